@@ -1,0 +1,299 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Config configures a DB.
+type Config struct {
+	// Dir is the Badger directory. Required.
+	Dir string
+	// Logger receives Badger's and storage's logs. Default: slog.Default().
+	Logger *slog.Logger
+	// InMemory runs Badger without disk, for unit tests only.
+	InMemory bool
+}
+
+// DB is Quire's store. It is safe for concurrent use.
+type DB struct {
+	bdb    *badger.DB
+	log    *slog.Logger
+	mu     sync.RWMutex // guards hooks and closed
+	hooks  []func(*Command, Result)
+	closed bool
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// maxConflictRetries bounds how often Apply retries a transaction that lost
+// an optimistic-concurrency race with another Apply.
+const maxConflictRetries = 100
+
+// Open opens (or creates) the store in cfg.Dir. Writes are synchronous: when
+// Apply returns nil the transaction is on disk.
+func Open(cfg Config) (*DB, error) {
+	if cfg.Dir == "" && !cfg.InMemory {
+		return nil, errors.New("storage: dir is required")
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	lg = lg.With("component", "storage")
+	opts := badger.DefaultOptions(cfg.Dir).
+		WithInMemory(cfg.InMemory).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{lg}).
+		// Small caches keep the server's footprint low; records are small and
+		// content chunks are read sequentially once.
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(3).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithNumCompactors(2).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(8).
+		// Content chunks (up to 1 MiB) go to the value log, records stay in
+		// the LSM tree.
+		WithValueThreshold(8 << 10).
+		WithValueLogFileSize(256 << 20).
+		WithMetricsEnabled(false)
+	if cfg.InMemory {
+		opts.Dir, opts.ValueDir = "", ""
+	}
+	bdb, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open badger %s: %w", cfg.Dir, err)
+	}
+	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{})}
+	if !cfg.InMemory {
+		d.wg.Add(1)
+		go d.gcLoop()
+	}
+	return d, nil
+}
+
+// Close stops background work and closes Badger.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	close(d.stop)
+	d.wg.Wait()
+	return d.bdb.Close()
+}
+
+// Badger exposes the underlying database for read-only streaming (backup,
+// index rebuild). Writers must use Apply.
+func (d *DB) Badger() *badger.DB { return d.bdb }
+
+// OnCommit registers fn to run after every successfully applied command, in
+// the applying goroutine. The index and the pipeline use it to learn about
+// changes; fn must not block for long.
+func (d *DB) OnCommit(fn func(*Command, Result)) {
+	d.mu.Lock()
+	d.hooks = append(d.hooks, fn)
+	d.mu.Unlock()
+}
+
+// applyFunc applies one command inside a transaction. It returns the op's
+// result value, or an error that discards the transaction.
+type applyFunc func(t *tx, c *Command) (any, error)
+
+var appliers map[Op]applyFunc
+
+func init() {
+	// Set in init to break the initialization cycle between the table and
+	// appliers that apply other commands' logic.
+	appliers = map[Op]applyFunc{
+		OpAddDocuments:    applyAddDocuments,
+		OpUpdateDocument:  applyUpdateDocument,
+		OpCommitContent:   applyCommitContent,
+		OpPutChunks:       applyPutChunks,
+		OpSetContentType:  applySetContentType,
+		OpSoftDelete:      applySoftDelete,
+		OpRestore:         applyRestore,
+		OpDeleteDocument:  applyDeleteDocument,
+		OpSetTags:         applySetTags,
+		OpDeleteTag:       applyDeleteTag,
+		OpUpdateMatchTags: applyUpdateMatchTags,
+		OpAddAPIKey:       applyAddAPIKey,
+		OpDeleteAPIKey:    applyDeleteAPIKey,
+		OpSweepChunks:     applySweepChunks,
+	}
+}
+
+// Apply applies c in one Badger transaction. A domain error (validation,
+// not found, conflict) leaves nothing written and is returned as is.
+func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
+	fn, ok := appliers[c.Op]
+	if !ok {
+		return Result{}, fmt.Errorf("apply: unknown op %q", c.Op)
+	}
+	d.mu.RLock()
+	closed := d.closed
+	d.mu.RUnlock()
+	if closed {
+		return Result{}, ErrClosed
+	}
+	var val any
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		err = d.bdb.Update(func(txn *badger.Txn) error {
+			v, err := fn(&tx{txn: txn}, c)
+			val = v
+			return err
+		})
+		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Value: val}
+	d.mu.RLock()
+	hooks := d.hooks
+	d.mu.RUnlock()
+	for _, h := range hooks {
+		h(c, res)
+	}
+	return res, nil
+}
+
+func decode[T any](c *Command) (*T, error) {
+	var v T
+	if len(c.Data) == 0 {
+		return &v, nil
+	}
+	if err := json.Unmarshal(c.Data, &v); err != nil {
+		// A command that cannot be decoded was built wrongly by this
+		// binary: report it, never half-apply it.
+		return nil, fmt.Errorf("decode %s payload: %w", c.Op, err)
+	}
+	return &v, nil
+}
+
+// view runs fn in a read-only transaction.
+func (d *DB) view(fn func(t *tx) error) error {
+	return d.bdb.View(func(txn *badger.Txn) error { return fn(&tx{txn: txn}) })
+}
+
+func (d *DB) gcLoop() {
+	defer d.wg.Done()
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			// Reclaim value-log space left by deleted content; stop when a
+			// run finds nothing worth rewriting.
+			for i := 0; i < 10; i++ {
+				if d.bdb.RunValueLogGC(0.5) != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+// tx wraps a Badger transaction with JSON helpers.
+type tx struct {
+	txn *badger.Txn
+}
+
+func (t *tx) getJSON(key []byte, v any) error {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return item.Value(func(b []byte) error { return json.Unmarshal(b, v) })
+}
+
+func (t *tx) getRaw(key []byte) ([]byte, error) {
+	item, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t *tx) exists(key []byte) (bool, error) {
+	_, err := t.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (t *tx) setJSON(key []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return t.txn.Set(key, b)
+}
+
+func (t *tx) set(key, val []byte) error { return t.txn.Set(key, val) }
+
+func (t *tx) del(key []byte) error { return t.txn.Delete(key) }
+
+// keys returns the keys under prefix (values are not read).
+func (t *tx) keys(prefix []byte) [][]byte {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = prefix
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	var out [][]byte
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		out = append(out, it.Item().KeyCopy(nil))
+	}
+	return out
+}
+
+// each calls fn for every key/value under prefix, in key order.
+func (t *tx) each(prefix []byte, fn func(key, val []byte) error) error {
+	opts := badger.DefaultIteratorOptions
+	opts.Prefix = prefix
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		if err := item.Value(func(v []byte) error { return fn(item.Key(), v) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(fmt.Sprintf(f, a...)) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(fmt.Sprintf(f, a...)) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(fmt.Sprintf(f, a...)) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(fmt.Sprintf(f, a...)) }

@@ -1,0 +1,592 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+var zeroTime time.Time
+
+// Resource types of a document (FormKiQ 1.19.1 resourceType).
+const (
+	ResourceDocument = "DOCUMENT"
+	ResourceDossier  = "DOSSIER"
+	ResourceDeepLink = "DEEP_LINK"
+)
+
+// Metadata is one FormKiQ metadata entry: a key with a value or values.
+type Metadata struct {
+	Key    string   `json:"key"`
+	Value  string   `json:"value,omitempty"`
+	Values []string `json:"values,omitempty"`
+}
+
+// Document is the stored document record.
+type Document struct {
+	SiteID              string          `json:"siteId"`
+	DocumentID          string          `json:"documentId"`
+	Path                string          `json:"path"`
+	DeepLinkPath        string          `json:"deepLinkPath,omitempty"`
+	ResourceType        string          `json:"resourceType,omitempty"`
+	ContentType         string          `json:"contentType,omitempty"`
+	HasContent          bool            `json:"hasContent,omitempty"`
+	ContentLength       int64           `json:"contentLength,omitempty"`
+	ContentSHA256       string          `json:"contentSha256,omitempty"` // manifest id
+	Checksum            string          `json:"checksum,omitempty"`
+	ChecksumType        string          `json:"checksumType,omitempty"`
+	Width               string          `json:"width,omitempty"`
+	Height              string          `json:"height,omitempty"`
+	UserID              string          `json:"userId,omitempty"`
+	InsertedDate        time.Time       `json:"insertedDate"`
+	LastModifiedDate    time.Time       `json:"lastModifiedDate"`
+	DeletedDate         *time.Time      `json:"deletedDate,omitempty"`
+	BelongsToDocumentID string          `json:"belongsToDocumentId,omitempty"`
+	Children            []string        `json:"children,omitempty"`
+	Metadata            []Metadata      `json:"metadata,omitempty"`
+	Attributes          json.RawMessage `json:"attributes,omitempty"`
+	Artifacts           bool            `json:"artifacts,omitempty"`
+	ArtifactCategory    string          `json:"artifactCategory,omitempty"`
+	// DetectContentType is set while the content type is still to be
+	// detected from the uploaded bytes.
+	DetectContentType bool `json:"detectContentType,omitempty"`
+	// ActionSeq is the number of actions ever added (their next sequence).
+	ActionSeq int `json:"actionSeq,omitempty"`
+}
+
+// Action is a document action as stored. The pipeline runs it later.
+type Action struct {
+	Seq          int             `json:"seq"`
+	Type         string          `json:"type"`
+	Status       string          `json:"status"`
+	Parameters   json.RawMessage `json:"parameters,omitempty"`
+	QueueID      string          `json:"queueId,omitempty"`
+	UserID       string          `json:"userId,omitempty"`
+	InsertedDate time.Time       `json:"insertedDate"`
+	Message      string          `json:"message,omitempty"`
+}
+
+// NewDocument is one document to create in OpAddDocuments.
+type NewDocument struct {
+	Document Document  `json:"document"`
+	Tags     []Tag     `json:"tags,omitempty"`
+	Actions  []Action  `json:"actions,omitempty"`
+	Content  *Manifest `json:"content,omitempty"`
+	// Chunks carries small content inline so that the document and its
+	// bytes are written in one transaction.
+	Chunks []Chunk `json:"chunks,omitempty"`
+}
+
+// AddDocuments is the payload of OpAddDocuments: a parent document first,
+// then its children (whose BelongsToDocumentID is the parent's id).
+type AddDocuments struct {
+	Docs []NewDocument `json:"docs"`
+}
+
+// AddDocumentsResult reports the paths the documents got (a duplicate path
+// is renamed), by document id.
+type AddDocumentsResult struct {
+	Paths map[string]string
+}
+
+func applyAddDocuments(t *tx, c *Command) (any, error) {
+	p, err := decode[AddDocuments](c)
+	if err != nil {
+		return nil, err
+	}
+	res := &AddDocumentsResult{Paths: map[string]string{}}
+	for i := range p.Docs {
+		nd := &p.Docs[i]
+		d := &nd.Document
+		d.SiteID = c.Site
+		if d.UserID == "" {
+			d.UserID = c.User
+		}
+		d.InsertedDate, d.LastModifiedDate = c.At, c.At
+		ok, err := t.exists(docKey(c.Site, d.DocumentID))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return nil, &ConflictError{Msg: fmt.Sprintf("documentId '%s' already exists", d.DocumentID)}
+		}
+		if err := putChunks(t, nd.Chunks); err != nil {
+			return nil, err
+		}
+		if nd.Content != nil {
+			if err := attachManifest(t, *nd.Content); err != nil {
+				return nil, err
+			}
+			d.HasContent, d.ContentSHA256, d.ContentLength = true, nd.Content.SHA256, nd.Content.Size
+		}
+		if d.Path, err = claimPath(t, c, d.Path, d.DocumentID); err != nil {
+			return nil, err
+		}
+		res.Paths[d.DocumentID] = d.Path
+		for j := range nd.Actions {
+			a := &nd.Actions[j]
+			a.Seq = d.ActionSeq
+			d.ActionSeq++
+			if a.UserID == "" {
+				a.UserID = c.User
+			}
+			a.InsertedDate = c.At
+			if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq), a); err != nil {
+				return nil, err
+			}
+		}
+		if d.BelongsToDocumentID == "" {
+			if err := t.set(insertedKey(c.Site, d.InsertedDate, d.DocumentID), nil); err != nil {
+				return nil, err
+			}
+		}
+		if err := t.setJSON(docKey(c.Site, d.DocumentID), d); err != nil {
+			return nil, err
+		}
+		if err := writeTags(t, c, d.DocumentID, nd.Tags, tagsAdd); err != nil {
+			return nil, err
+		}
+	}
+	return res, ensureSite(t, c)
+}
+
+// Site is the record of a site that has been written to.
+type Site struct {
+	SiteID       string    `json:"siteId"`
+	InsertedDate time.Time `json:"insertedDate"`
+}
+
+func ensureSite(t *tx, c *Command) error {
+	ok, err := t.exists(siteKey(c.Site))
+	if err != nil || ok {
+		return err
+	}
+	return t.setJSON(siteKey(c.Site), Site{SiteID: c.Site, InsertedDate: c.At})
+}
+
+// FolderEntry is one entry of the folder tree: a folder, or a document
+// filed in its parent folder.
+type FolderEntry struct {
+	Folder       bool      `json:"folder,omitempty"`
+	DocumentID   string    `json:"documentId,omitempty"`
+	InsertedDate time.Time `json:"insertedDate"`
+	UserID       string    `json:"userId,omitempty"`
+}
+
+// splitPath returns the folder and the file name of a document path.
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// dedupPath returns FormKiQ's rename of a taken path: "name (<id>).ext".
+func dedupPath(p, id string) string {
+	dir, name := splitPath(p)
+	ext := path.Ext(name)
+	if ext == name {
+		ext = ""
+	}
+	name = strings.TrimSuffix(name, ext) + " (" + id + ")" + ext
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// claimPath reserves p for doc in the path index and the folder tree,
+// creating missing parent folders. A path held by another document is
+// renamed as FormKiQ does; the final path is returned.
+func claimPath(t *tx, c *Command, p, doc string) (string, error) {
+	owner, err := t.getRaw(pathKey(c.Site, p))
+	switch {
+	case err == nil && string(owner) != doc:
+		p = dedupPath(p, doc)
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return "", err
+	}
+	if err := t.set(pathKey(c.Site, p), []byte(doc)); err != nil {
+		return "", err
+	}
+	dir, name := splitPath(p)
+	if err := t.setJSON(folderKey(c.Site, dir, false, name), FolderEntry{DocumentID: doc, InsertedDate: c.At, UserID: c.User}); err != nil {
+		return "", err
+	}
+	for dir != "" {
+		parent, fname := splitPath(dir)
+		k := folderKey(c.Site, parent, true, fname)
+		ok, err := t.exists(k)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			break
+		}
+		if err := t.setJSON(k, FolderEntry{Folder: true, InsertedDate: c.At, UserID: c.User}); err != nil {
+			return "", err
+		}
+		dir = parent
+	}
+	return p, nil
+}
+
+// releasePath removes doc's entry for p from the path index and the folder
+// tree. Folders stay, as in FormKiQ.
+func releasePath(t *tx, site, p, doc string) error {
+	owner, err := t.getRaw(pathKey(site, p))
+	if errors.Is(err, ErrNotFound) || (err == nil && string(owner) != doc) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := t.del(pathKey(site, p)); err != nil {
+		return err
+	}
+	dir, name := splitPath(p)
+	return t.del(folderKey(site, dir, false, name))
+}
+
+func getDoc(t *tx, site, id string) (*Document, error) {
+	var d Document
+	if err := t.getJSON(docKey(site, id), &d); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, docNotFound(id)
+		}
+		return nil, err
+	}
+	return &d, nil
+}
+
+// getLiveDoc returns a document that is not soft-deleted.
+func getLiveDoc(t *tx, site, id string) (*Document, error) {
+	d, err := getDoc(t, site, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.DeletedDate != nil {
+		return nil, docNotFound(id)
+	}
+	return d, nil
+}
+
+// UpdateDocument is the payload of OpUpdateDocument. Nil fields are left
+// as they are.
+type UpdateDocument struct {
+	DocumentID   string     `json:"documentId"`
+	Path         *string    `json:"path,omitempty"`
+	DeepLinkPath *string    `json:"deepLinkPath,omitempty"`
+	ContentType  *string    `json:"contentType,omitempty"`
+	Width        *string    `json:"width,omitempty"`
+	Height       *string    `json:"height,omitempty"`
+	Checksum     *string    `json:"checksum,omitempty"`
+	ChecksumType *string    `json:"checksumType,omitempty"`
+	Metadata     []Metadata `json:"metadata,omitempty"`
+	// Attributes replaces the stored attributes when set.
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+	Tags       []Tag           `json:"tags,omitempty"`
+	Actions    []Action        `json:"actions,omitempty"`
+	Content    *Manifest       `json:"content,omitempty"`
+	Chunks     []Chunk         `json:"chunks,omitempty"`
+	// Children are new child documents added to this one.
+	Children []NewDocument `json:"children,omitempty"`
+}
+
+func applyUpdateDocument(t *tx, c *Command) (any, error) {
+	p, err := decode[UpdateDocument](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Path != nil && *p.Path != d.Path {
+		if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
+			return nil, err
+		}
+		if d.Path, err = claimPath(t, c, *p.Path, d.DocumentID); err != nil {
+			return nil, err
+		}
+	}
+	setIf := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setIf(&d.DeepLinkPath, p.DeepLinkPath)
+	setIf(&d.ContentType, p.ContentType)
+	setIf(&d.Width, p.Width)
+	setIf(&d.Height, p.Height)
+	setIf(&d.Checksum, p.Checksum)
+	setIf(&d.ChecksumType, p.ChecksumType)
+	if p.ContentType != nil {
+		d.DetectContentType = false
+	}
+	if len(p.Metadata) > 0 {
+		d.Metadata = mergeMetadata(d.Metadata, p.Metadata)
+	}
+	if len(p.Attributes) > 0 {
+		d.Attributes = p.Attributes
+	}
+	if err := putChunks(t, p.Chunks); err != nil {
+		return nil, err
+	}
+	if p.Content != nil {
+		if err := replaceContent(t, d, *p.Content); err != nil {
+			return nil, err
+		}
+	}
+	for i := range p.Actions {
+		a := &p.Actions[i]
+		a.Seq, a.InsertedDate = d.ActionSeq, c.At
+		d.ActionSeq++
+		if a.UserID == "" {
+			a.UserID = c.User
+		}
+		if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq), a); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.Tags) > 0 {
+		if err := writeTags(t, c, d.DocumentID, p.Tags, tagsUpdate); err != nil {
+			return nil, err
+		}
+	}
+	res := &AddDocumentsResult{Paths: map[string]string{d.DocumentID: d.Path}}
+	if len(p.Children) > 0 {
+		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At}
+		for i := range p.Children {
+			p.Children[i].Document.BelongsToDocumentID = d.DocumentID
+			d.Children = append(d.Children, p.Children[i].Document.DocumentID)
+		}
+		sub.Data, err = json.Marshal(AddDocuments{Docs: p.Children})
+		if err != nil {
+			return nil, err
+		}
+		v, err := applyAddDocuments(t, sub)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range v.(*AddDocumentsResult).Paths {
+			res.Paths[k] = v
+		}
+	}
+	d.LastModifiedDate = c.At
+	return res, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+// mergeMetadata sets the entries of upd on cur (an entry with neither value
+// nor values removes the key) and returns them sorted by key.
+func mergeMetadata(cur, upd []Metadata) []Metadata {
+	m := make(map[string]Metadata, len(cur)+len(upd))
+	for _, e := range cur {
+		m[e.Key] = e
+	}
+	for _, e := range upd {
+		if e.Value == "" && len(e.Values) == 0 {
+			delete(m, e.Key)
+			continue
+		}
+		m[e.Key] = e
+	}
+	out := make([]Metadata, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func replaceContent(t *tx, d *Document, m Manifest) error {
+	if err := attachManifest(t, m); err != nil {
+		return err
+	}
+	if d.HasContent {
+		if err := releaseManifest(t, d.ContentSHA256); err != nil {
+			return err
+		}
+	}
+	d.HasContent, d.ContentSHA256, d.ContentLength = true, m.SHA256, m.Size
+	return nil
+}
+
+// CommitContent is the payload of OpCommitContent: uploaded content becomes
+// the document's content.
+type CommitContent struct {
+	DocumentID   string    `json:"documentId"`
+	Content      Manifest  `json:"content"`
+	Chunks       []Chunk   `json:"chunks,omitempty"`
+	Checksum     string    `json:"checksum,omitempty"`
+	ChecksumType string    `json:"checksumType,omitempty"`
+	ContentType  string    `json:"contentType,omitempty"`
+	NotAfter     time.Time `json:"notAfter,omitempty"`
+}
+
+func applyCommitContent(t *tx, c *Command) (any, error) {
+	p, err := decode[CommitContent](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := putChunks(t, p.Chunks); err != nil {
+		return nil, err
+	}
+	if err := replaceContent(t, d, p.Content); err != nil {
+		return nil, err
+	}
+	if p.ChecksumType != "" {
+		d.Checksum, d.ChecksumType = p.Checksum, p.ChecksumType
+	}
+	if p.ContentType != "" {
+		d.ContentType, d.DetectContentType = p.ContentType, false
+	} else if d.ContentType == "" {
+		d.DetectContentType = true
+	}
+	d.LastModifiedDate = c.At
+	return d, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+// SetContentType is the payload of OpSetContentType.
+type SetContentType struct {
+	DocumentID  string `json:"documentId"`
+	ContentSHA  string `json:"contentSha256"` // only applies if the content is still this
+	ContentType string `json:"contentType"`
+}
+
+func applySetContentType(t *tx, c *Command) (any, error) {
+	p, err := decode[SetContentType](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if !d.DetectContentType || d.ContentSHA256 != p.ContentSHA {
+		return false, nil
+	}
+	d.ContentType, d.DetectContentType = p.ContentType, false
+	return true, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+// DocumentRef names a document in a command payload.
+type DocumentRef struct {
+	DocumentID string `json:"documentId"`
+}
+
+func applySoftDelete(t *tx, c *Command) (any, error) {
+	p, err := decode[DocumentRef](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
+		return nil, err
+	}
+	if d.BelongsToDocumentID == "" {
+		if err := t.del(insertedKey(c.Site, d.InsertedDate, d.DocumentID)); err != nil {
+			return nil, err
+		}
+		if err := t.set(deletedKey(c.Site, c.At, d.DocumentID), nil); err != nil {
+			return nil, err
+		}
+	}
+	at := c.At
+	d.DeletedDate = &at
+	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+func applyRestore(t *tx, c *Command) (any, error) {
+	p, err := decode[DocumentRef](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if d.DeletedDate == nil {
+		return nil, docNotFound(p.DocumentID)
+	}
+	if d.BelongsToDocumentID == "" {
+		if err := t.del(deletedKey(c.Site, *d.DeletedDate, d.DocumentID)); err != nil {
+			return nil, err
+		}
+		if err := t.set(insertedKey(c.Site, d.InsertedDate, d.DocumentID), nil); err != nil {
+			return nil, err
+		}
+	}
+	d.DeletedDate = nil
+	if d.Path, err = claimPath(t, c, d.Path, d.DocumentID); err != nil {
+		return nil, err
+	}
+	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+func applyDeleteDocument(t *tx, c *Command) (any, error) {
+	p, err := decode[DocumentRef](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	return nil, deleteDoc(t, c.Site, d)
+}
+
+func deleteDoc(t *tx, site string, d *Document) error {
+	for _, child := range d.Children {
+		cd, err := getDoc(t, site, child)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := deleteDoc(t, site, cd); err != nil {
+			return err
+		}
+	}
+	if d.DeletedDate == nil {
+		if err := releasePath(t, site, d.Path, d.DocumentID); err != nil {
+			return err
+		}
+	}
+	if d.BelongsToDocumentID == "" {
+		k := insertedKey(site, d.InsertedDate, d.DocumentID)
+		if d.DeletedDate != nil {
+			k = deletedKey(site, *d.DeletedDate, d.DocumentID)
+		}
+		if err := t.del(k); err != nil {
+			return err
+		}
+	}
+	if err := deleteAllTags(t, site, d.DocumentID); err != nil {
+		return err
+	}
+	for _, k := range t.keys(actionPrefix(site, d.DocumentID)) {
+		if err := t.del(k); err != nil {
+			return err
+		}
+	}
+	if d.HasContent {
+		if err := releaseManifest(t, d.ContentSHA256); err != nil {
+			return err
+		}
+	}
+	return t.del(docKey(site, d.DocumentID))
+}

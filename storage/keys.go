@@ -1,0 +1,119 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Every key prefix lives in this file so the whole layout can be read at a
+// glance (see DESIGN.md). Site-scoped keys start with "<prefix>/<site>/".
+// Parts that may contain "/" (paths, tag keys and values) come last or are
+// separated by a NUL byte, which validation refuses in user input.
+const (
+	pfxSite        = "s/"    // s/<site> -> Site
+	pfxDoc         = "d/"    // d/<site>/<doc> -> Document
+	pfxTag         = "t/"    // t/<site>/<doc>/<tagKey> -> Tag
+	pfxTagIndex    = "ti/"   // ti/<site>/<tagKey>\x00<value>\x00<doc> -> ""
+	pfxPath        = "p/"    // p/<site>/<path> -> documentId
+	pfxFolder      = "f/"    // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
+	pfxInserted    = "ins/"  // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
+	pfxDeleted     = "del/"  // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
+	pfxAction      = "a/"    // a/<site>/<doc>/<seq> -> Action
+	pfxChunk       = "c/"    // c/<sha256> -> codec byte + chunk bytes
+	pfxChunkRefs   = "cr/"   // cr/<sha256> -> uint64 reference count
+	pfxManifest    = "cm/"   // cm/<sha256> -> Manifest
+	pfxAPIKey      = "k/"    // k/<sha256 of key> -> APIKey
+	pfxAPIKeyBySit = "ks/"   // ks/<site>/<ts>/<sha256 of key> -> ""
+	keyApplied     = "meta/applied"
+)
+
+func siteKey(site string) []byte { return []byte(pfxSite + site) }
+
+func docKey(site, id string) []byte { return []byte(pfxDoc + site + "/" + id) }
+
+func docPrefix(site string) []byte { return []byte(pfxDoc + site + "/") }
+
+func tagKey(site, doc, key string) []byte { return []byte(pfxTag + site + "/" + doc + "/" + key) }
+
+func tagPrefix(site, doc string) []byte { return []byte(pfxTag + site + "/" + doc + "/") }
+
+func tagIndexKey(site, key, value, doc string) []byte {
+	return []byte(pfxTagIndex + site + "/" + key + "\x00" + value + "\x00" + doc)
+}
+
+// tagIndexPrefix returns the prefix of all index entries of key whose value
+// starts with valuePrefix; exact is true when the value must equal it.
+func tagIndexPrefix(site, key, valuePrefix string, exact bool) []byte {
+	k := pfxTagIndex + site + "/" + key + "\x00" + valuePrefix
+	if exact {
+		k += "\x00"
+	}
+	return []byte(k)
+}
+
+func pathKey(site, path string) []byte { return []byte(pfxPath + site + "/" + path) }
+
+// folderKey is the key of a folder tree entry. Folders ("d") sort before
+// documents ("f") within their parent, and a folder and a document may
+// share a name.
+func folderKey(site, parent string, folder bool, name string) []byte {
+	kind := "f\x00"
+	if folder {
+		kind = "d\x00"
+	}
+	return []byte(pfxFolder + site + "/" + parent + "\x00" + kind + name)
+}
+
+func folderPrefix(site, parent string) []byte {
+	return []byte(pfxFolder + site + "/" + parent + "\x00")
+}
+
+func insertedKey(site string, at time.Time, doc string) []byte {
+	return []byte(pfxInserted + site + "/" + tsHex(at) + "/" + doc)
+}
+
+func insertedPrefix(site string) []byte { return []byte(pfxInserted + site + "/") }
+
+func deletedKey(site string, at time.Time, doc string) []byte {
+	return []byte(pfxDeleted + site + "/" + tsHex(at) + "/" + doc)
+}
+
+func deletedPrefix(site string) []byte { return []byte(pfxDeleted + site + "/") }
+
+func actionKey(site, doc string, seq int) []byte {
+	return []byte(fmt.Sprintf("%s%s/%s/%06d", pfxAction, site, doc, seq))
+}
+
+func actionPrefix(site, doc string) []byte { return []byte(pfxAction + site + "/" + doc + "/") }
+
+func chunkKey(sha string) []byte { return []byte(pfxChunk + sha) }
+
+func chunkRefsKey(sha string) []byte { return []byte(pfxChunkRefs + sha) }
+
+func manifestKey(sha string) []byte { return []byte(pfxManifest + sha) }
+
+func apiKeyKey(hash string) []byte { return []byte(pfxAPIKey + hash) }
+
+func apiKeySiteKey(site string, at time.Time, hash string) []byte {
+	return []byte(pfxAPIKeyBySit + site + "/" + tsHex(at) + "/" + hash)
+}
+
+func apiKeySitePrefix(site string) []byte { return []byte(pfxAPIKeyBySit + site + "/") }
+
+// tsHex encodes a time as 16 hex digits of Unix nanoseconds so that keys
+// sort chronologically.
+func tsHex(t time.Time) string { return fmt.Sprintf("%016x", uint64(t.UnixNano())) }
+
+func encodeUint64(n uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return b[:]
+}
+
+func decodeUint64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
