@@ -269,7 +269,10 @@ var ErrTooLarge = errors.New("content too large")
 // save a transaction on small content, up to one chunk is not written but
 // returned as tail: the caller must include it in the command that attaches
 // the manifest. Memory use is bounded by a few chunks, whatever the size.
-func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64) (Manifest, []Chunk, error) {
+//
+// onChunk, when not nil, is called with each chunk's hash before the chunk
+// is written, so the caller can protect it from a concurrent sweep.
+func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onChunk func(sha string)) (Manifest, []Chunk, error) {
 	type item struct {
 		ch  Chunk
 		err error
@@ -338,6 +341,9 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64) (Man
 	for it := range ch {
 		if it.err != nil {
 			return fail(it.err)
+		}
+		if onChunk != nil {
+			onChunk(it.ch.SHA)
 		}
 		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
 		batch = append(batch, it.ch)

@@ -449,8 +449,11 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	}
 	if p.ContentType != "" {
 		d.ContentType, d.DetectContentType = p.ContentType, false
-	} else if d.ContentType == "" {
+	} else if d.ContentType == "" || d.DetectContentType {
 		d.DetectContentType = true
+		if err := t.set(detectKey(c.Site, d.DocumentID), []byte(d.ContentSHA256)); err != nil {
+			return nil, err
+		}
 	}
 	d.LastModifiedDate = c.At
 	return d, t.setJSON(docKey(c.Site, d.DocumentID), d)
@@ -473,9 +476,12 @@ func applySetContentType(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if !d.DetectContentType || d.ContentSHA256 != p.ContentSHA {
-		return false, nil
+		return false, t.del(detectKey(c.Site, d.DocumentID))
 	}
 	d.ContentType, d.DetectContentType = p.ContentType, false
+	if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
+		return nil, err
+	}
 	return true, t.setJSON(docKey(c.Site, d.DocumentID), d)
 }
 
@@ -587,6 +593,9 @@ func deleteDoc(t *tx, site string, d *Document) error {
 		if err := releaseManifest(t, d.ContentSHA256); err != nil {
 			return err
 		}
+	}
+	if err := t.del(detectKey(site, d.DocumentID)); err != nil {
+		return err
 	}
 	return t.del(docKey(site, d.DocumentID))
 }

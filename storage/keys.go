@@ -25,6 +25,7 @@ const (
 	pfxManifest    = "cm/"   // cm/<sha256> -> Manifest
 	pfxAPIKey      = "k/"    // k/<sha256 of key> -> APIKey
 	pfxAPIKeyBySit = "ks/"   // ks/<site>/<ts>/<sha256 of key> -> ""
+	pfxDetect      = "ctq/"  // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
 	keyApplied     = "meta/applied"
 )
 
@@ -117,3 +118,5 @@ func decodeUint64(b []byte) uint64 {
 	}
 	return binary.BigEndian.Uint64(b)
 }
+
+func detectKey(site, doc string) []byte { return []byte(pfxDetect + site + "/" + doc) }

@@ -325,3 +325,27 @@ func (d *DB) Sites() ([]string, error) {
 	})
 	return out, err
 }
+
+// PendingDetection is a document whose content type is still to be
+// detected from its content.
+type PendingDetection struct {
+	Site, DocumentID, ContentSHA string
+}
+
+// PendingDetections lists up to limit documents awaiting content type
+// detection (they survive a restart).
+func (d *DB) PendingDetections(limit int) ([]PendingDetection, error) {
+	var out []PendingDetection
+	err := d.view(func(t *tx) error {
+		return t.each([]byte(pfxDetect), func(k, v []byte) error {
+			if len(out) >= limit {
+				return nil
+			}
+			rest := string(k[len(pfxDetect):])
+			i := strings.LastIndexByte(rest, '/')
+			out = append(out, PendingDetection{Site: rest[:i], DocumentID: rest[i+1:], ContentSHA: string(v)})
+			return nil
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,160 @@
+// Package node wires one Quire process together: storage, auth and the
+// HTTP server (later the index, pipeline and cluster). Open builds it in
+// dependency order; Close tears it down in reverse.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"quire/auth"
+	"quire/server"
+	"quire/storage"
+)
+
+// Version is the Quire version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Config configures a node.
+type Config struct {
+	// Listen is the HTTP listen address, e.g. 127.0.0.1:8080.
+	Listen string
+	// DataDir holds the database (db/) and keys (keys/).
+	DataDir string
+	// PublicURL is the base URL clients reach the server at; upload and
+	// download URLs start with it. Default: http://<Listen>.
+	PublicURL string
+	// Auth configures external identity providers; DataDir is filled in.
+	Auth auth.Config
+	// MaxUploadBytes limits one upload (0: unlimited).
+	MaxUploadBytes int64
+	// Logger is the process logger.
+	Logger *slog.Logger
+}
+
+// Node is one running Quire process.
+type Node struct {
+	cfg    Config
+	DB     *storage.DB
+	Auth   *auth.Authenticator
+	Server *server.Server
+	ln     net.Listener
+	errc   chan error
+}
+
+// Open opens the store and keys and builds the server; it does not listen
+// yet (see Start).
+func Open(cfg Config) (*Node, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("data dir is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(cfg.DataDir, "db"), Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	ac := cfg.Auth
+	ac.DataDir = cfg.DataDir
+	a, err := auth.Open(ac, apiKeys{db})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	n := &Node{cfg: cfg, DB: db, Auth: a, errc: make(chan error, 1)}
+	n.sweep()
+	n.Server = server.New(server.Deps{
+		Store:          db,
+		Applier:        db,
+		Auth:           a,
+		PublicURL:      cfg.PublicURL,
+		Logger:         cfg.Logger,
+		Version:        Version,
+		MaxUploadBytes: cfg.MaxUploadBytes,
+	})
+	return n, nil
+}
+
+// sweep removes content chunks that uploads interrupted by a crash left
+// behind. No upload can be in flight yet.
+func (n *Node) sweep() {
+	for i := 0; i < 100; i++ {
+		shas, err := n.DB.UnreferencedChunks(1000)
+		if err != nil || len(shas) == 0 {
+			return
+		}
+		cmd := storage.MustCommand(storage.OpSweepChunks, "", "", time.Now(), storage.SweepChunks{SHAs: shas})
+		if _, err := n.DB.Apply(context.Background(), cmd); err != nil {
+			n.cfg.Logger.Warn("sweep unreferenced chunks", "err", err)
+			return
+		}
+		n.cfg.Logger.Info("swept chunks of interrupted uploads", "count", len(shas))
+	}
+}
+
+// Start listens on cfg.Listen (or ln when not nil) and serves in the
+// background. Addr reports the bound address.
+func (n *Node) Start(ln net.Listener) error {
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", n.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", n.cfg.Listen, err)
+		}
+	}
+	n.ln = ln
+	go func() {
+		err := n.Server.Listen(ln)
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.errc <- err
+		}
+		close(n.errc)
+	}()
+	return nil
+}
+
+// Addr is the address the node listens on.
+func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+// Done reports a serve error, or closes when serving stops.
+func (n *Node) Done() <-chan error { return n.errc }
+
+// Close shuts the server down gracefully (in-flight requests finish until
+// ctx ends) and closes the store.
+func (n *Node) Close(ctx context.Context) error {
+	var errs []error
+	if n.Server != nil && n.ln != nil {
+		errs = append(errs, n.Server.Shutdown(ctx))
+	}
+	errs = append(errs, n.DB.Close())
+	return errors.Join(errs...)
+}
+
+// apiKeys adapts storage to auth.APIKeyStore.
+type apiKeys struct{ db *storage.DB }
+
+func (k apiKeys) LookupAPIKey(hash string) (auth.APIKey, error) {
+	rec, err := k.db.LookupAPIKey(hash)
+	if errors.Is(err, storage.ErrNotFound) {
+		return auth.APIKey{}, auth.ErrNoAPIKey
+	}
+	if err != nil {
+		return auth.APIKey{}, err
+	}
+	perms := make([]auth.Permission, len(rec.Permissions))
+	for i, p := range rec.Permissions {
+		perms[i] = auth.Permission(p)
+	}
+	return auth.APIKey{Name: rec.Name, Site: rec.SiteID, UserID: rec.UserID, Permissions: perms, Groups: rec.Groups}, nil
+}
