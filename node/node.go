@@ -114,6 +114,9 @@ func (n *Node) Start(ln net.Listener) error {
 		}
 	}
 	n.ln = ln
+	if n.cfg.PublicURL == "" {
+		n.Server.SetPublicURL("http://" + ln.Addr().String())
+	}
 	go func() {
 		err := n.Server.Listen(ln)
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {

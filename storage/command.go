@@ -13,20 +13,20 @@ type Op string
 // The commands that change state. Each one is applied in one Badger
 // transaction by its applier in apply.go.
 const (
-	OpAddDocuments     Op = "AddDocuments"     // create documents (a parent and its children), tags, actions, inline content
-	OpUpdateDocument   Op = "UpdateDocument"   // PATCH /documents/{id}: path, metadata, tags, attributes, content
-	OpCommitContent    Op = "CommitContent"    // attach uploaded chunks to a document
-	OpPutChunks        Op = "PutChunks"        // store content chunks (idempotent)
-	OpSetContentType   Op = "SetContentType"   // write back a detected content type
-	OpSoftDelete       Op = "SoftDelete"       // set deletedDate
-	OpRestore          Op = "Restore"          // clear deletedDate
-	OpDeleteDocument   Op = "DeleteDocument"   // hard delete (also purge)
-	OpSetTags          Op = "SetTags"          // add, replace or update tags
-	OpDeleteTag        Op = "DeleteTag"        // remove a tag or one of its values
-	OpUpdateMatchTags  Op = "UpdateMatchTags"  // PATCH /documents/tags
-	OpAddAPIKey        Op = "AddAPIKey"        // create a per-site API key
-	OpDeleteAPIKey     Op = "DeleteAPIKey"     // delete a per-site API key
-	OpSweepChunks      Op = "SweepChunks"      // remove unreferenced chunks left by aborted uploads
+	OpAddDocuments    Op = "AddDocuments"    // create documents (a parent and its children), tags, actions, inline content
+	OpUpdateDocument  Op = "UpdateDocument"  // PATCH /documents/{id}: path, metadata, tags, attributes, content
+	OpCommitContent   Op = "CommitContent"   // attach uploaded chunks to a document
+	OpPutChunks       Op = "PutChunks"       // store content chunks (idempotent)
+	OpSetContentType  Op = "SetContentType"  // write back a detected content type
+	OpSoftDelete      Op = "SoftDelete"      // set deletedDate
+	OpRestore         Op = "Restore"         // clear deletedDate
+	OpDeleteDocument  Op = "DeleteDocument"  // hard delete (also purge)
+	OpSetTags         Op = "SetTags"         // add, replace or update tags
+	OpDeleteTag       Op = "DeleteTag"       // remove a tag or one of its values
+	OpUpdateMatchTags Op = "UpdateMatchTags" // PATCH /documents/tags
+	OpAddAPIKey       Op = "AddAPIKey"       // create a per-site API key
+	OpDeleteAPIKey    Op = "DeleteAPIKey"    // delete a per-site API key
+	OpSweepChunks     Op = "SweepChunks"     // remove unreferenced chunks left by aborted uploads
 )
 
 // Command is one serializable state change. Everything Apply needs is in

@@ -11,21 +11,21 @@ import (
 // Parts that may contain "/" (paths, tag keys and values) come last or are
 // separated by a NUL byte, which validation refuses in user input.
 const (
-	pfxSite        = "s/"    // s/<site> -> Site
-	pfxDoc         = "d/"    // d/<site>/<doc> -> Document
-	pfxTag         = "t/"    // t/<site>/<doc>/<tagKey> -> Tag
-	pfxTagIndex    = "ti/"   // ti/<site>/<tagKey>\x00<value>\x00<doc> -> ""
-	pfxPath        = "p/"    // p/<site>/<path> -> documentId
-	pfxFolder      = "f/"    // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
-	pfxInserted    = "ins/"  // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
-	pfxDeleted     = "del/"  // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
-	pfxAction      = "a/"    // a/<site>/<doc>/<seq> -> Action
-	pfxChunk       = "c/"    // c/<sha256> -> codec byte + chunk bytes
-	pfxChunkRefs   = "cr/"   // cr/<sha256> -> uint64 reference count
-	pfxManifest    = "cm/"   // cm/<sha256> -> Manifest
-	pfxAPIKey      = "k/"    // k/<sha256 of key> -> APIKey
-	pfxAPIKeyBySit = "ks/"   // ks/<site>/<ts>/<sha256 of key> -> ""
-	pfxDetect      = "ctq/"  // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
+	pfxSite        = "s/"   // s/<site> -> Site
+	pfxDoc         = "d/"   // d/<site>/<doc> -> Document
+	pfxTag         = "t/"   // t/<site>/<doc>/<tagKey> -> Tag
+	pfxTagIndex    = "ti/"  // ti/<site>/<tagKey>\x00<value>\x00<doc> -> ""
+	pfxPath        = "p/"   // p/<site>/<path> -> documentId
+	pfxFolder      = "f/"   // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
+	pfxInserted    = "ins/" // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
+	pfxDeleted     = "del/" // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
+	pfxAction      = "a/"   // a/<site>/<doc>/<seq> -> Action
+	pfxChunk       = "c/"   // c/<sha256> -> codec byte + chunk bytes
+	pfxChunkRefs   = "cr/"  // cr/<sha256> -> uint64 reference count
+	pfxManifest    = "cm/"  // cm/<sha256> -> Manifest
+	pfxAPIKey      = "k/"   // k/<sha256 of key> -> APIKey
+	pfxAPIKeyBySit = "ks/"  // ks/<site>/<ts>/<sha256 of key> -> ""
+	pfxDetect      = "ctq/" // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
 	keyApplied     = "meta/applied"
 )
 

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"quire/storage"
+)
+
+// background detects content types of uploads that came without one
+// (SERVICE-SPEC.md 1: detection is asynchronous). Pending detections are
+// recorded in storage, so the ones a restart interrupted are picked up
+// again at start.
+type background struct {
+	s    *Server
+	ch   chan storage.PendingDetection
+	done chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+func newBackground(s *Server) *background {
+	return &background{s: s, ch: make(chan storage.PendingDetection, 1024), done: make(chan struct{})}
+}
+
+func (b *background) start() {
+	b.once.Do(func() {
+		b.wg.Add(1)
+		go b.run()
+	})
+}
+
+func (b *background) stop() {
+	select {
+	case <-b.done:
+	default:
+		close(b.done)
+	}
+	b.wg.Wait()
+}
+
+// detect queues a detection; when the queue is full the job is left to
+// the periodic rescan of storage.
+func (b *background) detect(p storage.PendingDetection) {
+	select {
+	case b.ch <- p:
+	default:
+	}
+}
+
+func (b *background) run() {
+	defer b.wg.Done()
+	rescan := time.NewTimer(0)
+	defer rescan.Stop()
+	for {
+		select {
+		case <-b.done:
+			return
+		case p := <-b.ch:
+			b.detectOne(p)
+		case <-rescan.C:
+			pending, err := b.s.db.PendingDetections(256)
+			if err != nil {
+				b.s.log.Warn("list pending content type detections", "err", err)
+			}
+			for _, p := range pending {
+				b.detectOne(p)
+			}
+			rescan.Reset(time.Minute)
+		}
+	}
+}
+
+func (b *background) detectOne(p storage.PendingDetection) {
+	ctype := "application/octet-stream"
+	rd, _, err := b.s.db.OpenContent(p.Site, p.DocumentID)
+	if err == nil {
+		head, rerr := storage.ReadAllSmall(rd, 8192)
+		rd.Close()
+		if rerr == nil {
+			ctype = detectContentType(head)
+		}
+	}
+	cmd, err := storage.NewCommand(storage.OpSetContentType, p.Site, "", b.s.now().UTC(), storage.SetContentType{
+		DocumentID: p.DocumentID, ContentSHA: p.ContentSHA, ContentType: ctype,
+	})
+	if err != nil {
+		return
+	}
+	if _, err := b.s.deps.Applier.Apply(context.Background(), cmd); err != nil && !isNotFound(err) {
+		b.s.log.Warn("store detected content type", "err", err)
+	}
+}

@@ -1,0 +1,465 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"net/http"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/h2non/filetype"
+
+	"quire/storage"
+)
+
+// maxInlineContent is FormKiQ's limit for content sent in the JSON body.
+const maxInlineContent = 5 * 1000 * 1000
+
+// flexString accepts a JSON string or number (FormKiQ sends width and
+// height as strings, clients often send numbers).
+type flexString struct {
+	set bool
+	v   string
+}
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	f.set = true
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &f.v)
+	}
+	if string(b) == "null" {
+		f.set = false
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	f.v = n.String()
+	return nil
+}
+
+type tagIn struct {
+	Key    *string  `json:"key"`
+	Value  *string  `json:"value"`
+	Values []string `json:"values"`
+}
+
+type metadataIn struct {
+	Key    string   `json:"key"`
+	Value  *string  `json:"value"`
+	Values []string `json:"values"`
+}
+
+type actionIn struct {
+	Type       string          `json:"type"`
+	Parameters json.RawMessage `json:"parameters"`
+	QueueID    string          `json:"queueId"`
+}
+
+// documentIn is the body of POST /documents, PATCH /documents/{id} and a
+// child document. Fields that only some of them accept are checked by the
+// caller.
+type documentIn struct {
+	DocumentID       *string         `json:"documentId"`
+	Artifacts        bool            `json:"artifacts"`
+	ArtifactCategory string          `json:"artifactCategory"`
+	Path             *string         `json:"path"`
+	ChecksumType     string          `json:"checksumType"`
+	Checksum         string          `json:"checksum"`
+	Width            flexString      `json:"width"`
+	Height           flexString      `json:"height"`
+	DeepLinkPath     *string         `json:"deepLinkPath"`
+	ResourceType     string          `json:"resourceType"`
+	ContentType      *string         `json:"contentType"`
+	IsBase64         bool            `json:"isBase64"`
+	Content          *string         `json:"content"`
+	Tags             []tagIn         `json:"tags"`
+	Metadata         []metadataIn    `json:"metadata"`
+	Actions          []actionIn      `json:"actions"`
+	Attributes       json.RawMessage `json:"attributes"`
+	Documents        []documentIn    `json:"documents"`
+}
+
+// childResult is an element of the "documents" array of AddDocumentResponse.
+type childResult struct {
+	DocumentID string            `json:"documentId"`
+	UploadURL  string            `json:"uploadUrl,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+}
+
+type addDocumentResponse struct {
+	DocumentID string            `json:"documentId"`
+	SiteID     string            `json:"siteId"`
+	UploadURL  string            `json:"uploadUrl,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Documents  []childResult     `json:"documents,omitempty"`
+}
+
+// prepared is a validated document ready to become a storage.NewDocument.
+type prepared struct {
+	nd      storage.NewDocument
+	content []byte // decoded inline content, nil when none
+	hasBody bool   // content was given (possibly empty)
+}
+
+// handleAddDocument serves POST /documents.
+func (s *Server) handleAddDocument(r *reqCtx) error {
+	var in documentIn
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var errs []storage.ValidationItem
+	id := ""
+	if in.DocumentID != nil {
+		id = *in.DocumentID
+		if !isUUIDv4(id) {
+			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
+		}
+	} else {
+		id = uuid.NewString()
+	}
+	if in.Content == nil && len(in.Documents) == 0 && in.DeepLinkPath == nil && in.ResourceType != storage.ResourceDossier {
+		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
+	}
+	parent, perrs := s.prepareDocument(r, &in, id, "")
+	errs = append(errs, perrs...)
+	docs := []*prepared{parent}
+	for i := range in.Documents {
+		ch := &in.Documents[i]
+		cp, cerrs := s.prepareDocument(r, ch, uuid.NewString(), id)
+		errs = append(errs, cerrs...)
+		docs = append(docs, cp)
+		parent.nd.Document.Children = append(parent.nd.Document.Children, cp.nd.Document.DocumentID)
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	payload := storage.AddDocuments{}
+	for _, p := range docs {
+		if err := s.attachInline(r, p); err != nil {
+			return err
+		}
+		payload.Docs = append(payload.Docs, p.nd)
+	}
+	cmd, err := storage.NewCommand(storage.OpAddDocuments, r.site, r.user(), r.now, payload)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+		return err
+	}
+	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
+	if !parent.hasBody && parent.nd.Document.ResourceType == storage.ResourceDocument && parent.nd.Document.DeepLinkPath == "" {
+		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{})
+	}
+	for _, p := range docs[1:] {
+		cr := childResult{DocumentID: p.nd.Document.DocumentID}
+		if !p.hasBody && p.nd.Document.DeepLinkPath == "" && p.nd.Document.ResourceType == storage.ResourceDocument {
+			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{})
+		}
+		resp.Documents = append(resp.Documents, cr)
+	}
+	return r.Status(http.StatusCreated).JSON(resp)
+}
+
+// prepareDocument validates one document of a request and builds its
+// storage form. Inline content is decoded and checked against checksum.
+func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
+	var errs []storage.ValidationItem
+	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
+	p := &prepared{}
+	d := &p.nd.Document
+	d.DocumentID, d.BelongsToDocumentID = id, parent
+	d.Artifacts, d.ArtifactCategory = in.Artifacts, in.ArtifactCategory
+	if in.Content != nil && in.DeepLinkPath != nil {
+		add("", "both 'content', and 'deepLinkPath' cannot be set")
+	}
+	d.ResourceType = strings.ToUpper(in.ResourceType)
+	switch d.ResourceType {
+	case "":
+		d.ResourceType = storage.ResourceDocument
+		if in.DeepLinkPath != nil {
+			d.ResourceType = storage.ResourceDeepLink
+		}
+	case storage.ResourceDocument, storage.ResourceDossier, storage.ResourceDeepLink:
+	default:
+		add("resourceType", "invalid resourceType '"+in.ResourceType+"'")
+	}
+	if in.DeepLinkPath != nil {
+		d.DeepLinkPath = *in.DeepLinkPath
+		if strings.TrimSpace(d.DeepLinkPath) == "" {
+			add("deepLinkPath", "'deepLinkPath' is required")
+		}
+	}
+	for _, wh := range []struct {
+		name string
+		f    flexString
+		dst  *string
+	}{{"width", in.Width, &d.Width}, {"height", in.Height, &d.Height}} {
+		if !wh.f.set {
+			continue
+		}
+		if _, err := strconv.ParseFloat(wh.f.v, 64); err != nil && wh.f.v != "auto" {
+			add(wh.name, fmt.Sprintf("invalid '%s' must be numeric or 'auto'", wh.name))
+		}
+		*wh.dst = wh.f.v
+	}
+	if in.ContentType != nil {
+		d.ContentType = *in.ContentType
+	}
+	pth := ""
+	if in.Path != nil {
+		pth = normalizePath(*in.Path)
+	}
+	if pth == "" && d.DeepLinkPath != "" {
+		pth = deepLinkName(d.DeepLinkPath)
+	}
+	if pth == "" {
+		pth = id
+	}
+	if strings.ContainsRune(pth, 0) {
+		add("path", "invalid 'path'")
+	}
+	d.Path = pth
+	d.ChecksumType = strings.ToUpper(in.ChecksumType)
+	if in.Checksum != "" && d.ChecksumType == "" {
+		add("checksumType", "'checksumType' required when 'checksum' is set")
+	}
+	if d.ChecksumType != "" && newHash(d.ChecksumType) == nil {
+		add("checksumType", "invalid 'checksumType'")
+	}
+	if in.Content != nil {
+		p.hasBody = true
+		raw := []byte(*in.Content)
+		if in.IsBase64 {
+			dec, err := base64.StdEncoding.DecodeString(*in.Content)
+			if err != nil {
+				add("content", "invalid base64 content")
+			}
+			raw = dec
+		}
+		if len(raw) >= maxInlineContent {
+			add("content", "'content' must be less than 5 MB, use POST /documents/upload")
+		}
+		p.content = raw
+		if h := newHash(d.ChecksumType); h != nil && len(errs) == 0 {
+			h.Write(raw)
+			sum := hex.EncodeToString(h.Sum(nil))
+			if in.Checksum != "" && !checksumEqual(in.Checksum, h.Sum(nil)) {
+				add("checksum", "invalid checksum")
+			}
+			d.Checksum = sum
+		}
+	}
+	tags, terrs := convertTags(in.Tags, "tags")
+	errs = append(errs, terrs...)
+	p.nd.Tags = tags
+	md, merrs := convertMetadata(in.Metadata)
+	errs = append(errs, merrs...)
+	d.Metadata = md
+	acts, aerrs := convertActions(in.Actions)
+	errs = append(errs, aerrs...)
+	p.nd.Actions = acts
+	if len(in.Attributes) > 0 && string(in.Attributes) != "null" {
+		if !json.Valid(in.Attributes) || in.Attributes[0] != '[' {
+			add("attributes", "invalid 'attributes'")
+		}
+		d.Attributes = append(json.RawMessage(nil), in.Attributes...)
+	}
+	if parent != "" && len(in.Documents) > 0 {
+		add("documents", "child documents cannot have child documents")
+	}
+	return p, errs
+}
+
+// attachInline chunks a prepared document's inline content: a small one
+// goes into the command itself, a larger one is written first.
+func (s *Server) attachInline(r *reqCtx, p *prepared) error {
+	if !p.hasBody {
+		return nil
+	}
+	d := &p.nd.Document
+	if d.ContentType == "" {
+		d.ContentType = detectContentType(p.content)
+	}
+	m, tail, err := storage.WriteContent(r.Context(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
+	if err != nil {
+		return err
+	}
+	p.nd.Content, p.nd.Chunks = &m, tail
+	return nil
+}
+
+// detectContentType sniffs binary signatures; anything else is
+// application/octet-stream, as FormKiQ stores it.
+func detectContentType(head []byte) string {
+	if len(head) > 8192 {
+		head = head[:8192]
+	}
+	if kind, err := filetype.Match(head); err == nil && kind != filetype.Unknown && kind.MIME.Value != "" {
+		return kind.MIME.Value
+	}
+	return "application/octet-stream"
+}
+
+func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationItem) {
+	var errs []storage.ValidationItem
+	var out []storage.Tag
+	seen := map[string]bool{}
+	for _, t := range in {
+		if t.Key == nil || strings.TrimSpace(*t.Key) == "" {
+			errs = append(errs, storage.ValidationItem{Key: field, Msg: "'key' is required"})
+			continue
+		}
+		k := *t.Key
+		if strings.ContainsAny(k, "\x00") {
+			errs = append(errs, storage.ValidationItem{Key: field, Msg: "invalid key '" + k + "'"})
+			continue
+		}
+		if t.Value != nil && len(t.Values) > 0 {
+			errs = append(errs, storage.ValidationItem{Key: field, Msg: "'value' and 'values' cannot both be set"})
+			continue
+		}
+		if seen[k] {
+			errs = append(errs, storage.ValidationItem{Key: field, Msg: "duplicate tag key '" + k + "'"})
+			continue
+		}
+		seen[k] = true
+		tg := storage.Tag{Key: k}
+		if t.Value != nil {
+			tg.Value = *t.Value
+		}
+		tg.Values = append([]string(nil), t.Values...)
+		out = append(out, tg)
+	}
+	return out, errs
+}
+
+// maxMetadata and maxMetadataBytes bound a document's metadata.
+const (
+	maxMetadata      = 25
+	maxMetadataBytes = 1000
+)
+
+func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationItem) {
+	var errs []storage.ValidationItem
+	if len(in) > maxMetadata {
+		return nil, []storage.ValidationItem{{Key: "metadata", Msg: "maximum number of metadata is 25"}}
+	}
+	var out []storage.Metadata
+	for _, m := range in {
+		if strings.TrimSpace(m.Key) == "" {
+			errs = append(errs, storage.ValidationItem{Key: "metadata", Msg: "'key' is required"})
+			continue
+		}
+		e := storage.Metadata{Key: m.Key}
+		size := len(m.Key)
+		if m.Value != nil {
+			e.Value = *m.Value
+			size += len(e.Value)
+		}
+		if len(m.Values) > 0 {
+			e.Values = append([]string(nil), m.Values...)
+			sort.Strings(e.Values)
+			for _, v := range m.Values {
+				size += len(v)
+			}
+		}
+		if size > maxMetadataBytes {
+			errs = append(errs, storage.ValidationItem{Key: "metadata." + m.Key, Msg: "value cannot exceed 1000 characters"})
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, errs
+}
+
+// actionTypes are the action types FormKiQ accepts (EVENTBUS is Quire's
+// neutral name for EVENTBRIDGE; both are accepted).
+var actionTypes = map[string]bool{
+	"ANTIVIRUS": true, "DOCUMENTTAGGING": true, "FULLTEXT": true, "MOVE": true, "DELETE": true,
+	"CHECKSUM": true, "NOTIFICATION": true, "OCR": true, "QUEUE": true, "WEBHOOK": true, "IDP": true,
+	"PUBLISH": true, "PDFEXPORT": true, "EVENTBRIDGE": true, "EVENTBUS": true, "RESIZE": true,
+	"LLMPROMPT": true, "DATA_CLASSIFICATION": true, "MALWARE_SCAN": true, "METADATA_EXTRACTION": true,
+}
+
+func convertActions(in []actionIn) ([]storage.Action, []storage.ValidationItem) {
+	var errs []storage.ValidationItem
+	var out []storage.Action
+	for _, a := range in {
+		t := strings.ToUpper(a.Type)
+		if t == "" {
+			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "action 'type' is required"})
+			continue
+		}
+		if !actionTypes[t] {
+			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
+			continue
+		}
+		if len(a.Parameters) > 0 && string(a.Parameters) != "null" && a.Parameters[0] != '{' {
+			errs = append(errs, storage.ValidationItem{Key: "parameters", Msg: "invalid 'parameters'"})
+			continue
+		}
+		out = append(out, storage.Action{Type: t, Status: "PENDING", Parameters: a.Parameters, QueueID: a.QueueID})
+	}
+	return out, errs
+}
+
+// normalizePath strips leading slashes and empty segments: "/a//b.txt"
+// becomes "a/b.txt".
+func normalizePath(p string) string {
+	parts := strings.Split(p, "/")
+	out := parts[:0]
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "/")
+}
+
+// deepLinkName is the file name of a deep link: the last path segment.
+func deepLinkName(link string) string {
+	if u, err := url.Parse(link); err == nil && u.Path != "" {
+		link = u.Path
+	}
+	return path.Base(strings.TrimRight(link, "/"))
+}
+
+func isUUIDv4(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.Version() == 4 && len(s) == 36
+}
+
+func newHash(t string) hash.Hash {
+	switch t {
+	case "SHA1":
+		return sha1.New()
+	case "SHA256":
+		return sha256.New()
+	case "SHA512":
+		return sha512.New()
+	}
+	return nil
+}
+
+// checksumEqual accepts a checksum as hex (any case) or base64.
+func checksumEqual(given string, sum []byte) bool {
+	if strings.EqualFold(given, hex.EncodeToString(sum)) {
+		return true
+	}
+	return given == base64.StdEncoding.EncodeToString(sum)
+}

@@ -1,0 +1,252 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+func (r *reqCtx) docID() string { return strings.Clone(r.Params("documentId")) }
+
+// handleGetDocument serves GET /documents/{documentId}.
+func (s *Server) handleGetDocument(r *reqCtx) error {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	out := documentJSON(d)
+	if len(d.Children) > 0 {
+		kids, err := s.db.GetDocuments(r.site, d.Children)
+		if err != nil {
+			return err
+		}
+		var list []map[string]any
+		for _, k := range kids {
+			list = append(list, documentJSON(k))
+		}
+		out["documents"] = list
+	}
+	return r.JSON(out)
+}
+
+// handleUpdateDocument serves PATCH /documents/{documentId}.
+func (s *Server) handleUpdateDocument(r *reqCtx) error {
+	id := r.docID()
+	var in documentIn
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	cur, err := s.db.GetDocument(r.site, id)
+	if err != nil {
+		return err
+	}
+	p, errs := s.prepareDocument(r, &in, id, cur.BelongsToDocumentID)
+	var children []*prepared
+	for i := range in.Documents {
+		cp, cerrs := s.prepareDocument(r, &in.Documents[i], uuid.NewString(), id)
+		errs = append(errs, cerrs...)
+		children = append(children, cp)
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	d := &p.nd.Document
+	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: d.Attributes}
+	if in.Path != nil {
+		upd.Path = &d.Path
+	}
+	if in.DeepLinkPath != nil {
+		upd.DeepLinkPath = &d.DeepLinkPath
+	}
+	if in.ContentType != nil {
+		upd.ContentType = &d.ContentType
+	}
+	if in.Width.set {
+		upd.Width = &d.Width
+	}
+	if in.Height.set {
+		upd.Height = &d.Height
+	}
+	if p.hasBody {
+		if err := s.attachInline(r, p); err != nil {
+			return err
+		}
+		upd.Content, upd.Chunks = p.nd.Content, p.nd.Chunks
+		if d.ChecksumType != "" {
+			upd.Checksum, upd.ChecksumType = &d.Checksum, &d.ChecksumType
+		}
+		if in.ContentType == nil {
+			upd.ContentType = &d.ContentType
+		}
+	}
+	for _, cp := range children {
+		if err := s.attachInline(r, cp); err != nil {
+			return err
+		}
+		upd.Children = append(upd.Children, cp.nd)
+	}
+	cmd, err := storage.NewCommand(storage.OpUpdateDocument, r.site, r.user(), r.now, upd)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+		return err
+	}
+	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
+	if !p.hasBody && cur.DeepLinkPath == "" && d.DeepLinkPath == "" {
+		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{})
+	}
+	for _, cp := range children {
+		cr := childResult{DocumentID: cp.nd.Document.DocumentID}
+		if !cp.hasBody && cp.nd.Document.DeepLinkPath == "" {
+			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{})
+		}
+		resp.Documents = append(resp.Documents, cr)
+	}
+	return r.JSON(resp)
+}
+
+func (s *Server) applyRef(r *reqCtx, op storage.Op, id string) error {
+	cmd, err := storage.NewCommand(op, r.site, r.user(), r.now, storage.DocumentRef{DocumentID: id})
+	if err != nil {
+		return err
+	}
+	_, err = s.deps.Applier.Apply(r.Context(), cmd)
+	return err
+}
+
+// handleDeleteDocument serves DELETE /documents/{documentId}.
+func (s *Server) handleDeleteDocument(r *reqCtx) error {
+	id := r.docID()
+	if r.QueryBool("softDelete") {
+		if err := s.applyRef(r, storage.OpSoftDelete, id); err != nil {
+			return err
+		}
+		return r.JSON(messageBody{fmt.Sprintf("'%s' object soft deleted", id)})
+	}
+	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
+}
+
+// handleRestoreDocument serves PUT /documents/{documentId}/restore.
+func (s *Server) handleRestoreDocument(r *reqCtx) error {
+	if err := s.applyRef(r, storage.OpRestore, r.docID()); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"document restored"})
+}
+
+// handlePurgeDocument serves DELETE /documents/{documentId}/purge.
+func (s *Server) handlePurgeDocument(r *reqCtx) error {
+	id := r.docID()
+	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Deleted document '%s' permanently", id)})
+}
+
+// handleGetDocuments serves GET /documents.
+func (s *Server) handleGetDocuments(r *reqCtx) error {
+	limit, err := r.queryInt("limit", 10)
+	if err != nil {
+		return err
+	}
+	if limit < 1 {
+		limit = 10
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	o := storage.ListOptions{Limit: limit, Next: r.Query("next"), Previous: r.Query("previous")}
+	if r.QueryBool("softDeleted") || r.QueryBool("deleted") {
+		o.SoftDeleted = true
+		if o.Start, err = parseDateParam(r, "start", false); err != nil {
+			return err
+		}
+		if o.End, err = parseDateParam(r, "end", true); err != nil {
+			return err
+		}
+		switch strings.ToUpper(r.Query("sort")) {
+		case "", "DESC":
+		case "ASC":
+			o.Ascending = true
+		default:
+			return invalid("sort", "invalid 'sort' parameter")
+		}
+	} else if r.Query("date") != "" {
+		day, err := parseDay(r.Query("date"), r.Query("tz"))
+		if err != nil {
+			return err
+		}
+		// List from the end of that day on, into older days.
+		o.From = day.AddDate(0, 0, 1)
+	}
+	page, err := s.db.ListDocuments(r.site, o)
+	if err != nil {
+		return err
+	}
+	docs := make([]map[string]any, 0, len(page.Documents))
+	for _, d := range page.Documents {
+		docs = append(docs, documentJSON(d))
+	}
+	out := map[string]any{"documents": docs}
+	if page.Next != "" {
+		out["next"] = page.Next
+	}
+	if page.Previous != "" {
+		out["previous"] = page.Previous
+	}
+	return r.JSON(out)
+}
+
+// parseDay parses yyyy-MM-dd in the zone tz ("+0500", "-08:00", an IANA
+// name, or empty for UTC) and returns the start of that day.
+func parseDay(date, tz string) (time.Time, error) {
+	loc := time.UTC
+	if tz != "" {
+		if l, err := time.LoadLocation(tz); err == nil {
+			loc = l
+		} else if t, err := time.Parse("-0700", strings.Replace(tz, ":", "", 1)); err == nil {
+			_, off := t.Zone()
+			loc = time.FixedZone(tz, off)
+		} else {
+			return time.Time{}, invalid("tz", "invalid 'tz' parameter")
+		}
+	}
+	t, err := time.ParseInLocation("2006-01-02", date, loc)
+	if err != nil {
+		return time.Time{}, invalid("date", "invalid date string '"+date+"'")
+	}
+	return t, nil
+}
+
+// parseDateParam parses a start or end query parameter given as a day
+// (yyyy-MM-dd, the whole day counts) or a full timestamp.
+func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
+	v := r.Query(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{dateLayout, time.RFC3339, time.RFC3339Nano} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return time.Time{}, invalid(name, "invalid '"+name+"' parameter")
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, nil
+}
+
+var _ = http.StatusOK

@@ -1,0 +1,352 @@
+package server_test
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// sites are the two sites every API test runs on: the default one and a
+// second one reached with ?siteId=.
+var sites = []struct {
+	name, query string
+}{
+	{"default", ""},
+	{"finance", "?siteId=finance"},
+}
+
+// q appends extra query parameters to a site query.
+func q(site, extra string) string {
+	switch {
+	case site == "" && extra == "":
+		return ""
+	case site == "":
+		return "?" + extra
+	case extra == "":
+		return site
+	}
+	return site + "&" + extra
+}
+
+func mustStatus(t *testing.T, r *quiretest.Response, want int) {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status = %d, want %d; body %s", r.Status, want, r.Body)
+	}
+}
+
+func mustBody(t *testing.T, r *quiretest.Response, want string) {
+	t.Helper()
+	if got := strings.TrimSpace(string(r.Body)); got != want {
+		t.Fatalf("body = %s\nwant   %s", got, want)
+	}
+}
+
+func addDoc(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
+	t.Helper()
+	r := s.Do(http.MethodPost, "/documents"+site, body, tok)
+	mustStatus(t, r, http.StatusCreated)
+	id, _ := r.JSON(t)["documentId"].(string)
+	if id == "" {
+		t.Fatalf("no documentId in %s", r.Body)
+	}
+	return id
+}
+
+func TestDocuments_AddGetContent(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
+				"path":        "/letters//hello.txt",
+				"contentType": "text/plain",
+				"content":     "Hello, Quire",
+				"tags":        []map[string]any{{"key": "category", "value": "letters"}, {"key": "people", "values": []string{"ann", "bob"}}, {"key": "flag"}},
+				"metadata":    []map[string]any{{"key": "z", "value": "1"}, {"key": "a", "values": []string{"y", "x"}}},
+				"actions":     []map[string]any{{"type": "fulltext"}},
+			}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			body := r.JSON(t)
+			id := body["documentId"].(string)
+			if body["siteId"] != site.name || body["uploadUrl"] != nil {
+				t.Fatalf("response = %s, want siteId %s and no uploadUrl", r.Body, site.name)
+			}
+			g := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok)
+			mustStatus(t, g, http.StatusOK)
+			doc := g.JSON(t)
+			for k, want := range map[string]any{"path": "letters/hello.txt", "contentType": "text/plain", "contentLength": float64(12), "userId": "admin", "siteId": site.name, "documentId": id} {
+				if doc[k] != want {
+					t.Errorf("%s = %v, want %v", k, doc[k], want)
+				}
+			}
+			if d, _ := doc["insertedDate"].(string); len(d) != 24 || !strings.HasSuffix(d, "+0000") {
+				t.Errorf("insertedDate = %q, want yyyy-MM-ddTHH:mm:ss+0000", d)
+			}
+			md := fmt.Sprint(doc["metadata"])
+			if md != "[map[key:a values:[x y]] map[key:z value:1]]" {
+				t.Errorf("metadata = %s, want sorted keys and values", md)
+			}
+			c := s.Do(http.MethodGet, "/documents/"+id+"/content"+site.query, nil, tok)
+			mustStatus(t, c, http.StatusOK)
+			mustBody(t, c, `{"content":"Hello, Quire","contentType":"text/plain","isBase64":false}`)
+			tg := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok)
+			mustStatus(t, tg, http.StatusOK)
+			tags := tg.JSON(t)["tags"].([]any)
+			if len(tags) != 3 {
+				t.Fatalf("tags = %s", tg.Body)
+			}
+			if f := tags[1].(map[string]any); f["key"] != "flag" || f["value"] != "" || f["type"] != "USERDEFINED" {
+				t.Errorf("key-only tag = %v", f)
+			}
+			if p := tags[2].(map[string]any); fmt.Sprint(p["values"]) != "[ann bob]" {
+				t.Errorf("multi-value tag = %v", p)
+			}
+			// The document is not visible from the other site.
+			other := "?siteId=finance"
+			if site.name == "finance" {
+				other = ""
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+other, nil, tok), http.StatusNotFound)
+		})
+	}
+}
+
+func TestDocuments_AddValidation(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	tests := []struct {
+		name string
+		body string
+		want int
+		resp string
+	}{
+		{"malformed json", `{"content":`, 400, `{"errors":[{"error":"invalid body"}]}`},
+		{"empty body", ``, 400, `{"errors":[{"error":"invalid body"}]}`},
+		{"wrong type", `{"content":5}`, 400, `{"errors":[{"key":"content","error":"invalid 'content' type"}]}`},
+		{"nothing", `{"path":"a.txt"}`, 400, `{"errors":[{"error":"either 'content', 'documents', or 'deepLinkPath' are required"}]}`},
+		{"content and deep link", `{"content":"x","deepLinkPath":"https://example.com/a.pdf"}`, 400, `{"errors":[{"error":"both 'content', and 'deepLinkPath' cannot be set"}]}`},
+		{"bad id", `{"documentId":"abc","content":"x"}`, 400, `{"errors":[{"key":"documentId","error":"invalid documentId 'abc'"}]}`},
+		{"checksum without type", `{"content":"x","checksum":"abc"}`, 400, `{"errors":[{"key":"checksumType","error":"'checksumType' required when 'checksum' is set"}]}`},
+		{"checksum mismatch", `{"content":"x","checksumType":"SHA256","checksum":"abc"}`, 400, `{"errors":[{"key":"checksum","error":"invalid checksum"}]}`},
+		{"bad width", `{"content":"x","width":"wide"}`, 400, `{"errors":[{"key":"width","error":"invalid 'width' must be numeric or 'auto'"}]}`},
+		{"tag without key", `{"content":"x","tags":[{"value":"v"}]}`, 400, `{"errors":[{"key":"tags","error":"'key' is required"}]}`},
+		{"bad action", `{"content":"x","actions":[{"type":"nope"}]}`, 400, `{"errors":[{"key":"type","error":"invalid action type 'nope'"}]}`},
+		{"bad resource type", `{"content":"x","resourceType":"FILE"}`, 400, `{"errors":[{"key":"resourceType","error":"invalid resourceType 'FILE'"}]}`},
+		{"bad base64", `{"content":"***","isBase64":true}`, 400, `{"errors":[{"key":"content","error":"invalid base64 content"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents", tt.body, tok)
+			mustStatus(t, r, tt.want)
+			mustBody(t, r, tt.resp)
+		})
+	}
+	// Nothing was written by any of them.
+	l := s.Do(http.MethodGet, "/documents", nil, tok)
+	mustBody(t, l, `{"documents":[]}`)
+}
+
+func TestDocuments_Checksums(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	content := []byte("dummy data")
+	s1, s256, s512 := sha1.Sum(content), sha256.Sum256(content), sha512.Sum512(content)
+	tests := []struct {
+		typ, given, stored string
+	}{
+		{"SHA1", hex.EncodeToString(s1[:]), hex.EncodeToString(s1[:])},
+		{"SHA256", base64.StdEncoding.EncodeToString(s256[:]), hex.EncodeToString(s256[:])},
+		{"SHA512", strings.ToUpper(hex.EncodeToString(s512[:])), hex.EncodeToString(s512[:])},
+		{"SHA1", "", "611ff54ef4d8389cf982da9516804906d99389b6"}, // computed when only the type is given
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ+"/"+tt.given, func(t *testing.T) {
+			id := addDoc(t, s, tok, "", map[string]any{"content": string(content), "checksumType": tt.typ, "checksum": tt.given})
+			doc := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t)
+			if doc["checksum"] != tt.stored || doc["checksumType"] != tt.typ {
+				t.Fatalf("checksum = %v %v, want %s %s", doc["checksumType"], doc["checksum"], tt.typ, tt.stored)
+			}
+		})
+	}
+}
+
+func TestDocuments_PathsAndIDs(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			a := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/scan.pdf", "content": "one"})
+			b := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/scan.pdf", "content": "two"})
+			if a == b {
+				t.Fatal("same id twice")
+			}
+			doc := s.Do(http.MethodGet, "/documents/"+b+site.query, nil, tok).JSON(t)
+			if want := "inbox/scan (" + b + ").pdf"; doc["path"] != want {
+				t.Fatalf("duplicate path = %v, want %s", doc["path"], want)
+			}
+			own := "8b9f8f6e-4a7e-4c55-9a70-5d4b0c1f2e3d"
+			if site.name == "finance" {
+				own = "0f0c3a5e-2b1d-4e8f-a6c7-1d2e3f4a5b6c"
+			}
+			if got := addDoc(t, s, tok, site.query, map[string]any{"documentId": own, "content": "x"}); got != own {
+				t.Fatalf("documentId = %s, want the client's %s", got, own)
+			}
+			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": own, "content": "y"}, tok)
+			mustStatus(t, r, http.StatusConflict)
+			mustBody(t, r, `{"message":"documentId '`+own+`' already exists"}`)
+			noPath := addDoc(t, s, tok, site.query, map[string]any{"content": "z"})
+			if doc := s.Do(http.MethodGet, "/documents/"+noPath+site.query, nil, tok).JSON(t); doc["path"] != noPath {
+				t.Fatalf("default path = %v, want the documentId", doc["path"])
+			}
+		})
+	}
+}
+
+func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
+				"path": "parent.txt", "content": "parent", "contentType": "text/plain",
+				"documents": []map[string]any{
+					{"path": "child1.txt", "content": "c1", "contentType": "text/plain",
+						"tags":       []map[string]any{{"key": "kind", "value": "child"}},
+						"metadata":   []map[string]any{{"key": "m", "value": "v"}},
+						"attributes": []map[string]any{{"key": "invoice", "stringValue": "42"}}},
+					{"path": "child2.txt"},
+				},
+			}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			body := r.JSON(t)
+			kids := body["documents"].([]any)
+			if len(kids) != 2 {
+				t.Fatalf("children = %s", r.Body)
+			}
+			c1, c2 := kids[0].(map[string]any), kids[1].(map[string]any)
+			if c1["uploadUrl"] != nil || c2["uploadUrl"] == nil {
+				t.Fatalf("child with content got uploadUrl or child without did not: %s", r.Body)
+			}
+			c1id := c1["documentId"].(string)
+			tg := s.Do(http.MethodGet, "/documents/"+c1id+"/tags/kind"+site.query, nil, tok)
+			mustStatus(t, tg, http.StatusOK)
+			child := s.Do(http.MethodGet, "/documents/"+c1id+site.query, nil, tok).JSON(t)
+			if child["belongsToDocumentId"] != body["documentId"] || fmt.Sprint(child["metadata"]) != "[map[key:m value:v]]" {
+				t.Fatalf("child = %v", child)
+			}
+			parent := s.Do(http.MethodGet, "/documents/"+body["documentId"].(string)+site.query, nil, tok).JSON(t)
+			if docs, _ := parent["documents"].([]any); len(docs) != 2 {
+				t.Fatalf("parent documents = %v", parent["documents"])
+			}
+
+			dl := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"deepLinkPath": "https://intranet.example/files/contract.pdf"}, tok)
+			mustStatus(t, dl, http.StatusCreated)
+			dlb := dl.JSON(t)
+			if dlb["uploadUrl"] != nil {
+				t.Fatalf("deep link got an uploadUrl: %s", dl.Body)
+			}
+			doc := s.Do(http.MethodGet, "/documents/"+dlb["documentId"].(string)+site.query, nil, tok).JSON(t)
+			if doc["path"] != "contract.pdf" || doc["deepLinkPath"] != "https://intranet.example/files/contract.pdf" || doc["resourceType"] != "DEEP_LINK" {
+				t.Fatalf("deep link = %v", doc)
+			}
+			u := s.Do(http.MethodGet, "/documents/"+dlb["documentId"].(string)+"/url"+site.query, nil, tok).JSON(t)
+			if u["url"] != "https://intranet.example/files/contract.pdf" {
+				t.Fatalf("deep link url = %v", u)
+			}
+		})
+	}
+}
+
+func TestDocuments_UpdateDeleteRestorePurge(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "a.txt", "content": "x"})
+			p := s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "moved/b.txt", "metadata": []map[string]any{{"key": "k", "value": "v"}}}, tok)
+			mustStatus(t, p, http.StatusOK)
+			doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+			if doc["path"] != "moved/b.txt" || fmt.Sprint(doc["metadata"]) != "[map[key:k value:v]]" {
+				t.Fatalf("after PATCH = %v", doc)
+			}
+			bad := s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "c.txt", "width": "huge"}, tok)
+			mustStatus(t, bad, http.StatusBadRequest)
+			if doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t); doc["path"] != "moved/b.txt" {
+				t.Fatalf("a failed PATCH moved the document to %v", doc["path"])
+			}
+
+			d := s.Do(http.MethodDelete, "/documents/"+id+q(site.query, "softDelete=true"), nil, tok)
+			mustStatus(t, d, http.StatusOK)
+			mustBody(t, d, `{"message":"'`+id+`' object soft deleted"}`)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok), http.StatusNotFound)
+			sd := s.Do(http.MethodGet, "/documents"+q(site.query, "softDeleted=true"), nil, tok).JSON(t)
+			if docs := sd["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["deletedDate"] == nil {
+				t.Fatalf("softDeleted listing = %v", sd)
+			}
+			rs := s.Do(http.MethodPut, "/documents/"+id+"/restore"+site.query, nil, tok)
+			mustBody(t, rs, `{"message":"document restored"}`)
+			doc = s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+			if doc["deletedDate"] != nil {
+				t.Fatalf("restored document still has deletedDate: %v", doc)
+			}
+			del := s.Do(http.MethodDelete, "/documents/"+id+site.query, nil, tok)
+			mustBody(t, del, `{"message":"'`+id+`' object deleted"}`)
+			nf := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok)
+			mustStatus(t, nf, http.StatusNotFound)
+			mustBody(t, nf, `{"message":"Document `+id+` not found."}`)
+
+			id2 := addDoc(t, s, tok, site.query, map[string]any{"content": "y"})
+			pu := s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.query, nil, tok)
+			mustBody(t, pu, `{"message":"Deleted document '`+id2+`' permanently"}`)
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.query, nil, tok), http.StatusNotFound)
+		})
+	}
+}
+
+func TestDocuments_ListPaging(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			var ids []string
+			for i := 0; i < 12; i++ {
+				ids = append(ids, addDoc(t, s, tok, site.query, map[string]any{"content": fmt.Sprint(i)}))
+			}
+			var got []string
+			path := "/documents" + q(site.query, "limit=5")
+			for pages := 0; pages < 5; pages++ {
+				r := s.Do(http.MethodGet, path, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				b := r.JSON(t)
+				for _, d := range b["documents"].([]any) {
+					got = append(got, d.(map[string]any)["documentId"].(string))
+				}
+				next, _ := b["next"].(string)
+				if next == "" {
+					break
+				}
+				path = "/documents" + q(site.query, "limit=5&next="+next)
+			}
+			if len(got) != 12 {
+				t.Fatalf("listed %d, want 12", len(got))
+			}
+			for i := range got {
+				if got[i] != ids[11-i] {
+					t.Fatalf("order differs at %d: newest first expected", i)
+				}
+			}
+			r := s.Do(http.MethodGet, "/documents"+q(site.query, "next=garbage"), nil, tok)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"message":"Invalid Next token"}`)
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"quire/storage"
+)
+
+// dateLayout is FormKiQ's date format: yyyy-MM-dd'T'HH:mm:ssZ in UTC.
+const dateLayout = "2006-01-02T15:04:05-0700"
+
+func formatDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(dateLayout)
+}
+
+// readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
+// malformed JSON and values of the wrong type are 400s; an empty body is
+// "invalid body" too.
+func (r *reqCtx) readBody(v any, limit int) error {
+	if n := r.Request().Header.ContentLength(); n > limit {
+		return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+	}
+	var body []byte
+	if st := r.Context().RequestBodyStream(); st != nil {
+		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
+		if err != nil {
+			return errInvalidBody
+		}
+		body = b
+	} else {
+		body = r.Body()
+	}
+	if len(body) > limit {
+		return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errInvalidBody
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return invalid(te.Field, "invalid '"+te.Field+"' type")
+		}
+		return errInvalidBody
+	}
+	return nil
+}
+
+// documentJSON renders a stored document with FormKiQ's read fields.
+func documentJSON(d *storage.Document) map[string]any {
+	m := map[string]any{
+		"siteId":           d.SiteID,
+		"documentId":       d.DocumentID,
+		"path":             d.Path,
+		"insertedDate":     formatDate(d.InsertedDate),
+		"lastModifiedDate": formatDate(d.LastModifiedDate),
+		"userId":           d.UserID,
+	}
+	opt := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	opt("deepLinkPath", d.DeepLinkPath)
+	opt("contentType", d.ContentType)
+	opt("checksum", d.Checksum)
+	opt("checksumType", d.ChecksumType)
+	opt("width", d.Width)
+	opt("height", d.Height)
+	opt("belongsToDocumentId", d.BelongsToDocumentID)
+	opt("artifactCategory", d.ArtifactCategory)
+	opt("resourceType", d.ResourceType)
+	if d.HasContent {
+		m["contentLength"] = d.ContentLength
+	}
+	if d.DeletedDate != nil {
+		m["deletedDate"] = formatDate(*d.DeletedDate)
+	}
+	if len(d.Metadata) > 0 {
+		m["metadata"] = d.Metadata
+	}
+	return m
+}
+
+// queryInt parses an integer query parameter; absent gives def.
+func (r *reqCtx) queryInt(name string, def int) (int, error) {
+	v := r.Query(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, invalid(name, "invalid '"+name+"' parameter")
+	}
+	return n, nil
+}

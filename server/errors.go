@@ -1,0 +1,95 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// apiError is an error with a status code and a FormKiQ {"message"} body.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errStatus(status int, msg string) error { return &apiError{status: status, msg: msg} }
+
+func badRequest(msg string) error { return &apiError{status: http.StatusBadRequest, msg: msg} }
+
+// invalid returns a single-item FormKiQ validation error.
+func invalid(key, msg string) error { return storage.Invalid(key, msg) }
+
+// errorsBody is FormKiQ's validation error shape.
+type errorsBody struct {
+	Errors []storage.ValidationItem `json:"errors"`
+}
+
+type messageBody struct {
+	Message string `json:"message"`
+}
+
+// errorHandler is the single place where errors become HTTP responses:
+// validation errors get {"errors":[...]}, everything else {"message"}.
+// Anything unexpected is a 500 with a generic body and a logged request id.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	var (
+		ve *storage.ValidationError
+		nf *storage.NotFoundError
+		ce *storage.ConflictError
+		ae *apiError
+		au *auth.Error
+		fe *fiber.Error
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+	)
+	status, body := http.StatusInternalServerError, any(messageBody{"Internal Server Error"})
+	switch {
+	case errors.As(err, &ve):
+		status, body = http.StatusBadRequest, errorsBody{Errors: ve.Items}
+	case errors.As(err, &nf):
+		status, body = http.StatusNotFound, messageBody{nf.Msg}
+	case errors.As(err, &ce):
+		status, body = http.StatusConflict, messageBody{ce.Msg}
+	case errors.As(err, &ae):
+		status, body = ae.status, messageBody{ae.msg}
+	case errors.As(err, &au):
+		status, body = au.Status, messageBody{au.Msg}
+	case errors.Is(err, storage.ErrBadToken):
+		status, body = http.StatusBadRequest, messageBody{"Invalid Next token"}
+	case errors.As(err, &se), errors.As(err, &te), errors.Is(err, errInvalidBody):
+		status, body = http.StatusBadRequest, errorsBody{Errors: []storage.ValidationItem{{Msg: "invalid body"}}}
+	case errors.As(err, &fe):
+		status = fe.Code
+		switch fe.Code {
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			status, body = http.StatusNotFound, messageBody{c.Path() + " request handler not found"}
+		case http.StatusRequestEntityTooLarge:
+			status, body = http.StatusRequestEntityTooLarge, messageBody{"Request body too large"}
+		default:
+			body = messageBody{fe.Message}
+		}
+	case errors.Is(err, storage.ErrNotFound):
+		status, body = http.StatusNotFound, messageBody{"Not found"}
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "requestId", requestID(c), "method", c.Method(), "route", routeName(c), "err", err)
+	}
+	return c.Status(status).JSON(body)
+}
+
+var errInvalidBody = errors.New("invalid body")
+
+// checkErrors returns a ValidationError for items, or nil when empty.
+func checkErrors(items []storage.ValidationItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return &storage.ValidationError{Items: items}
+}

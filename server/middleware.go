@@ -1,0 +1,139 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/auth"
+)
+
+const (
+	localRequestID = "requestId"
+	localPrincipal = "principal"
+)
+
+// corsHeaders are FormKiQ's CORS response headers, sent on every response.
+const corsAllowHeaders = "Content-Type,X-Amz-Date,Authorization,X-Api-Key,x-formkiq-delegation-token"
+
+func (s *Server) cors(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "*")
+	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	if c.Method() == http.MethodOptions {
+		h.Set("Access-Control-Allow-Headers", "*")
+		return c.SendStatus(http.StatusOK)
+	}
+	return c.Next()
+}
+
+// accessLog logs one line per request: method, route template, status,
+// duration and request id. It never logs headers, query strings (signed
+// URLs carry signatures), bodies or tokens (SERVICE-SPEC.md 5.11).
+func (s *Server) accessLog(c *fiber.Ctx) error {
+	start := time.Now()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	c.Locals(localRequestID, id)
+	c.Set("X-Request-Id", id)
+	err := c.Next()
+	if err != nil {
+		// Render the error now so the logged status is the real one.
+		if herr := s.app.Config().ErrorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
+	s.log.Info("request",
+		"requestId", id,
+		"method", c.Method(),
+		"route", routeName(c),
+		"status", c.Response().StatusCode(),
+		"durationMs", float64(time.Since(start).Microseconds())/1000,
+	)
+	return nil
+}
+
+func requestID(c *fiber.Ctx) string {
+	id, _ := c.Locals(localRequestID).(string)
+	return id
+}
+
+// routeName is the matched route template (never the raw path, which can
+// hold document ids or names).
+func routeName(c *fiber.Ctx) string {
+	if r := c.Route(); r != nil && r.Path != "" && r.Path != "/" {
+		return r.Path
+	}
+	return "unmatched"
+}
+
+// authenticate verifies the Authorization header and stores the principal.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	p, err := s.deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
+	if err != nil {
+		return err
+	}
+	c.Locals(localPrincipal, p)
+	return c.Next()
+}
+
+// reqCtx is what a handler gets: the fiber context, the caller, the site
+// the request acts on (already authorized) and the request time.
+type reqCtx struct {
+	*fiber.Ctx
+	p    *auth.Principal
+	site string
+	now  time.Time
+}
+
+// user is the caller's name as stored in userId fields.
+func (r *reqCtx) user() string { return r.p.Username }
+
+type handler func(r *reqCtx) error
+
+// siteFrom says where a route takes its site id from.
+type siteFrom int
+
+const (
+	siteQuery siteFrom = iota // ?siteId= with FormKiQ's fallback rules
+	sitePath                  // the {siteId} path parameter
+	siteNone                  // not site scoped (GET /sites, /version)
+)
+
+// wrap turns a handler into a fiber handler that resolves the site and
+// checks that the caller holds perm on it.
+func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p, _ := c.Locals(localPrincipal).(*auth.Principal)
+		if p == nil {
+			return &auth.Error{Status: http.StatusUnauthorized, Msg: "Unauthorized"}
+		}
+		r := &reqCtx{Ctx: c, p: p, now: s.now().UTC()}
+		switch from {
+		case siteQuery:
+			site, err := p.SelectSite(strings.Clone(c.Query("siteId")))
+			if err != nil {
+				return err
+			}
+			r.site = site
+		case sitePath:
+			site := strings.Clone(c.Params("siteId"))
+			if _, err := p.SelectSite(site); err != nil {
+				return err
+			}
+			r.site = site
+		}
+		if from != siteNone && perm != "" {
+			if err := p.Require(r.site, perm); err != nil {
+				return err
+			}
+		}
+		return h(r)
+	}
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// Deps is what the server needs from the rest of the node.
+type Deps struct {
+	// Store serves reads. Writes go through Applier.
+	Store *storage.DB
+	// Applier applies commands: the store itself, or a cluster node.
+	Applier storage.Applier
+	// Auth verifies tokens and API keys and signs URLs.
+	Auth *auth.Authenticator
+	// PublicURL is the base of upload and download URLs handed to clients.
+	PublicURL string
+	// Logger receives access and error logs. Default: slog.Default().
+	Logger *slog.Logger
+	// Version is reported by GET /version.
+	Version string
+	// Now returns the current time. Default: time.Now.
+	Now func() time.Time
+	// MaxBodyBytes limits JSON request bodies. Default: 16 MiB, enough for
+	// 5 MB of base64 inline content.
+	MaxBodyBytes int
+	// MaxUploadBytes limits a single upload (0: unlimited).
+	MaxUploadBytes int64
+}
+
+// Server is Quire's HTTP API.
+type Server struct {
+	app  *fiber.App
+	deps Deps
+	db   *storage.DB
+	log  *slog.Logger
+	now  func() time.Time
+	bg   *background
+	// uploads tracks chunks of uploads in progress.
+	uploads inflight
+}
+
+// New builds the server and its routes.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = 16 << 20
+	}
+	if d.Applier == nil {
+		d.Applier = d.Store
+	}
+	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
+	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
+	s.bg = newBackground(s)
+	s.app = fiber.New(fiber.Config{
+		AppName:               "quire",
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		// Uploads are streamed: bodies over BodyLimit are not buffered but
+		// read from RequestBodyStream. JSON handlers use readBody, which
+		// enforces MaxBodyBytes itself.
+		StreamRequestBody: true,
+		BodyLimit:         4 << 20,
+		ReadTimeout:       0,
+		IdleTimeout:       120 * time.Second,
+		ReadBufferSize:    16 << 10,
+	})
+	s.routes()
+	return s
+}
+
+// SetPublicURL sets the base of upload and download URLs; call it before
+// Listen (used when the port is only known after binding).
+func (s *Server) SetPublicURL(u string) { s.deps.PublicURL = strings.TrimRight(u, "/") }
+
+// App exposes the fiber app (for app.Test in middleware tests).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Listen serves on ln until Shutdown.
+func (s *Server) Listen(ln net.Listener) error {
+	s.bg.start()
+	return s.app.Listener(ln)
+}
+
+// Shutdown stops accepting connections, waits for in-flight requests and
+// background work until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.app.ShutdownWithContext(ctx)
+	s.bg.stop()
+	return err
+}

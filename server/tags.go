@@ -1,0 +1,315 @@
+package server
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"quire/storage"
+)
+
+// tagsBody is the body of the document tag endpoints: {"tags":[...]} or
+// the single-tag form {"key","value"|"values"}.
+type tagsBody struct {
+	Tags   []tagIn  `json:"tags"`
+	Key    *string  `json:"key"`
+	Value  *string  `json:"value"`
+	Values []string `json:"values"`
+}
+
+// single reports whether the body used the single-tag form.
+func (b *tagsBody) single() bool { return b.Tags == nil && b.Key != nil }
+
+func (s *Server) readTags(r *reqCtx) ([]storage.Tag, bool, error) {
+	var b tagsBody
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return nil, false, err
+	}
+	in := b.Tags
+	if b.single() {
+		in = []tagIn{{Key: b.Key, Value: b.Value, Values: b.Values}}
+	}
+	if len(in) == 0 {
+		return nil, false, invalid("tags", "invalid body")
+	}
+	tags, errs := convertTags(in, "tags")
+	if err := checkErrors(errs); err != nil {
+		return nil, false, err
+	}
+	return tags, b.single(), nil
+}
+
+func (s *Server) applyTags(r *reqCtx, mode string, tags []storage.Tag) error {
+	cmd, err := storage.NewCommand(storage.OpSetTags, r.site, r.user(), r.now, storage.SetTags{DocumentID: r.docID(), Mode: mode, Tags: tags})
+	if err != nil {
+		return err
+	}
+	_, err = s.deps.Applier.Apply(r.Context(), cmd)
+	return err
+}
+
+// handleAddDocumentTags serves POST /documents/{documentId}/tags.
+func (s *Server) handleAddDocumentTags(r *reqCtx) error {
+	tags, single, err := s.readTags(r)
+	if err != nil {
+		return err
+	}
+	if err := s.applyTags(r, "add", tags); err != nil {
+		return err
+	}
+	msg := "Created Tags."
+	if single {
+		msg = fmt.Sprintf("Created Tag '%s'.", tags[0].Key)
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{msg})
+}
+
+// handleSetDocumentTags serves PUT /documents/{documentId}/tags: the given
+// tags replace all user-defined tags.
+func (s *Server) handleSetDocumentTags(r *reqCtx) error {
+	tags, _, err := s.readTags(r)
+	if err != nil {
+		return err
+	}
+	if err := s.applyTags(r, "replace", tags); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Set Tags"})
+}
+
+// handleUpdateDocumentTags serves PATCH /documents/{documentId}/tags.
+func (s *Server) handleUpdateDocumentTags(r *reqCtx) error {
+	tags, _, err := s.readTags(r)
+	if err != nil {
+		return err
+	}
+	if err := s.applyTags(r, "update", tags); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Updated Tags"})
+}
+
+// tagJSON renders a tag with FormKiQ's read fields.
+func tagJSON(t *storage.Tag) map[string]any {
+	m := map[string]any{
+		"key":          t.Key,
+		"documentId":   t.DocumentID,
+		"type":         t.Type,
+		"userId":       t.UserID,
+		"insertedDate": formatDate(t.InsertedDate),
+	}
+	if len(t.Values) > 0 {
+		m["values"] = t.Values
+	} else {
+		m["value"] = t.Value
+	}
+	return m
+}
+
+// handleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
+// key with next/previous tokens.
+func (s *Server) handleGetDocumentTags(r *reqCtx) error {
+	limit, err := r.queryInt("limit", 10)
+	if err != nil {
+		return err
+	}
+	if limit < 1 {
+		limit = 10
+	}
+	tags, err := s.db.GetTags(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
+	start := 0
+	if tok := r.Query("next"); tok != "" {
+		after, err := decodeTagToken(tok)
+		if err != nil {
+			return err
+		}
+		start = sort.Search(len(tags), func(i int) bool { return tags[i].Key > after })
+	} else if tok := r.Query("previous"); tok != "" {
+		before, err := decodeTagToken(tok)
+		if err != nil {
+			return err
+		}
+		end := sort.Search(len(tags), func(i int) bool { return tags[i].Key >= before })
+		start = max(0, end-limit)
+	}
+	end := min(len(tags), start+limit)
+	out := map[string]any{}
+	list := make([]map[string]any, 0, end-start)
+	for i := start; i < end; i++ {
+		list = append(list, tagJSON(&tags[i]))
+	}
+	out["tags"] = list
+	if end < len(tags) {
+		out["next"] = encodeTagToken(tags[end-1].Key)
+	}
+	if start > 0 {
+		out["previous"] = encodeTagToken(tags[start].Key)
+	}
+	return r.JSON(out)
+}
+
+func encodeTagToken(k string) string { return base64.RawURLEncoding.EncodeToString([]byte("t:" + k)) }
+
+func decodeTagToken(tok string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(b), "t:") {
+		return "", storage.ErrBadToken
+	}
+	return string(b[2:]), nil
+}
+
+func pathParam(r *reqCtx, name string) string {
+	v := r.Params(name)
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return strings.Clone(v)
+}
+
+// handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
+func (s *Server) handleGetDocumentTag(r *reqCtx) error {
+	key := pathParam(r, "tagKey")
+	t, err := s.db.GetTag(r.site, r.docID(), key)
+	if isNotFound(err) {
+		if _, derr := s.db.GetDocument(r.site, r.docID()); derr != nil {
+			return derr
+		}
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
+	}
+	if err != nil {
+		return err
+	}
+	return r.JSON(tagJSON(t))
+}
+
+// handleSetDocumentTag serves PUT /documents/{documentId}/tags/{tagKey}.
+func (s *Server) handleSetDocumentTag(r *reqCtx) error {
+	key := pathParam(r, "tagKey")
+	var b struct {
+		Value  *string  `json:"value"`
+		Values []string `json:"values"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Value == nil && len(b.Values) == 0 {
+		return invalid("value", "'value' or 'values' is required")
+	}
+	tags, errs := convertTags([]tagIn{{Key: &key, Value: b.Value, Values: b.Values}}, "tags")
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if _, err := s.db.GetTag(r.site, r.docID(), key); err != nil {
+		if isNotFound(err) {
+			if _, derr := s.db.GetDocument(r.site, r.docID()); derr != nil {
+				return derr
+			}
+			return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
+		}
+		return err
+	}
+	if err := s.applyTags(r, "update", tags); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Updated tag '%s' on document '%s'.", key, r.docID())})
+}
+
+func (s *Server) deleteTag(r *reqCtx, key string, value *string) (bool, error) {
+	cmd, err := storage.NewCommand(storage.OpDeleteTag, r.site, r.user(), r.now, storage.DeleteTag{DocumentID: r.docID(), Key: key, Value: value})
+	if err != nil {
+		return false, err
+	}
+	res, err := s.deps.Applier.Apply(r.Context(), cmd)
+	if err != nil {
+		return false, err
+	}
+	out, _ := res.Value.(*storage.DeleteTagResult)
+	return out != nil && out.Removed, nil
+}
+
+// handleDeleteDocumentTag serves DELETE /documents/{documentId}/tags/{tagKey}.
+func (s *Server) handleDeleteDocumentTag(r *reqCtx) error {
+	key := pathParam(r, "tagKey")
+	removed, err := s.deleteTag(r, key, nil)
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Removed '%s' from document '%s'.", key, r.docID())})
+}
+
+// handleDeleteDocumentTagAndValue serves
+// DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}; a value the tag
+// does not have is ignored, as FormKiQ does.
+func (s *Server) handleDeleteDocumentTagAndValue(r *reqCtx) error {
+	key, val := pathParam(r, "tagKey"), pathParam(r, "tagValue")
+	if _, err := s.deleteTag(r, key, &val); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Removed Tag value from document '%s'.", r.docID())})
+}
+
+// matchBatch is how many documents one OpUpdateMatchTags touches, so a
+// large match never makes one oversized transaction.
+const matchBatch = 200
+
+// handleUpdateMatchingDocumentTags serves PATCH /documents/tags.
+func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
+	var b struct {
+		Match *struct {
+			Tag *struct {
+				Key        string `json:"key"`
+				BeginsWith string `json:"beginsWith"`
+				Eq         string `json:"eq"`
+			} `json:"tag"`
+		} `json:"match"`
+		Update *struct {
+			Tags []tagIn `json:"tags"`
+		} `json:"update"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var errs []storage.ValidationItem
+	if b.Match == nil || b.Match.Tag == nil {
+		errs = append(errs, storage.ValidationItem{Key: "match", Msg: "'match' is required"})
+	} else if b.Match.Tag.Key == "" {
+		errs = append(errs, storage.ValidationItem{Key: "match.tag.key", Msg: "'match.tag.key' is required"})
+	}
+	if b.Update == nil || len(b.Update.Tags) == 0 {
+		errs = append(errs, storage.ValidationItem{Key: "update", Msg: "'update' is required"})
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	tags, errs := convertTags(b.Update.Tags, "update.tags")
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	m := storage.TagMatch{Key: b.Match.Tag.Key, Eq: b.Match.Tag.Eq, BeginsWith: b.Match.Tag.BeginsWith}
+	ids, err := s.db.FindByTag(r.site, m, 0)
+	if err != nil {
+		return err
+	}
+	for len(ids) > 0 {
+		n := min(matchBatch, len(ids))
+		cmd, err := storage.NewCommand(storage.OpUpdateMatchTags, r.site, r.user(), r.now, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags})
+		if err != nil {
+			return err
+		}
+		if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return r.JSON(messageBody{"received update tags request"})
+}

@@ -1,0 +1,100 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"quire/quiretest"
+)
+
+func TestTags_CRUD(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "tags": []map[string]any{{"key": "keep", "value": "1"}}})
+			base := "/documents/" + id + "/tags"
+			steps := []struct {
+				name, method, path string
+				body               any
+				want               int
+				resp               string
+			}{
+				{"add many", "POST", base, map[string]any{"tags": []map[string]any{{"key": "a", "value": "1"}, {"key": "b", "values": []string{"x", "y"}}}}, 201, `{"message":"Created Tags."}`},
+				{"add single form", "POST", base, map[string]any{"key": "c", "value": "3"}, 201, `{"message":"Created Tag 'c'."}`},
+				{"patch", "PATCH", base, map[string]any{"tags": []map[string]any{{"key": "a", "value": "2"}}}, 200, `{"message":"Updated Tags"}`},
+				{"get one", "GET", base + "/a", nil, 200, ""},
+				{"set one", "PUT", base + "/b", map[string]any{"values": []string{"p", "q", "r"}}, 200, `{"message":"Updated tag 'b' on document '` + id + `'."}`},
+				{"delete value", "DELETE", base + "/b/q", nil, 200, `{"message":"Removed Tag value from document '` + id + `'."}`},
+				{"delete missing value is ignored", "DELETE", base + "/b/zzz", nil, 200, `{"message":"Removed Tag value from document '` + id + `'."}`},
+				{"delete key", "DELETE", base + "/c", nil, 200, `{"message":"Removed 'c' from document '` + id + `'."}`},
+				{"get deleted", "GET", base + "/c", nil, 404, `{"message":"Tag c not found."}`},
+				{"no key", "POST", base, map[string]any{"tags": []map[string]any{{"value": "1"}}}, 400, `{"errors":[{"key":"tags","error":"'key' is required"}]}`},
+				{"value and values", "POST", base, map[string]any{"tags": []map[string]any{{"key": "k", "value": "1", "values": []string{"2"}}}}, 400, `{"errors":[{"key":"tags","error":"'value' and 'values' cannot both be set"}]}`},
+				{"unknown document", "POST", "/documents/5e9d4c1a-0000-4000-8000-000000000000/tags", map[string]any{"key": "k", "value": "v"}, 404, `{"message":"Document 5e9d4c1a-0000-4000-8000-000000000000 not found."}`},
+			}
+			for _, st := range steps {
+				r := s.Do(st.method, st.path+site.query, st.body, tok)
+				if r.Status != st.want {
+					t.Fatalf("%s: status %d, want %d: %s", st.name, r.Status, st.want, r.Body)
+				}
+				if st.resp != "" {
+					mustBody(t, r, st.resp)
+				}
+			}
+			a := s.Do(http.MethodGet, base+"/a"+site.query, nil, tok).JSON(t)
+			if a["value"] != "2" || a["documentId"] != id || a["type"] != "USERDEFINED" || a["userId"] != "admin" {
+				t.Fatalf("tag a = %v", a)
+			}
+			b := s.Do(http.MethodGet, base+"/b"+site.query, nil, tok).JSON(t)
+			if fmt.Sprint(b["values"]) != "[p r]" {
+				t.Fatalf("tag b = %v", b)
+			}
+			// PUT replaces every user tag.
+			mustStatus(t, s.Do(http.MethodPut, base+site.query, map[string]any{"tags": []map[string]any{{"key": "only", "value": "1"}}}, tok), http.StatusOK)
+			all := s.Do(http.MethodGet, base+site.query, nil, tok).JSON(t)["tags"].([]any)
+			if len(all) != 1 || all[0].(map[string]any)["key"] != "only" {
+				t.Fatalf("after PUT tags = %v", all)
+			}
+		})
+	}
+}
+
+func TestTags_PagingAndMassUpdate(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			var tags []map[string]any
+			for i := 0; i < 15; i++ {
+				tags = append(tags, map[string]any{"key": fmt.Sprintf("k%02d", i), "value": "v"})
+			}
+			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "tags": tags})
+			p1 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok).JSON(t)
+			if len(p1["tags"].([]any)) != 10 || p1["next"] == nil {
+				t.Fatalf("first page = %v", p1)
+			}
+			p2 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+q(site.query, "next="+p1["next"].(string)), nil, tok).JSON(t)
+			if got := p2["tags"].([]any); len(got) != 5 || got[0].(map[string]any)["key"] != "k10" || p2["next"] != nil {
+				t.Fatalf("second page = %v", p2)
+			}
+
+			inv := []string{
+				addDoc(t, s, tok, site.query, map[string]any{"content": "1", "tags": []map[string]any{{"key": "type", "value": "invoice-2026"}}}),
+				addDoc(t, s, tok, site.query, map[string]any{"content": "2", "tags": []map[string]any{{"key": "type", "value": "invoice-2025"}}}),
+			}
+			other := addDoc(t, s, tok, site.query, map[string]any{"content": "3", "tags": []map[string]any{{"key": "type", "value": "receipt"}}})
+			r := s.Do(http.MethodPatch, "/documents/tags"+site.query, map[string]any{
+				"match":  map[string]any{"tag": map[string]any{"key": "type", "beginsWith": "invoice"}},
+				"update": map[string]any{"tags": []map[string]any{{"key": "status", "value": "paid"}}},
+			}, tok)
+			mustStatus(t, r, http.StatusOK)
+			mustBody(t, r, `{"message":"received update tags request"}`)
+			for _, id := range inv {
+				mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/tags/status"+site.query, nil, tok), http.StatusOK)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+other+"/tags/status"+site.query, nil, tok), http.StatusNotFound)
+		})
+	}
+}
