@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"quire/node"
+	"quire/quiretest"
+)
+
+// TestRobustness_NoServerErrors throws malformed and hostile input at every
+// route: each must get a 4xx, never a 500, and the server must stay up.
+func TestRobustness_NoServerErrors(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x", "tags": []map[string]any{{"key": "k", "value": "v"}}})
+	bodies := []string{``, `null`, `[]`, `"str"`, `123`, `{`, `{"tags":null}`, `{"tags":[null]}`, `{"tags":"x"}`,
+		`{"content":null}`, `{"documents":[{}]}`, `{"documents":[null]}`, `{"metadata":[{"key":"a","values":[1]}]}`,
+		`{"actions":[{"type":"OCR","parameters":[1]}]}`, `{"path":"\u0000"}`, `{"key":""}`, `{"match":{}}`,
+		`{"match":{"tag":{"key":"k"}},"update":{"tags":[{"key":"x"}]}}`, `{"width":{}}`, `{"documentId":null,"content":"x"}`,
+		strings.Repeat(`[`, 10000), `{"content":"` + strings.Repeat("A", 1<<20) + `","isBase64":true}`}
+	routes := []struct{ method, path string }{
+		{"POST", "/documents"}, {"PATCH", "/documents/" + id}, {"POST", "/documents/upload"},
+		{"POST", "/documents/" + id + "/tags"}, {"PUT", "/documents/" + id + "/tags"}, {"PATCH", "/documents/" + id + "/tags"},
+		{"PUT", "/documents/" + id + "/tags/k"}, {"PATCH", "/documents/tags"}, {"POST", "/sites/default/apiKeys"},
+	}
+	for _, rt := range routes {
+		for _, b := range bodies {
+			r := s.DoHeaders(rt.method, rt.path, b, tok, map[string]string{"Content-Type": "application/json"})
+			if r.Status >= 500 {
+				t.Fatalf("%s %s with %.60q: %d %s", rt.method, rt.path, b, r.Status, r.Body)
+			}
+		}
+	}
+	gets := []string{"/documents?limit=abc", "/documents?limit=-5", "/documents?date=2026-13-45", "/documents?date=2026-01-01&tz=Mars/Base",
+		"/documents?softDeleted=true&start=yesterday", "/documents?softDeleted=true&sort=UP", "/documents?previous=%25%25",
+		"/documents/" + id + "/tags?next=zzz", "/documents/" + id + "/url?duration=-1", "/documents/not-a-uuid",
+		"/documents/" + id + "/tags/a%2Fb%25ZZ", "/documents/upload?contentLength=-1", "/documents/upload?duration=x",
+		"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1"}
+	for _, g := range gets {
+		r := s.Do(http.MethodGet, g, nil, tok)
+		if r.Status >= 500 {
+			t.Fatalf("GET %s: %d %s", g, r.Status, r.Body)
+		}
+	}
+	if r := s.Do(http.MethodGet, "/healthz", nil, ""); r.Status != http.StatusOK {
+		t.Fatalf("server not healthy after abuse: %d", r.Status)
+	}
+}
+
+// TestLogs_Redacted checks that request logs hold no token, no content, no
+// query strings (signed URLs) and no document names.
+func TestLogs_Redacted(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	s := quiretest.NewServer(t, func(c *node.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	tok := s.Admin()
+	secret := "TOP-SECRET-CONTENT-4711"
+	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "private/salaries.xlsx"}, tok)
+	mustStatus(t, r, http.StatusCreated)
+	u := r.JSON(t)["url"].(string)
+	mustStatus(t, put(s, u, secret), http.StatusOK)
+	addDoc(t, s, tok, "", map[string]any{"content": secret, "path": "private/other.txt"})
+	mustStatus(t, s.Do(http.MethodGet, "/documents", nil, "Bearer "+tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents", nil, "forged."+tok[10:]), http.StatusUnauthorized)
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	if !strings.Contains(logs, `"route":"/documents"`) {
+		t.Fatalf("no access log lines: %s", logs)
+	}
+	sig := u[strings.Index(u, "signature=")+10:]
+	for _, leak := range []string{tok, tok[len(tok)-20:], secret, "salaries", sig, "Authorization"} {
+		if strings.Contains(logs, leak) {
+			t.Fatalf("logs contain %q:\n%s", leak, logs)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
