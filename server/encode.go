@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 
 	"quire/storage"
 )
@@ -27,7 +28,8 @@ func formatDate(t time.Time) string {
 // "invalid body" too.
 func (r *reqCtx) readBody(v any, limit int) error {
 	if n := r.Request().Header.ContentLength(); n > limit {
-		return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+		drain(r.Ctx)
+		return errBodyTooLarge
 	}
 	var body []byte
 	if st := r.Context().RequestBodyStream(); st != nil {
@@ -40,7 +42,8 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		body = r.Body()
 	}
 	if len(body) > limit {
-		return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+		drain(r.Ctx)
+		return errBodyTooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errInvalidBody
@@ -54,6 +57,17 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		return errInvalidBody
 	}
 	return nil
+}
+
+// maxDrain bounds how much of a refused body is read and discarded so the
+// client gets the 400 instead of a connection reset; past it the
+// connection is closed.
+const maxDrain = 64 << 20
+
+func drain(c *fiber.Ctx) {
+	if st := c.Context().RequestBodyStream(); st != nil {
+		_, _ = io.CopyN(io.Discard, st, maxDrain)
+	}
 }
 
 // documentJSON renders a stored document with FormKiQ's read fields.

@@ -71,7 +71,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
 			status, body = http.StatusNotFound, messageBody{c.Path() + " request handler not found"}
 		case http.StatusRequestEntityTooLarge:
-			status, body = http.StatusRequestEntityTooLarge, messageBody{"Request body too large"}
+			status, body = http.StatusBadRequest, messageBody{"Request body too large"}
 		default:
 			body = messageBody{fe.Message}
 		}
@@ -93,3 +93,7 @@ func checkErrors(items []storage.ValidationItem) error {
 	}
 	return &storage.ValidationError{Items: items}
 }
+
+// errBodyTooLarge answers a body over the limit: a 400, as FormKiQ's
+// validation failures are, never a half-read request.
+var errBodyTooLarge = &apiError{status: http.StatusBadRequest, msg: "Request body too large"}

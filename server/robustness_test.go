@@ -93,3 +93,28 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+func TestLimits_OversizeBodies(t *testing.T) {
+	s := quiretest.NewServer(t, func(c *node.Config) { c.MaxUploadBytes = 1 << 20 })
+	tok := s.Admin()
+	big := `{"content":"` + strings.Repeat("A", 17<<20) + `"}`
+	r := s.Do(http.MethodPost, "/documents", big, tok)
+	mustStatus(t, r, http.StatusBadRequest)
+	mustBody(t, r, `{"message":"Request body too large"}`)
+	inline := `{"content":"` + strings.Repeat("A", 5*1000*1000) + `"}`
+	r = s.Do(http.MethodPost, "/documents", inline, tok)
+	mustStatus(t, r, http.StatusBadRequest)
+	mustBody(t, r, `{"errors":[{"key":"content","error":"'content' must be less than 5 MB, use POST /documents/upload"}]}`)
+	up := s.Do(http.MethodPost, "/documents/upload", map[string]any{}, tok).JSON(t)
+	r = put(s, up["url"].(string), strings.Repeat("B", 2<<20))
+	mustStatus(t, r, http.StatusBadRequest)
+	if d := s.Do(http.MethodGet, "/documents/"+up["documentId"].(string), nil, tok).JSON(t); d["contentLength"] != nil {
+		t.Fatalf("oversize upload stored content: %v", d)
+	}
+	v := s.Do(http.MethodGet, "/documents/upload?contentLength=2000000", nil, tok)
+	mustStatus(t, v, http.StatusBadRequest)
+	mustBody(t, v, `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 1048576 bytes"}]}`)
+	if l := s.Do(http.MethodGet, "/documents", nil, tok).JSON(t)["documents"].([]any); len(l) != 1 {
+		t.Fatalf("documents after oversize requests = %d, want only the upload's record", len(l))
+	}
+}

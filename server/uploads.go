@@ -157,7 +157,8 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 			return badRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
 		}
 		if s.deps.MaxUploadBytes > 0 && n > s.deps.MaxUploadBytes {
-			return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+			drain(c)
+			return errBodyTooLarge
 		}
 	}
 	// Every checksum the client asked to verify: the one signed into the
@@ -197,7 +198,8 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	})
 	if errors.Is(err, storage.ErrTooLarge) {
 		s.sweep(shas)
-		return errStatus(http.StatusRequestEntityTooLarge, "Request body too large")
+		drain(c)
+		return errBodyTooLarge
 	}
 	if err != nil {
 		s.sweep(shas)
