@@ -153,11 +153,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 		payload.Docs = append(payload.Docs, p.nd)
 	}
-	cmd, err := storage.NewCommand(storage.OpAddDocuments, r.site, r.user(), r.now, payload)
-	if err != nil {
-		return err
-	}
-	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+	if _, err := s.apply(r, storage.OpAddDocuments, payload); err != nil {
 		return err
 	}
 	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
@@ -294,7 +290,7 @@ func (s *Server) attachInline(r *reqCtx, p *prepared) error {
 	if d.ContentType == "" {
 		d.ContentType = detectContentType(p.content)
 	}
-	m, tail, err := storage.WriteContent(r.Context(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
 	if err != nil {
 		return err
 	}

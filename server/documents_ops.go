@@ -90,11 +90,7 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		}
 		upd.Children = append(upd.Children, cp.nd)
 	}
-	cmd, err := storage.NewCommand(storage.OpUpdateDocument, r.site, r.user(), r.now, upd)
-	if err != nil {
-		return err
-	}
-	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+	if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
 		return err
 	}
 	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
@@ -112,11 +108,7 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 }
 
 func (s *Server) applyRef(r *reqCtx, op storage.Op, id string) error {
-	cmd, err := storage.NewCommand(op, r.site, r.user(), r.now, storage.DocumentRef{DocumentID: id})
-	if err != nil {
-		return err
-	}
-	_, err = s.deps.Applier.Apply(r.Context(), cmd)
+	_, err := s.apply(r, op, storage.DocumentRef{DocumentID: id})
 	return err
 }
 

@@ -115,11 +115,7 @@ func (s *Server) handleAddAPIKey(r *reqCtx) error {
 		Permissions: perms,
 		Groups:      b.Groups,
 	}
-	cmd, err := storage.NewCommand(storage.OpAddAPIKey, r.site, r.user(), r.now, storage.AddAPIKey{Key: rec})
-	if err != nil {
-		return err
-	}
-	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+	if _, err := s.apply(r, storage.OpAddAPIKey, storage.AddAPIKey{Key: rec}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusOK).JSON(map[string]any{"apiKey": key})
@@ -162,11 +158,7 @@ func (s *Server) handleDeleteAPIKey(r *reqCtx) error {
 	if !strings.Contains(k, "*") {
 		p = storage.DeleteAPIKey{Hash: auth.HashAPIKey(k)}
 	}
-	cmd, err := storage.NewCommand(storage.OpDeleteAPIKey, r.site, r.user(), r.now, p)
-	if err != nil {
-		return err
-	}
-	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+	if _, err := s.apply(r, storage.OpDeleteAPIKey, p); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{"ApiKey deleted"})

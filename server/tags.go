@@ -43,11 +43,7 @@ func (s *Server) readTags(r *reqCtx) ([]storage.Tag, bool, error) {
 }
 
 func (s *Server) applyTags(r *reqCtx, mode string, tags []storage.Tag) error {
-	cmd, err := storage.NewCommand(storage.OpSetTags, r.site, r.user(), r.now, storage.SetTags{DocumentID: r.docID(), Mode: mode, Tags: tags})
-	if err != nil {
-		return err
-	}
-	_, err = s.deps.Applier.Apply(r.Context(), cmd)
+	_, err := s.apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.docID(), Mode: mode, Tags: tags})
 	return err
 }
 
@@ -222,11 +218,7 @@ func (s *Server) handleSetDocumentTag(r *reqCtx) error {
 }
 
 func (s *Server) deleteTag(r *reqCtx, key string, value *string) (bool, error) {
-	cmd, err := storage.NewCommand(storage.OpDeleteTag, r.site, r.user(), r.now, storage.DeleteTag{DocumentID: r.docID(), Key: key, Value: value})
-	if err != nil {
-		return false, err
-	}
-	res, err := s.deps.Applier.Apply(r.Context(), cmd)
+	res, err := s.apply(r, storage.OpDeleteTag, storage.DeleteTag{DocumentID: r.docID(), Key: key, Value: value})
 	if err != nil {
 		return false, err
 	}
@@ -302,11 +294,7 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
 	}
 	for len(ids) > 0 {
 		n := min(matchBatch, len(ids))
-		cmd, err := storage.NewCommand(storage.OpUpdateMatchTags, r.site, r.user(), r.now, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags})
-		if err != nil {
-			return err
-		}
-		if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+		if _, err := s.apply(r, storage.OpUpdateMatchTags, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags}); err != nil {
 			return err
 		}
 		ids = ids[n:]

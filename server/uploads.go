@@ -516,11 +516,7 @@ func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 
 func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
 	id := p.nd.Document.DocumentID
-	cmd, err := storage.NewCommand(storage.OpAddDocuments, r.site, r.user(), r.now, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}})
-	if err != nil {
-		return err
-	}
-	if _, err := s.deps.Applier.Apply(r.Context(), cmd); err != nil {
+	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
 		return err
 	}
 	u, h := s.uploadURL(r.site, id, o)
