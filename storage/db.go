@@ -112,12 +112,13 @@ func (d *DB) OnCommit(fn func(*Command, Result)) {
 // result value, or an error that discards the transaction.
 type applyFunc func(t *tx, c *Command) (any, error)
 
-var appliers map[Op]applyFunc
+// appliers maps each op to its applier. Core ops are listed here; a
+// package file that adds a resource (attributes, entities, ...) registers
+// its own ops with register in its init, next to the appliers themselves.
+var appliers = map[Op]applyFunc{}
 
 func init() {
-	// Set in init to break the initialization cycle between the table and
-	// appliers that apply other commands' logic.
-	appliers = map[Op]applyFunc{
+	for op, fn := range map[Op]applyFunc{
 		OpAddDocuments:    applyAddDocuments,
 		OpUpdateDocument:  applyUpdateDocument,
 		OpCommitContent:   applyCommitContent,
@@ -132,7 +133,18 @@ func init() {
 		OpAddAPIKey:       applyAddAPIKey,
 		OpDeleteAPIKey:    applyDeleteAPIKey,
 		OpSweepChunks:     applySweepChunks,
+	} {
+		register(op, fn)
 	}
+}
+
+// register adds an op's applier; registering an op twice is a programming
+// error.
+func register(op Op, fn applyFunc) {
+	if _, dup := appliers[op]; dup {
+		panic("storage: op registered twice: " + string(op))
+	}
+	appliers[op] = fn
 }
 
 // Apply applies c in one Badger transaction. A domain error (validation,
