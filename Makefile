@@ -37,8 +37,8 @@ deps: ## install what the tests need (nothing outside Go yet)
 test: deps fmt-check vet ## gofmt, go vet and all tests with the race detector
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-bench: build ## benchmarks, reported as ratios against baselines measured in the same run
-	$(GO) run ./bench
+bench: build ## benchmarks as ratios against baselines measured in the same run (BENCHFLAGS="-quick -out F")
+	$(GO) run ./bench $(BENCHFLAGS)
 
 clean: ## remove build output
 	rm -rf bin

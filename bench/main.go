@@ -1,0 +1,226 @@
+// Command bench measures Quire against baselines taken in the same run and
+// reports every figure as a ratio, because the machines it runs on are
+// shared and noisy: an absolute docs/s says little, "half of what raw Badger
+// does on this disk right now" says a lot.
+//
+// Run it from the repository root after building bin/quire (make bench does
+// both):
+//
+//	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
+//
+// It runs two benchmarks against a bin/quire child process on a loopback
+// port with its data in a temporary directory:
+//
+//   - document creation: 64 HTTP clients POST /documents with 4 KiB of inline
+//     text; the baseline is raw Badger with SyncWrites doing one durable
+//     transaction (a 4 KiB value and a small key) per document;
+//   - streamed upload: 1 GiB of pseudo-random bytes PUT to an upload URL;
+//     the baseline is dd writing the same amount with conv=fsync.
+//
+// It also samples the server's resident memory and checks that the upload
+// reads back intact. Temporary files and the child process are removed on
+// every exit path the process survives.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// config holds the benchmark parameters, set from the flags.
+type config struct {
+	bin        string        // the quire binary
+	out        string        // Markdown report file, "" for none
+	quick      bool          // smoke-run sizes
+	clients    int           // concurrent creators
+	docSize    int           // bytes of inline content per document
+	warmup     time.Duration // load before the measured window
+	window     time.Duration // measured window of the creation benchmark
+	uploadSize int64         // bytes of the streamed upload
+}
+
+// newConfig returns the parameters of a full or a quick run.
+func newConfig(bin, out string, quick bool) config {
+	c := config{
+		bin: bin, out: out, quick: quick,
+		clients: 64, docSize: 4 << 10,
+		warmup: time.Second, window: 10 * time.Second,
+		uploadSize: 1 << 30,
+	}
+	if quick {
+		c.window = 3 * time.Second
+		c.uploadSize = 64 << 20
+	}
+	return c
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "smaller sizes for a smoke run")
+	out := flag.String("out", "", "also write the report as Markdown to this file")
+	bin := flag.String("bin", "bin/quire", "path of the quire binary (make build)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, newConfig(*bin, *out, *quick), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs every benchmark, prints the report (also a partial one when a
+// benchmark failed) and returns the exit code.
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
+	rep := newReport(cfg)
+	err := runAll(ctx, cfg, rep, stderr)
+	if err != nil {
+		rep.note("FAILED: %v", err)
+	}
+	rep.writeText(stdout)
+	if cfg.out != "" {
+		if werr := writeMarkdown(cfg.out, rep); werr != nil {
+			fmt.Fprintln(stderr, "bench:", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// session is one run of the benchmarks: its parameters, the report being
+// filled and the temporary directory everything lives in.
+type session struct {
+	cfg      config
+	rep      *report
+	root     string
+	progress io.Writer
+}
+
+// logf prints a progress line.
+func (s *session) logf(format string, args ...any) {
+	fmt.Fprintf(s.progress, "bench: "+format+"\n", args...)
+}
+
+// runAll runs the benchmarks in order, adding rows to rep as results come.
+// Deferred calls stop the server and remove the temporary directory on
+// every return, a panic in this goroutine included.
+func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) error {
+	if _, err := os.Stat(cfg.bin); err != nil {
+		return fmt.Errorf("quire binary: %w (run make build first)", err)
+	}
+	root, err := os.MkdirTemp("", "quire-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
+
+	base, err := s.badgerBaseline(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	idle := srv.rss.current()
+	if err := s.create(ctx, srv, base, idle); err != nil {
+		return srv.withLog(err)
+	}
+	if err := s.upload(ctx, srv); err != nil {
+		return srv.withLog(err)
+	}
+	// VmHWM also catches peaks between two samples.
+	whole := srv.rss.maxEver()
+	whole.rss = max(whole.rss, whole.hwm)
+	rep.addRSS("server peak RSS, whole run (VmHWM)", idle, whole)
+	return srv.checkAlive()
+}
+
+// badgerBaseline runs the baseline of the creation benchmark.
+func (s *session) badgerBaseline(ctx context.Context) (loadResult, error) {
+	s.logf("badger baseline: %d goroutines, %s", s.cfg.clients, s.cfg.window)
+	dir := filepath.Join(s.root, "badger")
+	defer os.RemoveAll(dir)
+	cpu := startCPU(os.Getpid())
+	base, err := badgerCreate(ctx, dir, s.cfg)
+	if err != nil {
+		return base, fmt.Errorf("badger baseline: %w", err)
+	}
+	s.rep.note("CPU, badger baseline: %.2f cores", cpu.cores()[0])
+	return base, nil
+}
+
+// create runs the creation benchmark against srv; idle is the server's
+// memory before it.
+func (s *session) create(ctx context.Context, srv *server, base loadResult, idle procStatus) error {
+	s.logf("quire create: %d clients, %s", s.cfg.clients, s.cfg.window)
+	srv.rss.resetPeak()
+	cpu := startCPU(srv.pid(), os.Getpid())
+	q, err := quireCreate(ctx, srv, s.cfg)
+	if err != nil {
+		return fmt.Errorf("quire create: %w", err)
+	}
+	c := cpu.cores()
+	s.rep.addCreate(s.cfg, q, base)
+	s.rep.addRSS("server peak RSS, create", idle, srv.rss.resetPeak())
+	s.rep.note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
+	return nil
+}
+
+// upload runs the streamed-upload benchmark and its baseline, then checks
+// the uploaded content.
+func (s *session) upload(ctx context.Context, srv *server) error {
+	size := s.cfg.uploadSize
+	seed := uploadSeed()
+	src, dst := filepath.Join(s.root, "source.bin"), filepath.Join(s.root, "dd.out")
+	s.logf("writing %s source file for the disk baseline", sizeName(size))
+	sum, err := writeSource(src, size, seed)
+	if err != nil {
+		return fmt.Errorf("source file: %w", err)
+	}
+	s.logf("disk baseline")
+	disk, err := diskBaseline(ctx, src, dst, size)
+	// Free the space now; removing root catches anything left.
+	os.Remove(src)
+	os.Remove(dst)
+	if err != nil {
+		return fmt.Errorf("disk baseline: %w", err)
+	}
+
+	s.logf("quire upload: %s", sizeName(size))
+	before := srv.rss.current()
+	srv.rss.resetPeak()
+	cpu := startCPU(srv.pid(), os.Getpid())
+	up, err := quireUpload(ctx, srv, size, seed)
+	if err != nil {
+		return fmt.Errorf("quire upload: %w", err)
+	}
+	c := cpu.cores()
+	s.rep.addUpload(s.cfg, up, disk)
+	s.rep.addRSS("server peak RSS, upload", before, srv.rss.resetPeak())
+	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
+
+	s.logf("verifying the upload")
+	dl, err := verifyUpload(ctx, srv, up.documentID, size, sum)
+	s.rep.addVerify(dl, err)
+	if err != nil {
+		return fmt.Errorf("verify upload: %w", err)
+	}
+	return nil
+}
+
+// hostInfo describes the machine for the report header.
+func hostInfo() string {
+	h, _ := os.Hostname()
+	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", h, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	// readyTimeout bounds the wait for a starting server to answer.
+	readyTimeout = 30 * time.Second
+	// stopGrace is how long a server gets to shut down after SIGTERM
+	// before it is killed.
+	stopGrace = 15 * time.Second
+	// rssEvery is the RSS sampling period.
+	rssEvery = 100 * time.Millisecond
+	// apiTimeout bounds one API call.
+	apiTimeout = 30 * time.Second
+	// logTail is how much of the server log an error report quotes.
+	logTail = 2 << 10
+)
+
+// server is a bin/quire child process serving on a loopback port.
+type server struct {
+	cmd      *exec.Cmd
+	cancel   context.CancelFunc // stops the child: SIGTERM, then kill
+	exited   chan struct{}      // closed when the child has exited
+	waitErr  error              // the child's exit status, set before exited closes
+	logPath  string
+	logFile  *os.File
+	base     string // http://127.0.0.1:<port>
+	token    string
+	client   *http.Client // API calls, with a timeout
+	transfer *http.Client // signed-URL transfers, bounded by their ctx
+	rss      *rssSampler
+	once     sync.Once
+}
+
+// startServer starts bin serving dataDir on a free loopback port, waits
+// until it answers, and gets an admin token. On error nothing is left
+// running.
+func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(cctx, bin, "serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://"+addr)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = stopGrace
+	killWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	tr := newTransport()
+	s := &server{
+		cmd: cmd, cancel: cancel, exited: make(chan struct{}),
+		logPath: logPath, logFile: logFile, base: "http://" + addr,
+		client:   &http.Client{Transport: tr, Timeout: apiTimeout},
+		transfer: &http.Client{Transport: tr},
+	}
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	s.rss = startRSS(cmd.Process.Pid, rssEvery)
+	if err := s.init(ctx, bin, dataDir); err != nil {
+		s.stop()
+		return nil, s.withLog(err)
+	}
+	return s, nil
+}
+
+// init waits for the server to answer and mints a token.
+func (s *server) init(ctx context.Context, bin, dataDir string) error {
+	if err := s.waitReady(ctx); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, bin, "token", "--data-dir", dataDir, "--user", "bench", "--groups", "Admins").Output()
+	if err != nil {
+		return fmt.Errorf("quire token: %w", exitDetail(err))
+	}
+	s.token = strings.TrimSpace(string(out))
+	if s.token == "" {
+		return errors.New("quire token printed nothing")
+	}
+	return nil
+}
+
+// newTransport returns a keep-alive transport for 64 concurrent clients.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        128,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		WriteBufferSize:     64 << 10,
+		ReadBufferSize:      64 << 10,
+	}
+}
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before the server binds it; startServer then fails loudly.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitReady polls GET /healthz until it answers 200.
+func (s *server) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	for time.Now().Before(deadline) {
+		if err := s.checkAlive(); err != nil {
+			return err
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
+		if resp, err := s.client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("server not ready after %s", readyTimeout)
+}
+
+// checkAlive returns an error if the child has exited.
+func (s *server) checkAlive() error {
+	select {
+	case <-s.exited:
+		return fmt.Errorf("server exited: %v", s.waitErr)
+	default:
+		return nil
+	}
+}
+
+// pid returns the child's process id.
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// stop shuts the child down (SIGTERM, then kill after stopGrace) and waits
+// for it. It is safe to call more than once.
+func (s *server) stop() {
+	s.once.Do(func() {
+		s.rss.stop()
+		s.cancel()
+		<-s.exited
+		s.client.CloseIdleConnections()
+		s.logFile.Close()
+	})
+}
+
+// withLog appends the tail of the server log to err.
+func (s *server) withLog(err error) error {
+	b, rerr := os.ReadFile(s.logPath)
+	if rerr != nil || len(b) == 0 {
+		return err
+	}
+	if len(b) > logTail {
+		b = b[len(b)-logTail:]
+	}
+	return fmt.Errorf("%w\n--- server log (tail) ---\n%s", err, b)
+}
+
+// request sends a request to path. An API path ("/documents") gets the
+// token and the API client's timeout; a signed URL the server returned
+// (which must point back at it) is its own credential, and transfers to
+// it are bounded by ctx alone, as they can take minutes.
+func (s *server) request(ctx context.Context, method, path string, body io.Reader, size int64, ctype string) (*http.Response, error) {
+	signed := strings.Contains(path, "://")
+	if signed && !strings.HasPrefix(path, s.base+"/") {
+		return nil, fmt.Errorf("refusing a URL outside the server: %s", path)
+	}
+	u, client := s.base+path, s.client
+	if signed {
+		u, client = path, s.transfer
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.ContentLength = size
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if !signed {
+		req.Header.Set("Authorization", s.token)
+	}
+	return client.Do(req)
+}
+
+// doJSON sends in (if not nil) as JSON, checks the status is want and
+// decodes the response into out (if not nil).
+func (s *server) doJSON(ctx context.Context, method, path string, in any, want int, out any) error {
+	var body io.Reader
+	var size int64
+	ctype := ""
+	if in != nil {
+		ctype = "application/json"
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body, size = bytes.NewReader(b), int64(len(b))
+	}
+	resp, err := s.request(ctx, method, path, body, size, ctype)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, want); err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// checkStatus returns an error quoting the start of the body if resp's
+// status is not want; it drains the body so the connection can be reused.
+func checkStatus(resp *http.Response, want int) error {
+	if resp.StatusCode == want {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return fmt.Errorf("status %d, want %d: %s", resp.StatusCode, want, strings.TrimSpace(string(b)))
+}
+
+// exitDetail adds a failed command's stderr to its error.
+func exitDetail(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return err
+}
