@@ -13,8 +13,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -83,10 +86,21 @@ func cmdServe(args []string, stderr io.Writer) error {
 	maxUpload := fs.Int64("max-upload-bytes", 0, "largest accepted upload in bytes (0: unlimited)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	memLimit := fs.Int64("memory-limit-mib", 64, "soft limit for the Go heap in MiB (0: none; GOMEMLIMIT wins when set)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := newLogger(stderr, *logLevel, *logFormat)
+	// A soft heap limit keeps an idle-looking appliance small: without it
+	// the heap grows to twice its live size between collections.
+	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
+		debug.SetMemoryLimit(*memLimit << 20)
+	}
+	if addr := os.Getenv("QUIRE_PPROF"); addr != "" {
+		// Profiling for support sessions, on an address of the operator's
+		// choosing (keep it on loopback); never on the API listener.
+		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(addr, nil)) }()
+	}
 	pub := *publicURL
 	if pub == "" {
 		pub = "http://" + *listen

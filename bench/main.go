@@ -190,6 +190,11 @@ func (s *session) upload(ctx context.Context, srv *server) error {
 	}
 	s.logf("disk baseline")
 	disk, err := diskBaseline(ctx, src, dst, size)
+	var ceil diskResult
+	if err == nil {
+		s.logf("badger value-log ceiling")
+		ceil, err = badgerVlogCeiling(src, filepath.Join(s.root, "badger-vlog"))
+	}
 	// Free the space now; removing root catches anything left.
 	os.Remove(src)
 	os.Remove(dst)
@@ -207,6 +212,7 @@ func (s *session) upload(ctx context.Context, srv *server) error {
 	}
 	c := cpu.cores()
 	s.rep.addUpload(s.cfg, up, disk)
+	s.rep.addCeiling(ceil, disk)
 	s.rep.addRSS("server peak RSS, upload", before, srv.rss.resetPeak())
 	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
 

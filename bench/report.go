@@ -92,6 +92,19 @@ func (r *report) addUpload(cfg config, up transferResult, disk diskResult) {
 	r.note("upload: quire PUT took %s; baseline %s took %s", up.elapsed.Round(time.Millisecond), disk.tool, disk.elapsed.Round(time.Millisecond))
 }
 
+// addCeiling adds the raw-Badger content write as an info row against dd.
+func (r *report) addCeiling(c, disk diskResult) {
+	r.rows = append(r.rows, row{
+		name:     "  raw Badger content write",
+		quire:    fmt.Sprintf("%.1f MB/s", c.rate),
+		baseline: fmt.Sprintf("%.1f MB/s", disk.rate),
+		ratio:    fmt.Sprintf("%.2f", c.rate/disk.rate),
+		target:   "-",
+		status:   "info",
+	})
+	r.note("raw Badger ceiling: %s took %s", c.tool, c.elapsed.Round(time.Millisecond))
+}
+
 // addRSS adds a server memory row: peak against the server's resident
 // size at rest before the phase.
 func (r *report) addRSS(name string, idle, peak procStatus) {

@@ -290,6 +290,10 @@ func (s *Server) attachInline(r *reqCtx, p *prepared) error {
 	if d.ContentType == "" {
 		d.ContentType = detectContentType(p.content)
 	}
+	if m, tail, ok := storage.SmallContent(p.content); ok {
+		p.nd.Content, p.nd.Chunks = &m, tail
+		return nil
+	}
 	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ const ChunkSize = 1 << 20
 
 // chunksPerPut bounds how many chunks one OpPutChunks carries, so that a
 // command (and a Raft entry) stays around a few MiB.
-const chunksPerPut = 4
+const chunksPerPut = 8
 
 // Chunk codecs, stored as the first byte of a chunk value.
 const (
@@ -30,10 +30,11 @@ const (
 // Chunk is one encoded piece of content, addressed by the SHA-256 of its
 // raw bytes so identical content is stored once.
 type Chunk struct {
-	SHA   string `json:"sha"`
-	Size  int64  `json:"size"`  // raw size
-	Codec byte   `json:"codec"` // codecRaw or codecZstd
-	Data  []byte `json:"data"`  // encoded bytes
+	SHA  string `json:"sha"`
+	Size int64  `json:"size"` // raw size
+	// Value is the stored form: a codec byte (codecRaw or codecZstd)
+	// followed by the encoded bytes, so it is written without a copy.
+	Value []byte `json:"value"`
 }
 
 // ChunkRef is a manifest's reference to a chunk.
@@ -62,15 +63,30 @@ var (
 func EncodeChunk(raw []byte) Chunk {
 	sum := sha256.Sum256(raw)
 	c := Chunk{SHA: hex.EncodeToString(sum[:]), Size: int64(len(raw))}
-	if len(raw) >= 512 {
-		z := zenc.EncodeAll(raw, make([]byte, 0, len(raw)/2))
-		if len(z) < len(raw)-len(raw)/8 {
-			c.Codec, c.Data = codecZstd, z
+	if len(raw) >= 512 && compressible(raw) {
+		z := zenc.EncodeAll(raw, append(make([]byte, 0, 1+len(raw)/2), codecZstd))
+		if len(z)-1 < len(raw)-len(raw)/8 {
+			c.Value = z
 			return c
 		}
 	}
-	c.Codec, c.Data = codecRaw, append([]byte(nil), raw...)
+	c.Value = append(append(make([]byte, 0, 1+len(raw)), codecRaw), raw...)
 	return c
+}
+
+// sampleSize is how much of a large chunk compressible tries first.
+const sampleSize = 64 << 10
+
+// compressible tells from a sample whether compressing raw is worth trying:
+// scanned PDFs, JPEGs and ZIP-based Office files are already compressed,
+// and trying zstd on every MiB of them halves upload throughput.
+func compressible(raw []byte) bool {
+	if len(raw) <= 2*sampleSize {
+		return true
+	}
+	s := raw[len(raw)/2-sampleSize/2:][:sampleSize] // the middle skips headers
+	z := zenc.EncodeAll(s, make([]byte, 0, sampleSize))
+	return len(z) < len(s)-len(s)/8
 }
 
 func decodeChunk(val []byte, dst []byte) ([]byte, error) {
@@ -92,6 +108,8 @@ type PutChunks struct {
 	Chunks []Chunk `json:"chunks"`
 }
 
+func (PutChunks) inMemory() {}
+
 func applyPutChunks(t *tx, c *Command) (any, error) {
 	p, err := decode[PutChunks](c)
 	if err != nil {
@@ -109,10 +127,10 @@ func putChunks(t *tx, chunks []Chunk) error {
 		if ok {
 			continue
 		}
-		v := make([]byte, 0, len(ch.Data)+1)
-		v = append(v, ch.Codec)
-		v = append(v, ch.Data...)
-		if err := t.set(chunkKey(ch.SHA), v); err != nil {
+		if len(ch.Value) == 0 {
+			return fmt.Errorf("chunk %s has no value", ch.SHA)
+		}
+		if err := t.set(chunkKey(ch.SHA), ch.Value); err != nil {
 			return err
 		}
 	}
@@ -279,31 +297,52 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// One goroutine reads, hashes and compresses while this one writes, so
-	// CPU work overlaps with the fsync of the previous batch.
-	ch := make(chan item, chunksPerPut)
-	whole := sha256.New()
+	// One goroutine reads, hashes and compresses chunks while another
+	// hashes the whole content and this one writes, so CPU work overlaps
+	// with the fsync of the previous batch.
+	ch := make(chan item, 2)
 	var size int64
+	var whole []byte
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
+	toHash := make(chan *[]byte, 2)
+	free := make(chan *[]byte, 3)
+	for range 3 {
+		free <- chunkBufs.Get().(*[]byte)
+	}
+	go func() {
+		defer wg.Done()
+		h := sha256.New()
+		for bp := range toHash {
+			h.Write(*bp)
+			free <- bp
+		}
+		whole = h.Sum(nil)
+	}()
 	go func() {
 		defer wg.Done()
 		defer close(ch)
-		buf := make([]byte, ChunkSize)
+		defer close(toHash)
 		for {
+			bp := <-free
+			buf := (*bp)[:ChunkSize]
 			n, err := io.ReadFull(r, buf)
 			if n > 0 {
 				size += int64(n)
 				if limit > 0 && size > limit {
+					free <- bp
 					ch <- item{err: ErrTooLarge}
 					return
 				}
-				whole.Write(buf[:n])
+				*bp = buf[:n]
+				toHash <- bp
 				select {
 				case ch <- item{ch: EncodeChunk(buf[:n])}:
 				case <-ctx.Done():
 					return
 				}
+			} else {
+				free <- bp
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return
@@ -314,28 +353,64 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 			}
 		}
 	}()
+	defer func() {
+		// Both goroutines have exited (wg.Wait ran on every path); return
+		// the buffers.
+		for range 3 {
+			bp := <-free
+			*bp = (*bp)[:cap(*bp)]
+			chunkBufs.Put(bp)
+		}
+	}()
 	var m Manifest
 	var batch []Chunk
 	var batchBytes int
+	// Up to two PutChunks are in flight, so Badger copies one batch into
+	// its value log while the previous one is being synced.
+	var (
+		puts    sync.WaitGroup
+		putMu   sync.Mutex
+		putErr  error
+		putSlot = make(chan struct{}, 2)
+	)
+	putFailed := func() error {
+		putMu.Lock()
+		defer putMu.Unlock()
+		return putErr
+	}
 	fail := func(err error) (Manifest, []Chunk, error) {
 		cancel()
 		for range ch { //nolint:revive // drain so the reader goroutine exits
 		}
 		wg.Wait()
+		puts.Wait()
 		return Manifest{}, nil, err
 	}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
+		if err := putFailed(); err != nil {
+			return err
+		}
 		cmd, err := NewCommand(OpPutChunks, "", "", zeroTime, PutChunks{Chunks: batch})
 		if err != nil {
 			return err
 		}
-		if _, err := a.Apply(ctx, cmd); err != nil {
-			return fmt.Errorf("put chunks: %w", err)
-		}
 		batch, batchBytes = nil, 0
+		putSlot <- struct{}{}
+		puts.Add(1)
+		go func() {
+			defer puts.Done()
+			defer func() { <-putSlot }()
+			if _, err := a.Apply(ctx, cmd); err != nil {
+				putMu.Lock()
+				if putErr == nil {
+					putErr = fmt.Errorf("put chunks: %w", err)
+				}
+				putMu.Unlock()
+			}
+		}()
 		return nil
 	}
 	for it := range ch {
@@ -347,7 +422,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		}
 		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
 		batch = append(batch, it.ch)
-		batchBytes += len(it.ch.Data)
+		batchBytes += len(it.ch.Value)
 		if len(batch) >= chunksPerPut || batchBytes >= chunksPerPut*ChunkSize/2 {
 			if err := flush(); err != nil {
 				return fail(err)
@@ -356,15 +431,42 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	}
 	wg.Wait()
 	m.Size = size
-	m.SHA256 = hex.EncodeToString(whole.Sum(nil))
+	m.SHA256 = hex.EncodeToString(whole)
+	var tail []Chunk
 	if len(batch) == 1 {
-		return m, batch, nil
-	}
-	if err := flush(); err != nil {
+		tail = batch
+	} else if err := flush(); err != nil {
+		puts.Wait()
 		return Manifest{}, nil, err
 	}
-	return m, nil, nil
+	puts.Wait()
+	if err := putFailed(); err != nil {
+		return Manifest{}, nil, err
+	}
+	return m, tail, nil
 }
+
+// SmallContent builds the manifest of content of at most one chunk without
+// writing anything: the chunk is returned for the command that attaches it.
+// Larger content goes through WriteContent.
+func SmallContent(raw []byte) (Manifest, []Chunk, bool) {
+	if len(raw) > ChunkSize {
+		return Manifest{}, nil, false
+	}
+	m := Manifest{Size: int64(len(raw))}
+	if len(raw) == 0 {
+		sum := sha256.Sum256(nil)
+		m.SHA256 = hex.EncodeToString(sum[:])
+		return m, nil, true
+	}
+	ch := EncodeChunk(raw)
+	m.SHA256 = ch.SHA // one chunk: the content's hash is the chunk's
+	m.Chunks = []ChunkRef{{SHA: ch.SHA, Size: ch.Size}}
+	return m, []Chunk{ch}, true
+}
+
+// chunkBufs recycles WriteContent's read buffers.
+var chunkBufs = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return &b }}
 
 // ContentReader reads a document's content chunk by chunk. It implements
 // io.ReadSeeker so HTTP range requests can be served.
@@ -376,7 +478,6 @@ type ContentReader struct {
 	cur    int    // index of the chunk in buf, -1 when none
 	curOff int64  // logical offset of buf[0]
 	buf    []byte // decoded current chunk
-	raw    []byte
 }
 
 // Size returns the content length.
@@ -419,7 +520,7 @@ func (r *ContentReader) Seek(offset int64, whence int) (int64, error) {
 
 // Close releases the reader's buffers.
 func (r *ContentReader) Close() error {
-	r.buf, r.raw = nil, nil
+	r.buf = nil
 	return nil
 }
 
@@ -432,15 +533,19 @@ func (r *ContentReader) load() error {
 				if err != nil {
 					return fmt.Errorf("read chunk %s: %w", ch.SHA, err)
 				}
-				r.raw, err = item.ValueCopy(r.raw[:0])
-				return err
+				r.db.touched(int(item.ValueSize()))
+				// Decode straight out of Badger's value: it is valid
+				// until the transaction ends, and decoding copies it.
+				return item.Value(func(val []byte) error {
+					r.buf, err = decodeChunk(val, r.buf)
+					if err != nil {
+						return fmt.Errorf("decode chunk %s: %w", ch.SHA, err)
+					}
+					return nil
+				})
 			})
 			if err != nil {
 				return err
-			}
-			r.buf, err = decodeChunk(r.raw, r.buf)
-			if err != nil {
-				return fmt.Errorf("decode chunk %s: %w", ch.SHA, err)
 			}
 			if int64(len(r.buf)) != ch.Size {
 				return fmt.Errorf("chunk %s: size %d, want %d", ch.SHA, len(r.buf), ch.Size)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -31,6 +32,52 @@ type DB struct {
 	closed bool
 	stop   chan struct{}
 	wg     sync.WaitGroup
+
+	// writeMu is held shared by every Apply and exclusively by a trim;
+	// gcMu is held by the value-log GC and by a trim. Together they make
+	// sure no value-log file is remapped while it is being trimmed.
+	writeMu sync.RWMutex
+	gcMu    sync.Mutex
+
+	dir      string
+	mapped   atomic.Int64  // value-log bytes touched since the last trim
+	trimKick chan struct{} // wakes trimLoop
+}
+
+// trimEvery is how many value-log bytes a process writes or reads before
+// it asks the kernel to take the mapped pages back (see trimMappedFiles).
+const trimEvery = 8 << 20
+
+// touched records n value-log bytes written or read through the mapping.
+func (d *DB) touched(n int) {
+	if d.mapped.Add(int64(n)) >= trimEvery {
+		select {
+		case d.trimKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (d *DB) trimLoop() {
+	defer d.wg.Done()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.trimKick:
+		}
+		d.mapped.Store(0)
+		d.gcMu.Lock()
+		d.writeMu.Lock()
+		trimMappedFiles(d.dir)
+		d.writeMu.Unlock()
+		d.gcMu.Unlock()
+		select { // at most a few trims a second
+		case <-d.stop:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // maxConflictRetries bounds how often Apply retries a transaction that lost
@@ -73,10 +120,11 @@ func Open(cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger %s: %w", cfg.Dir, err)
 	}
-	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{})}
+	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{}), dir: cfg.Dir, trimKick: make(chan struct{}, 1)}
 	if !cfg.InMemory {
-		d.wg.Add(1)
+		d.wg.Add(2)
 		go d.gcLoop()
+		go d.trimLoop()
 	}
 	return d, nil
 }
@@ -166,11 +214,13 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		if err = ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		d.writeMu.RLock()
 		err = d.bdb.Update(func(txn *badger.Txn) error {
 			v, err := fn(&tx{txn: txn}, c)
 			val = v
 			return err
 		})
+		d.writeMu.RUnlock()
 		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
 			continue
 		}
@@ -178,6 +228,13 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if p, ok := c.local.(PutChunks); ok {
+		n := 0
+		for _, ch := range p.Chunks {
+			n += len(ch.Value)
+		}
+		d.touched(n)
 	}
 	res := Result{Value: val}
 	d.mu.RLock()
@@ -190,6 +247,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 }
 
 func decode[T any](c *Command) (*T, error) {
+	if p, ok := c.local.(T); ok {
+		return &p, nil
+	}
 	var v T
 	if len(c.Data) == 0 {
 		return &v, nil
@@ -218,11 +278,13 @@ func (d *DB) gcLoop() {
 		case <-t.C:
 			// Reclaim value-log space left by deleted content; stop when a
 			// run finds nothing worth rewriting.
+			d.gcMu.Lock()
 			for i := 0; i < 10; i++ {
 				if d.bdb.RunValueLogGC(0.5) != nil {
 					break
 				}
 			}
+			d.gcMu.Unlock()
 		}
 	}
 }
