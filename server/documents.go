@@ -72,24 +72,24 @@ type actionIn struct {
 // child document. Fields that only some of them accept are checked by the
 // caller.
 type documentIn struct {
-	DocumentID       *string         `json:"documentId"`
-	Artifacts        bool            `json:"artifacts"`
-	ArtifactCategory string          `json:"artifactCategory"`
-	Path             *string         `json:"path"`
-	ChecksumType     string          `json:"checksumType"`
-	Checksum         string          `json:"checksum"`
-	Width            flexString      `json:"width"`
-	Height           flexString      `json:"height"`
-	DeepLinkPath     *string         `json:"deepLinkPath"`
-	ResourceType     string          `json:"resourceType"`
-	ContentType      *string         `json:"contentType"`
-	IsBase64         bool            `json:"isBase64"`
-	Content          *string         `json:"content"`
-	Tags             []tagIn         `json:"tags"`
-	Metadata         []metadataIn    `json:"metadata"`
-	Actions          []actionIn      `json:"actions"`
-	Attributes       json.RawMessage `json:"attributes"`
-	Documents        []documentIn    `json:"documents"`
+	DocumentID       *string                  `json:"documentId"`
+	Artifacts        bool                     `json:"artifacts"`
+	ArtifactCategory string                   `json:"artifactCategory"`
+	Path             *string                  `json:"path"`
+	ChecksumType     string                   `json:"checksumType"`
+	Checksum         string                   `json:"checksum"`
+	Width            flexString               `json:"width"`
+	Height           flexString               `json:"height"`
+	DeepLinkPath     *string                  `json:"deepLinkPath"`
+	ResourceType     string                   `json:"resourceType"`
+	ContentType      *string                  `json:"contentType"`
+	IsBase64         bool                     `json:"isBase64"`
+	Content          *string                  `json:"content"`
+	Tags             []tagIn                  `json:"tags"`
+	Metadata         []metadataIn             `json:"metadata"`
+	Actions          []actionIn               `json:"actions"`
+	Attributes       []storage.AttributeInput `json:"attributes"`
+	Documents        []documentIn             `json:"documents"`
 }
 
 // childResult is an element of the "documents" array of AddDocumentResponse.
@@ -268,12 +268,8 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	acts, aerrs := convertActions(in.Actions)
 	errs = append(errs, aerrs...)
 	p.nd.Actions = acts
-	if len(in.Attributes) > 0 && string(in.Attributes) != "null" {
-		if !json.Valid(in.Attributes) || in.Attributes[0] != '[' {
-			add("attributes", "invalid 'attributes'")
-		}
-		d.Attributes = append(json.RawMessage(nil), in.Attributes...)
-	}
+	errs = append(errs, checkAttributeInputs(in.Attributes, "attributes")...)
+	p.nd.Attributes = in.Attributes
 	if parent != "" && len(in.Documents) > 0 {
 		add("documents", "child documents cannot have child documents")
 	}

@@ -56,7 +56,7 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		return err
 	}
 	d := &p.nd.Document
-	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: d.Attributes}
+	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: p.nd.Attributes}
 	if in.Path != nil {
 		upd.Path = &d.Path
 	}

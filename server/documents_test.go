@@ -216,6 +216,7 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
+			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "invoice"}}, tok), http.StatusCreated)
 			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
 				"path": "parent.txt", "content": "parent", "contentType": "text/plain",
 				"documents": []map[string]any{
@@ -239,6 +240,12 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 			c1id := c1["documentId"].(string)
 			tg := s.Do(http.MethodGet, "/documents/"+c1id+"/tags/kind"+site.query, nil, tok)
 			mustStatus(t, tg, http.StatusOK)
+			// FormKiQ #458 dropped the attributes of child documents.
+			at := s.Do(http.MethodGet, "/documents/"+c1id+"/attributes/invoice"+site.query, nil, tok)
+			mustStatus(t, at, http.StatusOK)
+			if a := at.JSON(t)["attribute"].(map[string]any); a["stringValue"] != "42" || a["valueType"] != "STRING" {
+				t.Fatalf("child attribute = %s", at.Body)
+			}
 			child := s.Do(http.MethodGet, "/documents/"+c1id+site.query, nil, tok).JSON(t)
 			if child["belongsToDocumentId"] != body["documentId"] || fmt.Sprint(child["metadata"]) != "[map[key:m value:v]]" {
 				t.Fatalf("child = %v", child)

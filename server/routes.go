@@ -60,6 +60,51 @@ func (s *Server) routes() {
 	api.Delete("/documents/:documentId/tags/:tagKey", q(del, s.handleDeleteDocumentTag))
 	api.Delete("/documents/:documentId/tags/:tagKey/:tagValue", q(del, s.handleDeleteDocumentTagAndValue))
 
+	api.Get("/attributes", q(read, s.handleGetAttributes))
+	api.Post("/attributes", q(write, s.handleAddAttribute))
+	api.Get("/attributes/:key", q(read, s.handleGetAttribute))
+	api.Patch("/attributes/:key", q(write, s.handleUpdateAttribute))
+	api.Delete("/attributes/:key", q(del, s.handleDeleteAttribute))
+	api.Get("/attributes/:key/allowedValues", q(read, s.handleGetAttributeAllowedValues))
+
+	api.Get("/documents/:documentId/attributes", q(read, s.handleGetDocumentAttributes))
+	api.Post("/documents/:documentId/attributes", q(write, s.handleAddDocumentAttributes))
+	api.Put("/documents/:documentId/attributes", q(write, s.handleSetDocumentAttributes))
+	api.Get("/documents/:documentId/attributes/:attributeKey", q(read, s.handleGetDocumentAttribute))
+	api.Put("/documents/:documentId/attributes/:attributeKey", q(write, s.handleSetDocumentAttributeValue))
+	api.Delete("/documents/:documentId/attributes/:attributeKey", q(del, s.handleDeleteDocumentAttribute))
+	api.Delete("/documents/:documentId/attributes/:attributeKey/:attributeValue", q(del, s.handleDeleteDocumentAttribute))
+
+	api.Get("/sites/:siteId/schema/document", sp(read, s.handleGetSitesSchema))
+	api.Put("/sites/:siteId/schema/document", sp(govern, s.handleSetSitesSchema))
+	api.Get("/sites/:siteId/schema/document/attributes/:key/allowedValues", sp(read, s.handleGetSitesSchemaAllowedValues))
+	api.Get("/sites/:siteId/classifications", sp(read, s.handleGetClassifications))
+	api.Post("/sites/:siteId/classifications", sp(govern, s.handleAddClassification))
+	api.Get("/sites/:siteId/classifications/:classificationId", sp(read, s.handleGetClassification))
+	api.Put("/sites/:siteId/classifications/:classificationId", sp(govern, s.handleSetClassification))
+	api.Delete("/sites/:siteId/classifications/:classificationId", sp(govern, s.handleDeleteClassification))
+	api.Get("/sites/:siteId/classifications/:classificationId/attributes/:key/allowedValues", sp(read, s.handleGetClassificationAllowedValues))
+
+	api.Get("/entityTypes", q(read, s.handleGetEntityTypes))
+	api.Post("/entityTypes", q(write, s.handleAddEntityType))
+	api.Get("/entityTypes/:entityTypeId", q(read, s.handleGetEntityType))
+	api.Put("/entityTypes/:entityTypeId", q(write, s.handleSetEntityType))
+	api.Delete("/entityTypes/:entityTypeId", q(del, s.handleDeleteEntityType))
+	api.Get("/entities/:entityTypeId", q(read, s.handleGetEntities))
+	api.Post("/entities/:entityTypeId", q(write, s.handleAddEntity))
+	api.Get("/entities/:entityTypeId/:entityId", q(read, s.handleGetEntity))
+	api.Put("/entities/:entityTypeId/:entityId", q(write, s.handleSetEntity))
+	api.Patch("/entities/:entityTypeId/:entityId", q(write, s.handleUpdateEntity))
+	api.Delete("/entities/:entityTypeId/:entityId", q(del, s.handleDeleteEntity))
+	api.Delete("/entities/:entityTypeId/:entityId/attributes/:attributeKey", q(del, s.handleDeleteEntity))
+
+	// Numbering sequences (Quire's own API, see API.md).
+	api.Get("/sites/:siteId/sequences", sp(read, s.handleGetSequences))
+	api.Post("/sites/:siteId/sequences", sp(govern, s.handleAddSequence))
+	api.Get("/sites/:siteId/sequences/:sequenceId", sp(read, s.handleGetSequence))
+	api.Delete("/sites/:siteId/sequences/:sequenceId", sp(govern, s.handleDeleteSequence))
+	api.Post("/sites/:siteId/sequences/:sequenceId/next", sp(write, s.handleNextSequenceValue))
+
 	// Anything else is FormKiQ's "request handler not found".
 	a.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }

@@ -67,9 +67,10 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 	})
 }
 
-func nonNil(s []string) []string {
+// nonNil makes a nil slice encode as [] rather than null.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

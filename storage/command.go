@@ -27,6 +27,21 @@ const (
 	OpAddAPIKey       Op = "AddAPIKey"       // create a per-site API key
 	OpDeleteAPIKey    Op = "DeleteAPIKey"    // delete a per-site API key
 	OpSweepChunks     Op = "SweepChunks"     // remove unreferenced chunks left by aborted uploads
+
+	OpAddAttribute         Op = "AddAttribute"         // define an attribute
+	OpUpdateAttribute      Op = "UpdateAttribute"      // change an attribute definition
+	OpDeleteAttribute      Op = "DeleteAttribute"      // remove an unused attribute definition
+	OpSetDocAttributes     Op = "SetDocAttributes"     // add, set, replace or delete document attributes
+	OpSetSchema            Op = "SetSchema"            // set the site schema
+	OpSetClassification    Op = "SetClassification"    // create or replace a classification
+	OpDeleteClassification Op = "DeleteClassification" // remove an unused classification
+	OpAddEntityType        Op = "AddEntityType"        // create a custom entity type
+	OpDeleteEntityType     Op = "DeleteEntityType"     // remove an entity type without entities
+	OpPutEntity            Op = "PutEntity"            // add, set or update an entity
+	OpDeleteEntity         Op = "DeleteEntity"         // remove an entity or one of its attributes
+	OpAddSequence          Op = "AddSequence"          // create a numbering sequence
+	OpDeleteSequence       Op = "DeleteSequence"       // remove a numbering sequence
+	OpNextSequenceValue    Op = "NextSequenceValue"    // take a number, optionally for a document
 )
 
 // Command is one serializable state change. Everything Apply needs is in

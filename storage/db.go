@@ -36,8 +36,9 @@ type DB struct {
 	// writeMu is held shared by every Apply and exclusively by a trim;
 	// gcMu is held by the value-log GC and by a trim. Together they make
 	// sure no value-log file is remapped while it is being trimmed.
-	writeMu sync.RWMutex
-	gcMu    sync.Mutex
+	writeMu  sync.RWMutex
+	gcMu     sync.Mutex
+	serialMu sync.Mutex // see serialAfterConflicts
 
 	dir      string
 	mapped   atomic.Int64  // value-log bytes touched since the last trim
@@ -83,6 +84,10 @@ func (d *DB) trimLoop() {
 // maxConflictRetries bounds how often Apply retries a transaction that lost
 // an optimistic-concurrency race with another Apply.
 const maxConflictRetries = 100
+
+// serialAfterConflicts is how many conflicts a command suffers before it
+// retries under serialMu.
+const serialAfterConflicts = 2
 
 // Open opens (or creates) the store in cfg.Dir. Writes are synchronous: when
 // Apply returns nil the transaction is on disk.
@@ -214,6 +219,13 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		if err = ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		// A command that keeps losing races (many documents taking the
+		// same sequence counter) runs serialized after a few tries, so it
+		// makes progress instead of burning its retries.
+		serial := attempt >= serialAfterConflicts
+		if serial {
+			d.serialMu.Lock()
+		}
 		d.writeMu.RLock()
 		err = d.bdb.Update(func(txn *badger.Txn) error {
 			v, err := fn(&tx{txn: txn}, c)
@@ -221,6 +233,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			return err
 		})
 		d.writeMu.RUnlock()
+		if serial {
+			d.serialMu.Unlock()
+		}
 		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
 			continue
 		}
@@ -348,6 +363,20 @@ func (t *tx) keys(prefix []byte) [][]byte {
 		out = append(out, it.Item().KeyCopy(nil))
 	}
 	return out
+}
+
+// firstKey returns the first key under prefix, nil when there is none.
+func (t *tx) firstKey(prefix []byte) []byte {
+	opts := badger.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = prefix
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	it.Seek(prefix)
+	if !it.ValidForPrefix(prefix) {
+		return nil
+	}
+	return it.Item().KeyCopy(nil)
 }
 
 // each calls fn for every key/value under prefix, in key order.

@@ -28,29 +28,28 @@ type Metadata struct {
 
 // Document is the stored document record.
 type Document struct {
-	SiteID              string          `json:"siteId"`
-	DocumentID          string          `json:"documentId"`
-	Path                string          `json:"path"`
-	DeepLinkPath        string          `json:"deepLinkPath,omitempty"`
-	ResourceType        string          `json:"resourceType,omitempty"`
-	ContentType         string          `json:"contentType,omitempty"`
-	HasContent          bool            `json:"hasContent,omitempty"`
-	ContentLength       int64           `json:"contentLength,omitempty"`
-	ContentSHA256       string          `json:"contentSha256,omitempty"` // manifest id
-	Checksum            string          `json:"checksum,omitempty"`
-	ChecksumType        string          `json:"checksumType,omitempty"`
-	Width               string          `json:"width,omitempty"`
-	Height              string          `json:"height,omitempty"`
-	UserID              string          `json:"userId,omitempty"`
-	InsertedDate        time.Time       `json:"insertedDate"`
-	LastModifiedDate    time.Time       `json:"lastModifiedDate"`
-	DeletedDate         *time.Time      `json:"deletedDate,omitempty"`
-	BelongsToDocumentID string          `json:"belongsToDocumentId,omitempty"`
-	Children            []string        `json:"children,omitempty"`
-	Metadata            []Metadata      `json:"metadata,omitempty"`
-	Attributes          json.RawMessage `json:"attributes,omitempty"`
-	Artifacts           bool            `json:"artifacts,omitempty"`
-	ArtifactCategory    string          `json:"artifactCategory,omitempty"`
+	SiteID              string     `json:"siteId"`
+	DocumentID          string     `json:"documentId"`
+	Path                string     `json:"path"`
+	DeepLinkPath        string     `json:"deepLinkPath,omitempty"`
+	ResourceType        string     `json:"resourceType,omitempty"`
+	ContentType         string     `json:"contentType,omitempty"`
+	HasContent          bool       `json:"hasContent,omitempty"`
+	ContentLength       int64      `json:"contentLength,omitempty"`
+	ContentSHA256       string     `json:"contentSha256,omitempty"` // manifest id
+	Checksum            string     `json:"checksum,omitempty"`
+	ChecksumType        string     `json:"checksumType,omitempty"`
+	Width               string     `json:"width,omitempty"`
+	Height              string     `json:"height,omitempty"`
+	UserID              string     `json:"userId,omitempty"`
+	InsertedDate        time.Time  `json:"insertedDate"`
+	LastModifiedDate    time.Time  `json:"lastModifiedDate"`
+	DeletedDate         *time.Time `json:"deletedDate,omitempty"`
+	BelongsToDocumentID string     `json:"belongsToDocumentId,omitempty"`
+	Children            []string   `json:"children,omitempty"`
+	Metadata            []Metadata `json:"metadata,omitempty"`
+	Artifacts           bool       `json:"artifacts,omitempty"`
+	ArtifactCategory    string     `json:"artifactCategory,omitempty"`
 	// DetectContentType is set while the content type is still to be
 	// detected from the uploaded bytes.
 	DetectContentType bool `json:"detectContentType,omitempty"`
@@ -72,10 +71,11 @@ type Action struct {
 
 // NewDocument is one document to create in OpAddDocuments.
 type NewDocument struct {
-	Document Document  `json:"document"`
-	Tags     []Tag     `json:"tags,omitempty"`
-	Actions  []Action  `json:"actions,omitempty"`
-	Content  *Manifest `json:"content,omitempty"`
+	Document   Document         `json:"document"`
+	Tags       []Tag            `json:"tags,omitempty"`
+	Attributes []AttributeInput `json:"attributes,omitempty"`
+	Actions    []Action         `json:"actions,omitempty"`
+	Content    *Manifest        `json:"content,omitempty"`
 	// Chunks carries small content inline so that the document and its
 	// bytes are written in one transaction.
 	Chunks []Chunk `json:"chunks,omitempty"`
@@ -148,6 +148,11 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		if err := writeTags(t, c, d.DocumentID, nd.Tags, tagsAdd); err != nil {
+			return nil, err
+		}
+		// Always, also without attributes: the schema's required keys,
+		// its defaults and numbering sequences apply to every new document.
+		if err := writeDocAttributes(t, c, d.DocumentID, nd.Attributes, AttrAdd, true); err != nil {
 			return nil, err
 		}
 	}
@@ -288,12 +293,12 @@ type UpdateDocument struct {
 	Checksum     *string    `json:"checksum,omitempty"`
 	ChecksumType *string    `json:"checksumType,omitempty"`
 	Metadata     []Metadata `json:"metadata,omitempty"`
-	// Attributes replaces the stored attributes when set.
-	Attributes json.RawMessage `json:"attributes,omitempty"`
-	Tags       []Tag           `json:"tags,omitempty"`
-	Actions    []Action        `json:"actions,omitempty"`
-	Content    *Manifest       `json:"content,omitempty"`
-	Chunks     []Chunk         `json:"chunks,omitempty"`
+	// Attributes overwrite the stored attributes of the same keys.
+	Attributes []AttributeInput `json:"attributes,omitempty"`
+	Tags       []Tag            `json:"tags,omitempty"`
+	Actions    []Action         `json:"actions,omitempty"`
+	Content    *Manifest        `json:"content,omitempty"`
+	Chunks     []Chunk          `json:"chunks,omitempty"`
 	// Children are new child documents added to this one.
 	Children []NewDocument `json:"children,omitempty"`
 }
@@ -333,7 +338,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 		d.Metadata = mergeMetadata(d.Metadata, p.Metadata)
 	}
 	if len(p.Attributes) > 0 {
-		d.Attributes = p.Attributes
+		if err := writeDocAttributes(t, c, d.DocumentID, p.Attributes, AttrSet, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := putChunks(t, p.Chunks); err != nil {
 		return nil, err
@@ -580,6 +587,9 @@ func deleteDoc(t *tx, site string, d *Document) error {
 		if err := t.del(k); err != nil {
 			return err
 		}
+	}
+	if err := deleteDocAttributes(t, site, d.DocumentID); err != nil {
+		return err
 	}
 	if err := deleteAllTags(t, site, d.DocumentID); err != nil {
 		return err

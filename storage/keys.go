@@ -26,6 +26,17 @@ const (
 	pfxAPIKey      = "k/"   // k/<sha256 of key> -> APIKey
 	pfxAPIKeyBySit = "ks/"  // ks/<site>/<ts>/<sha256 of key> -> ""
 	pfxDetect      = "ctq/" // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
+	pfxAttrDef     = "at/"  // at/<site>/<key> -> AttributeDef
+	pfxDocAttr     = "da/"  // da/<site>/<doc>/<key> -> DocAttribute
+	pfxAttrIndex   = "ai/"  // ai/<site>/<key>\x00<value>\x00<doc> -> "" (numbers as EncodeNumber)
+	pfxSchema      = "sc/"  // sc/<site> -> Schema
+	pfxClass       = "cl/"  // cl/<site>/<classificationId> -> Classification
+	pfxEntityType  = "et/"  // et/<site>/<entityTypeId> -> EntityType
+	pfxEntityName  = "etn/" // etn/<site>/<namespace>/<name> -> entityTypeId
+	pfxEntity      = "en/"  // en/<site>/<entityTypeId>/<entityId> -> Entity
+	pfxSequence    = "sq/"  // sq/<site>/<sequenceId> -> Sequence
+	pfxSeqByAttr   = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
+	pfxSeqCounter  = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
 	keyApplied     = "meta/applied"
 )
 
@@ -120,3 +131,61 @@ func decodeUint64(b []byte) uint64 {
 }
 
 func detectKey(site, doc string) []byte { return []byte(pfxDetect + site + "/" + doc) }
+
+func attrDefKey(site, key string) []byte { return []byte(pfxAttrDef + site + "/" + key) }
+
+func attrDefPrefix(site string) []byte { return []byte(pfxAttrDef + site + "/") }
+
+func docAttrKey(site, doc, key string) []byte {
+	return []byte(pfxDocAttr + site + "/" + doc + "/" + key)
+}
+
+func docAttrPrefix(site, doc string) []byte { return []byte(pfxDocAttr + site + "/" + doc + "/") }
+
+func attrIndexKey(site, key, value, doc string) []byte {
+	return []byte(pfxAttrIndex + site + "/" + key + "\x00" + value + "\x00" + doc)
+}
+
+// attrIndexPrefix covers every indexed value of key.
+func attrIndexPrefix(site, key string) []byte {
+	return []byte(pfxAttrIndex + site + "/" + key + "\x00")
+}
+
+// attrIndexValuePrefix covers the documents whose key has exactly value.
+func attrIndexValuePrefix(site, key, value string) []byte {
+	return []byte(pfxAttrIndex + site + "/" + key + "\x00" + value + "\x00")
+}
+
+func schemaKey(site string) []byte { return []byte(pfxSchema + site) }
+
+func classificationKey(site, id string) []byte { return []byte(pfxClass + site + "/" + id) }
+
+func classificationPrefix(site string) []byte { return []byte(pfxClass + site + "/") }
+
+func entityTypeKey(site, id string) []byte { return []byte(pfxEntityType + site + "/" + id) }
+
+func entityTypePrefix(site string) []byte { return []byte(pfxEntityType + site + "/") }
+
+func entityTypeNameKey(site, namespace, name string) []byte {
+	return []byte(pfxEntityName + site + "/" + namespace + "/" + name)
+}
+
+func entityKey(site, typeID, id string) []byte {
+	return []byte(pfxEntity + site + "/" + typeID + "/" + id)
+}
+
+func entityPrefix(site, typeID string) []byte { return []byte(pfxEntity + site + "/" + typeID + "/") }
+
+func sequenceKey(site, id string) []byte { return []byte(pfxSequence + site + "/" + id) }
+
+func sequencePrefix(site string) []byte { return []byte(pfxSequence + site + "/") }
+
+func sequenceByAttrKey(site, key string) []byte { return []byte(pfxSeqByAttr + site + "/" + key) }
+
+func sequenceCounterKey(site, id, period string) []byte {
+	return []byte(pfxSeqCounter + site + "/" + id + "/" + period)
+}
+
+func sequenceCounterPrefix(site, id string) []byte {
+	return []byte(pfxSeqCounter + site + "/" + id + "/")
+}

@@ -1,0 +1,441 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"quire/storage"
+)
+
+// keyToken and parseKeyToken are the next/previous tokens of listings
+// ordered by a key.
+func keyToken(kind, k string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + k))
+}
+
+func parseKeyToken(r *reqCtx, kind string) (string, error) {
+	tok := r.Query("next")
+	if tok == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(b), kind+":") {
+		return "", storage.ErrBadToken
+	}
+	return string(b[len(kind)+1:]), nil
+}
+
+// listLimit reads the limit query parameter (FormKiQ's default 10).
+func listLimit(r *reqCtx) (int, error) {
+	n, err := r.queryInt("limit", 10)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		n = 10
+	}
+	return min(n, 1000), nil
+}
+
+type attributeDefIn struct {
+	Key             *string         `json:"key"`
+	DataType        *string         `json:"dataType"`
+	Type            *string         `json:"type"`
+	ValidationRegex *string         `json:"validationRegex"`
+	Watermark       json.RawMessage `json:"watermark"`
+}
+
+func attributeDefJSON(d *storage.AttributeDef) map[string]any {
+	m := map[string]any{"key": d.Key, "dataType": d.DataType, "type": d.Type}
+	if d.ValidationRegex != "" {
+		m["validationRegex"] = d.ValidationRegex
+	}
+	if len(d.Watermark) > 0 {
+		m["watermark"] = d.Watermark
+	}
+	return m
+}
+
+// checkAttributeKey validates a client-chosen attribute key.
+func checkAttributeKey(k string) string {
+	switch {
+	case k == "":
+		return "'key' is required"
+	case len(k) > 256:
+		return "'key' is too long"
+	case strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "invalid 'key'"
+	}
+	return ""
+}
+
+// handleAddAttribute serves POST /attributes.
+func (s *Server) handleAddAttribute(r *reqCtx) error {
+	var b struct {
+		Attribute *attributeDefIn `json:"attribute"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Attribute == nil {
+		return invalid("attribute", "'attribute' is required")
+	}
+	in := b.Attribute
+	var errs []storage.ValidationItem
+	key := deref(in.Key)
+	if msg := checkAttributeKey(key); msg != "" {
+		errs = append(errs, storage.ValidationItem{Key: "key", Msg: msg})
+	}
+	def := storage.AttributeDef{Key: key, DataType: storage.DataString, Type: storage.AttrStandard, Watermark: in.Watermark}
+	if in.DataType != nil {
+		def.DataType = strings.ToUpper(*in.DataType)
+		if !slices.Contains(storage.DataTypes, def.DataType) {
+			errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "invalid 'dataType'"})
+		}
+	}
+	if in.Type != nil {
+		def.Type = strings.ToUpper(*in.Type)
+		if !slices.Contains(storage.AttributeTypes, def.Type) {
+			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid 'type'"})
+		}
+	}
+	if in.ValidationRegex != nil && *in.ValidationRegex != "" {
+		if _, err := regexp.Compile(*in.ValidationRegex); err != nil {
+			errs = append(errs, storage.ValidationItem{Key: "validationRegex", Msg: "invalid 'validationRegex'"})
+		}
+		def.ValidationRegex = *in.ValidationRegex
+	}
+	if def.DataType == storage.DataWatermark && len(in.Watermark) == 0 {
+		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is required"})
+	}
+	if def.Type == storage.AttrGovernance {
+		if err := r.p.Require(r.site, govern); err != nil {
+			return err
+		}
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpAddAttribute, storage.AddAttribute{Def: def}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Attribute '%s' created", key)})
+}
+
+// handleGetAttributes serves GET /attributes.
+func (s *Server) handleGetAttributes(r *reqCtx) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "a")
+	if err != nil {
+		return err
+	}
+	defs, next, err := s.db.AttributeDefs(r.site, after, limit)
+	if err != nil {
+		return err
+	}
+	list := make([]map[string]any, 0, len(defs))
+	for i := range defs {
+		list = append(list, attributeDefJSON(&defs[i]))
+	}
+	out := map[string]any{"attributes": list}
+	if next != "" {
+		out["next"] = keyToken("a", next)
+	}
+	return r.JSON(out)
+}
+
+// handleGetAttribute serves GET /attributes/{key}.
+func (s *Server) handleGetAttribute(r *reqCtx) error {
+	d, err := s.db.AttributeDefinition(r.site, pathParam(r, "key"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"attribute": attributeDefJSON(d)})
+}
+
+// handleUpdateAttribute serves PATCH /attributes/{key}.
+func (s *Server) handleUpdateAttribute(r *reqCtx) error {
+	key := pathParam(r, "key")
+	var b struct {
+		Attribute *attributeDefIn `json:"attribute"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Attribute == nil {
+		return invalid("attribute", "'attribute' is required")
+	}
+	in := b.Attribute
+	var errs []storage.ValidationItem
+	upd := storage.UpdateAttribute{Key: key, ValidationRegex: in.ValidationRegex, Watermark: in.Watermark}
+	if in.Type != nil {
+		t := strings.ToUpper(*in.Type)
+		if !slices.Contains(storage.AttributeTypes, t) {
+			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid 'type'"})
+		}
+		upd.Type = &t
+	}
+	if in.ValidationRegex != nil && *in.ValidationRegex != "" {
+		if _, err := regexp.Compile(*in.ValidationRegex); err != nil {
+			errs = append(errs, storage.ValidationItem{Key: "validationRegex", Msg: "invalid 'validationRegex'"})
+		}
+	}
+	if in.DataType != nil {
+		errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "'dataType' cannot be changed"})
+	}
+	if storage.IsReservedAttribute(key) {
+		errs = append(errs, storage.ValidationItem{Key: "key", Msg: fmt.Sprintf("'%s' is a reserved attribute name", key)})
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpUpdateAttribute, upd); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Attribute '%s' updated", key)})
+}
+
+// handleDeleteAttribute serves DELETE /attributes/{key}.
+func (s *Server) handleDeleteAttribute(r *reqCtx) error {
+	key := pathParam(r, "key")
+	if storage.IsReservedAttribute(key) {
+		return invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
+	}
+	if _, err := s.apply(r, storage.OpDeleteAttribute, storage.DeleteAttribute{Key: key}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Attribute '%s' deleted", key)})
+}
+
+// handleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
+// (site schema and every classification).
+func (s *Server) handleGetAttributeAllowedValues(r *reqCtx) error {
+	key := pathParam(r, "key")
+	if _, err := s.db.AttributeDefinition(r.site, key); err != nil {
+		return err
+	}
+	vals, err := s.db.AllowedValues(r.site, key, "", true)
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"allowedValues": vals})
+}
+
+// docAttributeJSON renders a stored document attribute as FormKiQ's
+// DocumentAttribute.
+func docAttributeJSON(a *storage.DocAttribute) map[string]any {
+	m := map[string]any{
+		"key":          a.Key,
+		"valueType":    a.ValueType,
+		"insertedDate": formatDate(a.InsertedDate),
+		"userId":       a.UserID,
+	}
+	strs := "string"
+	if a.ValueType == storage.DataDate {
+		strs = "date"
+	}
+	switch len(a.Strings) {
+	case 0:
+	case 1:
+		m[strs+"Value"] = a.Strings[0]
+	default:
+		m[strs+"Values"] = a.Strings
+	}
+	switch len(a.Numbers) {
+	case 0:
+	case 1:
+		m["numberValue"] = a.Numbers[0]
+	default:
+		m["numberValues"] = a.Numbers
+	}
+	if a.Boolean != nil {
+		m["booleanValue"] = *a.Boolean
+	}
+	ents := make([]map[string]any, 0, len(a.Entities))
+	for _, e := range a.Entities {
+		ents = append(ents, map[string]any{"entityTypeId": e.EntityTypeID, "entityId": e.EntityID, "namespace": e.Namespace})
+	}
+	switch len(ents) {
+	case 0:
+	case 1:
+		m["entity"] = ents[0]
+	default:
+		m["entities"] = ents
+	}
+	return m
+}
+
+// readDocAttributes reads {"attributes":[…]} or the single form
+// {"attribute":{…}}.
+func (s *Server) readDocAttributes(r *reqCtx) ([]storage.AttributeInput, error) {
+	var b struct {
+		Attributes []storage.AttributeInput `json:"attributes"`
+		Attribute  *storage.AttributeInput  `json:"attribute"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return nil, err
+	}
+	if b.Attribute != nil {
+		b.Attributes = append(b.Attributes, *b.Attribute)
+	}
+	if len(b.Attributes) == 0 {
+		return nil, invalid("attributes", "'attributes' is required")
+	}
+	return b.Attributes, checkErrors(checkAttributeInputs(b.Attributes, "attributes"))
+}
+
+// checkAttributeInputs validates the shape of attribute inputs: each is one
+// FormKiQ variant. The values are checked by storage against definitions.
+func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.ValidationItem {
+	var errs []storage.ValidationItem
+	if len(ins) > 100 {
+		errs = append(errs, storage.ValidationItem{Key: field, Msg: "maximum number of attributes is 100"})
+	}
+	for i := range ins {
+		in := &ins[i]
+		variants := 0
+		if in.ClassificationID != "" {
+			variants++
+		}
+		if in.DocumentID != "" || in.Relationship != "" {
+			variants++
+		}
+		if in.Key != "" || variants == 0 {
+			variants++
+		}
+		if variants > 1 {
+			errs = append(errs, storage.ValidationItem{Key: field, Msg: "an attribute is one of: a key with values, a classificationId, or a relationship"})
+		}
+		if in.Key != "" {
+			if msg := checkAttributeKey(in.Key); msg != "" {
+				errs = append(errs, storage.ValidationItem{Key: "key", Msg: msg})
+			}
+		}
+	}
+	return errs
+}
+
+// handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
+func (s *Server) handleGetDocumentAttributes(r *reqCtx) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "da")
+	if err != nil {
+		return err
+	}
+	attrs, next, err := s.db.DocAttributes(r.site, r.docID(), after, limit)
+	if err != nil {
+		return err
+	}
+	list := make([]map[string]any, 0, len(attrs))
+	for i := range attrs {
+		list = append(list, docAttributeJSON(&attrs[i]))
+	}
+	out := map[string]any{"attributes": list}
+	if next != "" {
+		out["next"] = keyToken("da", next)
+	}
+	return r.JSON(out)
+}
+
+// handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
+func (s *Server) handleGetDocumentAttribute(r *reqCtx) error {
+	a, err := s.db.DocAttribute(r.site, r.docID(), pathParam(r, "attributeKey"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"attribute": docAttributeJSON(a)})
+}
+
+func (s *Server) setDocAttributes(r *reqCtx, p storage.SetDocAttributes) error {
+	p.DocumentID = r.docID()
+	_, err := s.apply(r, storage.OpSetDocAttributes, p)
+	return err
+}
+
+// handleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
+func (s *Server) handleAddDocumentAttributes(r *reqCtx) error {
+	ins, err := s.readDocAttributes(r)
+	if err != nil {
+		return err
+	}
+	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrAdd, Attributes: ins}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("added attributes to documentId '%s'", r.docID())})
+}
+
+// handleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
+func (s *Server) handleSetDocumentAttributes(r *reqCtx) error {
+	ins, err := s.readDocAttributes(r)
+	if err != nil {
+		return err
+	}
+	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrReplace, Attributes: ins}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("set attributes on documentId '%s'", r.docID())})
+}
+
+// handleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
+func (s *Server) handleSetDocumentAttributeValue(r *reqCtx) error {
+	key := pathParam(r, "attributeKey")
+	var b struct {
+		Attribute *storage.AttributeInput `json:"attribute"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Attribute == nil {
+		return invalid("attribute", "'attribute' is required")
+	}
+	in := storage.AttributeInput{
+		Key: key, StringValue: b.Attribute.StringValue, StringValues: b.Attribute.StringValues,
+		NumberValue: b.Attribute.NumberValue, NumberValues: b.Attribute.NumberValues,
+		BooleanValue: b.Attribute.BooleanValue, DateValue: b.Attribute.DateValue, DateValues: b.Attribute.DateValues,
+		EntityTypeID: b.Attribute.EntityTypeID, EntityID: b.Attribute.EntityID, Namespace: b.Attribute.Namespace,
+		Entities: b.Attribute.Entities,
+	}
+	if err := checkErrors(checkAttributeInputs([]storage.AttributeInput{in}, "attribute")); err != nil {
+		return err
+	}
+	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrSet, Attributes: []storage.AttributeInput{in}}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Updated attribute '%s' on document '%s'", key, r.docID())})
+}
+
+// handleDeleteDocumentAttribute serves DELETE
+// /documents/{documentId}/attributes/{attributeKey}[/{attributeValue}].
+func (s *Server) handleDeleteDocumentAttribute(r *reqCtx) error {
+	key := pathParam(r, "attributeKey")
+	p := storage.SetDocAttributes{Mode: storage.AttrDelete, DeleteKey: key}
+	if r.Params("attributeValue") != "" {
+		v := pathParam(r, "attributeValue")
+		p.DeleteValue = &v
+	}
+	if err := s.setDocAttributes(r, p); err != nil {
+		return err
+	}
+	if p.DeleteValue != nil {
+		return r.JSON(messageBody{fmt.Sprintf("attribute value '%s' removed from attribute '%s', document '%s'", *p.DeleteValue, key, r.docID())})
+	}
+	return r.JSON(messageBody{fmt.Sprintf("attribute '%s' removed from document '%s'", key, r.docID())})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

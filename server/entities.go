@@ -1,0 +1,371 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+func entityTypeJSON(et *storage.EntityType) map[string]any {
+	m := map[string]any{"entityTypeId": et.EntityTypeID, "namespace": et.Namespace, "name": et.Name}
+	if !et.InsertedDate.IsZero() {
+		m["insertedDate"] = formatDate(et.InsertedDate)
+	}
+	return m
+}
+
+// namespaceQuery reads the optional namespace query parameter.
+func namespaceQuery(r *reqCtx) (string, error) {
+	ns := strings.ToUpper(r.Query("namespace"))
+	if ns != "" && ns != storage.NamespacePreset && ns != storage.NamespaceCustom {
+		return "", invalid("namespace", "invalid 'namespace'")
+	}
+	return ns, nil
+}
+
+type entityTypeIn struct {
+	Namespace *string `json:"namespace"`
+	Name      *string `json:"name"`
+}
+
+func (s *Server) readEntityType(r *reqCtx) (storage.EntityType, error) {
+	var b struct {
+		EntityType *entityTypeIn `json:"entityType"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return storage.EntityType{}, err
+	}
+	if b.EntityType == nil {
+		return storage.EntityType{}, invalid("entityType", "'entityType' is required")
+	}
+	var errs []storage.ValidationItem
+	et := storage.EntityType{Namespace: strings.ToUpper(deref(b.EntityType.Namespace)), Name: deref(b.EntityType.Name)}
+	switch {
+	case et.Namespace == "":
+		errs = append(errs, storage.ValidationItem{Key: "namespace", Msg: "'namespace' is required"})
+	case et.Namespace != storage.NamespacePreset && et.Namespace != storage.NamespaceCustom:
+		errs = append(errs, storage.ValidationItem{Key: "namespace", Msg: "invalid 'namespace'"})
+	}
+	switch {
+	case et.Name == "":
+		errs = append(errs, storage.ValidationItem{Key: "name", Msg: "'name' is required"})
+	case len(et.Name) > 128 || strings.ContainsAny(et.Name, "/#\x00"):
+		errs = append(errs, storage.ValidationItem{Key: "name", Msg: "invalid 'name'"})
+	}
+	return et, checkErrors(errs)
+}
+
+// handleAddEntityType serves POST /entityTypes.
+func (s *Server) handleAddEntityType(r *reqCtx) error {
+	et, err := s.readEntityType(r)
+	if err != nil {
+		return err
+	}
+	et.EntityTypeID = uuid.NewString()
+	res, err := s.apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et})
+	if err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"entityTypeId": res.Value})
+}
+
+// handleGetEntityTypes serves GET /entityTypes.
+func (s *Server) handleGetEntityTypes(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	if ns == "" {
+		ns = storage.NamespaceCustom
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "et")
+	if err != nil {
+		return err
+	}
+	list, next, err := s.db.EntityTypes(r.site, ns, after, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for i := range list {
+		out = append(out, entityTypeJSON(&list[i]))
+	}
+	res := map[string]any{"entityTypes": out}
+	if next != "" {
+		res["next"] = keyToken("et", next)
+	}
+	return r.JSON(res)
+}
+
+// handleGetEntityType serves GET /entityTypes/{entityTypeId}.
+func (s *Server) handleGetEntityType(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	et, err := s.db.GetEntityType(r.site, pathParam(r, "entityTypeId"), ns)
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"entityType": entityTypeJSON(et)})
+}
+
+// handleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
+// the type under that id (createIfMissing) or confirms an existing one.
+func (s *Server) handleSetEntityType(r *reqCtx) error {
+	et, err := s.readEntityType(r)
+	if err != nil {
+		return err
+	}
+	id := pathParam(r, "entityTypeId")
+	cur, err := s.db.GetEntityType(r.site, id, et.Namespace)
+	switch {
+	case err == nil:
+		if cur.Name != et.Name {
+			return invalid("name", "an entity type cannot be renamed")
+		}
+		return r.JSON(messageBody{"EntityType set"})
+	case !isNotFound(err):
+		return err
+	case !r.QueryBool("createIfMissing"):
+		return err
+	}
+	et.EntityTypeID = id
+	if _, err := s.apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"EntityType set"})
+}
+
+// handleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
+func (s *Server) handleDeleteEntityType(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	p := storage.DeleteEntityType{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns}
+	if _, err := s.apply(r, storage.OpDeleteEntityType, p); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"EntityType deleted"})
+}
+
+type entityAttributeIn struct {
+	Key          string    `json:"key"`
+	StringValue  *string   `json:"stringValue"`
+	StringValues []string  `json:"stringValues"`
+	NumberValue  *float64  `json:"numberValue"`
+	NumberValues []float64 `json:"numberValues"`
+	BooleanValue *bool     `json:"booleanValue"`
+}
+
+type entityIn struct {
+	Name       *string             `json:"name"`
+	Attributes []entityAttributeIn `json:"attributes"`
+}
+
+func (s *Server) readEntity(r *reqCtx, nameRequired bool) (storage.Entity, error) {
+	var b struct {
+		Entity *entityIn `json:"entity"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return storage.Entity{}, err
+	}
+	if b.Entity == nil {
+		return storage.Entity{}, invalid("entity", "'entity' is required")
+	}
+	var errs []storage.ValidationItem
+	e := storage.Entity{Name: deref(b.Entity.Name)}
+	if nameRequired && e.Name == "" {
+		errs = append(errs, storage.ValidationItem{Key: "name", Msg: "'name' is required"})
+	}
+	for _, a := range b.Entity.Attributes {
+		ea := storage.EntityAttribute{Key: a.Key}
+		kinds := 0
+		if a.StringValue != nil || a.StringValues != nil {
+			kinds++
+			ea.ValueType = storage.DataString
+			if a.StringValue != nil {
+				ea.Strings = append(ea.Strings, *a.StringValue)
+			}
+			ea.Strings = append(ea.Strings, a.StringValues...)
+		}
+		if a.NumberValue != nil || a.NumberValues != nil {
+			kinds++
+			ea.ValueType = storage.DataNumber
+			if a.NumberValue != nil {
+				ea.Numbers = append(ea.Numbers, *a.NumberValue)
+			}
+			ea.Numbers = append(ea.Numbers, a.NumberValues...)
+		}
+		if a.BooleanValue != nil {
+			kinds++
+			ea.ValueType, ea.Boolean = storage.DataBoolean, a.BooleanValue
+		}
+		if kinds == 0 {
+			ea.ValueType = storage.DataKeyOnly
+		}
+		if kinds > 1 {
+			errs = append(errs, storage.ValidationItem{Key: a.Key, Msg: "an entity attribute has one kind of value"})
+		}
+		if a.Key == "" {
+			errs = append(errs, storage.ValidationItem{Key: "key", Msg: "'key' is required"})
+		}
+		if slices.ContainsFunc(e.Attributes, func(o storage.EntityAttribute) bool { return o.Key == a.Key }) {
+			errs = append(errs, storage.ValidationItem{Key: a.Key, Msg: "attribute key listed more than once"})
+		}
+		e.Attributes = append(e.Attributes, ea)
+	}
+	return e, checkErrors(errs)
+}
+
+func entityJSON(e *storage.Entity) map[string]any {
+	attrs := make([]map[string]any, 0, len(e.Attributes))
+	for _, a := range e.Attributes {
+		m := map[string]any{"key": a.Key, "valueType": a.ValueType}
+		switch len(a.Strings) {
+		case 0:
+		case 1:
+			m["stringValue"] = a.Strings[0]
+		default:
+			m["stringValues"] = a.Strings
+		}
+		switch len(a.Numbers) {
+		case 0:
+		case 1:
+			m["numberValue"] = a.Numbers[0]
+		default:
+			m["numberValues"] = a.Numbers
+		}
+		if a.Boolean != nil {
+			m["booleanValue"] = *a.Boolean
+		}
+		attrs = append(attrs, m)
+	}
+	return map[string]any{
+		"entityId":     e.EntityID,
+		"entityTypeId": e.EntityTypeID,
+		"name":         e.Name,
+		"insertedDate": formatDate(e.InsertedDate),
+		"attributes":   attrs,
+	}
+}
+
+// handleAddEntity serves POST /entities/{entityTypeId}.
+func (s *Server) handleAddEntity(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.readEntity(r, true)
+	if err != nil {
+		return err
+	}
+	e.EntityID = uuid.NewString()
+	p := storage.PutEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: "add"}
+	if _, err := s.apply(r, storage.OpPutEntity, p); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"entityId": e.EntityID})
+}
+
+// handleGetEntities serves GET /entities/{entityTypeId}.
+func (s *Server) handleGetEntities(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "en")
+	if err != nil {
+		return err
+	}
+	list, next, err := s.db.Entities(r.site, pathParam(r, "entityTypeId"), ns, after, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for i := range list {
+		out = append(out, entityJSON(&list[i]))
+	}
+	res := map[string]any{"entities": out}
+	if next != "" {
+		res["next"] = keyToken("en", next)
+	}
+	return r.JSON(res)
+}
+
+// handleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
+func (s *Server) handleGetEntity(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.db.GetEntity(r.site, pathParam(r, "entityTypeId"), ns, pathParam(r, "entityId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"entity": entityJSON(e)})
+}
+
+func (s *Server) putEntity(r *reqCtx, mode string) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.readEntity(r, mode == "set")
+	if err != nil {
+		return err
+	}
+	e.EntityID = pathParam(r, "entityId")
+	p := storage.PutEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: mode, CreateIfMissing: r.QueryBool("createIfMissing")}
+	_, err = s.apply(r, storage.OpPutEntity, p)
+	return err
+}
+
+// handleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
+func (s *Server) handleSetEntity(r *reqCtx) error {
+	if err := s.putEntity(r, "set"); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Entity set"})
+}
+
+// handleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
+func (s *Server) handleUpdateEntity(r *reqCtx) error {
+	if err := s.putEntity(r, "update"); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Entity updated"})
+}
+
+// handleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
+// and …/attributes/{attributeKey}.
+func (s *Server) handleDeleteEntity(r *reqCtx) error {
+	ns, err := namespaceQuery(r)
+	if err != nil {
+		return err
+	}
+	p := storage.DeleteEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, EntityID: pathParam(r, "entityId")}
+	if r.Params("attributeKey") != "" {
+		p.AttributeKey = pathParam(r, "attributeKey")
+	}
+	if _, err := s.apply(r, storage.OpDeleteEntity, p); err != nil {
+		return err
+	}
+	if p.AttributeKey != "" {
+		return r.JSON(messageBody{"Entity attribute deleted"})
+	}
+	return r.JSON(messageBody{"Entity deleted"})
+}

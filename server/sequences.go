@@ -1,0 +1,154 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// Numbering sequences are Quire's own API (FormKiQ has none), designed in
+// FormKiQ's style; see API.md.
+
+type sequenceIn struct {
+	AttributeKey   *string `json:"attributeKey"`
+	Pattern        *string `json:"pattern"`
+	Start          *int64  `json:"start"`
+	Reset          *string `json:"reset"`
+	AssignOnCreate *bool   `json:"assignOnCreate"`
+}
+
+func (s *Server) sequenceJSON(r *reqCtx, q *storage.Sequence) (map[string]any, error) {
+	last, err := s.db.SequenceCounter(r.site, q, r.now)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{
+		"sequenceId":     q.SequenceID,
+		"attributeKey":   q.AttributeKey,
+		"pattern":        q.Pattern,
+		"start":          q.Start,
+		"reset":          q.Reset,
+		"assignOnCreate": q.AssignOnCreate,
+		"insertedDate":   formatDate(q.InsertedDate),
+		"userId":         q.UserID,
+	}
+	if last > 0 || q.Start == 0 {
+		m["lastNumber"] = last
+	}
+	return m, nil
+}
+
+// handleAddSequence serves POST /sites/{siteId}/sequences.
+func (s *Server) handleAddSequence(r *reqCtx) error {
+	var b struct {
+		Sequence *sequenceIn `json:"sequence"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Sequence == nil {
+		return invalid("sequence", "'sequence' is required")
+	}
+	in := b.Sequence
+	var errs []storage.ValidationItem
+	q := storage.Sequence{SequenceID: uuid.NewString(), AttributeKey: deref(in.AttributeKey), Pattern: deref(in.Pattern), Start: 1, Reset: "NEVER", AssignOnCreate: true}
+	if q.AttributeKey == "" {
+		errs = append(errs, storage.ValidationItem{Key: "attributeKey", Msg: "'attributeKey' is required"})
+	}
+	if q.Pattern == "" {
+		errs = append(errs, storage.ValidationItem{Key: "pattern", Msg: "'pattern' is required"})
+	} else if msg := storage.CheckSequencePattern(q.Pattern); msg != "" {
+		errs = append(errs, storage.ValidationItem{Key: "pattern", Msg: msg})
+	}
+	if in.Start != nil {
+		if *in.Start < 0 {
+			errs = append(errs, storage.ValidationItem{Key: "start", Msg: "'start' must be 0 or more"})
+		}
+		q.Start = *in.Start
+	}
+	if in.Reset != nil {
+		q.Reset = strings.ToUpper(*in.Reset)
+		if !slices.Contains(storage.SequenceResets, q.Reset) {
+			errs = append(errs, storage.ValidationItem{Key: "reset", Msg: "invalid 'reset', use NEVER, YEARLY, MONTHLY or DAILY"})
+		}
+	}
+	if in.AssignOnCreate != nil {
+		q.AssignOnCreate = *in.AssignOnCreate
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpAddSequence, storage.AddSequence{Sequence: q}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"sequenceId": q.SequenceID})
+}
+
+// handleGetSequences serves GET /sites/{siteId}/sequences.
+func (s *Server) handleGetSequences(r *reqCtx) error {
+	list, err := s.db.Sequences(r.site)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for i := range list {
+		m, err := s.sequenceJSON(r, &list[i])
+		if err != nil {
+			return err
+		}
+		out = append(out, m)
+	}
+	return r.JSON(map[string]any{"sequences": out})
+}
+
+// handleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
+func (s *Server) handleGetSequence(r *reqCtx) error {
+	q, err := s.db.GetSequence(r.site, pathParam(r, "sequenceId"))
+	if err != nil {
+		return err
+	}
+	m, err := s.sequenceJSON(r, q)
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"sequence": m})
+}
+
+// handleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
+func (s *Server) handleDeleteSequence(r *reqCtx) error {
+	id := pathParam(r, "sequenceId")
+	if _, err := s.apply(r, storage.OpDeleteSequence, storage.DeleteSequence{SequenceID: id}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Sequence '%s' deleted", id)})
+}
+
+// handleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
+// it takes the next number, for a document when the body names one.
+func (s *Server) handleNextSequenceValue(r *reqCtx) error {
+	var b struct {
+		DocumentID string `json:"documentId"`
+	}
+	if r.Request().Header.ContentLength() != 0 {
+		if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+			return err
+		}
+	}
+	if b.DocumentID != "" && !isUUIDv4(b.DocumentID) {
+		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", b.DocumentID))
+	}
+	res, err := s.apply(r, storage.OpNextSequenceValue, storage.NextSequenceValue{SequenceID: pathParam(r, "sequenceId"), DocumentID: b.DocumentID})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"value": res.Value}
+	if b.DocumentID != "" {
+		out["documentId"] = b.DocumentID
+	}
+	return r.JSON(out)
+}

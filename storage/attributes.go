@@ -1,0 +1,1090 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Attribute data types (FormKiQ AttributeDataType) and types.
+const (
+	DataString      = "STRING"
+	DataNumber      = "NUMBER"
+	DataBoolean     = "BOOLEAN"
+	DataDate        = "DATE"
+	DataKeyOnly     = "KEY_ONLY"
+	DataPublication = "PUBLICATION"
+	DataWatermark   = "WATERMARK"
+	DataEntity      = "ENTITY"
+
+	AttrStandard   = "STANDARD"
+	AttrGovernance = "GOVERNANCE"
+	AttrOPA        = "OPA"
+)
+
+// Value types that only appear on read (FormKiQ AttributeValueType).
+const (
+	ValueClassification = "CLASSIFICATION"
+	ValueRelationships  = "RELATIONSHIPS"
+)
+
+// System attribute keys: written through classificationId and relationship
+// attributes, never by key.
+const (
+	KeyClassification = "Classification"
+	KeyRelationships  = "Relationships"
+)
+
+// Reserved attribute keys that exist without a definition (SERVICE-SPEC
+// 2.4). They cannot be created with POST /attributes.
+const (
+	KeySensitivity       = "Sensitivity"
+	KeyLlmMaxToken       = "LlmMaxToken"
+	KeyRetentionPolicy   = "RetentionPolicy"
+	KeyDispositionPolicy = "DispositionPolicy"
+)
+
+// builtinAttributes are the definitions of the reserved keys.
+var builtinAttributes = map[string]AttributeDef{
+	KeyClassification:    {Key: KeyClassification, DataType: DataString, Type: AttrStandard},
+	KeyRelationships:     {Key: KeyRelationships, DataType: DataString, Type: AttrStandard},
+	KeySensitivity:       {Key: KeySensitivity, DataType: DataString, Type: AttrGovernance},
+	KeyLlmMaxToken:       {Key: KeyLlmMaxToken, DataType: DataNumber, Type: AttrStandard},
+	KeyRetentionPolicy:   {Key: KeyRetentionPolicy, DataType: DataEntity, Type: AttrGovernance},
+	KeyDispositionPolicy: {Key: KeyDispositionPolicy, DataType: DataEntity, Type: AttrGovernance},
+}
+
+// IsReservedAttribute reports whether key is a reserved attribute name.
+func IsReservedAttribute(key string) bool {
+	_, ok := builtinAttributes[key]
+	return ok
+}
+
+// DataTypes and AttributeTypes list the accepted enum values.
+var (
+	DataTypes      = []string{DataString, DataNumber, DataBoolean, DataDate, DataKeyOnly, DataPublication, DataWatermark, DataEntity}
+	AttributeTypes = []string{AttrStandard, AttrOPA, AttrGovernance}
+)
+
+// AttributeDef is an attribute definition of a site (/attributes).
+type AttributeDef struct {
+	Key             string          `json:"key"`
+	DataType        string          `json:"dataType"`
+	Type            string          `json:"type"`
+	ValidationRegex string          `json:"validationRegex,omitempty"`
+	Watermark       json.RawMessage `json:"watermark,omitempty"`
+	InsertedDate    time.Time       `json:"insertedDate"`
+	UserID          string          `json:"userId,omitempty"`
+}
+
+// Attribute validation messages, as FormKiQ words them where known.
+func msgAttrNotFound(k string) string { return fmt.Sprintf("attribute '%s' not found", k) }
+func msgAttrExists(k string) string   { return fmt.Sprintf("attribute '%s' already exists", k) }
+func msgAttrReserved(k string) string { return fmt.Sprintf("'%s' is a reserved attribute name", k) }
+func msgAttrInUse(k string) string {
+	return fmt.Sprintf("attribute '%s' is in use, cannot be deleted", k)
+}
+func msgMissingRequired(k string) string { return fmt.Sprintf("missing required attribute '%s'", k) }
+
+const (
+	msgOnlyString  = "attribute only support string value"
+	msgOnlyNumber  = "attribute only support number value"
+	msgOnlyBoolean = "attribute only support boolean value"
+	msgOnlyDate    = "attribute only support date value"
+	msgOnlyEntity  = "attribute only support entity value"
+	msgKeyOnly     = "attribute does not support a value"
+)
+
+func attrDefNotFound(key string) error {
+	return &NotFoundError{Msg: fmt.Sprintf("Attribute %s not found", key)}
+}
+
+// AddAttribute is the payload of OpAddAttribute.
+type AddAttribute struct {
+	Def AttributeDef `json:"def"`
+}
+
+// UpdateAttribute is the payload of OpUpdateAttribute. Nil fields stay; an
+// empty ValidationRegex clears it (FormKiQ #500).
+type UpdateAttribute struct {
+	Key             string          `json:"key"`
+	Type            *string         `json:"type,omitempty"`
+	ValidationRegex *string         `json:"validationRegex,omitempty"`
+	Watermark       json.RawMessage `json:"watermark,omitempty"`
+}
+
+// DeleteAttribute is the payload of OpDeleteAttribute.
+type DeleteAttribute struct {
+	Key string `json:"key"`
+}
+
+func init() {
+	register(OpAddAttribute, applyAddAttribute)
+	register(OpUpdateAttribute, applyUpdateAttribute)
+	register(OpDeleteAttribute, applyDeleteAttribute)
+	register(OpSetDocAttributes, applySetDocAttributes)
+}
+
+func applyAddAttribute(t *tx, c *Command) (any, error) {
+	p, err := decode[AddAttribute](c)
+	if err != nil {
+		return nil, err
+	}
+	d := p.Def
+	if IsReservedAttribute(d.Key) {
+		return nil, Invalid("key", msgAttrReserved(d.Key))
+	}
+	ok, err := t.exists(attrDefKey(c.Site, d.Key))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return nil, Invalid("key", msgAttrExists(d.Key))
+	}
+	if d.DataType == "" {
+		d.DataType = DataString
+	}
+	if d.Type == "" {
+		d.Type = AttrStandard
+	}
+	d.InsertedDate, d.UserID = c.At, c.User
+	if err := t.setJSON(attrDefKey(c.Site, d.Key), d); err != nil {
+		return nil, err
+	}
+	return nil, ensureSite(t, c)
+}
+
+func applyUpdateAttribute(t *tx, c *Command) (any, error) {
+	p, err := decode[UpdateAttribute](c)
+	if err != nil {
+		return nil, err
+	}
+	var d AttributeDef
+	if err := t.getJSON(attrDefKey(c.Site, p.Key), &d); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, attrDefNotFound(p.Key)
+		}
+		return nil, err
+	}
+	if p.Type != nil {
+		d.Type = *p.Type
+	}
+	if p.ValidationRegex != nil {
+		d.ValidationRegex = *p.ValidationRegex
+	}
+	if len(p.Watermark) > 0 {
+		d.Watermark = p.Watermark
+	}
+	return nil, t.setJSON(attrDefKey(c.Site, p.Key), d)
+}
+
+func applyDeleteAttribute(t *tx, c *Command) (any, error) {
+	p, err := decode[DeleteAttribute](c)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := t.exists(attrDefKey(c.Site, p.Key))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, attrDefNotFound(p.Key)
+	}
+	inUse, err := attributeInUse(t, c.Site, p.Key)
+	if err != nil {
+		return nil, err
+	}
+	if inUse {
+		return nil, Invalid("key", msgAttrInUse(p.Key))
+	}
+	return nil, t.del(attrDefKey(c.Site, p.Key))
+}
+
+// attributeInUse reports whether a document, the site schema or a
+// classification uses key.
+func attributeInUse(t *tx, site, key string) (bool, error) {
+	if len(t.firstKey(attrIndexPrefix(site, key))) > 0 {
+		return true, nil
+	}
+	var used bool
+	err := eachSchema(t, site, func(s *Schema) bool {
+		used = s.usesKey(key)
+		return !used
+	})
+	return used, err
+}
+
+// lookupDef returns the definition of key in site, built-in ones included.
+func lookupDef(t *tx, site, key string) (*AttributeDef, error) {
+	if d, ok := builtinAttributes[key]; ok {
+		return &d, nil
+	}
+	var d AttributeDef
+	if err := t.getJSON(attrDefKey(site, key), &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// AttributeInput is one attribute as a client sends it: exactly one of
+// FormKiQ's AddDocumentAttribute variants.
+type AttributeInput struct {
+	Key                 string           `json:"key,omitempty"`
+	StringValue         *string          `json:"stringValue,omitempty"`
+	StringValues        []string         `json:"stringValues,omitempty"`
+	NumberValue         *float64         `json:"numberValue,omitempty"`
+	NumberValues        []float64        `json:"numberValues,omitempty"`
+	BooleanValue        *bool            `json:"booleanValue,omitempty"`
+	DateValue           *string          `json:"dateValue,omitempty"`
+	DateValues          []string         `json:"dateValues,omitempty"`
+	ClassificationID    string           `json:"classificationId,omitempty"`
+	DocumentID          string           `json:"documentId,omitempty"`
+	Relationship        string           `json:"relationship,omitempty"`
+	InverseRelationship string           `json:"inverseRelationship,omitempty"`
+	EntityTypeID        string           `json:"entityTypeId,omitempty"`
+	EntityID            string           `json:"entityId,omitempty"`
+	Namespace           string           `json:"namespace,omitempty"`
+	Entities            []EntityRefInput `json:"entities,omitempty"`
+}
+
+// EntityRefInput is one entity reference of an ENTITY attribute.
+type EntityRefInput struct {
+	EntityTypeID string `json:"entityTypeId"`
+	EntityID     string `json:"entityId"`
+	Namespace    string `json:"namespace,omitempty"`
+}
+
+// Relationship types (FormKiQ DocumentRelationshipType).
+var RelationshipTypes = []string{"PRIMARY", "ATTACHMENT", "APPENDIX", "SUPPLEMENT", "ASSOCIATED", "RENDITION"}
+
+// defaultInverse is the relationship recorded on the other document when
+// the client names none.
+var defaultInverse = map[string]string{
+	"PRIMARY": "ATTACHMENT", "ATTACHMENT": "PRIMARY", "APPENDIX": "PRIMARY",
+	"SUPPLEMENT": "PRIMARY", "RENDITION": "PRIMARY", "ASSOCIATED": "ASSOCIATED",
+}
+
+// hasStandardValue reports whether in carries a value field.
+func (in *AttributeInput) hasStandardValue() bool {
+	return in.StringValue != nil || in.StringValues != nil || in.NumberValue != nil || in.NumberValues != nil ||
+		in.BooleanValue != nil || in.DateValue != nil || in.DateValues != nil
+}
+
+// DocAttribute is a document attribute as stored: one key with its
+// values, typed by its definition.
+type DocAttribute struct {
+	Key          string      `json:"key"`
+	ValueType    string      `json:"valueType"`
+	Strings      []string    `json:"strings,omitempty"` // STRING, DATE (normalized), CLASSIFICATION, RELATIONSHIPS ("TYPE#documentId")
+	Numbers      []float64   `json:"numbers,omitempty"`
+	Boolean      *bool       `json:"boolean,omitempty"`
+	Entities     []EntityRef `json:"entities,omitempty"`
+	InsertedDate time.Time   `json:"insertedDate"`
+	UserID       string      `json:"userId,omitempty"`
+}
+
+// EntityRef is a resolved entity reference.
+type EntityRef struct {
+	EntityTypeID string `json:"entityTypeId"`
+	EntityID     string `json:"entityId"`
+	Namespace    string `json:"namespace"`
+}
+
+// indexValues returns the index encodings of a's values.
+func (a *DocAttribute) indexValues() []string {
+	var out []string
+	out = append(out, a.Strings...)
+	for _, n := range a.Numbers {
+		out = append(out, EncodeNumber(n))
+	}
+	if a.Boolean != nil {
+		out = append(out, strconv.FormatBool(*a.Boolean))
+	}
+	for _, e := range a.Entities {
+		out = append(out, e.EntityTypeID+"#"+e.EntityID)
+	}
+	if len(out) == 0 {
+		out = []string{""} // KEY_ONLY
+	}
+	return out
+}
+
+// EncodeNumber encodes f so that the encodings sort like the numbers.
+func EncodeNumber(f float64) string {
+	b := math.Float64bits(f)
+	if f >= 0 {
+		b ^= 1 << 63
+	} else {
+		b = ^b
+	}
+	return fmt.Sprintf("%016x", b)
+}
+
+// DateLayout is how DATE values are stored and returned: ISO 8601 in UTC.
+const DateLayout = "2006-01-02T15:04:05Z"
+
+var dateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05.999Z0700", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
+
+// NormalizeDate parses an ISO 8601 date or date-time and returns it in UTC
+// in DateLayout. A value without a zone is taken as UTC.
+func NormalizeDate(s string) (string, bool) {
+	for _, l := range dateLayouts {
+		if tm, err := time.Parse(l, s); err == nil {
+			return tm.UTC().Format(DateLayout), true
+		}
+	}
+	return "", false
+}
+
+// docAttrSet is a document's attributes being changed in a transaction.
+type docAttrSet struct {
+	t       *tx
+	c       *Command
+	doc     string
+	cur     map[string]*DocAttribute // after the change
+	old     map[string]*DocAttribute // as stored before
+	errs    []ValidationItem
+	created bool // the document is being created (defaults apply)
+}
+
+func loadDocAttrs(t *tx, c *Command, doc string, created bool) (*docAttrSet, error) {
+	s := &docAttrSet{t: t, c: c, doc: doc, cur: map[string]*DocAttribute{}, old: map[string]*DocAttribute{}, created: created}
+	if created {
+		return s, nil
+	}
+	err := t.each(docAttrPrefix(c.Site, doc), func(_, v []byte) error {
+		var a, b DocAttribute
+		if err := json.Unmarshal(v, &a); err != nil {
+			return err
+		}
+		b = a
+		s.cur[a.Key], s.old[a.Key] = &a, &b
+		return nil
+	})
+	return s, err
+}
+
+func (s *docAttrSet) fail(key, msg string) {
+	s.errs = append(s.errs, ValidationItem{Key: key, Msg: msg})
+}
+
+// Attribute write modes.
+const (
+	AttrAdd     = "add"     // POST: add keys, add values to existing keys
+	AttrSet     = "set"     // PATCH document, PUT one key: replace the given keys
+	AttrReplace = "replace" // PUT all: the given attributes replace all others
+)
+
+// apply merges ins into the set with mode. Errors are collected.
+func (s *docAttrSet) apply(ins []AttributeInput, mode string) error {
+	if mode == AttrReplace {
+		for k := range s.cur {
+			if k != KeyRelationships {
+				delete(s.cur, k)
+			}
+		}
+	}
+	for i := range ins {
+		in := &ins[i]
+		a, err := s.resolve(in)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			continue
+		}
+		if a.Key == KeyRelationships {
+			if err := s.relate(in, a); err != nil {
+				return err
+			}
+			continue
+		}
+		if prev, ok := s.cur[a.Key]; ok && mode == AttrAdd && a.ValueType == prev.ValueType {
+			a.Strings = unionStrings(prev.Strings, a.Strings)
+			a.Numbers = unionNumbers(prev.Numbers, a.Numbers)
+			a.Entities = unionEntities(prev.Entities, a.Entities)
+			if a.Boolean == nil {
+				a.Boolean = prev.Boolean
+			}
+		}
+		s.cur[a.Key] = a
+	}
+	return nil
+}
+
+// resolve checks one input against its definition and returns the stored
+// form, or nil after recording a validation error.
+func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
+	a := &DocAttribute{Key: in.Key, InsertedDate: s.c.At, UserID: s.c.User}
+	switch {
+	case in.ClassificationID != "":
+		ok, err := s.t.exists(classificationKey(s.c.Site, in.ClassificationID))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			s.fail("classificationId", fmt.Sprintf("Classification '%s' not found", in.ClassificationID))
+			return nil, nil
+		}
+		a.Key, a.ValueType, a.Strings = KeyClassification, ValueClassification, []string{in.ClassificationID}
+		return a, nil
+	case in.DocumentID != "" || in.Relationship != "":
+		if in.DocumentID == "" {
+			s.fail("documentId", "'documentId' is required")
+			return nil, nil
+		}
+		if !slices.Contains(RelationshipTypes, in.Relationship) {
+			s.fail("relationship", "invalid 'relationship'")
+			return nil, nil
+		}
+		if in.InverseRelationship != "" && !slices.Contains(RelationshipTypes, in.InverseRelationship) {
+			s.fail("inverseRelationship", "invalid 'inverseRelationship'")
+			return nil, nil
+		}
+		a.Key, a.ValueType = KeyRelationships, ValueRelationships
+		return a, nil
+	}
+	if in.Key == "" {
+		s.fail("key", "'key' is required")
+		return nil, nil
+	}
+	if in.Key == KeyClassification || in.Key == KeyRelationships {
+		s.fail(in.Key, msgAttrReserved(in.Key))
+		return nil, nil
+	}
+	def, err := lookupDef(s.t, s.c.Site, in.Key)
+	if errors.Is(err, ErrNotFound) {
+		s.fail(in.Key, msgAttrNotFound(in.Key))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.ValueType = def.DataType
+	isEntity := in.EntityTypeID != "" || in.EntityID != "" || in.Entities != nil
+	switch def.DataType {
+	case DataKeyOnly:
+		if in.hasStandardValue() || isEntity {
+			s.fail(in.Key, msgKeyOnly)
+			return nil, nil
+		}
+	case DataString, DataPublication, DataWatermark:
+		if in.NumberValue != nil || in.NumberValues != nil || in.BooleanValue != nil || isEntity || (in.StringValue == nil && in.StringValues == nil && (in.DateValue != nil || in.DateValues != nil)) {
+			s.fail(in.Key, msgOnlyString)
+			return nil, nil
+		}
+		a.Strings = collect(in.StringValue, in.StringValues)
+		if in.DateValue != nil || in.DateValues != nil {
+			a.Strings = append(a.Strings, collect(in.DateValue, in.DateValues)...)
+		}
+		if len(a.Strings) == 0 && def.DataType == DataString {
+			s.fail(in.Key, msgOnlyString)
+			return nil, nil
+		}
+	case DataNumber:
+		if in.StringValue != nil || in.StringValues != nil || in.BooleanValue != nil || in.DateValue != nil || in.DateValues != nil || isEntity {
+			s.fail(in.Key, msgOnlyNumber)
+			return nil, nil
+		}
+		if in.NumberValue != nil {
+			a.Numbers = append(a.Numbers, *in.NumberValue)
+		}
+		a.Numbers = append(a.Numbers, in.NumberValues...)
+		if len(a.Numbers) == 0 {
+			s.fail(in.Key, msgOnlyNumber)
+			return nil, nil
+		}
+	case DataBoolean:
+		if in.BooleanValue == nil || in.StringValue != nil || in.StringValues != nil || in.NumberValue != nil || in.NumberValues != nil || in.DateValue != nil || in.DateValues != nil || isEntity {
+			s.fail(in.Key, msgOnlyBoolean)
+			return nil, nil
+		}
+		a.Boolean = in.BooleanValue
+	case DataDate:
+		if in.NumberValue != nil || in.NumberValues != nil || in.BooleanValue != nil || isEntity {
+			s.fail(in.Key, msgOnlyDate)
+			return nil, nil
+		}
+		// Dates may come as dateValue(s) or as ISO strings.
+		raw := append(collect(in.DateValue, in.DateValues), collect(in.StringValue, in.StringValues)...)
+		if len(raw) == 0 {
+			s.fail(in.Key, msgOnlyDate)
+			return nil, nil
+		}
+		for _, v := range raw {
+			n, ok := NormalizeDate(v)
+			if !ok {
+				s.fail(in.Key, fmt.Sprintf("invalid date value '%s'", v))
+				return nil, nil
+			}
+			a.Strings = append(a.Strings, n)
+		}
+	case DataEntity:
+		if in.hasStandardValue() || !isEntity {
+			s.fail(in.Key, msgOnlyEntity)
+			return nil, nil
+		}
+		refs := in.Entities
+		if in.EntityTypeID != "" || in.EntityID != "" {
+			refs = append([]EntityRefInput{{EntityTypeID: in.EntityTypeID, EntityID: in.EntityID, Namespace: in.Namespace}}, refs...)
+		}
+		for _, r := range refs {
+			ref, msg, err := resolveEntity(s.t, s.c.Site, r)
+			if err != nil {
+				return nil, err
+			}
+			if msg != "" {
+				s.fail(in.Key, msg)
+				return nil, nil
+			}
+			a.Entities = append(a.Entities, ref)
+		}
+	}
+	if def.ValidationRegex != "" {
+		re, err := regexp.Compile(def.ValidationRegex)
+		if err == nil {
+			for _, v := range a.indexValues() {
+				if def.DataType == DataNumber {
+					break // numbers are checked as written below
+				}
+				if !re.MatchString(v) {
+					s.fail(in.Key, fmt.Sprintf("invalid attribute value '%s', does not match regex '%s'", v, def.ValidationRegex))
+					return nil, nil
+				}
+			}
+			for _, n := range a.Numbers {
+				if v := FormatNumber(n); !re.MatchString(v) {
+					s.fail(in.Key, fmt.Sprintf("invalid attribute value '%s', does not match regex '%s'", v, def.ValidationRegex))
+					return nil, nil
+				}
+			}
+		}
+	}
+	a.normalize()
+	return a, nil
+}
+
+// FormatNumber writes n as JSON would, without an exponent for integers.
+func FormatNumber(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
+
+// normalize sorts and de-duplicates values: multi-values read back sorted.
+func (a *DocAttribute) normalize() {
+	a.Strings = unionStrings(nil, a.Strings)
+	a.Numbers = unionNumbers(nil, a.Numbers)
+	a.Entities = unionEntities(nil, a.Entities)
+}
+
+func collect(one *string, many []string) []string {
+	var out []string
+	if one != nil {
+		out = append(out, *one)
+	}
+	return append(out, many...)
+}
+
+func unionStrings(a, b []string) []string {
+	out := append(append([]string(nil), a...), b...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func unionNumbers(a, b []float64) []float64 {
+	out := append(append([]float64(nil), a...), b...)
+	sort.Float64s(out)
+	return slices.Compact(out)
+}
+
+func unionEntities(a, b []EntityRef) []EntityRef {
+	out := append(append([]EntityRef(nil), a...), b...)
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].EntityTypeID+"#"+out[i].EntityID < out[j].EntityTypeID+"#"+out[j].EntityID
+	})
+	return slices.Compact(out)
+}
+
+// relate records a relationship on this document and its inverse on the
+// other one.
+func (s *docAttrSet) relate(in *AttributeInput, a *DocAttribute) error {
+	if in.DocumentID == s.doc {
+		s.fail("documentId", "a document cannot be related to itself")
+		return nil
+	}
+	other, err := getDoc(s.t, s.c.Site, in.DocumentID)
+	if errors.Is(err, ErrNotFound) {
+		s.fail("documentId", fmt.Sprintf("Document %s not found.", in.DocumentID))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rel := s.cur[KeyRelationships]
+	if rel == nil {
+		rel = a
+	}
+	rel.Strings = unionStrings(rel.Strings, []string{in.Relationship + "#" + other.DocumentID})
+	rel.InsertedDate, rel.UserID = s.c.At, s.c.User
+	s.cur[KeyRelationships] = rel
+	inv := in.InverseRelationship
+	if inv == "" {
+		inv = defaultInverse[in.Relationship]
+	}
+	var o DocAttribute
+	err = s.t.getJSON(docAttrKey(s.c.Site, other.DocumentID, KeyRelationships), &o)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		o = DocAttribute{Key: KeyRelationships, ValueType: ValueRelationships}
+	}
+	v := inv + "#" + s.doc
+	if slices.Contains(o.Strings, v) {
+		return nil
+	}
+	o.Strings = unionStrings(o.Strings, []string{v})
+	o.InsertedDate, o.UserID = s.c.At, s.c.User
+	if err := s.t.set(attrIndexKey(s.c.Site, KeyRelationships, v, other.DocumentID), nil); err != nil {
+		return err
+	}
+	return s.t.setJSON(docAttrKey(s.c.Site, other.DocumentID, KeyRelationships), &o)
+}
+
+// remove deletes key, or one value of it when value is not nil.
+func (s *docAttrSet) remove(key string, value *string) {
+	a, ok := s.cur[key]
+	if !ok {
+		return
+	}
+	if value == nil {
+		delete(s.cur, key)
+		return
+	}
+	b := *a
+	b.Strings = slices.DeleteFunc(slices.Clone(a.Strings), func(v string) bool { return v == *value })
+	b.Numbers = slices.DeleteFunc(slices.Clone(a.Numbers), func(n float64) bool { return FormatNumber(n) == *value })
+	b.Entities = slices.DeleteFunc(slices.Clone(a.Entities), func(e EntityRef) bool { return e.EntityID == *value })
+	if b.Boolean != nil && strconv.FormatBool(*b.Boolean) == *value {
+		b.Boolean = nil
+	}
+	if len(b.Strings)+len(b.Numbers)+len(b.Entities) == 0 && b.Boolean == nil && a.ValueType != DataKeyOnly {
+		delete(s.cur, key)
+		return
+	}
+	s.cur[key] = &b
+}
+
+// validate checks the final set against the schemas and the reserved-key
+// rules; when the document is new, schema defaults fill missing keys.
+func (s *docAttrSet) validate() error {
+	if _, ok := s.cur[KeyDispositionPolicy]; ok {
+		if _, ok := s.cur[KeyRetentionPolicy]; !ok {
+			s.fail(KeyDispositionPolicy, "'DispositionPolicy' requires 'RetentionPolicy'")
+		}
+	}
+	schemas, err := s.schemas()
+	if err != nil {
+		return err
+	}
+	for _, sc := range schemas {
+		if err := s.checkSchema(sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schemas returns the site schema and the schema of the document's
+// classification, those that exist.
+func (s *docAttrSet) schemas() ([]*Schema, error) {
+	var out []*Schema
+	var site Schema
+	err := s.t.getJSON(schemaKey(s.c.Site), &site)
+	switch {
+	case err == nil:
+		out = append(out, &site)
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	if cl, ok := s.cur[KeyClassification]; ok && len(cl.Strings) == 1 {
+		var c Classification
+		err := s.t.getJSON(classificationKey(s.c.Site, cl.Strings[0]), &c)
+		switch {
+		case err == nil:
+			out = append(out, &c.Schema)
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *docAttrSet) checkSchema(sc *Schema) error {
+	at := &sc.Attributes
+	for _, r := range at.Required {
+		if _, ok := s.cur[r.AttributeKey]; ok {
+			continue
+		}
+		if s.created && (r.DefaultValue != "" || len(r.DefaultValues) > 0 || r.DefaultEntityID != "") {
+			in := AttributeInput{Key: r.AttributeKey}
+			def, err := lookupDef(s.t, s.c.Site, r.AttributeKey)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			vals := collect(nil, r.DefaultValues)
+			if r.DefaultValue != "" {
+				vals = append([]string{r.DefaultValue}, vals...)
+			}
+			switch {
+			case def == nil:
+			case def.DataType == DataEntity:
+				in.EntityTypeID, in.EntityID = r.DefaultEntityTypeID, r.DefaultEntityID
+			case def.DataType == DataNumber:
+				for _, v := range vals {
+					if n, err := strconv.ParseFloat(v, 64); err == nil {
+						in.NumberValues = append(in.NumberValues, n)
+					}
+				}
+			case def.DataType == DataBoolean:
+				b := len(vals) > 0 && vals[0] == "true"
+				in.BooleanValue = &b
+			case def.DataType == DataDate:
+				in.DateValues = vals
+			case def.DataType != DataKeyOnly:
+				in.StringValues = vals
+			}
+			a, err := s.resolve(&in)
+			if err != nil {
+				return err
+			}
+			if a != nil {
+				s.cur[a.Key] = a
+			}
+			continue
+		}
+		s.fail(r.AttributeKey, msgMissingRequired(r.AttributeKey))
+	}
+	listed := map[string]*SchemaAttribute{}
+	for i := range at.Required {
+		listed[at.Required[i].AttributeKey] = &at.Required[i]
+	}
+	for i := range at.Optional {
+		listed[at.Optional[i].AttributeKey] = &at.Optional[i]
+	}
+	keys := make([]string, 0, len(s.cur))
+	for k := range s.cur {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a := s.cur[k]
+		if k == KeyClassification || k == KeyRelationships {
+			continue
+		}
+		sa, ok := listed[k]
+		if !ok {
+			if at.AllowAdditionalAttributes != nil && !*at.AllowAdditionalAttributes {
+				if _, builtin := builtinAttributes[k]; !builtin {
+					s.fail(k, fmt.Sprintf("attribute '%s' is not listed in the schema", k))
+				}
+			}
+			continue
+		}
+		if len(sa.AllowedValues) > 0 {
+			for _, v := range a.displayValues() {
+				if !slices.Contains(sa.AllowedValues, v) {
+					s.fail(k, fmt.Sprintf("invalid attribute value '%s', only allowed values are %s", v, strings.Join(sa.AllowedValues, ",")))
+					break
+				}
+			}
+		}
+		n := float64(len(a.displayValues()))
+		if sa.MinNumberOfValues != nil && n < *sa.MinNumberOfValues {
+			s.fail(k, fmt.Sprintf("attribute '%s' needs at least %s values", k, FormatNumber(*sa.MinNumberOfValues)))
+		}
+		if sa.MaxNumberOfValues != nil && n > *sa.MaxNumberOfValues {
+			s.fail(k, fmt.Sprintf("attribute '%s' allows at most %s values", k, FormatNumber(*sa.MaxNumberOfValues)))
+		}
+	}
+	return nil
+}
+
+// displayValues returns the values as strings, the way clients compare
+// them with allowed values.
+func (a *DocAttribute) displayValues() []string {
+	out := append([]string(nil), a.Strings...)
+	for _, n := range a.Numbers {
+		out = append(out, FormatNumber(n))
+	}
+	if a.Boolean != nil {
+		out = append(out, strconv.FormatBool(*a.Boolean))
+	}
+	for _, e := range a.Entities {
+		out = append(out, e.EntityID)
+	}
+	return out
+}
+
+// save writes the changed attributes and their index entries.
+func (s *docAttrSet) save() error {
+	if len(s.errs) > 0 {
+		return &ValidationError{Items: s.errs}
+	}
+	for k, a := range s.old {
+		n, ok := s.cur[k]
+		if ok && sameAttr(a, n) {
+			continue
+		}
+		for _, v := range a.indexValues() {
+			if err := s.t.del(attrIndexKey(s.c.Site, k, v, s.doc)); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			if err := s.t.del(docAttrKey(s.c.Site, s.doc, k)); err != nil {
+				return err
+			}
+		}
+	}
+	for k, a := range s.cur {
+		if o, ok := s.old[k]; ok && sameAttr(o, a) {
+			continue
+		}
+		if err := s.t.setJSON(docAttrKey(s.c.Site, s.doc, k), a); err != nil {
+			return err
+		}
+		for _, v := range a.indexValues() {
+			if err := s.t.set(attrIndexKey(s.c.Site, k, v, s.doc), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sameAttr(a, b *DocAttribute) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// writeDocAttributes applies ins to doc's attributes in mode, validates the
+// result and writes it; validation errors leave the transaction to be
+// discarded by the caller.
+func writeDocAttributes(t *tx, c *Command, doc string, ins []AttributeInput, mode string, created bool) error {
+	s, err := loadDocAttrs(t, c, doc, created)
+	if err != nil {
+		return err
+	}
+	if err := s.apply(ins, mode); err != nil {
+		return err
+	}
+	if err := assignSequences(s); err != nil {
+		return err
+	}
+	if len(s.errs) == 0 {
+		if err := s.validate(); err != nil {
+			return err
+		}
+	}
+	return s.save()
+}
+
+// deleteDocAttributes removes every attribute of doc and its index entries
+// (hard delete), and the inverse relationships other documents hold.
+func deleteDocAttributes(t *tx, site, doc string) error {
+	c := &Command{Site: site}
+	s, err := loadDocAttrs(t, c, doc, false)
+	if err != nil {
+		return err
+	}
+	if rel, ok := s.cur[KeyRelationships]; ok {
+		for _, v := range rel.Strings {
+			_, other, _ := strings.Cut(v, "#")
+			var o DocAttribute
+			err := t.getJSON(docAttrKey(site, other, KeyRelationships), &o)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			for _, x := range o.Strings {
+				if strings.HasSuffix(x, "#"+doc) {
+					if err := t.del(attrIndexKey(site, KeyRelationships, x, other)); err != nil {
+						return err
+					}
+				}
+			}
+			o.Strings = slices.DeleteFunc(o.Strings, func(x string) bool { return strings.HasSuffix(x, "#"+doc) })
+			if len(o.Strings) == 0 {
+				err = t.del(docAttrKey(site, other, KeyRelationships))
+			} else {
+				err = t.setJSON(docAttrKey(site, other, KeyRelationships), &o)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	s.cur = map[string]*DocAttribute{}
+	return s.save()
+}
+
+// SetDocAttributes is the payload of OpSetDocAttributes: the
+// /documents/{id}/attributes endpoints.
+type SetDocAttributes struct {
+	DocumentID string           `json:"documentId"`
+	Mode       string           `json:"mode"` // AttrAdd, AttrSet, AttrReplace, or "delete"
+	Attributes []AttributeInput `json:"attributes,omitempty"`
+	// DeleteKey and DeleteValue name what "delete" removes.
+	DeleteKey   string  `json:"deleteKey,omitempty"`
+	DeleteValue *string `json:"deleteValue,omitempty"`
+}
+
+// AttrDelete is the mode that removes a key or one of its values.
+const AttrDelete = "delete"
+
+func applySetDocAttributes(t *tx, c *Command) (any, error) {
+	p, err := decode[SetDocAttributes](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadDocAttrs(t, c, d.DocumentID, false)
+	if err != nil {
+		return nil, err
+	}
+	if p.Mode == AttrDelete {
+		if _, ok := s.cur[p.DeleteKey]; !ok && p.DeleteValue == nil {
+			return nil, &NotFoundError{Msg: fmt.Sprintf("attribute '%s' not found on document '%s'", p.DeleteKey, d.DocumentID)}
+		}
+		s.remove(p.DeleteKey, p.DeleteValue)
+	} else if err := s.apply(p.Attributes, p.Mode); err != nil {
+		return nil, err
+	}
+	if len(s.errs) == 0 {
+		if err := s.validate(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.save(); err != nil {
+		return nil, err
+	}
+	d.LastModifiedDate = c.At
+	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+}
+
+// DocAttributes returns the attributes of a document sorted by key,
+// starting after the key after, at most limit (0: all).
+func (d *DB) DocAttributes(site, doc, after string, limit int) ([]DocAttribute, string, error) {
+	var out []DocAttribute
+	var next string
+	err := d.view(func(t *tx) error {
+		if _, err := getLiveDoc(t, site, doc); err != nil {
+			return err
+		}
+		return t.each(docAttrPrefix(site, doc), func(k, v []byte) error {
+			var a DocAttribute
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			if after != "" && a.Key <= after {
+				return nil
+			}
+			if limit > 0 && len(out) == limit {
+				next = out[len(out)-1].Key
+				return errStop
+			}
+			out = append(out, a)
+			return nil
+		})
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, next, err
+}
+
+// DocAttribute returns one attribute of a document.
+func (d *DB) DocAttribute(site, doc, key string) (*DocAttribute, error) {
+	var a DocAttribute
+	err := d.view(func(t *tx) error {
+		if _, err := getLiveDoc(t, site, doc); err != nil {
+			return err
+		}
+		err := t.getJSON(docAttrKey(site, doc, key), &a)
+		if errors.Is(err, ErrNotFound) {
+			return &NotFoundError{Msg: fmt.Sprintf("attribute '%s' not found on document '%s'", key, doc)}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// AttributeDefs lists a site's attribute definitions by key, after the key
+// after, at most limit.
+func (d *DB) AttributeDefs(site, after string, limit int) ([]AttributeDef, string, error) {
+	var out []AttributeDef
+	var next string
+	err := d.view(func(t *tx) error {
+		return t.each(attrDefPrefix(site), func(_, v []byte) error {
+			var a AttributeDef
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			if after != "" && a.Key <= after {
+				return nil
+			}
+			if limit > 0 && len(out) == limit {
+				next = out[len(out)-1].Key
+				return errStop
+			}
+			out = append(out, a)
+			return nil
+		})
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, next, err
+}
+
+// AttributeDefinition returns one definition, built-in ones included.
+func (d *DB) AttributeDefinition(site, key string) (*AttributeDef, error) {
+	var out *AttributeDef
+	err := d.view(func(t *tx) error {
+		def, err := lookupDef(t, site, key)
+		if errors.Is(err, ErrNotFound) {
+			return attrDefNotFound(key)
+		}
+		out = def
+		return err
+	})
+	return out, err
+}
+
+// AttributeUsed reports whether documents or schemas use key.
+func (d *DB) AttributeUsed(site, key string) (bool, error) {
+	var used bool
+	err := d.view(func(t *tx) error {
+		var err error
+		used, err = attributeInUse(t, site, key)
+		return err
+	})
+	return used, err
+}
+
+// errStop ends an iteration early.
+var errStop = errors.New("stop")
