@@ -452,7 +452,7 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 		return a, nil
 	}
 	if in.Key == "" {
-		s.fail("key", "'key' is required")
+		s.fail("", "'key' is missing from attribute")
 		return nil, nil
 	}
 	if in.Key == KeyClassification || in.Key == KeyRelationships {
@@ -696,6 +696,31 @@ func (s *docAttrSet) validate() error {
 			return err
 		}
 	}
+	// An attribute no applicable schema lists is refused when one of them
+	// forbids additional attributes: a classification extends the site
+	// schema.
+	closed := false
+	for _, sc := range schemas {
+		if a := sc.Attributes.AllowAdditionalAttributes; a != nil && !*a {
+			closed = true
+		}
+	}
+	if !closed {
+		return nil
+	}
+	keys := make([]string, 0, len(s.cur))
+	for k := range s.cur {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, builtin := builtinAttributes[k]; builtin {
+			continue
+		}
+		if !slices.ContainsFunc(schemas, func(sc *Schema) bool { return sc.listsKey(k) }) {
+			s.fail(k, fmt.Sprintf("attribute '%s' is not listed in the schema", k))
+		}
+	}
 	return nil
 }
 
@@ -788,12 +813,7 @@ func (s *docAttrSet) checkSchema(sc *Schema) error {
 		}
 		sa, ok := listed[k]
 		if !ok {
-			if at.AllowAdditionalAttributes != nil && !*at.AllowAdditionalAttributes {
-				if _, builtin := builtinAttributes[k]; !builtin {
-					s.fail(k, fmt.Sprintf("attribute '%s' is not listed in the schema", k))
-				}
-			}
-			continue
+			continue // additional attributes are checked across schemas
 		}
 		if len(sa.AllowedValues) > 0 {
 			for _, v := range a.displayValues() {

@@ -40,6 +40,18 @@ type Schema struct {
 	Attributes SchemaAttributes `json:"attributes"`
 }
 
+// listsKey reports whether key is a required or optional attribute.
+func (s *Schema) listsKey(key string) bool {
+	for _, l := range [][]SchemaAttribute{s.Attributes.Required, s.Attributes.Optional} {
+		for _, r := range l {
+			if r.AttributeKey == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *Schema) usesKey(key string) bool {
 	for _, r := range s.Attributes.Required {
 		if r.AttributeKey == key {
