@@ -229,6 +229,14 @@ func TestAttributes_DocumentEndpoints(t *testing.T) {
 			if a := docAttr(t, s, tok, site.query, id, "n"); a["numberValue"] != float64(9) {
 				t.Fatalf("PATCH value = %v", a)
 			}
+			// Uploads carry attributes too, validated the same way.
+			up := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up.bin", "attributes": []map[string]any{{"key": "n", "numberValue": 1}}}, tok)
+			mustStatus(t, up, http.StatusCreated)
+			if a := docAttr(t, s, tok, site.query, up.JSON(t)["documentId"].(string), "n"); a["numberValue"] != float64(1) {
+				t.Fatalf("upload attribute = %v", a)
+			}
+			bad := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up2.bin", "attributes": []map[string]any{{"key": "n", "booleanValue": true}}}, tok)
+			mustStatus(t, bad, http.StatusBadRequest)
 			// Paging over a document's attributes.
 			l := s.Do(http.MethodGet, base+q(site.query, "limit=1"), nil, tok).JSON(t)
 			if len(l["attributes"].([]any)) != 1 || l["next"] == nil {
@@ -287,10 +295,12 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 			defineAttr(t, s, tok, sq, "dept", "STRING", nil)
 			defineAttr(t, s, tok, sq, "pages", "NUMBER", nil)
 			defineAttr(t, s, tok, sq, "extra", "STRING", nil)
+			defineAttr(t, s, tok, sq, "owner", "ENTITY", nil)
 			runSteps(t, s, tok, "", []step{
 				{"no schema yet", "GET", sbase + "/schema/document", nil, 404, `{"message":"Sites Schema not found"}`},
 				{"undefined attribute", "PUT", sbase + "/schema/document", map[string]any{"name": "s", "attributes": map[string]any{"required": []map[string]any{{"attributeKey": "nope"}}}}, 400, `{"errors":[{"key":"nope","error":"attribute 'nope' not found"}]}`},
 				{"no name", "PUT", sbase + "/schema/document", map[string]any{"attributes": map[string]any{"required": []map[string]any{{"attributeKey": "category"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
+				{"optional entity needs no default", "PUT", sbase + "/schema/document", map[string]any{"name": "e", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "owner"}}}}, 200, ""},
 				{"set", "PUT", sbase + "/schema/document", map[string]any{"name": "office", "attributes": map[string]any{
 					"required": []map[string]any{{"attributeKey": "category", "allowedValues": []string{"invoice", "letter"}, "defaultValue": "letter"}},
 					"optional": []map[string]any{{"attributeKey": "pages", "maxNumberOfValues": 1}, {"attributeKey": "dept", "allowedValues": []string{"hr", "it"}}},

@@ -22,11 +22,22 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		`{"content":null}`, `{"documents":[{}]}`, `{"documents":[null]}`, `{"metadata":[{"key":"a","values":[1]}]}`,
 		`{"actions":[{"type":"OCR","parameters":[1]}]}`, `{"path":"\u0000"}`, `{"key":""}`, `{"match":{}}`,
 		`{"match":{"tag":{"key":"k"}},"update":{"tags":[{"key":"x"}]}}`, `{"width":{}}`, `{"documentId":null,"content":"x"}`,
+		`{"attributes":[null]}`, `{"attributes":[{"key":"a","numberValue":"x"}]}`, `{"attributes":{}}`, `{"attribute":{"key":null}}`,
+		`{"attributes":[{"key":"a","entities":[null]}]}`, `{"attributes":[{"documentId":"x","relationship":1}]}`,
+		`{"attribute":{"key":"k","dataType":"DATE","validationRegex":"(("}}`, `{"name":"s","attributes":{"required":[null]}}`,
+		`{"name":"s","attributes":{"compositeKeys":[{"attributeKeys":null}]}}`, `{"classification":{"attributes":{}}}`,
+		`{"entityType":{"namespace":"CUSTOM","name":"a/b"}}`, `{"entity":{"attributes":[{}]}}`, `{"sequence":{"pattern":"{SEQUENCE:999}"}}`,
 		strings.Repeat(`[`, 10000), `{"content":"` + strings.Repeat("A", 1<<20) + `","isBase64":true}`}
 	routes := []struct{ method, path string }{
 		{"POST", "/documents"}, {"PATCH", "/documents/" + id}, {"POST", "/documents/upload"},
 		{"POST", "/documents/" + id + "/tags"}, {"PUT", "/documents/" + id + "/tags"}, {"PATCH", "/documents/" + id + "/tags"},
 		{"PUT", "/documents/" + id + "/tags/k"}, {"PATCH", "/documents/tags"}, {"POST", "/sites/default/apiKeys"},
+		{"POST", "/attributes"}, {"PATCH", "/attributes/k"}, {"POST", "/documents/" + id + "/attributes"},
+		{"PUT", "/documents/" + id + "/attributes"}, {"PUT", "/documents/" + id + "/attributes/k"},
+		{"PUT", "/sites/default/schema/document"}, {"POST", "/sites/default/classifications"},
+		{"PUT", "/sites/default/classifications/x"}, {"POST", "/entityTypes"}, {"PUT", "/entityTypes/x"},
+		{"POST", "/entities/LlmPrompt"}, {"PUT", "/entities/LlmPrompt/x"}, {"PATCH", "/entities/LlmPrompt/x"},
+		{"POST", "/sites/default/sequences"}, {"POST", "/sites/default/sequences/x/next"},
 	}
 	for _, rt := range routes {
 		for _, b := range bodies {
@@ -40,7 +51,10 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		"/documents?softDeleted=true&start=yesterday", "/documents?softDeleted=true&sort=UP", "/documents?previous=%25%25",
 		"/documents/" + id + "/tags?next=zzz", "/documents/" + id + "/url?duration=-1", "/documents/not-a-uuid",
 		"/documents/" + id + "/tags/a%2Fb%25ZZ", "/documents/upload?contentLength=-1", "/documents/upload?duration=x",
-		"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1"}
+		"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1",
+		"/attributes?next=%%", "/attributes?limit=x", "/documents/" + id + "/attributes?next=abc", "/entityTypes?namespace=X",
+		"/entities/nope?next=zz", "/sites/default/classifications?next=@@", "/attributes/%00/allowedValues",
+		"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none"}
 	for _, g := range gets {
 		r := s.Do(http.MethodGet, g, nil, tok)
 		if r.Status >= 500 {
