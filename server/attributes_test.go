@@ -302,8 +302,8 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 				{"no name", "PUT", sbase + "/schema/document", map[string]any{"attributes": map[string]any{"required": []map[string]any{{"attributeKey": "category"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"optional entity needs no default", "PUT", sbase + "/schema/document", map[string]any{"name": "e", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "owner"}}}}, 200, ""},
 				{"set", "PUT", sbase + "/schema/document", map[string]any{"name": "office", "attributes": map[string]any{
-					"required": []map[string]any{{"attributeKey": "category", "allowedValues": []string{"invoice", "letter"}, "defaultValue": "letter"}},
-					"optional": []map[string]any{{"attributeKey": "pages", "maxNumberOfValues": 1}, {"attributeKey": "dept", "allowedValues": []string{"hr", "it"}}},
+					"required":                  []map[string]any{{"attributeKey": "category", "allowedValues": []string{"invoice", "letter"}, "defaultValue": "letter"}},
+					"optional":                  []map[string]any{{"attributeKey": "pages", "maxNumberOfValues": 1}, {"attributeKey": "dept", "allowedValues": []string{"hr", "it"}}},
 					"compositeKeys":             []map[string]any{{"attributeKeys": []string{"category", "dept"}}},
 					"allowAdditionalAttributes": false,
 				}}, 200, `{"message":"Sites Schema set"}`},
@@ -508,4 +508,44 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 	}
 	mustStatus(t, s2.Do(http.MethodDelete, "/sites/finance/sequences/"+seq, nil, tok), http.StatusOK)
 	mustStatus(t, s2.Do(http.MethodGet, "/sites/finance/sequences/"+seq, nil, tok), http.StatusNotFound)
+}
+
+func TestMappings_WithClassificationConditions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			defineAttr(t, s, tok, site.query, "invoiceTotal", "NUMBER", nil)
+			sid := "default"
+			if site.query != "" {
+				sid = "finance"
+			}
+			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			cid := r.JSON(t)["classificationId"].(string)
+			mapping := map[string]any{"mapping": map[string]any{
+				"name": "invoices",
+				"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "FUZZY"}},
+				"classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{
+					{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "INVOICE"},
+				}}},
+			}}
+			r = s.Do(http.MethodPost, "/mappings"+site.query, mapping, tok)
+			mustStatus(t, r, http.StatusCreated)
+			mid := r.JSON(t)["mappingId"].(string)
+			runSteps(t, s, tok, site.query, []step{
+				{"get keeps conditions", "GET", "/mappings/" + mid, nil, 200, `~"conditions":[{"sourceType":"CONTENT","matchingType":"CONTAINS","text":"INVOICE"}]`},
+				{"list", "GET", "/mappings", nil, 200, `~"mappingId":"` + mid + `"`},
+				{"no name", "POST", "/mappings", map[string]any{"mapping": map[string]any{"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "1"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
+				{"unknown attribute", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m", "attributes": []map[string]any{{"attributeKey": "nope", "sourceType": "MANUAL", "defaultValue": "1"}}}}, 400, `{"errors":[{"key":"attributes[0].attributeKey","error":"attribute 'nope' not found"}]}`},
+				{"bad condition", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m", "classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{{"sourceType": "CONTENT", "matchingType": "FUZZY"}}}}}}, 400, `~"classifications[0].conditions[0].matchingType"`},
+				{"unknown classification", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m", "classifications": []map[string]any{{"classificationId": "nope"}}}}, 400, `{"errors":[{"key":"classifications[0].classificationId","error":"Classification 'nope' not found"}]}`},
+				{"attribute used by mapping", "DELETE", "/attributes/invoiceTotal", nil, 400, ""},
+				{"set", "PUT", "/mappings/" + mid, map[string]any{"mapping": map[string]any{"name": "renamed", "attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "0"}}}}, 200, `{"message":"Mapping set"}`},
+				{"set missing", "PUT", "/mappings/nope", map[string]any{"mapping": map[string]any{"name": "x", "attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "0"}}}}, 404, `{"message":"Mapping 'nope' not found"}`},
+				{"delete", "DELETE", "/mappings/" + mid, nil, 200, `{"message":"Mapping '` + mid + `' deleted"}`},
+				{"gone", "GET", "/mappings/" + mid, nil, 404, ""},
+			})
+		})
+	}
 }

@@ -27,6 +27,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		`{"attribute":{"key":"k","dataType":"DATE","validationRegex":"(("}}`, `{"name":"s","attributes":{"required":[null]}}`,
 		`{"name":"s","attributes":{"compositeKeys":[{"attributeKeys":null}]}}`, `{"classification":{"attributes":{}}}`,
 		`{"entityType":{"namespace":"CUSTOM","name":"a/b"}}`, `{"entity":{"attributes":[{}]}}`, `{"sequence":{"pattern":"{SEQUENCE:999}"}}`,
+		`{"mapping":{"name":"m","attributes":[null]}}`, `{"mapping":{"name":"m","classifications":[{"conditions":[null]}]}}`,
 		strings.Repeat(`[`, 10000), `{"content":"` + strings.Repeat("A", 1<<20) + `","isBase64":true}`}
 	routes := []struct{ method, path string }{
 		{"POST", "/documents"}, {"PATCH", "/documents/" + id}, {"POST", "/documents/upload"},
@@ -38,6 +39,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		{"PUT", "/sites/default/classifications/x"}, {"POST", "/entityTypes"}, {"PUT", "/entityTypes/x"},
 		{"POST", "/entities/LlmPrompt"}, {"PUT", "/entities/LlmPrompt/x"}, {"PATCH", "/entities/LlmPrompt/x"},
 		{"POST", "/sites/default/sequences"}, {"POST", "/sites/default/sequences/x/next"},
+		{"POST", "/mappings"}, {"PUT", "/mappings/x"},
 	}
 	for _, rt := range routes {
 		for _, b := range bodies {

@@ -98,6 +98,12 @@ func (s *Server) routes() {
 	api.Delete("/entities/:entityTypeId/:entityId", q(del, s.handleDeleteEntity))
 	api.Delete("/entities/:entityTypeId/:entityId/attributes/:attributeKey", q(del, s.handleDeleteEntity))
 
+	api.Get("/mappings", q(read, s.handleGetMappings))
+	api.Post("/mappings", q(govern, s.handleAddMapping))
+	api.Get("/mappings/:mappingId", q(read, s.handleGetMapping))
+	api.Put("/mappings/:mappingId", q(govern, s.handleSetMapping))
+	api.Delete("/mappings/:mappingId", q(govern, s.handleDeleteMapping))
+
 	// Numbering sequences (Quire's own API, see API.md).
 	api.Get("/sites/:siteId/sequences", sp(read, s.handleGetSequences))
 	api.Post("/sites/:siteId/sequences", sp(govern, s.handleAddSequence))

@@ -218,6 +218,23 @@ func attributeInUse(t *tx, site, key string) (bool, error) {
 		used = s.usesKey(key)
 		return !used
 	})
+	if used || err != nil {
+		return used, err
+	}
+	err = t.each(mappingPrefix(site), func(_, v []byte) error {
+		var m Mapping
+		if err := json.Unmarshal(v, &m); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(m.Attributes, func(a MappingAttribute) bool { return a.AttributeKey == key }) {
+			used = true
+			return errStop
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
 	return used, err
 }
 

@@ -42,6 +42,8 @@ const (
 	OpAddSequence          Op = "AddSequence"          // create a numbering sequence
 	OpDeleteSequence       Op = "DeleteSequence"       // remove a numbering sequence
 	OpNextSequenceValue    Op = "NextSequenceValue"    // take a number, optionally for a document
+	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
+	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
 )
 
 // Command is one serializable state change. Everything Apply needs is in

@@ -37,6 +37,7 @@ const (
 	pfxSequence    = "sq/"  // sq/<site>/<sequenceId> -> Sequence
 	pfxSeqByAttr   = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
 	pfxSeqCounter  = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
+	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
 	keyApplied     = "meta/applied"
 )
 
@@ -189,3 +190,7 @@ func sequenceCounterKey(site, id, period string) []byte {
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + site + "/" + id + "/")
 }
+
+func mappingKey(site, id string) []byte { return []byte(pfxMapping + site + "/" + id) }
+
+func mappingPrefix(site string) []byte { return []byte(pfxMapping + site + "/") }

@@ -301,7 +301,11 @@ func applyDeleteClassification(t *tx, c *Command) (any, error) {
 	if !ok {
 		return nil, classificationNotFound(p.ClassificationID)
 	}
-	if len(t.firstKey(attrIndexValuePrefix(c.Site, KeyClassification, p.ClassificationID))) > 0 {
+	inMapping, err := classificationInMapping(t, c.Site, p.ClassificationID)
+	if err != nil {
+		return nil, err
+	}
+	if inMapping || len(t.firstKey(attrIndexValuePrefix(c.Site, KeyClassification, p.ClassificationID))) > 0 {
 		return nil, Invalid("classificationId", fmt.Sprintf("Classification '%s' is in use, cannot be deleted", p.ClassificationID))
 	}
 	return nil, t.del(k)
