@@ -76,7 +76,7 @@ func (d *DB) trimLoop() {
 		select { // at most a few trims a second
 		case <-d.stop:
 			return
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
@@ -106,7 +106,7 @@ func Open(cfg Config) (*DB, error) {
 		WithLogger(badgerLogger{lg}).
 		// Small caches keep the server's footprint low; records are small and
 		// content chunks are read sequentially once.
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(8 << 20).
 		WithNumMemtables(3).
 		WithBlockCacheSize(16 << 20).
 		WithIndexCacheSize(8 << 20).
