@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/auth"
+	"quire/index"
 	"quire/server"
 	"quire/storage"
 )
@@ -41,12 +42,14 @@ type Config struct {
 
 // Node is one running Quire process.
 type Node struct {
-	cfg    Config
-	DB     *storage.DB
-	Auth   *auth.Authenticator
-	Server *server.Server
-	ln     net.Listener
-	errc   chan error
+	cfg     Config
+	DB      *storage.DB
+	Index   *index.Index
+	Indexer *index.Indexer
+	Auth    *auth.Authenticator
+	Server  *server.Server
+	ln      net.Listener
+	errc    chan error
 }
 
 // Open opens the store and keys and builds the server; it does not listen
@@ -72,10 +75,26 @@ func Open(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, DB: db, Auth: a, errc: make(chan error, 1)}
+	x, err := index.Open(filepath.Join(cfg.DataDir, "index"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	n := &Node{cfg: cfg, DB: db, Index: x, Auth: a, errc: make(chan error, 1)}
+	n.Indexer = index.NewIndexer(db, x, cfg.Logger)
 	n.sweep()
+	// The index catches up with storage before the node serves: documents
+	// written before a crash are findable once requests are answered.
+	if err := n.Indexer.Start(context.Background()); err != nil {
+		n.Indexer.Close()
+		x.Close()
+		db.Close()
+		return nil, fmt.Errorf("index catch-up: %w", err)
+	}
 	n.Server = server.New(server.Deps{
 		Store:          db,
+		Index:          x,
+		Indexer:        n.Indexer,
 		Applier:        db,
 		Auth:           a,
 		PublicURL:      cfg.PublicURL,
@@ -140,6 +159,7 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.Server != nil && n.ln != nil {
 		errs = append(errs, n.Server.Shutdown(ctx))
 	}
+	errs = append(errs, n.Indexer.Close(), n.Index.Close())
 	errs = append(errs, n.DB.Close())
 	return errors.Join(errs...)
 }

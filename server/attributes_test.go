@@ -524,7 +524,7 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 			mustStatus(t, r, http.StatusOK)
 			cid := r.JSON(t)["classificationId"].(string)
 			mapping := map[string]any{"mapping": map[string]any{
-				"name": "invoices",
+				"name":       "invoices",
 				"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "FUZZY"}},
 				"classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{
 					{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "INVOICE"},

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/index"
 	"quire/storage"
 )
 
@@ -19,6 +20,10 @@ type Deps struct {
 	Store *storage.DB
 	// Applier applies commands: the store itself, or a cluster node.
 	Applier storage.Applier
+	// Index answers fulltext, filename and folder-prefix searches.
+	Index *index.Index
+	// Indexer feeds the index (tests wait on its text extraction).
+	Indexer *index.Indexer
 	// Auth verifies tokens and API keys and signs URLs.
 	Auth *auth.Authenticator
 	// PublicURL is the base of upload and download URLs handed to clients.

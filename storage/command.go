@@ -42,6 +42,8 @@ const (
 	OpAddSequence          Op = "AddSequence"          // create a numbering sequence
 	OpDeleteSequence       Op = "DeleteSequence"       // remove a numbering sequence
 	OpNextSequenceValue    Op = "NextSequenceValue"    // take a number, optionally for a document
+	OpAddFolder            Op = "AddFolder"            // create a folder (and its parents)
+	OpDeleteFolder         Op = "DeleteFolder"         // remove an empty folder
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
 )
@@ -128,4 +130,7 @@ func DecodeCommand(b []byte) (*Command, error) {
 type Result struct {
 	// Value is op specific, for example *AddDocumentsResult.
 	Value any
+	// Touched lists the documents whose record, tags or attributes the
+	// command changed (given to OnCommit hooks).
+	Touched []DocRef
 }

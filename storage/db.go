@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,11 +228,22 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			d.serialMu.Lock()
 		}
 		d.writeMu.RLock()
+		var t *tx
 		err = d.bdb.Update(func(txn *badger.Txn) error {
-			v, err := fn(&tx{txn: txn}, c)
+			t = &tx{txn: txn}
+			v, err := fn(t, c)
 			val = v
 			return err
 		})
+		if err == nil {
+			// Hooks run before the write lock is released, so Quiesce
+			// sees every committed command's hooks done.
+			res := Result{Value: val}
+			for r := range t.touched {
+				res.Touched = append(res.Touched, r)
+			}
+			d.runHooks(c, res)
+		}
 		d.writeMu.RUnlock()
 		if serial {
 			d.serialMu.Unlock()
@@ -239,10 +251,10 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
 			continue
 		}
+		if err != nil {
+			return Result{}, err
+		}
 		break
-	}
-	if err != nil {
-		return Result{}, err
 	}
 	if p, ok := c.local.(PutChunks); ok {
 		n := 0
@@ -251,15 +263,28 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		}
 		d.touched(n)
 	}
-	res := Result{Value: val}
+	return Result{Value: val}, nil
+}
+
+func (d *DB) runHooks(c *Command, res Result) {
 	d.mu.RLock()
 	hooks := d.hooks
 	d.mu.RUnlock()
 	for _, h := range hooks {
 		h(c, res)
 	}
-	return res, nil
 }
+
+// Quiesce runs fn while no command is being applied: every command that
+// committed before has had its hooks run, and none commits during fn.
+func (d *DB) Quiesce(fn func()) {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	fn()
+}
+
+// MaxVersion is the newest Badger commit version.
+func (d *DB) MaxVersion() uint64 { return d.bdb.MaxVersion() }
 
 func decode[T any](c *Command) (*T, error) {
 	if p, ok := c.local.(T); ok {
@@ -304,9 +329,40 @@ func (d *DB) gcLoop() {
 	}
 }
 
-// tx wraps a Badger transaction with JSON helpers.
+// tx wraps a Badger transaction with JSON helpers. It notes the
+// documents whose record, tags or attributes change, for the index.
 type tx struct {
-	txn *badger.Txn
+	txn     *badger.Txn
+	touched map[DocRef]struct{}
+}
+
+// DocRef names a document of a site.
+type DocRef struct{ Site, ID string }
+
+// docPrefixes are the key prefixes whose writes change what the index
+// holds of a document: "<prefix><site>/<doc>[/...]".
+var docPrefixes = []string{pfxDoc, pfxTag, pfxDocAttr}
+
+func (t *tx) touch(key []byte) {
+	for _, p := range docPrefixes {
+		if len(key) <= len(p) || string(key[:len(p)]) != p {
+			continue
+		}
+		rest := key[len(p):]
+		i := bytes.IndexByte(rest, '/')
+		if i < 0 {
+			return
+		}
+		id := rest[i+1:]
+		if j := bytes.IndexByte(id, '/'); j >= 0 {
+			id = id[:j]
+		}
+		if t.touched == nil {
+			t.touched = map[DocRef]struct{}{}
+		}
+		t.touched[DocRef{Site: string(rest[:i]), ID: string(id)}] = struct{}{}
+		return
+	}
 }
 
 func (t *tx) getJSON(key []byte, v any) error {
@@ -344,12 +400,13 @@ func (t *tx) setJSON(key []byte, v any) error {
 	if err != nil {
 		return err
 	}
+	t.touch(key)
 	return t.txn.Set(key, b)
 }
 
-func (t *tx) set(key, val []byte) error { return t.txn.Set(key, val) }
+func (t *tx) set(key, val []byte) error { t.touch(key); return t.txn.Set(key, val) }
 
-func (t *tx) del(key []byte) error { return t.txn.Delete(key) }
+func (t *tx) del(key []byte) error { t.touch(key); return t.txn.Delete(key) }
 
 // keys returns the keys under prefix (values are not read).
 func (t *tx) keys(prefix []byte) [][]byte {

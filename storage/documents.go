@@ -223,22 +223,27 @@ func claimPath(t *tx, c *Command, p, doc string) (string, error) {
 	if err := t.setJSON(folderKey(c.Site, dir, false, name), FolderEntry{DocumentID: doc, InsertedDate: c.At, UserID: c.User}); err != nil {
 		return "", err
 	}
+	return p, ensureFolders(t, c, dir)
+}
+
+// ensureFolders creates dir and its missing parents in the folder tree.
+func ensureFolders(t *tx, c *Command, dir string) error {
 	for dir != "" {
 		parent, fname := splitPath(dir)
 		k := folderKey(c.Site, parent, true, fname)
 		ok, err := t.exists(k)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if ok {
 			break
 		}
 		if err := t.setJSON(k, FolderEntry{Folder: true, InsertedDate: c.At, UserID: c.User}); err != nil {
-			return "", err
+			return err
 		}
 		dir = parent
 	}
-	return p, nil
+	return nil
 }
 
 // releasePath removes doc's entry for p from the path index and the folder

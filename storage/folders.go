@@ -1,0 +1,54 @@
+package storage
+
+import (
+	"fmt"
+)
+
+// FolderRef is the payload of OpAddFolder and OpDeleteFolder.
+type FolderRef struct {
+	Path string `json:"path"`
+}
+
+func init() {
+	register(OpAddFolder, applyAddFolder)
+	register(OpDeleteFolder, applyDeleteFolder)
+}
+
+func applyAddFolder(t *tx, c *Command) (any, error) {
+	p, err := decode[FolderRef](c)
+	if err != nil {
+		return nil, err
+	}
+	parent, name := splitPath(p.Path)
+	ok, err := t.exists(folderKey(c.Site, parent, true, name))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return nil, &ConflictError{Msg: fmt.Sprintf("folder '%s' already exists", p.Path)}
+	}
+	if err := ensureFolders(t, c, p.Path); err != nil {
+		return nil, err
+	}
+	return nil, ensureSite(t, c)
+}
+
+func applyDeleteFolder(t *tx, c *Command) (any, error) {
+	p, err := decode[FolderRef](c)
+	if err != nil {
+		return nil, err
+	}
+	parent, name := splitPath(p.Path)
+	k := folderKey(c.Site, parent, true, name)
+	ok, err := t.exists(k)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &NotFoundError{Msg: fmt.Sprintf("folder '%s' not found", p.Path)}
+	}
+	if len(t.firstKey(folderPrefix(c.Site, p.Path))) > 0 {
+		return nil, Invalid("indexKey", "folder is not empty")
+	}
+	return nil, t.del(k)
+}

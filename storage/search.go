@@ -1,0 +1,337 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// IndexMatch selects the values of one tag or attribute key. Values are in
+// index form: attribute numbers as EncodeNumber, dates normalized.
+type IndexMatch struct {
+	Key        string
+	Eq         *string
+	EqOr       []string
+	BeginsWith *string
+	Range      *IndexRange
+}
+
+// IndexRange is an inclusive range. Numeric compares parsed numbers (tag
+// values are stored as written).
+type IndexRange struct {
+	Start, End string
+	Numeric    bool
+}
+
+func (m *IndexMatch) matchValue(v string) bool {
+	switch {
+	case m.Eq != nil:
+		return v == *m.Eq
+	case m.EqOr != nil:
+		for _, x := range m.EqOr {
+			if v == x {
+				return true
+			}
+		}
+		return false
+	case m.BeginsWith != nil:
+		return strings.HasPrefix(v, *m.BeginsWith)
+	case m.Range != nil:
+		if m.Range.Numeric {
+			n, err := strconv.ParseFloat(v, 64)
+			lo, err1 := strconv.ParseFloat(m.Range.Start, 64)
+			hi, err2 := strconv.ParseFloat(m.Range.End, 64)
+			return err == nil && err1 == nil && err2 == nil && n >= lo && n <= hi
+		}
+		return v >= m.Range.Start && v <= m.Range.End
+	}
+	return true
+}
+
+// SearchHit is a document found by an index search, with the value that
+// matched.
+type SearchHit struct {
+	Document *Document
+	Key      string
+	Value    string // index form
+}
+
+// SearchQuery is an exact search over the tag or attribute index: Primary
+// drives the iteration (and the order of results); every match in And must
+// hold too on the same document.
+type SearchQuery struct {
+	Attribute bool // attribute index, else tag index
+	Primary   IndexMatch
+	And       []IndexMatch
+	// AndTags are tag matches combined with an attribute search.
+	AndTags []IndexMatch
+	// DocumentIDs, when set, restricts results to these documents.
+	DocumentIDs map[string]bool
+}
+
+func (q *SearchQuery) pfx() string {
+	if q.Attribute {
+		return pfxAttrIndex
+	}
+	return pfxTagIndex
+}
+
+// Search runs q in site and returns up to limit hits after the token after,
+// and the token of the next page ("" at the end). Soft-deleted documents
+// are skipped; a document matching several values appears once a page.
+func (d *DB) Search(site string, q SearchQuery, after string, limit int) ([]SearchHit, string, error) {
+	var start []byte
+	if after != "" {
+		b, err := base64.RawURLEncoding.DecodeString(after)
+		if err != nil {
+			return nil, "", ErrBadToken
+		}
+		start = b
+	}
+	base := []byte(q.pfx() + site + "/" + q.Primary.Key + "\x00")
+	// The scanned span: a value prefix narrows it, a range seeks to its start.
+	var scan []byte
+	seek := base
+	switch {
+	case q.Primary.Eq != nil:
+		scan = append(append(append([]byte(nil), base...), *q.Primary.Eq...), 0)
+		seek = scan
+	case q.Primary.BeginsWith != nil:
+		scan = append(append([]byte(nil), base...), *q.Primary.BeginsWith...)
+		seek = scan
+	case q.Primary.Range != nil && !q.Primary.Range.Numeric:
+		scan = base
+		seek = append(append([]byte(nil), base...), q.Primary.Range.Start...)
+	default:
+		scan = base
+	}
+	if start != nil {
+		if !bytes.HasPrefix(start, scan) {
+			return nil, "", ErrBadToken
+		}
+		if bytes.Compare(start, seek) >= 0 {
+			seek = append(append([]byte(nil), start...), 0) // strictly after
+		}
+	}
+	var hits []SearchHit
+	var next string
+	seen := map[string]bool{}
+	err := d.view(func(t *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = scan
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(scan); it.Next() {
+			k := it.Item().Key()
+			rest := k[len(base):]
+			i := bytes.LastIndexByte(rest, 0)
+			if i < 0 {
+				continue
+			}
+			val, doc := string(rest[:i]), string(rest[i+1:])
+			if r := q.Primary.Range; r != nil && !r.Numeric && val > r.End {
+				break
+			}
+			if !q.Primary.matchValue(val) {
+				continue
+			}
+			if q.DocumentIDs != nil && !q.DocumentIDs[doc] {
+				continue
+			}
+			if seen[doc] {
+				continue
+			}
+			if len(hits) == limit {
+				next = base64.RawURLEncoding.EncodeToString(lastKey(hits, base, q))
+				return nil
+			}
+			dd, err := getDoc(t, site, doc)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if dd.DeletedDate != nil {
+				continue
+			}
+			ok, err := q.matchesRest(t, site, doc)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			seen[doc] = true
+			hits = append(hits, SearchHit{Document: dd, Key: q.Primary.Key, Value: val})
+		}
+		return nil
+	})
+	return hits, next, err
+}
+
+// lastKey is the index key of the last hit, where the next page starts.
+func lastKey(hits []SearchHit, base []byte, q SearchQuery) []byte {
+	h := hits[len(hits)-1]
+	return append(append(append(append([]byte(nil), base...), h.Value...), 0), h.Document.DocumentID...)
+}
+
+// matchesRest checks the And matches of q on doc.
+func (q *SearchQuery) matchesRest(t *tx, site, doc string) (bool, error) {
+	check := func(attr bool, m IndexMatch) (bool, error) {
+		var vals []string
+		if attr {
+			var a DocAttribute
+			err := t.getJSON(docAttrKey(site, doc, m.Key), &a)
+			if errors.Is(err, ErrNotFound) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			vals = a.indexValues()
+		} else {
+			var tg Tag
+			err := t.getJSON(tagKey(site, doc, m.Key), &tg)
+			if errors.Is(err, ErrNotFound) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			vals = tg.AllValues()
+		}
+		for _, v := range vals {
+			if m.matchValue(v) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	for _, m := range q.And {
+		if ok, err := check(q.Attribute, m); !ok || err != nil {
+			return false, err
+		}
+	}
+	for _, m := range q.AndTags {
+		if ok, err := check(false, m); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// CompositeKeys returns the composite keys of the site schema and of every
+// classification.
+func (d *DB) CompositeKeys(site string) ([][]string, error) {
+	var out [][]string
+	err := d.view(func(t *tx) error {
+		return eachSchema(t, site, func(s *Schema) bool {
+			for _, ck := range s.Attributes.CompositeKeys {
+				out = append(out, ck.AttributeKeys)
+			}
+			return true
+		})
+	})
+	return out, err
+}
+
+// FolderPage is one page of a folder listing.
+type FolderPage struct {
+	Items []FolderItem
+	Next  string
+}
+
+// ListFolderPage lists folder (""= root) from the token after: folders
+// first, then documents, each by name.
+func (d *DB) ListFolderPage(site, folder, after string, limit int) (*FolderPage, error) {
+	prefix := folderPrefix(site, folder)
+	seek := prefix
+	if after != "" {
+		b, err := base64.RawURLEncoding.DecodeString(after)
+		if err != nil || !bytes.HasPrefix(b, prefix) {
+			return nil, ErrBadToken
+		}
+		seek = append(b, 0)
+	}
+	p := &FolderPage{}
+	err := d.view(func(t *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		var last []byte
+		for it.Seek(seek); it.ValidForPrefix(prefix); it.Next() {
+			if limit > 0 && len(p.Items) == limit {
+				p.Next = base64.RawURLEncoding.EncodeToString(last)
+				return nil
+			}
+			item := it.Item()
+			var e FolderEntry
+			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &e) }); err != nil {
+				return err
+			}
+			k := item.Key()
+			p.Items = append(p.Items, FolderItem{Name: string(k[len(prefix)+2:]), Entry: e})
+			last = item.KeyCopy(nil)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// FolderExists reports whether folder exists (the root always does).
+func (d *DB) FolderExists(site, folder string) (bool, error) {
+	if folder == "" {
+		return true, nil
+	}
+	var ok bool
+	err := d.view(func(t *tx) error {
+		parent, name := splitPath(folder)
+		var err error
+		ok, err = t.exists(folderKey(site, parent, true, name))
+		return err
+	})
+	return ok, err
+}
+
+// FolderNames lists the folders of site whose path starts with prefix
+// (case-sensitive), sorted, at most limit.
+func (d *DB) FolderNames(site, prefix string, limit int) ([]string, error) {
+	var out []string
+	err := d.view(func(t *tx) error {
+		var walk func(folder string) bool
+		walk = func(folder string) bool {
+			for _, k := range t.keys(append(folderPrefix(site, folder), 'd', 0)) {
+				name := string(k[len(folderPrefix(site, folder))+2:])
+				full := name
+				if folder != "" {
+					full = folder + "/" + name
+				}
+				if strings.HasPrefix(full, prefix) || strings.HasPrefix(prefix, full+"/") {
+					if strings.HasPrefix(full, prefix) {
+						out = append(out, full)
+						if limit > 0 && len(out) >= limit {
+							return false
+						}
+					}
+					if !walk(full) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		walk("")
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
