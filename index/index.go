@@ -78,7 +78,7 @@ func newMapping() mapping.IndexMapping {
 	}
 	text := func(store bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, store, store, true
+		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, store, true, true
 		return f
 	}
 	dm := bleve.NewDocumentStaticMapping()
@@ -318,6 +318,9 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	}
 	return out, res.Total, nil
 }
+
+// Query is a Bleve query, for filters built by callers.
+type Query = query.Query
 
 // TermFilter matches documents whose tags or attributes field holds text.
 func TermFilter(field, text string) query.Query {

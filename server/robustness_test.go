@@ -27,7 +27,11 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		`{"attribute":{"key":"k","dataType":"DATE","validationRegex":"(("}}`, `{"name":"s","attributes":{"required":[null]}}`,
 		`{"name":"s","attributes":{"compositeKeys":[{"attributeKeys":null}]}}`, `{"classification":{"attributes":{}}}`,
 		`{"entityType":{"namespace":"CUSTOM","name":"a/b"}}`, `{"entity":{"attributes":[{}]}}`, `{"sequence":{"pattern":"{SEQUENCE:999}"}}`,
-		`{"mapping":{"name":"m","attributes":[null]}}`, `{"mapping":{"name":"m","classifications":[{"conditions":[null]}]}}`,
+		`{"mapping":{"name":"m","attributes":[null]}}`,
+		`{"query":{"tag":{"key":"a","range":{"start":{},"end":[]}}}}`, `{"query":{"attribute":{"key":"a","eq":"x","range":{"start":"1","end":"2","type":"NUMBER"}}}}`,
+		`{"query":{"text":"((("}}`, `{"query":{"text":"a:b:c~~~/[["}}`, `{"query":{"query_string":{"query":"((("}}}`, `{"query":{"match":{"content":{}}}}`,
+		`{"query":{"fuzzy":{"a":"","b":""}}}`, `{"query":{"meta":{"folder":"../.."}}}`, `{"query":{"filename":{"beginsWith":""}}}`, `{"query":{"documentIds":[null]}}`,
+		`{"path":"a/../b"}`, `{"indexType":"tags"}`, `{"query":{"page":-5,"text":"x"}}`, `{"mapping":{"name":"m","classifications":[{"conditions":[null]}]}}`,
 		strings.Repeat(`[`, 10000), `{"content":"` + strings.Repeat("A", 1<<20) + `","isBase64":true}`}
 	routes := []struct{ method, path string }{
 		{"POST", "/documents"}, {"PATCH", "/documents/" + id}, {"POST", "/documents/upload"},
@@ -40,6 +44,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		{"POST", "/entities/LlmPrompt"}, {"PUT", "/entities/LlmPrompt/x"}, {"PATCH", "/entities/LlmPrompt/x"},
 		{"POST", "/sites/default/sequences"}, {"POST", "/sites/default/sequences/x/next"},
 		{"POST", "/mappings"}, {"PUT", "/mappings/x"},
+		{"POST", "/search"}, {"POST", "/searchFulltext"}, {"POST", "/queryFulltext"}, {"POST", "/folders"}, {"POST", "/indices/search"},
 	}
 	for _, rt := range routes {
 		for _, b := range bodies {
@@ -56,7 +61,8 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1",
 		"/attributes?next=%%", "/attributes?limit=x", "/documents/" + id + "/attributes?next=abc", "/entityTypes?namespace=X",
 		"/entities/nope?next=zz", "/sites/default/classifications?next=@@", "/attributes/%00/allowedValues",
-		"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none"}
+		"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none",
+		"/folders?indexKey=%%", "/folders?indexKey=AA", "/folders?path=../../x", "/folders?next=zz"}
 	for _, g := range gets {
 		r := s.Do(http.MethodGet, g, nil, tok)
 		if r.Status >= 500 {

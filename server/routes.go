@@ -98,6 +98,15 @@ func (s *Server) routes() {
 	api.Delete("/entities/:entityTypeId/:entityId", q(del, s.handleDeleteEntity))
 	api.Delete("/entities/:entityTypeId/:entityId/attributes/:attributeKey", q(del, s.handleDeleteEntity))
 
+	api.Post("/search", q(read, s.handleSearch))
+	api.Post("/searchFulltext", q(read, s.handleSearchFulltext))
+	api.Post("/queryFulltext", q(read, s.handleQueryFulltext))
+	api.Get("/folders", q(read, s.handleGetFolders))
+	api.Post("/folders", q(write, s.handleAddFolder))
+	api.Delete("/folders/:indexKey", q(del, s.handleDeleteFolder))
+	api.Post("/indices/search", q(read, s.handleIndexSearch))
+	api.Delete("/indices/:indexType/:indexKey", q(del, s.handleDeleteFolder))
+
 	api.Get("/mappings", q(read, s.handleGetMappings))
 	api.Post("/mappings", q(govern, s.handleAddMapping))
 	api.Get("/mappings/:mappingId", q(read, s.handleGetMapping))

@@ -2,9 +2,12 @@ package storage
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -334,4 +337,37 @@ func (d *DB) FolderNames(site, prefix string, limit int) ([]string, error) {
 	})
 	sort.Strings(out)
 	return out, err
+}
+
+// Attribute renders the matched value of an attribute hit as FormKiQ's
+// matchedAttribute fields, decoding the index form.
+func (h *SearchHit) Attribute(dataType string) map[string]any {
+	v := h.Value
+	switch dataType {
+	case DataNumber:
+		if n, err := strconv.ParseUint(v, 16, 64); err == nil {
+			return map[string]any{"numberValue": decodeNumber(n)}
+		}
+	case DataBoolean:
+		return map[string]any{"booleanValue": v == "true"}
+	}
+	return map[string]any{"stringValue": v}
+}
+
+// decodeNumber inverts EncodeNumber.
+func decodeNumber(b uint64) float64 {
+	if b&(1<<63) != 0 {
+		b ^= 1 << 63
+	} else {
+		b = ^b
+	}
+	return math.Float64frombits(b)
+}
+
+// NameUUID derives a stable UUID (version 5 layout, SHA-1) from name.
+func NameUUID(name string) string {
+	h := sha1.Sum([]byte("quire:" + name))
+	h[6] = (h[6] & 0x0f) | 0x50
+	h[8] = (h[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

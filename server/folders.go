@@ -1,0 +1,146 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"quire/storage"
+)
+
+// folderFromQuery reads the folder of GET /folders: indexKey, else path,
+// else the root.
+func folderFromQuery(r *reqCtx) (string, error) {
+	if k := r.Query("indexKey"); k != "" {
+		return parseFolderIndexKey(k)
+	}
+	return strings.Trim(r.Query("path"), "/"), nil
+}
+
+// handleGetFolders serves GET /folders.
+func (s *Server) handleGetFolders(r *reqCtx) error {
+	folder, err := folderFromQuery(r)
+	if err != nil {
+		return err
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	if folder != "" {
+		ok, err := s.db.FolderExists(r.site, folder)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &storage.NotFoundError{Msg: "folder not found"}
+		}
+	}
+	res, err := s.listFolder(r, folder, false, "", limit)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"documents": nonNil(res.docs)}
+	if res.next != "" {
+		out["next"] = res.next
+	}
+	return r.JSON(out)
+}
+
+// checkFolderPath validates a folder path given by a client.
+func checkFolderPath(p string) (string, error) {
+	p = strings.Trim(p, "/")
+	switch {
+	case p == "":
+		return "", invalid("path", "'path' is required")
+	case strings.ContainsRune(p, 0), strings.Contains(p, "//"), len(p) > 1024:
+		return "", invalid("path", "invalid 'path'")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return "", invalid("path", "invalid 'path'")
+		}
+	}
+	return p, nil
+}
+
+// handleAddFolder serves POST /folders.
+func (s *Server) handleAddFolder(r *reqCtx) error {
+	var b struct {
+		Path *string `json:"path"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	p, err := checkFolderPath(deref(b.Path))
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "created folder", "indexKey": folderIndexKey(p)})
+}
+
+// handleDeleteFolder serves DELETE /folders/{indexKey} and
+// DELETE /indices/folder/{indexKey}.
+func (s *Server) handleDeleteFolder(r *reqCtx) error {
+	if t := r.Params("indexType"); t != "" && t != "folder" {
+		return invalid("indexType", "invalid 'indexType'")
+	}
+	p, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"deleted folder"})
+}
+
+// handleIndexSearch serves POST /indices/search: the values of an index
+// (folders: every folder path of the site).
+func (s *Server) handleIndexSearch(r *reqCtx) error {
+	var b struct {
+		IndexType *string `json:"indexType"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.IndexType == nil || *b.IndexType == "" {
+		return invalid("indexType", "'indexType' is required")
+	}
+	if *b.IndexType != "folder" {
+		return invalid("indexType", "invalid 'indexType'")
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after := ""
+	if tok := r.Query("next"); tok != "" {
+		if after, err = parseFolderIndexKey(tok); err != nil {
+			return storage.ErrBadToken
+		}
+	}
+	names, err := s.db.FolderNames(r.site, "", 0)
+	if err != nil {
+		return err
+	}
+	vals := []map[string]any{}
+	next := ""
+	for _, n := range names {
+		if after != "" && n <= after {
+			continue
+		}
+		if len(vals) == limit {
+			next = folderIndexKey(vals[len(vals)-1]["value"].(string))
+			break
+		}
+		vals = append(vals, map[string]any{"value": n})
+	}
+	out := map[string]any{"values": vals}
+	if next != "" {
+		out["next"] = next
+	}
+	return r.JSON(out)
+}

@@ -1,0 +1,319 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"quire/index"
+	"quire/storage"
+)
+
+type fulltextAttrEq struct {
+	StringValue  *string  `json:"stringValue"`
+	NumberValue  *float64 `json:"numberValue"`
+	BooleanValue *bool    `json:"booleanValue"`
+}
+
+func (e *fulltextAttrEq) text() string {
+	switch {
+	case e.StringValue != nil:
+		return *e.StringValue
+	case e.NumberValue != nil:
+		return storage.FormatNumber(*e.NumberValue)
+	case e.BooleanValue != nil:
+		return strconv.FormatBool(*e.BooleanValue)
+	}
+	return ""
+}
+
+type fulltextRequest struct {
+	Query *struct {
+		Page int    `json:"page"`
+		Text string `json:"text"`
+		Tags []struct {
+			Key  string   `json:"key"`
+			Eq   *string  `json:"eq"`
+			EqOr []string `json:"eqOr"`
+		} `json:"tags"`
+		Attributes []struct {
+			Key  string           `json:"key"`
+			Eq   *fulltextAttrEq  `json:"eq"`
+			EqOr []fulltextAttrEq `json:"eqOr"`
+		} `json:"attributes"`
+	} `json:"query"`
+	ResponseFields *responseFields `json:"responseFields"`
+}
+
+// handleSearchFulltext serves POST /searchFulltext (FormKiQ's enhanced
+// search, here on Bleve): text over content, path, tags and attribute
+// values, narrowed by exact tags and attributes.
+func (s *Server) handleSearchFulltext(r *reqCtx) error {
+	var in fulltextRequest
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Query == nil {
+		return invalid("query", "'query' is required")
+	}
+	q := in.Query
+	if strings.TrimSpace(q.Text) == "" && len(q.Tags) == 0 && len(q.Attributes) == 0 {
+		return invalid("text", "'text' is required")
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	page := max(q.Page, 1)
+	// Narrowing happens in storage on exact values; Bleve phrases on the
+	// same values keep the candidate set small.
+	var filters []queryFilter
+	var bq []index.Query
+	for _, t := range q.Tags {
+		if t.Key == "" {
+			return invalid("tags", "tag 'key' is required")
+		}
+		vals := append([]string(nil), t.EqOr...)
+		if t.Eq != nil {
+			vals = append(vals, *t.Eq)
+		}
+		filters = append(filters, queryFilter{attr: false, key: t.Key, values: vals})
+		bq = append(bq, index.TermFilter("tags", t.Key))
+	}
+	for _, a := range q.Attributes {
+		if a.Key == "" {
+			return invalid("attributes", "attribute 'key' is required")
+		}
+		var vals []string
+		if a.Eq != nil {
+			vals = append(vals, a.Eq.text())
+		}
+		for i := range a.EqOr {
+			vals = append(vals, a.EqOr[i].text())
+		}
+		filters = append(filters, queryFilter{attr: true, key: a.Key, values: vals})
+		if len(vals) > 0 {
+			var or []index.Query
+			for _, v := range vals {
+				or = append(or, index.TermFilter("attributes", v))
+			}
+			bq = append(bq, index.Or(or...))
+		}
+	}
+	opts := index.TextOptions{Size: 1000, Filter: nil}
+	if len(bq) > 0 {
+		opts.Filter = index.And(bq...)
+	}
+	text := q.Text
+	if strings.TrimSpace(text) == "" {
+		text = "*"
+		opts.Syntax = true
+	}
+	hits, _, err := s.deps.Index.Text(r.site, text, opts)
+	if err != nil {
+		return err
+	}
+	var matched []*storage.Document
+	for _, h := range hits {
+		d, err := s.db.GetDocument(r.site, h.ID)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := s.matchFilters(r.site, d.DocumentID, filters)
+		if err != nil {
+			return err
+		}
+		if ok {
+			matched = append(matched, d)
+		}
+	}
+	start := min((page-1)*limit, len(matched))
+	end := min(start+limit, len(matched))
+	res := &searchResults{}
+	for _, d := range matched[start:end] {
+		m := documentJSON(d)
+		m["createdBy"] = d.UserID
+		res.add(m, d.DocumentID)
+	}
+	if in.ResponseFields != nil {
+		if err := s.addResponseFields(r, res, in.ResponseFields); err != nil {
+			return err
+		}
+	}
+	return r.JSON(map[string]any{"documents": nonNil(res.docs), "totalCount": len(matched)})
+}
+
+type queryFilter struct {
+	attr   bool
+	key    string
+	values []string // any of; empty: the key exists
+}
+
+func (s *Server) matchFilters(site, id string, fs []queryFilter) (bool, error) {
+	for _, f := range fs {
+		var have []string
+		if f.attr {
+			a, err := s.db.DocAttribute(site, id, f.key)
+			if isNotFound(err) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			have = attrDisplayValues(a)
+		} else {
+			t, err := s.db.GetTag(site, id, f.key)
+			if isNotFound(err) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			have = t.AllValues()
+		}
+		if len(f.values) == 0 {
+			continue
+		}
+		found := false
+		for _, v := range f.values {
+			for _, h := range have {
+				if v == h {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func attrDisplayValues(a *storage.DocAttribute) []string {
+	out := append([]string(nil), a.Strings...)
+	for _, n := range a.Numbers {
+		out = append(out, storage.FormatNumber(n))
+	}
+	if a.Boolean != nil {
+		out = append(out, strconv.FormatBool(*a.Boolean))
+	}
+	return out
+}
+
+// handleQueryFulltext serves POST /queryFulltext: a subset of the
+// OpenSearch search API (query_string, match, match_phrase, prefix, fuzzy,
+// from, size, highlight) answered by Bleve in OpenSearch's result shape.
+func (s *Server) handleQueryFulltext(r *reqCtx) error {
+	var in struct {
+		Query     map[string]json.RawMessage `json:"query"`
+		From      int                        `json:"from"`
+		Size      int                        `json:"size"`
+		Highlight json.RawMessage            `json:"highlight"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	qs, err := openSearchQueryString(in.Query)
+	if err != nil {
+		return err
+	}
+	size := in.Size
+	if size <= 0 || size > 1000 {
+		size = 10
+	}
+	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, Highlight: true, From: max(in.From, 0), Size: size})
+	if err != nil {
+		return invalid("query", "invalid query: "+err.Error())
+	}
+	out := []map[string]any{}
+	for _, h := range hits {
+		d, err := s.db.GetDocument(r.site, h.ID)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": documentJSON(d)}
+		if len(h.Fragments) > 0 {
+			hit["highlight"] = h.Fragments
+		}
+		out = append(out, hit)
+	}
+	return r.JSON(map[string]any{"result": map[string]any{
+		"hits": map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "hits": out},
+	}})
+}
+
+// openSearchQueryString translates the supported OpenSearch query forms
+// into Bleve's query string syntax.
+func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
+	if len(q) != 1 {
+		return "", invalid("query", "'query' must hold one of query_string, match, match_phrase, prefix, fuzzy")
+	}
+	field := func(f string) string {
+		switch f {
+		case "", "_all", "*":
+			return ""
+		case "content", "path", "tags", "attrs":
+			return f + ":"
+		case "attributes":
+			return "attrs:"
+		}
+		return f + ":"
+	}
+	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+	for kind, raw := range q {
+		switch kind {
+		case "query_string", "simple_query_string":
+			var b struct {
+				Query string `json:"query"`
+			}
+			if err := json.Unmarshal(raw, &b); err != nil || b.Query == "" {
+				return "", invalid("query", "'query_string.query' is required")
+			}
+			return b.Query, nil
+		case "match", "match_phrase", "prefix", "fuzzy":
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &m); err != nil || len(m) != 1 {
+				return "", invalid("query", fmt.Sprintf("'%s' needs one field", kind))
+			}
+			for f, v := range m {
+				var text string
+				if json.Unmarshal(v, &text) != nil {
+					var obj struct {
+						Query string `json:"query"`
+						Value string `json:"value"`
+					}
+					if json.Unmarshal(v, &obj) != nil {
+						return "", invalid("query", "invalid '"+kind+"' value")
+					}
+					text = obj.Query + obj.Value
+				}
+				if strings.TrimSpace(text) == "" {
+					return "", invalid("query", "empty '"+kind+"' value")
+				}
+				switch kind {
+				case "match":
+					var parts []string
+					for _, w := range strings.Fields(text) {
+						parts = append(parts, "+"+field(f)+quote(w))
+					}
+					return strings.Join(parts, " "), nil
+				case "match_phrase":
+					return field(f) + quote(text), nil
+				case "prefix":
+					return field(f) + strings.ToLower(strings.Fields(text)[0]) + "*", nil
+				default:
+					return field(f) + strings.Fields(text)[0] + "~1", nil
+				}
+			}
+		}
+		return "", invalid("query", "unsupported query '"+kind+"'")
+	}
+	return "", nil
+}

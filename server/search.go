@@ -1,0 +1,595 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"quire/index"
+	"quire/storage"
+)
+
+type searchRange struct {
+	Start *flexString `json:"start"`
+	End   *flexString `json:"end"`
+	Type  string      `json:"type"`
+}
+
+type searchMatch struct {
+	Key        *string      `json:"key"`
+	Eq         *flexString  `json:"eq"`
+	EqOr       []flexString `json:"eqOr"`
+	BeginsWith *string      `json:"beginsWith"`
+	Range      *searchRange `json:"range"`
+}
+
+type searchMeta struct {
+	Folder                *string `json:"folder"`
+	Path                  *string `json:"path"`
+	Eq                    *string `json:"eq"`
+	IndexType             *string `json:"indexType"`
+	IndexFilterBeginsWith *string `json:"indexFilterBeginsWith"`
+}
+
+type beginsWith struct {
+	BeginsWith *string `json:"beginsWith"`
+}
+
+type searchQueryIn struct {
+	Text        *string       `json:"text"`
+	Meta        *searchMeta   `json:"meta"`
+	Filename    *beginsWith   `json:"filename"`
+	Folder      *beginsWith   `json:"folder"`
+	Attribute   *searchMatch  `json:"attribute"`
+	Attributes  []searchMatch `json:"attributes"`
+	Tag         *searchMatch  `json:"tag"`
+	Tags        []searchMatch `json:"tags"`
+	DocumentIDs []string      `json:"documentIds"`
+}
+
+type responseFields struct {
+	Attributes []string `json:"attributes"`
+	Tags       []string `json:"tags"`
+}
+
+type searchRequest struct {
+	Query          *searchQueryIn  `json:"query"`
+	ResponseFields *responseFields `json:"responseFields"`
+}
+
+func (q *searchQueryIn) empty() bool {
+	return q.Text == nil && q.Meta == nil && q.Tag == nil && len(q.Tags) == 0 && q.Attribute == nil &&
+		len(q.Attributes) == 0 && (q.Filename == nil || q.Filename.BeginsWith == nil) &&
+		(q.Folder == nil || q.Folder.BeginsWith == nil) && len(q.DocumentIDs) == 0
+}
+
+// validate applies FormKiQ's QueryRequestValidator rules (API-NAMES §8).
+func (q *searchQueryIn) validate() error {
+	var errs []storage.ValidationItem
+	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
+	hasTags := q.Tag != nil || len(q.Tags) > 0
+	hasAttrs := q.Attribute != nil || len(q.Attributes) > 0
+	if q.Meta != nil && (hasTags || hasAttrs) {
+		add("", "'meta' cannot be combined with 'tags' or 'attributes'")
+	}
+	if q.Text != nil && hasTags {
+		add("", "'text' search cannot be combined with 'tags'")
+	}
+	if q.Text != nil && hasAttrs {
+		add("", "'text' search cannot be combined with 'attributes'")
+	}
+	check := func(kind string, m *searchMatch) {
+		if m.Key == nil || *m.Key == "" {
+			add(kind+"/key", kind+" 'key' is required")
+		}
+		if m.Range != nil {
+			if m.Range.Start == nil {
+				add("range/start", "range start is required")
+			}
+			if m.Range.End == nil {
+				add("range/end", "range end is required")
+			}
+			switch strings.ToUpper(m.Range.Type) {
+			case "", "STRING", "NUMBER", "DATE":
+			default:
+				add("range/type", "invalid range type")
+			}
+		}
+	}
+	if q.Tag != nil {
+		check("tag", q.Tag)
+	}
+	for i := range q.Tags {
+		check("tag", &q.Tags[i])
+	}
+	if q.Attribute != nil {
+		check("attribute", q.Attribute)
+	}
+	for i := range q.Attributes {
+		check("attribute", &q.Attributes[i])
+	}
+	return checkErrors(errs)
+}
+
+// handleSearch serves POST /search.
+func (s *Server) handleSearch(r *reqCtx) error {
+	var in searchRequest
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Query == nil || in.Query.empty() {
+		return errInvalidBody
+	}
+	q := in.Query
+	if len(q.DocumentIDs) > 100 {
+		return badRequest("Maximum number of DocumentIds is 100")
+	}
+	if err := q.validate(); err != nil {
+		return err
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	var ids map[string]bool
+	if len(q.DocumentIDs) > 0 {
+		ids = map[string]bool{}
+		for _, id := range q.DocumentIDs {
+			ids[id] = true
+		}
+	}
+	var res *searchResults
+	switch {
+	case q.Meta != nil:
+		res, err = s.searchMeta(r, q.Meta, limit)
+	case q.Text != nil:
+		res, err = s.searchText(r, *q.Text, ids, limit)
+	case q.Tag != nil || len(q.Tags) > 0 || q.Attribute != nil || len(q.Attributes) > 0:
+		res, err = s.searchIndex(r, q, ids, limit)
+	case q.Filename != nil && q.Filename.BeginsWith != nil:
+		res, err = s.searchPrefix(r, "filename", *q.Filename.BeginsWith, ids, limit)
+	case q.Folder != nil && q.Folder.BeginsWith != nil:
+		res, err = s.searchPrefix(r, "folder", *q.Folder.BeginsWith, ids, limit)
+	default:
+		res, err = s.searchIDs(r, q.DocumentIDs)
+	}
+	if err != nil {
+		return err
+	}
+	if in.ResponseFields != nil {
+		if err := s.addResponseFields(r, res, in.ResponseFields); err != nil {
+			return err
+		}
+	}
+	out := map[string]any{"documents": nonNil(res.docs)}
+	if res.next != "" {
+		out["next"] = res.next
+	}
+	return r.JSON(out)
+}
+
+type searchResults struct {
+	docs []map[string]any
+	ids  []string // document id of each entry ("" for folders)
+	next string
+}
+
+func (res *searchResults) add(m map[string]any, id string) {
+	res.docs = append(res.docs, m)
+	res.ids = append(res.ids, id)
+}
+
+// indexValue converts a query value of key to the index form: numbers of
+// NUMBER attributes encoded, DATE values normalized.
+func (s *Server) indexValue(r *reqCtx, attr bool, key, v string, dataType string) (string, error) {
+	if !attr {
+		return v, nil
+	}
+	switch dataType {
+	case storage.DataNumber:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return "", invalid(key, "attribute only support number value")
+		}
+		return storage.EncodeNumber(n), nil
+	case storage.DataDate:
+		if d, ok := storage.NormalizeDate(v); ok {
+			return d, nil
+		}
+		return "", invalid(key, fmt.Sprintf("invalid date value '%s'", v))
+	case storage.DataBoolean:
+		return strings.ToLower(v), nil
+	}
+	return v, nil
+}
+
+// toIndexMatch converts one request match.
+func (s *Server) toIndexMatch(r *reqCtx, attr bool, m *searchMatch) (storage.IndexMatch, error) {
+	key := *m.Key
+	out := storage.IndexMatch{Key: key}
+	dataType := ""
+	if attr {
+		def, err := s.db.AttributeDefinition(r.site, key)
+		if err != nil && !isNotFound(err) {
+			return out, err
+		}
+		if def != nil {
+			dataType = def.DataType
+		}
+	}
+	conv := func(v string) (string, error) { return s.indexValue(r, attr, key, v, dataType) }
+	switch {
+	case m.Eq != nil:
+		v, err := conv(m.Eq.v)
+		if err != nil {
+			return out, err
+		}
+		out.Eq = &v
+	case m.EqOr != nil:
+		for _, e := range m.EqOr {
+			v, err := conv(e.v)
+			if err != nil {
+				return out, err
+			}
+			out.EqOr = append(out.EqOr, v)
+		}
+	case m.BeginsWith != nil:
+		v := *m.BeginsWith
+		out.BeginsWith = &v
+	case m.Range != nil:
+		rt := strings.ToUpper(m.Range.Type)
+		lo, hi := m.Range.Start.v, m.Range.End.v
+		switch {
+		case attr && (dataType == storage.DataNumber || rt == "NUMBER"):
+			a, err1 := strconv.ParseFloat(lo, 64)
+			b, err2 := strconv.ParseFloat(hi, 64)
+			if err1 != nil || err2 != nil {
+				return out, invalid("range", "range start and end must be numbers")
+			}
+			out.Range = &storage.IndexRange{Start: storage.EncodeNumber(a), End: storage.EncodeNumber(b)}
+		case attr && (dataType == storage.DataDate || rt == "DATE"):
+			a, ok1 := storage.NormalizeDate(lo)
+			b, ok2 := storage.NormalizeDate(hi)
+			if !ok1 || !ok2 {
+				return out, invalid("range", "range start and end must be dates")
+			}
+			out.Range = &storage.IndexRange{Start: a, End: b}
+		case rt == "NUMBER":
+			out.Range = &storage.IndexRange{Start: lo, End: hi, Numeric: true}
+		default:
+			out.Range = &storage.IndexRange{Start: lo, End: hi}
+		}
+	}
+	return out, nil
+}
+
+// searchIndex runs tag and attribute queries on storage's exact indexes.
+func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, limit int) (*searchResults, error) {
+	var sq storage.SearchQuery
+	sq.DocumentIDs = ids
+	attrs := q.Attributes
+	if q.Attribute != nil {
+		attrs = append([]searchMatch{*q.Attribute}, attrs...)
+	}
+	tags := q.Tags
+	if q.Tag != nil {
+		tags = append([]searchMatch{*q.Tag}, tags...)
+	}
+	var primaryIsAttr bool
+	primaryType := ""
+	for i := range attrs {
+		m, err := s.toIndexMatch(r, true, &attrs[i])
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			if def, err := s.db.AttributeDefinition(r.site, m.Key); err == nil {
+				primaryType = def.DataType
+			}
+			sq.Attribute, sq.Primary, primaryIsAttr = true, m, true
+			continue
+		}
+		sq.And = append(sq.And, m)
+	}
+	for i := range tags {
+		m, err := s.toIndexMatch(r, false, &tags[i])
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case i == 0 && !primaryIsAttr:
+			sq.Primary = m
+		case primaryIsAttr:
+			sq.AndTags = append(sq.AndTags, m)
+		default:
+			sq.And = append(sq.And, m)
+		}
+	}
+	hits, next, err := s.db.Search(r.site, sq, r.Query("next"), limit)
+	if err != nil {
+		return nil, err
+	}
+	res := &searchResults{next: next}
+	for _, h := range hits {
+		m := documentJSON(h.Document)
+		if sq.Attribute {
+			m["matchedAttribute"] = matchedAttribute(h, primaryType)
+		} else {
+			m["matchedTag"] = map[string]any{"key": h.Key, "value": h.Value, "type": storage.TagUserDefined}
+		}
+		res.add(m, h.Document.DocumentID)
+	}
+	return res, nil
+}
+
+func matchedAttribute(h storage.SearchHit, dataType string) map[string]any {
+	m := h.Attribute(dataType)
+	m["key"] = h.Key
+	return m
+}
+
+// searchMeta lists a folder (meta.folder, meta.indexType) or finds a path.
+func (s *Server) searchMeta(r *reqCtx, m *searchMeta, limit int) (*searchResults, error) {
+	if m.Path != nil {
+		res := &searchResults{}
+		id, err := s.db.DocumentIDByPath(r.site, *m.Path)
+		if isNotFound(err) {
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		d, err := s.db.GetDocument(r.site, id)
+		if isNotFound(err) {
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.add(documentJSON(d), id)
+		return res, nil
+	}
+	folder := ""
+	if m.Folder != nil {
+		folder = strings.Trim(*m.Folder, "/")
+	} else if m.Eq != nil {
+		folder = strings.Trim(*m.Eq, "/")
+	}
+	onlyFolders := m.IndexType != nil && strings.EqualFold(*m.IndexType, "folder") && m.Folder == nil
+	filter := ""
+	if m.IndexFilterBeginsWith != nil {
+		filter = *m.IndexFilterBeginsWith
+	}
+	return s.listFolder(r, folder, onlyFolders, filter, limit)
+}
+
+// listFolder renders one page of a folder: subfolders first, then files.
+func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter string, limit int) (*searchResults, error) {
+	if ok, err := s.db.FolderExists(r.site, folder); err != nil {
+		return nil, err
+	} else if !ok {
+		return &searchResults{}, nil
+	}
+	res := &searchResults{}
+	after := r.Query("next")
+	for {
+		page, err := s.db.ListFolderPage(r.site, folder, after, limit-len(res.docs))
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			if !strings.HasPrefix(it.Name, filter) || (onlyFolders && !it.Entry.Folder) {
+				continue
+			}
+			full := it.Name
+			if folder != "" {
+				full = folder + "/" + it.Name
+			}
+			if it.Entry.Folder {
+				res.add(map[string]any{
+					"siteId":       r.site,
+					"folder":       true,
+					"path":         it.Name,
+					"documentId":   folderID(r.site, full),
+					"indexKey":     folderIndexKey(full),
+					"insertedDate": formatDate(it.Entry.InsertedDate),
+					"userId":       it.Entry.UserID,
+				}, "")
+				continue
+			}
+			d, err := s.db.GetDocument(r.site, it.Entry.DocumentID)
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			m := documentJSON(d)
+			m["indexKey"] = folderIndexKey(full)
+			res.add(m, d.DocumentID)
+		}
+		if page.Next == "" || len(res.docs) >= limit {
+			res.next = page.Next
+			return res, nil
+		}
+		after = page.Next
+	}
+}
+
+// folderIndexKey is the opaque key of a folder or filed document: its full
+// path, base64url-encoded.
+func folderIndexKey(p string) string { return base64.RawURLEncoding.EncodeToString([]byte(p)) }
+
+func parseFolderIndexKey(k string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(k)
+	if err != nil || len(b) == 0 || strings.ContainsRune(string(b), 0) {
+		return "", invalid("indexKey", "invalid indexKey")
+	}
+	return string(b), nil
+}
+
+// folderID is a stable id for a folder, derived from its site and path.
+func folderID(site, p string) string { return storage.NameUUID(site + "/" + p) }
+
+// searchPrefix finds documents by file name or folder prefix (Bleve).
+func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
+	var after []string
+	if tok := r.Query("next"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil || json.Unmarshal(b, &after) != nil || len(after) != 2 {
+			return nil, storage.ErrBadToken
+		}
+	}
+	res := &searchResults{}
+	lower := strings.ToLower(prefix)
+	for {
+		hits, err := s.deps.Index.Prefix(r.site, field, prefix, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			after = h.Sort
+			if ids != nil && !ids[h.ID] {
+				continue
+			}
+			// The index may lag a crash or hold a stale entry: storage
+			// has the last word.
+			d, err := s.db.GetDocument(r.site, h.ID)
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			dir, name := splitDocPath(d.Path)
+			if field == "filename" && !strings.HasPrefix(strings.ToLower(name), lower) ||
+				field == "folder" && !strings.HasPrefix(strings.ToLower(dir), lower) {
+				continue
+			}
+			res.add(documentJSON(d), d.DocumentID)
+			if len(res.docs) == limit {
+				b, _ := json.Marshal(after)
+				res.next = base64.RawURLEncoding.EncodeToString(b)
+				return res, nil
+			}
+		}
+		if len(hits) < limit {
+			return res, nil
+		}
+	}
+}
+
+func splitDocPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// searchText runs query.text on the fulltext index.
+func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit int) (*searchResults, error) {
+	from := 0
+	if tok := r.Query("next"); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 {
+			return nil, storage.ErrBadToken
+		}
+		from = n
+	}
+	hits, total, err := s.deps.Index.Text(r.site, text, index.TextOptions{From: from, Size: limit})
+	if err != nil {
+		return nil, err
+	}
+	res := &searchResults{}
+	for _, h := range hits {
+		if ids != nil && !ids[h.ID] {
+			continue
+		}
+		d, err := s.db.GetDocument(r.site, h.ID)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.add(documentJSON(d), d.DocumentID)
+	}
+	if uint64(from+len(hits)) < total {
+		res.next = strconv.Itoa(from + len(hits))
+	}
+	return res, nil
+}
+
+// searchIDs returns the listed documents.
+func (s *Server) searchIDs(r *reqCtx, ids []string) (*searchResults, error) {
+	docs, err := s.db.GetDocuments(r.site, ids)
+	if err != nil {
+		return nil, err
+	}
+	res := &searchResults{}
+	for _, d := range docs {
+		res.add(documentJSON(d), d.DocumentID)
+	}
+	return res, nil
+}
+
+// addResponseFields adds the requested tags and attributes to each result.
+func (s *Server) addResponseFields(r *reqCtx, res *searchResults, f *responseFields) error {
+	for i, id := range res.ids {
+		if id == "" {
+			continue
+		}
+		if len(f.Tags) > 0 {
+			tags := map[string]any{}
+			for _, k := range f.Tags {
+				t, err := s.db.GetTag(r.site, id, k)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if len(t.Values) > 0 {
+					tags[k] = t.Values
+				} else {
+					tags[k] = t.Value
+				}
+			}
+			res.docs[i]["tags"] = tags
+		}
+		if len(f.Attributes) > 0 {
+			attrs := map[string]any{}
+			for _, k := range f.Attributes {
+				a, err := s.db.DocAttribute(r.site, id, k)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				attrs[k] = searchAttributeJSON(a)
+			}
+			res.docs[i]["attributes"] = attrs
+		}
+	}
+	return nil
+}
+
+// searchAttributeJSON is FormKiQ's SearchResultDocumentAttribute: values
+// always as lists.
+func searchAttributeJSON(a *storage.DocAttribute) map[string]any {
+	m := map[string]any{"valueType": a.ValueType}
+	if len(a.Strings) > 0 {
+		m["stringValues"] = a.Strings
+	}
+	if len(a.Numbers) > 0 {
+		m["numberValues"] = a.Numbers
+	}
+	if a.Boolean != nil {
+		m["booleanValue"] = *a.Boolean
+	}
+	return m
+}

@@ -1,0 +1,350 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+)
+
+// search posts a /search body and returns the documents and next token.
+func search(t *testing.T, s *quiretest.Server, tok, site string, body any, extra string) ([]map[string]any, string) {
+	t.Helper()
+	r := s.Do(http.MethodPost, "/search"+q(site, extra), body, tok)
+	mustStatus(t, r, http.StatusOK)
+	out := r.JSON(t)
+	var docs []map[string]any
+	for _, d := range out["documents"].([]any) {
+		docs = append(docs, d.(map[string]any))
+	}
+	next, _ := out["next"].(string)
+	return docs, next
+}
+
+func field(docs []map[string]any, name string) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, fmt.Sprint(d[name]))
+	}
+	return out
+}
+
+func TestSearch_Tags(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			ids := map[string]string{}
+			for _, v := range []string{"apple", "apricot", "banana", "cherry", "10", "9"} {
+				ids[v] = addDoc(t, s, tok, site.query, map[string]any{"content": v, "path": "fruit/" + v + ".txt",
+					"tags": []map[string]any{{"key": "fruit", "value": v}, {"key": "color", "value": map[bool]string{true: "red", false: "green"}[v == "apple" || v == "cherry"]}}})
+			}
+			cases := []struct {
+				name string
+				tag  map[string]any
+				want []string
+			}{
+				{"eq", map[string]any{"key": "fruit", "eq": "banana"}, []string{"banana"}},
+				{"beginsWith", map[string]any{"key": "fruit", "beginsWith": "ap"}, []string{"apple", "apricot"}},
+				{"eqOr", map[string]any{"key": "fruit", "eqOr": []string{"cherry", "apple", "nope"}}, []string{"apple", "cherry"}},
+				{"range inclusive", map[string]any{"key": "fruit", "range": map[string]any{"start": "apricot", "end": "cherry"}}, []string{"apricot", "banana", "cherry"}},
+				{"numeric range", map[string]any{"key": "fruit", "range": map[string]any{"start": "8", "end": "9.5", "type": "NUMBER"}}, []string{"9"}},
+				{"key only", map[string]any{"key": "fruit"}, []string{"10", "9", "apple", "apricot", "banana", "cherry"}},
+			}
+			for _, c := range cases {
+				docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": c.tag}}, "limit=20")
+				var got []string
+				for _, d := range docs {
+					mt := d["matchedTag"].(map[string]any)
+					if mt["key"] != "fruit" || mt["type"] != "USERDEFINED" {
+						t.Fatalf("%s: matchedTag = %v", c.name, mt)
+					}
+					got = append(got, mt["value"].(string))
+					if ids[mt["value"].(string)] != d["documentId"] {
+						t.Fatalf("%s: %v matched the wrong document", c.name, d)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(c.want) {
+					t.Fatalf("%s: got %v, want %v", c.name, got, c.want)
+				}
+			}
+			// Several tags at once (beyond FormKiQ core): all must hold.
+			docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tags": []map[string]any{{"key": "color", "eq": "red"}, {"key": "fruit", "beginsWith": "a"}}}}, "")
+			if got := field(docs, "path"); fmt.Sprint(got) != "[fruit/apple.txt]" {
+				t.Fatalf("two tags = %v", got)
+			}
+			// Paging: 6 documents, 4 per page.
+			p1, next := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4")
+			if len(p1) != 4 || next == "" {
+				t.Fatalf("page 1: %d docs, next %q", len(p1), next)
+			}
+			p2, next2 := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4&next="+next)
+			if len(p2) != 2 || next2 != "" {
+				t.Fatalf("page 2: %d docs, next %q", len(p2), next2)
+			}
+			all := append(field(p1, "documentId"), field(p2, "documentId")...)
+			sort.Strings(all)
+			if len(all) != 6 || all[0] == all[1] {
+				t.Fatalf("pages overlap or miss: %v", all)
+			}
+			// Soft-deleted documents leave the results, restored ones come back.
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids["banana"]+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
+			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 0 {
+				t.Fatalf("soft-deleted document found: %v", docs)
+			}
+			mustStatus(t, s.Do(http.MethodPut, "/documents/"+ids["banana"]+"/restore"+site.query, nil, tok), http.StatusOK)
+			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 1 {
+				t.Fatalf("restored document not found: %v", docs)
+			}
+			// responseFields.
+			docs, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "apple"}}, "responseFields": map[string]any{"tags": []string{"color"}}}, "")
+			if tg, _ := docs[0]["tags"].(map[string]any); tg["color"] != "red" {
+				t.Fatalf("responseFields tags = %v", docs[0])
+			}
+		})
+	}
+}
+
+func TestSearch_Validation(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	ids := make([]string, 101)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+	}
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			runSteps(t, s, tok, site.query, []step{
+				{"no query", "POST", "/search", map[string]any{}, 400, `{"errors":[{"error":"invalid body"}]}`},
+				{"empty query", "POST", "/search", map[string]any{"query": map[string]any{}}, 400, `{"errors":[{"error":"invalid body"}]}`},
+				{"meta and tag", "POST", "/search", map[string]any{"query": map[string]any{"meta": map[string]any{"folder": ""}, "tag": map[string]any{"key": "a"}}}, 400, `{"errors":[{"error":"'meta' cannot be combined with 'tags' or 'attributes'"}]}`},
+				{"text and tag", "POST", "/search", map[string]any{"query": map[string]any{"text": "x", "tag": map[string]any{"key": "a"}}}, 400, `{"errors":[{"error":"'text' search cannot be combined with 'tags'"}]}`},
+				{"text and attribute", "POST", "/search", map[string]any{"query": map[string]any{"text": "x", "attribute": map[string]any{"key": "a"}}}, 400, `{"errors":[{"error":"'text' search cannot be combined with 'attributes'"}]}`},
+				{"tag without key", "POST", "/search", map[string]any{"query": map[string]any{"tag": map[string]any{"eq": "a"}}}, 400, `{"errors":[{"key":"tag/key","error":"tag 'key' is required"}]}`},
+				{"range without end", "POST", "/search", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "a", "range": map[string]any{"start": "1"}}}}, 400, `{"errors":[{"key":"range/end","error":"range end is required"}]}`},
+				{"too many ids", "POST", "/search", map[string]any{"query": map[string]any{"documentIds": ids}}, 400, `{"message":"Maximum number of DocumentIds is 100"}`},
+				{"bad token", "POST", "/search?next=%25%25", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "a"}}}, 400, `{"message":"Invalid Next token"}`},
+			})
+		})
+	}
+}
+
+func TestSearch_Attributes(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			defineAttr(t, s, tok, site.query, "amount", "NUMBER", nil)
+			defineAttr(t, s, tok, site.query, "kind", "STRING", nil)
+			defineAttr(t, s, tok, site.query, "year", "STRING", nil)
+			defineAttr(t, s, tok, site.query, "due", "DATE", nil)
+			docs := map[string]string{}
+			for i, a := range []struct {
+				name, kind, year, due string
+				amount              float64
+			}{
+				{"a", "invoice", "2024", "2024-03-01", 9},
+				{"b", "invoice", "2025", "2025-03-01", 100},
+				{"c", "letter", "2025", "2025-06-01T10:00:00+02:00", 25.5},
+			} {
+				docs[a.name] = addDoc(t, s, tok, site.query, map[string]any{"content": fmt.Sprint(i), "path": a.name + ".txt", "attributes": []map[string]any{
+					{"key": "kind", "stringValue": a.kind}, {"key": "year", "stringValue": a.year},
+					{"key": "amount", "numberValue": a.amount}, {"key": "due", "dateValue": a.due}}})
+			}
+			cases := []struct {
+				name  string
+				query map[string]any
+				want  string
+			}{
+				{"string eq", map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}}, "[a.txt b.txt]"},
+				{"number eq", map[string]any{"attribute": map[string]any{"key": "amount", "eq": "100"}}, "[b.txt]"},
+				{"number range sorts numerically", map[string]any{"attribute": map[string]any{"key": "amount", "range": map[string]any{"start": "9", "end": "30", "type": "NUMBER"}}}, "[a.txt c.txt]"},
+				{"date range", map[string]any{"attribute": map[string]any{"key": "due", "range": map[string]any{"start": "2025-01-01", "end": "2025-12-31", "type": "DATE"}}}, "[b.txt c.txt]"},
+				{"eqOr", map[string]any{"attribute": map[string]any{"key": "year", "eqOr": []string{"2024", "1999"}}}, "[a.txt]"},
+				{"composite", map[string]any{"attributes": []map[string]any{{"key": "kind", "eq": "invoice"}, {"key": "year", "eq": "2025"}}}, "[b.txt]"},
+				{"composite other order", map[string]any{"attributes": []map[string]any{{"key": "year", "eq": "2025"}, {"key": "kind", "eq": "invoice"}}}, "[b.txt]"},
+				{"attribute and tag", map[string]any{"attribute": map[string]any{"key": "kind", "eq": "letter"}, "tag": map[string]any{"key": "none"}}, "[]"},
+				{"documentIds narrow", map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}, "documentIds": []string{docs["a"]}}, "[a.txt]"},
+			}
+			for _, c := range cases {
+				got, _ := search(t, s, tok, site.query, map[string]any{"query": c.query}, "")
+				paths := field(got, "path")
+				sort.Strings(paths)
+				if fmt.Sprint(paths) != c.want {
+					t.Fatalf("%s: got %v, want %s", c.name, paths, c.want)
+				}
+			}
+			got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
+			if ma := got[0]["matchedAttribute"].(map[string]any); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
+				t.Fatalf("matchedAttribute = %v", ma)
+			}
+			if k := got[0]["attributes"].(map[string]any)["kind"].(map[string]any); fmt.Sprint(k["stringValues"]) != "[letter]" {
+				t.Fatalf("responseFields attributes = %v", got[0]["attributes"])
+			}
+			// Changing an attribute moves it in the index at once.
+			mustStatus(t, s.Do(http.MethodPut, "/documents/"+docs["a"]+"/attributes/kind"+site.query, map[string]any{"attribute": map[string]any{"stringValue": "memo"}}, tok), http.StatusOK)
+			if got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "memo"}}}, ""); len(got) != 1 {
+				t.Fatalf("changed attribute not found: %v", got)
+			}
+			if got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}}}, ""); len(got) != 1 {
+				t.Fatalf("old value still found: %v", got)
+			}
+		})
+	}
+}
+
+func TestSearch_FoldersAndNames(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			for _, p := range []string{"top.txt", "Reports/2025/q1.pdf", "Reports/2025/q2.pdf", "Reports/summary.txt", "Scans/Invoice-7.pdf"} {
+				addDoc(t, s, tok, site.query, map[string]any{"content": p, "path": p})
+			}
+			root, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": ""}}}, "")
+			if got := fmt.Sprint(field(root, "path")); got != "[Reports Scans top.txt]" {
+				t.Fatalf("root = %s", got)
+			}
+			if root[0]["folder"] != true || root[0]["indexKey"] == nil || root[0]["documentId"] == nil || root[2]["folder"] != nil {
+				t.Fatalf("root entries = %v", root)
+			}
+			sub, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Reports"}}}, "")
+			if got := fmt.Sprint(field(sub, "path")); got != "[2025 Reports/summary.txt]" {
+				t.Fatalf("Reports = %s", got)
+			}
+			// GET /folders by indexKey, with paging.
+			key := root[0]["indexKey"].(string)
+			r := s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key), nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			page := r.JSON(t)
+			if docs := page["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["path"] != "2025" || page["next"] == nil {
+				t.Fatalf("folder page = %v", page)
+			}
+			r = s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key+"&next="+page["next"].(string)), nil, tok)
+			if docs := r.JSON(t)["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["path"] != "Reports/summary.txt" {
+				t.Fatalf("folder page 2 = %s", r.Body)
+			}
+			// File name prefix, case-insensitive, found as soon as written.
+			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "path": "Scans/invoice-8.pdf"})
+			names, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "INVOICE"}}}, "")
+			if got := fmt.Sprint(field(names, "path")); got != "[Scans/Invoice-7.pdf Scans/invoice-8.pdf]" {
+				t.Fatalf("filename = %s", got)
+			}
+			folders, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "reports/20"}}}, "")
+			if got := fmt.Sprint(field(folders, "path")); got != "[Reports/2025/q1.pdf Reports/2025/q2.pdf]" {
+				t.Fatalf("folder beginsWith = %s", got)
+			}
+			// A move onto a taken path neither collides with nor hides the
+			// document there (FormKiQ #516, #303); the old name is gone.
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "Scans/Invoice-7.pdf"}, tok), http.StatusOK)
+			scans, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Scans"}}}, "")
+			if got := fmt.Sprint(field(scans, "path")); got != fmt.Sprintf("[Scans/Invoice-7 (%s).pdf Scans/Invoice-7.pdf]", id) {
+				t.Fatalf("after move = %s", got)
+			}
+			if n, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "invoice-8"}}}, ""); len(n) != 0 {
+				t.Fatalf("old name still found: %v", n)
+			}
+			// meta.path finds one document.
+			p, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"path": "Reports/summary.txt"}}}, "")
+			if len(p) != 1 {
+				t.Fatalf("meta.path = %v", p)
+			}
+			// Folders API.
+			r = s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "Empty/Inner"}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			inner := r.JSON(t)["indexKey"].(string)
+			emptyKey := folderKeyOf(t, s, tok, site.query, "", "Empty")
+			runSteps(t, s, tok, site.query, []step{
+				{"exists", "POST", "/folders", map[string]any{"path": "Empty/Inner"}, 409, ""},
+				{"no path", "POST", "/folders", map[string]any{}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
+				{"not empty", "DELETE", "/folders/" + emptyKey, nil, 400, `{"errors":[{"key":"indexKey","error":"folder is not empty"}]}`},
+				{"invalid key", "DELETE", "/folders/%25%25", nil, 400, `{"errors":[{"key":"indexKey","error":"invalid indexKey"}]}`},
+				{"delete inner", "DELETE", "/folders/" + inner, nil, 200, `{"message":"deleted folder"}`},
+				{"delete outer by index", "DELETE", "/indices/folder/" + emptyKey, nil, 200, `{"message":"deleted folder"}`},
+				{"gone", "DELETE", "/folders/" + emptyKey, nil, 404, ""},
+				{"index values", "POST", "/indices/search", map[string]any{"indexType": "folder"}, 200, `{"values":[{"value":"Reports"},{"value":"Reports/2025"},{"value":"Scans"}]}`},
+			})
+		})
+	}
+}
+
+func folderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name string) string {
+	t.Helper()
+	docs, _ := search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, "limit=100")
+	for _, d := range docs {
+		if d["path"] == name && d["folder"] == true {
+			return d["indexKey"].(string)
+		}
+	}
+	t.Fatalf("folder %s not in %s", name, folder)
+	return ""
+}
+
+func TestSearch_Fulltext(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			defineAttr(t, s, tok, site.query, "client", "STRING", nil)
+			a := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/meeting.txt", "contentType": "text/plain",
+				"content": "The quarterly budget review moved to Thursday afternoon.", "tags": []map[string]any{{"key": "team", "value": "finance"}}})
+			b := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/picnic.txt", "contentType": "text/plain",
+				"content": "Bring sandwiches to the picnic on Thursday.", "attributes": []map[string]any{{"key": "client", "stringValue": "Globex"}}})
+			// Text becomes searchable within a second of the write.
+			deadline := time.Now().Add(2 * time.Second)
+			var docs []map[string]any
+			for {
+				docs, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"text": "budget"}}, "")
+				if len(docs) == 1 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(docs) != 1 || docs[0]["documentId"] != a {
+				t.Fatalf("text search = %v", docs)
+			}
+			r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "thursday"}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			if n := r.JSON(t)["totalCount"]; n != float64(2) {
+				t.Fatalf("totalCount = %v: %s", n, r.Body)
+			}
+			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "thursday", "tags": []map[string]any{{"key": "team", "eq": "finance"}}}}, tok)
+			if d := r.JSON(t)["documents"].([]any); len(d) != 1 || d[0].(map[string]any)["documentId"] != a {
+				t.Fatalf("tag-narrowed = %s", r.Body)
+			}
+			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "globex"}}, tok)
+			if d := r.JSON(t)["documents"].([]any); len(d) != 1 || d[0].(map[string]any)["documentId"] != b {
+				t.Fatalf("attribute value search = %s", r.Body)
+			}
+			for _, c := range []struct {
+				name  string
+				query map[string]any
+				want  string
+			}{
+				{"phrase", map[string]any{"match_phrase": map[string]any{"content": "budget review"}}, a},
+				{"prefix", map[string]any{"prefix": map[string]any{"content": "sandw"}}, b},
+				{"fuzzy", map[string]any{"fuzzy": map[string]any{"content": "pikcnic"}}, b},
+				{"query string", map[string]any{"query_string": map[string]any{"query": "+thursday -picnic"}}, a},
+			} {
+				r := s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": c.query}, tok)
+				mustStatus(t, r, http.StatusOK)
+				hits := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)["hits"].([]any)
+				if len(hits) != 1 || !strings.HasSuffix(hits[0].(map[string]any)["_id"].(string), c.want) {
+					t.Fatalf("%s: %s", c.name, r.Body)
+				}
+				if c.name == "phrase" && !strings.Contains(fmt.Sprint(hits[0].(map[string]any)["highlight"]), "<mark>") {
+					t.Fatalf("no highlighted snippet: %s", r.Body)
+				}
+			}
+			// Deleted documents leave the fulltext results.
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+site.query, nil, tok), http.StatusOK)
+			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"text": "budget"}}, ""); len(docs) != 0 {
+				t.Fatalf("deleted document still found: %v", docs)
+			}
+		})
+	}
+}
