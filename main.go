@@ -36,6 +36,7 @@ func usage(w io.Writer) {
 commands:
   serve     run the server
   token     print a signed access token for a data dir
+  reindex   rebuild the search index of a stopped server's data dir
   version   print the version
 
 Run "quire <command> -h" for a command's flags.`)
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(args[1:], stderr)
 	case "token":
 		err = cmdToken(args[1:], stdout, stderr)
+	case "reindex":
+		err = cmdReindex(args[1:], stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":

@@ -30,7 +30,9 @@ type Indexer struct {
 	pending []pendingRefs
 	wake    chan struct{}
 
-	text chan storage.DocRef // documents whose text is to be extracted
+	textMu   sync.Mutex
+	textQ    []storage.DocRef // documents whose text is to be extracted
+	textWake chan struct{}
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -51,7 +53,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	}
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
-		wake: make(chan struct{}, 1), text: make(chan storage.DocRef, 4096),
+		wake: make(chan struct{}, 1), textWake: make(chan struct{}, 1),
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
 	}
 	db.OnCommit(ix.onCommit)
@@ -79,7 +81,7 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := ix.index(batch); err != nil {
+		if err := ix.index(batch, true); err != nil {
 			return err
 		}
 		done += len(batch)
@@ -193,15 +195,17 @@ func (ix *Indexer) loop() {
 		for _, p := range work {
 			refs = append(refs, p.refs...)
 		}
-		err := ix.index(refs)
+		err := ix.index(refs, false)
 		for _, p := range work {
 			p.done <- err
 		}
 	}
 }
 
-// index reads refs from storage and updates the index in one batch.
-func (ix *Indexer) index(refs []storage.DocRef) error {
+// index reads refs from storage and updates the index in one batch. With
+// inlineText the text of extractable content is read at once (catch-up,
+// reindex); otherwise it is queued so writers do not wait for it.
+func (ix *Indexer) index(refs []storage.DocRef, inlineText bool) error {
 	var docs []Doc
 	var del []string
 	seen := map[storage.DocRef]bool{}
@@ -220,6 +224,11 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 		}
 		d := toDoc(v)
 		d.KeepContent = true
+		if inlineText && d.ContentSHA != "" && Extractable(d.ContentType) {
+			if text, err := ix.readText(r); err == nil {
+				d.Content, d.KeepContent = text, false
+			}
+		}
 		docs = append(docs, d)
 	}
 	if err := ix.x.Put(docs, del); err != nil {
@@ -239,12 +248,12 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 		ix.textSeen[r] = time.Now()
 	}
 	ix.lagMu.Unlock()
+	ix.textMu.Lock()
+	ix.textQ = append(ix.textQ, r)
+	ix.textMu.Unlock()
 	select {
-	case ix.text <- r:
+	case ix.textWake <- struct{}{}:
 	default:
-		// The queue is full: the next catch-up or a later change indexes
-		// it. Losing the text of a burst beats blocking writers.
-		ix.log.Warn("text extraction queue full", "documentId", r.ID)
 	}
 }
 
@@ -307,15 +316,42 @@ func (ix *Indexer) textLoop() {
 		select {
 		case <-ix.stop:
 			return
-		case r := <-ix.text:
+		case <-ix.textWake:
+		}
+		for {
+			ix.textMu.Lock()
+			if len(ix.textQ) == 0 {
+				ix.textQ = nil
+				ix.textMu.Unlock()
+				break
+			}
+			r := ix.textQ[0]
+			ix.textQ = ix.textQ[1:]
+			ix.textMu.Unlock()
 			if err := ix.extract(r); err != nil {
 				ix.log.Warn("text extraction", "documentId", r.ID, "err", err)
 			}
 			ix.lagMu.Lock()
 			delete(ix.textSeen, r)
 			ix.lagMu.Unlock()
+			select {
+			case <-ix.stop:
+				return
+			default:
+			}
 		}
 	}
+}
+
+// readText reads the text of a document's content (up to maxContent).
+func (ix *Indexer) readText(r storage.DocRef) (string, error) {
+	rd, _, err := ix.db.OpenContent(r.Site, r.ID)
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(io.LimitReader(rd, maxContent))
+	return string(b), err
 }
 
 func (ix *Indexer) extract(r storage.DocRef) error {
@@ -351,7 +387,7 @@ func (ix *Indexer) Reindex(ctx context.Context, progress func(done int)) error {
 
 // WaitText waits until no text extraction is pending (tests, tools).
 func (ix *Indexer) WaitText(ctx context.Context) error {
-	for ix.TextLag() > 0 || len(ix.text) > 0 {
+	for ix.TextLag() > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

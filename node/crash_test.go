@@ -142,6 +142,11 @@ func TestCrash_AcknowledgedDocumentsSurviveSIGKILL(t *testing.T) {
 			if c.Status != http.StatusOK || sha256.Sum256(c.Body) != a.sum {
 				t.Fatalf("round %d: document %s content differs after crash (status %d, %d bytes)", round, a.id, c.Status, len(c.Body))
 			}
+			// The search index caught up with storage on start.
+			f := s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": a.id}}}, admin)
+			if f.Status != http.StatusOK || !strings.Contains(string(f.Body), a.id) {
+				t.Fatalf("round %d: document %s not findable by name after crash: %d %s", round, a.id, f.Status, f.Body)
+			}
 		}
 		t.Logf("round %d: %d acknowledged documents intact after SIGKILL", round, len(ok))
 		s.Close()

@@ -145,7 +145,7 @@ func TestSearch_Attributes(t *testing.T) {
 			docs := map[string]string{}
 			for i, a := range []struct {
 				name, kind, year, due string
-				amount              float64
+				amount                float64
 			}{
 				{"a", "invoice", "2024", "2024-03-01", 9},
 				{"b", "invoice", "2025", "2025-03-01", 100},
