@@ -89,7 +89,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 	maxUpload := fs.Int64("max-upload-bytes", 0, "largest accepted upload in bytes (0: unlimited)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
-	memLimit := fs.Int64("memory-limit-mib", 64, "soft limit for the Go heap in MiB (0: none; GOMEMLIMIT wins when set)")
+	memLimit := fs.Int64("memory-limit-mib", 80, "soft limit for the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

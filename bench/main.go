@@ -15,7 +15,10 @@
 //     text; the baseline is raw Badger with SyncWrites doing one durable
 //     transaction (a 4 KiB value and a small key) per document;
 //   - streamed upload: 1 GiB of pseudo-random bytes PUT to an upload URL;
-//     the baseline is dd writing the same amount with conv=fsync.
+//     the baseline is dd writing the same amount with conv=fsync;
+//   - search: 100,000 generated documents indexed by quire reindex beside
+//     raw Bleve batch indexing, then fulltext, filename-prefix, folder and
+//     attribute queries from 8 clients beside GET /healthz (the HTTP floor).
 //
 // It also samples the server's resident memory and checks that the upload
 // reads back intact. Temporary files and the child process are removed on
@@ -45,6 +48,7 @@ type config struct {
 	warmup     time.Duration // load before the measured window
 	window     time.Duration // measured window of the creation benchmark
 	uploadSize int64         // bytes of the streamed upload
+	skipSearch bool          // leave out the search benchmark
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -66,9 +70,12 @@ func main() {
 	quick := flag.Bool("quick", false, "smaller sizes for a smoke run")
 	out := flag.String("out", "", "also write the report as Markdown to this file")
 	bin := flag.String("bin", "bin/quire", "path of the quire binary (make build)")
+	noSearch := flag.Bool("no-search", false, "skip the search benchmark (100,000 documents)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, newConfig(*bin, *out, *quick), os.Stdout, os.Stderr)
+	cfg := newConfig(*bin, *out, *quick)
+	cfg.skipSearch = *noSearch
+	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -136,6 +143,13 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if err := s.create(ctx, srv, base, idle); err != nil {
 		return srv.withLog(err)
 	}
+	// The index works behind the writes; the upload is measured on its
+	// own once it has caught up.
+	took, err := srv.waitIndexed(ctx, 10*time.Minute)
+	if err != nil {
+		return srv.withLog(err)
+	}
+	s.rep.note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
 	if err := s.upload(ctx, srv); err != nil {
 		return srv.withLog(err)
 	}
@@ -143,7 +157,14 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	whole := srv.rss.maxEver()
 	whole.rss = max(whole.rss, whole.hwm)
 	rep.addRSS("server peak RSS, whole run (VmHWM)", idle, whole)
-	return srv.checkAlive()
+	if err := srv.checkAlive(); err != nil {
+		return err
+	}
+	srv.stop()
+	if cfg.skipSearch {
+		return nil
+	}
+	return s.searchBench(ctx)
 }
 
 // badgerBaseline runs the baseline of the creation benchmark.

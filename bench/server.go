@@ -154,6 +154,36 @@ func (s *server) waitReady(ctx context.Context) error {
 	return fmt.Errorf("server not ready after %s", readyTimeout)
 }
 
+// waitIndexed polls GET /readyz until the server's index queue is empty
+// and returns how long that took.
+func (s *server) waitIndexed(ctx context.Context, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for time.Since(start) < limit {
+		if err := s.checkAlive(); err != nil {
+			return 0, err
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
+		if resp, err := s.client.Do(req); err == nil {
+			var body struct {
+				Index struct {
+					Queued uint64 `json:"queued"`
+				} `json:"index"`
+			}
+			err := json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if err == nil && body.Index.Queued == 0 {
+				return time.Since(start), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("index queue not empty after %s", limit)
+}
+
 // checkAlive returns an error if the child has exited.
 func (s *server) checkAlive() error {
 	select {

@@ -19,6 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
@@ -32,16 +33,8 @@ type Doc struct {
 	ContentSHA  string
 	Tags        []string // "key value" pairs as text
 	Attributes  []string // attribute values as text
-	Content     string   // extracted text; see KeepContent
-	// KeepContent keeps the text already indexed for this ContentSHA
-	// (metadata changed, content did not).
-	KeepContent bool
+	Content     string   // text of the content
 	Inserted    time.Time
-}
-
-// Index is a Bleve index in one directory.
-type Index struct {
-	b bleve.Index
 }
 
 const (
@@ -58,74 +51,117 @@ const (
 	fInserted = "inserted"
 )
 
-func newMapping() mapping.IndexMapping {
+// newNamesMapping maps the names index: what prefix searches need and
+// writers wait for (small documents, cheap to index).
+func newNamesMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
 	_ = im.AddCustomAnalyzer("lowerKeyword", map[string]any{
 		"type":          custom.Name,
 		"tokenizer":     single.Name,
 		"token_filters": []string{lowercase.Name},
 	})
-	kw := func(store bool) *mapping.FieldMapping {
-		f := bleve.NewKeywordFieldMapping()
-		f.Store, f.IncludeInAll = store, false
-		return f
-	}
 	lk := func() *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer, f.Store, f.IncludeInAll, f.IncludeTermVectors = "lowerKeyword", false, false, false
 		f.DocValues = true
 		return f
 	}
-	text := func(store bool) *mapping.FieldMapping {
+	site := bleve.NewKeywordFieldMapping()
+	site.Store, site.IncludeInAll = false, false
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fSite, site)
+	dm.AddFieldMappingsAt(fPathKey, lk())
+	dm.AddFieldMappingsAt(fFilename, lk())
+	dm.AddFieldMappingsAt(fFolder, lk())
+	im.DefaultMapping = dm
+	return im
+}
+
+// newTextMapping maps the fulltext index. Only content keeps term vectors
+// (phrase queries), nothing is stored and nothing goes to Bleve's "_all"
+// field: each of those cost a noticeable share of the server's CPU under
+// a creation load.
+func newTextMapping() mapping.IndexMapping {
+	im := bleve.NewIndexMapping()
+	kw := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll = store, false
+		return f
+	}
+	// Text is not stored: storage has it, and snippets are cut from there.
+	text := func(vectors bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, store, true, true
+		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, false, vectors, false
 		return f
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fSite, kw(false))
 	dm.AddFieldMappingsAt(fPath, text(false))
-	dm.AddFieldMappingsAt(fPathKey, lk())
-	dm.AddFieldMappingsAt(fFilename, lk())
-	dm.AddFieldMappingsAt(fFolder, lk())
 	dm.AddFieldMappingsAt(fContent, text(true))
 	dm.AddFieldMappingsAt(fTags, text(false))
 	dm.AddFieldMappingsAt(fAttrs, text(false))
-	dm.AddFieldMappingsAt(fSHA, kw(true))
+	dm.AddFieldMappingsAt(fSHA, kw(false))
 	dm.AddFieldMappingsAt(fType, kw(false))
 	dt := bleve.NewDateTimeFieldMapping()
 	dt.IncludeInAll = false
 	dm.AddFieldMappingsAt(fInserted, dt)
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = standard.Name
+	im.DefaultField = fContent // query-string terms without a field
 	return im
 }
 
-// Open opens the index in dir, creating it when missing.
-func Open(dir string) (*Index, error) {
-	b, err := bleve.Open(dir)
+// Index is Quire's search index: two Bleve indexes in one directory. The
+// names index (path, file name, folder) is updated before a write
+// returns; the text index (content, path words, tags, attribute values)
+// follows within a second.
+type Index struct {
+	names bleve.Index
+	text  bleve.Index
+}
+
+func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
+	// unsafe_batch: a batch returns once it is searchable, without waiting
+	// for its segment to be fsynced. The index is derived data: after a
+	// crash, the storage version recorded with it (persisted in order with
+	// the segments before it) tells the indexer what to redo.
+	cfg := map[string]any{"unsafe_batch": true}
+	b, err := bleve.OpenUsing(dir, cfg)
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		if err := os.MkdirAll(path.Dir(dir), 0o750); err != nil {
 			return nil, err
 		}
-		b, err = bleve.New(dir, newMapping())
+		// Create with safe batches, so the mapping is on disk before the
+		// first unsafe batch (or a quick close) can leave it behind.
+		b, err = bleve.NewUsing(dir, m, scorch.Name, scorch.Name, nil)
+		if err == nil {
+			if err = b.Close(); err == nil {
+				b, err = bleve.OpenUsing(dir, cfg)
+			}
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
-	return &Index{b: b}, nil
+	return b, nil
 }
 
-// OpenMemory opens an index that lives in memory (tests, tools).
-func OpenMemory() (*Index, error) {
-	b, err := bleve.NewMemOnly(newMapping())
+// Open opens the index in dir, creating it when missing.
+func Open(dir string) (*Index, error) {
+	names, err := openOne(path.Join(dir, "names"), newNamesMapping())
 	if err != nil {
 		return nil, err
 	}
-	return &Index{b: b}, nil
+	text, err := openOne(path.Join(dir, "text"), newTextMapping())
+	if err != nil {
+		names.Close()
+		return nil, err
+	}
+	return &Index{names: names, text: text}, nil
 }
 
 // Close closes the index.
-func (x *Index) Close() error { return x.b.Close() }
+func (x *Index) Close() error { return errors.Join(x.names.Close(), x.text.Close()) }
 
 func docID(site, id string) string { return site + "/" + id }
 
@@ -141,25 +177,37 @@ func SplitID(bid string) (site, id string) {
 // maxContent bounds the text indexed per document.
 const maxContent = 1 << 20
 
-// Put indexes docs (replacing earlier versions) and deletes the ids in del
-// ("site/id"), in one batch. Once it returns, searches see the change.
-func (x *Index) Put(docs []Doc, del []string) error {
-	batch := x.b.NewBatch()
+// PutNames updates the names index: docs replace earlier versions, the
+// ids in del ("site/id") go. Once it returns, prefix searches see it.
+func (x *Index) PutNames(docs []Doc, del []string) error {
+	batch := x.names.NewBatch()
 	for i := range docs {
 		d := &docs[i]
-		if d.KeepContent && d.Content == "" {
-			d.Content = x.storedContent(docID(d.Site, d.ID), d.ContentSHA)
+		dir, name := path.Split(d.Path)
+		if err := batch.Index(docID(d.Site, d.ID), map[string]any{
+			fSite: d.Site, fPathKey: d.Path, fFilename: name, fFolder: strings.TrimSuffix(dir, "/"),
+		}); err != nil {
+			return err
 		}
+	}
+	for _, id := range del {
+		batch.Delete(id)
+	}
+	return x.names.Batch(batch)
+}
+
+// PutText updates the text index with docs (their Content is the text to
+// index) and removes the ids in del.
+func (x *Index) PutText(docs []Doc, del []string) error {
+	batch := x.text.NewBatch()
+	for i := range docs {
+		d := &docs[i]
 		if len(d.Content) > maxContent {
 			d.Content = d.Content[:maxContent]
 		}
-		dir, name := path.Split(d.Path)
 		fields := map[string]any{
 			fSite:     d.Site,
 			fPath:     strings.NewReplacer("/", " ", "_", " ", "-", " ", ".", " ").Replace(d.Path),
-			fPathKey:  d.Path,
-			fFilename: name,
-			fFolder:   strings.TrimSuffix(dir, "/"),
 			fContent:  d.Content,
 			fTags:     strings.Join(d.Tags, " \n "),
 			fAttrs:    strings.Join(d.Attributes, " \n "),
@@ -174,41 +222,26 @@ func (x *Index) Put(docs []Doc, del []string) error {
 	for _, id := range del {
 		batch.Delete(id)
 	}
-	return x.b.Batch(batch)
+	return x.text.Batch(batch)
 }
 
-// storedContent returns the indexed text of id when it was indexed for
-// content sha.
-func (x *Index) storedContent(id, sha string) string {
-	req := bleve.NewSearchRequest(bleve.NewDocIDQuery([]string{id}))
-	req.Fields = []string{fContent, fSHA}
-	res, err := x.b.Search(req)
-	if err != nil || len(res.Hits) == 0 {
-		return ""
+// Put updates both indexes (tools and tests).
+func (x *Index) Put(docs []Doc, del []string) error {
+	if err := x.PutNames(docs, del); err != nil {
+		return err
 	}
-	if s, _ := res.Hits[0].Fields[fSHA].(string); s != sha {
-		return ""
-	}
-	c, _ := res.Hits[0].Fields[fContent].(string)
-	return c
+	return x.PutText(docs, del)
 }
 
-// SetContent replaces the indexed text of one document, when its content
-// is still sha.
-func (x *Index) SetContent(d Doc) error {
-	d.KeepContent = false
-	return x.Put([]Doc{d}, nil)
-}
-
-// SetInternal and GetInternal keep index bookkeeping (the storage version
-// the index has caught up with).
+// SetInternal records bookkeeping (the storage version the index has
+// caught up with) in the text index, which is written last.
 func (x *Index) SetInternal(key string, v uint64) error {
-	return x.b.SetInternal([]byte(key), []byte(strconv.FormatUint(v, 10)))
+	return x.text.SetInternal([]byte(key), []byte(strconv.FormatUint(v, 10)))
 }
 
 // GetInternal reads a value written by SetInternal (0 when absent).
 func (x *Index) GetInternal(key string) uint64 {
-	b, err := x.b.GetInternal([]byte(key))
+	b, err := x.text.GetInternal([]byte(key))
 	if err != nil || len(b) == 0 {
 		return 0
 	}
@@ -216,8 +249,8 @@ func (x *Index) GetInternal(key string) uint64 {
 	return n
 }
 
-// Count returns the number of indexed documents.
-func (x *Index) Count() (uint64, error) { return x.b.DocCount() }
+// Count returns the number of documents in the names index.
+func (x *Index) Count() (uint64, error) { return x.names.DocCount() }
 
 // Hit is one search result.
 type Hit struct {
@@ -251,7 +284,7 @@ func (x *Index) Prefix(site, field, prefix string, after []string, limit int) ([
 }
 
 func (x *Index) run(req *bleve.SearchRequest) ([]Hit, error) {
-	res, err := x.b.Search(req)
+	res, err := x.names.Search(req)
 	if err != nil {
 		return nil, err
 	}
@@ -271,10 +304,9 @@ func (x *Index) run(req *bleve.SearchRequest) ([]Hit, error) {
 type TextOptions struct {
 	// Syntax accepts Bleve's query string syntax: "phrases", prefix*,
 	// fuzzy~1, +required, -excluded, field:value.
-	Syntax    bool
-	Highlight bool
-	From      int
-	Size      int
+	Syntax bool
+	From   int
+	Size   int
 	// Filter restricts results further (tags and attributes).
 	Filter query.Query
 }
@@ -286,9 +318,21 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	if o.Syntax {
 		tq = bleve.NewQueryStringQuery(text)
 	} else {
-		mq := bleve.NewMatchQuery(text)
-		mq.SetOperator(query.MatchQueryOperatorAnd)
-		tq = mq
+		// Every word must occur, each in any of the text fields.
+		var words []query.Query
+		for _, w := range strings.Fields(text) {
+			var any []query.Query
+			for _, f := range []string{fContent, fPath, fTags, fAttrs} {
+				mq := bleve.NewMatchQuery(w)
+				mq.SetField(f)
+				any = append(any, mq)
+			}
+			words = append(words, bleve.NewDisjunctionQuery(any...))
+		}
+		if len(words) == 0 {
+			return nil, 0, nil
+		}
+		tq = bleve.NewConjunctionQuery(words...)
 	}
 	qs := []query.Query{siteQuery(site), tq}
 	if o.Filter != nil {
@@ -298,12 +342,8 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		o.Size = 10
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), o.Size, o.From, false)
-	if o.Highlight {
-		req.Highlight = bleve.NewHighlightWithStyle("html")
-		req.Highlight.AddField(fContent)
-	}
 	req.SortBy([]string{"-_score", "_id"})
-	res, err := x.b.Search(req)
+	res, err := x.text.Search(req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -328,8 +368,9 @@ func TermFilter(field, text string) query.Query {
 	if field == "attributes" {
 		f = fAttrs
 	}
-	q := bleve.NewMatchPhraseQuery(text)
+	q := bleve.NewMatchQuery(text)
 	q.SetField(f)
+	q.SetOperator(query.MatchQueryOperatorAnd)
 	return q
 }
 

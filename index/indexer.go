@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,37 +15,46 @@ import (
 	"quire/storage"
 )
 
+// textGather is how long the indexer lets work pile up before a batch.
+// maxBatch bounds a batch (and the memory Bleve's analysis of it needs).
+const (
+	textGather = 250 * time.Millisecond
+	maxBatch   = 100
+	freeAfter  = 1000
+)
+
 // keyStorageVersion is the Bleve internal key holding the storage version
 // the index is known to have caught up with.
 const keyStorageVersion = "quire.storageVersion"
 
-// Indexer keeps an Index in step with storage. Changes are indexed before
-// the command that made them returns (hooked on storage's OnCommit), so a
-// client finds by filename or folder what it just wrote; extracted text
-// follows within a second.
+// Indexer keeps an Index in step with storage, in the background: a
+// commit hook queues the documents each command touched, and a worker
+// indexes them in batches (Bleve indexes one batch of hundreds far more
+// cheaply than hundreds of small ones). Until a document's batch is in,
+// it sits in an overlay that prefix searches consult, so a client finds
+// by filename or folder what it just wrote; text follows within a second.
 type Indexer struct {
 	db  *storage.DB
 	x   *Index
 	log *slog.Logger
 
-	mu      sync.Mutex
-	pending []pendingRefs
-	wake    chan struct{}
+	textMu    sync.Mutex
+	textQ     []storage.DocRef // documents whose index entries are due
+	queued    uint64           // queue entries ever added
+	processed uint64           // and done
+	textWake  chan struct{}
 
-	textMu   sync.Mutex
-	textQ    []storage.DocRef // documents whose text is to be extracted
-	textWake chan struct{}
+	// ov holds documents changed since their last indexing, each with the
+	// sequence number of its latest change.
+	ovMu  sync.Mutex
+	ov    map[storage.DocRef]uint64
+	ovSeq uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
 
 	lagMu    sync.Mutex
 	textSeen map[storage.DocRef]time.Time // queued, for the lag metric
-}
-
-type pendingRefs struct {
-	refs []storage.DocRef
-	done chan error
 }
 
 // NewIndexer wires x to db. Call Start to catch up and run.
@@ -53,7 +64,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	}
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
-		wake: make(chan struct{}, 1), textWake: make(chan struct{}, 1),
+		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]uint64{},
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
 	}
 	db.OnCommit(ix.onCommit)
@@ -64,8 +75,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 // version it last recorded: after a crash, or everything for a new index)
 // and starts the background work.
 func (ix *Indexer) Start(ctx context.Context) error {
-	ix.wg.Add(3)
-	go ix.loop()
+	ix.wg.Add(2)
 	go ix.textLoop()
 	go ix.checkpointLoop()
 	since := ix.x.GetInternal(keyStorageVersion)
@@ -81,7 +91,7 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := ix.index(batch, true); err != nil {
+		if err := ix.index(batch); err != nil {
 			return err
 		}
 		done += len(batch)
@@ -115,18 +125,47 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 	return ix.x.SetInternal(keyStorageVersion, wm)
 }
 
-// Close stops the indexer after recording how far the index got.
+// Close finishes queued text work (up to a deadline), records how far the
+// index got and stops.
 func (ix *Indexer) Close() error {
+	var err error
+	done := make(chan struct{})
+	go func() { err = ix.checkpoint(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		err = errors.New("index: text queue not drained; the next start catches up")
+	}
 	close(ix.stop)
 	ix.wg.Wait()
-	return ix.checkpoint()
+	<-done
+	return err
 }
 
 func (ix *Indexer) checkpoint() error {
-	var wm uint64
-	// In Quiesce every committed command has been indexed (hooks wait for
-	// their batch), so wm is safe to record.
-	ix.db.Quiesce(func() { wm = ix.db.MaxVersion() })
+	var wm, upTo uint64
+	// In Quiesce every committed command has updated the names index and
+	// queued its text work (hooks wait for that), so once the text queue
+	// has done everything queued by then, wm is safe to record.
+	ix.db.Quiesce(func() {
+		wm = ix.db.MaxVersion()
+		ix.textMu.Lock()
+		upTo = ix.queued
+		ix.textMu.Unlock()
+	})
+	for {
+		ix.textMu.Lock()
+		done := ix.processed >= upTo
+		ix.textMu.Unlock()
+		if done {
+			break
+		}
+		select {
+		case <-ix.stop:
+			return nil // the next start catches up from the last checkpoint
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	return ix.x.SetInternal(keyStorageVersion, wm)
 }
 
@@ -146,66 +185,38 @@ func (ix *Indexer) checkpointLoop() {
 	}
 }
 
-// onCommit indexes the documents a command touched before the command's
-// caller gets its answer: writes from many clients are indexed together in
-// one Bleve batch.
+// onCommit queues the documents a command touched and puts them in the
+// overlay; it runs before the command's caller gets its answer.
 func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 	if len(res.Touched) == 0 {
 		return
 	}
-	p := pendingRefs{refs: res.Touched, done: make(chan error, 1)}
-	ix.mu.Lock()
-	ix.pending = append(ix.pending, p)
-	ix.mu.Unlock()
-	select {
-	case ix.wake <- struct{}{}:
-	default:
+	ix.ovMu.Lock()
+	for _, r := range res.Touched {
+		ix.ovSeq++
+		ix.ov[r] = ix.ovSeq
 	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			ix.log.Error("index update failed; the next start catches up", "err", err)
-		}
-	case <-ix.stop:
+	ix.ovMu.Unlock()
+	for _, r := range res.Touched {
+		ix.queueText(r)
 	}
 }
 
-func (ix *Indexer) loop() {
-	defer ix.wg.Done()
-	for {
-		select {
-		case <-ix.stop:
-			ix.mu.Lock()
-			for _, p := range ix.pending {
-				p.done <- nil
-			}
-			ix.pending = nil
-			ix.mu.Unlock()
-			return
-		case <-ix.wake:
-		}
-		ix.mu.Lock()
-		work := ix.pending
-		ix.pending = nil
-		ix.mu.Unlock()
-		if len(work) == 0 {
-			continue
-		}
-		var refs []storage.DocRef
-		for _, p := range work {
-			refs = append(refs, p.refs...)
-		}
-		err := ix.index(refs, false)
-		for _, p := range work {
-			p.done <- err
-		}
+// index reads refs from storage and updates both indexes.
+func (ix *Indexer) index(refs []storage.DocRef) error {
+	docs, del, err := ix.load(refs, true)
+	if err != nil {
+		return err
 	}
+	if err := ix.x.PutNames(docs, del); err != nil {
+		return err
+	}
+	return withHeadroom(func() error { return ix.x.PutText(docs, del) })
 }
 
-// index reads refs from storage and updates the index in one batch. With
-// inlineText the text of extractable content is read at once (catch-up,
-// reindex); otherwise it is queued so writers do not wait for it.
-func (ix *Indexer) index(refs []storage.DocRef, inlineText bool) error {
+// load reads the documents of refs; those gone or soft-deleted are
+// returned as index ids to delete. With text, extractable content is read.
+func (ix *Indexer) load(refs []storage.DocRef, text bool) ([]Doc, []string, error) {
 	var docs []Doc
 	var del []string
 	seen := map[storage.DocRef]bool{}
@@ -216,30 +227,19 @@ func (ix *Indexer) index(refs []storage.DocRef, inlineText bool) error {
 		seen[r] = true
 		v, err := ix.db.ViewForIndex(r.Site, r.ID)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if v == nil {
 			del = append(del, docID(r.Site, r.ID))
 			continue
 		}
 		d := toDoc(v)
-		d.KeepContent = true
-		if inlineText && d.ContentSHA != "" && Extractable(d.ContentType) {
-			if text, err := ix.readText(r); err == nil {
-				d.Content, d.KeepContent = text, false
-			}
+		if text {
+			d.Content = ix.text(r, v)
 		}
 		docs = append(docs, d)
 	}
-	if err := ix.x.Put(docs, del); err != nil {
-		return err
-	}
-	for _, d := range docs {
-		if d.Content == "" && d.ContentSHA != "" && Extractable(d.ContentType) {
-			ix.queueText(storage.DocRef{Site: d.Site, ID: d.ID})
-		}
-	}
-	return nil
+	return docs, del, nil
 }
 
 func (ix *Indexer) queueText(r storage.DocRef) {
@@ -250,6 +250,7 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 	ix.lagMu.Unlock()
 	ix.textMu.Lock()
 	ix.textQ = append(ix.textQ, r)
+	ix.queued++
 	ix.textMu.Unlock()
 	select {
 	case ix.textWake <- struct{}{}:
@@ -312,35 +313,86 @@ func Extractable(contentType string) bool {
 
 func (ix *Indexer) textLoop() {
 	defer ix.wg.Done()
+	burst := 0 // documents indexed since the memory was last returned
 	for {
 		select {
 		case <-ix.stop:
 			return
 		case <-ix.textWake:
 		}
+		// Gather for a moment: Bleve indexes one batch of hundreds far
+		// cheaper than hundreds of small ones (fewer segments to merge),
+		// and text may lag its write by up to a second.
+		select {
+		case <-ix.stop:
+			return
+		case <-time.After(textGather):
+		}
 		for {
 			ix.textMu.Lock()
+			n := min(len(ix.textQ), maxBatch)
+			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
+			ix.textQ = ix.textQ[n:]
 			if len(ix.textQ) == 0 {
 				ix.textQ = nil
-				ix.textMu.Unlock()
+			}
+			ix.textMu.Unlock()
+			if len(work) == 0 {
 				break
 			}
-			r := ix.textQ[0]
-			ix.textQ = ix.textQ[1:]
-			ix.textMu.Unlock()
-			if err := ix.extract(r); err != nil {
-				ix.log.Warn("text extraction", "documentId", r.ID, "err", err)
+			seqs := ix.overlaySeqs(work)
+			if err := ix.index(work); err != nil {
+				// The overlay keeps serving these documents; the next
+				// start catches the index up.
+				ix.log.Warn("index update", "documents", len(work), "err", err)
+			} else {
+				ix.overlayDone(seqs)
 			}
 			ix.lagMu.Lock()
-			delete(ix.textSeen, r)
+			for _, r := range work {
+				delete(ix.textSeen, r)
+			}
 			ix.lagMu.Unlock()
+			ix.textMu.Lock()
+			ix.processed += uint64(len(work))
+			ix.textMu.Unlock()
+			burst += len(work)
 			select {
 			case <-ix.stop:
 				return
 			default:
 			}
 		}
+		// After a burst of indexing (an import, a scanner batch), give
+		// Bleve's working memory back to the system instead of keeping
+		// the peak resident until the next burst.
+		if burst >= freeAfter {
+			burst = 0
+			debug.FreeOSMemory()
+		}
 	}
+}
+
+// Text returns the text of a document for the index and for snippets:
+// content of a text type read from storage. (The FULLTEXT and OCR actions
+// add the text of other types.)
+func (ix *Indexer) Text(site, id string) string {
+	v, err := ix.db.ViewForIndex(site, id)
+	if err != nil || v == nil {
+		return ""
+	}
+	return ix.text(storage.DocRef{Site: site, ID: id}, v)
+}
+
+func (ix *Indexer) text(r storage.DocRef, v *storage.DocView) string {
+	if v.Document.ContentSHA256 == "" || !Extractable(v.Document.ContentType) {
+		return ""
+	}
+	t, err := ix.readText(r)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 // readText reads the text of a document's content (up to maxContent).
@@ -354,19 +406,6 @@ func (ix *Indexer) readText(r storage.DocRef) (string, error) {
 	return string(b), err
 }
 
-func (ix *Indexer) extract(r storage.DocRef) error {
-	rd, doc, err := ix.db.OpenContent(r.Site, r.ID)
-	if err != nil {
-		return nil // gone or without content meanwhile
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(io.LimitReader(rd, maxContent))
-	if err != nil {
-		return err
-	}
-	return ix.SetText(r, doc.ContentSHA256, string(b))
-}
-
 // SetText indexes text extracted from a document's content (by this
 // indexer or by the FULLTEXT and OCR actions), when the document still has
 // that content.
@@ -377,7 +416,7 @@ func (ix *Indexer) SetText(r storage.DocRef, contentSHA, text string) error {
 	}
 	d := toDoc(v)
 	d.Content = text
-	return ix.x.SetContent(d)
+	return ix.x.PutText([]Doc{d}, nil)
 }
 
 // Reindex rebuilds the index of every document, reporting progress.
@@ -395,4 +434,11 @@ func (ix *Indexer) WaitText(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Queued is the number of document changes waiting to be indexed.
+func (ix *Indexer) Queued() uint64 {
+	ix.textMu.Lock()
+	defer ix.textMu.Unlock()
+	return ix.queued - ix.processed
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 
@@ -225,7 +226,7 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	if size <= 0 || size > 1000 {
 		size = 10
 	}
-	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, Highlight: true, From: max(in.From, 0), Size: size})
+	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, From: max(in.From, 0), Size: size})
 	if err != nil {
 		return invalid("query", "invalid query: "+err.Error())
 	}
@@ -239,8 +240,8 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 			return err
 		}
 		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": documentJSON(d)}
-		if len(h.Fragments) > 0 {
-			hit["highlight"] = h.Fragments
+		if snip := snippet(s.deps.Indexer.Text(r.site, h.ID), queryTerms(qs)); snip != "" {
+			hit["highlight"] = map[string][]string{"content": {snip}}
 		}
 		out = append(out, hit)
 	}
@@ -316,4 +317,78 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 		return "", invalid("query", "unsupported query '"+kind+"'")
 	}
 	return "", nil
+}
+
+// queryTerms extracts the words of a query string, lowercased; a trailing
+// "*" marks a prefix and "~n" fuzziness is dropped.
+func queryTerms(qs string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(qs, func(r rune) bool {
+		return r == ' ' || r == '"' || r == '(' || r == ')' || r == '+' || r == '\t'
+	}) {
+		if strings.HasPrefix(f, "-") {
+			continue
+		}
+		if i := strings.LastIndexByte(f, ':'); i >= 0 {
+			f = f[i+1:]
+		}
+		if i := strings.IndexByte(f, '~'); i >= 0 {
+			f = f[:i]
+		}
+		if f = strings.ToLower(f); f != "" && f != "*" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// snippet cuts about 160 characters of text around the first query term
+// and marks every term in it with <mark>, as OpenSearch's html highlighter
+// does. Fuzzy matches are marked when they share the term's first three
+// letters.
+func snippet(text string, terms []string) string {
+	if text == "" || len(terms) == 0 {
+		return ""
+	}
+	words := strings.Fields(text)
+	match := func(w string) bool {
+		lw := strings.ToLower(strings.Trim(w, ".,;:!?()[]{}\"'"))
+		for _, t := range terms {
+			p := strings.TrimSuffix(t, "*")
+			switch {
+			case lw == p, strings.HasSuffix(t, "*") && strings.HasPrefix(lw, p):
+				return true
+			case len(p) >= 3 && len(lw) >= 3 && lw[:3] == p[:3] && abs(len(lw)-len(p)) <= 1:
+				return true
+			}
+		}
+		return false
+	}
+	first := -1
+	for i, w := range words {
+		if match(w) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	lo, hi := max(first-12, 0), min(first+13, len(words))
+	out := make([]string, 0, hi-lo)
+	for _, w := range words[lo:hi] {
+		w = html.EscapeString(w)
+		if match(w) {
+			w = "<mark>" + w + "</mark>"
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -14,6 +15,27 @@ func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
 // handleHealthz serves GET /healthz: the process is up and the store open.
 func (s *Server) handleHealthz(c *fiber.Ctx) error {
 	return c.Status(http.StatusOK).JSON(fiber.Map{"status": "ok"})
+}
+
+// readyLag is how far behind storage the index may be for /readyz.
+const readyLag = 5 * time.Second
+
+// handleReadyz serves GET /readyz (no auth): 200 when the store is open
+// and the index has caught up (its oldest queued change younger than
+// readyLag), otherwise 503. The body says where the index stands, so
+// tools can wait for an empty queue.
+func (s *Server) handleReadyz(c *fiber.Ctx) error {
+	lag := s.deps.Indexer.TextLag()
+	ready := lag < readyLag
+	status := http.StatusOK
+	if !ready {
+		status = http.StatusServiceUnavailable
+	}
+	return c.Status(status).JSON(fiber.Map{
+		"ready":   ready,
+		"storage": "ok",
+		"index":   fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+	})
 }
 
 // handleGetVersion serves GET /version.

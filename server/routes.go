@@ -22,6 +22,7 @@ func (s *Server) routes() {
 	// No token: health, and signed upload and download URLs (the signature
 	// is the credential).
 	a.Get("/healthz", s.handleHealthz)
+	a.Get("/readyz", s.handleReadyz)
 	a.Put("/uploads/:siteId/:documentId", s.handlePutUpload)
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)

@@ -445,7 +445,7 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 	res := &searchResults{}
 	lower := strings.ToLower(prefix)
 	for {
-		hits, err := s.deps.Index.Prefix(r.site, field, prefix, after, limit)
+		hits, next, more, err := s.deps.Indexer.Prefix(r.site, field, prefix, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -475,9 +475,10 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 				return res, nil
 			}
 		}
-		if len(hits) < limit {
+		if !more {
 			return res, nil
 		}
+		after = next
 	}
 }
 

@@ -60,22 +60,51 @@ var (
 
 // EncodeChunk hashes raw and compresses it with zstd when that saves at
 // least an eighth; otherwise it is stored as is. raw is copied.
-func EncodeChunk(raw []byte) Chunk {
+func EncodeChunk(raw []byte) Chunk { return encodeChunk(raw, nil) }
+
+// encodeChunk is EncodeChunk writing the value into dst's memory when it
+// is large enough.
+func encodeChunk(raw, dst []byte) Chunk {
 	sum := sha256.Sum256(raw)
 	c := Chunk{SHA: hex.EncodeToString(sum[:]), Size: int64(len(raw))}
 	if len(raw) >= 512 && compressible(raw) {
-		z := zenc.EncodeAll(raw, append(make([]byte, 0, 1+len(raw)/2), codecZstd))
+		if dst == nil {
+			dst = make([]byte, 0, 1+len(raw)/2)
+		}
+		z := zenc.EncodeAll(raw, append(dst[:0], codecZstd))
 		if len(z)-1 < len(raw)-len(raw)/8 {
 			c.Value = z
 			return c
 		}
 	}
-	c.Value = append(append(make([]byte, 0, 1+len(raw)), codecRaw), raw...)
+	if cap(dst) < 1+len(raw) {
+		dst = make([]byte, 0, 1+len(raw))
+	}
+	c.Value = append(append(dst[:0], codecRaw), raw...)
 	return c
+}
+
+// valueBufs recycles the chunk values WriteContent builds. Apply is done
+// with a command's values when it returns: Badger has copied them into its
+// value log (and a replicated command has been encoded), so the memory can
+// take the next chunks instead of being collected — a gigabyte upload
+// would otherwise allocate a gigabyte.
+var valueBufs = sync.Pool{New: func() any { b := make([]byte, 0, ChunkSize+1); return &b }}
+
+func releaseValues(chunks []Chunk) {
+	for i := range chunks {
+		if v := chunks[i].Value; cap(v) == ChunkSize+1 {
+			v = v[:0]
+			valueBufs.Put(&v)
+		}
+		chunks[i].Value = nil
+	}
 }
 
 // sampleSize is how much of a large chunk compressible tries first.
 const sampleSize = 64 << 10
+
+var sampleBufs = sync.Pool{New: func() any { b := make([]byte, 0, sampleSize+sampleSize/8); return &b }}
 
 // compressible tells from a sample whether compressing raw is worth trying:
 // scanned PDFs, JPEGs and ZIP-based Office files are already compressed,
@@ -85,8 +114,13 @@ func compressible(raw []byte) bool {
 		return true
 	}
 	s := raw[len(raw)/2-sampleSize/2:][:sampleSize] // the middle skips headers
-	z := zenc.EncodeAll(s, make([]byte, 0, sampleSize))
-	return len(z) < len(s)-len(s)/8
+	bp := sampleBufs.Get().(*[]byte)
+	z := zenc.EncodeAll(s, (*bp)[:0])
+	ok := len(z) < len(s)-len(s)/8
+	if cap(z) == cap(*bp) {
+		sampleBufs.Put(bp)
+	}
+	return ok
 }
 
 func decodeChunk(val []byte, dst []byte) ([]byte, error) {
@@ -337,7 +371,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 				*bp = buf[:n]
 				toHash <- bp
 				select {
-				case ch <- item{ch: EncodeChunk(buf[:n])}:
+				case ch <- item{ch: encodeChunk(buf[:n], *valueBufs.Get().(*[]byte))}:
 				case <-ctx.Done():
 					return
 				}
@@ -393,7 +427,8 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		if err := putFailed(); err != nil {
 			return err
 		}
-		cmd, err := NewCommand(OpPutChunks, "", "", zeroTime, PutChunks{Chunks: batch})
+		chunks := batch
+		cmd, err := NewCommand(OpPutChunks, "", "", zeroTime, PutChunks{Chunks: chunks})
 		if err != nil {
 			return err
 		}
@@ -403,7 +438,9 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		go func() {
 			defer puts.Done()
 			defer func() { <-putSlot }()
-			if _, err := a.Apply(ctx, cmd); err != nil {
+			_, err := a.Apply(ctx, cmd)
+			releaseValues(chunks)
+			if err != nil {
 				putMu.Lock()
 				if putErr == nil {
 					putErr = fmt.Errorf("put chunks: %w", err)

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// Targets of the search benchmark (issue: search and folders).
+const (
+	searchRSSTarget   = 300e6
+	fulltextP99Target = 25 * time.Millisecond
+	exactP99Target    = 10 * time.Millisecond
+	searchClients     = 8
+)
+
+// corpus generates the benchmark's documents deterministically: realistic
+// words (a Zipf-distributed vocabulary), a folder tree of departments,
+// years and months, and typed attributes.
+type corpus struct {
+	words     []string
+	customers []string
+	depts     []string
+}
+
+func newCorpus() *corpus {
+	r := rand.New(rand.NewPCG(7, 7))
+	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "an", "el", "or", "us", "ber", "din", "gar", "hol", "mar", "pen", "quo", "stin"}
+	c := &corpus{depts: []string{"finance", "legal", "hr", "sales", "it", "ops", "board", "audit", "tax", "procurement", "marketing", "support"}}
+	seen := map[string]bool{}
+	for len(c.words) < 5000 {
+		n := 2 + r.IntN(3)
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString(syl[r.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			c.words = append(c.words, w)
+		}
+	}
+	for i := 0; i < 500; i++ {
+		c.customers = append(c.customers, strings.ToUpper(c.words[i][:1])+c.words[i][1:]+" GmbH")
+	}
+	return c
+}
+
+type corpusDoc struct {
+	id, path, text, customer, status string
+	amount                           float64
+}
+
+var statuses = []string{"draft", "open", "paid", "overdue", "archived"}
+
+// doc returns document i.
+func (c *corpus) doc(i int) corpusDoc {
+	r := rand.New(rand.NewPCG(uint64(i), 99))
+	z := rand.NewZipf(r, 1.1, 8, uint64(len(c.words)-1))
+	words := make([]string, 40)
+	for j := range words {
+		words[j] = c.words[z.Uint64()]
+	}
+	folder := fmt.Sprintf("%s/%d/%02d", c.depts[i%len(c.depts)], 2020+(i/len(c.depts))%6, 1+(i/72)%12)
+	return corpusDoc{
+		id:       uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprint(i))).String(),
+		path:     fmt.Sprintf("%s/%s-%06d.txt", folder, words[0], i),
+		text:     strings.Join(words, " "),
+		customer: c.customers[r.IntN(len(c.customers))],
+		status:   statuses[r.IntN(len(statuses))],
+		amount:   float64(r.IntN(100000)) / 100,
+	}
+}
+
+// loadCorpus writes n documents into a data dir through storage's Apply,
+// 200 per command (the index is built afterwards by quire reindex).
+func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dataDir, "db")})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	at := time.Now()
+	apply := func(op storage.Op, payload any) error {
+		_, err := db.Apply(ctx, storage.MustCommand(op, "default", "bench", at, payload))
+		return err
+	}
+	for _, a := range []storage.AttributeDef{{Key: "customer", DataType: storage.DataString}, {Key: "status", DataType: storage.DataString}, {Key: "amount", DataType: storage.DataNumber}} {
+		if err := apply(storage.OpAddAttribute, storage.AddAttribute{Def: a}); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < n; i += 200 {
+		var docs []storage.NewDocument
+		for j := i; j < min(i+200, n); j++ {
+			d := c.doc(j)
+			m, chunks, _ := storage.SmallContent([]byte(d.text))
+			cust, st, amt := d.customer, d.status, d.amount
+			docs = append(docs, storage.NewDocument{
+				Document: storage.Document{DocumentID: d.id, Path: d.path, ContentType: "text/plain"},
+				Content:  &m, Chunks: chunks,
+				Tags: []storage.Tag{{Key: "source", Value: "scanner"}},
+				Attributes: []storage.AttributeInput{
+					{Key: "customer", StringValue: &cust}, {Key: "status", StringValue: &st}, {Key: "amount", NumberValue: &amt},
+				},
+			})
+		}
+		if err := apply(storage.OpAddDocuments, storage.AddDocuments{Docs: docs}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rawBleve indexes the same documents straight into a Bleve index in
+// batches of 1000: the baseline of Quire's reindex rate.
+func rawBleve(dir string, c *corpus, n int) (float64, error) {
+	idx, err := bleve.New(dir, bleve.NewIndexMapping())
+	if err != nil {
+		return 0, err
+	}
+	defer idx.Close()
+	t0 := time.Now()
+	b := idx.NewBatch()
+	for i := 0; i < n; i++ {
+		d := c.doc(i)
+		if err := b.Index(d.id, map[string]any{"path": d.path, "content": d.text, "customer": d.customer, "status": d.status, "amount": d.amount}); err != nil {
+			return 0, err
+		}
+		if b.Size() >= 1000 {
+			if err := idx.Batch(b); err != nil {
+				return 0, err
+			}
+			b = idx.NewBatch()
+		}
+	}
+	if err := idx.Batch(b); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
+// searchBench loads the corpus, measures quire reindex against raw Bleve,
+// then query latencies under searchClients clients.
+func (s *session) searchBench(ctx context.Context) error {
+	n := 100000
+	window := 5 * time.Second
+	if s.cfg.quick {
+		n, window = 10000, 2*time.Second
+	}
+	c := newCorpus()
+	dataDir := filepath.Join(s.root, "search")
+	s.logf("search: loading %d documents", n)
+	if err := loadCorpus(ctx, dataDir, c, n); err != nil {
+		return fmt.Errorf("load corpus: %w", err)
+	}
+	s.logf("search: raw Bleve baseline")
+	raw, err := rawBleve(filepath.Join(s.root, "bleve-raw"), c, n)
+	os.RemoveAll(filepath.Join(s.root, "bleve-raw"))
+	if err != nil {
+		return fmt.Errorf("raw bleve: %w", err)
+	}
+	s.logf("search: quire reindex")
+	t0 := time.Now()
+	if out, err := exec.CommandContext(ctx, s.cfg.bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
+		return fmt.Errorf("quire reindex: %w: %s", err, out)
+	}
+	rate := float64(n) / time.Since(t0).Seconds()
+	s.rep.rows = append(s.rep.rows, row{
+		name: fmt.Sprintf("index %dk docs (quire reindex)", n/1000), quire: fmt.Sprintf("%.0f docs/s", rate),
+		baseline: fmt.Sprintf("%.0f docs/s", raw), ratio: fmt.Sprintf("%.2f", rate/raw), target: "-", status: "info",
+	})
+	s.rep.note("index baseline: raw Bleve, default mapping, batches of 1000, same documents from memory; quire reads them from Badger, extracts text and indexes %d fields", 11)
+
+	srv, err := startServer(ctx, s.cfg.bin, dataDir, filepath.Join(s.root, "search.log"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	idle := srv.rss.current()
+	srv.rss.resetPeak()
+	get := func(path string) func(ctx context.Context, w, i int) error {
+		return func(ctx context.Context, w, i int) error {
+			resp, err := srv.request(ctx, http.MethodGet, path, nil, 0, "")
+			if err != nil {
+				return err
+			}
+			return drainOK(resp)
+		}
+	}
+	post := func(body func(r *rand.Rand) any) loadOp {
+		return func(ctx context.Context, w, i int) error {
+			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
+			b, _ := json.Marshal(body(r))
+			resp, err := srv.request(ctx, http.MethodPost, "/search", strings.NewReader(string(b)), int64(len(b)), "application/json")
+			if err != nil {
+				return err
+			}
+			return drainOK(resp)
+		}
+	}
+	floor := runLoad(ctx, searchClients, time.Second, window, get("/healthz"))
+	if err := floor.err(); err != nil {
+		return fmt.Errorf("healthz load: %w", err)
+	}
+	queries := []struct {
+		name   string
+		target time.Duration
+		op     loadOp
+	}{
+		{"fulltext word", fulltextP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": c.words[20+r.IntN(400)]}}
+		})},
+		{"filename prefix", 0, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": c.words[r.IntN(200)][:4]}}}
+		})},
+		{"folder listing", exactP99Target, func(ctx context.Context, w, i int) error {
+			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
+			p := fmt.Sprintf("%s/%d/%02d", c.depts[r.IntN(len(c.depts))], 2020+r.IntN(6), 1+r.IntN(12))
+			return get("/folders?path="+url.QueryEscape(p))(ctx, w, i)
+		}},
+		{"attribute equality", exactP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "customer", "eq": c.customers[r.IntN(len(c.customers))]}}}
+		})},
+	}
+	for _, qq := range queries {
+		s.logf("search: %s, %d clients", qq.name, searchClients)
+		res := runLoad(ctx, searchClients, time.Second, window, qq.op)
+		if err := res.err(); err != nil {
+			return fmt.Errorf("%s: %w", qq.name, err)
+		}
+		for _, p := range []float64{0.50, 0.99} {
+			ql, bl := res.percentile(p), floor.percentile(p)
+			st, tgt := "info", "-"
+			if p == 0.99 && qq.target > 0 {
+				tgt, st = "< "+millis(qq.target), status(ql < qq.target)
+			}
+			s.rep.rows = append(s.rep.rows, row{
+				name:     fmt.Sprintf("%s p%.0f (%dk docs)", qq.name, p*100, n/1000),
+				quire:    millis(ql),
+				baseline: millis(bl),
+				ratio:    fmt.Sprintf("%.1f", ql.Seconds()/bl.Seconds()),
+				target:   tgt, status: st,
+			})
+		}
+		s.rep.note("%s: %.0f queries/s with %d clients", qq.name, res.rate(), searchClients)
+	}
+	s.rep.note("query latency baseline: GET /healthz under the same %d clients (the HTTP round trip on this machine)", searchClients)
+	peak := srv.rss.resetPeak()
+	s.rep.rows = append(s.rep.rows, row{
+		name: "server peak RSS, search", quire: fmt.Sprintf("%.0f MB", float64(peak.rss)/1e6),
+		baseline: fmt.Sprintf("at rest %.0f MB", float64(idle.rss)/1e6), ratio: fmt.Sprintf("%.2f", float64(peak.rss)/float64(max(idle.rss, 1))),
+		target: "< 300 MB", status: status(float64(peak.rss) < searchRSSTarget),
+	})
+	return srv.checkAlive()
+}
+
+func drainOK(resp *http.Response) error {
+	defer resp.Body.Close()
+	var b struct {
+		Documents []json.RawMessage `json:"documents"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil && resp.StatusCode == http.StatusOK {
+		// healthz has no documents; its body decodes fine too.
+		return nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
