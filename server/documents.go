@@ -153,6 +153,9 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 		payload.Docs = append(payload.Docs, p.nd)
 	}
+	if err := s.requireWritePaths(r, payload.Docs); err != nil {
+		return err
+	}
 	if _, err := s.apply(r, storage.OpAddDocuments, payload); err != nil {
 		return err
 	}

@@ -90,6 +90,14 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		}
 		upd.Children = append(upd.Children, cp.nd)
 	}
+	if upd.Path != nil {
+		if err := s.requireDocPath(r, *upd.Path, storage.FolderWrite); err != nil {
+			return err
+		}
+	}
+	if err := s.requireWritePaths(r, upd.Children); err != nil {
+		return err
+	}
 	if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
 		return err
 	}
@@ -186,7 +194,9 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 	}
 	docs := make([]map[string]any, 0, len(page.Documents))
 	for _, d := range page.Documents {
-		docs = append(docs, documentJSON(d))
+		if s.docAllows(r, d.Path, storage.FolderRead) {
+			docs = append(docs, documentJSON(d))
+		}
 	}
 	out := map[string]any{"documents": docs}
 	if page.Next != "" {

@@ -134,7 +134,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	}
 	start := min((page-1)*limit, len(matched))
 	end := min(start+limit, len(matched))
-	res := &searchResults{}
+	res := s.newResults(r)
 	for _, d := range matched[start:end] {
 		m := documentJSON(d)
 		m["createdBy"] = d.UserID
@@ -238,6 +238,9 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 		}
 		if err != nil {
 			return err
+		}
+		if !s.docAllows(r, d.Path, storage.FolderRead) {
+			continue
 		}
 		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": documentJSON(d)}
 		if snip := snippet(s.deps.Indexer.Text(r.site, h.ID), queryTerms(qs)); snip != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/storage"
 )
 
 const (
@@ -90,6 +91,11 @@ type reqCtx struct {
 	p    *auth.Principal
 	site string
 	now  time.Time
+
+	// The site's folder permissions, read on first use.
+	fperms   storage.FolderPermissionSet
+	fpLoaded bool
+	fpErr    bool
 }
 
 // user is the caller's name as stored in userId fields.
@@ -133,6 +139,9 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 			if err := p.Require(r.site, perm); err != nil {
 				return err
 			}
+		}
+		if err := s.checkDocumentRoute(r); err != nil {
+			return err
 		}
 		return h(r)
 	}

@@ -107,6 +107,10 @@ func (s *Server) routes() {
 	api.Delete("/folders/:indexKey", q(del, s.handleDeleteFolder))
 	api.Post("/indices/search", q(read, s.handleIndexSearch))
 	api.Delete("/indices/:indexType/:indexKey", q(del, s.handleDeleteFolder))
+	api.Post("/indices/:indexType/move", q(write, s.handleIndexFolderMove))
+	api.Post("/folders/:indexKey/moves", q(write, s.handleMoveFolder))
+	api.Get("/folders/:indexKey/permissions", q(read, s.handleGetFolderPermissions))
+	api.Put("/folders/permissions", q(govern, s.handleSetFolderPermissions))
 
 	api.Get("/mappings", q(read, s.handleGetMappings))
 	api.Post("/mappings", q(govern, s.handleAddMapping))

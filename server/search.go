@@ -174,11 +174,37 @@ type searchResults struct {
 	docs []map[string]any
 	ids  []string // document id of each entry ("" for folders)
 	next string
+	// visible, when set, tells whether the caller may see a folder
+	// (folder permissions): documents are checked against their folder,
+	// folder entries against themselves.
+	visible func(folder string) bool
 }
 
+// newResults returns results that keep out what the caller's folder
+// permissions do not let them read.
+func (s *Server) newResults(r *reqCtx) *searchResults {
+	return &searchResults{visible: func(dir string) bool { return s.folderAllows(r, dir, storage.FolderRead) }}
+}
+
+// add appends a document (its JSON carries its full path).
 func (res *searchResults) add(m map[string]any, id string) {
+	if res.visible != nil {
+		p, _ := m["path"].(string)
+		if dir, _ := splitDocPath(p); !res.visible(dir) {
+			return
+		}
+	}
 	res.docs = append(res.docs, m)
 	res.ids = append(res.ids, id)
+}
+
+// addFolder appends a folder entry for the folder at full.
+func (res *searchResults) addFolder(m map[string]any, full string) {
+	if res.visible != nil && !res.visible(full) {
+		return
+	}
+	res.docs = append(res.docs, m)
+	res.ids = append(res.ids, "")
 }
 
 // indexValue converts a query value of key to the index form: numbers of
@@ -311,7 +337,8 @@ func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, l
 	if err != nil {
 		return nil, err
 	}
-	res := &searchResults{next: next}
+	res := s.newResults(r)
+	res.next = next
 	for _, h := range hits {
 		m := documentJSON(h.Document)
 		if sq.Attribute {
@@ -333,7 +360,7 @@ func matchedAttribute(h storage.SearchHit, dataType string) map[string]any {
 // searchMeta lists a folder (meta.folder, meta.indexType) or finds a path.
 func (s *Server) searchMeta(r *reqCtx, m *searchMeta, limit int) (*searchResults, error) {
 	if m.Path != nil {
-		res := &searchResults{}
+		res := s.newResults(r)
 		id, err := s.db.DocumentIDByPath(r.site, *m.Path)
 		if isNotFound(err) {
 			return res, nil
@@ -370,9 +397,9 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 	if ok, err := s.db.FolderExists(r.site, folder); err != nil {
 		return nil, err
 	} else if !ok {
-		return &searchResults{}, nil
+		return s.newResults(r), nil
 	}
-	res := &searchResults{}
+	res := s.newResults(r)
 	after := r.Query("next")
 	for {
 		page, err := s.db.ListFolderPage(r.site, folder, after, limit-len(res.docs))
@@ -388,7 +415,7 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 				full = folder + "/" + it.Name
 			}
 			if it.Entry.Folder {
-				res.add(map[string]any{
+				res.addFolder(map[string]any{
 					"siteId":       r.site,
 					"folder":       true,
 					"path":         it.Name,
@@ -396,7 +423,7 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 					"indexKey":     folderIndexKey(full),
 					"insertedDate": formatDate(it.Entry.InsertedDate),
 					"userId":       it.Entry.UserID,
-				}, "")
+				}, full)
 				continue
 			}
 			d, err := s.db.GetDocument(r.site, it.Entry.DocumentID)
@@ -442,7 +469,7 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 			return nil, storage.ErrBadToken
 		}
 	}
-	res := &searchResults{}
+	res := s.newResults(r)
 	lower := strings.ToLower(prefix)
 	for {
 		hits, next, more, err := s.deps.Indexer.Prefix(r.site, field, prefix, after, limit)
@@ -504,7 +531,7 @@ func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit i
 	if err != nil {
 		return nil, err
 	}
-	res := &searchResults{}
+	res := s.newResults(r)
 	for _, h := range hits {
 		if ids != nil && !ids[h.ID] {
 			continue
@@ -530,7 +557,7 @@ func (s *Server) searchIDs(r *reqCtx, ids []string) (*searchResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &searchResults{}
+	res := s.newResults(r)
 	for _, d := range docs {
 		res.add(documentJSON(d), d.DocumentID)
 	}

@@ -49,6 +49,8 @@ type Server struct {
 	log  *slog.Logger
 	now  func() time.Time
 	bg   *background
+	// moves runs asynchronous folder moves.
+	moves *folderMoves
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
 }
@@ -70,6 +72,7 @@ func New(d Deps) *Server {
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
 	s.bg = newBackground(s)
+	s.moves = newFolderMoves(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "quire",
 		DisableStartupMessage: true,
@@ -97,6 +100,7 @@ func (s *Server) App() *fiber.App { return s.app }
 // Listen serves on ln until Shutdown.
 func (s *Server) Listen(ln net.Listener) error {
 	s.bg.start()
+	s.moves.resume()
 	return s.app.Listener(ln)
 }
 
@@ -105,6 +109,7 @@ func (s *Server) Listen(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	s.bg.stop()
+	s.moves.close()
 	return err
 }
 

@@ -516,6 +516,9 @@ func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 
 func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
 	id := p.nd.Document.DocumentID
+	if err := s.requireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
+		return err
+	}
 	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
 		return err
 	}

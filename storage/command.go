@@ -44,6 +44,10 @@ const (
 	OpNextSequenceValue    Op = "NextSequenceValue"    // take a number, optionally for a document
 	OpAddFolder            Op = "AddFolder"            // create a folder (and its parents)
 	OpDeleteFolder         Op = "DeleteFolder"         // remove an empty folder
+	OpStartFolderMove      Op = "StartFolderMove"      // record an asynchronous folder move
+	OpMoveFolder           Op = "MoveFolder"           // move part of a folder (one step of a move)
+	OpFinishFolderMove     Op = "FinishFolderMove"     // mark a folder move that cannot go on as failed
+	OpSetFolderPermissions Op = "SetFolderPermissions" // set or clear the role permissions of a folder
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
 )

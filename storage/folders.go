@@ -50,5 +50,8 @@ func applyDeleteFolder(t *tx, c *Command) (any, error) {
 	if len(t.firstKey(folderPrefix(c.Site, p.Path))) > 0 {
 		return nil, Invalid("indexKey", "folder is not empty")
 	}
+	if err := t.del(folderPermKey(c.Site, p.Path)); err != nil {
+		return nil, err
+	}
 	return nil, t.del(k)
 }

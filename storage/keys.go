@@ -38,6 +38,8 @@ const (
 	pfxSeqByAttr   = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
 	pfxSeqCounter  = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
 	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
+	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
+	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	keyApplied     = "meta/applied"
 )
 

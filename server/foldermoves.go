@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// moveStep is how many documents one command of a folder move moves: a
+// step must fit one Badger transaction (with 8 MiB memtables, about a
+// megabyte of writes), and each document costs its record, path index and
+// folder entries.
+const moveStep = 200
+
+// folderMoves runs asynchronous folder moves (POST /folders/{indexKey}/
+// moves). Jobs are recorded in storage, so a move a restart interrupted
+// is resumed at start.
+type folderMoves struct {
+	s    *Server
+	mu   sync.Mutex
+	busy map[string]bool // site/jobId running
+	wg   sync.WaitGroup
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+func newFolderMoves(s *Server) *folderMoves {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &folderMoves{s: s, busy: map[string]bool{}, ctx: ctx, stop: cancel}
+}
+
+// resume starts every pending job found in storage.
+func (m *folderMoves) resume() {
+	jobs, err := m.s.db.PendingFolderMoves()
+	if err != nil {
+		m.s.log.Error("list pending folder moves", "err", err)
+		return
+	}
+	for site, js := range jobs {
+		for _, j := range js {
+			m.run(site, j)
+		}
+	}
+}
+
+// run moves a job's folder step by step in the background.
+func (m *folderMoves) run(site string, j storage.FolderMoveJob) {
+	key := site + "/" + j.JobID
+	m.mu.Lock()
+	if m.busy[key] || m.ctx.Err() != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.busy[key] = true
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		defer func() {
+			m.mu.Lock()
+			delete(m.busy, key)
+			m.mu.Unlock()
+		}()
+		err := m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		default:
+			m.s.log.Warn("folder move failed", "site", site, "job", j.JobID, "err", err)
+			cmd, cerr := storage.NewCommand(storage.OpFinishFolderMove, site, j.UserID, time.Now().UTC(), storage.FinishFolderMove{JobID: j.JobID, Message: err.Error()})
+			if cerr == nil {
+				_, cerr = m.s.deps.Applier.Apply(context.Background(), cmd)
+			}
+			if cerr != nil {
+				m.s.log.Error("record failed folder move", "job", j.JobID, "err", cerr)
+			}
+		}
+	}()
+}
+
+func (m *folderMoves) close() {
+	m.stop()
+	m.wg.Wait()
+}
+
+// moveFolder applies the steps of a move until it is done. Each step is
+// its own command; a crash between steps leaves every document whole, in
+// the source or in the target, and the job resumes.
+func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
+	for range 1 << 20 { // bounded: a step moves up to moveStep documents
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cmd, err := storage.NewCommand(storage.OpMoveFolder, site, user, time.Now().UTC(), storage.MoveFolder{JobID: jobID, Source: source, Target: target, Limit: moveStep})
+		if err != nil {
+			return err
+		}
+		res, err := s.deps.Applier.Apply(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		if res.Value.(storage.MoveFolderResult).Done {
+			return nil
+		}
+	}
+	return errors.New("folder move did not finish")
+}
+
+// checkMoveTarget validates a target folder ("" or "/" is the root).
+func checkMoveTarget(key, p string) (string, error) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "", nil
+	}
+	q, err := checkFolderPath(p)
+	if err != nil {
+		return "", invalid(key, "invalid '"+key+"'")
+	}
+	return q, nil
+}
+
+// requireMoveAccess checks the folder permissions a move needs: DELETE
+// where the folder leaves, WRITE where it arrives.
+func (s *Server) requireMoveAccess(r *reqCtx, source, target string) error {
+	if !s.folderAllows(r, source, storage.FolderDelete) {
+		return folderDenied(source, storage.FolderDelete)
+	}
+	if !s.folderAllows(r, target, storage.FolderWrite) {
+		return folderDenied(target, storage.FolderWrite)
+	}
+	return nil
+}
+
+// handleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
+// into the folder given by path, asynchronously (201).
+func (s *Server) handleMoveFolder(r *reqCtx) error {
+	source, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Path *string `json:"path"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if b.Path == nil {
+		return invalid("path", "'path' is required")
+	}
+	target, err := checkMoveTarget("path", *b.Path)
+	if err != nil {
+		return err
+	}
+	if err := s.requireMoveAccess(r, source, target); err != nil {
+		return err
+	}
+	id := uuid.NewString()
+	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target})
+	if err != nil {
+		return err
+	}
+	s.moves.run(r.site, res.Value.(storage.FolderMoveJob))
+	return r.Status(http.StatusCreated).JSON(messageBody{"folder move request created"})
+}
+
+// handleIndexFolderMove serves POST /indices/{indexType}/move: the source
+// folder moves into the target folder before the answer.
+func (s *Server) handleIndexFolderMove(r *reqCtx) error {
+	if r.Params("indexType") != "folder" {
+		return invalid("indexType", "invalid 'indexType'")
+	}
+	var b struct {
+		Source *string `json:"source"`
+		Target *string `json:"target"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var items []storage.ValidationItem
+	if b.Source == nil || strings.Trim(*b.Source, "/") == "" {
+		items = append(items, storage.ValidationItem{Key: "source", Msg: "'source' is required"})
+	}
+	if b.Target == nil {
+		items = append(items, storage.ValidationItem{Key: "target", Msg: "'target' is required"})
+	}
+	if err := checkErrors(items); err != nil {
+		return err
+	}
+	source, err := checkFolderPath(*b.Source)
+	if err != nil {
+		return invalid("source", "invalid 'source'")
+	}
+	target, err := checkMoveTarget("target", *b.Target)
+	if err != nil {
+		return err
+	}
+	if err := s.requireMoveAccess(r, source, target); err != nil {
+		return err
+	}
+	// The first step validates (not found, into itself) before anything
+	// moves.
+	if err := s.moveFolder(r.UserContext(), r.site, r.user(), "", source, target); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Folder moved"})
+}

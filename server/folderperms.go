@@ -1,0 +1,177 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// Folder permissions (FormKiQ's /folders/{indexKey}/permissions and
+// /folders/permissions): a folder's record grants roles (groups of the
+// caller) READ, WRITE and DELETE on it and everything below it, unless a
+// subfolder has a record of its own (the nearest one wins, FormKiQ #518,
+// #404). Folders without any record on their way up are governed by the
+// site permissions alone. Admins and the site's governors are not limited
+// by folder permissions (they set them).
+
+// folderAllows reports whether the caller may use perm in the folder dir.
+func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
+	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return true
+	}
+	if !r.fpLoaded {
+		set, err := s.db.FolderPermissions(r.site)
+		if err != nil {
+			s.log.Error("folder permissions", "site", r.site, "err", err)
+			set = nil
+			r.fpErr = true
+		}
+		r.fperms, r.fpLoaded = set, true
+	}
+	if r.fpErr {
+		return false // fail closed
+	}
+	return r.fperms.Allows(dir, r.p.Groups, perm)
+}
+
+// docAllows reports whether the caller may use perm on a document at path.
+func (s *Server) docAllows(r *reqCtx, path, perm string) bool {
+	dir, _ := splitDocPath(path)
+	return s.folderAllows(r, dir, perm)
+}
+
+// folderDenied is the error for an operation a folder's permissions do
+// not grant.
+func folderDenied(dir, perm string) error {
+	if dir == "" {
+		dir = "/"
+	}
+	return &auth.Error{Status: http.StatusUnauthorized, Msg: fmt.Sprintf("fkq access denied to folder (%s) (%s)", dir, perm)}
+}
+
+// requireDocPath checks perm for a document path a request writes.
+func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
+	if !s.docAllows(r, path, perm) {
+		dir, _ := splitDocPath(path)
+		return folderDenied(dir, perm)
+	}
+	return nil
+}
+
+// requireWritePaths checks WRITE on the folders new documents go to.
+func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
+	for _, d := range docs {
+		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// methodPermission is the folder permission a request on a document needs.
+func methodPermission(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return storage.FolderRead
+	case http.MethodDelete:
+		return storage.FolderDelete
+	}
+	return storage.FolderWrite
+}
+
+// checkDocumentRoute enforces folder permissions on /documents/{id}/...:
+// the document's folder must grant what the method needs.
+func (s *Server) checkDocumentRoute(r *reqCtx) error {
+	id := r.Params("documentId")
+	if id == "" || r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return nil
+	}
+	d, err := s.db.GetDocument(r.site, id)
+	if err != nil {
+		return nil // the handler answers not found
+	}
+	return s.requireDocPath(r, d.Path, methodPermission(r.Method()))
+}
+
+var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWrite: true, storage.FolderDelete: true}
+
+// handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
+// the roles set on that folder itself.
+func (s *Server) handleGetFolderPermissions(r *reqCtx) error {
+	p, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	if err != nil {
+		return err
+	}
+	if ok, err := s.db.FolderExists(r.site, p); err != nil {
+		return err
+	} else if !ok {
+		return &storage.NotFoundError{Msg: "folder not found"}
+	}
+	set, err := s.db.FolderPermissions(r.site)
+	if err != nil {
+		return err
+	}
+	roles := set[p]
+	if roles == nil {
+		roles = []storage.FolderRole{}
+	}
+	return r.JSON(map[string]any{"roles": roles})
+}
+
+// handleSetFolderPermissions serves PUT /folders/permissions (ADMIN or
+// GOVERN): the roles of a folder; an empty list removes them.
+func (s *Server) handleSetFolderPermissions(r *reqCtx) error {
+	var b struct {
+		Path  *string `json:"path"`
+		Roles []struct {
+			RoleName    *string  `json:"roleName"`
+			Permissions []string `json:"permissions"`
+		} `json:"roles"`
+	}
+	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	p, err := checkFolderPath(deref(b.Path))
+	if err != nil {
+		return err
+	}
+	var roles []storage.FolderRole
+	var errs []storage.ValidationItem
+	for _, role := range b.Roles {
+		name := strings.TrimSpace(deref(role.RoleName))
+		if name == "" {
+			errs = append(errs, storage.ValidationItem{Key: "roleName", Msg: "'roleName' is required"})
+			continue
+		}
+		seen := map[string]bool{}
+		var perms []string
+		for _, pm := range role.Permissions {
+			if !folderPermNames[pm] {
+				errs = append(errs, storage.ValidationItem{Key: "permissions", Msg: "invalid permission '" + pm + "'"})
+				continue
+			}
+			if !seen[pm] {
+				seen[pm] = true
+				perms = append(perms, pm)
+			}
+		}
+		roles = append(roles, storage.FolderRole{RoleName: name, Permissions: nonNilStrings(perms)})
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpSetFolderPermissions, storage.SetFolderPermissions{Path: p, Roles: roles}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Folder permissions set"})
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

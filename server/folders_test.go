@@ -1,0 +1,255 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+	"quire/storage"
+)
+
+func ikey(p string) string { return base64.RawURLEncoding.EncodeToString([]byte(p)) }
+
+// listAll lists a folder through meta.folder, every page.
+func listAll(t *testing.T, s *quiretest.Server, tok, site, folder string) []string {
+	t.Helper()
+	var out []string
+	next := ""
+	for range 100 {
+		extra := "limit=100"
+		if next != "" {
+			extra += "&next=" + next
+		}
+		docs, n := search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, extra)
+		out = append(out, field(docs, "path")...)
+		if next = n; next == "" {
+			return out
+		}
+	}
+	t.Fatal("too many pages")
+	return nil
+}
+
+func TestFolders_MoveNow(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			a := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/2025/a.txt", "content": "alpha"})
+			addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/2025/sub/b.txt", "content": "beta"})
+			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "inbox/2025/empty"}, tok), http.StatusCreated)
+			// The target already holds a document of the same name.
+			old := addDoc(t, s, tok, site.query, map[string]any{"path": "archive/2025/a.txt", "content": "older"})
+			runSteps(t, s, tok, site.query, []step{
+				{"no body fields", "POST", "/indices/folder/move", map[string]any{}, 400, `{"errors":[{"key":"source","error":"'source' is required"},{"key":"target","error":"'target' is required"}]}`},
+				{"bad index type", "POST", "/indices/tags/move", map[string]any{"source": "inbox/2025", "target": "archive"}, 400, `{"errors":[{"key":"indexType","error":"invalid 'indexType'"}]}`},
+				{"unknown source", "POST", "/indices/folder/move", map[string]any{"source": "nowhere", "target": "archive"}, 404, `{"message":"folder 'nowhere' not found"}`},
+				{"into itself", "POST", "/indices/folder/move", map[string]any{"source": "inbox", "target": "inbox/2025"}, 400, `{"errors":[{"key":"target","error":"cannot move a folder into itself"}]}`},
+				{"already there", "POST", "/indices/folder/move", map[string]any{"source": "inbox/2025", "target": "inbox/"}, 400, `{"errors":[{"key":"target","error":"folder is already in target"}]}`},
+				{"move", "POST", "/indices/folder/move", map[string]any{"source": "inbox/2025/", "target": "archive/"}, 200, `{"message":"Folder moved"}`},
+			})
+			got := listAll(t, s, tok, site.query, "archive/2025")
+			want := []string{"empty", "sub", fmt.Sprintf("archive/2025/a (%s).txt", a), "archive/2025/a.txt"}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("archive/2025 = %v, want %v", got, want)
+			}
+			if got := listAll(t, s, tok, site.query, "archive/2025/sub"); fmt.Sprint(got) != "[archive/2025/sub/b.txt]" {
+				t.Fatalf("archive/2025/sub = %v", got)
+			}
+			if got := listAll(t, s, tok, site.query, "inbox"); len(got) != 0 {
+				t.Fatalf("inbox still holds %v", got)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/folders"+q(site.query, "path=inbox/2025"), nil, tok), http.StatusNotFound)
+			// The documents carry their new paths, in reads and searches;
+			// the one that was there keeps its own.
+			if p := s.Do(http.MethodGet, "/documents/"+a+site.query, nil, tok).JSON(t)["path"]; p != fmt.Sprintf("archive/2025/a (%s).txt", a) {
+				t.Fatalf("moved path = %v", p)
+			}
+			if p := s.Do(http.MethodGet, "/documents/"+old+site.query, nil, tok).JSON(t)["path"]; p != "archive/2025/a.txt" {
+				t.Fatalf("existing path = %v", p)
+			}
+			names, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "archive/2025/sub"}}}, "")
+			if got := fmt.Sprint(field(names, "path")); got != "[archive/2025/sub/b.txt]" {
+				t.Fatalf("folder prefix after move = %s", got)
+			}
+			if n, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "inbox"}}}, ""); len(n) != 0 {
+				t.Fatalf("old folder still found: %v", field(n, "path"))
+			}
+		})
+	}
+}
+
+// waitMoved polls a folder until it holds n entries (bounded).
+func waitMoved(t *testing.T, s *quiretest.Server, tok, site, folder string, n int) []string {
+	t.Helper()
+	var got []string
+	for range 500 {
+		if got = listAll(t, s, tok, site, folder); len(got) == n {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s holds %d entries, want %d", folder, len(got), n)
+	return nil
+}
+
+func TestFolders_MoveAsync(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	const n = 230 // more than one step
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			var want []string
+			for i := range n {
+				p := fmt.Sprintf("scans/batch-7/page-%03d.txt", i)
+				want = append(want, fmt.Sprintf("done/2026/batch-7/page-%03d.txt", i))
+				addDoc(t, s, tok, site.query, map[string]any{"path": p, "content": p})
+			}
+			runSteps(t, s, tok, site.query, []step{
+				{"no path", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
+				{"bad key", "POST", "/folders/%25%25/moves", map[string]any{"path": "x"}, 400, `{"errors":[{"key":"indexKey","error":"invalid indexKey"}]}`},
+				{"unknown", "POST", "/folders/" + ikey("scans/none") + "/moves", map[string]any{"path": "x"}, 404, ""},
+				{"move", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{"path": "done/2026"}, 201, `{"message":"folder move request created"}`},
+			})
+			got := waitMoved(t, s, tok, site.query, "done/2026/batch-7", n)
+			sort.Strings(got)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("moved = %v", got)
+			}
+			if left := listAll(t, s, tok, site.query, "scans"); len(left) != 0 {
+				t.Fatalf("scans still holds %v", left)
+			}
+		})
+	}
+}
+
+// TestFolders_MoveResumesAfterRestart interrupts a move after its first
+// step (as a crash would) and expects the restarted server to finish it.
+func TestFolders_MoveResumesAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := quiretest.StartServer(t, dir)
+	tok := s.Admin()
+	for i := range 12 {
+		addDoc(t, s, tok, "", map[string]any{"path": fmt.Sprintf("in/f%02d.txt", i), "content": "x"})
+	}
+	s.Close()
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Now().UTC()
+	for _, c := range []*storage.Command{
+		storage.MustCommand(storage.OpStartFolderMove, "default", "admin", at, storage.StartFolderMove{JobID: "job-1", Source: "in", Target: "out"}),
+		storage.MustCommand(storage.OpMoveFolder, "default", "admin", at, storage.MoveFolder{JobID: "job-1", Source: "in", Target: "out", Limit: 5}),
+	} {
+		if _, err := db.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, err := db.GetFolderMove("default", "job-1"); err != nil || j.Status != storage.MovePending || j.Moved != 5 {
+		t.Fatalf("job after one step = %+v, %v", j, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := quiretest.StartServer(t, dir)
+	tok = s2.Admin()
+	if got := waitMoved(t, s2, tok, "", "out/in", 12); got[0] != "out/in/f00.txt" || got[11] != "out/in/f11.txt" {
+		t.Fatalf("out/in = %v", got)
+	}
+	if left := listAll(t, s2, tok, "", "in"); len(left) != 0 {
+		t.Fatalf("in still holds %v", left)
+	}
+}
+
+func TestFolders_Permissions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			alice := s.Token("alice", site.name, "staff")
+			bob := s.Token("bob", site.name, "hr_team")
+			salary := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/salaries/2026.txt", "content": "pay"})
+			policy := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/policies/leave.txt", "content": "leave"})
+			public := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu"})
+			runSteps(t, s, admin, site.query, []step{
+				{"no path", "PUT", "/folders/permissions", map[string]any{"roles": []any{}}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
+				{"no role name", "PUT", "/folders/permissions", map[string]any{"path": "hr", "roles": []any{map[string]any{"permissions": []string{"READ"}}}}, 400, `{"errors":[{"key":"roleName","error":"'roleName' is required"}]}`},
+				{"bad permission", "PUT", "/folders/permissions", map[string]any{"path": "hr", "roles": []any{map[string]any{"roleName": "x", "permissions": []string{"ADMIN"}}}}, 400, `{"errors":[{"key":"permissions","error":"invalid permission 'ADMIN'"}]}`},
+				{"unknown folder", "PUT", "/folders/permissions", map[string]any{"path": "nope", "roles": []any{map[string]any{"roleName": "x", "permissions": []string{"READ"}}}}, 404, ""},
+				{"hr", "PUT", "/folders/permissions", map[string]any{"path": "hr", "roles": []any{map[string]any{"roleName": "hr_team", "permissions": []string{"READ", "WRITE"}}}}, 200, `{"message":"Folder permissions set"}`},
+				// A subfolder's own permissions override its parent's.
+				{"policies", "PUT", "/folders/permissions", map[string]any{"path": "hr/policies", "roles": []any{
+					map[string]any{"roleName": "staff", "permissions": []string{"READ"}},
+					map[string]any{"roleName": "hr_team", "permissions": []string{"READ", "WRITE", "DELETE"}},
+				}}, 200, ""},
+				{"get", "GET", "/folders/" + ikey("hr") + "/permissions", nil, 200, `{"roles":[{"roleName":"hr_team","permissions":["READ","WRITE"]}]}`},
+				{"get none", "GET", "/folders/" + ikey("hr/salaries") + "/permissions", nil, 200, `{"roles":[]}`},
+			})
+			// Only ADMIN or GOVERN set permissions.
+			mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.query, map[string]any{"path": "hr", "roles": []any{}}, alice), http.StatusUnauthorized)
+
+			cases := []struct {
+				name, tok, method, path string
+				body                    any
+				want                    int
+			}{
+				{"alice reads public", alice, "GET", "/documents/" + public, nil, 200},
+				{"alice cannot read salaries", alice, "GET", "/documents/" + salary, nil, 401},
+				{"alice cannot read salary content", alice, "GET", "/documents/" + salary + "/content", nil, 401},
+				{"alice reads a policy", alice, "GET", "/documents/" + policy, nil, 200},
+				{"alice cannot change a policy", alice, "PATCH", "/documents/" + policy, map[string]any{"contentType": "text/markdown"}, 401},
+				{"alice cannot delete a policy", alice, "DELETE", "/documents/" + policy, nil, 401},
+				{"alice cannot file into hr", alice, "POST", "/documents", map[string]any{"path": "hr/salaries/mine.txt", "content": "x"}, 401},
+				{"alice cannot move a doc into hr", alice, "PATCH", "/documents/" + public, map[string]any{"path": "hr/salaries/menu.txt"}, 401},
+				{"bob reads salaries", bob, "GET", "/documents/" + salary, nil, 200},
+				{"bob files into hr", bob, "POST", "/documents", map[string]any{"path": "hr/salaries/2027.txt", "content": "x"}, 201},
+				{"bob cannot delete in hr", bob, "DELETE", "/documents/" + salary, nil, 401},
+				{"bob deletes in policies", bob, "DELETE", "/documents/" + policy, nil, 200},
+			}
+			for _, c := range cases {
+				r := s.Do(c.method, c.path+site.query, c.body, c.tok)
+				if r.Status != c.want {
+					t.Fatalf("%s: status %d, want %d: %s", c.name, r.Status, c.want, r.Body)
+				}
+			}
+			// Listings and searches leave out what alice may not read.
+			if got := fmt.Sprint(listAll(t, s, alice, site.query, "")); got != "[public]" {
+				t.Fatalf("alice's root = %s", got)
+			}
+			if got := fmt.Sprint(listAll(t, s, admin, site.query, "")); got != "[hr public]" {
+				t.Fatalf("admin's root = %s", got)
+			}
+			if got := fmt.Sprint(listAll(t, s, bob, site.query, "hr")); got != "[policies salaries]" {
+				t.Fatalf("bob's hr = %s", got)
+			}
+			if got := fmt.Sprint(listAll(t, s, alice, site.query, "hr")); got != "[policies]" {
+				t.Fatalf("alice's hr = %s", got)
+			}
+			byName := map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "20"}}}
+			if d, _ := search(t, s, alice, site.query, byName, ""); len(d) != 0 {
+				t.Fatalf("alice finds %v", field(d, "path"))
+			}
+			if d, _ := search(t, s, bob, site.query, byName, ""); len(d) != 2 {
+				t.Fatalf("bob finds %v", field(d, "path"))
+			}
+			r := s.Do(http.MethodGet, "/documents"+site.query, nil, alice)
+			mustStatus(t, r, http.StatusOK)
+			for _, d := range r.JSON(t)["documents"].([]any) {
+				if p := d.(map[string]any)["path"].(string); p != "public/menu.txt" {
+					t.Fatalf("alice lists %s", p)
+				}
+			}
+			// Clearing the permissions opens the folder to the site again.
+			mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.query, map[string]any{"path": "hr", "roles": []any{}}, admin), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.query, nil, alice), http.StatusOK)
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Folder permission types.
+const (
+	FolderRead   = "READ"
+	FolderWrite  = "WRITE"
+	FolderDelete = "DELETE"
+)
+
+// FolderRole grants a role (a group of the caller's token) permissions on
+// a folder and everything below it, unless a folder further down has its
+// own permissions.
+type FolderRole struct {
+	RoleName    string   `json:"roleName"`
+	Permissions []string `json:"permissions"`
+}
+
+// FolderPermissions is the record of a folder's role permissions.
+type FolderPermissions struct {
+	Path         string       `json:"path"`
+	Roles        []FolderRole `json:"roles"`
+	InsertedDate time.Time    `json:"insertedDate"`
+	UserID       string       `json:"userId,omitempty"`
+}
+
+// SetFolderPermissions is the payload of OpSetFolderPermissions; no roles
+// removes the folder's permissions (it inherits again).
+type SetFolderPermissions struct {
+	Path  string       `json:"path"`
+	Roles []FolderRole `json:"roles"`
+}
+
+func init() { register(OpSetFolderPermissions, applySetFolderPermissions) }
+
+func folderPermKey(site, p string) []byte { return []byte(pfxFolderPerm + site + "/" + p) }
+
+func applySetFolderPermissions(t *tx, c *Command) (any, error) {
+	p, err := decode[SetFolderPermissions](c)
+	if err != nil {
+		return nil, err
+	}
+	parent, name := splitPath(p.Path)
+	ok, err := t.exists(folderKey(c.Site, parent, true, name))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &NotFoundError{Msg: fmt.Sprintf("folder '%s' not found", p.Path)}
+	}
+	if len(p.Roles) == 0 {
+		return nil, t.del(folderPermKey(c.Site, p.Path))
+	}
+	return nil, t.setJSON(folderPermKey(c.Site, p.Path), FolderPermissions{Path: p.Path, Roles: p.Roles, InsertedDate: c.At, UserID: c.User})
+}
+
+// moveFolderPermissions carries the permissions of source and its
+// subfolders to dest.
+func moveFolderPermissions(t *tx, site, source, dest string) error {
+	base := len(pfxFolderPerm) + len(site) + 1
+	var moved []FolderPermissions
+	var keys [][]byte
+	err := t.each(folderPermKey(site, source), func(k, v []byte) error {
+		p := string(k[base:])
+		if p != source && !strings.HasPrefix(p, source+"/") {
+			return nil
+		}
+		var fp FolderPermissions
+		if err := json.Unmarshal(v, &fp); err != nil {
+			return err
+		}
+		fp.Path = dest + strings.TrimPrefix(p, source)
+		moved = append(moved, fp)
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if err := t.del(k); err != nil {
+			return err
+		}
+		if err := t.setJSON(folderPermKey(site, moved[i].Path), moved[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FolderPermissionSet holds a site's folder permissions for access checks.
+type FolderPermissionSet map[string][]FolderRole
+
+// FolderPermissions returns every folder permission record of site.
+func (d *DB) FolderPermissions(site string) (FolderPermissionSet, error) {
+	out := FolderPermissionSet{}
+	err := d.view(func(t *tx) error {
+		return t.each([]byte(pfxFolderPerm+site+"/"), func(_, v []byte) error {
+			var fp FolderPermissions
+			if err := json.Unmarshal(v, &fp); err != nil {
+				return err
+			}
+			out[fp.Path] = fp.Roles
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Governing returns the permissions that govern the folder dir: its own,
+// else those of its nearest ancestor that has some. ok is false when no
+// folder on the way up has permissions (the site's permissions alone
+// apply).
+func (s FolderPermissionSet) Governing(dir string) (roles []FolderRole, at string, ok bool) {
+	if len(s) == 0 {
+		return nil, "", false
+	}
+	for {
+		if r, found := s[dir]; found {
+			return r, dir, true
+		}
+		if dir == "" {
+			return nil, "", false
+		}
+		dir, _ = splitPath(dir)
+	}
+}
+
+// Allows reports whether a caller in groups may use permission on the
+// folder dir under these folder permissions.
+func (s FolderPermissionSet) Allows(dir string, groups []string, permission string) bool {
+	roles, _, ok := s.Governing(dir)
+	if !ok {
+		return true
+	}
+	for _, r := range roles {
+		for _, g := range groups {
+			if g != r.RoleName {
+				continue
+			}
+			for _, p := range r.Permissions {
+				if p == permission {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
