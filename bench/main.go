@@ -49,6 +49,7 @@ type config struct {
 	window     time.Duration // measured window of the creation benchmark
 	uploadSize int64         // bytes of the streamed upload
 	skipSearch bool          // leave out the search benchmark
+	searchOnly bool          // run the search benchmark alone
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -71,10 +72,12 @@ func main() {
 	out := flag.String("out", "", "also write the report as Markdown to this file")
 	bin := flag.String("bin", "bin/quire", "path of the quire binary (make build)")
 	noSearch := flag.Bool("no-search", false, "skip the search benchmark (100,000 documents)")
+	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
 	cfg.skipSearch = *noSearch
+	cfg.searchOnly = *searchOnly
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -129,6 +132,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	}
 	defer os.RemoveAll(root)
 	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
+	if cfg.searchOnly {
+		return s.searchBench(ctx)
+	}
 
 	base, err := s.badgerBaseline(ctx)
 	if err != nil {

@@ -264,6 +264,7 @@ func (s *session) searchBench(ctx context.Context) error {
 		baseline: fmt.Sprintf("at rest %.0f MB", float64(idle.rss)/1e6), ratio: fmt.Sprintf("%.2f", float64(peak.rss)/float64(max(idle.rss, 1))),
 		target: "< 300 MB", status: status(float64(peak.rss) < searchRSSTarget),
 	})
+	s.rep.note("server peak RSS, search: peaks of RssAnon %s (heap, stacks), RssFile %s (mapped files: Badger tables, Bleve segments)", megabytes(peak.anon), megabytes(peak.file))
 	return srv.checkAlive()
 }
 

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"path"
 	"slices"
 	"strings"
 
@@ -70,6 +69,10 @@ func (ix *Indexer) Prefix(site, field, prefix string, after []string, limit int)
 		changed[r.ID] = true
 	}
 	hits = slices.DeleteFunc(hits, func(h Hit) bool { return changed[h.ID] })
+	f, err := prefixField(field)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	lower := strings.ToLower(prefix)
 	for _, r := range pending {
 		v, err := ix.db.ViewForIndex(r.Site, r.ID)
@@ -79,17 +82,16 @@ func (ix *Indexer) Prefix(site, field, prefix string, after []string, limit int)
 		if v == nil {
 			continue
 		}
-		p := v.Document.Path
-		dir, name := path.Split(p)
+		dir, name := splitDocPath(v.Document.Path)
 		subject := name
-		if field == fFolder {
-			subject = strings.TrimSuffix(dir, "/")
+		if f == fFolderKey {
+			subject = dir
 		}
 		if !strings.HasPrefix(strings.ToLower(subject), lower) {
 			continue
 		}
-		key := []string{strings.ToLower(p), docID(r.Site, r.ID)}
-		if len(after) == 2 && compareSort(key, after) <= 0 {
+		key := []string{nameTerm(f, r.Site, v.Document.Path, r.ID)}
+		if len(after) == 1 && compareSort(key, after) <= 0 {
 			continue
 		}
 		// Beyond the index's page, an entry belongs to a later page.

@@ -465,7 +465,7 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 	var after []string
 	if tok := r.Query("next"); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil || json.Unmarshal(b, &after) != nil || len(after) != 2 {
+		if err != nil || json.Unmarshal(b, &after) != nil || len(after) != 1 {
 			return nil, storage.ErrBadToken
 		}
 	}
