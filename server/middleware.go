@@ -92,10 +92,22 @@ type reqCtx struct {
 	site string
 	now  time.Time
 
+	// pageTok, when set, replaces the request's `next` token (POST
+	// /search walking pages for a `previous` link).
+	pageTok *string
+
 	// The site's folder permissions, read on first use.
 	fperms   storage.FolderPermissionSet
 	fpLoaded bool
 	fpErr    bool
+}
+
+// pageToken is the paging token a search starts from.
+func (r *reqCtx) pageToken() string {
+	if r.pageTok != nil {
+		return *r.pageTok
+	}
+	return r.Query("next")
 }
 
 // user is the caller's name as stored in userId fields.

@@ -140,20 +140,28 @@ func (s *Server) handleSearch(r *reqCtx) error {
 			ids[id] = true
 		}
 	}
+	run := func(tok string) (*searchResults, error) {
+		r.pageTok = &tok
+		switch {
+		case q.Meta != nil:
+			return s.searchMeta(r, q.Meta, limit)
+		case q.Text != nil:
+			return s.searchText(r, *q.Text, ids, limit)
+		case q.Tag != nil || len(q.Tags) > 0 || q.Attribute != nil || len(q.Attributes) > 0:
+			return s.searchIndex(r, q, ids, limit)
+		case q.Filename != nil && q.Filename.BeginsWith != nil:
+			return s.searchPrefix(r, "filename", *q.Filename.BeginsWith, ids, limit)
+		case q.Folder != nil && q.Folder.BeginsWith != nil:
+			return s.searchPrefix(r, "folder", *q.Folder.BeginsWith, ids, limit)
+		}
+		return s.searchIDs(r, q.DocumentIDs)
+	}
+	start := r.Query("next")
 	var res *searchResults
-	switch {
-	case q.Meta != nil:
-		res, err = s.searchMeta(r, q.Meta, limit)
-	case q.Text != nil:
-		res, err = s.searchText(r, *q.Text, ids, limit)
-	case q.Tag != nil || len(q.Tags) > 0 || q.Attribute != nil || len(q.Attributes) > 0:
-		res, err = s.searchIndex(r, q, ids, limit)
-	case q.Filename != nil && q.Filename.BeginsWith != nil:
-		res, err = s.searchPrefix(r, "filename", *q.Filename.BeginsWith, ids, limit)
-	case q.Folder != nil && q.Folder.BeginsWith != nil:
-		res, err = s.searchPrefix(r, "folder", *q.Folder.BeginsWith, ids, limit)
-	default:
-		res, err = s.searchIDs(r, q.DocumentIDs)
+	if prev := r.Query("previous"); prev != "" {
+		start, res, err = pageBefore(run, prev)
+	} else {
+		res, err = run(start)
 	}
 	if err != nil {
 		return err
@@ -167,7 +175,38 @@ func (s *Server) handleSearch(r *reqCtx) error {
 	if res.next != "" {
 		out["next"] = res.next
 	}
+	if start != "" {
+		// The previous page is the one that ends where this one starts.
+		out["previous"] = start
+	}
 	return r.JSON(out)
+}
+
+// maxPreviousPages bounds the walk of pageBefore.
+const maxPreviousPages = 1000
+
+// pageBefore finds the page that ends where the page starting at tok
+// begins: the token of a `previous` link is the start of the page it was
+// given with. Search tokens only lead forward, so the pages are walked
+// from the first; each step costs one page, and a client paging back
+// through a long result list pays for the pages before it. It returns the
+// found page and its own start token.
+func pageBefore(run func(tok string) (*searchResults, error), tok string) (string, *searchResults, error) {
+	start := ""
+	for range maxPreviousPages {
+		res, err := run(start)
+		if err != nil {
+			return "", nil, err
+		}
+		if res.next == tok {
+			return start, res, nil
+		}
+		if res.next == "" {
+			break
+		}
+		start = res.next
+	}
+	return "", nil, storage.ErrBadToken
 }
 
 type searchResults struct {
@@ -333,7 +372,7 @@ func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, l
 			sq.And = append(sq.And, m)
 		}
 	}
-	hits, next, err := s.db.Search(r.site, sq, r.Query("next"), limit)
+	hits, next, err := s.db.Search(r.site, sq, r.pageToken(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +439,7 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 		return s.newResults(r), nil
 	}
 	res := s.newResults(r)
-	after := r.Query("next")
+	after := r.pageToken()
 	for {
 		page, err := s.db.ListFolderPage(r.site, folder, after, limit-len(res.docs))
 		if err != nil {
@@ -463,7 +502,7 @@ func folderID(site, p string) string { return storage.NameUUID(site + "/" + p) }
 // searchPrefix finds documents by file name or folder prefix (Bleve).
 func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
 	var after []string
-	if tok := r.Query("next"); tok != "" {
+	if tok := r.pageToken(); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil || json.Unmarshal(b, &after) != nil || len(after) != 1 {
 			return nil, storage.ErrBadToken
@@ -520,7 +559,7 @@ func splitDocPath(p string) (dir, name string) {
 // searchText runs query.text on the fulltext index.
 func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit int) (*searchResults, error) {
 	from := 0
-	if tok := r.Query("next"); tok != "" {
+	if tok := r.pageToken(); tok != "" {
 		n, err := strconv.Atoi(tok)
 		if err != nil || n < 0 {
 			return nil, storage.ErrBadToken

@@ -409,3 +409,81 @@ func TestSearch_PrefixPagingAcrossIndexAndRecentWrites(t *testing.T) {
 		})
 	}
 }
+
+// pageBothWays pages a search forward with limit 2, then back through the
+// previous links from the last page, and expects the same pages.
+func pageBothWays(t *testing.T, s *quiretest.Server, tok, site string, body any) [][]string {
+	t.Helper()
+	type page struct {
+		paths      []string
+		prev, next string
+	}
+	get := func(extra string) page {
+		r := s.Do(http.MethodPost, "/search"+q(site, "limit=2"+extra), body, tok)
+		mustStatus(t, r, http.StatusOK)
+		out := r.JSON(t)
+		var p page
+		for _, d := range out["documents"].([]any) {
+			p.paths = append(p.paths, fmt.Sprint(d.(map[string]any)["path"]))
+		}
+		p.prev, _ = out["previous"].(string)
+		p.next, _ = out["next"].(string)
+		return p
+	}
+	var pages []page
+	p := get("")
+	if p.prev != "" {
+		t.Fatalf("first page has previous %q", p.prev)
+	}
+	for range 50 {
+		pages = append(pages, p)
+		if p.next == "" {
+			break
+		}
+		p = get("&next=" + p.next)
+	}
+	for i := len(pages) - 1; i > 0; i-- {
+		back := get("&previous=" + pages[i].prev)
+		if fmt.Sprint(back.paths) != fmt.Sprint(pages[i-1].paths) || back.prev != pages[i-1].prev {
+			t.Fatalf("previous of page %d = %v (previous %q), want %v (previous %q)", i, back.paths, back.prev, pages[i-1].paths, pages[i-1].prev)
+		}
+	}
+	var all [][]string
+	for _, p := range pages {
+		all = append(all, p.paths)
+	}
+	return all
+}
+
+func TestSearch_PreviousPages(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			for i := range 7 {
+				addDoc(t, s, tok, site.query, map[string]any{"path": fmt.Sprintf("ledger/entry-%d.txt", i), "content": "ledger entry",
+					"tags": []map[string]any{{"key": "kind", "value": "ledger"}}})
+			}
+			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "ledger/archive"}, tok), http.StatusCreated)
+			waitIndexed(t, s)
+			for _, c := range []struct {
+				name  string
+				body  map[string]any
+				pages int
+			}{
+				{"folder listing", map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "ledger"}}}, 4},
+				{"tag", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "kind", "eq": "ledger"}}}, 4},
+				{"file name", map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "entry-"}}}, 4},
+				{"text", map[string]any{"query": map[string]any{"text": "ledger"}}, 4},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					if pages := pageBothWays(t, s, tok, site.query, c.body); len(pages) != c.pages {
+						t.Fatalf("pages = %v", pages)
+					}
+				})
+			}
+			r := s.Do(http.MethodPost, "/search"+q(site.query, "previous=bm9wZQ"), map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "ledger"}}}, tok)
+			mustStatus(t, r, http.StatusBadRequest)
+		})
+	}
+}
