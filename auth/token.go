@@ -62,6 +62,7 @@ type Authenticator struct {
 	urlKey   []byte
 	external map[string]crypto.PublicKey // by kid ("" for a single PEM key)
 	keys     APIKeyStore
+	verified tokenCache
 }
 
 // validMethods are the only algorithms accepted: asymmetric ones. HS* is
@@ -164,6 +165,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 	if strings.Count(tok, ".") != 2 {
 		return a.apiKey(tok)
 	}
+	if p := a.verified.get(tok, a.cfg.Now()); p != nil {
+		return p, nil
+	}
 	var external bool
 	parsed, err := jwt.Parse(tok, func(t *jwt.Token) (any, error) {
 		claims, _ := t.Claims.(jwt.MapClaims)
@@ -200,6 +204,7 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 	}
 	p := NewPrincipal(a.username(claims), a.groups(claims))
 	p.Claims = customClaims(claims)
+	a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
 	return p, nil
 }
 

@@ -289,3 +289,30 @@ func TestURLSignature(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthenticate_CachedTokenStillExpires verifies a token, moves the
+// clock past its expiry and expects the remembered verification to end.
+func TestAuthenticate_CachedTokenStillExpires(t *testing.T) {
+	now := time.Now()
+	a := mustOpen(t, Config{Now: func() time.Time { return now }, Leeway: time.Second}, nil)
+	tok, err := a.Sign("ann", []string{"default"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		at time.Duration
+		ok bool
+	}{{0, true}, {30 * time.Second, true}, {62 * time.Second, false}, {0, true}} {
+		now = time.Now().Add(c.at)
+		p, err := a.Authenticate(tok)
+		if (err == nil) != c.ok {
+			t.Fatalf("step %d (+%s): err = %v, want ok %v", i, c.at, err, c.ok)
+		}
+		if c.ok && p.Username != "ann" {
+			t.Fatalf("step %d: user %q", i, p.Username)
+		}
+		if c.ok {
+			p.Groups[0] = "changed" // a caller's change must not reach the cache
+		}
+	}
+}
