@@ -36,16 +36,16 @@ type Doc struct {
 }
 
 const (
-	fSite     = "site"
-	fPath     = "path"     // words of the path (fulltext)
+	fSite      = "site"
+	fPath      = "path"      // words of the path (fulltext)
 	fNameKey   = "namekey"   // names index: file name search term (nameTerm)
 	fFolderKey = "folderkey" // names index: folder search term (nameTerm)
-	fContent  = "content"
-	fTags     = "tags"
-	fAttrs    = "attrs"
-	fSHA      = "sha"
-	fType     = "contentType"
-	fInserted = "inserted"
+	fContent   = "content"
+	fTags      = "tags"
+	fAttrs     = "attrs"
+	fSHA       = "sha"
+	fType      = "contentType"
+	fInserted  = "inserted"
 )
 
 // newNamesMapping maps the names index: one term per document and field,

@@ -465,12 +465,9 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 				}, full)
 				continue
 			}
-			d, err := s.db.GetDocument(r.site, it.Entry.DocumentID)
-			if isNotFound(err) {
+			d := it.Doc
+			if d == nil {
 				continue
-			}
-			if err != nil {
-				return nil, err
 			}
 			m := documentJSON(d)
 			m["indexKey"] = folderIndexKey(full)

@@ -293,6 +293,8 @@ func decodeToken(tok string) (string, error) {
 type FolderItem struct {
 	Name  string
 	Entry FolderEntry
+	// Doc is the entry's document (ListFolderPage), nil when it is gone.
+	Doc *Document
 }
 
 // ListFolder lists the entries of folder (""= root): folders first, then

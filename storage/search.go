@@ -266,8 +266,11 @@ func (d *DB) ListFolderPage(site, folder, after string, limit int) (*FolderPage,
 	}
 	p := &FolderPage{}
 	err := d.view(func(t *tx) error {
+		// No prefetching: a page is a handful of small values, and
+		// Badger would fetch a hundred ahead.
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
+		opts.PrefetchValues = false
 		it := t.txn.NewIterator(opts)
 		defer it.Close()
 		var last []byte
@@ -282,7 +285,16 @@ func (d *DB) ListFolderPage(site, folder, after string, limit int) (*FolderPage,
 				return err
 			}
 			k := item.Key()
-			p.Items = append(p.Items, FolderItem{Name: string(k[len(prefix)+2:]), Entry: e})
+			fi := FolderItem{Name: string(k[len(prefix)+2:]), Entry: e}
+			if !e.Folder {
+				// The document, read in the same transaction.
+				d, err := getLiveDoc(t, site, e.DocumentID)
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				fi.Doc = d
+			}
+			p.Items = append(p.Items, fi)
 			last = item.KeyCopy(nil)
 		}
 		return nil
