@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"quire/node"
 	"quire/quiretest"
@@ -138,5 +141,37 @@ func TestLimits_OversizeBodies(t *testing.T) {
 	mustBody(t, v, `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 1048576 bytes"}]}`)
 	if l := s.Do(http.MethodGet, "/documents", nil, tok).JSON(t)["documents"].([]any); len(l) != 1 {
 		t.Fatalf("documents after oversize requests = %d, want only the upload's record", len(l))
+	}
+}
+
+// TestShutdown_UnusedConnections: connections that were opened but never
+// sent a request (HTTP clients keep spare ones) must not hold up shutdown,
+// while a request in flight still completes.
+func TestShutdown_UnusedConnections(t *testing.T) {
+	s := quiretest.NewServer(t)
+	addr := strings.TrimPrefix(s.URL, "http://")
+	var idle []net.Conn
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	// A used keep-alive connection as well.
+	mustStatus(t, s.Do(http.MethodGet, "/version", nil, s.Admin()), http.StatusOK)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Node.Close(ctx); err != nil {
+		t.Fatalf("shutdown with unused connections: %v", err)
+	}
+	s.Node = nil
+	for i, c := range idle {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Errorf("unused connection %d still open after shutdown", i)
+		}
 	}
 }

@@ -49,6 +49,8 @@ type Server struct {
 	log  *slog.Logger
 	now  func() time.Time
 	bg   *background
+	// conns lets Shutdown close connections that never sent a request.
+	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
 	// uploads tracks chunks of uploads in progress.
@@ -72,6 +74,7 @@ func New(d Deps) *Server {
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
 	s.bg = newBackground(s)
+	s.conns = newConnTracker()
 	s.moves = newFolderMoves(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "quire",
@@ -101,13 +104,16 @@ func (s *Server) App() *fiber.App { return s.app }
 func (s *Server) Listen(ln net.Listener) error {
 	s.bg.start()
 	s.moves.resume()
-	return s.app.Listener(ln)
+	return s.app.Listener(s.conns.wrap(ln))
 }
 
 // Shutdown stops accepting connections, waits for in-flight requests and
 // background work until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	done := make(chan struct{})
+	go s.conns.closeUnusedUntil(done)
 	err := s.app.ShutdownWithContext(ctx)
+	close(done)
 	s.bg.stop()
 	s.moves.close()
 	return err
