@@ -385,7 +385,14 @@ func (ix *Indexer) Text(site, id string) string {
 }
 
 func (ix *Indexer) text(r storage.DocRef, v *storage.DocView) string {
-	if v.Document.ContentSHA256 == "" || !Extractable(v.Document.ContentType) {
+	if v.Document.ContentSHA256 == "" {
+		return ""
+	}
+	// Text a FULLTEXT action extracted (PDF, Office, OCR output) wins.
+	if tr, err := ix.db.Text(r.Site, r.ID, storage.TextFulltext); err == nil && tr != nil {
+		return tr.Text
+	}
+	if !Extractable(v.Document.ContentType) {
 		return ""
 	}
 	t, err := ix.readText(r)

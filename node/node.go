@@ -16,6 +16,7 @@ import (
 
 	"quire/auth"
 	"quire/index"
+	"quire/pipeline"
 	"quire/server"
 	"quire/storage"
 )
@@ -38,18 +39,21 @@ type Config struct {
 	MaxUploadBytes int64
 	// Logger is the process logger.
 	Logger *slog.Logger
+	// Pipeline configures the action pipeline (workers, engines).
+	Pipeline pipeline.Config
 }
 
 // Node is one running Quire process.
 type Node struct {
-	cfg     Config
-	DB      *storage.DB
-	Index   *index.Index
-	Indexer *index.Indexer
-	Auth    *auth.Authenticator
-	Server  *server.Server
-	ln      net.Listener
-	errc    chan error
+	cfg      Config
+	DB       *storage.DB
+	Index    *index.Index
+	Indexer  *index.Indexer
+	Auth     *auth.Authenticator
+	Server   *server.Server
+	Pipeline *pipeline.Pipeline
+	ln       net.Listener
+	errc     chan error
 }
 
 // Open opens the store and keys and builds the server; it does not listen
@@ -102,6 +106,24 @@ func Open(cfg Config) (*Node, error) {
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 	})
+	pc := cfg.Pipeline
+	if pc.Logger == nil {
+		pc.Logger = cfg.Logger
+	}
+	if pc.TempDir == "" {
+		pc.TempDir = filepath.Join(cfg.DataDir, "tmp")
+		// Scratch files of actions a crash interrupted are of no use.
+		os.RemoveAll(pc.TempDir)
+		if err := os.MkdirAll(pc.TempDir, 0o700); err != nil {
+			n.Indexer.Close()
+			x.Close()
+			db.Close()
+			return nil, fmt.Errorf("create temp dir: %w", err)
+		}
+	}
+	pc.Describe = server.DocumentJSON
+	pc.DownloadURL = n.Server.DownloadURL
+	n.Pipeline = pipeline.New(db, db, pc)
 	return n, nil
 }
 
@@ -136,6 +158,9 @@ func (n *Node) Start(ln net.Listener) error {
 	if n.cfg.PublicURL == "" {
 		n.Server.SetPublicURL("http://" + ln.Addr().String())
 	}
+	if err := n.Pipeline.Start(); err != nil {
+		return err
+	}
 	go func() {
 		err := n.Server.Listen(ln)
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -156,6 +181,13 @@ func (n *Node) Done() <-chan error { return n.errc }
 // ctx ends) and closes the store.
 func (n *Node) Close(ctx context.Context) error {
 	var errs []error
+	if n.Pipeline != nil {
+		// Running actions get until ctx ends; one cut short runs again at
+		// the next start.
+		if err := n.Pipeline.Close(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, err)
+		}
+	}
 	if n.Server != nil && n.ln != nil {
 		errs = append(errs, n.Server.Shutdown(ctx))
 	}

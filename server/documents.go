@@ -268,7 +268,7 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	md, merrs := convertMetadata(in.Metadata)
 	errs = append(errs, merrs...)
 	d.Metadata = md
-	acts, aerrs := convertActions(in.Actions)
+	acts, aerrs := s.convertActions(r, in.Actions)
 	errs = append(errs, aerrs...)
 	p.nd.Actions = acts
 	errs = append(errs, checkAttributeInputs(in.Attributes, "attributes")...)
@@ -383,37 +383,6 @@ func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationI
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, errs
-}
-
-// actionTypes are the action types FormKiQ accepts (EVENTBUS is Quire's
-// neutral name for EVENTBRIDGE; both are accepted).
-var actionTypes = map[string]bool{
-	"ANTIVIRUS": true, "DOCUMENTTAGGING": true, "FULLTEXT": true, "MOVE": true, "DELETE": true,
-	"CHECKSUM": true, "NOTIFICATION": true, "OCR": true, "QUEUE": true, "WEBHOOK": true, "IDP": true,
-	"PUBLISH": true, "PDFEXPORT": true, "EVENTBRIDGE": true, "EVENTBUS": true, "RESIZE": true,
-	"LLMPROMPT": true, "DATA_CLASSIFICATION": true, "MALWARE_SCAN": true, "METADATA_EXTRACTION": true,
-}
-
-func convertActions(in []actionIn) ([]storage.Action, []storage.ValidationItem) {
-	var errs []storage.ValidationItem
-	var out []storage.Action
-	for _, a := range in {
-		t := strings.ToUpper(a.Type)
-		if t == "" {
-			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "action 'type' is required"})
-			continue
-		}
-		if !actionTypes[t] {
-			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
-			continue
-		}
-		if len(a.Parameters) > 0 && string(a.Parameters) != "null" && a.Parameters[0] != '{' {
-			errs = append(errs, storage.ValidationItem{Key: "parameters", Msg: "invalid 'parameters'"})
-			continue
-		}
-		out = append(out, storage.Action{Type: t, Status: "PENDING", Parameters: a.Parameters, QueueID: a.QueueID})
-	}
 	return out, errs
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,6 +165,9 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 	if limit > 1000 {
 		limit = 1000
 	}
+	if st := r.Query("actionStatus"); st != "" {
+		return s.listByActionStatus(r, st, limit)
+	}
 	o := storage.ListOptions{Limit: limit, Next: r.Query("next"), Previous: r.Query("previous")}
 	if r.QueryBool("softDeleted") || r.QueryBool("deleted") {
 		o.SoftDeleted = true
@@ -252,3 +256,33 @@ func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
 }
 
 var _ = http.StatusOK
+
+// listByActionStatus serves GET /documents?actionStatus=: documents that
+// have an action in that status, by document id.
+func (s *Server) listByActionStatus(r *reqCtx, status string, limit int) error {
+	status = strings.ToUpper(status)
+	if !slices.Contains(storage.ListableActionStatuses, status) {
+		return badRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")
+	}
+	ids, err := s.db.DocsWithActionStatus(r.site, status, r.Query("next"), limit+1)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{}
+	if len(ids) > limit {
+		ids = ids[:limit]
+		out["next"] = ids[limit-1]
+	}
+	docs := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		d, err := s.db.GetDocument(r.site, id)
+		if err != nil {
+			continue
+		}
+		if s.docAllows(r, d.Path, storage.FolderRead) {
+			docs = append(docs, documentJSON(d))
+		}
+	}
+	out["documents"] = docs
+	return r.JSON(out)
+}

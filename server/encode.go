@@ -71,6 +71,10 @@ func drain(c *fiber.Ctx) {
 }
 
 // documentJSON renders a stored document with FormKiQ's read fields.
+// DocumentJSON renders a document as GET /documents/{id} does (webhook
+// bodies use it too).
+func DocumentJSON(d *storage.Document) map[string]any { return documentJSON(d) }
+
 func documentJSON(d *storage.Document) map[string]any {
 	m := map[string]any{
 		"siteId":           d.SiteID,

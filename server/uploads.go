@@ -69,6 +69,12 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 }
 
 // downloadURL returns a signed, expiring URL that streams the content.
+// DownloadURL returns a signed URL downloading a document's content (as
+// an attachment), valid for d.
+func (s *Server) DownloadURL(site, doc string, d time.Duration) string {
+	return s.downloadURL(site, doc, false, d)
+}
+
 func (s *Server) downloadURL(site, doc string, inline bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration

@@ -1017,7 +1017,7 @@ func applySetDocAttributes(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d.LastModifiedDate = c.At
-	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return nil, putDoc(t, d)
 }
 
 // DocAttributes returns the attributes of a document sorted by key,

@@ -50,6 +50,15 @@ const (
 	OpSetFolderPermissions Op = "SetFolderPermissions" // set or clear the role permissions of a folder
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
+
+	OpAddActions    Op = "AddActions"    // append actions to a document
+	OpRetryActions  Op = "RetryActions"  // retry a document's failed actions
+	OpStartAction   Op = "StartAction"   // a worker starts an action
+	OpFinishAction  Op = "FinishAction"  // an action's outcome with everything it changes
+	OpAddQueue      Op = "AddQueue"      // create a workflow queue
+	OpDeleteQueue   Op = "DeleteQueue"   // remove an empty queue
+	OpQueueDocument Op = "QueueDocument" // put a document in a queue (QUEUE action)
+	OpSetSiteConfig Op = "SetSiteConfig" // replace a site's configuration
 )
 
 // Command is one serializable state change. Everything Apply needs is in
@@ -137,4 +146,7 @@ type Result struct {
 	// Touched lists the documents whose record, tags or attributes the
 	// command changed (given to OnCommit hooks).
 	Touched []DocRef
+	// Queued lists the documents that have an action to run (from the
+	// given time) after the command.
+	Queued []QueuedDoc
 }

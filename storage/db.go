@@ -242,6 +242,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			for r := range t.touched {
 				res.Touched = append(res.Touched, r)
 			}
+			for r, at := range t.queued {
+				res.Queued = append(res.Queued, QueuedDoc{r, at})
+			}
 			d.runHooks(c, res)
 		}
 		d.writeMu.RUnlock()
@@ -334,6 +337,15 @@ func (d *DB) gcLoop() {
 type tx struct {
 	txn     *badger.Txn
 	touched map[DocRef]struct{}
+	queued  map[DocRef]time.Time
+}
+
+// queue notes that r has an action to run from at (for the pipeline).
+func (t *tx) queue(r DocRef, at time.Time) {
+	if t.queued == nil {
+		t.queued = map[DocRef]time.Time{}
+	}
+	t.queued[r] = at
 }
 
 // DocRef names a document of a site.

@@ -55,18 +55,9 @@ type Document struct {
 	DetectContentType bool `json:"detectContentType,omitempty"`
 	// ActionSeq is the number of actions ever added (their next sequence).
 	ActionSeq int `json:"actionSeq,omitempty"`
-}
-
-// Action is a document action as stored. The pipeline runs it later.
-type Action struct {
-	Seq          int             `json:"seq"`
-	Type         string          `json:"type"`
-	Status       string          `json:"status"`
-	Parameters   json.RawMessage `json:"parameters,omitempty"`
-	QueueID      string          `json:"queueId,omitempty"`
-	UserID       string          `json:"userId,omitempty"`
-	InsertedDate time.Time       `json:"insertedDate"`
-	Message      string          `json:"message,omitempty"`
+	// ActionStatuses are the listable statuses its actions are in (the
+	// as/ index holds the same).
+	ActionStatuses []string `json:"actionStatuses,omitempty"`
 }
 
 // NewDocument is one document to create in OpAddDocuments.
@@ -127,24 +118,15 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		res.Paths[d.DocumentID] = d.Path
-		for j := range nd.Actions {
-			a := &nd.Actions[j]
-			a.Seq = d.ActionSeq
-			d.ActionSeq++
-			if a.UserID == "" {
-				a.UserID = c.User
-			}
-			a.InsertedDate = c.At
-			if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq), a); err != nil {
-				return nil, err
-			}
+		if err := addActions(t, c, d, nd.Actions); err != nil {
+			return nil, err
 		}
 		if d.BelongsToDocumentID == "" {
 			if err := t.set(insertedKey(c.Site, d.InsertedDate, d.DocumentID), nil); err != nil {
 				return nil, err
 			}
 		}
-		if err := t.setJSON(docKey(c.Site, d.DocumentID), d); err != nil {
+		if err := putDoc(t, d); err != nil {
 			return nil, err
 		}
 		if err := writeTags(t, c, d.DocumentID, nd.Tags, tagsAdd); err != nil {
@@ -355,16 +337,8 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
-	for i := range p.Actions {
-		a := &p.Actions[i]
-		a.Seq, a.InsertedDate = d.ActionSeq, c.At
-		d.ActionSeq++
-		if a.UserID == "" {
-			a.UserID = c.User
-		}
-		if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq), a); err != nil {
-			return nil, err
-		}
+	if err := addActions(t, c, d, p.Actions); err != nil {
+		return nil, err
 	}
 	if len(p.Tags) > 0 {
 		if err := writeTags(t, c, d.DocumentID, p.Tags, tagsUpdate); err != nil {
@@ -391,7 +365,7 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 		}
 	}
 	d.LastModifiedDate = c.At
-	return res, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return res, putDoc(t, d)
 }
 
 // mergeMetadata sets the entries of upd on cur (an entry with neither value
@@ -468,7 +442,7 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 		}
 	}
 	d.LastModifiedDate = c.At
-	return d, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return d, putDoc(t, d)
 }
 
 // SetContentType is the payload of OpSetContentType.
@@ -494,7 +468,7 @@ func applySetContentType(t *tx, c *Command) (any, error) {
 	if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
 		return nil, err
 	}
-	return true, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return true, putDoc(t, d)
 }
 
 // DocumentRef names a document in a command payload.
@@ -524,7 +498,7 @@ func applySoftDelete(t *tx, c *Command) (any, error) {
 	}
 	at := c.At
 	d.DeletedDate = &at
-	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return nil, putDoc(t, d)
 }
 
 func applyRestore(t *tx, c *Command) (any, error) {
@@ -551,7 +525,7 @@ func applyRestore(t *tx, c *Command) (any, error) {
 	if d.Path, err = claimPath(t, c, d.Path, d.DocumentID); err != nil {
 		return nil, err
 	}
-	return nil, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return nil, putDoc(t, d)
 }
 
 func applyDeleteDocument(t *tx, c *Command) (any, error) {
@@ -599,10 +573,8 @@ func deleteDoc(t *tx, site string, d *Document) error {
 	if err := deleteAllTags(t, site, d.DocumentID); err != nil {
 		return err
 	}
-	for _, k := range t.keys(actionPrefix(site, d.DocumentID)) {
-		if err := t.del(k); err != nil {
-			return err
-		}
+	if err := clearActions(t, d); err != nil {
+		return err
 	}
 	if d.HasContent {
 		if err := releaseManifest(t, d.ContentSHA256); err != nil {

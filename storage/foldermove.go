@@ -210,7 +210,7 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		d.LastModifiedDate = c.At
-		if err := t.setJSON(docKey(c.Site, d.DocumentID), d); err != nil {
+		if err := putDoc(t, d); err != nil {
 			return nil, err
 		}
 		res.Moved++

@@ -19,7 +19,14 @@ const (
 	pfxFolder      = "f/"   // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
 	pfxInserted    = "ins/" // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
 	pfxDeleted     = "del/" // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
-	pfxAction      = "a/"   // a/<site>/<doc>/<seq> -> Action
+	pfxAction      = "a/"   // a/<site>/<doc>/<seq>[.<retry>] -> Action
+	pfxActionQueue = "aq/"  // aq/<site>/<doc> -> uint64 unix nanos: the document has an action to run from then
+	pfxActionStat  = "as/"  // as/<site>/<status>/<doc> -> "" (documents with an action in that status)
+	pfxText        = "tx/"  // tx/<site>/<doc>/<kind> -> TextRecord (extracted text: fulltext, ocr)
+	pfxQueue       = "qu/"  // qu/<site>/<queueId> -> Queue
+	pfxQueueDoc    = "qd/"  // qd/<site>/<queueId>/<doc> -> QueuedDocument
+	pfxSiteConfig  = "cfg/" // cfg/<site> -> SiteConfig
+	pfxResult      = "ar/"  // ar/<site>/<doc>/<kind>/<name> -> ActionResult
 	pfxChunk       = "c/"   // c/<sha256> -> codec byte + chunk bytes
 	pfxChunkRefs   = "cr/"  // cr/<sha256> -> uint64 reference count
 	pfxManifest    = "cm/"  // cm/<sha256> -> Manifest
@@ -96,8 +103,35 @@ func deletedKey(site string, at time.Time, doc string) []byte {
 
 func deletedPrefix(site string) []byte { return []byte(pfxDeleted + site + "/") }
 
-func actionKey(site, doc string, seq int) []byte {
-	return []byte(fmt.Sprintf("%s%s/%s/%06d", pfxAction, site, doc, seq))
+func actionKey(site, doc string, seq, retry int) []byte {
+	return []byte(pfxAction + site + "/" + doc + "/" + actionID(seq, retry))
+}
+
+func actionQueueKey(site, doc string) []byte { return []byte(pfxActionQueue + site + "/" + doc) }
+
+func actionStatusKey(site, status, doc string) []byte {
+	return []byte(pfxActionStat + site + "/" + status + "/" + doc)
+}
+
+func actionStatusPrefix(site, status string) []byte {
+	return []byte(pfxActionStat + site + "/" + status + "/")
+}
+
+func textKey(site, doc, kind string) []byte { return []byte(pfxText + site + "/" + doc + "/" + kind) }
+
+func textPrefix(site, doc string) []byte { return []byte(pfxText + site + "/" + doc + "/") }
+
+func resultKey(site, doc, kind, name string) []byte {
+	return []byte(pfxResult + site + "/" + doc + "/" + kind + "/" + name)
+}
+
+// resultPrefix is the prefix of a document's results of kind (all kinds
+// when kind is empty).
+func resultPrefix(site, doc, kind string) []byte {
+	if kind == "" {
+		return []byte(pfxResult + site + "/" + doc + "/")
+	}
+	return []byte(pfxResult + site + "/" + doc + "/" + kind + "/")
 }
 
 func actionPrefix(site, doc string) []byte { return []byte(pfxAction + site + "/" + doc + "/") }
@@ -196,3 +230,15 @@ func sequenceCounterPrefix(site, id string) []byte {
 func mappingKey(site, id string) []byte { return []byte(pfxMapping + site + "/" + id) }
 
 func mappingPrefix(site string) []byte { return []byte(pfxMapping + site + "/") }
+
+func queueKey(site, id string) []byte { return []byte(pfxQueue + site + "/" + id) }
+
+func queuePrefix(site string) []byte { return []byte(pfxQueue + site + "/") }
+
+func queueDocKey(site, queue, doc string) []byte {
+	return []byte(pfxQueueDoc + site + "/" + queue + "/" + doc)
+}
+
+func queueDocPrefix(site, queue string) []byte { return []byte(pfxQueueDoc + site + "/" + queue + "/") }
+
+func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + site) }

@@ -219,7 +219,7 @@ func applyNextSequenceValue(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d.LastModifiedDate = c.At
-	return v, t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return v, putDoc(t, d)
 }
 
 // assignSequences gives a new document the next value of every sequence

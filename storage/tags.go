@@ -38,6 +38,9 @@ const (
 	tagsAdd     = "add"     // upsert the given keys
 	tagsUpdate  = "update"  // upsert the given keys (PATCH)
 	tagsReplace = "replace" // remove all user tags, then add the given ones
+
+	// TagsAdd is the SetTags mode that adds or overwrites the given keys.
+	TagsAdd = tagsAdd
 )
 
 // SetTags is the payload of OpSetTags. Mode is "add", "update" or
@@ -65,7 +68,7 @@ func applySetTags(t *tx, c *Command) (any, error) {
 
 func touchDoc(t *tx, c *Command, d *Document) error {
 	d.LastModifiedDate = c.At
-	return t.setJSON(docKey(c.Site, d.DocumentID), d)
+	return putDoc(t, d)
 }
 
 func writeTags(t *tx, c *Command, doc string, tags []Tag, mode string) error {

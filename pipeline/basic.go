@@ -1,0 +1,231 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+func init() {
+	engines["CHECKSUM"] = runChecksum
+	engines["MOVE"] = runMove
+	engines["DELETE"] = runDelete
+	engines["WEBHOOK"] = runWebhook
+	engines["EVENTBRIDGE"] = runEventBus
+	engines["EVENTBUS"] = runEventBus
+	engines["QUEUE"] = runQueue
+}
+
+// runQueue puts the document into the action's queue, where it waits
+// (IN_QUEUE) for a person's decision; the actions after it wait too.
+func runQueue(ctx context.Context, j *Job) (*Outcome, error) {
+	c, err := j.command(storage.OpQueueDocument, storage.QueueDocument{QueueID: j.Action.QueueID, DocumentID: j.Doc.DocumentID, Seq: j.Action.Seq, Retry: j.Action.Retry})
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Status: storage.ActionInQueue, Then: []*storage.Command{c}}, nil
+}
+
+// runChecksum hashes the content and stores the checksum on the document.
+func runChecksum(ctx context.Context, j *Job) (*Outcome, error) {
+	typ := strings.ToUpper(j.Param("checksumType"))
+	var h hash.Hash
+	switch typ {
+	case "SHA1":
+		h = sha1.New()
+	case "SHA256":
+		h = sha256.New()
+	case "SHA512":
+		h = sha512.New()
+	default:
+		return nil, fmt.Errorf("invalid checksumType '%s'", typ)
+	}
+	rc, err := j.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if _, err := io.Copy(h, ctxReader{ctx, rc}); err != nil {
+		return nil, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	c, err := j.command(storage.OpUpdateDocument, storage.UpdateDocument{DocumentID: j.Doc.DocumentID, Checksum: &sum, ChecksumType: &typ})
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Then: []*storage.Command{c}, Metadata: map[string]string{"checksum": sum}}, nil
+}
+
+// ctxReader stops a long copy when ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// runMove moves the document into the folder given by path (ending in
+// "/"). A document of the same name there is not overwritten: the moved one
+// gets FormKiQ's "name (documentId).ext".
+func runMove(ctx context.Context, j *Job) (*Outcome, error) {
+	dest := strings.TrimLeft(j.Param("path"), "/")
+	if !strings.HasSuffix(j.Param("path"), "/") {
+		return nil, errors.New("'path' must end with '/'")
+	}
+	np := dest + path.Base(j.Doc.Path)
+	if j.Doc.Path == "" {
+		np = dest + j.Doc.DocumentID
+	}
+	if np == j.Doc.Path {
+		return &Outcome{Status: storage.ActionSkipped, Message: "the document is already in " + j.Param("path")}, nil
+	}
+	c, err := j.command(storage.OpUpdateDocument, storage.UpdateDocument{DocumentID: j.Doc.DocumentID, Path: &np})
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Then: []*storage.Command{c}}, nil
+}
+
+// runDelete deletes the document: SOFT_DELETE moves it to the trash,
+// HARD_DELETE and PURGE remove it with its content.
+func runDelete(ctx context.Context, j *Job) (*Outcome, error) {
+	ref := storage.DocumentRef{DocumentID: j.Doc.DocumentID}
+	var op storage.Op
+	switch strings.ToUpper(j.Param("deleteType")) {
+	case "SOFT_DELETE":
+		op = storage.OpSoftDelete
+	case "HARD_DELETE", "PURGE":
+		op = storage.OpDeleteDocument
+	default:
+		return nil, fmt.Errorf("invalid deleteType '%s'", j.Param("deleteType"))
+	}
+	c, err := j.command(op, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Then: []*storage.Command{c}}, nil
+}
+
+// httpClient posts webhooks and events. Redirects are not followed: a
+// receiver that moved must be reconfigured, not silently chased.
+var httpClient = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// documentEvent is the document as webhooks and events carry it, with a
+// download URL valid for a day.
+func (j *Job) documentEvent() map[string]any {
+	var doc map[string]any
+	if j.p.cfg.Describe != nil {
+		doc = j.p.cfg.Describe(j.Doc)
+	} else {
+		doc = map[string]any{"siteId": j.Site, "documentId": j.Doc.DocumentID, "path": j.Doc.Path}
+	}
+	if j.Doc.HasContent && j.p.cfg.DownloadURL != nil {
+		doc["url"] = j.p.cfg.DownloadURL(j.Site, j.Doc.DocumentID, 24*time.Hour)
+	}
+	return doc
+}
+
+// post sends body to url, signed when a secret is configured: the
+// X-Quire-Timestamp header holds the Unix time and X-Quire-Signature
+// "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + body)). A network
+// error, 408, 429 or 5xx is retried; another status fails the action.
+func (j *Job) post(ctx context.Context, url, contentType string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("invalid url: %v", err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("User-Agent", "Quire")
+	if secret := j.p.cfg.Engines.WebhookSecret; secret != "" {
+		ts := strconv.FormatInt(j.Now().Unix(), 10)
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(ts + "."))
+		m.Write(body)
+		req.Header.Set("X-Quire-Timestamp", ts)
+		req.Header.Set("X-Quire-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, retryable(fmt.Errorf("post to %s: %v", url, err))
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode < 300:
+		return resp.StatusCode, nil
+	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return resp.StatusCode, retryable(fmt.Errorf("%s answered %s", url, resp.Status))
+	default:
+		return resp.StatusCode, fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+}
+
+// runWebhook posts the document to the action's url.
+func runWebhook(ctx context.Context, j *Job) (*Outcome, error) {
+	body, err := json.Marshal(map[string]any{"documents": []any{j.documentEvent()}})
+	if err != nil {
+		return nil, err
+	}
+	code, err := j.post(ctx, j.Param("url"), "application/json", body)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Metadata: map[string]string{"responseStatus": strconv.Itoa(code)}}, nil
+}
+
+// runEventBus posts a CloudEvents 1.0 event (structured JSON) about the
+// document to the endpoint configured for eventBusName.
+func runEventBus(ctx context.Context, j *Job) (*Outcome, error) {
+	name := j.Param("eventBusName")
+	url := j.p.cfg.Engines.EventBuses[name]
+	if url == "" {
+		return nil, fmt.Errorf("event bus '%s' is not configured", name)
+	}
+	ev := map[string]any{
+		"specversion":     "1.0",
+		"id":              uuid.NewString(),
+		"source":          "quire/" + j.Site,
+		"type":            "quire.document.action",
+		"subject":         j.Doc.DocumentID,
+		"time":            j.Now().UTC().Format(time.RFC3339),
+		"datacontenttype": "application/json",
+		"data":            map[string]any{"eventBusName": name, "document": j.documentEvent()},
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := j.post(ctx, url, "application/cloudevents+json", body); err != nil {
+		return nil, err
+	}
+	return &Outcome{Metadata: map[string]string{"eventId": ev["id"].(string)}}, nil
+}

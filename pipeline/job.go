@@ -1,0 +1,223 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"quire/storage"
+)
+
+// Job is one run of an action.
+type Job struct {
+	p       *Pipeline
+	Site    string
+	Doc     *storage.Document
+	Action  *storage.Action
+	Actions []storage.Action // all actions of the document, as read before the run
+	params  map[string]any
+}
+
+// Param returns a string parameter of the action ("" when absent). Numbers
+// and booleans are given as their JSON text.
+func (j *Job) Param(name string) string {
+	if j.params == nil {
+		j.params = map[string]any{}
+		if len(j.Action.Parameters) > 0 {
+			_ = json.Unmarshal(j.Action.Parameters, &j.params)
+		}
+	}
+	switch v := j.params[name].(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// Open opens the document's content.
+func (j *Job) Open() (io.ReadCloser, error) {
+	if !j.Doc.HasContent {
+		return nil, errors.New("the document has no content")
+	}
+	rc, _, err := j.p.db.OpenContent(j.Site, j.Doc.DocumentID)
+	return rc, err
+}
+
+// TempDir makes a scratch directory for the job; remove it when done.
+func (j *Job) TempDir() (string, error) {
+	return os.MkdirTemp(j.p.cfg.TempDir, "quire-action-")
+}
+
+// ContentFile writes the document's content to a file named name in dir.
+func (j *Job) ContentFile(dir, name string) (string, error) {
+	rc, err := j.Open()
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	fn := filepath.Join(dir, name)
+	f, err := os.Create(fn)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return "", err
+	}
+	return fn, f.Close()
+}
+
+// command builds a command of op on the job's site, by the action's user.
+func (j *Job) command(op storage.Op, payload any) (*storage.Command, error) {
+	return storage.NewCommand(op, j.Site, j.Action.UserID, j.p.cfg.Now(), payload)
+}
+
+// Now is the pipeline's clock.
+func (j *Job) Now() time.Time { return j.p.cfg.Now() }
+
+// Outcome is what an engine reports: the status (COMPLETE when empty) and
+// what the action changes, recorded together in one transaction.
+type Outcome struct {
+	Status      string
+	Message     string
+	NextAttempt *time.Time
+	Metadata    map[string]string
+	Texts       []storage.TextRecord
+	Results     []storage.ActionResult
+	Then        []*storage.Command
+}
+
+// Engine runs one action type. An error fails the action (FAILED), or,
+// when marked with retryable, schedules another attempt.
+type Engine func(ctx context.Context, j *Job) (*Outcome, error)
+
+// engines maps action types to their engines; each engine file registers
+// its own in init.
+var engines = map[string]Engine{}
+
+type retryableError struct{ err error }
+
+func (e retryableError) Error() string { return e.err.Error() }
+func (e retryableError) Unwrap() error { return e.err }
+
+// retryable marks err as transient: the action is tried again later.
+func retryable(err error) error { return retryableError{err} }
+
+func isRetryable(err error) bool {
+	var r retryableError
+	return errors.As(err, &r)
+}
+
+// Engines configures the external programs and services engines use.
+// Empty program names are looked up on PATH under their usual names.
+type Engines struct {
+	Tesseract string // tesseract
+	Pdftotext string // pdftotext (poppler-utils)
+	Pdftoppm  string // pdftoppm (poppler-utils)
+	Ocrmypdf  string // ocrmypdf
+	Soffice   string // soffice (LibreOffice)
+	// Clamd is the clamd address: "unix:/run/clamav/clamd.ctl" or
+	// "tcp:127.0.0.1:3310" (default: the Debian socket).
+	Clamd string
+	// SMTP is the default mail server for NOTIFICATION actions; a site's
+	// notification configuration overrides it.
+	SMTP SMTPConfig
+	// EventBuses maps an EVENTBRIDGE action's eventBusName to the URL its
+	// CloudEvents are posted to.
+	EventBuses map[string]string
+	// WebhookSecret signs WEBHOOK and event bus requests (HMAC-SHA256).
+	WebhookSecret string
+	// LLM is the default OpenAI-compatible chat endpoint for LLM actions;
+	// a site's configuration overrides it.
+	LLM LLMConfig
+}
+
+// SMTPConfig is a mail server.
+type SMTPConfig struct {
+	Host string
+	Port int
+	// Security is "", "STARTTLS" or "IMPLICIT_TLS".
+	Security string
+	Username string
+	Password string
+	From     string
+	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
+	// relays; tests).
+	InsecureSkipVerify bool
+}
+
+// LLMConfig is an OpenAI-compatible chat completions endpoint.
+type LLMConfig struct {
+	URL     string // base URL, e.g. http://127.0.0.1:11434/v1
+	APIKey  string
+	ModelID string
+}
+
+func (e *Engines) defaults() {
+	if e.Clamd == "" {
+		e.Clamd = "unix:/run/clamav/clamd.ctl"
+	}
+}
+
+// program finds an external program: the configured path, or name on PATH.
+// Its error names the Debian package to install.
+func program(configured, name, pkg string) (string, error) {
+	if configured != "" {
+		if _, err := os.Stat(configured); err != nil {
+			return "", fmt.Errorf("%s not found at %s: install the Debian package %s or fix the configured path", name, configured, pkg)
+		}
+		return configured, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found: install the Debian package %s (apt-get install %s)", name, pkg, pkg)
+	}
+	return p, nil
+}
+
+// runProgram runs an external program and returns its stdout; a failure
+// carries the end of its stderr.
+func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, msg)
+	}
+	return out, nil
+}
+
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if l.n <= 0 {
+		return n, nil
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	l.n -= len(p)
+	_, err := l.w.Write(p)
+	return n, err
+}

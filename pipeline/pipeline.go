@@ -1,0 +1,417 @@
+// Package pipeline runs document actions (SERVICE-SPEC.md 2.5): a bounded
+// pool of workers takes documents that have an action to run, runs the
+// action's engine and records the outcome through storage's Apply, in the
+// same transaction as everything the action changes.
+//
+// The queue is storage's: a document with a runnable action has an aq/ key,
+// kept in step with its actions by every write. So a restart loses nothing,
+// an action found RUNNING at start (the process stopped under it) runs
+// again, and an outcome is recorded at most once (OpFinishAction refuses an
+// action that is no longer RUNNING). Actions of one document run one after
+// the other in order; a FAILED action stops its chain until it is retried.
+package pipeline
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"quire/storage"
+)
+
+// Config configures the pipeline.
+type Config struct {
+	// Workers is the number of actions run at once (default 4).
+	Workers int
+	// RetryBase is the wait before the first retry of an action whose
+	// engine failed with a transient error; it doubles per attempt
+	// (default 10 s).
+	RetryBase time.Duration
+	// ActionTimeout bounds one run of an engine (default 15 min).
+	ActionTimeout time.Duration
+	// TempDir holds engines' scratch files (default os.TempDir()).
+	TempDir string
+	// Engines configures the external engines.
+	Engines Engines
+	// Describe renders a document as the API does (webhook bodies).
+	Describe func(*storage.Document) map[string]any
+	// DownloadURL returns a signed download URL of a document's content.
+	DownloadURL func(site, doc string, valid time.Duration) string
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Pipeline runs document actions.
+type Pipeline struct {
+	db    *storage.DB
+	apply storage.Applier
+	cfg   Config
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	due     dueHeap
+	queued  map[storage.DocRef]time.Time // the live entry of each document in due
+	running map[storage.DocRef]bool
+	// again holds documents that were queued while a worker had them,
+	// with the time to look at them again.
+	again map[storage.DocRef]time.Time
+	wake  chan struct{}
+
+	ctx      context.Context // cancelled when running actions must stop
+	cancel   context.CancelFunc
+	stopping chan struct{} // closed when workers must take no more work
+	wg       sync.WaitGroup
+	started  bool
+}
+
+// New builds a pipeline on db; commands go through apply (db itself, or a
+// cluster node). Call Start to run it.
+func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = 10 * time.Second
+	}
+	if cfg.ActionTimeout <= 0 {
+		cfg.ActionTimeout = 15 * time.Minute
+	}
+	if cfg.TempDir == "" {
+		cfg.TempDir = os.TempDir()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Engines.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Pipeline{db: db, apply: apply, cfg: cfg, log: cfg.Logger.With("component", "pipeline"),
+		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
+		wake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
+	db.OnCommit(p.onCommit)
+	return p
+}
+
+// Start queues every document with an action to run and starts the
+// workers.
+func (p *Pipeline) Start() error {
+	if err := p.db.ActionQueue(func(q storage.QueuedDoc) error {
+		p.schedule(q.DocRef, q.At)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("pipeline: read queue: %w", err)
+	}
+	p.mu.Lock()
+	p.started = true
+	p.mu.Unlock()
+	for range p.cfg.Workers {
+		p.wg.Add(1)
+		go p.worker()
+	}
+	return nil
+}
+
+// Close stops taking new actions, lets running ones finish until ctx ends,
+// then cancels them. A cancelled action stays RUNNING and runs again at
+// the next start.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	select {
+	case <-p.stopping:
+	default:
+		close(p.stopping)
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		p.cancel()
+		<-done
+	}
+	p.cancel()
+	return err
+}
+
+// Busy reports how many documents are queued or running (tests, /readyz).
+func (p *Pipeline) Busy() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queued) + len(p.running)
+}
+
+// OldestDue is how long the most overdue queued document has waited.
+func (p *Pipeline) OldestDue() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.due) == 0 {
+		return 0
+	}
+	if d := p.cfg.Now().Sub(p.due[0].at); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func (p *Pipeline) onCommit(c *storage.Command, res storage.Result) {
+	if c.Op == storage.OpStartAction {
+		// Starting an action keeps its document queued (RUNNING is
+		// runnable after a crash); the worker that started it is on it.
+		return
+	}
+	for _, q := range res.Queued {
+		p.schedule(q.DocRef, q.At)
+	}
+}
+
+// schedule queues r to be looked at from at.
+func (p *Pipeline) schedule(r storage.DocRef, at time.Time) {
+	p.mu.Lock()
+	if p.running[r] {
+		if cur, ok := p.again[r]; !ok || at.Before(cur) {
+			p.again[r] = at
+		}
+	} else {
+		p.push(r, at)
+	}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take waits for a document that is due and not running, and marks it
+// running. It returns false when the pipeline stops.
+func (p *Pipeline) take() (storage.DocRef, bool) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		wait := time.Hour
+		for len(p.due) > 0 {
+			e := p.due[0]
+			if at, ok := p.queued[e.ref]; !ok || !at.Equal(e.at) {
+				heap.Pop(&p.due) // superseded by an earlier entry
+				continue
+			}
+			if p.running[e.ref] {
+				delete(p.queued, e.ref)
+				heap.Pop(&p.due)
+				if cur, ok := p.again[e.ref]; !ok || e.at.Before(cur) {
+					p.again[e.ref] = e.at
+				}
+				continue
+			}
+			if d := e.at.Sub(p.cfg.Now()); d > 0 {
+				wait = d
+				break
+			}
+			heap.Pop(&p.due)
+			delete(p.queued, e.ref)
+			p.running[e.ref] = true
+			p.mu.Unlock()
+			// Pass the wake-up on: more documents may be due.
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+			return e.ref, true
+		}
+		p.mu.Unlock()
+		timer.Reset(wait)
+		select {
+		case <-p.stopping:
+			return storage.DocRef{}, false
+		case <-p.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// push queues r from at unless it is queued from earlier already (mu held).
+func (p *Pipeline) push(r storage.DocRef, at time.Time) {
+	if cur, ok := p.queued[r]; ok && !at.Before(cur) {
+		return
+	}
+	p.queued[r] = at
+	heap.Push(&p.due, dueEntry{r, at})
+}
+
+func (p *Pipeline) release(r storage.DocRef) {
+	p.mu.Lock()
+	delete(p.running, r)
+	at, ok := p.again[r]
+	delete(p.again, r)
+	if ok {
+		p.push(r, at)
+	}
+	p.mu.Unlock()
+	if ok {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *Pipeline) worker() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.stopping:
+			return
+		default:
+		}
+		r, ok := p.take()
+		if !ok {
+			return
+		}
+		p.runNext(r)
+		p.release(r)
+	}
+}
+
+// runNext runs the first action of r that is not done, if it may run now.
+func (p *Pipeline) runNext(r storage.DocRef) {
+	doc, err := p.db.GetDocument(r.Site, r.ID)
+	if err != nil {
+		return // deleted
+	}
+	acts, err := p.db.GetActions(r.Site, r.ID)
+	if err != nil {
+		p.log.Warn("read actions", "site", r.Site, "document", r.ID, "err", err)
+		return
+	}
+	var next *storage.Action
+	for i := range acts {
+		if !storage.ActionDone(acts[i].Status) {
+			next = &acts[i]
+			break
+		}
+	}
+	if next == nil || !storage.ActionRunnable(next.Status) {
+		return
+	}
+	if next.Status == storage.ActionWaitingForRetry && next.NextAttempt != nil && next.NextAttempt.After(p.cfg.Now()) {
+		p.mu.Lock()
+		p.again[r] = *next.NextAttempt
+		p.mu.Unlock()
+		return
+	}
+	ref := storage.ActionRef{DocumentID: r.ID, Seq: next.Seq, Retry: next.Retry}
+	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
+	if err != nil {
+		if !errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
+			p.log.Warn("start action", "site", r.Site, "document", r.ID, "action", next.Type, "err", err)
+		}
+		return
+	}
+	a, _ := res.Value.(*storage.Action)
+	if a == nil || a.Status != storage.ActionRunning {
+		return
+	}
+	job := &Job{p: p, Site: r.Site, Doc: doc, Action: a, Actions: acts}
+	out := p.run(job)
+	if p.ctx.Err() != nil {
+		return // shutting down: the action stays RUNNING and runs again
+	}
+	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
+		Metadata: out.Metadata, Texts: out.Texts, Results: out.Results}
+	for _, c := range out.Then {
+		fin.Then = append(fin.Then, *c)
+	}
+	_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
+	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
+		return
+	}
+	// What the action wanted to change was refused (a path or tag that
+	// does not validate, a document deleted meanwhile): record it as the
+	// action's failure, changing nothing else.
+	p.log.Info("action outcome refused", "site", r.Site, "document", r.ID, "action", a.Type, "err", err)
+	fail := storage.FinishAction{ActionRef: ref, Status: storage.ActionFailed, Message: errorMessage(err)}
+	if _, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fail)); err != nil &&
+		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
+		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
+	}
+}
+
+// run runs job's engine and turns its result or error into an outcome.
+func (p *Pipeline) run(job *Job) (out *Outcome) {
+	a := job.Action
+	eng := engines[a.Type]
+	if eng == nil {
+		return &Outcome{Status: storage.ActionFailed, Message: fmt.Sprintf("action type '%s' is not supported by this server", a.Type)}
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.ActionTimeout)
+	defer cancel()
+	defer func() {
+		// An engine bug must not take the server down; it fails the action.
+		if r := recover(); r != nil {
+			p.log.Error("action engine panic", "action", a.Type, "document", job.Doc.DocumentID, "panic", r)
+			out = &Outcome{Status: storage.ActionFailed, Message: fmt.Sprintf("internal error in %s engine", a.Type)}
+		}
+	}()
+	start := time.Now()
+	out, err := eng(ctx, job)
+	p.log.Debug("action ran", "action", a.Type, "document", job.Doc.DocumentID, "took", time.Since(start), "err", err)
+	if err == nil {
+		if out == nil {
+			out = &Outcome{}
+		}
+		if out.Status == "" {
+			out.Status = storage.ActionComplete
+		}
+		return out
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
+		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
+	}
+	msg := errorMessage(err)
+	if !isRetryable(err) {
+		return &Outcome{Status: storage.ActionFailed, Message: msg}
+	}
+	if a.RetryCount >= a.MaxRetries {
+		return &Outcome{Status: storage.ActionMaxRetries, Message: msg}
+	}
+	next := p.cfg.Now().Add(p.cfg.RetryBase << (a.RetryCount - 1))
+	return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next}
+}
+
+// errorMessage is the message an action records for err: its text, cut
+// to a length a client can show.
+func errorMessage(err error) string {
+	m := err.Error()
+	if len(m) > 1000 {
+		m = m[:1000] + "…"
+	}
+	return m
+}
+
+type dueEntry struct {
+	ref storage.DocRef
+	at  time.Time
+}
+
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}

@@ -1,0 +1,257 @@
+package pipeline
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"quire/storage"
+)
+
+func init() {
+	engines["FULLTEXT"] = runFulltext
+}
+
+// maxText bounds the text an action keeps (characterMax -1 included): the
+// text is stored with the document and indexed in one piece.
+const maxText = 8 << 20
+
+// defaultCharacterMax is FormKiQ's default for FULLTEXT.
+const defaultCharacterMax = 2048
+
+// runFulltext extracts the document's text and keeps it for search: the
+// OCR text when an OCR action read this content (FormKiQ #172), else the
+// text of plain text, PDF and Office (OOXML, ODF) content.
+func runFulltext(ctx context.Context, j *Job) (*Outcome, error) {
+	limit := defaultCharacterMax
+	if v := j.Param("characterMax"); v != "" {
+		n, err := strconv.Atoi(strings.Trim(v, `"`))
+		if err != nil || n == 0 || n < -1 {
+			return nil, fmt.Errorf("invalid characterMax '%s'", v)
+		}
+		limit = n
+	}
+	text, source, err := j.text(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if source == "" {
+		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("no text can be read from content of type '%s'; add an OCR action before FULLTEXT", j.Doc.ContentType)}, nil
+	}
+	text = truncateChars(text, limit)
+	return &Outcome{
+		Texts:    []storage.TextRecord{{Kind: storage.TextFulltext, ContentSHA: j.Doc.ContentSHA256, Text: text, ContentType: "text/plain", Engine: source}},
+		Metadata: map[string]string{"source": source, "characters": strconv.Itoa(utf8.RuneCountInString(text))},
+	}, nil
+}
+
+// truncateChars keeps the first limit characters (-1: up to maxText bytes).
+func truncateChars(s string, limit int) string {
+	if limit > 0 {
+		n := 0
+		for i := range s {
+			if n == limit {
+				return s[:i]
+			}
+			n++
+		}
+	}
+	if len(s) > maxText {
+		s = s[:maxText]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// text returns the document's text and where it came from ("" when the
+// content type has none).
+func (j *Job) text(ctx context.Context) (string, string, error) {
+	if tr, err := j.p.db.Text(j.Site, j.Doc.DocumentID, storage.TextOCR); err != nil {
+		return "", "", err
+	} else if tr != nil {
+		return tr.Text, "ocr", nil
+	}
+	if !j.Doc.HasContent {
+		return "", "", errors.New("the document has no content")
+	}
+	mt, _, _ := mime.ParseMediaType(j.Doc.ContentType)
+	switch {
+	case isPlainText(mt):
+		rc, err := j.Open()
+		if err != nil {
+			return "", "", err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(io.LimitReader(ctxReader{ctx, rc}, maxText))
+		if err != nil {
+			return "", "", err
+		}
+		return strings.ToValidUTF8(string(b), ""), "content", nil
+	case mt == "application/pdf":
+		t, err := j.pdfText(ctx)
+		return t, "pdftotext", err
+	case officeTextParts(mt) != nil:
+		t, err := j.officeText(ctx, mt)
+		return t, "office", err
+	}
+	return "", "", nil
+}
+
+func isPlainText(mt string) bool {
+	if strings.HasPrefix(mt, "text/") {
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/x-yaml", "application/yaml", "application/javascript":
+		return true
+	}
+	return strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")
+}
+
+// pdfText runs pdftotext on the content.
+func (j *Job) pdfText(ctx context.Context) (string, error) {
+	prog, err := program(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
+	if err != nil {
+		return "", err
+	}
+	dir, err := j.TempDir()
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	in, err := j.ContentFile(dir, "in.pdf")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "out.txt")
+	if _, err := runProgram(ctx, dir, prog, "-enc", "UTF-8", in, out); err != nil {
+		return "", err
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxText))
+	return strings.ToValidUTF8(string(b), ""), err
+}
+
+// officeTextParts returns the archive members holding the text of an
+// Office document type, nil for other types.
+func officeTextParts(mt string) func(name string) bool {
+	switch mt {
+	case "application/vnd.openxmlformats-officedocument.wordprocessingml.document":
+		return func(n string) bool {
+			return n == "word/document.xml" || strings.HasPrefix(n, "word/header") || strings.HasPrefix(n, "word/footer") || n == "word/footnotes.xml"
+		}
+	case "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":
+		return func(n string) bool {
+			return n == "xl/sharedStrings.xml" || (strings.HasPrefix(n, "xl/worksheets/sheet") && strings.HasSuffix(n, ".xml"))
+		}
+	case "application/vnd.openxmlformats-officedocument.presentationml.presentation":
+		return func(n string) bool {
+			return strings.HasPrefix(n, "ppt/slides/slide") && strings.HasSuffix(n, ".xml")
+		}
+	case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet", "application/vnd.oasis.opendocument.presentation":
+		return func(n string) bool { return n == "content.xml" }
+	}
+	return nil
+}
+
+// officeText reads the character data of an Office document's XML parts,
+// one paragraph per line.
+func (j *Job) officeText(ctx context.Context, mt string) (string, error) {
+	dir, err := j.TempDir()
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	fn, err := j.ContentFile(dir, "in.zip")
+	if err != nil {
+		return "", err
+	}
+	zr, err := zip.OpenReader(fn)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %v", mt, err)
+	}
+	defer zr.Close()
+	want := officeTextParts(mt)
+	var files []*zip.File
+	for _, f := range zr.File {
+		if want(f.Name) {
+			files = append(files, f)
+		}
+	}
+	// slide10 after slide9: order parts by the number in their name.
+	sort.SliceStable(files, func(a, b int) bool { return partOrder(files[a].Name) < partOrder(files[b].Name) })
+	var out bytes.Buffer
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return "", err
+		}
+		err = xmlText(io.LimitReader(rc, 64<<20), &out)
+		rc.Close()
+		if err != nil {
+			return "", fmt.Errorf("read %s: %v", f.Name, err)
+		}
+		if out.Len() > maxText {
+			break
+		}
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func partOrder(name string) string {
+	base := strings.TrimSuffix(filepath.Base(name), ".xml")
+	i := strings.LastIndexFunc(base, func(r rune) bool { return r < '0' || r > '9' })
+	num := base[i+1:]
+	return filepath.Dir(name) + "/" + base[:i+1] + fmt.Sprintf("%08s", num)
+}
+
+// xmlText writes the character data of an XML document; paragraphs, rows,
+// cells and line breaks of OOXML and ODF become whitespace.
+func xmlText(r io.Reader, w *bytes.Buffer) error {
+	d := xml.NewDecoder(r)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			w.Write(t)
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "tab", "c", "table-cell":
+				w.WriteByte('\t')
+			case "br", "line-break":
+				w.WriteByte('\n')
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "p", "h", "row", "table-row", "si":
+				w.WriteByte('\n')
+			}
+		}
+	}
+}

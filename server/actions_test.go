@@ -1,0 +1,402 @@
+package server_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"quire/node"
+	"quire/quiretest"
+)
+
+// pipelineServer starts a server whose pipeline retries quickly and signs
+// webhooks with a known secret.
+func pipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
+	t.Helper()
+	base := func(c *node.Config) {
+		c.Pipeline.RetryBase = 50 * time.Millisecond
+		c.Pipeline.Engines.WebhookSecret = "test-secret"
+	}
+	return quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
+}
+
+// actions returns a document's actions.
+func actions(t *testing.T, s *quiretest.Server, tok, site, id string) []map[string]any {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+id+"/actions"+q(site, "limit=100"), nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	var out []map[string]any
+	for _, a := range r.JSON(t)["actions"].([]any) {
+		out = append(out, a.(map[string]any))
+	}
+	return out
+}
+
+// waitActions polls until no action of the document is PENDING, RUNNING or
+// WAITING_FOR_RETRY, and returns the statuses in order (bounded: 60 s).
+func waitActions(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
+	t.Helper()
+	var st []string
+	for range 1200 {
+		st = st[:0]
+		busy := false
+		for _, a := range actions(t, s, tok, site, id) {
+			st = append(st, a["status"].(string))
+			switch a["status"] {
+			case "PENDING", "RUNNING", "WAITING_FOR_RETRY":
+				busy = true
+			}
+		}
+		if !busy {
+			return st
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("actions of %s still busy after 60s: %v", id, st)
+	return nil
+}
+
+func equalStrings(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}
+
+func TestActions_Validation(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x"})
+			p := "/documents/" + id + "/actions"
+			act := func(typ string, params map[string]any) map[string]any {
+				return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
+			}
+			runSteps(t, s, tok, site.query, []step{
+				{"no actions", "POST", p, map[string]any{}, 400, `{"errors":[{"key":"actions","error":"'actions' is required"}]}`},
+				{"no type", "POST", p, map[string]any{"actions": []map[string]any{{}}}, 400, `{"errors":[{"key":"type","error":"'type' is required"}]}`},
+				{"bad type", "POST", p, act("SHRED", nil), 400, `{"errors":[{"key":"type","error":"invalid action type 'SHRED'"}]}`},
+				{"webhook url", "POST", p, act("webhook", nil), 400, `{"errors":[{"key":"parameters.url","error":"action 'url' parameter is required"}]}`},
+				{"webhook bad url", "POST", p, act("WEBHOOK", map[string]any{"url": "ftp://x"}), 400, `{"errors":[{"key":"parameters.url","error":"invalid 'url' parameter"}]}`},
+				{"checksum type", "POST", p, act("CHECKSUM", nil), 400, `{"errors":[{"key":"parameters.checksumType","error":"'checksumType' parameter is required"}]}`},
+				{"checksum bad", "POST", p, act("CHECKSUM", map[string]any{"checksumType": "MD5"}), 400, `{"errors":[{"key":"parameters.checksumType","error":"invalid 'checksumType' parameter"}]}`},
+				{"tagging", "POST", p, act("DOCUMENTTAGGING", nil), 400, `{"errors":[{"key":"parameters.engine","error":"action 'engine' parameter is required"},{"key":"parameters.tags","error":"action 'tags' parameter is required"}]}`},
+				{"tagging engine", "POST", p, act("DOCUMENTTAGGING", map[string]any{"engine": "x", "tags": "a"}), 400, `{"errors":[{"key":"parameters.engine","error":"invalid 'engine' parameter"}]}`},
+				{"queue id", "POST", p, act("QUEUE", nil), 400, `{"errors":[{"key":"queueId","error":"'queueId' is required"}]}`},
+				{"queue missing", "POST", p, map[string]any{"actions": []map[string]any{{"type": "QUEUE", "queueId": "nope"}}}, 400, `{"errors":[{"key":"queueId","error":"'queueId' does not exist"}]}`},
+				{"idp", "POST", p, act("IDP", nil), 400, `{"errors":[{"key":"mappingId","error":"'mappingId' is required"}]}`},
+				{"idp missing", "POST", p, act("IDP", map[string]any{"mappingId": "nope"}), 400, `{"errors":[{"key":"mappingId","error":"'mappingId' does not exist"}]}`},
+				{"eventbridge", "POST", p, act("EVENTBRIDGE", nil), 400, `{"errors":[{"key":"parameters.eventBusName","error":"'eventBusName' parameter is required"}]}`},
+				{"llm", "POST", p, act("LLMPROMPT", nil), 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"'llmPromptEntityName' parameter is required"}]}`},
+				{"ocr textract", "POST", p, act("OCR", map[string]any{"ocrEngine": "TEXTRACT"}), 400, `~"key":"parameters.ocrEngine"`},
+				{"ocr queries", "POST", p, act("OCR", map[string]any{"ocrParseTypes": "QUERIES"}), 400, `{"errors":[{"key":"parameters.ocrTextractQueries","error":"action 'ocrTextractQueries' parameter is required"}]}`},
+				{"ocr pages", "POST", p, act("OCR", map[string]any{"ocrNumberOfPages": "0"}), 400, `{"errors":[{"key":"parameters.ocrNumberOfPages","error":"invalid 'ocrNumberOfPages' parameter"}]}`},
+				{"fulltext max", "POST", p, act("FULLTEXT", map[string]any{"characterMax": "lots"}), 400, `{"errors":[{"key":"parameters.characterMax","error":"invalid 'characterMax' parameter"}]}`},
+				{"resize auto", "POST", p, act("RESIZE", map[string]any{"width": "auto", "height": "auto"}), 400, `{"errors":[{"key":"parameters.width","error":"'width' and 'height' cannot both be 'auto'"}]}`},
+				{"resize missing", "POST", p, act("RESIZE", map[string]any{"width": "10"}), 400, `{"errors":[{"key":"parameters.height","error":"action 'height' parameter is required"}]}`},
+				{"move slash", "POST", p, act("MOVE", map[string]any{"path": "a/b"}), 400, `{"errors":[{"key":"parameters.path","error":"'path' parameter must end with '/'"}]}`},
+				{"delete type", "POST", p, act("DELETE", map[string]any{"deleteType": "SHRED"}), 400, `{"errors":[{"key":"parameters.deleteType","error":"invalid 'deleteType' parameter"}]}`},
+				{"notification unconfigured", "POST", p, act("NOTIFICATION", map[string]any{"notificationType": "email", "notificationSubject": "s", "notificationToCc": "a@example.com", "notificationText": "t"}), 400,
+					`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
+				{"notification fields", "POST", p, act("NOTIFICATION", map[string]any{"notificationType": "email"}), 400, `~"action 'notificationSubject' parameter is required"`},
+				{"on create too", "POST", "/documents", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM"}}}, 400, `{"errors":[{"key":"parameters.checksumType","error":"'checksumType' parameter is required"}]}`},
+				{"unknown document", "POST", "/documents/5b7e9d36-0f4c-4b0e-9a8e-000000000000/actions", act("FULLTEXT", nil), 404, ""},
+				{"retry nothing failed", "POST", p + "/retry", nil, 404, `{"message":"Failed action not found"}`},
+				{"bad status filter", "GET", "/documents?actionStatus=COMPLETE", nil, 400, `{"message":"invalid actionStatus 'COMPLETE'"}`},
+			})
+			if got := actions(t, s, tok, site.query, id); len(got) != 0 {
+				t.Fatalf("refused requests added actions: %v", got)
+			}
+		})
+	}
+}
+
+// TestActions_ChecksumAndFulltext runs CHECKSUM and FULLTEXT on a text
+// document; the checksum lands on the document and the text is searchable.
+func TestActions_ChecksumAndFulltext(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			content := "Invoice from Initech for the quarterly stapler replacement program"
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "in/initech.txt", "contentType": "text/plain", "content": content,
+				"actions": []map[string]any{{"type": "checksum", "parameters": map[string]any{"checksumType": "SHA256"}}, {"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "40"}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+				t.Fatalf("statuses %v", st)
+			}
+			sum := sha256.Sum256([]byte(content))
+			d := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+			if d["checksum"] != hex.EncodeToString(sum[:]) || d["checksumType"] != "SHA256" {
+				t.Fatalf("checksum %v %v", d["checksum"], d["checksumType"])
+			}
+			ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok)
+			mustStatus(t, ft, http.StatusOK)
+			if got := ft.JSON(t)["content"]; got != content[:40] {
+				t.Fatalf("fulltext content %q", got)
+			}
+			acts := actions(t, s, tok, site.query, id)
+			if acts[0]["startDate"] == nil || acts[0]["completedDate"] == nil || acts[0]["retryCount"] != float64(1) {
+				t.Fatalf("action dates/count missing: %v", acts[0])
+			}
+			waitIndexed(t, s)
+			r := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "quarterly"}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), id) {
+				t.Fatalf("search for text did not find %s: %s", id, r.Body)
+			}
+		})
+	}
+}
+
+// TestActions_WaitForContent: actions given with a document that has no
+// content yet wait for the upload, then run in order.
+func TestActions_WaitForContent(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "later.txt", "contentType": "text/plain",
+				"actions": []map[string]any{{"type": "FULLTEXT"}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			body := r.JSON(t)
+			id, up := body["documentId"].(string), body["url"].(string)
+			for _, a := range actions(t, s, tok, site.query, id) {
+				if a["status"] != "PENDING" {
+					t.Fatalf("action ran before the content arrived: %v", a)
+				}
+			}
+			req, _ := http.NewRequest(http.MethodPut, up, strings.NewReader("uploaded later"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("upload status %d", resp.StatusCode)
+			}
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+				t.Fatalf("statuses %v", st)
+			}
+			if c := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)["content"]; c != "uploaded later" {
+				t.Fatalf("fulltext %v", c)
+			}
+		})
+	}
+}
+
+// receiver is a real HTTP server recording the requests it gets and
+// answering with the statuses given, then 200.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	bodies   [][]byte
+	headers  []http.Header
+	statuses []int
+	calls    atomic.Int32
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	rc := &receiver{statuses: statuses}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		n := len(rc.bodies)
+		rc.bodies = append(rc.bodies, b)
+		rc.headers = append(rc.headers, r.Header.Clone())
+		code := http.StatusOK
+		if n < len(rc.statuses) {
+			code = rc.statuses[n]
+		}
+		rc.mu.Unlock()
+		rc.calls.Add(1)
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) last() ([]byte, http.Header) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.bodies) == 0 {
+		return nil, nil
+	}
+	return rc.bodies[len(rc.bodies)-1], rc.headers[len(rc.headers)-1]
+}
+
+// TestActions_WebhookRetriesAndFailures: a 500 is retried with backoff
+// until it succeeds; a 404 fails the action, stops the chain, lists the
+// document under actionStatus=FAILED, and /retry runs it again in place.
+func TestActions_WebhookRetriesAndFailures(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			flaky := newReceiver(t, 500, 503)
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "hook.txt", "content": "webhook body",
+				"actions": []map[string]any{{"type": "WEBHOOK", "parameters": map[string]any{"url": flaky.URL + "/hook"}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("statuses %v", st)
+			}
+			if a := actions(t, s, tok, site.query, id)[0]; a["retryCount"] != float64(3) {
+				t.Fatalf("retryCount %v, want 3 (two failures, one success)", a["retryCount"])
+			}
+			body, h := flaky.last()
+			mac := hmac.New(sha256.New, []byte("test-secret"))
+			mac.Write([]byte(h.Get("X-Quire-Timestamp") + "."))
+			mac.Write(body)
+			if h.Get("X-Quire-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+				t.Fatalf("bad signature %q", h.Get("X-Quire-Signature"))
+			}
+			var ev struct {
+				Documents []map[string]any `json:"documents"`
+			}
+			if err := json.Unmarshal(body, &ev); err != nil || len(ev.Documents) != 1 || ev.Documents[0]["documentId"] != id {
+				t.Fatalf("webhook body %s", body)
+			}
+			if u, _ := ev.Documents[0]["url"].(string); !strings.HasPrefix(u, s.URL) {
+				t.Fatalf("webhook url %q", u)
+			}
+
+			gone := newReceiver(t, 404)
+			id2 := addDoc(t, s, tok, site.query, map[string]any{"path": "hook2.txt", "content": "x",
+				"actions": []map[string]any{
+					{"type": "WEBHOOK", "parameters": map[string]any{"url": gone.URL}},
+					{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
+				}})
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				st := waitActionsOnce(t, s, tok, site.query, id2)
+				if equalStrings(st, []string{"FAILED", "PENDING"}) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("statuses %v, want FAILED, PENDING", st)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			a := actions(t, s, tok, site.query, id2)[0]
+			if !strings.Contains(a["message"].(string), "404") || gone.calls.Load() != 1 {
+				t.Fatalf("failed action %v after %d calls", a, gone.calls.Load())
+			}
+			r := s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=FAILED"), nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), id2) || strings.Contains(string(r.Body), id+`"`) {
+				t.Fatalf("actionStatus=FAILED listing: %s", r.Body)
+			}
+			mustBody(t, s.Do(http.MethodPost, "/documents/"+id2+"/actions/retry"+site.query, nil, tok), `{"message":"Actions retrying"}`)
+			if st := waitActions(t, s, tok, site.query, id2); !equalStrings(st, []string{"FAILED_RETRY", "COMPLETE", "COMPLETE"}) {
+				t.Fatalf("after retry: %v", st)
+			}
+			r = s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=FAILED"), nil, tok)
+			if strings.Contains(string(r.Body), id2) {
+				t.Fatalf("still listed as FAILED: %s", r.Body)
+			}
+		})
+	}
+}
+
+// waitActionsOnce returns the current statuses without waiting.
+func waitActionsOnce(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
+	var st []string
+	for _, a := range actions(t, s, tok, site, id) {
+		st = append(st, a["status"].(string))
+	}
+	return st
+}
+
+// TestActions_MoveDeleteQueue: MOVE never overwrites a document of the same
+// name, DELETE soft-deletes, QUEUE leaves the document IN_QUEUE and listed
+// in its queue.
+func TestActions_MoveDeleteQueue(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			there := addDoc(t, s, tok, site.query, map[string]any{"path": "archive/report.txt", "content": "old"})
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/report.txt", "content": "new",
+				"actions": []map[string]any{{"type": "MOVE", "parameters": map[string]any{"path": "archive/"}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("move: %v", st)
+			}
+			if p := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)["path"]; p != "archive/report ("+id+").txt" {
+				t.Fatalf("moved path %v", p)
+			}
+			if p := s.Do(http.MethodGet, "/documents/"+there+site.query, nil, tok).JSON(t)["path"]; p != "archive/report.txt" {
+				t.Fatalf("existing document path %v", p)
+			}
+
+			del := addDoc(t, s, tok, site.query, map[string]any{"path": "tmp/x.txt", "content": "x",
+				"actions": []map[string]any{{"type": "DELETE", "parameters": map[string]any{"deleteType": "SOFT_DELETE"}}}})
+			if st := waitActions(t, s, tok, site.query, del); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("delete: %v", st)
+			}
+			r := s.Do(http.MethodGet, "/documents"+q(site.query, "softDeleted=true"), nil, tok)
+			if !strings.Contains(string(r.Body), del) {
+				t.Fatalf("soft-deleted list lacks %s: %s", del, r.Body)
+			}
+
+			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Approvals"}, tok)
+			mustStatus(t, qr, http.StatusCreated)
+			qid := qr.JSON(t)["queueId"].(string)
+			qd := addDoc(t, s, tok, site.query, map[string]any{"path": "approve/me.txt", "content": "x",
+				"actions": []map[string]any{{"type": "QUEUE", "queueId": qid}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}})
+			deadline := time.Now().Add(30 * time.Second)
+			for !equalStrings(waitActionsOnce(t, s, tok, site.query, qd), []string{"IN_QUEUE", "PENDING"}) {
+				if time.Now().After(deadline) {
+					t.Fatalf("queue: %v", waitActionsOnce(t, s, tok, site.query, qd))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			r = s.Do(http.MethodGet, "/queues/"+qid+"/documents"+site.query, nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), qd) {
+				t.Fatalf("queue documents: %s", r.Body)
+			}
+			r = s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=IN_QUEUE"), nil, tok)
+			if !strings.Contains(string(r.Body), qd) {
+				t.Fatalf("IN_QUEUE listing: %s", r.Body)
+			}
+			runSteps(t, s, tok, site.query, []step{
+				{"get queue", "GET", "/queues/" + qid, nil, 200, `~"name":"Approvals"`},
+				{"list queues", "GET", "/queues", nil, 200, `~"queueId":"` + qid + `"`},
+				{"queue not empty", "DELETE", "/queues/" + qid, nil, 400, ""},
+				{"no name", "POST", "/queues", map[string]any{}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
+				{"unknown queue", "GET", "/queues/nope", nil, 404, ""},
+			})
+		})
+	}
+}
+
+// TestActions_EventBus posts a CloudEvents JSON event to the configured bus.
+func TestActions_EventBus(t *testing.T) {
+	bus := newReceiver(t)
+	s := pipelineServer(t, func(c *node.Config) {
+		c.Pipeline.Engines.EventBuses = map[string]string{"office-bus": bus.URL + "/events"}
+	})
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "e.txt", "content": "x",
+				"actions": []map[string]any{{"type": "EVENTBRIDGE", "parameters": map[string]any{"eventBusName": "office-bus"}}, {"type": "EVENTBUS", "parameters": map[string]any{"eventBusName": "nowhere"}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "FAILED"}) {
+				t.Fatalf("statuses %v", st)
+			}
+			body, h := bus.last()
+			var ev map[string]any
+			if err := json.Unmarshal(body, &ev); err != nil || ev["specversion"] != "1.0" || ev["subject"] != id || h.Get("Content-Type") != "application/cloudevents+json" {
+				t.Fatalf("event %s (%v)", body, h.Get("Content-Type"))
+			}
+			if m := actions(t, s, tok, site.query, id)[1]["message"]; m != "event bus 'nowhere' is not configured" {
+				t.Fatalf("message %v", m)
+			}
+		})
+	}
+}

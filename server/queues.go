@@ -1,0 +1,120 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// handleAddQueue serves POST /queues.
+func (s *Server) handleAddQueue(r *reqCtx) error {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Name == "" {
+		return invalid("name", "'name' is required")
+	}
+	q := storage.Queue{QueueID: uuid.NewString(), Name: in.Name}
+	if _, err := s.apply(r, storage.OpAddQueue, q); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"queueId": q.QueueID})
+}
+
+func queueJSON(q *storage.Queue) map[string]any {
+	return map[string]any{"queueId": q.QueueID, "name": q.Name, "insertedDate": formatDate(q.InsertedDate), "userId": q.UserID}
+}
+
+// handleGetQueues serves GET /queues.
+func (s *Server) handleGetQueues(r *reqCtx) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "qu")
+	if err != nil {
+		return err
+	}
+	list, next, err := s.db.Queues(r.site, after, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for i := range list {
+		out = append(out, queueJSON(&list[i]))
+	}
+	res := map[string]any{"queues": out}
+	if next != "" {
+		res["next"] = keyToken("qu", next)
+	}
+	return r.JSON(res)
+}
+
+// handleGetQueue serves GET /queues/{queueId}.
+func (s *Server) handleGetQueue(r *reqCtx) error {
+	q, err := s.db.GetQueue(r.site, pathParam(r, "queueId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(queueJSON(q))
+}
+
+// handleDeleteQueue serves DELETE /queues/{queueId}.
+func (s *Server) handleDeleteQueue(r *reqCtx) error {
+	if _, err := s.apply(r, storage.OpDeleteQueue, storage.Queue{QueueID: pathParam(r, "queueId")}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Queue deleted"})
+}
+
+// handleGetQueueDocuments serves GET /queues/{queueId}/documents: the
+// documents a QUEUE action put there (FormKiQ's WorkflowDocument).
+func (s *Server) handleGetQueueDocuments(r *reqCtx) error {
+	id := pathParam(r, "queueId")
+	if _, err := s.db.GetQueue(r.site, id); err != nil {
+		return err
+	}
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "qd")
+	if err != nil {
+		return err
+	}
+	list, next, err := s.db.QueueDocuments(r.site, id, after, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, q := range list {
+		d, err := s.db.GetDocument(r.site, q.DocumentID)
+		if err != nil {
+			continue
+		}
+		if !s.docAllows(r, d.Path, storage.FolderRead) {
+			continue
+		}
+		m := documentJSON(d)
+		m["queueId"] = q.QueueID
+		m["queueInsertedDate"] = formatDate(q.InsertedDate)
+		out = append(out, m)
+	}
+	res := map[string]any{"documents": out}
+	if next != "" {
+		res["next"] = keyToken("qd", next)
+	}
+	return r.JSON(res)
+}
+
+func (s *Server) queueExists(site, id string) bool {
+	_, err := s.db.GetQueue(site, id)
+	return err == nil
+}

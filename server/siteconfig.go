@@ -1,0 +1,141 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+
+	"quire/storage"
+)
+
+// handleGetSiteConfig serves GET /sites/{siteId}/configuration. Secrets
+// (API keys, SMTP password) are masked.
+func (s *Server) handleGetSiteConfig(r *reqCtx) error {
+	c, err := s.db.SiteConfig(r.site)
+	if err != nil {
+		return err
+	}
+	out := *c
+	out.ChatGptAPIKey = mask(c.ChatGptAPIKey)
+	if c.LLM != nil {
+		l := *c.LLM
+		l.APIKey = mask(l.APIKey)
+		out.LLM = &l
+	}
+	if c.Notification != nil && c.Notification.SMTP != nil {
+		n := *c.Notification
+		smtp := *n.SMTP
+		smtp.Password = mask(smtp.Password)
+		n.SMTP = &smtp
+		out.Notification = &n
+	}
+	return r.JSON(out)
+}
+
+// mask shows the last four characters of a secret.
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) <= 8 {
+		return "****"
+	}
+	return "****" + s[len(s)-4:]
+}
+
+// handleUpdateSiteConfig serves PATCH /sites/{siteId}/configuration: the
+// sections given replace the stored ones; a secret sent back masked keeps
+// its stored value.
+func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
+	var raw map[string]json.RawMessage
+	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var in storage.SiteConfig
+	b, _ := json.Marshal(raw)
+	if err := json.Unmarshal(b, &in); err != nil {
+		return invalid("", "invalid configuration: "+err.Error())
+	}
+	cur, err := s.db.SiteConfig(r.site)
+	if err != nil {
+		return err
+	}
+	next := *cur
+	set := func(k string, apply func()) {
+		if _, ok := raw[k]; ok {
+			apply()
+		}
+	}
+	keep := func(given, stored string) string {
+		if strings.HasPrefix(given, "****") {
+			return stored
+		}
+		return given
+	}
+	set("chatGptApiKey", func() { next.ChatGptAPIKey = keep(in.ChatGptAPIKey, cur.ChatGptAPIKey) })
+	set("maxContentLengthBytes", func() { next.MaxContentLengthBytes = in.MaxContentLengthBytes })
+	set("maxDocuments", func() { next.MaxDocuments = in.MaxDocuments })
+	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
+	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
+	set("document", func() { next.Document = in.Document })
+	set("ocr", func() { next.Ocr = in.Ocr })
+	set("google", func() { next.Google = in.Google })
+	set("docusign", func() { next.Docusign = in.Docusign })
+	var errs []storage.ValidationItem
+	set("notification", func() {
+		next.Notification = in.Notification
+		n := in.Notification
+		if n == nil {
+			return
+		}
+		if n.Email != "" && !validEmail(n.Email) {
+			errs = append(errs, storage.ValidationItem{Key: "notification.email", Msg: "invalid 'email'"})
+		}
+		switch n.Provider {
+		case "", "SMTP", "SES":
+		default:
+			errs = append(errs, storage.ValidationItem{Key: "notification.provider", Msg: "invalid 'provider'"})
+		}
+		if n.SMTP != nil {
+			if n.SMTP.Host == "" {
+				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.host", Msg: "'host' is required"})
+			}
+			if n.SMTP.Port < 1 || n.SMTP.Port > 65535 {
+				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.port", Msg: "invalid 'port'"})
+			}
+			switch n.SMTP.ConnectionSecurity {
+			case "", "STARTTLS", "IMPLICIT_TLS", "NONE":
+			default:
+				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.connectionSecurity", Msg: "invalid 'connectionSecurity'"})
+			}
+			if cur.Notification != nil && cur.Notification.SMTP != nil {
+				n.SMTP.Password = keep(n.SMTP.Password, cur.Notification.SMTP.Password)
+			}
+		}
+	})
+	set("llm", func() {
+		next.LLM = in.LLM
+		if in.LLM != nil && cur.LLM != nil {
+			next.LLM.APIKey = keep(in.LLM.APIKey, cur.LLM.APIKey)
+		}
+		if in.LLM != nil && in.LLM.URL != "" && !strings.HasPrefix(in.LLM.URL, "http://") && !strings.HasPrefix(in.LLM.URL, "https://") {
+			errs = append(errs, storage.ValidationItem{Key: "llm.url", Msg: "invalid 'url'"})
+		}
+	})
+	if next.NotificationEmail != "" && !validEmail(next.NotificationEmail) {
+		errs = append(errs, storage.ValidationItem{Key: "notificationEmail", Msg: "invalid 'notificationEmail'"})
+	}
+	if len(errs) > 0 {
+		return &storage.ValidationError{Items: errs}
+	}
+	if _, err := s.apply(r, storage.OpSetSiteConfig, next); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Config saved"})
+}
+
+// notificationConfigured reports whether NOTIFICATION actions of a site
+// have a sender address (and the server or site a mail server).
+func (s *Server) notificationConfigured(site string) bool {
+	c, err := s.db.SiteConfig(site)
+	return err == nil && c.FromEmail() != ""
+}

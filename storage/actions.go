@@ -1,0 +1,564 @@
+package storage
+
+import (
+	"github.com/dgraph-io/badger/v4"
+
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Action statuses (FormKiQ's DocumentActionStatus).
+const (
+	ActionPending         = "PENDING"
+	ActionRunning         = "RUNNING"
+	ActionComplete        = "COMPLETE"
+	ActionAsyncComplete   = "ASYNC_COMPLETE"
+	ActionFailed          = "FAILED"
+	ActionSkipped         = "SKIPPED"
+	ActionInQueue         = "IN_QUEUE"
+	ActionFailedRetry     = "FAILED_RETRY"
+	ActionWaitingForRetry = "WAITING_FOR_RETRY"
+	ActionMaxRetries      = "MAX_RETRIES_REACHED"
+)
+
+// DefaultMaxRetries is the number of attempts an action gets when its
+// engine keeps failing with a transient error.
+const DefaultMaxRetries = 3
+
+// Action is a document action as stored. Actions of a document run in key
+// order; a retry of a failed action (POST /actions/retry) gets the key
+// right after the one it retries, so it keeps its place in the chain.
+type Action struct {
+	Seq            int               `json:"seq"`
+	Retry          int               `json:"retry,omitempty"`
+	Type           string            `json:"type"`
+	Status         string            `json:"status"`
+	Parameters     json.RawMessage   `json:"parameters,omitempty"`
+	QueueID        string            `json:"queueId,omitempty"`
+	WorkflowID     string            `json:"workflowId,omitempty"`
+	WorkflowStepID string            `json:"workflowStepId,omitempty"`
+	UserID         string            `json:"userId,omitempty"`
+	InsertedDate   time.Time         `json:"insertedDate"`
+	StartDate      *time.Time        `json:"startDate,omitempty"`
+	CompletedDate  *time.Time        `json:"completedDate,omitempty"`
+	Message        string            `json:"message,omitempty"`
+	RetryCount     int               `json:"retryCount"`
+	MaxRetries     int               `json:"maxRetries,omitempty"`
+	NextAttempt    *time.Time        `json:"nextAttempt,omitempty"`
+	Metadata       map[string]string `json:"metadata,omitempty"`
+}
+
+// ID names the action within its document ("000003", or "000003.001" for
+// the first retry of action 3).
+func (a *Action) ID() string { return actionID(a.Seq, a.Retry) }
+
+func actionID(seq, retry int) string {
+	if retry == 0 {
+		return fmt.Sprintf("%06d", seq)
+	}
+	return fmt.Sprintf("%06d.%03d", seq, retry)
+}
+
+// ActionDone reports statuses after which the next action may run.
+func ActionDone(s string) bool {
+	switch s {
+	case ActionComplete, ActionAsyncComplete, ActionSkipped, ActionFailedRetry:
+		return true
+	}
+	return false
+}
+
+// ActionRunnable reports statuses a worker picks up (RUNNING: the process
+// stopped while it ran).
+func ActionRunnable(s string) bool {
+	switch s {
+	case ActionPending, ActionRunning, ActionWaitingForRetry:
+		return true
+	}
+	return false
+}
+
+// ListableActionStatuses are the values GET /documents?actionStatus= takes.
+var ListableActionStatuses = []string{ActionFailed, ActionInQueue, ActionPending, ActionRunning, ActionSkipped, ActionFailedRetry}
+
+// contentReady reports whether a document's actions may run: its content
+// is there and typed (or it never has content), and it is not in the trash.
+func contentReady(d *Document) bool {
+	if d.DeletedDate != nil {
+		return false
+	}
+	if d.DeepLinkPath != "" || d.ResourceType == ResourceDossier {
+		return true
+	}
+	return d.HasContent && !d.DetectContentType
+}
+
+// putDoc writes a document record and, for documents with actions, keeps
+// the action queue and the action status index in step with it. Every
+// write of a document record goes through here.
+func putDoc(t *tx, d *Document) error {
+	if d.ActionSeq > 0 {
+		if err := refreshActions(t, d); err != nil {
+			return err
+		}
+	}
+	return t.setJSON(docKey(d.SiteID, d.DocumentID), d)
+}
+
+// refreshActions recomputes whether d has an action a worker can run now
+// (the aq/ key, whose value is the earliest time to run it) and which
+// action statuses it has (the as/ index).
+func refreshActions(t *tx, d *Document) error {
+	var next *Action
+	statuses := map[string]bool{}
+	err := t.each(actionPrefix(d.SiteID, d.DocumentID), func(_, v []byte) error {
+		var a Action
+		if err := json.Unmarshal(v, &a); err != nil {
+			return err
+		}
+		statuses[a.Status] = true
+		if next == nil && !ActionDone(a.Status) {
+			next = &a
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	qk := actionQueueKey(d.SiteID, d.DocumentID)
+	queued, err := t.exists(qk)
+	if err != nil {
+		return err
+	}
+	if next != nil && ActionRunnable(next.Status) && contentReady(d) {
+		at := time.Time{}
+		if next.Status == ActionWaitingForRetry && next.NextAttempt != nil {
+			at = *next.NextAttempt
+		}
+		if err := t.set(qk, binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano()))); err != nil {
+			return err
+		}
+		t.queue(DocRef{Site: d.SiteID, ID: d.DocumentID}, at)
+	} else if queued {
+		if err := t.del(qk); err != nil {
+			return err
+		}
+	}
+	var now []string
+	for s := range statuses {
+		if slices.Contains(ListableActionStatuses, s) {
+			now = append(now, s)
+		}
+	}
+	slices.Sort(now)
+	for _, s := range d.ActionStatuses {
+		if !slices.Contains(now, s) {
+			if err := t.del(actionStatusKey(d.SiteID, s, d.DocumentID)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range now {
+		if !slices.Contains(d.ActionStatuses, s) {
+			if err := t.set(actionStatusKey(d.SiteID, s, d.DocumentID), nil); err != nil {
+				return err
+			}
+		}
+	}
+	d.ActionStatuses = now
+	return nil
+}
+
+// clearActions removes a deleted document's actions, queue entry, status
+// index entries, texts and results.
+func clearActions(t *tx, d *Document) error {
+	for _, p := range [][]byte{actionPrefix(d.SiteID, d.DocumentID), textPrefix(d.SiteID, d.DocumentID), resultPrefix(d.SiteID, d.DocumentID, "")} {
+		for _, k := range t.keys(p) {
+			if err := t.del(k); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range d.ActionStatuses {
+		if err := t.del(actionStatusKey(d.SiteID, s, d.DocumentID)); err != nil {
+			return err
+		}
+	}
+	if err := removeFromQueues(t, d.SiteID, d.DocumentID); err != nil {
+		return err
+	}
+	if ok, err := t.exists(actionQueueKey(d.SiteID, d.DocumentID)); err != nil || !ok {
+		return err
+	}
+	return t.del(actionQueueKey(d.SiteID, d.DocumentID))
+}
+
+// addActions appends actions to d (the caller writes d).
+func addActions(t *tx, c *Command, d *Document, actions []Action) error {
+	for i := range actions {
+		a := &actions[i]
+		a.Seq, a.Retry, a.InsertedDate = d.ActionSeq, 0, c.At
+		d.ActionSeq++
+		if a.Status == "" {
+			a.Status = ActionPending
+		}
+		if a.UserID == "" {
+			a.UserID = c.User
+		}
+		if a.MaxRetries == 0 {
+			a.MaxRetries = DefaultMaxRetries
+		}
+		if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, 0), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddActions is the payload of OpAddActions.
+type AddActions struct {
+	DocumentID string   `json:"documentId"`
+	Actions    []Action `json:"actions"`
+}
+
+// ActionRef names one action of a document.
+type ActionRef struct {
+	DocumentID string `json:"documentId"`
+	Seq        int    `json:"seq"`
+	Retry      int    `json:"retry,omitempty"`
+}
+
+// ErrNoFailedAction is returned by OpRetryActions when nothing failed.
+var ErrNoFailedAction = errors.New("Failed action not found")
+
+// ErrActionChanged is returned by OpStartAction and OpFinishAction when
+// the action is no longer in the state the worker saw (another worker, a
+// retry or a delete got there first).
+var ErrActionChanged = errors.New("action changed")
+
+func init() {
+	for op, fn := range map[Op]applyFunc{
+		OpAddActions:   applyAddActions,
+		OpRetryActions: applyRetryActions,
+		OpStartAction:  applyStartAction,
+		OpFinishAction: applyFinishAction,
+	} {
+		register(op, fn)
+	}
+}
+
+func applyAddActions(t *tx, c *Command) (any, error) {
+	p, err := decode[AddActions](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := addActions(t, c, d, p.Actions); err != nil {
+		return nil, err
+	}
+	return nil, putDoc(t, d)
+}
+
+// applyRetryActions marks every FAILED or MAX_RETRIES_REACHED action
+// FAILED_RETRY and adds a PENDING copy right after it.
+func applyRetryActions(t *tx, c *Command) (any, error) {
+	p, err := decode[DocumentRef](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	var acts []Action
+	if err := t.each(actionPrefix(c.Site, d.DocumentID), func(_, v []byte) error {
+		var a Action
+		if err := json.Unmarshal(v, &a); err != nil {
+			return err
+		}
+		acts = append(acts, a)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	n := 0
+	for i, a := range acts {
+		if a.Status != ActionFailed && a.Status != ActionMaxRetries {
+			continue
+		}
+		retry := a.Retry + 1
+		for _, b := range acts[i+1:] {
+			if b.Seq == a.Seq && b.Retry >= retry {
+				retry = b.Retry + 1
+			}
+		}
+		a.Status = ActionFailedRetry
+		if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
+			return nil, err
+		}
+		b := Action{Seq: a.Seq, Retry: retry, Type: a.Type, Status: ActionPending, Parameters: a.Parameters,
+			QueueID: a.QueueID, WorkflowID: a.WorkflowID, WorkflowStepID: a.WorkflowStepID, UserID: c.User,
+			InsertedDate: c.At, MaxRetries: a.MaxRetries, Metadata: a.Metadata}
+		if err := t.setJSON(actionKey(c.Site, d.DocumentID, b.Seq, b.Retry), b); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, ErrNoFailedAction
+	}
+	return nil, putDoc(t, d)
+}
+
+func loadAction(t *tx, site string, r ActionRef) (*Document, *Action, error) {
+	d, err := getDoc(t, site, r.DocumentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var a Action
+	if err := t.getJSON(actionKey(site, r.DocumentID, r.Seq, r.Retry), &a); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil, ErrActionChanged
+		}
+		return nil, nil, err
+	}
+	return d, &a, nil
+}
+
+// applyStartAction marks a runnable action RUNNING and counts the attempt.
+// An action that already used all its attempts (a crash while it ran, over
+// and over) becomes MAX_RETRIES_REACHED instead; the result says which.
+func applyStartAction(t *tx, c *Command) (any, error) {
+	p, err := decode[ActionRef](c)
+	if err != nil {
+		return nil, err
+	}
+	d, a, err := loadAction(t, c.Site, *p)
+	if err != nil {
+		return nil, err
+	}
+	if !ActionRunnable(a.Status) || !contentReady(d) {
+		return nil, ErrActionChanged
+	}
+	at := c.At
+	if a.MaxRetries > 0 && a.RetryCount >= a.MaxRetries {
+		a.Status, a.CompletedDate, a.NextAttempt = ActionMaxRetries, &at, nil
+		if a.Message == "" {
+			a.Message = "the action did not finish in " + fmt.Sprint(a.RetryCount) + " attempts"
+		}
+	} else {
+		a.Status, a.StartDate, a.NextAttempt = ActionRunning, &at, nil
+		a.RetryCount++
+	}
+	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
+		return nil, err
+	}
+	return a, putDoc(t, d)
+}
+
+// FinishAction is the payload of OpFinishAction: an action's outcome and
+// everything it changes, applied in one transaction with its status.
+type FinishAction struct {
+	ActionRef
+	Status      string            `json:"status"`
+	Message     string            `json:"message,omitempty"`
+	NextAttempt *time.Time        `json:"nextAttempt,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Texts are extracted texts to keep (FULLTEXT, OCR).
+	Texts []TextRecord `json:"texts,omitempty"`
+	// Results are engine results read back by the results endpoints.
+	Results []ActionResult `json:"results,omitempty"`
+	// Then are commands applied after the status, in the same
+	// transaction: document updates, tags, attributes, deletes, new
+	// documents. Only the ops in finishOps are allowed.
+	Then []Command `json:"then,omitempty"`
+}
+
+// finishOps are the ops an action outcome may carry.
+var finishOps = map[Op]bool{
+	OpUpdateDocument: true, OpSetTags: true, OpSetDocAttributes: true, OpSoftDelete: true,
+	OpDeleteDocument: true, OpAddDocuments: true, OpAddActions: true, OpPutChunks: true, OpQueueDocument: true,
+}
+
+func applyFinishAction(t *tx, c *Command) (any, error) {
+	p, err := decode[FinishAction](c)
+	if err != nil {
+		return nil, err
+	}
+	d, a, err := loadAction(t, c.Site, p.ActionRef)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != ActionRunning {
+		return nil, ErrActionChanged
+	}
+	at := c.At
+	a.Status, a.Message, a.NextAttempt = p.Status, p.Message, p.NextAttempt
+	if p.Status != ActionWaitingForRetry && p.Status != ActionInQueue {
+		a.CompletedDate = &at
+	}
+	for k, v := range p.Metadata {
+		if a.Metadata == nil {
+			a.Metadata = map[string]string{}
+		}
+		a.Metadata[k] = v
+	}
+	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
+		return nil, err
+	}
+	for _, tr := range p.Texts {
+		tr.InsertedDate, tr.UserID = c.At, a.UserID
+		if err := t.setJSON(textKey(c.Site, d.DocumentID, tr.Kind), tr); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.Results {
+		r.InsertedDate, r.UserID = c.At, a.UserID
+		if err := t.setJSON(resultKey(c.Site, d.DocumentID, r.Kind, r.Name), r); err != nil {
+			return nil, err
+		}
+	}
+	if err := putDoc(t, d); err != nil {
+		return nil, err
+	}
+	for i := range p.Then {
+		sub := &p.Then[i]
+		if !finishOps[sub.Op] {
+			return nil, fmt.Errorf("finish action: op %s not allowed", sub.Op)
+		}
+		sub.Site, sub.At = c.Site, c.At
+		if sub.User == "" {
+			sub.User = c.User
+		}
+		if _, err := appliers[sub.Op](t, sub); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// TextRecord is text extracted from a document's content. ContentSHA
+// names the content it was extracted from: after new content is uploaded
+// the record is stale and readers ignore it.
+type TextRecord struct {
+	Kind         string    `json:"kind"` // "fulltext" or "ocr"
+	ContentSHA   string    `json:"contentSha256"`
+	Text         string    `json:"text"`
+	ContentType  string    `json:"contentType,omitempty"`
+	Engine       string    `json:"engine,omitempty"`
+	UserID       string    `json:"userId,omitempty"`
+	InsertedDate time.Time `json:"insertedDate"`
+}
+
+// Text kinds.
+const (
+	TextFulltext = "fulltext"
+	TextOCR      = "ocr"
+)
+
+// ActionResult is an engine's result for a document (antivirus scans,
+// data classifications, metadata extractions, AI prompts, notifications).
+type ActionResult struct {
+	Kind         string          `json:"kind"`
+	Name         string          `json:"name"`
+	Value        json.RawMessage `json:"value"`
+	UserID       string          `json:"userId,omitempty"`
+	InsertedDate time.Time       `json:"insertedDate"`
+}
+
+// Text returns the extracted text of kind for a document's current
+// content, or nil when there is none.
+func (d *DB) Text(site, doc, kind string) (*TextRecord, error) {
+	var out *TextRecord
+	err := d.view(func(t *tx) error {
+		dc, err := getDoc(t, site, doc)
+		if err != nil {
+			return err
+		}
+		var tr TextRecord
+		if err := t.getJSON(textKey(site, doc, kind), &tr); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+		if tr.ContentSHA == dc.ContentSHA256 {
+			out = &tr
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Results returns a document's results of kind (all names, in name order).
+func (d *DB) Results(site, doc, kind string) ([]ActionResult, error) {
+	var out []ActionResult
+	err := d.view(func(t *tx) error {
+		return t.each(resultPrefix(site, doc, kind), func(_, v []byte) error {
+			var r ActionResult
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// GetAction returns one action of a document.
+func (d *DB) GetAction(site string, r ActionRef) (*Action, error) {
+	var a Action
+	err := d.view(func(t *tx) error { return t.getJSON(actionKey(site, r.DocumentID, r.Seq, r.Retry), &a) })
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// QueuedDoc is a document with an action to run, not before At.
+type QueuedDoc struct {
+	DocRef
+	At time.Time
+}
+
+// ActionQueue calls fn for every document with an action to run.
+func (d *DB) ActionQueue(fn func(QueuedDoc) error) error {
+	return d.view(func(t *tx) error {
+		return t.each([]byte(pfxActionQueue), func(k, v []byte) error {
+			rest := strings.TrimPrefix(string(k), pfxActionQueue)
+			site, doc, ok := strings.Cut(rest, "/")
+			if !ok || len(v) != 8 {
+				return nil
+			}
+			return fn(QueuedDoc{DocRef{site, doc}, time.Unix(0, int64(binary.BigEndian.Uint64(v)))})
+		})
+	})
+}
+
+// DocsWithActionStatus returns up to limit documents of a site having an
+// action in status, after the document id after.
+func (d *DB) DocsWithActionStatus(site, status, after string, limit int) ([]string, error) {
+	var out []string
+	prefix := actionStatusPrefix(site, status)
+	err := d.view(func(t *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = prefix
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(append(slices.Clip(prefix), after+"\x00"...)); it.ValidForPrefix(prefix) && len(out) < limit; it.Next() {
+			out = append(out, string(it.Item().Key()[len(prefix):]))
+		}
+		return nil
+	})
+	return out, err
+}

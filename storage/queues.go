@@ -1,0 +1,175 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Queue is a workflow queue: QUEUE actions put documents in it.
+type Queue struct {
+	QueueID      string    `json:"queueId"`
+	Name         string    `json:"name"`
+	InsertedDate time.Time `json:"insertedDate"`
+	UserID       string    `json:"userId,omitempty"`
+}
+
+// QueuedDocument is a document waiting in a queue.
+type QueuedDocument struct {
+	DocumentID   string    `json:"documentId"`
+	QueueID      string    `json:"queueId"`
+	Seq          int       `json:"seq"`
+	Retry        int       `json:"retry,omitempty"`
+	InsertedDate time.Time `json:"insertedDate"`
+}
+
+func queueNotFound(id string) error {
+	return &NotFoundError{Msg: fmt.Sprintf("Queue '%s' not found", id)}
+}
+
+// QueueDocument is the payload of OpQueueDocument: put a document (for
+// its QUEUE action) into a queue.
+type QueueDocument struct {
+	QueueID    string `json:"queueId"`
+	DocumentID string `json:"documentId"`
+	Seq        int    `json:"seq"`
+	Retry      int    `json:"retry,omitempty"`
+}
+
+func init() {
+	for op, fn := range map[Op]applyFunc{
+		OpAddQueue:      applyAddQueue,
+		OpDeleteQueue:   applyDeleteQueue,
+		OpQueueDocument: applyQueueDocument,
+	} {
+		register(op, fn)
+	}
+}
+
+func applyAddQueue(t *tx, c *Command) (any, error) {
+	p, err := decode[Queue](c)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, Invalid("name", "'name' is required")
+	}
+	p.InsertedDate, p.UserID = c.At, c.User
+	if err := t.setJSON(queueKey(c.Site, p.QueueID), p); err != nil {
+		return nil, err
+	}
+	return nil, ensureSite(t, c)
+}
+
+func applyDeleteQueue(t *tx, c *Command) (any, error) {
+	p, err := decode[Queue](c)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := t.exists(queueKey(c.Site, p.QueueID)); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, queueNotFound(p.QueueID)
+	}
+	if t.firstKey(queueDocPrefix(c.Site, p.QueueID)) != nil {
+		return nil, Invalid("queueId", "queue has documents")
+	}
+	return nil, t.del(queueKey(c.Site, p.QueueID))
+}
+
+func applyQueueDocument(t *tx, c *Command) (any, error) {
+	p, err := decode[QueueDocument](c)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := t.exists(queueKey(c.Site, p.QueueID)); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, Invalid("queueId", "'queueId' does not exist")
+	}
+	q := QueuedDocument{DocumentID: p.DocumentID, QueueID: p.QueueID, Seq: p.Seq, Retry: p.Retry, InsertedDate: c.At}
+	return nil, t.setJSON(queueDocKey(c.Site, p.QueueID, p.DocumentID), q)
+}
+
+// removeFromQueues takes a deleted document out of every queue.
+func removeFromQueues(t *tx, site, doc string) error {
+	return t.each(queuePrefix(site), func(_, v []byte) error {
+		var q Queue
+		if err := json.Unmarshal(v, &q); err != nil {
+			return err
+		}
+		k := queueDocKey(site, q.QueueID, doc)
+		if ok, err := t.exists(k); err != nil || !ok {
+			return err
+		}
+		return t.del(k)
+	})
+}
+
+// GetQueue returns one queue.
+func (d *DB) GetQueue(site, id string) (*Queue, error) {
+	var q Queue
+	err := d.view(func(t *tx) error { return t.getJSON(queueKey(site, id), &q) })
+	if errors.Is(err, ErrNotFound) {
+		return nil, queueNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// Queues lists a site's queues by id after after.
+func (d *DB) Queues(site, after string, limit int) ([]Queue, string, error) {
+	var out []Queue
+	var next string
+	err := d.view(func(t *tx) error {
+		return t.each(queuePrefix(site), func(_, v []byte) error {
+			var q Queue
+			if err := json.Unmarshal(v, &q); err != nil {
+				return err
+			}
+			if after != "" && q.QueueID <= after {
+				return nil
+			}
+			if limit > 0 && len(out) == limit {
+				next = out[len(out)-1].QueueID
+				return errStop
+			}
+			out = append(out, q)
+			return nil
+		})
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, next, err
+}
+
+// QueueDocuments lists the documents in a queue by id after after.
+func (d *DB) QueueDocuments(site, queueID, after string, limit int) ([]QueuedDocument, string, error) {
+	var out []QueuedDocument
+	var next string
+	err := d.view(func(t *tx) error {
+		return t.each(queueDocPrefix(site, queueID), func(_, v []byte) error {
+			var q QueuedDocument
+			if err := json.Unmarshal(v, &q); err != nil {
+				return err
+			}
+			if after != "" && q.DocumentID <= after {
+				return nil
+			}
+			if limit > 0 && len(out) == limit {
+				next = out[len(out)-1].DocumentID
+				return errStop
+			}
+			out = append(out, q)
+			return nil
+		})
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, next, err
+}
