@@ -31,8 +31,21 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-deps: ## install what the tests need (nothing outside Go yet)
-	@true
+# Engines the action pipeline's tests run for real: program -> Debian package.
+ENGINES := tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils soffice:libreoffice-writer-nogui
+
+deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
+	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
+	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else \
+		echo "missing engines, install with: sudo apt-get install $$missing"; \
+		if [ "$$CI" = true ]; then exit 1; fi; \
+	fi
 
 test: deps fmt-check vet ## gofmt, go vet and all tests with the race detector
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...

@@ -444,3 +444,21 @@ func ocrKeyValues(text string) []map[string]any {
 	}
 	return out
 }
+
+// handleGetMalwareScan serves GET /documents/{id}/malwareScan: the scans of
+// ANTIVIRUS and MALWARE_SCAN actions, newest first.
+func (s *Server) handleGetMalwareScan(r *reqCtx) error {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	res, err := s.db.Results(r.site, d.DocumentID, "malwareScan")
+	if err != nil {
+		return err
+	}
+	list := make([]json.RawMessage, 0, len(res))
+	for i := len(res) - 1; i >= 0; i-- {
+		list = append(list, res[i].Value)
+	}
+	return r.JSON(map[string]any{"malwareScanResults": list})
+}

@@ -57,6 +57,7 @@ func (s *Server) routes() {
 	api.Post("/documents/:documentId/actions/retry", q(write, s.handleRetryDocumentActions))
 	api.Get("/documents/:documentId/fulltext", q(read, s.handleGetDocumentFulltext))
 	api.Get("/documents/:documentId/ocr", q(read, s.handleGetDocumentOcr))
+	api.Get("/documents/:documentId/malwareScan", q(read, s.handleGetMalwareScan))
 	api.Get("/queues", q(read, s.handleGetQueues))
 	api.Post("/queues", q(govern, s.handleAddQueue))
 	api.Get("/queues/:queueId", q(read, s.handleGetQueue))

@@ -1,0 +1,141 @@
+package quiretest
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"strings"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
+)
+
+// TextImage renders lines of black text on white, large enough for OCR.
+func TextImage(lines ...string) image.Image {
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		panic(err)
+	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: 36, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		panic(err)
+	}
+	defer face.Close()
+	const lineH, margin = 56, 40
+	w := 0
+	for _, l := range lines {
+		w = max(w, font.MeasureString(face, l).Ceil())
+	}
+	img := image.NewRGBA(image.Rect(0, 0, w+2*margin, len(lines)*lineH+2*margin))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	d := &font.Drawer{Dst: img, Src: image.NewUniform(color.Black), Face: face}
+	for i, l := range lines {
+		d.Dot = fixed.P(margin, margin+(i+1)*lineH-16)
+		d.DrawString(l)
+	}
+	return img
+}
+
+// PNG encodes an image as PNG.
+func PNG(img image.Image) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// ImagePDF wraps an image into a one-page PDF without a text layer (what a
+// scanner produces).
+func ImagePDF(img image.Image) []byte {
+	var jb bytes.Buffer
+	if err := jpeg.Encode(&jb, img, &jpeg.Options{Quality: 90}); err != nil {
+		panic(err)
+	}
+	w, h := img.Bounds().Dx(), img.Bounds().Dy()
+	content := fmt.Sprintf("q %d 0 0 %d 0 0 cm /Im0 Do Q", w, h)
+	return buildPDF(w, h, []string{
+		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", w, h, jb.Len(), jb.String()),
+	}, content, "/XObject << /Im0 5 0 R >>")
+}
+
+// TextPDF makes a one-page PDF whose lines are real text (Helvetica).
+func TextPDF(lines ...string) []byte {
+	var c strings.Builder
+	c.WriteString("BT /F1 14 Tf 50 750 Td 18 TL\n")
+	for _, l := range lines {
+		l = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l)
+		fmt.Fprintf(&c, "(%s) Tj T*\n", l)
+	}
+	c.WriteString("ET")
+	return buildPDF(612, 792, []string{"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}, c.String(), "/Font << /F1 5 0 R >>")
+}
+
+// buildPDF writes a one-page PDF: catalog 1, pages 2, page 3, content 4,
+// then extra objects from 5 on.
+func buildPDF(w, h int, extra []string, content, resources string) []byte {
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents 4 0 R /Resources << %s >> >>", w, h, resources),
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+	}
+	objs = append(objs, extra...)
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offs := make([]int, len(objs))
+	for i, o := range objs {
+		offs[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+// DOCX makes a minimal Word document with one paragraph per line.
+func DOCX(paragraphs ...string) []byte {
+	var body strings.Builder
+	for _, p := range paragraphs {
+		fmt.Fprintf(&body, `<w:p><w:r><w:t xml:space="preserve">%s</w:t></w:r></w:p>`, xmlEscape(p))
+	}
+	files := map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"_rels/.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+		"word/document.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` + body.String() + `</w:body></w:document>`,
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range []string{"[Content_Types].xml", "_rels/.rels", "word/document.xml"} {
+		w, err := zw.Create(name)
+		if err != nil {
+			panic(err)
+		}
+		w.Write([]byte(files[name]))
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// EICAR is the antivirus test file every scanner detects.
+const EICAR = `X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`

@@ -1,0 +1,143 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"quire/node"
+	"quire/quiretest"
+)
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// TestActions_OCR reads rendered text with tesseract from a PNG and from a
+// scanned (image-only) PDF. With addPdfDetectedCharactersAsText the PDF is
+// rewritten with a text layer, and a FULLTEXT after the OCR indexes the OCR
+// text (FormKiQ #172).
+func TestActions_OCR(t *testing.T) {
+	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
+	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
+	quiretest.NeedProgram(t, "ocrmypdf", "ocrmypdf")
+	pdftotext := quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
+	s := pipelineServer(t)
+	tok := s.Admin()
+	img := quiretest.TextImage("Quarterly invoice", "Customer Globex Corporation", "Total 4200 dollars")
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			png := addDoc(t, s, tok, site.query, map[string]any{"path": "scans/invoice.png", "contentType": "image/png", "isBase64": true,
+				"content": b64(quiretest.PNG(img)), "actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}}, {"type": "FULLTEXT"}}})
+			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "scans/invoice.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.ImagePDF(img)), "actions": []map[string]any{
+					{"type": "OCR", "parameters": map[string]any{"ocrEngine": "tesseract", "ocrNumberOfPages": "-1", "addPdfDetectedCharactersAsText": "true"}},
+					{"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "-1"}}}})
+			for _, id := range []string{png, pdf} {
+				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+					t.Fatalf("%s: %v %v", id, st, actions(t, s, tok, site.query, id))
+				}
+				r := s.Do(http.MethodGet, "/documents/"+id+"/ocr"+site.query, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				o := r.JSON(t)
+				if data, _ := o["data"].(string); !strings.Contains(data, "Globex") || !strings.Contains(data, "Quarterly") || o["ocrStatus"] != "SUCCESSFUL" {
+					t.Fatalf("%s ocr: %s", id, r.Body)
+				}
+				ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)
+				if c, _ := ft["content"].(string); !strings.Contains(c, "Globex") {
+					t.Fatalf("%s fulltext did not use the OCR text: %v", id, ft["content"])
+				}
+			}
+			// The PDF now carries a text layer pdftotext can read.
+			r := s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.query, nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			cu, _ := r.JSON(t)["contentUrl"].(string)
+			resp, err := http.Get(cu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			buf.ReadFrom(resp.Body)
+			resp.Body.Close()
+			cmd := exec.Command(pdftotext, "-", "-")
+			cmd.Stdin = &buf
+			out, err := cmd.Output()
+			if err != nil || !strings.Contains(string(out), "Globex") {
+				t.Fatalf("rewritten PDF has no text layer: %v %q", err, out)
+			}
+			waitIndexed(t, s)
+			sr := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "Globex"}}, tok)
+			if !strings.Contains(string(sr.Body), png) || !strings.Contains(string(sr.Body), pdf) {
+				t.Fatalf("OCR text not searchable: %s", sr.Body)
+			}
+		})
+	}
+}
+
+// TestActions_FulltextFormats extracts text from a PDF with a text layer
+// (pdftotext) and from a Word document; an image without OCR is SKIPPED.
+func TestActions_FulltextFormats(t *testing.T) {
+	quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "contract.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.TextPDF("Service agreement with Umbrella Logistics", "Signed in Springfield")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+			docx := addDoc(t, s, tok, site.query, map[string]any{"path": "memo.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
+				"content": b64(quiretest.DOCX("Memo about the Shelbyville warehouse", "Second paragraph")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+			png := addDoc(t, s, tok, site.query, map[string]any{"path": "photo.png", "contentType": "image/png", "isBase64": true,
+				"content": b64(quiretest.PNG(quiretest.TextImage("x"))), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+			for id, want := range map[string]string{pdf: "Umbrella Logistics", docx: "Shelbyville warehouse\nSecond"} {
+				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				}
+				if c, _ := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)["content"].(string); !strings.Contains(c, want) {
+					t.Fatalf("fulltext %q lacks %q", c, want)
+				}
+			}
+			if st := waitActions(t, s, tok, site.query, png); !equalStrings(st, []string{"SKIPPED"}) {
+				t.Fatalf("png: %v", st)
+			}
+			waitIndexed(t, s)
+			sr := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "Shelbyville"}}, tok)
+			if !strings.Contains(string(sr.Body), docx) {
+				t.Fatalf("docx text not searchable: %s", sr.Body)
+			}
+		})
+	}
+}
+
+// TestActions_Antivirus scans with a real clamd: a clean file and the
+// EICAR test file get their verdicts as tags and malware scan results.
+func TestActions_Antivirus(t *testing.T) {
+	addr := quiretest.Clamd(t)
+	s := pipelineServer(t, func(c *node.Config) { c.Pipeline.Engines.Clamd = addr })
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			clean := addDoc(t, s, tok, site.query, map[string]any{"path": "clean.txt", "content": "nothing to see", "actions": []map[string]any{{"type": "ANTIVIRUS"}}})
+			bad := addDoc(t, s, tok, site.query, map[string]any{"path": "eicar.com", "content": quiretest.EICAR, "actions": []map[string]any{{"type": "MALWARE_SCAN"}}})
+			for id, want := range map[string][2]string{clean: {"CLEAN", "CLEAN"}, bad: {"INFECTED", "MALICIOUS"}} {
+				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				}
+				tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/CLAMAV_SCAN_STATUS"+site.query, nil, tok)
+				mustStatus(t, tag, http.StatusOK)
+				if v := tag.JSON(t)["value"]; v != want[0] {
+					t.Fatalf("scan status tag %v, want %s", v, want[0])
+				}
+				r := s.Do(http.MethodGet, "/documents/"+id+"/malwareScan"+site.query, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				res := r.JSON(t)["malwareScanResults"].([]any)
+				if len(res) != 1 || res[0].(map[string]any)["scanStatus"] != want[1] || res[0].(map[string]any)["scanEngine"] != "CLAM_AV" {
+					t.Fatalf("malware scan results %s", r.Body)
+				}
+			}
+			if m := s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)[0].(map[string]any)["scanMessage"].(string); !strings.HasPrefix(m, "Eicar-Test-Signature") {
+				t.Fatalf("signature %v", m)
+			}
+		})
+	}
+}
