@@ -124,6 +124,7 @@ func Open(cfg Config) (*Node, error) {
 	pc.Describe = server.DocumentJSON
 	pc.DownloadURL = n.Server.DownloadURL
 	n.Pipeline = pipeline.New(db, db, pc)
+	n.Server.SetTestMailer(n.Pipeline.SendTestMail)
 	return n, nil
 }
 

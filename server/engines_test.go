@@ -141,3 +141,53 @@ func TestActions_Antivirus(t *testing.T) {
 		})
 	}
 }
+
+// TestActions_Notification e-mails through a real SMTP server configured
+// per site; the notification is listed on the document.
+func TestActions_Notification(t *testing.T) {
+	mail := quiretest.NewMailServer(t)
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			sid := "default"
+			if site.query != "" {
+				sid = "finance"
+			}
+			cfg := "/sites/" + sid + "/configuration"
+			runSteps(t, s, tok, "", []step{
+				{"bad port", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": "dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": "127.0.0.1", "port": 0}}}, 400, `{"errors":[{"key":"notification.smtp.port","error":"invalid 'port'"}]}`},
+				{"save", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": sid + "-dms@example.com", "provider": "SMTP",
+					"smtp": map[string]any{"host": mail.Host, "port": mail.Port, "username": "u", "password": "secret-password"}}}, 200, `{"message":"Config saved"}`},
+				{"masked", "GET", cfg, nil, 200, `~"password":"****word"`},
+				{"test mail", "POST", cfg + "/notification/test", map[string]any{"to": "it@example.com"}, 202, ""},
+				{"test mail needs to", "POST", cfg + "/notification/test", map[string]any{}, 400, `{"errors":[{"key":"to","error":"'to' is required"}]}`},
+			})
+			before := len(mail.Messages())
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "n.txt", "content": "x", "actions": []map[string]any{{"type": "NOTIFICATION", "parameters": map[string]any{
+				"notificationType": "email", "notificationSubject": "Invoice ready", "notificationToCc": "boss@example.com",
+				"notificationToBcc": "audit@example.com", "notificationText": "Please review", "notificationHtml": "<p>Please <b>review</b></p>"}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			}
+			msgs := mail.Messages()
+			if len(msgs) != before+1 {
+				t.Fatalf("got %d messages, want %d", len(msgs), before+1)
+			}
+			m := msgs[len(msgs)-1]
+			if m.From != sid+"-dms@example.com" || !equalStrings(m.To, []string{"boss@example.com", "audit@example.com"}) ||
+				!strings.Contains(m.Data, "Subject: Invoice ready") || !strings.Contains(m.Data, "Cc: boss@example.com") ||
+				strings.Contains(m.Data, "audit@example.com") || !strings.Contains(m.Data, "multipart/alternative") || !strings.Contains(m.Data, "Please review") {
+				t.Fatalf("message %+v", m)
+			}
+			if l := mail.Logins(); len(l) == 0 || l[len(l)-1] != "u:secret-password" {
+				t.Fatalf("SMTP logins %v", l)
+			}
+			r := s.Do(http.MethodGet, "/documents/"+id+"/notifications"+site.query, nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), `"cc":["boss@example.com"]`) || !strings.Contains(string(r.Body), `"notificationType":"EMAIL"`) {
+				t.Fatalf("notifications %s", r.Body)
+			}
+		})
+	}
+}

@@ -65,6 +65,8 @@ func (s *Server) routes() {
 	api.Get("/queues/:queueId/documents", q(read, s.handleGetQueueDocuments))
 	api.Get("/sites/:siteId/configuration", sp(govern, s.handleGetSiteConfig))
 	api.Patch("/sites/:siteId/configuration", sp(govern, s.handleUpdateSiteConfig))
+	api.Post("/sites/:siteId/configuration/notification/test", sp(govern, s.handleNotificationTest))
+	api.Get("/documents/:documentId/notifications", q(read, s.handleGetDocumentNotifications))
 
 	api.Get("/documents/:documentId/tags", q(read, s.handleGetDocumentTags))
 	api.Post("/documents/:documentId/tags", q(write, s.handleAddDocumentTags))

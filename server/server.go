@@ -53,6 +53,8 @@ type Server struct {
 	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
+	// testMail sends a site's test notification (the pipeline's mailer).
+	testMail func(ctx context.Context, site, to string) error
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
 }

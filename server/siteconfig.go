@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
+	"time"
 
 	"quire/storage"
 )
@@ -138,4 +141,33 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 func (s *Server) notificationConfigured(site string) bool {
 	c, err := s.db.SiteConfig(site)
 	return err == nil && c.FromEmail() != ""
+}
+
+// SetTestMailer sets what sends a site's test notification.
+func (s *Server) SetTestMailer(fn func(ctx context.Context, site, to string) error) { s.testMail = fn }
+
+// handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
+// it sends a test e-mail with the site's saved settings.
+func (s *Server) handleNotificationTest(r *reqCtx) error {
+	var in struct {
+		To string `json:"to"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.To == "" {
+		return invalid("to", "'to' is required")
+	}
+	if !validEmail(in.To) {
+		return invalid("to", "invalid 'to'")
+	}
+	if s.testMail == nil {
+		return badRequest("notifications are not available")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.testMail(ctx, r.site, in.To); err != nil {
+		return invalid("notification", "test notification not sent: "+err.Error())
+	}
+	return r.Status(http.StatusAccepted).JSON(messageBody{"Test notification sent"})
 }

@@ -1,0 +1,228 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/smtp"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire/storage"
+)
+
+func init() {
+	engines["NOTIFICATION"] = runNotification
+}
+
+// Mail is one e-mail.
+type Mail struct {
+	From    string
+	To, Cc  []string
+	Bcc     []string
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// mailConfig resolves a site's mail server and sender: the site's
+// notification settings first, then the server's.
+func (p *Pipeline) mailConfig(site string) (SMTPConfig, error) {
+	cfg := p.cfg.Engines.SMTP
+	sc, err := p.db.SiteConfig(site)
+	if err != nil {
+		return cfg, err
+	}
+	if from := sc.FromEmail(); from != "" {
+		cfg.From = from
+	}
+	if n := sc.Notification; n != nil && n.SMTP != nil && n.SMTP.Host != "" {
+		cfg.Host, cfg.Port, cfg.Security = n.SMTP.Host, n.SMTP.Port, n.SMTP.ConnectionSecurity
+		cfg.Username, cfg.Password = n.SMTP.Username, n.SMTP.Password
+	}
+	if cfg.From == "" {
+		return cfg, errors.New("notificationEmail is not configured")
+	}
+	if cfg.Host == "" {
+		return cfg, errors.New("no mail server configured: set the site's notification.smtp or the server's SMTP settings")
+	}
+	return cfg, nil
+}
+
+// runNotification e-mails the action's subject and text or HTML to its cc
+// and bcc recipients, and records the notification for
+// GET /documents/{id}/notifications.
+func runNotification(ctx context.Context, j *Job) (*Outcome, error) {
+	if t := j.Param("notificationType"); t != "" && !strings.EqualFold(t, "email") {
+		return nil, fmt.Errorf("invalid notificationType '%s'", t)
+	}
+	cfg, err := j.p.mailConfig(j.Site)
+	if err != nil {
+		return nil, err
+	}
+	m := Mail{From: cfg.From, Cc: splitAddrs(j.Param("notificationToCc")), Bcc: splitAddrs(j.Param("notificationToBcc")),
+		Subject: j.Param("notificationSubject"), Text: j.Param("notificationText"), HTML: j.Param("notificationHtml")}
+	if err := SendMail(ctx, cfg, m); err != nil {
+		return nil, err
+	}
+	v, _ := json.Marshal(map[string]any{"notificationType": "EMAIL", "cc": m.Cc, "bcc": m.Bcc, "subject": m.Subject,
+		"notificationDate": j.Now().UTC().Format("2006-01-02T15:04:05+0000"), "status": "ACTION_CREATED", "actionSk": j.Action.ID()})
+	return &Outcome{Results: []storage.ActionResult{{Kind: "notification", Name: fmt.Sprintf("%020d", j.Now().UnixNano()), Value: v}}}, nil
+}
+
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, strings.ToLower(a))
+		}
+	}
+	return out
+}
+
+// SendTestMail sends the site's test notification (POST
+// /sites/{siteId}/configuration/notification/test).
+func (p *Pipeline) SendTestMail(ctx context.Context, site, to string) error {
+	cfg, err := p.mailConfig(site)
+	if err != nil {
+		return err
+	}
+	return SendMail(ctx, cfg, Mail{From: cfg.From, To: []string{to}, Subject: "Quire test notification",
+		Text: "This is a test notification from Quire for site " + site + ". Notifications of this site are delivered."})
+}
+
+// SendMail delivers m through the mail server of cfg. Connection errors
+// and 4xx replies are transient (retried); 5xx replies fail.
+func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
+	rcpts := append(append(append([]string{}, m.To...), m.Cc...), m.Bcc...)
+	if len(rcpts) == 0 {
+		return errors.New("no recipients")
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = 25
+		if cfg.Security == "IMPLICIT_TLS" {
+			port = 465
+		}
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
+	tlsCfg := &tls.Config{ServerName: cfg.Host, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
+	d := net.Dialer{Timeout: 30 * time.Second}
+	var conn net.Conn
+	var err error
+	if cfg.Security == "IMPLICIT_TLS" {
+		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsCfg}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return retryable(fmt.Errorf("connect to mail server %s: %v", addr, err))
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	c, err := smtp.NewClient(conn, cfg.Host)
+	if err != nil {
+		return smtpErr(err)
+	}
+	defer c.Close()
+	if err := c.Hello("quire"); err != nil {
+		return smtpErr(err)
+	}
+	if cfg.Security == "STARTTLS" {
+		if err := c.StartTLS(tlsCfg); err != nil {
+			return smtpErr(fmt.Errorf("STARTTLS: %w", err))
+		}
+	}
+	if cfg.Username != "" {
+		if err := c.Auth(smtp.PlainAuth("", cfg.Username, cfg.Password, cfg.Host)); err != nil {
+			return smtpErr(fmt.Errorf("authenticate: %w", err))
+		}
+	}
+	if err := c.Mail(cfg.From); err != nil {
+		return smtpErr(err)
+	}
+	for _, r := range rcpts {
+		if err := c.Rcpt(r); err != nil {
+			return smtpErr(fmt.Errorf("recipient %s: %w", r, err))
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		return smtpErr(err)
+	}
+	if _, err := w.Write(buildMessage(m)); err != nil {
+		return smtpErr(err)
+	}
+	if err := w.Close(); err != nil {
+		return smtpErr(err)
+	}
+	return c.Quit()
+}
+
+// smtpErr marks network errors and 4xx replies as transient.
+func smtpErr(err error) error {
+	var tp *textproto.Error
+	if errors.As(err, &tp) && tp.Code >= 500 {
+		return err
+	}
+	return retryable(err)
+}
+
+// buildMessage writes m as a MIME message: text, HTML, or both as
+// multipart/alternative, quoted-printable.
+func buildMessage(m Mail) []byte {
+	var b bytes.Buffer
+	h := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
+	h("From", m.From)
+	if len(m.To) > 0 {
+		h("To", strings.Join(m.To, ", "))
+	}
+	if len(m.Cc) > 0 {
+		h("Cc", strings.Join(m.Cc, ", "))
+	}
+	h("Subject", mime.QEncoding.Encode("utf-8", m.Subject))
+	h("Date", time.Now().UTC().Format(time.RFC1123Z))
+	id := make([]byte, 12)
+	rand.Read(id)
+	h("Message-ID", "<"+hex.EncodeToString(id)+"@quire>")
+	h("MIME-Version", "1.0")
+	part := func(ctype, body string) {
+		fmt.Fprintf(&b, "Content-Type: %s; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n", ctype)
+		qw := quotedprintable.NewWriter(&b)
+		qw.Write([]byte(body))
+		qw.Close()
+		b.WriteString("\r\n")
+	}
+	switch {
+	case m.Text != "" && m.HTML != "":
+		bound := "quire-" + hex.EncodeToString(id)
+		h("Content-Type", `multipart/alternative; boundary="`+bound+`"`)
+		b.WriteString("\r\n")
+		b.WriteString("--" + bound + "\r\n")
+		part("text/plain", m.Text)
+		b.WriteString("--" + bound + "\r\n")
+		part("text/html", m.HTML)
+		b.WriteString("--" + bound + "--\r\n")
+	case m.HTML != "":
+		part("text/html", m.HTML)
+	default:
+		part("text/plain", m.Text)
+	}
+	return b.Bytes()
+}
