@@ -203,7 +203,7 @@ func (s *Server) checkActionParams(r *reqCtx, typ, queueID string, p actionParam
 		}
 	case "LLMPROMPT", "DATA_CLASSIFICATION", "METADATA_EXTRACTION":
 		if requiredPlain("llmPromptEntityName") {
-			if _, err := s.db.GetEntity(r.site, "LlmPrompt", "PRESET", p.get("llmPromptEntityName")); err != nil {
+			if _, err := s.db.LlmPrompt(r.site, p.get("llmPromptEntityName")); err != nil {
 				add("parameters.llmPromptEntityName", fmt.Sprintf("entity '%s' not found", p.get("llmPromptEntityName")))
 			}
 		}
@@ -483,4 +483,43 @@ func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
 		}
 	}
 	return r.JSON(map[string]any{"notifications": list})
+}
+
+// resultList serves the LLM results of a document: kind's results (of one
+// prompt entity when the route names it) under the field list.
+func (s *Server) resultList(kind, list string, named bool) handler {
+	return func(r *reqCtx) error {
+		d, err := s.db.GetDocument(r.site, r.docID())
+		if err != nil {
+			return err
+		}
+		res, err := s.db.Results(r.site, d.DocumentID, kind)
+		if err != nil {
+			return err
+		}
+		name := ""
+		if named {
+			name = pathParam(r, "llmPromptEntityName")
+		}
+		category := r.Query("analysisCategory")
+		out := make([]map[string]any, 0, len(res))
+		for _, x := range res {
+			if name != "" && x.Name != name {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal(x.Value, &m) != nil {
+				continue
+			}
+			if category != "" && m["analysisCategory"] != category {
+				continue
+			}
+			m["userId"] = x.UserID
+			if named && kind == "aiPrompt" {
+				delete(m, "llmPromptEntityName")
+			}
+			out = append(out, m)
+		}
+		return r.JSON(map[string]any{list: out})
+	}
 }

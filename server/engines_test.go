@@ -3,9 +3,12 @@ package server_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"quire/node"
@@ -188,6 +191,111 @@ func TestActions_Notification(t *testing.T) {
 			if !strings.Contains(string(r.Body), `"cc":["boss@example.com"]`) || !strings.Contains(string(r.Body), `"notificationType":"EMAIL"`) {
 				t.Fatalf("notifications %s", r.Body)
 			}
+		})
+	}
+}
+
+// llmServer is an OpenAI-compatible chat endpoint on loopback: it answers
+// prompts that ask for JSON with fields it finds in the document text, and
+// records the requests.
+type llmServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []map[string]any
+	auth []string
+}
+
+func newLLMServer(t *testing.T) *llmServer {
+	l := &llmServer{}
+	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		l.mu.Lock()
+		l.reqs = append(l.reqs, req)
+		l.auth = append(l.auth, r.Header.Get("Authorization"))
+		l.mu.Unlock()
+		msgs := req["messages"].([]any)
+		prompt := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+		answer := "A short summary."
+		switch {
+		case strings.Contains(prompt, "Find values in the document for these tags"):
+			answer = `Here you go: {"customer": ["Globex"], "year": "2026", "missing": []}`
+		case strings.Contains(prompt, "JSON object with exactly these keys"):
+			answer = `{"invoiceNumber": "INV-77", "total": 4200}`
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": answer}}}})
+	}))
+	t.Cleanup(l.Close)
+	return l
+}
+
+func (l *llmServer) last() (map[string]any, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reqs[len(l.reqs)-1], l.auth[len(l.auth)-1]
+}
+
+// TestActions_LLM runs DOCUMENTTAGGING, LLMPROMPT, DATA_CLASSIFICATION and
+// METADATA_EXTRACTION against an OpenAI-compatible server configured for
+// the site, with prompt entities carrying ModelId and LlmMaxToken and a
+// modelId override on the action.
+func TestActions_LLM(t *testing.T) {
+	llm := newLLMServer(t)
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			sid := "default"
+			if site.query != "" {
+				sid = "finance"
+			}
+			text := "Invoice INV-77 for Globex, year 2026, total 4200"
+			noLLM := addDoc(t, s, tok, site.query, map[string]any{"path": "pre.txt", "contentType": "text/plain", "content": text,
+				"actions": []map[string]any{{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer"}}}})
+			if st := waitActions(t, s, tok, site.query, noLLM); !equalStrings(st, []string{"FAILED"}) {
+				t.Fatalf("without an endpoint: %v", st)
+			}
+			if m := actions(t, s, tok, site.query, noLLM)[0]["message"].(string); !strings.Contains(m, "no LLM endpoint configured") {
+				t.Fatalf("message %q", m)
+			}
+			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"llm": map[string]any{"url": llm.URL + "/v1", "apiKey": "k-" + sid, "modelId": "llama3"}}, tok), http.StatusOK)
+			entity := func(name string, attrs []map[string]any) {
+				r := s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": name, "attributes": attrs}}, tok)
+				mustStatus(t, r, http.StatusCreated)
+			}
+			entity("invoiceFields", []map[string]any{{"key": "UserPrompt", "stringValue": "Read the invoice."}, {"key": "LlmResponseFieldKeys", "stringValues": []string{"invoiceNumber", "total"}},
+				{"key": "ModelId", "stringValue": "mistral"}, {"key": "LlmMaxToken", "numberValue": 256}})
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inv.txt", "contentType": "text/plain", "content": text, "actions": []map[string]any{
+				{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer,year,missing"}},
+				{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields"}},
+				{"type": "DATA_CLASSIFICATION", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields"}},
+				{"type": "METADATA_EXTRACTION", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields", "modelId": "qwen"}},
+			}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE", "COMPLETE", "COMPLETE"}) {
+				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			}
+			req, auth := llm.last()
+			if req["model"] != "qwen" || req["max_tokens"] != float64(256) || auth != "Bearer k-"+sid {
+				t.Fatalf("last LLM request model %v max_tokens %v auth %q", req["model"], req["max_tokens"], auth)
+			}
+			tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/customer"+site.query, nil, tok)
+			mustStatus(t, tag, http.StatusOK)
+			if tag.JSON(t)["value"] != "Globex" {
+				t.Fatalf("customer tag %s", tag.Body)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/tags/missing"+site.query, nil, tok), http.StatusNotFound)
+			runSteps(t, s, tok, site.query, []step{
+				{"ai prompts", "GET", "/documents/" + id + "/ai/prompts", nil, 200, `~"attributes":[{"key":"invoiceNumber","stringValues":["INV-77"]},{"key":"total","stringValues":["4200"]}]`},
+				{"ai prompt by name", "GET", "/documents/" + id + "/ai/prompts/invoiceFields", nil, 200, `~"resultType":"KEY_VALUE"`},
+				{"data classification", "GET", "/documents/" + id + "/dataClassification", nil, 200, `~"attributes":[{"key":"invoiceNumber","value":"INV-77"},{"key":"total","value":"4200"}]`},
+				{"metadata extraction", "GET", "/documents/" + id + "/metadataExtractionResults/invoiceFields", nil, 200, `~"llmPromptEntityName":"invoiceFields"`},
+				{"unknown entity", "POST", "/documents/" + id + "/actions", map[string]any{"actions": []map[string]any{{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "nope"}}}}, 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"entity 'nope' not found"}]}`},
+				{"key masked", "GET", "/sites/" + sid + "/configuration", nil, 200, `~"apiKey":"****` + sid[len(sid)-4:] + `"`},
+			})
 		})
 	}
 }

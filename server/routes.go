@@ -67,6 +67,11 @@ func (s *Server) routes() {
 	api.Patch("/sites/:siteId/configuration", sp(govern, s.handleUpdateSiteConfig))
 	api.Post("/sites/:siteId/configuration/notification/test", sp(govern, s.handleNotificationTest))
 	api.Get("/documents/:documentId/notifications", q(read, s.handleGetDocumentNotifications))
+	api.Get("/documents/:documentId/ai/prompts", q(read, s.resultList("aiPrompt", "aiPromptResults", false)))
+	api.Get("/documents/:documentId/ai/prompts/:llmPromptEntityName", q(read, s.resultList("aiPrompt", "aiPromptResults", true)))
+	api.Get("/documents/:documentId/dataClassification", q(read, s.resultList("dataClassification", "dataClassifications", false)))
+	api.Get("/documents/:documentId/metadataExtractionResults", q(read, s.resultList("metadataExtraction", "metadataExtractions", false)))
+	api.Get("/documents/:documentId/metadataExtractionResults/:llmPromptEntityName", q(read, s.resultList("metadataExtraction", "metadataExtractions", true)))
 
 	api.Get("/documents/:documentId/tags", q(read, s.handleGetDocumentTags))
 	api.Post("/documents/:documentId/tags", q(write, s.handleAddDocumentTags))

@@ -435,3 +435,51 @@ func (d *DB) Entities(site, typeIDOrName, namespace, after string, limit int) ([
 	}
 	return out, next, err
 }
+
+// LlmPrompt returns the LlmPrompt entity named (or with the id) name.
+func (d *DB) LlmPrompt(site, name string) (*Entity, error) {
+	if e, err := d.GetEntity(site, "LlmPrompt", NamespacePreset, name); err == nil {
+		return e, nil
+	}
+	list, _, err := d.Entities(site, "LlmPrompt", NamespacePreset, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i], nil
+		}
+	}
+	return nil, entityNotFound(name)
+}
+
+// String returns the first string value of an entity attribute ("" when
+// absent), and Number its first number (0 when absent).
+func (e *Entity) String(key string) string {
+	for _, a := range e.Attributes {
+		if a.Key == key && len(a.Strings) > 0 {
+			return a.Strings[0]
+		}
+	}
+	return ""
+}
+
+// Strings returns the string values of an entity attribute.
+func (e *Entity) Strings(key string) []string {
+	for _, a := range e.Attributes {
+		if a.Key == key {
+			return a.Strings
+		}
+	}
+	return nil
+}
+
+// Number returns the first number value of an entity attribute.
+func (e *Entity) Number(key string) float64 {
+	for _, a := range e.Attributes {
+		if a.Key == key && len(a.Numbers) > 0 {
+			return a.Numbers[0]
+		}
+	}
+	return 0
+}
