@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"image/jpeg"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -296,6 +298,78 @@ func TestActions_LLM(t *testing.T) {
 				{"unknown entity", "POST", "/documents/" + id + "/actions", map[string]any{"actions": []map[string]any{{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "nope"}}}}, 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"entity 'nope' not found"}]}`},
 				{"key masked", "GET", "/sites/" + sid + "/configuration", nil, 200, `~"apiKey":"****` + sid[len(sid)-4:] + `"`},
 			})
+		})
+	}
+}
+
+// download fetches a document's content through its content URL.
+func download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+id+"/url"+site, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	resp, err := http.Get(r.JSON(t)["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return b.Bytes()
+}
+
+// TestActions_Renditions: RESIZE scales an image and PDFEXPORT converts a
+// Word document with LibreOffice; each result is a new document related to
+// the original as its RENDITION.
+func TestActions_Renditions(t *testing.T) {
+	quiretest.NeedProgram(t, "soffice", "libreoffice-writer-nogui")
+	pdftotext := quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			img := quiretest.TextImage("Rendition test")
+			sw, sh := img.Bounds().Dx(), img.Bounds().Dy()
+			pic := addDoc(t, s, tok, site.query, map[string]any{"path": "photos/sign.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
+				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": "100", "height": "auto", "outputType": "jpeg"}}}})
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "letters/offer.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
+				"content": b64(quiretest.DOCX("Offer for the Capital City depot")), "actions": []map[string]any{{"type": "PDFEXPORT"}}})
+			newDoc := func(id string) string {
+				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				}
+				md, _ := actions(t, s, tok, site.query, id)[0]["metadata"].(map[string]any)
+				nid, _ := md["documentId"].(string)
+				if nid == "" {
+					t.Fatalf("no rendition in %v", md)
+				}
+				return nid
+			}
+			small := newDoc(pic)
+			d := s.Do(http.MethodGet, "/documents/"+small+site.query, nil, tok).JSON(t)
+			wantH := sh * 100 / sw
+			if d["path"] != "photos/sign-100x"+strconv.Itoa(wantH)+".jpg" || d["contentType"] != "image/jpeg" || d["width"] != "100" {
+				t.Fatalf("resized document %v", d)
+			}
+			got, err := jpeg.Decode(bytes.NewReader(download(t, s, tok, site.query, small)))
+			if err != nil || got.Bounds().Dx() != 100 || got.Bounds().Dy() != wantH {
+				t.Fatalf("resized image: %v %v", err, got.Bounds())
+			}
+			rel := s.Do(http.MethodGet, "/documents/"+pic+"/attributes"+site.query, nil, tok)
+			if !strings.Contains(string(rel.Body), small) || !strings.Contains(string(rel.Body), "RENDITION") {
+				t.Fatalf("original lacks the RENDITION relationship: %s", rel.Body)
+			}
+
+			pdf := newDoc(doc)
+			d = s.Do(http.MethodGet, "/documents/"+pdf+site.query, nil, tok).JSON(t)
+			if d["path"] != "letters/offer.pdf" || d["contentType"] != "application/pdf" {
+				t.Fatalf("exported document %v", d)
+			}
+			cmd := exec.Command(pdftotext, "-", "-")
+			cmd.Stdin = bytes.NewReader(download(t, s, tok, site.query, pdf))
+			out, err := cmd.Output()
+			if err != nil || !strings.Contains(string(out), "Capital City depot") {
+				t.Fatalf("exported PDF text: %v %q", err, out)
+			}
 		})
 	}
 }

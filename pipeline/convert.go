@@ -1,0 +1,216 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"golang.org/x/image/draw"
+	_ "golang.org/x/image/webp" // decode WebP sources
+
+	"quire/storage"
+)
+
+func init() {
+	engines["RESIZE"] = runResize
+	engines["PDFEXPORT"] = runPDFExport
+}
+
+// maxPixels bounds the images RESIZE decodes (decoding holds the whole
+// bitmap in memory: 50 MP is 200 MB).
+const maxPixels = 50_000_000
+
+// runResize scales an image to width × height ("auto" keeps the aspect
+// ratio) and stores the result as a new document, a RENDITION of this one.
+func runResize(ctx context.Context, j *Job) (*Outcome, error) {
+	rc, err := j.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(rc, head)
+	head = head[:n]
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(head))
+	if err != nil {
+		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("RESIZE reads PNG, JPEG, GIF and WebP images, not '%s'", j.Doc.ContentType)}, nil
+	}
+	if cfg.Width*cfg.Height > maxPixels {
+		return nil, fmt.Errorf("image of %dx%d pixels is too large to resize (at most %d megapixels)", cfg.Width, cfg.Height, maxPixels/1_000_000)
+	}
+	src, _, err := image.Decode(io.MultiReader(bytes.NewReader(head), ctxReader{ctx, rc}))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s image: %v", format, err)
+	}
+	w, h, err := targetSize(j.Param("width"), j.Param("height"), cfg.Width, cfg.Height)
+	if err != nil {
+		return nil, err
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Over, nil)
+	out := strings.TrimPrefix(strings.ToLower(j.Param("outputType")), ".")
+	if out == "" {
+		out = format
+	}
+	var buf bytes.Buffer
+	ctype, ext := "", ""
+	switch out {
+	case "png", "webp":
+		err, ctype, ext = png.Encode(&buf, dst), "image/png", ".png"
+	case "jpeg", "jpg":
+		err, ctype, ext = jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 90}), "image/jpeg", ".jpg"
+	case "gif":
+		err, ctype, ext = gif.Encode(&buf, dst, nil), "image/gif", ".gif"
+	default:
+		return nil, fmt.Errorf("invalid outputType '%s'", out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(path.Base(j.Doc.Path), path.Ext(j.Doc.Path))
+	name := fmt.Sprintf("%s-%dx%d%s", base, w, h, ext)
+	return j.rendition(ctx, &buf, ctype, j.renditionPath(name), map[string]string{"width": strconv.Itoa(w), "height": strconv.Itoa(h)})
+}
+
+// targetSize resolves width and height parameters against the source.
+func targetSize(ws, hs string, sw, sh int) (int, int, error) {
+	parse := func(s string) (int, error) {
+		s = strings.Trim(s, `"`)
+		if s == "auto" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || n > 20000 {
+			return 0, fmt.Errorf("invalid size '%s'", s)
+		}
+		return n, nil
+	}
+	w, err := parse(ws)
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := parse(hs)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case w == 0 && h == 0:
+		return 0, 0, errors.New("'width' and 'height' cannot both be 'auto'")
+	case w == 0:
+		w = max(1, sw*h/sh)
+	case h == 0:
+		h = max(1, sh*w/sw)
+	}
+	return w, h, nil
+}
+
+// renditionPath places a rendition: under the action's path parameter
+// (a folder when it ends with "/"), else next to the document.
+func (j *Job) renditionPath(name string) string {
+	if p := strings.TrimLeft(j.Param("path"), "/"); p != "" {
+		if strings.HasSuffix(p, "/") {
+			return p + name
+		}
+		return p
+	}
+	dir := path.Dir(j.Doc.Path)
+	if dir == "." || j.Doc.Path == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// rendition stores r as a new document at p whose PRIMARY is this
+// document (which gets the inverse RENDITION relationship).
+func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta map[string]string) (*Outcome, error) {
+	m, tail, err := storage.WriteContent(ctx, j.p.apply, r, 0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store rendition: %w", err)
+	}
+	id := uuid.NewString()
+	d := storage.Document{DocumentID: id, Path: p, ContentType: ctype, UserID: j.Action.UserID}
+	if meta["width"] != "" {
+		d.Width, d.Height = meta["width"], meta["height"]
+	}
+	nd := storage.NewDocument{Document: d, Content: &m, Chunks: tail, Attributes: []storage.AttributeInput{
+		{DocumentID: j.Doc.DocumentID, Relationship: "PRIMARY", InverseRelationship: "RENDITION"},
+	}}
+	c, err := j.command(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}})
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]string{"documentId": id, "path": p}
+	for k, v := range meta {
+		md[k] = v
+	}
+	return &Outcome{Then: []*storage.Command{c}, Metadata: md}, nil
+}
+
+// runPDFExport converts an Office document to PDF with LibreOffice
+// (headless) and stores the PDF as a new document, a RENDITION of this one.
+func runPDFExport(ctx context.Context, j *Job) (*Outcome, error) {
+	prog, err := program(j.p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := j.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ext := path.Ext(j.Doc.Path)
+	if ext == "" {
+		ext = extFor(j.Doc.ContentType)
+	}
+	in, err := j.ContentFile(dir, "document"+ext)
+	if err != nil {
+		return nil, err
+	}
+	// A private profile: concurrent conversions would fight over the
+	// user's one, and the service user may have no home.
+	profile := "-env:UserInstallation=file://" + filepath.ToSlash(filepath.Join(dir, "profile"))
+	if _, err := runProgram(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, in); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, "document.pdf"))
+	if err != nil {
+		return nil, fmt.Errorf("LibreOffice did not convert '%s' (%s) to PDF", path.Base(j.Doc.Path), j.Doc.ContentType)
+	}
+	defer f.Close()
+	base := strings.TrimSuffix(path.Base(j.Doc.Path), path.Ext(j.Doc.Path))
+	if base == "" || base == "." {
+		base = j.Doc.DocumentID
+	}
+	return j.rendition(ctx, f, "application/pdf", j.renditionPath(base+".pdf"), nil)
+}
+
+// extFor is a file extension LibreOffice recognises for a content type.
+func extFor(ctype string) string {
+	switch {
+	case strings.Contains(ctype, "wordprocessingml"):
+		return ".docx"
+	case strings.Contains(ctype, "spreadsheetml"):
+		return ".xlsx"
+	case strings.Contains(ctype, "presentationml"):
+		return ".pptx"
+	case strings.Contains(ctype, "opendocument.text"):
+		return ".odt"
+	case ctype == "application/msword":
+		return ".doc"
+	case strings.HasPrefix(ctype, "text/"):
+		return ".txt"
+	}
+	return ""
+}
