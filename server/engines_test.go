@@ -373,3 +373,49 @@ func TestActions_Renditions(t *testing.T) {
 		})
 	}
 }
+
+// TestActions_IDP fills typed attributes from a mapping: a fuzzy label
+// with a validation regex, a number after a label, document metadata and a
+// fixed value, and classifies the document by a content condition.
+func TestActions_IDP(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			sid := "default"
+			if site.query != "" {
+				sid = "finance"
+			}
+			defineAttr(t, s, tok, site.query, "invoiceNumber", "STRING", nil)
+			defineAttr(t, s, tok, site.query, "invoiceTotal", "NUMBER", nil)
+			defineAttr(t, s, tok, site.query, "sourcePath", "STRING", nil)
+			defineAttr(t, s, tok, site.query, "department", "STRING", nil)
+			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			cid := r.JSON(t)["classificationId"].(string)
+			r = s.Do(http.MethodPost, "/mappings"+site.query, map[string]any{"mapping": map[string]any{"name": "invoices", "attributes": []map[string]any{
+				{"attributeKey": "invoiceNumber", "sourceType": "CONTENT", "labelTexts": []string{"Invoice No"}, "labelMatchingType": "FUZZY", "validationRegex": "INV-[0-9]+"},
+				{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "CONTAINS"},
+				{"attributeKey": "sourcePath", "sourceType": "METADATA", "metadataField": "PATH", "labelTexts": []string{"path"}, "labelMatchingType": "EXACT"},
+				{"attributeKey": "department", "sourceType": "MANUAL", "defaultValue": "accounts"},
+			}, "classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "invoice"}}}}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			mid := r.JSON(t)["mappingId"].(string)
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/acme.txt", "contentType": "text/plain",
+				"content": "ACME Corp INVOICE\nInvoice  N o.: INV-4711 (please quote)\nTotal due: 1,250.50\n",
+				"actions": []map[string]any{{"type": "IDP", "parameters": map[string]any{"mappingId": mid}}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			}
+			want := map[string]string{"invoiceNumber": `"stringValue":"INV-4711"`, "invoiceTotal": `"numberValue":1250.5`,
+				"sourcePath": `"stringValue":"inbox/acme.txt"`, "department": `"stringValue":"accounts"`, "Classification": `"stringValue":"` + cid + `"`}
+			for key, frag := range want {
+				r := s.Do(http.MethodGet, "/documents/"+id+"/attributes/"+key+site.query, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				if !strings.Contains(string(r.Body), frag) {
+					t.Fatalf("%s: %s lacks %s", key, r.Body, frag)
+				}
+			}
+		})
+	}
+}
