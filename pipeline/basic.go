@@ -32,6 +32,20 @@ func init() {
 	engines["EVENTBRIDGE"] = runEventBus
 	engines["EVENTBUS"] = runEventBus
 	engines["QUEUE"] = runQueue
+	engines["PUBLISH"] = runPublish
+}
+
+// runPublish publishes the document's current content at
+// /publications/{documentId}.
+func runPublish(ctx context.Context, j *Job) (*Outcome, error) {
+	if !j.Doc.HasContent {
+		return nil, errors.New("the document has no content to publish")
+	}
+	c, err := j.command(storage.OpPublish, storage.DocumentRef{DocumentID: j.Doc.DocumentID})
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Then: []*storage.Command{c}, Metadata: map[string]string{"contentSha256": j.Doc.ContentSHA256}}, nil
 }
 
 // runQueue puts the document into the action's queue, where it waits

@@ -400,3 +400,53 @@ func TestActions_EventBus(t *testing.T) {
 		})
 	}
 }
+
+// TestActions_Publish publishes a document's content: the publication
+// keeps serving the published bytes after the document gets new content,
+// until it is deleted.
+func TestActions_Publish(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "brochure.txt", "contentType": "text/plain", "content": "edition one",
+				"actions": []map[string]any{{"type": "PUBLISH"}}})
+			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			}
+			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/publications/"+id+site.query, nil)
+			req.Header.Set("Authorization", tok)
+			resp, err := noFollow.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			loc := resp.Header.Get("Location")
+			if resp.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(loc, s.URL+"/published/") {
+				t.Fatalf("publication: %d %q", resp.StatusCode, loc)
+			}
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"content": "edition two"}, tok), http.StatusOK)
+			get := func(u string) (int, string) {
+				resp, err := http.Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			if code, body := get(loc); code != http.StatusOK || body != "edition one" {
+				t.Fatalf("published content after an update: %d %q", code, body)
+			}
+			if code, _ := get(strings.Replace(loc, "signature=", "signature=x", 1)); code != http.StatusForbidden {
+				t.Fatalf("forged signature: %d", code)
+			}
+			mustBody(t, s.Do(http.MethodDelete, "/publications/"+id+site.query, nil, tok), `{"message":"Publication deleted"}`)
+			mustStatus(t, s.Do(http.MethodGet, "/publications/"+id+site.query, nil, tok), http.StatusNotFound)
+			if code, _ := get(loc); code != http.StatusNotFound {
+				t.Fatalf("deleted publication still served: %d", code)
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	a.Put("/uploads/:siteId/:documentId", s.handlePutUpload)
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
+	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
@@ -58,6 +59,8 @@ func (s *Server) routes() {
 	api.Get("/documents/:documentId/fulltext", q(read, s.handleGetDocumentFulltext))
 	api.Get("/documents/:documentId/ocr", q(read, s.handleGetDocumentOcr))
 	api.Get("/documents/:documentId/malwareScan", q(read, s.handleGetMalwareScan))
+	api.Get("/publications/:documentId", q(read, s.handleGetPublication))
+	api.Delete("/publications/:documentId", q(del, s.handleDeletePublication))
 	api.Get("/queues", q(read, s.handleGetQueues))
 	api.Post("/queues", q(govern, s.handleAddQueue))
 	api.Get("/queues/:queueId", q(read, s.handleGetQueue))

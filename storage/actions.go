@@ -189,6 +189,9 @@ func clearActions(t *tx, d *Document) error {
 			return err
 		}
 	}
+	if err := unpublish(t, d.SiteID, d.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
 	if err := removeFromQueues(t, d.SiteID, d.DocumentID); err != nil {
 		return err
 	}
@@ -385,7 +388,7 @@ type FinishAction struct {
 // finishOps are the ops an action outcome may carry.
 var finishOps = map[Op]bool{
 	OpUpdateDocument: true, OpSetTags: true, OpSetDocAttributes: true, OpSoftDelete: true,
-	OpDeleteDocument: true, OpAddDocuments: true, OpAddActions: true, OpPutChunks: true, OpQueueDocument: true,
+	OpDeleteDocument: true, OpAddDocuments: true, OpAddActions: true, OpPutChunks: true, OpQueueDocument: true, OpPublish: true,
 }
 
 func applyFinishAction(t *tx, c *Command) (any, error) {

@@ -59,6 +59,8 @@ const (
 	OpDeleteQueue   Op = "DeleteQueue"   // remove an empty queue
 	OpQueueDocument Op = "QueueDocument" // put a document in a queue (QUEUE action)
 	OpSetSiteConfig Op = "SetSiteConfig" // replace a site's configuration
+	OpPublish       Op = "Publish"       // publish a document's current content (PUBLISH action)
+	OpUnpublish     Op = "Unpublish"     // remove a document's publication
 )
 
 // Command is one serializable state change. Everything Apply needs is in

@@ -26,6 +26,7 @@ const (
 	pfxQueue       = "qu/"  // qu/<site>/<queueId> -> Queue
 	pfxQueueDoc    = "qd/"  // qd/<site>/<queueId>/<doc> -> QueuedDocument
 	pfxSiteConfig  = "cfg/" // cfg/<site> -> SiteConfig
+	pfxPublication = "pub/" // pub/<site>/<doc> -> Publication
 	pfxResult      = "ar/"  // ar/<site>/<doc>/<kind>/<name> -> ActionResult
 	pfxChunk       = "c/"   // c/<sha256> -> codec byte + chunk bytes
 	pfxChunkRefs   = "cr/"  // cr/<sha256> -> uint64 reference count
@@ -242,3 +243,5 @@ func queueDocKey(site, queue, doc string) []byte {
 func queueDocPrefix(site, queue string) []byte { return []byte(pfxQueueDoc + site + "/" + queue + "/") }
 
 func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + site) }
+
+func publicationKey(site, doc string) []byte { return []byte(pfxPublication + site + "/" + doc) }
