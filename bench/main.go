@@ -40,16 +40,17 @@ import (
 
 // config holds the benchmark parameters, set from the flags.
 type config struct {
-	bin        string        // the quire binary
-	out        string        // Markdown report file, "" for none
-	quick      bool          // smoke-run sizes
-	clients    int           // concurrent creators
-	docSize    int           // bytes of inline content per document
-	warmup     time.Duration // load before the measured window
-	window     time.Duration // measured window of the creation benchmark
-	uploadSize int64         // bytes of the streamed upload
-	skipSearch bool          // leave out the search benchmark
-	searchOnly bool          // run the search benchmark alone
+	bin          string        // the quire binary
+	out          string        // Markdown report file, "" for none
+	quick        bool          // smoke-run sizes
+	clients      int           // concurrent creators
+	docSize      int           // bytes of inline content per document
+	warmup       time.Duration // load before the measured window
+	window       time.Duration // measured window of the creation benchmark
+	uploadSize   int64         // bytes of the streamed upload
+	skipSearch   bool          // leave out the search benchmark
+	searchOnly   bool          // run the search benchmark alone
+	pipelineOnly bool          // run the pipeline benchmark alone
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -73,11 +74,13 @@ func main() {
 	bin := flag.String("bin", "bin/quire", "path of the quire binary (make build)")
 	noSearch := flag.Bool("no-search", false, "skip the search benchmark (100,000 documents)")
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
+	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
 	cfg.skipSearch = *noSearch
 	cfg.searchOnly = *searchOnly
+	cfg.pipelineOnly = *pipelineOnly
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -135,6 +138,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.searchOnly {
 		return s.searchBench(ctx)
 	}
+	if cfg.pipelineOnly {
+		return s.pipelineBench(ctx)
+	}
 
 	base, err := s.badgerBaseline(ctx)
 	if err != nil {
@@ -167,6 +173,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	srv.stop()
+	if err := s.pipelineBench(ctx); err != nil {
+		return err
+	}
 	if cfg.skipSearch {
 		return nil
 	}

@@ -298,3 +298,9 @@ func exitDetail(err error) error {
 	}
 	return err
 }
+
+// jsonDecode decodes a response body and closes it.
+func jsonDecode(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}

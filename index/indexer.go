@@ -388,11 +388,12 @@ func (ix *Indexer) text(r storage.DocRef, v *storage.DocView) string {
 	if v.Document.ContentSHA256 == "" {
 		return ""
 	}
-	// Text a FULLTEXT action extracted (PDF, Office, OCR output) wins.
-	if tr, err := ix.db.Text(r.Site, r.ID, storage.TextFulltext); err == nil && tr != nil {
-		return tr.Text
-	}
+	// Plain text is indexed whole from the content; other types (PDF,
+	// Office, images) by the text a FULLTEXT action extracted.
 	if !Extractable(v.Document.ContentType) {
+		if tr, err := ix.db.Text(r.Site, r.ID, storage.TextFulltext); err == nil && tr != nil {
+			return tr.Text
+		}
 		return ""
 	}
 	t, err := ix.readText(r)

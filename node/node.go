@@ -125,6 +125,7 @@ func Open(cfg Config) (*Node, error) {
 	pc.DownloadURL = n.Server.DownloadURL
 	n.Pipeline = pipeline.New(db, db, pc)
 	n.Server.SetTestMailer(n.Pipeline.SendTestMail)
+	n.Server.SetPipelineStatus(n.Pipeline.Status)
 	return n, nil
 }
 

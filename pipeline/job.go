@@ -94,6 +94,7 @@ type Outcome struct {
 	NextAttempt *time.Time
 	Metadata    map[string]string
 	Texts       []storage.TextRecord
+	Reindex     bool // the search index must read the new text
 	Results     []storage.ActionResult
 	Then        []*storage.Command
 }

@@ -143,24 +143,24 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	return err
 }
 
-// Busy reports how many documents are queued or running (tests, /readyz).
-func (p *Pipeline) Busy() int {
+// Status reports whether the workers run, how many documents are queued
+// or running, and how long the most overdue queued one has waited (for
+// /readyz and metrics).
+func (p *Pipeline) Status() (running bool, busy int, oldest time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.queued) + len(p.running)
-}
-
-// OldestDue is how long the most overdue queued document has waited.
-func (p *Pipeline) OldestDue() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.due) == 0 {
-		return 0
+	select {
+	case <-p.stopping:
+	default:
+		running = p.started
 	}
-	if d := p.cfg.Now().Sub(p.due[0].at); d > 0 {
-		return d
+	now := p.cfg.Now()
+	for _, at := range p.queued {
+		if d := now.Sub(at); d > oldest {
+			oldest = d
+		}
 	}
-	return 0
+	return running, len(p.queued) + len(p.running), oldest
 }
 
 func (p *Pipeline) onCommit(c *storage.Command, res storage.Result) {
@@ -241,6 +241,11 @@ func (p *Pipeline) take() (storage.DocRef, bool) {
 
 // push queues r from at unless it is queued from earlier already (mu held).
 func (p *Pipeline) push(r storage.DocRef, at time.Time) {
+	// "Now or earlier" becomes now: documents then run in the order they
+	// were queued, and Status can tell how long one has waited.
+	if now := p.cfg.Now(); at.Before(now) {
+		at = now
+	}
 	if cur, ok := p.queued[r]; ok && !at.Before(cur) {
 		return
 	}
@@ -327,7 +332,7 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 		return // shutting down: the action stays RUNNING and runs again
 	}
 	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
-		Metadata: out.Metadata, Texts: out.Texts, Results: out.Results}
+		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results}
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}

@@ -51,6 +51,9 @@ func runFulltext(ctx context.Context, j *Job) (*Outcome, error) {
 	}
 	text = truncateChars(text, limit)
 	return &Outcome{
+		// The index reads plain text content itself, whole; other text
+		// (PDF, Office, OCR) it takes from this record.
+		Reindex:  source != "content",
 		Texts:    []storage.TextRecord{{Kind: storage.TextFulltext, ContentSHA: j.Doc.ContentSHA256, Text: text, ContentType: "text/plain", Engine: source}},
 		Metadata: map[string]string{"source": source, "characters": strconv.Itoa(utf8.RuneCountInString(text))},
 	}, nil

@@ -27,15 +27,29 @@ const readyLag = 5 * time.Second
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	lag := s.deps.Indexer.TextLag()
 	ready := lag < readyLag
+	pipe := fiber.Map{"running": false}
+	if s.pipeline != nil {
+		running, queued, oldest := s.pipeline()
+		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
+		ready = ready && running
+	}
 	status := http.StatusOK
 	if !ready {
 		status = http.StatusServiceUnavailable
 	}
 	return c.Status(status).JSON(fiber.Map{
-		"ready":   ready,
-		"storage": "ok",
-		"index":   fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"ready":    ready,
+		"storage":  "ok",
+		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"pipeline": pipe,
 	})
+}
+
+// SetPipelineStatus sets what /readyz reports of the action pipeline:
+// whether it runs, how many documents wait or run, and how overdue the
+// oldest is.
+func (s *Server) SetPipelineStatus(fn func() (running bool, queued int, oldest time.Duration)) {
+	s.pipeline = fn
 }
 
 // handleGetVersion serves GET /version.

@@ -53,6 +53,8 @@ type Server struct {
 	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
+	// pipeline reports the action pipeline's state for /readyz.
+	pipeline func() (running bool, queued int, oldest time.Duration)
 	// testMail sends a site's test notification (the pipeline's mailer).
 	testMail func(ctx context.Context, site, to string) error
 	// uploads tracks chunks of uploads in progress.

@@ -110,6 +110,21 @@ func putDoc(t *tx, d *Document) error {
 	return t.setJSON(docKey(d.SiteID, d.DocumentID), d)
 }
 
+// putDocActions writes a document record whose change is only action
+// bookkeeping (what the search index holds of it is the same), so the
+// index is not told: re-indexing a document for every action step cost
+// the pipeline most of its time.
+func putDocActions(t *tx, d *Document) error {
+	if err := refreshActions(t, d); err != nil {
+		return err
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return t.txn.Set(docKey(d.SiteID, d.DocumentID), b)
+}
+
 // refreshActions recomputes whether d has an action a worker can run now
 // (the aq/ key, whose value is the earliest time to run it) and which
 // action statuses it has (the as/ index).
@@ -267,7 +282,7 @@ func applyAddActions(t *tx, c *Command) (any, error) {
 	if err := addActions(t, c, d, p.Actions); err != nil {
 		return nil, err
 	}
-	return nil, putDoc(t, d)
+	return nil, putDocActions(t, d)
 }
 
 // applyRetryActions marks every FAILED or MAX_RETRIES_REACHED action
@@ -318,7 +333,7 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 	if n == 0 {
 		return nil, ErrNoFailedAction
 	}
-	return nil, putDoc(t, d)
+	return nil, putDocActions(t, d)
 }
 
 func loadAction(t *tx, site string, r ActionRef) (*Document, *Action, error) {
@@ -364,7 +379,7 @@ func applyStartAction(t *tx, c *Command) (any, error) {
 	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
 		return nil, err
 	}
-	return a, putDoc(t, d)
+	return a, putDocActions(t, d)
 }
 
 // FinishAction is the payload of OpFinishAction: an action's outcome and
@@ -377,6 +392,9 @@ type FinishAction struct {
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	// Texts are extracted texts to keep (FULLTEXT, OCR).
 	Texts []TextRecord `json:"texts,omitempty"`
+	// Reindex tells the search index the document's text changed (not
+	// set for text the index reads from the content itself).
+	Reindex bool `json:"reindex,omitempty"`
 	// Results are engine results read back by the results endpoints.
 	Results []ActionResult `json:"results,omitempty"`
 	// Then are commands applied after the status, in the same
@@ -423,13 +441,17 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	put := putDocActions
+	if p.Reindex {
+		put = putDoc // new text to index
+	}
 	for _, r := range p.Results {
 		r.InsertedDate, r.UserID = c.At, a.UserID
 		if err := t.setJSON(resultKey(c.Site, d.DocumentID, r.Kind, r.Name), r); err != nil {
 			return nil, err
 		}
 	}
-	if err := putDoc(t, d); err != nil {
+	if err := put(t, d); err != nil {
 		return nil, err
 	}
 	for i := range p.Then {

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// pipelineDocs is how many documents the pipeline benchmark creates, each
+// with a CHECKSUM and a FULLTEXT action.
+const (
+	pipelineDocs    = 2000
+	pipelineWorkers = 4   // quire's default pipeline workers
+	pipelineClients = 16  // concurrent creators
+	latencySample   = 100 // every 100th document is timed until searchable
+)
+
+// badgerActions is the pipeline's baseline: the durable minimum of running
+// one action with the same parallelism as quire's workers — read the
+// document, hash it, and commit two synced transactions (start, finish).
+func badgerActions(ctx context.Context, dir string, n int) (float64, error) {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	gen := newTextGens(1)[0]
+	for i := 0; i < n; i++ {
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(fmt.Appendf(nil, "d/%06d", i), gen.text(4<<10)) }); err != nil {
+			return 0, err
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	start := time.Now()
+	for w := 0; w < pipelineWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				key := fmt.Appendf(nil, "d/%06d", i)
+				for step := 0; step < 2; step++ {
+					err := db.Update(func(txn *badger.Txn) error {
+						item, err := txn.Get(key)
+						if err != nil {
+							return err
+						}
+						v, err := item.ValueCopy(nil)
+						if err != nil {
+							return err
+						}
+						sum := sha256.Sum256(v)
+						return txn.Set(fmt.Appendf(nil, "a/%06d", i), sum[:])
+					})
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), ctx.Err()
+}
+
+// pipelineBench creates documents with CHECKSUM and FULLTEXT actions,
+// measures actions/s until the pipeline is idle, and times sampled
+// documents from their creation until a search for a word only they hold
+// finds them.
+func (s *session) pipelineBench(ctx context.Context) error {
+	n := pipelineDocs
+	if s.cfg.quick {
+		n = 400
+	}
+	s.logf("pipeline baseline: badger, %d workers, %d actions", pipelineWorkers, 2*n)
+	bdir := filepath.Join(s.root, "badger-actions")
+	base, err := badgerActions(ctx, bdir, 2*n)
+	os.RemoveAll(bdir)
+	if err != nil {
+		return fmt.Errorf("pipeline baseline: %w", err)
+	}
+	srv, err := startServer(ctx, s.cfg.bin, filepath.Join(s.root, "pipeline"), filepath.Join(s.root, "pipeline.log"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	idle := srv.rss.current()
+	srv.rss.resetPeak()
+	s.logf("quire pipeline: %d documents with CHECKSUM and FULLTEXT", n)
+	gen := newTextGens(pipelineClients)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg, probes sync.WaitGroup
+	errc := make(chan error, pipelineClients+n/latencySample+1)
+	start := time.Now()
+	for c := 0; c < pipelineClients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				word := fmt.Sprintf("qtok%06dz", i)
+				body := map[string]any{"path": fmt.Sprintf("pipeline/doc-%06d.txt", i), "contentType": "text/plain",
+					"content": word + " " + string(gen[c].text(4<<10)),
+					"actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}, {"type": "FULLTEXT"}}}
+				created := time.Now()
+				if err := srv.doJSON(ctx, http.MethodPost, "/documents", body, http.StatusCreated, nil); err != nil {
+					errc <- err
+					return
+				}
+				if i%latencySample == 0 {
+					probes.Add(1)
+					go func() {
+						defer probes.Done()
+						d, err := waitSearchable(ctx, srv, word, created)
+						if err != nil {
+							errc <- err
+							return
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
+					}()
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	createdIn := time.Since(start)
+	_, err = waitPipelineIdle(ctx, srv, 10*time.Minute)
+	if err != nil {
+		return srv.withLog(err)
+	}
+	took := time.Since(start)
+	probes.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return srv.withLog(err)
+	}
+	rate := float64(2*n) / took.Seconds()
+	s.rep.rows = append(s.rep.rows, row{
+		name:     fmt.Sprintf("pipeline CHECKSUM+FULLTEXT, %d docs", n),
+		quire:    fmt.Sprintf("%.0f actions/s", rate),
+		baseline: fmt.Sprintf("%.0f actions/s", base),
+		ratio:    fmt.Sprintf("%.2f", rate/base),
+		target:   "-",
+		status:   "info",
+	})
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	for _, p := range []float64{0.5, 0.99} {
+		s.rep.rows = append(s.rep.rows, row{
+			name:     fmt.Sprintf("create to searchable p%.0f (%d sampled)", p*100, len(lat)),
+			quire:    millis(pct(p)),
+			baseline: "-", ratio: "-", target: "-", status: "info",
+		})
+	}
+	s.rep.addRSS("server peak RSS, pipeline", idle, srv.rss.resetPeak())
+	s.rep.note("pipeline: %d documents created in %.1fs by %d clients; all %d actions done %.1fs after the first create", n, createdIn.Seconds(), pipelineClients, 2*n, took.Seconds())
+	s.rep.note("pipeline baseline: Badger with SyncWrites, %d goroutines, per action: read a 4 KiB value, hash it, two synced transactions (quire records an action's start and its outcome)", pipelineWorkers)
+	s.rep.note("create to searchable: from the 201 of POST /documents until POST /search with a word only that document holds finds it (polled every 50 ms)")
+	return nil
+}
+
+// waitSearchable polls a fulltext search for word until it finds a
+// document; the latency counts from created.
+func waitSearchable(ctx context.Context, srv *server, word string, created time.Time) (time.Duration, error) {
+	deadline := created.Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var out struct {
+			Documents []map[string]any `json:"documents"`
+		}
+		if err := srv.doJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
+			return 0, err
+		}
+		if len(out.Documents) > 0 {
+			return time.Since(created), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("%s not searchable after 5 minutes", word)
+}
+
+// waitPipelineIdle waits until /readyz reports no queued or running
+// actions.
+func waitPipelineIdle(ctx context.Context, srv *server, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for time.Since(start) < limit {
+		if err := srv.checkAlive(); err != nil {
+			return 0, err
+		}
+		var body struct {
+			Pipeline struct {
+				Queued *int `json:"queued"`
+			} `json:"pipeline"`
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/readyz", nil)
+		if resp, err := srv.client.Do(req); err == nil {
+			err := jsonDecode(resp, &body)
+			if err == nil && body.Pipeline.Queued != nil && *body.Pipeline.Queued == 0 {
+				return time.Since(start), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("pipeline not idle after %s", limit)
+}
