@@ -24,6 +24,7 @@ import (
 
 	"quire/auth"
 	"quire/node"
+	"quire/pipeline"
 )
 
 func main() {
@@ -90,6 +91,17 @@ func cmdServe(args []string, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	memLimit := fs.Int64("memory-limit-mib", 80, "soft limit for the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set)")
+	workers := fs.Int("pipeline-workers", 4, "actions run at once")
+	clamd := fs.String("clamd", "unix:/run/clamav/clamd.ctl", "clamd address for ANTIVIRUS/MALWARE_SCAN: unix:/path or tcp:host:port")
+	smtpHost := fs.String("smtp-host", "", "default mail server for NOTIFICATION actions (a site's notification settings win)")
+	smtpPort := fs.Int("smtp-port", 25, "mail server port")
+	smtpSec := fs.String("smtp-security", "", "mail server connection security: STARTTLS, IMPLICIT_TLS or empty for none")
+	smtpUser := fs.String("smtp-username", "", "mail server user (the password comes from QUIRE_SMTP_PASSWORD)")
+	smtpFrom := fs.String("smtp-from", "", "default sender address (a site's notification email wins)")
+	llmURL := fs.String("llm-url", "", "default OpenAI-compatible endpoint for LLM actions, e.g. http://127.0.0.1:11434/v1 (key from QUIRE_LLM_API_KEY)")
+	llmModel := fs.String("llm-model", "", "default model of LLM actions")
+	var buses eventBuses
+	fs.Var(&buses, "event-bus", "name=url of an event bus for EVENTBRIDGE actions (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -122,6 +134,17 @@ func cmdServe(args []string, stderr io.Writer) error {
 		},
 		MaxUploadBytes: *maxUpload,
 		Logger:         log,
+		Pipeline: pipeline.Config{
+			Workers: *workers,
+			Engines: pipeline.Engines{
+				Clamd: *clamd,
+				SMTP: pipeline.SMTPConfig{Host: *smtpHost, Port: *smtpPort, Security: *smtpSec, Username: *smtpUser,
+					Password: os.Getenv("QUIRE_SMTP_PASSWORD"), From: *smtpFrom},
+				LLM:           pipeline.LLMConfig{URL: *llmURL, ModelID: *llmModel, APIKey: os.Getenv("QUIRE_LLM_API_KEY")},
+				EventBuses:    buses,
+				WebhookSecret: os.Getenv("QUIRE_WEBHOOK_SECRET"),
+			},
+		},
 	})
 	if err != nil {
 		return err
@@ -182,4 +205,21 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// eventBuses collects --event-bus name=url flags.
+type eventBuses map[string]string
+
+func (b *eventBuses) String() string { return fmt.Sprint(map[string]string(*b)) }
+
+func (b *eventBuses) Set(v string) error {
+	name, url, ok := strings.Cut(v, "=")
+	if !ok || name == "" || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
+		return fmt.Errorf("want name=http(s)://url, got %q", v)
+	}
+	if *b == nil {
+		*b = eventBuses{}
+	}
+	(*b)[name] = url
+	return nil
 }
