@@ -523,3 +523,50 @@ func (s *Server) resultList(kind, list string, named bool) handler {
 		return r.JSON(map[string]any{list: out})
 	}
 }
+
+// addActionFor serves the endpoints that request one action: POST
+// /documents/{id}/ocr, PUT /documents/{id}/antivirus and /malwareScan.
+func (s *Server) addActionFor(typ, msg string) handler {
+	return func(r *reqCtx) error {
+		params := map[string]any{}
+		if typ == "OCR" {
+			var in struct {
+				ParseTypes                     []string `json:"parseTypes"`
+				AddPdfDetectedCharactersAsText *bool    `json:"addPdfDetectedCharactersAsText"`
+				OcrEngine                      string   `json:"ocrEngine"`
+				OcrNumberOfPages               string   `json:"ocrNumberOfPages"`
+				TextractQueries                any      `json:"textractQueries"`
+			}
+			if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+				return err
+			}
+			if len(in.ParseTypes) > 0 {
+				params["ocrParseTypes"] = strings.Join(in.ParseTypes, ",")
+			}
+			if in.AddPdfDetectedCharactersAsText != nil {
+				params["addPdfDetectedCharactersAsText"] = strconv.FormatBool(*in.AddPdfDetectedCharactersAsText)
+			}
+			if in.OcrEngine != "" {
+				params["ocrEngine"] = in.OcrEngine
+			}
+			if in.OcrNumberOfPages != "" {
+				params["ocrNumberOfPages"] = in.OcrNumberOfPages
+			}
+			if in.TextractQueries != nil {
+				params["ocrTextractQueries"] = in.TextractQueries
+			}
+		}
+		if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(params)
+		acts, errs := s.convertActions(r, []actionIn{{Type: typ, Parameters: raw}})
+		if len(errs) > 0 {
+			return &storage.ValidationError{Items: errs}
+		}
+		if _, err := s.apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.docID(), Actions: acts}); err != nil {
+			return err
+		}
+		return r.JSON(messageBody{msg})
+	}
+}

@@ -109,10 +109,15 @@ func TestActions_Validation(t *testing.T) {
 				{"on create too", "POST", "/documents", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM"}}}, 400, `{"errors":[{"key":"parameters.checksumType","error":"'checksumType' parameter is required"}]}`},
 				{"unknown document", "POST", "/documents/5b7e9d36-0f4c-4b0e-9a8e-000000000000/actions", act("FULLTEXT", nil), 404, ""},
 				{"retry nothing failed", "POST", p + "/retry", nil, 404, `{"message":"Failed action not found"}`},
+				{"ocr endpoint refuses textract", "POST", "/documents/" + id + "/ocr", map[string]any{"ocrEngine": "TEXTRACT"}, 400, `~"key":"parameters.ocrEngine"`},
 				{"bad status filter", "GET", "/documents?actionStatus=COMPLETE", nil, 400, `{"message":"invalid actionStatus 'COMPLETE'"}`},
 			})
 			if got := actions(t, s, tok, site.query, id); len(got) != 0 {
 				t.Fatalf("refused requests added actions: %v", got)
+			}
+			mustBody(t, s.Do(http.MethodPost, "/documents/"+id+"/ocr"+site.query, map[string]any{"parseTypes": []string{"TEXT"}, "ocrNumberOfPages": "2"}, tok), `{"message":"OCR request submitted"}`)
+			if a := actions(t, s, tok, site.query, id); len(a) != 1 || a[0]["type"] != "OCR" || a[0]["parameters"].(map[string]any)["ocrNumberOfPages"] != "2" {
+				t.Fatalf("POST /ocr added %v", a)
 			}
 		})
 	}

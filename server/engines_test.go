@@ -140,6 +140,14 @@ func TestActions_Antivirus(t *testing.T) {
 					t.Fatalf("malware scan results %s", r.Body)
 				}
 			}
+			// PUT /malwareScan asks for another scan.
+			mustBody(t, s.Do(http.MethodPut, "/documents/"+clean+"/malwareScan"+site.query, map[string]any{}, tok), `{"message":"Malware scan request submitted"}`)
+			if st := waitActions(t, s, tok, site.query, clean); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+				t.Fatalf("second scan: %v", st)
+			}
+			if n := len(s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)); n != 2 {
+				t.Fatalf("%d scan results after two scans", n)
+			}
 			if m := s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)[0].(map[string]any)["scanMessage"].(string); !strings.HasPrefix(m, "Eicar-Test-Signature") {
 				t.Fatalf("signature %v", m)
 			}
