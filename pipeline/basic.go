@@ -216,6 +216,27 @@ func runWebhook(ctx context.Context, j *Job) (*Outcome, error) {
 	return &Outcome{Metadata: map[string]string{"responseStatus": strconv.Itoa(code)}}, nil
 }
 
+// publishEvent posts a CloudEvent of typ about the document to every
+// configured event bus and returns how many did not take it.
+func (j *Job) publishEvent(ctx context.Context, typ string, data map[string]any) int {
+	failed := 0
+	for name, url := range j.p.cfg.Engines.EventBuses {
+		data["document"] = j.documentEvent()
+		body, err := json.Marshal(map[string]any{
+			"specversion": "1.0", "id": uuid.NewString(), "source": "quire/" + j.Site, "type": typ,
+			"subject": j.Doc.DocumentID, "time": j.Now().UTC().Format(time.RFC3339), "datacontenttype": "application/json", "data": data,
+		})
+		if err == nil {
+			_, err = j.post(ctx, url, "application/cloudevents+json", body)
+		}
+		if err != nil {
+			j.p.log.Warn("event not delivered", "bus", name, "type", typ, "err", err)
+			failed++
+		}
+	}
+	return failed
+}
+
 // runEventBus posts a CloudEvents 1.0 event (structured JSON) about the
 // document to the endpoint configured for eventBusName.
 func runEventBus(ctx context.Context, j *Job) (*Outcome, error) {

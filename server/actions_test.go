@@ -375,7 +375,26 @@ func TestActions_MoveDeleteQueue(t *testing.T) {
 				{"queue not empty", "DELETE", "/queues/" + qid, nil, 400, ""},
 				{"no name", "POST", "/queues", map[string]any{}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"unknown queue", "GET", "/queues/nope", nil, 404, ""},
+				{"no decision", "POST", "/queues/" + qid + "/documents/" + qd + "/decisions", map[string]any{}, 400, `{"errors":[{"key":"decision","error":"'decision' is required"}]}`},
+				{"approve", "POST", "/queues/" + qid + "/documents/" + qd + "/decisions", map[string]any{"decision": "APPROVE", "comments": "fine"}, 200, `{"message":"Decision saved"}`},
+				{"not in queue any more", "POST", "/queues/" + qid + "/documents/" + qd + "/decisions", map[string]any{"decision": "APPROVE"}, 404, ""},
 			})
+			if st := waitActions(t, s, tok, site.query, qd); !equalStrings(st, []string{"ASYNC_COMPLETE", "COMPLETE"}) {
+				t.Fatalf("after approval: %v", st)
+			}
+			rej := addDoc(t, s, tok, site.query, map[string]any{"path": "approve/no.txt", "content": "x",
+				"actions": []map[string]any{{"type": "QUEUE", "queueId": qid}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}})
+			for deadline := time.Now().Add(30 * time.Second); !equalStrings(waitActionsOnce(t, s, tok, site.query, rej), []string{"IN_QUEUE", "PENDING"}); {
+				if time.Now().After(deadline) {
+					t.Fatalf("second queue: %v", waitActionsOnce(t, s, tok, site.query, rej))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			mustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+rej+"/decisions"+site.query, map[string]any{"decision": "reject", "comments": "wrong vendor"}, tok), http.StatusOK)
+			if a := actions(t, s, tok, site.query, rej); a[0]["status"] != "FAILED" || a[0]["message"] != "rejected by admin: wrong vendor" || a[1]["status"] != "PENDING" {
+				t.Fatalf("after rejection: %v", a)
+			}
+			mustBody(t, s.Do(http.MethodDelete, "/queues/"+qid+site.query, nil, tok), `{"message":"Queue deleted"}`)
 		})
 	}
 }

@@ -118,7 +118,11 @@ func TestActions_FulltextFormats(t *testing.T) {
 // EICAR test file get their verdicts as tags and malware scan results.
 func TestActions_Antivirus(t *testing.T) {
 	addr := quiretest.Clamd(t)
-	s := pipelineServer(t, func(c *node.Config) { c.Pipeline.Engines.Clamd = addr })
+	bus := newReceiver(t)
+	s := pipelineServer(t, func(c *node.Config) {
+		c.Pipeline.Engines.Clamd = addr
+		c.Pipeline.Engines.EventBuses = map[string]string{"security": bus.URL}
+	})
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
@@ -139,6 +143,14 @@ func TestActions_Antivirus(t *testing.T) {
 				if len(res) != 1 || res[0].(map[string]any)["scanStatus"] != want[1] || res[0].(map[string]any)["scanEngine"] != "CLAM_AV" {
 					t.Fatalf("malware scan results %s", r.Body)
 				}
+			}
+			// Each verdict went to the event bus too.
+			body, _ := bus.last()
+			if !strings.Contains(string(body), `"type":"quire.document.malwareScan"`) || !strings.Contains(string(body), `"scanStatus":"MALICIOUS"`) && !strings.Contains(string(body), `"scanStatus":"CLEAN"`) {
+				t.Fatalf("malware scan event %s", body)
+			}
+			if bus.calls.Load() < 2 {
+				t.Fatalf("%d events for two scans", bus.calls.Load())
 			}
 			// PUT /malwareScan asks for another scan.
 			mustBody(t, s.Do(http.MethodPut, "/documents/"+clean+"/malwareScan"+site.query, map[string]any{}, tok), `{"message":"Malware scan request submitted"}`)

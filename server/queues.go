@@ -118,3 +118,34 @@ func (s *Server) queueExists(site, id string) bool {
 	_, err := s.db.GetQueue(site, id)
 	return err == nil
 }
+
+// handleQueueDecision serves POST /queues/{queueId}/documents/{documentId}/decisions
+// (Quire): {"decision":"APPROVE"|"REJECT","comments"}. Approval completes
+// the document's QUEUE action (ASYNC_COMPLETE) and its next actions run;
+// rejection fails it.
+func (s *Server) handleQueueDecision(r *reqCtx) error {
+	var in struct {
+		Decision string `json:"decision"`
+		Comments string `json:"comments"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	in.Decision = strings.ToUpper(in.Decision)
+	switch in.Decision {
+	case "":
+		return invalid("decision", "'decision' is required")
+	case "APPROVE", "REJECT":
+	default:
+		return invalid("decision", "invalid 'decision', use APPROVE or REJECT")
+	}
+	qid := pathParam(r, "queueId")
+	if _, err := s.db.GetQueue(r.site, qid); err != nil {
+		return err
+	}
+	d := storage.QueueDecision{QueueID: qid, DocumentID: r.docID(), Decision: in.Decision, Comments: in.Comments}
+	if _, err := s.apply(r, storage.OpQueueDecision, d); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Decision saved"})
+}

@@ -69,6 +69,7 @@ func (s *Server) routes() {
 	api.Get("/queues/:queueId", q(read, s.handleGetQueue))
 	api.Delete("/queues/:queueId", q(govern, s.handleDeleteQueue))
 	api.Get("/queues/:queueId/documents", q(read, s.handleGetQueueDocuments))
+	api.Post("/queues/:queueId/documents/:documentId/decisions", q(write, s.handleQueueDecision))
 	api.Get("/sites/:siteId/configuration", sp(govern, s.handleGetSiteConfig))
 	api.Patch("/sites/:siteId/configuration", sp(govern, s.handleUpdateSiteConfig))
 	api.Post("/sites/:siteId/configuration/notification/test", sp(govern, s.handleNotificationTest))

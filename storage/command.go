@@ -58,6 +58,7 @@ const (
 	OpAddQueue      Op = "AddQueue"      // create a workflow queue
 	OpDeleteQueue   Op = "DeleteQueue"   // remove an empty queue
 	OpQueueDocument Op = "QueueDocument" // put a document in a queue (QUEUE action)
+	OpQueueDecision Op = "QueueDecision" // approve or reject a queued document
 	OpSetSiteConfig Op = "SetSiteConfig" // replace a site's configuration
 	OpPublish       Op = "Publish"       // publish a document's current content (PUBLISH action)
 	OpUnpublish     Op = "Unpublish"     // remove a document's publication

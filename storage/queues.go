@@ -173,3 +173,60 @@ func (d *DB) QueueDocuments(site, queueID, after string, limit int) ([]QueuedDoc
 	}
 	return out, next, err
 }
+
+// QueueDecision is the payload of OpQueueDecision: a person's decision on
+// a document waiting in a queue.
+type QueueDecision struct {
+	QueueID    string `json:"queueId"`
+	DocumentID string `json:"documentId"`
+	Decision   string `json:"decision"` // APPROVE or REJECT
+	Comments   string `json:"comments,omitempty"`
+}
+
+func init() { register(OpQueueDecision, applyQueueDecision) }
+
+// applyQueueDecision takes the document out of the queue. APPROVE
+// completes its QUEUE action (ASYNC_COMPLETE) so the actions after it
+// run; REJECT fails it (the chain stops until it is retried).
+func applyQueueDecision(t *tx, c *Command) (any, error) {
+	p, err := decode[QueueDecision](c)
+	if err != nil {
+		return nil, err
+	}
+	var q QueuedDocument
+	if err := t.getJSON(queueDocKey(c.Site, p.QueueID, p.DocumentID), &q); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, &NotFoundError{Msg: fmt.Sprintf("Document %s not found in queue '%s'", p.DocumentID, p.QueueID)}
+		}
+		return nil, err
+	}
+	d, a, err := loadAction(t, c.Site, ActionRef{DocumentID: p.DocumentID, Seq: q.Seq, Retry: q.Retry})
+	if err != nil && !errors.Is(err, ErrActionChanged) {
+		return nil, err
+	}
+	if err := t.del(queueDocKey(c.Site, p.QueueID, p.DocumentID)); err != nil {
+		return nil, err
+	}
+	if a == nil || a.Status != ActionInQueue {
+		return nil, nil // the action was retried or removed meanwhile
+	}
+	at := c.At
+	a.CompletedDate = &at
+	if a.Metadata == nil {
+		a.Metadata = map[string]string{}
+	}
+	a.Metadata["decision"], a.Metadata["decidedBy"] = p.Decision, c.User
+	switch p.Decision {
+	case "APPROVE":
+		a.Status, a.Message = ActionAsyncComplete, p.Comments
+	default:
+		a.Status, a.Message = ActionFailed, "rejected by "+c.User
+		if p.Comments != "" {
+			a.Message += ": " + p.Comments
+		}
+	}
+	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
+		return nil, err
+	}
+	return nil, putDocActions(t, d)
+}
