@@ -7,8 +7,9 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
+//	               [-no-search | -search-only | -pipeline-only]
 //
-// It runs two benchmarks against a bin/quire child process on a loopback
+// It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
 //
 //   - document creation: 64 HTTP clients POST /documents with 4 KiB of inline
@@ -16,6 +17,10 @@
 //     transaction (a 4 KiB value and a small key) per document;
 //   - streamed upload: 1 GiB of pseudo-random bytes PUT to an upload URL;
 //     the baseline is dd writing the same amount with conv=fsync;
+//   - pipeline: 2,000 documents created with CHECKSUM and FULLTEXT actions,
+//     actions/s until the pipeline is idle beside raw Badger doing the
+//     durable minimum per action (read, hash, two synced transactions) with
+//     the same 4 workers, and sampled create-to-searchable latency;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext, filename-prefix, folder and
 //     attribute queries from 8 clients beside GET /healthz (the HTTP floor).
