@@ -45,6 +45,36 @@ func TestHelperCrashServer(t *testing.T) {
 	select {} // until killed
 }
 
+// startCrashChild runs TestHelperCrashServer in a child process serving
+// dir and returns it with its address.
+func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashServer$")
+	cmd.Env = append(os.Environ(), "QUIRE_CRASH_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := ""
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
+			addr = a
+			break
+		}
+	}
+	if addr == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("child did not start")
+	}
+	go io.Copy(io.Discard, out)
+	return cmd, addr
+}
+
 type acked struct {
 	id  string
 	sum [32]byte
@@ -57,29 +87,7 @@ type acked struct {
 func TestCrash_AcknowledgedDocumentsSurviveSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 2; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashServer$")
-		cmd.Env = append(os.Environ(), "QUIRE_CRASH_DIR="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		addr := ""
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
-				addr = a
-				break
-			}
-		}
-		if addr == "" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("child did not start")
-		}
-		go io.Copy(io.Discard, out)
+		cmd, addr := startCrashChild(t, dir)
 		base := "http://" + addr
 		tok, err := auth.SignToken(dir, "", "crash", []string{"Admins"}, time.Hour)
 		if err != nil {

@@ -1,13 +1,9 @@
 package node_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,29 +38,7 @@ func TestCrash_ActionsInFlightFinishAfterRestart(t *testing.T) {
 	}))
 	defer recv.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashServer$")
-	cmd.Env = append(os.Environ(), "QUIRE_CRASH_DIR="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("child did not start")
-	}
-	go io.Copy(io.Discard, out)
+	cmd, addr := startCrashChild(t, dir)
 	tok, err := auth.SignToken(dir, "", "crash", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -175,10 +175,7 @@ func TestActions_Notification(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
-			sid := "default"
-			if site.query != "" {
-				sid = "finance"
-			}
+			sid := siteID(site.query)
 			cfg := "/sites/" + sid + "/configuration"
 			runSteps(t, s, tok, "", []step{
 				{"bad port", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": "dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": "127.0.0.1", "port": 0}}}, 400, `{"errors":[{"key":"notification.smtp.port","error":"invalid 'port'"}]}`},
@@ -271,10 +268,7 @@ func TestActions_LLM(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
-			sid := "default"
-			if site.query != "" {
-				sid = "finance"
-			}
+			sid := siteID(site.query)
 			text := "Invoice INV-77 for Globex, year 2026, total 4200"
 			noLLM := addDoc(t, s, tok, site.query, map[string]any{"path": "pre.txt", "contentType": "text/plain", "content": text,
 				"actions": []map[string]any{{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer"}}}})
@@ -402,10 +396,7 @@ func TestActions_IDP(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
-			sid := "default"
-			if site.query != "" {
-				sid = "finance"
-			}
+			sid := siteID(site.query)
 			defineAttr(t, s, tok, site.query, "invoiceNumber", "STRING", nil)
 			defineAttr(t, s, tok, site.query, "invoiceTotal", "NUMBER", nil)
 			defineAttr(t, s, tok, site.query, "sourcePath", "STRING", nil)
@@ -438,4 +429,12 @@ func TestActions_IDP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// siteID is the site id a site query of the sites table selects.
+func siteID(query string) string {
+	if query == "" {
+		return "default"
+	}
+	return strings.TrimPrefix(query, "?siteId=")
 }

@@ -129,21 +129,17 @@ func putDocActions(t *tx, d *Document) error {
 // (the aq/ key, whose value is the earliest time to run it) and which
 // action statuses it has (the as/ index).
 func refreshActions(t *tx, d *Document) error {
-	var next *Action
-	statuses := map[string]bool{}
-	err := t.each(actionPrefix(d.SiteID, d.DocumentID), func(_, v []byte) error {
-		var a Action
-		if err := json.Unmarshal(v, &a); err != nil {
-			return err
-		}
-		statuses[a.Status] = true
-		if next == nil && !ActionDone(a.Status) {
-			next = &a
-		}
-		return nil
-	})
+	acts, err := loadActions(t, d.SiteID, d.DocumentID)
 	if err != nil {
 		return err
+	}
+	var next *Action
+	statuses := map[string]bool{}
+	for i := range acts {
+		statuses[acts[i].Status] = true
+		if next == nil && !ActionDone(acts[i].Status) {
+			next = &acts[i]
+		}
 	}
 	qk := actionQueueKey(d.SiteID, d.DocumentID)
 	queued, err := t.exists(qk)
@@ -187,6 +183,20 @@ func refreshActions(t *tx, d *Document) error {
 	}
 	d.ActionStatuses = now
 	return nil
+}
+
+// loadActions reads a document's actions in order.
+func loadActions(t *tx, site, doc string) ([]Action, error) {
+	var out []Action
+	err := t.each(actionPrefix(site, doc), func(_, v []byte) error {
+		var a Action
+		if err := json.Unmarshal(v, &a); err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out, err
 }
 
 // clearActions removes a deleted document's actions, queue entry, status
@@ -296,15 +306,8 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var acts []Action
-	if err := t.each(actionPrefix(c.Site, d.DocumentID), func(_, v []byte) error {
-		var a Action
-		if err := json.Unmarshal(v, &a); err != nil {
-			return err
-		}
-		acts = append(acts, a)
-		return nil
-	}); err != nil {
+	acts, err := loadActions(t, c.Site, d.DocumentID)
+	if err != nil {
 		return nil, err
 	}
 	n := 0

@@ -239,27 +239,5 @@ func (d *DB) GetMapping(site, id string) (*Mapping, error) {
 
 // Mappings lists a site's mappings by id after after.
 func (d *DB) Mappings(site, after string, limit int) ([]Mapping, string, error) {
-	var out []Mapping
-	var next string
-	err := d.view(func(t *tx) error {
-		return t.each(mappingPrefix(site), func(_, v []byte) error {
-			var m Mapping
-			if err := json.Unmarshal(v, &m); err != nil {
-				return err
-			}
-			if after != "" && m.MappingID <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].MappingID
-				return errStop
-			}
-			out = append(out, m)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
+	return listPage(d, mappingPrefix(site), after, limit, func(m *Mapping) string { return m.MappingID })
 }

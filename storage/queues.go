@@ -122,49 +122,33 @@ func (d *DB) GetQueue(site, id string) (*Queue, error) {
 
 // Queues lists a site's queues by id after after.
 func (d *DB) Queues(site, after string, limit int) ([]Queue, string, error) {
-	var out []Queue
-	var next string
-	err := d.view(func(t *tx) error {
-		return t.each(queuePrefix(site), func(_, v []byte) error {
-			var q Queue
-			if err := json.Unmarshal(v, &q); err != nil {
-				return err
-			}
-			if after != "" && q.QueueID <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].QueueID
-				return errStop
-			}
-			out = append(out, q)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
+	return listPage(d, queuePrefix(site), after, limit, func(q *Queue) string { return q.QueueID })
 }
 
 // QueueDocuments lists the documents in a queue by id after after.
 func (d *DB) QueueDocuments(site, queueID, after string, limit int) ([]QueuedDocument, string, error) {
-	var out []QueuedDocument
+	return listPage(d, queueDocPrefix(site, queueID), after, limit, func(q *QueuedDocument) string { return q.DocumentID })
+}
+
+// listPage reads up to limit JSON records under prefix whose id (in key
+// order) comes after after, and the id to continue from when more remain.
+func listPage[T any](d *DB, prefix []byte, after string, limit int, id func(*T) string) ([]T, string, error) {
+	var out []T
 	var next string
 	err := d.view(func(t *tx) error {
-		return t.each(queueDocPrefix(site, queueID), func(_, v []byte) error {
-			var q QueuedDocument
-			if err := json.Unmarshal(v, &q); err != nil {
+		return t.each(prefix, func(_, v []byte) error {
+			var r T
+			if err := json.Unmarshal(v, &r); err != nil {
 				return err
 			}
-			if after != "" && q.DocumentID <= after {
+			if after != "" && id(&r) <= after {
 				return nil
 			}
 			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].DocumentID
+				next = id(&out[len(out)-1])
 				return errStop
 			}
-			out = append(out, q)
+			out = append(out, r)
 			return nil
 		})
 	})

@@ -100,14 +100,9 @@ func (d *DB) GetTag(site, doc, key string) (*Tag, error) {
 func (d *DB) GetActions(site, doc string) ([]Action, error) {
 	var out []Action
 	err := d.view(func(t *tx) error {
-		return t.each(actionPrefix(site, doc), func(_, v []byte) error {
-			var a Action
-			if err := json.Unmarshal(v, &a); err != nil {
-				return err
-			}
-			out = append(out, a)
-			return nil
-		})
+		var err error
+		out, err = loadActions(t, site, doc)
+		return err
 	})
 	return out, err
 }
