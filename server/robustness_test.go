@@ -31,6 +31,8 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		`{"name":"s","attributes":{"compositeKeys":[{"attributeKeys":null}]}}`, `{"classification":{"attributes":{}}}`,
 		`{"entityType":{"namespace":"CUSTOM","name":"a/b"}}`, `{"entity":{"attributes":[{}]}}`, `{"sequence":{"pattern":"{SEQUENCE:999}"}}`,
 		`{"mapping":{"name":"m","attributes":[null]}}`,
+		`{"actions":[{"type":"RESIZE","parameters":{"width":{},"height":[1]}}]}`, `{"actions":[{"type":"WEBHOOK","parameters":{"url":"http://[::1"}}]}`,
+		`{"actions":null}`, `{"notification":{"smtp":{"port":"x"}}}`, `{"llm":{"url":"ftp://x"}}`, `{"decision":7}`, `{"to":"not-mail"}`,
 		`{"query":{"tag":{"key":"a","range":{"start":{},"end":[]}}}}`, `{"query":{"attribute":{"key":"a","eq":"x","range":{"start":"1","end":"2","type":"NUMBER"}}}}`,
 		`{"query":{"text":"((("}}`, `{"query":{"text":"a:b:c~~~/[["}}`, `{"query":{"query_string":{"query":"((("}}}`, `{"query":{"match":{"content":{}}}}`,
 		`{"query":{"fuzzy":{"a":"","b":""}}}`, `{"query":{"meta":{"folder":"../.."}}}`, `{"query":{"filename":{"beginsWith":""}}}`, `{"query":{"documentIds":[null]}}`,
@@ -48,6 +50,9 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		{"POST", "/sites/default/sequences"}, {"POST", "/sites/default/sequences/x/next"},
 		{"POST", "/mappings"}, {"PUT", "/mappings/x"},
 		{"POST", "/search"}, {"POST", "/searchFulltext"}, {"POST", "/queryFulltext"}, {"POST", "/folders"}, {"POST", "/indices/search"},
+		{"POST", "/documents/" + id + "/actions"}, {"POST", "/documents/" + id + "/ocr"}, {"PUT", "/documents/" + id + "/malwareScan"},
+		{"POST", "/queues"}, {"POST", "/queues/x/documents/" + id + "/decisions"}, {"PATCH", "/sites/default/configuration"},
+		{"POST", "/sites/default/configuration/notification/test"},
 	}
 	for _, rt := range routes {
 		for _, b := range bodies {
@@ -65,7 +70,10 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		"/attributes?next=%%", "/attributes?limit=x", "/documents/" + id + "/attributes?next=abc", "/entityTypes?namespace=X",
 		"/entities/nope?next=zz", "/sites/default/classifications?next=@@", "/attributes/%00/allowedValues",
 		"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none",
-		"/folders?indexKey=%%", "/folders?indexKey=AA", "/folders?path=../../x", "/folders?next=zz"}
+		"/folders?indexKey=%%", "/folders?indexKey=AA", "/folders?path=../../x", "/folders?next=zz",
+		"/documents/" + id + "/actions?next=zz", "/documents/" + id + "/actions?limit=x", "/documents?actionStatus=%00",
+		"/queues?next=@@", "/queues/x/documents", "/publications/" + id, "/published/default/" + id + "?v=x&signature=y&expires=1",
+		"/documents/" + id + "/ai/prompts/x", "/documents/" + id + "/ocr?outputType=X", "/documents/" + id + "/fulltext"}
 	for _, g := range gets {
 		r := s.Do(http.MethodGet, g, nil, tok)
 		if r.Status >= 500 {
