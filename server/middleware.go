@@ -50,6 +50,11 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 			return herr
 		}
 	}
+	// A handler that answered without reading the body (a 401, 404 or a
+	// route that takes none) leaves it in the socket; closing the
+	// connection on unread bytes resets it before the client reads the
+	// answer, so read and discard what is left (bounded).
+	drain(c)
 	s.log.Info("request",
 		"requestId", id,
 		"method", c.Method(),

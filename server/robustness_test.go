@@ -183,3 +183,31 @@ func TestShutdown_UnusedConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadBodies_NoConnectionReset sends large bodies to requests that
+// are answered without reading them (no token, a route that takes no
+// body, an unknown route): the client must get the answer, not a reset.
+func TestUnreadBodies_NoConnectionReset(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	body := strings.Repeat("A", 4<<20)
+	cases := []struct {
+		name, method, path, tok string
+		want                    int
+	}{
+		{"no token", "POST", "/documents", "", http.StatusUnauthorized},
+		{"body ignored", "PUT", "/documents/" + id + "/malwareScan", tok, http.StatusOK},
+		{"unknown route", "PUT", "/nothing-here", tok, http.StatusNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := 0; i < 5; i++ {
+				r := s.DoHeaders(tc.method, tc.path, body, tc.tok, map[string]string{"Content-Type": "application/json"})
+				if r.Status != tc.want {
+					t.Fatalf("attempt %d: status %d, want %d: %s", i, r.Status, tc.want, r.Body)
+				}
+			}
+		})
+	}
+}
