@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"quire/auth"
+	"quire/config"
 	"quire/node"
 	"quire/pipeline"
 )
@@ -37,6 +38,7 @@ func usage(w io.Writer) {
 commands:
   serve     run the server
   token     print a signed access token for a data dir
+  config    print an example config file (example) or validate one (check)
   reindex   rebuild the search index of a stopped server's data dir
   version   print the version
 
@@ -56,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdToken(args[1:], stdout, stderr)
 	case "reindex":
 		err = cmdReindex(args[1:], stderr)
+	case "config":
+		err = cmdConfig(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":
@@ -68,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if errors.Is(err, errUsage) {
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire:", err)
 		return 1
@@ -75,77 +82,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// errUsage is a command line that names no known subcommand; the usage
+// has been printed.
+var errUsage = errors.New("usage")
+
 func cmdServe(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen address")
-	dataDir := fs.String("data-dir", "./data", "data directory (database and keys)")
-	publicURL := fs.String("public-url", "", "base URL clients use to reach this server (default http://<listen>)")
-	jwks := fs.String("jwks-file", "", "JWKS file of an external identity provider")
-	pem := fs.String("jwt-pem", "", "PEM public key of an external identity provider")
-	extIss := fs.String("jwt-issuer", "", "issuer (iss) required in external tokens")
-	aud := fs.String("jwt-audience", "", "audience (aud) required in external tokens")
-	groups := fs.String("groups-claim", "", "token claim holding groups (default cognito:groups)")
-	userClaim := fs.String("username-claim", "", "token claim holding the username (default cognito:username)")
-	maxUpload := fs.Int64("max-upload-bytes", 0, "largest accepted upload in bytes (0: unlimited)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	memLimit := fs.Int64("memory-limit-mib", 80, "soft limit for the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set)")
-	workers := fs.Int("pipeline-workers", 4, "actions run at once")
-	clamd := fs.String("clamd", "unix:/run/clamav/clamd.ctl", "clamd address for ANTIVIRUS/MALWARE_SCAN: unix:/path or tcp:host:port")
-	smtpHost := fs.String("smtp-host", "", "default mail server for NOTIFICATION actions (a site's notification settings win)")
-	smtpPort := fs.Int("smtp-port", 25, "mail server port")
-	smtpSec := fs.String("smtp-security", "", "mail server connection security: STARTTLS, IMPLICIT_TLS or empty for none")
-	smtpUser := fs.String("smtp-username", "", "mail server user (the password comes from QUIRE_SMTP_PASSWORD)")
-	smtpFrom := fs.String("smtp-from", "", "default sender address (a site's notification email wins)")
-	llmURL := fs.String("llm-url", "", "default OpenAI-compatible endpoint for LLM actions, e.g. http://127.0.0.1:11434/v1 (key from QUIRE_LLM_API_KEY)")
-	llmModel := fs.String("llm-model", "", "default model of LLM actions")
-	var buses eventBuses
-	fs.Var(&buses, "event-bus", "name=url of an event bus for EVENTBRIDGE actions (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	l, err := config.Load(fs, args, config.Options{})
+	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, *logLevel, *logFormat)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	return serve(l, stderr, stop)
+}
+
+// serve runs a server until stop delivers (a signal, or the service
+// manager's stop) or serving fails, then shuts down gracefully.
+func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
+	c := l.Config
+	log := newLogger(stderr, c.Log.Level, c.Log.Format)
 	// A soft heap limit keeps an idle-looking appliance small: without it
 	// the heap grows to twice its live size between collections.
-	if os.Getenv("GOMEMLIMIT") == "" && *memLimit > 0 {
-		debug.SetMemoryLimit(*memLimit << 20)
+	if os.Getenv("GOMEMLIMIT") == "" && c.Limits.MemoryLimitMiB > 0 {
+		debug.SetMemoryLimit(c.Limits.MemoryLimitMiB << 20)
 	}
 	if addr := os.Getenv("QUIRE_PPROF"); addr != "" {
 		// Profiling for support sessions, on an address of the operator's
 		// choosing (keep it on loopback); never on the API listener.
 		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(addr, nil)) }()
 	}
-	pub := *publicURL
-	if pub == "" {
-		pub = "http://" + *listen
-	}
-	n, err := node.Open(node.Config{
-		Listen:    *listen,
-		DataDir:   *dataDir,
-		PublicURL: pub,
-		Auth: auth.Config{
-			JWKSFile:       *jwks,
-			PEMFile:        *pem,
-			ExternalIssuer: *extIss,
-			Audience:       *aud,
-			GroupsClaim:    *groups,
-			UsernameClaim:  *userClaim,
-		},
-		MaxUploadBytes: *maxUpload,
-		Logger:         log,
-		Pipeline: pipeline.Config{
-			Workers: *workers,
-			Engines: pipeline.Engines{
-				Clamd: *clamd,
-				SMTP: pipeline.SMTPConfig{Host: *smtpHost, Port: *smtpPort, Security: *smtpSec, Username: *smtpUser,
-					Password: os.Getenv("QUIRE_SMTP_PASSWORD"), From: *smtpFrom},
-				LLM:           pipeline.LLMConfig{URL: *llmURL, ModelID: *llmModel, APIKey: os.Getenv("QUIRE_LLM_API_KEY")},
-				EventBuses:    buses,
-				WebhookSecret: os.Getenv("QUIRE_WEBHOOK_SECRET"),
-			},
-		},
-	})
+	n, err := node.Open(nodeConfig(c, log))
 	if err != nil {
 		return err
 	}
@@ -153,18 +122,61 @@ func cmdServe(args []string, stderr io.Writer) error {
 		n.Close(context.Background())
 		return err
 	}
-	log.Info("quire serving", "listen", n.Addr(), "dataDir", *dataDir, "publicURL", pub, "version", node.Version)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	log.Info("quire serving", "listen", n.Addr(), "dataDir", c.DataDir, "publicURL", c.BaseURL(), "config", l.File, "version", node.Version)
 	var serveErr error
 	select {
-	case s := <-sig:
+	case s := <-stop:
 		log.Info("shutting down", "signal", s.String())
 	case serveErr = <-n.Done():
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	return errors.Join(serveErr, n.Close(ctx))
+	err = errors.Join(serveErr, n.Close(ctx))
+	log.Info("stopped", "err", err)
+	return err
+}
+
+// shutdownGrace is how long in-flight requests and running actions get
+// to finish at shutdown; systemd's TimeoutStopSec is longer.
+const shutdownGrace = 30 * time.Second
+
+// nodeConfig turns the configuration into the node's.
+func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
+	return node.Config{
+		Listen:    c.Listen,
+		DataDir:   c.DataDir,
+		PublicURL: c.PublicURL,
+		Auth: auth.Config{
+			JWKSFile:       c.Auth.JWKSFile,
+			PEMFile:        c.Auth.PEMFile,
+			ExternalIssuer: c.Auth.Issuer,
+			Audience:       c.Auth.Audience,
+			GroupsClaim:    c.Auth.GroupsClaim,
+			UsernameClaim:  c.Auth.UsernameClaim,
+		},
+		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
+		MaxUploadBytes: c.Limits.MaxUploadBytes,
+		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		Logger:         log,
+		Pipeline: pipeline.Config{
+			Workers:       c.Pipeline.Workers,
+			ActionTimeout: c.Pipeline.ActionTimeout,
+			RetryBase:     c.Pipeline.RetryBase,
+			Engines: pipeline.Engines{
+				Tesseract: c.Engines.Tesseract,
+				Ocrmypdf:  c.Engines.Ocrmypdf,
+				Pdftotext: c.Engines.Pdftotext,
+				Pdftoppm:  c.Engines.Pdftoppm,
+				Soffice:   c.Engines.Soffice,
+				Clamd:     c.Engines.Clamd,
+				SMTP: pipeline.SMTPConfig{Host: c.SMTP.Host, Port: c.SMTP.Port, Security: c.SMTP.Security,
+					Username: c.SMTP.Username, Password: c.SMTP.Password, From: c.SMTP.From},
+				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey},
+				EventBuses:    c.EventBuses,
+				WebhookSecret: c.Webhooks.Secret,
+			},
+		},
+	}
 }
 
 func cmdToken(args []string, stdout, stderr io.Writer) error {
@@ -172,11 +184,14 @@ func cmdToken(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	user := fs.String("user", "", "username (required)")
 	groups := fs.String("groups", "", "comma-separated groups, e.g. Admins or default,finance_read")
-	dataDir := fs.String("data-dir", "./data", "data directory of the server")
-	ttl := fs.Duration("ttl", time.Hour, "token lifetime")
+	ttl := fs.Duration("ttl", 0, "token lifetime (default: auth.token_ttl of the config, 1h)")
 	issuer := fs.String("issuer", "", "token issuer (default quire)")
-	if err := fs.Parse(args); err != nil {
+	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir"}})
+	if err != nil {
 		return err
+	}
+	if *ttl == 0 {
+		*ttl = l.Auth.TokenTTL
 	}
 	if *user == "" {
 		return errors.New("token: --user is required")
@@ -187,7 +202,7 @@ func cmdToken(args []string, stdout, stderr io.Writer) error {
 			gs = append(gs, g)
 		}
 	}
-	tok, err := auth.SignToken(*dataDir, *issuer, *user, gs, *ttl)
+	tok, err := auth.SignToken(l.DataDir, *issuer, *user, gs, *ttl)
 	if err != nil {
 		return err
 	}
@@ -207,19 +222,8 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// eventBuses collects --event-bus name=url flags.
-type eventBuses map[string]string
-
-func (b *eventBuses) String() string { return fmt.Sprint(map[string]string(*b)) }
-
-func (b *eventBuses) Set(v string) error {
-	name, url, ok := strings.Cut(v, "=")
-	if !ok || name == "" || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
-		return fmt.Errorf("want name=http(s)://url, got %q", v)
-	}
-	if *b == nil {
-		*b = eventBuses{}
-	}
-	(*b)[name] = url
-	return nil
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
 }

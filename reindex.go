@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"quire/config"
 	"quire/index"
 	"quire/storage"
 )
@@ -17,10 +18,11 @@ import (
 func cmdReindex(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("reindex", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "./data", "data directory of the (stopped) server")
-	if err := fs.Parse(args); err != nil {
+	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir"}})
+	if err != nil {
 		return err
 	}
+	dataDir := &l.DataDir
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(*dataDir, "db"), Logger: newLogger(stderr, "warn", "text")})
 	if err != nil {
 		return fmt.Errorf("%w (is the server still running?)", err)

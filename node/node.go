@@ -5,6 +5,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,10 @@ type Config struct {
 	Auth auth.Config
 	// MaxUploadBytes limits one upload (0: unlimited).
 	MaxUploadBytes int64
+	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
+	MaxBodyBytes int
+	// TLS serves HTTPS when set.
+	TLS TLSConfig
 	// Logger is the process logger.
 	Logger *slog.Logger
 	// Pipeline configures the action pipeline (workers, engines).
@@ -105,6 +110,7 @@ func Open(cfg Config) (*Node, error) {
 		Logger:         cfg.Logger,
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
 	})
 	pc := cfg.Pipeline
 	if pc.Logger == nil {
@@ -156,9 +162,20 @@ func (n *Node) Start(ln net.Listener) error {
 			return fmt.Errorf("listen %s: %w", n.cfg.Listen, err)
 		}
 	}
+	scheme := "http://"
+	if n.cfg.TLS.Enabled() {
+		tc, fp, err := loadTLS(n.cfg.TLS, n.cfg.DataDir, ln.Addr().String())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		n.cfg.Logger.Info("serving HTTPS", "certificateSHA256", fp)
+		ln = tls.NewListener(ln, tc)
+		scheme = "https://"
+	}
 	n.ln = ln
 	if n.cfg.PublicURL == "" {
-		n.Server.SetPublicURL("http://" + ln.Addr().String())
+		n.Server.SetPublicURL(scheme + ln.Addr().String())
 	}
 	if err := n.Pipeline.Start(); err != nil {
 		return err

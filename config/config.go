@@ -1,0 +1,134 @@
+// Package config holds every setting of a Quire server and loads them from
+// one TOML file, QUIRE_* environment variables and command-line flags, in
+// that order of precedence (a flag wins over a variable, which wins over
+// the file).
+//
+// The settings table (settings.go) is the single source of the setting
+// names, flags, variables, defaults and help: `quire config example`
+// prints it as a commented file, so the example and the code cannot drift.
+package config
+
+import (
+	"time"
+)
+
+// Config is the configuration of a Quire server.
+type Config struct {
+	Listen     string            `toml:"listen"`
+	DataDir    string            `toml:"data_dir"`
+	PublicURL  string            `toml:"public_url"`
+	TLS        TLS               `toml:"tls"`
+	Auth       Auth              `toml:"auth"`
+	Limits     Limits            `toml:"limits"`
+	Log        Log               `toml:"log"`
+	Pipeline   Pipeline          `toml:"pipeline"`
+	Engines    Engines           `toml:"engines"`
+	SMTP       SMTP              `toml:"smtp"`
+	LLM        LLM               `toml:"llm"`
+	Webhooks   Webhooks          `toml:"webhooks"`
+	EventBuses map[string]string `toml:"event_buses"`
+}
+
+// TLS configures HTTPS on the listener.
+type TLS struct {
+	CertFile   string   `toml:"cert_file"`
+	KeyFile    string   `toml:"key_file"`
+	SelfSigned bool     `toml:"self_signed"`
+	Hosts      []string `toml:"hosts"`
+}
+
+// Enabled reports whether the listener serves HTTPS.
+func (t TLS) Enabled() bool { return t.SelfSigned || t.CertFile != "" }
+
+// Auth configures token verification.
+type Auth struct {
+	JWKSFile      string        `toml:"jwks_file"`
+	PEMFile       string        `toml:"pem_file"`
+	Issuer        string        `toml:"issuer"`
+	Audience      string        `toml:"audience"`
+	GroupsClaim   string        `toml:"groups_claim"`
+	UsernameClaim string        `toml:"username_claim"`
+	TokenTTL      time.Duration `toml:"token_ttl"`
+}
+
+// Limits bound what one request may send.
+type Limits struct {
+	MaxUploadBytes int64 `toml:"max_upload_bytes"`
+	MaxBodyBytes   int   `toml:"max_body_bytes"`
+	MemoryLimitMiB int64 `toml:"memory_limit_mib"`
+}
+
+// Log configures the process log.
+type Log struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+}
+
+// Pipeline configures the action pipeline.
+type Pipeline struct {
+	Workers       int           `toml:"workers"`
+	ActionTimeout time.Duration `toml:"action_timeout"`
+	RetryBase     time.Duration `toml:"retry_base"`
+}
+
+// Engines names the programs and services actions run.
+type Engines struct {
+	Tesseract string `toml:"tesseract"`
+	Ocrmypdf  string `toml:"ocrmypdf"`
+	Pdftotext string `toml:"pdftotext"`
+	Pdftoppm  string `toml:"pdftoppm"`
+	Soffice   string `toml:"soffice"`
+	Clamd     string `toml:"clamd"`
+}
+
+// SMTP is the default mail server of NOTIFICATION actions.
+type SMTP struct {
+	Host     string `toml:"host"`
+	Port     int    `toml:"port"`
+	Security string `toml:"security"`
+	Username string `toml:"username"`
+	Password string `toml:"password"`
+	From     string `toml:"from"`
+}
+
+// LLM is the default OpenAI-compatible endpoint of LLM actions.
+type LLM struct {
+	URL    string `toml:"url"`
+	Model  string `toml:"model"`
+	APIKey string `toml:"api_key"`
+}
+
+// Webhooks configures outgoing WEBHOOK and event bus requests.
+type Webhooks struct {
+	Secret string `toml:"secret"`
+}
+
+// Default is the configuration with nothing set.
+func Default() *Config {
+	return &Config{
+		Listen:  "127.0.0.1:8080",
+		DataDir: "./data",
+		Auth:    Auth{TokenTTL: time.Hour},
+		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 80},
+		Log:     Log{Level: "info", Format: "text"},
+		Pipeline: Pipeline{
+			Workers:       4,
+			ActionTimeout: 15 * time.Minute,
+			RetryBase:     10 * time.Second,
+		},
+		Engines: Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
+		SMTP:    SMTP{Port: 25},
+	}
+}
+
+// BaseURL is the public URL, or the one derived from the listen address.
+func (c *Config) BaseURL() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	scheme := "http://"
+	if c.TLS.Enabled() {
+		scheme = "https://"
+	}
+	return scheme + c.Listen
+}

@@ -1,0 +1,173 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, file string, env map[string]string, args ...string) (*Loaded, error) {
+	t.Helper()
+	if file != "" {
+		path := filepath.Join(t.TempDir(), "quire.toml")
+		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append([]string{"--config", path}, args...)
+	}
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return Load(fs, args, Options{Getenv: func(k string) string { return env[k] }})
+}
+
+func TestLoad_Precedence(t *testing.T) {
+	file := `
+listen = "0.0.0.0:9000"
+data_dir = "/srv/quire"
+[smtp]
+host = "mail.lan"
+port = 587
+password = "from-file"
+[pipeline]
+action_timeout = "2m"
+[event_buses]
+office = "http://127.0.0.1:9/a"
+`
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(*Loaded) string
+	}{
+		{"file", nil, nil, func(l *Loaded) string {
+			if l.Listen != "0.0.0.0:9000" || l.SMTP.Port != 587 || l.Pipeline.ActionTimeout != 2*time.Minute || l.EventBuses["office"] != "http://127.0.0.1:9/a" {
+				return "file values not read"
+			}
+			if l.Workers() != 4 || l.Log.Format != "text" {
+				return "defaults lost"
+			}
+			if o := l.Origin("smtp.port"); !strings.HasSuffix(o, "quire.toml:6") {
+				return "origin of smtp.port = " + o
+			}
+			return ""
+		}},
+		{"env over file", map[string]string{"QUIRE_SMTP_PORT": "2525", "QUIRE_SMTP_PASSWORD": "from-env", "QUIRE_TLS_HOSTS": "a.lan, 10.0.0.2"}, nil, func(l *Loaded) string {
+			if l.SMTP.Port != 2525 || l.SMTP.Password != "from-env" || len(l.TLS.Hosts) != 2 || l.TLS.Hosts[1] != "10.0.0.2" {
+				return "env did not win"
+			}
+			if l.Origin("smtp.port") != "QUIRE_SMTP_PORT" {
+				return "origin " + l.Origin("smtp.port")
+			}
+			return ""
+		}},
+		{"flag over env", map[string]string{"QUIRE_SMTP_PORT": "2525"}, []string{"--smtp-port", "465", "--event-bus", "b=http://127.0.0.1:9/b"}, func(l *Loaded) string {
+			if l.SMTP.Port != 465 || l.Origin("smtp.port") != "--smtp-port" {
+				return "flag did not win"
+			}
+			if len(l.EventBuses) != 1 || l.EventBuses["b"] == "" {
+				return "a flag's event buses replace the file's"
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := load(t, file, tt.env, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.check(l); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	}
+}
+
+// Workers is a helper for the table above.
+func (l *Loaded) Workers() int { return l.Pipeline.Workers }
+
+func TestLoad_ProblemsNameTheLine(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"syntax", "listen = \"a:1\"\n[smtp\nhost = 1\n", nil, nil, []string{"quire.toml:2"}},
+		{"wrong type", "listen = \"127.0.0.1:1\"\n\n[smtp]\nport = \"x\"\n", nil, nil, []string{"quire.toml:4", "smtp.port"}},
+		{"unknown key", "listen = \"127.0.0.1:1\"\n[smtp]\nhots = \"m\"\n", nil, nil, []string{"quire.toml:3: smtp.hots: unknown setting"}},
+		{"misplaced key", "[log]\nworkers = 3\n", nil, nil, []string{"quire.toml:2: log.workers: unknown setting (did you mean \"pipeline.workers\"?)"}},
+		{"bad value", "[log]\nlevel = \"loud\"\n", nil, nil, []string{"quire.toml:2: log.level: want debug, info, warn or error"}},
+		{"several", "listen = \"nope\"\n[pipeline]\nworkers = 0\n", nil, nil, []string{"quire.toml:1: listen:", "quire.toml:3: pipeline.workers:"}},
+		{"tls pair", "[tls]\ncert_file = \"/x\"\n", nil, nil, []string{"quire.toml:2: tls.cert_file: cert_file and key_file are set together"}},
+		{"env", "", map[string]string{"QUIRE_ACTION_TIMEOUT": "soon"}, nil, []string{"QUIRE_ACTION_TIMEOUT: pipeline.action_timeout: want a duration"}},
+		{"flag value", "", nil, []string{"--smtp-security", "SSL"}, []string{"--smtp-security: smtp.security: want STARTTLS"}},
+		{"event bus", "[event_buses]\nx = \"ftp://a\"\n", nil, nil, []string{"quire.toml:2: event_buses: x: want an http"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.file, tt.env, tt.args...)
+			var ps Problems
+			if !errors.As(err, &ps) {
+				t.Fatalf("err = %v, want Problems", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoad_FlagErrors(t *testing.T) {
+	_, err := load(t, "", nil, "--pipeline-workers", "many")
+	if err == nil || !strings.Contains(err.Error(), "want a whole number") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := load(t, "", nil, "--smtp-password", "x"); err == nil || !strings.Contains(err.Error(), "not defined") {
+		t.Fatalf("a secret must not be a flag: %v", err)
+	}
+}
+
+// TestExample_RoundTrips checks that the example is a valid file that
+// loads back to the configuration it was printed from, and documents
+// every setting.
+func TestExample_RoundTrips(t *testing.T) {
+	for _, c := range []*Config{Default(), func() *Config {
+		c := Default()
+		c.Listen, c.DataDir, c.Log.Format = "0.0.0.0:8080", "/var/lib/quire", "json"
+		c.TLS.Hosts = []string{"a.lan"}
+		c.EventBuses = map[string]string{"office": "http://127.0.0.1:9/e"}
+		c.SMTP.Password = "secret-must-not-print"
+		return c
+	}()} {
+		var b bytes.Buffer
+		if err := WriteExample(&b, c); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range settings {
+			if !strings.Contains(b.String(), s.Env()) {
+				t.Fatalf("example does not document %s", s.key)
+			}
+		}
+		if strings.Contains(b.String(), "secret-must-not-print") {
+			t.Fatal("example prints a secret")
+		}
+		l, err := load(t, b.String(), nil)
+		if err != nil {
+			t.Fatalf("example does not load: %v\n%s", err, b.String())
+		}
+		if l.Listen != c.Listen || l.DataDir != c.DataDir || l.Log.Format != c.Log.Format || len(l.TLS.Hosts) != len(c.TLS.Hosts) ||
+			len(l.EventBuses) != len(c.EventBuses) || l.Pipeline.ActionTimeout != c.Pipeline.ActionTimeout || l.SMTP.Password != "" {
+			t.Fatalf("round trip: got %+v, want %+v", l.Config, c)
+		}
+	}
+}

@@ -1,0 +1,370 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Loaded is a configuration and where each of its settings came from.
+type Loaded struct {
+	*Config
+	// File is the config file read ("" when none).
+	File string
+	// origin maps a setting key to its source: "file:line", a variable
+	// name or a flag.
+	origin map[string]string
+}
+
+// Origin says where a setting's value came from ("default" when nowhere).
+func (l *Loaded) Origin(key string) string {
+	if o, ok := l.origin[key]; ok {
+		return o
+	}
+	return "default"
+}
+
+// Problem is one invalid setting.
+type Problem struct {
+	// Where is "file:line", a variable or a flag.
+	Where string
+	Key   string
+	Msg   string
+}
+
+func (p Problem) String() string {
+	if p.Key == "" {
+		return p.Where + ": " + p.Msg
+	}
+	return p.Where + ": " + p.Key + ": " + p.Msg
+}
+
+// Problems is every problem found in a configuration.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return "invalid configuration:\n  " + strings.Join(s, "\n  ")
+}
+
+// Options says what Load reads.
+type Options struct {
+	// Flags lists the settings registered as flags on the flag set (by
+	// name); nil registers every setting that is not secret.
+	Flags []string
+	// Getenv reads environment variables (default os.Getenv).
+	Getenv func(string) string
+}
+
+// Load builds a configuration: defaults, then the config file (--config,
+// or QUIRE_CONFIG), then QUIRE_* variables, then flags. It registers
+// --config and the settings' flags on fs, parses args, and validates the
+// result. A flag parse error is returned as is (flag.ErrHelp for -h).
+func Load(fs *flag.FlagSet, args []string, o Options) (*Loaded, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	l := &Loaded{Config: Default(), origin: map[string]string{}}
+	l.File = configArg(args)
+	if l.File == "" {
+		l.File = getenv("QUIRE_CONFIG")
+	}
+	var ps Problems
+	if l.File != "" {
+		if err := l.readFile(l.File); err != nil {
+			var fp Problems
+			if errors.As(err, &fp) {
+				ps = append(ps, fp...)
+			} else {
+				return nil, err
+			}
+		}
+	}
+	for _, s := range settings {
+		env := s.Env()
+		v := getenv(env)
+		if v == "" {
+			continue
+		}
+		if err := s.set(l.Config, v); err != nil {
+			ps = append(ps, Problem{Where: env, Key: s.key, Msg: err.Error()})
+			continue
+		}
+		l.origin[s.key] = env
+	}
+	fs.String("config", l.File, "config file (TOML; `quire config example` prints one); also QUIRE_CONFIG")
+	for _, s := range settings {
+		if s.secret || (o.Flags != nil && !contains(o.Flags, s.name)) {
+			continue
+		}
+		fs.Var(&flagValue{s: s, c: l.Config, origin: l.origin}, s.name, s.help)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	ps = append(ps, l.validate()...)
+	if len(ps) > 0 {
+		return l, ps
+	}
+	return l, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// configArg finds --config in args before they are parsed: the file is
+// read before the flags so that flags win over it.
+func configArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		if hasVal {
+			return val
+		}
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// readFile decodes a TOML config file into l. Every problem names the
+// file and line.
+func (l *Loaded) readFile(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	lines := keyLines(string(src))
+	md, err := toml.Decode(string(src), l.Config)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			// The lexer's line is past the newline when it fails on one;
+			// the offset names the line the mistake is on.
+			line := pe.Position.Line
+			if pe.Position.Start > 0 && pe.Position.Start <= len(src) {
+				line = bytes.Count(src[:pe.Position.Start], []byte("\n")) + 1
+			}
+			return Problems{{Where: fmt.Sprintf("%s:%d", path, line), Key: pe.LastKey, Msg: pe.Message}}
+		}
+		// Type mismatches are plain errors: toml: line N (last key "k"): msg.
+		if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
+			return Problems{{Where: path + ":" + m[1], Key: m[2], Msg: m[3]}}
+		}
+		return Problems{{Where: path, Msg: err.Error()}}
+	}
+	var ps Problems
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		if len(k) > 1 && k[0] == "event_buses" {
+			continue
+		}
+		msg := "unknown setting"
+		if s, ok := closest(key); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		ps = append(ps, Problem{Where: fmt.Sprintf("%s:%d", path, lines[key]), Key: key, Msg: msg})
+	}
+	for _, k := range md.Keys() {
+		l.origin[k.String()] = fmt.Sprintf("%s:%d", path, lines[k.String()])
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+var typeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// closest suggests the setting a mistyped key probably meant: the one with
+// the same last part, or whose key contains it.
+func closest(key string) (string, bool) {
+	last := key[strings.LastIndex(key, ".")+1:]
+	for _, s := range settings {
+		if strings.HasSuffix(s.key, "."+last) || s.key == last {
+			return s.key, true
+		}
+	}
+	return "", false
+}
+
+// keyLines maps each dotted key of a TOML file to the line that sets it.
+// It follows [table] headers and dotted keys; it only has to be right for
+// files that parse, since parse errors carry their own line.
+func keyLines(src string) map[string]int {
+	m := map[string]int{}
+	table := ""
+	sc := bufio.NewScanner(strings.NewReader(src))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || line[0] == '#':
+		case line[0] == '[':
+			table = strings.Trim(line, "[] ")
+			if i := strings.Index(table, "]"); i >= 0 {
+				table = table[:i]
+			}
+			table = normKey(table)
+			m[table] = n
+		default:
+			k, _, ok := strings.Cut(line, "=")
+			if !ok {
+				continue
+			}
+			key := normKey(k)
+			if table != "" {
+				key = table + "." + key
+			}
+			if _, seen := m[key]; !seen {
+				m[key] = n
+			}
+		}
+	}
+	return m
+}
+
+// normKey removes spaces and quotes around the parts of a dotted key.
+func normKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if u, err := strconv.Unquote(p); err == nil {
+			p = u
+		}
+		parts[i] = strings.Trim(p, "'")
+	}
+	return strings.Join(parts, ".")
+}
+
+// validate checks values; each problem names where the value came from.
+func (l *Loaded) validate() Problems {
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Where: l.Origin(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	c := l.Config
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "want host:port such as 127.0.0.1:8080, got %q", c.Listen)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		bad("listen", "port must be a number from 0 to 65535, got %q", port)
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("public_url", "want an http:// or https:// URL, got %q", c.PublicURL)
+		}
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		bad("tls.cert_file", "cert_file and key_file are set together")
+	}
+	if c.TLS.SelfSigned && c.TLS.CertFile != "" {
+		bad("tls.self_signed", "choose self_signed or cert_file, not both")
+	}
+	if c.Auth.JWKSFile != "" && c.Auth.PEMFile != "" {
+		bad("auth.pem_file", "choose jwks_file or pem_file, not both")
+	}
+	if c.Auth.TokenTTL <= 0 {
+		bad("auth.token_ttl", "must be positive")
+	}
+	if c.Limits.MaxUploadBytes < 0 {
+		bad("limits.max_upload_bytes", "must be 0 (unlimited) or positive")
+	}
+	if c.Limits.MaxBodyBytes < 64<<10 {
+		bad("limits.max_body_bytes", "must be at least 65536")
+	}
+	if c.Limits.MemoryLimitMiB < 0 {
+		bad("limits.memory_limit_mib", "must be 0 (none) or positive")
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", "want text or json, got %q", c.Log.Format)
+	}
+	if c.Pipeline.Workers < 1 || c.Pipeline.Workers > 256 {
+		bad("pipeline.workers", "must be from 1 to 256, got %d", c.Pipeline.Workers)
+	}
+	if c.Pipeline.ActionTimeout < 1e9 {
+		bad("pipeline.action_timeout", "must be at least 1s")
+	}
+	if c.Pipeline.RetryBase < 1e6 {
+		bad("pipeline.retry_base", "must be at least 1ms")
+	}
+	if a := c.Engines.Clamd; a != "" && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "tcp:") {
+		bad("engines.clamd", "want unix:/path or tcp:host:port, got %q", a)
+	}
+	if c.SMTP.Port < 1 || c.SMTP.Port > 65535 {
+		bad("smtp.port", "must be from 1 to 65535, got %d", c.SMTP.Port)
+	}
+	switch c.SMTP.Security {
+	case "", "STARTTLS", "IMPLICIT_TLS":
+	default:
+		bad("smtp.security", "want STARTTLS, IMPLICIT_TLS or empty, got %q", c.SMTP.Security)
+	}
+	if c.LLM.URL != "" {
+		if u, err := url.Parse(c.LLM.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("llm.url", "want an http:// or https:// URL, got %q", c.LLM.URL)
+		}
+	}
+	for name, u := range c.EventBuses {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			where := l.Origin("event_buses")
+			if o, ok := l.origin["event_buses."+name]; ok && !strings.HasPrefix(where, "-") && !strings.HasPrefix(where, "QUIRE_") {
+				where = o
+			}
+			ps = append(ps, Problem{Where: where, Key: "event_buses", Msg: fmt.Sprintf("%s: want an http:// or https:// URL, got %q", name, u)})
+		}
+	}
+	return ps
+}
+
+// CheckFiles reports configured files that cannot be read (config check
+// and doctor; serve finds out when it opens them).
+func (l *Loaded) CheckFiles() Problems {
+	var ps Problems
+	for _, k := range []struct{ key, path string }{
+		{"tls.cert_file", l.TLS.CertFile}, {"tls.key_file", l.TLS.KeyFile},
+		{"auth.jwks_file", l.Auth.JWKSFile}, {"auth.pem_file", l.Auth.PEMFile},
+	} {
+		if k.path == "" {
+			continue
+		}
+		if f, err := os.Open(k.path); err != nil {
+			ps = append(ps, Problem{Where: l.Origin(k.key), Key: k.key, Msg: err.Error()})
+		} else {
+			f.Close()
+		}
+	}
+	return ps
+}

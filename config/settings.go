@@ -1,0 +1,282 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting is one configuration value: its key in the file, its name (the
+// flag is --name, the variable QUIRE_NAME with dashes as underscores), its
+// help, and where it lives in a Config.
+type setting struct {
+	key  string // dotted key in the file, e.g. "smtp.host"
+	name string // flag name, e.g. "smtp-host"
+	help string
+	// secret settings are never flags (a command line is visible to every
+	// user of the machine) and are printed commented out in the example.
+	secret bool
+	// example is shown, commented out, when the default is empty.
+	example string
+	ptr     func(c *Config) any
+}
+
+// Env is the environment variable of a setting.
+func (s setting) Env() string {
+	return "QUIRE_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+// settings lists every setting in the order `config example` prints them.
+// Sections follow the first part of the key.
+var settings = []setting{
+	{key: "listen", name: "listen", help: "Address the HTTP API listens on. Use 0.0.0.0:8080 to serve the LAN.",
+		ptr: func(c *Config) any { return &c.Listen }},
+	{key: "data_dir", name: "data-dir", help: "Directory of the database, search index, keys and TLS certificate.",
+		ptr: func(c *Config) any { return &c.DataDir }},
+	{key: "public_url", name: "public-url", help: "Base URL clients reach this server at; upload and download URLs start with it. Default: http(s)://<listen>.",
+		example: "https://quire.office.lan:8080", ptr: func(c *Config) any { return &c.PublicURL }},
+
+	{key: "tls.cert_file", name: "tls-cert", help: "PEM certificate (with its chain) for HTTPS. Set together with key_file.",
+		example: "/etc/quire/tls/cert.pem", ptr: func(c *Config) any { return &c.TLS.CertFile }},
+	{key: "tls.key_file", name: "tls-key", help: "PEM private key of cert_file.",
+		example: "/etc/quire/tls/key.pem", ptr: func(c *Config) any { return &c.TLS.KeyFile }},
+	{key: "tls.self_signed", name: "tls-self-signed", help: "Serve HTTPS with a self-signed certificate generated into <data_dir>/tls on first start (LAN use without a CA).",
+		ptr: func(c *Config) any { return &c.TLS.SelfSigned }},
+	{key: "tls.hosts", name: "tls-hosts", help: "Extra host names and IP addresses of the self-signed certificate (the listen address and this machine's name are always in it).",
+		example: `["quire.office.lan", "192.168.1.20"]`, ptr: func(c *Config) any { return &c.TLS.Hosts }},
+
+	{key: "auth.jwks_file", name: "jwks-file", help: "JWKS file of an external identity provider (Keycloak, AD FS). Quire's own tokens (quire token) are always accepted.",
+		example: "/etc/quire/idp-jwks.json", ptr: func(c *Config) any { return &c.Auth.JWKSFile }},
+	{key: "auth.pem_file", name: "jwt-pem", help: "PEM public key of an external identity provider.",
+		example: "/etc/quire/idp.pem", ptr: func(c *Config) any { return &c.Auth.PEMFile }},
+	{key: "auth.issuer", name: "jwt-issuer", help: "Issuer (iss) external tokens must carry.",
+		example: "https://sso.office.lan/realms/office", ptr: func(c *Config) any { return &c.Auth.Issuer }},
+	{key: "auth.audience", name: "jwt-audience", help: "Audience (aud) external tokens must carry.",
+		example: "quire", ptr: func(c *Config) any { return &c.Auth.Audience }},
+	{key: "auth.groups_claim", name: "groups-claim", help: "Token claim holding the user's groups. Default: cognito:groups (FormKiQ).",
+		example: "groups", ptr: func(c *Config) any { return &c.Auth.GroupsClaim }},
+	{key: "auth.username_claim", name: "username-claim", help: "Token claim holding the username. Default: cognito:username (FormKiQ).",
+		example: "preferred_username", ptr: func(c *Config) any { return &c.Auth.UsernameClaim }},
+	{key: "auth.token_ttl", name: "token-ttl", help: "Lifetime of the access tokens `quire token` signs.",
+		ptr: func(c *Config) any { return &c.Auth.TokenTTL }},
+
+	{key: "limits.max_upload_bytes", name: "max-upload-bytes", help: "Largest accepted upload in bytes (0: unlimited).",
+		ptr: func(c *Config) any { return &c.Limits.MaxUploadBytes }},
+	{key: "limits.max_body_bytes", name: "max-body-bytes", help: "Largest JSON request body in bytes; inline content over 5 MB is refused regardless (FormKiQ's limit).",
+		ptr: func(c *Config) any { return &c.Limits.MaxBodyBytes }},
+	{key: "limits.memory_limit_mib", name: "memory-limit-mib", help: "Soft limit of the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set).",
+		ptr: func(c *Config) any { return &c.Limits.MemoryLimitMiB }},
+
+	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",
+		ptr: func(c *Config) any { return &c.Log.Level }},
+	{key: "log.format", name: "log-format", help: "Log format: text or json (one object per line, for journald or a log shipper).",
+		ptr: func(c *Config) any { return &c.Log.Format }},
+
+	{key: "pipeline.workers", name: "pipeline-workers", help: "Actions run at once.",
+		ptr: func(c *Config) any { return &c.Pipeline.Workers }},
+	{key: "pipeline.action_timeout", name: "action-timeout", help: "Longest run of one action's engine; a run cut short is retried.",
+		ptr: func(c *Config) any { return &c.Pipeline.ActionTimeout }},
+	{key: "pipeline.retry_base", name: "retry-base", help: "Wait before the first retry of an action whose engine failed transiently; doubles per attempt.",
+		ptr: func(c *Config) any { return &c.Pipeline.RetryBase }},
+
+	{key: "engines.tesseract", name: "tesseract", help: "tesseract program for OCR (default: found on PATH; Debian package tesseract-ocr).",
+		example: "/usr/bin/tesseract", ptr: func(c *Config) any { return &c.Engines.Tesseract }},
+	{key: "engines.ocrmypdf", name: "ocrmypdf", help: "ocrmypdf program for searchable PDFs (addPdfDetectedCharactersAsText; package ocrmypdf).",
+		example: "/usr/bin/ocrmypdf", ptr: func(c *Config) any { return &c.Engines.Ocrmypdf }},
+	{key: "engines.pdftotext", name: "pdftotext", help: "pdftotext program for the text of PDFs (package poppler-utils).",
+		example: "/usr/bin/pdftotext", ptr: func(c *Config) any { return &c.Engines.Pdftotext }},
+	{key: "engines.pdftoppm", name: "pdftoppm", help: "pdftoppm program to render PDF pages for OCR (package poppler-utils).",
+		example: "/usr/bin/pdftoppm", ptr: func(c *Config) any { return &c.Engines.Pdftoppm }},
+	{key: "engines.soffice", name: "soffice", help: "LibreOffice soffice program for Office text and PDFEXPORT (package libreoffice-writer-nogui).",
+		example: "/usr/bin/soffice", ptr: func(c *Config) any { return &c.Engines.Soffice }},
+	{key: "engines.clamd", name: "clamd", help: "clamd address for ANTIVIRUS and MALWARE_SCAN: unix:/path or tcp:host:port (package clamav-daemon).",
+		ptr: func(c *Config) any { return &c.Engines.Clamd }},
+
+	{key: "smtp.host", name: "smtp-host", help: "Default mail server of NOTIFICATION actions (a site's notification settings win).",
+		example: "mail.office.lan", ptr: func(c *Config) any { return &c.SMTP.Host }},
+	{key: "smtp.port", name: "smtp-port", help: "Mail server port.",
+		ptr: func(c *Config) any { return &c.SMTP.Port }},
+	{key: "smtp.security", name: "smtp-security", help: "Connection security: STARTTLS, IMPLICIT_TLS, or empty for none.",
+		example: "STARTTLS", ptr: func(c *Config) any { return &c.SMTP.Security }},
+	{key: "smtp.username", name: "smtp-username", help: "Mail server user.",
+		example: "quire", ptr: func(c *Config) any { return &c.SMTP.Username }},
+	{key: "smtp.password", name: "smtp-password", secret: true, help: "Mail server password (or QUIRE_SMTP_PASSWORD; never a flag).",
+		example: "change-me", ptr: func(c *Config) any { return &c.SMTP.Password }},
+	{key: "smtp.from", name: "smtp-from", help: "Default sender address (a site's notification email wins).",
+		example: "quire@office.lan", ptr: func(c *Config) any { return &c.SMTP.From }},
+
+	{key: "llm.url", name: "llm-url", help: "Default OpenAI-compatible endpoint of LLM actions (a site's llm settings win).",
+		example: "http://127.0.0.1:11434/v1", ptr: func(c *Config) any { return &c.LLM.URL }},
+	{key: "llm.model", name: "llm-model", help: "Default model of LLM actions.",
+		example: "llama3.1", ptr: func(c *Config) any { return &c.LLM.Model }},
+	{key: "llm.api_key", name: "llm-api-key", secret: true, help: "API key of the endpoint (or QUIRE_LLM_API_KEY; never a flag).",
+		example: "change-me", ptr: func(c *Config) any { return &c.LLM.APIKey }},
+
+	{key: "webhooks.secret", name: "webhook-secret", secret: true, help: "Shared secret signing WEBHOOK and event bus requests (X-Quire-Signature, HMAC-SHA256; or QUIRE_WEBHOOK_SECRET).",
+		example: "change-me", ptr: func(c *Config) any { return &c.Webhooks.Secret }},
+
+	{key: "event_buses", name: "event-bus", help: "Event buses of EVENTBRIDGE actions: eventBusName = URL the CloudEvents are posted to. Flag: --event-bus name=url (repeatable); variable: QUIRE_EVENT_BUS=name=url,name=url.",
+		example: `office = "http://127.0.0.1:9000/events"`, ptr: func(c *Config) any { return &c.EventBuses }},
+}
+
+func lookup(name string) (setting, bool) {
+	for _, s := range settings {
+		if s.name == name || s.key == name {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// set parses v into the setting's field of c.
+func (s setting) set(c *Config, v string) error {
+	switch p := s.ptr(c).(type) {
+	case *string:
+		*p = v
+	case *bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", v)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", v)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want a duration such as 30s, 15m or 2h, got %q", v)
+		}
+		*p = d
+	case *[]string:
+		*p = nil
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				*p = append(*p, x)
+			}
+		}
+	case *map[string]string:
+		for _, x := range strings.Split(v, ",") {
+			name, url, ok := strings.Cut(strings.TrimSpace(x), "=")
+			if !ok || name == "" {
+				return fmt.Errorf("want name=url, got %q", x)
+			}
+			if *p == nil {
+				*p = map[string]string{}
+			}
+			(*p)[name] = url
+		}
+	default:
+		panic("config: no parser for " + s.key)
+	}
+	return nil
+}
+
+// format renders the setting's value as a TOML value.
+func (s setting) format(c *Config) string {
+	switch p := s.ptr(c).(type) {
+	case *string:
+		return strconv.Quote(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *time.Duration:
+		return strconv.Quote(shortDuration(*p))
+	case *[]string:
+		q := make([]string, len(*p))
+		for i, x := range *p {
+			q[i] = strconv.Quote(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	case *map[string]string:
+		keys := make([]string, 0, len(*p))
+		for k := range *p {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		q := make([]string, len(keys))
+		for i, k := range keys {
+			q[i] = strconv.Quote(k) + " = " + strconv.Quote((*p)[k])
+		}
+		return "{ " + strings.Join(q, ", ") + " }"
+	}
+	panic("config: no formatter for " + s.key)
+}
+
+// empty reports whether the setting holds its type's zero value.
+func (s setting) empty(c *Config) bool {
+	switch p := s.ptr(c).(type) {
+	case *string:
+		return *p == ""
+	case *[]string:
+		return len(*p) == 0
+	case *map[string]string:
+		return len(*p) == 0
+	}
+	return false
+}
+
+// flagValue adapts a setting to flag.Value; Set records the flag as the
+// setting's origin.
+type flagValue struct {
+	s      setting
+	c      *Config
+	origin map[string]string
+	reset  bool // a repeatable map flag replaces the file's map on first use
+}
+
+func (f *flagValue) String() string {
+	if f.c == nil {
+		return ""
+	}
+	if _, ok := f.s.ptr(f.c).(*string); ok {
+		return *f.s.ptr(f.c).(*string)
+	}
+	if f.s.empty(f.c) {
+		return ""
+	}
+	return strings.Trim(f.s.format(f.c), `"`)
+}
+
+func (f *flagValue) Set(v string) error {
+	if m, ok := f.s.ptr(f.c).(*map[string]string); ok && !f.reset {
+		*m = nil
+		f.reset = true
+	}
+	if err := f.s.set(f.c, v); err != nil {
+		return err
+	}
+	f.origin[f.s.key] = "--" + f.s.name
+	return nil
+}
+
+func (f *flagValue) IsBoolFlag() bool {
+	_, ok := f.s.ptr(f.c).(*bool)
+	return ok
+}
+
+// shortDuration prints 1h rather than 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
