@@ -3,6 +3,7 @@ module quire
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
@@ -13,10 +14,10 @@ require (
 	github.com/h2non/filetype v1.1.3
 	github.com/klauspost/compress v1.20.3
 	golang.org/x/image v0.47.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
-	github.com/BurntSushi/toml v1.5.0 // indirect
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
 	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
@@ -63,5 +64,4 @@ require (
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -39,6 +39,8 @@ commands:
   serve     run the server
   token     print a signed access token for a data dir
   config    print an example config file (example) or validate one (check)
+  backup    write a backup archive of a running server (--url) or a stopped one (--data-dir)
+  restore   unpack a backup archive into a new data dir
   reindex   rebuild the search index of a stopped server's data dir
   version   print the version
 
@@ -60,6 +62,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdReindex(args[1:], stderr)
 	case "config":
 		err = cmdConfig(args[1:], stdout, stderr)
+	case "backup":
+		err = cmdBackup(args[1:], stdout, stderr)
+	case "restore":
+		err = cmdRestore(args[1:], os.Stdin, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":

@@ -111,6 +111,7 @@ func Open(cfg Config) (*Node, error) {
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
+		DataDir:        cfg.DataDir,
 	})
 	pc := cfg.Pipeline
 	if pc.Logger == nil {

@@ -35,6 +35,7 @@ func (s *Server) routes() {
 
 	api.Get("/version", none(s.handleGetVersion))
 	api.Get("/sites", none(s.handleGetSites))
+	api.Get("/system/backup", none(s.handleGetBackup))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
 	api.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
 	api.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))

@@ -39,6 +39,8 @@ type Deps struct {
 	MaxBodyBytes int
 	// MaxUploadBytes limits a single upload (0: unlimited).
 	MaxUploadBytes int64
+	// DataDir is the node's data dir; online backups carry its keys.
+	DataDir string
 }
 
 // Server is Quire's HTTP API.
@@ -59,6 +61,8 @@ type Server struct {
 	testMail func(ctx context.Context, site, to string) error
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
+	// backups tracks online backups.
+	backups *backups
 }
 
 // New builds the server and its routes.
@@ -80,6 +84,7 @@ func New(d Deps) *Server {
 	s.bg = newBackground(s)
 	s.conns = newConnTracker()
 	s.moves = newFolderMoves(s)
+	s.backups = newBackups()
 	s.app = fiber.New(fiber.Config{
 		AppName:               "quire",
 		DisableStartupMessage: true,
@@ -116,6 +121,8 @@ func (s *Server) Listen(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go s.conns.closeUnusedUntil(done)
+	// Backups can take an hour: stop them now rather than hold shutdown.
+	s.backups.close()
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
