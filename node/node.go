@@ -100,7 +100,9 @@ func Open(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, fmt.Errorf("index catch-up: %w", err)
 	}
+	reg, _ := newRegistry(n)
 	n.Server = server.New(server.Deps{
+		Metrics:        reg,
 		Store:          db,
 		Index:          x,
 		Indexer:        n.Indexer,

@@ -43,6 +43,8 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	id := hex.EncodeToString(b[:])
 	c.Locals(localRequestID, id)
 	c.Set("X-Request-Id", id)
+	s.metrics.inFlight.Inc()
+	defer s.metrics.inFlight.Dec()
 	err := c.Next()
 	if err != nil {
 		// Render the error now so the logged status is the real one.
@@ -55,12 +57,14 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	// connection on unread bytes resets it before the client reads the
 	// answer, so read and discard what is left (bounded).
 	drain(c)
+	took := time.Since(start)
+	s.metrics.observe(c, took)
 	s.log.Info("request",
 		"requestId", id,
 		"method", c.Method(),
 		"route", routeName(c),
 		"status", c.Response().StatusCode(),
-		"durationMs", float64(time.Since(start).Microseconds())/1000,
+		"durationMs", float64(took.Microseconds())/1000,
 	)
 	return nil
 }

@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	// is the credential).
 	a.Get("/healthz", s.handleHealthz)
 	a.Get("/readyz", s.handleReadyz)
+	a.Get("/metrics", s.metricsHandler())
 	a.Put("/uploads/:siteId/:documentId", s.handlePutUpload)
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)

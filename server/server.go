@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
 	"quire/index"
@@ -41,6 +42,9 @@ type Deps struct {
 	MaxUploadBytes int64
 	// DataDir is the node's data dir; online backups carry its keys.
 	DataDir string
+	// Metrics receives the HTTP metrics and is served at /metrics
+	// (default: a registry of the server's own).
+	Metrics *prometheus.Registry
 }
 
 // Server is Quire's HTTP API.
@@ -63,6 +67,9 @@ type Server struct {
 	uploads inflight
 	// backups tracks online backups.
 	backups *backups
+	// metrics are the HTTP metrics; gatherer serves /metrics.
+	metrics  *httpMetrics
+	gatherer prometheus.Gatherer
 }
 
 // New builds the server and its routes.
@@ -85,6 +92,10 @@ func New(d Deps) *Server {
 	s.conns = newConnTracker()
 	s.moves = newFolderMoves(s)
 	s.backups = newBackups()
+	if d.Metrics == nil {
+		d.Metrics = prometheus.NewRegistry()
+	}
+	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.app = fiber.New(fiber.Config{
 		AppName:               "quire",
 		DisableStartupMessage: true,

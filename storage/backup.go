@@ -142,6 +142,28 @@ func syncDir(dir string) error {
 	return f.Sync()
 }
 
-// Size reports the bytes of the LSM tree and the value log (backup
-// estimates, metrics).
-func (d *DB) Size() (lsm, vlog int64) { return d.bdb.Size() }
+// Size reports the bytes of the LSM tree and the value log on disk (backup
+// estimates, metrics). Badger's own Size is refreshed once a minute; this
+// reads the directory.
+func (d *DB) Size() (lsm, vlog int64) {
+	if d.dir == "" {
+		return d.bdb.Size()
+	}
+	entries, err := os.ReadDir(d.dir)
+	if err != nil {
+		return d.bdb.Size()
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		switch filepath.Ext(e.Name()) {
+		case ".sst", ".mem":
+			lsm += diskUsage(fi)
+		case ".vlog":
+			vlog += diskUsage(fi)
+		}
+	}
+	return lsm, vlog
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// httpMetrics are the API's request metrics, labelled by route template
+// (never the raw path: ids would make a series per document).
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quire_http_requests_total",
+			Help: "HTTP requests answered, by route template, method and status code.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "quire_http_request_duration_seconds",
+			Help: "Time to answer HTTP requests (streamed bodies excluded), by route template and method.",
+			// From a cached folder listing to a large upload.
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quire_http_requests_in_flight",
+			Help: "HTTP requests being answered.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	return m
+}
+
+func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
+	// c.Method() aliases fasthttp's reused buffer; a label kept by the
+	// registry must be a copy.
+	route, method := routeName(c), strings.Clone(c.Method())
+	m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().StatusCode())).Inc()
+	m.duration.WithLabelValues(route, method).Observe(took.Seconds())
+}
+
+// metricsHandler serves GET /metrics in the Prometheus text format.
+func (s *Server) metricsHandler() fiber.Handler {
+	return adaptor.HTTPHandler(promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{s},
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
+}
+
+type promLogger struct{ s *Server }
+
+func (p promLogger) Println(v ...any) { p.s.log.Warn("metrics", "err", v) }

@@ -1,0 +1,72 @@
+package server_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// TestMetrics scrapes /metrics after some traffic on two sites and checks
+// the series a dashboard and the alert rules use.
+func TestMetrics(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for i := 0; i < 3; i++ {
+		addDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+	}
+	addDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "0123456789"})
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-0000-0000-000000000000", nil, tok), http.StatusNotFound)
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+
+	r := s.Do(http.MethodGet, "/metrics", nil, "")
+	mustStatus(t, r, http.StatusOK)
+	body := string(r.Body)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Fatalf("content type %q", ct)
+	}
+	tests := []struct{ name, pattern string }{
+		{"creates counted by route template", `quire_http_requests_total\{method="POST",route="/documents",status="201"\} 5`},
+		{"reads by template, not by id", `quire_http_requests_total\{method="GET",route="/documents/:documentId",status="200"\} 1`},
+		{"404s", `quire_http_requests_total\{method="GET",route="/documents/:documentId",status="404"\} 1`},
+		{"latency histogram", `quire_http_request_duration_seconds_bucket\{method="POST",route="/documents",le="\+Inf"\} 5`},
+		{"documents per site", `quire_documents\{site="default"\} 4`},
+		{"second site", `quire_documents\{site="finance"\} 1`},
+		{"soft deleted", `quire_documents_soft_deleted\{site="default"\} 1`},
+		{"content bytes", `quire_document_content_bytes\{site="finance"\} 10`},
+		{"actions by type and status", `quire_actions\{site="default",status="(PENDING|RUNNING|COMPLETE)",type="CHECKSUM"\} [1-3]`},
+		{"storage sizes", `quire_storage_vlog_bytes [1-9][0-9.e+]*`},
+		{"lsm", `quire_storage_lsm_bytes [0-9.e+]+`},
+		{"index size", `quire_index_bytes [1-9][0-9.e+]*`},
+		{"index lag", `quire_index_lag_seconds [0-9.e+-]+`},
+		{"pipeline", `quire_pipeline_running 1`},
+		{"queue age", `quire_pipeline_oldest_due_seconds [0-9.e+-]+`},
+		{"go runtime", `go_goroutines [0-9]+`},
+		{"process", `process_resident_memory_bytes [0-9.e+]+`},
+		{"build info", `quire_build_info\{goversion="go[^"]+",version="[^"]+"\} 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !regexp.MustCompile(`(?m)^` + tt.pattern + `$`).MatchString(body) {
+				t.Fatalf("no line matching %s in:\n%s", tt.pattern, grepQuire(body))
+			}
+		})
+	}
+	if strings.Contains(body, id) {
+		t.Fatal("a document id leaked into a label")
+	}
+}
+
+func grepQuire(body string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "quire_") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
