@@ -17,10 +17,13 @@ import (
 	_ "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kardianos/service"
 
 	"quire/auth"
 	"quire/config"
@@ -39,6 +42,7 @@ commands:
   serve     run the server
   token     print a signed access token for a data dir
   config    print an example config file (example) or validate one (check)
+  service   install|uninstall|start|stop|restart|status the OS service (systemd, Windows SCM)
   backup    write a backup archive of a running server (--url) or a stopped one (--data-dir)
   restore   unpack a backup archive into a new data dir
   reindex   rebuild the search index of a stopped server's data dir
@@ -66,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBackup(args[1:], stdout, stderr)
 	case "restore":
 		err = cmdRestore(args[1:], os.Stdin, stderr)
+	case "service":
+		err = cmdService(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":
@@ -98,6 +104,9 @@ func cmdServe(args []string, stderr io.Writer) error {
 	l, err := config.Load(fs, args, config.Options{})
 	if err != nil {
 		return err
+	}
+	if runtime.GOOS == "windows" && !service.Interactive() {
+		return runAsService(l)
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
