@@ -13,15 +13,16 @@ import (
 // recorded in storage, so the ones a restart interrupted are picked up
 // again at start.
 type background struct {
-	s    *Server
-	ch   chan storage.PendingDetection
-	done chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	s      *Server
+	ch     chan storage.PendingDetection
+	retain chan struct{} // runs the retention sweep now
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
 }
 
 func newBackground(s *Server) *background {
-	return &background{s: s, ch: make(chan storage.PendingDetection, 1024), done: make(chan struct{})}
+	return &background{s: s, ch: make(chan storage.PendingDetection, 1024), retain: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (b *background) start() {
@@ -49,14 +50,33 @@ func (b *background) detect(p storage.PendingDetection) {
 	}
 }
 
+// sweepRetention asks for a retention sweep (a site's retention changed).
+func (b *background) sweepRetention() {
+	select {
+	case b.retain <- struct{}{}:
+	default:
+	}
+}
+
+// retentionEvery is how often soft-deleted documents past their site's
+// retention are purged.
+const retentionEvery = 10 * time.Minute
+
 func (b *background) run() {
 	defer b.wg.Done()
 	rescan := time.NewTimer(0)
 	defer rescan.Stop()
+	retention := time.NewTicker(retentionEvery)
+	defer retention.Stop()
+	b.sweepRetention()
 	for {
 		select {
 		case <-b.done:
 			return
+		case <-retention.C:
+			b.s.purgeExpired()
+		case <-b.retain:
+			b.s.purgeExpired()
 		case p := <-b.ch:
 			b.detectOne(p)
 		case <-rescan.C:

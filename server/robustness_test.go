@@ -52,7 +52,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 		{"POST", "/search"}, {"POST", "/searchFulltext"}, {"POST", "/queryFulltext"}, {"POST", "/folders"}, {"POST", "/indices/search"},
 		{"POST", "/documents/" + id + "/actions"}, {"POST", "/documents/" + id + "/ocr"}, {"PUT", "/documents/" + id + "/malwareScan"},
 		{"POST", "/queues"}, {"POST", "/queues/x/documents/" + id + "/decisions"}, {"PATCH", "/sites/default/configuration"},
-		{"POST", "/sites/default/configuration/notification/test"},
+		{"POST", "/sites/default/configuration/notification/test"}, {"PATCH", "/system/configuration"},
 	}
 	for _, rt := range routes {
 		for _, b := range bodies {

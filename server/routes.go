@@ -37,6 +37,8 @@ func (s *Server) routes() {
 	api.Get("/version", none(s.handleGetVersion))
 	api.Get("/sites", none(s.handleGetSites))
 	api.Get("/system/backup", none(s.handleGetBackup))
+	api.Get("/system/configuration", none(s.handleGetSystemConfig))
+	api.Patch("/system/configuration", none(s.handleUpdateSystemConfig))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
 	api.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
 	api.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))

@@ -79,11 +79,18 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	set("maxDocuments", func() { next.MaxDocuments = in.MaxDocuments })
 	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
 	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
-	set("document", func() { next.Document = in.Document })
+	var errs []storage.ValidationItem
+	set("document", func() {
+		next.Document = in.Document
+		errs = append(errs, validateDocumentConfig(in.Document)...)
+	})
+	set("branding", func() {
+		next.Branding = in.Branding
+		errs = append(errs, validateBranding(in.Branding)...)
+	})
 	set("ocr", func() { next.Ocr = in.Ocr })
 	set("google", func() { next.Google = in.Google })
 	set("docusign", func() { next.Docusign = in.Docusign })
-	var errs []storage.ValidationItem
 	set("notification", func() {
 		next.Notification = in.Notification
 		n := in.Notification
@@ -132,6 +139,9 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	}
 	if _, err := s.apply(r, storage.OpSetSiteConfig, next); err != nil {
 		return err
+	}
+	if _, ok := raw["document"]; ok {
+		s.bg.sweepRetention()
 	}
 	return r.JSON(messageBody{"Config saved"})
 }

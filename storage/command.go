@@ -51,17 +51,18 @@ const (
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
 
-	OpAddActions    Op = "AddActions"    // append actions to a document
-	OpRetryActions  Op = "RetryActions"  // retry a document's failed actions
-	OpStartAction   Op = "StartAction"   // a worker starts an action
-	OpFinishAction  Op = "FinishAction"  // an action's outcome with everything it changes
-	OpAddQueue      Op = "AddQueue"      // create a workflow queue
-	OpDeleteQueue   Op = "DeleteQueue"   // remove an empty queue
-	OpQueueDocument Op = "QueueDocument" // put a document in a queue (QUEUE action)
-	OpQueueDecision Op = "QueueDecision" // approve or reject a queued document
-	OpSetSiteConfig Op = "SetSiteConfig" // replace a site's configuration
-	OpPublish       Op = "Publish"       // publish a document's current content (PUBLISH action)
-	OpUnpublish     Op = "Unpublish"     // remove a document's publication
+	OpAddActions      Op = "AddActions"      // append actions to a document
+	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
+	OpStartAction     Op = "StartAction"     // a worker starts an action
+	OpFinishAction    Op = "FinishAction"    // an action's outcome with everything it changes
+	OpAddQueue        Op = "AddQueue"        // create a workflow queue
+	OpDeleteQueue     Op = "DeleteQueue"     // remove an empty queue
+	OpQueueDocument   Op = "QueueDocument"   // put a document in a queue (QUEUE action)
+	OpQueueDecision   Op = "QueueDecision"   // approve or reject a queued document
+	OpSetSiteConfig   Op = "SetSiteConfig"   // replace a site's configuration
+	OpSetSystemConfig Op = "SetSystemConfig" // replace the system configuration
+	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
+	OpUnpublish       Op = "Unpublish"       // remove a document's publication
 )
 
 // Command is one serializable state change. Everything Apply needs is in

@@ -244,4 +244,7 @@ func queueDocPrefix(site, queue string) []byte { return []byte(pfxQueueDoc + sit
 
 func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + site) }
 
+// systemConfigKey holds the system configuration (one record).
+var systemConfigKey = []byte("sysconfig")
+
 func publicationKey(site, doc string) []byte { return []byte(pfxPublication + site + "/" + doc) }

@@ -19,6 +19,30 @@ type SiteConfig struct {
 	Google                json.RawMessage     `json:"google,omitempty"`
 	Docusign              json.RawMessage     `json:"docusign,omitempty"`
 	LLM                   *LLMConfig          `json:"llm,omitempty"`
+	// Branding is the site's own branding; it neither inherits from nor
+	// changes the system's.
+	Branding *Branding `json:"branding,omitempty"`
+}
+
+// Branding is how a web client presents the system or a site (Quire's
+// names; FormKiQ 1.19.1 has branding but no published fields).
+type Branding struct {
+	Title          string `json:"title,omitempty"`
+	Logo           string `json:"logo,omitempty"` // https URL or data:image/... URL
+	PrimaryColor   string `json:"primaryColor,omitempty"`
+	SecondaryColor string `json:"secondaryColor,omitempty"`
+	SupportEmail   string `json:"supportEmail,omitempty"`
+}
+
+// SystemConfig is the configuration of the whole server.
+type SystemConfig struct {
+	WebUI    *WebUIConfig `json:"webui,omitempty"`
+	Branding *Branding    `json:"branding,omitempty"`
+}
+
+// WebUIConfig is FormKiQ's SystemConfigurationWebUi.
+type WebUIConfig struct {
+	SsoAutomaticSignIn *bool `json:"ssoAutomaticSignIn,omitempty"`
 }
 
 // NotificationConfig is FormKiQ 1.19.1's notification configuration. On
@@ -55,7 +79,29 @@ func (c *SiteConfig) FromEmail() string {
 	return c.NotificationEmail
 }
 
-func init() { register(OpSetSiteConfig, applySetSiteConfig) }
+func init() {
+	register(OpSetSiteConfig, applySetSiteConfig)
+	register(OpSetSystemConfig, applySetSystemConfig)
+}
+
+func applySetSystemConfig(t *tx, c *Command) (any, error) {
+	p, err := decode[SystemConfig](c)
+	if err != nil {
+		return nil, err
+	}
+	return nil, t.setJSON(systemConfigKey, p)
+}
+
+// SystemConfig returns the system configuration (empty when none was
+// saved).
+func (d *DB) SystemConfig() (*SystemConfig, error) {
+	var c SystemConfig
+	err := d.view(func(t *tx) error { return t.getJSON(systemConfigKey, &c) })
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return &c, nil
+}
 
 func applySetSiteConfig(t *tx, c *Command) (any, error) {
 	p, err := decode[SiteConfig](c)

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"quire/storage"
+)
+
+// softDeleteRetention is a site's document.retentionAndDisposition
+// softDeleteRetentionInDays (-1, the default: keep soft-deleted documents).
+func (s *Server) softDeleteRetention(site string) int {
+	c, err := s.db.SiteConfig(site)
+	if err != nil || len(c.Document) == 0 {
+		return -1
+	}
+	var d struct {
+		RetentionAndDisposition *struct {
+			SoftDeleteRetentionInDays *int `json:"softDeleteRetentionInDays"`
+		} `json:"retentionAndDisposition"`
+	}
+	if json.Unmarshal(c.Document, &d) != nil || d.RetentionAndDisposition == nil || d.RetentionAndDisposition.SoftDeleteRetentionInDays == nil {
+		return -1
+	}
+	return *d.RetentionAndDisposition.SoftDeleteRetentionInDays
+}
+
+// purgeExpired deletes soft-deleted documents kept longer than their
+// site's softDeleteRetentionInDays. A pass handles at most 1,000
+// documents per site; the next pass goes on.
+func (s *Server) purgeExpired() {
+	sites, err := s.db.Sites()
+	if err != nil {
+		s.log.Warn("retention: list sites", "err", err)
+		return
+	}
+	now := s.now().UTC()
+	for _, site := range sites {
+		days := s.softDeleteRetention(site)
+		if days < 0 {
+			continue
+		}
+		cutoff := now.Add(-time.Duration(days) * 24 * time.Hour)
+		purged := 0
+		for page := 0; page < 10; page++ {
+			p, err := s.db.ListDocuments(site, storage.ListOptions{SoftDeleted: true, End: cutoff, Ascending: true, Limit: 100})
+			if err != nil {
+				s.log.Warn("retention: list soft-deleted documents", "site", site, "err", err)
+				break
+			}
+			for _, d := range p.Documents {
+				cmd, err := storage.NewCommand(storage.OpDeleteDocument, site, "retention", now, storage.DocumentRef{DocumentID: d.DocumentID})
+				if err == nil {
+					_, err = s.deps.Applier.Apply(context.Background(), cmd)
+				}
+				if err != nil && !isNotFound(err) {
+					s.log.Warn("retention: purge", "site", site, "err", err)
+					return
+				}
+				purged++
+			}
+			if len(p.Documents) < 100 {
+				break
+			}
+		}
+		if purged > 0 {
+			s.log.Info("retention: purged soft-deleted documents", "site", site, "count", purged, "retentionDays", days)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"quire/storage"
+)
+
+// handleGetSystemConfig serves GET /system/configuration: FormKiQ's webui
+// settings plus the global branding. Every signed-in user may read it (a
+// web client needs both before it shows anything).
+func (s *Server) handleGetSystemConfig(r *reqCtx) error {
+	c, err := s.db.SystemConfig()
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}
+	if c.WebUI != nil && c.WebUI.SsoAutomaticSignIn != nil {
+		out["webui"] = c.WebUI
+	}
+	if c.Branding != nil {
+		out["branding"] = c.Branding
+	}
+	return r.JSON(out)
+}
+
+// handleUpdateSystemConfig serves PATCH /system/configuration (Admins):
+// the sections given replace the stored ones.
+func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
+	if !r.p.Admin {
+		return errStatus(http.StatusUnauthorized, "fkq access denied (Admins group required)")
+	}
+	var raw map[string]json.RawMessage
+	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var in storage.SystemConfig
+	b, _ := json.Marshal(raw)
+	if err := json.Unmarshal(b, &in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return invalid(te.Field, "invalid '"+te.Field+"' type")
+		}
+		return errInvalidBody
+	}
+	cur, err := s.db.SystemConfig()
+	if err != nil {
+		return err
+	}
+	next := *cur
+	if _, ok := raw["webui"]; ok {
+		next.WebUI = in.WebUI
+	}
+	var errs []storage.ValidationItem
+	if _, ok := raw["branding"]; ok {
+		next.Branding = in.Branding
+		errs = append(errs, validateBranding(in.Branding)...)
+	}
+	if len(raw) == 0 {
+		errs = append(errs, storage.ValidationItem{Key: "webui", Msg: "'webui' or 'branding' is required"})
+	}
+	if len(errs) > 0 {
+		return &storage.ValidationError{Items: errs}
+	}
+	if _, err := s.apply(r, storage.OpSetSystemConfig, next); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Config saved"})
+}
+
+var hexColor = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+
+// maxLogoBytes bounds an inline (data: URL) logo.
+const maxLogoBytes = 256 << 10
+
+// validateBranding checks a branding section (system or site).
+func validateBranding(b *storage.Branding) []storage.ValidationItem {
+	if b == nil {
+		return nil
+	}
+	var errs []storage.ValidationItem
+	bad := func(k, msg string) { errs = append(errs, storage.ValidationItem{Key: "branding." + k, Msg: msg}) }
+	if len(b.Title) > 100 {
+		bad("title", "'title' must be at most 100 characters")
+	}
+	for k, v := range map[string]string{"primaryColor": b.PrimaryColor, "secondaryColor": b.SecondaryColor} {
+		if v != "" && !hexColor.MatchString(v) {
+			bad(k, "invalid '"+k+"', use #RRGGBB")
+		}
+	}
+	if b.Logo != "" {
+		switch {
+		case strings.HasPrefix(b.Logo, "data:image/"):
+			if len(b.Logo) > maxLogoBytes {
+				bad("logo", "'logo' must be at most 256 KB")
+			}
+		default:
+			if u, err := url.Parse(b.Logo); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				bad("logo", "invalid 'logo', use an http(s) URL or a data:image/ URL")
+			}
+		}
+	}
+	if b.SupportEmail != "" && !validEmail(b.SupportEmail) {
+		bad("supportEmail", "invalid 'supportEmail'")
+	}
+	return errs
+}
+
+// validateDocumentConfig checks a site configuration's document section:
+// content type lists and retention and disposition.
+func validateDocumentConfig(raw json.RawMessage) []storage.ValidationItem {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var d struct {
+		ContentTypes *struct {
+			Allowlist []string `json:"allowlist"`
+			Denylist  []string `json:"denylist"`
+		} `json:"contentTypes"`
+		RetentionAndDisposition *struct {
+			DispositionAction         *string `json:"dispositionAction"`
+			SoftDeleteRetentionInDays *int    `json:"softDeleteRetentionInDays"`
+		} `json:"retentionAndDisposition"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return []storage.ValidationItem{{Key: "document", Msg: "invalid 'document'"}}
+	}
+	var errs []storage.ValidationItem
+	if rd := d.RetentionAndDisposition; rd != nil {
+		if a := rd.DispositionAction; a != nil && *a != "SOFT_DELETE" && *a != "DELETE" {
+			errs = append(errs, storage.ValidationItem{Key: "document.retentionAndDisposition.dispositionAction", Msg: "invalid 'dispositionAction', use SOFT_DELETE or DELETE"})
+		}
+		if n := rd.SoftDeleteRetentionInDays; n != nil && *n < -1 {
+			errs = append(errs, storage.ValidationItem{Key: "document.retentionAndDisposition.softDeleteRetentionInDays", Msg: "'softDeleteRetentionInDays' must be -1 (keep) or more"})
+		}
+	}
+	return errs
+}

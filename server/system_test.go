@@ -1,0 +1,100 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+)
+
+func TestSystemConfiguration(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	user := s.Token("ann", "default")
+	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user), `{"webui":{"ssoAutomaticSignIn":false}}`)
+	tests := []struct {
+		name   string
+		tok    string
+		body   any
+		status int
+		want   string
+	}{
+		{"sso", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, 200, `{"message":"Config saved"}`},
+		{"branding", admin, map[string]any{"branding": map[string]any{"title": "Acme Docs", "primaryColor": "#0a5", "logo": "data:image/png;base64,iVBORw0KGgo="}}, 200, `{"message":"Config saved"}`},
+		{"not admin", user, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}, 401, `{"message":"fkq access denied (Admins group required)"}`},
+		{"bad color", admin, map[string]any{"branding": map[string]any{"primaryColor": "green"}}, 400, `{"errors":[{"key":"branding.primaryColor","error":"invalid 'primaryColor', use #RRGGBB"}]}`},
+		{"bad logo", admin, map[string]any{"branding": map[string]any{"logo": "javascript:alert(1)"}}, 400, `{"errors":[{"key":"branding.logo","error":"invalid 'logo', use an http(s) URL or a data:image/ URL"}]}`},
+		{"wrong type", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": "yes"}}, 400, `{"errors":[{"key":"webui.ssoAutomaticSignIn","error":"invalid 'webui.ssoAutomaticSignIn' type"}]}`},
+		{"empty", admin, map[string]any{}, 400, `{"errors":[{"key":"webui","error":"'webui' or 'branding' is required"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(http.MethodPatch, "/system/configuration", tt.body, tt.tok)
+			mustStatus(t, r, tt.status)
+			mustBody(t, r, tt.want)
+		})
+	}
+	// Failed updates changed nothing; each section kept its value.
+	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
+		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"ssoAutomaticSignIn":true}}`)
+
+	// Site branding is independent of the global one, both ways.
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"title": "Finance", "secondaryColor": "#112233"}}, admin), http.StatusOK)
+	r := s.Do(http.MethodGet, "/sites/finance/configuration", nil, admin)
+	if b := r.JSON(t)["branding"].(map[string]any); b["title"] != "Finance" || b["primaryColor"] != nil {
+		t.Fatalf("site branding: %v", b)
+	}
+	if _, ok := s.Do(http.MethodGet, "/sites/default/configuration", nil, admin).JSON(t)["branding"]; ok {
+		t.Fatal("another site got branding")
+	}
+	if !strings.Contains(string(s.Do(http.MethodGet, "/system/configuration", nil, admin).Body), `"title":"Acme Docs"`) {
+		t.Fatal("site branding changed the global one")
+	}
+	mustBody(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"supportEmail": "nope"}}, admin),
+		`{"errors":[{"key":"branding.supportEmail","error":"invalid 'supportEmail'"}]}`)
+}
+
+// TestRetention_SoftDeletedPurged checks document.retentionAndDisposition:
+// validation, and soft-deleted documents purged once their site's
+// softDeleteRetentionInDays has passed (0: at the next sweep).
+func TestRetention_SoftDeletedPurged(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, tt := range []struct {
+		name, body, want string
+	}{
+		{"action", `{"document":{"retentionAndDisposition":{"dispositionAction":"BURN"}}}`, `{"errors":[{"key":"document.retentionAndDisposition.dispositionAction","error":"invalid 'dispositionAction', use SOFT_DELETE or DELETE"}]}`},
+		{"days", `{"document":{"retentionAndDisposition":{"softDeleteRetentionInDays":-7}}}`, `{"errors":[{"key":"document.retentionAndDisposition.softDeleteRetentionInDays","error":"'softDeleteRetentionInDays' must be -1 (keep) or more"}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.DoHeaders(http.MethodPatch, "/sites/default/configuration", tt.body, tok, map[string]string{"Content-Type": "application/json"})
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, tt.want)
+		})
+	}
+	gone := addDoc(t, s, tok, "", map[string]any{"content": "old"})
+	kept := addDoc(t, s, tok, "", map[string]any{"content": "live"})
+	other := addDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "other site"})
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+other+"?softDelete=true&siteId=finance", nil, tok), http.StatusOK)
+	// A week of retention keeps today's soft delete.
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 7, "dispositionAction": "SOFT_DELETE"}}}, tok), http.StatusOK)
+	time.Sleep(300 * time.Millisecond)
+	mustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
+	// Zero days: purged at the sweep the change triggers.
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 0}}}, tok), http.StatusOK)
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(string(s.Do(http.MethodGet, "/documents?softDeleted=true", nil, tok).Body), gone) {
+		if time.Now().After(deadline) {
+			t.Fatal("the soft-deleted document was not purged")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusNotFound)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+kept, nil, tok), http.StatusOK)
+	// The other site has no retention: its soft-deleted document stays.
+	mustStatus(t, s.Do(http.MethodPut, "/documents/"+other+"/restore?siteId=finance", nil, tok), http.StatusOK)
+}
