@@ -43,6 +43,7 @@ commands:
   token     print a signed access token for a data dir
   config    print an example config file (example) or validate one (check)
   service   install|uninstall|start|stop|restart|status the OS service (systemd, Windows SCM)
+  doctor    check the data dir, disk, store, engines, clock, TLS and config; print what to fix
   backup    write a backup archive of a running server (--url) or a stopped one (--data-dir)
   restore   unpack a backup archive into a new data dir
   reindex   rebuild the search index of a stopped server's data dir
@@ -72,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdRestore(args[1:], os.Stdin, stderr)
 	case "service":
 		err = cmdService(args[1:], stdout, stderr)
+	case "doctor":
+		err = cmdDoctor(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"quire/config"
+	"quire/storage"
+)
+
+// doctorReport collects check results: ok, warnings (something will not
+// work, e.g. OCR without tesseract) and failures (the server cannot run
+// properly).
+type doctorReport struct {
+	w            io.Writer
+	warns, fails int
+}
+
+func (d *doctorReport) ok(what, detail string) { fmt.Fprintf(d.w, "ok    %-10s %s\n", what, detail) }
+func (d *doctorReport) warn(what, detail, fix string) {
+	d.warns++
+	fmt.Fprintf(d.w, "WARN  %-10s %s\n", what, detail)
+	if fix != "" {
+		fmt.Fprintf(d.w, "      %-10s fix: %s\n", "", fix)
+	}
+}
+func (d *doctorReport) fail(what, detail, fix string) {
+	d.fails++
+	fmt.Fprintf(d.w, "FAIL  %-10s %s\n", what, detail)
+	if fix != "" {
+		fmt.Fprintf(d.w, "      %-10s fix: %s\n", "", fix)
+	}
+}
+
+// cmdDoctor checks an installation and prints what to fix: the config,
+// the data dir, free disk, the store, the running server, the engines,
+// the clock and the TLS certificate. It exits 1 when something fails.
+func cmdDoctor(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir", "listen"}})
+	d := &doctorReport{w: stdout}
+	var ps config.Problems
+	switch {
+	case errors.As(err, &ps):
+		for _, p := range ps {
+			d.fail("config", p.String(), "edit the setting named (quire config example shows every setting)")
+		}
+	case err != nil:
+		return err
+	default:
+		src := l.File
+		if src == "" {
+			src = "no config file (defaults, QUIRE_* variables and flags)"
+		}
+		d.ok("config", src)
+	}
+	if l == nil {
+		return errors.New("doctor: configuration could not be read")
+	}
+	for _, p := range l.CheckFiles() {
+		d.fail("config", p.String(), "")
+	}
+	dataDir, _ := filepath.Abs(l.DataDir)
+	serverUp := doctorServer(d, l)
+	doctorClock(d, dataDir) // before the store is opened (which writes to it)
+	doctorDataDir(d, dataDir, serverUp)
+	doctorTLS(d, l, dataDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, e := range nodeConfig(l.Config, nil).Pipeline.Engines.Check(ctx) {
+		switch {
+		case e.OK:
+			d.ok(e.Name, e.Detail)
+		case !e.Configured:
+			fmt.Fprintf(stdout, "-     %-10s %s\n", e.Name, e.Detail)
+		default:
+			d.warn(e.Name, e.Detail, e.Actions+" actions fail until this is fixed")
+		}
+	}
+	fmt.Fprintf(stdout, "\n%d failed, %d warnings\n", d.fails, d.warns)
+	if d.fails > 0 {
+		return fmt.Errorf("doctor found %d problems to fix", d.fails)
+	}
+	return nil
+}
+
+// doctorServer asks a server on the configured address whether it is
+// ready; it reports whether one answered.
+func doctorServer(d *doctorReport, l *config.Loaded) bool {
+	base := l.BaseURL()
+	if l.PublicURL != "" {
+		// Ask the listener directly: the public URL may be a proxy.
+		base = strings.TrimSuffix(l.BaseURL(), "/")
+		scheme := "http://"
+		if l.TLS.Enabled() {
+			scheme = "https://"
+		}
+		base = scheme + l.Listen
+	}
+	base = strings.Replace(base, "://0.0.0.0:", "://127.0.0.1:", 1)
+	base = strings.Replace(base, "://[::]:", "://127.0.0.1:", 1)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get(base + "/readyz")
+	if err != nil {
+		fmt.Fprintf(d.w, "-     %-10s no server answers at %s (stopped?)\n", "server", base)
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusOK {
+		d.ok("server", base+" is ready")
+	} else {
+		d.warn("server", fmt.Sprintf("%s answers %s: %s", base, resp.Status, strings.TrimSpace(string(b))), "the search index or the action pipeline is behind or stopped: see the log")
+	}
+	return true
+}
+
+func doctorDataDir(d *doctorReport, dir string, serverUp bool) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		d.warn("data dir", dir+" does not exist yet", "it is created at the first start; check its parent is writable")
+		doctorDisk(d, filepath.Dir(dir))
+		return
+	}
+	if err != nil || !fi.IsDir() {
+		d.fail("data dir", fmt.Sprintf("%s is not a usable directory: %v", dir, err), "point data_dir at a directory")
+		return
+	}
+	probe := filepath.Join(dir, ".doctor-probe")
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		_, err = f.Write([]byte("probe"))
+		if err == nil {
+			err = f.Sync()
+		}
+		f.Close()
+		os.Remove(probe)
+	}
+	if err != nil {
+		d.fail("data dir", fmt.Sprintf("%s is not writable: %v", dir, err), "run doctor as the service user (sudo -u quire quire doctor ...) or fix the owner: chown -R quire:quire "+dir)
+	} else if runtime.GOOS != "windows" && fi.Mode().Perm()&0o007 != 0 {
+		d.warn("data dir", fmt.Sprintf("%s is readable by every user (%v)", dir, fi.Mode().Perm()), "chmod 750 "+dir)
+	} else {
+		d.ok("data dir", dir+" is writable")
+	}
+	doctorDisk(d, dir)
+	if serverUp {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, "db", "MANIFEST")); err != nil {
+		return // no store yet: never create one here
+	}
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db"), Logger: newLogger(io.Discard, "error", "text")})
+	if err != nil {
+		d.fail("store", fmt.Sprintf("cannot open %s: %v", filepath.Join(dir, "db"), err), "if a server runs on this data dir, doctor cannot open it; otherwise restore the last backup")
+		return
+	}
+	n, err := db.CountDocs()
+	db.Close()
+	if err != nil {
+		d.fail("store", err.Error(), "restore the last backup")
+		return
+	}
+	d.ok("store", fmt.Sprintf("opens, %d documents", n))
+}
+
+// doctorDisk checks the free space of the file system holding dir (or its
+// nearest existing parent).
+func doctorDisk(d *doctorReport, dir string) {
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if free, total, err := diskFree(dir); err == nil && total > 0 {
+		pct := float64(free) * 100 / float64(total)
+		msg := fmt.Sprintf("%.1f GiB free of %.1f GiB (%.0f%%)", float64(free)/(1<<30), float64(total)/(1<<30), pct)
+		switch {
+		case free < 512<<20 || pct < 2:
+			d.fail("disk", msg, "free space or move the data dir: Badger stops writing when the disk is full")
+		case free < 5<<30 || pct < 10:
+			d.warn("disk", msg, "plan more space; see quire_storage_vlog_bytes for growth")
+		default:
+			d.ok("disk", msg)
+		}
+	}
+}
+
+// doctorClock checks the clock: tokens, signed URLs and dates depend on it.
+func doctorClock(d *doctorReport, dataDir string) {
+	now := time.Now()
+	if now.Year() < 2024 {
+		d.fail("clock", "the system clock says "+now.Format(time.RFC3339), "set the time (timedatectl set-time, or an NTP server on the LAN)")
+		return
+	}
+	// A clock behind the newest write means it was set back: new
+	// documents would sort before old ones and tokens look unissued.
+	var newest time.Time
+	filepath.WalkDir(filepath.Join(dataDir, "db"), func(_ string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
+		return nil
+	})
+	if newest.Sub(now) > 5*time.Minute {
+		d.fail("clock", fmt.Sprintf("the clock (%s) is behind the newest write to the store (%s)", now.Format(time.RFC3339), newest.Format(time.RFC3339)), "set the correct time before starting the server")
+		return
+	}
+	if out, err := exec.Command("timedatectl", "show", "-p", "NTPSynchronized", "--value").Output(); err == nil {
+		if strings.TrimSpace(string(out)) != "yes" {
+			d.warn("clock", now.Format(time.RFC3339)+", not synchronized by NTP", "point systemd-timesyncd or chrony at an NTP server on the LAN")
+			return
+		}
+		d.ok("clock", now.Format(time.RFC3339)+", NTP synchronized")
+		return
+	}
+	d.ok("clock", now.Format(time.RFC3339))
+}
+
+func doctorTLS(d *doctorReport, l *config.Loaded, dataDir string) {
+	cert := l.TLS.CertFile
+	if l.TLS.SelfSigned {
+		cert = filepath.Join(dataDir, "tls", "cert.pem")
+		if _, err := os.Stat(cert); err != nil {
+			d.ok("tls", "self-signed certificate is generated at the first start")
+			return
+		}
+	}
+	if cert == "" {
+		if h := l.Listen; !strings.HasPrefix(h, "127.") && !strings.HasPrefix(h, "localhost:") && !strings.HasPrefix(h, "[::1]:") {
+			d.warn("tls", "serving plain HTTP on "+h+": tokens cross the LAN unencrypted", "set tls.cert_file and tls.key_file, or tls.self_signed = true")
+		}
+		return
+	}
+	b, err := os.ReadFile(cert)
+	if err != nil {
+		d.fail("tls", err.Error(), "")
+		return
+	}
+	certs, err := parseCerts(b)
+	if err != nil || len(certs) == 0 {
+		d.fail("tls", fmt.Sprintf("%s holds no certificate: %v", cert, err), "")
+		return
+	}
+	left := time.Until(certs[0].NotAfter)
+	msg := fmt.Sprintf("%s valid until %s", cert, certs[0].NotAfter.Format("2006-01-02"))
+	switch {
+	case left < 0:
+		d.fail("tls", msg+" (expired)", "renew the certificate (a self-signed one renews itself at the next start)")
+	case left < 30*24*time.Hour:
+		d.warn("tls", msg, "renew the certificate soon")
+	default:
+		d.ok("tls", msg)
+	}
+}
+
+func parseCerts(b []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return out, nil
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+}

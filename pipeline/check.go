@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EngineStatus is what Check found out about one engine.
+type EngineStatus struct {
+	Name string
+	// Actions are the action types that need the engine.
+	Actions string
+	OK      bool
+	// Configured is false for an engine nobody set up (SMTP, LLM): not
+	// an error, the actions that need it fail with a message.
+	Configured bool
+	Detail     string
+}
+
+// Check probes every engine: programs are found and asked for their
+// version, clamd is pinged, the mail server's greeting and the LLM
+// endpoint's model list are read (quire doctor).
+func (e Engines) Check(ctx context.Context) []EngineStatus {
+	var out []EngineStatus
+	prog := func(name, configured, pkg, actions string, args ...string) {
+		st := EngineStatus{Name: name, Actions: actions, Configured: true}
+		p, err := program(configured, name, pkg)
+		if err != nil {
+			st.Detail = err.Error()
+			out = append(out, st)
+			return
+		}
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		b, err := exec.CommandContext(c, p, args...).CombinedOutput()
+		first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if err != nil {
+			st.Detail = fmt.Sprintf("%s does not run: %v %s", p, err, first)
+		} else {
+			st.OK, st.Detail = true, p+": "+first
+		}
+		if name == "tesseract" && st.OK {
+			langs, _ := exec.CommandContext(c, p, "--list-langs").CombinedOutput()
+			if !strings.Contains(string(langs), "\neng") {
+				st.OK, st.Detail = false, "tesseract has no English language data: install tesseract-ocr-eng"
+			}
+		}
+		out = append(out, st)
+	}
+	prog("tesseract", e.Tesseract, "tesseract-ocr", "OCR", "--version")
+	prog("pdftotext", e.Pdftotext, "poppler-utils", "FULLTEXT of PDFs", "-v")
+	prog("pdftoppm", e.Pdftoppm, "poppler-utils", "OCR of PDFs", "-v")
+	prog("ocrmypdf", e.Ocrmypdf, "ocrmypdf", "OCR addPdfDetectedCharactersAsText", "--version")
+	prog("soffice", e.Soffice, "libreoffice-writer-nogui", "FULLTEXT of Office files, PDFEXPORT", "--version")
+	out = append(out, e.checkClamd(ctx), e.checkSMTP(ctx), e.checkLLM(ctx))
+	return out
+}
+
+func (e Engines) checkClamd(ctx context.Context) EngineStatus {
+	st := EngineStatus{Name: "clamd", Actions: "ANTIVIRUS, MALWARE_SCAN", Configured: true}
+	addr := e.Clamd
+	if addr == "" {
+		addr = "unix:/run/clamav/clamd.ctl"
+	}
+	network, address, _ := strings.Cut(addr, ":")
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		st.Detail = fmt.Sprintf("not reachable at %s: %v (install and start clamav-daemon)", addr, err)
+		return st
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte("zVERSION\x00")); err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	v, err := bufio.NewReader(conn).ReadString(0)
+	if err != nil && v == "" {
+		st.Detail = fmt.Sprintf("no answer from %s: %v", addr, err)
+		return st
+	}
+	st.OK, st.Detail = true, addr+": "+strings.TrimRight(v, "\x00\n")
+	return st
+}
+
+func (e Engines) checkSMTP(ctx context.Context) EngineStatus {
+	st := EngineStatus{Name: "smtp", Actions: "NOTIFICATION (sites can set their own server)"}
+	if e.SMTP.Host == "" {
+		st.Detail = "no default mail server (smtp.host); sites may configure their own"
+		return st
+	}
+	st.Configured = true
+	addr := net.JoinHostPort(e.SMTP.Host, strconv.Itoa(e.SMTP.Port))
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		st.Detail = fmt.Sprintf("%s not reachable: %v", addr, err)
+		return st
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if e.SMTP.Security == "IMPLICIT_TLS" {
+		st.OK, st.Detail = true, addr+": reachable (implicit TLS)"
+		return st
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "220") {
+		st.Detail = fmt.Sprintf("%s did not greet as a mail server: %q %v", addr, strings.TrimSpace(line), err)
+		return st
+	}
+	st.OK, st.Detail = true, addr+": "+strings.TrimSpace(line)
+	return st
+}
+
+func (e Engines) checkLLM(ctx context.Context) EngineStatus {
+	st := EngineStatus{Name: "llm", Actions: "LLM actions (sites can set their own endpoint)"}
+	if e.LLM.URL == "" {
+		st.Detail = "no default endpoint (llm.url); sites may configure their own"
+		return st
+	}
+	st.Configured = true
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(c, http.MethodGet, strings.TrimRight(e.LLM.URL, "/")+"/models", nil)
+	if err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	if e.LLM.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.LLM.APIKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		st.Detail = fmt.Sprintf("%s not reachable: %v", e.LLM.URL, err)
+		return st
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		st.Detail = fmt.Sprintf("%s/models answered %s", e.LLM.URL, resp.Status)
+		return st
+	}
+	st.OK, st.Detail = true, e.LLM.URL+": models listed"
+	return st
+}
