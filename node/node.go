@@ -203,15 +203,17 @@ func (n *Node) Done() <-chan error { return n.errc }
 // ctx ends) and closes the store.
 func (n *Node) Close(ctx context.Context) error {
 	var errs []error
+	// Stop accepting first, so clients learn early, and let in-flight
+	// requests finish; then the pipeline's running actions.
+	if n.Server != nil && n.ln != nil {
+		errs = append(errs, n.Server.Shutdown(ctx))
+	}
 	if n.Pipeline != nil {
 		// Running actions get until ctx ends; one cut short runs again at
 		// the next start.
 		if err := n.Pipeline.Close(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			errs = append(errs, err)
 		}
-	}
-	if n.Server != nil && n.ln != nil {
-		errs = append(errs, n.Server.Shutdown(ctx))
 	}
 	errs = append(errs, n.Indexer.Close(), n.Index.Close())
 	errs = append(errs, n.DB.Close())

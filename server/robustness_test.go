@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -209,5 +210,60 @@ func TestUnreadBodies_NoConnectionReset(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShutdown_InFlightUploadCompletes: a shutdown that begins while an
+// upload streams in waits for it; the upload is acknowledged and stored,
+// and new connections are refused meanwhile.
+func TestShutdown_InFlightUploadCompletes(t *testing.T) {
+	dir := t.TempDir()
+	s := quiretest.StartServer(t, dir)
+	tok := s.Admin()
+	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "slow.bin"}, tok)
+	mustStatus(t, r, http.StatusCreated)
+	m := r.JSON(t)
+	id, u := m["documentId"].(string), m["url"].(string)
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPut, u, pr)
+	req.ContentLength = 3 << 20
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("upload: %v", err)
+		}
+		done <- resp
+	}()
+	chunk := bytes.Repeat([]byte("q"), 1<<20)
+	pw.Write(chunk)
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		closed <- s.Node.Close(ctx)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(s.URL, "http://"), time.Second); err == nil {
+		c.Close()
+		t.Error("a new connection was accepted during shutdown")
+	}
+	pw.Write(chunk)
+	time.Sleep(100 * time.Millisecond)
+	pw.Write(chunk)
+	pw.Close()
+	resp := <-done
+	if resp == nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("in-flight upload during shutdown: %v", resp)
+	}
+	resp.Body.Close()
+	if err := <-closed; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	s.Node = nil
+	s2 := quiretest.StartServer(t, dir)
+	got := s2.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t)
+	if got["contentLength"] != float64(3<<20) {
+		t.Fatalf("after restart: %v", got)
 	}
 }
