@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,4 +70,41 @@ func grepQuire(body string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestMetrics_DashboardAndAlertsUseRealSeries checks that every quire_
+// series the Grafana dashboard and the alert rules query is one the
+// server exports.
+func TestMetrics_DashboardAndAlertsUseRealSeries(t *testing.T) {
+	s := quiretest.NewServer(t)
+	addDoc(t, s, s.Admin(), "", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+	mustStatus(t, s.Do(http.MethodGet, "/nothing", nil, s.Admin()), http.StatusNotFound)
+	body := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
+	exported := map[string]bool{}
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "# TYPE ") {
+			f := strings.Fields(l)
+			exported[f[2]] = true
+			if f[3] == "histogram" {
+				exported[f[2]+"_bucket"], exported[f[2]+"_sum"], exported[f[2]+"_count"] = true, true, true
+			}
+		}
+	}
+	name := regexp.MustCompile(`\b(quire_[a-z_]+|go_[a-z_]+|process_[a-z_]+)\b`)
+	for _, file := range []string{"../packaging/grafana-dashboard.json", "../packaging/alerts.yml"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, m := range name.FindAllString(string(b), -1) {
+			seen++
+			if !exported[m] {
+				t.Errorf("%s queries %s, which /metrics does not export", file, m)
+			}
+		}
+		if seen < 5 {
+			t.Fatalf("%s: only %d series found", file, seen)
+		}
+	}
 }
