@@ -170,6 +170,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if err := s.upload(ctx, srv); err != nil {
 		return srv.withLog(err)
 	}
+	if err := s.backupBench(ctx, srv); err != nil {
+		return srv.withLog(err)
+	}
 	// VmHWM also catches peaks between two samples.
 	whole := srv.rss.maxEver()
 	whole.rss = max(whole.rss, whole.hwm)
