@@ -38,9 +38,16 @@ func (s *Server) cors(c *fiber.Ctx) error {
 // URLs carry signatures), bodies or tokens (SERVICE-SPEC.md 5.11).
 func (s *Server) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	// A request id from a reverse proxy or client is kept so logs can be
+	// joined across hops; anything odd is replaced.
+	id := c.Get("X-Request-Id")
+	if !validRequestID(id) {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	} else {
+		id = strings.Clone(id)
+	}
 	c.Locals(localRequestID, id)
 	c.Set("X-Request-Id", id)
 	s.metrics.inFlight.Inc()
@@ -67,6 +74,20 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 		"durationMs", float64(took.Microseconds())/1000,
 	)
 	return nil
+}
+
+// validRequestID accepts 8 to 64 characters of letters, digits, '-',
+// '_' and '.': nothing that could forge a log line.
+func validRequestID(id string) bool {
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func requestID(c *fiber.Ctx) string {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -265,5 +266,43 @@ func TestShutdown_InFlightUploadCompletes(t *testing.T) {
 	got := s2.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t)
 	if got["contentLength"] != float64(3<<20) {
 		t.Fatalf("after restart: %v", got)
+	}
+}
+
+// TestRequestID: every answer carries X-Request-Id and the access log line
+// has the same id; a sane id from a proxy is kept, an odd one replaced.
+func TestRequestID(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	s := quiretest.NewServer(t, func(c *node.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
+	})
+	tests := []struct {
+		name, sent string
+		keep       bool
+	}{
+		{"none", "", false},
+		{"from a proxy", "proxy-4f2a9c1e-77", true},
+		{"log injection", `abc def" level=ERROR msg="forged`, false},
+		{"too short", "abc", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tt.sent != "" {
+				h["X-Request-Id"] = tt.sent
+			}
+			r := s.DoHeaders(http.MethodGet, "/healthz", nil, "", h)
+			id := r.Header.Get("X-Request-Id")
+			if !regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`).MatchString(id) || (id == tt.sent) != tt.keep {
+				t.Fatalf("X-Request-Id %q for %q", id, tt.sent)
+			}
+			mu.Lock()
+			logs := buf.String()
+			mu.Unlock()
+			if !strings.Contains(logs, `"requestId":"`+id+`"`) {
+				t.Fatalf("no log line with request id %s", id)
+			}
+		})
 	}
 }
