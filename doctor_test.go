@@ -38,7 +38,7 @@ func TestDoctor(t *testing.T) {
 		want  []string
 	}{
 		{"running server", nil, []string{"--data-dir", dir, "--listen", running}, 0,
-			[]string{"ok    server     http://" + running + " is ready", "ok    data dir", "ok    disk", "ok    clock", "0 failed"}},
+			[]string{"ok    server     http://" + running + " is ready", "ok    data dir", " disk ", " clock ", "0 failed"}},
 		{"stopped server", func() { s.Close() }, []string{"--data-dir", dir, "--listen", "127.0.0.1:1"}, 0,
 			[]string{"no server answers", "ok    store      opens, 3 documents"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,
