@@ -90,7 +90,7 @@ func (s *Server) handleGetBackup(r *reqCtx) error {
 		return errStatus(http.StatusForbidden, "backup requires the Admins group")
 	}
 	if s.deps.DataDir == "" {
-		return errStatus(http.StatusNotImplemented, "backup is not available on this server")
+		return errStatus(http.StatusNotFound, "backup is not available on this server")
 	}
 	conn := r.Context().Conn()
 	if !s.backups.begin(conn) {
