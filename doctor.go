@@ -101,16 +101,12 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 // doctorServer asks a server on the configured address whether it is
 // ready; it reports whether one answered.
 func doctorServer(d *doctorReport, l *config.Loaded) bool {
-	base := l.BaseURL()
-	if l.PublicURL != "" {
-		// Ask the listener directly: the public URL may be a proxy.
-		base = strings.TrimSuffix(l.BaseURL(), "/")
-		scheme := "http://"
-		if l.TLS.Enabled() {
-			scheme = "https://"
-		}
-		base = scheme + l.Listen
+	// Ask the listener itself: the public URL may be a reverse proxy.
+	scheme := "http://"
+	if l.TLS.Enabled() {
+		scheme = "https://"
 	}
+	base := scheme + l.Listen
 	base = strings.Replace(base, "://0.0.0.0:", "://127.0.0.1:", 1)
 	base = strings.Replace(base, "://[::]:", "://127.0.0.1:", 1)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}

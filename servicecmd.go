@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -118,7 +119,7 @@ func packagedUnit() string {
 // Linux, the service control manager on Windows).
 func cmdService(args []string, stdout, stderr io.Writer) error {
 	actions := []string{"install", "uninstall", "start", "stop", "restart", "status", "unit"}
-	if len(args) == 0 || !contains(actions, args[0]) {
+	if len(args) == 0 || !slices.Contains(actions, args[0]) {
 		fmt.Fprintln(stderr, "usage: quire service install|uninstall|start|stop|restart|status|unit [--config FILE]")
 		return errUsage
 	}
@@ -162,15 +163,6 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "quire service: %s done\n", action)
 		return nil
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // newService describes the service to kardianos/service. prg runs it

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,7 +109,7 @@ func Load(fs *flag.FlagSet, args []string, o Options) (*Loaded, error) {
 	}
 	fs.String("config", l.File, "config file (TOML; `quire config example` prints one); also QUIRE_CONFIG")
 	for _, s := range settings {
-		if s.secret || (o.Flags != nil && !contains(o.Flags, s.name)) {
+		if s.secret || (o.Flags != nil && !slices.Contains(o.Flags, s.name)) {
 			continue
 		}
 		fs.Var(&flagValue{s: s, c: l.Config, origin: l.origin}, s.name, s.help)
@@ -121,15 +122,6 @@ func Load(fs *flag.FlagSet, args []string, o Options) (*Loaded, error) {
 		return l, ps
 	}
 	return l, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // configArg finds --config in args before they are parsed: the file is
