@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -123,6 +124,6 @@ func dirSize(dir string) int64 {
 func newRegistry(n *Node) (*prometheus.Registry, *collector) {
 	reg := prometheus.NewRegistry()
 	c := newCollector(n)
-	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(c, guard.Collector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg, c
 }
