@@ -4,7 +4,7 @@
 // triggers must cost that document or request, not everyone's service.
 //
 // Go cannot recover a panic from another goroutine, so every goroutine
-// that runs Quire code defers the recovery itself, through Do or Run.
+// that runs Quire code defers the recovery itself, through Do or Run. A nil logger is slog.Default().
 package guard
 
 import (
@@ -28,6 +28,7 @@ const (
 	FolderMove = "foldermove" // asynchronous folder moves
 	Storage    = "storage"    // Badger's GC and file trimming
 	Backup     = "backup"     // an online backup's stream
+	Metrics    = "metrics"    // the per-site counts of a /metrics scrape
 )
 
 var panics = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -36,7 +37,7 @@ var panics = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"where"})
 
 func init() {
-	for _, w := range []string{HTTP, Pipeline, Indexer, Background, FolderMove, Storage, Backup} {
+	for _, w := range []string{HTTP, Pipeline, Indexer, Background, FolderMove, Storage, Backup, Metrics} {
 		panics.WithLabelValues(w)
 	}
 }
@@ -85,6 +86,9 @@ func Run(log *slog.Logger, where string, fn func() error, attrs ...any) (err err
 // goroutine and counts it. Call it from the deferred function that
 // recovered, so the stack still holds the frames that panicked.
 func Report(log *slog.Logger, where string, v any, attrs ...any) {
+	if log == nil {
+		log = slog.Default()
+	}
 	panics.WithLabelValues(where).Inc()
 	log.Error("panic recovered", append([]any{"where", where, "panic", fmt.Sprint(v), "stack", string(debug.Stack())}, attrs...)...)
 }

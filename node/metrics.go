@@ -59,7 +59,13 @@ func newCollector(n *Node) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
+// Collect runs in a goroutine of the registry's, outside the HTTP
+// server's recovery: a panic in it fails this scrape's node metrics only.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	guard.Do(c.n.cfg.Logger, guard.Metrics, func() { c.collect(ch) })
+}
+
+func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
