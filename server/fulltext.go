@@ -273,7 +273,9 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 		}
 		return f + ":"
 	}
-	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+	// Inside a Bleve phrase a backslash escapes the next character, so
+	// both backslashes and quotes are escaped (FuzzMatchPhrase).
+	quote := func(s string) string { return `"` + phraseEscaper.Replace(s) + `"` }
 	for kind, raw := range q {
 		switch kind {
 		case "query_string", "simple_query_string":
@@ -324,6 +326,8 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 	}
 	return "", nil
 }
+
+var phraseEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 // queryTerms extracts the words of a query string, lowercased; a trailing
 // "*" marks a prefix and "~n" fuzziness is dropped.
