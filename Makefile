@@ -8,7 +8,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 TEST_TIMEOUT ?= 20m
 
-.PHONY: help build run test vet fmt-check bench deps clean package cross
+.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross
 
 # Packages: nfpm pinned (v2.46+ needs modules the Go proxy refuses).
 NFPM := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
@@ -53,8 +53,36 @@ deps: ## install the engines the tests use (Debian packages; as root, or says wh
 		if [ "$$CI" = true ]; then exit 1; fi; \
 	fi
 
-test: deps fmt-check vet ## gofmt, go vet and all tests with the race detector
+test: deps fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# Every fuzz target, as package:FuzzName: `go test -fuzz` takes one target
+# per run. fuzz-check (part of `make test`) fails when this list and the
+# Fuzz functions in the code differ. The seeds of each run in every
+# `go test` as plain tests.
+FUZZ_TARGETS := \
+	./server:FuzzMatchPhrase \
+	./server:FuzzNormalizePath \
+	./server:FuzzPagingNumbers \
+	./server:FuzzPagingTokens \
+	./server:FuzzQueryTranslate \
+	./server:FuzzRouteBodies \
+	./storage:FuzzListingToken \
+	./storage:FuzzNormalizeDate \
+	./storage:FuzzNumberEncoding
+FUZZTIME ?= 30s
+
+fuzz-check:
+	@found=$$(grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sed -E 's#^(.*)/[^/]+:[0-9]+:func #\1:#' | sort); \
+	listed=$$(printf '%s\n' $(FUZZ_TARGETS) | sort); \
+	if [ "$$found" != "$$listed" ]; then echo "FUZZ_TARGETS in the Makefile differs from the Fuzz functions in the code:"; \
+		diff <(echo "$$listed") <(echo "$$found"); exit 1; fi
+
+fuzz: fuzz-check ## run each fuzz target for FUZZTIME (default 30s), one after the other
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
 
 bench: build ## benchmarks as ratios against baselines measured in the same run (BENCHFLAGS="-quick -out F")
 	$(GO) run ./bench $(BENCHFLAGS)

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -209,7 +210,7 @@ func Restore(r io.Reader, dataDir string, progress func(int64)) (info Info, err 
 	pr, pw := io.Pipe()
 	loaded := make(chan error, 1)
 	go func() {
-		err := storage.Restore(filepath.Join(dataDir, "db"), pr)
+		err := guard.Run(nil, guard.Backup, func() error { return storage.Restore(filepath.Join(dataDir, "db"), pr) })
 		pr.CloseWithError(err)
 		loaded <- err
 	}()

@@ -415,6 +415,14 @@ func (x *Index) onlySite(site string) bool {
 	return tfr.Count() == total
 }
 
+// MaxResultWindow bounds From+Size of a Text search, as OpenSearch's
+// index.max_result_window does: Bleve allocates From+Size hits up front,
+// so an unbounded window from a client is an allocation of its choosing.
+const MaxResultWindow = 10000
+
+// ErrResultWindow is returned for a Text search outside the result window.
+var ErrResultWindow = errors.New("index: from and size outside the result window")
+
 // TextOptions shape a fulltext search.
 type TextOptions struct {
 	// Syntax accepts Bleve's query string syntax: "phrases", prefix*,
@@ -455,6 +463,9 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	}
 	if o.Size <= 0 {
 		o.Size = 10
+	}
+	if o.From < 0 || o.From > MaxResultWindow-o.Size {
+		return nil, 0, ErrResultWindow
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), o.Size, o.From, false)
 	// Score order (ties in index order): sorting by _id as well would

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -130,7 +131,7 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 func (ix *Indexer) Close() error {
 	var err error
 	done := make(chan struct{})
-	go func() { err = ix.checkpoint(); close(done) }()
+	go func() { err = guard.Run(ix.log, guard.Indexer, ix.checkpoint); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -178,7 +179,7 @@ func (ix *Indexer) checkpointLoop() {
 		case <-ix.stop:
 			return
 		case <-t.C:
-			if err := ix.checkpoint(); err != nil {
+			if err := guard.Run(ix.log, guard.Indexer, ix.checkpoint); err != nil {
 				ix.log.Warn("index checkpoint", "err", err)
 			}
 		}
@@ -341,7 +342,7 @@ func (ix *Indexer) textLoop() {
 				break
 			}
 			seqs := ix.overlaySeqs(work)
-			if err := ix.index(work); err != nil {
+			if err := guard.Run(ix.log, guard.Indexer, func() error { return ix.index(work) }); err != nil {
 				// The overlay keeps serving these documents; the next
 				// start catches the index up.
 				ix.log.Warn("index update", "documents", len(work), "err", err)

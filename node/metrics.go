@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -58,7 +59,13 @@ func newCollector(n *Node) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
+// Collect runs in a goroutine of the registry's, outside the HTTP
+// server's recovery: a panic in it fails this scrape's node metrics only.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	guard.Do(c.n.cfg.Logger, guard.Metrics, func() { c.collect(ch) })
+}
+
+func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -123,6 +130,6 @@ func dirSize(dir string) int64 {
 func newRegistry(n *Node) (*prometheus.Registry, *collector) {
 	reg := prometheus.NewRegistry()
 	c := newCollector(n)
-	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(c, guard.Collector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg, c
 }

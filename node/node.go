@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"quire/auth"
+	"quire/guard"
 	"quire/index"
 	"quire/pipeline"
 	"quire/server"
@@ -184,7 +185,7 @@ func (n *Node) Start(ln net.Listener) error {
 		return err
 	}
 	go func() {
-		err := n.Server.Listen(ln)
+		err := guard.Run(n.cfg.Logger, guard.HTTP, func() error { return n.Server.Listen(ln) })
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.errc <- err
 		}

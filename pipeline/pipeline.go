@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -282,8 +283,35 @@ func (p *Pipeline) worker() {
 		if !ok {
 			return
 		}
-		p.runNext(r)
+		// A panic outside the engine (run recovers the engine's own)
+		// fails the action it left RUNNING, and the worker goes on.
+		if guard.Do(p.log, guard.Pipeline, func() { p.runNext(r) }, "site", r.Site, "document", r.ID) {
+			guard.Do(p.log, guard.Pipeline, func() { p.failRunning(r) }, "site", r.Site, "document", r.ID)
+		}
 		p.release(r)
+	}
+}
+
+// failRunning records the RUNNING action of r as FAILED after a panic
+// interrupted its worker, so it is neither lost nor stuck until a restart.
+func (p *Pipeline) failRunning(r storage.DocRef) {
+	if p.ctx.Err() != nil {
+		return // shutting down: a RUNNING action runs again at the next start
+	}
+	acts, err := p.db.GetActions(r.Site, r.ID)
+	if err != nil {
+		return
+	}
+	for _, a := range acts {
+		if a.Status != storage.ActionRunning {
+			continue
+		}
+		fail := storage.FinishAction{ActionRef: storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry},
+			Status: storage.ActionFailed, Message: fmt.Sprintf("internal error running %s", a.Type)}
+		if _, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fail)); err != nil &&
+			!errors.Is(err, storage.ErrActionChanged) {
+			p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
+		}
 	}
 }
 
@@ -363,7 +391,7 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 	defer func() {
 		// An engine bug must not take the server down; it fails the action.
 		if r := recover(); r != nil {
-			p.log.Error("action engine panic", "action", a.Type, "document", job.Doc.DocumentID, "panic", r)
+			guard.Report(p.log, guard.Pipeline, r, "action", a.Type, "site", job.Site, "document", job.Doc.DocumentID)
 			out = &Outcome{Status: storage.ActionFailed, Message: fmt.Sprintf("internal error in %s engine", a.Type)}
 		}
 	}()

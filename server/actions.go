@@ -276,12 +276,9 @@ func actionJSON(a *storage.Action) map[string]any {
 }
 
 func (s *Server) handleGetDocumentActions(r *reqCtx) error {
-	limit, err := r.queryInt("limit", 10)
+	limit, err := listLimit(r)
 	if err != nil {
 		return err
-	}
-	if limit < 1 {
-		limit = 10
 	}
 	if _, err := s.db.GetDocumentAny(r.site, r.docID()); err != nil {
 		return err

@@ -30,18 +30,6 @@ func parseKeyToken(r *reqCtx, kind string) (string, error) {
 	return string(b[len(kind)+1:]), nil
 }
 
-// listLimit reads the limit query parameter (FormKiQ's default 10).
-func listLimit(r *reqCtx) (int, error) {
-	n, err := r.queryInt("limit", 10)
-	if err != nil {
-		return 0, err
-	}
-	if n < 1 {
-		n = 10
-	}
-	return min(n, 1000), nil
-}
-
 type attributeDefIn struct {
 	Key             *string         `json:"key"`
 	DataType        *string         `json:"dataType"`

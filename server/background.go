@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -74,23 +75,29 @@ func (b *background) run() {
 		case <-b.done:
 			return
 		case <-retention.C:
-			b.s.purgeExpired()
+			b.do(b.s.purgeExpired)
 		case <-b.retain:
-			b.s.purgeExpired()
+			b.do(b.s.purgeExpired)
 		case p := <-b.ch:
-			b.detectOne(p)
+			b.do(func() { b.detectOne(p) })
 		case <-rescan.C:
-			pending, err := b.s.db.PendingDetections(256)
-			if err != nil {
-				b.s.log.Warn("list pending content type detections", "err", err)
-			}
-			for _, p := range pending {
-				b.detectOne(p)
-			}
+			b.do(func() {
+				pending, err := b.s.db.PendingDetections(256)
+				if err != nil {
+					b.s.log.Warn("list pending content type detections", "err", err)
+				}
+				for _, p := range pending {
+					b.detectOne(p)
+				}
+			})
 			rescan.Reset(time.Minute)
 		}
 	}
 }
+
+// do runs one task of the loop: a panic fails that task, not the loop (a
+// detection left pending is retried by the next rescan).
+func (b *background) do(task func()) { guard.Do(b.s.log, guard.Background, task) }
 
 func (b *background) detectOne(p storage.PendingDetection) {
 	ctype := "application/octet-stream"

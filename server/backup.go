@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"quire/backup"
+	"quire/guard"
 )
 
 // backups tracks running online backups: Shutdown stops them (the client
@@ -104,7 +105,13 @@ func (s *Server) handleGetBackup(r *reqCtx) error {
 	r.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer s.backups.done(conn)
 		start := time.Now()
-		info, err := backup.Write(stopWriter{w, s.backups.stop}, s.db, s.deps.DataDir, s.deps.Version, nil)
+		// The stream is written after the handler returned, outside the
+		// recover middleware.
+		var info backup.Info
+		err := guard.Run(s.log, guard.Backup, func() (err error) {
+			info, err = backup.Write(stopWriter{w, s.backups.stop}, s.db, s.deps.DataDir, s.deps.Version, nil)
+			return err
+		}, "requestId", id)
 		if err == nil {
 			err = w.Flush()
 		}

@@ -155,15 +155,9 @@ func (s *Server) handlePurgeDocument(r *reqCtx) error {
 
 // handleGetDocuments serves GET /documents.
 func (s *Server) handleGetDocuments(r *reqCtx) error {
-	limit, err := r.queryInt("limit", 10)
+	limit, err := listLimit(r)
 	if err != nil {
 		return err
-	}
-	if limit < 1 {
-		limit = 10
-	}
-	if limit > 1000 {
-		limit = 1000
 	}
 	if st := r.Query("actionStatus"); st != "" {
 		return s.listByActionStatus(r, st, limit)

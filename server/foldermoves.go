@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/guard"
 	"quire/storage"
 )
 
@@ -68,7 +69,10 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) {
 			delete(m.busy, key)
 			m.mu.Unlock()
 		}()
-		err := m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
+		// A panic fails the job like an error: recorded, not left running.
+		err := guard.Run(m.s.log, guard.FolderMove, func() error {
+			return m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
+		}, "site", site, "job", j.JobID)
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
 		default:

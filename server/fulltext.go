@@ -66,7 +66,10 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	page := max(q.Page, 1)
+	offset, err := pageOffset(q.Page, limit)
+	if err != nil {
+		return err
+	}
 	// Narrowing happens in storage on exact values; Bleve phrases on the
 	// same values keep the candidate set small.
 	var filters []queryFilter
@@ -132,7 +135,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 			matched = append(matched, d)
 		}
 	}
-	start := min((page-1)*limit, len(matched))
+	start := min(offset, len(matched))
 	end := min(start+limit, len(matched))
 	res := s.newResults(r)
 	for _, d := range matched[start:end] {
@@ -222,11 +225,11 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	size := in.Size
-	if size <= 0 || size > 1000 {
-		size = 10
+	from, size, err := resultWindow(in.From, in.Size)
+	if err != nil {
+		return err
 	}
-	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, From: max(in.From, 0), Size: size})
+	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, From: from, Size: size})
 	if err != nil {
 		return invalid("query", "invalid query: "+err.Error())
 	}
@@ -270,7 +273,9 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 		}
 		return f + ":"
 	}
-	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+	// Inside a Bleve phrase a backslash escapes the next character, so
+	// both backslashes and quotes are escaped (FuzzMatchPhrase).
+	quote := func(s string) string { return `"` + phraseEscaper.Replace(s) + `"` }
 	for kind, raw := range q {
 		switch kind {
 		case "query_string", "simple_query_string":
@@ -321,6 +326,8 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 	}
 	return "", nil
 }
+
+var phraseEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 // queryTerms extracts the words of a query string, lowercased; a trailing
 // "*" marks a prefix and "~n" fuzziness is dropped.

@@ -14,10 +14,16 @@ const (
 	noPerm = auth.Permission("")
 )
 
+// testRoutes, when set by a test, adds routes to every server built
+// (export_test.go): a handler that panics on purpose, for one.
+var testRoutes func(fiber.Router)
+
 // routes registers every route, so the whole API is visible in one place.
 func (s *Server) routes() {
 	a := s.app
-	a.Use(s.accessLog, s.cors)
+	// recoverPanic runs inside accessLog, so a recovered panic is logged,
+	// counted and drained like any other 500.
+	a.Use(s.accessLog, s.recoverPanic, s.cors)
 
 	// No token: health, and signed upload and download URLs (the signature
 	// is the credential).
@@ -158,5 +164,8 @@ func (s *Server) routes() {
 	api.Post("/sites/:siteId/sequences/:sequenceId/next", sp(write, s.handleNextSequenceValue))
 
 	// Anything else is FormKiQ's "request handler not found".
+	if testRoutes != nil {
+		testRoutes(a)
+	}
 	a.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }

@@ -555,15 +555,16 @@ func splitDocPath(p string) (dir, name string) {
 
 // searchText runs query.text on the fulltext index.
 func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit int) (*searchResults, error) {
-	from := 0
-	if tok := r.pageToken(); tok != "" {
-		n, err := strconv.Atoi(tok)
-		if err != nil || n < 0 {
-			return nil, storage.ErrBadToken
-		}
-		from = n
+	from, err := parseOffsetToken(r.pageToken())
+	if err != nil {
+		return nil, err
 	}
-	hits, total, err := s.deps.Index.Text(r.site, text, index.TextOptions{From: from, Size: limit})
+	// The last page of the result window may be short.
+	size := min(limit, index.MaxResultWindow-from)
+	if size == 0 {
+		return s.newResults(r), nil
+	}
+	hits, total, err := s.deps.Index.Text(r.site, text, index.TextOptions{From: from, Size: size})
 	if err != nil {
 		return nil, err
 	}
@@ -581,8 +582,8 @@ func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit i
 		}
 		res.add(documentJSON(d), d.DocumentID)
 	}
-	if uint64(from+len(hits)) < total {
-		res.next = strconv.Itoa(from + len(hits))
+	if n := from + len(hits); uint64(n) < total && n < index.MaxResultWindow {
+		res.next = offsetToken(n)
 	}
 	return res, nil
 }

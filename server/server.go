@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
+	"quire/guard"
 	"quire/index"
 	"quire/storage"
 )
@@ -131,7 +132,7 @@ func (s *Server) Listen(ln net.Listener) error {
 // background work until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
-	go s.conns.closeUnusedUntil(done)
+	go guard.Do(s.log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
 	// Backups can take an hour: stop them now rather than hold shutdown.
 	s.backups.close()
 	err := s.app.ShutdownWithContext(ctx)

@@ -108,12 +108,9 @@ func tagJSON(t *storage.Tag) map[string]any {
 // handleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
 // key with next/previous tokens.
 func (s *Server) handleGetDocumentTags(r *reqCtx) error {
-	limit, err := r.queryInt("limit", 10)
+	limit, err := listLimit(r)
 	if err != nil {
 		return err
-	}
-	if limit < 1 {
-		limit = 10
 	}
 	tags, err := s.db.GetTags(r.site, r.docID())
 	if err != nil {

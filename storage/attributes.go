@@ -335,6 +335,9 @@ func (a *DocAttribute) indexValues() []string {
 
 // EncodeNumber encodes f so that the encodings sort like the numbers.
 func EncodeNumber(f float64) string {
+	if f == 0 {
+		f = 0 // -0 is 0: its bits would encode below every negative number and decode to NaN
+	}
 	b := math.Float64bits(f)
 	if f >= 0 {
 		b ^= 1 << 63
@@ -350,10 +353,15 @@ const DateLayout = "2006-01-02T15:04:05Z"
 var dateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05.999Z0700", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
 
 // NormalizeDate parses an ISO 8601 date or date-time and returns it in UTC
-// in DateLayout. A value without a zone is taken as UTC.
+// in DateLayout. A value without a zone is taken as UTC; one whose UTC
+// year has no four digits (9999-12-31T23:00-02:00) is refused, as
+// DateLayout cannot hold it.
 func NormalizeDate(s string) (string, bool) {
 	for _, l := range dateLayouts {
 		if tm, err := time.Parse(l, s); err == nil {
+			if y := tm.UTC().Year(); y < 0 || y > 9999 {
+				return "", false
+			}
 			return tm.UTC().Format(DateLayout), true
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/zstd"
+
+	"quire/guard"
 )
 
 // ChunkSize is the size of a content chunk before compression.
@@ -357,34 +359,43 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		defer wg.Done()
 		defer close(ch)
 		defer close(toHash)
-		for {
-			bp := <-free
-			buf := (*bp)[:ChunkSize]
-			n, err := io.ReadFull(r, buf)
-			if n > 0 {
-				size += int64(n)
-				if limit > 0 && size > limit {
-					free <- bp
-					ch <- item{err: ErrTooLarge}
-					return
+		// r is the client's body: a panic in it fails this upload only.
+		// held is the buffer taken from free and not handed on, to give
+		// back then (the buffers are counted at the end).
+		var held *[]byte
+		err := guard.Run(nil, guard.Storage, func() error {
+			for {
+				bp := <-free
+				held = bp
+				buf := (*bp)[:ChunkSize]
+				n, err := io.ReadFull(r, buf)
+				if n > 0 {
+					size += int64(n)
+					if limit > 0 && size > limit {
+						return ErrTooLarge
+					}
+					*bp = buf[:n]
+					held = nil
+					toHash <- bp
+					select {
+					case ch <- item{ch: encodeChunk(buf[:n], *valueBufs.Get().(*[]byte))}:
+					case <-ctx.Done():
+						return nil
+					}
 				}
-				*bp = buf[:n]
-				toHash <- bp
-				select {
-				case ch <- item{ch: encodeChunk(buf[:n], *valueBufs.Get().(*[]byte))}:
-				case <-ctx.Done():
-					return
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+					return nil
 				}
-			} else {
-				free <- bp
+				if err != nil {
+					return err
+				}
 			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return
-			}
-			if err != nil {
-				ch <- item{err: err}
-				return
-			}
+		})
+		if held != nil {
+			free <- held
+		}
+		if err != nil {
+			ch <- item{err: err}
 		}
 	}()
 	defer func() {
@@ -438,7 +449,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		go func() {
 			defer puts.Done()
 			defer func() { <-putSlot }()
-			_, err := a.Apply(ctx, cmd)
+			err := guard.Run(nil, guard.Storage, func() error { _, err := a.Apply(ctx, cmd); return err })
 			releaseValues(chunks)
 			if err != nil {
 				putMu.Lock()

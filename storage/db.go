@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"quire/guard"
 )
 
 // Config configures a DB.
@@ -69,11 +71,13 @@ func (d *DB) trimLoop() {
 		case <-d.trimKick:
 		}
 		d.mapped.Store(0)
-		d.gcMu.Lock()
-		d.writeMu.Lock()
-		trimMappedFiles(d.dir)
-		d.writeMu.Unlock()
-		d.gcMu.Unlock()
+		guard.Do(d.log, guard.Storage, func() {
+			d.gcMu.Lock()
+			defer d.gcMu.Unlock()
+			d.writeMu.Lock()
+			defer d.writeMu.Unlock()
+			trimMappedFiles(d.dir)
+		})
 		select { // at most a few trims a second
 		case <-d.stop:
 			return
@@ -321,13 +325,15 @@ func (d *DB) gcLoop() {
 		case <-t.C:
 			// Reclaim value-log space left by deleted content; stop when a
 			// run finds nothing worth rewriting.
-			d.gcMu.Lock()
-			for i := 0; i < 10; i++ {
-				if d.bdb.RunValueLogGC(0.5) != nil {
-					break
+			guard.Do(d.log, guard.Storage, func() {
+				d.gcMu.Lock()
+				defer d.gcMu.Unlock()
+				for i := 0; i < 10; i++ {
+					if d.bdb.RunValueLogGC(0.5) != nil {
+						break
+					}
 				}
-			}
-			d.gcMu.Unlock()
+			})
 		}
 	}
 }

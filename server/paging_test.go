@@ -1,0 +1,94 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+)
+
+// TestPaging_HostileNumbers sends the paging numbers that used to
+// overflow an offset or ask Bleve for an absurd allocation: each gets a
+// 200 (clamped) or a 400 in FormKiQ's shape, and the server keeps serving.
+func TestPaging_HostileNumbers(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "paging words", "path": "p.txt", "contentType": "text/plain",
+		"tags": []map[string]any{{"key": "a", "value": "1"}, {"key": "b", "value": "2"}, {"key": "c", "value": "3"}},
+		"actions": []map[string]any{
+			{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
+			{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}},
+			{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
+		}})
+	// The text is indexed once the actions are done.
+	for i := 0; ; i++ {
+		r := s.Do(http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": "paging"}}, tok)
+		if strings.Contains(string(r.Body), id) {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("document not found by text after 5s: %s", r.Body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// next tokens that make the listings start past their first item.
+	nextOf := func(path string) string {
+		t.Helper()
+		r := s.Do(http.MethodGet, path+"?limit=1", nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		n, _ := r.JSON(t)["next"].(string)
+		if n == "" {
+			t.Fatalf("%s?limit=1 gave no next: %s", path, r.Body)
+		}
+		return url.QueryEscape(n)
+	}
+	tagsNext := nextOf("/documents/" + id + "/tags")
+	actsNext := nextOf("/documents/" + id + "/actions")
+	const maxInt = "9223372036854775807"
+	text := func(extra map[string]any) map[string]any {
+		q := map[string]any{"text": "paging"}
+		for k, v := range extra {
+			q[k] = v
+		}
+		return map[string]any{"query": q}
+	}
+	qs := map[string]any{"query_string": map[string]any{"query": "paging"}}
+	cases := []struct {
+		name, method, path string
+		body               any
+		status             int
+		has                string // a fragment the body must hold
+	}{
+		{"searchFulltext huge page", "POST", "/searchFulltext", text(map[string]any{"page": 922337203685477582}), 400, `"key":"page"`},
+		{"searchFulltext max page", "POST", "/searchFulltext?limit=" + maxInt, text(map[string]any{"page": 11}), 400, `"key":"page"`},
+		{"searchFulltext negative page", "POST", "/searchFulltext", text(map[string]any{"page": -9}), 200, `"totalCount":1`},
+		{"searchFulltext page in window", "POST", "/searchFulltext?limit=10", text(map[string]any{"page": 1000}), 200, `"documents":[]`},
+		{"queryFulltext huge from", "POST", "/queryFulltext", map[string]any{"query": qs, "from": 9223372036854775000, "size": 10}, 400, `Result window is too large`},
+		{"queryFulltext huge size", "POST", "/queryFulltext", map[string]any{"query": qs, "size": 9223372036854775000}, 200, `"hits"`},
+		{"queryFulltext window edge", "POST", "/queryFulltext", map[string]any{"query": qs, "from": 9990, "size": 10}, 200, `"hits"`},
+		{"queryFulltext past window", "POST", "/queryFulltext", map[string]any{"query": qs, "from": 9991, "size": 10}, 400, `"key":"from"`},
+		{"queryFulltext negative", "POST", "/queryFulltext", map[string]any{"query": qs, "from": -5, "size": -5}, 200, `"hits"`},
+		{"search huge next", "POST", "/search?next=" + maxInt, text(nil), 400, `Invalid Next token`},
+		{"search negative next", "POST", "/search?next=-1", text(nil), 400, `Invalid Next token`},
+		{"search next past window", "POST", "/search?next=10001", text(nil), 400, `Invalid Next token`},
+		{"search next at window", "POST", "/search?next=10000", text(nil), 200, `"documents":[]`},
+		{"tags max limit after next", "GET", "/documents/" + id + "/tags?limit=" + maxInt + "&next=" + tagsNext, nil, 200, `"key":"c"`},
+		{"actions max limit after next", "GET", "/documents/" + id + "/actions?limit=" + maxInt + "&next=" + actsNext, nil, 200, `"SHA256"`},
+		{"documents limit beyond int", "GET", "/documents?limit=99999999999999999999", nil, 200, id},
+		{"documents limit text", "GET", "/documents?limit=ten", nil, 400, `"key":"limit"`},
+		{"documents negative limit", "GET", "/documents?limit=-99999999999999999999", nil, 400, `"key":"limit"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(c.method, c.path, c.body, tok)
+			mustStatus(t, r, c.status)
+			if !strings.Contains(string(r.Body), c.has) {
+				t.Fatalf("body %s lacks %s", r.Body, c.has)
+			}
+		})
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
+}
