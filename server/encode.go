@@ -60,13 +60,21 @@ func (r *reqCtx) readBody(v any, limit int) error {
 }
 
 // maxDrain bounds how much of a refused body is read and discarded so the
-// client gets the 400 instead of a connection reset; past it the
-// connection is closed.
+// client gets the 400 instead of a connection reset; past it, or past
+// Timeouts.Drain, the connection is closed.
 const maxDrain = 64 << 20
 
 func drain(c *fiber.Ctx) {
-	if st := c.Context().RequestBodyStream(); st != nil {
-		_, _ = io.CopyN(io.Discard, st, maxDrain)
+	st := c.Context().RequestBodyStream()
+	if st == nil {
+		return
+	}
+	if tc := connOf(c); tc != nil {
+		tc.limitReads(tc.t.timeouts.Drain)
+	}
+	// A body left in the socket would be read as the next request.
+	if _, err := io.CopyN(io.Discard, st, maxDrain); err != io.EOF {
+		c.Context().SetConnectionClose()
 	}
 }
 
