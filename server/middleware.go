@@ -16,6 +16,7 @@ import (
 const (
 	localRequestID = "requestId"
 	localPrincipal = "principal"
+	localBody      = "body"
 )
 
 // corsHeaders are FormKiQ's CORS response headers, sent on every response.

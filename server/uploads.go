@@ -182,7 +182,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 			checks = append(checks, &check{typ: typ, want: v, h: newHash(typ)})
 		}
 	}
-	var body io.Reader = c.Context().RequestBodyStream()
+	body := bodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
