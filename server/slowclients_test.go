@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"bytes"
 	"errors"
 	"fmt"
@@ -381,4 +382,21 @@ func waitUploadPuts(t *testing.T, s *quiretest.Server, want int) {
 		}
 	}
 	t.Fatalf("the server did not finish %d uploads within 10 s", want)
+}
+
+// TestSlowClients_TLSHandshake: a client that connects to the HTTPS port
+// and never completes the handshake is closed after the handshake timeout
+// (well before the header timeout), while HTTPS requests are served.
+func TestSlowClients_TLSHandshake(t *testing.T) {
+	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 20 * time.Second, TLSHandshake: 300 * time.Millisecond}, 0),
+		func(c *node.Config) { c.TLS = node.TLSConfig{SelfSigned: true} })
+	for _, sent := range []string{"", "\x16\x03\x01"} {
+		c := dial(t, s, "")
+		io.WriteString(c, sent)
+		closedWithin(t, c, 3*time.Second)
+	}
+	tc := tls.Client(dial(t, s, ""), &tls.Config{InsecureSkipVerify: true})
+	if !bytes.Contains(rawGet(t, tc, "/healthz"), []byte("ok")) {
+		t.Fatal("HTTPS /healthz")
+	}
 }
