@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"bufio"
-	"crypto/tls"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
