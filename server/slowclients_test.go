@@ -113,7 +113,7 @@ func TestSlowClients_StalledHeader(t *testing.T) {
 // header timeout (the deadline is per read, not for the whole body); one
 // that stalls is cut after the body timeout and nothing is committed.
 func TestSlowClients_BodyProgress(t *testing.T) {
-	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 400 * time.Millisecond, Body: 300 * time.Millisecond}, 0))
+	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 400 * time.Millisecond, Body: 600 * time.Millisecond}, 0))
 	tok := s.Admin()
 
 	t.Run("trickled upload completes", func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestSlowClients_BodyProgress(t *testing.T) {
 // TestSlowClients_Downloads: a download to a reader that stops reading is
 // cut after the write timeout, while a slow but steady reader gets it all.
 func TestSlowClients_Downloads(t *testing.T) {
-	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Write: 300 * time.Millisecond}, 0))
+	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Write: 500 * time.Millisecond}, 0))
 	tok := s.Admin()
 	id, uri := newUpload(t, s, tok)
 	content := bytes.Repeat([]byte("0123456789abcdef"), 1<<20) // 16 MiB: more than the socket buffers
@@ -179,7 +179,7 @@ func TestSlowClients_Downloads(t *testing.T) {
 		get(c)
 		// Not reading for three times the write timeout (the socket
 		// buffers fill long before); the deadline below is the proof.
-		time.Sleep(time.Second)
+		time.Sleep(1500 * time.Millisecond)
 		b := closedWithin(t, c, 10*time.Second)
 		if len(b) >= len(content) {
 			t.Fatalf("a reader that stopped got all %d bytes", len(b))
@@ -388,7 +388,7 @@ func waitUploadPuts(t *testing.T, s *quiretest.Server, want int) {
 // and never completes the handshake is closed after the handshake timeout
 // (well before the header timeout), while HTTPS requests are served.
 func TestSlowClients_TLSHandshake(t *testing.T) {
-	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 20 * time.Second, TLSHandshake: 300 * time.Millisecond}, 0),
+	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 20 * time.Second, TLSHandshake: 500 * time.Millisecond}, 0),
 		func(c *node.Config) { c.TLS = node.TLSConfig{SelfSigned: true} })
 	for _, sent := range []string{"", "\x16\x03\x01"} {
 		c := dial(t, s, "")
