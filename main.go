@@ -176,6 +176,8 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		Logger:         log,
+
+		MaxConnsPerClient: maxConnsPerClient(c.Limits.MaxConnsPerClient),
 		Pipeline: pipeline.Config{
 			Workers:       c.Pipeline.Workers,
 			ActionTimeout: c.Pipeline.ActionTimeout,
@@ -195,6 +197,15 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			},
 		},
 	}
+}
+
+// maxConnsPerClient maps the setting's 0 (unlimited) to the node's
+// negative (its 0 is the default).
+func maxConnsPerClient(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func cmdToken(args []string, stdout, stderr io.Writer) error {

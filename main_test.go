@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"quire/auth"
+	"quire/config"
 	"quire/quiretest"
 )
 
@@ -91,5 +92,17 @@ func TestReindex(t *testing.T) {
 	// A running server holds the store: reindex refuses, the server stays.
 	if code := run([]string{"reindex", "--data-dir", dir}, &out, &errb); code != 1 {
 		t.Fatalf("reindex against a running server: code %d", code)
+	}
+}
+
+// TestNodeConfig_MaxConnsPerClient: the setting's 0 means unlimited, the
+// node's 0 means its default; the mapping keeps them apart.
+func TestNodeConfig_MaxConnsPerClient(t *testing.T) {
+	for _, tc := range []struct{ setting, node int }{{0, -1}, {1, 1}, {512, 512}} {
+		c := config.Default()
+		c.Limits.MaxConnsPerClient = tc.setting
+		if got := nodeConfig(c, nil).MaxConnsPerClient; got != tc.node {
+			t.Errorf("max_conns_per_client %d: node gets %d, want %d", tc.setting, got, tc.node)
+		}
 	}
 }

@@ -56,6 +56,8 @@ type Limits struct {
 	MaxUploadBytes int64 `toml:"max_upload_bytes"`
 	MaxBodyBytes   int   `toml:"max_body_bytes"`
 	MemoryLimitMiB int64 `toml:"memory_limit_mib"`
+	// MaxConnsPerClient caps concurrent connections from one address.
+	MaxConnsPerClient int `toml:"max_conns_per_client"`
 }
 
 // Log configures the process log.
@@ -109,7 +111,7 @@ func Default() *Config {
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
 		Auth:    Auth{TokenTTL: time.Hour},
-		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 80},
+		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 80, MaxConnsPerClient: 512},
 		Log:     Log{Level: "info", Format: "text"},
 		Pipeline: Pipeline{
 			Workers:       4,

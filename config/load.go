@@ -296,6 +296,9 @@ func (l *Loaded) validate() Problems {
 	if c.Limits.MemoryLimitMiB < 0 {
 		bad("limits.memory_limit_mib", "must be 0 (none) or positive")
 	}
+	if c.Limits.MaxConnsPerClient < 0 {
+		bad("limits.max_conns_per_client", "must be 0 (unlimited) or positive")
+	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
 	default:

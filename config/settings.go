@@ -68,6 +68,8 @@ var settings = []setting{
 		ptr: func(c *Config) any { return &c.Limits.MaxBodyBytes }},
 	{key: "limits.memory_limit_mib", name: "memory-limit-mib", help: "Soft limit of the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set).",
 		ptr: func(c *Config) any { return &c.Limits.MemoryLimitMiB }},
+	{key: "limits.max_conns_per_client", name: "max-conns-per-client", help: "Concurrent connections one client address may hold; more are closed at accept (0: unlimited). Generous, as scanners or a whole office may share one NAT address; behind a reverse proxy every client has the proxy's address.",
+		ptr: func(c *Config) any { return &c.Limits.MaxConnsPerClient }},
 
 	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",
 		ptr: func(c *Config) any { return &c.Log.Level }},

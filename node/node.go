@@ -41,6 +41,12 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
 	MaxBodyBytes int
+	// Timeouts bound slow and idle clients (zero fields: the defaults;
+	// tests shorten them).
+	Timeouts server.Timeouts
+	// MaxConnsPerClient caps concurrent connections from one client
+	// address (0: server.DefaultMaxConnsPerClient; negative: unlimited).
+	MaxConnsPerClient int
 	// TLS serves HTTPS when set.
 	TLS TLSConfig
 	// Logger is the process logger.
@@ -115,6 +121,9 @@ func Open(cfg Config) (*Node, error) {
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		DataDir:        cfg.DataDir,
+		Timeouts:       cfg.Timeouts,
+
+		MaxConnsPerClient: cfg.MaxConnsPerClient,
 	})
 	pc := cfg.Pipeline
 	if pc.Logger == nil {

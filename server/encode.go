@@ -32,7 +32,7 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		return errBodyTooLarge
 	}
 	var body []byte
-	if st := r.Context().RequestBodyStream(); st != nil {
+	if st := bodyStream(r.Ctx); st != nil {
 		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
 		if err != nil {
 			return errInvalidBody
@@ -60,14 +60,55 @@ func (r *reqCtx) readBody(v any, limit int) error {
 }
 
 // maxDrain bounds how much of a refused body is read and discarded so the
-// client gets the 400 instead of a connection reset; past it the
-// connection is closed.
+// client gets the 400 instead of a connection reset; past it, or past
+// Timeouts.Drain, the connection is closed.
 const maxDrain = 64 << 20
 
 func drain(c *fiber.Ctx) {
-	if st := c.Context().RequestBodyStream(); st != nil {
-		_, _ = io.CopyN(io.Discard, st, maxDrain)
+	st := bodyStream(c)
+	if st == nil {
+		return
 	}
+	if tc := connOf(c); tc != nil {
+		tc.limitReads(tc.t.timeouts.Drain)
+	}
+	// A body left in the socket would be read as the next request.
+	if _, err := io.CopyN(io.Discard, st, maxDrain); err != io.EOF {
+		c.Context().SetConnectionClose()
+	}
+}
+
+// bodyStream is the request's streamed body (nil when there is none),
+// the same reader for every caller of a request. Once it has failed or
+// ended, it keeps answering that error: fasthttp's chunked stream, read
+// again after its terminating chunk, waits for another chunk, so draining
+// a fully read chunked upload used to hold the request until the client
+// gave up.
+func bodyStream(c *fiber.Ctx) io.Reader {
+	if s, ok := c.Locals(localBody).(*stickyReader); ok {
+		return s
+	}
+	st := c.Context().RequestBodyStream()
+	if st == nil {
+		return nil
+	}
+	s := &stickyReader{r: st}
+	c.Locals(localBody, s)
+	return s
+}
+
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.err = err
+	return n, err
 }
 
 // documentJSON renders a stored document with FormKiQ's read fields.

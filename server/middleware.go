@@ -18,6 +18,7 @@ import (
 const (
 	localRequestID = "requestId"
 	localPrincipal = "principal"
+	localBody      = "body"
 )
 
 // corsHeaders are FormKiQ's CORS response headers, sent on every response.
@@ -52,6 +53,12 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	}
 	c.Locals(localRequestID, id)
 	c.Set("X-Request-Id", id)
+	// From here on the body is read as the handler needs it: each read
+	// gets its own deadline rather than one for the whole body.
+	if tc := connOf(c); tc != nil {
+		tc.startBody()
+		defer tc.endBody()
+	}
 	s.metrics.inFlight.Inc()
 	defer s.metrics.inFlight.Dec()
 	err := c.Next()

@@ -46,6 +46,11 @@ type Deps struct {
 	// Metrics receives the HTTP metrics and is served at /metrics
 	// (default: a registry of the server's own).
 	Metrics *prometheus.Registry
+	// Timeouts bound slow and idle clients (zero fields: DefaultTimeouts).
+	Timeouts Timeouts
+	// MaxConnsPerClient caps concurrent connections from one client
+	// address (0: DefaultMaxConnsPerClient; negative: unlimited).
+	MaxConnsPerClient int
 }
 
 // Server is Quire's HTTP API.
@@ -88,27 +93,42 @@ func New(d Deps) *Server {
 		d.Applier = d.Store
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
+	d.Timeouts = d.Timeouts.orDefault()
+	if d.MaxConnsPerClient == 0 {
+		d.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
 	s.bg = newBackground(s)
-	s.conns = newConnTracker()
+	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.backups = newBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
+	d.Metrics.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "quire_http_connections_refused_total",
+		Help: "Connections closed at accept because their client address held limits.max_conns_per_client already.",
+	}, func() float64 { return float64(s.conns.refused.Load()) }))
 	s.app = fiber.New(fiber.Config{
 		AppName:               "quire",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
-		// Uploads are streamed: bodies over BodyLimit are not buffered but
-		// read from RequestBodyStream. JSON handlers use readBody, which
+		// Bodies are streamed: fasthttp reads at most 8 KiB of one before
+		// the handler runs (authentication included); the rest is read
+		// from RequestBodyStream. JSON handlers use readBody, which
 		// enforces MaxBodyBytes itself.
 		StreamRequestBody: true,
 		BodyLimit:         4 << 20,
-		ReadTimeout:       0,
-		IdleTimeout:       120 * time.Second,
-		ReadBufferSize:    16 << 10,
+		// fasthttp would otherwise read a whole multipart/form-data body
+		// (16 MiB in memory, the rest into temporary files) before any
+		// handler, for anyone: Quire takes no multipart bodies.
+		DisablePreParseMultipartForm: true,
+		// ReadTimeout bounds the header; body reads and response writes
+		// get progress deadlines from the connection (see Timeouts).
+		ReadTimeout:    d.Timeouts.Header,
+		IdleTimeout:    d.Timeouts.Idle,
+		ReadBufferSize: 16 << 10,
 	})
 	s.routes()
 	return s

@@ -182,10 +182,11 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 			checks = append(checks, &check{typ: typ, want: v, h: newHash(typ)})
 		}
 	}
-	var body io.Reader = c.Context().RequestBodyStream()
+	body := bodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
+	body = &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}
 	var writers []io.Writer
 	for _, ck := range checks {
 		if ck.h == nil {
@@ -243,6 +244,38 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderETag, `"`+m.SHA256+`"`)
 	return c.SendStatus(http.StatusOK)
+}
+
+// errIncompleteBody answers an upload whose client went away (or stalled)
+// before the end of its body. Nothing is committed.
+var errIncompleteBody = badRequest("request body ended before its declared end")
+
+// completeBody fails an upload body that ends early. fasthttp's body
+// stream reports a plain io.EOF when the client closes a Content-Length
+// body short or a chunked one at a chunk boundary before its terminating
+// chunk, and WriteContent takes io.ErrUnexpectedEOF for a normal end too;
+// without this a cut upload would commit as a complete, truncated document.
+type completeBody struct {
+	r    io.Reader
+	want int64 // declared Content-Length; -1: chunked
+	n    int64
+	// conn, when known, tells a chunked body's last-chunk EOF from the
+	// client's: fasthttp reads no further than the terminating chunk, so
+	// a failed connection read means the body was cut.
+	conn *trackedConn
+}
+
+func (b *completeBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	switch {
+	case err == nil:
+	case err != io.EOF:
+		err = errIncompleteBody
+	case b.want >= 0 && b.n != b.want, b.want < 0 && b.conn != nil && b.conn.readErr.Load():
+		err = errIncompleteBody
+	}
+	return n, err
 }
 
 // genericContentType reports content types that say nothing about the
