@@ -254,6 +254,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
 			continue
 		}
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return Result{}, errTxnTooBig
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -338,6 +341,9 @@ type tx struct {
 	txn     *badger.Txn
 	touched map[DocRef]struct{}
 	queued  map[DocRef]time.Time
+	// system is set while the pipeline's follow-up commands of an action
+	// are applied (FinishAction): only then may system tags be written.
+	system bool
 }
 
 // queue notes that r has an action to run from at (for the pipeline).
@@ -412,11 +418,16 @@ func (t *tx) setJSON(key []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	t.touch(key)
-	return t.txn.Set(key, b)
+	return t.set(key, b)
 }
 
-func (t *tx) set(key, val []byte) error { t.touch(key); return t.txn.Set(key, val) }
+func (t *tx) set(key, val []byte) error {
+	if len(key) > maxStoredKeyBytes {
+		return errKeyTooLong
+	}
+	t.touch(key)
+	return t.txn.Set(key, val)
+}
 
 func (t *tx) del(key []byte) error { t.touch(key); return t.txn.Delete(key) }
 
