@@ -30,7 +30,31 @@ const (
 	// record and an index entry.
 	MaxValuesPerRequest  = 1000
 	MaxRequestValueBytes = 128 << 10
+	// MaxDefinitionBytes bounds the encoded command of a definition (a
+	// schema, classification, mapping, entity, queue, sequence, API key,
+	// attribute or configuration): each is stored as one record.
+	MaxDefinitionBytes = 256 << 10
 )
+
+// definitionOps are the commands MaxDefinitionBytes applies to.
+var definitionOps = map[Op]bool{
+	OpAddAttribute: true, OpUpdateAttribute: true, OpSetSchema: true, OpSetClassification: true,
+	OpAddEntityType: true, OpPutEntity: true, OpAddSequence: true, OpPutMapping: true,
+	OpAddQueue: true, OpAddAPIKey: true, OpSetSiteConfig: true, OpSetSystemConfig: true,
+	OpSetFolderPermissions: true,
+}
+
+// checkDefinition is the size check of definitionOps, run by Apply.
+func checkDefinition(c *Command) error {
+	if definitionOps[c.Op] && len(c.Data) > MaxDefinitionBytes {
+		return Invalid("", fmt.Sprintf("the request body cannot exceed %d bytes", MaxDefinitionBytes))
+	}
+	return nil
+}
+
+// checkName bounds a name or id of a definition to MaxKeyBytes of
+// printable UTF-8.
+func checkName(field, v string) error { return limitsErr(CheckText(field, v, MaxKeyBytes)) }
 
 // maxStoredKeyBytes is the backstop for every key a transaction writes:
 // names nobody thought to bound above still get a 400, far below Badger's
@@ -95,7 +119,12 @@ type requestSize struct{ values, bytes int }
 
 func (s *requestSize) add(v string) { s.values++; s.bytes += len(v) }
 
-func (s *requestSize) check() []ValidationItem {
+// total returns errs, or when there are none, whether the request as a
+// whole is over the limits.
+func (s *requestSize) total(errs []ValidationItem) []ValidationItem {
+	if len(errs) > 0 {
+		return errs
+	}
 	if s.values > MaxValuesPerRequest || s.bytes > MaxRequestValueBytes {
 		return []ValidationItem{{Msg: fmt.Sprintf("a request can set at most %d tag and attribute values of at most %d bytes together", MaxValuesPerRequest, MaxRequestValueBytes)}}
 	}
@@ -106,7 +135,7 @@ func (s *requestSize) check() []ValidationItem {
 // values per key. Field is the request field the tags came from.
 func CheckTags(field string, tags []Tag) []ValidationItem {
 	var sz requestSize
-	return append(checkTags(field, tags, &sz), sz.check()...)
+	return sz.total(checkTags(field, tags, &sz))
 }
 
 func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
@@ -136,7 +165,7 @@ func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
 // CheckAttributes checks attribute inputs against the limits.
 func CheckAttributes(field string, ins []AttributeInput) []ValidationItem {
 	var sz requestSize
-	return append(checkAttributes(field, ins, &sz), sz.check()...)
+	return sz.total(checkAttributes(field, ins, &sz))
 }
 
 func checkAttributes(field string, ins []AttributeInput, sz *requestSize) []ValidationItem {
@@ -186,8 +215,7 @@ func checkAttributes(field string, ins []AttributeInput, sz *requestSize) []Vali
 // OpAddDocuments, or the children of OpUpdateDocument) against the limits.
 func CheckNewDocuments(docs []NewDocument) []ValidationItem {
 	var sz requestSize
-	errs := checkNewDocuments(docs, len(docs)-1, &sz)
-	return append(errs, sz.check()...)
+	return sz.total(checkNewDocuments(docs, len(docs)-1, &sz))
 }
 
 func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []ValidationItem {
@@ -220,7 +248,7 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 		errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
 	}
 	errs = append(errs, checkNewDocuments(p.Children, len(p.Children), &sz)...)
-	return append(errs, sz.check()...)
+	return sz.total(errs)
 }
 
 // limitsErr turns check results into an error for an applier.
