@@ -54,9 +54,9 @@ func checkAttributeKey(k string) string {
 	switch {
 	case k == "":
 		return "'key' is required"
-	case len(k) > 256:
+	case len(k) > storage.MaxKeyBytes:
 		return "'key' is too long"
-	case strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+	case storage.CheckText("key", k, storage.MaxKeyBytes) != nil:
 		return "invalid 'key'"
 	}
 	return ""
@@ -71,7 +71,7 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 		return err
 	}
 	if b.Attribute == nil {
-		return invalid("attribute", "'attribute' is required")
+		return badRequest("invalid request body") // FormKiQ's message
 	}
 	in := b.Attribute
 	var errs []storage.ValidationItem
@@ -284,8 +284,8 @@ func (s *Server) readDocAttributes(r *reqCtx) ([]storage.AttributeInput, error) 
 // FormKiQ variant. The values are checked by storage against definitions.
 func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.ValidationItem {
 	var errs []storage.ValidationItem
-	if len(ins) > 100 {
-		errs = append(errs, storage.ValidationItem{Key: field, Msg: "maximum number of attributes is 100"})
+	if len(ins) > storage.MaxAttributesPerRequest {
+		return storage.CheckAttributes(field, ins)
 	}
 	for i := range ins {
 		in := &ins[i]
@@ -307,6 +307,9 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 				errs = append(errs, storage.ValidationItem{Key: "key", Msg: msg})
 			}
 		}
+	}
+	if len(errs) == 0 {
+		errs = storage.CheckAttributes(field, ins)
 	}
 	return errs
 }

@@ -133,6 +133,9 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if in.Content == nil && len(in.Documents) == 0 && in.DeepLinkPath == nil && in.ResourceType != storage.ResourceDossier {
 		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
 	}
+	if len(in.Documents) > storage.MaxChildDocuments {
+		return checkErrors(storage.CheckNewDocuments(make([]storage.NewDocument, len(in.Documents)+1)))
+	}
 	parent, perrs := s.prepareDocument(r, &in, id, "")
 	errs = append(errs, perrs...)
 	docs := []*prepared{parent}
@@ -200,6 +203,8 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 		d.DeepLinkPath = *in.DeepLinkPath
 		if strings.TrimSpace(d.DeepLinkPath) == "" {
 			add("deepLinkPath", "'deepLinkPath' is required")
+		} else if !validDeepLink(d.DeepLinkPath) {
+			add("deepLinkPath", fmt.Sprintf("DeepLinkPath '%s' is not a valid URL", strings.ToValidUTF8(d.DeepLinkPath, "?")))
 		}
 	}
 	for _, wh := range []struct {
@@ -220,6 +225,7 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	}
 	pth := ""
 	if in.Path != nil {
+		errs = append(errs, storage.CheckPath("path", *in.Path)...)
 		pth = normalizePath(*in.Path)
 	}
 	if pth == "" && d.DeepLinkPath != "" {
@@ -238,6 +244,8 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	}
 	if d.ChecksumType != "" && newHash(d.ChecksumType) == nil {
 		add("checksumType", "invalid 'checksumType'")
+	} else if in.Checksum != "" && d.ChecksumType != "" && !checksumFormat(d.ChecksumType, in.Checksum) {
+		add("checksum", "invalid checksum")
 	}
 	if in.Content != nil {
 		p.hasBody = true
@@ -314,6 +322,9 @@ func detectContentType(head []byte) string {
 }
 
 func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationItem) {
+	if len(in) > storage.MaxTagsPerRequest {
+		return nil, storage.CheckTags(field, make([]storage.Tag, len(in)))
+	}
 	var errs []storage.ValidationItem
 	var out []storage.Tag
 	seen := map[string]bool{}
@@ -342,6 +353,9 @@ func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationI
 		}
 		tg.Values = append([]string(nil), t.Values...)
 		out = append(out, tg)
+	}
+	if len(errs) == 0 {
+		errs = storage.CheckTags(field, out)
 	}
 	return out, errs
 }
@@ -399,6 +413,17 @@ func normalizePath(p string) string {
 	return strings.Join(out, "/")
 }
 
+// validDeepLink accepts an absolute http or https URL with a host and no
+// control characters (url.Parse refuses those): a deep link is shown to
+// users as a link, so javascript: and other schemes are refused.
+func validDeepLink(link string) bool {
+	if len(link) > storage.MaxURLBytes || storage.CheckText("", link, storage.MaxURLBytes) != nil {
+		return false
+	}
+	u, err := url.Parse(link)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 // deepLinkName is the file name of a deep link: the last path segment.
 func deepLinkName(link string) string {
 	if u, err := url.Parse(link); err == nil && u.Path != "" {
@@ -422,6 +447,22 @@ func newHash(t string) hash.Hash {
 		return sha512.New()
 	}
 	return nil
+}
+
+// checksumFormat reports whether sum can be a checksum of type typ: hex
+// of the digest's length (SHA1 40, SHA256 64, SHA512 128 digits), or its
+// base64 (the x-amz-checksum-* header form).
+func checksumFormat(typ, sum string) bool {
+	h := newHash(typ)
+	if h == nil {
+		return false
+	}
+	n := h.Size()
+	if b, err := hex.DecodeString(sum); err == nil && len(b) == n {
+		return true
+	}
+	b, err := base64.StdEncoding.DecodeString(sum)
+	return err == nil && len(b) == n
 }
 
 // checksumEqual accepts a checksum as hex (any case) or base64.

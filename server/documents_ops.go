@@ -162,6 +162,15 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 	if st := r.Query("actionStatus"); st != "" {
 		return s.listByActionStatus(r, st, limit)
 	}
+	if st := r.Query("syncStatus"); st != "" {
+		// FormKiQ lists documents whose copy to its search service
+		// failed. Quire's index is fed from storage and catches up on
+		// its own, so no document is ever in these states.
+		if !slices.Contains([]string{"FULLTEXT_METADATA_FAILED", "FULLTEXT_CONTENT_FAILED"}, strings.ToUpper(st)) {
+			return invalid("syncStatus", "invalid 'syncStatus' parameter")
+		}
+		return r.JSON(map[string]any{"documents": []any{}})
+	}
 	o := storage.ListOptions{Limit: limit, Next: r.Query("next"), Previous: r.Query("previous")}
 	if r.QueryBool("softDeleted") || r.QueryBool("deleted") {
 		o.SoftDeleted = true
@@ -236,6 +245,13 @@ func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
 	}
 	for _, layout := range []string{dateLayout, time.RFC3339, time.RFC3339Nano} {
 		if t, err := time.Parse(layout, v); err == nil {
+			// `end` is inclusive, like `start` (storage takes an exclusive
+			// bound): the whole given second, or the instant itself.
+			if end && t.Nanosecond() == 0 {
+				t = t.Add(time.Second)
+			} else if end {
+				t = t.Add(time.Nanosecond)
+			}
 			return t, nil
 		}
 	}

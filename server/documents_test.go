@@ -67,7 +67,7 @@ func TestDocuments_AddGetContent(t *testing.T) {
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
 			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
-				"path":        "/letters//hello.txt",
+				"path":        "/letters/hello.txt",
 				"contentType": "text/plain",
 				"content":     "Hello, Quire",
 				"tags":        []map[string]any{{"key": "category", "value": "letters"}, {"key": "people", "values": []string{"ann", "bob"}}, {"key": "flag"}},

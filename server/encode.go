@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -45,8 +46,13 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		drain(r.Ctx)
 		return errBodyTooLarge
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
 		return errInvalidBody
+	}
+	// encoding/json silently replaces invalid UTF-8 and unpaired
+	// surrogate escapes with U+FFFD: refuse them here, on the raw bytes.
+	if !utf8.Valid(body) || loneSurrogate(body) {
+		return errInvalidUTF8
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
@@ -56,7 +62,48 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		}
 		return errInvalidBody
 	}
+	// One JSON value and nothing after it, as FormKiQ's Gson reads it.
+	if _, err := dec.Token(); err != io.EOF {
+		return errInvalidBody
+	}
 	return nil
+}
+
+var errInvalidUTF8 = invalid("", "request body is not valid UTF-8")
+
+// loneSurrogate reports a \uD800-\uDFFF escape that is not a high
+// surrogate followed by a low one (JSON escapes only occur in strings, so
+// the raw scan needs no parser; a preceding backslash pair is skipped).
+func loneSurrogate(b []byte) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // an escape such as \\ or \"
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if lo, ok := hex4(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // maxDrain bounds how much of a refused body is read and discarded so the

@@ -52,8 +52,9 @@ func checkFolderPath(p string) (string, error) {
 	switch {
 	case p == "":
 		return "", invalid("path", "'path' is required")
-	case strings.ContainsRune(p, 0), strings.Contains(p, "//"), len(p) > 1024:
-		return "", invalid("path", "invalid 'path'")
+	}
+	if errs := storage.CheckPath("path", p); errs != nil {
+		return "", checkErrors(errs)
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "." || seg == ".." {
@@ -70,6 +71,9 @@ func (s *Server) handleAddFolder(r *reqCtx) error {
 	}
 	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
 		return err
+	}
+	if strings.Trim(deref(b.Path), "/") == "" {
+		return badRequest("missing 'path' parameters") // FormKiQ's message
 	}
 	p, err := checkFolderPath(deref(b.Path))
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -140,6 +142,25 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// checkURLText refuses a request whose path parameters or query values
+// are not valid UTF-8 once percent-decoded: they would reach storage, the
+// index or an answer as U+FFFD, a silent change of what the client sent.
+func checkURLText(c *fiber.Ctx) error {
+	if p, err := url.PathUnescape(string(c.Request().URI().PathOriginal())); err == nil && !utf8.ValidString(p) {
+		return invalid("path", "the request path is not valid UTF-8")
+	}
+	var bad string
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if bad == "" && !(utf8.Valid(k) && utf8.Valid(v)) {
+			bad = strings.ToValidUTF8(string(k), "?")
+		}
+	})
+	if bad != "" {
+		return invalid(bad, "query parameter '"+bad+"' is not valid UTF-8")
+	}
+	return nil
+}
+
 // reqCtx is what a handler gets: the fiber context, the caller, the site
 // the request acts on (already authorized) and the request time.
 type reqCtx struct {
@@ -187,6 +208,9 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 		p, _ := c.Locals(localPrincipal).(*auth.Principal)
 		if p == nil {
 			return &auth.Error{Status: http.StatusUnauthorized, Msg: "Unauthorized"}
+		}
+		if err := checkURLText(c); err != nil {
+			return err
 		}
 		r := &reqCtx{Ctx: c, p: p, now: s.now().UTC()}
 		switch from {

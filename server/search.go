@@ -398,6 +398,9 @@ func matchedAttribute(h storage.SearchHit, dataType string) map[string]any {
 
 // searchMeta lists a folder (meta.folder, meta.indexType) or finds a path.
 func (s *Server) searchMeta(r *reqCtx, m *searchMeta, limit int) (*searchResults, error) {
+	if m.IndexType != nil && !strings.EqualFold(*m.IndexType, "folder") {
+		return nil, invalid("indexType", "invalid 'indexType'")
+	}
 	if m.Path != nil {
 		res := s.newResults(r)
 		id, err := s.db.DocumentIDByPath(r.site, *m.Path)

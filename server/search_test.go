@@ -260,7 +260,7 @@ func TestSearch_FoldersAndNames(t *testing.T) {
 			emptyKey := folderKeyOf(t, s, tok, site.query, "", "Empty")
 			runSteps(t, s, tok, site.query, []step{
 				{"exists", "POST", "/folders", map[string]any{"path": "Empty/Inner"}, 409, ""},
-				{"no path", "POST", "/folders", map[string]any{}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
+				{"no path", "POST", "/folders", map[string]any{}, 400, `{"message":"missing 'path' parameters"}`},
 				{"not empty", "DELETE", "/folders/" + emptyKey, nil, 400, `{"errors":[{"key":"indexKey","error":"folder is not empty"}]}`},
 				{"invalid key", "DELETE", "/folders/%25%25", nil, 400, `{"errors":[{"key":"indexKey","error":"invalid indexKey"}]}`},
 				{"delete inner", "DELETE", "/folders/" + inner, nil, 200, `{"message":"deleted folder"}`},

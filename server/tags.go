@@ -35,12 +35,22 @@ func (s *Server) readTags(r *reqCtx) ([]storage.Tag, bool, error) {
 	if len(in) == 0 {
 		return nil, false, invalid("tags", "invalid body")
 	}
+	seen := map[string]bool{}
+	for _, t := range in {
+		if t.Key != nil && seen[*t.Key] {
+			return nil, false, errDuplicateTagKey
+		}
+		seen[deref(t.Key)] = t.Key != nil
+	}
 	tags, errs := convertTags(in, "tags")
 	if err := checkErrors(errs); err != nil {
 		return nil, false, err
 	}
 	return tags, b.single(), nil
 }
+
+// errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
+var errDuplicateTagKey = badRequest("Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key")
 
 func (s *Server) applyTags(r *reqCtx, mode string, tags []storage.Tag) error {
 	_, err := s.apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.docID(), Mode: mode, Tags: tags})

@@ -490,6 +490,8 @@ func checksumOpts(o *uploadOpts, typ, sum string) []storage.ValidationItem {
 		}
 		if sum == "" {
 			errs = append(errs, storage.ValidationItem{Key: "checksum", Msg: "'checksum' is required"})
+		} else if newHash(typ) != nil && !checksumFormat(typ, sum) {
+			errs = append(errs, storage.ValidationItem{Key: "checksum", Msg: "invalid checksum"})
 		}
 	}
 	o.checksumType, o.checksum = typ, sum

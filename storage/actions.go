@@ -466,7 +466,10 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 		if sub.User == "" {
 			sub.User = c.User
 		}
-		if _, err := appliers[sub.Op](t, sub); err != nil {
+		t.system = true
+		_, err := appliers[sub.Op](t, sub)
+		t.system = false
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -30,6 +30,9 @@ func applyAddAPIKey(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	k := p.Key
+	if err := checkName("name", k.Name); err != nil {
+		return nil, err
+	}
 	k.SiteID, k.InsertedDate = c.Site, c.At
 	if k.UserID == "" {
 		k.UserID = c.User

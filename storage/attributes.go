@@ -1000,6 +1000,9 @@ func applySetDocAttributes(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limitsErr(CheckAttributes("attributes", p.Attributes)); err != nil {
+		return nil, err
+	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
 		return nil, err

@@ -212,6 +212,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("apply: unknown op %q", c.Op)
 	}
+	if err := checkDefinition(c); err != nil {
+		return Result{}, err
+	}
 	d.mu.RLock()
 	closed := d.closed
 	d.mu.RUnlock()
@@ -257,6 +260,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		}
 		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
 			continue
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return Result{}, errTxnTooBig
 		}
 		if err != nil {
 			return Result{}, err
@@ -344,6 +350,9 @@ type tx struct {
 	txn     *badger.Txn
 	touched map[DocRef]struct{}
 	queued  map[DocRef]time.Time
+	// system is set while the pipeline's follow-up commands of an action
+	// are applied (FinishAction): only then may system tags be written.
+	system bool
 }
 
 // queue notes that r has an action to run from at (for the pipeline).
@@ -418,11 +427,16 @@ func (t *tx) setJSON(key []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	t.touch(key)
-	return t.txn.Set(key, b)
+	return t.set(key, b)
 }
 
-func (t *tx) set(key, val []byte) error { t.touch(key); return t.txn.Set(key, val) }
+func (t *tx) set(key, val []byte) error {
+	if len(key) > maxStoredKeyBytes {
+		return errKeyTooLong
+	}
+	t.touch(key)
+	return t.txn.Set(key, val)
+}
 
 func (t *tx) del(key []byte) error { t.touch(key); return t.txn.Delete(key) }
 

@@ -89,6 +89,9 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limitsErr(CheckNewDocuments(p.Docs)); err != nil {
+		return nil, err
+	}
 	res := &AddDocumentsResult{Paths: map[string]string{}}
 	for i := range p.Docs {
 		nd := &p.Docs[i]
@@ -293,6 +296,9 @@ type UpdateDocument struct {
 func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	p, err := decode[UpdateDocument](c)
 	if err != nil {
+		return nil, err
+	}
+	if err := limitsErr(CheckUpdateDocument(p)); err != nil {
 		return nil, err
 	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)

@@ -166,6 +166,9 @@ func applyAddEntityType(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	et := p.EntityType
+	if err := checkName("name", et.Name); err != nil {
+		return nil, err
+	}
 	if et.Namespace == NamespacePreset {
 		if !slices.Contains(PresetEntityTypes, et.Name) {
 			return nil, Invalid("name", fmt.Sprintf("unsupported PRESET entity type '%s'", et.Name))
@@ -245,6 +248,9 @@ func lower(s string) string {
 func applyPutEntity(t *tx, c *Command) (any, error) {
 	p, err := decode[PutEntity](c)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkName("name", p.Entity.Name); err != nil {
 		return nil, err
 	}
 	et, err := findEntityType(t, c.Site, p.EntityTypeID, p.Namespace)

@@ -19,6 +19,9 @@ func applyAddFolder(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limitsErr(CheckPath("path", p.Path)); err != nil {
+		return nil, err
+	}
 	parent, name := splitPath(p.Path)
 	ok, err := t.exists(folderKey(c.Site, parent, true, name))
 	if err != nil {

@@ -168,6 +168,9 @@ func applyPutMapping(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	m := p.Mapping
+	if err := checkName("name", m.Name); err != nil {
+		return nil, err
+	}
 	var old Mapping
 	err = t.getJSON(mappingKey(c.Site, m.MappingID), &old)
 	switch {

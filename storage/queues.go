@@ -52,6 +52,9 @@ func applyAddQueue(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkName("name", p.Name); err != nil {
+		return nil, err
+	}
 	if p.Name == "" {
 		return nil, Invalid("name", "'name' is required")
 	}

@@ -246,6 +246,9 @@ func applySetClassification(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	cl := p.Classification
+	if err := checkName("name", cl.Schema.Name); err != nil {
+		return nil, err
+	}
 	k := classificationKey(c.Site, cl.ClassificationID)
 	var old Classification
 	err = t.getJSON(k, &old)

@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,6 +58,9 @@ func applySetTags(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limitsErr(CheckTags("tags", p.Tags)); err != nil {
+		return nil, err
+	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
 		return nil, err
@@ -89,6 +94,9 @@ func writeTags(t *tx, c *Command, doc string, tags []Tag, mode string) error {
 		}
 	}
 	for _, tg := range tags {
+		if err := t.checkSystemTag(tg.Key, tg.Type); err != nil {
+			return err
+		}
 		var old Tag
 		err := t.getJSON(tagKey(c.Site, doc, tg.Key), &old)
 		switch {
@@ -118,6 +126,24 @@ func writeTags(t *tx, c *Command, doc string, tags []Tag, mode string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// SystemTagKeys are the tags Quire's pipeline writes itself (the
+// antivirus verdict). Clients can read them but neither set nor remove
+// them: a forged "CLEAN" must be impossible. Only the follow-up commands
+// of a finished action (tx.system) may write them, and only as
+// SYSTEMDEFINED tags: a DOCUMENTTAGGING action whose model answers with
+// such a key (the key list is the user's) is refused too.
+var SystemTagKeys = []string{"CLAMAV_SCAN_STATUS", "CLAMAV_SCAN_TIMESTAMP"}
+
+// IsSystemTag reports whether key is one of SystemTagKeys.
+func IsSystemTag(key string) bool { return slices.Contains(SystemTagKeys, key) }
+
+func (t *tx) checkSystemTag(key, typ string) error {
+	if IsSystemTag(key) && !(t.system && typ == TagSystemDefined) {
+		return Invalid("tags", fmt.Sprintf("'%s' is a system tag and cannot be changed", key))
 	}
 	return nil
 }
@@ -178,6 +204,9 @@ func applyDeleteTag(t *tx, c *Command) (any, error) {
 	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.checkSystemTag(p.Key, ""); err != nil {
 		return nil, err
 	}
 	var tg Tag
@@ -251,6 +280,9 @@ type UpdateMatchTags struct {
 func applyUpdateMatchTags(t *tx, c *Command) (any, error) {
 	p, err := decode[UpdateMatchTags](c)
 	if err != nil {
+		return nil, err
+	}
+	if err := limitsErr(CheckTags("update.tags", p.Tags)); err != nil {
 		return nil, err
 	}
 	n := 0

@@ -1,0 +1,144 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// TestBadInput_Refused: input over the limits of storage/limits.go, text
+// that is not valid UTF-8, trailing JSON, null bodies, odd paths and links,
+// and forged system tags each get a 400 in FormKiQ's shape, and nothing of
+// any of them is written.
+func TestBadInput_Refused(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x", "path": "keep.txt", "tags": []map[string]any{{"key": "k", "value": "v"}}})
+	mib := strings.Repeat("a", 1<<20)
+	manyTags := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"key":"k%d","value":"v"}`, i)
+		}
+		return "[" + b.String() + "]"
+	}
+	children := func(n int, doc string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(doc+",", n), ",") + "]"
+	}
+	values := `["` + strings.TrimSuffix(strings.Repeat(`v",  "`, 101), `,  "`) + `]`
+	tagsOf := func(key string) string { return `{"tags":[{"key":"` + key + `","value":"CLEAN"}]}` }
+	const (
+		invalidBody = `{"errors":[{"error":"invalid body"}]}`
+		notUTF8     = `{"errors":[{"error":"request body is not valid UTF-8"}]}`
+		dslash      = `{"errors":[{"key":"path","error":"invalid Path contains multiple '//' characters"}]}`
+		forged      = `{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`
+	)
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		want                     string // exact body; "" checks the status only
+	}{
+		// Limits (storage/limits.go), before anything is written.
+		{"1 MiB path", "POST", "/documents", `{"content":"x","path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
+		{"1 MiB tag key", "POST", "/documents", `{"content":"x","tags":[{"key":"` + mib + `"}]}`, 400, `{"errors":[{"key":"tags.key","error":"'tags.key' cannot exceed 256 bytes"}]}`},
+		{"1 MiB tag value", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a","value":"` + mib + `"}]}`, 400, `{"errors":[{"key":"tags","error":"'tags' value cannot exceed 1024 bytes"}]}`},
+		{"10,000 tags", "POST", "/documents", `{"content":"x","tags":` + manyTags(10000) + `}`, 400, `{"errors":[{"key":"tags","error":"maximum number of tags is 100"}]}`},
+		{"10,000 tags on a document", "PUT", "/documents/" + id + "/tags", `{"tags":` + manyTags(10000) + `}`, 400, `{"errors":[{"key":"tags","error":"maximum number of tags is 100"}]}`},
+		{"10,000 tags by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":{"tags":` + manyTags(10000) + `}}`, 400, `{"errors":[{"key":"update.tags","error":"maximum number of tags is 100"}]}`},
+		{"101 values", "POST", "/documents", `{"content":"x","tags":[{"key":"a","values":` + values + `}]}`, 400, `{"errors":[{"key":"tags","error":"tag 'a' can have at most 100 values"}]}`},
+		{"10,000 children", "POST", "/documents", `{"content":"x","documents":` + children(10000, `{"content":"c"}`) + `}`, 400, `{"errors":[{"key":"documents","error":"a request can create at most 100 child documents"}]}`},
+		{"values of a request", "POST", "/documents", `{"content":"x","documents":` + children(20, `{"content":"c","tags":`+manyTags(60)+`}`) + `}`, 400,
+			`{"errors":[{"error":"a request can set at most 1000 tag and attribute values of at most 131072 bytes together"}]}`},
+		{"1 MiB attribute value", "POST", "/documents/" + id + "/attributes", `{"attributes":[{"key":"a","stringValue":"` + mib + `"}]}`, 400, `{"errors":[{"key":"attributes","error":"'attributes' value cannot exceed 1024 bytes"}]}`},
+		{"1 MiB folder", "POST", "/folders", `{"path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
+		{"1 MiB entity type", "POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"` + mib + `"}}`, 400, ""},
+		{"1 MiB queue", "POST", "/queues", `{"name":"` + mib + `"}`, 400, ""},
+
+		// Invalid UTF-8 is refused, never replaced by U+FFFD.
+		{"UTF-8 path", "POST", "/documents", "{\"content\":\"x\",\"path\":\"bi\xff\xfe.txt\"}", 400, notUTF8},
+		{"UTF-8 attribute key", "POST", "/attributes", "{\"attribute\":{\"key\":\"bi\xc3\x28\"}}", 400, notUTF8},
+		{"lone surrogate", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a\udc00"}]}`, 400, notUTF8},
+		{"surrogate pair is fine", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"\ud83d\ude00"}]}`, 201, ""},
+		{"UTF-8 path parameter", "PUT", "/documents/" + id + "/tags/%FF%FE", `{"value":"x"}`, 400, `{"errors":[{"key":"path","error":"the request path is not valid UTF-8"}]}`},
+		{"UTF-8 search term", "POST", "/search", "{\"query\":{\"text\":\"\xff\"}}", 400, notUTF8},
+		{"UTF-8 query value", "GET", "/folders?path=%FF", "", 400, `{"errors":[{"key":"path","error":"query parameter 'path' is not valid UTF-8"}]}`},
+
+		// One JSON value, and a body where one is needed.
+		{"trailing garbage", "POST", "/documents", `{"content":"x"} garbage`, 400, invalidBody},
+		{"two objects", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a"}]}{"tags":[{"key":"b"}]}`, 400, invalidBody},
+		{"null body", "PATCH", "/documents/" + id, `null`, 400, invalidBody},
+		{"null site configuration", "PATCH", "/sites/default/configuration", ` null `, 400, invalidBody},
+
+		// Paths and links.
+		{"'//' on create", "POST", "/documents", `{"content":"x","path":"myfile//test-file.txt"}`, 400, dslash},
+		{"'//' on PATCH", "PATCH", "/documents/" + id, `{"path":"a//b.txt"}`, 400, dslash},
+		{"'//' on upload", "POST", "/documents/upload", `{"path":"a//b.txt"}`, 400, dslash},
+		{"'//' on upload URL", "GET", "/documents/upload?path=a%2F%2Fb.txt", "", 400, dslash},
+		{"'//' on a child", "POST", "/documents", `{"content":"x","documents":[{"content":"y","path":"c//d.txt"}]}`, 400, dslash},
+		{"CR LF in path", "POST", "/documents", `{"content":"x","path":"a\r\nb.txt"}`, 400, `{"errors":[{"key":"path","error":"'path' contains control characters"}]}`},
+		{"javascript deep link", "POST", "/documents", `{"deepLinkPath":"javascript:alert(1)"}`, 400, `{"errors":[{"key":"deepLinkPath","error":"DeepLinkPath 'javascript:alert(1)' is not a valid URL"}]}`},
+		{"relative deep link", "POST", "/documents", `{"deepLinkPath":"x"}`, 400, `{"errors":[{"key":"deepLinkPath","error":"DeepLinkPath 'x' is not a valid URL"}]}`},
+		{"deep link on PATCH", "PATCH", "/documents/" + id, `{"deepLinkPath":"ftp://host/x"}`, 400, `{"errors":[{"key":"deepLinkPath","error":"DeepLinkPath 'ftp://host/x' is not a valid URL"}]}`},
+
+		// Enumerations and checksums.
+		{"checksum not hex", "POST", "/documents/upload", `{"checksumType":"SHA256","checksum":"abc"}`, 400, `{"errors":[{"key":"checksum","error":"invalid checksum"}]}`},
+		{"SHA1 of SHA256 length", "GET", "/documents/upload?checksumType=SHA1&checksum=" + strings.Repeat("0", 64), "", 400, `{"errors":[{"key":"checksum","error":"invalid checksum"}]}`},
+		{"syncStatus", "GET", "/documents?syncStatus=SOMETIMES", "", 400, `{"errors":[{"key":"syncStatus","error":"invalid 'syncStatus' parameter"}]}`},
+		{"indexType", "POST", "/search", `{"query":{"meta":{"indexType":"tags"}}}`, 400, `{"errors":[{"key":"indexType","error":"invalid 'indexType'"}]}`},
+
+		// A forged antivirus verdict, through every tag write route.
+		{"system tag on create", "POST", "/documents", `{"content":"x","tags":[{"key":"CLAMAV_SCAN_STATUS","value":"CLEAN"}]}`, 400, forged},
+		{"system tag on a child", "POST", "/documents", `{"content":"x","documents":[{"content":"y","tags":[{"key":"CLAMAV_SCAN_STATUS","value":"CLEAN"}]}]}`, 400, forged},
+		{"system tag on upload", "POST", "/documents/upload", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
+		{"system tag on PATCH", "PATCH", "/documents/" + id, tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
+		{"system tag POST", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
+		{"system tag PUT", "PUT", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
+		{"system tag PATCH", "PATCH", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
+		{"system tag by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":` + tagsOf("CLAMAV_SCAN_STATUS") + `}`, 400,
+			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`},
+		{"system timestamp tag", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_TIMESTAMP"), 400,
+			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_TIMESTAMP' is a system tag and cannot be changed"}]}`},
+
+		// FormKiQ's own messages (issue 11 §9).
+		{"duplicate tag keys", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a","value":"1"},{"key":"a","value":"2"}]}`, 400,
+			`{"message":"Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key"}`},
+		{"attribute missing", "POST", "/attributes", `{}`, 400, `{"message":"invalid request body"}`},
+		{"folder path missing", "POST", "/folders", `{}`, 400, `{"message":"missing 'path' parameters"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			r := s.DoHeaders(tt.method, tt.path, body, tok, map[string]string{"Content-Type": "application/json"})
+			mustStatus(t, r, tt.status)
+			if tt.want != "" {
+				mustBody(t, r, tt.want)
+			}
+		})
+	}
+	// Nothing of the refused requests was written: the one document with
+	// its own path and tags (and the emoji tag that was allowed).
+	l := s.Do(http.MethodGet, "/documents", nil, tok).JSON(t)
+	if docs, _ := l["documents"].([]any); len(docs) != 1 {
+		t.Fatalf("documents after refused requests: %v", l)
+	}
+	d := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t)
+	if d["path"] != "keep.txt" || d["deepLinkPath"] != nil {
+		t.Fatalf("document changed by refused requests: %v", d)
+	}
+	tags := s.Do(http.MethodGet, "/documents/"+id+"/tags?limit=100", nil, tok)
+	if got := string(tags.Body); strings.Count(got, `"key"`) != 2 || strings.Contains(got, "CLAMAV") {
+		t.Fatalf("tags after refused requests: %s", got)
+	}
+	if f := s.Do(http.MethodGet, "/folders", nil, tok); strings.Contains(string(f.Body), "aaaa") {
+		t.Fatalf("folder of a refused request: %s", f.Body)
+	}
+}

@@ -1,0 +1,260 @@
+package storage
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on what one write may carry. They keep every command well below
+// Badger's own limits (a key of at most 65,000 bytes; a transaction of at
+// most 15% of the 8 MiB memtable, about 1.2 MB and some 13,000 entries),
+// so a request that is too large gets a validation error naming the field
+// instead of a 500 from Badger after part of the work was done. The
+// appliers check them (so a Raft replay decides exactly as the leader did)
+// and handlers check them early where that is cheap, before any content is
+// written. API.md documents the same table.
+const (
+	MaxPathBytes            = 1024 // a document or folder path (S3 keys, which FormKiQ uses, are 1,024 bytes)
+	MaxURLBytes             = 4096 // a deepLinkPath
+	MaxKeyBytes             = 256  // a tag key, attribute key, metadata key or other name or id
+	MaxValueBytes           = 1024 // one tag value or attribute string value
+	MaxValuesPerKey         = 100  // values of one tag or attribute
+	MaxTagsPerRequest       = 100  // tags of one document in one request
+	MaxAttributesPerRequest = 100  // attributes of one document in one request
+	MaxChildDocuments       = 100  // child documents created in one request
+	MaxActionsPerRequest    = 50   // actions added to one document in one request
+	// MaxValuesPerRequest and MaxRequestValueBytes bound the tag and
+	// attribute values of a whole request (a document and its children, or
+	// the tags of one PATCH /documents/tags batch), which each become a
+	// record and an index entry.
+	MaxValuesPerRequest  = 1000
+	MaxRequestValueBytes = 128 << 10
+	// MaxDefinitionBytes bounds the encoded command of a definition (a
+	// schema, classification, mapping, entity, queue, sequence, API key,
+	// attribute or configuration): each is stored as one record.
+	MaxDefinitionBytes = 256 << 10
+)
+
+// definitionOps are the commands MaxDefinitionBytes applies to.
+var definitionOps = map[Op]bool{
+	OpAddAttribute: true, OpUpdateAttribute: true, OpSetSchema: true, OpSetClassification: true,
+	OpAddEntityType: true, OpPutEntity: true, OpAddSequence: true, OpPutMapping: true,
+	OpAddQueue: true, OpAddAPIKey: true, OpSetSiteConfig: true, OpSetSystemConfig: true,
+	OpSetFolderPermissions: true,
+}
+
+// checkDefinition is the size check of definitionOps, run by Apply.
+func checkDefinition(c *Command) error {
+	if definitionOps[c.Op] && len(c.Data) > MaxDefinitionBytes {
+		return Invalid("", fmt.Sprintf("the request body cannot exceed %d bytes", MaxDefinitionBytes))
+	}
+	return nil
+}
+
+// checkName bounds a name or id of a definition to MaxKeyBytes of
+// printable UTF-8.
+func checkName(field, v string) error { return limitsErr(CheckText(field, v, MaxKeyBytes)) }
+
+// maxStoredKeyBytes is the backstop for every key a transaction writes:
+// names nobody thought to bound above still get a 400, far below Badger's
+// 65,000 bytes.
+const maxStoredKeyBytes = 4096
+
+// errKeyTooLong is the backstop's answer (see tx.set).
+var errKeyTooLong = Invalid("", fmt.Sprintf("a name or value in the request is too long (keys are limited to %d bytes)", maxStoredKeyBytes))
+
+// errTxnTooBig answers a command that still exceeds Badger's transaction
+// size after the limits above (many small writes of a kind not counted).
+var errTxnTooBig = Invalid("", "the request changes too much at once; split it into smaller requests")
+
+// CheckText refuses a string field that is longer than max bytes, is not
+// valid UTF-8 or holds control characters (CR, LF, NUL...). The messages
+// name the field.
+func CheckText(field, v string, max int) []ValidationItem {
+	switch {
+	case len(v) > max:
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' cannot exceed %d bytes", field, max)}}
+	case !utf8.ValidString(v):
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' is not valid UTF-8", field)}}
+	case strings.IndexFunc(v, isControl) >= 0:
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' contains control characters", field)}}
+	}
+	return nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// checkValue is CheckText for values, which may hold line breaks and tabs
+// (a multi-line description), but no other control characters.
+func checkValue(field, v string) []ValidationItem {
+	if len(v) > MaxValueBytes {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' value cannot exceed %d bytes", field, MaxValueBytes)}}
+	}
+	if !utf8.ValidString(v) {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' value is not valid UTF-8", field)}}
+	}
+	if strings.IndexFunc(v, func(r rune) bool { return isControl(r) && r != '\n' && r != '\r' && r != '\t' }) >= 0 {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' value contains control characters", field)}}
+	}
+	return nil
+}
+
+// CheckPath refuses a document or folder path over MaxPathBytes, with
+// control characters, invalid UTF-8, or an empty segment ("a//b"), as
+// FormKiQ does.
+func CheckPath(field, p string) []ValidationItem {
+	if errs := CheckText(field, p, MaxPathBytes); errs != nil {
+		return errs
+	}
+	if strings.Contains(p, "//") {
+		return []ValidationItem{{Key: field, Msg: "invalid Path contains multiple '//' characters"}}
+	}
+	return nil
+}
+
+// requestSize sums the values of a request against MaxValuesPerRequest
+// and MaxRequestValueBytes.
+type requestSize struct{ values, bytes int }
+
+func (s *requestSize) add(v string) { s.values++; s.bytes += len(v) }
+
+// total returns errs, or when there are none, whether the request as a
+// whole is over the limits.
+func (s *requestSize) total(errs []ValidationItem) []ValidationItem {
+	if len(errs) > 0 {
+		return errs
+	}
+	if s.values > MaxValuesPerRequest || s.bytes > MaxRequestValueBytes {
+		return []ValidationItem{{Msg: fmt.Sprintf("a request can set at most %d tag and attribute values of at most %d bytes together", MaxValuesPerRequest, MaxRequestValueBytes)}}
+	}
+	return nil
+}
+
+// CheckTags checks tags against the limits: count, key and value sizes,
+// values per key. Field is the request field the tags came from.
+func CheckTags(field string, tags []Tag) []ValidationItem {
+	var sz requestSize
+	return sz.total(checkTags(field, tags, &sz))
+}
+
+func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
+	if len(tags) > MaxTagsPerRequest {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("maximum number of tags is %d", MaxTagsPerRequest)}}
+	}
+	var errs []ValidationItem
+	for i := range tags {
+		tg := &tags[i]
+		if e := CheckText(field+".key", tg.Key, MaxKeyBytes); e != nil {
+			errs = append(errs, e...)
+			continue
+		}
+		if len(tg.Values) > MaxValuesPerKey {
+			errs = append(errs, ValidationItem{Key: field, Msg: fmt.Sprintf("tag '%s' can have at most %d values", tg.Key, MaxValuesPerKey)})
+			continue
+		}
+		sz.add(tg.Key)
+		for _, v := range tg.AllValues() {
+			errs = append(errs, checkValue(field, v)...)
+			sz.add(v)
+		}
+	}
+	return errs
+}
+
+// CheckAttributes checks attribute inputs against the limits.
+func CheckAttributes(field string, ins []AttributeInput) []ValidationItem {
+	var sz requestSize
+	return sz.total(checkAttributes(field, ins, &sz))
+}
+
+func checkAttributes(field string, ins []AttributeInput, sz *requestSize) []ValidationItem {
+	if len(ins) > MaxAttributesPerRequest {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("maximum number of attributes is %d", MaxAttributesPerRequest)}}
+	}
+	var errs []ValidationItem
+	for i := range ins {
+		a := &ins[i]
+		if e := CheckText(field+".key", a.Key, MaxKeyBytes); e != nil {
+			errs = append(errs, e...)
+			continue
+		}
+		n := len(a.StringValues) + len(a.NumberValues) + len(a.DateValues) + len(a.Entities)
+		if n > MaxValuesPerKey {
+			errs = append(errs, ValidationItem{Key: field, Msg: fmt.Sprintf("attribute '%s' can have at most %d values", a.Key, MaxValuesPerKey)})
+			continue
+		}
+		sz.add(a.Key)
+		strs := append([]string{}, a.StringValues...)
+		strs = append(strs, a.DateValues...)
+		for _, p := range []*string{a.StringValue, a.DateValue} {
+			if p != nil {
+				strs = append(strs, *p)
+			}
+		}
+		for _, id := range []string{a.ClassificationID, a.DocumentID, a.Relationship, a.InverseRelationship, a.EntityTypeID, a.EntityID, a.Namespace} {
+			if id != "" {
+				strs = append(strs, id)
+			}
+		}
+		for _, e := range a.Entities {
+			strs = append(strs, e.EntityTypeID, e.EntityID, e.Namespace)
+		}
+		for _, v := range strs {
+			errs = append(errs, checkValue(field, v)...)
+			sz.add(v)
+		}
+		for range a.NumberValues {
+			sz.add("")
+		}
+	}
+	return errs
+}
+
+// CheckNewDocuments checks a document and its children (the payload of
+// OpAddDocuments, or the children of OpUpdateDocument) against the limits.
+func CheckNewDocuments(docs []NewDocument) []ValidationItem {
+	var sz requestSize
+	return sz.total(checkNewDocuments(docs, len(docs)-1, &sz))
+}
+
+func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []ValidationItem {
+	if children > MaxChildDocuments {
+		return []ValidationItem{{Key: "documents", Msg: fmt.Sprintf("a request can create at most %d child documents", MaxChildDocuments)}}
+	}
+	var errs []ValidationItem
+	for i := range docs {
+		nd := &docs[i]
+		errs = append(errs, CheckPath("path", nd.Document.Path)...)
+		errs = append(errs, checkTags("tags", nd.Tags, sz)...)
+		errs = append(errs, checkAttributes("attributes", nd.Attributes, sz)...)
+		if len(nd.Actions) > MaxActionsPerRequest {
+			errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
+		}
+	}
+	return errs
+}
+
+// CheckUpdateDocument checks the payload of OpUpdateDocument.
+func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
+	var sz requestSize
+	var errs []ValidationItem
+	if p.Path != nil {
+		errs = append(errs, CheckPath("path", *p.Path)...)
+	}
+	errs = append(errs, checkTags("tags", p.Tags, &sz)...)
+	errs = append(errs, checkAttributes("attributes", p.Attributes, &sz)...)
+	if len(p.Actions) > MaxActionsPerRequest {
+		errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
+	}
+	errs = append(errs, checkNewDocuments(p.Children, len(p.Children), &sz)...)
+	return sz.total(errs)
+}
+
+// limitsErr turns check results into an error for an applier.
+func limitsErr(items []ValidationItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return &ValidationError{Items: items}
+}
