@@ -182,7 +182,7 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 				return err
 			}
 		}
-		if err := s.checkDocumentRoute(r); err != nil {
+		if err := s.checkDocumentRoute(r, perm); err != nil {
 			return err
 		}
 		return h(r)
