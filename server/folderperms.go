@@ -30,6 +30,16 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 	return set.Allows(dir, r.p.Groups, perm)
 }
 
+// folderRestricted reports whether folder permissions may hide documents
+// of the site from the caller.
+func (s *Server) folderRestricted(r *reqCtx) bool {
+	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return false
+	}
+	set, err := s.folderSet(r)
+	return err != nil || len(set) > 0
+}
+
 // folderSet returns the site's folder permissions, read once per request.
 func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
 	if !r.fpLoaded {

@@ -178,3 +178,41 @@ func TestPermissions_FolderChecksOnEveryDocumentRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestPermissions_SearchTotalsCountOnlyVisible: totals of fulltext
+// searches leave out documents in folders the caller may not read.
+func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			alice := s.Token("alice", site.name, "staff")
+			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "quarterly bonus plan"})
+			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/more.txt", "contentType": "text/plain", "content": "bonus table"})
+			addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "contentType": "text/plain", "content": "bonus dessert"})
+			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ"}})
+			waitFor(t, "the text indexed", func() bool {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, admin)
+				return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(3)
+			})
+			for _, c := range []struct {
+				tok  string
+				want float64
+			}{{admin, 3}, {alice, 1}} {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, c.tok)
+				mustStatus(t, r, http.StatusOK)
+				m := r.JSON(t)
+				if n := m["totalCount"]; n != c.want || len(m["documents"].([]any)) != int(c.want) {
+					t.Fatalf("searchFulltext: totalCount %v, want %v: %s", n, c.want, r.Body)
+				}
+				r = s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
+				mustStatus(t, r, http.StatusOK)
+				hits, _ := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)
+				total, _ := hits["total"].(map[string]any)
+				if total["value"] != c.want || total["relation"] != "eq" || len(hits["hits"].([]any)) != int(c.want) {
+					t.Fatalf("queryFulltext: total %v, want %v: %s", total, c.want, r.Body)
+				}
+			}
+		})
+	}
+}
