@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -215,4 +216,81 @@ func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPermissions_KeycloakGroupPathSitesStayApart: group paths such as
+// "/finance" and "/finance/hr" are distinct sites; neither's keys are a
+// prefix of the other's, so listings, searches, the trash, folder deletes
+// and upload URLs of one never reach the other.
+func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
+	s := quiretest.NewServer(t)
+	fin := s.Token("ann", "/finance")
+	hr := s.Token("hank", "/finance/hr")
+	ids := map[string]string{}
+	for name, tok := range map[string]string{"fin": fin, "hr": hr} {
+		ids[name] = addDoc(t, s, tok, "", map[string]any{"path": "a/report.txt", "contentType": "text/plain", "content": name + " budget"})
+		ids[name+"-trash"] = addDoc(t, s, tok, "", map[string]any{"path": "a/old.txt", "content": "x"})
+		mustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids[name+"-trash"]+"?softDelete=true", nil, tok), http.StatusOK)
+	}
+	// Site-wide records: attributes, and folder permissions on a folder
+	// both sites have.
+	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "color"}}, hr), http.StatusCreated)
+	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=%2Ffinance%2Fhr", map[string]any{"path": "a", "roles": []any{
+		map[string]any{"roleName": "/finance/hr", "permissions": []string{"READ"}}}}, s.Admin()), http.StatusOK)
+	// ann has a folder named like hank's site below hers.
+	mustStatus(t, s.Do(http.MethodPost, "/folders", map[string]any{"path": "hr"}, fin), http.StatusCreated)
+	mustStatus(t, s.Do(http.MethodDelete, "/folders/"+ikey("hr"), nil, fin), http.StatusOK)
+
+	listed := func(tok, query string) []string {
+		r := s.Do(http.MethodGet, "/documents"+query, nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		var out []string
+		for _, d := range r.JSON(t)["documents"].([]any) {
+			out = append(out, d.(map[string]any)["documentId"].(string))
+		}
+		return out
+	}
+	for _, c := range []struct{ name, tok, other string }{{"fin", fin, "hr"}, {"hr", hr, "fin"}} {
+		if got := listed(c.tok, ""); len(got) != 1 || got[0] != ids[c.name] {
+			t.Fatalf("%s lists %v, want [%s]", c.name, got, ids[c.name])
+		}
+		if got := listed(c.tok, "?softDeleted=true"); len(got) != 1 || got[0] != ids[c.name+"-trash"] {
+			t.Fatalf("%s's trash lists %v, want [%s]", c.name, got, ids[c.name+"-trash"])
+		}
+		if got := fmt.Sprint(listAll(t, s, c.tok, "", "a")); got != "[a/report.txt]" {
+			t.Fatalf("%s's folder a = %s", c.name, got)
+		}
+		mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids[c.other], nil, c.tok), http.StatusNotFound)
+		waitFor(t, "the text indexed", func() bool {
+			r := s.Do(http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": "budget"}}, c.tok)
+			return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(1)
+		})
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["fin"], nil, fin), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["hr"], nil, hr), http.StatusOK)
+	r := s.Do(http.MethodGet, "/attributes", nil, fin)
+	mustStatus(t, r, http.StatusOK)
+	if got := string(r.Body); strings.Contains(got, "color") {
+		t.Fatalf("ann's attributes: %s", got)
+	}
+	r = s.Do(http.MethodGet, "/sites", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.Body), `"siteId":"/finance/hr"`) {
+		t.Fatalf("GET /sites = %s", r.Body)
+	}
+
+	// An upload URL of such a site works.
+	r = s.Do(http.MethodGet, "/documents/upload?path=b/up.txt", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	up, _ := r.JSON(t)["url"].(string)
+	id, _ := r.JSON(t)["documentId"].(string)
+	mustStatus(t, s.Do(http.MethodPut, up, "uploaded", ""), http.StatusOK)
+	r = s.Do(http.MethodGet, "/documents/"+id+"/content", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.Body), "uploaded") {
+		t.Fatalf("content = %s", r.Body)
+	}
+
+	// Site ids with control characters are refused.
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
 }

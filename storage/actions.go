@@ -580,7 +580,7 @@ func (d *DB) ActionQueue(fn func(QueuedDoc) error) error {
 			if !ok || len(v) != 8 {
 				return nil
 			}
-			return fn(QueuedDoc{DocRef{site, doc}, time.Unix(0, int64(binary.BigEndian.Uint64(v)))})
+			return fn(QueuedDoc{DocRef{siteOfKey(site), doc}, time.Unix(0, int64(binary.BigEndian.Uint64(v)))})
 		})
 	})
 }

@@ -208,6 +208,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("apply: unknown op %q", c.Op)
 	}
+	if c.Site != "" && !CheckSiteID(c.Site) {
+		return Result{}, Invalid("siteId", "invalid siteId")
+	}
 	d.mu.RLock()
 	closed := d.closed
 	d.mu.RUnlock()
