@@ -14,7 +14,6 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -105,14 +104,13 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // "/"). A document of the same name there is not overwritten: the moved one
 // gets FormKiQ's "name (documentId).ext".
 func runMove(ctx context.Context, j *Job) (*Outcome, error) {
-	dest := strings.TrimLeft(j.Param("path"), "/")
 	if !strings.HasSuffix(j.Param("path"), "/") {
 		return nil, errors.New("'path' must end with '/'")
 	}
-	np := dest + path.Base(j.Doc.Path)
-	if j.Doc.Path == "" {
-		np = dest + j.Doc.DocumentID
+	if err := j.checkRights(); err != nil {
+		return nil, err
 	}
+	np := storage.MoveActionPath(j.Param("path"), j.Doc.Path, j.Doc.DocumentID)
 	if np == j.Doc.Path {
 		return &Outcome{Status: storage.ActionSkipped, Message: "the document is already in " + j.Param("path")}, nil
 	}
@@ -126,6 +124,9 @@ func runMove(ctx context.Context, j *Job) (*Outcome, error) {
 // runDelete deletes the document: SOFT_DELETE moves it to the trash,
 // HARD_DELETE and PURGE remove it with its content.
 func runDelete(ctx context.Context, j *Job) (*Outcome, error) {
+	if err := j.checkRights(); err != nil {
+		return nil, err
+	}
 	ref := storage.DocumentRef{DocumentID: j.Doc.DocumentID}
 	var op storage.Op
 	switch strings.ToUpper(j.Param("deleteType")) {

@@ -83,6 +83,17 @@ func (j *Job) command(op storage.Op, payload any) (*storage.Command, error) {
 	return storage.NewCommand(op, j.Site, j.Action.UserID, j.p.cfg.Now(), payload)
 }
 
+// checkRights checks, as the action runs, that whoever added it may still
+// do what it does (MOVE, DELETE) under the folder permissions of now; if
+// not, the action fails and changes nothing.
+func (j *Job) checkRights() error {
+	set, err := j.p.db.FolderPermissions(j.Site)
+	if err != nil {
+		return retryable(err)
+	}
+	return storage.CheckActionRights(j.Site, j.Action, j.Doc.DocumentID, j.Doc.Path, set)
+}
+
 // Now is the pipeline's clock.
 func (j *Job) Now() time.Time { return j.p.cfg.Now() }
 

@@ -322,12 +322,16 @@ func (s *Server) handleAddDocumentActions(r *reqCtx) error {
 	if in.Actions == nil || len(*in.Actions) == 0 {
 		return invalid("actions", "'actions' is required")
 	}
-	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil {
 		return err
 	}
 	acts, errs := s.convertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
+	}
+	if err := s.requireActionRights(r, d.DocumentID, d.Path, acts); err != nil {
+		return err
 	}
 	if _, err := s.apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.docID(), Actions: acts}); err != nil {
 		return err
@@ -336,7 +340,7 @@ func (s *Server) handleAddDocumentActions(r *reqCtx) error {
 }
 
 func (s *Server) handleRetryDocumentActions(r *reqCtx) error {
-	_, err := s.apply(r, storage.OpRetryActions, storage.DocumentRef{DocumentID: r.docID()})
+	_, err := s.apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.docID(), Actor: s.actorOf(r)})
 	if errors.Is(err, storage.ErrNoFailedAction) {
 		return errStatus(http.StatusNotFound, "Failed action not found")
 	}

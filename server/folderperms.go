@@ -1,8 +1,9 @@
 package server
 
 import (
-	"fmt"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"quire/auth"
@@ -22,6 +23,25 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
 		return true
 	}
+	set, err := s.folderSet(r)
+	if err != nil {
+		return false // fail closed
+	}
+	return set.Allows(dir, r.p.Groups, perm)
+}
+
+// folderRestricted reports whether folder permissions may hide documents
+// of the site from the caller.
+func (s *Server) folderRestricted(r *reqCtx) bool {
+	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return false
+	}
+	set, err := s.folderSet(r)
+	return err != nil || len(set) > 0
+}
+
+// folderSet returns the site's folder permissions, read once per request.
+func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
 	if !r.fpLoaded {
 		set, err := s.db.FolderPermissions(r.site)
 		if err != nil {
@@ -32,9 +52,39 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 		r.fperms, r.fpLoaded = set, true
 	}
 	if r.fpErr {
-		return false // fail closed
+		return nil, errors.New("folder permissions unavailable")
 	}
-	return r.fperms.Allows(dir, r.p.Groups, perm)
+	return r.fperms, nil
+}
+
+// actorOf is the caller's rights as an action records them.
+func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
+	perms := r.p.Permissions(r.site)
+	a := &storage.ActionActor{Groups: slices.Clone(r.p.Groups), Permissions: make([]string, len(perms))}
+	for i, pm := range perms {
+		a.Permissions[i] = string(pm)
+	}
+	return a
+}
+
+// requireActionRights records the caller's rights on the actions that act
+// with them (MOVE, DELETE) and checks them for the document docID at path
+// now; the pipeline checks them again when the action runs.
+func (s *Server) requireActionRights(r *reqCtx, docID, path string, acts []storage.Action) error {
+	for i := range acts {
+		if !storage.ActsAsAdder(acts[i].Type) {
+			continue
+		}
+		acts[i].Actor = s.actorOf(r)
+		set, err := s.folderSet(r)
+		if err != nil {
+			return err
+		}
+		if err := storage.CheckActionRights(r.site, &acts[i], docID, path, set); err != nil {
+			return &auth.Error{Status: http.StatusUnauthorized, Msg: err.Error()}
+		}
+	}
+	return nil
 }
 
 // docAllows reports whether the caller may use perm on a document at path.
@@ -46,10 +96,7 @@ func (s *Server) docAllows(r *reqCtx, path, perm string) bool {
 // folderDenied is the error for an operation a folder's permissions do
 // not grant.
 func folderDenied(dir, perm string) error {
-	if dir == "" {
-		dir = "/"
-	}
-	return &auth.Error{Status: http.StatusUnauthorized, Msg: fmt.Sprintf("fkq access denied to folder (%s) (%s)", dir, perm)}
+	return &auth.Error{Status: http.StatusUnauthorized, Msg: storage.FolderDenied(dir, perm).Msg}
 }
 
 // requireDocPath checks perm for a document path a request writes.
@@ -61,18 +108,53 @@ func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
 	return nil
 }
 
-// requireWritePaths checks WRITE on the folders new documents go to.
+// requireWritePaths checks WRITE on the folders new documents go to, and
+// the rights their MOVE and DELETE actions need.
 func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
 	for _, d := range docs {
 		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
+			return err
+		}
+		if err := s.requireActionRights(r, d.Document.DocumentID, d.Document.Path, d.Actions); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// methodPermission is the folder permission a request on a document needs.
-func methodPermission(method string) string {
+// writableIDs keeps the documents among ids whose folder lets the caller
+// write: a bulk change by match (PATCH /documents/tags) skips the others
+// rather than reaching into folders the caller could not change one by one.
+func (s *Server) writableIDs(r *reqCtx, ids []string) ([]string, error) {
+	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return ids, nil
+	}
+	docs, err := s.db.GetDocuments(r.site, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if s.docAllows(r, d.Path, storage.FolderWrite) {
+			out = append(out, d.DocumentID)
+		}
+	}
+	return out, nil
+}
+
+// routeFolderPermission is the folder permission a route on a document
+// needs: the one matching the site permission the route table gives it
+// (GET /documents/{id}/upload replaces content, so it needs WRITE though it
+// is a GET), else the one its method implies.
+func routeFolderPermission(perm auth.Permission, method string) string {
+	switch perm {
+	case auth.PermRead:
+		return storage.FolderRead
+	case auth.PermWrite:
+		return storage.FolderWrite
+	case auth.PermDelete:
+		return storage.FolderDelete
+	}
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return storage.FolderRead
@@ -83,17 +165,19 @@ func methodPermission(method string) string {
 }
 
 // checkDocumentRoute enforces folder permissions on /documents/{id}/...:
-// the document's folder must grant what the method needs.
-func (s *Server) checkDocumentRoute(r *reqCtx) error {
+// the document's folder must grant what the route needs. Documents in the
+// trash are checked too (restore, purge, their actions): a soft delete
+// does not lift its folder's permissions.
+func (s *Server) checkDocumentRoute(r *reqCtx, perm auth.Permission) error {
 	id := r.Params("documentId")
 	if id == "" || r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
 		return nil
 	}
-	d, err := s.db.GetDocument(r.site, id)
+	d, err := s.db.GetDocumentAny(r.site, id)
 	if err != nil {
 		return nil // the handler answers not found
 	}
-	return s.requireDocPath(r, d.Path, methodPermission(r.Method()))
+	return s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method()))
 }
 
 var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWrite: true, storage.FolderDelete: true}

@@ -131,7 +131,8 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 		if err != nil {
 			return err
 		}
-		if ok {
+		// Only what the caller may read is counted and paged.
+		if ok && s.docAllows(r, d.Path, storage.FolderRead) {
 			matched = append(matched, d)
 		}
 	}
@@ -251,8 +252,14 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 		}
 		out = append(out, hit)
 	}
+	relation := "eq"
+	if s.folderRestricted(r) {
+		if total, relation, err = s.visibleTextTotal(r, qs); err != nil {
+			return err
+		}
+	}
 	return r.JSON(map[string]any{"result": map[string]any{
-		"hits": map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "hits": out},
+		"hits": map[string]any{"total": map[string]any{"value": total, "relation": relation}, "hits": out},
 	}})
 }
 
@@ -401,4 +408,36 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// maxVisibleCount bounds how many matches visibleTextTotal reads; beyond
+// it the total is a lower bound (OpenSearch's relation "gte").
+const maxVisibleCount = 10000
+
+// visibleTextTotal counts the matches of a query string the caller may
+// read, for a caller whom folder permissions restrict: Bleve's total
+// counts every document of the site.
+func (s *Server) visibleTextTotal(r *reqCtx, qs string) (uint64, string, error) {
+	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, Size: maxVisibleCount})
+	if err != nil {
+		return 0, "", invalid("query", "invalid query: "+err.Error())
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	docs, err := s.db.GetDocuments(r.site, ids)
+	if err != nil {
+		return 0, "", err
+	}
+	var n uint64
+	for _, d := range docs {
+		if s.docAllows(r, d.Path, storage.FolderRead) {
+			n++
+		}
+	}
+	if total > uint64(len(hits)) {
+		return n, "gte", nil
+	}
+	return n, "eq", nil
 }

@@ -221,20 +221,33 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 			}
 			r.site = site
 		case sitePath:
-			site := strings.Clone(c.Params("siteId"))
+			site := siteParam(c)
 			if _, err := p.SelectSite(site); err != nil {
 				return err
 			}
 			r.site = site
+		}
+		if from != siteNone && !storage.CheckSiteID(r.site) {
+			return errStatus(http.StatusBadRequest, "invalid siteId")
 		}
 		if from != siteNone && perm != "" {
 			if err := p.Require(r.site, perm); err != nil {
 				return err
 			}
 		}
-		if err := s.checkDocumentRoute(r); err != nil {
+		if err := s.checkDocumentRoute(r, perm); err != nil {
 			return err
 		}
 		return h(r)
 	}
+}
+
+// siteParam is the {siteId} path parameter, unescaped: site ids taken from
+// group paths hold "/", which URLs carry as %2F.
+func siteParam(c *fiber.Ctx) string {
+	v := c.Params("siteId")
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return strings.Clone(v)
 }

@@ -37,7 +37,7 @@ func (s *Server) handleDeletePublication(r *reqCtx) error {
 
 // handleGetPublished streams published content for a signed URL.
 func (s *Server) handleGetPublished(c *fiber.Ctx) error {
-	site, doc := strings.Clone(c.Params("siteId")), strings.Clone(c.Params("documentId"))
+	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
 	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), "publication", site, doc, v, exp) {
 		return errStatus(http.StatusForbidden, "invalid signature")

@@ -299,6 +299,9 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	if ids, err = s.writableIDs(r, ids); err != nil {
+		return err
+	}
 	for len(ids) > 0 {
 		n := min(matchBatch, len(ids))
 		if _, err := s.apply(r, storage.OpUpdateMatchTags, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags}); err != nil {

@@ -142,7 +142,7 @@ func (f *inflight) busy(sha string) bool {
 // upload URLs. The body is streamed into chunks; the content only becomes
 // the document's when size and checksums match.
 func (s *Server) handlePutUpload(c *fiber.Ctx) error {
-	site, doc := strings.Clone(c.Params("siteId")), strings.Clone(c.Params("documentId"))
+	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
 	if !auth.VerifyURL(s.deps.Auth.URLKey(), q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
@@ -325,7 +325,7 @@ func countOf(list []string, v string) int {
 // handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
 func (s *Server) handleGetDownload(c *fiber.Ctx) error {
-	site, doc := strings.Clone(c.Params("siteId")), strings.Clone(c.Params("documentId"))
+	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
 	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, site, doc, exp, in) {
 		return errStatus(http.StatusForbidden, "invalid signature")

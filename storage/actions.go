@@ -51,6 +51,9 @@ type Action struct {
 	MaxRetries     int               `json:"maxRetries,omitempty"`
 	NextAttempt    *time.Time        `json:"nextAttempt,omitempty"`
 	Metadata       map[string]string `json:"metadata,omitempty"`
+	// Actor is the adder's rights, for types that act with them (MOVE,
+	// DELETE; see CheckActionRights). Never shown in the API.
+	Actor *ActionActor `json:"actor,omitempty"`
 }
 
 // ID names the action within its document ("000003", or "000003.001" for
@@ -254,6 +257,13 @@ type AddActions struct {
 	Actions    []Action `json:"actions"`
 }
 
+// RetryActions is the payload of OpRetryActions: Actor is the rights of
+// whoever asks, with which retried MOVE and DELETE actions run.
+type RetryActions struct {
+	DocumentID string       `json:"documentId"`
+	Actor      *ActionActor `json:"actor,omitempty"`
+}
+
 // ActionRef names one action of a document.
 type ActionRef struct {
 	DocumentID string `json:"documentId"`
@@ -298,7 +308,7 @@ func applyAddActions(t *tx, c *Command) (any, error) {
 // applyRetryActions marks every FAILED or MAX_RETRIES_REACHED action
 // FAILED_RETRY and adds a PENDING copy right after it.
 func applyRetryActions(t *tx, c *Command) (any, error) {
-	p, err := decode[DocumentRef](c)
+	p, err := decode[RetryActions](c)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +338,9 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 		b := Action{Seq: a.Seq, Retry: retry, Type: a.Type, Status: ActionPending, Parameters: a.Parameters,
 			QueueID: a.QueueID, WorkflowID: a.WorkflowID, WorkflowStepID: a.WorkflowStepID, UserID: c.User,
 			InsertedDate: c.At, MaxRetries: a.MaxRetries, Metadata: a.Metadata}
+		if ActsAsAdder(b.Type) {
+			b.Actor = p.Actor // the retry runs as whoever asked for it
+		}
 		if err := t.setJSON(actionKey(c.Site, d.DocumentID, b.Seq, b.Retry), b); err != nil {
 			return nil, err
 		}
@@ -570,7 +583,7 @@ func (d *DB) ActionQueue(fn func(QueuedDoc) error) error {
 			if !ok || len(v) != 8 {
 				return nil
 			}
-			return fn(QueuedDoc{DocRef{site, doc}, time.Unix(0, int64(binary.BigEndian.Uint64(v)))})
+			return fn(QueuedDoc{DocRef{siteOfKey(site), doc}, time.Unix(0, int64(binary.BigEndian.Uint64(v)))})
 		})
 	})
 }

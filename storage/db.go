@@ -215,6 +215,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if err := checkDefinition(c); err != nil {
 		return Result{}, err
 	}
+	if c.Site != "" && !CheckSiteID(c.Site) {
+		return Result{}, Invalid("siteId", "invalid siteId")
+	}
 	d.mu.RLock()
 	closed := d.closed
 	d.mu.RUnlock()

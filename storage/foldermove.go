@@ -73,7 +73,7 @@ func init() {
 	register(OpFinishFolderMove, applyFinishFolderMove)
 }
 
-func moveJobKey(site, id string) []byte { return []byte(pfxMoveJob + site + "/" + id) }
+func moveJobKey(site, id string) []byte { return []byte(pfxMoveJob + sk(site) + "/" + id) }
 
 // moveDest is where source lands in target.
 func moveDest(source, target string) string {
@@ -128,7 +128,7 @@ type subtreeEntry struct {
 // docs is true, else folders), in key order.
 func subtree(t *tx, site, source string, docs bool, limit int) ([]subtreeEntry, error) {
 	var out []subtreeEntry
-	base := []byte(pfxFolder + site + "/")
+	base := []byte(pfxFolder + sk(site) + "/")
 	err := t.each(folderPrefix(site, source)[:len(base)+len(source)], func(k, v []byte) error {
 		rest := k[len(base):]
 		i := bytes.IndexByte(rest, 0)
@@ -283,7 +283,7 @@ func (d *DB) PendingFolderMoves() (map[string][]FolderMoveJob, error) {
 			}
 			if j.Status == MovePending {
 				site, _, _ := strings.Cut(string(k[len(pfxMoveJob):]), "/")
-				out[site] = append(out[site], j)
+				out[siteOfKey(site)] = append(out[site], j)
 			}
 			return nil
 		})

@@ -39,7 +39,7 @@ type SetFolderPermissions struct {
 
 func init() { register(OpSetFolderPermissions, applySetFolderPermissions) }
 
-func folderPermKey(site, p string) []byte { return []byte(pfxFolderPerm + site + "/" + p) }
+func folderPermKey(site, p string) []byte { return []byte(pfxFolderPerm + sk(site) + "/" + p) }
 
 func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 	p, err := decode[SetFolderPermissions](c)
@@ -63,7 +63,7 @@ func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 // moveFolderPermissions carries the permissions of source and its
 // subfolders to dest.
 func moveFolderPermissions(t *tx, site, source, dest string) error {
-	base := len(pfxFolderPerm) + len(site) + 1
+	base := len(pfxFolderPerm) + len(sk(site)) + 1
 	var moved []FolderPermissions
 	var keys [][]byte
 	err := t.each(folderPermKey(site, source), func(k, v []byte) error {
@@ -101,7 +101,7 @@ type FolderPermissionSet map[string][]FolderRole
 func (d *DB) FolderPermissions(site string) (FolderPermissionSet, error) {
 	out := FolderPermissionSet{}
 	err := d.view(func(t *tx) error {
-		return t.each([]byte(pfxFolderPerm+site+"/"), func(_, v []byte) error {
+		return t.each([]byte(pfxFolderPerm+sk(site)+"/"), func(_, v []byte) error {
 			var fp FolderPermissions
 			if err := json.Unmarshal(v, &fp); err != nil {
 				return err

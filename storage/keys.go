@@ -3,11 +3,14 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Every key prefix lives in this file so the whole layout can be read at a
-// glance (see DESIGN.md). Site-scoped keys start with "<prefix>/<site>/".
+// glance (see DESIGN.md). Site-scoped keys start with "<prefix>/<site>/",
+// the site id escaped by sk so that it holds no "/".
 // Parts that may contain "/" (paths, tag keys and values) come last or are
 // separated by a NUL byte, which validation refuses in user input.
 const (
@@ -51,31 +54,59 @@ const (
 	keyApplied     = "meta/applied"
 )
 
-func siteKey(site string) []byte { return []byte(pfxSite + site) }
+// siteSlash stands for "/" in the site part of keys. Site ids come from
+// group names, and Keycloak's group paths ("/finance", "/finance/hr") hold
+// the separator: unescaped, site "/finance"'s prefix "d//finance/" would
+// cover the keys of site "/finance/hr". Site ids never hold control
+// characters (CheckSiteID), so the replacement is unambiguous.
+const siteSlash = "\x01"
 
-func docKey(site, id string) []byte { return []byte(pfxDoc + site + "/" + id) }
+// sk is a site id as it appears in keys.
+func sk(site string) string { return strings.ReplaceAll(site, "/", siteSlash) }
 
-func docPrefix(site string) []byte { return []byte(pfxDoc + site + "/") }
+// siteOfKey is the site id of a key's escaped site part.
+func siteOfKey(part string) string { return strings.ReplaceAll(part, siteSlash, "/") }
 
-func tagKey(site, doc, key string) []byte { return []byte(pfxTag + site + "/" + doc + "/" + key) }
+// CheckSiteID reports whether id may name a site: not empty, valid UTF-8,
+// at most 256 bytes, without control characters (keys use some as
+// separators and escapes).
+func CheckSiteID(id string) bool {
+	if id == "" || len(id) > 256 || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
-func tagPrefix(site, doc string) []byte { return []byte(pfxTag + site + "/" + doc + "/") }
+func siteKey(site string) []byte { return []byte(pfxSite + sk(site)) }
+
+func docKey(site, id string) []byte { return []byte(pfxDoc + sk(site) + "/" + id) }
+
+func docPrefix(site string) []byte { return []byte(pfxDoc + sk(site) + "/") }
+
+func tagKey(site, doc, key string) []byte { return []byte(pfxTag + sk(site) + "/" + doc + "/" + key) }
+
+func tagPrefix(site, doc string) []byte { return []byte(pfxTag + sk(site) + "/" + doc + "/") }
 
 func tagIndexKey(site, key, value, doc string) []byte {
-	return []byte(pfxTagIndex + site + "/" + key + "\x00" + value + "\x00" + doc)
+	return []byte(pfxTagIndex + sk(site) + "/" + key + "\x00" + value + "\x00" + doc)
 }
 
 // tagIndexPrefix returns the prefix of all index entries of key whose value
 // starts with valuePrefix; exact is true when the value must equal it.
 func tagIndexPrefix(site, key, valuePrefix string, exact bool) []byte {
-	k := pfxTagIndex + site + "/" + key + "\x00" + valuePrefix
+	k := pfxTagIndex + sk(site) + "/" + key + "\x00" + valuePrefix
 	if exact {
 		k += "\x00"
 	}
 	return []byte(k)
 }
 
-func pathKey(site, path string) []byte { return []byte(pfxPath + site + "/" + path) }
+func pathKey(site, path string) []byte { return []byte(pfxPath + sk(site) + "/" + path) }
 
 // folderKey is the key of a folder tree entry. Folders ("d") sort before
 // documents ("f") within their parent, and a folder and a document may
@@ -85,57 +116,59 @@ func folderKey(site, parent string, folder bool, name string) []byte {
 	if folder {
 		kind = "d\x00"
 	}
-	return []byte(pfxFolder + site + "/" + parent + "\x00" + kind + name)
+	return []byte(pfxFolder + sk(site) + "/" + parent + "\x00" + kind + name)
 }
 
 func folderPrefix(site, parent string) []byte {
-	return []byte(pfxFolder + site + "/" + parent + "\x00")
+	return []byte(pfxFolder + sk(site) + "/" + parent + "\x00")
 }
 
 func insertedKey(site string, at time.Time, doc string) []byte {
-	return []byte(pfxInserted + site + "/" + tsHex(at) + "/" + doc)
+	return []byte(pfxInserted + sk(site) + "/" + tsHex(at) + "/" + doc)
 }
 
-func insertedPrefix(site string) []byte { return []byte(pfxInserted + site + "/") }
+func insertedPrefix(site string) []byte { return []byte(pfxInserted + sk(site) + "/") }
 
 func deletedKey(site string, at time.Time, doc string) []byte {
-	return []byte(pfxDeleted + site + "/" + tsHex(at) + "/" + doc)
+	return []byte(pfxDeleted + sk(site) + "/" + tsHex(at) + "/" + doc)
 }
 
-func deletedPrefix(site string) []byte { return []byte(pfxDeleted + site + "/") }
+func deletedPrefix(site string) []byte { return []byte(pfxDeleted + sk(site) + "/") }
 
 func actionKey(site, doc string, seq, retry int) []byte {
-	return []byte(pfxAction + site + "/" + doc + "/" + actionID(seq, retry))
+	return []byte(pfxAction + sk(site) + "/" + doc + "/" + actionID(seq, retry))
 }
 
-func actionQueueKey(site, doc string) []byte { return []byte(pfxActionQueue + site + "/" + doc) }
+func actionQueueKey(site, doc string) []byte { return []byte(pfxActionQueue + sk(site) + "/" + doc) }
 
 func actionStatusKey(site, status, doc string) []byte {
-	return []byte(pfxActionStat + site + "/" + status + "/" + doc)
+	return []byte(pfxActionStat + sk(site) + "/" + status + "/" + doc)
 }
 
 func actionStatusPrefix(site, status string) []byte {
-	return []byte(pfxActionStat + site + "/" + status + "/")
+	return []byte(pfxActionStat + sk(site) + "/" + status + "/")
 }
 
-func textKey(site, doc, kind string) []byte { return []byte(pfxText + site + "/" + doc + "/" + kind) }
+func textKey(site, doc, kind string) []byte {
+	return []byte(pfxText + sk(site) + "/" + doc + "/" + kind)
+}
 
-func textPrefix(site, doc string) []byte { return []byte(pfxText + site + "/" + doc + "/") }
+func textPrefix(site, doc string) []byte { return []byte(pfxText + sk(site) + "/" + doc + "/") }
 
 func resultKey(site, doc, kind, name string) []byte {
-	return []byte(pfxResult + site + "/" + doc + "/" + kind + "/" + name)
+	return []byte(pfxResult + sk(site) + "/" + doc + "/" + kind + "/" + name)
 }
 
 // resultPrefix is the prefix of a document's results of kind (all kinds
 // when kind is empty).
 func resultPrefix(site, doc, kind string) []byte {
 	if kind == "" {
-		return []byte(pfxResult + site + "/" + doc + "/")
+		return []byte(pfxResult + sk(site) + "/" + doc + "/")
 	}
-	return []byte(pfxResult + site + "/" + doc + "/" + kind + "/")
+	return []byte(pfxResult + sk(site) + "/" + doc + "/" + kind + "/")
 }
 
-func actionPrefix(site, doc string) []byte { return []byte(pfxAction + site + "/" + doc + "/") }
+func actionPrefix(site, doc string) []byte { return []byte(pfxAction + sk(site) + "/" + doc + "/") }
 
 func chunkKey(sha string) []byte { return []byte(pfxChunk + sha) }
 
@@ -146,10 +179,10 @@ func manifestKey(sha string) []byte { return []byte(pfxManifest + sha) }
 func apiKeyKey(hash string) []byte { return []byte(pfxAPIKey + hash) }
 
 func apiKeySiteKey(site string, at time.Time, hash string) []byte {
-	return []byte(pfxAPIKeyBySit + site + "/" + tsHex(at) + "/" + hash)
+	return []byte(pfxAPIKeyBySit + sk(site) + "/" + tsHex(at) + "/" + hash)
 }
 
-func apiKeySitePrefix(site string) []byte { return []byte(pfxAPIKeyBySit + site + "/") }
+func apiKeySitePrefix(site string) []byte { return []byte(pfxAPIKeyBySit + sk(site) + "/") }
 
 // tsHex encodes a time as 16 hex digits of Unix nanoseconds so that keys
 // sort chronologically.
@@ -168,83 +201,87 @@ func decodeUint64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-func detectKey(site, doc string) []byte { return []byte(pfxDetect + site + "/" + doc) }
+func detectKey(site, doc string) []byte { return []byte(pfxDetect + sk(site) + "/" + doc) }
 
-func attrDefKey(site, key string) []byte { return []byte(pfxAttrDef + site + "/" + key) }
+func attrDefKey(site, key string) []byte { return []byte(pfxAttrDef + sk(site) + "/" + key) }
 
-func attrDefPrefix(site string) []byte { return []byte(pfxAttrDef + site + "/") }
+func attrDefPrefix(site string) []byte { return []byte(pfxAttrDef + sk(site) + "/") }
 
 func docAttrKey(site, doc, key string) []byte {
-	return []byte(pfxDocAttr + site + "/" + doc + "/" + key)
+	return []byte(pfxDocAttr + sk(site) + "/" + doc + "/" + key)
 }
 
-func docAttrPrefix(site, doc string) []byte { return []byte(pfxDocAttr + site + "/" + doc + "/") }
+func docAttrPrefix(site, doc string) []byte { return []byte(pfxDocAttr + sk(site) + "/" + doc + "/") }
 
 func attrIndexKey(site, key, value, doc string) []byte {
-	return []byte(pfxAttrIndex + site + "/" + key + "\x00" + value + "\x00" + doc)
+	return []byte(pfxAttrIndex + sk(site) + "/" + key + "\x00" + value + "\x00" + doc)
 }
 
 // attrIndexPrefix covers every indexed value of key.
 func attrIndexPrefix(site, key string) []byte {
-	return []byte(pfxAttrIndex + site + "/" + key + "\x00")
+	return []byte(pfxAttrIndex + sk(site) + "/" + key + "\x00")
 }
 
 // attrIndexValuePrefix covers the documents whose key has exactly value.
 func attrIndexValuePrefix(site, key, value string) []byte {
-	return []byte(pfxAttrIndex + site + "/" + key + "\x00" + value + "\x00")
+	return []byte(pfxAttrIndex + sk(site) + "/" + key + "\x00" + value + "\x00")
 }
 
-func schemaKey(site string) []byte { return []byte(pfxSchema + site) }
+func schemaKey(site string) []byte { return []byte(pfxSchema + sk(site)) }
 
-func classificationKey(site, id string) []byte { return []byte(pfxClass + site + "/" + id) }
+func classificationKey(site, id string) []byte { return []byte(pfxClass + sk(site) + "/" + id) }
 
-func classificationPrefix(site string) []byte { return []byte(pfxClass + site + "/") }
+func classificationPrefix(site string) []byte { return []byte(pfxClass + sk(site) + "/") }
 
-func entityTypeKey(site, id string) []byte { return []byte(pfxEntityType + site + "/" + id) }
+func entityTypeKey(site, id string) []byte { return []byte(pfxEntityType + sk(site) + "/" + id) }
 
-func entityTypePrefix(site string) []byte { return []byte(pfxEntityType + site + "/") }
+func entityTypePrefix(site string) []byte { return []byte(pfxEntityType + sk(site) + "/") }
 
 func entityTypeNameKey(site, namespace, name string) []byte {
-	return []byte(pfxEntityName + site + "/" + namespace + "/" + name)
+	return []byte(pfxEntityName + sk(site) + "/" + namespace + "/" + name)
 }
 
 func entityKey(site, typeID, id string) []byte {
-	return []byte(pfxEntity + site + "/" + typeID + "/" + id)
+	return []byte(pfxEntity + sk(site) + "/" + typeID + "/" + id)
 }
 
-func entityPrefix(site, typeID string) []byte { return []byte(pfxEntity + site + "/" + typeID + "/") }
+func entityPrefix(site, typeID string) []byte {
+	return []byte(pfxEntity + sk(site) + "/" + typeID + "/")
+}
 
-func sequenceKey(site, id string) []byte { return []byte(pfxSequence + site + "/" + id) }
+func sequenceKey(site, id string) []byte { return []byte(pfxSequence + sk(site) + "/" + id) }
 
-func sequencePrefix(site string) []byte { return []byte(pfxSequence + site + "/") }
+func sequencePrefix(site string) []byte { return []byte(pfxSequence + sk(site) + "/") }
 
-func sequenceByAttrKey(site, key string) []byte { return []byte(pfxSeqByAttr + site + "/" + key) }
+func sequenceByAttrKey(site, key string) []byte { return []byte(pfxSeqByAttr + sk(site) + "/" + key) }
 
 func sequenceCounterKey(site, id, period string) []byte {
-	return []byte(pfxSeqCounter + site + "/" + id + "/" + period)
+	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/" + period)
 }
 
 func sequenceCounterPrefix(site, id string) []byte {
-	return []byte(pfxSeqCounter + site + "/" + id + "/")
+	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
 }
 
-func mappingKey(site, id string) []byte { return []byte(pfxMapping + site + "/" + id) }
+func mappingKey(site, id string) []byte { return []byte(pfxMapping + sk(site) + "/" + id) }
 
-func mappingPrefix(site string) []byte { return []byte(pfxMapping + site + "/") }
+func mappingPrefix(site string) []byte { return []byte(pfxMapping + sk(site) + "/") }
 
-func queueKey(site, id string) []byte { return []byte(pfxQueue + site + "/" + id) }
+func queueKey(site, id string) []byte { return []byte(pfxQueue + sk(site) + "/" + id) }
 
-func queuePrefix(site string) []byte { return []byte(pfxQueue + site + "/") }
+func queuePrefix(site string) []byte { return []byte(pfxQueue + sk(site) + "/") }
 
 func queueDocKey(site, queue, doc string) []byte {
-	return []byte(pfxQueueDoc + site + "/" + queue + "/" + doc)
+	return []byte(pfxQueueDoc + sk(site) + "/" + queue + "/" + doc)
 }
 
-func queueDocPrefix(site, queue string) []byte { return []byte(pfxQueueDoc + site + "/" + queue + "/") }
+func queueDocPrefix(site, queue string) []byte {
+	return []byte(pfxQueueDoc + sk(site) + "/" + queue + "/")
+}
 
-func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + site) }
+func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + sk(site)) }
 
 // systemConfigKey holds the system configuration (one record).
 var systemConfigKey = []byte("sysconfig")
 
-func publicationKey(site, doc string) []byte { return []byte(pfxPublication + site + "/" + doc) }
+func publicationKey(site, doc string) []byte { return []byte(pfxPublication + sk(site) + "/" + doc) }

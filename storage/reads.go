@@ -316,7 +316,7 @@ func (d *DB) Sites() ([]string, error) {
 	var out []string
 	err := d.view(func(t *tx) error {
 		for _, k := range t.keys([]byte(pfxSite)) {
-			out = append(out, string(k[len(pfxSite):]))
+			out = append(out, siteOfKey(string(k[len(pfxSite):])))
 		}
 		return nil
 	})
@@ -340,7 +340,7 @@ func (d *DB) PendingDetections(limit int) ([]PendingDetection, error) {
 			}
 			rest := string(k[len(pfxDetect):])
 			i := strings.LastIndexByte(rest, '/')
-			out = append(out, PendingDetection{Site: rest[:i], DocumentID: rest[i+1:], ContentSHA: string(v)})
+			out = append(out, PendingDetection{Site: siteOfKey(rest[:i]), DocumentID: rest[i+1:], ContentSHA: string(v)})
 			return nil
 		})
 	})

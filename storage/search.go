@@ -97,7 +97,7 @@ func (d *DB) Search(site string, q SearchQuery, after string, limit int) ([]Sear
 		}
 		start = b
 	}
-	base := []byte(q.pfx() + site + "/" + q.Primary.Key + "\x00")
+	base := []byte(q.pfx() + sk(site) + "/" + q.Primary.Key + "\x00")
 	// The scanned span: a value prefix narrows it, a range seeks to its start.
 	var scan []byte
 	seek := base

@@ -21,6 +21,7 @@ func (d *DB) Stats() (map[string]*SiteStats, error) {
 	site := func(key []byte, prefix string) *SiteStats {
 		rest := strings.TrimPrefix(string(key), prefix)
 		name, _, _ := strings.Cut(rest, "/")
+		name = siteOfKey(name)
 		s := out[name]
 		if s == nil {
 			s = &SiteStats{ActionsByStatus: map[[2]string]int{}}

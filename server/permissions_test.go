@@ -1,0 +1,296 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+)
+
+// setFolderRoles sets a folder's role permissions (roles: role name ->
+// permissions).
+func setFolderRoles(t *testing.T, s *quiretest.Server, tok, site, path string, roles map[string][]string) {
+	t.Helper()
+	list := []any{}
+	for name, perms := range roles {
+		list = append(list, map[string]any{"roleName": name, "permissions": perms})
+	}
+	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site, map[string]any{"path": path, "roles": list}, tok), http.StatusOK)
+}
+
+func docPath(t *testing.T, s *quiretest.Server, tok, site, id string) string {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+id+site, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	p, _ := r.JSON(t)["path"].(string)
+	return p
+}
+
+// waitFor polls cond every 50 ms for up to 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPermissions_ActionsActAsTheirAdder: MOVE and DELETE actions do no
+// more than whoever added them could do by hand, checked when they are
+// added and again when they run.
+func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
+	s := pipelineServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			bob := s.Token("bob", site.name, "hr_team")
+			r := s.Do(http.MethodPost, "/sites/"+site.name+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
+			mustStatus(t, r, http.StatusOK)
+			key := r.JSON(t)["apiKey"].(string)
+
+			report := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/report.txt", "content": "q3"})
+			menu := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu"})
+			addDoc(t, s, admin, site.query, map[string]any{"path": "secret/plans.txt", "content": "x"})
+			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "hr/archive"}, admin), http.StatusCreated)
+			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}})
+			setFolderRoles(t, s, admin, site.query, "hr/archive", map[string][]string{"hr_team": {"READ", "WRITE"}})
+			setFolderRoles(t, s, admin, site.query, "secret", map[string][]string{"hr_team": {"READ"}})
+
+			act := func(typ string, params map[string]any) map[string]any {
+				return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
+			}
+			purge := act("DELETE", map[string]any{"deleteType": "PURGE"})
+			toSecret := act("MOVE", map[string]any{"path": "secret/"})
+			cases := []struct {
+				name, tok, method, path string
+				body                    any
+				want                    int
+				msg                     string
+			}{
+				{"no DELETE in the folder", bob, "POST", "/documents/" + report + "/actions", purge, 401, "fkq access denied to folder (hr) (DELETE)"},
+				{"no DELETE on the site", key, "POST", "/documents/" + menu + "/actions", act("DELETE", map[string]any{"deleteType": "SOFT_DELETE"}), 401, "fkq access denied (groups: " + site.name + " (READ,WRITE))"},
+				{"no WRITE where it moves to", bob, "POST", "/documents/" + menu + "/actions", toSecret, 401, "fkq access denied to folder (secret) (WRITE)"},
+				{"not on PATCH either", bob, "PATCH", "/documents/" + menu, toSecret, 401, "fkq access denied to folder (secret) (WRITE)"},
+				{"not on create either", bob, "POST", "/documents", map[string]any{"path": "hr/new.txt", "content": "x", "actions": purge["actions"]}, 401, "fkq access denied to folder (hr) (DELETE)"},
+			}
+			for _, c := range cases {
+				r := s.Do(c.method, c.path+site.query, c.body, c.tok)
+				if r.Status != c.want || !strings.Contains(string(r.Body), c.msg) {
+					t.Fatalf("%s: %d %s, want %d %q", c.name, r.Status, r.Body, c.want, c.msg)
+				}
+			}
+			if got := docPath(t, s, admin, site.query, report); got != "hr/report.txt" {
+				t.Fatalf("report at %q", got)
+			}
+			if got := docPath(t, s, admin, site.query, menu); got != "public/menu.txt" {
+				t.Fatalf("menu at %q", got)
+			}
+
+			// Allowed when added; the folder closes before it runs: it
+			// fails and the document stays.
+			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Hold"}, admin)
+			mustStatus(t, qr, http.StatusCreated)
+			qid := qr.JSON(t)["queueId"].(string)
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+report+"/actions"+site.query, map[string]any{"actions": []map[string]any{
+				{"type": "QUEUE", "queueId": qid}, {"type": "MOVE", "parameters": map[string]any{"path": "hr/archive/"}},
+			}}, bob), http.StatusOK)
+			waitFor(t, "IN_QUEUE", func() bool {
+				return equalStrings(waitActionsOnce(t, s, admin, site.query, report), []string{"IN_QUEUE", "PENDING"})
+			})
+			setFolderRoles(t, s, admin, site.query, "hr/archive", map[string][]string{"hr_team": {"READ"}})
+			mustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+report+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusOK)
+			if st := waitActions(t, s, admin, site.query, report); !equalStrings(st, []string{"ASYNC_COMPLETE", "FAILED"}) {
+				t.Fatalf("statuses %v", st)
+			}
+			a := actions(t, s, admin, site.query, report)
+			if msg, _ := a[1]["message"].(string); msg != "fkq access denied to folder (hr/archive) (WRITE)" {
+				t.Fatalf("MOVE message %q", msg)
+			}
+			if _, ok := a[1]["actor"]; ok {
+				t.Fatalf("the adder's rights are shown: %v", a[1])
+			}
+			if got := docPath(t, s, admin, site.query, report); got != "hr/report.txt" {
+				t.Fatalf("report moved to %q", got)
+			}
+
+			// Whoever may, still can.
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+menu+"/actions"+site.query, toSecret, admin), http.StatusOK)
+			if st := waitActions(t, s, admin, site.query, menu); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("admin's move: %v", st)
+			}
+			if got := docPath(t, s, admin, site.query, menu); got != "secret/menu.txt" {
+				t.Fatalf("menu at %q", got)
+			}
+		})
+	}
+}
+
+// TestPermissions_FolderChecksOnEveryDocumentRoute: restore, purge and the
+// actions of a document in the trash, its upload URL (WRITE: it replaces
+// the content) and tag updates by match all respect folder permissions.
+func TestPermissions_FolderChecksOnEveryDocumentRoute(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			alice := s.Token("alice", site.name, "staff") // READ in hr
+			bob := s.Token("bob", site.name, "hr_team")   // READ, WRITE in hr
+			carol := s.Token("carol", site.name)          // nothing in hr
+			tags := []map[string]any{{"key": "dept", "value": "hr"}}
+			salary := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/salary.txt", "content": "pay", "tags": tags})
+			menu := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu", "tags": tags})
+			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}, "staff": {"READ"}})
+
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.query, nil, alice), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.query, nil, bob), http.StatusOK)
+
+			// PATCH /documents/tags skips what the caller may not write.
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/tags"+site.query, map[string]any{
+				"match":  map[string]any{"tag": map[string]any{"key": "dept", "eq": "hr"}},
+				"update": map[string]any{"tags": []map[string]any{{"key": "reviewed", "value": "alice"}}},
+			}, alice), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+menu+"/tags/reviewed"+site.query, nil, admin), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/tags/reviewed"+site.query, nil, admin), http.StatusNotFound)
+
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+salary+q(site.query, "softDelete=true"), nil, admin), http.StatusOK)
+			steps := []struct {
+				name, tok, method, path string
+				want                    int
+			}{
+				{"carol cannot see its actions", carol, "GET", "/actions", 401},
+				{"alice sees its actions", alice, "GET", "/actions", 200},
+				{"alice cannot restore", alice, "PUT", "/restore", 401},
+				{"alice cannot purge", alice, "DELETE", "/purge", 401},
+				{"bob cannot purge", bob, "DELETE", "/purge", 401},
+				{"bob restores", bob, "PUT", "/restore", 200},
+			}
+			for _, st := range steps {
+				if r := s.Do(st.method, "/documents/"+salary+st.path+site.query, nil, st.tok); r.Status != st.want {
+					t.Fatalf("%s: %d %s, want %d", st.name, r.Status, r.Body, st.want)
+				}
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.query, nil, admin), http.StatusOK)
+		})
+	}
+}
+
+// TestPermissions_SearchTotalsCountOnlyVisible: totals of fulltext
+// searches leave out documents in folders the caller may not read.
+func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			alice := s.Token("alice", site.name, "staff")
+			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "quarterly bonus plan"})
+			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/more.txt", "contentType": "text/plain", "content": "bonus table"})
+			addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "contentType": "text/plain", "content": "bonus dessert"})
+			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ"}})
+			waitFor(t, "the text indexed", func() bool {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, admin)
+				return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(3)
+			})
+			for _, c := range []struct {
+				tok  string
+				want float64
+			}{{admin, 3}, {alice, 1}} {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, c.tok)
+				mustStatus(t, r, http.StatusOK)
+				m := r.JSON(t)
+				if n := m["totalCount"]; n != c.want || len(m["documents"].([]any)) != int(c.want) {
+					t.Fatalf("searchFulltext: totalCount %v, want %v: %s", n, c.want, r.Body)
+				}
+				r = s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
+				mustStatus(t, r, http.StatusOK)
+				hits, _ := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)
+				total, _ := hits["total"].(map[string]any)
+				if total["value"] != c.want || total["relation"] != "eq" || len(hits["hits"].([]any)) != int(c.want) {
+					t.Fatalf("queryFulltext: total %v, want %v: %s", total, c.want, r.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestPermissions_KeycloakGroupPathSitesStayApart: group paths such as
+// "/finance" and "/finance/hr" are distinct sites; neither's keys are a
+// prefix of the other's, so listings, searches, the trash, folder deletes
+// and upload URLs of one never reach the other.
+func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
+	s := quiretest.NewServer(t)
+	fin := s.Token("ann", "/finance")
+	hr := s.Token("hank", "/finance/hr")
+	ids := map[string]string{}
+	for name, tok := range map[string]string{"fin": fin, "hr": hr} {
+		ids[name] = addDoc(t, s, tok, "", map[string]any{"path": "a/report.txt", "contentType": "text/plain", "content": name + " budget"})
+		ids[name+"-trash"] = addDoc(t, s, tok, "", map[string]any{"path": "a/old.txt", "content": "x"})
+		mustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids[name+"-trash"]+"?softDelete=true", nil, tok), http.StatusOK)
+	}
+	// Site-wide records: attributes, and folder permissions on a folder
+	// both sites have.
+	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "color"}}, hr), http.StatusCreated)
+	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=%2Ffinance%2Fhr", map[string]any{"path": "a", "roles": []any{
+		map[string]any{"roleName": "/finance/hr", "permissions": []string{"READ"}}}}, s.Admin()), http.StatusOK)
+	// ann has a folder named like hank's site below hers.
+	mustStatus(t, s.Do(http.MethodPost, "/folders", map[string]any{"path": "hr"}, fin), http.StatusCreated)
+	mustStatus(t, s.Do(http.MethodDelete, "/folders/"+ikey("hr"), nil, fin), http.StatusOK)
+
+	listed := func(tok, query string) []string {
+		r := s.Do(http.MethodGet, "/documents"+query, nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		var out []string
+		for _, d := range r.JSON(t)["documents"].([]any) {
+			out = append(out, d.(map[string]any)["documentId"].(string))
+		}
+		return out
+	}
+	for _, c := range []struct{ name, tok, other string }{{"fin", fin, "hr"}, {"hr", hr, "fin"}} {
+		if got := listed(c.tok, ""); len(got) != 1 || got[0] != ids[c.name] {
+			t.Fatalf("%s lists %v, want [%s]", c.name, got, ids[c.name])
+		}
+		if got := listed(c.tok, "?softDeleted=true"); len(got) != 1 || got[0] != ids[c.name+"-trash"] {
+			t.Fatalf("%s's trash lists %v, want [%s]", c.name, got, ids[c.name+"-trash"])
+		}
+		if got := fmt.Sprint(listAll(t, s, c.tok, "", "a")); got != "[a/report.txt]" {
+			t.Fatalf("%s's folder a = %s", c.name, got)
+		}
+		mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids[c.other], nil, c.tok), http.StatusNotFound)
+		waitFor(t, "the text indexed", func() bool {
+			r := s.Do(http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": "budget"}}, c.tok)
+			return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(1)
+		})
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["fin"], nil, fin), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["hr"], nil, hr), http.StatusOK)
+	r := s.Do(http.MethodGet, "/attributes", nil, fin)
+	mustStatus(t, r, http.StatusOK)
+	if got := string(r.Body); strings.Contains(got, "color") {
+		t.Fatalf("ann's attributes: %s", got)
+	}
+	r = s.Do(http.MethodGet, "/sites", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.Body), `"siteId":"/finance/hr"`) {
+		t.Fatalf("GET /sites = %s", r.Body)
+	}
+
+	// An upload URL of such a site works.
+	r = s.Do(http.MethodGet, "/documents/upload?path=b/up.txt", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	up, _ := r.JSON(t)["url"].(string)
+	id, _ := r.JSON(t)["documentId"].(string)
+	mustStatus(t, s.Do(http.MethodPut, up, "uploaded", ""), http.StatusOK)
+	r = s.Do(http.MethodGet, "/documents/"+id+"/content", nil, hr)
+	mustStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.Body), "uploaded") {
+		t.Fatalf("content = %s", r.Body)
+	}
+
+	// Site ids with control characters are refused.
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
+}

@@ -1,0 +1,100 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Quire accepts MOVE and DELETE actions on documents (FormKiQ keeps them
+// for workflows). Such an action changes the document long after the
+// request that added it, so it must not do more than its adder could have
+// done by hand: it records the adder's rights (ActionActor) and they are
+// checked when the action is added and again when it runs, against the
+// folder permissions of that moment.
+
+// ActionActor is the rights of whoever added an action that acts with
+// them: the groups of the token or API key (folder permissions name
+// groups) and the permissions on the action's site.
+type ActionActor struct {
+	Groups      []string `json:"groups,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+}
+
+// ActsAsAdder reports whether actions of typ act with their adder's
+// rights and so record them.
+func ActsAsAdder(typ string) bool { return typ == "MOVE" || typ == "DELETE" }
+
+func (a *ActionActor) has(perm string) bool { return slices.Contains(a.Permissions, perm) }
+
+// mayUseFolder reports whether the actor may use perm in the folder dir:
+// site admins and governors are not limited by folder permissions (they
+// set them), like callers of the API.
+func (a *ActionActor) mayUseFolder(set FolderPermissionSet, dir, perm string) bool {
+	return a.has("ADMIN") || a.has("GOVERN") || set.Allows(dir, a.Groups, perm)
+}
+
+// AccessError is a permission the caller (or an action's adder) lacks.
+// The server answers it as FormKiQ answers access denials (401 with the
+// message).
+type AccessError struct{ Msg string }
+
+func (e *AccessError) Error() string { return e.Msg }
+
+// FolderDenied is the error for an operation a folder's permissions do
+// not grant, in FormKiQ's words.
+func FolderDenied(dir, perm string) *AccessError {
+	if dir == "" {
+		dir = "/"
+	}
+	return &AccessError{Msg: fmt.Sprintf("fkq access denied to folder (%s) (%s)", dir, perm)}
+}
+
+// MoveActionPath is where a MOVE action puts a document at docPath (its
+// path parameter is the destination folder, ending in "/"); a document
+// without a path is named by its id.
+func MoveActionPath(param, docPath, docID string) string {
+	dest := strings.TrimLeft(param, "/")
+	if docPath == "" {
+		return dest + docID
+	}
+	_, name := splitPath(docPath)
+	return dest + name
+}
+
+// CheckActionRights reports whether the adder recorded in a may do what
+// the action does to the document docID at docPath, under the site's
+// folder permissions set: a DELETE needs DELETE on the site and in the
+// document's folder; a MOVE needs WRITE on the site, in the document's
+// folder and in the destination folder. Actions of other types pass. An
+// action that needs rights but recorded none (added before they were
+// recorded) is refused: nothing says its adder may do it.
+func CheckActionRights(site string, a *Action, docID, docPath string, set FolderPermissionSet) error {
+	if !ActsAsAdder(a.Type) {
+		return nil
+	}
+	actor := a.Actor
+	if actor == nil {
+		return &AccessError{Msg: fmt.Sprintf("%s action has no recorded rights of the user who added it; add it again", a.Type)}
+	}
+	dir, _ := splitPath(docPath)
+	need := []struct{ dir, perm string }{{dir, FolderDelete}}
+	if a.Type == "MOVE" {
+		var params struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(a.Parameters, &params) // validated when added
+		dest, _ := splitPath(MoveActionPath(params.Path, docPath, docID))
+		need = []struct{ dir, perm string }{{dir, FolderWrite}, {dest, FolderWrite}}
+	}
+	for _, n := range need {
+		if !actor.has(n.perm) && !actor.has("ADMIN") {
+			return &AccessError{Msg: fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(actor.Permissions, ","))}
+		}
+		if !actor.mayUseFolder(set, n.dir, n.perm) {
+			return FolderDenied(n.dir, n.perm)
+		}
+	}
+	return nil
+}
