@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"quire/storage"
@@ -185,40 +184,4 @@ func program(configured, name, pkg string) (string, error) {
 		return "", fmt.Errorf("%s not found: install the Debian package %s (apt-get install %s)", name, pkg, pkg)
 	}
 	return p, nil
-}
-
-// runProgram runs an external program and returns its stdout; a failure
-// carries the end of its stderr.
-func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, msg)
-	}
-	return out, nil
-}
-
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if l.n <= 0 {
-		return n, nil
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	l.n -= len(p)
-	_, err := l.w.Write(p)
-	return n, err
 }
