@@ -28,6 +28,7 @@ import (
 	"quire/auth"
 	"quire/config"
 	"quire/node"
+	"quire/outbound"
 	"quire/pipeline"
 )
 
@@ -176,6 +177,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		Logger:         log,
+		Outbound:       outboundPolicy(c),
 		Pipeline: pipeline.Config{
 			Workers:       c.Pipeline.Workers,
 			ActionTimeout: c.Pipeline.ActionTimeout,
@@ -195,6 +197,17 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			},
 		},
 	}
+}
+
+// outboundPolicy is the configured outbound policy; Load validated it,
+// and a policy that does not build falls back to the default, which is
+// the strictest.
+func outboundPolicy(c *config.Config) *outbound.Policy {
+	p, err := outbound.New(c.Outbound.Allow, c.Outbound.Deny)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 func cmdToken(args []string, stdout, stderr io.Writer) error {

@@ -17,6 +17,7 @@ import (
 
 	"quire/auth"
 	"quire/index"
+	"quire/outbound"
 	"quire/pipeline"
 	"quire/server"
 	"quire/storage"
@@ -46,6 +47,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Pipeline configures the action pipeline (workers, engines).
 	Pipeline pipeline.Config
+	// Outbound is the policy for calls to destinations users choose
+	// (nil: the default policy, which refuses loopback and link-local).
+	Outbound *outbound.Policy
 }
 
 // Node is one running Quire process.
@@ -130,10 +134,12 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("create temp dir: %w", err)
 		}
 	}
+	pc.Outbound = cfg.Outbound
 	pc.Describe = server.DocumentJSON
 	pc.DownloadURL = n.Server.DownloadURL
 	n.Pipeline = pipeline.New(db, db, pc)
 	n.Server.SetTestMailer(n.Pipeline.SendTestMail)
+	n.Server.SetDestinations(n.Pipeline)
 	n.Server.SetPipelineStatus(n.Pipeline.Status)
 	return n, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,6 +156,10 @@ type SMTPConfig struct {
 	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
 	// relays; tests).
 	InsecureSkipVerify bool
+	// Dialer connects to the server (nil: a plain dialer, for the
+	// operator's relay); a site's own server is dialed through the
+	// outbound policy's.
+	Dialer *net.Dialer
 }
 
 // LLMConfig is an OpenAI-compatible chat completions endpoint.
