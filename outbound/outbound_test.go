@@ -138,7 +138,6 @@ func TestDialer_NameResolvingToLoopback(t *testing.T) {
 	}
 }
 
-
 // fakeDNS answers every A query with addr (and AAAA queries with no
 // records) on a loopback UDP port, and returns its address.
 func fakeDNS(t *testing.T, addr netip.Addr) string {
