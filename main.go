@@ -28,6 +28,7 @@ import (
 	"quire/auth"
 	"quire/config"
 	"quire/node"
+	"quire/outbound"
 	"quire/pipeline"
 )
 
@@ -178,6 +179,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		Logger:         log,
 
 		MaxConnsPerClient: maxConnsPerClient(c.Limits.MaxConnsPerClient),
+		Outbound:          outboundPolicy(c),
 		Pipeline: pipeline.Config{
 			Workers:       c.Pipeline.Workers,
 			ActionTimeout: c.Pipeline.ActionTimeout,
@@ -206,6 +208,17 @@ func maxConnsPerClient(n int) int {
 		return -1
 	}
 	return n
+}
+
+// outboundPolicy is the configured outbound policy; Load validated it,
+// and a policy that does not build falls back to the default, which is
+// the strictest.
+func outboundPolicy(c *config.Config) *outbound.Policy {
+	p, err := outbound.New(c.Outbound.Allow, c.Outbound.Deny)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 func cmdToken(args []string, stdout, stderr io.Writer) error {

@@ -27,6 +27,7 @@ type Config struct {
 	LLM        LLM               `toml:"llm"`
 	Webhooks   Webhooks          `toml:"webhooks"`
 	EventBuses map[string]string `toml:"event_buses"`
+	Outbound   Outbound          `toml:"outbound"`
 }
 
 // TLS configures HTTPS on the listener.
@@ -103,6 +104,15 @@ type LLM struct {
 // Webhooks configures outgoing WEBHOOK and event bus requests.
 type Webhooks struct {
 	Secret string `toml:"secret"`
+}
+
+// Outbound is the policy for calls to destinations users choose
+// (webhook URLs, a site's SMTP host and LLM url): networks allowed
+// although refused by default (loopback, link-local) and networks denied
+// although allowed by default (the LAN, the internet).
+type Outbound struct {
+	Allow []string `toml:"allow"`
+	Deny  []string `toml:"deny"`
 }
 
 // Default is the configuration with nothing set.

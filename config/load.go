@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"quire/outbound"
 )
 
 // Loaded is a configuration and where each of its settings came from.
@@ -340,6 +342,12 @@ func (l *Loaded) validate() Problems {
 			}
 			ps = append(ps, Problem{Where: where, Key: "event_buses", Msg: fmt.Sprintf("%s: want an http:// or https:// URL, got %q", name, u)})
 		}
+	}
+	if _, err := outbound.New(c.Outbound.Allow, nil); err != nil {
+		bad("outbound.allow", "%v", err)
+	}
+	if _, err := outbound.New(nil, c.Outbound.Deny); err != nil {
+		bad("outbound.deny", "%v", err)
 	}
 	return ps
 }

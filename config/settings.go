@@ -121,6 +121,11 @@ var settings = []setting{
 
 	{key: "event_buses", name: "event-bus", help: "Event buses of EVENTBRIDGE actions: eventBusName = URL the CloudEvents are posted to. Flag: --event-bus name=url (repeatable); variable: QUIRE_EVENT_BUS=name=url,name=url.",
 		example: `office = "http://127.0.0.1:9000/events"`, ptr: func(c *Config) any { return &c.EventBuses }},
+
+	{key: "outbound.allow", name: "outbound-allow", help: "Networks that destinations users choose (WEBHOOK urls, a site's SMTP host and LLM url) may reach although refused by default: loopback, link-local (169.254.0.0/16, cloud metadata), unspecified and multicast addresses are refused unless listed here. The LAN and the internet are allowed unless denied. Destinations in this file (llm.url, smtp.host, event_buses) are trusted as given.",
+		example: `["127.0.0.0/8"]`, ptr: func(c *Config) any { return &c.Outbound.Allow }},
+	{key: "outbound.deny", name: "outbound-deny", help: "Networks that destinations users choose may not reach (allow wins): [\"10.0.0.0/8\", \"172.16.0.0/12\", \"192.168.0.0/16\"] keeps users' webhooks off the LAN; [\"0.0.0.0/0\", \"::/0\"] allows only the networks of outbound.allow.",
+		example: `["0.0.0.0/0", "::/0"]`, ptr: func(c *Config) any { return &c.Outbound.Deny }},
 }
 
 func lookup(name string) (setting, bool) {

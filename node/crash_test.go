@@ -32,7 +32,10 @@ func TestHelperCrashServer(t *testing.T) {
 	if dir == "" {
 		return
 	}
-	n, err := node.Open(node.Config{Listen: "127.0.0.1:0", DataDir: dir, PublicURL: "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, PublicURL: "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	// The pipeline crash test's webhook receiver is on loopback.
+	quiretest.AllowLoopbackOutbound(&cfg)
+	n, err := node.Open(cfg)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

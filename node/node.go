@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/guard"
 	"quire/index"
+	"quire/outbound"
 	"quire/pipeline"
 	"quire/server"
 	"quire/storage"
@@ -53,6 +54,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Pipeline configures the action pipeline (workers, engines).
 	Pipeline pipeline.Config
+	// Outbound is the policy for calls to destinations users choose
+	// (nil: the default policy, which refuses loopback and link-local).
+	Outbound *outbound.Policy
 }
 
 // Node is one running Quire process.
@@ -140,10 +144,12 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("create temp dir: %w", err)
 		}
 	}
+	pc.Outbound = cfg.Outbound
 	pc.Describe = server.DocumentJSON
 	pc.DownloadURL = n.Server.DownloadURL
 	n.Pipeline = pipeline.New(db, db, pc)
 	n.Server.SetTestMailer(n.Pipeline.SendTestMail)
+	n.Server.SetDestinations(n.Pipeline)
 	n.Server.SetPipelineStatus(n.Pipeline.Status)
 	return n, nil
 }

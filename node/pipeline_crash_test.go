@@ -80,7 +80,7 @@ func TestCrash_ActionsInFlightFinishAfterRestart(t *testing.T) {
 		t.Fatalf("webhooks delivered before the kill: %d of %d; the kill must land mid-way", before, len(ids))
 	}
 
-	s := quiretest.StartServer(t, dir)
+	s := quiretest.StartServer(t, dir, quiretest.AllowLoopbackOutbound)
 	admin := s.Token("check", "Admins")
 	deadline := time.Now().Add(60 * time.Second)
 	for _, id := range ids {

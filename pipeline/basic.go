@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/outbound"
 	"quire/storage"
 )
 
@@ -144,8 +145,10 @@ func runDelete(ctx context.Context, j *Job) (*Outcome, error) {
 	return &Outcome{Then: []*storage.Command{c}}, nil
 }
 
-// httpClient posts webhooks and events. Redirects are not followed: a
-// receiver that moved must be reconfigured, not silently chased.
+// httpClient posts events to the operator's event buses. Redirects are
+// not followed: a receiver that moved must be reconfigured, not silently
+// chased. Webhooks, whose urls users give, go through the outbound
+// policy's client instead (Pipeline.userHTTP).
 var httpClient = &http.Client{
 	Timeout:       30 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -169,8 +172,10 @@ func (j *Job) documentEvent() map[string]any {
 // post sends body to url, signed when a secret is configured: the
 // X-Quire-Timestamp header holds the Unix time and X-Quire-Signature
 // "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + body)). A network
-// error, 408, 429 or 5xx is retried; another status fails the action.
-func (j *Job) post(ctx context.Context, url, contentType string, body []byte) (int, error) {
+// error, 408, 429 or 5xx is retried; another status, or a destination the
+// outbound policy refuses, fails the action. The error says what happened
+// in a few words and never carries what the receiver sent.
+func (j *Job) post(ctx context.Context, client *http.Client, url, contentType string, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("invalid url: %v", err)
@@ -185,12 +190,16 @@ func (j *Job) post(ctx context.Context, url, contentType string, body []byte) (i
 		req.Header.Set("X-Quire-Timestamp", ts)
 		req.Header.Set("X-Quire-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		return 0, retryable(fmt.Errorf("post to %s: %v", url, err))
+		msg := fmt.Errorf("post to %s: %s", url, outbound.Reason(err))
+		if errors.As(err, new(*outbound.RefusedError)) {
+			return 0, msg
+		}
+		return 0, retryable(msg)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -198,9 +207,9 @@ func (j *Job) post(ctx context.Context, url, contentType string, body []byte) (i
 	case resp.StatusCode < 300:
 		return resp.StatusCode, nil
 	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return resp.StatusCode, retryable(fmt.Errorf("%s answered %s", url, resp.Status))
+		return resp.StatusCode, retryable(fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode)))
 	default:
-		return resp.StatusCode, fmt.Errorf("%s answered %s", url, resp.Status)
+		return resp.StatusCode, fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode))
 	}
 }
 
@@ -210,7 +219,7 @@ func runWebhook(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := j.post(ctx, j.Param("url"), "application/json", body)
+	code, err := j.post(ctx, j.p.userHTTP, j.Param("url"), "application/json", body)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +237,7 @@ func (j *Job) publishEvent(ctx context.Context, typ string, data map[string]any)
 			"subject": j.Doc.DocumentID, "time": j.Now().UTC().Format(time.RFC3339), "datacontenttype": "application/json", "data": data,
 		})
 		if err == nil {
-			_, err = j.post(ctx, url, "application/cloudevents+json", body)
+			_, err = j.post(ctx, httpClient, url, "application/cloudevents+json", body)
 		}
 		if err != nil {
 			j.p.log.Warn("event not delivered", "bus", name, "type", typ, "err", err)
@@ -260,7 +269,7 @@ func runEventBus(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := j.post(ctx, url, "application/cloudevents+json", body); err != nil {
+	if _, err := j.post(ctx, httpClient, url, "application/cloudevents+json", body); err != nil {
 		return nil, err
 	}
 	return &Outcome{Metadata: map[string]string{"eventId": ev["id"].(string)}}, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -39,16 +38,18 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 		}
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		b, err := exec.CommandContext(c, p, args...).CombinedOutput()
-		first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		buf := limitedBuffer{n: 64 << 10}
+		err = runEngine(c, "", &buf, &buf, p, args...)
+		first, _, _ := strings.Cut(strings.TrimSpace(string(buf.Bytes())), "\n")
 		if err != nil {
 			st.Detail = fmt.Sprintf("%s does not run: %v %s", p, err, first)
 		} else {
 			st.OK, st.Detail = true, p+": "+first
 		}
 		if name == "tesseract" && st.OK {
-			langs, _ := exec.CommandContext(c, p, "--list-langs").CombinedOutput()
-			if !strings.Contains(string(langs), "\neng") {
+			langs := limitedBuffer{n: 64 << 10}
+			runEngine(c, "", &langs, &langs, p, "--list-langs")
+			if !strings.Contains(string(langs.Bytes()), "\neng") {
 				st.OK, st.Detail = false, "tesseract has no English language data: install tesseract-ocr-eng"
 			}
 		}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"quire/storage"
@@ -167,6 +167,10 @@ type SMTPConfig struct {
 	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
 	// relays; tests).
 	InsecureSkipVerify bool
+	// Dialer connects to the server (nil: a plain dialer, for the
+	// operator's relay); a site's own server is dialed through the
+	// outbound policy's.
+	Dialer *net.Dialer
 }
 
 // LLMConfig is an OpenAI-compatible chat completions endpoint.
@@ -196,40 +200,4 @@ func program(configured, name, pkg string) (string, error) {
 		return "", fmt.Errorf("%s not found: install the Debian package %s (apt-get install %s)", name, pkg, pkg)
 	}
 	return p, nil
-}
-
-// runProgram runs an external program and returns its stdout; a failure
-// carries the end of its stderr.
-func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, msg)
-	}
-	return out, nil
-}
-
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if l.n <= 0 {
-		return n, nil
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	l.n -= len(p)
-	_, err := l.w.Write(p)
-	return n, err
 }

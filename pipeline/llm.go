@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"quire/outbound"
 	"quire/storage"
 )
 
@@ -26,16 +27,20 @@ const maxPromptText = 48 << 10
 
 // llmEndpoint resolves a site's chat endpoint: the site's llm settings,
 // else the server's; a site's chatGptApiKey is used as the key when the
-// site names no other.
-func (p *Pipeline) llmEndpoint(site string) (LLMConfig, error) {
-	c := p.cfg.Engines.LLM
+// site names no other. own reports an endpoint the site chose (not the
+// server's): the server's key is never sent there, and it is called
+// through the outbound policy.
+func (p *Pipeline) llmEndpoint(site string) (c LLMConfig, own bool, err error) {
+	c = p.cfg.Engines.LLM
 	sc, err := p.db.SiteConfig(site)
 	if err != nil {
-		return c, err
+		return c, false, err
 	}
 	if sc.LLM != nil {
-		if sc.LLM.URL != "" {
-			c.URL = sc.LLM.URL
+		if u := sc.LLM.URL; u != "" && !sameURL(u, c.URL) {
+			// A site governor chose this endpoint: the server-wide key
+			// belongs to the operator's endpoint only.
+			c.URL, c.APIKey, own = u, "", true
 		}
 		if sc.LLM.APIKey != "" {
 			c.APIKey = sc.LLM.APIKey
@@ -48,10 +53,13 @@ func (p *Pipeline) llmEndpoint(site string) (LLMConfig, error) {
 		c.APIKey = sc.ChatGptAPIKey
 	}
 	if c.URL == "" {
-		return c, errors.New("no LLM endpoint configured: set the site configuration's llm.url (an OpenAI-compatible server such as Ollama, llama.cpp or vLLM) or the server's LLM endpoint")
+		return c, false, errors.New("no LLM endpoint configured: set the site configuration's llm.url (an OpenAI-compatible server such as Ollama, llama.cpp or vLLM) or the server's LLM endpoint")
 	}
-	return c, nil
+	return c, own, nil
 }
+
+// sameURL reports whether two endpoint URLs name the same endpoint.
+func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
 
 type chatMessage struct {
 	Role    string `json:"role"`
@@ -60,7 +68,7 @@ type chatMessage struct {
 
 // chat asks the site's model and returns its answer.
 func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chatMessage) (string, string, error) {
-	ep, err := j.p.llmEndpoint(j.Site)
+	ep, own, err := j.p.llmEndpoint(j.Site)
 	if err != nil {
 		return "", "", err
 	}
@@ -84,12 +92,20 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 	if ep.APIKey != "" {
 		hr.Header.Set("Authorization", "Bearer "+ep.APIKey)
 	}
-	resp, err := llmClient.Do(hr)
+	client := llmClient
+	if own {
+		client = j.p.userLLM
+	}
+	resp, err := client.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()
 		}
-		return "", "", retryable(fmt.Errorf("LLM endpoint %s: %v", ep.URL, err))
+		msg := fmt.Errorf("LLM endpoint %s: %s", ep.URL, outbound.Reason(err))
+		if errors.As(err, new(*outbound.RefusedError)) {
+			return "", "", msg
+		}
+		return "", "", retryable(msg)
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
@@ -97,10 +113,10 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 		return "", "", retryable(err)
 	}
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return "", "", retryable(fmt.Errorf("LLM endpoint answered %s", resp.Status))
+		return "", "", retryable(fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode)))
 	}
 	if resp.StatusCode >= 300 {
-		return "", "", fmt.Errorf("LLM endpoint answered %s: %s", resp.Status, strings.TrimSpace(string(rb[:min(len(rb), 300)])))
+		return "", "", fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode))
 	}
 	var out struct {
 		Choices []struct {
@@ -108,13 +124,13 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 		} `json:"choices"`
 	}
 	if err := json.Unmarshal(rb, &out); err != nil || len(out.Choices) == 0 {
-		return "", "", fmt.Errorf("LLM endpoint gave no answer: %s", strings.TrimSpace(string(rb[:min(len(rb), 300)])))
+		return "", "", errors.New("LLM endpoint gave no chat completion answer")
 	}
 	return out.Choices[0].Message.Content, model, nil
 }
 
-// llmClient has no overall timeout: local models can take minutes; the
-// action timeout bounds it.
+// llmClient calls the operator's LLM endpoint. It has no overall timeout:
+// local models can take minutes; the action timeout bounds it.
 var llmClient = &http.Client{}
 
 // documentText is the document's text for a prompt.
@@ -281,7 +297,7 @@ func runDocumentTagging(ctx context.Context, j *Job) (*Outcome, error) {
 	}
 	fields := jsonObject(answer)
 	if fields == nil {
-		return nil, fmt.Errorf("the model did not answer with JSON: %.200s", answer)
+		return nil, errors.New("the model did not answer with a JSON object")
 	}
 	var tags []storage.Tag
 	for _, k := range keys {

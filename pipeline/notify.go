@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/outbound"
 	"quire/storage"
 )
 
@@ -49,6 +50,7 @@ func (p *Pipeline) mailConfig(site string) (SMTPConfig, error) {
 	if n := sc.Notification; n != nil && n.SMTP != nil && n.SMTP.Host != "" {
 		cfg.Host, cfg.Port, cfg.Security = n.SMTP.Host, n.SMTP.Port, n.SMTP.ConnectionSecurity
 		cfg.Username, cfg.Password = n.SMTP.Username, n.SMTP.Password
+		cfg.Dialer = p.cfg.Outbound.Dialer(30 * time.Second)
 	}
 	if cfg.From == "" {
 		return cfg, errors.New("notificationEmail is not configured")
@@ -117,16 +119,23 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
 	tlsCfg := &tls.Config{ServerName: cfg.Host, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
-	d := net.Dialer{Timeout: 30 * time.Second}
+	d := cfg.Dialer
+	if d == nil {
+		d = &net.Dialer{Timeout: 30 * time.Second}
+	}
 	var conn net.Conn
 	var err error
 	if cfg.Security == "IMPLICIT_TLS" {
-		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsCfg}).DialContext(ctx, "tcp", addr)
+		conn, err = (&tls.Dialer{NetDialer: d, Config: tlsCfg}).DialContext(ctx, "tcp", addr)
 	} else {
 		conn, err = d.DialContext(ctx, "tcp", addr)
 	}
 	if err != nil {
-		return retryable(fmt.Errorf("connect to mail server %s: %v", addr, err))
+		msg := fmt.Errorf("connect to mail server %s: %s", addr, outbound.Reason(err))
+		if errors.As(err, new(*outbound.RefusedError)) {
+			return msg
+		}
+		return retryable(msg)
 	}
 	defer conn.Close()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -175,13 +184,29 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 	return c.Quit()
 }
 
-// smtpErr marks network errors and 4xx replies as transient.
+// smtpErr marks network errors and 4xx replies as transient. A reply
+// keeps its code and the start of its text (the reason a mail server
+// gives); anything else the server sent (a line that is no SMTP reply, as
+// a service that is not a mail server answers) is left out.
 func smtpErr(err error) error {
 	var tp *textproto.Error
-	if errors.As(err, &tp) && tp.Code >= 500 {
-		return err
+	if errors.As(err, &tp) {
+		msg := strings.Map(func(r rune) rune {
+			if r < ' ' || r > '~' {
+				return -1
+			}
+			return r
+		}, tp.Msg)
+		if len(msg) > 100 {
+			msg = msg[:100]
+		}
+		e := fmt.Errorf("mail server answered %d %s", tp.Code, msg)
+		if tp.Code >= 500 {
+			return e
+		}
+		return retryable(e)
 	}
-	return retryable(err)
+	return retryable(fmt.Errorf("mail server: %s", outbound.Reason(err)))
 }
 
 // buildMessage writes m as a MIME message: text, HTML, or both as

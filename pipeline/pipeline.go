@@ -17,11 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"quire/guard"
+	"quire/outbound"
 	"quire/storage"
 )
 
@@ -39,6 +41,9 @@ type Config struct {
 	TempDir string
 	// Engines configures the external engines.
 	Engines Engines
+	// Outbound is the policy for destinations users chose: WEBHOOK urls,
+	// a site's SMTP host and LLM url (nil: the default policy).
+	Outbound *outbound.Policy
 	// Describe renders a document as the API does (webhook bodies).
 	Describe func(*storage.Document) map[string]any
 	// DownloadURL returns a signed download URL of a document's content.
@@ -53,6 +58,11 @@ type Pipeline struct {
 	apply storage.Applier
 	cfg   Config
 	log   *slog.Logger
+	// userHTTP and userLLM call destinations users chose, through the
+	// outbound policy (webhooks; a site's own LLM endpoint, which gets no
+	// overall timeout: local models can take minutes, the action timeout
+	// bounds it).
+	userHTTP, userLLM *http.Client
 
 	mu      sync.Mutex
 	due     dueHeap
@@ -94,6 +104,7 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 	cfg.Engines.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pipeline{db: db, apply: apply, cfg: cfg, log: cfg.Logger.With("component", "pipeline"),
+		userHTTP: cfg.Outbound.Client(30 * time.Second), userLLM: cfg.Outbound.Client(0),
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		wake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
 	db.OnCommit(p.onCommit)

@@ -17,6 +17,7 @@ import (
 
 	"quire/auth"
 	"quire/node"
+	"quire/outbound"
 )
 
 // Server is a running node.
@@ -30,6 +31,18 @@ type Server struct {
 
 // Option changes the node config before it opens.
 type Option func(*node.Config)
+
+// AllowLoopbackOutbound lets destinations users give (webhook urls, a
+// site's SMTP host and LLM url) reach loopback, where tests run their
+// receivers. The outbound policy refuses loopback by default; a test
+// that calls a receiver on 127.0.0.1 says so with this option.
+func AllowLoopbackOutbound(c *node.Config) {
+	p, err := outbound.New([]string{"127.0.0.0/8", "::1/128"}, nil)
+	if err != nil {
+		panic(err) // constant input
+	}
+	c.Outbound = p
+}
 
 // NewServer starts a node on 127.0.0.1:0 with data in a temporary
 // directory, and stops it when the test ends.

@@ -136,6 +136,10 @@ func (s *Server) checkActionParams(r *reqCtx, typ, queueID string, p actionParam
 		if required("url") {
 			if u, err := url.Parse(p.get("url")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				add("parameters.url", "invalid 'url' parameter")
+			} else if s.dest != nil {
+				if err := s.dest.CheckWebhookURL(p.get("url")); err != nil {
+					add("parameters.url", err.Error())
+				}
 			}
 		}
 	case "NOTIFICATION":

@@ -19,14 +19,15 @@ import (
 )
 
 // pipelineServer starts a server whose pipeline retries quickly and signs
-// webhooks with a known secret.
+// webhooks with a known secret; its receivers run on loopback, which the
+// outbound policy must allow.
 func pipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
 	base := func(c *node.Config) {
 		c.Pipeline.RetryBase = 50 * time.Millisecond
 		c.Pipeline.Engines.WebhookSecret = "test-secret"
 	}
-	return quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
+	return quiretest.NewServer(t, append([]quiretest.Option{base, quiretest.AllowLoopbackOutbound}, opts...)...)
 }
 
 // actions returns a document's actions.

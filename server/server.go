@@ -69,6 +69,9 @@ type Server struct {
 	pipeline func() (running bool, queued int, oldest time.Duration)
 	// testMail sends a site's test notification (the pipeline's mailer).
 	testMail func(ctx context.Context, site, to string) error
+	// dest checks destinations users give (webhook urls, a site's LLM
+	// url and SMTP host) against the outbound policy.
+	dest Destinations
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
 	// backups tracks online backups.

@@ -46,8 +46,13 @@ func mask(s string) string {
 }
 
 // handleUpdateSiteConfig serves PATCH /sites/{siteId}/configuration: the
-// sections given replace the stored ones; a secret sent back masked keeps
-// its stored value.
+// sections given replace the stored ones. A secret sent back masked (as
+// GET shows it) keeps its stored value only while the destination it is
+// sent to stays the same (the SMTP password: host and port; the LLM key:
+// url); with a new destination the PATCH must give the secret again (400
+// otherwise), so that whoever may change a site's configuration cannot
+// redirect a secret someone else entered to a server of their own.
+// Destinations are checked against the outbound policy.
 func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	var raw map[string]json.RawMessage
 	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
@@ -68,18 +73,29 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 			apply()
 		}
 	}
+	masked := func(given string) bool { return strings.HasPrefix(given, "****") }
 	keep := func(given, stored string) string {
-		if strings.HasPrefix(given, "****") {
+		if masked(given) {
 			return stored
 		}
 		return given
+	}
+	var errs []storage.ValidationItem
+	// keepFor keeps a masked secret when its destination did not move.
+	keepFor := func(given, stored string, sameDest bool, key, msg string) string {
+		if !masked(given) {
+			return given
+		}
+		if !sameDest {
+			errs = append(errs, storage.ValidationItem{Key: key, Msg: msg})
+		}
+		return stored
 	}
 	set("chatGptApiKey", func() { next.ChatGptAPIKey = keep(in.ChatGptAPIKey, cur.ChatGptAPIKey) })
 	set("maxContentLengthBytes", func() { next.MaxContentLengthBytes = in.MaxContentLengthBytes })
 	set("maxDocuments", func() { next.MaxDocuments = in.MaxDocuments })
 	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
 	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
-	var errs []storage.ValidationItem
 	set("document", func() {
 		next.Document = in.Document
 		errs = append(errs, validateDocumentConfig(in.Document)...)
@@ -108,6 +124,10 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		if n.SMTP != nil {
 			if n.SMTP.Host == "" {
 				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.host", Msg: "'host' is required"})
+			} else if s.dest != nil {
+				if err := s.dest.CheckSiteSMTPHost(n.SMTP.Host); err != nil {
+					errs = append(errs, storage.ValidationItem{Key: "notification.smtp.host", Msg: err.Error()})
+				}
 			}
 			if n.SMTP.Port < 1 || n.SMTP.Port > 65535 {
 				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.port", Msg: "invalid 'port'"})
@@ -117,20 +137,39 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 			default:
 				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.connectionSecurity", Msg: "invalid 'connectionSecurity'"})
 			}
+			var old storage.SMTPConfig
 			if cur.Notification != nil && cur.Notification.SMTP != nil {
-				n.SMTP.Password = keep(n.SMTP.Password, cur.Notification.SMTP.Password)
+				old = *cur.Notification.SMTP
 			}
+			n.SMTP.Password = keepFor(n.SMTP.Password, old.Password, old.Host == n.SMTP.Host && old.Port == n.SMTP.Port,
+				"notification.smtp.password", "the masked 'password' is kept only while 'host' and 'port' stay the same: give the password again")
 		}
 	})
 	set("llm", func() {
 		next.LLM = in.LLM
-		if in.LLM != nil && cur.LLM != nil {
-			next.LLM.APIKey = keep(in.LLM.APIKey, cur.LLM.APIKey)
+		if in.LLM == nil {
+			return
 		}
-		if in.LLM != nil && in.LLM.URL != "" && !strings.HasPrefix(in.LLM.URL, "http://") && !strings.HasPrefix(in.LLM.URL, "https://") {
+		var old storage.LLMConfig
+		if cur.LLM != nil {
+			old = *cur.LLM
+		}
+		next.LLM.APIKey = keepFor(in.LLM.APIKey, old.APIKey, old.URL == in.LLM.URL,
+			"llm.apiKey", "the masked 'apiKey' is kept only while 'url' stays the same: give the key again")
+		if in.LLM.URL != "" && !strings.HasPrefix(in.LLM.URL, "http://") && !strings.HasPrefix(in.LLM.URL, "https://") {
 			errs = append(errs, storage.ValidationItem{Key: "llm.url", Msg: "invalid 'url'"})
+		} else if in.LLM.URL != "" && s.dest != nil {
+			if err := s.dest.CheckSiteLLMURL(in.LLM.URL); err != nil {
+				errs = append(errs, storage.ValidationItem{Key: "llm.url", Msg: err.Error()})
+			}
 		}
 	})
+	// chatGptApiKey is the key of the site's LLM endpoint when llm names
+	// none: it may follow a new url only when given again.
+	if _, ok := raw["chatGptApiKey"]; (!ok || masked(in.ChatGptAPIKey)) &&
+		next.ChatGptAPIKey != "" && siteLLMURL(cur) != siteLLMURL(&next) && (next.LLM == nil || next.LLM.APIKey == "") {
+		errs = append(errs, storage.ValidationItem{Key: "chatGptApiKey", Msg: "'chatGptApiKey' is sent to the site's LLM endpoint: give it again, or an 'llm.apiKey', when 'llm.url' changes"})
+	}
 	if next.NotificationEmail != "" && !validEmail(next.NotificationEmail) {
 		errs = append(errs, storage.ValidationItem{Key: "notificationEmail", Msg: "invalid 'notificationEmail'"})
 	}
@@ -146,12 +185,31 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	return r.JSON(messageBody{"Config saved"})
 }
 
+// siteLLMURL is the LLM endpoint a site chose ("": the server's).
+func siteLLMURL(c *storage.SiteConfig) string {
+	if c.LLM == nil {
+		return ""
+	}
+	return c.LLM.URL
+}
+
 // notificationConfigured reports whether NOTIFICATION actions of a site
 // have a sender address (and the server or site a mail server).
 func (s *Server) notificationConfigured(site string) bool {
 	c, err := s.db.SiteConfig(site)
 	return err == nil && c.FromEmail() != ""
 }
+
+// Destinations checks destinations users give against the outbound
+// policy (the pipeline, which calls them).
+type Destinations interface {
+	CheckWebhookURL(u string) error
+	CheckSiteLLMURL(u string) error
+	CheckSiteSMTPHost(host string) error
+}
+
+// SetDestinations sets what checks destinations users give.
+func (s *Server) SetDestinations(d Destinations) { s.dest = d }
 
 // SetTestMailer sets what sends a site's test notification.
 func (s *Server) SetTestMailer(fn func(ctx context.Context, site, to string) error) { s.testMail = fn }

@@ -1,12 +1,12 @@
 //go:build windows
 
-package main
+package pipeline
 
 import "golang.org/x/sys/windows"
 
-// diskFree reports the bytes available to the user and the total size of
+// DiskFree reports the bytes available to the user and the total size of
 // the volume holding path.
-func diskFree(path string) (free, total uint64, err error) {
+func DiskFree(path string) (free, total uint64, err error) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return 0, 0, err

@@ -1,12 +1,12 @@
 //go:build unix
 
-package main
+package pipeline
 
 import "syscall"
 
-// diskFree reports the bytes available to the user and the total size of
+// DiskFree reports the bytes available to the user and the total size of
 // the file system holding path.
-func diskFree(path string) (free, total uint64, err error) {
+func DiskFree(path string) (free, total uint64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return 0, 0, err

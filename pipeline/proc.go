@@ -1,0 +1,97 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// engineWaitDelay is how long an engine's output pipes stay open after
+// the engine exited or was killed. A descendant that escaped the group
+// kill (or a launcher that exits and leaves its worker holding stdout,
+// as LibreOffice's does) cannot hold the run open longer than this.
+var engineWaitDelay = 5 * time.Second
+
+// runProgram runs an external engine and returns its stdout; a failure
+// carries the end of its stderr.
+func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
+	stdout := limitedBuffer{n: maxEngineOutput}
+	var stderr strings.Builder
+	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: 4096}, prog, args...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// runEngine runs an external engine (tesseract, pdftoppm, pdfinfo,
+// ocrmypdf, soffice, pdftotext) with its output going to stdout and
+// stderr. Every engine run goes through here: the engine gets its own
+// process group, the whole group is killed when ctx ends and again when
+// the engine exits, and the output pipes are closed engineWaitDelay after
+// either, so no helper process it started outlives the run or holds the
+// run open (LibreOffice's launcher leaves soffice.bin holding stdout).
+func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = engineWaitDelay
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	err := cmd.Wait()
+	reapGroup(cmd)
+	if errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		// The engine itself exited successfully; a descendant held its
+		// output open until the delay closed it.
+		return nil
+	}
+	return err
+}
+
+// maxEngineOutput bounds the stdout of an engine kept in memory (the text
+// of one OCR page, a version line).
+const maxEngineOutput = 2 * maxText
+
+// limitedBuffer keeps the first n bytes written and drops the rest.
+type limitedBuffer struct {
+	b []byte
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) Bytes() []byte { return l.b }
+
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if l.n <= 0 {
+		return n, nil
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	l.n -= len(p)
+	_, err := l.w.Write(p)
+	return n, err
+}

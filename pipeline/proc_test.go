@@ -1,0 +1,76 @@
+//go:build unix
+
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunEngine_KillsItsGroup runs fake engines that leave a child
+// holding stdout: one that waits for the child (only the timeout ends
+// it) and one that exits at once (as LibreOffice's launcher does). Both
+// runs return promptly and the child is gone.
+func TestRunEngine_KillsItsGroup(t *testing.T) {
+	old := engineWaitDelay
+	engineWaitDelay = 300 * time.Millisecond
+	t.Cleanup(func() { engineWaitDelay = old })
+	for _, tc := range []struct {
+		name, tail string
+		timeout    time.Duration
+	}{
+		{"engine waits for its child", "wait\n", 300 * time.Millisecond},
+		{"engine exits, child holds stdout", "echo started\n", time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "engine.sh")
+			pidFile := filepath.Join(dir, "child.pid")
+			body := "#!/bin/sh\nsleep 1000 &\necho $! > " + pidFile + "\n" + tc.tail
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			start := time.Now()
+			runProgram(ctx, dir, script)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Fatalf("run took %s", took)
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatalf("the engine did not start its child: %v", err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			deadline := time.Now().Add(5 * time.Second)
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("child %d of the engine still runs", pid)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting for its reaper does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	// state follows the command name in parentheses
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

@@ -1,0 +1,28 @@
+//go:build unix
+
+package pipeline
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in a process group of its own, led by it.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup kills cmd's process group: the engine and everything it
+// started (LibreOffice's soffice.bin, ocrmypdf's ghostscript and
+// tesseract).
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// reapGroup kills what an engine that exited left running in its group:
+// orphans of the run. The group id stays reserved while any member lives,
+// so this cannot hit an unrelated process.
+func reapGroup(cmd *exec.Cmd) { killGroup(cmd) }
