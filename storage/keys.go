@@ -48,6 +48,7 @@ const (
 	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
+	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
 	keyApplied     = "meta/applied"
 )
 
@@ -243,6 +244,8 @@ func queueDocKey(site, queue, doc string) []byte {
 func queueDocPrefix(site, queue string) []byte { return []byte(pfxQueueDoc + site + "/" + queue + "/") }
 
 func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + site) }
+
+func docCountKey(site string) []byte { return []byte(pfxDocCount + site) }
 
 // systemConfigKey holds the system configuration (one record).
 var systemConfigKey = []byte("sysconfig")
