@@ -79,7 +79,58 @@ func (ix *Indexer) Start(ctx context.Context) error {
 	go ix.textLoop()
 	go ix.checkpointLoop()
 	since := ix.x.GetInternal(keyStorageVersion)
+	if since > 0 && since < ix.db.MaxVersion() {
+		if err := ix.dropPurged(ctx); err != nil {
+			return err
+		}
+	}
 	return ix.CatchUp(ctx, since, nil)
+}
+
+// dropPurged removes from the index the documents storage no longer
+// holds (or holds soft-deleted). The catch-up after a crash walks the
+// records written since the checkpoint, and a document purged since then
+// has no record left to walk, so without this it would stay in the index
+// for good: counted in totals, taking a place in every page of hits.
+// Storage keeps no tombstones for this: the walk costs one record read
+// per indexed document and only runs when the index was behind.
+func (ix *Indexer) dropPurged(ctx context.Context) error {
+	var refs []storage.DocRef
+	var bids, del []string
+	check := func() error {
+		ok, err := ix.db.Indexable(refs)
+		if err != nil {
+			return err
+		}
+		for i := range ok {
+			if !ok[i] {
+				del = append(del, bids[i])
+			}
+		}
+		refs, bids = refs[:0], bids[:0]
+		return nil
+	}
+	// No set of ids seen: an id in both indexes is checked twice, which
+	// costs less than holding every id of a large index in memory.
+	err := ix.x.EachID(func(bid string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		site, id := SplitID(bid)
+		refs, bids = append(refs, storage.DocRef{Site: site, ID: id}), append(bids, bid)
+		if len(refs) >= 1000 {
+			return check()
+		}
+		return nil
+	})
+	if err == nil {
+		err = check()
+	}
+	if err != nil || len(del) == 0 {
+		return err
+	}
+	ix.log.Info("index: dropped documents deleted while it was behind", "documents", len(del))
+	return ix.x.Put(nil, del)
 }
 
 // CatchUp indexes every document changed since the storage version since,
