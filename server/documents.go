@@ -184,7 +184,10 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	p := &prepared{}
 	d := &p.nd.Document
 	d.DocumentID, d.BelongsToDocumentID = id, parent
-	d.Artifacts, d.ArtifactCategory = in.Artifacts, in.ArtifactCategory
+	d.ArtifactCategory = in.ArtifactCategory
+	if in.Artifacts {
+		add("artifacts", "document artifacts are not supported by this server")
+	}
 	if in.Content != nil && in.DeepLinkPath != nil {
 		add("", "both 'content', and 'deepLinkPath' cannot be set")
 	}

@@ -228,3 +228,32 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsupportedParameters_AreRefused: FormKiQ parameters naming an
+// artifact or a version would act on the document itself if ignored.
+func TestUnsupportedParameters_AreRefused(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
+	const artifact = `{"errors":[{"key":"artifactId","error":"document artifacts are not supported by this server"}]}`
+	const version = `{"errors":[{"key":"versionKey","error":"document versions are not supported by this server"}]}`
+	for _, tt := range []struct {
+		name, method, path string
+		body               any
+		want               string
+	}{
+		{"delete an artifact", "DELETE", "/documents/" + id + "?artifactId=x", nil, artifact},
+		{"content of an artifact", "GET", "/documents/" + id + "/content?artifactId=x", nil, artifact},
+		{"upload to an artifact", "GET", "/documents/" + id + "/upload?artifactId=x", nil, artifact},
+		{"url of a version", "GET", "/documents/" + id + "/url?versionKey=v1", nil, version},
+		{"create an artifact", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
+			`{"errors":[{"key":"artifacts","error":"document artifacts are not supported by this server"}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(tt.method, tt.path, tt.body, tok)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, tt.want)
+		})
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
+}
