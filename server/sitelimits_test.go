@@ -257,3 +257,29 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	}
 	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
 }
+
+// TestSites_StatusFilter: every Quire site is ACTIVE, so asking for the
+// INACTIVE ones lists none instead of ignoring the filter.
+func TestSites_StatusFilter(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, tt := range []struct {
+		query  string
+		status int
+		sites  int
+	}{
+		{"", 200, 1}, {"?status=ACTIVE", 200, 1}, {"?status=INACTIVE", 200, 0}, {"?status=GONE", 400, 0},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			r := s.Do(http.MethodGet, "/sites"+tt.query, nil, tok)
+			mustStatus(t, r, tt.status)
+			if tt.status != 200 {
+				mustBody(t, r, `{"errors":[{"key":"status","error":"invalid 'status' parameter, use ACTIVE or INACTIVE"}]}`)
+				return
+			}
+			if sites, _ := r.JSON(t)["sites"].([]any); len(sites) != tt.sites {
+				t.Fatalf("sites = %v, want %d", sites, tt.sites)
+			}
+		})
+	}
+}
