@@ -230,11 +230,14 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 }
 
 // TestUnsupportedParameters_AreRefused: FormKiQ parameters naming an
-// artifact or a version would act on the document itself if ignored.
+// artifact or a version would act on the document itself if ignored; a
+// watermark or an OPA attribute would promise stamping or access control
+// that Quire does not do.
 func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	id := addDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
+	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
 	const artifact = `{"errors":[{"key":"artifactId","error":"document artifacts are not supported by this server"}]}`
 	const version = `{"errors":[{"key":"versionKey","error":"document versions are not supported by this server"}]}`
 	for _, tt := range []struct {
@@ -248,6 +251,14 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 		{"url of a version", "GET", "/documents/" + id + "/url?versionKey=v1", nil, version},
 		{"create an artifact", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
 			`{"errors":[{"key":"artifacts","error":"document artifacts are not supported by this server"}]}`},
+		{"watermark attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}},
+			`{"errors":[{"key":"dataType","error":"'WATERMARK' attributes are not supported: this server does not watermark content"}]}`},
+		{"watermark on an update", "PATCH", "/attributes/plain", map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": "DRAFT"}}},
+			`{"errors":[{"key":"watermark","error":"'watermark' is not supported: this server does not watermark content"}]}`},
+		{"OPA attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "clearance", "type": "OPA"}},
+			`{"errors":[{"key":"type","error":"'OPA' attributes are not supported: this server has no OPA access policies"}]}`},
+		{"OPA on an update", "PATCH", "/attributes/plain", map[string]any{"attribute": map[string]any{"type": "OPA"}},
+			`{"errors":[{"key":"type","error":"'OPA' attributes are not supported: this server has no OPA access policies"}]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tok)
