@@ -254,11 +254,21 @@ func nilIfEmpty(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// emptyJSON reports a missing, null or empty JSON value.
+// emptyJSON reports a missing, null or empty JSON value, or an object of
+// only such values ({"allowlist":[]}).
 func emptyJSON(v json.RawMessage) bool {
 	switch strings.TrimSpace(string(v)) {
 	case "", "null", `""`, "{}", "[]":
 		return true
 	}
-	return false
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil {
+		return false
+	}
+	for _, x := range m {
+		if !emptyJSON(x) {
+			return false
+		}
+	}
+	return true
 }

@@ -210,7 +210,8 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 		{"maxDocuments not a number", map[string]any{"maxDocuments": "ten"}, 400, `{"errors":[{"key":"maxDocuments","error":"invalid 'maxDocuments': a positive number of documents, or \"\" for no limit"}]}`},
 		{"maxContentLengthBytes zero", map[string]any{"maxContentLengthBytes": "0"}, 400, ""},
 		{"ocr unlimited is what Quire does", map[string]any{"ocr": map[string]any{"maxTransactions": -1, "maxPagesPerTransaction": -1}}, 200, ""},
-		{"clearing is accepted", map[string]any{"maxWebhooks": "", "google": nil, "docusign": map[string]any{}}, 200, ""},
+		{"clearing is accepted", map[string]any{"maxWebhooks": "", "google": nil, "docusign": map[string]any{},
+			"document": map[string]any{"contentTypes": map[string]any{"allowlist": []string{}, "denylist": nil}}}, 200, ""},
 		{"retention is honoured", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 30}}}, 200, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
