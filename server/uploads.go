@@ -158,7 +158,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if cl != "" {
 		want, _ = strconv.ParseInt(cl, 10, 64)
 	}
-	limit, tooLarge, err := s.uploadLimit(site, want)
+	limit, err := s.uploadLimit(site, want)
 	if err != nil {
 		return err
 	}
@@ -166,9 +166,9 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 		if want >= 0 && n != want {
 			return badRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
 		}
-		if limit > 0 && n > limit {
+		if limit.n > 0 && n > limit.n {
 			drain(c)
-			return tooLarge
+			return limit.err
 		}
 	}
 	// Every checksum the client asked to verify: the one signed into the
@@ -202,14 +202,14 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	var shas []string
 	defer func() { s.uploads.done(shas) }()
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, limit, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, limit.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})
 	if errors.Is(err, storage.ErrTooLarge) {
 		s.sweep(shas)
 		drain(c)
-		return tooLarge
+		return limit.err
 	}
 	if err != nil {
 		s.sweep(shas)
@@ -249,24 +249,31 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	return c.SendStatus(http.StatusOK)
 }
 
-// uploadLimit is the most a PUT to an upload URL may carry, and the error
-// for going over it: the least of the signed contentLength (a client that
+// uploadCap is the most a PUT to an upload URL may carry (0: no limit)
+// and the error for going over it.
+type uploadCap struct {
+	n   int64
+	err error
+}
+
+// uploadLimit is the least of the signed contentLength (a client that
 // declared less cannot send more, chunked or not), the site's
 // maxContentLengthBytes as it is now (also for URLs signed before it was
-// set) and the server's limit. Reading stops there and nothing is committed.
-func (s *Server) uploadLimit(site string, signed int64) (int64, error, error) {
-	limit, tooLarge := s.deps.MaxUploadBytes, error(errBodyTooLarge)
+// set) and the server's limit. Reading stops there and nothing is
+// committed.
+func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
+	limit := uploadCap{s.deps.MaxUploadBytes, errBodyTooLarge}
 	c, err := s.db.SiteConfig(site)
 	if err != nil {
-		return 0, nil, err
+		return limit, err
 	}
-	if l := c.ContentLimit(); l > 0 && (limit <= 0 || l <= limit) {
-		limit, tooLarge = l, storage.ContentTooLarge(l)
+	if l := c.ContentLimit(); l > 0 && (limit.n <= 0 || l <= limit.n) {
+		limit = uploadCap{l, storage.ContentTooLarge(l)}
 	}
-	if signed > 0 && (limit <= 0 || signed <= limit) {
-		limit, tooLarge = signed, badRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))
+	if signed > 0 && (limit.n <= 0 || signed <= limit.n) {
+		limit = uploadCap{signed, badRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))}
 	}
-	return limit, tooLarge, nil
+	return limit, nil
 }
 
 // genericContentType reports content types that say nothing about the
