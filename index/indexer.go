@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"quire/storage"
@@ -52,6 +53,11 @@ type Indexer struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// failed is set when a batch could not be indexed: from then on the
+	// checkpoint stays where it was, so the next start indexes that
+	// batch's documents again (they count as processed for the queue).
+	failed atomic.Bool
 
 	lagMu    sync.Mutex
 	textSeen map[storage.DocRef]time.Time // queued, for the lag metric
@@ -211,11 +217,17 @@ func (ix *Indexer) checkpoint() error {
 		if done {
 			break
 		}
+		if ix.failed.Load() {
+			return nil
+		}
 		select {
 		case <-ix.stop:
 			return nil // the next start catches up from the last checkpoint
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	if ix.failed.Load() {
+		return nil
 	}
 	return ix.x.SetInternal(keyStorageVersion, wm)
 }
@@ -394,8 +406,9 @@ func (ix *Indexer) textLoop() {
 			seqs := ix.overlaySeqs(work)
 			if err := ix.index(work); err != nil {
 				// The overlay keeps serving these documents; the next
-				// start catches the index up.
-				ix.log.Warn("index update", "documents", len(work), "err", err)
+				// start catches the index up from the last checkpoint.
+				ix.failed.Store(true)
+				ix.log.Warn("index update failed; the index is caught up at the next start", "documents", len(work), "err", err)
 			} else {
 				ix.overlayDone(seqs)
 			}
