@@ -281,6 +281,47 @@ func (x *Index) GetInternal(key string) uint64 {
 	return n
 }
 
+// EachID calls fn with the id ("site/id") of every document in either
+// index (an id in both comes twice).
+func (x *Index) EachID(fn func(bid string) error) error {
+	for _, b := range []bleve.Index{x.names, x.text} {
+		if err := eachID(b, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachID(b bleve.Index, fn func(bid string) error) error {
+	adv, err := b.Advanced()
+	if err != nil {
+		return err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return err
+	}
+	defer all.Close()
+	for {
+		iid, err := all.Next()
+		if err != nil || iid == nil {
+			return err
+		}
+		bid, err := r.ExternalID(iid)
+		if err != nil {
+			return err
+		}
+		if err := fn(bid); err != nil {
+			return err
+		}
+	}
+}
+
 // Count returns the number of documents in the names index.
 func (x *Index) Count() (uint64, error) { return x.names.DocCount() }
 

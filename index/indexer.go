@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"quire/guard"
@@ -54,6 +55,11 @@ type Indexer struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 
+	// failed is set when a batch could not be indexed: from then on the
+	// checkpoint stays where it was, so the next start indexes that
+	// batch's documents again (they count as processed for the queue).
+	failed atomic.Bool
+
 	lagMu    sync.Mutex
 	textSeen map[storage.DocRef]time.Time // queued, for the lag metric
 }
@@ -80,7 +86,58 @@ func (ix *Indexer) Start(ctx context.Context) error {
 	go ix.textLoop()
 	go ix.checkpointLoop()
 	since := ix.x.GetInternal(keyStorageVersion)
+	if since > 0 && since < ix.db.MaxVersion() {
+		if err := ix.dropPurged(ctx); err != nil {
+			return err
+		}
+	}
 	return ix.CatchUp(ctx, since, nil)
+}
+
+// dropPurged removes from the index the documents storage no longer
+// holds (or holds soft-deleted). The catch-up after a crash walks the
+// records written since the checkpoint, and a document purged since then
+// has no record left to walk, so without this it would stay in the index
+// for good: counted in totals, taking a place in every page of hits.
+// Storage keeps no tombstones for this: the walk costs one record read
+// per indexed document and only runs when the index was behind.
+func (ix *Indexer) dropPurged(ctx context.Context) error {
+	var refs []storage.DocRef
+	var bids, del []string
+	check := func() error {
+		ok, err := ix.db.Indexable(refs)
+		if err != nil {
+			return err
+		}
+		for i := range ok {
+			if !ok[i] {
+				del = append(del, bids[i])
+			}
+		}
+		refs, bids = refs[:0], bids[:0]
+		return nil
+	}
+	// No set of ids seen: an id in both indexes is checked twice, which
+	// costs less than holding every id of a large index in memory.
+	err := ix.x.EachID(func(bid string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		site, id := SplitID(bid)
+		refs, bids = append(refs, storage.DocRef{Site: site, ID: id}), append(bids, bid)
+		if len(refs) >= 1000 {
+			return check()
+		}
+		return nil
+	})
+	if err == nil {
+		err = check()
+	}
+	if err != nil || len(del) == 0 {
+		return err
+	}
+	ix.log.Info("index: dropped documents deleted while it was behind", "documents", len(del))
+	return ix.x.Put(nil, del)
 }
 
 // CatchUp indexes every document changed since the storage version since,
@@ -161,11 +218,17 @@ func (ix *Indexer) checkpoint() error {
 		if done {
 			break
 		}
+		if ix.failed.Load() {
+			return nil
+		}
 		select {
 		case <-ix.stop:
 			return nil // the next start catches up from the last checkpoint
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	if ix.failed.Load() {
+		return nil
 	}
 	return ix.x.SetInternal(keyStorageVersion, wm)
 }
@@ -344,8 +407,9 @@ func (ix *Indexer) textLoop() {
 			seqs := ix.overlaySeqs(work)
 			if err := guard.Run(ix.log, guard.Indexer, func() error { return ix.index(work) }); err != nil {
 				// The overlay keeps serving these documents; the next
-				// start catches the index up.
-				ix.log.Warn("index update", "documents", len(work), "err", err)
+				// start catches the index up from the last checkpoint.
+				ix.failed.Store(true)
+				ix.log.Warn("index update failed; the index is caught up at the next start", "documents", len(work), "err", err)
 			} else {
 				ix.overlayDone(seqs)
 			}

@@ -106,9 +106,9 @@ func (s *Server) checkActionParams(r *reqCtx, typ, queueID string, p actionParam
 			switch strings.ToUpper(t) {
 			case "TEXT", "FORMS", "TABLES":
 			case "QUERIES":
-				if p["ocrTextractQueries"] == nil {
-					add("parameters.ocrTextractQueries", "action 'ocrTextractQueries' parameter is required")
-				}
+				// Answering questions about a page is Textract's; tesseract
+				// reads text, so the queries would be silently ignored.
+				add("parameters.ocrParseTypes", "ocrParseTypes 'QUERIES' needs Textract, a cloud service not available on this server")
 			default:
 				add("parameters.ocrParseTypes", "invalid 'ocrParseTypes' parameter")
 			}

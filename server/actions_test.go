@@ -97,7 +97,7 @@ func TestActions_Validation(t *testing.T) {
 				{"eventbridge", "POST", p, act("EVENTBRIDGE", nil), 400, `{"errors":[{"key":"parameters.eventBusName","error":"'eventBusName' parameter is required"}]}`},
 				{"llm", "POST", p, act("LLMPROMPT", nil), 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"'llmPromptEntityName' parameter is required"}]}`},
 				{"ocr textract", "POST", p, act("OCR", map[string]any{"ocrEngine": "TEXTRACT"}), 400, `~"key":"parameters.ocrEngine"`},
-				{"ocr queries", "POST", p, act("OCR", map[string]any{"ocrParseTypes": "QUERIES"}), 400, `{"errors":[{"key":"parameters.ocrTextractQueries","error":"action 'ocrTextractQueries' parameter is required"}]}`},
+				{"ocr queries", "POST", p, act("OCR", map[string]any{"ocrParseTypes": "QUERIES", "ocrTextractQueries": []map[string]any{{"text": "total?"}}}), 400, `{"errors":[{"key":"parameters.ocrParseTypes","error":"ocrParseTypes 'QUERIES' needs Textract, a cloud service not available on this server"}]}`},
 				{"ocr pages", "POST", p, act("OCR", map[string]any{"ocrNumberOfPages": "0"}), 400, `{"errors":[{"key":"parameters.ocrNumberOfPages","error":"invalid 'ocrNumberOfPages' parameter"}]}`},
 				{"fulltext max", "POST", p, act("FULLTEXT", map[string]any{"characterMax": "lots"}), 400, `{"errors":[{"key":"parameters.characterMax","error":"invalid 'characterMax' parameter"}]}`},
 				{"resize auto", "POST", p, act("RESIZE", map[string]any{"width": "auto", "height": "auto"}), 400, `{"errors":[{"key":"parameters.width","error":"'width' and 'height' cannot both be 'auto'"}]}`},

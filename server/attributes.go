@@ -98,9 +98,7 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 		}
 		def.ValidationRegex = *in.ValidationRegex
 	}
-	if def.DataType == storage.DataWatermark && len(in.Watermark) == 0 {
-		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is required"})
-	}
+	errs = append(errs, unsupportedAttribute(in.DataType, in.Type, in.Watermark)...)
 	if def.Type == storage.AttrGovernance {
 		if err := r.p.Require(r.site, govern); err != nil {
 			return err
@@ -176,6 +174,7 @@ func (s *Server) handleUpdateAttribute(r *reqCtx) error {
 			errs = append(errs, storage.ValidationItem{Key: "validationRegex", Msg: "invalid 'validationRegex'"})
 		}
 	}
+	errs = append(errs, unsupportedAttribute(nil, in.Type, in.Watermark)...)
 	if in.DataType != nil {
 		errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "'dataType' cannot be changed"})
 	}
@@ -429,4 +428,22 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// unsupportedAttribute refuses the attribute features FormKiQ acts on and
+// Quire would only store: watermarks (FormKiQ stamps them on downloaded
+// content) and OPA attributes (inputs of FormKiQ's OPA access policies).
+// Accepted silently, a user would believe content is stamped or access
+// restricted.
+func unsupportedAttribute(dataType, typ *string, watermark json.RawMessage) []storage.ValidationItem {
+	var errs []storage.ValidationItem
+	if dataType != nil && strings.EqualFold(*dataType, storage.DataWatermark) {
+		errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "'WATERMARK' attributes are not supported: this server does not watermark content"})
+	} else if len(watermark) > 0 && string(watermark) != "null" {
+		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is not supported: this server does not watermark content"})
+	}
+	if typ != nil && strings.EqualFold(*typ, storage.AttrOPA) {
+		errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'OPA' attributes are not supported: this server has no OPA access policies"})
+	}
+	return errs
 }

@@ -88,7 +88,7 @@ func TestAttributes_Definitions(t *testing.T) {
 				{"clear regex", "PATCH", "/attributes/code", map[string]any{"attribute": map[string]any{"validationRegex": ""}}, 200, ""},
 				{"regex cleared", "GET", "/attributes/code", nil, 200, `{"attribute":{"dataType":"STRING","key":"code","type":"STANDARD"}}`},
 				{"patch data type", "PATCH", "/attributes/code", map[string]any{"attribute": map[string]any{"dataType": "NUMBER"}}, 400, `{"errors":[{"key":"dataType","error":"'dataType' cannot be changed"}]}`},
-				{"patch missing", "PATCH", "/attributes/nope", map[string]any{"attribute": map[string]any{"type": "OPA"}}, 404, `{"message":"Attribute nope not found"}`},
+				{"patch missing", "PATCH", "/attributes/nope", map[string]any{"attribute": map[string]any{"type": "STANDARD"}}, 404, `{"message":"Attribute nope not found"}`},
 				{"delete unused", "DELETE", "/attributes/code", nil, 200, `{"message":"Attribute 'code' deleted"}`},
 				{"delete missing", "DELETE", "/attributes/code", nil, 404, `{"message":"Attribute code not found"}`},
 				{"list page 1", "GET", "/attributes?limit=1", nil, 200, `~"key":"amount"`},

@@ -149,6 +149,9 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	if err := s.checkInlineSize(r, docs...); err != nil {
+		return err
+	}
 	payload := storage.AddDocuments{}
 	for _, p := range docs {
 		if err := s.attachInline(r, p); err != nil {
@@ -184,7 +187,10 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	p := &prepared{}
 	d := &p.nd.Document
 	d.DocumentID, d.BelongsToDocumentID = id, parent
-	d.Artifacts, d.ArtifactCategory = in.Artifacts, in.ArtifactCategory
+	d.ArtifactCategory = in.ArtifactCategory
+	if in.Artifacts {
+		add("artifacts", "document artifacts are not supported by this server")
+	}
 	if in.Content != nil && in.DeepLinkPath != nil {
 		add("", "both 'content', and 'deepLinkPath' cannot be set")
 	}
@@ -285,6 +291,22 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 		add("documents", "child documents cannot have child documents")
 	}
 	return p, errs
+}
+
+// checkInlineSize refuses inline content over the site's
+// maxContentLengthBytes before any of it is written (the applier checks
+// again, in the transaction).
+func (s *Server) checkInlineSize(r *reqCtx, docs ...*prepared) error {
+	c, err := s.db.SiteConfig(r.site)
+	if err != nil {
+		return err
+	}
+	for _, p := range docs {
+		if l := c.ContentLimit(); l > 0 && p.hasBody && int64(len(p.content)) > l {
+			return storage.ContentTooLarge(l)
+		}
+	}
+	return nil
 }
 
 // attachInline chunks a prepared document's inline content: a small one

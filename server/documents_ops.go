@@ -56,6 +56,9 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	if err := s.checkInlineSize(r, append(children, p)...); err != nil {
+		return err
+	}
 	d := &p.nd.Document
 	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: p.nd.Attributes}
 	if in.Path != nil {

@@ -238,6 +238,9 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 		if err := s.checkDocumentRoute(r, perm); err != nil {
 			return err
 		}
+		if err := refuseUnsupportedQuery(c); err != nil {
+			return err
+		}
 		return h(r)
 	}
 }
@@ -250,4 +253,22 @@ func siteParam(c *fiber.Ctx) string {
 		return u
 	}
 	return strings.Clone(v)
+}
+
+// unsupportedQuery are FormKiQ query parameters that name another object
+// than the one the route answers for (an artifact or an older version of
+// a document). Quire has neither, and ignoring them would read, replace
+// or delete the document itself instead.
+var unsupportedQuery = []struct{ key, why string }{
+	{"artifactId", "document artifacts are not supported by this server"},
+	{"versionKey", "document versions are not supported by this server"},
+}
+
+func refuseUnsupportedQuery(c *fiber.Ctx) error {
+	for _, u := range unsupportedQuery {
+		if c.Query(u.key) != "" {
+			return invalid(u.key, u.why)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -92,10 +93,18 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		return stored
 	}
 	set("chatGptApiKey", func() { next.ChatGptAPIKey = keep(in.ChatGptAPIKey, cur.ChatGptAPIKey) })
-	set("maxContentLengthBytes", func() { next.MaxContentLengthBytes = in.MaxContentLengthBytes })
-	set("maxDocuments", func() { next.MaxDocuments = in.MaxDocuments })
-	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
+	limit := func(key string, dst *string, v string) {
+		set(key, func() {
+			if _, ok := storage.ParseSiteLimit(v); !ok {
+				errs = append(errs, storage.ValidationItem{Key: key, Msg: fmt.Sprintf("invalid '%s': a positive number of %s, or \"\" for no limit", key, limitUnit[key])})
+			}
+			*dst = strings.TrimSpace(v)
+		})
+	}
+	limit("maxContentLengthBytes", &next.MaxContentLengthBytes, in.MaxContentLengthBytes)
+	limit("maxDocuments", &next.MaxDocuments, in.MaxDocuments)
 	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
+	errs = append(errs, unsupportedSiteConfig(raw)...)
 	set("document", func() {
 		next.Document = in.Document
 		errs = append(errs, validateDocumentConfig(in.Document)...)
@@ -104,9 +113,12 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		next.Branding = in.Branding
 		errs = append(errs, validateBranding(in.Branding)...)
 	})
-	set("ocr", func() { next.Ocr = in.Ocr })
-	set("google", func() { next.Google = in.Google })
-	set("docusign", func() { next.Docusign = in.Docusign })
+	// Only empty values get here (unsupportedSiteConfig refuses others):
+	// they clear what an older version stored.
+	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
+	set("ocr", func() { next.Ocr = nilIfEmpty(in.Ocr) })
+	set("google", func() { next.Google = nilIfEmpty(in.Google) })
+	set("docusign", func() { next.Docusign = nilIfEmpty(in.Docusign) })
 	set("notification", func() {
 		next.Notification = in.Notification
 		n := in.Notification
@@ -238,4 +250,83 @@ func (s *Server) handleNotificationTest(r *reqCtx) error {
 		return invalid("notification", "test notification not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(messageBody{"Test notification sent"})
+}
+
+// limitUnit names what each numeric site limit counts, for its message.
+var limitUnit = map[string]string{"maxContentLengthBytes": "bytes", "maxDocuments": "documents"}
+
+// unsupportedSiteSettings are FormKiQ site settings Quire has nothing to apply
+// to, with the reason given to a client that sets one. Accepting them
+// silently would let an operator believe a limit or an integration is in
+// force.
+var unsupportedSiteSettings = []struct{ key, why string }{
+	{"maxWebhooks", "this server has no webhooks API"},
+	{"ocr", "OCR limits per site are not supported; the server's OCR settings apply"},
+	{"google", "Google integration is not available on this server"},
+	{"docusign", "DocuSign integration is not available on this server"},
+	{"document.contentTypes", "content type allow and deny lists are not supported"},
+}
+
+// unsupportedSiteConfig refuses every setting of unsupportedSiteSettings
+// given with a value (null, "", {} and [] clear it and are accepted).
+func unsupportedSiteConfig(raw map[string]json.RawMessage) []storage.ValidationItem {
+	var errs []storage.ValidationItem
+	for _, u := range unsupportedSiteSettings {
+		top, sub, nested := strings.Cut(u.key, ".")
+		v := raw[top]
+		if nested {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(v, &m) != nil {
+				continue // the section's own validation reports it
+			}
+			v = m[sub]
+		}
+		if emptyJSON(v) || u.key == "ocr" && ocrUnlimited(v) {
+			continue
+		}
+		name := u.key[strings.LastIndexByte(u.key, '.')+1:]
+		errs = append(errs, storage.ValidationItem{Key: u.key, Msg: fmt.Sprintf("'%s' is not supported: %s", name, u.why)})
+	}
+	return errs
+}
+
+// ocrUnlimited reports OCR limits that are all -1 (unlimited), which is
+// what Quire does.
+func ocrUnlimited(v json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil {
+		return false
+	}
+	for _, x := range m {
+		if strings.TrimSpace(string(x)) != "-1" && !emptyJSON(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func nilIfEmpty(v json.RawMessage) json.RawMessage {
+	if emptyJSON(v) {
+		return nil
+	}
+	return v
+}
+
+// emptyJSON reports a missing, null or empty JSON value, or an object of
+// only such values ({"allowlist":[]}).
+func emptyJSON(v json.RawMessage) bool {
+	switch strings.TrimSpace(string(v)) {
+	case "", "null", `""`, "{}", "[]":
+		return true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil {
+		return false
+	}
+	for _, x := range m {
+		if !emptyJSON(x) {
+			return false
+		}
+	}
+	return true
 }

@@ -13,6 +13,12 @@ import (
 // can use with their permissions.
 func (s *Server) handleGetSites(r *reqCtx) error {
 	p := r.p
+	// Every Quire site is ACTIVE (sites cannot be deactivated), so the
+	// status filter keeps all or none.
+	status := strings.ToUpper(r.Query("status"))
+	if status != "" && status != "ACTIVE" && status != "INACTIVE" {
+		return invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
+	}
 	ids := map[string]bool{}
 	for site := range p.Sites {
 		ids[site] = true
@@ -29,7 +35,9 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 	}
 	var sorted []string
 	for id := range ids {
-		sorted = append(sorted, id)
+		if status != "INACTIVE" {
+			sorted = append(sorted, id)
+		}
 	}
 	sort.Strings(sorted)
 	sites := make([]map[string]any, 0, len(sorted))

@@ -158,13 +158,17 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if cl != "" {
 		want, _ = strconv.ParseInt(cl, 10, 64)
 	}
+	limit, err := s.uploadLimit(site, want)
+	if err != nil {
+		return err
+	}
 	if n := int64(c.Request().Header.ContentLength()); n >= 0 {
 		if want >= 0 && n != want {
 			return badRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
 		}
-		if s.deps.MaxUploadBytes > 0 && n > s.deps.MaxUploadBytes {
+		if limit.n > 0 && n > limit.n {
 			drain(c)
-			return errBodyTooLarge
+			return limit.err
 		}
 	}
 	// Every checksum the client asked to verify: the one signed into the
@@ -199,14 +203,14 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	var shas []string
 	defer func() { s.uploads.done(shas) }()
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, s.deps.MaxUploadBytes, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, limit.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})
 	if errors.Is(err, storage.ErrTooLarge) {
 		s.sweep(shas)
 		drain(c)
-		return errBodyTooLarge
+		return limit.err
 	}
 	if err != nil {
 		s.sweep(shas)
@@ -276,6 +280,33 @@ func (b *completeBody) Read(p []byte) (int, error) {
 		err = errIncompleteBody
 	}
 	return n, err
+}
+
+// uploadCap is the most a PUT to an upload URL may carry (0: no limit)
+// and the error for going over it.
+type uploadCap struct {
+	n   int64
+	err error
+}
+
+// uploadLimit is the least of the signed contentLength (a client that
+// declared less cannot send more, chunked or not), the site's
+// maxContentLengthBytes as it is now (also for URLs signed before it was
+// set) and the server's limit. Reading stops there and nothing is
+// committed.
+func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
+	limit := uploadCap{s.deps.MaxUploadBytes, errBodyTooLarge}
+	c, err := s.db.SiteConfig(site)
+	if err != nil {
+		return limit, err
+	}
+	if l := c.ContentLimit(); l > 0 && (limit.n <= 0 || l <= limit.n) {
+		limit = uploadCap{l, storage.ContentTooLarge(l)}
+	}
+	if signed > 0 && (limit.n <= 0 || signed <= limit.n) {
+		limit = uploadCap{signed, badRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))}
+	}
+	return limit, nil
 }
 
 // genericContentType reports content types that say nothing about the
@@ -498,13 +529,26 @@ func checksumOpts(o *uploadOpts, typ, sum string) []storage.ValidationItem {
 	return errs
 }
 
-// maxContentLength returns the upload limit of the server (site limits
-// come with site configuration).
-func (s *Server) checkContentLength(o uploadOpts) []storage.ValidationItem {
+// checkContentLength checks the contentLength of an upload URL request
+// against the server's limit and the site's maxContentLengthBytes, which
+// makes it required (FormKiQ's messages). The signed URL carries it, and
+// the PUT is held to it (uploadLimit).
+func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) ([]storage.ValidationItem, error) {
 	if s.deps.MaxUploadBytes > 0 && o.contentLength > s.deps.MaxUploadBytes {
-		return []storage.ValidationItem{{Key: "contentLength", Msg: fmt.Sprintf("'contentLength' cannot exceed %d bytes", s.deps.MaxUploadBytes)}}
+		return []storage.ValidationItem{{Key: "contentLength", Msg: fmt.Sprintf("'contentLength' cannot exceed %d bytes", s.deps.MaxUploadBytes)}}, nil
 	}
-	return nil
+	c, err := s.db.SiteConfig(r.site)
+	if err != nil {
+		return nil, err
+	}
+	switch l := c.ContentLimit(); {
+	case l == 0:
+	case r.Query("contentLength") == "":
+		return []storage.ValidationItem{{Key: "contentLength", Msg: "'contentLength' is required when MaxContentLengthBytes is configured"}}, nil
+	case o.contentLength > l:
+		return storage.ContentTooLarge(l).Items, nil
+	}
+	return nil, nil
 }
 
 // handleAddDocumentUpload serves POST /documents/upload: it creates the
@@ -516,7 +560,11 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	}
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	errs = append(errs, s.checkContentLength(o)...)
+	lerrs, err := s.checkContentLength(r, o)
+	if err != nil {
+		return err
+	}
+	errs = append(errs, lerrs...)
 	if in.Content != nil {
 		errs = append(errs, storage.ValidationItem{Key: "content", Msg: "'content' is not allowed, upload it to the returned url"})
 	}
@@ -540,7 +588,11 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	errs = append(errs, s.checkContentLength(o)...)
+	lerrs, err := s.checkContentLength(r, o)
+	if err != nil {
+		return err
+	}
+	errs = append(errs, lerrs...)
 	id := uuid.NewString()
 	in := documentIn{}
 	if v := r.Query("path"); v != "" {
@@ -576,7 +628,11 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	id := r.docID()
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	errs = append(errs, s.checkContentLength(o)...)
+	lerrs, err := s.checkContentLength(r, o)
+	if err != nil {
+		return err
+	}
+	errs = append(errs, lerrs...)
 	if err := checkErrors(errs); err != nil {
 		return err
 	}

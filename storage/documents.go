@@ -92,6 +92,9 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 	if err := limitsErr(CheckNewDocuments(p.Docs)); err != nil {
 		return nil, err
 	}
+	if err := countDocuments(t, c.Site, int64(len(p.Docs))); err != nil {
+		return nil, err
+	}
 	res := &AddDocumentsResult{Paths: map[string]string{}}
 	for i := range p.Docs {
 		nd := &p.Docs[i]
@@ -112,6 +115,9 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		if nd.Content != nil {
+			if err := checkContentSize(t, c.Site, nd.Content.Size); err != nil {
+				return nil, err
+			}
 			if err := attachManifest(t, *nd.Content); err != nil {
 				return nil, err
 			}
@@ -397,6 +403,9 @@ func mergeMetadata(cur, upd []Metadata) []Metadata {
 }
 
 func replaceContent(t *tx, d *Document, m Manifest) error {
+	if err := checkContentSize(t, d.SiteID, m.Size); err != nil {
+		return err
+	}
 	if err := attachManifest(t, m); err != nil {
 		return err
 	}
@@ -543,22 +552,37 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, deleteDoc(t, c.Site, d)
+	// Take the count before the records go (see countDocuments).
+	if err := countDocuments(t, c.Site, 0); err != nil {
+		return nil, err
+	}
+	n, err := deleteDoc(t, c.Site, d)
+	if err != nil {
+		return nil, err
+	}
+	return nil, countDocuments(t, c.Site, -n)
 }
 
-func deleteDoc(t *tx, site string, d *Document) error {
+// deleteDoc purges d and its children; n is the number of records removed.
+func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
 	for _, child := range d.Children {
 		cd, err := getDoc(t, site, child)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return err
+			return n, err
 		}
-		if err := deleteDoc(t, site, cd); err != nil {
-			return err
+		k, err := deleteDoc(t, site, cd)
+		n += k
+		if err != nil {
+			return n, err
 		}
 	}
+	return n + 1, deleteRecord(t, site, d)
+}
+
+func deleteRecord(t *tx, site string, d *Document) error {
 	if d.DeletedDate == nil {
 		if err := releasePath(t, site, d.Path, d.DocumentID); err != nil {
 			return err

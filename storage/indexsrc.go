@@ -48,7 +48,8 @@ func (d *DB) ViewForIndex(site, id string) (*DocView, error) {
 
 // ChangedDocs calls fn for every document whose record, tags or attributes
 // were written at a Badger version above since (since 0: every document).
-// Deletions are not reported: the index re-checks its hits.
+// Deletions are not reported (a purged document leaves no record to
+// walk): the indexer reconciles its ids with storage when it was behind.
 func (d *DB) ChangedDocs(since uint64, fn func(DocRef) error) error {
 	return d.bdb.View(func(txn *badger.Txn) error {
 		seen := map[DocRef]bool{}
@@ -97,4 +98,24 @@ func (d *DB) CountDocs() (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// Indexable reports, for each of refs, whether the index should hold it:
+// the document exists and is not soft-deleted (as ViewForIndex).
+func (d *DB) Indexable(refs []DocRef) ([]bool, error) {
+	out := make([]bool, len(refs))
+	err := d.view(func(t *tx) error {
+		for i, r := range refs {
+			doc, err := getDoc(t, r.Site, r.ID)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[i] = doc.DeletedDate == nil
+		}
+		return nil
+	})
+	return out, err
 }

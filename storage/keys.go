@@ -51,6 +51,7 @@ const (
 	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
+	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
 	keyApplied     = "meta/applied"
 )
 
@@ -280,6 +281,8 @@ func queueDocPrefix(site, queue string) []byte {
 }
 
 func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + sk(site)) }
+
+func docCountKey(site string) []byte { return []byte(pfxDocCount + site) }
 
 // systemConfigKey holds the system configuration (one record).
 var systemConfigKey = []byte("sysconfig")

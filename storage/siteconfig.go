@@ -108,6 +108,17 @@ func applySetSiteConfig(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	cur, err := siteConfigIn(t, c.Site)
+	if err != nil {
+		return nil, err
+	}
+	// The document count is kept only while a limit is set: a count from
+	// an earlier period with a limit would be stale.
+	if cur.DocumentLimit() == 0 || p.DocumentLimit() == 0 {
+		if err := t.del(docCountKey(c.Site)); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.setJSON(siteConfigKey(c.Site), p); err != nil {
 		return nil, err
 	}
