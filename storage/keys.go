@@ -282,7 +282,7 @@ func queueDocPrefix(site, queue string) []byte {
 
 func siteConfigKey(site string) []byte { return []byte(pfxSiteConfig + sk(site)) }
 
-func docCountKey(site string) []byte { return []byte(pfxDocCount + site) }
+func docCountKey(site string) []byte { return []byte(pfxDocCount + sk(site)) }
 
 // systemConfigKey holds the system configuration (one record).
 var systemConfigKey = []byte("sysconfig")
