@@ -52,7 +52,9 @@ func FuzzRouteBodies(f *testing.F) {
 	if len(routes) < 40 {
 		f.Fatalf("only %d body routes in the route table", len(routes))
 	}
-	bodies := []string{`{}`, `null`, `[]`, `{"path":"a//b","content":"x","query":{"text":"x","page":922337203685477582}}`, "{\"path\":\"bi\xff\"}", `{"from":9223372036854775000,"size":9223372036854775000}`}
+	bodies := []string{`{}`, `null`, `[]`, `{"path":"a//b","content":"x","query":{"text":"x","page":922337203685477582}}`, "{\"path\":\"bi\xff\"}", `{"from":9223372036854775000,"size":9223372036854775000}`,
+		`{"path":"a/b.txt","content":"c","tags":[{"key":"k","values":["v",""]}],"attributes":[{"key":"a","numberValues":[-0,1e308]}],"actions":[{"type":"OCR","parameters":{"ocrNumberOfPages":"-1"}}],"metadata":[{"key":"m","value":"v"}]}`,
+		`{"query":{"match_phrase":{"content":"x\"}},"attribute":{"key":"k","dataType":"NUMBER"},"permissions":[{"roleName":"r","permissions":["READ"]}]}`}
 	for i := range routes {
 		for _, b := range bodies {
 			f.Add(uint16(i), []byte(b))
