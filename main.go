@@ -184,6 +184,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			Workers:       c.Pipeline.Workers,
 			ActionTimeout: c.Pipeline.ActionTimeout,
 			RetryBase:     c.Pipeline.RetryBase,
+			OCRMaxPages:   c.Pipeline.OCRMaxPages,
 			Engines: pipeline.Engines{
 				Tesseract: c.Engines.Tesseract,
 				Ocrmypdf:  c.Engines.Ocrmypdf,

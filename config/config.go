@@ -72,6 +72,7 @@ type Pipeline struct {
 	Workers       int           `toml:"workers"`
 	ActionTimeout time.Duration `toml:"action_timeout"`
 	RetryBase     time.Duration `toml:"retry_base"`
+	OCRMaxPages   int           `toml:"ocr_max_pages"`
 }
 
 // Engines names the programs and services actions run.
@@ -127,6 +128,7 @@ func Default() *Config {
 			Workers:       4,
 			ActionTimeout: 15 * time.Minute,
 			RetryBase:     10 * time.Second,
+			OCRMaxPages:   500,
 		},
 		Engines: Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
 		SMTP:    SMTP{Port: 25},

@@ -318,6 +318,9 @@ func (l *Loaded) validate() Problems {
 	if c.Pipeline.RetryBase < 1e6 {
 		bad("pipeline.retry_base", "must be at least 1ms")
 	}
+	if c.Pipeline.OCRMaxPages < 1 {
+		bad("pipeline.ocr_max_pages", "must be at least 1, got %d", c.Pipeline.OCRMaxPages)
+	}
 	if a := c.Engines.Clamd; a != "" && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "tcp:") {
 		bad("engines.clamd", "want unix:/path or tcp:host:port, got %q", a)
 	}

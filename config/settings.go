@@ -82,6 +82,8 @@ var settings = []setting{
 		ptr: func(c *Config) any { return &c.Pipeline.ActionTimeout }},
 	{key: "pipeline.retry_base", name: "retry-base", help: "Wait before the first retry of an action whose engine failed transiently; doubles per attempt.",
 		ptr: func(c *Config) any { return &c.Pipeline.RetryBase }},
+	{key: "pipeline.ocr_max_pages", name: "ocr-max-pages", help: "Most pages of a PDF one OCR action renders; a longer PDF fails before anything is rendered unless the action's ocrNumberOfPages asks for fewer.",
+		ptr: func(c *Config) any { return &c.Pipeline.OCRMaxPages }},
 
 	{key: "engines.tesseract", name: "tesseract", help: "tesseract program for OCR (default: found on PATH; Debian package tesseract-ocr).",
 		example: "/usr/bin/tesseract", ptr: func(c *Config) any { return &c.Engines.Tesseract }},

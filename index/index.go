@@ -20,6 +20,9 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+
+	"quire/storage"
 )
 
 // Doc is what the index holds of one document.
@@ -475,12 +478,115 @@ type TextOptions struct {
 	Filter query.Query
 }
 
+// Limits of a fulltext query (API.md, "Fulltext query limits"): a query
+// string can ask Bleve for work without bound (a regular expression or
+// wildcard over every word of the index, thousands of clauses), and one
+// such query would hold a core and memory while everyone else waits.
+const (
+	maxQueryBytes   = 4096
+	maxQueryClauses = 256
+	maxPatternBytes = 256
+	// maxTermExpansion is how many index words one wildcard, regular
+	// expression, prefix or fuzzy term may match (OpenSearch's
+	// max_clause_count is 1024; Quire's documents are fewer and longer).
+	maxTermExpansion = 4096
+)
+
+// queryTimeout cancels a fulltext query that runs longer.
+var queryTimeout = 10 * time.Second
+
+func init() {
+	// Bleve's own bound on the terms a multi-term query expands to
+	// (0, its default, is unbounded); the only multi-term queries of the
+	// process are fulltext queries.
+	searcher.DisjunctionMaxClauseCount = maxTermExpansion
+}
+
+// parseQueryString parses a query string within the limits.
+func parseQueryString(text string) (query.Query, error) {
+	if len(text) > maxQueryBytes {
+		return nil, storage.Invalid("query", fmt.Sprintf("the query is longer than %d bytes", maxQueryBytes))
+	}
+	if strings.TrimSpace(text) == "*" {
+		// Every document: a wildcard would expand to every word.
+		return bleve.NewMatchAllQuery(), nil
+	}
+	q, err := query.NewQueryStringQuery(text).Parse()
+	if err != nil {
+		return nil, storage.Invalid("query", "invalid query: "+err.Error())
+	}
+	clauses := 0
+	var walk func(q query.Query) error
+	walk = func(q query.Query) error {
+		switch t := q.(type) {
+		case nil:
+		case *query.BooleanQuery:
+			for _, c := range []query.Query{t.Must, t.Should, t.MustNot, t.Filter} {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+		case *query.ConjunctionQuery:
+			for _, c := range t.Conjuncts {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+		case *query.DisjunctionQuery:
+			for _, c := range t.Disjuncts {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+		case *query.WildcardQuery:
+			clauses++
+			if len(t.Wildcard) > maxPatternBytes {
+				return storage.Invalid("query", fmt.Sprintf("a wildcard term is longer than %d bytes", maxPatternBytes))
+			}
+		case *query.RegexpQuery:
+			clauses++
+			if len(t.Regexp) > maxPatternBytes {
+				return storage.Invalid("query", fmt.Sprintf("a regular expression is longer than %d bytes", maxPatternBytes))
+			}
+		default:
+			clauses++
+		}
+		if clauses > maxQueryClauses {
+			return storage.Invalid("query", fmt.Sprintf("the query has more than %d clauses", maxQueryClauses))
+		}
+		return nil
+	}
+	return q, walk(q)
+}
+
+// searchErr turns the errors of a query that asked too much into
+// validation errors, and with a query string (syntax) any error: Bleve
+// reports a bad regular expression or fuzziness only when it searches.
+// Bleve's too-many-clauses error has no type of its own: its text is what
+// tells it apart.
+func searchErr(err error, syntax bool) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return storage.Invalid("query", fmt.Sprintf("the query did not finish within %s; make it more specific", queryTimeout))
+	case strings.Contains(err.Error(), "TooManyClauses"):
+		return storage.Invalid("query", fmt.Sprintf("a wildcard, regular expression, prefix or fuzzy term of the query matches more than %d words; make it more specific", maxTermExpansion))
+	case syntax:
+		return storage.Invalid("query", "invalid query: "+err.Error())
+	}
+	return err
+}
+
 // Text runs a fulltext search over content, path, tags and attribute
 // values of site. It returns the hits and the total number of matches.
+// A query that asks too much (see the limits above) is a
+// *storage.ValidationError.
 func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	var tq query.Query
 	if o.Syntax {
-		tq = bleve.NewQueryStringQuery(text)
+		var err error
+		if tq, err = parseQueryString(text); err != nil {
+			return nil, 0, err
+		}
 	} else {
 		// Every word must occur (content holds path, tags and attribute
 		// values too).
@@ -511,9 +617,11 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), o.Size, o.From, false)
 	// Score order (ties in index order): sorting by _id as well would
 	// load the external id of every match, not just of the page.
-	res, err := x.text.Search(req)
+	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+	defer cancel()
+	res, err := x.text.SearchInContext(ctx, req)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, searchErr(err, o.Syntax)
 	}
 	out := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {

@@ -17,7 +17,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	_ "golang.org/x/image/bmp" // read BMP headers (OCR)
 	"golang.org/x/image/draw"
+	_ "golang.org/x/image/tiff" // read TIFF headers (OCR)
 	_ "golang.org/x/image/webp" // decode WebP sources
 
 	"quire/storage"
@@ -28,9 +30,41 @@ func init() {
 	engines["PDFEXPORT"] = runPDFExport
 }
 
-// maxPixels bounds the images RESIZE decodes (decoding holds the whole
-// bitmap in memory: 50 MP is 200 MB).
+// maxPixels bounds the images RESIZE decodes and the images it makes
+// (a bitmap is held in memory whole: 50 MP is 200 MB).
 const maxPixels = 50_000_000
+
+// maxResizeSide bounds each side of a RESIZE result.
+const maxResizeSide = 20000
+
+// checkImageSize refuses an image whose header declares more than max
+// pixels, before anything decodes it: a small file can declare a huge
+// image (a decompression bomb).
+func checkImageSize(cfg image.Config, max int) error {
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return fmt.Errorf("image of %dx%d pixels has no pixels", cfg.Width, cfg.Height)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > int64(max) {
+		return fmt.Errorf("image of %dx%d pixels is too large (at most %d megapixels)", cfg.Width, cfg.Height, max/1_000_000)
+	}
+	return nil
+}
+
+// checkImageFile checks the size an image file declares, when Go reads
+// its format's header (PNG, JPEG, GIF, WebP, TIFF, BMP); other formats
+// are left to the engine.
+func checkImageFile(fn string, max int) error {
+	f, err := os.Open(fn)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		return nil
+	}
+	return checkImageSize(cfg, max)
+}
 
 // runResize scales an image to width × height ("auto" keeps the aspect
 // ratio) and stores the result as a new document, a RENDITION of this one.
@@ -44,11 +78,14 @@ func runResize(ctx context.Context, j *Job) (*Outcome, error) {
 	n, _ := io.ReadFull(rc, head)
 	head = head[:n]
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(head))
+	if format != "png" && format != "jpeg" && format != "gif" && format != "webp" {
+		err = errors.New("unsupported format")
+	}
 	if err != nil {
 		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("RESIZE reads PNG, JPEG, GIF and WebP images, not '%s'", j.Doc.ContentType)}, nil
 	}
-	if cfg.Width*cfg.Height > maxPixels {
-		return nil, fmt.Errorf("image of %dx%d pixels is too large to resize (at most %d megapixels)", cfg.Width, cfg.Height, maxPixels/1_000_000)
+	if err := checkImageSize(cfg, maxPixels); err != nil {
+		return nil, fmt.Errorf("cannot resize: %w", err)
 	}
 	src, _, err := image.Decode(io.MultiReader(bytes.NewReader(head), ctxReader{ctx, rc}))
 	if err != nil {
@@ -92,8 +129,8 @@ func targetSize(ws, hs string, sw, sh int) (int, int, error) {
 			return 0, nil
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 || n > 20000 {
-			return 0, fmt.Errorf("invalid size '%s'", s)
+		if err != nil || n <= 0 || n > maxResizeSide {
+			return 0, fmt.Errorf("invalid size '%s' (at most %d pixels)", s, maxResizeSide)
 		}
 		return n, nil
 	}
@@ -109,9 +146,12 @@ func targetSize(ws, hs string, sw, sh int) (int, int, error) {
 	case w == 0 && h == 0:
 		return 0, 0, errors.New("'width' and 'height' cannot both be 'auto'")
 	case w == 0:
-		w = max(1, sw*h/sh)
+		w = int(max(1, min(int64(sw)*int64(h)/int64(sh), maxResizeSide+1)))
 	case h == 0:
-		h = max(1, sh*w/sw)
+		h = int(max(1, min(int64(sh)*int64(w)/int64(sw), maxResizeSide+1)))
+	}
+	if w > maxResizeSide || h > maxResizeSide || int64(w)*int64(h) > maxPixels {
+		return 0, 0, fmt.Errorf("a %dx%d result is too large (at most %d pixels a side and %d megapixels)", w, h, maxResizeSide, maxPixels/1_000_000)
 	}
 	return w, h, nil
 }

@@ -57,6 +57,9 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkImageFile(fn, maxOCRPixels); err != nil {
+			return nil, err
+		}
 		images = []string{fn}
 	case mt == "application/pdf":
 		ppm, err := program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
@@ -67,7 +70,10 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"-r", "300", "-gray", "-png"}
+		if err := j.checkPDFRender(ctx, dir, ppm, fn, &pages); err != nil {
+			return nil, err
+		}
+		args := []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-png"}
 		if pages > 0 {
 			args = append(args, "-l", strconv.Itoa(pages))
 		}
@@ -107,6 +113,90 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// ocrDPI is the resolution PDF pages are rendered at for tesseract.
+const ocrDPI = 300
+
+// maxOCRPixels bounds one image tesseract reads (a page rendered at
+// ocrDPI: A4 is 8.7 megapixels, A1 70): the image and tesseract's work on
+// it are held in memory.
+const maxOCRPixels = 100_000_000
+
+// checkPDFRender reads the PDF's page count and page sizes with pdfinfo
+// before anything is rendered, and refuses a run that would render more
+// pages than the configured limit (a 10,000-page PDF), a page too large
+// to hold in memory, or more than the temp dir has room for. pages (-1:
+// all) becomes the number of pages to render.
+func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) error {
+	info, err := program(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
+	if err != nil {
+		if info, err = program("", "pdfinfo", "poppler-utils"); err != nil {
+			return err
+		}
+	}
+	limit := j.p.cfg.OCRMaxPages
+	last := limit
+	if *pages > 0 {
+		last = min(*pages, last)
+	}
+	out, err := runProgram(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
+	if err != nil {
+		return err
+	}
+	total, sizes := parsePDFInfo(string(out))
+	if total <= 0 {
+		return errors.New("pdfinfo did not report the PDF's page count")
+	}
+	n := total
+	if *pages > 0 {
+		n = min(*pages, total)
+	}
+	if n > limit {
+		return fmt.Errorf("the PDF has %d pages; OCR renders at most %d (pipeline.ocr_max_pages): set ocrNumberOfPages to read the first ones", total, limit)
+	}
+	var need int64
+	for i, sz := range sizes[:min(n, len(sizes))] {
+		px := int64(sz[0]/72*ocrDPI) * int64(sz[1]/72*ocrDPI)
+		if px > maxOCRPixels {
+			return fmt.Errorf("page %d is %.0f x %.0f points, too large to render for OCR (at most %d megapixels at %d dpi)", i+1, sz[0], sz[1], maxOCRPixels/1_000_000, ocrDPI)
+		}
+		need += px // a gray PNG holds at most about a byte per pixel
+	}
+	if free, _, err := DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
+		return retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
+	}
+	*pages = n
+	return nil
+}
+
+// ocrTempReserve is room left in the temp dir beyond what rendering needs.
+const ocrTempReserve = 256 << 20
+
+// parsePDFInfo reads pdfinfo's page count and the sizes (points) of the
+// pages it listed.
+func parsePDFInfo(out string) (int, [][2]float64) {
+	total := 0
+	var sizes [][2]float64
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "Pages:"); ok {
+			total, _ = strconv.Atoi(strings.TrimSpace(v))
+			continue
+		}
+		// "Page    1 size:  612 x 792 pts (letter)"
+		if !strings.HasPrefix(l, "Page ") {
+			continue
+		}
+		_, rest, ok := strings.Cut(l, " size:")
+		if !ok {
+			continue
+		}
+		var w, h float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%g x %g", &w, &h); err == nil {
+			sizes = append(sizes, [2]float64{w, h})
+		}
+	}
+	return total, sizes
 }
 
 func pageNum(fn string) int {

@@ -39,6 +39,9 @@ type Config struct {
 	ActionTimeout time.Duration
 	// TempDir holds engines' scratch files (default os.TempDir()).
 	TempDir string
+	// OCRMaxPages is the most pages of a PDF one OCR action renders
+	// (default 500).
+	OCRMaxPages int
 	// Engines configures the external engines.
 	Engines Engines
 	// Outbound is the policy for destinations users chose: WEBHOOK urls,
@@ -94,6 +97,9 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
+	}
+	if cfg.OCRMaxPages <= 0 {
+		cfg.OCRMaxPages = 500
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

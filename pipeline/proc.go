@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,12 @@ func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, 
 func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
+	if dir != "" {
+		// Scratch files of the engine's own (ocrmypdf, LibreOffice) go
+		// to the job's directory, whose free space OCR checks and which
+		// is removed after the run.
+		cmd.Env = append(os.Environ(), "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	ownGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }

@@ -23,6 +23,8 @@ func killGroup(cmd *exec.Cmd) error {
 }
 
 // reapGroup kills what an engine that exited left running in its group:
-// orphans of the run. The group id stays reserved while any member lives,
-// so this cannot hit an unrelated process.
+// orphans of the run. The kernel does not reuse the group's id while a
+// member lives; when none does, the call finds no group (ESRCH) unless
+// a new process took that id and made itself a group leader in the
+// instant since Wait, which pid allocation makes next to impossible.
 func reapGroup(cmd *exec.Cmd) { killGroup(cmd) }

@@ -87,7 +87,12 @@ func buildPDF(w, h int, extra []string, content, resources string) []byte {
 		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents 4 0 R /Resources << %s >> >>", w, h, resources),
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
 	}
-	objs = append(objs, extra...)
+	return writePDF(append(objs, extra...))
+}
+
+// writePDF writes objects 1… with their cross-reference table; object 1
+// is the catalog.
+func writePDF(objs []string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	offs := make([]int, len(objs))
@@ -139,3 +144,16 @@ func xmlEscape(s string) string {
 
 // EICAR is the antivirus test file every scanner detects.
 const EICAR = `X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
+
+// BlankPDF makes a PDF of pages empty pages of w × h points (a page count
+// or page size that OCR must refuse to render).
+func BlankPDF(pages, w, h int) []byte {
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", "", "<< /Length 0 >>\nstream\n\nendstream"}
+	kids := make([]string, pages)
+	for i := range pages {
+		kids[i] = fmt.Sprintf("%d 0 R", len(objs)+1)
+		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents 3 0 R /Resources << >> >>", w, h))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages)
+	return writePDF(objs)
+}

@@ -232,7 +232,7 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	}
 	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, From: from, Size: size})
 	if err != nil {
-		return invalid("query", "invalid query: "+err.Error())
+		return err // a query that does not parse or asks too much is a 400 already
 	}
 	out := []map[string]any{}
 	for _, h := range hits {

@@ -201,3 +201,42 @@ func TestSiteConfig_MaskedSecretsFollowDestination(t *testing.T) {
 		{"chatGptApiKey given again", "PATCH", cfg, map[string]any{"chatGptApiKey": "sk-chat-222222", "llm": map[string]any{"url": "http://evil.example/v1"}}, 200, `{"message":"Config saved"}`},
 	})
 }
+
+// TestOutbound_SiteDestinationsRefusedWhenDialed: a site's SMTP host and
+// LLM url naming loopback by a name pass validation and are refused when
+// the action connects; nothing reaches the receivers.
+func TestOutbound_SiteDestinationsRefusedWhenDialed(t *testing.T) {
+	s := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
+	tok := s.Admin()
+	mail := quiretest.NewMailServer(t)
+	llm := newLLMServer(t)
+	llmPort := strconv.Itoa(llm.Listener.Addr().(*net.TCPAddr).Port)
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{
+		"notification": map[string]any{"email": "dms@example.com", "smtp": map[string]any{"host": "localhost", "port": mail.Port}},
+		"llm":          map[string]any{"url": "http://localhost:" + llmPort + "/v1", "modelId": "m"},
+	}, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET", map[string]any{"entity": map[string]any{"name": "p", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "x"}}}}, tok), http.StatusCreated)
+	for _, tc := range []struct {
+		name   string
+		action map[string]any
+	}{
+		{"site SMTP host", map[string]any{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationSubject": "s", "notificationToCc": "a@example.com", "notificationText": "t"}}},
+		{"site LLM url", map[string]any{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "p"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := addDoc(t, s, tok, "", map[string]any{"content": "text", "contentType": "text/plain", "actions": []map[string]any{tc.action}})
+			if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"FAILED"}) {
+				t.Fatalf("statuses %v %v", st, actions(t, s, tok, "", id))
+			}
+			if m, _ := actions(t, s, tok, "", id)[0]["message"].(string); !strings.Contains(m, "is not allowed by the server's outbound policy") {
+				t.Fatalf("message %q", m)
+			}
+		})
+	}
+	llm.mu.Lock()
+	calls := len(llm.reqs)
+	llm.mu.Unlock()
+	if n := len(mail.Messages()); n != 0 || calls != 0 {
+		t.Fatalf("mail server got %d messages, LLM server %d requests", n, calls)
+	}
+}
