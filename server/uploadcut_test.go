@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +97,27 @@ func TestUploads_ChunkedComplete(t *testing.T) {
 				t.Fatalf("contentLength %v, want %d", d["contentLength"], len(body))
 			}
 		})
+	}
+}
+
+// TestChunkedJSONBody: a JSON body sent chunked (a client that does not
+// know its length) is answered as soon as it is read, not when the
+// client gives up.
+func TestChunkedJSONBody(t *testing.T) {
+	s := quiretest.NewServer(t)
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/documents", io.MultiReader(strings.NewReader(`{"path":"chunked.txt","content":"hello"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1 // chunked
+	req.Header.Set("Authorization", s.Admin())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("chunked JSON request: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("status %d", resp.StatusCode)
 	}
 }
