@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"quire/quiretest"
+	"quire/storage"
 )
 
 // setFolderRoles sets a folder's role permissions (roles: role name ->
@@ -293,4 +296,52 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 
 	// Site ids with control characters are refused.
 	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
+}
+
+// TestPermissions_FolderMoveKeepsPermissionsUnderWay stops a move after
+// its first step: the documents already moved and those still waiting are
+// governed by the source folder's permissions, not by the target's.
+func TestPermissions_FolderMoveKeepsPermissionsUnderWay(t *testing.T) {
+	dir := t.TempDir()
+	s := quiretest.StartServer(t, dir)
+	admin := s.Admin()
+	for i := range 12 {
+		addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("in/sub/f%02d.txt", i), "content": "x"})
+	}
+	setFolderRoles(t, s, admin, "", "in", map[string][]string{"hr_team": {"READ"}})
+	setFolderRoles(t, s, admin, "", "in/sub", map[string][]string{"hr_team": {"READ", "WRITE"}})
+	s.Close()
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	at := time.Now().UTC()
+	for _, c := range []*storage.Command{
+		storage.MustCommand(storage.OpStartFolderMove, "default", "admin", at, storage.StartFolderMove{JobID: "job-1", Source: "in", Target: "out"}),
+		storage.MustCommand(storage.OpMoveFolder, "default", "admin", at, storage.MoveFolder{JobID: "job-1", Source: "in", Target: "out", Limit: 5}),
+	} {
+		if _, err := db.Apply(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := db.FolderPermissions("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, group, perm string
+		want             bool
+	}{
+		{"in/sub", "hr_team", "WRITE", true}, // not moved yet
+		{"in/sub", "staff", "READ", false},
+		{"out/in/sub", "hr_team", "WRITE", true}, // moved
+		{"out/in/sub", "staff", "READ", false},
+		{"out/in", "staff", "READ", false},
+		{"out", "staff", "READ", true}, // the target's own (none)
+	} {
+		if got := set.Allows(c.dir, []string{c.group}, c.perm); got != c.want {
+			t.Fatalf("%s may %s in %s: %v, want %v", c.group, c.perm, c.dir, got, c.want)
+		}
+	}
 }

@@ -61,8 +61,12 @@ func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 }
 
 // moveFolderPermissions carries the permissions of source and its
-// subfolders to dest.
-func moveFolderPermissions(t *tx, site, source, dest string) error {
+// subfolders to dest. With keep, source keeps its own as well: while a
+// move is under way, the documents not yet moved stay governed by the
+// source's permissions and those already moved by the copies, so no
+// document is ever governed by anything else (say, the target's wider
+// permissions).
+func moveFolderPermissions(t *tx, site, source, dest string, keep bool) error {
 	base := len(pfxFolderPerm) + len(sk(site)) + 1
 	var moved []FolderPermissions
 	var keys [][]byte
@@ -84,6 +88,12 @@ func moveFolderPermissions(t *tx, site, source, dest string) error {
 		return err
 	}
 	for i, k := range keys {
+		if keep {
+			if err := t.setJSON(folderPermKey(site, moved[i].Path), moved[i]); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := t.del(k); err != nil {
 			return err
 		}
