@@ -294,6 +294,9 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 		t.Fatalf("content = %s", r.Body)
 	}
 
+	// A {siteId} path parameter carries such a site escaped.
+	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, hr), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, fin), http.StatusUnauthorized)
 	// Site ids with control characters are refused.
 	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
 }
