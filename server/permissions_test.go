@@ -1,16 +1,13 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"quire/quiretest"
-	"quire/storage"
 )
 
 // setFolderRoles sets a folder's role permissions (roles: role name ->
@@ -314,20 +311,8 @@ func TestPermissions_FolderMoveKeepsPermissionsUnderWay(t *testing.T) {
 	setFolderRoles(t, s, admin, "", "in", map[string][]string{"hr_team": {"READ"}})
 	setFolderRoles(t, s, admin, "", "in/sub", map[string][]string{"hr_team": {"READ", "WRITE"}})
 	s.Close()
-	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := stopMoveAfterFirstStep(t, dir)
 	defer db.Close()
-	at := time.Now().UTC()
-	for _, c := range []*storage.Command{
-		storage.MustCommand(storage.OpStartFolderMove, "default", "admin", at, storage.StartFolderMove{JobID: "job-1", Source: "in", Target: "out"}),
-		storage.MustCommand(storage.OpMoveFolder, "default", "admin", at, storage.MoveFolder{JobID: "job-1", Source: "in", Target: "out", Limit: 5}),
-	} {
-		if _, err := db.Apply(context.Background(), c); err != nil {
-			t.Fatal(err)
-		}
-	}
 	set, err := db.FolderPermissions("default")
 	if err != nil {
 		t.Fatal(err)
