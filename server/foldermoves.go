@@ -91,8 +91,8 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
 	return out
 }
 
-// errMoveNotRun: the job is already running, or the server is stopping
-// (a pending job resumes at the next start).
+// errMoveNotRun: the job is already running, the server is stopping (a
+// pending job resumes at the next start) or the request stopped waiting.
 var errMoveNotRun = errStatus(http.StatusServiceUnavailable, "the folder move continues in the background")
 
 func (m *folderMoves) close() {
@@ -226,7 +226,7 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	select {
 	case err = <-s.moves.run(r.site, res.Value.(storage.FolderMoveJob)):
 	case <-r.UserContext().Done():
-		return r.UserContext().Err()
+		return errMoveNotRun
 	}
 	if errors.Is(err, context.Canceled) {
 		err = errMoveNotRun
