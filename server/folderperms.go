@@ -71,24 +71,15 @@ func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
 	return a
 }
 
-// requireActionRights records the caller's rights on the actions that act
-// with them (MOVE, DELETE) and checks them for the document docID at path
-// now; the pipeline checks them again when the action runs.
-func (s *Server) requireActionRights(r *reqCtx, docID, path string, acts []storage.Action) error {
+// stampActionRights records the caller's rights on the actions that act
+// with them (MOVE, DELETE): storage checks them when it adds the actions,
+// in the same transaction, and the pipeline again when they run.
+func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
 	for i := range acts {
-		if !storage.ActsAsAdder(acts[i].Type) {
-			continue
-		}
-		acts[i].Actor = s.actorOf(r)
-		set, err := s.folderSet(r)
-		if err != nil {
-			return err
-		}
-		if err := storage.CheckActionRights(r.site, &acts[i], docID, path, set); err != nil {
-			return &auth.Error{Status: http.StatusUnauthorized, Msg: err.Error()}
+		if storage.ActsAsAdder(acts[i].Type) {
+			acts[i].Actor = s.actorOf(r)
 		}
 	}
-	return nil
 }
 
 // docAllows reports whether the caller may use perm on a document at path.
@@ -113,15 +104,13 @@ func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
 }
 
 // requireWritePaths checks WRITE on the folders new documents go to, and
-// the rights their MOVE and DELETE actions need.
+// records the rights their MOVE and DELETE actions need.
 func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
 	for _, d := range docs {
 		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
 			return err
 		}
-		if err := s.requireActionRights(r, d.Document.DocumentID, d.Document.Path, d.Actions); err != nil {
-			return err
-		}
+		s.stampActionRights(r, d.Actions)
 	}
 	return nil
 }

@@ -109,16 +109,24 @@ type FolderPermissionSet map[string][]FolderRole
 
 // FolderPermissions returns every folder permission record of site.
 func (d *DB) FolderPermissions(site string) (FolderPermissionSet, error) {
-	out := FolderPermissionSet{}
+	var out FolderPermissionSet
 	err := d.view(func(t *tx) error {
-		return t.each([]byte(pfxFolderPerm+sk(site)+"/"), func(_, v []byte) error {
-			var fp FolderPermissions
-			if err := json.Unmarshal(v, &fp); err != nil {
-				return err
-			}
-			out[fp.Path] = fp.Roles
-			return nil
-		})
+		var err error
+		out, err = loadFolderPermissions(t, site)
+		return err
+	})
+	return out, err
+}
+
+func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
+	out := FolderPermissionSet{}
+	err := t.each([]byte(pfxFolderPerm+sk(site)+"/"), func(_, v []byte) error {
+		var fp FolderPermissions
+		if err := json.Unmarshal(v, &fp); err != nil {
+			return err
+		}
+		out[fp.Path] = fp.Roles
+		return nil
 	})
 	return out, err
 }
