@@ -45,6 +45,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		ce *storage.ConflictError
 		ae *apiError
 		au *auth.Error
+		ac *storage.AccessError
 		fe *fiber.Error
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
@@ -61,6 +62,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = ae.status, messageBody{ae.msg}
 	case errors.As(err, &au):
 		status, body = au.Status, messageBody{au.Msg}
+	case errors.As(err, &ac):
+		status, body = http.StatusUnauthorized, messageBody{ac.Msg} // FormKiQ's access denials are 401
 	case errors.Is(err, storage.ErrBadToken):
 		status, body = http.StatusBadRequest, messageBody{"Invalid Next token"}
 	case errors.As(err, &se), errors.As(err, &te), errors.Is(err, errInvalidBody):

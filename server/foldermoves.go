@@ -51,13 +51,18 @@ func (m *folderMoves) resume() {
 	}
 }
 
-// run moves a job's folder step by step in the background.
-func (m *folderMoves) run(site string, j storage.FolderMoveJob) {
+// run moves a job's folder step by step in the background. The channel
+// gets the outcome: nil once the move is done, else why it stopped (a
+// failure is also recorded on the job; a shutdown leaves it pending, to
+// resume at the next start).
+func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
+	out := make(chan error, 1)
 	key := site + "/" + j.JobID
 	m.mu.Lock()
 	if m.busy[key] || m.ctx.Err() != nil {
 		m.mu.Unlock()
-		return
+		out <- errMoveNotRun
+		return out
 	}
 	m.busy[key] = true
 	m.wg.Add(1)
@@ -73,6 +78,7 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) {
 		err := guard.Run(m.s.log, guard.FolderMove, func() error {
 			return m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
 		}, "site", site, "job", j.JobID)
+		out <- err
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
 		default:
@@ -86,7 +92,12 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) {
 			}
 		}
 	}()
+	return out
 }
+
+// errMoveNotRun: the job is already running, the server is stopping (a
+// pending job resumes at the next start) or the request stopped waiting.
+var errMoveNotRun = errStatus(http.StatusServiceUnavailable, "the folder move continues in the background")
 
 func (m *folderMoves) close() {
 	m.stop()
@@ -207,9 +218,24 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	if err := s.requireMoveAccess(r, source, target); err != nil {
 		return err
 	}
-	// The first step validates (not found, into itself) before anything
-	// moves.
-	if err := s.moveFolder(r.UserContext(), r.site, r.user(), "", source, target); err != nil {
+	// The move is recorded as a job first (which validates it: not found,
+	// into itself), like an asynchronous one, so that a crash half-way
+	// leaves a job the next start resumes; the request waits for it. The
+	// move runs on the server's context: a client that hangs up does not
+	// stop it half-way.
+	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: uuid.NewString(), Source: source, Target: target})
+	if err != nil {
+		return err
+	}
+	select {
+	case err = <-s.moves.run(r.site, res.Value.(storage.FolderMoveJob)):
+	case <-r.UserContext().Done():
+		return errMoveNotRun
+	}
+	if errors.Is(err, context.Canceled) {
+		err = errMoveNotRun
+	}
+	if err != nil {
 		return err
 	}
 	return r.JSON(messageBody{"Folder moved"})

@@ -18,9 +18,13 @@ import (
 // site permissions alone. Admins and the site's governors are not limited
 // by folder permissions (they set them).
 
+// folderExempt reports whether folder permissions do not limit the caller:
+// admins and the site's governors (they set them).
+func folderExempt(r *reqCtx) bool { return r.p.Admin || r.p.Can(r.site, auth.PermGovern) }
+
 // folderAllows reports whether the caller may use perm in the folder dir.
 func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
-	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+	if folderExempt(r) {
 		return true
 	}
 	set, err := s.folderSet(r)
@@ -33,7 +37,7 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 // folderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
 func (s *Server) folderRestricted(r *reqCtx) bool {
-	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+	if folderExempt(r) {
 		return false
 	}
 	set, err := s.folderSet(r)
@@ -67,24 +71,15 @@ func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
 	return a
 }
 
-// requireActionRights records the caller's rights on the actions that act
-// with them (MOVE, DELETE) and checks them for the document docID at path
-// now; the pipeline checks them again when the action runs.
-func (s *Server) requireActionRights(r *reqCtx, docID, path string, acts []storage.Action) error {
+// stampActionRights records the caller's rights on the actions that act
+// with them (MOVE, DELETE): storage checks them when it adds the actions,
+// in the same transaction, and the pipeline again when they run.
+func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
 	for i := range acts {
-		if !storage.ActsAsAdder(acts[i].Type) {
-			continue
-		}
-		acts[i].Actor = s.actorOf(r)
-		set, err := s.folderSet(r)
-		if err != nil {
-			return err
-		}
-		if err := storage.CheckActionRights(r.site, &acts[i], docID, path, set); err != nil {
-			return &auth.Error{Status: http.StatusUnauthorized, Msg: err.Error()}
+		if storage.ActsAsAdder(acts[i].Type) {
+			acts[i].Actor = s.actorOf(r)
 		}
 	}
-	return nil
 }
 
 // docAllows reports whether the caller may use perm on a document at path.
@@ -109,15 +104,13 @@ func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
 }
 
 // requireWritePaths checks WRITE on the folders new documents go to, and
-// the rights their MOVE and DELETE actions need.
+// records the rights their MOVE and DELETE actions need.
 func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
 	for _, d := range docs {
 		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
 			return err
 		}
-		if err := s.requireActionRights(r, d.Document.DocumentID, d.Document.Path, d.Actions); err != nil {
-			return err
-		}
+		s.stampActionRights(r, d.Actions)
 	}
 	return nil
 }
@@ -126,7 +119,7 @@ func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error 
 // write: a bulk change by match (PATCH /documents/tags) skips the others
 // rather than reaching into folders the caller could not change one by one.
 func (s *Server) writableIDs(r *reqCtx, ids []string) ([]string, error) {
-	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+	if folderExempt(r) {
 		return ids, nil
 	}
 	docs, err := s.db.GetDocuments(r.site, ids)
@@ -170,7 +163,7 @@ func routeFolderPermission(perm auth.Permission, method string) string {
 // does not lift its folder's permissions.
 func (s *Server) checkDocumentRoute(r *reqCtx, perm auth.Permission) error {
 	id := r.Params("documentId")
-	if id == "" || r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+	if id == "" || folderExempt(r) {
 		return nil
 	}
 	d, err := s.db.GetDocumentAny(r.site, id)

@@ -129,6 +129,28 @@ func TestFolders_MoveAsync(t *testing.T) {
 	}
 }
 
+// stopMoveAfterFirstStep opens the stopped server's store and leaves in
+// it what a crash after a move's first step leaves: job-1 moving "in" of
+// site default into "out", five documents moved.
+func stopMoveAfterFirstStep(t *testing.T, dir string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC()
+	for _, c := range []*storage.Command{
+		storage.MustCommand(storage.OpStartFolderMove, "default", "admin", at, storage.StartFolderMove{JobID: "job-1", Source: "in", Target: "out"}),
+		storage.MustCommand(storage.OpMoveFolder, "default", "admin", at, storage.MoveFolder{JobID: "job-1", Source: "in", Target: "out", Limit: 5}),
+	} {
+		if _, err := db.Apply(context.Background(), c); err != nil {
+			db.Close()
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
 // TestFolders_MoveResumesAfterRestart interrupts a move after its first
 // step (as a crash would) and expects the restarted server to finish it.
 func TestFolders_MoveResumesAfterRestart(t *testing.T) {
@@ -139,20 +161,7 @@ func TestFolders_MoveResumesAfterRestart(t *testing.T) {
 		addDoc(t, s, tok, "", map[string]any{"path": fmt.Sprintf("in/f%02d.txt", i), "content": "x"})
 	}
 	s.Close()
-	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	at := time.Now().UTC()
-	for _, c := range []*storage.Command{
-		storage.MustCommand(storage.OpStartFolderMove, "default", "admin", at, storage.StartFolderMove{JobID: "job-1", Source: "in", Target: "out"}),
-		storage.MustCommand(storage.OpMoveFolder, "default", "admin", at, storage.MoveFolder{JobID: "job-1", Source: "in", Target: "out", Limit: 5}),
-	} {
-		if _, err := db.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := stopMoveAfterFirstStep(t, dir)
 	if j, err := db.GetFolderMove("default", "job-1"); err != nil || j.Status != storage.MovePending || j.Moved != 5 {
 		t.Fatalf("job after one step = %+v, %v", j, err)
 	}

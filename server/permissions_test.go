@@ -291,6 +291,45 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 		t.Fatalf("content = %s", r.Body)
 	}
 
+	// A {siteId} path parameter carries such a site escaped.
+	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, hr), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, fin), http.StatusUnauthorized)
 	// Site ids with control characters are refused.
 	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
+}
+
+// TestPermissions_FolderMoveKeepsPermissionsUnderWay stops a move after
+// its first step: the documents already moved and those still waiting are
+// governed by the source folder's permissions, not by the target's.
+func TestPermissions_FolderMoveKeepsPermissionsUnderWay(t *testing.T) {
+	dir := t.TempDir()
+	s := quiretest.StartServer(t, dir)
+	admin := s.Admin()
+	for i := range 12 {
+		addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("in/sub/f%02d.txt", i), "content": "x"})
+	}
+	setFolderRoles(t, s, admin, "", "in", map[string][]string{"hr_team": {"READ"}})
+	setFolderRoles(t, s, admin, "", "in/sub", map[string][]string{"hr_team": {"READ", "WRITE"}})
+	s.Close()
+	db := stopMoveAfterFirstStep(t, dir)
+	defer db.Close()
+	set, err := db.FolderPermissions("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, group, perm string
+		want             bool
+	}{
+		{"in/sub", "hr_team", "WRITE", true}, // not moved yet
+		{"in/sub", "staff", "READ", false},
+		{"out/in/sub", "hr_team", "WRITE", true}, // moved
+		{"out/in/sub", "staff", "READ", false},
+		{"out/in", "staff", "READ", false},
+		{"out", "staff", "READ", true}, // the target's own (none)
+	} {
+		if got := set.Allows(c.dir, []string{c.group}, c.perm); got != c.want {
+			t.Fatalf("%s may %s in %s: %v, want %v", c.group, c.perm, c.dir, got, c.want)
+		}
+	}
 }

@@ -231,8 +231,20 @@ func clearActions(t *tx, d *Document) error {
 
 // addActions appends actions to d (the caller writes d).
 func addActions(t *tx, c *Command, d *Document, actions []Action) error {
+	var set FolderPermissionSet
 	for i := range actions {
 		a := &actions[i]
+		if ActsAsAdder(a.Type) {
+			if set == nil {
+				var err error
+				if set, err = loadFolderPermissions(t, c.Site); err != nil {
+					return err
+				}
+			}
+			if err := CheckActionRights(c.Site, a, d.DocumentID, d.Path, set); err != nil {
+				return err
+			}
+		}
 		a.Seq, a.Retry, a.InsertedDate = d.ActionSeq, 0, c.At
 		d.ActionSeq++
 		if a.Status == "" {

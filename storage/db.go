@@ -390,7 +390,7 @@ func (t *tx) touch(key []byte) {
 		if t.touched == nil {
 			t.touched = map[DocRef]struct{}{}
 		}
-		t.touched[DocRef{Site: string(rest[:i]), ID: string(id)}] = struct{}{}
+		t.touched[DocRef{Site: siteOfKey(string(rest[:i])), ID: string(id)}] = struct{}{}
 		return
 	}
 }

@@ -185,6 +185,9 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 	dest := moveDest(p.Source, p.Target)
 	relocate := func(dir string) string { return dest + strings.TrimPrefix(dir, p.Source) }
 	res := MoveFolderResult{}
+	if err := moveFolderPermissions(t, c.Site, p.Source, dest, true); err != nil {
+		return nil, err
+	}
 	// Documents first, each with its path index entry, folder entry and
 	// record in this transaction.
 	docs, err := subtree(t, c.Site, p.Source, true, p.Limit)
@@ -236,7 +239,7 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 			if err := t.del(srcKey); err != nil {
 				return nil, err
 			}
-			if err := moveFolderPermissions(t, c.Site, p.Source, dest); err != nil {
+			if err := moveFolderPermissions(t, c.Site, p.Source, dest, false); err != nil {
 				return nil, err
 			}
 			res.Done = true

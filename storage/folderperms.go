@@ -61,8 +61,12 @@ func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 }
 
 // moveFolderPermissions carries the permissions of source and its
-// subfolders to dest.
-func moveFolderPermissions(t *tx, site, source, dest string) error {
+// subfolders to dest. With keep, source keeps its own as well: while a
+// move is under way, the documents not yet moved stay governed by the
+// source's permissions and those already moved by the copies, so no
+// document is ever governed by anything else (say, the target's wider
+// permissions).
+func moveFolderPermissions(t *tx, site, source, dest string, keep bool) error {
 	base := len(pfxFolderPerm) + len(sk(site)) + 1
 	var moved []FolderPermissions
 	var keys [][]byte
@@ -84,6 +88,12 @@ func moveFolderPermissions(t *tx, site, source, dest string) error {
 		return err
 	}
 	for i, k := range keys {
+		if keep {
+			if err := t.setJSON(folderPermKey(site, moved[i].Path), moved[i]); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := t.del(k); err != nil {
 			return err
 		}
@@ -99,16 +109,24 @@ type FolderPermissionSet map[string][]FolderRole
 
 // FolderPermissions returns every folder permission record of site.
 func (d *DB) FolderPermissions(site string) (FolderPermissionSet, error) {
-	out := FolderPermissionSet{}
+	var out FolderPermissionSet
 	err := d.view(func(t *tx) error {
-		return t.each([]byte(pfxFolderPerm+sk(site)+"/"), func(_, v []byte) error {
-			var fp FolderPermissions
-			if err := json.Unmarshal(v, &fp); err != nil {
-				return err
-			}
-			out[fp.Path] = fp.Roles
-			return nil
-		})
+		var err error
+		out, err = loadFolderPermissions(t, site)
+		return err
+	})
+	return out, err
+}
+
+func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
+	out := FolderPermissionSet{}
+	err := t.each([]byte(pfxFolderPerm+sk(site)+"/"), func(_, v []byte) error {
+		var fp FolderPermissions
+		if err := json.Unmarshal(v, &fp); err != nil {
+			return err
+		}
+		out[fp.Path] = fp.Roles
+		return nil
 	})
 	return out, err
 }

@@ -73,7 +73,7 @@ func (d *DB) ChangedDocs(since uint64, fn func(DocRef) error) error {
 				if j := bytes.IndexByte(id, '/'); j >= 0 {
 					id = id[:j]
 				}
-				r := DocRef{Site: string(rest[:i]), ID: string(id)}
+				r := DocRef{Site: siteOfKey(string(rest[:i])), ID: string(id)}
 				if seen[r] {
 					continue
 				}
