@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"quire/auth"
@@ -70,6 +71,10 @@ type Node struct {
 	Pipeline *pipeline.Pipeline
 	ln       net.Listener
 	errc     chan error
+	// closeOnce makes Close idempotent: a second Close (a test's cleanup
+	// after its own Close) must not reach a closed store.
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Open opens the store and keys and builds the server; it does not listen
@@ -216,8 +221,13 @@ func (n *Node) Addr() string { return n.ln.Addr().String() }
 func (n *Node) Done() <-chan error { return n.errc }
 
 // Close shuts the server down gracefully (in-flight requests finish until
-// ctx ends) and closes the store.
+// ctx ends) and closes the store. Later calls return the first's result.
 func (n *Node) Close(ctx context.Context) error {
+	n.closeOnce.Do(func() { n.closeErr = n.close(ctx) })
+	return n.closeErr
+}
+
+func (n *Node) close(ctx context.Context) error {
 	var errs []error
 	// Stop accepting first, so clients learn early, and let in-flight
 	// requests finish; then the pipeline's running actions.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -238,6 +239,9 @@ func TestShutdown_InFlightUploadCompletes(t *testing.T) {
 	}()
 	chunk := bytes.Repeat([]byte("q"), 1<<20)
 	pw.Write(chunk)
+	// Shutdown closes connections that have not sent a byte: start it only
+	// once the upload is a request in flight (the scrape itself is the other).
+	waitInFlight(t, s, 2)
 	closed := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -305,4 +309,21 @@ func TestRequestID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitInFlight waits until the server counts at least n requests in flight.
+func waitInFlight(t *testing.T, s *quiretest.Server, n int) {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^quire_http_requests_in_flight (\d+)`)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		r := s.Do(http.MethodGet, "/metrics", nil, "")
+		if m := re.FindStringSubmatch(string(r.Body)); m != nil {
+			if got, _ := strconv.Atoi(m[1]); got >= n {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d requests in flight after 20s", n)
 }
