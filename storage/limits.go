@@ -34,6 +34,9 @@ const (
 	// schema, classification, mapping, entity, queue, sequence, API key,
 	// attribute or configuration): each is stored as one record.
 	MaxDefinitionBytes = 256 << 10
+	// MaxSearchBytes bounds the body of a search request (its terms are
+	// expanded against the index: a 1 MiB term stalls Bleve for minutes).
+	MaxSearchBytes = 16 << 10
 )
 
 // definitionOps are the commands MaxDefinitionBytes applies to.
