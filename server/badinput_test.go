@@ -103,6 +103,7 @@ func TestBadInput_Refused(t *testing.T) {
 		{"system tag PATCH", "PATCH", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
 		{"system tag by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":` + tagsOf("CLAMAV_SCAN_STATUS") + `}`, 400,
 			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`},
+		{"system tag DELETE", "DELETE", "/documents/" + id + "/tags/CLAMAV_SCAN_STATUS", "", 400, forged},
 		{"system timestamp tag", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_TIMESTAMP"), 400,
 			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_TIMESTAMP' is a system tag and cannot be changed"}]}`},
 
