@@ -56,6 +56,8 @@ func TestBadInput_Refused(t *testing.T) {
 		{"values of a request", "POST", "/documents", `{"content":"x","documents":` + children(20, `{"content":"c","tags":`+manyTags(60)+`}`) + `}`, 400,
 			`{"errors":[{"error":"a request can set at most 1000 tag and attribute values of at most 131072 bytes together"}]}`},
 		{"1 MiB attribute value", "POST", "/documents/" + id + "/attributes", `{"attributes":[{"key":"a","stringValue":"` + mib + `"}]}`, 400, `{"errors":[{"key":"attributes","error":"'attributes' value cannot exceed 1024 bytes"}]}`},
+		{"10,000 actions", "POST", "/documents/" + id + "/actions", `{"actions":[` + strings.TrimSuffix(strings.Repeat(`{"type":"FULLTEXT"},`, 10000), ",") + `]}`, 400,
+			`{"errors":[{"key":"actions","error":"a request can add at most 50 actions"}]}`},
 		{"1 MiB folder", "POST", "/folders", `{"path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
 		{"1 MiB entity type", "POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"` + mib + `"}}`, 400, ""},
 		{"1 MiB search term", "POST", "/queryFulltext", `{"query":{"match":{"content":"` + mib + `"}}}`, 400, `{"message":"Request body too large"}`},

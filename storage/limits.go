@@ -231,9 +231,6 @@ func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []Vali
 		errs = append(errs, CheckPath("path", nd.Document.Path)...)
 		errs = append(errs, checkTags("tags", nd.Tags, sz)...)
 		errs = append(errs, checkAttributes("attributes", nd.Attributes, sz)...)
-		if len(nd.Actions) > MaxActionsPerRequest {
-			errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
-		}
 	}
 	return errs
 }
@@ -247,11 +244,17 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 	}
 	errs = append(errs, checkTags("tags", p.Tags, &sz)...)
 	errs = append(errs, checkAttributes("attributes", p.Attributes, &sz)...)
-	if len(p.Actions) > MaxActionsPerRequest {
-		errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
-	}
 	errs = append(errs, checkNewDocuments(p.Children, len(p.Children), &sz)...)
 	return sz.total(errs)
+}
+
+// checkActionCount bounds the actions one command adds to a document
+// (addActions runs it for every command that adds actions).
+func checkActionCount(n int) error {
+	if n > MaxActionsPerRequest {
+		return Invalid("actions", fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest))
+	}
+	return nil
 }
 
 // limitsErr turns check results into an error for an applier.
