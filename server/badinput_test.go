@@ -146,3 +146,26 @@ func TestBadInput_Refused(t *testing.T) {
 		t.Fatalf("folder of a refused request: %s", f.Body)
 	}
 }
+
+// TestBadInput_MatchTagsBatched: PATCH /documents/tags with large tags
+// over many documents is applied in batches that each fit one
+// transaction, so every matching document gets them (no 400 or 500
+// after part of the documents were changed).
+func TestBadInput_MatchTagsBatched(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	const docs = 201 // more than one batch of the fixed size
+	for i := range docs {
+		addDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
+	}
+	var tags []map[string]any
+	for i := range 100 {
+		tags = append(tags, map[string]any{"key": fmt.Sprintf("big%02d", i), "value": strings.Repeat("v", 1000)})
+	}
+	r := s.Do(http.MethodPatch, "/documents/tags", map[string]any{"match": map[string]any{"tag": map[string]any{"key": "batch", "eq": "1"}}, "update": map[string]any{"tags": tags}}, tok)
+	mustStatus(t, r, http.StatusOK)
+	res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "big99"}}}, tok).JSON(t)
+	if got, _ := res["documents"].([]any); len(got) != docs {
+		t.Fatalf("documents with the new tags: %d, want %d", len(got), docs)
+	}
+}

@@ -165,6 +165,21 @@ func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
 	return errs
 }
 
+// DocsPerBatch is how many documents one command may give the same tags
+// (PATCH /documents/tags) and stay within what a single request may set,
+// no more than most, and at least one.
+func DocsPerBatch(tags []Tag, most int) int {
+	var sz requestSize
+	for i := range tags {
+		sz.add(tags[i].Key)
+		for _, v := range tags[i].AllValues() {
+			sz.add(v)
+		}
+	}
+	n := min(most, MaxValuesPerRequest/max(sz.values, 1), MaxRequestValueBytes/max(sz.bytes, 1))
+	return max(n, 1)
+}
+
 // CheckAttributes checks attribute inputs against the limits.
 func CheckAttributes(field string, ins []AttributeInput) []ValidationItem {
 	var sz requestSize
