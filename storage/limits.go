@@ -170,12 +170,7 @@ func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
 // no more than most, and at least one.
 func DocsPerBatch(tags []Tag, most int) int {
 	var sz requestSize
-	for i := range tags {
-		sz.add(tags[i].Key)
-		for _, v := range tags[i].AllValues() {
-			sz.add(v)
-		}
-	}
+	checkTags("tags", tags, &sz) // for the sizes: the tags were checked before
 	n := min(most, MaxValuesPerRequest/max(sz.values, 1), MaxRequestValueBytes/max(sz.bytes, 1))
 	return max(n, 1)
 }
