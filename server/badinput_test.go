@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -167,5 +168,39 @@ func TestBadInput_MatchTagsBatched(t *testing.T) {
 	res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "big99"}}}, tok).JSON(t)
 	if got, _ := res["documents"].([]any); len(got) != docs {
 		t.Fatalf("documents with the new tags: %d, want %d", len(got), docs)
+	}
+}
+
+// TestSoftDeleted_EndInclusive: `end` includes the documents deleted at
+// that time, as `start` does (FormKiQ's dates have whole seconds, Quire's
+// deletedDate has nanoseconds).
+func TestSoftDeleted_EndInclusive(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	l := s.Do(http.MethodGet, "/documents?softDeleted=true", nil, tok).JSON(t)
+	docs, _ := l["documents"].([]any)
+	if len(docs) != 1 {
+		t.Fatalf("soft-deleted listing: %v", l)
+	}
+	at, _ := docs[0].(map[string]any)["deletedDate"].(string)
+	tests := []struct {
+		name, query string
+		want        int
+	}{
+		{"start", "start=" + url.QueryEscape(at), 1},
+		{"end", "end=" + url.QueryEscape(at), 1},
+		{"start and end", "start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
+		{"day", "end=" + at[:10], 1},
+		{"before", "end=2000-01-01T00:00:00%2B0000", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(http.MethodGet, "/documents?softDeleted=true&"+tt.query, nil, tok).JSON(t)
+			if got, _ := r["documents"].([]any); len(got) != tt.want {
+				t.Fatalf("%s: %d documents, want %d (deleted %s): %v", tt.query, len(got), tt.want, at, r)
+			}
+		})
 	}
 }
