@@ -149,7 +149,16 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	// The limits of the request as a whole, before any content is written
+	// (the applier checks them again).
 	payload := storage.AddDocuments{}
+	for _, p := range docs {
+		payload.Docs = append(payload.Docs, p.nd)
+	}
+	if err := checkErrors(storage.CheckNewDocuments(payload.Docs)); err != nil {
+		return err
+	}
+	payload.Docs = payload.Docs[:0]
 	for _, p := range docs {
 		if err := s.attachInline(r, p); err != nil {
 			return err
