@@ -134,6 +134,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
 	}
 	if len(in.Documents) > storage.MaxChildDocuments {
+		// Refused before preparing thousands of children for nothing.
 		return checkErrors(storage.CheckNewDocuments(make([]storage.NewDocument, len(in.Documents)+1)))
 	}
 	parent, perrs := s.prepareDocument(r, &in, id, "")
@@ -149,21 +150,20 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	payload := storage.AddDocuments{Docs: make([]storage.NewDocument, len(docs))}
+	for i, p := range docs {
+		payload.Docs[i] = p.nd
+	}
 	// The limits of the request as a whole, before any content is written
 	// (the applier checks them again).
-	payload := storage.AddDocuments{}
-	for _, p := range docs {
-		payload.Docs = append(payload.Docs, p.nd)
-	}
 	if err := checkErrors(storage.CheckNewDocuments(payload.Docs)); err != nil {
 		return err
 	}
-	payload.Docs = payload.Docs[:0]
-	for _, p := range docs {
+	for i, p := range docs {
 		if err := s.attachInline(r, p); err != nil {
 			return err
 		}
-		payload.Docs = append(payload.Docs, p.nd)
+		payload.Docs[i] = p.nd
 	}
 	if err := s.requireWritePaths(r, payload.Docs); err != nil {
 		return err
