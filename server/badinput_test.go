@@ -32,6 +32,13 @@ func TestBadInput_Refused(t *testing.T) {
 	children := func(n int, doc string) string {
 		return "[" + strings.TrimSuffix(strings.Repeat(doc+",", n), ",") + "]"
 	}
+	metadata := func(prefix string, n int) string {
+		var m []string
+		for i := range n {
+			m = append(m, fmt.Sprintf(`{"key":"%s%d","value":"v"}`, prefix, i))
+		}
+		return "[" + strings.Join(m, ",") + "]"
+	}
 	values := `["` + strings.TrimSuffix(strings.Repeat(`v",  "`, 101), `,  "`) + `]`
 	tagsOf := func(key string) string { return `{"tags":[{"key":"` + key + `","value":"CLEAN"}]}` }
 	const (
@@ -59,6 +66,8 @@ func TestBadInput_Refused(t *testing.T) {
 		{"1 MiB attribute value", "POST", "/documents/" + id + "/attributes", `{"attributes":[{"key":"a","stringValue":"` + mib + `"}]}`, 400, `{"errors":[{"key":"attributes","error":"'attributes' value cannot exceed 1024 bytes"}]}`},
 		{"10,000 actions", "POST", "/documents/" + id + "/actions", `{"actions":[` + strings.TrimSuffix(strings.Repeat(`{"type":"FULLTEXT"},`, 10000), ",") + `]}`, 400,
 			`{"errors":[{"key":"actions","error":"a request can add at most 50 actions"}]}`},
+		{"20 metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("a", 20) + `}`, 200, ""},
+		{"20 more metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("b", 20) + `}`, 400, `{"errors":[{"key":"metadata","error":"maximum number of metadata is 25"}]}`},
 		{"1 MiB folder", "POST", "/folders", `{"path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
 		{"1 MiB entity type", "POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"` + mib + `"}}`, 400, ""},
 		{"1 MiB search term", "POST", "/queryFulltext", `{"query":{"match":{"content":"` + mib + `"}}}`, 400, `{"message":"Request body too large"}`},

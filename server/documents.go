@@ -369,16 +369,10 @@ func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationI
 	return out, errs
 }
 
-// maxMetadata and maxMetadataBytes bound a document's metadata.
-const (
-	maxMetadata      = 25
-	maxMetadataBytes = 1000
-)
-
 func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
-	if len(in) > maxMetadata {
-		return nil, []storage.ValidationItem{{Key: "metadata", Msg: "maximum number of metadata is 25"}}
+	if len(in) > storage.MaxMetadata {
+		return nil, []storage.ValidationItem{{Key: "metadata", Msg: fmt.Sprintf("maximum number of metadata is %d", storage.MaxMetadata)}}
 	}
 	var out []storage.Metadata
 	for _, m := range in {
@@ -399,7 +393,7 @@ func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationI
 				size += len(v)
 			}
 		}
-		if size > maxMetadataBytes {
+		if size > storage.MaxMetadataBytes {
 			errs = append(errs, storage.ValidationItem{Key: "metadata." + m.Key, Msg: "value cannot exceed 1000 characters"})
 			continue
 		}
