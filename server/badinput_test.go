@@ -213,3 +213,32 @@ func TestSoftDeleted_EndInclusive(t *testing.T) {
 		})
 	}
 }
+
+// TestBadInput_DocumentSize: tags and attributes added request by request
+// stop at the per-document limit, so the document can still be deleted
+// in one transaction.
+func TestBadInput_DocumentSize(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	big := strings.Repeat("v", 1000)
+	status := 0
+	for i := 0; i < 40 && status != http.StatusBadRequest; i++ {
+		var tags []map[string]any
+		for j := range 10 {
+			tags = append(tags, map[string]any{"key": fmt.Sprintf("k%02d-%d", i, j), "values": []string{big + "1", big + "2"}})
+		}
+		r := s.Do(http.MethodPost, "/documents/"+id+"/tags", map[string]any{"tags": tags}, tok)
+		status = r.Status
+		if status == http.StatusBadRequest {
+			mustBody(t, r, `{"errors":[{"key":"tags","error":"a document's tags can hold at most 2000 values of at most 131072 bytes together"}]}`)
+		} else {
+			mustStatus(t, r, http.StatusCreated)
+		}
+	}
+	if status != http.StatusBadRequest {
+		t.Fatal("tags grew past the per-document limit")
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusNotFound)
+}

@@ -32,6 +32,11 @@ const (
 	// record and an index entry.
 	MaxValuesPerRequest  = 1000
 	MaxRequestValueBytes = 128 << 10
+	// MaxDocumentValues and MaxDocumentValueBytes bound what a document
+	// holds over all requests, its tags and its attributes each: a hard
+	// delete removes them all in one transaction.
+	MaxDocumentValues     = 2000
+	MaxDocumentValueBytes = 128 << 10
 	// MaxDefinitionBytes bounds the encoded command of a definition (a
 	// schema, classification, mapping, entity, queue, sequence, API key,
 	// attribute or configuration): each is stored as one record.
@@ -265,6 +270,15 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 func checkActionCount(n int) error {
 	if n > MaxActionsPerRequest {
 		return Invalid("actions", fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest))
+	}
+	return nil
+}
+
+// checkDocumentSize is the MaxDocumentValues check of what a document
+// holds after a write; what names "tags" or "attributes".
+func checkDocumentSize(what string, sz requestSize) error {
+	if sz.values > MaxDocumentValues || sz.bytes > MaxDocumentValueBytes {
+		return Invalid(what, fmt.Sprintf("a document's %s can hold at most %d values of at most %d bytes together", what, MaxDocumentValues, MaxDocumentValueBytes))
 	}
 	return nil
 }
