@@ -93,6 +93,12 @@ func (s *Server) handleGetBackup(r *reqCtx) error {
 	if s.deps.DataDir == "" {
 		return errStatus(http.StatusNotFound, "backup is not available on this server")
 	}
+	if r.Method() == http.MethodHead {
+		// fiber answers HEAD with the GET handler; a body stream writer
+		// would put bytes after a HEAD response and break the connection.
+		r.Set("Content-Type", "application/octet-stream")
+		return nil
+	}
 	conn := r.Context().Conn()
 	if !s.backups.begin(conn) {
 		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())

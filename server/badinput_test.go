@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -31,6 +32,13 @@ func TestBadInput_Refused(t *testing.T) {
 	children := func(n int, doc string) string {
 		return "[" + strings.TrimSuffix(strings.Repeat(doc+",", n), ",") + "]"
 	}
+	metadata := func(prefix string, n int) string {
+		var m []string
+		for i := range n {
+			m = append(m, fmt.Sprintf(`{"key":"%s%d","value":"v"}`, prefix, i))
+		}
+		return "[" + strings.Join(m, ",") + "]"
+	}
 	values := `["` + strings.TrimSuffix(strings.Repeat(`v",  "`, 101), `,  "`) + `]`
 	tagsOf := func(key string) string { return `{"tags":[{"key":"` + key + `","value":"CLEAN"}]}` }
 	const (
@@ -56,8 +64,13 @@ func TestBadInput_Refused(t *testing.T) {
 		{"values of a request", "POST", "/documents", `{"content":"x","documents":` + children(20, `{"content":"c","tags":`+manyTags(60)+`}`) + `}`, 400,
 			`{"errors":[{"error":"a request can set at most 1000 tag and attribute values of at most 131072 bytes together"}]}`},
 		{"1 MiB attribute value", "POST", "/documents/" + id + "/attributes", `{"attributes":[{"key":"a","stringValue":"` + mib + `"}]}`, 400, `{"errors":[{"key":"attributes","error":"'attributes' value cannot exceed 1024 bytes"}]}`},
+		{"10,000 actions", "POST", "/documents/" + id + "/actions", `{"actions":[` + strings.TrimSuffix(strings.Repeat(`{"type":"FULLTEXT"},`, 10000), ",") + `]}`, 400,
+			`{"errors":[{"key":"actions","error":"a request can add at most 50 actions"}]}`},
+		{"20 metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("a", 20) + `}`, 200, ""},
+		{"20 more metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("b", 20) + `}`, 400, `{"errors":[{"key":"metadata","error":"maximum number of metadata is 25"}]}`},
 		{"1 MiB folder", "POST", "/folders", `{"path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
 		{"1 MiB entity type", "POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"` + mib + `"}}`, 400, ""},
+		{"1 MiB search term", "POST", "/queryFulltext", `{"query":{"match":{"content":"` + mib + `"}}}`, 400, `{"message":"Request body too large"}`},
 		{"1 MiB queue", "POST", "/queues", `{"name":"` + mib + `"}`, 400, ""},
 
 		// Invalid UTF-8 is refused, never replaced by U+FFFD.
@@ -102,6 +115,7 @@ func TestBadInput_Refused(t *testing.T) {
 		{"system tag PATCH", "PATCH", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
 		{"system tag by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":` + tagsOf("CLAMAV_SCAN_STATUS") + `}`, 400,
 			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`},
+		{"system tag DELETE", "DELETE", "/documents/" + id + "/tags/CLAMAV_SCAN_STATUS", "", 400, forged},
 		{"system timestamp tag", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_TIMESTAMP"), 400,
 			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_TIMESTAMP' is a system tag and cannot be changed"}]}`},
 
@@ -141,4 +155,90 @@ func TestBadInput_Refused(t *testing.T) {
 	if f := s.Do(http.MethodGet, "/folders", nil, tok); strings.Contains(string(f.Body), "aaaa") {
 		t.Fatalf("folder of a refused request: %s", f.Body)
 	}
+}
+
+// TestBadInput_MatchTagsBatched: PATCH /documents/tags with large tags
+// over many documents is applied in batches that each fit one
+// transaction, so every matching document gets them (no 400 or 500
+// after part of the documents were changed).
+func TestBadInput_MatchTagsBatched(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	const docs = 201 // more than one batch of the fixed size
+	for i := range docs {
+		addDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
+	}
+	var tags []map[string]any
+	for i := range 100 {
+		tags = append(tags, map[string]any{"key": fmt.Sprintf("big%02d", i), "value": strings.Repeat("v", 1000)})
+	}
+	r := s.Do(http.MethodPatch, "/documents/tags", map[string]any{"match": map[string]any{"tag": map[string]any{"key": "batch", "eq": "1"}}, "update": map[string]any{"tags": tags}}, tok)
+	mustStatus(t, r, http.StatusOK)
+	res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "big99"}}}, tok).JSON(t)
+	if got, _ := res["documents"].([]any); len(got) != docs {
+		t.Fatalf("documents with the new tags: %d, want %d", len(got), docs)
+	}
+}
+
+// TestSoftDeleted_EndInclusive: `end` includes the documents deleted at
+// that time, as `start` does (FormKiQ's dates have whole seconds, Quire's
+// deletedDate has nanoseconds).
+func TestSoftDeleted_EndInclusive(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	l := s.Do(http.MethodGet, "/documents?softDeleted=true", nil, tok).JSON(t)
+	docs, _ := l["documents"].([]any)
+	if len(docs) != 1 {
+		t.Fatalf("soft-deleted listing: %v", l)
+	}
+	at, _ := docs[0].(map[string]any)["deletedDate"].(string)
+	tests := []struct {
+		name, query string
+		want        int
+	}{
+		{"start", "start=" + url.QueryEscape(at), 1},
+		{"end", "end=" + url.QueryEscape(at), 1},
+		{"start and end", "start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
+		{"day", "end=" + at[:10], 1},
+		{"before", "end=2000-01-01T00:00:00%2B0000", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(http.MethodGet, "/documents?softDeleted=true&"+tt.query, nil, tok).JSON(t)
+			if got, _ := r["documents"].([]any); len(got) != tt.want {
+				t.Fatalf("%s: %d documents, want %d (deleted %s): %v", tt.query, len(got), tt.want, at, r)
+			}
+		})
+	}
+}
+
+// TestBadInput_DocumentSize: tags and attributes added request by request
+// stop at the per-document limit, so the document can still be deleted
+// in one transaction.
+func TestBadInput_DocumentSize(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	big := strings.Repeat("v", 1000)
+	status := 0
+	for i := 0; i < 40 && status != http.StatusBadRequest; i++ {
+		var tags []map[string]any
+		for j := range 10 {
+			tags = append(tags, map[string]any{"key": fmt.Sprintf("k%02d-%d", i, j), "values": []string{big + "1", big + "2"}})
+		}
+		r := s.Do(http.MethodPost, "/documents/"+id+"/tags", map[string]any{"tags": tags}, tok)
+		status = r.Status
+		if status == http.StatusBadRequest {
+			mustBody(t, r, `{"errors":[{"key":"tags","error":"a document's tags can hold at most 2000 values of at most 131072 bytes together"}]}`)
+		} else {
+			mustStatus(t, r, http.StatusCreated)
+		}
+	}
+	if status != http.StatusBadRequest {
+		t.Fatal("tags grew past the per-document limit")
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusNotFound)
 }

@@ -134,6 +134,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
 	}
 	if len(in.Documents) > storage.MaxChildDocuments {
+		// Refused before preparing thousands of children for nothing.
 		return checkErrors(storage.CheckNewDocuments(make([]storage.NewDocument, len(in.Documents)+1)))
 	}
 	parent, perrs := s.prepareDocument(r, &in, id, "")
@@ -149,15 +150,23 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	payload := storage.AddDocuments{Docs: make([]storage.NewDocument, len(docs))}
+	for i, p := range docs {
+		payload.Docs[i] = p.nd
+	}
+	// The limits of the request as a whole, before any content is written
+	// (the applier checks them again).
+	if err := checkErrors(storage.CheckNewDocuments(payload.Docs)); err != nil {
+		return err
+	}
 	if err := s.checkInlineSize(r, docs...); err != nil {
 		return err
 	}
-	payload := storage.AddDocuments{}
-	for _, p := range docs {
+	for i, p := range docs {
 		if err := s.attachInline(r, p); err != nil {
 			return err
 		}
-		payload.Docs = append(payload.Docs, p.nd)
+		payload.Docs[i] = p.nd
 	}
 	if err := s.requireWritePaths(r, payload.Docs); err != nil {
 		return err
@@ -382,16 +391,10 @@ func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationI
 	return out, errs
 }
 
-// maxMetadata and maxMetadataBytes bound a document's metadata.
-const (
-	maxMetadata      = 25
-	maxMetadataBytes = 1000
-)
-
 func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
-	if len(in) > maxMetadata {
-		return nil, []storage.ValidationItem{{Key: "metadata", Msg: "maximum number of metadata is 25"}}
+	if len(in) > storage.MaxMetadata {
+		return nil, []storage.ValidationItem{{Key: "metadata", Msg: fmt.Sprintf("maximum number of metadata is %d", storage.MaxMetadata)}}
 	}
 	var out []storage.Metadata
 	for _, m := range in {
@@ -412,7 +415,7 @@ func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationI
 				size += len(v)
 			}
 		}
-		if size > maxMetadataBytes {
+		if size > storage.MaxMetadataBytes {
 			errs = append(errs, storage.ValidationItem{Key: "metadata." + m.Key, Msg: "value cannot exceed 1000 characters"})
 			continue
 		}

@@ -52,7 +52,7 @@ type fulltextRequest struct {
 // values, narrowed by exact tags and attributes.
 func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	var in fulltextRequest
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	if in.Query == nil {
@@ -219,7 +219,7 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 		Size      int                        `json:"size"`
 		Highlight json.RawMessage            `json:"highlight"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	qs, err := openSearchQueryString(in.Query)

@@ -116,7 +116,7 @@ func (q *searchQueryIn) validate() error {
 // handleSearch serves POST /search.
 func (s *Server) handleSearch(r *reqCtx) error {
 	var in searchRequest
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	if in.Query == nil || in.Query.empty() {

@@ -98,3 +98,19 @@ func TestRetention_SoftDeletedPurged(t *testing.T) {
 	// The other site has no retention: its soft-deleted document stays.
 	mustStatus(t, s.Do(http.MethodPut, "/documents/"+other+"/restore?siteId=finance", nil, tok), http.StatusOK)
 }
+
+// TestBackup_Head: HEAD /system/backup answers the headers and nothing
+// after them, so the keep-alive connection stays usable for the next
+// request (a streamed backup after a HEAD answer broke it).
+func TestBackup_Head(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	for i := range 5 {
+		h := s.Do(http.MethodHead, "/system/backup", nil, tok)
+		mustStatus(t, h, http.StatusOK)
+		if r := s.Do(http.MethodGet, "/version", nil, tok); r.Status != http.StatusOK {
+			t.Fatalf("request %d after HEAD: %d %s", i, r.Status, r.Body)
+		}
+	}
+}

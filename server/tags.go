@@ -257,8 +257,9 @@ func (s *Server) handleDeleteDocumentTagAndValue(r *reqCtx) error {
 	return r.JSON(messageBody{fmt.Sprintf("Removed Tag value from document '%s'.", r.docID())})
 }
 
-// matchBatch is how many documents one OpUpdateMatchTags touches, so a
-// large match never makes one oversized transaction.
+// matchBatch is how many documents one OpUpdateMatchTags touches at most,
+// so a large match never makes one oversized transaction (large tags make
+// the batches smaller still, see storage.DocsPerBatch).
 const matchBatch = 200
 
 // handleUpdateMatchingDocumentTags serves PATCH /documents/tags.
@@ -302,8 +303,9 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
 	if ids, err = s.writableIDs(r, ids); err != nil {
 		return err
 	}
+	batch := storage.DocsPerBatch(tags, matchBatch)
 	for len(ids) > 0 {
-		n := min(matchBatch, len(ids))
+		n := min(batch, len(ids))
 		if _, err := s.apply(r, storage.OpUpdateMatchTags, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags}); err != nil {
 			return err
 		}

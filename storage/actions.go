@@ -231,6 +231,9 @@ func clearActions(t *tx, d *Document) error {
 
 // addActions appends actions to d (the caller writes d).
 func addActions(t *tx, c *Command, d *Document, actions []Action) error {
+	if err := checkActionCount(len(actions)); err != nil {
+		return err
+	}
 	var set FolderPermissionSet
 	for i := range actions {
 		a := &actions[i]

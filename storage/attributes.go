@@ -880,6 +880,16 @@ func (s *docAttrSet) save() error {
 	if len(s.errs) > 0 {
 		return &ValidationError{Items: s.errs}
 	}
+	var sz requestSize
+	for k, a := range s.cur {
+		sz.add(k)
+		for _, v := range a.indexValues() {
+			sz.add(v)
+		}
+	}
+	if err := checkDocumentSize("attributes", sz); err != nil {
+		return err
+	}
 	for k, a := range s.old {
 		n, ok := s.cur[k]
 		if ok && sameAttr(a, n) {

@@ -335,6 +335,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	}
 	if len(p.Metadata) > 0 {
 		d.Metadata = mergeMetadata(d.Metadata, p.Metadata)
+		if len(d.Metadata) > MaxMetadata {
+			return nil, Invalid("metadata", fmt.Sprintf("maximum number of metadata is %d", MaxMetadata))
+		}
 	}
 	if len(p.Attributes) > 0 {
 		if err := writeDocAttributes(t, c, d.DocumentID, p.Attributes, AttrSet, false); err != nil {

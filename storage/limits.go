@@ -24,16 +24,26 @@ const (
 	MaxAttributesPerRequest = 100  // attributes of one document in one request
 	MaxChildDocuments       = 100  // child documents created in one request
 	MaxActionsPerRequest    = 50   // actions added to one document in one request
+	MaxMetadata             = 25   // metadata entries of a document (FormKiQ's limit)
+	MaxMetadataBytes        = 1000 // key and values of one metadata entry (FormKiQ's limit)
 	// MaxValuesPerRequest and MaxRequestValueBytes bound the tag and
 	// attribute values of a whole request (a document and its children, or
 	// the tags of one PATCH /documents/tags batch), which each become a
 	// record and an index entry.
 	MaxValuesPerRequest  = 1000
 	MaxRequestValueBytes = 128 << 10
+	// MaxDocumentValues and MaxDocumentValueBytes bound what a document
+	// holds over all requests, its tags and its attributes each: a hard
+	// delete removes them all in one transaction.
+	MaxDocumentValues     = 2000
+	MaxDocumentValueBytes = 128 << 10
 	// MaxDefinitionBytes bounds the encoded command of a definition (a
 	// schema, classification, mapping, entity, queue, sequence, API key,
 	// attribute or configuration): each is stored as one record.
 	MaxDefinitionBytes = 256 << 10
+	// MaxSearchBytes bounds the body of a search request (its terms are
+	// expanded against the index: a 1 MiB term stalls Bleve for minutes).
+	MaxSearchBytes = 16 << 10
 )
 
 // definitionOps are the commands MaxDefinitionBytes applies to.
@@ -162,6 +172,16 @@ func checkTags(field string, tags []Tag, sz *requestSize) []ValidationItem {
 	return errs
 }
 
+// DocsPerBatch is how many documents one command may give the same tags
+// (PATCH /documents/tags) and stay within what a single request may set,
+// no more than most, and at least one.
+func DocsPerBatch(tags []Tag, most int) int {
+	var sz requestSize
+	checkTags("tags", tags, &sz) // for the sizes: the tags were checked before
+	n := min(most, MaxValuesPerRequest/max(sz.values, 1), MaxRequestValueBytes/max(sz.bytes, 1))
+	return max(n, 1)
+}
+
 // CheckAttributes checks attribute inputs against the limits.
 func CheckAttributes(field string, ins []AttributeInput) []ValidationItem {
 	var sz requestSize
@@ -228,9 +248,6 @@ func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []Vali
 		errs = append(errs, CheckPath("path", nd.Document.Path)...)
 		errs = append(errs, checkTags("tags", nd.Tags, sz)...)
 		errs = append(errs, checkAttributes("attributes", nd.Attributes, sz)...)
-		if len(nd.Actions) > MaxActionsPerRequest {
-			errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
-		}
 	}
 	return errs
 }
@@ -244,11 +261,26 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 	}
 	errs = append(errs, checkTags("tags", p.Tags, &sz)...)
 	errs = append(errs, checkAttributes("attributes", p.Attributes, &sz)...)
-	if len(p.Actions) > MaxActionsPerRequest {
-		errs = append(errs, ValidationItem{Key: "actions", Msg: fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest)})
-	}
 	errs = append(errs, checkNewDocuments(p.Children, len(p.Children), &sz)...)
 	return sz.total(errs)
+}
+
+// checkActionCount bounds the actions one command adds to a document
+// (addActions runs it for every command that adds actions).
+func checkActionCount(n int) error {
+	if n > MaxActionsPerRequest {
+		return Invalid("actions", fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest))
+	}
+	return nil
+}
+
+// checkDocumentSize is the MaxDocumentValues check of what a document
+// holds after a write; what names "tags" or "attributes".
+func checkDocumentSize(what string, sz requestSize) error {
+	if sz.values > MaxDocumentValues || sz.bytes > MaxDocumentValueBytes {
+		return Invalid(what, fmt.Sprintf("a document's %s can hold at most %d values of at most %d bytes together", what, MaxDocumentValues, MaxDocumentValueBytes))
+	}
+	return nil
 }
 
 // limitsErr turns check results into an error for an applier.

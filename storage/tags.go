@@ -127,7 +127,17 @@ func writeTags(t *tx, c *Command, doc string, tags []Tag, mode string) error {
 			}
 		}
 	}
-	return nil
+	var sz requestSize
+	if err := eachTag(t, c.Site, doc, func(tg *Tag) error {
+		sz.add(tg.Key)
+		for _, v := range tg.AllValues() {
+			sz.add(v)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return checkDocumentSize("tags", sz)
 }
 
 // SystemTagKeys are the tags Quire's pipeline writes itself (the
