@@ -247,10 +247,12 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 
 // siteParam is the {siteId} path parameter, unescaped: site ids taken from
 // group paths hold "/", which URLs carry as %2F.
+// The result is always a copy: fasthttp reuses the request's buffer, and
+// PathUnescape returns its input itself when there is nothing to unescape.
 func siteParam(c *fiber.Ctx) string {
 	v := c.Params("siteId")
 	if u, err := url.PathUnescape(v); err == nil {
-		return u
+		v = u
 	}
 	return strings.Clone(v)
 }
