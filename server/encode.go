@@ -197,16 +197,3 @@ func documentJSON(d *storage.Document) map[string]any {
 	}
 	return m
 }
-
-// queryInt parses an integer query parameter; absent gives def.
-func (r *reqCtx) queryInt(name string, def int) (int, error) {
-	v := r.Query(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, invalid(name, "invalid '"+name+"' parameter")
-	}
-	return n, nil
-}

@@ -247,10 +247,13 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 
 // siteParam is the {siteId} path parameter, unescaped: site ids taken from
 // group paths hold "/", which URLs carry as %2F.
-// The result is always a copy: fasthttp reuses the request's buffer, and
-// PathUnescape returns its input itself when there is nothing to unescape.
-func siteParam(c *fiber.Ctx) string {
-	v := c.Params("siteId")
+func siteParam(c *fiber.Ctx) string { return unescapedParam(c, "siteId") }
+
+// unescapedParam is a path parameter, percent-decoded. The result is
+// always a copy: fasthttp reuses the request's buffer, and PathUnescape
+// returns its input itself when there is nothing to unescape.
+func unescapedParam(c *fiber.Ctx, name string) string {
+	v := c.Params(name)
 	if u, err := url.PathUnescape(v); err == nil {
 		v = u
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"time"
 
 	"quire/index"
 	"quire/storage"
@@ -94,4 +95,25 @@ func parseOffsetToken(tok string) (int, error) {
 		return 0, storage.ErrBadToken
 	}
 	return n, nil
+}
+
+// maxURLHours bounds the `duration` (hours) of signed upload and download
+// URLs: seven days, the longest an S3 presigned URL (FormKiQ's) may live.
+const maxURLHours = 7 * 24
+
+const msgDuration = "'duration' must be a whole number of hours from 1 to 168"
+
+// urlDuration reads the `duration` query parameter of the URL routes:
+// absent gives FormKiQ's 48 hours; anything outside 1..maxURLHours is a
+// 400 rather than an expiry that overflows into the past.
+func urlDuration(r *reqCtx) (time.Duration, error) {
+	v := r.Query("duration")
+	if v == "" {
+		return defaultURLDuration, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxURLHours {
+		return 0, invalid("duration", msgDuration)
+	}
+	return time.Duration(n) * time.Hour, nil
 }

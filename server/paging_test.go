@@ -80,6 +80,11 @@ func TestPaging_HostileNumbers(t *testing.T) {
 		{"documents limit beyond int", "GET", "/documents?limit=99999999999999999999", nil, 200, id},
 		{"documents limit text", "GET", "/documents?limit=ten", nil, 400, `"key":"limit"`},
 		{"documents negative limit", "GET", "/documents?limit=-99999999999999999999", nil, 400, `"key":"limit"`},
+		{"url huge duration", "GET", "/documents/" + id + "/url?duration=" + maxInt, nil, 400, `"key":"duration"`},
+		{"url duration past a week", "GET", "/documents/" + id + "/url?duration=169", nil, 400, `"key":"duration"`},
+		{"url duration a week", "GET", "/documents/" + id + "/url?duration=168", nil, 200, `"url"`},
+		{"upload huge duration", "GET", "/documents/upload?duration=" + maxInt, nil, 400, `"key":"duration"`},
+		{"upload duration zero", "GET", "/documents/" + id + "/upload?duration=0", nil, 400, `"key":"duration"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

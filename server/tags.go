@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -168,13 +167,7 @@ func decodeTagToken(tok string) (string, error) {
 	return string(b[2:]), nil
 }
 
-func pathParam(r *reqCtx, name string) string {
-	v := r.Params(name)
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return strings.Clone(v)
-}
+func pathParam(r *reqCtx, name string) string { return unescapedParam(r.Ctx, name) }
 
 // handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
 func (s *Server) handleGetDocumentTag(r *reqCtx) error {

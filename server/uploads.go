@@ -499,12 +499,10 @@ func (r *reqCtx) uploadQuery() (uploadOpts, []storage.ValidationItem) {
 		}
 		o.contentLength = n
 	}
-	if v := r.Query("duration"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			errs = append(errs, storage.ValidationItem{Key: "duration", Msg: "invalid 'duration'"})
-		}
-		o.duration = time.Duration(n) * time.Hour
+	if d, err := urlDuration(r); err != nil {
+		errs = append(errs, storage.ValidationItem{Key: "duration", Msg: msgDuration})
+	} else {
+		o.duration = d
 	}
 	return o, errs
 }
@@ -688,12 +686,9 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	hours, err := r.queryInt("duration", 48)
+	dur, err := urlDuration(r)
 	if err != nil {
 		return err
-	}
-	if hours <= 0 {
-		return invalid("duration", "invalid 'duration'")
 	}
 	if d.DeepLinkPath != "" && !d.HasContent {
 		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
@@ -701,5 +696,5 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), time.Duration(hours)*time.Hour)})
+	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
 }
