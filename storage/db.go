@@ -217,6 +217,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if closed {
 		return Result{}, ErrClosed
 	}
+	if err := d.stubGateErr(); err != nil { // TODO(merge): P's gate check replaces this line
+		return Result{}, err
+	}
 	var val any
 	var err error
 	for attempt := 0; ; attempt++ {

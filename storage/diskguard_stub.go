@@ -63,6 +63,14 @@ func (d *DB) allowWrites(kind string) {
 	g.mu.Unlock()
 }
 
+// stubGateErr refuses a write while the gate is closed (P's Apply check).
+func (d *DB) stubGateErr() error {
+	if st := d.WriteState(); !st.Writable {
+		return &WriteRefusedError{Kind: st.Kind, Reason: st.Reason}
+	}
+	return nil
+}
+
 // onSpaceBack runs fn whenever free space is at least MinReserve again
 // (P's watcher: the onWritable hooks). The stub polls every 100 ms until
 // Close.

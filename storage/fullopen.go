@@ -131,36 +131,44 @@ func openBadger(cfg Config, lg badgerLogger) (bdb *badger.DB, readOnly bool, rea
 		return bdb, false, "", err
 	}
 	reason = fmt.Sprintf("the data file system has %d MiB free, storage needs at least %d MiB to take writes", free>>20, MinReserve()>>20)
-	bdb, err = badger.Open(opts.WithReadOnly(true))
-	if err == nil {
-		return bdb, true, reason, nil
+	walBytes := openNeed(cfg.Dir)
+	if walBytes == openPages {
+		// A clean close leaves no write-ahead log: read-only Badger
+		// opens without writing anything.
+		bdb, err = badger.Open(opts.WithReadOnly(true))
+		return bdb, err == nil, reason, err
 	}
-	// A crash left write-ahead logs that read-only Badger cannot open
-	// (they must be truncated, and their memtables flushed): that needs a
-	// read-write open, which the ballast makes room for.
-	lg.l.Warn("read-only open failed; opening read-write in the ballast's room", "err", err)
+	// A crash left write-ahead logs, which read-only Badger refuses (they
+	// must be truncated and flushed) and whose replay reads past their end
+	// (on tmpfs even reading a hole takes a block). That needs a
+	// read-write open, in the ballast's room; the gate stays closed.
 	dropBallast(cfg.Dir)
 	free, _, _ = DiskFree(cfg.Dir)
-	if need := openNeed(cfg.Dir); free < need {
-		return nil, false, "", fmt.Errorf("open badger %s read-only: %w; a read-write open needs %d MiB free, the file system has %d MiB", cfg.Dir, err, need>>20, free>>20)
+	if free < walBytes {
+		return nil, false, "", fmt.Errorf("write-ahead logs left by a crash need %d MiB free to be replayed, the file system has %d MiB", walBytes>>20, free>>20)
 	}
+	lg.l.Warn("replaying write-ahead logs on a nearly full disk, in the ballast's room")
 	bdb, err = badger.Open(opts)
 	return bdb, false, reason, err
 }
 
+// openPages is what a read-write open writes through mmap besides the
+// replay: the new WAL's and value log's first pages and the DISCARD file.
+const openPages = 2 << 20
+
 // openNeed is what a read-write open writes through mmap before the gate
 // can refuse anything: a table per write-ahead log left behind (at most
-// its allocated size), the new WAL's and value log's first pages, and the
-// DISCARD file.
+// its allocated size, plus a page of the hole its replay reads) and
+// openPages.
 func openNeed(dir string) uint64 {
-	need := uint64(2 << 20)
+	need := uint64(openPages)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if filepath.Ext(e.Name()) != ".mem" {
 			continue
 		}
 		if fi, err := e.Info(); err == nil {
-			need += uint64(diskUsage(fi))
+			need += uint64(diskUsage(fi)) + 64<<10
 		}
 	}
 	return need
