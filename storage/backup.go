@@ -25,7 +25,7 @@ const backupListBytes = 1 << 20
 // Writers are not held up. It returns the number of keys and the
 // snapshot's version.
 func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
-	d.bmu.RLock()
+	d.rlock()
 	defer d.bmu.RUnlock()
 	txn := d.bdb.NewTransaction(false)
 	defer txn.Discard()
@@ -150,7 +150,7 @@ func syncDir(dir string) error {
 func (d *DB) Size() (lsm, vlog int64) {
 	entries, err := os.ReadDir(d.dir)
 	if d.dir == "" || err != nil {
-		d.bmu.RLock()
+		d.rlock()
 		defer d.bmu.RUnlock()
 		return d.bdb.Size()
 	}

@@ -34,6 +34,7 @@ type DB struct {
 	bdb      *badger.DB
 	bmu      sync.RWMutex
 	readOnly atomic.Bool // bdb was opened read-only (full disk)
+	draining atomic.Bool // a reopen waits for readers (rlock)
 
 	log    *slog.Logger
 	mu     sync.RWMutex // guards hooks and closed
@@ -297,7 +298,7 @@ func (d *DB) Quiesce(fn func()) {
 
 // MaxVersion is the newest Badger commit version.
 func (d *DB) MaxVersion() uint64 {
-	d.bmu.RLock()
+	d.rlock()
 	defer d.bmu.RUnlock()
 	return d.bdb.MaxVersion()
 }
@@ -326,7 +327,7 @@ func (d *DB) view(fn func(t *tx) error) error {
 // badgerView runs fn in a Badger read transaction, holding off a reopen
 // (reopenWritable) until it returns.
 func (d *DB) badgerView(fn func(txn *badger.Txn) error) error {
-	d.bmu.RLock()
+	d.rlock()
 	defer d.bmu.RUnlock()
 	return d.bdb.View(fn)
 }

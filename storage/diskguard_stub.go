@@ -94,7 +94,7 @@ func (d *DB) onSpaceBack(fn func()) {
 				return
 			case <-t.C:
 			}
-			if free, _, err := DiskFree(d.dir); err != nil || free < MinReserve() {
+			if free, _, err := diskFree(d.dir); err != nil || free < MinReserve() {
 				continue
 			}
 			g.mu.Lock()

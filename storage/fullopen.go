@@ -88,7 +88,7 @@ func (d *DB) ensureBallast() {
 		return
 	}
 	size := ballastSize(badgerOptions("", false))
-	if free, _, err := DiskFree(d.dir); err != nil || free < MinReserve()+uint64(size) {
+	if free, _, err := diskFree(d.dir); err != nil || free < MinReserve()+uint64(size) {
 		return
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
@@ -125,7 +125,7 @@ func openBadger(cfg Config, lg badgerLogger) (bdb *badger.DB, readOnly bool, rea
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, false, "", err
 	}
-	free, _, ferr := DiskFree(cfg.Dir)
+	free, _, ferr := diskFree(cfg.Dir)
 	if ferr != nil || free >= MinReserve() {
 		bdb, err = badger.Open(opts)
 		return bdb, false, "", err
@@ -143,7 +143,7 @@ func openBadger(cfg Config, lg badgerLogger) (bdb *badger.DB, readOnly bool, rea
 	// (on tmpfs even reading a hole takes a block). That needs a
 	// read-write open, in the ballast's room; the gate stays closed.
 	dropBallast(cfg.Dir)
-	free, _, _ = DiskFree(cfg.Dir)
+	free, _, _ = diskFree(cfg.Dir)
 	if free < walBytes {
 		return nil, false, "", fmt.Errorf("write-ahead logs left by a crash need %d MiB free to be replayed, the file system has %d MiB", walBytes>>20, free>>20)
 	}
@@ -195,16 +195,20 @@ func (d *DB) reopenWritable() error {
 		d.allowWrites(readOnlyOpenKind)
 		return nil
 	}
-	if free, _, err := DiskFree(d.dir); err != nil || free < MinReserve() {
+	if free, _, err := diskFree(d.dir); err != nil || free < MinReserve() {
 		return err
 	}
 	d.gcMu.Lock()
 	defer d.gcMu.Unlock()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	// TryLock and not Lock: a reader may take the read lock twice (a read
-	// inside a read), which a waiting Lock would deadlock.
-	deadline := time.Now().Add(2 * time.Second)
+	// New readers hold back (rlock) while the current ones finish. TryLock
+	// and not Lock: a reader may take the read lock twice (a read inside a
+	// read), which a waiting Lock would deadlock; the bounded wait on both
+	// sides turns that case into a retry.
+	d.draining.Store(true)
+	defer d.draining.Store(false)
+	deadline := time.Now().Add(reopenWait)
 	for !d.bmu.TryLock() {
 		if time.Now().After(deadline) {
 			return errors.New("reads kept the store busy; retrying later")
@@ -240,6 +244,19 @@ func (d *DB) reopenWritable() error {
 	return nil
 }
 
+// reopenWait bounds how long a reopen waits for reads to finish, and
+// how long a new read waits for a reopen.
+const reopenWait = 2 * time.Second
+
+// rlock takes bmu's read lock for a use of bdb, after letting a pending
+// reopen go first.
+func (d *DB) rlock() {
+	for start := time.Now(); d.draining.Load() && time.Since(start) < reopenWait; {
+		time.Sleep(time.Millisecond)
+	}
+	d.bmu.RLock()
+}
+
 // refusedByReadOnly turns Badger's refusal of a write on a read-only
 // open into the gate's error.
 func (d *DB) refusedByReadOnly(err error) error {
@@ -260,7 +277,7 @@ func (d *DB) closeRoom() {
 	}
 	o := badgerOptions("", false)
 	need := uint64(int64(o.NumMemtables)*o.MemTableSize) + 1<<20
-	if free, _, err := DiskFree(d.dir); err == nil && free < need && dropBallast(d.dir) {
+	if free, _, err := diskFree(d.dir); err == nil && free < need && dropBallast(d.dir) {
 		d.log.Warn("disk nearly full at close: released the storage ballast for the memtable flush", "free", free)
 	}
 }
@@ -277,3 +294,6 @@ func writeZeros(f *os.File, n int64) error {
 	}
 	return nil
 }
+
+// diskFree is DiskFree; tests replace it to play a full disk.
+var diskFree = DiskFree
