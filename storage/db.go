@@ -343,6 +343,9 @@ func (d *DB) gcLoop() {
 		case <-t.C:
 			// Reclaim value-log space left by deleted content; stop when a
 			// run finds nothing worth rewriting.
+			if !d.gcHasRoom() {
+				continue
+			}
 			guard.Do(d.log, guard.Storage, func() {
 				d.gcMu.Lock()
 				defer d.gcMu.Unlock()

@@ -295,5 +295,14 @@ func writeZeros(f *os.File, n int64) error {
 	return nil
 }
 
+// gcHasRoom reports whether a value-log GC may run: it rewrites up to a
+// whole value-log file's live entries into the current one (through the
+// mapping) before it deletes the old file, so it needs that much free
+// space on top of MinReserve.
+func (d *DB) gcHasRoom() bool {
+	free, _, err := diskFree(d.dir)
+	return err != nil || free >= MinReserve()+uint64(badgerOptions("", false).ValueLogFileSize)
+}
+
 // diskFree is DiskFree; tests replace it to play a full disk.
 var diskFree = DiskFree
