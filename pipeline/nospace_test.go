@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -37,26 +34,9 @@ func TestNoSpace_ActionWaitsAndRunsAgain(t *testing.T) {
 				return nil, nil
 			}
 			t.Cleanup(func() { delete(engines, "TEST_NOSPACE") })
-			db, err := storage.Open(storage.Config{InMemory: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			p := New(db, db, Config{Workers: 1, RetryBase: time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err := p.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { p.Close(context.Background()) })
-			m, tail, err := storage.WriteContent(context.Background(), db, strings.NewReader("x"), 0, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpAddDocuments, "default", "joe", time.Now(), storage.AddDocuments{
-				Docs: []storage.NewDocument{{Document: storage.Document{DocumentID: "d1", Path: "d1"}, Content: &m, Chunks: tail,
-					Actions: []storage.Action{{Type: "TEST_NOSPACE", MaxRetries: 1}}}},
-			})); err != nil {
-				t.Fatal(err)
-			}
+			db := memDB(t)
+			startPipeline(t, db, db, Config{Workers: 1, RetryBase: time.Millisecond})
+			addWithAction(t, db, "d1", storage.Action{Type: "TEST_NOSPACE", MaxRetries: 1})
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				acts, err := db.GetActions("default", "d1")
