@@ -191,12 +191,14 @@ func (d *DB) retryWritable() {
 // the value-log GC and every read off while it swaps (readers wait at most
 // the open's duration), then opens the gate.
 func (d *DB) reopenWritable() error {
-	if !d.readOnly.Load() {
-		d.allowWrites(readOnlyOpenKind)
-		return nil
-	}
 	if free, _, err := diskFree(d.dir); err != nil || free < MinReserve() {
 		return err
+	}
+	if !d.readOnly.Load() {
+		// Opened read-write in the ballast's room (WALs left by a crash).
+		d.ensureBallast()
+		d.allowWrites(readOnlyOpenKind)
+		return nil
 	}
 	d.gcMu.Lock()
 	defer d.gcMu.Unlock()
