@@ -136,7 +136,11 @@ func openBadger(cfg Config, lg badgerLogger) (bdb *badger.DB, readOnly bool, rea
 		// A clean close leaves no write-ahead log: read-only Badger
 		// opens without writing anything.
 		bdb, err = badger.Open(opts.WithReadOnly(true))
-		return bdb, err == nil, reason, err
+		if err != nil {
+			// A store that does not exist yet has nothing to read.
+			return nil, false, "", fmt.Errorf("%s, and opening read-only failed: %w", reason, err)
+		}
+		return bdb, true, reason, nil
 	}
 	// A crash left write-ahead logs, which read-only Badger refuses (they
 	// must be truncated and flushed) and whose replay reads past their end

@@ -100,3 +100,20 @@ func TestFullOpen_ReadOnlyThenWritable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFullOpen_NewStoreOnFullDisk: a store that does not exist yet cannot
+// be created on a full disk; Open says so instead of crashing.
+func TestFullOpen_NewStoreOnFullDisk(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Badger has no read-only mode on Windows")
+	}
+	real := diskFree
+	t.Cleanup(func() { diskFree = real })
+	diskFree = func(string) (uint64, uint64, error) { return 0, 1 << 30, nil }
+	d, err := Open(Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil {
+		d.Close()
+		t.Fatal("a new store opened on a full disk")
+	}
+	t.Log(err)
+}
