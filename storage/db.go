@@ -31,10 +31,11 @@ type DB struct {
 	// bdb is replaced when a read-only open turns read-write
 	// (reopenWritable): readers hold bmu's read lock while they use it;
 	// Apply and the value-log GC are held off by writeMu and gcMu.
-	bdb      *badger.DB
-	bmu      sync.RWMutex
-	readOnly atomic.Bool // bdb was opened read-only (full disk)
-	draining atomic.Bool // a reopen waits for readers (rlock)
+	bdb         *badger.DB
+	bmu         sync.RWMutex
+	readOnly    atomic.Bool  // bdb was opened read-only (full disk)
+	draining    atomic.Bool  // a reopen waits for readers (rlock)
+	reopenAfter atomic.Int64 // Unix ns before which no reopen is tried
 
 	log    *slog.Logger
 	mu     sync.RWMutex // guards hooks and closed
@@ -145,8 +146,13 @@ func (d *DB) Close() error {
 	d.mu.Unlock()
 	close(d.stop)
 	d.wg.Wait()
-	d.bmu.Lock() // no read, and no reopen, is using bdb
-	defer d.bmu.Unlock()
+	// No read, and no reopen, may use bdb once it is closed; a read that
+	// outlasts the HTTP shutdown is not waited for forever.
+	if err := d.lockOut(5 * time.Second); err != nil {
+		d.log.Warn("closing the store under a read", "err", err)
+	} else {
+		defer d.bmu.Unlock()
+	}
 	d.closeRoom()
 	return d.bdb.Close()
 }

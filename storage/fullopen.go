@@ -185,9 +185,38 @@ const readOnlyOpenKind = "read-only-open"
 // when it was opened read-only. Errors are logged; the next space-back
 // event tries again.
 func (d *DB) retryWritable() {
-	if err := d.reopenWritable(); err != nil {
+	if time.Now().UnixNano() < d.reopenAfter.Load() {
+		return
+	}
+	if err := d.reopenWritable(); errors.Is(err, errReadsBusy) {
+		// A long read (a backup) holds the store: do not stall every
+		// other read again at the next event.
+		d.reopenAfter.Store(time.Now().Add(30 * time.Second).UnixNano())
+		d.log.Warn("storage stays read-only for now", "err", err)
+	} else if err != nil {
 		d.log.Warn("storage stays read-only", "err", err)
 	}
+}
+
+// errReadsBusy: reads did not let a reopen (or a close) through in time.
+var errReadsBusy = errors.New("reads kept the store busy; retrying later")
+
+// lockOut takes bmu exclusively for a swap or a close: new readers hold
+// back (rlock) while the current ones finish. TryLock and not Lock: a
+// reader may take the read lock twice (a read inside a read), which a
+// waiting Lock would deadlock; the bounded wait on both sides turns that
+// case into a retry.
+func (d *DB) lockOut(wait time.Duration) error {
+	d.draining.Store(true)
+	defer d.draining.Store(false)
+	deadline := time.Now().Add(wait)
+	for !d.bmu.TryLock() {
+		if time.Now().After(deadline) {
+			return errReadsBusy
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
 }
 
 // reopenWritable replaces a read-only Badger by a read-write one, without
@@ -208,18 +237,8 @@ func (d *DB) reopenWritable() error {
 	defer d.gcMu.Unlock()
 	d.writeMu.Lock()
 	defer d.writeMu.Unlock()
-	// New readers hold back (rlock) while the current ones finish. TryLock
-	// and not Lock: a reader may take the read lock twice (a read inside a
-	// read), which a waiting Lock would deadlock; the bounded wait on both
-	// sides turns that case into a retry.
-	d.draining.Store(true)
-	defer d.draining.Store(false)
-	deadline := time.Now().Add(reopenWait)
-	for !d.bmu.TryLock() {
-		if time.Now().After(deadline) {
-			return errors.New("reads kept the store busy; retrying later")
-		}
-		time.Sleep(time.Millisecond)
+	if err := d.lockOut(reopenWait); err != nil {
+		return err
 	}
 	defer d.bmu.Unlock()
 	d.mu.RLock()
