@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,7 +27,8 @@ import (
 
 // TestHelperCrashServer is not a test: the crash test runs the test binary
 // again with QUIRE_CRASH_DIR set, and this serves a node on that data dir
-// until the parent kills it with SIGKILL.
+// until the parent kills it with SIGKILL, or stops it with SIGTERM (a clean
+// close, exit status 0).
 func TestHelperCrashServer(t *testing.T) {
 	dir := os.Getenv("QUIRE_CRASH_DIR")
 	if dir == "" {
@@ -44,8 +46,17 @@ func TestHelperCrashServer(t *testing.T) {
 		fmt.Println("ERR", err)
 		os.Exit(1)
 	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
 	fmt.Println("ADDR", n.Addr())
-	select {} // until killed
+	<-term
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Close(ctx); err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // startCrashChild runs TestHelperCrashServer in a child process serving
@@ -54,6 +65,7 @@ func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashServer$")
 	cmd.Env = append(os.Environ(), "QUIRE_CRASH_DIR="+dir)
+	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

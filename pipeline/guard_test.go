@@ -44,34 +44,17 @@ func TestPanic_ActionFailsAndNextRuns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := storage.Open(storage.Config{InMemory: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
+			db := memDB(t)
 			var apply storage.Applier = db
 			if c.panicOp != "" {
 				apply = &panicOnce{Applier: db, op: c.panicOp}
 			}
-			p := New(db, apply, Config{Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			before := guard.Count(guard.Pipeline)
-			if err := p.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { p.Close(context.Background()) })
-			// Actions wait for content. d1's action panics; d2 is added
-			// after it, for the same single worker.
-			m, tail, err := storage.WriteContent(context.Background(), db, strings.NewReader("x"), 0, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			startPipeline(t, db, apply, Config{Workers: 1})
+			// d1's action panics; d2 is added after it, for the same
+			// single worker.
 			for _, d := range []struct{ id, action string }{{"d1", c.first}, {"d2", "TEST_OK"}} {
-				if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpAddDocuments, "default", "joe", time.Now(), storage.AddDocuments{
-					Docs: []storage.NewDocument{{Document: storage.Document{DocumentID: d.id, Path: d.id}, Content: &m, Chunks: tail,
-						Actions: []storage.Action{{Type: d.action}}}},
-				})); err != nil {
-					t.Fatal(err)
-				}
+				addWithAction(t, db, d.id, storage.Action{Type: d.action})
 			}
 			status := func(id string) storage.Action {
 				acts, err := db.GetActions("default", id)
@@ -98,5 +81,43 @@ func TestPanic_ActionFailsAndNextRuns(t *testing.T) {
 				t.Fatalf("quire_panics_total{where=pipeline} went from %v to %v, want one more", before, got)
 			}
 		})
+	}
+}
+
+// memDB opens an in-memory store for the test.
+func memDB(t *testing.T) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(storage.Config{InMemory: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// startPipeline starts a quiet pipeline on db until the test ends.
+func startPipeline(t *testing.T, db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	p := New(db, apply, cfg)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+// addWithAction adds document id with content (actions wait for it) and
+// action a.
+func addWithAction(t *testing.T, db *storage.DB, id string, a storage.Action) {
+	t.Helper()
+	m, tail, err := storage.WriteContent(context.Background(), db, strings.NewReader("x"), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpAddDocuments, "default", "joe", time.Now(), storage.AddDocuments{
+		Docs: []storage.NewDocument{{Document: storage.Document{DocumentID: id, Path: id}, Content: &m, Chunks: tail, Actions: []storage.Action{a}}},
+	})); err != nil {
+		t.Fatal(err)
 	}
 }

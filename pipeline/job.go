@@ -108,6 +108,9 @@ type Outcome struct {
 	Reindex     bool // the search index must read the new text
 	Results     []storage.ActionResult
 	Then        []*storage.Command
+	// Uncounted: the attempt failed for a cause outside the action (a
+	// full disk) and does not count against its retries.
+	Uncounted bool
 }
 
 // Engine runs one action type. An error fails the action (FAILED), or,

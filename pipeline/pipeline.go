@@ -361,6 +361,13 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: next.Seq, Retry: next.Retry}
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
+	if refusedWrite(err) {
+		// The store takes no writes (a full disk): look again later.
+		p.mu.Lock()
+		p.again[r] = p.cfg.Now().Add(spaceRetryDelay(p.cfg))
+		p.mu.Unlock()
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 			p.log.Warn("start action", "site", r.Site, "document", r.ID, "action", next.Type, "err", err)
@@ -377,11 +384,20 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 		return // shutting down: the action stays RUNNING and runs again
 	}
 	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
-		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results}
+		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted}
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}
 	_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
+	// A refused write (a full disk) is not the outcome's fault: the
+	// outcome waits for the store to take writes again.
+	for refusedWrite(err) && p.ctx.Err() == nil {
+		select {
+		case <-p.ctx.Done():
+		case <-time.After(spaceRetryDelay(p.cfg)):
+		}
+		_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
+	}
 	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
 		return
 	}
@@ -428,6 +444,12 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
 	}
 	msg := errorMessage(err)
+	if noSpace(err) {
+		// A full disk is no fault of the action: it runs again later
+		// without using up a retry, however long the disk stays full.
+		next := p.cfg.Now().Add(spaceRetryDelay(p.cfg))
+		return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next, Uncounted: true}
+	}
 	if !isRetryable(err) {
 		return &Outcome{Status: storage.ActionFailed, Message: msg}
 	}

@@ -21,7 +21,7 @@ func (s *Server) handleHealthz(c *fiber.Ctx) error {
 const readyLag = 5 * time.Second
 
 // handleReadyz serves GET /readyz (no auth): 200 when the store is open
-// and the index has caught up (its oldest queued change younger than
+// (also while it refuses writes: "writes" says why) and the index has caught up (its oldest queued change younger than
 // readyLag), otherwise 503. The body says where the index stands, so
 // tools can wait for an empty queue.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
@@ -33,6 +33,13 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && running
 	}
+	// Reads go on while writes are refused (a full disk): the node stays
+	// ready, and says so under "writes".
+	ws := s.deps.Store.WriteState()
+	writes := fiber.Map{"ready": ws.Writable}
+	if !ws.Writable {
+		writes["kind"], writes["reason"] = ws.Kind, ws.Reason
+	}
 	status := http.StatusOK
 	if !ready {
 		status = http.StatusServiceUnavailable
@@ -40,6 +47,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	return c.Status(status).JSON(fiber.Map{
 		"ready":    ready,
 		"storage":  "ok",
+		"writes":   writes,
 		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	})

@@ -432,6 +432,9 @@ type FinishAction struct {
 	// transaction: document updates, tags, attributes, deletes, new
 	// documents. Only the ops in finishOps are allowed.
 	Then []Command `json:"then,omitempty"`
+	// Uncounted gives the attempt back: it failed for a cause outside the
+	// action (a full disk), so it does not count against MaxRetries.
+	Uncounted bool `json:"uncounted,omitempty"`
 }
 
 // finishOps are the ops an action outcome may carry.
@@ -454,6 +457,9 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 	}
 	at := c.At
 	a.Status, a.Message, a.NextAttempt = p.Status, p.Message, p.NextAttempt
+	if p.Uncounted && a.RetryCount > 0 {
+		a.RetryCount--
+	}
 	if p.Status != ActionWaitingForRetry && p.Status != ActionInQueue {
 		a.CompletedDate = &at
 	}

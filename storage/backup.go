@@ -25,6 +25,8 @@ const backupListBytes = 1 << 20
 // Writers are not held up. It returns the number of keys and the
 // snapshot's version.
 func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
+	d.rlock()
+	defer d.bmu.RUnlock()
 	txn := d.bdb.NewTransaction(false)
 	defer txn.Discard()
 	version = txn.ReadTs()
@@ -146,11 +148,10 @@ func syncDir(dir string) error {
 // estimates, metrics). Badger's own Size is refreshed once a minute; this
 // reads the directory.
 func (d *DB) Size() (lsm, vlog int64) {
-	if d.dir == "" {
-		return d.bdb.Size()
-	}
 	entries, err := os.ReadDir(d.dir)
-	if err != nil {
+	if d.dir == "" || err != nil {
+		d.rlock()
+		defer d.bmu.RUnlock()
 		return d.bdb.Size()
 	}
 	for _, e := range entries {

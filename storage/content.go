@@ -576,7 +576,7 @@ func (r *ContentReader) load() error {
 	var start int64
 	for i, ch := range r.chunks {
 		if r.off < start+ch.Size {
-			err := r.db.bdb.View(func(txn *badger.Txn) error {
+			err := r.db.badgerView(func(txn *badger.Txn) error {
 				item, err := txn.Get(chunkKey(ch.SHA))
 				if err != nil {
 					return fmt.Errorf("read chunk %s: %w", ch.SHA, err)

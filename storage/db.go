@@ -28,7 +28,15 @@ type Config struct {
 
 // DB is Quire's store. It is safe for concurrent use.
 type DB struct {
-	bdb    *badger.DB
+	// bdb is replaced when a read-only open turns read-write
+	// (reopenWritable): readers hold bmu's read lock while they use it;
+	// Apply and the value-log GC are held off by writeMu and gcMu.
+	bdb         *badger.DB
+	bmu         sync.RWMutex
+	readOnly    atomic.Bool  // bdb was opened read-only (full disk)
+	draining    atomic.Bool  // a reopen waits for readers (rlock)
+	reopenAfter atomic.Int64 // Unix ns before which no reopen is tried
+
 	log    *slog.Logger
 	mu     sync.RWMutex // guards hooks and closed
 	hooks  []func(*Command, Result)
@@ -105,33 +113,21 @@ func Open(cfg Config) (*DB, error) {
 		lg = slog.Default()
 	}
 	lg = lg.With("component", "storage")
-	opts := badger.DefaultOptions(cfg.Dir).
-		WithInMemory(cfg.InMemory).
-		WithSyncWrites(true).
-		WithLogger(badgerLogger{lg}).
-		// Small caches keep the server's footprint low; records are small and
-		// content chunks are read sequentially once.
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(3).
-		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(8 << 20).
-		WithNumCompactors(2).
-		WithNumLevelZeroTables(3).
-		WithNumLevelZeroTablesStall(8).
-		// Content chunks (up to 1 MiB) go to the value log, records stay in
-		// the LSM tree.
-		WithValueThreshold(8 << 10).
-		WithValueLogFileSize(256 << 20).
-		WithMetricsEnabled(false)
-	if cfg.InMemory {
-		opts.Dir, opts.ValueDir = "", ""
-	}
-	bdb, err := badger.Open(opts)
+	bdb, readOnly, reason, err := openBadger(cfg, badgerLogger{lg})
 	if err != nil {
 		return nil, fmt.Errorf("open badger %s: %w", cfg.Dir, err)
 	}
 	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{}), dir: cfg.Dir, trimKick: make(chan struct{}, 1)}
+	d.readOnly.Store(readOnly)
+	if reason != "" {
+		lg.Warn("storage opened with too little free space: writes are refused until space returns", "reason", reason)
+		d.refuseWrites(readOnlyOpenKind, reason)
+		d.onSpaceBack(d.retryWritable)
+	}
 	if !cfg.InMemory {
+		if !readOnly {
+			d.ensureBallast()
+		}
 		d.wg.Add(2)
 		go d.gcLoop()
 		go d.trimLoop()
@@ -150,12 +146,16 @@ func (d *DB) Close() error {
 	d.mu.Unlock()
 	close(d.stop)
 	d.wg.Wait()
+	// No read, and no reopen, may use bdb once it is closed; a read that
+	// outlasts the HTTP shutdown is not waited for forever.
+	if err := d.lockOut(5 * time.Second); err != nil {
+		d.log.Warn("closing the store under a read", "err", err)
+	} else {
+		defer d.bmu.Unlock()
+	}
+	d.closeRoom()
 	return d.bdb.Close()
 }
-
-// Badger exposes the underlying database for read-only streaming (backup,
-// index rebuild). Writers must use Apply.
-func (d *DB) Badger() *badger.DB { return d.bdb }
 
 // OnCommit registers fn to run after every successfully applied command, in
 // the applying goroutine. The index and the pipeline use it to learn about
@@ -224,6 +224,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if closed {
 		return Result{}, ErrClosed
 	}
+	if err := d.stubGateErr(); err != nil { // TODO(merge): P's gate check replaces this line
+		return Result{}, err
+	}
 	var val any
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -268,7 +271,7 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			return Result{}, errTxnTooBig
 		}
 		if err != nil {
-			return Result{}, err
+			return Result{}, d.refusedByReadOnly(err)
 		}
 		break
 	}
@@ -300,7 +303,11 @@ func (d *DB) Quiesce(fn func()) {
 }
 
 // MaxVersion is the newest Badger commit version.
-func (d *DB) MaxVersion() uint64 { return d.bdb.MaxVersion() }
+func (d *DB) MaxVersion() uint64 {
+	d.rlock()
+	defer d.bmu.RUnlock()
+	return d.bdb.MaxVersion()
+}
 
 func decode[T any](c *Command) (*T, error) {
 	if p, ok := c.local.(T); ok {
@@ -320,7 +327,15 @@ func decode[T any](c *Command) (*T, error) {
 
 // view runs fn in a read-only transaction.
 func (d *DB) view(fn func(t *tx) error) error {
-	return d.bdb.View(func(txn *badger.Txn) error { return fn(&tx{txn: txn}) })
+	return d.badgerView(func(txn *badger.Txn) error { return fn(&tx{txn: txn}) })
+}
+
+// badgerView runs fn in a Badger read transaction, holding off a reopen
+// (reopenWritable) until it returns.
+func (d *DB) badgerView(fn func(txn *badger.Txn) error) error {
+	d.rlock()
+	defer d.bmu.RUnlock()
+	return d.bdb.View(fn)
 }
 
 func (d *DB) gcLoop() {
@@ -334,6 +349,9 @@ func (d *DB) gcLoop() {
 		case <-t.C:
 			// Reclaim value-log space left by deleted content; stop when a
 			// run finds nothing worth rewriting.
+			if !d.gcHasRoom() {
+				continue
+			}
 			guard.Do(d.log, guard.Storage, func() {
 				d.gcMu.Lock()
 				defer d.gcMu.Unlock()

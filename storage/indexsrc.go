@@ -51,7 +51,7 @@ func (d *DB) ViewForIndex(site, id string) (*DocView, error) {
 // Deletions are not reported (a purged document leaves no record to
 // walk): the indexer reconciles its ids with storage when it was behind.
 func (d *DB) ChangedDocs(since uint64, fn func(DocRef) error) error {
-	return d.bdb.View(func(txn *badger.Txn) error {
+	return d.badgerView(func(txn *badger.Txn) error {
 		seen := map[DocRef]bool{}
 		for _, p := range docPrefixes {
 			opts := badger.DefaultIteratorOptions

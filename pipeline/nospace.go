@@ -1,0 +1,33 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"time"
+
+	"quire/storage"
+)
+
+// noSpace reports whether err comes from a full disk: ENOSPC or EDQUOT
+// from Quire's own file operations, or an engine program that said so on
+// its standard error (tesseract, pdftoppm and LibreOffice report the
+// errno's text).
+func noSpace(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	m := strings.ToLower(err.Error())
+	return strings.Contains(m, "no space left on device") || strings.Contains(m, "disk quota exceeded")
+}
+
+// refusedWrite reports whether the store refused a write because it takes
+// none (a full disk).
+func refusedWrite(err error) bool {
+	var r *storage.WriteRefusedError
+	return errors.As(err, &r)
+}
+
+// spaceRetryDelay is how long an action waits after a full disk stopped
+// it: six times the first retry's wait (a minute by default).
+func spaceRetryDelay(cfg Config) time.Duration { return 6 * cfg.RetryBase }
