@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"quire/config"
-	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -184,7 +183,7 @@ func doctorDisk(d *doctorReport, dir string) {
 		}
 		dir = filepath.Dir(dir)
 	}
-	if free, total, err := pipeline.DiskFree(dir); err == nil && total > 0 {
+	if free, total, err := storage.DiskFree(dir); err == nil && total > 0 {
 		pct := float64(free) * 100 / float64(total)
 		msg := fmt.Sprintf("%.1f GiB free of %.1f GiB (%.0f%%)", float64(free)/(1<<30), float64(total)/(1<<30), pct)
 		switch {

@@ -155,6 +155,15 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 	return err
 }
 
+// noneIfZero maps a setting's 0 ("none") to storage's -1: storage takes
+// 0 as "the default".
+func noneIfZero(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
 // shutdownGrace is how long in-flight requests and running actions get
 // to finish at shutdown; systemd's TimeoutStopSec is longer.
 const shutdownGrace = 30 * time.Second
@@ -179,6 +188,8 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		Logger:         log,
 
 		MaxConnsPerClient: maxConnsPerClient(c.Limits.MaxConnsPerClient),
+		MinFreeBytes:      noneIfZero(c.Storage.MinFreeBytes),
+		MinFreePercent:    float64(noneIfZero(int64(c.Storage.MinFreePercent))),
 		Outbound:          outboundPolicy(c),
 		Pipeline: pipeline.Config{
 			Workers:       c.Pipeline.Workers,

@@ -318,6 +318,12 @@ func (l *Loaded) validate() Problems {
 	if c.Pipeline.RetryBase < 1e6 {
 		bad("pipeline.retry_base", "must be at least 1ms")
 	}
+	if c.Storage.MinFreeBytes < 0 {
+		bad("storage.min_free_bytes", "must not be negative, got %d", c.Storage.MinFreeBytes)
+	}
+	if c.Storage.MinFreePercent < 0 || c.Storage.MinFreePercent > 50 {
+		bad("storage.min_free_percent", "must be between 0 and 50, got %d", c.Storage.MinFreePercent)
+	}
 	if c.Pipeline.OCRMaxPages < 1 {
 		bad("pipeline.ocr_max_pages", "must be at least 1, got %d", c.Pipeline.OCRMaxPages)
 	}

@@ -163,7 +163,7 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 		}
 		need += px // a gray PNG holds at most about a byte per pixel
 	}
-	if free, _, err := DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
+	if free, _, err := storage.DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
 		return retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
 	}
 	*pages = n

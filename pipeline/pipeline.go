@@ -361,6 +361,9 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: next.Seq, Retry: next.Retry}
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
+	if p.refused(r, err) {
+		return // nothing started, no attempt counted
+	}
 	if err != nil {
 		if !errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 			p.log.Warn("start action", "site", r.Site, "document", r.ID, "action", next.Type, "err", err)
@@ -382,7 +385,9 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 		fin.Then = append(fin.Then, *c)
 	}
 	_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
-	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
+	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil || p.refused(r, err) {
+		// Refused: the action stays RUNNING and runs again once the
+		// store takes writes (an attempt counted, as after a crash).
 		return
 	}
 	// What the action wanted to change was refused (a path or tag that
@@ -394,6 +399,28 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
 	}
+}
+
+// refusedRetry is how long a document whose action the store refused to
+// record (a full disk) waits before it is looked at again.
+const refusedRetry = 5 * time.Second
+
+// refused reports whether err is the store refusing writes (a full disk,
+// a failed disk) and, if so, looks at r again later: an action is never
+// FAILED for want of space (r is running: release queues it).
+func (p *Pipeline) refused(r storage.DocRef, err error) bool {
+	var wr *storage.WriteRefusedError
+	if !errors.As(err, &wr) {
+		return false
+	}
+	p.log.Info("action deferred: the store refuses writes", "site", r.Site, "document", r.ID, "reason", wr.Reason)
+	at := p.cfg.Now().Add(refusedRetry)
+	p.mu.Lock()
+	if cur, ok := p.again[r]; !ok || at.Before(cur) {
+		p.again[r] = at
+	}
+	p.mu.Unlock()
+	return true
 }
 
 // run runs job's engine and turns its result or error into an outcome.
@@ -426,6 +453,12 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
 		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
+	}
+	if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
+		// The engine's own writes (new content) were refused: not the
+		// action's fault: it waits and runs again, never FAILED for space.
+		next := p.cfg.Now().Add(refusedRetry)
+		return &Outcome{Status: storage.ActionWaitingForRetry, Message: errorMessage(err), NextAttempt: &next}
 	}
 	msg := errorMessage(err)
 	if !isRetryable(err) {

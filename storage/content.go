@@ -461,9 +461,20 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		}()
 		return nil
 	}
+	gate, _ := a.(interface{ WriteState() WriteState })
 	for it := range ch {
 		if it.err != nil {
 			return fail(it.err)
+		}
+		// Stop at the first chunk after a refused put or a closed gate:
+		// the rest of the body would only be read to be thrown away.
+		if err := putFailed(); err != nil {
+			return fail(err)
+		}
+		if gate != nil {
+			if st := gate.WriteState(); !st.Writable {
+				return fail(&WriteRefusedError{Kind: st.Kind, Reason: st.Reason})
+			}
 		}
 		if onChunk != nil {
 			onChunk(it.ch.SHA)
