@@ -97,8 +97,7 @@ type diskGuard struct {
 	free     uint64    // at statAt
 	statAt   time.Time // zero: never looked (in-memory store: never does)
 	inflight uint64    // bytes admitted and not yet committed
-	minBytes uint64
-	minPct   float64
+	resCfg   Config    // its MinFreeBytes and MinFreePercent make the reserve
 	diskFree func(dir string) (free, total uint64, err error)
 	// onWritable runs (in the watcher) when space is back while the gate
 	// is closed for space: the read-only open reopens the store read-write.
@@ -110,17 +109,31 @@ type diskGuard struct {
 
 func (g *diskGuard) init(cfg Config) {
 	g.state = WriteState{Writable: true, Since: time.Now()}
-	g.minBytes, g.minPct = DefaultMinFreeBytes, DefaultMinFreePercent
-	if cfg.MinFreeBytes != 0 {
-		g.minBytes = uint64(max(cfg.MinFreeBytes, 0))
-	}
-	if cfg.MinFreePercent != 0 {
-		g.minPct = max(cfg.MinFreePercent, 0)
-	}
+	g.resCfg = Config{MinFreeBytes: cfg.MinFreeBytes, MinFreePercent: cfg.MinFreePercent}
 	g.diskFree = cfg.diskFree
 	if g.diskFree == nil {
 		g.diskFree = DiskFree
 	}
+}
+
+// reserveSettings resolves cfg's reserve fields (0: the default,
+// negative: none).
+func reserveSettings(cfg Config) (minBytes uint64, minPct float64) {
+	minBytes, minPct = DefaultMinFreeBytes, DefaultMinFreePercent
+	if cfg.MinFreeBytes != 0 {
+		minBytes = uint64(max(cfg.MinFreeBytes, 0))
+	}
+	if cfg.MinFreePercent != 0 {
+		minPct = max(cfg.MinFreePercent, 0)
+	}
+	return minBytes, minPct
+}
+
+// Reserve is the free space a store configured with cfg keeps on a file
+// system of total bytes (quire doctor asks it too).
+func Reserve(cfg Config, total uint64) uint64 {
+	b, p := reserveSettings(cfg)
+	return max(b, uint64(float64(total)*p/100))
 }
 
 // look runs statfs and recomputes the reserve (g.mu held).
@@ -131,7 +144,7 @@ func (g *diskGuard) look(dir string) error {
 	}
 	g.free, g.statAt = free, time.Now()
 	g.state.Free = free
-	g.state.Reserve = max(g.minBytes, uint64(float64(total)*g.minPct/100))
+	g.state.Reserve = Reserve(g.resCfg, total)
 	return nil
 }
 
