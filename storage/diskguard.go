@@ -219,8 +219,8 @@ func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 var freesSpace = map[Op]bool{OpDeleteDocument: true, OpSweepChunks: true}
 
 // admit lets a write of about n bytes in, or refuses it. A write that
-// would take free space under the reserve is refused (and closes the gate
-// when space is already under it); bytes admitted but not yet committed
+// would take free space under the reserve is refused and closes the gate;
+// bytes admitted but not yet committed
 // count as used, so concurrent uploads cannot overrun the reserve between
 // two looks. release gives the bytes back.
 func (d *DB) admit(c *Command, n uint64) error {
@@ -239,11 +239,13 @@ func (d *DB) admit(c *Command, n uint64) error {
 		}
 	}
 	if g.free < g.state.Reserve+g.inflight+n {
-		reason := lowSpaceReason(g.free-min(g.free, g.inflight), g.state.Reserve)
-		if g.free < g.state.Reserve {
-			g.state.Writable, g.state.Kind, g.state.Reason, g.state.Since = false, KindLowSpace, reason, time.Now()
-			d.log.Warn("refusing writes", "kind", KindLowSpace, "free", g.free, "reserve", g.state.Reserve)
-		}
+		// The gate closes at the first write that does not fit, not only
+		// once free space is under the reserve: otherwise small writes
+		// would creep down to it while every upload is refused, and the
+		// gate would flap around the edge. It reopens with hysteresis.
+		reason := lowSpaceReason(g.free, g.state.Reserve)
+		g.state.Writable, g.state.Kind, g.state.Reason, g.state.Since = false, KindLowSpace, reason, time.Now()
+		d.log.Warn("refusing writes", "kind", KindLowSpace, "free", g.free, "reserve", g.state.Reserve, "write", n)
 		return &WriteRefusedError{Kind: KindLowSpace, Reason: reason}
 	}
 	g.inflight += n
