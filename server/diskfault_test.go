@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"quire/quiretest"
 	"quire/storage"
@@ -184,3 +185,43 @@ func fetchContent(t *testing.T, s *quiretest.Server, tok, id string) []byte {
 	return c.Body
 }
 
+
+// TestDiskFault_RefusedActionRunsLater: while the store refuses writes
+// (here: the commits of the pipeline's start or finish record), an action
+// is never recorded FAILED; once writes are taken again it completes
+// without a restart.
+func TestDiskFault_RefusedActionRunsLater(t *testing.T) {
+	for _, op := range []storage.Op{storage.OpStartAction, storage.OpFinishAction} {
+		t.Run(string(op), func(t *testing.T) {
+			s := pipelineServer(t)
+			tok := s.Admin()
+			var refusing atomic.Bool
+			var refusals atomic.Int32
+			refusing.Store(true)
+			s.Node.DB.SetCommitFault(func(c *storage.Command) error {
+				if c.Op == op && refusing.Load() {
+					refusals.Add(1)
+					return &storage.WriteRefusedError{Kind: storage.KindLowSpace, Reason: "insufficient storage: test"}
+				}
+				return nil
+			})
+			id := addDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+			// Refused several times (RetryBase is 50 ms): never FAILED.
+			for deadline := time.Now().Add(10 * time.Second); refusals.Load() < 3; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the pipeline tried %d times in 10 s, want retries", refusals.Load())
+				}
+				for _, a := range actions(t, s, tok, "", id) {
+					if a["status"] == "FAILED" {
+						t.Fatalf("action FAILED while writes were refused: %v", a)
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			refusing.Store(false)
+			if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("after writes resumed: %v, want [COMPLETE]", st)
+			}
+		})
+	}
+}
