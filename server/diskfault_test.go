@@ -185,7 +185,6 @@ func fetchContent(t *testing.T, s *quiretest.Server, tok, id string) []byte {
 	return c.Body
 }
 
-
 // TestDiskFault_RefusedActionRunsLater: while the store refuses writes
 // (here: the commits of the pipeline's start or finish record), an action
 // is never recorded FAILED; once writes are taken again it completes
