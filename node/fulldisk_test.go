@@ -197,6 +197,24 @@ func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
 	if st != http.StatusInsufficientStorage || !bytes.Contains(body, []byte(`"message":"insufficient storage`)) {
 		t.Errorf("write while full: %d %s", st, body)
 	}
+	// Search, content and backup are reads: they work while full.
+	for _, o := range outcomes {
+		if o.status != http.StatusCreated && o.status != http.StatusOK {
+			continue
+		}
+		st, body, _ := do(client, http.MethodPost, base+"/search", tok, []byte(`{"query":{"text":"x"}}`))
+		if st != http.StatusOK {
+			t.Errorf("search while full: %d %s", st, body)
+		}
+		st, body, _ = do(client, http.MethodGet, base+"/documents/"+o.id+"/content", tok, nil)
+		if st != http.StatusOK {
+			t.Errorf("content while full: %d %s", st, body)
+		}
+		break
+	}
+	if st, body, _ := do(client, http.MethodGet, base+"/system/backup", tok, nil); st != http.StatusOK || len(body) < acked<<10 {
+		t.Errorf("backup while full: %d, %d bytes", st, len(body))
+	}
 
 	// Space comes back: writes succeed again, no restart.
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprintf("size=%d", 160<<20)); err != nil {

@@ -140,6 +140,7 @@ func Reserve(cfg Config, total uint64) uint64 {
 func (g *diskGuard) look(dir string) error {
 	free, total, err := g.diskFree(dir)
 	if err != nil {
+		g.statAt = time.Now() // a failing statfs is retried at the next tick, not on every write
 		return err
 	}
 	g.free, g.statAt = free, time.Now()
