@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,8 +57,11 @@ type DB struct {
 	mapped   atomic.Int64  // value-log bytes touched since the last trim
 	trimKick chan struct{} // wakes trimLoop
 
-	disk      diskGuard // the write gate (diskguard.go)
-	diskEvery time.Duration
+	disk diskGuard // the write gate (diskguard.go)
+	// onWritable runs (in the disk watcher, under disk.mu's protection)
+	// when space is back while the gate is closed for space: the
+	// read-only open reopens the store read-write.
+	onWritable []func()
 }
 
 // trimEvery is how many value-log bytes a process writes or reads before
@@ -145,14 +147,12 @@ func Open(cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("open badger %s: %w", cfg.Dir, err)
 	}
 	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{}), dir: cfg.Dir, trimKick: make(chan struct{}, 1)}
-	d.disk.init(cfg)
 	if !cfg.InMemory {
-		d.diskEvery = cmp.Or(cfg.DiskCheckEvery, diskCheckEvery)
-		d.wg.Add(3)
+		d.wg.Add(2)
 		go d.gcLoop()
 		go d.trimLoop()
-		go d.watchDisk()
 	}
+	d.startDiskGuard(cfg)
 	return d, nil
 }
 

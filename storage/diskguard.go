@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,16 +100,25 @@ type diskGuard struct {
 	inflight uint64    // bytes admitted and not yet committed
 	resCfg   Config    // its MinFreeBytes and MinFreePercent make the reserve
 	diskFree func(dir string) (free, total uint64, err error)
-	// onWritable runs (in the watcher) when space is back while the gate
-	// is closed for space: the read-only open reopens the store read-write.
-	onWritable []func()
+	every    time.Duration // between two looks of the watcher
 	// fault, when set (tests only), is asked before every commit and may
 	// fail it in its place.
 	fault func(*Command) error
 }
 
+// startDiskGuard opens the gate and, for a store on disk, starts the
+// watcher (stopped by Close).
+func (d *DB) startDiskGuard(cfg Config) {
+	d.disk.init(cfg)
+	if !cfg.InMemory {
+		d.wg.Add(1)
+		go d.watchDisk()
+	}
+}
+
 func (g *diskGuard) init(cfg Config) {
 	g.state = WriteState{Writable: true, Since: time.Now()}
+	g.every = cmp.Or(cfg.DiskCheckEvery, diskCheckEvery)
 	g.resCfg = Config{MinFreeBytes: cfg.MinFreeBytes, MinFreePercent: cfg.MinFreePercent}
 	g.diskFree = cfg.diskFree
 	if g.diskFree == nil {
@@ -192,7 +202,7 @@ func (d *DB) allowWrites(kind string) {
 // above the reserve while the gate is closed for space.
 func (d *DB) OnWritable(fn func()) {
 	d.disk.mu.Lock()
-	d.disk.onWritable = append(d.disk.onWritable, fn)
+	d.onWritable = append(d.onWritable, fn)
 	d.disk.mu.Unlock()
 }
 
@@ -297,7 +307,7 @@ func (d *DB) commitFault(c *Command) error {
 // the gate for space, with hysteresis.
 func (d *DB) watchDisk() {
 	defer d.wg.Done()
-	t := time.NewTicker(d.diskEvery)
+	t := time.NewTicker(d.disk.every)
 	defer t.Stop()
 	for {
 		guard.Do(d.log, guard.Storage, d.checkDisk)
@@ -320,7 +330,7 @@ func (d *DB) checkDisk() {
 	}
 	free, reserve, reopen := g.free, g.state.Reserve, g.reopenAt()
 	kind := g.state.Kind
-	hooks := g.onWritable
+	hooks := d.onWritable
 	g.mu.Unlock()
 	switch {
 	case free < reserve:

@@ -198,3 +198,35 @@ func TestIsIOError(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteGate_ReadOnlyOpenHook: a gate closed by the read-only open is
+// not cleared by the watcher itself; the watcher runs the onWritable
+// hooks once space is there, and the hook (the reopen) clears it.
+func TestWriteGate_ReadOnlyOpenHook(t *testing.T) {
+	disk := &fakeDisk{}
+	disk.free.Store(50 << 20)
+	d := openGated(t, disk)
+	var calls atomic.Int32
+	d.OnWritable(func() {
+		calls.Add(1)
+		d.allowWrites(KindReadOnlyOpen)
+	})
+	d.refuseWrites(KindReadOnlyOpen, "opened read-only: the disk is full")
+	waitState(t, d, "a look at 50 MiB", func(s WriteState) bool { return s.Free == 50<<20 })
+	time.Sleep(20 * time.Millisecond) // several ticks under the reserve
+	if st := d.WriteState(); st.Writable || st.Kind != KindReadOnlyOpen || calls.Load() != 0 {
+		t.Fatalf("under the reserve: state %+v, %d hook calls", st, calls.Load())
+	}
+	var wr *WriteRefusedError
+	if err := applyDoc(d, docID(1)); !errors.As(err, &wr) || wr.Kind != KindReadOnlyOpen {
+		t.Fatalf("write while read-only: %v", err)
+	}
+	disk.free.Store(500 << 20)
+	waitState(t, d, "reopened by the hook", func(s WriteState) bool { return s.Writable })
+	if calls.Load() == 0 {
+		t.Fatal("hook not run")
+	}
+	if err := applyDoc(d, docID(1)); err != nil {
+		t.Fatalf("write after reopen: %v", err)
+	}
+}
