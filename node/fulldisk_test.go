@@ -81,7 +81,7 @@ type writeOutcome struct {
 // acknowledged document is there byte for byte after a restart.
 func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
 	dir := t.TempDir()
-	mountTmpfs(t, dir, 72<<20)
+	mountTmpfs(t, dir, 48<<20)
 	child, addr := startChild(t, "^TestHelperFullDiskServer$", "QUIRE_FULLDISK_DIR="+dir)
 	defer func() { child.Process.Kill(); child.Wait() }()
 	base := "http://" + addr
