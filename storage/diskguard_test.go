@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -228,5 +229,55 @@ func TestWriteGate_ReadOnlyOpenHook(t *testing.T) {
 	}
 	if err := applyDoc(d, docID(1)); err != nil {
 		t.Fatalf("write after reopen: %v", err)
+	}
+}
+
+// closingReader serves random bytes; after closeAt bytes it takes the
+// disk's free space under the reserve and waits for the gate to close.
+type closingReader struct {
+	d       *DB
+	disk    *fakeDisk
+	n       int64
+	closeAt int64
+	max     int64
+}
+
+func (r *closingReader) Read(p []byte) (int, error) {
+	if r.n >= r.max {
+		return 0, io.EOF
+	}
+	if r.n >= r.closeAt && r.d.WriteState().Writable {
+		r.disk.free.Store(50 << 20)
+		for deadline := time.Now().Add(5 * time.Second); r.d.WriteState().Writable && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	p = p[:min(int64(len(p)), r.max-r.n)]
+	rand.Read(p)
+	r.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestWriteGate_UploadStopsEarly: an upload stops reading soon after the
+// gate closes, returns the refusal, and its chunks can be swept while the
+// gate is closed (a sweep frees space).
+func TestWriteGate_UploadStopsEarly(t *testing.T) {
+	disk := &fakeDisk{}
+	disk.free.Store(500 << 20)
+	d := openGated(t, disk)
+	r := &closingReader{d: d, disk: disk, closeAt: 3 << 20, max: 64 << 20}
+	var shas []string
+	_, _, err := WriteContent(context.Background(), d, r, 0, func(sha string) { shas = append(shas, sha) })
+	var wr *WriteRefusedError
+	if !errors.As(err, &wr) || wr.Kind != KindLowSpace {
+		t.Fatalf("upload across the gate closing: %v", err)
+	}
+	if r.n > r.closeAt+2<<20 {
+		t.Fatalf("read %d MiB of the body, the gate closed at %d MiB", r.n>>20, r.closeAt>>20)
+	}
+	t.Logf("read %d KiB of the body, the gate closed at %d KiB", r.n>>10, r.closeAt>>10)
+	mustApply(t, d, OpSweepChunks, "", t0, SweepChunks{SHAs: shas})
+	if left, err := d.UnreferencedChunks(100); err != nil || len(left) != 0 {
+		t.Fatalf("chunks left after the sweep: %v %v", left, err)
 	}
 }
