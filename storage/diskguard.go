@@ -328,7 +328,9 @@ func (d *DB) checkDisk() {
 		d.log.Warn("statfs", "dir", d.dir, "err", err)
 		return
 	}
-	free, reserve, reopen := g.free, g.state.Reserve, g.reopenAt()
+	// Bytes admitted but not yet written are as good as used: without
+	// them a gate closed by a burst of uploads would reopen at once.
+	free, reserve, reopen := g.free-min(g.free, g.inflight), g.state.Reserve, g.reopenAt()
 	kind := g.state.Kind
 	hooks := d.onWritable
 	g.mu.Unlock()
