@@ -117,7 +117,9 @@ func (d *DB) startDiskGuard(cfg Config) {
 }
 
 func (g *diskGuard) init(cfg Config) {
-	g.state = WriteState{Writable: true, Since: time.Now()}
+	if g.state.Kind == "" { // the read-only open may have closed it already
+		g.state = WriteState{Writable: true, Since: time.Now()}
+	}
 	g.every = cmp.Or(cfg.DiskCheckEvery, diskCheckEvery)
 	g.resCfg = Config{MinFreeBytes: cfg.MinFreeBytes, MinFreePercent: cfg.MinFreePercent}
 	g.diskFree = cfg.diskFree
