@@ -76,7 +76,7 @@ func TestWriteGate_LowSpace(t *testing.T) {
 	// A write that does not fit in what is left above the reserve is
 	// refused and closes the gate.
 	disk.free.Store(101 << 20)
-	time.Sleep(statFresh + 10*time.Millisecond) // let the cached look age
+	d.checkDisk() // a look, as the watcher's
 	_, err := d.Apply(context.Background(), MustCommand(OpPutChunks, "", "", t0, PutChunks{Chunks: []Chunk{EncodeChunk(randomBytes(2 << 20))}}))
 	var wr *WriteRefusedError
 	if !errors.As(err, &wr) || wr.Kind != KindLowSpace {
@@ -114,7 +114,7 @@ func TestWriteGate_LowSpace(t *testing.T) {
 	// Above the reserve but inside the band: still closed.
 	disk.free.Store(110 << 20)
 	waitState(t, d, "a look at 110 MiB", func(s WriteState) bool { return s.Free == 110<<20 })
-	time.Sleep(20 * time.Millisecond) // several watcher ticks
+	d.checkDisk()
 	if d.WriteState().Writable {
 		t.Fatal("gate reopened inside the hysteresis band")
 	}
@@ -150,7 +150,7 @@ func TestWriteGate_IOErrorLatches(t *testing.T) {
 	if _, err := d.GetDocument("default", docID(2)); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("document of the failed commit visible: %v", err)
 	}
-	time.Sleep(20 * time.Millisecond) // watcher ticks with plenty of space
+	d.checkDisk() // a look with plenty of space
 	if st := d.WriteState(); st.Writable || st.Kind != KindIOError {
 		t.Fatalf("state after EIO: %+v", st)
 	}
@@ -214,7 +214,7 @@ func TestWriteGate_ReadOnlyOpenHook(t *testing.T) {
 	})
 	d.refuseWrites(KindReadOnlyOpen, "opened read-only: the disk is full")
 	waitState(t, d, "a look at 50 MiB", func(s WriteState) bool { return s.Free == 50<<20 })
-	time.Sleep(20 * time.Millisecond) // several ticks under the reserve
+	d.checkDisk()
 	if st := d.WriteState(); st.Writable || st.Kind != KindReadOnlyOpen || calls.Load() != 0 {
 		t.Fatalf("under the reserve: state %+v, %d hook calls", st, calls.Load())
 	}
