@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
@@ -77,11 +78,12 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 	dataDir, _ := filepath.Abs(l.DataDir)
 	serverUp := doctorServer(d, l)
 	doctorClock(d, dataDir) // before the store is opened (which writes to it)
-	doctorDataDir(d, dataDir, serverUp)
+	nc := nodeConfig(l.Config, nil)
+	doctorDataDir(d, dataDir, serverUp, storage.Config{MinFreeBytes: nc.MinFreeBytes, MinFreePercent: nc.MinFreePercent})
 	doctorTLS(d, l, dataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, e := range nodeConfig(l.Config, nil).Pipeline.Engines.Check(ctx) {
+	for _, e := range nc.Pipeline.Engines.Check(ctx) {
 		switch {
 		case e.OK:
 			d.ok(e.Name, e.Detail)
@@ -117,6 +119,21 @@ func doctorServer(d *doctorReport, l *config.Loaded) bool {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var ready struct {
+		Writes struct {
+			Ready  *bool  `json:"ready"`
+			Kind   string `json:"kind"`
+			Reason string `json:"reason"`
+		} `json:"writes"`
+	}
+	json.Unmarshal(b, &ready)
+	if w := ready.Writes; w.Ready != nil && !*w.Ready {
+		fix := "free or add space on the data disk: writes resume by themselves within seconds"
+		if w.Kind == storage.KindIOError {
+			fix = "a write to the disk failed: check it (dmesg, smartctl), then restart the service; writes stay refused until then"
+		}
+		d.fail("writes", fmt.Sprintf("%s refuses writes (%s): %s", base, w.Kind, w.Reason), fix)
+	}
 	if resp.StatusCode == http.StatusOK {
 		d.ok("server", base+" is ready")
 	} else {
@@ -125,11 +142,11 @@ func doctorServer(d *doctorReport, l *config.Loaded) bool {
 	return true
 }
 
-func doctorDataDir(d *doctorReport, dir string, serverUp bool) {
+func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Config) {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		d.warn("data dir", dir+" does not exist yet", "it is created at the first start; check its parent is writable")
-		doctorDisk(d, filepath.Dir(dir))
+		doctorDisk(d, filepath.Dir(dir), res)
 		return
 	}
 	if err != nil || !fi.IsDir() {
@@ -153,7 +170,7 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool) {
 	} else {
 		d.ok("data dir", dir+" is writable")
 	}
-	doctorDisk(d, dir)
+	doctorDisk(d, dir, res)
 	if serverUp {
 		return
 	}
@@ -175,8 +192,8 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool) {
 }
 
 // doctorDisk checks the free space of the file system holding dir (or its
-// nearest existing parent).
-func doctorDisk(d *doctorReport, dir string) {
+// nearest existing parent) against the reserve res sets.
+func doctorDisk(d *doctorReport, dir string, res storage.Config) {
 	for {
 		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
 			break
@@ -185,11 +202,12 @@ func doctorDisk(d *doctorReport, dir string) {
 	}
 	if free, total, err := storage.DiskFree(dir); err == nil && total > 0 {
 		pct := float64(free) * 100 / float64(total)
-		msg := fmt.Sprintf("%.1f GiB free of %.1f GiB (%.0f%%)", float64(free)/(1<<30), float64(total)/(1<<30), pct)
+		reserve := storage.Reserve(res, total)
+		msg := fmt.Sprintf("%.1f GiB free of %.1f GiB (%.0f%%), %.1f GiB kept in reserve", float64(free)/(1<<30), float64(total)/(1<<30), pct, float64(reserve)/(1<<30))
 		switch {
-		case free < 512<<20 || pct < 2:
-			d.fail("disk", msg, "free space or move the data dir: Badger stops writing when the disk is full")
-		case free < 5<<30 || pct < 10:
+		case free < reserve:
+			d.fail("disk", msg, "free space or move the data dir: under the reserve (storage.min_free_bytes / min_free_percent) every write gets 507")
+		case free < 2*reserve || free < 5<<30 || pct < 10:
 			d.warn("disk", msg, "plan more space; see quire_storage_vlog_bytes for growth")
 		default:
 			d.ok("disk", msg)

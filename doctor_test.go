@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"quire/quiretest"
+	"quire/storage"
 )
 
 // TestDoctor runs quire doctor against healthy and broken installations
@@ -27,6 +30,8 @@ func TestDoctor(t *testing.T) {
 	running := s.Node.Addr()
 	badCfg := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(badCfg, []byte("[log]\nlevel = \"loud\"\n"), 0o600)
+	hugeReserve := filepath.Join(t.TempDir(), "reserve.toml")
+	os.WriteFile(hugeReserve, []byte("[storage]\nmin_free_bytes = 1000000000000000000\n"), 0o600)
 	notDir := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(notDir, []byte("x"), 0o600)
 	future := t.TempDir()
@@ -39,6 +44,8 @@ func TestDoctor(t *testing.T) {
 	}{
 		{"running server", nil, []string{"--data-dir", dir, "--listen", running}, 0,
 			[]string{"ok    server     http://" + running + " is ready", "ok    data dir", " disk ", " clock ", "0 failed"}},
+		{"disk under the reserve", nil, []string{"--config", hugeReserve, "--data-dir", dir, "--listen", running}, 1,
+			[]string{"FAIL  disk", "kept in reserve", "every write gets 507"}},
 		{"stopped server", func() { s.Close() }, []string{"--data-dir", dir, "--listen", "127.0.0.1:1"}, 0,
 			[]string{"no server answers", "ok    store      opens, 3 documents"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,
@@ -73,5 +80,26 @@ func TestDoctor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDoctor_WritesRefused: doctor reports a running server that refuses
+// writes after an I/O error, and says a restart is needed.
+func TestDoctor_WritesRefused(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o750)
+	s := quiretest.StartServer(t, dir)
+	s.Node.DB.SetCommitFault(func(*storage.Command) error { return fmt.Errorf("sync: %w", syscall.EIO) })
+	if r := s.Do(http.MethodPost, "/documents", map[string]any{"content": "x"}, s.Admin()); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("write on a failing disk: %d %s", r.Status, r.Body)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"doctor", "--data-dir", dir, "--listen", s.Node.Addr()}, &out, &errb); code != 1 {
+		t.Fatalf("code %d, want 1\n%s%s", code, out.String(), errb.String())
+	}
+	for _, w := range []string{"FAIL  writes", "refuses writes (io-error): storage failed: sync: input/output error", "then restart the service"} {
+		if !strings.Contains(out.String(), w) {
+			t.Fatalf("output lacks %q:\n%s", w, out.String())
+		}
 	}
 }

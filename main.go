@@ -155,6 +155,15 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 	return err
 }
 
+// noneIfZero maps a setting's 0 ("none": unlimited, no reserve) to the
+// node's -1, whose 0 means "the default".
+func noneIfZero[T int | int64](n T) T {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
 // shutdownGrace is how long in-flight requests and running actions get
 // to finish at shutdown; systemd's TimeoutStopSec is longer.
 const shutdownGrace = 30 * time.Second
@@ -178,7 +187,9 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		Logger:         log,
 
-		MaxConnsPerClient: maxConnsPerClient(c.Limits.MaxConnsPerClient),
+		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),
+		MinFreeBytes:      noneIfZero(c.Storage.MinFreeBytes),
+		MinFreePercent:    float64(noneIfZero(c.Storage.MinFreePercent)),
 		Outbound:          outboundPolicy(c),
 		Pipeline: pipeline.Config{
 			Workers:       c.Pipeline.Workers,
@@ -200,15 +211,6 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			},
 		},
 	}
-}
-
-// maxConnsPerClient maps the setting's 0 (unlimited) to the node's
-// negative (its 0 is the default).
-func maxConnsPerClient(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // outboundPolicy is the configured outbound policy; Load validated it,

@@ -11,6 +11,7 @@ import (
 	"quire/auth"
 	"quire/config"
 	"quire/quiretest"
+	"quire/storage"
 )
 
 func TestCLI(t *testing.T) {
@@ -104,5 +105,34 @@ func TestNodeConfig_MaxConnsPerClient(t *testing.T) {
 		if got := nodeConfig(c, nil).MaxConnsPerClient; got != tc.node {
 			t.Errorf("max_conns_per_client %d: node gets %d, want %d", tc.setting, got, tc.node)
 		}
+	}
+}
+
+// TestNodeConfig_StorageReserve: the settings' 0 means no reserve, the
+// node's 0 its default; the defaults are 1 GiB and 2%.
+func TestNodeConfig_StorageReserve(t *testing.T) {
+	for _, tc := range []struct {
+		bytes    int64
+		pct      int
+		nodeB    int64
+		nodePct  float64
+		reserved uint64 // of a 100 GiB disk
+	}{
+		{1 << 30, 2, 1 << 30, 2, 2 << 30},
+		{0, 0, -1, -1, 0},
+		{16 << 20, 0, 16 << 20, -1, 16 << 20},
+	} {
+		c := config.Default()
+		c.Storage.MinFreeBytes, c.Storage.MinFreePercent = tc.bytes, tc.pct
+		n := nodeConfig(c, nil)
+		if n.MinFreeBytes != tc.nodeB || n.MinFreePercent != tc.nodePct {
+			t.Errorf("%d bytes, %d%%: node gets %d, %v", tc.bytes, tc.pct, n.MinFreeBytes, n.MinFreePercent)
+		}
+		if got := storage.Reserve(storage.Config{MinFreeBytes: n.MinFreeBytes, MinFreePercent: n.MinFreePercent}, 100<<30); got != tc.reserved {
+			t.Errorf("%d bytes, %d%%: reserve %d, want %d", tc.bytes, tc.pct, got, tc.reserved)
+		}
+	}
+	if d := config.Default().Storage; d.MinFreeBytes != 1<<30 || d.MinFreePercent != 2 {
+		t.Errorf("defaults %+v", d)
 	}
 }

@@ -20,6 +20,7 @@ type Config struct {
 	TLS        TLS               `toml:"tls"`
 	Auth       Auth              `toml:"auth"`
 	Limits     Limits            `toml:"limits"`
+	Storage    Storage           `toml:"storage"`
 	Log        Log               `toml:"log"`
 	Pipeline   Pipeline          `toml:"pipeline"`
 	Engines    Engines           `toml:"engines"`
@@ -59,6 +60,13 @@ type Limits struct {
 	MemoryLimitMiB int64 `toml:"memory_limit_mib"`
 	// MaxConnsPerClient caps concurrent connections from one address.
 	MaxConnsPerClient int `toml:"max_conns_per_client"`
+}
+
+// Storage sets the reserve of free space on the data disk: writes are
+// refused while less than the larger of the two is free.
+type Storage struct {
+	MinFreeBytes   int64 `toml:"min_free_bytes"`
+	MinFreePercent int   `toml:"min_free_percent"`
 }
 
 // Log configures the process log.
@@ -123,6 +131,7 @@ func Default() *Config {
 		DataDir: "./data",
 		Auth:    Auth{TokenTTL: time.Hour},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 80, MaxConnsPerClient: 512},
+		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
 		Log:     Log{Level: "info", Format: "text"},
 		Pipeline: Pipeline{
 			Workers:       4,

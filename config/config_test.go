@@ -109,6 +109,7 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"tls pair", "[tls]\ncert_file = \"/x\"\n", nil, nil, []string{"quire.toml:2: tls.cert_file: cert_file and key_file are set together"}},
 		{"env", "", map[string]string{"QUIRE_ACTION_TIMEOUT": "soon"}, nil, []string{"QUIRE_ACTION_TIMEOUT: pipeline.action_timeout: want a duration"}},
 		{"flag value", "", nil, []string{"--smtp-security", "SSL"}, []string{"--smtp-security: smtp.security: want STARTTLS"}},
+		{"reserve under the store's own", "[storage]\nmin_free_bytes = 0\n", nil, nil, []string{"quire.toml:2: storage.min_free_bytes: must be at least"}},
 		{"event bus", "[event_buses]\nx = \"ftp://a\"\n", nil, nil, []string{"quire.toml:2: event_buses: x: want an http"}},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"quire/outbound"
+	"quire/storage"
 )
 
 // Loaded is a configuration and where each of its settings came from.
@@ -317,6 +318,13 @@ func (l *Loaded) validate() Problems {
 	}
 	if c.Pipeline.RetryBase < 1e6 {
 		bad("pipeline.retry_base", "must be at least 1ms")
+	}
+	if m := storage.MinReserve(); c.Storage.MinFreeBytes < int64(m) {
+		bad("storage.min_free_bytes", "must be at least %d (%d MiB), what the store may still write through memory-mapped files once writes stop (storage/DESIGN.md, \"Full disk\"); got %d",
+			m, m>>20, c.Storage.MinFreeBytes)
+	}
+	if c.Storage.MinFreePercent < 0 || c.Storage.MinFreePercent > 50 {
+		bad("storage.min_free_percent", "must be between 0 and 50, got %d", c.Storage.MinFreePercent)
 	}
 	if c.Pipeline.OCRMaxPages < 1 {
 		bad("pipeline.ocr_max_pages", "must be at least 1, got %d", c.Pipeline.OCRMaxPages)

@@ -71,6 +71,11 @@ var settings = []setting{
 	{key: "limits.max_conns_per_client", name: "max-conns-per-client", help: "Concurrent connections one client address may hold; more are closed at accept (0: unlimited). Generous, as scanners or a whole office may share one NAT address; behind a reverse proxy every client has the proxy's address.",
 		ptr: func(c *Config) any { return &c.Limits.MaxConnsPerClient }},
 
+	{key: "storage.min_free_bytes", name: "min-free-bytes", help: "Free space in bytes kept on the data disk for the store's own housekeeping: below it (or below min_free_percent, whichever is larger) writes get 507 until space is freed. At least what the store may still write through memory-mapped files (about 195 MiB; quire config check says the exact figure).",
+		ptr: func(c *Config) any { return &c.Storage.MinFreeBytes }},
+	{key: "storage.min_free_percent", name: "min-free-percent", help: "Free space kept on the data disk, in percent of its size (0: none).",
+		ptr: func(c *Config) any { return &c.Storage.MinFreePercent }},
+
 	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",
 		ptr: func(c *Config) any { return &c.Log.Level }},
 	{key: "log.format", name: "log-format", help: "Log format: text or json (one object per line, for journald or a log shipper).",

@@ -37,6 +37,12 @@ func TestHelperCrashServer(t *testing.T) {
 	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, PublicURL: "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	// The pipeline crash test's webhook receiver is on loopback.
 	quiretest.AllowLoopbackOutbound(&cfg)
+	serveChild(cfg)
+}
+
+// serveChild serves a node with cfg in a child process, printing its
+// address for startChild, until the parent kills it.
+func serveChild(cfg node.Config) {
 	n, err := node.Open(cfg)
 	if err != nil {
 		fmt.Println("ERR", err)
@@ -63,8 +69,15 @@ func TestHelperCrashServer(t *testing.T) {
 // dir and returns it with its address.
 func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashServer$")
-	cmd.Env = append(os.Environ(), "QUIRE_CRASH_DIR="+dir)
+	return startChild(t, "^TestHelperCrashServer$", "QUIRE_CRASH_DIR="+dir)
+}
+
+// startChild runs the helper test run (which calls serveChild) in a child
+// process with env added, and returns it with its address.
+func startChild(t *testing.T, run, env string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run)
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

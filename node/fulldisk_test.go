@@ -4,236 +4,306 @@ package node_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"quire/auth"
+	"quire/node"
+	"quire/quiretest"
 	"quire/storage"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes under a temporary directory and
-// unmounts it when the test ends. Mounting needs root: without it the test
-// is skipped, except under CI=true, where it fails.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "fs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
+// fullDiskConfig gives the full-disk tests' node the smallest reserve a
+// configuration may set (what the store may still write through mmap), so
+// that a small file system fills quickly.
+func fullDiskConfig(c *node.Config) {
+	c.MinFreeBytes, c.MinFreePercent, c.DiskCheckEvery = int64(storage.MinReserve()), -1, 50*time.Millisecond
+}
+
+// TestHelperFullDiskServer is not a test: the full-disk test runs the test
+// binary again with QUIRE_FULLDISK_DIR set, and this serves a node on that
+// data dir until the parent kills it. A separate process, so that a
+// SIGBUS (what a full disk used to cause) shows as a dead child instead
+// of taking the test binary down.
+func TestHelperFullDiskServer(t *testing.T) {
+	dir := os.Getenv("QUIRE_FULLDISK_DIR")
+	if dir == "" {
+		return
 	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		msg := "cannot mount a tmpfs (needs root): " + strings.TrimSpace(string(out))
+	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	fullDiskConfig(&cfg)
+	serveChild(cfg)
+}
+
+// mountTmpfsAt mounts a tmpfs of size bytes on dir, unmounted when the
+// test ends. Without the right to mount it skips, unless CI=true.
+func mountTmpfsAt(t *testing.T, dir string, size int64) {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		msg := fmt.Sprintf("cannot mount a tmpfs (run as root, as CI does): %v", err)
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
 	t.Cleanup(func() {
-		if exec.Command("umount", dir).Run() != nil {
-			exec.Command("umount", "-l", dir).Run()
+		if err := syscall.Unmount(dir, 0); err != nil {
+			syscall.Unmount(dir, syscall.MNT_DETACH)
 		}
 	})
-	return dir
 }
 
-// fillUp grows the file at path until the file system holding it has no
-// free block left.
-func fillUp(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if free, _, err := storage.DiskFree(filepath.Dir(path)); err == nil && free > 0 {
-		fi, _ := f.Stat()
-		unix.Fallocate(int(f.Fd()), 0, fi.Size(), int64(free))
-	}
-	page := make([]byte, 4096)
-	for i := 0; i < 1<<16; i++ {
-		if _, err := f.Write(page); err != nil {
-			break
-		}
-	}
-	if free, _, _ := storage.DiskFree(filepath.Dir(path)); free > 64<<10 {
-		t.Fatalf("file system still has %d bytes free", free)
-	}
+// writeOutcome is what a client saw of one write.
+type writeOutcome struct {
+	id     string
+	sum    [32]byte
+	status int
 }
 
-// stopChild stops a node started by startCrashChild with SIGTERM and
-// fails the test if the process died of a signal (SIGBUS on a full disk).
-func stopChild(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		// A fault in Badger's mapped writes (SIGBUS) ends a Go program
-		// with status 2.
-		t.Fatalf("node did not stop cleanly: %v", ee)
-	}
-}
-
-// TestFullDisk_RestartWhileFull starts a node on a small file system,
-// writes documents, fills the file system to the last block and stops the
-// node (cleanly, or with SIGKILL, which leaves write-ahead logs to replay)
-// and starts it again: it must start (in a child process, so a SIGBUS
-// shows as a crash), serve documents, content and search, refuse writes
-// and say so in /readyz; once space is freed it takes writes again without
-// a restart, and every document is intact.
-func TestFullDisk_RestartWhileFull(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		kill bool
-	}{
-		{"clean stop", false},
-		{"SIGKILL", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) { restartWhileFull(t, tc.kill) })
-	}
-}
-
-func restartWhileFull(t *testing.T, kill bool) {
-	fs := mountTmpfs(t, "320m")
-	dir := filepath.Join(fs, "data")
-	filler := filepath.Join(fs, "filler")
-	client := &http.Client{Timeout: 10 * time.Second}
-
-	cmd, addr := startCrashChild(t, dir)
-	t.Cleanup(func() { cmd.Process.Kill() })
+// TestFullDisk_RefusesWritesKeepsReadsRecovers fills a small tmpfs through
+// the HTTP API from several clients (uploads through upload URLs and
+// inline documents): every write gets a 2xx or a 507, the process lives,
+// reads work throughout, the refusal shows in /readyz and /metrics, writes
+// resume without a restart once the file system grows, and every
+// acknowledged document is there byte for byte after a restart.
+func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
+	dir := t.TempDir()
+	mountTmpfsAt(t, dir, 360<<20)
+	child, addr := startChild(t, "^TestHelperFullDiskServer$", "QUIRE_FULLDISK_DIR="+dir)
+	defer func() { child.Process.Kill(); child.Wait() }()
 	base := "http://" + addr
-	tok, err := auth.SignToken(dir, "", "full", []string{"Admins"}, time.Hour)
+	tok, err := auth.SignToken(dir, "", "filler", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []acked
-	for i := 0; i < 6; i++ {
-		data := bytes.Repeat([]byte{byte('a' + i)}, 3000+i)
-		if i%3 == 2 {
-			data = bytes.Repeat([]byte{byte(i)}, 1<<20+777) // chunked, through an upload URL
+	client := &http.Client{Timeout: 20 * time.Second}
+
+	var mu sync.Mutex
+	var outcomes []writeOutcome
+	stopReads := make(chan struct{})
+	var readErrs []string
+	var reads sync.WaitGroup
+	reads.Add(1)
+	go func() { // a reader that must never fail while the disk fills
+		defer reads.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stopReads:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			for _, path := range []string{"/documents?limit=5", "/readyz"} {
+				st, body, err := do(client, http.MethodGet, base+path, tok, nil)
+				if err != nil || st != http.StatusOK {
+					mu.Lock()
+					readErrs = append(readErrs, fmt.Sprintf("GET %s: %d %v %s", path, st, err, body))
+					mu.Unlock()
+				}
+			}
 		}
-		id, err := create(client, base, tok, data, i%3 == 2)
-		if err != nil {
-			t.Fatal(err)
+	}()
+
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rnd := rand.New(rand.NewSource(int64(w)))
+			refused := 0
+			for i := 0; i < 200 && refused < 3; i++ {
+				size, upload := 64<<10+rnd.Intn(512<<10), i%2 == 0
+				if upload {
+					size = 1<<20 + rnd.Intn(1<<20)
+				}
+				data := make([]byte, size)
+				rnd.Read(data) // incompressible: it all lands on the disk
+				o, err := writeDoc(client, base, tok, data, upload)
+				if err != nil {
+					mu.Lock()
+					readErrs = append(readErrs, fmt.Sprintf("write: %v", err))
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				outcomes = append(outcomes, o)
+				mu.Unlock()
+				if o.status == http.StatusInsufficientStorage {
+					refused++
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stopReads)
+	reads.Wait()
+	for _, e := range readErrs {
+		t.Error(e)
+	}
+	acked, refused := 0, 0
+	for _, o := range outcomes {
+		switch o.status {
+		case http.StatusOK, http.StatusCreated:
+			acked++
+		case http.StatusInsufficientStorage:
+			refused++
+		default:
+			t.Errorf("write got %d, want 2xx or 507", o.status)
 		}
-		docs = append(docs, acked{id: id, sum: sha256.Sum256(data)})
 	}
-	waitReady(t, client, base, func(r readyz) bool { return r.Index.Queued == 0 })
+	if acked == 0 || refused == 0 {
+		t.Fatalf("%d writes acknowledged, %d refused: the disk did not fill", acked, refused)
+	}
+	if err := child.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the server died while the disk filled: %v", err)
+	}
 
-	fillUp(t, filler)
-	if kill {
-		cmd.Process.Kill()
-		cmd.Wait()
-	} else {
-		stopChild(t, cmd)
-	}
-	fillUp(t, filler) // the close may have freed some room (Badger's ballast)
-
-	cmd, addr = startCrashChild(t, dir)
-	t.Cleanup(func() { cmd.Process.Kill() })
-	base = "http://" + addr
-	checkDocs(t, client, base, tok, docs)
-	// TODO(merge): want exactly 507 once the gate's error mapping is in.
-	st := postDocument(t, client, base, tok)
-	if st/100 == 2 {
-		t.Fatalf("write on a full disk: status %d, want a refusal (507)", st)
-	}
-	t.Logf("write on a full disk: %d", st)
-	r := waitReady(t, client, base, func(readyz) bool { return true })
-	if r.Writes.Ready || r.Writes.Kind != "read-only-open" || r.Writes.Reason == "" {
-		t.Fatalf("/readyz on a full disk: writes %+v, want not ready, read-only-open with a reason", r.Writes)
-	}
-	checkDocs(t, client, base, tok, docs) // the refused write changed nothing
-
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for postDocument(t, client, base, tok) != http.StatusCreated {
-		if time.Now().After(deadline) {
-			t.Fatal("writes still refused 15 s after space was freed")
+	// The refusal is reported, and a refused write says why.
+	st, body, _ := do(client, http.MethodGet, base+"/readyz", "", nil)
+	var ready struct {
+		Storage string
+		Writes  struct {
+			Ready  bool
+			Kind   string
+			Reason string
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	r = waitReady(t, client, base, func(readyz) bool { return true })
-	if !r.Writes.Ready {
-		t.Fatalf("/readyz after space returned: writes %+v", r.Writes)
+	json.Unmarshal(body, &ready)
+	if st != http.StatusOK || ready.Storage != "read-only" || ready.Writes.Ready || ready.Writes.Kind != "low-space" || !strings.Contains(ready.Writes.Reason, "insufficient storage") {
+		t.Errorf("/readyz while full: %d %s", st, body)
 	}
-	checkDocs(t, client, base, tok, docs)
-	stopChild(t, cmd)
-}
+	if st, _, _ := do(client, http.MethodGet, base+"/readyz?writes=true", "", nil); st != http.StatusServiceUnavailable {
+		t.Errorf("/readyz?writes=true while full: %d, want 503", st)
+	}
+	_, body, _ = do(client, http.MethodGet, base+"/metrics", "", nil)
+	for _, want := range []string{`quire_storage_write_refused{kind="low-space"} 1`, fmt.Sprintf("quire_storage_reserve_bytes %g", float64(storage.MinReserve())), "quire_storage_free_bytes "} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	st, body, _ = do(client, http.MethodPost, base+"/documents", tok, []byte(`{"content":"x"}`))
+	if st != http.StatusInsufficientStorage || !bytes.Contains(body, []byte(`"message":"insufficient storage`)) {
+		t.Errorf("write while full: %d %s", st, body)
+	}
+	// Search, content and backup are reads: they work while full.
+	for _, o := range outcomes {
+		if o.status != http.StatusCreated && o.status != http.StatusOK {
+			continue
+		}
+		st, body, _ := do(client, http.MethodPost, base+"/search", tok, []byte(`{"query":{"text":"x"}}`))
+		if st != http.StatusOK {
+			t.Errorf("search while full: %d %s", st, body)
+		}
+		st, body, _ = do(client, http.MethodGet, base+"/documents/"+o.id+"/content", tok, nil)
+		if st != http.StatusOK {
+			t.Errorf("content while full: %d %s", st, body)
+		}
+		break
+	}
+	if st, body, _ := do(client, http.MethodGet, base+"/system/backup", tok, nil); st != http.StatusOK || len(body) < acked<<10 {
+		t.Errorf("backup while full: %d, %d bytes", st, len(body))
+	}
 
-type readyz struct {
-	Index  struct{ Queued int }
-	Writes struct {
-		Ready        bool
-		Kind, Reason string
+	// Space comes back: writes succeed again, no restart.
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT, fmt.Sprintf("size=%d", 720<<20)); err != nil {
+		t.Fatalf("grow the tmpfs: %v", err)
 	}
-}
-
-// waitReady polls /readyz until it answers 200 and ok accepts it.
-func waitReady(t *testing.T, c *http.Client, base string, ok func(readyz) bool) readyz {
-	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var r readyz
-		if call(c, http.MethodGet, base+"/readyz", "", nil, &r, http.StatusOK) == nil && ok(r) {
-			return r
+		st, body, err := do(client, http.MethodPost, base+"/documents", tok, []byte(`{"content":"after"}`))
+		if err == nil && st == http.StatusCreated {
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not as expected within 10 s: %+v", r)
+			t.Fatalf("writes did not resume after space was freed: %d %v %s", st, err, body)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+
+	// Every acknowledged document is complete after a restart.
+	child.Process.Kill()
+	child.Wait()
+	s := quiretest.StartServer(t, dir, fullDiskConfig)
+	admin := s.Admin()
+	for _, o := range outcomes {
+		if o.status != http.StatusOK && o.status != http.StatusCreated {
+			continue
+		}
+		r := s.Do(http.MethodGet, "/documents/"+o.id+"/url", nil, admin)
+		var u struct{ URL string }
+		json.Unmarshal(r.Body, &u)
+		c := s.Do(http.MethodGet, u.URL, nil, "")
+		if r.Status != http.StatusOK || c.Status != http.StatusOK || sha256.Sum256(c.Body) != o.sum {
+			t.Fatalf("acknowledged document %s after restart: url %d, content %d (%d bytes)", o.id, r.Status, c.Status, len(c.Body))
+		}
+	}
+	t.Logf("%d writes acknowledged and intact, %d refused with 507", acked, refused)
 }
 
-// postDocument creates a small document and returns the status.
-func postDocument(t *testing.T, c *http.Client, base, tok string) int {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/documents", strings.NewReader(`{"content":"after"}`))
-	req.Header.Set("Authorization", tok)
+// writeDoc creates a document with data, inline or through an upload URL,
+// and reports the status of the write that decided: 2xx when the content
+// is stored, else the refusal.
+func writeDoc(c *http.Client, base, tok string, data []byte, upload bool) (writeOutcome, error) {
+	o := writeOutcome{sum: sha256.Sum256(data)}
+	var r struct {
+		DocumentID string
+		URL        string
+	}
+	body := []byte(`{}`)
+	if !upload {
+		body, _ = json.Marshal(map[string]any{"content": base64.StdEncoding.EncodeToString(data), "isBase64": true})
+	}
+	path := "/documents"
+	if upload {
+		path = "/documents/upload"
+	}
+	st, b, err := do(c, http.MethodPost, base+path, tok, body)
+	if err != nil {
+		return o, err
+	}
+	if st != http.StatusCreated {
+		o.status = st
+		return o, nil
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return o, err
+	}
+	o.id = r.DocumentID
+	if !upload {
+		o.status = st
+		return o, nil
+	}
+	o.status, _, err = do(c, http.MethodPut, r.URL, "", data)
+	return o, err
+}
+
+func do(c *http.Client, method, url, tok string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", tok)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("POST /documents: %v (did the node die?)", err)
+		return 0, nil, err
 	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// checkDocs reads every document's record and content (byte for byte) and
-// finds it by name.
-func checkDocs(t *testing.T, c *http.Client, base, tok string, docs []acked) {
-	t.Helper()
-	for _, d := range docs {
-		var u struct{ URL string }
-		if err := call(c, http.MethodGet, base+"/documents/"+d.id+"/url", tok, nil, &u, http.StatusOK); err != nil {
-			t.Fatalf("document %s: %v", d.id, err)
-		}
-		resp, err := c.Get(u.URL)
-		if err != nil {
-			t.Fatalf("content of %s: %v", d.id, err)
-		}
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || sha256.Sum256(b.Bytes()) != d.sum {
-			t.Fatalf("content of %s differs: status %d, %d bytes", d.id, resp.StatusCode, b.Len())
-		}
-		var found json.RawMessage
-		q := `{"query":{"filename":{"beginsWith":"` + d.id + `"}}}`
-		if err := call(c, http.MethodPost, base+"/search", tok, []byte(q), &found, http.StatusOK); err != nil || !strings.Contains(string(found), d.id) {
-			t.Fatalf("document %s not found by name: %v %s", d.id, err, found)
-		}
-	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }

@@ -31,6 +31,7 @@ type collector struct {
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag                  *prometheus.Desc
+	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 }
 
@@ -48,6 +49,9 @@ func newCollector(n *Node) *collector {
 		pending:      d("quire_action_documents_pending", "Documents with an action waiting to run.", "site"),
 		lsm:          d("quire_storage_lsm_bytes", "Size of Badger's LSM tree (records)."),
 		vlog:         d("quire_storage_vlog_bytes", "Size of Badger's value log (content chunks)."),
+		writeRefused: d("quire_storage_write_refused", "1 while the store refuses writes for the kind's reason (low-space, read-only-open, io-error), else 0.", "kind"),
+		diskFree:     d("quire_storage_free_bytes", "Free space on the data disk at the last look (every second)."),
+		diskReserve:  d("quire_storage_reserve_bytes", "Free space kept in reserve: writes are refused below it."),
 		indexBytes:   d("quire_index_bytes", "Size of the Bleve search indexes on disk."),
 		indexQueue:   d("quire_index_queue_length", "Documents waiting to be indexed."),
 		indexLag:     d("quire_index_lag_seconds", "Age of the oldest document whose text waits to be indexed."),
@@ -73,6 +77,16 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	lsm, vlog := c.n.DB.Size()
 	gauge(c.lsm, float64(lsm))
 	gauge(c.vlog, float64(vlog))
+	ws := c.n.DB.WriteState()
+	for _, k := range []string{storage.KindLowSpace, storage.KindReadOnlyOpen, storage.KindIOError} {
+		v := 0.0
+		if !ws.Writable && ws.Kind == k {
+			v = 1
+		}
+		gauge(c.writeRefused, v, k)
+	}
+	gauge(c.diskFree, float64(ws.Free))
+	gauge(c.diskReserve, float64(ws.Reserve))
 	gauge(c.indexBytes, float64(dirSize(filepath.Join(c.n.cfg.DataDir, "index"))))
 	gauge(c.indexQueue, float64(c.n.Indexer.Queued()))
 	gauge(c.indexLag, c.n.Indexer.TextLag().Seconds())

@@ -55,6 +55,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Pipeline configures the action pipeline (workers, engines).
 	Pipeline pipeline.Config
+	// MinFreeBytes and MinFreePercent make the reserve of free space on
+	// the data disk (storage.Config's fields: 0 the default, negative none).
+	MinFreeBytes   int64
+	MinFreePercent float64
+	// DiskCheckEvery is how often free space is looked at (0: 1 s).
+	DiskCheckEvery time.Duration
 	// Outbound is the policy for calls to destinations users choose
 	// (nil: the default policy, which refuses loopback and link-local).
 	Outbound *outbound.Policy
@@ -89,7 +95,8 @@ func Open(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := storage.Open(storage.Config{Dir: filepath.Join(cfg.DataDir, "db"), Logger: cfg.Logger})
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(cfg.DataDir, "db"), Logger: cfg.Logger,
+		MinFreeBytes: cfg.MinFreeBytes, MinFreePercent: cfg.MinFreePercent, DiskCheckEvery: cfg.DiskCheckEvery})
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"quire/storage"
 )
 
 // noSpace reports whether err comes from a full disk: ENOSPC or EDQUOT
@@ -19,13 +17,6 @@ func noSpace(err error) bool {
 	}
 	m := strings.ToLower(err.Error())
 	return strings.Contains(m, "no space left on device") || strings.Contains(m, "disk quota exceeded")
-}
-
-// refusedWrite reports whether the store refused a write because it takes
-// none (a full disk).
-func refusedWrite(err error) bool {
-	var r *storage.WriteRefusedError
-	return errors.As(err, &r)
 }
 
 // spaceRetryDelay is how long an action waits after a full disk stopped

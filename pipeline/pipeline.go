@@ -33,7 +33,8 @@ type Config struct {
 	Workers int
 	// RetryBase is the wait before the first retry of an action whose
 	// engine failed with a transient error; it doubles per attempt
-	// (default 10 s).
+	// (default 10 s). It is also the wait after the store refused to
+	// record an action (a full disk).
 	RetryBase time.Duration
 	// ActionTimeout bounds one run of an engine (default 15 min).
 	ActionTimeout time.Duration
@@ -74,7 +75,12 @@ type Pipeline struct {
 	// again holds documents that were queued while a worker had them,
 	// with the time to look at them again.
 	again map[storage.DocRef]time.Time
-	wake  chan struct{}
+	// unrecorded holds outcomes the store refused to record (a full
+	// disk): they are recorded as they are once it takes writes again,
+	// without running the engine or counting an attempt again. A restart
+	// loses them; the action, still RUNNING, then runs again.
+	unrecorded map[storage.DocRef]unrecorded
+	wake       chan struct{}
 
 	ctx      context.Context // cancelled when running actions must stop
 	cancel   context.CancelFunc
@@ -112,7 +118,8 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 	p := &Pipeline{db: db, apply: apply, cfg: cfg, log: cfg.Logger.With("component", "pipeline"),
 		userHTTP: cfg.Outbound.Client(30 * time.Second), userLLM: cfg.Outbound.Client(0),
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
-		wake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
+		unrecorded: map[storage.DocRef]unrecorded{},
+		wake:       make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
 	db.OnCommit(p.onCommit)
 	return p
 }
@@ -360,13 +367,17 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 		return
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: next.Seq, Retry: next.Retry}
-	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
-	if refusedWrite(err) {
-		// The store takes no writes (a full disk): look again later.
-		p.mu.Lock()
-		p.again[r] = p.cfg.Now().Add(spaceRetryDelay(p.cfg))
-		p.mu.Unlock()
+	p.mu.Lock()
+	u, ok := p.unrecorded[r]
+	delete(p.unrecorded, r)
+	p.mu.Unlock()
+	if ok && next.Status == storage.ActionRunning && u.fin.ActionRef == ref {
+		p.record(r, u.user, next.Type, u.fin)
 		return
+	}
+	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
+	if p.refused(r, err) {
+		return // nothing started, no attempt counted
 	}
 	if err != nil {
 		if !errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
@@ -388,15 +399,23 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}
-	_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
-	// A refused write (a full disk) is not the outcome's fault: the
-	// outcome waits for the store to take writes again.
-	for refusedWrite(err) && p.ctx.Err() == nil {
-		select {
-		case <-p.ctx.Done():
-		case <-time.After(spaceRetryDelay(p.cfg)):
-		}
-		_, err = p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fin))
+	p.record(r, a.UserID, a.Type, fin)
+}
+
+// unrecorded is an outcome the store refused to record.
+type unrecorded struct {
+	user string
+	fin  storage.FinishAction
+}
+
+// record applies an action's outcome fin.
+func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) {
+	_, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
+	if p.refused(r, err) {
+		p.mu.Lock()
+		p.unrecorded[r] = unrecorded{user, fin}
+		p.mu.Unlock()
+		return
 	}
 	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
 		return
@@ -404,12 +423,30 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 	// What the action wanted to change was refused (a path or tag that
 	// does not validate, a document deleted meanwhile): record it as the
 	// action's failure, changing nothing else.
-	p.log.Info("action outcome refused", "site", r.Site, "document", r.ID, "action", a.Type, "err", err)
-	fail := storage.FinishAction{ActionRef: ref, Status: storage.ActionFailed, Message: errorMessage(err)}
-	if _, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, a.UserID, p.cfg.Now(), fail)); err != nil &&
+	p.log.Info("action outcome refused", "site", r.Site, "document", r.ID, "action", typ, "err", err)
+	fail := storage.FinishAction{ActionRef: fin.ActionRef, Status: storage.ActionFailed, Message: errorMessage(err)}
+	if _, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fail)); err != nil &&
 		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
 	}
+}
+
+// refused reports whether err is the store refusing writes (a full disk,
+// a failed disk) and, if so, looks at r again after RetryBase: an action
+// is never FAILED for want of space (r is running: release queues it).
+func (p *Pipeline) refused(r storage.DocRef, err error) bool {
+	var wr *storage.WriteRefusedError
+	if !errors.As(err, &wr) {
+		return false
+	}
+	p.log.Info("action deferred: the store refuses writes", "site", r.Site, "document", r.ID, "reason", wr.Reason)
+	at := p.cfg.Now().Add(p.cfg.RetryBase)
+	p.mu.Lock()
+	if cur, ok := p.again[r]; !ok || at.Before(cur) {
+		p.again[r] = at
+	}
+	p.mu.Unlock()
+	return true
 }
 
 // run runs job's engine and turns its result or error into an outcome.
@@ -442,6 +479,13 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
 		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
+	}
+	if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
+		// The engine's own writes (new content) were refused: not the
+		// action's fault: it waits and runs again, without using up a
+		// retry, never FAILED for space.
+		next := p.cfg.Now().Add(spaceRetryDelay(p.cfg))
+		return &Outcome{Status: storage.ActionWaitingForRetry, Message: errorMessage(err), NextAttempt: &next, Uncounted: true}
 	}
 	msg := errorMessage(err)
 	if noSpace(err) {

@@ -47,6 +47,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		au *auth.Error
 		ac *storage.AccessError
 		fe *fiber.Error
+		wr *storage.WriteRefusedError
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
 	)
@@ -58,6 +59,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = http.StatusNotFound, messageBody{nf.Msg}
 	case errors.As(err, &ce):
 		status, body = http.StatusConflict, messageBody{ce.Msg}
+	case errors.As(err, &wr):
+		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
 	case errors.As(err, &ae):
 		status, body = ae.status, messageBody{ae.msg}
 	case errors.As(err, &au):
@@ -85,6 +88,17 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.log.Error("request failed", "requestId", requestID(c), "method", c.Method(), "route", routeName(c), "err", err)
 	}
 	return c.Status(status).JSON(body)
+}
+
+// writeRefusedStatus answers a refused write: 507 Insufficient Storage
+// while the disk is (or was, at open) too full, which clears by itself
+// when space is freed; 503 after an I/O error, which needs an operator
+// (no Retry-After: retrying will not help until then).
+func writeRefusedStatus(e *storage.WriteRefusedError) int {
+	if e.Kind == storage.KindIOError {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInsufficientStorage
 }
 
 var errInvalidBody = errors.New("invalid body")

@@ -79,8 +79,13 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
 			return m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
 		}, "site", site, "job", j.JobID)
 		out <- err
+		var wr *storage.WriteRefusedError
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
+		case errors.As(err, &wr):
+			// A failed disk: the job is not the move's fault and stays
+			// pending, to resume at the next start.
+			m.s.log.Warn("folder move stopped: the store refuses writes", "site", site, "job", j.JobID, "err", err)
 		default:
 			m.s.log.Warn("folder move failed", "site", site, "job", j.JobID, "err", err)
 			cmd, cerr := storage.NewCommand(storage.OpFinishFolderMove, site, j.UserID, time.Now().UTC(), storage.FinishFolderMove{JobID: j.JobID, Message: err.Error()})
@@ -117,6 +122,14 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 			return err
 		}
 		res, err := s.deps.Applier.Apply(ctx, cmd)
+		var wr *storage.WriteRefusedError
+		if errors.As(err, &wr) && wr.Kind != storage.KindIOError {
+			// A full disk: wait for space, then go on where it stopped.
+			if err := s.waitWritable(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -125,6 +138,20 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 		}
 	}
 	return errors.New("folder move did not finish")
+}
+
+// waitWritable waits until the store takes writes again or ctx ends.
+func (s *Server) waitWritable(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for !s.db.WriteState().Writable {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // checkMoveTarget validates a target folder ("" or "/" is the root).

@@ -21,24 +21,32 @@ func (s *Server) handleHealthz(c *fiber.Ctx) error {
 const readyLag = 5 * time.Second
 
 // handleReadyz serves GET /readyz (no auth): 200 when the store is open
-// (also while it refuses writes: "writes" says why) and the index has caught up (its oldest queued change younger than
+// and the index has caught up (its oldest queued change younger than
 // readyLag), otherwise 503. The body says where the index stands, so
 // tools can wait for an empty queue.
+//
+// Refused writes (a full or failed disk) do not make the node unready: it
+// still serves every read, and a load balancer that took it out would turn
+// a full disk into an outage. The body says so ("storage": "read-only" and
+// "writes"), and GET /readyz?writes=true answers 503 then, for checks that
+// route writes.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	lag := s.deps.Indexer.TextLag()
 	ready := lag < readyLag
+	ws := s.db.WriteState()
+	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
+	if !ws.Writable {
+		storageState = "read-only"
+		writes["kind"], writes["reason"], writes["since"] = ws.Kind, ws.Reason, ws.Since.UTC().Format(time.RFC3339)
+		if c.QueryBool("writes") {
+			ready = false
+		}
+	}
 	pipe := fiber.Map{"running": false}
 	if s.pipeline != nil {
 		running, queued, oldest := s.pipeline()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && running
-	}
-	// Reads go on while writes are refused (a full disk): the node stays
-	// ready, and says so under "writes".
-	ws := s.deps.Store.WriteState()
-	writes := fiber.Map{"ready": ws.Writable}
-	if !ws.Writable {
-		writes["kind"], writes["reason"] = ws.Kind, ws.Reason
 	}
 	status := http.StatusOK
 	if !ready {
@@ -46,7 +54,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	}
 	return c.Status(status).JSON(fiber.Map{
 		"ready":    ready,
-		"storage":  "ok",
+		"storage":  storageState,
 		"writes":   writes,
 		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,

@@ -214,6 +214,9 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	if err != nil {
 		s.sweep(shas)
+		if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
+			drain(c) // so the client reads the 507 rather than a reset
+		}
 		return err
 	}
 	if want >= 0 && m.Size != want {

@@ -337,6 +337,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	// hashes the whole content and this one writes, so CPU work overlaps
 	// with the fsync of the previous batch.
 	ch := make(chan item, 2)
+	gate, _ := a.(interface{ WriteState() WriteState })
 	var size int64
 	var whole []byte
 	var wg sync.WaitGroup
@@ -365,6 +366,13 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		var held *[]byte
 		err := guard.Run(nil, guard.Storage, func() error {
 			for {
+				// A closed write gate (a full disk) stops the upload
+				// before the next chunk is read, not at the next put.
+				if gate != nil {
+					if st := gate.WriteState(); !st.Writable {
+						return &WriteRefusedError{Kind: st.Kind, Reason: st.Reason}
+					}
+				}
 				bp := <-free
 				held = bp
 				buf := (*bp)[:ChunkSize]
@@ -464,6 +472,11 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	for it := range ch {
 		if it.err != nil {
 			return fail(it.err)
+		}
+		// Stop at the first chunk after a refused put: the rest of the
+		// body would only be read to be thrown away.
+		if err := putFailed(); err != nil {
+			return fail(err)
 		}
 		if onChunk != nil {
 			onChunk(it.ch.SHA)

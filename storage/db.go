@@ -24,6 +24,16 @@ type Config struct {
 	Logger *slog.Logger
 	// InMemory runs Badger without disk, for unit tests only.
 	InMemory bool
+	// MinFreeBytes and MinFreePercent make the reserve of free space on
+	// the data file system, the larger of the two; writes are refused
+	// while less is free (see diskguard.go). 0: the default (1 GiB, 2%);
+	// negative: none.
+	MinFreeBytes   int64
+	MinFreePercent float64
+	// DiskCheckEvery is how often free space is looked at (0: 1 s).
+	DiskCheckEvery time.Duration
+	// diskFree replaces statfs in tests.
+	diskFree func(dir string) (free, total uint64, err error)
 }
 
 // DB is Quire's store. It is safe for concurrent use.
@@ -54,6 +64,12 @@ type DB struct {
 	dir      string
 	mapped   atomic.Int64  // value-log bytes touched since the last trim
 	trimKick chan struct{} // wakes trimLoop
+
+	disk diskGuard // the write gate (diskguard.go)
+	// onWritable runs (in the disk watcher, under disk.mu's protection)
+	// when space is back while the gate is closed for space: the
+	// read-only open reopens the store read-write.
+	onWritable []func()
 }
 
 // trimEvery is how many value-log bytes a process writes or reads before
@@ -122,7 +138,7 @@ func Open(cfg Config) (*DB, error) {
 	if reason != "" {
 		lg.Warn("storage opened with too little free space: writes are refused until space returns", "reason", reason)
 		d.refuseWrites(readOnlyOpenKind, reason)
-		d.onSpaceBack(d.retryWritable)
+		d.OnWritable(d.retryWritable)
 	}
 	if !cfg.InMemory {
 		if !readOnly {
@@ -132,6 +148,7 @@ func Open(cfg Config) (*DB, error) {
 		go d.gcLoop()
 		go d.trimLoop()
 	}
+	d.startDiskGuard(cfg)
 	return d, nil
 }
 
@@ -224,9 +241,13 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 	if closed {
 		return Result{}, ErrClosed
 	}
-	if err := d.stubGateErr(); err != nil { // TODO(merge): P's gate check replaces this line
+	// The gate is asked before the transaction opens: a refused write
+	// costs nothing and leaves nothing behind.
+	size := writeSize(c)
+	if err := d.admit(c, size); err != nil {
 		return Result{}, err
 	}
+	defer d.release(c, size)
 	var val any
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -242,7 +263,7 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		}
 		d.writeMu.RLock()
 		var t *tx
-		err = d.bdb.Update(func(txn *badger.Txn) error {
+		err = d.update(c, func(txn *badger.Txn) error {
 			t = &tx{txn: txn}
 			v, err := fn(t, c)
 			val = v
@@ -269,6 +290,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		}
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return Result{}, errTxnTooBig
+		}
+		if IsIOError(err) {
+			return Result{}, d.failedWrite(err)
 		}
 		if err != nil {
 			return Result{}, d.refusedByReadOnly(err)
@@ -323,6 +347,23 @@ func decode[T any](c *Command) (*T, error) {
 		return nil, fmt.Errorf("decode %s payload: %w", c.Op, err)
 	}
 	return &v, nil
+}
+
+// update is badger.DB.Update with the commit made the one place where a
+// test can inject a disk fault (SetCommitFault).
+func (d *DB) update(c *Command, fn func(txn *badger.Txn) error) error {
+	if d.bdb.IsClosed() {
+		return badger.ErrDBClosed
+	}
+	txn := d.bdb.NewTransaction(true)
+	defer txn.Discard()
+	if err := fn(txn); err != nil {
+		return err
+	}
+	if err := d.commitFault(c); err != nil {
+		return err
+	}
+	return txn.Commit()
 }
 
 // view runs fn in a read-only transaction.
