@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/node"
 	"quire/outbound"
+	"quire/storage"
 )
 
 // Server is a running node.
@@ -65,6 +66,10 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 		DataDir:   dir,
 		PublicURL: url,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// The smallest reserve a configuration may set, not the 1 GiB or
+		// 2% default: a test machine's disk may be nearly full.
+		MinFreeBytes:   int64(storage.MinReserve()),
+		MinFreePercent: -1,
 	}
 	for _, o := range opts {
 		o(&cfg)
