@@ -457,7 +457,7 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 			if err != nil || x < s {
 				return 0, 0, false, false
 			}
-			if x+1 < e {
+			if x < e-1 { // not x+1 < e: x+1 overflows at the int64 edge
 				e = x + 1
 			}
 		}
