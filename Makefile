@@ -109,7 +109,7 @@ package: ## .deb and .rpm for linux amd64 and arm64, and a Windows zip, in $(DIS
 		packaging/alerts.yml=quire/alerts.yml
 	@ls -l $(DIST)/*.deb $(DIST)/*.rpm $(DIST)/*.zip
 
-systemd/quire.service: main.go servicecmd.go ## regenerate the unit file from `quire service unit`
+systemd/quire.service: cli/service.go ## regenerate the unit file from `quire service unit`
 	$(GO) run . service unit > $@
 
 clean: ## remove build output

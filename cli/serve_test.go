@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,44 +15,8 @@ import (
 	"time"
 
 	"quire/config"
+	"quire/storage"
 )
-
-func TestCLI_Config(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.toml")
-	var ex bytes.Buffer
-	if code := run([]string{"config", "example", "--data-dir", "/var/lib/quire", "--listen", "0.0.0.0:8080"}, &ex, os.Stderr); code != 0 {
-		t.Fatalf("config example: code %d", code)
-	}
-	if !strings.Contains(ex.String(), `data_dir = "/var/lib/quire"`) || !strings.Contains(ex.String(), `listen = "0.0.0.0:8080"`) {
-		t.Fatalf("example does not carry the flags' values:\n%s", ex.String())
-	}
-	os.WriteFile(good, ex.Bytes(), 0o600)
-	bad := filepath.Join(dir, "bad.toml")
-	os.WriteFile(bad, []byte("listen = \"127.0.0.1:8080\"\n\n[smtp]\nport = 99999\nhots = \"x\"\n"), 0o600)
-	tests := []struct {
-		name       string
-		args       []string
-		code       int
-		out, inErr string
-	}{
-		{"check good", []string{"config", "check", "--config", good}, 0, "config ok: " + good, ""},
-		{"check bad", []string{"config", "check", "--config", bad}, 1, "", bad + ":4: smtp.port: must be from 1 to 65535"},
-		{"check bad names unknown", []string{"config", "check", "--config", bad}, 1, "", bad + ":5: smtp.hots: unknown setting"},
-		{"check missing file", []string{"config", "check", "--config", filepath.Join(dir, "nope.toml")}, 1, "", "no such file"},
-		{"no subcommand", []string{"config"}, 2, "", "usage: quire config"},
-		{"serve refuses a bad file", []string{"serve", "--config", bad}, 1, "", "smtp.port"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(tt.args, &out, &errb)
-			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errb.String(), tt.inErr) {
-				t.Fatalf("code %d stdout %q stderr %q; want %d, %q, %q", code, out.String(), errb.String(), tt.code, tt.out, tt.inErr)
-			}
-		})
-	}
-}
 
 // syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
 type syncBuffer struct {
@@ -152,30 +116,43 @@ format = "json"
 	}
 }
 
-// TestSystemdUnit keeps systemd/quire.service equal to the unit `quire
-// service install` writes with the packaged paths, and hardened.
-func TestSystemdUnit(t *testing.T) {
-	b, err := os.ReadFile("systemd/quire.service")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != packagedUnit() {
-		t.Fatal("systemd/quire.service differs from `quire service unit`: run `make systemd/quire.service`")
-	}
-	var out bytes.Buffer
-	if code := run([]string{"service", "unit"}, &out, os.Stderr); code != 0 || out.String() != string(b) {
-		t.Fatalf("quire service unit: code %d", code)
-	}
-	for _, line := range []string{"User=quire", "ExecStart=/usr/bin/quire serve --config /etc/quire/quire.toml", "ProtectSystem=strict",
-		"ReadWritePaths=/var/lib/quire", "NoNewPrivileges=true", "Restart=on-failure", "LimitNOFILE=65536", "WantedBy=multi-user.target"} {
-		if !strings.Contains(string(b), "\n"+line+"\n") {
-			t.Fatalf("unit lacks %q", line)
+// TestNodeConfig_MaxConnsPerClient: the setting's 0 means unlimited, the
+// node's 0 means its default; the mapping keeps them apart.
+func TestNodeConfig_MaxConnsPerClient(t *testing.T) {
+	for _, tc := range []struct{ setting, node int }{{0, -1}, {1, 1}, {512, 512}} {
+		c := config.Default()
+		c.Limits.MaxConnsPerClient = tc.setting
+		if got := nodeConfig(c, nil).MaxConnsPerClient; got != tc.node {
+			t.Errorf("max_conns_per_client %d: node gets %d, want %d", tc.setting, got, tc.node)
 		}
 	}
-	custom := systemdUnit(unitOptions{Binary: "/opt/quire/quire", ConfigFile: "/srv/q.toml", DataDir: "/srv/quire", User: "docs"})
-	for _, line := range []string{"User=docs", "ExecStart=/opt/quire/quire serve --config /srv/q.toml", "ReadWritePaths=/srv/quire", "WorkingDirectory=/srv/quire"} {
-		if !strings.Contains(custom, "\n"+line+"\n") {
-			t.Fatalf("installed unit lacks %q", line)
+}
+
+// TestNodeConfig_StorageReserve: the settings' 0 means no reserve, the
+// node's 0 its default; the defaults are 1 GiB and 2%.
+func TestNodeConfig_StorageReserve(t *testing.T) {
+	for _, tc := range []struct {
+		bytes    int64
+		pct      int
+		nodeB    int64
+		nodePct  float64
+		reserved uint64 // of a 100 GiB disk
+	}{
+		{1 << 30, 2, 1 << 30, 2, 2 << 30},
+		{0, 0, -1, -1, 0},
+		{16 << 20, 0, 16 << 20, -1, 16 << 20},
+	} {
+		c := config.Default()
+		c.Storage.MinFreeBytes, c.Storage.MinFreePercent = tc.bytes, tc.pct
+		n := nodeConfig(c, nil)
+		if n.MinFreeBytes != tc.nodeB || n.MinFreePercent != tc.nodePct {
+			t.Errorf("%d bytes, %d%%: node gets %d, %v", tc.bytes, tc.pct, n.MinFreeBytes, n.MinFreePercent)
 		}
+		if got := storage.Reserve(storage.Config{MinFreeBytes: n.MinFreeBytes, MinFreePercent: n.MinFreePercent}, 100<<30); got != tc.reserved {
+			t.Errorf("%d bytes, %d%%: reserve %d, want %d", tc.bytes, tc.pct, got, tc.reserved)
+		}
+	}
+	if d := config.Default().Storage; d.MinFreeBytes != 1<<30 || d.MinFreePercent != 2 {
+		t.Errorf("defaults %+v", d)
 	}
 }

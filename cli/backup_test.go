@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -117,7 +117,7 @@ func TestBackup_WhileWriting(t *testing.T) {
 	}
 	archive := filepath.Join(t.TempDir(), "online.qbk")
 	var out, errb bytes.Buffer
-	if code := run([]string{"backup", "--url", s.URL, "--token", tok, "--out", archive}, &out, &errb); code != 0 {
+	if code := Main([]string{"backup", "--url", s.URL, "--token", tok, "--out", archive}, &out, &errb); code != 0 {
 		t.Fatalf("online backup: code %d: %s", code, errb.String())
 	}
 	stop.Store(true)
@@ -142,14 +142,14 @@ func TestBackup_WhileWriting(t *testing.T) {
 
 	restored := filepath.Join(t.TempDir(), "restored")
 	errb.Reset()
-	if code := run([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 0 {
+	if code := Main([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 0 {
 		t.Fatalf("restore: code %d: %s", code, errb.String())
 	}
 	if errb.Len() == 0 || !strings.Contains(errb.String(), "restored") {
 		t.Fatalf("restore output: %s", errb.String())
 	}
 	// Restoring over existing data is refused.
-	if code := run([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not empty") {
+	if code := Main([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not empty") {
 		t.Fatalf("restore into a used data dir: code %d: %s", code, errb.String())
 	}
 	s.Close()
@@ -166,13 +166,13 @@ func TestBackup_WhileWriting(t *testing.T) {
 	// Offline backup of the stopped original, to stdout, restored from it.
 	var stdout bytes.Buffer
 	errb.Reset()
-	if code := run([]string{"backup", "--data-dir", dir, "--out", "-"}, &stdout, &errb); code != 0 {
+	if code := Main([]string{"backup", "--data-dir", dir, "--out", "-"}, &stdout, &errb); code != 0 {
 		t.Fatalf("offline backup: code %d: %s", code, errb.String())
 	}
 	offline := filepath.Join(t.TempDir(), "offline.qbk")
 	os.WriteFile(offline, stdout.Bytes(), 0o600)
 	restored2 := filepath.Join(t.TempDir(), "restored2")
-	if code := run([]string{"restore", "--in", offline, "--data-dir", restored2}, &out, &errb); code != 0 {
+	if code := Main([]string{"restore", "--in", offline, "--data-dir", restored2}, &out, &errb); code != 0 {
 		t.Fatalf("restore offline archive: code %d: %s", code, errb.String())
 	}
 	r3 := quiretest.StartServer(t, restored2)
@@ -193,7 +193,7 @@ func TestBackup_WhileWriting(t *testing.T) {
 		os.WriteFile(path, b, 0o600)
 		target := filepath.Join(t.TempDir(), "bad")
 		errb.Reset()
-		if code := run([]string{"restore", "--in", path, "--data-dir", target}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "damaged or incomplete") {
+		if code := Main([]string{"restore", "--in", path, "--data-dir", target}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "damaged or incomplete") {
 			t.Fatalf("%s: restore code %d: %s", name, code, errb.String())
 		}
 		if entries, _ := os.ReadDir(target); len(entries) != 0 {

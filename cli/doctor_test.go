@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -70,7 +70,7 @@ func TestDoctor(t *testing.T) {
 				tt.setup()
 			}
 			var out, errb bytes.Buffer
-			code := run(append([]string{"doctor"}, tt.args...), &out, &errb)
+			code := Main(append([]string{"doctor"}, tt.args...), &out, &errb)
 			if code != tt.code {
 				t.Fatalf("code %d, want %d\n%s%s", code, tt.code, out.String(), errb.String())
 			}
@@ -94,7 +94,7 @@ func TestDoctor_WritesRefused(t *testing.T) {
 		t.Fatalf("write on a failing disk: %d %s", r.Status, r.Body)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"doctor", "--data-dir", dir, "--listen", s.Node.Addr()}, &out, &errb); code != 1 {
+	if code := Main([]string{"doctor", "--data-dir", dir, "--listen", s.Node.Addr()}, &out, &errb); code != 1 {
 		t.Fatalf("code %d, want 1\n%s%s", code, out.String(), errb.String())
 	}
 	for _, w := range []string{"FAIL  writes", "refuses writes (io-error): storage failed: sync: input/output error", "then restart the service"} {
