@@ -294,17 +294,6 @@ var ErrNoFailedAction = errors.New("Failed action not found")
 // retry or a delete got there first).
 var ErrActionChanged = errors.New("action changed")
 
-func init() {
-	for op, fn := range map[Op]applyFunc{
-		OpAddActions:   applyAddActions,
-		OpRetryActions: applyRetryActions,
-		OpStartAction:  applyStartAction,
-		OpFinishAction: applyFinishAction,
-	} {
-		register(op, fn)
-	}
-}
-
 func applyAddActions(t *tx, c *Command) (any, error) {
 	p, err := decode[AddActions](c)
 	if err != nil {

@@ -125,13 +125,6 @@ type DeleteAttribute struct {
 	Key string `json:"key"`
 }
 
-func init() {
-	register(OpAddAttribute, applyAddAttribute)
-	register(OpUpdateAttribute, applyUpdateAttribute)
-	register(OpDeleteAttribute, applyDeleteAttribute)
-	register(OpSetDocAttributes, applySetDocAttributes)
-}
-
 func applyAddAttribute(t *tx, c *Command) (any, error) {
 	p, err := decode[AddAttribute](c)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 type Op string
 
 // The commands that change state. Each one is applied in one Badger
-// transaction by its applier in apply.go.
+// transaction by its applier (DB.Apply). Adding an op means two lines in
+// this file: its constant here and its applier in the appliers table
+// below (TestEveryOpHasAnApplier fails if one is missing).
 const (
 	OpAddDocuments    Op = "AddDocuments"    // create documents (a parent and its children), tags, actions, inline content
 	OpUpdateDocument  Op = "UpdateDocument"  // PATCH /documents/{id}: path, metadata, tags, attributes, content
@@ -64,6 +66,73 @@ const (
 	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
 	OpUnpublish       Op = "Unpublish"       // remove a document's publication
 )
+
+// appliers is the one registry of appliers: every Op constant above has
+// exactly one entry (the compiler refuses a duplicate key, and
+// TestEveryOpHasAnApplier refuses a missing one). The appliers live in the
+// file of their resource. The table is filled in init because some
+// appliers (FinishAction) apply other commands through it.
+var appliers map[Op]applyFunc
+
+func init() {
+	appliers = map[Op]applyFunc{
+		// documents, tags, content, API keys
+		OpAddDocuments:    applyAddDocuments,
+		OpUpdateDocument:  applyUpdateDocument,
+		OpCommitContent:   applyCommitContent,
+		OpPutChunks:       applyPutChunks,
+		OpSetContentType:  applySetContentType,
+		OpSoftDelete:      applySoftDelete,
+		OpRestore:         applyRestore,
+		OpDeleteDocument:  applyDeleteDocument,
+		OpSetTags:         applySetTags,
+		OpDeleteTag:       applyDeleteTag,
+		OpUpdateMatchTags: applyUpdateMatchTags,
+		OpAddAPIKey:       applyAddAPIKey,
+		OpDeleteAPIKey:    applyDeleteAPIKey,
+		OpSweepChunks:     applySweepChunks,
+
+		// attributes.go, schemas.go, entities.go, sequences.go
+		OpAddAttribute:         applyAddAttribute,
+		OpUpdateAttribute:      applyUpdateAttribute,
+		OpDeleteAttribute:      applyDeleteAttribute,
+		OpSetDocAttributes:     applySetDocAttributes,
+		OpSetSchema:            applySetSchema,
+		OpSetClassification:    applySetClassification,
+		OpDeleteClassification: applyDeleteClassification,
+		OpAddEntityType:        applyAddEntityType,
+		OpDeleteEntityType:     applyDeleteEntityType,
+		OpPutEntity:            applyPutEntity,
+		OpDeleteEntity:         applyDeleteEntity,
+		OpAddSequence:          applyAddSequence,
+		OpDeleteSequence:       applyDeleteSequence,
+		OpNextSequenceValue:    applyNextSequenceValue,
+
+		// folders.go, foldermove.go, folderperms.go, mappings.go
+		OpAddFolder:            applyAddFolder,
+		OpDeleteFolder:         applyDeleteFolder,
+		OpStartFolderMove:      applyStartFolderMove,
+		OpMoveFolder:           applyMoveFolder,
+		OpFinishFolderMove:     applyFinishFolderMove,
+		OpSetFolderPermissions: applySetFolderPermissions,
+		OpPutMapping:           applyPutMapping,
+		OpDeleteMapping:        applyDeleteMapping,
+
+		// actions.go, queues.go, siteconfig.go, publications.go
+		OpAddActions:      applyAddActions,
+		OpRetryActions:    applyRetryActions,
+		OpStartAction:     applyStartAction,
+		OpFinishAction:    applyFinishAction,
+		OpAddQueue:        applyAddQueue,
+		OpDeleteQueue:     applyDeleteQueue,
+		OpQueueDocument:   applyQueueDocument,
+		OpQueueDecision:   applyQueueDecision,
+		OpSetSiteConfig:   applySetSiteConfig,
+		OpSetSystemConfig: applySetSystemConfig,
+		OpPublish:         applyPublish,
+		OpUnpublish:       applyUnpublish,
+	}
+}
 
 // Command is one serializable state change. Everything Apply needs is in
 // the command: the caller picks ids and the time, so replaying the same

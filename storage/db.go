@@ -187,41 +187,6 @@ func (d *DB) OnCommit(fn func(*Command, Result)) {
 // result value, or an error that discards the transaction.
 type applyFunc func(t *tx, c *Command) (any, error)
 
-// appliers maps each op to its applier. Core ops are listed here; a
-// package file that adds a resource (attributes, entities, ...) registers
-// its own ops with register in its init, next to the appliers themselves.
-var appliers = map[Op]applyFunc{}
-
-func init() {
-	for op, fn := range map[Op]applyFunc{
-		OpAddDocuments:    applyAddDocuments,
-		OpUpdateDocument:  applyUpdateDocument,
-		OpCommitContent:   applyCommitContent,
-		OpPutChunks:       applyPutChunks,
-		OpSetContentType:  applySetContentType,
-		OpSoftDelete:      applySoftDelete,
-		OpRestore:         applyRestore,
-		OpDeleteDocument:  applyDeleteDocument,
-		OpSetTags:         applySetTags,
-		OpDeleteTag:       applyDeleteTag,
-		OpUpdateMatchTags: applyUpdateMatchTags,
-		OpAddAPIKey:       applyAddAPIKey,
-		OpDeleteAPIKey:    applyDeleteAPIKey,
-		OpSweepChunks:     applySweepChunks,
-	} {
-		register(op, fn)
-	}
-}
-
-// register adds an op's applier; registering an op twice is a programming
-// error.
-func register(op Op, fn applyFunc) {
-	if _, dup := appliers[op]; dup {
-		panic("storage: op registered twice: " + string(op))
-	}
-	appliers[op] = fn
-}
-
 // Apply applies c in one Badger transaction. A domain error (validation,
 // not found, conflict) leaves nothing written and is returned as is.
 func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {

@@ -153,13 +153,6 @@ type DeleteEntity struct {
 	AttributeKey string `json:"attributeKey,omitempty"`
 }
 
-func init() {
-	register(OpAddEntityType, applyAddEntityType)
-	register(OpDeleteEntityType, applyDeleteEntityType)
-	register(OpPutEntity, applyPutEntity)
-	register(OpDeleteEntity, applyDeleteEntity)
-}
-
 func applyAddEntityType(t *tx, c *Command) (any, error) {
 	p, err := decode[AddEntityType](c)
 	if err != nil {

@@ -67,12 +67,6 @@ type FinishFolderMove struct {
 	Message string `json:"message"`
 }
 
-func init() {
-	register(OpStartFolderMove, applyStartFolderMove)
-	register(OpMoveFolder, applyMoveFolder)
-	register(OpFinishFolderMove, applyFinishFolderMove)
-}
-
 func moveJobKey(site, id string) []byte { return []byte(pfxMoveJob + sk(site) + "/" + id) }
 
 // moveDest is where source lands in target.

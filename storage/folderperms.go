@@ -37,8 +37,6 @@ type SetFolderPermissions struct {
 	Roles []FolderRole `json:"roles"`
 }
 
-func init() { register(OpSetFolderPermissions, applySetFolderPermissions) }
-
 func folderPermKey(site, p string) []byte { return []byte(pfxFolderPerm + sk(site) + "/" + p) }
 
 func applySetFolderPermissions(t *tx, c *Command) (any, error) {

@@ -9,11 +9,6 @@ type FolderRef struct {
 	Path string `json:"path"`
 }
 
-func init() {
-	register(OpAddFolder, applyAddFolder)
-	register(OpDeleteFolder, applyDeleteFolder)
-}
-
 func applyAddFolder(t *tx, c *Command) (any, error) {
 	p, err := decode[FolderRef](c)
 	if err != nil {

@@ -52,7 +52,6 @@ const (
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
-	keyApplied     = "meta/applied"
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from

@@ -70,11 +70,6 @@ type DeleteMapping struct {
 	MappingID string `json:"mappingId"`
 }
 
-func init() {
-	register(OpPutMapping, applyPutMapping)
-	register(OpDeleteMapping, applyDeleteMapping)
-}
-
 func mappingNotFound(id string) error {
 	return &NotFoundError{Msg: fmt.Sprintf("Mapping '%s' not found", id)}
 }

@@ -23,11 +23,6 @@ func publicationNotFound(id string) error {
 	return &NotFoundError{Msg: fmt.Sprintf("Publication for document %s not found", id)}
 }
 
-func init() {
-	register(OpPublish, applyPublish)
-	register(OpUnpublish, applyUnpublish)
-}
-
 func applyPublish(t *tx, c *Command) (any, error) {
 	p, err := decode[DocumentRef](c)
 	if err != nil {

@@ -37,16 +37,6 @@ type QueueDocument struct {
 	Retry      int    `json:"retry,omitempty"`
 }
 
-func init() {
-	for op, fn := range map[Op]applyFunc{
-		OpAddQueue:      applyAddQueue,
-		OpDeleteQueue:   applyDeleteQueue,
-		OpQueueDocument: applyQueueDocument,
-	} {
-		register(op, fn)
-	}
-}
-
 func applyAddQueue(t *tx, c *Command) (any, error) {
 	p, err := decode[Queue](c)
 	if err != nil {
@@ -169,8 +159,6 @@ type QueueDecision struct {
 	Decision   string `json:"decision"` // APPROVE or REJECT
 	Comments   string `json:"comments,omitempty"`
 }
-
-func init() { register(OpQueueDecision, applyQueueDecision) }
 
 // applyQueueDecision takes the document out of the queue. APPROVE
 // completes its QUEUE action (ASYNC_COMPLETE) so the actions after it

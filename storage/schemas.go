@@ -216,12 +216,6 @@ type DeleteClassification struct {
 	ClassificationID string `json:"classificationId"`
 }
 
-func init() {
-	register(OpSetSchema, applySetSchema)
-	register(OpSetClassification, applySetClassification)
-	register(OpDeleteClassification, applyDeleteClassification)
-}
-
 func applySetSchema(t *tx, c *Command) (any, error) {
 	p, err := decode[SetSchema](c)
 	if err != nil {

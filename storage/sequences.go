@@ -119,12 +119,6 @@ type NextSequenceValue struct {
 	DocumentID string `json:"documentId,omitempty"`
 }
 
-func init() {
-	register(OpAddSequence, applyAddSequence)
-	register(OpDeleteSequence, applyDeleteSequence)
-	register(OpNextSequenceValue, applyNextSequenceValue)
-}
-
 func sequenceNotFound(id string) error {
 	return &NotFoundError{Msg: fmt.Sprintf("Sequence '%s' not found", id)}
 }

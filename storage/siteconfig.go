@@ -79,11 +79,6 @@ func (c *SiteConfig) FromEmail() string {
 	return c.NotificationEmail
 }
 
-func init() {
-	register(OpSetSiteConfig, applySetSiteConfig)
-	register(OpSetSystemConfig, applySetSystemConfig)
-}
-
 func applySetSystemConfig(t *tx, c *Command) (any, error) {
 	p, err := decode[SystemConfig](c)
 	if err != nil {
