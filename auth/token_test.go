@@ -86,11 +86,18 @@ func TestAuthenticate_OwnTokens(t *testing.T) {
 				}
 				return
 			}
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Status != 401 || ae.Msg != "Unauthorized" {
-				t.Fatalf("err = %v, want 401 Unauthorized", err)
-			}
+			wantUnauthorized(t, p, err)
 		})
+	}
+}
+
+// wantUnauthorized fails unless err is the 401 "Unauthorized" every bad
+// credential gets (not another error, nor a principal).
+func wantUnauthorized(t *testing.T, p *Principal, err error) {
+	t.Helper()
+	var ae *Error
+	if p != nil || !errors.As(err, &ae) || ae.Status != 401 || ae.Msg != "Unauthorized" {
+		t.Fatalf("principal %+v, err %#v, want 401 Unauthorized", p, err)
 	}
 }
 
@@ -121,6 +128,18 @@ func TestAuthenticate_ExternalProviders(t *testing.T) {
 	exp := time.Now().Add(time.Hour).Unix()
 	a := mustOpen(t, Config{JWKSFile: jwks, ExternalIssuer: iss, Audience: "quire", GroupsClaim: "groups", UsernameClaim: "preferred_username"}, nil)
 	kc := mustOpen(t, Config{PEMFile: pemPath, ExternalIssuer: iss, GroupsClaim: "realm_access.roles"}, nil)
+	// Each rejected token is an accepted one with one thing changed, so
+	// its rejection has that reason.
+	good := func(change map[string]any) jwt.MapClaims {
+		c := jwt.MapClaims{"iss": iss, "aud": "quire", "exp": exp, "preferred_username": "ann", "groups": []string{"finance"}}
+		for k, v := range change {
+			c[k] = v
+		}
+		return c
+	}
+	kcGood := func() jwt.MapClaims {
+		return jwt.MapClaims{"iss": iss, "exp": exp, "preferred_username": "cat", "realm_access": map[string]any{"roles": []string{"legal_govern"}}}
+	}
 	tests := []struct {
 		name  string
 		a     *Authenticator
@@ -128,22 +147,21 @@ func TestAuthenticate_ExternalProviders(t *testing.T) {
 		user  string
 		site  string // site expected writable, "" when the token must fail
 	}{
-		{"jwks rsa", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", jwt.MapClaims{"iss": iss, "aud": "quire", "exp": exp, "preferred_username": "ann", "groups": []string{"finance"}}), "ann", "finance"},
-		{"groups as a string", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", jwt.MapClaims{"iss": iss, "aud": []string{"x", "quire"}, "exp": exp, "preferred_username": "bob", "groups": "hr, default"}), "bob", "hr"},
-		{"unknown kid", a, signWith(t, jwt.SigningMethodRS256, rk, "nope", jwt.MapClaims{"iss": iss, "aud": "quire", "exp": exp}), "", ""},
-		{"encryption key not used", a, signWith(t, jwt.SigningMethodRS256, rk, "enc1", jwt.MapClaims{"iss": iss, "aud": "quire", "exp": exp}), "", ""},
-		{"wrong audience", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", jwt.MapClaims{"iss": iss, "aud": "other", "exp": exp}), "", ""},
-		{"wrong issuer", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", jwt.MapClaims{"iss": "https://evil", "aud": "quire", "exp": exp}), "", ""},
-		{"pem keycloak roles", kc, signWith(t, jwt.SigningMethodES384, ek, "any", jwt.MapClaims{"iss": iss, "exp": exp, "preferred_username": "cat", "realm_access": map[string]any{"roles": []string{"legal_govern"}}}), "cat", "legal"},
-		{"pem wrong key", kc, signWith(t, jwt.SigningMethodRS256, rk, "", jwt.MapClaims{"iss": iss, "exp": exp}), "", ""},
+		{"jwks rsa", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", good(nil)), "ann", "finance"},
+		{"groups as a string", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", good(map[string]any{"aud": []string{"x", "quire"}, "preferred_username": "bob", "groups": "hr, default"})), "bob", "hr"},
+		{"unknown kid", a, signWith(t, jwt.SigningMethodRS256, rk, "nope", good(nil)), "", ""},
+		{"encryption key not used", a, signWith(t, jwt.SigningMethodRS256, rk, "enc1", good(nil)), "", ""},
+		{"wrong audience", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", good(map[string]any{"aud": "other"})), "", ""},
+		{"wrong issuer", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", good(map[string]any{"iss": "https://evil"})), "", ""},
+		{"expired", a, signWith(t, jwt.SigningMethodRS256, rk, "rsa1", good(map[string]any{"exp": time.Now().Add(-time.Hour).Unix()})), "", ""},
+		{"pem keycloak roles", kc, signWith(t, jwt.SigningMethodES384, ek, "any", kcGood()), "cat", "legal"},
+		{"pem wrong key", kc, signWith(t, jwt.SigningMethodRS256, rk, "any", kcGood()), "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := tt.a.Authenticate(tt.token)
 			if tt.site == "" {
-				if err == nil {
-					t.Fatalf("accepted: %+v", p)
-				}
+				wantUnauthorized(t, p, err)
 				return
 			}
 			if err != nil || p.Username != tt.user || !p.Can(tt.site, PermWrite) {
@@ -228,9 +246,8 @@ func TestAuthenticate_APIKey(t *testing.T) {
 	if site, _ := p.SelectSite(""); site != "finance" {
 		t.Fatalf("API key site = %q", site)
 	}
-	if _, err := a.Authenticate("unknown-key"); err == nil {
-		t.Fatal("unknown key accepted")
-	}
+	p, err = a.Authenticate("unknown-key")
+	wantUnauthorized(t, p, err)
 }
 
 func TestKeys_ConcurrentFirstStart(t *testing.T) {
@@ -305,14 +322,16 @@ func TestAuthenticate_CachedTokenStillExpires(t *testing.T) {
 	}{{0, true}, {30 * time.Second, true}, {62 * time.Second, false}, {0, true}} {
 		now = time.Now().Add(c.at)
 		p, err := a.Authenticate(tok)
-		if (err == nil) != c.ok {
-			t.Fatalf("step %d (+%s): err = %v, want ok %v", i, c.at, err, c.ok)
+		if !c.ok {
+			wantUnauthorized(t, p, err)
+			continue
 		}
-		if c.ok && p.Username != "ann" {
+		if err != nil {
+			t.Fatalf("step %d (+%s): err = %v", i, c.at, err)
+		}
+		if p.Username != "ann" {
 			t.Fatalf("step %d: user %q", i, p.Username)
 		}
-		if c.ok {
-			p.Groups[0] = "changed" // a caller's change must not reach the cache
-		}
+		p.Groups[0] = "changed" // a caller's change must not reach the cache
 	}
 }

@@ -112,7 +112,12 @@ func TestBackup_WhileWriting(t *testing.T) {
 			}
 		}()
 	}
-	for created.Load() < 5 {
+	// The backup starts once the writers are under way.
+	for deadline := time.Now().Add(30 * time.Second); created.Load() < 5; {
+		if time.Now().After(deadline) {
+			stop.Store(true)
+			t.Fatalf("writers made %d requests in 30s, want 5 before the backup", created.Load())
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	archive := filepath.Join(t.TempDir(), "online.qbk")

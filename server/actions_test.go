@@ -228,6 +228,20 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	return rc
 }
 
+// count is how many requests the receiver has recorded.
+func (rc *receiver) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.bodies)
+}
+
+// bodiesFrom returns the bodies of the requests after the first n.
+func (rc *receiver) bodiesFrom(n int) [][]byte {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([][]byte(nil), rc.bodies[min(n, len(rc.bodies)):]...)
+}
+
 func (rc *receiver) last() ([]byte, http.Header) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()

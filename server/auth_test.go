@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"quire/auth"
+	"quire/node"
 	"quire/quiretest"
 )
 
@@ -126,8 +128,12 @@ func TestSitesVersionHealthCORS(t *testing.T) {
 	}
 	v := s.Do(http.MethodGet, "/version", nil, s.Admin())
 	mustStatus(t, v, http.StatusOK)
-	if v.JSON(t)["version"] == "" {
-		t.Fatalf("version = %s", v.Body)
+	var ver struct {
+		Version *string `json:"version"`
+		Type    string  `json:"type"`
+	}
+	if err := json.Unmarshal(v.Body, &ver); err != nil || ver.Version == nil || *ver.Version != node.Version || ver.Type != "core" {
+		t.Fatalf("version = %s (%v), want version %q, type core", v.Body, err, node.Version)
 	}
 	h := s.Do(http.MethodGet, "/healthz", nil, "")
 	mustStatus(t, h, http.StatusOK)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image/jpeg"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -126,6 +127,7 @@ func TestActions_Antivirus(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
+			sid, events := siteID(site.query), bus.count()
 			clean := addDoc(t, s, tok, site.query, map[string]any{"path": "clean.txt", "content": "nothing to see", "actions": []map[string]any{{"type": "ANTIVIRUS"}}})
 			bad := addDoc(t, s, tok, site.query, map[string]any{"path": "eicar.com", "content": quiretest.EICAR, "actions": []map[string]any{{"type": "MALWARE_SCAN"}}})
 			for id, want := range map[string][2]string{clean: {"CLEAN", "CLEAN"}, bad: {"INFECTED", "MALICIOUS"}} {
@@ -144,19 +146,15 @@ func TestActions_Antivirus(t *testing.T) {
 					t.Fatalf("malware scan results %s", r.Body)
 				}
 			}
-			// Each verdict went to the event bus too.
-			body, _ := bus.last()
-			if !strings.Contains(string(body), `"type":"quire.document.malwareScan"`) || !strings.Contains(string(body), `"scanStatus":"MALICIOUS"`) && !strings.Contains(string(body), `"scanStatus":"CLEAN"`) {
-				t.Fatalf("malware scan event %s", body)
-			}
-			if bus.calls.Load() < 2 {
-				t.Fatalf("%d events for two scans", bus.calls.Load())
-			}
+			// Each verdict went to the event bus too, before its action
+			// completed: one event per scan of this site.
+			checkScanEvents(t, bus.bodiesFrom(events), sid, map[string]string{clean: "CLEAN", bad: "MALICIOUS"})
 			// PUT /malwareScan asks for another scan.
 			mustBody(t, s.Do(http.MethodPut, "/documents/"+clean+"/malwareScan"+site.query, map[string]any{}, tok), `{"message":"Malware scan request submitted"}`)
 			if st := waitActions(t, s, tok, site.query, clean); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 				t.Fatalf("second scan: %v", st)
 			}
+			checkScanEvents(t, bus.bodiesFrom(events+2), sid, map[string]string{clean: "CLEAN"})
 			if n := len(s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)); n != 2 {
 				t.Fatalf("%d scan results after two scans", n)
 			}
@@ -164,6 +162,29 @@ func TestActions_Antivirus(t *testing.T) {
 				t.Fatalf("signature %v", m)
 			}
 		})
+	}
+}
+
+// checkScanEvents checks that bodies are exactly one malware scan event of
+// site per document of want, with the scan status want gives it.
+func checkScanEvents(t *testing.T, bodies [][]byte, site string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, b := range bodies {
+		var ev struct {
+			Type, Source, Subject string
+			Data                  struct{ ScanStatus string }
+		}
+		if err := json.Unmarshal(b, &ev); err != nil || ev.Type != "quire.document.malwareScan" || ev.Source != "quire/"+site {
+			t.Fatalf("malware scan event %s (%v), want one of site %s", b, err, site)
+		}
+		if _, dup := got[ev.Subject]; dup {
+			t.Fatalf("two events for %s: %s", ev.Subject, bodies)
+		}
+		got[ev.Subject] = ev.Data.ScanStatus
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("scan events of site %s: %v, want %v", site, got, want)
 	}
 }
 
@@ -177,22 +198,33 @@ func TestActions_Notification(t *testing.T) {
 		t.Run(site.name, func(t *testing.T) {
 			sid := siteID(site.query)
 			cfg := "/sites/" + sid + "/configuration"
+			sent := len(mail.Messages())
 			runSteps(t, s, tok, "", []step{
 				{"bad port", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": "dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": "127.0.0.1", "port": 0}}}, 400, `{"errors":[{"key":"notification.smtp.port","error":"invalid 'port'"}]}`},
 				{"save", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": sid + "-dms@example.com", "provider": "SMTP",
 					"smtp": map[string]any{"host": mail.Host, "port": mail.Port, "username": "u", "password": "secret-password"}}}, 200, `{"message":"Config saved"}`},
 				{"masked", "GET", cfg, nil, 200, `~"password":"****word"`},
-				{"test mail", "POST", cfg + "/notification/test", map[string]any{"to": "it@example.com"}, 202, ""},
+				{"test mail", "POST", cfg + "/notification/test", map[string]any{"to": "it@example.com"}, 202, `{"message":"Test notification sent"}`},
 				{"test mail needs to", "POST", cfg + "/notification/test", map[string]any{}, 400, `{"errors":[{"key":"to","error":"'to' is required"}]}`},
 			})
-			before := len(mail.Messages())
+			// The test mail is sent before the 202: exactly one message, from
+			// the site's address to the one given.
+			msgs := mail.Messages()
+			if len(msgs) != sent+1 {
+				t.Fatalf("%d messages after the test mail, want 1: %+v", len(msgs)-sent, msgs[sent:])
+			}
+			if m := msgs[sent]; m.From != sid+"-dms@example.com" || !equalStrings(m.To, []string{"it@example.com"}) ||
+				!strings.Contains(m.Data, "Subject: Quire test notification") || !strings.Contains(m.Data, "for site "+sid+".") {
+				t.Fatalf("test mail %+v", m)
+			}
+			before := len(msgs)
 			id := addDoc(t, s, tok, site.query, map[string]any{"path": "n.txt", "content": "x", "actions": []map[string]any{{"type": "NOTIFICATION", "parameters": map[string]any{
 				"notificationType": "email", "notificationSubject": "Invoice ready", "notificationToCc": "boss@example.com",
 				"notificationToBcc": "audit@example.com", "notificationText": "Please review", "notificationHtml": "<p>Please <b>review</b></p>"}}}})
 			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
 			}
-			msgs := mail.Messages()
+			msgs = mail.Messages()
 			if len(msgs) != before+1 {
 				t.Fatalf("got %d messages, want %d", len(msgs), before+1)
 			}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -92,7 +93,12 @@ func TestTags_PagingAndMassUpdate(t *testing.T) {
 			mustStatus(t, r, http.StatusOK)
 			mustBody(t, r, `{"message":"received update tags request"}`)
 			for _, id := range inv {
-				mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/tags/status"+site.query, nil, tok), http.StatusOK)
+				r := s.Do(http.MethodGet, "/documents/"+id+"/tags/status"+site.query, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				var tag struct{ Key, Value string }
+				if err := json.Unmarshal(r.Body, &tag); err != nil || tag.Key != "status" || tag.Value != "paid" {
+					t.Fatalf("tag of %s after the bulk update = %s (%v), want status=paid", id, r.Body, err)
+				}
 			}
 			mustStatus(t, s.Do(http.MethodGet, "/documents/"+other+"/tags/status"+site.query, nil, tok), http.StatusNotFound)
 		})
