@@ -1,6 +1,6 @@
 // Package node wires one Quire process together: storage, auth and the
-// HTTP server (later the index, pipeline and cluster). Open builds it in
-// dependency order; Close tears it down in reverse.
+// HTTP server, the index and the action pipeline (later the cluster). Open
+// and Start build it in dependency order; Close tears it down in reverse.
 package node
 
 import (
@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
 	"quire/guard"
@@ -73,9 +75,10 @@ type Node struct {
 	Index    *index.Index
 	Indexer  *index.Indexer
 	Auth     *auth.Authenticator
-	Server   *server.Server
+	Server   *server.Server // built by Start
 	Pipeline *pipeline.Pipeline
 	ln       net.Listener
+	metrics  *prometheus.Registry
 	errc     chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
 	// after its own Close) must not reach a closed store.
@@ -83,8 +86,8 @@ type Node struct {
 	closeErr  error
 }
 
-// Open opens the store and keys and builds the server; it does not listen
-// yet (see Start).
+// Open opens the store, keys and index and builds the pipeline; Start
+// builds the server once its address, and so its public URL, is known.
 func Open(cfg Config) (*Node, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("data dir is required")
@@ -123,24 +126,9 @@ func Open(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, fmt.Errorf("index catch-up: %w", err)
 	}
-	reg, _ := newRegistry(n)
-	n.Server = server.New(server.Deps{
-		Metrics:        reg,
-		Store:          db,
-		Index:          x,
-		Indexer:        n.Indexer,
-		Applier:        db,
-		Auth:           a,
-		PublicURL:      cfg.PublicURL,
-		Logger:         cfg.Logger,
-		Version:        Version,
-		MaxUploadBytes: cfg.MaxUploadBytes,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		DataDir:        cfg.DataDir,
-		Timeouts:       cfg.Timeouts,
-
-		MaxConnsPerClient: cfg.MaxConnsPerClient,
-	})
+	// The registry is made before the pipeline, as its collector describes
+	// itself by collecting once and must not count documents then.
+	n.metrics, _ = newRegistry(n)
 	pc := cfg.Pipeline
 	if pc.Logger == nil {
 		pc.Logger = cfg.Logger
@@ -158,12 +146,36 @@ func Open(cfg Config) (*Node, error) {
 	}
 	pc.Outbound = cfg.Outbound
 	pc.Describe = server.DocumentJSON
-	pc.DownloadURL = n.Server.DownloadURL
+	// Signed download URLs need the public URL, known once Start has a
+	// listener and builds the server; actions run only after that.
+	pc.DownloadURL = func(site, doc string, valid time.Duration) string {
+		return n.Server.DownloadURL(site, doc, valid)
+	}
 	n.Pipeline = pipeline.New(db, db, pc)
-	n.Server.SetTestMailer(n.Pipeline.SendTestMail)
-	n.Server.SetDestinations(n.Pipeline)
-	n.Server.SetPipelineStatus(n.Pipeline.Status)
 	return n, nil
+}
+
+// newServer builds the HTTP server once the public URL is known.
+func (n *Node) newServer(publicURL string) *server.Server {
+	cfg := n.cfg
+	return server.New(server.Deps{
+		Metrics:        n.metrics,
+		Store:          n.DB,
+		Index:          n.Index,
+		Indexer:        n.Indexer,
+		Applier:        n.DB,
+		Auth:           n.Auth,
+		PublicURL:      publicURL,
+		Pipeline:       n.Pipeline,
+		Logger:         cfg.Logger,
+		Version:        Version,
+		MaxUploadBytes: cfg.MaxUploadBytes,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		DataDir:        cfg.DataDir,
+		Timeouts:       cfg.Timeouts,
+
+		MaxConnsPerClient: cfg.MaxConnsPerClient,
+	})
 }
 
 // sweep removes content chunks that uploads interrupted by a crash left
@@ -183,7 +195,8 @@ func (n *Node) sweep() {
 	}
 }
 
-// Start listens on cfg.Listen (or ln when not nil) and serves in the
+// Start listens on cfg.Listen (or ln when not nil), builds the server
+// (its public URL defaults to the bound address) and serves in the
 // background. Addr reports the bound address.
 func (n *Node) Start(ln net.Listener) error {
 	if ln == nil {
@@ -205,9 +218,11 @@ func (n *Node) Start(ln net.Listener) error {
 		scheme = "https://"
 	}
 	n.ln = ln
-	if n.cfg.PublicURL == "" {
-		n.Server.SetPublicURL(scheme + ln.Addr().String())
+	publicURL := n.cfg.PublicURL
+	if publicURL == "" {
+		publicURL = scheme + ln.Addr().String()
 	}
+	n.Server = n.newServer(publicURL)
 	if err := n.Pipeline.Start(); err != nil {
 		return err
 	}

@@ -4,4 +4,23 @@
 // them to the Applier; they never write Badger directly. errors.go is the
 // single place where errors become FormKiQ's two error shapes. Routes are
 // all listed in routes.go; handlers live in one file per resource.
+//
+// # Where validation lives
+//
+// Each check lives in exactly one layer, never both:
+//   - server checks the request's shape, everything decidable from the
+//     request alone: required fields, types, enums, formats ('name' is
+//     required, an invalid e-mail address, an unknown action type). It
+//     answers before any command is built.
+//   - storage checks whatever needs stored state, inside the applier's
+//     transaction: existence, uniqueness, conflicts, attribute values
+//     against their definitions and schemas, rules on the merged result
+//     of a partial update. So does a replayed command, the same way.
+//
+// The size and text limits (storage/limits.go) are defined once, in
+// storage, and applied by the appliers; handlers may call the same
+// functions early, which is one rule in one place, not a second check.
+//
+// Access is decided before a handler runs: site permissions by wrap, and
+// the Admins group by the admin route wrapper in routes.go.
 package server

@@ -43,8 +43,8 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		}
 	}
 	pipe := fiber.Map{"running": false}
-	if s.pipeline != nil {
-		running, queued, oldest := s.pipeline()
+	if s.deps.Pipeline != nil {
+		running, queued, oldest := s.deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && running
 	}
@@ -59,13 +59,6 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	})
-}
-
-// SetPipelineStatus sets what /readyz reports of the action pipeline:
-// whether it runs, how many documents wait or run, and how overdue the
-// oldest is.
-func (s *Server) SetPipelineStatus(fn func() (running bool, queued int, oldest time.Duration)) {
-	s.pipeline = fn
 }
 
 // handleGetVersion serves GET /version.

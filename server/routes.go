@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
@@ -17,6 +19,19 @@ const (
 // testRoutes, when set by a test, adds routes to every server built
 // (export_test.go): a handler that panics on purpose, for one.
 var testRoutes func(fiber.Router)
+
+// errNotAdmin answers a caller outside the Admins group on an admin route.
+var errNotAdmin = errStatus(http.StatusUnauthorized, "fkq access denied (Admins group required)")
+
+// requireAdmin refuses h to callers outside the Admins group.
+func requireAdmin(h handler) handler {
+	return func(r *reqCtx) error {
+		if !r.p.Admin {
+			return errNotAdmin
+		}
+		return h(r)
+	}
+}
 
 // routes registers every route, so the whole API is visible in one place.
 func (s *Server) routes() {
@@ -39,12 +54,15 @@ func (s *Server) routes() {
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
 	sp := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(sitePath, p, h) }
 	none := func(h handler) fiber.Handler { return s.wrap(siteNone, noPerm, h) }
+	// admin routes are the Admins group's only; anyone else gets
+	// FormKiQ's 401, as for too few permissions on a site.
+	admin := func(h handler) fiber.Handler { return s.wrap(siteNone, noPerm, requireAdmin(h)) }
 
 	api.Get("/version", none(s.handleGetVersion))
 	api.Get("/sites", none(s.handleGetSites))
-	api.Get("/system/backup", none(s.handleGetBackup))
+	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
-	api.Patch("/system/configuration", none(s.handleUpdateSystemConfig))
+	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
 	api.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
 	api.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))

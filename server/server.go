@@ -30,6 +30,10 @@ type Deps struct {
 	Auth *auth.Authenticator
 	// PublicURL is the base of upload and download URLs handed to clients.
 	PublicURL string
+	// Pipeline runs actions: /readyz reports its state, a site's test
+	// notification goes through it, and destinations users give are
+	// checked against its outbound policy (nil: none of these).
+	Pipeline Pipeline
 	// Logger receives access and error logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Version is reported by GET /version.
@@ -53,6 +57,16 @@ type Deps struct {
 	MaxConnsPerClient int
 }
 
+// Pipeline is what the server asks of the action pipeline.
+type Pipeline interface {
+	// Status reports whether the pipeline runs, how many documents wait
+	// or run, and how overdue the oldest is (GET /readyz).
+	Status() (running bool, queued int, oldest time.Duration)
+	// SendTestMail sends a site's test notification.
+	SendTestMail(ctx context.Context, site, to string) error
+	Destinations
+}
+
 // Server is Quire's HTTP API.
 type Server struct {
 	app  *fiber.App
@@ -65,12 +79,8 @@ type Server struct {
 	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
-	// pipeline reports the action pipeline's state for /readyz.
-	pipeline func() (running bool, queued int, oldest time.Duration)
-	// testMail sends a site's test notification (the pipeline's mailer).
-	testMail func(ctx context.Context, site, to string) error
 	// dest checks destinations users give (webhook urls, a site's LLM
-	// url and SMTP host) against the outbound policy.
+	// url and SMTP host) against the outbound policy (Deps.Pipeline).
 	dest Destinations
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
@@ -101,6 +111,9 @@ func New(d Deps) *Server {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
+	if d.Pipeline != nil {
+		s.dest = d.Pipeline
+	}
 	s.bg = newBackground(s)
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
@@ -136,10 +149,6 @@ func New(d Deps) *Server {
 	s.routes()
 	return s
 }
-
-// SetPublicURL sets the base of upload and download URLs; call it before
-// Listen (used when the port is only known after binding).
-func (s *Server) SetPublicURL(u string) { s.deps.PublicURL = strings.TrimRight(u, "/") }
 
 // App exposes the fiber app (for app.Test in middleware tests).
 func (s *Server) App() *fiber.App { return s.app }

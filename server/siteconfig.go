@@ -220,12 +220,6 @@ type Destinations interface {
 	CheckSiteSMTPHost(host string) error
 }
 
-// SetDestinations sets what checks destinations users give.
-func (s *Server) SetDestinations(d Destinations) { s.dest = d }
-
-// SetTestMailer sets what sends a site's test notification.
-func (s *Server) SetTestMailer(fn func(ctx context.Context, site, to string) error) { s.testMail = fn }
-
 // handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
 // it sends a test e-mail with the site's saved settings.
 func (s *Server) handleNotificationTest(r *reqCtx) error {
@@ -241,12 +235,12 @@ func (s *Server) handleNotificationTest(r *reqCtx) error {
 	if !validEmail(in.To) {
 		return invalid("to", "invalid 'to'")
 	}
-	if s.testMail == nil {
+	if s.deps.Pipeline == nil {
 		return badRequest("notifications are not available")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.testMail(ctx, r.site, in.To); err != nil {
+	if err := s.deps.Pipeline.SendTestMail(ctx, r.site, in.To); err != nil {
 		return invalid("notification", "test notification not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(messageBody{"Test notification sent"})

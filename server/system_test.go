@@ -150,3 +150,43 @@ func TestBackup_Head(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminRoutes: every admin-only route answers a caller outside the
+// Admins group the same 401, whatever site permissions the caller holds,
+// and lets an admin through.
+func TestAdminRoutes(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	const denied = `{"message":"fkq access denied (Admins group required)"}`
+	routes := []struct {
+		method, path string
+		body         any
+		adminStatus  int
+	}{
+		{http.MethodGet, "/system/backup", nil, http.StatusOK},
+		{http.MethodHead, "/system/backup", nil, http.StatusOK},
+		{http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}, http.StatusOK},
+	}
+	callers := map[string]string{
+		"user":     s.Token("ann", "default"),
+		"reader":   s.Token("bob", "default_read"),
+		"governor": s.Token("gus", "default_govern"),
+	}
+	for _, rt := range routes {
+		for who, tok := range callers {
+			t.Run(rt.method+" "+rt.path+" by "+who, func(t *testing.T) {
+				r := s.Do(rt.method, rt.path, rt.body, tok)
+				mustStatus(t, r, http.StatusUnauthorized)
+				if rt.method != http.MethodHead {
+					mustBody(t, r, denied)
+				}
+			})
+		}
+		t.Run(rt.method+" "+rt.path+" by admin", func(t *testing.T) {
+			mustStatus(t, s.Do(rt.method, rt.path, rt.body, admin), rt.adminStatus)
+		})
+	}
+	// GET /system/configuration is not an admin route: every signed-in
+	// user may read it.
+	mustStatus(t, s.Do(http.MethodGet, "/system/configuration", nil, callers["reader"]), http.StatusOK)
+}

@@ -45,9 +45,6 @@ func applyAddQueue(t *tx, c *Command) (any, error) {
 	if err := checkName("name", p.Name); err != nil {
 		return nil, err
 	}
-	if p.Name == "" {
-		return nil, Invalid("name", "'name' is required")
-	}
 	p.InsertedDate, p.UserID = c.At, c.User
 	if err := t.setJSON(queueKey(c.Site, p.QueueID), p); err != nil {
 		return nil, err
