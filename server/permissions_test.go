@@ -52,7 +52,7 @@ func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
 			bob := s.Token("bob", site.name, "hr_team")
 			r := s.Do(http.MethodPost, "/sites/"+site.name+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
 			mustStatus(t, r, http.StatusOK)
-			key := r.JSON(t)["apiKey"].(string)
+			key := str(t, r.JSON(t), "apiKey")
 
 			report := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/report.txt", "content": "q3"})
 			menu := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu"})
@@ -96,7 +96,7 @@ func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
 			// fails and the document stays.
 			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Hold"}, admin)
 			mustStatus(t, qr, http.StatusCreated)
-			qid := qr.JSON(t)["queueId"].(string)
+			qid := str(t, qr.JSON(t), "queueId")
 			mustStatus(t, s.Do(http.MethodPost, "/documents/"+report+"/actions"+site.query, map[string]any{"actions": []map[string]any{
 				{"type": "QUEUE", "queueId": qid}, {"type": "MOVE", "parameters": map[string]any{"path": "hr/archive/"}},
 			}}, bob), http.StatusOK)
@@ -203,14 +203,14 @@ func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
 				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, c.tok)
 				mustStatus(t, r, http.StatusOK)
 				m := r.JSON(t)
-				if n := m["totalCount"]; n != c.want || len(m["documents"].([]any)) != int(c.want) {
+				if n := m["totalCount"]; n != c.want || len(list(t, m, "documents")) != int(c.want) {
 					t.Fatalf("searchFulltext: totalCount %v, want %v: %s", n, c.want, r.Body)
 				}
 				r = s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
 				mustStatus(t, r, http.StatusOK)
 				hits, _ := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)
 				total, _ := hits["total"].(map[string]any)
-				if total["value"] != c.want || total["relation"] != "eq" || len(hits["hits"].([]any)) != int(c.want) {
+				if total["value"] != c.want || total["relation"] != "eq" || len(list(t, hits, "hits")) != int(c.want) {
 					t.Fatalf("queryFulltext: total %v, want %v: %s", total, c.want, r.Body)
 				}
 			}
@@ -245,8 +245,8 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 		r := s.Do(http.MethodGet, "/documents"+query, nil, tok)
 		mustStatus(t, r, http.StatusOK)
 		var out []string
-		for _, d := range r.JSON(t)["documents"].([]any) {
-			out = append(out, d.(map[string]any)["documentId"].(string))
+		for _, d := range list(t, r.JSON(t), "documents") {
+			out = append(out, str(t, obj(t, d), "documentId"))
 		}
 		return out
 	}

@@ -3,8 +3,11 @@
 package server_test
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
+
+	"quire/quiretest"
 )
 
 // raiseOpenFiles raises the soft limit of open files to n (bounded by the
@@ -14,16 +17,16 @@ func raiseOpenFiles(t *testing.T, n uint64) {
 	t.Helper()
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		t.Skipf("getrlimit: %v", err)
+		quiretest.SkipUnlessCI(t, fmt.Sprintf("getrlimit: %v", err))
 	}
 	if l.Cur >= n {
 		return
 	}
 	if l.Max < n {
-		t.Skipf("open files hard limit %d < %d", l.Max, n)
+		quiretest.SkipUnlessCI(t, fmt.Sprintf("open files hard limit %d < %d: raise it (ulimit -Hn)", l.Max, n))
 	}
 	l.Cur = n
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		t.Skipf("setrlimit: %v", err)
+		quiretest.SkipUnlessCI(t, fmt.Sprintf("setrlimit: %v", err))
 	}
 }

@@ -79,9 +79,9 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 				// Chunked bodies (no Content-Length) are held to the same limit
 				// while they are read (uploadLimit); rows for them belong here
 				// once a chunked PUT is answered at all (issue 11 §4).
-				{"URL signed before the limit", early["documentId"].(string), early["url"].(string), strings.NewReader("01234567890"), 400},
-				{"upload URL of POST /documents", noLength["documentId"].(string), noLength["uploadUrl"].(string), strings.NewReader("01234567890"), 400},
-				{"signed 5, sends 11", signed5["documentId"].(string), signed5["url"].(string), strings.NewReader("01234567890"), 400},
+				{"URL signed before the limit", str(t, early, "documentId"), str(t, early, "url"), strings.NewReader("01234567890"), 400},
+				{"upload URL of POST /documents", str(t, noLength, "documentId"), str(t, noLength, "uploadUrl"), strings.NewReader("01234567890"), 400},
+				{"signed 5, sends 11", str(t, signed5, "documentId"), str(t, signed5, "url"), strings.NewReader("01234567890"), 400},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					mustStatus(t, s.Do(http.MethodPut, tt.url, tt.body, ""), tt.status)
@@ -90,13 +90,13 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 					}
 				})
 			}
-			mustStatus(t, s.Do(http.MethodPut, signed5["url"].(string), "01234", ""), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPut, noLength["uploadUrl"].(string), "0123456789", ""), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodPut, str(t, signed5, "url"), "01234", ""), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodPut, str(t, noLength, "uploadUrl"), "0123456789", ""), http.StatusOK)
 
 			// Clearing the limit lifts it.
 			setSiteConfig(t, s, tok, site.query, map[string]any{"maxContentLengthBytes": ""})
 			mustStatus(t, s.Do(http.MethodGet, "/documents/upload"+site.query, nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPut, early["url"].(string), "01234567890", ""), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodPut, str(t, early, "url"), "01234567890", ""), http.StatusOK)
 		})
 	}
 }
