@@ -1,5 +1,5 @@
 // Package auth authenticates Quire's callers and maps them to FormKiQ's
-// site permissions.
+// site permissions (SERVICE-SPEC.md §5).
 //
 // Quire signs its own tokens (ES256) with a key generated into
 // <data-dir>/keys at first start, and can also verify tokens of an external

@@ -1,4 +1,4 @@
-// Package pipeline runs document actions (SERVICE-SPEC.md 2.5): a bounded
+// Package pipeline runs document actions (SERVICE-SPEC.md §2.5): a bounded
 // pool of workers takes documents that have an action to run, runs the
 // action's engine and records the outcome through storage's Apply, in the
 // same transaction as everything the action changes.

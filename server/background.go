@@ -10,7 +10,7 @@ import (
 )
 
 // background detects content types of uploads that came without one
-// (SERVICE-SPEC.md 1: detection is asynchronous). Pending detections are
+// (SERVICE-SPEC.md §1: detection is asynchronous). Pending detections are
 // recorded in storage, so the ones a restart interrupted are picked up
 // again at start.
 type background struct {

@@ -11,6 +11,9 @@ import (
 	"quire/storage"
 )
 
+// Errors answer in FormKiQ's two shapes (SERVICE-SPEC.md §7): validation
+// errors as {"errors":[{"key","error"}]}, everything else as {"message"}.
+
 // apiError is an error with a status code and a FormKiQ {"message"} body.
 type apiError struct {
 	status int

@@ -40,7 +40,7 @@ func (s *Server) cors(c *fiber.Ctx) error {
 
 // accessLog logs one line per request: method, route template, status,
 // duration and request id. It never logs headers, query strings (signed
-// URLs carry signatures), bodies or tokens (SERVICE-SPEC.md 5.11).
+// URLs carry signatures), bodies or tokens (SERVICE-SPEC.md §5.11).
 func (s *Server) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
 	// A request id from a reverse proxy or client is kept so logs can be

@@ -1,6 +1,7 @@
 // Package storage is Quire's single source of truth: documents, tags,
 // metadata, sites, API keys and content chunks, all held in one Badger
-// database.
+// database. The resources and their fields are SERVICE-SPEC.md §2, the
+// deletion states §3.2, the action states §3.4, the input limits §8.
 //
 // Every state change is a serializable Command applied by DB.Apply in one
 // Badger transaction. Handlers build commands; they never write Badger

@@ -6,7 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// Limits on what one write may carry. They keep every command well below
+// Limits on what one write may carry (SERVICE-SPEC.md §8 names the few the
+// requirement fixes: inline content under 5 MB, OCR pages, FULLTEXT characters). They keep every command well below
 // Badger's own limits (a key of at most 65,000 bytes; a transaction of at
 // most 15% of the 8 MiB memtable, about 1.2 MB and some 13,000 entries),
 // so a request that is too large gets a validation error naming the field
