@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/node"
+	"quire/pipeline"
 	"quire/quiretest"
 )
 
@@ -552,10 +553,12 @@ func TestActions_ParameterChecks(t *testing.T) {
 
 	// Every type the pipeline runs is accepted by name (its parameters
 	// may still be refused), in any case; nothing else is.
-	want := []string{"ANTIVIRUS", "CHECKSUM", "DATA_CLASSIFICATION", "DELETE", "DOCUMENTTAGGING", "EVENTBRIDGE", "EVENTBUS",
+	types := pipeline.Actions().Types()
+	if want := []string{"ANTIVIRUS", "CHECKSUM", "DATA_CLASSIFICATION", "DELETE", "DOCUMENTTAGGING", "EVENTBRIDGE", "EVENTBUS",
 		"FULLTEXT", "IDP", "LLMPROMPT", "MALWARE_SCAN", "METADATA_EXTRACTION", "MOVE", "NOTIFICATION", "OCR", "PDFEXPORT",
-		"PUBLISH", "QUEUE", "RESIZE", "WEBHOOK"}
-	types := want
+		"PUBLISH", "QUEUE", "RESIZE", "WEBHOOK"}; !equalStrings(types, want) {
+		t.Fatalf("action types %v, want %v", types, want)
+	}
 	// A deep link has no content: its actions never run.
 	other := addDoc(t, s, tok, site, map[string]any{"deepLinkPath": "https://example.com/a.pdf"})
 	for _, typ := range types {
