@@ -167,6 +167,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Auth:           n.Auth,
 		PublicURL:      publicURL,
 		Pipeline:       n.Pipeline,
+		Actions:        pipeline.Actions(),
 		Logger:         cfg.Logger,
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,

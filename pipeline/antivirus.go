@@ -15,11 +15,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["ANTIVIRUS"] = runAntivirus
-	engines["MALWARE_SCAN"] = runAntivirus
-}
-
 // Scan statuses: FormKiQ's antivirus tag values and MalwareScanStatus.
 const (
 	scanClean     = "CLEAN"

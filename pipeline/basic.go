@@ -24,17 +24,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["CHECKSUM"] = runChecksum
-	engines["MOVE"] = runMove
-	engines["DELETE"] = runDelete
-	engines["WEBHOOK"] = runWebhook
-	engines["EVENTBRIDGE"] = runEventBus
-	engines["EVENTBUS"] = runEventBus
-	engines["QUEUE"] = runQueue
-	engines["PUBLISH"] = runPublish
-}
-
 // runPublish publishes the document's current content at
 // /publications/{documentId}.
 func runPublish(ctx context.Context, j *Job) (*Outcome, error) {

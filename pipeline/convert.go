@@ -25,11 +25,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["RESIZE"] = runResize
-	engines["PDFEXPORT"] = runPDFExport
-}
-
 // maxPixels bounds the images RESIZE decodes and the images it makes
 // (a bitmap is held in memory whole: 50 MP is 200 MB).
 const maxPixels = 50_000_000

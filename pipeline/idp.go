@@ -11,10 +11,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["IDP"] = runIDP
-}
-
 // runIDP fills attributes from a mapping (FormKiQ's intelligent document
 // processing): values found after label texts in the document's text,
 // metadata of the document, fixed values, or fields of earlier LLM and

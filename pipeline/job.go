@@ -117,10 +117,6 @@ type Outcome struct {
 // when marked with retryable, schedules another attempt.
 type Engine func(ctx context.Context, j *Job) (*Outcome, error)
 
-// engines maps action types to their engines; each engine file registers
-// its own in init.
-var engines = map[string]Engine{}
-
 type retryableError struct{ err error }
 
 func (e retryableError) Error() string { return e.err.Error() }

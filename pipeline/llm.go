@@ -15,13 +15,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["LLMPROMPT"] = runLLMPrompt
-	engines["DATA_CLASSIFICATION"] = runLLMPrompt
-	engines["METADATA_EXTRACTION"] = runLLMPrompt
-	engines["DOCUMENTTAGGING"] = runDocumentTagging
-}
-
 // maxPromptText bounds the document text put into a prompt.
 const maxPromptText = 48 << 10
 

@@ -22,10 +22,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["NOTIFICATION"] = runNotification
-}
-
 // Mail is one e-mail.
 type Mail struct {
 	From    string
@@ -82,12 +78,11 @@ func runNotification(ctx context.Context, j *Job) (*Outcome, error) {
 	return &Outcome{Results: []storage.ActionResult{{Kind: "notification", Name: fmt.Sprintf("%020d", j.Now().UnixNano()), Value: v}}}, nil
 }
 
+// splitAddrs splits a comma separated list of addresses, lower case.
 func splitAddrs(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, strings.ToLower(a))
-		}
+	out := splitList(s)
+	for i, a := range out {
+		out[i] = strings.ToLower(a)
 	}
 	return out
 }

@@ -14,10 +14,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["OCR"] = runOCR
-}
-
 // ocrImageTypes are the image types tesseract reads directly.
 var ocrImageTypes = map[string]string{
 	"image/png": ".png", "image/jpeg": ".jpg", "image/tiff": ".tif", "image/bmp": ".bmp",

@@ -19,10 +19,6 @@ import (
 	"quire/storage"
 )
 
-func init() {
-	engines["FULLTEXT"] = runFulltext
-}
-
 // maxText bounds the text an action keeps (characterMax -1 included): the
 // text is stored with the document and indexed in one piece.
 const maxText = 8 << 20

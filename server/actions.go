@@ -3,26 +3,13 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
+	"quire/pipeline"
 	"quire/storage"
 )
-
-// actionTypes are the action types Quire runs: FormKiQ's, plus
-// METADATA_EXTRACTION (in FormKiQ's server enum) and EVENTBUS (Quire's
-// neutral name for EVENTBRIDGE). FormKiQ accepts MOVE, DELETE and QUEUE
-// only in workflows; Quire also accepts them on a document (API.md).
-var actionTypes = map[string]bool{
-	"ANTIVIRUS": true, "DOCUMENTTAGGING": true, "FULLTEXT": true, "MOVE": true, "DELETE": true,
-	"CHECKSUM": true, "NOTIFICATION": true, "OCR": true, "QUEUE": true, "WEBHOOK": true, "IDP": true,
-	"PUBLISH": true, "PDFEXPORT": true, "EVENTBRIDGE": true, "EVENTBUS": true, "RESIZE": true,
-	"LLMPROMPT": true, "DATA_CLASSIFICATION": true, "MALWARE_SCAN": true, "METADATA_EXTRACTION": true,
-}
 
 // convertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
@@ -35,7 +22,7 @@ func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []s
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'type' is required"})
 			continue
 		}
-		if !actionTypes[t] {
+		if !s.actions.Known(t) {
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
 			continue
 		}
@@ -46,8 +33,7 @@ func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []s
 				continue
 			}
 		}
-		ps := actionParams(params)
-		if e := s.checkActionParams(r, t, a.QueueID, ps); len(e) > 0 {
+		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.site}); len(e) > 0 {
 			errs = append(errs, e...)
 			continue
 		}
@@ -60,184 +46,35 @@ func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []s
 	return out, errs
 }
 
-// actionParams holds action parameters as strings (FormKiQ's are strings;
-// numbers and booleans are accepted as their JSON text).
-type actionParams map[string]any
-
-func (p actionParams) get(k string) string {
-	switch v := p[k].(type) {
-	case nil:
-		return ""
-	case string:
-		return strings.TrimSpace(v)
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
+// actionEnv answers the pipeline's parameter checks about one site.
+type actionEnv struct {
+	s    *Server
+	site string
 }
 
-func (s *Server) checkActionParams(r *reqCtx, typ, queueID string, p actionParams) []storage.ValidationItem {
-	var errs []storage.ValidationItem
-	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
-	required := func(k string) bool {
-		if p.get(k) == "" {
-			add("parameters."+k, "action '"+k+"' parameter is required")
-			return false
-		}
-		return true
+func (e actionEnv) CheckWebhookURL(u string) error {
+	if e.s.dest == nil {
+		return nil
 	}
-	requiredPlain := func(k string) bool {
-		if p.get(k) == "" {
-			add("parameters."+k, "'"+k+"' parameter is required")
-			return false
-		}
-		return true
-	}
-	switch typ {
-	case "OCR":
-		switch strings.ToUpper(p.get("ocrEngine")) {
-		case "", "TESSERACT":
-		case "TEXTRACT":
-			add("parameters.ocrEngine", "ocrEngine 'TEXTRACT' is a cloud service and is not available on this server; use 'TESSERACT'")
-		default:
-			add("parameters.ocrEngine", "invalid 'ocrEngine' parameter")
-		}
-		for _, t := range splitList(p.get("ocrParseTypes")) {
-			switch strings.ToUpper(t) {
-			case "TEXT", "FORMS", "TABLES":
-			case "QUERIES":
-				// Answering questions about a page is Textract's; tesseract
-				// reads text, so the queries would be silently ignored.
-				add("parameters.ocrParseTypes", "ocrParseTypes 'QUERIES' needs Textract, a cloud service not available on this server")
-			default:
-				add("parameters.ocrParseTypes", "invalid 'ocrParseTypes' parameter")
-			}
-		}
-		if v := p.get("ocrNumberOfPages"); v != "" {
-			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n == 0 || n < -1 {
-				add("parameters.ocrNumberOfPages", "invalid 'ocrNumberOfPages' parameter")
-			}
-		}
-		if v := strings.ToLower(p.get("addPdfDetectedCharactersAsText")); v != "" && v != "true" && v != "false" {
-			add("parameters.addPdfDetectedCharactersAsText", "invalid 'addPdfDetectedCharactersAsText' parameter")
-		}
-	case "FULLTEXT":
-		if v := p.get("characterMax"); v != "" {
-			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n == 0 || n < -1 {
-				add("parameters.characterMax", "invalid 'characterMax' parameter")
-			}
-		}
-	case "DOCUMENTTAGGING":
-		if required("engine") && !strings.EqualFold(p.get("engine"), "chatgpt") && !strings.EqualFold(p.get("engine"), "llm") {
-			add("parameters.engine", "invalid 'engine' parameter")
-		}
-		required("tags")
-	case "WEBHOOK":
-		if required("url") {
-			if u, err := url.Parse(p.get("url")); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				add("parameters.url", "invalid 'url' parameter")
-			} else if s.dest != nil {
-				if err := s.dest.CheckWebhookURL(p.get("url")); err != nil {
-					add("parameters.url", err.Error())
-				}
-			}
-		}
-	case "NOTIFICATION":
-		if required("notificationType") && !strings.EqualFold(p.get("notificationType"), "email") {
-			add("parameters.notificationType", "invalid 'notificationType' parameter")
-		}
-		required("notificationSubject")
-		if p.get("notificationToCc") == "" && p.get("notificationToBcc") == "" {
-			add("parameters.notificationToCc", "action 'notificationToCc' parameter is required")
-		}
-		if p.get("notificationText") == "" && p.get("notificationHtml") == "" {
-			add("parameters.notificationText", "action 'notificationText' parameter is required")
-		}
-		for _, k := range []string{"notificationToCc", "notificationToBcc"} {
-			for _, addr := range splitList(p.get(k)) {
-				if !validEmail(addr) {
-					add("parameters."+k, fmt.Sprintf("invalid email address '%s'", addr))
-				}
-			}
-		}
-		if len(errs) == 0 && !s.notificationConfigured(r.site) {
-			add("parameters.notificationEmail", "notificationEmail is not configured")
-		}
-	case "QUEUE":
-		if queueID == "" {
-			add("queueId", "'queueId' is required")
-		} else if !s.queueExists(r.site, queueID) {
-			add("queueId", "'queueId' does not exist")
-		}
-	case "IDP":
-		id := p.get("mappingId")
-		if id == "" {
-			add("mappingId", "'mappingId' is required")
-		} else if _, err := s.db.GetMapping(r.site, id); err != nil {
-			add("mappingId", "'mappingId' does not exist")
-		}
-	case "EVENTBRIDGE", "EVENTBUS":
-		requiredPlain("eventBusName")
-	case "CHECKSUM":
-		if requiredPlain("checksumType") && !slices.Contains([]string{"SHA1", "SHA256", "SHA512"}, strings.ToUpper(p.get("checksumType"))) {
-			add("parameters.checksumType", "invalid 'checksumType' parameter")
-		}
-	case "RESIZE":
-		w, h := p.get("width"), p.get("height")
-		okW, okH := required("width"), required("height")
-		dim := func(k, v string) {
-			if v == "auto" {
-				return
-			}
-			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n <= 0 || n > 20000 {
-				add("parameters."+k, "invalid '"+k+"' parameter")
-			}
-		}
-		if okW {
-			dim("width", w)
-		}
-		if okH {
-			dim("height", h)
-		}
-		if w == "auto" && h == "auto" {
-			add("parameters.width", "'width' and 'height' cannot both be 'auto'")
-		}
-		if v := strings.ToLower(p.get("outputType")); v != "" && !slices.Contains([]string{"png", "jpeg", "jpg", "gif"}, strings.TrimPrefix(v, ".")) {
-			add("parameters.outputType", "invalid 'outputType' parameter")
-		}
-	case "LLMPROMPT", "DATA_CLASSIFICATION", "METADATA_EXTRACTION":
-		if requiredPlain("llmPromptEntityName") {
-			if _, err := s.db.LlmPrompt(r.site, p.get("llmPromptEntityName")); err != nil {
-				add("parameters.llmPromptEntityName", fmt.Sprintf("entity '%s' not found", p.get("llmPromptEntityName")))
-			}
-		}
-	case "MOVE":
-		if requiredPlain("path") && !strings.HasSuffix(p.get("path"), "/") {
-			add("parameters.path", "'path' parameter must end with '/'")
-		}
-	case "DELETE":
-		if requiredPlain("deleteType") && !slices.Contains([]string{"SOFT_DELETE", "HARD_DELETE", "PURGE"}, strings.ToUpper(p.get("deleteType"))) {
-			add("parameters.deleteType", "invalid 'deleteType' parameter")
-		}
-	}
-	return errs
+	return e.s.dest.CheckWebhookURL(u)
 }
 
-// splitList splits a comma separated parameter.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+func (e actionEnv) NotificationConfigured() bool { return e.s.notificationConfigured(e.site) }
+
+func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
+
+func (e actionEnv) MappingExists(id string) bool {
+	_, err := e.s.db.GetMapping(e.site, id)
+	return err == nil
 }
 
-func validEmail(s string) bool {
-	at := strings.LastIndexByte(s, '@')
-	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " \t\r\n<>,;\"")
+func (e actionEnv) LlmPromptExists(name string) bool {
+	_, err := e.s.db.LlmPrompt(e.site, name)
+	return err == nil
 }
+
+// validEmail is the pipeline's idea of an address it can send to.
+func validEmail(s string) bool { return pipeline.ValidEmail(s) }
 
 // actionJSON is FormKiQ's DocumentAction.
 func actionJSON(a *storage.Action) map[string]any {

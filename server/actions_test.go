@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/node"
+	"quire/pipeline"
 	"quire/quiretest"
 )
 
@@ -487,5 +488,87 @@ func TestActions_Publish(t *testing.T) {
 				t.Fatalf("deleted publication still served: %d", code)
 			}
 		})
+	}
+}
+
+// TestActions_ParameterChecks pins the messages, keys and statuses of the
+// parameter checks of every action type (pipeline's action specs), and
+// that the API accepts exactly the action types the pipeline runs.
+func TestActions_ParameterChecks(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	site := sites[1].query
+	// Accepted actions run: they go on a document of their own, whose
+	// content no engine here can do anything with.
+	id := addDoc(t, s, tok, site, map[string]any{"content": "x"})
+	p := "/documents/" + id + "/actions"
+	act := func(typ string, params any) map[string]any {
+		return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
+	}
+	type m = map[string]any
+	runSteps(t, s, tok, site, []step{
+		{"ocr engine", "POST", p, act("OCR", m{"ocrEngine": "abc"}), 400, `{"errors":[{"key":"parameters.ocrEngine","error":"invalid 'ocrEngine' parameter"}]}`},
+		{"ocr textract", "POST", p, act("OCR", m{"ocrEngine": "textract"}), 400, `{"errors":[{"key":"parameters.ocrEngine","error":"ocrEngine 'TEXTRACT' is a cloud service and is not available on this server; use 'TESSERACT'"}]}`},
+		{"ocr several", "POST", p, act("OCR", m{"ocrParseTypes": "TEXT, bogus,queries", "ocrNumberOfPages": -2, "addPdfDetectedCharactersAsText": "yes"}), 400,
+			`{"errors":[{"key":"parameters.ocrParseTypes","error":"invalid 'ocrParseTypes' parameter"},{"key":"parameters.ocrParseTypes","error":"ocrParseTypes 'QUERIES' needs Textract, a cloud service not available on this server"},{"key":"parameters.ocrNumberOfPages","error":"invalid 'ocrNumberOfPages' parameter"},{"key":"parameters.addPdfDetectedCharactersAsText","error":"invalid 'addPdfDetectedCharactersAsText' parameter"}]}`},
+		{"fulltext zero", "POST", p, act("FULLTEXT", m{"characterMax": 0}), 400, `{"errors":[{"key":"parameters.characterMax","error":"invalid 'characterMax' parameter"}]}`},
+		{"webhook no host", "POST", p, act("WEBHOOK", m{"url": "http://"}), 400, `{"errors":[{"key":"parameters.url","error":"invalid 'url' parameter"}]}`},
+		{"webhook policy", "POST", p, act("WEBHOOK", m{"url": "http://169.254.169.254/latest"}), 400, `{"errors":[{"key":"parameters.url","error":"destination 169.254.169.254 is not allowed by the server's outbound policy (the operator can allow its network with outbound.allow)"}]}`},
+		{"notification all", "POST", p, act("NOTIFICATION", m{"notificationType": "sms", "notificationToBcc": "a@example.com, nope"}), 400,
+			`{"errors":[{"key":"parameters.notificationType","error":"invalid 'notificationType' parameter"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"},{"key":"parameters.notificationToBcc","error":"invalid email address 'nope'"}]}`},
+		{"notification none", "POST", p, act("NOTIFICATION", nil), 400,
+			`{"errors":[{"key":"parameters.notificationType","error":"action 'notificationType' parameter is required"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationToCc","error":"action 'notificationToCc' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"}]}`},
+		{"notification html bcc", "POST", p, act("NOTIFICATION", m{"notificationType": "EMAIL", "notificationSubject": "s", "notificationToBcc": "a@example.com", "notificationHtml": "<p>"}), 400,
+			`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
+		{"eventbus", "POST", p, act("eventbus", nil), 400, `{"errors":[{"key":"parameters.eventBusName","error":"'eventBusName' parameter is required"}]}`},
+		{"resize bad", "POST", p, act("RESIZE", m{"width": "0", "height": 20001, "outputType": "bmp"}), 400,
+			`{"errors":[{"key":"parameters.width","error":"invalid 'width' parameter"},{"key":"parameters.height","error":"invalid 'height' parameter"},{"key":"parameters.outputType","error":"invalid 'outputType' parameter"}]}`},
+		{"resize none", "POST", p, act("RESIZE", nil), 400,
+			`{"errors":[{"key":"parameters.width","error":"action 'width' parameter is required"},{"key":"parameters.height","error":"action 'height' parameter is required"}]}`},
+		{"classification entity", "POST", p, act("DATA_CLASSIFICATION", m{"llmPromptEntityName": "nope"}), 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"entity 'nope' not found"}]}`},
+		{"extraction", "POST", p, act("METADATA_EXTRACTION", nil), 400, `{"errors":[{"key":"parameters.llmPromptEntityName","error":"'llmPromptEntityName' parameter is required"}]}`},
+		{"move", "POST", p, act("MOVE", nil), 400, `{"errors":[{"key":"parameters.path","error":"'path' parameter is required"}]}`},
+		{"delete", "POST", p, act("DELETE", nil), 400, `{"errors":[{"key":"parameters.deleteType","error":"'deleteType' parameter is required"}]}`},
+		{"idp blank", "POST", p, act("IDP", m{"mappingId": "  "}), 400, `{"errors":[{"key":"mappingId","error":"'mappingId' is required"}]}`},
+		{"parameters string", "POST", p, act("CHECKSUM", "SHA1"), 400, `{"errors":[{"key":"parameters","error":"invalid 'parameters'"}]}`},
+		{"parameters list", "POST", p, act("CHECKSUM", []string{"SHA1"}), 400, `{"errors":[{"key":"parameters","error":"invalid 'parameters'"}]}`},
+		{"several actions", "POST", p, m{"actions": []m{{"type": "SHRED"}, {"type": "CHECKSUM"}, {"type": ""}, {"type": "PUBLISH"}}}, 400,
+			`{"errors":[{"key":"type","error":"invalid action type 'SHRED'"},{"key":"parameters.checksumType","error":"'checksumType' parameter is required"},{"key":"type","error":"'type' is required"}]}`},
+	})
+	if got := actions(t, s, tok, site, id); len(got) != 0 {
+		t.Fatalf("refused requests added actions: %v", got)
+	}
+	runSteps(t, s, tok, site, []step{
+		{"checksum trimmed", "POST", p, act("CHECKSUM", m{"checksumType": " sha512 "}), 200, `{"message":"Actions saved"}`},
+		{"fulltext number", "POST", p, act("FULLTEXT", m{"characterMax": -1}), 200, `{"message":"Actions saved"}`},
+		{"resize auto", "POST", p, act("RESIZE", m{"width": "auto", "height": 10, "outputType": ".PNG"}), 200, `{"message":"Actions saved"}`},
+	})
+	got := actions(t, s, tok, site, id)
+	if len(got) != 3 || got[0]["type"] != "CHECKSUM" || got[1]["type"] != "FULLTEXT" || got[2]["type"] != "RESIZE" {
+		t.Fatalf("accepted actions: %v", got)
+	}
+	if ps := obj(t, got[0]["parameters"]); ps["checksumType"] != " sha512 " {
+		t.Fatalf("CHECKSUM parameters stored as %v, want them as given", ps)
+	}
+
+	// Every type the pipeline runs is accepted by name (its parameters
+	// may still be refused), in any case; nothing else is.
+	types := pipeline.Actions().Types()
+	if want := []string{"ANTIVIRUS", "CHECKSUM", "DATA_CLASSIFICATION", "DELETE", "DOCUMENTTAGGING", "EVENTBRIDGE", "EVENTBUS",
+		"FULLTEXT", "IDP", "LLMPROMPT", "MALWARE_SCAN", "METADATA_EXTRACTION", "MOVE", "NOTIFICATION", "OCR", "PDFEXPORT",
+		"PUBLISH", "QUEUE", "RESIZE", "WEBHOOK"}; !equalStrings(types, want) {
+		t.Fatalf("action types %v, want %v", types, want)
+	}
+	// A deep link has no content: its actions never run.
+	other := addDoc(t, s, tok, site, map[string]any{"deepLinkPath": "https://example.com/a.pdf"})
+	for _, typ := range types {
+		r := s.Do(http.MethodPost, "/documents/"+other+"/actions"+site, act(strings.ToLower(typ), nil), tok)
+		if body := string(r.Body); (r.Status != 200 && r.Status != 400) || strings.Contains(body, "invalid action type") || strings.Contains(body, `"key":"type"`) {
+			t.Errorf("%s: %d %s", typ, r.Status, body)
+		}
+	}
+	for _, typ := range []string{"SHRED", "EVENT_BUS", "TEXTRACT", "OCR "} {
+		want := `{"errors":[{"key":"type","error":"invalid action type '` + typ + `'"}]}`
+		mustBody(t, s.Do(http.MethodPost, "/documents/"+other+"/actions"+site, act(typ, nil), tok), want)
 	}
 }

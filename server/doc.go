@@ -17,10 +17,21 @@
 //     against their definitions and schemas, rules on the merged result
 //     of a partial update. So does a replayed command, the same way.
 //
+// Action parameters are the one exception: each action type's check lives
+// with its engine in pipeline's action spec (pipeline/actions.go), which
+// convertActions runs through Deps.Actions, answering what it asks of
+// stored state (a queue, a mapping exists) through pipeline.CheckEnv.
+//
 // The size and text limits (storage/limits.go) are defined once, in
 // storage, and applied by the appliers; handlers may call the same
 // functions early, which is one rule in one place, not a second check.
 //
 // Access is decided before a handler runs: site permissions by wrap, and
 // the Admins group by the admin route wrapper in routes.go.
+//
+// # Where to add an action type
+//
+// Only in pipeline/actions.go (its spec: name, parameter check, engine):
+// the server accepts exactly the types of Deps.Actions, nothing here lists
+// them.
 package server

@@ -13,6 +13,7 @@ import (
 	"quire/auth"
 	"quire/guard"
 	"quire/index"
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -34,6 +35,9 @@ type Deps struct {
 	// notification goes through it, and destinations users give are
 	// checked against its outbound policy (nil: none of these).
 	Pipeline Pipeline
+	// Actions are the action types the API accepts, with their parameter
+	// checks: the ones the pipeline runs (default: pipeline.Actions()).
+	Actions *pipeline.Registry
 	// Logger receives access and error logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Version is reported by GET /version.
@@ -82,6 +86,8 @@ type Server struct {
 	// dest checks destinations users give (webhook urls, a site's LLM
 	// url and SMTP host) against the outbound policy (Deps.Pipeline).
 	dest Destinations
+	// actions are the action types (Deps.Actions).
+	actions *pipeline.Registry
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
 	// backups tracks online backups.
@@ -105,12 +111,15 @@ func New(d Deps) *Server {
 	if d.Applier == nil {
 		d.Applier = d.Store
 	}
+	if d.Actions == nil {
+		d.Actions = pipeline.Actions()
+	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	d.Timeouts = d.Timeouts.orDefault()
 	if d.MaxConnsPerClient == 0 {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
-	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now}
+	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now, actions: d.Actions}
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}
