@@ -3,7 +3,6 @@ package storage
 // Reads of attribute definitions and document attributes.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -17,25 +16,10 @@ func (d *DB) DocAttributes(site, doc, after string, limit int) ([]DocAttribute, 
 		if _, err := getLiveDoc(t, site, doc); err != nil {
 			return err
 		}
-		return t.each(docAttrPrefix(site, doc), func(k, v []byte) error {
-			var a DocAttribute
-			if err := json.Unmarshal(v, &a); err != nil {
-				return err
-			}
-			if after != "" && a.Key <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].Key
-				return errStop
-			}
-			out = append(out, a)
-			return nil
-		})
+		var err error
+		out, next, err = scanPage(t, docAttrPrefix(site, doc), after, limit, func(a *DocAttribute) string { return a.Key })
+		return err
 	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
 	return out, next, err
 }
 
@@ -61,29 +45,7 @@ func (d *DB) DocAttribute(site, doc, key string) (*DocAttribute, error) {
 // AttributeDefs lists a site's attribute definitions by key, after the key
 // after, at most limit.
 func (d *DB) AttributeDefs(site, after string, limit int) ([]AttributeDef, string, error) {
-	var out []AttributeDef
-	var next string
-	err := d.view(func(t *tx) error {
-		return t.each(attrDefPrefix(site), func(_, v []byte) error {
-			var a AttributeDef
-			if err := json.Unmarshal(v, &a); err != nil {
-				return err
-			}
-			if after != "" && a.Key <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].Key
-				return errStop
-			}
-			out = append(out, a)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
+	return listPage(d, attrDefPrefix(site), after, limit, func(a *AttributeDef) string { return a.Key })
 }
 
 // AttributeDefinition returns one definition, built-in ones included.
