@@ -384,6 +384,8 @@ func TestAttributes_Entities(t *testing.T) {
 				{"missing type names the id", "GET", "/entities/nope-7", nil, 404, `{"message":"EntityType 'nope-7' not found"}`},
 				{"patch", "PATCH", "/entities/" + et + "/" + eid, map[string]any{"entity": map[string]any{"attributes": []map[string]any{{"key": "city", "stringValue": "Bonn"}}}}, 200, `{"message":"Entity updated"}`},
 				{"patched", "GET", "/entities/" + et + "/" + eid, nil, 200, `~"key":"city"`},
+				{"patch without name keeps it", "GET", "/entities/" + et + "/" + eid, nil, 200, `~"name":"ACME"`},
+				{"add without name", "POST", "/entities/" + et, map[string]any{"entity": map[string]any{"attributes": []map[string]any{{"key": "vat", "stringValue": "DE9"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"set without name", "PUT", "/entities/" + et + "/" + eid, map[string]any{"entity": map[string]any{}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"doc with entity", "POST", "/documents", map[string]any{"content": "x", "path": "ent.txt", "attributes": []map[string]any{{"key": "customer", "entityTypeId": "Customer", "entityId": eid, "namespace": "CUSTOM"}}}, 201, ""},
 				{"doc with missing entity", "POST", "/documents", map[string]any{"content": "x", "attributes": []map[string]any{{"key": "customer", "entityTypeId": et, "entityId": "gone-1"}}}, 400, `{"errors":[{"key":"customer","error":"Entity 'gone-1' not found"}]}`},

@@ -292,9 +292,6 @@ func applyPutEntity(t *tx, c *Command) (any, error) {
 	default:
 		return nil, fmt.Errorf("put entity: unknown mode %q", p.Mode)
 	}
-	if e.Name == "" {
-		return nil, Invalid("name", "'name' is required")
-	}
 	sort.Slice(e.Attributes, func(i, j int) bool { return e.Attributes[i].Key < e.Attributes[j].Key })
 	if err := checkEntityAttributes(et, e.Attributes); err != nil {
 		return nil, err
