@@ -212,21 +212,9 @@ func attributeInUse(t *tx, site, key string) (bool, error) {
 	if used || err != nil {
 		return used, err
 	}
-	err = t.each(mappingPrefix(site), func(_, v []byte) error {
-		var m Mapping
-		if err := json.Unmarshal(v, &m); err != nil {
-			return err
-		}
-		if slices.ContainsFunc(m.Attributes, func(a MappingAttribute) bool { return a.AttributeKey == key }) {
-			used = true
-			return errStop
-		}
-		return nil
+	return anyMapping(t, site, func(m *Mapping) bool {
+		return slices.ContainsFunc(m.Attributes, func(a MappingAttribute) bool { return a.AttributeKey == key })
 	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return used, err
 }
 
 // lookupDef returns the definition of key in site, built-in ones included.
