@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,24 +10,6 @@ import (
 
 	"quire/storage"
 )
-
-// keyToken and parseKeyToken are the next/previous tokens of listings
-// ordered by a key.
-func keyToken(kind, k string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + k))
-}
-
-func parseKeyToken(r *reqCtx, kind string) (string, error) {
-	tok := r.Query("next")
-	if tok == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil || !strings.HasPrefix(string(b), kind+":") {
-		return "", storage.ErrBadToken
-	}
-	return string(b[len(kind)+1:]), nil
-}
 
 type attributeDefIn struct {
 	Key             *string         `json:"key"`
@@ -115,27 +96,9 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 
 // handleGetAttributes serves GET /attributes.
 func (s *Server) handleGetAttributes(r *reqCtx) error {
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "a")
-	if err != nil {
-		return err
-	}
-	defs, next, err := s.db.AttributeDefs(r.site, after, limit)
-	if err != nil {
-		return err
-	}
-	list := make([]map[string]any, 0, len(defs))
-	for i := range defs {
-		list = append(list, attributeDefJSON(&defs[i]))
-	}
-	out := map[string]any{"attributes": list}
-	if next != "" {
-		out["next"] = keyToken("a", next)
-	}
-	return r.JSON(out)
+	return keyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
+		return s.db.AttributeDefs(r.site, after, limit)
+	}, attributeDefJSON)
 }
 
 // handleGetAttribute serves GET /attributes/{key}.
@@ -315,27 +278,9 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 
 // handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
 func (s *Server) handleGetDocumentAttributes(r *reqCtx) error {
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "da")
-	if err != nil {
-		return err
-	}
-	attrs, next, err := s.db.DocAttributes(r.site, r.docID(), after, limit)
-	if err != nil {
-		return err
-	}
-	list := make([]map[string]any, 0, len(attrs))
-	for i := range attrs {
-		list = append(list, docAttributeJSON(&attrs[i]))
-	}
-	out := map[string]any{"attributes": list}
-	if next != "" {
-		out["next"] = keyToken("da", next)
-	}
-	return r.JSON(out)
+	return keyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
+		return s.db.DocAttributes(r.site, r.docID(), after, limit)
+	}, docAttributeJSON)
 }
 
 // handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.

@@ -384,6 +384,8 @@ func TestAttributes_Entities(t *testing.T) {
 				{"missing type names the id", "GET", "/entities/nope-7", nil, 404, `{"message":"EntityType 'nope-7' not found"}`},
 				{"patch", "PATCH", "/entities/" + et + "/" + eid, map[string]any{"entity": map[string]any{"attributes": []map[string]any{{"key": "city", "stringValue": "Bonn"}}}}, 200, `{"message":"Entity updated"}`},
 				{"patched", "GET", "/entities/" + et + "/" + eid, nil, 200, `~"key":"city"`},
+				{"patch without name keeps it", "GET", "/entities/" + et + "/" + eid, nil, 200, `~"name":"ACME"`},
+				{"add without name", "POST", "/entities/" + et, map[string]any{"entity": map[string]any{"attributes": []map[string]any{{"key": "vat", "stringValue": "DE9"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"set without name", "PUT", "/entities/" + et + "/" + eid, map[string]any{"entity": map[string]any{}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"doc with entity", "POST", "/documents", map[string]any{"content": "x", "path": "ent.txt", "attributes": []map[string]any{{"key": "customer", "entityTypeId": "Customer", "entityId": eid, "namespace": "CUSTOM"}}}, 201, ""},
 				{"doc with missing entity", "POST", "/documents", map[string]any{"content": "x", "attributes": []map[string]any{{"key": "customer", "entityTypeId": et, "entityId": "gone-1"}}}, 400, `{"errors":[{"key":"customer","error":"Entity 'gone-1' not found"}]}`},
@@ -541,10 +543,17 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 				{"bad condition", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m", "classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{{"sourceType": "CONTENT", "matchingType": "FUZZY"}}}}}}, 400, `~"classifications[0].conditions[0].matchingType"`},
 				{"unknown classification", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m", "classifications": []map[string]any{{"classificationId": "nope"}}}}, 400, `{"errors":[{"key":"classifications[0].classificationId","error":"Classification 'nope' not found"}]}`},
 				{"attribute used by mapping", "DELETE", "/attributes/invoiceTotal", nil, 400, ""},
+				{"classification used by mapping", "DELETE", "/sites/" + sid + "/classifications/" + cid, nil, 400, `{"errors":[{"key":"classificationId","error":"Classification '` + cid + `' is in use, cannot be deleted"}]}`},
 				{"set", "PUT", "/mappings/" + mid, map[string]any{"mapping": map[string]any{"name": "renamed", "attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "0"}}}}, 200, `{"message":"Mapping set"}`},
 				{"set missing", "PUT", "/mappings/nope", map[string]any{"mapping": map[string]any{"name": "x", "attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "0"}}}}, 404, `{"message":"Mapping 'nope' not found"}`},
 				{"delete", "DELETE", "/mappings/" + mid, nil, 200, `{"message":"Mapping '` + mid + `' deleted"}`},
 				{"gone", "GET", "/mappings/" + mid, nil, 404, ""},
+			})
+			// An attribute that only a mapping uses is in use.
+			defineAttr(t, s, tok, site.query, "mappedOnly", "STRING", nil)
+			runSteps(t, s, tok, site.query, []step{
+				{"mapping of one attribute", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m2", "attributes": []map[string]any{{"attributeKey": "mappedOnly", "sourceType": "MANUAL", "defaultValue": "1"}}}}, 201, ""},
+				{"attribute only a mapping uses", "DELETE", "/attributes/mappedOnly", nil, 400, `{"errors":[{"key":"key","error":"attribute 'mappedOnly' is in use, cannot be deleted"}]}`},
 			})
 		})
 	}

@@ -82,27 +82,9 @@ func (s *Server) handleGetEntityTypes(r *reqCtx) error {
 	if ns == "" {
 		ns = storage.NamespaceCustom
 	}
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "et")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.EntityTypes(r.site, ns, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for i := range list {
-		out = append(out, entityTypeJSON(&list[i]))
-	}
-	res := map[string]any{"entityTypes": out}
-	if next != "" {
-		res["next"] = keyToken("et", next)
-	}
-	return r.JSON(res)
+	return keyPage(r, "et", "entityTypes", func(after string, limit int) ([]storage.EntityType, string, error) {
+		return s.db.EntityTypes(r.site, ns, after, limit)
+	}, entityTypeJSON)
 }
 
 // handleGetEntityType serves GET /entityTypes/{entityTypeId}.
@@ -283,27 +265,9 @@ func (s *Server) handleGetEntities(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "en")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.Entities(r.site, pathParam(r, "entityTypeId"), ns, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for i := range list {
-		out = append(out, entityJSON(&list[i]))
-	}
-	res := map[string]any{"entities": out}
-	if next != "" {
-		res["next"] = keyToken("en", next)
-	}
-	return r.JSON(res)
+	return keyPage(r, "en", "entities", func(after string, limit int) ([]storage.Entity, string, error) {
+		return s.db.Entities(r.site, pathParam(r, "entityTypeId"), ns, after, limit)
+	}, entityJSON)
 }
 
 // handleGetEntity serves GET /entities/{entityTypeId}/{entityId}.

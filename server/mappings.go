@@ -77,27 +77,9 @@ func (s *Server) handleGetMapping(r *reqCtx) error {
 
 // handleGetMappings serves GET /mappings.
 func (s *Server) handleGetMappings(r *reqCtx) error {
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "mp")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.Mappings(r.site, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for i := range list {
-		out = append(out, mappingJSON(&list[i]))
-	}
-	res := map[string]any{"mappings": out}
-	if next != "" {
-		res["next"] = keyToken("mp", next)
-	}
-	return r.JSON(res)
+	return keyPage(r, "mp", "mappings", func(after string, limit int) ([]storage.Mapping, string, error) {
+		return s.db.Mappings(r.site, after, limit)
+	}, mappingJSON)
 }
 
 // handleDeleteMapping serves DELETE /mappings/{mappingId}.

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/base64"
 	"strconv"
+	"strings"
 	"time"
 
 	"quire/index"
@@ -37,6 +39,57 @@ func listLimit(r *reqCtx) (int, error) {
 		return 0, invalid("limit", "invalid 'limit' parameter")
 	}
 	return clampLimit(n, defaultPageLimit), nil
+}
+
+// keyToken and parseKeyToken are the `next` tokens of listings ordered
+// by a key: kind names the listing, so a token of one is refused by
+// another.
+func keyToken(kind, k string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + k))
+}
+
+func parseKeyToken(r *reqCtx, kind string) (string, error) {
+	tok := r.Query("next")
+	if tok == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(b), kind+":") {
+		return "", storage.ErrBadToken
+	}
+	return string(b[len(kind)+1:]), nil
+}
+
+// keyPage answers one page of a listing ordered by key, the shape of every
+// such list route: it reads `limit` and the `next` token of kind, fetches
+// up to limit items after the token's key, and answers {field: [...]}
+// with each item as conv writes it (nil leaves an item out) and a `next`
+// token when more remain.
+func keyPage[T any](r *reqCtx, kind, field string, fetch func(after string, limit int) ([]T, string, error),
+	conv func(*T) map[string]any) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, kind)
+	if err != nil {
+		return err
+	}
+	items, next, err := fetch(after, limit)
+	if err != nil {
+		return err
+	}
+	list := make([]map[string]any, 0, len(items))
+	for i := range items {
+		if m := conv(&items[i]); m != nil {
+			list = append(list, m)
+		}
+	}
+	out := map[string]any{field: list}
+	if next != "" {
+		out["next"] = keyToken(kind, next)
+	}
+	return r.JSON(out)
 }
 
 // clampLimit brings a page size into 1..maxPageLimit; below 1 gives def.

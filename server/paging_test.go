@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -96,4 +97,134 @@ func TestPaging_HostileNumbers(t *testing.T) {
 		})
 	}
 	mustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
+}
+
+// TestPaging_KeyListings walks every listing paged by key with limit=1
+// and checks that the pages, joined, are the one-page listing in the same
+// order, that only the last page lacks a `next` token, and that a token of
+// one listing is refused by another.
+func TestPaging_KeyListings(t *testing.T) {
+	s := pipelineServer(t)
+	tok := s.Admin()
+	created := func(path string, body any, idField string) string {
+		t.Helper()
+		r := s.Do(http.MethodPost, path, body, tok)
+		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+			t.Fatalf("POST %s: status %d: %s", path, r.Status, r.Body)
+		}
+		return str(t, r.JSON(t), idField)
+	}
+	keys := []string{"pa", "pb", "pc"}
+	var docAttrs []map[string]any
+	for _, k := range keys {
+		defineAttr(t, s, tok, "", k, "STRING", nil)
+		docAttrs = append(docAttrs, map[string]any{"key": k, "stringValue": "v"})
+	}
+	doc := addDoc(t, s, tok, "", map[string]any{"content": "x", "path": "paged.txt", "attributes": docAttrs})
+	var types []string
+	for _, n := range []string{"T1", "T2", "T3"} {
+		types = append(types, created("/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": n}}, "entityTypeId"))
+	}
+	for _, n := range []string{"E1", "E2", "E3"} {
+		created("/entities/"+types[0], map[string]any{"entity": map[string]any{"name": n}}, "entityId")
+	}
+	for _, n := range []string{"m1", "m2", "m3"} {
+		created("/mappings", map[string]any{"mapping": map[string]any{"name": n,
+			"attributes": []map[string]any{{"attributeKey": "pa", "sourceType": "MANUAL", "defaultValue": "1"}}}}, "mappingId")
+	}
+	for _, n := range []string{"C1", "C2", "C3"} {
+		created("/sites/default/classifications", map[string]any{"classification": map[string]any{"name": n,
+			"attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "pa"}}}}}, "classificationId")
+	}
+	var queues []string
+	for _, n := range []string{"Q1", "Q2", "Q3"} {
+		queues = append(queues, created("/queues", map[string]any{"name": n}, "queueId"))
+	}
+	for i := range 3 {
+		addDoc(t, s, tok, "", map[string]any{"content": "q", "path": fmt.Sprintf("queued/%d.txt", i),
+			"actions": []map[string]any{{"type": "QUEUE", "queueId": queues[0]}}})
+	}
+	queueDocs := "/queues/" + queues[0] + "/documents"
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r := s.Do(http.MethodGet, queueDocs+"?limit=100", nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		if len(list(t, r.JSON(t), "documents")) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue documents never reached 3: %s", r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	listings := []struct{ path, field, id string }{
+		{"/attributes", "attributes", "key"},
+		{"/documents/" + doc + "/attributes", "attributes", "key"},
+		{"/entityTypes", "entityTypes", "entityTypeId"},
+		{"/entities/" + types[0], "entities", "entityId"},
+		{"/mappings", "mappings", "mappingId"},
+		{"/sites/default/classifications", "classifications", "classificationId"},
+		{"/queues", "queues", "queueId"},
+		{queueDocs, "documents", "documentId"},
+	}
+	ids := func(t *testing.T, page map[string]any, field, id string) []string {
+		var out []string
+		for _, it := range list(t, page, field) {
+			out = append(out, str(t, obj(t, it), id))
+		}
+		return out
+	}
+	var tokens []string
+	for _, l := range listings {
+		t.Run(l.path, func(t *testing.T) {
+			r := s.Do(http.MethodGet, l.path+"?limit=1000", nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			all := r.JSON(t)
+			if _, ok := all["next"]; ok {
+				t.Fatalf("one page of all has a next token: %s", r.Body)
+			}
+			want := ids(t, all, l.field, l.id)
+			if len(want) < 3 {
+				t.Fatalf("want at least 3 items, got %v", want)
+			}
+			var got []string
+			next := ""
+			for i := 0; ; i++ {
+				if i > len(want) {
+					t.Fatalf("more pages than items: %v", got)
+				}
+				path := l.path + "?limit=1"
+				if next != "" {
+					path += "&next=" + next
+				}
+				r := s.Do(http.MethodGet, path, nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				page := r.JSON(t)
+				items := ids(t, page, l.field, l.id)
+				if len(items) != 1 {
+					t.Fatalf("page %d has %d items: %s", i, len(items), r.Body)
+				}
+				got = append(got, items...)
+				if _, ok := page["next"]; !ok {
+					break
+				}
+				next = str(t, page, "next")
+				if i == 0 {
+					tokens = append(tokens, next)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("pages joined %v, want %v", got, want)
+			}
+		})
+	}
+	if len(tokens) != len(listings) {
+		t.Fatalf("%d first-page tokens for %d listings", len(tokens), len(listings))
+	}
+	for i, l := range listings {
+		other := tokens[(i+1)%len(tokens)]
+		r := s.Do(http.MethodGet, l.path+"?next="+other, nil, tok)
+		mustStatus(t, r, http.StatusBadRequest)
+		mustBody(t, r, `{"message":"Invalid Next token"}`)
+	}
 }

@@ -34,27 +34,9 @@ func queueJSON(q *storage.Queue) map[string]any {
 
 // handleGetQueues serves GET /queues.
 func (s *Server) handleGetQueues(r *reqCtx) error {
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "qu")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.Queues(r.site, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for i := range list {
-		out = append(out, queueJSON(&list[i]))
-	}
-	res := map[string]any{"queues": out}
-	if next != "" {
-		res["next"] = keyToken("qu", next)
-	}
-	return r.JSON(res)
+	return keyPage(r, "qu", "queues", func(after string, limit int) ([]storage.Queue, string, error) {
+		return s.db.Queues(r.site, after, limit)
+	}, queueJSON)
 }
 
 // handleGetQueue serves GET /queues/{queueId}.
@@ -81,37 +63,18 @@ func (s *Server) handleGetQueueDocuments(r *reqCtx) error {
 	if _, err := s.db.GetQueue(r.site, id); err != nil {
 		return err
 	}
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "qd")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.QueueDocuments(r.site, id, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for _, q := range list {
+	return keyPage(r, "qd", "documents", func(after string, limit int) ([]storage.QueuedDocument, string, error) {
+		return s.db.QueueDocuments(r.site, id, after, limit)
+	}, func(q *storage.QueuedDocument) map[string]any {
 		d, err := s.db.GetDocument(r.site, q.DocumentID)
-		if err != nil {
-			continue
-		}
-		if !s.docAllows(r, d.Path, storage.FolderRead) {
-			continue
+		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+			return nil // gone or out of reach: left out of the page
 		}
 		m := documentJSON(d)
 		m["queueId"] = q.QueueID
 		m["queueInsertedDate"] = formatDate(q.InsertedDate)
-		out = append(out, m)
-	}
-	res := map[string]any{"documents": out}
-	if next != "" {
-		res["next"] = keyToken("qd", next)
-	}
-	return r.JSON(res)
+		return m
+	})
 }
 
 func (s *Server) queueExists(site, id string) bool {

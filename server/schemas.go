@@ -137,32 +137,16 @@ func (s *Server) handleGetClassification(r *reqCtx) error {
 
 // handleGetClassifications serves GET /sites/{siteId}/classifications.
 func (s *Server) handleGetClassifications(r *reqCtx) error {
-	limit, err := listLimit(r)
-	if err != nil {
-		return err
-	}
-	after, err := parseKeyToken(r, "cl")
-	if err != nil {
-		return err
-	}
-	list, next, err := s.db.Classifications(r.site, after, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, 0, len(list))
-	for _, c := range list {
-		out = append(out, map[string]any{
+	return keyPage(r, "cl", "classifications", func(after string, limit int) ([]storage.Classification, string, error) {
+		return s.db.Classifications(r.site, after, limit)
+	}, func(c *storage.Classification) map[string]any {
+		return map[string]any{
 			"classificationId": c.ClassificationID,
 			"name":             c.Schema.Name,
 			"userId":           c.UserID,
 			"insertedDate":     formatDate(c.InsertedDate),
-		})
-	}
-	res := map[string]any{"classifications": out}
-	if next != "" {
-		res["next"] = keyToken("cl", next)
-	}
-	return r.JSON(res)
+		}
+	})
 }
 
 // handleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.

@@ -92,7 +92,7 @@ func init() {
 		OpDeleteAPIKey:    applyDeleteAPIKey,
 		OpSweepChunks:     applySweepChunks,
 
-		// attributes.go, schemas.go, entities.go, sequences.go
+		// attrdefs.go, docattrs.go, schemas.go, entities.go, sequences.go
 		OpAddAttribute:         applyAddAttribute,
 		OpUpdateAttribute:      applyUpdateAttribute,
 		OpDeleteAttribute:      applyDeleteAttribute,

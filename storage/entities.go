@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -293,9 +292,6 @@ func applyPutEntity(t *tx, c *Command) (any, error) {
 	default:
 		return nil, fmt.Errorf("put entity: unknown mode %q", p.Mode)
 	}
-	if e.Name == "" {
-		return nil, Invalid("name", "'name' is required")
-	}
 	sort.Slice(e.Attributes, func(i, j int) bool { return e.Attributes[i].Key < e.Attributes[j].Key })
 	if err := checkEntityAttributes(et, e.Attributes); err != nil {
 		return nil, err
@@ -348,9 +344,9 @@ func (d *DB) GetEntityType(site, idOrName, namespace string) (*EntityType, error
 // EntityTypes lists the entity types of a namespace (CUSTOM ones by id,
 // or the presets).
 func (d *DB) EntityTypes(site, namespace, after string, limit int) ([]EntityType, string, error) {
-	var out []EntityType
-	var next string
 	if namespace == NamespacePreset {
+		var out []EntityType
+		var next string
 		for _, n := range PresetEntityTypes {
 			if n > after {
 				out = append(out, EntityType{EntityTypeID: n, Namespace: NamespacePreset, Name: n})
@@ -361,27 +357,7 @@ func (d *DB) EntityTypes(site, namespace, after string, limit int) ([]EntityType
 		}
 		return out, next, nil
 	}
-	err := d.view(func(t *tx) error {
-		return t.each(entityTypePrefix(site), func(_, v []byte) error {
-			var et EntityType
-			if err := json.Unmarshal(v, &et); err != nil {
-				return err
-			}
-			if after != "" && et.EntityTypeID <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].EntityTypeID
-				return errStop
-			}
-			out = append(out, et)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
+	return listPage(d, entityTypePrefix(site), after, limit, func(et *EntityType) string { return et.EntityTypeID })
 }
 
 // GetEntity returns one entity.
@@ -413,25 +389,9 @@ func (d *DB) Entities(site, typeIDOrName, namespace, after string, limit int) ([
 		if err != nil {
 			return err
 		}
-		return t.each(entityPrefix(site, et.EntityTypeID), func(_, v []byte) error {
-			var e Entity
-			if err := json.Unmarshal(v, &e); err != nil {
-				return err
-			}
-			if after != "" && e.EntityID <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].EntityID
-				return errStop
-			}
-			out = append(out, e)
-			return nil
-		})
+		out, next, err = scanPage(t, entityPrefix(site, et.EntityTypeID), after, limit, func(e *Entity) string { return e.EntityID })
+		return err
 	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
 	return out, next, err
 }
 

@@ -204,14 +204,22 @@ func applyDeleteMapping(t *tx, c *Command) (any, error) {
 
 // classificationInMapping reports whether a mapping names classification id.
 func classificationInMapping(t *tx, site, id string) (bool, error) {
-	used := false
+	return anyMapping(t, site, func(m *Mapping) bool {
+		return slices.ContainsFunc(m.Classifications, func(c MappingClassification) bool { return c.ClassificationID == id })
+	})
+}
+
+// anyMapping reports whether one of site's mappings satisfies pred,
+// stopping at the first that does.
+func anyMapping(t *tx, site string, pred func(*Mapping) bool) (bool, error) {
+	found := false
 	err := t.each(mappingPrefix(site), func(_, v []byte) error {
 		var m Mapping
 		if err := json.Unmarshal(v, &m); err != nil {
 			return err
 		}
-		if slices.ContainsFunc(m.Classifications, func(c MappingClassification) bool { return c.ClassificationID == id }) {
-			used = true
+		if pred(&m) {
+			found = true
 			return errStop
 		}
 		return nil
@@ -219,7 +227,7 @@ func classificationInMapping(t *tx, site, id string) (bool, error) {
 	if errors.Is(err, errStop) {
 		err = nil
 	}
-	return used, err
+	return found, err
 }
 
 // GetMapping returns one mapping.

@@ -120,34 +120,6 @@ func (d *DB) QueueDocuments(site, queueID, after string, limit int) ([]QueuedDoc
 	return listPage(d, queueDocPrefix(site, queueID), after, limit, func(q *QueuedDocument) string { return q.DocumentID })
 }
 
-// listPage reads up to limit JSON records under prefix whose id (in key
-// order) comes after after, and the id to continue from when more remain.
-func listPage[T any](d *DB, prefix []byte, after string, limit int, id func(*T) string) ([]T, string, error) {
-	var out []T
-	var next string
-	err := d.view(func(t *tx) error {
-		return t.each(prefix, func(_, v []byte) error {
-			var r T
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-			if after != "" && id(&r) <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = id(&out[len(out)-1])
-				return errStop
-			}
-			out = append(out, r)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
-}
-
 // QueueDecision is the payload of OpQueueDecision: a person's decision on
 // a document waiting in a queue.
 type QueueDecision struct {

@@ -336,29 +336,7 @@ func (d *DB) GetClassification(site, id string) (*Classification, error) {
 
 // Classifications lists a site's classifications by id after after.
 func (d *DB) Classifications(site, after string, limit int) ([]Classification, string, error) {
-	var out []Classification
-	var next string
-	err := d.view(func(t *tx) error {
-		return t.each(classificationPrefix(site), func(_, v []byte) error {
-			var c Classification
-			if err := json.Unmarshal(v, &c); err != nil {
-				return err
-			}
-			if after != "" && c.ClassificationID <= after {
-				return nil
-			}
-			if limit > 0 && len(out) == limit {
-				next = out[len(out)-1].ClassificationID
-				return errStop
-			}
-			out = append(out, c)
-			return nil
-		})
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return out, next, err
+	return listPage(d, classificationPrefix(site), after, limit, func(c *Classification) string { return c.ClassificationID })
 }
 
 // AllowedValues returns the allowed values of key across the site schema
