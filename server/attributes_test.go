@@ -439,34 +439,46 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 				{"one per attribute", "POST", "/sites/" + site.id + "/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "{SEQUENCE}"}}, 400, ""},
 			})
 
+			// The goroutines only send what they got; this test's goroutine
+			// reports every failure after all have answered (a request that
+			// fails returns, it never blocks or calls FailNow from here).
 			const n = 200
-			ids := make(chan string, n)
-			errs := make(chan string, n)
+			type created struct{ id, err string }
+			results := make(chan created, n)
 			sem := make(chan struct{}, 32)
 			for i := 0; i < n; i++ {
 				go func(i int) {
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					r := s.Do(http.MethodPost, "/documents"+sq, map[string]any{"content": fmt.Sprint(i)}, tok)
-					if r.Status != http.StatusCreated {
-						errs <- fmt.Sprintf("%d %s", r.Status, r.Body)
-						ids <- ""
+					var b struct{ DocumentID string }
+					if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &b) != nil || b.DocumentID == "" {
+						results <- created{err: fmt.Sprintf("document %d: status %d, body %s", i, r.Status, r.Body)}
 						return
 					}
-					var b struct{ DocumentID string }
-					json.Unmarshal(r.Body, &b)
-					ids <- b.DocumentID
+					results <- created{id: b.DocumentID}
 				}(i)
 			}
-			seen := map[string]bool{}
+			var ids []string
 			for i := 0; i < n; i++ {
-				id := <-ids
-				if id == "" {
-					t.Fatalf("create failed: %s", <-errs)
+				c := <-results
+				if c.err != "" {
+					t.Errorf("create failed: %s", c.err)
+					continue
 				}
-				v := docAttr(t, s, tok, sq, id, "invoiceNo")["stringValue"].(string)
+				ids = append(ids, c.id)
+			}
+			if t.Failed() {
+				t.FailNow()
+			}
+			seen := map[string]bool{}
+			for _, id := range ids {
+				v := str(t, docAttr(t, s, tok, sq, id, "invoiceNo"), "stringValue")
 				if seen[v] {
 					t.Fatalf("number %s handed out twice", v)
+				}
+				if !strings.HasPrefix(v, "INV-") || len(v) != len("INV-2026-000001") {
+					t.Fatalf("number %q, want INV-{YEAR}-{SEQUENCE:6}", v)
 				}
 				seen[v] = true
 			}

@@ -154,6 +154,5 @@ func TestDownloads_Disposition(t *testing.T) {
 
 // put uploads body to a signed URL as a client with no content type would.
 func put(s *quiretest.Server, u string, body any) *quiretest.Response {
-	s.T.Helper()
 	return s.DoHeaders(http.MethodPut, u, body, "", map[string]string{"Content-Type": "application/octet-stream"})
 }
