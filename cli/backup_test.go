@@ -258,7 +258,7 @@ func checkDocs(t *testing.T, s *quiretest.Server, tok string, docs []*savedDoc, 
 		for page := 0; page < 100; page++ {
 			r := s.Do(http.MethodPost, "/search?limit=100"+next, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "batch", "eq": tag}}}, tok)
 			m := r.JSON(t)
-			n += len(m["documents"].([]any))
+			n += len(quiretest.List(t, m, "documents"))
 			nx, _ := m["next"].(string)
 			if nx == "" {
 				break
@@ -270,7 +270,7 @@ func checkDocs(t *testing.T, s *quiretest.Server, tok string, docs []*savedDoc, 
 		}
 	}
 	r := s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "doc-00"}}}, tok)
-	if got := len(r.JSON(t)["documents"].([]any)); got != 10 {
+	if got := len(quiretest.List(t, r.JSON(t), "documents")); got != 10 {
 		t.Fatalf("filename search after restore: %d documents, want 10", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/config"
+	"quire/quiretest"
 	"quire/storage"
 )
 
@@ -54,7 +55,7 @@ func startServe(t *testing.T, file string) (addr string, logs *syncBuffer, stop 
 		for _, line := range strings.Split(logs.String(), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "quire serving" {
-				return m["listen"].(string), logs, func() error { sig <- syscall.SIGTERM; return <-done }
+				return quiretest.Str(t, m, "listen"), logs, func() error { sig <- syscall.SIGTERM; return <-done }
 			}
 		}
 		select {

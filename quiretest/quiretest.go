@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -21,9 +22,13 @@ import (
 	"quire/storage"
 )
 
-// Server is a running node.
+// Server is a running node. It keeps no test after construction but the
+// one its cleanup reports to: Do and DoHeaders never fail a test, they
+// return a Response whose Err says what went wrong, so a request made in
+// a subtest or a goroutine fails there, through the caller's own
+// assertions, and never calls FailNow on a test that is not running it.
 type Server struct {
-	T       testing.TB
+	t       testing.TB // only for Close, which runs as t's cleanup
 	Node    *node.Node
 	URL     string
 	DataDir string
@@ -82,7 +87,7 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 	if err := n.Start(ln); err != nil {
 		t.Fatalf("start node: %v", err)
 	}
-	s := &Server{T: t, Node: n, URL: url, DataDir: dir, Client: &http.Client{Timeout: 60 * time.Second}}
+	s := &Server{t: t, Node: n, URL: url, DataDir: dir, Client: &http.Client{Timeout: 60 * time.Second}}
 	t.Cleanup(s.Close)
 	return s
 }
@@ -95,17 +100,20 @@ func (s *Server) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := s.Node.Close(ctx); err != nil {
-		s.T.Errorf("close node: %v", err)
+		s.t.Errorf("close node: %v", err) // Errorf: safe from any goroutine
 	}
 	s.Node = nil
 }
 
-// Token returns a token for user in groups, signed by the node's key.
+// Token returns a token for user in groups, signed by the node's key. It
+// may be called from any goroutine: should signing fail, it reports the
+// error with Errorf (never FailNow) and returns a token the server
+// refuses, so the caller's status assertion fails too.
 func (s *Server) Token(user string, groups ...string) string {
-	s.T.Helper()
 	tok, err := auth.SignToken(s.DataDir, "", user, groups, time.Hour)
 	if err != nil {
-		s.T.Fatalf("sign token: %v", err)
+		s.t.Errorf("sign token for %s: %v", user, err)
+		return "unsigned-token"
 	}
 	return tok
 }
@@ -113,16 +121,23 @@ func (s *Server) Token(user string, groups ...string) string {
 // Admin returns a token of an Admins member.
 func (s *Server) Admin() string { return s.Token("admin", "Admins") }
 
-// Response is a finished HTTP exchange.
+// Response is a finished HTTP exchange, or one that could not finish:
+// then Status is 0, Err is why and Body holds Err's text, so an assertion
+// on the status fails in the caller's test and prints the reason.
 type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	Err    error
 }
 
-// JSON decodes the body into a map.
+// JSON decodes the body into a map, failing t (the caller's) when the
+// request did not finish or the body is not a JSON object.
 func (r *Response) JSON(t testing.TB) map[string]any {
 	t.Helper()
+	if r.Err != nil {
+		t.Fatalf("request failed: %v", r.Err)
+	}
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
 		t.Fatalf("decode %q: %v", r.Body, err)
@@ -130,16 +145,19 @@ func (r *Response) JSON(t testing.TB) map[string]any {
 	return m
 }
 
+// failed is the Response of an exchange that did not finish.
+func failed(err error) *Response {
+	return &Response{Header: http.Header{}, Body: []byte(err.Error()), Err: err}
+}
+
 // Do sends a request with an optional body (string, []byte, io.Reader or a
-// value encoded as JSON) and token.
+// value encoded as JSON) and token. It never fails a test: see Response.
 func (s *Server) Do(method, path string, body any, token string) *Response {
-	s.T.Helper()
 	return s.DoHeaders(method, path, body, token, nil)
 }
 
 // DoHeaders is Do with extra request headers.
 func (s *Server) DoHeaders(method, path string, body any, token string, headers map[string]string) *Response {
-	s.T.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -152,7 +170,7 @@ func (s *Server) DoHeaders(method, path string, body any, token string, headers 
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
-			s.T.Fatalf("encode body: %v", err)
+			return failed(fmt.Errorf("encode body: %w", err))
 		}
 		rd = bytes.NewReader(enc)
 	}
@@ -162,7 +180,7 @@ func (s *Server) DoHeaders(method, path string, body any, token string, headers 
 	}
 	req, err := http.NewRequest(method, u, rd)
 	if err != nil {
-		s.T.Fatalf("new request: %v", err)
+		return failed(fmt.Errorf("new request: %w", err))
 	}
 	if token != "" {
 		req.Header.Set("Authorization", token)
@@ -175,12 +193,12 @@ func (s *Server) DoHeaders(method, path string, body any, token string, headers 
 	}
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		s.T.Fatalf("%s %s: %v", method, path, err)
+		return failed(fmt.Errorf("%s %s: %w", method, path, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.T.Fatalf("read body: %v", err)
+		return failed(fmt.Errorf("%s %s: read body: %w", method, path, err))
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }

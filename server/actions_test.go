@@ -37,10 +37,21 @@ func actions(t *testing.T, s *quiretest.Server, tok, site, id string) []map[stri
 	r := s.Do(http.MethodGet, "/documents/"+id+"/actions"+q(site, "limit=100"), nil, tok)
 	mustStatus(t, r, http.StatusOK)
 	var out []map[string]any
-	for _, a := range r.JSON(t)["actions"].([]any) {
-		out = append(out, a.(map[string]any))
+	for _, a := range list(t, r.JSON(t), "actions") {
+		out = append(out, obj(t, a))
 	}
 	return out
+}
+
+// nthAction returns the i-th action of a document, failing t (not the
+// package, as indexing past the end would) when it has fewer.
+func nthAction(t *testing.T, s *quiretest.Server, tok, site, id string, i int) map[string]any {
+	t.Helper()
+	a := actions(t, s, tok, site, id)
+	if i >= len(a) {
+		t.Fatalf("document %s has %d actions, want one at index %d: %v", id, len(a), i, a)
+	}
+	return a[i]
 }
 
 // waitActions polls until no action of the document is PENDING, RUNNING or
@@ -52,7 +63,7 @@ func waitActions(t *testing.T, s *quiretest.Server, tok, site, id string) []stri
 		st = st[:0]
 		busy := false
 		for _, a := range actions(t, s, tok, site, id) {
-			st = append(st, a["status"].(string))
+			st = append(st, str(t, a, "status"))
 			switch a["status"] {
 			case "PENDING", "RUNNING", "WAITING_FOR_RETRY":
 				busy = true
@@ -118,7 +129,7 @@ func TestActions_Validation(t *testing.T) {
 				t.Fatalf("refused requests added actions: %v", got)
 			}
 			mustBody(t, s.Do(http.MethodPost, "/documents/"+id+"/ocr"+site.query, map[string]any{"parseTypes": []string{"TEXT"}, "ocrNumberOfPages": "2"}, tok), `{"message":"OCR request submitted"}`)
-			if a := actions(t, s, tok, site.query, id); len(a) != 1 || a[0]["type"] != "OCR" || a[0]["parameters"].(map[string]any)["ocrNumberOfPages"] != "2" {
+			if a := actions(t, s, tok, site.query, id); len(a) != 1 || a[0]["type"] != "OCR" || obj(t, a[0]["parameters"])["ocrNumberOfPages"] != "2" {
 				t.Fatalf("POST /ocr added %v", a)
 			}
 		})
@@ -173,7 +184,7 @@ func TestActions_WaitForContent(t *testing.T) {
 				"actions": []map[string]any{{"type": "FULLTEXT"}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}}, tok)
 			mustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			id, up := body["documentId"].(string), body["url"].(string)
+			id, up := str(t, body, "documentId"), str(t, body, "url")
 			for _, a := range actions(t, s, tok, site.query, id) {
 				if a["status"] != "PENDING" {
 					t.Fatalf("action ran before the content arrived: %v", a)
@@ -266,7 +277,7 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("statuses %v", st)
 			}
-			if a := actions(t, s, tok, site.query, id)[0]; a["retryCount"] != float64(3) {
+			if a := nthAction(t, s, tok, site.query, id, 0); a["retryCount"] != float64(3) {
 				t.Fatalf("retryCount %v, want 3 (two failures, one success)", a["retryCount"])
 			}
 			body, h := flaky.last()
@@ -303,8 +314,8 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			a := actions(t, s, tok, site.query, id2)[0]
-			if !strings.Contains(a["message"].(string), "404") || gone.calls.Load() != 1 {
+			a := nthAction(t, s, tok, site.query, id2, 0)
+			if !strings.Contains(str(t, a, "message"), "404") || gone.calls.Load() != 1 {
 				t.Fatalf("failed action %v after %d calls", a, gone.calls.Load())
 			}
 			r := s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=FAILED"), nil, tok)
@@ -328,7 +339,7 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 func waitActionsOnce(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
 	var st []string
 	for _, a := range actions(t, s, tok, site, id) {
-		st = append(st, a["status"].(string))
+		st = append(st, str(t, a, "status"))
 	}
 	return st
 }
@@ -366,7 +377,7 @@ func TestActions_MoveDeleteQueue(t *testing.T) {
 
 			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Approvals"}, tok)
 			mustStatus(t, qr, http.StatusCreated)
-			qid := qr.JSON(t)["queueId"].(string)
+			qid := str(t, qr.JSON(t), "queueId")
 			qd := addDoc(t, s, tok, site.query, map[string]any{"path": "approve/me.txt", "content": "x",
 				"actions": []map[string]any{{"type": "QUEUE", "queueId": qid}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}})
 			deadline := time.Now().Add(30 * time.Second)
@@ -434,7 +445,7 @@ func TestActions_EventBus(t *testing.T) {
 			if err := json.Unmarshal(body, &ev); err != nil || ev["specversion"] != "1.0" || ev["subject"] != id || h.Get("Content-Type") != "application/cloudevents+json" {
 				t.Fatalf("event %s (%v)", body, h.Get("Content-Type"))
 			}
-			if m := actions(t, s, tok, site.query, id)[1]["message"]; m != "event bus 'nowhere' is not configured" {
+			if m := nthAction(t, s, tok, site.query, id, 1)["message"]; m != "event bus 'nowhere' is not configured" {
 				t.Fatalf("message %v", m)
 			}
 		})

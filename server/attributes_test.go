@@ -62,7 +62,7 @@ func docAttr(t *testing.T, s *quiretest.Server, tok, site, id, key string) map[s
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+id+"/attributes/"+key+site, nil, tok)
 	mustStatus(t, r, http.StatusOK)
-	return r.JSON(t)["attribute"].(map[string]any)
+	return obj(t, r.JSON(t)["attribute"])
 }
 
 func TestAttributes_Definitions(t *testing.T) {
@@ -100,7 +100,7 @@ func TestAttributes_Definitions(t *testing.T) {
 				t.Fatalf("no next token on a full page: %v", p1)
 			}
 			p2 := s.Do(http.MethodGet, "/attributes"+q(site.query, "limit=1&next="+next), nil, tok).JSON(t)
-			if a := p2["attributes"].([]any); len(a) != 1 || a[0].(map[string]any)["key"] != "category" {
+			if a := list(t, p2, "attributes"); len(a) != 1 || obj(t, a[0])["key"] != "category" {
 				t.Fatalf("page 2 = %v", p2)
 			}
 			// In use: a document carries it.
@@ -232,18 +232,18 @@ func TestAttributes_DocumentEndpoints(t *testing.T) {
 			// Uploads carry attributes too, validated the same way.
 			up := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up.bin", "attributes": []map[string]any{{"key": "n", "numberValue": 1}}}, tok)
 			mustStatus(t, up, http.StatusCreated)
-			if a := docAttr(t, s, tok, site.query, up.JSON(t)["documentId"].(string), "n"); a["numberValue"] != float64(1) {
+			if a := docAttr(t, s, tok, site.query, str(t, up.JSON(t), "documentId"), "n"); a["numberValue"] != float64(1) {
 				t.Fatalf("upload attribute = %v", a)
 			}
 			bad := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up2.bin", "attributes": []map[string]any{{"key": "n", "booleanValue": true}}}, tok)
 			mustStatus(t, bad, http.StatusBadRequest)
 			// Paging over a document's attributes.
 			l := s.Do(http.MethodGet, base+q(site.query, "limit=1"), nil, tok).JSON(t)
-			if len(l["attributes"].([]any)) != 1 || l["next"] == nil {
+			if len(list(t, l, "attributes")) != 1 || l["next"] == nil {
 				t.Fatalf("page = %v", l)
 			}
-			l2 := s.Do(http.MethodGet, base+q(site.query, "limit=1&next="+l["next"].(string)), nil, tok).JSON(t)
-			if a := l2["attributes"].([]any); len(a) != 1 || a[0].(map[string]any)["key"] != "tag" {
+			l2 := s.Do(http.MethodGet, base+q(site.query, "limit=1&next="+str(t, l, "next")), nil, tok).JSON(t)
+			if a := list(t, l2, "attributes"); len(a) != 1 || obj(t, a[0])["key"] != "tag" {
 				t.Fatalf("page 2 = %v", l2)
 			}
 		})
@@ -330,7 +330,7 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 				"optional": []map[string]any{{"attributeKey": "extra", "allowedValues": []string{"x1", "x2"}}},
 			}}}, tok)
 			mustStatus(t, r, http.StatusOK)
-			cid := r.JSON(t)["classificationId"].(string)
+			cid := str(t, r.JSON(t), "classificationId")
 			runSteps(t, s, tok, "", []step{
 				{"duplicate name", "POST", sbase + "/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"required": []map[string]any{{"attributeKey": "pages"}}}}}, 400, `{"errors":[{"key":"name","error":"Classification 'Invoice' already exists"}]}`},
 				{"get", "GET", sbase + "/classifications/" + cid, nil, 200, `~"name":"Invoice"`},
@@ -371,10 +371,10 @@ func TestAttributes_Entities(t *testing.T) {
 			})
 			r := s.Do(http.MethodPost, "/entityTypes"+site.query, map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": "Customer"}}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			et := r.JSON(t)["entityTypeId"].(string)
+			et := str(t, r.JSON(t), "entityTypeId")
 			r = s.Do(http.MethodPost, "/entities/"+et+site.query, map[string]any{"entity": map[string]any{"name": "ACME", "attributes": []map[string]any{{"key": "vat", "stringValue": "DE123"}}}}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			eid := r.JSON(t)["entityId"].(string)
+			eid := str(t, r.JSON(t), "entityId")
 			defineAttr(t, s, tok, site.query, "customer", "ENTITY", nil)
 			runSteps(t, s, tok, site.query, []step{
 				{"duplicate type", "POST", "/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": "Customer"}}, 400, ""},
@@ -398,7 +398,7 @@ func TestAttributes_Entities(t *testing.T) {
 			// Multiple entities, read back sorted.
 			r = s.Do(http.MethodPost, "/entities/"+et+site.query, map[string]any{"entity": map[string]any{"name": "Beta"}}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			eid2 := r.JSON(t)["entityId"].(string)
+			eid2 := str(t, r.JSON(t), "entityId")
 			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "customer", "entities": []map[string]any{{"entityTypeId": et, "entityId": eid2}, {"entityTypeId": et, "entityId": eid}}}}})
 			a := docAttr(t, s, tok, site.query, id, "customer")
 			ents, _ := a["entities"].([]any)
@@ -410,7 +410,7 @@ func TestAttributes_Entities(t *testing.T) {
 			mustStatus(t, rp, http.StatusCreated)
 			dp := s.Do(http.MethodPost, "/entities/DispositionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "shred"}}, tok)
 			mustStatus(t, dp, http.StatusCreated)
-			rpID, dpID := rp.JSON(t)["entityId"].(string), dp.JSON(t)["entityId"].(string)
+			rpID, dpID := str(t, rp.JSON(t), "entityId"), str(t, dp.JSON(t), "entityId")
 			r = s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "DispositionPolicy", "entityTypeId": "DispositionPolicy", "entityId": dpID, "namespace": "PRESET"}}}, tok)
 			mustStatus(t, r, http.StatusBadRequest)
 			mustBody(t, r, `{"errors":[{"key":"DispositionPolicy","error":"'DispositionPolicy' requires 'RetentionPolicy'"}]}`)
@@ -436,39 +436,51 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 			})
 			r := s.Do(http.MethodPost, "/sites/"+site.id+"/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "INV-{YEAR}-{SEQUENCE:6}"}}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			seq := r.JSON(t)["sequenceId"].(string)
+			seq := str(t, r.JSON(t), "sequenceId")
 			runSteps(t, s, tok, "", []step{
 				{"one per attribute", "POST", "/sites/" + site.id + "/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "{SEQUENCE}"}}, 400, ""},
 			})
 
+			// The goroutines only send what they got; this test's goroutine
+			// reports every failure after all have answered (a request that
+			// fails returns, it never blocks or calls FailNow from here).
 			const n = 200
-			ids := make(chan string, n)
-			errs := make(chan string, n)
+			type created struct{ id, err string }
+			results := make(chan created, n)
 			sem := make(chan struct{}, 32)
 			for i := 0; i < n; i++ {
 				go func(i int) {
 					sem <- struct{}{}
 					defer func() { <-sem }()
 					r := s.Do(http.MethodPost, "/documents"+sq, map[string]any{"content": fmt.Sprint(i)}, tok)
-					if r.Status != http.StatusCreated {
-						errs <- fmt.Sprintf("%d %s", r.Status, r.Body)
-						ids <- ""
+					var b struct{ DocumentID string }
+					if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &b) != nil || b.DocumentID == "" {
+						results <- created{err: fmt.Sprintf("document %d: status %d, body %s", i, r.Status, r.Body)}
 						return
 					}
-					var b struct{ DocumentID string }
-					json.Unmarshal(r.Body, &b)
-					ids <- b.DocumentID
+					results <- created{id: b.DocumentID}
 				}(i)
 			}
-			seen := map[string]bool{}
+			var ids []string
 			for i := 0; i < n; i++ {
-				id := <-ids
-				if id == "" {
-					t.Fatalf("create failed: %s", <-errs)
+				c := <-results
+				if c.err != "" {
+					t.Errorf("create failed: %s", c.err)
+					continue
 				}
-				v := docAttr(t, s, tok, sq, id, "invoiceNo")["stringValue"].(string)
+				ids = append(ids, c.id)
+			}
+			if t.Failed() {
+				t.FailNow()
+			}
+			seen := map[string]bool{}
+			for _, id := range ids {
+				v := str(t, docAttr(t, s, tok, sq, id, "invoiceNo"), "stringValue")
 				if seen[v] {
 					t.Fatalf("number %s handed out twice", v)
+				}
+				if !strings.HasPrefix(v, "INV-") || len(v) != len("INV-2026-000001") {
+					t.Fatalf("number %q, want INV-{YEAR}-{SEQUENCE:6}", v)
 				}
 				seen[v] = true
 			}
@@ -486,7 +498,7 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 			own := addDoc(t, s, tok, sq, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "invoiceNo", "stringValue": "MANUAL-1"}}})
 			r = s.Do(http.MethodPost, "/sites/"+site.id+"/sequences/"+seq+"/next", map[string]any{"documentId": own}, tok)
 			mustStatus(t, r, http.StatusBadRequest)
-			g := s.Do(http.MethodGet, "/sites/"+site.id+"/sequences/"+seq, nil, tok).JSON(t)["sequence"].(map[string]any)
+			g := obj(t, s.Do(http.MethodGet, "/sites/"+site.id+"/sequences/"+seq, nil, tok).JSON(t)["sequence"])
 			if g["lastNumber"] != float64(n) {
 				t.Fatalf("lastNumber = %v, want %d", g["lastNumber"], n)
 			}
@@ -498,14 +510,13 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 	s2 := quiretest.StartServer(t, dir)
 	tok = s2.Admin()
 	id := addDoc(t, s2, tok, "?siteId=finance", map[string]any{"content": "after restart"})
-	if v := docAttr(t, s2, tok, "?siteId=finance", id, "invoiceNo")["stringValue"].(string); !strings.HasSuffix(v, "-000201") {
+	if v := str(t, docAttr(t, s2, tok, "?siteId=finance", id, "invoiceNo"), "stringValue"); !strings.HasSuffix(v, "-000201") {
 		t.Fatalf("after restart got %s, want number 201", v)
 	}
-	seqs := s2.Do(http.MethodGet, "/sites/finance/sequences", nil, tok).JSON(t)["sequences"].([]any)
-	seq := seqs[0].(map[string]any)["sequenceId"].(string)
+	seq := str(t, item(t, s2.Do(http.MethodGet, "/sites/finance/sequences", nil, tok).JSON(t), "sequences", 0), "sequenceId")
 	r := s2.Do(http.MethodPost, "/sites/finance/sequences/"+seq+"/next", nil, tok)
 	mustStatus(t, r, http.StatusOK)
-	if v := r.JSON(t)["value"].(string); !strings.HasSuffix(v, "-000202") {
+	if v := str(t, r.JSON(t), "value"); !strings.HasSuffix(v, "-000202") {
 		t.Fatalf("next = %s", v)
 	}
 	mustStatus(t, s2.Do(http.MethodDelete, "/sites/finance/sequences/"+seq, nil, tok), http.StatusOK)
@@ -524,7 +535,7 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 			}
 			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
 			mustStatus(t, r, http.StatusOK)
-			cid := r.JSON(t)["classificationId"].(string)
+			cid := str(t, r.JSON(t), "classificationId")
 			mapping := map[string]any{"mapping": map[string]any{
 				"name":       "invoices",
 				"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "FUZZY"}},
@@ -534,7 +545,7 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 			}}
 			r = s.Do(http.MethodPost, "/mappings"+site.query, mapping, tok)
 			mustStatus(t, r, http.StatusCreated)
-			mid := r.JSON(t)["mappingId"].(string)
+			mid := str(t, r.JSON(t), "mappingId")
 			runSteps(t, s, tok, site.query, []step{
 				{"get keeps conditions", "GET", "/mappings/" + mid, nil, 200, `~"conditions":[{"sourceType":"CONTENT","matchingType":"CONTAINS","text":"INVOICE"}]`},
 				{"list", "GET", "/mappings", nil, 200, `~"mappingId":"` + mid + `"`},

@@ -81,7 +81,7 @@ func TestAuth_APIKeys(t *testing.T) {
 		t.Run(site, func(t *testing.T) {
 			r := s.Do(http.MethodPost, "/sites/"+site+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
 			mustStatus(t, r, http.StatusOK)
-			key := r.JSON(t)["apiKey"].(string)
+			key := str(t, r.JSON(t), "apiKey")
 			if strings.Count(key, ".") != 0 || len(key) < 32 {
 				t.Fatalf("apiKey = %q", key)
 			}
@@ -95,7 +95,7 @@ func TestAuth_APIKeys(t *testing.T) {
 			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, key), http.StatusUnauthorized)
 			l := s.Do(http.MethodGet, "/sites/"+site+"/apiKeys", nil, admin)
 			mustStatus(t, l, http.StatusOK)
-			keys := l.JSON(t)["apiKeys"].([]any)
+			keys := list(t, l.JSON(t), "apiKeys")
 			if len(keys) != 1 || strings.Contains(string(l.Body), key) {
 				t.Fatalf("listing = %s (must show the key masked)", l.Body)
 			}
@@ -118,11 +118,11 @@ func TestSitesVersionHealthCORS(t *testing.T) {
 	if b["username"] != "ann" {
 		t.Fatalf("username = %v", b["username"])
 	}
-	sites := b["sites"].([]any)
+	sites := list(t, b, "sites")
 	if len(sites) != 2 {
 		t.Fatalf("sites = %s", r.Body)
 	}
-	def, fin := sites[0].(map[string]any), sites[1].(map[string]any)
+	def, fin := obj(t, sites[0]), obj(t, sites[1])
 	if def["siteId"] != "default" || def["permission"] != "READ_WRITE" || fin["siteId"] != "finance" || fin["permission"] != "READ_ONLY" {
 		t.Fatalf("sites = %s", r.Body)
 	}

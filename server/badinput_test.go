@@ -193,7 +193,7 @@ func TestSoftDeleted_EndInclusive(t *testing.T) {
 	if len(docs) != 1 {
 		t.Fatalf("soft-deleted listing: %v", l)
 	}
-	at, _ := docs[0].(map[string]any)["deletedDate"].(string)
+	at := str(t, obj(t, docs[0]), "deletedDate")
 	tests := []struct {
 		name, query string
 		want        int

@@ -76,7 +76,7 @@ func TestDocuments_AddGetContent(t *testing.T) {
 			}, tok)
 			mustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			id := body["documentId"].(string)
+			id := str(t, body, "documentId")
 			if body["siteId"] != site.name || body["uploadUrl"] != nil {
 				t.Fatalf("response = %s, want siteId %s and no uploadUrl", r.Body, site.name)
 			}
@@ -100,14 +100,14 @@ func TestDocuments_AddGetContent(t *testing.T) {
 			mustBody(t, c, `{"content":"Hello, Quire","contentType":"text/plain","isBase64":false}`)
 			tg := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok)
 			mustStatus(t, tg, http.StatusOK)
-			tags := tg.JSON(t)["tags"].([]any)
+			tags := list(t, tg.JSON(t), "tags")
 			if len(tags) != 3 {
 				t.Fatalf("tags = %s", tg.Body)
 			}
-			if f := tags[1].(map[string]any); f["key"] != "flag" || f["value"] != "" || f["type"] != "USERDEFINED" {
+			if f := obj(t, tags[1]); f["key"] != "flag" || f["value"] != "" || f["type"] != "USERDEFINED" {
 				t.Errorf("key-only tag = %v", f)
 			}
-			if p := tags[2].(map[string]any); fmt.Sprint(p["values"]) != "[ann bob]" {
+			if p := obj(t, tags[2]); fmt.Sprint(p["values"]) != "[ann bob]" {
 				t.Errorf("multi-value tag = %v", p)
 			}
 			// The document is not visible from the other site.
@@ -229,28 +229,28 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 			}, tok)
 			mustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			kids := body["documents"].([]any)
+			kids := list(t, body, "documents")
 			if len(kids) != 2 {
 				t.Fatalf("children = %s", r.Body)
 			}
-			c1, c2 := kids[0].(map[string]any), kids[1].(map[string]any)
+			c1, c2 := obj(t, kids[0]), obj(t, kids[1])
 			if c1["uploadUrl"] != nil || c2["uploadUrl"] == nil {
 				t.Fatalf("child with content got uploadUrl or child without did not: %s", r.Body)
 			}
-			c1id := c1["documentId"].(string)
+			c1id := str(t, c1, "documentId")
 			tg := s.Do(http.MethodGet, "/documents/"+c1id+"/tags/kind"+site.query, nil, tok)
 			mustStatus(t, tg, http.StatusOK)
 			// FormKiQ #458 dropped the attributes of child documents.
 			at := s.Do(http.MethodGet, "/documents/"+c1id+"/attributes/invoice"+site.query, nil, tok)
 			mustStatus(t, at, http.StatusOK)
-			if a := at.JSON(t)["attribute"].(map[string]any); a["stringValue"] != "42" || a["valueType"] != "STRING" {
+			if a := obj(t, at.JSON(t)["attribute"]); a["stringValue"] != "42" || a["valueType"] != "STRING" {
 				t.Fatalf("child attribute = %s", at.Body)
 			}
 			child := s.Do(http.MethodGet, "/documents/"+c1id+site.query, nil, tok).JSON(t)
 			if child["belongsToDocumentId"] != body["documentId"] || fmt.Sprint(child["metadata"]) != "[map[key:m value:v]]" {
 				t.Fatalf("child = %v", child)
 			}
-			parent := s.Do(http.MethodGet, "/documents/"+body["documentId"].(string)+site.query, nil, tok).JSON(t)
+			parent := s.Do(http.MethodGet, "/documents/"+str(t, body, "documentId")+site.query, nil, tok).JSON(t)
 			if docs, _ := parent["documents"].([]any); len(docs) != 2 {
 				t.Fatalf("parent documents = %v", parent["documents"])
 			}
@@ -261,11 +261,11 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 			if dlb["uploadUrl"] != nil {
 				t.Fatalf("deep link got an uploadUrl: %s", dl.Body)
 			}
-			doc := s.Do(http.MethodGet, "/documents/"+dlb["documentId"].(string)+site.query, nil, tok).JSON(t)
+			doc := s.Do(http.MethodGet, "/documents/"+str(t, dlb, "documentId")+site.query, nil, tok).JSON(t)
 			if doc["path"] != "contract.pdf" || doc["deepLinkPath"] != "https://intranet.example/files/contract.pdf" || doc["resourceType"] != "DEEP_LINK" {
 				t.Fatalf("deep link = %v", doc)
 			}
-			u := s.Do(http.MethodGet, "/documents/"+dlb["documentId"].(string)+"/url"+site.query, nil, tok).JSON(t)
+			u := s.Do(http.MethodGet, "/documents/"+str(t, dlb, "documentId")+"/url"+site.query, nil, tok).JSON(t)
 			if u["url"] != "https://intranet.example/files/contract.pdf" {
 				t.Fatalf("deep link url = %v", u)
 			}
@@ -296,7 +296,7 @@ func TestDocuments_UpdateDeleteRestorePurge(t *testing.T) {
 			mustBody(t, d, `{"message":"'`+id+`' object soft deleted"}`)
 			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok), http.StatusNotFound)
 			sd := s.Do(http.MethodGet, "/documents"+q(site.query, "softDeleted=true"), nil, tok).JSON(t)
-			if docs := sd["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["deletedDate"] == nil {
+			if docs := list(t, sd, "documents"); len(docs) != 1 || obj(t, docs[0])["deletedDate"] == nil {
 				t.Fatalf("softDeleted listing = %v", sd)
 			}
 			rs := s.Do(http.MethodPut, "/documents/"+id+"/restore"+site.query, nil, tok)
@@ -334,8 +334,8 @@ func TestDocuments_ListPaging(t *testing.T) {
 				r := s.Do(http.MethodGet, path, nil, tok)
 				mustStatus(t, r, http.StatusOK)
 				b := r.JSON(t)
-				for _, d := range b["documents"].([]any) {
-					got = append(got, d.(map[string]any)["documentId"].(string))
+				for _, d := range list(t, b, "documents") {
+					got = append(got, str(t, obj(t, d), "documentId"))
 				}
 				next, _ := b["next"].(string)
 				if next == "" {

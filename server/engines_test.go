@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image/jpeg"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -141,8 +142,8 @@ func TestActions_Antivirus(t *testing.T) {
 				}
 				r := s.Do(http.MethodGet, "/documents/"+id+"/malwareScan"+site.query, nil, tok)
 				mustStatus(t, r, http.StatusOK)
-				res := r.JSON(t)["malwareScanResults"].([]any)
-				if len(res) != 1 || res[0].(map[string]any)["scanStatus"] != want[1] || res[0].(map[string]any)["scanEngine"] != "CLAM_AV" {
+				res := list(t, r.JSON(t), "malwareScanResults")
+				if len(res) != 1 || obj(t, res[0])["scanStatus"] != want[1] || obj(t, res[0])["scanEngine"] != "CLAM_AV" {
 					t.Fatalf("malware scan results %s", r.Body)
 				}
 			}
@@ -155,10 +156,10 @@ func TestActions_Antivirus(t *testing.T) {
 				t.Fatalf("second scan: %v", st)
 			}
 			checkScanEvents(t, bus.bodiesFrom(events+2), sid, map[string]string{clean: "CLEAN"})
-			if n := len(s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)); n != 2 {
+			if n := len(list(t, s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.query, nil, tok).JSON(t), "malwareScanResults")); n != 2 {
 				t.Fatalf("%d scan results after two scans", n)
 			}
-			if m := s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.query, nil, tok).JSON(t)["malwareScanResults"].([]any)[0].(map[string]any)["scanMessage"].(string); !strings.HasPrefix(m, "Eicar-Test-Signature") {
+			if m := str(t, item(t, s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.query, nil, tok).JSON(t), "malwareScanResults", 0), "scanMessage"); !strings.HasPrefix(m, "Eicar-Test-Signature") {
 				t.Fatalf("signature %v", m)
 			}
 		})
@@ -263,14 +264,21 @@ func newLLMServer(t *testing.T) *llmServer {
 			http.NotFound(w, r)
 			return
 		}
+		// This runs in the server's goroutine, not the test's: a request
+		// it cannot read is answered 400 (the action fails, and so does
+		// the test's check of it), never with t.Fatal.
+		body, _ := io.ReadAll(r.Body)
 		var req map[string]any
-		json.NewDecoder(r.Body).Decode(&req)
+		var typed struct{ Messages []struct{ Content string } }
+		if json.Unmarshal(body, &req) != nil || json.Unmarshal(body, &typed) != nil || len(typed.Messages) == 0 {
+			http.Error(w, "want a JSON body with messages", http.StatusBadRequest)
+			return
+		}
 		l.mu.Lock()
 		l.reqs = append(l.reqs, req)
 		l.auth = append(l.auth, r.Header.Get("Authorization"))
 		l.mu.Unlock()
-		msgs := req["messages"].([]any)
-		prompt := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+		prompt := typed.Messages[len(typed.Messages)-1].Content
 		answer := "A short summary."
 		switch {
 		case strings.Contains(prompt, "Find values in the document for these tags"):
@@ -307,7 +315,7 @@ func TestActions_LLM(t *testing.T) {
 			if st := waitActions(t, s, tok, site.query, noLLM); !equalStrings(st, []string{"FAILED"}) {
 				t.Fatalf("without an endpoint: %v", st)
 			}
-			if m := actions(t, s, tok, site.query, noLLM)[0]["message"].(string); !strings.Contains(m, "no LLM endpoint configured") {
+			if m := str(t, nthAction(t, s, tok, site.query, noLLM, 0), "message"); !strings.Contains(m, "no LLM endpoint configured") {
 				t.Fatalf("message %q", m)
 			}
 			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"llm": map[string]any{"url": llm.URL + "/v1", "apiKey": "k-" + sid, "modelId": "llama3"}}, tok), http.StatusOK)
@@ -353,7 +361,7 @@ func download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+id+"/url"+site, nil, tok)
 	mustStatus(t, r, http.StatusOK)
-	resp, err := http.Get(r.JSON(t)["url"].(string))
+	resp, err := http.Get(str(t, r.JSON(t), "url"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +391,7 @@ func TestActions_Renditions(t *testing.T) {
 				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
 					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
 				}
-				md, _ := actions(t, s, tok, site.query, id)[0]["metadata"].(map[string]any)
+				md, _ := nthAction(t, s, tok, site.query, id, 0)["metadata"].(map[string]any)
 				nid, _ := md["documentId"].(string)
 				if nid == "" {
 					t.Fatalf("no rendition in %v", md)
@@ -435,7 +443,7 @@ func TestActions_IDP(t *testing.T) {
 			defineAttr(t, s, tok, site.query, "department", "STRING", nil)
 			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
 			mustStatus(t, r, http.StatusOK)
-			cid := r.JSON(t)["classificationId"].(string)
+			cid := str(t, r.JSON(t), "classificationId")
 			r = s.Do(http.MethodPost, "/mappings"+site.query, map[string]any{"mapping": map[string]any{"name": "invoices", "attributes": []map[string]any{
 				{"attributeKey": "invoiceNumber", "sourceType": "CONTENT", "labelTexts": []string{"Invoice No"}, "labelMatchingType": "FUZZY", "validationRegex": "INV-[0-9]+"},
 				{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "CONTAINS"},
@@ -443,7 +451,7 @@ func TestActions_IDP(t *testing.T) {
 				{"attributeKey": "department", "sourceType": "MANUAL", "defaultValue": "accounts"},
 			}, "classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "invoice"}}}}}}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			mid := r.JSON(t)["mappingId"].(string)
+			mid := str(t, r.JSON(t), "mappingId")
 			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/acme.txt", "contentType": "text/plain",
 				"content": "ACME Corp INVOICE\nInvoice  N o.: INV-4711 (please quote)\nTotal due: 1,250.50\n",
 				"actions": []map[string]any{{"type": "IDP", "parameters": map[string]any{"mappingId": mid}}}})

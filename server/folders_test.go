@@ -251,8 +251,8 @@ func TestFolders_Permissions(t *testing.T) {
 			}
 			r := s.Do(http.MethodGet, "/documents"+site.query, nil, alice)
 			mustStatus(t, r, http.StatusOK)
-			for _, d := range r.JSON(t)["documents"].([]any) {
-				if p := d.(map[string]any)["path"].(string); p != "public/menu.txt" {
+			for _, d := range list(t, r.JSON(t), "documents") {
+				if p := str(t, obj(t, d), "path"); p != "public/menu.txt" {
 					t.Fatalf("alice lists %s", p)
 				}
 			}

@@ -51,7 +51,7 @@ func TestOutbound_Webhook(t *testing.T) {
 				if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{tc.final}) {
 					t.Fatalf("statuses %v", st)
 				}
-				if m, _ := actions(t, s, tok, "", id)[0]["message"].(string); !strings.Contains(m, tc.message) {
+				if m, _ := nthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, tc.message) {
 					t.Fatalf("message %q, want %q", m, tc.message)
 				}
 			}
@@ -118,7 +118,7 @@ func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
 			}
 			id := addDoc(t, s, tok, "", map[string]any{"content": "some text", "contentType": "text/plain", "actions": []map[string]any{act}})
 			waitActions(t, s, tok, "", id)
-			a := actions(t, s, tok, "", id)[0]
+			a := nthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if strings.Contains(m, secret) || !strings.Contains(m, tc.want) {
 				t.Fatalf("message %q: want %q and nothing the receiver sent", m, tc.want)
@@ -228,7 +228,7 @@ func TestOutbound_SiteDestinationsRefusedWhenDialed(t *testing.T) {
 			if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"FAILED"}) {
 				t.Fatalf("statuses %v %v", st, actions(t, s, tok, "", id))
 			}
-			if m, _ := actions(t, s, tok, "", id)[0]["message"].(string); !strings.Contains(m, "is not allowed by the server's outbound policy") {
+			if m, _ := nthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, "is not allowed by the server's outbound policy") {
 				t.Fatalf("message %q", m)
 			}
 		})

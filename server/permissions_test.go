@@ -208,8 +208,8 @@ func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
 				}
 				r = s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
 				mustStatus(t, r, http.StatusOK)
-				hits, _ := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)
-				total, _ := hits["total"].(map[string]any)
+				hits := obj(t, obj(t, r.JSON(t)["result"])["hits"])
+				total := obj(t, hits["total"])
 				if total["value"] != c.want || total["relation"] != "eq" || len(list(t, hits, "hits")) != int(c.want) {
 					t.Fatalf("queryFulltext: total %v, want %v: %s", total, c.want, r.Body)
 				}

@@ -52,7 +52,7 @@ func TestActions_ResizeLimits(t *testing.T) {
 			id := addDoc(t, s, tok, "", map[string]any{"path": "img.png", "contentType": "image/png", "isBase64": true, "content": b64(tc.content),
 				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": tc.width, "height": tc.height}}}})
 			st := waitActions(t, s, tok, "", id)
-			a := actions(t, s, tok, "", id)[0]
+			a := nthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if tc.status == "" {
 				// Go's decoder may refuse the header itself: any outcome
@@ -95,7 +95,7 @@ func TestActions_OCRRefusesBeforeRendering(t *testing.T) {
 			id := addDoc(t, s, tok, "", map[string]any{"path": "scan.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(tc.pdf),
 				"actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrNumberOfPages": tc.pages}}}})
 			st := waitActions(t, s, tok, "", id)
-			a := actions(t, s, tok, "", id)[0]
+			a := nthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if st[0] != tc.status || !strings.Contains(m, tc.msg) {
 				t.Fatalf("status %v message %q, want %s with %q", st, m, tc.status, tc.msg)

@@ -30,7 +30,7 @@ func TestLogs_Redacted(t *testing.T) {
 	secret := "TOP-SECRET-CONTENT-4711"
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "private/salaries.xlsx"}, tok)
 	mustStatus(t, r, http.StatusCreated)
-	u := r.JSON(t)["url"].(string)
+	u := str(t, r.JSON(t), "url")
 	mustStatus(t, put(s, u, secret), http.StatusOK)
 	addDoc(t, s, tok, "", map[string]any{"content": secret, "path": "private/other.txt"})
 	mustStatus(t, s.Do(http.MethodGet, "/documents", nil, "Bearer "+tok), http.StatusOK)
@@ -72,15 +72,15 @@ func TestLimits_OversizeBodies(t *testing.T) {
 	mustStatus(t, r, http.StatusBadRequest)
 	mustBody(t, r, `{"errors":[{"key":"content","error":"'content' must be less than 5 MB, use POST /documents/upload"}]}`)
 	up := s.Do(http.MethodPost, "/documents/upload", map[string]any{}, tok).JSON(t)
-	r = put(s, up["url"].(string), strings.Repeat("B", 2<<20))
+	r = put(s, str(t, up, "url"), strings.Repeat("B", 2<<20))
 	mustStatus(t, r, http.StatusBadRequest)
-	if d := s.Do(http.MethodGet, "/documents/"+up["documentId"].(string), nil, tok).JSON(t); d["contentLength"] != nil {
+	if d := s.Do(http.MethodGet, "/documents/"+str(t, up, "documentId"), nil, tok).JSON(t); d["contentLength"] != nil {
 		t.Fatalf("oversize upload stored content: %v", d)
 	}
 	v := s.Do(http.MethodGet, "/documents/upload?contentLength=2000000", nil, tok)
 	mustStatus(t, v, http.StatusBadRequest)
 	mustBody(t, v, `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 1048576 bytes"}]}`)
-	if l := s.Do(http.MethodGet, "/documents", nil, tok).JSON(t)["documents"].([]any); len(l) != 1 {
+	if l := list(t, s.Do(http.MethodGet, "/documents", nil, tok).JSON(t), "documents"); len(l) != 1 {
 		t.Fatalf("documents after oversize requests = %d, want only the upload's record", len(l))
 	}
 }
@@ -155,7 +155,7 @@ func TestShutdown_InFlightUploadCompletes(t *testing.T) {
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "slow.bin"}, tok)
 	mustStatus(t, r, http.StatusCreated)
 	m := r.JSON(t)
-	id, u := m["documentId"].(string), m["url"].(string)
+	id, u := str(t, m, "documentId"), str(t, m, "url")
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPut, u, pr)
 	req.ContentLength = 3 << 20

@@ -18,8 +18,8 @@ func search(t *testing.T, s *quiretest.Server, tok, site string, body any, extra
 	mustStatus(t, r, http.StatusOK)
 	out := r.JSON(t)
 	var docs []map[string]any
-	for _, d := range out["documents"].([]any) {
-		docs = append(docs, d.(map[string]any))
+	for _, d := range list(t, out, "documents") {
+		docs = append(docs, obj(t, d))
 	}
 	next, _ := out["next"].(string)
 	return docs, next
@@ -59,12 +59,12 @@ func TestSearch_Tags(t *testing.T) {
 				docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": c.tag}}, "limit=20")
 				var got []string
 				for _, d := range docs {
-					mt := d["matchedTag"].(map[string]any)
+					mt := obj(t, d["matchedTag"])
 					if mt["key"] != "fruit" || mt["type"] != "USERDEFINED" {
 						t.Fatalf("%s: matchedTag = %v", c.name, mt)
 					}
-					got = append(got, mt["value"].(string))
-					if ids[mt["value"].(string)] != d["documentId"] {
+					got = append(got, str(t, mt, "value"))
+					if ids[str(t, mt, "value")] != d["documentId"] {
 						t.Fatalf("%s: %v matched the wrong document", c.name, d)
 					}
 				}
@@ -102,6 +102,9 @@ func TestSearch_Tags(t *testing.T) {
 			}
 			// responseFields.
 			docs, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "apple"}}, "responseFields": map[string]any{"tags": []string{"color"}}}, "")
+			if len(docs) == 0 {
+				t.Fatalf("fruit = apple found %d documents: %v", len(docs), docs)
+			}
 			if tg, _ := docs[0]["tags"].(map[string]any); tg["color"] != "red" {
 				t.Fatalf("responseFields tags = %v", docs[0])
 			}
@@ -179,10 +182,13 @@ func TestSearch_Attributes(t *testing.T) {
 				}
 			}
 			got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
-			if ma := got[0]["matchedAttribute"].(map[string]any); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
+			if len(got) == 0 {
+				t.Fatalf("amount = 25.5 found %d documents: %v", len(got), got)
+			}
+			if ma := obj(t, got[0]["matchedAttribute"]); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
 				t.Fatalf("matchedAttribute = %v", ma)
 			}
-			if k := got[0]["attributes"].(map[string]any)["kind"].(map[string]any); fmt.Sprint(k["stringValues"]) != "[letter]" {
+			if k := obj(t, obj(t, got[0]["attributes"])["kind"]); fmt.Sprint(k["stringValues"]) != "[letter]" {
 				t.Fatalf("responseFields attributes = %v", got[0]["attributes"])
 			}
 			// Changing an attribute moves it in the index at once.
@@ -217,15 +223,15 @@ func TestSearch_FoldersAndNames(t *testing.T) {
 				t.Fatalf("Reports = %s", got)
 			}
 			// GET /folders by indexKey, with paging.
-			key := root[0]["indexKey"].(string)
+			key := str(t, root[0], "indexKey")
 			r := s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key), nil, tok)
 			mustStatus(t, r, http.StatusOK)
 			page := r.JSON(t)
-			if docs := page["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["path"] != "2025" || page["next"] == nil {
+			if docs := list(t, page, "documents"); len(docs) != 1 || obj(t, docs[0])["path"] != "2025" || page["next"] == nil {
 				t.Fatalf("folder page = %v", page)
 			}
-			r = s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key+"&next="+page["next"].(string)), nil, tok)
-			if docs := r.JSON(t)["documents"].([]any); len(docs) != 1 || docs[0].(map[string]any)["path"] != "Reports/summary.txt" {
+			r = s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key+"&next="+str(t, page, "next")), nil, tok)
+			if docs := list(t, r.JSON(t), "documents"); len(docs) != 1 || obj(t, docs[0])["path"] != "Reports/summary.txt" {
 				t.Fatalf("folder page 2 = %s", r.Body)
 			}
 			// File name prefix, case-insensitive, found as soon as written.
@@ -256,7 +262,7 @@ func TestSearch_FoldersAndNames(t *testing.T) {
 			// Folders API.
 			r = s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "Empty/Inner"}, tok)
 			mustStatus(t, r, http.StatusCreated)
-			inner := r.JSON(t)["indexKey"].(string)
+			inner := str(t, r.JSON(t), "indexKey")
 			emptyKey := folderKeyOf(t, s, tok, site.query, "", "Empty")
 			runSteps(t, s, tok, site.query, []step{
 				{"exists", "POST", "/folders", map[string]any{"path": "Empty/Inner"}, 409, ""},
@@ -277,7 +283,7 @@ func folderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name stri
 	docs, _ := search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, "limit=100")
 	for _, d := range docs {
 		if d["path"] == name && d["folder"] == true {
-			return d["indexKey"].(string)
+			return str(t, d, "indexKey")
 		}
 	}
 	t.Fatalf("folder %s not in %s", name, folder)
@@ -317,11 +323,11 @@ func TestSearch_Fulltext(t *testing.T) {
 				t.Fatalf("totalCount = %v: %s", n, r.Body)
 			}
 			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "thursday", "tags": []map[string]any{{"key": "team", "eq": "finance"}}}}, tok)
-			if d := r.JSON(t)["documents"].([]any); len(d) != 1 || d[0].(map[string]any)["documentId"] != a {
+			if d := list(t, r.JSON(t), "documents"); len(d) != 1 || obj(t, d[0])["documentId"] != a {
 				t.Fatalf("tag-narrowed = %s", r.Body)
 			}
 			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "globex"}}, tok)
-			if d := r.JSON(t)["documents"].([]any); len(d) != 1 || d[0].(map[string]any)["documentId"] != b {
+			if d := list(t, r.JSON(t), "documents"); len(d) != 1 || obj(t, d[0])["documentId"] != b {
 				t.Fatalf("attribute value search = %s", r.Body)
 			}
 			for _, c := range []struct {
@@ -336,11 +342,11 @@ func TestSearch_Fulltext(t *testing.T) {
 			} {
 				r := s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": c.query}, tok)
 				mustStatus(t, r, http.StatusOK)
-				hits := r.JSON(t)["result"].(map[string]any)["hits"].(map[string]any)["hits"].([]any)
-				if len(hits) != 1 || !strings.HasSuffix(hits[0].(map[string]any)["_id"].(string), c.want) {
+				hits := list(t, obj(t, obj(t, r.JSON(t)["result"])["hits"]), "hits")
+				if len(hits) != 1 || !strings.HasSuffix(str(t, obj(t, hits[0]), "_id"), c.want) {
 					t.Fatalf("%s: %s", c.name, r.Body)
 				}
-				if c.name == "phrase" && !strings.Contains(fmt.Sprint(hits[0].(map[string]any)["highlight"]), "<mark>") {
+				if c.name == "phrase" && !strings.Contains(fmt.Sprint(obj(t, hits[0])["highlight"]), "<mark>") {
 					t.Fatalf("no highlighted snippet: %s", r.Body)
 				}
 			}
@@ -359,7 +365,7 @@ func waitIndexed(t *testing.T, s *quiretest.Server) {
 	for range 500 {
 		r := s.Do(http.MethodGet, "/readyz", nil, "")
 		mustStatus(t, r, http.StatusOK)
-		if r.JSON(t)["index"].(map[string]any)["queued"] == float64(0) {
+		if obj(t, r.JSON(t)["index"])["queued"] == float64(0) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -426,8 +432,8 @@ func pageBothWays(t *testing.T, s *quiretest.Server, tok, site string, body any)
 		mustStatus(t, r, http.StatusOK)
 		out := r.JSON(t)
 		var p page
-		for _, d := range out["documents"].([]any) {
-			p.paths = append(p.paths, fmt.Sprint(d.(map[string]any)["path"]))
+		for _, d := range list(t, out, "documents") {
+			p.paths = append(p.paths, fmt.Sprint(obj(t, d)["path"]))
 		}
 		p.prev, _ = out["previous"].(string)
 		p.next, _ = out["next"].(string)

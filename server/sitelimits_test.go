@@ -162,6 +162,7 @@ func TestSiteLimits_MaxDocumentsConcurrent(t *testing.T) {
 	const clients = 24
 	var wg sync.WaitGroup
 	statuses := make([]int, clients)
+	bodies := make([]string, clients) // what a failed exchange said (Status 0)
 	for i := range clients {
 		wg.Add(1)
 		go func() {
@@ -172,19 +173,19 @@ func TestSiteLimits_MaxDocumentsConcurrent(t *testing.T) {
 			} else {
 				r = s.Do(http.MethodGet, "/documents/upload", nil, tok)
 			}
-			statuses[i] = r.Status
+			statuses[i], bodies[i] = r.Status, string(r.Body)
 		}()
 	}
 	wg.Wait()
 	ok, refused := 0, 0
-	for _, st := range statuses {
+	for i, st := range statuses {
 		switch st {
 		case http.StatusCreated, http.StatusOK:
 			ok++
 		case http.StatusBadRequest:
 			refused++
 		default:
-			t.Errorf("status %d", st)
+			t.Errorf("client %d: status %d, body %s", i, st, bodies[i])
 		}
 	}
 	if ok != 5 || refused != clients-5 {

@@ -43,7 +43,7 @@ func TestSystemConfiguration(t *testing.T) {
 	// Site branding is independent of the global one, both ways.
 	mustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"title": "Finance", "secondaryColor": "#112233"}}, admin), http.StatusOK)
 	r := s.Do(http.MethodGet, "/sites/finance/configuration", nil, admin)
-	if b := r.JSON(t)["branding"].(map[string]any); b["title"] != "Finance" || b["primaryColor"] != nil {
+	if b := obj(t, r.JSON(t)["branding"]); b["title"] != "Finance" || b["primaryColor"] != nil {
 		t.Fatalf("site branding: %v", b)
 	}
 	if _, ok := s.Do(http.MethodGet, "/sites/default/configuration", nil, admin).JSON(t)["branding"]; ok {

@@ -54,8 +54,8 @@ func TestTags_CRUD(t *testing.T) {
 			}
 			// PUT replaces every user tag.
 			mustStatus(t, s.Do(http.MethodPut, base+site.query, map[string]any{"tags": []map[string]any{{"key": "only", "value": "1"}}}, tok), http.StatusOK)
-			all := s.Do(http.MethodGet, base+site.query, nil, tok).JSON(t)["tags"].([]any)
-			if len(all) != 1 || all[0].(map[string]any)["key"] != "only" {
+			all := list(t, s.Do(http.MethodGet, base+site.query, nil, tok).JSON(t), "tags")
+			if len(all) != 1 || obj(t, all[0])["key"] != "only" {
 				t.Fatalf("after PUT tags = %v", all)
 			}
 		})
@@ -73,11 +73,11 @@ func TestTags_PagingAndMassUpdate(t *testing.T) {
 			}
 			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "tags": tags})
 			p1 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok).JSON(t)
-			if len(p1["tags"].([]any)) != 10 || p1["next"] == nil {
+			if len(list(t, p1, "tags")) != 10 || p1["next"] == nil {
 				t.Fatalf("first page = %v", p1)
 			}
-			p2 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+q(site.query, "next="+p1["next"].(string)), nil, tok).JSON(t)
-			if got := p2["tags"].([]any); len(got) != 5 || got[0].(map[string]any)["key"] != "k10" || p2["next"] != nil {
+			p2 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+q(site.query, "next="+str(t, p1, "next")), nil, tok).JSON(t)
+			if got := list(t, p2, "tags"); len(got) != 5 || obj(t, got[0])["key"] != "k10" || p2["next"] != nil {
 				t.Fatalf("second page = %v", p2)
 			}
 

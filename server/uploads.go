@@ -3,18 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -22,89 +19,6 @@ import (
 	"quire/auth"
 	"quire/storage"
 )
-
-// defaultURLDuration is how long signed URLs stay valid unless the request
-// says otherwise (FormKiQ: 48 hours).
-const defaultURLDuration = 48 * time.Hour
-
-// uploadOpts are the constraints signed into an upload URL.
-type uploadOpts struct {
-	checksumType  string // SHA1, SHA256, SHA512
-	checksum      string // hex or base64, as the client gave it
-	contentLength int64  // exact size, 0 = any
-	duration      time.Duration
-}
-
-// uploadURL returns a signed, expiring URL that accepts a streamed PUT of
-// the document's content, and the headers the client must send with it.
-func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]string) {
-	if o.duration <= 0 {
-		o.duration = defaultURLDuration
-	}
-	exp := strconv.FormatInt(s.now().Add(o.duration).Unix(), 10)
-	cl := ""
-	if o.contentLength > 0 {
-		cl = strconv.FormatInt(o.contentLength, 10)
-	}
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, site, doc, exp, o.checksumType, o.checksum, cl)
-	q := url.Values{}
-	q.Set("expires", exp)
-	if o.checksumType != "" {
-		q.Set("checksumType", o.checksumType)
-		q.Set("checksum", o.checksum)
-	}
-	if cl != "" {
-		q.Set("contentLength", cl)
-	}
-	q.Set("signature", sig)
-	u := fmt.Sprintf("%s/uploads/%s/%s?%s", s.deps.PublicURL, url.PathEscape(site), doc, q.Encode())
-	var headers map[string]string
-	if o.checksumType != "" {
-		headers = map[string]string{
-			"x-amz-checksum-" + strings.ToLower(o.checksumType): toBase64Checksum(o.checksum),
-			"x-amz-sdk-checksum-algorithm":                      o.checksumType,
-		}
-	}
-	return u, headers
-}
-
-// downloadURL returns a signed, expiring URL that streams the content.
-// DownloadURL returns a signed URL downloading a document's content (as
-// an attachment), valid for d.
-func (s *Server) DownloadURL(site, doc string, d time.Duration) string {
-	return s.downloadURL(site, doc, false, d)
-}
-
-func (s *Server) downloadURL(site, doc string, inline bool, d time.Duration) string {
-	if d <= 0 {
-		d = defaultURLDuration
-	}
-	exp := strconv.FormatInt(s.now().Add(d).Unix(), 10)
-	in := strconv.FormatBool(inline)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, site, doc, exp, in)
-	q := url.Values{"expires": {exp}, "inline": {in}, "signature": {sig}}
-	return fmt.Sprintf("%s/downloads/%s/%s?%s", s.deps.PublicURL, url.PathEscape(site), doc, q.Encode())
-}
-
-// toBase64Checksum turns a hex checksum into the base64 form S3-style
-// checksum headers use; a base64 one is returned as is.
-func toBase64Checksum(c string) string {
-	if b, err := hex.DecodeString(c); err == nil {
-		return base64.StdEncoding.EncodeToString(b)
-	}
-	return c
-}
-
-func checkURLExpiry(now time.Time, exp string) error {
-	n, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil {
-		return errStatus(http.StatusForbidden, "invalid signature")
-	}
-	if now.Unix() > n {
-		return errStatus(http.StatusForbidden, "Request has expired")
-	}
-	return nil
-}
 
 // inflight protects chunks written by uploads still in progress from the
 // sweep that follows a failed upload.
@@ -356,138 +270,9 @@ func countOf(list []string, v string) int {
 	return n
 }
 
-// handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
-// target of signed download URLs. It supports single byte ranges.
-func (s *Server) handleGetDownload(c *fiber.Ctx) error {
-	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
-	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, site, doc, exp, in) {
-		return errStatus(http.StatusForbidden, "invalid signature")
-	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
-		return err
-	}
-	rd, d, err := s.db.OpenContent(site, doc)
-	if errors.Is(err, storage.ErrNotFound) && d != nil {
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s content not found.", doc)}
-	}
-	if err != nil {
-		return err
-	}
-	ctype := d.ContentType
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
-	name := d.Path
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
-	disp := "attachment"
-	// SVG can carry script: never render it inline (SERVICE-SPEC.md 5.12).
-	if in == "true" && !isSVG(ctype, name) {
-		disp = "inline"
-	}
-	c.Set(fiber.HeaderContentType, ctype)
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("%s; filename=%q; filename*=UTF-8''%s", disp, asciiName(name), url.PathEscape(name)))
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Content-Security-Policy", "sandbox")
-	c.Set(fiber.HeaderAcceptRanges, "bytes")
-	c.Set(fiber.HeaderETag, `"`+d.ContentSHA256+`"`)
-	size := rd.Size()
-	start, end, partial, ok := parseRange(string(c.Request().Header.Peek(fiber.HeaderRange)), size)
-	if !ok {
-		rd.Close()
-		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes */%d", size))
-		return c.SendStatus(http.StatusRequestedRangeNotSatisfiable)
-	}
-	if partial {
-		c.Status(http.StatusPartialContent)
-		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes %d-%d/%d", start, end-1, size))
-	}
-	if c.Method() == http.MethodHead {
-		rd.Close()
-		c.Response().Header.SetContentLength(int(end - start))
-		return nil
-	}
-	if _, err := rd.Seek(start, io.SeekStart); err != nil {
-		rd.Close()
-		return err
-	}
-	c.Response().SetBodyStream(&closingReader{Reader: io.LimitReader(rd, end-start), c: rd}, int(end-start))
-	return nil
-}
-
-type closingReader struct {
-	io.Reader
-	c io.Closer
-}
-
-func (r *closingReader) Close() error { return r.c.Close() }
-
-// parseRange parses a single "bytes=a-b" range. No header gives the whole
-// content; an unsatisfiable or multi-range header gives ok=false (multi
-// ranges are answered with the whole content instead).
-func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
-	if h == "" || !strings.HasPrefix(h, "bytes=") || strings.Contains(h, ",") {
-		return 0, size, false, true
-	}
-	spec := strings.TrimPrefix(h, "bytes=")
-	a, b, found := strings.Cut(spec, "-")
-	if !found {
-		return 0, size, false, true
-	}
-	switch {
-	case a == "":
-		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
-			return 0, 0, false, false
-		}
-		if n > size {
-			n = size
-		}
-		return size - n, size, true, true
-	default:
-		s, err := strconv.ParseInt(a, 10, 64)
-		if err != nil || s >= size {
-			return 0, 0, false, false
-		}
-		e := size
-		if b != "" {
-			x, err := strconv.ParseInt(b, 10, 64)
-			if err != nil || x < s {
-				return 0, 0, false, false
-			}
-			if x < e-1 { // not x+1 < e: x+1 overflows at the int64 edge
-				e = x + 1
-			}
-		}
-		return s, e, true, true
-	}
-}
-
-func isSVG(ctype, name string) bool {
-	return strings.Contains(strings.ToLower(ctype), "svg") || strings.HasSuffix(strings.ToLower(name), ".svg")
-}
-
-func asciiName(s string) string {
-	b := []byte(s)
-	for i, ch := range b {
-		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // uploadRequest is the body of POST /documents/upload.
 type uploadRequest struct {
 	documentIn
-}
-
-type urlResponse struct {
-	DocumentID string            `json:"documentId"`
-	URL        string            `json:"url"`
-	Headers    map[string]string `json:"headers,omitempty"`
 }
 
 // uploadQuery reads and validates the upload URL parameters shared by the
@@ -642,62 +427,4 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	}
 	u, h := s.uploadURL(r.site, id, o)
 	return r.JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
-}
-
-// maxInlineResponse is the largest text content GET /content returns in
-// the JSON body; larger content gets a contentUrl.
-const maxInlineResponse = 6 * 1000 * 1000
-
-// handleGetDocumentContent serves GET /documents/{documentId}/content.
-func (s *Server) handleGetDocumentContent(r *reqCtx) error {
-	id := r.docID()
-	d, err := s.db.GetDocument(r.site, id)
-	if err != nil {
-		return err
-	}
-	if d.DeepLinkPath != "" && !d.HasContent {
-		return r.JSON(map[string]any{"contentUrl": d.DeepLinkPath, "contentType": d.ContentType})
-	}
-	if !d.HasContent {
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
-	}
-	if isTextType(d.ContentType) && d.ContentLength < maxInlineResponse {
-		rd, _, err := s.db.OpenContent(r.site, id)
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		b, err := storage.ReadAllSmall(rd, maxInlineResponse)
-		if err != nil {
-			return err
-		}
-		return r.JSON(map[string]any{"content": string(b), "contentType": d.ContentType, "isBase64": false})
-	}
-	return r.JSON(map[string]any{"contentUrl": s.downloadURL(r.site, id, false, 0), "contentType": d.ContentType})
-}
-
-func isTextType(t string) bool {
-	t = strings.ToLower(strings.TrimSpace(strings.SplitN(t, ";", 2)[0]))
-	return strings.HasPrefix(t, "text/") || t == "application/json" || t == "application/xml" ||
-		strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml") || t == "application/x-yaml"
-}
-
-// handleGetDocumentURL serves GET /documents/{documentId}/url.
-func (s *Server) handleGetDocumentURL(r *reqCtx) error {
-	id := r.docID()
-	d, err := s.db.GetDocument(r.site, id)
-	if err != nil {
-		return err
-	}
-	dur, err := urlDuration(r)
-	if err != nil {
-		return err
-	}
-	if d.DeepLinkPath != "" && !d.HasContent {
-		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
-	}
-	if !d.HasContent {
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
-	}
-	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
 }

@@ -26,8 +26,8 @@ func TestUploads_PresignedPut(t *testing.T) {
 			}, tok)
 			mustStatus(t, r, http.StatusCreated)
 			b := r.JSON(t)
-			id, u := b["documentId"].(string), b["url"].(string)
-			h := b["headers"].(map[string]any)
+			id, u := str(t, b, "documentId"), str(t, b, "url")
+			h := obj(t, b["headers"])
 			if h["x-amz-checksum-sha256"] != base64.StdEncoding.EncodeToString(sum[:]) || h["x-amz-sdk-checksum-algorithm"] != "SHA256" {
 				t.Fatalf("headers = %v", h)
 			}
@@ -51,7 +51,7 @@ func TestUploads_PresignedPut(t *testing.T) {
 			tg := s.Do(http.MethodGet, "/documents/"+id+"/tags/source"+site.query, nil, tok)
 			mustStatus(t, tg, http.StatusOK)
 			// Read it back through a signed download URL, whole and by range.
-			cu := s.Do(http.MethodGet, "/documents/"+id+"/url"+site.query, nil, tok).JSON(t)["url"].(string)
+			cu := str(t, s.Do(http.MethodGet, "/documents/"+id+"/url"+site.query, nil, tok).JSON(t), "url")
 			dl := s.Do(http.MethodGet, cu, nil, "")
 			mustStatus(t, dl, http.StatusOK)
 			if !bytes.Equal(dl.Body, content) {
@@ -78,7 +78,7 @@ func TestUploads_GetEndpointsAndContentLength(t *testing.T) {
 			r := s.Do(http.MethodGet, "/documents/upload"+q(site.query, "path=scans/a.txt&contentLength=5"), nil, tok)
 			mustStatus(t, r, http.StatusOK)
 			b := r.JSON(t)
-			id, u := b["documentId"].(string), b["url"].(string)
+			id, u := str(t, b, "documentId"), str(t, b, "url")
 			mustStatus(t, put(s, u, "toolong"), http.StatusBadRequest)
 			mustStatus(t, put(s, u, "hello"), http.StatusOK)
 			c := s.Do(http.MethodGet, "/documents/"+id+"/content"+site.query, nil, tok)
@@ -90,7 +90,7 @@ func TestUploads_GetEndpointsAndContentLength(t *testing.T) {
 			}
 			r2 := s.Do(http.MethodGet, "/documents/"+id+"/upload"+site.query, nil, tok)
 			mustStatus(t, r2, http.StatusOK)
-			mustStatus(t, put(s, r2.JSON(t)["url"].(string), "replaced content"), http.StatusOK)
+			mustStatus(t, put(s, str(t, r2.JSON(t), "url"), "replaced content"), http.StatusOK)
 			doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
 			if doc["contentLength"] != float64(len("replaced content")) {
 				t.Fatalf("after second upload = %v", doc)
@@ -112,10 +112,10 @@ func TestUploads_ContentTypeDetected(t *testing.T) {
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "image"}, tok)
 	mustStatus(t, r, http.StatusCreated)
 	b := r.JSON(t)
-	mustStatus(t, put(s, b["url"].(string), png), http.StatusOK)
+	mustStatus(t, put(s, str(t, b, "url"), png), http.StatusOK)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		doc := s.Do(http.MethodGet, "/documents/"+b["documentId"].(string), nil, tok).JSON(t)
+		doc := s.Do(http.MethodGet, "/documents/"+str(t, b, "documentId"), nil, tok).JSON(t)
 		if doc["contentType"] == "image/png" {
 			return
 		}
@@ -139,7 +139,7 @@ func TestDownloads_Disposition(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := addDoc(t, s, tok, "", map[string]any{"path": tt.path, "contentType": tt.ctype, "content": "<svg/>"})
-			u := s.Do(http.MethodGet, "/documents/"+id+"/url"+q("", tt.inline), nil, tok).JSON(t)["url"].(string)
+			u := str(t, s.Do(http.MethodGet, "/documents/"+id+"/url"+q("", tt.inline), nil, tok).JSON(t), "url")
 			r := s.Do(http.MethodGet, u, nil, "")
 			mustStatus(t, r, http.StatusOK)
 			if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, tt.want+";") {
@@ -154,6 +154,5 @@ func TestDownloads_Disposition(t *testing.T) {
 
 // put uploads body to a signed URL as a client with no content type would.
 func put(s *quiretest.Server, u string, body any) *quiretest.Response {
-	s.T.Helper()
 	return s.DoHeaders(http.MethodPut, u, body, "", map[string]string{"Content-Type": "application/octet-stream"})
 }

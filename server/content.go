@@ -1,0 +1,46 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+
+	"quire/storage"
+)
+
+// maxInlineResponse is the largest text content GET /content returns in
+// the JSON body; larger content gets a contentUrl.
+const maxInlineResponse = 6 * 1000 * 1000
+
+// handleGetDocumentContent serves GET /documents/{documentId}/content.
+func (s *Server) handleGetDocumentContent(r *reqCtx) error {
+	id := r.docID()
+	d, err := s.db.GetDocument(r.site, id)
+	if err != nil {
+		return err
+	}
+	if d.DeepLinkPath != "" && !d.HasContent {
+		return r.JSON(map[string]any{"contentUrl": d.DeepLinkPath, "contentType": d.ContentType})
+	}
+	if !d.HasContent {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	}
+	if isTextType(d.ContentType) && d.ContentLength < maxInlineResponse {
+		rd, _, err := s.db.OpenContent(r.site, id)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		b, err := storage.ReadAllSmall(rd, maxInlineResponse)
+		if err != nil {
+			return err
+		}
+		return r.JSON(map[string]any{"content": string(b), "contentType": d.ContentType, "isBase64": false})
+	}
+	return r.JSON(map[string]any{"contentUrl": s.downloadURL(r.site, id, false, 0), "contentType": d.ContentType})
+}
+
+func isTextType(t string) bool {
+	t = strings.ToLower(strings.TrimSpace(strings.SplitN(t, ";", 2)[0]))
+	return strings.HasPrefix(t, "text/") || t == "application/json" || t == "application/xml" ||
+		strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml") || t == "application/x-yaml"
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
+// target of signed download URLs. It supports single byte ranges.
+func (s *Server) handleGetDownload(c *fiber.Ctx) error {
+	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
+	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
+	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, site, doc, exp, in) {
+		return errStatus(http.StatusForbidden, "invalid signature")
+	}
+	if err := checkURLExpiry(s.now(), exp); err != nil {
+		return err
+	}
+	rd, d, err := s.db.OpenContent(site, doc)
+	if errors.Is(err, storage.ErrNotFound) && d != nil {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s content not found.", doc)}
+	}
+	if err != nil {
+		return err
+	}
+	ctype := d.ContentType
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	name := d.Path
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	disp := "attachment"
+	// SVG can carry script: never render it inline (SERVICE-SPEC.md 5.12).
+	if in == "true" && !isSVG(ctype, name) {
+		disp = "inline"
+	}
+	c.Set(fiber.HeaderContentType, ctype)
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("%s; filename=%q; filename*=UTF-8''%s", disp, asciiName(name), url.PathEscape(name)))
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Content-Security-Policy", "sandbox")
+	c.Set(fiber.HeaderAcceptRanges, "bytes")
+	c.Set(fiber.HeaderETag, `"`+d.ContentSHA256+`"`)
+	size := rd.Size()
+	start, end, partial, ok := parseRange(string(c.Request().Header.Peek(fiber.HeaderRange)), size)
+	if !ok {
+		rd.Close()
+		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes */%d", size))
+		return c.SendStatus(http.StatusRequestedRangeNotSatisfiable)
+	}
+	if partial {
+		c.Status(http.StatusPartialContent)
+		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes %d-%d/%d", start, end-1, size))
+	}
+	if c.Method() == http.MethodHead {
+		rd.Close()
+		c.Response().Header.SetContentLength(int(end - start))
+		return nil
+	}
+	if _, err := rd.Seek(start, io.SeekStart); err != nil {
+		rd.Close()
+		return err
+	}
+	c.Response().SetBodyStream(&closingReader{Reader: io.LimitReader(rd, end-start), c: rd}, int(end-start))
+	return nil
+}
+
+type closingReader struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r *closingReader) Close() error { return r.c.Close() }
+
+// parseRange parses a single "bytes=a-b" range. No header gives the whole
+// content; an unsatisfiable or multi-range header gives ok=false (multi
+// ranges are answered with the whole content instead).
+func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
+	if h == "" || !strings.HasPrefix(h, "bytes=") || strings.Contains(h, ",") {
+		return 0, size, false, true
+	}
+	spec := strings.TrimPrefix(h, "bytes=")
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, size, false, true
+	}
+	switch {
+	case a == "":
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, 0, false, false
+		}
+		if n > size {
+			n = size
+		}
+		return size - n, size, true, true
+	default:
+		s, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || s >= size {
+			return 0, 0, false, false
+		}
+		e := size
+		if b != "" {
+			x, err := strconv.ParseInt(b, 10, 64)
+			if err != nil || x < s {
+				return 0, 0, false, false
+			}
+			if x < e-1 { // not x+1 < e: x+1 overflows at the int64 edge
+				e = x + 1
+			}
+		}
+		return s, e, true, true
+	}
+}
+
+func isSVG(ctype, name string) bool {
+	return strings.Contains(strings.ToLower(ctype), "svg") || strings.HasSuffix(strings.ToLower(name), ".svg")
+}
+
+func asciiName(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// handleGetDocumentURL serves GET /documents/{documentId}/url.
+func (s *Server) handleGetDocumentURL(r *reqCtx) error {
+	id := r.docID()
+	d, err := s.db.GetDocument(r.site, id)
+	if err != nil {
+		return err
+	}
+	dur, err := urlDuration(r)
+	if err != nil {
+		return err
+	}
+	if d.DeepLinkPath != "" && !d.HasContent {
+		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
+	}
+	if !d.HasContent {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	}
+	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
+}
