@@ -42,7 +42,7 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 		name = name[i+1:]
 	}
 	disp := "attachment"
-	// SVG can carry script: never render it inline (SERVICE-SPEC.md 5.12).
+	// SVG can carry script: never render it inline (SERVICE-SPEC.md §5.12).
 	if in == "true" && !isSVG(ctype, name) {
 		disp = "inline"
 	}

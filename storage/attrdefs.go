@@ -40,8 +40,8 @@ const (
 	KeyRelationships  = "Relationships"
 )
 
-// Reserved attribute keys that exist without a definition (SERVICE-SPEC
-// 2.4). They cannot be created with POST /attributes.
+// Reserved attribute keys that exist without a definition
+// (SERVICE-SPEC.md §2.4). They cannot be created with POST /attributes.
 const (
 	KeySensitivity       = "Sensitivity"
 	KeyLlmMaxToken       = "LlmMaxToken"
