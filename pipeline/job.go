@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,6 +168,9 @@ type SMTPConfig struct {
 	Username string
 	Password string
 	From     string
+	// RootCAs are the authorities the server's TLS certificate must be
+	// issued by (nil: the system's).
+	RootCAs *x509.CertPool
 	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
 	// relays; tests).
 	InsecureSkipVerify bool
@@ -174,6 +178,9 @@ type SMTPConfig struct {
 	// operator's relay); a site's own server is dialed through the
 	// outbound policy's.
 	Dialer *net.Dialer
+	// Dial, when set, connects instead of Dialer (tests: a relay's name
+	// resolved to loopback). A site's own server never uses it.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // LLMConfig is an OpenAI-compatible chat completions endpoint.
