@@ -171,6 +171,9 @@ type SMTPConfig struct {
 	// RootCAs are the authorities the server's TLS certificate must be
 	// issued by (nil: the system's).
 	RootCAs *x509.CertPool
+	// CAFile, when set, holds them as PEM (smtp.ca_file); it is read at
+	// each delivery, so a renewed CA needs no restart.
+	CAFile string
 	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
 	// relays; tests).
 	InsecureSkipVerify bool

@@ -2,8 +2,12 @@ package pipeline_test
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +52,21 @@ func (d *nameDialer) dial(ctx context.Context, network, addr string) (net.Conn, 
 // over a plain connection.
 func TestSendMail_TLS(t *testing.T) {
 	good, trusted := quiretest.TestCert(t, relayName)
-	_, otherCA := quiretest.TestCert(t, relayName) // same name, another key
+	other, otherCA := quiretest.TestCert(t, relayName) // same name, another key
+	pemFile := func(name string, c *tls.Config) string {
+		f := filepath.Join(t.TempDir(), name)
+		var b []byte
+		if c != nil {
+			b = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificates[0].Leaf.Raw})
+		} else {
+			b = []byte("not a certificate\n")
+		}
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	goodCA, otherCAFile, junk := pemFile("ca.pem", good), pemFile("other.pem", other), pemFile("junk.pem", nil)
 	wrongName, wrongNameCA := quiretest.TestCert(t, "other.quire.test")
 	cases := []struct {
 		name     string
@@ -56,40 +74,50 @@ func TestSendMail_TLS(t *testing.T) {
 		security string
 		roots    *x509.CertPool
 		insecure bool
+		caFile   string
 		user     string
 		err      string // "" delivers
 		retried  bool
 	}{
-		{"STARTTLS", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", trusted, false, "quire", "", false},
-		{"implicit TLS", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", trusted, false, "quire", "", false},
-		{"STARTTLS without login", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", trusted, false, "", "", false},
-		{"STARTTLS, another authority", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", otherCA, false, "quire",
+		{"STARTTLS", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", trusted, false, "", "quire", "", false},
+		{"implicit TLS", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", trusted, false, "", "quire", "", false},
+		{"STARTTLS without login", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", trusted, false, "", "", "", false},
+		{"STARTTLS, another authority", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", otherCA, false, "", "quire",
 			"STARTTLS with mail server " + relayName + ":", false},
-		{"implicit TLS, another authority", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", otherCA, false, "quire",
+		{"implicit TLS, another authority", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", otherCA, false, "", "quire",
 			"TLS certificate not trusted", false},
-		{"implicit TLS, the system's authorities", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", nil, false, "quire",
+		{"implicit TLS, the system's authorities", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", nil, false, "", "quire",
 			"TLS certificate not trusted", false},
-		{"STARTTLS, certificate for another name", []quiretest.MailOption{quiretest.MailSTARTTLS(wrongName)}, "STARTTLS", wrongNameCA, false, "quire",
+		{"STARTTLS, certificate for another name", []quiretest.MailOption{quiretest.MailSTARTTLS(wrongName)}, "STARTTLS", wrongNameCA, false, "", "quire",
 			"TLS certificate not trusted", false},
-		{"implicit TLS, verification off", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", otherCA, true, "quire", "", false},
-		{"STARTTLS not offered", nil, "STARTTLS", trusted, false, "quire", "offers no STARTTLS", false},
-		{"plain with a password", nil, "", nil, false, "quire", "Quire sends the password only over TLS", false},
-		{"plain without login", nil, "", nil, false, "", "", false},
-		{"implicit TLS to a plain server", nil, "IMPLICIT_TLS", trusted, false, "quire", "not a TLS server", true},
+		{"implicit TLS, verification off", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", otherCA, true, "", "quire", "", false},
+		{"STARTTLS not offered", nil, "STARTTLS", trusted, false, "", "quire", "offers no STARTTLS", false},
+		{"plain with a password", nil, "", nil, false, "", "quire", "Quire sends the password only over TLS", false},
+		{"plain without login", nil, "", nil, false, "", "", "", false},
+		{"STARTTLS, CA file", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", nil, false, goodCA, "quire", "", false},
+		{"implicit TLS, CA file of another authority", []quiretest.MailOption{quiretest.MailImplicitTLS(good)}, "IMPLICIT_TLS", trusted, false, otherCAFile, "quire",
+			"TLS certificate not trusted", false},
+		{"CA file without a certificate", []quiretest.MailOption{quiretest.MailSTARTTLS(good)}, "STARTTLS", trusted, false, junk, "quire",
+			"holds no PEM certificate", false},
+		{"implicit TLS to a plain server", nil, "IMPLICIT_TLS", trusted, false, "", "quire", "not a TLS server", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := quiretest.NewMailServer(t, c.server...)
 			d := &nameDialer{}
 			cfg := pipeline.SMTPConfig{Host: relayName, Port: srv.Port, Security: c.security, From: "dms@office.lan",
-				Username: c.user, Password: "relay-secret", RootCAs: c.roots, InsecureSkipVerify: c.insecure, Dial: d.dial}
+				Username: c.user, Password: "relay-secret", RootCAs: c.roots, CAFile: c.caFile, InsecureSkipVerify: c.insecure, Dial: d.dial}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			m := pipeline.Mail{From: cfg.From, To: []string{"it@office.lan"}, Cc: []string{"boss@office.lan"}, Bcc: []string{"audit@office.lan"},
 				Subject: "Invoice 2026-117 ready", Text: "Please review the invoice."}
 			err := pipeline.SendMail(ctx, cfg, m)
-			if want := relayName + ":" + itoa(srv.Port); len(d.dialed) != 1 || d.dialed[0] != want {
-				t.Fatalf("dialed %v, want %s", d.dialed, want)
+			want := []string{relayName + ":" + strconv.Itoa(srv.Port)}
+			if c.caFile == junk {
+				want = nil // a configuration error: no connection
+			}
+			if !slices.Equal(d.dialed, want) {
+				t.Fatalf("dialed %v, want %v", d.dialed, want)
 			}
 			msgs, logins := srv.Messages(), srv.LoginDetails()
 			if c.err != "" {
@@ -134,5 +162,3 @@ func TestSendMail_TLS(t *testing.T) {
 		})
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

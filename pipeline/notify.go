@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/smtp"
 	"net/textproto"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +53,7 @@ func (p *Pipeline) mailConfig(site string) (SMTPConfig, error) {
 		cfg.Host, cfg.Port, cfg.Security = n.SMTP.Host, n.SMTP.Port, n.SMTP.ConnectionSecurity
 		cfg.Username, cfg.Password = n.SMTP.Username, n.SMTP.Password
 		// The operator's trust settings are for the operator's relay.
-		cfg.RootCAs, cfg.InsecureSkipVerify = nil, false
+		cfg.RootCAs, cfg.CAFile, cfg.InsecureSkipVerify = nil, "", false
 		cfg.Dialer, cfg.Dial = p.cfg.Outbound.Dialer(30*time.Second), nil
 	}
 	if cfg.From == "" {
@@ -120,7 +122,18 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 		}
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	tlsCfg := &tls.Config{ServerName: cfg.Host, RootCAs: cfg.RootCAs, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
+	roots := cfg.RootCAs
+	if cfg.CAFile != "" {
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return fmt.Errorf("smtp.ca_file: %w", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(b) {
+			return fmt.Errorf("smtp.ca_file: %s holds no PEM certificate", cfg.CAFile)
+		}
+	}
+	tlsCfg := &tls.Config{ServerName: cfg.Host, RootCAs: roots, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
 	dial := cfg.Dial
 	if dial == nil {
 		d := cfg.Dialer
