@@ -25,7 +25,9 @@ func diskStore(t *testing.T, dir string) *storage.DB {
 	return db
 }
 
-func run(t *testing.T, db *storage.DB, op storage.Op, payload any) {
+// MustApply applies a command of op on site default, failing the test on
+// an error (the external tests use it too).
+func MustApply(t *testing.T, db *storage.DB, op storage.Op, payload any) {
 	t.Helper()
 	c, err := storage.NewCommand(op, "default", "u", time.Now(), payload)
 	if err != nil {
@@ -38,13 +40,13 @@ func run(t *testing.T, db *storage.DB, op storage.Op, payload any) {
 
 func addDoc(t *testing.T, db *storage.DB, id, path string) {
 	t.Helper()
-	run(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
+	MustApply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
 		{Document: storage.Document{DocumentID: id, Path: path}}}})
 }
 
 func movePath(t *testing.T, db *storage.DB, id, path string) {
 	t.Helper()
-	run(t, db, storage.OpUpdateDocument, storage.UpdateDocument{DocumentID: id, Path: &path})
+	MustApply(t, db, storage.OpUpdateDocument, storage.UpdateDocument{DocumentID: id, Path: &path})
 }
 
 // uid makes a document id from a small number.
@@ -113,10 +115,10 @@ func TestOverlay_ReadYourWrites(t *testing.T) {
 		{"moved: not in its old folder", func(t *testing.T, db *storage.DB) { movePath(t, db, uid(1), "archive/quarterly.txt") },
 			"folder", "reports", []string{}, []string{uid(1)}},
 		{"purged", func(t *testing.T, db *storage.DB) {
-			run(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(1)})
+			MustApply(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(1)})
 		}, "filename", "quarterly", []string{}, []string{uid(1)}},
 		{"soft-deleted", func(t *testing.T, db *storage.DB) {
-			run(t, db, storage.OpSoftDelete, storage.DocumentRef{DocumentID: uid(1)})
+			MustApply(t, db, storage.OpSoftDelete, storage.DocumentRef{DocumentID: uid(1)})
 		}, "filename", "quarterly", []string{}, []string{uid(1)}},
 		{"another site's write is not this site's", func(t *testing.T, db *storage.DB) {
 			c, err := storage.NewCommand(storage.OpAddDocuments, "other", "u", time.Now(), storage.AddDocuments{Docs: []storage.NewDocument{
@@ -294,7 +296,7 @@ func TestCatchUp_AfterRestart(t *testing.T) {
 	// While the server is down (or its index lost the last batches):
 	addDoc(t, db, uid(4), "inbox/scan-0001.pdf")
 	movePath(t, db, uid(1), "archive/quarterly-2026.txt")
-	run(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(3)})
+	MustApply(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(3)})
 
 	x, err = Open(dir)
 	if err != nil {
