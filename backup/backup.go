@@ -9,7 +9,7 @@
 //	'F' a data dir file: uint16 name length, name, uint32 mode, content
 //	'D' the next piece of the store's snapshot (storage.Backup's stream)
 //	'E' end (JSON: keys, snapshot version, store bytes, SHA-256 of every
-//	    byte before this frame)
+//	    byte before this frame, and the SHA-256 of this JSON without it)
 //
 // The store snapshot is not indexed: the search index is derived and is
 // rebuilt when a restored data dir first starts.
@@ -17,6 +17,7 @@ package backup
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -63,6 +64,18 @@ type end struct {
 	Version    uint64 `json:"version"`
 	StoreBytes int64  `json:"storeBytes"`
 	SHA256     string `json:"sha256"`
+	// Sum is the SHA-256 of the frame's JSON without Sum: the checksum
+	// covers only what comes before the end frame. Archives written
+	// before it was added have none.
+	Sum string `json:"sum,omitempty"`
+}
+
+// sum returns e's Sum.
+func (e end) sum() string {
+	e.Sum = ""
+	b, _ := json.Marshal(e)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // Estimate is roughly how many bytes an archive of db will have (progress
@@ -124,8 +137,10 @@ func Write(w io.Writer, db *storage.DB, dataDir, quireVersion string, progress f
 		return info, err
 	}
 	info.Keys, info.Version, info.StoreBytes = keys, version, dw.total
-	e, _ := json.Marshal(end{Keys: keys, Version: version, StoreBytes: dw.total, SHA256: hex.EncodeToString(fw.h.Sum(nil))})
-	return info, fw.frame('E', e)
+	e := end{Keys: keys, Version: version, StoreBytes: dw.total, SHA256: hex.EncodeToString(fw.h.Sum(nil))}
+	e.Sum = e.sum()
+	b, _ := json.Marshal(e)
+	return info, fw.frame('E', b)
 }
 
 type frameWriter struct {
@@ -230,7 +245,13 @@ func Restore(r io.Reader, dataDir string, progress func(int64)) (info Info, err 
 // Verify reads a whole archive and checks its structure and checksum
 // without unpacking it (quire backup checks what it received).
 func Verify(r io.Reader, progress func(int64)) (Info, error) {
-	return read(r, progress, func([]byte, *Info) error { return nil }, func([]byte) error { return nil })
+	return read(r, progress, func(p []byte, info *Info) error {
+		name, _, _, _, err := parseFile(p)
+		if err == nil {
+			info.Files = append(info.Files, name)
+		}
+		return err
+	}, func([]byte) error { return nil })
 }
 
 // read walks an archive's frames, handing files and store data to the
@@ -267,8 +288,16 @@ func read(r io.Reader, progress func(int64), onFile func([]byte, *Info) error, o
 				return info, err
 			}
 		case 'E':
+			// The checksum covers what comes before the end frame; the end
+			// frame must be exactly as Write encodes it, and its own Sum
+			// must match, so that no damage to its counts goes unnoticed.
 			var e end
-			if json.Unmarshal(p, &e) != nil || e.SHA256 != hex.EncodeToString(sum) || e.StoreBytes != storeBytes {
+			canon, _ := json.Marshal(e)
+			if json.Unmarshal(p, &e) == nil {
+				canon, _ = json.Marshal(e)
+			}
+			if !bytes.Equal(canon, p) || e.Sum != "" && e.Sum != e.sum() ||
+				e.SHA256 != hex.EncodeToString(sum) || e.StoreBytes != storeBytes {
 				return info, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 			}
 			info.Keys, info.Version, info.StoreBytes = e.Keys, e.Version, e.StoreBytes
@@ -279,24 +308,35 @@ func read(r io.Reader, progress func(int64), onFile func([]byte, *Info) error, o
 	}
 }
 
-func writeFile(dataDir string, p []byte, info *Info) error {
+// parseFile reads a file frame: the file's name (as archived), its folder
+// and base name (local separators) and mode; the content follows at body.
+func parseFile(p []byte) (name, dir, base string, mode os.FileMode, err error) {
 	if len(p) < 2 {
-		return fmt.Errorf("%w: short file frame", ErrCorrupt)
+		return "", "", "", 0, fmt.Errorf("%w: short file frame", ErrCorrupt)
 	}
 	n := int(binary.BigEndian.Uint16(p))
 	if len(p) < 2+n+4 {
-		return fmt.Errorf("%w: short file frame", ErrCorrupt)
+		return "", "", "", 0, fmt.Errorf("%w: short file frame", ErrCorrupt)
 	}
-	name := string(p[2 : 2+n])
-	mode := os.FileMode(binary.BigEndian.Uint32(p[2+n:])) & 0o777
-	dir, base := filepath.Split(filepath.FromSlash(name))
+	name = string(p[2 : 2+n])
+	mode = os.FileMode(binary.BigEndian.Uint32(p[2+n:])) & 0o777
+	dir, base = filepath.Split(filepath.FromSlash(name))
 	ok := false
 	for _, d := range dirs {
 		ok = ok || filepath.Clean(dir) == d
 	}
 	if !ok || base == "" || base == "." || base == ".." {
-		return fmt.Errorf("%w: unexpected file %q", ErrCorrupt, name)
+		return "", "", "", 0, fmt.Errorf("%w: unexpected file %q", ErrCorrupt, name)
 	}
+	return name, dir, base, mode, nil
+}
+
+func writeFile(dataDir string, p []byte, info *Info) error {
+	name, dir, base, mode, err := parseFile(p)
+	if err != nil {
+		return err
+	}
+	body := p[2+len(name)+4:]
 	if err := os.MkdirAll(filepath.Join(dataDir, dir), 0o700); err != nil {
 		return err
 	}
@@ -304,7 +344,7 @@ func writeFile(dataDir string, p []byte, info *Info) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(p[2+n+4:])
+	_, err = f.Write(body)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -98,6 +98,7 @@ type SMTP struct {
 	Host     string `toml:"host"`
 	Port     int    `toml:"port"`
 	Security string `toml:"security"`
+	CAFile   string `toml:"ca_file"`
 	Username string `toml:"username"`
 	Password string `toml:"password"`
 	From     string `toml:"from"`

@@ -369,7 +369,7 @@ func (l *Loaded) CheckFiles() Problems {
 	var ps Problems
 	for _, k := range []struct{ key, path string }{
 		{"tls.cert_file", l.TLS.CertFile}, {"tls.key_file", l.TLS.KeyFile},
-		{"auth.jwks_file", l.Auth.JWKSFile}, {"auth.pem_file", l.Auth.PEMFile},
+		{"auth.jwks_file", l.Auth.JWKSFile}, {"auth.pem_file", l.Auth.PEMFile}, {"smtp.ca_file", l.SMTP.CAFile},
 	} {
 		if k.path == "" {
 			continue

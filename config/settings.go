@@ -109,6 +109,8 @@ var settings = []setting{
 		ptr: func(c *Config) any { return &c.SMTP.Port }},
 	{key: "smtp.security", name: "smtp-security", help: "Connection security: STARTTLS, IMPLICIT_TLS, or empty for none.",
 		example: "STARTTLS", ptr: func(c *Config) any { return &c.SMTP.Security }},
+	{key: "smtp.ca_file", name: "smtp-ca-file", help: "PEM certificates of the authorities the mail server's TLS certificate must come from (a LAN relay with its own CA). Default: the system's.",
+		example: "/etc/quire/smtp-ca.pem", ptr: func(c *Config) any { return &c.SMTP.CAFile }},
 	{key: "smtp.username", name: "smtp-username", help: "Mail server user.",
 		example: "quire", ptr: func(c *Config) any { return &c.SMTP.Username }},
 	{key: "smtp.password", name: "smtp-password", secret: true, help: "Mail server password (or QUIRE_SMTP_PASSWORD; never a flag).",

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -191,8 +192,38 @@ func Open(dir string) (*Index, error) {
 	return &Index{names: names, text: text}, nil
 }
 
-// Close closes the index.
-func (x *Index) Close() error { return errors.Join(x.names.Close(), x.text.Close()) }
+// Close closes the index once what was written is on disk. With
+// unsafe_batch, Bleve's Close drops batches its persister has not written
+// yet: the storage version recorded last (the Indexer's closing
+// checkpoint) was lost, and the next start caught up from an older one,
+// or from nothing.
+func (x *Index) Close() error {
+	for _, b := range []bleve.Index{x.names, x.text} {
+		waitPersisted(b, 10*time.Second)
+	}
+	return errors.Join(x.names.Close(), x.text.Close())
+}
+
+// waitPersisted waits until b's persister has written its latest
+// snapshot, for at most timeout.
+func waitPersisted(b bleve.Index, timeout time.Duration) {
+	adv, err := b.Advanced()
+	if err != nil {
+		return
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return
+	}
+	st, ok := s.Stats().(*scorch.Stats)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for atomic.LoadUint64(&st.LastPersistedEpoch) < atomic.LoadUint64(&st.CurRootEpoch) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
 
 func docID(site, id string) string { return site + "/" + id }
 

@@ -9,17 +9,6 @@ import (
 	"quire/storage"
 )
 
-func apply(t *testing.T, db *storage.DB, op storage.Op, payload any) {
-	t.Helper()
-	c, err := storage.NewCommand(op, "default", "u", time.Now(), payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Apply(context.Background(), c); err != nil {
-		t.Fatalf("%s: %v", op, err)
-	}
-}
-
 // found reports whether a fulltext and a filename search find doc.
 func found(t *testing.T, x *index.Index, doc string) (text, name bool) {
 	t.Helper()
@@ -70,10 +59,10 @@ func TestIndexer_DeletionsWhileBehindAreDropped(t *testing.T) {
 				t.Fatal(err)
 			}
 			const gone, kept = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
-			apply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
+			index.MustApply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
 				{Document: storage.Document{DocumentID: gone, Path: "quarterly-report.txt"}},
 			}})
-			apply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
+			index.MustApply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
 				{Document: storage.Document{DocumentID: kept, Path: "quarterly-plan.txt"}},
 			}})
 			deadline := time.Now().Add(10 * time.Second)
@@ -91,7 +80,7 @@ func TestIndexer_DeletionsWhileBehindAreDropped(t *testing.T) {
 			if err := ix.Close(); err != nil {
 				t.Fatal(err)
 			}
-			apply(t, db, tt.op, storage.DocumentRef{DocumentID: gone})
+			index.MustApply(t, db, tt.op, storage.DocumentRef{DocumentID: gone})
 
 			ix2 := index.NewIndexer(db, x, nil)
 			if err := ix2.Start(context.Background()); err != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,6 +164,12 @@ type SMTPConfig struct {
 	Username string
 	Password string
 	From     string
+	// RootCAs are the authorities the server's TLS certificate must be
+	// issued by (nil: the system's).
+	RootCAs *x509.CertPool
+	// CAFile, when set, holds them as PEM (smtp.ca_file); it is read at
+	// each delivery, so a renewed CA needs no restart.
+	CAFile string
 	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
 	// relays; tests).
 	InsecureSkipVerify bool
@@ -170,6 +177,9 @@ type SMTPConfig struct {
 	// operator's relay); a site's own server is dialed through the
 	// outbound policy's.
 	Dialer *net.Dialer
+	// Dial, when set, connects instead of Dialer (tests: a relay's name
+	// resolved to loopback). A site's own server never uses it.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // LLMConfig is an OpenAI-compatible chat completions endpoint.

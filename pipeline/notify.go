@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/smtp"
 	"net/textproto"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +48,9 @@ func (p *Pipeline) mailConfig(site string) (SMTPConfig, error) {
 	if n := sc.Notification; n != nil && n.SMTP != nil && n.SMTP.Host != "" {
 		cfg.Host, cfg.Port, cfg.Security = n.SMTP.Host, n.SMTP.Port, n.SMTP.ConnectionSecurity
 		cfg.Username, cfg.Password = n.SMTP.Username, n.SMTP.Password
-		cfg.Dialer = p.cfg.Outbound.Dialer(30 * time.Second)
+		// The operator's trust settings are for the operator's relay.
+		cfg.RootCAs, cfg.CAFile, cfg.InsecureSkipVerify = nil, "", false
+		cfg.Dialer, cfg.Dial = p.cfg.Outbound.Dialer(30*time.Second), nil
 	}
 	if cfg.From == "" {
 		return cfg, errors.New("notificationEmail is not configured")
@@ -113,17 +117,40 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 		}
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	tlsCfg := &tls.Config{ServerName: cfg.Host, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
-	d := cfg.Dialer
-	if d == nil {
-		d = &net.Dialer{Timeout: 30 * time.Second}
+	roots := cfg.RootCAs
+	if cfg.CAFile != "" {
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return fmt.Errorf("smtp.ca_file: %w", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(b) {
+			return fmt.Errorf("smtp.ca_file: %s holds no PEM certificate", cfg.CAFile)
+		}
 	}
-	var conn net.Conn
-	var err error
-	if cfg.Security == "IMPLICIT_TLS" {
-		conn, err = (&tls.Dialer{NetDialer: d, Config: tlsCfg}).DialContext(ctx, "tcp", addr)
-	} else {
-		conn, err = d.DialContext(ctx, "tcp", addr)
+	tlsCfg := &tls.Config{ServerName: cfg.Host, RootCAs: roots, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in for LAN relays
+	dial := cfg.Dial
+	if dial == nil {
+		d := cfg.Dialer
+		if d == nil {
+			d = &net.Dialer{Timeout: 30 * time.Second}
+		}
+		dial = d.DialContext
+	}
+	conn, err := dial(ctx, "tcp", addr)
+	if err == nil && cfg.Security == "IMPLICIT_TLS" {
+		tc := tls.Client(conn, tlsCfg)
+		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err = tc.HandshakeContext(hctx); err != nil {
+			conn.Close()
+		}
+		cancel()
+		conn = tc
+	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		// Not transient: the certificate stays what it is.
+		return fmt.Errorf("connect to mail server %s: %s", addr, outbound.Reason(err))
 	}
 	if err != nil {
 		msg := fmt.Errorf("connect to mail server %s: %s", addr, outbound.Reason(err))
@@ -149,11 +176,23 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 		return smtpErr(err)
 	}
 	if cfg.Security == "STARTTLS" {
+		if ok, _ := c.Extension("STARTTLS"); !ok {
+			return fmt.Errorf("mail server %s offers no STARTTLS: set the connection security it supports", addr)
+		}
 		if err := c.StartTLS(tlsCfg); err != nil {
+			var certErr *tls.CertificateVerificationError
+			if errors.As(err, &certErr) {
+				return fmt.Errorf("STARTTLS with mail server %s: %s", addr, outbound.Reason(err))
+			}
 			return smtpErr(fmt.Errorf("STARTTLS: %w", err))
 		}
 	}
 	if cfg.Username != "" {
+		// net/smtp sends a password in the clear only to localhost; say
+		// so instead of failing (and retrying) on its terse refusal.
+		if _, isTLS := c.TLSConnectionState(); !isTLS && !loopbackHost(cfg.Host) {
+			return fmt.Errorf("mail server %s: the connection is not encrypted, and Quire sends the password only over TLS: set the connection security to STARTTLS or IMPLICIT_TLS", addr)
+		}
 		if err := c.Auth(smtp.PlainAuth("", cfg.Username, cfg.Password, cfg.Host)); err != nil {
 			return smtpErr(fmt.Errorf("authenticate: %w", err))
 		}
@@ -177,6 +216,12 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 		return smtpErr(err)
 	}
 	return c.Quit()
+}
+
+// loopbackHost reports whether net/smtp takes host as local (it then
+// allows PLAIN authentication without TLS).
+func loopbackHost(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
 // smtpErr marks network errors and 4xx replies as transient. A reply

@@ -1,0 +1,4 @@
+package pipeline
+
+// IsRetryable tells the external tests whether an error is retried.
+var IsRetryable = isRetryable
