@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/storage"
 )
 
 // TestBadInput_Refused: input over the limits of storage/limits.go, text
@@ -157,27 +158,53 @@ func TestBadInput_Refused(t *testing.T) {
 	}
 }
 
-// TestBadInput_MatchTagsBatched: PATCH /documents/tags with large tags
-// over many documents is applied in batches that each fit one
-// transaction, so every matching document gets them (no 400 or 500
-// after part of the documents were changed).
+// TestBadInput_MatchTagsBatched: PATCH /documents/tags over many
+// documents, or with large tags, is applied in batches that each fit one
+// transaction, so every matching document gets them (no 400 or 500 after
+// part of the documents were changed). Each case is too big for one
+// Badger transaction: 6,000 tag values, or 2 MB of them.
 func TestBadInput_MatchTagsBatched(t *testing.T) {
-	s := quiretest.NewServer(t)
-	tok := s.Admin()
-	const docs = 201 // more than one batch of the fixed size
-	for i := range docs {
-		addDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
+	tests := []struct {
+		name      string
+		docs      int
+		tags      int
+		valueSize int
+	}{
+		{"more values than one transaction holds", 60, 100, 1},
+		{"more bytes than one transaction holds", 20, 100, 1000},
 	}
-	var tags []map[string]any
-	for i := range 100 {
-		tags = append(tags, map[string]any{"key": fmt.Sprintf("big%02d", i), "value": strings.Repeat("v", 1000)})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := storage.DocsPerBatch(bigTags(tc.tags, tc.valueSize), 200); tc.docs <= n {
+				t.Fatalf("%d documents fit one batch of %d: the case tests no batching", tc.docs, n)
+			}
+			s := quiretest.NewServer(t)
+			tok := s.Admin()
+			for i := range tc.docs {
+				addDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
+			}
+			var tags []map[string]any
+			for _, tg := range bigTags(tc.tags, tc.valueSize) {
+				tags = append(tags, map[string]any{"key": tg.Key, "value": tg.Value})
+			}
+			last := fmt.Sprintf("big%02d", tc.tags-1)
+			r := s.Do(http.MethodPatch, "/documents/tags", map[string]any{"match": map[string]any{"tag": map[string]any{"key": "batch", "eq": "1"}}, "update": map[string]any{"tags": tags}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": last}}}, tok).JSON(t)
+			if got, _ := res["documents"].([]any); len(got) != tc.docs {
+				t.Fatalf("documents with the new tags: %d, want %d", len(got), tc.docs)
+			}
+		})
 	}
-	r := s.Do(http.MethodPatch, "/documents/tags", map[string]any{"match": map[string]any{"tag": map[string]any{"key": "batch", "eq": "1"}}, "update": map[string]any{"tags": tags}}, tok)
-	mustStatus(t, r, http.StatusOK)
-	res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "big99"}}}, tok).JSON(t)
-	if got, _ := res["documents"].([]any); len(got) != docs {
-		t.Fatalf("documents with the new tags: %d, want %d", len(got), docs)
+}
+
+// bigTags returns n tags big00.. with values of size bytes.
+func bigTags(n, size int) []storage.Tag {
+	var out []storage.Tag
+	for i := range n {
+		out = append(out, storage.Tag{Key: fmt.Sprintf("big%02d", i), Value: strings.Repeat("v", size)})
 	}
+	return out
 }
 
 // TestSoftDeleted_EndInclusive: `end` includes the documents deleted at
