@@ -9,39 +9,33 @@ import "testing"
 // Str returns m[key] as a string, failing t when it is missing or not one.
 func Str(t testing.TB, m map[string]any, key string) string {
 	t.Helper()
-	v, ok := m[key].(string)
-	if !ok {
-		t.Fatalf("%q is %T %v, want a string, in %v", key, m[key], m[key], m)
-	}
-	return v
+	return field[string](t, m, key, "a string")
 }
 
 // Num returns m[key] as a JSON number, failing t when it is not one.
 func Num(t testing.TB, m map[string]any, key string) float64 {
 	t.Helper()
-	v, ok := m[key].(float64)
-	if !ok {
-		t.Fatalf("%q is %T %v, want a number, in %v", key, m[key], m[key], m)
-	}
-	return v
+	return field[float64](t, m, key, "a number")
 }
 
 // Bool returns m[key] as a JSON boolean, failing t when it is not one.
 func Bool(t testing.TB, m map[string]any, key string) bool {
 	t.Helper()
-	v, ok := m[key].(bool)
-	if !ok {
-		t.Fatalf("%q is %T %v, want a boolean, in %v", key, m[key], m[key], m)
-	}
-	return v
+	return field[bool](t, m, key, "a boolean")
 }
 
 // List returns m[key] as a JSON array, failing t when it is not one.
 func List(t testing.TB, m map[string]any, key string) []any {
 	t.Helper()
-	v, ok := m[key].([]any)
+	return field[[]any](t, m, key, "an array")
+}
+
+// field returns m[key] as a T, failing t when it is missing or not one.
+func field[T any](t testing.TB, m map[string]any, key, want string) T {
+	t.Helper()
+	v, ok := m[key].(T)
 	if !ok {
-		t.Fatalf("%q is %T %v, want an array, in %v", key, m[key], m[key], m)
+		t.Fatalf("%q is %T %v, want %s, in %v", key, m[key], m[key], want, m)
 	}
 	return v
 }
