@@ -85,7 +85,8 @@ func (c *corpus) doc(i int) corpusDoc {
 }
 
 // loadCorpus writes n documents into a data dir through storage's Apply,
-// 200 per command (the index is built afterwards by quire reindex).
+// storage.MaxChildDocuments+1 per command, the most one command may
+// create (the index is built afterwards by quire reindex).
 func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(dataDir, "db")})
 	if err != nil {
@@ -102,9 +103,10 @@ func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
 			return err
 		}
 	}
-	for i := 0; i < n; i += 200 {
+	per := storage.MaxChildDocuments + 1
+	for i := 0; i < n; i += per {
 		var docs []storage.NewDocument
-		for j := i; j < min(i+200, n); j++ {
+		for j := i; j < min(i+per, n); j++ {
 			d := c.doc(j)
 			m, chunks, _ := storage.SmallContent([]byte(d.text))
 			cust, st, amt := d.customer, d.status, d.amount

@@ -36,6 +36,11 @@ type Doc struct {
 	Attributes  []string // attribute values as text
 	Content     string   // text of the content
 	Inserted    time.Time
+	// TagValues and AttrValues hold each tag's and attribute's values as
+	// exact filters compare them (storage.Tag.AllValues; attribute
+	// strings, numbers by storage.FormatNumber, booleans), by key.
+	TagValues  map[string][]string
+	AttrValues map[string][]string
 }
 
 const (
@@ -49,6 +54,14 @@ const (
 	fSHA       = "sha"
 	fType      = "contentType"
 	fInserted  = "inserted"
+	// Filter fields of the text index (keywords, exact): a query filters,
+	// counts and pages inside the index with them (DESIGN.md, "Filter
+	// fields").
+	fFolders = "folders" // the document's folder and each folder above it, as "/a/b"
+	fTagKey  = "tagkey"  // each tag key
+	fTagVal  = "tagval"  // key NUL value, for each value of each tag
+	fAttrKey = "attrkey" // each attribute key
+	fAttrVal = "attrval" // key NUL value, for each value of each attribute
 )
 
 // newNamesMapping maps the names index: one term per document and field,
@@ -119,6 +132,16 @@ func newTextMapping() mapping.IndexMapping {
 	dt := bleve.NewDateTimeFieldMapping()
 	dt.IncludeInAll = false
 	dm.AddFieldMappingsAt(fInserted, dt)
+	// Filter fields: matched term by term, never scored, sorted or
+	// shown, so nothing but the postings is kept.
+	filter := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
+		return f
+	}
+	for _, name := range []string{fFolders, fTagKey, fTagVal, fAttrKey, fAttrVal} {
+		dm.AddFieldMappingsAt(name, filter())
+	}
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = standard.Name
 	im.DefaultField = fContent // query-string terms without a field
@@ -130,8 +153,9 @@ func newTextMapping() mapping.IndexMapping {
 // returns; the text index (content, path words, tags, attribute values)
 // follows within a second.
 type Index struct {
-	names bleve.Index
-	text  bleve.Index
+	names   bleve.Index
+	text    bleve.Index
+	rebuilt string // see Rebuilt
 }
 
 func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
@@ -160,15 +184,22 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	return b, nil
 }
 
-// formatVersion names the layout of the index; a change rebuilds it.
-const formatVersion = "3"
+// formatVersion names the layout of the index (its mappings included); a
+// change rebuilds it. 4: the filter fields of the text index.
+const formatVersion = "4"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {
 	// An index of another format is rebuilt: it is derived data, and the
 	// indexer catches a new index up from storage.
 	vf := path.Join(dir, "FORMAT")
+	var rebuilt string
 	if b, err := os.ReadFile(vf); err != nil || strings.TrimSpace(string(b)) != formatVersion {
+		if err == nil {
+			rebuilt = strings.TrimSpace(string(b))
+		} else if _, serr := os.Stat(path.Join(dir, "text")); serr == nil {
+			rebuilt = "unknown"
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
@@ -188,8 +219,13 @@ func Open(dir string) (*Index, error) {
 		names.Close()
 		return nil, err
 	}
-	return &Index{names: names, text: text}, nil
+	return &Index{names: names, text: text, rebuilt: rebuilt}, nil
 }
+
+// Rebuilt returns the format of the index Open found and removed because
+// it was not the current one ("" when it kept it or found none): the
+// indexer then rebuilds it from storage, and says so.
+func (x *Index) Rebuilt() string { return x.rebuilt }
 
 // Close closes the index.
 func (x *Index) Close() error { return errors.Join(x.names.Close(), x.text.Close()) }
@@ -249,7 +285,10 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 			fSHA:      d.ContentSHA,
 			fType:     d.ContentType,
 			fInserted: d.Inserted,
+			fFolders:  folderTerms(d.Path),
 		}
+		addKV(fields, fTagKey, fTagVal, d.TagValues)
+		addKV(fields, fAttrKey, fAttrVal, d.AttrValues)
 		if err := batch.Index(docID(d.Site, d.ID), fields); err != nil {
 			return err
 		}
@@ -258,6 +297,41 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 		batch.Delete(id)
 	}
 	return x.text.Batch(batch)
+}
+
+// folderTerms returns the terms of field fFolders for a document path:
+// its folder and every folder above it, each with a leading "/" ("/" is
+// the root), so one term query finds everything below a folder.
+func folderTerms(p string) []string {
+	dir, _ := splitDocPath(p)
+	out := []string{"/"}
+	for i := 0; i <= len(dir); i++ {
+		if dir != "" && (i == len(dir) || dir[i] == '/') {
+			out = append(out, "/"+dir[:i])
+		}
+	}
+	return out
+}
+
+func kvTerm(key, value string) string { return key + "\x00" + value }
+
+// addKV adds the key and key-value terms of tags or attributes.
+func addKV(fields map[string]any, fk, fv string, m map[string][]string) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	var vals []string
+	for k, vs := range m {
+		keys = append(keys, k)
+		for _, v := range vs {
+			vals = append(vals, kvTerm(k, v))
+		}
+	}
+	fields[fk] = keys
+	if len(vals) > 0 {
+		fields[fv] = vals
+	}
 }
 
 // Put updates both indexes (tools and tests).
@@ -474,8 +548,15 @@ type TextOptions struct {
 	Syntax bool
 	From   int
 	Size   int
-	// Filter restricts results further (tags and attributes).
+	// Filter restricts results further (tags and attributes: TagFilter,
+	// AttrFilter); it does not change scores.
 	Filter query.Query
+	// Hide leaves out the documents it matches (FolderHide).
+	Hide query.Query
+	// IDs, when not nil, restricts results to these document ids.
+	IDs []string
+	// Exclude leaves out these document ids.
+	Exclude []string
 }
 
 // Limits of a fulltext query (API.md, "Fulltext query limits"): a query
@@ -601,20 +682,46 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		}
 		tq = bleve.NewConjunctionQuery(words...)
 	}
-	qs := []query.Query{tq}
-	if !x.onlySite(site) {
-		qs = append(qs, siteQuery(site))
-	}
-	if o.Filter != nil {
-		qs = append(qs, o.Filter)
-	}
 	if o.Size <= 0 {
 		o.Size = 10
 	}
 	if o.From < 0 || o.From > MaxResultWindow-o.Size {
 		return nil, 0, ErrResultWindow
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), o.Size, o.From, false)
+	if o.IDs != nil && len(o.IDs) == 0 {
+		return nil, 0, nil
+	}
+	// Filters and exclusions are matched in the index, so the total is
+	// exact and only the page's documents are read from storage.
+	var filters, hide []query.Query
+	if !x.onlySite(site) {
+		filters = append(filters, siteQuery(site))
+	}
+	if o.Filter != nil {
+		filters = append(filters, o.Filter)
+	}
+	if o.IDs != nil {
+		filters = append(filters, bleve.NewDocIDQuery(docIDs(site, o.IDs)))
+	}
+	if o.Hide != nil {
+		hide = append(hide, o.Hide)
+	}
+	if len(o.Exclude) > 0 {
+		hide = append(hide, bleve.NewDocIDQuery(docIDs(site, o.Exclude)))
+	}
+	bq := bleve.NewBooleanQuery()
+	bq.AddMust(tq)
+	switch len(filters) {
+	case 0:
+	case 1:
+		bq.AddFilter(filters[0])
+	default:
+		bq.AddFilter(bleve.NewConjunctionQuery(filters...))
+	}
+	if len(hide) > 0 {
+		bq.AddMustNot(hide...)
+	}
+	req := bleve.NewSearchRequestOptions(bq, o.Size, o.From, false)
 	// Score order (ties in index order): sorting by _id as well would
 	// load the external id of every match, not just of the page.
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
@@ -649,6 +756,80 @@ func TermFilter(field, text string) query.Query {
 	q.SetOperator(query.MatchQueryOperatorAnd)
 	return q
 }
+
+func docIDs(site string, ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = docID(site, id)
+	}
+	return out
+}
+
+// TagFilter matches the documents with a tag key and, when values are
+// given, one of them (exactly, as storage.Tag.AllValues holds them).
+func TagFilter(key string, values []string) query.Query {
+	return kvFilter(fTagKey, fTagVal, key, values)
+}
+
+// AttrFilter matches the documents with an attribute key and, when values
+// are given, one of them (exactly: strings, numbers as
+// storage.FormatNumber writes them, booleans as "true" and "false").
+func AttrFilter(key string, values []string) query.Query {
+	return kvFilter(fAttrKey, fAttrVal, key, values)
+}
+
+func kvFilter(fk, fv, key string, values []string) query.Query {
+	if len(values) == 0 {
+		return termQuery(fk, key)
+	}
+	or := make([]query.Query, len(values))
+	for i, v := range values {
+		or[i] = termQuery(fv, kvTerm(key, v))
+	}
+	if len(or) == 1 {
+		return or[0]
+	}
+	return bleve.NewDisjunctionQuery(or...)
+}
+
+func termQuery(field, term string) query.Query {
+	q := bleve.NewTermQuery(term)
+	q.SetField(field)
+	return q
+}
+
+// FolderHide returns the query matching the documents whose folder does
+// not grant a caller in groups perm under the folder permissions set
+// (storage.FolderPermissionSet.Allows), or nil when it hides nothing. A
+// document is hidden when the nearest folder with permissions at or above
+// its own denies: it is below that folder and below none of the folders
+// with permissions further down (whichever they decide).
+func FolderHide(set storage.FolderPermissionSet, groups []string, perm string) query.Query {
+	var hidden []query.Query
+	for p := range set {
+		if set.Allows(p, groups, perm) {
+			continue
+		}
+		q := bleve.NewBooleanQuery()
+		q.AddMust(termQuery(fFolders, "/"+p))
+		for r := range set {
+			if r != p && (p == "" || strings.HasPrefix(r, p+"/")) {
+				q.AddMustNot(termQuery(fFolders, "/"+r))
+			}
+		}
+		hidden = append(hidden, q)
+	}
+	if len(hidden) == 0 {
+		return nil
+	}
+	return bleve.NewDisjunctionQuery(hidden...)
+}
+
+// MatchAll matches every document.
+func MatchAll() query.Query { return bleve.NewMatchAllQuery() }
+
+// MatchNone matches no document.
+func MatchNone() query.Query { return bleve.NewMatchNoneQuery() }
 
 // Or combines queries with OR.
 func Or(qs ...query.Query) query.Query { return bleve.NewDisjunctionQuery(qs...) }
