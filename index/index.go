@@ -721,25 +721,13 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	if len(hide) > 0 {
 		bq.AddMustNot(hide...)
 	}
-	req := bleve.NewSearchRequestOptions(bq, o.Size, o.From, false)
-	// Score order (ties in index order): sorting by _id as well would
-	// load the external id of every match, not just of the page.
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
-	res, err := x.text.SearchInContext(ctx, req)
+	hits, total, err := x.collect(ctx, bq, o.From, o.Size)
 	if err != nil {
 		return nil, 0, searchErr(err, o.Syntax)
 	}
-	out := make([]Hit, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		site, id := SplitID(h.ID)
-		hit := Hit{Site: site, ID: id, Score: h.Score}
-		if len(h.Fragments) > 0 {
-			hit.Fragments = map[string][]string(h.Fragments)
-		}
-		out = append(out, hit)
-	}
-	return out, res.Total, nil
+	return hits, total, nil
 }
 
 // Query is a Bleve query, for filters built by callers.
