@@ -709,13 +709,23 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	if len(o.Exclude) > 0 {
 		hide = append(hide, bleve.NewDocIDQuery(docIDs(site, o.Exclude)))
 	}
+	// Must is a conjunction even of one query, so it never searches as
+	// Bleve's match-none (which BooleanQuery would take for "no must
+	// clause" and, with MustNot, turn into "every document").
 	bq := bleve.NewBooleanQuery()
-	bq.AddMust(tq)
-	switch len(filters) {
-	case 0:
-	case 1:
+	_, all := tq.(*query.MatchAllQuery)
+	switch {
+	case all && len(filters) > 0:
+		// Tags or attributes alone (/searchFulltext without text): the
+		// filters' postings drive instead of every document's.
+		bq.AddMust(filters...)
+	case len(filters) == 0:
+		bq.AddMust(tq)
+	case len(filters) == 1:
+		bq.AddMust(tq)
 		bq.AddFilter(filters[0])
 	default:
+		bq.AddMust(tq)
 		bq.AddFilter(bleve.NewConjunctionQuery(filters...))
 	}
 	if len(hide) > 0 {

@@ -146,10 +146,16 @@ func TestText_Filters(t *testing.T) {
 		{"hide all", TextOptions{Hide: MatchAll()}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ids, totals := allIDs(t, x, "default", "word", c.o, 10)
-			slices.Sort(ids)
-			if !slices.Equal(ids, c.want) || totals[0] != uint64(len(c.want)) {
-				t.Fatalf("got %v (total %d), want %v", ids, totals[0], c.want)
+			// A word every document has, and every document ("*": the
+			// filters alone, as /searchFulltext without text).
+			for _, text := range []string{"word", "*"} {
+				o := c.o
+				o.Syntax = text == "*"
+				ids, totals := allIDs(t, x, "default", text, o, 10)
+				slices.Sort(ids)
+				if !slices.Equal(ids, c.want) || totals[0] != uint64(len(c.want)) {
+					t.Fatalf("%q: got %v (total %d), want %v", text, ids, totals[0], c.want)
+				}
 			}
 		})
 	}
