@@ -701,7 +701,10 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		filters = append(filters, o.Filter)
 	}
 	if o.IDs != nil {
-		filters = append(filters, bleve.NewDocIDQuery(docIDs(site, o.IDs)))
+		// A few ids (documentIds, the overlay): they drive the search
+		// (Bleve's conjunction walks its shortest list and skips ahead in
+		// the others), where a filter would walk every match of the text.
+		tq = bleve.NewConjunctionQuery(tq, bleve.NewDocIDQuery(docIDs(site, o.IDs)))
 	}
 	if o.Hide != nil {
 		hide = append(hide, o.Hide)
