@@ -669,18 +669,10 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 			return nil, 0, err
 		}
 	} else {
-		// Every word must occur (content holds path, tags and attribute
-		// values too).
-		var words []query.Query
-		for _, w := range strings.Fields(text) {
-			mq := bleve.NewMatchQuery(w)
-			mq.SetField(fContent)
-			words = append(words, mq)
-		}
-		if len(words) == 0 {
+		tq = x.wordsQuery(text)
+		if tq == nil {
 			return nil, 0, nil
 		}
-		tq = bleve.NewConjunctionQuery(words...)
 	}
 	if o.Size <= 0 {
 		o.Size = 10
@@ -718,6 +710,11 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	bq := bleve.NewBooleanQuery()
 	_, all := tq.(*query.MatchAllQuery)
 	switch {
+	case len(filters) == 0 && len(hide) == 0:
+		// Nothing but the text: its searcher alone, without a boolean
+		// and a conjunction wrapped around each match (a third of the
+		// cost of a word in most documents).
+		return x.textSearch(tq, o)
 	case all && len(filters) > 0:
 		// Tags or attributes alone (/searchFulltext without text): the
 		// filters' postings drive instead of every document's.
@@ -734,13 +731,49 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	if len(hide) > 0 {
 		bq.AddMustNot(hide...)
 	}
+	return x.textSearch(bq, o)
+}
+
+func (x *Index) textSearch(q query.Query, o TextOptions) ([]Hit, uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
-	hits, total, err := x.collect(ctx, bq, o.From, o.Size)
+	hits, total, err := x.collect(ctx, q, o.From, o.Size)
 	if err != nil {
 		return nil, 0, searchErr(err, o.Syntax)
 	}
 	return hits, total, nil
+}
+
+// wordsQuery is the query of plain text: every word must occur in
+// content (which holds path, tags and attribute values too), a word being
+// any of the terms the analyzer makes of it (Bleve's match query, built
+// here without its wrappers: a word is one term query). It is nil when a
+// word has no term (a stop word): such a query matches nothing.
+func (x *Index) wordsQuery(text string) query.Query {
+	an := x.text.Mapping().AnalyzerNamed(standard.Name)
+	var words []query.Query
+	for _, w := range strings.Fields(text) {
+		tokens := an.Analyze([]byte(w))
+		terms := make([]query.Query, len(tokens))
+		for i, tk := range tokens {
+			terms[i] = termQuery(fContent, string(tk.Term))
+		}
+		switch len(terms) {
+		case 0:
+			return nil
+		case 1:
+			words = append(words, terms[0])
+		default:
+			words = append(words, bleve.NewDisjunctionQuery(terms...))
+		}
+	}
+	switch len(words) {
+	case 0:
+		return nil
+	case 1:
+		return words[0]
+	}
+	return bleve.NewConjunctionQuery(words...)
 }
 
 // Query is a Bleve query, for filters built by callers.
