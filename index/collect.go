@@ -3,6 +3,7 @@ package index
 import (
 	"container/heap"
 	"context"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,11 +30,7 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 			return nil, 0, err
 		}
 	}
-	adv, err := x.text.Advanced()
-	if err != nil {
-		return nil, 0, err
-	}
-	r, err := adv.Reader()
+	r, err := x.textReader()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -44,6 +41,62 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 	}
 	defer s.Close()
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: r}
+	var last *search.DocumentMatch
+	return topN(ctx, r, from, size, func() (float64, bleveindex.IndexInternalID, error) {
+		if last != nil {
+			sctx.DocumentMatchPool.Put(last)
+		}
+		d, err := s.Next(sctx)
+		if err != nil || d == nil {
+			last = nil
+			return 0, nil, err
+		}
+		last = d
+		return d.Score, d.IndexInternalID, nil
+	})
+}
+
+// collectTerm is collect for a query of one term and nothing else (a word
+// of plain text, unfiltered: the common query), reading the term's
+// postings without a searcher. Its ranking is Bleve's: a term query scores
+// sqrt(frequency) times the field's length norm times factors equal for
+// every match; the hits' Score is that product.
+func (x *Index) collectTerm(ctx context.Context, field, term string, from, size int) ([]Hit, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	r, err := x.textReader()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tfr.Close()
+	var tfd bleveindex.TermFieldDoc
+	return topN(ctx, r, from, size, func() (float64, bleveindex.IndexInternalID, error) {
+		d, err := tfr.Next(&tfd)
+		if err != nil || d == nil {
+			return 0, nil, err
+		}
+		return math.Sqrt(float64(d.Freq)) * d.Norm, d.ID, nil
+	})
+}
+
+func (x *Index) textReader() (bleveindex.IndexReader, error) {
+	adv, err := x.text.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	return adv.Reader()
+}
+
+// topN keeps the best from+size of the matches next returns (a nil id
+// ends them; the id may be reused after the next call) and returns those
+// from from on, best first, with the number of matches.
+func topN(ctx context.Context, r bleveindex.IndexReader, from, size int, next func() (float64, bleveindex.IndexInternalID, error)) ([]Hit, uint64, error) {
 	top := &topHits{r: r}
 	k := from + size
 	var total uint64
@@ -53,15 +106,15 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 				return nil, 0, err
 			}
 		}
-		d, err := s.Next(sctx)
+		score, iid, err := next()
 		if err != nil {
 			return nil, 0, err
 		}
-		if d == nil {
+		if iid == nil {
 			break
 		}
 		total++
-		c := candidate{score: d.Score, iid: d.IndexInternalID}
+		c := candidate{score: score, iid: iid}
 		switch {
 		case top.Len() < k:
 			c.iid = slices.Clone(c.iid)
@@ -71,7 +124,6 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 			top.h[0] = c
 			heap.Fix(top, 0)
 		}
-		sctx.DocumentMatchPool.Put(d)
 		if top.err != nil {
 			return nil, 0, top.err
 		}
@@ -90,6 +142,7 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 	hits := make([]Hit, 0, len(out)-from)
 	for _, c := range out[from:] {
 		if c.id == "" {
+			var err error
 			if c.id, err = r.ExternalID(c.iid); err != nil {
 				return nil, 0, err
 			}
