@@ -789,18 +789,6 @@ func (x *Index) wordsQuery(text string) query.Query {
 // Query is a Bleve query, for filters built by callers.
 type Query = query.Query
 
-// TermFilter matches documents whose tags or attributes field holds text.
-func TermFilter(field, text string) query.Query {
-	f := fTags
-	if field == "attributes" {
-		f = fAttrs
-	}
-	q := bleve.NewMatchQuery(text)
-	q.SetField(f)
-	q.SetOperator(query.MatchQueryOperatorAnd)
-	return q
-}
-
 func docIDs(site string, ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
