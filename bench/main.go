@@ -22,8 +22,9 @@
 //     durable minimum per action (read, hash, two synced transactions) with
 //     the same 4 workers, and sampled create-to-searchable latency;
 //   - search: 100,000 generated documents indexed by quire reindex beside
-//     raw Bleve batch indexing, then fulltext, filename-prefix, folder and
-//     attribute queries from 8 clients beside GET /healthz (the HTTP floor).
+//     raw Bleve batch indexing, then fulltext (rare and common words, through
+//     /search and /searchFulltext), filename-prefix, folder and attribute
+//     queries from 8 clients beside GET /healthz (the HTTP floor).
 //
 // It also samples the server's resident memory and checks that the upload
 // reads back intact. Temporary files and the child process are removed on

@@ -85,7 +85,8 @@ func (c *corpus) doc(i int) corpusDoc {
 }
 
 // loadCorpus writes n documents into a data dir through storage's Apply,
-// 200 per command (the index is built afterwards by quire reindex).
+// storage.MaxChildDocuments+1 per command, the most one command may
+// create (the index is built afterwards by quire reindex).
 func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(dataDir, "db")})
 	if err != nil {
@@ -102,9 +103,10 @@ func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
 			return err
 		}
 	}
-	for i := 0; i < n; i += 200 {
+	per := storage.MaxChildDocuments + 1
+	for i := 0; i < n; i += per {
 		var docs []storage.NewDocument
-		for j := i; j < min(i+200, n); j++ {
+		for j := i; j < min(i+per, n); j++ {
 			d := c.doc(j)
 			m, chunks, _ := storage.SmallContent([]byte(d.text))
 			cust, st, amt := d.customer, d.status, d.amount
@@ -200,16 +202,25 @@ func (s *session) searchBench(ctx context.Context) error {
 			return drainOK(resp)
 		}
 	}
-	post := func(body func(r *rand.Rand) any) loadOp {
+	postTo := func(path string, body func(r *rand.Rand) any) loadOp {
 		return func(ctx context.Context, w, i int) error {
 			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
 			b, _ := json.Marshal(body(r))
-			resp, err := srv.request(ctx, http.MethodPost, "/search", strings.NewReader(string(b)), int64(len(b)), "application/json")
+			resp, err := srv.request(ctx, http.MethodPost, path, strings.NewReader(string(b)), int64(len(b)), "application/json")
 			if err != nil {
 				return err
 			}
 			return drainOK(resp)
 		}
+	}
+	post := func(body func(r *rand.Rand) any) loadOp { return postTo("/search", body) }
+	// Rare words: ranks 20 to 420 of the Zipf vocabulary, each in 0.2% to
+	// 22% of the documents. Common words: ranks 0 to 3, each in 52% to 66%
+	// of them (a query's cost must not grow with its matches).
+	rare := func(r *rand.Rand) string { return c.words[20+r.IntN(400)] }
+	common := func(r *rand.Rand) string { return c.words[r.IntN(commonWords)] }
+	if err := s.commonWordsNote(ctx, srv, c, n); err != nil {
+		return err
 	}
 	floor := runLoad(ctx, searchClients, time.Second, window, get("/healthz"))
 	if err := floor.err(); err != nil {
@@ -221,7 +232,16 @@ func (s *session) searchBench(ctx context.Context) error {
 		op     loadOp
 	}{
 		{"fulltext word", fulltextP99Target, post(func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"text": c.words[20+r.IntN(400)]}}
+			return map[string]any{"query": map[string]any{"text": rare(r)}}
+		})},
+		{"fulltext common word", fulltextP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": common(r)}}
+		})},
+		{"searchFulltext word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": rare(r)}}
+		})},
+		{"searchFulltext common word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": common(r)}}
 		})},
 		{"filename prefix", 0, post(func(r *rand.Rand) any {
 			return map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": c.words[r.IntN(200)][:4]}}}
@@ -266,6 +286,34 @@ func (s *session) searchBench(ctx context.Context) error {
 	})
 	s.rep.note("server peak RSS, search: peaks of RssAnon %s (heap, stacks), RssFile %s (mapped files: Badger tables, Bleve segments)", megabytes(peak.anon), megabytes(peak.file))
 	return srv.checkAlive()
+}
+
+// commonWords is how many of the most frequent words the common-word
+// queries pick from.
+const commonWords = 4
+
+// commonWordsNote reports how many documents the common words match by
+// the server's totalCount (exact since issue 14; 1,000 at most before).
+func (s *session) commonWordsNote(ctx context.Context, srv *server, c *corpus, n int) error {
+	var counts []string
+	for _, w := range c.words[:commonWords] {
+		b, _ := json.Marshal(map[string]any{"query": map[string]any{"text": w}})
+		resp, err := srv.request(ctx, http.MethodPost, "/searchFulltext", strings.NewReader(string(b)), int64(len(b)), "application/json")
+		if err != nil {
+			return err
+		}
+		var out struct {
+			TotalCount int `json:"totalCount"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("searchFulltext %q: status %d: %v", w, resp.StatusCode, err)
+		}
+		counts = append(counts, fmt.Sprintf("%s %d", w, out.TotalCount))
+	}
+	s.rep.note("common words (totalCount of /searchFulltext, of %d documents): %s", n, strings.Join(counts, ", "))
+	return nil
 }
 
 func drainOK(resp *http.Response) error {

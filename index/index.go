@@ -37,6 +37,11 @@ type Doc struct {
 	Attributes  []string // attribute values as text
 	Content     string   // text of the content
 	Inserted    time.Time
+	// TagValues and AttrValues hold each tag's and attribute's values as
+	// exact filters compare them (storage.Tag.AllValues; attribute
+	// strings, numbers by storage.FormatNumber, booleans), by key.
+	TagValues  map[string][]string
+	AttrValues map[string][]string
 }
 
 const (
@@ -50,6 +55,14 @@ const (
 	fSHA       = "sha"
 	fType      = "contentType"
 	fInserted  = "inserted"
+	// Filter fields of the text index (keywords, exact): a query filters,
+	// counts and pages inside the index with them (DESIGN.md, "Filter
+	// fields").
+	fFolders = "folders" // the document's folder and each folder above it, as "/a/b"
+	fTagKey  = "tagkey"  // each tag key
+	fTagVal  = "tagval"  // key NUL value, for each value of each tag
+	fAttrKey = "attrkey" // each attribute key
+	fAttrVal = "attrval" // key NUL value, for each value of each attribute
 )
 
 // newNamesMapping maps the names index: one term per document and field,
@@ -120,6 +133,16 @@ func newTextMapping() mapping.IndexMapping {
 	dt := bleve.NewDateTimeFieldMapping()
 	dt.IncludeInAll = false
 	dm.AddFieldMappingsAt(fInserted, dt)
+	// Filter fields: matched term by term, never scored, sorted or
+	// shown, so nothing but the postings is kept.
+	filter := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
+		return f
+	}
+	for _, name := range []string{fFolders, fTagKey, fTagVal, fAttrKey, fAttrVal} {
+		dm.AddFieldMappingsAt(name, filter())
+	}
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = standard.Name
 	im.DefaultField = fContent // query-string terms without a field
@@ -131,8 +154,9 @@ func newTextMapping() mapping.IndexMapping {
 // returns; the text index (content, path words, tags, attribute values)
 // follows within a second.
 type Index struct {
-	names bleve.Index
-	text  bleve.Index
+	names   bleve.Index
+	text    bleve.Index
+	rebuilt string // see Rebuilt
 }
 
 func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
@@ -161,15 +185,22 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	return b, nil
 }
 
-// formatVersion names the layout of the index; a change rebuilds it.
-const formatVersion = "3"
+// formatVersion names the layout of the index (its mappings included); a
+// change rebuilds it. 4: the filter fields of the text index.
+const formatVersion = "4"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {
 	// An index of another format is rebuilt: it is derived data, and the
 	// indexer catches a new index up from storage.
 	vf := path.Join(dir, "FORMAT")
+	var rebuilt string
 	if b, err := os.ReadFile(vf); err != nil || strings.TrimSpace(string(b)) != formatVersion {
+		if err == nil {
+			rebuilt = strings.TrimSpace(string(b))
+		} else if _, serr := os.Stat(path.Join(dir, "text")); serr == nil {
+			rebuilt = "unknown"
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
@@ -189,8 +220,13 @@ func Open(dir string) (*Index, error) {
 		names.Close()
 		return nil, err
 	}
-	return &Index{names: names, text: text}, nil
+	return &Index{names: names, text: text, rebuilt: rebuilt}, nil
 }
+
+// Rebuilt returns the format of the index Open found and removed because
+// it was not the current one ("" when it kept it or found none): the
+// indexer then rebuilds it from storage, and says so.
+func (x *Index) Rebuilt() string { return x.rebuilt }
 
 // Close closes the index once what was written is on disk. With
 // unsafe_batch, Bleve's Close drops batches its persister has not written
@@ -280,7 +316,10 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 			fSHA:      d.ContentSHA,
 			fType:     d.ContentType,
 			fInserted: d.Inserted,
+			fFolders:  folderTerms(d.Path),
 		}
+		addKV(fields, fTagKey, fTagVal, d.TagValues)
+		addKV(fields, fAttrKey, fAttrVal, d.AttrValues)
 		if err := batch.Index(docID(d.Site, d.ID), fields); err != nil {
 			return err
 		}
@@ -289,6 +328,41 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 		batch.Delete(id)
 	}
 	return x.text.Batch(batch)
+}
+
+// folderTerms returns the terms of field fFolders for a document path:
+// its folder and every folder above it, each with a leading "/" ("/" is
+// the root), so one term query finds everything below a folder.
+func folderTerms(p string) []string {
+	dir, _ := splitDocPath(p)
+	out := []string{"/"}
+	for i := 0; i <= len(dir); i++ {
+		if dir != "" && (i == len(dir) || dir[i] == '/') {
+			out = append(out, "/"+dir[:i])
+		}
+	}
+	return out
+}
+
+func kvTerm(key, value string) string { return key + "\x00" + value }
+
+// addKV adds the key and key-value terms of tags or attributes.
+func addKV(fields map[string]any, fk, fv string, m map[string][]string) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	var vals []string
+	for k, vs := range m {
+		keys = append(keys, k)
+		for _, v := range vs {
+			vals = append(vals, kvTerm(k, v))
+		}
+	}
+	fields[fk] = keys
+	if len(vals) > 0 {
+		fields[fv] = vals
+	}
 }
 
 // Put updates both indexes (tools and tests).
@@ -505,8 +579,15 @@ type TextOptions struct {
 	Syntax bool
 	From   int
 	Size   int
-	// Filter restricts results further (tags and attributes).
+	// Filter restricts results further (tags and attributes: TagFilter,
+	// AttrFilter); it does not change scores.
 	Filter query.Query
+	// Hide leaves out the documents it matches (FolderHide).
+	Hide query.Query
+	// IDs, when not nil, restricts results to these document ids.
+	IDs []string
+	// Exclude leaves out these document ids.
+	Exclude []string
 }
 
 // Limits of a fulltext query (API.md, "Fulltext query limits"): a query
@@ -619,25 +700,10 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 			return nil, 0, err
 		}
 	} else {
-		// Every word must occur (content holds path, tags and attribute
-		// values too).
-		var words []query.Query
-		for _, w := range strings.Fields(text) {
-			mq := bleve.NewMatchQuery(w)
-			mq.SetField(fContent)
-			words = append(words, mq)
-		}
-		if len(words) == 0 {
+		tq = x.wordsQuery(text)
+		if tq == nil {
 			return nil, 0, nil
 		}
-		tq = bleve.NewConjunctionQuery(words...)
-	}
-	qs := []query.Query{tq}
-	if !x.onlySite(site) {
-		qs = append(qs, siteQuery(site))
-	}
-	if o.Filter != nil {
-		qs = append(qs, o.Filter)
 	}
 	if o.Size <= 0 {
 		o.Size = 10
@@ -645,41 +711,188 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	if o.From < 0 || o.From > MaxResultWindow-o.Size {
 		return nil, 0, ErrResultWindow
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), o.Size, o.From, false)
-	// Score order (ties in index order): sorting by _id as well would
-	// load the external id of every match, not just of the page.
+	if o.IDs != nil && len(o.IDs) == 0 {
+		return nil, 0, nil
+	}
+	// Filters and exclusions are matched in the index, so the total is
+	// exact and only the page's documents are read from storage.
+	var filters, hide []query.Query
+	if !x.onlySite(site) {
+		filters = append(filters, siteQuery(site))
+	}
+	if o.Filter != nil {
+		filters = append(filters, o.Filter)
+	}
+	if o.IDs != nil {
+		// A few ids (documentIds, the overlay): they drive the search
+		// (Bleve's conjunction walks its shortest list and skips ahead in
+		// the others), where a filter would walk every match of the text.
+		tq = bleve.NewConjunctionQuery(tq, bleve.NewDocIDQuery(docIDs(site, o.IDs)))
+	}
+	if o.Hide != nil {
+		hide = append(hide, o.Hide)
+	}
+	if len(o.Exclude) > 0 {
+		hide = append(hide, bleve.NewDocIDQuery(docIDs(site, o.Exclude)))
+	}
+	// Must is a conjunction even of one query, so it never searches as
+	// Bleve's match-none (which BooleanQuery would take for "no must
+	// clause" and, with MustNot, turn into "every document").
+	bq := bleve.NewBooleanQuery()
+	_, all := tq.(*query.MatchAllQuery)
+	switch {
+	case len(filters) == 0 && len(hide) == 0:
+		// Nothing but the text: its searcher alone, without a boolean
+		// and a conjunction wrapped around each match (a third of the
+		// cost of a word in most documents), and one word's postings
+		// without even a searcher (a quarter less again).
+		if t, ok := tq.(*query.TermQuery); ok && !o.Syntax {
+			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+			defer cancel()
+			hits, total, err := x.collectTerm(ctx, t.Field(), t.Term, o.From, o.Size)
+			if err != nil {
+				return nil, 0, searchErr(err, false)
+			}
+			return hits, total, nil
+		}
+		return x.textSearch(tq, o)
+	case all && len(filters) > 0:
+		// Tags or attributes alone (/searchFulltext without text): the
+		// filters' postings drive instead of every document's.
+		bq.AddMust(filters...)
+	case len(filters) == 0:
+		bq.AddMust(tq)
+	case len(filters) == 1:
+		bq.AddMust(tq)
+		bq.AddFilter(filters[0])
+	default:
+		bq.AddMust(tq)
+		bq.AddFilter(bleve.NewConjunctionQuery(filters...))
+	}
+	if len(hide) > 0 {
+		bq.AddMustNot(hide...)
+	}
+	return x.textSearch(bq, o)
+}
+
+func (x *Index) textSearch(q query.Query, o TextOptions) ([]Hit, uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
-	res, err := x.text.SearchInContext(ctx, req)
+	hits, total, err := x.collect(ctx, q, o.From, o.Size)
 	if err != nil {
 		return nil, 0, searchErr(err, o.Syntax)
 	}
-	out := make([]Hit, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		site, id := SplitID(h.ID)
-		hit := Hit{Site: site, ID: id, Score: h.Score}
-		if len(h.Fragments) > 0 {
-			hit.Fragments = map[string][]string(h.Fragments)
+	return hits, total, nil
+}
+
+// wordsQuery is the query of plain text: every word must occur in
+// content (which holds path, tags and attribute values too), a word being
+// any of the terms the analyzer makes of it (Bleve's match query, built
+// here without its wrappers: a word is one term query). It is nil when a
+// word has no term (a stop word): such a query matches nothing.
+func (x *Index) wordsQuery(text string) query.Query {
+	an := x.text.Mapping().AnalyzerNamed(standard.Name)
+	var words []query.Query
+	for _, w := range strings.Fields(text) {
+		tokens := an.Analyze([]byte(w))
+		terms := make([]query.Query, len(tokens))
+		for i, tk := range tokens {
+			terms[i] = termQuery(fContent, string(tk.Term))
 		}
-		out = append(out, hit)
+		switch len(terms) {
+		case 0:
+			return nil
+		case 1:
+			words = append(words, terms[0])
+		default:
+			words = append(words, bleve.NewDisjunctionQuery(terms...))
+		}
 	}
-	return out, res.Total, nil
+	switch len(words) {
+	case 0:
+		return nil
+	case 1:
+		return words[0]
+	}
+	return bleve.NewConjunctionQuery(words...)
 }
 
 // Query is a Bleve query, for filters built by callers.
 type Query = query.Query
 
-// TermFilter matches documents whose tags or attributes field holds text.
-func TermFilter(field, text string) query.Query {
-	f := fTags
-	if field == "attributes" {
-		f = fAttrs
+func docIDs(site string, ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = docID(site, id)
 	}
-	q := bleve.NewMatchQuery(text)
-	q.SetField(f)
-	q.SetOperator(query.MatchQueryOperatorAnd)
+	return out
+}
+
+// TagFilter matches the documents with a tag key and, when values are
+// given, one of them (exactly, as storage.Tag.AllValues holds them).
+func TagFilter(key string, values []string) query.Query {
+	return kvFilter(fTagKey, fTagVal, key, values)
+}
+
+// AttrFilter matches the documents with an attribute key and, when values
+// are given, one of them (exactly: strings, numbers as
+// storage.FormatNumber writes them, booleans as "true" and "false").
+func AttrFilter(key string, values []string) query.Query {
+	return kvFilter(fAttrKey, fAttrVal, key, values)
+}
+
+func kvFilter(fk, fv, key string, values []string) query.Query {
+	if len(values) == 0 {
+		return termQuery(fk, key)
+	}
+	or := make([]query.Query, len(values))
+	for i, v := range values {
+		or[i] = termQuery(fv, kvTerm(key, v))
+	}
+	if len(or) == 1 {
+		return or[0]
+	}
+	return bleve.NewDisjunctionQuery(or...)
+}
+
+func termQuery(field, term string) query.Query {
+	q := bleve.NewTermQuery(term)
+	q.SetField(field)
 	return q
 }
+
+// FolderHide returns the query matching the documents whose folder does
+// not grant a caller in groups perm under the folder permissions set
+// (storage.FolderPermissionSet.Allows), or nil when it hides nothing. A
+// document is hidden when the nearest folder with permissions at or above
+// its own denies: it is below that folder and below none of the folders
+// with permissions further down (whichever they decide).
+func FolderHide(set storage.FolderPermissionSet, groups []string, perm string) query.Query {
+	var hidden []query.Query
+	for p := range set {
+		if set.Allows(p, groups, perm) {
+			continue
+		}
+		q := bleve.NewBooleanQuery()
+		q.AddMust(termQuery(fFolders, "/"+p))
+		for r := range set {
+			if r != p && (p == "" || strings.HasPrefix(r, p+"/")) {
+				q.AddMustNot(termQuery(fFolders, "/"+r))
+			}
+		}
+		hidden = append(hidden, q)
+	}
+	if len(hidden) == 0 {
+		return nil
+	}
+	return bleve.NewDisjunctionQuery(hidden...)
+}
+
+// MatchAll matches every document.
+func MatchAll() query.Query { return bleve.NewMatchAllQuery() }
+
+// MatchNone matches no document.
+func MatchNone() query.Query { return bleve.NewMatchNoneQuery() }
 
 // Or combines queries with OR.
 func Or(qs ...query.Query) query.Query { return bleve.NewDisjunctionQuery(qs...) }

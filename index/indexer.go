@@ -85,6 +85,9 @@ func (ix *Indexer) Start(ctx context.Context) error {
 	ix.wg.Add(2)
 	go ix.textLoop()
 	go ix.checkpointLoop()
+	if old := ix.x.Rebuilt(); old != "" {
+		ix.log.Info("index format changed: rebuilding it from storage", "from", old, "to", formatVersion)
+	}
 	since := ix.x.GetInternal(keyStorageVersion)
 	if since > 0 && since < ix.db.MaxVersion() {
 		if err := ix.dropPurged(ctx); err != nil {
@@ -345,8 +348,24 @@ func toDoc(v *storage.DocView) Doc {
 		for _, val := range t.AllValues() {
 			out.Tags = append(out.Tags, strings.TrimSpace(t.Key+" "+val))
 		}
+		if out.TagValues == nil {
+			out.TagValues = map[string][]string{}
+		}
+		out.TagValues[t.Key] = append(out.TagValues[t.Key], t.AllValues()...)
 	}
 	for _, a := range v.Attributes {
+		// Exact values, as the filters of /searchFulltext compare them.
+		vals := append([]string(nil), a.Strings...)
+		for _, n := range a.Numbers {
+			vals = append(vals, storage.FormatNumber(n))
+		}
+		if a.Boolean != nil {
+			vals = append(vals, strconv.FormatBool(*a.Boolean))
+		}
+		if out.AttrValues == nil {
+			out.AttrValues = map[string][]string{}
+		}
+		out.AttrValues[a.Key] = append(out.AttrValues[a.Key], vals...)
 		if a.Key == storage.KeyRelationships {
 			continue
 		}

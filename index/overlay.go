@@ -45,6 +45,70 @@ func (ix *Indexer) overlaySite(site string) []storage.DocRef {
 	return out
 }
 
+// SearchText runs a fulltext search of site (Index.Text) consistent with
+// the overlay: the index entry of a document changed since its last
+// indexing may be stale (the document deleted, moved to a folder the
+// caller may not read, retagged), so the index answers for every other
+// document, and keep decides, against storage, on each overlay document
+// whose indexed version matches. Those kept follow the index's hits (in
+// score order among themselves) and count in the total; the overlay is
+// small (documents changed within about a second), and empty at rest.
+// A document not indexed yet is found once its text is in.
+func (ix *Indexer) SearchText(site, text string, o TextOptions, keep func(id string) (bool, error)) ([]Hit, uint64, error) {
+	pending := ix.overlaySite(site)
+	if len(pending) == 0 {
+		return ix.x.Text(site, text, o)
+	}
+	ids := make([]string, len(pending))
+	for i, r := range pending {
+		ids[i] = r.ID
+	}
+	if o.IDs != nil {
+		want := make(map[string]bool, len(o.IDs))
+		for _, id := range o.IDs {
+			want[id] = true
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !want[id] })
+	}
+	if len(ids) == 0 {
+		return ix.x.Text(site, text, o)
+	}
+	main := o
+	main.Exclude = append(slices.Clip(o.Exclude), ids...)
+	hits, total, err := ix.x.Text(site, text, main)
+	if err != nil {
+		return nil, 0, err
+	}
+	ov := o
+	ov.IDs, ov.From, ov.Size = ids, 0, min(len(ids), MaxResultWindow)
+	cand, _, err := ix.x.Text(site, text, ov)
+	if err != nil {
+		return nil, 0, err
+	}
+	var kept []Hit
+	for _, h := range cand {
+		ok, err := keep(h.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			kept = append(kept, h)
+		}
+	}
+	// The page is cut from the index's hits followed by the kept ones.
+	size := o.Size
+	if size <= 0 {
+		size = 10 // as Text
+	}
+	if len(hits) < size {
+		k0 := max(o.From-int(total), 0)
+		if k0 < len(kept) {
+			hits = append(hits, kept[k0:min(len(kept), k0+size-len(hits))]...)
+		}
+	}
+	return hits, total + uint64(len(kept)), nil
+}
+
 // Prefix finds documents of site whose file name (field "filename") or
 // folder ("folder") starts with prefix, case-insensitively, ordered by
 // path, after the Sort of the previous page's last hit. It merges the

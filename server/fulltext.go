@@ -70,8 +70,9 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	// Narrowing happens in storage on exact values; Bleve phrases on the
-	// same values keep the candidate set small.
+	// Tags and attributes filter in the index on exact values (the
+	// index's filter fields); storage re-checks only documents changed
+	// since their indexing (the overlay).
 	var filters []queryFilter
 	var bq []index.Query
 	for _, t := range q.Tags {
@@ -83,7 +84,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 			vals = append(vals, *t.Eq)
 		}
 		filters = append(filters, queryFilter{attr: false, key: t.Key, values: vals})
-		bq = append(bq, index.TermFilter("tags", t.Key))
+		bq = append(bq, index.TagFilter(t.Key, vals))
 	}
 	for _, a := range q.Attributes {
 		if a.Key == "" {
@@ -97,15 +98,9 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 			vals = append(vals, a.EqOr[i].text())
 		}
 		filters = append(filters, queryFilter{attr: true, key: a.Key, values: vals})
-		if len(vals) > 0 {
-			var or []index.Query
-			for _, v := range vals {
-				or = append(or, index.TermFilter("attributes", v))
-			}
-			bq = append(bq, index.Or(or...))
-		}
+		bq = append(bq, index.AttrFilter(a.Key, vals))
 	}
-	opts := index.TextOptions{Size: 1000, Filter: nil}
+	opts := index.TextOptions{From: offset, Size: limit, Hide: s.textHide(r)}
 	if len(bq) > 0 {
 		opts.Filter = index.And(bq...)
 	}
@@ -114,32 +109,26 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 		text = "*"
 		opts.Syntax = true
 	}
-	hits, _, err := s.deps.Index.Text(r.site, text, opts)
+	// The index filters, counts and pages: only the page's documents are
+	// read from storage.
+	hits, total, err := s.deps.Indexer.SearchText(r.site, text, opts, func(id string) (bool, error) {
+		if ok, err := s.textVisible(r, id); !ok || err != nil {
+			return false, err
+		}
+		return s.matchFilters(r.site, id, filters)
+	})
 	if err != nil {
 		return err
 	}
-	var matched []*storage.Document
+	res := s.newResults(r)
 	for _, h := range hits {
 		d, err := s.db.GetDocument(r.site, h.ID)
 		if isNotFound(err) {
-			continue
+			continue // deleted since the search
 		}
 		if err != nil {
 			return err
 		}
-		ok, err := s.matchFilters(r.site, d.DocumentID, filters)
-		if err != nil {
-			return err
-		}
-		// Only what the caller may read is counted and paged.
-		if ok && s.docAllows(r, d.Path, storage.FolderRead) {
-			matched = append(matched, d)
-		}
-	}
-	start := min(offset, len(matched))
-	end := min(start+limit, len(matched))
-	res := s.newResults(r)
-	for _, d := range matched[start:end] {
 		m := documentJSON(d)
 		m["createdBy"] = d.UserID
 		res.add(m, d.DocumentID)
@@ -149,7 +138,35 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 			return err
 		}
 	}
-	return r.JSON(map[string]any{"documents": nonNil(res.docs), "totalCount": len(matched)})
+	return r.JSON(map[string]any{"documents": nonNil(res.docs), "totalCount": total})
+}
+
+// textHide is the index query for the documents the caller's folder
+// permissions do not let them read (nil: none), so that fulltext searches
+// leave them out of their pages and totals.
+func (s *Server) textHide(r *reqCtx) index.Query {
+	if folderExempt(r) {
+		return nil
+	}
+	set, err := s.folderSet(r)
+	if err != nil {
+		return index.MatchAll() // fail closed
+	}
+	return index.FolderHide(set, r.p.Groups, storage.FolderRead)
+}
+
+// textVisible reports whether a document the index found still exists,
+// is not in the trash, and lies in a folder the caller may read: the
+// check of a document changed since its indexing (SearchText's keep).
+func (s *Server) textVisible(r *reqCtx, id string) (bool, error) {
+	d, err := s.db.GetDocument(r.site, id)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.docAllows(r, d.Path, storage.FolderRead), nil
 }
 
 type queryFilter struct {
@@ -230,7 +247,8 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, From: from, Size: size})
+	opts := index.TextOptions{Syntax: true, From: from, Size: size, Hide: s.textHide(r)}
+	hits, total, err := s.deps.Indexer.SearchText(r.site, qs, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
 	if err != nil {
 		return err // a query that does not parse or asks too much is a 400 already
 	}
@@ -252,14 +270,9 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 		}
 		out = append(out, hit)
 	}
-	relation := "eq"
-	if s.folderRestricted(r) {
-		if total, relation, err = s.visibleTextTotal(r, qs); err != nil {
-			return err
-		}
-	}
+	// The total is exact: the index leaves out what the caller may not read.
 	return r.JSON(map[string]any{"result": map[string]any{
-		"hits": map[string]any{"total": map[string]any{"value": total, "relation": relation}, "hits": out},
+		"hits": map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "hits": out},
 	}})
 }
 
@@ -408,36 +421,4 @@ func abs(n int) int {
 		return -n
 	}
 	return n
-}
-
-// maxVisibleCount bounds how many matches visibleTextTotal reads; beyond
-// it the total is a lower bound (OpenSearch's relation "gte").
-const maxVisibleCount = 10000
-
-// visibleTextTotal counts the matches of a query string the caller may
-// read, for a caller whom folder permissions restrict: Bleve's total
-// counts every document of the site.
-func (s *Server) visibleTextTotal(r *reqCtx, qs string) (uint64, string, error) {
-	hits, total, err := s.deps.Index.Text(r.site, qs, index.TextOptions{Syntax: true, Size: maxVisibleCount})
-	if err != nil {
-		return 0, "", invalid("query", "invalid query: "+err.Error())
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	docs, err := s.db.GetDocuments(r.site, ids)
-	if err != nil {
-		return 0, "", err
-	}
-	var n uint64
-	for _, d := range docs {
-		if s.docAllows(r, d.Path, storage.FolderRead) {
-			n++
-		}
-	}
-	if total > uint64(len(hits)) {
-		return n, "gte", nil
-	}
-	return n, "eq", nil
 }

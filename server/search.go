@@ -567,18 +567,22 @@ func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit i
 	if size == 0 {
 		return s.newResults(r), nil
 	}
-	hits, total, err := s.deps.Index.Text(r.site, text, index.TextOptions{From: from, Size: size})
+	opts := index.TextOptions{From: from, Size: size, Hide: s.textHide(r)}
+	if ids != nil {
+		opts.IDs = make([]string, 0, len(ids))
+		for id := range ids {
+			opts.IDs = append(opts.IDs, id)
+		}
+	}
+	hits, total, err := s.deps.Indexer.SearchText(r.site, text, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
 	if err != nil {
 		return nil, err
 	}
 	res := s.newResults(r)
 	for _, h := range hits {
-		if ids != nil && !ids[h.ID] {
-			continue
-		}
 		d, err := s.db.GetDocument(r.site, h.ID)
 		if isNotFound(err) {
-			continue
+			continue // deleted since the search
 		}
 		if err != nil {
 			return nil, err

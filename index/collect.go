@@ -1,0 +1,194 @@
+package index
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+)
+
+// collect runs q on the text index and returns its hits from from to
+// from+size in score order, ties in document id order, with the number of
+// matches. Bleve's own collector breaks ties by the order it meets the
+// documents, which a segment merge between two page requests changes (a
+// page would repeat or skip documents of equal score); sorting by _id
+// instead makes it load the id of every match, tripling the cost of a
+// word in most documents. Here a match's id is read only when its score
+// ties with the worst hit kept so far, which is rare for all but the
+// matches of that one score.
+func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]Hit, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if v, ok := q.(query.ValidatableQuery); ok {
+		if err := v.Validate(); err != nil {
+			return nil, 0, err
+		}
+	}
+	r, err := x.textReader()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, x.text.Mapping(), search.SearcherOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: r}
+	var last *search.DocumentMatch
+	return topN(ctx, r, from, size, func() (float64, bleveindex.IndexInternalID, error) {
+		if last != nil {
+			sctx.DocumentMatchPool.Put(last)
+		}
+		d, err := s.Next(sctx)
+		if err != nil || d == nil {
+			last = nil
+			return 0, nil, err
+		}
+		last = d
+		return d.Score, d.IndexInternalID, nil
+	})
+}
+
+// collectTerm is collect for a query of one term and nothing else (a word
+// of plain text, unfiltered: the common query), reading the term's
+// postings without a searcher. Its ranking is Bleve's: a term query scores
+// sqrt(frequency) times the field's length norm times factors equal for
+// every match; the hits' Score is that product.
+func (x *Index) collectTerm(ctx context.Context, field, term string, from, size int) ([]Hit, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	r, err := x.textReader()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tfr.Close()
+	var tfd bleveindex.TermFieldDoc
+	return topN(ctx, r, from, size, func() (float64, bleveindex.IndexInternalID, error) {
+		d, err := tfr.Next(&tfd)
+		if err != nil || d == nil {
+			return 0, nil, err
+		}
+		return math.Sqrt(float64(d.Freq)) * d.Norm, d.ID, nil
+	})
+}
+
+func (x *Index) textReader() (bleveindex.IndexReader, error) {
+	adv, err := x.text.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	return adv.Reader()
+}
+
+// topN keeps the best from+size of the matches next returns (a nil id
+// ends them; the id may be reused after the next call) and returns those
+// from from on, best first, with the number of matches.
+func topN(ctx context.Context, r bleveindex.IndexReader, from, size int, next func() (float64, bleveindex.IndexInternalID, error)) ([]Hit, uint64, error) {
+	top := &topHits{r: r}
+	k := from + size
+	var total uint64
+	for {
+		if total&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
+		score, iid, err := next()
+		if err != nil {
+			return nil, 0, err
+		}
+		if iid == nil {
+			break
+		}
+		total++
+		c := candidate{score: score, iid: iid}
+		switch {
+		case top.Len() < k:
+			c.iid = slices.Clone(c.iid)
+			heap.Push(top, c)
+		case k > 0 && top.worse(&top.h[0], &c):
+			c.iid = slices.Clone(c.iid)
+			top.h[0] = c
+			heap.Fix(top, 0)
+		}
+		if top.err != nil {
+			return nil, 0, top.err
+		}
+	}
+	// Best first.
+	out := make([]candidate, top.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(top).(candidate)
+	}
+	if top.err != nil {
+		return nil, 0, top.err
+	}
+	if from >= len(out) {
+		return nil, total, nil
+	}
+	hits := make([]Hit, 0, len(out)-from)
+	for _, c := range out[from:] {
+		if c.id == "" {
+			var err error
+			if c.id, err = r.ExternalID(c.iid); err != nil {
+				return nil, 0, err
+			}
+		}
+		site, id := SplitID(c.id)
+		hits = append(hits, Hit{Site: site, ID: id, Score: c.score})
+	}
+	return hits, total, nil
+}
+
+type candidate struct {
+	score float64
+	iid   bleveindex.IndexInternalID
+	id    string // external id, read when needed
+}
+
+// topHits is a heap of the best hits so far, the worst on top.
+type topHits struct {
+	h   []candidate
+	r   bleveindex.IndexReader
+	err error // of reading an id
+}
+
+// idOf reads (once) the external id of c.
+func (t *topHits) idOf(c *candidate) string {
+	if c.id == "" && t.err == nil {
+		c.id, t.err = t.r.ExternalID(c.iid)
+	}
+	return c.id
+}
+
+// worse reports whether a ranks below b: a lower score, or the same score
+// and a greater id.
+func (t *topHits) worse(a, b *candidate) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return strings.Compare(t.idOf(a), t.idOf(b)) > 0
+}
+
+func (t *topHits) Len() int           { return len(t.h) }
+func (t *topHits) Less(i, j int) bool { return t.worse(&t.h[i], &t.h[j]) }
+func (t *topHits) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
+func (t *topHits) Push(v any)         { t.h = append(t.h, v.(candidate)) }
+func (t *topHits) Pop() any {
+	c := t.h[len(t.h)-1]
+	t.h = t.h[:len(t.h)-1]
+	return c
+}
