@@ -403,7 +403,7 @@ func (p *Pipeline) runDoc(r storage.DocRef, started *storage.StartedAction, next
 	if started.Action == nil || started.Document == nil || started.Action.Status != storage.ActionRunning {
 		return
 	}
-	p.runJob(r, &Job{p: p, Site: r.Site, Doc: started.Document, Action: started.Action, Actions: started.Actions}, next)
+	p.runJob(r, &Job{p: p, Site: r.Site, Doc: started.Document, Action: started.Action, Actions: started.Actions, content: started.Content}, next)
 }
 
 // runNext runs the first action of r that is not done, if it may run now.

@@ -501,7 +501,15 @@ type StartedAction struct {
 	// NotBefore is set when its first unfinished action waits for a retry
 	// until then.
 	NotBefore *time.Time
+	// Content is the document's content when an action was started and
+	// the content is one chunk of at most StartedContentMax bytes (nil
+	// otherwise): read in the transaction, it saves the engine a read
+	// transaction, which waits for the synced commits under way.
+	Content []byte
 }
+
+// StartedContentMax is the largest content StartedAction carries.
+const StartedContentMax = 256 << 10
 
 // startNext starts the first unfinished action of document id if it may
 // run at c.At (see FinishAction.Next).
@@ -541,7 +549,33 @@ func startNext(t *tx, c *Command, id string) (*StartedAction, error) {
 	// queue entry is not reported.
 	delete(t.queued, DocRef{Site: c.Site, ID: id})
 	out.Action = &started
+	if started.Status == ActionRunning && d.HasContent {
+		out.Content = smallContent(t, d.ContentSHA256)
+	}
 	return out, nil
+}
+
+// smallContent returns content of one chunk of at most StartedContentMax
+// bytes, nil for larger content or when it cannot be read here (the
+// engine then reads it the usual way, and reports what fails).
+func smallContent(t *tx, sha string) []byte {
+	var m Manifest
+	if err := t.getJSON(manifestKey(sha), &m); err != nil || len(m.Chunks) != 1 || m.Size > StartedContentMax {
+		return nil
+	}
+	item, err := t.txn.Get(chunkKey(m.Chunks[0].SHA))
+	if err != nil {
+		return nil
+	}
+	var b []byte
+	err = item.Value(func(val []byte) error {
+		b, err = decodeChunk(val, nil)
+		return err
+	})
+	if err != nil || int64(len(b)) != m.Size {
+		return nil
+	}
+	return b
 }
 
 // finishOps are the ops an action outcome may carry.

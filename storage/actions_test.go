@@ -112,6 +112,9 @@ func TestFinishAction_StartsNext(t *testing.T) {
 	if st.Action.Seq != 0 || st.Action.Status != ActionRunning || st.Action.RetryCount != 1 || st.Action.StartDate == nil {
 		t.Fatalf("started = %+v", st.Action)
 	}
+	if string(st.Content) != "some text" {
+		t.Fatalf("content carried = %q", st.Content)
+	}
 	if len(st.Actions) != 2 || st.Actions[0].Status != ActionPending {
 		t.Fatalf("actions before the start = %+v", st.Actions)
 	}
