@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -24,6 +25,10 @@ type Job struct {
 	Action  *storage.Action
 	Actions []storage.Action // all actions of the document, as read before the run
 	params  map[string]any
+	// content is the document's content when the transaction that
+	// started the action read it (small content; nil: read it from the
+	// store).
+	content []byte
 }
 
 // Param returns a string parameter of the action ("" when absent). Numbers
@@ -50,6 +55,9 @@ func (j *Job) Param(name string) string {
 func (j *Job) Open() (io.ReadCloser, error) {
 	if !j.Doc.HasContent {
 		return nil, errors.New("the document has no content")
+	}
+	if j.content != nil {
+		return io.NopCloser(bytes.NewReader(j.content)), nil
 	}
 	rc, _, err := j.p.db.OpenContent(j.Site, j.Doc.DocumentID)
 	return rc, err

@@ -223,37 +223,16 @@ func (p *Pipeline) take() (storage.DocRef, bool) {
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
-		wait := time.Hour
-		for len(p.due) > 0 {
-			e := p.due[0]
-			if at, ok := p.queued[e.ref]; !ok || !at.Equal(e.at) {
-				heap.Pop(&p.due) // superseded by an earlier entry
-				continue
-			}
-			if p.running[e.ref] {
-				delete(p.queued, e.ref)
-				heap.Pop(&p.due)
-				if cur, ok := p.again[e.ref]; !ok || e.at.Before(cur) {
-					p.again[e.ref] = e.at
-				}
-				continue
-			}
-			if d := e.at.Sub(p.cfg.Now()); d > 0 {
-				wait = d
-				break
-			}
-			heap.Pop(&p.due)
-			delete(p.queued, e.ref)
-			p.running[e.ref] = true
-			p.mu.Unlock()
+		r, ok, wait := p.pick()
+		p.mu.Unlock()
+		if ok {
 			// Pass the wake-up on: more documents may be due.
 			select {
 			case p.wake <- struct{}{}:
 			default:
 			}
-			return e.ref, true
+			return r, true
 		}
-		p.mu.Unlock()
 		timer.Reset(wait)
 		select {
 		case <-p.stopping:
@@ -262,6 +241,48 @@ func (p *Pipeline) take() (storage.DocRef, bool) {
 		case <-timer.C:
 		}
 	}
+}
+
+// tryTake is take without waiting: the most overdue document, if one is
+// due now and the pipeline is not stopping.
+func (p *Pipeline) tryTake() (storage.DocRef, bool) {
+	select {
+	case <-p.stopping:
+		return storage.DocRef{}, false
+	default:
+	}
+	p.mu.Lock()
+	r, ok, _ := p.pick()
+	p.mu.Unlock()
+	return r, ok
+}
+
+// pick takes the most overdue document that is due and not running and
+// marks it running, or says how long until the next one is due (mu held).
+func (p *Pipeline) pick() (storage.DocRef, bool, time.Duration) {
+	for len(p.due) > 0 {
+		e := p.due[0]
+		if at, ok := p.queued[e.ref]; !ok || !at.Equal(e.at) {
+			heap.Pop(&p.due) // superseded by an earlier entry
+			continue
+		}
+		if p.running[e.ref] {
+			delete(p.queued, e.ref)
+			heap.Pop(&p.due)
+			if cur, ok := p.again[e.ref]; !ok || e.at.Before(cur) {
+				p.again[e.ref] = e.at
+			}
+			continue
+		}
+		if d := e.at.Sub(p.cfg.Now()); d > 0 {
+			return storage.DocRef{}, false, d
+		}
+		heap.Pop(&p.due)
+		delete(p.queued, e.ref)
+		p.running[e.ref] = true
+		return e.ref, true, 0
+	}
+	return storage.DocRef{}, false, time.Hour
 }
 
 // push queues r from at unless it is queued from earlier already (mu held).
@@ -295,24 +316,50 @@ func (p *Pipeline) release(r storage.DocRef) {
 	}
 }
 
+// carried is the document a worker goes on with: taken while it recorded
+// the outcome of its previous action, with the action that outcome's
+// transaction started for it (nil: the worker looks at it afresh).
+type carried struct {
+	ref     storage.DocRef
+	started *storage.StartedAction
+}
+
 func (p *Pipeline) worker() {
 	defer p.wg.Done()
+	var cur *carried
 	for {
-		select {
-		case <-p.stopping:
-			return
-		default:
+		if cur == nil || cur.started == nil {
+			select {
+			case <-p.stopping:
+				if cur != nil {
+					p.release(cur.ref)
+				}
+				return
+			default:
+			}
 		}
-		r, ok := p.take()
-		if !ok {
-			return
+		if cur == nil {
+			r, ok := p.take()
+			if !ok {
+				return
+			}
+			cur = &carried{ref: r}
 		}
+		r, started := cur.ref, cur.started
+		var next *carried
 		// A panic outside the engine (run recovers the engine's own)
-		// fails the action it left RUNNING, and the worker goes on.
-		if guard.Do(p.log, guard.Pipeline, func() { p.runNext(r) }, "site", r.Site, "document", r.ID) {
+		// fails the action it left RUNNING, and the worker goes on (with
+		// the document it took meanwhile, looked at afresh).
+		if guard.Do(p.log, guard.Pipeline, func() { p.runDoc(r, started, &next) }, "site", r.Site, "document", r.ID) {
 			guard.Do(p.log, guard.Pipeline, func() { p.failRunning(r) }, "site", r.Site, "document", r.ID)
+			if next != nil {
+				next.started = nil
+			}
 		}
-		p.release(r)
+		if next == nil || next.ref != r {
+			p.release(r)
+		}
+		cur = next
 	}
 }
 
@@ -339,13 +386,32 @@ func (p *Pipeline) failRunning(r storage.DocRef) {
 	}
 }
 
+// runDoc runs the first action of r that is not done, if it may run now:
+// the one started already if started is given, else it starts it. *next is
+// set to the document the worker goes on with, if it took one.
+func (p *Pipeline) runDoc(r storage.DocRef, started *storage.StartedAction, next **carried) {
+	if started == nil {
+		p.runNext(r, next)
+		return
+	}
+	if started.NotBefore != nil {
+		p.mu.Lock()
+		p.again[r] = *started.NotBefore
+		p.mu.Unlock()
+		return
+	}
+	if started.Action == nil || started.Document == nil || started.Action.Status != storage.ActionRunning {
+		return
+	}
+	p.runJob(r, &Job{p: p, Site: r.Site, Doc: started.Document, Action: started.Action, Actions: started.Actions, content: started.Content}, next)
+}
+
 // runNext runs the first action of r that is not done, if it may run now.
-func (p *Pipeline) runNext(r storage.DocRef) {
-	doc, err := p.db.GetDocument(r.Site, r.ID)
-	if err != nil {
+func (p *Pipeline) runNext(r storage.DocRef, after **carried) {
+	doc, acts, err := p.db.ActionState(r.Site, r.ID)
+	if errors.Is(err, storage.ErrNotFound) {
 		return // deleted
 	}
-	acts, err := p.db.GetActions(r.Site, r.ID)
 	if err != nil {
 		p.log.Warn("read actions", "site", r.Site, "document", r.ID, "err", err)
 		return
@@ -389,17 +455,61 @@ func (p *Pipeline) runNext(r storage.DocRef) {
 	if a == nil || a.Status != storage.ActionRunning {
 		return
 	}
-	job := &Job{p: p, Site: r.Site, Doc: doc, Action: a, Actions: acts}
+	p.runJob(r, &Job{p: p, Site: r.Site, Doc: doc, Action: a, Actions: acts}, after)
+}
+
+// runJob runs a started action and records its outcome; the transaction
+// that records it also starts the action of the document the worker
+// takes next (chain).
+func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
+	a := job.Action
 	out := p.run(job)
 	if p.ctx.Err() != nil {
 		return // shutting down: the action stays RUNNING and runs again
 	}
+	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
 	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
 		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted}
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}
-	p.record(r, a.UserID, a.Type, fin)
+	n, startHere := p.chain(r)
+	*next = n
+	if startHere && n.ref.Site == r.Site {
+		fin.Next = n.ref.ID
+	}
+	st := p.record(r, a.UserID, a.Type, fin)
+	switch {
+	case n == nil:
+	case st != nil:
+		n.started = st
+	case n.ref == r:
+		// Nothing started: r goes back to the queue (after a refused
+		// outcome, not before RetryBase).
+		*next = nil
+	}
+}
+
+// chain picks the document this worker goes on with, before it records
+// an outcome, so that one transaction records the outcome and starts the
+// next action: the most overdue other document, as take would after the
+// release of r; if none is due, r itself (its next action, if it has one,
+// is then the first due, as after the release). A document with an
+// outcome still to record is looked at afresh (runNext records it).
+func (p *Pipeline) chain(r storage.DocRef) (*carried, bool) {
+	n, ok := p.tryTake()
+	if !ok {
+		select {
+		case <-p.stopping:
+			return nil, false
+		default:
+		}
+		return &carried{ref: r}, true
+	}
+	p.mu.Lock()
+	_, pending := p.unrecorded[n]
+	p.mu.Unlock()
+	return &carried{ref: n}, !pending
 }
 
 // unrecorded is an outcome the store refused to record.
@@ -408,17 +518,30 @@ type unrecorded struct {
 	fin  storage.FinishAction
 }
 
-// record applies an action's outcome fin.
-func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) {
-	_, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
+// record applies an action's outcome fin and returns what its transaction
+// started for fin.Next (nil when it started nothing).
+func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) *storage.StartedAction {
+	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
+	if err == nil {
+		st, _ := res.Value.(*storage.StartedAction)
+		return st
+	}
 	if p.refused(r, err) {
+		fin.Next = "" // the worker has gone on meanwhile
 		p.mu.Lock()
 		p.unrecorded[r] = unrecorded{user, fin}
 		p.mu.Unlock()
-		return
+		return nil
 	}
-	if err == nil || errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
-		return
+	if errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
+		return nil
+	}
+	if fin.Next != "" {
+		// Starting the next document may be what failed (its records
+		// unreadable): the outcome is recorded alone, and fails only if
+		// it is refused on its own.
+		fin.Next = ""
+		return p.record(r, user, typ, fin)
 	}
 	// What the action wanted to change was refused (a path or tag that
 	// does not validate, a document deleted meanwhile): record it as the
@@ -429,6 +552,7 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
 	}
+	return nil
 }
 
 // refused reports whether err is the store refusing writes (a full disk,

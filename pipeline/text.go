@@ -78,10 +78,14 @@ func truncateChars(s string, limit int) string {
 // text returns the document's text and where it came from ("" when the
 // content type has none).
 func (j *Job) text(ctx context.Context) (string, string, error) {
-	if tr, err := j.p.db.Text(j.Site, j.Doc.DocumentID, storage.TextOCR); err != nil {
-		return "", "", err
-	} else if tr != nil {
-		return tr.Text, "ocr", nil
+	// Only an OCR action stores OCR text: without one the read (which
+	// waits for the synced commits under way) is left out.
+	if j.hasAction("OCR") {
+		if tr, err := j.p.db.Text(j.Site, j.Doc.DocumentID, storage.TextOCR); err != nil {
+			return "", "", err
+		} else if tr != nil {
+			return tr.Text, "ocr", nil
+		}
 	}
 	if !j.Doc.HasContent {
 		return "", "", errors.New("the document has no content")
@@ -253,4 +257,18 @@ func xmlText(r io.Reader, w *bytes.Buffer) error {
 			}
 		}
 	}
+}
+
+// hasAction reports whether the document has an action of type typ (in
+// any status), or its actions are unknown.
+func (j *Job) hasAction(typ string) bool {
+	if j.Actions == nil {
+		return true
+	}
+	for _, a := range j.Actions {
+		if a.Type == typ {
+			return true
+		}
+	}
+	return false
 }

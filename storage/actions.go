@@ -3,6 +3,7 @@ package storage
 import (
 	"github.com/dgraph-io/badger/v4"
 
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -103,14 +104,62 @@ func contentReady(d *Document) bool {
 
 // putDoc writes a document record and, for documents with actions, keeps
 // the action queue and the action status index in step with it. Every
-// write of a document record goes through here.
+// write of a document record goes through here. The search index is told
+// (the record key is touched) only when a field it reads changed: the
+// CHECKSUM action's update re-indexed every document's text a second time,
+// and Bleve's merges of those re-indexed documents took most of the
+// pipeline's CPU (pipeline/DESIGN.md).
 func putDoc(t *tx, d *Document) error {
 	if d.ActionSeq > 0 {
 		if err := refreshActions(t, d); err != nil {
 			return err
 		}
 	}
-	return t.setJSON(docKey(d.SiteID, d.DocumentID), d)
+	key := docKey(d.SiteID, d.DocumentID)
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	old, err := t.getRaw(key)
+	if errors.Is(err, ErrNotFound) {
+		return t.set(key, b)
+	}
+	if err != nil {
+		return err
+	}
+	same, err := sameForIndex(old, d)
+	if err != nil || !same {
+		return t.set(key, b)
+	}
+	return t.txn.Set(key, b)
+}
+
+// sameForIndex reports whether the stored record old and d differ only in
+// fields the search index does not read. It lists the fields known to be
+// left out of the index (the checksum the CHECKSUM action sets, action
+// bookkeeping, the modification time) rather than the ones in it, so a
+// field the index starts reading is compared without anyone remembering
+// this function: a false "changed" costs a re-index, never a stale index.
+func sameForIndex(old []byte, d *Document) (bool, error) {
+	var o Document
+	if err := json.Unmarshal(old, &o); err != nil {
+		return false, err
+	}
+	n := *d
+	for _, x := range []*Document{&o, &n} {
+		x.Checksum, x.ChecksumType = "", ""
+		x.ActionSeq, x.ActionStatuses = 0, nil
+		x.LastModifiedDate = time.Time{}
+	}
+	ob, err := json.Marshal(o)
+	if err != nil {
+		return false, err
+	}
+	nb, err := json.Marshal(n)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ob, nb), nil
 }
 
 // putDocActions writes a document record whose change is only action
@@ -386,7 +435,12 @@ func applyStartAction(t *tx, c *Command) (any, error) {
 	if !ActionRunnable(a.Status) || !contentReady(d) {
 		return nil, ErrActionChanged
 	}
-	at := c.At
+	return a, startAction(t, c.Site, c.At, d, a)
+}
+
+// startAction marks a runnable action of d RUNNING at at and counts the
+// attempt, or MAX_RETRIES_REACHED when it has used all its attempts.
+func startAction(t *tx, site string, at time.Time, d *Document, a *Action) error {
 	if a.MaxRetries > 0 && a.RetryCount >= a.MaxRetries {
 		a.Status, a.CompletedDate, a.NextAttempt = ActionMaxRetries, &at, nil
 		if a.Message == "" {
@@ -396,10 +450,10 @@ func applyStartAction(t *tx, c *Command) (any, error) {
 		a.Status, a.StartDate, a.NextAttempt = ActionRunning, &at, nil
 		a.RetryCount++
 	}
-	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
-		return nil, err
+	if err := t.setJSON(actionKey(site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
+		return err
 	}
-	return a, putDocActions(t, d)
+	return putDocActions(t, d)
 }
 
 // FinishAction is the payload of OpFinishAction: an action's outcome and
@@ -424,6 +478,104 @@ type FinishAction struct {
 	// Uncounted gives the attempt back: it failed for a cause outside the
 	// action (a full disk), so it does not count against MaxRetries.
 	Uncounted bool `json:"uncounted,omitempty"`
+	// Next asks to start, in the same transaction, the first unfinished
+	// action of a document of the same site (the one the worker takes
+	// next), as OpStartAction would: one commit instead of two, and no
+	// reads of that document outside the transaction. Nothing about Next
+	// can fail the outcome: a document gone, without a runnable action or
+	// without its content is simply not started. The result is then a
+	// *StartedAction.
+	Next string `json:"next,omitempty"`
+}
+
+// StartedAction is the result of an OpFinishAction with Next.
+type StartedAction struct {
+	// Document is the next document as it is after the transaction; nil
+	// when it is gone or in the trash.
+	Document *Document
+	// Actions are its actions as they were before the start (Job.Actions).
+	Actions []Action
+	// Action is the started action: RUNNING, or MAX_RETRIES_REACHED when
+	// it had used all its attempts. Nil when nothing was started.
+	Action *Action
+	// NotBefore is set when its first unfinished action waits for a retry
+	// until then.
+	NotBefore *time.Time
+	// Content is the document's content when an action was started and
+	// the content is one chunk of at most StartedContentMax bytes (nil
+	// otherwise): read in the transaction, it saves the engine a read
+	// transaction, which waits for the synced commits under way.
+	Content []byte
+}
+
+// StartedContentMax is the largest content StartedAction carries.
+const StartedContentMax = 256 << 10
+
+// startNext starts the first unfinished action of document id if it may
+// run at c.At (see FinishAction.Next).
+func startNext(t *tx, c *Command, id string) (*StartedAction, error) {
+	d, err := getDoc(t, c.Site, id)
+	if errors.Is(err, ErrNotFound) || err == nil && d.DeletedDate != nil {
+		return &StartedAction{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	acts, err := loadActions(t, c.Site, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &StartedAction{Document: d, Actions: acts}
+	var a *Action
+	for i := range acts {
+		if !ActionDone(acts[i].Status) {
+			a = &acts[i]
+			break
+		}
+	}
+	if a == nil || !ActionRunnable(a.Status) || !contentReady(d) {
+		return out, nil
+	}
+	if a.Status == ActionWaitingForRetry && a.NextAttempt != nil && a.NextAttempt.After(c.At) {
+		na := *a.NextAttempt
+		out.NotBefore = &na
+		return out, nil
+	}
+	started := *a
+	if err := startAction(t, c.Site, c.At, d, &started); err != nil {
+		return nil, err
+	}
+	// As for OpStartAction, the worker that started it is on it: its
+	// queue entry is not reported.
+	delete(t.queued, DocRef{Site: c.Site, ID: id})
+	out.Action = &started
+	if started.Status == ActionRunning && d.HasContent {
+		out.Content = smallContent(t, d.ContentSHA256)
+	}
+	return out, nil
+}
+
+// smallContent returns content of one chunk of at most StartedContentMax
+// bytes, nil for larger content or when it cannot be read here (the
+// engine then reads it the usual way, and reports what fails).
+func smallContent(t *tx, sha string) []byte {
+	var m Manifest
+	if err := t.getJSON(manifestKey(sha), &m); err != nil || len(m.Chunks) != 1 || m.Size > StartedContentMax {
+		return nil
+	}
+	item, err := t.txn.Get(chunkKey(m.Chunks[0].SHA))
+	if err != nil {
+		return nil
+	}
+	var b []byte
+	err = item.Value(func(val []byte) error {
+		b, err = decodeChunk(val, nil)
+		return err
+	})
+	if err != nil || int64(len(b)) != m.Size {
+		return nil
+	}
+	return b
 }
 
 // finishOps are the ops an action outcome may carry.
@@ -469,7 +621,8 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 	}
 	put := putDocActions
 	if p.Reindex {
-		put = putDoc // new text to index
+		// New text to index: the record itself may not change.
+		put = func(t *tx, d *Document) error { t.touch(docKey(d.SiteID, d.DocumentID)); return putDoc(t, d) }
 	}
 	for _, r := range p.Results {
 		r.InsertedDate, r.UserID = c.At, a.UserID
@@ -495,6 +648,9 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if p.Next != "" {
+		return startNext(t, c, p.Next)
 	}
 	return nil, nil
 }
@@ -615,4 +771,22 @@ func (d *DB) DocsWithActionStatus(site, status, after string, limit int) ([]stri
 		return nil
 	})
 	return out, err
+}
+
+// ActionState returns a live document and its actions, read in one
+// transaction (the pipeline's look at a document it takes: each read
+// transaction waits for the synced commits under way, so one read instead
+// of two halves that wait).
+func (d *DB) ActionState(site, id string) (*Document, []Action, error) {
+	var doc *Document
+	var acts []Action
+	err := d.view(func(t *tx) error {
+		var err error
+		if doc, err = getLiveDoc(t, site, id); err != nil {
+			return err
+		}
+		acts, err = loadActions(t, site, id)
+		return err
+	})
+	return doc, acts, err
 }

@@ -589,27 +589,8 @@ func (r *ContentReader) load() error {
 	var start int64
 	for i, ch := range r.chunks {
 		if r.off < start+ch.Size {
-			err := r.db.badgerView(func(txn *badger.Txn) error {
-				item, err := txn.Get(chunkKey(ch.SHA))
-				if err != nil {
-					return fmt.Errorf("read chunk %s: %w", ch.SHA, err)
-				}
-				r.db.touched(int(item.ValueSize()))
-				// Decode straight out of Badger's value: it is valid
-				// until the transaction ends, and decoding copies it.
-				return item.Value(func(val []byte) error {
-					r.buf, err = decodeChunk(val, r.buf)
-					if err != nil {
-						return fmt.Errorf("decode chunk %s: %w", ch.SHA, err)
-					}
-					return nil
-				})
-			})
-			if err != nil {
+			if err := r.db.badgerView(func(txn *badger.Txn) error { return r.loadIn(txn, i) }); err != nil {
 				return err
-			}
-			if int64(len(r.buf)) != ch.Size {
-				return fmt.Errorf("chunk %s: size %d, want %d", ch.SHA, len(r.buf), ch.Size)
 			}
 			r.cur, r.curOff = i, start
 			return nil
@@ -617,6 +598,32 @@ func (r *ContentReader) load() error {
 		start += ch.Size
 	}
 	return io.EOF
+}
+
+// loadIn decodes chunk i into buf, reading it in txn.
+func (r *ContentReader) loadIn(txn *badger.Txn, i int) error {
+	ch := r.chunks[i]
+	item, err := txn.Get(chunkKey(ch.SHA))
+	if err != nil {
+		return fmt.Errorf("read chunk %s: %w", ch.SHA, err)
+	}
+	r.db.touched(int(item.ValueSize()))
+	// Decode straight out of Badger's value: it is valid until the
+	// transaction ends, and decoding copies it.
+	err = item.Value(func(val []byte) error {
+		r.buf, err = decodeChunk(val, r.buf)
+		if err != nil {
+			return fmt.Errorf("decode chunk %s: %w", ch.SHA, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if int64(len(r.buf)) != ch.Size {
+		return fmt.Errorf("chunk %s: size %d, want %d", ch.SHA, len(r.buf), ch.Size)
+	}
+	return nil
 }
 
 // ReadAllSmall reads content of at most max bytes into memory; it is used

@@ -116,19 +116,40 @@ func (d *DB) GetManifest(sha string) (*Manifest, error) {
 
 // OpenContent returns a reader over the content of a live document.
 // It fails with ErrNotFound when the document has no content yet.
+//
+// The record, the manifest and, for content of one chunk, that chunk are
+// read in one transaction: every read transaction waits for the synced
+// commits under way, and three of them per action cost the pipeline as
+// much as its own commits (pipeline/DESIGN.md).
 func (d *DB) OpenContent(site, id string) (*ContentReader, *Document, error) {
-	doc, err := d.GetDocument(site, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !doc.HasContent {
-		return nil, doc, ErrNotFound
-	}
-	m, err := d.GetManifest(doc.ContentSHA256)
+	var doc *Document
+	var r *ContentReader
+	err := d.view(func(t *tx) error {
+		var err error
+		if doc, err = getLiveDoc(t, site, id); err != nil {
+			return err
+		}
+		if !doc.HasContent {
+			return ErrNotFound
+		}
+		var m Manifest
+		if err := t.getJSON(manifestKey(doc.ContentSHA256), &m); err != nil {
+			return err
+		}
+		r = &ContentReader{db: d, chunks: m.Chunks, size: m.Size, cur: -1}
+		// A chunk that fails to read here is read (and its error
+		// reported) by Read, as for content of several chunks.
+		if len(m.Chunks) == 1 && r.loadIn(t.txn, 0) == nil {
+			r.cur = 0
+		} else {
+			r.buf = nil
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, doc, err
 	}
-	return &ContentReader{db: d, chunks: m.Chunks, size: m.Size, cur: -1}, doc, nil
+	return r, doc, nil
 }
 
 // ListOptions selects a page of documents.
