@@ -318,17 +318,29 @@ func TestPipeline_DocumentOrder(t *testing.T) {
 	db := diskDB(t)
 	var mu sync.Mutex
 	var seen []string
+	// An action starts by OpStartAction, or by the OpFinishAction of the
+	// one before it (FinishAction.Next).
 	db.OnCommit(func(c *storage.Command, res storage.Result) {
-		if c.Op != storage.OpStartAction {
-			return
-		}
-		var ref storage.ActionRef
-		if err := json.Unmarshal(c.Data, &ref); err != nil {
-			t.Errorf("start payload: %v", err)
+		var started string
+		switch c.Op {
+		case storage.OpStartAction:
+			var ref storage.ActionRef
+			if err := json.Unmarshal(c.Data, &ref); err != nil {
+				t.Errorf("start payload: %v", err)
+				return
+			}
+			started = fmt.Sprintf("%s/%d", ref.DocumentID, ref.Seq)
+		case storage.OpFinishAction:
+			sa, ok := res.Value.(*storage.StartedAction)
+			if !ok || sa.Action == nil || sa.Document == nil {
+				return
+			}
+			started = fmt.Sprintf("%s/%d", sa.Document.DocumentID, sa.Action.Seq)
+		default:
 			return
 		}
 		mu.Lock()
-		seen = append(seen, fmt.Sprintf("%s/%d", ref.DocumentID, ref.Seq))
+		seen = append(seen, started)
 		mu.Unlock()
 	})
 	// The documents are queued before the single worker starts.
