@@ -268,7 +268,7 @@ func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 
 // index reads refs from storage and updates both indexes.
 func (ix *Indexer) index(refs []storage.DocRef) error {
-	docs, del, err := ix.load(refs, true)
+	docs, del, err := ix.load(refs)
 	if err != nil {
 		return err
 	}
@@ -278,29 +278,31 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	return withHeadroom(func() error { return ix.x.PutText(docs, del) })
 }
 
-// load reads the documents of refs; those gone or soft-deleted are
-// returned as index ids to delete. With text, extractable content is read.
-func (ix *Indexer) load(refs []storage.DocRef, text bool) ([]Doc, []string, error) {
+// load reads the documents of refs, with their text, in one storage read
+// (see storage.DB.ViewsForIndex); those gone or soft-deleted are returned
+// as index ids to delete.
+func (ix *Indexer) load(refs []storage.DocRef) ([]Doc, []string, error) {
+	seen := make(map[storage.DocRef]bool, len(refs))
+	uniq := make([]storage.DocRef, 0, len(refs))
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			uniq = append(uniq, r)
+		}
+	}
+	xs, err := ix.db.ViewsForIndex(uniq, Extractable, maxContent)
+	if err != nil {
+		return nil, nil, err
+	}
 	var docs []Doc
 	var del []string
-	seen := map[storage.DocRef]bool{}
-	for _, r := range refs {
-		if seen[r] {
+	for _, x := range xs {
+		if x.View == nil {
+			del = append(del, docID(x.Ref.Site, x.Ref.ID))
 			continue
 		}
-		seen[r] = true
-		v, err := ix.db.ViewForIndex(r.Site, r.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if v == nil {
-			del = append(del, docID(r.Site, r.ID))
-			continue
-		}
-		d := toDoc(v)
-		if text {
-			d.Content = ix.text(r, v)
-		}
+		d := toDoc(x.View)
+		d.Content = x.Text
 		docs = append(docs, d)
 	}
 	return docs, del, nil
