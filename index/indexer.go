@@ -17,12 +17,27 @@ import (
 	"quire/storage"
 )
 
-// textGather is how long the indexer lets work pile up before a batch.
-// maxBatch bounds a batch (and the memory Bleve's analysis of it needs).
+// The text worker's batching (index/DESIGN.md, "Batching", has the
+// measurements that chose these):
+//   - textGather: after the first change of a quiet spell, how long the
+//     worker waits for the commits in flight to join its batch.
+//   - batchEvery: batches start at most this often. Under load the changes
+//     queued meanwhile, and while the previous batch was being indexed,
+//     form the next one: batches grow with the load instead of queueing,
+//     and a batch of hundreds costs Bleve far less per document than many
+//     small ones (fewer, larger segments to build and merge).
+//   - maxBatch, maxBatchText: bounds of one Bleve batch, in documents and
+//     in bytes of text (the memory Bleve's analysis of it needs).
+//   - freeIdle, freeAfter: once freeAfter documents were indexed and no
+//     change came for freeIdle, the worker returns Bleve's working memory
+//     to the system.
 const (
-	textGather = 250 * time.Millisecond
-	maxBatch   = 100
-	freeAfter  = 1000
+	textGather   = 20 * time.Millisecond
+	batchEvery   = 200 * time.Millisecond
+	maxBatch     = 1000
+	maxBatchText = 4 << 20
+	freeAfter    = 1000
+	freeIdle     = time.Second
 )
 
 // keyStorageVersion is the Bleve internal key holding the storage version
@@ -275,7 +290,22 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	if err := ix.x.PutNames(docs, del); err != nil {
 		return err
 	}
-	return withHeadroom(func() error { return ix.x.PutText(docs, del) })
+	// Bleve batches of at most maxBatchText bytes of text (at least one
+	// document each): a batch's analysis holds all of its terms at once.
+	return withHeadroom(func() error {
+		for len(docs) > 0 || del != nil {
+			n, size := 0, 0
+			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= maxBatchText) {
+				size += len(docs[n].Content)
+				n++
+			}
+			if err := ix.x.PutText(docs[:n], del); err != nil {
+				return err
+			}
+			docs, del = docs[n:], nil
+		}
+		return nil
+	})
 }
 
 // load reads the documents of refs, with their text, in one storage read
@@ -379,22 +409,39 @@ func Extractable(contentType string) bool {
 
 func (ix *Indexer) textLoop() {
 	defer ix.wg.Done()
-	burst := 0 // documents indexed since the memory was last returned
+	burst := 0                // documents indexed since the memory was last returned
+	var idle <-chan time.Time // fires once no change came for freeIdle after a burst
 	for {
 		select {
 		case <-ix.stop:
 			return
+		case <-idle:
+			// After a burst of indexing (an import, a scanner batch),
+			// give Bleve's working memory back to the system instead of
+			// keeping the peak resident until the next burst. Not while
+			// changes keep coming: a forced collection every thousand
+			// documents costs the load it serves.
+			idle, burst = nil, 0
+			debug.FreeOSMemory()
+			continue
 		case <-ix.textWake:
 		}
-		// Gather for a moment: Bleve indexes one batch of hundreds far
-		// cheaper than hundreds of small ones (fewer segments to merge),
-		// and text may lag its write by up to a second.
+		// A change after a quiet spell: let the commits in flight join it.
 		select {
 		case <-ix.stop:
 			return
 		case <-time.After(textGather):
 		}
+		var started time.Time
 		for {
+			if wait := batchEvery - time.Since(started); !started.IsZero() && wait > 0 {
+				select {
+				case <-ix.stop:
+					return
+				case <-time.After(wait):
+				}
+			}
+			started = time.Now()
 			ix.textMu.Lock()
 			n := min(len(ix.textQ), maxBatch)
 			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
@@ -430,12 +477,8 @@ func (ix *Indexer) textLoop() {
 			default:
 			}
 		}
-		// After a burst of indexing (an import, a scanner batch), give
-		// Bleve's working memory back to the system instead of keeping
-		// the peak resident until the next burst.
 		if burst >= freeAfter {
-			burst = 0
-			debug.FreeOSMemory()
+			idle = time.After(freeIdle)
 		}
 	}
 }
