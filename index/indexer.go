@@ -18,22 +18,25 @@ import (
 )
 
 // The text worker's batching (index/DESIGN.md, "Batching", has the
-// measurements that chose these):
+// measurements that chose these). A batch of hundreds costs Bleve far less
+// per document than many small ones (fewer, larger segments to build and
+// merge), and the CPU Bleve spends is taken from the writes it follows.
 //   - textGather: after the first change of a quiet spell, how long the
-//     worker waits for the commits in flight to join its batch.
-//   - batchEvery: batches start at most this often. Under load the changes
-//     queued meanwhile, and while the previous batch was being indexed,
-//     form the next one: batches grow with the load instead of queueing,
-//     and a batch of hundreds costs Bleve far less per document than many
-//     small ones (fewer, larger segments to build and merge).
-//   - maxBatch, maxBatchText: bounds of one Bleve batch, in documents and
-//     in bytes of text (the memory Bleve's analysis of it needs).
+//     worker waits for the commits in flight to join its batch. When
+//     fewer than lowLoad changes came meanwhile, they are indexed at once.
+//   - Otherwise (a load) the worker waits until batchTarget changes are
+//     queued or the oldest has waited maxWait, then takes everything
+//     queued: under saturation batches grow instead of queueing.
+//   - maxBatch, maxBatchText: bounds of one batch, in documents and in
+//     bytes of text per Bleve batch (the memory its analysis needs).
 //   - freeIdle, freeAfter: once freeAfter documents were indexed and no
 //     change came for freeIdle, the worker returns Bleve's working memory
 //     to the system.
 const (
 	textGather   = 20 * time.Millisecond
-	batchEvery   = 200 * time.Millisecond
+	lowLoad      = 16
+	batchTarget  = 500
+	maxWait      = 300 * time.Millisecond
 	maxBatch     = 1000
 	maxBatchText = 4 << 20
 	freeAfter    = 1000
@@ -57,6 +60,7 @@ type Indexer struct {
 
 	textMu    sync.Mutex
 	textQ     []storage.DocRef // documents whose index entries are due
+	textSince time.Time        // when the oldest entry of textQ was queued
 	queued    uint64           // queue entries ever added
 	processed uint64           // and done
 	textWake  chan struct{}
@@ -345,6 +349,9 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 	}
 	ix.lagMu.Unlock()
 	ix.textMu.Lock()
+	if len(ix.textQ) == 0 {
+		ix.textSince = time.Now()
+	}
 	ix.textQ = append(ix.textQ, r)
 	ix.queued++
 	ix.textMu.Unlock()
@@ -432,22 +439,23 @@ func (ix *Indexer) textLoop() {
 			return
 		case <-time.After(textGather):
 		}
-		var started time.Time
-		for {
-			if wait := batchEvery - time.Since(started); !started.IsZero() && wait > 0 {
+		for first := true; ; first = false {
+			if wait := ix.batchWait(first); wait > 0 {
 				select {
 				case <-ix.stop:
 					return
 				case <-time.After(wait):
 				}
+				continue
 			}
-			started = time.Now()
 			ix.textMu.Lock()
 			n := min(len(ix.textQ), maxBatch)
 			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
 			ix.textQ = ix.textQ[n:]
 			if len(ix.textQ) == 0 {
 				ix.textQ = nil
+			} else {
+				ix.textSince = time.Now()
 			}
 			ix.textMu.Unlock()
 			if len(work) == 0 {
@@ -481,6 +489,23 @@ func (ix *Indexer) textLoop() {
 			idle = time.After(freeIdle)
 		}
 	}
+}
+
+// batchWait returns how long the worker should let changes pile up before
+// its next batch; 0 means now (also when nothing is queued: the loop then
+// ends). first is the batch after a quiet spell.
+func (ix *Indexer) batchWait(first bool) time.Duration {
+	ix.textMu.Lock()
+	defer ix.textMu.Unlock()
+	n := len(ix.textQ)
+	if n == 0 || n >= batchTarget || (first && n < lowLoad) {
+		return 0
+	}
+	wait := maxWait - time.Since(ix.textSince)
+	if wait <= 0 {
+		return 0
+	}
+	return min(wait, 20*time.Millisecond)
 }
 
 // Text returns the text of a document for the index and for snippets:
