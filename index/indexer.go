@@ -37,8 +37,8 @@ const (
 	lowLoad      = 16
 	batchTarget  = 500
 	maxWait      = 300 * time.Millisecond
-	maxBatch     = 1000
-	maxBatchText = 4 << 20
+	maxBatch     = 500
+	maxBatchText = 2 << 20
 	freeAfter    = 1000
 	freeIdle     = time.Second
 )
@@ -185,7 +185,7 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 			return err
 		}
 		batch = append(batch, r)
-		if len(batch) >= 500 {
+		if len(batch) >= maxBatch {
 			return flush()
 		}
 		return nil
