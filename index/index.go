@@ -134,27 +134,14 @@ type Index struct {
 	text  bleve.Index
 }
 
-// persisterNap is how long, in ms, scorch's persister waits for in-memory
-// segments to pile up before it merges and writes them.
-const persisterNap = 2000
-
 func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// unsafe_batch: a batch returns once it is searchable, without waiting
 	// for its segment to be fsynced. The index is derived data: after a
 	// crash, the storage version recorded with it (persisted in order with
 	// the segments before it) tells the indexer what to redo.
-	//
-	// scorchPersisterOptions: the persister naps between rounds, so the
-	// small segments of many batches are merged in memory and written as
-	// one file, instead of each becoming a file that the merger then
-	// rewrites tier after tier (index/DESIGN.md, "Batching").
-	cfg := map[string]any{
-		"unsafe_batch": true,
-		"scorchPersisterOptions": map[string]any{
-			"PersisterNapTimeMSec":      persisterNap,
-			"PersisterNapUnderNumFiles": 1000,
-		},
-	}
+	// Scorch's persister and merge plan keep their defaults
+	// (index/DESIGN.md, "Batching", says what was measured).
+	cfg := map[string]any{"unsafe_batch": true}
 	b, err := bleve.OpenUsing(dir, cfg)
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		if err := os.MkdirAll(path.Dir(dir), 0o750); err != nil {
