@@ -87,17 +87,7 @@ func badgerCreate(ctx context.Context, dir string, cfg config) (loadResult, erro
 		return loadResult{}, err
 	}
 	defer db.Close()
-	gens := newTextGens(cfg.clients)
-	op := func(_ context.Context, w, i int) error {
-		key := fmt.Appendf(nil, "d/%02d/%08d", w, i)
-		val := gens[w].text(cfg.docSize)
-		return db.Update(func(txn *badger.Txn) error {
-			if err := txn.Set(key, val); err != nil {
-				return err
-			}
-			return txn.Set(fmt.Appendf(nil, "p/%02d/%08d", w, i), key)
-		})
-	}
+	op := badgerOp(db, cfg)
 	res := runLoad(ctx, cfg.clients, cfg.warmup, cfg.window, op)
 	if err := ctx.Err(); err != nil {
 		return res, err

@@ -7,7 +7,8 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only]
+//	               [-ingest-runs 3]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -21,6 +22,10 @@
 //     actions/s until the pipeline is idle beside raw Badger doing the
 //     durable minimum per action (read, hash, two synced transactions) with
 //     the same 4 workers, and sampled create-to-searchable latency;
+//   - sustained ingest and fulltext freshness (ingest.go): 30,000 creates
+//     beside raw Badger writing as many synced transactions, repeated for
+//     the run-to-run spread; 60 s of creates while sampled documents are
+//     polled until a text search finds them;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
@@ -57,6 +62,8 @@ type config struct {
 	skipSearch   bool          // leave out the search benchmark
 	searchOnly   bool          // run the search benchmark alone
 	pipelineOnly bool          // run the pipeline benchmark alone
+	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
+	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -66,6 +73,7 @@ func newConfig(bin, out string, quick bool) config {
 		clients: 64, docSize: 4 << 10,
 		warmup: time.Second, window: 10 * time.Second,
 		uploadSize: 1 << 30,
+		ingestRuns: 3,
 	}
 	if quick {
 		c.window = 3 * time.Second
@@ -81,12 +89,16 @@ func main() {
 	noSearch := flag.Bool("no-search", false, "skip the search benchmark (100,000 documents)")
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
+	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
+	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
 	cfg.skipSearch = *noSearch
 	cfg.searchOnly = *searchOnly
 	cfg.pipelineOnly = *pipelineOnly
+	cfg.ingestOnly = *ingestOnly
+	cfg.ingestRuns = *ingestRuns
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -147,6 +159,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.pipelineOnly {
 		return s.pipelineBench(ctx)
 	}
+	if cfg.ingestOnly {
+		return s.ingestBench(ctx)
+	}
 
 	base, err := s.badgerBaseline(ctx)
 	if err != nil {
@@ -183,6 +198,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	}
 	srv.stop()
 	if err := s.pipelineBench(ctx); err != nil {
+		return err
+	}
+	if err := s.ingestBench(ctx); err != nil {
 		return err
 	}
 	if cfg.skipSearch {

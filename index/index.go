@@ -164,6 +164,8 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// for its segment to be fsynced. The index is derived data: after a
 	// crash, the storage version recorded with it (persisted in order with
 	// the segments before it) tells the indexer what to redo.
+	// Scorch's persister and merge plan keep their defaults
+	// (index/DESIGN.md, "Batching", says what was measured).
 	cfg := map[string]any{"unsafe_batch": true}
 	b, err := bleve.OpenUsing(dir, cfg)
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {

@@ -17,12 +17,30 @@ import (
 	"quire/storage"
 )
 
-// textGather is how long the indexer lets work pile up before a batch.
-// maxBatch bounds a batch (and the memory Bleve's analysis of it needs).
+// The text worker's batching (index/DESIGN.md, "Batching", has the
+// measurements that chose these). A batch of hundreds costs Bleve far less
+// per document than many small ones (fewer, larger segments to build and
+// merge), and the CPU Bleve spends is taken from the writes it follows.
+//   - textGather: after the first change of a quiet spell, how long the
+//     worker waits for the commits in flight to join its batch. When
+//     fewer than lowLoad changes came meanwhile, they are indexed at once.
+//   - Otherwise (a load) the worker waits until batchTarget changes are
+//     queued or the oldest has waited maxWait, then takes everything
+//     queued: under saturation batches grow instead of queueing.
+//   - maxBatch, maxBatchText: bounds of one batch, in documents and in
+//     bytes of text per Bleve batch (the memory its analysis needs).
+//   - freeIdle, freeAfter: once freeAfter documents were indexed and no
+//     change came for freeIdle, the worker returns Bleve's working memory
+//     to the system.
 const (
-	textGather = 250 * time.Millisecond
-	maxBatch   = 100
-	freeAfter  = 1000
+	textGather   = 20 * time.Millisecond
+	lowLoad      = 16
+	batchTarget  = 500
+	maxWait      = 300 * time.Millisecond
+	maxBatch     = 500
+	maxBatchText = 2 << 20
+	freeAfter    = 1000
+	freeIdle     = time.Second
 )
 
 // keyStorageVersion is the Bleve internal key holding the storage version
@@ -42,6 +60,7 @@ type Indexer struct {
 
 	textMu    sync.Mutex
 	textQ     []storage.DocRef // documents whose index entries are due
+	textSince time.Time        // when the oldest entry of textQ was queued
 	queued    uint64           // queue entries ever added
 	processed uint64           // and done
 	textWake  chan struct{}
@@ -169,7 +188,7 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 			return err
 		}
 		batch = append(batch, r)
-		if len(batch) >= 500 {
+		if len(batch) >= maxBatch {
 			return flush()
 		}
 		return nil
@@ -271,39 +290,56 @@ func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 
 // index reads refs from storage and updates both indexes.
 func (ix *Indexer) index(refs []storage.DocRef) error {
-	docs, del, err := ix.load(refs, true)
+	docs, del, err := ix.load(refs)
 	if err != nil {
 		return err
 	}
 	if err := ix.x.PutNames(docs, del); err != nil {
 		return err
 	}
-	return withHeadroom(func() error { return ix.x.PutText(docs, del) })
+	// Bleve batches of at most maxBatchText bytes of text (at least one
+	// document each): a batch's analysis holds all of its terms at once.
+	return withHeadroom(func() error {
+		for len(docs) > 0 || del != nil {
+			n, size := 0, 0
+			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= maxBatchText) {
+				size += len(docs[n].Content)
+				n++
+			}
+			if err := ix.x.PutText(docs[:n], del); err != nil {
+				return err
+			}
+			docs, del = docs[n:], nil
+		}
+		return nil
+	})
 }
 
-// load reads the documents of refs; those gone or soft-deleted are
-// returned as index ids to delete. With text, extractable content is read.
-func (ix *Indexer) load(refs []storage.DocRef, text bool) ([]Doc, []string, error) {
+// load reads the documents of refs, with their text, in one storage read
+// (see storage.DB.ViewsForIndex); those gone or soft-deleted are returned
+// as index ids to delete.
+func (ix *Indexer) load(refs []storage.DocRef) ([]Doc, []string, error) {
+	seen := make(map[storage.DocRef]bool, len(refs))
+	uniq := make([]storage.DocRef, 0, len(refs))
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			uniq = append(uniq, r)
+		}
+	}
+	xs, err := ix.db.ViewsForIndex(uniq, Extractable, maxContent)
+	if err != nil {
+		return nil, nil, err
+	}
 	var docs []Doc
 	var del []string
-	seen := map[storage.DocRef]bool{}
-	for _, r := range refs {
-		if seen[r] {
+	for _, x := range xs {
+		if x.View == nil {
+			del = append(del, docID(x.Ref.Site, x.Ref.ID))
 			continue
 		}
-		seen[r] = true
-		v, err := ix.db.ViewForIndex(r.Site, r.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if v == nil {
-			del = append(del, docID(r.Site, r.ID))
-			continue
-		}
-		d := toDoc(v)
-		if text {
-			d.Content = ix.text(r, v)
-		}
+		d := toDoc(x.View)
+		d.Content = x.Text
 		docs = append(docs, d)
 	}
 	return docs, del, nil
@@ -316,6 +352,9 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 	}
 	ix.lagMu.Unlock()
 	ix.textMu.Lock()
+	if len(ix.textQ) == 0 {
+		ix.textSince = time.Now()
+	}
 	ix.textQ = append(ix.textQ, r)
 	ix.queued++
 	ix.textMu.Unlock()
@@ -396,28 +435,46 @@ func Extractable(contentType string) bool {
 
 func (ix *Indexer) textLoop() {
 	defer ix.wg.Done()
-	burst := 0 // documents indexed since the memory was last returned
+	burst := 0                // documents indexed since the memory was last returned
+	var idle <-chan time.Time // fires once no change came for freeIdle after a burst
 	for {
 		select {
 		case <-ix.stop:
 			return
+		case <-idle:
+			// After a burst of indexing (an import, a scanner batch),
+			// give Bleve's working memory back to the system instead of
+			// keeping the peak resident until the next burst. Not while
+			// changes keep coming: a forced collection every thousand
+			// documents costs the load it serves.
+			idle, burst = nil, 0
+			debug.FreeOSMemory()
+			continue
 		case <-ix.textWake:
 		}
-		// Gather for a moment: Bleve indexes one batch of hundreds far
-		// cheaper than hundreds of small ones (fewer segments to merge),
-		// and text may lag its write by up to a second.
+		// A change after a quiet spell: let the commits in flight join it.
 		select {
 		case <-ix.stop:
 			return
 		case <-time.After(textGather):
 		}
-		for {
+		for first := true; ; first = false {
+			if wait := ix.batchWait(first); wait > 0 {
+				select {
+				case <-ix.stop:
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
 			ix.textMu.Lock()
 			n := min(len(ix.textQ), maxBatch)
 			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
 			ix.textQ = ix.textQ[n:]
 			if len(ix.textQ) == 0 {
 				ix.textQ = nil
+			} else {
+				ix.textSince = time.Now()
 			}
 			ix.textMu.Unlock()
 			if len(work) == 0 {
@@ -447,14 +504,27 @@ func (ix *Indexer) textLoop() {
 			default:
 			}
 		}
-		// After a burst of indexing (an import, a scanner batch), give
-		// Bleve's working memory back to the system instead of keeping
-		// the peak resident until the next burst.
 		if burst >= freeAfter {
-			burst = 0
-			debug.FreeOSMemory()
+			idle = time.After(freeIdle)
 		}
 	}
+}
+
+// batchWait returns how long the worker should let changes pile up before
+// its next batch; 0 means now (also when nothing is queued: the loop then
+// ends). first is the batch after a quiet spell.
+func (ix *Indexer) batchWait(first bool) time.Duration {
+	ix.textMu.Lock()
+	defer ix.textMu.Unlock()
+	n := len(ix.textQ)
+	if n == 0 || n >= batchTarget || (first && n < lowLoad) {
+		return 0
+	}
+	wait := maxWait - time.Since(ix.textSince)
+	if wait <= 0 {
+		return 0
+	}
+	return min(wait, 20*time.Millisecond)
 }
 
 // Text returns the text of a document for the index and for snippets:

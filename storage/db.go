@@ -66,6 +66,8 @@ type DB struct {
 	trimKick chan struct{} // wakes trimLoop
 
 	disk diskGuard // the write gate (diskguard.go)
+
+	siteCfg siteConfigCache // SiteConfig answers (siteconfig.go)
 	// onWritable runs (in the disk watcher, under disk.mu's protection)
 	// when space is back while the gate is closed for space: the
 	// read-only open reopens the store read-write.
@@ -243,6 +245,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			}
 			for r, at := range t.queued {
 				res.Queued = append(res.Queued, QueuedDoc{r, at})
+			}
+			if c.Op == OpSetSiteConfig {
+				d.siteCfg.clear()
 			}
 			d.runHooks(c, res)
 		}

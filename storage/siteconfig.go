@@ -3,6 +3,9 @@ package storage
 import (
 	"encoding/json"
 	"errors"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // SiteConfig is a site's configuration (FormKiQ's site configuration plus
@@ -121,11 +124,76 @@ func applySetSiteConfig(t *tx, c *Command) (any, error) {
 }
 
 // SiteConfig returns a site's configuration (empty when none was saved).
+//
+// It is answered from a cache of the stored JSON: every POST /documents
+// asks for it, and under a write load a Badger read transaction waits for
+// the commits being synced (the oracle's read watermark), which made this
+// one read a fifth of a create's latency (storage/DESIGN.md, "Sustained
+// writes"). Apply clears the cache when a SetSiteConfig commits, before it
+// returns, so a reader after that sees the new configuration.
 func (d *DB) SiteConfig(site string) (*SiteConfig, error) {
+	raw, ok, gen := d.siteCfg.get(site)
+	if !ok {
+		err := d.view(func(t *tx) error {
+			item, err := t.txn.Get(siteConfigKey(site))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				raw = nil
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			raw, err = item.ValueCopy(nil)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		d.siteCfg.put(site, raw, gen)
+	}
 	var c SiteConfig
-	err := d.view(func(t *tx) error { return t.getJSON(siteConfigKey(site), &c) })
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, err
+	if raw != nil {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
+}
+
+// siteConfigCache holds the stored JSON of site configurations (nil: none
+// saved). A read that started before a clear does not fill the cache.
+type siteConfigCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[string][]byte
+}
+
+// get returns the cached JSON of site, whether it was cached, and the
+// generation a put of a fresh read must quote.
+func (c *siteConfigCache) get(site string) ([]byte, bool, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	raw, ok := c.m[site]
+	return raw, ok, c.gen
+}
+
+// put caches raw, read from storage after get returned gen.
+func (c *siteConfigCache) put(site string, raw []byte, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string][]byte{}
+	}
+	c.m[site] = raw
+}
+
+// clear empties the cache; reads under way do not refill it.
+func (c *siteConfigCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.m = nil
 }

@@ -1,0 +1,443 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// The sustained-ingest and freshness benchmarks (go run ./bench
+// -ingest-only runs them alone):
+//
+//   - sustained ingest: 64 clients create 30,000 documents of 4 KiB, long
+//     enough for several memtable flushes and index merges, beside raw
+//     Badger writing the same number of synced transactions; repeated
+//     (-ingest-runs, default 3, each on a fresh server and a fresh Badger)
+//     for the run-to-run spread;
+//   - fulltext freshness: 64 clients create documents as fast as they can
+//     for 60 s; every 250 ms one just-created document (its 201 received)
+//     is polled by a word only it holds until /search finds it; when the
+//     load stops, how long until the index queue is empty.
+const (
+	sustainedDocs      = 30000
+	sustainedTarget    = 0.5                    // quire docs/s / badger txn/s
+	sustainedP99Target = 100 * time.Millisecond // create p99
+	sustainedSpread    = 0.2                    // ±, of the median docs/s
+	freshnessFor       = 60 * time.Second
+	freshnessEvery     = 250 * time.Millisecond // one sampled document per period
+	freshnessTarget    = time.Second            // sampled create-to-searchable p99
+	lagZeroTarget      = time.Second            // load stopped → index queue empty
+)
+
+// runCount runs op on workers goroutines until n operations have
+// succeeded (or failed past maxLoadErrors); its window is the whole run.
+func runCount(ctx context.Context, workers, n int, op loadOp) loadResult {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next, errs atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var firstErr error
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var mine []time.Duration
+			for j := 0; ctx.Err() == nil; j++ {
+				if next.Add(1) > int64(n) {
+					break
+				}
+				t0 := time.Now()
+				if err := op(ctx, w, j); err != nil {
+					next.Add(-1) // retried by someone
+					mu.Lock()
+					if firstErr == nil && ctx.Err() == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					if errs.Add(1) >= maxLoadErrors {
+						cancel()
+					}
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	return loadResult{ops: len(lat), errors: int(errs.Load()), firstErr: firstErr, window: time.Since(start), lat: lat}
+}
+
+// ingestBench runs the sustained-ingest and freshness benchmarks.
+func (s *session) ingestBench(ctx context.Context) error {
+	if err := s.sustainedBench(ctx); err != nil {
+		return err
+	}
+	return s.freshnessBench(ctx)
+}
+
+// sustainedBench alternates raw Badger and a fresh quire server, each
+// writing n documents, cfg.ingestRuns times.
+func (s *session) sustainedBench(ctx context.Context) error {
+	n, runs := sustainedDocs, max(s.cfg.ingestRuns, 1)
+	if s.cfg.quick {
+		n = 6000
+	}
+	var qs, bs []loadResult
+	var peak procStatus
+	var idle procStatus
+	var catchUp []time.Duration
+	var cores [][]float64
+	for r := range runs {
+		s.logf("sustained ingest %d/%d: badger, %d goroutines, %d synced txns", r+1, runs, s.cfg.clients, n)
+		dir := filepath.Join(s.root, "badger-sustained")
+		b, err := badgerCount(ctx, dir, s.cfg, n)
+		os.RemoveAll(dir)
+		if err != nil {
+			return fmt.Errorf("sustained baseline: %w", err)
+		}
+		bs = append(bs, b)
+		s.logf("sustained ingest %d/%d: quire, %d clients, %d documents", r+1, runs, s.cfg.clients, n)
+		data := filepath.Join(s.root, "sustained")
+		srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "sustained.log"))
+		if err != nil {
+			return err
+		}
+		idle = srv.rss.current()
+		srv.rss.resetPeak()
+		cpu := startCPU(srv.pid(), os.Getpid())
+		q, err := quireCount(ctx, srv, s.cfg, n)
+		cores = append(cores, cpu.cores())
+		if err == nil {
+			var took time.Duration
+			took, err = srv.waitIndexed(ctx, 10*time.Minute)
+			catchUp = append(catchUp, took)
+		}
+		peak = maxOf(peak, srv.rss.resetPeak())
+		if err != nil {
+			err = srv.withLog(fmt.Errorf("sustained quire: %w", err))
+		}
+		srv.stop()
+		os.RemoveAll(data)
+		if err != nil {
+			return err
+		}
+		qs = append(qs, q)
+		s.logf("  quire %.0f docs/s p99 %s; badger %.0f txn/s; ratio %.2f", q.rate(), millis(q.percentile(0.99)), b.rate(), q.rate()/b.rate())
+	}
+	qr, br := rates(qs), rates(bs)
+	ratios := make([]float64, len(qr))
+	for i := range qr {
+		ratios[i] = qr[i] / br[i]
+	}
+	ratio := median(ratios)
+	s.rep.rows = append(s.rep.rows, row{
+		name:     fmt.Sprintf("sustained create %d x %s docs, %d clients (median of %d)", n, sizeName(int64(s.cfg.docSize)), s.cfg.clients, runs),
+		quire:    fmt.Sprintf("%.0f docs/s", median(qr)),
+		baseline: fmt.Sprintf("%.0f txn/s", median(br)),
+		ratio:    fmt.Sprintf("%.2f", ratio),
+		target:   fmt.Sprintf(">= %.1f", sustainedTarget),
+		status:   status(ratio >= sustainedTarget),
+	})
+	var qp99, bp99 time.Duration
+	for i := range qs {
+		qp99, bp99 = max(qp99, qs[i].percentile(0.99)), max(bp99, bs[i].percentile(0.99))
+	}
+	s.rep.rows = append(s.rep.rows, row{
+		name:     "  sustained create p99 (worst run)",
+		quire:    millis(qp99),
+		baseline: millis(bp99),
+		ratio:    fmt.Sprintf("%.2f", qp99.Seconds()/bp99.Seconds()),
+		target:   "< " + millis(sustainedP99Target),
+		status:   status(qp99 < sustainedP99Target),
+	})
+	sp := spread(qr)
+	srow := row{name: "  sustained run-to-run spread (docs/s)", quire: fmt.Sprintf("±%.0f%%", sp*100),
+		baseline: fmt.Sprintf("±%.0f%%", spread(br)*100), ratio: "-", target: fmt.Sprintf("±%.0f%%", sustainedSpread*100), status: status(sp <= sustainedSpread)}
+	if runs < 2 {
+		srow.quire, srow.baseline, srow.status = "n/a", "n/a", "info"
+	}
+	s.rep.rows = append(s.rep.rows, srow)
+	s.rep.addRSS("server peak RSS, sustained create", idle, peak)
+	for i := range qs {
+		s.rep.note("sustained run %d: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
+			i+1, qr[i], millis(qs[i].percentile(0.5)), millis(qs[i].percentile(0.99)), qs[i].errors, cores[i][0], cores[i][1], catchUp[i].Seconds(), br[i], millis(bs[i].percentile(0.99)))
+	}
+	s.rep.note("sustained baseline: Badger SyncWrites, default options, %d goroutines, %d txns of a 4 KiB value and a small key; spread = largest distance from the median", s.cfg.clients, n)
+	return nil
+}
+
+// rates returns the rates of rs.
+func rates(rs []loadResult) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.rate()
+	}
+	return out
+}
+
+// median returns the median of xs.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread returns the largest distance of xs from their median, as a
+// fraction of it.
+func spread(xs []float64) float64 {
+	m := median(xs)
+	if m == 0 {
+		return 0
+	}
+	d := 0.0
+	for _, x := range xs {
+		d = max(d, math.Abs(x-m)/m)
+	}
+	return d
+}
+
+// badgerOp returns the baseline's operation on db: one synced transaction
+// of a 4 KiB value and a small key.
+func badgerOp(db *badger.DB, cfg config) loadOp {
+	gens := newTextGens(cfg.clients)
+	return func(_ context.Context, w, i int) error {
+		key := fmt.Appendf(nil, "d/%02d/%08d", w, i)
+		val := gens[w].text(cfg.docSize)
+		return db.Update(func(txn *badger.Txn) error {
+			if err := txn.Set(key, val); err != nil {
+				return err
+			}
+			return txn.Set(fmt.Appendf(nil, "p/%02d/%08d", w, i), key)
+		})
+	}
+}
+
+// badgerCount writes n baseline transactions into a new Badger in dir.
+func badgerCount(ctx context.Context, dir string, cfg config, n int) (loadResult, error) {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer db.Close()
+	res := runCount(ctx, cfg.clients, n, badgerOp(db, cfg))
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, res.err()
+}
+
+// createOp returns the operation of the creation benchmarks: POST
+// /documents with cfg.docSize bytes of text; word, when it returns one,
+// is put in front of the text.
+func createOp(srv *server, cfg config, prefix string, word func() string, created func(word string)) loadOp {
+	gens := newTextGens(cfg.clients)
+	return func(ctx context.Context, w, i int) error {
+		text := gens[w].text(cfg.docSize)
+		var wd string
+		if word != nil {
+			wd = word()
+			text = append([]byte(wd+" "), text[:len(text)-len(wd)-1]...)
+		}
+		body, err := json.Marshal(createRequest{
+			Path:        fmt.Sprintf("bench/%s%02d/doc-%07d.txt", prefix, w, i),
+			ContentType: "text/plain",
+			Content:     string(text),
+		})
+		if err != nil {
+			return err
+		}
+		resp, err := srv.request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := checkStatus(resp, http.StatusCreated); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if created != nil {
+			created(wd)
+		}
+		return nil
+	}
+}
+
+// quireCount creates n documents from cfg.clients clients.
+func quireCount(ctx context.Context, srv *server, cfg config, n int) (loadResult, error) {
+	res := runCount(ctx, cfg.clients, n, createOp(srv, cfg, "s", nil, nil))
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, res.err()
+}
+
+// freshnessBench loads a fresh server with creates for freshnessFor and
+// samples how long created documents take to become searchable by text.
+func (s *session) freshnessBench(ctx context.Context) error {
+	dur := freshnessFor
+	if s.cfg.quick {
+		dur = 15 * time.Second
+	}
+	data := filepath.Join(s.root, "freshness")
+	defer os.RemoveAll(data)
+	srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "freshness.log"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	idle := srv.rss.current()
+	srv.rss.resetPeak()
+	s.logf("fulltext freshness: %d clients creating for %s, a sample every %s", s.cfg.clients, dur, freshnessEvery)
+
+	var seq atomic.Int64
+	var lastSample atomic.Int64 // unix nanos of the last sampled create
+	var mu sync.Mutex
+	var lat []time.Duration
+	var probes sync.WaitGroup
+	errc := make(chan error, 1)
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
+	word := func() string { return fmt.Sprintf("qfr%09dz", seq.Add(1)) }
+	created := func(w string) {
+		now := time.Now()
+		last := lastSample.Load()
+		if now.UnixNano()-last < int64(freshnessEvery) || !lastSample.CompareAndSwap(last, now.UnixNano()) {
+			return
+		}
+		probes.Go(func() {
+			d, err := pollSearchable(pctx, srv, w, now)
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+				return
+			}
+			mu.Lock()
+			lat = append(lat, d)
+			mu.Unlock()
+		})
+	}
+	cpu := startCPU(srv.pid(), os.Getpid())
+	q := runLoad(ctx, s.cfg.clients, 0, dur, createOp(srv, s.cfg, "f", word, created))
+	stopped := time.Now()
+	c := cpu.cores()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := q.err(); err != nil {
+		return srv.withLog(fmt.Errorf("freshness load: %w", err))
+	}
+	lagLeft, lagAtStop, err := waitLagZero(ctx, srv, stopped, 10*time.Minute)
+	if err != nil {
+		return srv.withLog(err)
+	}
+	probes.Wait()
+	select {
+	case err := <-errc:
+		return srv.withLog(fmt.Errorf("freshness probe: %w", err))
+	default:
+	}
+	slices.Sort(lat)
+	pr := loadResult{lat: lat}
+	p99 := pr.percentile(0.99)
+	s.rep.rows = append(s.rep.rows,
+		row{name: fmt.Sprintf("fulltext freshness p99, %s of creates (%d sampled)", dur, len(lat)), quire: millis(p99), baseline: "-", ratio: "-",
+			target: "<= " + millis(freshnessTarget), status: status(p99 <= freshnessTarget)},
+		row{name: "  create to searchable p50", quire: millis(pr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
+		row{name: "  index lag to 0 after the load stops", quire: millis(lagLeft), baseline: "-", ratio: "-",
+			target: "<= " + millis(lagZeroTarget), status: status(lagLeft <= lagZeroTarget)},
+	)
+	s.rep.addRSS("server peak RSS, freshness", idle, srv.rss.resetPeak())
+	s.rep.note("freshness: %d documents created in %s (%.0f docs/s, p99 %s), server %.2f cores, clients %.2f cores; index lag %.1fs when the load stopped",
+		q.ops, dur, q.rate(), millis(q.percentile(0.99)), c[0], c[1], lagAtStop.Seconds())
+	s.rep.note("freshness: create to searchable counts from the 201 of POST /documents until POST /search for a word only that document holds finds it (polled every 20 ms for 2 s, then every 200 ms); lag to 0 counts from the last create's answer until /readyz reports an empty index queue")
+	return nil
+}
+
+// pollSearchable polls a text search for word until it finds a document;
+// the latency counts from created.
+func pollSearchable(ctx context.Context, srv *server, word string, created time.Time) (time.Duration, error) {
+	deadline := created.Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var out struct {
+			Documents []json.RawMessage `json:"documents"`
+		}
+		if err := srv.doJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
+			return 0, err
+		}
+		if len(out.Documents) > 0 {
+			return time.Since(created), nil
+		}
+		wait := 20 * time.Millisecond
+		if time.Since(created) > 2*time.Second {
+			wait = 200 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return 0, fmt.Errorf("%s not searchable after 5 minutes", word)
+}
+
+// waitLagZero polls /readyz until the index queue is empty and returns
+// how long after stopped that was, and the lag /readyz first reported.
+func waitLagZero(ctx context.Context, srv *server, stopped time.Time, limit time.Duration) (took, lagAtStop time.Duration, err error) {
+	first := true
+	for time.Since(stopped) < limit {
+		if err := srv.checkAlive(); err != nil {
+			return 0, 0, err
+		}
+		var body struct {
+			Index struct {
+				Queued     uint64  `json:"queued"`
+				LagSeconds float64 `json:"lagSeconds"`
+			} `json:"index"`
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/readyz", nil)
+		if resp, err := srv.client.Do(req); err == nil {
+			err := jsonDecode(resp, &body)
+			if err == nil {
+				if first {
+					first = false
+					lagAtStop = time.Duration(body.Index.LagSeconds * float64(time.Second))
+				}
+				if body.Index.Queued == 0 {
+					return time.Since(stopped), lagAtStop, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return 0, 0, fmt.Errorf("index queue not empty %s after the load", limit)
+}
