@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -425,5 +426,86 @@ func TestCluster_LeaderKilledUnderLoad_NothingAcknowledgedIsLost(t *testing.T) {
 	}
 	if _, err := old.db.GetDocument("default", "post-0000"); err != nil {
 		t.Fatalf("restarted node lacks post-0000: %v", err)
+	}
+}
+
+func TestCluster_NodeFailureHaltsInsteadOfSkipping(t *testing.T) {
+	ms := []*member{newMember(t, "n1"), newMember(t, "n2"), newMember(t, "n3")}
+	formCluster(t, ms)
+	leader, n3 := ms[0], ms[2]
+	ctx := context.Background()
+	if _, _, err := leader.n.Propose(ctx, addDoc("before", "before.txt")); err != nil {
+		t.Fatal(err)
+	}
+	converge(t, ms)
+	had := n3.n.AppliedIndex()
+
+	// n3's disk fails: it must stop, not skip the entry.
+	n3.db.SetCommitFault(func(*storage.Command) error { return fmt.Errorf("write: %w", syscall.EIO) })
+	_, idx, err := leader.n.Propose(ctx, addDoc("during", "during.txt"))
+	if err != nil {
+		t.Fatalf("the majority should commit without n3: %v", err)
+	}
+	waitFor(t, 10*time.Second, "n3 to halt", func() bool { return n3.n.Status().Halted != "" })
+	select {
+	case <-n3.n.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a halted node kept running")
+	}
+	if got := n3.n.AppliedIndex(); got != had {
+		t.Fatalf("halted node's index moved to %d (had %d, failed entry %d)", got, had, idx)
+	}
+	if err := n3.n.WaitApplied(ctx, idx); err == nil {
+		t.Fatal("WaitApplied on a halted node succeeded")
+	}
+	if got, err := n3.db.AppliedIndex(); err != nil || got != had {
+		t.Fatalf("halted node's store index %d, %v; want %d", got, err, had)
+	}
+	if _, err := n3.db.GetDocument("default", "during"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("the failed entry left a document: %v", err)
+	}
+	if _, _, err := leader.n.Propose(ctx, addDoc("after", "after.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Fixed and restarted, it applies the entry it could not.
+	n3.stop(t)
+	n3.start(t)
+	converge(t, ms)
+	for _, id := range []string{"before", "during", "after"} {
+		if _, err := n3.db.GetDocument("default", id); err != nil {
+			t.Fatalf("restarted node lacks %s: %v", id, err)
+		}
+	}
+}
+
+func TestCluster_RemoveAndLeave(t *testing.T) {
+	ms := []*member{newMember(t, "n1"), newMember(t, "n2"), newMember(t, "n3")}
+	formCluster(t, ms)
+	var nle *NotLeaderError
+	if err := ms[1].n.Remove("n3"); !errors.As(err, &nle) {
+		t.Fatalf("remove on a follower: %v, want NotLeaderError", err)
+	}
+	if err := ms[0].n.Join("n2", ms[1].n.Addr()); err != nil {
+		t.Fatalf("joining a member again: %v", err)
+	}
+	if err := ms[0].n.Remove("n3"); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ms[0].n.Status().Servers); got != 2 {
+		t.Fatalf("%d servers after a remove, want 2", got)
+	}
+	ms[2].stop(t)
+	// The leader leaves: n2 is left alone and leads.
+	if err := ms[0].n.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "n2 to lead alone", ms[1].n.IsLeader)
+	if _, _, err := ms[1].n.Propose(context.Background(), addDoc("solo", "solo.txt")); err != nil {
+		t.Fatalf("propose on the remaining node: %v", err)
+	}
+	st := ms[1].n.Status()
+	if len(st.Servers) != 1 || st.Servers[0].ID != "n2" {
+		t.Fatalf("servers %+v, want n2 alone", st.Servers)
 	}
 }
