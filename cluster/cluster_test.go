@@ -509,3 +509,56 @@ func TestCluster_RemoveAndLeave(t *testing.T) {
 		t.Fatalf("servers %+v, want n2 alone", st.Servers)
 	}
 }
+
+func TestCluster_InterruptedSnapshotLoadIsRedoneAtStart(t *testing.T) {
+	ms := []*member{newMember(t, "n1"), newMember(t, "n2"), newMember(t, "n3")}
+	for _, m := range ms {
+		m.snapshotEvery, m.trailing = 20, 10
+	}
+	formCluster(t, ms)
+	leader, n3 := ms[0], ms[2]
+	for i := range 60 {
+		if _, _, err := leader.n.Propose(context.Background(), addDoc(fmt.Sprint("d", i), fmt.Sprint("d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	converge(t, ms)
+	waitFor(t, 10*time.Second, "n3 to take a snapshot", func() bool { return n3.n.Status().LastSnapshotIndex > 0 })
+	n3.stop(t)
+
+	// A crash in the middle of loading a snapshot: the store holds half
+	// of one and says so.
+	db, err := storage.Open(storage.Config{Dir: n3.dbDir, MinFreeBytes: -1, MinFreePercent: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := db.OpenSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReplaceFrom(bytes.NewReader(buf.Bytes()[:buf.Len()/2])); err == nil {
+		t.Fatal("a cut snapshot loaded")
+	}
+	if _, err := db.AppliedIndex(); !errors.Is(err, storage.ErrRestoreIncomplete) {
+		t.Fatalf("applied index after a cut load: %v", err)
+	}
+	db.Close()
+
+	n3.start(t)
+	if n3.n.fsm.restores.Load() != 1 || n3.onRestoreCalled.Load() != 1 {
+		t.Fatalf("start loaded %d snapshots (hook ran %d times), want 1", n3.n.fsm.restores.Load(), n3.onRestoreCalled.Load())
+	}
+	if _, err := n3.db.AppliedIndex(); err != nil {
+		t.Fatalf("applied index after the start: %v", err)
+	}
+	converge(t, ms)
+	if _, err := n3.db.GetDocument("default", "d59"); err != nil {
+		t.Fatalf("n3 lacks d59: %v", err)
+	}
+}
