@@ -197,10 +197,37 @@ func converge(t *testing.T, ms []*member) string {
 	return want
 }
 
+// clusterApplier proposes through whichever member leads, retrying
+// while leadership moves (a NotLeaderError means the entry never entered
+// the log; a busy -race run on a shared machine may lose a leader).
+type clusterApplier struct{ ms []*member }
+
+func (a clusterApplier) Propose(ctx context.Context, c *storage.Command) (storage.Result, uint64, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if l := leaderOf(a.ms); l != nil {
+			res, idx, err := l.n.Propose(ctx, c)
+			var nle *NotLeaderError
+			if !errors.As(err, &nle) {
+				return res, idx, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return storage.Result{}, 0, errors.New("no leader for 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (a clusterApplier) Apply(ctx context.Context, c *storage.Command) (storage.Result, error) {
+	res, _, err := a.Propose(ctx, c)
+	return res, err
+}
+
 func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 	ms := []*member{newMember(t, "n1"), newMember(t, "n2"), newMember(t, "n3")}
 	formCluster(t, ms)
-	leader := ms[0]
+	ca := clusterApplier{ms}
 	ctx := context.Background()
 
 	// Documents from concurrent clients.
@@ -210,7 +237,7 @@ func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, err := leader.n.Propose(ctx, addDoc(fmt.Sprintf("doc-%02d", i), fmt.Sprintf("p%02d.txt", i)))
+			_, _, err := ca.Propose(ctx, addDoc(fmt.Sprintf("doc-%02d", i), fmt.Sprintf("p%02d.txt", i)))
 			errs <- err
 		}()
 	}
@@ -222,11 +249,11 @@ func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 		}
 	}
 	// The applier's result and error come back to the proposer.
-	res, idx, err := leader.n.Propose(ctx, addDoc("doc-x", "p00.txt"))
+	res, idx, err := ca.Propose(ctx, addDoc("doc-x", "p00.txt"))
 	if r, ok := res.Value.(*storage.AddDocumentsResult); err != nil || !ok || r.Paths["doc-x"] == "p00.txt" || idx == 0 {
 		t.Fatalf("duplicate path: result %#v, index %d, err %v; want a renamed path", res.Value, idx, err)
 	}
-	_, idx2, err := leader.n.Propose(ctx, addDoc("doc-x", "other.txt"))
+	_, idx2, err := ca.Propose(ctx, addDoc("doc-x", "other.txt"))
 	var ce *storage.ConflictError
 	if !errors.As(err, &ce) || idx2 <= idx {
 		t.Fatalf("duplicate id: index %d, err %v; want a ConflictError after %d", idx2, err, idx)
@@ -234,23 +261,27 @@ func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 	// Content travels as chunk commands, through the node as Applier.
 	content := make([]byte, 3*storage.ChunkSize+1234)
 	rand.New(rand.NewSource(1)).Read(content)
-	m, tail, err := storage.WriteContent(ctx, leader.n, bytes.NewReader(content), 0, nil)
+	m, tail, err := storage.WriteContent(ctx, ca, bytes.NewReader(content), 0, nil)
 	if err != nil {
 		t.Fatalf("write content: %v", err)
 	}
 	withContent := storage.MustCommand(storage.OpAddDocuments, "default", "joe", t0, storage.AddDocuments{Docs: []storage.NewDocument{{
 		Document: storage.Document{DocumentID: "doc-bin", Path: "bin.dat"}, Content: &m, Chunks: tail,
 	}}})
-	if _, err := leader.n.Apply(ctx, withContent); err != nil {
+	if _, err := ca.Apply(ctx, withContent); err != nil {
 		t.Fatalf("attach content: %v", err)
+	}
+	converge(t, ms)
+	leader := leaderOf(ms)
+	follower := ms[0]
+	if follower == leader {
+		follower = ms[1]
 	}
 	// A follower does not propose.
 	var nle *NotLeaderError
-	if _, _, err := ms[1].n.Propose(ctx, addDoc("doc-f", "f.txt")); !errors.As(err, &nle) || nle.LeaderID != "n1" || nle.LeaderAddr != leader.n.Addr() {
-		t.Fatalf("propose on a follower: %v, want NotLeaderError naming n1", err)
+	if _, _, err := follower.n.Propose(ctx, addDoc("doc-f", "f.txt")); !errors.As(err, &nle) || nle.LeaderID != leader.id || nle.LeaderAddr != leader.n.Addr() {
+		t.Fatalf("propose on a follower: %v, want NotLeaderError naming %s", err, leader.id)
 	}
-
-	converge(t, ms)
 	for _, m := range ms {
 		rd, _, err := m.db.OpenContent("default", "doc-bin")
 		if err != nil {
@@ -265,19 +296,22 @@ func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 			t.Fatalf("%s: doc-39: %v", m.id, err)
 		}
 	}
-	st := ms[2].n.Status()
-	if st.State != "Follower" || st.LeaderID != "n1" || len(st.Servers) != 3 || st.AppliedIndex != leader.n.AppliedIndex() {
+	st := follower.n.Status()
+	if st.State != "Follower" || st.LeaderID != leader.id || len(st.Servers) != 3 || st.AppliedIndex != leader.n.AppliedIndex() {
 		t.Fatalf("follower status %+v", st)
 	}
 
 	// A stopped follower restarts and applies only the entries above its
 	// store's index (no snapshot exists, so Raft replays the whole log).
 	n3 := ms[2]
+	if n3 == leader {
+		n3 = follower
+	}
 	had := n3.n.AppliedIndex()
 	n3.stop(t)
 	const more = 15
 	for i := range more {
-		if _, _, err := leader.n.Propose(ctx, addDoc(fmt.Sprintf("late-%02d", i), fmt.Sprintf("late%02d.txt", i))); err != nil {
+		if _, _, err := ca.Propose(ctx, addDoc(fmt.Sprintf("late-%02d", i), fmt.Sprintf("late%02d.txt", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -432,9 +466,9 @@ func TestCluster_LeaderKilledUnderLoad_NothingAcknowledgedIsLost(t *testing.T) {
 func TestCluster_NodeFailureHaltsInsteadOfSkipping(t *testing.T) {
 	ms := []*member{newMember(t, "n1"), newMember(t, "n2"), newMember(t, "n3")}
 	formCluster(t, ms)
-	leader, n3 := ms[0], ms[2]
+	ca, n3 := clusterApplier{ms}, ms[2]
 	ctx := context.Background()
-	if _, _, err := leader.n.Propose(ctx, addDoc("before", "before.txt")); err != nil {
+	if _, _, err := ca.Propose(ctx, addDoc("before", "before.txt")); err != nil {
 		t.Fatal(err)
 	}
 	converge(t, ms)
@@ -442,7 +476,7 @@ func TestCluster_NodeFailureHaltsInsteadOfSkipping(t *testing.T) {
 
 	// n3's disk fails: it must stop, not skip the entry.
 	n3.db.SetCommitFault(func(*storage.Command) error { return fmt.Errorf("write: %w", syscall.EIO) })
-	_, idx, err := leader.n.Propose(ctx, addDoc("during", "during.txt"))
+	_, idx, err := ca.Propose(ctx, addDoc("during", "during.txt"))
 	if err != nil {
 		t.Fatalf("the majority should commit without n3: %v", err)
 	}
@@ -464,7 +498,7 @@ func TestCluster_NodeFailureHaltsInsteadOfSkipping(t *testing.T) {
 	if _, err := n3.db.GetDocument("default", "during"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("the failed entry left a document: %v", err)
 	}
-	if _, _, err := leader.n.Propose(ctx, addDoc("after", "after.txt")); err != nil {
+	if _, _, err := ca.Propose(ctx, addDoc("after", "after.txt")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -516,9 +550,9 @@ func TestCluster_InterruptedSnapshotLoadIsRedoneAtStart(t *testing.T) {
 		m.snapshotEvery, m.trailing = 20, 10
 	}
 	formCluster(t, ms)
-	leader, n3 := ms[0], ms[2]
+	ca, n3 := clusterApplier{ms}, ms[2]
 	for i := range 60 {
-		if _, _, err := leader.n.Propose(context.Background(), addDoc(fmt.Sprint("d", i), fmt.Sprint("d", i))); err != nil {
+		if _, _, err := ca.Propose(context.Background(), addDoc(fmt.Sprint("d", i), fmt.Sprint("d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
