@@ -388,7 +388,7 @@ func TestCluster_LeaderKilledUnderLoad_NothingAcknowledgedIsLost(t *testing.T) {
 	mu.Lock()
 	old.stop(t)
 	mu.Unlock()
-	killedAt := nAcked.Load()
+	killedAt, killTime := nAcked.Load(), time.Now()
 	var survivors []*member
 	for _, m := range ms {
 		if m != old {
@@ -397,6 +397,8 @@ func TestCluster_LeaderKilledUnderLoad_NothingAcknowledgedIsLost(t *testing.T) {
 	}
 	var newLeader *member
 	waitFor(t, 15*time.Second, "a new leader", func() bool { newLeader = leaderOf(survivors); return newLeader != nil })
+	waitFor(t, 20*time.Second, "a write acknowledged by the new leader", func() bool { return nAcked.Load() > killedAt })
+	t.Logf("leader kill to the first acknowledged write: %v", time.Since(killTime).Round(time.Millisecond))
 	waitFor(t, 20*time.Second, "100 writes acknowledged by the new leader", func() bool { return nAcked.Load() >= killedAt+100 })
 	close(stopLoad)
 	wg.Wait()
