@@ -30,6 +30,13 @@ func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
 	txn := d.bdb.NewTransaction(false)
 	defer txn.Discard()
 	version = txn.ReadTs()
+	keys, err = d.writeKVs(txn, w, nil)
+	return keys, version, err
+}
+
+// writeKVs writes every live key of txn but those skip refuses to w, in
+// the format of Backup, holding one value at a time.
+func (d *DB) writeKVs(txn *badger.Txn, w io.Writer, skip func(key []byte) bool) (keys int, err error) {
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
 	defer it.Close()
 	list := &pb.KVList{}
@@ -58,12 +65,12 @@ func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
 	}
 	for it.Rewind(); it.Valid(); it.Next() {
 		item := it.Item()
-		if item.IsDeletedOrExpired() {
+		if item.IsDeletedOrExpired() || (skip != nil && skip(item.Key())) {
 			continue
 		}
 		val, err := item.ValueCopy(nil)
 		if err != nil {
-			return keys, version, fmt.Errorf("backup: read %q: %w", item.Key(), err)
+			return keys, fmt.Errorf("backup: read %q: %w", item.Key(), err)
 		}
 		list.Kv = append(list.Kv, &pb.KV{
 			Key:       item.KeyCopy(nil),
@@ -76,11 +83,11 @@ func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
 		size += len(val) + len(item.Key())
 		if size >= backupListBytes {
 			if err := flush(); err != nil {
-				return keys, version, err
+				return keys, err
 			}
 		}
 	}
-	return keys, version, flush()
+	return keys, flush()
 }
 
 // Restore loads a backup written by Backup into a new store in dir (which

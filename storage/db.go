@@ -192,21 +192,9 @@ type applyFunc func(t *tx, c *Command) (any, error)
 // Apply applies c in one Badger transaction. A domain error (validation,
 // not found, conflict) leaves nothing written and is returned as is.
 func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
-	fn, ok := appliers[c.Op]
-	if !ok {
-		return Result{}, fmt.Errorf("apply: unknown op %q", c.Op)
-	}
-	if err := checkDefinition(c); err != nil {
+	fn, err := d.precheck(c)
+	if err != nil {
 		return Result{}, err
-	}
-	if c.Site != "" && !CheckSiteID(c.Site) {
-		return Result{}, Invalid("siteId", "invalid siteId")
-	}
-	d.mu.RLock()
-	closed := d.closed
-	d.mu.RUnlock()
-	if closed {
-		return Result{}, ErrClosed
 	}
 	// The gate is asked before the transaction opens: a refused write
 	// costs nothing and leaves nothing behind.
@@ -215,6 +203,35 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	defer d.release(c, size)
+	return d.applyTxn(ctx, c, fn, 0)
+}
+
+// precheck is what Apply checks before it asks the gate: the op exists,
+// the command is well formed and the store is open.
+func (d *DB) precheck(c *Command) (applyFunc, error) {
+	fn, ok := appliers[c.Op]
+	if !ok {
+		return nil, fmt.Errorf("apply: unknown op %q", c.Op)
+	}
+	if err := checkDefinition(c); err != nil {
+		return nil, err
+	}
+	if c.Site != "" && !CheckSiteID(c.Site) {
+		return nil, Invalid("siteId", "invalid siteId")
+	}
+	d.mu.RLock()
+	closed := d.closed
+	d.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	return fn, nil
+}
+
+// applyTxn runs fn for c in one transaction, retrying lost races. A
+// raftIndex above 0 is written as the applied index (replica.go) in the
+// same transaction.
+func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex uint64) (Result, error) {
 	var val any
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -234,6 +251,9 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 			t = &tx{txn: txn}
 			v, err := fn(t, c)
 			val = v
+			if err == nil && raftIndex > 0 {
+				err = setAppliedIndex(txn, raftIndex)
+			}
 			return err
 		})
 		if err == nil {

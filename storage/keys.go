@@ -52,6 +52,7 @@ const (
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxRaft        = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from

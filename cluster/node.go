@@ -1,0 +1,505 @@
+// Package cluster replicates Quire's store with Raft
+// (github.com/hashicorp/raft): every storage.Command is proposed to the
+// log and applied on every node by the FSM, with the log index stored in
+// the command's own Badger transaction. See DESIGN.md.
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+
+	"quire/storage"
+)
+
+// Config configures a Node.
+type Config struct {
+	// ID names the node in the cluster; it never changes. Required.
+	ID string
+	// Dir holds Raft's files: the log and stable store (wal/) and the
+	// snapshots (snapshots/). Required; not the store's directory.
+	Dir string
+	// DB is the node's store. Required. The node does not close it.
+	DB *storage.DB
+
+	// Listen is the TCP address Raft listens on (host:port) and Advertise
+	// the one peers dial (default: the listener's address). Ignored when
+	// Stream is set.
+	Listen, Advertise string
+	// Stream replaces the plain TCP stream layer: NewStreamLayer over a
+	// TLS listener and dialer is the mTLS seam.
+	Stream raft.StreamLayer
+
+	// Logger receives the node's logs (default slog.Default()); Raft's own
+	// go to RaftLogOutput (default os.Stderr) at RaftLogLevel (default
+	// "warn").
+	Logger        *slog.Logger
+	RaftLogOutput io.Writer
+	RaftLogLevel  string
+
+	// Raft timing (0: Raft's defaults, 1 s heartbeat and election
+	// timeouts, 500 ms leader lease, 50 ms commit timeout).
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout, CommitTimeout time.Duration
+	// Snapshots: taken every SnapshotInterval when more than
+	// SnapshotThreshold entries were applied since the last one, keeping
+	// TrailingLogs entries in the log for slow followers (0: 2 min, 8192,
+	// 1024: fewer than Raft's 10240 because a content entry holds up to
+	// a few MiB). SnapshotRetain snapshots are kept on disk (0: 2).
+	SnapshotInterval  time.Duration
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	SnapshotRetain    int
+	// LogSegmentSize is the size of the WAL's segment files (0: raft-wal's
+	// 64 MiB). A compacted log gives disk space back a whole segment at a
+	// time, and entries of a segment not yet deleted stay readable.
+	LogSegmentSize int
+
+	// ApplyTimeout bounds how long Propose waits to enqueue a command when
+	// its context has no deadline (0: 30 s).
+	ApplyTimeout time.Duration
+	// OnRestore runs after the store was replaced by a snapshot, in the
+	// FSM's goroutine: the node tells its search index to catch up.
+	OnRestore func()
+}
+
+// Node is one member of a Raft cluster replicating a storage.DB. It is a
+// storage.Applier: Apply proposes the command and returns the applier's
+// result once this node applied it.
+type Node struct {
+	cfg   Config
+	log   *slog.Logger
+	db    *storage.DB
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	logs  *wal.WAL
+	meta  *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
+	snaps *raft.FileSnapshotStore
+	fsm   *fsm
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{}
+}
+
+// NotLeaderError is returned by the operations that only the leader
+// runs; it names the leader when one is known.
+type NotLeaderError struct{ LeaderID, LeaderAddr string }
+
+func (e *NotLeaderError) Error() string {
+	if e.LeaderAddr == "" {
+		return "cluster: not the leader, and no leader is known"
+	}
+	return fmt.Sprintf("cluster: not the leader; the leader is %s at %s", e.LeaderID, e.LeaderAddr)
+}
+
+// ErrClosed is returned once the node is closed.
+var ErrClosed = errors.New("cluster: node closed")
+
+// Open starts a node: it loads the log, catches the store up with the
+// newest local snapshot when a crash left it behind, and joins whatever
+// cluster the log knows. A new node knows none: Bootstrap it, or have the
+// leader Join it.
+func Open(cfg Config) (*Node, error) {
+	if cfg.ID == "" || cfg.Dir == "" || cfg.DB == nil {
+		return nil, errors.New("cluster: ID, Dir and DB are required")
+	}
+	lg := cmp.Or(cfg.Logger, slog.Default()).With("component", "cluster", "node", cfg.ID)
+	hl := hclog.New(&hclog.LoggerOptions{
+		Name:   "raft-" + cfg.ID,
+		Output: cmp.Or[io.Writer](cfg.RaftLogOutput, os.Stderr),
+		Level:  hclog.LevelFromString(cmp.Or(cfg.RaftLogLevel, "warn")),
+	})
+	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			n.closeParts()
+		}
+	}()
+
+	walDir, snapDir := filepath.Join(cfg.Dir, "wal"), filepath.Join(cfg.Dir, "snapshots")
+	for _, d := range []string{walDir, snapDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	n.meta = &metadb.BoltMetaDB{}
+	segSize := wal.WithSegmentSize(cmp.Or(cfg.LogSegmentSize, wal.DefaultSegmentSize))
+	if n.logs, err = wal.Open(walDir, wal.WithLogger(hl.Named("wal")), wal.WithMetaStore(n.meta), segSize); err != nil {
+		return nil, fmt.Errorf("cluster: open raft log: %w", err)
+	}
+	if n.snaps, err = raft.NewFileSnapshotStoreWithLogger(snapDir, cmp.Or(cfg.SnapshotRetain, 2), hl.Named("snapshots")); err != nil {
+		return nil, fmt.Errorf("cluster: open snapshots: %w", err)
+	}
+	if err := n.openFSM(); err != nil {
+		return nil, err
+	}
+
+	stream := cfg.Stream
+	if stream == nil {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: listen: %w", err)
+		}
+		var adv net.Addr
+		if cfg.Advertise != "" {
+			if adv, err = net.ResolveTCPAddr("tcp", cfg.Advertise); err != nil {
+				ln.Close()
+				return nil, fmt.Errorf("cluster: advertise address: %w", err)
+			}
+		}
+		if stream, err = NewStreamLayer(ln, adv, nil); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl.Named("transport"),
+	})
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = hl
+	// The store is durable and knows its own index: Raft must not reload
+	// the newest snapshot over it at every start (openFSM did what is
+	// needed), only replay the entries after it, which the FSM skips up to
+	// the store's index.
+	rc.NoSnapshotRestoreOnStart = true
+	setDur := func(dst *time.Duration, v time.Duration) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	setDur(&rc.HeartbeatTimeout, cfg.HeartbeatTimeout)
+	setDur(&rc.ElectionTimeout, cfg.ElectionTimeout)
+	setDur(&rc.LeaderLeaseTimeout, cfg.LeaderLeaseTimeout)
+	setDur(&rc.CommitTimeout, cfg.CommitTimeout)
+	rc.SnapshotInterval = cmp.Or(cfg.SnapshotInterval, 2*time.Minute)
+	rc.SnapshotThreshold = cmp.Or(cfg.SnapshotThreshold, 8192)
+	rc.TrailingLogs = cmp.Or(cfg.TrailingLogs, 1024)
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.logs, n.snaps, n.trans); err != nil {
+		return nil, fmt.Errorf("cluster: start raft: %w", err)
+	}
+	ok = true
+	return n, nil
+}
+
+// openFSM builds the FSM at the store's applied index, first loading the
+// newest local snapshot when the store is behind it: a crash between
+// receiving a leader's snapshot and loading it, or during the load.
+func (n *Node) openFSM() error {
+	applied, err := n.db.AppliedIndex()
+	incomplete := errors.Is(err, storage.ErrRestoreIncomplete)
+	if err != nil && !incomplete {
+		return fmt.Errorf("cluster: applied index: %w", err)
+	}
+	n.fsm = newFSM(n.db, n.log, applied)
+	n.fsm.onRestore = n.cfg.OnRestore
+	n.fsm.onHalt = func(error) { go n.Close() } // not from the FSM goroutine: Shutdown waits for it
+	metas, err := n.snaps.List()
+	if err != nil {
+		return fmt.Errorf("cluster: list snapshots: %w", err)
+	}
+	if len(metas) == 0 {
+		if incomplete {
+			return errors.New("cluster: the store holds an unfinished snapshot load and no snapshot is left to load again")
+		}
+		return nil
+	}
+	_, rc, err := n.snaps.Open(metas[0].ID)
+	if err != nil {
+		return fmt.Errorf("cluster: open snapshot %s: %w", metas[0].ID, err)
+	}
+	snapApplied, err := readSnapshotHeader(rc)
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("cluster: snapshot %s: %w", metas[0].ID, err)
+	}
+	if !incomplete && applied >= snapApplied {
+		return nil
+	}
+	n.log.Warn("the store is behind the newest snapshot: loading it", "applied", applied, "snapshot", snapApplied)
+	if _, rc, err = n.snaps.Open(metas[0].ID); err != nil {
+		return err
+	}
+	return n.fsm.Restore(rc)
+}
+
+// Addr is the Raft address peers reach this node at.
+func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// ID is the node's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Bootstrap makes this node a cluster of one (it becomes leader). A node
+// that already has state (bootstrapped before, or joined) is left alone.
+func (n *Node) Bootstrap() error {
+	f := n.raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{
+		Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.ID), Address: n.trans.LocalAddr(),
+	}}})
+	if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("cluster: bootstrap: %w", err)
+	}
+	return nil
+}
+
+// Join adds the node id at addr as a voter; only the leader can. A member
+// with the same id and address is left as it is; one with the same id or
+// address is removed first (a node that came back at a new address).
+func (n *Node) Join(id, addr string) error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return n.raftErr(err)
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) {
+			return nil
+		}
+		if s.ID == raft.ServerID(id) || s.Address == raft.ServerAddress(addr) {
+			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
+				return n.raftErr(err)
+			}
+		}
+	}
+	return n.raftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+}
+
+// Remove takes node id out of the cluster; only the leader can. The
+// leader may remove itself: it steps down once the change is committed.
+func (n *Node) Remove(id string) error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	return n.raftErr(n.raft.RemoveServer(raft.ServerID(id), 0, 0).Error())
+}
+
+// Leave takes this node out of the cluster and closes it. Only the
+// leader can remove a member: on a follower Leave returns a
+// NotLeaderError, and the caller asks the leader to Remove this node
+// (forwarding is the next slice's).
+func (n *Node) Leave() error {
+	if err := n.Remove(n.cfg.ID); err != nil {
+		return err
+	}
+	return n.Close()
+}
+
+// IsLeader reports whether this node is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// LeaderAddr returns the leader's Raft address and id ("" when none is
+// known).
+func (n *Node) LeaderAddr() (addr, id string) {
+	a, i := n.raft.LeaderWithID()
+	return string(a), string(i)
+}
+
+// Server is a member of the cluster.
+type Server struct {
+	ID, Address string
+	Voter       bool
+}
+
+// Status is what a node knows of the cluster.
+type Status struct {
+	ID, Address          string
+	State                string // Leader, Follower, Candidate, Shutdown
+	LeaderID, LeaderAddr string
+	Term                 uint64
+	// LastLogIndex is the newest entry in this node's log, CommitIndex the
+	// newest it knows committed, AppliedIndex the newest the store holds.
+	LastLogIndex, CommitIndex, AppliedIndex uint64
+	LastSnapshotIndex                       uint64
+	LastContact                             time.Time // with the leader (zero on the leader)
+	Servers                                 []Server
+	// Halted is set when the node stopped applying the log.
+	Halted string
+}
+
+// Status reports the node's view of the cluster.
+func (n *Node) Status() Status {
+	la, li := n.raft.LeaderWithID()
+	st := Status{
+		ID: n.cfg.ID, Address: n.Addr(), State: n.raft.State().String(),
+		LeaderID: string(li), LeaderAddr: string(la),
+		Term: n.raft.CurrentTerm(), LastLogIndex: n.raft.LastIndex(), CommitIndex: n.raft.CommitIndex(),
+		AppliedIndex: n.fsm.appliedIndex(),
+	}
+	if !n.IsLeader() {
+		st.LastContact = n.raft.LastContact()
+	}
+	if metas, err := n.snaps.List(); err == nil && len(metas) > 0 {
+		st.LastSnapshotIndex = metas[0].Index
+	}
+	if err := n.fsm.haltedErr(); err != nil {
+		st.Halted = err.Error()
+	}
+	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
+		for _, s := range cf.Configuration().Servers {
+			st.Servers = append(st.Servers, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
+		}
+	}
+	return st
+}
+
+// Propose replicates c through the log and returns the applier's result
+// and error on this node (the leader) and the entry's index. Only the
+// leader proposes (NotLeaderError otherwise). The leader's write gate is
+// asked first (storage.DB.Admit): a command the gate refuses never
+// enters the log. An error from Raft other than NotLeaderError (lost
+// leadership, shutdown) or the context's leaves the outcome unknown: the
+// command may still be committed.
+func (n *Node) Propose(ctx context.Context, c *storage.Command) (storage.Result, uint64, error) {
+	select {
+	case <-n.done:
+		return storage.Result{}, 0, ErrClosed
+	default:
+	}
+	if !n.IsLeader() {
+		return storage.Result{}, 0, n.notLeader()
+	}
+	if err := n.fsm.haltedErr(); err != nil {
+		return storage.Result{}, 0, err
+	}
+	release, err := n.db.Admit(c)
+	if err != nil {
+		return storage.Result{}, 0, err
+	}
+	data, err := c.Encode()
+	if err != nil {
+		release()
+		return storage.Result{}, 0, err
+	}
+	timeout := cmp.Or(n.cfg.ApplyTimeout, 30*time.Second)
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	f := n.raft.Apply(data, timeout)
+	done := make(chan struct{})
+	go func() {
+		f.Error()
+		release()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return storage.Result{}, 0, ctx.Err()
+	}
+	if err := f.Error(); err != nil {
+		return storage.Result{}, 0, n.raftErr(err)
+	}
+	r, ok := f.Response().(applyResult)
+	if !ok {
+		return storage.Result{}, f.Index(), fmt.Errorf("cluster: unexpected apply response %T", f.Response())
+	}
+	return r.res, f.Index(), r.err
+}
+
+// Apply is Propose without the index: a Node is a storage.Applier.
+func (n *Node) Apply(ctx context.Context, c *storage.Command) (storage.Result, error) {
+	res, _, err := n.Propose(ctx, c)
+	return res, err
+}
+
+// WriteState is the store's write gate (WriteContent stops an upload at
+// a closed gate before it reads the next chunk).
+func (n *Node) WriteState() storage.WriteState { return n.db.WriteState() }
+
+// AppliedIndex is the index of the newest entry the store holds.
+func (n *Node) AppliedIndex() uint64 { return n.fsm.appliedIndex() }
+
+// WaitApplied waits until this node's store holds the entry at index (an
+// index Propose returned, on any node). Entries that are not commands
+// (Raft's no-ops and configuration changes) are not seen by the store: an
+// index of one of those is reached with the next command.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		applied, moved, herr := n.fsm.wait()
+		if applied >= index {
+			return nil
+		}
+		if herr != nil {
+			return herr
+		}
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			return ErrClosed
+		}
+	}
+}
+
+// Barrier waits until every entry committed before it is applied here;
+// only the leader can.
+func (n *Node) Barrier(ctx context.Context) error {
+	timeout := cmp.Or(n.cfg.ApplyTimeout, 30*time.Second)
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	return n.raftErr(n.raft.Barrier(timeout).Error())
+}
+
+// Close stops the node without leaving the cluster (a restart rejoins
+// it): Raft stops, then its transport and log. The store stays open.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		close(n.done)
+		n.closeErr = n.closeParts()
+	})
+	return n.closeErr
+}
+
+func (n *Node) closeParts() error {
+	var errs []error
+	if n.raft != nil {
+		errs = append(errs, n.raft.Shutdown().Error())
+	}
+	if n.trans != nil {
+		errs = append(errs, n.trans.Close())
+	}
+	if n.logs != nil {
+		errs = append(errs, n.logs.Close())
+	}
+	if n.meta != nil {
+		errs = append(errs, n.meta.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) notLeader() error {
+	a, i := n.raft.LeaderWithID()
+	return &NotLeaderError{LeaderID: string(i), LeaderAddr: string(a)}
+}
+
+// raftErr turns Raft's ErrNotLeader (the entry never entered the log)
+// into NotLeaderError and its shutdown into ErrClosed. ErrLeadershipLost
+// stays as it is: the entry may yet be committed.
+func (n *Node) raftErr(err error) error {
+	if errors.Is(err, raft.ErrNotLeader) {
+		return n.notLeader()
+	}
+	if errors.Is(err, raft.ErrRaftShutdown) {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return err
+}

@@ -1,0 +1,166 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+)
+
+func addDocCmd(id, path string) *Command {
+	return MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: path}}}})
+}
+
+// replicate sends c through the wire form, as the Raft log does.
+func replicate(t *testing.T, c *Command) *Command {
+	t.Helper()
+	b, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := DecodeCommand(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustApplied(t *testing.T, d *DB) uint64 {
+	t.Helper()
+	idx, err := d.AppliedIndex()
+	if err != nil {
+		t.Fatalf("applied index: %v", err)
+	}
+	return idx
+}
+
+func TestApplyAt_IndexTravelsWithTheCommand(t *testing.T) {
+	d := mustOpen(t)
+	if got := mustApplied(t, d); got != 0 {
+		t.Fatalf("fresh store applied index = %d, want 0", got)
+	}
+	res, err := d.ApplyAt(replicate(t, addDocCmd("a1", "a.txt")), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := res.Value.(*AddDocumentsResult); !ok || r.Paths["a1"] != "a.txt" {
+		t.Fatalf("result = %#v, want the applier's result", res.Value)
+	}
+	if got := mustApplied(t, d); got != 5 {
+		t.Fatalf("applied index = %d, want 5", got)
+	}
+	// A deterministic failure writes nothing but the index.
+	before, _, _ := d.StateHash()
+	_, err = d.ApplyAt(replicate(t, addDocCmd("a1", "b.txt")), 6)
+	var ce *ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	if got := mustApplied(t, d); got != 6 {
+		t.Fatalf("applied index after a failed command = %d, want 6", got)
+	}
+	if _, err := d.DocumentIDByPath("default", "b.txt"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("failed command left its path: %v", err)
+	}
+	after, _, _ := d.StateHash()
+	if before == after {
+		t.Fatal("state hash did not change with the applied index")
+	}
+	// An unknown op is as deterministic.
+	if _, err := d.ApplyAt(&Command{Op: "Nope", At: t0}, 7); err == nil || mustApplied(t, d) != 7 {
+		t.Fatalf("unknown op: err %v, applied %d; want an error and index 7", err, mustApplied(t, d))
+	}
+}
+
+func TestApplyAt_NodeFailureRecordsNothing(t *testing.T) {
+	d := mustOpen(t)
+	if _, err := d.ApplyAt(addDocCmd("a1", "a.txt"), 1); err != nil {
+		t.Fatal(err)
+	}
+	d.SetCommitFault(func(*Command) error { return fmt.Errorf("write: %w", syscall.EIO) })
+	_, err := d.ApplyAt(addDocCmd("a2", "b.txt"), 2)
+	var ue *UnappliedError
+	if !errors.As(err, &ue) || ue.Index != 2 {
+		t.Fatalf("err = %v, want UnappliedError at 2", err)
+	}
+	if got := mustApplied(t, d); got != 1 {
+		t.Fatalf("applied index after a disk fault = %d, want 1", got)
+	}
+	if _, err := d.GetDocument("default", "a2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("document of a failed commit: %v", err)
+	}
+	d.SetCommitFault(nil)
+	d.Close()
+	if _, err := d.ApplyAt(addDocCmd("a3", "c.txt"), 3); !errors.As(err, &ue) {
+		t.Fatalf("closed store: err = %v, want UnappliedError", err)
+	}
+}
+
+func TestSnapshot_ReplaceFromGivesTheSameState(t *testing.T) {
+	src := mustOpen(t)
+	for i := 1; i <= 20; i++ {
+		if _, err := src.ApplyAt(addDocCmd(fmt.Sprint("d", i), fmt.Sprint("p", i)), uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, keys, err := src.StateHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.OpenSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Writes after the snapshot opened are not in it.
+	if _, err := src.ApplyAt(addDocCmd("late", "late"), 21); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	n, err := snap.WriteTo(&buf)
+	snap.Release()
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("write snapshot: n %d of %d, %v", n, buf.Len(), err)
+	}
+	if snap.AppliedIndex() != 20 {
+		t.Fatalf("snapshot applied index %d, want 20", snap.AppliedIndex())
+	}
+
+	dst := mustOpen(t)
+	if _, err := dst.ApplyAt(addDocCmd("other", "other"), 90); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	// A load cut short is visible until a load completes.
+	if err := dst.ReplaceFrom(bytes.NewReader(raw[:len(raw)/2])); err == nil {
+		t.Fatal("truncated snapshot loaded without an error")
+	}
+	if _, err := dst.AppliedIndex(); !errors.Is(err, ErrRestoreIncomplete) {
+		t.Fatalf("after a cut load: %v, want ErrRestoreIncomplete", err)
+	}
+	if err := dst.ReplaceFrom(bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	got, gotKeys, err := dst.StateHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || gotKeys != keys {
+		t.Fatalf("restored state %s (%d keys), want %s (%d keys)", got, gotKeys, want, keys)
+	}
+	if idx := mustApplied(t, dst); idx != 20 {
+		t.Fatalf("restored applied index %d, want 20", idx)
+	}
+	if _, err := dst.GetDocument("default", "other"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a document of the replaced state survived: %v", err)
+	}
+	// The restored store takes the next entries.
+	if _, err := dst.ApplyAt(addDocCmd("late", "late"), 21); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := src.StateHash()
+	b, _, _ := dst.StateHash()
+	if a != b {
+		t.Fatal("states differ after the same next entry")
+	}
+}
