@@ -1,20 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
 
-// textAlphabet has 64 characters that need no escaping in JSON, so six
-// random bits make one character; spaces make it look like words.
 // textGen makes text of realistic words: a Zipf-distributed vocabulary of
 // 20,000 made-up words, like the search benchmark's corpus. Every document
 // differs, so neither the server's content deduplication nor a cache
@@ -105,27 +98,7 @@ type createRequest struct {
 // quireCreate is the creation benchmark: cfg.clients HTTP clients POST
 // /documents with cfg.docSize bytes of inline text and a path each.
 func quireCreate(ctx context.Context, srv *server, cfg config) (loadResult, error) {
-	gens := newTextGens(cfg.clients)
-	op := func(ctx context.Context, w, i int) error {
-		body, err := json.Marshal(createRequest{
-			Path:        fmt.Sprintf("bench/c%02d/doc-%07d.txt", w, i),
-			ContentType: "text/plain",
-			Content:     string(gens[w].text(cfg.docSize)),
-		})
-		if err != nil {
-			return err
-		}
-		resp, err := srv.request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if err := checkStatus(resp, http.StatusCreated); err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
-	}
+	op := createOp(srv, cfg, "c", nil, nil)
 	res := runLoad(ctx, cfg.clients, cfg.warmup, cfg.window, op)
 	if err := ctx.Err(); err != nil {
 		return res, err
