@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,14 +24,16 @@ const backupListBytes = 1 << 20
 // backup buffers up to 32 batches of 16 MiB when the writer is slower
 // than the disk (a network client), which a small appliance cannot spare.
 // Writers are not held up. It returns the number of keys and the
-// snapshot's version.
+// snapshot's version. A node's replication state (the rf/ keys: the Raft
+// index it applied) is left out: a restored store starts a new cluster,
+// whose log counts from 1 again and would otherwise be skipped.
 func (d *DB) Backup(w io.Writer) (keys int, version uint64, err error) {
 	d.rlock()
 	defer d.bmu.RUnlock()
 	txn := d.bdb.NewTransaction(false)
 	defer txn.Discard()
 	version = txn.ReadTs()
-	keys, err = d.writeKVs(txn, w, nil)
+	keys, err = d.writeKVs(txn, w, func(k []byte) bool { return bytes.HasPrefix(k, []byte(pfxRaft)) })
 	return keys, version, err
 }
 

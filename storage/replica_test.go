@@ -164,3 +164,32 @@ func TestSnapshot_ReplaceFromGivesTheSameState(t *testing.T) {
 		t.Fatal("states differ after the same next entry")
 	}
 }
+
+// TestBackup_LeavesOutReplicationState: a backup of a cluster member
+// restores as a store that has applied no Raft entry, so the new
+// cluster's log (counting from 1) is applied, not skipped.
+func TestBackup_LeavesOutReplicationState(t *testing.T) {
+	d := mustOpen(t)
+	if _, err := d.ApplyAt(replicate(t, addDocCmd("a1", "a.txt")), 42); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := d.Backup(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := Restore(dir, &buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if got := mustApplied(t, r); got != 0 {
+		t.Fatalf("restored applied index = %d, want 0", got)
+	}
+	if _, err := r.DocumentIDByPath("default", "a.txt"); err != nil {
+		t.Fatalf("restored store lacks the document: %v", err)
+	}
+}
