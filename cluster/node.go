@@ -42,6 +42,10 @@ type Config struct {
 	// Stream replaces the plain TCP stream layer: NewStreamLayer over a
 	// TLS listener and dialer is the mTLS seam.
 	Stream raft.StreamLayer
+	// TLS, when set (and Stream is not), makes Raft listen and dial over
+	// mutual TLS with this identity (NewTLSStreamLayer); its node id must
+	// be ID.
+	TLS *Identity
 
 	// Logger receives the node's logs (default slog.Default()); Raft's own
 	// go to RaftLogOutput (default os.Stderr) at RaftLogLevel (default
@@ -116,6 +120,9 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.ID == "" || cfg.Dir == "" || cfg.DB == nil {
 		return nil, errors.New("cluster: ID, Dir and DB are required")
 	}
+	if cfg.TLS != nil && cfg.TLS.NodeID != cfg.ID {
+		return nil, fmt.Errorf("cluster: the TLS certificate names node %q, this node is %q", cfg.TLS.NodeID, cfg.ID)
+	}
 	lg := cmp.Or(cfg.Logger, slog.Default()).With("component", "cluster", "node", cfg.ID)
 	hl := hclog.New(&hclog.LoggerOptions{
 		Name:   "raft-" + cfg.ID,
@@ -162,7 +169,12 @@ func Open(cfg Config) (*Node, error) {
 				return nil, fmt.Errorf("cluster: advertise address: %w", err)
 			}
 		}
-		if stream, err = NewStreamLayer(ln, adv, nil); err != nil {
+		if cfg.TLS != nil {
+			stream, err = NewTLSStreamLayer(ln, adv, cfg.TLS, lg)
+		} else {
+			stream, err = NewStreamLayer(ln, adv, nil)
+		}
+		if err != nil {
 			ln.Close()
 			return nil, err
 		}
