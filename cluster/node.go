@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -93,6 +94,8 @@ type Node struct {
 	snaps *raft.FileSnapshotStore
 	fsm   *fsm
 
+	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
+
 	closeOnce sync.Once
 	closeErr  error
 	done      chan struct{}
@@ -170,7 +173,11 @@ func Open(cfg Config) (*Node, error) {
 			}
 		}
 		if cfg.TLS != nil {
-			stream, err = NewTLSStreamLayer(ln, adv, cfg.TLS, lg)
+			auth := cfg.TLS.Authorize
+			if auth == nil {
+				auth = n.peerIsMember
+			}
+			stream, err = newTLSStreamLayer(ln, adv, cfg.TLS, auth, lg)
 		} else {
 			stream, err = NewStreamLayer(ln, adv, nil)
 		}
@@ -206,8 +213,32 @@ func Open(cfg Config) (*Node, error) {
 	if n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.logs, n.snaps, n.trans); err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
+	n.started.Store(n.raft)
 	ok = true
 	return n, nil
+}
+
+// peerIsMember is the TLS peer check of a node with mutual TLS (unless
+// Config.TLS.Authorize replaces it): a peer's certificate must name a
+// server of the latest Raft configuration. A node whose configuration is
+// empty (new, not yet reached by the leader that is adding it) accepts
+// any certificate of the cluster CA: the leader's first connection must
+// get through. Connections before Raft runs are refused (peers retry).
+func (n *Node) peerIsMember(id string) error {
+	r := n.started.Load()
+	if r == nil {
+		return errors.New("raft is not running yet")
+	}
+	servers := r.GetConfiguration().Configuration().Servers
+	if len(servers) == 0 {
+		return nil
+	}
+	for _, s := range servers {
+		if string(s.ID) == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("node %s is not a member of the cluster", id)
 }
 
 // openFSM builds the FSM at the store's applied index, first loading the

@@ -111,8 +111,9 @@ type Identity struct {
 
 	// Authorize, when set, is asked about every peer after its
 	// certificate verified against the CA, with the node id the
-	// certificate names; an error refuses the connection. The node slice
-	// uses it to refuse removed nodes (see DESIGN.md).
+	// certificate names; an error refuses the connection. A Node whose
+	// Config.TLS has none uses its own: the id must be in the Raft
+	// configuration (see DESIGN.md, "Peer identity").
 	Authorize func(nodeID string) error
 }
 
@@ -178,7 +179,9 @@ func (id *Identity) Certificate() *tls.Certificate { return id.cert.Load() }
 // ServerConfig is the TLS configuration of the Raft listener: TLS 1.3,
 // this node's certificate, and a client certificate required and
 // verified against the cluster CA (client authentication, a node id).
-func (id *Identity) ServerConfig() *tls.Config {
+func (id *Identity) ServerConfig() *tls.Config { return id.serverConfig(id.Authorize) }
+
+func (id *Identity) serverConfig(authorize func(string) error) *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -190,7 +193,7 @@ func (id *Identity) ServerConfig() *tls.Config {
 			if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 				return errors.New("cluster: the peer presented no verified certificate")
 			}
-			return id.checkPeer(cs.VerifiedChains[0][0])
+			return checkPeer(cs.VerifiedChains[0][0], authorize)
 		},
 	}
 }
@@ -200,7 +203,9 @@ func (id *Identity) ServerConfig() *tls.Config {
 // (server authentication, a node id). Raft dials addresses, and node
 // certificates name nodes, not hosts, so the host name is not checked:
 // the CA and the node id are.
-func (id *Identity) ClientConfig() *tls.Config {
+func (id *Identity) ClientConfig() *tls.Config { return id.clientConfig(id.Authorize) }
+
+func (id *Identity) clientConfig(authorize func(string) error) *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
@@ -221,18 +226,18 @@ func (id *Identity) ClientConfig() *tls.Config {
 			}); err != nil {
 				return fmt.Errorf("cluster: peer certificate: %w", err)
 			}
-			return id.checkPeer(leaf)
+			return checkPeer(leaf, authorize)
 		},
 	}
 }
 
-func (id *Identity) checkPeer(leaf *x509.Certificate) error {
+func checkPeer(leaf *x509.Certificate, authorize func(string) error) error {
 	nodeID, err := NodeIDOf(leaf)
 	if err != nil {
 		return err
 	}
-	if id.Authorize != nil {
-		if err := id.Authorize(nodeID); err != nil {
+	if authorize != nil {
+		if err := authorize(nodeID); err != nil {
 			return fmt.Errorf("cluster: peer %s refused: %w", nodeID, err)
 		}
 	}
@@ -269,11 +274,19 @@ const handshakeTimeout = 10 * time.Second
 // NewTLSStreamLayer is Raft's stream layer over mutual TLS: ln is a plain
 // TCP listener; connections it accepts are handed to Raft only after a
 // TLS 1.3 handshake in which the peer's certificate verified against the
-// cluster CA (each handshake in its own goroutine, bounded by a timeout,
-// so a peer that stalls holds up no one). Dialled connections present
-// this node's certificate and verify the peer's. advertise as in
-// NewStreamLayer. log receives refused handshakes (nil: slog.Default()).
+// cluster CA and id.Authorize accepted its node id (each handshake in its
+// own goroutine, bounded by a timeout, so a peer that stalls holds up no
+// one). Dialled connections present this node's certificate and verify
+// the peer's the same way. advertise as in NewStreamLayer. log receives
+// refused handshakes (nil: slog.Default()).
 func NewTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, log *slog.Logger) (raft.StreamLayer, error) {
+	if id == nil {
+		return nil, errors.New("cluster: no TLS identity")
+	}
+	return newTLSStreamLayer(ln, advertise, id, id.Authorize, log)
+}
+
+func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, authorize func(string) error, log *slog.Logger) (raft.StreamLayer, error) {
 	if id == nil {
 		return nil, errors.New("cluster: no TLS identity")
 	}
@@ -281,10 +294,10 @@ func NewTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, log *s
 		log = slog.Default()
 	}
 	tl := &tlsListener{
-		raw: ln, conf: id.ServerConfig(), log: log,
+		raw: ln, conf: id.serverConfig(authorize), log: log,
 		conns: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{}),
 	}
-	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: id.ClientConfig()}
+	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: id.clientConfig(authorize)}
 	s, err := NewStreamLayer(tl, advertise, d.DialContext)
 	if err != nil {
 		return nil, err

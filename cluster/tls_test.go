@@ -126,6 +126,22 @@ func presenting(cert tls.Certificate) *tls.Config {
 	}
 }
 
+// refused reports whether the server at addr refuses a TLS client with
+// conf: the connection fails or is closed. One that stays open for a
+// second was accepted.
+func refused(t *testing.T, addr string, conf *tls.Config) bool {
+	t.Helper()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, conf)
+	if err != nil {
+		return true
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	_, err = c.Read(make([]byte, 1))
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
 func tlsDial(conf *tls.Config) DialFunc {
 	return (&tls.Dialer{Config: conf}).DialContext
 }
@@ -190,17 +206,8 @@ func TestTLS_ClusterFormsOverMutualTLSAndOutsidersCannotJoinReadOrVote(t *testin
 		t.Run(r.name, func(t *testing.T) {
 			// The handshake itself fails: the connection is closed, not
 			// left hanging.
-			if r.conf != nil {
-				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", target.n.Addr(), r.conf)
-				if err == nil {
-					c.SetDeadline(time.Now().Add(5 * time.Second))
-					_, err = c.Read(make([]byte, 1))
-					c.Close()
-				}
-				var ne net.Error
-				if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
-					t.Fatalf("a %s peer's connection was not refused: %v", r.name, err)
-				}
+			if r.conf != nil && !refused(t, target.n.Addr(), r.conf) {
+				t.Fatalf("a %s peer's connection was not refused", r.name)
 			}
 
 			var dial DialFunc
@@ -244,20 +251,25 @@ func TestTLS_ClusterFormsOverMutualTLSAndOutsidersCannotJoinReadOrVote(t *testin
 		}
 	}
 
-	// Control: the same rogue code with a certificate of this cluster's CA
-	// is answered (the refusals above are the certificates', not the code's).
+	// A certificate of this cluster's CA for a node that is not a member
+	// (a redeemed token, but the leader never added it) is refused too.
 	tok, err := ca.IssueJoinToken(time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n9 := joinWithToken(t, ca, tok, "n9")
-	tr := rogueTransport(t, tlsDial(n9.ClientConfig()))
+	if !refused(t, target.n.Addr(), presenting(*n9.Certificate())) {
+		t.Fatal("a certificate of the cluster's CA for a non-member was accepted")
+	}
+	// Control: the same rogue code with a member's certificate is
+	// answered (the refusals above are the certificates', not the code's).
+	tr := rogueTransport(t, tlsDial(other.tls.ClientConfig()))
 	var vr raft.RequestVoteResponse
 	if err := tr.RequestVote(raft.ServerID(target.id), raft.ServerAddress(target.n.Addr()), &raft.RequestVoteRequest{
-		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("n9"), Addr: []byte(tr.LocalAddr())},
+		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(other.id), Addr: []byte(other.n.Addr())},
 		Term:      1,
 	}, &vr); err != nil {
-		t.Fatalf("a node with the cluster's certificate is not answered: %v", err)
+		t.Fatalf("a member's certificate is not answered: %v", err)
 	}
 	if vr.Granted {
 		t.Fatal("a stale vote request was granted")
@@ -309,6 +321,20 @@ func TestTLS_ClusterFormsOverMutualTLSAndOutsidersCannotJoinReadOrVote(t *testin
 	if _, err := m4.db.GetDocument("default", "after-n4"); err != nil {
 		t.Fatalf("n4 does not hold the document written after it joined: %v", err)
 	}
+
+	// Once removed, n4's certificate no longer opens the Raft port.
+	waitFor(t, 15*time.Second, "the removal of n4", func() bool {
+		l := leaderOf(ms)
+		return l != nil && l != m4 && l.n.Remove("n4") == nil
+	})
+	waitFor(t, 15*time.Second, "every member to refuse n4", func() bool {
+		for _, m := range ms[:3] {
+			if !refused(t, m.n.Addr(), presenting(*m4.tls.Certificate())) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func TestJoinToken_RedeemRefusesExpiredTamperedForeignAndSpentTokens(t *testing.T) {
