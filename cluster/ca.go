@@ -31,6 +31,10 @@ const (
 	NodeKeyFile  = "node.key" // this node's private key (never leaves the node)
 )
 
+// TLSDir is where a node keeps its TLS files: tls/ beside the Raft log
+// and snapshots in Config.Dir.
+func TLSDir(raftDir string) string { return filepath.Join(raftDir, "tls") }
+
 // Lifetimes of the certificates the CA issues.
 const (
 	CALifetime   = 10 * 365 * 24 * time.Hour

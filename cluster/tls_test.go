@@ -30,7 +30,7 @@ import (
 // that node (id) its certificate and returns both.
 func newTestCA(t *testing.T, id string) (*CA, *Identity) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tls")
+	dir := TLSDir(t.TempDir())
 	ca, err := CreateCA(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func joinWithToken(t *testing.T, member *CA, token, id string) *Identity {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "tls")
+	dir := TLSDir(t.TempDir())
 	csr, err := NewNodeKey(dir, id)
 	if err != nil {
 		t.Fatal(err)
