@@ -162,7 +162,9 @@ func (id *Identity) Reload() error {
 	if id.NodeID != "" && nodeID != id.NodeID {
 		return fmt.Errorf("cluster: the new certificate names %q, this node is %q", nodeID, id.NodeID)
 	}
-	id.NodeID = nodeID
+	if id.NodeID == "" {
+		id.NodeID = nodeID // set once, in LoadIdentity
+	}
 	pair.Certificate = append(pair.Certificate, id.CA.Raw) // the chain ends with the CA: see JoinClientConfig
 	id.cert.Store(&pair)
 	return nil
@@ -260,7 +262,7 @@ func JoinClientConfig(caFingerprint string) *tls.Config {
 					ca = c
 				}
 			}
-			if ca == nil || len(cs.PeerCertificates) < 2 {
+			if ca == nil || len(cs.PeerCertificates) < 2 || cs.PeerCertificates[0].IsCA {
 				return errors.New("cluster: the server is not a member of the cluster the join token names")
 			}
 			return verifyNode(cs.PeerCertificates[0], ca, x509.ExtKeyUsageServerAuth)

@@ -553,3 +553,20 @@ func TestTLS_JoinClientConfigPinsTheTokensCA(t *testing.T) {
 		t.Fatal("a member of another cluster was accepted")
 	}
 }
+
+func TestTLS_OpenRefusesACertificateForAnotherNode(t *testing.T) {
+	_, ident := newTestCA(t, "n1")
+	db, err := storage.Open(storage.Config{Dir: t.TempDir(), MinFreeBytes: -1, MinFreePercent: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n, err := Open(Config{ID: "n2", Dir: t.TempDir(), DB: db, Listen: "127.0.0.1:0", TLS: ident})
+	if err == nil {
+		n.Close()
+		t.Fatal("a node opened with another node's certificate")
+	}
+	if !strings.Contains(err.Error(), `"n1"`) {
+		t.Fatalf("error does not name the certificate's node: %v", err)
+	}
+}
