@@ -34,6 +34,7 @@ type member struct {
 	n               *Node
 	snapshotEvery   uint64 // SnapshotThreshold (0: never in practice)
 	trailing        uint64
+	tls             *Identity // nil: plain TCP
 	onRestoreCalled atomic.Int64
 }
 
@@ -69,6 +70,7 @@ func (m *member) start(t *testing.T) {
 		SnapshotInterval: 100 * time.Millisecond, SnapshotThreshold: m.snapshotEvery, TrailingLogs: m.trailing,
 		LogSegmentSize: 64 << 10,
 		OnRestore:      func() { m.onRestoreCalled.Add(1) },
+		TLS:            m.tls,
 	}
 	if cfg.SnapshotThreshold == 0 {
 		cfg.SnapshotThreshold = 1 << 40

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,6 +43,10 @@ type Config struct {
 	// Stream replaces the plain TCP stream layer: NewStreamLayer over a
 	// TLS listener and dialer is the mTLS seam.
 	Stream raft.StreamLayer
+	// TLS, when set (and Stream is not), makes Raft listen and dial over
+	// mutual TLS with this identity (NewTLSStreamLayer); its node id must
+	// be ID.
+	TLS *Identity
 
 	// Logger receives the node's logs (default slog.Default()); Raft's own
 	// go to RaftLogOutput (default os.Stderr) at RaftLogLevel (default
@@ -89,6 +94,8 @@ type Node struct {
 	snaps *raft.FileSnapshotStore
 	fsm   *fsm
 
+	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
+
 	closeOnce sync.Once
 	closeErr  error
 	done      chan struct{}
@@ -115,6 +122,9 @@ var ErrClosed = errors.New("cluster: node closed")
 func Open(cfg Config) (*Node, error) {
 	if cfg.ID == "" || cfg.Dir == "" || cfg.DB == nil {
 		return nil, errors.New("cluster: ID, Dir and DB are required")
+	}
+	if cfg.TLS != nil && cfg.TLS.NodeID != cfg.ID {
+		return nil, fmt.Errorf("cluster: the TLS certificate names node %q, this node is %q", cfg.TLS.NodeID, cfg.ID)
 	}
 	lg := cmp.Or(cfg.Logger, slog.Default()).With("component", "cluster", "node", cfg.ID)
 	hl := hclog.New(&hclog.LoggerOptions{
@@ -162,7 +172,16 @@ func Open(cfg Config) (*Node, error) {
 				return nil, fmt.Errorf("cluster: advertise address: %w", err)
 			}
 		}
-		if stream, err = NewStreamLayer(ln, adv, nil); err != nil {
+		if cfg.TLS != nil {
+			auth := cfg.TLS.Authorize
+			if auth == nil {
+				auth = n.peerIsMember
+			}
+			stream, err = newTLSStreamLayer(ln, adv, cfg.TLS, auth, lg)
+		} else {
+			stream, err = NewStreamLayer(ln, adv, nil)
+		}
+		if err != nil {
 			ln.Close()
 			return nil, err
 		}
@@ -194,8 +213,32 @@ func Open(cfg Config) (*Node, error) {
 	if n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.logs, n.snaps, n.trans); err != nil {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
+	n.started.Store(n.raft)
 	ok = true
 	return n, nil
+}
+
+// peerIsMember is the TLS peer check of a node with mutual TLS (unless
+// Config.TLS.Authorize replaces it): a peer's certificate must name a
+// server of the latest Raft configuration. A node whose configuration is
+// empty (new, not yet reached by the leader that is adding it) accepts
+// any certificate of the cluster CA: the leader's first connection must
+// get through. Connections before Raft runs are refused (peers retry).
+func (n *Node) peerIsMember(id string) error {
+	r := n.started.Load()
+	if r == nil {
+		return errors.New("raft is not running yet")
+	}
+	servers := r.GetConfiguration().Configuration().Servers
+	if len(servers) == 0 {
+		return nil
+	}
+	for _, s := range servers {
+		if string(s.ID) == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("node %s is not a member of the cluster", id)
 }
 
 // openFSM builds the FSM at the store's applied index, first loading the
