@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only]
+//	               [-no-search | -search-only | -pipeline-only] [-search-docs N]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -57,6 +57,7 @@ type config struct {
 	skipSearch   bool          // leave out the search benchmark
 	searchOnly   bool          // run the search benchmark alone
 	pipelineOnly bool          // run the pipeline benchmark alone
+	searchDocs   int           // documents of the search benchmark, 0 for its default
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -81,12 +82,14 @@ func main() {
 	noSearch := flag.Bool("no-search", false, "skip the search benchmark (100,000 documents)")
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
+	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
 	cfg.skipSearch = *noSearch
 	cfg.searchOnly = *searchOnly
 	cfg.pipelineOnly = *pipelineOnly
+	cfg.searchDocs = *searchDocs
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
