@@ -1,0 +1,134 @@
+// Package memtrim keeps the pages of the data directory's file mappings
+// from piling up in the server's resident set.
+//
+// Badger reads its tables and value log, and Bleve (zapx) its index
+// segments, through mmap; neither has an option to read with pread
+// instead. Every page a read touches stays mapped, and counted in the
+// process's RSS (as RssFile), until the kernel needs the memory back,
+// which on a machine with free memory is never: a server that has
+// answered queries over 100,000 documents keeps hundreds of megabytes of
+// them mapped, a million documents more than a gigabyte.
+//
+// The trimmer reads the process's RssFile every period; above a budget it
+// asks the kernel to page out every mapping of a file under the data
+// directory (madvise MADV_PAGEOUT, Linux 5.4 and later). The pages are
+// unmapped from the process and dropped from the page cache when nothing
+// else maps them; dirty pages of a shared mapping stay dirty in the page
+// cache until written back, so nothing is lost. The next read of such a
+// page faults it back in from the file.
+//
+// MADV_PAGEOUT and not MADV_DONTNEED, which would keep the pages in the
+// page cache (a cheaper refault): the trimmer finds the mappings in
+// /proc/self/maps, and between that read and the madvise Badger or Bleve
+// may unmap one (a table deleted by a compaction, a segment merged away)
+// and the runtime may map anonymous memory at the same address. DONTNEED
+// on anonymous memory zeroes it; PAGEOUT on it swaps it out or leaves it
+// be, which is harmless.
+package memtrim
+
+import (
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of the server's trimmer; see DESIGN.md in storage and index
+// for the measurements that chose them.
+const (
+	// DefaultBudget is the RssFile above which the trimmer pages the data
+	// directory's mappings out. RssFile also counts the quire binary's
+	// own text (about 20 MB), which the trimmer leaves alone.
+	DefaultBudget = 48 << 20
+	// DefaultPeriod is how often RssFile is read (a read of
+	// /proc/self/status, some microseconds).
+	DefaultPeriod = time.Second
+)
+
+// Stats counts what a trimmer did.
+type Stats struct {
+	Checks   uint64 // readings of RssFile
+	Trims    uint64 // passes that paged mappings out
+	Mappings uint64 // madvise calls that succeeded
+}
+
+// Trimmer pages out a directory's file mappings when RssFile exceeds a
+// budget. Start one with Start; Stop ends it.
+type Trimmer struct {
+	dir    string
+	budget int64
+	log    *slog.Logger
+	quit   chan struct{}
+	done   chan struct{}
+	checks atomic.Uint64
+	trims  atomic.Uint64
+	maps   atomic.Uint64
+}
+
+// Start starts trimming the mappings of files under dir every period
+// while RssFile is above budget. Where the platform has no way to do it
+// (not Linux, or a kernel without MADV_PAGEOUT) the trimmer logs that
+// once and does nothing.
+func Start(dir string, budget int64, period time.Duration, log *slog.Logger) *Trimmer {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	t := &Trimmer{dir: dir, budget: budget, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	go t.loop(period)
+	return t
+}
+
+// Stop ends the trimmer and waits for it; call it once.
+func (t *Trimmer) Stop() {
+	close(t.quit)
+	<-t.done
+}
+
+// Stats returns what the trimmer has done so far.
+func (t *Trimmer) Stats() Stats {
+	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load()}
+}
+
+func (t *Trimmer) loop(period time.Duration) {
+	defer close(t.done)
+	tk := time.NewTicker(period)
+	defer tk.Stop()
+	for {
+		select {
+		case <-t.quit:
+			return
+		case <-tk.C:
+		}
+		file, err := rssFile()
+		if err != nil {
+			t.log.Warn("memory trimming off: cannot read the resident set", "err", err)
+			return
+		}
+		t.checks.Add(1)
+		if file <= t.budget {
+			continue
+		}
+		n, err := pageOut(t.dir)
+		if err != nil {
+			t.log.Warn("memory trimming off", "err", err)
+			return
+		}
+		t.trims.Add(1)
+		t.maps.Add(uint64(n))
+	}
+}
+
+// TrimNow pages out the mappings of files under dir once, whatever the
+// RssFile, and returns how many mappings it advised.
+func TrimNow(dir string) (int, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return pageOut(dir)
+}
