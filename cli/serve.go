@@ -60,7 +60,7 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 	}
 	// Badger's tables and Bleve's segments are read through mmap; keep
 	// the pages they touched from staying in the resident set.
-	trim := memtrim.Start(c.DataDir, memtrim.DefaultBudget, memtrim.DefaultPeriod, log)
+	trim := memtrim.Start(c.DataDir, memtrim.DefaultOptions(), log)
 	defer trim.Stop()
 	n, err := node.Open(nodeConfig(c, log))
 	if err != nil {

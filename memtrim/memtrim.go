@@ -9,9 +9,10 @@
 // answered queries over 100,000 documents keeps hundreds of megabytes of
 // them mapped, a million documents more than a gigabyte.
 //
-// The trimmer reads the process's RssFile every period; above a budget it
-// asks the kernel to page out every mapping of a file under the data
-// directory (madvise MADV_PAGEOUT, Linux 5.4 and later). The pages are
+// The trimmer reads the process's RssFile every period; above a budget,
+// and once after the server has been quiet for a while (RssFile has not
+// grown), it asks the kernel to page out every mapping of a file under
+// the data directory (madvise MADV_PAGEOUT, Linux 5.4 and later). The pages are
 // unmapped from the process and dropped from the page cache when nothing
 // else maps them; dirty pages of a shared mapping stay dirty in the page
 // cache until written back, so nothing is lost. The next read of such a
@@ -33,17 +34,28 @@ import (
 	"time"
 )
 
-// Defaults of the server's trimmer; see DESIGN.md in storage and index
-// for the measurements that chose them.
-const (
-	// DefaultBudget is the RssFile above which the trimmer pages the data
+// Options are a trimmer's settings.
+type Options struct {
+	// Budget is the RssFile above which the trimmer pages the data
 	// directory's mappings out. RssFile also counts the quire binary's
 	// own text (about 20 MB), which the trimmer leaves alone.
-	DefaultBudget = 48 << 20
-	// DefaultPeriod is how often RssFile is read (a read of
-	// /proc/self/status, some microseconds).
-	DefaultPeriod = time.Second
-)
+	Budget int64
+	// Period is how often RssFile is read (a read of /proc/self/status,
+	// some microseconds).
+	Period time.Duration
+	// Idle: when RssFile has not grown by more than a MiB for this long,
+	// the mappings are paged out once, whatever the budget (0: never).
+	Idle time.Duration
+}
+
+// DefaultOptions are the server's settings; see storage/DESIGN.md,
+// "Memory", for the measurements that chose them.
+func DefaultOptions() Options {
+	return Options{Budget: 48 << 20, Period: time.Second, Idle: 5 * time.Second}
+}
+
+// growth is how much RssFile must grow to count as activity.
+const growth = 1 << 20
 
 // Stats counts what a trimmer did.
 type Stats struct {
@@ -56,7 +68,7 @@ type Stats struct {
 // budget. Start one with Start; Stop ends it.
 type Trimmer struct {
 	dir    string
-	budget int64
+	o      Options
 	log    *slog.Logger
 	quit   chan struct{}
 	done   chan struct{}
@@ -65,19 +77,18 @@ type Trimmer struct {
 	maps   atomic.Uint64
 }
 
-// Start starts trimming the mappings of files under dir every period
-// while RssFile is above budget. Where the platform has no way to do it
+// Start starts trimming the mappings of files under dir as o says. Where the platform has no way to do it
 // (not Linux, or a kernel without MADV_PAGEOUT) the trimmer logs that
 // once and does nothing.
-func Start(dir string, budget int64, period time.Duration, log *slog.Logger) *Trimmer {
+func Start(dir string, o Options, log *slog.Logger) *Trimmer {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	t := &Trimmer{dir: dir, budget: budget, log: log, quit: make(chan struct{}), done: make(chan struct{})}
-	go t.loop(period)
+	t := &Trimmer{dir: dir, o: o, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	go t.loop()
 	return t
 }
 
@@ -92,10 +103,13 @@ func (t *Trimmer) Stats() Stats {
 	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load()}
 }
 
-func (t *Trimmer) loop(period time.Duration) {
+func (t *Trimmer) loop() {
 	defer close(t.done)
-	tk := time.NewTicker(period)
+	tk := time.NewTicker(t.o.Period)
 	defer tk.Stop()
+	var last int64       // RssFile at the last activity or trim
+	grew := time.Now()   // when RssFile last grew
+	idleTrimmed := false // paged out since it last grew
 	for {
 		select {
 		case <-t.quit:
@@ -108,9 +122,15 @@ func (t *Trimmer) loop(period time.Duration) {
 			return
 		}
 		t.checks.Add(1)
-		if file <= t.budget {
+		if file > last+growth {
+			grew, idleTrimmed = time.Now(), false
+		}
+		last = file
+		idle := t.o.Idle > 0 && !idleTrimmed && time.Since(grew) >= t.o.Idle
+		if file <= t.o.Budget && !idle {
 			continue
 		}
+		idleTrimmed = idleTrimmed || idle
 		n, err := pageOut(t.dir)
 		if err != nil {
 			t.log.Warn("memory trimming off", "err", err)
@@ -118,6 +138,9 @@ func (t *Trimmer) loop(period time.Duration) {
 		}
 		t.trims.Add(1)
 		t.maps.Add(uint64(n))
+		if file, err := rssFile(); err == nil {
+			last = file
+		}
 	}
 }
 

@@ -118,7 +118,7 @@ func TestTrimmerPagesOutAboveBudget(t *testing.T) {
 	data := t.TempDir()
 	mapFile(t, data, size)
 	path, _ := filepath.EvalSymlinks(filepath.Join(data, "seg.zap"))
-	tr := Start(data, 0, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+	tr := Start(data, Options{Budget: 0, Period: 10 * time.Millisecond}, slog.New(slog.DiscardHandler))
 	defer tr.Stop()
 	deadline := time.Now().Add(10 * time.Second)
 	for tr.Stats().Trims == 0 {
@@ -137,7 +137,7 @@ func TestTrimmerLeavesMappingsUnderBudget(t *testing.T) {
 	data := t.TempDir()
 	mapFile(t, data, size)
 	path, _ := filepath.EvalSymlinks(filepath.Join(data, "seg.zap"))
-	tr := Start(data, 1<<40, time.Millisecond, slog.New(slog.DiscardHandler))
+	tr := Start(data, Options{Budget: 1 << 40, Period: time.Millisecond}, slog.New(slog.DiscardHandler))
 	deadline := time.Now().Add(10 * time.Second)
 	for tr.Stats().Checks < 3 {
 		if time.Now().After(deadline) {
@@ -151,5 +151,35 @@ func TestTrimmerLeavesMappingsUnderBudget(t *testing.T) {
 	}
 	if r := residentOf(t, path); r < size/2 {
 		t.Errorf("%d bytes resident, want the mapping left alone (%d)", r, size)
+	}
+}
+
+func TestTrimmerPagesOutOnceWhenIdle(t *testing.T) {
+	const size = 8 << 20
+	data := t.TempDir()
+	mapFile(t, data, size)
+	path, _ := filepath.EvalSymlinks(filepath.Join(data, "seg.zap"))
+	tr := Start(data, Options{Budget: 1 << 40, Period: 5 * time.Millisecond, Idle: 50 * time.Millisecond}, slog.New(slog.DiscardHandler))
+	defer tr.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for tr.Stats().Trims == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no trim within 10 s of quiet with Idle 50 ms")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r := residentOf(t, path); r > size/8 {
+		t.Errorf("%d bytes resident after the idle trim, want under %d", r, size/8)
+	}
+	// Quiet on: no second trim until RssFile grows again.
+	checks := tr.Stats().Checks
+	for tr.Stats().Checks < checks+30 {
+		if time.Now().After(deadline) {
+			t.Fatal("the trimmer stopped checking")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := tr.Stats(); s.Trims != 1 {
+		t.Errorf("%d trims over a quiet spell, want 1", s.Trims)
 	}
 }
