@@ -51,7 +51,7 @@ type Options struct {
 // DefaultOptions are the server's settings; see storage/DESIGN.md,
 // "Memory", for the measurements that chose them.
 func DefaultOptions() Options {
-	return Options{Budget: 48 << 20, Period: time.Second, Idle: 5 * time.Second}
+	return Options{Budget: 48 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
 }
 
 // growth is how much RssFile must grow to count as activity.
