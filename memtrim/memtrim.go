@@ -43,19 +43,27 @@ type Options struct {
 	// Period is how often RssFile is read (a read of /proc/self/status,
 	// some microseconds).
 	Period time.Duration
-	// Idle: when RssFile has not grown by more than a MiB for this long,
-	// the mappings are paged out once, whatever the budget (0: never).
+	// Idle: when the process has been quiet this long (RssFile has not
+	// grown by more than a MiB and it used under 5% of a core in every
+	// period), the mappings are paged out once, whatever the budget (0:
+	// never).
 	Idle time.Duration
 }
 
 // DefaultOptions are the server's settings; see storage/DESIGN.md,
 // "Memory", for the measurements that chose them.
 func DefaultOptions() Options {
-	return Options{Budget: 48 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
+	return Options{Budget: 64 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
 }
 
-// growth is how much RssFile must grow to count as activity.
-const growth = 1 << 20
+// Activity that puts off the trim at rest: RssFile growing by more than
+// growth in a period, or the process using more than busyCPU of a core
+// over it (a server answering queries from pages it already has mapped
+// does not grow RssFile, and paging those out would cost it disk reads).
+const (
+	growth  = 1 << 20
+	busyCPU = 0.05
+)
 
 // Stats counts what a trimmer did.
 type Stats struct {
@@ -107,9 +115,11 @@ func (t *Trimmer) loop() {
 	defer close(t.done)
 	tk := time.NewTicker(t.o.Period)
 	defer tk.Stop()
-	var last int64       // RssFile at the last activity or trim
-	grew := time.Now()   // when RssFile last grew
-	idleTrimmed := false // paged out since it last grew
+	var last int64       // RssFile at the previous check or trim
+	active := time.Now() // when the process was last active
+	idleTrimmed := false // paged out since it was last active
+	cpu, _ := cpuTime()
+	at := time.Now()
 	for {
 		select {
 		case <-t.quit:
@@ -122,11 +132,15 @@ func (t *Trimmer) loop() {
 			return
 		}
 		t.checks.Add(1)
-		if file > last+growth {
-			grew, idleTrimmed = time.Now(), false
+		now := time.Now()
+		c, cerr := cpuTime()
+		busy := cerr == nil && float64(c-cpu) > busyCPU*float64(now.Sub(at))
+		cpu, at = c, now
+		if file > last+growth || busy {
+			active, idleTrimmed = now, false
 		}
 		last = file
-		idle := t.o.Idle > 0 && !idleTrimmed && time.Since(grew) >= t.o.Idle
+		idle := t.o.Idle > 0 && !idleTrimmed && now.Sub(active) >= t.o.Idle
 		if file <= t.o.Budget && !idle {
 			continue
 		}
@@ -138,8 +152,12 @@ func (t *Trimmer) loop() {
 		}
 		t.trims.Add(1)
 		t.maps.Add(uint64(n))
+		// The trim's own work is not activity.
 		if file, err := rssFile(); err == nil {
 			last = file
+		}
+		if c, err := cpuTime(); err == nil {
+			cpu, at = c, time.Now()
 		}
 	}
 }

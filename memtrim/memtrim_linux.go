@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,15 @@ func rssFile() (int64, error) {
 		return n << 10, nil
 	}
 	return 0, errors.New("no RssFile in /proc/self/status")
+}
+
+// cpuTime returns the user and system CPU time the process has used.
+func cpuTime() (time.Duration, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // mapping is one line of /proc/self/maps.

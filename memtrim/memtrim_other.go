@@ -2,10 +2,15 @@
 
 package memtrim
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 var errUnsupported = errors.New("paging out file mappings needs Linux")
 
 func rssFile() (int64, error) { return 0, errUnsupported }
 
 func pageOut(string) (int, error) { return 0, errUnsupported }
+
+func cpuTime() (time.Duration, error) { return 0, errUnsupported }
