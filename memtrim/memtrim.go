@@ -53,7 +53,7 @@ type Options struct {
 // DefaultOptions are the server's settings; see storage/DESIGN.md,
 // "Memory", for the measurements that chose them.
 func DefaultOptions() Options {
-	return Options{Budget: 64 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
+	return Options{Budget: 96 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
 }
 
 // Activity that puts off the trim at rest: RssFile growing by more than
@@ -85,9 +85,9 @@ type Trimmer struct {
 	maps   atomic.Uint64
 }
 
-// Start starts trimming the mappings of files under dir as o says. Where the platform has no way to do it
-// (not Linux, or a kernel without MADV_PAGEOUT) the trimmer logs that
-// once and does nothing.
+// Start starts trimming the mappings of files under dir as o says. On
+// other systems than Linux it does nothing; on a kernel without
+// MADV_PAGEOUT it logs that once and stops.
 func Start(dir string, o Options, log *slog.Logger) *Trimmer {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -96,6 +96,10 @@ func Start(dir string, o Options, log *slog.Logger) *Trimmer {
 		dir = real
 	}
 	t := &Trimmer{dir: dir, o: o, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	if !supported {
+		close(t.done)
+		return t
+	}
 	go t.loop()
 	return t
 }

@@ -108,3 +108,6 @@ func pageOut(dir string) (int, error) {
 	}
 	return n, nil
 }
+
+// supported: Linux has /proc/self and MADV_PAGEOUT (5.4 and later).
+const supported = true

@@ -14,3 +14,5 @@ func rssFile() (int64, error) { return 0, errUnsupported }
 func pageOut(string) (int, error) { return 0, errUnsupported }
 
 func cpuTime() (time.Duration, error) { return 0, errUnsupported }
+
+const supported = false
