@@ -8,7 +8,7 @@
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ingest-only]
-//	               [-ingest-runs 3]
+//	               [-ingest-runs 3] [-search-docs N]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -64,6 +64,7 @@ type config struct {
 	pipelineOnly bool          // run the pipeline benchmark alone
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
+	searchDocs   int           // documents of the search benchmark, 0 for its default
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -91,6 +92,7 @@ func main() {
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
+	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
@@ -99,6 +101,7 @@ func main() {
 	cfg.pipelineOnly = *pipelineOnly
 	cfg.ingestOnly = *ingestOnly
 	cfg.ingestRuns = *ingestRuns
+	cfg.searchDocs = *searchDocs
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

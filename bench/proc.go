@@ -14,12 +14,13 @@ type procStatus struct {
 	rss  int64 // VmRSS: resident now
 	hwm  int64 // VmHWM: the kernel's resident high-water mark
 	anon int64 // RssAnon: heap, stacks (what the Go runtime holds)
-	file int64 // RssFile: mapped files (Badger's mmapped tables)
+	file int64 // RssFile: mapped files (Badger's tables and logs, Bleve's segments)
+	shm  int64 // RssShmem: shared memory (none expected)
 }
 
 // maxOf returns the field-wise maximum of a and b.
 func maxOf(a, b procStatus) procStatus {
-	return procStatus{rss: max(a.rss, b.rss), hwm: max(a.hwm, b.hwm), anon: max(a.anon, b.anon), file: max(a.file, b.file)}
+	return procStatus{rss: max(a.rss, b.rss), hwm: max(a.hwm, b.hwm), anon: max(a.anon, b.anon), file: max(a.file, b.file), shm: max(a.shm, b.shm)}
 }
 
 // readStatus reads the memory lines of /proc/<pid>/status (Linux only).
@@ -29,7 +30,7 @@ func readStatus(pid int) (procStatus, error) {
 		return procStatus{}, err
 	}
 	var st procStatus
-	fields := map[string]*int64{"VmRSS": &st.rss, "VmHWM": &st.hwm, "RssAnon": &st.anon, "RssFile": &st.file}
+	fields := map[string]*int64{"VmRSS": &st.rss, "VmHWM": &st.hwm, "RssAnon": &st.anon, "RssFile": &st.file, "RssShmem": &st.shm}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		dst := fields[k]
@@ -95,6 +96,11 @@ func (r *rssSampler) sample() procStatus {
 	r.peak = maxOf(r.peak, st)
 	r.ever = maxOf(r.ever, st)
 	return st
+}
+
+// split formats the parts of a reading: RssAnon, RssFile, RssShmem.
+func (p procStatus) split() string {
+	return fmt.Sprintf("RssAnon %s, RssFile %s, RssShmem %s", megabytes(p.anon), megabytes(p.file), megabytes(p.shm))
 }
 
 // current returns a fresh reading.

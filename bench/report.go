@@ -108,6 +108,11 @@ func (r *report) addCeiling(c, disk diskResult) {
 // addRSS adds a server memory row: peak against the server's resident
 // size at rest before the phase.
 func (r *report) addRSS(name string, idle, peak procStatus) {
+	r.addRSSTarget(name, idle, peak, rssTarget)
+}
+
+// addRSSTarget is addRSS with a target other than rssTarget.
+func (r *report) addRSSTarget(name string, idle, peak procStatus, target float64) {
 	if peak.rss == 0 {
 		r.rows = append(r.rows, row{name: name, quire: "n/a", baseline: "n/a", ratio: "-", target: "-", status: "info"})
 		return
@@ -117,10 +122,19 @@ func (r *report) addRSS(name string, idle, peak procStatus) {
 		quire:    megabytes(peak.rss),
 		baseline: "at rest " + megabytes(idle.rss),
 		ratio:    fmt.Sprintf("%.2f", float64(peak.rss)/float64(idle.rss)),
-		target:   fmt.Sprintf("< %s", megabytes(rssTarget)),
-		status:   status(peak.rss < rssTarget),
+		target:   fmt.Sprintf("< %s", megabytes(target)),
+		status:   status(float64(peak.rss) < target),
 	})
-	r.note("%s: peaks of RssAnon %s (heap, stacks), RssFile %s (mapped files)", name, megabytes(peak.anon), megabytes(peak.file))
+	r.note("%s: peaks of %s; at rest before: %s (RssAnon: heap, stacks; RssFile: mapped files)", name, peak.split(), idle.split())
+}
+
+// addRestRSS adds the server's memory at rest after a phase.
+func (r *report) addRestRSS(name string, rest procStatus, settle time.Duration, target float64) {
+	r.rows = append(r.rows, row{
+		name: name, quire: megabytes(rest.rss), baseline: "-", ratio: "-",
+		target: fmt.Sprintf("< %s", megabytes(target)), status: status(float64(rest.rss) < target),
+	})
+	r.note("%s, %s after the last request: %s", name, settle, rest.split())
 }
 
 // addVerify adds the read-back check of the upload.
