@@ -113,13 +113,14 @@ func newTextMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
 	kw := func(store bool) *mapping.FieldMapping {
 		f := bleve.NewKeywordFieldMapping()
-		f.Store, f.IncludeInAll = store, false
+		f.Store, f.IncludeInAll, f.DocValues = store, false, false
 		return f
 	}
 	// Text is not stored: storage has it, and snippets are cut from there.
 	text := func(vectors bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, false, vectors, false
+		f.DocValues = false
 		return f
 	}
 	dm := bleve.NewDocumentStaticMapping()
@@ -131,7 +132,7 @@ func newTextMapping() mapping.IndexMapping {
 	dm.AddFieldMappingsAt(fSHA, kw(false))
 	dm.AddFieldMappingsAt(fType, kw(false))
 	dt := bleve.NewDateTimeFieldMapping()
-	dt.IncludeInAll = false
+	dt.IncludeInAll, dt.DocValues = false, false
 	dm.AddFieldMappingsAt(fInserted, dt)
 	// Filter fields: matched term by term, never scored, sorted or
 	// shown, so nothing but the postings is kept.
@@ -188,8 +189,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 }
 
 // formatVersion names the layout of the index (its mappings included); a
-// change rebuilds it. 4: the filter fields of the text index.
-const formatVersion = "4"
+// change rebuilds it. 4: the filter fields of the text index. 5: no doc
+// values (nothing is sorted or faceted by a text-index field).
+const formatVersion = "5"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {

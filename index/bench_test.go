@@ -1,0 +1,110 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchDocs makes n documents like the create benchmark's: 4 KiB of text
+// from a Zipf vocabulary of 20,000 made-up words, a path two folders
+// deep, two tags and two attributes.
+func benchDocs(n int, seed uint64) []Doc {
+	r := rand.New(rand.NewPCG(seed, 7))
+	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "an", "el", "or", "us", "ber", "din", "gar", "hol", "mar", "pen", "quo", "stin", "fe", "ja"}
+	vr := rand.New(rand.NewPCG(11, 11))
+	seen := map[string]bool{}
+	var vocab []string
+	for len(vocab) < 20000 {
+		var b strings.Builder
+		for range 1 + vr.IntN(4) {
+			b.WriteString(syl[vr.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			vocab = append(vocab, w)
+		}
+	}
+	z := rand.NewZipf(r, 1.1, 4, uint64(len(vocab)-1))
+	out := make([]Doc, n)
+	for i := range out {
+		b := make([]byte, 0, 4096+32)
+		for len(b) < 4096 {
+			if r.IntN(12) == 0 {
+				b = append(b, ". "...)
+			} else if len(b) > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, vocab[z.Uint64()]...)
+		}
+		cust := vocab[r.IntN(200)]
+		out[i] = Doc{
+			Site: "default", ID: fmt.Sprintf("doc-%d-%08d", seed, i),
+			Path:        fmt.Sprintf("customers/%s/%d/invoice-%d.txt", cust, i%12, i),
+			ContentType: "text/plain", ContentSHA: fmt.Sprintf("%064x", r.Uint64()),
+			Content:    string(b[:4096]),
+			Inserted:   time.Unix(1700000000+int64(i), 0).UTC(),
+			Tags:       []string{"status open", "customer " + cust},
+			TagValues:  map[string][]string{"status": {"open"}, "customer": {cust}},
+			Attributes: []string{cust, "1234.5"},
+			AttrValues: map[string][]string{"customer": {cust}, "amount": {"1234.5"}},
+		}
+	}
+	return out
+}
+
+// BenchmarkIndexBatch measures indexing into the text index (PutText)
+// and the names index (PutNames) in batches, per document.
+func BenchmarkIndexBatch(b *testing.B) {
+	for _, size := range []int{100, 500} {
+		for _, which := range []string{"text", "names"} {
+			b.Run(fmt.Sprintf("%s/batch=%d", which, size), func(b *testing.B) {
+				x, err := Open(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				docs := benchDocs(size*20, uint64(size))
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				n := 0
+				for i := 0; i < b.N; i++ {
+					off := (i % 20) * size
+					batch := make([]Doc, size)
+					copy(batch, docs[off:off+size])
+					if i >= 20 {
+						for j := range batch {
+							batch[j].ID = fmt.Sprintf("%s-%d", batch[j].ID, i)
+						}
+					}
+					var err error
+					if which == "text" {
+						err = x.PutText(batch, nil)
+					} else {
+						err = x.PutNames(batch, nil)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += size
+				}
+				b.StopTimer()
+				x.Close() // waits for the persister: its work and the merger's count
+				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(n), "cpu-ns/doc")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/doc")
+			})
+		}
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
