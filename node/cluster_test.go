@@ -167,4 +167,17 @@ func TestCluster_FollowerForwardsWritesAndReadsItsOwn(t *testing.T) {
 	if r := f.Do(http.MethodGet, "/readyz", nil, ""); r.Status != http.StatusOK || !quiretest.Bool(t, quiretest.Obj(t, r.JSON(t)["cluster"]), "ready") {
 		t.Fatalf("readyz on a follower with a leader: %d %s", r.Status, r.Body)
 	}
+
+	// Without a majority the leader steps down: /readyz is 503 on it.
+	for _, s := range fs {
+		s.Close()
+	}
+	waitFor(t, "the lone node to lose its leader", 20*time.Second, func() bool {
+		r := leader.Do(http.MethodGet, "/readyz", nil, "")
+		return r.Status == http.StatusServiceUnavailable
+	})
+	r := leader.Do(http.MethodGet, "/readyz", nil, "")
+	if quiretest.Bool(t, quiretest.Obj(t, r.JSON(t)["cluster"]), "ready") {
+		t.Fatalf("readyz without a leader: %d %s", r.Status, r.Body)
+	}
 }
