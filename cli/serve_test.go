@@ -157,3 +157,17 @@ func TestNodeConfig_StorageReserve(t *testing.T) {
 		t.Errorf("defaults %+v", d)
 	}
 }
+
+// TestNodeConfig_Cluster: the cluster settings reach the node; none
+// leaves it a single server.
+func TestNodeConfig_Cluster(t *testing.T) {
+	c := config.Default()
+	if nodeConfig(c, nil).Cluster.Enabled() {
+		t.Fatal("a server without cluster settings is a cluster member")
+	}
+	c.Cluster = config.Cluster{NodeID: "n2", RaftListen: "10.0.0.2:7001", Join: "https://10.0.0.1:8080", JoinToken: "tok"}
+	got := nodeConfig(c, nil).Cluster
+	if got.NodeID != "n2" || got.RaftListen != "10.0.0.2:7001" || got.Join != "https://10.0.0.1:8080" || got.JoinToken != "tok" || got.Bootstrap {
+		t.Fatalf("node cluster config %+v", got)
+	}
+}

@@ -7,6 +7,7 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -84,15 +85,16 @@ type Config struct {
 // storage.Applier: Apply proposes the command and returns the applier's
 // result once this node applied it.
 type Node struct {
-	cfg   Config
-	log   *slog.Logger
-	db    *storage.DB
-	raft  *raft.Raft
-	trans *raft.NetworkTransport
-	logs  *wal.WAL
-	meta  *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
-	snaps *raft.FileSnapshotStore
-	fsm   *fsm
+	cfg    Config
+	log    *slog.Logger
+	db     *storage.DB
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	stream raft.StreamLayer
+	logs   *wal.WAL
+	meta   *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
+	snaps  *raft.FileSnapshotStore
+	fsm    *fsm
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
 
@@ -186,6 +188,7 @@ func Open(cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	n.stream = stream
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl.Named("transport"),
 	})
@@ -284,6 +287,38 @@ func (n *Node) openFSM() error {
 
 // Addr is the Raft address peers reach this node at.
 func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// ForwardListener accepts the connections members open to this node's
+// forwarding service (ForwardALPN on the cluster port, over the same
+// mutual TLS and member check as Raft's). Nil without Config.TLS.
+func (n *Node) ForwardListener() net.Listener {
+	if ts, ok := n.stream.(*tlsStream); ok {
+		return &sideListener{l: ts.tl, closed: make(chan struct{})}
+	}
+	return nil
+}
+
+// DialForward opens a connection to the forwarding service of the member
+// at the Raft address addr (the leader's, from LeaderAddr), presenting
+// this node's certificate and checking the peer's like Raft does.
+func (n *Node) DialForward(ctx context.Context, addr string) (net.Conn, error) {
+	ts, ok := n.stream.(*tlsStream)
+	if !ok {
+		return nil, errors.New("cluster: forwarding needs mutual TLS (Config.TLS)")
+	}
+	conf := ts.id.clientConfig(ts.authorize)
+	conf.NextProtos = []string{ForwardALPN}
+	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: conf}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*tls.Conn); !ok || tc.ConnectionState().NegotiatedProtocol != ForwardALPN {
+		c.Close()
+		return nil, fmt.Errorf("cluster: %s does not offer forwarding", addr)
+	}
+	return c, nil
+}
 
 // ID is the node's id.
 func (n *Node) ID() string { return n.cfg.ID }

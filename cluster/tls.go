@@ -295,9 +295,11 @@ func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, author
 	if log == nil {
 		log = slog.Default()
 	}
+	conf := id.serverConfig(authorize)
+	conf.NextProtos = []string{ForwardALPN}
 	tl := &tlsListener{
-		raw: ln, conf: id.serverConfig(authorize), log: log,
-		conns: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{}),
+		raw: ln, conf: conf, log: log,
+		conns: make(chan net.Conn), side: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{}),
 	}
 	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: id.clientConfig(authorize)}
 	s, err := NewStreamLayer(tl, advertise, d.DialContext)
@@ -305,7 +307,16 @@ func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, author
 		return nil, err
 	}
 	go tl.acceptLoop()
-	return s, nil
+	return &tlsStream{StreamLayer: s, tl: tl, id: id, authorize: authorize}, nil
+}
+
+// tlsStream is the mutual TLS stream layer; it also reaches the
+// forwarding service of the cluster port.
+type tlsStream struct {
+	raft.StreamLayer
+	tl        *tlsListener
+	id        *Identity
+	authorize func(string) error
 }
 
 type tlsListener struct {
@@ -313,6 +324,7 @@ type tlsListener struct {
 	conf  *tls.Config
 	log   *slog.Logger
 	conns chan net.Conn
+	side  chan net.Conn // connections that asked for ForwardALPN
 
 	closeOnce sync.Once
 	done      chan struct{} // Close was called
@@ -351,12 +363,50 @@ func (l *tlsListener) handshake(c net.Conn) {
 		c.Close()
 		return
 	}
+	ch := l.conns
+	if tc.ConnectionState().NegotiatedProtocol == ForwardALPN {
+		ch = l.side
+	}
 	select {
-	case l.conns <- tc:
+	case ch <- tc:
 	case <-l.done:
 		tc.Close()
 	}
 }
+
+// ForwardALPN is the TLS protocol name a member asks for on the cluster
+// port to reach the node's forwarding service (Node.ForwardListener)
+// instead of Raft. Raft's own connections ask for none.
+const ForwardALPN = "quire-forward/1"
+
+// sideListener hands out the cluster port's ForwardALPN connections.
+type sideListener struct {
+	l         *tlsListener
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func (s *sideListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.l.side:
+		return c, nil
+	case <-s.closed:
+		return nil, net.ErrClosed
+	case <-s.l.done:
+		return nil, net.ErrClosed
+	case <-s.l.failed:
+		return nil, s.l.err
+	}
+}
+
+// Close stops this listener's Accept; the cluster port itself closes
+// with the node.
+func (s *sideListener) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return nil
+}
+
+func (s *sideListener) Addr() net.Addr { return s.l.raw.Addr() }
 
 func (l *tlsListener) Accept() (net.Conn, error) {
 	select {

@@ -29,7 +29,21 @@ type Config struct {
 	Webhooks   Webhooks          `toml:"webhooks"`
 	EventBuses map[string]string `toml:"event_buses"`
 	Outbound   Outbound          `toml:"outbound"`
+	Cluster    Cluster           `toml:"cluster"`
 }
+
+// Cluster makes the server a member of a Raft cluster of Quire nodes
+// (cluster/DESIGN.md). All empty: a single server.
+type Cluster struct {
+	NodeID     string `toml:"node_id"`
+	RaftListen string `toml:"raft_listen"`
+	Bootstrap  bool   `toml:"bootstrap"`
+	Join       string `toml:"join"`
+	JoinToken  string `toml:"join_token"`
+}
+
+// Enabled reports whether the server runs as a cluster member.
+func (c Cluster) Enabled() bool { return c.NodeID != "" }
 
 // TLS configures HTTPS on the listener.
 type TLS struct {

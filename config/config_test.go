@@ -172,3 +172,34 @@ func TestExample_RoundTrips(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad_ClusterSettings(t *testing.T) {
+	l, err := load(t, "", map[string]string{"QUIRE_RAFT_LISTEN": "10.0.0.1:7001"}, "--node-id", "n1", "--bootstrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := l.Cluster; c.NodeID != "n1" || !c.Bootstrap || c.RaftListen != "10.0.0.1:7001" || !c.Enabled() {
+		t.Fatalf("cluster settings: %+v", c)
+	}
+	if l, err = load(t, "", nil); err != nil || l.Cluster.Enabled() {
+		t.Fatalf("no cluster settings: %v %+v", err, l.Cluster)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--raft-listen", "10.0.0.1:7001"}, "needs cluster.node_id"},
+		{[]string{"--node-id", "n1"}, "cluster.raft_listen"},
+		{[]string{"--node-id", "bad id", "--raft-listen", "10.0.0.1:7001"}, "cluster.node_id"},
+		{[]string{"--node-id", "n1", "--raft-listen", "0.0.0.0:7001"}, "not \"0.0.0.0:7001\""},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--bootstrap", "--join", "https://a:8080", "--join-token", "x"}, "not both"},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join", "https://a:8080"}, "join needs a join token"},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join", "http://a:8080", "--join-token", "x"}, "https://"},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join-token", "x"}, "used with join"},
+	} {
+		_, err := load(t, "", nil, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}

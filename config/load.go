@@ -354,6 +354,7 @@ func (l *Loaded) validate() Problems {
 			ps = append(ps, Problem{Where: where, Key: "event_buses", Msg: fmt.Sprintf("%s: want an http:// or https:// URL, got %q", name, u)})
 		}
 	}
+	ps = append(ps, l.validateCluster()...)
 	if _, err := outbound.New(c.Outbound.Allow, nil); err != nil {
 		bad("outbound.allow", "%v", err)
 	}
@@ -382,3 +383,52 @@ func (l *Loaded) CheckFiles() Problems {
 	}
 	return ps
 }
+
+// validateCluster refuses cluster settings Quire cannot honour.
+func (l *Loaded) validateCluster() Problems {
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Where: l.Origin(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	c := l.Config.Cluster
+	if !c.Enabled() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"cluster.raft_listen", c.RaftListen != ""}, {"cluster.bootstrap", c.Bootstrap}, {"cluster.join", c.Join != ""}, {"cluster.join_token", c.JoinToken != ""}} {
+			if k.set {
+				bad(k.key, "needs cluster.node_id (--node-id): a server without a node id is not a cluster member")
+			}
+		}
+		return ps
+	}
+	if !validNodeID.MatchString(c.NodeID) {
+		bad("cluster.node_id", "want 1 to 64 letters, digits, '.', '_' or '-' starting with a letter or digit, got %q", c.NodeID)
+	}
+	if host, port, err := net.SplitHostPort(c.RaftListen); err != nil {
+		bad("cluster.raft_listen", "want host:port such as 10.0.0.1:7001, got %q", c.RaftListen)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		bad("cluster.raft_listen", "port must be a number from 1 to 65535, got %q", port)
+	} else if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		bad("cluster.raft_listen", "other members dial this address: name this machine's address, not %q", c.RaftListen)
+	}
+	if c.Bootstrap && c.Join != "" {
+		bad("cluster.join", "choose bootstrap (a new cluster) or join (an existing one), not both")
+	}
+	if c.Join != "" {
+		if u, err := url.Parse(c.Join); err != nil || u.Scheme != "https" || u.Host == "" {
+			bad("cluster.join", "want the https:// URL of a member's API, got %q", c.Join)
+		}
+		if c.JoinToken == "" {
+			bad("cluster.join_token", "join needs a join token (quire cluster token on a member)")
+		}
+	}
+	if c.JoinToken != "" && c.Join == "" {
+		bad("cluster.join_token", "a join token is used with join (--join https://member:8080)")
+	}
+	return ps
+}
+
+// validNodeID is cluster.ValidNodeID's rule (config does not import the
+// cluster package and its Raft dependencies).
+var validNodeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

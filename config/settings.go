@@ -76,6 +76,17 @@ var settings = []setting{
 	{key: "storage.min_free_percent", name: "min-free-percent", help: "Free space kept on the data disk, in percent of its size (0: none).",
 		ptr: func(c *Config) any { return &c.Storage.MinFreePercent }},
 
+	{key: "cluster.node_id", name: "node-id", help: "This node's id in a Raft cluster of Quire nodes (letters, digits, . _ -; never changes). Empty: a single server, no cluster.",
+		example: "n1", ptr: func(c *Config) any { return &c.Cluster.NodeID }},
+	{key: "cluster.raft_listen", name: "raft-listen", help: "Address of the cluster port (Raft and forwarded writes, mutual TLS); other members dial it, so not 0.0.0.0. Required with node_id.",
+		example: "10.0.0.1:7001", ptr: func(c *Config) any { return &c.Cluster.RaftListen }},
+	{key: "cluster.bootstrap", name: "bootstrap", help: "Start a new cluster with this node as its first member (creates the cluster CA in <data_dir>/raft/tls). Only on the first start of the first node; ignored once the node has cluster state.",
+		ptr: func(c *Config) any { return &c.Cluster.Bootstrap }},
+	{key: "cluster.join", name: "join", help: "HTTPS URL of any member's API this node joins at its first start (with join_token); ignored once the node has cluster state.",
+		example: "https://10.0.0.1:8080", ptr: func(c *Config) any { return &c.Cluster.Join }},
+	{key: "cluster.join_token", name: "join-token", help: "Join token an admin issued on a member (quire cluster token): short-lived, single use, traded for this node's certificate.",
+		example: "quirejoin1.…", ptr: func(c *Config) any { return &c.Cluster.JoinToken }},
+
 	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",
 		ptr: func(c *Config) any { return &c.Log.Level }},
 	{key: "log.format", name: "log-format", help: "Log format: text or json (one object per line, for journald or a log shipper).",

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
+	"quire/cluster"
 	"quire/guard"
 	"quire/index"
 	"quire/outbound"
@@ -66,6 +67,9 @@ type Config struct {
 	// Outbound is the policy for calls to destinations users choose
 	// (nil: the default policy, which refuses loopback and link-local).
 	Outbound *outbound.Policy
+	// Cluster makes the node a Raft cluster member (zero: a single
+	// server).
+	Cluster ClusterConfig
 }
 
 // Node is one running Quire process.
@@ -77,9 +81,13 @@ type Node struct {
 	Auth     *auth.Authenticator
 	Server   *server.Server // built by Start
 	Pipeline *pipeline.Pipeline
-	ln       net.Listener
-	metrics  *prometheus.Registry
-	errc     chan error
+	// Cluster is the node's Raft member (nil: a single server).
+	Cluster *cluster.Node
+	applier storage.Applier // the store, or the cluster member
+	fwdSrv  *http.Server    // the leader's side of write forwarding
+	ln      net.Listener
+	metrics *prometheus.Registry
+	errc    chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
 	// after its own Close) must not reach a closed store.
 	closeOnce sync.Once
@@ -115,9 +123,12 @@ func Open(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, DB: db, Index: x, Auth: a, errc: make(chan error, 1)}
+	n := &Node{cfg: cfg, DB: db, Index: x, Auth: a, applier: db, errc: make(chan error, 1)}
 	n.Indexer = index.NewIndexer(db, x, cfg.Logger)
-	n.sweep()
+	if !cfg.Cluster.Enabled() {
+		// In a cluster the sweep must be a leader's command (next slice).
+		n.sweep()
+	}
 	// The index catches up with storage before the node serves: documents
 	// written before a crash are findable once requests are answered.
 	if err := n.Indexer.Start(context.Background()); err != nil {
@@ -125,6 +136,14 @@ func Open(cfg Config) (*Node, error) {
 		x.Close()
 		db.Close()
 		return nil, fmt.Errorf("index catch-up: %w", err)
+	}
+	if cfg.Cluster.Enabled() {
+		if err := n.openCluster(); err != nil {
+			n.Indexer.Close()
+			x.Close()
+			db.Close()
+			return nil, err
+		}
 	}
 	// The registry is made before the pipeline, as its collector describes
 	// itself by collecting once and must not count documents then.
@@ -138,6 +157,7 @@ func Open(cfg Config) (*Node, error) {
 		// Scratch files of actions a crash interrupted are of no use.
 		os.RemoveAll(pc.TempDir)
 		if err := os.MkdirAll(pc.TempDir, 0o700); err != nil {
+			n.closeCluster()
 			n.Indexer.Close()
 			x.Close()
 			db.Close()
@@ -151,7 +171,7 @@ func Open(cfg Config) (*Node, error) {
 	pc.DownloadURL = func(site, doc string, valid time.Duration) string {
 		return n.Server.DownloadURL(site, doc, valid)
 	}
-	n.Pipeline = pipeline.New(db, db, pc)
+	n.Pipeline = pipeline.New(db, n.applier, pc)
 	return n, nil
 }
 
@@ -163,7 +183,8 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Store:          n.DB,
 		Index:          n.Index,
 		Indexer:        n.Indexer,
-		Applier:        n.DB,
+		Applier:        n.applier,
+		Cluster:        n.clusterInfo(),
 		Auth:           n.Auth,
 		PublicURL:      publicURL,
 		Pipeline:       n.Pipeline,
@@ -264,6 +285,7 @@ func (n *Node) close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, n.closeCluster())
 	errs = append(errs, n.Indexer.Close(), n.Index.Close())
 	errs = append(errs, n.DB.Close())
 	return errors.Join(errs...)

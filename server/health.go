@@ -48,17 +48,23 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && running
 	}
+	clusterOK, clusterState := s.clusterReady()
+	ready = ready && clusterOK
 	status := http.StatusOK
 	if !ready {
 		status = http.StatusServiceUnavailable
 	}
-	return c.Status(status).JSON(fiber.Map{
+	body := fiber.Map{
 		"ready":    ready,
 		"storage":  storageState,
 		"writes":   writes,
 		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
-	})
+	}
+	if clusterState != nil {
+		body["cluster"] = clusterState
+	}
+	return c.Status(status).JSON(body)
 }
 
 // handleGetVersion serves GET /version.

@@ -61,6 +61,7 @@ func (s *Server) routes() {
 	api.Get("/version", none(s.handleGetVersion))
 	api.Get("/sites", none(s.handleGetSites))
 	api.Get("/system/backup", admin(s.handleGetBackup))
+	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))

@@ -23,6 +23,9 @@ type Deps struct {
 	Store *storage.DB
 	// Applier applies commands: the store itself, or a cluster node.
 	Applier storage.Applier
+	// Cluster is the node's cluster member (nil: a single server): GET
+	// /cluster/status and /readyz report it.
+	Cluster ClusterInfo
 	// Index answers fulltext, filename and folder-prefix searches.
 	Index *index.Index
 	// Indexer feeds the index (tests wait on its text extraction).
