@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"quire/storage"
 )
 
 // Files of a node's TLS directory (see DESIGN.md, "Cluster TLS"). Keys
@@ -278,31 +280,9 @@ func parseCertPEM(b []byte) (*x509.Certificate, error) {
 	return x509.ParseCertificate(blk.Bytes)
 }
 
-// writeFile writes name in dir atomically (a temporary file renamed over
-// it) with the given permissions.
+// writeFile writes name in dir atomically with the given permissions.
 func writeFile(dir, name string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(dir, "."+name+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, name))
+	return storage.WriteFileAtomic(filepath.Join(dir, name), data, perm)
 }
 
 // readSecret reads a key file and refuses one that others can read.

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"quire/storage"
 )
 
 // TLSConfig says how the listener serves HTTPS.
@@ -140,27 +142,5 @@ func writeSelfSigned(dir, certFile, keyFile string, hosts []string) error {
 	_ = pem.Encode(&kp, &pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 	_ = pem.Encode(&cp, &pem.Block{Type: "CERTIFICATE", Bytes: der})
 	// Key first: a certificate without its key would be unusable.
-	return errors.Join(writeFileSync(keyFile, kp.Bytes(), 0o600), writeFileSync(certFile, cp.Bytes(), 0o644))
-}
-
-// writeFileSync writes a file through a temporary name and fsyncs it, so a
-// crash leaves the old file or the new one.
-func writeFileSync(path string, b []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return errors.Join(storage.WriteFileAtomic(keyFile, kp.Bytes(), 0o600), storage.WriteFileAtomic(certFile, cp.Bytes(), 0o644))
 }
