@@ -7,7 +7,6 @@ package cluster
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +40,11 @@ type Config struct {
 	// the one peers dial (default: the listener's address). Ignored when
 	// Stream is set.
 	Listen, Advertise string
+	// Dial opens the TCP connections to peers, for Raft and for
+	// forwarding (nil: a net.Dialer); with TLS the handshake runs over the
+	// connection it returns. Ignored when Stream is set. Tests route each
+	// pair of nodes through a proxy they can cut (node/partition_test.go).
+	Dial DialFunc
 	// Stream replaces the plain TCP stream layer: NewStreamLayer over a
 	// TLS listener and dialer is the mTLS seam.
 	Stream raft.StreamLayer
@@ -179,9 +183,9 @@ func Open(cfg Config) (*Node, error) {
 			if auth == nil {
 				auth = n.peerIsMember
 			}
-			stream, err = newTLSStreamLayer(ln, adv, cfg.TLS, auth, lg)
+			stream, err = newTLSStreamLayer(ln, adv, cfg.TLS, auth, cfg.Dial, lg)
 		} else {
-			stream, err = NewStreamLayer(ln, adv, nil)
+			stream, err = NewStreamLayer(ln, adv, cfg.Dial)
 		}
 		if err != nil {
 			ln.Close()
@@ -308,12 +312,11 @@ func (n *Node) DialForward(ctx context.Context, addr string) (net.Conn, error) {
 	}
 	conf := ts.id.clientConfig(ts.authorize)
 	conf.NextProtos = []string{ForwardALPN}
-	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: conf}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := ts.dialTLS(ctx, "tcp", addr, conf)
 	if err != nil {
 		return nil, err
 	}
-	if tc, ok := c.(*tls.Conn); !ok || tc.ConnectionState().NegotiatedProtocol != ForwardALPN {
+	if c.ConnectionState().NegotiatedProtocol != ForwardALPN {
 		c.Close()
 		return nil, fmt.Errorf("cluster: %s does not offer forwarding", addr)
 	}

@@ -285,10 +285,10 @@ func NewTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, log *s
 	if id == nil {
 		return nil, errors.New("cluster: no TLS identity")
 	}
-	return newTLSStreamLayer(ln, advertise, id, id.Authorize, log)
+	return newTLSStreamLayer(ln, advertise, id, id.Authorize, nil, log)
 }
 
-func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, authorize func(string) error, log *slog.Logger) (raft.StreamLayer, error) {
+func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, authorize func(string) error, dial DialFunc, log *slog.Logger) (raft.StreamLayer, error) {
 	if id == nil {
 		return nil, errors.New("cluster: no TLS identity")
 	}
@@ -301,13 +301,34 @@ func newTLSStreamLayer(ln net.Listener, advertise net.Addr, id *Identity, author
 		raw: ln, conf: conf, log: log,
 		conns: make(chan net.Conn), side: make(chan net.Conn), done: make(chan struct{}), failed: make(chan struct{}),
 	}
-	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: id.clientConfig(authorize)}
-	s, err := NewStreamLayer(tl, advertise, d.DialContext)
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	ts := &tlsStream{tl: tl, id: id, authorize: authorize, dial: dial}
+	s, err := NewStreamLayer(tl, advertise, func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return ts.dialTLS(ctx, network, addr, id.clientConfig(authorize))
+	})
 	if err != nil {
 		return nil, err
 	}
+	ts.StreamLayer = s
 	go tl.acceptLoop()
-	return &tlsStream{StreamLayer: s, tl: tl, id: id, authorize: authorize}, nil
+	return ts, nil
+}
+
+// dialTLS opens a TCP connection with the stream's dial function and runs
+// the client side of the TLS handshake over it.
+func (s *tlsStream) dialTLS(ctx context.Context, network, addr string, conf *tls.Config) (*tls.Conn, error) {
+	raw, err := s.dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := tls.Client(raw, conf)
+	if err := c.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // tlsStream is the mutual TLS stream layer; it also reaches the
@@ -317,6 +338,7 @@ type tlsStream struct {
 	tl        *tlsListener
 	id        *Identity
 	authorize func(string) error
+	dial      DialFunc // TCP connections to peers (Config.Dial)
 }
 
 type tlsListener struct {

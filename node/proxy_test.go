@@ -1,0 +1,358 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"quire/cluster"
+	"quire/node"
+	"quire/quiretest"
+)
+
+// cutMode is what a cut link does with a new connection.
+type cutMode int
+
+const (
+	linkOpen cutMode = iota
+	// linkBlackhole accepts the connection, reads and drops what arrives
+	// and never answers (a cable pulled: the sender waits for timeouts).
+	linkBlackhole
+	// linkRefuse accepts and closes at once (a peer that is down).
+	linkRefuse
+)
+
+// proxy is a loopback TCP proxy the test controls: it listens on
+// 127.0.0.1:0 and forwards every connection to target until it is cut.
+type proxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	mode  cutMode
+	gen   int // bumped by every Cut and Heal
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func newProxy(target string, mode cutMode) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{ln: ln, target: target, mode: mode, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.acceptLoop()
+	return p, nil
+}
+
+// Addr is the address to dial instead of target.
+func (p *proxy) Addr() string { return p.ln.Addr().String() }
+
+// Cut drops every open connection; new ones are blackholed or refused.
+func (p *proxy) Cut(mode cutMode) { p.set(mode) }
+
+// Heal drops the blackholed connections (their peers see them break and
+// dial again) and forwards new connections.
+func (p *proxy) Heal() { p.set(linkOpen) }
+
+func (p *proxy) set(mode cutMode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode = mode
+	p.gen++
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// Close stops the proxy and drops its connections.
+func (p *proxy) Close() {
+	p.ln.Close()
+	p.set(linkRefuse)
+	p.wg.Wait()
+}
+
+func (p *proxy) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serve(c)
+		}()
+	}
+}
+
+// track registers conns as belonging to generation gen; false (and the
+// conns closed) when a Cut or Heal came in between.
+func (p *proxy) track(gen int, conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen != gen {
+		for _, c := range conns {
+			c.Close()
+		}
+		return false
+	}
+	for _, c := range conns {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *proxy) serve(c net.Conn) {
+	p.mu.Lock()
+	mode, gen := p.mode, p.gen
+	p.mu.Unlock()
+	switch mode {
+	case linkRefuse:
+		c.Close()
+	case linkBlackhole:
+		if p.track(gen, c) {
+			io.Copy(io.Discard, c) // until the proxy drops it
+		}
+	default:
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			return
+		}
+		if !p.track(gen, c, up) {
+			return
+		}
+		done := make(chan struct{}, 2)
+		pipe := func(dst, src net.Conn) {
+			io.Copy(dst, src)
+			done <- struct{}{}
+		}
+		go pipe(up, c)
+		go pipe(c, up)
+		<-done
+		c.Close()
+		up.Close()
+		<-done
+	}
+}
+
+// fabric routes every node's connections to its peers' cluster ports
+// (Raft and write forwarding) through one proxy per ordered pair, so a
+// test cuts any link: a node dials a peer's advertised Raft address, and
+// its dial function (cluster.Config.Dial) connects to the proxy for that
+// pair instead. Proxies are made on first use.
+type fabric struct {
+	t *testing.T
+
+	mu      sync.Mutex
+	owner   map[string]string // a node's real Raft address → its id
+	proxies map[[2]string]*proxy
+	modes   map[[2]string]cutMode
+}
+
+func newFabric(t *testing.T) *fabric {
+	f := &fabric{t: t, owner: map[string]string{}, proxies: map[[2]string]*proxy{}, modes: map[[2]string]cutMode{}}
+	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, p := range f.proxies {
+			p.Close()
+		}
+	})
+	return f
+}
+
+// register names the node listening on the Raft address addr; a node
+// dials only registered peers.
+func (f *fabric) register(id, addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.owner[addr] = id
+}
+
+func (f *fabric) proxyFor(from, addr string) (*proxy, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	to, ok := f.owner[addr]
+	if !ok {
+		return nil, fmt.Errorf("fabric: no node registered at %s", addr)
+	}
+	k := [2]string{from, to}
+	if p := f.proxies[k]; p != nil {
+		return p, nil
+	}
+	p, err := newProxy(addr, f.modes[k])
+	if err != nil {
+		return nil, err
+	}
+	f.proxies[k] = p
+	return p, nil
+}
+
+// dialer is node from's dial function.
+func (f *fabric) dialer(from string) cluster.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		p, err := f.proxyFor(from, addr)
+		if err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, p.Addr())
+	}
+}
+
+// setLink sets the link from → to (one direction).
+func (f *fabric) setLink(from, to string, mode cutMode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := [2]string{from, to}
+	f.modes[k] = mode
+	if p := f.proxies[k]; p != nil {
+		if mode == linkOpen {
+			p.Heal()
+		} else {
+			p.Cut(mode)
+		}
+	}
+}
+
+// isolate cuts every link to and from node id.
+func (f *fabric) isolate(id string, mode cutMode) {
+	for _, other := range f.ids() {
+		if other != id {
+			f.setLink(id, other, mode)
+			f.setLink(other, id, mode)
+		}
+	}
+}
+
+// healAll opens every link.
+func (f *fabric) healAll() {
+	ids := f.ids()
+	for _, a := range ids {
+		for _, b := range ids {
+			if a != b {
+				f.setLink(a, b, linkOpen)
+			}
+		}
+	}
+}
+
+func (f *fabric) ids() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []string
+	for _, id := range f.owner {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// viaFabric makes a quiretest server a cluster member whose peer
+// connections go through f.
+func viaFabric(f *fabric, id string, bootstrap bool) quiretest.Option {
+	return func(c *node.Config) {
+		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: "127.0.0.1:0", Bootstrap: bootstrap,
+			Tune: func(cc *cluster.Config) { cc.Dial = f.dialer(id) }}
+	}
+}
+
+// startFabricCluster starts three nodes whose cluster traffic crosses
+// f: n1 bootstraps and leads, n2 and n3 join it.
+func startFabricCluster(t *testing.T, f *fabric) []*quiretest.Server {
+	t.Helper()
+	first := quiretest.NewServer(t, viaFabric(f, "n1", true))
+	f.register("n1", first.Node.Cluster.Addr())
+	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return first.Node.Cluster.IsLeader() })
+	srvs := []*quiretest.Server{first}
+	for _, id := range []string{"n2", "n3"} {
+		s := quiretest.StartServer(t, provision(t, first.DataDir, id), viaFabric(f, id, false))
+		f.register(id, s.Node.Cluster.Addr())
+		if err := first.Node.Cluster.Join(id, s.Node.Cluster.Addr()); err != nil {
+			t.Fatalf("join %s: %v", id, err)
+		}
+		waitFor(t, id+" to know the leader", 20*time.Second, func() bool {
+			_, lid := s.Node.Cluster.LeaderAddr()
+			return lid == "n1"
+		})
+		srvs = append(srvs, s)
+	}
+	return srvs
+}
+
+// TestProxy_CutAndHeal checks the proxy itself: forwarding, a blackholed
+// and a refused link, existing connections dropped, healing.
+func TestProxy_CutAndHeal(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	p, err := newProxy(echo.Addr().String(), linkOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	roundTrip := func(c net.Conn) error {
+		c.SetDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(c, b); err != nil {
+			return err
+		}
+		if string(b) != "ping" {
+			return fmt.Errorf("echo %q", b)
+		}
+		return nil
+	}
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	open := dial()
+	if err := roundTrip(open); err != nil {
+		t.Fatalf("open link: %v", err)
+	}
+	p.Cut(linkBlackhole)
+	if err := roundTrip(open); err == nil {
+		t.Fatal("a connection open before the cut still works")
+	}
+	if err := roundTrip(dial()); err == nil {
+		t.Fatal("a blackholed link answered")
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("a blackholed link should time out, got %v", err)
+	}
+	p.Cut(linkRefuse)
+	if err := roundTrip(dial()); err == nil {
+		t.Fatal("a refused link answered")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("a refused link should close at once, got %v", err)
+	}
+	p.Heal()
+	if err := roundTrip(dial()); err != nil {
+		t.Fatalf("healed link: %v", err)
+	}
+}
