@@ -2,10 +2,12 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,17 +24,22 @@ const (
 	// linkBlackhole accepts the connection, reads and drops what arrives
 	// and never answers (a cable pulled: the sender waits for timeouts).
 	linkBlackhole
-	// linkRefuse accepts and closes at once (a peer that is down).
+	// linkRefuse closes the proxy's listener: a connection is refused
+	// (a peer that is down).
 	linkRefuse
 )
 
 // proxy is a loopback TCP proxy the test controls: it listens on
 // 127.0.0.1:0 and forwards every connection to target until it is cut.
+// Dial (not net.Dial) connects through it: a dial succeeds only once
+// the proxy reached target (it sends one byte first, which Dial reads),
+// so a dead target is refused and a blackholed link times out at
+// connect time, as over a real network.
 type proxy struct {
-	ln     net.Listener
-	target string
+	addr, target string
 
 	mu    sync.Mutex
+	ln    net.Listener // nil while refusing
 	mode  cutMode
 	gen   int // bumped by every Cut and Heal
 	conns map[net.Conn]struct{}
@@ -44,14 +51,17 @@ func newProxy(target string, mode cutMode) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{ln: ln, target: target, mode: mode, conns: map[net.Conn]struct{}{}}
+	p := &proxy{addr: ln.Addr().String(), target: target, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
-	go p.acceptLoop()
+	go p.acceptLoop(ln)
+	if mode != linkOpen {
+		p.set(mode)
+	}
 	return p, nil
 }
 
 // Addr is the address to dial instead of target.
-func (p *proxy) Addr() string { return p.ln.Addr().String() }
+func (p *proxy) Addr() string { return p.addr }
 
 // Cut drops every open connection; new ones are blackholed or refused.
 func (p *proxy) Cut(mode cutMode) { p.set(mode) }
@@ -69,19 +79,32 @@ func (p *proxy) set(mode cutMode) {
 		c.Close()
 	}
 	clear(p.conns)
+	switch {
+	case mode == linkRefuse && p.ln != nil:
+		p.ln.Close()
+		p.ln = nil
+	case mode != linkRefuse && p.ln == nil:
+		// The same port again (Go sets SO_REUSEADDR); peers know it.
+		ln, err := net.Listen("tcp", p.addr)
+		if err != nil {
+			panic(fmt.Sprintf("proxy: listen again on %s: %v", p.addr, err))
+		}
+		p.ln = ln
+		p.wg.Add(1)
+		go p.acceptLoop(ln)
+	}
 }
 
 // Close stops the proxy and drops its connections.
 func (p *proxy) Close() {
-	p.ln.Close()
 	p.set(linkRefuse)
 	p.wg.Wait()
 }
 
-func (p *proxy) acceptLoop() {
+func (p *proxy) acceptLoop(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -91,6 +114,29 @@ func (p *proxy) acceptLoop() {
 			p.serve(c)
 		}()
 	}
+}
+
+// Dial connects to target through the proxy: a connection whose far
+// end is target, or an error of Op "dial" (refused, or ctx ended).
+func (p *proxy) Dial(ctx context.Context, network string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, p.addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	var b [1]byte
+	_, err = io.ReadFull(c, b[:])
+	if !stop() || err != nil {
+		c.Close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else {
+			err = syscall.ECONNREFUSED
+		}
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: c.RemoteAddr(), Err: err}
+	}
+	return c, nil
 }
 
 // track registers conns as belonging to generation gen; false (and the
@@ -115,7 +161,7 @@ func (p *proxy) serve(c net.Conn) {
 	mode, gen := p.mode, p.gen
 	p.mu.Unlock()
 	switch mode {
-	case linkRefuse:
+	case linkRefuse: // accepted just before the listener closed
 		c.Close()
 	case linkBlackhole:
 		if p.track(gen, c) {
@@ -124,10 +170,15 @@ func (p *proxy) serve(c net.Conn) {
 	default:
 		up, err := net.Dial("tcp", p.target)
 		if err != nil {
-			c.Close()
+			c.Close() // Dial reports the refusal
 			return
 		}
 		if !p.track(gen, c, up) {
+			return
+		}
+		if _, err := c.Write([]byte{1}); err != nil {
+			c.Close()
+			up.Close()
 			return
 		}
 		done := make(chan struct{}, 2)
@@ -204,8 +255,7 @@ func (f *fabric) dialer(from string) cluster.DialFunc {
 		if err != nil {
 			return nil, err
 		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, p.Addr())
+		return p.Dial(ctx, network)
 	}
 }
 
@@ -324,15 +374,19 @@ func TestProxy_CutAndHeal(t *testing.T) {
 		}
 		return nil
 	}
-	dial := func() net.Conn {
-		c, err := net.Dial("tcp", p.Addr())
-		if err != nil {
-			t.Fatal(err)
+	dial := func() (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		c, err := p.Dial(ctx, "tcp")
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
 		}
-		t.Cleanup(func() { c.Close() })
-		return c
+		return c, err
 	}
-	open := dial()
+	open, err := dial()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := roundTrip(open); err != nil {
 		t.Fatalf("open link: %v", err)
 	}
@@ -340,19 +394,24 @@ func TestProxy_CutAndHeal(t *testing.T) {
 	if err := roundTrip(open); err == nil {
 		t.Fatal("a connection open before the cut still works")
 	}
-	if err := roundTrip(dial()); err == nil {
-		t.Fatal("a blackholed link answered")
-	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
-		t.Fatalf("a blackholed link should time out, got %v", err)
+	if _, err := dial(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a dial over a blackholed link should time out, got %v", err)
 	}
 	p.Cut(linkRefuse)
-	if err := roundTrip(dial()); err == nil {
-		t.Fatal("a refused link answered")
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatalf("a refused link should close at once, got %v", err)
+	if _, err := dial(); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("a dial over a refused link: %v", err)
 	}
 	p.Heal()
-	if err := roundTrip(dial()); err != nil {
+	healed, err := dial()
+	if err != nil {
 		t.Fatalf("healed link: %v", err)
+	}
+	if err := roundTrip(healed); err != nil {
+		t.Fatalf("healed link: %v", err)
+	}
+	// A target that is down is refused through an open link.
+	echo.Close()
+	if _, err := dial(); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("a dial to a closed target: %v", err)
 	}
 }
