@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -234,17 +236,19 @@ func TestLinearizability_CheckersRejectBadHistories(t *testing.T) {
 	}
 }
 
-// TestLinearizability_RegistersUnderPartitionsAndALeaderKill runs the
+// TestLinearizability_RegistersUnderPartitionsAndLeaderKills runs the
 // register workload through every node's API while the leader is cut
-// off, a follower is cut off, and the leader is stopped; then checks the
-// history.
-func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
+// off, a follower is cut off, the leader is stopped and restarted, and
+// the next leader is stopped; then checks the history.
+func TestLinearizability_RegistersUnderPartitionsAndLeaderKills(t *testing.T) {
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	nodes := make([]*node.Node, len(srvs)) // kept: Close clears Server.Node
 	toks := make([]string, len(srvs))
+	ids, raftAddrs := make([]string, len(srvs)), make([]string, len(srvs))
 	for i, s := range srvs {
 		nodes[i], toks[i] = s.Node, s.Admin()
+		ids[i], raftAddrs[i] = s.Node.Cluster.ID(), s.Node.Cluster.Addr()
 	}
 	const nKeys = 3
 	docs := make([]string, nKeys)
@@ -274,58 +278,67 @@ func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
 		dead   = make([]bool, len(srvs))
 		wg     sync.WaitGroup
 	)
-	const nClients = 4
-	clients = make([][]regOp, nClients)
-	for c := range nClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(int64(c)))
-			s, tok := srvs[c%len(srvs)], toks[c%len(srvs)]
-			for seq := 0; !stop.Load(); seq++ {
-				deadMu.RLock()
-				gone := dead[c%len(srvs)]
-				deadMu.RUnlock()
-				if gone {
-					return
-				}
-				k := rng.Intn(nKeys)
-				path := "/documents/" + docs[k] + "/tags/reg"
-				if rng.Intn(2) == 0 {
-					v := fmt.Sprintf("c%d-%d", c, seq)
-					op := regOp{client: c, key: k, write: true, value: v, call: now()}
-					st, _, err := apiCall(s, http.MethodPut, path, map[string]any{"value": v}, tok, 3*time.Second)
-					op.ret, op.known = now(), err == nil && st == http.StatusOK
-					if op.known {
-						acked.Add(1)
-					}
-					mu.Lock()
-					hist, writes = append(hist, op), append(writes, op)
-					clients[c] = append(clients[c], op)
-					status[fmt.Sprintf("PUT %d %v", st, err != nil)]++
-					mu.Unlock()
-					continue
-				}
-				op := regOp{client: c, key: k, call: now()}
-				st, b, err := apiCall(s, http.MethodGet, path, nil, tok, 3*time.Second)
-				op.ret = now()
-				var tag struct {
-					Value *string `json:"value"`
-				}
-				if err != nil || st != http.StatusOK || json.Unmarshal(b, &tag) != nil || tag.Value == nil {
-					mu.Lock()
-					status[fmt.Sprintf("GET %d %v", st, err != nil)]++
-					mu.Unlock()
-					continue // a failed read has no effect
-				}
-				op.value = *tag.Value
-				mu.Lock()
-				clients[c] = append(clients[c], op)
-				status["GET 200"]++
-				mu.Unlock()
+	// client runs one client's session against server i until the run
+	// stops or the node is stopped.
+	client := func(c, i int, s *quiretest.Server, tok string) {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(int64(c)))
+		for seq := 0; !stop.Load(); seq++ {
+			deadMu.RLock()
+			gone := dead[i]
+			deadMu.RUnlock()
+			if gone {
+				return
 			}
-		}()
+			k := rng.Intn(nKeys)
+			path := "/documents/" + docs[k] + "/tags/reg"
+			if rng.Intn(2) == 0 {
+				v := fmt.Sprintf("c%d-%d", c, seq)
+				op := regOp{client: c, key: k, write: true, value: v, call: now()}
+				st, _, err := apiCall(s, http.MethodPut, path, map[string]any{"value": v}, tok, 3*time.Second)
+				op.ret, op.known = now(), err == nil && st == http.StatusOK
+				if op.known {
+					acked.Add(1)
+				}
+				mu.Lock()
+				hist, writes = append(hist, op), append(writes, op)
+				clients[c] = append(clients[c], op)
+				status[fmt.Sprintf("PUT %d %v", st, err != nil)]++
+				mu.Unlock()
+				continue
+			}
+			op := regOp{client: c, key: k, call: now()}
+			st, b, err := apiCall(s, http.MethodGet, path, nil, tok, 3*time.Second)
+			op.ret = now()
+			var tag struct {
+				Value *string `json:"value"`
+			}
+			if err != nil || st != http.StatusOK || json.Unmarshal(b, &tag) != nil || tag.Value == nil {
+				mu.Lock()
+				status[fmt.Sprintf("GET %d %v", st, err != nil)]++
+				mu.Unlock()
+				continue // a failed read has no effect
+			}
+			op.value = *tag.Value
+			mu.Lock()
+			clients[c] = append(clients[c], op)
+			status["GET 200"]++
+			mu.Unlock()
+		}
 	}
+	// startClient starts a new session (a new client id) on server i.
+	startClient := func(i int) {
+		mu.Lock()
+		c := len(clients)
+		clients = append(clients, nil)
+		mu.Unlock()
+		wg.Add(1)
+		go client(c, i, srvs[i], toks[i])
+	}
+	for c := range 4 {
+		startClient(c % len(srvs))
+	}
+	const readerID = 99 // the barrier reader's client id
 	// barrierRead reads key k linearizably at whichever live node leads
 	// (false: none could).
 	barrierRead := func(client, k int) (regOp, bool) {
@@ -357,7 +370,7 @@ func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; !stop.Load(); i++ {
-			op, ok := barrierRead(nClients, i%nKeys)
+			op, ok := barrierRead(readerID, i%nKeys)
 			if !ok {
 				time.Sleep(20 * time.Millisecond) // no leader yet: poll
 				continue
@@ -417,18 +430,43 @@ func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
 	f.healAll()
 	progress("healed", 10)
 
-	var victim *quiretest.Server
-	waitFor(t, "a leader", 20*time.Second, func() bool { victim = leaderAmong(srvs); return victim != nil })
-	deadMu.Lock()
-	for i, s := range srvs {
-		if s == victim {
-			dead[i] = true
-		}
+	// Leader kills: the leader is stopped; it restarts on its data and
+	// Raft address and catches up under load (a new client session on
+	// it); then the next leader is stopped.
+	kill := func() int {
+		t.Helper()
+		var victim *quiretest.Server
+		waitFor(t, "a leader", 20*time.Second, func() bool { victim = leaderAmong(srvs); return victim != nil })
+		i := slices.Index(srvs, victim)
+		deadMu.Lock()
+		dead[i] = true
+		victim.Close()
+		deadMu.Unlock()
+		waitFor(t, "a leader among the survivors", 20*time.Second, func() bool { return leaderAmong(live()) != nil })
+		return i
 	}
-	victim.Close()
-	deadMu.Unlock()
-	waitFor(t, "a leader among the survivors", 20*time.Second, func() bool { return leaderAmong(live()) != nil })
+	first := kill()
 	progress("leader stopped", 20)
+
+	waitFor(t, "the stopped node's Raft port to be free", 10*time.Second, func() bool {
+		ln, err := net.Listen("tcp", raftAddrs[first])
+		if err == nil {
+			ln.Close()
+		}
+		return err == nil
+	})
+	back := quiretest.StartServer(t, srvs[first].DataDir, viaFabricAt(f, ids[first], raftAddrs[first]))
+	deadMu.Lock()
+	srvs[first], nodes[first], toks[first], dead[first] = back, back.Node, back.Admin(), false
+	deadMu.Unlock()
+	waitFor(t, ids[first]+" to rejoin", 20*time.Second, func() bool {
+		l := leaderAmong(live())
+		return l != nil && back.Node.Cluster.AppliedIndex() >= l.Node.Cluster.AppliedIndex()
+	})
+	startClient(first)
+	progress("restarted", 15)
+	kill()
+	progress("second leader stopped", 15)
 
 	stop.Store(true)
 	wg.Wait()
@@ -438,7 +476,7 @@ func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
 		var op regOp
 		waitFor(t, "a final barrier read", 20*time.Second, func() bool {
 			var ok bool
-			op, ok = barrierRead(nClients, k)
+			op, ok = barrierRead(readerID, k)
 			return ok
 		})
 		hist = append(hist, op)
@@ -456,8 +494,8 @@ func TestLinearizability_RegistersUnderPartitionsAndALeaderKill(t *testing.T) {
 		apiReads += len(ops)
 	}
 	apiReads -= len(writes)
-	t.Logf("%d writes (%d acknowledged, %d unknown), %d barrier reads, %d API reads in %v; answers %v",
-		len(writes), acked.Load(), unknown, barrierReads.Load()+nKeys, apiReads, time.Since(t0).Round(time.Millisecond), status)
+	t.Logf("%d writes (%d acknowledged, %d unknown), %d barrier reads, %d API reads by %d client sessions in %v; answers %v",
+		len(writes), acked.Load(), unknown, barrierReads.Load()+nKeys, apiReads, len(clients), time.Since(t0).Round(time.Millisecond), status)
 	if barrierReads.Load() == 0 || apiReads == 0 {
 		t.Fatal("the workload read nothing")
 	}

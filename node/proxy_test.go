@@ -315,6 +315,14 @@ func viaFabric(f *fabric, id string, bootstrap bool) quiretest.Option {
 	}
 }
 
+// viaFabricAt is viaFabric for a member restarting on its Raft address.
+func viaFabricAt(f *fabric, id, raftAddr string) quiretest.Option {
+	return func(c *node.Config) {
+		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: raftAddr,
+			Tune: func(cc *cluster.Config) { cc.Dial = f.dialer(id) }}
+	}
+}
+
 // startFabricCluster starts three nodes whose cluster traffic crosses
 // f: n1 bootstraps and leads, n2 and n3 join it.
 func startFabricCluster(t *testing.T, f *fabric) []*quiretest.Server {
