@@ -114,6 +114,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		PublicWebhooks: c.Webhooks.Public,
 		Logger:         log,
 
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),

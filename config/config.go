@@ -128,6 +128,8 @@ type LLM struct {
 // Webhooks configures outgoing WEBHOOK and event bus requests.
 type Webhooks struct {
 	Secret string `toml:"secret"`
+	// Public opens POST /public/webhooks/... to callers without a token.
+	Public bool `toml:"public"`
 }
 
 // Outbound is the policy for calls to destinations users choose

@@ -46,6 +46,9 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
 	MaxBodyBytes int
+	// PublicWebhooks takes webhook payloads without a token at
+	// /public/webhooks/.
+	PublicWebhooks bool
 	// Timeouts bound slow and idle clients (zero fields: the defaults;
 	// tests shorten them).
 	Timeouts server.Timeouts
@@ -193,6 +196,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
+		PublicWebhooks: cfg.PublicWebhooks,
 		DataDir:        cfg.DataDir,
 		Timeouts:       cfg.Timeouts,
 

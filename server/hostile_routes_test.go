@@ -73,6 +73,11 @@ var routeSamples = map[string]string{
 	"PUT /mappings/:mappingId":                              `{"mapping":{"name":"m","attributes":[{"attributeKey":"k","sourceType":"CONTENT","labelTexts":["a"],"labelMatchingType":"FUZZY"}]}}`,
 	"POST /sites/:siteId/sequences":                         `{"sequence":{"attributeKey":"seqk","pattern":"INV-{SEQUENCE:6}"}}`,
 	"POST /sites/:siteId/sequences/:sequenceId/next":        `{"documentId":"<documentId>"}`,
+	"POST /webhooks":                                        `{"name":"w2","ttl":"60","enabled":"true","tags":[{"key":"t","value":"v"}],"actions":[{"type":"CHECKSUM","parameters":{"checksumType":"SHA256"}}]}`,
+	"PATCH /webhooks/:webhookId":                            `{"name":"w","enabled":"false","ttl":"120","tags":[{"key":"t","values":["a","b"]}]}`,
+	"POST /webhooks/:webhookId/tags":                        `{"key":"t","value":"v"}`,
+	"POST /private/webhooks/*":                              `{"k":"v"}`,
+	"POST /public/webhooks/*":                               `{"k":"v"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }
 
@@ -110,6 +115,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
 	p["indexKey"] = create("POST", "/folders", `{"path":"f/sub"}`, "indexKey")
+	p["webhookId"] = create("POST", "/webhooks", `{"name":"w"}`, "webhookId")
 	return p
 }
 

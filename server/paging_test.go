@@ -136,6 +136,9 @@ func TestPaging_KeyListings(t *testing.T) {
 		created("/sites/default/classifications", map[string]any{"classification": map[string]any{"name": n,
 			"attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "pa"}}}}}, "classificationId")
 	}
+	for _, n := range []string{"w1", "w2", "w3"} {
+		created("/webhooks", map[string]any{"name": n}, "webhookId")
+	}
 	var queues []string
 	for _, n := range []string{"Q1", "Q2", "Q3"} {
 		queues = append(queues, created("/queues", map[string]any{"name": n}, "queueId"))
@@ -165,6 +168,7 @@ func TestPaging_KeyListings(t *testing.T) {
 		{"/mappings", "mappings", "mappingId"},
 		{"/sites/default/classifications", "classifications", "classificationId"},
 		{"/queues", "queues", "queueId"},
+		{"/webhooks", "webhooks", "webhookId"},
 		{queueDocs, "documents", "documentId"},
 	}
 	ids := func(t *testing.T, page map[string]any, field, id string) []string {

@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
+	// Public webhook intake: no token, only with webhooks.public set.
+	a.Post("/public/webhooks/*", s.handlePublicWebhook)
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
@@ -174,6 +176,16 @@ func (s *Server) routes() {
 	api.Get("/mappings/:mappingId", q(read, s.handleGetMapping))
 	api.Put("/mappings/:mappingId", q(govern, s.handleSetMapping))
 	api.Delete("/mappings/:mappingId", q(govern, s.handleDeleteMapping))
+
+	// Webhooks: managed by site governors (SERVICE-SPEC.md §5.2).
+	api.Get("/webhooks", q(govern, s.handleGetWebhooks))
+	api.Post("/webhooks", q(govern, s.handleAddWebhook))
+	api.Get("/webhooks/:webhookId", q(govern, s.handleGetWebhook))
+	api.Patch("/webhooks/:webhookId", q(govern, s.handleUpdateWebhook))
+	api.Delete("/webhooks/:webhookId", q(govern, s.handleDeleteWebhook))
+	api.Get("/webhooks/:webhookId/tags", q(govern, s.handleGetWebhookTags))
+	api.Post("/webhooks/:webhookId/tags", q(govern, s.handleAddWebhookTag))
+	api.Post("/private/webhooks/*", q(write, s.handlePrivateWebhook))
 
 	// Numbering sequences (Quire's own API, see API.md).
 	api.Get("/sites/:siteId/sequences", sp(read, s.handleGetSequences))

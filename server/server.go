@@ -52,6 +52,9 @@ type Deps struct {
 	MaxBodyBytes int
 	// MaxUploadBytes limits a single upload (0: unlimited).
 	MaxUploadBytes int64
+	// PublicWebhooks takes webhook payloads without a token at
+	// /public/webhooks/ (FormKiQ's public webhooks, off by default).
+	PublicWebhooks bool
 	// DataDir is the node's data dir; online backups carry its keys.
 	DataDir string
 	// Metrics receives the HTTP metrics and is served at /metrics

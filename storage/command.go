@@ -52,6 +52,10 @@ const (
 	OpSetFolderPermissions Op = "SetFolderPermissions" // set or clear the role permissions of a folder
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
+	OpPutWebhook           Op = "PutWebhook"           // create or change a webhook
+	OpDeleteWebhook        Op = "DeleteWebhook"        // remove a webhook
+	OpAddWebhookTag        Op = "AddWebhookTag"        // add or replace a webhook's tag
+	OpAddWebhookDocument   Op = "AddWebhookDocument"   // a payload posted to a webhook becomes a document
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -117,6 +121,12 @@ func init() {
 		OpSetFolderPermissions: applySetFolderPermissions,
 		OpPutMapping:           applyPutMapping,
 		OpDeleteMapping:        applyDeleteMapping,
+
+		// webhooks.go
+		OpPutWebhook:         applyPutWebhook,
+		OpDeleteWebhook:      applyDeleteWebhook,
+		OpAddWebhookTag:      applyAddWebhookTag,
+		OpAddWebhookDocument: applyAddWebhookDocument,
 
 		// actions.go, queues.go, siteconfig.go, publications.go
 		OpAddActions:      applyAddActions,

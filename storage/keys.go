@@ -49,6 +49,8 @@ const (
 	pfxSeqByAttr   = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
 	pfxSeqCounter  = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
 	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
+	pfxWebhook     = "wh/"  // wh/<site>/<webhookId> -> Webhook
+	pfxIdempotency = "wi/"  // wi/<site>/<webhookId>/<sha256 of Idempotency-Key> -> idempotencyRecord
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
@@ -262,6 +264,18 @@ func sequenceCounterKey(site, id, period string) []byte {
 
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
+}
+
+func webhookKey(site, id string) []byte { return []byte(pfxWebhook + sk(site) + "/" + id) }
+
+func webhookPrefix(site string) []byte { return []byte(pfxWebhook + sk(site) + "/") }
+
+func idempotencyKey(site, webhook, hash string) []byte {
+	return []byte(pfxIdempotency + sk(site) + "/" + webhook + "/" + hash)
+}
+
+func idempotencyPrefix(site, webhook string) []byte {
+	return []byte(pfxIdempotency + sk(site) + "/" + webhook + "/")
 }
 
 func mappingKey(site, id string) []byte { return []byte(pfxMapping + sk(site) + "/" + id) }
