@@ -78,6 +78,7 @@ var routeSamples = map[string]string{
 	"POST /webhooks/:webhookId/tags":                        `{"key":"t","value":"v"}`,
 	"POST /private/webhooks/*":                              `{"k":"v"}`,
 	"POST /public/webhooks/*":                               `{"k":"v"}`,
+	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }
 
@@ -116,6 +117,8 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
 	p["indexKey"] = create("POST", "/folders", `{"path":"f/sub"}`, "indexKey")
 	p["webhookId"] = create("POST", "/webhooks", `{"name":"w"}`, "webhookId")
+	create("POST", "/shortlinks", `{"targetUrl":"https://example.com/","slug":"s1"}`, "")
+	p["slug"] = "s1"
 	return p
 }
 

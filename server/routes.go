@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
+	// Short links: the slug is the credential, as for signed URLs.
+	a.Get("/s/:slug", s.handleResolveShortlink)
 	// Public webhook intake: no token, only with webhooks.public set.
 	a.Post("/public/webhooks/*", s.handlePublicWebhook)
 
@@ -186,6 +188,8 @@ func (s *Server) routes() {
 	api.Get("/webhooks/:webhookId/tags", q(govern, s.handleGetWebhookTags))
 	api.Post("/webhooks/:webhookId/tags", q(govern, s.handleAddWebhookTag))
 	api.Post("/private/webhooks/*", q(write, s.handlePrivateWebhook))
+	api.Post("/shortlinks", q(write, s.handleAddShortlink))
+	api.Delete("/shortlinks/:slug", q(write, s.handleDeleteShortlink))
 
 	// Numbering sequences (Quire's own API, see API.md).
 	api.Get("/sites/:siteId/sequences", sp(read, s.handleGetSequences))

@@ -56,6 +56,8 @@ const (
 	OpDeleteWebhook        Op = "DeleteWebhook"        // remove a webhook
 	OpAddWebhookTag        Op = "AddWebhookTag"        // add or replace a webhook's tag
 	OpAddWebhookDocument   Op = "AddWebhookDocument"   // a payload posted to a webhook becomes a document
+	OpAddShortlink         Op = "AddShortlink"         // create a short link
+	OpDeleteShortlink      Op = "DeleteShortlink"      // remove a short link
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -122,7 +124,9 @@ func init() {
 		OpPutMapping:           applyPutMapping,
 		OpDeleteMapping:        applyDeleteMapping,
 
-		// webhooks.go
+		// webhooks.go, shortlinks.go
+		OpAddShortlink:       applyAddShortlink,
+		OpDeleteShortlink:    applyDeleteShortlink,
 		OpPutWebhook:         applyPutWebhook,
 		OpDeleteWebhook:      applyDeleteWebhook,
 		OpAddWebhookTag:      applyAddWebhookTag,

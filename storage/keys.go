@@ -51,6 +51,7 @@ const (
 	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
 	pfxWebhook     = "wh/"  // wh/<site>/<webhookId> -> Webhook
 	pfxIdempotency = "wi/"  // wi/<site>/<webhookId>/<sha256 of Idempotency-Key> -> idempotencyRecord
+	pfxShortlink   = "sl/"  // sl/<slug> -> Shortlink (slugs are unique per server, not per site)
 	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
@@ -265,6 +266,8 @@ func sequenceCounterKey(site, id, period string) []byte {
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
 }
+
+func shortlinkKey(slug string) []byte { return []byte(pfxShortlink + slug) }
 
 func webhookKey(site, id string) []byte { return []byte(pfxWebhook + sk(site) + "/" + id) }
 
