@@ -196,6 +196,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 		return nil, errUnauthorized
 	}
 	claims := parsed.Claims.(jwt.MapClaims)
+	if isDelegation(claims) {
+		return nil, errUnauthorized // a delegation token is not a credential of its own
+	}
 	if external && a.cfg.Audience != "" {
 		aud, err := claims.GetAudience()
 		if err != nil || !contains(aud, a.cfg.Audience) {

@@ -71,6 +71,7 @@ func (s *Server) routes() {
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
 	api.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
 	api.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))
+	api.Post("/sites/:siteId/delegationTokens", sp(auth.PermAdmin, s.handleAddDelegationToken))
 
 	api.Get("/documents", q(read, s.handleGetDocuments))
 	api.Post("/documents", q(write, s.handleAddDocument))
