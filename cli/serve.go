@@ -137,7 +137,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 				Clamd:     c.Engines.Clamd,
 				SMTP: pipeline.SMTPConfig{Host: c.SMTP.Host, Port: c.SMTP.Port, Security: c.SMTP.Security, CAFile: c.SMTP.CAFile,
 					Username: c.SMTP.Username, Password: c.SMTP.Password, From: c.SMTP.From},
-				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey},
+				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey, RequireAgreement: c.LLM.RequireAgreement},
 				EventBuses:    c.EventBuses,
 				WebhookSecret: c.Webhooks.Secret,
 			},

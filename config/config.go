@@ -123,6 +123,8 @@ type LLM struct {
 	URL    string `toml:"url"`
 	Model  string `toml:"model"`
 	APIKey string `toml:"api_key"`
+	// RequireAgreement: LLM actions use only models an admin agreed to.
+	RequireAgreement bool `toml:"require_agreement"`
 }
 
 // Webhooks configures outgoing WEBHOOK and event bus requests.

@@ -135,6 +135,8 @@ var settings = []setting{
 		example: "llama3.1", ptr: func(c *Config) any { return &c.LLM.Model }},
 	{key: "llm.api_key", name: "llm-api-key", secret: true, help: "API key of the endpoint (or QUIRE_LLM_API_KEY; never a flag).",
 		example: "change-me", ptr: func(c *Config) any { return &c.LLM.APIKey }},
+	{key: "llm.require_agreement", name: "llm-require-agreement", help: "LLM actions use only models whose usage agreement an admin accepted (POST /system/inferenceModels/agreement); actions naming another model fail with a message.",
+		example: "true", ptr: func(c *Config) any { return &c.LLM.RequireAgreement }},
 
 	{key: "webhooks.secret", name: "webhook-secret", secret: true, help: "Shared secret signing WEBHOOK and event bus requests (X-Quire-Signature, HMAC-SHA256; or QUIRE_WEBHOOK_SECRET).",
 		example: "change-me", ptr: func(c *Config) any { return &c.Webhooks.Secret }},

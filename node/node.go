@@ -198,7 +198,9 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		PublicWebhooks: cfg.PublicWebhooks,
 		DataDir:        cfg.DataDir,
-		Timeouts:       cfg.Timeouts,
+
+		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,
+		Timeouts:              cfg.Timeouts,
 
 		MaxConnsPerClient: cfg.MaxConnsPerClient,
 	})

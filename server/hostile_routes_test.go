@@ -79,6 +79,7 @@ var routeSamples = map[string]string{
 	"POST /private/webhooks/*":                              `{"k":"v"}`,
 	"POST /public/webhooks/*":                               `{"k":"v"}`,
 	"POST /sites/:siteId/delegationTokens":                  `{"permissions":["READ","WRITE"],"onBehalfOf":{"username":"clerk"},"reason":"audit"}`,
+	"POST /system/inferenceModels/agreement":                `{"modelId":"llama3"}`,
 	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }

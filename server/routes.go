@@ -68,6 +68,8 @@ func (s *Server) routes() {
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
+	api.Get("/system/inferenceModels", none(s.handleGetInferenceModels))
+	api.Post("/system/inferenceModels/agreement", admin(s.handleAgreeInferenceModel))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
 	api.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
 	api.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))

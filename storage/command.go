@@ -58,6 +58,7 @@ const (
 	OpAddWebhookDocument   Op = "AddWebhookDocument"   // a payload posted to a webhook becomes a document
 	OpAddShortlink         Op = "AddShortlink"         // create a short link
 	OpDeleteShortlink      Op = "DeleteShortlink"      // remove a short link
+	OpAgreeModel           Op = "AgreeModel"           // accept an inference model's usage agreement
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -127,6 +128,7 @@ func init() {
 		// webhooks.go, shortlinks.go
 		OpAddShortlink:       applyAddShortlink,
 		OpDeleteShortlink:    applyDeleteShortlink,
+		OpAgreeModel:         applyAgreeModel,
 		OpPutWebhook:         applyPutWebhook,
 		OpDeleteWebhook:      applyDeleteWebhook,
 		OpAddWebhookTag:      applyAddWebhookTag,
