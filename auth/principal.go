@@ -65,6 +65,9 @@ type Principal struct {
 	// Delegation is set when the request carried a delegation token: the
 	// caller is then Delegation.Actor, acting as Username.
 	Delegation *Delegation
+	// dirGen is the generation of a directory user's token (0: not a
+	// directory token); Authenticate checks it on every request.
+	dirGen int
 }
 
 // NewPrincipal builds a principal from a username and groups with

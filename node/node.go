@@ -116,6 +116,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	ac := cfg.Auth
 	ac.DataDir = cfg.DataDir
+	ac.Directory = directory{db}
 	a, err := auth.Open(ac, apiKeys{db})
 	if err != nil {
 		db.Close()
@@ -313,4 +314,15 @@ func (k apiKeys) LookupAPIKey(hash string) (auth.APIKey, error) {
 		perms[i] = auth.Permission(p)
 	}
 	return auth.APIKey{Name: rec.Name, Site: rec.SiteID, UserID: rec.UserID, Permissions: perms, Groups: rec.Groups}, nil
+}
+
+// directory adapts storage's user directory to auth.Directory.
+type directory struct{ db *storage.DB }
+
+func (d directory) UserGeneration(name string) (int, bool, error) {
+	u, err := d.db.GetUser(name)
+	if err != nil {
+		return 0, false, err
+	}
+	return u.Generation, u.Enabled, nil
 }

@@ -80,6 +80,17 @@ var routeSamples = map[string]string{
 	"POST /public/webhooks/*":                               `{"k":"v"}`,
 	"POST /sites/:siteId/delegationTokens":                  `{"permissions":["READ","WRITE"],"onBehalfOf":{"username":"clerk"},"reason":"audit"}`,
 	"POST /system/inferenceModels/agreement":                `{"modelId":"llama3"}`,
+	"POST /users":                                           `{"user":{"username":"u2","attributes":{"givenName":"U"}},"temporaryPassword":"temp-password"}`,
+	"PUT /users/:username/:userOperation":                   `{"temporaryPassword":"temp-password-2"}`,
+	"POST /groups":                                          `{"group":{"name":"g2","description":"d"}}`,
+	"POST /groups/:groupName/users":                         `{"user":{"username":"u1"}}`,
+	"POST /login":                                           `{"username":"u1","password":"temp-password"}`,
+	"POST /login/refresh":                                   `{"refreshToken":"x"}`,
+	"POST /respondToAuthChallenge":                          `{"session":"x","username":"u1","newPassword":"new-password"}`,
+	"POST /changePassword":                                  `{"accessToken":"x","previousPassword":"a","proposedPassword":"new-password"}`,
+	"POST /forgotPassword":                                  `{"username":"u1"}`,
+	"POST /forgotPasswordConfirm":                           `{"username":"u1","code":"x","password":"new-password"}`,
+	"POST /confirmRegistration":                             `{"username":"u1","code":"x"}`,
 	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }
@@ -121,6 +132,9 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["webhookId"] = create("POST", "/webhooks", `{"name":"w"}`, "webhookId")
 	create("POST", "/shortlinks", `{"targetUrl":"https://example.com/","slug":"s1"}`, "")
 	p["slug"] = "s1"
+	create("POST", "/users", `{"user":{"username":"u1"},"temporaryPassword":"temp-password"}`, "")
+	create("POST", "/groups", `{"group":{"name":"g1"}}`, "")
+	p["username"], p["groupName"], p["userOperation"] = "u1", "g1", "ENABLE"
 	return p
 }
 

@@ -79,6 +79,9 @@ type Pipeline interface {
 	SendTestMail(ctx context.Context, site, to string) error
 	// Models lists the model ids of the server's LLM endpoint.
 	Models(ctx context.Context) ([]string, error)
+	// SendUserMail mails a directory user (a temporary password, a reset
+	// code) through the default site's or the server's mail settings.
+	SendUserMail(ctx context.Context, to, subject, text string) error
 	Destinations
 }
 

@@ -59,6 +59,16 @@ const (
 	OpAddShortlink         Op = "AddShortlink"         // create a short link
 	OpDeleteShortlink      Op = "DeleteShortlink"      // remove a short link
 	OpAgreeModel           Op = "AgreeModel"           // accept an inference model's usage agreement
+	OpAddUser              Op = "AddUser"              // create a directory user
+	OpDeleteUser           Op = "DeleteUser"           // remove a directory user
+	OpUserOperation        Op = "UserOperation"        // disable, enable or reset a user
+	OpSetResetCode         Op = "SetResetCode"         // a password-reset code the user asked for
+	OpSetPassword          Op = "SetPassword"          // a new password (first sign-in, change, reset)
+	OpLoginResult          Op = "LoginResult"          // a checked sign-in: lockout count, refresh token
+	OpAddGroup             Op = "AddGroup"             // create a directory group
+	OpDeleteGroup          Op = "DeleteGroup"          // remove a directory group
+	OpAddGroupMember       Op = "AddGroupMember"       // put a user in a group
+	OpRemoveGroupMember    Op = "RemoveGroupMember"    // take a user out of a group
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -126,9 +136,21 @@ func init() {
 		OpDeleteMapping:        applyDeleteMapping,
 
 		// webhooks.go, shortlinks.go
-		OpAddShortlink:       applyAddShortlink,
-		OpDeleteShortlink:    applyDeleteShortlink,
-		OpAgreeModel:         applyAgreeModel,
+		OpAddShortlink:    applyAddShortlink,
+		OpDeleteShortlink: applyDeleteShortlink,
+		OpAgreeModel:      applyAgreeModel,
+
+		// users.go
+		OpAddUser:            applyAddUser,
+		OpDeleteUser:         applyDeleteUser,
+		OpUserOperation:      applyUserOperation,
+		OpSetResetCode:       applySetResetCode,
+		OpSetPassword:        applySetPassword,
+		OpLoginResult:        applyLoginResult,
+		OpAddGroup:           applyAddGroup,
+		OpDeleteGroup:        applyDeleteGroup,
+		OpAddGroupMember:     applyAddGroupMember,
+		OpRemoveGroupMember:  applyRemoveGroupMember,
 		OpPutWebhook:         applyPutWebhook,
 		OpDeleteWebhook:      applyDeleteWebhook,
 		OpAddWebhookTag:      applyAddWebhookTag,

@@ -53,6 +53,11 @@ const (
 	pfxIdempotency    = "wi/"  // wi/<site>/<webhookId>/<sha256 of Idempotency-Key> -> idempotencyRecord
 	pfxShortlink      = "sl/"  // sl/<slug> -> Shortlink (slugs are unique per server, not per site)
 	pfxModelAgreement = "ima/" // ima/<modelId> -> ModelAgreement (server-wide)
+	pfxUser           = "usr/" // usr/<username> -> User (the built-in directory, server-wide)
+	pfxGroup          = "grp/" // grp/<group> -> Group
+	pfxUserGroup      = "ugm/" // ugm/<username>\x00<group> -> ""
+	pfxGroupUser      = "gum/" // gum/<group>\x00<username> -> ""
+	pfxRefresh        = "rtk/" // rtk/<sha256 of a refresh token> -> RefreshToken
 	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
@@ -267,6 +272,15 @@ func sequenceCounterKey(site, id, period string) []byte {
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
 }
+
+func userKey(name string) []byte  { return []byte(pfxUser + name) }
+func groupKey(name string) []byte { return []byte(pfxGroup + name) }
+
+func userGroupPrefix(user string) []byte     { return []byte(pfxUserGroup + user + "\x00") }
+func userGroupKey(user, group string) []byte { return append(userGroupPrefix(user), group...) }
+func groupUserPrefix(group string) []byte    { return []byte(pfxGroupUser + group + "\x00") }
+func groupUserKey(group, user string) []byte { return append(groupUserPrefix(group), user...) }
+func refreshKey(hash string) []byte          { return []byte(pfxRefresh + hash) }
 
 func modelAgreementKey(model string) []byte { return []byte(pfxModelAgreement + model) }
 
