@@ -91,6 +91,9 @@ var routeSamples = map[string]string{
 	"POST /forgotPassword":                                  `{"username":"u1"}`,
 	"POST /forgotPasswordConfirm":                           `{"username":"u1","code":"x","password":"new-password"}`,
 	"POST /confirmRegistration":                             `{"username":"u1","code":"x"}`,
+	"PUT /documents/:documentId/ocr":                        `{"content":"text","contentType":"text/plain"}`,
+	"POST /documents/:documentId/syncs":                     `{"sync":{"service":"FULLTEXT","type":"METADATA"}}`,
+	"POST /reindex/documents/:documentId":                   `{"target":"ATTRIBUTES"}`,
 	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }

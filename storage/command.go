@@ -69,6 +69,9 @@ const (
 	OpDeleteGroup          Op = "DeleteGroup"          // remove a directory group
 	OpAddGroupMember       Op = "AddGroupMember"       // put a user in a group
 	OpRemoveGroupMember    Op = "RemoveGroupMember"    // take a user out of a group
+	OpSetText              Op = "SetText"              // set a document's OCR or fulltext text by hand
+	OpDeleteText           Op = "DeleteText"           // remove a document's OCR or fulltext text
+	OpReindexDocument      Op = "ReindexDocument"      // rewrite one document's index entries
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -141,16 +144,21 @@ func init() {
 		OpAgreeModel:      applyAgreeModel,
 
 		// users.go
-		OpAddUser:            applyAddUser,
-		OpDeleteUser:         applyDeleteUser,
-		OpUserOperation:      applyUserOperation,
-		OpSetResetCode:       applySetResetCode,
-		OpSetPassword:        applySetPassword,
-		OpLoginResult:        applyLoginResult,
-		OpAddGroup:           applyAddGroup,
-		OpDeleteGroup:        applyDeleteGroup,
-		OpAddGroupMember:     applyAddGroupMember,
-		OpRemoveGroupMember:  applyRemoveGroupMember,
+		OpAddUser:           applyAddUser,
+		OpDeleteUser:        applyDeleteUser,
+		OpUserOperation:     applyUserOperation,
+		OpSetResetCode:      applySetResetCode,
+		OpSetPassword:       applySetPassword,
+		OpLoginResult:       applyLoginResult,
+		OpAddGroup:          applyAddGroup,
+		OpDeleteGroup:       applyDeleteGroup,
+		OpAddGroupMember:    applyAddGroupMember,
+		OpRemoveGroupMember: applyRemoveGroupMember,
+
+		// texts.go
+		OpSetText:            applySetText,
+		OpDeleteText:         applyDeleteText,
+		OpReindexDocument:    applyReindexDocument,
 		OpPutWebhook:         applyPutWebhook,
 		OpDeleteWebhook:      applyDeleteWebhook,
 		OpAddWebhookTag:      applyAddWebhookTag,
