@@ -3,9 +3,9 @@ package server_test
 import (
 	"encoding/base64"
 	"net/http"
-	"strings"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
