@@ -59,8 +59,15 @@ type Principal struct {
 	// Sites maps each site the caller has a group for to its sorted
 	// permissions.
 	Sites map[string][]Permission
-	// APIKeySite is the site of the API key the caller used, if any.
+	// APIKeySite is the site of the API key the caller used, if any
+	// (with a delegation token: the token's site).
 	APIKeySite string
+	// Delegation is set when the request carried a delegation token: the
+	// caller is then Delegation.Actor, acting as Username.
+	Delegation *Delegation
+	// dirGen is the generation of a directory user's token (0: not a
+	// directory token); Authenticate checks it on every request.
+	dirGen int
 }
 
 // NewPrincipal builds a principal from a username and groups with

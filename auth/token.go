@@ -52,6 +52,9 @@ type Config struct {
 	Leeway time.Duration
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+	// Directory is the built-in user directory, which directory users'
+	// tokens are checked against on every request (nil: none).
+	Directory Directory
 }
 
 // Authenticator verifies Authorization header values.
@@ -166,6 +169,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 		return a.apiKey(tok)
 	}
 	if p := a.verified.get(tok, a.cfg.Now()); p != nil {
+		if err := a.checkDirectory(p); err != nil {
+			return nil, err
+		}
 		return p, nil
 	}
 	var external bool
@@ -196,6 +202,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 		return nil, errUnauthorized
 	}
 	claims := parsed.Claims.(jwt.MapClaims)
+	if isDelegation(claims) {
+		return nil, errUnauthorized // a delegation token is not a credential of its own
+	}
 	if external && a.cfg.Audience != "" {
 		aud, err := claims.GetAudience()
 		if err != nil || !contains(aud, a.cfg.Audience) {
@@ -204,6 +213,12 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 	}
 	p := NewPrincipal(a.username(claims), a.groups(claims))
 	p.Claims = customClaims(claims)
+	if !external {
+		p.dirGen = dirGeneration(claims)
+	}
+	if err := a.checkDirectory(p); err != nil {
+		return nil, err
+	}
 	a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
 	return p, nil
 }

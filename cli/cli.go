@@ -1,5 +1,5 @@
 // Package cli holds the quire commands, one file per command: serve.go,
-// token.go, config.go, service.go, doctor.go, backup.go, restore.go and
+// token.go, user.go, config.go, service.go, doctor.go, backup.go, restore.go and
 // reindex.go, with progress.go for the progress lines of backup, restore
 // and reindex. Main dispatches a command line to them; the package main
 // at the repository root only calls Main.
@@ -22,6 +22,7 @@ func usage(w io.Writer) {
 commands:
   serve     run the server
   token     print a signed access token for a data dir
+  user      add|passwd|disable|enable a user of the built-in directory (through the running server)
   config    print an example config file (example) or validate one (check)
   service   install|uninstall|start|stop|restart|status the OS service (systemd, Windows SCM)
   doctor    check the data dir, disk, store, engines, clock, TLS and config; print what to fix
@@ -47,6 +48,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(args[1:], stderr)
 	case "token":
 		err = cmdToken(args[1:], stdout, stderr)
+	case "user":
+		err = cmdUser(args[1:], stdout, stderr)
 	case "reindex":
 		err = cmdReindex(args[1:], stderr)
 	case "config":

@@ -114,6 +114,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		PublicWebhooks: c.Webhooks.Public,
 		Logger:         log,
 
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),
@@ -136,7 +137,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 				Clamd:     c.Engines.Clamd,
 				SMTP: pipeline.SMTPConfig{Host: c.SMTP.Host, Port: c.SMTP.Port, Security: c.SMTP.Security, CAFile: c.SMTP.CAFile,
 					Username: c.SMTP.Username, Password: c.SMTP.Password, From: c.SMTP.From},
-				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey},
+				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey, RequireAgreement: c.LLM.RequireAgreement},
 				EventBuses:    c.EventBuses,
 				WebhookSecret: c.Webhooks.Secret,
 			},

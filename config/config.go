@@ -123,11 +123,15 @@ type LLM struct {
 	URL    string `toml:"url"`
 	Model  string `toml:"model"`
 	APIKey string `toml:"api_key"`
+	// RequireAgreement: LLM actions use only models an admin agreed to.
+	RequireAgreement bool `toml:"require_agreement"`
 }
 
 // Webhooks configures outgoing WEBHOOK and event bus requests.
 type Webhooks struct {
 	Secret string `toml:"secret"`
+	// Public opens POST /public/webhooks/... to callers without a token.
+	Public bool `toml:"public"`
 }
 
 // Outbound is the policy for calls to destinations users choose

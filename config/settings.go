@@ -135,9 +135,13 @@ var settings = []setting{
 		example: "llama3.1", ptr: func(c *Config) any { return &c.LLM.Model }},
 	{key: "llm.api_key", name: "llm-api-key", secret: true, help: "API key of the endpoint (or QUIRE_LLM_API_KEY; never a flag).",
 		example: "change-me", ptr: func(c *Config) any { return &c.LLM.APIKey }},
+	{key: "llm.require_agreement", name: "llm-require-agreement", help: "LLM actions use only models whose usage agreement an admin accepted (POST /system/inferenceModels/agreement); actions naming another model fail with a message.",
+		example: "true", ptr: func(c *Config) any { return &c.LLM.RequireAgreement }},
 
 	{key: "webhooks.secret", name: "webhook-secret", secret: true, help: "Shared secret signing WEBHOOK and event bus requests (X-Quire-Signature, HMAC-SHA256; or QUIRE_WEBHOOK_SECRET).",
 		example: "change-me", ptr: func(c *Config) any { return &c.Webhooks.Secret }},
+	{key: "webhooks.public", name: "public-webhooks", help: "Take payloads at POST /public/webhooks/<webhookId> without a token (FormKiQ's public webhooks, off by default); POST /private/webhooks/... always needs one.",
+		example: "true", ptr: func(c *Config) any { return &c.Webhooks.Public }},
 
 	{key: "event_buses", name: "event-bus", help: "Event buses of EVENTBRIDGE actions: eventBusName = URL the CloudEvents are posted to. Flag: --event-bus name=url (repeatable); variable: QUIRE_EVENT_BUS=name=url,name=url.",
 		example: `office = "http://127.0.0.1:9000/events"`, ptr: func(c *Config) any { return &c.EventBuses }},

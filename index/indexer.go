@@ -604,3 +604,12 @@ func (ix *Indexer) Queued() uint64 {
 	defer ix.textMu.Unlock()
 	return ix.queued - ix.processed
 }
+
+// Pending reports whether a change of the document is not in the search
+// index yet (GET /documents/{id}/syncs).
+func (ix *Indexer) Pending(r storage.DocRef) bool {
+	ix.ovMu.Lock()
+	_, ok := ix.ov[r]
+	ix.ovMu.Unlock()
+	return ok
+}

@@ -274,6 +274,8 @@ func encodeError(err error) *wireError {
 		ce *storage.ConflictError
 		ac *storage.AccessError
 		wr *storage.WriteRefusedError
+		le *storage.LimitError
+		re *storage.RequestError
 		nl *cluster.NotLeaderError
 	)
 	switch {
@@ -289,6 +291,10 @@ func encodeError(err error) *wireError {
 		return &wireError{Kind: "access", Msg: ac.Msg}
 	case errors.As(err, &wr):
 		return &wireError{Kind: "refused", Msg: wr.Kind, Reason: wr.Reason}
+	case errors.As(err, &le):
+		return &wireError{Kind: "limit", Msg: le.Msg}
+	case errors.As(err, &re):
+		return &wireError{Kind: "request", Msg: re.Msg}
 	}
 	for name, s := range sentinels {
 		if errors.Is(err, s) {
@@ -313,6 +319,10 @@ func decodeError(w *wireError) error {
 		return &storage.AccessError{Msg: w.Msg}
 	case "refused":
 		return &storage.WriteRefusedError{Kind: w.Msg, Reason: w.Reason}
+	case "limit":
+		return &storage.LimitError{Msg: w.Msg}
+	case "request":
+		return &storage.RequestError{Msg: w.Msg}
 	case "sentinel":
 		if s, ok := sentinels[w.Sentinel]; ok {
 			return fmt.Errorf("%w (at the leader: %s)", s, w.Msg)
@@ -332,6 +342,7 @@ var resultTypes = func() map[string]reflect.Type {
 		storage.MoveFolderResult{}, &storage.MoveFolderResult{},
 		storage.FolderMoveJob{}, &storage.FolderMoveJob{},
 		storage.ActionResult{}, &storage.ActionResult{},
+		storage.WebhookDocumentResult{}, &storage.WebhookDocumentResult{},
 	} {
 		t := reflect.TypeOf(v)
 		m[t.String()] = t

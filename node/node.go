@@ -46,6 +46,9 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
 	MaxBodyBytes int
+	// PublicWebhooks takes webhook payloads without a token at
+	// /public/webhooks/.
+	PublicWebhooks bool
 	// Timeouts bound slow and idle clients (zero fields: the defaults;
 	// tests shorten them).
 	Timeouts server.Timeouts
@@ -113,6 +116,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	ac := cfg.Auth
 	ac.DataDir = cfg.DataDir
+	ac.Directory = directory{db}
 	a, err := auth.Open(ac, apiKeys{db})
 	if err != nil {
 		db.Close()
@@ -193,8 +197,11 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Version:        Version,
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
+		PublicWebhooks: cfg.PublicWebhooks,
 		DataDir:        cfg.DataDir,
-		Timeouts:       cfg.Timeouts,
+
+		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,
+		Timeouts:              cfg.Timeouts,
 
 		MaxConnsPerClient: cfg.MaxConnsPerClient,
 	})
@@ -307,4 +314,15 @@ func (k apiKeys) LookupAPIKey(hash string) (auth.APIKey, error) {
 		perms[i] = auth.Permission(p)
 	}
 	return auth.APIKey{Name: rec.Name, Site: rec.SiteID, UserID: rec.UserID, Permissions: perms, Groups: rec.Groups}, nil
+}
+
+// directory adapts storage's user directory to auth.Directory.
+type directory struct{ db *storage.DB }
+
+func (d directory) UserGeneration(name string) (int, bool, error) {
+	u, err := d.db.GetUser(name)
+	if err != nil {
+		return 0, false, err
+	}
+	return u.Generation, u.Enabled, nil
 }

@@ -195,6 +195,9 @@ type LLMConfig struct {
 	URL     string // base URL, e.g. http://127.0.0.1:11434/v1
 	APIKey  string
 	ModelID string
+	// RequireAgreement makes LLM actions use only models whose usage
+	// agreement an admin accepted (POST /system/inferenceModels/agreement).
+	RequireAgreement bool
 }
 
 func (e *Engines) defaults() {

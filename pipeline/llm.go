@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"quire/outbound"
 	"quire/storage"
@@ -71,6 +72,15 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 	if model == "" {
 		return "", "", errors.New("no model: set modelId on the action, ModelId on the prompt entity or llm.modelId in the site configuration")
 	}
+	if j.p.cfg.Engines.LLM.RequireAgreement {
+		ok, err := j.p.db.ModelAgreed(model)
+		if err != nil {
+			return "", "", retryable(err)
+		}
+		if !ok {
+			return "", "", fmt.Errorf("model '%s' has no usage agreement: an admin accepts it with POST /system/inferenceModels/agreement", model)
+		}
+	}
 	req := map[string]any{"model": model, "messages": msgs, "temperature": 0, "stream": false}
 	if maxTokens > 0 {
 		req["max_tokens"] = maxTokens
@@ -120,6 +130,48 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 		return "", "", errors.New("LLM endpoint gave no chat completion answer")
 	}
 	return out.Choices[0].Message.Content, model, nil
+}
+
+// Models lists the model ids of the server's LLM endpoint (GET
+// <url>/models, the OpenAI API), sorted; none without an endpoint.
+func (p *Pipeline) Models(ctx context.Context) ([]string, error) {
+	ep := p.cfg.Engines.LLM
+	if ep.URL == "" {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(ep.URL, "/")+"/models", nil)
+	if err != nil {
+		return nil, fmt.Errorf("invalid LLM url: %v", err)
+	}
+	if ep.APIKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+ep.APIKey)
+	}
+	resp, err := llmClient.Do(hr)
+	if err != nil {
+		return nil, fmt.Errorf("LLM endpoint %s: %s", ep.URL, outbound.Reason(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("LLM endpoint %s answered %s to GET /models", ep.URL, outbound.Status(resp.StatusCode))
+	}
+	var out struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&out); err != nil {
+		return nil, fmt.Errorf("LLM endpoint %s: GET /models gave no model list", ep.URL)
+	}
+	ids := make([]string, 0, len(out.Data))
+	for _, m := range out.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
 }
 
 // llmClient calls the operator's LLM endpoint. It has no overall timeout:

@@ -102,6 +102,16 @@ func (p *Pipeline) SendTestMail(ctx context.Context, site, to string) error {
 		Text: "This is a test notification from Quire for site " + site + ". Notifications of this site are delivered."})
 }
 
+// SendUserMail sends a directory mail (a temporary password, a reset
+// code) through the default site's mail settings, else the server's.
+func (p *Pipeline) SendUserMail(ctx context.Context, to, subject, text string) error {
+	cfg, err := p.mailConfig("default")
+	if err != nil {
+		return err
+	}
+	return SendMail(ctx, cfg, Mail{From: cfg.From, To: []string{to}, Subject: subject, Text: text})
+}
+
 // SendMail delivers m through the mail server of cfg. Connection errors
 // and 4xx replies are transient (retried); 5xx replies fail.
 func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {

@@ -78,9 +78,10 @@ func truncateChars(s string, limit int) string {
 // text returns the document's text and where it came from ("" when the
 // content type has none).
 func (j *Job) text(ctx context.Context) (string, string, error) {
-	// Only an OCR action stores OCR text: without one the read (which
-	// waits for the synced commits under way) is left out.
-	if j.hasAction("OCR") {
+	// Only an OCR action or PUT /ocr (Doc.OCRText) stores OCR text:
+	// without either the read (which waits for the synced commits under
+	// way) is left out.
+	if j.hasAction("OCR") || j.Doc.OCRText {
 		if tr, err := j.p.db.Text(j.Site, j.Doc.DocumentID, storage.TextOCR); err != nil {
 			return "", "", err
 		} else if tr != nil {

@@ -204,6 +204,7 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 	}
 	out := documentJSON(d)
 	out["content"] = tr.Text
+	out["metadata"] = metadataMap(d.Metadata)
 	tags, err := s.db.GetTags(r.site, d.DocumentID)
 	if err != nil {
 		return err

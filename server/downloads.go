@@ -149,11 +149,33 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	short := false
+	switch f := r.Query("format"); f {
+	case "":
+	case "short":
+		short = true
+	default:
+		return invalid("format", "invalid 'format': only 'short' is supported")
+	}
 	if d.DeepLinkPath != "" && !d.HasContent {
+		if short {
+			u, err := s.shortDocumentURL(r, id, d.DeepLinkPath, dur)
+			if err != nil {
+				return err
+			}
+			return r.JSON(urlResponse{DocumentID: id, URL: u})
+		}
 		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
 	}
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	}
+	if short {
+		u, err := s.shortDocumentURL(r, id, "", dur)
+		if err != nil {
+			return err
+		}
+		return r.JSON(urlResponse{DocumentID: id, URL: u})
 	}
 	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
 }

@@ -260,6 +260,11 @@ type llmServer struct {
 func newLLMServer(t *testing.T) *llmServer {
 	l := &llmServer{}
 	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{
+				map[string]any{"id": "mistral", "object": "model"}, map[string]any{"id": "llama3", "object": "model"}}})
+			return
+		}
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return

@@ -51,6 +51,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		ac *storage.AccessError
 		fe *fiber.Error
 		wr *storage.WriteRefusedError
+		le *storage.LimitError
+		re *storage.RequestError
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
 	)
@@ -64,6 +66,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = http.StatusConflict, messageBody{ce.Msg}
 	case errors.As(err, &wr):
 		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
+	case errors.As(err, &le):
+		status, body = http.StatusTooManyRequests, messageBody{le.Msg}
+	case errors.As(err, &re):
+		status, body = http.StatusBadRequest, messageBody{re.Msg}
 	case errors.As(err, &ae):
 		status, body = ae.status, messageBody{ae.msg}
 	case errors.As(err, &au):

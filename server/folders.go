@@ -113,8 +113,15 @@ func (s *Server) handleIndexSearch(r *reqCtx) error {
 	if b.IndexType == nil || *b.IndexType == "" {
 		return invalid("indexType", "'indexType' is required")
 	}
-	if *b.IndexType != "folder" {
-		return invalid("indexType", "invalid 'indexType'")
+	switch *b.IndexType {
+	case "folder":
+	case "tags":
+		// FormKiQ returns the site's tag keys as values.
+		return keyPage(r, "tk", "values", func(after string, limit int) ([]string, string, error) {
+			return s.db.TagKeys(r.site, after, limit)
+		}, func(k *string) map[string]any { return map[string]any{"value": *k} })
+	default:
+		return invalid("indexType", "invalid 'indexType': folder or tags")
 	}
 	limit, err := listLimit(r)
 	if err != nil {

@@ -131,6 +131,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 		}
 		m := documentJSON(d)
 		m["createdBy"] = d.UserID
+		m["metadata"] = metadataMap(d.Metadata)
 		res.add(m, d.DocumentID)
 	}
 	if in.ResponseFields != nil {
@@ -421,4 +422,19 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// metadataMap is a document's metadata as the fulltext responses of
+// FormKiQ's spec declare it: a map of key to value (a string, or a list
+// for several values), not the list of {key, value} of GET /documents.
+func metadataMap(md []storage.Metadata) map[string]any {
+	out := make(map[string]any, len(md))
+	for _, m := range md {
+		if len(m.Values) > 0 {
+			out[m.Key] = m.Values
+		} else {
+			out[m.Key] = m.Value
+		}
+	}
+	return out
 }

@@ -73,6 +73,28 @@ var routeSamples = map[string]string{
 	"PUT /mappings/:mappingId":                              `{"mapping":{"name":"m","attributes":[{"attributeKey":"k","sourceType":"CONTENT","labelTexts":["a"],"labelMatchingType":"FUZZY"}]}}`,
 	"POST /sites/:siteId/sequences":                         `{"sequence":{"attributeKey":"seqk","pattern":"INV-{SEQUENCE:6}"}}`,
 	"POST /sites/:siteId/sequences/:sequenceId/next":        `{"documentId":"<documentId>"}`,
+	"POST /webhooks":                                        `{"name":"w2","ttl":"60","enabled":"true","tags":[{"key":"t","value":"v"}],"actions":[{"type":"CHECKSUM","parameters":{"checksumType":"SHA256"}}]}`,
+	"PATCH /webhooks/:webhookId":                            `{"name":"w","enabled":"false","ttl":"120","tags":[{"key":"t","values":["a","b"]}]}`,
+	"POST /webhooks/:webhookId/tags":                        `{"key":"t","value":"v"}`,
+	"POST /private/webhooks/*":                              `{"k":"v"}`,
+	"POST /public/webhooks/*":                               `{"k":"v"}`,
+	"POST /sites/:siteId/delegationTokens":                  `{"permissions":["READ","WRITE"],"onBehalfOf":{"username":"clerk"},"reason":"audit"}`,
+	"POST /system/inferenceModels/agreement":                `{"modelId":"llama3"}`,
+	"POST /users":                                           `{"user":{"username":"u2","attributes":{"givenName":"U"}},"temporaryPassword":"temp-password"}`,
+	"PUT /users/:username/:userOperation":                   `{"temporaryPassword":"temp-password-2"}`,
+	"POST /groups":                                          `{"group":{"name":"g2","description":"d"}}`,
+	"POST /groups/:groupName/users":                         `{"user":{"username":"u1"}}`,
+	"POST /login":                                           `{"username":"u1","password":"temp-password"}`,
+	"POST /login/refresh":                                   `{"refreshToken":"x"}`,
+	"POST /respondToAuthChallenge":                          `{"session":"x","username":"u1","newPassword":"new-password"}`,
+	"POST /changePassword":                                  `{"accessToken":"x","previousPassword":"a","proposedPassword":"new-password"}`,
+	"POST /forgotPassword":                                  `{"username":"u1"}`,
+	"POST /forgotPasswordConfirm":                           `{"username":"u1","code":"x","password":"new-password"}`,
+	"POST /confirmRegistration":                             `{"username":"u1","code":"x"}`,
+	"PUT /documents/:documentId/ocr":                        `{"content":"text","contentType":"text/plain"}`,
+	"POST /documents/:documentId/syncs":                     `{"sync":{"service":"FULLTEXT","type":"METADATA"}}`,
+	"POST /reindex/documents/:documentId":                   `{"target":"ATTRIBUTES"}`,
+	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }
 
@@ -110,6 +132,12 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
 	p["indexKey"] = create("POST", "/folders", `{"path":"f/sub"}`, "indexKey")
+	p["webhookId"] = create("POST", "/webhooks", `{"name":"w"}`, "webhookId")
+	create("POST", "/shortlinks", `{"targetUrl":"https://example.com/","slug":"s1"}`, "")
+	p["slug"] = "s1"
+	create("POST", "/users", `{"user":{"username":"u1"},"temporaryPassword":"temp-password"}`, "")
+	create("POST", "/groups", `{"group":{"name":"g1"}}`, "")
+	p["username"], p["groupName"], p["userOperation"] = "u1", "g1", "ENABLE"
 	return p
 }
 

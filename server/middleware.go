@@ -84,6 +84,12 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 		"status", c.Response().StatusCode(),
 		"durationMs", float64(took.Microseconds())/1000,
 	)
+	if p, _ := c.Locals(localPrincipal).(*auth.Principal); p != nil && p.Delegation != nil {
+		// Both identities and the reason, for the audit trail.
+		d := p.Delegation
+		s.log.Info("delegated request", "requestId", id, "actor", d.Actor, "onBehalfOf", d.OnBehalfOf,
+			"site", d.Site, "delegatedBy", d.IssuedBy, "reason", d.Reason)
+	}
 	return nil
 }
 
@@ -137,6 +143,11 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	p, err := s.deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
 	if err != nil {
 		return err
+	}
+	if tok := c.Request().Header.Peek(auth.DelegationHeader); len(tok) > 0 {
+		if p, err = s.deps.Auth.Delegate(p, string(tok)); err != nil {
+			return err
+		}
 	}
 	c.Locals(localPrincipal, p)
 	return c.Next()

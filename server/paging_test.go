@@ -112,6 +112,9 @@ func TestPaging_KeyListings(t *testing.T) {
 		if r.Status != http.StatusCreated && r.Status != http.StatusOK {
 			t.Fatalf("POST %s: status %d: %s", path, r.Status, r.Body)
 		}
+		if idField == "" {
+			return ""
+		}
 		return str(t, r.JSON(t), idField)
 	}
 	keys := []string{"pa", "pb", "pc"}
@@ -135,6 +138,14 @@ func TestPaging_KeyListings(t *testing.T) {
 	for _, n := range []string{"C1", "C2", "C3"} {
 		created("/sites/default/classifications", map[string]any{"classification": map[string]any{"name": n,
 			"attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "pa"}}}}}, "classificationId")
+	}
+	for _, n := range []string{"u1", "u2", "u3"} {
+		created("/users", map[string]any{"user": map[string]any{"username": n}, "temporaryPassword": "temp-password"}, "")
+		created("/groups", map[string]any{"group": map[string]any{"name": "g" + n}}, "")
+		created("/groups/gu1/users", map[string]any{"user": map[string]any{"username": n}}, "")
+	}
+	for _, n := range []string{"w1", "w2", "w3"} {
+		created("/webhooks", map[string]any{"name": n}, "webhookId")
 	}
 	var queues []string
 	for _, n := range []string{"Q1", "Q2", "Q3"} {
@@ -165,6 +176,10 @@ func TestPaging_KeyListings(t *testing.T) {
 		{"/mappings", "mappings", "mappingId"},
 		{"/sites/default/classifications", "classifications", "classificationId"},
 		{"/queues", "queues", "queueId"},
+		{"/webhooks", "webhooks", "webhookId"},
+		{"/users", "users", "username"},
+		{"/groups", "groups", "name"},
+		{"/groups/gu1/users", "users", "username"},
 		{queueDocs, "documents", "documentId"},
 	}
 	ids := func(t *testing.T, page map[string]any, field, id string) []string {

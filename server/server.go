@@ -52,6 +52,12 @@ type Deps struct {
 	MaxBodyBytes int
 	// MaxUploadBytes limits a single upload (0: unlimited).
 	MaxUploadBytes int64
+	// PublicWebhooks takes webhook payloads without a token at
+	// /public/webhooks/ (FormKiQ's public webhooks, off by default).
+	PublicWebhooks bool
+	// RequireModelAgreement: LLM actions use only agreed models, and the
+	// model listing says which are (llm.require_agreement).
+	RequireModelAgreement bool
 	// DataDir is the node's data dir; online backups carry its keys.
 	DataDir string
 	// Metrics receives the HTTP metrics and is served at /metrics
@@ -71,6 +77,11 @@ type Pipeline interface {
 	Status() (running bool, queued int, oldest time.Duration)
 	// SendTestMail sends a site's test notification.
 	SendTestMail(ctx context.Context, site, to string) error
+	// Models lists the model ids of the server's LLM endpoint.
+	Models(ctx context.Context) ([]string, error)
+	// SendUserMail mails a directory user (a temporary password, a reset
+	// code) through the default site's or the server's mail settings.
+	SendUserMail(ctx context.Context, to, subject, text string) error
 	Destinations
 }
 

@@ -103,6 +103,7 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	}
 	limit("maxContentLengthBytes", &next.MaxContentLengthBytes, in.MaxContentLengthBytes)
 	limit("maxDocuments", &next.MaxDocuments, in.MaxDocuments)
+	limit("maxWebhooks", &next.MaxWebhooks, in.MaxWebhooks)
 	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
 	errs = append(errs, unsupportedSiteConfig(raw)...)
 	set("document", func() {
@@ -115,7 +116,6 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 	})
 	// Only empty values get here (unsupportedSiteConfig refuses others):
 	// they clear what an older version stored.
-	set("maxWebhooks", func() { next.MaxWebhooks = in.MaxWebhooks })
 	set("ocr", func() { next.Ocr = nilIfEmpty(in.Ocr) })
 	set("google", func() { next.Google = nilIfEmpty(in.Google) })
 	set("docusign", func() { next.Docusign = nilIfEmpty(in.Docusign) })
@@ -247,14 +247,13 @@ func (s *Server) handleNotificationTest(r *reqCtx) error {
 }
 
 // limitUnit names what each numeric site limit counts, for its message.
-var limitUnit = map[string]string{"maxContentLengthBytes": "bytes", "maxDocuments": "documents"}
+var limitUnit = map[string]string{"maxContentLengthBytes": "bytes", "maxDocuments": "documents", "maxWebhooks": "webhooks"}
 
 // unsupportedSiteSettings are FormKiQ site settings Quire has nothing to apply
 // to, with the reason given to a client that sets one. Accepting them
 // silently would let an operator believe a limit or an integration is in
 // force.
 var unsupportedSiteSettings = []struct{ key, why string }{
-	{"maxWebhooks", "this server has no webhooks API"},
 	{"ocr", "OCR limits per site are not supported; the server's OCR settings apply"},
 	{"google", "Google integration is not available on this server"},
 	{"docusign", "DocuSign integration is not available on this server"},

@@ -202,7 +202,7 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"maxWebhooks", map[string]any{"maxWebhooks": "5"}, 400, `{"errors":[{"key":"maxWebhooks","error":"'maxWebhooks' is not supported: this server has no webhooks API"}]}`},
+		{"maxWebhooks not a number", map[string]any{"maxWebhooks": "five"}, 400, `{"errors":[{"key":"maxWebhooks","error":"invalid 'maxWebhooks': a positive number of webhooks, or \"\" for no limit"}]}`},
 		{"ocr limits", map[string]any{"ocr": map[string]any{"maxTransactions": 3}}, 400, `{"errors":[{"key":"ocr","error":"'ocr' is not supported: OCR limits per site are not supported; the server's OCR settings apply"}]}`},
 		{"google", map[string]any{"google": map[string]any{"workloadIdentityAudience": "x"}}, 400, ""},
 		{"docusign", map[string]any{"docusign": map[string]any{"userId": "x"}}, 400, ""},

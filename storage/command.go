@@ -52,6 +52,26 @@ const (
 	OpSetFolderPermissions Op = "SetFolderPermissions" // set or clear the role permissions of a folder
 	OpPutMapping           Op = "PutMapping"           // create or replace an IDP mapping
 	OpDeleteMapping        Op = "DeleteMapping"        // remove an IDP mapping
+	OpPutWebhook           Op = "PutWebhook"           // create or change a webhook
+	OpDeleteWebhook        Op = "DeleteWebhook"        // remove a webhook
+	OpAddWebhookTag        Op = "AddWebhookTag"        // add or replace a webhook's tag
+	OpAddWebhookDocument   Op = "AddWebhookDocument"   // a payload posted to a webhook becomes a document
+	OpAddShortlink         Op = "AddShortlink"         // create a short link
+	OpDeleteShortlink      Op = "DeleteShortlink"      // remove a short link
+	OpAgreeModel           Op = "AgreeModel"           // accept an inference model's usage agreement
+	OpAddUser              Op = "AddUser"              // create a directory user
+	OpDeleteUser           Op = "DeleteUser"           // remove a directory user
+	OpUserOperation        Op = "UserOperation"        // disable, enable or reset a user
+	OpSetResetCode         Op = "SetResetCode"         // a password-reset code the user asked for
+	OpSetPassword          Op = "SetPassword"          // a new password (first sign-in, change, reset)
+	OpLoginResult          Op = "LoginResult"          // a checked sign-in: lockout count, refresh token
+	OpAddGroup             Op = "AddGroup"             // create a directory group
+	OpDeleteGroup          Op = "DeleteGroup"          // remove a directory group
+	OpAddGroupMember       Op = "AddGroupMember"       // put a user in a group
+	OpRemoveGroupMember    Op = "RemoveGroupMember"    // take a user out of a group
+	OpSetText              Op = "SetText"              // set a document's OCR or fulltext text by hand
+	OpDeleteText           Op = "DeleteText"           // remove a document's OCR or fulltext text
+	OpReindexDocument      Op = "ReindexDocument"      // rewrite one document's index entries
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -117,6 +137,32 @@ func init() {
 		OpSetFolderPermissions: applySetFolderPermissions,
 		OpPutMapping:           applyPutMapping,
 		OpDeleteMapping:        applyDeleteMapping,
+
+		// webhooks.go, shortlinks.go
+		OpAddShortlink:    applyAddShortlink,
+		OpDeleteShortlink: applyDeleteShortlink,
+		OpAgreeModel:      applyAgreeModel,
+
+		// users.go
+		OpAddUser:           applyAddUser,
+		OpDeleteUser:        applyDeleteUser,
+		OpUserOperation:     applyUserOperation,
+		OpSetResetCode:      applySetResetCode,
+		OpSetPassword:       applySetPassword,
+		OpLoginResult:       applyLoginResult,
+		OpAddGroup:          applyAddGroup,
+		OpDeleteGroup:       applyDeleteGroup,
+		OpAddGroupMember:    applyAddGroupMember,
+		OpRemoveGroupMember: applyRemoveGroupMember,
+
+		// texts.go
+		OpSetText:            applySetText,
+		OpDeleteText:         applyDeleteText,
+		OpReindexDocument:    applyReindexDocument,
+		OpPutWebhook:         applyPutWebhook,
+		OpDeleteWebhook:      applyDeleteWebhook,
+		OpAddWebhookTag:      applyAddWebhookTag,
+		OpAddWebhookDocument: applyAddWebhookDocument,
 
 		// actions.go, queues.go, siteconfig.go, publications.go
 		OpAddActions:      applyAddActions,

@@ -50,6 +50,9 @@ type Document struct {
 	Metadata            []Metadata `json:"metadata,omitempty"`
 	Artifacts           bool       `json:"artifacts,omitempty"`
 	ArtifactCategory    string     `json:"artifactCategory,omitempty"`
+	// OCRText is set while the document holds OCR text set by hand (PUT
+	// /documents/{id}/ocr), which FULLTEXT indexes as an OCR action's.
+	OCRText bool `json:"ocrText,omitempty"`
 	// DetectContentType is set while the content type is still to be
 	// detected from the uploaded bytes.
 	DetectContentType bool `json:"detectContentType,omitempty"`

@@ -14,45 +14,54 @@ import (
 // Parts that may contain "/" (paths, tag keys and values) come last or are
 // separated by a NUL byte, which validation refuses in user input.
 const (
-	pfxSite        = "s/"   // s/<site> -> Site
-	pfxDoc         = "d/"   // d/<site>/<doc> -> Document
-	pfxTag         = "t/"   // t/<site>/<doc>/<tagKey> -> Tag
-	pfxTagIndex    = "ti/"  // ti/<site>/<tagKey>\x00<value>\x00<doc> -> ""
-	pfxPath        = "p/"   // p/<site>/<path> -> documentId
-	pfxFolder      = "f/"   // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
-	pfxInserted    = "ins/" // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
-	pfxDeleted     = "del/" // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
-	pfxAction      = "a/"   // a/<site>/<doc>/<seq>[.<retry>] -> Action
-	pfxActionQueue = "aq/"  // aq/<site>/<doc> -> uint64 unix nanos: the document has an action to run from then
-	pfxActionStat  = "as/"  // as/<site>/<status>/<doc> -> "" (documents with an action in that status)
-	pfxText        = "tx/"  // tx/<site>/<doc>/<kind> -> TextRecord (extracted text: fulltext, ocr)
-	pfxQueue       = "qu/"  // qu/<site>/<queueId> -> Queue
-	pfxQueueDoc    = "qd/"  // qd/<site>/<queueId>/<doc> -> QueuedDocument
-	pfxSiteConfig  = "cfg/" // cfg/<site> -> SiteConfig
-	pfxPublication = "pub/" // pub/<site>/<doc> -> Publication
-	pfxResult      = "ar/"  // ar/<site>/<doc>/<kind>/<name> -> ActionResult
-	pfxChunk       = "c/"   // c/<sha256> -> codec byte + chunk bytes
-	pfxChunkRefs   = "cr/"  // cr/<sha256> -> uint64 reference count
-	pfxManifest    = "cm/"  // cm/<sha256> -> Manifest
-	pfxAPIKey      = "k/"   // k/<sha256 of key> -> APIKey
-	pfxAPIKeyBySit = "ks/"  // ks/<site>/<ts>/<sha256 of key> -> ""
-	pfxDetect      = "ctq/" // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
-	pfxAttrDef     = "at/"  // at/<site>/<key> -> AttributeDef
-	pfxDocAttr     = "da/"  // da/<site>/<doc>/<key> -> DocAttribute
-	pfxAttrIndex   = "ai/"  // ai/<site>/<key>\x00<value>\x00<doc> -> "" (numbers as EncodeNumber)
-	pfxSchema      = "sc/"  // sc/<site> -> Schema
-	pfxClass       = "cl/"  // cl/<site>/<classificationId> -> Classification
-	pfxEntityType  = "et/"  // et/<site>/<entityTypeId> -> EntityType
-	pfxEntityName  = "etn/" // etn/<site>/<namespace>/<name> -> entityTypeId
-	pfxEntity      = "en/"  // en/<site>/<entityTypeId>/<entityId> -> Entity
-	pfxSequence    = "sq/"  // sq/<site>/<sequenceId> -> Sequence
-	pfxSeqByAttr   = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
-	pfxSeqCounter  = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
-	pfxMapping     = "mp/"  // mp/<site>/<mappingId> -> Mapping
-	pfxMoveJob     = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
-	pfxFolderPerm  = "fp/"  // fp/<site>/<folder> -> FolderPermissions
-	pfxDocCount    = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
-	pfxRaft        = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
+	pfxSite           = "s/"   // s/<site> -> Site
+	pfxDoc            = "d/"   // d/<site>/<doc> -> Document
+	pfxTag            = "t/"   // t/<site>/<doc>/<tagKey> -> Tag
+	pfxTagIndex       = "ti/"  // ti/<site>/<tagKey>\x00<value>\x00<doc> -> ""
+	pfxPath           = "p/"   // p/<site>/<path> -> documentId
+	pfxFolder         = "f/"   // f/<site>/<parentFolder>\x00<d|f>\x00<name> -> FolderEntry
+	pfxInserted       = "ins/" // ins/<site>/<ts>/<doc> -> "" (active top-level documents)
+	pfxDeleted        = "del/" // del/<site>/<ts>/<doc> -> "" (soft-deleted top-level documents)
+	pfxAction         = "a/"   // a/<site>/<doc>/<seq>[.<retry>] -> Action
+	pfxActionQueue    = "aq/"  // aq/<site>/<doc> -> uint64 unix nanos: the document has an action to run from then
+	pfxActionStat     = "as/"  // as/<site>/<status>/<doc> -> "" (documents with an action in that status)
+	pfxText           = "tx/"  // tx/<site>/<doc>/<kind> -> TextRecord (extracted text: fulltext, ocr)
+	pfxQueue          = "qu/"  // qu/<site>/<queueId> -> Queue
+	pfxQueueDoc       = "qd/"  // qd/<site>/<queueId>/<doc> -> QueuedDocument
+	pfxSiteConfig     = "cfg/" // cfg/<site> -> SiteConfig
+	pfxPublication    = "pub/" // pub/<site>/<doc> -> Publication
+	pfxResult         = "ar/"  // ar/<site>/<doc>/<kind>/<name> -> ActionResult
+	pfxChunk          = "c/"   // c/<sha256> -> codec byte + chunk bytes
+	pfxChunkRefs      = "cr/"  // cr/<sha256> -> uint64 reference count
+	pfxManifest       = "cm/"  // cm/<sha256> -> Manifest
+	pfxAPIKey         = "k/"   // k/<sha256 of key> -> APIKey
+	pfxAPIKeyBySit    = "ks/"  // ks/<site>/<ts>/<sha256 of key> -> ""
+	pfxDetect         = "ctq/" // ctq/<site>/<doc> -> contentSha256 whose type is still to be detected
+	pfxAttrDef        = "at/"  // at/<site>/<key> -> AttributeDef
+	pfxDocAttr        = "da/"  // da/<site>/<doc>/<key> -> DocAttribute
+	pfxAttrIndex      = "ai/"  // ai/<site>/<key>\x00<value>\x00<doc> -> "" (numbers as EncodeNumber)
+	pfxSchema         = "sc/"  // sc/<site> -> Schema
+	pfxClass          = "cl/"  // cl/<site>/<classificationId> -> Classification
+	pfxEntityType     = "et/"  // et/<site>/<entityTypeId> -> EntityType
+	pfxEntityName     = "etn/" // etn/<site>/<namespace>/<name> -> entityTypeId
+	pfxEntity         = "en/"  // en/<site>/<entityTypeId>/<entityId> -> Entity
+	pfxSequence       = "sq/"  // sq/<site>/<sequenceId> -> Sequence
+	pfxSeqByAttr      = "sqa/" // sqa/<site>/<attributeKey> -> sequenceId
+	pfxSeqCounter     = "sqc/" // sqc/<site>/<sequenceId>/<period> -> uint64 last number
+	pfxMapping        = "mp/"  // mp/<site>/<mappingId> -> Mapping
+	pfxWebhook        = "wh/"  // wh/<site>/<webhookId> -> Webhook
+	pfxIdempotency    = "wi/"  // wi/<site>/<webhookId>/<sha256 of Idempotency-Key> -> idempotencyRecord
+	pfxShortlink      = "sl/"  // sl/<slug> -> Shortlink (slugs are unique per server, not per site)
+	pfxModelAgreement = "ima/" // ima/<modelId> -> ModelAgreement (server-wide)
+	pfxUser           = "usr/" // usr/<username> -> User (the built-in directory, server-wide)
+	pfxGroup          = "grp/" // grp/<group> -> Group
+	pfxUserGroup      = "ugm/" // ugm/<username>\x00<group> -> ""
+	pfxGroupUser      = "gum/" // gum/<group>\x00<username> -> ""
+	pfxRefresh        = "rtk/" // rtk/<sha256 of a refresh token> -> RefreshToken
+	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
+	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
+	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from
@@ -262,6 +271,31 @@ func sequenceCounterKey(site, id, period string) []byte {
 
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
+}
+
+func userKey(name string) []byte  { return []byte(pfxUser + name) }
+func groupKey(name string) []byte { return []byte(pfxGroup + name) }
+
+func userGroupPrefix(user string) []byte     { return []byte(pfxUserGroup + user + "\x00") }
+func userGroupKey(user, group string) []byte { return append(userGroupPrefix(user), group...) }
+func groupUserPrefix(group string) []byte    { return []byte(pfxGroupUser + group + "\x00") }
+func groupUserKey(group, user string) []byte { return append(groupUserPrefix(group), user...) }
+func refreshKey(hash string) []byte          { return []byte(pfxRefresh + hash) }
+
+func modelAgreementKey(model string) []byte { return []byte(pfxModelAgreement + model) }
+
+func shortlinkKey(slug string) []byte { return []byte(pfxShortlink + slug) }
+
+func webhookKey(site, id string) []byte { return []byte(pfxWebhook + sk(site) + "/" + id) }
+
+func webhookPrefix(site string) []byte { return []byte(pfxWebhook + sk(site) + "/") }
+
+func idempotencyKey(site, webhook, hash string) []byte {
+	return []byte(pfxIdempotency + sk(site) + "/" + webhook + "/" + hash)
+}
+
+func idempotencyPrefix(site, webhook string) []byte {
+	return []byte(pfxIdempotency + sk(site) + "/" + webhook + "/")
 }
 
 func mappingKey(site, id string) []byte { return []byte(pfxMapping + sk(site) + "/" + id) }

@@ -50,7 +50,7 @@ const (
 // definitionOps are the commands MaxDefinitionBytes applies to.
 var definitionOps = map[Op]bool{
 	OpAddAttribute: true, OpUpdateAttribute: true, OpSetSchema: true, OpSetClassification: true,
-	OpAddEntityType: true, OpPutEntity: true, OpAddSequence: true, OpPutMapping: true,
+	OpAddEntityType: true, OpPutEntity: true, OpAddSequence: true, OpPutMapping: true, OpPutWebhook: true, OpAddWebhookTag: true,
 	OpAddQueue: true, OpAddAPIKey: true, OpSetSiteConfig: true, OpSetSystemConfig: true,
 	OpSetFolderPermissions: true,
 }

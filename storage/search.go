@@ -383,3 +383,41 @@ func NameUUID(name string) string {
 	h[8] = (h[8] & 0x3f) | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
+
+// TagKeys lists the distinct tag keys of site's documents in key order,
+// after after, at most limit (POST /indices/search {"indexType":"tags"}),
+// and the key to continue from when more remain. It skips from key to
+// key in the tag index, so its cost grows with the keys returned, not
+// with the documents tagged.
+func (d *DB) TagKeys(site, after string, limit int) ([]string, string, error) {
+	var out []string
+	var next string
+	err := d.view(func(t *tx) error {
+		prefix := []byte(pfxTagIndex + sk(site) + "/")
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix, opts.PrefetchValues = prefix, false
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		seek := prefix
+		if after != "" {
+			seek = append(append([]byte{}, prefix...), after+"\x01"...)
+		}
+		for it.Seek(seek); it.ValidForPrefix(prefix); {
+			rest := it.Item().Key()[len(prefix):]
+			i := bytes.IndexByte(rest, 0)
+			if i < 0 {
+				it.Next()
+				continue
+			}
+			key := string(rest[:i])
+			if limit > 0 && len(out) == limit {
+				next = out[len(out)-1]
+				return nil
+			}
+			out = append(out, key)
+			it.Seek(append(append([]byte{}, prefix...), key+"\x01"...))
+		}
+		return nil
+	})
+	return out, next, err
+}

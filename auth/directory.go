@@ -1,0 +1,207 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/argon2"
+)
+
+// The built-in user directory's side of authentication: password hashes,
+// tokens for directory users, and the per-request check that a user's
+// tokens still stand (API.md "Users, groups and sign-in").
+
+// Directory answers whether a directory user's tokens of a generation
+// still stand: the user exists, is enabled and has that generation.
+type Directory interface {
+	UserGeneration(username string) (generation int, enabled bool, err error)
+}
+
+// AccessTTL is the lifetime of the access and ID tokens of a sign-in.
+const AccessTTL = 15 * time.Minute
+
+// Argon2id parameters (OWASP's minimum for argon2id: 19 MiB, 2 passes).
+const (
+	argonTime    = 2
+	argonMemory  = 19 * 1024 // KiB
+	argonThreads = 1
+	argonKeyLen  = 32
+)
+
+// hashSlots bounds concurrent hashing: each takes 19 MiB, and a burst of
+// sign-ins must not take the process's memory.
+var hashSlots = make(chan struct{}, 2)
+
+// HashPassword returns the argon2id hash of pw in the PHC string format.
+func HashPassword(pw string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	hashSlots <- struct{}{}
+	sum := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	<-hashSlots
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(sum)), nil
+}
+
+// dummyHash is verified against when a user does not exist, so a sign-in
+// takes as long for an unknown user as for a wrong password.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := HashPassword("quire-no-such-user")
+	return h
+})
+
+// VerifyPassword reports whether pw matches hash (HashPassword's
+// format); an empty or malformed hash matches nothing, after the same
+// work.
+func VerifyPassword(hash, pw string) bool {
+	if hash == "" {
+		hash = dummyHash()
+		pw += "\x00" // never matches
+	}
+	parts := strings.Split(hash, "$")
+	var m, t uint32
+	var p uint8
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m > 256*1024 || t > 10 || p == 0 {
+		return false
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	hashSlots <- struct{}{}
+	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
+	<-hashSlots
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// CheckPassword is the password policy: 8 to 256 bytes, not only spaces.
+func CheckPassword(pw string) error {
+	switch {
+	case len(pw) < 8:
+		return errors.New("Password does not conform to policy: Password not long enough (at least 8 characters)")
+	case len(pw) > 256:
+		return errors.New("Password does not conform to policy: Password too long (at most 256 bytes)")
+	case strings.TrimSpace(pw) == "":
+		return errors.New("Password does not conform to policy: Password must not be blank")
+	}
+	return nil
+}
+
+// NewSecret returns n random bytes as URL-safe base64 (refresh tokens,
+// sessions, reset codes) and the SHA-256 (hex) it is stored under.
+func NewSecret(n int) (secret, hash string) {
+	b := make([]byte, n)
+	rand.Read(b)
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return secret, SecretHash(secret)
+}
+
+// SecretHash is how a secret is stored.
+func SecretHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// SignUser returns an access or ID token (use "access" or "id") for a
+// directory user: the server's own token with the user's groups, marked
+// with the user's generation so that Authenticate can check it stands.
+func (a *Authenticator) SignUser(use, username, email string, groups []string, generation int) (string, error) {
+	now := a.cfg.Now()
+	if groups == nil {
+		groups = []string{}
+	}
+	c := jwt.MapClaims{
+		"iss":              a.cfg.Issuer,
+		"sub":              username,
+		"cognito:username": username,
+		"cognito:groups":   groups,
+		"token_use":        use,
+		"quire:gen":        generation,
+		"iat":              now.Unix(),
+		"nbf":              now.Add(-time.Minute).Unix(),
+		"exp":              now.Add(AccessTTL).Unix(),
+	}
+	if email != "" {
+		c["email"] = email
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodES256, c)
+	t.Header["kid"] = a.kid
+	return t.SignedString(a.key)
+}
+
+// checkDirectory refuses a directory user's token whose user is gone,
+// disabled or of another generation (a password change, a reset, a
+// group change).
+func (a *Authenticator) checkDirectory(p *Principal) error {
+	if p.dirGen == 0 {
+		return nil
+	}
+	if a.cfg.Directory == nil {
+		return errUnauthorized
+	}
+	gen, enabled, err := a.cfg.Directory.UserGeneration(p.Username)
+	if err != nil || !enabled || gen != p.dirGen {
+		return errUnauthorized
+	}
+	return nil
+}
+
+// dirGeneration is a directory token's generation claim (0: none).
+func dirGeneration(c jwt.MapClaims) int {
+	f, ok := c["quire:gen"].(float64)
+	if !ok || f < 1 {
+		return 0
+	}
+	return int(f)
+}
+
+// Session is a short-lived signed value for a sign-in challenge
+// (NEW_PASSWORD_REQUIRED): the user and generation, valid 5 minutes.
+func (a *Authenticator) Session(username string, generation int) string {
+	exp := a.cfg.Now().Add(5 * time.Minute).Unix()
+	payload := fmt.Sprintf("%s\x00%d\x00%d", username, generation, exp)
+	sig := SignURL(a.urlKey, "session", payload)
+	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + sig
+}
+
+// CheckSession returns the user and generation of a valid session.
+func (a *Authenticator) CheckSession(s string) (string, int, bool) {
+	enc, sig, ok := strings.Cut(s, ".")
+	if !ok {
+		return "", 0, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || !VerifyURL(a.urlKey, sig, "session", string(raw)) {
+		return "", 0, false
+	}
+	parts := strings.Split(string(raw), "\x00")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	var gen int
+	var exp int64
+	if _, err := fmt.Sscan(parts[1], &gen); err != nil {
+		return "", 0, false
+	}
+	if _, err := fmt.Sscan(parts[2], &exp); err != nil || a.cfg.Now().Unix() > exp {
+		return "", 0, false
+	}
+	return parts[0], gen, true
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/storage"
+)
+
+// Short links (SERVICE-SPEC.md §4.5; API.md "Short links").
+
+// shortlinkClickValid is how long the download URL a document link
+// redirects to stays valid: long enough to start the download.
+const shortlinkClickValid = 5 * time.Minute
+
+// handleAddShortlink serves POST /shortlinks {targetUrl, slug}.
+func (s *Server) handleAddShortlink(r *reqCtx) error {
+	var in struct {
+		TargetURL *string `json:"targetUrl"`
+		Slug      *string `json:"slug"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var errs []storage.ValidationItem
+	if in.TargetURL == nil || strings.TrimSpace(*in.TargetURL) == "" {
+		errs = append(errs, storage.ValidationItem{Key: "targetUrl", Msg: "'targetUrl' is required"})
+	}
+	if in.Slug == nil || *in.Slug == "" {
+		errs = append(errs, storage.ValidationItem{Key: "slug", Msg: "'slug' is required"})
+	} else if !storage.ValidSlug(*in.Slug) {
+		errs = append(errs, storage.ValidationItem{Key: "slug", Msg: "invalid 'slug': 1 to 64 letters, digits, '-' or '_'"})
+	}
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	link := storage.Shortlink{Slug: *in.Slug}
+	target := strings.TrimSpace(*in.TargetURL)
+	if doc, ok := s.documentTarget(target); ok {
+		d, err := s.db.GetDocument(r.site, doc)
+		if err != nil {
+			return err
+		}
+		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+			return err
+		}
+		link.DocumentID = doc
+	} else if len(target) > storage.MaxURLBytes || !validDeepLink(target) {
+		return invalid("targetUrl", "invalid 'targetUrl': an http or https URL, or /documents/<documentId>")
+	} else {
+		link.TargetURL = target
+	}
+	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(link.Slug)})
+}
+
+// documentTarget recognises a target naming a document of this server:
+// /documents/<id>, or the same under the server's public URL.
+func (s *Server) documentTarget(target string) (string, bool) {
+	p := target
+	if base := strings.TrimSuffix(s.deps.PublicURL, "/"); base != "" && strings.HasPrefix(p, base+"/") {
+		p = strings.TrimPrefix(p, base)
+	}
+	rest, ok := strings.CutPrefix(p, "/documents/")
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	return rest, isUUIDv4(rest)
+}
+
+// shortURL is the public address of a slug.
+func (s *Server) shortURL(slug string) string {
+	return strings.TrimSuffix(s.deps.PublicURL, "/") + "/s/" + slug
+}
+
+// handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
+// link stops working at once.
+func (s *Server) handleDeleteShortlink(r *reqCtx) error {
+	slug := pathParam(r, "slug")
+	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Shortlink '%s' deleted", slug)})
+}
+
+// handleResolveShortlink serves GET /s/{slug}: no token; a temporary
+// redirect to the target, for a document a download URL made now.
+func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
+	slug := strings.Clone(c.Params("slug"))
+	l, err := s.db.ResolveShortlink(slug, s.now())
+	if err != nil {
+		return err
+	}
+	target := l.TargetURL
+	if l.DocumentID != "" {
+		target = s.downloadURL(l.Site, l.DocumentID, false, shortlinkClickValid)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderLocation, target)
+	return c.SendStatus(http.StatusFound)
+}
+
+// shortDocumentURL makes a short link to a document for GET
+// /documents/{id}/url?format=short: random slug, valid as long as the URL
+// would have been.
+func (s *Server) shortDocumentURL(r *reqCtx, doc, deepLink string, valid time.Duration) (string, error) {
+	if valid <= 0 {
+		valid = defaultURLDuration
+	}
+	exp := r.now.Add(valid)
+	link := storage.Shortlink{Slug: randomSlug(), ExpiresAt: &exp}
+	if deepLink != "" {
+		link.TargetURL = deepLink
+	} else {
+		link.DocumentID = doc
+	}
+	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
+		return "", err
+	}
+	return s.shortURL(link.Slug), nil
+}
+
+// randomSlug is 16 random letters and digits (about 95 bits).
+func randomSlug() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 16)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

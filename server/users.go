@@ -1,0 +1,615 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// The built-in user directory and FormKiQ's sign-in operations (API.md
+// "Users, groups and sign-in").
+
+const (
+	// refreshTTL is how long a refresh token signs in again.
+	refreshTTL = 30 * 24 * time.Hour
+	// resetCodeTTL is how long a mailed reset code or temporary password
+	// works.
+	resetCodeTTL = time.Hour
+	// mailTimeout bounds sending one directory mail.
+	mailTimeout = 60 * time.Second
+)
+
+type userAttrsIn map[string]string
+
+func userJSON(u *storage.User) map[string]any {
+	m := map[string]any{
+		"username":         u.Username,
+		"email":            u.Email,
+		"enabled":          u.Enabled,
+		"userStatus":       u.Status,
+		"insertedDate":     formatDate(u.InsertedDate),
+		"lastModifiedDate": formatDate(u.LastModifiedDate),
+	}
+	if len(u.Attributes) > 0 {
+		m["attributes"] = u.Attributes
+	}
+	return m
+}
+
+func groupJSON(g *storage.Group) map[string]any {
+	return map[string]any{"name": g.Name, "description": g.Description,
+		"insertedDate": formatDate(g.InsertedDate), "lastModifiedDate": formatDate(g.LastModifiedDate)}
+}
+
+// userAttributeKeys are FormKiQ's UserAttributes fields.
+var userAttributeKeys = map[string]bool{"address": true, "birthdate": true, "familyName": true, "gender": true,
+	"givenName": true, "locale": true, "middleName": true, "name": true, "nickname": true, "phoneNumber": true,
+	"picture": true, "preferredUsername": true, "profile": true, "zoneinfo": true, "website": true}
+
+// handleAddUser serves POST /users (Admins) {user:{username, attributes},
+// temporaryPassword?}: without a temporary password one is made and
+// mailed to the username (an e-mail address).
+func (s *Server) handleAddUser(r *reqCtx) error {
+	var in struct {
+		User *struct {
+			Username   string      `json:"username"`
+			Email      string      `json:"email"`
+			Attributes userAttrsIn `json:"attributes"`
+		} `json:"user"`
+		TemporaryPassword *string `json:"temporaryPassword"`
+	}
+	if err := r.readBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.User == nil {
+		return invalid("user", "'user' is required")
+	}
+	u := storage.User{Username: storage.NormalizeUsername(in.User.Username), Email: in.User.Email, Attributes: map[string]string(in.User.Attributes)}
+	if err := storage.CheckUsername(u.Username); err != nil {
+		return err
+	}
+	if u.Email == "" && validEmail(u.Username) {
+		u.Email = u.Username
+	}
+	if u.Email != "" && !validEmail(u.Email) {
+		return invalid("email", "invalid 'email'")
+	}
+	for k, v := range u.Attributes {
+		if !userAttributeKeys[k] {
+			return invalid("attributes."+k, fmt.Sprintf("unknown user attribute '%s'", k))
+		}
+		if len(v) > storage.MaxValueBytes {
+			return invalid("attributes."+k, fmt.Sprintf("'%s' must be at most %d bytes", k, storage.MaxValueBytes))
+		}
+	}
+	pw, mail := "", false
+	if in.TemporaryPassword != nil {
+		pw = *in.TemporaryPassword
+		if err := auth.CheckPassword(pw); err != nil {
+			return invalid("temporaryPassword", err.Error())
+		}
+	} else {
+		if u.Email == "" {
+			return invalid("temporaryPassword", "'temporaryPassword' is required for a user without an e-mail address")
+		}
+		pw, _ = auth.NewSecret(12)
+		mail = true
+	}
+	hash, err := auth.HashPassword(pw)
+	if err != nil {
+		return err
+	}
+	u.PasswordHash = hash
+	if _, err := s.apply(r, storage.OpAddUser, storage.AddUser{User: u}); err != nil {
+		return err
+	}
+	if mail {
+		if err := s.mailUser(r, u.Email, "Your Quire account",
+			fmt.Sprintf("An account was made for you on Quire.\n\nUsername: %s\nTemporary password: %s\n\nSign in with it; you will be asked to choose a new password.\n", u.Username, pw)); err != nil {
+			return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' created, but the temporary password was not sent (%v): reset the password to send another, or set one with PUT /users/%s/RESET_PASSWORD {\"temporaryPassword\"}", u.Username, err, u.Username))
+		}
+	}
+	return r.JSON(messageBody{fmt.Sprintf("user '%s' created", u.Username)})
+}
+
+func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
+	if s.deps.Pipeline == nil {
+		return fmt.Errorf("no mail service")
+	}
+	ctx, cancel := context.WithTimeout(r.UserContext(), mailTimeout)
+	defer cancel()
+	return s.deps.Pipeline.SendUserMail(ctx, to, subject, text)
+}
+
+// userParam is the {username} path parameter in stored form.
+func userParam(r *reqCtx) string { return storage.NormalizeUsername(pathParam(r, "username")) }
+
+// handleGetUsers serves GET /users.
+func (s *Server) handleGetUsers(r *reqCtx) error {
+	return keyPage(r, "us", "users", s.db.Users, userJSON)
+}
+
+// handleGetUser serves GET /users/{username}.
+func (s *Server) handleGetUser(r *reqCtx) error {
+	u, err := s.db.GetUser(userParam(r))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"user": userJSON(u)})
+}
+
+// handleDeleteUser serves DELETE /users/{username}.
+func (s *Server) handleDeleteUser(r *reqCtx) error {
+	name := userParam(r)
+	if _, err := s.apply(r, storage.OpDeleteUser, storage.DeleteUser{Username: name}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("user '%s' deleted", name)})
+}
+
+// handleGetUserGroups serves GET /users/{username}/groups.
+func (s *Server) handleGetUserGroups(r *reqCtx) error {
+	name := userParam(r)
+	if _, err := s.db.GetUser(name); err != nil {
+		return err
+	}
+	names, err := s.db.UserGroups(name)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(names))
+	for _, n := range names {
+		if g, err := s.db.GetGroup(n); err == nil {
+			out = append(out, groupJSON(g))
+		}
+	}
+	return r.JSON(map[string]any{"groups": out})
+}
+
+// handleUserOperation serves PUT /users/{username}/{userOperation}:
+// DISABLE, ENABLE or RESET_PASSWORD (also as disable, enable,
+// reset-password). A reset mails a code, or with {"temporaryPassword"}
+// sets one the user replaces at the next sign-in.
+func (s *Server) handleUserOperation(r *reqCtx) error {
+	name := userParam(r)
+	op := strings.ToUpper(strings.ReplaceAll(pathParam(r, "userOperation"), "-", "_"))
+	switch op {
+	case "DISABLE", "ENABLE":
+		if _, err := s.apply(r, storage.OpUserOperation, storage.UserOperation{Username: name, Operation: op}); err != nil {
+			return err
+		}
+		return r.JSON(messageBody{fmt.Sprintf("user '%s' %sd", name, strings.ToLower(op))})
+	case "RESET_PASSWORD":
+	default:
+		return invalid("userOperation", "invalid 'userOperation': DISABLE, ENABLE or RESET_PASSWORD")
+	}
+	var in struct {
+		TemporaryPassword *string `json:"temporaryPassword"`
+	}
+	if r.Request().Header.ContentLength() != 0 {
+		if err := r.readBody(&in, 64<<10); err != nil {
+			return err
+		}
+	}
+	if in.TemporaryPassword != nil {
+		if err := auth.CheckPassword(*in.TemporaryPassword); err != nil {
+			return invalid("temporaryPassword", err.Error())
+		}
+		hash, err := auth.HashPassword(*in.TemporaryPassword)
+		if err != nil {
+			return err
+		}
+		if _, err := s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "admin"}); err != nil {
+			return err
+		}
+		return r.JSON(messageBody{fmt.Sprintf("temporary password set for user '%s'", name)})
+	}
+	u, err := s.db.GetUser(name)
+	if err != nil {
+		return err
+	}
+	if u.Email == "" {
+		return invalid("temporaryPassword", "the user has no e-mail address: give 'temporaryPassword'")
+	}
+	code, codeHash := auth.NewSecret(6)
+	exp := r.now.Add(resetCodeTTL)
+	if _, err := s.apply(r, storage.OpUserOperation, storage.UserOperation{Username: name, Operation: op, ResetCodeHash: codeHash, ResetExpires: &exp}); err != nil {
+		return err
+	}
+	if err := s.mailUser(r, u.Email, "Reset your Quire password", resetText(name, code)); err != nil {
+		return errStatus(http.StatusBadGateway, fmt.Sprintf("the reset code was not sent: %v", err))
+	}
+	return r.JSON(messageBody{fmt.Sprintf("password reset sent to user '%s'", name)})
+}
+
+func resetText(user, code string) string {
+	return fmt.Sprintf("A password reset was asked for your Quire account %s.\n\nCode: %s\n\nIt works for one hour (POST /forgotPasswordConfirm with username, code and password).\n", user, code)
+}
+
+// handleGetGroups serves GET /groups.
+func (s *Server) handleGetGroups(r *reqCtx) error {
+	return keyPage(r, "gr", "groups", s.db.Groups, groupJSON)
+}
+
+// handleAddGroup serves POST /groups {group:{name, description}}.
+func (s *Server) handleAddGroup(r *reqCtx) error {
+	var in struct {
+		Group *struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"group"`
+	}
+	if err := r.readBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.Group == nil {
+		return invalid("group", "'group' is required")
+	}
+	g := storage.Group{Name: strings.TrimSpace(in.Group.Name), Description: in.Group.Description}
+	if _, err := s.apply(r, storage.OpAddGroup, storage.AddGroup{Group: g}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("group '%s' created", g.Name)})
+}
+
+// handleGetGroup serves GET /groups/{groupName}.
+func (s *Server) handleGetGroup(r *reqCtx) error {
+	g, err := s.db.GetGroup(pathParam(r, "groupName"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"group": groupJSON(g)})
+}
+
+// handleDeleteGroup serves DELETE /groups/{groupName}.
+func (s *Server) handleDeleteGroup(r *reqCtx) error {
+	name := pathParam(r, "groupName")
+	if _, err := s.apply(r, storage.OpDeleteGroup, storage.DeleteGroup{Name: name}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("group '%s' deleted", name)})
+}
+
+// handleGetGroupUsers serves GET /groups/{groupName}/users.
+func (s *Server) handleGetGroupUsers(r *reqCtx) error {
+	group := pathParam(r, "groupName")
+	return keyPage(r, "gu", "users", func(after string, limit int) ([]storage.User, string, error) {
+		return s.db.GroupUsers(group, after, limit)
+	}, userJSON)
+}
+
+// handleAddGroupUser serves POST /groups/{groupName}/users {user:{username}}.
+func (s *Server) handleAddGroupUser(r *reqCtx) error {
+	var in struct {
+		User *struct {
+			Username string `json:"username"`
+		} `json:"user"`
+	}
+	if err := r.readBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.User == nil || strings.TrimSpace(in.User.Username) == "" {
+		return invalid("username", "'username' is required")
+	}
+	m := storage.GroupMember{Group: pathParam(r, "groupName"), Username: storage.NormalizeUsername(in.User.Username)}
+	if _, err := s.apply(r, storage.OpAddGroupMember, m); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("user '%s' added to group '%s'", m.Username, m.Group)})
+}
+
+// handleRemoveGroupUser serves DELETE /groups/{groupName}/users/{username}.
+func (s *Server) handleRemoveGroupUser(r *reqCtx) error {
+	m := storage.GroupMember{Group: pathParam(r, "groupName"), Username: userParam(r)}
+	if _, err := s.apply(r, storage.OpRemoveGroupMember, m); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("user '%s' removed from group '%s'", m.Username, m.Group)})
+}
+
+// publicCtx is the request context of a route that needs no token (the
+// sign-in operations): it acts as the directory itself.
+func (s *Server) publicCtx(c *fiber.Ctx, user string) *reqCtx {
+	return &reqCtx{Ctx: c, p: &auth.Principal{Username: user, Sites: map[string][]auth.Permission{}}, now: s.now().UTC()}
+}
+
+type authResult struct {
+	AccessToken  string `json:"AccessToken"`
+	ExpiresIn    int    `json:"ExpiresIn"`
+	IdToken      string `json:"IdToken"`
+	RefreshToken string `json:"RefreshToken,omitempty"`
+	TokenType    string `json:"TokenType"`
+}
+
+// issue signs a directory user's access and ID tokens.
+func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) {
+	groups, err := s.db.UserGroups(u.Username)
+	if err != nil {
+		return nil, err
+	}
+	at, err := s.deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.deps.Auth.SignUser("id", u.Username, u.Email, groups, u.Generation)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"AuthenticationResult": authResult{AccessToken: at, IdToken: it, RefreshToken: refresh,
+		ExpiresIn: int(auth.AccessTTL / time.Second), TokenType: "Bearer"}}, nil
+}
+
+// handleLogin serves POST /login {username, password}.
+func (s *Server) handleLogin(c *fiber.Ctx) error {
+	var in struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	name := storage.NormalizeUsername(in.Username)
+	if name == "" || in.Password == "" {
+		return invalid("", "'username' and 'password' are required")
+	}
+	r.p.Username = name
+	u, err := s.db.GetUser(name)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	hash := ""
+	if u != nil {
+		if u.Locked(r.now) {
+			return storage.ErrLoginLocked
+		}
+		hash = u.PasswordHash
+	}
+	ok := auth.VerifyPassword(hash, in.Password)
+	if u == nil {
+		return storage.ErrBadLogin
+	}
+	res := storage.LoginResult{Username: name, OK: ok, PasswordHash: hash}
+	refresh := ""
+	if ok && u.Status == storage.UserConfirmed {
+		var rh string
+		refresh, rh = auth.NewSecret(32)
+		res.RefreshHash, res.Refresh = rh, &storage.RefreshToken{Username: name, Expires: r.now.Add(refreshTTL)}
+	}
+	out, err := s.apply(r, storage.OpLoginResult, res)
+	if err != nil {
+		return err
+	}
+	if good, _ := out.Value.(bool); !good {
+		return storage.ErrBadLogin
+	}
+	switch u.Status {
+	case storage.UserForceChangePassword:
+		return r.JSON(map[string]any{"ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": s.deps.Auth.Session(name, u.Generation),
+			"ChallengeParameters": map[string]string{"USER_ID_FOR_SRP": name, "requiredAttributes": "[]", "userAttributes": "{}"}})
+	case storage.UserResetRequired:
+		return &storage.AccessError{Msg: "Password reset required for the user"}
+	}
+	body, err := s.issue(u, refresh)
+	if err != nil {
+		return err
+	}
+	return r.JSON(body)
+}
+
+// handleRespondToAuthChallenge serves POST /respondToAuthChallenge: the
+// new password of a first sign-in. It takes {session, username,
+// newPassword} or Cognito's {ChallengeName, Session,
+// ChallengeResponses:{USERNAME, NEW_PASSWORD}}.
+func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
+	var in struct {
+		Session            string            `json:"session"`
+		SessionC           string            `json:"Session"`
+		Username           string            `json:"username"`
+		NewPassword        string            `json:"newPassword"`
+		ChallengeName      string            `json:"challengeName"`
+		ChallengeNameC     string            `json:"ChallengeName"`
+		ChallengeResponses map[string]string `json:"ChallengeResponses"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	session, user, pw := first(in.Session, in.SessionC), in.Username, in.NewPassword
+	if in.ChallengeResponses != nil {
+		user, pw = first(user, in.ChallengeResponses["USERNAME"]), first(pw, in.ChallengeResponses["NEW_PASSWORD"])
+	}
+	if name := first(in.ChallengeName, in.ChallengeNameC); name != "" && name != "NEW_PASSWORD_REQUIRED" {
+		return invalid("challengeName", "invalid 'challengeName': NEW_PASSWORD_REQUIRED")
+	}
+	name, gen, ok := s.deps.Auth.CheckSession(session)
+	if !ok || (user != "" && storage.NormalizeUsername(user) != name) {
+		return &storage.AccessError{Msg: "Invalid session for the user, session is expired."}
+	}
+	if err := auth.CheckPassword(pw); err != nil {
+		return invalid("newPassword", err.Error())
+	}
+	hash, err := auth.HashPassword(pw)
+	if err != nil {
+		return err
+	}
+	r.p.Username = name
+	if _, err := s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "challenge", Generation: &gen}); err != nil {
+		return err
+	}
+	return s.signIn(r, name)
+}
+
+// signIn issues tokens and a refresh token for a user whose password was
+// just set.
+func (s *Server) signIn(r *reqCtx, name string) error {
+	u, err := s.db.GetUser(name)
+	if err != nil {
+		return err
+	}
+	refresh, rh := auth.NewSecret(32)
+	res := storage.LoginResult{Username: name, OK: true, PasswordHash: u.PasswordHash, RefreshHash: rh,
+		Refresh: &storage.RefreshToken{Username: name, Expires: r.now.Add(refreshTTL)}}
+	if _, err := s.apply(r, storage.OpLoginResult, res); err != nil {
+		return err
+	}
+	body, err := s.issue(u, refresh)
+	if err != nil {
+		return err
+	}
+	return r.JSON(body)
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// handleRefresh serves POST /login/refresh {refreshToken}: new access and
+// ID tokens while the user is enabled and nothing ended the session.
+func (s *Server) handleRefresh(c *fiber.Ctx) error {
+	var in struct {
+		RefreshToken string `json:"refreshToken"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	bad := &storage.AccessError{Msg: "Invalid Refresh Token"}
+	if in.RefreshToken == "" || len(in.RefreshToken) > 256 {
+		return bad
+	}
+	rt, err := s.db.LookupRefresh(auth.SecretHash(in.RefreshToken))
+	if err != nil {
+		if isNotFound(err) {
+			return bad
+		}
+		return err
+	}
+	u, err := s.db.GetUser(rt.Username)
+	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || u.Generation != rt.Generation {
+		return bad
+	}
+	body, err := s.issue(u, "")
+	if err != nil {
+		return err
+	}
+	return r.JSON(body)
+}
+
+// handleChangePassword serves POST /changePassword {accessToken,
+// previousPassword, proposedPassword}: other sessions of the user end.
+func (s *Server) handleChangePassword(c *fiber.Ctx) error {
+	var in struct {
+		AccessToken      string `json:"accessToken"`
+		PreviousPassword string `json:"previousPassword"`
+		ProposedPassword string `json:"proposedPassword"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	p, err := s.deps.Auth.Authenticate(in.AccessToken)
+	if err != nil {
+		return err
+	}
+	u, err := s.db.GetUser(p.Username)
+	if err != nil {
+		return storage.ErrBadLogin // not a directory user
+	}
+	if err := auth.CheckPassword(in.ProposedPassword); err != nil {
+		return invalid("proposedPassword", err.Error())
+	}
+	if !auth.VerifyPassword(u.PasswordHash, in.PreviousPassword) {
+		return storage.ErrBadLogin
+	}
+	hash, err := auth.HashPassword(in.ProposedPassword)
+	if err != nil {
+		return err
+	}
+	r.p.Username = u.Username
+	if _, err := s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: u.Username, Hash: hash, Via: "change", PreviousHash: u.PasswordHash}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Password changed"})
+}
+
+// handleForgotPassword serves POST /forgotPassword {username}: a code by
+// mail to an enabled user with an address. The answer is the same for
+// every username, so it tells nobody which exist.
+func (s *Server) handleForgotPassword(c *fiber.Ctx) error {
+	var in struct {
+		Username string `json:"username"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	name := storage.NormalizeUsername(in.Username)
+	if name == "" {
+		return invalid("username", "'username' is required")
+	}
+	done := r.JSON(messageBody{"If the user exists, a code was sent to its e-mail address"})
+	u, err := s.db.GetUser(name)
+	if err != nil || !u.Enabled || u.Email == "" {
+		return done
+	}
+	code, codeHash := auth.NewSecret(6)
+	r.p.Username = name
+	if _, err := s.apply(r, storage.OpSetResetCode, storage.SetResetCode{Username: name, ResetCodeHash: codeHash, ResetExpires: r.now.Add(resetCodeTTL)}); err != nil {
+		return err
+	}
+	if err := s.mailUser(r, u.Email, "Reset your Quire password", resetText(name, code)); err != nil {
+		s.log.Warn("password reset code not sent", "user", name, "err", err)
+	}
+	return done
+}
+
+// handleForgotPasswordConfirm serves POST /forgotPasswordConfirm
+// {username, code, password}.
+func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
+	var in struct {
+		Username string `json:"username"`
+		Code     string `json:"code"`
+		Password string `json:"password"`
+	}
+	r := s.publicCtx(c, "")
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	name := storage.NormalizeUsername(in.Username)
+	if name == "" || in.Code == "" {
+		return invalid("", "'username' and 'code' are required")
+	}
+	if err := auth.CheckPassword(in.Password); err != nil {
+		return invalid("password", err.Error())
+	}
+	hash, err := auth.HashPassword(in.Password)
+	if err != nil {
+		return err
+	}
+	r.p.Username = name
+	_, err = s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "reset", CodeHash: auth.SecretHash(in.Code)})
+	if isNotFound(err) {
+		return invalid("code", "Invalid verification code provided, please try again.")
+	}
+	if err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Password reset"})
+}
+
+// handleConfirmRegistration serves POST /confirmRegistration: Quire has no
+// self sign-up (admins create users), so there is nothing to confirm.
+func (s *Server) handleConfirmRegistration(c *fiber.Ctx) error {
+	return badRequest("self registration is not enabled on this server: an admin creates users (POST /users)")
+}

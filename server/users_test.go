@@ -1,0 +1,223 @@
+package server_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"quire/node"
+	"quire/pipeline"
+	"quire/quiretest"
+)
+
+// login posts credentials to /login.
+func login(s *quiretest.Server, user, pw string) *quiretest.Response {
+	return s.Do(http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, "")
+}
+
+// tokens reads AuthenticationResult's access and refresh tokens.
+func tokens(t *testing.T, r *quiretest.Response) (access, refresh string) {
+	t.Helper()
+	mustStatus(t, r, http.StatusOK)
+	ar := obj(t, r.JSON(t)["AuthenticationResult"])
+	access = str(t, ar, "AccessToken")
+	if str(t, ar, "IdToken") == "" || str(t, ar, "TokenType") != "Bearer" {
+		t.Fatalf("AuthenticationResult %v", ar)
+	}
+	refresh, _ = ar["RefreshToken"].(string)
+	return access, refresh
+}
+
+// firstSignIn signs a new user in with its temporary password and sets pw.
+func firstSignIn(t *testing.T, s *quiretest.Server, user, temp, pw string) (string, string) {
+	t.Helper()
+	r := login(s, user, temp)
+	mustStatus(t, r, http.StatusOK)
+	m := r.JSON(t)
+	if str(t, m, "ChallengeName") != "NEW_PASSWORD_REQUIRED" {
+		t.Fatalf("first sign-in: %s", r.Body)
+	}
+	r = s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": str(t, m, "Session"), "username": user, "newPassword": pw}, "")
+	return tokens(t, r)
+}
+
+func TestUsers_SignInFlow(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "finance", "description": "Finance"}}, admin), http.StatusOK)
+	r := s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "Ann@Example.com", "attributes": map[string]any{"givenName": "Ann"}}, "temporaryPassword": "Temp-pass-1"}, admin)
+	mustStatus(t, r, http.StatusOK)
+	mustBody(t, r, `{"message":"user 'ann@example.com' created"}`)
+	mustStatus(t, s.Do(http.MethodPost, "/groups/finance/users", map[string]any{"user": map[string]any{"username": "ann@example.com"}}, admin), http.StatusOK)
+
+	r = s.Do(http.MethodGet, "/users/ann@example.com", nil, admin)
+	mustStatus(t, r, http.StatusOK)
+	u := obj(t, r.JSON(t)["user"])
+	if str(t, u, "userStatus") != "FORCE_CHANGE_PASSWORD" || !boolean(t, u, "enabled") || str(t, u, "email") != "ann@example.com" {
+		t.Errorf("new user %v", u)
+	}
+	if strings.Contains(string(r.Body), "argon2") || strings.Contains(string(r.Body), "passwordHash") {
+		t.Fatalf("the password hash leaked: %s", r.Body)
+	}
+
+	access, refresh := firstSignIn(t, s, "ann@example.com", "Temp-pass-1", "Ann's new password")
+	if refresh == "" {
+		t.Fatal("no refresh token after the challenge")
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=hr", nil, access), http.StatusUnauthorized)
+	id := addDoc(t, s, access, "?siteId=finance", map[string]any{"path": "a.txt", "content": "a"})
+	r = s.Do(http.MethodGet, "/documents/"+id+"?siteId=finance", nil, admin)
+	if got := str(t, r.JSON(t), "userId"); got != "ann@example.com" {
+		t.Errorf("userId = %q", got)
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/users", nil, access), http.StatusUnauthorized) // not an admin
+
+	access2, refresh2 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
+	r = s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh}, "")
+	refreshed, _ := tokens(t, r)
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, refreshed), http.StatusOK)
+
+	// Disabling ends every token at once: access tokens and refresh.
+	mustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/DISABLE", nil, admin), http.StatusOK)
+	for _, tok := range []string{access, access2, refreshed} {
+		mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, tok), http.StatusUnauthorized)
+	}
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized)
+	r = login(s, "ann@example.com", "Ann's new password")
+	mustStatus(t, r, http.StatusUnauthorized)
+	mustBody(t, r, `{"message":"User is disabled."}`)
+
+	mustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/enable", nil, admin), http.StatusOK)
+	access3, refresh3 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized) // from before the disable
+
+	// Leaving the group ends the tokens that carry it.
+	mustStatus(t, s.Do(http.MethodDelete, "/groups/finance/users/ann@example.com", nil, admin), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access3), http.StatusUnauthorized)
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh3}, ""), http.StatusUnauthorized)
+
+	// A password change ends the other sessions.
+	a4, r4 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
+	r = s.Do(http.MethodPost, "/changePassword", map[string]any{"accessToken": a4, "previousPassword": "wrong password", "proposedPassword": "third password"}, "")
+	mustStatus(t, r, http.StatusUnauthorized)
+	r = s.Do(http.MethodPost, "/changePassword", map[string]any{"accessToken": a4, "previousPassword": "Ann's new password", "proposedPassword": "third password"}, "")
+	mustStatus(t, r, http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": r4}, ""), http.StatusUnauthorized)
+	mustStatus(t, login(s, "ann@example.com", "Ann's new password"), http.StatusUnauthorized)
+	tokens(t, login(s, "ann@example.com", "third password"))
+}
+
+func TestUsers_Lockout(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "bob"}, "temporaryPassword": "bob-temp-pw"}, admin), http.StatusOK)
+	firstSignIn(t, s, "bob", "bob-temp-pw", "bob-password")
+	for i := range 5 {
+		r := login(s, "bob", "guess-"+string(rune('a'+i)))
+		mustStatus(t, r, http.StatusUnauthorized)
+		mustBody(t, r, `{"message":"Incorrect username or password."}`)
+	}
+	r := login(s, "bob", "bob-password")
+	mustStatus(t, r, http.StatusUnauthorized)
+	mustBody(t, r, `{"message":"Password attempts exceeded"}`)
+	// An unknown user gets the wrong-password answer, not a hint.
+	r = login(s, "nobody", "whatever-pw")
+	mustStatus(t, r, http.StatusUnauthorized)
+	mustBody(t, r, `{"message":"Incorrect username or password."}`)
+}
+
+func TestUsers_ForgotPasswordByMail(t *testing.T) {
+	mail := quiretest.NewMailServer(t)
+	s := quiretest.NewServer(t, func(c *node.Config) {
+		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+	})
+	admin := s.Admin()
+	// Without a temporary password the user gets one by mail.
+	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cy@example.com"}}, admin), http.StatusOK)
+	msgs := mail.Messages()
+	if len(msgs) != 1 || msgs[0].To[0] != "cy@example.com" {
+		t.Fatalf("invitation: %+v", msgs)
+	}
+	temp := regexp.MustCompile(`Temporary password: (\S+)`).FindStringSubmatch(msgs[0].Data)
+	if temp == nil {
+		t.Fatalf("no temporary password in %q", msgs[0].Data)
+	}
+	firstSignIn(t, s, "cy@example.com", temp[1], "cy-password-1")
+
+	r := s.Do(http.MethodPost, "/forgotPassword", map[string]any{"username": "cy@example.com"}, "")
+	mustStatus(t, r, http.StatusOK)
+	same := string(r.Body)
+	r = s.Do(http.MethodPost, "/forgotPassword", map[string]any{"username": "nobody@example.com"}, "")
+	if string(r.Body) != same || r.Status != http.StatusOK {
+		t.Errorf("an unknown user is answered differently: %d %s", r.Status, r.Body)
+	}
+	msgs = mail.Messages()
+	if len(msgs) != 2 {
+		t.Fatalf("%d mails, want the invitation and one code", len(msgs))
+	}
+	code := regexp.MustCompile(`Code: (\S+)`).FindStringSubmatch(msgs[1].Data)
+	if code == nil {
+		t.Fatalf("no code in %q", msgs[1].Data)
+	}
+	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": "wrong", "password": "cy-password-2"}, ""), http.StatusBadRequest)
+	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-2"}, ""), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-3"}, ""), http.StatusBadRequest) // used
+	tokens(t, login(s, "cy@example.com", "cy-password-2"))
+	mustStatus(t, login(s, "cy@example.com", "cy-password-1"), http.StatusUnauthorized)
+}
+
+func TestUsers_AdminRoutes(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "hr_read"}}, admin), http.StatusOK)
+	for _, tt := range []struct {
+		name, method, path string
+		body               any
+		tok                string
+		status             int
+		want               string
+	}{
+		{"add", "POST", "/users", map[string]any{"user": map[string]any{"username": "dee"}, "temporaryPassword": "dee-temp-pw"}, admin, 200, ""},
+		{"again", "POST", "/users", map[string]any{"user": map[string]any{"username": "DEE"}, "temporaryPassword": "dee-temp-pw"}, admin, 409, `{"message":"user 'dee' already exists"}`},
+		{"no user", "POST", "/users", map[string]any{}, admin, 400, `{"errors":[{"key":"user","error":"'user' is required"}]}`},
+		{"space in name", "POST", "/users", map[string]any{"user": map[string]any{"username": "a b"}, "temporaryPassword": "long-enough"}, admin, 400, ""},
+		{"short password", "POST", "/users", map[string]any{"user": map[string]any{"username": "e"}, "temporaryPassword": "short"}, admin, 400, ""},
+		{"no way to send a password", "POST", "/users", map[string]any{"user": map[string]any{"username": "f"}}, admin, 400, ""},
+		{"unknown attribute", "POST", "/users", map[string]any{"user": map[string]any{"username": "g", "attributes": map[string]any{"shoeSize": "9"}}, "temporaryPassword": "long-enough"}, admin, 400, ""},
+		{"not an admin", "POST", "/users", map[string]any{"user": map[string]any{"username": "h"}, "temporaryPassword": "long-enough"}, s.Token("gov", "default_govern"), 401, ""},
+		{"list", "GET", "/users?limit=10", nil, admin, 200, ""},
+		{"group member", "POST", "/groups/hr_read/users", map[string]any{"user": map[string]any{"username": "dee"}}, admin, 200, ""},
+		{"member of a missing group", "POST", "/groups/nope/users", map[string]any{"user": map[string]any{"username": "dee"}}, admin, 404, `{"message":"group 'nope' not found"}`},
+		{"missing member", "POST", "/groups/hr_read/users", map[string]any{"user": map[string]any{"username": "zed"}}, admin, 404, `{"message":"user 'zed' not found"}`},
+		{"group users", "GET", "/groups/hr_read/users", nil, admin, 200, ""},
+		{"user groups", "GET", "/users/dee/groups", nil, admin, 200, ""},
+		{"unknown operation", "PUT", "/users/dee/FLY", nil, admin, 400, ""},
+		{"duplicate group", "POST", "/groups", map[string]any{"group": map[string]any{"name": "hr_read"}}, admin, 409, ""},
+		{"reset with a temporary password", "PUT", "/users/dee/RESET_PASSWORD", map[string]any{"temporaryPassword": "dee-temp-2"}, admin, 200, ""},
+		{"confirmRegistration", "POST", "/confirmRegistration", map[string]any{"username": "dee", "code": "1"}, "", 400, ""},
+		{"delete group", "DELETE", "/groups/hr_read", nil, admin, 200, `{"message":"group 'hr_read' deleted"}`},
+		{"deleted group", "GET", "/groups/hr_read", nil, admin, 404, ""},
+		{"delete user", "DELETE", "/users/dee", nil, admin, 200, `{"message":"user 'dee' deleted"}`},
+		{"deleted user", "GET", "/users/dee", nil, admin, 404, `{"message":"user 'dee' not found"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Do(tt.method, tt.path, tt.body, tt.tok)
+			mustStatus(t, r, tt.status)
+			if tt.want != "" {
+				mustBody(t, r, tt.want)
+			}
+			switch tt.name {
+			case "group users":
+				if us := list(t, r.JSON(t), "users"); len(us) != 1 || str(t, obj(t, us[0]), "username") != "dee" {
+					t.Errorf("members: %s", r.Body)
+				}
+			case "user groups":
+				if gs := list(t, r.JSON(t), "groups"); len(gs) != 1 || str(t, obj(t, gs[0]), "name") != "hr_read" {
+					t.Errorf("groups: %s", r.Body)
+				}
+			}
+		})
+	}
+}
