@@ -105,7 +105,7 @@ func (n *Node) openCluster() error {
 	n.fwdSrv = &http.Server{Handler: http.HandlerFunc(n.serveForward), ReadHeaderTimeout: 10 * time.Second}
 	go n.fwdSrv.Serve(plainConns{fl})
 	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: &http.Client{Transport: &http.Transport{
-		DialTLSContext:      func(ctx context.Context, _, addr string) (net.Conn, error) { return c.DialForward(ctx, addr) },
+		DialTLSContext:      forwardDialer(c),
 		MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
 	}}}
 	return nil
@@ -115,6 +115,29 @@ func (n *Node) openCluster() error {
 // member's API (POST /cluster/join) and saves it in tlsDir.
 func joinCluster(log *slog.Logger, cc ClusterConfig, tlsDir string) error {
 	return errors.New("cluster: joining over HTTP (--join) is not in this build yet: provision the node's certificate and have the leader add it")
+}
+
+// forwardDialTimeout bounds connecting to the leader for a forwarded
+// write: a leader that cannot be reached (a one-way partition) is tried
+// again within leaderWait instead of holding the request for ever.
+const forwardDialTimeout = 3 * time.Second
+
+// errForwardDial marks a forwarded write that never reached the leader
+// (safe to retry).
+var errForwardDial = errors.New("cluster: could not connect to the leader")
+
+// forwardDialer connects to the leader's cluster port within
+// forwardDialTimeout.
+func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, forwardDialTimeout)
+		defer cancel()
+		conn, err := c.DialForward(ctx, addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errForwardDial, err)
+		}
+		return conn, nil
+	}
 }
 
 // maxForwardBody bounds one forwarded command (content chunks are the
@@ -227,7 +250,7 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 		// would fail writes on every leader change; a dial error means
 		// it was never sent. Retry only those.
 		var oe *net.OpError
-		if errors.As(err, &oe) && oe.Op == "dial" {
+		if errors.Is(err, errForwardDial) || errors.As(err, &oe) && oe.Op == "dial" {
 			return storage.Result{}, 0, nil, true
 		}
 		return storage.Result{}, 0, fmt.Errorf("cluster: forward to the leader: %w", err), false

@@ -363,3 +363,42 @@ func TestPartition_FollowerCutOffCatchesUp(t *testing.T) {
 		t.Fatalf("a write through the healed follower is %s there", got)
 	}
 }
+
+// TestPartition_OneWayToLeaderAnswers: with only the follower → leader
+// direction blackholed, the follower still follows (the leader's
+// connections carry Raft both ways) but cannot forward: a write through it
+// is answered 503 within the leader wait, never held for ever, and is not
+// applied anywhere. After healing it forwards again.
+func TestPartition_OneWayToLeaderAnswers(t *testing.T) {
+	f := newFabric(t)
+	srvs := startFabricCluster(t, f)
+	leader := leaderAmong(srvs)
+	if leader == nil {
+		t.Fatal("no leader")
+	}
+	var follower *quiretest.Server
+	for _, s := range srvs {
+		if s != leader {
+			follower = s
+			break
+		}
+	}
+	f.setLink(follower.Node.Cluster.ID(), leader.Node.Cluster.ID(), linkBlackhole)
+	d := newTaggedDoc()
+	start := time.Now()
+	st, body, err := apiCall(follower, http.MethodPost, "/documents", d.body(), follower.Admin(), 40*time.Second)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("no answer after %v: %v", took, err)
+	}
+	if st != http.StatusServiceUnavailable {
+		t.Fatalf("write through a follower that cannot reach the leader: %d %s (after %v)", st, body, took)
+	}
+	for _, s := range srvs {
+		if got := d.state(t, s.Node.DB); got != "absent" {
+			t.Fatalf("the refused write is %s on %s", got, s.Node.Cluster.ID())
+		}
+	}
+	f.healAll()
+	writeAcked(t, follower, follower.Admin(), newTaggedDoc(), 20*time.Second)
+}
