@@ -140,20 +140,26 @@ func asciiName(s string) string {
 
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
 func (s *Server) handleGetDocumentURL(r *reqCtx) error {
-	id := r.docID()
-	d, err := s.db.GetDocument(r.site, id)
+	d, err := s.servedDocument(r)
 	if err != nil {
 		return err
+	}
+	id := d.DocumentID
+	resp := urlResponse{DocumentID: id}
+	if d.ArtifactOf != "" {
+		resp.DocumentID, resp.ArtifactID = d.ArtifactOf, id
 	}
 	dur, err := urlDuration(r)
 	if err != nil {
 		return err
 	}
 	if d.DeepLinkPath != "" && !d.HasContent {
-		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
+		resp.URL = d.DeepLinkPath
+		return r.JSON(resp)
 	}
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
+	resp.URL = s.downloadURL(r.site, id, r.QueryBool("inline"), dur)
+	return r.JSON(resp)
 }
