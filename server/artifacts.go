@@ -90,7 +90,8 @@ func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
 }
 
 // addArtifact serves POST /documents with "artifacts": true: a new
-// artifact of the document documentId.
+// artifact of the document documentId. Without content or deepLinkPath
+// the response carries an uploadUrl for the artifact's content.
 func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	if in.DocumentID == nil {
 		return invalid("documentId", "'documentId' is required when 'artifacts' is true")
@@ -100,9 +101,6 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", parent))
 	}
 	var errs []storage.ValidationItem
-	if in.Content == nil && in.DeepLinkPath == nil {
-		errs = append(errs, storage.ValidationItem{Msg: "either 'content', or 'deepLinkPath' are required"})
-	}
 	if len(in.Documents) > 0 {
 		errs = append(errs, storage.ValidationItem{Key: "documents", Msg: "an artifact cannot have child documents"})
 	}
