@@ -202,3 +202,36 @@ func (s *Server) deleteArtifact(r *reqCtx, msg string) error {
 	}
 	return r.JSON(messageBody{fmt.Sprintf(msg, r.art)})
 }
+
+// deleteDocument hard-deletes a document with its artifacts and children
+// in one command. When that is more than one transaction can hold (many
+// artifacts with many tags or attributes each), the artifacts go first,
+// one command each, and then the document: an interrupted delete leaves
+// the document with fewer artifacts, never an artifact without its
+// document, and deleting again finishes it.
+func (s *Server) deleteDocument(r *reqCtx, id string) error {
+	err := s.applyRef(r, storage.OpDeleteDocument, id)
+	if !storage.IsTooBig(err) {
+		return err
+	}
+	for {
+		ids, err := s.db.ArtifactIDs(r.site, id, 100)
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, a := range ids {
+			_, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: id, ArtifactID: a})
+			switch {
+			case err == nil:
+				done++
+			case !isNotFound(err):
+				return err
+			}
+		}
+		if done == 0 {
+			break // none left, or only index entries the delete below removes
+		}
+	}
+	return s.applyRef(r, storage.OpDeleteDocument, id)
+}

@@ -347,3 +347,28 @@ func TestArtifacts_BadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestArtifacts_DeleteTooBigForOneTransaction: a document whose artifacts
+// hold more than one transaction can delete is still deleted whole.
+func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	doc := addDoc(t, s, tok, "", map[string]any{"path": "big.txt", "content": "x"})
+	value := string(bytes.Repeat([]byte("v"), 1000))
+	var arts []string
+	for i := range 20 { // 20 × 100 tags of 1,000 bytes, indexed: over 2 MB of keys to delete
+		var tags []map[string]any
+		for j := range 100 {
+			tags = append(tags, map[string]any{"key": fmt.Sprintf("t%03d", j), "value": value})
+		}
+		arts = append(arts, addArtifact(t, s, tok, "", doc, map[string]any{"content": fmt.Sprint(i), "tags": tags}))
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc, nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc, nil, tok), http.StatusNotFound)
+	for _, a := range arts {
+		mustStatus(t, s.Do(http.MethodGet, "/documents/"+a, nil, tok), http.StatusNotFound)
+	}
+	if hits, _ := search(t, s, tok, "", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "t000"}}}, ""); len(hits) != 0 {
+		t.Fatalf("tags of deleted artifacts are found: %v", hits)
+	}
+}

@@ -159,7 +159,7 @@ func (s *Server) handleDeleteDocument(r *reqCtx) error {
 		}
 		return r.JSON(messageBody{fmt.Sprintf("'%s' object soft deleted", id)})
 	}
-	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
@@ -179,7 +179,7 @@ func (s *Server) handlePurgeDocument(r *reqCtx) error {
 	if r.art != "" {
 		return s.deleteArtifact(r, "Deleted document '%s' permanently")
 	}
-	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("Deleted document '%s' permanently", id)})

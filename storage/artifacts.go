@@ -133,7 +133,16 @@ func applyDeleteArtifact(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, a, err := getArtifact(t, c.Site, p.DocumentID, p.ArtifactID)
+	// The document may be in the trash: a purge too large for one
+	// transaction deletes its artifacts first (IsTooBig).
+	parent, err := getDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := getDoc(t, c.Site, p.ArtifactID)
+	if err == nil && a.ArtifactOf != parent.DocumentID {
+		err = docNotFound(p.ArtifactID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +209,26 @@ func deleteArtifacts(t *tx, site string, d *Document) (n int64, err error) {
 		n++
 	}
 	return n, nil
+}
+
+// IsTooBig reports whether err is Apply's answer to a command whose
+// transaction grew past Badger's limit (errTxnTooBig).
+func IsTooBig(err error) bool { return errors.Is(err, errTxnTooBig) }
+
+// ArtifactIDs returns the ids of up to limit artifacts of doc, whether or
+// not doc is in the trash.
+func (d *DB) ArtifactIDs(site, doc string, limit int) ([]string, error) {
+	var out []string
+	err := d.view(func(t *tx) error {
+		for _, k := range t.keys(artifactPrefix(site, doc)) {
+			if len(out) == limit {
+				break
+			}
+			out = append(out, string(k[strings.LastIndexByte(string(k), '/')+1:]))
+		}
+		return nil
+	})
+	return out, err
 }
 
 // GetArtifact returns artifact art of the live document doc.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,5 +101,33 @@ func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
 	p, err := d.GetDocument("default", doc)
 	if err != nil || p.PromotedArtifactID != "" || p.ArtifactCount != 0 {
 		t.Fatalf("parent after deleting its promoted artifact = %+v, %v", p, err)
+	}
+}
+
+// TestArtifacts_DeleteTooBig: the premise of the server's fallback
+// (deleteDocument): artifacts can hold more than one transaction can
+// delete, and Apply says so with IsTooBig, writing nothing.
+func TestArtifacts_DeleteTooBig(t *testing.T) {
+	d := mustOpen(t)
+	const doc = "11111111-1111-4111-8111-111111111111"
+	addDoc(t, d, "default", doc, "a.txt", t0)
+	value := string(bytes.Repeat([]byte("v"), MaxValueBytes))
+	for i := range 20 {
+		var tags []Tag
+		for j := range MaxTagsPerRequest {
+			tags = append(tags, Tag{Key: fmt.Sprintf("t%03d", j), Value: value})
+		}
+		mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{Document: Document{DocumentID: artifactID(i)}, Tags: tags}})
+	}
+	_, err := d.Apply(context.Background(), MustCommand(OpDeleteDocument, "default", "joe", t0, DocumentRef{DocumentID: doc}))
+	if !IsTooBig(err) {
+		t.Fatalf("delete of 20 artifacts with 100 KB of tags each: err = %v, want IsTooBig", err)
+	}
+	if _, err := d.GetArtifact("default", doc, artifactID(3)); err != nil {
+		t.Fatalf("the refused delete removed an artifact: %v", err)
+	}
+	ids, err := d.ArtifactIDs("default", doc, 100)
+	if err != nil || len(ids) != 20 {
+		t.Fatalf("ArtifactIDs = %v, %v", ids, err)
 	}
 }
