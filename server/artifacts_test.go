@@ -187,7 +187,9 @@ func TestArtifacts_ListPaged(t *testing.T) {
 				t.Fatalf("category B lists %d artifacts, want 2", n)
 			}
 			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "limit=x"), nil, tok), http.StatusBadRequest)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "next=bogus"), nil, tok), http.StatusBadRequest)
+			r = s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "next=bogus"), nil, tok)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"message":"Invalid Next token"}`)
 		})
 	}
 }
