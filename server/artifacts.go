@@ -64,11 +64,13 @@ func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
 		return nil
 	}
 	d, err := s.db.GetDocumentAny(r.site, id)
-	if err != nil {
-		if art != "" && isNotFound(err) {
-			return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
-		}
-		return nil // the handler answers not found
+	switch {
+	case err != nil && art == "":
+		return nil // the handler answers
+	case isNotFound(err):
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	case err != nil:
+		return err // never act on the document instead of its artifact
 	}
 	if d.ArtifactOf != "" {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
