@@ -93,6 +93,14 @@ func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
 	if err := addArtifact(d, "default", art, artifactID(2)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("artifact of an artifact: err = %v, want not found", err)
 	}
+	// A soft-deleted document's artifacts take no writes until it is
+	// restored (also a write resolved just before the soft delete).
+	mustApply(t, d, OpSoftDelete, "default", t0, DocumentRef{DocumentID: doc})
+	if _, err := d.Apply(context.Background(), MustCommand(OpSetTags, "default", "joe", t0, SetTags{DocumentID: art, Mode: TagsAdd, Tags: []Tag{{Key: "x"}}})); !errors.Is(err, ErrNotFound) {
+		t.Errorf("tag on an artifact of a soft-deleted document: err = %v, want not found", err)
+	}
+	mustApply(t, d, OpRestore, "default", t0, DocumentRef{DocumentID: doc})
+	mustApply(t, d, OpSetTags, "default", t0, SetTags{DocumentID: art, Mode: TagsAdd, Tags: []Tag{{Key: "x"}}})
 	mustApply(t, d, OpPromoteArtifact, "default", t0, ArtifactRef{DocumentID: doc, ArtifactID: art})
 	if p, _ := d.GetDocument("default", doc); p == nil || p.PromotedArtifactID != art {
 		t.Fatalf("promotion not recorded: %+v", p)

@@ -271,13 +271,14 @@ func getDoc(t *tx, site, id string) (*Document, error) {
 	return &d, nil
 }
 
-// getLiveDoc returns a document that is not soft-deleted.
+// getLiveDoc returns a document that is not soft-deleted, or an artifact
+// whose document is not.
 func getLiveDoc(t *tx, site, id string) (*Document, error) {
 	d, err := getDoc(t, site, id)
 	if err != nil {
 		return nil, err
 	}
-	if d.DeletedDate != nil {
+	if d.DeletedDate != nil || !artifactReachable(t, site, d) {
 		return nil, docNotFound(id)
 	}
 	return d, nil
