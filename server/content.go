@@ -13,11 +13,11 @@ const maxInlineResponse = 6 * 1000 * 1000
 
 // handleGetDocumentContent serves GET /documents/{documentId}/content.
 func (s *Server) handleGetDocumentContent(r *reqCtx) error {
-	id := r.docID()
-	d, err := s.db.GetDocument(r.site, id)
+	d, err := s.servedDocument(r)
 	if err != nil {
 		return err
 	}
+	id := d.DocumentID
 	if d.DeepLinkPath != "" && !d.HasContent {
 		return r.JSON(map[string]any{"contentUrl": d.DeepLinkPath, "contentType": d.ContentType})
 	}

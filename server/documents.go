@@ -74,7 +74,7 @@ type actionIn struct {
 type documentIn struct {
 	DocumentID       *string                  `json:"documentId"`
 	Artifacts        bool                     `json:"artifacts"`
-	ArtifactCategory string                   `json:"artifactCategory"`
+	ArtifactCategory *string                  `json:"artifactCategory"`
 	Path             *string                  `json:"path"`
 	ChecksumType     string                   `json:"checksumType"`
 	Checksum         string                   `json:"checksum"`
@@ -101,6 +101,7 @@ type childResult struct {
 
 type addDocumentResponse struct {
 	DocumentID string            `json:"documentId"`
+	ArtifactID string            `json:"artifactId,omitempty"`
 	SiteID     string            `json:"siteId"`
 	UploadURL  string            `json:"uploadUrl,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
@@ -119,6 +120,9 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	var in documentIn
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
 		return err
+	}
+	if in.Artifacts {
+		return s.addArtifact(r, &in)
 	}
 	var errs []storage.ValidationItem
 	id := ""
@@ -196,9 +200,12 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 	p := &prepared{}
 	d := &p.nd.Document
 	d.DocumentID, d.BelongsToDocumentID = id, parent
-	d.ArtifactCategory = in.ArtifactCategory
-	if in.Artifacts {
-		add("artifacts", "document artifacts are not supported by this server")
+	if in.ArtifactCategory != nil {
+		d.ArtifactCategory = *in.ArtifactCategory
+		errs = append(errs, storage.CheckText("artifactCategory", d.ArtifactCategory, storage.MaxKeyBytes)...)
+	}
+	if in.Artifacts && parent != "" {
+		add("artifacts", "a child document cannot be an artifact")
 	}
 	if in.Content != nil && in.DeepLinkPath != nil {
 		add("", "both 'content', and 'deepLinkPath' cannot be set")

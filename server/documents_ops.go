@@ -12,7 +12,17 @@ import (
 	"quire/storage"
 )
 
-func (r *reqCtx) docID() string { return strings.Clone(r.Params("documentId")) }
+// docID is the id of the record the request acts on: the path's document,
+// or the artifact named by artifactId (resolveDocument).
+func (r *reqCtx) docID() string {
+	if r.art != "" {
+		return r.art
+	}
+	return r.pathDocID()
+}
+
+// pathDocID is the {documentId} of the path.
+func (r *reqCtx) pathDocID() string { return strings.Clone(r.Params("documentId")) }
 
 // handleGetDocument serves GET /documents/{documentId}.
 func (s *Server) handleGetDocument(r *reqCtx) error {
@@ -41,6 +51,9 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	var in documentIn
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
 		return err
+	}
+	if in.Artifacts {
+		return invalid("artifacts", "add an artifact with POST /documents")
 	}
 	cur, err := s.db.GetDocument(r.site, id)
 	if err != nil {
@@ -76,6 +89,9 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	if in.Height.set {
 		upd.Height = &d.Height
 	}
+	if in.ArtifactCategory != nil {
+		upd.ArtifactCategory = &d.ArtifactCategory
+	}
 	if p.hasBody {
 		if err := s.attachInline(r, p); err != nil {
 			return err
@@ -107,6 +123,9 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		return err
 	}
 	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
+	if r.art != "" {
+		resp.DocumentID, resp.ArtifactID = r.pathDocID(), r.art
+	}
 	if !p.hasBody && cur.DeepLinkPath == "" && d.DeepLinkPath == "" {
 		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{})
 	}
@@ -128,13 +147,19 @@ func (s *Server) applyRef(r *reqCtx, op storage.Op, id string) error {
 // handleDeleteDocument serves DELETE /documents/{documentId}.
 func (s *Server) handleDeleteDocument(r *reqCtx) error {
 	id := r.docID()
+	if r.art != "" {
+		if r.QueryBool("softDelete") {
+			return invalid("softDelete", "an artifact cannot be soft deleted")
+		}
+		return s.deleteArtifact(r, "'%s' object deleted")
+	}
 	if r.QueryBool("softDelete") {
 		if err := s.applyRef(r, storage.OpSoftDelete, id); err != nil {
 			return err
 		}
 		return r.JSON(messageBody{fmt.Sprintf("'%s' object soft deleted", id)})
 	}
-	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
@@ -151,7 +176,10 @@ func (s *Server) handleRestoreDocument(r *reqCtx) error {
 // handlePurgeDocument serves DELETE /documents/{documentId}/purge.
 func (s *Server) handlePurgeDocument(r *reqCtx) error {
 	id := r.docID()
-	if err := s.applyRef(r, storage.OpDeleteDocument, id); err != nil {
+	if r.art != "" {
+		return s.deleteArtifact(r, "Deleted document '%s' permanently")
+	}
+	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("Deleted document '%s' permanently", id)})

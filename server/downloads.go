@@ -140,10 +140,14 @@ func asciiName(s string) string {
 
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
 func (s *Server) handleGetDocumentURL(r *reqCtx) error {
-	id := r.docID()
-	d, err := s.db.GetDocument(r.site, id)
+	d, err := s.servedDocument(r)
 	if err != nil {
 		return err
+	}
+	id := d.DocumentID
+	resp := urlResponse{DocumentID: id}
+	if d.ArtifactOf != "" {
+		resp.DocumentID, resp.ArtifactID = d.ArtifactOf, id
 	}
 	dur, err := urlDuration(r)
 	if err != nil {
@@ -158,24 +162,22 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 		return invalid("format", "invalid 'format': only 'short' is supported")
 	}
 	if d.DeepLinkPath != "" && !d.HasContent {
+		resp.URL = d.DeepLinkPath
 		if short {
-			u, err := s.shortDocumentURL(r, id, d.DeepLinkPath, dur)
-			if err != nil {
+			if resp.URL, err = s.shortDocumentURL(r, id, d.DeepLinkPath, dur); err != nil {
 				return err
 			}
-			return r.JSON(urlResponse{DocumentID: id, URL: u})
 		}
-		return r.JSON(urlResponse{DocumentID: id, URL: d.DeepLinkPath})
+		return r.JSON(resp)
 	}
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
+	resp.URL = s.downloadURL(r.site, id, r.QueryBool("inline"), dur)
 	if short {
-		u, err := s.shortDocumentURL(r, id, "", dur)
-		if err != nil {
+		if resp.URL, err = s.shortDocumentURL(r, id, "", dur); err != nil {
 			return err
 		}
-		return r.JSON(urlResponse{DocumentID: id, URL: u})
 	}
-	return r.JSON(urlResponse{DocumentID: id, URL: s.downloadURL(r.site, id, r.QueryBool("inline"), dur)})
+	return r.JSON(resp)
 }

@@ -185,6 +185,13 @@ func documentJSON(d *storage.Document) map[string]any {
 	opt("height", d.Height)
 	opt("belongsToDocumentId", d.BelongsToDocumentID)
 	opt("artifactCategory", d.ArtifactCategory)
+	if d.ArtifactOf != "" {
+		m["documentId"], m["artifactId"] = d.ArtifactOf, d.DocumentID
+	}
+	opt("promotedArtifactId", d.PromotedArtifactID)
+	if d.ArtifactCount > 0 {
+		m["hasArtifacts"] = true
+	}
 	opt("resourceType", d.ResourceType)
 	if d.HasContent {
 		m["contentLength"] = d.ContentLength

@@ -157,22 +157,6 @@ func routeFolderPermission(perm auth.Permission, method string) string {
 	return storage.FolderWrite
 }
 
-// checkDocumentRoute enforces folder permissions on /documents/{id}/...:
-// the document's folder must grant what the route needs. Documents in the
-// trash are checked too (restore, purge, their actions): a soft delete
-// does not lift its folder's permissions.
-func (s *Server) checkDocumentRoute(r *reqCtx, perm auth.Permission) error {
-	id := r.Params("documentId")
-	if id == "" || folderExempt(r) {
-		return nil
-	}
-	d, err := s.db.GetDocumentAny(r.site, id)
-	if err != nil {
-		return nil // the handler answers not found
-	}
-	return s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method()))
-}
-
 var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWrite: true, storage.FolderDelete: true}
 
 // handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:

@@ -35,6 +35,7 @@ var routeSamples = map[string]string{
 	"PATCH /documents/tags":                                 `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"t2","value":"v"}]}}`,
 	"PATCH /documents/:documentId":                          `{"path":"p/b.txt","deepLinkPath":"https://example.com/x","width":"10","tags":[{"key":"t","value":"v"}],"metadata":[{"key":"m","values":["a"]}],"attributes":[{"key":"k","stringValue":"v"}]}`,
 	"PUT /documents/:documentId/restore":                    "",
+	"PUT /documents/:documentId/artifacts/promoteArtifact":  `{}`,
 	"POST /documents/:documentId/actions":                   `{"actions":[{"type":"FULLTEXT","parameters":{"characterMax":"40"}},{"type":"RESIZE","parameters":{"width":"10","height":"10"}}]}`,
 	"POST /documents/:documentId/actions/retry":             "",
 	"PUT /documents/:documentId/malwareScan":                "",

@@ -184,6 +184,11 @@ type reqCtx struct {
 	// /search walking pages for a `previous` link).
 	pageTok *string
 
+	// art is the artifactId the request acts on, checked to be an
+	// artifact of the path's document (resolveDocument); docID() is then
+	// the artifact's record id.
+	art string
+
 	// The site's folder permissions, read on first use.
 	fperms   storage.FolderPermissionSet
 	fpLoaded bool
@@ -246,10 +251,10 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 				return err
 			}
 		}
-		if err := s.checkDocumentRoute(r, perm); err != nil {
+		if err := refuseUnsupportedQuery(c); err != nil {
 			return err
 		}
-		if err := refuseUnsupportedQuery(c); err != nil {
+		if err := s.resolveDocument(r, perm); err != nil {
 			return err
 		}
 		return h(r)
@@ -272,11 +277,11 @@ func unescapedParam(c *fiber.Ctx, name string) string {
 }
 
 // unsupportedQuery are FormKiQ query parameters that name another object
-// than the one the route answers for (an artifact or an older version of
-// a document). Quire has neither, and ignoring them would read, replace
-// or delete the document itself instead.
+// than the one the route answers for (an older version of a document).
+// Quire has none, and ignoring them would read, replace or delete the
+// document itself instead. artifactId is refused the same way on the
+// routes that do not take it (artifactRoutes, artifacts.go).
 var unsupportedQuery = []struct{ key, why string }{
-	{"artifactId", "document artifacts are not supported by this server"},
 	{"versionKey", "document versions are not supported by this server"},
 }
 

@@ -109,6 +109,8 @@ func (s *Server) routes() {
 	api.Get("/documents/:documentId/upload", q(write, s.handleGetDocumentIDUpload))
 	api.Get("/documents/:documentId/content", q(read, s.handleGetDocumentContent))
 	api.Get("/documents/:documentId/url", q(read, s.handleGetDocumentURL))
+	api.Get("/documents/:documentId/artifacts", q(read, s.handleGetDocumentArtifacts))
+	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
 
 	api.Get("/documents/:documentId/actions", q(read, s.handleGetDocumentActions))
 	api.Post("/documents/:documentId/actions", q(write, s.handleAddDocumentActions))

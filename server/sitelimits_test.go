@@ -240,19 +240,19 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	tok := s.Admin()
 	id := addDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
 	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
-	const artifact = `{"errors":[{"key":"artifactId","error":"document artifacts are not supported by this server"}]}`
+	const artifact = `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`
 	const version = `{"errors":[{"key":"versionKey","error":"document versions are not supported by this server"}]}`
 	for _, tt := range []struct {
 		name, method, path string
 		body               any
 		want               string
 	}{
-		{"delete an artifact", "DELETE", "/documents/" + id + "?artifactId=x", nil, artifact},
-		{"content of an artifact", "GET", "/documents/" + id + "/content?artifactId=x", nil, artifact},
-		{"upload to an artifact", "GET", "/documents/" + id + "/upload?artifactId=x", nil, artifact},
+		{"actions of an artifact", "GET", "/documents/" + id + "/actions?artifactId=x", nil, artifact},
+		{"restore an artifact", "PUT", "/documents/" + id + "/restore?artifactId=x", nil, artifact},
+		{"fulltext of an artifact", "GET", "/documents/" + id + "/fulltext?artifactId=x", nil, artifact},
 		{"url of a version", "GET", "/documents/" + id + "/url?versionKey=v1", nil, version},
-		{"create an artifact", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
-			`{"errors":[{"key":"artifacts","error":"document artifacts are not supported by this server"}]}`},
+		{"an artifact without its document", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
+			`{"errors":[{"key":"documentId","error":"'documentId' is required when 'artifacts' is true"}]}`},
 		{"watermark attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}},
 			`{"errors":[{"key":"dataType","error":"'WATERMARK' attributes are not supported: this server does not watermark content"}]}`},
 		{"watermark on an update", "PATCH", "/attributes/plain", map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": "DRAFT"}}},

@@ -354,6 +354,9 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	if in.Content != nil {
 		errs = append(errs, storage.ValidationItem{Key: "content", Msg: "'content' is not allowed, upload it to the returned url"})
 	}
+	if in.Artifacts {
+		errs = append(errs, storage.ValidationItem{Key: "artifacts", Msg: "add an artifact with POST /documents"})
+	}
 	id := uuid.NewString()
 	if in.DocumentID != nil {
 		id = *in.DocumentID
@@ -426,5 +429,8 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 		return err
 	}
 	u, h := s.uploadURL(r.site, id, o)
+	if r.art != "" {
+		return r.JSON(urlResponse{DocumentID: r.pathDocID(), ArtifactID: r.art, URL: u, Headers: h})
+	}
 	return r.JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
 }

@@ -98,6 +98,7 @@ func checkURLExpiry(now time.Time, exp string) error {
 
 type urlResponse struct {
 	DocumentID string            `json:"documentId"`
+	ArtifactID string            `json:"artifactId,omitempty"`
 	URL        string            `json:"url"`
 	Headers    map[string]string `json:"headers,omitempty"`
 }

@@ -30,6 +30,10 @@ const (
 	OpDeleteAPIKey    Op = "DeleteAPIKey"    // delete a per-site API key
 	OpSweepChunks     Op = "SweepChunks"     // remove unreferenced chunks left by aborted uploads
 
+	OpAddArtifact     Op = "AddArtifact"     // add an artifact to a document (artifacts.go)
+	OpDeleteArtifact  Op = "DeleteArtifact"  // delete one artifact of a document
+	OpPromoteArtifact Op = "PromoteArtifact" // set or clear the artifact a document serves
+
 	OpAddAttribute         Op = "AddAttribute"         // define an attribute
 	OpUpdateAttribute      Op = "UpdateAttribute"      // change an attribute definition
 	OpDeleteAttribute      Op = "DeleteAttribute"      // remove an unused attribute definition
@@ -111,6 +115,11 @@ func init() {
 		OpAddAPIKey:       applyAddAPIKey,
 		OpDeleteAPIKey:    applyDeleteAPIKey,
 		OpSweepChunks:     applySweepChunks,
+
+		// artifacts.go
+		OpAddArtifact:     applyAddArtifact,
+		OpDeleteArtifact:  applyDeleteArtifact,
+		OpPromoteArtifact: applyPromoteArtifact,
 
 		// attrdefs.go, docattrs.go, schemas.go, entities.go, sequences.go
 		OpAddAttribute:         applyAddAttribute,

@@ -53,6 +53,12 @@ type Document struct {
 	// OCRText is set while the document holds OCR text set by hand (PUT
 	// /documents/{id}/ocr), which FULLTEXT indexes as an OCR action's.
 	OCRText bool `json:"ocrText,omitempty"`
+	// ArtifactOf is set on an artifact's record: its document's id
+	// (artifacts.go). ArtifactCount and PromotedArtifactID are a
+	// document's: how many artifacts it has, and the one it serves.
+	ArtifactOf         string `json:"artifactOf,omitempty"`
+	ArtifactCount      int    `json:"artifactCount,omitempty"`
+	PromotedArtifactID string `json:"promotedArtifactId,omitempty"`
 	// DetectContentType is set while the content type is still to be
 	// detected from the uploaded bytes.
 	DetectContentType bool `json:"detectContentType,omitempty"`
@@ -268,13 +274,14 @@ func getDoc(t *tx, site, id string) (*Document, error) {
 	return &d, nil
 }
 
-// getLiveDoc returns a document that is not soft-deleted.
+// getLiveDoc returns a document that is not soft-deleted, or an artifact
+// whose document is not.
 func getLiveDoc(t *tx, site, id string) (*Document, error) {
 	d, err := getDoc(t, site, id)
 	if err != nil {
 		return nil, err
 	}
-	if d.DeletedDate != nil {
+	if d.DeletedDate != nil || !artifactReachable(t, site, d) {
 		return nil, docNotFound(id)
 	}
 	return d, nil
@@ -283,15 +290,17 @@ func getLiveDoc(t *tx, site, id string) (*Document, error) {
 // UpdateDocument is the payload of OpUpdateDocument. Nil fields are left
 // as they are.
 type UpdateDocument struct {
-	DocumentID   string     `json:"documentId"`
-	Path         *string    `json:"path,omitempty"`
-	DeepLinkPath *string    `json:"deepLinkPath,omitempty"`
-	ContentType  *string    `json:"contentType,omitempty"`
-	Width        *string    `json:"width,omitempty"`
-	Height       *string    `json:"height,omitempty"`
-	Checksum     *string    `json:"checksum,omitempty"`
-	ChecksumType *string    `json:"checksumType,omitempty"`
-	Metadata     []Metadata `json:"metadata,omitempty"`
+	DocumentID   string  `json:"documentId"`
+	Path         *string `json:"path,omitempty"`
+	DeepLinkPath *string `json:"deepLinkPath,omitempty"`
+	ContentType  *string `json:"contentType,omitempty"`
+	Width        *string `json:"width,omitempty"`
+	Height       *string `json:"height,omitempty"`
+	Checksum     *string `json:"checksum,omitempty"`
+	ChecksumType *string `json:"checksumType,omitempty"`
+	// ArtifactCategory is an artifact's category (artifacts.go).
+	ArtifactCategory *string    `json:"artifactCategory,omitempty"`
+	Metadata         []Metadata `json:"metadata,omitempty"`
 	// Attributes overwrite the stored attributes of the same keys.
 	Attributes []AttributeInput `json:"attributes,omitempty"`
 	Tags       []Tag            `json:"tags,omitempty"`
@@ -314,7 +323,15 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Path != nil && *p.Path != d.Path {
+	if d.ArtifactOf != "" && len(p.Children) > 0 {
+		return nil, Invalid("documents", "an artifact cannot have child documents")
+	}
+	if d.ArtifactOf != "" && len(p.Actions) > 0 {
+		return nil, Invalid("actions", "actions cannot be added to an artifact")
+	}
+	if p.Path != nil && *p.Path != d.Path && d.ArtifactOf != "" {
+		d.Path = *p.Path // an artifact holds no place in the folder tree
+	} else if p.Path != nil && *p.Path != d.Path {
 		if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
 			return nil, err
 		}
@@ -333,6 +350,7 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	setIf(&d.Height, p.Height)
 	setIf(&d.Checksum, p.Checksum)
 	setIf(&d.ChecksumType, p.ChecksumType)
+	setIf(&d.ArtifactCategory, p.ArtifactCategory)
 	if p.ContentType != nil {
 		d.DetectContentType = false
 	}
@@ -506,6 +524,9 @@ func applySoftDelete(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.ArtifactOf != "" {
+		return nil, docNotFound(p.DocumentID) // artifacts go with OpDeleteArtifact
+	}
 	if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
 		return nil, err
 	}
@@ -531,7 +552,7 @@ func applyRestore(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.DeletedDate == nil {
+	if d.DeletedDate == nil || d.ArtifactOf != "" {
 		return nil, docNotFound(p.DocumentID)
 	}
 	if d.BelongsToDocumentID == "" {
@@ -558,6 +579,9 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.ArtifactOf != "" {
+		return nil, docNotFound(p.DocumentID) // artifacts go with OpDeleteArtifact
+	}
 	// Take the count before the records go (see countDocuments).
 	if err := countDocuments(t, c.Site, 0); err != nil {
 		return nil, err
@@ -569,8 +593,12 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	return nil, countDocuments(t, c.Site, -n)
 }
 
-// deleteDoc purges d and its children; n is the number of records removed.
+// deleteDoc purges d, its artifacts and its children; n is the number of
+// records removed.
 func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
+	if n, err = deleteArtifacts(t, site, d); err != nil {
+		return n, err
+	}
 	for _, child := range d.Children {
 		cd, err := getDoc(t, site, child)
 		if errors.Is(err, ErrNotFound) {
@@ -589,12 +617,16 @@ func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
 }
 
 func deleteRecord(t *tx, site string, d *Document) error {
-	if d.DeletedDate == nil {
+	if d.ArtifactOf != "" {
+		if err := t.del(artifactKey(site, d.ArtifactOf, d.InsertedDate, d.DocumentID)); err != nil {
+			return err
+		}
+	} else if d.DeletedDate == nil {
 		if err := releasePath(t, site, d.Path, d.DocumentID); err != nil {
 			return err
 		}
 	}
-	if d.BelongsToDocumentID == "" {
+	if d.BelongsToDocumentID == "" && d.ArtifactOf == "" {
 		k := insertedKey(site, d.InsertedDate, d.DocumentID)
 		if d.DeletedDate != nil {
 			k = deletedKey(site, *d.DeletedDate, d.DocumentID)

@@ -35,8 +35,8 @@ func viewForIndex(t *tx, site, id string) (*DocView, error) {
 	if err != nil {
 		return nil, err
 	}
-	if doc.DeletedDate != nil {
-		return nil, nil
+	if doc.DeletedDate != nil || doc.ArtifactOf != "" {
+		return nil, nil // artifacts stay out of the search index (artifacts.go)
 	}
 	v := &DocView{Document: doc}
 	if err := eachTag(t, site, id, func(tg *Tag) error { v.Tags = append(v.Tags, *tg); return nil }); err != nil {
@@ -199,7 +199,7 @@ func (d *DB) Indexable(refs []DocRef) ([]bool, error) {
 			if err != nil {
 				return err
 			}
-			out[i] = doc.DeletedDate == nil
+			out[i] = doc.DeletedDate == nil && doc.ArtifactOf == ""
 		}
 		return nil
 	})

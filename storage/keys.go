@@ -61,6 +61,7 @@ const (
 	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
@@ -93,6 +94,12 @@ func CheckSiteID(id string) bool {
 }
 
 func siteKey(site string) []byte { return []byte(pfxSite + sk(site)) }
+
+func artifactKey(site, doc string, at time.Time, art string) []byte {
+	return []byte(pfxArtifact + sk(site) + "/" + doc + "/" + tsHex(at) + "/" + art)
+}
+
+func artifactPrefix(site, doc string) []byte { return []byte(pfxArtifact + sk(site) + "/" + doc + "/") }
 
 func docKey(site, id string) []byte { return []byte(pfxDoc + sk(site) + "/" + id) }
 

@@ -27,6 +27,7 @@ const (
 	MaxActionsPerRequest    = 50   // actions added to one document in one request
 	MaxMetadata             = 25   // metadata entries of a document (FormKiQ's limit)
 	MaxMetadataBytes        = 1000 // key and values of one metadata entry (FormKiQ's limit)
+	MaxArtifacts            = 1000 // artifacts of one document (artifacts.go)
 	// MaxValuesPerRequest and MaxRequestValueBytes bound the tag and
 	// attribute values of a whole request (a document and its children, or
 	// the tags of one PATCH /documents/tags batch), which each become a

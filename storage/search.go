@@ -162,7 +162,7 @@ func (d *DB) Search(site string, q SearchQuery, after string, limit int) ([]Sear
 			if err != nil {
 				return err
 			}
-			if dd.DeletedDate != nil {
+			if dd.DeletedDate != nil || !artifactReachable(t, site, dd) {
 				continue
 			}
 			ok, err := q.matchesRest(t, site, doc)

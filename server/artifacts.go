@@ -1,0 +1,239 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
+// with "artifacts": true adds one to an existing document, artifactId on
+// the routes of artifactRoutes acts on one, GET /documents/{id}/artifacts
+// lists them and PUT .../artifacts/promoteArtifact makes one the content
+// the document serves.
+
+// artifactRoutes are the routes that take artifactId, by method and
+// registered path. Every other route refuses it with 400 (API.md).
+var artifactRoutes = map[string]bool{
+	"GET /documents/:documentId":                                             true,
+	"PATCH /documents/:documentId":                                           true,
+	"DELETE /documents/:documentId":                                          true,
+	"DELETE /documents/:documentId/purge":                                    true,
+	"GET /documents/:documentId/content":                                     true,
+	"GET /documents/:documentId/url":                                         true,
+	"GET /documents/:documentId/upload":                                      true,
+	"GET /documents/:documentId/tags":                                        true,
+	"POST /documents/:documentId/tags":                                       true,
+	"PUT /documents/:documentId/tags":                                        true,
+	"PATCH /documents/:documentId/tags":                                      true,
+	"GET /documents/:documentId/tags/:tagKey":                                true,
+	"PUT /documents/:documentId/tags/:tagKey":                                true,
+	"DELETE /documents/:documentId/tags/:tagKey":                             true,
+	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":                   true,
+	"GET /documents/:documentId/attributes":                                  true,
+	"POST /documents/:documentId/attributes":                                 true,
+	"PUT /documents/:documentId/attributes":                                  true,
+	"GET /documents/:documentId/attributes/:attributeKey":                    true,
+	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
+	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
+	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
+}
+
+// msgArtifactRoute refuses artifactId on a route that does not take it:
+// ignored, it would act on the document itself.
+const msgArtifactRoute = "'artifactId' is not supported on this route"
+
+// resolveDocument runs before every handler. On a route with {documentId}
+// it reads that document once: an artifact's own id is not a document id
+// (404), the document's folder must grant what the route needs (folder
+// permissions; documents in the trash are checked too, a soft delete does
+// not lift them), and artifactId, where the route takes it, must name an
+// artifact of the live document (404 otherwise), which the handler then
+// acts on (r.docID()).
+func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
+	art := r.Query("artifactId")
+	if art != "" && !artifactRoutes[r.Method()+" "+r.Route().Path] {
+		return invalid("artifactId", msgArtifactRoute)
+	}
+	id := r.Params("documentId")
+	if id == "" {
+		return nil
+	}
+	d, err := s.db.GetDocumentAny(r.site, id)
+	switch {
+	case err != nil && art == "":
+		return nil // the handler answers
+	case isNotFound(err):
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	case err != nil:
+		return err // never act on the document instead of its artifact
+	}
+	if d.ArtifactOf != "" {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	}
+	if !folderExempt(r) {
+		if err := s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method())); err != nil {
+			return err
+		}
+	}
+	if art == "" {
+		return nil
+	}
+	a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
+	if err != nil {
+		return err
+	}
+	r.art = a.DocumentID
+	return nil
+}
+
+// addArtifact serves POST /documents with "artifacts": true: a new
+// artifact of the document documentId. Without content or deepLinkPath
+// the response carries an uploadUrl for the artifact's content.
+func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
+	if in.DocumentID == nil {
+		return invalid("documentId", "'documentId' is required when 'artifacts' is true")
+	}
+	parent := *in.DocumentID
+	if !isUUIDv4(parent) {
+		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", parent))
+	}
+	var errs []storage.ValidationItem
+	if len(in.Documents) > 0 {
+		errs = append(errs, storage.ValidationItem{Key: "documents", Msg: "an artifact cannot have child documents"})
+	}
+	if len(in.Actions) > 0 {
+		errs = append(errs, storage.ValidationItem{Key: "actions", Msg: "actions cannot be added to an artifact"})
+	}
+	artID := uuid.NewString()
+	p, perrs := s.prepareDocument(r, in, artID, "")
+	errs = append(errs, perrs...)
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	if err := checkErrors(storage.CheckNewDocuments([]storage.NewDocument{p.nd})); err != nil {
+		return err
+	}
+	if err := s.checkInlineSize(r, p); err != nil {
+		return err
+	}
+	if err := s.attachInline(r, p); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent, Artifact: p.nd}); err != nil {
+		return err
+	}
+	resp := map[string]any{"documentId": parent, "artifactId": artID, "siteId": r.site}
+	if !p.hasBody && p.nd.Document.DeepLinkPath == "" {
+		resp["uploadUrl"], resp["headers"] = s.uploadURL(r.site, artID, uploadOpts{})
+	}
+	return r.Status(http.StatusCreated).JSON(resp)
+}
+
+// handleGetDocumentArtifacts serves GET /documents/{documentId}/artifacts:
+// FormKiQ's documents-list shape, oldest first, paged with next.
+// artifactCategory filters (Quire's addition, API.md).
+func (s *Server) handleGetDocumentArtifacts(r *reqCtx) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	page, err := s.db.ListArtifacts(r.site, r.pathDocID(), r.Query("artifactCategory"), r.Query("next"), limit)
+	if err != nil {
+		return err
+	}
+	docs := make([]map[string]any, 0, len(page.Artifacts))
+	for _, a := range page.Artifacts {
+		docs = append(docs, documentJSON(a))
+	}
+	out := map[string]any{"documents": docs}
+	if page.Next != "" {
+		out["next"] = page.Next
+	}
+	return r.JSON(out)
+}
+
+// handlePromoteArtifact serves PUT
+// /documents/{documentId}/artifacts/promoteArtifact {"artifactId"}; a body
+// without artifactId clears the promotion.
+func (s *Server) handlePromoteArtifact(r *reqCtx) error {
+	var in struct {
+		ArtifactID *string `json:"artifactId"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	ref := storage.ArtifactRef{DocumentID: r.pathDocID()}
+	if in.ArtifactID != nil {
+		ref.ArtifactID = *in.ArtifactID
+	}
+	if _, err := s.apply(r, storage.OpPromoteArtifact, ref); err != nil {
+		return err
+	}
+	if ref.ArtifactID == "" {
+		return r.JSON(messageBody{fmt.Sprintf("Promoted artifact cleared on document '%s'", ref.DocumentID)})
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Artifact '%s' promoted on document '%s'", ref.ArtifactID, ref.DocumentID)})
+}
+
+// servedDocument is the record whose content GET /content and GET /url
+// serve: the artifact the request names, else the document's promoted
+// artifact, else the document.
+func (s *Server) servedDocument(r *reqCtx) (*storage.Document, error) {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil || r.art != "" || d.PromotedArtifactID == "" {
+		return d, err
+	}
+	a, err := s.db.GetArtifact(r.site, d.DocumentID, d.PromotedArtifactID)
+	if isNotFound(err) {
+		return d, nil // deleted meanwhile: its deletion clears the promotion
+	}
+	return a, err
+}
+
+// deleteArtifact serves DELETE /documents/{id} and .../purge with
+// artifactId: the artifact goes at once (artifacts are not soft deleted);
+// msg names the artifact.
+func (s *Server) deleteArtifact(r *reqCtx, msg string) error {
+	if _, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: r.pathDocID(), ArtifactID: r.art}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf(msg, r.art)})
+}
+
+// deleteDocument hard-deletes a document with its artifacts and children
+// in one command. When that is more than one transaction can hold (many
+// artifacts with many tags or attributes each), the artifacts go first,
+// one command each, and then the document: an interrupted delete leaves
+// the document with fewer artifacts, never an artifact without its
+// document, and deleting again finishes it.
+func (s *Server) deleteDocument(r *reqCtx, id string) error {
+	err := s.applyRef(r, storage.OpDeleteDocument, id)
+	if !storage.IsTooBig(err) {
+		return err
+	}
+	for {
+		ids, err := s.db.ArtifactIDs(r.site, id, 100)
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, a := range ids {
+			_, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: id, ArtifactID: a})
+			switch {
+			case err == nil:
+				done++
+			case !isNotFound(err):
+				return err
+			}
+		}
+		if done == 0 {
+			break // none left, or only index entries the delete below removes
+		}
+	}
+	return s.applyRef(r, storage.OpDeleteDocument, id)
+}

@@ -1,0 +1,376 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"sort"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// addArtifact posts an artifact of doc and returns its artifactId.
+func addArtifact(t *testing.T, s *quiretest.Server, tok, site, doc string, body map[string]any) string {
+	t.Helper()
+	body["documentId"], body["artifacts"] = doc, true
+	r := s.Do(http.MethodPost, "/documents"+site, body, tok)
+	mustStatus(t, r, http.StatusCreated)
+	b := r.JSON(t)
+	if got := str(t, b, "documentId"); got != doc {
+		t.Fatalf("documentId = %q, want the document's %q", got, doc)
+	}
+	art := str(t, b, "artifactId")
+	if art == "" || art == doc {
+		t.Fatalf("artifactId = %q", art)
+	}
+	return art
+}
+
+// contentOf reads GET /content (extra: more query parameters).
+func contentOf(t *testing.T, s *quiretest.Server, tok, site, doc, extra string) string {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/content"+q(site, extra), nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	return str(t, r.JSON(t), "content")
+}
+
+// artifactDownload fetches the bytes GET /url points at.
+func artifactDownload(t *testing.T, s *quiretest.Server, tok, site, doc, extra string) []byte {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+q(site, extra), nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	dl := s.Do(http.MethodGet, str(t, r.JSON(t), "url"), nil, "")
+	mustStatus(t, dl, http.StatusOK)
+	return dl.Body
+}
+
+// TestArtifacts_OwnRecord: an artifact has its own content, metadata,
+// category, tags and attributes, reached with artifactId on the document's
+// routes, none of which shows on the document itself.
+func TestArtifacts_OwnRecord(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			defineAttr(t, s, tok, site.query, "lang", "STRING", nil)
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "scan.txt", "content": "original", "contentType": "text/plain"})
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["hasArtifacts"] != nil {
+				t.Fatalf("hasArtifacts before any artifact: %v", d)
+			}
+			art := addArtifact(t, s, tok, site.query, doc, map[string]any{
+				"content": "ocr text", "contentType": "text/plain", "artifactCategory": "OCR",
+				"metadata": []map[string]any{{"key": "engine", "value": "tesseract"}},
+				"tags":     []map[string]any{{"key": "kind", "value": "ocr"}},
+			})
+			aq := "artifactId=" + art
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); !boolean(t, d, "hasArtifacts") || d["metadata"] != nil || d["artifactId"] != nil {
+				t.Fatalf("document = %v", d)
+			}
+			a := s.Do(http.MethodGet, "/documents/"+doc+q(site.query, aq), nil, tok).JSON(t)
+			if str(t, a, "documentId") != doc || str(t, a, "artifactId") != art || str(t, a, "artifactCategory") != "OCR" ||
+				str(t, item(t, a, "metadata", 0), "value") != "tesseract" {
+				t.Fatalf("artifact = %v", a)
+			}
+			if got := contentOf(t, s, tok, site.query, doc, aq); got != "ocr text" {
+				t.Fatalf("artifact content = %q", got)
+			}
+			if got := contentOf(t, s, tok, site.query, doc, ""); got != "original" {
+				t.Fatalf("document content = %q", got)
+			}
+			// An artifact's id is not a document id.
+			r := s.Do(http.MethodGet, "/documents/"+art+site.query, nil, tok)
+			mustStatus(t, r, http.StatusNotFound)
+			mustBody(t, r, `{"message":"Document `+art+` not found."}`)
+
+			// Tags and attributes are the artifact's own.
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/tags"+q(site.query, aq), map[string]any{"key": "reviewed", "value": "yes"}, tok), http.StatusCreated)
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/attributes"+q(site.query, aq), map[string]any{"attributes": []map[string]any{{"key": "lang", "stringValue": "de"}}}, tok), http.StatusCreated)
+			tagKeys := func(extra string) []string {
+				var keys []string
+				for _, tg := range list(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, extra), nil, tok).JSON(t), "tags") {
+					keys = append(keys, str(t, obj(t, tg), "key"))
+				}
+				sort.Strings(keys)
+				return keys
+			}
+			if got := fmt.Sprint(tagKeys(aq)); got != "[kind reviewed]" {
+				t.Fatalf("artifact tags = %s", got)
+			}
+			if got := tagKeys(""); len(got) != 0 {
+				t.Fatalf("document tags = %v", got)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+q(site.query, aq), nil, tok), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+site.query, nil, tok), http.StatusNotFound)
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/tags/reviewed"+q(site.query, aq), nil, tok), http.StatusOK)
+			if got := fmt.Sprint(tagKeys(aq)); got != "[kind]" {
+				t.Fatalf("artifact tags after delete = %s", got)
+			}
+
+			// PATCH changes the artifact's category and metadata only.
+			r = s.Do(http.MethodPatch, "/documents/"+doc+q(site.query, aq), map[string]any{"artifactCategory": "TEXT", "metadata": []map[string]any{{"key": "engine", "value": "other"}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			if b := r.JSON(t); str(t, b, "documentId") != doc || str(t, b, "artifactId") != art {
+				t.Fatalf("PATCH response = %v", b)
+			}
+			a = s.Do(http.MethodGet, "/documents/"+doc+q(site.query, aq), nil, tok).JSON(t)
+			if str(t, a, "artifactCategory") != "TEXT" || str(t, item(t, a, "metadata", 0), "value") != "other" {
+				t.Fatalf("artifact after PATCH = %v", a)
+			}
+
+			// Upload new bytes to the artifact through its presigned URL.
+			content := bytes.Repeat([]byte{0, 1, 2, 0xff}, 70000)
+			r = s.Do(http.MethodGet, "/documents/"+doc+"/upload"+q(site.query, aq), nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if b := r.JSON(t); str(t, b, "artifactId") != art || str(t, b, "documentId") != doc {
+				t.Fatalf("upload response = %v", b)
+			}
+			mustStatus(t, put(s, str(t, r.JSON(t), "url"), content), http.StatusOK)
+			if got := artifactDownload(t, s, tok, site.query, doc, aq); !bytes.Equal(got, content) {
+				t.Fatalf("artifact download = %d bytes, not the %d uploaded", len(got), len(content))
+			}
+			if got := contentOf(t, s, tok, site.query, doc, ""); got != "original" {
+				t.Fatalf("document content after the artifact's upload = %q", got)
+			}
+		})
+	}
+}
+
+// TestArtifacts_ListPaged: GET /documents/{id}/artifacts pages through
+// every artifact once, oldest first, in the documents-list shape.
+func TestArtifacts_ListPaged(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "p.txt", "content": "p"})
+			other := addDoc(t, s, tok, site.query, map[string]any{"path": "o.txt", "content": "o"})
+			addArtifact(t, s, tok, site.query, other, map[string]any{"content": "x"})
+			var want []string
+			for i := range 5 {
+				cat := "A"
+				if i%2 == 1 {
+					cat = "B"
+				}
+				want = append(want, addArtifact(t, s, tok, site.query, doc, map[string]any{"content": fmt.Sprint(i), "artifactCategory": cat}))
+			}
+			var got, sizes []string
+			next := ""
+			for range 10 {
+				extra := "limit=2"
+				if next != "" {
+					extra += "&next=" + next
+				}
+				r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, extra), nil, tok)
+				mustStatus(t, r, http.StatusOK)
+				b := r.JSON(t)
+				docs := list(t, b, "documents")
+				sizes = append(sizes, fmt.Sprint(len(docs)))
+				for _, d := range docs {
+					m := obj(t, d)
+					if str(t, m, "documentId") != doc {
+						t.Fatalf("listed %v", m)
+					}
+					got = append(got, str(t, m, "artifactId"))
+				}
+				next, _ = b["next"].(string)
+				if next == "" {
+					break
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(sizes) != "[2 2 1]" {
+				t.Fatalf("listed %v in pages %v, want %v", got, sizes, want)
+			}
+			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "artifactCategory=B"), nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if n := len(list(t, r.JSON(t), "documents")); n != 2 {
+				t.Fatalf("category B lists %d artifacts, want 2", n)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "limit=x"), nil, tok), http.StatusBadRequest)
+			r = s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "next=bogus"), nil, tok)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"message":"Invalid Next token"}`)
+		})
+	}
+}
+
+// TestArtifacts_PromoteRoundTrip: a promoted artifact's bytes are what the
+// document serves; clearing the promotion serves the original bytes again.
+func TestArtifacts_PromoteRoundTrip(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			orig := bytes.Repeat([]byte("original\x00"), 1000)
+			derived := bytes.Repeat([]byte("derived\x01"), 3000)
+			r := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "d.bin"}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			doc := str(t, r.JSON(t), "documentId")
+			mustStatus(t, put(s, str(t, r.JSON(t), "url"), orig), http.StatusOK)
+			r = s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": doc, "artifacts": true, "path": "d.pdf"}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			art := str(t, r.JSON(t), "artifactId")
+			mustStatus(t, put(s, str(t, r.JSON(t), "uploadUrl"), derived), http.StatusOK)
+
+			promote := func(body map[string]any) {
+				t.Helper()
+				mustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/artifacts/promoteArtifact"+site.query, body, tok), http.StatusOK)
+			}
+			promote(map[string]any{"artifactId": art})
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); str(t, d, "promotedArtifactId") != art {
+				t.Fatalf("document = %v", d)
+			}
+			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, derived) {
+				t.Fatalf("promoted download = %d bytes, want the artifact's %d", len(got), len(derived))
+			}
+			if u := s.Do(http.MethodGet, "/documents/"+doc+"/url"+site.query, nil, tok).JSON(t); str(t, u, "artifactId") != art {
+				t.Fatalf("url response = %v", u)
+			}
+			promote(map[string]any{})
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["promotedArtifactId"] != nil {
+				t.Fatalf("promotion not cleared: %v", d)
+			}
+			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, orig) {
+				t.Fatalf("download after clearing = %d bytes, want the original %d", len(got), len(orig))
+			}
+			if got := artifactDownload(t, s, tok, site.query, doc, "artifactId="+art); !bytes.Equal(got, derived) {
+				t.Fatalf("artifact lost its bytes: %d", len(got))
+			}
+			// Deleting the promoted artifact clears the promotion.
+			promote(map[string]any{"artifactId": art})
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "artifactId="+art), nil, tok), http.StatusOK)
+			d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t)
+			if d["promotedArtifactId"] != nil || d["hasArtifacts"] != nil {
+				t.Fatalf("document after its artifact's delete = %v", d)
+			}
+			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, orig) {
+				t.Fatalf("download after the artifact's delete = %d bytes", len(got))
+			}
+		})
+	}
+}
+
+// TestArtifacts_DeleteCascades: soft delete hides a document's artifacts,
+// restore shows them again, purge and delete remove them with their tags
+// (a tag search finds nothing of them).
+func TestArtifacts_DeleteCascades(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		for _, how := range []string{"delete", "purge"} {
+			t.Run(site.name+"/"+how, func(t *testing.T) {
+				doc := addDoc(t, s, tok, site.query, map[string]any{"path": how + ".txt", "content": "x"})
+				tag := "cascade-" + how
+				var arts []string
+				for i := range 3 {
+					arts = append(arts, addArtifact(t, s, tok, site.query, doc, map[string]any{"content": fmt.Sprint(i), "tags": []map[string]any{{"key": tag, "value": "v"}}}))
+				}
+				hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, "")
+				if len(hits) != 3 || str(t, hits[0], "documentId") != doc || hits[0]["artifactId"] == nil {
+					t.Fatalf("tag search before the delete = %v", hits)
+				}
+				aq := "artifactId=" + arts[1]
+				if how == "purge" {
+					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
+					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, aq), nil, tok), http.StatusNotFound)
+					if hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
+						t.Fatalf("a soft-deleted document's artifacts are found: %v", hits)
+					}
+					mustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/restore"+site.query, nil, tok), http.StatusOK)
+					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, aq), nil, tok), http.StatusOK)
+					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
+					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/purge"+site.query, nil, tok), http.StatusOK)
+				} else {
+					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+site.query, nil, tok), http.StatusOK)
+				}
+				for _, a := range arts {
+					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+q(site.query, "artifactId="+a), nil, tok), http.StatusNotFound)
+					mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+site.query, nil, tok), http.StatusNotFound)
+				}
+				if hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
+					t.Fatalf("tag search after the delete = %v", hits)
+				}
+			})
+		}
+	}
+}
+
+// TestArtifacts_BadInput: FormKiQ's error shapes for artifacts that do not
+// exist, documents that do not exist and malformed requests.
+func TestArtifacts_BadInput(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "bad.txt", "content": "x"})
+			other := addDoc(t, s, tok, site.query, map[string]any{"path": "other.txt", "content": "x"})
+			foreign := addArtifact(t, s, tok, site.query, other, map[string]any{"content": "y"})
+			const missing = "0b0c5d36-8f43-4c52-9d0e-1c2b3a4d5e6f"
+			notFound := func(id string) string { return `{"message":"Document ` + id + ` not found."}` }
+			for _, tt := range []struct {
+				name, method, path string
+				body               any
+				status             int
+				want               string
+			}{
+				{"unknown artifactId", "GET", "/documents/" + doc + q(site.query, "artifactId="+missing), nil, 404, notFound(missing)},
+				{"another document's artifact", "GET", "/documents/" + doc + "/content" + q(site.query, "artifactId="+foreign), nil, 404, notFound(foreign)},
+				{"artifactId on a missing document", "GET", "/documents/" + missing + "/tags" + q(site.query, "artifactId="+foreign), nil, 404, notFound(missing)},
+				{"artifact of a missing document", "POST", "/documents" + site.query, map[string]any{"documentId": missing, "artifacts": true, "content": "x"}, 404, notFound(missing)},
+				{"artifact of an artifact", "POST", "/documents" + site.query, map[string]any{"documentId": foreign, "artifacts": true, "content": "x"}, 404, notFound(foreign)},
+				{"list of a missing document", "GET", "/documents/" + missing + "/artifacts" + site.query, nil, 404, notFound(missing)},
+				{"promote an unknown artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, map[string]any{"artifactId": missing}, 404, notFound(missing)},
+				{"promote another document's artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, map[string]any{"artifactId": foreign}, 404, notFound(foreign)},
+				{"delete an unknown artifact", "DELETE", "/documents/" + doc + q(site.query, "artifactId="+missing), nil, 404, notFound(missing)},
+				{"invalid UTF-8", "POST", "/documents" + site.query, []byte("{\"documentId\":\"" + doc + "\",\"artifacts\":true,\"content\":\"\xff\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
+				{"invalid UTF-8 promote", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, []byte("{\"artifactId\":\"\xfe\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
+				{"invalid documentId", "POST", "/documents" + site.query, map[string]any{"documentId": "nope", "artifacts": true, "content": "x"}, 400, `{"errors":[{"key":"documentId","error":"invalid documentId 'nope'"}]}`},
+				{"child documents", "POST", "/documents" + site.query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "documents": []map[string]any{{"content": "y"}}}, 400, `{"errors":[{"key":"documents","error":"an artifact cannot have child documents"}]}`},
+				{"category too long", "POST", "/documents" + site.query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "artifactCategory": string(bytes.Repeat([]byte("c"), 300))}, 400, `{"errors":[{"key":"artifactCategory","error":"'artifactCategory' cannot exceed 256 bytes"}]}`},
+				{"soft delete an artifact", "DELETE", "/documents/" + other + q(site.query, "softDelete=true&artifactId="+foreign), nil, 400, `{"errors":[{"key":"softDelete","error":"an artifact cannot be soft deleted"}]}`},
+				{"artifacts on upload", "POST", "/documents/upload" + site.query, map[string]any{"documentId": doc, "artifacts": true}, 400, `{"errors":[{"key":"artifacts","error":"add an artifact with POST /documents"}]}`},
+				{"artifactId on a route without it", "POST", "/documents/" + doc + "/actions" + q(site.query, "artifactId="+foreign), map[string]any{"actions": []map[string]any{{"type": "FULLTEXT"}}}, 400, `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					r := s.Do(tt.method, tt.path, tt.body, tok)
+					mustStatus(t, r, tt.status)
+					mustBody(t, r, tt.want)
+				})
+			}
+			// Nothing of the refused requests was written.
+			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.query, nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if n := len(list(t, r.JSON(t), "documents")); n != 0 {
+				t.Fatalf("refused requests left %d artifacts", n)
+			}
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["hasArtifacts"] != nil || d["promotedArtifactId"] != nil {
+				t.Fatalf("document after refused requests = %v", d)
+			}
+		})
+	}
+}
+
+// TestArtifacts_DeleteTooBigForOneTransaction: a document whose artifacts
+// hold more than one transaction can delete is still deleted whole.
+func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	doc := addDoc(t, s, tok, "", map[string]any{"path": "big.txt", "content": "x"})
+	value := string(bytes.Repeat([]byte("v"), 1000))
+	var arts []string
+	for i := range 20 { // 20 × 100 tags of 1,000 bytes, indexed: over 2 MB of keys to delete
+		var tags []map[string]any
+		for j := range 100 {
+			tags = append(tags, map[string]any{"key": fmt.Sprintf("t%03d", j), "value": value})
+		}
+		arts = append(arts, addArtifact(t, s, tok, "", doc, map[string]any{"content": fmt.Sprint(i), "tags": tags}))
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc, nil, tok), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc, nil, tok), http.StatusNotFound)
+	for _, a := range arts {
+		mustStatus(t, s.Do(http.MethodGet, "/documents/"+a, nil, tok), http.StatusNotFound)
+	}
+	if hits, _ := search(t, s, tok, "", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "t000"}}}, ""); len(hits) != 0 {
+		t.Fatalf("tags of deleted artifacts are found: %v", hits)
+	}
+}
