@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,10 +122,23 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
 		return err
 	}
+	var errs []storage.ValidationItem
+	if r.public {
+		// Anyone may post here: no actions (they act with the adder's
+		// rights and reach out to other services) and content required.
+		if len(in.Actions) > 0 || slices.ContainsFunc(in.Documents, func(d documentIn) bool { return len(d.Actions) > 0 }) {
+			return invalid("actions", "'actions' are not accepted on public documents")
+		}
+		if in.Content == nil {
+			return invalid("content", "'content' is required")
+		}
+		if in.Artifacts {
+			return invalid("artifacts", "artifacts cannot be added to documents through public documents")
+		}
+	}
 	if in.Artifacts {
 		return s.addArtifact(r, &in)
 	}
-	var errs []storage.ValidationItem
 	id := ""
 	if in.DocumentID != nil {
 		id = *in.DocumentID

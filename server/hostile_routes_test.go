@@ -95,6 +95,7 @@ var routeSamples = map[string]string{
 	"PUT /documents/:documentId/ocr":                        `{"content":"text","contentType":"text/plain"}`,
 	"POST /documents/:documentId/syncs":                     `{"sync":{"service":"FULLTEXT","type":"METADATA"}}`,
 	"POST /reindex/documents/:documentId":                   `{"target":"ATTRIBUTES"}`,
+	"POST /public/documents":                                `{"path":"p/a.txt","content":"x","tags":[{"key":"t","value":"v"}]}`,
 	"POST /shortlinks":                                      `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                      "", // content, not JSON; signed (uploads are issue 11 §4's area)
 }

@@ -179,6 +179,8 @@ type reqCtx struct {
 	p    *auth.Principal
 	site string
 	now  time.Time
+	// public marks an anonymous submission (POST /public/documents).
+	public bool
 
 	// pageTok, when set, replaces the request's `next` token (POST
 	// /search walking pages for a `previous` link).

@@ -59,6 +59,8 @@ func (s *Server) routes() {
 	a.Post("/confirmRegistration", s.handleConfirmRegistration)
 	// Short links: the slug is the credential, as for signed URLs.
 	a.Get("/s/:slug", s.handleResolveShortlink)
+	// Anonymous documents, where the site's configuration enables them.
+	a.Post("/public/documents", s.handlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
 	a.Post("/public/webhooks/*", s.handlePublicWebhook)
 

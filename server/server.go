@@ -104,6 +104,8 @@ type Server struct {
 	actions *pipeline.Registry
 	// uploads tracks chunks of uploads in progress.
 	uploads inflight
+	// public limits anonymous submissions per client address.
+	public publicLimiter
 	// backups tracks online backups.
 	backups *backups
 	// metrics are the HTTP metrics; gatherer serves /metrics.

@@ -110,6 +110,12 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		next.Document = in.Document
 		errs = append(errs, validateDocumentConfig(in.Document)...)
 	})
+	set("publicDocuments", func() {
+		next.PublicDocuments = in.PublicDocuments
+		if pd := in.PublicDocuments; pd != nil && (pd.PerClientPerMinute < 0 || pd.PerClientPerMinute > maxPublicPerMinute) {
+			errs = append(errs, storage.ValidationItem{Key: "publicDocuments.perClientPerMinute", Msg: fmt.Sprintf("'perClientPerMinute' must be between 1 and %d", maxPublicPerMinute)})
+		}
+	})
 	set("branding", func() {
 		next.Branding = in.Branding
 		errs = append(errs, validateBranding(in.Branding)...)

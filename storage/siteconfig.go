@@ -25,6 +25,17 @@ type SiteConfig struct {
 	// Branding is the site's own branding; it neither inherits from nor
 	// changes the system's.
 	Branding *Branding `json:"branding,omitempty"`
+	// PublicDocuments opens POST /public/documents for the site (Quire's
+	// setting; FormKiQ enables it at installation).
+	PublicDocuments *PublicDocumentsConfig `json:"publicDocuments,omitempty"`
+}
+
+// PublicDocumentsConfig is a site's anonymous document submission: off
+// unless Enabled; at most PerClientPerMinute documents a minute from one
+// client address (0: 10).
+type PublicDocumentsConfig struct {
+	Enabled            bool `json:"enabled"`
+	PerClientPerMinute int  `json:"perClientPerMinute,omitempty"`
 }
 
 // Branding is how a web client presents the system or a site (Quire's
