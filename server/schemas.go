@@ -66,7 +66,11 @@ func (s *Server) handleGetSitesSchemaAllowedValues(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return r.JSON(map[string]any{"allowedValues": vals})
+	out := map[string]any{"allowedValues": vals}
+	if err := s.localized(r, out, "", pathParam(r, "key")); err != nil {
+		return err
+	}
+	return r.JSON(out)
 }
 
 // handleGetClassificationAllowedValues serves GET
@@ -76,7 +80,11 @@ func (s *Server) handleGetClassificationAllowedValues(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return r.JSON(map[string]any{"allowedValues": vals})
+	out := map[string]any{"allowedValues": vals}
+	if err := s.localized(r, out, pathParam(r, "classificationId"), pathParam(r, "key")); err != nil {
+		return err
+	}
+	return r.JSON(out)
 }
 
 func (s *Server) readClassification(r *reqCtx) (storage.Schema, error) {

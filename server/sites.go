@@ -40,6 +40,10 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 		}
 	}
 	sort.Strings(sorted)
+	titles, err := s.db.SiteTitles()
+	if err != nil {
+		return err
+	}
 	sites := make([]map[string]any, 0, len(sorted))
 	for _, id := range sorted {
 		perms := p.Permissions(id)
@@ -55,13 +59,17 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 				roles = append(roles, g)
 			}
 		}
-		sites = append(sites, map[string]any{
+		site := map[string]any{
 			"siteId":      id,
 			"status":      "ACTIVE",
 			"permission":  permission,
 			"permissions": perms,
 			"roles":       nonNil(roles),
-		})
+		}
+		if t := titles[id]; t != "" {
+			site["title"] = t
+		}
+		sites = append(sites, site)
 	}
 	claims := p.Claims
 	if claims == nil {

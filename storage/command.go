@@ -76,6 +76,11 @@ const (
 	OpSetText              Op = "SetText"              // set a document's OCR or fulltext text by hand
 	OpDeleteText           Op = "DeleteText"           // remove a document's OCR or fulltext text
 	OpReindexDocument      Op = "ReindexDocument"      // rewrite one document's index entries
+	OpAddSite              Op = "AddSite"              // create a site (POST /sites)
+	OpAddLocale            Op = "AddLocale"            // add a locale to a site
+	OpDeleteLocale         Op = "DeleteLocale"         // remove a locale and its items
+	OpPutResourceItem      Op = "PutResourceItem"      // add or set a localized resource item
+	OpDeleteResourceItem   Op = "DeleteResourceItem"   // remove a localized resource item
 
 	OpAddActions      Op = "AddActions"      // append actions to a document
 	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
@@ -165,9 +170,16 @@ func init() {
 		OpRemoveGroupMember: applyRemoveGroupMember,
 
 		// texts.go
-		OpSetText:            applySetText,
-		OpDeleteText:         applyDeleteText,
-		OpReindexDocument:    applyReindexDocument,
+		OpSetText:         applySetText,
+		OpDeleteText:      applyDeleteText,
+		OpReindexDocument: applyReindexDocument,
+
+		// locales.go
+		OpAddSite:            applyAddSite,
+		OpAddLocale:          applyAddLocale,
+		OpDeleteLocale:       applyDeleteLocale,
+		OpPutResourceItem:    applyPutResourceItem,
+		OpDeleteResourceItem: applyDeleteResourceItem,
 		OpPutWebhook:         applyPutWebhook,
 		OpDeleteWebhook:      applyDeleteWebhook,
 		OpAddWebhookTag:      applyAddWebhookTag,

@@ -162,6 +162,7 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 // Site is the record of a site that has been written to.
 type Site struct {
 	SiteID       string    `json:"siteId"`
+	Title        string    `json:"title,omitempty"` // POST /sites
 	InsertedDate time.Time `json:"insertedDate"`
 }
 

@@ -61,6 +61,8 @@ const (
 	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
+	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
 	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
@@ -278,6 +280,15 @@ func sequenceCounterKey(site, id, period string) []byte {
 
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
+}
+
+func localeKey(site, l string) []byte { return []byte(pfxLocale + sk(site) + "/" + l) }
+func localePrefix(site string) []byte { return []byte(pfxLocale + sk(site) + "/") }
+func resourcePrefix(site, l string) []byte {
+	return []byte(pfxResourceItem + sk(site) + "/" + l + "\x00")
+}
+func resourceKey(site, l, key string) []byte {
+	return append(resourcePrefix(site, l), key...)
 }
 
 func userKey(name string) []byte  { return []byte(pfxUser + name) }

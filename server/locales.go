@@ -1,0 +1,186 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"quire/storage"
+)
+
+// POST /sites and the site locales (API.md "Sites and locales").
+
+// handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
+// Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
+func (s *Server) handleAddSite(r *reqCtx) error {
+	var in struct {
+		Site *struct {
+			ID     string `json:"id"`
+			Title  string `json:"title"`
+			Status string `json:"status"`
+		} `json:"site"`
+	}
+	if err := r.readBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.Site == nil || strings.TrimSpace(in.Site.ID) == "" {
+		return invalid("id", "'id' is required")
+	}
+	switch strings.ToUpper(in.Site.Status) {
+	case "", "ACTIVE":
+	case "INACTIVE":
+		return invalid("status", "sites cannot be INACTIVE on this server")
+	default:
+		return invalid("status", "invalid 'status': ACTIVE")
+	}
+	if _, err := s.apply(r, storage.OpAddSite, storage.AddSite{SiteID: in.Site.ID, Title: in.Site.Title}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Site '%s' created", in.Site.ID)})
+}
+
+// handleGetLocales serves GET /sites/{siteId}/locales.
+func (s *Server) handleGetLocales(r *reqCtx) error {
+	return keyPage(r, "lc", "locales", func(after string, limit int) ([]storage.Locale, string, error) {
+		return s.db.Locales(r.site, after, limit)
+	}, func(l *storage.Locale) map[string]any { return map[string]any{"locale": l.Locale} })
+}
+
+// handleAddLocale serves POST /sites/{siteId}/locales {locale}.
+func (s *Server) handleAddLocale(r *reqCtx) error {
+	var in struct {
+		Locale string `json:"locale"`
+	}
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	if in.Locale == "" {
+		return invalid("locale", "'locale' is required")
+	}
+	if _, err := s.apply(r, storage.OpAddLocale, storage.AddLocale{Locale: in.Locale}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Locale '%s' saved", in.Locale)})
+}
+
+// handleDeleteLocale serves DELETE /sites/{siteId}/locales/{locale}.
+func (s *Server) handleDeleteLocale(r *reqCtx) error {
+	l := pathParam(r, "locale")
+	if _, err := s.apply(r, storage.OpDeleteLocale, storage.DeleteLocale{Locale: l}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Locale '%s' deleted", l)})
+}
+
+func readResourceItem(r *reqCtx, limit int) (storage.ResourceItem, error) {
+	var in struct {
+		ResourceItem *storage.ResourceItem `json:"resourceItem"`
+	}
+	if err := r.readBody(&in, limit); err != nil {
+		return storage.ResourceItem{}, err
+	}
+	if in.ResourceItem == nil {
+		return storage.ResourceItem{}, invalid("resourceItem", "'resourceItem' is required")
+	}
+	it := *in.ResourceItem
+	it.ItemType = strings.ToUpper(it.ItemType)
+	if err := checkErrors(storage.CheckResourceItem(&it)); err != nil {
+		return it, err
+	}
+	it.ItemKey = storage.ItemKeyOf(&it)
+	return it, nil
+}
+
+// handleGetResourceItems serves GET /sites/{siteId}/locales/{locale}/resourceItems.
+func (s *Server) handleGetResourceItems(r *reqCtx) error {
+	l := pathParam(r, "locale")
+	return keyPage(r, "lr", "resourceItems", func(after string, limit int) ([]storage.ResourceItem, string, error) {
+		return s.db.ResourceItems(r.site, l, after, limit)
+	}, func(it *storage.ResourceItem) map[string]any { return resourceItemJSON(it) })
+}
+
+func resourceItemJSON(it *storage.ResourceItem) map[string]any {
+	m := map[string]any{"itemType": it.ItemType, "itemKey": it.ItemKey, "localizedValue": it.LocalizedValue}
+	for k, v := range map[string]string{"interfaceKey": it.InterfaceKey, "attributeKey": it.AttributeKey,
+		"allowedValue": it.AllowedValue, "classificationId": it.ClassificationID} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// handleAddResourceItem serves POST .../resourceItems {resourceItem}.
+func (s *Server) handleAddResourceItem(r *reqCtx) error {
+	it, err := readResourceItem(r, 64<<10)
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: pathParam(r, "locale"), Item: it, Create: true}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"itemKey": it.ItemKey})
+}
+
+// itemKeyParam is the {itemKey} path parameter, URL-decoded (keys hold
+// '#').
+func itemKeyParam(r *reqCtx) string {
+	k := r.Params("itemKey")
+	if u, err := url.PathUnescape(k); err == nil {
+		k = u
+	}
+	return strings.Clone(k)
+}
+
+// handleGetResourceItem serves GET .../resourceItems/{itemKey}.
+func (s *Server) handleGetResourceItem(r *reqCtx) error {
+	it, err := s.db.GetResourceItem(r.site, pathParam(r, "locale"), itemKeyParam(r))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"resourceItem": resourceItemJSON(it)})
+}
+
+// handleSetResourceItem serves PUT .../resourceItems/{itemKey}: the body's
+// fields must give the same key.
+func (s *Server) handleSetResourceItem(r *reqCtx) error {
+	it, err := readResourceItem(r, 64<<10)
+	if err != nil {
+		return err
+	}
+	if key := itemKeyParam(r); key != it.ItemKey {
+		return invalid("itemKey", fmt.Sprintf("the resource item's fields give the key '%s', not '%s'", it.ItemKey, key))
+	}
+	if _, err := s.apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: pathParam(r, "locale"), Item: it}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Resource item set"})
+}
+
+// handleDeleteResourceItem serves DELETE .../resourceItems/{itemKey}.
+func (s *Server) handleDeleteResourceItem(r *reqCtx) error {
+	key := itemKeyParam(r)
+	if _, err := s.apply(r, storage.OpDeleteResourceItem, storage.DeleteResourceItem{Locale: pathParam(r, "locale"), ItemKey: key}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Resource item '%s' deleted", key)})
+}
+
+// localized adds localizedAllowedValues to an allowedValues answer when
+// the request names a locale.
+func (s *Server) localized(r *reqCtx, out map[string]any, classification, attr string) error {
+	l := r.Query("locale")
+	if l == "" {
+		return nil
+	}
+	if !storage.ValidLocale(l) {
+		return invalid("locale", "invalid 'locale'")
+	}
+	m, err := s.db.LocalizedValues(r.site, l, classification, attr)
+	if err != nil {
+		return err
+	}
+	out["localizedAllowedValues"] = m
+	return nil
+}
