@@ -83,6 +83,8 @@ func (n *Node) openCluster() error {
 				n.cfg.Logger.Error("index catch-up after a snapshot restore", "err", err)
 			}
 		}}
+	n.proposeSeconds = newProposeHistogram()
+	cfg.OnPropose = func(took time.Duration, _ error) { n.proposeSeconds.Observe(took.Seconds()) }
 	if cc.Tune != nil {
 		cc.Tune(&cfg)
 	}
