@@ -31,6 +31,9 @@ type ClusterConfig struct {
 	// Tune changes the cluster node's configuration before it opens
 	// (tests shorten timeouts).
 	Tune func(*cluster.Config)
+	// ChunkSweepGrace is how long a content chunk must stay unreferenced
+	// before the leader sweeps it (0: DefaultChunkSweepGrace).
+	ChunkSweepGrace time.Duration
 }
 
 // Enabled reports whether the node runs as a cluster member.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -184,9 +185,17 @@ func (l *leaderLoop) close() {
 // single server once started; on the cluster's leader only).
 func (n *Node) Leading() bool { return n.leader != nil && n.leader.leading.Load() }
 
-// ChunkSweepGrace is how long a chunk must stay unreferenced before a
-// cluster's leader sweeps it (variable for tests).
-var ChunkSweepGrace = 24 * time.Hour
+// DefaultChunkSweepGrace is how long a chunk must stay unreferenced
+// before a cluster's leader sweeps it (ClusterConfig.ChunkSweepGrace).
+const DefaultChunkSweepGrace = 24 * time.Hour
+
+// SchedulerStarts counts the times this node started its schedulers.
+func (n *Node) SchedulerStarts() uint64 {
+	if n.leader == nil {
+		return 0
+	}
+	return n.leader.starts.Load()
+}
 
 // sweepChunksWhileLeading is the cluster's chunk sweep, run by the leader.
 //
@@ -195,7 +204,7 @@ var ChunkSweepGrace = 24 * time.Hour
 // member, each chunk arriving as a PutChunks command long before the
 // command that references it. So the rule is: a chunk is swept only if
 // it was unreferenced at two looks of the leader ChunkSweepGrace apart
-// (24 h). An upload that is still writing when the sweep runs wrote its
+// (24 h by default). An upload that is still writing when the sweep runs wrote its
 // chunks less than the grace ago, so they are not swept, unless the upload
 // takes longer than the grace, or its content deduplicates against an
 // unreferenced leftover chunk between the two looks; its commit then
@@ -205,6 +214,7 @@ var ChunkSweepGrace = 24 * time.Hour
 // in between is kept.
 func (n *Node) sweepChunksWhileLeading(ctx context.Context) {
 	const limit = 10000
+	grace := cmp.Or(n.cfg.Cluster.ChunkSweepGrace, DefaultChunkSweepGrace)
 	prev := map[string]bool{}
 	for {
 		shas, err := n.DB.UnreferencedChunks(limit)
@@ -236,7 +246,7 @@ func (n *Node) sweepChunksWhileLeading(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(ChunkSweepGrace):
+		case <-time.After(grace):
 		}
 	}
 }
