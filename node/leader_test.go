@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 // and holds each for delay (a slow action).
 type hookCounter struct {
 	srv   *httptest.Server
+	delay atomic.Int64 // nanoseconds
 	mu    sync.Mutex
 	hits  map[string]int
 	total int
@@ -32,8 +34,9 @@ type hookCounter struct {
 
 func newHookCounter(t *testing.T, delay time.Duration) *hookCounter {
 	h := &hookCounter{hits: map[string]int{}}
+	h.delay.Store(int64(delay))
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(delay)
+		time.Sleep(time.Duration(h.delay.Load()))
 		var b struct {
 			Documents []struct {
 				DocumentID string `json:"documentId"`
@@ -185,21 +188,27 @@ func TestLeader_ActionsRunOnTheLeaderOnlyAndResumeAfterAFailover(t *testing.T) {
 		}
 	}
 
-	// Phase 2: stop the leader abruptly once some webhooks of a second
-	// batch went out.
+	// Phase 2: slower webhooks (30 take about 8 s on 4 workers); stop
+	// the leader abruptly once some of them went out.
+	hook.delay.Store(int64(time.Second))
 	_, before := hook.count()
 	ids2 := createWithActions(t, leader, 30, hook.srv.URL)
 	waitFor(t, "a few webhooks of the second batch", 30*time.Second, func() bool {
 		_, n := hook.count()
 		return n >= before+4
 	})
-	// Raft first (no transfer, no leave): the node stops leading at once;
-	// then the rest of it.
+	// Raft first (no transfer, no leave): the node stops leading at once
+	// and cancels its running actions, as a dead process would; then the
+	// rest of it.
 	if err := leader.Node.Cluster.Close(); err != nil {
 		t.Fatal(err)
 	}
-	leader.Close()
 	_, atKill := hook.count()
+	waitFor(t, "the old leader to stop its schedulers", 10*time.Second, func() bool { return !leader.Node.Leading() })
+	if running, _, _ := leader.Node.Pipeline.Status(); running {
+		t.Fatal("the old leader's pipeline still runs")
+	}
+	leader.Close()
 	if atKill-before >= len(ids2) {
 		t.Fatalf("all %d webhooks of the second batch went out before the kill; it must land mid-way", len(ids2))
 	}
