@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,4 +119,15 @@ func snapshotTime(id string) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
+}
+
+// OutcomeUnknown reports an error of Propose that says nothing about the
+// command: leadership was lost while the entry was in flight, or the node
+// closed. The entry may or may not commit; the caller cannot tell which,
+// so it must neither report the command as failed nor record a failure
+// in its place (see node's applier, which answers these as a refused
+// write).
+func OutcomeUnknown(err error) bool {
+	return errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) ||
+		errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, ErrClosed)
 }

@@ -150,7 +150,7 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 		}
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
 		out.Index = idx
-		out.Err = encodeError(perr)
+		out.Err = encodeError(unknownOutcome(perr))
 		if perr == nil {
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
@@ -190,7 +190,7 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 			res, _, err := a.c.Propose(ctx, cmd)
 			var nl *cluster.NotLeaderError
 			if !errors.As(err, &nl) {
-				return res, err
+				return res, unknownOutcome(err)
 			}
 		} else if addr, _ := a.c.LeaderAddr(); addr != "" {
 			res, idx, err, retry := a.forward(ctx, addr, cmd)
@@ -212,6 +212,20 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 		case <-time.After(time.Duration(min(attempt+1, 10)) * 50 * time.Millisecond):
 		}
 	}
+}
+
+// unknownOutcome turns an error that says nothing about the command
+// (leadership lost while its entry was in flight, the node closing) into
+// a refused write: clients get a 503 and retry, and the schedulers never
+// record a failure in place of an outcome that may yet commit (the
+// pipeline keeps it and records it again, which the store refuses if the
+// first one committed; a folder move stays pending). A context that ended
+// stays what it is.
+func unknownOutcome(err error) error {
+	if err == nil || !cluster.OutcomeUnknown(err) {
+		return err
+	}
+	return &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "The cluster's leader changed while the write was being replicated: it may or may not have been applied; retry it"}
 }
 
 // forward posts cmd to the leader at the Raft address addr. retry is set
