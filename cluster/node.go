@@ -83,6 +83,9 @@ type Config struct {
 	// OnRestore runs after the store was replaced by a snapshot, in the
 	// FSM's goroutine: the node tells its search index to catch up.
 	OnRestore func()
+	// OnPropose, when set, is told how long each Propose that reached
+	// Raft took, from the write gate to the applier's answer (metrics).
+	OnPropose func(took time.Duration, err error)
 }
 
 // Node is one member of a Raft cluster replicating a storage.DB. It is a
@@ -99,6 +102,7 @@ type Node struct {
 	meta   *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
 	snaps  *raft.FileSnapshotStore
 	fsm    *fsm
+	lead   *leadership
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
 
@@ -138,7 +142,7 @@ func Open(cfg Config) (*Node, error) {
 		Output: cmp.Or[io.Writer](cfg.RaftLogOutput, os.Stderr),
 		Level:  hclog.LevelFromString(cmp.Or(cfg.RaftLogLevel, "warn")),
 	})
-	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{})}
+	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{}), lead: newLeadership()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -221,6 +225,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	n.started.Store(n.raft)
+	go n.watchLeadership()
 	ok = true
 	return n, nil
 }
@@ -408,8 +413,13 @@ type Status struct {
 	// newest it knows committed, AppliedIndex the newest the store holds.
 	LastLogIndex, CommitIndex, AppliedIndex uint64
 	LastSnapshotIndex                       uint64
-	LastContact                             time.Time // with the leader (zero on the leader)
-	Servers                                 []Server
+	// LastSnapshotAt is when the newest snapshot on disk was taken (zero:
+	// none).
+	LastSnapshotAt time.Time
+	// LeaderChanges counts the leaders this node saw take over.
+	LeaderChanges uint64
+	LastContact   time.Time // with the leader (zero on the leader)
+	Servers       []Server
 	// Halted is set when the node stopped applying the log.
 	Halted string
 }
@@ -421,13 +431,14 @@ func (n *Node) Status() Status {
 		ID: n.cfg.ID, Address: n.Addr(), State: n.raft.State().String(),
 		LeaderID: string(li), LeaderAddr: string(la),
 		Term: n.raft.CurrentTerm(), LastLogIndex: n.raft.LastIndex(), CommitIndex: n.raft.CommitIndex(),
-		AppliedIndex: n.fsm.appliedIndex(),
+		AppliedIndex: n.fsm.appliedIndex(), LeaderChanges: n.LeaderChanges(),
 	}
 	if !n.IsLeader() {
 		st.LastContact = n.raft.LastContact()
 	}
 	if metas, err := n.snaps.List(); err == nil && len(metas) > 0 {
 		st.LastSnapshotIndex = metas[0].Index
+		st.LastSnapshotAt = snapshotTime(metas[0].ID)
 	}
 	if err := n.fsm.haltedErr(); err != nil {
 		st.Halted = err.Error()
@@ -472,11 +483,15 @@ func (n *Node) Propose(ctx context.Context, c *storage.Command) (storage.Result,
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
+	start := time.Now()
 	f := n.raft.Apply(data, timeout)
 	done := make(chan struct{})
 	go func() {
-		f.Error()
+		err := f.Error()
 		release()
+		if n.cfg.OnPropose != nil {
+			n.cfg.OnPropose(time.Since(start), err)
+		}
 		close(done)
 	}()
 	select {

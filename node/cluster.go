@@ -31,6 +31,9 @@ type ClusterConfig struct {
 	// Tune changes the cluster node's configuration before it opens
 	// (tests shorten timeouts).
 	Tune func(*cluster.Config)
+	// ChunkSweepGrace is how long a content chunk must stay unreferenced
+	// before the leader sweeps it (0: DefaultChunkSweepGrace).
+	ChunkSweepGrace time.Duration
 }
 
 // Enabled reports whether the node runs as a cluster member.
@@ -83,6 +86,8 @@ func (n *Node) openCluster() error {
 				n.cfg.Logger.Error("index catch-up after a snapshot restore", "err", err)
 			}
 		}}
+	n.proposeSeconds = newProposeHistogram()
+	cfg.OnPropose = func(took time.Duration, _ error) { n.proposeSeconds.Observe(took.Seconds()) }
 	if cc.Tune != nil {
 		cc.Tune(&cfg)
 	}
@@ -168,7 +173,7 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 		}
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
 		out.Index = idx
-		out.Err = encodeError(perr)
+		out.Err = encodeError(unknownOutcome(perr))
 		if perr == nil {
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
@@ -208,7 +213,7 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 			res, _, err := a.c.Propose(ctx, cmd)
 			var nl *cluster.NotLeaderError
 			if !errors.As(err, &nl) {
-				return res, err
+				return res, unknownOutcome(err)
 			}
 		} else if addr, _ := a.c.LeaderAddr(); addr != "" {
 			res, idx, err, retry := a.forward(ctx, addr, cmd)
@@ -230,6 +235,20 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 		case <-time.After(time.Duration(min(attempt+1, 10)) * 50 * time.Millisecond):
 		}
 	}
+}
+
+// unknownOutcome turns an error that says nothing about the command
+// (leadership lost while its entry was in flight, the node closing) into
+// a refused write: clients get a 503 and retry, and the schedulers never
+// record a failure in place of an outcome that may yet commit (the
+// pipeline keeps it and records it again, which the store refuses if the
+// first one committed; a folder move stays pending). A context that ended
+// stays what it is.
+func unknownOutcome(err error) error {
+	if err == nil || !cluster.OutcomeUnknown(err) {
+		return err
+	}
+	return &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "The cluster's leader changed while the write was being replicated: it may or may not have been applied; retry it"}
 }
 
 // forward posts cmd to the leader at the Raft address addr. retry is set

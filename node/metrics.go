@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type collector struct {
 	lsm, vlog, indexBytes, indexQueue, indexLag                  *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
+	leading                                                      *prometheus.Desc
+	raftState, raftTerm, raftLastIndex, raftCommit, raftApplied  *prometheus.Desc
+	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
+	raftLeaderChanges, raftLeaderKnown, raftHalted, raftContact  *prometheus.Desc
 }
 
 func newCollector(n *Node) *collector {
@@ -58,6 +63,21 @@ func newCollector(n *Node) *collector {
 		pipeRunning:  d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:     d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:   d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
+		leading:      d("quire_schedulers_running", "1 while this node runs the schedulers (action pipeline, retention, folder moves, chunk sweep): always on a single server, on the leader only in a cluster."),
+
+		raftState:         d("quire_raft_state", "1 for this cluster member's Raft state (leader, follower, candidate, shutdown), 0 for the others.", "state"),
+		raftTerm:          d("quire_raft_term", "The Raft term this member is in."),
+		raftLastIndex:     d("quire_raft_last_log_index", "Index of the newest entry in this member's Raft log."),
+		raftCommit:        d("quire_raft_commit_index", "Index of the newest entry this member knows committed."),
+		raftApplied:       d("quire_raft_applied_index", "Index of the newest entry this member's store applied (the store's rf/applied)."),
+		raftPeers:         d("quire_raft_peers", "Members in the cluster's configuration, this one included."),
+		raftVoters:        d("quire_raft_voters", "Voting members in the cluster's configuration."),
+		raftSnapAge:       d("quire_raft_snapshot_age_seconds", "Age of the newest Raft snapshot on this member's disk (absent: none yet)."),
+		raftSnapIndex:     d("quire_raft_snapshot_index", "Log index of the newest Raft snapshot on this member's disk."),
+		raftLeaderChanges: d("quire_raft_leader_changes_total", "Leaders this member saw take over since it started (its first included)."),
+		raftLeaderKnown:   d("quire_raft_leader_known", "1 while this member knows a leader, else 0."),
+		raftHalted:        d("quire_raft_halted", "1 when this member stopped applying the log after a local failure (restart it), else 0."),
+		raftContact:       d("quire_raft_last_contact_seconds", "Time since a follower last heard from the leader (0 on the leader)."),
 	}
 }
 
@@ -90,6 +110,7 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.indexBytes, float64(dirSize(filepath.Join(c.n.cfg.DataDir, "index"))))
 	gauge(c.indexQueue, float64(c.n.Indexer.Queued()))
 	gauge(c.indexLag, c.n.Indexer.TextLag().Seconds())
+	c.collectRaft(ch)
 	if c.n.Pipeline == nil {
 		return
 	}
@@ -99,6 +120,11 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 		r = 1
 	}
 	gauge(c.pipeRunning, r)
+	l := 0.0
+	if c.n.Leading() {
+		l = 1
+	}
+	gauge(c.leading, l)
 	gauge(c.pipeBusy, float64(busy))
 	gauge(c.pipeOldest, oldest.Seconds())
 	for site, s := range c.siteStats() {
@@ -110,6 +136,56 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 			gauge(c.actions, float64(n), site, k[0], k[1])
 		}
 	}
+}
+
+// collectRaft reports a cluster member's Raft state (nothing on a
+// single server).
+func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
+	if c.n.Cluster == nil {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	st := c.n.Cluster.Status()
+	for _, s := range []string{"Leader", "Follower", "Candidate", "Shutdown"} {
+		v := 0.0
+		if st.State == s {
+			v = 1
+		}
+		gauge(c.raftState, v, strings.ToLower(s))
+	}
+	gauge(c.raftTerm, float64(st.Term))
+	gauge(c.raftLastIndex, float64(st.LastLogIndex))
+	gauge(c.raftCommit, float64(st.CommitIndex))
+	gauge(c.raftApplied, float64(st.AppliedIndex))
+	voters := 0
+	for _, s := range st.Servers {
+		if s.Voter {
+			voters++
+		}
+	}
+	gauge(c.raftPeers, float64(len(st.Servers)))
+	gauge(c.raftVoters, float64(voters))
+	if !st.LastSnapshotAt.IsZero() {
+		gauge(c.raftSnapAge, time.Since(st.LastSnapshotAt).Seconds())
+		gauge(c.raftSnapIndex, float64(st.LastSnapshotIndex))
+	}
+	ch <- prometheus.MustNewConstMetric(c.raftLeaderChanges, prometheus.CounterValue, float64(st.LeaderChanges))
+	known, halted := 0.0, 0.0
+	if st.LeaderID != "" {
+		known = 1
+	}
+	if st.Halted != "" {
+		halted = 1
+	}
+	gauge(c.raftLeaderKnown, known)
+	gauge(c.raftHalted, halted)
+	contact := 0.0
+	if st.State != "Leader" && !st.LastContact.IsZero() {
+		contact = time.Since(st.LastContact).Seconds()
+	}
+	gauge(c.raftContact, contact)
 }
 
 // siteStats returns the cached per-site counts, recounting when stale.
@@ -139,11 +215,26 @@ func dirSize(dir string) int64 {
 	return n
 }
 
+// newProposeHistogram is the histogram of a cluster member's Propose
+// times: from the leader's write gate through Raft's commit on a majority
+// to the applier's answer (quire_raft_commit_seconds; observed on the
+// leader, where commands are proposed).
+func newProposeHistogram() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quire_raft_commit_seconds",
+		Help:    "Time a command proposed on this member (the leader) took to commit on a majority and apply here.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
+}
+
 // newRegistry holds the node's metrics: its own, the HTTP server's, Go's
 // runtime and the process's.
 func newRegistry(n *Node) (*prometheus.Registry, *collector) {
 	reg := prometheus.NewRegistry()
 	c := newCollector(n)
 	reg.MustRegister(c, guard.Collector(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if n.proposeSeconds != nil {
+		reg.MustRegister(n.proposeSeconds)
+	}
 	return reg, c
 }

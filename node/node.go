@@ -87,10 +87,13 @@ type Node struct {
 	// Cluster is the node's Raft member (nil: a single server).
 	Cluster *cluster.Node
 	applier storage.Applier // the store, or the cluster member
-	fwdSrv  *http.Server    // the leader's side of write forwarding
-	ln      net.Listener
-	metrics *prometheus.Registry
-	errc    chan error
+	leader  *leaderLoop     // runs the schedulers while this node leads
+	// proposeSeconds is the histogram of Propose times (a cluster member).
+	proposeSeconds prometheus.Histogram
+	fwdSrv         *http.Server // the leader's side of write forwarding
+	ln             net.Listener
+	metrics        *prometheus.Registry
+	errc           chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
 	// after its own Close) must not reach a closed store.
 	closeOnce sync.Once
@@ -252,7 +255,15 @@ func (n *Node) Start(ln net.Listener) error {
 		publicURL = scheme + ln.Addr().String()
 	}
 	n.Server = n.newServer(publicURL)
-	if err := n.Pipeline.Start(); err != nil {
+	// The schedulers (pipeline, retention, folder moves, chunk sweep)
+	// run while this node leads: always on a single server, which starts
+	// them here, before it serves.
+	src := leaderSource(alwaysLeader)
+	if n.Cluster != nil {
+		src = n.Cluster.Leadership
+	}
+	n.leader = newLeaderLoop(n, src)
+	if err := n.leader.start(); err != nil {
 		return err
 	}
 	go func() {
@@ -280,6 +291,9 @@ func (n *Node) Close(ctx context.Context) error {
 
 func (n *Node) close(ctx context.Context) error {
 	var errs []error
+	if n.leader != nil {
+		n.leader.close()
+	}
 	// Stop accepting first, so clients learn early, and let in-flight
 	// requests finish; then the pipeline's running actions.
 	if n.Server != nil && n.ln != nil {

@@ -86,7 +86,9 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed when workers must take no more work
 	wg       sync.WaitGroup
-	started  bool
+	// started: workers run (Start to Stop); accepting: commits are queued
+	// (from the start of Start to Stop); closed: Close was called.
+	started, accepting, closed bool
 }
 
 // New builds a pipeline on db; commands go through apply (db itself, or a
@@ -125,15 +127,33 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 }
 
 // Start queues every document with an action to run and starts the
-// workers.
+// workers. A stopped pipeline can be started again (a cluster node runs
+// it while it leads): it then reads the queue afresh, and an action that
+// was RUNNING when it stopped runs again. Start after Close, or on a
+// running pipeline, does nothing.
 func (p *Pipeline) Start() error {
+	p.mu.Lock()
+	if p.started || p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	// Commits are queued from now on (onCommit), before the queue is
+	// read: nothing committed in between is missed.
+	p.accepting = true
+	p.mu.Unlock()
 	if err := p.db.ActionQueue(func(q storage.QueuedDoc) error {
 		p.schedule(q.DocRef, q.At)
 		return nil
 	}); err != nil {
+		p.mu.Lock()
+		p.accepting = false
+		p.resetLocked()
+		p.mu.Unlock()
 		return fmt.Errorf("pipeline: read queue: %w", err)
 	}
 	p.mu.Lock()
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.stopping = make(chan struct{})
 	p.started = true
 	p.mu.Unlock()
 	for range p.cfg.Workers {
@@ -143,16 +163,20 @@ func (p *Pipeline) Start() error {
 	return nil
 }
 
-// Close stops taking new actions, lets running ones finish until ctx ends,
-// then cancels them. A cancelled action stays RUNNING and runs again at
-// the next start.
-func (p *Pipeline) Close(ctx context.Context) error {
+// Stop stops taking new actions, lets running ones finish until ctx ends,
+// then cancels them (a ctx that is done already cancels them at once). A
+// cancelled action stays RUNNING and runs again at the next Start, here
+// or on another node: actions run at least once. Start may follow;
+// Start, Stop and Close are not called concurrently.
+func (p *Pipeline) Stop(ctx context.Context) error {
 	p.mu.Lock()
-	select {
-	case <-p.stopping:
-	default:
-		close(p.stopping)
+	if !p.started {
+		p.accepting = false
+		p.resetLocked()
+		p.mu.Unlock()
+		return nil
 	}
+	close(p.stopping)
 	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
@@ -165,7 +189,29 @@ func (p *Pipeline) Close(ctx context.Context) error {
 		<-done
 	}
 	p.cancel()
+	p.mu.Lock()
+	p.started, p.accepting = false, false
+	p.resetLocked()
+	p.mu.Unlock()
 	return err
+}
+
+// resetLocked forgets the in-memory queue: the next Start reads the
+// store's (mu held, no worker running).
+func (p *Pipeline) resetLocked() {
+	p.due = nil
+	p.queued = map[storage.DocRef]time.Time{}
+	p.running = map[storage.DocRef]bool{}
+	p.again = map[storage.DocRef]time.Time{}
+	p.unrecorded = map[storage.DocRef]unrecorded{}
+}
+
+// Close stops the pipeline for good (see Stop).
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return p.Stop(ctx)
 }
 
 // Status reports whether the workers run, how many documents are queued
@@ -174,10 +220,12 @@ func (p *Pipeline) Close(ctx context.Context) error {
 func (p *Pipeline) Status() (running bool, busy int, oldest time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.stopping:
-	default:
-		running = p.started
+	if p.started {
+		select {
+		case <-p.stopping:
+		default:
+			running = true
+		}
 	}
 	now := p.cfg.Now()
 	for _, at := range p.queued {
@@ -193,6 +241,15 @@ func (p *Pipeline) onCommit(c *storage.Command, res storage.Result) {
 		// Starting an action keeps its document queued (RUNNING is
 		// runnable after a crash); the worker that started it is on it.
 		return
+	}
+	if len(res.Queued) == 0 {
+		return
+	}
+	p.mu.Lock()
+	accepting := p.accepting
+	p.mu.Unlock()
+	if !accepting {
+		return // not running here (a follower): Start reads the queue
 	}
 	for _, q := range res.Queued {
 		p.schedule(q.DocRef, q.At)

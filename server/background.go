@@ -3,27 +3,63 @@ package server
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"quire/guard"
 	"quire/storage"
 )
 
+// SetLeader starts (true) or stops (false) the work that decides or
+// schedules for the whole store: the retention sweeps, the rescan of
+// content type detections and the resumption of pending folder moves. A
+// cluster runs it on the leader only (node's leader loop calls this as
+// leadership changes); a single server is always its own leader. Before
+// the first call none of it runs. Stopping cancels the folder moves this
+// server resumed and waits for them (each stays pending: the next leader
+// resumes it); a sweep under way finishes its current command.
+// Detection of this server's own uploads runs on every node: it is
+// deterministic and recorded as a command, so running it anywhere is safe.
+func (s *Server) SetLeader(leader bool) {
+	if leader {
+		if !s.bg.leader.Swap(true) {
+			s.bg.sweepRetention()
+			s.bg.rescanNow()
+			s.moves.lead()
+		}
+		return
+	}
+	if s.bg.leader.Swap(false) {
+		s.moves.stepDown()
+	}
+}
+
 // background detects content types of uploads that came without one
-// (SERVICE-SPEC.md §1: detection is asynchronous). Pending detections are
-// recorded in storage, so the ones a restart interrupted are picked up
-// again at start.
+// (SERVICE-SPEC.md §1: detection is asynchronous), and on the leader
+// sweeps retention. Pending detections are recorded in storage, so the
+// ones a restart interrupted are picked up again by the leader's rescan.
 type background struct {
 	s      *Server
 	ch     chan storage.PendingDetection
 	retain chan struct{} // runs the retention sweep now
+	rescan chan struct{} // looks at pending detections now
+	leader atomic.Bool   // the retention sweep and the rescan run
 	done   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
 }
 
 func newBackground(s *Server) *background {
-	return &background{s: s, ch: make(chan storage.PendingDetection, 1024), retain: make(chan struct{}, 1), done: make(chan struct{})}
+	return &background{s: s, ch: make(chan storage.PendingDetection, 1024), retain: make(chan struct{}, 1),
+		rescan: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// rescanNow asks for a look at pending detections.
+func (b *background) rescanNow() {
+	select {
+	case b.rescan <- struct{}{}:
+	default:
+	}
 }
 
 func (b *background) start() {
@@ -65,22 +101,32 @@ const retentionEvery = 10 * time.Minute
 
 func (b *background) run() {
 	defer b.wg.Done()
-	rescan := time.NewTimer(0)
+	rescan := time.NewTicker(time.Minute)
 	defer rescan.Stop()
 	retention := time.NewTicker(retentionEvery)
 	defer retention.Stop()
-	b.sweepRetention()
 	for {
 		select {
 		case <-b.done:
 			return
 		case <-retention.C:
-			b.do(b.s.purgeExpired)
+			if b.leader.Load() {
+				b.do(b.s.purgeExpired)
+				// Jobs a member started and left behind when it stopped.
+				b.do(b.s.moves.resume)
+			}
 		case <-b.retain:
-			b.do(b.s.purgeExpired)
+			if b.leader.Load() {
+				b.do(b.s.purgeExpired)
+			}
 		case p := <-b.ch:
 			b.do(func() { b.detectOne(p) })
 		case <-rescan.C:
+			b.rescanNow()
+		case <-b.rescan:
+			if !b.leader.Load() {
+				continue
+			}
 			b.do(func() {
 				pending, err := b.s.db.PendingDetections(256)
 				if err != nil {
@@ -90,7 +136,6 @@ func (b *background) run() {
 					b.detectOne(p)
 				}
 			})
-			rescan.Reset(time.Minute)
 		}
 	}
 }

@@ -23,6 +23,13 @@ const moveStep = 200
 // folderMoves runs asynchronous folder moves (POST /folders/{indexKey}/
 // moves). Jobs are recorded in storage, so a move a restart interrupted
 // is resumed at start.
+//
+// A job a request started runs on the server that took the request (the
+// request may wait for it), leader or not. Pending jobs are resumed by
+// the leader only (SetLeader): when it takes over, and every
+// retentionEvery for jobs a member left behind when it stopped. Steps are
+// commands, so a job that two servers run at once (a member's and the
+// leader's resumption) still moves each document once.
 type folderMoves struct {
 	s    *Server
 	mu   sync.Mutex
@@ -30,15 +37,46 @@ type folderMoves struct {
 	wg   sync.WaitGroup
 	ctx  context.Context
 	stop context.CancelFunc
+	// leadCtx is cancelled when this server stops leading; the jobs it
+	// resumed run on it and are counted in leadWG too.
+	leadCtx  context.Context
+	leadStop context.CancelFunc
+	leadWG   sync.WaitGroup
 }
 
 func newFolderMoves(s *Server) *folderMoves {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &folderMoves{s: s, busy: map[string]bool{}, ctx: ctx, stop: cancel}
+	lc, lcancel := context.WithCancel(ctx)
+	lcancel() // not leading until lead
+	return &folderMoves{s: s, busy: map[string]bool{}, ctx: ctx, stop: cancel, leadCtx: lc, leadStop: lcancel}
 }
 
-// resume starts every pending job found in storage.
+// lead makes the server resume pending jobs, and resumes them now.
+func (m *folderMoves) lead() {
+	m.mu.Lock()
+	m.leadCtx, m.leadStop = context.WithCancel(m.ctx)
+	m.mu.Unlock()
+	m.resume()
+}
+
+// stepDown cancels the jobs this server resumed and waits for them; they
+// stay pending for the next leader.
+func (m *folderMoves) stepDown() {
+	m.mu.Lock()
+	m.leadStop()
+	m.mu.Unlock()
+	m.leadWG.Wait()
+}
+
+// resume starts every pending job found in storage that does not run
+// here already (only while leading).
 func (m *folderMoves) resume() {
+	m.mu.Lock()
+	ctx := m.leadCtx
+	m.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
 	jobs, err := m.s.db.PendingFolderMoves()
 	if err != nil {
 		m.s.log.Error("list pending folder moves", "err", err)
@@ -46,7 +84,7 @@ func (m *folderMoves) resume() {
 	}
 	for site, js := range jobs {
 		for _, j := range js {
-			m.run(site, j)
+			m.start(ctx, true, site, j)
 		}
 	}
 }
@@ -56,19 +94,29 @@ func (m *folderMoves) resume() {
 // failure is also recorded on the job; a shutdown leaves it pending, to
 // resume at the next start).
 func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
+	return m.start(m.ctx, false, site, j)
+}
+
+func (m *folderMoves) start(ctx context.Context, led bool, site string, j storage.FolderMoveJob) <-chan error {
 	out := make(chan error, 1)
 	key := site + "/" + j.JobID
 	m.mu.Lock()
-	if m.busy[key] || m.ctx.Err() != nil {
+	if m.busy[key] || ctx.Err() != nil {
 		m.mu.Unlock()
 		out <- errMoveNotRun
 		return out
 	}
 	m.busy[key] = true
 	m.wg.Add(1)
+	if led {
+		m.leadWG.Add(1)
+	}
 	m.mu.Unlock()
 	go func() {
 		defer m.wg.Done()
+		if led {
+			defer m.leadWG.Done()
+		}
 		defer func() {
 			m.mu.Lock()
 			delete(m.busy, key)
@@ -76,7 +124,7 @@ func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
 		}()
 		// A panic fails the job like an error: recorded, not left running.
 		err := guard.Run(m.s.log, guard.FolderMove, func() error {
-			return m.s.moveFolder(m.ctx, site, j.UserID, j.JobID, j.Source, j.Target)
+			return m.s.moveFolder(ctx, site, j.UserID, j.JobID, j.Source, j.Target)
 		}, "site", site, "job", j.JobID)
 		out <- err
 		var wr *storage.WriteRefusedError

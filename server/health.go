@@ -46,7 +46,9 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	if s.deps.Pipeline != nil {
 		running, queued, oldest := s.deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
-		ready = ready && running
+		// In a cluster the pipeline runs on the leader only: a follower's
+		// is stopped and that is its normal state.
+		ready = ready && (running || !s.bg.leader.Load())
 	}
 	clusterOK, clusterState := s.clusterReady()
 	ready = ready && clusterOK

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"quire/node"
 	"quire/quiretest"
 )
 
@@ -80,6 +81,12 @@ func TestMetrics_DashboardAndAlertsUseRealSeries(t *testing.T) {
 	addDoc(t, s, s.Admin(), "", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
 	mustStatus(t, s.Do(http.MethodGet, "/nothing", nil, s.Admin()), http.StatusNotFound)
 	body := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
+	// The quire_raft_* series come from a cluster member (here a cluster
+	// of one).
+	member := quiretest.NewServer(t, func(c *node.Config) {
+		c.Cluster = node.ClusterConfig{NodeID: "m1", RaftListen: "127.0.0.1:0", Bootstrap: true}
+	})
+	body += "\n" + string(member.Do(http.MethodGet, "/metrics", nil, "").Body)
 	exported := map[string]bool{}
 	for _, l := range strings.Split(body, "\n") {
 		if strings.HasPrefix(l, "# TYPE ") {

@@ -181,7 +181,6 @@ func (s *Server) App() *fiber.App { return s.app }
 // Listen serves on ln until Shutdown.
 func (s *Server) Listen(ln net.Listener) error {
 	s.bg.start()
-	s.moves.resume()
 	return s.app.Listener(s.conns.wrap(ln))
 }
 
