@@ -597,11 +597,5 @@ func (n *Node) raftErr(err error) error {
 	if errors.Is(err, raft.ErrRaftShutdown) {
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
-	if errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, raft.ErrAbortedByRestore) {
-		// The entry may still commit under the next leader: the client
-		// gets a 503 that says so, never a 500 (API.md "Cluster").
-		return &storage.WriteRefusedError{Kind: storage.KindIOError,
-			Reason: "The cluster leader changed before the write was confirmed; it may or may not have been applied: read it back before retrying"}
-	}
 	return err
 }
