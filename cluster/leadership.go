@@ -129,5 +129,5 @@ func snapshotTime(id string) time.Time {
 // write).
 func OutcomeUnknown(err error) bool {
 	return errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrRaftShutdown) ||
-		errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, ErrClosed)
+		errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, raft.ErrAbortedByRestore) || errors.Is(err, ErrClosed)
 }
