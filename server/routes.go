@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
+	// The join token in the body is the credential (cluster.go).
+	a.Post("/cluster/join", s.handleClusterJoin)
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
@@ -62,6 +64,7 @@ func (s *Server) routes() {
 	api.Get("/sites", none(s.handleGetSites))
 	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
+	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
