@@ -65,6 +65,11 @@ func (n *Node) openCluster() error {
 				return fmt.Errorf("cluster: issue this node's certificate: %w", err)
 			}
 		case cc.Join != "":
+			// A node joins with an empty store: the log replayed onto
+			// data of its own would leave it different from the others.
+			if _, keys, err := n.DB.StateHash(); err != nil || keys > 0 {
+				return fmt.Errorf("cluster: node %s cannot join with data in %s (%d keys, %v): a node joins with an empty data dir", cc.NodeID, n.cfg.DataDir, keys, err)
+			}
 			// The cluster port is opened first: the leader adds the node
 			// at the address it is bound to.
 			var err error

@@ -21,6 +21,7 @@ import (
 	"quire/node"
 	"quire/quiretest"
 	"quire/server"
+	"quire/storage"
 )
 
 // joinOpt makes a quiretest server a cluster member serving HTTPS
@@ -265,6 +266,26 @@ func TestJoin_ThreeNodesFormOverHTTPAndShareOneIdentity(t *testing.T) {
 	}
 	if v := voters(n1); len(v) != 3 {
 		t.Fatalf("voters: %v", v)
+	}
+	// A data dir that holds data of its own does not join (the log
+	// replayed onto it would leave it different from the others).
+	used := quiretest.NewServer(t)
+	if r := used.Do(http.MethodPost, "/documents", map[string]any{"content": "mine"}, used.Admin()); r.Status != http.StatusCreated {
+		t.Fatalf("create on a single server: %d %s", r.Status, r.Body)
+	}
+	used.Close()
+	spare, err := node.IssueJoinToken(n1.DataDir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = node.Open(node.Config{DataDir: used.DataDir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		MinFreeBytes: int64(storage.MinReserve()), MinFreePercent: -1,
+		Cluster: node.ClusterConfig{NodeID: "n8", RaftListen: "127.0.0.1:0", Join: n1.URL, JoinToken: spare}})
+	if err == nil || !strings.Contains(err.Error(), "empty data dir") {
+		t.Fatalf("join with data: %v", err)
+	}
+	if v := voters(n1); len(v) != 3 {
+		t.Fatalf("voters after a join with data: %v", v)
 	}
 	n4 := joinNode(t, "n4", n3.URL, fresh)
 	if v := voters(n1); len(v) != 4 {
