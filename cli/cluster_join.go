@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"quire/config"
 	"quire/node"
@@ -26,6 +28,11 @@ func cmdClusterJoin(args []string, stdout, stderr io.Writer) error {
 	c := l.Config.Cluster
 	if c.NodeID == "" || c.Join == "" {
 		return errors.New("cluster join: --node-id, --raft-listen, --join and --join-token are required")
+	}
+	// A node joins with a new data dir (serve --join checks the store
+	// itself; here the server is not running and there is none yet).
+	if ents, err := os.ReadDir(filepath.Join(l.DataDir, "db")); err == nil && len(ents) > 0 {
+		return fmt.Errorf("cluster join: %s already holds a store: a node joins with a new data dir", l.DataDir)
 	}
 	log := newLogger(stderr, l.Config.Log.Level, l.Config.Log.Format)
 	cc := node.ClusterConfig{NodeID: c.NodeID, RaftListen: c.RaftListen, Join: c.Join, JoinToken: c.JoinToken}

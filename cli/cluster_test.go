@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,13 @@ import (
 )
 
 func TestCluster_CommandLine(t *testing.T) {
-	plain := t.TempDir()
+	plain, used := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(used, "db"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(used, "db", "MANIFEST"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -30,6 +38,8 @@ func TestCluster_CommandLine(t *testing.T) {
 		{"join needs https", []string{"cluster", "join", "--data-dir", plain, "--node-id", "n2", "--raft-listen", "127.0.0.1:7002",
 			"--join", "http://127.0.0.1:8080", "--join-token", "t"}, 1, "cluster.join"},
 		{"join needs a node id", []string{"cluster", "join", "--data-dir", plain}, 1, "--node-id"},
+		{"join needs a new data dir", []string{"cluster", "join", "--data-dir", used, "--node-id", "n2", "--raft-listen", "127.0.0.1:7002",
+			"--join", "https://127.0.0.1:1", "--join-token", "t"}, 1, "already holds a store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
