@@ -29,6 +29,7 @@ import (
 // Values in braces (<documentId>) are replaced by the fixtures' ids.
 var routeSamples = map[string]string{
 	"PATCH /system/configuration":                           `{}`,
+	"POST /cluster/join":                                    `{"token":"quirejoin1.e30.AAAA","nodeId":"n2","raftAddress":"127.0.0.1:7002","csr":"x"}`,
 	"POST /sites/:siteId/apiKeys":                           `{"name":"scanner","permissions":["READ","WRITE"]}`,
 	"POST /documents":                                       `{"path":"s/a.txt","content":"x","contentType":"text/plain","checksumType":"SHA1","tags":[{"key":"t","value":"v"},{"key":"u","values":["a","b"]}],"metadata":[{"key":"m","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}],"actions":[{"type":"FULLTEXT"}],"documents":[{"content":"c","path":"s/c.txt","tags":[{"key":"t","value":"w"}]}]}`,
 	"POST /documents/upload":                                `{"path":"u/a.txt","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`,
@@ -99,7 +100,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	create("POST", "/attributes", `{"attribute":{"key":"seqk"}}`, "")
 	p := map[string]string{
 		"siteId": "default", "tagKey": "t", "tagValue": "v", "key": "k", "attributeKey": "k", "attributeValue": "v",
-		"indexType": "folder", "llmPromptEntityName": "x",
+		"indexType": "folder", "llmPromptEntityName": "x", "nodeId": "n2",
 	}
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
 	p["apiKey"] = create("POST", "/sites/default/apiKeys", routeSamples["POST /sites/:siteId/apiKeys"], "apiKey")
