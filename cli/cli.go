@@ -1,6 +1,6 @@
 // Package cli holds the quire commands, one file per command: serve.go,
-// token.go, user.go, config.go, service.go, doctor.go, backup.go, restore.go and
-// reindex.go, with progress.go for the progress lines of backup, restore
+// token.go, user.go, config.go, service.go, doctor.go, backup.go, restore.go,
+// reindex.go and cluster*.go (quire cluster), with progress.go for the progress lines of backup, restore
 // and reindex. Main dispatches a command line to them; the package main
 // at the repository root only calls Main.
 package cli
@@ -29,6 +29,7 @@ commands:
   backup    write a backup archive of a running server (--url) or a stopped one (--data-dir)
   restore   unpack a backup archive into a new data dir
   reindex   rebuild the search index of a stopped server's data dir
+  cluster   token|status|join|leave|remove: form and run a cluster of Quire nodes
   version   print the version
 
 Run "quire <command> -h" for a command's flags.`)
@@ -62,6 +63,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = cmdService(args[1:], stdout, stderr)
 	case "doctor":
 		err = cmdDoctor(args[1:], stdout, stderr)
+	case "cluster":
+		err = cmdCluster(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "quire", node.Version)
 	case "help", "-h", "--help":

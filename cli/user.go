@@ -75,7 +75,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	u := url.PathEscape(name)
 	switch op {
 	case "add":
-		if err := c.do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": name}, "temporaryPassword": pw()}, nil); err != nil {
+		if err := c.send(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": name}, "temporaryPassword": pw()}, nil); err != nil {
 			return err
 		}
 		for _, g := range strings.Split(*groups, ",") {
@@ -83,21 +83,21 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var st int
-			if err := c.do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": g}}, &st); err != nil && st != http.StatusConflict {
+			if err := c.send(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": g}}, &st); err != nil && st != http.StatusConflict {
 				return err
 			}
-			if err := c.do(http.MethodPost, "/groups/"+url.PathEscape(g)+"/users", map[string]any{"user": map[string]any{"username": name}}, nil); err != nil {
+			if err := c.send(http.MethodPost, "/groups/"+url.PathEscape(g)+"/users", map[string]any{"user": map[string]any{"username": name}}, nil); err != nil {
 				return err
 			}
 		}
 		fmt.Fprintf(stdout, "user %s added\n", name)
 	case "passwd":
-		if err := c.do(http.MethodPut, "/users/"+u+"/RESET_PASSWORD", map[string]any{"temporaryPassword": pw()}, nil); err != nil {
+		if err := c.send(http.MethodPut, "/users/"+u+"/RESET_PASSWORD", map[string]any{"temporaryPassword": pw()}, nil); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "temporary password set for %s\n", name)
 	case "disable", "enable":
-		if err := c.do(http.MethodPut, "/users/"+u+"/"+strings.ToUpper(op), nil, nil); err != nil {
+		if err := c.send(http.MethodPut, "/users/"+u+"/"+strings.ToUpper(op), nil, nil); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "user %s %sd\n", name, op)
@@ -105,12 +105,6 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: unknown user command %q (add, passwd, disable, enable)", errUsage, op)
 	}
 	return nil
-}
-
-// apiClient calls a running server's API with an admin token.
-type apiClient struct {
-	base, token string
-	http        *http.Client
 }
 
 func newAPIClient(base, token, caFile string) (*apiClient, error) {
@@ -129,9 +123,9 @@ func newAPIClient(base, token, caFile string) (*apiClient, error) {
 	return &apiClient{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: time.Minute}}, nil
 }
 
-// do sends body as JSON; a status other than 2xx is an error carrying the
-// server's answer (and its status in *status when given).
-func (c *apiClient) do(method, path string, body any, status *int) error {
+// send sends body as JSON; a status other than 2xx is an error carrying
+// the server's answer (and its status in *status when given).
+func (c *apiClient) send(method, path string, body any, status *int) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)

@@ -45,6 +45,11 @@ type Config struct {
 	// connection it returns. Ignored when Stream is set. Tests route each
 	// pair of nodes through a proxy they can cut (node/partition_test.go).
 	Dial DialFunc
+	// Listener, when set, is the cluster port already open (a node that
+	// must name its address before it opens: one that joins); Listen is
+	// then ignored. The node closes it with itself (the caller, when Open
+	// fails).
+	Listener net.Listener
 	// Stream replaces the plain TCP stream layer: NewStreamLayer over a
 	// TLS listener and dialer is the mTLS seam.
 	Stream raft.StreamLayer
@@ -171,9 +176,11 @@ func Open(cfg Config) (*Node, error) {
 
 	stream := cfg.Stream
 	if stream == nil {
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("cluster: listen: %w", err)
+		ln := cfg.Listener
+		if ln == nil {
+			if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+				return nil, fmt.Errorf("cluster: listen: %w", err)
+			}
 		}
 		var adv net.Addr
 		if cfg.Advertise != "" {

@@ -250,10 +250,12 @@ func checkPeer(leaf *x509.Certificate, authorize func(string) error) error {
 // member's join endpoint: it has no CA yet, only the fingerprint its
 // token carries, so it accepts a server whose chain holds a CA
 // certificate with that fingerprint and a leaf issued by it for server
-// authentication (what Identity.Certificate serves).
+// authentication (what Identity.Certificate serves). It asks for
+// JoinALPN, so a member's HTTPS listener serves that certificate.
 func JoinClientConfig(caFingerprint string) *tls.Config {
 	return &tls.Config{
 		MinVersion:         tls.VersionTLS13,
+		NextProtos:         []string{JoinALPN},
 		InsecureSkipVerify: true, // replaced by VerifyConnection: pinned to the CA's fingerprint
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			var ca *x509.Certificate

@@ -82,9 +82,9 @@ var settings = []setting{
 		example: "10.0.0.1:7001", ptr: func(c *Config) any { return &c.Cluster.RaftListen }},
 	{key: "cluster.bootstrap", name: "bootstrap", help: "Start a new cluster with this node as its first member (creates the cluster CA in <data_dir>/raft/tls). Only on the first start of the first node; ignored once the node has cluster state.",
 		ptr: func(c *Config) any { return &c.Cluster.Bootstrap }},
-	{key: "cluster.join", name: "join", help: "HTTPS URL of any member's API this node joins at its first start (with join_token); ignored once the node has cluster state.",
+	{key: "cluster.join", name: "join", help: "HTTPS URL of any member's API this node joins at its first start (with join_token); ignored once the node has cluster state. It must reach the member's own TLS listener (tls.self_signed or tls.cert_file), not a proxy that ends TLS: the member proves it is of the cluster with its cluster certificate.",
 		example: "https://10.0.0.1:8080", ptr: func(c *Config) any { return &c.Cluster.Join }},
-	{key: "cluster.join_token", name: "join-token", help: "Join token an admin issued on a member (quire cluster token): short-lived, single use, traded for this node's certificate.",
+	{key: "cluster.join_token", name: "join-token", help: "Join token an admin issued on a member (quire cluster token): short-lived, single use, traded for this node's certificate and the cluster's keys. QUIRE_JOIN_TOKEN keeps it out of the process list.",
 		example: "quirejoin1.…", ptr: func(c *Config) any { return &c.Cluster.JoinToken }},
 
 	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
 	"quire/cluster"
@@ -49,6 +51,7 @@ func (n *Node) openCluster() error {
 	cc := n.cfg.Cluster
 	dir := ClusterDir(n.cfg.DataDir)
 	tlsDir := cluster.TLSDir(dir)
+	var ln net.Listener // the cluster port, when the join opened it
 	if _, err := os.Stat(filepath.Join(tlsDir, "node.crt")); errors.Is(err, os.ErrNotExist) {
 		switch {
 		case cc.Bootstrap:
@@ -65,7 +68,25 @@ func (n *Node) openCluster() error {
 				return fmt.Errorf("cluster: issue this node's certificate: %w", err)
 			}
 		case cc.Join != "":
-			if err := joinCluster(n.cfg.Logger, cc, tlsDir); err != nil {
+			// A node joins with an empty store: the log replayed onto
+			// data of its own would leave it different from the others.
+			if _, keys, err := n.DB.StateHash(); err != nil || keys > 0 {
+				return fmt.Errorf("cluster: node %s cannot join with data in %s (%d keys, %v): a node joins with an empty data dir", cc.NodeID, n.cfg.DataDir, keys, err)
+			}
+			// The cluster port is opened first: the leader adds the node
+			// at the address it is bound to.
+			var err error
+			if ln, err = net.Listen("tcp", cc.RaftListen); err != nil {
+				return fmt.Errorf("cluster: listen: %w", err)
+			}
+			if err := JoinCluster(context.Background(), n.cfg.Logger, n.cfg.DataDir, cc, ln.Addr().String()); err != nil {
+				ln.Close()
+				return err
+			}
+			// auth.Open read this data dir's own keys: the cluster's
+			// replaced them.
+			if err := n.Auth.ReloadKeys(); err != nil {
+				ln.Close()
 				return err
 			}
 		default:
@@ -76,9 +97,13 @@ func (n *Node) openCluster() error {
 	}
 	id, err := cluster.LoadIdentity(tlsDir)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
-	cfg := cluster.Config{ID: cc.NodeID, Dir: dir, DB: n.DB, Listen: cc.RaftListen, TLS: id, Logger: n.cfg.Logger,
+	n.clusterID = id
+	cfg := cluster.Config{ID: cc.NodeID, Dir: dir, DB: n.DB, Listen: cc.RaftListen, Listener: ln, TLS: id, Logger: n.cfg.Logger,
 		OnRestore: func() {
 			// The store was replaced by a leader's snapshot: bring the
 			// search index up to date as after a crash.
@@ -93,6 +118,9 @@ func (n *Node) openCluster() error {
 	}
 	c, err := cluster.Open(cfg)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	if cc.Bootstrap {
@@ -109,17 +137,34 @@ func (n *Node) openCluster() error {
 	}
 	n.fwdSrv = &http.Server{Handler: http.HandlerFunc(n.serveForward), ReadHeaderTimeout: 10 * time.Second}
 	go n.fwdSrv.Serve(plainConns{fl})
-	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: &http.Client{Transport: &http.Transport{
+	client := &http.Client{Transport: &http.Transport{
 		DialTLSContext:      forwardDialer(c),
 		MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
-	}}}
+	}}
+	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: client}
+	n.join.client = client
 	return nil
 }
 
-// joinCluster trades the join token for this node's certificate at a
-// member's API (POST /cluster/join) and saves it in tlsDir.
-func joinCluster(log *slog.Logger, cc ClusterConfig, tlsDir string) error {
-	return errors.New("cluster: joining over HTTP (--join) is not in this build yet: provision the node's certificate and have the leader add it")
+// withJoinTLS makes the HTTPS listener serve this member's cluster
+// certificate to a node that calls POST /cluster/join (it asks for
+// cluster.JoinALPN and pins the cluster CA): the API's own certificate
+// to everyone else.
+func (n *Node) withJoinTLS(tc *tls.Config) *tls.Config {
+	if n.clusterID == nil {
+		return tc
+	}
+	id := n.clusterID
+	jc := &tls.Config{MinVersion: tls.VersionTLS13, NextProtos: []string{cluster.JoinALPN},
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return id.Certificate(), nil }}
+	out := tc.Clone()
+	out.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		if slices.Contains(h.SupportedProtos, cluster.JoinALPN) {
+			return jc, nil
+		}
+		return nil, nil
+	}
+	return out
 }
 
 // forwardDialTimeout bounds connecting to the leader for a forwarded
@@ -154,6 +199,10 @@ const maxForwardBody = 64 << 20
 // mutual TLS; the leader proposes it and answers the result, the error
 // and the entry's index.
 func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove") {
+		n.serveAdmin(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/apply" {
 		http.NotFound(w, r)
 		return
@@ -438,12 +487,13 @@ func (n *Node) closeCluster() error {
 	return n.Cluster.Close()
 }
 
-// clusterInfo is what the server shows of the cluster (nil: none).
+// clusterInfo is what the server shows of the cluster and asks of it
+// (nil: none).
 func (n *Node) clusterInfo() server.ClusterInfo {
 	if n.Cluster == nil {
 		return nil
 	}
-	return n.Cluster
+	return clusterAPI{n}
 }
 
 // plainConns hides the *tls.Conn of forwarded connections from

@@ -98,6 +98,10 @@ type Node struct {
 	// after its own Close) must not reach a closed store.
 	closeOnce sync.Once
 	closeErr  error
+
+	// clusterID is the member's TLS identity; join admits nodes (join.go).
+	clusterID *cluster.Identity
+	join      joinState
 }
 
 // Open opens the store, keys and index and builds the pipeline; Start
@@ -246,7 +250,7 @@ func (n *Node) Start(ln net.Listener) error {
 			return err
 		}
 		n.cfg.Logger.Info("serving HTTPS", "certificateSHA256", fp)
-		ln = tls.NewListener(ln, tc)
+		ln = tls.NewListener(ln, n.withJoinTLS(tc))
 		scheme = "https://"
 	}
 	n.ln = ln

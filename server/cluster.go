@@ -1,12 +1,19 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/auth"
 	"quire/cluster"
+	"quire/storage"
 )
 
 // ClusterInfo is what the server asks of the node's cluster member
@@ -51,4 +58,166 @@ func (s *Server) clusterReady() (bool, fiber.Map) {
 	st := s.deps.Cluster.Status()
 	ok := st.LeaderID != "" && st.Halted == ""
 	return ok, fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
+}
+
+// ClusterJoinRequest is the body of POST /cluster/join: what a new node
+// presents to become a member.
+type ClusterJoinRequest struct {
+	// Token is the join token (quire cluster token on a member).
+	Token string `json:"token"`
+	// NodeID is the new node's id; it must be the CN of CSR.
+	NodeID string `json:"nodeId"`
+	// RaftAddress is the new node's cluster port, host:port, that the
+	// members dial.
+	RaftAddress string `json:"raftAddress"`
+	// CSR is the new node's PKCS#10 certificate request, PEM.
+	CSR string `json:"csr"`
+}
+
+// ClusterIdentity is the secrets every member shares, handed to a new
+// node at join: Quire's token signing key and URL signing key
+// (auth.Keys) and the cluster CA's key and join-token key
+// (cluster.CAKeys).
+type ClusterIdentity struct {
+	auth.Keys
+	cluster.CAKeys
+}
+
+// ClusterJoinResponse is the answer of POST /cluster/join.
+type ClusterJoinResponse struct {
+	NodeID        string          `json:"nodeId"`
+	Certificate   string          `json:"certificate"`   // the node's, PEM, issued by the cluster CA
+	CACertificate string          `json:"caCertificate"` // the cluster CA's, PEM
+	LeaderID      string          `json:"leaderId"`      // the member that admitted the node
+	Identity      ClusterIdentity `json:"identity"`
+}
+
+// ClusterError is a refusal of a cluster operation with its HTTP status
+// ({"message"} body).
+type ClusterError struct {
+	Status int
+	Msg    string
+}
+
+func (e *ClusterError) Error() string { return e.Msg }
+
+// ClusterJoiner is what a cluster member's node offers beside its
+// status: admitting a node (POST /cluster/join) and removing one
+// (DELETE /cluster/nodes/{nodeId}); a follower has the leader do both.
+// Refusals of the join token wrap cluster.ErrJoinToken.
+type ClusterJoiner interface {
+	JoinCluster(ctx context.Context, req ClusterJoinRequest) (*ClusterJoinResponse, error)
+	RemoveNode(ctx context.Context, nodeID string) error
+}
+
+// Join attempts are limited per client address and in all (a join token
+// is not guessable, but every attempt parses a request and may sign).
+const (
+	joinWindow       = time.Minute
+	joinPerClient    = 20
+	joinPerWindowAll = 120
+)
+
+// joinLimiter counts join attempts in fixed one-minute windows.
+type joinLimiter struct {
+	mu    sync.Mutex
+	start time.Time
+	all   int
+	per   map[string]int
+}
+
+func (l *joinLimiter) allow(ip string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.start) >= joinWindow || l.per == nil {
+		l.start, l.all, l.per = now, 0, map[string]int{}
+	}
+	if l.all >= joinPerWindowAll || l.per[ip] >= joinPerClient {
+		return false
+	}
+	l.all++
+	l.per[ip]++
+	return true
+}
+
+// handleClusterJoin serves POST /cluster/join (no token: the join token
+// in the body is the credential). Only over the HTTPS connection a
+// joining node opens with cluster.JoinClientConfig (ALPN
+// cluster.JoinALPN, the server's cluster certificate pinned by the CA
+// fingerprint the token carries), so the token never crosses the network
+// in clear and the node knows it talks to its cluster.
+func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
+	joiner, ok := s.deps.Cluster.(ClusterJoiner)
+	if s.deps.Cluster == nil || !ok {
+		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+	}
+	if cs := c.Context().TLSConnectionState(); cs == nil || cs.NegotiatedProtocol != cluster.JoinALPN {
+		drain(c)
+		return errStatus(http.StatusBadRequest, "join over HTTPS with the cluster's join protocol: quire serve --join or quire cluster join")
+	}
+	if !s.joins.allow(c.IP(), s.now()) {
+		drain(c)
+		return errStatus(http.StatusTooManyRequests, "too many join attempts; try again in a minute")
+	}
+	r := &reqCtx{Ctx: c, now: s.now().UTC()}
+	var req ClusterJoinRequest
+	if err := r.readBody(&req, 64<<10); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Token) == "" {
+		return errStatus(http.StatusUnauthorized, "a join token is required")
+	}
+	var items []storage.ValidationItem
+	if !cluster.ValidNodeID(req.NodeID) {
+		items = append(items, storage.ValidationItem{Key: "nodeId", Msg: "invalid 'nodeId': 1 to 64 letters, digits, '.', '_' or '-'"})
+	}
+	if host, port, err := net.SplitHostPort(req.RaftAddress); err != nil || host == "" || port == "" || port == "0" {
+		items = append(items, storage.ValidationItem{Key: "raftAddress", Msg: "invalid 'raftAddress': want host:port"})
+	} else if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		items = append(items, storage.ValidationItem{Key: "raftAddress", Msg: "invalid 'raftAddress': members dial it, not " + host})
+	}
+	if req.CSR == "" {
+		items = append(items, storage.ValidationItem{Key: "csr", Msg: "'csr' is required"})
+	}
+	if err := checkErrors(items); err != nil {
+		return err
+	}
+	out, err := joiner.JoinCluster(r.UserContext(), req)
+	if err != nil {
+		if errors.Is(err, cluster.ErrJoinToken) {
+			s.log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "reason", err)
+			return errStatus(http.StatusForbidden, "join token refused")
+		}
+		var ce *ClusterError
+		if errors.As(err, &ce) {
+			s.log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "status", ce.Status, "reason", ce.Msg)
+			return errStatus(ce.Status, ce.Msg)
+		}
+		return err
+	}
+	s.log.Info("cluster join", "remote", c.IP(), "nodeId", out.NodeID, "raftAddress", req.RaftAddress, "leaderId", out.LeaderID)
+	return c.JSON(out)
+}
+
+// handleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
+// (Admins): the leader removes the node from the cluster (a follower
+// asks the leader). Removing the node answering is how a node leaves.
+func (s *Server) handleDeleteClusterNode(r *reqCtx) error {
+	joiner, ok := s.deps.Cluster.(ClusterJoiner)
+	if s.deps.Cluster == nil || !ok {
+		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+	}
+	id := strings.Clone(r.Params("nodeId"))
+	if !cluster.ValidNodeID(id) {
+		return invalid("nodeId", "invalid 'nodeId'")
+	}
+	if err := joiner.RemoveNode(r.UserContext(), id); err != nil {
+		var ce *ClusterError
+		if errors.As(err, &ce) {
+			return errStatus(ce.Status, ce.Msg)
+		}
+		return err
+	}
+	s.log.Info("cluster node removed", "nodeId", id, "by", r.user())
+	return r.JSON(fiber.Map{"message": "node '" + id + "' removed"})
 }

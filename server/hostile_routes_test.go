@@ -102,6 +102,7 @@ var routeSamples = map[string]string{
 	"PUT /sites/:siteId/locales/:locale/resourceItems/:itemKey": `{"resourceItem":{"itemType":"INTERFACE","interfaceKey":"i1","localizedValue":"I"}}`,
 	"POST /shortlinks":                                          `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/:siteId/:documentId":                          "", // content, not JSON; signed (uploads are issue 11 §4's area)
+	"POST /cluster/join":                                        `{"token":"quirejoin1.e30.AAAA","nodeId":"n2","raftAddress":"127.0.0.1:7002","csr":"x"}`,
 }
 
 // routeFixtures creates one of everything a path parameter can name and
@@ -127,7 +128,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	create("POST", "/attributes", `{"attribute":{"key":"seqk"}}`, "")
 	p := map[string]string{
 		"siteId": "default", "tagKey": "t", "tagValue": "v", "key": "k", "attributeKey": "k", "attributeValue": "v",
-		"indexType": "folder", "llmPromptEntityName": "x",
+		"indexType": "folder", "llmPromptEntityName": "x", "nodeId": "n2",
 	}
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
 	p["apiKey"] = create("POST", "/sites/default/apiKeys", routeSamples["POST /sites/:siteId/apiKeys"], "apiKey")

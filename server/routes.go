@@ -63,6 +63,8 @@ func (s *Server) routes() {
 	a.Post("/public/documents", s.handlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
 	a.Post("/public/webhooks/*", s.handlePublicWebhook)
+	// The join token in the body is the credential (cluster.go).
+	a.Post("/cluster/join", s.handleClusterJoin)
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
@@ -76,6 +78,7 @@ func (s *Server) routes() {
 	api.Get("/sites", none(s.handleGetSites))
 	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
+	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/users", admin(s.handleGetUsers))

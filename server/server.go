@@ -111,6 +111,8 @@ type Server struct {
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
+	// joins limits POST /cluster/join attempts (cluster.go).
+	joins joinLimiter
 }
 
 // New builds the server and its routes.

@@ -1,0 +1,349 @@
+package node_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"quire/auth"
+	"quire/cli"
+	"quire/storage"
+)
+
+// TestHelperQuireCLI is not a test: the multi-process cluster test runs
+// the test binary again with QUIRE_CLI_ARGS set (a JSON list), and this
+// runs the quire command line with them (quire serve ...) until the
+// parent kills it.
+func TestHelperQuireCLI(t *testing.T) {
+	raw := os.Getenv("QUIRE_CLI_ARGS")
+	if raw == "" {
+		return
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "bad QUIRE_CLI_ARGS:", err)
+		os.Exit(2)
+	}
+	os.Exit(cli.Main(args, os.Stdout, os.Stderr))
+}
+
+var servingRE = regexp.MustCompile(`msg="quire serving" listen=(\S+)`)
+
+// cliProc is a `quire serve` child process.
+type cliProc struct {
+	cmd  *exec.Cmd
+	addr string
+	log  string // its stderr, kept in a file
+	done chan struct{}
+}
+
+// startServe runs `quire serve args...` in a child process and waits
+// until it serves.
+func startServe(t *testing.T, name string, args ...string) *cliProc {
+	t.Helper()
+	enc, err := json.Marshal(append([]string{"serve"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperQuireCLI$")
+	cmd.Env = append(os.Environ(), "QUIRE_CLI_ARGS="+string(enc))
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	cmd.Stdout = lf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &cliProc{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	addrc := make(chan string, 1)
+	go func() {
+		defer lf.Close()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(lf, sc.Text())
+			if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			if len(b) > 6000 {
+				b = b[len(b)-6000:]
+			}
+			t.Logf("%s's log (tail):\n%s", name, b)
+		}
+	})
+	select {
+	case p.addr = <-addrc:
+	case <-p.done:
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("%s exited before serving:\n%s", name, b)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not start serving", name)
+	}
+	return p
+}
+
+// kill ends the process with SIGKILL and waits for it (idempotent).
+func (p *cliProc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// freeAddr is a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// memberClient trusts the self-signed certificates of the data dirs.
+func memberClient(t *testing.T, dirs ...string) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "tls", "cert.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool.AppendCertsFromPEM(b)
+	}
+	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+type apiAnswer struct {
+	status int
+	body   []byte
+}
+
+func apiDo(c *http.Client, method, url, token string, body any) apiAnswer {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return apiAnswer{body: []byte(err.Error())}
+	}
+	req.Header.Set("Authorization", token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return apiAnswer{body: []byte(err.Error())}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return apiAnswer{status: resp.StatusCode, body: b}
+}
+
+type statusView struct {
+	NodeID       string `json:"nodeId"`
+	State        string `json:"state"`
+	LeaderID     string `json:"leaderId"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	Peers        []struct {
+		NodeID string `json:"nodeId"`
+	} `json:"peers"`
+}
+
+func clusterStatusOf(c *http.Client, base, token string) (statusView, bool) {
+	var st statusView
+	r := apiDo(c, http.MethodGet, base+"/cluster/status", token, nil)
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &st) != nil {
+		return st, false
+	}
+	return st, true
+}
+
+// TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL starts three
+// `quire serve` processes from the command line (n1 bootstraps, n2 and
+// n3 join with tokens from quire cluster token), kills the leader with
+// SIGKILL while clients write through the other two, checks every
+// acknowledged write is readable on both survivors, restarts the killed
+// node and checks it catches up.
+func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	raft := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	common := func(i int) []string {
+		return []string{"--data-dir", dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
+			"--node-id", fmt.Sprintf("n%d", i+1), "--raft-listen", raft[i],
+			"--min-free-bytes", strconv.FormatUint(storage.MinReserve(), 10), "--min-free-percent", "0"}
+	}
+
+	n1 := startServe(t, "n1", append(common(0), "--bootstrap")...)
+	c := memberClient(t, dirs[0])
+	tok, err := auth.SignToken(dirs[0], "", "ops", []string{"Admins"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "n1 to lead", 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(c, "https://"+n1.addr, tok)
+		return ok && st.State == "Leader"
+	})
+	joinToken := func() string {
+		var out, errb bytes.Buffer
+		if code := cli.Main([]string{"cluster", "token", "--data-dir", dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
+			t.Fatalf("quire cluster token: %d %s", code, errb.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	n2 := startServe(t, "n2", append(common(1), "--join", "https://"+n1.addr, "--join-token", joinToken())...)
+	n3 := startServe(t, "n3", append(common(2), "--join", "https://"+n2.addr, "--join-token", joinToken())...)
+	c = memberClient(t, dirs...)
+	procs := []*cliProc{n1, n2, n3}
+	// A token from n3's data dir works on every node: the keys are the
+	// cluster's.
+	tok3, err := auth.SignToken(dirs[2], "", "ops", []string{"Admins"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three members that know the leader", 30*time.Second, func() bool {
+		for _, p := range procs {
+			st, ok := clusterStatusOf(c, "https://"+p.addr, tok3)
+			if !ok || st.LeaderID != "n1" || len(st.Peers) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	var out, errb bytes.Buffer
+	if code := cli.Main([]string{"cluster", "status", "--url", "https://" + n2.addr, "--data-dir", dirs[1]}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "node n2") || strings.Count(out.String(), "\nn") != 3 {
+		t.Fatalf("quire cluster status: %d %q %q", code, out.String(), errb.String())
+	}
+
+	// Clients write through n2 and n3 (followers forward to the leader)
+	// before and after the leader is killed.
+	survivors := []string{"https://" + n2.addr, "https://" + n3.addr}
+	var (
+		mu        sync.Mutex
+		acked     []string
+		afterKill atomic.Int64
+		killed    atomic.Bool
+		stop      = make(chan struct{})
+		wg        sync.WaitGroup
+	)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base := survivors[w%2]
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := apiDo(c, http.MethodPost, base+"/documents", tok3, map[string]any{
+					"path": fmt.Sprintf("w%d/%d.txt", w, i), "content": fmt.Sprintf("w%d-%d", w, i), "contentType": "text/plain"})
+				if r.status != http.StatusCreated {
+					// No leader yet: back off before the next attempt.
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+					continue
+				}
+				var m struct {
+					DocumentID string `json:"documentId"`
+				}
+				if json.Unmarshal(r.body, &m) != nil || m.DocumentID == "" {
+					continue
+				}
+				mu.Lock()
+				acked = append(acked, m.DocumentID+" "+fmt.Sprintf("w%d-%d", w, i))
+				mu.Unlock()
+				if killed.Load() {
+					afterKill.Add(1)
+				}
+			}
+		}()
+	}
+	waitFor(t, "20 writes before the kill", 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 20
+	})
+	killedAt := time.Now()
+	n1.kill()
+	killed.Store(true)
+	waitFor(t, "20 writes after the leader's SIGKILL", 30*time.Second, func() bool { return afterKill.Load() >= 20 })
+	t.Logf("first 20 writes after the kill took %v", time.Since(killedAt).Round(time.Millisecond))
+	close(stop)
+	wg.Wait()
+
+	// Every acknowledged write is on both survivors.
+	check := func(base string, wait time.Duration) {
+		t.Helper()
+		for _, a := range acked {
+			id, content, _ := strings.Cut(a, " ")
+			var r apiAnswer
+			waitFor(t, id+" on "+base, wait, func() bool {
+				r = apiDo(c, http.MethodGet, base+"/documents/"+id+"/content", tok, nil)
+				return r.status == http.StatusOK
+			})
+			var m struct {
+				Content string `json:"content"`
+			}
+			if err := json.Unmarshal(r.body, &m); err != nil || m.Content != content {
+				t.Fatalf("%s on %s: %s, want content %q", id, base, r.body, content)
+			}
+		}
+	}
+	for _, b := range survivors {
+		check(b, 10*time.Second)
+	}
+
+	// The killed node restarts (same command line) and catches up.
+	n1 = startServe(t, "n1-again", append(common(0), "--bootstrap")...)
+	ref, ok := clusterStatusOf(c, survivors[0], tok)
+	if !ok {
+		t.Fatal("n2's status")
+	}
+	waitFor(t, "n1 to catch up", 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(c, "https://"+n1.addr, tok)
+		return ok && st.LeaderID != "" && st.AppliedIndex >= ref.AppliedIndex
+	})
+	check("https://"+n1.addr, 10*time.Second)
+	t.Logf("%d writes acknowledged, %d after the kill", len(acked), afterKill.Load())
+}
