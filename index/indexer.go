@@ -65,10 +65,9 @@ type Indexer struct {
 	processed uint64           // and done
 	textWake  chan struct{}
 
-	// ov holds documents changed since their last indexing, each with the
-	// sequence number of its latest change.
+	// ov holds documents changed since their last indexing (overlay.go).
 	ovMu  sync.Mutex
-	ov    map[storage.DocRef]uint64
+	ov    map[storage.DocRef]ovEntry
 	ovSeq uint64
 
 	stop chan struct{}
@@ -90,7 +89,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	}
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
-		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]uint64{},
+		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{},
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
 	}
 	db.OnCommit(ix.onCommit)
@@ -171,7 +170,12 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := ix.index(batch); err != nil {
+		// Documents of this batch waiting in the overlay may be in the
+		// index from here on (see overlayMark).
+		ix.overlayMark(batch)
+		err := ix.index(batch)
+		ix.overlayMark(batch)
+		if err != nil {
 			return err
 		}
 		done += len(batch)
@@ -277,12 +281,7 @@ func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 	if len(res.Touched) == 0 {
 		return
 	}
-	ix.ovMu.Lock()
-	for _, r := range res.Touched {
-		ix.ovSeq++
-		ix.ov[r] = ix.ovSeq
-	}
-	ix.ovMu.Unlock()
+	ix.overlayAdd(res.Touched)
 	for _, r := range res.Touched {
 		ix.queueText(r)
 	}
@@ -484,6 +483,7 @@ func (ix *Indexer) textLoop() {
 			if err := guard.Run(ix.log, guard.Indexer, func() error { return ix.index(work) }); err != nil {
 				// The overlay keeps serving these documents; the next
 				// start catches the index up from the last checkpoint.
+				ix.overlayFailed(seqs)
 				ix.failed.Store(true)
 				ix.log.Warn("index update failed; the index is caught up at the next start", "documents", len(work), "err", err)
 			} else {
@@ -578,7 +578,12 @@ func (ix *Indexer) SetText(r storage.DocRef, contentSHA, text string) error {
 	}
 	d := toDoc(v)
 	d.Content = text
-	return ix.x.PutText([]Doc{d}, nil)
+	// Before and after the write: a change of r committed meanwhile may
+	// have found no index entry yet (overlayAdd).
+	ix.overlayMark([]storage.DocRef{r})
+	err = ix.x.PutText([]Doc{d}, nil)
+	ix.overlayMark([]storage.DocRef{r})
+	return err
 }
 
 // Reindex rebuilds the index of every document, reporting progress.
