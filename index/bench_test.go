@@ -1,12 +1,15 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"quire/storage"
 )
 
 // benchDocs makes n documents like the create benchmark's: 4 KiB of text
@@ -107,4 +110,62 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSearchTextOverlay measures a fulltext query while the indexer
+// is behind a creation load: 1,000 documents indexed, 3,000 created since
+// and waiting in the overlay (the worker stopped), as in the freshness
+// benchmark. New documents have nothing in the index to exclude.
+func BenchmarkSearchTextOverlay(b *testing.B) {
+	db, err := storage.Open(storage.Config{Dir: b.TempDir(), MinFreeBytes: -1, MinFreePercent: -1, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	x, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	ix := NewIndexer(db, x, quiet())
+	if err := ix.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	add := func(from, to int) {
+		for i := from; i < to; i += 100 {
+			var docs []storage.NewDocument
+			for j := i; j < min(i+100, to); j++ {
+				docs = append(docs, storage.NewDocument{Document: storage.Document{DocumentID: uid(j), Path: fmt.Sprintf("customers/c%d/invoice-%d.txt", j%50, j)}})
+			}
+			c, err := storage.NewCommand(storage.OpAddDocuments, "default", "u", time.Now(), storage.AddDocuments{Docs: docs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Apply(context.Background(), c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	add(0, 1000)
+	deadline := time.Now().Add(time.Minute)
+	for ix.Queued() > 0 || len(ix.overlaySite("default")) > 0 {
+		if time.Now().After(deadline) {
+			b.Fatal("not indexed in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(ix.stop)
+	ix.wg.Wait()
+	add(1000, 4000)
+	if n := len(ix.overlaySite("default")); n != 3000 {
+		b.Fatalf("overlay of %d, want 3000", n)
+	}
+	keep := func(string) (bool, error) { return true, nil }
+	b.ResetTimer()
+	for b.Loop() {
+		hits, _, err := ix.SearchText("default", "invoice", TextOptions{Size: 10}, keep)
+		if err != nil || len(hits) != 10 {
+			b.Fatal(len(hits), err)
+		}
+	}
 }
