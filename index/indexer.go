@@ -38,7 +38,7 @@ const (
 	batchTarget  = 500
 	maxWait      = 300 * time.Millisecond
 	maxBatch     = 500
-	maxBatchText = 2 << 20
+	maxBatchText = 1 << 20
 	freeAfter    = 1000
 	freeIdle     = time.Second
 )
