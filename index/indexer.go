@@ -66,9 +66,10 @@ type Indexer struct {
 	textWake  chan struct{}
 
 	// ov holds documents changed since their last indexing (overlay.go).
-	ovMu  sync.Mutex
-	ov    map[storage.DocRef]ovEntry
-	ovSeq uint64
+	ovMu    sync.Mutex
+	ov      map[storage.DocRef]ovEntry
+	ovStale map[storage.DocRef]struct{} // the entries of ov with indexed set
+	ovSeq   uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -89,7 +90,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	}
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
-		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{},
+		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{}, ovStale: map[storage.DocRef]struct{}{},
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
 	}
 	db.OnCommit(ix.onCommit)

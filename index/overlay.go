@@ -28,6 +28,23 @@ type ovEntry struct {
 	indexed, taken bool
 }
 
+// ovPut sets the entry of r, keeping ovStale (the entries the index may
+// hold, which is what queries walk) in step; the caller holds ovMu.
+func (ix *Indexer) ovPut(r storage.DocRef, e ovEntry) {
+	ix.ov[r] = e
+	if e.indexed {
+		ix.ovStale[r] = struct{}{}
+	} else {
+		delete(ix.ovStale, r)
+	}
+}
+
+// ovDelete removes the entry of r; the caller holds ovMu.
+func (ix *Indexer) ovDelete(r storage.DocRef) {
+	delete(ix.ov, r)
+	delete(ix.ovStale, r)
+}
+
 // overlayAdd records the change of refs. A document without an overlay
 // entry is looked up in the index (once per change, not once per query):
 // found, it may be stale there; not found, it is new. With an entry, it
@@ -48,7 +65,7 @@ func (ix *Indexer) overlayAdd(refs []storage.DocRef) {
 			e.indexed = true
 		}
 		e.seq = ix.ovSeq
-		ix.ov[r] = e
+		ix.ovPut(r, e)
 	}
 	ix.ovMu.Unlock()
 	if len(fresh) == 0 {
@@ -68,7 +85,7 @@ func (ix *Indexer) overlayAdd(refs []storage.DocRef) {
 		// (overlayMark, a batch taking it: they clear probe).
 		if e, ok := ix.ov[r]; ok && e.probe == probes[i] {
 			e.probe, e.indexed = 0, have[bids[i]]
-			ix.ov[r] = e
+			ix.ovPut(r, e)
 		}
 	}
 	ix.ovMu.Unlock()
@@ -81,7 +98,7 @@ func (ix *Indexer) overlayMark(refs []storage.DocRef) {
 	for _, r := range refs {
 		if e, ok := ix.ov[r]; ok {
 			e.indexed, e.probe = true, 0
-			ix.ov[r] = e
+			ix.ovPut(r, e)
 		}
 	}
 	ix.ovMu.Unlock()
@@ -101,7 +118,7 @@ func (ix *Indexer) overlaySeqs(refs []storage.DocRef) map[storage.DocRef]uint64 
 				e.indexed, e.probe = true, 0
 			}
 			e.taken = true
-			ix.ov[r] = e
+			ix.ovPut(r, e)
 		}
 	}
 	ix.ovMu.Unlock()
@@ -118,10 +135,10 @@ func (ix *Indexer) overlayDone(seqs map[storage.DocRef]uint64) {
 		switch {
 		case !ok:
 		case e.seq == s:
-			delete(ix.ov, r)
+			ix.ovDelete(r)
 		default:
 			e.indexed, e.taken = true, false
-			ix.ov[r] = e
+			ix.ovPut(r, e)
 		}
 	}
 	ix.ovMu.Unlock()
@@ -134,7 +151,7 @@ func (ix *Indexer) overlayFailed(seqs map[storage.DocRef]uint64) {
 	for r := range seqs {
 		if e, ok := ix.ov[r]; ok {
 			e.indexed, e.taken = true, false
-			ix.ov[r] = e
+			ix.ovPut(r, e)
 		}
 	}
 	ix.ovMu.Unlock()
@@ -151,8 +168,16 @@ func (ix *Indexer) overlayOf(site string, stale bool) []storage.DocRef {
 	ix.ovMu.Lock()
 	defer ix.ovMu.Unlock()
 	var out []storage.DocRef
-	for r, e := range ix.ov {
-		if r.Site == site && (e.indexed || !stale) {
+	if stale {
+		for r := range ix.ovStale {
+			if r.Site == site {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for r := range ix.ov {
+		if r.Site == site {
 			out = append(out, r)
 		}
 	}

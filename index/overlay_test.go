@@ -367,6 +367,26 @@ func indexNow(t *testing.T, ix *Indexer, refs ...storage.DocRef) {
 	ix.overlayDone(seqs)
 }
 
+// checkStale fails when the overlay's set of stale entries (what queries
+// walk) is not exactly its entries marked indexed.
+func checkStale(t *testing.T, ix *Indexer) {
+	t.Helper()
+	ix.ovMu.Lock()
+	defer ix.ovMu.Unlock()
+	n := 0
+	for r, e := range ix.ov {
+		if _, ok := ix.ovStale[r]; ok != e.indexed {
+			t.Fatalf("%v: indexed %v, in the stale set %v", r, e.indexed, ok)
+		}
+		if e.indexed {
+			n++
+		}
+	}
+	if n != len(ix.ovStale) {
+		t.Fatalf("stale set of %d, %d entries marked indexed", len(ix.ovStale), n)
+	}
+}
+
 // TestOverlay_NewAndStale: a document never indexed is new in the
 // overlay (queries leave it to the index, which finds it once indexed);
 // one the index holds is stale until indexed again, and a stale entry
@@ -443,6 +463,7 @@ func TestOverlay_NewAndStale(t *testing.T) {
 		t.Fatalf("overlay %v, want 7 entries (5 stale, 2 new)", all)
 	}
 
+	checkStale(t, ix)
 	// Behind: the new documents are not found yet, the stale ones that
 	// no longer match are not returned, the unchanged ones are.
 	if got, total := search(t, ""); !slices.Equal(got, want(4, 5, 6)) || total != 3 {
@@ -462,6 +483,7 @@ func TestOverlay_NewAndStale(t *testing.T) {
 		t.Fatalf("overlay %v after the new ones' batch, want the 5 stale", got)
 	}
 
+	checkStale(t, ix)
 	// A new document changed while its batch runs: its index entry is
 	// older than storage, so it is stale from then on.
 	addDoc(t, db, uid(9), "a/quarterly-9.txt")
@@ -474,15 +496,18 @@ func TestOverlay_NewAndStale(t *testing.T) {
 		t.Fatalf("moved while its batch ran: %v holds it", got)
 	}
 	ix.overlayDone(seqs)
+	checkStale(t, ix)
 	if got, _ := search(t, ""); slices.Contains(got, uid(9)) {
 		t.Fatalf("after its (older) batch: %v holds it", got)
 	}
 
+	checkStale(t, ix)
 	// Everything indexed: the overlay is empty and the index answers.
 	indexNow(t, ix, ref(1), ref(2), ref(3), ref(5), ref(6), ref(9))
 	if got := ix.overlayOf("default", false); len(got) != 0 {
 		t.Fatalf("overlay %v once all is indexed", got)
 	}
+	checkStale(t, ix)
 	if got, total := search(t, ""); !slices.Equal(got, want(4, 5, 6, 7)) || total != 4 {
 		t.Fatalf("caught up: %v total %d, want %v total 4", got, total, want(4, 5, 6, 7))
 	}
