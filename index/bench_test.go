@@ -184,7 +184,7 @@ func BenchmarkSearchTextOverlay(b *testing.B) {
 func BenchmarkIndexUnderLimit(b *testing.B) {
 	docs := benchDocs(500*4, 1)
 	for _, c := range []struct{ limitMiB, perBatch int64 }{
-		{64, 500}, {96, 500}, {128, 500}, {192, 500}, {0, 500}, {64, 250}, {64, 125}, {96, 250},
+		{64, 500}, {96, 500}, {128, 500}, {192, 500}, {0, 500}, {64, 250}, {64, 125}, {96, 250}, {0, 250},
 	} {
 		limitMiB := c.limitMiB
 		b.Run(fmt.Sprintf("limit=%d/bleve-batch=%d", c.limitMiB, c.perBatch), func(b *testing.B) {

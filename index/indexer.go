@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"runtime/debug"
 	"strconv"
@@ -28,19 +29,24 @@ import (
 //     queued or the oldest has waited maxWait, then takes everything
 //     queued: under saturation batches grow instead of queueing.
 //   - maxBatch, maxBatchText: bounds of one batch, in documents and in
-//     bytes of text per Bleve batch (the memory its analysis needs).
+//     bytes of text per Bleve batch (the memory its analysis needs),
+//     under a soft memory limit (quire serve); without one (quire
+//     reindex, tools) Bleve batches take up to maxBatchTextFree, which
+//     costs less CPU when the heap may grow (DESIGN.md, "Memory limit and
+//     Bleve batch size").
 //   - freeIdle, freeAfter: once freeAfter documents were indexed and no
 //     change came for freeIdle, the worker returns Bleve's working memory
 //     to the system.
 const (
-	textGather   = 20 * time.Millisecond
-	lowLoad      = 16
-	batchTarget  = 500
-	maxWait      = 300 * time.Millisecond
-	maxBatch     = 500
-	maxBatchText = 1 << 20
-	freeAfter    = 1000
-	freeIdle     = time.Second
+	textGather       = 20 * time.Millisecond
+	lowLoad          = 16
+	batchTarget      = 500
+	maxWait          = 300 * time.Millisecond
+	maxBatch         = 500
+	maxBatchText     = 1 << 20
+	maxBatchTextFree = 2 << 20
+	freeAfter        = 1000
+	freeIdle         = time.Second
 )
 
 // keyStorageVersion is the Bleve internal key holding the storage version
@@ -299,10 +305,14 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	}
 	// Bleve batches of at most maxBatchText bytes of text (at least one
 	// document each): a batch's analysis holds all of its terms at once.
+	limit := maxBatchText
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		limit = maxBatchTextFree
+	}
 	return withHeadroom(func() error {
 		for len(docs) > 0 || del != nil {
 			n, size := 0, 0
-			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= maxBatchText) {
+			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= limit) {
 				size += len(docs[n].Content)
 				n++
 			}
