@@ -903,3 +903,45 @@ func Or(qs ...query.Query) query.Query { return bleve.NewDisjunctionQuery(qs...)
 
 // And combines queries with AND.
 func And(qs ...query.Query) query.Query { return bleve.NewConjunctionQuery(qs...) }
+
+// hasIDs reports which of the document ids bids ("site/id") either index
+// holds.
+func (x *Index) hasIDs(bids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(bids))
+	for _, b := range []bleve.Index{x.names, x.text} {
+		adv, err := b.Advanced()
+		if err != nil {
+			return nil, err
+		}
+		r, err := adv.Reader()
+		if err != nil {
+			return nil, err
+		}
+		if s, ok := r.(*scorch.IndexSnapshot); ok && s == nil {
+			return nil, bleve.ErrorIndexClosed // scorch's reader once closed
+		}
+		err = func() error {
+			defer r.Close()
+			ids, err := r.DocIDReaderOnly(bids)
+			if err != nil {
+				return err
+			}
+			defer ids.Close()
+			for {
+				iid, err := ids.Next()
+				if err != nil || iid == nil {
+					return err
+				}
+				bid, err := r.ExternalID(iid)
+				if err != nil {
+					return err
+				}
+				out[bid] = true
+			}
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"runtime/debug"
 	"strconv"
@@ -28,19 +29,24 @@ import (
 //     queued or the oldest has waited maxWait, then takes everything
 //     queued: under saturation batches grow instead of queueing.
 //   - maxBatch, maxBatchText: bounds of one batch, in documents and in
-//     bytes of text per Bleve batch (the memory its analysis needs).
+//     bytes of text per Bleve batch (the memory its analysis needs),
+//     under a soft memory limit (quire serve); without one (quire
+//     reindex, tools) Bleve batches take up to maxBatchTextFree, which
+//     costs less CPU when the heap may grow (DESIGN.md, "Memory limit and
+//     Bleve batch size").
 //   - freeIdle, freeAfter: once freeAfter documents were indexed and no
 //     change came for freeIdle, the worker returns Bleve's working memory
 //     to the system.
 const (
-	textGather   = 20 * time.Millisecond
-	lowLoad      = 16
-	batchTarget  = 500
-	maxWait      = 300 * time.Millisecond
-	maxBatch     = 500
-	maxBatchText = 2 << 20
-	freeAfter    = 1000
-	freeIdle     = time.Second
+	textGather       = 20 * time.Millisecond
+	lowLoad          = 16
+	batchTarget      = 500
+	maxWait          = 300 * time.Millisecond
+	maxBatch         = 500
+	maxBatchText     = 1 << 20
+	maxBatchTextFree = 2 << 20
+	freeAfter        = 1000
+	freeIdle         = time.Second
 )
 
 // keyStorageVersion is the Bleve internal key holding the storage version
@@ -65,11 +71,11 @@ type Indexer struct {
 	processed uint64           // and done
 	textWake  chan struct{}
 
-	// ov holds documents changed since their last indexing, each with the
-	// sequence number of its latest change.
-	ovMu  sync.Mutex
-	ov    map[storage.DocRef]uint64
-	ovSeq uint64
+	// ov holds documents changed since their last indexing (overlay.go).
+	ovMu    sync.Mutex
+	ov      map[storage.DocRef]ovEntry
+	ovStale map[storage.DocRef]struct{} // the entries of ov with indexed set
+	ovSeq   uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -90,7 +96,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	}
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
-		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]uint64{},
+		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{}, ovStale: map[storage.DocRef]struct{}{},
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
 	}
 	db.OnCommit(ix.onCommit)
@@ -171,7 +177,12 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := ix.index(batch); err != nil {
+		// Documents of this batch waiting in the overlay may be in the
+		// index from here on (see overlayMark).
+		ix.overlayMark(batch)
+		err := ix.index(batch)
+		ix.overlayMark(batch)
+		if err != nil {
 			return err
 		}
 		done += len(batch)
@@ -277,12 +288,7 @@ func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 	if len(res.Touched) == 0 {
 		return
 	}
-	ix.ovMu.Lock()
-	for _, r := range res.Touched {
-		ix.ovSeq++
-		ix.ov[r] = ix.ovSeq
-	}
-	ix.ovMu.Unlock()
+	ix.overlayAdd(res.Touched)
 	for _, r := range res.Touched {
 		ix.queueText(r)
 	}
@@ -299,10 +305,14 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	}
 	// Bleve batches of at most maxBatchText bytes of text (at least one
 	// document each): a batch's analysis holds all of its terms at once.
+	limit := maxBatchText
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		limit = maxBatchTextFree
+	}
 	return withHeadroom(func() error {
 		for len(docs) > 0 || del != nil {
 			n, size := 0, 0
-			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= maxBatchText) {
+			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= limit) {
 				size += len(docs[n].Content)
 				n++
 			}
@@ -484,6 +494,7 @@ func (ix *Indexer) textLoop() {
 			if err := guard.Run(ix.log, guard.Indexer, func() error { return ix.index(work) }); err != nil {
 				// The overlay keeps serving these documents; the next
 				// start catches the index up from the last checkpoint.
+				ix.overlayFailed(seqs)
 				ix.failed.Store(true)
 				ix.log.Warn("index update failed; the index is caught up at the next start", "documents", len(work), "err", err)
 			} else {
@@ -578,7 +589,12 @@ func (ix *Indexer) SetText(r storage.DocRef, contentSHA, text string) error {
 	}
 	d := toDoc(v)
 	d.Content = text
-	return ix.x.PutText([]Doc{d}, nil)
+	// Before and after the write: a change of r committed meanwhile may
+	// have found no index entry yet (overlayAdd).
+	ix.overlayMark([]storage.DocRef{r})
+	err = ix.x.PutText([]Doc{d}, nil)
+	ix.overlayMark([]storage.DocRef{r})
+	return err
 }
 
 // Reindex rebuilds the index of every document, reporting progress.

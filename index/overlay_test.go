@@ -2,10 +2,12 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -345,5 +347,171 @@ func TestCatchUp_AfterRestart(t *testing.T) {
 	}
 	if done != 2 {
 		t.Fatalf("catch-up from version %d replayed %d documents, want 2", recorded, done)
+	}
+}
+
+func setTag(t *testing.T, db *storage.DB, id, key, value string) {
+	t.Helper()
+	MustApply(t, db, storage.OpSetTags, storage.SetTags{DocumentID: id, Mode: storage.TagsAdd,
+		Tags: []storage.Tag{{Key: key, Value: value}}})
+}
+
+// indexNow runs one worker batch of refs by hand (the worker of behind
+// is stopped).
+func indexNow(t *testing.T, ix *Indexer, refs ...storage.DocRef) {
+	t.Helper()
+	seqs := ix.overlaySeqs(refs)
+	if err := ix.index(refs); err != nil {
+		t.Fatal(err)
+	}
+	ix.overlayDone(seqs)
+}
+
+// checkStale fails when the overlay's set of stale entries (what queries
+// walk) is not exactly its entries marked indexed.
+func checkStale(t *testing.T, ix *Indexer) {
+	t.Helper()
+	ix.ovMu.Lock()
+	defer ix.ovMu.Unlock()
+	n := 0
+	for r, e := range ix.ov {
+		if _, ok := ix.ovStale[r]; ok != e.indexed {
+			t.Fatalf("%v: indexed %v, in the stale set %v", r, e.indexed, ok)
+		}
+		if e.indexed {
+			n++
+		}
+	}
+	if n != len(ix.ovStale) {
+		t.Fatalf("stale set of %d, %d entries marked indexed", len(ix.ovStale), n)
+	}
+}
+
+// TestOverlay_NewAndStale: a document never indexed is new in the
+// overlay (queries leave it to the index, which finds it once indexed);
+// one the index holds is stale until indexed again, and a stale entry
+// that no longer matches storage (deleted, soft-deleted, moved to a
+// hidden folder, retagged) is not returned. Totals count each match once.
+func TestOverlay_NewAndStale(t *testing.T) {
+	ref := func(n int) storage.DocRef { return storage.DocRef{Site: "default", ID: uid(n)} }
+	docs := map[int]string{1: "a/quarterly-1.txt", 2: "a/quarterly-2.txt", 3: "a/quarterly-3.txt",
+		4: "a/quarterly-4.txt", 5: "a/quarterly-5.txt", 6: "a/quarterly-6.txt"}
+	db, _, ix := behind(t, docs)
+	setTag(t, db, uid(5), "status", "draft")
+	indexNow(t, ix, ref(5))
+	// What the server's keep checks: the document exists, is not in the
+	// trash, is outside the folder the caller may not read and matches
+	// the tag filter when there is one.
+	keeper := func(tag string) func(id string) (bool, error) {
+		return func(id string) (bool, error) {
+			d, err := db.GetDocument("default", id)
+			if errors.Is(err, storage.ErrNotFound) {
+				return false, nil
+			}
+			if err != nil || strings.HasPrefix(d.Path, "private/") {
+				return false, err
+			}
+			if tag == "" {
+				return true, nil
+			}
+			tg, err := db.GetTag("default", id, "status")
+			if errors.Is(err, storage.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil && tg.Value == tag, err
+		}
+	}
+	search := func(t *testing.T, tag string) ([]string, uint64) {
+		t.Helper()
+		// The caller may not read folder private (FolderHide).
+		o := TextOptions{Size: 100, Hide: termQuery(fFolders, "/private")}
+		if tag != "" {
+			o.Filter = TagFilter("status", []string{tag})
+		}
+		hits, total, err := ix.SearchText("default", "quarterly", o, keeper(tag))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ids(hits)
+		slices.Sort(got)
+		return got, total
+	}
+	want := func(ns ...int) []string {
+		out := []string{}
+		for _, n := range ns {
+			out = append(out, uid(n))
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	addDoc(t, db, uid(7), "a/quarterly-7.txt")                                          // new
+	addDoc(t, db, uid(8), "a/quarterly-8.txt")                                          // new, then deleted
+	MustApply(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(8)}) // before its indexing
+	MustApply(t, db, storage.OpDeleteDocument, storage.DocumentRef{DocumentID: uid(1)})
+	MustApply(t, db, storage.OpSoftDelete, storage.DocumentRef{DocumentID: uid(2)})
+	movePath(t, db, uid(3), "private/quarterly-3.txt")
+	setTag(t, db, uid(5), "status", "final")
+	setTag(t, db, uid(6), "status", "draft") // newly matches the filter, once indexed
+
+	stale, all := ix.overlayOf("default", true), ix.overlayOf("default", false)
+	slices.SortFunc(stale, func(a, b storage.DocRef) int { return strings.Compare(a.ID, b.ID) })
+	if wantStale := []storage.DocRef{ref(1), ref(2), ref(3), ref(5), ref(6)}; !slices.Equal(stale, wantStale) {
+		t.Fatalf("stale overlay entries %v, want %v", stale, wantStale)
+	}
+	if len(all) != 7 {
+		t.Fatalf("overlay %v, want 7 entries (5 stale, 2 new)", all)
+	}
+
+	checkStale(t, ix)
+	// Behind: the new documents are not found yet, the stale ones that
+	// no longer match are not returned, the unchanged ones are.
+	if got, total := search(t, ""); !slices.Equal(got, want(4, 5, 6)) || total != 3 {
+		t.Fatalf("while behind: %v total %d, want %v total 3", got, total, want(4, 5, 6))
+	}
+	if got, total := search(t, "draft"); len(got) != 0 || total != 0 {
+		t.Fatalf("tag draft while behind: %v total %d, want none (5 retagged, 6 not indexed with it)", got, total)
+	}
+
+	// A new document's batch is in: found, counted once, and gone from
+	// the overlay.
+	indexNow(t, ix, ref(7), ref(8))
+	if got, total := search(t, ""); !slices.Equal(got, want(4, 5, 6, 7)) || total != 4 {
+		t.Fatalf("after indexing the new ones: %v total %d, want %v total 4", got, total, want(4, 5, 6, 7))
+	}
+	if got := ix.overlayOf("default", false); len(got) != 5 {
+		t.Fatalf("overlay %v after the new ones' batch, want the 5 stale", got)
+	}
+
+	checkStale(t, ix)
+	// A new document changed while its batch runs: its index entry is
+	// older than storage, so it is stale from then on.
+	addDoc(t, db, uid(9), "a/quarterly-9.txt")
+	seqs := ix.overlaySeqs([]storage.DocRef{ref(9)})
+	if err := ix.index([]storage.DocRef{ref(9)}); err != nil {
+		t.Fatal(err)
+	}
+	movePath(t, db, uid(9), "private/quarterly-9.txt")
+	if got, _ := search(t, ""); slices.Contains(got, uid(9)) {
+		t.Fatalf("moved while its batch ran: %v holds it", got)
+	}
+	ix.overlayDone(seqs)
+	checkStale(t, ix)
+	if got, _ := search(t, ""); slices.Contains(got, uid(9)) {
+		t.Fatalf("after its (older) batch: %v holds it", got)
+	}
+
+	checkStale(t, ix)
+	// Everything indexed: the overlay is empty and the index answers.
+	indexNow(t, ix, ref(1), ref(2), ref(3), ref(5), ref(6), ref(9))
+	if got := ix.overlayOf("default", false); len(got) != 0 {
+		t.Fatalf("overlay %v once all is indexed", got)
+	}
+	checkStale(t, ix)
+	if got, total := search(t, ""); !slices.Equal(got, want(4, 5, 6, 7)) || total != 4 {
+		t.Fatalf("caught up: %v total %d, want %v total 4", got, total, want(4, 5, 6, 7))
+	}
+	if got, total := search(t, "draft"); !slices.Equal(got, want(6)) || total != 1 {
+		t.Fatalf("tag draft caught up: %v total %d, want %v", got, total, want(6))
 	}
 }
