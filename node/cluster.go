@@ -117,9 +117,12 @@ func joinCluster(log *slog.Logger, cc ClusterConfig, tlsDir string) error {
 	return errors.New("cluster: joining over HTTP (--join) is not in this build yet: provision the node's certificate and have the leader add it")
 }
 
-// maxForwardBody bounds one forwarded command (content chunks are the
-// largest: up to 8 MiB of chunks, about 11 MiB as JSON).
-const maxForwardBody = 64 << 20
+// maxForwardBody bounds one forwarded command. A chunk command carries one
+// chunk in a cluster (at most 1 MiB, about 1.4 MB as base64 JSON); the
+// largest commands are the commit of a huge upload (its manifest lists
+// ~92 bytes per MiB of content: 16 MiB covers ~170 GiB) and requests
+// bounded by the server's 16 MiB body limit.
+const maxForwardBody = 16 << 20
 
 // serveForward is the leader's side of write forwarding: a member posts a
 // command (storage.Command.Encode) to /apply over the cluster port's

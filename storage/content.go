@@ -19,9 +19,32 @@ import (
 // ChunkSize is the size of a content chunk before compression.
 const ChunkSize = 1 << 20
 
-// chunksPerPut bounds how many chunks one OpPutChunks carries, so that a
-// command (and a Raft entry) stays around a few MiB.
-const chunksPerPut = 8
+// chunksPerPut bounds how many chunks one OpPutChunks carries on a single
+// server (the applier is the *DB): up to 8 chunks and 4 MiB of stored
+// values per transaction, two in flight. Fewer, larger transactions mean
+// fewer value-log syncs (storage/DESIGN.md, "Content").
+const (
+	chunksPerPut = 8
+	bytesPerPut  = chunksPerPut * ChunkSize / 2
+	putsInFlight = 2
+)
+
+// Through any other applier (a cluster member replicating every command
+// through its Raft log) each OpPutChunks carries one chunk: at most
+// ChunkSize (1 MiB) of content, so a log entry, a forwarded request and a
+// follower's apply stay small. More commands are kept in flight instead,
+// so the leader's log pipelines them (cluster/DESIGN.md, "Limits").
+const replicatedPutsInFlight = 4
+
+// putShape returns how WriteContent batches chunks for the applier a: the
+// most chunks and stored bytes of one OpPutChunks and how many are in
+// flight at once.
+func putShape(a Applier) (maxChunks, maxBytes, inFlight int) {
+	if _, local := a.(*DB); local {
+		return chunksPerPut, bytesPerPut, putsInFlight
+	}
+	return 1, ChunkSize + 1, replicatedPutsInFlight
+}
 
 // Chunk codecs, stored as the first byte of a chunk value.
 const (
@@ -418,13 +441,15 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	var m Manifest
 	var batch []Chunk
 	var batchBytes int
-	// Up to two PutChunks are in flight, so Badger copies one batch into
-	// its value log while the previous one is being synced.
+	maxChunks, maxBytes, inFlight := putShape(a)
+	// Up to two PutChunks are in flight on a single server, so Badger
+	// copies one batch into its value log while the previous one is being
+	// synced; more in a cluster, where each carries one chunk.
 	var (
 		puts    sync.WaitGroup
 		putMu   sync.Mutex
 		putErr  error
-		putSlot = make(chan struct{}, 2)
+		putSlot = make(chan struct{}, inFlight)
 	)
 	putFailed := func() error {
 		putMu.Lock()
@@ -481,14 +506,17 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		if onChunk != nil {
 			onChunk(it.ch.SHA)
 		}
-		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
-		batch = append(batch, it.ch)
-		batchBytes += len(it.ch.Value)
-		if len(batch) >= chunksPerPut || batchBytes >= chunksPerPut*ChunkSize/2 {
+		// A full batch is written when the next chunk arrives, so the
+		// last chunk always stays for the caller's commit command (the
+		// tail) when it is alone.
+		if len(batch) >= maxChunks || batchBytes >= maxBytes {
 			if err := flush(); err != nil {
 				return fail(err)
 			}
 		}
+		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
+		batch = append(batch, it.ch)
+		batchBytes += len(it.ch.Value)
 	}
 	wg.Wait()
 	m.Size = size
