@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/zstd"
@@ -482,7 +483,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		go func() {
 			defer puts.Done()
 			defer func() { <-putSlot }()
-			err := guard.Run(nil, guard.Storage, func() error { _, err := a.Apply(ctx, cmd); return err })
+			err := applyPut(ctx, a, cmd)
 			releaseValues(chunks)
 			if err != nil {
 				putMu.Lock()
@@ -533,6 +534,48 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		return Manifest{}, nil, err
 	}
 	return m, tail, nil
+}
+
+// putRetryFor bounds how long a replicated chunk command is sent again
+// after a failure whose outcome is unknown (a leader lost its leadership
+// while committing it, the connection to the leader broke).
+const putRetryFor = 20 * time.Second
+
+// applyPut applies one OpPutChunks. Through a replicating applier a failure
+// that is not a refusal is retried until putRetryFor: the command is
+// idempotent (a chunk already stored is skipped), so sending it again,
+// to the same or a new leader, is safe and lets an upload outlive a
+// leader change. The single server fails at once.
+func applyPut(ctx context.Context, a Applier, cmd *Command) error {
+	_, local := a.(*DB)
+	deadline := time.Now().Add(putRetryFor)
+	for attempt := 1; ; attempt++ {
+		err := guard.Run(nil, guard.Storage, func() error { _, err := a.Apply(ctx, cmd); return err })
+		if err == nil || local || !retryablePut(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(min(attempt, 10)) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// retryablePut tells failures whose outcome is unknown from answers: a
+// refused write (full disk, no leader within the applier's own wait), a
+// validation error, a closed store or an ended context are final.
+func retryablePut(err error) bool {
+	var (
+		wr *WriteRefusedError
+		ve *ValidationError
+	)
+	switch {
+	case errors.As(err, &wr), errors.As(err, &ve), errors.Is(err, ErrClosed), errors.Is(err, ErrTooLarge),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 // SmallContent builds the manifest of content of at most one chunk without

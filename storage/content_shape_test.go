@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"math/rand"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recordingApplier is a replicating applier as WriteContent sees one (not
@@ -94,5 +96,71 @@ func TestWriteContent_PutShape(t *testing.T) {
 	}
 	if c, b, f := putShape(&recordingApplier{d: d}); c != 1 || b > ChunkSize+1 || f < 2 {
 		t.Fatalf("a replicating applier: %d chunks, %d bytes, %d in flight", c, b, f)
+	}
+}
+
+// flakyApplier answers every second chunk command with an error whose
+// outcome is unknown, half of the time after applying it (the entry
+// committed, the answer was lost), or with err when set.
+type flakyApplier struct {
+	d     *DB
+	err   error
+	mu    sync.Mutex
+	calls int
+}
+
+func (a *flakyApplier) Apply(ctx context.Context, c *Command) (Result, error) {
+	if c.Op != OpPutChunks {
+		return a.d.Apply(ctx, c)
+	}
+	a.mu.Lock()
+	a.calls++
+	n := a.calls
+	a.mu.Unlock()
+	if a.err != nil {
+		return Result{}, a.err
+	}
+	if n%2 == 0 {
+		if n%4 == 0 {
+			if _, err := a.d.Apply(ctx, c); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{}, errors.New("cluster: at the leader: leadership lost while committing log")
+	}
+	return a.d.Apply(ctx, c)
+}
+
+// A chunk command whose outcome is unknown is sent again (it is
+// idempotent); a refusal fails the upload at once.
+func TestWriteContent_RetriesChunkCommandsOfUnknownOutcome(t *testing.T) {
+	d := mustOpen(t)
+	data := make([]byte, 6*ChunkSize+5)
+	rand.New(rand.NewSource(6)).Read(data)
+	a := &flakyApplier{d: d}
+	m, tail, err := WriteContent(context.Background(), a, bytes.NewReader(data), 0, nil)
+	if err != nil {
+		t.Fatalf("an upload with lost answers failed: %v", err)
+	}
+	if a.calls < 9 {
+		t.Fatalf("%d chunk commands for 6 chunks and lost answers: nothing was retried", a.calls)
+	}
+	id := "44444444-4444-4444-8444-444444444444"
+	mustApply(t, d, OpAddDocuments, "default", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: id}, Content: &m, Chunks: tail}}})
+	rd, _, err := d.OpenContent("default", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rd)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes (%v), want %d identical", len(got), err, len(data))
+	}
+
+	refused := &flakyApplier{d: d, err: &WriteRefusedError{Kind: KindIOError, Reason: "No cluster leader"}}
+	t1 := time.Now()
+	_, _, err = WriteContent(context.Background(), refused, bytes.NewReader(data), 0, nil)
+	var wr *WriteRefusedError
+	if !errors.As(err, &wr) || refused.calls > replicatedPutsInFlight+1 || time.Since(t1) > 5*time.Second {
+		t.Fatalf("a refused chunk command: err %v after %d calls in %s, want the refusal at once", err, refused.calls, time.Since(t1))
 	}
 }
