@@ -41,7 +41,7 @@ const (
 	clusterIngestTarget    = 0.5             // cluster docs/s / single-node docs/s
 	clusterUploadTarget    = 0.5             // cluster MB/s / single-node MB/s
 	failoverTarget         = 5 * time.Second // leader gone → first acknowledged write
-	clusterIngestDocs      = 12000
+	clusterIngestDocs      = 6000
 	clusterIngestDocsQuick = 2000
 )
 

@@ -21,11 +21,11 @@ import (
 )
 
 // clusterUploadSize is the size of the upload of TestCluster_LargeUploadThroughAFollower:
-// generated as it is sent, never held in memory. With -race it is 48 MiB
+// generated as it is sent, never held in memory. With -race it is 24 MiB
 // (192 MiB take five minutes there on a shared 2-core machine).
 func clusterUploadSize() int64 {
 	if raceEnabled {
-		return 48 << 20
+		return 24 << 20
 	}
 	return 192 << 20
 }
