@@ -246,6 +246,9 @@ func (s *session) clusterBench(ctx context.Context) error {
 	})
 	s.rep.note("3-node ingest: clients spread over the three nodes (two thirds forwarded by a follower), p50 %s p99 %s, %d errors; single node p50 %s p99 %s (baseline: the same load on one in-process node)",
 		millis(trio.percentile(0.5)), millis(trio.percentile(0.99)), trio.errors, millis(single.percentile(0.5)), millis(single.percentile(0.99)))
+	if trio.firstErr != nil {
+		s.rep.note("3-node ingest: first error: %v", trio.firstErr)
+	}
 
 	s.logf("three nodes: upload %s through a follower", sizeName(size))
 	f := nodes[1]
