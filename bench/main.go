@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
 //	               [-ingest-runs 3] [-search-docs N]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
@@ -26,6 +26,9 @@
 //     beside raw Badger writing as many synced transactions, repeated for
 //     the run-to-run spread; 60 s of creates while sampled documents are
 //     polled until a text search finds them;
+//   - cluster (cluster.go): three in-process nodes beside one: ingest,
+//     an upload through a follower, and the time from a leader kill to
+//     the first acknowledged write;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
@@ -63,6 +66,7 @@ type config struct {
 	searchOnly   bool          // run the search benchmark alone
 	pipelineOnly bool          // run the pipeline benchmark alone
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
+	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 }
@@ -91,6 +95,7 @@ func main() {
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
+	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	flag.Parse()
@@ -100,6 +105,7 @@ func main() {
 	cfg.searchOnly = *searchOnly
 	cfg.pipelineOnly = *pipelineOnly
 	cfg.ingestOnly = *ingestOnly
+	cfg.clusterOnly = *clusterOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
@@ -165,6 +171,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.ingestOnly {
 		return s.ingestBench(ctx)
 	}
+	if cfg.clusterOnly {
+		return s.clusterBench(ctx)
+	}
 
 	base, err := s.badgerBaseline(ctx)
 	if err != nil {
@@ -204,6 +213,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	if err := s.ingestBench(ctx); err != nil {
+		return err
+	}
+	if err := s.clusterBench(ctx); err != nil {
 		return err
 	}
 	if cfg.skipSearch {

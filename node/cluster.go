@@ -190,9 +190,12 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 	}
 }
 
-// maxForwardBody bounds one forwarded command (content chunks are the
-// largest: up to 8 MiB of chunks, about 11 MiB as JSON).
-const maxForwardBody = 64 << 20
+// maxForwardBody bounds one forwarded command. A chunk command carries one
+// chunk in a cluster (at most 1 MiB, about 1.4 MB as base64 JSON); the
+// largest commands are the commit of a huge upload (its manifest lists
+// ~92 bytes per MiB of content: 16 MiB covers ~170 GiB) and requests
+// bounded by the server's 16 MiB body limit.
+const maxForwardBody = 16 << 20
 
 // serveForward is the leader's side of write forwarding: a member posts a
 // command (storage.Command.Encode) to /apply over the cluster port's

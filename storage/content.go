@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/zstd"
@@ -19,9 +20,32 @@ import (
 // ChunkSize is the size of a content chunk before compression.
 const ChunkSize = 1 << 20
 
-// chunksPerPut bounds how many chunks one OpPutChunks carries, so that a
-// command (and a Raft entry) stays around a few MiB.
-const chunksPerPut = 8
+// chunksPerPut bounds how many chunks one OpPutChunks carries on a single
+// server (the applier is the *DB): up to 8 chunks and 4 MiB of stored
+// values per transaction, two in flight. Fewer, larger transactions mean
+// fewer value-log syncs (storage/DESIGN.md, "Content").
+const (
+	chunksPerPut = 8
+	bytesPerPut  = chunksPerPut * ChunkSize / 2
+	putsInFlight = 2
+)
+
+// Through any other applier (a cluster member replicating every command
+// through its Raft log) each OpPutChunks carries one chunk: at most
+// ChunkSize (1 MiB) of content, so a log entry, a forwarded request and a
+// follower's apply stay small. More commands are kept in flight instead,
+// so the leader's log pipelines them (cluster/DESIGN.md, "Limits").
+const replicatedPutsInFlight = 4
+
+// putShape returns how WriteContent batches chunks for the applier a: the
+// most chunks and stored bytes of one OpPutChunks and how many are in
+// flight at once.
+func putShape(a Applier) (maxChunks, maxBytes, inFlight int) {
+	if _, local := a.(*DB); local {
+		return chunksPerPut, bytesPerPut, putsInFlight
+	}
+	return 1, ChunkSize + 1, replicatedPutsInFlight
+}
 
 // Chunk codecs, stored as the first byte of a chunk value.
 const (
@@ -418,13 +442,15 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 	var m Manifest
 	var batch []Chunk
 	var batchBytes int
-	// Up to two PutChunks are in flight, so Badger copies one batch into
-	// its value log while the previous one is being synced.
+	maxChunks, maxBytes, inFlight := putShape(a)
+	// Up to two PutChunks are in flight on a single server, so Badger
+	// copies one batch into its value log while the previous one is being
+	// synced; more in a cluster, where each carries one chunk.
 	var (
 		puts    sync.WaitGroup
 		putMu   sync.Mutex
 		putErr  error
-		putSlot = make(chan struct{}, 2)
+		putSlot = make(chan struct{}, inFlight)
 	)
 	putFailed := func() error {
 		putMu.Lock()
@@ -457,7 +483,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		go func() {
 			defer puts.Done()
 			defer func() { <-putSlot }()
-			err := guard.Run(nil, guard.Storage, func() error { _, err := a.Apply(ctx, cmd); return err })
+			err := applyPut(ctx, a, cmd)
 			releaseValues(chunks)
 			if err != nil {
 				putMu.Lock()
@@ -481,14 +507,17 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		if onChunk != nil {
 			onChunk(it.ch.SHA)
 		}
-		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
-		batch = append(batch, it.ch)
-		batchBytes += len(it.ch.Value)
-		if len(batch) >= chunksPerPut || batchBytes >= chunksPerPut*ChunkSize/2 {
+		// A full batch is written when the next chunk arrives, so the
+		// last chunk always stays for the caller's commit command (the
+		// tail) when it is alone.
+		if len(batch) >= maxChunks || batchBytes >= maxBytes {
 			if err := flush(); err != nil {
 				return fail(err)
 			}
 		}
+		m.Chunks = append(m.Chunks, ChunkRef{SHA: it.ch.SHA, Size: it.ch.Size})
+		batch = append(batch, it.ch)
+		batchBytes += len(it.ch.Value)
 	}
 	wg.Wait()
 	m.Size = size
@@ -505,6 +534,48 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		return Manifest{}, nil, err
 	}
 	return m, tail, nil
+}
+
+// putRetryFor bounds how long a replicated chunk command is sent again
+// after a failure whose outcome is unknown (a leader lost its leadership
+// while committing it, the connection to the leader broke).
+const putRetryFor = 20 * time.Second
+
+// applyPut applies one OpPutChunks. Through a replicating applier a failure
+// that is not a refusal is retried until putRetryFor: the command is
+// idempotent (a chunk already stored is skipped), so sending it again,
+// to the same or a new leader, is safe and lets an upload outlive a
+// leader change. The single server fails at once.
+func applyPut(ctx context.Context, a Applier, cmd *Command) error {
+	_, local := a.(*DB)
+	deadline := time.Now().Add(putRetryFor)
+	for attempt := 1; ; attempt++ {
+		err := guard.Run(nil, guard.Storage, func() error { _, err := a.Apply(ctx, cmd); return err })
+		if err == nil || local || !retryablePut(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(min(attempt, 10)) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// retryablePut tells failures whose outcome is unknown from answers: a
+// refused write (full disk, no leader within the applier's own wait), a
+// validation error, a closed store or an ended context are final.
+func retryablePut(err error) bool {
+	var (
+		wr *WriteRefusedError
+		ve *ValidationError
+	)
+	switch {
+	case errors.As(err, &wr), errors.As(err, &ve), errors.Is(err, ErrClosed), errors.Is(err, ErrTooLarge),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 // SmallContent builds the manifest of content of at most one chunk without

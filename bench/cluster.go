@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"quire/auth"
+	"quire/cluster"
+	"quire/node"
+	"quire/storage"
+)
+
+// The cluster benchmarks (go run ./bench -cluster-only runs them alone):
+//
+//   - ingest: cfg.clients clients create documents on a three-node cluster
+//     (spread over the three nodes: followers forward to the leader) beside
+//     the same load on a single node, in the same run;
+//   - upload: a streamed upload through a follower's upload URL beside the
+//     same upload to a single node; every node's copy is read back and
+//     hashed;
+//   - failover: the leader's Raft member is shut down without a leadership
+//     transfer (as if killed) while a client writes through a follower; the
+//     time until the first write acknowledged by the new leader.
+//
+// The nodes run inside the benchmark process (through the node package,
+// each on its own loopback API and Raft port, with certificates issued by
+// the first node's cluster CA as node/cluster_test.go does): forming a
+// cluster of bin/quire processes needs the HTTP join, which this build
+// does not have yet (serve --join is refused). The single-node baseline
+// runs in process too, so both sides pay the same client and GC costs.
+const (
+	clusterIngestTarget    = 0.5             // cluster docs/s / single-node docs/s
+	clusterUploadTarget    = 0.5             // cluster MB/s / single-node MB/s
+	failoverTarget         = 5 * time.Second // leader gone → first acknowledged write
+	clusterIngestDocs      = 6000
+	clusterIngestDocsQuick = 2000
+)
+
+// inproc is a node running in the benchmark process.
+type inproc struct {
+	n   *node.Node
+	srv *server // base, token and clients; no child process
+	dir string
+}
+
+// startInproc opens and starts a node on dir with the cluster settings cc
+// (none: a single server).
+func startInproc(dir string, cc node.ClusterConfig) (*inproc, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	base := "http://" + ln.Addr().String()
+	n, err := node.Open(node.Config{
+		Listen: ln.Addr().String(), DataDir: dir, PublicURL: base,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: cc,
+		// The smallest reserve (the benchmark's disk may be nearly full).
+		MinFreeBytes: int64(storage.MinReserve()), MinFreePercent: -1,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := n.Start(ln); err != nil {
+		n.Close(context.Background())
+		return nil, err
+	}
+	tok, err := auth.SignToken(dir, "", "bench", []string{"Admins"}, 24*time.Hour)
+	if err != nil {
+		n.Close(context.Background())
+		return nil, err
+	}
+	tr := newTransport()
+	return &inproc{n: n, dir: dir, srv: &server{base: base, token: tok,
+		client: &http.Client{Transport: tr, Timeout: apiTimeout}, transfer: &http.Client{Transport: tr}}}, nil
+}
+
+func (p *inproc) close() {
+	if p == nil || p.n == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p.n.Close(ctx)
+	p.srv.client.CloseIdleConnections()
+	p.n = nil
+}
+
+// waitUntil polls cond every 20 ms until it holds or d passes.
+func waitUntil(ctx context.Context, what string, d time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// provisionNode gives the new data dir dir the certificate of node id,
+// traded for a join token at the first node's CA (what POST /cluster/join
+// will do).
+func provisionNode(firstDir, dir, id string) error {
+	ca, err := cluster.LoadCA(cluster.TLSDir(node.ClusterDir(firstDir)))
+	if err != nil {
+		return err
+	}
+	tok, err := ca.IssueJoinToken(time.Hour)
+	if err != nil {
+		return err
+	}
+	tlsDir := cluster.TLSDir(node.ClusterDir(dir))
+	if err := os.MkdirAll(tlsDir, 0o700); err != nil {
+		return err
+	}
+	csr, err := cluster.NewNodeKey(tlsDir, id)
+	if err != nil {
+		return err
+	}
+	b, err := ca.Redeem(tok, csr)
+	if err != nil {
+		return err
+	}
+	return cluster.SaveNodeCert(tlsDir, b, ca.Fingerprint())
+}
+
+// startTrio starts a three-node cluster under root: n1 bootstraps and
+// leads, n2 and n3 join it. The caller closes the nodes.
+func startTrio(ctx context.Context, root string) ([]*inproc, error) {
+	var nodes []*inproc
+	fail := func(err error) ([]*inproc, error) {
+		for _, p := range nodes {
+			p.close()
+		}
+		return nil, err
+	}
+	for i, id := range []string{"n1", "n2", "n3"} {
+		dir := filepath.Join(root, id)
+		if i > 0 {
+			if err := provisionNode(nodes[0].dir, dir, id); err != nil {
+				return fail(fmt.Errorf("provision %s: %w", id, err))
+			}
+		}
+		p, err := startInproc(dir, node.ClusterConfig{NodeID: id, RaftListen: "127.0.0.1:0", Bootstrap: i == 0,
+			Tune: func(c *cluster.Config) { c.RaftLogOutput = io.Discard }})
+		if err != nil {
+			return fail(fmt.Errorf("start %s: %w", id, err))
+		}
+		nodes = append(nodes, p)
+		if i == 0 {
+			if err := waitUntil(ctx, "n1 to lead", 30*time.Second, p.n.Cluster.IsLeader); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		if err := nodes[0].n.Cluster.Join(id, p.n.Cluster.Addr()); err != nil {
+			return fail(fmt.Errorf("join %s: %w", id, err))
+		}
+		if err := waitUntil(ctx, id+" to know the leader", 30*time.Second, func() bool {
+			_, lid := p.n.Cluster.LeaderAddr()
+			return lid == "n1"
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	return nodes, nil
+}
+
+// clusterBench runs the cluster benchmarks.
+func (s *session) clusterBench(ctx context.Context) error {
+	n := clusterIngestDocs
+	if s.cfg.quick {
+		n = clusterIngestDocsQuick
+	}
+	size := s.cfg.uploadSize
+	seed := uploadSeed()
+	s.logf("hashing the %s upload stream", sizeName(size))
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, randomStream(seed, size), make([]byte, copyBuf)); err != nil {
+		return err
+	}
+	sum := h.Sum(nil)
+
+	// Single node: ingest, then the upload.
+	root := filepath.Join(s.root, "cluster-bench")
+	defer os.RemoveAll(root)
+	s.logf("single node (in process): %d clients, %d documents", s.cfg.clients, n)
+	one, err := startInproc(filepath.Join(root, "single"), node.ClusterConfig{})
+	if err != nil {
+		return err
+	}
+	single, err := quireCount(ctx, one.srv, s.cfg, n)
+	var singleUp transferResult
+	if err == nil {
+		s.logf("single node: upload %s", sizeName(size))
+		singleUp, err = quireUpload(ctx, one.srv, size, seed)
+	}
+	one.close()
+	os.RemoveAll(filepath.Join(root, "single"))
+	if err != nil {
+		return fmt.Errorf("single node: %w", err)
+	}
+
+	s.logf("three nodes (in process): forming the cluster")
+	nodes, err := startTrio(ctx, filepath.Join(root, "trio"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, p := range nodes {
+			p.close()
+		}
+	}()
+	s.logf("three nodes: %d clients over the three nodes, %d documents", s.cfg.clients, n)
+	var ops []loadOp
+	for _, p := range nodes {
+		ops = append(ops, createOp(p.srv, s.cfg, "c", nil, nil))
+	}
+	trio := runCount(ctx, s.cfg.clients, n, func(ctx context.Context, w, i int) error { return ops[w%len(ops)](ctx, w, i) })
+	if err := trio.err(); err != nil {
+		return fmt.Errorf("three nodes ingest: %w", err)
+	}
+	ratio := trio.rate() / single.rate()
+	s.rep.rows = append(s.rep.rows, row{
+		name:     fmt.Sprintf("3-node ingest %d x %s docs, %d clients", n, sizeName(int64(s.cfg.docSize)), s.cfg.clients),
+		quire:    fmt.Sprintf("%.0f docs/s", trio.rate()),
+		baseline: fmt.Sprintf("%.0f docs/s", single.rate()),
+		ratio:    fmt.Sprintf("%.2f", ratio),
+		target:   fmt.Sprintf(">= %.1f", clusterIngestTarget),
+		status:   status(ratio >= clusterIngestTarget),
+	})
+	s.rep.note("3-node ingest: clients spread over the three nodes (two thirds forwarded by a follower), p50 %s p99 %s, %d errors; single node p50 %s p99 %s (baseline: the same load on one in-process node)",
+		millis(trio.percentile(0.5)), millis(trio.percentile(0.99)), trio.errors, millis(single.percentile(0.5)), millis(single.percentile(0.99)))
+	if trio.firstErr != nil {
+		s.rep.note("3-node ingest: first error: %v", trio.firstErr)
+	}
+
+	s.logf("three nodes: upload %s through a follower", sizeName(size))
+	f := nodes[1]
+	up, err := quireUpload(ctx, f.srv, size, seed)
+	if err != nil {
+		return fmt.Errorf("upload through a follower: %w", err)
+	}
+	ratio = up.rate / singleUp.rate
+	s.rep.rows = append(s.rep.rows, row{
+		name:     fmt.Sprintf("3-node upload %s through a follower (PUT)", sizeName(size)),
+		quire:    fmt.Sprintf("%.1f MB/s", up.rate),
+		baseline: fmt.Sprintf("%.1f MB/s", singleUp.rate),
+		ratio:    fmt.Sprintf("%.2f", ratio),
+		target:   fmt.Sprintf(">= %.1f", clusterUploadTarget),
+		status:   status(ratio >= clusterUploadTarget),
+	})
+	s.rep.note("3-node upload: PUT to a follower's upload URL, one command per 1 MiB chunk forwarded to the leader, commit last; took %s; baseline: the same PUT to a single in-process node, %s",
+		up.elapsed.Round(time.Millisecond), singleUp.elapsed.Round(time.Millisecond))
+	idx := nodes[0].n.Cluster.AppliedIndex()
+	var readBack error
+	for _, p := range nodes {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := p.n.Cluster.WaitApplied(wctx, idx)
+		cancel()
+		if err == nil {
+			_, err = verifyUpload(ctx, p.srv, up.documentID, size, sum)
+		}
+		if err != nil {
+			readBack = errors.Join(readBack, fmt.Errorf("%s: %w", p.n.Cluster.ID(), err))
+		}
+	}
+	s.rep.rows = append(s.rep.rows, row{name: "  3-node upload read-back on every node", quire: map[bool]string{true: "match", false: "MISMATCH"}[readBack == nil],
+		baseline: "-", ratio: "-", target: "match", status: status(readBack == nil)})
+	if readBack != nil {
+		return fmt.Errorf("3-node upload read-back: %w", readBack)
+	}
+
+	return s.failover(ctx, nodes)
+}
+
+// failover shuts the leader's Raft member down without a transfer while a
+// client writes through a follower, and reports the time from the
+// shutdown to the first acknowledged write.
+func (s *session) failover(ctx context.Context, nodes []*inproc) error {
+	s.logf("three nodes: failover")
+	leader := nodes[0]
+	f := nodes[1]
+	if !leader.n.Cluster.IsLeader() {
+		return errors.New("failover: n1 no longer leads")
+	}
+	op := createOp(f.srv, s.cfg, "failover", nil, nil)
+	// Writes go through before the kill.
+	if err := op(ctx, 0, 0); err != nil {
+		return fmt.Errorf("failover: write before the kill: %w", err)
+	}
+	t0 := time.Now()
+	leader.n.Cluster.Close() // Raft shut down: no leadership transfer, no leave
+	var took time.Duration
+	var tries int
+	for i := 1; ; i++ {
+		tries++
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := op(wctx, 0, i)
+		cancel()
+		if err == nil {
+			took = time.Since(t0)
+			break
+		}
+		if time.Since(t0) > time.Minute {
+			return fmt.Errorf("failover: no write acknowledged within a minute: %w", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, lid := f.n.Cluster.LeaderAddr()
+	s.rep.rows = append(s.rep.rows, row{
+		name: "3-node failover: leader killed → first acknowledged write", quire: millis(took), baseline: "-", ratio: "-",
+		target: "< " + millis(failoverTarget), status: status(took < failoverTarget),
+	})
+	s.rep.note("failover: the leader's Raft member shut down (no transfer, no leave); a client wrote through a follower every 10 ms (%d attempts, each up to 2 s); new leader %s. Raft timing: heartbeat timeout 1 s, election timeout 1 s (randomized up to 2 s), leader lease 500 ms (hashicorp/raft defaults, cluster.Config)", tries, lid)
+	leader.close()
+	return nil
+}

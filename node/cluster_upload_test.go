@@ -1,0 +1,258 @@
+package node_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"quire/quiretest"
+	"quire/storage"
+)
+
+// clusterUploadSize is the size of the upload of TestCluster_LargeUploadThroughAFollower:
+// generated as it is sent, never held in memory. With -race it is 24 MiB
+// (192 MiB take five minutes there on a shared 2-core machine).
+func clusterUploadSize() int64 {
+	if raceEnabled {
+		return 24 << 20
+	}
+	return 192 << 20
+}
+
+// The process's live Go heap (three nodes and the test) may grow by at
+// most the upload's size plus heapGrowthAbove during the upload. Measured
+// without -race: about 170 MiB plus half the upload's size (64 MiB: +187,
+// 192 MiB: +251, 512 MiB: +437). The part that grows with the size is
+// raft-wal's: each sealed log segment keeps its writer's commit buffer
+// until compaction deletes the segment (cluster/DESIGN.md, "Limits"). The
+// three nodes each holding a 192 MiB upload would be +576 MiB.
+const heapGrowthAbove = 192 << 20
+
+// heapSampler samples the live heap until stopped and keeps the peak.
+type heapSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+func sampleHeap() *heapSampler {
+	h := &heapSampler{stop: make(chan struct{})}
+	h.done.Add(1)
+	go func() {
+		defer h.done.Done()
+		for {
+			if v := liveHeap(); v > h.peak.Load() {
+				h.peak.Store(v)
+			}
+			select {
+			case <-h.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) Stop() uint64 {
+	close(h.stop)
+	h.done.Wait()
+	return h.peak.Load()
+}
+
+// liveHeap is the Go heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// uploadURL creates a document through srv and returns its id and upload URL.
+func uploadURL(t *testing.T, srv *quiretest.Server, path string) (string, string) {
+	t.Helper()
+	r := srv.Do(http.MethodPost, "/documents/upload", map[string]any{"path": path}, srv.Admin())
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST /documents/upload: %d %s", r.Status, r.Body)
+	}
+	m := r.JSON(t)
+	return quiretest.Str(t, m, "documentId"), quiretest.Str(t, m, "url")
+}
+
+// downloadSHA streams the content of document id from srv (through its
+// own download URL) and returns its SHA-256 and length.
+func downloadSHA(t *testing.T, srv *quiretest.Server, id string) (string, int64) {
+	t.Helper()
+	r := srv.Do(http.MethodGet, "/documents/"+id+"/url", nil, srv.Admin())
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET /documents/%s/url: %d %s", id, r.Status, r.Body)
+	}
+	resp, err := http.Get(quiretest.Str(t, r.JSON(t), "url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("download %s: %d", id, resp.StatusCode)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, resp.Body)
+	if err != nil {
+		t.Fatalf("download %s: %v", id, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n
+}
+
+// A large upload to a follower's upload URL is streamed: each chunk is
+// forwarded to the leader as its own command and the commit comes last.
+// Every node then holds the content byte for byte, the Go heap stays
+// under the bound above, and an upload cut off midway commits nothing on
+// any node and leaves no chunk behind.
+func TestCluster_LargeUploadThroughAFollower(t *testing.T) {
+	leader, fs := startCluster(t)
+	f := fs[0]
+	all := []*quiretest.Server{leader, fs[0], fs[1]}
+
+	id, u := uploadURL(t, f, "big/upload.bin")
+	idle := liveHeap()
+	heap := sampleHeap()
+	size := clusterUploadSize()
+	heapGrowthBound := size + heapGrowthAbove
+	sum := sha256.New()
+	var seed [32]byte
+	seed[0] = 15
+	body := io.TeeReader(io.LimitReader(mrand.NewChaCha8(seed), size), sum)
+	req, err := http.NewRequest(http.MethodPut, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", "application/octet-stream")
+	t0 := time.Now()
+	resp, err := (&http.Client{Timeout: 10 * time.Minute}).Do(req)
+	if err != nil {
+		heap.Stop()
+		t.Fatalf("PUT to the follower's upload URL: %v", err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(t0)
+	peak := heap.Stop()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT to the follower's upload URL: %d %s", resp.StatusCode, msg)
+	}
+	want := hex.EncodeToString(sum.Sum(nil))
+	growth := int64(peak) - int64(idle)
+	t.Logf("%d MiB through the follower in %s (%.1f MB/s); Go heap idle %d MiB, peak %d MiB (+%d MiB)",
+		size>>20, took.Round(time.Millisecond), float64(size)/1e6/took.Seconds(), idle>>20, peak>>20, growth>>20)
+	if growth > heapGrowthBound {
+		t.Fatalf("the Go heap grew by %d MiB during a %d MiB upload (bound %d MiB)", growth>>20, size>>20, heapGrowthBound>>20)
+	}
+
+	// Every node holds the same bytes (each serves them from its own
+	// store, through its own download URL) and the same state.
+	waitSameState(t, leader, all)
+	for _, s := range all {
+		got, n := downloadSHA(t, s, id)
+		if got != want || n != size {
+			t.Fatalf("%s serves %d bytes with SHA-256 %s, uploaded %d with %s", s.Node.Cluster.ID(), n, got, size, want)
+		}
+		if shas, err := s.Node.DB.UnreferencedChunks(10); err != nil || len(shas) != 0 {
+			t.Fatalf("%s: %d unreferenced chunks after a complete upload (%v)", s.Node.Cluster.ID(), len(shas), err)
+		}
+	}
+
+	// An upload cut off midway: the chunk commands sent so far reach
+	// every node, yet no node commits the content, and the chunks are
+	// swept.
+	cutID, cutURL := uploadURL(t, f, "big/cut.bin")
+	const declared, sent = 16 * storage.ChunkSize, 6*storage.ChunkSize + 12345
+	pu, err := url.Parse(cutURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", pu.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", pu.RequestURI(), pu.Host, declared); err != nil {
+		t.Fatal(err)
+	}
+	seed[0] = 16
+	if _, err := io.Copy(conn, io.LimitReader(mrand.NewChaCha8(seed), sent)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		waitFor(t, s.Node.Cluster.ID()+" to hold chunks of the cut upload", 60*time.Second, func() bool {
+			shas, err := s.Node.DB.UnreferencedChunks(10)
+			return err == nil && len(shas) >= 3
+		})
+	}
+	conn.Close()
+	for _, s := range all {
+		waitFor(t, s.Node.Cluster.ID()+" to sweep the cut upload's chunks", 60*time.Second, func() bool {
+			shas, err := s.Node.DB.UnreferencedChunks(10)
+			return err == nil && len(shas) == 0
+		})
+	}
+	waitSameState(t, leader, all)
+	for _, s := range all {
+		d, err := s.Node.DB.GetDocument("default", cutID)
+		if err != nil {
+			t.Fatalf("%s: the cut upload's document: %v", s.Node.Cluster.ID(), err)
+		}
+		if d.HasContent || d.ContentSHA256 != "" || d.ContentLength != 0 {
+			t.Fatalf("%s: a cut upload committed content: %+v", s.Node.Cluster.ID(), d)
+		}
+		if r := s.Do(http.MethodGet, "/documents/"+cutID+"/content", nil, s.Admin()); r.Status == http.StatusOK {
+			t.Fatalf("%s serves content of a cut upload: %s", s.Node.Cluster.ID(), r.Body)
+		}
+	}
+}
+
+// waitSameState waits until every node applied the leader's index and
+// their state hashes are equal (background work, such as content-type
+// detection after an upload, may still commit while it looks).
+func waitSameState(t *testing.T, leader *quiretest.Server, all []*quiretest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var last string
+	for ctx.Err() == nil {
+		idx := leader.Node.Cluster.AppliedIndex()
+		want, _, err := leader.Node.DB.StateHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := true
+		for _, s := range all {
+			if err := s.Node.Cluster.WaitApplied(ctx, idx); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := s.Node.DB.StateHash()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				same, last = false, fmt.Sprintf("%s state hash %s, leader's %s", s.Node.Cluster.ID(), got, want)
+			}
+		}
+		if same {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the nodes' states differ: %s", last)
+}

@@ -1,0 +1,166 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math/rand"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordingApplier is a replicating applier as WriteContent sees one (not
+// the *DB): it encodes every command as for the Raft log, records it and
+// applies the decoded copy to the store.
+type recordingApplier struct {
+	d    *DB
+	mu   sync.Mutex
+	puts []int // encoded size of each OpPutChunks
+	n    []int // chunks of each
+}
+
+func (a *recordingApplier) Apply(ctx context.Context, c *Command) (Result, error) {
+	b, err := c.Encode()
+	if err != nil {
+		return Result{}, err
+	}
+	dc, err := DecodeCommand(b)
+	if err != nil {
+		return Result{}, err
+	}
+	if c.Op == OpPutChunks {
+		p, err := decode[PutChunks](dc)
+		if err != nil {
+			return Result{}, err
+		}
+		a.mu.Lock()
+		a.puts = append(a.puts, len(b))
+		a.n = append(a.n, len(p.Chunks))
+		a.mu.Unlock()
+	}
+	return a.d.Apply(ctx, dc)
+}
+
+// Through a replicating applier every chunk command carries one chunk (at
+// most 1 MiB of content), the last chunk rides in the commit command, and
+// nothing is visible before that commit.
+func TestWriteContent_ReplicatedAppliersGetOneChunkPerCommand(t *testing.T) {
+	for _, size := range []int{ChunkSize / 2, ChunkSize, ChunkSize + 1, 5*ChunkSize + 77} {
+		d := mustOpen(t)
+		a := &recordingApplier{d: d}
+		data := make([]byte, size)
+		rand.New(rand.NewSource(int64(size))).Read(data)
+		m, tail, err := WriteContent(context.Background(), a, bytes.NewReader(data), 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := (size + ChunkSize - 1) / ChunkSize
+		if len(tail) != 1 || len(a.puts) != chunks-1 {
+			t.Fatalf("size %d: %d chunk commands and a tail of %d, want %d and 1", size, len(a.puts), len(tail), chunks-1)
+		}
+		for i, n := range a.n {
+			// One incompressible 1 MiB chunk is about 1.4 MB as base64 JSON.
+			if n != 1 || a.puts[i] > ChunkSize*3/2 {
+				t.Fatalf("size %d: chunk command %d carries %d chunks in %d encoded bytes", size, i, n, a.puts[i])
+			}
+		}
+		if _, err := d.GetManifest(m.SHA256); err == nil {
+			t.Fatalf("size %d: the manifest exists before the commit", size)
+		}
+		id := "33333333-3333-4333-8333-333333333333"
+		cmd := MustCommand(OpAddDocuments, "default", "", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: id}, Content: &m, Chunks: tail}}})
+		if _, err := a.Apply(context.Background(), cmd); err != nil {
+			t.Fatal(err)
+		}
+		rd, _, err := d.OpenContent("default", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, rd); err != nil || hex.EncodeToString(h.Sum(nil)) != m.SHA256 {
+			t.Fatalf("size %d: read back %x (%v), want %s", size, h.Sum(nil), err, m.SHA256)
+		}
+	}
+}
+
+// The single server keeps its batches: up to 8 chunks per command, two in
+// flight; anything else gets one chunk per command.
+func TestWriteContent_PutShape(t *testing.T) {
+	d := mustOpen(t)
+	if c, b, f := putShape(d); c != 8 || b != 4*ChunkSize || f != 2 {
+		t.Fatalf("the store: %d chunks, %d bytes, %d in flight", c, b, f)
+	}
+	if c, b, f := putShape(&recordingApplier{d: d}); c != 1 || b > ChunkSize+1 || f < 2 {
+		t.Fatalf("a replicating applier: %d chunks, %d bytes, %d in flight", c, b, f)
+	}
+}
+
+// flakyApplier answers every second chunk command with an error whose
+// outcome is unknown, half of the time after applying it (the entry
+// committed, the answer was lost), or with err when set.
+type flakyApplier struct {
+	d     *DB
+	err   error
+	mu    sync.Mutex
+	calls int
+}
+
+func (a *flakyApplier) Apply(ctx context.Context, c *Command) (Result, error) {
+	if c.Op != OpPutChunks {
+		return a.d.Apply(ctx, c)
+	}
+	a.mu.Lock()
+	a.calls++
+	n := a.calls
+	a.mu.Unlock()
+	if a.err != nil {
+		return Result{}, a.err
+	}
+	if n%2 == 0 {
+		if n%4 == 0 {
+			if _, err := a.d.Apply(ctx, c); err != nil {
+				return Result{}, err
+			}
+		}
+		return Result{}, errors.New("cluster: at the leader: leadership lost while committing log")
+	}
+	return a.d.Apply(ctx, c)
+}
+
+// A chunk command whose outcome is unknown is sent again (it is
+// idempotent); a refusal fails the upload at once.
+func TestWriteContent_RetriesChunkCommandsOfUnknownOutcome(t *testing.T) {
+	d := mustOpen(t)
+	data := make([]byte, 6*ChunkSize+5)
+	rand.New(rand.NewSource(6)).Read(data)
+	a := &flakyApplier{d: d}
+	m, tail, err := WriteContent(context.Background(), a, bytes.NewReader(data), 0, nil)
+	if err != nil {
+		t.Fatalf("an upload with lost answers failed: %v", err)
+	}
+	if a.calls < 9 {
+		t.Fatalf("%d chunk commands for 6 chunks and lost answers: nothing was retried", a.calls)
+	}
+	id := "44444444-4444-4444-8444-444444444444"
+	mustApply(t, d, OpAddDocuments, "default", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: id}, Content: &m, Chunks: tail}}})
+	rd, _, err := d.OpenContent("default", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rd)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes (%v), want %d identical", len(got), err, len(data))
+	}
+
+	refused := &flakyApplier{d: d, err: &WriteRefusedError{Kind: KindIOError, Reason: "No cluster leader"}}
+	t1 := time.Now()
+	_, _, err = WriteContent(context.Background(), refused, bytes.NewReader(data), 0, nil)
+	var wr *WriteRefusedError
+	if !errors.As(err, &wr) || refused.calls > replicatedPutsInFlight+1 || time.Since(t1) > 5*time.Second {
+		t.Fatalf("a refused chunk command: err %v after %d calls in %s, want the refusal at once", err, refused.calls, time.Since(t1))
+	}
+}
