@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -97,25 +95,13 @@ func (f apiFlags) client() (*apiClient, error) {
 	if tok == "" {
 		return nil, errors.New("an admin token is needed: --token, QUIRE_TOKEN or --data-dir of a member")
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
 	caFile := *f.caFile
 	if caFile == "" && *f.dataDir != "" {
 		if p := filepath.Join(*f.dataDir, "tls", "cert.pem"); fileExists(p) {
 			caFile = p
 		}
 	}
-	if caFile != "" {
-		pemBytes, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemBytes) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	}
-	return &apiClient{base: strings.TrimRight(*f.url, "/"), token: tok, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+	return newAPIClient(*f.url, tok, caFile)
 }
 
 func fileExists(p string) bool {

@@ -107,6 +107,8 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// newAPIClient is a running server's API at base with token, trusting
+// caFile's certificate for https when given.
 func newAPIClient(base, token, caFile string) (*apiClient, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if caFile != "" {
@@ -120,7 +122,7 @@ func newAPIClient(base, token, caFile string) (*apiClient, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
 	}
-	return &apiClient{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: time.Minute}}, nil
+	return &apiClient{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
 }
 
 // send sends body as JSON; a status other than 2xx is an error carrying

@@ -78,23 +78,24 @@ func NormalizeUsername(u string) string { return strings.ToLower(strings.TrimSpa
 
 // CheckUsername validates a (normalized) username.
 func CheckUsername(u string) error {
-	if u == "" {
-		return Invalid("username", "'username' is required")
-	}
-	if len(u) > MaxUsernameBytes || !utf8.ValidString(u) || strings.ContainsAny(u, "/\x00 ") || hasControl(u) {
-		return Invalid("username", fmt.Sprintf("invalid 'username': at most %d bytes, no spaces, '/' or control characters", MaxUsernameBytes))
-	}
-	return nil
+	return checkDirectoryName("username", "'username'", u, MaxUsernameBytes, "/\x00 ", "no spaces, '/' or control characters")
 }
 
 // CheckGroupName validates a group name: it is also a site name or a
 // site name with _read or _govern, so it follows the same rules.
 func CheckGroupName(g string) error {
-	if g == "" {
-		return Invalid("name", "'name' is required")
+	return checkDirectoryName("name", "group name", g, MaxGroupBytes, "\x00 ", "no spaces or control characters")
+}
+
+// checkDirectoryName is the one rule for user and group names: present,
+// at most max bytes of UTF-8, none of the characters in bad nor control
+// characters.
+func checkDirectoryName(key, what, v string, max int, bad, rule string) error {
+	if v == "" {
+		return Invalid(key, fmt.Sprintf("'%s' is required", key))
 	}
-	if len(g) > MaxGroupBytes || !utf8.ValidString(g) || strings.ContainsAny(g, "\x00 ") || hasControl(g) {
-		return Invalid("name", fmt.Sprintf("invalid group name: at most %d bytes, no spaces or control characters", MaxGroupBytes))
+	if len(v) > max || !utf8.ValidString(v) || strings.ContainsAny(v, bad) || hasControl(v) {
+		return Invalid(key, fmt.Sprintf("invalid %s: at most %d bytes, %s", what, max, rule))
 	}
 	return nil
 }
