@@ -190,6 +190,15 @@ func getUser(t *tx, name string) (*User, error) {
 	return &u, err
 }
 
+// getEnabledUser is getUser for operations a disabled user may not do.
+func getEnabledUser(t *tx, name string) (*User, error) {
+	u, err := getUser(t, name)
+	if err == nil && !u.Enabled {
+		return nil, ErrUserDisabled
+	}
+	return u, err
+}
+
 func putUser(t *tx, u *User, at time.Time) error {
 	u.LastModifiedDate = at
 	return t.setJSON(userKey(u.Username), u)
@@ -282,12 +291,9 @@ func applySetResetCode(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := getUser(t, p.Username)
+	u, err := getEnabledUser(t, p.Username)
 	if err != nil {
 		return nil, err
-	}
-	if !u.Enabled {
-		return nil, ErrUserDisabled
 	}
 	u.ResetCodeHash, u.ResetExpires = p.ResetCodeHash, &p.ResetExpires
 	return u.Email, putUser(t, u, c.At)
@@ -298,12 +304,9 @@ func applySetPassword(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := getUser(t, p.Username)
+	u, err := getEnabledUser(t, p.Username)
 	if err != nil {
 		return nil, err
-	}
-	if !u.Enabled {
-		return nil, ErrUserDisabled
 	}
 	if p.Generation != nil && *p.Generation != u.Generation {
 		return nil, ErrBadLogin // the session or token is from before a change
