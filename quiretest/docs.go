@@ -157,3 +157,31 @@ func BlankPDF(pages, w, h int) []byte {
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages)
 	return writePDF(objs)
 }
+
+// FormPDF makes a one-page PDF with an AcroForm of text fields holding
+// the given values (field name → value), and an Info dictionary with the
+// title: what GET /objects/examine/{id}/pdf reads back.
+func FormPDF(title string, fields [][2]string) []byte {
+	esc := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace
+	n := len(fields)
+	// 1 catalog, 2 pages, 3 page, 4 content, 5 info, 6.. fields.
+	var kids, annots strings.Builder
+	objs := []string{
+		"", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", "",
+		"<< /Length 0 >>\nstream\n\nendstream",
+		fmt.Sprintf("<< /Title (%s) /Producer (quiretest) >>", esc(title)),
+	}
+	for i, f := range fields {
+		ref := fmt.Sprintf("%d 0 R ", 6+i)
+		kids.WriteString(ref)
+		annots.WriteString(ref)
+		objs = append(objs, fmt.Sprintf("<< /Type /Annot /Subtype /Widget /FT /Tx /T (%s) /V (%s) /Rect [50 %d 300 %d] /P 3 0 R >>",
+			esc(f[0]), esc(f[1]), 700-30*i, 720-30*i))
+	}
+	objs[0] = fmt.Sprintf("<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [%s] >> >>", kids.String())
+	objs[2] = fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [%s] >>", annots.String())
+	_ = n
+	b := writePDF(objs)
+	// The trailer names the Info dictionary.
+	return bytes.Replace(b, []byte("/Root 1 0 R >>"), []byte("/Root 1 0 R /Info 5 0 R >>"), 1)
+}

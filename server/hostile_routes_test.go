@@ -101,6 +101,7 @@ var routeSamples = map[string]string{
 	"POST /sites/:siteId/locales/:locale/resourceItems":         `{"resourceItem":{"itemType":"SCHEMA","attributeKey":"k","allowedValue":"v2","localizedValue":"V"}}`,
 	"PUT /sites/:siteId/locales/:locale/resourceItems/:itemKey": `{"resourceItem":{"itemType":"INTERFACE","interfaceKey":"i1","localizedValue":"I"}}`,
 	"POST /shortlinks":                                          `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
+	"PUT /uploads/examine/:siteId/:id":                          "", // content, not JSON; signed
 	"PUT /uploads/:siteId/:documentId":                          "", // content, not JSON; signed (uploads are issue 11 §4's area)
 	"POST /cluster/join":                                        `{"token":"quirejoin1.e30.AAAA","nodeId":"n2","raftAddress":"127.0.0.1:7002","csr":"x"}`,
 }
@@ -148,6 +149,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	create("POST", "/sites/default/locales", `{"locale":"fr"}`, "")
 	create("POST", "/sites/default/locales/fr/resourceItems", `{"resourceItem":{"itemType":"INTERFACE","interfaceKey":"i1","localizedValue":"I"}}`, "")
 	p["locale"], p["itemKey"] = "fr", "i1"
+	p["id"] = create("GET", "/objects/examine/pdf", "", "id")
 	return p
 }
 

@@ -46,6 +46,7 @@ func (s *Server) routes() {
 	a.Get("/readyz", s.handleReadyz)
 	a.Get("/metrics", s.metricsHandler())
 	a.Put("/uploads/:siteId/:documentId", s.handlePutUpload)
+	a.Put("/uploads/examine/:siteId/:id", s.handlePutExamine)
 	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
 	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
@@ -233,6 +234,8 @@ func (s *Server) routes() {
 	api.Get("/webhooks/:webhookId/tags", q(govern, s.handleGetWebhookTags))
 	api.Post("/webhooks/:webhookId/tags", q(govern, s.handleAddWebhookTag))
 	api.Post("/private/webhooks/*", q(write, s.handlePrivateWebhook))
+	api.Get("/objects/examine/pdf", q(write, s.handleGetExaminePdfURL))
+	api.Get("/objects/examine/:id/pdf", q(read, s.handleGetExaminePdf))
 	api.Post("/shortlinks", q(write, s.handleAddShortlink))
 	api.Delete("/shortlinks/:slug", q(write, s.handleDeleteShortlink))
 

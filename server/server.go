@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -79,6 +80,8 @@ type Pipeline interface {
 	SendTestMail(ctx context.Context, site, to string) error
 	// Models lists the model ids of the server's LLM endpoint.
 	Models(ctx context.Context) ([]string, error)
+	// ExaminePDF reports what a PDF holds (GET /objects/examine/{id}/pdf).
+	ExaminePDF(ctx context.Context, r io.Reader) (*pipeline.PDFReport, error)
 	// SendUserMail mails a directory user (a temporary password, a reset
 	// code) through the default site's or the server's mail settings.
 	SendUserMail(ctx context.Context, to, subject, text string) error

@@ -77,6 +77,8 @@ const (
 	OpDeleteText           Op = "DeleteText"           // remove a document's OCR or fulltext text
 	OpReindexDocument      Op = "ReindexDocument"      // rewrite one document's index entries
 	OpAddSite              Op = "AddSite"              // create a site (POST /sites)
+	OpPutExamine           Op = "PutExamine"           // store a PDF uploaded to be examined
+	OpDeleteExamine        Op = "DeleteExamine"        // remove an examined PDF (its expiry)
 	OpAddLocale            Op = "AddLocale"            // add a locale to a site
 	OpDeleteLocale         Op = "DeleteLocale"         // remove a locale and its items
 	OpPutResourceItem      Op = "PutResourceItem"      // add or set a localized resource item
@@ -176,6 +178,8 @@ func init() {
 
 		// locales.go
 		OpAddSite:            applyAddSite,
+		OpPutExamine:         applyPutExamine,
+		OpDeleteExamine:      applyDeleteExamine,
 		OpAddLocale:          applyAddLocale,
 		OpDeleteLocale:       applyDeleteLocale,
 		OpPutResourceItem:    applyPutResourceItem,

@@ -61,6 +61,7 @@ const (
 	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxExamine        = "exm/" // exm/<site>/<id> -> ExamineObject (a PDF uploaded to be examined)
 	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
 	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
@@ -281,6 +282,8 @@ func sequenceCounterKey(site, id, period string) []byte {
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
 }
+
+func examineKey(site, id string) []byte { return []byte(pfxExamine + sk(site) + "/" + id) }
 
 func localeKey(site, l string) []byte { return []byte(pfxLocale + sk(site) + "/" + l) }
 func localePrefix(site string) []byte { return []byte(pfxLocale + sk(site) + "/") }
