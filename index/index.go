@@ -42,6 +42,9 @@ type Doc struct {
 	// strings, numbers by storage.FormatNumber, booleans), by key.
 	TagValues  map[string][]string
 	AttrValues map[string][]string
+	// NoText keeps the document out of the fulltext index (its names and
+	// folders are still indexed).
+	NoText bool
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 	"math"
 	"mime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,6 +304,14 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	if err := ix.x.PutNames(docs, del); err != nil {
 		return err
 	}
+	// A document taken out of the fulltext index (DELETE
+	// /documents/{id}/fulltext) keeps its name and folder entries.
+	docs = slices.DeleteFunc(docs, func(d Doc) bool {
+		if d.NoText {
+			del = append(del, docID(d.Site, d.ID))
+		}
+		return d.NoText
+	})
 	// Bleve batches of at most maxBatchText bytes of text (at least one
 	// document each): a batch's analysis holds all of its terms at once.
 	limit := maxBatchText
@@ -392,7 +401,7 @@ func (ix *Indexer) TextLag() time.Duration {
 
 func toDoc(v *storage.DocView) Doc {
 	d := v.Document
-	out := Doc{Site: d.SiteID, ID: d.DocumentID, Path: d.Path, ContentType: d.ContentType, ContentSHA: d.ContentSHA256, Inserted: d.InsertedDate}
+	out := Doc{Site: d.SiteID, ID: d.DocumentID, Path: d.Path, ContentType: d.ContentType, ContentSHA: d.ContentSHA256, Inserted: d.InsertedDate, NoText: v.NoText}
 	for _, t := range v.Tags {
 		for _, val := range t.AllValues() {
 			out.Tags = append(out.Tags, strings.TrimSpace(t.Key+" "+val))
@@ -550,6 +559,9 @@ func (ix *Indexer) Text(site, id string) string {
 }
 
 func (ix *Indexer) text(r storage.DocRef, v *storage.DocView) string {
+	if v.Text != nil {
+		return *v.Text // set through PUT /documents/{id}/fulltext
+	}
 	if v.Document.ContentSHA256 == "" {
 		return ""
 	}
@@ -584,11 +596,14 @@ func (ix *Indexer) readText(r storage.DocRef) (string, error) {
 // that content.
 func (ix *Indexer) SetText(r storage.DocRef, contentSHA, text string) error {
 	v, err := ix.db.ViewForIndex(r.Site, r.ID)
-	if err != nil || v == nil || v.Document.ContentSHA256 != contentSHA {
+	if err != nil || v == nil || v.Document.ContentSHA256 != contentSHA || v.NoText {
 		return err
 	}
 	d := toDoc(v)
 	d.Content = text
+	if v.Text != nil {
+		d.Content = *v.Text // the text set through the API wins over an engine's
+	}
 	// Before and after the write: a change of r committed meanwhile may
 	// have found no index entry yet (overlayAdd).
 	ix.overlayMark([]storage.DocRef{r})

@@ -195,22 +195,35 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	tr, err := s.db.Text(r.site, d.DocumentID, storage.TextFulltext)
+	notFound := &storage.NotFoundError{Msg: "Document " + d.DocumentID + " not found."}
+	// What the fulltext index holds: the text and tags set through the
+	// API when there are (fulltextwrites.go), else the FULLTEXT text and
+	// the document's tags.
+	v, err := s.db.ViewForIndex(r.site, d.DocumentID)
 	if err != nil {
 		return err
 	}
-	if tr == nil {
-		return &storage.NotFoundError{Msg: "Document " + d.DocumentID + " not found."}
+	if v == nil || v.NoText {
+		return notFound
+	}
+	text := ""
+	if v.Text != nil {
+		text = *v.Text
+	} else {
+		tr, err := s.db.Text(r.site, d.DocumentID, storage.TextFulltext)
+		if err != nil {
+			return err
+		}
+		if tr == nil {
+			return notFound
+		}
+		text = tr.Text
 	}
 	out := documentJSON(d)
-	out["content"] = tr.Text
+	out["content"] = text
 	out["metadata"] = metadataMap(d.Metadata)
-	tags, err := s.db.GetTags(r.site, d.DocumentID)
-	if err != nil {
-		return err
-	}
 	tm := map[string]any{}
-	for _, t := range tags {
+	for _, t := range v.Tags {
 		if len(t.Values) > 0 {
 			tm[t.Key] = t.Values
 		} else {

@@ -100,6 +100,9 @@ var routeSamples = map[string]string{
 	"POST /sites/:siteId/locales":                               `{"locale":"de"}`,
 	"POST /sites/:siteId/locales/:locale/resourceItems":         `{"resourceItem":{"itemType":"SCHEMA","attributeKey":"k","allowedValue":"v2","localizedValue":"V"}}`,
 	"PUT /sites/:siteId/locales/:locale/resourceItems/:itemKey": `{"resourceItem":{"itemType":"INTERFACE","interfaceKey":"i1","localizedValue":"I"}}`,
+	"PUT /documents/:documentId/fulltext":                       `{"content":"text","contentType":"text/plain","tags":[{"key":"t","value":"v"}]}`,
+	"POST /documents/:documentId/fulltext":                      `{"content":"text","tags":[{"key":"t","values":["v","w"]}]}`,
+	"PATCH /documents/:documentId/fulltext":                     `{"content":"text2","tags":[{"key":"u","value":"x"}]}`,
 	"POST /shortlinks":                                          `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/examine/:siteId/:id":                          "", // content, not JSON; signed
 	"PUT /uploads/:siteId/:documentId":                          "", // content, not JSON; signed (uploads are issue 11 §4's area)

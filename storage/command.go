@@ -78,6 +78,7 @@ const (
 	OpReindexDocument      Op = "ReindexDocument"      // rewrite one document's index entries
 	OpAddSite              Op = "AddSite"              // create a site (POST /sites)
 	OpPutExamine           Op = "PutExamine"           // store a PDF uploaded to be examined
+	OpSetFulltext          Op = "SetFulltext"          // set what the fulltext index holds of a document
 	OpDeleteExamine        Op = "DeleteExamine"        // remove an examined PDF (its expiry)
 	OpAddLocale            Op = "AddLocale"            // add a locale to a site
 	OpDeleteLocale         Op = "DeleteLocale"         // remove a locale and its items
@@ -179,6 +180,7 @@ func init() {
 		// locales.go
 		OpAddSite:            applyAddSite,
 		OpPutExamine:         applyPutExamine,
+		OpSetFulltext:        applySetFulltext,
 		OpDeleteExamine:      applyDeleteExamine,
 		OpAddLocale:          applyAddLocale,
 		OpDeleteLocale:       applyDeleteLocale,

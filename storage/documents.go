@@ -653,5 +653,8 @@ func deleteRecord(t *tx, site string, d *Document) error {
 	if err := t.del(detectKey(site, d.DocumentID)); err != nil {
 		return err
 	}
+	if err := t.del(fulltextKey(site, d.DocumentID)); err != nil {
+		return err
+	}
 	return t.del(docKey(site, d.DocumentID))
 }

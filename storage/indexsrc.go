@@ -13,6 +13,12 @@ type DocView struct {
 	Document   *Document
 	Tags       []Tag
 	Attributes []DocAttribute
+	// Text, when set, is the text the fulltext index holds instead of the
+	// content's; NoText keeps the document out of the fulltext index (it
+	// stays in the name and folder indexes). Both come from a
+	// FulltextOverride (fulltextdoc.go).
+	Text   *string
+	NoText bool
 }
 
 // ViewForIndex returns a document with its tags and attributes, or nil
@@ -50,7 +56,10 @@ func viewForIndex(t *tx, site, id string) (*DocView, error) {
 		v.Attributes = append(v.Attributes, a)
 		return nil
 	})
-	return v, err
+	if err != nil {
+		return nil, err
+	}
+	return v, applyOverride(t, v)
 }
 
 // IndexDoc is what the indexer reads of one document: its view (nil when
@@ -79,7 +88,9 @@ func (d *DB) ViewsForIndex(refs []DocRef, extractable func(contentType string) b
 				return err
 			}
 			x := IndexDoc{Ref: r, View: v}
-			if v != nil && v.Document.ContentSHA256 != "" {
+			if v != nil && v.Text != nil {
+				x.Text = *v.Text
+			} else if v != nil && v.Document.ContentSHA256 != "" {
 				if x.Text, err = d.indexText(t, r, v.Document, extractable, maxText); err != nil {
 					return err
 				}

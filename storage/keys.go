@@ -61,6 +61,7 @@ const (
 	pfxMoveJob        = "mj/"  // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
+	pfxFulltext       = "fto/" // fto/<site>/<doc> -> FulltextOverride (what the fulltext index holds, set through the API)
 	pfxExamine        = "exm/" // exm/<site>/<id> -> ExamineObject (a PDF uploaded to be examined)
 	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
@@ -282,6 +283,8 @@ func sequenceCounterKey(site, id, period string) []byte {
 func sequenceCounterPrefix(site, id string) []byte {
 	return []byte(pfxSeqCounter + sk(site) + "/" + id + "/")
 }
+
+func fulltextKey(site, doc string) []byte { return []byte(pfxFulltext + sk(site) + "/" + doc) }
 
 func examineKey(site, id string) []byte { return []byte(pfxExamine + sk(site) + "/" + id) }
 
