@@ -39,6 +39,7 @@ func TestLocales(t *testing.T) {
 				{"get", "GET", item("schema#status#open"), nil, 200, ""},
 				{"localized values", "GET", base + "/schema/document/attributes/status/allowedValues?locale=fr", nil, 200, `{"allowedValues":["closed","open"],"localizedAllowedValues":{"open":"Ouverte"}}`},
 				{"without a locale", "GET", base + "/schema/document/attributes/status/allowedValues", nil, 200, `{"allowedValues":["closed","open"]}`},
+				{"schema in a locale", "GET", base + "/schema/document?locale=fr", nil, 200, `{"attributes":{"allowAdditionalAttributes":true,"optional":[{"attributeKey":"status","allowedValues":["open","closed"],"localizedAllowedValues":{"open":"Ouverte"}}],"required":[]},"name":"s"}`},
 				{"delete item", "DELETE", item("menu.home"), nil, 200, ""},
 				{"deleted item", "GET", item("menu.home"), nil, 404, ""},
 				{"reader may not add", "POST", base + "/locales", map[string]any{"locale": "de"}, 0, ""},

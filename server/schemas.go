@@ -44,7 +44,53 @@ func (s *Server) handleGetSitesSchema(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return r.JSON(map[string]any{"name": sc.Name, "attributes": schemaAttributesJSON(&sc.Attributes)})
+	attrs, err := s.localizedSchema(r, &sc.Attributes, "")
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"name": sc.Name, "attributes": attrs})
+}
+
+// localizedAttr is a schema attribute with the labels of its allowed
+// values in the request's locale.
+type localizedAttr struct {
+	storage.SchemaAttribute
+	LocalizedAllowedValues map[string]string `json:"localizedAllowedValues,omitempty"`
+}
+
+// localizedSchema is schemaAttributesJSON, with localizedAllowedValues on
+// attributes that have allowed values when the request names a ?locale=
+// (the SCHEMA or, for a classification, CLASSIFICATION resource items).
+func (s *Server) localizedSchema(r *reqCtx, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
+	m := schemaAttributesJSON(a)
+	l := r.Query("locale")
+	if l == "" {
+		return m, nil
+	}
+	if !storage.ValidLocale(l) {
+		return nil, invalid("locale", "invalid 'locale'")
+	}
+	for _, part := range []struct {
+		key   string
+		attrs []storage.SchemaAttribute
+	}{{"required", a.Required}, {"optional", a.Optional}} {
+		out := make([]localizedAttr, len(part.attrs))
+		for i, at := range part.attrs {
+			out[i].SchemaAttribute = at
+			if len(at.AllowedValues) == 0 {
+				continue
+			}
+			lv, err := s.db.LocalizedValues(r.site, l, classification, at.AttributeKey)
+			if err != nil {
+				return nil, err
+			}
+			if len(lv) > 0 {
+				out[i].LocalizedAllowedValues = lv
+			}
+		}
+		m[part.key] = out
+	}
+	return m, nil
 }
 
 // handleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
@@ -134,12 +180,16 @@ func (s *Server) handleGetClassification(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	attrs, err := s.localizedSchema(r, &c.Schema.Attributes, c.ClassificationID)
+	if err != nil {
+		return err
+	}
 	return r.JSON(map[string]any{"classification": map[string]any{
 		"classificationId": c.ClassificationID,
 		"name":             c.Schema.Name,
 		"userId":           c.UserID,
 		"insertedDate":     formatDate(c.InsertedDate),
-		"attributes":       schemaAttributesJSON(&c.Schema.Attributes),
+		"attributes":       attrs,
 	}})
 }
 
