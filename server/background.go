@@ -113,6 +113,7 @@ func (b *background) run() {
 			if b.leader.Load() {
 				b.do(b.s.purgeExpired)
 				b.do(b.s.sweepExamines)
+				b.do(b.s.sweepArchives)
 				// Jobs a member started and left behind when it stopped.
 				b.do(b.s.moves.resume)
 			}

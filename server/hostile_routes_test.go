@@ -103,6 +103,7 @@ var routeSamples = map[string]string{
 	"PUT /documents/:documentId/fulltext":                       `{"content":"text","contentType":"text/plain","tags":[{"key":"t","value":"v"}]}`,
 	"POST /documents/:documentId/fulltext":                      `{"content":"text","tags":[{"key":"t","values":["v","w"]}]}`,
 	"PATCH /documents/:documentId/fulltext":                     `{"content":"text2","tags":[{"key":"u","value":"x"}]}`,
+	"POST /documents/compress":                                  `{"documentIds":["<documentId>"]}`,
 	"POST /shortlinks":                                          `{"targetUrl":"/documents/<documentId>","slug":"s2"}`,
 	"PUT /uploads/examine/:siteId/:id":                          "", // content, not JSON; signed
 	"PUT /uploads/:siteId/:documentId":                          "", // content, not JSON; signed (uploads are issue 11 §4's area)
@@ -153,6 +154,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	create("POST", "/sites/default/locales/fr/resourceItems", `{"resourceItem":{"itemType":"INTERFACE","interfaceKey":"i1","localizedValue":"I"}}`, "")
 	p["locale"], p["itemKey"] = "fr", "i1"
 	p["id"] = create("GET", "/objects/examine/pdf", "", "id")
+	p["archiveId"] = "x"
 	return p
 }
 

@@ -79,6 +79,8 @@ const (
 	OpAddSite              Op = "AddSite"              // create a site (POST /sites)
 	OpPutExamine           Op = "PutExamine"           // store a PDF uploaded to be examined
 	OpSetFulltext          Op = "SetFulltext"          // set what the fulltext index holds of a document
+	OpAddArchive           Op = "AddArchive"           // fix the files of a ZIP download (compress)
+	OpDeleteArchive        Op = "DeleteArchive"        // remove an archive (its expiry)
 	OpDeleteExamine        Op = "DeleteExamine"        // remove an examined PDF (its expiry)
 	OpAddLocale            Op = "AddLocale"            // add a locale to a site
 	OpDeleteLocale         Op = "DeleteLocale"         // remove a locale and its items
@@ -181,6 +183,8 @@ func init() {
 		OpAddSite:            applyAddSite,
 		OpPutExamine:         applyPutExamine,
 		OpSetFulltext:        applySetFulltext,
+		OpAddArchive:         applyAddArchive,
+		OpDeleteArchive:      applyDeleteArchive,
 		OpDeleteExamine:      applyDeleteExamine,
 		OpAddLocale:          applyAddLocale,
 		OpDeleteLocale:       applyDeleteLocale,

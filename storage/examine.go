@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -103,27 +102,9 @@ func (d *DB) GetExamine(site, id string, at time.Time) (*ExamineObject, error) {
 // ExpiredExamines lists up to limit examine objects of every site expired
 // at time at.
 func (d *DB) ExpiredExamines(at time.Time, limit int) ([]DocRef, error) {
-	var out []DocRef
-	err := d.view(func(t *tx) error {
-		err := t.each([]byte(pfxExamine), func(k, v []byte) error {
-			var o ExamineObject
-			if err := json.Unmarshal(v, &o); err != nil {
-				return err
-			}
-			if at.Before(o.Expires) {
-				return nil
-			}
-			rest := string(k[len(pfxExamine):])
-			out = append(out, DocRef{Site: siteOfKey(rest[:strings.IndexByte(rest, '/')]), ID: o.ID})
-			if len(out) >= limit {
-				return errStop
-			}
-			return nil
-		})
-		if errors.Is(err, errStop) {
-			err = nil
-		}
-		return err
+	return expired(d, pfxExamine, at, limit, func(v []byte) (string, time.Time, error) {
+		var o ExamineObject
+		err := json.Unmarshal(v, &o)
+		return o.ID, o.Expires, err
 	})
-	return out, err
 }

@@ -62,6 +62,7 @@ const (
 	pfxFolderPerm     = "fp/"  // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount       = "dc/"  // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
 	pfxFulltext       = "fto/" // fto/<site>/<doc> -> FulltextOverride (what the fulltext index holds, set through the API)
+	pfxArchive        = "arc/" // arc/<site>/<id> -> Archive (POST /documents/compress)
 	pfxExamine        = "exm/" // exm/<site>/<id> -> ExamineObject (a PDF uploaded to be examined)
 	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
@@ -285,6 +286,8 @@ func sequenceCounterPrefix(site, id string) []byte {
 }
 
 func fulltextKey(site, doc string) []byte { return []byte(pfxFulltext + sk(site) + "/" + doc) }
+
+func archiveKey(site, id string) []byte { return []byte(pfxArchive + sk(site) + "/" + id) }
 
 func examineKey(site, id string) []byte { return []byte(pfxExamine + sk(site) + "/" + id) }
 

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"archive/zip"
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/flate"
+
+	"quire/auth"
+	"quire/guard"
+	"quire/storage"
+)
+
+// POST /documents/compress (FormKiQ's DocumentsCompress; API.md
+// "Compress"): the archive's files are fixed and their content held when
+// the request is made, and the ZIP is written while it is downloaded, so
+// it is never held whole in memory or on disk and is ready at once.
+
+// handleCompressDocuments serves POST /documents/compress {documentIds} or
+// {documents:[{documentId, artifactId}]} → 201 {downloadUrl}.
+func (s *Server) handleCompressDocuments(r *reqCtx) error {
+	var in struct {
+		DocumentIDs []string `json:"documentIds"`
+		Documents   []struct {
+			DocumentID string `json:"documentId"`
+			ArtifactID string `json:"artifactId"`
+		} `json:"documents"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var items []storage.ArchiveItem
+	for _, id := range in.DocumentIDs {
+		items = append(items, storage.ArchiveItem{DocumentID: id})
+	}
+	for _, d := range in.Documents {
+		if d.DocumentID == "" {
+			return invalid("documents.documentId", "'documentId' is required")
+		}
+		items = append(items, storage.ArchiveItem{DocumentID: d.DocumentID, ArtifactID: d.ArtifactID})
+	}
+	if len(items) == 0 {
+		return invalid("documentIds", "'documentIds' or 'documents' is required")
+	}
+	if len(items) > storage.MaxArchiveDocuments {
+		return invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
+	}
+	// Folder permissions: every document must be readable by the caller.
+	for _, it := range items {
+		d, err := s.db.GetDocument(r.site, it.DocumentID)
+		if err != nil {
+			return err
+		}
+		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+			return err
+		}
+	}
+	dur, err := urlDuration(r)
+	if err != nil {
+		return err
+	}
+	id := uuid.NewString()
+	expires := r.now.Add(dur)
+	if _, err := s.apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires}); err != nil {
+		return err
+	}
+	exp := strconv.FormatInt(expires.Unix(), 10)
+	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "archive", r.site, id, exp)
+	q := url.Values{"expires": {exp}, "signature": {sig}}
+	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.deps.PublicURL, url.PathEscape(r.site), id, q.Encode())
+	return r.Status(http.StatusCreated).JSON(map[string]any{"downloadUrl": u})
+}
+
+// storedTypes are content types already compressed: stored, not deflated
+// again.
+var storedTypes = []string{"application/pdf", "application/zip", "image/", "video/", "audio/",
+	"application/vnd.openxmlformats", "application/gzip", "application/x-7z", "application/x-rar"}
+
+func alreadyCompressed(ct string) bool {
+	t, _, _ := mime.ParseMediaType(ct)
+	for _, p := range storedTypes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// handleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
+// streamed (ZIP64 beyond 4 GiB), with the signature as the credential.
+func (s *Server) handleGetArchive(c *fiber.Ctx) error {
+	site, id := siteParam(c), strings.Clone(c.Params("archiveId"))
+	exp := strings.Clone(c.Query("expires"))
+	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
+		return errStatus(http.StatusForbidden, "invalid signature")
+	}
+	if err := checkURLExpiry(s.now(), exp); err != nil {
+		return err
+	}
+	a, err := s.db.GetArchive(site, id, s.now())
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/zip")
+	if c.Method() == http.MethodHead {
+		return nil // no stream after a HEAD answer
+	}
+	conn := c.Context().Conn()
+	if !s.backups.begin(conn) {
+		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())
+	}
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="documents.zip"`)
+	rid := requestID(c)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.backups.done(conn)
+		err := guard.Run(s.log, guard.HTTP, func() error {
+			if err := s.writeArchive(stopWriter{w, s.backups.stop}, a); err != nil {
+				return err
+			}
+			return w.Flush()
+		}, "requestId", rid)
+		if err != nil {
+			s.log.Warn("archive download cut short", "requestId", rid, "archive", id, "err", err)
+		}
+	})
+	return nil
+}
+
+// writeArchive writes a's files as a ZIP to w, one stored content at a time.
+func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
+	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
+	for _, e := range a.Entries {
+		h := &zip.FileHeader{Name: e.Name, Method: zip.Deflate, Modified: e.Modified.UTC()}
+		if alreadyCompressed(e.ContentType) {
+			h.Method = zip.Store
+		}
+		h.SetMode(0o644)
+		fw, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		rd, err := s.db.OpenManifest(e.ContentSHA)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		_, err = io.Copy(fw, rd)
+		rd.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+	}
+	return zw.Close()
+}
+
+// sweepArchives removes archives past their time (leader only).
+func (s *Server) sweepArchives() {
+	refs, err := s.db.ExpiredArchives(s.now(), 500)
+	if err != nil {
+		s.log.Warn("list expired archives", "err", err)
+		return
+	}
+	for _, ref := range refs {
+		cmd := storage.MustCommand(storage.OpDeleteArchive, ref.Site, "", s.now().UTC(), storage.DeleteArchive{ID: ref.ID, Expired: true})
+		if _, err := s.deps.Applier.Apply(context.Background(), cmd); err != nil {
+			s.log.Warn("remove an expired archive", "site", ref.Site, "id", ref.ID, "err", err)
+			return
+		}
+	}
+}

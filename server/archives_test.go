@@ -1,0 +1,118 @@
+package server_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// unzip downloads an archive and returns its files and their methods.
+func unzip(t *testing.T, u string) (map[string]string, map[string]uint16) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET archive: %d %v %s", resp.StatusCode, err, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/zip" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("not a ZIP: %v", err)
+	}
+	files, methods := map[string]string{}, map[string]uint16{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		files[f.Name], methods[f.Name] = string(data), f.Method
+	}
+	return files, methods
+}
+
+func TestCompressDocuments(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	png := quiretest.PNG(quiretest.TextImage("zip"))
+	text := strings.Repeat("compressible words ", 2000)
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			a := addDoc(t, s, tok, site.query, map[string]any{"path": "zip/a.txt", "contentType": "text/plain", "content": text})
+			b := addDoc(t, s, tok, site.query, map[string]any{"path": "zip/b.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(png)})
+			art := addArtifact(t, s, tok, site.query, a, map[string]any{"content": "the artifact", "contentType": "text/plain"})
+			r := s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documentIds": []string{a, b}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			u := str(t, r.JSON(t), "downloadUrl")
+			// The archive keeps what was asked for: a later upload does not change it.
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+site.query, map[string]any{"content": "changed", "contentType": "text/plain"}, tok), http.StatusOK)
+			files, methods := unzip(t, u)
+			want := map[string]string{"zip/a.txt": text, "zip/b.png": string(png), "zip/a.txt.artifacts/" + art: "the artifact"}
+			if len(files) != len(want) {
+				t.Fatalf("files %v", keys(files))
+			}
+			for name, content := range want {
+				if files[name] != content {
+					t.Errorf("%s: %d bytes, want %d", name, len(files[name]), len(content))
+				}
+			}
+			if methods["zip/a.txt"] != zip.Deflate || methods["zip/b.png"] != zip.Store {
+				t.Errorf("methods %v: text deflated, PNG stored", methods)
+			}
+
+			r = s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documents": []map[string]any{{"documentId": a, "artifactId": art}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			files, _ = unzip(t, str(t, r.JSON(t), "downloadUrl"))
+			if len(files) != 1 || files["zip/a.txt.artifacts/"+art] != "the artifact" {
+				t.Errorf("one artifact: %v", keys(files))
+			}
+
+			for _, tt := range []struct {
+				name   string
+				body   any
+				status int
+			}{
+				{"nothing", map[string]any{}, 400},
+				{"unknown document", map[string]any{"documentIds": []string{"6f1c1e55-1111-4222-8333-444455556666"}}, 404},
+				{"artifact of another document", map[string]any{"documents": []map[string]any{{"documentId": b, "artifactId": art}}}, 404},
+				{"too many", map[string]any{"documentIds": make([]string, 1001)}, 400},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.query, tt.body, tok), tt.status)
+				})
+			}
+			resp, err := http.Get(strings.Replace(u, "signature=", "signature=x", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("a changed signature: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
