@@ -167,34 +167,48 @@ func (j *Job) renditionPath(name string) string {
 	return dir + "/" + name
 }
 
-// rendition stores r as a new document at p whose PRIMARY is this
-// document (which gets the inverse RENDITION relationship).
+// rendition stores r as an artifact of this document (category
+// RENDITION; SERVICE-SPEC.md §1: the pipeline's outputs are artifacts of
+// their source). With the action's `path` parameter it is instead a new
+// document at that path whose PRIMARY is this one (the inverse RENDITION
+// relationship), as FormKiQ's RESIZE with a path makes.
 func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta map[string]string) (*Outcome, error) {
 	m, tail, err := storage.WriteContent(ctx, j.p.apply, r, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("store rendition: %w", err)
 	}
 	id := uuid.NewString()
-	d := storage.Document{DocumentID: id, Path: p, ContentType: ctype, UserID: j.Action.UserID}
+	d := storage.Document{DocumentID: id, ContentType: ctype, UserID: j.Action.UserID}
 	if meta["width"] != "" {
 		d.Width, d.Height = meta["width"], meta["height"]
 	}
-	nd := storage.NewDocument{Document: d, Content: &m, Chunks: tail, Attributes: []storage.AttributeInput{
-		{DocumentID: j.Doc.DocumentID, Relationship: "PRIMARY", InverseRelationship: "RENDITION"},
-	}}
-	c, err := j.command(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}})
-	if err != nil {
-		return nil, err
-	}
-	md := map[string]string{"documentId": id, "path": p}
+	md := map[string]string{}
 	for k, v := range meta {
 		md[k] = v
+	}
+	var c *storage.Command
+	if j.Param("path") == "" {
+		d.ArtifactCategory = "RENDITION"
+		c, err = j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
+			Artifact: storage.NewDocument{Document: d, Content: &m, Chunks: tail}})
+		md["artifactId"] = id
+	} else {
+		d.Path = p
+		nd := storage.NewDocument{Document: d, Content: &m, Chunks: tail, Attributes: []storage.AttributeInput{
+			{DocumentID: j.Doc.DocumentID, Relationship: "PRIMARY", InverseRelationship: "RENDITION"},
+		}}
+		c, err = j.command(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}})
+		md["documentId"], md["path"] = id, p
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &Outcome{Then: []*storage.Command{c}, Metadata: md}, nil
 }
 
 // runPDFExport converts an Office document to PDF with LibreOffice
-// (headless) and stores the PDF as a new document, a RENDITION of this one.
+// (headless) and stores the PDF as a RENDITION artifact of this document
+// (with the `path` parameter: a new document, see rendition).
 func runPDFExport(ctx context.Context, j *Job) (*Outcome, error) {
 	prog, err := program(j.p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
 	if err != nil {

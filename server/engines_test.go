@@ -377,8 +377,8 @@ func download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
 }
 
 // TestActions_Renditions: RESIZE scales an image and PDFEXPORT converts a
-// Word document with LibreOffice; each result is a new document related to
-// the original as its RENDITION.
+// Word document with LibreOffice; each result is a RENDITION artifact of
+// the original, or with RESIZE's path a new document related to it.
 func TestActions_Renditions(t *testing.T) {
 	quiretest.NeedProgram(t, "soffice", "libreoffice-writer-nogui")
 	pdftotext := quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
@@ -390,41 +390,52 @@ func TestActions_Renditions(t *testing.T) {
 			sw, sh := img.Bounds().Dx(), img.Bounds().Dy()
 			pic := addDoc(t, s, tok, site.query, map[string]any{"path": "photos/sign.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
 				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": "100", "height": "auto", "outputType": "jpeg"}}}})
+			named := addDoc(t, s, tok, site.query, map[string]any{"path": "photos/named.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
+				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": "100", "height": "auto", "outputType": "jpeg", "path": "thumbs/"}}}})
 			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "letters/offer.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
 				"content": b64(quiretest.DOCX("Offer for the Capital City depot")), "actions": []map[string]any{{"type": "PDFEXPORT"}}})
-			newDoc := func(id string) string {
+			output := func(id, key string) string {
 				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
 					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
 				}
 				md, _ := nthAction(t, s, tok, site.query, id, 0)["metadata"].(map[string]any)
-				nid, _ := md["documentId"].(string)
+				nid, _ := md[key].(string)
 				if nid == "" {
-					t.Fatalf("no rendition in %v", md)
+					t.Fatalf("no %s in %v", key, md)
 				}
 				return nid
 			}
-			small := newDoc(pic)
-			d := s.Do(http.MethodGet, "/documents/"+small+site.query, nil, tok).JSON(t)
 			wantH := sh * 100 / sw
-			if d["path"] != "photos/sign-100x"+strconv.Itoa(wantH)+".jpg" || d["contentType"] != "image/jpeg" || d["width"] != "100" {
-				t.Fatalf("resized document %v", d)
+			// Without a path the rendition is an artifact of its source.
+			art := output(pic, "artifactId")
+			aq := q(site.query, "artifactId="+art)
+			d := s.Do(http.MethodGet, "/documents/"+pic+aq, nil, tok).JSON(t)
+			if d["artifactCategory"] != "RENDITION" || d["contentType"] != "image/jpeg" || d["width"] != "100" {
+				t.Fatalf("resized artifact %v", d)
 			}
-			got, err := jpeg.Decode(bytes.NewReader(download(t, s, tok, site.query, small)))
+			got, err := jpeg.Decode(bytes.NewReader(download(t, s, tok, aq, pic)))
 			if err != nil || got.Bounds().Dx() != 100 || got.Bounds().Dy() != wantH {
 				t.Fatalf("resized image: %v %v", err, got.Bounds())
 			}
-			rel := s.Do(http.MethodGet, "/documents/"+pic+"/attributes"+site.query, nil, tok)
+			// With a path it is a document related to its source, as FormKiQ's.
+			small := output(named, "documentId")
+			d = s.Do(http.MethodGet, "/documents/"+small+site.query, nil, tok).JSON(t)
+			if d["path"] != "thumbs/named-100x"+strconv.Itoa(wantH)+".jpg" || d["contentType"] != "image/jpeg" {
+				t.Fatalf("resized document %v", d)
+			}
+			rel := s.Do(http.MethodGet, "/documents/"+named+"/attributes"+site.query, nil, tok)
 			if !strings.Contains(string(rel.Body), small) || !strings.Contains(string(rel.Body), "RENDITION") {
 				t.Fatalf("original lacks the RENDITION relationship: %s", rel.Body)
 			}
 
-			pdf := newDoc(doc)
-			d = s.Do(http.MethodGet, "/documents/"+pdf+site.query, nil, tok).JSON(t)
-			if d["path"] != "letters/offer.pdf" || d["contentType"] != "application/pdf" {
-				t.Fatalf("exported document %v", d)
+			pdf := output(doc, "artifactId")
+			pq := q(site.query, "artifactId="+pdf)
+			d = s.Do(http.MethodGet, "/documents/"+doc+pq, nil, tok).JSON(t)
+			if d["contentType"] != "application/pdf" || d["artifactCategory"] != "RENDITION" {
+				t.Fatalf("exported artifact %v", d)
 			}
 			cmd := exec.Command(pdftotext, "-", "-")
-			cmd.Stdin = bytes.NewReader(download(t, s, tok, site.query, pdf))
+			cmd.Stdin = bytes.NewReader(download(t, s, tok, pq, doc))
 			out, err := cmd.Output()
 			if err != nil || !strings.Contains(string(out), "Capital City depot") {
 				t.Fatalf("exported PDF text: %v %q", err, out)
