@@ -34,6 +34,9 @@ const (
 	OpDeleteArtifact  Op = "DeleteArtifact"  // delete one artifact of a document
 	OpPromoteArtifact Op = "PromoteArtifact" // set or clear the artifact a document serves
 
+	OpSetVersion    Op = "SetVersion"    // set a document back to an earlier version (versions.go)
+	OpDeleteVersion Op = "DeleteVersion" // delete an earlier version of a document
+
 	OpAddAttribute         Op = "AddAttribute"         // define an attribute
 	OpUpdateAttribute      Op = "UpdateAttribute"      // change an attribute definition
 	OpDeleteAttribute      Op = "DeleteAttribute"      // remove an unused attribute definition
@@ -125,6 +128,10 @@ func init() {
 		OpAddArtifact:     applyAddArtifact,
 		OpDeleteArtifact:  applyDeleteArtifact,
 		OpPromoteArtifact: applyPromoteArtifact,
+
+		// versions.go
+		OpSetVersion:    applySetVersion,
+		OpDeleteVersion: applyDeleteVersion,
 
 		// attrdefs.go, docattrs.go, schemas.go, entities.go, sequences.go
 		OpAddAttribute:         applyAddAttribute,
