@@ -41,6 +41,9 @@ var artifactRoutes = map[string]bool{
 	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
 	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
 	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
+	"GET /documents/:documentId/versions":                                    true,
+	"PUT /documents/:documentId/versions":                                    true,
+	"DELETE /documents/:documentId/versions/:versionKey":                     true,
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:

@@ -36,6 +36,7 @@ const (
 
 	OpSetVersion    Op = "SetVersion"    // set a document back to an earlier version (versions.go)
 	OpDeleteVersion Op = "DeleteVersion" // delete an earlier version of a document
+	OpPruneVersions Op = "PruneVersions" // drop the oldest versions of a document before a large purge
 
 	OpAddAttribute         Op = "AddAttribute"         // define an attribute
 	OpUpdateAttribute      Op = "UpdateAttribute"      // change an attribute definition
@@ -132,6 +133,7 @@ func init() {
 		// versions.go
 		OpSetVersion:    applySetVersion,
 		OpDeleteVersion: applyDeleteVersion,
+		OpPruneVersions: applyPruneVersions,
 
 		// attrdefs.go, docattrs.go, schemas.go, entities.go, sequences.go
 		OpAddAttribute:         applyAddAttribute,

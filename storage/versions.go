@@ -1,8 +1,7 @@
 package storage
 
 import (
-	"encoding/json"
-	"errors"
+		"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -10,9 +9,8 @@ import (
 )
 
 // Versions (SERVICE-SPEC.md §2.8, §4.3). Every change of a versioned field
-// of a document or artifact (versionedFields: content, path, deepLinkPath,
-// contentType, width, height, checksum, checksumType, artifactCategory,
-// metadata) keeps the state it replaces as a version record,
+// of a document or artifact (sameVersion: content, path, deepLinkPath,
+// contentType, width, height, artifactCategory, metadata) keeps the state it replaces as a version record,
 // v/<site>/<doc>/<versionKey>, in the transaction of the change. Tags,
 // attributes, actions and children are not versioned: they have records and
 // routes of their own.
@@ -113,6 +111,9 @@ func versionedFields(d *Document) Version {
 	}
 }
 
+// sameVersion reports whether a and b are the same state. The checksum
+// alone does not make a version: it describes the same content (the
+// CHECKSUM action sets it); a version keeps it with its content.
 func sameVersion(a, b Version) bool {
 	if len(a.Metadata) != len(b.Metadata) {
 		return false
@@ -123,10 +124,8 @@ func sameVersion(a, b Version) bool {
 			return false
 		}
 	}
-	a.Metadata, b.Metadata = nil, nil
 	return a.Path == b.Path && a.DeepLinkPath == b.DeepLinkPath && a.ContentType == b.ContentType &&
-		a.Width == b.Width && a.Height == b.Height && a.Checksum == b.Checksum &&
-		a.ChecksumType == b.ChecksumType && a.ArtifactCategory == b.ArtifactCategory &&
+		a.Width == b.Width && a.Height == b.Height && a.ArtifactCategory == b.ArtifactCategory &&
 		a.HasContent == b.HasContent && a.ContentSHA256 == b.ContentSHA256
 }
 
@@ -220,27 +219,26 @@ func dropVersion(t *tx, k []byte) error {
 	return t.del(k)
 }
 
-// deleteVersions removes every version of d with their content references;
-// a manifest several versions share is written once.
+// deleteVersions removes every version of d with their content references.
 func deleteVersions(t *tx, site string, d *Document) error {
 	if d.VersionCount == 0 {
 		return nil
 	}
+	return dropVersions(t, t.keys(versionPrefix(site, d.DocumentID)))
+}
+
+// dropVersions deletes the version records at keys and their content
+// references; a manifest several of them share is written once.
+func dropVersions(t *tx, keys [][]byte) error {
 	release := map[string]uint64{}
-	err := t.each(versionPrefix(site, d.DocumentID), func(_, val []byte) error {
+	for _, k := range keys {
 		var v Version
-		if err := json.Unmarshal(val, &v); err != nil {
+		if err := t.getJSON(k, &v); err != nil {
 			return err
 		}
 		if v.HasContent {
 			release[v.ContentSHA256]++
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range t.keys(versionPrefix(site, d.DocumentID)) {
 		if err := t.del(k); err != nil {
 			return err
 		}
@@ -256,6 +254,40 @@ func deleteVersions(t *tx, site string, d *Document) error {
 		}
 	}
 	return nil
+}
+
+// PruneVersions is the payload of OpPruneVersions: drop up to Max of the
+// oldest versions of a document or artifact, in the trash or not. A purge
+// too large for one transaction sends it first (server deleteDocument).
+type PruneVersions struct {
+	DocumentID string `json:"documentId"`
+	Max        int    `json:"max"`
+}
+
+func applyPruneVersions(t *tx, c *Command) (any, error) {
+	p, err := decode[PruneVersions](c)
+	if err != nil {
+		return nil, err
+	}
+	if p.Max < 1 || p.Max > MaxVersions {
+		return nil, Invalid("max", fmt.Sprintf("max must be between 1 and %d", MaxVersions))
+	}
+	d, err := getDoc(t, c.Site, p.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	keys := t.keys(versionPrefix(c.Site, d.DocumentID))
+	if len(keys) > p.Max {
+		keys = keys[:p.Max]
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	if err := dropVersions(t, keys); err != nil {
+		return nil, err
+	}
+	d.VersionCount = max(d.VersionCount-len(keys), 0)
+	return len(keys), putDoc(t, d)
 }
 
 // releaseManifestN drops n references on the manifest sha at once.
