@@ -225,3 +225,32 @@ func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReade
 	rd, err := s.db.OpenManifest(v.ContentSHA256)
 	return rd, d, err
 }
+
+// pruneVersions drops every version of doc (a document or an artifact, in
+// the trash or not), oldest first, in commands each small enough for one
+// transaction: the batch halves while a command is too big. It serves a
+// purge too large for one transaction (deleteDocument); an interrupted
+// prune leaves the document with fewer versions, and purging again
+// finishes it.
+func (s *Server) pruneVersions(r *reqCtx, doc string) error {
+	n := 100
+	for range 2*storage.MaxVersions + 10 {
+		d, err := s.db.GetDocumentAny(r.site, doc)
+		if isNotFound(err) || (err == nil && d.VersionCount == 0) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = s.apply(r, storage.OpPruneVersions, storage.PruneVersions{DocumentID: doc, Max: n})
+		switch {
+		case storage.IsTooBig(err) && n > 1:
+			n /= 2
+		case isNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}

@@ -191,3 +191,34 @@ func TestVersions_SameInstantKeysIncrease(t *testing.T) {
 		t.Fatalf("keys %s, %s do not increase", k, n)
 	}
 }
+
+// TestVersions_PruneInTrash: OpPruneVersions drops the oldest versions of a
+// soft-deleted document and releases their chunks; the purge then finds
+// nothing left to release twice.
+func TestVersions_PruneInTrash(t *testing.T) {
+	d := mustOpen(t)
+	addDoc(t, d, "default", vdoc, "p.txt", t0)
+	for i := range 5 {
+		commitBytes(t, d, vdoc, []byte{'p', byte(i)}, t0.Add(time.Duration(i+1)*time.Second))
+	}
+	mustApply(t, d, OpSoftDelete, "default", t0.Add(time.Minute), DocumentRef{DocumentID: vdoc})
+	if _, err := d.Apply(context.Background(), MustCommand(OpPruneVersions, "default", "joe", t0, PruneVersions{DocumentID: vdoc, Max: 0})); err == nil {
+		t.Fatal("max 0 accepted")
+	}
+	res := mustApply(t, d, OpPruneVersions, "default", t0, PruneVersions{DocumentID: vdoc, Max: 3})
+	if n, _ := res.Value.(int); n != 3 {
+		t.Fatalf("pruned %v, want 3", res.Value)
+	}
+	doc, err := d.GetDocumentAny("default", vdoc)
+	if err != nil || doc.VersionCount != 2 {
+		t.Fatalf("after prune: %+v %v", doc, err)
+	}
+	// Left: the current content and two versions (contents 2 and 3).
+	if n := chunkCount(t, d); n != 3 {
+		t.Fatalf("chunks = %d, want 3", n)
+	}
+	mustApply(t, d, OpDeleteDocument, "default", t0, DocumentRef{DocumentID: vdoc})
+	if n := chunkCount(t, d); n != 0 {
+		t.Fatalf("chunks = %d after purge, want 0", n)
+	}
+}
