@@ -104,6 +104,7 @@ func TestVersions_ListReadRestoreDelete(t *testing.T) {
 				{"delete unknown", "DELETE", "/documents/" + doc + "/versions/" + unknown + site.query, nil, 404, `{"message":"Version ` + unknown + ` not found."}`},
 				{"delete malformed", "DELETE", "/documents/" + doc + "/versions/zz" + site.query, nil, 400, `{"errors":[{"key":"versionKey","error":"invalid versionKey 'zz'"}]}`},
 				{"delete current", "DELETE", "/documents/" + doc + "/versions/" + str(t, vs[0], "versionKey") + site.query, nil, 400, `{"errors":[{"key":"versionKey","error":"the current version cannot be deleted"}]}`},
+				{"bad next token", "GET", "/documents/" + doc + "/versions" + q(site.query, "next=zz"), nil, 400, `{"message":"Invalid Next token"}`},
 				{"versions of unknown document", "GET", "/documents/7c0b1f7e-1111-4e2e-9c3a-000000000000/versions" + site.query, nil, 404, `{"message":"Document 7c0b1f7e-1111-4e2e-9c3a-000000000000 not found."}`},
 			} {
 				r := s.Do(tt.method, tt.path, tt.body, tok)

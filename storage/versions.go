@@ -1,7 +1,7 @@
 package storage
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
