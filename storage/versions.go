@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Versions (SERVICE-SPEC.md §2.8, §4.3). Every change of a versioned field
@@ -449,11 +452,18 @@ func (d *DB) ListVersions(site, id, next string, limit int) (*VersionPage, error
 		if next == "" {
 			page.Versions = append(page.Versions, cur)
 		}
-		keys := t.keys(versionPrefix(site, id))
-		pfx := len(versionPrefix(site, id))
-		for i := len(keys) - 1; i >= 0; i-- {
-			k := string(keys[i][pfx:])
-			if next != "" && k >= next {
+		pfx := versionPrefix(site, id)
+		seek := append(append([]byte(nil), pfx...), 0xff) // past the newest
+		if next != "" {
+			seek = versionKey(site, id, next) // <= next; next itself is skipped
+		}
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse, opts.Prefix = true, pfx
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(seek); it.ValidForPrefix(pfx); it.Next() {
+			item := it.Item()
+			if next != "" && string(item.Key()[len(pfx):]) >= next {
 				continue
 			}
 			if len(page.Versions) == limit {
@@ -461,7 +471,7 @@ func (d *DB) ListVersions(site, id, next string, limit int) (*VersionPage, error
 				return nil
 			}
 			var v Version
-			if err := t.getJSON(keys[i], &v); err != nil {
+			if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &v) }); err != nil {
 				return err
 			}
 			page.Versions = append(page.Versions, v)

@@ -222,3 +222,74 @@ func TestVersions_PruneInTrash(t *testing.T) {
 		t.Fatalf("chunks = %d after purge, want 0", n)
 	}
 }
+
+// benchVersions makes a document with MaxVersions earlier versions of
+// distinct 4 KiB contents.
+func benchVersions(b *testing.B) (*DB, string, string) {
+	d, err := Open(Config{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Apply(ctx, MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: vdoc, Path: "b.bin"}}}})); err != nil {
+		b.Fatal(err)
+	}
+	raw := make([]byte, 4096)
+	for i := 0; i <= MaxVersions; i++ {
+		raw[0], raw[1] = byte(i), byte(i>>8)
+		m, chunks, _ := SmallContent(raw)
+		if _, err := d.Apply(ctx, MustCommand(OpCommitContent, "default", "joe", t0.Add(time.Duration(i+1)*time.Millisecond), CommitContent{DocumentID: vdoc, Content: m, Chunks: chunks})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	page, err := d.ListVersions("default", vdoc, "", MaxVersions+1)
+	if err != nil || len(page.Versions) != MaxVersions+1 {
+		b.Fatalf("versions = %d (%v)", len(page.Versions), err)
+	}
+	return d, page.Versions[0].VersionKey, page.Versions[MaxVersions].VersionKey
+}
+
+func readAllVersion(b *testing.B, d *DB, key string) {
+	v, err := d.GetVersion("default", vdoc, key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, err := d.OpenManifest(v.ContentSHA256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n, err := io.Copy(io.Discard, rd); err != nil || n != 4096 {
+		b.Fatalf("read %d (%v)", n, err)
+	}
+}
+
+// BenchmarkVersions: listing 1,000 versions (pages of 1,000 and of 10),
+// reading the oldest version's content and the current one's.
+func BenchmarkVersions(b *testing.B) {
+	d, cur, oldest := benchVersions(b)
+	b.Run("list1000", func(b *testing.B) {
+		for b.Loop() {
+			if p, err := d.ListVersions("default", vdoc, "", MaxVersions+1); err != nil || len(p.Versions) != MaxVersions+1 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list10", func(b *testing.B) {
+		for b.Loop() {
+			if p, err := d.ListVersions("default", vdoc, "", 10); err != nil || len(p.Versions) != 10 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("readOldest", func(b *testing.B) {
+		for b.Loop() {
+			readAllVersion(b, d, oldest)
+		}
+	})
+	b.Run("readCurrent", func(b *testing.B) {
+		for b.Loop() {
+			readAllVersion(b, d, cur)
+		}
+	})
+}
