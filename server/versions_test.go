@@ -9,7 +9,7 @@ import (
 	"quire/quiretest"
 )
 
-// versionKeys lists GET /versions (extra: more query parameters) and
+// versionsOf lists GET /versions (extra: more query parameters) and
 // returns the entries, newest first.
 func versionsOf(t *testing.T, s *quiretest.Server, tok, site, doc, extra string) []map[string]any {
 	t.Helper()
