@@ -41,6 +41,9 @@ var artifactRoutes = map[string]bool{
 	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
 	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
 	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
+	"GET /documents/:documentId/versions":                                    true,
+	"PUT /documents/:documentId/versions":                                    true,
+	"DELETE /documents/:documentId/versions/:versionKey":                     true,
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:
@@ -207,13 +210,17 @@ func (s *Server) deleteArtifact(r *reqCtx, msg string) error {
 
 // deleteDocument hard-deletes a document with its artifacts and children
 // in one command. When that is more than one transaction can hold (many
-// artifacts with many tags or attributes each), the artifacts go first,
+// artifacts with many tags or attributes each, many versions of large
+// content), the versions go first (pruneVersions), then the artifacts,
 // one command each, and then the document: an interrupted delete leaves
 // the document with fewer artifacts, never an artifact without its
 // document, and deleting again finishes it.
 func (s *Server) deleteDocument(r *reqCtx, id string) error {
 	err := s.applyRef(r, storage.OpDeleteDocument, id)
 	if !storage.IsTooBig(err) {
+		return err
+	}
+	if err := s.pruneVersions(r, id); err != nil { // versions.go
 		return err
 	}
 	for {
@@ -223,6 +230,9 @@ func (s *Server) deleteDocument(r *reqCtx, id string) error {
 		}
 		done := 0
 		for _, a := range ids {
+			if err := s.pruneVersions(r, a); err != nil {
+				return err
+			}
 			_, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: id, ArtifactID: a})
 			switch {
 			case err == nil:

@@ -13,6 +13,12 @@ const maxInlineResponse = 6 * 1000 * 1000
 
 // handleGetDocumentContent serves GET /documents/{documentId}/content.
 func (s *Server) handleGetDocumentContent(r *reqCtx) error {
+	if v, err := s.requestedVersion(r); v != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.versionContent(r, v) // versions.go
+	}
 	d, err := s.servedDocument(r)
 	if err != nil {
 		return err

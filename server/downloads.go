@@ -20,13 +20,25 @@ import (
 func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, site, doc, exp, in) {
+	fields := []string{http.MethodGet, site, doc, exp, in}
+	vk := strings.Clone(c.Query("versionKey"))
+	if vk != "" {
+		fields = append(fields, vk) // versionDownloadURL
+	}
+	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), fields...) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {
 		return err
 	}
-	rd, d, err := s.db.OpenContent(site, doc)
+	var rd *storage.ContentReader
+	var d *storage.Document
+	var err error
+	if vk != "" {
+		rd, d, err = s.openVersionDownload(site, doc, vk)
+	} else {
+		rd, d, err = s.db.OpenContent(site, doc)
+	}
 	if errors.Is(err, storage.ErrNotFound) && d != nil {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s content not found.", doc)}
 	}
@@ -140,6 +152,12 @@ func asciiName(s string) string {
 
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
 func (s *Server) handleGetDocumentURL(r *reqCtx) error {
+	if v, err := s.requestedVersion(r); v != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.versionURL(r, v) // versions.go
+	}
 	d, err := s.servedDocument(r)
 	if err != nil {
 		return err

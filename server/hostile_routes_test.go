@@ -35,6 +35,7 @@ var routeSamples = map[string]string{
 	"PATCH /documents/tags":                                     `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"t2","value":"v"}]}}`,
 	"PATCH /documents/:documentId":                              `{"path":"p/b.txt","deepLinkPath":"https://example.com/x","width":"10","tags":[{"key":"t","value":"v"}],"metadata":[{"key":"m","values":["a"]}],"attributes":[{"key":"k","stringValue":"v"}]}`,
 	"PUT /documents/:documentId/restore":                        "",
+	"PUT /documents/:documentId/versions":                       `{"versionKey":"<versionKey>"}`,
 	"PUT /documents/:documentId/artifacts/promoteArtifact":      `{}`,
 	"POST /documents/:documentId/actions":                       `{"actions":[{"type":"FULLTEXT","parameters":{"characterMax":"40"}},{"type":"RESIZE","parameters":{"width":"10","height":"10"}}]}`,
 	"POST /documents/:documentId/actions/retry":                 "",
@@ -136,6 +137,11 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 		"indexType": "folder", "llmPromptEntityName": "x", "nodeId": "n2",
 	}
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
+	// An earlier version of the document: a metadata change keeps one.
+	create("PATCH", "/documents/"+p["documentId"], `{"metadata":[{"key":"m","value":"v"}]}`, "")
+	if vs := s.Do(http.MethodGet, "/documents/"+p["documentId"]+"/versions", nil, tok).JSON(t); len(list(t, vs, "documents")) == 2 {
+		p["versionKey"] = str(t, item(t, vs, "documents", 1), "versionKey")
+	}
 	p["apiKey"] = create("POST", "/sites/default/apiKeys", routeSamples["POST /sites/:siteId/apiKeys"], "apiKey")
 	p["classificationId"] = create("POST", "/sites/default/classifications", `{"classification":{"name":"c","attributes":{"optional":[{"attributeKey":"k"}]}}}`, "classificationId")
 	p["entityTypeId"] = create("POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"T"}}`, "entityTypeId")
@@ -376,6 +382,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 				bodies := slices.Clone(genericBodies)
 				if sample := routeSamples[rt.String()]; sample != "" {
 					sample = strings.ReplaceAll(sample, "<documentId>", params["documentId"])
+					sample = strings.ReplaceAll(sample, "<versionKey>", params["versionKey"])
 					bodies = append(bodies, mutations(t, sample)...)
 				}
 				for _, b := range bodies {

@@ -278,20 +278,15 @@ func unescapedParam(c *fiber.Ctx, name string) string {
 	return strings.Clone(v)
 }
 
-// unsupportedQuery are FormKiQ query parameters that name another object
-// than the one the route answers for (an older version of a document).
-// Quire has none, and ignoring them would read, replace or delete the
-// document itself instead. artifactId is refused the same way on the
-// routes that do not take it (artifactRoutes, artifacts.go).
-var unsupportedQuery = []struct{ key, why string }{
-	{"versionKey", "document versions are not supported by this server"},
-}
-
+// refuseUnsupportedQuery refuses FormKiQ query parameters that name
+// another object than the one the route answers for: versionKey (an
+// earlier version of a document) outside versionKeyRoutes (versions.go).
+// Ignored, it would read, replace or delete the document itself instead.
+// artifactId is refused the same way on the routes that do not take it
+// (artifactRoutes, artifacts.go).
 func refuseUnsupportedQuery(c *fiber.Ctx) error {
-	for _, u := range unsupportedQuery {
-		if c.Query(u.key) != "" {
-			return invalid(u.key, u.why)
-		}
+	if c.Query("versionKey") != "" && !versionKeyRoutes[c.Method()+" "+c.Route().Path] {
+		return invalid("versionKey", msgVersionKeyRoute)
 	}
 	return nil
 }

@@ -127,6 +127,9 @@ func (s *Server) routes() {
 	api.Get("/documents/:documentId/content", q(read, s.handleGetDocumentContent))
 	api.Get("/documents/:documentId/url", q(read, s.handleGetDocumentURL))
 	api.Get("/documents/:documentId/artifacts", q(read, s.handleGetDocumentArtifacts))
+	api.Get("/documents/:documentId/versions", q(read, s.handleGetDocumentVersions))
+	api.Put("/documents/:documentId/versions", q(write, s.handleSetDocumentVersion))
+	api.Delete("/documents/:documentId/versions/:versionKey", q(del, s.handleDeleteDocumentVersion))
 	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
 
 	api.Get("/documents/:documentId/actions", q(read, s.handleGetDocumentActions))

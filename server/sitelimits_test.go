@@ -241,7 +241,7 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	id := addDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
 	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
 	const artifact = `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`
-	const version = `{"errors":[{"key":"versionKey","error":"document versions are not supported by this server"}]}`
+	const version = `{"errors":[{"key":"versionKey","error":"'versionKey' is not supported on this route"}]}`
 	for _, tt := range []struct {
 		name, method, path string
 		body               any
@@ -250,7 +250,7 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 		{"actions of an artifact", "GET", "/documents/" + id + "/actions?artifactId=x", nil, artifact},
 		{"restore an artifact", "PUT", "/documents/" + id + "/restore?artifactId=x", nil, artifact},
 		{"fulltext of an artifact", "GET", "/documents/" + id + "/fulltext?artifactId=x", nil, artifact},
-		{"url of a version", "GET", "/documents/" + id + "/url?versionKey=v1", nil, version},
+		{"tags of a version", "GET", "/documents/" + id + "/tags?versionKey=v1", nil, version},
 		{"an artifact without its document", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
 			`{"errors":[{"key":"documentId","error":"'documentId' is required when 'artifacts' is true"}]}`},
 		{"watermark attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}},

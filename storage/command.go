@@ -34,6 +34,10 @@ const (
 	OpDeleteArtifact  Op = "DeleteArtifact"  // delete one artifact of a document
 	OpPromoteArtifact Op = "PromoteArtifact" // set or clear the artifact a document serves
 
+	OpSetVersion    Op = "SetVersion"    // set a document back to an earlier version (versions.go)
+	OpDeleteVersion Op = "DeleteVersion" // delete an earlier version of a document
+	OpPruneVersions Op = "PruneVersions" // drop the oldest versions of a document before a large purge
+
 	OpAddAttribute         Op = "AddAttribute"         // define an attribute
 	OpUpdateAttribute      Op = "UpdateAttribute"      // change an attribute definition
 	OpDeleteAttribute      Op = "DeleteAttribute"      // remove an unused attribute definition
@@ -130,6 +134,11 @@ func init() {
 		OpAddArtifact:     applyAddArtifact,
 		OpDeleteArtifact:  applyDeleteArtifact,
 		OpPromoteArtifact: applyPromoteArtifact,
+
+		// versions.go
+		OpSetVersion:    applySetVersion,
+		OpDeleteVersion: applyDeleteVersion,
+		OpPruneVersions: applyPruneVersions,
 
 		// attrdefs.go, docattrs.go, schemas.go, entities.go, sequences.go
 		OpAddAttribute:         applyAddAttribute,

@@ -59,6 +59,11 @@ type Document struct {
 	ArtifactOf         string `json:"artifactOf,omitempty"`
 	ArtifactCount      int    `json:"artifactCount,omitempty"`
 	PromotedArtifactID string `json:"promotedArtifactId,omitempty"`
+	// VersionKey is the key of the current state, VersionUser who made it
+	// and VersionCount how many earlier states are kept (versions.go).
+	VersionKey   string `json:"versionKey,omitempty"`
+	VersionUser  string `json:"versionUser,omitempty"`
+	VersionCount int    `json:"versionCount,omitempty"`
 	// DetectContentType is set while the content type is still to be
 	// detected from the uploaded bytes.
 	DetectContentType bool `json:"detectContentType,omitempty"`
@@ -324,6 +329,10 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ver, err := startVersion(t, d, p.Content != nil) // versions.go
+	if err != nil {
+		return nil, err
+	}
 	if d.ArtifactOf != "" && len(p.Children) > 0 {
 		return nil, Invalid("documents", "an artifact cannot have child documents")
 	}
@@ -401,6 +410,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 			res.Paths[k] = v
 		}
 	}
+	if err := ver.finish(t, c, d); err != nil { // versions.go
+		return nil, err
+	}
 	d.LastModifiedDate = c.At
 	return res, putDoc(t, d)
 }
@@ -464,6 +476,10 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ver, err := startVersion(t, d, true) // versions.go
+	if err != nil {
+		return nil, err
+	}
 	if err := putChunks(t, p.Chunks); err != nil {
 		return nil, err
 	}
@@ -480,6 +496,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 		if err := t.set(detectKey(c.Site, d.DocumentID), []byte(d.ContentSHA256)); err != nil {
 			return nil, err
 		}
+	}
+	if err := ver.finish(t, c, d); err != nil { // versions.go
+		return nil, err
 	}
 	d.LastModifiedDate = c.At
 	return d, putDoc(t, d)
@@ -649,6 +668,9 @@ func deleteRecord(t *tx, site string, d *Document) error {
 		if err := releaseManifest(t, d.ContentSHA256); err != nil {
 			return err
 		}
+	}
+	if err := deleteVersions(t, site, d); err != nil { // versions.go
+		return err
 	}
 	if err := t.del(detectKey(site, d.DocumentID)); err != nil {
 		return err

@@ -67,6 +67,7 @@ const (
 	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
 	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
+	pfxVersion        = "v/"   // v/<site>/<doc>/<versionKey> -> Version (earlier states of a document, versions.go)
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
@@ -105,6 +106,12 @@ func artifactKey(site, doc string, at time.Time, art string) []byte {
 }
 
 func artifactPrefix(site, doc string) []byte { return []byte(pfxArtifact + sk(site) + "/" + doc + "/") }
+
+func versionKey(site, doc, key string) []byte {
+	return []byte(pfxVersion + sk(site) + "/" + doc + "/" + key)
+}
+
+func versionPrefix(site, doc string) []byte { return []byte(pfxVersion + sk(site) + "/" + doc + "/") }
 
 func docKey(site, id string) []byte { return []byte(pfxDoc + sk(site) + "/" + id) }
 
