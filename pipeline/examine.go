@@ -205,4 +205,3 @@ func lastLine(s string) string {
 	}
 	return s
 }
-
