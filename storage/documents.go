@@ -324,6 +324,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUpdateMutable(t, c, d, p); err != nil {
+		return nil, err
+	}
 	if d.ArtifactOf != "" && len(p.Children) > 0 {
 		return nil, Invalid("documents", "an artifact cannot have child documents")
 	}
@@ -464,6 +467,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+		return nil, err
+	}
 	if err := putChunks(t, p.Chunks); err != nil {
 		return nil, err
 	}
@@ -528,6 +534,9 @@ func applySoftDelete(t *tx, c *Command) (any, error) {
 	if d.ArtifactOf != "" {
 		return nil, docNotFound(p.DocumentID) // artifacts go with OpDeleteArtifact
 	}
+	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+		return nil, err
+	}
 	if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
 		return nil, err
 	}
@@ -587,7 +596,7 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	if err := countDocuments(t, c.Site, 0); err != nil {
 		return nil, err
 	}
-	n, err := deleteDoc(t, c.Site, d)
+	n, err := deleteDoc(t, c.Site, d, c.At)
 	if err != nil {
 		return nil, err
 	}
@@ -596,7 +605,10 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 
 // deleteDoc purges d, its artifacts and its children; n is the number of
 // records removed.
-func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
+func deleteDoc(t *tx, site string, d *Document, at time.Time) (n int64, err error) {
+	if err := checkMutable(t, site, d.DocumentID, at); err != nil {
+		return 0, err
+	}
 	if n, err = deleteArtifacts(t, site, d); err != nil {
 		return n, err
 	}
@@ -608,7 +620,7 @@ func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
 		if err != nil {
 			return n, err
 		}
-		k, err := deleteDoc(t, site, cd)
+		k, err := deleteDoc(t, site, cd, at)
 		n += k
 		if err != nil {
 			return n, err
