@@ -83,7 +83,9 @@ func (r *DocRetention) due() (time.Time, bool) {
 }
 
 // GovernedError refuses a change to a document under GOVERNANCE
-// retention. The server answers 403 with its message.
+// retention. The server answers 409 {"message": Msg}: the request
+// conflicts with the document's state, and the same request succeeds
+// after the retention end.
 type GovernedError struct{ Msg string }
 
 func (e *GovernedError) Error() string { return e.Msg }
