@@ -283,3 +283,28 @@ func TestDisposition_NightlyRunByScheduler(t *testing.T) {
 		}
 	}
 }
+
+// The server's scheduler runs only while SetLeader(true) holds: a node
+// that stops leading runs nothing as days pass, and runs the missed day
+// when it leads again.
+func TestScheduler_RunsOnlyWhileLeading(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	clock := &fakeClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	s := New(Deps{Store: db, Clock: clock, Logger: quietLog()})
+	defer s.sched.Stop()
+	clock.Advance(time.Hour)
+	if clock.waited(1) || marked(db, jobDisposition, "2026-11-22") {
+		t.Fatal("the scheduler ran before the server led")
+	}
+	s.SetLeader(true)
+	eventually(t, "the first day's mark", func() bool { return marked(db, jobDisposition, "2026-11-22") && clock.waited(1) })
+	s.SetLeader(false)
+	clock.Advance(24 * time.Hour)
+	if clock.waited(2) || marked(db, jobDisposition, "2026-11-23") {
+		t.Fatal("the scheduler ran after the server stopped leading")
+	}
+	s.SetLeader(true)
+	eventually(t, "the missed day's mark", func() bool { return marked(db, jobDisposition, "2026-11-23") && clock.waited(2) })
+	s.SetLeader(false)
+}
