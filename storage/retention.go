@@ -198,6 +198,9 @@ func (s *docAttrSet) syncRetention() error {
 	if msg != "" {
 		return Invalid(KeyRetentionPolicy, msg)
 	}
+	if r == nil {
+		return nil
+	}
 	dateAttr(s, KeyRetentionEffectiveStartDate, r.Start)
 	dateAttr(s, KeyRetentionEffectiveEndDate, r.End)
 	s.cur[KeyRetentionEffectiveStatus] = &DocAttribute{Key: KeyRetentionEffectiveStatus, ValueType: DataString, Strings: []string{r.Status}, InsertedDate: s.c.At, UserID: s.c.User}
@@ -236,8 +239,11 @@ func (s *docAttrSet) computeRetention(ref EntityRef, disp *DocAttribute) (*DocRe
 		return nil, fmt.Sprintf("invalid '%s' of RetentionPolicy '%s': use RETENTION_ONLY or GOVERNANCE", KeyRetentionMode, pe.EntityID), nil
 	}
 	days, ok := entityNumber(&pe, KeyRetentionPeriodInDays)
-	if !ok || days < 0 || days > 36500 || days != float64(int(days)) {
-		return nil, fmt.Sprintf("RetentionPolicy '%s' needs '%s' (whole days, 0 to 36500)", pe.EntityID, KeyRetentionPeriodInDays), nil
+	if !ok {
+		return nil, "", nil // no period: the policy is recorded, no retention is computed
+	}
+	if days < 0 || days > 36500 || days != float64(int(days)) {
+		return nil, fmt.Sprintf("invalid '%s' of RetentionPolicy '%s': whole days, 0 to 36500", KeyRetentionPeriodInDays, pe.EntityID), nil
 	}
 	start := s.c.At
 	switch src := entityString(&pe, KeyRetentionStartDateSourceType); src {

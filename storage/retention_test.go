@@ -76,6 +76,14 @@ func TestRetention_ComputedAttributes(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("writing %s: %v, want a validation error", KeyRetentionEffectiveEndDate, err)
 	}
+	// A GOVERNANCE policy without a period computes and enforces nothing.
+	mustApply(t, d, OpPutEntity, "s", t0, PutEntity{EntityTypeID: KeyRetentionPolicy, Namespace: NamespacePreset, Mode: "add",
+		Entity: Entity{EntityID: "open", Name: "open", Attributes: []EntityAttribute{{Key: KeyRetentionMode, ValueType: DataString, Strings: []string{RetentionGovernance}}}}})
+	retainedDoc(t, d, "s", "doc2", "b.txt", "open", false)
+	if _, err := d.Retention("s", "doc2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("retention of a policy without a period: %v", err)
+	}
+	mustApply(t, d, OpDeleteDocument, "s", t0, DocumentRef{DocumentID: "doc2"})
 	// RETENTION_ONLY does not stop a delete; the record goes with it.
 	mustApply(t, d, OpDeleteDocument, "s", t0, DocumentRef{DocumentID: "doc1"})
 	if _, err := d.Retention("s", "doc1"); !errors.Is(err, ErrNotFound) {
