@@ -11,7 +11,8 @@ import (
 )
 
 // SetLeader starts (true) or stops (false) the work that decides or
-// schedules for the whole store: the retention sweeps, the rescan of
+// schedules for the whole store: the daily scheduler (nightly
+// disposition), the retention sweeps, the rescan of
 // content type detections and the resumption of pending folder moves. A
 // cluster runs it on the leader only (node's leader loop calls this as
 // leadership changes); a single server is always its own leader. Before
@@ -26,10 +27,12 @@ func (s *Server) SetLeader(leader bool) {
 			s.bg.sweepRetention()
 			s.bg.rescanNow()
 			s.moves.lead()
+			s.sched.Start()
 		}
 		return
 	}
 	if s.bg.leader.Swap(false) {
+		s.sched.Stop()
 		s.moves.stepDown()
 	}
 }

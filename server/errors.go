@@ -46,6 +46,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		ve *storage.ValidationError
 		nf *storage.NotFoundError
 		ce *storage.ConflictError
+		gv *storage.GovernedError
 		ae *apiError
 		au *auth.Error
 		ac *storage.AccessError
@@ -64,6 +65,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = http.StatusNotFound, messageBody{nf.Msg}
 	case errors.As(err, &ce):
 		status, body = http.StatusConflict, messageBody{ce.Msg}
+	case errors.As(err, &gv): // GOVERNANCE retention: the document cannot change until its end
+		status, body = http.StatusConflict, messageBody{gv.Msg}
 	case errors.As(err, &wr):
 		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
 	case errors.As(err, &le):

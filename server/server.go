@@ -48,6 +48,9 @@ type Deps struct {
 	Version string
 	// Now returns the current time. Default: time.Now.
 	Now func() time.Time
+	// Clock is the daily scheduler's time (scheduler.go). Default: Now
+	// with the runtime's timers.
+	Clock Clock
 	// MaxBodyBytes limits JSON request bodies. Default: 16 MiB, enough for
 	// 5 MB of base64 inline content.
 	MaxBodyBytes int
@@ -116,6 +119,8 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	// joins limits POST /cluster/join attempts (cluster.go).
 	joins joinLimiter
+	// sched runs the daily jobs on the leader (scheduler.go).
+	sched *Scheduler
 }
 
 // New builds the server and its routes.
@@ -147,6 +152,7 @@ func New(d Deps) *Server {
 	s.bg = newBackground(s)
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
+	s.sched = s.newScheduler()
 	s.backups = newBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
@@ -199,6 +205,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
+	s.sched.Stop()
 	s.moves.close()
 	return err
 }

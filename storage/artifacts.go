@@ -180,6 +180,9 @@ func applyPromoteArtifact(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMutable(t, c.Site, parent.DocumentID, c.At); err != nil {
+		return nil, err
+	}
 	parent.PromotedArtifactID = p.ArtifactID
 	parent.LastModifiedDate = c.At
 	return nil, putDoc(t, parent)

@@ -103,6 +103,9 @@ const (
 	OpSetSystemConfig Op = "SetSystemConfig" // replace the system configuration
 	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
 	OpUnpublish       Op = "Unpublish"       // remove a document's publication
+
+	OpMarkJobRun   Op = "MarkJobRun"   // a scheduled job ran for a day (scheduler.go)
+	OpRetentionDue Op = "RetentionDue" // the nightly run: retention ended, dispositions carried out (scheduler.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -217,6 +220,10 @@ func init() {
 		OpSetSystemConfig: applySetSystemConfig,
 		OpPublish:         applyPublish,
 		OpUnpublish:       applyUnpublish,
+
+		// scheduler.go
+		OpMarkJobRun:   applyMarkJobRun,
+		OpRetentionDue: applyRetentionDue,
 	}
 }
 

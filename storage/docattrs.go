@@ -88,6 +88,7 @@ type docAttrSet struct {
 	old     map[string]*DocAttribute // as stored before
 	errs    []ValidationItem
 	created bool // the document is being created (defaults apply)
+	purging bool // the document is being removed (its retention record goes too)
 }
 
 func loadDocAttrs(t *tx, c *Command, doc string, created bool) (*docAttrSet, error) {
@@ -191,7 +192,7 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 		s.fail("", "'key' is missing from attribute")
 		return nil, nil
 	}
-	if in.Key == KeyClassification || in.Key == KeyRelationships {
+	if in.Key == KeyClassification || in.Key == KeyRelationships || isRetentionComputed(in.Key) {
 		s.fail(in.Key, msgAttrReserved(in.Key))
 		return nil, nil
 	}
@@ -537,6 +538,9 @@ func (s *docAttrSet) save() error {
 	if len(s.errs) > 0 {
 		return &ValidationError{Items: s.errs}
 	}
+	if err := s.syncRetention(); err != nil {
+		return err
+	}
 	var sz requestSize
 	for k, a := range s.cur {
 		sz.add(k)
@@ -645,6 +649,7 @@ func deleteDocAttributes(t *tx, site, doc string) error {
 		}
 	}
 	s.cur = map[string]*DocAttribute{}
+	s.purging = true
 	return s.save()
 }
 

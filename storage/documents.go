@@ -329,6 +329,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUpdateMutable(t, c, d, p); err != nil {
+		return nil, err
+	}
 	ver, err := startVersion(t, d, p.Content != nil) // versions.go
 	if err != nil {
 		return nil, err
@@ -476,6 +479,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+		return nil, err
+	}
 	ver, err := startVersion(t, d, true) // versions.go
 	if err != nil {
 		return nil, err
@@ -547,6 +553,9 @@ func applySoftDelete(t *tx, c *Command) (any, error) {
 	if d.ArtifactOf != "" {
 		return nil, docNotFound(p.DocumentID) // artifacts go with OpDeleteArtifact
 	}
+	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+		return nil, err
+	}
 	if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
 		return nil, err
 	}
@@ -606,7 +615,7 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	if err := countDocuments(t, c.Site, 0); err != nil {
 		return nil, err
 	}
-	n, err := deleteDoc(t, c.Site, d)
+	n, err := deleteDoc(t, c.Site, d, c.At)
 	if err != nil {
 		return nil, err
 	}
@@ -615,7 +624,10 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 
 // deleteDoc purges d, its artifacts and its children; n is the number of
 // records removed.
-func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
+func deleteDoc(t *tx, site string, d *Document, at time.Time) (n int64, err error) {
+	if err := checkMutable(t, site, d.DocumentID, at); err != nil {
+		return 0, err
+	}
 	if n, err = deleteArtifacts(t, site, d); err != nil {
 		return n, err
 	}
@@ -627,7 +639,7 @@ func deleteDoc(t *tx, site string, d *Document) (n int64, err error) {
 		if err != nil {
 			return n, err
 		}
-		k, err := deleteDoc(t, site, cd)
+		k, err := deleteDoc(t, site, cd, at)
 		n += k
 		if err != nil {
 			return n, err

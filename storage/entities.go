@@ -23,6 +23,12 @@ var PresetEntityTypes = []string{"DispositionPolicy", "LlmPrompt", "ReminderPoli
 var presetAttributeTypes = map[string]string{
 	"ModelId":     DataString,
 	"LlmMaxToken": DataNumber,
+	// RetentionPolicy and DispositionPolicy entities (retention.go).
+	KeyRetentionMode:                DataString,
+	KeyRetentionPeriodInDays:        DataNumber,
+	KeyRetentionStartDateSourceType: DataString,
+	KeyDispositionPeriodInDays:      DataNumber,
+	KeyDispositionAction:            DataString,
 }
 
 // EntityType is a kind of entity: customer, supplier, an LLM prompt, ...

@@ -203,6 +203,9 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 			}
 			continue
 		}
+		if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+			return nil, err
+		}
 		if d.Path, err = claimPath(t, c, relocate(e.parent)+"/"+e.name, d.DocumentID); err != nil {
 			return nil, err
 		}

@@ -68,6 +68,10 @@ const (
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
 	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
 	pfxVersion        = "v/"   // v/<site>/<doc>/<versionKey> -> Version (earlier states of a document, versions.go)
+	pfxRetention      = "rt/"  // rt/<site>/<doc> -> DocRetention (retention.go)
+	pfxRetentionDue   = "rtd/" // rtd/<site>/<ts>/<doc> -> "" (when the nightly run next looks at the document's retention)
+	pfxJobRun         = "jr/"  // jr/<job>/<day> -> JobRun: the scheduled job ran for that UTC day (scheduler.go)
+	pfxDisposition    = "dsp/" // dsp/<site>/<doc> -> Disposition: what the nightly run did to a document
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
@@ -356,3 +360,17 @@ func docCountKey(site string) []byte { return []byte(pfxDocCount + sk(site)) }
 var systemConfigKey = []byte("sysconfig")
 
 func publicationKey(site, doc string) []byte { return []byte(pfxPublication + sk(site) + "/" + doc) }
+
+func retentionKey(site, doc string) []byte { return []byte(pfxRetention + sk(site) + "/" + doc) }
+
+func retentionDueKey(site string, at time.Time, doc string) []byte {
+	return []byte(pfxRetentionDue + sk(site) + "/" + tsHex(at) + "/" + doc)
+}
+
+func retentionDuePrefix(site string) []byte { return []byte(pfxRetentionDue + sk(site) + "/") }
+
+func jobRunKey(job, day string) []byte { return []byte(pfxJobRun + job + "/" + day) }
+
+func dispositionKey(site, doc string) []byte { return []byte(pfxDisposition + sk(site) + "/" + doc) }
+
+func dispositionPrefix(site string) []byte { return []byte(pfxDisposition + sk(site) + "/") }
