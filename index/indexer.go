@@ -405,17 +405,29 @@ func (ix *Indexer) TextLag() time.Duration {
 	return time.Since(ix.lagQ[0].at)
 }
 
-// TextBacklog estimates how long a change queued now would wait to be
-// indexed: the changes queued before it (the batch in flight included)
-// at the time a document recently took to index. It leads TextLag, which
-// grows only as the oldest change ages: admission control reads both.
+// TextBacklog estimates the work queued for the next batch: the changes
+// waiting (not the batch in flight) at the time a document recently took
+// to index. It leads TextLag, which grows only as the oldest change ages.
+// Admission control bounds it, so the next batch gathers while the
+// current one is indexed and a change waits for at most two batches.
 func (ix *Indexer) TextBacklog() time.Duration {
-	return time.Duration(ix.Queued()) * time.Duration(ix.perDoc.Load())
+	ix.textMu.Lock()
+	n := len(ix.textQ)
+	ix.textMu.Unlock()
+	return time.Duration(n) * time.Duration(ix.perDoc.Load())
 }
+
+// perDocBatch is the smallest batch perDoc learns from: a batch also
+// pays fixed costs (its read transaction waits for the commits being
+// synced, tens to hundreds of milliseconds on a busy disk), and divided
+// among a few documents they would make the index look slower than it
+// is, hold writes back, keep batches small: a loop down to a fraction of
+// what the index can take.
+const perDocBatch = 100
 
 // notePerDoc folds a batch of n documents that took d into perDoc.
 func (ix *Indexer) notePerDoc(d time.Duration, n int) {
-	if n <= 0 {
+	if n < perDocBatch {
 		return
 	}
 	cur := int64(d) / int64(n)

@@ -10,19 +10,18 @@ import (
 	"quire/storage"
 )
 
-// Admission control for writes that feed the fulltext index (DESIGN.md,
-// "Index backpressure"). Quire promises that fulltext search lags a write
-// by at most about a second, under load too; Bleve indexes 4 KiB documents
-// at about 1.2–1.5 ms of CPU each, so on two cores a create load of 900
-// docs/s outruns it and the lag grows without bound. Before such a write
-// is applied, the gate waits while the index is more than gateLag behind
-// (the age of the oldest change not yet indexed, or the queue times the
-// time a document recently took to index, whichever is larger): creates
-// then proceed at the rate the index takes them instead of queueing work
-// it cannot do.
-//   - gateLag: the lag above which writes wait. The worker gathers a batch
-//     for up to 300 ms and indexes it in a few hundred more, so a lower
-//     threshold would stop writers during every ordinary batch.
+// Admission control for writes that feed the fulltext index
+// (index/DESIGN.md, "Backpressure"). Quire promises that fulltext search
+// lags a write by at most about a second, under load too; Bleve indexes
+// 4 KiB documents at about 1.2–1.5 ms of CPU each, so on two cores a
+// create load of 900 docs/s outruns it and the lag grows without bound.
+// Before such a write is applied, the gate waits while the index is too
+// far behind (behind, below): creates then proceed at the rate the index
+// takes them instead of queueing work it cannot do.
+//   - gateLag: writes wait while more than this much work is queued for
+//     the next batch, or the oldest change is more than twice this old.
+//     A change then waits for the batch in flight and its own, each at
+//     most about gateLag: freshness within a second.
 //   - gateMaxWait: a write waits at most this long, then goes ahead (and
 //     counts in quire_index_backpressure_timeouts_total): a stuck or failed
 //     indexer must not stop writes, and storage stays the truth.
@@ -32,7 +31,7 @@ import (
 // a cluster the node that takes the request waits on its own index; Raft
 // followers apply and index the same commands without a gate.
 const (
-	gateLag     = 500 * time.Millisecond
+	gateLag     = 400 * time.Millisecond
 	gateMaxWait = 5 * time.Second
 )
 
@@ -118,12 +117,16 @@ func (g *indexGate) wait(ctx context.Context) error {
 	}
 }
 
-// behind is how far the index is behind: the age of its oldest waiting
-// change, or the time the changes queued would take to index, whichever
-// is larger. The age alone reacts late: in the half second before the
-// oldest change is old enough, a burst can queue many seconds of work.
+// behind is how far the index is behind, against the threshold: the
+// work queued for the next batch (TextBacklog), or half the age of the
+// oldest change not indexed, whichever is larger. The backlog leaves out
+// the batch in flight, so writes go on while it is indexed and the next
+// one gathers (counting it made writers and indexer take turns, at half
+// the rate); the age reacts late (a burst queues seconds of work before
+// the oldest change is old), but still bounds the lag to twice the
+// threshold when the backlog's estimate is off or not known yet.
 func (g *indexGate) behind() time.Duration {
-	return max(g.src.TextLag(), g.src.TextBacklog())
+	return max(g.src.TextLag()/2, g.src.TextBacklog())
 }
 
 // register exports the gate's counters.
