@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -277,4 +278,65 @@ func rssAnon() int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkMergePlan indexes 4 KiB documents as the indexer does under a
+// saturating load (500 per round, Bleve batches of 250) with the scorch
+// options in QUIRE_SCORCH (JSON, e.g. {"scorchMergePlanOptions":
+// {"MaxSegmentsPerTier": 20}}; empty: Quire's), and reports the process's
+// CPU per document, merges and persisting included, and the segments
+// left. Run one process per setting (index/DESIGN.md, "Merge plan"):
+//
+//	QUIRE_SCORCH='...' go test -run X -bench MergePlan -benchtime 24x ./index/
+func BenchmarkMergePlan(b *testing.B) {
+	if v := os.Getenv("QUIRE_SCORCH"); v != "" {
+		if err := json.Unmarshal([]byte(v), &scorchExtra); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { scorchExtra = nil }()
+	}
+	docs := benchDocs(500*4, 3)
+	x, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		off := (i % 4) * 500
+		batch := make([]Doc, 500)
+		copy(batch, docs[off:off+500])
+		for j := range batch {
+			batch[j].ID = fmt.Sprintf("%s-%d", batch[j].ID, i)
+		}
+		if err := withHeadroom(func() error {
+			if err := x.PutNames(batch, nil); err != nil {
+				return err
+			}
+			for k := 0; k < len(batch); k += 250 {
+				if err := x.PutText(batch[k:k+250], nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		n += len(batch)
+	}
+	b.StopTimer()
+	segs, merged := 0.0, 0.0
+	if st, ok := x.text.StatsMap()["index"].(map[string]any); ok {
+		if v, ok := st["TotFileSegmentsAtRoot"].(uint64); ok {
+			segs = float64(v)
+		}
+		if v, ok := st["TotFileMergeWrittenBytes"].(uint64); ok {
+			merged = float64(v)
+		}
+	}
+	x.Close()
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(n), "cpu-ns/doc")
+	b.ReportMetric(segs, "text-segments")
+	b.ReportMetric(merged/float64(n), "merge-bytes/doc")
 }

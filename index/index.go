@@ -163,6 +163,10 @@ type Index struct {
 	rebuilt string // see Rebuilt
 }
 
+// scorchExtra are scorch options added to openOne's (benchmarks of the
+// merge plan and persister settings; nil in Quire).
+var scorchExtra map[string]any
+
 func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// unsafe_batch: a batch returns once it is searchable, without waiting
 	// for its segment to be fsynced. The index is derived data: after a
@@ -171,6 +175,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// Scorch's persister and merge plan keep their defaults
 	// (index/DESIGN.md, "Batching", says what was measured).
 	cfg := map[string]any{"unsafe_batch": true}
+	for k, v := range scorchExtra {
+		cfg[k] = v
+	}
 	b, err := bleve.OpenUsing(dir, cfg)
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		if err := os.MkdirAll(path.Dir(dir), 0o750); err != nil {

@@ -88,6 +88,25 @@ type Indexer struct {
 
 	lagMu    sync.Mutex
 	textSeen map[storage.DocRef]time.Time // queued, for the lag metric
+	// lagQ lists textSeen's entries in the order they were first queued
+	// (with stale marks of entries since indexed, dropped once they reach
+	// the front), so TextLag reads the oldest in O(1): admission control
+	// (server/indexgate.go) asks it for every write.
+	lagQ []lagMark
+	// hurry is set while writes wait for the index (Hurry): the worker
+	// then takes what is queued without waiting for a fuller batch.
+	hurry atomic.Bool
+	// perDoc is a moving average of the wall time one document of a
+	// batch took to index (nanoseconds), for TextBacklog.
+	perDoc atomic.Int64
+	// progress is closed (and replaced) whenever a batch of changes was
+	// indexed, waking those waiting for the lag to fall (TextProgress).
+	progress chan struct{}
+}
+
+type lagMark struct {
+	ref storage.DocRef
+	at  time.Time
 }
 
 // NewIndexer wires x to db. Call Start to catch up and run.
@@ -98,7 +117,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 	ix := &Indexer{
 		db: db, x: x, log: log.With("component", "index"),
 		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{}, ovStale: map[storage.DocRef]struct{}{},
-		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{},
+		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{}, progress: make(chan struct{}),
 	}
 	db.OnCommit(ix.onCommit)
 	return ix
@@ -367,7 +386,9 @@ func (ix *Indexer) load(refs []storage.DocRef) ([]Doc, []string, error) {
 func (ix *Indexer) queueText(r storage.DocRef) {
 	ix.lagMu.Lock()
 	if _, ok := ix.textSeen[r]; !ok {
-		ix.textSeen[r] = time.Now()
+		now := time.Now()
+		ix.textSeen[r] = now
+		ix.lagQ = append(ix.lagQ, lagMark{r, now})
 	}
 	ix.lagMu.Unlock()
 	ix.textMu.Lock()
@@ -387,16 +408,90 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 func (ix *Indexer) TextLag() time.Duration {
 	ix.lagMu.Lock()
 	defer ix.lagMu.Unlock()
-	var oldest time.Time
-	for _, t := range ix.textSeen {
-		if oldest.IsZero() || t.Before(oldest) {
-			oldest = t
-		}
-	}
-	if oldest.IsZero() {
+	if len(ix.lagQ) == 0 {
 		return 0
 	}
-	return time.Since(oldest)
+	return time.Since(ix.lagQ[0].at)
+}
+
+// TextBacklog estimates the work queued for the next batch: the changes
+// waiting (not the batch in flight) at the time a document recently took
+// to index. It leads TextLag, which grows only as the oldest change ages.
+// Admission control bounds it, so the next batch gathers while the
+// current one is indexed and a change waits for at most two batches.
+func (ix *Indexer) TextBacklog() time.Duration {
+	ix.textMu.Lock()
+	n := len(ix.textQ)
+	ix.textMu.Unlock()
+	return time.Duration(n) * time.Duration(ix.perDoc.Load())
+}
+
+// perDocBatch is the smallest batch perDoc learns from: a batch also
+// pays fixed costs (its read transaction waits for the commits being
+// synced, tens to hundreds of milliseconds on a busy disk), and divided
+// among a few documents they would make the index look slower than it
+// is, hold writes back, keep batches small: a loop down to a fraction of
+// what the index can take.
+const perDocBatch = 100
+
+// notePerDoc folds a batch of n documents that took d into perDoc.
+func (ix *Indexer) notePerDoc(d time.Duration, n int) {
+	if n < perDocBatch {
+		return
+	}
+	cur := int64(d) / int64(n)
+	if old := ix.perDoc.Load(); old > 0 {
+		cur = (3*old + cur) / 4
+	}
+	ix.perDoc.Store(cur)
+}
+
+// Hurry tells the worker that writes wait for the index to catch up
+// (server/indexgate.go): it takes what is queued at once instead of
+// letting a fuller batch gather. Gathering saves Bleve work only while
+// changes keep coming, and the writes held back are those changes.
+func (ix *Indexer) Hurry() {
+	if ix.hurry.Swap(true) {
+		return
+	}
+	select {
+	case ix.textWake <- struct{}{}:
+	default:
+	}
+}
+
+// TextProgress returns a channel closed when the next batch of changes
+// has been indexed (TextLag may have fallen then; it only grows before).
+// Take it before reading TextLag so no batch goes unnoticed.
+func (ix *Indexer) TextProgress() <-chan struct{} {
+	ix.lagMu.Lock()
+	defer ix.lagMu.Unlock()
+	return ix.progress
+}
+
+// textIndexed drops refs from the lag bookkeeping and wakes the waiters of
+// TextProgress.
+func (ix *Indexer) textIndexed(refs []storage.DocRef) {
+	ix.lagMu.Lock()
+	defer ix.lagMu.Unlock()
+	for _, r := range refs {
+		delete(ix.textSeen, r)
+	}
+	// Marks at the front whose entry was indexed (or queued again later,
+	// with a newer mark further back) are stale.
+	i := 0
+	for i < len(ix.lagQ) {
+		if at, ok := ix.textSeen[ix.lagQ[i].ref]; ok && at.Equal(ix.lagQ[i].at) {
+			break
+		}
+		i++
+	}
+	ix.lagQ = ix.lagQ[i:]
+	if len(ix.lagQ) == 0 {
+		ix.lagQ = nil
+	}
+	close(ix.progress)
+	ix.progress = make(chan struct{})
 }
 
 func toDoc(v *storage.DocView) Doc {
@@ -486,6 +581,7 @@ func (ix *Indexer) textLoop() {
 				}
 				continue
 			}
+			ix.hurry.Store(false)
 			ix.textMu.Lock()
 			n := min(len(ix.textQ), maxBatch)
 			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
@@ -500,6 +596,7 @@ func (ix *Indexer) textLoop() {
 				break
 			}
 			seqs := ix.overlaySeqs(work)
+			began := time.Now()
 			if err := guard.Run(ix.log, guard.Indexer, func() error { return ix.index(work) }); err != nil {
 				// The overlay keeps serving these documents; the next
 				// start catches the index up from the last checkpoint.
@@ -508,12 +605,9 @@ func (ix *Indexer) textLoop() {
 				ix.log.Warn("index update failed; the index is caught up at the next start", "documents", len(work), "err", err)
 			} else {
 				ix.overlayDone(seqs)
+				ix.notePerDoc(time.Since(began), len(work))
 			}
-			ix.lagMu.Lock()
-			for _, r := range work {
-				delete(ix.textSeen, r)
-			}
-			ix.lagMu.Unlock()
+			ix.textIndexed(work)
 			ix.textMu.Lock()
 			ix.processed += uint64(len(work))
 			ix.textMu.Unlock()
@@ -537,7 +631,7 @@ func (ix *Indexer) batchWait(first bool) time.Duration {
 	ix.textMu.Lock()
 	defer ix.textMu.Unlock()
 	n := len(ix.textQ)
-	if n == 0 || n >= batchTarget || (first && n < lowLoad) {
+	if n == 0 || n >= batchTarget || (first && n < lowLoad) || ix.hurry.Load() {
 		return 0
 	}
 	wait := maxWait - time.Since(ix.textSince)

@@ -1,7 +1,15 @@
 package server
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
 
 // SetTestRoutes adds routes to every server built until it is called
 // with nil (tests only).
 func SetTestRoutes(f func(fiber.Router)) { testRoutes = f }
+
+// SetTestIndexGateLag sets the index lag above which servers built until
+// it is called with 0 hold back index-feeding writes (tests only).
+func SetTestIndexGateLag(d time.Duration) { testGateLag = d }

@@ -121,6 +121,9 @@ type Server struct {
 	joins joinLimiter
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
+	// gate holds back writes feeding the fulltext index while it lags
+	// (indexgate.go).
+	gate *indexGate
 }
 
 // New builds the server and its routes.
@@ -158,6 +161,14 @@ func New(d Deps) *Server {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
+	if d.Indexer != nil {
+		lag := gateLag
+		if testGateLag > 0 {
+			lag = testGateLag
+		}
+		s.gate = newIndexGate(d.Indexer, lag, gateMaxWait)
+		s.gate.register(d.Metrics)
+	}
 	d.Metrics.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "quire_http_connections_refused_total",
 		Help: "Connections closed at accept because their client address held limits.max_conns_per_client already.",
@@ -217,6 +228,11 @@ func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, e
 	cmd, err := storage.NewCommand(op, r.site, r.user(), r.now, payload)
 	if err != nil {
 		return storage.Result{}, err
+	}
+	if indexFed[op] {
+		if err := s.gate.wait(r.UserContext()); err != nil {
+			return storage.Result{}, err
+		}
 	}
 	return s.deps.Applier.Apply(r.UserContext(), cmd)
 }

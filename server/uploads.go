@@ -155,6 +155,12 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// New content for the fulltext index: wait while it lags (bounded by
+	// gateMaxWait; the chunks are written, no transaction is held).
+	if err := s.gate.wait(context.Background()); err != nil {
+		s.sweep(shas)
+		return err
+	}
 	res, err := s.deps.Applier.Apply(context.Background(), cmd)
 	if err != nil {
 		s.sweep(shas)
