@@ -41,6 +41,12 @@ var artifactRoutes = map[string]bool{
 	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
 	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
 	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
+	"GET /documents/:documentId/reviews":                                     true,
+	"POST /documents/:documentId/reviews":                                    true,
+	"GET /documents/:documentId/reviews/:reviewId":                           true,
+	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
+	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
+	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:

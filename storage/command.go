@@ -94,6 +94,10 @@ const (
 	OpSetSystemConfig Op = "SetSystemConfig" // replace the system configuration
 	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
 	OpUnpublish       Op = "Unpublish"       // remove a document's publication
+
+	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
+	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
+	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -198,6 +202,11 @@ func init() {
 		OpSetSystemConfig: applySetSystemConfig,
 		OpPublish:         applyPublish,
 		OpUnpublish:       applyUnpublish,
+
+		// reviews.go
+		OpAddReview:         applyAddReview,
+		OpUpdateReview:      applyUpdateReview,
+		OpAddReviewDecision: applyAddReviewDecision,
 	}
 }
 

@@ -64,6 +64,8 @@ const (
 	pfxLocale         = "lc/"  // lc/<site>/<locale> -> Locale
 	pfxResourceItem   = "lr/"  // lr/<site>/<locale>\x00<itemKey> -> ResourceItem
 	pfxArtifact       = "af/"  // af/<site>/<doc>/<ts>/<artifactId> -> "" (a document's artifacts, oldest first)
+	pfxReview         = "rv/"  // rv/<site>/<doc or artifact>/<reviewId> -> Review
+	pfxReviewDecision = "rvd/" // rvd/<site>/<doc or artifact>/<reviewId>/<decisionId> -> ReviewDecision
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 
