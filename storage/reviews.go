@@ -124,10 +124,10 @@ func applyAddReview(t *tx, c *Command) (any, error) {
 	if p.ReviewStatus != ReviewPending && p.ReviewStatus != ReviewInProgress {
 		return nil, Invalid("reviewStatus", "a new review is PENDING or IN_PROGRESS")
 	}
-	if ok, err := t.exists(docKey(c.Site, p.DocumentID)); err != nil {
-		return nil, err
-	} else if !ok {
+	if _, err := getLiveDoc(t, c.Site, p.DocumentID); errors.Is(err, ErrNotFound) {
 		return nil, &NotFoundError{Msg: fmt.Sprintf("Document %s not found.", p.DocumentID)}
+	} else if err != nil {
+		return nil, err
 	}
 	if len(t.keys(reviewPrefix(c.Site, p.DocumentID))) >= MaxReviewsPerDocument {
 		return nil, Invalid("review", fmt.Sprintf("a document has at most %d reviews", MaxReviewsPerDocument))
@@ -141,6 +141,11 @@ func applyUpdateReview(t *tx, c *Command) (any, error) {
 	p, err := decode[ReviewUpdate](c)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := getLiveDoc(t, c.Site, p.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	} else if err != nil {
+		return nil, reviewNotFound(p.ReviewID) // the document went (or is in the trash) meanwhile
 	}
 	var rv Review
 	if err := t.getJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), &rv); err != nil {
@@ -190,6 +195,11 @@ func applyAddReviewDecision(t *tx, c *Command) (any, error) {
 	p, err := decode[ReviewDecision](c)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := getLiveDoc(t, c.Site, p.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	} else if err != nil {
+		return nil, reviewNotFound(p.ReviewID) // the document went (or is in the trash) meanwhile
 	}
 	var rv Review
 	if err := t.getJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), &rv); err != nil {
