@@ -161,6 +161,15 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	if err := checkReviewText("comments", v.Comments); err != nil {
 		add("comments", err.Error())
 	}
+	if slices.ContainsFunc(v.Notifications, func(n storage.ReviewNotification) bool { return n.NotificationType == "EMAIL" }) &&
+		!s.notificationConfigured(r.site) {
+		add("notifications", "notificationEmail is not configured")
+	}
+	for i, n := range v.Notifications {
+		if n.NotificationType == "EMAIL" && len(n.CC) == 0 && len(n.BCC) == 0 {
+			add(fmt.Sprintf("notifications[%d].cc", i), "an EMAIL notification needs 'cc' or 'bcc'")
+		}
+	}
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}

@@ -55,11 +55,14 @@ func TestReviews_Routes(t *testing.T) {
 				{"bad status", "POST", base, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1, "reviewStatus": "DONE"}}, 400,
 					`{"errors":[{"key":"reviewStatus","error":"invalid 'reviewStatus'"}]}`},
 				{"empty cc", "POST", base, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
-					"notifications": []map[string]any{{"notificationType": "EMAIL", "cc": []string{}, "subject": "s", "body": "b"}}}}, 400,
+					"notifications": []map[string]any{{"notificationType": "IN_APP", "cc": []string{}, "subject": "s", "body": "b"}}}}, 400,
 					`{"errors":[{"key":"notifications[0].cc","error":"'cc' needs at least one address"}]}`},
 				{"no subject", "POST", base, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
-					"notifications": []map[string]any{{"notificationType": "EMAIL", "cc": []string{"a@example.com"}, "body": "b"}}}}, 400,
+					"notifications": []map[string]any{{"notificationType": "IN_APP", "cc": []string{"a@example.com"}, "body": "b"}}}}, 400,
 					`{"errors":[{"key":"notifications[0].subject","error":"'subject' is required"}]}`},
+				{"mail unconfigured", "POST", base, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
+					"notifications": []map[string]any{{"notificationType": "EMAIL", "cc": []string{"a@example.com"}, "subject": "s", "body": "b"}}}}, 400,
+					`{"errors":[{"key":"notifications","error":"notificationEmail is not configured"}]}`},
 				{"missing document", "POST", missing, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1}}, 404, ""},
 				{"missing document list", "GET", missing, nil, 404, ""},
 				{"unknown review", "GET", base + "/nope", nil, 404, `{"message":"Review 'nope' not found"}`},
@@ -241,6 +244,42 @@ func TestReviews_ConcurrentDecisions(t *testing.T) {
 			}
 			if st := reviewStatus(t, s, tok, base+"/"+rid+site.query); st != "COMPLETED" {
 				t.Fatalf("status %s", st)
+			}
+		})
+	}
+}
+
+// TestReviews_NotificationMail: an EMAIL notification block given at
+// creation is queued as a NOTIFICATION action of the document and sent
+// through the site's SMTP configuration; an artifact's review mails via
+// its document.
+func TestReviews_NotificationMail(t *testing.T) {
+	mail := quiretest.NewMailServer(t)
+	s := pipelineServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			sid := siteID(site.query)
+			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"notification": map[string]any{
+				"email": sid + "-dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": mail.Host, "port": mail.Port}}}, tok), http.StatusOK)
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "mail.txt", "content": "x"})
+			art := addArtifact(t, s, tok, site.query, doc, map[string]any{"content": "a"})
+			before := len(mail.Messages())
+			addReview(t, s, tok, "/documents/"+doc+"/reviews"+q(site.query, "artifactId="+art), map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
+				"notifications": []map[string]any{
+					{"notificationType": "EMAIL", "cc": []string{"rev@example.com"}, "subject": "Review " + sid, "body": "Please review"},
+					{"notificationType": "IN_APP", "subject": "s", "body": "b"},
+				}})
+			if st := waitActions(t, s, tok, site.query, doc); !equalStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("actions %v", st)
+			}
+			msgs := mail.Messages()
+			if len(msgs) != before+1 {
+				t.Fatalf("got %d messages, want 1", len(msgs)-before)
+			}
+			if m := msgs[len(msgs)-1]; !equalStrings(m.To, []string{"rev@example.com"}) || !strings.Contains(m.Data, "Subject: Review "+sid) ||
+				!strings.Contains(m.Data, "Please review") {
+				t.Fatalf("message %+v", m)
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -124,7 +126,8 @@ func applyAddReview(t *tx, c *Command) (any, error) {
 	if p.ReviewStatus != ReviewPending && p.ReviewStatus != ReviewInProgress {
 		return nil, Invalid("reviewStatus", "a new review is PENDING or IN_PROGRESS")
 	}
-	if _, err := getLiveDoc(t, c.Site, p.DocumentID); errors.Is(err, ErrNotFound) {
+	d, err := getLiveDoc(t, c.Site, p.DocumentID)
+	if errors.Is(err, ErrNotFound) {
 		return nil, &NotFoundError{Msg: fmt.Sprintf("Document %s not found.", p.DocumentID)}
 	} else if err != nil {
 		return nil, err
@@ -134,7 +137,42 @@ func applyAddReview(t *tx, c *Command) (any, error) {
 	}
 	p.Decisions = 0
 	p.UserID, p.InsertedDate, p.LastModifiedDate = c.User, c.At, c.At
-	return nil, t.setJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), p)
+	if err := t.setJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), p); err != nil {
+		return nil, err
+	}
+	return nil, queueReviewMail(t, c, d, p)
+}
+
+// queueReviewMail turns the review's EMAIL notifications into NOTIFICATION
+// actions of the document (of the artifact's document for an artifact's
+// review: artifacts take no actions), in the same transaction, so the
+// pipeline's notification engine sends them. IN_APP blocks are stored only.
+func queueReviewMail(t *tx, c *Command, d *Document, p *Review) error {
+	var acts []Action
+	for _, n := range p.Notifications {
+		if n.NotificationType != "EMAIL" {
+			continue
+		}
+		params, err := json.Marshal(map[string]string{"notificationType": "email", "notificationSubject": n.Subject,
+			"notificationToCc": strings.Join(n.CC, ","), "notificationToBcc": strings.Join(n.BCC, ","), "notificationText": n.Body})
+		if err != nil {
+			return err
+		}
+		acts = append(acts, Action{Type: "NOTIFICATION", Parameters: params})
+	}
+	if len(acts) == 0 {
+		return nil
+	}
+	if d.ArtifactOf != "" {
+		var err error
+		if d, err = getLiveDoc(t, c.Site, d.ArtifactOf); err != nil {
+			return err
+		}
+	}
+	if err := addActions(t, c, d, acts); err != nil {
+		return err
+	}
+	return putDocActions(t, d)
 }
 
 func applyUpdateReview(t *tx, c *Command) (any, error) {
