@@ -44,6 +44,12 @@ var artifactRoutes = map[string]bool{
 	"GET /documents/:documentId/versions":                                    true,
 	"PUT /documents/:documentId/versions":                                    true,
 	"DELETE /documents/:documentId/versions/:versionKey":                     true,
+	"GET /documents/:documentId/reviews":                                     true,
+	"POST /documents/:documentId/reviews":                                    true,
+	"GET /documents/:documentId/reviews/:reviewId":                           true,
+	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
+	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
+	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:

@@ -44,6 +44,9 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/ocr":                           `{"parseTypes":["TEXT"],"ocrEngine":"TESSERACT","ocrNumberOfPages":"1"}`,
 	"POST /queues":                                              `{"name":"q2"}`,
 	"POST /queues/:queueId/documents/:documentId/decisions":     `{"decision":"APPROVE"}`,
+	"POST /documents/:documentId/reviews":                       `{"review":{"reviewCategory":"c","requiredDecisions":100}}`,
+	"PATCH /documents/:documentId/reviews/:reviewId":            `{"review":{"comments":"c"}}`,
+	"POST /documents/:documentId/reviews/:reviewId/decisions":   `{"decision":{"type":"COMMENT"}}`,
 	"PATCH /sites/:siteId/configuration":                        `{"notificationEmail":"a@example.com"}`,
 	"POST /sites/:siteId/configuration/notification/test":       `{"to":"a@example.com"}`,
 	"POST /documents/:documentId/tags":                          `{"tags":[{"key":"t","value":"v"}]}`,
@@ -147,6 +150,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["entityTypeId"] = create("POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"T"}}`, "entityTypeId")
 	p["entityId"] = create("POST", "/entities/"+p["entityTypeId"], `{"entity":{"name":"e"}}`, "entityId")
 	p["queueId"] = create("POST", "/queues", `{"name":"q"}`, "queueId")
+	p["reviewId"] = create("POST", "/documents/"+p["documentId"]+"/reviews", `{"review":{"reviewCategory":"c","requiredDecisions":100}}`, "reviewId")
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
 	p["indexKey"] = create("POST", "/folders", `{"path":"f/sub"}`, "indexKey")

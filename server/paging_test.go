@@ -168,7 +168,17 @@ func TestPaging_KeyListings(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	var review string
+	for range 3 {
+		review = created("/documents/"+doc+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 3}}, "reviewId")
+	}
+	for range 3 {
+		created("/documents/"+doc+"/reviews/"+review+"/decisions", map[string]any{"decision": map[string]any{"type": "COMMENT"}}, "decisionId")
+	}
+
 	listings := []struct{ path, field, id string }{
+		{"/documents/" + doc + "/reviews", "reviews", "reviewId"},
+		{"/documents/" + doc + "/reviews/" + review + "/decisions", "decisions", "decisionId"},
 		{"/attributes", "attributes", "key"},
 		{"/documents/" + doc + "/attributes", "attributes", "key"},
 		{"/entityTypes", "entityTypes", "entityTypeId"},

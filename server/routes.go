@@ -134,6 +134,12 @@ func (s *Server) routes() {
 
 	api.Get("/documents/:documentId/actions", q(read, s.handleGetDocumentActions))
 	api.Post("/documents/:documentId/actions", q(write, s.handleAddDocumentActions))
+	api.Get("/documents/:documentId/reviews", q(read, s.handleGetReviews))
+	api.Post("/documents/:documentId/reviews", q(write, s.handleAddReview))
+	api.Get("/documents/:documentId/reviews/:reviewId", q(read, s.handleGetReview))
+	api.Patch("/documents/:documentId/reviews/:reviewId", q(write, s.handleUpdateReview))
+	api.Get("/documents/:documentId/reviews/:reviewId/decisions", q(read, s.handleGetReviewDecisions))
+	api.Post("/documents/:documentId/reviews/:reviewId/decisions", q(write, s.handleAddReviewDecision))
 	api.Post("/documents/:documentId/actions/retry", q(write, s.handleRetryDocumentActions))
 	api.Get("/documents/:documentId/fulltext", q(read, s.handleGetDocumentFulltext))
 	api.Put("/documents/:documentId/fulltext", q(write, s.handleSetDocumentFulltext))

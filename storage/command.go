@@ -104,8 +104,11 @@ const (
 	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
 	OpUnpublish       Op = "Unpublish"       // remove a document's publication
 
-	OpMarkJobRun   Op = "MarkJobRun"   // a scheduled job ran for a day (scheduler.go)
-	OpRetentionDue Op = "RetentionDue" // the nightly run: retention ended, dispositions carried out (scheduler.go)
+	OpMarkJobRun        Op = "MarkJobRun"        // a scheduled job ran for a day (scheduler.go)
+	OpRetentionDue      Op = "RetentionDue"      // the nightly run: retention ended, dispositions carried out (scheduler.go)
+	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
+	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
+	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -224,6 +227,10 @@ func init() {
 		// scheduler.go
 		OpMarkJobRun:   applyMarkJobRun,
 		OpRetentionDue: applyRetentionDue,
+		// reviews.go
+		OpAddReview:         applyAddReview,
+		OpUpdateReview:      applyUpdateReview,
+		OpAddReviewDecision: applyAddReviewDecision,
 	}
 }
 

@@ -673,6 +673,9 @@ func deleteRecord(t *tx, site string, d *Document) error {
 	if err := deleteAllTags(t, site, d.DocumentID); err != nil {
 		return err
 	}
+	if err := deleteReviews(t, site, d.DocumentID); err != nil {
+		return err
+	}
 	if err := clearActions(t, d); err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ const (
 	pfxRetentionDue   = "rtd/" // rtd/<site>/<ts>/<doc> -> "" (when the nightly run next looks at the document's retention)
 	pfxJobRun         = "jr/"  // jr/<job>/<day> -> JobRun: the scheduled job ran for that UTC day (scheduler.go)
 	pfxDisposition    = "dsp/" // dsp/<site>/<doc> -> Disposition: what the nightly run did to a document
+	pfxReview         = "rv/"  // rv/<site>/<doc or artifact>/<reviewId> -> Review
+	pfxReviewDecision = "rvd/" // rvd/<site>/<doc or artifact>/<reviewId>/<decisionId> -> ReviewDecision
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
 )
 

@@ -1,0 +1,295 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/mail"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// Reviews (SERVICE-SPEC.md §2.7, §3.1, §5.5, §7; storage/reviews.go;
+// API.md "Reviews"). With artifactId the routes act on that artifact's
+// reviews. A decision needs WRITE on the site and, when the review names
+// approvalGroups, membership of one of them: one of the caller's groups
+// (auth.Principal.Groups, from the token or the built-in directory) equal
+// to the group name; Admins are no exception. Refusals are 401 with
+// FormKiQ's "fkq access denied" message, as every other authorization
+// refusal.
+
+var reviewStatuses = []string{storage.ReviewPending, storage.ReviewInProgress, storage.ReviewCompleted, storage.ReviewCancelled, storage.ReviewSuperseded}
+
+var reviewDecisionTypes = []string{"APPROVAL", "RECOMMENDATION", "ACKNOWLEDGMENT", "COMMENT"}
+
+func checkReviewText(key, v string) error {
+	if utf8.RuneCountInString(v) > storage.MaxReviewTextLen {
+		return invalid(key, fmt.Sprintf("'%s' is longer than %d characters", key, storage.MaxReviewTextLen))
+	}
+	return nil
+}
+
+// reviewDoc answers 404 for a document that does not exist (an artifact
+// was resolved already by resolveDocument).
+func (s *Server) reviewDoc(r *reqCtx) error {
+	if r.art != "" {
+		return nil
+	}
+	_, err := s.db.GetDocument(r.site, r.pathDocID())
+	return err
+}
+
+func reviewJSON(rv *storage.Review) map[string]any {
+	m := map[string]any{"documentId": rv.DocumentID, "reviewId": rv.ReviewID, "reviewCategory": rv.ReviewCategory,
+		"reviewStatus": rv.ReviewStatus, "requiredDecisions": rv.RequiredDecisions, "userId": rv.UserID,
+		"comments": rv.Comments, "insertedDate": formatDate(rv.InsertedDate), "lastModifiedDate": formatDate(rv.LastModifiedDate),
+		"approvalGroups": rv.ApprovalGroups}
+	if rv.ApprovalGroups == nil {
+		m["approvalGroups"] = []string{}
+	}
+	if rv.ParentID != "" {
+		m["documentId"], m["artifactId"] = rv.ParentID, rv.DocumentID
+	}
+	return m
+}
+
+func decisionJSON(d *storage.ReviewDecision, parent string) map[string]any {
+	m := map[string]any{"documentId": d.DocumentID, "reviewId": d.ReviewID, "decisionId": d.DecisionID, "type": d.Type,
+		"decision": d.Decision, "comment": d.Comment, "userId": d.UserID, "insertedDate": formatDate(d.InsertedDate)}
+	if parent != "" {
+		m["documentId"], m["artifactId"] = parent, d.DocumentID
+	}
+	return m
+}
+
+func (r *reqCtx) reviewParent() string {
+	if r.art != "" {
+		return r.pathDocID()
+	}
+	return ""
+}
+
+// handleAddReview serves POST /documents/{id}/reviews.
+func (s *Server) handleAddReview(r *reqCtx) error {
+	var in struct {
+		Review *struct {
+			ReviewCategory    string                       `json:"reviewCategory"`
+			ReviewStatus      string                       `json:"reviewStatus"`
+			RequiredDecisions *int64                       `json:"requiredDecisions"`
+			ApprovalGroups    []string                     `json:"approvalGroups"`
+			Notifications     []storage.ReviewNotification `json:"notifications"`
+			Comments          string                       `json:"comments"`
+		} `json:"review"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Review == nil {
+		return invalid("review", "'review' is required")
+	}
+	v := in.Review
+	var errs []storage.ValidationItem
+	add := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
+	if strings.TrimSpace(v.ReviewCategory) == "" {
+		add("reviewCategory", "'reviewCategory' is required")
+	} else if utf8.RuneCountInString(v.ReviewCategory) > 255 {
+		add("reviewCategory", "'reviewCategory' is longer than 255 characters")
+	}
+	switch {
+	case v.RequiredDecisions == nil:
+		add("requiredDecisions", "'requiredDecisions' is required")
+	case *v.RequiredDecisions < 1 || *v.RequiredDecisions > storage.MaxRequiredDecisions:
+		add("requiredDecisions", fmt.Sprintf("'requiredDecisions' must be between 1 and %d", storage.MaxRequiredDecisions))
+	}
+	switch v.ReviewStatus {
+	case "", storage.ReviewPending, storage.ReviewInProgress:
+	default:
+		if slices.Contains(reviewStatuses, v.ReviewStatus) {
+			add("reviewStatus", "a new review is PENDING or IN_PROGRESS")
+		} else {
+			add("reviewStatus", "invalid 'reviewStatus'")
+		}
+	}
+	if len(v.ApprovalGroups) > storage.MaxReviewApprovalGroups {
+		add("approvalGroups", fmt.Sprintf("at most %d 'approvalGroups'", storage.MaxReviewApprovalGroups))
+	}
+	for _, g := range v.ApprovalGroups {
+		if strings.TrimSpace(g) == "" || len(g) > 255 {
+			add("approvalGroups", "invalid approval group name")
+			break
+		}
+	}
+	if len(v.Notifications) > storage.MaxReviewNotifications {
+		add("notifications", fmt.Sprintf("at most %d 'notifications'", storage.MaxReviewNotifications))
+	}
+	for i, n := range v.Notifications {
+		k := fmt.Sprintf("notifications[%d]", i)
+		if n.NotificationType != "EMAIL" && n.NotificationType != "IN_APP" {
+			add(k+".notificationType", "'notificationType' must be EMAIL or IN_APP")
+		}
+		if strings.TrimSpace(n.Subject) == "" {
+			add(k+".subject", "'subject' is required")
+		}
+		if strings.TrimSpace(n.Body) == "" {
+			add(k+".body", "'body' is required")
+		}
+		if checkReviewText("body", n.Body) != nil || checkReviewText("subject", n.Subject) != nil {
+			add(k, fmt.Sprintf("'subject' and 'body' are at most %d characters", storage.MaxReviewTextLen))
+		}
+		for _, l := range []struct {
+			key   string
+			addrs []string
+		}{{"cc", n.CC}, {"bcc", n.BCC}} {
+			if l.addrs != nil && len(l.addrs) == 0 {
+				add(k+"."+l.key, fmt.Sprintf("'%s' needs at least one address", l.key))
+			}
+			if len(l.addrs) > 50 {
+				add(k+"."+l.key, fmt.Sprintf("'%s' has more than 50 addresses", l.key))
+			}
+			for _, a := range l.addrs {
+				if _, err := mail.ParseAddress(a); err != nil {
+					add(k+"."+l.key, fmt.Sprintf("invalid address '%s'", a))
+					break
+				}
+			}
+		}
+	}
+	if err := checkReviewText("comments", v.Comments); err != nil {
+		add("comments", err.Error())
+	}
+	if slices.ContainsFunc(v.Notifications, func(n storage.ReviewNotification) bool { return n.NotificationType == "EMAIL" }) &&
+		!s.notificationConfigured(r.site) {
+		add("notifications", "notificationEmail is not configured")
+	}
+	for i, n := range v.Notifications {
+		if n.NotificationType == "EMAIL" && len(n.CC) == 0 && len(n.BCC) == 0 {
+			add(fmt.Sprintf("notifications[%d].cc", i), "an EMAIL notification needs 'cc' or 'bcc'")
+		}
+	}
+	if len(errs) > 0 {
+		return &storage.ValidationError{Items: errs}
+	}
+	if err := s.reviewDoc(r); err != nil {
+		return err
+	}
+	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: uuid.NewString(),
+		ReviewCategory: v.ReviewCategory, ReviewStatus: v.ReviewStatus, RequiredDecisions: *v.RequiredDecisions,
+		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments}
+	if _, err := s.apply(r, storage.OpAddReview, rv); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"reviewId": rv.ReviewID})
+}
+
+// handleGetReviews serves GET /documents/{id}/reviews.
+func (s *Server) handleGetReviews(r *reqCtx) error {
+	if err := s.reviewDoc(r); err != nil {
+		return err
+	}
+	return keyPage(r, "rv", "reviews", func(after string, limit int) ([]storage.Review, string, error) {
+		return s.db.Reviews(r.site, r.docID(), after, limit)
+	}, reviewJSON)
+}
+
+// handleGetReview serves GET /documents/{id}/reviews/{reviewId}.
+func (s *Server) handleGetReview(r *reqCtx) error {
+	rv, err := s.db.GetReview(r.site, r.docID(), pathParam(r, "reviewId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"review": reviewJSON(rv)})
+}
+
+// handleUpdateReview serves PATCH /documents/{id}/reviews/{reviewId}.
+func (s *Server) handleUpdateReview(r *reqCtx) error {
+	var in struct {
+		Review *struct {
+			ReviewStatus      *string `json:"reviewStatus"`
+			RequiredDecisions *int64  `json:"requiredDecisions"`
+			Comments          *string `json:"comments"`
+		} `json:"review"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Review == nil {
+		return invalid("review", "'review' is required")
+	}
+	v := in.Review
+	if v.ReviewStatus != nil && !slices.Contains(reviewStatuses, *v.ReviewStatus) {
+		return invalid("reviewStatus", "invalid 'reviewStatus'")
+	}
+	if v.RequiredDecisions != nil && (*v.RequiredDecisions < 1 || *v.RequiredDecisions > storage.MaxRequiredDecisions) {
+		return invalid("requiredDecisions", fmt.Sprintf("'requiredDecisions' must be between 1 and %d", storage.MaxRequiredDecisions))
+	}
+	if v.Comments != nil {
+		if err := checkReviewText("comments", *v.Comments); err != nil {
+			return err
+		}
+	}
+	u := storage.ReviewUpdate{DocumentID: r.docID(), ReviewID: pathParam(r, "reviewId"), ReviewStatus: v.ReviewStatus,
+		RequiredDecisions: v.RequiredDecisions, Comments: v.Comments}
+	if _, err := s.apply(r, storage.OpUpdateReview, u); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Review updated"})
+}
+
+// handleGetReviewDecisions serves GET /documents/{id}/reviews/{reviewId}/decisions.
+func (s *Server) handleGetReviewDecisions(r *reqCtx) error {
+	id := pathParam(r, "reviewId")
+	if _, err := s.db.GetReview(r.site, r.docID(), id); err != nil {
+		return err
+	}
+	parent := r.reviewParent()
+	return keyPage(r, "rd", "decisions", func(after string, limit int) ([]storage.ReviewDecision, string, error) {
+		return s.db.ReviewDecisions(r.site, r.docID(), id, after, limit)
+	}, func(d *storage.ReviewDecision) map[string]any { return decisionJSON(d, parent) })
+}
+
+// handleAddReviewDecision serves POST /documents/{id}/reviews/{reviewId}/decisions.
+func (s *Server) handleAddReviewDecision(r *reqCtx) error {
+	var in struct {
+		Decision *struct {
+			Type     string `json:"type"`
+			Decision string `json:"decision"`
+			Comment  string `json:"comment"`
+		} `json:"decision"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Decision == nil {
+		return invalid("decision", "'decision' is required")
+	}
+	v := in.Decision
+	switch {
+	case v.Type == "":
+		return invalid("type", "'type' is required")
+	case !slices.Contains(reviewDecisionTypes, v.Type):
+		return invalid("type", "invalid 'type', use APPROVAL, RECOMMENDATION, ACKNOWLEDGMENT or COMMENT")
+	case utf8.RuneCountInString(v.Decision) > 255:
+		return invalid("decision", "'decision' is longer than 255 characters")
+	}
+	if err := checkReviewText("comment", v.Comment); err != nil {
+		return err
+	}
+	id := pathParam(r, "reviewId")
+	rv, err := s.db.GetReview(r.site, r.docID(), id)
+	if err != nil {
+		return err
+	}
+	if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.p.Groups, g) }) {
+		return errStatus(http.StatusUnauthorized, "fkq access denied (approval group required: "+strings.Join(rv.ApprovalGroups, ",")+")")
+	}
+	d := storage.ReviewDecision{DocumentID: r.docID(), ReviewID: id, DecisionID: uuid.NewString(), Type: v.Type,
+		Decision: v.Decision, Comment: v.Comment}
+	if _, err := s.apply(r, storage.OpAddReviewDecision, d); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"decisionId": d.DecisionID})
+}
