@@ -3,7 +3,6 @@ package server
 import (
 	"archive/zip"
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -167,16 +166,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 
 // sweepArchives removes archives past their time (leader only).
 func (s *Server) sweepArchives() {
-	refs, err := s.db.ExpiredArchives(s.now(), 500)
-	if err != nil {
-		s.log.Warn("list expired archives", "err", err)
-		return
-	}
-	for _, ref := range refs {
-		cmd := storage.MustCommand(storage.OpDeleteArchive, ref.Site, "", s.now().UTC(), storage.DeleteArchive{ID: ref.ID, Expired: true})
-		if _, err := s.deps.Applier.Apply(context.Background(), cmd); err != nil {
-			s.log.Warn("remove an expired archive", "site", ref.Site, "id", ref.ID, "err", err)
-			return
-		}
-	}
+	s.sweepExpired("archive", s.db.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+		return storage.DeleteArchive{ID: id, Expired: true}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -83,15 +84,23 @@ func (s *Server) handleGetExaminePdf(r *reqCtx) error {
 
 // sweepExamines removes examine objects past their time (leader only).
 func (s *Server) sweepExamines() {
-	refs, err := s.db.ExpiredExamines(s.now(), 500)
+	s.sweepExpired("examine object", s.db.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
+		return storage.DeleteExamine{ID: id, Expired: true}
+	})
+}
+
+// sweepExpired removes up to 500 records of a kind past their time, one
+// command each (the applier checks the time again).
+func (s *Server) sweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
+	refs, err := list(s.now(), 500)
 	if err != nil {
-		s.log.Warn("list expired examine objects", "err", err)
+		s.log.Warn("list expired records", "kind", kind, "err", err)
 		return
 	}
 	for _, ref := range refs {
-		cmd := storage.MustCommand(storage.OpDeleteExamine, ref.Site, "", s.now().UTC(), storage.DeleteExamine{ID: ref.ID, Expired: true})
+		cmd := storage.MustCommand(op, ref.Site, "", s.now().UTC(), payload(ref.ID))
 		if _, err := s.deps.Applier.Apply(context.Background(), cmd); err != nil {
-			s.log.Warn("remove an expired examine object", "site", ref.Site, "id", ref.ID, "err", err)
+			s.log.Warn("remove an expired record", "kind", kind, "site", ref.Site, "id", ref.ID, "err", err)
 			return
 		}
 	}
