@@ -36,6 +36,10 @@ type member struct {
 	trailing        uint64
 	tls             *Identity // nil: plain TCP
 	onRestoreCalled atomic.Int64
+	// ln is the member's port, held open from newMember to its first
+	// start: closed and reopened, it could be taken by another test's
+	// listener in between.
+	ln net.Listener
 }
 
 func newMember(t *testing.T, id string) *member {
@@ -44,10 +48,9 @@ func newMember(t *testing.T, id string) *member {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	t.Cleanup(func() { ln.Close() }) // when the member never started
 	dir := t.TempDir()
-	return &member{id: id, addr: addr, dbDir: filepath.Join(dir, "db"), raftDir: filepath.Join(dir, "raft")}
+	return &member{id: id, addr: ln.Addr().String(), ln: ln, dbDir: filepath.Join(dir, "db"), raftDir: filepath.Join(dir, "raft")}
 }
 
 func (m *member) start(t *testing.T) {
@@ -75,6 +78,9 @@ func (m *member) start(t *testing.T) {
 	if cfg.SnapshotThreshold == 0 {
 		cfg.SnapshotThreshold = 1 << 40
 	}
+	if m.ln != nil {
+		cfg.Listener, m.ln = m.ln, nil // the first start: the port held since newMember
+	}
 	// A restarted node may find its port briefly taken by the kernel.
 	var n *Node
 	deadline := time.Now().Add(10 * time.Second)
@@ -83,6 +89,7 @@ func (m *member) start(t *testing.T) {
 		if err == nil || time.Now().After(deadline) {
 			break
 		}
+		cfg.Listener = nil // Open closed it: listen on the address again
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
