@@ -202,7 +202,11 @@ func TestDisposition_RetentionDue(t *testing.T) {
 	}
 	run := func() *RetentionDueResult {
 		res := mustApply(t, d, OpRetentionDue, "s", night, RetentionDueDocs{DocumentIDs: append(due, "long1", "gone"), Day: "2026-11-25"})
-		return res.Value.(*RetentionDueResult)
+		out, ok := res.Value.(*RetentionDueResult)
+		if !ok {
+			t.Fatalf("RetentionDue returned %T", res.Value)
+		}
+		return out
 	}
 	if r := run(); r.Expired != 3 || r.Disposed != 2 {
 		t.Fatalf("first run %+v", r)
