@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"quire/storage"
@@ -26,14 +27,15 @@ func dispositionJob(db *storage.DB, ap storage.Applier) Job {
 		}
 		for _, site := range sites {
 			def := siteDispositionAction(db, site)
-			// A batch that changes nothing ends the site (a stale index
-			// entry cannot loop); 1,000 batches bound one night's work,
-			// the next night goes on.
+			// The cursor moves past every batch, so documents that stay
+			// due (locked ones) cannot hold the ones after them back;
+			// 1,000 batches bound one night's work, the next night goes on.
+			after := ""
 			for i := 0; i < 1000; i++ {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				ids, err := db.RetentionDue(site, now, dispositionBatch)
+				ids, next, err := db.RetentionDue(site, now, after, dispositionBatch)
 				if err != nil {
 					return err
 				}
@@ -49,10 +51,10 @@ func dispositionJob(db *storage.DB, ap storage.Applier) Job {
 				if err != nil {
 					return err
 				}
-				r, ok := res.Value.(*storage.RetentionDueResult)
-				if !ok || r.Expired+r.Disposed == 0 {
-					break
+				if _, ok := res.Value.(*storage.RetentionDueResult); !ok {
+					return fmt.Errorf("disposition: unexpected result %T", res.Value)
 				}
+				after = next
 			}
 		}
 		return nil

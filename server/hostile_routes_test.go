@@ -37,6 +37,8 @@ var routeSamples = map[string]string{
 	"PUT /documents/:documentId/restore":                        "",
 	"PUT /documents/:documentId/versions":                       `{"versionKey":"<versionKey>"}`,
 	"PUT /documents/:documentId/artifacts/promoteArtifact":      `{}`,
+	"PUT /documents/:documentId/checkout":                       `{}`,
+	"PUT /documents/:documentId/legalHold":                      `{}`,
 	"POST /documents/:documentId/actions":                       `{"actions":[{"type":"FULLTEXT","parameters":{"characterMax":"40"}},{"type":"RESIZE","parameters":{"width":"10","height":"10"}}]}`,
 	"POST /documents/:documentId/actions/retry":                 "",
 	"PUT /documents/:documentId/malwareScan":                    "",

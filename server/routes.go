@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/storage"
 )
 
 const (
@@ -131,6 +132,10 @@ func (s *Server) routes() {
 	api.Put("/documents/:documentId/versions", q(write, s.handleSetDocumentVersion))
 	api.Delete("/documents/:documentId/versions/:versionKey", q(del, s.handleDeleteDocumentVersion))
 	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
+	api.Put("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, false)))
+	api.Delete("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, true)))
+	api.Put("/documents/:documentId/legalHold", q(govern, s.handleSetLock(storage.LockLegalHold, false)))
+	api.Delete("/documents/:documentId/legalHold", q(govern, s.handleSetLock(storage.LockLegalHold, true)))
 
 	api.Get("/documents/:documentId/actions", q(read, s.handleGetDocumentActions))
 	api.Post("/documents/:documentId/actions", q(write, s.handleAddDocumentActions))

@@ -146,6 +146,9 @@ func applyDeleteArtifact(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMutable(t, c, a); err != nil {
+		return nil, err
+	}
 	if err := countDocuments(t, c.Site, 0); err != nil {
 		return nil, err
 	}
@@ -180,7 +183,7 @@ func applyPromoteArtifact(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMutable(t, c.Site, parent.DocumentID, c.At); err != nil {
+	if err := checkMutable(t, c, parent); err != nil {
 		return nil, err
 	}
 	parent.PromotedArtifactID = p.ArtifactID

@@ -57,6 +57,15 @@ var builtinAttributes = map[string]AttributeDef{
 	KeyLlmMaxToken:       {Key: KeyLlmMaxToken, DataType: DataNumber, Type: AttrStandard},
 	KeyRetentionPolicy:   {Key: KeyRetentionPolicy, DataType: DataEntity, Type: AttrGovernance},
 	KeyDispositionPolicy: {Key: KeyDispositionPolicy, DataType: DataEntity, Type: AttrGovernance},
+	// Computed by the store (retention.go, locks.go); never written by key.
+	KeyRetentionEffectiveStartDate: {Key: KeyRetentionEffectiveStartDate, DataType: DataDate, Type: AttrGovernance},
+	KeyRetentionEffectiveEndDate:   {Key: KeyRetentionEffectiveEndDate, DataType: DataDate, Type: AttrGovernance},
+	KeyRetentionEffectiveStatus:    {Key: KeyRetentionEffectiveStatus, DataType: DataString, Type: AttrGovernance},
+	KeyDispositionDate:             {Key: KeyDispositionDate, DataType: DataDate, Type: AttrGovernance},
+	KeyCheckout:                    {Key: KeyCheckout, DataType: DataBoolean, Type: AttrStandard},
+	KeyCheckoutForLegalHold:        {Key: KeyCheckoutForLegalHold, DataType: DataBoolean, Type: AttrGovernance},
+	KeyLockedBy:                    {Key: KeyLockedBy, DataType: DataString, Type: AttrStandard},
+	KeyLockedDate:                  {Key: KeyLockedDate, DataType: DataDate, Type: AttrStandard},
 }
 
 // IsReservedAttribute reports whether key is a reserved attribute name.

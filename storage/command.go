@@ -109,6 +109,7 @@ const (
 	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
+	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -231,6 +232,7 @@ func init() {
 		OpAddReview:         applyAddReview,
 		OpUpdateReview:      applyUpdateReview,
 		OpAddReviewDecision: applyAddReviewDecision,
+		OpSetDocumentLock:   applySetDocumentLock,
 	}
 }
 

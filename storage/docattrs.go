@@ -89,6 +89,7 @@ type docAttrSet struct {
 	errs    []ValidationItem
 	created bool // the document is being created (defaults apply)
 	purging bool // the document is being removed (its retention record goes too)
+	locking bool // OpSetDocumentLock: the lock attributes may change (locks.go)
 }
 
 func loadDocAttrs(t *tx, c *Command, doc string, created bool) (*docAttrSet, error) {
@@ -192,7 +193,7 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 		s.fail("", "'key' is missing from attribute")
 		return nil, nil
 	}
-	if in.Key == KeyClassification || in.Key == KeyRelationships || isRetentionComputed(in.Key) {
+	if in.Key == KeyClassification || in.Key == KeyRelationships || isRetentionComputed(in.Key) || isLockKey(in.Key) {
 		s.fail(in.Key, msgAttrReserved(in.Key))
 		return nil, nil
 	}
@@ -538,6 +539,7 @@ func (s *docAttrSet) save() error {
 	if len(s.errs) > 0 {
 		return &ValidationError{Items: s.errs}
 	}
+	s.keepLock()
 	if err := s.syncRetention(); err != nil {
 		return err
 	}
@@ -684,6 +686,9 @@ func applySetDocAttributes(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if p.Mode == AttrDelete {
+		if isLockKey(p.DeleteKey) {
+			return nil, Invalid(p.DeleteKey, msgAttrReserved(p.DeleteKey))
+		}
 		if _, ok := s.cur[p.DeleteKey]; !ok && p.DeleteValue == nil {
 			return nil, &NotFoundError{Msg: fmt.Sprintf("attribute '%s' not found on document '%s'", p.DeleteKey, d.DocumentID)}
 		}

@@ -479,7 +479,7 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+	if err := checkMutable(t, c, d); err != nil {
 		return nil, err
 	}
 	ver, err := startVersion(t, d, true) // versions.go
@@ -553,7 +553,7 @@ func applySoftDelete(t *tx, c *Command) (any, error) {
 	if d.ArtifactOf != "" {
 		return nil, docNotFound(p.DocumentID) // artifacts go with OpDeleteArtifact
 	}
-	if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+	if err := checkMutable(t, c, d); err != nil {
 		return nil, err
 	}
 	if err := releasePath(t, c.Site, d.Path, d.DocumentID); err != nil {
@@ -615,7 +615,7 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 	if err := countDocuments(t, c.Site, 0); err != nil {
 		return nil, err
 	}
-	n, err := deleteDoc(t, c.Site, d, c.At)
+	n, err := deleteDoc(t, c, d)
 	if err != nil {
 		return nil, err
 	}
@@ -624,8 +624,9 @@ func applyDeleteDocument(t *tx, c *Command) (any, error) {
 
 // deleteDoc purges d, its artifacts and its children; n is the number of
 // records removed.
-func deleteDoc(t *tx, site string, d *Document, at time.Time) (n int64, err error) {
-	if err := checkMutable(t, site, d.DocumentID, at); err != nil {
+func deleteDoc(t *tx, c *Command, d *Document) (n int64, err error) {
+	site := c.Site
+	if err := checkMutable(t, c, d); err != nil {
 		return 0, err
 	}
 	if n, err = deleteArtifacts(t, site, d); err != nil {
@@ -639,7 +640,7 @@ func deleteDoc(t *tx, site string, d *Document, at time.Time) (n int64, err erro
 		if err != nil {
 			return n, err
 		}
-		k, err := deleteDoc(t, site, cd, at)
+		k, err := deleteDoc(t, c, cd)
 		n += k
 		if err != nil {
 			return n, err

@@ -203,7 +203,7 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 			}
 			continue
 		}
-		if err := checkMutable(t, c.Site, d.DocumentID, c.At); err != nil {
+		if err := checkMutable(t, c, d); err != nil {
 			return nil, err
 		}
 		if d.Path, err = claimPath(t, c, relocate(e.parent)+"/"+e.name, d.DocumentID); err != nil {

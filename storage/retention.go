@@ -95,23 +95,21 @@ var ErrGoverned = errors.New("document under governance retention")
 
 func (e *GovernedError) Unwrap() error { return ErrGoverned }
 
-// checkMutable refuses any change to doc while a GOVERNANCE retention
-// holds it (at before its end). Every applier that changes, moves or
-// removes a document calls it inside its transaction, so no route,
-// action or administrator gets past it.
-func checkMutable(t *tx, site, doc string, at time.Time) error {
+// checkMutable refuses c's change of d while a GOVERNANCE retention holds
+// it (before its end), while it is under legal hold, or while another
+// user has it checked out (locks.go). Every applier that changes a
+// document's content, moves or removes it calls it inside its
+// transaction, so no route, action or administrator gets past it.
+func checkMutable(t *tx, c *Command, d *Document) error {
 	var r DocRetention
-	err := t.getJSON(retentionKey(site, doc), &r)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	err := t.getJSON(retentionKey(c.Site, d.DocumentID), &r)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if r.Mode == RetentionGovernance && at.Before(r.End) {
-		return &GovernedError{Msg: fmt.Sprintf("document '%s' is under GOVERNANCE retention until %s", doc, r.End.UTC().Format(DateLayout))}
+	if err == nil && r.Mode == RetentionGovernance && c.At.Before(r.End) {
+		return &GovernedError{Msg: fmt.Sprintf("document '%s' is under GOVERNANCE retention until %s", d.DocumentID, r.End.UTC().Format(DateLayout))}
 	}
-	return nil
+	return checkLock(t, c.Site, c.User, d)
 }
 
 // entityAttr is one attribute of an entity, nil when absent.
@@ -318,26 +316,25 @@ func (d *DB) Retention(site, doc string) (*DocRetention, error) {
 
 // RetentionDue lists up to limit documents of site whose retention end or
 // disposition date is at or before at, oldest first.
-func (d *DB) RetentionDue(site string, at time.Time, limit int) ([]string, error) {
-	var out []string
-	err := d.view(func(t *tx) error {
+func (d *DB) RetentionDue(site string, at time.Time, after string, limit int) (ids []string, next string, err error) {
+	err = d.view(func(t *tx) error {
 		for _, k := range t.keys(retentionDuePrefix(site)) {
 			rest := strings.TrimPrefix(string(k), string(retentionDuePrefix(site)))
 			ts, doc, ok := strings.Cut(rest, "/")
-			if !ok {
+			if !ok || rest <= after {
 				continue
 			}
 			if ts > tsHex(at) {
 				break
 			}
-			out = append(out, doc)
-			if len(out) >= limit {
+			ids, next = append(ids, doc), rest
+			if len(ids) >= limit {
 				break
 			}
 		}
 		return nil
 	})
-	return out, err
+	return ids, next, err
 }
 
 // checkUpdateMutable refuses an UpdateDocument that moves a governed
@@ -346,7 +343,7 @@ func (d *DB) RetentionDue(site string, at time.Time, limit int) ([]string, error
 func checkUpdateMutable(t *tx, c *Command, d *Document, p *UpdateDocument) error {
 	if (p.Path != nil && *p.Path != d.Path) || p.Content != nil || len(p.Chunks) > 0 || p.ContentType != nil ||
 		p.Checksum != nil || p.ChecksumType != nil {
-		return checkMutable(t, c.Site, d.DocumentID, c.At)
+		return checkMutable(t, c, d)
 	}
 	return nil
 }

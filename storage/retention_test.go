@@ -196,7 +196,7 @@ func TestDisposition_RetentionDue(t *testing.T) {
 	retainedDoc(t, d, "s", "plain1", "plain1.txt", "plain", false)
 	retainedDoc(t, d, "s", "long1", "long1.txt", "long", true)
 	night := t0.AddDate(0, 0, 3)
-	due, err := d.RetentionDue("s", night, 100)
+	due, _, err := d.RetentionDue("s", night, "", 100)
 	if err != nil || len(due) != 3 {
 		t.Fatalf("due %v, %v", due, err)
 	}
@@ -240,7 +240,7 @@ func TestDisposition_RetentionDue(t *testing.T) {
 			t.Errorf("disposition %+v, want action %s", r, want)
 		}
 	}
-	if due, _ := d.RetentionDue("s", night, 100); len(due) != 0 {
+	if due, _, _ := d.RetentionDue("s", night, "", 100); len(due) != 0 {
 		t.Fatalf("still due after the run: %v", due)
 	}
 }

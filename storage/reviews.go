@@ -180,20 +180,9 @@ func applyUpdateReview(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := getLiveDoc(t, c.Site, p.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
+	rv, err := openReview(t, c.Site, p.DocumentID, p.ReviewID)
+	if err != nil {
 		return nil, err
-	} else if err != nil {
-		return nil, reviewNotFound(p.ReviewID) // the document went (or is in the trash) meanwhile
-	}
-	var rv Review
-	if err := t.getJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), &rv); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, reviewNotFound(p.ReviewID)
-		}
-		return nil, err
-	}
-	if reviewClosed(rv.ReviewStatus) {
-		return nil, &ConflictError{Msg: fmt.Sprintf("Review '%s' is %s", rv.ReviewID, rv.ReviewStatus)}
 	}
 	if p.ReviewStatus != nil {
 		switch *p.ReviewStatus {
@@ -234,20 +223,9 @@ func applyAddReviewDecision(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := getLiveDoc(t, c.Site, p.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
+	rv, err := openReview(t, c.Site, p.DocumentID, p.ReviewID)
+	if err != nil {
 		return nil, err
-	} else if err != nil {
-		return nil, reviewNotFound(p.ReviewID) // the document went (or is in the trash) meanwhile
-	}
-	var rv Review
-	if err := t.getJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), &rv); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, reviewNotFound(p.ReviewID)
-		}
-		return nil, err
-	}
-	if reviewClosed(rv.ReviewStatus) {
-		return nil, &ConflictError{Msg: fmt.Sprintf("Review '%s' is %s", rv.ReviewID, rv.ReviewStatus)}
 	}
 	p.UserID, p.InsertedDate = c.User, c.At
 	if err := t.setJSON(reviewDecisionKey(c.Site, p.DocumentID, p.ReviewID, p.DecisionID), p); err != nil {
@@ -260,6 +238,55 @@ func applyAddReviewDecision(t *tx, c *Command) (any, error) {
 	}
 	rv.LastModifiedDate = c.At
 	return nil, t.setJSON(reviewKey(c.Site, rv.DocumentID, rv.ReviewID), rv)
+}
+
+// openReview reads a review that still takes changes and decisions:
+// 404 when it or its live document is gone, 409 when it is closed.
+func openReview(t *tx, site, doc, id string) (*Review, error) {
+	if _, err := getLiveDoc(t, site, doc); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	} else if err != nil {
+		return nil, reviewNotFound(id) // the document went (or is in the trash) meanwhile
+	}
+	var rv Review
+	if err := t.getJSON(reviewKey(site, doc, id), &rv); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, reviewNotFound(id)
+		}
+		return nil, err
+	}
+	if reviewClosed(rv.ReviewStatus) {
+		return nil, &ConflictError{Msg: fmt.Sprintf("Review '%s' is %s", rv.ReviewID, rv.ReviewStatus)}
+	}
+	return &rv, nil
+}
+
+// supersedeReviews closes the open reviews of doc (a document or an
+// artifact) as SUPERSEDED: its content changed, so what they review is no
+// longer what it holds. It runs in the transaction of the change.
+func supersedeReviews(t *tx, c *Command, doc string) error {
+	var open []Review
+	err := t.each(reviewPrefix(c.Site, doc), func(_, v []byte) error {
+		var rv Review
+		if err := json.Unmarshal(v, &rv); err != nil {
+			return err
+		}
+		if !reviewClosed(rv.ReviewStatus) {
+			open = append(open, rv)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range open {
+		rv := &open[i]
+		rv.ReviewStatus, rv.LastModifiedDate = ReviewSuperseded, c.At
+		if err := t.setJSON(reviewKey(c.Site, doc, rv.ReviewID), rv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteReviews removes a deleted document's reviews and their decisions.

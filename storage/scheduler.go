@@ -86,6 +86,7 @@ type Disposition struct {
 type RetentionDueResult struct {
 	Expired  int `json:"expired"`
 	Disposed int `json:"disposed"`
+	Held     int `json:"held,omitempty"` // due but locked (checkout or legal hold): looked at again the next night
 }
 
 // applyRetentionDue marks ended retentions EXPIRED and carries out due
@@ -133,7 +134,23 @@ func applyRetentionDue(t *tx, c *Command) (any, error) {
 				return nil, err
 			}
 		}
-		// The disposition date has come.
+		// The disposition date has come. A locked document waits: it
+		// stays due, and the next nightly run looks at it again.
+		if d, err := getDoc(t, c.Site, id); err == nil {
+			if err := checkLock(t, c.Site, c.User, d); err != nil {
+				var ce *ConflictError
+				if !errors.As(err, &ce) {
+					return nil, err
+				}
+				if err := t.set(retentionDueKey(c.Site, due, id), nil); err != nil {
+					return nil, err
+				}
+				res.Held++
+				continue
+			}
+		} else if !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
 		act := r.DispositionAction
 		if act == "" {
 			act = p.DefaultAction

@@ -170,6 +170,11 @@ func (h *versionHook) finish(t *tx, c *Command, d *Document) error {
 			return err
 		}
 	}
+	if old.HasContent && (old.ContentSHA256 != d.ContentSHA256 || !d.HasContent) {
+		if err := supersedeReviews(t, c, d.DocumentID); err != nil {
+			return err
+		}
+	}
 	old.VersionKey = CurrentVersionKey(&h.prev)
 	old.DocumentID = h.prev.DocumentID
 	old.UserID = h.prev.VersionUser
@@ -345,6 +350,11 @@ func applySetVersion(t *tx, c *Command) (any, error) {
 		}
 		return nil, err
 	}
+	if v.ContentSHA256 != d.ContentSHA256 || v.HasContent != d.HasContent || v.Path != d.Path {
+		if err := checkMutable(t, c, d); err != nil {
+			return nil, err
+		}
+	}
 	h, err := startVersion(t, d, v.ContentSHA256 != d.ContentSHA256)
 	if err != nil {
 		return nil, err
@@ -401,6 +411,9 @@ func applyDeleteVersion(t *tx, c *Command) (any, error) {
 	}
 	if p.VersionKey == CurrentVersionKey(d) {
 		return nil, Invalid("versionKey", "the current version cannot be deleted")
+	}
+	if err := checkMutable(t, c, d); err != nil {
+		return nil, err
 	}
 	k := versionKey(c.Site, d.DocumentID, p.VersionKey)
 	ok, err := t.exists(k)

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"fmt"
+
+	"quire/storage"
+)
+
+// Checkout and legal hold (API.md "Checkout and legal hold";
+// storage/locks.go). The lock shows as the reserved attributes Checkout or
+// CheckoutForLegalHold, LockedBy and LockedDate.
+
+// handleSetLock serves PUT /documents/{id}/checkout and .../legalHold,
+// and their DELETE (check in, lift the hold). An administrator may check
+// in another user's checkout; only the site's governors set or lift a
+// legal hold (the route's permission).
+func (s *Server) handleSetLock(kind string, release bool) handler {
+	return func(r *reqCtx) error {
+		ref := storage.SetDocumentLock{DocumentID: r.pathDocID(), ArtifactID: r.art, Kind: kind, Release: release, Force: r.p.Admin}
+		if _, err := s.apply(r, storage.OpSetDocumentLock, ref); err != nil {
+			return err
+		}
+		id := ref.DocumentID
+		if ref.ArtifactID != "" {
+			id = ref.ArtifactID
+		}
+		var msg string
+		switch {
+		case kind == storage.LockCheckout && !release:
+			msg = "Document '%s' checked out"
+		case kind == storage.LockCheckout:
+			msg = "Document '%s' checked in"
+		case !release:
+			msg = "Legal hold set on document '%s'"
+		default:
+			msg = "Legal hold removed from document '%s'"
+		}
+		return r.JSON(messageBody{fmt.Sprintf(msg, id)})
+	}
+}
