@@ -139,7 +139,7 @@ func (n *Node) openCluster() error {
 	go n.fwdSrv.Serve(plainConns{fl})
 	client := &http.Client{Transport: &http.Transport{
 		DialTLSContext:      forwardDialer(c),
-		MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
 	}}
 	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: client}
 	n.join.client = client

@@ -250,6 +250,9 @@ type Command struct {
 	// Data is filled from it only when the command leaves the process
 	// (Encode, for the Raft log).
 	local any
+	// wire is the encoded form a binary command was decoded from (or last
+	// encoded to): Encode returns it as is (wire.go).
+	wire []byte
 }
 
 // inMemoryPayload marks payload types that Apply may take without a JSON
@@ -284,8 +287,21 @@ func MustCommand(op Op, site, user string, at time.Time, payload any) *Command {
 	return c
 }
 
-// Encode returns the wire form of c (a version byte plus JSON).
+// Encode returns the wire form of c: a version byte plus JSON, or for a
+// chunk command built in this process or decoded from the wire, the
+// binary form of wire.go.
 func (c *Command) Encode() ([]byte, error) {
+	if c.wire != nil {
+		return c.wire, nil
+	}
+	if p, ok := c.local.(PutChunks); ok && c.Op == OpPutChunks && c.Data == nil {
+		b, err := encodeChunks(c, p)
+		if err != nil {
+			return nil, err
+		}
+		c.wire = b
+		return b, nil
+	}
 	if c.local != nil && c.Data == nil {
 		d, err := json.Marshal(c.local)
 		if err != nil {
@@ -297,12 +313,15 @@ func (c *Command) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{1}, b...), nil
+	return append([]byte{wireJSON}, b...), nil
 }
 
 // DecodeCommand parses the output of Encode.
 func DecodeCommand(b []byte) (*Command, error) {
-	if len(b) == 0 || b[0] != 1 {
+	if len(b) > 0 && b[0] == wireChunks {
+		return decodeChunks(b)
+	}
+	if len(b) == 0 || b[0] != wireJSON {
 		return nil, fmt.Errorf("decode command: unknown version")
 	}
 	var c Command
