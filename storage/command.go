@@ -109,6 +109,8 @@ const (
 	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
+
+	OpSpendJoinToken Op = "SpendJoinToken" // a cluster join token is redeemed (clusterstate.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -231,6 +233,9 @@ func init() {
 		OpAddReview:         applyAddReview,
 		OpUpdateReview:      applyUpdateReview,
 		OpAddReviewDecision: applyAddReviewDecision,
+
+		// clusterstate.go
+		OpSpendJoinToken: applySpendJoinToken,
 	}
 }
 
