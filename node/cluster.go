@@ -110,6 +110,9 @@ func (n *Node) openCluster() error {
 			if err := n.Indexer.CatchUp(context.Background(), 0, nil); err != nil {
 				n.cfg.Logger.Error("index catch-up after a snapshot restore", "err", err)
 			}
+			if err := n.useKeyRing(); err != nil {
+				n.cfg.Logger.Error("signing keys after a snapshot restore", "err", err)
+			}
 		}}
 	n.proposeSeconds = newProposeHistogram()
 	cfg.OnPropose = func(took time.Duration, _ error) { n.proposeSeconds.Observe(took.Seconds()) }

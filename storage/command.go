@@ -111,6 +111,7 @@ const (
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
 
 	OpSpendJoinToken Op = "SpendJoinToken" // a cluster join token is redeemed (clusterstate.go)
+	OpRotateKeys     Op = "RotateKeys"     // new token and URL signing keys for every node (clusterstate.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -236,6 +237,7 @@ func init() {
 
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,
+		OpRotateKeys:     applyRotateKeys,
 	}
 }
 

@@ -75,7 +75,7 @@ const (
 	pfxReview         = "rv/"  // rv/<site>/<doc or artifact>/<reviewId> -> Review
 	pfxReviewDecision = "rvd/" // rvd/<site>/<doc or artifact>/<reviewId>/<decisionId> -> ReviewDecision
 	pfxJoinSpent      = "jts/" // jts/<token id> -> uint64 big endian Unix expiry: a cluster join token already redeemed (clusterstate.go)
-	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
+	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go)
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from
