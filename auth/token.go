@@ -175,14 +175,16 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 		}
 		return p, nil
 	}
-	var external bool
+	var external, previous bool
 	parsed, err := jwt.Parse(tok, func(t *jwt.Token) (any, error) {
 		claims, _ := t.Claims.(jwt.MapClaims)
 		iss, _ := claims["iss"].(string)
 		kid, _ := t.Header["kid"].(string)
 		switch {
 		case iss == a.cfg.Issuer:
-			return a.ownKey(kid)
+			k, err := a.ownKey(kid)
+			previous = err == nil && kid != "" && kid != a.ks.Load().kid
+			return k, err
 		case len(a.external) > 0 && iss == a.cfg.ExternalIssuer:
 			external = true
 			if k, ok := a.external[kid]; ok {
@@ -217,7 +219,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 	if err := a.checkDirectory(p); err != nil {
 		return nil, err
 	}
-	a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
+	if !previous { // a previous key's grace ends before the token may: check it each time
+		a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
+	}
 	return p, nil
 }
 
