@@ -194,7 +194,7 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 }
 
 // maxForwardBody bounds one forwarded command. A chunk command carries one
-// chunk in a cluster (at most 1 MiB, about 1.4 MB as base64 JSON); the
+// chunk in a cluster (at most 1 MiB, in the binary chunk form); the
 // largest commands are the commit of a huge upload (its manifest lists
 // ~92 bytes per MiB of content: 16 MiB covers ~170 GiB) and requests
 // bounded by the server's 16 MiB body limit.

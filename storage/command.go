@@ -255,7 +255,7 @@ type Command struct {
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of
 	// chunks as base64 JSON cost more CPU than hashing and writing them).
 	// Data is filled from it only when the command leaves the process
-	// (Encode, for the Raft log).
+	// (Encode, for the Raft log; PutChunks has a binary form, wire.go).
 	local any
 	// wire is the encoded form a binary command was decoded from (or last
 	// encoded to): Encode returns it as is (wire.go).
