@@ -8,7 +8,7 @@
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
-//	               [-ingest-runs 3] [-search-docs N]
+//	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
