@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"errors"
 	"slices"
 	"time"
 
@@ -53,8 +52,9 @@ func (a *Authenticator) SignDelegation(d Delegation) (string, error) {
 		"nbf":         now.Add(-time.Minute).Unix(),
 		"exp":         now.Add(DelegationTTL).Unix(),
 	})
-	t.Header["kid"] = a.kid
-	return t.SignedString(a.key)
+	ks := a.ks.Load()
+	t.Header["kid"] = ks.kid
+	return t.SignedString(ks.key)
 }
 
 // errBadDelegation is the one answer to a delegation token that is not
@@ -67,10 +67,8 @@ var errBadDelegation = unauthorized("invalid delegation token")
 // onBehalfOf user. The token must be this server's and unexpired.
 func (a *Authenticator) Delegate(p *Principal, tok string) (*Principal, error) {
 	parsed, err := jwt.Parse(tok, func(t *jwt.Token) (any, error) {
-		if kid, _ := t.Header["kid"].(string); kid != "" && kid != a.kid {
-			return nil, errors.New("unknown kid")
-		}
-		return &a.key.PublicKey, nil
+		kid, _ := t.Header["kid"].(string)
+		return a.ownKey(kid)
 	}, jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuer(a.cfg.Issuer), jwt.WithExpirationRequired(),
 		jwt.WithLeeway(a.cfg.Leeway), jwt.WithTimeFunc(a.cfg.Now))
 	if err != nil || !parsed.Valid {

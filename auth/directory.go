@@ -142,8 +142,9 @@ func (a *Authenticator) SignUser(use, username, email string, groups []string, g
 		c["email"] = email
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, c)
-	t.Header["kid"] = a.kid
-	return t.SignedString(a.key)
+	ks := a.ks.Load()
+	t.Header["kid"] = ks.kid
+	return t.SignedString(ks.key)
 }
 
 // checkDirectory refuses a directory user's token whose user is gone,
@@ -177,7 +178,7 @@ func dirGeneration(c jwt.MapClaims) int {
 func (a *Authenticator) Session(username string, generation int) string {
 	exp := a.cfg.Now().Add(5 * time.Minute).Unix()
 	payload := fmt.Sprintf("%s\x00%d\x00%d", username, generation, exp)
-	sig := SignURL(a.urlKey, "session", payload)
+	sig := SignURL(a.URLKey(), "session", payload)
 	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + sig
 }
 
@@ -188,7 +189,7 @@ func (a *Authenticator) CheckSession(s string) (string, int, bool) {
 		return "", 0, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || !VerifyURL(a.urlKey, sig, "session", string(raw)) {
+	if err != nil || !a.VerifyURL(sig, "session", string(raw)) {
 		return "", 0, false
 	}
 	parts := strings.Split(string(raw), "\x00")

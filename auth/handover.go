@@ -125,7 +125,7 @@ func (a *Authenticator) ReloadKeys() error {
 	if err != nil {
 		return err
 	}
-	a.key, a.kid, a.urlKey = k, kid, uk
+	a.ks.Store(&keySet{key: k, kid: kid, urlKey: uk})
 	a.verified.mu.Lock()
 	a.verified.m = nil
 	a.verified.mu.Unlock()

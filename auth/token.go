@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -60,9 +61,7 @@ type Config struct {
 // Authenticator verifies Authorization header values.
 type Authenticator struct {
 	cfg      Config
-	key      *ecdsa.PrivateKey
-	kid      string
-	urlKey   []byte
+	ks       atomic.Pointer[keySet]      // own keys; swapped whole (UseKeys, ReloadKeys)
 	external map[string]crypto.PublicKey // by kid ("" for a single PEM key)
 	keys     APIKeyStore
 	verified tokenCache
@@ -99,7 +98,8 @@ func Open(cfg Config, keys APIKeyStore) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{cfg: cfg, key: k, kid: kid, urlKey: uk, keys: keys, external: map[string]crypto.PublicKey{}}
+	a := &Authenticator{cfg: cfg, keys: keys, external: map[string]crypto.PublicKey{}}
+	a.ks.Store(&keySet{key: k, kid: kid, urlKey: uk})
 	if cfg.JWKSFile != "" {
 		if a.external, err = loadJWKS(cfg.JWKSFile); err != nil {
 			return nil, err
@@ -116,11 +116,12 @@ func Open(cfg Config, keys APIKeyStore) (*Authenticator, error) {
 }
 
 // URLKey is the HMAC key of signed upload and download URLs.
-func (a *Authenticator) URLKey() []byte { return a.urlKey }
+func (a *Authenticator) URLKey() []byte { return a.ks.Load().urlKey }
 
 // Sign returns a token for username in groups, valid for ttl.
 func (a *Authenticator) Sign(username string, groups []string, ttl time.Duration) (string, error) {
-	return sign(a.key, a.kid, a.cfg.Issuer, username, groups, a.cfg.Now(), ttl)
+	ks := a.ks.Load()
+	return sign(ks.key, ks.kid, a.cfg.Issuer, username, groups, a.cfg.Now(), ttl)
 }
 
 // SignToken signs a token with the key in dataDir without opening a
@@ -174,17 +175,16 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 		}
 		return p, nil
 	}
-	var external bool
+	var external, previous bool
 	parsed, err := jwt.Parse(tok, func(t *jwt.Token) (any, error) {
 		claims, _ := t.Claims.(jwt.MapClaims)
 		iss, _ := claims["iss"].(string)
 		kid, _ := t.Header["kid"].(string)
 		switch {
 		case iss == a.cfg.Issuer:
-			if kid != "" && kid != a.kid {
-				return nil, errors.New("unknown kid")
-			}
-			return &a.key.PublicKey, nil
+			k, err := a.ownKey(kid)
+			previous = err == nil && kid != "" && kid != a.ks.Load().kid
+			return k, err
 		case len(a.external) > 0 && iss == a.cfg.ExternalIssuer:
 			external = true
 			if k, ok := a.external[kid]; ok {
@@ -219,7 +219,9 @@ func (a *Authenticator) Authenticate(header string) (*Principal, error) {
 	if err := a.checkDirectory(p); err != nil {
 		return nil, err
 	}
-	a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
+	if !previous { // a previous key's grace ends before the token may: check it each time
+		a.verified.put(tok, p, claims, a.cfg.Now(), a.cfg.Leeway)
+	}
 	return p, nil
 }
 

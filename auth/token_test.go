@@ -54,13 +54,13 @@ func TestAuthenticate_OwnTokens(t *testing.T) {
 	}
 	expired, _ := a.Sign("ann", []string{"finance"}, -time.Hour)
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	forged := signWith(t, jwt.SigningMethodES256, other, a.kid, jwt.MapClaims{"iss": "quire", "cognito:username": "m", "exp": time.Now().Add(time.Hour).Unix()})
-	pubDER, _ := x509.MarshalPKIXPublicKey(&a.key.PublicKey)
+	forged := signWith(t, jwt.SigningMethodES256, other, a.ks.Load().kid, jwt.MapClaims{"iss": "quire", "cognito:username": "m", "exp": time.Now().Add(time.Hour).Unix()})
+	pubDER, _ := x509.MarshalPKIXPublicKey(&a.ks.Load().key.PublicKey)
 	hs := signWith(t, jwt.SigningMethodHS256, pubDER, "", jwt.MapClaims{"iss": "quire", "cognito:username": "m", "exp": time.Now().Add(time.Hour).Unix()})
 	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." +
 		base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"quire","cognito:username":"m","exp":9999999999}`)) + "."
-	noExp := signWith(t, jwt.SigningMethodES256, a.key, a.kid, jwt.MapClaims{"iss": "quire", "cognito:username": "m"})
-	wrongIss := signWith(t, jwt.SigningMethodES256, a.key, a.kid, jwt.MapClaims{"iss": "other", "cognito:username": "m", "exp": time.Now().Add(time.Hour).Unix()})
+	noExp := signWith(t, jwt.SigningMethodES256, a.ks.Load().key, a.ks.Load().kid, jwt.MapClaims{"iss": "quire", "cognito:username": "m"})
+	wrongIss := signWith(t, jwt.SigningMethodES256, a.ks.Load().key, a.ks.Load().kid, jwt.MapClaims{"iss": "other", "cognito:username": "m", "exp": time.Now().Add(time.Hour).Unix()})
 	tests := []struct {
 		name, header string
 		ok           bool
@@ -264,7 +264,7 @@ func TestKeys_ConcurrentFirstStart(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			kids[i] = a.kid
+			kids[i] = a.ks.Load().kid
 		}(i)
 	}
 	wg.Wait()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"quire/auth"
@@ -231,7 +232,9 @@ func (s *session) clusterBench(ctx context.Context) error {
 	for _, p := range nodes {
 		ops = append(ops, createOp(p.srv, s.cfg, "c", nil, nil))
 	}
+	stopProf := s.startProfile("ingest")
 	trio := runCount(ctx, s.cfg.clients, n, func(ctx context.Context, w, i int) error { return ops[w%len(ops)](ctx, w, i) })
+	stopProf()
 	if err := trio.err(); err != nil {
 		return fmt.Errorf("three nodes ingest: %w", err)
 	}
@@ -252,7 +255,9 @@ func (s *session) clusterBench(ctx context.Context) error {
 
 	s.logf("three nodes: upload %s through a follower", sizeName(size))
 	f := nodes[1]
+	stopProf = s.startProfile("upload")
 	up, err := quireUpload(ctx, f.srv, size, seed)
+	stopProf()
 	if err != nil {
 		return fmt.Errorf("upload through a follower: %w", err)
 	}
@@ -330,4 +335,26 @@ func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 	s.rep.note("failover: the leader's Raft member shut down (no transfer, no leave); a client wrote through a follower every 10 ms (%d attempts, each up to 2 s); new leader %s. Raft timing: heartbeat timeout 1 s, election timeout 1 s (randomized up to 2 s), leader lease 500 ms (hashicorp/raft defaults, cluster.Config)", tries, lid)
 	leader.close()
 	return nil
+}
+
+// startProfile starts a CPU profile of one cluster row when -cpuprofile
+// is given; the function it returns stops it.
+func (s *session) startProfile(row string) func() {
+	if s.cfg.cpuProfile == "" {
+		return func() {}
+	}
+	f, err := os.Create(s.cfg.cpuProfile + "." + row)
+	if err != nil {
+		s.logf("cpuprofile: %v", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		s.logf("cpuprofile: %v", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

@@ -8,7 +8,7 @@
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
-//	               [-ingest-runs 3] [-search-docs N]
+//	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -57,6 +57,7 @@ type config struct {
 	bin          string        // the quire binary
 	out          string        // Markdown report file, "" for none
 	quick        bool          // smoke-run sizes
+	cpuProfile   string        // CPU profiles of the 3-node rows: PREFIX.ingest, PREFIX.upload
 	clients      int           // concurrent creators
 	docSize      int           // bytes of inline content per document
 	warmup       time.Duration // load before the measured window
@@ -97,6 +98,7 @@ func main() {
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
+	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -108,6 +110,7 @@ func main() {
 	cfg.clusterOnly = *clusterOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
+	cfg.cpuProfile = *cpuProfile
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

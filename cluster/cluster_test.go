@@ -281,6 +281,16 @@ func TestCluster_ReplicatesCommandsAndReplaysOnlyWhatIsMissing(t *testing.T) {
 		t.Fatalf("attach content: %v", err)
 	}
 	converge(t, ms)
+	// The concurrent writes reached the FSMs together: some were applied
+	// as one batch (one Badger transaction), and every node's state is
+	// the same as the others' (converge) whatever its batches were.
+	var batches int64
+	for _, m := range ms {
+		batches += m.n.fsm.batches.Load()
+	}
+	if batches == 0 {
+		t.Fatal("40 concurrent writes were applied one entry at a time on every node: no batch")
+	}
 	leader := leaderOf(ms)
 	follower := ms[0]
 	if follower == leader {

@@ -42,6 +42,7 @@ type fsm struct {
 	applies  atomic.Int64 // entries applied to the store (not skipped)
 	skips    atomic.Int64 // entries at or below the store's index, skipped
 	restores atomic.Int64 // snapshots loaded
+	batches  atomic.Int64 // batches applied in one transaction (ApplyBatch)
 }
 
 func newFSM(db *storage.DB, lg *slog.Logger, applied uint64) *fsm {
@@ -127,6 +128,68 @@ func (f *fsm) Apply(l *raft.Log) any {
 	f.applies.Add(1)
 	f.setApplied(l.Index)
 	return applyResult{res: res, err: err}
+}
+
+// ApplyBatch applies the committed entries Raft hands over together
+// (raft.BatchingFSM, up to MaxAppendEntries) in one Badger transaction,
+// so a batch costs one fsync (DESIGN.md, "Batched apply"). When the
+// batch cannot be applied whole (an entry that does not decode, a command
+// its applier refuses, a transaction too big, a failed commit) nothing is
+// written and the entries are applied one by one with Apply: a failed
+// command never undoes its neighbours, and a failure of this node halts
+// at the right entry.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	if f.haltedErr() != nil {
+		return f.applyEach(logs, out)
+	}
+	applied := f.appliedIndex()
+	batch := make([]storage.IndexedCommand, 0, len(logs))
+	pos := make([]int, 0, len(logs))
+	skipped := 0
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		if l.Index <= applied {
+			skipped++
+			continue
+		}
+		cmd, err := storage.DecodeCommand(l.Data)
+		if err != nil {
+			return f.applyEach(logs, out)
+		}
+		batch = append(batch, storage.IndexedCommand{Index: l.Index, Cmd: cmd})
+		pos = append(pos, i)
+	}
+	if len(batch) < 2 {
+		return f.applyEach(logs, out)
+	}
+	res, errs, ok := f.db.ApplyBatchAt(batch)
+	if !ok {
+		return f.applyEach(logs, out)
+	}
+	for i, l := range logs {
+		if l.Type == raft.LogCommand && l.Index <= applied {
+			out[i] = applyResult{}
+		}
+	}
+	for j, i := range pos {
+		out[i] = applyResult{res: res[j], err: errs[j]}
+	}
+	f.skips.Add(int64(skipped))
+	f.applies.Add(int64(len(batch)))
+	f.batches.Add(1)
+	f.setApplied(batch[len(batch)-1].Index)
+	return out
+}
+
+// applyEach applies logs one entry at a time.
+func (f *fsm) applyEach(logs []*raft.Log, out []any) []any {
+	for i, l := range logs {
+		out[i] = f.Apply(l)
+	}
+	return out
 }
 
 // snapshotMagic starts every snapshot stream, followed by the store's

@@ -72,7 +72,8 @@ type Config struct {
 	// SnapshotThreshold entries were applied since the last one, keeping
 	// TrailingLogs entries in the log for slow followers (0: 2 min, 8192,
 	// 1024: fewer than Raft's 10240 because a content entry holds up to
-	// a few MiB). SnapshotRetain snapshots are kept on disk (0: 2).
+	// a few MiB). SnapshotRetain snapshots are kept on disk (0: 1: Raft
+	// only ever needs the newest, and each is a full copy of the store).
 	SnapshotInterval  time.Duration
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
@@ -167,7 +168,7 @@ func Open(cfg Config) (*Node, error) {
 	if n.logs, err = wal.Open(walDir, wal.WithLogger(hl.Named("wal")), wal.WithMetaStore(n.meta), segSize); err != nil {
 		return nil, fmt.Errorf("cluster: open raft log: %w", err)
 	}
-	if n.snaps, err = raft.NewFileSnapshotStoreWithLogger(snapDir, cmp.Or(cfg.SnapshotRetain, 2), hl.Named("snapshots")); err != nil {
+	if n.snaps, err = raft.NewFileSnapshotStoreWithLogger(snapDir, cmp.Or(cfg.SnapshotRetain, 1), hl.Named("snapshots")); err != nil {
 		return nil, fmt.Errorf("cluster: open snapshots: %w", err)
 	}
 	if err := n.openFSM(); err != nil {

@@ -110,6 +110,9 @@ func (n *Node) openCluster() error {
 			if err := n.Indexer.CatchUp(context.Background(), 0, nil); err != nil {
 				n.cfg.Logger.Error("index catch-up after a snapshot restore", "err", err)
 			}
+			if err := n.useKeyRing(); err != nil {
+				n.cfg.Logger.Error("signing keys after a snapshot restore", "err", err)
+			}
 		}}
 	n.proposeSeconds = newProposeHistogram()
 	cfg.OnPropose = func(took time.Duration, _ error) { n.proposeSeconds.Observe(took.Seconds()) }
@@ -139,7 +142,7 @@ func (n *Node) openCluster() error {
 	go n.fwdSrv.Serve(plainConns{fl})
 	client := &http.Client{Transport: &http.Transport{
 		DialTLSContext:      forwardDialer(c),
-		MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute, ForceAttemptHTTP2: false,
 	}}
 	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: client}
 	n.join.client = client
@@ -191,7 +194,7 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 }
 
 // maxForwardBody bounds one forwarded command. A chunk command carries one
-// chunk in a cluster (at most 1 MiB, about 1.4 MB as base64 JSON); the
+// chunk in a cluster (at most 1 MiB, in the binary chunk form); the
 // largest commands are the commit of a huge upload (its manifest lists
 // ~92 bytes per MiB of content: 16 MiB covers ~170 GiB) and requests
 // bounded by the server's 16 MiB body limit.

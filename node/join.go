@@ -273,6 +273,17 @@ func (n *Node) admit(req server.ClusterJoinRequest) (*server.ClusterJoinResponse
 		}
 		return nil, storage.Invalid("csr", "invalid 'csr': "+err.Error())
 	}
+	// Single use across the cluster: the spent token is a command, so a
+	// later leader refuses it too (Redeem's memory is this member's only).
+	spend := storage.MustCommand(storage.OpSpendJoinToken, "", "cluster", time.Now(),
+		storage.SpendJoinToken{ID: info.Nonce, Expires: info.Expires})
+	if _, _, err := n.Cluster.Propose(context.Background(), spend); err != nil {
+		var ce *storage.ConflictError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("%w: already redeemed", cluster.ErrJoinToken)
+		}
+		return nil, &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "the join token could not be recorded as spent: join again with a new token"}
+	}
 	keys, err := auth.ExportKeys(n.cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -284,8 +295,8 @@ func (n *Node) admit(req server.ClusterJoinRequest) (*server.ClusterJoinResponse
 	if err := n.Cluster.Join(bundle.NodeID, req.RaftAddress); err != nil {
 		var nl *cluster.NotLeaderError
 		if errors.As(err, &nl) {
-			// The token is spent here; a new leader would take it, but
-			// its single use is this member's memory: ask for a new one.
+			// The token is spent (recorded through the log): ask for a
+			// new one.
 			return nil, &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "the leader changed while adding the node: join again with a new token"}
 		}
 		return nil, &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "adding the node failed: " + err.Error()}

@@ -307,3 +307,57 @@ func TestJoin_ThreeNodesFormOverHTTPAndShareOneIdentity(t *testing.T) {
 	}
 	n4.Close()
 }
+
+// A join token is spent for the whole cluster, not in the memory of the
+// leader that redeemed it: after that leader is gone, the new leader
+// refuses the token (403), at itself and through a follower.
+func TestJoin_SpentTokenStaysSpentAfterAFailover(t *testing.T) {
+	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
+	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
+	tok2, err := node.IssueJoinToken(n1.DataDir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2 := joinNode(t, "n2", n1.URL, tok2)
+	tok3, err := node.IssueJoinToken(n1.DataDir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n3 := joinNode(t, "n3", n1.URL, tok3)
+	ca, err := cluster.LoadCA(cluster.TLSDir(node.ClusterDir(n1.DataDir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := ca.Fingerprint()
+
+	// The leader that redeemed both tokens stops abruptly.
+	if err := n1.Node.Cluster.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var leader, follower *quiretest.Server
+	waitFor(t, "a new leader", 20*time.Second, func() bool {
+		switch {
+		case n2.Node.Cluster.IsLeader():
+			leader, follower = n2, n3
+		case n3.Node.Cluster.IsLeader():
+			leader, follower = n3, n2
+		}
+		return leader != nil
+	})
+	for _, tc := range []struct {
+		name string
+		at   *quiretest.Server
+		tok  string
+	}{
+		{"n2's token at the new leader", leader, tok2},
+		{"n3's token through the follower", follower, tok3},
+	} {
+		r := postJoin(t, tc.at.URL, fp, joinRequest(t, "n4", tc.tok))
+		if r.Status != http.StatusForbidden {
+			t.Fatalf("%s: %d %s, want 403", tc.name, r.Status, r.Body)
+		}
+	}
+	if v := voters(leader); len(v) != 3 {
+		t.Fatalf("voters after the refused joins: %v", v)
+	}
+}

@@ -135,6 +135,12 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, DB: db, Index: x, Auth: a, applier: db, errc: make(chan error, 1)}
+	if err := n.useKeyRing(); err != nil {
+		x.Close()
+		db.Close()
+		return nil, fmt.Errorf("signing keys: %w", err)
+	}
+	n.watchKeyRing()
 	n.Indexer = index.NewIndexer(db, x, cfg.Logger)
 	if !cfg.Cluster.Enabled() {
 		// In a cluster the sweep must be a leader's command (next slice).

@@ -100,7 +100,7 @@ func alreadyCompressed(ct string) bool {
 func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 	site, id := siteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
+	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"quire/auth"
 	"quire/storage"
 )
 
@@ -25,7 +24,7 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	if vk != "" {
 		fields = append(fields, vk) // versionDownloadURL
 	}
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), fields...) {
+	if !s.deps.Auth.VerifyURL(c.Query("signature"), fields...) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {

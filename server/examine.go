@@ -37,7 +37,7 @@ func (s *Server) handleGetExaminePdfURL(r *reqCtx) error {
 func (s *Server) handlePutExamine(c *fiber.Ctx) error {
 	site, id := siteParam(c), strings.Clone(c.Params("id"))
 	exp := strings.Clone(c.Query("expires"))
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
+	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {

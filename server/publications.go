@@ -39,7 +39,7 @@ func (s *Server) handleDeletePublication(r *reqCtx) error {
 func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), c.Query("signature"), "publication", site, doc, v, exp) {
+	if !s.deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {

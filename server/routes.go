@@ -82,6 +82,7 @@ func (s *Server) routes() {
 	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
 	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
+	api.Post("/system/keys/rotate", admin(s.handleRotateKeys))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/users", admin(s.handleGetUsers))

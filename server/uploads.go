@@ -16,7 +16,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"quire/auth"
 	"quire/storage"
 )
 
@@ -59,7 +58,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
-	if !auth.VerifyURL(s.deps.Auth.URLKey(), q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
+	if !s.deps.Auth.VerifyURL(q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
 		return errStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := checkURLExpiry(s.now(), exp); err != nil {

@@ -110,6 +110,9 @@ const (
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
 	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
+
+	OpSpendJoinToken Op = "SpendJoinToken" // a cluster join token is redeemed (clusterstate.go)
+	OpRotateKeys     Op = "RotateKeys"     // new token and URL signing keys for every node (clusterstate.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -233,6 +236,10 @@ func init() {
 		OpUpdateReview:      applyUpdateReview,
 		OpAddReviewDecision: applyAddReviewDecision,
 		OpSetDocumentLock:   applySetDocumentLock,
+
+		// clusterstate.go
+		OpSpendJoinToken: applySpendJoinToken,
+		OpRotateKeys:     applyRotateKeys,
 	}
 }
 
@@ -250,8 +257,11 @@ type Command struct {
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of
 	// chunks as base64 JSON cost more CPU than hashing and writing them).
 	// Data is filled from it only when the command leaves the process
-	// (Encode, for the Raft log).
+	// (Encode, for the Raft log; PutChunks has a binary form, wire.go).
 	local any
+	// wire is the encoded form a binary command was decoded from (or last
+	// encoded to): Encode returns it as is (wire.go).
+	wire []byte
 }
 
 // inMemoryPayload marks payload types that Apply may take without a JSON
@@ -286,8 +296,21 @@ func MustCommand(op Op, site, user string, at time.Time, payload any) *Command {
 	return c
 }
 
-// Encode returns the wire form of c (a version byte plus JSON).
+// Encode returns the wire form of c: a version byte plus JSON, or for a
+// chunk command built in this process or decoded from the wire, the
+// binary form of wire.go.
 func (c *Command) Encode() ([]byte, error) {
+	if c.wire != nil {
+		return c.wire, nil
+	}
+	if p, ok := c.local.(PutChunks); ok && c.Op == OpPutChunks && c.Data == nil {
+		b, err := encodeChunks(c, p)
+		if err != nil {
+			return nil, err
+		}
+		c.wire = b
+		return b, nil
+	}
 	if c.local != nil && c.Data == nil {
 		d, err := json.Marshal(c.local)
 		if err != nil {
@@ -299,12 +322,15 @@ func (c *Command) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte{1}, b...), nil
+	return append([]byte{wireJSON}, b...), nil
 }
 
 // DecodeCommand parses the output of Encode.
 func DecodeCommand(b []byte) (*Command, error) {
-	if len(b) == 0 || b[0] != 1 {
+	if len(b) > 0 && b[0] == wireChunks {
+		return decodeChunks(b)
+	}
+	if len(b) == 0 || b[0] != wireJSON {
 		return nil, fmt.Errorf("decode command: unknown version")
 	}
 	var c Command

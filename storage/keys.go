@@ -74,7 +74,8 @@ const (
 	pfxDisposition    = "dsp/" // dsp/<site>/<doc> -> Disposition: what the nightly run did to a document
 	pfxReview         = "rv/"  // rv/<site>/<doc or artifact>/<reviewId> -> Review
 	pfxReviewDecision = "rvd/" // rvd/<site>/<doc or artifact>/<reviewId>/<decisionId> -> ReviewDecision
-	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go)
+	pfxJoinSpent      = "jts/" // jts/<token id> -> uint64 big endian Unix expiry: a cluster join token already redeemed (clusterstate.go)
+	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go)
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"syscall"
 	"testing"
 )
@@ -191,5 +192,63 @@ func TestBackup_LeavesOutReplicationState(t *testing.T) {
 	}
 	if _, err := r.DocumentIDByPath("default", "a.txt"); err != nil {
 		t.Fatalf("restored store lacks the document: %v", err)
+	}
+}
+
+// A batch of log entries is applied in one transaction and leaves exactly
+// the state the same entries leave applied one by one; a command failing
+// its pre-checks fails alone; an applier refusing its command makes the
+// whole batch write nothing (the FSM then applies the entries one by one).
+func TestApplyBatchAt_OneTransactionSameStateAsOneByOne(t *testing.T) {
+	cmds := func() []IndexedCommand {
+		return []IndexedCommand{
+			{10, replicate(t, addDocCmd("b1", "x/1.txt"))},
+			{11, replicate(t, MustCommand("NoSuchOp", "default", "joe", t0, nil))},
+			{12, replicate(t, addDocCmd("b2", "x/1.txt"))}, // same path: renamed, sees b1 in the transaction
+			{14, replicate(t, MustCommand(OpSetTags, "default", "joe", t0, SetTags{DocumentID: "b1", Mode: "add", Tags: []Tag{{Key: "k", Value: "v"}}}))},
+		}
+	}
+	one, batched := mustOpen(t), mustOpen(t)
+	var oneErrs []error
+	for _, e := range cmds() {
+		_, err := one.ApplyAt(e.Cmd, e.Index)
+		oneErrs = append(oneErrs, err)
+	}
+	var hooked []Op
+	batched.OnCommit(func(c *Command, _ Result) { hooked = append(hooked, c.Op) })
+	res, errs, ok := batched.ApplyBatchAt(cmds())
+	if !ok {
+		t.Fatal("the batch was not applied")
+	}
+	for i := range errs {
+		if (errs[i] == nil) != (oneErrs[i] == nil) {
+			t.Fatalf("entry %d: batched error %v, one by one %v", i, errs[i], oneErrs[i])
+		}
+	}
+	if errs[1] == nil {
+		t.Fatal("an unknown op applied in a batch")
+	}
+	if r, ok := res[2].Value.(*AddDocumentsResult); !ok || r.Paths["b2"] == "x/1.txt" {
+		t.Fatalf("second document's result %#v: want it renamed away from its neighbour's path", res[2].Value)
+	}
+	if want := []Op{OpAddDocuments, OpAddDocuments, OpSetTags}; !reflect.DeepEqual(hooked, want) {
+		t.Fatalf("hooks ran for %v, want %v in log order", hooked, want)
+	}
+	h1, n1, _ := one.StateHash()
+	h2, n2, _ := batched.StateHash()
+	if h1 != h2 || n1 != n2 || mustApplied(t, batched) != 14 {
+		t.Fatalf("batched state %s (%d keys, applied %d), one by one %s (%d keys)", h2, n2, mustApplied(t, batched), h1, n1)
+	}
+
+	// An applier's refusal (a duplicate id: ConflictError after reads)
+	// discards the whole batch.
+	before, _, _ := batched.StateHash()
+	_, _, ok = batched.ApplyBatchAt([]IndexedCommand{
+		{15, replicate(t, addDocCmd("b3", "y.txt"))},
+		{16, replicate(t, addDocCmd("b1", "z.txt"))},
+	})
+	after, _, _ := batched.StateHash()
+	if ok || before != after || mustApplied(t, batched) != 14 {
+		t.Fatalf("a batch with a refused command: ok %v, state changed %v, applied %d", ok, before != after, mustApplied(t, batched))
 	}
 }
