@@ -244,3 +244,47 @@ func TestDisposition_RetentionDue(t *testing.T) {
 		t.Fatalf("still due after the run: %v", due)
 	}
 }
+
+// TestDisposition_HeldDocumentWaits: a document under legal hold when its
+// disposition comes is left as it is and stays due, without holding back
+// the documents after it; once the hold is lifted the next run disposes
+// of it.
+func TestDisposition_HeldDocumentWaits(t *testing.T) {
+	d := mustOpen(t)
+	putPolicy(t, d, "s", "hard", RetentionOnly, 2, DispositionDelete)
+	retainedDoc(t, d, "s", "held", "held.txt", "hard", true)
+	retainedDoc(t, d, "s", "free", "free.txt", "hard", true)
+	mustApply(t, d, OpSetDocumentLock, "s", t0, SetDocumentLock{DocumentID: "held", Kind: LockLegalHold})
+	night := t0.AddDate(0, 0, 3)
+	first, next, err := d.RetentionDue("s", night, "", 1)
+	if err != nil || len(first) != 1 || next == "" {
+		t.Fatalf("first page %v %q, %v", first, next, err)
+	}
+	rest, _, err := d.RetentionDue("s", night, next, 10)
+	if err != nil || len(rest) != 1 || rest[0] == first[0] {
+		t.Fatalf("after the cursor %v, %v (first %v)", rest, err, first)
+	}
+	res := mustApply(t, d, OpRetentionDue, "s", night, RetentionDueDocs{DocumentIDs: []string{"held", "free"}, Day: "2026-11-25"})
+	r, ok := res.Value.(*RetentionDueResult)
+	if !ok || r.Held != 1 || r.Disposed != 1 {
+		t.Fatalf("run %+v (%T)", res.Value, res.Value)
+	}
+	if _, err := d.GetDocument("s", "held"); err != nil {
+		t.Fatalf("held document: %v (want kept)", err)
+	}
+	if _, err := d.GetDocument("s", "free"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("free document: %v (want deleted)", err)
+	}
+	if due, _, _ := d.RetentionDue("s", night, "", 10); len(due) != 1 || due[0] != "held" {
+		t.Fatalf("due after the run: %v, want [held]", due)
+	}
+	mustApply(t, d, OpSetDocumentLock, "s", night, SetDocumentLock{DocumentID: "held", Kind: LockLegalHold, Release: true})
+	later := night.AddDate(0, 0, 1)
+	res = mustApply(t, d, OpRetentionDue, "s", later, RetentionDueDocs{DocumentIDs: []string{"held"}, Day: "2026-11-26"})
+	if r, ok := res.Value.(*RetentionDueResult); !ok || r.Disposed != 1 || r.Held != 0 {
+		t.Fatalf("run after the hold %+v", res.Value)
+	}
+	if _, err := d.GetDocument("s", "held"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("held document after the hold: %v (want deleted)", err)
+	}
+}
