@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"quire/storage"
 )
 
@@ -202,8 +204,12 @@ func pageNum(fn string) int {
 }
 
 // searchablePDF rewrites in.pdf with ocrmypdf (pages that have text keep
-// it) and makes the result the document's content. The OCR text stays
-// attached to the new content.
+// it) and stores the result as an OCR artifact of the document, promoted
+// so that the document's content, url and fulltext serve it (as FormKiQ's
+// addPdfDetectedCharactersAsText rewrites the content) while the scanned
+// original stays the document's own content. An artifact, which has no
+// artifacts of its own, gets the rewritten PDF as new content (its
+// earlier content stays a version).
 func (j *Job) searchablePDF(ctx context.Context, dir string, pages int, out *Outcome) error {
 	prog, err := program(j.p.cfg.Engines.Ocrmypdf, "ocrmypdf", "ocrmypdf")
 	if err != nil {
@@ -229,16 +235,35 @@ func (j *Job) searchablePDF(ctx context.Context, dir string, pages int, out *Out
 	if len(m.Chunks) == 0 {
 		return errors.New("ocrmypdf wrote an empty PDF")
 	}
-	upd := storage.UpdateDocument{DocumentID: j.Doc.DocumentID, Content: &m, Chunks: tail}
-	c, err := j.command(storage.OpUpdateDocument, upd)
+	out.Metadata["searchablePdf"] = "true"
+	if j.Doc.ArtifactOf != "" {
+		c, err := j.command(storage.OpUpdateDocument, storage.UpdateDocument{DocumentID: j.Doc.DocumentID, Content: &m, Chunks: tail})
+		if err != nil {
+			return err
+		}
+		out.Then = append(out.Then, c)
+		// The text belongs to the rewritten content from now on.
+		for i := range out.Texts {
+			out.Texts[i].ContentSHA = m.SHA256
+		}
+		return nil
+	}
+	id := uuid.NewString()
+	art := storage.Document{DocumentID: id, ContentType: "application/pdf", UserID: j.Action.UserID, ArtifactCategory: OCRArtifactCategory}
+	add, err := j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
+		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})
 	if err != nil {
 		return err
 	}
-	out.Then = append(out.Then, c)
-	// The text belongs to the rewritten content from now on.
-	for i := range out.Texts {
-		out.Texts[i].ContentSHA = m.SHA256
+	promote, err := j.command(storage.OpPromoteArtifact, storage.ArtifactRef{DocumentID: j.Doc.DocumentID, ArtifactID: id})
+	if err != nil {
+		return err
 	}
-	out.Metadata["searchablePdf"] = "true"
+	out.Then = append(out.Then, add, promote)
+	out.Metadata["artifactId"] = id
 	return nil
 }
+
+// OCRArtifactCategory is the artifactCategory of a searchable PDF the OCR
+// action made.
+const OCRArtifactCategory = "OCR"

@@ -50,6 +50,10 @@ var artifactRoutes = map[string]bool{
 	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
 	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
+	"PUT /documents/:documentId/checkout":                                    true,
+	"DELETE /documents/:documentId/checkout":                                 true,
+	"PUT /documents/:documentId/legalHold":                                   true,
+	"DELETE /documents/:documentId/legalHold":                                true,
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:

@@ -56,6 +56,15 @@ func TestActions_OCR(t *testing.T) {
 					t.Fatalf("%s fulltext did not use the OCR text: %v", id, ft["content"])
 				}
 			}
+			// The searchable PDF is an OCR artifact of the scan, promoted
+			// so that the document serves it; the scan stays.
+			dr := s.Do(http.MethodGet, "/documents/"+pdf+site.query, nil, tok)
+			mustStatus(t, dr, http.StatusOK)
+			art := str(t, dr.JSON(t), "promotedArtifactId")
+			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok)
+			if art == "" || !strings.Contains(string(al.Body), `"artifactCategory":"OCR"`) || !strings.Contains(string(al.Body), art) {
+				t.Fatalf("no promoted OCR artifact: %s / %s", dr.Body, al.Body)
+			}
 			// The PDF now carries a text layer pdftotext can read.
 			r := s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.query, nil, tok)
 			mustStatus(t, r, http.StatusOK)
@@ -72,6 +81,20 @@ func TestActions_OCR(t *testing.T) {
 			out, err := cmd.Output()
 			if err != nil || !strings.Contains(string(out), "Globex") {
 				t.Fatalf("rewritten PDF has no text layer: %v %q", err, out)
+			}
+			// Clearing the promotion serves the scan as it was uploaded.
+			mustStatus(t, s.Do(http.MethodPut, "/documents/"+pdf+"/artifacts/promoteArtifact"+site.query, map[string]any{}, tok), http.StatusOK)
+			r = s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.query, nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			orig, err := http.Get(str(t, r.JSON(t), "contentUrl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scan bytes.Buffer
+			scan.ReadFrom(orig.Body)
+			orig.Body.Close()
+			if !bytes.Equal(scan.Bytes(), quiretest.ImagePDF(img)) {
+				t.Fatalf("the original scan changed: %d bytes", scan.Len())
 			}
 			waitIndexed(t, s)
 			sr := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "Globex"}}, tok)

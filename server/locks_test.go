@@ -89,6 +89,20 @@ func TestCheckout_Routes(t *testing.T) {
 				{"unknown document", "alice", "PUT", "/documents/00000000-0000-4000-8000-000000000000/checkout", nil, 404, ""},
 				{"read-only caller", "reader", "PUT", doc + "/checkout", nil, 401, ""},
 			})
+			// An artifact is checked out on its own; its document stays free.
+			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": id, "artifacts": true, "content": "a1", "contentType": "text/plain"}, toks["alice"])
+			mustStatus(t, r, http.StatusCreated)
+			art := "artifactId=" + str(t, r.JSON(t), "artifactId")
+			runLockSteps(t, s, toks, site.query, []lockStep{
+				{"check out the artifact", "alice", "PUT", doc + "/checkout?" + art, nil, 200, ""},
+				{"its lock shows", "bob", "GET", doc + "/attributes/LockedBy?" + art, nil, 200, `~"alice"`},
+				{"others cannot change it", "bob", "PATCH", doc + "?" + art, map[string]any{"content": "a2"}, 409, "~checked out by 'alice'"},
+				{"nor delete it", "bob", "DELETE", doc + "?" + art, nil, 409, "~checked out by 'alice'"},
+				{"the document is free", "bob", "PATCH", doc, map[string]any{"content": "v4", "contentType": "text/plain"}, 200, ""},
+				{"the document has no lock", "bob", "GET", doc + "/attributes/LockedBy", nil, 404, ""},
+				{"check the artifact in", "alice", "DELETE", doc + "/checkout?" + art, nil, 200, ""},
+				{"then others change it", "bob", "PATCH", doc + "?" + art, map[string]any{"content": "a2"}, 200, ""},
+			})
 		})
 	}
 }

@@ -582,7 +582,7 @@ func smallContent(t *tx, sha string) []byte {
 var finishOps = map[Op]bool{
 	OpUpdateDocument: true, OpSetTags: true, OpSetDocAttributes: true, OpSoftDelete: true,
 	OpDeleteDocument: true, OpAddDocuments: true, OpAddActions: true, OpPutChunks: true, OpQueueDocument: true, OpPublish: true,
-	OpAddArtifact: true,
+	OpAddArtifact: true, OpPromoteArtifact: true,
 }
 
 func applyFinishAction(t *tx, c *Command) (any, error) {
