@@ -62,6 +62,8 @@ type Principal struct {
 	// APIKeySite is the site of the API key the caller used, if any
 	// (with a delegation token: the token's site).
 	APIKeySite string
+	// APIKeyName is the name of the API key the caller used, if any.
+	APIKeyName string
 	// Delegation is set when the request carried a delegation token: the
 	// caller is then Delegation.Actor, acting as Username.
 	Delegation *Delegation

@@ -240,7 +240,7 @@ func (a *Authenticator) apiKey(key string) (*Principal, error) {
 	if name == "" {
 		name = k.Name
 	}
-	p := &Principal{Username: name, Groups: k.Groups, Sites: map[string][]Permission{}, APIKeySite: k.Site, Claims: map[string]any{}}
+	p := &Principal{Username: name, Groups: k.Groups, Sites: map[string][]Permission{}, APIKeySite: k.Site, APIKeyName: k.Name, Claims: map[string]any{}}
 	set := map[Permission]bool{}
 	for _, pm := range k.Permissions {
 		set[pm] = true

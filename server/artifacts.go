@@ -51,6 +51,7 @@ var artifactRoutes = map[string]bool{
 	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
 	"PUT /documents/:documentId/checkout":                                    true,
+	"GET /documents/:documentId/userActivities":                              true,
 	"DELETE /documents/:documentId/checkout":                                 true,
 	"PUT /documents/:documentId/legalHold":                                   true,
 	"DELETE /documents/:documentId/legalHold":                                true,

@@ -229,6 +229,7 @@ func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, e
 	if err != nil {
 		return storage.Result{}, err
 	}
+	cmd.Via = via(r)
 	if indexFed[op] {
 		if err := s.gate.wait(r.UserContext()); err != nil {
 			return storage.Result{}, err

@@ -252,6 +252,9 @@ type Command struct {
 	User string          `json:"user,omitempty"`
 	At   time.Time       `json:"at"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// Via says which request a command came from (activity.go); commands
+	// of the server's own jobs have none.
+	Via *Via `json:"via,omitempty"`
 
 	// local holds the payload of a command built in this process whose
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of

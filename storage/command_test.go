@@ -88,6 +88,14 @@ func TestEveryOpHasAnApplier(t *testing.T) {
 		if fn, ok := appliers[op]; !ok || fn == nil {
 			t.Errorf("Op constant %s (%q) has no applier in the appliers table", name, op)
 		}
+		if _, ok := activityOps[op]; !ok {
+			t.Errorf("Op constant %s (%q) is not in activityOps: say whether it leaves activity entries", name, op)
+		}
+	}
+	for op := range activityOps {
+		if _, ok := byValue[op]; !ok {
+			t.Errorf("activityOps lists %q, which is no Op constant", op)
+		}
 	}
 	for op := range appliers {
 		if _, ok := byValue[op]; !ok {

@@ -249,7 +249,7 @@ func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex u
 		var t *tx
 		err = d.update(c, func(txn *badger.Txn) error {
 			t = &tx{txn: txn}
-			v, err := fn(t, c)
+			v, err := runApplier(t, c, fn)
 			val = v
 			if err == nil && raftIndex > 0 {
 				err = setAppliedIndex(txn, raftIndex)
@@ -405,6 +405,10 @@ type tx struct {
 	// system is set while the pipeline's follow-up commands of an action
 	// are applied (FinishAction): only then may system tags be written.
 	system bool
+	// trail, parts and before serve the activity trail (activity.go).
+	trail  bool
+	parts  map[DocRef]uint8
+	before map[DocRef][]byte
 }
 
 // queue notes that r has an action to run from at (for the pipeline).
@@ -422,7 +426,11 @@ type DocRef struct{ Site, ID string }
 // holds of a document: "<prefix><site>/<doc>[/...]".
 var docPrefixes = []string{pfxDoc, pfxTag, pfxDocAttr}
 
-func (t *tx) touch(key []byte) {
+func (t *tx) touch(key []byte) { t.touchKey(key, false) }
+
+// touchKey notes a document whose record, tags or attributes a key
+// belongs to; write says the key is about to be written.
+func (t *tx) touchKey(key []byte, write bool) {
 	for _, p := range docPrefixes {
 		if len(key) <= len(p) || string(key[:len(p)]) != p {
 			continue
@@ -439,7 +447,9 @@ func (t *tx) touch(key []byte) {
 		if t.touched == nil {
 			t.touched = map[DocRef]struct{}{}
 		}
-		t.touched[DocRef{Site: siteOfKey(string(rest[:i])), ID: string(id)}] = struct{}{}
+		ref := DocRef{Site: siteOfKey(string(rest[:i])), ID: string(id)}
+		t.touched[ref] = struct{}{}
+		t.noteWrite(ref, p, key, write)
 		return
 	}
 }
@@ -486,11 +496,11 @@ func (t *tx) set(key, val []byte) error {
 	if len(key) > maxStoredKeyBytes {
 		return errKeyTooLong
 	}
-	t.touch(key)
+	t.touchKey(key, true)
 	return t.txn.Set(key, val)
 }
 
-func (t *tx) del(key []byte) error { t.touch(key); return t.txn.Delete(key) }
+func (t *tx) del(key []byte) error { t.touchKey(key, true); return t.txn.Delete(key) }
 
 // keys returns the keys under prefix (values are not read).
 func (t *tx) keys(prefix []byte) [][]byte {

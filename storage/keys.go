@@ -75,6 +75,8 @@ const (
 	pfxReview         = "rv/"  // rv/<site>/<doc or artifact>/<reviewId> -> Review
 	pfxReviewDecision = "rvd/" // rvd/<site>/<doc or artifact>/<reviewId>/<decisionId> -> ReviewDecision
 	pfxJoinSpent      = "jts/" // jts/<token id> -> uint64 big endian Unix expiry: a cluster join token already redeemed (clusterstate.go)
+	pfxActivity       = "ua/"  // ua/<site>/<doc or artifact>/<inverted ts>/<n> -> Activity (activity.go)
+	pfxUserActivity   = "uau/" // uau/<site>/<user>\x00<inverted ts>/<doc or artifact>/<n> -> Activity
 	pfxRaft           = "rf/"  // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go)
 )
 

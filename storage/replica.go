@@ -185,7 +185,7 @@ func (d *DB) ApplyBatchAt(batch []IndexedCommand) (res []Result, errs []error, o
 			continue
 		}
 		t := &tx{txn: txn}
-		v, err := fns[i](t, e.Cmd)
+		v, err := runApplier(t, e.Cmd, fns[i])
 		if err == nil {
 			err = d.commitFault(e.Cmd)
 		}
