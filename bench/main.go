@@ -68,6 +68,7 @@ type config struct {
 	pipelineOnly bool          // run the pipeline benchmark alone
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
+	versionsOnly bool          // run the versions benchmark alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 }
@@ -97,6 +98,7 @@ func main() {
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
+	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
@@ -108,6 +110,7 @@ func main() {
 	cfg.pipelineOnly = *pipelineOnly
 	cfg.ingestOnly = *ingestOnly
 	cfg.clusterOnly = *clusterOnly
+	cfg.versionsOnly = *versionsOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	cfg.cpuProfile = *cpuProfile
@@ -177,6 +180,17 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.clusterOnly {
 		return s.clusterBench(ctx)
 	}
+	if cfg.versionsOnly {
+		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		if err := s.versionsBench(ctx, srv); err != nil {
+			return srv.withLog(err)
+		}
+		return nil
+	}
 
 	base, err := s.badgerBaseline(ctx)
 	if err != nil {
@@ -202,6 +216,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return srv.withLog(err)
 	}
 	if err := s.backupBench(ctx, srv); err != nil {
+		return srv.withLog(err)
+	}
+	if err := s.versionsBench(ctx, srv); err != nil {
 		return srv.withLog(err)
 	}
 	// VmHWM also catches peaks between two samples.
