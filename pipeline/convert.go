@@ -188,8 +188,14 @@ func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta 
 	}
 	var c *storage.Command
 	if j.Param("path") == "" {
+		// An artifact's rendition is an artifact of its document too
+		// (artifacts have no artifacts).
+		parent := j.Doc.DocumentID
+		if j.Doc.ArtifactOf != "" {
+			parent = j.Doc.ArtifactOf
+		}
 		d.ArtifactCategory = "RENDITION"
-		c, err = j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
+		c, err = j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent,
 			Artifact: storage.NewDocument{Document: d, Content: &m, Chunks: tail}})
 		md["artifactId"] = id
 	} else {

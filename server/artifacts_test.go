@@ -329,7 +329,7 @@ func TestArtifacts_BadInput(t *testing.T) {
 				{"category too long", "POST", "/documents" + site.query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "artifactCategory": string(bytes.Repeat([]byte("c"), 300))}, 400, `{"errors":[{"key":"artifactCategory","error":"'artifactCategory' cannot exceed 256 bytes"}]}`},
 				{"soft delete an artifact", "DELETE", "/documents/" + other + q(site.query, "softDelete=true&artifactId="+foreign), nil, 400, `{"errors":[{"key":"softDelete","error":"an artifact cannot be soft deleted"}]}`},
 				{"artifacts on upload", "POST", "/documents/upload" + site.query, map[string]any{"documentId": doc, "artifacts": true}, 400, `{"errors":[{"key":"artifacts","error":"add an artifact with POST /documents"}]}`},
-				{"artifactId on a route without it", "POST", "/documents/" + doc + "/actions" + q(site.query, "artifactId="+foreign), map[string]any{"actions": []map[string]any{{"type": "FULLTEXT"}}}, 400, `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`},
+				{"artifactId on a route without it", "PUT", "/documents/" + doc + "/restore" + q(site.query, "artifactId="+foreign), nil, 400, `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(tt.method, tt.path, tt.body, tok)

@@ -517,3 +517,46 @@ func siteID(query string) string {
 	}
 	return strings.TrimPrefix(query, "?siteId=")
 }
+
+// TestActions_OnArtifacts runs actions on an artifact (artifactId on the
+// action routes): OCR reads the artifact's content and its result is the
+// artifact's; a RESIZE of the artifact is an artifact of its document;
+// the document's own actions and OCR stay apart.
+func TestActions_OnArtifacts(t *testing.T) {
+	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
+	s := pipelineServer(t)
+	tok := s.Admin()
+	img := quiretest.TextImage("Delivery note", "Acme Warehouse")
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/original.txt", "content": "original"})
+			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": doc, "artifacts": true, "contentType": "image/png",
+				"isBase64": true, "content": b64(quiretest.PNG(img))}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			art := str(t, r.JSON(t), "artifactId")
+			onArt := q(site.query, "artifactId="+art)
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/actions"+onArt, map[string]any{"actions": []map[string]any{
+				{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}},
+				{"type": "RESIZE", "parameters": map[string]any{"width": "50", "height": "auto"}}}}, tok), http.StatusOK)
+			if st := waitActions(t, s, tok, onArt, doc); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+				t.Fatalf("artifact actions: %v", st)
+			}
+			o := s.Do(http.MethodGet, "/documents/"+doc+"/ocr"+onArt, nil, tok)
+			mustStatus(t, o, http.StatusOK)
+			if data := str(t, o.JSON(t), "data"); !strings.Contains(data, "Acme") {
+				t.Errorf("artifact OCR: %s", o.Body)
+			}
+			if own := s.Do(http.MethodGet, "/documents/"+doc+"/actions"+site.query, nil, tok); strings.Contains(string(own.Body), "OCR") {
+				t.Errorf("the document's own actions list the artifact's: %s", own.Body)
+			}
+			if own := s.Do(http.MethodGet, "/documents/"+doc+"/ocr"+site.query, nil, tok); own.Status != http.StatusNotFound {
+				t.Errorf("the document's own OCR: %d %s, want 404", own.Status, own.Body)
+			}
+			l := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.query, nil, tok)
+			mustStatus(t, l, http.StatusOK)
+			if n := len(list(t, l.JSON(t), "documents")); n != 2 || !strings.Contains(string(l.Body), `"artifactCategory":"RENDITION"`) {
+				t.Errorf("artifacts after the artifact's RESIZE (want it and its rendition): %s", l.Body)
+			}
+		})
+	}
+}
