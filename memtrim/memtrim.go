@@ -70,6 +70,7 @@ type Stats struct {
 	Checks   uint64 // readings of RssFile
 	Trims    uint64 // passes that paged mappings out
 	Mappings uint64 // madvise calls that succeeded
+	Wakes    uint64 // activity seen after an idle trim (each allows one more)
 }
 
 // Trimmer pages out a directory's file mappings when RssFile exceeds a
@@ -83,6 +84,7 @@ type Trimmer struct {
 	checks atomic.Uint64
 	trims  atomic.Uint64
 	maps   atomic.Uint64
+	wakes  atomic.Uint64
 }
 
 // Start starts trimming the mappings of files under dir as o says. On
@@ -112,7 +114,7 @@ func (t *Trimmer) Stop() {
 
 // Stats returns what the trimmer has done so far.
 func (t *Trimmer) Stats() Stats {
-	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load()}
+	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load(), Wakes: t.wakes.Load()}
 }
 
 func (t *Trimmer) loop() {
@@ -141,6 +143,9 @@ func (t *Trimmer) loop() {
 		busy := cerr == nil && float64(c-cpu) > busyCPU*float64(now.Sub(at))
 		cpu, at = c, now
 		if file > last+growth || busy {
+			if idleTrimmed {
+				t.wakes.Add(1)
+			}
 			active, idleTrimmed = now, false
 		}
 		last = file

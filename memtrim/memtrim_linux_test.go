@@ -168,7 +168,9 @@ func TestTrimmerPagesOutOnceWhenIdle(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Quiet on (this loop barely uses the CPU): no second trim.
+	// Quiet on (this loop barely uses the CPU): no second trim, unless
+	// the process was seen busy in between (the race detector or a
+	// loaded machine can make a 20 ms spell busy), and then one per wake.
 	checks := tr.Stats().Checks
 	for tr.Stats().Checks < checks+20 {
 		if time.Now().After(deadline) {
@@ -176,8 +178,8 @@ func TestTrimmerPagesOutOnceWhenIdle(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if s := tr.Stats(); s.Trims != 1 {
-		t.Errorf("%d trims over a quiet spell, want 1", s.Trims)
+	if s := tr.Stats(); s.Trims < 1 || s.Trims > 1+s.Wakes {
+		t.Errorf("%d trims over a quiet spell with %d wakes, want 1 and at most one per wake", s.Trims, s.Wakes)
 	}
 	if r := residentOf(t, path); r > size/8 {
 		t.Errorf("%d bytes resident after the idle trim, want under %d", r, size/8)
