@@ -238,7 +238,8 @@ func (s *docAttrSet) computeRetention(ref EntityRef, disp *DocAttribute) (*DocRe
 	}
 	days, ok := entityNumber(&pe, KeyRetentionPeriodInDays)
 	if !ok {
-		return nil, "", nil // no period: the policy is recorded, no retention is computed
+		// Accepted, it would retain nothing: refused instead.
+		return nil, fmt.Sprintf("RetentionPolicy '%s' has no '%s'", pe.EntityID, KeyRetentionPeriodInDays), nil
 	}
 	if days < 0 || days > 36500 || days != float64(int(days)) {
 		return nil, fmt.Sprintf("invalid '%s' of RetentionPolicy '%s': whole days, 0 to 36500", KeyRetentionPeriodInDays, pe.EntityID), nil

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,14 +77,17 @@ func TestRetention_ComputedAttributes(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("writing %s: %v, want a validation error", KeyRetentionEffectiveEndDate, err)
 	}
-	// A GOVERNANCE policy without a period computes and enforces nothing.
+	// A policy without a period would retain nothing: attaching it is refused.
 	mustApply(t, d, OpPutEntity, "s", t0, PutEntity{EntityTypeID: KeyRetentionPolicy, Namespace: NamespacePreset, Mode: "add",
 		Entity: Entity{EntityID: "open", Name: "open", Attributes: []EntityAttribute{{Key: KeyRetentionMode, ValueType: DataString, Strings: []string{RetentionGovernance}}}}})
-	retainedDoc(t, d, "s", "doc2", "b.txt", "open", false)
-	if _, err := d.Retention("s", "doc2"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("retention of a policy without a period: %v", err)
+	_, err = d.Apply(context.Background(), MustCommand(OpAddDocuments, "s", "joe", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: "doc2", Path: "b.txt"},
+		Attributes: policyAttrs("open", false)}}}))
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "has no 'RetentionPeriodInDays'") {
+		t.Fatalf("a policy without a period: %v, want a validation error", err)
 	}
-	mustApply(t, d, OpDeleteDocument, "s", t0, DocumentRef{DocumentID: "doc2"})
+	if _, err := d.GetDocument("s", "doc2"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the refused document was written: %v", err)
+	}
 	// RETENTION_ONLY does not stop a delete; the record goes with it.
 	mustApply(t, d, OpDeleteDocument, "s", t0, DocumentRef{DocumentID: "doc1"})
 	if _, err := d.Retention("s", "doc1"); !errors.Is(err, ErrNotFound) {
