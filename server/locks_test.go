@@ -329,3 +329,33 @@ func TestReviews_SupersededByContentChange(t *testing.T) {
 		})
 	}
 }
+
+// TestLegalHold_FolderMoveAllOrNothing: a move of a folder whose last
+// document (several move steps in) is under legal hold is refused before
+// its first step, so no document moves.
+func TestLegalHold_FolderMoveAllOrNothing(t *testing.T) {
+	s := quiretest.NewServer(t)
+	toks := lockTokens(s)
+	admin := toks["admin"]
+	var ids []string
+	for i := range 450 {
+		ids = append(ids, addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}))
+	}
+	held := addDoc(t, s, admin, "", map[string]any{"path": "big/zz-held.txt", "content": "x"})
+	mustStatus(t, s.Do(http.MethodPut, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
+	r := s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin)
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "is under legal hold") {
+		t.Fatalf("move over a held document: %d %s, want 409", r.Status, r.Body)
+	}
+	for _, id := range append(ids, held) {
+		d := s.Do(http.MethodGet, "/documents/"+id, nil, admin)
+		if p := str(t, d.JSON(t), "path"); !strings.HasPrefix(p, "big/") {
+			t.Fatalf("document %s moved to %s by a refused move", id, p)
+		}
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin), http.StatusOK)
+	if p := str(t, s.Do(http.MethodGet, "/documents/"+held, nil, admin).JSON(t), "path"); p != "moved/big/zz-held.txt" {
+		t.Errorf("after the hold: %s", p)
+	}
+}

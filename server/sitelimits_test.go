@@ -247,9 +247,9 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 		body               any
 		want               string
 	}{
-		{"actions of an artifact", "GET", "/documents/" + id + "/actions?artifactId=x", nil, artifact},
+		{"notifications of an artifact", "GET", "/documents/" + id + "/notifications?artifactId=x", nil, artifact},
 		{"restore an artifact", "PUT", "/documents/" + id + "/restore?artifactId=x", nil, artifact},
-		{"fulltext of an artifact", "GET", "/documents/" + id + "/fulltext?artifactId=x", nil, artifact},
+		{"fulltext set on an artifact", "PUT", "/documents/" + id + "/fulltext?artifactId=x", map[string]any{"content": "x"}, artifact},
 		{"tags of a version", "GET", "/documents/" + id + "/tags?versionKey=v1", nil, version},
 		{"an artifact without its document", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
 			`{"errors":[{"key":"documentId","error":"'documentId' is required when 'artifacts' is true"}]}`},

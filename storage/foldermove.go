@@ -105,8 +105,36 @@ func applyStartFolderMove(t *tx, c *Command) (any, error) {
 	if err := checkMove(t, c.Site, p.Source, p.Target); err != nil {
 		return nil, err
 	}
+	if err := checkMoveSet(t, c, p.Source); err != nil {
+		return nil, err
+	}
 	j := FolderMoveJob{JobID: p.JobID, Source: p.Source, Target: p.Target, Status: MovePending, UserID: c.User, InsertedDate: c.At}
 	return j, t.setJSON(moveJobKey(c.Site, p.JobID), j)
+}
+
+// checkMoveSet refuses a move before its first step when a document
+// below source may not move (GOVERNANCE retention, legal hold, another
+// user's checkout: checkMutable), so a move is not left half-done by a
+// document it meets on a later step. A lock taken while the move runs
+// still stops it at that step (the job is FAILED with the reason).
+func checkMoveSet(t *tx, c *Command, source string) error {
+	docs, err := subtree(t, c.Site, source, true, 0)
+	if err != nil {
+		return err
+	}
+	for _, e := range docs {
+		d, err := getDoc(t, c.Site, e.entry.DocumentID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkMutable(t, c, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // subtreeEntry is a folder tree entry at or below a moving folder.
