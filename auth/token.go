@@ -121,13 +121,19 @@ func (a *Authenticator) URLKey() []byte { return a.ks.Load().urlKey }
 // Sign returns a token for username in groups, valid for ttl.
 func (a *Authenticator) Sign(username string, groups []string, ttl time.Duration) (string, error) {
 	ks := a.ks.Load()
-	return sign(ks.key, ks.kid, a.cfg.Issuer, username, groups, a.cfg.Now(), ttl)
+	return sign(ks.key, ks.kid, a.cfg.Issuer, username, groups, a.cfg.Now(), ttl, nil)
 }
 
 // SignToken signs a token with the key in dataDir without opening a
 // server (quire token). It only reads the key file, creating it if the
 // data dir is new, so it works while a server runs on the same dir.
 func SignToken(dataDir, issuer, username string, groups []string, ttl time.Duration) (string, error) {
+	return SignTokenClaims(dataDir, issuer, username, groups, ttl, nil)
+}
+
+// SignTokenClaims is SignToken with extra claims (custom:email, for one);
+// they cannot replace the registered ones.
+func SignTokenClaims(dataDir, issuer, username string, groups []string, ttl time.Duration, extra map[string]any) (string, error) {
 	k, kid, err := loadSigningKey(dataDir)
 	if err != nil {
 		return "", err
@@ -135,14 +141,20 @@ func SignToken(dataDir, issuer, username string, groups []string, ttl time.Durat
 	if issuer == "" {
 		issuer = DefaultIssuer
 	}
-	return sign(k, kid, issuer, username, groups, time.Now(), ttl)
+	return sign(k, kid, issuer, username, groups, time.Now(), ttl, extra)
 }
 
-func sign(k *ecdsa.PrivateKey, kid, iss, user string, groups []string, now time.Time, ttl time.Duration) (string, error) {
+func sign(k *ecdsa.PrivateKey, kid, iss, user string, groups []string, now time.Time, ttl time.Duration, extra map[string]any) (string, error) {
 	if groups == nil {
 		groups = []string{}
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
+	claims := jwt.MapClaims{}
+	for c, v := range extra {
+		if !registeredClaims[c] && c != "cognito:username" {
+			claims[c] = v
+		}
+	}
+	base := jwt.MapClaims{
 		"iss":              iss,
 		"sub":              user,
 		"cognito:username": user,
@@ -150,7 +162,11 @@ func sign(k *ecdsa.PrivateKey, kid, iss, user string, groups []string, now time.
 		"iat":              now.Unix(),
 		"nbf":              now.Add(-time.Minute).Unix(),
 		"exp":              now.Add(ttl).Unix(),
-	})
+	}
+	for c, v := range base {
+		claims[c] = v
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 	t.Header["kid"] = kid
 	return t.SignedString(k)
 }

@@ -118,6 +118,16 @@ func (s *Server) Token(user string, groups ...string) string {
 	return tok
 }
 
+// TokenWithClaims is Token with extra claims (custom:email, for one).
+func (s *Server) TokenWithClaims(user string, claims map[string]any, groups ...string) string {
+	tok, err := auth.SignTokenClaims(s.DataDir, "", user, groups, time.Hour, claims)
+	if err != nil {
+		s.t.Errorf("sign token for %s: %v", user, err)
+		return "unsigned-token"
+	}
+	return tok
+}
+
 // Admin returns a token of an Admins member.
 func (s *Server) Admin() string { return s.Token("admin", "Admins") }
 

@@ -316,28 +316,6 @@ func (s *Server) handleGetMalwareScan(r *reqCtx) error {
 	return r.JSON(map[string]any{"malwareScanResults": list})
 }
 
-// handleGetDocumentNotifications serves GET /documents/{id}/notifications:
-// the e-mails NOTIFICATION actions sent, newest first.
-func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
-	if err != nil {
-		return err
-	}
-	res, err := s.db.Results(r.site, d.DocumentID, "notification")
-	if err != nil {
-		return err
-	}
-	list := make([]map[string]any, 0, len(res))
-	for i := len(res) - 1; i >= 0; i-- {
-		var m map[string]any
-		if json.Unmarshal(res[i].Value, &m) == nil {
-			m["insertedDate"] = formatDate(res[i].InsertedDate)
-			list = append(list, m)
-		}
-	}
-	return r.JSON(map[string]any{"notifications": list})
-}
-
 // resultList serves the LLM results of a document: kind's results (of one
 // prompt entity when the route names it) under the field list.
 func (s *Server) resultList(kind, list string, named bool) handler {

@@ -406,7 +406,7 @@ func TestAttributes_Entities(t *testing.T) {
 				t.Fatalf("entities = %v", a)
 			}
 			// Reserved policies: DispositionPolicy needs RetentionPolicy.
-			rp := s.Do(http.MethodPost, "/entities/RetentionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "7y"}}, tok)
+			rp := s.Do(http.MethodPost, "/entities/RetentionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "7y", "attributes": []map[string]any{{"key": "RetentionPeriodInDays", "numberValue": 2555}}}}, tok)
 			mustStatus(t, rp, http.StatusCreated)
 			dp := s.Do(http.MethodPost, "/entities/DispositionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "shred"}}, tok)
 			mustStatus(t, dp, http.StatusCreated)

@@ -135,6 +135,7 @@ func (s *Server) routes() {
 	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
 	api.Get("/documents/:documentId/userActivities", q(read, s.handleGetDocumentActivities))
 	api.Get("/userActivities", q(read, s.handleGetUserActivities))
+	api.Get("/userNotifications", q(read, s.handleGetUserNotifications))
 	api.Put("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, false)))
 	api.Delete("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, true)))
 	api.Put("/documents/:documentId/legalHold", q(govern, s.handleSetLock(storage.LockLegalHold, false)))

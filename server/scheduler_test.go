@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,4 +308,106 @@ func TestScheduler_RunsOnlyWhileLeading(t *testing.T) {
 	s.SetLeader(true)
 	eventually(t, "the missed day's mark", func() bool { return marked(db, jobDisposition, "2026-11-23") && clock.waited(2) })
 	s.SetLeader(false)
+}
+
+// The daily reminders and agreements jobs, run by the scheduler as the
+// clock moves: a reminder policy's notification becomes one NOTIFICATION
+// action on its due day (and again after its repeat interval), never
+// twice for a day; an Agreement dossier past its expiration date in an
+// expiring status becomes Expired, other statuses stay.
+func TestReminders_AndAgreementsRunByScheduler(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	apply := func(op storage.Op, site string, p any) {
+		t.Helper()
+		if _, err := db.Apply(context.Background(), storage.MustCommand(op, site, "joe", t0, p)); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+	date := func(s string) *string { return &s }
+	apply(storage.OpAddAttribute, "default", storage.AddAttribute{Def: storage.AttributeDef{Key: "ContractEnd", DataType: "DATE", Type: "STANDARD"}})
+	apply(storage.OpPutEntity, "default", storage.PutEntity{EntityTypeID: "ReminderPolicy", Namespace: "PRESET", Mode: "add",
+		Entity: storage.Entity{EntityID: "r1", Name: "a day before, weekly", Attributes: []storage.EntityAttribute{
+			{Key: "ReminderDateSourceAttributeKey", ValueType: "STRING", Strings: []string{"ContractEnd"}},
+			{Key: "ReminderPeriod", ValueType: "NUMBER", Numbers: []float64{-1}},
+			{Key: "ReminderRepeatInterval", ValueType: "NUMBER", Numbers: []float64{7}},
+			{Key: "ReminderNotificationToCc", ValueType: "STRING", Strings: []string{"Legal@Example.com"}},
+			{Key: "ReminderNotificationSubject", ValueType: "STRING", Strings: []string{"Contract ends"}},
+		}}})
+	apply(storage.OpAddDocuments, "default", storage.AddDocuments{Docs: []storage.NewDocument{
+		{Document: storage.Document{DocumentID: "contract", Path: "contract.txt"}, Attributes: []storage.AttributeInput{
+			{Key: "ContractEnd", DateValue: date("2026-11-25")},
+			{Key: "ReminderPolicy", EntityTypeID: "ReminderPolicy", EntityID: "r1"}}},
+		{Document: storage.Document{DocumentID: "agr-active", Path: "a1.txt", ResourceType: "DOSSIER"}, Attributes: []storage.AttributeInput{
+			{Key: "AgreementStatus", StringValue: date("Active")}, {Key: "AgreementExpirationDate", DateValue: date("2026-11-23")}}},
+		{Document: storage.Document{DocumentID: "agr-draft", Path: "a2.txt", ResourceType: "DOSSIER"}, Attributes: []storage.AttributeInput{
+			{Key: "AgreementStatus", StringValue: date("Draft")}, {Key: "AgreementExpirationDate", DateValue: date("2026-11-23")}}},
+		{Document: storage.Document{DocumentID: "agr-later", Path: "a3.txt", ResourceType: "DOSSIER"}, Attributes: []storage.AttributeInput{
+			{Key: "AgreementStatus", StringValue: date("Signed")}, {Key: "AgreementExpirationDate", DateValue: date("2026-12-30")}}},
+	}})
+	notifications := func() []storage.DocNotification {
+		ns, _, err := db.DocumentNotifications("default", "contract", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	if ns := notifications(); len(ns) != 1 || ns[0].Status != "PENDING" || !ns[0].NotificationDate.Equal(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)) ||
+		len(ns[0].CC) != 1 || ns[0].CC[0] != "legal@example.com" {
+		t.Fatalf("notification before the due day: %+v", ns)
+	}
+	status := func(id string) string {
+		a, err := db.DocAttribute("default", id, "AgreementStatus")
+		if err != nil || len(a.Strings) == 0 {
+			t.Fatalf("%s status: %+v %v", id, a, err)
+		}
+		return a.Strings[0]
+	}
+	clock := &fakeClock{now: t0}
+	s := NewScheduler(db, db, clock, quietLog(), remindersJob(db, db), agreementsJob(db, db))
+	s.Start()
+	defer s.Stop()
+	eventually(t, "the first day", func() bool { return marked(db, jobReminders, "2026-11-22") && marked(db, jobAgreements, "2026-11-22") && clock.waited(1) })
+	if _, acts, _ := db.ActionState("default", "contract"); len(acts) != 0 {
+		t.Fatalf("actions before the due day: %+v", acts)
+	}
+	if status("agr-active") != "Active" {
+		t.Fatal("expired before its date")
+	}
+	clock.Advance(14 * time.Hour) // the 23rd: the agreement's date
+	eventually(t, "the 23rd", func() bool { return marked(db, jobAgreements, "2026-11-23") && clock.waited(2) })
+	if got := []string{status("agr-active"), status("agr-draft"), status("agr-later")}; got[0] != "Expired" || got[1] != "Draft" || got[2] != "Signed" {
+		t.Errorf("agreement statuses %v, want Expired Draft Signed", got)
+	}
+	clock.Advance(24 * time.Hour) // the 24th: the reminder is due
+	eventually(t, "the 24th", func() bool { return marked(db, jobReminders, "2026-11-24") && clock.waited(3) })
+	_, acts, _ := db.ActionState("default", "contract")
+	if len(acts) != 1 || acts[0].Type != "NOTIFICATION" || !strings.Contains(string(acts[0].Parameters), "legal@example.com") {
+		t.Fatalf("actions on the due day: %+v", acts)
+	}
+	ns := notifications()
+	if len(ns) != 2 || ns[0].Status != "ACTION_CREATED" || ns[0].ActionSk != "0" || ns[1].Status != "PENDING" ||
+		!ns[1].NotificationDate.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("notifications after the due day: %+v", ns)
+	}
+	// A second run of the same day (a restart before its mark, say) adds nothing.
+	if err := remindersJob(db, db).Run(context.Background(), "2026-11-24", clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, acts, _ := db.ActionState("default", "contract"); len(acts) != 1 {
+		t.Fatalf("a second run made %d actions", len(acts))
+	}
+	// A new date recomputes the pending reminder.
+	if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpSetDocAttributes, "default", "joe", clock.Now(), storage.SetDocAttributes{
+		DocumentID: "contract", Mode: storage.AttrSet, Attributes: []storage.AttributeInput{{Key: "ContractEnd", DateValue: date("2027-01-10")}}})); err != nil {
+		t.Fatal(err)
+	}
+	ns = notifications()
+	if len(ns) != 2 || ns[1].Status != "PENDING" || !ns[1].NotificationDate.Equal(time.Date(2027, 1, 9, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("after a new date: %+v", ns)
+	}
+	if a, err := db.DocAttribute("default", "contract", "ReminderDueDate"); err != nil || len(a.Strings) == 0 || !strings.HasPrefix(a.Strings[0], "2027-01-09") {
+		t.Fatalf("ReminderDueDate %+v %v", a, err)
+	}
 }

@@ -311,6 +311,11 @@ func addActions(t *tx, c *Command, d *Document, actions []Action) error {
 		if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, 0), a); err != nil {
 			return err
 		}
+		if a.Type == "NOTIFICATION" && a.Metadata["reminder"] == "" {
+			if err := recordActionNotification(t, c, d.DocumentID, a); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

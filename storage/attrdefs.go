@@ -66,6 +66,10 @@ var builtinAttributes = map[string]AttributeDef{
 	KeyCheckoutForLegalHold:        {Key: KeyCheckoutForLegalHold, DataType: DataBoolean, Type: AttrGovernance},
 	KeyLockedBy:                    {Key: KeyLockedBy, DataType: DataString, Type: AttrStandard},
 	KeyLockedDate:                  {Key: KeyLockedDate, DataType: DataDate, Type: AttrStandard},
+	KeyReminderPolicy:              {Key: KeyReminderPolicy, DataType: DataEntity, Type: AttrStandard},
+	KeyReminderDueDate:             {Key: KeyReminderDueDate, DataType: DataDate, Type: AttrStandard},
+	KeyAgreementStatus:             {Key: KeyAgreementStatus, DataType: DataString, Type: AttrStandard},
+	KeyAgreementExpirationDate:     {Key: KeyAgreementExpirationDate, DataType: DataDate, Type: AttrStandard},
 }
 
 // IsReservedAttribute reports whether key is a reserved attribute name.

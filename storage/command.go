@@ -109,6 +109,8 @@ const (
 	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
+	OpExpireAgreements  Op = "ExpireAgreements"  // the daily agreement-expiration run (agreements.go)
+	OpRemindersDue      Op = "RemindersDue"      // the daily reminders run: due notifications become NOTIFICATION actions (notifications.go)
 	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
 
 	OpSpendJoinToken Op = "SpendJoinToken" // a cluster join token is redeemed (clusterstate.go)
@@ -236,6 +238,8 @@ func init() {
 		OpUpdateReview:      applyUpdateReview,
 		OpAddReviewDecision: applyAddReviewDecision,
 		OpSetDocumentLock:   applySetDocumentLock,
+		OpRemindersDue:      applyRemindersDue,
+		OpExpireAgreements:  applyExpireAgreements,
 
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,

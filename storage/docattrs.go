@@ -193,7 +193,7 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 		s.fail("", "'key' is missing from attribute")
 		return nil, nil
 	}
-	if in.Key == KeyClassification || in.Key == KeyRelationships || isRetentionComputed(in.Key) || isLockKey(in.Key) {
+	if in.Key == KeyClassification || in.Key == KeyRelationships || isRetentionComputed(in.Key) || isLockKey(in.Key) || in.Key == KeyReminderDueDate {
 		s.fail(in.Key, msgAttrReserved(in.Key))
 		return nil, nil
 	}
@@ -541,6 +541,9 @@ func (s *docAttrSet) save() error {
 	}
 	s.keepLock()
 	if err := s.syncRetention(); err != nil {
+		return err
+	}
+	if err := s.syncReminder(); err != nil {
 		return err
 	}
 	var sz requestSize

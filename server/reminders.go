@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire/storage"
+)
+
+// Reminders, agreement expiration and notification listings (API.md
+// "Reminders and notifications"; storage/notifications.go,
+// storage/agreements.go).
+
+const (
+	jobReminders  = "reminders"
+	jobAgreements = "agreements"
+)
+
+// dueBatches walks every site's due items in batches, each applied as one
+// command; the cursor moves past every batch, and 1,000 batches bound a
+// night (the next one goes on).
+func dueBatches(ctx context.Context, db *storage.DB, ap storage.Applier, op storage.Op, now time.Time,
+	list func(site string, after string) ([]string, string, error), payload func([]string) any) error {
+	sites, err := db.Sites()
+	if err != nil {
+		return err
+	}
+	for _, site := range sites {
+		after := ""
+		for i := 0; i < 1000; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			items, next, err := list(site, after)
+			if err != nil {
+				return err
+			}
+			if len(items) == 0 {
+				break
+			}
+			cmd, err := storage.NewCommand(op, site, string(op), now, payload(items))
+			if err != nil {
+				return err
+			}
+			if _, err := ap.Apply(ctx, cmd); err != nil {
+				return fmt.Errorf("%s on site %s: %w", op, site, err)
+			}
+			after = next
+		}
+	}
+	return nil
+}
+
+// remindersJob turns due reminder notifications into NOTIFICATION actions.
+func remindersJob(db *storage.DB, ap storage.Applier) Job {
+	return Job{Name: jobReminders, Run: func(ctx context.Context, _ string, now time.Time) error {
+		return dueBatches(ctx, db, ap, storage.OpRemindersDue, now,
+			func(site, after string) ([]string, string, error) {
+				return db.RemindersDue(site, now, after, dispositionBatch)
+			},
+			func(due []string) any { return storage.RemindersDue{Due: due} })
+	}}
+}
+
+// agreementsJob expires Agreement dossiers past their expiration date.
+func agreementsJob(db *storage.DB, ap storage.Applier) Job {
+	return Job{Name: jobAgreements, Run: func(ctx context.Context, _ string, now time.Time) error {
+		return dueBatches(ctx, db, ap, storage.OpExpireAgreements, now,
+			func(site, after string) ([]string, string, error) {
+				return db.AgreementsDue(site, now, after, dispositionBatch)
+			},
+			func(ids []string) any { return storage.ExpireAgreements{DocumentIDs: ids} })
+	}}
+}
+
+// notificationJSON is a record as FormKiQ's DocumentNotification, with
+// Quire's documentId, siteId and subject beside.
+func notificationJSON(site string) func(n *storage.DocNotification) map[string]any {
+	return func(n *storage.DocNotification) map[string]any {
+		m := map[string]any{
+			"documentId": n.DocumentID, "siteId": site, "notificationType": n.NotificationType,
+			"notificationDate": formatDate(n.NotificationDate), "status": n.Status,
+			"cc": nonNil(n.CC), "bcc": nonNil(n.BCC), "insertedDate": formatDate(n.InsertedDate),
+		}
+		opt := func(k, v string) {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		opt("entityTypeId", n.EntityTypeID)
+		opt("entityId", n.EntityID)
+		opt("actionSk", n.ActionSk)
+		opt("subject", n.Subject)
+		opt("userId", n.UserID)
+		return m
+	}
+}
+
+// handleGetDocumentNotifications serves GET /documents/{id}/notifications:
+// the document's notification records, oldest first.
+func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	return keyPage(r, "notification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
+		return s.db.DocumentNotifications(r.site, d.DocumentID, after, limit)
+	}, notificationJSON(r.site))
+}
+
+// handleGetUserNotifications serves GET /userNotifications: the
+// notifications of the site addressed (cc or bcc) to the address in the
+// caller's custom:email claim, newest first, with the action each made.
+// A caller without the claim has none.
+func (s *Server) handleGetUserNotifications(r *reqCtx) error {
+	addr, _ := r.p.Claims["custom:email"].(string)
+	addr = strings.ToLower(strings.TrimSpace(addr))
+	conv := notificationJSON(r.site)
+	return keyPage(r, "usernotification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
+		if addr == "" || len(addr) > 320 {
+			return nil, "", nil
+		}
+		return s.db.UserNotifications(addr, r.site, after, limit)
+	}, func(n *storage.DocNotification) map[string]any {
+		m := conv(n)
+		if n.ActionSk != "" {
+			if seq, err := strconv.Atoi(n.ActionSk); err != nil {
+			} else if a, err := s.db.GetAction(r.site, storage.ActionRef{DocumentID: n.DocumentID, Seq: seq}); err == nil {
+				m["action"] = map[string]any{"type": a.Type, "status": a.Status}
+			}
+		}
+		return m
+	})
+}
