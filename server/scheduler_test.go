@@ -368,7 +368,9 @@ func TestReminders_AndAgreementsRunByScheduler(t *testing.T) {
 	s := NewScheduler(db, db, clock, quietLog(), remindersJob(db, db), agreementsJob(db, db))
 	s.Start()
 	defer s.Stop()
-	eventually(t, "the first day", func() bool { return marked(db, jobReminders, "2026-11-22") && marked(db, jobAgreements, "2026-11-22") && clock.waited(1) })
+	eventually(t, "the first day", func() bool {
+		return marked(db, jobReminders, "2026-11-22") && marked(db, jobAgreements, "2026-11-22") && clock.waited(1)
+	})
 	if _, acts, _ := db.ActionState("default", "contract"); len(acts) != 0 {
 		t.Fatalf("actions before the due day: %+v", acts)
 	}
