@@ -111,9 +111,28 @@ func writePDF(objs []string) []byte {
 
 // DOCX makes a minimal Word document with one paragraph per line.
 func DOCX(paragraphs ...string) []byte {
+	runs := make([][]string, len(paragraphs))
+	for i, p := range paragraphs {
+		runs[i] = []string{p}
+	}
+	return DOCXRuns(runs...)
+}
+
+// DOCXRuns makes a Word document whose paragraphs are made of the given
+// runs, every second one bold, as a word processor splits text that
+// changed formatting or was typed in several goes.
+func DOCXRuns(paragraphs ...[]string) []byte {
 	var body strings.Builder
 	for _, p := range paragraphs {
-		fmt.Fprintf(&body, `<w:p><w:r><w:t xml:space="preserve">%s</w:t></w:r></w:p>`, xmlEscape(p))
+		body.WriteString("<w:p>")
+		for i, r := range p {
+			rpr := ""
+			if i%2 == 1 {
+				rpr = "<w:rPr><w:b/></w:rPr>"
+			}
+			fmt.Fprintf(&body, `<w:r>%s<w:t xml:space="preserve">%s</w:t></w:r>`, rpr, xmlEscape(r))
+		}
+		body.WriteString("</w:p>")
 	}
 	files := map[string]string{
 		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>

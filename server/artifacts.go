@@ -53,6 +53,7 @@ var artifactRoutes = map[string]bool{
 	"PUT /documents/:documentId/checkout":                                    true,
 	"GET /documents/:documentId/userActivities":                              true,
 	"GET /documents/:documentId/actions":                                     true,
+	"POST /documents/:documentId/generate":                                   true,
 	"POST /documents/:documentId/actions":                                    true,
 	"POST /documents/:documentId/actions/retry":                              true,
 	"GET /documents/:documentId/fulltext":                                    true,

@@ -39,6 +39,7 @@ var routeSamples = map[string]string{
 	"PUT /documents/:documentId/versions":                       `{"versionKey":"<versionKey>"}`,
 	"PUT /documents/:documentId/artifacts/promoteArtifact":      `{}`,
 	"PUT /documents/:documentId/checkout":                       `{}`,
+	"POST /documents/:documentId/generate":                      `{"outputType":"DOCX","datasources":[{"documentId":"x","dataRoot":"data"}]}`,
 	"PUT /documents/:documentId/legalHold":                      `{}`,
 	"POST /documents/:documentId/actions":                       `{"actions":[{"type":"FULLTEXT","parameters":{"characterMax":"40"}},{"type":"RESIZE","parameters":{"width":"10","height":"10"}}]}`,
 	"POST /documents/:documentId/actions/retry":                 "",

@@ -136,6 +136,7 @@ func (s *Server) routes() {
 	api.Get("/documents/:documentId/userActivities", q(read, s.handleGetDocumentActivities))
 	api.Get("/userActivities", q(read, s.handleGetUserActivities))
 	api.Get("/userNotifications", q(read, s.handleGetUserNotifications))
+	api.Post("/documents/:documentId/generate", q(write, s.handleGenerateDocument))
 	api.Put("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, false)))
 	api.Delete("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, true)))
 	api.Put("/documents/:documentId/legalHold", q(govern, s.handleSetLock(storage.LockLegalHold, false)))

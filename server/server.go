@@ -88,6 +88,8 @@ type Pipeline interface {
 	// SendUserMail mails a directory user (a temporary password, a reset
 	// code) through the default site's or the server's mail settings.
 	SendUserMail(ctx context.Context, to, subject, text string) error
+	// Generate fills a template and renders it (POST .../generate).
+	Generate(ctx context.Context, req pipeline.GenerateRequest) (*pipeline.Generated, error)
 	Destinations
 }
 

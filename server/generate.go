@@ -1,0 +1,309 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/pipeline"
+	"quire/storage"
+)
+
+// Document generation limits (API.md "Document generation").
+const (
+	maxTemplateBytes   = 20 << 20 // a template's content
+	maxDataSourceBytes = 1 << 20  // one data source document (JSON)
+	maxDataSources     = 10
+	maxInsertDocuments = 20
+	maxAppendBytes     = 100 << 20 // one PDF to append
+)
+
+type generateIn struct {
+	Datasources []struct {
+		Name       string `json:"name"`
+		DocumentID string `json:"documentId"`
+		ArtifactID string `json:"artifactId"`
+		DataRoot   string `json:"dataRoot"`
+	} `json:"datasources"`
+	InsertDocuments []struct {
+		Position   string `json:"position"`
+		DocumentID string `json:"documentId"`
+		ArtifactID string `json:"artifactId"`
+	} `json:"insertDocuments"`
+	OutputType       string `json:"outputType"`
+	SaveAsDocumentID string `json:"saveAsDocumentId"`
+	Path             string `json:"path"`
+	SaveAsArtifact   bool   `json:"saveAsArtifact"`
+	SaveAsArtifactID string `json:"saveAsArtifactId"`
+	ArtifactCategory string `json:"artifactCategory"`
+	Locale           any    `json:"locale"`
+}
+
+// templateKind is the template kind of a document's content, "" when it
+// is not one.
+func templateKind(d *storage.Document) string {
+	ct, ext := strings.ToLower(d.ContentType), strings.ToLower(path.Ext(d.Path))
+	switch {
+	case strings.Contains(ct, "wordprocessingml.document") || ext == ".docx":
+		return pipeline.TemplateDOCX
+	case strings.Contains(ct, "opendocument.text") || ext == ".odt":
+		return pipeline.TemplateODT
+	}
+	return ""
+}
+
+// handleGenerateDocument serves POST /documents/{id}/generate: the
+// document (or artifact) is the template.
+func (s *Server) handleGenerateDocument(r *reqCtx) error {
+	var in generateIn
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var errs []storage.ValidationItem
+	fail := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
+	out := strings.ToUpper(in.OutputType)
+	if out == "" {
+		out = "DOCX"
+	}
+	if out != "DOCX" && out != "PDF" {
+		fail("outputType", "invalid 'outputType', use DOCX or PDF")
+	}
+	if len(in.Datasources) > maxDataSources {
+		fail("datasources", fmt.Sprintf("at most %d datasources", maxDataSources))
+	}
+	if len(in.InsertDocuments) > maxInsertDocuments {
+		fail("insertDocuments", fmt.Sprintf("at most %d insertDocuments", maxInsertDocuments))
+	}
+	for i, d := range in.InsertDocuments {
+		if d.Position != "APPEND" {
+			fail(fmt.Sprintf("insertDocuments[%d].position", i), "invalid 'position', use APPEND")
+		}
+		if d.DocumentID == "" {
+			fail(fmt.Sprintf("insertDocuments[%d].documentId", i), "'documentId' is required")
+		}
+	}
+	if len(in.InsertDocuments) > 0 && out != "PDF" {
+		fail("insertDocuments", "'insertDocuments' needs outputType PDF")
+	}
+	for i, d := range in.Datasources {
+		if d.DocumentID == "" {
+			fail(fmt.Sprintf("datasources[%d].documentId", i), "'documentId' is required")
+		}
+	}
+	toArtifact := in.SaveAsArtifact || in.SaveAsArtifactID != ""
+	if toArtifact && in.SaveAsDocumentID != "" {
+		fail("saveAsDocumentId", "'saveAsDocumentId' and an artifact target exclude each other")
+	}
+	if in.SaveAsDocumentID != "" && !isUUIDv4(in.SaveAsDocumentID) {
+		fail("saveAsDocumentId", "invalid 'saveAsDocumentId'")
+	}
+	if len(errs) > 0 {
+		return &storage.ValidationError{Items: errs}
+	}
+	tmpl, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	kind := templateKind(tmpl)
+	if kind == "" {
+		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document", tmpl.ContentType))
+	}
+	if tmpl.ContentLength > maxTemplateBytes {
+		return invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
+	}
+	data, err := s.generateData(r, tmpl, &in)
+	if err != nil {
+		return err
+	}
+	tr, _, err := s.db.OpenContent(r.site, tmpl.DocumentID)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	req := pipeline.GenerateRequest{Template: tr, Kind: kind, Data: data, PDF: out == "PDF"}
+	for i, ins := range in.InsertDocuments {
+		id := ins.DocumentID
+		if ins.ArtifactID != "" {
+			a, err := s.db.GetArtifact(r.site, ins.DocumentID, ins.ArtifactID)
+			if err != nil {
+				return invalid(fmt.Sprintf("insertDocuments[%d].artifactId", i), err.Error())
+			}
+			id = a.DocumentID
+		}
+		rd, d, err := s.db.OpenContent(r.site, id)
+		if err != nil {
+			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' has no content to append", ins.DocumentID))
+		}
+		defer rd.Close()
+		if d.ContentLength > maxAppendBytes || !strings.Contains(d.ContentType, "pdf") {
+			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF under %d MiB", ins.DocumentID, maxAppendBytes>>20))
+		}
+		req.Append = append(req.Append, rd)
+	}
+	g, err := s.deps.Pipeline.Generate(r.UserContext(), req)
+	var ge *pipeline.GenerateError
+	if errors.As(err, &ge) {
+		return invalid("documentId", ge.Msg)
+	}
+	if err != nil {
+		if r.UserContext().Err() != nil {
+			return err
+		}
+		s.log.Warn("document generation failed", "requestId", requestID(r.Ctx), "err", err)
+		return errStatus(http.StatusServiceUnavailable, "document generation is not available on this server now")
+	}
+	defer g.Close()
+	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, g, 0, nil)
+	if err != nil {
+		return err
+	}
+	ct := g.ContentType
+	parent := r.pathDocID()
+	switch {
+	case in.SaveAsArtifactID != "":
+		a, err := s.db.GetArtifact(r.site, parent, in.SaveAsArtifactID)
+		if err != nil {
+			return err
+		}
+		upd := storage.UpdateDocument{DocumentID: a.DocumentID, Content: &m, Chunks: tail, ContentType: &ct}
+		if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
+			return err
+		}
+		return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": parent, "artifactId": a.DocumentID})
+	case toArtifact:
+		id := uuid.NewString()
+		cat := in.ArtifactCategory
+		if cat == "" {
+			cat = "GENERATED"
+		}
+		art := storage.Document{DocumentID: id, ContentType: ct, ArtifactCategory: cat, UserID: r.user()}
+		if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent,
+			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}}); err != nil {
+			return err
+		}
+		return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": parent, "artifactId": id})
+	}
+	id := in.SaveAsDocumentID
+	if id != "" {
+		if _, err := s.db.GetDocument(r.site, id); err == nil {
+			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct}
+			if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
+				return err
+			}
+			return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
+		} else if !isNotFound(err) {
+			return err
+		}
+	} else {
+		id = uuid.NewString()
+	}
+	p := in.Path
+	if p == "" {
+		p = strings.TrimSuffix(tmpl.Path, path.Ext(tmpl.Path)) + "-generated" + g.Ext
+		if tmpl.Path == "" {
+			p = ""
+		}
+	}
+	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.user()}, Content: &m, Chunks: tail}
+	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
+}
+
+// generateData is the placeholder values: the template's attributes
+// (first value of each), then each data source's `dataRoot` object
+// (default "data"), later ones winning; nested objects give dotted keys.
+func (s *Server) generateData(r *reqCtx, tmpl *storage.Document, in *generateIn) (map[string]string, error) {
+	data := map[string]string{}
+	attrs, _, err := s.db.DocAttributes(r.site, tmpl.DocumentID, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range attrs {
+		switch {
+		case len(a.Strings) > 0:
+			data[a.Key] = a.Strings[0]
+		case len(a.Numbers) > 0:
+			data[a.Key] = storage.FormatNumber(a.Numbers[0])
+		case a.Boolean != nil:
+			data[a.Key] = strconv.FormatBool(*a.Boolean)
+		}
+	}
+	for i, ds := range in.Datasources {
+		key := fmt.Sprintf("datasources[%d]", i)
+		id := ds.DocumentID
+		if ds.ArtifactID != "" {
+			a, err := s.db.GetArtifact(r.site, ds.DocumentID, ds.ArtifactID)
+			if err != nil {
+				return nil, invalid(key+".artifactId", err.Error())
+			}
+			id = a.DocumentID
+		}
+		rd, d, err := s.db.OpenContent(r.site, id)
+		if err != nil {
+			return nil, invalid(key+".documentId", fmt.Sprintf("document '%s' has no content", ds.DocumentID))
+		}
+		if d.ContentLength > maxDataSourceBytes {
+			rd.Close()
+			return nil, invalid(key+".documentId", fmt.Sprintf("a data source is over %d MiB", maxDataSourceBytes>>20))
+		}
+		b, err := io.ReadAll(io.LimitReader(rd, maxDataSourceBytes+1))
+		rd.Close()
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, invalid(key+".documentId", fmt.Sprintf("document '%s' is not JSON", ds.DocumentID))
+		}
+		root := ds.DataRoot
+		if root == "" {
+			root = "data"
+		}
+		for _, part := range strings.Split(root, ".") {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[part]
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, invalid(key+".dataRoot", fmt.Sprintf("document '%s' has no object at '%s'", ds.DocumentID, root))
+		}
+		flatten("", m, data)
+	}
+	return data, nil
+}
+
+func flatten(prefix string, m map[string]any, out map[string]string) {
+	for k, v := range m {
+		if len(out) > 10000 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			flatten(prefix+k+".", x, out)
+		case string:
+			out[prefix+k] = x
+		case nil:
+			out[prefix+k] = ""
+		case float64:
+			out[prefix+k] = storage.FormatNumber(x)
+		case bool:
+			out[prefix+k] = strconv.FormatBool(x)
+		default:
+			b, _ := json.Marshal(x)
+			out[prefix+k] = string(b)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+const docxType = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+// fetchContent downloads a document's (or artifact's) content through its
+// url.
+func fetchURLContent(t *testing.T, s *quiretest.Server, tok, doc, query string) []byte {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+query, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	resp, err := http.Get(str(t, r.JSON(t), "url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("download: %d %v", resp.StatusCode, err)
+	}
+	return b
+}
+
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	cmd := exec.Command(quiretest.NeedProgram(t, "pdftotext", "poppler-utils"), "-", "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	return string(out)
+}
+
+func pdfPages(t *testing.T, pdf []byte) string {
+	t.Helper()
+	cmd := exec.Command(quiretest.NeedProgram(t, "pdfinfo", "poppler-utils"), "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdfinfo: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pages:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestGenerate_FromTemplate fills a Word template (placeholders split
+// across runs included) from the template's attributes and a JSON data
+// source, renders it to PDF with LibreOffice, appends a PDF, keeps DOCX
+// output as an artifact and replaces it; bad inputs are 400s. Both sites.
+func TestGenerate_FromTemplate(t *testing.T) {
+	quiretest.NeedProgram(t, "soffice", "libreoffice-writer-nogui")
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			defineAttr(t, s, tok, site.query, "CustomerName", "STRING", nil)
+			tmpl := quiretest.DOCXRuns(
+				[]string{"Dear {{Cust", "omerName}},"},
+				[]string{"Invoice total {{", "amount", "}} EUR"},
+				[]string{"Missing: [{{Nope}}]"},
+				[]string{"Note: {{note}} / {{customer.city}}"},
+			)
+			id := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/invoice.docx", "contentType": docxType, "isBase64": true, "content": b64(tmpl),
+				"attributes": []map[string]any{{"key": "CustomerName", "stringValue": "Globex Corp"}}})
+			data := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/data.json", "contentType": "application/json",
+				"content": `{"data":{"amount":42.5,"note":"a<b & c","customer":{"city":"Springfield"}}}`})
+			appendix := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/terms.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.TextPDF("Terms and conditions"))})
+			gen := "/documents/" + id + "/generate" + site.query
+
+			r := s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "path": "out/invoice.pdf",
+				"datasources":     []map[string]any{{"documentId": data}},
+				"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			out := str(t, r.JSON(t), "documentId")
+			pdf := fetchURLContent(t, s, tok, out, site.query)
+			text := strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+			for _, want := range []string{"Dear Globex Corp,", "Invoice total 42.5 EUR", "Missing: []", "Note: a<b & c / Springfield", "Terms and conditions"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("generated PDF lacks %q: %q", want, text)
+				}
+			}
+			if p := pdfPages(t, pdf); p != "2" {
+				t.Errorf("pages %s, want 2 (the template and the appended PDF)", p)
+			}
+			if d := s.Do(http.MethodGet, "/documents/"+out+site.query, nil, tok); str(t, d.JSON(t), "path") != "out/invoice.pdf" {
+				t.Errorf("generated document: %s", d.Body)
+			}
+
+			// DOCX output, kept as an artifact of the template, then replaced.
+			r = s.Do(http.MethodPost, gen, map[string]any{"saveAsArtifact": true, "artifactCategory": "DRAFT", "datasources": []map[string]any{{"documentId": data}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			art := str(t, r.JSON(t), "artifactId")
+			if str(t, r.JSON(t), "documentId") != id || art == "" {
+				t.Fatalf("artifact answer %s", r.Body)
+			}
+			checkDOCX := func(want string) {
+				t.Helper()
+				b := fetchURLContent(t, s, tok, id, q(site.query, "artifactId="+art))
+				zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+				if err != nil {
+					t.Fatalf("generated DOCX: %v", err)
+				}
+				for _, f := range zr.File {
+					if f.Name == "word/document.xml" {
+						rc, _ := f.Open()
+						x, _ := io.ReadAll(rc)
+						rc.Close()
+						if !strings.Contains(string(x), want) || strings.Contains(string(x), "{{") {
+							t.Errorf("document.xml lacks %q or keeps a placeholder: %s", want, x)
+						}
+						return
+					}
+				}
+				t.Error("generated DOCX has no word/document.xml")
+			}
+			checkDOCX("a&lt;b &amp; c")
+			mustStatus(t, s.Do(http.MethodPut, "/documents/"+id+"/attributes/CustomerName"+site.query, map[string]any{"attribute": map[string]any{"stringValue": "Initech"}}, tok), http.StatusOK)
+			r = s.Do(http.MethodPost, gen, map[string]any{"saveAsArtifactId": art}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			if str(t, r.JSON(t), "artifactId") != art {
+				t.Errorf("replacing answered %s", r.Body)
+			}
+			checkDOCX("Initech")
+
+			png := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/logo.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(quiretest.TextImage("x")))})
+			broken := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/broken.docx", "contentType": docxType, "content": "PK not a zip"})
+			for _, tt := range []struct {
+				name, path string
+				body       any
+				want       string
+			}{
+				{"image template", "/documents/" + png + "/generate", map[string]any{}, "unsupported template type 'image/png'"},
+				{"broken template", "/documents/" + broken + "/generate", map[string]any{}, "the template is not a DOCX file"},
+				{"bad output type", gen, map[string]any{"outputType": "XLS"}, "invalid 'outputType'"},
+				{"append to DOCX", gen, map[string]any{"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}}}, "needs outputType PDF"},
+				{"append a PNG", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": png, "position": "APPEND"}}}, "is not a PDF"},
+				{"bad position", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": appendix, "position": "PREPEND"}}}, "invalid 'position'"},
+				{"data not JSON", gen, map[string]any{"datasources": []map[string]any{{"documentId": appendix}}}, "is not JSON"},
+				{"no data root", gen, map[string]any{"datasources": []map[string]any{{"documentId": data, "dataRoot": "nope"}}}, "has no object at 'nope'"},
+			} {
+				p := tt.path
+				if !strings.Contains(p, "?") {
+					p += site.query
+				}
+				r := s.Do(http.MethodPost, p, tt.body, tok)
+				if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) || !strings.Contains(string(r.Body), `"errors"`) {
+					t.Errorf("%s: %d %s, want 400 with %q", tt.name, r.Status, r.Body, tt.want)
+				}
+			}
+		})
+	}
+}
