@@ -115,6 +115,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		PublicWebhooks: c.Webhooks.Public,
+		ESignatureEnv:  c.ESignature.Environment,
 		Logger:         log,
 
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),

@@ -27,6 +27,7 @@ type Config struct {
 	SMTP       SMTP              `toml:"smtp"`
 	LLM        LLM               `toml:"llm"`
 	Webhooks   Webhooks          `toml:"webhooks"`
+	ESignature ESignature        `toml:"esignature"`
 	EventBuses map[string]string `toml:"event_buses"`
 	Outbound   Outbound          `toml:"outbound"`
 	Cluster    Cluster           `toml:"cluster"`
@@ -125,6 +126,13 @@ type LLM struct {
 	APIKey string `toml:"api_key"`
 	// RequireAgreement: LLM actions use only models an admin agreed to.
 	RequireAgreement bool `toml:"require_agreement"`
+}
+
+// ESignature configures e-signature envelopes (API.md "E-signature").
+type ESignature struct {
+	// Environment is the envelopes' environment when a request names
+	// none: PRODUCTION (default) or DEVELOPMENT.
+	Environment string `toml:"environment"`
 }
 
 // Webhooks configures outgoing WEBHOOK and event bus requests.

@@ -335,6 +335,11 @@ func (l *Loaded) validate() Problems {
 	if c.SMTP.Port < 1 || c.SMTP.Port > 65535 {
 		bad("smtp.port", "must be from 1 to 65535, got %d", c.SMTP.Port)
 	}
+	switch c.ESignature.Environment {
+	case "", "PRODUCTION", "DEVELOPMENT":
+	default:
+		bad("esignature.environment", "want PRODUCTION or DEVELOPMENT, got %q", c.ESignature.Environment)
+	}
 	switch c.SMTP.Security {
 	case "", "STARTTLS", "IMPLICIT_TLS":
 	default:

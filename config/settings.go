@@ -138,6 +138,9 @@ var settings = []setting{
 	{key: "llm.require_agreement", name: "llm-require-agreement", help: "LLM actions use only models whose usage agreement an admin accepted (POST /system/inferenceModels/agreement); actions naming another model fail with a message.",
 		example: "true", ptr: func(c *Config) any { return &c.LLM.RequireAgreement }},
 
+	{key: "esignature.environment", name: "esignature-environment", help: "Environment of e-signature envelopes whose request names none: PRODUCTION (default) or DEVELOPMENT (the signing page and mails say it is a test).",
+		example: "DEVELOPMENT", ptr: func(c *Config) any { return &c.ESignature.Environment }},
+
 	{key: "webhooks.secret", name: "webhook-secret", secret: true, help: "Shared secret signing WEBHOOK and event bus requests (X-Quire-Signature, HMAC-SHA256; or QUIRE_WEBHOOK_SECRET).",
 		example: "change-me", ptr: func(c *Config) any { return &c.Webhooks.Secret }},
 	{key: "webhooks.public", name: "public-webhooks", help: "Take payloads at POST /public/webhooks/<webhookId> without a token (FormKiQ's public webhooks, off by default); POST /private/webhooks/... always needs one.",

@@ -49,6 +49,8 @@ type Config struct {
 	// PublicWebhooks takes webhook payloads without a token at
 	// /public/webhooks/.
 	PublicWebhooks bool
+	// ESignatureEnv is the default environment of envelopes.
+	ESignatureEnv string
 	// Timeouts bound slow and idle clients (zero fields: the defaults;
 	// tests shorten them).
 	Timeouts server.Timeouts
@@ -211,6 +213,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		MaxUploadBytes: cfg.MaxUploadBytes,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		PublicWebhooks: cfg.PublicWebhooks,
+		ESignatureEnv:  cfg.ESignatureEnv,
 		DataDir:        cfg.DataDir,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,

@@ -102,6 +102,16 @@ func (p *Pipeline) SendTestMail(ctx context.Context, site, to string) error {
 		Text: "This is a test notification from Quire for site " + site + ". Notifications of this site are delivered."})
 }
 
+// SendSiteMail sends one mail through a site's mail settings (the
+// server's when the site has none): e-signature links, reminders.
+func (p *Pipeline) SendSiteMail(ctx context.Context, site, to, subject, text string) error {
+	cfg, err := p.mailConfig(site)
+	if err != nil {
+		return err
+	}
+	return SendMail(ctx, cfg, Mail{From: cfg.From, To: []string{to}, Subject: subject, Text: text})
+}
+
 // SendUserMail sends a directory mail (a temporary password, a reset
 // code) through the default site's mail settings, else the server's.
 func (p *Pipeline) SendUserMail(ctx context.Context, to, subject, text string) error {

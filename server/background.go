@@ -28,6 +28,7 @@ func (s *Server) SetLeader(leader bool) {
 			s.bg.rescanNow()
 			s.moves.lead()
 			s.sched.Start()
+			go s.resumeSignedEnvelopes(context.Background())
 		}
 		return
 	}

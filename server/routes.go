@@ -60,6 +60,10 @@ func (s *Server) routes() {
 	a.Post("/forgotPassword", s.handleForgotPassword)
 	a.Post("/forgotPasswordConfirm", s.handleForgotPasswordConfirm)
 	a.Post("/confirmRegistration", s.handleConfirmRegistration)
+	// E-signature: the signing token is the credential (esign.go).
+	a.Get("/esign/:token", s.handleSigningPage)
+	a.Post("/esign/:token", s.handleSigningSubmit)
+	a.Get("/esign-status/:envelopeId", s.handleEnvelopeStatusPage)
 	// Short links: the slug is the credential, as for signed URLs.
 	a.Get("/s/:slug", s.handleResolveShortlink)
 	// Anonymous documents, where the site's configuration enables them.
@@ -137,6 +141,15 @@ func (s *Server) routes() {
 	api.Get("/userActivities", q(read, s.handleGetUserActivities))
 	api.Get("/userNotifications", q(read, s.handleGetUserNotifications))
 	api.Post("/documents/:documentId/generate", q(write, s.handleGenerateDocument))
+	api.Post("/esignature/:provider/:documentId/envelopes", q(write, s.handleAddEnvelope))
+	api.Get("/esignature/:provider/:documentId/envelopes", q(read, s.handleGetEnvelopes))
+	api.Get("/esignature/:provider/:documentId/envelopes/:envelopeId", q(read, s.handleGetEnvelope))
+	api.Post("/esignature/:provider/:documentId/envelopes/:envelopeId/send", q(write, s.handleSendEnvelope))
+	api.Post("/esignature/:provider/:documentId/envelopes/:envelopeId/views/recipient", q(write, s.handleRecipientView))
+	api.Post("/esignature/:provider/:documentId/envelopes/:envelopeId/views/sender", q(read, s.handleSenderView))
+	api.Post("/esignature/:provider/:documentId/envelopes/:envelopeId/reminders", q(write, s.handleEnvelopeReminders))
+	api.Post("/esignature/:provider/:documentId/envelopes/:envelopeId/void", q(write, s.handleVoidEnvelope))
+	api.Post("/esignature/:provider/events", q(write, s.handleEnvelopeEvents))
 	api.Put("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, false)))
 	api.Delete("/documents/:documentId/checkout", q(write, s.handleSetLock(storage.LockCheckout, true)))
 	api.Put("/documents/:documentId/legalHold", q(govern, s.handleSetLock(storage.LockLegalHold, false)))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -59,6 +60,9 @@ type Deps struct {
 	// PublicWebhooks takes webhook payloads without a token at
 	// /public/webhooks/ (FormKiQ's public webhooks, off by default).
 	PublicWebhooks bool
+	// ESignatureEnv is the default environment of envelopes
+	// (esignature.environment).
+	ESignatureEnv string
 	// RequireModelAgreement: LLM actions use only agreed models, and the
 	// model listing says which are (llm.require_agreement).
 	RequireModelAgreement bool
@@ -88,6 +92,10 @@ type Pipeline interface {
 	// SendUserMail mails a directory user (a temporary password, a reset
 	// code) through the default site's or the server's mail settings.
 	SendUserMail(ctx context.Context, to, subject, text string) error
+	// SendSiteMail sends one mail through a site's mail settings.
+	SendSiteMail(ctx context.Context, site, to, subject, text string) error
+	// SignedCopy appends a signature page to a PDF (e-signature).
+	SignedCopy(ctx context.Context, src io.Reader, page pipeline.SignaturePage) (*pipeline.Generated, error)
 	// Generate fills a template and renders it (POST .../generate).
 	Generate(ctx context.Context, req pipeline.GenerateRequest) (*pipeline.Generated, error)
 	Destinations
@@ -95,6 +103,10 @@ type Pipeline interface {
 
 // Server is Quire's HTTP API.
 type Server struct {
+	// certifyEnvelope, when set, certifies the signed copy of an envelope
+	// with the site's certificate (esign.go).
+	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
+
 	app  *fiber.App
 	deps Deps
 	db   *storage.DB

@@ -109,6 +109,8 @@ const (
 	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
+	OpPutEnvelope       Op = "PutEnvelope"       // create an e-signature envelope, sent or a draft (envelopes.go)
+	OpEnvelopeChange    Op = "EnvelopeChange"    // send, sign, decline, void or complete an envelope
 	OpExpireAgreements  Op = "ExpireAgreements"  // the daily agreement-expiration run (agreements.go)
 	OpRemindersDue      Op = "RemindersDue"      // the daily reminders run: due notifications become NOTIFICATION actions (notifications.go)
 	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
@@ -240,6 +242,8 @@ func init() {
 		OpSetDocumentLock:   applySetDocumentLock,
 		OpRemindersDue:      applyRemindersDue,
 		OpExpireAgreements:  applyExpireAgreements,
+		OpPutEnvelope:       applyPutEnvelope,
+		OpEnvelopeChange:    applyEnvelopeChange,
 
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,

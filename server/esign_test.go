@@ -1,0 +1,256 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"quire/node"
+	"quire/pipeline"
+	"quire/quiretest"
+)
+
+var signingLink = regexp.MustCompile(`https?://[^\s]+/esign/([A-Za-z0-9_-]+)`)
+
+// linksTo returns the signing links mailed to addr, oldest first.
+func linksTo(mail *quiretest.MailServer, addr string) []string {
+	var out []string
+	for _, m := range mail.Messages() {
+		for _, to := range m.To {
+			if strings.EqualFold(to, addr) {
+				data := strings.ReplaceAll(m.Data, "=\r\n", "")
+				if l := signingLink.FindString(data); l != "" {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func esignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
+	mail := quiretest.NewMailServer(t)
+	s := quiretest.NewServer(t, func(c *node.Config) {
+		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+	})
+	return s, mail
+}
+
+// TestESignature_Routes walks the local provider's routes and envelope
+// transitions on both sites, signing over plain HTTP: drafts, sending,
+// reminders with each recipient's outcome, recipient views, routing
+// order, voiding, declining, and provider events that never move a
+// terminal envelope.
+func TestESignature_Routes(t *testing.T) {
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s, mail := esignServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.TextPDF("Service agreement"))})
+			txt := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/note.txt", "content": "x"})
+			base := "/esignature/local/" + pdf + "/envelopes"
+			a, b := site.name+"-a@example.com", site.name+"-b@example.com"
+			signers := []map[string]any{{"name": "Ann", "email": a, "recipientId": "1", "routingOrder": 1}, {"name": "Ben", "email": b, "recipientId": "2", "routingOrder": "2"}}
+			for _, tt := range []struct {
+				name, path string
+				body       any
+				want       int
+				resp       string
+			}{
+				{"docusign is not reachable", "/esignature/docusign/" + pdf + "/envelopes", map[string]any{"signers": signers}, 400, "needs DocuSign's cloud service"},
+				{"unknown provider", "/esignature/acme/" + pdf + "/envelopes", map[string]any{"signers": signers}, 400, "unknown e-signature provider"},
+				{"no signers", base, map[string]any{}, 400, "'signers' is required"},
+				{"signer without address", base, map[string]any{"signers": []map[string]any{{"name": "X"}}}, 400, "'email' is required"},
+				{"bad environment", base, map[string]any{"environment": "STAGING", "signers": signers}, 400, "invalid 'environment'"},
+				{"bad routing order", base, map[string]any{"signers": []map[string]any{{"name": "X", "email": "x@example.com", "routingOrder": 0}}}, 400, "'routingOrder' is 1 to 100"},
+				{"in-person signers", base, map[string]any{"signers": signers, "inpersonSigners": []any{map[string]any{"hostName": "h"}}}, 400, "in-person signing"},
+				{"not a PDF", "/esignature/local/" + txt + "/envelopes", map[string]any{"signers": signers}, 400, "signs PDF documents"},
+			} {
+				r := s.Do(http.MethodPost, tt.path+site.query, tt.body, tok)
+				if r.Status != tt.want || !strings.Contains(string(r.Body), tt.resp) {
+					t.Errorf("%s: %d %s", tt.name, r.Status, r.Body)
+				}
+			}
+
+			// A draft mails nothing until it is sent.
+			r := s.Do(http.MethodPost, base+site.query, map[string]any{"emailSubject": "Contract", "environment": "DEVELOPMENT", "status": "created", "signers": signers}, tok)
+			mustStatus(t, r, http.StatusOK)
+			env := str(t, r.JSON(t), "envelopeId")
+			one := base + "/" + env
+			if g := s.Do(http.MethodGet, one+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"created"`) || len(linksTo(mail, a)) != 0 {
+				t.Fatalf("draft: %s, %d mails", g.Body, len(linksTo(mail, a)))
+			}
+			mustStatus(t, s.Do(http.MethodPost, one+"/send"+site.query, map[string]any{}, tok), http.StatusOK)
+			if l := linksTo(mail, a); len(l) != 1 || len(linksTo(mail, b)) != 0 {
+				t.Fatalf("after send: %d links to the first signer, %d to the second (routing order)", len(l), len(linksTo(mail, b)))
+			}
+			if r := s.Do(http.MethodPost, one+"/send"+site.query, map[string]any{}, tok); r.Status != http.StatusConflict {
+				t.Errorf("sending twice: %d %s", r.Status, r.Body)
+			}
+			// Reminders say what happened to each recipient.
+			r = s.Do(http.MethodPost, one+"/reminders"+site.query, map[string]any{"recipientIds": []string{"1", "2", "99"}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			body := string(r.Body)
+			if !strings.Contains(body, `{"recipientId":"1","status":"sent"}`) || !strings.Contains(body, `"recipientId":"2","status":"skipped"`) ||
+				!strings.Contains(body, `"recipientId":"99","status":"skipped"`) {
+				t.Errorf("reminders: %s", body)
+			}
+			if l := linksTo(mail, a); len(l) != 2 {
+				t.Fatalf("links after the reminder: %v", l)
+			}
+			// A recipient view is one more live link; the signing page is served.
+			r = s.Do(http.MethodPost, one+"/views/recipient"+site.query, map[string]any{"environment": "DEVELOPMENT", "recipientView": map[string]any{"recipientId": "1", "returnUrl": "https://app.example.com/done"}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			view := str(t, r.JSON(t), "viewUrl")
+			page := s.Do(http.MethodGet, strings.TrimPrefix(view, s.URL), nil, "")
+			if page.Status != http.StatusOK || !strings.Contains(string(page.Body), "Hello Ann") || !strings.Contains(string(page.Body), "DEVELOPMENT") {
+				t.Fatalf("signing page: %d %s", page.Status, page.Body)
+			}
+			path := func(link string) string { return link[strings.Index(link, "/esign/"):] }
+			r = s.Do(http.MethodPost, path(view), map[string]any{"action": "sign"}, "")
+			if r.Status != http.StatusBadRequest {
+				t.Errorf("a signature without a name or drawing: %d %s", r.Status, r.Body)
+			}
+			r = s.Do(http.MethodPost, path(linksTo(mail, a)[0]), map[string]any{"action": "sign", "typedName": "Ann Example"}, "")
+			if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"sent"`) {
+				t.Fatalf("first signature: %d %s", r.Status, r.Body)
+			}
+			if r := s.Do(http.MethodPost, path(view), map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
+				t.Errorf("a second signature with another of Ann's links: %d %s", r.Status, r.Body)
+			}
+			if l := linksTo(mail, b); len(l) != 1 {
+				t.Fatalf("the second signer was not mailed after the first signed: %v", l)
+			}
+			// Void needs a reason; a voided envelope takes nothing more.
+			mustStatus(t, s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{}, tok), http.StatusBadRequest)
+			mustStatus(t, s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{"voidedReason": "wrong version"}, tok), http.StatusOK)
+			if r := s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{"voidedReason": "again"}, tok); r.Status != http.StatusConflict {
+				t.Errorf("voiding twice: %d %s", r.Status, r.Body)
+			}
+			if r := s.Do(http.MethodPost, path(linksTo(mail, b)[0]), map[string]any{"action": "sign", "typedName": "Ben"}, ""); r.Status != http.StatusNotFound {
+				t.Errorf("signing a voided envelope: %d %s", r.Status, r.Body)
+			}
+			for _, ev := range []string{"envelope-completed", "recipient-completed", "envelope-declined"} {
+				r := s.Do(http.MethodPost, "/esignature/local/events"+site.query, map[string]any{"envelopeId": env, "event": ev}, tok)
+				if r.Status != http.StatusOK {
+					t.Errorf("event %s on a voided envelope: %d %s", ev, r.Status, r.Body)
+				}
+			}
+			if g := s.Do(http.MethodGet, one+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"voided"`) || !strings.Contains(string(g.Body), `"voidedReason":"wrong version"`) {
+				t.Errorf("after events: %s", g.Body)
+			}
+
+			// Declining ends an envelope; later events do not revive it.
+			r = s.Do(http.MethodPost, base+site.query, map[string]any{"signers": []map[string]any{{"name": "Cy", "email": "cy-" + a}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			env2 := str(t, r.JSON(t), "envelopeId")
+			mustStatus(t, s.Do(http.MethodPost, path(linksTo(mail, "cy-"+a)[0]), map[string]any{"action": "decline", "reason": "no"}, ""), http.StatusOK)
+			for _, ev := range []string{"envelope-completed", "envelope-voided", "recipient-completed"} {
+				mustStatus(t, s.Do(http.MethodPost, "/esignature/local/events"+site.query, map[string]any{"envelopeId": env2, "event": ev}, tok), http.StatusOK)
+			}
+			if g := s.Do(http.MethodGet, base+"/"+env2+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"declined"`) {
+				t.Errorf("declined envelope after events: %s", g.Body)
+			}
+			l := s.Do(http.MethodGet, base+site.query, nil, tok)
+			if n := len(list(t, l.JSON(t), "envelopes")); n != 2 {
+				t.Errorf("envelopes listed: %d %s", n, l.Body)
+			}
+			sv := s.Do(http.MethodPost, one+"/views/sender"+site.query, map[string]any{}, tok)
+			mustStatus(t, sv, http.StatusOK)
+			if st := s.Do(http.MethodGet, strings.TrimPrefix(str(t, sv.JSON(t), "viewUrl"), s.URL), nil, ""); !strings.Contains(string(st.Body), `"status":"voided"`) {
+				t.Errorf("sender view: %d %s", st.Status, st.Body)
+			}
+			mustStatus(t, s.Do(http.MethodGet, "/esign/not-a-token", nil, ""), http.StatusNotFound)
+		})
+	}
+}
+
+// TestESignature_SigningInChromium sends a PDF to two signers in routing
+// order and has each sign in a real headless Chromium from the link in
+// their mail, one typing a name and one drawing; the envelope completes
+// with a signed PDF artifact holding the document and a signature page.
+func TestESignature_SigningInChromium(t *testing.T) {
+	browser := quiretest.NeedProgram(t, "chromium", "chromium")
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s, mail := esignServer(t)
+	tok := s.Admin()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
+	defer cancelAlloc()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/lease.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.TextPDF("Lease of the Springfield warehouse"))})
+			a, b := "ann-"+site.name+"@example.com", "ben-"+site.name+"@example.com"
+			r := s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.query, map[string]any{"emailSubject": "Lease", "environment": "PRODUCTION",
+				"signers": []map[string]any{{"name": "Ann Archer", "email": a, "routingOrder": 1}, {"name": "Ben Baker", "email": b, "routingOrder": 2}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			env := str(t, r.JSON(t), "envelopeId")
+			sign := func(link string, steps ...chromedp.Action) {
+				t.Helper()
+				ctx, cancel := chromedp.NewContext(alloc)
+				defer cancel()
+				ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+				defer cancelT()
+				var result string
+				actions := append([]chromedp.Action{chromedp.Navigate(link), chromedp.WaitVisible("#sign", chromedp.ByID)}, steps...)
+				actions = append(actions, chromedp.Click("#sign", chromedp.ByID),
+					chromedp.Poll(`document.getElementById('result').textContent.indexOf('Signed') >= 0`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+					chromedp.Text("#result", &result, chromedp.ByID))
+				if err := chromedp.Run(ctx, actions...); err != nil {
+					t.Fatalf("signing in Chromium: %v", err)
+				}
+				if !strings.Contains(result, "Signed") {
+					t.Fatalf("page says %q", result)
+				}
+			}
+			links := linksTo(mail, a)
+			if len(links) != 1 {
+				t.Fatalf("links to the first signer: %v", links)
+			}
+			sign(links[0], chromedp.SendKeys("#typed", "Ann Archer", chromedp.ByID))
+			links = linksTo(mail, b)
+			if len(links) != 1 {
+				t.Fatalf("links to the second signer: %v", links)
+			}
+			draw := `(function(){var p=document.getElementById('pad');var r=p.getBoundingClientRect();
+				function ev(t,x,y){p.dispatchEvent(new PointerEvent(t,{clientX:r.left+x,clientY:r.top+y,bubbles:true}));}
+				ev('pointerdown',20,100);for(var i=0;i<60;i++){ev('pointermove',20+i*6,100-Math.abs(30-i)*2);}
+				window.dispatchEvent(new PointerEvent('pointerup'));return true;})()`
+			var drew bool
+			sign(links[0], chromedp.Evaluate(draw, &drew))
+
+			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.query, nil, tok)
+			mustStatus(t, g, http.StatusOK)
+			e := obj(t, g.JSON(t)["envelope"])
+			if str(t, e, "status") != "completed" {
+				t.Fatalf("envelope after both signed: %s", g.Body)
+			}
+			signed := fetchURLContent(t, s, tok, pdf, q(site.query, "artifactId="+str(t, e, "signedArtifactId")))
+			text := strings.Join(strings.Fields(pdfText(t, signed)), " ")
+			for _, want := range []string{"Lease of the Springfield warehouse", "Signatures", "Ann Archer", "Ben Baker", "Envelope " + env} {
+				if !strings.Contains(text, want) {
+					t.Errorf("signed PDF lacks %q: %q", want, text)
+				}
+			}
+			if !bytes.Contains(signed, []byte("/Subtype /Image")) {
+				t.Error("the drawn signature is not in the signed PDF")
+			}
+			if p := pdfPages(t, signed); p != "2" {
+				t.Errorf("signed PDF pages %s, want 2 (the document and the signature page)", p)
+			}
+			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok)
+			if !strings.Contains(string(al.Body), `"artifactCategory":"SIGNED"`) {
+				t.Errorf("artifacts: %s", al.Body)
+			}
+		})
+	}
+}
