@@ -24,6 +24,8 @@ type Keys struct {
 	SigningKey string `json:"jwtSigningKey"`
 	// URLKey is the HMAC key of signed URLs, hex.
 	URLKey string `json:"urlSigningKey"`
+	// SecretsKey seals the secrets store, hex (auth/secrets.go).
+	SecretsKey string `json:"secretsKey,omitempty"`
 }
 
 // ExportKeys returns the keys of dataDir (creating them on a new data
@@ -35,6 +37,9 @@ func ExportKeys(dataDir string) (Keys, error) {
 	if _, err := loadURLKey(dataDir); err != nil {
 		return Keys{}, err
 	}
+	if _, err := loadSecretsKey(dataDir); err != nil {
+		return Keys{}, err
+	}
 	dir := filepath.Join(dataDir, keysDir)
 	sk, err := os.ReadFile(filepath.Join(dir, signingKeyFile))
 	if err != nil {
@@ -44,7 +49,11 @@ func ExportKeys(dataDir string) (Keys, error) {
 	if err != nil {
 		return Keys{}, err
 	}
-	return Keys{SigningKey: string(sk), URLKey: strings.TrimSpace(string(uk))}, nil
+	sec, err := os.ReadFile(filepath.Join(dir, secretsKeyFile))
+	if err != nil {
+		return Keys{}, err
+	}
+	return Keys{SigningKey: string(sk), URLKey: strings.TrimSpace(string(uk)), SecretsKey: strings.TrimSpace(string(sec))}, nil
 }
 
 // check reports whether k holds an ECDSA signing key and a URL key of at
@@ -64,6 +73,11 @@ func (k Keys) check() error {
 	if u, err := hex.DecodeString(strings.TrimSpace(k.URLKey)); err != nil || len(u) < 32 {
 		return errors.New("auth: the URL signing key handed over is not 32 or more hex-encoded bytes")
 	}
+	if k.SecretsKey != "" {
+		if u, err := hex.DecodeString(k.SecretsKey); err != nil || len(u) != 32 {
+			return errors.New("auth: the secrets key handed over is not 32 hex-encoded bytes")
+		}
+	}
 	return nil
 }
 
@@ -80,6 +94,11 @@ func InstallKeys(dataDir string, k Keys) error {
 	}
 	if err := replaceFile(dir, signingKeyFile, []byte(k.SigningKey)); err != nil {
 		return err
+	}
+	if k.SecretsKey != "" {
+		if err := replaceFile(dir, secretsKeyFile, []byte(k.SecretsKey+"\n")); err != nil {
+			return err
+		}
 	}
 	return replaceFile(dir, urlKeyFile, []byte(strings.TrimSpace(k.URLKey)+"\n"))
 }

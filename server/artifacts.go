@@ -55,6 +55,7 @@ var artifactRoutes = map[string]bool{
 	"GET /documents/:documentId/actions":                                     true,
 	"POST /documents/:documentId/generate":                                   true,
 	"POST /esignature/:provider/:documentId/envelopes":                       true,
+	"POST /documents/:documentId/certifications":                             true,
 	"POST /documents/:documentId/actions":                                    true,
 	"POST /documents/:documentId/actions/retry":                              true,
 	"GET /documents/:documentId/fulltext":                                    true,

@@ -637,7 +637,9 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 		if out, err = s.certifyEnvelope(ctx, site, g.File); err != nil {
 			return nil, err
 		}
-		defer out.Close()
+		if out != g.File {
+			defer out.Close()
+		}
 	}
 	m, tail, err := storage.WriteContent(ctx, s.deps.Applier, out, 0, nil)
 	if err != nil {

@@ -47,6 +47,8 @@ var routeSamples = map[string]string{
 	"POST /esignature/:provider/:documentId/envelopes/:envelopeId/void":            `{"voidedReason":"r"}`,
 	"POST /esignature/:provider/events":                                            `{"envelopeId":"x","event":"recipient-sent"}`,
 	"POST /esign/:token":                                                           `{"action":"sign","typedName":"n"}`,
+	"POST /documents/:documentId/certifications":                                   `{"target":"DOWNLOAD","certificates":[{"alias":"a1","sourceType":"QUIRE_SECRETS"}]}`,
+	"POST /sites/:siteId/secrets":                                                  `{"alias":"a1","type":"PKCS12","data":"AAAA","password":"p"}`,
 	"POST /documents/:documentId/generate":                                         `{"outputType":"DOCX","datasources":[{"documentId":"x","dataRoot":"data"}]}`,
 	"PUT /documents/:documentId/legalHold":                                         `{}`,
 	"POST /documents/:documentId/actions":                                          `{"actions":[{"type":"FULLTEXT","parameters":{"characterMax":"40"}},{"type":"RESIZE","parameters":{"width":"10","height":"10"}}]}`,
@@ -177,7 +179,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["locale"], p["itemKey"] = "fr", "i1"
 	p["id"] = create("GET", "/objects/examine/pdf", "", "id")
 	p["archiveId"] = "x"
-	p["provider"], p["envelopeId"], p["token"] = "local", "x", "x"
+	p["provider"], p["envelopeId"], p["token"], p["alias"] = "local", "x", "x", "a1"
 	return p
 }
 

@@ -163,6 +163,7 @@ func New(d Deps) *Server {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now, actions: d.Actions}
+	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}

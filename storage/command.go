@@ -109,6 +109,8 @@ const (
 	OpAddReview         Op = "AddReview"         // add a review to a document or artifact
 	OpUpdateReview      Op = "UpdateReview"      // change a review's status, requiredDecisions or comments
 	OpAddReviewDecision Op = "AddReviewDecision" // a decision on an open review
+	OpPutSecret         Op = "PutSecret"         // store a sealed secret of a site (secrets.go)
+	OpDeleteSecret      Op = "DeleteSecret"      // remove a secret
 	OpPutEnvelope       Op = "PutEnvelope"       // create an e-signature envelope, sent or a draft (envelopes.go)
 	OpEnvelopeChange    Op = "EnvelopeChange"    // send, sign, decline, void or complete an envelope
 	OpExpireAgreements  Op = "ExpireAgreements"  // the daily agreement-expiration run (agreements.go)
@@ -243,6 +245,8 @@ func init() {
 		OpRemindersDue:      applyRemindersDue,
 		OpExpireAgreements:  applyExpireAgreements,
 		OpPutEnvelope:       applyPutEnvelope,
+		OpPutSecret:         applyPutSecret,
+		OpDeleteSecret:      applyDeleteSecret,
 		OpEnvelopeChange:    applyEnvelopeChange,
 
 		// clusterstate.go

@@ -81,6 +81,7 @@ const (
 	pfxEnvelope         = "env/"  // env/<site>/<envelopeId> -> Envelope (envelopes.go)
 	pfxEnvelopeDoc      = "envd/" // envd/<site>/<doc>/<envelopeId> -> "" (a document's envelopes)
 	pfxEnvelopeToken    = "envt/" // envt/<sha256 of a signing token> -> EnvelopeTokenRef
+	pfxSecret           = "sec/"  // sec/<site>/<alias> -> Secret (secrets.go; sealed)
 	pfxActivity         = "ua/"   // ua/<site>/<doc or artifact>/<inverted ts>/<n> -> Activity (activity.go)
 	pfxUserActivity     = "uau/"  // uau/<site>/<user>\x00<inverted ts>/<doc or artifact>/<n> -> Activity
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go)

@@ -1,0 +1,323 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"software.sslmate.com/src/go-pkcs12"
+
+	"quire/auth"
+	"quire/certify"
+	"quire/storage"
+)
+
+// Secrets and certification (API.md "Secrets and certification").
+
+const (
+	maxPKCS12Bytes   = 32 << 10
+	maxCertifyBytes  = 100 << 20 // a PDF to certify
+	maxCertificates  = 5         // signatures per request
+	secretSourceType = "QUIRE_SECRETS"
+)
+
+// sealedCert is what a certificate secret holds once opened.
+type sealedCert struct {
+	Key   []byte   `json:"key"`   // PKCS #8
+	Certs [][]byte `json:"certs"` // leaf first
+}
+
+func secretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + site + "\x00" + alias) }
+
+// handleAddSecret serves POST /sites/{siteId}/secrets {alias, type:
+// PKCS12, data (base64), password}.
+func (s *Server) handleAddSecret(r *reqCtx) error {
+	var in struct {
+		Alias    string `json:"alias"`
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+		Password string `json:"password"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if !storage.ValidSecretAlias(in.Alias) {
+		return invalid("alias", "invalid 'alias': 1 to 64 letters, digits, '_', '.' or '-'")
+	}
+	if in.Type != "" && in.Type != "PKCS12" {
+		return invalid("type", "invalid 'type', use PKCS12")
+	}
+	raw, err := base64.StdEncoding.DecodeString(in.Data)
+	if err != nil || len(raw) == 0 || len(raw) > maxPKCS12Bytes {
+		return invalid("data", fmt.Sprintf("'data' must be a base64 PKCS #12 file under %d KiB", maxPKCS12Bytes>>10))
+	}
+	key, leaf, chain, err := pkcs12.DecodeChain(raw, in.Password)
+	if err != nil {
+		return invalid("data", "the PKCS #12 file or its password is not valid")
+	}
+	if _, ok := key.(crypto.Signer); !ok {
+		return invalid("data", "the PKCS #12 key cannot sign")
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return invalid("data", "the PKCS #12 key cannot be kept")
+	}
+	sc := sealedCert{Key: kder, Certs: [][]byte{leaf.Raw}}
+	for _, c := range chain {
+		sc.Certs = append(sc.Certs, c.Raw)
+	}
+	plain, err := json.Marshal(sc)
+	if err != nil {
+		return err
+	}
+	sealed, err := auth.SealSecret(s.deps.DataDir, plain, secretAAD(r.site, in.Alias))
+	if err != nil {
+		return err
+	}
+	fp := sha256.Sum256(leaf.Raw)
+	sec := storage.Secret{Alias: in.Alias, Type: "CERTIFICATE", Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(),
+		NotAfter: leaf.NotAfter.UTC(), Fingerprint: hex.EncodeToString(fp[:]), Sealed: sealed}
+	if _, err := s.apply(r, storage.OpPutSecret, storage.PutSecret{Secret: sec}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(secretJSON(&sec))
+}
+
+func secretJSON(sec *storage.Secret) map[string]any {
+	m := map[string]any{"alias": sec.Alias, "type": sec.Type, "subject": sec.Subject, "issuer": sec.Issuer,
+		"notAfter": formatDate(sec.NotAfter), "fingerprint": sec.Fingerprint}
+	if !sec.InsertedDate.IsZero() {
+		m["insertedDate"] = formatDate(sec.InsertedDate)
+	}
+	return m
+}
+
+// handleGetSecrets serves GET /sites/{siteId}/secrets: aliases and
+// certificate facts, never the secrets.
+func (s *Server) handleGetSecrets(r *reqCtx) error {
+	return keyPage(r, "secret", "secrets", func(after string, limit int) ([]storage.Secret, string, error) {
+		return s.db.Secrets(r.site, after, limit)
+	}, secretJSON)
+}
+
+func (s *Server) handleDeleteSecret(r *reqCtx) error {
+	if _, err := s.apply(r, storage.OpDeleteSecret, storage.SecretRef{Alias: r.Params("alias")}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Secret deleted"})
+}
+
+// certSigner opens a site's certificate secret.
+func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
+	sec, err := s.db.GetSecret(site, alias)
+	if err != nil {
+		return certify.Signer{}, err
+	}
+	plain, err := auth.OpenSecret(s.deps.DataDir, sec.Sealed, secretAAD(site, alias))
+	if err != nil {
+		return certify.Signer{}, fmt.Errorf("open secret %s: %w", alias, err)
+	}
+	var sc sealedCert
+	if err := json.Unmarshal(plain, &sc); err != nil || len(sc.Certs) == 0 {
+		return certify.Signer{}, fmt.Errorf("secret %s is not a certificate", alias)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(sc.Key)
+	if err != nil {
+		return certify.Signer{}, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return certify.Signer{}, fmt.Errorf("secret %s cannot sign", alias)
+	}
+	var certs []*x509.Certificate
+	for _, der := range sc.Certs {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return certify.Signer{}, err
+		}
+		certs = append(certs, c)
+	}
+	return certify.Signer{Key: signer, Cert: certs[0], Chain: certs[1:]}, nil
+}
+
+// certifyPDF signs the PDF in rd with signers: qpdf refuses what is not a
+// PDF or is encrypted, and rewrites the rest into the form certify reads.
+func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
+	qpdf, err := exec.LookPath("qpdf")
+	if err != nil {
+		return nil, errStatus(http.StatusServiceUnavailable, "certification needs qpdf on this server")
+	}
+	dir, err := os.MkdirTemp("", "certify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, "in.pdf"), filepath.Join(dir, "out.pdf")
+	f, err := os.Create(in)
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.Copy(f, io.LimitReader(rd, maxCertifyBytes+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n > maxCertifyBytes {
+		return nil, invalid("documentId", fmt.Sprintf("the PDF is over %d MiB", maxCertifyBytes>>20))
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	// --is-encrypted exits 0 for an encrypted file, 2 for an unencrypted one.
+	if exec.CommandContext(cctx, qpdf, "--is-encrypted", in).Run() == nil {
+		return nil, invalid("documentId", "the PDF is encrypted")
+	}
+	if b, err := exec.CommandContext(cctx, qpdf, "--object-streams=disable", in, out).CombinedOutput(); err != nil {
+		var ee *exec.ExitError
+		// Exit 3: warnings, the output is written.
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			s.log.Info("qpdf refused a PDF to certify", "err", err, "out", strings.TrimSpace(string(b)))
+			return nil, invalid("documentId", "the document is not a PDF that can be read")
+		}
+	}
+	norm, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	signed, err := certify.Sign(norm, signers, certify.Options{Time: s.now(), CertifyP: p})
+	var ce *certify.Error
+	if errors.As(err, &ce) {
+		return nil, invalid("documentId", "the PDF cannot be signed: "+ce.Msg)
+	}
+	return signed, err
+}
+
+// handleAddCertification serves POST /documents/{id}/certifications
+// {target: DOWNLOAD, certificates: [{alias, sourceType}]}: the first
+// certificate certifies (DocMDP, form filling and signing allowed), the
+// others approve; the signed copy is a CERTIFIED artifact.
+func (s *Server) handleAddCertification(r *reqCtx) error {
+	var in struct {
+		Target       string `json:"target"`
+		Certificates []struct {
+			Alias      string `json:"alias"`
+			SourceType string `json:"sourceType"`
+		} `json:"certificates"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	var errs []storage.ValidationItem
+	fail := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
+	if in.Target != "DOWNLOAD" {
+		fail("target", "invalid 'target', use DOWNLOAD")
+	}
+	if len(in.Certificates) == 0 || len(in.Certificates) > maxCertificates {
+		fail("certificates", fmt.Sprintf("1 to %d certificates", maxCertificates))
+	}
+	for i, c := range in.Certificates {
+		k := fmt.Sprintf("certificates[%d]", i)
+		switch c.SourceType {
+		case "", secretSourceType:
+		case "AWS_SECRETS_MANAGER":
+			fail(k+".sourceType", "AWS Secrets Manager is not reachable from this server: add the certificate with POST /sites/{siteId}/secrets and use sourceType QUIRE_SECRETS")
+		default:
+			fail(k+".sourceType", "invalid 'sourceType', use QUIRE_SECRETS")
+		}
+		if !storage.ValidSecretAlias(c.Alias) {
+			fail(k+".alias", "invalid 'alias'")
+		}
+	}
+	if len(errs) > 0 {
+		return &storage.ValidationError{Items: errs}
+	}
+	var signers []certify.Signer
+	for i, c := range in.Certificates {
+		sg, err := s.certSigner(r.site, c.Alias)
+		if isNotFound(err) {
+			return invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
+		}
+		if err != nil {
+			return err
+		}
+		signers = append(signers, sg)
+	}
+	rd, d, err := s.db.OpenContent(r.site, r.docID())
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	signed, err := s.certifyPDF(r.UserContext(), rd, signers, 2)
+	if err != nil {
+		return err
+	}
+	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(signed), 0, nil)
+	if err != nil {
+		return err
+	}
+	id := uuid.NewString()
+	name := strings.TrimSuffix(d.Path, ".pdf")
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	art := storage.Document{DocumentID: id, Path: name + "-certified.pdf", ContentType: "application/pdf", ArtifactCategory: "CERTIFIED", UserID: r.user()}
+	if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: r.pathDocID(),
+		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.pathDocID(), "artifactId": id,
+		"url": s.downloadURL(r.site, id, false, defaultURLDuration)})
+}
+
+// certifyWithSite certifies an envelope's signed copy with the site's
+// certificate named `esignature` when the site has one (esign.go).
+func (s *Server) certifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
+	sg, err := s.certSigner(site, esignCertificateAlias)
+	if isNotFound(err) {
+		return in, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	signed, err := s.certifyPDF(ctx, in, []certify.Signer{sg}, 1)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "certified-*.pdf")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // unlinked: gone when closed
+	if _, err := f.Write(signed); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// esignCertificateAlias is the site certificate envelopes are certified
+// with.
+const esignCertificateAlias = "esignature"

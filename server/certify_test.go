@@ -1,0 +1,189 @@
+package server_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
+
+	"quire/certify"
+	"quire/quiretest"
+)
+
+// pkcs12File makes a CA-issued certificate for name as a PKCS #12 file.
+func pkcs12File(t *testing.T, name, password string) []byte {
+	t.Helper()
+	caKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.AddDate(1, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.AddDate(1, 0, 0), KeyUsage: x509.KeyUsageDigitalSignature}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(leafDER)
+	p12, err := pkcs12.Modern.Encode(key, leaf, []*x509.Certificate{ca}, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p12
+}
+
+func runPdfsig(t *testing.T, pdf []byte) string {
+	t.Helper()
+	prog := quiretest.NeedProgram(t, "pdfsig", "poppler-utils")
+	fn := filepath.Join(t.TempDir(), "signed.pdf")
+	if err := os.WriteFile(fn, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(prog, fn).CombinedOutput()
+	return string(out)
+}
+
+// TestCertification_SecretsAndSignatures: certificates go into a site's
+// secrets store (never read back), a PDF is certified and approved with
+// two of them into a CERTIFIED artifact that pdfsig and certify.Verify
+// both find valid, bad inputs are 400s, and an envelope's signed copy is
+// certified with the site's `esignature` certificate. Both sites.
+func TestCertification_SecretsAndSignatures(t *testing.T) {
+	qpdf := quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s, mail := esignServer(t)
+	tok := s.Admin()
+	notary, approver := pkcs12File(t, "Nora Notary", "pw1"), pkcs12File(t, "Abe Approver", "pw2")
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			siteID := strings.TrimPrefix(site.query, "?siteId=")
+			if siteID == "" {
+				siteID = "default"
+			}
+			secrets := "/sites/" + siteID + "/secrets"
+			r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "type": "PKCS12", "data": b64(notary), "password": "pw1"}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			if str(t, r.JSON(t), "fingerprint") == "" || !strings.Contains(str(t, r.JSON(t), "subject"), "Nora Notary") {
+				t.Errorf("secret answer %s", r.Body)
+			}
+			mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "approver", "data": b64(approver), "password": "pw2"}, tok), http.StatusCreated)
+			for _, tt := range []struct {
+				name string
+				body map[string]any
+				want int
+			}{
+				{"wrong password", map[string]any{"alias": "x", "data": b64(notary), "password": "nope"}, 400},
+				{"not PKCS12", map[string]any{"alias": "x", "data": b64([]byte("hello")), "password": "pw1"}, 400},
+				{"bad alias", map[string]any{"alias": "a b", "data": b64(notary), "password": "pw1"}, 400},
+				{"taken alias", map[string]any{"alias": "notary", "data": b64(notary), "password": "pw1"}, 409},
+			} {
+				if r := s.Do(http.MethodPost, secrets, tt.body, tok); r.Status != tt.want {
+					t.Errorf("%s: %d %s", tt.name, r.Status, r.Body)
+				}
+			}
+			l := s.Do(http.MethodGet, secrets, nil, tok)
+			mustStatus(t, l, http.StatusOK)
+			if n := len(list(t, l.JSON(t), "secrets")); n != 2 || strings.Contains(string(l.Body), "sealed") || strings.Contains(string(l.Body), "key") {
+				t.Errorf("secrets listing: %s", l.Body)
+			}
+			mustStatus(t, s.Do(http.MethodGet, secrets, nil, s.Token("w", siteID)), http.StatusUnauthorized)
+
+			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": b64(quiretest.TextPDF("Deed of the Springfield plant"))})
+			r = s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+				"certificates": []map[string]any{{"alias": "notary"}, {"alias": "approver", "sourceType": "QUIRE_SECRETS"}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			resp, err := http.Get(str(t, r.JSON(t), "url"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			signed, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("download: %d %v", resp.StatusCode, err)
+			}
+			out := runPdfsig(t, signed)
+			if strings.Count(out, "Signature is Valid") != 2 || !strings.Contains(out, "Nora Notary") || !strings.Contains(out, "Abe Approver") || !strings.Contains(out, "Total document signed") {
+				t.Errorf("pdfsig:\n%s", out)
+			}
+			if infos, err := certify.Verify(signed); err != nil || len(infos) != 2 || infos[0].Err != nil || infos[1].Err != nil || !infos[0].Certified {
+				t.Errorf("Verify: %v %+v", err, infos)
+			}
+			if al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok); !strings.Contains(string(al.Body), `"artifactCategory":"CERTIFIED"`) {
+				t.Errorf("artifacts: %s", al.Body)
+			}
+
+			txt := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/note.txt", "content": "not a pdf"})
+			broken := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/broken.pdf", "contentType": "application/pdf", "content": "%PDF-1.4 nothing else"})
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "in.pdf"), quiretest.TextPDF("secret"), 0o600)
+			if b, err := exec.Command(qpdf, "--encrypt", "u", "o", "256", "--", filepath.Join(dir, "in.pdf"), filepath.Join(dir, "enc.pdf")).CombinedOutput(); err != nil {
+				t.Fatalf("qpdf --encrypt: %v %s", err, b)
+			}
+			encBytes, _ := os.ReadFile(filepath.Join(dir, "enc.pdf"))
+			enc := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/enc.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(encBytes)})
+			cert := func(id string, body map[string]any) *quiretest.Response {
+				return s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.query, body, tok)
+			}
+			good := []map[string]any{{"alias": "notary"}}
+			for _, tt := range []struct {
+				name, id string
+				body     map[string]any
+				want     string
+			}{
+				{"AWS source", pdf, map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": "notary", "sourceType": "AWS_SECRETS_MANAGER"}}}, "AWS Secrets Manager is not reachable"},
+				{"unknown alias", pdf, map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": "nobody"}}}, "certificate 'nobody' not found"},
+				{"bad target", pdf, map[string]any{"target": "EMAIL", "certificates": good}, "invalid 'target'"},
+				{"no certificates", pdf, map[string]any{"target": "DOWNLOAD"}, "1 to 5 certificates"},
+				{"not a PDF", txt, map[string]any{"target": "DOWNLOAD", "certificates": good}, "not a PDF"},
+				{"broken PDF", broken, map[string]any{"target": "DOWNLOAD", "certificates": good}, "not a PDF"},
+				{"encrypted PDF", enc, map[string]any{"target": "DOWNLOAD", "certificates": good}, "the PDF is encrypted"},
+			} {
+				r := cert(tt.id, tt.body)
+				if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) || !strings.Contains(string(r.Body), `"errors"`) {
+					t.Errorf("%s: %d %s, want 400 with %q", tt.name, r.Status, r.Body, tt.want)
+				}
+			}
+			mustStatus(t, s.Do(http.MethodDelete, secrets+"/approver", nil, tok), http.StatusOK)
+			if r := cert(pdf, map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": "approver"}}}); r.Status != http.StatusBadRequest {
+				t.Errorf("a deleted certificate: %d %s", r.Status, r.Body)
+			}
+
+			// An envelope's signed copy is certified with the site's `esignature` certificate.
+			mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "esignature", "data": b64(notary), "password": "pw1"}, tok), http.StatusCreated)
+			signer := "cert-" + site.name + "@example.com"
+			r = s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.query, map[string]any{"signers": []map[string]any{{"name": "Sam Signer", "email": signer}}}, tok)
+			mustStatus(t, r, http.StatusOK)
+			env := str(t, r.JSON(t), "envelopeId")
+			links := linksTo(mail, signer)
+			if len(links) != 1 {
+				t.Fatalf("links: %v", links)
+			}
+			mustStatus(t, s.Do(http.MethodPost, links[0][strings.Index(links[0], "/esign/"):], map[string]any{"action": "sign", "typedName": "Sam Signer"}, ""), http.StatusOK)
+			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.query, nil, tok)
+			e := obj(t, g.JSON(t)["envelope"])
+			if str(t, e, "status") != "completed" {
+				t.Fatalf("envelope: %s", g.Body)
+			}
+			copyPDF := fetchURLContent(t, s, tok, pdf, q(site.query, "artifactId="+str(t, e, "signedArtifactId")))
+			if out := runPdfsig(t, copyPDF); !strings.Contains(out, "Signature is Valid") || !strings.Contains(out, "Nora Notary") {
+				t.Errorf("pdfsig of the envelope's signed copy:\n%s", out)
+			}
+		})
+	}
+}
