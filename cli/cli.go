@@ -23,6 +23,7 @@ commands:
   serve     run the server
   token     print a signed access token for a data dir
   user      add|passwd|disable|enable a user of the built-in directory (through the running server)
+  secrets   list|add|delete a site's certificates (through the running server)
   config    print an example config file (example) or validate one (check)
   service   install|uninstall|start|stop|restart|status the OS service (systemd, Windows SCM)
   doctor    check the data dir, disk, store, engines, clock, TLS and config; print what to fix
@@ -51,6 +52,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = cmdToken(args[1:], stdout, stderr)
 	case "user":
 		err = cmdUser(args[1:], stdout, stderr)
+	case "secrets":
+		err = cmdSecrets(args[1:], stdout, stderr)
 	case "reindex":
 		err = cmdReindex(args[1:], stderr)
 	case "config":

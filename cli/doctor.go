@@ -183,6 +183,7 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Confi
 		return
 	}
 	n, err := db.CountDocs()
+	doctorCertificates(d, db, time.Now())
 	db.Close()
 	if err != nil {
 		d.fail("store", err.Error(), "restore the last backup")
@@ -301,5 +302,31 @@ func parseCerts(b []byte) ([]*x509.Certificate, error) {
 			return out, err
 		}
 		out = append(out, c)
+	}
+}
+
+// doctorCertificates warns of certificates in the sites' secrets stores
+// that expire within 30 days or have expired (the metric
+// quire_certificate_expiry_timestamp_seconds shows them while the server
+// runs).
+func doctorCertificates(d *doctorReport, db *storage.DB, now time.Time) {
+	sites, err := db.Sites()
+	if err != nil {
+		return
+	}
+	for _, site := range sites {
+		secs, _, err := db.Secrets(site, "", 1000)
+		if err != nil {
+			continue
+		}
+		for _, s := range secs {
+			what := fmt.Sprintf("certificate %s of site %s (%s)", s.Alias, site, s.Subject)
+			switch left := s.NotAfter.Sub(now); {
+			case left <= 0:
+				d.warn("secrets", what+" expired on "+s.NotAfter.Format("2006-01-02"), "quire secrets add a renewed certificate and delete this one")
+			case left < 30*24*time.Hour:
+				d.warn("secrets", fmt.Sprintf("%s expires in %d days", what, int(left.Hours()/24)), "renew it before then")
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -27,6 +28,10 @@ func TestDoctor(t *testing.T) {
 			t.Fatal(r.Status)
 		}
 	}
+	p12 := testP12(t, "Office Seal", time.Now().AddDate(0, 0, 10), "pw")
+	if r := s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "seal", "data": base64.StdEncoding.EncodeToString(p12), "password": "pw"}, tok); r.Status != http.StatusCreated {
+		t.Fatalf("secret: %d %s", r.Status, r.Body)
+	}
 	running := s.Node.Addr()
 	badCfg := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(badCfg, []byte("[log]\nlevel = \"loud\"\n"), 0o600)
@@ -47,7 +52,7 @@ func TestDoctor(t *testing.T) {
 		{"disk under the reserve", nil, []string{"--config", hugeReserve, "--data-dir", dir, "--listen", running}, 1,
 			[]string{"FAIL  disk", "kept in reserve", "every write gets 507"}},
 		{"stopped server", func() { s.Close() }, []string{"--data-dir", dir, "--listen", "127.0.0.1:1"}, 0,
-			[]string{"no server answers", "ok    store      opens, 3 documents"}},
+			[]string{"no server answers", "ok    store      opens, 3 documents", "WARN  secrets    certificate seal of site default (CN=Office Seal) expires in 9 days"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,
 			[]string{"FAIL  config     " + badCfg + ":2: log.level: want debug, info, warn or error", "1 failed"}},
 		{"data dir is a file", nil, []string{"--data-dir", notDir, "--listen", "127.0.0.1:1"}, 1,

@@ -34,7 +34,7 @@ type collector struct {
 	lsm, vlog, indexBytes, indexQueue, indexLag                  *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
-	leading                                                      *prometheus.Desc
+	leading, certExpiry                                          *prometheus.Desc
 	raftState, raftTerm, raftLastIndex, raftCommit, raftApplied  *prometheus.Desc
 	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
 	raftLeaderChanges, raftLeaderKnown, raftHalted, raftContact  *prometheus.Desc
@@ -63,6 +63,7 @@ func newCollector(n *Node) *collector {
 		pipeRunning:  d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:     d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:   d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
+		certExpiry:   d("quire_certificate_expiry_timestamp_seconds", "When a certificate of a site's secrets store expires (Unix time).", "site", "alias"),
 		leading:      d("quire_schedulers_running", "1 while this node runs the schedulers (action pipeline, retention, folder moves, chunk sweep): always on a single server, on the leader only in a cluster."),
 
 		raftState:         d("quire_raft_state", "1 for this cluster member's Raft state (leader, follower, candidate, shutdown), 0 for the others.", "state"),
@@ -111,6 +112,17 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.indexQueue, float64(c.n.Indexer.Queued()))
 	gauge(c.indexLag, c.n.Indexer.TextLag().Seconds())
 	c.collectRaft(ch)
+	if sites, err := c.n.DB.Sites(); err == nil {
+		for _, site := range sites {
+			secs, _, err := c.n.DB.Secrets(site, "", 1000)
+			if err != nil {
+				continue
+			}
+			for _, s := range secs {
+				gauge(c.certExpiry, float64(s.NotAfter.Unix()), site, s.Alias)
+			}
+		}
+	}
 	if c.n.Pipeline == nil {
 		return
 	}

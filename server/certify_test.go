@@ -102,6 +102,9 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 				t.Errorf("secrets listing: %s", l.Body)
 			}
 			mustStatus(t, s.Do(http.MethodGet, secrets, nil, s.Token("w", siteID)), http.StatusUnauthorized)
+			if m := s.Do(http.MethodGet, "/metrics", nil, ""); !strings.Contains(string(m.Body), `quire_certificate_expiry_timestamp_seconds{alias="notary",site="`+siteID+`"}`) {
+				t.Errorf("no certificate expiry metric for %s", siteID)
+			}
 
 			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
 				"content": b64(quiretest.TextPDF("Deed of the Springfield plant"))})
