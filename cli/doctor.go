@@ -310,15 +310,11 @@ func parseCerts(b []byte) ([]*x509.Certificate, error) {
 // quire_certificate_expiry_timestamp_seconds shows them while the server
 // runs).
 func doctorCertificates(d *doctorReport, db *storage.DB, now time.Time) {
-	sites, err := db.Sites()
+	all, err := db.AllSecrets()
 	if err != nil {
 		return
 	}
-	for _, site := range sites {
-		secs, _, err := db.Secrets(site, "", 1000)
-		if err != nil {
-			continue
-		}
+	for site, secs := range all {
 		for _, s := range secs {
 			what := fmt.Sprintf("certificate %s of site %s (%s)", s.Alias, site, s.Subject)
 			switch left := s.NotAfter.Sub(now); {

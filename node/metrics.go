@@ -112,12 +112,8 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.indexQueue, float64(c.n.Indexer.Queued()))
 	gauge(c.indexLag, c.n.Indexer.TextLag().Seconds())
 	c.collectRaft(ch)
-	if sites, err := c.n.DB.Sites(); err == nil {
-		for _, site := range sites {
-			secs, _, err := c.n.DB.Secrets(site, "", 1000)
-			if err != nil {
-				continue
-			}
+	if all, err := c.n.DB.AllSecrets(); err == nil {
+		for site, secs := range all {
 			for _, s := range secs {
 				gauge(c.certExpiry, float64(s.NotAfter.Unix()), site, s.Alias)
 			}

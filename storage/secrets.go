@@ -7,9 +7,11 @@ package storage
 // clear: alias, type, subject, issuer, expiry, fingerprint.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -100,4 +102,30 @@ func (d *DB) GetSecret(site, alias string) (*Secret, error) {
 // Secrets lists a site's secrets by alias.
 func (d *DB) Secrets(site, after string, limit int) ([]Secret, string, error) {
 	return listPage(d, []byte(pfxSecret+sk(site)+"/"), after, limit, func(s *Secret) string { return s.Alias })
+}
+
+// AllSecrets lists the secrets of every site (for metrics and doctor),
+// at most 10,000.
+func (d *DB) AllSecrets() (map[string][]Secret, error) {
+	out := map[string][]Secret{}
+	n := 0
+	err := d.view(func(t *tx) error {
+		return t.each([]byte(pfxSecret), func(k, v []byte) error {
+			rest := string(k[len(pfxSecret):])
+			i := strings.IndexByte(rest, '/')
+			if i < 0 || n >= 10000 {
+				return nil
+			}
+			var s Secret
+			if err := json.Unmarshal(v, &s); err != nil {
+				return err
+			}
+			s.Sealed = nil
+			site := siteOfKey(rest[:i])
+			out[site] = append(out[site], s)
+			n++
+			return nil
+		})
+	})
+	return out, err
 }
