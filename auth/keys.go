@@ -113,7 +113,12 @@ func loadSigningKey(dataDir string) (*ecdsa.PrivateKey, string, error) {
 
 // loadURLKey loads (or creates) the HMAC key of signed URLs.
 func loadURLKey(dataDir string) ([]byte, error) {
-	b, err := loadOrCreate(filepath.Join(dataDir, keysDir), urlKeyFile, func() ([]byte, error) {
+	return loadHexKey(dataDir, urlKeyFile, "url signing")
+}
+
+// loadHexKey reads (or creates) a file of 32 random bytes in hex.
+func loadHexKey(dataDir, file, what string) ([]byte, error) {
+	b, err := loadOrCreate(filepath.Join(dataDir, keysDir), file, func() ([]byte, error) {
 		k := make([]byte, 32)
 		if _, err := rand.Read(k); err != nil {
 			return nil, err
@@ -125,7 +130,7 @@ func loadURLKey(dataDir string) ([]byte, error) {
 	}
 	k, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(k) < 32 {
-		return nil, errors.New("url signing key file is corrupt")
+		return nil, errors.New(what + " key file is corrupt")
 	}
 	return k, nil
 }

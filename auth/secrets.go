@@ -4,10 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"path/filepath"
-	"strings"
 )
 
 // The secrets key (<data-dir>/keys/secrets.key) seals the secrets store:
@@ -17,21 +14,11 @@ import (
 const secretsKeyFile = "secrets.key"
 
 func loadSecretsKey(dataDir string) ([]byte, error) {
-	b, err := loadOrCreate(filepath.Join(dataDir, keysDir), secretsKeyFile, func() ([]byte, error) {
-		k := make([]byte, 32)
-		if _, err := rand.Read(k); err != nil {
-			return nil, err
-		}
-		return []byte(hex.EncodeToString(k) + "\n"), nil
-	})
-	if err != nil {
-		return nil, err
+	k, err := loadHexKey(dataDir, secretsKeyFile, "secrets")
+	if err == nil && len(k) != 32 {
+		err = errors.New("secrets key file is corrupt")
 	}
-	k, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(k) != 32 {
-		return nil, errors.New("secrets key file is corrupt")
-	}
-	return k, nil
+	return k, err
 }
 
 // SealSecret encrypts plain with the data dir's secrets key; aad binds it to

@@ -2,11 +2,7 @@ package certify_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,33 +14,10 @@ import (
 	"quire/quiretest"
 )
 
-// testPKI makes a CA and a leaf signed by it.
+// testPKI is a signer with a CA-issued certificate.
 func testPKI(t *testing.T, name string) certify.Signer {
-	t.Helper()
-	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.AddDate(1, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.AddDate(1, 0, 0), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, _ := x509.ParseCertificate(leafDER)
-	return certify.Signer{Key: key, Cert: leaf, Chain: []*x509.Certificate{ca}}
+	c := quiretest.NewCertificate(t, name, time.Now().AddDate(1, 0, 0))
+	return certify.Signer{Key: c.Key, Cert: c.Leaf, Chain: []*x509.Certificate{c.CA}}
 }
 
 // normalized rewrites a PDF as Sign reads it (qpdf, no object streams).

@@ -9,10 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
-
-	"quire/auth"
-	"quire/config"
 )
 
 // cmdSecrets manages a site's secrets store on a running server (API.md
@@ -29,8 +25,7 @@ func cmdSecrets(args []string, stdout, stderr io.Writer) error {
 	op := args[0]
 	fs := flag.NewFlagSet("secrets "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	base := fs.String("url", "", "base URL of the running server (default http://<listen> of the config)")
-	caFile := fs.String("ca-file", "", "PEM certificate to trust for an https --url")
+	api := addAdminFlags(fs)
 	site := fs.String("site", "default", "site of the secret")
 	file := fs.String("file", "", "add: the PKCS #12 (.p12, .pfx) file of the certificate and its key")
 	password := fs.String("password", "", "add: the file's password (default: QUIRE_PKCS12_PASSWORD)")
@@ -39,18 +34,7 @@ func cmdSecrets(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		alias, rest = rest[0], rest[1:]
 	}
-	l, err := config.Load(fs, rest, config.Options{Flags: []string{"data-dir", "listen"}})
-	if err != nil {
-		return err
-	}
-	if *base == "" {
-		*base = "http://" + l.Listen
-	}
-	tok, err := auth.SignToken(l.DataDir, "", "quire-cli", []string{auth.GroupAdmins}, 5*time.Minute)
-	if err != nil {
-		return err
-	}
-	c, err := newAPIClient(*base, tok, *caFile)
+	c, err := api.client(fs, rest)
 	if err != nil {
 		return err
 	}

@@ -2,19 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"software.sslmate.com/src/go-pkcs12"
 
 	"quire/quiretest"
 )
@@ -50,20 +42,7 @@ func TestSecrets_WhileTheServerRuns(t *testing.T) {
 	}
 }
 
-// testP12 is a self-signed certificate as a PKCS #12 file.
+// testP12 is a certificate for cn as a PKCS #12 file.
 func testP12(t *testing.T, cn string, notAfter time.Time, pw string) []byte {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	p12, err := pkcs12.Modern.Encode(key, cert, nil, pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p12
+	return quiretest.NewCertificate(t, cn, notAfter).PKCS12(t, pw)
 }

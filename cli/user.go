@@ -34,8 +34,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	op := args[0]
 	fs := flag.NewFlagSet("user "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	base := fs.String("url", "", "base URL of the running server (default http://<listen> of the config)")
-	caFile := fs.String("ca-file", "", "PEM certificate to trust for an https --url")
+	api := addAdminFlags(fs)
 	groups := fs.String("groups", "", "add: comma-separated groups to put the user in (created when missing), e.g. Admins")
 	password := fs.String("password", "", "temporary password (default: QUIRE_PASSWORD, else a random one, printed); the user sets a new one at the first sign-in")
 	var name string
@@ -43,7 +42,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		name, rest = rest[0], rest[1:]
 	}
-	l, err := config.Load(fs, rest, config.Options{Flags: []string{"data-dir", "listen"}})
+	c, err := api.client(fs, rest)
 	if err != nil {
 		return err
 	}
@@ -52,17 +51,6 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	}
 	if name == "" {
 		return fmt.Errorf("%w: quire user %s NAME", errUsage, op)
-	}
-	if *base == "" {
-		*base = "http://" + l.Listen
-	}
-	tok, err := auth.SignToken(l.DataDir, "", "quire-cli", []string{auth.GroupAdmins}, 5*time.Minute)
-	if err != nil {
-		return err
-	}
-	c, err := newAPIClient(*base, tok, *caFile)
-	if err != nil {
-		return err
 	}
 	pw := func() string {
 		p := firstNonEmpty(*password, os.Getenv("QUIRE_PASSWORD"))
@@ -105,6 +93,34 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: unknown user command %q (add, passwd, disable, enable)", errUsage, op)
 	}
 	return nil
+}
+
+// adminFlags are the flags of the commands that call a running server's
+// API as an administrator (quire user, quire secrets).
+type adminFlags struct{ base, caFile *string }
+
+func addAdminFlags(fs *flag.FlagSet) adminFlags {
+	return adminFlags{
+		base:   fs.String("url", "", "base URL of the running server (default http://<listen> of the config)"),
+		caFile: fs.String("ca-file", "", "PEM certificate to trust for an https --url"),
+	}
+}
+
+// client loads the configuration from fs and args and returns the
+// server's API with a 5-minute admin token signed by the data dir's key.
+func (f adminFlags) client(fs *flag.FlagSet, args []string) (*apiClient, error) {
+	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir", "listen"}})
+	if err != nil {
+		return nil, err
+	}
+	if *f.base == "" {
+		*f.base = "http://" + l.Listen
+	}
+	tok, err := auth.SignToken(l.DataDir, "", "quire-cli", []string{auth.GroupAdmins}, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	return newAPIClient(*f.base, tok, *f.caFile)
 }
 
 // newAPIClient is a running server's API at base with token, trusting

@@ -1,12 +1,7 @@
 package server_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,37 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"software.sslmate.com/src/go-pkcs12"
-
 	"quire/certify"
 	"quire/quiretest"
 )
 
 // pkcs12File makes a CA-issued certificate for name as a PKCS #12 file.
 func pkcs12File(t *testing.T, name, password string) []byte {
-	t.Helper()
-	caKey, _ := rsa.GenerateKey(rand.Reader, 2048)
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.AddDate(1, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.AddDate(1, 0, 0), KeyUsage: x509.KeyUsageDigitalSignature}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, _ := x509.ParseCertificate(leafDER)
-	p12, err := pkcs12.Modern.Encode(key, leaf, []*x509.Certificate{ca}, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p12
+	return quiretest.NewCertificate(t, name, time.Now().AddDate(1, 0, 0)).PKCS12(t, password)
 }
 
 func runPdfsig(t *testing.T, pdf []byte) string {
