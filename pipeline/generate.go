@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -34,7 +35,15 @@ type GenerateRequest struct {
 	Kind     string            // TemplateDOCX or TemplateODT
 	Data     map[string]string // placeholder values
 	PDF      bool              // render to PDF
-	Append   []io.Reader       // PDFs appended to the PDF, in order
+	Inserts  []Insert          // PDFs and images added to the PDF, in order
+}
+
+// Insert is a PDF or an image (a page of its own) put before or after
+// the generated PDF.
+type Insert struct {
+	R       io.Reader
+	Image   bool // a PNG or JPEG, not a PDF
+	Prepend bool
 }
 
 // Generated is a generation's output, in a temporary file that Close
@@ -91,8 +100,9 @@ func filledPart(kind, name string) bool {
 // maxPartBytes bounds one XML part of a template read into memory;
 // maxTemplateBytes the whole template unpacked.
 const (
-	maxPartBytes     = 32 << 20
-	maxTemplateBytes = 256 << 20
+	maxPartBytes        = 32 << 20
+	maxTemplateBytes    = 256 << 20
+	maxImageInsertBytes = 20 << 20
 )
 
 // Generate runs req and returns its output.
@@ -143,19 +153,38 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 			return nil, &GenerateError{Msg: "LibreOffice could not render the template to PDF"}
 		}
 		g.ContentType, g.Ext = "application/pdf", ".pdf"
-		if len(req.Append) > 0 {
+		if len(req.Inserts) > 0 {
 			qpdf, err := program("", "qpdf", "qpdf")
 			if err != nil {
 				return nil, err
 			}
-			args := []string{"--empty", "--pages", out}
-			for i, r := range req.Append {
-				fn := filepath.Join(dir, fmt.Sprintf("append-%d.pdf", i))
-				if err := writeFile(fn, r); err != nil {
+			var before, after []string
+			for i, in := range req.Inserts {
+				fn := filepath.Join(dir, fmt.Sprintf("insert-%d.pdf", i))
+				if in.Image {
+					b, err := io.ReadAll(io.LimitReader(in.R, maxImageInsertBytes+1))
+					if err != nil {
+						return nil, err
+					}
+					if len(b) > maxImageInsertBytes {
+						return nil, &GenerateError{Msg: fmt.Sprintf("an image to insert is over %d MiB", maxImageInsertBytes>>20)}
+					}
+					var page bytes.Buffer
+					if err := imagePagePDF(&page, b); err != nil {
+						return nil, err
+					}
+					in.R = &page
+				}
+				if err := writeFile(fn, in.R); err != nil {
 					return nil, err
 				}
-				args = append(args, fn)
+				if in.Prepend {
+					before = append(before, fn)
+				} else {
+					after = append(after, fn)
+				}
 			}
+			args := append(append(append([]string{"--empty", "--pages"}, before...), out), after...)
 			merged := filepath.Join(dir, "merged.pdf")
 			if _, err := runProgram(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
 				return nil, &GenerateError{Msg: "a document to append is not a PDF qpdf can read"}

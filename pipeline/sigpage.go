@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
-	"image/png"
+	_ "image/jpeg" // decodeRGB reads JPEG
+	_ "image/png"  // and PNG
 	"io"
 	"os"
 	"path/filepath"
@@ -99,11 +100,17 @@ func pdfText(s string) string {
 
 // drawingImage decodes a PNG signature onto white, as RGB rows.
 func drawingImage(pngBytes []byte) (w, h int, rgb []byte, ok bool) {
-	cfg, err := png.DecodeConfig(bytes.NewReader(pngBytes))
-	if err != nil || cfg.Width*cfg.Height > maxDrawingPixels || cfg.Width == 0 || cfg.Height == 0 {
+	return decodeRGB(pngBytes, maxDrawingPixels)
+}
+
+// decodeRGB decodes a PNG or JPEG of at most maxPixels onto white, as
+// RGB rows.
+func decodeRGB(data []byte, maxPixels int) (w, h int, rgb []byte, ok bool) {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil || cfg.Width*cfg.Height > maxPixels || cfg.Width == 0 || cfg.Height == 0 {
 		return 0, 0, nil, false
 	}
-	img, err := png.Decode(bytes.NewReader(pngBytes))
+	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return 0, 0, nil, false
 	}
@@ -185,6 +192,43 @@ func writeSignaturePage(out *bytes.Buffer, page SignaturePage) error {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()),
 	}
 	objs = append(objs, images...)
+	writePDFObjects(out, objs)
+	return nil
+}
+
+// imagePagePDF writes a one-page A4 PDF showing an image (PNG or JPEG)
+// scaled to fit the page with a margin.
+func imagePagePDF(out *bytes.Buffer, data []byte) error {
+	w, h, rgb, ok := decodeRGB(data, maxInsertPixels)
+	if !ok {
+		return &GenerateError{Msg: fmt.Sprintf("an image to insert is not a PNG or JPEG of at most %d megapixels", maxInsertPixels/1_000_000)}
+	}
+	const pw, ph, margin = 595.0, 842.0, 36.0
+	scale := min((pw-2*margin)/float64(w), (ph-2*margin)/float64(h))
+	dw, dh := float64(w)*scale, float64(h)*scale
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write(rgb)
+	zw.Close()
+	content := fmt.Sprintf("q %.2f 0 0 %.2f %.2f %.2f cm /Im0 Do Q\n", dw, dh, (pw-dw)/2, (ph-dh)/2)
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n%s\nendstream",
+			w, h, z.Len(), z.String()),
+	}
+	writePDFObjects(out, objs)
+	return nil
+}
+
+// maxInsertPixels bounds an image inserted by document generation.
+const maxInsertPixels = 40_000_000
+
+// writePDFObjects writes objs as a PDF with a classic xref table; object
+// 1 is the catalog.
+func writePDFObjects(out *bytes.Buffer, objs []string) {
 	out.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offs := make([]int, len(objs))
 	for i, o := range objs {
@@ -197,5 +241,4 @@ func writeSignaturePage(out *bytes.Buffer, page SignaturePage) error {
 		fmt.Fprintf(out, "%010d 00000 n \n", o)
 	}
 	fmt.Fprintf(out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return nil
 }

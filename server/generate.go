@@ -82,8 +82,8 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		fail("insertDocuments", fmt.Sprintf("at most %d insertDocuments", maxInsertDocuments))
 	}
 	for i, d := range in.InsertDocuments {
-		if d.Position != "APPEND" {
-			fail(fmt.Sprintf("insertDocuments[%d].position", i), "invalid 'position', use APPEND")
+		if d.Position != "APPEND" && d.Position != "PREPEND" {
+			fail(fmt.Sprintf("insertDocuments[%d].position", i), "invalid 'position', use APPEND or PREPEND")
 		}
 		if d.DocumentID == "" {
 			fail(fmt.Sprintf("insertDocuments[%d].documentId", i), "'documentId' is required")
@@ -142,10 +142,11 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' has no content to append", ins.DocumentID))
 		}
 		defer rd.Close()
-		if d.ContentLength > maxAppendBytes || !strings.Contains(d.ContentType, "pdf") {
-			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF under %d MiB", ins.DocumentID, maxAppendBytes>>20))
+		image := d.ContentType == "image/png" || d.ContentType == "image/jpeg"
+		if d.ContentLength > maxAppendBytes || (!strings.Contains(d.ContentType, "pdf") && !image) {
+			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF, PNG or JPEG under %d MiB", ins.DocumentID, maxAppendBytes>>20))
 		}
-		req.Append = append(req.Append, rd)
+		req.Inserts = append(req.Inserts, pipeline.Insert{R: rd, Image: image, Prepend: ins.Position == "PREPEND"})
 	}
 	g, err := s.deps.Pipeline.Generate(r.UserContext(), req)
 	var ge *pipeline.GenerateError

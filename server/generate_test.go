@@ -3,6 +3,8 @@ package server_test
 import (
 	"archive/zip"
 	"bytes"
+	"image"
+	"image/jpeg"
 	"io"
 	"net/http"
 	"os/exec"
@@ -83,11 +85,13 @@ func TestGenerate_FromTemplate(t *testing.T) {
 				"content": `{"data":{"amount":42.5,"note":"a<b & c","customer":{"city":"Springfield"}}}`})
 			appendix := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/terms.pdf", "contentType": "application/pdf", "isBase64": true,
 				"content": b64(quiretest.TextPDF("Terms and conditions"))})
+			logo := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/cover.jpg", "contentType": "image/jpeg", "isBase64": true,
+				"content": b64(jpegOf(t, quiretest.TextImage("COVER")))})
 			gen := "/documents/" + id + "/generate" + site.query
 
 			r := s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "path": "out/invoice.pdf",
 				"datasources":     []map[string]any{{"documentId": data}},
-				"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}}}, tok)
+				"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}, {"documentId": logo, "position": "PREPEND"}}}, tok)
 			mustStatus(t, r, http.StatusCreated)
 			out := str(t, r.JSON(t), "documentId")
 			pdf := fetchURLContent(t, s, tok, out, site.query)
@@ -97,8 +101,11 @@ func TestGenerate_FromTemplate(t *testing.T) {
 					t.Errorf("generated PDF lacks %q: %q", want, text)
 				}
 			}
-			if p := pdfPages(t, pdf); p != "2" {
-				t.Errorf("pages %s, want 2 (the template and the appended PDF)", p)
+			if p := pdfPages(t, pdf); p != "3" {
+				t.Errorf("pages %s, want 3 (a cover image, the template and the appended PDF)", p)
+			}
+			if !strings.HasPrefix(text, "Dear") && strings.Index(text, "Dear") > strings.Index(text, "Terms") {
+				t.Errorf("order: the appended PDF comes before the template: %q", text)
 			}
 			if d := s.Do(http.MethodGet, "/documents/"+out+site.query, nil, tok); str(t, d.JSON(t), "path") != "out/invoice.pdf" {
 				t.Errorf("generated document: %s", d.Body)
@@ -151,8 +158,8 @@ func TestGenerate_FromTemplate(t *testing.T) {
 				{"broken template", "/documents/" + broken + "/generate", map[string]any{}, "the template is not a DOCX file"},
 				{"bad output type", gen, map[string]any{"outputType": "XLS"}, "invalid 'outputType'"},
 				{"append to DOCX", gen, map[string]any{"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}}}, "needs outputType PDF"},
-				{"append a PNG", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": png, "position": "APPEND"}}}, "is not a PDF"},
-				{"bad position", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": appendix, "position": "PREPEND"}}}, "invalid 'position'"},
+				{"append a text", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": data, "position": "APPEND"}}}, "is not a PDF, PNG or JPEG"},
+				{"bad position", gen, map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": appendix, "position": "MIDDLE"}}}, "invalid 'position'"},
 				{"data not JSON", gen, map[string]any{"datasources": []map[string]any{{"documentId": appendix}}}, "is not JSON"},
 				{"no data root", gen, map[string]any{"datasources": []map[string]any{{"documentId": data, "dataRoot": "nope"}}}, "has no object at 'nope'"},
 			} {
@@ -167,4 +174,13 @@ func TestGenerate_FromTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func jpegOf(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
