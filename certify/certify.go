@@ -16,6 +16,7 @@ import (
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -44,6 +45,8 @@ type Options struct {
 	// permission level P (1: no changes, 2: form filling and signing,
 	// 3: also annotations). 0 makes every signature an approval.
 	CertifyP int
+	// TSA, when set, timestamps every signature (RFC 3161).
+	TSA *TSA
 }
 
 // Error is an input Sign cannot sign: not a PDF of the expected form.
@@ -51,7 +54,8 @@ type Error struct{ Msg string }
 
 func (e *Error) Error() string { return e.Msg }
 
-// contentsSize is the hex length reserved for each CMS signature.
+// contentsSize is the hex length reserved for each CMS signature;
+// a timestamp token (with the authority's certificates) doubles it.
 const contentsSize = 16384
 
 // Sign signs pdf with each signer in turn and returns the signed bytes.
@@ -339,9 +343,13 @@ func signOnce(b []byte, s Signer, opt Options, certifyP, seq int) ([]byte, error
 	if name == "" {
 		name = s.Cert.Subject.CommonName
 	}
+	hole := contentsSize
+	if opt.TSA != nil {
+		hole *= 2
+	}
 	const brPlaceholder = "/ByteRange [0 0000000000 0000000000 0000000000]"
 	sigDict := fmt.Sprintf("<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /adbe.pkcs7.detached %s /Contents <%s> /M %s /Name %s%s%s%s >>",
-		brPlaceholder, strings.Repeat("0", contentsSize), pdfString(pdfDate(opt.Time)), pdfString(name),
+		brPlaceholder, strings.Repeat("0", hole), pdfString(pdfDate(opt.Time)), pdfString(name),
 		optEntry("Reason", opt.Reason), optEntry("Location", opt.Location), ref)
 	widget := fmt.Sprintf("<< /Type /Annot /Subtype /Widget /FT /Sig /Rect [0 0 0 0] /F 132 /T %s /V %d 0 R /P %d 0 R >>",
 		pdfString(fmt.Sprintf("Signature%d", seq)), sigNum, pageNum)
@@ -382,18 +390,18 @@ func signOnce(b []byte, s Signer, opt Options, certifyP, seq int) ([]byte, error
 	sigAt := offs[sigNum]
 	ci := bytes.Index(out[sigAt:], []byte("/Contents <"))
 	start := sigAt + ci + len("/Contents ")
-	end := start + contentsSize + 2 // with the angle brackets
+	end := start + hole + 2 // with the angle brackets
 	br := fmt.Sprintf("/ByteRange [0 %010d %010d %010d]", start, end, len(out)-end)
 	bi := bytes.Index(out[sigAt:], []byte(brPlaceholder))
 	copy(out[sigAt+bi:], br)
 
 	signed := make([]byte, 0, len(out)-(end-start))
 	signed = append(append(signed, out[:start]...), out[end:]...)
-	der, err := cms(signed, s)
+	der, err := cms(signed, s, opt.TSA)
 	if err != nil {
 		return nil, err
 	}
-	if hx := hex.EncodeToString(der); len(hx) > contentsSize {
+	if hx := hex.EncodeToString(der); len(hx) > hole {
 		return nil, fmt.Errorf("certify: signature of %d bytes does not fit", len(der))
 	} else {
 		copy(out[start+1:], hx)
@@ -417,8 +425,9 @@ func sortInts(a []int) {
 }
 
 // cms is a detached CMS SignedData of data: SHA-256, signed attributes
-// (content type, message digest, signing time), the signer's chain.
-func cms(data []byte, s Signer) ([]byte, error) {
+// (content type, message digest, signing time), the signer's chain, and
+// with a TSA a timestamp token over the signature value.
+func cms(data []byte, s Signer, tsa *TSA) ([]byte, error) {
 	sd, err := pkcs7.NewSignedData(data)
 	if err != nil {
 		return nil, err
@@ -428,7 +437,23 @@ func cms(data []byte, s Signer) ([]byte, error) {
 		return nil, fmt.Errorf("certify: %w", err)
 	}
 	sd.Detach()
-	return sd.Finish()
+	der, err := sd.Finish()
+	if err != nil || tsa == nil {
+		return der, err
+	}
+	var ci contentInfo
+	var parsed signedData
+	if _, err := asn1.Unmarshal(der, &ci); err != nil {
+		return nil, err
+	}
+	if _, err := asn1.Unmarshal(ci.Content.Bytes, &parsed); err != nil || len(parsed.SignerInfos) != 1 {
+		return nil, fmt.Errorf("certify: reading back the signature: %v", err)
+	}
+	token, err := tsa.stamp(parsed.SignerInfos[0].Signature)
+	if err != nil {
+		return nil, err
+	}
+	return addUnsignedAttr(der, oidTimeStampToken, token)
 }
 
 // digest is the SHA-256 of the signed bytes (for tests and verifiers).

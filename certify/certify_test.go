@@ -2,7 +2,11 @@ package certify_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,8 +53,9 @@ func pdfsig(t *testing.T, pdf []byte) string {
 
 // TestSign_CertificationAndApproval: a certification and an approval
 // signature on a PDF (and on one whose source used an xref stream) are
-// valid for poppler's pdfsig and for Verify; a byte changed afterwards is
-// caught by both.
+// valid for poppler's pdfsig and for Verify, and qpdf reads the
+// certification level from the catalog (this pdfsig does not report it);
+// a byte changed afterwards is caught by both verifiers.
 func TestSign_CertificationAndApproval(t *testing.T) {
 	first, second := testPKI(t, "Alice Notary"), testPKI(t, "Bob Approver")
 	for _, tc := range []struct {
@@ -72,6 +77,9 @@ func TestSign_CertificationAndApproval(t *testing.T) {
 			out := pdfsig(t, signed)
 			if strings.Count(out, "Signature is Valid") != 2 || !strings.Contains(out, "Alice Notary") || !strings.Contains(out, "Bob Approver") {
 				t.Fatalf("pdfsig:\n%s", out)
+			}
+			if p := docMDP(t, signed); p != 2 {
+				t.Errorf("qpdf reads certification level %d, want 2 (form filling and signing)", p)
 			}
 			if !strings.Contains(out, "Total document signed") {
 				t.Errorf("pdfsig does not report the last signature covering the whole file:\n%s", out)
@@ -119,4 +127,118 @@ func errorsAs(err error, target **certify.Error) bool {
 		*target = e
 	}
 	return ok
+}
+
+// TestSign_Timestamped: with a TSA (OpenSSL's, over HTTP) every signature
+// carries a token over its signature value that Verify, pdfsig and
+// `openssl ts -verify` accept; a token changed afterwards is reported,
+// and an authority that cannot be reached fails the signing with a
+// TSAError instead of leaving the signature unstamped.
+func TestSign_Timestamped(t *testing.T) {
+	tsa := quiretest.NewTSA(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(tsa.CA)
+	pdf := normalized(t, quiretest.TextPDF("Lease"), "--object-streams=disable")
+	before := time.Now().Add(-2 * time.Second)
+	signed, err := certify.Sign(pdf, []certify.Signer{testPKI(t, "Alice Notary"), testPKI(t, "Bob Approver")},
+		certify.Options{CertifyP: 2, TSA: &certify.TSA{URL: tsa.URL, Roots: roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tsa.Replies.Load(); n != 2 {
+		t.Errorf("the TSA granted %d tokens, want 2", n)
+	}
+	infos, err := certify.Verify(signed)
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("Verify: %v %+v", err, infos)
+	}
+	for i, in := range infos {
+		if in.Err != nil || !in.Timestamped || in.Timestamp.Before(before) || in.Timestamp.After(time.Now().Add(2*time.Second)) {
+			t.Errorf("signature %d: %+v", i, in)
+		}
+	}
+	if out := pdfsig(t, signed); strings.Count(out, "Signature is Valid") != 2 {
+		t.Errorf("pdfsig:\n%s", out)
+	}
+	openssl := quiretest.NeedProgram(t, "openssl", "openssl")
+	sigs, tokens := certify.TimestampTokens(signed)
+	if len(tokens) != 2 {
+		t.Fatalf("%d tokens", len(tokens))
+	}
+	for i, tok := range tokens {
+		fn := filepath.Join(t.TempDir(), "token.der")
+		os.WriteFile(fn, tok, 0o600)
+		d := sha256.Sum256(sigs[i])
+		out, err := exec.Command(openssl, "ts", "-verify", "-in", fn, "-token_in", "-digest", hex.EncodeToString(d[:]),
+			"-CAfile", filepath.Join(tsa.Dir, "ca.pem"), "-untrusted", filepath.Join(tsa.Dir, "tsa.pem")).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Verification: OK") {
+			t.Errorf("openssl ts -verify of token %d: %v\n%s", i, err, out)
+		}
+	}
+
+	// A byte of the first token's TSTInfo changed: the token no longer verifies.
+	bad := bytes.Clone(signed)
+	hx := hex.EncodeToString(tokens[0][len(tokens[0])-300 : len(tokens[0])-280])
+	at := bytes.Index(bad, []byte(hx))
+	if at < 0 {
+		t.Fatal("token not found in the PDF")
+	}
+	if bad[at] == 'a' {
+		bad[at] = 'b'
+	} else {
+		bad[at] = 'a'
+	}
+	if infos, _ := certify.Verify(bad); len(infos) != 2 || infos[0].Err == nil {
+		t.Errorf("Verify accepts a changed timestamp token: %+v", infos)
+	}
+
+	// No authority listening.
+	_, err = certify.Sign(pdf, []certify.Signer{testPKI(t, "Alice Notary")}, certify.Options{TSA: &certify.TSA{URL: "http://127.0.0.1:1/tsa"}})
+	var te *certify.TSAError
+	if !errors.As(err, &te) {
+		t.Errorf("Sign without a reachable TSA: %v, want a TSAError", err)
+	}
+	// An authority whose certificate does not chain to the configured roots.
+	other := x509.NewCertPool()
+	other.AddCert(testPKI(t, "Elsewhere").Chain[0])
+	if _, err = certify.Sign(pdf, []certify.Signer{testPKI(t, "Alice Notary")}, certify.Options{TSA: &certify.TSA{URL: tsa.URL, Roots: other}}); !errors.As(err, &te) {
+		t.Errorf("Sign with an untrusted TSA: %v, want a TSAError", err)
+	}
+}
+
+// docMDP reads, with qpdf rather than this package, the DocMDP
+// permission level the catalog's /Perms names (0: not certified).
+func docMDP(t *testing.T, pdf []byte) int {
+	t.Helper()
+	qpdf := quiretest.NeedProgram(t, "qpdf", "qpdf")
+	fn := filepath.Join(t.TempDir(), "signed.pdf")
+	os.WriteFile(fn, pdf, 0o600)
+	out, err := exec.Command(qpdf, "--json=2", "--json-key=qpdf", fn).Output()
+	if err != nil {
+		t.Fatalf("qpdf --json: %v", err)
+	}
+	var doc struct {
+		QPDF []json.RawMessage `json:"qpdf"`
+	}
+	var objs map[string]struct {
+		Value map[string]any `json:"value"`
+	}
+	if json.Unmarshal(out, &doc) != nil || len(doc.QPDF) != 2 || json.Unmarshal(doc.QPDF[1], &objs) != nil {
+		t.Fatalf("qpdf --json: unexpected output")
+	}
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	root := str(objs["trailer"].Value, "/Root")
+	perms, _ := objs["obj:"+root].Value["/Perms"].(map[string]any)
+	sig := objs["obj:"+str(perms, "/DocMDP")].Value
+	refs, _ := sig["/Reference"].([]any)
+	if len(refs) != 1 {
+		return 0
+	}
+	ref, _ := refs[0].(map[string]any)
+	params, _ := ref["/TransformParams"].(map[string]any)
+	p, _ := params["/P"].(float64)
+	if str(ref, "/TransformMethod") != "/DocMDP" {
+		return 0
+	}
+	return int(p)
 }

@@ -24,7 +24,11 @@ type SignatureInfo struct {
 	// WholeFile: the byte range ends at the end of the file, so nothing
 	// was added after this signature.
 	WholeFile bool
-	Err       error // nil when the signature is valid
+	// Timestamped: the signature carries an RFC 3161 timestamp token;
+	// Timestamp is its time when the token verifies (else Err says why).
+	Timestamped bool
+	Timestamp   time.Time
+	Err         error // nil when the signature is valid
 }
 
 var reByteRange = regexp.MustCompile(`/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]`)
@@ -61,7 +65,7 @@ func Verify(pdf []byte) ([]SignatureInfo, error) {
 			continue
 		}
 		signed := append(append([]byte{}, pdf[:n[1]]...), pdf[n[2]:n[2]+n[3]]...)
-		info.Signer, info.SignedAt, info.Err = verifyCMS(der, signed)
+		info.Err = verifyCMS(der, signed, &info)
 		out = append(out, info)
 	}
 	if len(out) == 0 {
@@ -106,32 +110,49 @@ var (
 	oidSHA256        = asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 1}
 )
 
-func verifyCMS(der, signed []byte) (string, time.Time, error) {
+// verifyCMS checks a PDF signature's CMS SignedData over the signed
+// bytes and any timestamp token it carries, filling info.
+func verifyCMS(der, signed []byte, info *SignatureInfo) error {
 	var ci contentInfo
 	if _, err := asn1.Unmarshal(der, &ci); err != nil || !ci.ContentType.Equal(oidSignedData) {
-		return "", time.Time{}, errors.New("not a CMS SignedData")
+		return errors.New("not a CMS SignedData")
 	}
 	var sd signedData
 	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
-		return "", time.Time{}, fmt.Errorf("signed data: %w", err)
+		return fmt.Errorf("signed data: %w", err)
 	}
+	signer, at, err := verifySignedData(sd, signed)
+	info.SignedAt = at
+	if err != nil {
+		return err
+	}
+	info.Signer = signer.Subject.CommonName
+	info.Timestamp, info.Timestamped, err = signatureTimestamp(sd.SignerInfos[0])
+	return err
+}
+
+// verifySignedData checks the only signer of sd over content: the
+// message digest attribute is SHA-256 of content and the signature over
+// the signed attributes verifies with one of sd's certificates, which it
+// returns with the signing time.
+func verifySignedData(sd signedData, content []byte) (*x509.Certificate, time.Time, error) {
 	if len(sd.SignerInfos) != 1 {
-		return "", time.Time{}, fmt.Errorf("%d signer infos, want 1", len(sd.SignerInfos))
+		return nil, time.Time{}, fmt.Errorf("%d signer infos, want 1", len(sd.SignerInfos))
 	}
 	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
 	if err != nil || len(certs) == 0 {
-		return "", time.Time{}, errors.New("no certificates")
+		return nil, time.Time{}, errors.New("no certificates")
 	}
 	si := sd.SignerInfos[0]
 	if !si.DigestAlgorithm.Algorithm.Equal(oidSHA256) {
-		return "", time.Time{}, errors.New("digest is not SHA-256")
+		return nil, time.Time{}, errors.New("digest is not SHA-256")
 	}
 	var attrs []attribute
 	rest := si.SignedAttrs.Bytes
 	for len(rest) > 0 {
 		var a attribute
 		if rest, err = asn1.Unmarshal(rest, &a); err != nil {
-			return "", time.Time{}, fmt.Errorf("signed attributes: %w", err)
+			return nil, time.Time{}, fmt.Errorf("signed attributes: %w", err)
 		}
 		attrs = append(attrs, a)
 	}
@@ -141,16 +162,16 @@ func verifyCMS(der, signed []byte) (string, time.Time, error) {
 		switch {
 		case a.Type.Equal(oidMessageDigest):
 			if _, err := asn1.Unmarshal(a.Values.Bytes, &md); err != nil {
-				return "", time.Time{}, errors.New("bad message digest")
+				return nil, time.Time{}, errors.New("bad message digest")
 			}
 		case a.Type.Equal(oidSigningTime):
 			if _, err := asn1.Unmarshal(a.Values.Bytes, &at); err != nil {
-				return "", time.Time{}, errors.New("bad signing time")
+				return nil, time.Time{}, errors.New("bad signing time")
 			}
 		}
 	}
-	if !bytes.Equal(md, digest(signed)) {
-		return "", at, errors.New("the document was changed after signing (digest mismatch)")
+	if !bytes.Equal(md, digest(content)) {
+		return nil, at, errors.New("the document was changed after signing (digest mismatch)")
 	}
 	// The signature covers the DER of the attributes as a SET.
 	set := append([]byte{0x31}, si.SignedAttrs.FullBytes[1:]...)
@@ -167,8 +188,8 @@ func verifyCMS(der, signed []byte) (string, time.Time, error) {
 			continue
 		}
 		if c.CheckSignature(alg, set, si.Signature) == nil {
-			return c.Subject.CommonName, at, nil
+			return c, at, nil
 		}
 	}
-	return "", at, errors.New("no certificate verifies the signature")
+	return nil, at, errors.New("no certificate verifies the signature")
 }

@@ -116,6 +116,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		PublicWebhooks: c.Webhooks.Public,
 		ESignatureEnv:  c.ESignature.Environment,
+		TSA:            node.TSAConfig{URL: c.Certify.TSAURL, CAFile: c.Certify.TSACAFile},
 		Logger:         log,
 
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),

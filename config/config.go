@@ -28,6 +28,7 @@ type Config struct {
 	LLM        LLM               `toml:"llm"`
 	Webhooks   Webhooks          `toml:"webhooks"`
 	ESignature ESignature        `toml:"esignature"`
+	Certify    Certify           `toml:"certify"`
 	EventBuses map[string]string `toml:"event_buses"`
 	Outbound   Outbound          `toml:"outbound"`
 	Cluster    Cluster           `toml:"cluster"`
@@ -133,6 +134,16 @@ type ESignature struct {
 	// Environment is the envelopes' environment when a request names
 	// none: PRODUCTION (default) or DEVELOPMENT.
 	Environment string `toml:"environment"`
+}
+
+// Certify configures PDF signatures (certifications and signed
+// envelopes).
+type Certify struct {
+	// TSAURL is an RFC 3161 time-stamping authority every signature is
+	// timestamped by; empty: no timestamps.
+	TSAURL string `toml:"tsa_url"`
+	// TSACAFile holds PEM certificates the authority's must chain to.
+	TSACAFile string `toml:"tsa_ca_file"`
 }
 
 // Webhooks configures outgoing WEBHOOK and event bus requests.

@@ -111,6 +111,8 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"flag value", "", nil, []string{"--smtp-security", "SSL"}, []string{"--smtp-security: smtp.security: want STARTTLS"}},
 		{"reserve under the store's own", "[storage]\nmin_free_bytes = 0\n", nil, nil, []string{"quire.toml:2: storage.min_free_bytes: must be at least"}},
 		{"event bus", "[event_buses]\nx = \"ftp://a\"\n", nil, nil, []string{"quire.toml:2: event_buses: x: want an http"}},
+		{"tsa url", "[certify]\ntsa_url = \"ldap://tsa\"\n", nil, nil, []string{"quire.toml:2: certify.tsa_url: want an http or https URL"}},
+		{"tsa ca without url", "", nil, []string{"--tsa-ca-file", "/etc/ca.pem"}, []string{"--tsa-ca-file: certify.tsa_ca_file: is set without certify.tsa_url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -340,6 +340,14 @@ func (l *Loaded) validate() Problems {
 	default:
 		bad("esignature.environment", "want PRODUCTION or DEVELOPMENT, got %q", c.ESignature.Environment)
 	}
+	if u := c.Certify.TSAURL; u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			bad("certify.tsa_url", "want an http or https URL, got %q", u)
+		}
+	}
+	if c.Certify.TSACAFile != "" && c.Certify.TSAURL == "" {
+		bad("certify.tsa_ca_file", "is set without certify.tsa_url")
+	}
 	switch c.SMTP.Security {
 	case "", "STARTTLS", "IMPLICIT_TLS":
 	default:
@@ -376,6 +384,7 @@ func (l *Loaded) CheckFiles() Problems {
 	for _, k := range []struct{ key, path string }{
 		{"tls.cert_file", l.TLS.CertFile}, {"tls.key_file", l.TLS.KeyFile},
 		{"auth.jwks_file", l.Auth.JWKSFile}, {"auth.pem_file", l.Auth.PEMFile}, {"smtp.ca_file", l.SMTP.CAFile},
+		{"certify.tsa_ca_file", l.Certify.TSACAFile},
 	} {
 		if k.path == "" {
 			continue

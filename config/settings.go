@@ -141,6 +141,11 @@ var settings = []setting{
 	{key: "esignature.environment", name: "esignature-environment", help: "Environment of e-signature envelopes whose request names none: PRODUCTION (default) or DEVELOPMENT (the signing page and mails say it is a test).",
 		example: "DEVELOPMENT", ptr: func(c *Config) any { return &c.ESignature.Environment }},
 
+	{key: "certify.tsa_url", name: "tsa-url", help: "RFC 3161 time-stamping authority (http or https URL; user:password@ in it is sent as basic auth) that timestamps every PDF signature Quire makes. A signature the authority cannot stamp fails instead of going out unstamped. Default: none.",
+		example: "http://tsa.office.lan/tsr", ptr: func(c *Config) any { return &c.Certify.TSAURL }},
+	{key: "certify.tsa_ca_file", name: "tsa-ca-file", help: "PEM certificates of the authorities the TSA's certificate must chain to (for time stamping). Default: the token's signature is checked, not who made it.",
+		example: "/etc/quire/tsa-ca.pem", ptr: func(c *Config) any { return &c.Certify.TSACAFile }},
+
 	{key: "webhooks.secret", name: "webhook-secret", secret: true, help: "Shared secret signing WEBHOOK and event bus requests (X-Quire-Signature, HMAC-SHA256; or QUIRE_WEBHOOK_SECRET).",
 		example: "change-me", ptr: func(c *Config) any { return &c.Webhooks.Secret }},
 	{key: "webhooks.public", name: "public-webhooks", help: "Take payloads at POST /public/webhooks/<webhookId> without a token (FormKiQ's public webhooks, off by default); POST /private/webhooks/... always needs one.",

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
+	"quire/certify"
 	"quire/cluster"
 	"quire/guard"
 	"quire/index"
@@ -51,6 +52,8 @@ type Config struct {
 	PublicWebhooks bool
 	// ESignatureEnv is the default environment of envelopes.
 	ESignatureEnv string
+	// TSA timestamps the PDF signatures Quire makes (no URL: none).
+	TSA TSAConfig
 	// Timeouts bound slow and idle clients (zero fields: the defaults;
 	// tests shorten them).
 	Timeouts server.Timeouts
@@ -80,6 +83,7 @@ type Config struct {
 // Node is one running Quire process.
 type Node struct {
 	cfg      Config
+	tsa      *certify.TSA // nil: signatures are not timestamped
 	DB       *storage.DB
 	Index    *index.Index
 	Indexer  *index.Indexer
@@ -115,6 +119,10 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	tsa, err := cfg.TSA.open()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -136,7 +144,7 @@ func Open(cfg Config) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, DB: db, Index: x, Auth: a, applier: db, errc: make(chan error, 1)}
+	n := &Node{cfg: cfg, tsa: tsa, DB: db, Index: x, Auth: a, applier: db, errc: make(chan error, 1)}
 	if err := n.useKeyRing(); err != nil {
 		x.Close()
 		db.Close()
@@ -214,6 +222,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		PublicWebhooks: cfg.PublicWebhooks,
 		ESignatureEnv:  cfg.ESignatureEnv,
+		TSA:            n.tsa,
 		DataDir:        cfg.DataDir,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,

@@ -200,10 +200,15 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 	if err != nil {
 		return nil, err
 	}
-	signed, err := certify.Sign(norm, signers, certify.Options{Time: s.now(), CertifyP: p})
+	signed, err := certify.Sign(norm, signers, certify.Options{Time: s.now(), CertifyP: p, TSA: s.deps.TSA})
 	var ce *certify.Error
 	if errors.As(err, &ce) {
 		return nil, invalid("documentId", "the PDF cannot be signed: "+ce.Msg)
+	}
+	var te *certify.TSAError
+	if errors.As(err, &te) {
+		s.log.Warn("no timestamp for a signature", "err", err)
+		return nil, errStatus(http.StatusBadGateway, "the PDF was not signed: "+te.Error())
 	}
 	return signed, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"quire/certify"
+	"quire/node"
 	"quire/quiretest"
 )
 
@@ -157,6 +158,71 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 			copyPDF := fetchURLContent(t, s, tok, pdf, q(site.query, "artifactId="+str(t, e, "signedArtifactId")))
 			if out := runPdfsig(t, copyPDF); !strings.Contains(out, "Signature is Valid") || !strings.Contains(out, "Nora Notary") {
 				t.Errorf("pdfsig of the envelope's signed copy:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestCertification_Timestamped: with certify.tsa_url every signature of
+// a certification carries a token of the TSA (OpenSSL's) that verifies;
+// when the authority cannot be reached the request is a 502 with the
+// FormKiQ message shape and no artifact is stored. Both sites.
+func TestCertification_Timestamped(t *testing.T) {
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	tsa := quiretest.NewTSA(t)
+	live := quiretest.NewServer(t, func(c *node.Config) {
+		c.TSA = node.TSAConfig{URL: tsa.URL, CAFile: filepath.Join(tsa.Dir, "ca.pem")}
+	})
+	dead := quiretest.NewServer(t, func(c *node.Config) { c.TSA = node.TSAConfig{URL: "http://127.0.0.1:1/tsa"} })
+	notary := pkcs12File(t, "Nora Notary", "pw1")
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			siteID := strings.TrimPrefix(site.query, "?siteId=")
+			if siteID == "" {
+				siteID = "default"
+			}
+			for _, tc := range []struct {
+				name      string
+				s         *quiretest.Server
+				want      int
+				artifacts int
+			}{
+				{"TSA reachable", live, http.StatusCreated, 1},
+				{"TSA down", dead, http.StatusBadGateway, 0},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					tok := tc.s.Admin()
+					mustStatus(t, tc.s.Do(http.MethodPost, "/sites/"+siteID+"/secrets", map[string]any{"alias": "notary", "data": b64(notary), "password": "pw1"}, tok), http.StatusCreated)
+					pdf := addDoc(t, tc.s, tok, site.query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+						"content": b64(quiretest.TextPDF("Deed"))})
+					r := tc.s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+						"certificates": []map[string]any{{"alias": "notary"}}}, tok)
+					if r.Status != tc.want {
+						t.Fatalf("certify: %d %s", r.Status, r.Body)
+					}
+					if n := len(list(t, tc.s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok).JSON(t), "documents")); n != tc.artifacts {
+						t.Errorf("%d artifacts, want %d", n, tc.artifacts)
+					}
+					if tc.want != http.StatusCreated {
+						if !strings.Contains(str(t, r.JSON(t), "message"), "timestamp authority") {
+							t.Errorf("message: %s", r.Body)
+						}
+						return
+					}
+					resp, err := http.Get(str(t, r.JSON(t), "url"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					signed, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					infos, err := certify.Verify(signed)
+					if err != nil || len(infos) != 1 || infos[0].Err != nil || !infos[0].Timestamped || time.Since(infos[0].Timestamp) > time.Minute {
+						t.Errorf("Verify: %v %+v", err, infos)
+					}
+				})
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/auth"
+	"quire/certify"
 	"quire/guard"
 	"quire/index"
 	"quire/pipeline"
@@ -63,6 +64,8 @@ type Deps struct {
 	// ESignatureEnv is the default environment of envelopes
 	// (esignature.environment).
 	ESignatureEnv string
+	// TSA timestamps every PDF signature (certify.tsa_url; nil: none).
+	TSA *certify.TSA
 	// RequireModelAgreement: LLM actions use only agreed models, and the
 	// model listing says which are (llm.require_agreement).
 	RequireModelAgreement bool
