@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -205,7 +206,9 @@ func (s *session) clusterBench(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cpu0, _ := readCPU(os.Getpid())
 	single, err := quireCount(ctx, one.srv, s.cfg, n)
+	cpu1, _ := readCPU(os.Getpid())
 	var singleUp transferResult
 	if err == nil {
 		s.logf("single node: upload %s", sizeName(size))
@@ -233,7 +236,9 @@ func (s *session) clusterBench(ctx context.Context) error {
 		ops = append(ops, createOp(p.srv, s.cfg, "c", nil, nil))
 	}
 	stopProf := s.startProfile("ingest")
+	cpu2, _ := readCPU(os.Getpid())
 	trio := runCount(ctx, s.cfg.clients, n, func(ctx context.Context, w, i int) error { return ops[w%len(ops)](ctx, w, i) })
+	cpu3, _ := readCPU(os.Getpid())
 	stopProf()
 	if err := trio.err(); err != nil {
 		return fmt.Errorf("three nodes ingest: %w", err)
@@ -252,6 +257,13 @@ func (s *session) clusterBench(ctx context.Context) error {
 	if trio.firstErr != nil {
 		s.rep.note("3-node ingest: first error: %v", trio.firstErr)
 	}
+	// The nodes share this machine's cores: each document is handled,
+	// applied and indexed by all three, so CPU per document tells the
+	// cluster's own overhead apart from the hardware it shares.
+	perDoc := func(d time.Duration, r loadResult) float64 { return d.Seconds() * 1000 / float64(max(r.ops, 1)) }
+	one1, three := perDoc(cpu1-cpu0, single), perDoc(cpu3-cpu2, trio)
+	s.rep.note("3-node ingest CPU (the benchmark process: clients and nodes): %.2f ms per document on three nodes, %.2f on one (%.1f×; three full replicas cost 3× at least); cores busy %.2f and %.2f of %d",
+		three, one1, three/max(one1, 0.001), (cpu3-cpu2).Seconds()/max(trio.window.Seconds(), 0.001), (cpu1-cpu0).Seconds()/max(single.window.Seconds(), 0.001), runtime.NumCPU())
 
 	s.logf("three nodes: upload %s through a follower", sizeName(size))
 	f := nodes[1]
