@@ -7,8 +7,9 @@
 // add approval signatures, each its own update.
 //
 // Sign reads PDFs with a classic cross-reference table and uncompressed
-// objects; callers first rewrite a PDF into that form with qpdf
-// (--object-streams=disable), which also rejects broken files.
+// objects and returns an Error for others; callers sign such a PDF as
+// qpdf rewrote it (--object-streams=disable), which also rejects broken
+// files.
 package certify
 
 import (

@@ -188,20 +188,38 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 	if exec.CommandContext(cctx, qpdf, "--is-encrypted", in).Run() == nil {
 		return nil, invalid("documentId", "the PDF is encrypted")
 	}
-	if b, err := exec.CommandContext(cctx, qpdf, "--object-streams=disable", in, out).CombinedOutput(); err != nil {
+	b, err := exec.CommandContext(cctx, qpdf, "--object-streams=disable", in, out).CombinedOutput()
+	clean := err == nil
+	if err != nil {
 		var ee *exec.ExitError
-		// Exit 3: warnings, the output is written.
+		// Exit 3: warnings (qpdf repaired something), the output is written.
 		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 			s.log.Info("qpdf refused a PDF to certify", "err", err, "out", strings.TrimSpace(string(b)))
 			return nil, invalid("documentId", "the document is not a PDF that can be read")
 		}
 	}
-	norm, err := os.ReadFile(out)
-	if err != nil {
-		return nil, err
-	}
-	signed, err := certify.Sign(norm, signers, certify.Options{Time: s.now(), CertifyP: p, TSA: s.deps.TSA})
+	opt := certify.Options{Time: s.now(), CertifyP: p, TSA: s.deps.TSA}
+	var signed []byte
 	var ce *certify.Error
+	// A PDF qpdf read without a warning and certify can read as it is
+	// (a classic cross-reference table) is signed as uploaded: the
+	// signatures are incremental updates of the very bytes the document
+	// holds. Others (object streams, repaired files) are signed as qpdf
+	// rewrote them.
+	if clean {
+		orig, rerr := os.ReadFile(in)
+		if rerr != nil {
+			return nil, rerr
+		}
+		signed, err = certify.Sign(orig, signers, opt)
+	}
+	if !clean || errors.As(err, &ce) {
+		norm, rerr := os.ReadFile(out)
+		if rerr != nil {
+			return nil, rerr
+		}
+		signed, err = certify.Sign(norm, signers, opt)
+	}
 	if errors.As(err, &ce) {
 		return nil, invalid("documentId", "the PDF cannot be signed: "+ce.Msg)
 	}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -78,29 +79,51 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 				t.Errorf("no certificate expiry metric for %s", siteID)
 			}
 
-			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.TextPDF("Deed of the Springfield plant"))})
-			r = s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
-				"certificates": []map[string]any{{"alias": "notary"}, {"alias": "approver", "sourceType": "QUIRE_SECRETS"}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			resp, err := http.Get(str(t, r.JSON(t), "url"))
-			if err != nil {
-				t.Fatal(err)
+			// A classic PDF is signed as uploaded (its bytes are the signed
+			// copy's first bytes); one with object streams as qpdf rewrote it.
+			classic := quiretest.TextPDF("Deed of the Springfield plant")
+			dir0 := t.TempDir()
+			os.WriteFile(filepath.Join(dir0, "in.pdf"), classic, 0o600)
+			if b, err := exec.Command(qpdf, "--object-streams=generate", filepath.Join(dir0, "in.pdf"), filepath.Join(dir0, "os.pdf")).CombinedOutput(); err != nil {
+				t.Fatalf("qpdf: %v %s", err, b)
 			}
-			signed, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != http.StatusOK {
-				t.Fatalf("download: %d %v", resp.StatusCode, err)
-			}
-			out := runPdfsig(t, signed)
-			if strings.Count(out, "Signature is Valid") != 2 || !strings.Contains(out, "Nora Notary") || !strings.Contains(out, "Abe Approver") || !strings.Contains(out, "Total document signed") {
-				t.Errorf("pdfsig:\n%s", out)
-			}
-			if infos, err := certify.Verify(signed); err != nil || len(infos) != 2 || infos[0].Err != nil || infos[1].Err != nil || !infos[0].Certified {
-				t.Errorf("Verify: %v %+v", err, infos)
-			}
-			if al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok); !strings.Contains(string(al.Body), `"artifactCategory":"CERTIFIED"`) {
-				t.Errorf("artifacts: %s", al.Body)
+			objStreams, _ := os.ReadFile(filepath.Join(dir0, "os.pdf"))
+			var pdf string
+			for _, src := range []struct {
+				name    string
+				content []byte
+				asIs    bool
+			}{{"classic", classic, true}, {"object streams", objStreams, false}} {
+				id := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/deed-" + strings.ReplaceAll(src.name, " ", "-") + ".pdf", "contentType": "application/pdf", "isBase64": true,
+					"content": b64(src.content)})
+				if pdf == "" {
+					pdf = id
+				}
+				r = s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+					"certificates": []map[string]any{{"alias": "notary"}, {"alias": "approver", "sourceType": "QUIRE_SECRETS"}}}, tok)
+				mustStatus(t, r, http.StatusCreated)
+				resp, err := http.Get(str(t, r.JSON(t), "url"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				signed, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("download: %d %v", resp.StatusCode, err)
+				}
+				if got := bytes.HasPrefix(signed, src.content); got != src.asIs {
+					t.Errorf("%s: signed copy starts with the uploaded bytes: %v, want %v", src.name, got, src.asIs)
+				}
+				out := runPdfsig(t, signed)
+				if strings.Count(out, "Signature is Valid") != 2 || !strings.Contains(out, "Nora Notary") || !strings.Contains(out, "Abe Approver") || !strings.Contains(out, "Total document signed") {
+					t.Errorf("%s: pdfsig:\n%s", src.name, out)
+				}
+				if infos, err := certify.Verify(signed); err != nil || len(infos) != 2 || infos[0].Err != nil || infos[1].Err != nil || !infos[0].Certified {
+					t.Errorf("%s: Verify: %v %+v", src.name, err, infos)
+				}
+				if al := s.Do(http.MethodGet, "/documents/"+id+"/artifacts"+site.query, nil, tok); !strings.Contains(string(al.Body), `"artifactCategory":"CERTIFIED"`) {
+					t.Errorf("%s: artifacts: %s", src.name, al.Body)
+				}
 			}
 
 			txt := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/note.txt", "content": "not a pdf"})
