@@ -322,6 +322,12 @@ func signOnce(b []byte, s Signer, opt Options, certifyP, seq int) ([]byte, error
 		if strings.Contains(catalog, "/Perms") {
 			return nil, &Error{Msg: "the PDF is already certified"}
 		}
+		// ISO 32000 12.8.2.2: a certification is the document's first
+		// signature; one after others would break that rule and Acrobat's
+		// trust in it.
+		if bytes.Contains(b, []byte("/ByteRange")) {
+			return nil, &Error{Msg: "the PDF is already signed, and a certification must be its first signature"}
+		}
 		if catalog, err = insertInDict(catalog, fmt.Sprintf("/Perms << /DocMDP %d 0 R >>", sigNum)); err != nil {
 			return nil, err
 		}

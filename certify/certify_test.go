@@ -112,8 +112,12 @@ func TestSign_CertificationAndApproval(t *testing.T) {
 
 func TestSign_RefusesWhatItCannotSign(t *testing.T) {
 	s := testPKI(t, "X")
-	for name, in := range map[string][]byte{"not a PDF": []byte("hello"), "no xref": []byte("%PDF-1.4\nstartxref\n5\n%%EOF\n")} {
-		_, err := certify.Sign(in, []certify.Signer{s}, certify.Options{})
+	approved, err := certify.Sign(normalized(t, quiretest.TextPDF("Signed"), "--object-streams=disable"), []certify.Signer{s}, certify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][]byte{"not a PDF": []byte("hello"), "no xref": []byte("%PDF-1.4\nstartxref\n5\n%%EOF\n"), "certifying a signed PDF": approved} {
+		_, err := certify.Sign(in, []certify.Signer{s}, certify.Options{CertifyP: 2})
 		var ce *certify.Error
 		if err == nil || !errorsAs(err, &ce) {
 			t.Errorf("%s: %v, want a certify.Error", name, err)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"os"
@@ -135,6 +136,17 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 			}
 			encBytes, _ := os.ReadFile(filepath.Join(dir, "enc.pdf"))
 			enc := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/enc.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(encBytes)})
+			// A PDF another party already signed (approval) as it arrives by mail.
+			if b, err := exec.Command(qpdf, "--object-streams=disable", filepath.Join(dir, "in.pdf"), filepath.Join(dir, "classic.pdf")).CombinedOutput(); err != nil {
+				t.Fatalf("qpdf: %v %s", err, b)
+			}
+			classicBytes, _ := os.ReadFile(filepath.Join(dir, "classic.pdf"))
+			other := quiretest.NewCertificate(t, "Other Party", time.Now().AddDate(1, 0, 0))
+			signedBytes, err := certify.Sign(classicBytes, []certify.Signer{{Key: other.Key, Cert: other.Leaf, Chain: []*x509.Certificate{other.CA}}}, certify.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			presigned := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/presigned.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(signedBytes)})
 			cert := func(id string, body map[string]any) *quiretest.Response {
 				return s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.query, body, tok)
 			}
@@ -151,6 +163,7 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 				{"not a PDF", txt, map[string]any{"target": "DOWNLOAD", "certificates": good}, "not a PDF"},
 				{"broken PDF", broken, map[string]any{"target": "DOWNLOAD", "certificates": good}, "not a PDF"},
 				{"encrypted PDF", enc, map[string]any{"target": "DOWNLOAD", "certificates": good}, "the PDF is encrypted"},
+				{"already signed", presigned, map[string]any{"target": "DOWNLOAD", "certificates": good}, "a certification must be its first signature"},
 			} {
 				r := cert(tt.id, tt.body)
 				if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) || !strings.Contains(string(r.Body), `"errors"`) {
