@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"crypto/ecdsa"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
@@ -74,4 +76,16 @@ func InstallCAKeys(dir string, caCertPEM []byte, caFingerprint string, k CAKeys)
 		return err
 	}
 	return writeFile(dir, JoinKeyFile, []byte(hex.EncodeToString(jk)+"\n"), 0o600)
+}
+
+// SecretsWrapKey is a key every member derives alike from the CA's
+// private key (HKDF-SHA256): a rotated secrets key travels through the
+// Raft log sealed with it, so neither the log nor the store holds the
+// key that opens the secrets they carry.
+func (ca *CA) SecretsWrapKey() ([]byte, error) {
+	ek, err := ca.key.ECDH()
+	if err != nil {
+		return nil, err
+	}
+	return hkdf.Key(sha256.New, ek.Bytes(), nil, "quire secrets key wrap", 32)
 }

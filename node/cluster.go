@@ -113,6 +113,9 @@ func (n *Node) openCluster() error {
 			if err := n.useKeyRing(); err != nil {
 				n.cfg.Logger.Error("signing keys after a snapshot restore", "err", err)
 			}
+			if err := n.useSecretsKey(); err != nil {
+				n.cfg.Logger.Error("secrets key after a snapshot restore", "err", err)
+			}
 		}}
 	n.proposeSeconds = newProposeHistogram()
 	cfg.OnPropose = func(took time.Duration, _ error) { n.proposeSeconds.Observe(took.Seconds()) }

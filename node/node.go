@@ -151,6 +151,11 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("signing keys: %w", err)
 	}
 	n.watchKeyRing()
+	if err := n.useSecretsKey(); err != nil {
+		// Secrets then fail to open with a message; the rest works.
+		cfg.Logger.Error("rotated secrets key not installed", "err", err)
+	}
+	n.watchSecretsKey()
 	n.Indexer = index.NewIndexer(db, x, cfg.Logger)
 	if !cfg.Cluster.Enabled() {
 		// In a cluster the sweep must be a leader's command (next slice).
@@ -224,6 +229,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		ESignatureEnv:  cfg.ESignatureEnv,
 		TSA:            n.tsa,
 		DataDir:        cfg.DataDir,
+		SecretsWrapKey: n.secretsWrapKey,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,
 		Timeouts:              cfg.Timeouts,

@@ -129,6 +129,9 @@ func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
 		return certify.Signer{}, err
 	}
 	plain, err := auth.OpenSecret(s.deps.DataDir, sec.Sealed, secretAAD(site, alias))
+	if errors.Is(err, auth.ErrSecretsKeyPending) {
+		return certify.Signer{}, errStatus(http.StatusServiceUnavailable, "the secrets key is being rotated on this node; try again")
+	}
 	if err != nil {
 		return certify.Signer{}, fmt.Errorf("open secret %s: %w", alias, err)
 	}

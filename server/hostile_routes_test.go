@@ -30,6 +30,7 @@ import (
 var routeSamples = map[string]string{
 	"PATCH /system/configuration":                                                  `{}`,
 	"POST /system/keys/rotate":                                                     `{"graceSeconds":3600}`,
+	"POST /system/secrets/rotate":                                                  `{}`,
 	"POST /sites/:siteId/apiKeys":                                                  `{"name":"scanner","permissions":["READ","WRITE"]}`,
 	"POST /documents":                                                              `{"path":"s/a.txt","content":"x","contentType":"text/plain","checksumType":"SHA1","tags":[{"key":"t","value":"v"},{"key":"u","values":["a","b"]}],"metadata":[{"key":"m","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}],"actions":[{"type":"FULLTEXT"}],"documents":[{"content":"c","path":"s/c.txt","tags":[{"key":"t","value":"w"}]}]}`,
 	"POST /documents/upload":                                                       `{"path":"u/a.txt","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`,

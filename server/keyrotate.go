@@ -1,6 +1,10 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -63,4 +67,61 @@ func (s *Server) handleRotateKeys(r *reqCtx) error {
 		"rotatedAt":          ring.RotatedAt.UTC().Format(time.RFC3339),
 		"previousValidUntil": ring.PreviousUntil.UTC().Format(time.RFC3339),
 	})
+}
+
+// handleRotateSecretsKey serves POST /system/secrets/rotate (Admins): a
+// new secrets key, every site's secrets opened with the current one and
+// sealed again with it, applied as one command
+// (storage.OpRotateSecretsKey). In a cluster the command carries the key
+// wrapped with the key the members derive from the cluster CA; a single
+// server stages it in its data dir. Each node installs it as the command
+// is applied. 409 when a secret changed meanwhile.
+func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
+	if s.deps.DataDir == "" {
+		return errStatus(http.StatusNotFound, "secrets key rotation is not available on this server")
+	}
+	if err := r.readBody(&struct{}{}, 4<<10); err != nil {
+		return err
+	}
+	next, err := auth.NewSecretsKey()
+	if err != nil {
+		return err
+	}
+	all, err := s.db.SealedSecrets()
+	if errors.Is(err, storage.ErrTooManySecrets) {
+		return errStatus(http.StatusBadRequest, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	p := storage.RotateSecretsKey{KeyID: auth.SecretsKeyID(next), Secrets: []storage.ResealedSecret{}}
+	for _, ss := range all {
+		sealed, err := auth.ResealSecret(s.deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
+		if errors.Is(err, auth.ErrSecretsKeyPending) {
+			return errStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
+		}
+		if err != nil {
+			return fmt.Errorf("open secret %s of site %s: %w", ss.Secret.Alias, ss.Site, err)
+		}
+		h := sha256.Sum256(ss.Secret.Sealed)
+		p.Secrets = append(p.Secrets, storage.ResealedSecret{Site: ss.Site, Alias: ss.Secret.Alias, Was: hex.EncodeToString(h[:]), Sealed: sealed})
+	}
+	var wk []byte
+	if s.deps.SecretsWrapKey != nil {
+		if wk, err = s.deps.SecretsWrapKey(); err != nil {
+			return err
+		}
+	}
+	if wk != nil {
+		if p.Wrapped, err = auth.WrapKey(wk, next); err != nil {
+			return err
+		}
+	} else if err := auth.StageSecretsKey(s.deps.DataDir, next); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpRotateSecretsKey, p); err != nil {
+		return err
+	}
+	s.log.Info("secrets key rotated", "keyId", p.KeyID, "secrets", len(p.Secrets), "by", r.user())
+	return r.JSON(map[string]any{"keyId": p.KeyID, "secrets": len(p.Secrets)})
 }

@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"quire/quiretest"
@@ -37,6 +41,68 @@ func TestKeys_RotateOnASingleServer(t *testing.T) {
 	for _, tok := range []string{old, fresh} {
 		if r := s.Do(http.MethodGet, "/documents", nil, tok); r.Status != http.StatusOK {
 			t.Fatalf("GET /documents after the rotation: %d %s", r.Status, r.Body)
+		}
+	}
+}
+
+// TestSecretsKey_RotateOnASingleServer: every site's secrets are sealed
+// again under a new secrets key, which replaces the data dir's; the
+// certificates still sign on both sites, a secret added afterwards too;
+// a non-admin is refused and a second rotation works.
+func TestSecretsKey_RotateOnASingleServer(t *testing.T) {
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	keyFile := filepath.Join(s.DataDir, "keys", "secrets.key")
+	p12 := pkcs12File(t, "Nora Notary", "pw")
+	type sitecase = struct{ name, query string }
+	certifyOn := func(t *testing.T, site sitecase, alias string) {
+		t.Helper()
+		pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "rot/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+			"content": b64(quiretest.TextPDF("Deed"))})
+		r := s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+			"certificates": []map[string]any{{"alias": alias}}}, tok)
+		mustStatus(t, r, http.StatusCreated)
+	}
+	siteID := func(site sitecase) string {
+		if id := strings.TrimPrefix(site.query, "?siteId="); id != "" {
+			return id
+		}
+		return "default"
+	}
+	for _, site := range sites {
+		mustStatus(t, s.Do(http.MethodPost, "/sites/"+siteID(site)+"/secrets", map[string]any{"alias": "notary", "data": b64(p12), "password": "pw"}, tok), http.StatusCreated)
+	}
+	before, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Do(http.MethodPost, "/system/secrets/rotate", map[string]any{}, s.Token("joe", "default")); r.Status != http.StatusUnauthorized {
+		t.Errorf("a non-admin rotates: %d %s", r.Status, r.Body)
+	}
+	for round := 1; round <= 2; round++ {
+		r := s.Do(http.MethodPost, "/system/secrets/rotate", map[string]any{}, tok)
+		mustStatus(t, r, http.StatusOK)
+		if n, _ := r.JSON(t)["secrets"].(float64); int(n) != len(sites)+round-1 {
+			t.Errorf("round %d: %s, want %d secrets", round, r.Body, len(sites)+round-1)
+		}
+		after, err := os.ReadFile(keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(before, after) {
+			t.Fatalf("round %d: the secrets key file did not change", round)
+		}
+		before = after
+		if _, err := os.Stat(keyFile + ".next"); !os.IsNotExist(err) {
+			t.Errorf("round %d: the staged key is left behind: %v", round, err)
+		}
+		for _, site := range sites {
+			certifyOn(t, site, "notary")
+		}
+		if round == 1 {
+			mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "later", "data": b64(p12), "password": "pw"}, tok), http.StatusCreated)
+			certifyOn(t, sites[0], "later")
 		}
 	}
 }

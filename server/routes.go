@@ -87,6 +87,7 @@ func (s *Server) routes() {
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
 	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
 	api.Post("/system/keys/rotate", admin(s.handleRotateKeys))
+	api.Post("/system/secrets/rotate", admin(s.handleRotateSecretsKey))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
 	api.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
 	api.Get("/users", admin(s.handleGetUsers))

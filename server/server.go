@@ -71,6 +71,10 @@ type Deps struct {
 	RequireModelAgreement bool
 	// DataDir is the node's data dir; online backups carry its keys.
 	DataDir string
+	// SecretsWrapKey is the key a rotated secrets key is wrapped with for
+	// a cluster's members (nil, or returning nil: a single server, which
+	// stages the new key in its data dir).
+	SecretsWrapKey func() ([]byte, error)
 	// Metrics receives the HTTP metrics and is served at /metrics
 	// (default: a registry of the server's own).
 	Metrics *prometheus.Registry

@@ -117,8 +117,9 @@ const (
 	OpRemindersDue      Op = "RemindersDue"      // the daily reminders run: due notifications become NOTIFICATION actions (notifications.go)
 	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
 
-	OpSpendJoinToken Op = "SpendJoinToken" // a cluster join token is redeemed (clusterstate.go)
-	OpRotateKeys     Op = "RotateKeys"     // new token and URL signing keys for every node (clusterstate.go)
+	OpSpendJoinToken   Op = "SpendJoinToken"   // a cluster join token is redeemed (clusterstate.go)
+	OpRotateKeys       Op = "RotateKeys"       // new token and URL signing keys for every node (clusterstate.go)
+	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -252,6 +253,9 @@ func init() {
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,
 		OpRotateKeys:     applyRotateKeys,
+
+		// secrets.go
+		OpRotateSecretsKey: applyRotateSecretsKey,
 	}
 }
 

@@ -84,7 +84,7 @@ const (
 	pfxSecret           = "sec/"  // sec/<site>/<alias> -> Secret (secrets.go; sealed)
 	pfxActivity         = "ua/"   // ua/<site>/<doc or artifact>/<inverted ts>/<n> -> Activity (activity.go)
 	pfxUserActivity     = "uau/"  // uau/<site>/<user>\x00<inverted ts>/<doc or artifact>/<n> -> Activity
-	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go)
+	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 
 // siteSlash stands for "/" in the site part of keys. Site ids come from

@@ -1,0 +1,95 @@
+package node_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/node"
+	"quire/quiretest"
+)
+
+// TestSecretsKey_RotationThroughTheLog: POST /system/secrets/rotate on a
+// follower gives every member the same new secrets key (wrapped in the
+// command with the key the members derive from the cluster CA, so the
+// log and the store never hold it in clear), and each member still
+// signs with the site's certificate through its own key.
+func TestSecretsKey_RotationThroughTheLog(t *testing.T) {
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
+	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
+	var nodes = []*quiretest.Server{n1}
+	for _, id := range []string{"n2", "n3"} {
+		tok, err := node.IssueJoinToken(n1.DataDir, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, joinNode(t, id, n1.URL, tok))
+	}
+	keyOf := func(s *quiretest.Server) []byte {
+		b, err := os.ReadFile(filepath.Join(s.DataDir, "keys", "secrets.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	old := keyOf(n1)
+	for _, s := range nodes[1:] {
+		if !bytes.Equal(keyOf(s), old) {
+			t.Fatalf("%s joined with another secrets key", s.Node.Cluster.ID())
+		}
+	}
+	tok := n1.Admin()
+	p12 := quiretest.NewCertificate(t, "Nora Notary", time.Now().AddDate(1, 0, 0)).PKCS12(t, "pw")
+	if r := n1.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "notary", "data": base64.StdEncoding.EncodeToString(p12), "password": "pw"}, tok); r.Status != http.StatusCreated {
+		t.Fatalf("add secret: %d %s", r.Status, r.Body)
+	}
+
+	// The follower reads its own store: a rotation made before it has the
+	// secret would be refused with 409 (the set changed).
+	waitFor(t, "n2 to hold the secret", 20*time.Second, func() bool {
+		l := nodes[1].Do(http.MethodGet, "/sites/default/secrets", nil, tok)
+		return l.Status == http.StatusOK && strings.Contains(string(l.Body), `"notary"`)
+	})
+	r := nodes[1].Do(http.MethodPost, "/system/secrets/rotate", map[string]any{}, tok)
+	if r.Status != http.StatusOK {
+		t.Fatalf("rotate through a follower: %d %s", r.Status, r.Body)
+	}
+	keyID := quiretest.Str(t, r.JSON(t), "keyId")
+	var fresh []byte
+	for _, s := range nodes {
+		waitFor(t, s.Node.Cluster.ID()+" to install the new secrets key", 20*time.Second, func() bool {
+			k := keyOf(s)
+			return !bytes.Equal(k, old) && (fresh == nil || bytes.Equal(k, fresh))
+		})
+		if fresh == nil {
+			fresh = keyOf(s)
+		}
+	}
+	st, err := n1.Node.DB.GetSecretsKeyState()
+	if err != nil || st.KeyID != keyID || len(st.Wrapped) == 0 {
+		t.Fatalf("key state %+v %v", st, err)
+	}
+	raw, _ := hex.DecodeString(strings.TrimSpace(string(fresh)))
+	if bytes.Contains(st.Wrapped, raw) || bytes.Contains(st.Wrapped, bytes.TrimSpace(fresh)) {
+		t.Fatal("the store holds the new secrets key in clear")
+	}
+	for i, s := range nodes {
+		up := s.Do(http.MethodPost, "/documents", map[string]any{"path": "rot/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+			"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Deed"))}, tok)
+		if up.Status != http.StatusCreated {
+			t.Fatalf("node %d: create: %d %s", i+1, up.Status, up.Body)
+		}
+		id := quiretest.Str(t, up.JSON(t), "documentId")
+		c := s.Do(http.MethodPost, "/documents/"+id+"/certifications", map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": "notary"}}}, tok)
+		if c.Status != http.StatusCreated {
+			t.Errorf("node %d: certify after the rotation: %d %s", i+1, c.Status, c.Body)
+		}
+	}
+}
