@@ -87,21 +87,48 @@ func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	all, err := s.db.SealedSecrets()
-	if errors.Is(err, storage.ErrTooManySecrets) {
-		return errStatus(http.StatusBadRequest, err.Error())
+	// A follower reads its own store, which may not hold a secret just
+	// added through another node: the applier then refuses the set (409).
+	// The refused command was applied here too before apply returns, so
+	// this node has caught up with it, and the next try reads the set the
+	// leader holds.
+	var p storage.RotateSecretsKey
+	for attempt := 1; ; attempt++ {
+		p, err = s.resealAll(next)
+		if err == nil {
+			_, err = s.apply(r, storage.OpRotateSecretsKey, p)
+		}
+		var ce *storage.ConflictError
+		if err == nil || !errors.As(err, &ce) || attempt == 3 {
+			break
+		}
 	}
 	if err != nil {
 		return err
 	}
+	s.log.Info("secrets key rotated", "keyId", p.KeyID, "secrets", len(p.Secrets), "by", r.user())
+	return r.JSON(map[string]any{"keyId": p.KeyID, "secrets": len(p.Secrets)})
+}
+
+// resealAll is the rotation command to next: every site's secrets sealed
+// again with it, and next wrapped for a cluster's members or staged in
+// this data dir.
+func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 	p := storage.RotateSecretsKey{KeyID: auth.SecretsKeyID(next), Secrets: []storage.ResealedSecret{}}
+	all, err := s.db.SealedSecrets()
+	if errors.Is(err, storage.ErrTooManySecrets) {
+		return p, errStatus(http.StatusBadRequest, err.Error())
+	}
+	if err != nil {
+		return p, err
+	}
 	for _, ss := range all {
 		sealed, err := auth.ResealSecret(s.deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
 		if errors.Is(err, auth.ErrSecretsKeyPending) {
-			return errStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
+			return p, errStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
 		}
 		if err != nil {
-			return fmt.Errorf("open secret %s of site %s: %w", ss.Secret.Alias, ss.Site, err)
+			return p, fmt.Errorf("open secret %s of site %s: %w", ss.Secret.Alias, ss.Site, err)
 		}
 		h := sha256.Sum256(ss.Secret.Sealed)
 		p.Secrets = append(p.Secrets, storage.ResealedSecret{Site: ss.Site, Alias: ss.Secret.Alias, Was: hex.EncodeToString(h[:]), Sealed: sealed})
@@ -109,19 +136,12 @@ func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
 	var wk []byte
 	if s.deps.SecretsWrapKey != nil {
 		if wk, err = s.deps.SecretsWrapKey(); err != nil {
-			return err
+			return p, err
 		}
 	}
 	if wk != nil {
-		if p.Wrapped, err = auth.WrapKey(wk, next); err != nil {
-			return err
-		}
-	} else if err := auth.StageSecretsKey(s.deps.DataDir, next); err != nil {
-		return err
+		p.Wrapped, err = auth.WrapKey(wk, next)
+		return p, err
 	}
-	if _, err := s.apply(r, storage.OpRotateSecretsKey, p); err != nil {
-		return err
-	}
-	s.log.Info("secrets key rotated", "keyId", p.KeyID, "secrets", len(p.Secrets), "by", r.user())
-	return r.JSON(map[string]any{"keyId": p.KeyID, "secrets": len(p.Secrets)})
+	return p, auth.StageSecretsKey(s.deps.DataDir, next)
 }
