@@ -205,10 +205,12 @@ func TestLeader_ActionsRunOnTheLeaderOnlyAndResumeAfterAFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, atKill := hook.count()
-	waitFor(t, "the old leader to stop its schedulers", 10*time.Second, func() bool { return !leader.Node.Leading() })
-	if running, _, _ := leader.Node.Pipeline.Status(); running {
-		t.Fatal("the old leader's pipeline still runs")
-	}
+	// stepDown clears Leading first, then stops the sweep and the
+	// pipeline: wait for both.
+	waitFor(t, "the old leader to stop its schedulers and its pipeline", 10*time.Second, func() bool {
+		running, _, _ := leader.Node.Pipeline.Status()
+		return !leader.Node.Leading() && !running
+	})
 	leader.Close()
 	if atKill-before >= len(ids2) {
 		t.Fatalf("all %d webhooks of the second batch went out before the kill; it must land mid-way", len(ids2))
