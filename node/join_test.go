@@ -72,6 +72,23 @@ func joinNode(t *testing.T, id, joinURL, token string) *quiretest.Server {
 	return s
 }
 
+// joinedCluster bootstraps n1 and joins n2 and n3 through it over
+// HTTPS, each with its own join token; n1 leads.
+func joinedCluster(t *testing.T) []*quiretest.Server {
+	t.Helper()
+	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
+	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
+	nodes := []*quiretest.Server{n1}
+	for _, id := range []string{"n2", "n3"} {
+		tok, err := node.IssueJoinToken(n1.DataDir, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, joinNode(t, id, n1.URL, tok))
+	}
+	return nodes
+}
+
 // postJoin calls POST /cluster/join the way a joining node does (TLS
 // pinned to the CA fingerprint, JoinALPN), with any body.
 func postJoin(t *testing.T, base, fingerprint string, body any) *quiretest.Response {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 )
 
@@ -16,18 +15,8 @@ import (
 // rotation still verify everywhere within the grace, and a rotation
 // without grace makes them invalid on every node.
 func TestKeys_RotationThroughTheLogKeepsOldTokensWithinTheGrace(t *testing.T) {
-	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
-	tok2, err := node.IssueJoinToken(n1.DataDir, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n2 := joinNode(t, "n2", n1.URL, tok2)
-	tok3, err := node.IssueJoinToken(n1.DataDir, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n3 := joinNode(t, "n3", n1.URL, tok3)
+	nodes := joinedCluster(t)
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	followers := []*quiretest.Server{n2, n3}
 
 	old := n1.Admin()

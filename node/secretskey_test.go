@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 )
 
@@ -22,16 +21,8 @@ import (
 // signs with the site's certificate through its own key.
 func TestSecretsKey_RotationThroughTheLog(t *testing.T) {
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
-	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
-	var nodes = []*quiretest.Server{n1}
-	for _, id := range []string{"n2", "n3"} {
-		tok, err := node.IssueJoinToken(n1.DataDir, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, joinNode(t, id, n1.URL, tok))
-	}
+	nodes := joinedCluster(t)
+	n1 := nodes[0]
 	keyOf := func(s *quiretest.Server) []byte {
 		b, err := os.ReadFile(filepath.Join(s.DataDir, "keys", "secrets.key"))
 		if err != nil {

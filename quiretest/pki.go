@@ -23,36 +23,49 @@ type Certificate struct {
 // NewCertificate makes a CA and a leaf for cn valid until notAfter.
 func NewCertificate(t testing.TB, cn string, notAfter time.Time) Certificate {
 	t.Helper()
+	caKey, ca := newCA(t, cn+" CA", x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature)
+	key, leaf := issue(t, caKey, ca, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment})
+	return Certificate{Key: key, Leaf: leaf, CA: ca}
+}
+
+// newCA makes a self-signed CA named cn, valid for two years.
+func newCA(t testing.TB, cn string, usage x509.KeyUsage) (*rsa.PrivateKey, *x509.Certificate) {
+	t.Helper()
 	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn + " CA"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.AddDate(2, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.AddDate(2, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: usage}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &caKey.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	ca, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return caKey, ca
+}
+
+// issue makes a key and a certificate of tmpl signed by the CA.
+func issue(t testing.TB, caKey *rsa.PrivateKey, ca, tmpl *x509.Certificate) (*rsa.PrivateKey, *x509.Certificate) {
+	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, NotBefore: now.Add(-time.Hour),
-		NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := x509.ParseCertificate(leafDER)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Certificate{Key: key, Leaf: leaf, CA: ca}
+	return key, cert
 }
 
 // PKCS12 is the certificate with its key and CA as a PKCS #12 file.

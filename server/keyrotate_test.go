@@ -83,7 +83,7 @@ func TestSecretsKey_RotateOnASingleServer(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		r := s.Do(http.MethodPost, "/system/secrets/rotate", map[string]any{}, tok)
 		mustStatus(t, r, http.StatusOK)
-		if n, _ := r.JSON(t)["secrets"].(float64); int(n) != len(sites)+round-1 {
+		if n := quiretest.Num(t, r.JSON(t), "secrets"); int(n) != len(sites)+round-1 {
 			t.Errorf("round %d: %s, want %d secrets", round, r.Body, len(sites)+round-1)
 		}
 		after, err := os.ReadFile(keyFile)
