@@ -209,6 +209,11 @@ func TestCluster_LargeUploadThroughAFollower(t *testing.T) {
 	}
 	waitSameState(t, leader, all)
 	for _, s := range all {
+		// Still none once every node has applied everything: no chunk
+		// command of the cut upload came after its sweep.
+		if shas, err := s.Node.DB.UnreferencedChunks(10); err != nil || len(shas) != 0 {
+			t.Fatalf("%s: %d unreferenced chunks once the cut upload was swept (%v)", s.Node.Cluster.ID(), len(shas), err)
+		}
 		d, err := s.Node.DB.GetDocument("default", cutID)
 		if err != nil {
 			t.Fatalf("%s: the cut upload's document: %v", s.Node.Cluster.ID(), err)

@@ -355,6 +355,12 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		ch  Chunk
 		err error
 	}
+	// Chunk puts run on the caller's context, not on the one a failure
+	// cancels: fail waits for every put in flight to finish, so that the
+	// caller's sweep of the chunks comes after them. A put cut off instead
+	// could still reach the leader and be applied after the sweep, its
+	// chunk left behind until the leader's grace sweep.
+	putCtx := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// One goroutine reads, hashes and compresses chunks while another
@@ -483,7 +489,7 @@ func WriteContent(ctx context.Context, a Applier, r io.Reader, limit int64, onCh
 		go func() {
 			defer puts.Done()
 			defer func() { <-putSlot }()
-			err := applyPut(ctx, a, cmd)
+			err := applyPut(putCtx, a, cmd)
 			releaseValues(chunks)
 			if err != nil {
 				putMu.Lock()

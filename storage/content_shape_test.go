@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -163,5 +164,76 @@ func TestWriteContent_RetriesChunkCommandsOfUnknownOutcome(t *testing.T) {
 	var wr *WriteRefusedError
 	if !errors.As(err, &wr) || refused.calls > replicatedPutsInFlight+1 || time.Since(t1) > 5*time.Second {
 		t.Fatalf("a refused chunk command: err %v after %d calls in %s, want the refusal at once", err, refused.calls, time.Since(t1))
+	}
+}
+
+// detachedApplier is a replicating applier whose chunk commands outlive
+// the caller: like a leader still committing a forwarded command after
+// the follower gave up on it, each put is applied in its own goroutine,
+// released only after the caller's context ended, while Apply returns
+// as soon as the context ends.
+type detachedApplier struct {
+	d       *DB
+	release chan struct{}
+	pending atomic.Int64
+}
+
+func (a *detachedApplier) Apply(ctx context.Context, c *Command) (Result, error) {
+	if c.Op != OpPutChunks {
+		return a.d.Apply(ctx, c)
+	}
+	a.pending.Add(1)
+	done := make(chan error, 1)
+	go func() {
+		defer a.pending.Add(-1)
+		<-a.release
+		_, err := a.d.Apply(context.Background(), c)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return Result{}, err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
+
+// failingReader yields r's bytes, then fails and starts the
+// release of the applier's puts a little later.
+type failingReader struct {
+	r       io.Reader
+	release chan struct{}
+	once    sync.Once
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		f.once.Do(func() { time.AfterFunc(100*time.Millisecond, func() { close(f.release) }) })
+		return n, errors.New("client went away")
+	}
+	return n, err
+}
+
+// A failed upload returns only after every chunk command it sent has
+// finished: the caller's sweep of its chunks comes after them in the
+// log. Were a put cut off instead, it could be applied after the sweep
+// and leave its chunk behind (a flaky cluster test found this).
+func TestWriteContent_FailureWaitsForChunkCommandsInFlight(t *testing.T) {
+	d := mustOpen(t)
+	data := make([]byte, 4*ChunkSize+99)
+	rand.New(rand.NewSource(7)).Read(data)
+	a := &detachedApplier{d: d, release: make(chan struct{})}
+	var shas []string
+	_, _, err := WriteContent(context.Background(), a, &failingReader{r: bytes.NewReader(data), release: a.release}, 0, func(sha string) { shas = append(shas, sha) })
+	if err == nil {
+		t.Fatal("an upload whose body failed succeeded")
+	}
+	if n := a.pending.Load(); n != 0 {
+		t.Fatalf("WriteContent returned with %d chunk commands still being applied", n)
+	}
+	mustApply(t, d, OpSweepChunks, "", t0, SweepChunks{SHAs: shas})
+	if left, err := d.UnreferencedChunks(10); err != nil || len(left) != 0 {
+		t.Fatalf("%d chunks left after the sweep of a failed upload (%v)", len(left), err)
 	}
 }
