@@ -191,25 +191,60 @@ func (ix *Indexer) dropPurged(ctx context.Context) error {
 // CatchUp indexes every document changed since the storage version since,
 // reporting progress (documents done) when progress is not nil.
 func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done int)) error {
+	// Two stages: this goroutine walks storage and reads each batch's
+	// documents and text while the next one writes the batch before it
+	// into Bleve, so storage reads overlap Bleve's analysis and segment
+	// building instead of taking turns with them (quire reindex).
+	type loaded struct {
+		refs []storage.DocRef
+		docs []Doc
+		del  []string
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan loaded, 1)
+	wrote := make(chan error, 1)
+	go func() {
+		done := 0
+		for b := range ready {
+			err := guard.Run(ix.log, guard.Indexer, func() error { return ix.put(b.docs, b.del) })
+			ix.overlayMark(b.refs)
+			if err != nil {
+				cancel()
+				for range ready { //nolint:revive // drain so the walk ends
+				}
+				wrote <- err
+				return
+			}
+			done += len(b.refs)
+			if progress != nil {
+				progress(done)
+			}
+		}
+		if done > 0 {
+			ix.log.Info("index caught up", "documents", done, "since", since)
+		}
+		wrote <- nil
+	}()
 	var batch []storage.DocRef
-	done := 0
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		// Documents of this batch waiting in the overlay may be in the
-		// index from here on (see overlayMark).
+		// index from here on (see overlayMark): marked before they are
+		// read, and again once written.
 		ix.overlayMark(batch)
-		err := ix.index(batch)
-		ix.overlayMark(batch)
+		docs, del, err := ix.load(batch)
 		if err != nil {
 			return err
 		}
-		done += len(batch)
-		if progress != nil {
-			progress(done)
+		select {
+		case ready <- loaded{refs: batch, docs: docs, del: del}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		batch = batch[:0]
+		batch = nil
 		return nil
 	}
 	var wm uint64
@@ -227,11 +262,14 @@ func (ix *Indexer) CatchUp(ctx context.Context, since uint64, progress func(done
 	if err == nil {
 		err = flush()
 	}
+	close(ready)
+	// The writer's error first: a failed write cancels the walk, whose
+	// own error is then only the cancellation.
+	if werr := <-wrote; werr != nil {
+		return werr
+	}
 	if err != nil {
 		return err
-	}
-	if done > 0 {
-		ix.log.Info("index caught up", "documents", done, "since", since)
 	}
 	return ix.x.SetInternal(keyStorageVersion, wm)
 }
@@ -320,37 +358,51 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 	if err != nil {
 		return err
 	}
-	if err := ix.x.PutNames(docs, del); err != nil {
-		return err
-	}
+	return ix.put(docs, del)
+}
+
+// put writes docs into both indexes and removes the ids in del from them.
+// The names index is written while the text index is: its batch is small
+// but waits for its own segment's introduction, tens of milliseconds
+// under a load that used to come before the text's (index/DESIGN.md,
+// "Batching").
+func (ix *Indexer) put(docs []Doc, del []string) error {
 	// A document taken out of the fulltext index (DELETE
 	// /documents/{id}/fulltext) keeps its name and folder entries.
-	docs = slices.DeleteFunc(docs, func(d Doc) bool {
+	text := make([]Doc, 0, len(docs))
+	textDel := slices.Clone(del)
+	for _, d := range docs {
 		if d.NoText {
-			del = append(del, docID(d.Site, d.ID))
+			textDel = append(textDel, docID(d.Site, d.ID))
+			continue
 		}
-		return d.NoText
-	})
+		text = append(text, d)
+	}
+	names := make(chan error, 1)
+	go func() {
+		names <- guard.Run(ix.log, guard.Indexer, func() error { return ix.x.PutNames(docs, del) })
+	}()
 	// Bleve batches of at most maxBatchText bytes of text (at least one
 	// document each): a batch's analysis holds all of its terms at once.
 	limit := maxBatchText
 	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		limit = maxBatchTextFree
 	}
-	return withHeadroom(func() error {
-		for len(docs) > 0 || del != nil {
+	err := withHeadroom(func() error {
+		for len(text) > 0 || len(textDel) > 0 {
 			n, size := 0, 0
-			for n < len(docs) && (n == 0 || size+len(docs[n].Content) <= limit) {
-				size += len(docs[n].Content)
+			for n < len(text) && (n == 0 || size+len(text[n].Content) <= limit) {
+				size += len(text[n].Content)
 				n++
 			}
-			if err := ix.x.PutText(docs[:n], del); err != nil {
+			if err := ix.x.PutText(text[:n], textDel); err != nil {
 				return err
 			}
-			docs, del = docs[n:], nil
+			text, textDel = text[n:], nil
 		}
 		return nil
 	})
+	return errors.Join(err, <-names)
 }
 
 // load reads the documents of refs, with their text, in one storage read
