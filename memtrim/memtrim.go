@@ -30,6 +30,7 @@ package memtrim
 import (
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
@@ -48,12 +49,18 @@ type Options struct {
 	// period), the mappings are paged out once, whatever the budget (0:
 	// never).
 	Idle time.Duration
+	// FreeHeap: at that same moment of rest, the Go heap's free memory is
+	// returned to the system too (debug.FreeOSMemory): under a load the
+	// heap grows to its collection goal, and without this a server at rest
+	// keeps that goal resident until the runtime's scavenger slowly gives
+	// it back.
+	FreeHeap bool
 }
 
 // DefaultOptions are the server's settings; see storage/DESIGN.md,
 // "Memory", for the measurements that chose them.
 func DefaultOptions() Options {
-	return Options{Budget: 96 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second}
+	return Options{Budget: 96 << 20, Period: 100 * time.Millisecond, Idle: 5 * time.Second, FreeHeap: true}
 }
 
 // Activity that puts off the trim at rest: RssFile growing by more than
@@ -71,6 +78,7 @@ type Stats struct {
 	Trims    uint64 // passes that paged mappings out
 	Mappings uint64 // madvise calls that succeeded
 	Wakes    uint64 // activity seen after an idle trim (each allows one more)
+	Frees    uint64 // heap memory returned at rest (FreeHeap)
 }
 
 // Trimmer pages out a directory's file mappings when RssFile exceeds a
@@ -85,6 +93,7 @@ type Trimmer struct {
 	trims  atomic.Uint64
 	maps   atomic.Uint64
 	wakes  atomic.Uint64
+	frees  atomic.Uint64
 }
 
 // Start starts trimming the mappings of files under dir as o says. On
@@ -114,7 +123,7 @@ func (t *Trimmer) Stop() {
 
 // Stats returns what the trimmer has done so far.
 func (t *Trimmer) Stats() Stats {
-	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load(), Wakes: t.wakes.Load()}
+	return Stats{Checks: t.checks.Load(), Trims: t.trims.Load(), Mappings: t.maps.Load(), Wakes: t.wakes.Load(), Frees: t.frees.Load()}
 }
 
 func (t *Trimmer) loop() {
@@ -154,6 +163,10 @@ func (t *Trimmer) loop() {
 			continue
 		}
 		idleTrimmed = idleTrimmed || idle
+		if idle && t.o.FreeHeap {
+			debug.FreeOSMemory()
+			t.frees.Add(1)
+		}
 		n, err := pageOut(t.dir)
 		if err != nil {
 			t.log.Warn("memory trimming off", "err", err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,5 +209,42 @@ func TestTrimmerWaitsWhileBusy(t *testing.T) {
 			t.Fatal("no trim within 10 s once the work stopped")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// At rest the trimmer also returns the Go heap's free memory, once, when
+// FreeHeap is set, and never when it is not.
+func TestTrimmerReturnsTheHeapAtRest(t *testing.T) {
+	for _, free := range []bool{true, false} {
+		data := t.TempDir()
+		mapFile(t, data, 1<<20)
+		garbage := make([][]byte, 64)
+		for i := range garbage {
+			garbage[i] = make([]byte, 1<<20)
+			garbage[i][0] = byte(i)
+		}
+		tr := Start(data, Options{Budget: 1 << 40, Period: 20 * time.Millisecond, Idle: 100 * time.Millisecond, FreeHeap: free}, slog.New(slog.DiscardHandler))
+		garbage = nil
+		deadline := time.Now().Add(10 * time.Second)
+		for tr.Stats().Trims == 0 {
+			if time.Now().After(deadline) {
+				tr.Stop()
+				t.Fatalf("FreeHeap %v: no trim within 10 s of quiet with Idle 100 ms", free)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		tr.Stop()
+		s := tr.Stats()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		retained := ms.HeapIdle - ms.HeapReleased
+		switch {
+		case free && (s.Frees < 1 || s.Frees > 1+s.Wakes):
+			t.Errorf("FreeHeap: %d heap returns over %d idle trims with %d wakes, want one per idle trim", s.Frees, s.Trims, s.Wakes)
+		case free && retained > 16<<20:
+			t.Errorf("FreeHeap: %d MiB of free heap still held after the return at rest", retained>>20)
+		case !free && s.Frees != 0:
+			t.Errorf("without FreeHeap: %d heap returns", s.Frees)
+		}
 	}
 }
