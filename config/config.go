@@ -168,7 +168,7 @@ func Default() *Config {
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
 		Auth:    Auth{TokenTTL: time.Hour},
-		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 128, MaxConnsPerClient: 512},
+		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
 		Log:     Log{Level: "info", Format: "text"},
 		Pipeline: Pipeline{

@@ -7,11 +7,16 @@ import (
 )
 
 // batchHeadroom is how far above the process's soft memory limit the Go
-// heap may grow while a Bleve batch is built: analysing a hundred
+// heap may grow while a Bleve batch is built: analysing a few hundred
 // documents needs tens of MiB for a moment, and under a tight limit the
 // garbage collector would run continuously instead (indexing three times
-// slower). The limit itself holds at rest and for everything else.
-const batchHeadroom = 64 << 20
+// slower). 128 MiB since 2026-11-26 (was 64): under a long creation load
+// the worker builds batches nearly all the time, and at 64 the collector
+// still ran near the limit, making a batch take three times as long now
+// and then, the spikes that set fulltext freshness p99 (index/DESIGN.md,
+// "The second second"). The limit itself holds at rest and for
+// everything else.
+const batchHeadroom = 128 << 20
 
 var headroom struct {
 	sync.Mutex
