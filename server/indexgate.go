@@ -31,7 +31,7 @@ import (
 // a cluster the node that takes the request waits on its own index; Raft
 // followers apply and index the same commands without a gate.
 const (
-	gateLag     = 250 * time.Millisecond
+	gateLag     = 200 * time.Millisecond
 	gateMaxWait = 5 * time.Second
 )
 
