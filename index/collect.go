@@ -3,13 +3,16 @@ package index
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // collect runs q on the text index and returns its hits from from to
@@ -60,7 +63,9 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 // of plain text, unfiltered: the common query), reading the term's
 // postings without a searcher. Its ranking is Bleve's: a term query scores
 // sqrt(frequency) times the field's length norm times factors equal for
-// every match; the hits' Score is that product.
+// every match; the hits' Score is that product. In a segment where the
+// term has many matches, the segment's best come from x.best and only the
+// postings' count is read.
 func (x *Index) collectTerm(ctx context.Context, field, term string, from, size int) ([]Hit, uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -70,19 +75,75 @@ func (x *Index) collectTerm(ctx context.Context, field, term string, from, size 
 		return nil, 0, err
 	}
 	defer r.Close()
-	tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+	return x.collectTermIn(ctx, r, field, term, from, size)
+}
+
+// collectTermIn is collectTerm on the snapshot r.
+func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, field, term string, from, size int) ([]Hit, uint64, error) {
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	}
+	top := &topHits{r: r, k: from + size}
+	var total, base uint64
+	var iid bleveindex.IndexInternalID
+	var pl segment.PostingsList
+	var it segment.PostingsIterator
+	for _, ss := range snap.Segments() {
+		segBase := base
+		base += uint64(ss.FullSize())
+		dict, err := ss.Segment().Dictionary(field)
+		if err != nil {
+			return nil, 0, err
+		}
+		if pl, err = dict.PostingsList([]byte(term), ss.Deleted(), pl); err != nil {
+			return nil, 0, err
+		}
+		n := pl.Count()
+		if n == 0 {
+			continue
+		}
+		total += n
+		best, ok, err := x.best.segmentBest(ctx, r, ss, segBase, field, term, pl, top.k)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			for _, h := range best {
+				iid = bleveindex.NewIndexInternalID(iid, segBase+h.num)
+				if !top.offer(candidate{score: h.score, iid: iid, id: h.id}) {
+					break // the rest of the segment's best rank lower still
+				}
+			}
+		} else {
+			it = pl.Iterator(true, true, false, it)
+			for i := 0; ; i++ {
+				if i&255 == 0 {
+					if err := ctx.Err(); err != nil {
+						return nil, 0, err
+					}
+				}
+				p, err := it.Next()
+				if err != nil {
+					return nil, 0, err
+				}
+				if p == nil {
+					break
+				}
+				iid = bleveindex.NewIndexInternalID(iid, segBase+p.Number())
+				top.offer(candidate{score: math.Sqrt(float64(p.Frequency())) * p.Norm(), iid: iid})
+			}
+		}
+		if top.err != nil {
+			return nil, 0, top.err
+		}
+	}
+	best, err := top.ranked()
 	if err != nil {
 		return nil, 0, err
 	}
-	defer tfr.Close()
-	var tfd bleveindex.TermFieldDoc
-	return topN(ctx, r, from, size, func() (float64, bleveindex.IndexInternalID, error) {
-		d, err := tfr.Next(&tfd)
-		if err != nil || d == nil {
-			return 0, nil, err
-		}
-		return math.Sqrt(float64(d.Freq)) * d.Norm, d.ID, nil
-	})
+	hits, err := pageOf(r, best, from)
+	return hits, total, err
 }
 
 func (x *Index) textReader() (bleveindex.IndexReader, error) {
@@ -97,8 +158,7 @@ func (x *Index) textReader() (bleveindex.IndexReader, error) {
 // ends them; the id may be reused after the next call) and returns those
 // from from on, best first, with the number of matches.
 func topN(ctx context.Context, r bleveindex.IndexReader, from, size int, next func() (float64, bleveindex.IndexInternalID, error)) ([]Hit, uint64, error) {
-	top := &topHits{r: r}
-	k := from + size
+	top := &topHits{r: r, k: from + size}
 	var total uint64
 	for {
 		if total&255 == 0 {
@@ -114,43 +174,37 @@ func topN(ctx context.Context, r bleveindex.IndexReader, from, size int, next fu
 			break
 		}
 		total++
-		c := candidate{score: score, iid: iid}
-		switch {
-		case top.Len() < k:
-			c.iid = slices.Clone(c.iid)
-			heap.Push(top, c)
-		case k > 0 && top.worse(&top.h[0], &c):
-			c.iid = slices.Clone(c.iid)
-			top.h[0] = c
-			heap.Fix(top, 0)
-		}
+		top.offer(candidate{score: score, iid: iid})
 		if top.err != nil {
 			return nil, 0, top.err
 		}
 	}
-	// Best first.
-	out := make([]candidate, top.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(top).(candidate)
+	best, err := top.ranked()
+	if err != nil {
+		return nil, 0, err
 	}
-	if top.err != nil {
-		return nil, 0, top.err
+	hits, err := pageOf(r, best, from)
+	return hits, total, err
+}
+
+// pageOf returns the hits of best (ranked) from from on, reading the ids
+// not read yet.
+func pageOf(r bleveindex.IndexReader, best []candidate, from int) ([]Hit, error) {
+	if from >= len(best) {
+		return nil, nil
 	}
-	if from >= len(out) {
-		return nil, total, nil
-	}
-	hits := make([]Hit, 0, len(out)-from)
-	for _, c := range out[from:] {
+	hits := make([]Hit, 0, len(best)-from)
+	for _, c := range best[from:] {
 		if c.id == "" {
 			var err error
 			if c.id, err = r.ExternalID(c.iid); err != nil {
-				return nil, 0, err
+				return nil, err
 			}
 		}
 		site, id := SplitID(c.id)
 		hits = append(hits, Hit{Site: site, ID: id, Score: c.score})
 	}
-	return hits, total, nil
+	return hits, nil
 }
 
 type candidate struct {
@@ -162,8 +216,35 @@ type candidate struct {
 // topHits is a heap of the best hits so far, the worst on top.
 type topHits struct {
 	h   []candidate
+	k   int // how many to keep
 	r   bleveindex.IndexReader
 	err error // of reading an id
+}
+
+// offer keeps c (a copy of its iid) if it ranks among the best k so far,
+// and reports whether it did.
+func (t *topHits) offer(c candidate) bool {
+	switch {
+	case len(t.h) < t.k:
+		c.iid = slices.Clone(c.iid)
+		heap.Push(t, c)
+	case t.k > 0 && t.worse(&t.h[0], &c):
+		c.iid = slices.Clone(c.iid)
+		t.h[0] = c
+		heap.Fix(t, 0)
+	default:
+		return false
+	}
+	return true
+}
+
+// ranked empties t and returns what it kept, best first.
+func (t *topHits) ranked() ([]candidate, error) {
+	out := make([]candidate, t.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(t).(candidate)
+	}
+	return out, t.err
 }
 
 // idOf reads (once) the external id of c.

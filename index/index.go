@@ -161,6 +161,7 @@ type Index struct {
 	names   bleve.Index
 	text    bleve.Index
 	rebuilt string // see Rebuilt
+	best    *bestHits
 }
 
 // floorSegmentSize is the merge plan's FloorSegmentSize: segments
@@ -246,7 +247,7 @@ func Open(dir string) (*Index, error) {
 		names.Close()
 		return nil, err
 	}
-	return &Index{names: names, text: text, rebuilt: rebuilt}, nil
+	return &Index{names: names, text: text, rebuilt: rebuilt, best: newBestHits()}, nil
 }
 
 // Rebuilt returns the format of the index Open found and removed because
