@@ -83,6 +83,12 @@ type segHit struct {
 	id    string
 }
 
+// BestHits reports how many times a segment's cached best hits answered
+// a one-word query (used) and how many times they were computed (built).
+func (x *Index) BestHits() (used, built uint64) {
+	return x.best.used.Load(), x.best.built.Load()
+}
+
 func newBestHits() *bestHits {
 	return &bestHits{entries: map[bestKey]*list.Element{}, minPostings: bestMinPostings, maxHits: bestMaxHits}
 }

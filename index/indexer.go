@@ -456,6 +456,9 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 	}
 }
 
+// BestHits is the text index's BestHits.
+func (ix *Indexer) BestHits() (used, built uint64) { return ix.x.BestHits() }
+
 // TextLag is the age of the oldest document whose text waits to be indexed.
 func (ix *Indexer) TextLag() time.Duration {
 	ix.lagMu.Lock()

@@ -31,7 +31,7 @@ type collector struct {
 	at    time.Time
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
-	lsm, vlog, indexBytes, indexQueue, indexLag                  *prometheus.Desc
+	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 	leading, certExpiry                                          *prometheus.Desc
@@ -60,6 +60,7 @@ func newCollector(n *Node) *collector {
 		indexBytes:   d("quire_index_bytes", "Size of the Bleve search indexes on disk."),
 		indexQueue:   d("quire_index_queue_length", "Documents waiting to be indexed."),
 		indexLag:     d("quire_index_lag_seconds", "Age of the oldest document whose text waits to be indexed."),
+		indexBest:    d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), and caches of them computed (built).", "result"),
 		pipeRunning:  d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:     d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:   d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
@@ -111,6 +112,9 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.indexBytes, float64(dirSize(filepath.Join(c.n.cfg.DataDir, "index"))))
 	gauge(c.indexQueue, float64(c.n.Indexer.Queued()))
 	gauge(c.indexLag, c.n.Indexer.TextLag().Seconds())
+	used, built := c.n.Indexer.BestHits()
+	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(used), "used")
+	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(built), "built")
 	c.collectRaft(ch)
 	if all, err := c.n.DB.AllSecrets(); err == nil {
 		for site, secs := range all {

@@ -45,6 +45,7 @@ func TestMetrics(t *testing.T) {
 		{"lsm", `quire_storage_lsm_bytes [0-9.e+]+`},
 		{"index size", `quire_index_bytes [1-9][0-9.e+]*`},
 		{"index lag", `quire_index_lag_seconds [0-9.e+-]+`},
+		{"cached best hits", `quire_index_best_hits_total\{result="used"\} [0-9.e+]+`},
 		{"pipeline", `quire_pipeline_running 1`},
 		{"queue age", `quire_pipeline_oldest_due_seconds [0-9.e+-]+`},
 		{"go runtime", `go_goroutines [0-9]+`},
