@@ -71,6 +71,7 @@ type config struct {
 	versionsOnly bool          // run the versions benchmark alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
+	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -102,6 +103,7 @@ func main() {
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
+	searchData := flag.String("search-data", "", "keep the search benchmark's loaded and indexed documents in `DIR` and reuse them in later runs of the same size (the loading and reindex rows are then skipped)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
@@ -113,6 +115,7 @@ func main() {
 	cfg.versionsOnly = *versionsOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
+	cfg.searchData = *searchData
 	cfg.cpuProfile = *cpuProfile
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()

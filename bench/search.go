@@ -161,19 +161,9 @@ func rawBleve(dir string, c *corpus, n int) (float64, error) {
 	return float64(n) / time.Since(t0).Seconds(), nil
 }
 
-// searchBench loads the corpus, measures quire reindex against raw Bleve,
-// then query latencies under searchClients clients.
-func (s *session) searchBench(ctx context.Context) error {
-	n := 100000
-	window := 5 * time.Second
-	if s.cfg.quick {
-		n, window = 10000, 2*time.Second
-	}
-	if s.cfg.searchDocs > 0 {
-		n = s.cfg.searchDocs
-	}
-	c := newCorpus()
-	dataDir := filepath.Join(s.root, "search")
+// loadAndReindex loads n documents of c into dataDir and measures quire
+// reindex of them against raw Bleve.
+func (s *session) loadAndReindex(ctx context.Context, c *corpus, dataDir string, n int) error {
 	s.logf("search: loading %d documents", n)
 	if err := loadCorpus(ctx, dataDir, c, n); err != nil {
 		return fmt.Errorf("load corpus: %w", err)
@@ -195,6 +185,47 @@ func (s *session) searchBench(ctx context.Context) error {
 		baseline: fmt.Sprintf("%.0f docs/s", raw), ratio: fmt.Sprintf("%.2f", rate/raw), target: "-", status: "info",
 	})
 	s.rep.note("index baseline: raw Bleve, default mapping, batches of 1000, same documents from memory; quire reads them from Badger, extracts text and indexes %d fields", 11)
+	return nil
+}
+
+// searchBench loads the corpus, measures quire reindex against raw Bleve,
+// then query latencies under searchClients clients.
+func (s *session) searchBench(ctx context.Context) error {
+	n := 100000
+	window := 5 * time.Second
+	if s.cfg.quick {
+		n, window = 10000, 2*time.Second
+	}
+	if s.cfg.searchDocs > 0 {
+		n = s.cfg.searchDocs
+	}
+	c := newCorpus()
+	dataDir := filepath.Join(s.root, "search")
+	// With -search-data the loaded and indexed documents outlive the run,
+	// marked complete by a file named for their number.
+	var done string
+	if s.cfg.searchData != "" {
+		dataDir = s.cfg.searchData
+		done = filepath.Join(dataDir, fmt.Sprintf("bench-loaded-%d", n))
+	}
+	if _, err := os.Stat(done); done != "" && err == nil {
+		s.logf("search: reusing %d documents in %s", n, dataDir)
+		s.rep.note("search documents reused from %s: no loading and reindex rows", dataDir)
+	} else {
+		if done != "" {
+			if err := os.RemoveAll(dataDir); err != nil {
+				return err
+			}
+		}
+		if err := s.loadAndReindex(ctx, c, dataDir, n); err != nil {
+			return err
+		}
+		if done != "" {
+			if err := os.WriteFile(done, nil, 0o644); err != nil {
+				return err
+			}
+		}
+	}
 
 	srv, err := startServer(ctx, s.cfg.bin, dataDir, filepath.Join(s.root, "search.log"))
 	if err != nil {

@@ -9,10 +9,15 @@
 // answered queries over 100,000 documents keeps hundreds of megabytes of
 // them mapped, a million documents more than a gigabyte.
 //
-// The trimmer reads the process's RssFile every period; above a budget,
-// and once after the server has been quiet for a while (RssFile has not
-// grown), it asks the kernel to page out every mapping of a file under
-// the data directory (madvise MADV_PAGEOUT, Linux 5.4 and later). The pages are
+// The trimmer reads the process's RssFile every period. Above a budget it
+// asks the kernel to page out the coldest mappings of files under the
+// data directory (madvise MADV_PAGEOUT, Linux 5.4 and later) until
+// RssFile is a quarter under the budget: the mappings with the smallest
+// share of their resident pages touched since the previous trim (smaps's
+// Referenced, cleared through /proc/self/clear_refs at each trim) go
+// first, so the pages queries keep reading stay. Once after the server has
+// been quiet for a while (RssFile has not grown), every such mapping is
+// paged out. The pages are
 // unmapped from the process and dropped from the page cache when nothing
 // else maps them; dirty pages of a shared mapping stay dirty in the page
 // cache until written back, so nothing is lost. The next read of such a
@@ -38,8 +43,9 @@ import (
 // Options are a trimmer's settings.
 type Options struct {
 	// Budget is the RssFile above which the trimmer pages the data
-	// directory's mappings out. RssFile also counts the quire binary's
-	// own text (about 20 MB), which the trimmer leaves alone.
+	// directory's coldest mappings out, down to three quarters of it.
+	// RssFile also counts the quire binary's own text (about 20 MB),
+	// which the trimmer leaves alone.
 	Budget int64
 	// Period is how often RssFile is read (a read of /proc/self/status,
 	// some microseconds).
@@ -167,7 +173,14 @@ func (t *Trimmer) loop() {
 			debug.FreeOSMemory()
 			t.frees.Add(1)
 		}
-		n, err := pageOut(t.dir)
+		// Over the budget, the coldest mappings go until RssFile is a
+		// quarter under it; at rest, all of them.
+		var n int
+		if idle {
+			n, err = pageOut(t.dir)
+		} else {
+			n, err = pageOutColdest(t.dir, file-t.o.Budget*3/4)
+		}
 		if err != nil {
 			t.log.Warn("memory trimming off", "err", err)
 			return

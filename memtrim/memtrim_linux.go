@@ -5,9 +5,11 @@ package memtrim
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,17 +98,134 @@ func pageOut(dir string) (int, error) {
 	}
 	n := 0
 	for _, m := range ms {
-		_, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), unix.MADV_PAGEOUT)
-		switch errno {
-		case 0:
+		ok, err := advise(m, n == 0)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
 			n++
-		case unix.EINVAL:
-			if n == 0 {
-				return 0, fmt.Errorf("madvise(MADV_PAGEOUT) refused (Linux 5.4 or later needed): %w", errno)
-			}
 		}
 	}
 	return n, nil
+}
+
+// use is a mapping of a file with its resident bytes and those of them
+// referenced since the referenced bits were last cleared.
+type use struct {
+	mapping
+	rss, referenced int64
+}
+
+// fileUses reads /proc/self/smaps for the mappings of files under dir.
+func fileUses(dir string) ([]use, error) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	var out []use
+	cur := -1 // index in out of the mapping being read, -1 for one not under dir
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			// A mapping's header: start-end perms offset dev inode [path].
+			cur = -1
+			if len(f) < 6 {
+				continue
+			}
+			path := strings.Join(f[5:], " ")
+			if !strings.HasPrefix(path, prefix) {
+				continue
+			}
+			lo, hi, ok := strings.Cut(f[0], "-")
+			if !ok {
+				continue
+			}
+			s, err1 := strconv.ParseUint(lo, 16, 64)
+			e, err2 := strconv.ParseUint(hi, 16, 64)
+			if err1 != nil || err2 != nil || e <= s {
+				continue
+			}
+			out = append(out, use{mapping: mapping{start: s, end: e, path: path}})
+			cur = len(out) - 1
+			continue
+		}
+		if cur < 0 {
+			continue
+		}
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "Rss" && name != "Referenced") {
+			continue
+		}
+		kb, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+		n, err := strconv.ParseInt(kb, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s of %s in smaps: %w", name, out[cur].path, err)
+		}
+		if name == "Rss" {
+			out[cur].rss = n << 10
+		} else {
+			out[cur].referenced = n << 10
+		}
+	}
+	return out, sc.Err()
+}
+
+// clearReferenced clears the referenced bits of the process's pages, so
+// that smaps's Referenced counts the pages touched after it.
+func clearReferenced() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("1"), 0)
+}
+
+// pageOutColdest pages out mappings of files under dir until need bytes
+// of their resident pages are out: first the mappings with the smallest
+// share of pages referenced since the previous call (cold ones), the
+// larger first among equals. It then clears the referenced bits for the
+// next call. It returns the mappings advised.
+func pageOutColdest(dir string, need int64) (int, error) {
+	us, err := fileUses(dir)
+	if err != nil {
+		return 0, err
+	}
+	us = slices.DeleteFunc(us, func(u use) bool { return u.rss == 0 })
+	// a.referenced/a.rss < b.referenced/b.rss, without division.
+	slices.SortFunc(us, func(a, b use) int {
+		if c := cmp.Compare(a.referenced*b.rss, b.referenced*a.rss); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.rss, a.rss)
+	})
+	n := 0
+	for _, u := range us {
+		if need <= 0 {
+			break
+		}
+		ok, err := advise(u.mapping, n == 0)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+			need -= u.rss
+		}
+	}
+	return n, clearReferenced()
+}
+
+// advise advises MADV_PAGEOUT on m. A mapping gone since it was read
+// gives ENOMEM, which is skipped (false); EINVAL on the first call means
+// the kernel lacks MADV_PAGEOUT.
+func advise(m mapping, first bool) (bool, error) {
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), unix.MADV_PAGEOUT)
+	switch {
+	case errno == 0:
+		return true, nil
+	case errno == unix.EINVAL && first:
+		return false, fmt.Errorf("madvise(MADV_PAGEOUT) refused (Linux 5.4 or later needed): %w", errno)
+	}
+	return false, nil
 }
 
 // supported: Linux has /proc/self and MADV_PAGEOUT (5.4 and later).

@@ -20,7 +20,13 @@ import (
 // clean), maps it read-only and touches every page.
 func mapFile(t *testing.T, dir string, size int) []byte {
 	t.Helper()
-	p := filepath.Join(dir, "seg.zap")
+	return mapFileNamed(t, dir, "seg.zap", size)
+}
+
+// mapFileNamed is mapFile for a file of that name.
+func mapFileNamed(t *testing.T, dir, name string, size int) []byte {
+	t.Helper()
+	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +252,84 @@ func TestTrimmerReturnsTheHeapAtRest(t *testing.T) {
 		case !free && s.Frees != 0:
 			t.Errorf("without FreeHeap: %d heap returns", s.Frees)
 		}
+	}
+}
+
+// touch reads every page of b.
+func touch(t *testing.T, b []byte) {
+	t.Helper()
+	var sum byte
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		sum += b[i]
+	}
+	if sum != 0 {
+		t.Fatalf("read %d from a file of zeros", sum)
+	}
+}
+
+// TestPageOutColdestKeepsWhatWasReadSinceTheLastTrim: over the budget,
+// the mapping nobody read since the previous trim goes and the one read
+// since stays; asked for more than the cold one holds, both go.
+func TestPageOutColdestKeepsWhatWasReadSinceTheLastTrim(t *testing.T) {
+	const size = 8 << 20
+	for _, c := range []struct {
+		name               string
+		need               int64
+		hotStays, coldStay bool
+	}{
+		{"need less than the cold mapping", size / 2, true, false},
+		{"need both", size + size/2, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			hot := mapFileNamed(t, data, "hot.zap", size)
+			mapFileNamed(t, data, "cold.zap", size)
+			hotPath, _ := filepath.EvalSymlinks(filepath.Join(data, "hot.zap"))
+			coldPath, _ := filepath.EvalSymlinks(filepath.Join(data, "cold.zap"))
+			if err := clearReferenced(); err != nil {
+				t.Fatal(err)
+			}
+			touch(t, hot)
+			dir, _ := filepath.EvalSymlinks(data)
+			if _, err := pageOutColdest(dir, c.need); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []struct {
+				path  string
+				stays bool
+			}{{hotPath, c.hotStays}, {coldPath, c.coldStay}} {
+				r := residentOf(t, m.path)
+				if m.stays && r < size/2 {
+					t.Errorf("%s: %d bytes resident after the trim, want it kept (%d)", filepath.Base(m.path), r, size)
+				}
+				if !m.stays && r > size/8 {
+					t.Errorf("%s: %d bytes resident after the trim, want it paged out (under %d)", filepath.Base(m.path), r, size/8)
+				}
+			}
+		})
+	}
+}
+
+// TestFileUsesReadsRssAndReferenced: smaps gives each mapping under the
+// directory with its resident and referenced bytes.
+func TestFileUsesReadsRssAndReferenced(t *testing.T) {
+	const size = 4 << 20
+	data := t.TempDir()
+	b := mapFileNamed(t, data, "t.sst", size)
+	if err := clearReferenced(); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, b[:size/2])
+	dir, _ := filepath.EvalSymlinks(data)
+	us, err := fileUses(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(us) != 1 {
+		t.Fatalf("%d mappings under the directory, want 1: %+v", len(us), us)
+	}
+	u := us[0]
+	if u.rss < size/2 || u.referenced < size/4 || u.referenced > u.rss*3/4 {
+		t.Fatalf("Rss %d, Referenced %d after touching all %d bytes and then half of them again", u.rss, u.referenced, size)
 	}
 }

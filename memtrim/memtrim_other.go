@@ -13,6 +13,8 @@ func rssFile() (int64, error) { return 0, errUnsupported }
 
 func pageOut(string) (int, error) { return 0, errUnsupported }
 
+func pageOutColdest(string, int64) (int, error) { return 0, errUnsupported }
+
 func cpuTime() (time.Duration, error) { return 0, errUnsupported }
 
 const supported = false
