@@ -191,3 +191,20 @@ func (c cpuSpan) cores() []float64 {
 	}
 	return out
 }
+
+// majorFaults returns the major page faults of process pid so far (field
+// 12 of /proc/<pid>/stat): reads of mapped pages that had to come from
+// the disk.
+func majorFaults(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 10 {
+		return 0, fmt.Errorf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	return strconv.ParseUint(f[9], 10, 64)
+}

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -298,10 +301,19 @@ func (s *session) searchBench(ctx context.Context) error {
 	}
 	for _, qq := range queries {
 		s.logf("search: %s, %d clients", qq.name, searchClients)
+		faults0, ferr0 := majorFaults(srv.pid())
+		best0, berr0 := bestHits(ctx, srv)
 		res := runLoad(ctx, searchClients, time.Second, window, qq.op)
 		if err := res.err(); err != nil {
 			return fmt.Errorf("%s: %w", qq.name, err)
 		}
+		faults1, ferr1 := majorFaults(srv.pid())
+		best1, berr1 := bestHits(ctx, srv)
+		if err := errors.Join(ferr0, ferr1, berr0, berr1); err != nil {
+			return fmt.Errorf("%s: %w", qq.name, err)
+		}
+		s.rep.note("%s: %d major page faults in the server; segments answered from cached best hits %.0f, best hits computed %.0f",
+			qq.name, faults1-faults0, best1["used"]-best0["used"], best1["built"]-best0["built"])
 		for _, p := range []float64{0.50, 0.99} {
 			ql, bl := res.percentile(p), floor.percentile(p)
 			st, tgt := "info", "-"
@@ -375,4 +387,41 @@ func drainOK(resp *http.Response) error {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// bestHits reads the server's quire_index_best_hits_total counters by
+// their result label.
+func bestHits(ctx context.Context, srv *server) (map[string]float64, error) {
+	resp, err := srv.request(ctx, http.MethodGet, "/metrics", nil, 0, "")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, `quire_index_best_hits_total{result="`)
+		if !ok {
+			continue
+		}
+		label, v, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		out[label] = f
+	}
+	if len(out) != 2 {
+		return nil, fmt.Errorf("GET /metrics: %d quire_index_best_hits_total series, want used and built", len(out))
+	}
+	return out, nil
 }
