@@ -44,8 +44,11 @@ const (
 	// postings.
 	bestMaxKeep = 4096
 	// bestMaxHits bounds the hits held by all entries together (about 40
-	// bytes each: 2.5 MiB), least recently used first out.
-	bestMaxHits = 65536
+	// bytes each: 10 MiB), least recently used first out. 65,536 was
+	// enough at 100,000 documents, but at a million the bench's 400 rare
+	// words computed an entry for every second segment they met
+	// (index/DESIGN.md, "At a million documents").
+	bestMaxHits = 262144
 )
 
 // bestHits is the cache of the best hits per segment and word, with
