@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 )
 
 // wordDocs returns n documents holding "word" one to four times among
@@ -30,11 +31,11 @@ func wordDocs(r *rand.Rand, n int, seq int) []Doc {
 	return docs
 }
 
-// bleveOrder is what Bleve itself answers for "word" sorted by score,
-// then id: the order every page of Text must follow.
-func bleveOrder(t *testing.T, x *Index) ([]string, uint64) {
+// bleveOrder is what Bleve itself answers for q sorted by score, then
+// id: the order every page of Text must follow.
+func bleveOrder(t *testing.T, x *Index, q query.Query) ([]string, uint64) {
 	t.Helper()
-	req := bleve.NewSearchRequestOptions(termQuery(fContent, "word"), 10000, 0, false)
+	req := bleve.NewSearchRequestOptions(q, 10000, 0, false)
 	req.SortBy([]string{"-_score", "_id"})
 	res, err := x.text.Search(req)
 	if err != nil {
@@ -95,7 +96,7 @@ func TestText_BestHitsRankAsBleve(t *testing.T) {
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			step.change(t)
-			want, total := bleveOrder(t, x)
+			want, total := bleveOrder(t, x, termQuery(fContent, "word"))
 			for _, size := range []int{10, 7, 33} {
 				used := x.best.used.Load()
 				got, totals := allIDs(t, x, "default", "word", TextOptions{}, size)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -276,19 +275,7 @@ func TestOpen_RebuildsOtherFormat(t *testing.T) {
 // put them.
 func TestText_RankAsBleve(t *testing.T) {
 	x := openTest(t)
-	r := rand.New(rand.NewPCG(3, 4))
-	var docs []Doc
-	for i := range 300 {
-		var words []string
-		for range 1 + r.IntN(4) {
-			words = append(words, "word")
-		}
-		for range r.IntN(6) {
-			words = append(words, "other", "filler")
-		}
-		r.Shuffle(len(words), func(a, b int) { words[a], words[b] = words[b], words[a] })
-		docs = append(docs, Doc{Site: "default", ID: fmt.Sprintf("d%03d", r.IntN(1000)*1000+i), Path: "p.txt", Content: strings.Join(words, " "), Inserted: time.Now()})
-	}
+	docs := wordDocs(rand.New(rand.NewPCG(3, 4)), 300, 0)
 	for end := len(docs); end > 0; end -= 50 {
 		if err := x.Put(docs[max(end-50, 0):end], nil); err != nil {
 			t.Fatal(err)
@@ -305,20 +292,10 @@ func TestText_RankAsBleve(t *testing.T) {
 		{"one word, filtered", "word", TextOptions{Hide: termQuery(fFolders, "/nowhere")}, termQuery(fContent, "word")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			req := bleve.NewSearchRequestOptions(c.bleve, 1000, 0, false)
-			req.SortBy([]string{"-_score", "_id"})
-			res, err := x.text.Search(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []string
-			for _, h := range res.Hits {
-				_, id := SplitID(h.ID)
-				want = append(want, id)
-			}
+			want, total := bleveOrder(t, x, c.bleve)
 			got, totals := allIDs(t, x, "default", c.text, c.o, 17)
-			if !slices.Equal(got, want) || totals[0] != res.Total {
-				t.Fatalf("order (total %d) differs from Bleve's (total %d):\n got %v\nwant %v", totals[0], res.Total, got, want)
+			if !slices.Equal(got, want) || totals[0] != total {
+				t.Fatalf("order (total %d) differs from Bleve's (total %d):\n got %v\nwant %v", totals[0], total, got, want)
 			}
 		})
 	}

@@ -65,27 +65,35 @@ func fileMappings(dir string) ([]mapping, error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		// start-end perms offset dev inode path
-		f := strings.Fields(sc.Text())
-		if len(f) < 6 {
-			continue
+		if m, ok := parseMapping(sc.Text(), prefix); ok {
+			out = append(out, m)
 		}
-		path := strings.Join(f[5:], " ")
-		if !strings.HasPrefix(path, prefix) {
-			continue
-		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			continue
-		}
-		s, err1 := strconv.ParseUint(lo, 16, 64)
-		e, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || e <= s {
-			continue
-		}
-		out = append(out, mapping{start: s, end: e, path: path})
 	}
 	return out, sc.Err()
+}
+
+// parseMapping parses a mapping's line of /proc/self/maps (or its header
+// line in smaps): start-end perms offset dev inode path. ok is false for
+// another line or a mapping of no file under prefix.
+func parseMapping(line, prefix string) (m mapping, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 6 || strings.HasSuffix(f[0], ":") {
+		return mapping{}, false
+	}
+	path := strings.Join(f[5:], " ")
+	if !strings.HasPrefix(path, prefix) {
+		return mapping{}, false
+	}
+	lo, hi, ok := strings.Cut(f[0], "-")
+	if !ok {
+		return mapping{}, false
+	}
+	s, err1 := strconv.ParseUint(lo, 16, 64)
+	e, err2 := strconv.ParseUint(hi, 16, 64)
+	if err1 != nil || err2 != nil || e <= s {
+		return mapping{}, false
+	}
+	return mapping{start: s, end: e, path: path}, true
 }
 
 // pageOut advises MADV_PAGEOUT on every mapping of a file under dir. A
@@ -130,26 +138,12 @@ func fileUses(dir string) ([]use, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
-			// A mapping's header: start-end perms offset dev inode [path].
+			// A mapping's header line.
 			cur = -1
-			if len(f) < 6 {
-				continue
+			if m, ok := parseMapping(line, prefix); ok {
+				out = append(out, use{mapping: m})
+				cur = len(out) - 1
 			}
-			path := strings.Join(f[5:], " ")
-			if !strings.HasPrefix(path, prefix) {
-				continue
-			}
-			lo, hi, ok := strings.Cut(f[0], "-")
-			if !ok {
-				continue
-			}
-			s, err1 := strconv.ParseUint(lo, 16, 64)
-			e, err2 := strconv.ParseUint(hi, 16, 64)
-			if err1 != nil || err2 != nil || e <= s {
-				continue
-			}
-			out = append(out, use{mapping: mapping{start: s, end: e, path: path}})
-			cur = len(out) - 1
 			continue
 		}
 		if cur < 0 {
