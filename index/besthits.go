@@ -3,7 +3,6 @@ package index
 import (
 	"container/list"
 	"context"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -176,26 +175,8 @@ func (b *bestHits) put(e *bestEntry) {
 // from base in r) and returns the best keep, best first, ties by id.
 func readBest(ctx context.Context, r bleveindex.IndexReader, base uint64, pl segment.PostingsList, keep int) ([]segHit, error) {
 	top := &topHits{r: r, k: keep}
-	it := pl.Iterator(true, true, false, nil)
-	var iid bleveindex.IndexInternalID
-	for n := 0; ; n++ {
-		if n&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		p, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			break
-		}
-		iid = bleveindex.NewIndexInternalID(iid, base+p.Number())
-		top.offer(candidate{score: math.Sqrt(float64(p.Frequency())) * p.Norm(), iid: iid})
-		if top.err != nil {
-			return nil, top.err
-		}
+	if _, err := offerPostings(ctx, top, pl, nil, base); err != nil {
+		return nil, err
 	}
 	best, err := top.ranked()
 	if err != nil {

@@ -115,27 +115,11 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 					break // the rest of the segment's best rank lower still
 				}
 			}
-		} else {
-			it = pl.Iterator(true, true, false, it)
-			for i := 0; ; i++ {
-				if i&255 == 0 {
-					if err := ctx.Err(); err != nil {
-						return nil, 0, err
-					}
-				}
-				p, err := it.Next()
-				if err != nil {
-					return nil, 0, err
-				}
-				if p == nil {
-					break
-				}
-				iid = bleveindex.NewIndexInternalID(iid, segBase+p.Number())
-				top.offer(candidate{score: math.Sqrt(float64(p.Frequency())) * p.Norm(), iid: iid})
+			if top.err != nil {
+				return nil, 0, top.err
 			}
-		}
-		if top.err != nil {
-			return nil, 0, top.err
+		} else if it, err = offerPostings(ctx, top, pl, it, segBase); err != nil {
+			return nil, 0, err
 		}
 	}
 	best, err := top.ranked()
@@ -144,6 +128,33 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 	}
 	hits, err := pageOf(r, best, from)
 	return hits, total, err
+}
+
+// offerPostings offers top every posting of pl, a segment's whose
+// documents are numbered from base, scored as a term query scores them.
+// It returns the iterator for reuse (it may be nil).
+func offerPostings(ctx context.Context, top *topHits, pl segment.PostingsList, it segment.PostingsIterator, base uint64) (segment.PostingsIterator, error) {
+	it = pl.Iterator(true, true, false, it)
+	var iid bleveindex.IndexInternalID
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return it, err
+			}
+		}
+		p, err := it.Next()
+		if err != nil {
+			return it, err
+		}
+		if p == nil {
+			return it, top.err
+		}
+		iid = bleveindex.NewIndexInternalID(iid, base+p.Number())
+		top.offer(candidate{score: math.Sqrt(float64(p.Frequency())) * p.Norm(), iid: iid})
+		if top.err != nil {
+			return it, top.err
+		}
+	}
 }
 
 func (x *Index) textReader() (bleveindex.IndexReader, error) {
