@@ -33,6 +33,7 @@
 package memtrim
 
 import (
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"runtime/debug"
@@ -77,6 +78,10 @@ const (
 	growth  = 1 << 20
 	busyCPU = 0.05
 )
+
+// errNoClearRefs: the referenced bits could not be cleared after a trim
+// (/proc/self/clear_refs refused); the trim itself was done.
+var errNoClearRefs = errors.New("cannot clear the referenced bits")
 
 // Stats counts what a trimmer did.
 type Stats struct {
@@ -139,6 +144,7 @@ func (t *Trimmer) loop() {
 	var last int64       // RssFile at the previous check or trim
 	active := time.Now() // when the process was last active
 	idleTrimmed := false // paged out since it was last active
+	warnedRefs := false  // errNoClearRefs logged
 	cpu, _ := cpuTime()
 	at := time.Now()
 	for {
@@ -180,6 +186,16 @@ func (t *Trimmer) loop() {
 			n, err = pageOut(t.dir)
 		} else {
 			n, err = pageOutColdest(t.dir, file-t.o.Budget*3/4)
+		}
+		if errors.Is(err, errNoClearRefs) {
+			// The mappings were paged out; without the cleared bits
+			// every later trim sees every page as referenced and takes
+			// the largest mappings first.
+			if !warnedRefs {
+				t.log.Warn("memory trimming cannot tell cold mappings from hot ones: it pages out the largest first", "err", err)
+				warnedRefs = true
+			}
+			err = nil
 		}
 		if err != nil {
 			t.log.Warn("memory trimming off", "err", err)

@@ -205,7 +205,10 @@ func pageOutColdest(dir string, need int64) (int, error) {
 			need -= u.rss
 		}
 	}
-	return n, clearReferenced()
+	if err := clearReferenced(); err != nil {
+		return n, fmt.Errorf("%w: %v", errNoClearRefs, err)
+	}
+	return n, nil
 }
 
 // advise advises MADV_PAGEOUT on m. A mapping gone since it was read
