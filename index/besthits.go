@@ -1,13 +1,15 @@
 package index
 
 import (
+	"container/heap"
 	"container/list"
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	bleveindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -63,6 +65,8 @@ type bestHits struct {
 	maxHits     int
 
 	used, built atomic.Uint64 // entries used, and computed (tests, metrics)
+
+	ranks *idRanks // tie-breaking while an entry is computed
 }
 
 type bestKey struct {
@@ -92,15 +96,14 @@ func (x *Index) BestHits() (used, built uint64) {
 }
 
 func newBestHits() *bestHits {
-	return &bestHits{entries: map[bestKey]*list.Element{}, minPostings: bestMinPostings, maxHits: bestMaxHits}
+	return &bestHits{entries: map[bestKey]*list.Element{}, minPostings: bestMinPostings, maxHits: bestMaxHits, ranks: newIDRanks()}
 }
 
 // segmentBest returns the best k live matches of term in field in one
-// segment ss of the snapshot r (whose documents are numbered from base),
-// best first, given the term's postings pl there. It uses or builds an
+// segment ss of snap, best first, given the term's postings pl there. It uses or builds an
 // entry; it returns ok false when the segment is better read directly
 // (few matches, a page too deep, an older snapshot than the entry's).
-func (b *bestHits) segmentBest(ctx context.Context, r bleveindex.IndexReader, ss *scorch.SegmentSnapshot, base uint64, field, term string, pl segment.PostingsList, k int) ([]segHit, bool, error) {
+func (b *bestHits) segmentBest(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, field, term string, pl segment.PostingsList, k int) ([]segHit, bool, error) {
 	if pl.Count() < b.minPostings || k > bestMaxKeep {
 		return nil, false, nil
 	}
@@ -137,7 +140,7 @@ func (b *bestHits) segmentBest(ctx context.Context, r bleveindex.IndexReader, ss
 		}
 	}
 	keep := min(max(2*k, bestMinKeep), bestMaxKeep)
-	hits, err := readBest(ctx, r, base, pl, keep)
+	hits, err := readBest(ctx, b.ranks, snap, ss, pl, keep)
 	if err != nil {
 		return nil, false, err
 	}
@@ -171,20 +174,203 @@ func (b *bestHits) put(e *bestEntry) {
 	}
 }
 
-// readBest reads every posting of pl (a segment's, its documents numbered
-// from base in r) and returns the best keep, best first, ties by id.
-func readBest(ctx context.Context, r bleveindex.IndexReader, base uint64, pl segment.PostingsList, keep int) ([]segHit, error) {
-	top := &topHits{r: r, k: keep}
-	if _, err := offerPostings(ctx, top, pl, nil, base); err != nil {
-		return nil, err
-	}
-	best, err := top.ranked()
+// readBest reads every posting of pl (the postings of segment ss, its
+// documents numbered from base) and returns the best keep, best first,
+// ties by id. Ties are broken by the documents' ranks in the segment's id
+// order (idRanks), so only the ids of the hits kept are read: reading the
+// id of every match that tied with the worst hit kept so far was most of
+// the cost of building an entry at a million documents, nearly all of it
+// page faults on the segments' stored ids (index/DESIGN.md, "At a million
+// documents").
+func readBest(ctx context.Context, ranks *idRanks, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, pl segment.PostingsList, keep int) ([]segHit, error) {
+	rk, err := ranks.of(ss, snap.Segments())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]segHit, len(best))
-	for i, c := range best {
-		out[i] = segHit{num: c.iid.Value() - base, score: c.score, id: c.id}
+	top := &rankedTop{k: keep, ranks: rk}
+	it := pl.Iterator(true, true, false, nil)
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		p, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			break
+		}
+		top.offer(segHit{num: p.Number(), score: math.Sqrt(float64(p.Frequency())) * p.Norm()})
+	}
+	out := make([]segHit, len(top.h))
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(top).(segHit)
+		id, err := ss.DocID(out[i].num)
+		if err != nil {
+			return nil, err
+		}
+		out[i].id = string(id)
 	}
 	return out, nil
+}
+
+// rankedTop is a heap of a segment's best hits so far, the worst on top,
+// ties by rank.
+type rankedTop struct {
+	h     []segHit
+	k     int
+	ranks []uint32
+}
+
+func (t *rankedTop) offer(h segHit) {
+	switch {
+	case len(t.h) < t.k:
+		heap.Push(t, h)
+	case t.k > 0 && t.worse(t.h[0], h):
+		t.h[0] = h
+		heap.Fix(t, 0)
+	}
+}
+
+func (t *rankedTop) worse(a, b segHit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return t.ranks[a.num] > t.ranks[b.num]
+}
+
+func (t *rankedTop) Len() int           { return len(t.h) }
+func (t *rankedTop) Less(i, j int) bool { return t.worse(t.h[i], t.h[j]) }
+func (t *rankedTop) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
+func (t *rankedTop) Push(v any)         { t.h = append(t.h, v.(segHit)) }
+func (t *rankedTop) Pop() any {
+	h := t.h[len(t.h)-1]
+	t.h = t.h[:len(t.h)-1]
+	return h
+}
+
+// idRanks holds, per segment, every document's rank in the order of the
+// segments' external ids (deleted documents included): tie-breaking by id
+// inside one segment without reading ids. A segment's ranks are read once
+// from its _id dictionary, whose terms are sorted (one dictionary lookup
+// per document, about half a second for a segment of a million), and
+// dropped once the segment has left the index: together they hold 4
+// bytes per document of the index's segments.
+type idRanks struct {
+	mu    sync.Mutex
+	segs  map[uint64]*segRanks
+	built atomic.Uint64 // segments whose ranks were read (tests, metrics)
+}
+
+type segRanks struct {
+	once  sync.Once
+	ranks []uint32
+	err   error
+}
+
+func newIDRanks() *idRanks { return &idRanks{segs: map[uint64]*segRanks{}} }
+
+// of returns the ranks of ss's documents, reading them on first use.
+// Ranks of segments not in live (the segments of the snapshot ss belongs
+// to) are dropped when a new segment's are read.
+func (x *idRanks) of(ss *scorch.SegmentSnapshot, live []*scorch.SegmentSnapshot) ([]uint32, error) {
+	x.mu.Lock()
+	s, ok := x.segs[ss.Id()]
+	if !ok {
+		x.pruneLocked(live)
+		s = &segRanks{}
+		x.segs[ss.Id()] = s
+	}
+	x.mu.Unlock()
+	s.once.Do(func() {
+		s.ranks, s.err = readRanks(ss)
+		x.built.Add(1)
+	})
+	if s.err != nil {
+		x.mu.Lock()
+		if x.segs[ss.Id()] == s {
+			delete(x.segs, ss.Id()) // the next query tries again
+		}
+		x.mu.Unlock()
+	}
+	return s.ranks, s.err
+}
+
+// pruneLocked drops the ranks of segments not in live.
+func (x *idRanks) pruneLocked(live []*scorch.SegmentSnapshot) {
+	keep := make(map[uint64]bool, len(live))
+	for _, ss := range live {
+		keep[ss.Id()] = true
+	}
+	for id := range x.segs {
+		if !keep[id] {
+			delete(x.segs, id)
+		}
+	}
+}
+
+// held is the number of documents whose ranks are held (tests).
+func (x *idRanks) held() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, s := range x.segs {
+		n += len(s.ranks)
+	}
+	return n
+}
+
+// readRanks walks ss's _id dictionary in term order and numbers its
+// documents.
+func readRanks(ss *scorch.SegmentSnapshot) ([]uint32, error) {
+	n := int(ss.FullSize())
+	ranks := make([]uint32, n)
+	dict, err := ss.Segment().Dictionary("_id")
+	if err != nil {
+		return nil, err
+	}
+	var terms segment.DictionaryIterator
+	if d, ok := dict.(interface {
+		AutomatonIteratorOmitCount(segment.Automaton, []byte, []byte) segment.DictionaryIterator
+	}); ok {
+		terms = d.AutomatonIteratorOmitCount(nil, nil, nil)
+	} else {
+		terms = dict.AutomatonIterator(nil, nil, nil)
+	}
+	var pl segment.PostingsList
+	var it segment.PostingsIterator
+	seen := 0
+	for rank := uint32(0); ; rank++ {
+		e, err := terms.Next()
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			break
+		}
+		if pl, err = dict.PostingsList([]byte(e.Term), nil, pl); err != nil {
+			return nil, err
+		}
+		it = pl.Iterator(false, false, false, it)
+		for {
+			p, err := it.Next()
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				break
+			}
+			if p.Number() >= uint64(n) {
+				return nil, fmt.Errorf("index: segment %d: _id posting %d of %d documents", ss.Id(), p.Number(), n)
+			}
+			ranks[p.Number()] = rank
+			seen++
+		}
+	}
+	if seen != n {
+		return nil, fmt.Errorf("index: segment %d: %d _id postings for %d documents", ss.Id(), seen, n)
+	}
+	return ranks, nil
 }

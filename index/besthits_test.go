@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -174,5 +175,69 @@ func TestBestHits_Bound(t *testing.T) {
 	}
 	if n := len(b.entries); n != b.lru.Len() || n != 3 {
 		t.Fatalf("%d entries in the map and %d in the list, want 3 each", n, b.lru.Len())
+	}
+}
+
+// TestIDRanks_IDOrder: a segment's ranks number its documents in the
+// order of their ids, and reading a segment's ranks drops those of the
+// segments not in the snapshot it came from.
+func TestIDRanks_IDOrder(t *testing.T) {
+	x := openTest(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 4 {
+		if err := x.Put(wordDocs(r, 150, i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd, err := x.textReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	snap := rd.(*scorch.IndexSnapshot)
+	segs := snap.Segments()
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	ranks := newIDRanks()
+	for _, ss := range segs {
+		rk, err := ranks.of(ss, segs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rk) != int(ss.FullSize()) {
+			t.Fatalf("segment %d: %d ranks for %d documents", ss.Id(), len(rk), ss.FullSize())
+		}
+		byRank := make([]string, len(rk))
+		for num, rank := range rk {
+			if int(rank) >= len(rk) || byRank[rank] != "" {
+				t.Fatalf("segment %d: rank %d of document %d is out of range or taken", ss.Id(), rank, num)
+			}
+			id, err := ss.DocID(uint64(num))
+			if err != nil {
+				t.Fatal(err)
+			}
+			byRank[rank] = string(id)
+		}
+		if !slices.IsSorted(byRank) {
+			t.Fatalf("segment %d: ids in rank order are not sorted: %v", ss.Id(), byRank)
+		}
+	}
+	if got := ranks.built.Load(); got != uint64(len(segs)) {
+		t.Fatalf("ranks read %d times for %d segments", got, len(segs))
+	}
+	if _, err := ranks.of(segs[0], segs); err != nil || ranks.built.Load() != uint64(len(segs)) {
+		t.Fatalf("asking again read the ranks again (err %v)", err)
+	}
+	last := segs[len(segs)-1]
+	ranks.segs = map[uint64]*segRanks{}
+	if _, err := ranks.of(segs[0], segs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ranks.of(last, segs[len(segs)-1:]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ranks.held(), int(last.FullSize()); got != want {
+		t.Fatalf("%d ranks held after the other segments left, want %d", got, want)
 	}
 }

@@ -104,7 +104,7 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 			continue
 		}
 		total += n
-		best, ok, err := x.best.segmentBest(ctx, r, ss, segBase, field, term, pl, top.k)
+		best, ok, err := x.best.segmentBest(ctx, snap, ss, field, term, pl, top.k)
 		if err != nil {
 			return nil, 0, err
 		}
