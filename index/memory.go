@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // batchHeadroom is how far above the process's soft memory limit the Go
@@ -18,20 +19,39 @@ import (
 // everything else.
 const batchHeadroom = 128 << 20
 
+// headroomLinger is how long the raised limit outlives the last batch.
+// Lowering it right after each batch left the heap over the limit between
+// batches of a long load: the runtime then returned pages to the system
+// on every span it allocated and faulted them back in for the next batch
+// (a CPU profile of the sustained create load: 8% of the server's CPU in
+// the scavenger's madvise, 4.5% zeroing the pages again), and collected
+// continuously to get under the limit. The limit holds again once the
+// indexer has been without a batch this long.
+const headroomLinger = 2 * time.Second
+
 var headroom struct {
 	sync.Mutex
-	users int
-	base  int64
+	users  int
+	base   int64       // the limit to restore
+	raised bool        // the limit is base + batchHeadroom
+	timer  *time.Timer // restores the limit headroomLinger after the last batch
+	gen    uint64      // counts the timers, so that a late one does nothing
 }
 
 // withHeadroom runs fn with the soft memory limit raised by batchHeadroom,
-// when a limit is set.
+// when a limit is set, and keeps it raised for headroomLinger after the
+// last such call ends.
 func withHeadroom(fn func() error) error {
 	headroom.Lock()
-	if headroom.users == 0 {
+	if headroom.timer != nil {
+		headroom.timer.Stop()
+		headroom.timer = nil
+	}
+	if !headroom.raised {
 		headroom.base = debug.SetMemoryLimit(-1)
 		if headroom.base != math.MaxInt64 {
 			debug.SetMemoryLimit(headroom.base + batchHeadroom)
+			headroom.raised = true
 		}
 	}
 	headroom.users++
@@ -39,10 +59,23 @@ func withHeadroom(fn func() error) error {
 	defer func() {
 		headroom.Lock()
 		headroom.users--
-		if headroom.users == 0 && headroom.base != math.MaxInt64 {
-			debug.SetMemoryLimit(headroom.base)
+		if headroom.users == 0 && headroom.raised {
+			headroom.gen++
+			gen := headroom.gen
+			headroom.timer = time.AfterFunc(headroomLinger, func() { restoreLimit(gen) })
 		}
 		headroom.Unlock()
 	}()
 	return fn()
+}
+
+// restoreLimit lowers the limit back to its base unless a batch has
+// begun since timer gen was set.
+func restoreLimit(gen uint64) {
+	headroom.Lock()
+	defer headroom.Unlock()
+	if headroom.gen == gen && headroom.users == 0 && headroom.raised {
+		debug.SetMemoryLimit(headroom.base)
+		headroom.raised = false
+	}
 }
