@@ -246,7 +246,7 @@ func BenchmarkIndexUnderLimit(b *testing.B) {
 						}
 					}
 					return nil
-				}); err != nil {
+				}, nil); err != nil {
 					b.Fatal(err)
 				}
 				n += len(batch)
@@ -320,7 +320,7 @@ func BenchmarkMergePlan(b *testing.B) {
 				}
 			}
 			return nil
-		}); err != nil {
+		}, nil); err != nil {
 			b.Fatal(err)
 		}
 		n += len(batch)

@@ -401,7 +401,7 @@ func (ix *Indexer) put(docs []Doc, del []string) error {
 			text, textDel = text[n:], nil
 		}
 		return nil
-	})
+	}, ix.textWaiting)
 	return errors.Join(err, <-names)
 }
 
@@ -479,6 +479,13 @@ func (ix *Indexer) TextBacklog() time.Duration {
 	n := len(ix.textQ)
 	ix.textMu.Unlock()
 	return time.Duration(n) * time.Duration(ix.perDoc.Load())
+}
+
+// textWaiting reports whether changes wait for the next batch.
+func (ix *Indexer) textWaiting() bool {
+	ix.textMu.Lock()
+	defer ix.textMu.Unlock()
+	return len(ix.textQ) > 0
 }
 
 // perDocBatch is the smallest batch perDoc learns from: a batch also

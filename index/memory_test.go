@@ -7,8 +7,9 @@ import (
 )
 
 // TestWithHeadroom_RaisesThenRestores: the soft memory limit is raised
-// while a batch is built, stays raised between batches that follow each
-// other closely, and is back at its base once batches stop.
+// while a batch is built; after it, it stays raised while changes wait
+// for the next batch, and is back at its base at once when none wait, or
+// within headroomLinger once batches stop.
 func TestWithHeadroom_RaisesThenRestores(t *testing.T) {
 	const base = 1 << 40
 	old := debug.SetMemoryLimit(base)
@@ -19,25 +20,43 @@ func TestWithHeadroom_RaisesThenRestores(t *testing.T) {
 		}
 		debug.SetMemoryLimit(old)
 	})
-	var during int64
-	for i := range 3 {
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	batch := func(t *testing.T, more func() bool) {
+		t.Helper()
+		var during int64
 		if err := withHeadroom(func() error {
-			during = debug.SetMemoryLimit(-1)
+			during = limit()
 			return nil
-		}); err != nil {
+		}, more); err != nil {
 			t.Fatal(err)
 		}
 		if during != base+batchHeadroom {
-			t.Fatalf("batch %d: limit %d while building, want %d", i, during, int64(base+batchHeadroom))
-		}
-		if got := debug.SetMemoryLimit(-1); got != base+batchHeadroom {
-			t.Fatalf("batch %d: limit %d right after the batch, want it still raised (%d)", i, got, int64(base+batchHeadroom))
+			t.Fatalf("limit %d while building, want %d", during, int64(base+batchHeadroom))
 		}
 	}
+	waiting := func() bool { return true }
+	for _, c := range []struct {
+		name  string
+		more  func() bool
+		after int64 // the limit right after the batch
+	}{
+		{"changes wait", waiting, base + batchHeadroom},
+		{"none wait", func() bool { return false }, base},
+		{"changes wait again", waiting, base + batchHeadroom},
+		{"no queue", nil, base},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			batch(t, c.more)
+			if got := limit(); got != c.after {
+				t.Fatalf("limit %d right after the batch, want %d", got, c.after)
+			}
+		})
+	}
+	batch(t, waiting)
 	deadline := time.Now().Add(headroomLinger + 5*time.Second)
-	for debug.SetMemoryLimit(-1) != base {
+	for limit() != base {
 		if time.Now().After(deadline) {
-			t.Fatalf("limit %d %v after the last batch, want the base %d", debug.SetMemoryLimit(-1), headroomLinger+5*time.Second, int64(base))
+			t.Fatalf("limit %d %v after the last batch, want the base %d", limit(), headroomLinger+5*time.Second, int64(base))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
