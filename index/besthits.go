@@ -1,11 +1,9 @@
 package index
 
 import (
-	"container/heap"
 	"container/list"
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -180,33 +178,29 @@ func (b *bestHits) put(e *bestEntry) {
 // order (idRanks), so only the ids of the hits kept are read: reading the
 // id of every match that tied with the worst hit kept so far was most of
 // the cost of building an entry at a million documents, nearly all of it
-// page faults on the segments' stored ids (index/DESIGN.md, "At a million
-// documents").
+// page faults on the segments' stored ids (index/DESIGN.md, "Ties inside a
+// segment: id ranks").
 func readBest(ctx context.Context, ranks *idRanks, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, pl segment.PostingsList, keep int) ([]segHit, error) {
 	rk, err := ranks.of(ss, snap.Segments())
 	if err != nil {
 		return nil, err
 	}
-	top := &rankedTop{k: keep, ranks: rk}
-	it := pl.Iterator(true, true, false, nil)
-	for n := 0; ; n++ {
-		if n&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+	top := &worstFirst[segHit]{k: keep, worse: func(a, b *segHit) bool {
+		if a.score != b.score {
+			return a.score < b.score
 		}
-		p, err := it.Next()
-		if err != nil {
-			return nil, err
+		return rk[a.num] > rk[b.num]
+	}}
+	if _, err := eachPosting(ctx, pl, nil, func(num uint64, score float64) error {
+		if h := (segHit{num: num, score: score}); top.admits(&h) {
+			top.add(h)
 		}
-		if p == nil {
-			break
-		}
-		top.offer(segHit{num: p.Number(), score: math.Sqrt(float64(p.Frequency())) * p.Norm()})
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	out := make([]segHit, len(top.h))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(top).(segHit)
+	out := top.drain()
+	for i := range out {
 		id, err := ss.DocID(out[i].num)
 		if err != nil {
 			return nil, err
@@ -214,41 +208,6 @@ func readBest(ctx context.Context, ranks *idRanks, snap *scorch.IndexSnapshot, s
 		out[i].id = string(id)
 	}
 	return out, nil
-}
-
-// rankedTop is a heap of a segment's best hits so far, the worst on top,
-// ties by rank.
-type rankedTop struct {
-	h     []segHit
-	k     int
-	ranks []uint32
-}
-
-func (t *rankedTop) offer(h segHit) {
-	switch {
-	case len(t.h) < t.k:
-		heap.Push(t, h)
-	case t.k > 0 && t.worse(t.h[0], h):
-		t.h[0] = h
-		heap.Fix(t, 0)
-	}
-}
-
-func (t *rankedTop) worse(a, b segHit) bool {
-	if a.score != b.score {
-		return a.score < b.score
-	}
-	return t.ranks[a.num] > t.ranks[b.num]
-}
-
-func (t *rankedTop) Len() int           { return len(t.h) }
-func (t *rankedTop) Less(i, j int) bool { return t.worse(t.h[i], t.h[j]) }
-func (t *rankedTop) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
-func (t *rankedTop) Push(v any)         { t.h = append(t.h, v.(segHit)) }
-func (t *rankedTop) Pop() any {
-	h := t.h[len(t.h)-1]
-	t.h = t.h[:len(t.h)-1]
-	return h
 }
 
 // idRanks holds, per segment, every document's rank in the order of the

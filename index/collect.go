@@ -84,7 +84,7 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 	if !ok {
 		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
 	}
-	top := &topHits{r: r, k: from + size}
+	top := newTopHits(r, from+size)
 	var total, base uint64
 	var iid bleveindex.IndexInternalID
 	var pl segment.PostingsList
@@ -134,8 +134,19 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 // documents are numbered from base, scored as a term query scores them.
 // It returns the iterator for reuse (it may be nil).
 func offerPostings(ctx context.Context, top *topHits, pl segment.PostingsList, it segment.PostingsIterator, base uint64) (segment.PostingsIterator, error) {
-	it = pl.Iterator(true, true, false, it)
 	var iid bleveindex.IndexInternalID
+	return eachPosting(ctx, pl, it, func(num uint64, score float64) error {
+		iid = bleveindex.NewIndexInternalID(iid, base+num)
+		top.offer(candidate{score: score, iid: iid})
+		return top.err
+	})
+}
+
+// eachPosting calls fn with the document number and the term query's
+// score of every posting of pl, stopping at fn's first error. It returns
+// the iterator for reuse (it may be nil).
+func eachPosting(ctx context.Context, pl segment.PostingsList, it segment.PostingsIterator, fn func(num uint64, score float64) error) (segment.PostingsIterator, error) {
+	it = pl.Iterator(true, true, false, it)
 	for n := 0; ; n++ {
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -143,16 +154,11 @@ func offerPostings(ctx context.Context, top *topHits, pl segment.PostingsList, i
 			}
 		}
 		p, err := it.Next()
-		if err != nil {
+		if err != nil || p == nil {
 			return it, err
 		}
-		if p == nil {
-			return it, top.err
-		}
-		iid = bleveindex.NewIndexInternalID(iid, base+p.Number())
-		top.offer(candidate{score: math.Sqrt(float64(p.Frequency())) * p.Norm(), iid: iid})
-		if top.err != nil {
-			return it, top.err
+		if err := fn(p.Number(), math.Sqrt(float64(p.Frequency()))*p.Norm()); err != nil {
+			return it, err
 		}
 	}
 }
@@ -169,7 +175,7 @@ func (x *Index) textReader() (bleveindex.IndexReader, error) {
 // ends them; the id may be reused after the next call) and returns those
 // from from on, best first, with the number of matches.
 func topN(ctx context.Context, r bleveindex.IndexReader, from, size int, next func() (float64, bleveindex.IndexInternalID, error)) ([]Hit, uint64, error) {
-	top := &topHits{r: r, k: from + size}
+	top := newTopHits(r, from+size)
 	var total uint64
 	for {
 		if total&255 == 0 {
@@ -224,38 +230,33 @@ type candidate struct {
 	id    string // external id, read when needed
 }
 
-// topHits is a heap of the best hits so far, the worst on top.
+// topHits keeps the best k hits offered, the worst on top.
 type topHits struct {
-	h   []candidate
-	k   int // how many to keep
+	worstFirst[candidate]
 	r   bleveindex.IndexReader
 	err error // of reading an id
+}
+
+func newTopHits(r bleveindex.IndexReader, k int) *topHits {
+	t := &topHits{r: r}
+	t.k, t.worse = k, t.worseHit
+	return t
 }
 
 // offer keeps c (a copy of its iid) if it ranks among the best k so far,
 // and reports whether it did.
 func (t *topHits) offer(c candidate) bool {
-	switch {
-	case len(t.h) < t.k:
-		c.iid = slices.Clone(c.iid)
-		heap.Push(t, c)
-	case t.k > 0 && t.worse(&t.h[0], &c):
-		c.iid = slices.Clone(c.iid)
-		t.h[0] = c
-		heap.Fix(t, 0)
-	default:
+	if !t.admits(&c) {
 		return false
 	}
+	c.iid = slices.Clone(c.iid)
+	t.add(c)
 	return true
 }
 
 // ranked empties t and returns what it kept, best first.
 func (t *topHits) ranked() ([]candidate, error) {
-	out := make([]candidate, t.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(t).(candidate)
-	}
-	return out, t.err
+	return t.drain(), t.err
 }
 
 // idOf reads (once) the external id of c.
@@ -266,21 +267,53 @@ func (t *topHits) idOf(c *candidate) string {
 	return c.id
 }
 
-// worse reports whether a ranks below b: a lower score, or the same score
-// and a greater id.
-func (t *topHits) worse(a, b *candidate) bool {
+// worseHit reports whether a ranks below b: a lower score, or the same
+// score and a greater id.
+func (t *topHits) worseHit(a, b *candidate) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
 	return strings.Compare(t.idOf(a), t.idOf(b)) > 0
 }
 
-func (t *topHits) Len() int           { return len(t.h) }
-func (t *topHits) Less(i, j int) bool { return t.worse(&t.h[i], &t.h[j]) }
-func (t *topHits) Swap(i, j int)      { t.h[i], t.h[j] = t.h[j], t.h[i] }
-func (t *topHits) Push(v any)         { t.h = append(t.h, v.(candidate)) }
-func (t *topHits) Pop() any {
-	c := t.h[len(t.h)-1]
-	t.h = t.h[:len(t.h)-1]
-	return c
+// worstFirst holds the best k of the hits added, as worse ranks them, in
+// a heap with the worst on top.
+type worstFirst[T any] struct {
+	h     []T
+	k     int
+	worse func(a, b *T) bool
+}
+
+// admits reports whether c ranks among the best k so far.
+func (w *worstFirst[T]) admits(c *T) bool {
+	return len(w.h) < w.k || (w.k > 0 && w.worse(&w.h[0], c))
+}
+
+// add keeps c, which admits accepted, in place of the worst if full.
+func (w *worstFirst[T]) add(c T) {
+	if len(w.h) < w.k {
+		heap.Push(w, c)
+		return
+	}
+	w.h[0] = c
+	heap.Fix(w, 0)
+}
+
+// drain empties w and returns what it held, best first.
+func (w *worstFirst[T]) drain() []T {
+	out := make([]T, len(w.h))
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(w).(T)
+	}
+	return out
+}
+
+func (w *worstFirst[T]) Len() int           { return len(w.h) }
+func (w *worstFirst[T]) Less(i, j int) bool { return w.worse(&w.h[i], &w.h[j]) }
+func (w *worstFirst[T]) Swap(i, j int)      { w.h[i], w.h[j] = w.h[j], w.h[i] }
+func (w *worstFirst[T]) Push(v any)         { w.h = append(w.h, v.(T)) }
+func (w *worstFirst[T]) Pop() any {
+	v := w.h[len(w.h)-1]
+	w.h = w.h[:len(w.h)-1]
+	return v
 }
