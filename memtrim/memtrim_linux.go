@@ -56,20 +56,33 @@ type mapping struct {
 // fileMappings returns the mappings of files under dir (an absolute,
 // symlink-free path).
 func fileMappings(dir string) ([]mapping, error) {
-	b, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return nil, err
-	}
 	prefix := strings.TrimSuffix(dir, "/") + "/"
 	var out []mapping
+	err := eachLine("/proc/self/maps", func(line string) error {
+		if m, ok := parseMapping(line, prefix); ok {
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachLine reads the file at path whole (a /proc file changes while it is
+// read in pieces) and calls fn with each of its lines, stopping at fn's
+// first error.
+func eachLine(path string, fn func(line string) error) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		if m, ok := parseMapping(sc.Text(), prefix); ok {
-			out = append(out, m)
+		if err := fn(sc.Text()); err != nil {
+			return err
 		}
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // parseMapping parses a mapping's line of /proc/self/maps (or its header
@@ -126,17 +139,10 @@ type use struct {
 
 // fileUses reads /proc/self/smaps for the mappings of files under dir.
 func fileUses(dir string) ([]use, error) {
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return nil, err
-	}
 	prefix := strings.TrimSuffix(dir, "/") + "/"
 	var out []use
 	cur := -1 // index in out of the mapping being read, -1 for one not under dir
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	err := eachLine("/proc/self/smaps", func(line string) error {
 		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
 			// A mapping's header line.
 			cur = -1
@@ -144,27 +150,28 @@ func fileUses(dir string) ([]use, error) {
 				out = append(out, use{mapping: m})
 				cur = len(out) - 1
 			}
-			continue
+			return nil
 		}
 		if cur < 0 {
-			continue
+			return nil
 		}
 		name, v, ok := strings.Cut(line, ":")
 		if !ok || (name != "Rss" && name != "Referenced") {
-			continue
+			return nil
 		}
 		kb, _, _ := strings.Cut(strings.TrimSpace(v), " ")
 		n, err := strconv.ParseInt(kb, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("parse %s of %s in smaps: %w", name, out[cur].path, err)
+			return fmt.Errorf("parse %s of %s in smaps: %w", name, out[cur].path, err)
 		}
 		if name == "Rss" {
 			out[cur].rss = n << 10
 		} else {
 			out[cur].referenced = n << 10
 		}
-	}
-	return out, sc.Err()
+		return nil
+	})
+	return out, err
 }
 
 // clearReferenced clears the referenced bits of the process's pages, so
