@@ -24,6 +24,19 @@ func formatDate(t time.Time) string {
 	return t.UTC().Format(dateLayout)
 }
 
+// marshalJSON encodes v as JSON without HTML escaping ('&', '<' and '>'
+// stay as they are) and without encoding/json's trailing newline. Every
+// JSON answer goes through it (fiber.Config.JSONEncoder).
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
 // malformed JSON and values of the wrong type are 400s; an empty body is
 // "invalid body" too.

@@ -214,6 +214,10 @@ func New(d Deps) *Server {
 		ReadTimeout:    d.Timeouts.Header,
 		IdleTimeout:    d.Timeouts.Idle,
 		ReadBufferSize: 16 << 10,
+		// Answers carry URLs (upload, download, short links): '&' must
+		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
+		// response works (encoding/json would write \u0026).
+		JSONEncoder: marshalJSON,
 	})
 	s.routes()
 	return s
