@@ -123,6 +123,8 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MinFreeBytes:      noneIfZero(c.Storage.MinFreeBytes),
 		MinFreePercent:    float64(noneIfZero(c.Storage.MinFreePercent)),
 		Outbound:          outboundPolicy(c),
+		MetricsListen:     c.Metrics.Listen,
+		MetricsToken:      c.Metrics.Token,
 		Cluster: node.ClusterConfig{NodeID: c.Cluster.NodeID, RaftListen: c.Cluster.RaftListen, Bootstrap: c.Cluster.Bootstrap,
 			Join: c.Cluster.Join, JoinToken: c.Cluster.JoinToken},
 		Pipeline: pipeline.Config{

@@ -31,6 +31,7 @@ type Config struct {
 	Certify    Certify           `toml:"certify"`
 	EventBuses map[string]string `toml:"event_buses"`
 	Outbound   Outbound          `toml:"outbound"`
+	Metrics    Metrics           `toml:"metrics"`
 	Cluster    Cluster           `toml:"cluster"`
 }
 
@@ -160,6 +161,15 @@ type Webhooks struct {
 type Outbound struct {
 	Allow []string `toml:"allow"`
 	Deny  []string `toml:"deny"`
+}
+
+// Metrics is where /metrics is served and who may read it. Without a
+// listener it is served on the API listener (Prometheus' convention);
+// with one, only there. With a token, every scrape must send it as
+// `Authorization: Bearer <token>`.
+type Metrics struct {
+	Listen string `toml:"listen"`
+	Token  string `toml:"token"`
 }
 
 // Default is the configuration with nothing set.

@@ -112,6 +112,10 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"reserve under the store's own", "[storage]\nmin_free_bytes = 0\n", nil, nil, []string{"quire.toml:2: storage.min_free_bytes: must be at least"}},
 		{"event bus", "[event_buses]\nx = \"ftp://a\"\n", nil, nil, []string{"quire.toml:2: event_buses: x: want an http"}},
 		{"tsa url", "[certify]\ntsa_url = \"ldap://tsa\"\n", nil, nil, []string{"quire.toml:2: certify.tsa_url: want an http or https URL"}},
+		{"metrics listen", "[metrics]\nlisten = \"9464\"\n", nil, nil, []string{"quire.toml:2: metrics.listen: want host:port"}},
+		{"metrics listen is the API's", "listen = \"127.0.0.1:8080\"\n[metrics]\nlisten = \"127.0.0.1:8080\"\n", nil, nil, []string{"quire.toml:3: metrics.listen: must differ from listen"}},
+		{"metrics token too short", "[metrics]\ntoken = \"short\"\n", nil, nil, []string{"quire.toml:2: metrics.token: want 16 to 256 printable"}},
+		{"metrics token from env", "", map[string]string{"QUIRE_METRICS_TOKEN": "has a space in it ok"}, nil, []string{"QUIRE_METRICS_TOKEN: metrics.token: want 16 to 256"}},
 		{"tsa ca without url", "", nil, []string{"--tsa-ca-file", "/etc/ca.pem"}, []string{"--tsa-ca-file: certify.tsa_ca_file: is set without certify.tsa_url"}},
 	}
 	for _, tt := range tests {

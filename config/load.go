@@ -278,6 +278,18 @@ func (l *Loaded) validate() Problems {
 			bad("public_url", "want an http:// or https:// URL, got %q", c.PublicURL)
 		}
 	}
+	if c.Metrics.Listen != "" {
+		if host, port, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", "want host:port such as 127.0.0.1:9464, got %q", c.Metrics.Listen)
+		} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+			bad("metrics.listen", "port must be a number from 0 to 65535, got %q", port)
+		} else if c.Metrics.Listen == c.Listen || (host == "" && port != "0" && strings.HasSuffix(c.Listen, ":"+port)) {
+			bad("metrics.listen", "must differ from listen (%q)", c.Listen)
+		}
+	}
+	if t := c.Metrics.Token; t != "" && (len(t) < 16 || len(t) > 256 || strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0) {
+		bad("metrics.token", "want 16 to 256 printable ASCII characters without spaces")
+	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls.cert_file", "cert_file and key_file are set together")
 	}

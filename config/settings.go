@@ -158,6 +158,11 @@ var settings = []setting{
 		example: `["127.0.0.0/8"]`, ptr: func(c *Config) any { return &c.Outbound.Allow }},
 	{key: "outbound.deny", name: "outbound-deny", help: "Networks that destinations users choose may not reach (allow wins): [\"10.0.0.0/8\", \"172.16.0.0/12\", \"192.168.0.0/16\"] keeps users' webhooks off the LAN; [\"0.0.0.0/0\", \"::/0\"] allows only the networks of outbound.allow.",
 		example: `["0.0.0.0/0", "::/0"]`, ptr: func(c *Config) any { return &c.Outbound.Deny }},
+
+	{key: "metrics.listen", name: "metrics-listen", help: "A separate listener for GET /metrics (plain HTTP, e.g. 127.0.0.1:9464 or a management VLAN's address); when set, the API listener no longer serves /metrics. Default: /metrics on the API listener.",
+		example: "127.0.0.1:9464", ptr: func(c *Config) any { return &c.Metrics.Listen }},
+	{key: "metrics.token", name: "metrics-token", secret: true, help: "Bearer token every scrape of /metrics must send (Prometheus: authorization { credentials: ... }); at least 16 characters (or QUIRE_METRICS_TOKEN). Default: none, /metrics answers anyone who reaches its listener.",
+		example: "a-long-random-string", ptr: func(c *Config) any { return &c.Metrics.Token }},
 }
 
 func lookup(name string) (setting, bool) {

@@ -78,6 +78,11 @@ type Config struct {
 	// Cluster makes the node a Raft cluster member (zero: a single
 	// server).
 	Cluster ClusterConfig
+	// MetricsListen serves /metrics on a listener of its own (plain
+	// HTTP), and the API listener no longer does (metrics.listen).
+	MetricsListen string
+	// MetricsToken is the bearer token scrapes must send (metrics.token).
+	MetricsToken string
 }
 
 // Node is one running Quire process.
@@ -98,6 +103,8 @@ type Node struct {
 	proposeSeconds prometheus.Histogram
 	fwdSrv         *http.Server // the leader's side of write forwarding
 	ln             net.Listener
+	metricsSrv     *http.Server // metrics.listen's server (nil: none)
+	metricsLn      net.Listener
 	metrics        *prometheus.Registry
 	errc           chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
@@ -235,7 +242,40 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Timeouts:              cfg.Timeouts,
 
 		MaxConnsPerClient: cfg.MaxConnsPerClient,
+		MetricsToken:      cfg.MetricsToken,
+		MetricsElsewhere:  cfg.MetricsListen != "",
 	})
+}
+
+// startMetrics serves /metrics on metrics.listen, when set.
+func (n *Node) startMetrics() error {
+	if n.cfg.MetricsListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", n.cfg.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("metrics listener %s: %w", n.cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", n.Server.MetricsHTTP())
+	n.metricsLn = ln
+	n.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	n.cfg.Logger.Info("serving metrics", "listen", ln.Addr().String(), "token", n.cfg.MetricsToken != "")
+	go guard.Run(n.cfg.Logger, guard.HTTP, func() error {
+		if err := n.metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.cfg.Logger.Error("metrics listener stopped", "err", err)
+		}
+		return nil
+	})
+	return nil
+}
+
+// MetricsAddr is the metrics listener's address ("" without one).
+func (n *Node) MetricsAddr() string {
+	if n.metricsLn == nil {
+		return ""
+	}
+	return n.metricsLn.Addr().String()
 }
 
 // sweep removes content chunks that uploads interrupted by a crash left
@@ -283,6 +323,10 @@ func (n *Node) Start(ln net.Listener) error {
 		publicURL = scheme + ln.Addr().String()
 	}
 	n.Server = n.newServer(publicURL)
+	if err := n.startMetrics(); err != nil {
+		ln.Close()
+		return err
+	}
 	// The schedulers (pipeline, retention, folder moves, chunk sweep)
 	// run while this node leads: always on a single server, which starts
 	// them here, before it serves.
@@ -326,6 +370,9 @@ func (n *Node) close(ctx context.Context) error {
 	// requests finish; then the pipeline's running actions.
 	if n.Server != nil && n.ln != nil {
 		errs = append(errs, n.Server.Shutdown(ctx))
+	}
+	if n.metricsSrv != nil {
+		n.metricsSrv.Close()
 	}
 	if n.Pipeline != nil {
 		// Running actions get until ctx ends; one cut short runs again at

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/subtle"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -48,12 +50,37 @@ func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
 	m.duration.WithLabelValues(route, method).Observe(took.Seconds())
 }
 
-// metricsHandler serves GET /metrics in the Prometheus text format.
+// metricsHandler serves GET /metrics on the API listener: 404 when a
+// listener of its own serves it (metrics.listen).
 func (s *Server) metricsHandler() fiber.Handler {
-	return adaptor.HTTPHandler(promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
+	h := adaptor.HTTPHandler(s.MetricsHTTP())
+	return func(c *fiber.Ctx) error {
+		if s.deps.MetricsElsewhere {
+			return c.Status(http.StatusNotFound).JSON(messageBody{"/metrics is served on the metrics listener (metrics.listen)"})
+		}
+		return h(c)
+	}
+}
+
+// MetricsHTTP serves the Prometheus text format, behind the bearer token
+// when one is set (metrics.token): the handler of both the API listener's
+// /metrics and the metrics listener.
+func (s *Server) MetricsHTTP() http.Handler {
+	prom := promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{s},
 		ErrorHandling: promhttp.ContinueOnError,
-	}))
+	})
+	want := []byte("Bearer " + s.deps.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.deps.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="quire metrics"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"message":"Unauthorized"}`))
+			return
+		}
+		prom.ServeHTTP(w, r)
+	})
 }
 
 type promLogger struct{ s *Server }

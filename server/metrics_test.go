@@ -116,3 +116,62 @@ func TestMetrics_DashboardAndAlertsUseRealSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestMetrics_ListenerAndToken: metrics.token makes every scrape send a
+// bearer token; metrics.listen moves /metrics to a listener of its own,
+// and the API listener stops serving it.
+func TestMetrics_ListenerAndToken(t *testing.T) {
+	const token = "scrape-token-0123456789"
+	for _, tt := range []struct {
+		name     string
+		separate bool
+		token    string
+	}{
+		{"token on the API listener", false, token},
+		{"own listener, no token", true, ""},
+		{"own listener and token", true, token},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := quiretest.NewServer(t, func(c *node.Config) {
+				c.MetricsToken = tt.token
+				if tt.separate {
+					c.MetricsListen = "127.0.0.1:0"
+				}
+			})
+			base := s.URL
+			if tt.separate {
+				if s.Node.MetricsAddr() == "" {
+					t.Fatal("no metrics listener")
+				}
+				base = "http://" + s.Node.MetricsAddr()
+				r := s.DoHeaders(http.MethodGet, s.URL+"/metrics", nil, "", map[string]string{"Authorization": "Bearer " + tt.token})
+				mustStatus(t, r, http.StatusNotFound)
+			}
+			scrape := func(auth string) *quiretest.Response {
+				h := map[string]string{}
+				if auth != "" {
+					h["Authorization"] = auth
+				}
+				return s.DoHeaders(http.MethodGet, base+"/metrics", nil, "", h)
+			}
+			if tt.token != "" {
+				for _, bad := range []string{"", "Bearer wrong-token-0123456789", token, "Bearer " + token + "x", "Basic " + token} {
+					r := scrape(bad)
+					mustStatus(t, r, http.StatusUnauthorized)
+					if strings.Contains(string(r.Body), "quire_") {
+						t.Fatalf("refused scrape (%q) shows metrics", bad)
+					}
+				}
+			}
+			auth := ""
+			if tt.token != "" {
+				auth = "Bearer " + tt.token
+			}
+			r := scrape(auth)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), "quire_build_info") {
+				t.Fatalf("scrape without quire metrics: %.300s", r.Body)
+			}
+		})
+	}
+}

@@ -78,6 +78,12 @@ type Deps struct {
 	// Metrics receives the HTTP metrics and is served at /metrics
 	// (default: a registry of the server's own).
 	Metrics *prometheus.Registry
+	// MetricsToken, when set, is the bearer token every scrape of
+	// /metrics must send (metrics.token).
+	MetricsToken string
+	// MetricsElsewhere: /metrics is served by a listener of its own
+	// (metrics.listen, MetricsHTTP), and the API listener answers 404.
+	MetricsElsewhere bool
 	// Timeouts bound slow and idle clients (zero fields: DefaultTimeouts).
 	Timeouts Timeouts
 	// MaxConnsPerClient caps concurrent connections from one client
