@@ -15,27 +15,19 @@ import (
 	"quire/auth"
 )
 
-func clusterUsage(w io.Writer) {
-	fmt.Fprintln(w, `usage: quire cluster <command> [flags]
-
-commands:
-  token    print a join token, read from a member's data dir (--data-dir)
-  status   show a member's view of the cluster (--url, admin token)
-  join     trade a join token for this data dir's membership without serving (serve --join does it too)
-  leave    take the member at --url out of the cluster
-  remove   take node NODE_ID out of the cluster (ask any member at --url)
-
-Run "quire cluster <command> -h" for a command's flags.`)
+// clusterCommands are quire cluster's subcommands (cmdCluster runs them).
+var clusterCommands = []subcommand{
+	{"token", "print a join token, read from a member's data dir (--data-dir)"},
+	{"status", "show a member's view of the cluster (--url, admin token)"},
+	{"join", "trade a join token for this data dir's membership without serving (serve --join does it too)"},
+	{"leave", "take the member at --url out of the cluster"},
+	{"remove", "take node NODE_ID out of the cluster (ask any member at --url)"},
 }
 
 // cmdCluster runs quire cluster <command>: cluster_token.go,
 // cluster_status.go, cluster_join.go, cluster_remove.go (remove and
 // leave).
 func cmdCluster(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		clusterUsage(stderr)
-		return errUsage
-	}
 	switch args[0] {
 	case "token":
 		return cmdClusterToken(args[1:], stdout, stderr)
@@ -47,13 +39,8 @@ func cmdCluster(args []string, stdout, stderr io.Writer) error {
 		return cmdClusterLeave(args[1:], stdout, stderr)
 	case "remove":
 		return cmdClusterRemove(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		clusterUsage(stdout)
-		return nil
 	}
-	fmt.Fprintf(stderr, "quire cluster: unknown command %q\n", args[0])
-	clusterUsage(stderr)
-	return errUsage
+	return fmt.Errorf("%w: quire cluster: unknown command %q", errUsage, args[0])
 }
 
 // apiFlags are the flags of the cluster commands that call a member's
