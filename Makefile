@@ -20,7 +20,11 @@ help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/quire
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+	@if ! $(GO) list -m -f '{{.Dir}}' github.com/dgraph-io/badger/v4 2>/dev/null | grep -q .; then \
+		echo "Downloading Go modules (first build only; about a minute)..."; $(GO) mod download; fi
+	@if [ ! -x $(BIN) ]; then echo "Building $(BIN) (the first build compiles every dependency: 1-2 minutes on 2 cores; later builds take seconds)..."; \
+	else echo "Building $(BIN)..."; fi
+	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 run: build ## start the server on 127.0.0.1:8080 with data in ./data
 	@mkdir -p $(DATA)
@@ -38,7 +42,7 @@ vet:
 	$(GO) vet ./...
 
 # Engines the action pipeline's tests run for real: program -> Debian package.
-ENGINES := tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl
+ENGINES := curl:curl tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl
 
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \

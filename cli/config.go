@@ -42,5 +42,8 @@ func cmdConfig(args []string, stdout, stderr io.Writer) error {
 		name = "(no config file: defaults, QUIRE_* variables and flags)"
 	}
 	fmt.Fprintln(stdout, "config ok:", name)
+	for _, w := range l.Warnings() {
+		fmt.Fprintln(stdout, "warning:", w.String())
+	}
 	return nil
 }

@@ -28,6 +28,8 @@ func TestCLI_Config(t *testing.T) {
 		out, inErr string
 	}{
 		{"check good", []string{"config", "check", "--config", good}, 0, "config ok: " + good, ""},
+		{"wildcard without public_url warns", []string{"config", "check", "--config", good}, 0, "listen: 0.0.0.0:8080 listens on every address but public_url is not set", ""},
+		{"open metrics on the LAN warn", []string{"config", "check", "--config", good}, 0, "warning: default: metrics.listen: /metrics answers anyone on the LAN", ""},
 		{"check bad", []string{"config", "check", "--config", bad}, 1, "", bad + ":4: smtp.port: must be from 1 to 65535"},
 		{"check bad names unknown", []string{"config", "check", "--config", bad}, 1, "", bad + ":5: smtp.hots: unknown setting"},
 		{"check missing file", []string{"config", "check", "--config", filepath.Join(dir, "nope.toml")}, 1, "", "no such file"},
@@ -42,5 +44,12 @@ func TestCLI_Config(t *testing.T) {
 				t.Fatalf("code %d stdout %q stderr %q; want %d, %q, %q", code, out.String(), errb.String(), tt.code, tt.out, tt.inErr)
 			}
 		})
+	}
+	// With a public URL and the metrics on loopback, the same file has
+	// nothing to warn of.
+	var out, errb bytes.Buffer
+	args := []string{"config", "check", "--config", good, "--public-url", "https://quire.office.lan:8080", "--metrics-listen", "127.0.0.1:9464"}
+	if code := Main(args, &out, &errb); code != 0 || out.String() != "config ok: "+good+"\n" {
+		t.Fatalf("%v: code %d stdout %q stderr %q", args, code, out.String(), errb.String())
 	}
 }

@@ -75,6 +75,9 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 	for _, p := range l.CheckFiles() {
 		d.fail("config", p.String(), "")
 	}
+	for _, w := range l.Warnings() {
+		d.warn("config", w.String(), "")
+	}
 	dataDir, _ := filepath.Abs(l.DataDir)
 	serverUp := doctorServer(d, l)
 	doctorClock(d, dataDir) // before the store is opened (which writes to it)

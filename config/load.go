@@ -38,6 +38,25 @@ func (l *Loaded) Origin(key string) string {
 	return "default"
 }
 
+// Warnings are settings that are valid but likely to surprise: quire
+// config check and quire doctor print them.
+func (l *Loaded) Warnings() Problems {
+	var ws Problems
+	warn := func(key, format string, args ...any) {
+		ws = append(ws, Problem{Where: l.Origin(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	c := l.Config
+	host, _, err := net.SplitHostPort(c.Listen)
+	wildcard := err == nil && (host == "" || host == "0.0.0.0" || host == "::")
+	if wildcard && c.PublicURL == "" {
+		warn("listen", "%s listens on every address but public_url is not set: links in answers (upload, download, short links) are built from the request's Host when it names this machine, else from the address the client connected to; mailed links (e-signature) and webhook payloads use this machine's first LAN address. Set public_url to the address clients use (behind a reverse proxy or NAT it is required)", c.Listen)
+	}
+	if wildcard && c.Metrics.Listen == "" && c.Metrics.Token == "" {
+		warn("metrics.listen", "/metrics answers anyone on the LAN (it names every site and its document counts): set metrics.listen to a loopback or management address, or metrics.token")
+	}
+	return ws
+}
+
 // Problem is one invalid setting.
 type Problem struct {
 	// Where is "file:line", a variable or a flag.
