@@ -226,6 +226,9 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		Cluster:        n.clusterInfo(),
 		Auth:           n.Auth,
 		PublicURL:      publicURL,
+		LinksFromHost:  cfg.PublicURL == "",
+		ListenAddr:     n.ln.Addr().String(),
+		HostNames:      cfg.TLS.Hosts,
 		Pipeline:       n.Pipeline,
 		Actions:        pipeline.Actions(),
 		Logger:         cfg.Logger,
@@ -245,6 +248,38 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		MetricsToken:      cfg.MetricsToken,
 		MetricsElsewhere:  cfg.MetricsListen != "",
 	})
+}
+
+// reachableAddr replaces a wildcard listener's address (0.0.0.0, [::])
+// with this machine's first LAN address (IPv4 first), the base of links
+// made outside a request (mails, webhook payloads) when no public URL is
+// set; without one, the loopback address.
+func reachableAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return addr
+	}
+	var v6 net.IP
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		if n.IP.To4() != nil {
+			return net.JoinHostPort(n.IP.String(), port)
+		}
+		if v6 == nil {
+			v6 = n.IP
+		}
+	}
+	if v6 != nil {
+		return net.JoinHostPort(v6.String(), port)
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // startMetrics serves /metrics on metrics.listen, when set.
@@ -320,7 +355,10 @@ func (n *Node) Start(ln net.Listener) error {
 	n.ln = ln
 	publicURL := n.cfg.PublicURL
 	if publicURL == "" {
-		publicURL = scheme + ln.Addr().String()
+		publicURL = scheme + reachableAddr(ln.Addr().String())
+		if publicURL != scheme+ln.Addr().String() {
+			n.cfg.Logger.Warn("no public_url set and the listener takes every address: links in answers use the request's Host (when it names this machine) or the address the client connected to; mailed links use "+publicURL, "listen", ln.Addr().String())
+		}
 	}
 	n.Server = n.newServer(publicURL)
 	if err := n.startMetrics(); err != nil {

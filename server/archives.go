@@ -76,7 +76,7 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	exp := strconv.FormatInt(expires.Unix(), 10)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "archive", r.site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
-	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.deps.PublicURL, url.PathEscape(r.site), id, q.Encode())
+	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), id, q.Encode())
 	return r.Status(http.StatusCreated).JSON(map[string]any{"downloadUrl": u})
 }
 

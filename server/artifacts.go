@@ -155,7 +155,7 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	}
 	resp := map[string]any{"documentId": parent, "artifactId": artID, "siteId": r.site}
 	if !p.hasBody && p.nd.Document.DeepLinkPath == "" {
-		resp["uploadUrl"], resp["headers"] = s.uploadURL(r.site, artID, uploadOpts{})
+		resp["uploadUrl"], resp["headers"] = s.uploadURL(r.site, artID, uploadOpts{base: s.linkBase(r.Ctx)})
 	}
 	return r.Status(http.StatusCreated).JSON(resp)
 }

@@ -308,7 +308,7 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.pathDocID(), "artifactId": id,
-		"url": s.downloadURL(r.site, id, false, defaultURLDuration)})
+		"url": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, defaultURLDuration)})
 }
 
 // certifyWithSite certifies an envelope's signed copy with the site's

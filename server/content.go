@@ -42,7 +42,7 @@ func (s *Server) handleGetDocumentContent(r *reqCtx) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": d.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.downloadURL(r.site, id, false, 0), "contentType": d.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, 0), "contentType": d.ContentType})
 }
 
 func isTextType(t string) bool {

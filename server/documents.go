@@ -194,12 +194,12 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	}
 	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
 	if !parent.hasBody && parent.nd.Document.ResourceType == storage.ResourceDocument && parent.nd.Document.DeepLinkPath == "" {
-		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{})
+		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{base: s.linkBase(r.Ctx)})
 	}
 	for _, p := range docs[1:] {
 		cr := childResult{DocumentID: p.nd.Document.DocumentID}
 		if !p.hasBody && p.nd.Document.DeepLinkPath == "" && p.nd.Document.ResourceType == storage.ResourceDocument {
-			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{})
+			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{base: s.linkBase(r.Ctx)})
 		}
 		resp.Documents = append(resp.Documents, cr)
 	}

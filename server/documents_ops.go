@@ -127,12 +127,12 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		resp.DocumentID, resp.ArtifactID = r.pathDocID(), r.art
 	}
 	if !p.hasBody && cur.DeepLinkPath == "" && d.DeepLinkPath == "" {
-		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{})
+		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{base: s.linkBase(r.Ctx)})
 	}
 	for _, cp := range children {
 		cr := childResult{DocumentID: cp.nd.Document.DocumentID}
 		if !cp.hasBody && cp.nd.Document.DeepLinkPath == "" {
-			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{})
+			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{base: s.linkBase(r.Ctx)})
 		}
 		resp.Documents = append(resp.Documents, cr)
 	}

@@ -190,7 +190,7 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	resp.URL = s.downloadURL(r.site, id, r.QueryBool("inline"), dur)
+	resp.URL = s.downloadURL(s.linkBase(r.Ctx), r.site, id, r.QueryBool("inline"), dur)
 	if short {
 		if resp.URL, err = s.shortDocumentURL(r, id, "", dur); err != nil {
 			return err

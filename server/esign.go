@@ -724,7 +724,7 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 	c.Set("Referrer-Policy", "no-referrer")
 	return signingPage.Execute(c.Response().BodyWriter(), map[string]any{
-		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.downloadURL(ref.Site, rec, true, time.Hour),
+		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.downloadURL(s.deps.PublicURL, ref.Site, rec, true, time.Hour),
 		"Development": e.Environment == "DEVELOPMENT", "Expired": expired, "Expires": e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"),
 		"ReturnURL": ret,
 	})

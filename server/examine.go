@@ -28,7 +28,7 @@ func (s *Server) handleGetExaminePdfURL(r *reqCtx) error {
 	exp := strconv.FormatInt(s.now().Add(defaultURLDuration).Unix(), 10)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, "examine", r.site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
-	u := fmt.Sprintf("%s/uploads/examine/%s/%s?%s", s.deps.PublicURL, url.PathEscape(r.site), id, q.Encode())
+	u := fmt.Sprintf("%s/uploads/examine/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), id, q.Encode())
 	return r.JSON(map[string]any{"id": id, "uploadUrl": u})
 }
 

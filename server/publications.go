@@ -23,7 +23,7 @@ func (s *Server) handleGetPublication(r *reqCtx) error {
 	exp := strconv.FormatInt(s.now().Add(defaultURLDuration).Unix(), 10)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), "publication", r.site, pub.DocumentID, pub.ContentSHA, exp)
 	q := url.Values{"expires": {exp}, "v": {pub.ContentSHA}, "signature": {sig}}
-	r.Set(fiber.HeaderLocation, fmt.Sprintf("%s/published/%s/%s?%s", s.deps.PublicURL, url.PathEscape(r.site), pub.DocumentID, q.Encode()))
+	r.Set(fiber.HeaderLocation, fmt.Sprintf("%s/published/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), pub.DocumentID, q.Encode()))
 	return r.SendStatus(http.StatusTemporaryRedirect)
 }
 

@@ -37,6 +37,17 @@ type Deps struct {
 	Auth *auth.Authenticator
 	// PublicURL is the base of upload and download URLs handed to clients.
 	PublicURL string
+	// LinksFromHost: no public URL was configured, PublicURL is derived
+	// from the listener. Links in answers then start with the request's
+	// Host when it names this machine on ListenAddr's port (localhost,
+	// the host name, HostNames, an address of the machine), else with the
+	// address the client connected to (linkbase.go); links made outside a
+	// request (mails, webhook payloads) keep PublicURL.
+	LinksFromHost bool
+	// ListenAddr is the API listener's bound address.
+	ListenAddr string
+	// HostNames are more names of this machine (tls.hosts).
+	HostNames []string
 	// Pipeline runs actions: /readyz reports its state, a site's test
 	// notification goes through it, and destinations users give are
 	// checked against its outbound policy (nil: none of these).
@@ -151,6 +162,9 @@ type Server struct {
 	// gate holds back writes feeding the fulltext index while it lags
 	// (indexgate.go).
 	gate *indexGate
+	// links checks Host headers for the links in answers (nil: the
+	// configured public URL is always used).
+	links *linkHosts
 }
 
 // New builds the server and its routes.
@@ -177,6 +191,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now, actions: d.Actions}
 	s.certifyEnvelope = s.certifyWithSite
+	s.links = newLinkHosts(d)
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}

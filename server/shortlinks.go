@@ -41,7 +41,7 @@ func (s *Server) handleAddShortlink(r *reqCtx) error {
 	}
 	link := storage.Shortlink{Slug: *in.Slug}
 	target := strings.TrimSpace(*in.TargetURL)
-	if doc, ok := s.documentTarget(target); ok {
+	if doc, ok := s.documentTarget(s.linkBase(r.Ctx), target); ok {
 		d, err := s.db.GetDocument(r.site, doc)
 		if err != nil {
 			return err
@@ -58,15 +58,18 @@ func (s *Server) handleAddShortlink(r *reqCtx) error {
 	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(link.Slug)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(s.linkBase(r.Ctx), link.Slug)})
 }
 
 // documentTarget recognises a target naming a document of this server:
 // /documents/<id>, or the same under the server's public URL.
-func (s *Server) documentTarget(target string) (string, bool) {
+func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 	p := target
-	if base := strings.TrimSuffix(s.deps.PublicURL, "/"); base != "" && strings.HasPrefix(p, base+"/") {
-		p = strings.TrimPrefix(p, base)
+	for _, base := range []string{s.deps.PublicURL, reqBase} {
+		if base = strings.TrimSuffix(base, "/"); base != "" && strings.HasPrefix(p, base+"/") {
+			p = strings.TrimPrefix(p, base)
+			break
+		}
 	}
 	rest, ok := strings.CutPrefix(p, "/documents/")
 	if !ok {
@@ -80,8 +83,8 @@ func (s *Server) documentTarget(target string) (string, bool) {
 }
 
 // shortURL is the public address of a slug.
-func (s *Server) shortURL(slug string) string {
-	return strings.TrimSuffix(s.deps.PublicURL, "/") + "/s/" + slug
+func (s *Server) shortURL(base, slug string) string {
+	return strings.TrimSuffix(base, "/") + "/s/" + slug
 }
 
 // handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
@@ -104,7 +107,7 @@ func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
 	}
 	target := l.TargetURL
 	if l.DocumentID != "" {
-		target = s.downloadURL(l.Site, l.DocumentID, false, shortlinkClickValid)
+		target = s.downloadURL(s.linkBase(c), l.Site, l.DocumentID, false, shortlinkClickValid)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderLocation, target)
@@ -128,7 +131,7 @@ func (s *Server) shortDocumentURL(r *reqCtx, doc, deepLink string, valid time.Du
 	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return "", err
 	}
-	return s.shortURL(link.Slug), nil
+	return s.shortURL(s.linkBase(r.Ctx), link.Slug), nil
 }
 
 // randomSlug is 16 random letters and digits (about 95 bits).

@@ -409,6 +409,7 @@ func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
 	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
 		return err
 	}
+	o.base = s.linkBase(r.Ctx)
 	u, h := s.uploadURL(r.site, id, o)
 	status := http.StatusOK
 	if r.Method() == http.MethodPost {
@@ -433,6 +434,7 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	if _, err := s.db.GetDocument(r.site, id); err != nil {
 		return err
 	}
+	o.base = s.linkBase(r.Ctx)
 	u, h := s.uploadURL(r.site, id, o)
 	if r.art != "" {
 		return r.JSON(urlResponse{DocumentID: r.pathDocID(), ArtifactID: r.art, URL: u, Headers: h})

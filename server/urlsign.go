@@ -23,6 +23,8 @@ type uploadOpts struct {
 	checksum      string // hex or base64, as the client gave it
 	contentLength int64  // exact size, 0 = any
 	duration      time.Duration
+	// base is the URL's base (linkBase of the request; default PublicURL).
+	base string
 }
 
 // uploadURL returns a signed, expiring URL that accepts a streamed PUT of
@@ -47,7 +49,11 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 		q.Set("contentLength", cl)
 	}
 	q.Set("signature", sig)
-	u := fmt.Sprintf("%s/uploads/%s/%s?%s", s.deps.PublicURL, url.PathEscape(site), doc, q.Encode())
+	base := o.base
+	if base == "" {
+		base = s.deps.PublicURL
+	}
+	u := fmt.Sprintf("%s/uploads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 	var headers map[string]string
 	if o.checksumType != "" {
 		headers = map[string]string{
@@ -61,11 +67,11 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 // DownloadURL returns a signed URL downloading a document's content (as
 // an attachment), valid for d.
 func (s *Server) DownloadURL(site, doc string, d time.Duration) string {
-	return s.downloadURL(site, doc, false, d)
+	return s.downloadURL(s.deps.PublicURL, site, doc, false, d)
 }
 
 // downloadURL returns a signed, expiring URL that streams the content.
-func (s *Server) downloadURL(site, doc string, inline bool, d time.Duration) string {
+func (s *Server) downloadURL(base, site, doc string, inline bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration
 	}
@@ -73,7 +79,7 @@ func (s *Server) downloadURL(site, doc string, inline bool, d time.Duration) str
 	in := strconv.FormatBool(inline)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, site, doc, exp, in)
 	q := url.Values{"expires": {exp}, "inline": {in}, "signature": {sig}}
-	return fmt.Sprintf("%s/downloads/%s/%s?%s", s.deps.PublicURL, url.PathEscape(site), doc, q.Encode())
+	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 }
 
 // toBase64Checksum turns a hex checksum into the base64 form S3-style

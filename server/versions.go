@@ -169,7 +169,7 @@ func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": v.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(r.site, v, false, 0), "contentType": v.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, 0), "contentType": v.ContentType})
 }
 
 // versionURL answers GET /url for version v.
@@ -191,7 +191,7 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 	case !v.HasContent:
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	default:
-		resp.URL = s.versionDownloadURL(r.site, v, r.QueryBool("inline"), dur)
+		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), dur)
 	}
 	return r.JSON(resp)
 }
@@ -199,7 +199,7 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 // versionDownloadURL is downloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
-func (s *Server) versionDownloadURL(site string, v *storage.Version, inline bool, d time.Duration) string {
+func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration
 	}
@@ -207,7 +207,7 @@ func (s *Server) versionDownloadURL(site string, v *storage.Version, inline bool
 	in := strconv.FormatBool(inline)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey)
 	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}, "signature": {sig}}
-	return fmt.Sprintf("%s/downloads/%s/%s?%s", s.deps.PublicURL, url.PathEscape(site), v.DocumentID, q.Encode())
+	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }
 
 // openVersionDownload opens the content of version k of doc for a signed

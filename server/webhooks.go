@@ -93,20 +93,20 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 }
 
 // webhookURL is where a webhook takes payloads.
-func (s *Server) webhookURL(site, id string) string {
-	u := strings.TrimSuffix(s.deps.PublicURL, "/") + "/public/webhooks/" + url.PathEscape(id)
+func (s *Server) webhookURL(base, site, id string) string {
+	u := strings.TrimSuffix(base, "/") + "/public/webhooks/" + url.PathEscape(id)
 	if site != auth.DefaultSite {
 		u += "?siteId=" + url.QueryEscape(site)
 	}
 	return u
 }
 
-func (s *Server) webhookJSON(site string, w *storage.Webhook) map[string]any {
+func (s *Server) webhookJSON(base, site string, w *storage.Webhook) map[string]any {
 	m := map[string]any{
 		"siteId":       site,
 		"webhookId":    w.WebhookID,
 		"name":         w.Name,
-		"url":          s.webhookURL(site, w.WebhookID),
+		"url":          s.webhookURL(base, site, w.WebhookID),
 		"insertedDate": formatDate(w.InsertedDate),
 		"userId":       w.UserID,
 		"enabled":      strconv.FormatBool(w.Enabled),
@@ -150,7 +150,7 @@ func (s *Server) handleAddWebhook(r *reqCtx) error {
 func (s *Server) handleGetWebhooks(r *reqCtx) error {
 	return keyPage(r, "wh", "webhooks", func(after string, limit int) ([]storage.Webhook, string, error) {
 		return s.db.Webhooks(r.site, after, limit)
-	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(r.site, w) })
+	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(s.linkBase(r.Ctx), r.site, w) })
 }
 
 // handleGetWebhook serves GET /webhooks/{webhookId}.
@@ -159,7 +159,7 @@ func (s *Server) handleGetWebhook(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return r.JSON(s.webhookJSON(r.site, w))
+	return r.JSON(s.webhookJSON(s.linkBase(r.Ctx), r.site, w))
 }
 
 // handleUpdateWebhook serves PATCH /webhooks/{webhookId}.
