@@ -213,7 +213,7 @@ func bigTags(n, size int) []storage.Tag {
 
 // TestSoftDeleted_EndInclusive: `end` includes the documents deleted at
 // that time, as `start` does (FormKiQ's dates have whole seconds, Quire's
-// deletedDate has nanoseconds).
+// deletedDate has nanoseconds); without softDeleted=true they match nothing.
 func TestSoftDeleted_EndInclusive(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
@@ -225,19 +225,26 @@ func TestSoftDeleted_EndInclusive(t *testing.T) {
 		t.Fatalf("soft-deleted listing: %v", l)
 	}
 	at := str(t, obj(t, docs[0]), "deletedDate")
+	addDoc(t, s, tok, "", map[string]any{"content": "live"})
 	tests := []struct {
 		name, query string
 		want        int
 	}{
-		{"start", "start=" + url.QueryEscape(at), 1},
-		{"end", "end=" + url.QueryEscape(at), 1},
-		{"start and end", "start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
-		{"day", "end=" + at[:10], 1},
-		{"before", "end=2000-01-01T00:00:00%2B0000", 0},
+		{"start", "softDeleted=true&start=" + url.QueryEscape(at), 1},
+		{"end", "softDeleted=true&end=" + url.QueryEscape(at), 1},
+		{"start and end", "softDeleted=true&start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
+		{"day", "softDeleted=true&end=" + at[:10], 1},
+		{"before", "softDeleted=true&end=2000-01-01T00:00:00%2B0000", 0},
+		// The dates select soft-deleted documents only (FormKiQ): without
+		// softDeleted=true nothing matches, not even the live document.
+		{"live listing", "", 1},
+		{"start without softDeleted", "start=2000-01-01", 0},
+		{"end without softDeleted", "end=2999-01-01", 0},
+		{"range with softDeleted=false", "softDeleted=false&start=2000-01-01&end=2999-01-01", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(http.MethodGet, "/documents?softDeleted=true&"+tt.query, nil, tok).JSON(t)
+			r := s.Do(http.MethodGet, "/documents?"+tt.query, nil, tok).JSON(t)
 			if got, _ := r["documents"].([]any); len(got) != tt.want {
 				t.Fatalf("%s: %d documents, want %d (deleted %s): %v", tt.query, len(got), tt.want, at, r)
 			}
