@@ -141,6 +141,13 @@ func checkWebhook(c *ParamCheck) {
 }
 
 func checkNotification(c *ParamCheck) {
+	// FormKiQ answers a site without a sender address with that alone,
+	// whatever the parameters (storage refuses it again, in the
+	// transaction that would add the action).
+	if !c.Env.NotificationConfigured() {
+		c.add(storage.KeyNotificationEmail, storage.MsgNotificationEmail)
+		return
+	}
 	if c.required("notificationType") && !strings.EqualFold(c.get("notificationType"), "email") {
 		c.add("parameters.notificationType", "invalid 'notificationType' parameter")
 	}
@@ -157,9 +164,6 @@ func checkNotification(c *ParamCheck) {
 				c.add("parameters."+k, fmt.Sprintf("invalid email address '%s'", addr))
 			}
 		}
-	}
-	if len(c.Items) == 0 && !c.Env.NotificationConfigured() {
-		c.add("parameters.notificationEmail", "notificationEmail is not configured")
 	}
 }
 

@@ -260,6 +260,12 @@ func TestPipeline_RetryBackoff(t *testing.T) {
 			db := diskDB(t)
 			p := startPipeline(t, db, db, Config{Workers: 1, RetryBase: base, Now: clk.Now,
 				Engines: Engines{SMTP: SMTPConfig{Host: "127.0.0.1", Port: stub.addr.Port, From: "quire@office.lan"}}})
+			// The store refuses NOTIFICATION actions on a site without a
+			// sender address.
+			if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpSetSiteConfig, "default", "joe", time.Now(),
+				storage.SiteConfig{NotificationEmail: "quire@office.lan"})); err != nil {
+				t.Fatal(err)
+			}
 			addDoc(t, db, "d1", checksumAction(t), notifyAction(t), checksumAction(t))
 
 			wantNext := clk.Now()

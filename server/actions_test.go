@@ -118,7 +118,13 @@ func TestActions_Validation(t *testing.T) {
 				{"delete type", "POST", p, act("DELETE", map[string]any{"deleteType": "SHRED"}), 400, `{"errors":[{"key":"parameters.deleteType","error":"invalid 'deleteType' parameter"}]}`},
 				{"notification unconfigured", "POST", p, act("NOTIFICATION", map[string]any{"notificationType": "email", "notificationSubject": "s", "notificationToCc": "a@example.com", "notificationText": "t"}), 400,
 					`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
-				{"notification fields", "POST", p, act("NOTIFICATION", map[string]any{"notificationType": "email"}), 400, `~"action 'notificationSubject' parameter is required"`},
+				// FormKiQ's answer on a site without a sender: that alone.
+				{"notification fields unconfigured", "POST", p, act("NOTIFICATION", map[string]any{"notificationType": "email", "notificationToCc": "test@example.com"}), 400,
+					`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
+				{"notification on create unconfigured", "POST", "/documents", map[string]any{"content": "x", "actions": []map[string]any{{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email"}}}}, 400,
+					`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
+				{"notification on PATCH unconfigured", "PATCH", "/documents/" + id, map[string]any{"actions": []map[string]any{{"type": "NOTIFICATION"}}}, 400,
+					`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
 				{"on create too", "POST", "/documents", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM"}}}, 400, `{"errors":[{"key":"parameters.checksumType","error":"'checksumType' parameter is required"}]}`},
 				{"unknown document", "POST", "/documents/5b7e9d36-0f4c-4b0e-9a8e-000000000000/actions", act("FULLTEXT", nil), 404, ""},
 				{"retry nothing failed", "POST", p + "/retry", nil, 404, `{"message":"Failed action not found"}`},
@@ -525,10 +531,6 @@ func TestActions_ParameterChecks(t *testing.T) {
 		{"fulltext zero", "POST", p, act("FULLTEXT", m{"characterMax": 0}), 400, `{"errors":[{"key":"parameters.characterMax","error":"invalid 'characterMax' parameter"}]}`},
 		{"webhook no host", "POST", p, act("WEBHOOK", m{"url": "http://"}), 400, `{"errors":[{"key":"parameters.url","error":"invalid 'url' parameter"}]}`},
 		{"webhook policy", "POST", p, act("WEBHOOK", m{"url": "http://169.254.169.254/latest"}), 400, `{"errors":[{"key":"parameters.url","error":"destination 169.254.169.254 is not allowed by the server's outbound policy (the operator can allow its network with outbound.allow)"}]}`},
-		{"notification all", "POST", p, act("NOTIFICATION", m{"notificationType": "sms", "notificationToBcc": "a@example.com, nope"}), 400,
-			`{"errors":[{"key":"parameters.notificationType","error":"invalid 'notificationType' parameter"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"},{"key":"parameters.notificationToBcc","error":"invalid email address 'nope'"}]}`},
-		{"notification none", "POST", p, act("NOTIFICATION", nil), 400,
-			`{"errors":[{"key":"parameters.notificationType","error":"action 'notificationType' parameter is required"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationToCc","error":"action 'notificationToCc' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"}]}`},
 		{"notification html bcc", "POST", p, act("NOTIFICATION", m{"notificationType": "EMAIL", "notificationSubject": "s", "notificationToBcc": "a@example.com", "notificationHtml": "<p>"}), 400,
 			`{"errors":[{"key":"parameters.notificationEmail","error":"notificationEmail is not configured"}]}`},
 		{"eventbus", "POST", p, act("eventbus", nil), 400, `{"errors":[{"key":"parameters.eventBusName","error":"'eventBusName' parameter is required"}]}`},
@@ -546,6 +548,19 @@ func TestActions_ParameterChecks(t *testing.T) {
 		{"several actions", "POST", p, m{"actions": []m{{"type": "SHRED"}, {"type": "CHECKSUM"}, {"type": ""}, {"type": "PUBLISH"}}}, 400,
 			`{"errors":[{"key":"type","error":"invalid action type 'SHRED'"},{"key":"parameters.checksumType","error":"'checksumType' parameter is required"},{"key":"type","error":"'type' is required"}]}`},
 	})
+	// The parameters of NOTIFICATION are checked on a site with a sender
+	// address (without one, that is the only answer).
+	setSiteConfig(t, s, tok, "", map[string]any{"notificationEmail": "dms@example.com"})
+	mailed := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	runSteps(t, s, tok, "", []step{
+		{"notification all", "POST", "/documents/" + mailed + "/actions", act("NOTIFICATION", m{"notificationType": "sms", "notificationToBcc": "a@example.com, nope"}), 400,
+			`{"errors":[{"key":"parameters.notificationType","error":"invalid 'notificationType' parameter"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"},{"key":"parameters.notificationToBcc","error":"invalid email address 'nope'"}]}`},
+		{"notification none", "POST", "/documents/" + mailed + "/actions", act("NOTIFICATION", nil), 400,
+			`{"errors":[{"key":"parameters.notificationType","error":"action 'notificationType' parameter is required"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationToCc","error":"action 'notificationToCc' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"}]}`},
+	})
+	if got := actions(t, s, tok, "", mailed); len(got) != 0 {
+		t.Fatalf("refused requests added actions: %v", got)
+	}
 	if got := actions(t, s, tok, site, id); len(got) != 0 {
 		t.Fatalf("refused requests added actions: %v", got)
 	}

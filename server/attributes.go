@@ -59,6 +59,8 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 	key := deref(in.Key)
 	if msg := checkAttributeKey(key); msg != "" {
 		errs = append(errs, storage.ValidationItem{Key: "key", Msg: msg})
+	} else if storage.IsReservedAttributeName(key) { // early answer; the applier decides
+		errs = append(errs, storage.ValidationItem{Key: "key", Msg: fmt.Sprintf("'%s' is a reserved attribute name", key)})
 	}
 	def := storage.AttributeDef{Key: key, DataType: storage.DataString, Type: storage.AttrStandard, Watermark: in.Watermark}
 	if in.DataType != nil {

@@ -74,6 +74,13 @@ func TestAttributes_Definitions(t *testing.T) {
 				{"create", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "category"}}, 201, `{"message":"Attribute 'category' created"}`},
 				{"duplicate", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "category"}}, 400, `{"errors":[{"key":"key","error":"attribute 'category' already exists"}]}`},
 				{"reserved", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "RetentionPolicy"}}, 400, `{"errors":[{"key":"key","error":"'RetentionPolicy' is a reserved attribute name"}]}`},
+				// FormKiQ's reserved names (API-NAMES.md Appendix D), without case.
+				{"reserved lower case", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "publication"}}, 400, `{"errors":[{"key":"key","error":"'publication' is a reserved attribute name"}]}`},
+				{"reserved FormKiQ name", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "MalwareScanResult"}}, 400, `{"errors":[{"key":"key","error":"'MalwareScanResult' is a reserved attribute name"}]}`},
+				{"reserved other case", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "LLMMODELID", "dataType": "STRING"}}, 400, `{"errors":[{"key":"key","error":"'LLMMODELID' is a reserved attribute name"}]}`},
+				{"reserved built-in any case", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "checkout"}}, 400, `{"errors":[{"key":"key","error":"'checkout' is a reserved attribute name"}]}`},
+				{"near a reserved name", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "Publications"}}, 201, ""},
+				{"near a reserved name deleted", "DELETE", "/attributes/Publications", nil, 200, ""},
 				{"no key", "POST", "/attributes", map[string]any{"attribute": map[string]any{"dataType": "STRING"}}, 400, `{"errors":[{"key":"key","error":"'key' is required"}]}`},
 				{"bad data type", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "x", "dataType": "BLOB"}}, 400, `{"errors":[{"key":"dataType","error":"invalid 'dataType'"}]}`},
 				{"bad regex", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "x", "validationRegex": "("}}, 400, `{"errors":[{"key":"validationRegex","error":"invalid 'validationRegex'"}]}`},

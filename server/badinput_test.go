@@ -46,7 +46,7 @@ func TestBadInput_Refused(t *testing.T) {
 		invalidBody = `{"errors":[{"error":"invalid body"}]}`
 		notUTF8     = `{"errors":[{"error":"request body is not valid UTF-8"}]}`
 		dslash      = `{"errors":[{"key":"path","error":"invalid Path contains multiple '//' characters"}]}`
-		forged      = `{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`
+		forged      = `{"errors":[{"key":"CLAMAV_SCAN_STATUS","error":"unallowed tag key"}]}` // FormKiQ's answer
 	)
 	tests := []struct {
 		name, method, path, body string
@@ -87,6 +87,8 @@ func TestBadInput_Refused(t *testing.T) {
 		{"trailing garbage", "POST", "/documents", `{"content":"x"} garbage`, 400, invalidBody},
 		{"two objects", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a"}]}{"tags":[{"key":"b"}]}`, 400, invalidBody},
 		{"null body", "PATCH", "/documents/" + id, `null`, 400, invalidBody},
+		{"no body on create", "POST", "/documents", "", 400, `{"message":"request body is required"}`}, // FormKiQ's answer
+		{"null body on create", "POST", "/documents", " null ", 400, `{"message":"request body is required"}`},
 		{"null site configuration", "PATCH", "/sites/default/configuration", ` null `, 400, invalidBody},
 
 		// Paths and links.
@@ -114,11 +116,13 @@ func TestBadInput_Refused(t *testing.T) {
 		{"system tag POST", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
 		{"system tag PUT", "PUT", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
 		{"system tag PATCH", "PATCH", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_STATUS"), 400, forged},
-		{"system tag by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":` + tagsOf("CLAMAV_SCAN_STATUS") + `}`, 400,
-			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_STATUS' is a system tag and cannot be changed"}]}`},
+		{"system tag by match", "PATCH", "/documents/tags", `{"match":{"tag":{"key":"k"}},"update":` + tagsOf("CLAMAV_SCAN_STATUS") + `}`, 400, forged},
 		{"system tag DELETE", "DELETE", "/documents/" + id + "/tags/CLAMAV_SCAN_STATUS", "", 400, forged},
 		{"system timestamp tag", "POST", "/documents/" + id + "/tags", tagsOf("CLAMAV_SCAN_TIMESTAMP"), 400,
-			`{"errors":[{"key":"tags","error":"'CLAMAV_SCAN_TIMESTAMP' is a system tag and cannot be changed"}]}`},
+			`{"errors":[{"key":"CLAMAV_SCAN_TIMESTAMP","error":"unallowed tag key"}]}`},
+		{"both system tags named", "PUT", "/documents/" + id + "/tags", `{"tags":[{"key":"a"},{"key":"CLAMAV_SCAN_TIMESTAMP","value":"x"},{"key":"CLAMAV_SCAN_STATUS","value":"CLEAN"}]}`, 400,
+			`{"errors":[{"key":"CLAMAV_SCAN_TIMESTAMP","error":"unallowed tag key"},{"key":"CLAMAV_SCAN_STATUS","error":"unallowed tag key"}]}`},
+		{"system tag single PUT", "PUT", "/documents/" + id + "/tags/CLAMAV_SCAN_STATUS", `{"value":"CLEAN"}`, 400, forged},
 
 		// FormKiQ's own messages (issue 11 §9).
 		{"duplicate tag keys", "POST", "/documents/" + id + "/tags", `{"tags":[{"key":"a","value":"1"},{"key":"a","value":"2"}]}`, 400,
@@ -209,7 +213,7 @@ func bigTags(n, size int) []storage.Tag {
 
 // TestSoftDeleted_EndInclusive: `end` includes the documents deleted at
 // that time, as `start` does (FormKiQ's dates have whole seconds, Quire's
-// deletedDate has nanoseconds).
+// deletedDate has nanoseconds); without softDeleted=true they match nothing.
 func TestSoftDeleted_EndInclusive(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
@@ -221,19 +225,26 @@ func TestSoftDeleted_EndInclusive(t *testing.T) {
 		t.Fatalf("soft-deleted listing: %v", l)
 	}
 	at := str(t, obj(t, docs[0]), "deletedDate")
+	addDoc(t, s, tok, "", map[string]any{"content": "live"})
 	tests := []struct {
 		name, query string
 		want        int
 	}{
-		{"start", "start=" + url.QueryEscape(at), 1},
-		{"end", "end=" + url.QueryEscape(at), 1},
-		{"start and end", "start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
-		{"day", "end=" + at[:10], 1},
-		{"before", "end=2000-01-01T00:00:00%2B0000", 0},
+		{"start", "softDeleted=true&start=" + url.QueryEscape(at), 1},
+		{"end", "softDeleted=true&end=" + url.QueryEscape(at), 1},
+		{"start and end", "softDeleted=true&start=" + url.QueryEscape(at) + "&end=" + url.QueryEscape(at), 1},
+		{"day", "softDeleted=true&end=" + at[:10], 1},
+		{"before", "softDeleted=true&end=2000-01-01T00:00:00%2B0000", 0},
+		// The dates select soft-deleted documents only (FormKiQ): without
+		// softDeleted=true nothing matches, not even the live document.
+		{"live listing", "", 1},
+		{"start without softDeleted", "start=2000-01-01", 0},
+		{"end without softDeleted", "end=2999-01-01", 0},
+		{"range with softDeleted=false", "softDeleted=false&start=2000-01-01&end=2999-01-01", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Do(http.MethodGet, "/documents?softDeleted=true&"+tt.query, nil, tok).JSON(t)
+			r := s.Do(http.MethodGet, "/documents?"+tt.query, nil, tok).JSON(t)
 			if got, _ := r["documents"].([]any); len(got) != tt.want {
 				t.Fatalf("%s: %d documents, want %d (deleted %s): %v", tt.query, len(got), tt.want, at, r)
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"net/http"
@@ -119,7 +120,9 @@ type prepared struct {
 // handleAddDocument serves POST /documents.
 func (s *Server) handleAddDocument(r *reqCtx) error {
 	var in documentIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); errors.Is(err, errNoBody) {
+		return errBodyRequired
+	} else if err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem

@@ -219,6 +219,15 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 		default:
 			return invalid("sort", "invalid 'sort' parameter")
 		}
+	} else if r.Query("start") != "" || r.Query("end") != "" {
+		// FormKiQ's start and end select soft-deleted documents by the
+		// date of their deletion: without softDeleted=true nothing matches.
+		for i, name := range []string{"start", "end"} {
+			if _, err := parseDateParam(r, name, i == 1); err != nil {
+				return err
+			}
+		}
+		return r.JSON(map[string]any{"documents": []any{}})
 	} else if r.Query("date") != "" {
 		day, err := parseDay(r.Query("date"), r.Query("tz"))
 		if err != nil {

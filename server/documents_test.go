@@ -130,7 +130,7 @@ func TestDocuments_AddValidation(t *testing.T) {
 		resp string
 	}{
 		{"malformed json", `{"content":`, 400, `{"errors":[{"error":"invalid body"}]}`},
-		{"empty body", ``, 400, `{"errors":[{"error":"invalid body"}]}`},
+		{"empty body", ``, 400, `{"message":"request body is required"}`}, // FormKiQ's answer
 		{"wrong type", `{"content":5}`, 400, `{"errors":[{"key":"content","error":"invalid 'content' type"}]}`},
 		{"nothing", `{"path":"a.txt"}`, 400, `{"errors":[{"error":"either 'content', 'documents', or 'deepLinkPath' are required"}]}`},
 		{"content and deep link", `{"content":"x","deepLinkPath":"https://example.com/a.pdf"}`, 400, `{"errors":[{"error":"both 'content', and 'deepLinkPath' cannot be set"}]}`},

@@ -39,7 +39,7 @@ func marshalJSON(v any) ([]byte, error) {
 
 // readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
 // malformed JSON and values of the wrong type are 400s; an empty body is
-// "invalid body" too.
+// "invalid body" too (errNoBody, which a route may answer differently).
 func (r *reqCtx) readBody(v any, limit int) error {
 	if n := r.Request().Header.ContentLength(); n > limit {
 		drain(r.Ctx)
@@ -60,7 +60,7 @@ func (r *reqCtx) readBody(v any, limit int) error {
 		return errBodyTooLarge
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
-		return errInvalidBody
+		return errNoBody
 	}
 	// encoding/json silently replaces invalid UTF-8 and unpaired
 	// surrogate escapes with U+FFFD: refuse them here, on the raw bytes.

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -114,6 +115,13 @@ func writeRefusedStatus(e *storage.WriteRefusedError) int {
 }
 
 var errInvalidBody = errors.New("invalid body")
+
+// errNoBody is an empty (or JSON null) body: "invalid body" unless the
+// route answers it with FormKiQ's "request body is required".
+var errNoBody = fmt.Errorf("no body: %w", errInvalidBody)
+
+// errBodyRequired is FormKiQ's answer to POST /documents without a body.
+var errBodyRequired = badRequest("request body is required")
 
 // checkErrors returns a ValidationError for items, or nil when empty.
 func checkErrors(items []storage.ValidationItem) error {

@@ -230,7 +230,8 @@ func (s *Server) requireMoveAccess(r *reqCtx, source, target string) error {
 // handleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
 // into the folder given by path, asynchronously (201).
 func (s *Server) handleMoveFolder(r *reqCtx) error {
-	source, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	k := pathParam(r, "indexKey")
+	source, err := parseFolderIndexKey(k)
 	if err != nil {
 		return err
 	}
@@ -248,6 +249,9 @@ func (s *Server) handleMoveFolder(r *reqCtx) error {
 		return err
 	}
 	if err := s.requireMoveAccess(r, source, target); err != nil {
+		return err
+	}
+	if _, err := s.folderOfIndexKey(r, k); err != nil { // early answer; the applier decides
 		return err
 	}
 	id := uuid.NewString()

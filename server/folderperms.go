@@ -162,14 +162,9 @@ var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWr
 // handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
 // the roles set on that folder itself.
 func (s *Server) handleGetFolderPermissions(r *reqCtx) error {
-	p, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	p, err := s.folderOfIndexKey(r, pathParam(r, "indexKey"))
 	if err != nil {
 		return err
-	}
-	if ok, err := s.db.FolderExists(r.site, p); err != nil {
-		return err
-	} else if !ok {
-		return &storage.NotFoundError{Msg: "folder not found"}
 	}
 	set, err := s.db.FolderPermissions(r.site)
 	if err != nil {

@@ -9,16 +9,16 @@ import (
 
 // folderFromQuery reads the folder of GET /folders: indexKey, else path,
 // else the root.
-func folderFromQuery(r *reqCtx) (string, error) {
+func (s *Server) folderFromQuery(r *reqCtx) (string, error) {
 	if k := r.Query("indexKey"); k != "" {
-		return parseFolderIndexKey(k)
+		return s.folderOfIndexKey(r, k)
 	}
 	return strings.Trim(r.Query("path"), "/"), nil
 }
 
 // handleGetFolders serves GET /folders.
 func (s *Server) handleGetFolders(r *reqCtx) error {
-	folder, err := folderFromQuery(r)
+	folder, err := s.folderFromQuery(r)
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (s *Server) handleGetFolders(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if folder != "" {
+	if folder != "" && r.Query("indexKey") == "" {
 		ok, err := s.db.FolderExists(r.site, folder)
 		if err != nil {
 			return err
@@ -91,11 +91,15 @@ func (s *Server) handleDeleteFolder(r *reqCtx) error {
 	if t := r.Params("indexType"); t != "" && t != "folder" {
 		return invalid("indexType", "invalid 'indexType'")
 	}
-	p, err := parseFolderIndexKey(pathParam(r, "indexKey"))
+	k := pathParam(r, "indexKey")
+	p, err := parseFolderIndexKey(k)
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); err != nil {
+	// The applier decides whether the folder exists and is empty.
+	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); isNotFound(err) {
+		return errInvalidIndexKey(k)
+	} else if err != nil {
 		return err
 	}
 	return r.JSON(messageBody{"deleted folder"})

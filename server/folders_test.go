@@ -113,8 +113,8 @@ func TestFolders_MoveAsync(t *testing.T) {
 			}
 			runSteps(t, s, tok, site.query, []step{
 				{"no path", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
-				{"bad key", "POST", "/folders/%25%25/moves", map[string]any{"path": "x"}, 400, `{"errors":[{"key":"indexKey","error":"invalid indexKey"}]}`},
-				{"unknown", "POST", "/folders/" + ikey("scans/none") + "/moves", map[string]any{"path": "x"}, 404, ""},
+				{"bad key", "POST", "/folders/%25%25/moves", map[string]any{"path": "x"}, 404, `{"message":"invalid indexKey '%%'"}`},
+				{"unknown", "POST", "/folders/" + ikey("scans/none") + "/moves", map[string]any{"path": "x"}, 404, `{"message":"invalid indexKey '` + ikey("scans/none") + `'"}`},
 				{"move", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{"path": "done/2026"}, 201, `{"message":"folder move request created"}`},
 			})
 			got := waitMoved(t, s, tok, site.query, "done/2026/batch-7", n)

@@ -79,7 +79,7 @@ func TestLimits_OversizeBodies(t *testing.T) {
 	}
 	v := s.Do(http.MethodGet, "/documents/upload?contentLength=2000000", nil, tok)
 	mustStatus(t, v, http.StatusBadRequest)
-	mustBody(t, v, `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 1048576 bytes"}]}`)
+	mustBody(t, v, `{"message":"'contentLength' cannot exceed 1048576 bytes"}`)
 	if l := list(t, s.Do(http.MethodGet, "/documents", nil, tok).JSON(t), "documents"); len(l) != 1 {
 		t.Fatalf("documents after oversize requests = %d, want only the upload's record", len(l))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"quire/index"
 	"quire/storage"
@@ -488,12 +489,50 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 // path, base64url-encoded.
 func folderIndexKey(p string) string { return base64.RawURLEncoding.EncodeToString([]byte(p)) }
 
+// parseFolderIndexKey decodes a folder's indexKey; anything that is not
+// one (a folder path, garbage) is FormKiQ's 404 "invalid indexKey".
 func parseFolderIndexKey(k string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(k)
-	if err != nil || len(b) == 0 || strings.ContainsRune(string(b), 0) {
-		return "", invalid("indexKey", "invalid indexKey")
+	if err != nil || len(b) == 0 || !utf8.Valid(b) || strings.ContainsRune(string(b), 0) {
+		return "", errInvalidIndexKey(k)
 	}
 	return string(b), nil
+}
+
+// maxEchoedIndexKey bounds the indexKey a message repeats.
+const maxEchoedIndexKey = 256
+
+// errInvalidIndexKey is FormKiQ's answer to an indexKey that names no
+// folder: 404 "invalid indexKey '<as sent>'". The echo is valid UTF-8
+// (invalid bytes become U+FFFD) and cut to maxEchoedIndexKey bytes at a
+// character boundary, with "..." when cut.
+func errInvalidIndexKey(k string) error {
+	k = strings.ToValidUTF8(k, "\uFFFD")
+	if len(k) > maxEchoedIndexKey {
+		n := maxEchoedIndexKey
+		for n > 0 && !utf8.RuneStart(k[n]) {
+			n--
+		}
+		k = k[:n] + "..."
+	}
+	return &storage.NotFoundError{Msg: fmt.Sprintf("invalid indexKey '%s'", k)}
+}
+
+// folderOfIndexKey decodes the indexKey of a route and checks that the
+// folder exists (an early answer: appliers check again).
+func (s *Server) folderOfIndexKey(r *reqCtx, k string) (string, error) {
+	p, err := parseFolderIndexKey(k)
+	if err != nil {
+		return "", err
+	}
+	ok, err := s.db.FolderExists(r.site, p)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", errInvalidIndexKey(k)
+	}
+	return p, nil
 }
 
 // folderID is a stable id for a folder, derived from its site and path.

@@ -267,8 +267,19 @@ func TestSearch_FoldersAndNames(t *testing.T) {
 			runSteps(t, s, tok, site.query, []step{
 				{"exists", "POST", "/folders", map[string]any{"path": "Empty/Inner"}, 409, ""},
 				{"no path", "POST", "/folders", map[string]any{}, 400, `{"message":"missing 'path' parameters"}`},
-				{"not empty", "DELETE", "/folders/" + emptyKey, nil, 400, `{"errors":[{"key":"indexKey","error":"folder is not empty"}]}`},
-				{"invalid key", "DELETE", "/folders/%25%25", nil, 400, `{"errors":[{"key":"indexKey","error":"invalid indexKey"}]}`},
+				{"not empty", "DELETE", "/folders/" + emptyKey, nil, 400, `{"message":"folder is not empty"}`},
+				{"holds a file", "DELETE", "/folders/" + ikey("Reports/2025"), nil, 400, `{"message":"folder is not empty"}`}, // FormKiQ's answer
+				{"holds a file by index", "DELETE", "/indices/folder/" + ikey("Reports/2025"), nil, 400, `{"message":"folder is not empty"}`},
+				{"invalid key", "DELETE", "/folders/%25%25", nil, 404, `{"message":"invalid indexKey '%%'"}`},
+				{"a path for a key", "DELETE", "/folders/Reports%2F2025", nil, 404, `{"message":"invalid indexKey 'Reports/2025'"}`},
+				// "docs" decodes, to bytes that are not UTF-8.
+				{"a name for a key", "DELETE", "/folders/docs", nil, 404, `{"message":"invalid indexKey 'docs'"}`},
+				{"a name for a key by index", "DELETE", "/indices/folder/Reports", nil, 404, `{"message":"invalid indexKey 'Reports'"}`},
+				{"no such folder", "DELETE", "/folders/" + ikey("Nowhere"), nil, 404, `{"message":"invalid indexKey '` + ikey("Nowhere") + `'"}`},
+				{"long key cut", "DELETE", "/folders/" + strings.Repeat("%C3%A9", 200), nil, 404, `{"message":"invalid indexKey '` + strings.Repeat("é", 128) + `...'"}`},
+				{"a path for a key, list", "GET", "/folders?indexKey=Reports%2F2025", nil, 404, `{"message":"invalid indexKey 'Reports/2025'"}`},
+				{"a path for a key, permissions", "GET", "/folders/docs/permissions", nil, 404, `{"message":"invalid indexKey 'docs'"}`},
+				{"a path for a key, move", "POST", "/folders/docs/moves", map[string]any{"path": "x"}, 404, `{"message":"invalid indexKey 'docs'"}`},
 				{"delete inner", "DELETE", "/folders/" + inner, nil, 200, `{"message":"deleted folder"}`},
 				{"delete outer by index", "DELETE", "/indices/folder/" + emptyKey, nil, 200, `{"message":"deleted folder"}`},
 				{"gone", "DELETE", "/folders/" + emptyKey, nil, 404, ""},

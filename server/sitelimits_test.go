@@ -23,8 +23,11 @@ func setSiteConfig(t *testing.T, s *quiretest.Server, tok, site string, body map
 func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	const required = `{"errors":[{"key":"contentLength","error":"'contentLength' is required when MaxContentLengthBytes is configured"}]}`
-	const tooLarge = `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 10 bytes"}]}`
+	// Upload URL requests get FormKiQ's {"message"}; content given inline
+	// is refused by the applier, as a validation error.
+	const required = `{"message":"'contentLength' is required when MaxContentLengthBytes is configured"}`
+	const tooLarge = `{"message":"'contentLength' cannot exceed 10 bytes"}`
+	const inlineTooLarge = `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 10 bytes"}]}`
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
 			existing := addDoc(t, s, tok, site.query, map[string]any{"path": "old.txt", "content": "old"})
@@ -44,12 +47,13 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 				{"GET upload over", "GET", "/documents/upload" + q(site.query, "contentLength=11"), nil, 400, tooLarge},
 				{"POST upload over", "POST", "/documents/upload" + q(site.query, "contentLength=11"), map[string]any{"path": "a.txt"}, 400, tooLarge},
 				{"GET id upload over", "GET", "/documents/" + existing + "/upload" + q(site.query, "contentLength=11"), nil, 400, tooLarge},
-				{"inline content over", "POST", "/documents" + site.query, map[string]any{"path": "b.txt", "content": "01234567890"}, 400, tooLarge},
+				{"inline content over", "POST", "/documents" + site.query, map[string]any{"path": "b.txt", "content": "01234567890"}, 400, inlineTooLarge},
 				{"inline child content over", "POST", "/documents" + site.query, map[string]any{"path": "c.txt", "content": "x",
-					"documents": []map[string]any{{"path": "c1.txt", "content": "01234567890"}}}, 400, tooLarge},
-				{"PATCH content over", "PATCH", "/documents/" + existing + site.query, map[string]any{"content": "01234567890"}, 400, tooLarge},
+					"documents": []map[string]any{{"path": "c1.txt", "content": "01234567890"}}}, 400, inlineTooLarge},
+				{"PATCH content over", "PATCH", "/documents/" + existing + site.query, map[string]any{"content": "01234567890"}, 400, inlineTooLarge},
 				{"inline content at the limit", "POST", "/documents" + site.query, map[string]any{"path": "d.txt", "content": "0123456789"}, 201, ""},
 				{"GET upload at the limit", "GET", "/documents/upload" + q(site.query, "contentLength=10"), nil, 200, ""},
+				{"POST upload under the limit", "POST", "/documents/upload" + q(site.query, "contentLength=1"), map[string]any{"path": "e.txt"}, 201, ""},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(tt.method, tt.path, tt.body, tok)

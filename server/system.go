@@ -18,10 +18,17 @@ func (s *Server) handleGetSystemConfig(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}
-	if c.WebUI != nil && c.WebUI.SsoAutomaticSignIn != nil {
-		out["webui"] = c.WebUI
+	// Both flags always show (the spec requires ssoLoginRedirectEnabled).
+	webui := map[string]any{"ssoAutomaticSignIn": false, "ssoLoginRedirectEnabled": false}
+	if w := c.WebUI; w != nil {
+		if w.SsoAutomaticSignIn != nil {
+			webui["ssoAutomaticSignIn"] = *w.SsoAutomaticSignIn
+		}
+		if w.SsoLoginRedirectEnabled != nil {
+			webui["ssoLoginRedirectEnabled"] = *w.SsoLoginRedirectEnabled
+		}
 	}
+	out := map[string]any{"webui": webui}
 	if c.Branding != nil {
 		out["branding"] = c.Branding
 	}

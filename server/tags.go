@@ -202,6 +202,9 @@ func (s *Server) handleSetDocumentTag(r *reqCtx) error {
 	if err := checkErrors(errs); err != nil {
 		return err
 	}
+	if storage.IsSystemTag(key) { // early answer; the applier decides
+		return invalid(key, storage.MsgUnallowedTagKey)
+	}
 	if _, err := s.db.GetTag(r.site, r.docID(), key); err != nil {
 		if isNotFound(err) {
 			if _, derr := s.db.GetDocument(r.site, r.docID()); derr != nil {

@@ -322,24 +322,26 @@ func checksumOpts(o *uploadOpts, typ, sum string) []storage.ValidationItem {
 
 // checkContentLength checks the contentLength of an upload URL request
 // against the server's limit and the site's maxContentLengthBytes, which
-// makes it required (FormKiQ's messages). The signed URL carries it, and
-// the PUT is held to it (uploadLimit).
-func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) ([]storage.ValidationItem, error) {
+// makes it required: 400s with FormKiQ's {"message"}. The signed URL
+// carries it, and the PUT is held to it and to the site's limit as it is
+// then (uploadLimit; the commit's applier checks the size once more).
+func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) error {
+	tooLarge := func(l int64) error { return badRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
 	if s.deps.MaxUploadBytes > 0 && o.contentLength > s.deps.MaxUploadBytes {
-		return []storage.ValidationItem{{Key: "contentLength", Msg: fmt.Sprintf("'contentLength' cannot exceed %d bytes", s.deps.MaxUploadBytes)}}, nil
+		return tooLarge(s.deps.MaxUploadBytes)
 	}
 	c, err := s.db.SiteConfig(r.site)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch l := c.ContentLimit(); {
 	case l == 0:
 	case r.Query("contentLength") == "":
-		return []storage.ValidationItem{{Key: "contentLength", Msg: "'contentLength' is required when MaxContentLengthBytes is configured"}}, nil
+		return badRequest("'contentLength' is required when MaxContentLengthBytes is configured")
 	case o.contentLength > l:
-		return storage.ContentTooLarge(l).Items, nil
+		return tooLarge(l)
 	}
-	return nil, nil
+	return nil
 }
 
 // handleAddDocumentUpload serves POST /documents/upload: it creates the
@@ -351,11 +353,9 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	}
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	lerrs, err := s.checkContentLength(r, o)
-	if err != nil {
+	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	errs = append(errs, lerrs...)
 	if in.Content != nil {
 		errs = append(errs, storage.ValidationItem{Key: "content", Msg: "'content' is not allowed, upload it to the returned url"})
 	}
@@ -382,11 +382,9 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	lerrs, err := s.checkContentLength(r, o)
-	if err != nil {
+	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	errs = append(errs, lerrs...)
 	id := uuid.NewString()
 	in := documentIn{}
 	if v := r.Query("path"); v != "" {
@@ -423,11 +421,9 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	id := r.docID()
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	lerrs, err := s.checkContentLength(r, o)
-	if err != nil {
+	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	errs = append(errs, lerrs...)
 	if err := checkErrors(errs); err != nil {
 		return err
 	}

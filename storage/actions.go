@@ -320,6 +320,32 @@ func addActions(t *tx, c *Command, d *Document, actions []Action) error {
 	return nil
 }
 
+// MsgNotificationEmail is FormKiQ's answer to a NOTIFICATION action on a
+// site without a sender address (key KeyNotificationEmail).
+const (
+	MsgNotificationEmail = "notificationEmail is not configured"
+	KeyNotificationEmail = "parameters.notificationEmail"
+)
+
+// checkNotificationSender refuses the NOTIFICATION actions a client adds
+// while the site has no sender address (notificationEmail or
+// notification.email): they could only fail. The site configuration is
+// read in the transaction, so a concurrent change makes it retry.
+// Actions Quire adds itself (reminders, reviews) do not come through here.
+func checkNotificationSender(t *tx, site string, actions []Action) error {
+	if !slices.ContainsFunc(actions, func(a Action) bool { return a.Type == "NOTIFICATION" }) {
+		return nil
+	}
+	c, err := siteConfigIn(t, site)
+	if err != nil {
+		return err
+	}
+	if c.FromEmail() == "" {
+		return Invalid(KeyNotificationEmail, MsgNotificationEmail)
+	}
+	return nil
+}
+
 // AddActions is the payload of OpAddActions.
 type AddActions struct {
 	DocumentID string   `json:"documentId"`
@@ -355,6 +381,9 @@ func applyAddActions(t *tx, c *Command) (any, error) {
 	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNotificationSender(t, c.Site, p.Actions); err != nil {
 		return nil, err
 	}
 	if err := addActions(t, c, d, p.Actions); err != nil {

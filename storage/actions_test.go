@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -163,5 +165,41 @@ func TestFinishAction_StartsNext(t *testing.T) {
 	}
 	if stored, _ := d.GetAction("default", refC); stored.Status != ActionComplete {
 		t.Fatalf("c's outcome = %+v", stored)
+	}
+}
+
+// TestActions_NotificationNeedsSender: the transaction that would add a
+// client's NOTIFICATION action refuses it while the site has no sender
+// address (whatever the API checked before), on every command that adds
+// actions; once the site has one, it is added.
+func TestActions_NotificationNeedsSender(t *testing.T) {
+	d := mustOpen(t)
+	addActionDoc(t, d, "doc")
+	notify := []Action{{Type: "NOTIFICATION"}}
+	cmds := []struct {
+		name    string
+		op      Op
+		payload any
+	}{
+		{"add actions", OpAddActions, AddActions{DocumentID: "doc", Actions: notify}},
+		{"add document", OpAddDocuments, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: "new", Path: "new.txt"}, Actions: notify}}}},
+		{"update document", OpUpdateDocument, UpdateDocument{DocumentID: "doc", Actions: notify}},
+	}
+	for _, c := range cmds {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := d.Apply(context.Background(), MustCommand(c.op, "default", "joe", t0, c.payload))
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Items) != 1 || ve.Items[0].Key != KeyNotificationEmail || ve.Items[0].Msg != MsgNotificationEmail {
+				t.Fatalf("err = %v, want %s: %s", err, KeyNotificationEmail, MsgNotificationEmail)
+			}
+		})
+	}
+	if _, acts, err := d.ActionState("default", "doc"); err != nil || len(acts) != 0 {
+		t.Fatalf("actions after refused commands: %v %v", acts, err)
+	}
+	mustApply(t, d, OpSetSiteConfig, "default", t0, SiteConfig{NotificationEmail: "dms@example.com"})
+	mustApply(t, d, OpAddActions, "default", t0, AddActions{DocumentID: "doc", Actions: notify})
+	if _, acts, err := d.ActionState("default", "doc"); err != nil || len(acts) != 1 || acts[0].Type != "NOTIFICATION" {
+		t.Fatalf("actions with a sender: %v %v", acts, err)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -78,6 +80,41 @@ func IsReservedAttribute(key string) bool {
 	return ok
 }
 
+// reservedAttributeNames are FormKiQ's reserved attribute keys
+// (AttributeKeyReserved, API-NAMES.md Appendix D) that Quire has no
+// definition for: POST /attributes refuses them too, whatever their case.
+// Appendix D names only some of the Agreement*, Company* and Contact*
+// keys; those it names are here.
+var reservedAttributeNames = []string{
+	"Publication", "Classification", "Sensitivity", "MalwareScanResult", "Relationships", "ArtifactStatus",
+	"Checkout", "CheckoutForLegalHold", "LockedBy", "LockedDate", "EsignatureDocusignEnvelopeId",
+	"EsignatureDocusignStatus", "RetentionPolicy", "RetentionPeriodInDays", "DispositionDate",
+	"DispositionPeriodInDays", "RetentionStartDateSourceType", "RetentionEffectiveStartDate",
+	"RetentionEffectiveEndDate", "RetentionEffectiveStatus", "UserPrompt", "LlmSystemPrompt",
+	"LlmSystemPromptDocumentId", "LlmSystemPromptArtifactId", "LlmResponsePresetEntityTypes",
+	"LlmResponseFieldKeys", "LlmModelId", "LlmMaxTokens", "LlmAnalysisCategory",
+	"AgreementName", "AgreementStatus", "AgreementLifecycleState", "AgreementType", "AgreementValue",
+	"AgreementCurrency", "AgreementEffectiveDate", "AgreementExpirationDate",
+	"CompanyName", "CompanyStatus", "CompanyLegalName", "CompanyType", "CompanyCountry", "CompanyRegion",
+	"CompanyRegistrationNumber", "CompanyTaxIdentifier",
+	"ContactName", "ContactStatus", "ContactEmail", "ContactCompany", "ContactTitle", "ContactPhone",
+	"ContactRole", "ContactNotes",
+	"RetentionMode", "ReminderPolicy", "ReminderDateSourceAttributeKey", "ReminderPeriod",
+	"ReminderRepeatInterval", "ReminderNotificationType", "ReminderNotificationToCc",
+	"ReminderNotificationToBcc", "ReminderNotificationSubject", "ReminderNotificationText", "ReminderDueDate",
+}
+
+// IsReservedAttributeName reports whether a new attribute definition may
+// not take key: a reserved name (FormKiQ's or Quire's built-ins), matched
+// without case as FormKiQ does.
+func IsReservedAttributeName(key string) bool {
+	if IsReservedAttribute(key) {
+		return true
+	}
+	eq := func(k string) bool { return strings.EqualFold(k, key) }
+	return slices.ContainsFunc(reservedAttributeNames, eq) || slices.ContainsFunc(slices.Collect(maps.Keys(builtinAttributes)), eq)
+}
+
 // DataTypes and AttributeTypes list the accepted enum values.
 var (
 	DataTypes      = []string{DataString, DataNumber, DataBoolean, DataDate, DataKeyOnly, DataPublication, DataWatermark, DataEntity}
@@ -142,7 +179,7 @@ func applyAddAttribute(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d := p.Def
-	if IsReservedAttribute(d.Key) {
+	if IsReservedAttributeName(d.Key) {
 		return nil, Invalid("key", msgAttrReserved(d.Key))
 	}
 	ok, err := t.exists(attrDefKey(c.Site, d.Key))

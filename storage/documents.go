@@ -141,6 +141,9 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		res.Paths[d.DocumentID] = d.Path
+		if err := checkNotificationSender(t, c.Site, nd.Actions); err != nil {
+			return nil, err
+		}
 		if err := addActions(t, c, d, nd.Actions); err != nil {
 			return nil, err
 		}
@@ -385,6 +388,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 		if err := replaceContent(t, d, *p.Content); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkNotificationSender(t, c.Site, p.Actions); err != nil {
+		return nil, err
 	}
 	if err := addActions(t, c, d, p.Actions); err != nil {
 		return nil, err

@@ -31,6 +31,10 @@ func applyAddFolder(t *tx, c *Command) (any, error) {
 	return nil, ensureSite(t, c)
 }
 
+// MsgFolderNotEmpty is FormKiQ's 400 {"message"} for deleting a folder
+// that still holds a document or a folder.
+const MsgFolderNotEmpty = "folder is not empty"
+
 func applyDeleteFolder(t *tx, c *Command) (any, error) {
 	p, err := decode[FolderRef](c)
 	if err != nil {
@@ -46,7 +50,7 @@ func applyDeleteFolder(t *tx, c *Command) (any, error) {
 		return nil, &NotFoundError{Msg: fmt.Sprintf("folder '%s' not found", p.Path)}
 	}
 	if len(t.firstKey(folderPrefix(c.Site, p.Path))) > 0 {
-		return nil, Invalid("indexKey", "folder is not empty")
+		return nil, &RequestError{Msg: MsgFolderNotEmpty}
 	}
 	if err := t.del(folderPermKey(c.Site, p.Path)); err != nil {
 		return nil, err

@@ -54,9 +54,11 @@ type SystemConfig struct {
 	Branding *Branding    `json:"branding,omitempty"`
 }
 
-// WebUIConfig is FormKiQ's SystemConfigurationWebUi.
+// WebUIConfig is FormKiQ's SystemConfigurationWebUi: settings a web
+// client reads (the server stores them and acts on neither).
 type WebUIConfig struct {
-	SsoAutomaticSignIn *bool `json:"ssoAutomaticSignIn,omitempty"`
+	SsoAutomaticSignIn      *bool `json:"ssoAutomaticSignIn,omitempty"`
+	SsoLoginRedirectEnabled *bool `json:"ssoLoginRedirectEnabled,omitempty"`
 }
 
 // NotificationConfig is FormKiQ 1.19.1's notification configuration. On

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -93,10 +92,17 @@ func writeTags(t *tx, c *Command, doc string, tags []Tag, mode string) error {
 			}
 		}
 	}
+	// Every system key of the request is named, as FormKiQ does.
+	var forged []ValidationItem
 	for _, tg := range tags {
 		if err := t.checkSystemTag(tg.Key, tg.Type); err != nil {
-			return err
+			forged = append(forged, ValidationItem{Key: tg.Key, Msg: MsgUnallowedTagKey})
 		}
+	}
+	if len(forged) > 0 {
+		return &ValidationError{Items: forged}
+	}
+	for _, tg := range tags {
 		var old Tag
 		err := t.getJSON(tagKey(c.Site, doc, tg.Key), &old)
 		switch {
@@ -151,9 +157,13 @@ var SystemTagKeys = []string{"CLAMAV_SCAN_STATUS", "CLAMAV_SCAN_TIMESTAMP"}
 // IsSystemTag reports whether key is one of SystemTagKeys.
 func IsSystemTag(key string) bool { return slices.Contains(SystemTagKeys, key) }
 
+// MsgUnallowedTagKey is FormKiQ's answer to a client's system tag key
+// (keyed by the tag key itself).
+const MsgUnallowedTagKey = "unallowed tag key"
+
 func (t *tx) checkSystemTag(key, typ string) error {
 	if IsSystemTag(key) && !(t.system && typ == TagSystemDefined) {
-		return Invalid("tags", fmt.Sprintf("'%s' is a system tag and cannot be changed", key))
+		return Invalid(key, MsgUnallowedTagKey)
 	}
 	return nil
 }
