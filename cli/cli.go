@@ -30,7 +30,7 @@ commands:
   backup    write a backup archive of a running server (--url) or a stopped one (--data-dir)
   restore   unpack a backup archive into a new data dir
   reindex   rebuild the search index of a stopped server's data dir
-  cluster   token|status|join|leave|remove: form and run a cluster of Quire nodes
+  cluster   token|status|join|leave|remove|rejoin: form and run a cluster of Quire nodes
   version   print the version
 
 Run "quire <command> -h" for a command's flags.`)

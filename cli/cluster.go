@@ -24,13 +24,14 @@ commands:
   join     trade a join token for this data dir's membership without serving (serve --join does it too)
   leave    take the member at --url out of the cluster
   remove   take node NODE_ID out of the cluster (ask any member at --url)
+  rejoin   rebuild the Raft state of the member in --data-dir from the others (ask another member at --url)
 
 Run "quire cluster <command> -h" for a command's flags.`)
 }
 
 // cmdCluster runs quire cluster <command>: cluster_token.go,
 // cluster_status.go, cluster_join.go, cluster_remove.go (remove and
-// leave).
+// leave), cluster_rejoin.go.
 func cmdCluster(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		clusterUsage(stderr)
@@ -47,6 +48,8 @@ func cmdCluster(args []string, stdout, stderr io.Writer) error {
 		return cmdClusterLeave(args[1:], stdout, stderr)
 	case "remove":
 		return cmdClusterRemove(args[1:], stdout, stderr)
+	case "rejoin":
+		return cmdClusterRejoin(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		clusterUsage(stdout)
 		return nil

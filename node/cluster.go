@@ -127,6 +127,11 @@ func (n *Node) openCluster() error {
 		if ln != nil {
 			ln.Close()
 		}
+		var se *cluster.StateError
+		if errors.As(err, &se) {
+			n.useUnreadableState(err)
+			return nil
+		}
 		return err
 	}
 	if cc.Bootstrap {
@@ -149,6 +154,8 @@ func (n *Node) openCluster() error {
 	}}
 	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: client}
 	n.join.client = client
+	n.promoteStop = make(chan struct{})
+	go n.promoteWhenCaughtUp(n.promoteStop)
 	return nil
 }
 
@@ -208,7 +215,7 @@ const maxForwardBody = 16 << 20
 // mutual TLS; the leader proposes it and answers the result, the error
 // and the entry's index.
 func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove") {
+	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove" || r.URL.Path == "/readmit" || r.URL.Path == "/promote") {
 		n.serveAdmin(w, r)
 		return
 	}
@@ -490,6 +497,9 @@ func (n *Node) closeCluster() error {
 	if n.Cluster == nil {
 		return nil
 	}
+	if n.promoteStop != nil {
+		close(n.promoteStop)
+	}
 	if n.fwdSrv != nil {
 		n.fwdSrv.Close()
 	}
@@ -499,6 +509,9 @@ func (n *Node) closeCluster() error {
 // clusterInfo is what the server shows of the cluster and asks of it
 // (nil: none).
 func (n *Node) clusterInfo() server.ClusterInfo {
+	if n.raftUnreadable != "" {
+		return unreadableState{n: n, reason: n.raftUnreadable}
+	}
 	if n.Cluster == nil {
 		return nil
 	}

@@ -199,6 +199,7 @@ type statusView struct {
 	Term         uint64 `json:"term"`
 	Peers        []struct {
 		NodeID string `json:"nodeId"`
+		Voter  bool   `json:"voter"`
 	} `json:"peers"`
 }
 

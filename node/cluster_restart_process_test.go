@@ -6,12 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/types"
+
+	"quire/cli"
 )
 
 // procDoc is a document written to a `quire serve` process with an id
@@ -224,5 +233,191 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 				t.Errorf("n%d holds %s, a write the paused leader never committed (%s)", i+1, d.id, msg)
 			}
 		}
+	}
+}
+
+// procMetric reads one sample of the text exposition at base/metrics
+// (-1 when absent).
+func procMetric(t *testing.T, sc *serveCluster, base, name string) float64 {
+	t.Helper()
+	r := apiDo(sc.c, http.MethodGet, base+"/metrics", sc.tok, nil)
+	for _, line := range strings.Split(string(r.body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
+// breakLogLikeRaftWAL040 leaves the stopped node's log in the state
+// raft-wal v0.4.0's tail truncation left (issue 28): the old tail
+// segment marked sealed in the metadata (entries up to last-1) without
+// an index block, and a new tail holding entry last. The log opens and
+// its last entry reads, but no entry of the old segment does: Raft
+// panics in NewRaft ("failed to get log: index=1 error=\"sealed segment
+// has no index block\"").
+func breakLogLikeRaftWAL040(t *testing.T, walDir string, last uint64) {
+	t.Helper()
+	open := func() *wal.WAL {
+		t.Helper()
+		w, err := wal.Open(walDir, wal.WithMetaStore(&metadb.BoltMetaDB{}))
+		if err != nil {
+			t.Fatalf("open the log: %v", err)
+		}
+		return w
+	}
+	w := open()
+	var e raft.Log
+	if err := w.GetLog(last, &e); err != nil {
+		t.Fatalf("entry %d: %v", last, err)
+	}
+	w.Close() // and its meta store
+
+	meta := &metadb.BoltMetaDB{}
+	ps, err := meta.Load(walDir)
+	if err != nil || len(ps.Segments) == 0 {
+		t.Fatalf("the log's metadata: %+v %v", ps, err)
+	}
+	tail := &ps.Segments[len(ps.Segments)-1]
+	if !tail.SealTime.IsZero() || tail.BaseIndex >= last {
+		t.Fatalf("the log's tail is not the one expected: %+v (last index %d)", *tail, last)
+	}
+	tail.SealTime, tail.MaxIndex, tail.IndexStart = time.Now(), last-1, 0
+	ps.Segments = append(ps.Segments, types.SegmentInfo{ID: ps.NextSegmentID, BaseIndex: last, MinIndex: last,
+		Codec: tail.Codec, CreateTime: time.Now()})
+	ps.NextSegmentID++
+	if err := meta.CommitState(ps); err != nil {
+		t.Fatal(err)
+	}
+	meta.Close()
+
+	w = open()
+	if err := w.StoreLog(&e); err != nil {
+		t.Fatalf("append entry %d to the new tail: %v", last, err)
+	}
+	w.Close()
+}
+
+// TestCluster_UnreadableRaftStateIsRebuiltByRejoin is issue 28's item 2
+// with three `quire serve` processes: n3's Raft log is left as
+// raft-wal v0.4.0 left a truncated one while it is stopped, and the
+// others move on. n3 starts anyway: it serves reads from its store, refuses writes,
+// and says why in /readyz (503), /cluster/status, quire doctor and
+// quire_raft_state_unreadable. quire cluster rejoin (asking n1) has the
+// leader readmit it as a nonvoter and moves the damaged files aside;
+// restarted, n3 catches up from the leader, votes again and holds every
+// acknowledged document, identical to the others.
+func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
+	sc := startServeCluster(t)
+	var acked []procDoc
+	write := func(i int, tag string) {
+		t.Helper()
+		d := newProcDoc(tag)
+		if st, body := d.post(sc.c, sc.url(i), sc.tok, 20*time.Second); st != http.StatusCreated {
+			t.Fatalf("write through n%d: %d %s", i+1, st, body)
+		}
+		acked = append(acked, d)
+	}
+	for range 4 {
+		write(0, "before")
+	}
+	waitDocs(t, sc, sc.url(2), acked, 20*time.Second)
+	st3, ok := clusterStatusOf(sc.c, sc.url(2), sc.tok)
+	if !ok || st3.LastLogIndex == 0 {
+		t.Fatalf("n3's status: %+v", st3)
+	}
+	sc.procs[2].kill()
+	breakLogLikeRaftWAL040(t, filepath.Join(sc.dirs[2], "raft", "wal"), st3.LastLogIndex)
+	for range 3 {
+		write(0, "while-down")
+	}
+
+	// n3 starts without Raft and says why.
+	n3 := sc.restart(t, 2, "n3-unreadable")
+	if !n3.logHas("Raft state cannot be read") {
+		t.Errorf("n3's log does not say its Raft state cannot be read")
+	}
+	r := apiDo(sc.c, http.MethodGet, sc.url(2)+"/readyz", "", nil)
+	var ready struct {
+		Cluster struct {
+			State  string `json:"state"`
+			Reason string `json:"reason"`
+		} `json:"cluster"`
+	}
+	if r.status != http.StatusServiceUnavailable || json.Unmarshal(r.body, &ready) != nil ||
+		ready.Cluster.State != "Unreadable" || !strings.Contains(ready.Cluster.Reason, "cannot be read") || !strings.Contains(ready.Cluster.Reason, "quire cluster rejoin") ||
+		!strings.Contains(ready.Cluster.Reason, "sealed segment has no index block") {
+		t.Errorf("n3's /readyz: %d %s", r.status, r.body)
+	}
+	t.Logf("n3 without Raft: /readyz %d %s", r.status, r.body)
+	if st := apiDo(sc.c, http.MethodGet, sc.url(2)+"/cluster/status", sc.tok, nil); st.status != http.StatusOK ||
+		!strings.Contains(string(st.body), `"raftStateUnreadable"`) {
+		t.Errorf("n3's /cluster/status: %d %s", st.status, st.body)
+	}
+	if v := procMetric(t, sc, sc.url(2), "quire_raft_state_unreadable"); v != 1 {
+		t.Errorf("n3's quire_raft_state_unreadable = %v, want 1", v)
+	}
+	if v := procMetric(t, sc, sc.url(0), "quire_raft_state_unreadable"); v != 0 {
+		t.Errorf("n1's quire_raft_state_unreadable = %v, want 0", v)
+	}
+	for _, d := range acked[:4] {
+		if v, msg := d.on(sc.c, sc.url(2), sc.tok); v != 1 {
+			t.Errorf("n3 does not serve %s from its store: %s", d.id, msg)
+		}
+	}
+	refused := newProcDoc("refused")
+	if st, body := refused.post(sc.c, sc.url(2), sc.tok, 10*time.Second); st != http.StatusServiceUnavailable || !strings.Contains(body, "Raft state cannot be read") {
+		t.Errorf("a write to n3 without Raft: %d %s, want 503", st, body)
+	}
+	_, port, _ := strings.Cut(strings.TrimPrefix(sc.url(2), "https://"), ":")
+	t.Setenv("QUIRE_TLS_SELF_SIGNED", "true")
+	var out, errb bytes.Buffer
+	code := cli.Main([]string{"doctor", "--data-dir", sc.dirs[2], "--listen", "127.0.0.1:" + port}, &out, &errb)
+	if code == 0 || !strings.Contains(out.String(), "FAIL  cluster") || !strings.Contains(out.String(), "quire cluster rejoin") {
+		t.Errorf("quire doctor on n3: %d\n%s\n%s", code, out.String(), errb.String())
+	}
+
+	// The documented step: stop it, quire cluster rejoin, start it.
+	n3.kill()
+	out.Reset()
+	errb.Reset()
+	if code := cli.Main([]string{"cluster", "rejoin", "--data-dir", sc.dirs[2], "--url", sc.url(0),
+		"--ca-file", filepath.Join(sc.dirs[0], "tls", "cert.pem")}, &out, &errb); code != 0 {
+		t.Fatalf("quire cluster rejoin: %d %s %s", code, out.String(), errb.String())
+	}
+	if kept, _ := filepath.Glob(filepath.Join(sc.dirs[2], "raft", "wal.unreadable-*")); len(kept) != 1 {
+		t.Errorf("the damaged log was not kept aside: %v (%s)", kept, out.String())
+	}
+	st, _ := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	for _, p := range st.Peers {
+		if p.NodeID == "n3" && p.Voter {
+			t.Errorf("n3 is still a voter after the readmission: %+v", st.Peers)
+		}
+	}
+	sc.restart(t, 2, "n3-rejoined")
+	write(1, "after")
+	waitFor(t, "n3 to vote again and be ready", 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+		if !ok {
+			return false
+		}
+		voter := false
+		for _, p := range st.Peers {
+			voter = voter || p.NodeID == "n3" && p.Voter
+		}
+		return voter && apiDo(sc.c, http.MethodGet, sc.url(2)+"/readyz", "", nil).status == http.StatusOK
+	})
+	write(2, "through-n3")
+	for i := range 3 {
+		waitDocs(t, sc, sc.url(i), acked, 20*time.Second)
+		if v, _ := refused.on(sc.c, sc.url(i), sc.tok); v != 0 {
+			t.Errorf("n%d holds the write n3 refused", i+1)
+		}
+	}
+	if v := procMetric(t, sc, sc.url(2), "quire_raft_state_unreadable"); v != 0 {
+		t.Errorf("n3's quire_raft_state_unreadable after the rejoin = %v, want 0", v)
 	}
 }
