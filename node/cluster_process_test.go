@@ -197,6 +197,7 @@ type statusView struct {
 	LastLogIndex uint64 `json:"lastLogIndex"`
 	CommitIndex  uint64 `json:"commitIndex"`
 	Term         uint64 `json:"term"`
+	Unreadable   string `json:"raftStateUnreadable"`
 	Peers        []struct {
 		NodeID string `json:"nodeId"`
 		Voter  bool   `json:"voter"`

@@ -217,8 +217,12 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 	waitDocs(t, sc, sc.url(0), acked, 30*time.Second)
 	n1.kill()
 
-	// And once more: the start that raft-wal v0.4.0 could not make.
+	// And once more: the start that raft-wal v0.4.0 could not make (the
+	// process panicked; now it would run without Raft).
 	sc.restart(t, 0, "n1-third")
+	if st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok); ok && st.Unreadable != "" {
+		t.Fatalf("n1 cannot read its Raft state after clearing its log suffix: %s", st.Unreadable)
+	}
 	ref, ok := clusterStatusOf(sc.c, sc.url(lead), sc.tok)
 	if !ok {
 		t.Fatal("the leader's status")
