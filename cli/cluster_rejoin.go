@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
+	"quire/auth"
 	"quire/cluster"
 	"quire/config"
 	"quire/node"
@@ -30,7 +32,7 @@ func cmdClusterRejoin(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	u := fs.String("url", "", "base URL of another member's API, e.g. https://10.0.0.2:8080 (required)")
 	token := fs.String("token", "", "admin token (or QUIRE_TOKEN); default: one signed with --data-dir's keys")
-	caFile := fs.String("ca-file", "", "PEM certificate to trust for an https --url")
+	caFile := fs.String("ca-file", "", "PEM certificate to trust for an https --url (default: the system's roots; the member's <data-dir>/tls/cert.pem for a self-signed one)")
 	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir", "raft-listen"}})
 	if err != nil {
 		return err
@@ -40,14 +42,17 @@ func cmdClusterRejoin(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cluster rejoin: %s holds no cluster identity (is it a member's data dir?): %w", dataDir, err)
 	}
-	noCA := ""
-	af := apiFlags{url: u, token: token, caFile: caFile, dataDir: &dataDir}
-	if *caFile == "" {
-		// The default of the other cluster commands is this data dir's
-		// API certificate, which is not the member's at --url.
-		af.caFile = &noCA
+	// The token is signed with this data dir's keys (the cluster's) when
+	// none is given; its API certificate is not the member's at --url, so
+	// unlike the other cluster commands it is not trusted by default.
+	tok := firstNonEmpty(*token, os.Getenv("QUIRE_TOKEN"))
+	if tok == "" {
+		if tok, err = auth.SignToken(dataDir, "", "quire-cluster", []string{"Admins"}, 5*time.Minute); err != nil {
+			return fmt.Errorf("cluster rejoin: sign an admin token with %s's keys (or give --token): %w", dataDir, err)
+		}
 	}
-	c, err := af.client()
+	none := ""
+	c, err := apiFlags{url: u, token: &tok, caFile: caFile, dataDir: &none}.client()
 	if err != nil {
 		return err
 	}

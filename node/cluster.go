@@ -134,7 +134,18 @@ func (n *Node) openCluster() error {
 		}
 		return err
 	}
-	if cc.Bootstrap {
+	// --bootstrap stays on the first node's command line; Raft ignores
+	// it once the node has Raft state. A node without Raft state whose
+	// store applied entries was a member (its state moved aside by quire
+	// cluster rejoin, or lost): bootstrapping would make it a cluster of
+	// its own, taking writes the real one never sees. It waits for the
+	// leader instead.
+	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0) {
+		if st := c.Status(); st.LastLogIndex == 0 {
+			n.cfg.Logger.Warn("cluster: --bootstrap ignored: this node's store holds a cluster's entries (applied index "+
+				fmt.Sprint(applied)+"): it waits for the cluster's leader to reach it", "nodeId", cc.NodeID)
+		}
+	} else if cc.Bootstrap {
 		if err := c.Bootstrap(); err != nil {
 			c.Close()
 			return err

@@ -307,13 +307,14 @@ func breakLogLikeRaftWAL040(t *testing.T, walDir string, last uint64) {
 }
 
 // TestCluster_UnreadableRaftStateIsRebuiltByRejoin is issue 28's item 2
-// with three `quire serve` processes: n3's Raft log is left as
-// raft-wal v0.4.0 left a truncated one while it is stopped, and the
-// others move on. n3 starts anyway: it serves reads from its store, refuses writes,
+// with three `quire serve` processes: the leader, n1 (which bootstraps),
+// is SIGKILLed and its Raft log left as raft-wal v0.4.0 left a truncated
+// one, and the others move on. n1 starts anyway: it serves reads from its store, refuses writes,
 // and says why in /readyz (503), /cluster/status, quire doctor and
-// quire_raft_state_unreadable. quire cluster rejoin (asking n1) has the
+// quire_raft_state_unreadable. quire cluster rejoin (asking n2) has the
 // leader readmit it as a nonvoter and moves the damaged files aside;
-// restarted, n3 catches up from the leader, votes again and holds every
+// restarted with its usual command line (--bootstrap included, which
+// must not make it a cluster of its own), n1 catches up from the leader, votes again and holds every
 // acknowledged document, identical to the others.
 func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	sc := startServeCluster(t)
@@ -329,23 +330,26 @@ func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	for range 4 {
 		write(0, "before")
 	}
-	waitDocs(t, sc, sc.url(2), acked, 20*time.Second)
-	st3, ok := clusterStatusOf(sc.c, sc.url(2), sc.tok)
-	if !ok || st3.LastLogIndex == 0 {
-		t.Fatalf("n3's status: %+v", st3)
+	for i := range 3 {
+		waitDocs(t, sc, sc.url(i), acked, 20*time.Second)
 	}
-	sc.procs[2].kill()
-	breakLogLikeRaftWAL040(t, filepath.Join(sc.dirs[2], "raft", "wal"), st3.LastLogIndex)
+	st1, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	if !ok || st1.LastLogIndex == 0 || st1.State != "Leader" {
+		t.Fatalf("n1's status: %+v", st1)
+	}
+	sc.procs[0].kill()
+	breakLogLikeRaftWAL040(t, filepath.Join(sc.dirs[0], "raft", "wal"), st1.LastLogIndex)
+	lead := procLeaderAmong(t, sc, 30*time.Second, 1, 2)
 	for range 3 {
-		write(0, "while-down")
+		write(lead, "while-down")
 	}
 
-	// n3 starts without Raft and says why.
-	n3 := sc.restart(t, 2, "n3-unreadable")
-	if !n3.logHas("Raft state cannot be read") {
-		t.Errorf("n3's log does not say its Raft state cannot be read")
+	// n1 starts without Raft and says why.
+	n1 := sc.restart(t, 0, "n1-unreadable")
+	if !n1.logHas("Raft state cannot be read") {
+		t.Errorf("n1's log does not say its Raft state cannot be read")
 	}
-	r := apiDo(sc.c, http.MethodGet, sc.url(2)+"/readyz", "", nil)
+	r := apiDo(sc.c, http.MethodGet, sc.url(0)+"/readyz", "", nil)
 	var ready struct {
 		Cluster struct {
 			State  string `json:"state"`
@@ -355,75 +359,78 @@ func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || json.Unmarshal(r.body, &ready) != nil ||
 		ready.Cluster.State != "Unreadable" || !strings.Contains(ready.Cluster.Reason, "cannot be read") || !strings.Contains(ready.Cluster.Reason, "quire cluster rejoin") ||
 		!strings.Contains(ready.Cluster.Reason, "sealed segment has no index block") {
-		t.Errorf("n3's /readyz: %d %s", r.status, r.body)
+		t.Errorf("n1's /readyz: %d %s", r.status, r.body)
 	}
-	t.Logf("n3 without Raft: /readyz %d %s", r.status, r.body)
-	if st := apiDo(sc.c, http.MethodGet, sc.url(2)+"/cluster/status", sc.tok, nil); st.status != http.StatusOK ||
+	t.Logf("n1 without Raft: /readyz %d %s", r.status, r.body)
+	if st := apiDo(sc.c, http.MethodGet, sc.url(0)+"/cluster/status", sc.tok, nil); st.status != http.StatusOK ||
 		!strings.Contains(string(st.body), `"raftStateUnreadable"`) {
-		t.Errorf("n3's /cluster/status: %d %s", st.status, st.body)
+		t.Errorf("n1's /cluster/status: %d %s", st.status, st.body)
 	}
-	if v := procMetric(t, sc, sc.url(2), "quire_raft_state_unreadable"); v != 1 {
-		t.Errorf("n3's quire_raft_state_unreadable = %v, want 1", v)
+	if v := procMetric(t, sc, sc.url(0), "quire_raft_state_unreadable"); v != 1 {
+		t.Errorf("n1's quire_raft_state_unreadable = %v, want 1", v)
 	}
-	if v := procMetric(t, sc, sc.url(0), "quire_raft_state_unreadable"); v != 0 {
-		t.Errorf("n1's quire_raft_state_unreadable = %v, want 0", v)
+	if v := procMetric(t, sc, sc.url(1), "quire_raft_state_unreadable"); v != 0 {
+		t.Errorf("n2's quire_raft_state_unreadable = %v, want 0", v)
 	}
 	for _, d := range acked[:4] {
-		if v, msg := d.on(sc.c, sc.url(2), sc.tok); v != 1 {
-			t.Errorf("n3 does not serve %s from its store: %s", d.id, msg)
+		if v, msg := d.on(sc.c, sc.url(0), sc.tok); v != 1 {
+			t.Errorf("n1 does not serve %s from its store: %s", d.id, msg)
 		}
 	}
 	refused := newProcDoc("refused")
-	if st, body := refused.post(sc.c, sc.url(2), sc.tok, 10*time.Second); st != http.StatusServiceUnavailable || !strings.Contains(body, "Raft state cannot be read") {
-		t.Errorf("a write to n3 without Raft: %d %s, want 503", st, body)
+	if st, body := refused.post(sc.c, sc.url(0), sc.tok, 10*time.Second); st != http.StatusServiceUnavailable || !strings.Contains(body, "Raft state cannot be read") {
+		t.Errorf("a write to n1 without Raft: %d %s, want 503", st, body)
 	}
-	_, port, _ := strings.Cut(strings.TrimPrefix(sc.url(2), "https://"), ":")
+	_, port, _ := strings.Cut(strings.TrimPrefix(sc.url(0), "https://"), ":")
 	t.Setenv("QUIRE_TLS_SELF_SIGNED", "true")
 	var out, errb bytes.Buffer
-	code := cli.Main([]string{"doctor", "--data-dir", sc.dirs[2], "--listen", "127.0.0.1:" + port}, &out, &errb)
+	code := cli.Main([]string{"doctor", "--data-dir", sc.dirs[0], "--listen", "127.0.0.1:" + port}, &out, &errb)
 	if code == 0 || !strings.Contains(out.String(), "FAIL  cluster") || !strings.Contains(out.String(), "quire cluster rejoin") {
-		t.Errorf("quire doctor on n3: %d\n%s\n%s", code, out.String(), errb.String())
+		t.Errorf("quire doctor on n1: %d\n%s\n%s", code, out.String(), errb.String())
 	}
 
 	// The documented step: stop it, quire cluster rejoin, start it.
-	n3.kill()
+	n1.kill()
 	out.Reset()
 	errb.Reset()
-	if code := cli.Main([]string{"cluster", "rejoin", "--data-dir", sc.dirs[2], "--url", sc.url(0),
-		"--ca-file", filepath.Join(sc.dirs[0], "tls", "cert.pem")}, &out, &errb); code != 0 {
+	if code := cli.Main([]string{"cluster", "rejoin", "--data-dir", sc.dirs[0], "--url", sc.url(1),
+		"--ca-file", filepath.Join(sc.dirs[1], "tls", "cert.pem")}, &out, &errb); code != 0 {
 		t.Fatalf("quire cluster rejoin: %d %s %s", code, out.String(), errb.String())
 	}
-	if kept, _ := filepath.Glob(filepath.Join(sc.dirs[2], "raft", "wal.unreadable-*")); len(kept) != 1 {
+	if kept, _ := filepath.Glob(filepath.Join(sc.dirs[0], "raft", "wal.unreadable-*")); len(kept) != 1 {
 		t.Errorf("the damaged log was not kept aside: %v (%s)", kept, out.String())
 	}
-	st, _ := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	st, _ := clusterStatusOf(sc.c, sc.url(1), sc.tok)
 	for _, p := range st.Peers {
-		if p.NodeID == "n3" && p.Voter {
-			t.Errorf("n3 is still a voter after the readmission: %+v", st.Peers)
+		if p.NodeID == "n1" && p.Voter {
+			t.Errorf("n1 is still a voter after the readmission: %+v", st.Peers)
 		}
 	}
-	sc.restart(t, 2, "n3-rejoined")
-	write(1, "after")
-	waitFor(t, "n3 to vote again and be ready", 30*time.Second, func() bool {
-		st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	sc.restart(t, 0, "n1-rejoined")
+	write(lead, "after")
+	waitFor(t, "n1 to vote again and be ready", 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(sc.c, sc.url(1), sc.tok)
 		if !ok {
 			return false
 		}
 		voter := false
 		for _, p := range st.Peers {
-			voter = voter || p.NodeID == "n3" && p.Voter
+			voter = voter || p.NodeID == "n1" && p.Voter
 		}
-		return voter && apiDo(sc.c, http.MethodGet, sc.url(2)+"/readyz", "", nil).status == http.StatusOK
+		return voter && apiDo(sc.c, http.MethodGet, sc.url(0)+"/readyz", "", nil).status == http.StatusOK
 	})
-	write(2, "through-n3")
+	if st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok); !ok || len(st.Peers) != 3 || st.LeaderID == "n1" {
+		t.Errorf("the rejoined n1 is not a member of the cluster: %+v", st)
+	}
+	write(0, "through-n1")
 	for i := range 3 {
 		waitDocs(t, sc, sc.url(i), acked, 20*time.Second)
 		if v, _ := refused.on(sc.c, sc.url(i), sc.tok); v != 0 {
-			t.Errorf("n%d holds the write n3 refused", i+1)
+			t.Errorf("n%d holds the write n1 refused", i+1)
 		}
 	}
-	if v := procMetric(t, sc, sc.url(2), "quire_raft_state_unreadable"); v != 0 {
-		t.Errorf("n3's quire_raft_state_unreadable after the rejoin = %v, want 0", v)
+	if v := procMetric(t, sc, sc.url(0), "quire_raft_state_unreadable"); v != 0 {
+		t.Errorf("n1's quire_raft_state_unreadable after the rejoin = %v, want 0", v)
 	}
 }
 
