@@ -22,11 +22,12 @@ var clusterCommands = []subcommand{
 	{"join", "trade a join token for this data dir's membership without serving (serve --join does it too)"},
 	{"leave", "take the member at --url out of the cluster"},
 	{"remove", "take node NODE_ID out of the cluster (ask any member at --url)"},
+	{"rejoin", "rebuild the Raft state of the member in --data-dir from the others (ask another member at --url)"},
 }
 
 // cmdCluster runs quire cluster <command>: cluster_token.go,
 // cluster_status.go, cluster_join.go, cluster_remove.go (remove and
-// leave).
+// leave), cluster_rejoin.go.
 func cmdCluster(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "token":
@@ -39,6 +40,8 @@ func cmdCluster(args []string, stdout, stderr io.Writer) error {
 		return cmdClusterLeave(args[1:], stdout, stderr)
 	case "remove":
 		return cmdClusterRemove(args[1:], stdout, stderr)
+	case "rejoin":
+		return cmdClusterRejoin(args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("%w: quire cluster: unknown command %q", errUsage, args[0])
 }

@@ -128,8 +128,17 @@ func doctorServer(d *doctorReport, l *config.Loaded) bool {
 			Kind   string `json:"kind"`
 			Reason string `json:"reason"`
 		} `json:"writes"`
+		Cluster struct {
+			State  string `json:"state"`
+			Reason string `json:"reason"`
+		} `json:"cluster"`
 	}
 	json.Unmarshal(b, &ready)
+	if ready.Cluster.State == "Unreadable" {
+		d.fail("cluster", fmt.Sprintf("%s: %s", base, ready.Cluster.Reason),
+			fmt.Sprintf("check the disk, then: quire cluster rejoin --data-dir %s --url https://<another member> and restart the service (its store and certificate are kept; the broken Raft files are moved aside)", l.DataDir))
+		return true
+	}
 	if w := ready.Writes; w.Ready != nil && !*w.Ready {
 		fix := "free or add space on the data disk: writes resume by themselves within seconds"
 		if w.Kind == storage.KindIOError {

@@ -131,6 +131,24 @@ func (e *NotLeaderError) Error() string {
 // ErrClosed is returned once the node is closed.
 var ErrClosed = errors.New("cluster: node closed")
 
+// StateError is Open's error when the node's own Raft state cannot be
+// read: the log and stable store (wal/), the snapshots (snapshots/), or
+// Raft itself failing (or panicking, as it does on a log entry it
+// cannot read) while it loads them. The store is not at fault; the node
+// can serve reads from it, and its Raft state is rebuilt from the other
+// members (quire cluster rejoin, DESIGN.md "A node whose Raft state
+// cannot be read").
+type StateError struct {
+	Dir string // Config.Dir
+	Err error
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("cluster: the Raft state in %s cannot be read: %v", e.Dir, e.Err)
+}
+
+func (e *StateError) Unwrap() error { return e.Err }
+
 // Open starts a node: it loads the log, catches the store up with the
 // newest local snapshot when a crash left it behind, and joins whatever
 // cluster the log knows. A new node knows none: Bootstrap it, or have the
@@ -165,13 +183,20 @@ func Open(cfg Config) (*Node, error) {
 	var err error
 	n.meta = &metadb.BoltMetaDB{}
 	segSize := wal.WithSegmentSize(cmp.Or(cfg.LogSegmentSize, wal.DefaultSegmentSize))
-	if n.logs, err = wal.Open(walDir, wal.WithLogger(hl.Named("wal")), wal.WithMetaStore(n.meta), segSize); err != nil {
-		return nil, fmt.Errorf("cluster: open raft log: %w", err)
+	stateErr := func(err error) error { return &StateError{Dir: cfg.Dir, Err: err} }
+	if n.logs, err = openWAL(func() (*wal.WAL, error) {
+		return wal.Open(walDir, wal.WithLogger(hl.Named("wal")), wal.WithMetaStore(n.meta), segSize)
+	}); err != nil {
+		return nil, stateErr(fmt.Errorf("open the log: %w", err))
 	}
 	if n.snaps, err = raft.NewFileSnapshotStoreWithLogger(snapDir, cmp.Or(cfg.SnapshotRetain, 1), hl.Named("snapshots")); err != nil {
-		return nil, fmt.Errorf("cluster: open snapshots: %w", err)
+		return nil, stateErr(fmt.Errorf("open the snapshots: %w", err))
 	}
 	if err := n.openFSM(); err != nil {
+		var se *snapshotError
+		if errors.As(err, &se) {
+			return nil, stateErr(err)
+		}
 		return nil, err
 	}
 
@@ -229,14 +254,51 @@ func Open(cfg Config) (*Node, error) {
 	rc.SnapshotInterval = cmp.Or(cfg.SnapshotInterval, 2*time.Minute)
 	rc.SnapshotThreshold = cmp.Or(cfg.SnapshotThreshold, 8192)
 	rc.TrailingLogs = cmp.Or(cfg.TrailingLogs, 1024)
-	if n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.logs, n.snaps, n.trans); err != nil {
-		return nil, fmt.Errorf("cluster: start raft: %w", err)
+	if n.raft, err = newRaft(rc, n.fsm, n.logs, n.snaps, n.trans); err != nil {
+		return nil, stateErr(err)
 	}
 	n.started.Store(n.raft)
 	go n.watchLeadership()
 	ok = true
 	return n, nil
 }
+
+// openWAL is wal.Open with a panic turned into an error: Open reads
+// every segment's metadata and the tail, and must not take the process
+// down on a damaged file.
+func openWAL(open func() (*wal.WAL, error)) (w *wal.WAL, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w, err = nil, fmt.Errorf("the log panicked while opening: %v", p)
+		}
+	}()
+	return open()
+}
+
+// newRaft is raft.NewRaft with its panic turned into an error. NewRaft
+// reads the last entry and every entry after the newest snapshot (for
+// configuration changes) in the caller's goroutine, and panics on one it
+// cannot read ("failed to get log", as raft-wal v0.4.0 left a truncated
+// log: issue 28). Its background goroutines start only after those
+// reads.
+func newRaft(rc *raft.Config, fsm raft.FSM, logs *wal.WAL, snaps raft.SnapshotStore, trans raft.Transport) (r *raft.Raft, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("raft panicked while loading its log: %v", p)
+		}
+	}()
+	r, err = raft.NewRaft(rc, fsm, logs, logs, snaps, trans)
+	if err != nil {
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	return r, nil
+}
+
+// snapshotError marks openFSM's failures to read a local snapshot.
+type snapshotError struct{ err error }
+
+func (e *snapshotError) Error() string { return e.err.Error() }
+func (e *snapshotError) Unwrap() error { return e.err }
 
 // peerIsMember is the TLS peer check of a node with mutual TLS (unless
 // Config.TLS.Authorize replaces it): a peer's certificate must name a
@@ -275,7 +337,7 @@ func (n *Node) openFSM() error {
 	n.fsm.onHalt = func(error) { go n.Close() } // not from the FSM goroutine: Shutdown waits for it
 	metas, err := n.snaps.List()
 	if err != nil {
-		return fmt.Errorf("cluster: list snapshots: %w", err)
+		return &snapshotError{fmt.Errorf("cluster: list snapshots: %w", err)}
 	}
 	if len(metas) == 0 {
 		if incomplete {
@@ -285,19 +347,19 @@ func (n *Node) openFSM() error {
 	}
 	_, rc, err := n.snaps.Open(metas[0].ID)
 	if err != nil {
-		return fmt.Errorf("cluster: open snapshot %s: %w", metas[0].ID, err)
+		return &snapshotError{fmt.Errorf("cluster: open snapshot %s: %w", metas[0].ID, err)}
 	}
 	snapApplied, err := readSnapshotHeader(rc)
 	rc.Close()
 	if err != nil {
-		return fmt.Errorf("cluster: snapshot %s: %w", metas[0].ID, err)
+		return &snapshotError{fmt.Errorf("cluster: snapshot %s: %w", metas[0].ID, err)}
 	}
 	if !incomplete && applied >= snapApplied {
 		return nil
 	}
 	n.log.Warn("the store is behind the newest snapshot: loading it", "applied", applied, "snapshot", snapApplied)
 	if _, rc, err = n.snaps.Open(metas[0].ID); err != nil {
-		return err
+		return &snapshotError{err}
 	}
 	return n.fsm.Restore(rc)
 }
@@ -375,6 +437,70 @@ func (n *Node) Join(id, addr string) error {
 	return n.raftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
 }
 
+// Readmit takes node id out of the configuration when it is there and
+// adds it back at addr as a nonvoter: a member whose Raft state was lost
+// (moved aside by quire cluster rejoin) starts with an empty log and
+// must not vote, and so help elect a leader missing entries its old log
+// held, before it caught up. The member asks for its vote back with
+// Promote once it has. Only the leader can.
+func (n *Node) Readmit(id, addr string) error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return n.raftErr(err)
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) || s.Address == raft.ServerAddress(addr) {
+			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
+				return n.raftErr(err)
+			}
+		}
+	}
+	return n.raftErr(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+}
+
+// ErrNotNonvoter is Promote's answer for a node that is not a nonvoter
+// of the configuration.
+var ErrNotNonvoter = errors.New("cluster: not a nonvoter of the cluster")
+
+// Promote makes the nonvoter id a voter again (a readmitted member that
+// caught up). Only the leader can.
+func (n *Node) Promote(id string) error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return n.raftErr(err)
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			if s.Suffrage == raft.Voter {
+				return nil
+			}
+			return n.raftErr(n.raft.AddVoter(s.ID, s.Address, 0, 0).Error())
+		}
+	}
+	return ErrNotNonvoter
+}
+
+// CaughtUp reports whether this node's Raft log holds and applied every
+// entry it knows committed, from a leader it heard from within the last
+// heartbeat (a readmitted member asks for its vote back then).
+func (n *Node) CaughtUp() bool {
+	if n.IsLeader() || n.raft.State() != raft.Follower {
+		return false
+	}
+	la, _ := n.raft.LeaderWithID()
+	if la == "" || time.Since(n.raft.LastContact()) > 2*time.Second {
+		return false
+	}
+	commit := n.raft.CommitIndex()
+	return commit > 0 && n.raft.AppliedIndex() >= commit
+}
+
 // Remove takes node id out of the cluster; only the leader can. The
 // leader may remove itself: it steps down once the change is committed.
 func (n *Node) Remove(id string) error {
@@ -430,6 +556,9 @@ type Status struct {
 	Servers       []Server
 	// Halted is set when the node stopped applying the log.
 	Halted string
+	// Unreadable is set when the node's Raft state could not be read at
+	// start (a StateError): Raft does not run (node package).
+	Unreadable string
 }
 
 // Status reports the node's view of the cluster.

@@ -127,9 +127,25 @@ func (n *Node) openCluster() error {
 		if ln != nil {
 			ln.Close()
 		}
+		var se *cluster.StateError
+		if errors.As(err, &se) {
+			n.useUnreadableState(err)
+			return nil
+		}
 		return err
 	}
-	if cc.Bootstrap {
+	// --bootstrap stays on the first node's command line; Raft ignores
+	// it once the node has Raft state. A node without Raft state whose
+	// store applied entries was a member (its state moved aside by quire
+	// cluster rejoin, or lost): bootstrapping would make it a cluster of
+	// its own, taking writes the real one never sees. It waits for the
+	// leader instead.
+	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0) {
+		if st := c.Status(); st.LastLogIndex == 0 {
+			n.cfg.Logger.Warn("cluster: --bootstrap ignored: this node's store holds a cluster's entries (applied index "+
+				fmt.Sprint(applied)+"): it waits for the cluster's leader to reach it", "nodeId", cc.NodeID)
+		}
+	} else if cc.Bootstrap {
 		if err := c.Bootstrap(); err != nil {
 			c.Close()
 			return err
@@ -149,6 +165,8 @@ func (n *Node) openCluster() error {
 	}}
 	n.applier = &clusterApplier{c: c, log: n.cfg.Logger, client: client}
 	n.join.client = client
+	n.promoteStop = make(chan struct{})
+	go n.promoteWhenCaughtUp(n.promoteStop)
 	return nil
 }
 
@@ -208,7 +226,7 @@ const maxForwardBody = 16 << 20
 // mutual TLS; the leader proposes it and answers the result, the error
 // and the entry's index.
 func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove") {
+	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove" || r.URL.Path == "/readmit" || r.URL.Path == "/promote") {
 		n.serveAdmin(w, r)
 		return
 	}
@@ -490,6 +508,9 @@ func (n *Node) closeCluster() error {
 	if n.Cluster == nil {
 		return nil
 	}
+	if n.promoteStop != nil {
+		close(n.promoteStop)
+	}
 	if n.fwdSrv != nil {
 		n.fwdSrv.Close()
 	}
@@ -499,6 +520,9 @@ func (n *Node) closeCluster() error {
 // clusterInfo is what the server shows of the cluster and asks of it
 // (nil: none).
 func (n *Node) clusterInfo() server.ClusterInfo {
+	if n.raftUnreadable != "" {
+		return unreadableState{n: n, reason: n.raftUnreadable}
+	}
 	if n.Cluster == nil {
 		return nil
 	}

@@ -118,6 +118,20 @@ func startServe(t *testing.T, name string, args ...string) *cliProc {
 	return p
 }
 
+// signal sends sig to the process (SIGSTOP, SIGCONT).
+func (p *cliProc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// logHas reports whether the process's log holds s.
+func (p *cliProc) logHas(s string) bool {
+	b, _ := os.ReadFile(p.log)
+	return bytes.Contains(b, []byte(s))
+}
+
 // kill ends the process with SIGKILL and waits for it (idempotent).
 func (p *cliProc) kill() {
 	p.cmd.Process.Signal(syscall.SIGKILL)
@@ -180,8 +194,13 @@ type statusView struct {
 	State        string `json:"state"`
 	LeaderID     string `json:"leaderId"`
 	AppliedIndex uint64 `json:"appliedIndex"`
+	LastLogIndex uint64 `json:"lastLogIndex"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	Term         uint64 `json:"term"`
+	Unreadable   string `json:"raftStateUnreadable"`
 	Peers        []struct {
 		NodeID string `json:"nodeId"`
+		Voter  bool   `json:"voter"`
 	} `json:"peers"`
 }
 
@@ -194,24 +213,46 @@ func clusterStatusOf(c *http.Client, base, token string) (statusView, bool) {
 	return st, true
 }
 
-// TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL starts three
-// `quire serve` processes from the command line (n1 bootstraps, n2 and
-// n3 join with tokens from quire cluster token), kills the leader with
-// SIGKILL while clients write through the other two, checks every
-// acknowledged write is readable on both survivors, restarts the killed
-// node and checks it catches up.
-func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	raft := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	common := func(i int) []string {
-		return []string{"--data-dir", dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
-			"--node-id", fmt.Sprintf("n%d", i+1), "--raft-listen", raft[i],
-			"--min-free-bytes", strconv.FormatUint(storage.MinReserve(), 10), "--min-free-percent", "0"}
-	}
+// serveCluster is three `quire serve` processes formed from the
+// command line (n1 bootstraps, n2 and n3 join with tokens from quire
+// cluster token), as the README starts them.
+type serveCluster struct {
+	dirs  []string
+	raft  []string
+	procs []*cliProc
+	c     *http.Client
+	tok   string // signed with n1's keys
+	tok3  string // signed with n3's keys (the cluster's too)
+}
 
-	n1 := startServe(t, "n1", append(common(0), "--bootstrap")...)
-	c := memberClient(t, dirs[0])
-	tok, err := auth.SignToken(dirs[0], "", "ops", []string{"Admins"}, time.Hour)
+// args is node i's command line (without --bootstrap or --join).
+func (sc *serveCluster) args(i int) []string {
+	return []string{"--data-dir", sc.dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
+		"--node-id", fmt.Sprintf("n%d", i+1), "--raft-listen", sc.raft[i],
+		"--min-free-bytes", strconv.FormatUint(storage.MinReserve(), 10), "--min-free-percent", "0"}
+}
+
+// restart starts node i again with the command line it first had (n1
+// keeps --bootstrap, which a node that holds state ignores).
+func (sc *serveCluster) restart(t *testing.T, i int, name string) *cliProc {
+	t.Helper()
+	args := sc.args(i)
+	if i == 0 {
+		args = append(args, "--bootstrap")
+	}
+	sc.procs[i] = startServe(t, name, args...)
+	return sc.procs[i]
+}
+
+func (sc *serveCluster) url(i int) string { return "https://" + sc.procs[i].addr }
+
+func startServeCluster(t *testing.T) *serveCluster {
+	t.Helper()
+	sc := &serveCluster{dirs: []string{t.TempDir(), t.TempDir(), t.TempDir()},
+		raft: []string{freeAddr(t), freeAddr(t), freeAddr(t)}}
+	n1 := startServe(t, "n1", append(sc.args(0), "--bootstrap")...)
+	c := memberClient(t, sc.dirs[0])
+	tok, err := auth.SignToken(sc.dirs[0], "", "ops", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,30 +262,45 @@ func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
 	})
 	joinToken := func() string {
 		var out, errb bytes.Buffer
-		if code := cli.Main([]string{"cluster", "token", "--data-dir", dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
+		if code := cli.Main([]string{"cluster", "token", "--data-dir", sc.dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
 			t.Fatalf("quire cluster token: %d %s", code, errb.String())
 		}
 		return strings.TrimSpace(out.String())
 	}
-	n2 := startServe(t, "n2", append(common(1), "--join", "https://"+n1.addr, "--join-token", joinToken())...)
-	n3 := startServe(t, "n3", append(common(2), "--join", "https://"+n2.addr, "--join-token", joinToken())...)
-	c = memberClient(t, dirs...)
-	procs := []*cliProc{n1, n2, n3}
+	n2 := startServe(t, "n2", append(sc.args(1), "--join", "https://"+n1.addr, "--join-token", joinToken())...)
+	n3 := startServe(t, "n3", append(sc.args(2), "--join", "https://"+n2.addr, "--join-token", joinToken())...)
+	sc.c = memberClient(t, sc.dirs...)
+	sc.procs = []*cliProc{n1, n2, n3}
 	// A token from n3's data dir works on every node: the keys are the
 	// cluster's.
-	tok3, err := auth.SignToken(dirs[2], "", "ops", []string{"Admins"}, time.Hour)
+	tok3, err := auth.SignToken(sc.dirs[2], "", "ops", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc.tok, sc.tok3 = tok, tok3
 	waitFor(t, "three members that know the leader", 30*time.Second, func() bool {
-		for _, p := range procs {
-			st, ok := clusterStatusOf(c, "https://"+p.addr, tok3)
+		for _, p := range sc.procs {
+			st, ok := clusterStatusOf(sc.c, "https://"+p.addr, tok3)
 			if !ok || st.LeaderID != "n1" || len(st.Peers) != 3 {
 				return false
 			}
 		}
 		return true
 	})
+	return sc
+}
+
+// TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL starts three
+// `quire serve` processes from the command line (n1 bootstraps, n2 and
+// n3 join with tokens from quire cluster token), kills the leader with
+// SIGKILL while clients write through the other two, checks every
+// acknowledged write is readable on both survivors, restarts the killed
+// node and checks it catches up.
+func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
+	sc := startServeCluster(t)
+	dirs, c, tok, tok3 := sc.dirs, sc.c, sc.tok, sc.tok3
+	n1, n2, n3 := sc.procs[0], sc.procs[1], sc.procs[2]
+	common := sc.args
 	var out, errb bytes.Buffer
 	if code := cli.Main([]string{"cluster", "status", "--url", "https://" + n2.addr, "--data-dir", dirs[1]}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "node n2") || strings.Count(out.String(), "\nn") != 3 {

@@ -219,6 +219,20 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		rep.Err = encodeAdminError(n.removeNode(id))
+	case r.URL.Path == "/readmit":
+		var req readmitRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+			break
+		}
+		rep.Err = encodeAdminError(n.readmitNode(req.NodeID, req.RaftAddress))
+	case r.URL.Path == "/promote":
+		var id string
+		if err := json.Unmarshal(body, &id); err != nil {
+			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+			break
+		}
+		rep.Err = encodeAdminError(n.promoteNode(id))
 	}
 	if rep.Err == nil && val != nil {
 		rep.Value, _ = json.Marshal(val)

@@ -288,6 +288,7 @@ func TestMetrics_RaftStateOnMembers(t *testing.T) {
 		"quire_raft_voters":                  3,
 		"quire_raft_leader_known":            1,
 		"quire_raft_halted":                  0,
+		"quire_raft_state_unreadable":        0,
 		"quire_schedulers_running":           1,
 	}
 	for k, v := range want {

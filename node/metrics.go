@@ -38,6 +38,7 @@ type collector struct {
 	raftState, raftTerm, raftLastIndex, raftCommit, raftApplied  *prometheus.Desc
 	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
 	raftLeaderChanges, raftLeaderKnown, raftHalted, raftContact  *prometheus.Desc
+	raftUnreadable                                               *prometheus.Desc
 }
 
 func newCollector(n *Node) *collector {
@@ -79,6 +80,7 @@ func newCollector(n *Node) *collector {
 		raftLeaderChanges: d("quire_raft_leader_changes_total", "Leaders this member saw take over since it started (its first included)."),
 		raftLeaderKnown:   d("quire_raft_leader_known", "1 while this member knows a leader, else 0."),
 		raftHalted:        d("quire_raft_halted", "1 when this member stopped applying the log after a local failure (restart it), else 0."),
+		raftUnreadable:    d("quire_raft_state_unreadable", "1 when this member could not read its Raft state at start and runs without Raft (quire cluster rejoin rebuilds it), else 0."),
 		raftContact:       d("quire_raft_last_contact_seconds", "Time since a follower last heard from the leader (0 on the leader)."),
 	}
 }
@@ -153,12 +155,17 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 // collectRaft reports a cluster member's Raft state (nothing on a
 // single server).
 func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
-	if c.n.Cluster == nil {
-		return
-	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	if c.n.raftUnreadable != "" {
+		gauge(c.raftUnreadable, 1)
+		return
+	}
+	if c.n.Cluster == nil {
+		return
+	}
+	gauge(c.raftUnreadable, 0)
 	st := c.n.Cluster.Status()
 	for _, s := range []string{"Leader", "Follower", "Candidate", "Shutdown"} {
 		v := 0.0

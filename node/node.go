@@ -115,6 +115,11 @@ type Node struct {
 	// clusterID is the member's TLS identity; join admits nodes (join.go).
 	clusterID *cluster.Identity
 	join      joinState
+	// raftUnreadable is why the member's Raft state could not be read
+	// at start: the node then runs without Raft (raftstate.go).
+	raftUnreadable string
+	// promoteStop ends promoteWhenCaughtUp.
+	promoteStop chan struct{}
 }
 
 // Open opens the store, keys and index and builds the pipeline; Start
@@ -369,8 +374,11 @@ func (n *Node) Start(ln net.Listener) error {
 	// run while this node leads: always on a single server, which starts
 	// them here, before it serves.
 	src := leaderSource(alwaysLeader)
-	if n.Cluster != nil {
+	switch {
+	case n.Cluster != nil:
 		src = n.Cluster.Leadership
+	case n.raftUnreadable != "":
+		src = neverLeader
 	}
 	n.leader = newLeaderLoop(n, src)
 	if err := n.leader.start(); err != nil {

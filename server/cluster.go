@@ -46,6 +46,9 @@ func (s *Server) handleGetClusterStatus(r *reqCtx) error {
 	if st.Halted != "" {
 		out["halted"] = st.Halted
 	}
+	if st.Unreadable != "" {
+		out["raftStateUnreadable"] = st.Unreadable
+	}
 	return r.JSON(out)
 }
 
@@ -56,8 +59,17 @@ func (s *Server) clusterReady() (bool, fiber.Map) {
 		return true, nil
 	}
 	st := s.deps.Cluster.Status()
-	ok := st.LeaderID != "" && st.Halted == ""
-	return ok, fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
+	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == ""
+	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
+	switch {
+	case st.Unreadable != "":
+		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
+	case st.Halted != "":
+		out["reason"] = "halted: " + st.Halted
+	case st.LeaderID == "":
+		out["reason"] = "no cluster leader known"
+	}
+	return ok, out
 }
 
 // ClusterJoinRequest is the body of POST /cluster/join: what a new node
@@ -108,6 +120,50 @@ func (e *ClusterError) Error() string { return e.Msg }
 type ClusterJoiner interface {
 	JoinCluster(ctx context.Context, req ClusterJoinRequest) (*ClusterJoinResponse, error)
 	RemoveNode(ctx context.Context, nodeID string) error
+}
+
+// ClusterReadmitter is what a member offers to readmit a node whose
+// Raft state was lost (POST /cluster/nodes/{nodeId}/rejoin): the leader
+// takes the node out of the configuration and adds it back at
+// raftAddress as a nonvoter; the node asks for its vote back once it
+// caught up. A follower has the leader do it.
+type ClusterReadmitter interface {
+	ReadmitNode(ctx context.Context, nodeID, raftAddress string) error
+}
+
+// handleRejoinClusterNode serves POST /cluster/nodes/{nodeId}/rejoin
+// (Admins), body {"raftAddress":"host:port"}: quire cluster rejoin asks
+// it of another member before it moves the node's unreadable Raft state
+// aside.
+func (s *Server) handleRejoinClusterNode(r *reqCtx) error {
+	re, ok := s.deps.Cluster.(ClusterReadmitter)
+	if s.deps.Cluster == nil || !ok {
+		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+	}
+	id := strings.Clone(r.Params("nodeId"))
+	if !cluster.ValidNodeID(id) {
+		return invalid("nodeId", "invalid 'nodeId'")
+	}
+	var req struct {
+		RaftAddress string `json:"raftAddress"`
+	}
+	if err := r.readBody(&req, 4<<10); err != nil {
+		return err
+	}
+	if host, port, err := net.SplitHostPort(req.RaftAddress); err != nil || host == "" || port == "" || port == "0" {
+		return invalid("raftAddress", "invalid 'raftAddress': want host:port")
+	} else if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return invalid("raftAddress", "invalid 'raftAddress': members dial it, not "+host)
+	}
+	if err := re.ReadmitNode(r.UserContext(), id, req.RaftAddress); err != nil {
+		var ce *ClusterError
+		if errors.As(err, &ce) {
+			return errStatus(ce.Status, ce.Msg)
+		}
+		return err
+	}
+	s.log.Info("cluster node readmitted as a nonvoter", "nodeId", id, "raftAddress", req.RaftAddress, "by", r.user())
+	return r.JSON(fiber.Map{"message": "node '" + id + "' readmitted as a nonvoter: start it; it becomes a voter once it caught up"})
 }
 
 // Join attempts are limited per client address and in all (a join token

@@ -127,6 +127,7 @@ var routeSamples = map[string]string{
 	"PUT /uploads/examine/:siteId/:id":                          "", // content, not JSON; signed
 	"PUT /uploads/:siteId/:documentId":                          "", // content, not JSON; signed (uploads are issue 11 §4's area)
 	"POST /cluster/join":                                        `{"token":"quirejoin1.e30.AAAA","nodeId":"n2","raftAddress":"127.0.0.1:7002","csr":"x"}`,
+	"POST /cluster/nodes/:nodeId/rejoin":                        `{"raftAddress":"127.0.0.1:7002"}`,
 }
 
 // routeFixtures creates one of everything a path parameter can name and

@@ -86,6 +86,7 @@ func (s *Server) routes() {
 	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
 	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
+	api.Post("/cluster/nodes/:nodeId/rejoin", admin(s.handleRejoinClusterNode))
 	api.Post("/system/keys/rotate", admin(s.handleRotateKeys))
 	api.Post("/system/secrets/rotate", admin(s.handleRotateSecretsKey))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))
