@@ -230,8 +230,9 @@ func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]st
 // signingURL is a signer's link: Quire's page, or the envelope's
 // embeddedRecipientStartUrl (hybrid signing: the application asks for a
 // recipient view itself).
-func (s *Server) signingURL(e *storage.Envelope, recipient, tok string) string {
-	if e.EmbeddedStartURL != "" {
+func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
+	if e.EmbeddedStartURL != "" && sg.ClientUserID != "" {
+		recipient := sg.RecipientID
 		q := url.Values{"envelopeId": {e.EnvelopeID}, "recipientId": {recipient}}
 		sep := "?"
 		if strings.Contains(e.EmbeddedStartURL, "?") {
@@ -260,7 +261,7 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 		}
 		o := mailOutcome{RecipientID: sg.RecipientID, Status: "sent"}
 		switch {
-		case sg.ClientUserID != "" || sg.Email == "":
+		case sg.Email == "" || sg.ClientUserID == "suppressed" || (sg.ClientUserID != "" && e.EmbeddedStartURL == ""):
 			o.Status, o.Message = "skipped", "embedded signer: use views/recipient"
 		default:
 			subject := e.EmailSubject
@@ -271,7 +272,7 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 				subject = "[TEST] " + subject
 			}
 			text := fmt.Sprintf("Hello %s,\n\nyou are asked to sign a document. Open this link to read and sign it:\n\n%s\n\nThe link is yours alone; it works until %s.\n",
-				sg.Name, s.signingURL(e, sg.RecipientID, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+				sg.Name, s.signingURL(e, &sg, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 			mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			err := s.deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
 			cancel()
@@ -438,6 +439,19 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 	if who == nil {
 		return invalid("recipientView", "no such recipient in the envelope")
 	}
+	// DocuSign's clientUserId semantics (issue 29): only an embedded
+	// recipient (one with a clientUserId, or suppressEmails) gets a
+	// recipient view, and only through the envelope's sender; a remote
+	// signer signs only through the link mailed to them.
+	if !isSender(r, e) {
+		return &auth.Error{Status: http.StatusUnauthorized, Msg: "fkq access denied: only the envelope's sender (the user who created it), a site governor or an Admin can open a recipient view"}
+	}
+	if who.ClientUserID == "" {
+		return invalid("recipientView", fmt.Sprintf("recipient '%s' is a remote signer: they sign only through the link mailed to them", who.RecipientID))
+	}
+	if who.ClientUserID != "suppressed" && v.ClientUserID != who.ClientUserID {
+		return invalid("recipientView.clientUserId", fmt.Sprintf("'clientUserId' must be recipient '%s''s clientUserId", who.RecipientID))
+	}
 	if v.ReturnURL != "" {
 		if u, err := url.Parse(v.ReturnURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 			return invalid("recipientView.returnUrl", "invalid 'returnUrl'")
@@ -453,6 +467,13 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 		u += "?returnUrl=" + url.QueryEscape(v.ReturnURL)
 	}
 	return r.JSON(map[string]any{"viewUrl": u})
+}
+
+// isSender reports whether the caller acts for the envelope's sender:
+// the user (or API key) who created it, a governor of the site or an
+// Admin.
+func isSender(r *reqCtx, e *storage.Envelope) bool {
+	return folderExempt(r) || (e.UserID != "" && r.user() == e.UserID)
 }
 
 // handleSenderView serves POST .../views/sender: a signed link to the

@@ -106,16 +106,18 @@ func TestESignature_Routes(t *testing.T) {
 			if l := linksTo(mail, a); len(l) != 2 {
 				t.Fatalf("links after the reminder: %v", l)
 			}
-			// A recipient view is one more live link; the signing page is served.
+			// A remote signer gets no recipient view (issue 29); the
+			// reminder's link is one more live link; the signing page is served.
 			r = s.Do(http.MethodPost, one+"/views/recipient"+site.query, map[string]any{"environment": "DEVELOPMENT", "recipientView": map[string]any{"recipientId": "1", "returnUrl": "https://app.example.com/done"}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			view := str(t, r.JSON(t), "viewUrl")
+			mustStatus(t, r, http.StatusBadRequest)
+			view := linksTo(mail, a)[1]
 			page := s.Do(http.MethodGet, strings.TrimPrefix(view, s.URL), nil, "")
 			if page.Status != http.StatusOK || !strings.Contains(string(page.Body), "Hello Ann") || !strings.Contains(string(page.Body), "DEVELOPMENT") {
 				t.Fatalf("signing page: %d %s", page.Status, page.Body)
 			}
 			path := func(link string) string { return link[strings.Index(link, "/esign/"):] }
-			r = s.Do(http.MethodPost, path(view), map[string]any{"action": "sign"}, "")
+			view = path(view)
+			r = s.Do(http.MethodPost, view, map[string]any{"action": "sign"}, "")
 			if r.Status != http.StatusBadRequest {
 				t.Errorf("a signature without a name or drawing: %d %s", r.Status, r.Body)
 			}
@@ -123,7 +125,7 @@ func TestESignature_Routes(t *testing.T) {
 			if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"sent"`) {
 				t.Fatalf("first signature: %d %s", r.Status, r.Body)
 			}
-			if r := s.Do(http.MethodPost, path(view), map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
+			if r := s.Do(http.MethodPost, view, map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
 				t.Errorf("a second signature with another of Ann's links: %d %s", r.Status, r.Body)
 			}
 			if l := linksTo(mail, b); len(l) != 1 {
@@ -252,5 +254,49 @@ func TestESignature_SigningInChromium(t *testing.T) {
 				t.Errorf("artifacts: %s", al.Body)
 			}
 		})
+	}
+}
+
+// TestESignature_RecipientViewOnlyEmbeddedBySender: a recipient view is
+// handed only for an embedded recipient (clientUserId, DocuSign's
+// semantics) and only to the envelope's sender; another writer of the
+// site gets none, and a remote signer signs only through their mailed link
+// (issue 29, finding 4).
+func TestESignature_RecipientViewOnlyEmbeddedBySender(t *testing.T) {
+	s, _ := esignServer(t)
+	admin := s.Admin()
+	alice, bob := s.Token("alice", "default"), s.Token("bob", "default")
+	pdf := addDoc(t, s, admin, "", map[string]any{"path": "sign/c.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": b64(quiretest.TextPDF("Agreement"))})
+	base := "/esignature/local/" + pdf + "/envelopes"
+	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{
+		{"name": "Ann", "email": "ann@example.com", "recipientId": "1"},
+		{"name": "Eve", "clientUserId": "eve-1", "recipientId": "2"},
+	}}, alice)
+	mustStatus(t, r, http.StatusOK)
+	view := base + "/" + str(t, r.JSON(t), "envelopeId") + "/views/recipient"
+	rv := func(id, cu string) map[string]any {
+		return map[string]any{"recipientView": map[string]any{"recipientId": id, "clientUserId": cu}}
+	}
+	for _, c := range []struct {
+		name string
+		tok  string
+		body map[string]any
+		want int
+	}{
+		{"another writer, remote signer", bob, rv("1", ""), 401},
+		{"another writer, embedded signer", bob, rv("2", "eve-1"), 401},
+		{"the sender, remote signer", alice, rv("1", ""), 400},
+		{"the sender, wrong clientUserId", alice, rv("2", "mallory"), 400},
+		{"the sender, embedded signer", alice, rv("2", "eve-1"), 200},
+		{"an Admin, embedded signer", admin, rv("2", "eve-1"), 200},
+	} {
+		r := s.Do(http.MethodPost, view, c.body, c.tok)
+		if r.Status != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
+		}
+		if c.want != 200 && strings.Contains(string(r.Body), "viewUrl") {
+			t.Errorf("%s: a signing URL was handed out: %s", c.name, r.Body)
+		}
 	}
 }
