@@ -318,6 +318,8 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 	opt("signedArtifactId", e.SignedArtifactID)
 	opt("embeddedRecipientStartUrl", e.EmbeddedStartURL)
 	opt("userId", e.UserID)
+	opt("contentSha256", e.ContentSHA256)
+	opt("contentVersionKey", e.ContentVersionKey)
 	if e.CompletedDate != nil {
 		m["completedDate"] = formatDate(*e.CompletedDate)
 	}
@@ -630,13 +632,15 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 // leaves it signed, to be completed again (on the next read, event or
 // leader start).
 func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
-	rec := e.DocumentID
-	if e.ArtifactID != "" {
-		rec = e.ArtifactID
-	}
-	rd, d, err := s.db.OpenContent(site, rec)
+	// The signed copy is made of the bytes the envelope was sent with
+	// (issue 29); when they are no longer the document's, or are gone, the
+	// applier voids the envelope instead of completing it.
+	d, rd, err := s.envelopeContent(site, e)
 	if err != nil {
-		return nil, err
+		if !isNotFound(err) && !errors.Is(err, errEnvelopeContentChanged) {
+			return nil, err
+		}
+		return s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete})
 	}
 	defer rd.Close()
 	page := pipeline.SignaturePage{Title: e.EmailSubject, Reference: fmt.Sprintf("Envelope %s, document %s", e.EnvelopeID, d.Path),
@@ -672,12 +676,36 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 	}
 	art := storage.NewDocument{Document: storage.Document{DocumentID: uuid.NewString(), Path: name + "-signed.pdf", ContentType: "application/pdf",
 		ArtifactCategory: "SIGNED", UserID: e.UserID}, Content: &m, Chunks: tail}
-	ne, err := s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete, Artifact: &art})
+	ne, err := s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete, Artifact: &art, SourceSHA256: e.ContentSHA256})
 	var ce *storage.ConflictError
 	if errors.As(err, &ce) {
 		return s.db.GetEnvelope(site, e.EnvelopeID) // completed meanwhile
 	}
 	return ne, err
+}
+
+var errEnvelopeContentChanged = errors.New(storage.EnvelopeContentChanged)
+
+// envelopeContent opens the content e was sent with: its document (or
+// artifact) record and a reader of exactly the recorded bytes.
+// errEnvelopeContentChanged when the document no longer holds them.
+func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
+	rec := e.DocumentID
+	if e.ArtifactID != "" {
+		rec = e.ArtifactID
+	}
+	d, err := s.db.GetDocumentAny(site, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.ContentSHA256 == "" || d.ContentSHA256 != e.ContentSHA256 {
+		return nil, nil, errEnvelopeContentChanged
+	}
+	rd, err := s.db.OpenManifest(e.ContentSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, rd, nil
 }
 
 // resumeSignedEnvelopes completes the envelopes a crash left signed (the
@@ -731,10 +759,14 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec := e.DocumentID
-	if e.ArtifactID != "" {
-		rec = e.ArtifactID
+	_, rd, err := s.envelopeContent(ref.Site, e)
+	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
+		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed. Ask the sender to send it again.")
 	}
+	if err != nil {
+		return err
+	}
+	rd.Close()
 	expired := !s.now().Before(e.ExpiresAt)
 	ret := c.Query("returnUrl")
 	if u, err := url.Parse(ret); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
@@ -745,10 +777,41 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 	c.Set("Referrer-Policy", "no-referrer")
 	return signingPage.Execute(c.Response().BodyWriter(), map[string]any{
-		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.downloadURL(ref.Site, rec, true, time.Hour),
+		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.deps.PublicURL + "/esign/" + url.PathEscape(c.Params("token")) + "/document",
 		"Development": e.Environment == "DEVELOPMENT", "Expired": expired, "Expires": e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"),
 		"ReturnURL": ret,
 	})
+}
+
+// handleSigningDocument serves GET /esign/{token}/document: the exact
+// bytes the envelope was sent with, which are what the signer signs
+// (issue 29); none once the document's content changed.
+func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
+	ref, e, _, err := s.signingContext(c)
+	if err != nil {
+		return err
+	}
+	_, rd, err := s.envelopeContent(ref.Site, e)
+	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
+		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed.")
+	}
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/pdf")
+	c.Set(fiber.HeaderContentDisposition, "inline")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Content-Security-Policy", "sandbox")
+	c.Set(fiber.HeaderETag, `"`+e.ContentSHA256+`"`)
+	size := rd.Size()
+	if c.Method() == http.MethodHead {
+		rd.Close()
+		c.Response().Header.SetContentLength(int(size))
+		return nil
+	}
+	c.Response().SetBodyStream(&closingReader{Reader: rd, c: rd}, int(size))
+	return nil
 }
 
 // handleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
@@ -814,6 +877,9 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 	ne, err := s.changeEnvelope(c.UserContext(), ref.Site, "esign/"+sg.Name, v, ch)
 	if err != nil {
 		return err
+	}
+	if ch.Action == storage.EnvelopeActionSign && ne.Status == storage.EnvelopeVoided {
+		return &storage.ConflictError{Msg: "This document changed after it was sent for signing: nothing was signed and the envelope is void. Ask the sender to send it again."}
 	}
 	s.mailSigners(c.UserContext(), ref.Site, ne, toks)
 	if ne.Status == storage.EnvelopeSigned {

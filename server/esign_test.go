@@ -300,3 +300,51 @@ func TestESignature_RecipientViewOnlyEmbeddedBySender(t *testing.T) {
 		}
 	}
 }
+
+// TestESignature_BoundToSentContent: the signing page shows the exact
+// bytes the envelope was sent with; once the document's content changes
+// the page and its PDF refuse, and a signature voids the envelope instead
+// of signing bytes nobody saw (issue 29, finding 3).
+func TestESignature_BoundToSentContent(t *testing.T) {
+	s, mail := esignServer(t)
+	tok := s.Admin()
+	seen := quiretest.TextPDF("Price: 100 EUR")
+	pdf := addDoc(t, s, tok, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(seen)})
+	base := "/esignature/local/" + pdf + "/envelopes"
+	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}, tok)
+	mustStatus(t, r, http.StatusOK)
+	one := base + "/" + str(t, r.JSON(t), "envelopeId")
+	if g := s.Do(http.MethodGet, one, nil, tok); !strings.Contains(string(g.Body), `"contentSha256":"`) {
+		t.Errorf("the envelope does not show the content it was sent with: %s", g.Body)
+	}
+	links := linksTo(mail, "ann@example.com")
+	if len(links) != 1 {
+		t.Fatalf("links %v", links)
+	}
+	link := links[0][strings.Index(links[0], "/esign/"):]
+	page := s.Do(http.MethodGet, link, nil, "")
+	mustStatus(t, page, http.StatusOK)
+	if !strings.Contains(string(page.Body), link+"/document") {
+		t.Errorf("the signing page does not show the envelope's bytes: %s", page.Body)
+	}
+	doc := s.Do(http.MethodGet, link+"/document", nil, "")
+	mustStatus(t, doc, http.StatusOK)
+	if !bytes.Equal(doc.Body, seen) {
+		t.Errorf("the signing page's PDF is %d bytes, not the %d sent", len(doc.Body), len(seen))
+	}
+
+	// The content changes after sending.
+	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+pdf, map[string]any{"isBase64": true, "content": b64(quiretest.TextPDF("Price: 900 EUR")), "contentType": "application/pdf"}, tok), http.StatusOK)
+	for _, p := range []string{link, link + "/document"} {
+		if r := s.Do(http.MethodGet, p, nil, ""); r.Status != http.StatusConflict {
+			t.Errorf("GET %s after the change: %d, want 409", p, r.Status)
+		}
+	}
+	if r := s.Do(http.MethodPost, link, map[string]any{"action": "sign", "typedName": "Ann"}, ""); r.Status != http.StatusConflict {
+		t.Errorf("signing after the change: %d %s, want 409", r.Status, r.Body)
+	}
+	g := s.Do(http.MethodGet, one, nil, tok)
+	if e := obj(t, g.JSON(t)["envelope"]); str(t, e, "status") != "voided" || !strings.Contains(str(t, e, "voidedReason"), "changed") {
+		t.Errorf("envelope after the change: %s", g.Body)
+	}
+}
