@@ -593,6 +593,11 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// The body names an envelope, so its document: WRITE in the
+	// document's folder, as the envelope's own routes need (issue 29).
+	if err := s.requireDocOf(r, e.DocumentID, storage.FolderWrite); err != nil {
+		return err
+	}
 	msg := func(m string) error { return r.JSON(messageBody{m}) }
 	switch in.Event {
 	case "envelope-completed":

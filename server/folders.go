@@ -95,6 +95,11 @@ func (s *Server) handleDeleteFolder(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// DELETE in the folder's own permissions (its own or inherited), as
+	// for the documents in it (issue 29).
+	if !s.folderAllows(r, p, storage.FolderDelete) {
+		return folderDenied(p, storage.FolderDelete)
+	}
 	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); err != nil {
 		return err
 	}

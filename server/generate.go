@@ -111,24 +111,17 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	kind := templateKind(tmpl)
-	if kind == "" {
-		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document", tmpl.ContentType))
-	}
-	if tmpl.ContentLength > maxTemplateBytes {
-		return invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
-	}
 	// Folder permissions (issue 29): READ on every document read, WRITE
 	// where the output goes. They are checked here, before the engines
 	// run, and the write target again by the applier when the output is
 	// written (Writer), so a change meanwhile cannot widen them.
 	for _, ds := range in.Datasources {
-		if err := s.requireReadOf(r, ds.DocumentID); err != nil {
+		if err := s.requireDocOf(r, ds.DocumentID, storage.FolderRead); err != nil {
 			return err
 		}
 	}
 	for _, ins := range in.InsertDocuments {
-		if err := s.requireReadOf(r, ins.DocumentID); err != nil {
+		if err := s.requireDocOf(r, ins.DocumentID, storage.FolderRead); err != nil {
 			return err
 		}
 	}
@@ -150,6 +143,13 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		}
 	}
 	writer := s.actorOf(r)
+	kind := templateKind(tmpl)
+	if kind == "" {
+		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document", tmpl.ContentType))
+	}
+	if tmpl.ContentLength > maxTemplateBytes {
+		return invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
+	}
 	data, err := s.generateData(r, tmpl, &in)
 	if err != nil {
 		return err
@@ -251,10 +251,10 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
 }
 
-// requireReadOf checks READ on the folder of the document id a request
+// requireDocOf checks perm on the folder of the document id a request
 // body names (an artifact: its document's folder). An unknown id passes:
-// the caller answers it as it does today.
-func (s *Server) requireReadOf(r *reqCtx, id string) error {
+// the handler answers it as it would for anyone.
+func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
 	if folderExempt(r) || id == "" {
 		return nil
 	}
@@ -267,7 +267,7 @@ func (s *Server) requireReadOf(r *reqCtx, id string) error {
 			return nil
 		}
 	}
-	return s.requireDocPath(r, d.Path, storage.FolderRead)
+	return s.requireDocPath(r, d.Path, perm)
 }
 
 // generateData is the placeholder values: the template's attributes
