@@ -84,9 +84,11 @@ var bodyDocRows = map[string][]matrixRow{
 	},
 	"DELETE /folders/:indexKey": {
 		{name: "folder", path: "/folders/<fIndexKey>", perm: "DELETE"},
+		{name: "empty subfolder", path: "/folders/<subIndexKey>", perm: "DELETE"},
 	},
 	"DELETE /indices/:indexType/:indexKey": {
 		{name: "folder", path: "/indices/folder/<fIndexKey>", perm: "DELETE"},
+		{name: "empty subfolder", path: "/indices/folder/<subIndexKey>", perm: "DELETE"},
 	},
 }
 
@@ -267,7 +269,7 @@ func newMatrix(t *testing.T) *matrix {
 	}
 	setFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
 	m.subst = map[string]string{"<open>": open, "<locked>": locked, "<lockedPdf>": lockedPdf, "<env>": env,
-		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey,
+		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey, "<subIndexKey>": m.params["indexKey"],
 		"<documentId>": locked, "<versionKey>": m.params["versionKey"]}
 
 	key := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix", "permissions": []string{"READ", "WRITE", "DELETE"}}, admin)
