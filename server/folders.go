@@ -79,6 +79,12 @@ func (s *Server) handleAddFolder(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// WRITE where the folder goes, as for a document created there
+	// (issue 29).
+	if !s.folderAllows(r, p, storage.FolderWrite) {
+		dir, _ := splitDocPath(p)
+		return folderDenied(dir, storage.FolderWrite)
+	}
 	if _, err := s.apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
 		return err
 	}

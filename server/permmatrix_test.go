@@ -67,6 +67,9 @@ var bodyDocRows = map[string][]matrixRow{
 		{name: "path", path: "/documents", body: `{"path":"f/planted.txt","content":"x"}`, perm: "WRITE"},
 		{name: "artifact", path: "/documents", body: `{"artifacts":true,"documentId":"<locked>","content":"x","contentType":"text/plain"}`, perm: "WRITE"},
 	},
+	"POST /folders": {
+		{name: "in a locked folder", path: "/folders", body: `{"path":"f/planted-folder"}`, perm: "WRITE"},
+	},
 	"POST /documents/upload": {
 		{name: "path", path: "/documents/upload", body: `{"path":"f/planted-upload.txt"}`, perm: "WRITE"},
 	},
@@ -166,7 +169,7 @@ func init() {
 		"GET /queues", "POST /queues", "GET /queues/:queueId", "DELETE /queues/:queueId",
 		"GET /mappings", "POST /mappings", "GET /mappings/:mappingId", "PUT /mappings/:mappingId", "DELETE /mappings/:mappingId",
 		"GET /webhooks", "POST /webhooks", "GET /webhooks/:webhookId", "PATCH /webhooks/:webhookId", "DELETE /webhooks/:webhookId",
-		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "POST /folders", "GET /folders/:indexKey/permissions",
+		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
 		"PUT /folders/permissions", "GET /userNotifications", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
 		"DELETE /shortlinks/:slug",
 	} {
