@@ -206,18 +206,33 @@ func (e *Engines) defaults() {
 	}
 }
 
+// MissingProgramError is an external program (an engine) that is not
+// installed or not where the configuration says: the server answers it as
+// 503 naming the program and its Debian package, never as a 500.
+type MissingProgramError struct {
+	Name, Pkg  string
+	Configured string // the configured path, "" when looked up on PATH
+}
+
+func (e *MissingProgramError) Error() string {
+	if e.Configured != "" {
+		return fmt.Sprintf("%s not found at %s: install the Debian package %s or fix the configured path", e.Name, e.Configured, e.Pkg)
+	}
+	return fmt.Sprintf("%s not found: install the Debian package %s (apt-get install %s)", e.Name, e.Pkg, e.Pkg)
+}
+
 // program finds an external program: the configured path, or name on PATH.
-// Its error names the Debian package to install.
+// Its error (a *MissingProgramError) names the Debian package to install.
 func program(configured, name, pkg string) (string, error) {
 	if configured != "" {
 		if _, err := os.Stat(configured); err != nil {
-			return "", fmt.Errorf("%s not found at %s: install the Debian package %s or fix the configured path", name, configured, pkg)
+			return "", &MissingProgramError{Name: name, Pkg: pkg, Configured: configured}
 		}
 		return configured, nil
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%s not found: install the Debian package %s (apt-get install %s)", name, pkg, pkg)
+		return "", &MissingProgramError{Name: name, Pkg: pkg}
 	}
 	return p, nil
 }

@@ -88,7 +88,38 @@ func (s *Server) handleGetUserActivities(r *reqCtx) error {
 	}
 	return keyPage(r, "useractivity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
 		return s.db.UserActivities(r.site, user, after, limit)
-	}, activityJSON)
+	}, func(a *storage.Activity) map[string]any {
+		if !s.activityVisible(r, a) {
+			return nil
+		}
+		return activityJSON(a)
+	})
+}
+
+// activityVisible reports whether the caller may see an activity: READ on
+// the folder its document was in then and is in now (issue 29: an API
+// key acts as the user who created it, and that user's trail names
+// documents of folders the key cannot read).
+func (s *Server) activityVisible(r *reqCtx, a *storage.Activity) bool {
+	if !s.folderRestricted(r) {
+		return true
+	}
+	if a.Path != "" && !s.docAllows(r, a.Path, storage.FolderRead) {
+		return false
+	}
+	if a.DocumentID == "" {
+		return true
+	}
+	d, err := s.db.GetDocumentAny(r.site, a.DocumentID)
+	if err != nil {
+		return true // gone: the recorded path decided
+	}
+	if d.ArtifactOf != "" {
+		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+			return true
+		}
+	}
+	return s.docAllows(r, d.Path, storage.FolderRead)
 }
 
 // validUserID accepts a user name as a query parameter: 1 to 256 bytes of

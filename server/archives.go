@@ -142,7 +142,9 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
 	for _, e := range a.Entries {
-		h := &zip.FileHeader{Name: e.Name, Method: zip.Deflate, Modified: e.Modified.UTC()}
+		// Names are made safe when the archive is made; again here for
+		// archives made before that.
+		h := &zip.FileHeader{Name: storage.ArchiveEntryName(e.Name, "document"), Method: zip.Deflate, Modified: e.Modified.UTC()}
 		if alreadyCompressed(e.ContentType) {
 			h.Method = zip.Store
 		}

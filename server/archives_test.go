@@ -116,3 +116,47 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestCompressEntryNamesStayInside: document paths are free text, so
+// "..", "\", drive letters and absolute paths reach /documents/compress;
+// every ZIP entry name must stay inside the folder a naive unzip writes to,
+// and no document may be lost (issue 29, finding 8).
+func TestCompressEntryNamesStayInside(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	paths := []string{
+		"../../evil.txt",
+		"a/../../../etc/cron.d/x",
+		`..\..\win.txt`,
+		`C:\Windows\system32\y.dll`,
+		"C:/boot.ini",
+		"./b/./c.txt",
+		"dir/..",
+		`\\server\share\z.txt`,
+		"ok/plain.txt",
+	}
+	var ids []string
+	for _, p := range paths {
+		ids = append(ids, addDoc(t, s, tok, "", map[string]any{"path": p, "contentType": "text/plain", "content": "content of " + p}))
+	}
+	r := s.Do(http.MethodPost, "/documents/compress", map[string]any{"documentIds": ids}, tok)
+	mustStatus(t, r, http.StatusCreated)
+	files, _ := unzip(t, str(t, r.JSON(t), "downloadUrl"))
+	if len(files) != len(paths) {
+		t.Errorf("%d entries %v, want %d (one per document)", len(files), keys(files), len(paths))
+	}
+	for name := range files {
+		bad := name == "" || strings.Contains(name, `\`) || strings.HasPrefix(name, "/") || strings.Contains(name, ":")
+		for _, seg := range strings.Split(name, "/") {
+			if seg == ".." || seg == "." || seg == "" {
+				bad = true
+			}
+		}
+		if bad {
+			t.Errorf("entry name %q can write outside the folder it is extracted to", name)
+		}
+	}
+	if files["ok/plain.txt"] != "content of ok/plain.txt" {
+		t.Errorf("a plain path changed: %v", keys(files))
+	}
+}

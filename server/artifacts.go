@@ -128,6 +128,11 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	if !isUUIDv4(parent) {
 		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", parent))
 	}
+	// An artifact is written into its document: WRITE in the document's
+	// folder (issue 29).
+	if err := s.requireDocOf(r, parent, storage.FolderWrite); err != nil {
+		return err
+	}
 	var errs []storage.ValidationItem
 	if len(in.Documents) > 0 {
 		errs = append(errs, storage.ValidationItem{Key: "documents", Msg: "an artifact cannot have child documents"})

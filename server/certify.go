@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,10 +49,11 @@ func secretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + s
 // PKCS12, data (base64), password}.
 func (s *Server) handleAddSecret(r *reqCtx) error {
 	var in struct {
-		Alias    string `json:"alias"`
-		Type     string `json:"type"`
-		Data     string `json:"data"`
-		Password string `json:"password"`
+		Alias         string   `json:"alias"`
+		Type          string   `json:"type"`
+		Data          string   `json:"data"`
+		Password      string   `json:"password"`
+		AllowedGroups []string `json:"allowedGroups"`
 	}
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
 		return err
@@ -61,6 +63,9 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 	}
 	if in.Type != "" && in.Type != "PKCS12" {
 		return invalid("type", "invalid 'type', use PKCS12")
+	}
+	if err := storage.CheckSecretGroups(in.AllowedGroups); err != nil {
+		return err
 	}
 	raw, err := base64.StdEncoding.DecodeString(in.Data)
 	if err != nil || len(raw) == 0 || len(raw) > maxPKCS12Bytes {
@@ -91,7 +96,7 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 	}
 	fp := sha256.Sum256(leaf.Raw)
 	sec := storage.Secret{Alias: in.Alias, Type: "CERTIFICATE", Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(),
-		NotAfter: leaf.NotAfter.UTC(), Fingerprint: hex.EncodeToString(fp[:]), Sealed: sealed}
+		NotAfter: leaf.NotAfter.UTC(), Fingerprint: hex.EncodeToString(fp[:]), Sealed: sealed, AllowedGroups: in.AllowedGroups}
 	if _, err := s.apply(r, storage.OpPutSecret, storage.PutSecret{Secret: sec}); err != nil {
 		return err
 	}
@@ -100,7 +105,7 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 
 func secretJSON(sec *storage.Secret) map[string]any {
 	m := map[string]any{"alias": sec.Alias, "type": sec.Type, "subject": sec.Subject, "issuer": sec.Issuer,
-		"notAfter": formatDate(sec.NotAfter), "fingerprint": sec.Fingerprint}
+		"notAfter": formatDate(sec.NotAfter), "fingerprint": sec.Fingerprint, "allowedGroups": nonNilStrings(sec.AllowedGroups)}
 	if !sec.InsertedDate.IsZero() {
 		m["insertedDate"] = formatDate(sec.InsertedDate)
 	}
@@ -275,6 +280,16 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 	}
 	var signers []certify.Signer
 	for i, c := range in.Certificates {
+		sec, err := s.db.GetSecret(r.site, c.Alias)
+		if isNotFound(err) {
+			return invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
+		}
+		if err != nil {
+			return err
+		}
+		if !mayUseCertificate(r, sec) {
+			return &auth.Error{Status: http.StatusUnauthorized, Msg: fmt.Sprintf("fkq access denied: certificate '%s' may be used only by the site's governors and its allowedGroups", c.Alias)}
+		}
 		sg, err := s.certSigner(r.site, c.Alias)
 		if isNotFound(err) {
 			return invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
@@ -304,11 +319,28 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 	}
 	art := storage.Document{DocumentID: id, Path: name + "-certified.pdf", ContentType: "application/pdf", ArtifactCategory: "CERTIFIED", UserID: r.user()}
 	if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: r.pathDocID(),
-		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}}); err != nil {
+		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}, Writer: s.actorOf(r)}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.pathDocID(), "artifactId": id,
 		"url": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, defaultURLDuration)})
+}
+
+// mayUseCertificate reports whether the caller may sign with a site's
+// certificate (issue 29): a signature made with it speaks for the whole
+// site, so only its governors and Admins may, and the members of the
+// groups its allowedGroups names (WRITE on the document is needed too:
+// the route's).
+func mayUseCertificate(r *reqCtx, sec *storage.Secret) bool {
+	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+		return true
+	}
+	for _, g := range r.p.Groups {
+		if slices.Contains(sec.AllowedGroups, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // certifyWithSite certifies an envelope's signed copy with the site's

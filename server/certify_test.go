@@ -263,3 +263,49 @@ func TestCertification_Timestamped(t *testing.T) {
 		})
 	}
 }
+
+// TestCertification_WhoMayUseSiteCertificates: a site's certificate signs
+// for the whole site, so only governors, Admins and the groups of the
+// secret's allowedGroups may use it; any other writer is refused and
+// nothing is written (issue 29, finding 7).
+func TestCertification_WhoMayUseSiteCertificates(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	bob, carol := s.Token("bob", "default"), s.Token("carol", "default", "signers")
+	secrets := "/sites/default/secrets"
+	mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "data": b64(pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
+	r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "team", "data": b64(pkcs12File(t, "Team Seal", "pw")), "password": "pw", "allowedGroups": []string{"signers"}}, admin)
+	mustStatus(t, r, http.StatusCreated)
+	if g, _ := r.JSON(t)["allowedGroups"].([]any); len(g) != 1 || g[0] != "signers" {
+		t.Errorf("allowedGroups %v", g)
+	}
+	if r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "bad", "data": b64(pkcs12File(t, "X", "pw")), "password": "pw", "allowedGroups": []string{""}}, admin); r.Status != http.StatusBadRequest {
+		t.Errorf("an empty group name: %d", r.Status)
+	}
+	doc := addDoc(t, s, admin, "", map[string]any{"path": "c/a.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("Deed"))})
+	certify := func(tok, alias string) *quiretest.Response {
+		return s.Do(http.MethodPost, "/documents/"+doc+"/certifications", map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": alias}}}, tok)
+	}
+	for _, c := range []struct {
+		name, tok, alias string
+		allowed          bool
+	}{
+		{"a writer, a certificate without allowedGroups", bob, "notary", false},
+		{"a writer outside allowedGroups", bob, "team", false},
+		{"a member of allowedGroups, another certificate", carol, "notary", false},
+		{"a member of allowedGroups", carol, "team", true},
+		{"an Admin", admin, "notary", true},
+	} {
+		r := certify(c.tok, c.alias)
+		if got := r.Status != http.StatusUnauthorized; got != c.allowed {
+			t.Errorf("%s: %d %s, allowed %v", c.name, r.Status, r.Body, c.allowed)
+		}
+	}
+	a := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts", nil, admin)
+	mustStatus(t, a, http.StatusOK)
+	for _, x := range list(t, a.JSON(t), "documents") {
+		if u, _ := obj(t, x)["userId"].(string); u == "bob" {
+			t.Errorf("a refused certification wrote an artifact: %v", x)
+		}
+	}
+}

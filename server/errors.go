@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -57,6 +58,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		re *storage.RequestError
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
+		mp *pipeline.MissingProgramError
 	)
 	status, body := http.StatusInternalServerError, any(messageBody{"Internal Server Error"})
 	switch {
@@ -96,6 +98,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 	case errors.Is(err, storage.ErrNotFound):
 		status, body = http.StatusNotFound, messageBody{"Not found"}
+	case errors.As(err, &mp): // an engine is not installed: the operator's to fix, never a 500
+		status, body = http.StatusServiceUnavailable, messageBody{"engine not available: " + mp.Name + " is not installed on this server (Debian package " + mp.Pkg + ")"}
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "requestId", requestID(c), "method", c.Method(), "route", routeName(c), "err", err)

@@ -230,8 +230,9 @@ func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]st
 // signingURL is a signer's link: Quire's page, or the envelope's
 // embeddedRecipientStartUrl (hybrid signing: the application asks for a
 // recipient view itself).
-func (s *Server) signingURL(e *storage.Envelope, recipient, tok string) string {
-	if e.EmbeddedStartURL != "" {
+func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
+	if e.EmbeddedStartURL != "" && sg.ClientUserID != "" {
+		recipient := sg.RecipientID
 		q := url.Values{"envelopeId": {e.EnvelopeID}, "recipientId": {recipient}}
 		sep := "?"
 		if strings.Contains(e.EmbeddedStartURL, "?") {
@@ -260,7 +261,7 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 		}
 		o := mailOutcome{RecipientID: sg.RecipientID, Status: "sent"}
 		switch {
-		case sg.ClientUserID != "" || sg.Email == "":
+		case sg.Email == "" || sg.ClientUserID == "suppressed" || (sg.ClientUserID != "" && e.EmbeddedStartURL == ""):
 			o.Status, o.Message = "skipped", "embedded signer: use views/recipient"
 		default:
 			subject := e.EmailSubject
@@ -271,7 +272,7 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 				subject = "[TEST] " + subject
 			}
 			text := fmt.Sprintf("Hello %s,\n\nyou are asked to sign a document. Open this link to read and sign it:\n\n%s\n\nThe link is yours alone; it works until %s.\n",
-				sg.Name, s.signingURL(e, sg.RecipientID, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+				sg.Name, s.signingURL(e, &sg, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 			mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			err := s.deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
 			cancel()
@@ -317,6 +318,8 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 	opt("signedArtifactId", e.SignedArtifactID)
 	opt("embeddedRecipientStartUrl", e.EmbeddedStartURL)
 	opt("userId", e.UserID)
+	opt("contentSha256", e.ContentSHA256)
+	opt("contentVersionKey", e.ContentVersionKey)
 	if e.CompletedDate != nil {
 		m["completedDate"] = formatDate(*e.CompletedDate)
 	}
@@ -438,6 +441,19 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 	if who == nil {
 		return invalid("recipientView", "no such recipient in the envelope")
 	}
+	// DocuSign's clientUserId semantics (issue 29): only an embedded
+	// recipient (one with a clientUserId, or suppressEmails) gets a
+	// recipient view, and only through the envelope's sender; a remote
+	// signer signs only through the link mailed to them.
+	if !isSender(r, e) {
+		return &auth.Error{Status: http.StatusUnauthorized, Msg: "fkq access denied: only the envelope's sender (the user who created it), a site governor or an Admin can open a recipient view"}
+	}
+	if who.ClientUserID == "" {
+		return invalid("recipientView", fmt.Sprintf("recipient '%s' is a remote signer: they sign only through the link mailed to them", who.RecipientID))
+	}
+	if who.ClientUserID != "suppressed" && v.ClientUserID != who.ClientUserID {
+		return invalid("recipientView.clientUserId", fmt.Sprintf("'clientUserId' must be recipient '%s''s clientUserId", who.RecipientID))
+	}
 	if v.ReturnURL != "" {
 		if u, err := url.Parse(v.ReturnURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 			return invalid("recipientView.returnUrl", "invalid 'returnUrl'")
@@ -448,11 +464,18 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 		Tokens: storage.SignerTokens{who.RecipientID: h}}); err != nil {
 		return err
 	}
-	u := s.deps.PublicURL + "/esign/" + tok
+	u := s.linkBase(r.Ctx) + "/esign/" + tok
 	if v.ReturnURL != "" {
 		u += "?returnUrl=" + url.QueryEscape(v.ReturnURL)
 	}
 	return r.JSON(map[string]any{"viewUrl": u})
+}
+
+// isSender reports whether the caller acts for the envelope's sender:
+// the user (or API key) who created it, a governor of the site or an
+// Admin.
+func isSender(r *reqCtx, e *storage.Envelope) bool {
+	return folderExempt(r) || (e.UserID != "" && r.user() == e.UserID)
 }
 
 // handleSenderView serves POST .../views/sender: a signed link to the
@@ -465,7 +488,7 @@ func (s *Server) handleSenderView(r *reqCtx) error {
 	exp := strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "esign-status", r.site, e.EnvelopeID, exp)
 	q := url.Values{"siteId": {r.site}, "expires": {exp}, "signature": {sig}}
-	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.deps.PublicURL, e.EnvelopeID, q.Encode())})
+	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.linkBase(r.Ctx), e.EnvelopeID, q.Encode())})
 }
 
 // handleEnvelopeReminders serves POST .../reminders {recipientIds}: each
@@ -570,6 +593,11 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// The body names an envelope, so its document: WRITE in the
+	// document's folder, as the envelope's own routes need (issue 29).
+	if err := s.requireDocOf(r, e.DocumentID, storage.FolderWrite); err != nil {
+		return err
+	}
 	msg := func(m string) error { return r.JSON(messageBody{m}) }
 	switch in.Event {
 	case "envelope-completed":
@@ -609,13 +637,15 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 // leaves it signed, to be completed again (on the next read, event or
 // leader start).
 func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
-	rec := e.DocumentID
-	if e.ArtifactID != "" {
-		rec = e.ArtifactID
-	}
-	rd, d, err := s.db.OpenContent(site, rec)
+	// The signed copy is made of the bytes the envelope was sent with
+	// (issue 29); when they are no longer the document's, or are gone, the
+	// applier voids the envelope instead of completing it.
+	d, rd, err := s.envelopeContent(site, e)
 	if err != nil {
-		return nil, err
+		if !isNotFound(err) && !errors.Is(err, errEnvelopeContentChanged) {
+			return nil, err
+		}
+		return s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete})
 	}
 	defer rd.Close()
 	page := pipeline.SignaturePage{Title: e.EmailSubject, Reference: fmt.Sprintf("Envelope %s, document %s", e.EnvelopeID, d.Path),
@@ -651,12 +681,36 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 	}
 	art := storage.NewDocument{Document: storage.Document{DocumentID: uuid.NewString(), Path: name + "-signed.pdf", ContentType: "application/pdf",
 		ArtifactCategory: "SIGNED", UserID: e.UserID}, Content: &m, Chunks: tail}
-	ne, err := s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete, Artifact: &art})
+	ne, err := s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete, Artifact: &art, SourceSHA256: e.ContentSHA256})
 	var ce *storage.ConflictError
 	if errors.As(err, &ce) {
 		return s.db.GetEnvelope(site, e.EnvelopeID) // completed meanwhile
 	}
 	return ne, err
+}
+
+var errEnvelopeContentChanged = errors.New(storage.EnvelopeContentChanged)
+
+// envelopeContent opens the content e was sent with: its document (or
+// artifact) record and a reader of exactly the recorded bytes.
+// errEnvelopeContentChanged when the document no longer holds them.
+func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
+	rec := e.DocumentID
+	if e.ArtifactID != "" {
+		rec = e.ArtifactID
+	}
+	d, err := s.db.GetDocumentAny(site, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.ContentSHA256 == "" || d.ContentSHA256 != e.ContentSHA256 {
+		return nil, nil, errEnvelopeContentChanged
+	}
+	rd, err := s.db.OpenManifest(e.ContentSHA256)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, rd, nil
 }
 
 // resumeSignedEnvelopes completes the envelopes a crash left signed (the
@@ -710,24 +764,59 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec := e.DocumentID
-	if e.ArtifactID != "" {
-		rec = e.ArtifactID
+	_, rd, err := s.envelopeContent(ref.Site, e)
+	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
+		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed. Ask the sender to send it again.")
 	}
+	if err != nil {
+		return err
+	}
+	rd.Close()
 	expired := !s.now().Before(e.ExpiresAt)
 	ret := c.Query("returnUrl")
 	if u, err := url.Parse(ret); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		ret = ""
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-src 'self' "+s.deps.PublicURL)
+	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-src 'self' "+s.linkBase(c))
 	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 	c.Set("Referrer-Policy", "no-referrer")
 	return signingPage.Execute(c.Response().BodyWriter(), map[string]any{
-		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.downloadURL(s.deps.PublicURL, ref.Site, rec, true, time.Hour),
+		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.linkBase(c) + "/esign/" + url.PathEscape(c.Params("token")) + "/document",
 		"Development": e.Environment == "DEVELOPMENT", "Expired": expired, "Expires": e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"),
 		"ReturnURL": ret,
 	})
+}
+
+// handleSigningDocument serves GET /esign/{token}/document: the exact
+// bytes the envelope was sent with, which are what the signer signs
+// (issue 29); none once the document's content changed.
+func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
+	ref, e, _, err := s.signingContext(c)
+	if err != nil {
+		return err
+	}
+	_, rd, err := s.envelopeContent(ref.Site, e)
+	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
+		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed.")
+	}
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/pdf")
+	c.Set(fiber.HeaderContentDisposition, "inline")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("Content-Security-Policy", "sandbox")
+	c.Set(fiber.HeaderETag, `"`+e.ContentSHA256+`"`)
+	size := rd.Size()
+	if c.Method() == http.MethodHead {
+		rd.Close()
+		c.Response().Header.SetContentLength(int(size))
+		return nil
+	}
+	c.Response().SetBodyStream(&closingReader{Reader: rd, c: rd}, int(size))
+	return nil
 }
 
 // handleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
@@ -793,6 +882,9 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 	ne, err := s.changeEnvelope(c.UserContext(), ref.Site, "esign/"+sg.Name, v, ch)
 	if err != nil {
 		return err
+	}
+	if ch.Action == storage.EnvelopeActionSign && ne.Status == storage.EnvelopeVoided {
+		return &storage.ConflictError{Msg: "This document changed after it was sent for signing: nothing was signed and the envelope is void. Ask the sender to send it again."}
 	}
 	s.mailSigners(c.UserContext(), ref.Site, ne, toks)
 	if ne.Status == storage.EnvelopeSigned {

@@ -106,16 +106,18 @@ func TestESignature_Routes(t *testing.T) {
 			if l := linksTo(mail, a); len(l) != 2 {
 				t.Fatalf("links after the reminder: %v", l)
 			}
-			// A recipient view is one more live link; the signing page is served.
+			// A remote signer gets no recipient view (issue 29); the
+			// reminder's link is one more live link; the signing page is served.
 			r = s.Do(http.MethodPost, one+"/views/recipient"+site.query, map[string]any{"environment": "DEVELOPMENT", "recipientView": map[string]any{"recipientId": "1", "returnUrl": "https://app.example.com/done"}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			view := str(t, r.JSON(t), "viewUrl")
+			mustStatus(t, r, http.StatusBadRequest)
+			view := linksTo(mail, a)[1]
 			page := s.Do(http.MethodGet, strings.TrimPrefix(view, s.URL), nil, "")
 			if page.Status != http.StatusOK || !strings.Contains(string(page.Body), "Hello Ann") || !strings.Contains(string(page.Body), "DEVELOPMENT") {
 				t.Fatalf("signing page: %d %s", page.Status, page.Body)
 			}
 			path := func(link string) string { return link[strings.Index(link, "/esign/"):] }
-			r = s.Do(http.MethodPost, path(view), map[string]any{"action": "sign"}, "")
+			view = path(view)
+			r = s.Do(http.MethodPost, view, map[string]any{"action": "sign"}, "")
 			if r.Status != http.StatusBadRequest {
 				t.Errorf("a signature without a name or drawing: %d %s", r.Status, r.Body)
 			}
@@ -123,7 +125,7 @@ func TestESignature_Routes(t *testing.T) {
 			if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"sent"`) {
 				t.Fatalf("first signature: %d %s", r.Status, r.Body)
 			}
-			if r := s.Do(http.MethodPost, path(view), map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
+			if r := s.Do(http.MethodPost, view, map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
 				t.Errorf("a second signature with another of Ann's links: %d %s", r.Status, r.Body)
 			}
 			if l := linksTo(mail, b); len(l) != 1 {
@@ -252,5 +254,97 @@ func TestESignature_SigningInChromium(t *testing.T) {
 				t.Errorf("artifacts: %s", al.Body)
 			}
 		})
+	}
+}
+
+// TestESignature_RecipientViewOnlyEmbeddedBySender: a recipient view is
+// handed only for an embedded recipient (clientUserId, DocuSign's
+// semantics) and only to the envelope's sender; another writer of the
+// site gets none, and a remote signer signs only through their mailed link
+// (issue 29, finding 4).
+func TestESignature_RecipientViewOnlyEmbeddedBySender(t *testing.T) {
+	s, _ := esignServer(t)
+	admin := s.Admin()
+	alice, bob := s.Token("alice", "default"), s.Token("bob", "default")
+	pdf := addDoc(t, s, admin, "", map[string]any{"path": "sign/c.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": b64(quiretest.TextPDF("Agreement"))})
+	base := "/esignature/local/" + pdf + "/envelopes"
+	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{
+		{"name": "Ann", "email": "ann@example.com", "recipientId": "1"},
+		{"name": "Eve", "clientUserId": "eve-1", "recipientId": "2"},
+	}}, alice)
+	mustStatus(t, r, http.StatusOK)
+	view := base + "/" + str(t, r.JSON(t), "envelopeId") + "/views/recipient"
+	rv := func(id, cu string) map[string]any {
+		return map[string]any{"recipientView": map[string]any{"recipientId": id, "clientUserId": cu}}
+	}
+	for _, c := range []struct {
+		name string
+		tok  string
+		body map[string]any
+		want int
+	}{
+		{"another writer, remote signer", bob, rv("1", ""), 401},
+		{"another writer, embedded signer", bob, rv("2", "eve-1"), 401},
+		{"the sender, remote signer", alice, rv("1", ""), 400},
+		{"the sender, wrong clientUserId", alice, rv("2", "mallory"), 400},
+		{"the sender, embedded signer", alice, rv("2", "eve-1"), 200},
+		{"an Admin, embedded signer", admin, rv("2", "eve-1"), 200},
+	} {
+		r := s.Do(http.MethodPost, view, c.body, c.tok)
+		if r.Status != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
+		}
+		if c.want != 200 && strings.Contains(string(r.Body), "viewUrl") {
+			t.Errorf("%s: a signing URL was handed out: %s", c.name, r.Body)
+		}
+	}
+}
+
+// TestESignature_BoundToSentContent: the signing page shows the exact
+// bytes the envelope was sent with; once the document's content changes
+// the page and its PDF refuse, and a signature voids the envelope instead
+// of signing bytes nobody saw (issue 29, finding 3).
+func TestESignature_BoundToSentContent(t *testing.T) {
+	s, mail := esignServer(t)
+	tok := s.Admin()
+	seen := quiretest.TextPDF("Price: 100 EUR")
+	pdf := addDoc(t, s, tok, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(seen)})
+	base := "/esignature/local/" + pdf + "/envelopes"
+	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}, tok)
+	mustStatus(t, r, http.StatusOK)
+	one := base + "/" + str(t, r.JSON(t), "envelopeId")
+	if g := s.Do(http.MethodGet, one, nil, tok); !strings.Contains(string(g.Body), `"contentSha256":"`) {
+		t.Errorf("the envelope does not show the content it was sent with: %s", g.Body)
+	}
+	links := linksTo(mail, "ann@example.com")
+	if len(links) != 1 {
+		t.Fatalf("links %v", links)
+	}
+	link := links[0][strings.Index(links[0], "/esign/"):]
+	page := s.Do(http.MethodGet, link, nil, "")
+	mustStatus(t, page, http.StatusOK)
+	if !strings.Contains(string(page.Body), link+"/document") {
+		t.Errorf("the signing page does not show the envelope's bytes: %s", page.Body)
+	}
+	doc := s.Do(http.MethodGet, link+"/document", nil, "")
+	mustStatus(t, doc, http.StatusOK)
+	if !bytes.Equal(doc.Body, seen) {
+		t.Errorf("the signing page's PDF is %d bytes, not the %d sent", len(doc.Body), len(seen))
+	}
+
+	// The content changes after sending.
+	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+pdf, map[string]any{"isBase64": true, "content": b64(quiretest.TextPDF("Price: 900 EUR")), "contentType": "application/pdf"}, tok), http.StatusOK)
+	for _, p := range []string{link, link + "/document"} {
+		if r := s.Do(http.MethodGet, p, nil, ""); r.Status != http.StatusConflict {
+			t.Errorf("GET %s after the change: %d, want 409", p, r.Status)
+		}
+	}
+	if r := s.Do(http.MethodPost, link, map[string]any{"action": "sign", "typedName": "Ann"}, ""); r.Status != http.StatusConflict {
+		t.Errorf("signing after the change: %d %s, want 409", r.Status, r.Body)
+	}
+	g := s.Do(http.MethodGet, one, nil, tok)
+	if e := obj(t, g.JSON(t)["envelope"]); str(t, e, "status") != "voided" || !strings.Contains(str(t, e, "voidedReason"), "changed") {
+		t.Errorf("envelope after the change: %s", g.Body)
 	}
 }

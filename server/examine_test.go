@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"quire/quiretest"
@@ -115,4 +116,18 @@ func TestExaminePdf(t *testing.T) {
 			t.Errorf("status %d", resp.StatusCode)
 		}
 	})
+}
+
+// TestExaminePdfMissingEngine: without pdfinfo on PATH, examining a PDF
+// is a 503 naming the missing program, never a 500 (issue 29, finding 9).
+func TestExaminePdfMissingEngine(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := examineUpload(t, s, tok, "", quiretest.FormPDF("x", nil))
+	t.Setenv("PATH", t.TempDir()) // no pdfinfo, no qpdf
+	r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf", nil, tok)
+	mustStatus(t, r, http.StatusServiceUnavailable)
+	if msg := str(t, r.JSON(t), "message"); !strings.Contains(msg, "pdfinfo") || !strings.Contains(msg, "poppler-utils") {
+		t.Errorf("message %q does not name the missing engine", msg)
+	}
 }

@@ -79,6 +79,12 @@ func (s *Server) handleAddFolder(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// WRITE where the folder goes, as for a document created there
+	// (issue 29).
+	if !s.folderAllows(r, p, storage.FolderWrite) {
+		dir, _ := splitDocPath(p)
+		return folderDenied(dir, storage.FolderWrite)
+	}
 	if _, err := s.apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
 		return err
 	}
@@ -95,6 +101,11 @@ func (s *Server) handleDeleteFolder(r *reqCtx) error {
 	p, err := parseFolderIndexKey(k)
 	if err != nil {
 		return err
+	}
+	// DELETE in the folder's own permissions (its own or inherited), as
+	// for the documents in it (issue 29).
+	if !s.folderAllows(r, p, storage.FolderDelete) {
+		return folderDenied(p, storage.FolderDelete)
 	}
 	// The applier decides whether the folder exists and is empty.
 	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); isNotFound(err) {

@@ -111,6 +111,38 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
+	// Folder permissions (issue 29): READ on every document read, WRITE
+	// where the output goes. They are checked here, before the engines
+	// run, and the write target again by the applier when the output is
+	// written (Writer), so a change meanwhile cannot widen them.
+	for _, ds := range in.Datasources {
+		if err := s.requireDocOf(r, ds.DocumentID, storage.FolderRead); err != nil {
+			return err
+		}
+	}
+	for _, ins := range in.InsertDocuments {
+		if err := s.requireDocOf(r, ins.DocumentID, storage.FolderRead); err != nil {
+			return err
+		}
+	}
+	target := in.Path
+	if target == "" {
+		target = tmpl.Path // the default output goes beside the template
+	}
+	if in.SaveAsDocumentID != "" {
+		if d, err := s.db.GetDocumentAny(r.site, in.SaveAsDocumentID); err == nil {
+			target = d.Path
+			if d.ArtifactOf != "" {
+				return invalid("saveAsDocumentId", "invalid 'saveAsDocumentId': it is an artifact")
+			}
+		}
+	}
+	if !toArtifact {
+		if err := s.requireDocPath(r, target, storage.FolderWrite); err != nil {
+			return err
+		}
+	}
+	writer := s.actorOf(r)
 	kind := templateKind(tmpl)
 	if kind == "" {
 		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document", tmpl.ContentType))
@@ -173,7 +205,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		if err != nil {
 			return err
 		}
-		upd := storage.UpdateDocument{DocumentID: a.DocumentID, Content: &m, Chunks: tail, ContentType: &ct}
+		upd := storage.UpdateDocument{DocumentID: a.DocumentID, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer}
 		if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
 			return err
 		}
@@ -186,7 +218,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		}
 		art := storage.Document{DocumentID: id, ContentType: ct, ArtifactCategory: cat, UserID: r.user()}
 		if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent,
-			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}}); err != nil {
+			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}, Writer: writer}); err != nil {
 			return err
 		}
 		return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": parent, "artifactId": id})
@@ -194,7 +226,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	id := in.SaveAsDocumentID
 	if id != "" {
 		if _, err := s.db.GetDocument(r.site, id); err == nil {
-			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct}
+			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer}
 			if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
 				return err
 			}
@@ -213,10 +245,29 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		}
 	}
 	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.user()}, Content: &m, Chunks: tail}
-	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}}); err != nil {
+	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: writer}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
+}
+
+// requireDocOf checks perm on the folder of the document id a request
+// body names (an artifact: its document's folder). An unknown id passes:
+// the handler answers it as it would for anyone.
+func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
+	if folderExempt(r) || id == "" {
+		return nil
+	}
+	d, err := s.db.GetDocumentAny(r.site, id)
+	if err != nil {
+		return nil
+	}
+	if d.ArtifactOf != "" {
+		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+			return nil
+		}
+	}
+	return s.requireDocPath(r, d.Path, perm)
 }
 
 // generateData is the placeholder values: the template's attributes

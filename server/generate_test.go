@@ -184,3 +184,61 @@ func jpegOf(t *testing.T, img image.Image) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestGenerate_FolderPermissions: generation reads its data sources and
+// inserted documents with READ on their folders and writes its output
+// (saveAsDocumentId, path, an artifact) with WRITE on the target's folder;
+// refused, nothing is written (issue 29, finding 2).
+func TestGenerate_FolderPermissions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	bob := s.Token("bob", "default", "hr_team")
+	tmplDOCX := quiretest.DOCXRuns([]string{"Hello {{name}}"})
+	tmpl := addDoc(t, s, admin, "", map[string]any{"path": "pub/t.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
+	secretData := addDoc(t, s, admin, "", map[string]any{"path": "closed/data.json", "contentType": "application/json", "content": `{"data":{"name":"SECRET"}}`})
+	secretPDF := addDoc(t, s, admin, "", map[string]any{"path": "closed/x.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("secret"))})
+	roTarget := addDoc(t, s, admin, "", map[string]any{"path": "ro/target.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
+	roTmpl := addDoc(t, s, admin, "", map[string]any{"path": "ro/t.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
+	openData := addDoc(t, s, admin, "", map[string]any{"path": "pub/data.json", "contentType": "application/json", "content": `{"data":{"name":"Ann"}}`})
+	setFolderRoles(t, s, admin, "", "closed", map[string][]string{"other": {"READ", "WRITE"}})
+	setFolderRoles(t, s, admin, "", "ro", map[string][]string{"hr_team": {"READ"}})
+	before := fetchURLContent(t, s, admin, roTarget, "")
+
+	gen := "/documents/" + tmpl + "/generate"
+	for _, c := range []struct {
+		name string
+		path string
+		body map[string]any
+		want int
+	}{
+		{"data source in a closed folder", gen, map[string]any{"path": "pub/o1.docx", "datasources": []map[string]any{{"documentId": secretData}}}, 401},
+		{"inserted document in a closed folder", gen, map[string]any{"outputType": "PDF", "path": "pub/o2.pdf", "insertDocuments": []map[string]any{{"documentId": secretPDF, "position": "APPEND"}}}, 401},
+		{"overwrite a read-only folder's document", gen, map[string]any{"saveAsDocumentId": roTarget}, 401},
+		{"plant in a read-only folder", gen, map[string]any{"path": "ro/planted.docx"}, 401},
+		{"plant in a closed folder", gen, map[string]any{"path": "closed/planted.docx"}, 401},
+		{"new saveAsDocumentId in a closed folder", gen, map[string]any{"saveAsDocumentId": "8a1e1b8e-1111-4c2a-9e3b-111111111111", "path": "closed/p.docx"}, 401},
+		{"artifact of a read-only folder's template", "/documents/" + roTmpl + "/generate", map[string]any{"saveAsArtifact": true}, 401},
+		{"allowed: open folders", gen, map[string]any{"path": "pub/ok.docx", "datasources": []map[string]any{{"documentId": openData}}}, 201},
+	} {
+		r := s.Do(http.MethodPost, c.path, c.body, bob)
+		if r.Status != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
+		}
+	}
+	if after := fetchURLContent(t, s, admin, roTarget, ""); !bytes.Equal(before, after) {
+		t.Error("the read-only folder's document was overwritten")
+	}
+	for _, folder := range []string{"ro", "closed"} {
+		r := s.Do(http.MethodGet, "/folders?path="+folder, nil, admin)
+		mustStatus(t, r, http.StatusOK)
+		if n := len(list(t, r.JSON(t), "documents")); n != 2 {
+			t.Errorf("folder %s holds %d documents, want 2 (nothing planted)", folder, n)
+		}
+	}
+	if r := s.Do(http.MethodGet, "/documents/8a1e1b8e-1111-4c2a-9e3b-111111111111", nil, admin); r.Status != http.StatusNotFound {
+		t.Errorf("saveAsDocumentId was created: %d", r.Status)
+	}
+	if r := s.Do(http.MethodGet, "/documents/"+roTmpl+"/artifacts", nil, admin); r.Status == http.StatusOK && len(list(t, r.JSON(t), "documents")) != 0 {
+		t.Errorf("an artifact was added: %s", r.Body)
+	}
+}

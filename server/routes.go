@@ -63,6 +63,7 @@ func (s *Server) routes() {
 	// E-signature: the signing token is the credential (esign.go).
 	a.Get("/esign/:token", s.handleSigningPage)
 	a.Post("/esign/:token", s.handleSigningSubmit)
+	a.Get("/esign/:token/document", s.handleSigningDocument)
 	a.Get("/esign-status/:envelopeId", s.handleEnvelopeStatusPage)
 	// Short links: the slug is the credential, as for signed URLs.
 	a.Get("/s/:slug", s.handleResolveShortlink)

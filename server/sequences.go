@@ -142,6 +142,11 @@ func (s *Server) handleNextSequenceValue(r *reqCtx) error {
 	if b.DocumentID != "" && !isUUIDv4(b.DocumentID) {
 		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", b.DocumentID))
 	}
+	// The number becomes an attribute of the document: WRITE in its
+	// folder, as for setting the attribute by hand (issue 29).
+	if err := s.requireDocOf(r, b.DocumentID, storage.FolderWrite); err != nil {
+		return err
+	}
 	res, err := s.apply(r, storage.OpNextSequenceValue, storage.NextSequenceValue{SequenceID: pathParam(r, "sequenceId"), DocumentID: b.DocumentID})
 	if err != nil {
 		return err

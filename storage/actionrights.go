@@ -98,3 +98,44 @@ func CheckActionRights(site string, a *Action, docID, docPath string, set Folder
 	}
 	return nil
 }
+
+// A write that runs long after the request's own checks (document
+// generation runs external programs first) carries the caller's rights as
+// Writer; the applier checks WRITE in the folders it writes to, in the
+// same transaction as the write, against the folder permissions and the
+// document's path of that moment, so the check cannot go stale. Writer nil
+// (the server's own writes, commands before it existed) checks nothing.
+
+// checkWriter reports whether w may write documents at each of paths.
+func checkWriter(t *tx, site string, w *ActionActor, paths ...string) error {
+	if w == nil || w.has("ADMIN") || w.has("GOVERN") {
+		return nil
+	}
+	if !w.has(FolderWrite) {
+		return &AccessError{Msg: fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(w.Permissions, ","))}
+	}
+	set, err := loadFolderPermissions(t, site)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		dir, _ := splitPath(p)
+		if !set.Allows(dir, w.Groups, FolderWrite) {
+			return FolderDenied(dir, FolderWrite)
+		}
+	}
+	return nil
+}
+
+// writerPath is the path whose folder governs writes to d: its own, or
+// for an artifact its document's.
+func writerPath(t *tx, site string, d *Document) (string, error) {
+	if d.ArtifactOf == "" {
+		return d.Path, nil
+	}
+	parent, err := getDoc(t, site, d.ArtifactOf)
+	if err != nil {
+		return "", err
+	}
+	return parent.Path, nil
+}

@@ -74,12 +74,27 @@ func applyAddArchive(t *tx, c *Command) (any, error) {
 		return nil, Invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", MaxArchiveDocuments))
 	}
 	a := Archive{ID: p.ID, UserID: c.User, InsertedDate: c.At, Expires: p.Expires}
-	seen := map[string]bool{}
+	seen := map[string]string{} // entry name → document id
 	add := func(name string, d *Document) error {
-		if !d.HasContent || seen[name] {
+		if !d.HasContent {
 			return nil
 		}
-		seen[name] = true
+		name = ArchiveEntryName(name, d.DocumentID)
+		if by, ok := seen[name]; ok {
+			if by == d.DocumentID {
+				return nil // asked for twice
+			}
+			// Two paths that name the same entry once made safe: the
+			// later one goes beside it under its id, never lost.
+			dir, base := splitPath(name)
+			if name = d.DocumentID + "-" + base; dir != "" {
+				name = dir + "/" + name
+			}
+			if _, ok := seen[name]; ok {
+				return nil
+			}
+		}
+		seen[name] = d.DocumentID
 		if len(a.Entries) == MaxArchiveEntries {
 			return Invalid("documentIds", fmt.Sprintf("an archive holds at most %d files", MaxArchiveEntries))
 		}
@@ -132,6 +147,40 @@ func applyAddArchive(t *tx, c *Command) (any, error) {
 		}
 	}
 	return len(a.Entries), t.setJSON(archiveKey(c.Site, a.ID), a)
+}
+
+// ArchiveEntryName is the ZIP entry name of a document at docPath: a
+// relative name that no unzip tool, naive or not, writes outside the
+// folder it extracts to (zip-slip). Document paths are FormKiQ's free-text
+// keys and are stored as given (API.md "Compress documents"); here "\" is
+// a separator as "/" is (Windows tools split on both), "." and empty
+// segments go, ".." goes up only within the name (never above its root),
+// a drive letter ("C:") or any other ':' becomes '_', and control
+// characters become '_'. A name left empty is the document's id.
+func ArchiveEntryName(docPath, docID string) string {
+	var out []string
+	for _, seg := range strings.FieldsFunc(docPath, func(r rune) bool { return r == '/' || r == '\\' }) {
+		switch seg {
+		case ".":
+			continue
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			continue
+		}
+		seg = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || r == ':' {
+				return '_'
+			}
+			return r
+		}, seg)
+		out = append(out, seg)
+	}
+	if len(out) == 0 {
+		return docID
+	}
+	return strings.Join(out, "/")
 }
 
 // artifactName is where an artifact goes in an archive: beside its

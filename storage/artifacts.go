@@ -27,6 +27,9 @@ import (
 type AddArtifact struct {
 	DocumentID string      `json:"documentId"`
 	Artifact   NewDocument `json:"artifact"` // Document.DocumentID is the artifactId
+	// Writer is the caller's rights, checked here against the folder of
+	// the document (actionrights.go checkWriter).
+	Writer *ActionActor `json:"writer,omitempty"`
 }
 
 func applyAddArtifact(t *tx, c *Command) (any, error) {
@@ -47,6 +50,9 @@ func applyAddArtifact(t *tx, c *Command) (any, error) {
 	}
 	if parent.ArtifactOf != "" {
 		return nil, docNotFound(p.DocumentID) // an artifact has no artifacts
+	}
+	if err := checkWriter(t, c.Site, p.Writer, parent.Path); err != nil {
+		return nil, err
 	}
 	if parent.ArtifactCount >= MaxArtifacts {
 		return nil, Invalid("artifacts", fmt.Sprintf("maximum number of artifacts per document is %d", MaxArtifacts))

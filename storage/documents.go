@@ -90,6 +90,9 @@ type NewDocument struct {
 // then its children (whose BelongsToDocumentID is the parent's id).
 type AddDocuments struct {
 	Docs []NewDocument `json:"docs"`
+	// Writer is the caller's rights, checked here against the folders
+	// the documents go to (actionrights.go checkWriter).
+	Writer *ActionActor `json:"writer,omitempty"`
 }
 
 // AddDocumentsResult reports the paths the documents got (a duplicate path
@@ -108,6 +111,13 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 	}
 	if err := countDocuments(t, c.Site, int64(len(p.Docs))); err != nil {
 		return nil, err
+	}
+	if p.Writer != nil {
+		for i := range p.Docs {
+			if err := checkWriter(t, c.Site, p.Writer, p.Docs[i].Document.Path); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res := &AddDocumentsResult{Paths: map[string]string{}}
 	for i := range p.Docs {
@@ -318,6 +328,9 @@ type UpdateDocument struct {
 	Chunks     []Chunk          `json:"chunks,omitempty"`
 	// Children are new child documents added to this one.
 	Children []NewDocument `json:"children,omitempty"`
+	// Writer is the caller's rights, checked here against the
+	// document's folder (and the new path's) (actionrights.go checkWriter).
+	Writer *ActionActor `json:"writer,omitempty"`
 }
 
 func applyUpdateDocument(t *tx, c *Command) (any, error) {
@@ -331,6 +344,19 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
 		return nil, err
+	}
+	if p.Writer != nil {
+		wp, err := writerPath(t, c.Site, d)
+		if err != nil {
+			return nil, err
+		}
+		paths := []string{wp}
+		if p.Path != nil {
+			paths = append(paths, *p.Path)
+		}
+		if err := checkWriter(t, c.Site, p.Writer, paths...); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkUpdateMutable(t, c, d, p); err != nil {
 		return nil, err

@@ -78,6 +78,76 @@ type Envelope struct {
 	InsertedDate     time.Time        `json:"insertedDate"`
 	LastModifiedDate time.Time        `json:"lastModifiedDate"`
 	CompletedDate    *time.Time       `json:"completedDate,omitempty"`
+	// The exact content the envelope was sent with (issue 29): recorded
+	// when it is sent, in that transaction. Signers are shown these bytes,
+	// completion signs these bytes, and a document whose content is no
+	// longer these bytes voids the envelope when a signer acts or it
+	// completes.
+	ContentSHA256     string `json:"contentSha256,omitempty"`
+	ContentLength     int64  `json:"contentLength,omitempty"`
+	ContentVersionKey string `json:"contentVersionKey,omitempty"`
+}
+
+// EnvelopeContentChanged is the reason an envelope is voided when its
+// document's content is not what it was sent with.
+const EnvelopeContentChanged = "the document's content changed after the envelope was sent"
+
+// envelopeRecord is the document (or artifact) an envelope signs.
+func envelopeRecord(t *tx, site string, e *Envelope) (*Document, error) {
+	if e.ArtifactID == "" {
+		return getLiveDoc(t, site, e.DocumentID)
+	}
+	_, a, err := getArtifact(t, site, e.DocumentID, e.ArtifactID)
+	return a, err
+}
+
+// bindContent records the content e is sent with.
+func bindContent(t *tx, site string, e *Envelope) error {
+	d, err := envelopeRecord(t, site, e)
+	if err != nil {
+		return err
+	}
+	if !d.HasContent || d.ContentSHA256 == "" {
+		return Invalid("documentId", "the document has no content to sign")
+	}
+	e.ContentSHA256, e.ContentLength, e.ContentVersionKey = d.ContentSHA256, d.ContentLength, d.VersionKey
+	return nil
+}
+
+// contentChanged reports whether e's document no longer holds the
+// content e was sent with (or is gone). An envelope sent before the
+// content was recorded has nothing to sign that anyone can vouch for: it
+// counts as changed.
+func contentChanged(t *tx, site string, e *Envelope) (bool, error) {
+	if e.ContentSHA256 == "" {
+		return true, nil
+	}
+	d, err := envelopeRecord(t, site, e)
+	if errors.Is(err, ErrNotFound) {
+		return true, nil
+	}
+	var nf *NotFoundError
+	if errors.As(err, &nf) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !d.HasContent || d.ContentSHA256 != e.ContentSHA256, nil
+}
+
+// voidEnvelope ends e with reason; every link stops working.
+func voidEnvelope(t *tx, e *Envelope, reason string) error {
+	e.Status, e.VoidedReason = EnvelopeVoided, reason
+	for i := range e.Signers {
+		for _, h := range e.Signers[i].TokenHashes {
+			if err := t.del(envelopeTokenKey(h)); err != nil {
+				return err
+			}
+		}
+		e.Signers[i].TokenHashes = nil
+	}
+	return nil
 }
 
 func envelopeKey(site, id string) []byte { return []byte(pfxEnvelope + sk(site) + "/" + id) }
@@ -199,8 +269,12 @@ func applyPutEnvelope(t *tx, c *Command) (any, error) {
 	for i := range e.Signers {
 		e.Signers[i].Status, e.Signers[i].TokenHashes = SignerCreated, nil
 	}
+	e.ContentSHA256, e.ContentLength, e.ContentVersionKey = "", 0, ""
 	if len(p.Tokens) > 0 {
 		e.Status = EnvelopeSent
+		if err := bindContent(t, c.Site, &e); err != nil {
+			return nil, err
+		}
 		if err := e.sendTo(p.Tokens, c.At, t, c.Site); err != nil {
 			return nil, err
 		}
@@ -224,6 +298,8 @@ type EnvelopeChange struct {
 	Drawing     []byte       `json:"drawing,omitempty"`
 	Reason      string       `json:"reason,omitempty"`
 	Artifact    *NewDocument `json:"artifact,omitempty"`
+	// SourceSHA256 (complete): the content the signed copy was made of.
+	SourceSHA256 string `json:"sourceSha256,omitempty"`
 }
 
 // Envelope actions.
@@ -263,6 +339,9 @@ func applyEnvelopeChange(t *tx, c *Command) (any, error) {
 			return nil, &ConflictError{Msg: fmt.Sprintf("Envelope '%s' is %s", e.EnvelopeID, e.Status)}
 		}
 		e.Status = EnvelopeSent
+		if err := bindContent(t, c.Site, e); err != nil {
+			return nil, err
+		}
 		if err := e.sendTo(p.Tokens, c.At, t, c.Site); err != nil {
 			return nil, err
 		}
@@ -303,6 +382,15 @@ func applyEnvelopeChange(t *tx, c *Command) (any, error) {
 		if p.TypedName == "" && len(p.Drawing) == 0 {
 			return nil, Invalid("signature", "type your name or draw a signature")
 		}
+		// A signature covers only the bytes the envelope was sent with.
+		if changed, err := contentChanged(t, c.Site, e); err != nil {
+			return nil, err
+		} else if changed {
+			if err := voidEnvelope(t, e, EnvelopeContentChanged); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if len(p.Drawing) > MaxSignatureDrawing {
 			return nil, Invalid("signature", "the drawn signature is too large")
 		}
@@ -329,8 +417,23 @@ func applyEnvelopeChange(t *tx, c *Command) (any, error) {
 			}
 		}
 	case EnvelopeActionComplete:
-		if e.Status != EnvelopeSigned || p.Artifact == nil {
+		if e.Status != EnvelopeSigned {
 			return nil, &ConflictError{Msg: fmt.Sprintf("Envelope '%s' is %s", e.EnvelopeID, e.Status)}
+		}
+		// The signed PDF is made of the bytes the envelope was sent with
+		// (SourceSHA256), and those are still the document's.
+		changed, err := contentChanged(t, c.Site, e)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			if err := voidEnvelope(t, e, EnvelopeContentChanged); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if p.Artifact == nil || p.SourceSHA256 != e.ContentSHA256 {
+			return nil, &ConflictError{Msg: fmt.Sprintf("Envelope '%s': the signed copy is not made of the content it was sent with", e.EnvelopeID)}
 		}
 		sub := MustCommand(OpAddArtifact, c.Site, c.User, c.At, AddArtifact{DocumentID: e.DocumentID, Artifact: *p.Artifact})
 		if _, err := applyAddArtifact(t, sub); err != nil {

@@ -20,18 +20,38 @@ import (
 
 // Secret is one sealed secret of a site.
 type Secret struct {
-	Alias        string    `json:"alias"`
-	Type         string    `json:"type"` // CERTIFICATE
-	Subject      string    `json:"subject,omitempty"`
-	Issuer       string    `json:"issuer,omitempty"`
-	NotAfter     time.Time `json:"notAfter"`
-	Fingerprint  string    `json:"fingerprint,omitempty"` // SHA-256 of the certificate, hex
-	Sealed       []byte    `json:"sealed"`
-	UserID       string    `json:"userId,omitempty"`
-	InsertedDate time.Time `json:"insertedDate"`
+	Alias       string    `json:"alias"`
+	Type        string    `json:"type"` // CERTIFICATE
+	Subject     string    `json:"subject,omitempty"`
+	Issuer      string    `json:"issuer,omitempty"`
+	NotAfter    time.Time `json:"notAfter"`
+	Fingerprint string    `json:"fingerprint,omitempty"` // SHA-256 of the certificate, hex
+	Sealed      []byte    `json:"sealed"`
+	// AllowedGroups may use a certificate besides the site's governors
+	// and Admins (issue 29; API.md "Secrets and certification").
+	AllowedGroups []string  `json:"allowedGroups,omitempty"`
+	UserID        string    `json:"userId,omitempty"`
+	InsertedDate  time.Time `json:"insertedDate"`
 }
 
 var aliasRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// MaxSecretGroups bounds a secret's allowedGroups.
+const MaxSecretGroups = 50
+
+// CheckSecretGroups validates a secret's allowedGroups: at most
+// MaxSecretGroups names of 1 to 128 bytes of text.
+func CheckSecretGroups(groups []string) error {
+	if len(groups) > MaxSecretGroups {
+		return Invalid("allowedGroups", fmt.Sprintf("at most %d allowedGroups", MaxSecretGroups))
+	}
+	for _, g := range groups {
+		if g == "" || len(g) > 128 || CheckText("allowedGroups", g, 128) != nil {
+			return Invalid("allowedGroups", "each of 'allowedGroups' is a group name of 1 to 128 characters")
+		}
+	}
+	return nil
+}
 
 // ValidSecretAlias reports whether a can name a secret.
 func ValidSecretAlias(a string) bool { return aliasRE.MatchString(a) }
@@ -57,6 +77,9 @@ func applyPutSecret(t *tx, c *Command) (any, error) {
 	}
 	if len(s.Sealed) == 0 || len(s.Sealed) > MaxSealedSecret {
 		return nil, Invalid("data", "the secret is empty or too large")
+	}
+	if err := CheckSecretGroups(s.AllowedGroups); err != nil {
+		return nil, err
 	}
 	ok, err := t.exists(secretKey(c.Site, s.Alias))
 	if err != nil {
