@@ -96,6 +96,9 @@ type AddDocuments struct {
 // is renamed), by document id.
 type AddDocumentsResult struct {
 	Paths map[string]string
+	// DocumentIDs are the created documents in the command's order (the
+	// parent first): a repeated request (Idempotency-Key) answers them.
+	DocumentIDs []string `json:",omitempty"`
 }
 
 func applyAddDocuments(t *tx, c *Command) (any, error) {
@@ -141,6 +144,7 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		res.Paths[d.DocumentID] = d.Path
+		res.DocumentIDs = append(res.DocumentIDs, d.DocumentID)
 		if err := addActions(t, c, d, nd.Actions); err != nil {
 			return nil, err
 		}
