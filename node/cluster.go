@@ -296,7 +296,11 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 			res, idx, err, retry = a.forward(ctx, addr, cmd)
 			if !retry && idx > 0 {
 				if werr := a.c.WaitApplied(ctx, idx); werr != nil {
-					return storage.Result{}, fmt.Errorf("cluster: wait for the forwarded write to apply here: %w", werr)
+					// Committed at the leader, not (yet) readable here:
+					// the client cannot tell, so it is told to retry with
+					// its key or read (never a bare 500).
+					a.log.Warn("forwarded write: not applied here in time", "op", cmd.Op, "index", idx, "err", werr)
+					return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
 				}
 			}
 			sent = !retry
