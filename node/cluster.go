@@ -310,7 +310,7 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 				return res, err
 			}
 			unknown = err
-			if cmd.Idem == nil {
+			if cmd.Idem == nil || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
 				return storage.Result{}, outcomeUnknown(err)
 			}
 			if !extended {

@@ -64,6 +64,32 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	}
 	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"/tags/w", nil, tok), http.StatusNotFound)
 
+	// Every keyed document route answers a repeat as it answered first.
+	for _, tt := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{http.MethodPost, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "a", "value": "1"}, {"key": "d", "value": "0"}}}, http.StatusCreated},
+				{http.MethodPatch, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "c", "value": "3"}}}, http.StatusOK},
+		{http.MethodPut, "/documents/" + id + "/tags/d", map[string]any{"value": "4"}, http.StatusOK},
+		{http.MethodDelete, "/documents/" + id + "/tags/d/4", nil, http.StatusOK},
+		{http.MethodPatch, "/documents/" + id, map[string]any{"path": "idem/renamed.txt"}, http.StatusOK},
+		{http.MethodPut, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "b", "value": "2"}}}, http.StatusOK},
+	} {
+		k := key(tt.method + " " + tt.path)
+		for i := 0; i < 2; i++ {
+			r := s.DoHeaders(tt.method, tt.path, tt.body, tok, k)
+			if r.Status != tt.status {
+				t.Fatalf("%s %s, attempt %d: %d %s, want %d", tt.method, tt.path, i, r.Status, r.Body, tt.status)
+			}
+		}
+	}
+	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	for i := 0; i < 2; i++ {
+		mustStatus(t, s.DoHeaders(http.MethodPut, "/documents/"+id+"/restore", nil, tok, key("restore-1")), http.StatusOK)
+	}
+
 	before := countTopDocs(t, s, tok)
 	for _, tt := range []struct {
 		name, method, path, key string
