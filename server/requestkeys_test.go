@@ -71,7 +71,7 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 		status       int
 	}{
 		{http.MethodPost, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "a", "value": "1"}, {"key": "d", "value": "0"}}}, http.StatusCreated},
-				{http.MethodPatch, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "c", "value": "3"}}}, http.StatusOK},
+		{http.MethodPatch, "/documents/" + id + "/tags", map[string]any{"tags": []map[string]any{{"key": "c", "value": "3"}}}, http.StatusOK},
 		{http.MethodPut, "/documents/" + id + "/tags/d", map[string]any{"value": "4"}, http.StatusOK},
 		{http.MethodDelete, "/documents/" + id + "/tags/d/4", nil, http.StatusOK},
 		{http.MethodPatch, "/documents/" + id, map[string]any{"path": "idem/renamed.txt"}, http.StatusOK},
