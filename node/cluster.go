@@ -231,6 +231,11 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
 		out.Index = idx
 		out.Err = encodeError(unknownOutcome(perr))
+		if perr == cluster.ErrClosed {
+			// Closed before proposing (Propose's first check): certainly
+			// not in the log, so the member sends it to the next leader.
+			out.Err = &wireError{Kind: "notleader", Msg: perr.Error()}
+		}
 		if perr == nil {
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
