@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"time"
 
@@ -250,6 +249,11 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
 		out.Index = idx
 		out.Err = encodeError(unknownOutcome(perr))
+		if perr == cluster.ErrClosed {
+			// Closed before proposing (Propose's first check): certainly
+			// not in the log, so the member sends it to the next leader.
+			out.Err = &wireError{Kind: "notleader", Msg: perr.Error()}
+		}
 		if perr == nil {
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
@@ -277,33 +281,72 @@ type clusterApplier struct {
 	log    *slog.Logger
 }
 
-// leaderWait bounds how long a write waits for a leader to be known.
+// leaderWait bounds how long a write waits for a leader to be known; a
+// keyed write whose outcome became unknown gets leaderWait again (once)
+// to resolve it by sending it again.
 const leaderWait = 10 * time.Second
 
 func (a *clusterApplier) WriteState() storage.WriteState { return a.c.WriteState() }
 
+// Apply proposes cmd at the leader, or forwards it there. An attempt that
+// certainly did not reach the log (no leader known, the leader's cluster
+// port refused or unreachable before sending, the node there no longer
+// leads) is made again, to whoever leads next, within leaderWait; then
+// the answer is the no-leader 503. An attempt whose outcome is unknown
+// (the forward was sent and broke, or the leader changed while it was
+// outstanding; leadership lost after proposing) is an OutcomeUnknownError
+// (504), unless the command carries an Idempotency-Key: then it is sent
+// again with the key, which the applier answers with the first result if
+// the first attempt was applied (storage/requests.go), so the node
+// resolves the outcome itself, within leaderWait more.
 func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
 	deadline := time.Now().Add(leaderWait)
+	var unknown error // the last attempt whose outcome is unknown
+	extended := false
 	for attempt := 0; ; attempt++ {
+		var res storage.Result
+		var err error
+		sent := false // the attempt has an outcome: res, err
 		if a.c.IsLeader() {
-			res, _, err := a.c.Propose(ctx, cmd)
 			var nl *cluster.NotLeaderError
+			res, _, err = a.c.Propose(ctx, cmd)
 			if !errors.As(err, &nl) {
-				return res, unknownOutcome(err)
+				sent = true
 			}
 		} else if addr, _ := a.c.LeaderAddr(); addr != "" {
-			res, idx, err, retry := a.forward(ctx, addr, cmd)
-			if !retry {
-				if idx > 0 {
-					if werr := a.c.WaitApplied(ctx, idx); werr != nil {
-						return storage.Result{}, fmt.Errorf("cluster: wait for the forwarded write to apply here: %w", werr)
-					}
+			var idx uint64
+			var retry bool
+			res, idx, err, retry = a.forward(ctx, addr, cmd)
+			if !retry && idx > 0 {
+				if werr := a.c.WaitApplied(ctx, idx); werr != nil {
+					// Committed at the leader, not (yet) readable here:
+					// the client cannot tell, so it is told to retry with
+					// its key or read (never a bare 500).
+					a.log.Warn("forwarded write: not applied here in time", "op", cmd.Op, "index", idx, "err", werr)
+					return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
 				}
+			}
+			sent = !retry
+		}
+		if sent {
+			if ctx.Err() != nil || !cluster.OutcomeUnknown(err) && !isOutcomeUnknown(err) {
 				return res, err
 			}
+			unknown = err
+			if cmd.Idem == nil || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
+				return storage.Result{}, outcomeUnknown(err)
+			}
+			if !extended {
+				extended = true
+				deadline = time.Now().Add(leaderWait)
+			}
+			a.log.Info("write outcome unknown: sending it again with its Idempotency-Key", "op", cmd.Op, "err", err)
 		}
 		if time.Now().After(deadline) {
-			return storage.Result{}, &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "No cluster leader: the write cannot be accepted now"} // 503
+			if unknown != nil {
+				return storage.Result{}, outcomeUnknown(unknown)
+			}
+			return storage.Result{}, &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "No cluster leader: the write cannot be accepted now; it was not applied"} // 503
 		}
 		select {
 		case <-ctx.Done():
@@ -313,47 +356,104 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 	}
 }
 
+func isOutcomeUnknown(err error) bool {
+	var ou *storage.OutcomeUnknownError
+	return errors.As(err, &ou)
+}
+
+// msgOutcomeUnknown is the answer to a write whose outcome is unknown.
+const msgOutcomeUnknown = "The write's outcome is unknown: the cluster's leader changed or could not be reached while it was being replicated, so it may or may not have been applied. Send it again with the same Idempotency-Key, or read before retrying"
+
+// outcomeUnknown is the OutcomeUnknownError of err.
+func outcomeUnknown(err error) error {
+	if isOutcomeUnknown(err) {
+		return err
+	}
+	return &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
+}
+
 // unknownOutcome turns an error that says nothing about the command
 // (leadership lost while its entry was in flight, the node closing) into
-// a refused write: clients get a 503 and retry, and the schedulers never
-// record a failure in place of an outcome that may yet commit (the
-// pipeline keeps it and records it again, which the store refuses if the
-// first one committed; a folder move stays pending). A context that ended
-// stays what it is.
+// an OutcomeUnknownError: clients get a 504, and the schedulers, to which
+// it is a refused write, never record a failure in place of an outcome
+// that may yet commit (the pipeline keeps it and records it again, which
+// the store refuses if the first one committed; a folder move stays
+// pending). A context that ended stays what it is. The leader uses it to
+// answer a forwarded write.
 func unknownOutcome(err error) error {
 	if err == nil || !cluster.OutcomeUnknown(err) {
 		return err
 	}
-	return &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "The cluster's leader changed while the write was being replicated: it may or may not have been applied; retry it"}
+	return &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
 }
+
+// errLeaderChanged ends a forward whose leader is no longer the one the
+// node follows: its outcome is unknown.
+var errLeaderChanged = errors.New("cluster: the leader changed while the forwarded write was outstanding")
 
 // forward posts cmd to the leader at the Raft address addr. retry is set
 // when the command never entered the log (the node there is no longer
-// the leader, or could not be reached before sending).
+// the leader, or could not be reached before sending). A forward that was
+// sent and got no answer (the connection broke, the leader changed while
+// it waited) is an OutcomeUnknownError.
 func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.Command) (res storage.Result, idx uint64, err error, retry bool) {
 	data, err := cmd.Encode()
 	if err != nil {
 		return storage.Result{}, 0, err, false
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+"/apply", bytes.NewReader(data))
+	// The forward ends when the node follows another leader (or none):
+	// one paused or cut off may hold it for as long as it is away.
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-fctx.Done():
+				return
+			case <-tick.C:
+				if cur, _ := a.c.LeaderAddr(); cur != addr {
+					cancel(errLeaderChanged)
+					return
+				}
+			}
+		}
+	}()
+	req, err := http.NewRequestWithContext(fctx, http.MethodPost, "https://"+addr+"/apply", bytes.NewReader(data))
 	if err != nil {
 		return storage.Result{}, 0, err, false
 	}
+	if cmd.Idem != nil {
+		// net/http sends a request again on a kept-alive connection the
+		// leader closed before reading it only when it is marked
+		// replayable; the key makes it so (and is safe: the applier
+		// dedups it).
+		req.Header.Set("Idempotency-Key", "forward")
+	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		// Whether the leader received it is unknown: refusing to retry
-		// would fail writes on every leader change; a dial error means
-		// it was never sent. Retry only those.
+		// A dial error means it was never sent: retry. Anything else
+		// (the connection broke after sending, the leader changed) is
+		// an unknown outcome, unless the caller gave up.
 		var oe *net.OpError
 		if errors.Is(err, errForwardDial) || errors.As(err, &oe) && oe.Op == "dial" {
 			return storage.Result{}, 0, nil, true
 		}
-		return storage.Result{}, 0, fmt.Errorf("cluster: forward to the leader: %w", err), false
+		if ctx.Err() != nil {
+			return storage.Result{}, 0, ctx.Err(), false
+		}
+		a.log.Warn("forwarded write: no answer from the leader", "op", cmd.Op, "leader", addr, "err", err, "cause", context.Cause(fctx))
+		return storage.Result{}, 0, outcomeUnknown(err), false
 	}
 	defer resp.Body.Close()
 	var out forwardReply
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return storage.Result{}, 0, fmt.Errorf("cluster: the leader's answer: %w", err), false
+		if ctx.Err() != nil {
+			return storage.Result{}, 0, ctx.Err(), false
+		}
+		a.log.Warn("forwarded write: the leader's answer broke off", "op", cmd.Op, "leader", addr, "err", err)
+		return storage.Result{}, 0, outcomeUnknown(err), false
 	}
 	if out.Err != nil && out.Err.Kind == "notleader" {
 		return storage.Result{}, 0, nil, true
@@ -396,9 +496,12 @@ func encodeError(err error) *wireError {
 		re *storage.RequestError
 		nl *cluster.NotLeaderError
 	)
+	var ou *storage.OutcomeUnknownError
 	switch {
 	case errors.As(err, &nl):
 		return &wireError{Kind: "notleader", Msg: err.Error()}
+	case errors.As(err, &ou): // before wr, which it unwraps to
+		return &wireError{Kind: "unknown", Msg: ou.Reason}
 	case errors.As(err, &ve):
 		return &wireError{Kind: "validation", Msg: err.Error(), Items: ve.Items}
 	case errors.As(err, &nf):
@@ -437,6 +540,8 @@ func decodeError(w *wireError) error {
 		return &storage.AccessError{Msg: w.Msg}
 	case "refused":
 		return &storage.WriteRefusedError{Kind: w.Msg, Reason: w.Reason}
+	case "unknown":
+		return &storage.OutcomeUnknownError{Reason: w.Msg}
 	case "limit":
 		return &storage.LimitError{Msg: w.Msg}
 	case "request":
@@ -449,57 +554,12 @@ func decodeError(w *wireError) error {
 	return fmt.Errorf("cluster: at the leader: %s", w.Msg)
 }
 
-// resultTypes are the types appliers return as Result.Value, by name.
-var resultTypes = func() map[string]reflect.Type {
-	m := map[string]reflect.Type{}
-	for _, v := range []any{
-		"", int(0), int64(0), uint64(0), float64(0), true,
-		&storage.Document{}, storage.Document{},
-		&storage.AddDocumentsResult{}, storage.AddDocumentsResult{},
-		&storage.DeleteTagResult{}, storage.DeleteTagResult{},
-		storage.MoveFolderResult{}, &storage.MoveFolderResult{},
-		storage.FolderMoveJob{}, &storage.FolderMoveJob{},
-		storage.ActionResult{}, &storage.ActionResult{},
-		storage.WebhookDocumentResult{}, &storage.WebhookDocumentResult{},
-	} {
-		t := reflect.TypeOf(v)
-		m[t.String()] = t
-	}
-	return m
-}()
-
-func encodeValue(v any) (string, json.RawMessage, error) {
-	if v == nil {
-		return "", nil, nil
-	}
-	t := reflect.TypeOf(v)
-	if _, ok := resultTypes[t.String()]; !ok {
-		return t.String(), nil, fmt.Errorf("result type %s is not forwarded", t)
-	}
-	b, err := json.Marshal(v)
-	return t.String(), b, err
-}
+// encodeValue and decodeValue carry Result.Value by type name (the
+// store's registry of result types, storage/requests.go).
+func encodeValue(v any) (string, json.RawMessage, error) { return storage.EncodeResultValue(v) }
 
 func decodeValue(name string, raw json.RawMessage) (any, error) {
-	if name == "" {
-		return nil, nil
-	}
-	t, ok := resultTypes[name]
-	if !ok || raw == nil {
-		return nil, fmt.Errorf("result type %s is not forwarded", name)
-	}
-	if t.Kind() == reflect.Pointer {
-		p := reflect.New(t.Elem())
-		if err := json.Unmarshal(raw, p.Interface()); err != nil {
-			return nil, err
-		}
-		return p.Interface(), nil
-	}
-	p := reflect.New(t)
-	if err := json.Unmarshal(raw, p.Interface()); err != nil {
-		return nil, err
-	}
-	return p.Elem().Interface(), nil
+	return storage.DecodeResultValue(name, raw)
 }
 
 // closeCluster stops forwarding and the Raft member (the store stays

@@ -129,6 +129,12 @@ func TestCluster_FollowerForwardsWritesAndReadsItsOwn(t *testing.T) {
 	if r := leader.Do(http.MethodPost, "/documents", doc, ltok); r.Status != http.StatusCreated {
 		t.Fatalf("create on the leader: %d %s", r.Status, r.Body)
 	}
+	// The same create again answers the first (a client-chosen id acts as
+	// an Idempotency-Key); another body with the id conflicts.
+	if r := f.Do(http.MethodPost, "/documents", doc, ftok); r.Status != http.StatusCreated {
+		t.Fatalf("the same create again through the follower: %d %s, want the first answer", r.Status, r.Body)
+	}
+	doc["content"] = "y"
 	onF, onL = f.Do(http.MethodPost, "/documents", doc, ftok), leader.Do(http.MethodPost, "/documents", doc, ltok)
 	if onF.Status != http.StatusConflict || onF.Status != onL.Status || string(onF.Body) != string(onL.Body) {
 		t.Fatalf("duplicate document id: follower %d %s, leader %d %s", onF.Status, onF.Body, onL.Status, onL.Body)

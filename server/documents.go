@@ -140,6 +140,11 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 	}
 	if in.Artifacts {
+		if k, _ := r.Locals(localIdemKey).(string); k != "" {
+			// The artifact's id is chosen per request and not in the
+			// result: a retry could not answer the first one.
+			return invalid(headerIdempotencyKey, "'Idempotency-Key' is not supported when adding an artifact")
+		}
 		return s.addArtifact(r, &in)
 	}
 	id := ""
@@ -192,15 +197,32 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	if err := s.requireWritePaths(r, payload.Docs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpAddDocuments, payload); err != nil {
+	if in.DocumentID != nil && !r.public {
+		// The same create again (same caller, same body) answers the first
+		// while the document exists (requestkeys.go); an Idempotency-Key
+		// takes precedence.
+		r.implicitKey = &storage.Idempotency{Key: "documentId " + id, Doc: id, Implicit: true}
+	}
+	res, err := s.apply(r, storage.OpAddDocuments, payload)
+	if err != nil {
 		return err
 	}
+	// A repeated request (Idempotency-Key) answers the first request's
+	// documents: the ids come from the result, in the request's order.
+	ids := make([]string, len(docs))
+	for i, p := range docs {
+		ids[i] = p.nd.Document.DocumentID
+	}
+	if ar, _ := res.Value.(*storage.AddDocumentsResult); ar != nil && len(ar.DocumentIDs) == len(ids) {
+		ids = ar.DocumentIDs
+	}
+	id = ids[0]
 	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
 	if !parent.hasBody && parent.nd.Document.ResourceType == storage.ResourceDocument && parent.nd.Document.DeepLinkPath == "" {
 		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{base: s.linkBase(r.Ctx)})
 	}
-	for _, p := range docs[1:] {
-		cr := childResult{DocumentID: p.nd.Document.DocumentID}
+	for i, p := range docs[1:] {
+		cr := childResult{DocumentID: ids[i+1]}
 		if !p.hasBody && p.nd.Document.DeepLinkPath == "" && p.nd.Document.ResourceType == storage.ResourceDocument {
 			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{base: s.linkBase(r.Ctx)})
 		}

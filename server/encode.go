@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -62,6 +63,8 @@ func (r *reqCtx) readBody(v any, limit int) error {
 	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
 		return errNoBody
 	}
+	sum := sha256.Sum256(body)
+	r.bodySum = sum[:]
 	// encoding/json silently replaces invalid UTF-8 and unpaired
 	// surrogate escapes with U+FFFD: refuse them here, on the raw bytes.
 	if !utf8.Valid(body) || loneSurrogate(body) {

@@ -40,6 +40,18 @@ type messageBody struct {
 	Message string `json:"message"`
 }
 
+// outcomeBody answers a write whose outcome is unknown (504, with the
+// header Quire-Write-Outcome: unknown): it may or may not have been
+// applied, and may still be (API.md "Exactly-once writes").
+type outcomeBody struct {
+	Message string `json:"message"`
+	Outcome string `json:"outcome"`
+}
+
+// headerWriteOutcome marks an answer whose write may or may not have
+// been applied.
+const headerWriteOutcome = "Quire-Write-Outcome"
+
 // errorHandler is the single place where errors become HTTP responses:
 // validation errors get {"errors":[...]}, everything else {"message"}.
 // Anything unexpected is a 500 with a generic body and a logged request id.
@@ -54,6 +66,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		ac *storage.AccessError
 		fe *fiber.Error
 		wr *storage.WriteRefusedError
+		ou *storage.OutcomeUnknownError
 		le *storage.LimitError
 		re *storage.RequestError
 		se *json.SyntaxError
@@ -70,6 +83,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = http.StatusConflict, messageBody{ce.Msg}
 	case errors.As(err, &gv): // GOVERNANCE retention: the document cannot change until its end
 		status, body = http.StatusConflict, messageBody{gv.Msg}
+	case errors.As(err, &ou): // before wr, which it unwraps to
+		status, body = http.StatusGatewayTimeout, outcomeBody{Message: ou.Reason, Outcome: "unknown"}
+		c.Set(headerWriteOutcome, "unknown")
 	case errors.As(err, &wr):
 		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
 	case errors.As(err, &le):

@@ -13,3 +13,13 @@ func SetTestRoutes(f func(fiber.Router)) { testRoutes = f }
 // SetTestIndexGateLag sets the index lag above which servers built until
 // it is called with 0 hold back index-feeding writes (tests only).
 func SetTestIndexGateLag(d time.Duration) { testGateLag = d }
+
+// KeyedRoutes are the routes that honour an Idempotency-Key, as
+// "METHOD path" (tests only).
+func KeyedRoutes() []string {
+	out := make([]string, len(keyedRoutes))
+	for i, k := range keyedRoutes {
+		out[i] = k.method + " " + k.path
+	}
+	return out
+}

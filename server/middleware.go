@@ -24,7 +24,7 @@ const (
 )
 
 // corsHeaders are FormKiQ's CORS response headers, sent on every response.
-const corsAllowHeaders = "Content-Type,X-Amz-Date,Authorization,X-Api-Key,x-formkiq-delegation-token"
+const corsAllowHeaders = "Content-Type,X-Amz-Date,Authorization,X-Api-Key,x-formkiq-delegation-token,Idempotency-Key"
 
 func (s *Server) cors(c *fiber.Ctx) error {
 	h := &c.Response().Header
@@ -190,6 +190,13 @@ type reqCtx struct {
 	// artifact of the path's document (resolveDocument); docID() is then
 	// the artifact's record id.
 	art string
+
+	// bodySum is the SHA-256 of the body readBody read; implicitKey the
+	// key a client-chosen documentId stands for; keyUsed says the
+	// request's command carried its key already (requestkeys.go).
+	bodySum     []byte
+	implicitKey *storage.Idempotency
+	keyUsed     bool
 
 	// The site's folder permissions, read on first use.
 	fperms   storage.FolderPermissionSet

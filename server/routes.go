@@ -39,7 +39,7 @@ func (s *Server) routes() {
 	a := s.app
 	// recoverPanic runs inside accessLog, so a recovered panic is logged,
 	// counted and drained like any other 500.
-	a.Use(s.accessLog, s.recoverPanic, s.cors)
+	a.Use(s.accessLog, s.recoverPanic, s.cors, s.idempotencyKey)
 
 	// No token: health, and signed upload and download URLs (the signature
 	// is the credential).

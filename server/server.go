@@ -131,12 +131,15 @@ type Server struct {
 	// with the site's certificate (esign.go).
 	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
 
-	app  *fiber.App
-	deps Deps
-	db   *storage.DB
-	log  *slog.Logger
-	now  func() time.Time
-	bg   *background
+	app *fiber.App
+	// routeTable matches requests to routes for the Idempotency-Key
+	// check (requestkeys.go).
+	routeTable *routeTable
+	deps       Deps
+	db         *storage.DB
+	log        *slog.Logger
+	now        func() time.Time
+	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
 	// moves runs asynchronous folder moves.
@@ -241,6 +244,7 @@ func New(d Deps) *Server {
 		JSONEncoder: marshalJSON,
 	})
 	s.routes()
+	s.routeTable = newRouteTable(s.app.GetRoutes(true))
 	return s
 }
 
@@ -277,6 +281,9 @@ func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, e
 		return storage.Result{}, err
 	}
 	cmd.Via = via(r)
+	if cmd.Idem, err = r.idempotency(); err != nil {
+		return storage.Result{}, err
+	}
 	if indexFed[op] {
 		if err := s.gate.wait(r.UserContext()); err != nil {
 			return storage.Result{}, err

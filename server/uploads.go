@@ -154,6 +154,11 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A key of this request's own, so a cluster node whose forward of the
+	// commit broke (a leader change mid-upload) sends it again itself
+	// instead of answering an unknown outcome (the chunks before it are
+	// idempotent already): the upload outlives a failover.
+	cmd.Idem = &storage.Idempotency{Key: "upload-commit " + uuid.NewString(), Hash: "upload"}
 	// New content for the fulltext index: wait while it lags (bounded by
 	// gateMaxWait; the chunks are written, no transaction is held).
 	if err := s.gate.wait(context.Background()); err != nil {

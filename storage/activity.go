@@ -152,7 +152,17 @@ func (t *tx) noteWrite(ref DocRef, prefix string, key []byte, write bool) {
 
 // runApplier applies c with fn in t and, when c's op is on the trail,
 // records the activity of every document it changed.
+// A command that carries an Idempotency-Key (c.Idem) is applied at most
+// once per key (requests.go).
 func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
+	if c.Idem != nil {
+		return applyOnce(t, c, fn)
+	}
+	return runOp(t, c, fn)
+}
+
+// runOp is runApplier without the Idempotency-Key.
+func runOp(t *tx, c *Command, fn applyFunc) (any, error) {
 	t.trail = activityOps[c.Op]
 	v, err := fn(t, c)
 	if err != nil || !t.trail {

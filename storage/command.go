@@ -271,6 +271,10 @@ type Command struct {
 	// Via says which request a command came from (activity.go); commands
 	// of the server's own jobs have none.
 	Via *Via `json:"via,omitempty"`
+	// Idem, when set, makes the command apply at most once per
+	// Idempotency-Key of its site and user (requests.go): a repeat
+	// answers the first result and writes nothing.
+	Idem *Idempotency `json:"idem,omitempty"`
 
 	// local holds the payload of a command built in this process whose
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of

@@ -575,8 +575,11 @@ func retryablePut(err error) bool {
 	var (
 		wr *WriteRefusedError
 		ve *ValidationError
+		ou *OutcomeUnknownError
 	)
 	switch {
+	case errors.As(err, &ou): // before wr, which it unwraps to: chunks are idempotent
+		return true
 	case errors.As(err, &wr), errors.As(err, &ve), errors.Is(err, ErrClosed), errors.Is(err, ErrTooLarge),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false

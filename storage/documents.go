@@ -99,6 +99,9 @@ type AddDocuments struct {
 // is renamed), by document id.
 type AddDocumentsResult struct {
 	Paths map[string]string
+	// DocumentIDs are the created documents in the command's order (the
+	// parent first): a repeated request (Idempotency-Key) answers them.
+	DocumentIDs []string `json:",omitempty"`
 }
 
 func applyAddDocuments(t *tx, c *Command) (any, error) {
@@ -151,6 +154,7 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		res.Paths[d.DocumentID] = d.Path
+		res.DocumentIDs = append(res.DocumentIDs, d.DocumentID)
 		if err := checkNotificationSender(t, c.Site, nd.Actions); err != nil {
 			return nil, err
 		}

@@ -70,3 +70,18 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 func docNotFound(id string) error {
 	return &NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 }
+
+// OutcomeUnknownError is a write that may or may not have been applied,
+// and may still be: in a cluster, the forward to the leader broke after
+// it was sent, or the leader lost its leadership after proposing it. The
+// server answers it apart from a refused write (504, API.md "Exactly-once
+// writes"); to the schedulers it is a refused write (errors.As finds a
+// *WriteRefusedError of kind KindIOError), so they record no failure in
+// place of an outcome that may yet commit.
+type OutcomeUnknownError struct{ Reason string }
+
+func (e *OutcomeUnknownError) Error() string { return "outcome unknown: " + e.Reason }
+
+func (e *OutcomeUnknownError) Unwrap() error {
+	return &WriteRefusedError{Kind: KindIOError, Reason: e.Reason}
+}

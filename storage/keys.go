@@ -51,6 +51,8 @@ const (
 	pfxMapping          = "mp/"   // mp/<site>/<mappingId> -> Mapping
 	pfxWebhook          = "wh/"   // wh/<site>/<webhookId> -> Webhook
 	pfxIdempotency      = "wi/"   // wi/<site>/<webhookId>/<sha256 of Idempotency-Key> -> idempotencyRecord
+	pfxRequest          = "rq/"   // rq/<site>/<sha256 of user NUL Idempotency-Key> -> requestRecord: a write's first answer (requests.go)
+	pfxRequestDue       = "rqd/"  // rqd/<ts>/<site>/<sha256 of user NUL key> -> "" (request records by the time they were written, for expiry)
 	pfxShortlink        = "sl/"   // sl/<slug> -> Shortlink (slugs are unique per server, not per site)
 	pfxModelAgreement   = "ima/"  // ima/<modelId> -> ModelAgreement (server-wide)
 	pfxUser             = "usr/"  // usr/<username> -> User (the built-in directory, server-wide)
