@@ -114,7 +114,7 @@ var settings = []setting{
 	{key: "engines.clamd", name: "clamd", help: "clamd address for ANTIVIRUS and MALWARE_SCAN: unix:/path or tcp:host:port (package clamav-daemon).",
 		ptr: func(c *Config) any { return &c.Engines.Clamd }},
 
-	{key: "smtp.host", name: "smtp-host", help: "Default mail server of NOTIFICATION actions (a site's notification settings win).",
+	{key: "smtp.host", name: "smtp-host", help: "The server's own mail server: the only one directory mail (temporary passwords, reset codes) goes through, and the default of NOTIFICATION actions (a site's notification settings win for those). Without host and from, mailed resets are refused.",
 		example: "mail.office.lan", ptr: func(c *Config) any { return &c.SMTP.Host }},
 	{key: "smtp.port", name: "smtp-port", help: "Mail server port.",
 		ptr: func(c *Config) any { return &c.SMTP.Port }},
@@ -126,7 +126,7 @@ var settings = []setting{
 		example: "quire", ptr: func(c *Config) any { return &c.SMTP.Username }},
 	{key: "smtp.password", name: "smtp-password", secret: true, help: "Mail server password (or QUIRE_SMTP_PASSWORD; never a flag).",
 		example: "change-me", ptr: func(c *Config) any { return &c.SMTP.Password }},
-	{key: "smtp.from", name: "smtp-from", help: "Default sender address (a site's notification email wins).",
+	{key: "smtp.from", name: "smtp-from", help: "Sender address of directory mail, and the default of notifications (a site's notification email wins for those).",
 		example: "quire@office.lan", ptr: func(c *Config) any { return &c.SMTP.From }},
 
 	{key: "llm.url", name: "llm-url", help: "Default OpenAI-compatible endpoint of LLM actions (a site's llm settings win).",

@@ -97,8 +97,11 @@ type Pipeline interface {
 	// ExaminePDF reports what a PDF holds (GET /objects/examine/{id}/pdf).
 	ExaminePDF(ctx context.Context, r io.Reader) (*pipeline.PDFReport, error)
 	// SendUserMail mails a directory user (a temporary password, a reset
-	// code) through the default site's or the server's mail settings.
+	// code) through the server's own mail settings only, never a site's.
 	SendUserMail(ctx context.Context, to, subject, text string) error
+	// ServerMail reports whether the server has mail settings of its own
+	// (nil) or why not (pipeline.ErrNoServerMail).
+	ServerMail() error
 	// SendSiteMail sends one mail through a site's mail settings.
 	SendSiteMail(ctx context.Context, site, to, subject, text string) error
 	// SignedCopy appends a signature page to a PDF (e-signature).

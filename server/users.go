@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -99,6 +100,9 @@ func (s *Server) handleAddUser(r *reqCtx) error {
 		if u.Email == "" {
 			return invalid("temporaryPassword", "'temporaryPassword' is required for a user without an e-mail address")
 		}
+		if err := s.serverMail(); err != nil {
+			return invalid("temporaryPassword", "'temporaryPassword' is required: "+err.Error())
+		}
 		pw, _ = auth.NewSecret(12)
 		mail = true
 	}
@@ -113,15 +117,35 @@ func (s *Server) handleAddUser(r *reqCtx) error {
 	if mail {
 		if err := s.mailUser(r, u.Email, "Your Quire account",
 			fmt.Sprintf("An account was made for you on Quire.\n\nUsername: %s\nTemporary password: %s\n\nSign in with it; you will be asked to choose a new password.\n", u.Username, pw)); err != nil {
-			return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' created, but the temporary password was not sent (%v): reset the password to send another, or set one with PUT /users/%s/RESET_PASSWORD {\"temporaryPassword\"}", u.Username, err, u.Username))
+			// The user must not exist with a password nobody got: take it
+			// back, so the 502 leaves nothing behind.
+			if _, derr := s.apply(r, storage.OpDeleteUser, storage.DeleteUser{Username: u.Username}); derr != nil {
+				s.log.Error("user whose temporary password was not sent not removed", "user", u.Username, "err", derr)
+				return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' created, but the temporary password was not sent (%v): set one with PUT /users/%s/RESET_PASSWORD {\"temporaryPassword\"}", u.Username, err, u.Username))
+			}
+			return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' not created: the temporary password was not sent (%v); try again, or give 'temporaryPassword'", u.Username, err))
 		}
 	}
 	return r.JSON(messageBody{fmt.Sprintf("user '%s' created", u.Username)})
 }
 
-func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
+// serverMail reports whether directory mail can be sent: the server's own
+// mail settings are complete (never a site's, which its governors change).
+func (s *Server) serverMail() error {
 	if s.deps.Pipeline == nil {
-		return fmt.Errorf("no mail service")
+		return pipeline.ErrNoServerMail
+	}
+	return s.deps.Pipeline.ServerMail()
+}
+
+// errNoResetMail answers /forgotPassword on a server without mail
+// settings of its own.
+var errNoResetMail = errStatus(http.StatusServiceUnavailable, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
+
+// mailUser sends a directory mail through the server's own mail settings.
+func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
+	if err := s.serverMail(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(r.UserContext(), mailTimeout)
 	defer cancel()
@@ -217,6 +241,9 @@ func (s *Server) handleUserOperation(r *reqCtx) error {
 	}
 	if u.Email == "" {
 		return invalid("temporaryPassword", "the user has no e-mail address: give 'temporaryPassword'")
+	}
+	if err := s.serverMail(); err != nil {
+		return invalid("temporaryPassword", "'temporaryPassword' is required: "+err.Error())
 	}
 	code, codeHash := auth.NewSecret(6)
 	exp := r.now.Add(resetCodeTTL)
@@ -557,6 +584,10 @@ func (s *Server) handleForgotPassword(c *fiber.Ctx) error {
 	name := storage.NormalizeUsername(in.Username)
 	if name == "" {
 		return invalid("username", "'username' is required")
+	}
+	// The same answer for every username: it tells nothing about users.
+	if s.serverMail() != nil {
+		return errNoResetMail
 	}
 	done := r.JSON(messageBody{"If the user exists, a code was sent to its e-mail address"})
 	u, err := s.db.GetUser(name)
