@@ -523,7 +523,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := s.db.GetUser(rt.Username)
-	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || u.Generation != rt.Generation {
+	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, refreshTTL) {
 		return bad
 	}
 	body, err := s.issue(u, "")
