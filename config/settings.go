@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"quire/ratelimit"
 )
 
 // setting is one configuration value: its key in the file, its name (the
@@ -30,7 +32,7 @@ func (s setting) Env() string {
 
 // settings lists every setting in the order `config example` prints them.
 // Sections follow the first part of the key.
-var settings = []setting{
+var settings = append([]setting{
 	{key: "listen", name: "listen", help: "Address the HTTP API listens on. Use 0.0.0.0:8080 to serve the LAN.",
 		ptr: func(c *Config) any { return &c.Listen }},
 	{key: "data_dir", name: "data-dir", help: "Directory of the database, search index, keys and TLS certificate.",
@@ -158,6 +160,26 @@ var settings = []setting{
 		example: `["127.0.0.0/8"]`, ptr: func(c *Config) any { return &c.Outbound.Allow }},
 	{key: "outbound.deny", name: "outbound-deny", help: "Networks that destinations users choose may not reach (allow wins): [\"10.0.0.0/8\", \"172.16.0.0/12\", \"192.168.0.0/16\"] keeps users' webhooks off the LAN; [\"0.0.0.0/0\", \"::/0\"] allows only the networks of outbound.allow.",
 		example: `["0.0.0.0/0", "::/0"]`, ptr: func(c *Config) any { return &c.Outbound.Deny }},
+}, rateLimitSettings()...)
+
+// rateLimitSettings are the [ratelimit] table: one setting per route class
+// of the ratelimit package, whose class list is the only one.
+func rateLimitSettings() []setting {
+	out := make([]setting, 0, len(ratelimit.Classes))
+	for _, cl := range ratelimit.Classes {
+		name := cl.Name
+		out = append(out, setting{key: "ratelimit." + name, name: "ratelimit-" + name,
+			help: "Rate limit of " + cl.Help + ` Format: "RATE burst N, global RATE burst N" (RATE as 10/s, 10/min or 10/h): per client address, then for all clients; over it the answer is 429 with Retry-After.`,
+			ptr:  func(c *Config) any { return mapEntry{m: &c.RateLimit, k: name} }})
+	}
+	return out
+}
+
+// mapEntry is a setting held as one entry of a map of the Config (the
+// [ratelimit] table, whose keys are fixed by the ratelimit package).
+type mapEntry struct {
+	m *map[string]string
+	k string
 }
 
 func lookup(name string) (setting, bool) {
@@ -205,6 +227,11 @@ func (s setting) set(c *Config, v string) error {
 				*p = append(*p, x)
 			}
 		}
+	case mapEntry:
+		if *p.m == nil {
+			*p.m = map[string]string{}
+		}
+		(*p.m)[p.k] = v
 	case *map[string]string:
 		for _, x := range strings.Split(v, ",") {
 			name, url, ok := strings.Cut(strings.TrimSpace(x), "=")
@@ -227,6 +254,8 @@ func (s setting) format(c *Config) string {
 	switch p := s.ptr(c).(type) {
 	case *string:
 		return strconv.Quote(*p)
+	case mapEntry:
+		return strconv.Quote((*p.m)[p.k])
 	case *bool:
 		return strconv.FormatBool(*p)
 	case *int:
@@ -261,6 +290,8 @@ func (s setting) empty(c *Config) bool {
 	switch p := s.ptr(c).(type) {
 	case *string:
 		return *p == ""
+	case mapEntry:
+		return (*p.m)[p.k] == ""
 	case *[]string:
 		return len(*p) == 0
 	case *map[string]string:
@@ -284,6 +315,9 @@ func (f *flagValue) String() string {
 	}
 	if _, ok := f.s.ptr(f.c).(*string); ok {
 		return *f.s.ptr(f.c).(*string)
+	}
+	if e, ok := f.s.ptr(f.c).(mapEntry); ok {
+		return (*e.m)[e.k]
 	}
 	if f.s.empty(f.c) {
 		return ""

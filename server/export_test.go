@@ -13,3 +13,7 @@ func SetTestRoutes(f func(fiber.Router)) { testRoutes = f }
 // SetTestIndexGateLag sets the index lag above which servers built until
 // it is called with 0 hold back index-feeding writes (tests only).
 func SetTestIndexGateLag(d time.Duration) { testGateLag = d }
+
+// LimitClasses is the rate-limit class of every route that needs no
+// token ("METHOD /path"), as the route table declared them (tests only).
+func (s *Server) LimitClasses() map[string]string { return s.limitClass }

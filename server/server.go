@@ -17,6 +17,7 @@ import (
 	"quire/guard"
 	"quire/index"
 	"quire/pipeline"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -83,6 +84,10 @@ type Deps struct {
 	// MaxConnsPerClient caps concurrent connections from one client
 	// address (0: DefaultMaxConnsPerClient; negative: unlimited).
 	MaxConnsPerClient int
+	// RateLimit is the limit spec of each route class of the routes that
+	// need no token (ratelimit.Parse's format; a class not named: its
+	// default).
+	RateLimit map[string]string
 }
 
 // Pipeline is what the server asks of the action pipeline.
@@ -141,8 +146,10 @@ type Server struct {
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
-	// joins limits POST /cluster/join attempts (cluster.go).
-	joins joinLimiter
+	// limits are the rate limits of the routes that need no token, and
+	// limitClass each such route's class ("METHOD /path"; ratelimits.go).
+	limits     *ratelimit.Set
+	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
 	// gate holds back writes feeding the fulltext index while it lags
@@ -186,6 +193,7 @@ func New(d Deps) *Server {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
+	s.limits, s.limitClass = newLimits(d), map[string]string{}
 	if d.Indexer != nil {
 		lag := gateLag
 		if testGateLag > 0 {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
@@ -387,6 +388,12 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	if name == "" || in.Password == "" {
 		return invalid("", "'username' and 'password' are required")
 	}
+	// Cheap checks first: a name no user can have or a password longer
+	// than any user's is refused without hashing (the answer says nothing
+	// about which users exist: no user has such a name or password).
+	if storage.CheckUsername(name) != nil || len(in.Password) > auth.MaxPasswordBytes {
+		return storage.ErrBadLogin
+	}
 	r.p.Username = name
 	u, err := s.db.GetUser(name)
 	if err != nil && !isNotFound(err) {
@@ -624,14 +631,27 @@ func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 	if err := auth.CheckPassword(in.Password); err != nil {
 		return invalid("password", err.Error())
 	}
+	// Cheap checks first: only the right code of a pending reset is worth
+	// an argon2 hash. Every wrong case gets the same answer; the applier
+	// checks the code again in its transaction.
+	badCode := invalid("code", "Invalid verification code provided, please try again.")
+	codeHash := auth.SecretHash(in.Code)
+	u, err := s.db.GetUser(name)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if u == nil || u.ResetCodeHash == "" || subtle.ConstantTimeCompare([]byte(u.ResetCodeHash), []byte(codeHash)) != 1 ||
+		u.ResetExpires == nil || !r.now.Before(*u.ResetExpires) {
+		return badCode
+	}
 	hash, err := auth.HashPassword(in.Password)
 	if err != nil {
 		return err
 	}
 	r.p.Username = name
-	_, err = s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "reset", CodeHash: auth.SecretHash(in.Code)})
+	_, err = s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "reset", CodeHash: codeHash})
 	if isNotFound(err) {
-		return invalid("code", "Invalid verification code provided, please try again.")
+		return badCode
 	}
 	if err != nil {
 		return err
