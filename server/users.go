@@ -140,8 +140,9 @@ func (s *Server) serverMail() error {
 }
 
 // errNoResetMail answers /forgotPassword on a server without mail
-// settings of its own.
-var errNoResetMail = errStatus(http.StatusServiceUnavailable, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
+// settings of its own: 400, as for other flows the server does not offer
+// (/confirmRegistration), for every username.
+var errNoResetMail = errStatus(http.StatusBadRequest, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
 
 // mailUser sends a directory mail through the server's own mail settings.
 func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
