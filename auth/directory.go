@@ -91,12 +91,15 @@ func VerifyPassword(hash, pw string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
+// MaxPasswordBytes is the longest password CheckPassword takes.
+const MaxPasswordBytes = 256
+
 // CheckPassword is the password policy: 8 to 256 bytes, not only spaces.
 func CheckPassword(pw string) error {
 	switch {
 	case len(pw) < 8:
 		return errors.New("Password does not conform to policy: Password not long enough (at least 8 characters)")
-	case len(pw) > 256:
+	case len(pw) > MaxPasswordBytes:
 		return errors.New("Password does not conform to policy: Password too long (at most 256 bytes)")
 	case strings.TrimSpace(pw) == "":
 		return errors.New("Password does not conform to policy: Password must not be blank")

@@ -120,6 +120,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		Logger:         log,
 
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),
+		RateLimit:         c.RateLimit,
 		MinFreeBytes:      noneIfZero(c.Storage.MinFreeBytes),
 		MinFreePercent:    float64(noneIfZero(c.Storage.MinFreePercent)),
 		Outbound:          outboundPolicy(c),

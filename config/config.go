@@ -10,6 +10,8 @@ package config
 
 import (
 	"time"
+
+	"quire/ratelimit"
 )
 
 // Config is the configuration of a Quire server.
@@ -33,6 +35,9 @@ type Config struct {
 	Outbound   Outbound          `toml:"outbound"`
 	Metrics    Metrics           `toml:"metrics"`
 	Cluster    Cluster           `toml:"cluster"`
+	// RateLimit is a limit spec per route class (ratelimit.Parse's
+	// format), every class present (Default fills them).
+	RateLimit map[string]string `toml:"ratelimit"`
 }
 
 // Cluster makes the server a member of a Raft cluster of Quire nodes
@@ -187,8 +192,9 @@ func Default() *Config {
 			RetryBase:     10 * time.Second,
 			OCRMaxPages:   500,
 		},
-		Engines: Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
-		SMTP:    SMTP{Port: 25},
+		Engines:   Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
+		SMTP:      SMTP{Port: 25},
+		RateLimit: ratelimit.Defaults(),
 	}
 }
 

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"quire/ratelimit"
 )
 
 func load(t *testing.T, file string, env map[string]string, args ...string) (*Loaded, error) {
@@ -117,6 +121,10 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"metrics token too short", "[metrics]\ntoken = \"short\"\n", nil, nil, []string{"quire.toml:2: metrics.token: want 16 to 256 printable"}},
 		{"metrics token from env", "", map[string]string{"QUIRE_METRICS_TOKEN": "has a space in it ok"}, nil, []string{"QUIRE_METRICS_TOKEN: metrics.token: want 16 to 256"}},
 		{"tsa ca without url", "", nil, []string{"--tsa-ca-file", "/etc/ca.pem"}, []string{"--tsa-ca-file: certify.tsa_ca_file: is set without certify.tsa_url"}},
+		{"rate limit spec", "[ratelimit]\nsignin = \"fast\"\n", nil, nil, []string{"quire.toml:2: ratelimit.signin: want \"RATE burst N, global RATE burst N\""}},
+		{"rate limit class", "[ratelimit]\nlogin = \"1/s burst 1, global 1/s burst 1\"\n", nil, nil, []string{"quire.toml:2: ratelimit.login: unknown setting"}},
+		{"rate limit zero", "", map[string]string{"QUIRE_RATELIMIT_RESET": "0/s burst 1, global 1/s burst 1"}, nil, []string{"QUIRE_RATELIMIT_RESET: ratelimit.reset: per client: want a positive rate"}},
+		{"rate limit global below client", "", nil, []string{"--ratelimit-probe", "10/s burst 10, global 1/s burst 1"}, []string{"--ratelimit-probe: ratelimit.probe: the global limit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,5 +215,37 @@ func TestLoad_ClusterSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestLoad_RateLimit: a class set in the file, a variable or a flag takes
+// that spec; the others keep their defaults.
+func TestLoad_RateLimit(t *testing.T) {
+	l, err := load(t, "[ratelimit]\nsignin = \"1/min burst 2, global 5/min burst 5\"\n",
+		map[string]string{"QUIRE_RATELIMIT_LINKS": "1/s burst 1, global 1/s burst 1"}, "--ratelimit-refresh", "2/s burst 2, global 2/s burst 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ratelimit.Defaults()
+	want["signin"], want["links"], want["refresh"] = "1/min burst 2, global 5/min burst 5", "1/s burst 1, global 1/s burst 1", "2/s burst 2, global 2/s burst 2"
+	if !maps.Equal(l.RateLimit, want) {
+		t.Fatalf("ratelimit = %v, want %v", l.RateLimit, want)
+	}
+	if o := l.Origin("ratelimit.signin"); !strings.HasSuffix(o, "quire.toml:2") {
+		t.Fatalf("origin %q", o)
+	}
+	// Every class of the ratelimit package is a setting, and no other.
+	var keys []string
+	for _, s := range settings {
+		if strings.HasPrefix(s.key, "ratelimit.") {
+			keys = append(keys, strings.TrimPrefix(s.key, "ratelimit."))
+		}
+	}
+	var classes []string
+	for _, c := range ratelimit.Classes {
+		classes = append(classes, c.Name)
+	}
+	if !slices.Equal(keys, classes) {
+		t.Fatalf("settings %v, classes %v", keys, classes)
 	}
 }

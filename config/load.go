@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"quire/outbound"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -396,6 +398,20 @@ func (l *Loaded) validate() Problems {
 				where = o
 			}
 			ps = append(ps, Problem{Where: where, Key: "event_buses", Msg: fmt.Sprintf("%s: want an http:// or https:// URL, got %q", name, u)})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.RateLimit)) {
+		spec, key := c.RateLimit[name], "ratelimit."+name
+		if !ratelimit.Known(name) {
+			msg := "unknown setting"
+			if s, ok := closest(key); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			bad(key, "%s", msg)
+			continue
+		}
+		if _, err := ratelimit.Parse(spec); err != nil {
+			bad(key, "%v", err)
 		}
 	}
 	ps = append(ps, l.validateCluster()...)

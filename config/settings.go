@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"quire/ratelimit"
 )
 
 // setting is one configuration value: its key in the file, its name (the
@@ -30,7 +32,7 @@ func (s setting) Env() string {
 
 // settings lists every setting in the order `config example` prints them.
 // Sections follow the first part of the key.
-var settings = []setting{
+var settings = append([]setting{
 	{key: "listen", name: "listen", help: "Address the HTTP API listens on. Use 0.0.0.0:8080 to serve the LAN.",
 		ptr: func(c *Config) any { return &c.Listen }},
 	{key: "data_dir", name: "data-dir", help: "Directory of the database, search index, keys and TLS certificate.",
@@ -114,7 +116,7 @@ var settings = []setting{
 	{key: "engines.clamd", name: "clamd", help: "clamd address for ANTIVIRUS and MALWARE_SCAN: unix:/path or tcp:host:port (package clamav-daemon).",
 		ptr: func(c *Config) any { return &c.Engines.Clamd }},
 
-	{key: "smtp.host", name: "smtp-host", help: "Default mail server of NOTIFICATION actions (a site's notification settings win).",
+	{key: "smtp.host", name: "smtp-host", help: "The server's own mail server: the only one directory mail (temporary passwords, reset codes) goes through, and the default of NOTIFICATION actions (a site's notification settings win for those). Without host and from, mailed resets are refused.",
 		example: "mail.office.lan", ptr: func(c *Config) any { return &c.SMTP.Host }},
 	{key: "smtp.port", name: "smtp-port", help: "Mail server port.",
 		ptr: func(c *Config) any { return &c.SMTP.Port }},
@@ -126,7 +128,7 @@ var settings = []setting{
 		example: "quire", ptr: func(c *Config) any { return &c.SMTP.Username }},
 	{key: "smtp.password", name: "smtp-password", secret: true, help: "Mail server password (or QUIRE_SMTP_PASSWORD; never a flag).",
 		example: "change-me", ptr: func(c *Config) any { return &c.SMTP.Password }},
-	{key: "smtp.from", name: "smtp-from", help: "Default sender address (a site's notification email wins).",
+	{key: "smtp.from", name: "smtp-from", help: "Sender address of directory mail, and the default of notifications (a site's notification email wins for those).",
 		example: "quire@office.lan", ptr: func(c *Config) any { return &c.SMTP.From }},
 
 	{key: "llm.url", name: "llm-url", help: "Default OpenAI-compatible endpoint of LLM actions (a site's llm settings win).",
@@ -163,6 +165,26 @@ var settings = []setting{
 		example: "127.0.0.1:9464", ptr: func(c *Config) any { return &c.Metrics.Listen }},
 	{key: "metrics.token", name: "metrics-token", secret: true, help: "Bearer token every scrape of /metrics must send (Prometheus: authorization { credentials: ... }); at least 16 characters (or QUIRE_METRICS_TOKEN). Default: none, /metrics answers anyone who reaches its listener.",
 		example: "a-long-random-string", ptr: func(c *Config) any { return &c.Metrics.Token }},
+}, rateLimitSettings()...)
+
+// rateLimitSettings are the [ratelimit] table: one setting per route class
+// of the ratelimit package, whose class list is the only one.
+func rateLimitSettings() []setting {
+	out := make([]setting, 0, len(ratelimit.Classes))
+	for _, cl := range ratelimit.Classes {
+		name := cl.Name
+		out = append(out, setting{key: "ratelimit." + name, name: "ratelimit-" + name,
+			help: "Rate limit of " + cl.Help + ` Format: "RATE burst N, global RATE burst N" (RATE as 10/s, 10/min or 10/h): per client address, then for all clients; over it the answer is 429 with Retry-After.`,
+			ptr:  func(c *Config) any { return mapEntry{m: &c.RateLimit, k: name} }})
+	}
+	return out
+}
+
+// mapEntry is a setting held as one entry of a map of the Config (the
+// [ratelimit] table, whose keys are fixed by the ratelimit package).
+type mapEntry struct {
+	m *map[string]string
+	k string
 }
 
 func lookup(name string) (setting, bool) {
@@ -210,6 +232,11 @@ func (s setting) set(c *Config, v string) error {
 				*p = append(*p, x)
 			}
 		}
+	case mapEntry:
+		if *p.m == nil {
+			*p.m = map[string]string{}
+		}
+		(*p.m)[p.k] = v
 	case *map[string]string:
 		for _, x := range strings.Split(v, ",") {
 			name, url, ok := strings.Cut(strings.TrimSpace(x), "=")
@@ -232,6 +259,8 @@ func (s setting) format(c *Config) string {
 	switch p := s.ptr(c).(type) {
 	case *string:
 		return strconv.Quote(*p)
+	case mapEntry:
+		return strconv.Quote((*p.m)[p.k])
 	case *bool:
 		return strconv.FormatBool(*p)
 	case *int:
@@ -266,6 +295,8 @@ func (s setting) empty(c *Config) bool {
 	switch p := s.ptr(c).(type) {
 	case *string:
 		return *p == ""
+	case mapEntry:
+		return (*p.m)[p.k] == ""
 	case *[]string:
 		return len(*p) == 0
 	case *map[string]string:
@@ -289,6 +320,9 @@ func (f *flagValue) String() string {
 	}
 	if _, ok := f.s.ptr(f.c).(*string); ok {
 		return *f.s.ptr(f.c).(*string)
+	}
+	if e, ok := f.s.ptr(f.c).(mapEntry); ok {
+		return (*e.m)[e.k]
 	}
 	if f.s.empty(f.c) {
 		return ""

@@ -60,6 +60,10 @@ type Config struct {
 	// MaxConnsPerClient caps concurrent connections from one client
 	// address (0: server.DefaultMaxConnsPerClient; negative: unlimited).
 	MaxConnsPerClient int
+	// RateLimit is the rate-limit spec of each route class of the routes
+	// that need no token (config's [ratelimit]; a class not named: its
+	// default).
+	RateLimit map[string]string
 	// TLS serves HTTPS when set.
 	TLS TLSConfig
 	// Logger is the process logger.
@@ -252,6 +256,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		MaxConnsPerClient: cfg.MaxConnsPerClient,
 		MetricsToken:      cfg.MetricsToken,
 		MetricsElsewhere:  cfg.MetricsListen != "",
+		RateLimit:         cfg.RateLimit,
 	})
 }
 

@@ -112,13 +112,30 @@ func (p *Pipeline) SendSiteMail(ctx context.Context, site, to, subject, text str
 	return SendMail(ctx, cfg, Mail{From: cfg.From, To: []string{to}, Subject: subject, Text: text})
 }
 
+// ErrNoServerMail is the answer of SendUserMail and ServerMail when the
+// server has no mail settings of its own ([smtp] host and from in the
+// configuration file).
+var ErrNoServerMail = errors.New("this server has no mail settings of its own: the configuration file's [smtp] host and from are needed to mail reset codes and temporary passwords")
+
+// ServerMail reports whether the server's own mail settings are complete
+// (nil) or ErrNoServerMail.
+func (p *Pipeline) ServerMail() error {
+	if c := p.cfg.Engines.SMTP; c.Host == "" || c.From == "" {
+		return ErrNoServerMail
+	}
+	return nil
+}
+
 // SendUserMail sends a directory mail (a temporary password, a reset
-// code) through the default site's mail settings, else the server's.
+// code: mail that grants access) through the server's own mail settings
+// only. A site's notification settings, which that site's governors
+// change, are never used: a governor pointing them at a relay of their
+// own would read every reset code (issue 29, finding 1).
 func (p *Pipeline) SendUserMail(ctx context.Context, to, subject, text string) error {
-	cfg, err := p.mailConfig("default")
-	if err != nil {
+	if err := p.ServerMail(); err != nil {
 		return err
 	}
+	cfg := p.cfg.Engines.SMTP
 	return SendMail(ctx, cfg, Mail{From: cfg.From, To: []string{to}, Subject: subject, Text: text})
 }
 

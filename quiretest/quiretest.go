@@ -19,6 +19,7 @@ import (
 	"quire/auth"
 	"quire/node"
 	"quire/outbound"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -50,6 +51,25 @@ func AllowLoopbackOutbound(c *node.Config) {
 	c.Outbound = p
 }
 
+// NoRateLimits are rate limits no test reaches, for every class.
+func NoRateLimits() map[string]string {
+	m := map[string]string{}
+	for _, c := range ratelimit.Classes {
+		m[c.Name] = "1000000/s burst 1000000, global 1000000/s burst 1000000"
+	}
+	return m
+}
+
+// RateLimits sets the rate limits of the listed classes (the others stay
+// out of the way).
+func RateLimits(specs map[string]string) Option {
+	return func(c *node.Config) {
+		for k, v := range specs {
+			c.RateLimit[k] = v
+		}
+	}
+}
+
 // NewServer starts a node on 127.0.0.1:0 with data in a temporary
 // directory, and stops it when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
@@ -75,6 +95,9 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 		// 2% default: a test machine's disk may be nearly full.
 		MinFreeBytes:   int64(storage.MinReserve()),
 		MinFreePercent: -1,
+		// Tests send many requests from one address: rate limits are out
+		// of the way unless a test sets them (RateLimits).
+		RateLimit: NoRateLimits(),
 	}
 	for _, o := range opts {
 		o(&cfg)

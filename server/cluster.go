@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -166,36 +165,6 @@ func (s *Server) handleRejoinClusterNode(r *reqCtx) error {
 	return r.JSON(fiber.Map{"message": "node '" + id + "' readmitted as a nonvoter: start it; it becomes a voter once it caught up"})
 }
 
-// Join attempts are limited per client address and in all (a join token
-// is not guessable, but every attempt parses a request and may sign).
-const (
-	joinWindow       = time.Minute
-	joinPerClient    = 20
-	joinPerWindowAll = 120
-)
-
-// joinLimiter counts join attempts in fixed one-minute windows.
-type joinLimiter struct {
-	mu    sync.Mutex
-	start time.Time
-	all   int
-	per   map[string]int
-}
-
-func (l *joinLimiter) allow(ip string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.start) >= joinWindow || l.per == nil {
-		l.start, l.all, l.per = now, 0, map[string]int{}
-	}
-	if l.all >= joinPerWindowAll || l.per[ip] >= joinPerClient {
-		return false
-	}
-	l.all++
-	l.per[ip]++
-	return true
-}
-
 // handleClusterJoin serves POST /cluster/join (no token: the join token
 // in the body is the credential). Only over the HTTPS connection a
 // joining node opens with cluster.JoinClientConfig (ALPN
@@ -210,10 +179,6 @@ func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
 	if cs := c.Context().TLSConnectionState(); cs == nil || cs.NegotiatedProtocol != cluster.JoinALPN {
 		drain(c)
 		return errStatus(http.StatusBadRequest, "join over HTTPS with the cluster's join protocol: quire serve --join or quire cluster join")
-	}
-	if !s.joins.allow(c.IP(), s.now()) {
-		drain(c)
-		return errStatus(http.StatusTooManyRequests, "too many join attempts; try again in a minute")
 	}
 	r := &reqCtx{Ctx: c, now: s.now().UTC()}
 	var req ClusterJoinRequest

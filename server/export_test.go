@@ -23,3 +23,7 @@ func KeyedRoutes() []string {
 	}
 	return out
 }
+
+// LimitClasses is the rate-limit class of every route that needs no
+// token ("METHOD /path"), as the route table declared them (tests only).
+func (s *Server) LimitClasses() map[string]string { return s.limitClass }

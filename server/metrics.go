@@ -19,6 +19,8 @@ type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	// ratelimited counts the 429s of rate limits (ratelimits.go).
+	ratelimited *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -38,7 +40,11 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Help: "HTTP requests being answered.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	m.ratelimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quire_ratelimited_total",
+		Help: "Requests refused with 429 by a rate limit of the routes that need no token, by route template.",
+	}, []string{"route"})
+	reg.MustRegister(m.requests, m.duration, m.inFlight, m.ratelimited)
 	return m
 }
 

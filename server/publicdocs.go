@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -21,52 +23,38 @@ import (
 const (
 	defaultPublicPerMinute = 10
 	maxPublicPerMinute     = 10000
-	// maxPublicClients bounds the rate limiter's memory: beyond it the
-	// oldest windows are dropped.
-	maxPublicClients = 10000
 )
 
-// publicLimiter counts submissions per site and client address in
-// one-minute windows (one node's count: in a cluster each node counts
-// its own).
+// publicLimiter applies each site's publicDocuments.perClientPerMinute
+// with the ratelimit package's buckets (one node's count: in a cluster
+// each node counts its own), on top of the route's class limit.
 type publicLimiter struct {
 	mu sync.Mutex
-	m  map[string]*publicWindow
+	m  map[string]*sitePublicLimit
 }
 
-type publicWindow struct {
-	start time.Time
-	n     int
+type sitePublicLimit struct {
+	perMinute int
+	l         *ratelimit.Limiter
 }
 
-// allow takes one submission of key at now under limit a minute, or
-// says how long to wait.
-func (l *publicLimiter) allow(key string, now time.Time, limit int) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]*publicWindow{}
+// allow takes one submission of client to site under perMinute a minute
+// (bursts of perMinute), or says how long to wait.
+func (p *publicLimiter) allow(site, client string, now time.Time, perMinute int) (bool, time.Duration) {
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[string]*sitePublicLimit{}
 	}
-	w := l.m[key]
-	if w == nil || now.Sub(w.start) >= time.Minute {
-		if w == nil && len(l.m) >= maxPublicClients {
-			for k, old := range l.m {
-				if now.Sub(old.start) >= time.Minute {
-					delete(l.m, k)
-				}
-			}
-			if len(l.m) >= maxPublicClients {
-				return false, time.Minute // a flood of addresses: everyone waits
-			}
-		}
-		w = &publicWindow{start: now}
-		l.m[key] = w
+	e := p.m[site]
+	if e == nil || e.perMinute != perMinute {
+		// Everyone's budget is the route class's (ratelimit.Public).
+		e = &sitePublicLimit{perMinute: perMinute, l: ratelimit.NewLimiter(ratelimit.Spec{
+			Client: ratelimit.Limit{Rate: float64(perMinute) / 60, Burst: perMinute},
+			Global: ratelimit.Limit{Rate: math.MaxFloat64, Burst: math.MaxInt32}})}
+		p.m[site] = e
 	}
-	if w.n >= limit {
-		return false, time.Minute - now.Sub(w.start)
-	}
-	w.n++
-	return true, 0
+	p.mu.Unlock()
+	return e.l.Allow(client, now)
 }
 
 // handlePublicAddDocument serves POST /public/documents?siteId=: the body
@@ -94,7 +82,8 @@ func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
 	if limit <= 0 {
 		limit = defaultPublicPerMinute
 	}
-	if ok, wait := s.public.allow(site+"\x00"+c.IP(), s.now(), limit); !ok {
+	if ok, wait := s.public.allow(site, c.IP(), s.now(), limit); !ok {
+		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
 		drain(c)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, int(wait.Seconds()+0.5))))
 		return errStatus(http.StatusTooManyRequests, "Too many documents from this address: try again later")

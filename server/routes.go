@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -41,38 +42,40 @@ func (s *Server) routes() {
 	// counted and drained like any other 500.
 	a.Use(s.accessLog, s.recoverPanic, s.cors, s.idempotencyKey)
 
-	// No token: health, and signed upload and download URLs (the signature
-	// is the credential).
-	a.Get("/healthz", s.handleHealthz)
-	a.Get("/readyz", s.handleReadyz)
-	a.Get("/metrics", s.metricsHandler())
-	a.Put("/uploads/:siteId/:documentId", s.handlePutUpload)
-	a.Put("/uploads/examine/:siteId/:id", s.handlePutExamine)
-	a.Get("/archives/:siteId/:archiveId", s.handleGetArchive)
-	a.Get("/downloads/:siteId/:documentId", s.handleGetDownload)
-	a.Head("/downloads/:siteId/:documentId", s.handleGetDownload)
-	a.Get("/published/:siteId/:documentId", s.handleGetPublished)
+	// No token: each route has a rate-limit class (ratelimits.go;
+	// TestRateLimits_EveryPublicRoute finds a route left without one).
+	// Health, and signed upload and download URLs (the signature is the
+	// credential).
+	pub := s.publicRoute
+	pub("GET", "/healthz", ratelimit.Probe, s.handleHealthz)
+	pub("GET", "/readyz", ratelimit.Probe, s.handleReadyz)
+	pub("GET", "/metrics", ratelimit.Probe, s.metricsHandler())
+	pub("PUT", "/uploads/:siteId/:documentId", ratelimit.Links, s.handlePutUpload)
+	pub("PUT", "/uploads/examine/:siteId/:id", ratelimit.Links, s.handlePutExamine)
+	pub("GET", "/archives/:siteId/:archiveId", ratelimit.Links, s.handleGetArchive)
+	pub("GET", "/downloads/:siteId/:documentId", ratelimit.Links, s.handleGetDownload)
+	pub("GET", "/published/:siteId/:documentId", ratelimit.Links, s.handleGetPublished)
 	// Sign-in (FormKiQ's auth API) against the built-in directory.
-	a.Post("/login", s.handleLogin)
-	a.Post("/login/refresh", s.handleRefresh)
-	a.Post("/respondToAuthChallenge", s.handleRespondToAuthChallenge)
-	a.Post("/changePassword", s.handleChangePassword)
-	a.Post("/forgotPassword", s.handleForgotPassword)
-	a.Post("/forgotPasswordConfirm", s.handleForgotPasswordConfirm)
-	a.Post("/confirmRegistration", s.handleConfirmRegistration)
+	pub("POST", "/login", ratelimit.SignIn, s.handleLogin)
+	pub("POST", "/login/refresh", ratelimit.Refresh, s.handleRefresh)
+	pub("POST", "/respondToAuthChallenge", ratelimit.SignIn, s.handleRespondToAuthChallenge)
+	pub("POST", "/changePassword", ratelimit.SignIn, s.handleChangePassword)
+	pub("POST", "/forgotPassword", ratelimit.Reset, s.handleForgotPassword)
+	pub("POST", "/forgotPasswordConfirm", ratelimit.SignIn, s.handleForgotPasswordConfirm)
+	pub("POST", "/confirmRegistration", ratelimit.SignIn, s.handleConfirmRegistration)
 	// E-signature: the signing token is the credential (esign.go).
-	a.Get("/esign/:token", s.handleSigningPage)
-	a.Post("/esign/:token", s.handleSigningSubmit)
-	a.Get("/esign/:token/document", s.handleSigningDocument)
-	a.Get("/esign-status/:envelopeId", s.handleEnvelopeStatusPage)
+	pub("GET", "/esign/:token", ratelimit.Signing, s.handleSigningPage)
+	pub("POST", "/esign/:token", ratelimit.Signing, s.handleSigningSubmit)
+	pub("GET", "/esign/:token/document", ratelimit.Signing, s.handleSigningDocument)
+	pub("GET", "/esign-status/:envelopeId", ratelimit.Signing, s.handleEnvelopeStatusPage)
 	// Short links: the slug is the credential, as for signed URLs.
-	a.Get("/s/:slug", s.handleResolveShortlink)
+	pub("GET", "/s/:slug", ratelimit.Links, s.handleResolveShortlink)
 	// Anonymous documents, where the site's configuration enables them.
-	a.Post("/public/documents", s.handlePublicAddDocument)
+	pub("POST", "/public/documents", ratelimit.Public, s.handlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
-	a.Post("/public/webhooks/*", s.handlePublicWebhook)
+	pub("POST", "/public/webhooks/*", ratelimit.Public, s.handlePublicWebhook)
 	// The join token in the body is the credential (cluster.go).
-	a.Post("/cluster/join", s.handleClusterJoin)
+	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }

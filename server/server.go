@@ -17,6 +17,7 @@ import (
 	"quire/guard"
 	"quire/index"
 	"quire/pipeline"
+	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -100,6 +101,10 @@ type Deps struct {
 	// MaxConnsPerClient caps concurrent connections from one client
 	// address (0: DefaultMaxConnsPerClient; negative: unlimited).
 	MaxConnsPerClient int
+	// RateLimit is the limit spec of each route class of the routes that
+	// need no token (ratelimit.Parse's format; a class not named: its
+	// default).
+	RateLimit map[string]string
 }
 
 // Pipeline is what the server asks of the action pipeline.
@@ -114,8 +119,11 @@ type Pipeline interface {
 	// ExaminePDF reports what a PDF holds (GET /objects/examine/{id}/pdf).
 	ExaminePDF(ctx context.Context, r io.Reader) (*pipeline.PDFReport, error)
 	// SendUserMail mails a directory user (a temporary password, a reset
-	// code) through the default site's or the server's mail settings.
+	// code) through the server's own mail settings only, never a site's.
 	SendUserMail(ctx context.Context, to, subject, text string) error
+	// ServerMail reports whether the server has mail settings of its own
+	// (nil) or why not (pipeline.ErrNoServerMail).
+	ServerMail() error
 	// SendSiteMail sends one mail through a site's mail settings.
 	SendSiteMail(ctx context.Context, site, to, subject, text string) error
 	// SignedCopy appends a signature page to a PDF (e-signature).
@@ -158,8 +166,10 @@ type Server struct {
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
-	// joins limits POST /cluster/join attempts (cluster.go).
-	joins joinLimiter
+	// limits are the rate limits of the routes that need no token, and
+	// limitClass each such route's class ("METHOD /path"; ratelimits.go).
+	limits     *ratelimit.Set
+	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
 	// gate holds back writes feeding the fulltext index while it lags
@@ -207,6 +217,7 @@ func New(d Deps) *Server {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
+	s.limits, s.limitClass = newLimits(d), map[string]string{}
 	if d.Indexer != nil {
 		lag := gateLag
 		if testGateLag > 0 {

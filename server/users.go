@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -99,6 +101,9 @@ func (s *Server) handleAddUser(r *reqCtx) error {
 		if u.Email == "" {
 			return invalid("temporaryPassword", "'temporaryPassword' is required for a user without an e-mail address")
 		}
+		if err := s.serverMail(); err != nil {
+			return invalid("temporaryPassword", "'temporaryPassword' is required: "+err.Error())
+		}
 		pw, _ = auth.NewSecret(12)
 		mail = true
 	}
@@ -113,15 +118,36 @@ func (s *Server) handleAddUser(r *reqCtx) error {
 	if mail {
 		if err := s.mailUser(r, u.Email, "Your Quire account",
 			fmt.Sprintf("An account was made for you on Quire.\n\nUsername: %s\nTemporary password: %s\n\nSign in with it; you will be asked to choose a new password.\n", u.Username, pw)); err != nil {
-			return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' created, but the temporary password was not sent (%v): reset the password to send another, or set one with PUT /users/%s/RESET_PASSWORD {\"temporaryPassword\"}", u.Username, err, u.Username))
+			// The user must not exist with a password nobody got: take it
+			// back, so the 502 leaves nothing behind.
+			if _, derr := s.apply(r, storage.OpDeleteUser, storage.DeleteUser{Username: u.Username}); derr != nil {
+				s.log.Error("user whose temporary password was not sent not removed", "user", u.Username, "err", derr)
+				return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' created, but the temporary password was not sent (%v): set one with PUT /users/%s/RESET_PASSWORD {\"temporaryPassword\"}", u.Username, err, u.Username))
+			}
+			return errStatus(http.StatusBadGateway, fmt.Sprintf("user '%s' not created: the temporary password was not sent (%v); try again, or give 'temporaryPassword'", u.Username, err))
 		}
 	}
 	return r.JSON(messageBody{fmt.Sprintf("user '%s' created", u.Username)})
 }
 
-func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
+// serverMail reports whether directory mail can be sent: the server's own
+// mail settings are complete (never a site's, which its governors change).
+func (s *Server) serverMail() error {
 	if s.deps.Pipeline == nil {
-		return fmt.Errorf("no mail service")
+		return pipeline.ErrNoServerMail
+	}
+	return s.deps.Pipeline.ServerMail()
+}
+
+// errNoResetMail answers /forgotPassword on a server without mail
+// settings of its own: 400, as for other flows the server does not offer
+// (/confirmRegistration), for every username.
+var errNoResetMail = errStatus(http.StatusBadRequest, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
+
+// mailUser sends a directory mail through the server's own mail settings.
+func (s *Server) mailUser(r *reqCtx, to, subject, text string) error {
+	if err := s.serverMail(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(r.UserContext(), mailTimeout)
 	defer cancel()
@@ -217,6 +243,9 @@ func (s *Server) handleUserOperation(r *reqCtx) error {
 	}
 	if u.Email == "" {
 		return invalid("temporaryPassword", "the user has no e-mail address: give 'temporaryPassword'")
+	}
+	if err := s.serverMail(); err != nil {
+		return invalid("temporaryPassword", "'temporaryPassword' is required: "+err.Error())
 	}
 	code, codeHash := auth.NewSecret(6)
 	exp := r.now.Add(resetCodeTTL)
@@ -360,6 +389,12 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	if name == "" || in.Password == "" {
 		return invalid("", "'username' and 'password' are required")
 	}
+	// Cheap checks first: a name no user can have or a password longer
+	// than any user's is refused without hashing (the answer says nothing
+	// about which users exist: no user has such a name or password).
+	if storage.CheckUsername(name) != nil || len(in.Password) > auth.MaxPasswordBytes {
+		return storage.ErrBadLogin
+	}
 	r.p.Username = name
 	u, err := s.db.GetUser(name)
 	if err != nil && !isNotFound(err) {
@@ -496,7 +531,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := s.db.GetUser(rt.Username)
-	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || u.Generation != rt.Generation {
+	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, refreshTTL) {
 		return bad
 	}
 	body, err := s.issue(u, "")
@@ -558,6 +593,10 @@ func (s *Server) handleForgotPassword(c *fiber.Ctx) error {
 	if name == "" {
 		return invalid("username", "'username' is required")
 	}
+	// The same answer for every username: it tells nothing about users.
+	if s.serverMail() != nil {
+		return errNoResetMail
+	}
 	done := r.JSON(messageBody{"If the user exists, a code was sent to its e-mail address"})
 	u, err := s.db.GetUser(name)
 	if err != nil || !u.Enabled || u.Email == "" {
@@ -593,14 +632,27 @@ func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 	if err := auth.CheckPassword(in.Password); err != nil {
 		return invalid("password", err.Error())
 	}
+	// Cheap checks first: only the right code of a pending reset is worth
+	// an argon2 hash. Every wrong case gets the same answer; the applier
+	// checks the code again in its transaction.
+	badCode := invalid("code", "Invalid verification code provided, please try again.")
+	codeHash := auth.SecretHash(in.Code)
+	u, err := s.db.GetUser(name)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if u == nil || u.ResetCodeHash == "" || subtle.ConstantTimeCompare([]byte(u.ResetCodeHash), []byte(codeHash)) != 1 ||
+		u.ResetExpires == nil || !r.now.Before(*u.ResetExpires) {
+		return badCode
+	}
 	hash, err := auth.HashPassword(in.Password)
 	if err != nil {
 		return err
 	}
 	r.p.Username = name
-	_, err = s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "reset", CodeHash: auth.SecretHash(in.Code)})
+	_, err = s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "reset", CodeHash: codeHash})
 	if isNotFound(err) {
-		return invalid("code", "Invalid verification code provided, please try again.")
+		return badCode
 	}
 	if err != nil {
 		return err

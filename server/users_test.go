@@ -221,3 +221,46 @@ func TestUsers_AdminRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestUsers_DeletedUserTokensStayDead: the tokens of a deleted user
+// (refresh, access, a first sign-in's session) are refused after a user
+// of the same name is made again (issue 29, finding 6).
+func TestUsers_DeletedUserTokensStayDead(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	add := func(t *testing.T) {
+		t.Helper()
+		mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "eve"}, "temporaryPassword": "eve-temp-pw"}, admin), http.StatusOK)
+	}
+	add(t)
+	// The first sign-in's session stays signed for 5 minutes.
+	r := login(s, "eve", "eve-temp-pw")
+	mustStatus(t, r, http.StatusOK)
+	session := str(t, r.JSON(t), "Session")
+	access, refresh := tokens(t, s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": session, "username": "eve", "newPassword": "eve-password-1"}, ""))
+	if refresh == "" {
+		t.Fatal("no refresh token")
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/version", nil, access), http.StatusOK)
+
+	mustStatus(t, s.Do(http.MethodDelete, "/users/eve", nil, admin), http.StatusOK)
+	add(t)
+	for _, tt := range []struct {
+		name, method, path string
+		body               any
+		tok                string
+		status             int
+	}{
+		{"old refresh token", http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh}, "", http.StatusUnauthorized},
+		{"old access token", http.MethodGet, "/version", nil, access, http.StatusUnauthorized},
+		{"old session", http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": session, "username": "eve", "newPassword": "eve-password-3"}, "", http.StatusUnauthorized},
+		{"old password", http.MethodPost, "/login", map[string]any{"username": "eve", "password": "eve-password-1"}, "", http.StatusUnauthorized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
+		})
+	}
+	// The new user signs in and refreshes as any user does.
+	_, refresh2 := firstSignIn(t, s, "eve", "eve-temp-pw", "eve-password-4")
+	tokens(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""))
+}

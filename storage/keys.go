@@ -60,6 +60,7 @@ const (
 	pfxUserGroup        = "ugm/"  // ugm/<username>\x00<group> -> ""
 	pfxGroupUser        = "gum/"  // gum/<group>\x00<username> -> ""
 	pfxRefresh          = "rtk/"  // rtk/<sha256 of a refresh token> -> RefreshToken
+	pfxUserGone         = "usd/"  // usd/<username> -> last generation of a deleted user (never removed: a user made again under the name starts above it)
 	pfxMoveJob          = "mj/"   // mj/<site>/<jobId> -> FolderMoveJob
 	pfxFolderPerm       = "fp/"   // fp/<site>/<folder> -> FolderPermissions
 	pfxDocCount         = "dc/"   // dc/<site> -> decimal count of document records, kept while the site has maxDocuments
@@ -333,6 +334,7 @@ func userGroupKey(user, group string) []byte { return append(userGroupPrefix(use
 func groupUserPrefix(group string) []byte    { return []byte(pfxGroupUser + group + "\x00") }
 func groupUserKey(group, user string) []byte { return append(groupUserPrefix(group), user...) }
 func refreshKey(hash string) []byte          { return []byte(pfxRefresh + hash) }
+func userGoneKey(name string) []byte         { return []byte(pfxUserGone + name) }
 
 func modelAgreementKey(model string) []byte { return []byte(pfxModelAgreement + model) }
 

@@ -43,6 +43,9 @@ type User struct {
 	Attributes   map[string]string `json:"attributes,omitempty"`
 	// Generation changes whenever the user's sessions must end (disable,
 	// password change or reset): tokens of an older generation are refused.
+	// It never goes back: a user made again under a deleted user's name
+	// starts above the deleted user's last generation, so the deleted
+	// user's tokens stay dead.
 	Generation   int        `json:"generation"`
 	FailedLogins int        `json:"failedLogins,omitempty"`
 	LockedUntil  *time.Time `json:"lockedUntil,omitempty"`
@@ -70,6 +73,24 @@ type RefreshToken struct {
 	Username   string    `json:"username"`
 	Generation int       `json:"generation"`
 	Expires    time.Time `json:"expires"`
+	// UserInserted is the InsertedDate of the user the token was issued
+	// to: a user made again under the name is another user (zero in
+	// tokens stored before it was recorded).
+	UserInserted time.Time `json:"userInserted,omitzero"`
+}
+
+// Of reports whether the token was issued to u: the same name, the same
+// creation of that name and the current generation. issuedBefore is how
+// long before its expiry a token is issued, for tokens stored without
+// UserInserted.
+func (rt *RefreshToken) Of(u *User, issuedBefore time.Duration) bool {
+	if rt.Username != u.Username || rt.Generation != u.Generation {
+		return false
+	}
+	if rt.UserInserted.IsZero() {
+		return !rt.Expires.Add(-issuedBefore).Before(u.InsertedDate)
+	}
+	return rt.UserInserted.Equal(u.InsertedDate)
 }
 
 // NormalizeUsername is the stored form of a username: trimmed and
@@ -221,7 +242,13 @@ func applyAddUser(t *tx, c *Command) (any, error) {
 	if n := len(t.keys([]byte(pfxUser))); n >= MaxUsers {
 		return nil, Invalid("user", fmt.Sprintf("the directory holds at most %d users", MaxUsers))
 	}
-	u.InsertedDate, u.Enabled, u.Generation = c.At, true, 1
+	// A deleted user's tokens stay dead: the generation starts above the
+	// last one any user of this name had.
+	var gone int
+	if err := t.getJSON(userGoneKey(u.Username), &gone); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	u.InsertedDate, u.Enabled, u.Generation = c.At, true, gone+1
 	if u.Status == "" {
 		u.Status = UserForceChangePassword
 	}
@@ -233,7 +260,11 @@ func applyDeleteUser(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := getUser(t, p.Username); err != nil {
+	u, err := getUser(t, p.Username)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.setJSON(userGoneKey(p.Username), u.Generation); err != nil {
 		return nil, err
 	}
 	for _, k := range t.keys(userGroupPrefix(p.Username)) {
@@ -373,7 +404,7 @@ func applyLoginResult(t *tx, c *Command) (any, error) {
 	}
 	if p.Refresh != nil && p.RefreshHash != "" {
 		rt := *p.Refresh
-		rt.Generation = u.Generation
+		rt.Generation, rt.UserInserted = u.Generation, u.InsertedDate
 		if err := t.setJSON(refreshKey(p.RefreshHash), rt); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"quire/ratelimit"
+)
+
+// Rate limits of the routes that answer without a token (API.md "Rate
+// limits"; the ratelimit package). Each such route is registered through
+// Server.public with its class, in the route table.
+
+// publicRoute registers a route that needs no token under a rate-limit
+// class. A GET route answers HEAD too, as fiber's Get does.
+func (s *Server) publicRoute(method, path, class string, h fiber.Handler) {
+	methods := []string{method}
+	if method == http.MethodGet {
+		methods = append(methods, http.MethodHead)
+	}
+	for _, m := range methods {
+		s.limitClass[m+" "+path] = class
+		s.app.Add(m, path, s.limit(class), h)
+	}
+}
+
+// limit answers 429 with Retry-After when the client's or everyone's
+// budget of class is spent, and counts it in quire_ratelimited_total.
+func (s *Server) limit(class string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ok, wait := s.limits.Allow(class, c.IP(), s.now())
+		if ok {
+			return c.Next()
+		}
+		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
+		secs := int(math.Ceil(wait.Seconds()))
+		secs = max(1, min(secs, int((24*time.Hour).Seconds())))
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+		return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
+	}
+}
+
+// newLimits builds the rate limiters of d.RateLimit; the configuration
+// was validated, so a spec that does not parse here (a caller that built
+// Deps by hand) falls back to the defaults, loudly.
+func newLimits(d Deps) *ratelimit.Set {
+	set, err := ratelimit.NewSet(d.RateLimit)
+	if err != nil {
+		d.Logger.Error("rate limits not taken, the defaults apply", "err", err)
+		set, _ = ratelimit.NewSet(nil)
+	}
+	return set
+}
