@@ -72,8 +72,11 @@ var eoPathRE = regexp.MustCompile(`^eo/([ku]\d)/(\d+)`)
 // Idempotency-Key with every logical write and send it again, with the
 // same key, after any error (to the next node after a transport error),
 // three send none and do not retry. Meanwhile the leader is SIGKILLed and
-// restarted, the next leader is paused (SIGSTOP) for 8 s, and a follower
-// is SIGKILLed and restarted. Then every node holds every acknowledged
+// restarted, the next leader is paused (SIGSTOP) for 8 s, a follower
+// not restarted yet is SIGKILLed and restarted, and last any node still
+// never restarted (the paused one, whatever its role by then) is
+// SIGKILLed and restarted too: every node comes back from a SIGKILL at
+// least once, with writes going on. Then every node holds every acknowledged
 // document once: no logical write of either kind is lost or stored
 // twice, every keyed logical write succeeded, and the writers without a
 // key saw only the documented answers (201, the no-leader 503, the
@@ -141,12 +144,13 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		return true
 	})
 
-	faults := []string{"steady", "leader SIGKILL", "leader SIGSTOP 8s", "follower SIGKILL"}
+	faults := []string{"steady", "leader SIGKILL", "leader SIGSTOP 8s", "follower SIGKILL", "last node SIGKILL"}
 	var (
 		smu      sync.Mutex
 		stats    = make([]faultStats, len(faults))
 		phase    atomic.Int32
 		acked    = map[string]string{} // logical write -> documentId
+		begunIn  = map[string]int{}    // logical write -> the fault it began in
 		failed   []string              // keyed logical writes that never succeeded
 		answers  []string              // bad answers (500, 504 without its header, ...)
 		stop     = make(chan struct{})
@@ -203,6 +207,9 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 				name := fmt.Sprintf("k%d/%d", w, i)
 				body := map[string]any{"path": "eo/" + name + ".txt", "content": name, "contentType": "text/plain"}
 				node, give := w, time.Now().Add(60*time.Second)
+				smu.Lock()
+				begunIn[name] = int(phase.Load())
+				smu.Unlock()
 				for {
 					r := apiDoKey(c, http.MethodPost, base(node)+"/documents", tok, "eo-"+name, body)
 					note(true, r)
@@ -232,6 +239,9 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ; i++ {
 				name := fmt.Sprintf("u%d/%d", w, i)
+				smu.Lock()
+				begunIn[name] = int(phase.Load())
+				smu.Unlock()
 				r := apiDoKey(c, http.MethodPost, base(w)+"/documents", tok, "", map[string]any{"path": "eo/" + name + ".txt", "content": name, "contentType": "text/plain"})
 				note(false, r)
 				if r.status == http.StatusCreated {
@@ -254,8 +264,10 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		from := keyAcks.Load()
 		waitFor(t, what, 45*time.Second, func() bool { return keyAcks.Load() >= from+n })
 	}
+	var restarted [3]bool
 	restart := func(i int) {
 		t.Helper()
+		restarted[i] = true
 		p := startServe(t, fmt.Sprintf("n%d-again-%d", i+1, time.Now().UnixNano()), args(i)...)
 		amu.Lock()
 		procs[i] = p
@@ -298,13 +310,48 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 	// 3. A follower is SIGKILLed, then restarted.
 	phase.Store(3)
 	waitFor(t, "a leader", 30*time.Second, func() bool { return leaderIndex() >= 0 })
-	f := (leaderIndex() + 1) % 3
+	l = leaderIndex()
+	f := (l + 1) % 3
+	for _, j := range []int{(l + 1) % 3, (l + 2) % 3} {
+		if !restarted[j] {
+			f = j // a follower never restarted yet, if there is one
+			break
+		}
+	}
 	at = time.Now()
 	procs[f].kill()
 	progress("writes after a follower's SIGKILL", 20)
 	failover[3] = time.Since(at)
 	restart(f)
 	progress("writes after the follower's restart", 20)
+
+	// 4. Every node never restarted yet (at most one by now: the paused
+	// leader, when the follower killed was the first leader) is
+	// SIGKILLed and restarted, whatever its role.
+	phase.Store(4)
+	lastNode := "none left"
+	for i := range procs {
+		if restarted[i] {
+			continue
+		}
+		waitFor(t, "a leader", 30*time.Second, func() bool { return leaderIndex() >= 0 })
+		role := "follower"
+		if leaderIndex() == i {
+			role = "leader"
+		}
+		lastNode = fmt.Sprintf("n%d (%s)", i+1, role)
+		at = time.Now()
+		procs[i].kill()
+		progress(fmt.Sprintf("writes after n%d's SIGKILL", i+1), 20)
+		failover[4] = time.Since(at)
+		restart(i)
+		progress(fmt.Sprintf("writes after n%d's restart", i+1), 20)
+	}
+	for i, r := range restarted {
+		if !r {
+			t.Errorf("n%d was never restarted", i+1)
+		}
+	}
 
 	// The writers finish their logical writes (keyed ones until each
 	// succeeds or gives up).
@@ -325,6 +372,7 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 			return ok && st.AppliedIndex >= ref.AppliedIndex
 		})
 	}
+	lostIn, dupsIn := make([]int, len(faults)), make([]int, len(faults))
 	for i := range procs {
 		seen := map[string][]string{} // logical write -> documentIds
 		next := ""
@@ -367,6 +415,14 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		}
 		sort.Strings(lost)
 		sort.Strings(dups)
+		for _, name := range lost {
+			lostIn[begunIn[name]]++
+		}
+		for name, ids := range seen {
+			if len(ids) > 1 {
+				dupsIn[begunIn[name]] += len(ids) - 1
+			}
+		}
 		if len(lost) > 0 || len(dups) > 0 {
 			t.Errorf("n%d: %d acknowledged writes lost %v, %d stored twice %v", i+1, len(lost), firstFew(lost), len(dups), firstFew(dups))
 		}
@@ -380,9 +436,13 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 	if len(answers) > 0 {
 		t.Errorf("%d undocumented answers: %v", len(answers), firstFew(answers))
 	}
+	// Per fault (lost and duplicates summed over the three nodes, by the
+	// fault the logical write began in; failover: the fault to the
+	// 20th keyed write acknowledged after it).
+	t.Logf("last node SIGKILLed: %s", lastNode)
 	for i, s := range stats {
-		t.Logf("%-18s failover %-6v keyed: %d acked, %d retried %v; no key: %d acked, errors %v",
-			faults[i], failover[i].Round(10*time.Millisecond), s.keyedAcks, s.keyedRetries, s.keyed, s.plainAcks, s.plain)
+		t.Logf("%-18s failover %-6v keyed: %d acked, %d errors retried %v; no key: %d acked, errors %v; lost %d, duplicates %d",
+			faults[i], failover[i].Round(10*time.Millisecond), s.keyedAcks, s.keyedRetries, s.keyed, s.plainAcks, s.plain, lostIn[i], dupsIn[i])
 	}
 }
 
