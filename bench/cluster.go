@@ -31,7 +31,12 @@ import (
 //     hashed;
 //   - failover: the leader's Raft member is shut down without a leadership
 //     transfer (as if killed) while a client writes through a follower; the
-//     time until the first write acknowledged by the new leader.
+//     time until the first write acknowledged by the new leader; then the
+//     old leader is reopened on its data dir and a follower is killed the
+//     same way and reopened. Per fault, writers with and without an
+//     Idempotency-Key report errors, failed writes, duplicates and losses.
+//     A pause (SIGSTOP) cannot be made in process: node's
+//     TestCluster_ExactlyOnceThroughKillsAndPauses measures it.
 //
 // The nodes run inside the benchmark process (through the node package,
 // each on its own loopback API and Raft port, with certificates issued by
@@ -299,23 +304,32 @@ func (s *session) clusterBench(ctx context.Context) error {
 	}
 	s.rep.rows = append(s.rep.rows, row{name: "  3-node upload read-back on every node", quire: map[bool]string{true: "match", false: "MISMATCH"}[readBack == nil],
 		baseline: "-", ratio: "-", target: "match", status: status(readBack == nil)})
+	// A read-back mismatch fails the run, after the failover rows (the
+	// row above already says MISS).
+	err = s.failover(ctx, nodes)
 	if readBack != nil {
-		return fmt.Errorf("3-node upload read-back: %w", readBack)
+		err = errors.Join(fmt.Errorf("3-node upload read-back: %w", readBack), err)
 	}
-
-	return s.failover(ctx, nodes)
+	return err
 }
 
 // failover shuts the leader's Raft member down without a transfer while a
 // client writes through a follower, and reports the time from the
-// shutdown to the first acknowledged write.
+// shutdown to the first acknowledged write; then it reopens the old
+// leader on its data dir and does the same to a follower (followerKill).
 func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 	s.logf("three nodes: failover")
-	leader := nodes[0]
-	f := nodes[1]
-	if !leader.n.Cluster.IsLeader() {
-		return errors.New("failover: n1 no longer leads")
+	li := -1 // n1 leads unless the load above moved the leadership
+	for i, p := range nodes {
+		if p.n.Cluster.IsLeader() {
+			li = i
+		}
 	}
+	if li < 0 {
+		return errors.New("failover: no leader")
+	}
+	leader, f, o := nodes[li], nodes[(li+1)%3], nodes[(li+2)%3]
+	id := leader.n.Cluster.ID()
 	op := createOp(f.srv, s.cfg, "failover", nil, nil)
 	// Writes go through before the kill.
 	if err := op(ctx, 0, 0); err != nil {
@@ -323,25 +337,13 @@ func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 	}
 	// Writers on both followers, with and without an Idempotency-Key,
 	// through the fault (the exactly-once rows).
-	fw := startFaultWriters(ctx, []*server{nodes[1].srv, nodes[2].srv})
+	fw := startFaultWriters(ctx, "leader", []*server{f.srv, o.srv})
 	time.Sleep(500 * time.Millisecond)
 	t0 := time.Now()
 	leader.n.Cluster.Close() // Raft shut down: no leadership transfer, no leave
-	var took time.Duration
-	var tries int
-	for i := 1; ; i++ {
-		tries++
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := op(wctx, 0, i)
-		cancel()
-		if err == nil {
-			took = time.Since(t0)
-			break
-		}
-		if time.Since(t0) > time.Minute {
-			return fmt.Errorf("failover: no write acknowledged within a minute: %w", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	took, tries, err := firstAck(ctx, op, t0)
+	if err != nil {
+		return fmt.Errorf("failover: %w", err)
 	}
 	_, lid := f.n.Cluster.LeaderAddr()
 	s.rep.rows = append(s.rep.rows, row{
@@ -350,23 +352,161 @@ func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 	})
 	time.Sleep(2 * time.Second) // the writers go on under the new leader
 	fw.finish()
-	var lost, dups int
-	lidx := nodes[1].n.Cluster.AppliedIndex()
-	if lid == "n3" {
-		lidx = nodes[2].n.Cluster.AppliedIndex()
+	if err := s.faultRows(ctx, "leader kill", fw, nodes); err != nil {
+		return err
+	}
+	s.rep.note("failover: the leader's Raft member shut down (no transfer, no leave); a client wrote through a follower every 10 ms (%d attempts, each up to 2 s); new leader %s. Raft timing: heartbeat timeout 1 s, election timeout 1 s (randomized up to 2 s), leader lease 500 ms (hashicorp/raft defaults, cluster.Config)", tries, lid)
+	s.rep.note("a leader's pause (SIGSTOP) cannot be made inside this process (the nodes share it): it is measured by node's TestCluster_ExactlyOnceThroughKillsAndPauses only (cluster/DESIGN.md, \"Exactly-once writes\")")
+
+	// The old leader comes back on its data dir (as a restart after a
+	// kill would) before a follower is killed: two members stay up.
+	raftAddr := leader.n.Cluster.Addr()
+	leader.close()
+	t1 := time.Now()
+	back, err := reopenInproc(ctx, leader.dir, id, raftAddr, nodes)
+	if err != nil {
+		return fmt.Errorf("failover: reopening %s: %w", id, err)
+	}
+	nodes[li] = back
+	s.rep.note("failover: %s (the old leader) reopened on its data dir and caught up with the new leader in %s", id, millis(time.Since(t1)))
+	return s.followerKill(ctx, nodes)
+}
+
+// followerKill shuts a follower's Raft member down without a leave and
+// closes it (as if killed) while writers write through the leader and the
+// other follower, reports the time to the first write acknowledged
+// through the other follower, then reopens the follower on its data dir
+// and reports the time until it has applied the leader's index.
+func (s *session) followerKill(ctx context.Context, nodes []*inproc) error {
+	s.logf("three nodes: follower kill")
+	li := -1
+	for i, p := range nodes {
+		if p.n.Cluster.IsLeader() {
+			li = i
+		}
+	}
+	if li < 0 {
+		return errors.New("follower kill: no leader")
+	}
+	fi, oi := (li+1)%3, (li+2)%3 // the follower killed, the other follower
+	victim := nodes[fi]
+	id := victim.n.Cluster.ID()
+	op := createOp(nodes[oi].srv, s.cfg, "followerkill", nil, nil)
+	if err := op(ctx, 0, 0); err != nil {
+		return fmt.Errorf("follower kill: write before the kill: %w", err)
+	}
+	fw := startFaultWriters(ctx, "follower", []*server{nodes[li].srv, nodes[oi].srv})
+	time.Sleep(500 * time.Millisecond)
+	raftAddr := victim.n.Cluster.Addr()
+	t0 := time.Now()
+	victim.n.Cluster.Close() // Raft shut down: no leave
+	victim.close()
+	took, _, err := firstAck(ctx, op, t0)
+	if err != nil {
+		return fmt.Errorf("follower kill: %w", err)
+	}
+	time.Sleep(time.Second)
+	t1 := time.Now()
+	back, err := reopenInproc(ctx, victim.dir, id, raftAddr, nodes)
+	if err != nil {
+		return fmt.Errorf("follower kill: reopening %s: %w", id, err)
+	}
+	nodes[fi] = back
+	recovered := time.Since(t1)
+	s.rep.rows = append(s.rep.rows, row{
+		name: "3-node follower killed → first acknowledged write / reopened follower caught up", quire: millis(took) + " / " + millis(recovered), baseline: "-", ratio: "-",
+		target: "< " + millis(failoverTarget), status: status(took < failoverTarget && recovered < failoverTarget),
+	})
+	time.Sleep(time.Second) // the writers go on with three members again
+	fw.finish()
+	if err := s.faultRows(ctx, "follower kill", fw, nodes); err != nil {
+		return err
+	}
+	s.rep.note("follower kill: %s's Raft member shut down (no leave) and the node closed while writers wrote through the leader and the other follower; it was reopened on its data dir 1 s later", id)
+	return nil
+}
+
+// firstAck writes with op every 10 ms (each try up to 2 s) until one is
+// acknowledged, and returns the time since t0 and the tries.
+func firstAck(ctx context.Context, op loadOp, t0 time.Time) (time.Duration, int, error) {
+	for i := 1; ; i++ {
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := op(wctx, 0, i)
+		cancel()
+		if err == nil {
+			return time.Since(t0), i, nil
+		}
+		if time.Since(t0) > time.Minute {
+			return 0, i, fmt.Errorf("no write acknowledged within a minute: %w", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// reopenInproc opens node id again on its data dir with its Raft
+// address, and waits until it knows the leader and has applied the
+// leader's index.
+func reopenInproc(ctx context.Context, dir, id, raftAddr string, nodes []*inproc) (*inproc, error) {
+	p, err := startInproc(dir, node.ClusterConfig{NodeID: id, RaftListen: raftAddr,
+		Tune: func(c *cluster.Config) { c.RaftLogOutput = io.Discard }})
+	if err != nil {
+		return nil, err
+	}
+	var lidx uint64
+	if err := waitUntil(ctx, id+" to know the leader", 30*time.Second, func() bool {
+		_, lid := p.n.Cluster.LeaderAddr()
+		for _, q := range nodes {
+			if q != nil && q.n != nil && q.n.Cluster.ID() == lid && lid != id {
+				lidx = q.n.Cluster.AppliedIndex()
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		p.close()
+		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err := f.n.Cluster.WaitApplied(wctx, lidx)
+	defer cancel()
+	if err := p.n.Cluster.WaitApplied(wctx, lidx); err != nil {
+		p.close()
+		return nil, fmt.Errorf("%s catching up: %w", id, err)
+	}
+	return p, nil
+}
+
+// faultRows reports what the writers of one fault saw: the keyed ones'
+// errors, failed logical writes, duplicates and lost acknowledged writes
+// (counted on a node that applied the leader's index), and the plain
+// ones' errors.
+func (s *session) faultRows(ctx context.Context, fault string, fw *faultWriters, nodes []*inproc) error {
+	var leader, other *inproc
+	for _, p := range nodes {
+		if p == nil || p.n == nil {
+			continue
+		}
+		if p.n.Cluster.IsLeader() {
+			leader = p
+		} else if other == nil {
+			other = p
+		}
+	}
+	if leader == nil || other == nil {
+		return fmt.Errorf("%s: counting the writers' documents: no leader and follower up", fault)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := other.n.Cluster.WaitApplied(wctx, leader.n.Cluster.AppliedIndex())
 	cancel()
+	var dups, lost int
 	if err == nil {
-		dups, lost, err = fw.duplicates(ctx, f.srv)
+		dups, lost, err = fw.duplicates(ctx, other.srv)
 	}
 	if err != nil {
-		return fmt.Errorf("failover: counting the writers' documents: %w", err)
+		return fmt.Errorf("%s: counting the writers' documents: %w", fault, err)
 	}
 	keyedErrs := sum(fw.keyedErrs)
 	s.rep.rows = append(s.rep.rows, row{
-		name:  "  failover, writers with Idempotency-Key: errors seen / failed / duplicates / lost",
+		name:  "  " + fault + ", writers with Idempotency-Key: errors seen / failed / duplicates / lost",
 		quire: fmt.Sprintf("%d / %d / %d / %d", keyedErrs, fw.keyedFail, dups, lost), baseline: "-", ratio: "-",
 		target: "0 / 0 / 0 / 0", status: status(keyedErrs == 0 && fw.keyedFail == 0 && dups == 0 && lost == 0),
 	})
@@ -377,14 +517,12 @@ func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 		}
 	}
 	s.rep.rows = append(s.rep.rows, row{
-		name:  "  failover, writers without a key: errors (503 no leader, 504 unknown) / other",
+		name:  "  " + fault + ", writers without a key: errors (503 no leader, 504 unknown) / other",
 		quire: fmt.Sprintf("%d / %d", sum(fw.plainErrs), plainBad), baseline: "-", ratio: "-",
 		target: "other 0", status: status(plainBad == 0),
 	})
-	s.rep.note("failover writers (one with and one without an Idempotency-Key on each follower, a new path per logical write): keyed %d acknowledged, answers retried: %s; without a key %d acknowledged, errors: %s; duplicates count documents of one logical write beyond the first, on n2 after it applied the leader's index. Only the leader kill is a bench fault (the nodes run in this process); a leader's SIGSTOP and a follower's SIGKILL are measured by node's TestCluster_ExactlyOnceThroughKillsAndPauses",
-		fw.keyedAcks, countsString(fw.keyedErrs), fw.plainAcks, countsString(fw.plainErrs))
-	s.rep.note("failover: the leader's Raft member shut down (no transfer, no leave); a client wrote through a follower every 10 ms (%d attempts, each up to 2 s); new leader %s. Raft timing: heartbeat timeout 1 s, election timeout 1 s (randomized up to 2 s), leader lease 500 ms (hashicorp/raft defaults, cluster.Config)", tries, lid)
-	leader.close()
+	s.rep.note("%s writers (one with and one without an Idempotency-Key on each of two nodes, a new path per logical write): keyed %d acknowledged, answers retried: %s; without a key %d acknowledged, errors: %s; duplicates count documents of one logical write beyond the first, on %s after it applied the leader's index",
+		fault, fw.keyedAcks, countsString(fw.keyedErrs), fw.plainAcks, countsString(fw.plainErrs), other.n.Cluster.ID())
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 // logical write has its own path, so the documents a node holds tell
 // duplicates apart (exactly-once, API.md "Exactly-once writes").
 type faultWriters struct {
+	tag        string // the fault: its writers' paths begin with fault/<tag>/
 	mu         sync.Mutex
 	keyedAcks  int
 	keyedErrs  map[string]int // answers other than 201 to the keyed writers (each one retried)
@@ -34,12 +35,12 @@ type faultWriters struct {
 	wg         sync.WaitGroup
 }
 
-var faultPathRE = regexp.MustCompile(`^fault/([kp]\d+)/(\d+)`)
+var faultPathRE = regexp.MustCompile(`^fault/([a-z]+)/([kp]\d+)/(\d+)`)
 
-func startFaultWriters(ctx context.Context, srvs []*server) *faultWriters {
-	fw := &faultWriters{keyedErrs: map[string]int{}, plainErrs: map[string]int{}, acked: map[string]bool{}, stop: make(chan struct{})}
+func startFaultWriters(ctx context.Context, tag string, srvs []*server) *faultWriters {
+	fw := &faultWriters{tag: tag, keyedErrs: map[string]int{}, plainErrs: map[string]int{}, acked: map[string]bool{}, stop: make(chan struct{})}
 	post := func(srv *server, key, name string) string {
-		b, _ := json.Marshal(map[string]any{"path": "fault/" + name + ".txt", "content": name, "contentType": "text/plain"})
+		b, _ := json.Marshal(map[string]any{"path": "fault/" + tag + "/" + name + ".txt", "content": name, "contentType": "text/plain"})
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		req, err := http.NewRequestWithContext(rctx, http.MethodPost, srv.base+"/documents", bytes.NewReader(b))
@@ -75,7 +76,7 @@ func startFaultWriters(ctx context.Context, srvs []*server) *faultWriters {
 				name := fmt.Sprintf("k%d/%d", w, i)
 				give := time.Now().Add(time.Minute)
 				for {
-					a := post(srv, "bench-"+name, name)
+					a := post(srv, "bench-"+tag+"-"+name, name)
 					fw.mu.Lock()
 					if a == "201" {
 						fw.keyedAcks++
@@ -156,8 +157,8 @@ func (fw *faultWriters) duplicates(ctx context.Context, srv *server) (dups, lost
 			return 0, 0, err
 		}
 		for _, d := range page.Documents {
-			if m := faultPathRE.FindStringSubmatch(d.Path); m != nil {
-				seen[m[1]+"/"+m[2]]++
+			if m := faultPathRE.FindStringSubmatch(d.Path); m != nil && m[1] == fw.tag {
+				seen[m[2]+"/"+m[3]]++
 			}
 		}
 		if next = page.Next; next == "" || len(page.Documents) == 0 {
