@@ -352,7 +352,7 @@ func (s *session) failover(ctx context.Context, nodes []*inproc) error {
 	})
 	time.Sleep(2 * time.Second) // the writers go on under the new leader
 	fw.finish()
-	if err := s.faultRows(ctx, "leader kill", fw, nodes); err != nil {
+	if err := s.faultRows(ctx, "leader kill", fw, nodes, leader); err != nil {
 		return err
 	}
 	s.rep.note("failover: the leader's Raft member shut down (no transfer, no leave); a client wrote through a follower every 10 ms (%d attempts, each up to 2 s); new leader %s. Raft timing: heartbeat timeout 1 s, election timeout 1 s (randomized up to 2 s), leader lease 500 ms (hashicorp/raft defaults, cluster.Config)", tries, lid)
@@ -419,7 +419,7 @@ func (s *session) followerKill(ctx context.Context, nodes []*inproc) error {
 	})
 	time.Sleep(time.Second) // the writers go on with three members again
 	fw.finish()
-	if err := s.faultRows(ctx, "follower kill", fw, nodes); err != nil {
+	if err := s.faultRows(ctx, "follower kill", fw, nodes, nil); err != nil {
 		return err
 	}
 	s.rep.note("follower kill: %s's Raft member shut down (no leave) and the node closed while writers wrote through the leader and the other follower; it was reopened on its data dir 1 s later", id)
@@ -478,11 +478,11 @@ func reopenInproc(ctx context.Context, dir, id, raftAddr string, nodes []*inproc
 // faultRows reports what the writers of one fault saw: the keyed ones'
 // errors, failed logical writes, duplicates and lost acknowledged writes
 // (counted on a node that applied the leader's index), and the plain
-// ones' errors.
-func (s *session) faultRows(ctx context.Context, fault string, fw *faultWriters, nodes []*inproc) error {
+// ones' errors. down is a node whose Raft member is shut down (nil: none).
+func (s *session) faultRows(ctx context.Context, fault string, fw *faultWriters, nodes []*inproc, down *inproc) error {
 	var leader, other *inproc
 	for _, p := range nodes {
-		if p == nil || p.n == nil {
+		if p == nil || p.n == nil || p == down {
 			continue
 		}
 		if p.n.Cluster.IsLeader() {
