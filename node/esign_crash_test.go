@@ -50,7 +50,7 @@ func TestCrash_EnvelopeCompletionIsAllOrNothing(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatal(err)
 		}
-		body, _ = json.Marshal(map[string]any{"recipientView": map[string]any{"recipientId": "1"}})
+		body, _ = json.Marshal(map[string]any{"recipientView": map[string]any{"recipientId": "1", "clientUserId": "ann"}})
 		var v struct{ ViewURL string }
 		if err := call(client, http.MethodPost, base+"/esignature/local/"+doc.DocumentID+"/envelopes/"+e.EnvelopeID+"/views/recipient", tok, body, &v, http.StatusOK); err != nil {
 			cmd.Process.Kill()
