@@ -102,7 +102,7 @@ func (s *Server) handleDeleteShortlink(r *reqCtx) error {
 			return err
 		}
 	}
-	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug, DocumentID: l.DocumentID}); err != nil {
+	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug, Checked: true, DocumentID: l.DocumentID}); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("Shortlink '%s' deleted", slug)})

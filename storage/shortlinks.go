@@ -53,10 +53,12 @@ type AddShortlink struct {
 // DeleteShortlink is the payload of OpDeleteShortlink.
 type DeleteShortlink struct {
 	Slug string `json:"slug"`
-	// DocumentID is the document the link targeted when the caller's
-	// folder rights were checked (empty: an external link); a link that
-	// targets another by the time the command applies is refused (409), so
-	// a check cannot go stale between the handler and the write.
+	// Checked says the caller's folder rights were checked on DocumentID,
+	// the document the link targeted then (empty: an external link); a
+	// link that targets another by the time the command applies is
+	// refused (409), so a check cannot go stale between the handler and
+	// the write. Commands logged before Checked existed delete as they did.
+	Checked    bool   `json:"checked,omitempty"`
 	DocumentID string `json:"documentId,omitempty"`
 }
 
@@ -109,7 +111,7 @@ func applyDeleteShortlink(t *tx, c *Command) (any, error) {
 	if l.Site != c.Site {
 		return nil, errShortlinkNotFound
 	}
-	if l.DocumentID != p.DocumentID {
+	if p.Checked && l.DocumentID != p.DocumentID {
 		return nil, &ConflictError{Msg: fmt.Sprintf("shortlink '%s' changed, try again", p.Slug)}
 	}
 	return nil, t.del(shortlinkKey(p.Slug))
