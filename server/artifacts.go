@@ -82,7 +82,7 @@ const msgArtifactRoute = "'artifactId' is not supported on this route"
 // acts on (r.docID()).
 func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
 	art := r.Query("artifactId")
-	if art != "" && !artifactRoutes[r.Method()+" "+r.Route().Path] {
+	if art != "" && !artifactRoutes[queryRouteKey(r.Ctx)] {
 		return invalid("artifactId", msgArtifactRoute)
 	}
 	id := r.Params("documentId")

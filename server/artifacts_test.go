@@ -374,3 +374,34 @@ func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
 		t.Fatalf("tags of deleted artifacts are found: %v", hits)
 	}
 }
+
+// TestArtifacts_HeadTakesItsGetsQueryParameters: HEAD answers as its GET
+// would, artifactId and versionKey included (they were refused with 400
+// on HEAD), and refuses them where the GET does.
+func TestArtifacts_HeadTakesItsGetsQueryParameters(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	doc := addDoc(t, s, admin, "", map[string]any{"path": "head/doc.txt", "content": "one"})
+	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+doc, map[string]any{"content": "two", "contentType": "text/plain"}, admin), http.StatusOK)
+	vs := s.Do(http.MethodGet, "/documents/"+doc+"/versions", nil, admin)
+	mustStatus(t, vs, http.StatusOK)
+	vk := str(t, item(t, vs.JSON(t), "documents", 1), "versionKey")
+	art := addArtifact(t, s, admin, "", doc, map[string]any{"content": "artifact", "contentType": "text/plain"})
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"/documents/" + doc + "/content?artifactId=" + art, http.StatusOK},
+		{"/documents/" + doc + "/content?versionKey=" + vk, http.StatusOK},
+		{"/documents/" + doc + "/url?artifactId=" + art, http.StatusOK},
+		{"/documents/" + doc + "/tags?artifactId=" + art, http.StatusOK},
+		{"/documents/" + doc + "/tags?versionKey=" + vk, http.StatusBadRequest},
+		{"/documents/" + doc + "/notifications?artifactId=" + art, http.StatusBadRequest},
+	} {
+		get := s.Do(http.MethodGet, tc.path, nil, admin)
+		head := s.Do(http.MethodHead, tc.path, nil, admin)
+		if get.Status != tc.want || head.Status != tc.want {
+			t.Errorf("%s: GET %d, HEAD %d, want %d", tc.path, get.Status, head.Status, tc.want)
+		}
+	}
+}

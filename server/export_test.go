@@ -27,3 +27,9 @@ func KeyedRoutes() []string {
 // LimitClasses is the rate-limit class of every route that needs no
 // token ("METHOD /path"), as the route table declared them (tests only).
 func (s *Server) LimitClasses() map[string]string { return s.limitClass }
+
+// ArtifactRoutes and VersionKeyRoutes are the routes that take the
+// artifactId and versionKey query parameters, as "METHOD path" (tests
+// only).
+func ArtifactRoutes() map[string]bool   { return artifactRoutes }
+func VersionKeyRoutes() map[string]bool { return versionKeyRoutes }

@@ -292,8 +292,19 @@ func unescapedParam(c *fiber.Ctx, name string) string {
 // artifactId is refused the same way on the routes that do not take it
 // (artifactRoutes, artifacts.go).
 func refuseUnsupportedQuery(c *fiber.Ctx) error {
-	if c.Query("versionKey") != "" && !versionKeyRoutes[c.Method()+" "+c.Route().Path] {
+	if c.Query("versionKey") != "" && !versionKeyRoutes[queryRouteKey(c)] {
 		return invalid("versionKey", msgVersionKeyRoute)
 	}
 	return nil
+}
+
+// queryRouteKey is the route a request matched as artifactRoutes and
+// versionKeyRoutes name it: "METHOD path", HEAD as the GET it runs (a
+// HEAD answers as its GET would, folder check included).
+func queryRouteKey(c *fiber.Ctx) string {
+	m := c.Method()
+	if m == fiber.MethodHead {
+		m = fiber.MethodGet
+	}
+	return m + " " + c.Route().Path
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server"
 )
 
 // The permission matrix (issue 29) is generated from the route table:
@@ -60,6 +61,16 @@ var bodyDocRows = map[string][]matrixRow{
 				}
 			}},
 	},
+	"DELETE /shortlinks/:slug": {
+		// A link to a document is deleted with the right that made it:
+		// READ on the document's folder (API.md "Short links").
+		{name: "document link", path: "/shortlinks/matrixdel", perm: "READ",
+			after: func(t *testing.T, m *matrix, caller string) {
+				if r := m.s.Do(http.MethodGet, "/s/matrixdel", nil, ""); r.Status >= 400 {
+					t.Errorf("%s: the short link to the locked document stopped working: %d", caller, r.Status)
+				}
+			}},
+	},
 	"POST /sites/:siteId/sequences/:sequenceId/next": {
 		{name: "documentId", path: "/sites/default/sequences/<seq>/next", body: `{"documentId":"<locked>"}`, perm: "WRITE"},
 	},
@@ -95,18 +106,21 @@ var bodyDocRows = map[string][]matrixRow{
 	},
 }
 
-// filterDocRoutes list or search documents: the locked document must not
-// be in their answer, and nothing changes.
-var filterDocRoutes = map[string]struct{ path, body string }{
-	"GET /documents":                 {"/documents", ""},
-	"GET /folders":                   {"/folders?path=f", ""},
-	"POST /search":                   {"/search", `{"query":{"documentIds":["<locked>"]}}`},
-	"POST /searchFulltext":           {"/searchFulltext", `{"query":{"text":"lockedcontent"}}`},
-	"POST /queryFulltext":            {"/queryFulltext", `{"query":{"match":{"content":"lockedcontent"}}}`},
-	"POST /indices/search":           {"/indices/search", `{"indexType":"folder","indexKey":"f"}`},
-	"GET /queues/:queueId/documents": {"/queues/<queue>/documents", ""},
-	"PATCH /documents/tags":          {"/documents/tags", `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"stolen","value":"x"}]}}`},
-	"GET /userActivities":            {"/userActivities", ""},
+// filterDocRoutes list or search documents: the locked document (or the
+// one hide names) must not be in their answer, and nothing changes.
+var filterDocRoutes = map[string]struct{ path, body, hide string }{
+	"GET /documents":                 {"/documents", "", ""},
+	"GET /folders":                   {"/folders?path=f", "", ""},
+	"POST /search":                   {"/search", `{"query":{"documentIds":["<locked>"]}}`, ""},
+	"POST /searchFulltext":           {"/searchFulltext", `{"query":{"text":"lockedcontent"}}`, ""},
+	"POST /queryFulltext":            {"/queryFulltext", `{"query":{"match":{"content":"lockedcontent"}}}`, ""},
+	"POST /indices/search":           {"/indices/search", `{"indexType":"folder","indexKey":"f"}`, ""},
+	"GET /queues/:queueId/documents": {"/queues/<queue>/documents", "", ""},
+	"PATCH /documents/tags":          {"/documents/tags", `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"stolen","value":"x"}]}}`, ""},
+	"GET /userActivities":            {"/userActivities", "", ""},
+	// The callers' custom:email is in the cc of a notification of a
+	// document in the locked folder nf.
+	"GET /userNotifications": {"/userNotifications", "", "<notified>"},
 }
 
 // notDocumentRoutes touch no document a caller names, with the reason.
@@ -170,8 +184,7 @@ func init() {
 		"GET /mappings", "POST /mappings", "GET /mappings/:mappingId", "PUT /mappings/:mappingId", "DELETE /mappings/:mappingId",
 		"GET /webhooks", "POST /webhooks", "GET /webhooks/:webhookId", "PATCH /webhooks/:webhookId", "DELETE /webhooks/:webhookId",
 		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
-		"PUT /folders/permissions", "GET /userNotifications", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
-		"DELETE /shortlinks/:slug",
+		"PUT /folders/permissions", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
 	} {
 		notDocumentRoutes[r] = "site settings, definitions, folders without documents, examine objects (uploads outside documents), or the caller's own records"
 	}
@@ -242,6 +255,9 @@ type matrixCaller struct {
 	refusedFor []string
 }
 
+// matrixEmail is the callers' custom:email claim.
+const matrixEmail = "watcher@example.com"
+
 func newMatrix(t *testing.T) *matrix {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
@@ -270,10 +286,27 @@ func newMatrix(t *testing.T) *matrix {
 	if fIndexKey == "" {
 		t.Fatalf("no indexKey for folder f in %s", fKey.Body)
 	}
+	// A notification to the callers' address about a document of nf, a
+	// folder as locked as f (outside the snapshot: its action runs on).
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
+	notified := addDoc(t, s, admin, "", map[string]any{"path": "nf/notified.txt", "content": "x"})
+	mustStatus(t, s.Do(http.MethodPost, "/documents/"+notified+"/actions", map[string]any{"actions": []map[string]any{
+		{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationToCc": matrixEmail,
+			"notificationSubject": "Locked", "notificationText": "t"}},
+	}}, admin), http.StatusOK)
+	// A short link to the locked document, and an artifact of it.
+	mustStatus(t, s.Do(http.MethodPost, "/shortlinks", map[string]any{"targetUrl": "/documents/" + locked, "slug": "matrixdel"}, admin), http.StatusCreated)
+	art := s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": locked, "content": "artifact", "contentType": "text/plain"}, admin)
+	mustStatus(t, art, http.StatusCreated)
 	setFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
+	setFolderRoles(t, s, admin, "", "nf", map[string][]string{"f_readers": {"READ"}})
 	m.subst = map[string]string{"<open>": open, "<locked>": locked, "<lockedPdf>": lockedPdf, "<env>": env,
+		"<notified>": notified, "<artifact>": str(t, art.JSON(t), "artifactId"),
 		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey, "<subIndexKey>": m.params["indexKey"],
 		"<documentId>": locked, "<versionKey>": m.params["versionKey"]}
+	if m.subst["<versionKey>"] == "" {
+		t.Fatalf("the fixture document has no earlier version")
+	}
 
 	key := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix", "permissions": []string{"READ", "WRITE", "DELETE"}}, admin)
 	mustStatus(t, key, http.StatusOK)
@@ -282,11 +315,12 @@ func newMatrix(t *testing.T) *matrix {
 	dl := s.Do(http.MethodPost, "/sites/default/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE", "DELETE"}, "onBehalfOf": map[string]any{"username": "clerk"}, "reason": "matrix"}, admin)
 	mustStatus(t, dl, http.StatusOK)
 	all := []string{"READ", "WRITE", "DELETE"}
+	email := map[string]any{"custom:email": matrixEmail}
 	m.callers = []matrixCaller{
-		{name: "no role on the folder", tok: s.Token("mallory", "default"), refusedFor: all},
-		{name: "READ only on the folder", tok: s.Token("rita", "default", "f_readers"), refusedFor: []string{"WRITE", "DELETE"}},
-		{name: "another site", tok: s.Token("oscar", "finance"), refusedFor: all},
-		{name: "read-only role on the site", tok: s.Token("rex", "default_read"), refusedFor: all},
+		{name: "no role on the folder", tok: s.TokenWithClaims("mallory", email, "default"), refusedFor: all},
+		{name: "READ only on the folder", tok: s.TokenWithClaims("rita", email, "default", "f_readers"), refusedFor: []string{"WRITE", "DELETE"}},
+		{name: "another site", tok: s.TokenWithClaims("oscar", email, "finance"), refusedFor: all},
+		{name: "read-only role on the site", tok: s.TokenWithClaims("rex", email, "default_read"), refusedFor: all},
 		{name: "API key", tok: str(t, key.JSON(t), "apiKey"), refusedFor: all},
 		{name: "read-only API key", tok: str(t, roKey.JSON(t), "apiKey"), refusedFor: all},
 		{name: "delegated token", tok: admin, del: str(t, dl.JSON(t), "delegationToken"), refusedFor: all},
@@ -378,10 +412,17 @@ func TestPermissionMatrix_DocumentRoutes(t *testing.T) {
 		before = after
 	}
 	rows := 0
+	artRoutes, vkRoutes := server.ArtifactRoutes(), server.VersionKeyRoutes()
 	for _, rt := range routes {
 		k := rt.String()
+		// fiber's HEAD runs the GET handler: HEAD gets the GET's rows
+		// (path and query variants), each refused the same.
+		gk := k
 		if rt.method == http.MethodHead {
-			continue // fiber's HEAD runs the GET handler, which has its rows
+			gk = "GET " + rt.template
+			if _, filter := filterDocRoutes[gk]; filter || !docRoute(gk) {
+				continue
+			}
 		}
 		if _, none := notDocumentRoutes[k]; none {
 			continue
@@ -394,7 +435,11 @@ func TestPermissionMatrix_DocumentRoutes(t *testing.T) {
 					}
 					r := m.do(c, rt.method, m.fill(f.path), m.fill(f.body))
 					rows++
-					if r.Status >= 500 || strings.Contains(string(r.Body), m.subst["<locked>"]) {
+					hide := m.subst["<locked>"]
+					if f.hide != "" {
+						hide = m.fill(f.hide)
+					}
+					if r.Status >= 500 || strings.Contains(string(r.Body), hide) {
 						t.Errorf("%s: %d, the locked document is shown: %.300s", c.name, r.Status, r.Body)
 					}
 					check(t, c.name)
@@ -409,7 +454,7 @@ func TestPermissionMatrix_DocumentRoutes(t *testing.T) {
 				t.Errorf("%s: no fixture for a parameter", k)
 				continue
 			}
-			perm := docRouteFolderPerm[k]
+			perm := docRouteFolderPerm[gk]
 			if perm == "" {
 				switch rt.method {
 				case http.MethodGet, http.MethodHead:
@@ -425,6 +470,14 @@ func TestPermissionMatrix_DocumentRoutes(t *testing.T) {
 				body = ""
 			}
 			list = append(list, matrixRow{name: "path", path: path, body: body, perm: perm})
+			// The query variants that name the document's artifact or
+			// an earlier version: the same folder check applies.
+			if artRoutes[gk] {
+				list = append(list, matrixRow{name: "artifactId", path: path + "?artifactId=<artifact>", body: body, perm: perm})
+			}
+			if vkRoutes[gk] {
+				list = append(list, matrixRow{name: "versionKey", path: path + "?versionKey=<versionKey>", body: body, perm: perm})
+			}
 		}
 		list = append(list, bodyDocRows[k]...)
 		for _, row := range list {

@@ -114,7 +114,9 @@ func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
 // handleGetUserNotifications serves GET /userNotifications: the
 // notifications of the site addressed (cc or bcc) to the address in the
 // caller's custom:email claim, newest first, with the action each made.
-// A caller without the claim has none.
+// A caller without the claim has none. A notification names its document
+// (id, subject): those of documents in folders the caller cannot READ are
+// left out, as GET /userActivities leaves out their activities.
 func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 	addr, _ := r.p.Claims["custom:email"].(string)
 	addr = strings.ToLower(strings.TrimSpace(addr))
@@ -125,6 +127,9 @@ func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 		}
 		return s.db.UserNotifications(addr, r.site, after, limit)
 	}, func(n *storage.DocNotification) map[string]any {
+		if !s.notificationVisible(r, n) {
+			return nil
+		}
 		m := conv(n)
 		if n.ActionSk != "" {
 			if seq, err := strconv.Atoi(n.ActionSk); err != nil {
@@ -134,4 +139,24 @@ func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 		}
 		return m
 	})
+}
+
+// notificationVisible reports whether the caller may see a notification:
+// READ on its document's folder (an artifact's: its parent's). Where
+// folder permissions may hide documents, one whose document is gone is
+// left out too: nothing tells which folder it was in.
+func (s *Server) notificationVisible(r *reqCtx, n *storage.DocNotification) bool {
+	if n.DocumentID == "" || !s.folderRestricted(r) {
+		return true
+	}
+	d, err := s.db.GetDocumentAny(r.site, n.DocumentID)
+	if err != nil {
+		return false
+	}
+	if d.ArtifactOf != "" {
+		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+			return false
+		}
+	}
+	return s.docAllows(r, d.Path, storage.FolderRead)
 }

@@ -88,10 +88,21 @@ func (s *Server) shortURL(base, slug string) string {
 }
 
 // handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
-// link stops working at once.
+// link stops working at once. A link to a document needs the right that
+// made it, READ on the document's folder (API.md "Short links"): a writer
+// of the site cannot break the links of a folder closed to them.
 func (s *Server) handleDeleteShortlink(r *reqCtx) error {
 	slug := pathParam(r, "slug")
-	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug}); err != nil {
+	l, err := s.db.GetShortlink(r.site, slug)
+	if err != nil {
+		return err
+	}
+	if l.DocumentID != "" {
+		if err := s.requireDocOf(r, l.DocumentID, storage.FolderRead); err != nil {
+			return err
+		}
+	}
+	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug, Checked: true, DocumentID: l.DocumentID}); err != nil {
 		return err
 	}
 	return r.JSON(messageBody{fmt.Sprintf("Shortlink '%s' deleted", slug)})

@@ -53,6 +53,13 @@ type AddShortlink struct {
 // DeleteShortlink is the payload of OpDeleteShortlink.
 type DeleteShortlink struct {
 	Slug string `json:"slug"`
+	// Checked says the caller's folder rights were checked on DocumentID,
+	// the document the link targeted then (empty: an external link); a
+	// link that targets another by the time the command applies is
+	// refused (409), so a check cannot go stale between the handler and
+	// the write. Commands logged before Checked existed delete as they did.
+	Checked    bool   `json:"checked,omitempty"`
+	DocumentID string `json:"documentId,omitempty"`
 }
 
 // errShortlinkNotFound says nothing about other slugs.
@@ -104,7 +111,28 @@ func applyDeleteShortlink(t *tx, c *Command) (any, error) {
 	if l.Site != c.Site {
 		return nil, errShortlinkNotFound
 	}
+	if p.Checked && l.DocumentID != p.DocumentID {
+		return nil, &ConflictError{Msg: fmt.Sprintf("shortlink '%s' changed, try again", p.Slug)}
+	}
 	return nil, t.del(shortlinkKey(p.Slug))
+}
+
+// GetShortlink returns the link of slug in site, live or not (DELETE
+// /shortlinks/{slug} checks the rights on its document first); another
+// site's link is not found.
+func (d *DB) GetShortlink(site, slug string) (*Shortlink, error) {
+	if !ValidSlug(slug) {
+		return nil, errShortlinkNotFound
+	}
+	var l Shortlink
+	err := d.view(func(t *tx) error { return t.getJSON(shortlinkKey(slug), &l) })
+	if errors.Is(err, ErrNotFound) || err == nil && l.Site != site {
+		return nil, errShortlinkNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 // ResolveShortlink returns the link of slug that is still live at time
