@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X quire/node.Version=$(VERSION)
 LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
-TEST_TIMEOUT ?= 20m
+TEST_TIMEOUT ?= 30m
 
 .PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross
 
