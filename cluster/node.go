@@ -417,24 +417,35 @@ func (n *Node) Bootstrap() error {
 // with the same id and address is left as it is; one with the same id or
 // address is removed first (a node that came back at a new address).
 func (n *Node) Join(id, addr string) error {
+	same, err := n.clearSlot(id, addr, true)
+	if err != nil || same {
+		return err
+	}
+	return n.raftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+}
+
+// clearSlot, on the leader, removes the members holding node id or
+// address addr. With keepSame, a member with both is left alone and same
+// reports it.
+func (n *Node) clearSlot(id, addr string, keepSame bool) (same bool, err error) {
 	if !n.IsLeader() {
-		return n.notLeader()
+		return false, n.notLeader()
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
-		return n.raftErr(err)
+		return false, n.raftErr(err)
 	}
 	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) {
-			return nil
+		if keepSame && s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) {
+			return true, nil
 		}
 		if s.ID == raft.ServerID(id) || s.Address == raft.ServerAddress(addr) {
 			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
-				return n.raftErr(err)
+				return false, n.raftErr(err)
 			}
 		}
 	}
-	return n.raftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+	return false, nil
 }
 
 // Readmit takes node id out of the configuration when it is there and
@@ -444,19 +455,8 @@ func (n *Node) Join(id, addr string) error {
 // held, before it caught up. The member asks for its vote back with
 // Promote once it has. Only the leader can.
 func (n *Node) Readmit(id, addr string) error {
-	if !n.IsLeader() {
-		return n.notLeader()
-	}
-	cf := n.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
-		return n.raftErr(err)
-	}
-	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) || s.Address == raft.ServerAddress(addr) {
-			if err := n.raft.RemoveServer(s.ID, 0, 0).Error(); err != nil {
-				return n.raftErr(err)
-			}
-		}
+	if _, err := n.clearSlot(id, addr, false); err != nil {
+		return err
 	}
 	return n.raftErr(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
 }
