@@ -83,9 +83,6 @@ var eoPathRE = regexp.MustCompile(`^eo/([ku]\d)/(\d+)`)
 // unknown-outcome 504 with its header, or a refused connection of a
 // stopped node), never a 500.
 func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process fault test")
-	}
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	raft := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	args := func(i int) []string {

@@ -79,10 +79,11 @@ func TestLinks_FromTheRequestsHost(t *testing.T) {
 			}
 			id, _ := up["documentId"].(string)
 			st, dl := do(t, http.MethodGet, "/documents/"+id+"/url", tt.host, nil)
-			if d, _ := dl["url"].(string); st != http.StatusOK || !strings.HasPrefix(d, tt.wantBase+"/downloads/") {
+			d, _ := dl["url"].(string)
+			if st != http.StatusOK || !strings.HasPrefix(d, tt.wantBase+"/downloads/") {
 				t.Fatalf("download url: %d %v, want it under %s", st, dl, tt.wantBase)
 			}
-			if got := string(fetchBody(t, dl["url"].(string))); got != "via "+tt.name {
+			if got := string(fetchBody(t, d)); got != "via "+tt.name {
 				t.Fatalf("downloaded %q", got)
 			}
 		})
