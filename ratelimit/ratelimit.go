@@ -50,18 +50,20 @@ const (
 	Public  = "public"
 	Probe   = "probe"
 	Cluster = "cluster"
+	Console = "console"
 )
 
 // Classes are every class, in the order the example configuration lists
 // them.
 var Classes = []Class{
 	{SignIn, "sign-in routes that check a password (POST /login, /respondToAuthChallenge, /changePassword, /forgotPasswordConfirm, /confirmRegistration): each costs an argon2 hash.", "10/min burst 10, global 10/s burst 40"},
-	{Refresh, "POST /login/refresh (a lookup, no hash).", "60/min burst 30, global 50/s burst 200"},
+	{Refresh, "POST /login/refresh and /login/logout (a lookup, no hash).", "60/min burst 30, global 50/s burst 200"},
 	{Reset, "POST /forgotPassword: each may send a mail.", "10/h burst 5, global 60/min burst 30"},
 	{Links, "signed URLs and short links: PUT /uploads/..., GET /downloads/..., /published/..., /archives/..., /s/{slug}.", "20/s burst 200, global 200/s burst 1000"},
 	{Signing, "e-signature pages: GET and POST /esign/{token}, GET /esign-status/{envelopeId}.", "60/min burst 30, global 20/s burst 200"},
 	{Public, "anonymous intake: POST /public/documents, POST /public/webhooks/... (a site's publicDocuments.perClientPerMinute applies too).", "60/min burst 60, global 20/s burst 200"},
 	{Probe, "GET /healthz, /readyz, /metrics.", "10/s burst 50, global 100/s burst 500"},
+	{Console, "the web console's files: GET /, /console, /console/... (a first load is about 20 files).", "50/s burst 300, global 500/s burst 2000"},
 	{Cluster, "POST /cluster/join (the join token is the credential; a member answers 404 unless it is one).", "20/min burst 20, global 120/min burst 120"},
 }
 

@@ -106,6 +106,7 @@ var routeSamples = map[string]string{
 	"POST /groups/:groupName/users":                             `{"user":{"username":"u1"}}`,
 	"POST /login":                                               `{"username":"u1","password":"temp-password"}`,
 	"POST /login/refresh":                                       `{"refreshToken":"x"}`,
+	"POST /login/logout":                                        `{"refreshToken":"x"}`,
 	"POST /respondToAuthChallenge":                              `{"session":"x","username":"u1","newPassword":"new-password"}`,
 	"POST /changePassword":                                      `{"accessToken":"x","previousPassword":"a","proposedPassword":"new-password"}`,
 	"POST /forgotPassword":                                      `{"username":"u1"}`,

@@ -142,9 +142,12 @@ func init() {
 	}
 	for _, r := range []string{
 		"POST /login", "POST /login/refresh", "POST /respondToAuthChallenge", "POST /changePassword", "POST /forgotPassword",
-		"POST /forgotPasswordConfirm", "POST /confirmRegistration", "POST /cluster/join",
+		"POST /forgotPasswordConfirm", "POST /confirmRegistration", "POST /cluster/join", "POST /login/logout",
 	} {
 		notDocumentRoutes[r] = "sign-in and cluster join: no document"
+	}
+	for _, r := range []string{"GET /console/*", "HEAD /console/*"} {
+		notDocumentRoutes[r] = "the web console's embedded files: no document"
 	}
 	notDocumentRoutes["POST /public/documents"] = "anonymous intake where a governor enables it: adds new documents only, at the site configuration's folder"
 	notDocumentRoutes["POST /public/webhooks/*"] = "anonymous webhook intake (webhooks.public): a new document under webhooks/, checked there"

@@ -55,9 +55,14 @@ func (s *Server) routes() {
 	pub("GET", "/archives/:siteId/:archiveId", ratelimit.Links, s.handleGetArchive)
 	pub("GET", "/downloads/:siteId/:documentId", ratelimit.Links, s.handleGetDownload)
 	pub("GET", "/published/:siteId/:documentId", ratelimit.Links, s.handleGetPublished)
+	// The web console's files (console.go): GET / (and /console) lead
+	// to /console/.
+	pub("GET", "/", ratelimit.Console, s.handleConsoleRoot)
+	pub("GET", "/console/*", ratelimit.Console, s.handleConsole)
 	// Sign-in (FormKiQ's auth API) against the built-in directory.
 	pub("POST", "/login", ratelimit.SignIn, s.handleLogin)
 	pub("POST", "/login/refresh", ratelimit.Refresh, s.handleRefresh)
+	pub("POST", "/login/logout", ratelimit.Refresh, s.handleLogout)
 	pub("POST", "/respondToAuthChallenge", ratelimit.SignIn, s.handleRespondToAuthChallenge)
 	pub("POST", "/changePassword", ratelimit.SignIn, s.handleChangePassword)
 	pub("POST", "/forgotPassword", ratelimit.Reset, s.handleForgotPassword)

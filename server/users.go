@@ -378,12 +378,18 @@ func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) 
 // handleLogin serves POST /login {username, password}.
 func (s *Server) handleLogin(c *fiber.Ctx) error {
 	var in struct {
-		Username string `json:"username"`
-		Password string `json:"password"`
+		Username      string `json:"username"`
+		Password      string `json:"password"`
+		RefreshCookie bool   `json:"refreshCookie"`
 	}
 	r := s.publicCtx(c, "")
 	if err := r.readBody(&in, 16<<10); err != nil {
 		return err
+	}
+	if in.RefreshCookie {
+		if err := s.consoleRequest(c); err != nil {
+			return err
+		}
 	}
 	name := storage.NormalizeUsername(in.Username)
 	if name == "" || in.Password == "" {
@@ -432,6 +438,16 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	case storage.UserResetRequired:
 		return &storage.AccessError{Msg: "Password reset required for the user"}
 	}
+	return s.answerTokens(r, u, refresh, in.RefreshCookie)
+}
+
+// answerTokens answers a sign-in: the tokens, with the refresh token in
+// the answer or, for the console (refreshCookie), in its cookie only.
+func (s *Server) answerTokens(r *reqCtx, u *storage.User, refresh string, cookie bool) error {
+	if cookie && refresh != "" {
+		s.setRefreshCookie(r.Ctx, refresh, refreshTTL)
+		refresh = ""
+	}
 	body, err := s.issue(u, refresh)
 	if err != nil {
 		return err
@@ -452,10 +468,16 @@ func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 		ChallengeName      string            `json:"challengeName"`
 		ChallengeNameC     string            `json:"ChallengeName"`
 		ChallengeResponses map[string]string `json:"ChallengeResponses"`
+		RefreshCookie      bool              `json:"refreshCookie"`
 	}
 	r := s.publicCtx(c, "")
 	if err := r.readBody(&in, 16<<10); err != nil {
 		return err
+	}
+	if in.RefreshCookie {
+		if err := s.consoleRequest(c); err != nil {
+			return err
+		}
 	}
 	session, user, pw := first(in.Session, in.SessionC), in.Username, in.NewPassword
 	if in.ChallengeResponses != nil {
@@ -479,12 +501,12 @@ func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 	if _, err := s.apply(r, storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hash, Via: "challenge", Generation: &gen}); err != nil {
 		return err
 	}
-	return s.signIn(r, name)
+	return s.signIn(r, name, in.RefreshCookie)
 }
 
 // signIn issues tokens and a refresh token for a user whose password was
 // just set.
-func (s *Server) signIn(r *reqCtx, name string) error {
+func (s *Server) signIn(r *reqCtx, name string, cookie bool) error {
 	u, err := s.db.GetUser(name)
 	if err != nil {
 		return err
@@ -495,11 +517,7 @@ func (s *Server) signIn(r *reqCtx, name string) error {
 	if _, err := s.apply(r, storage.OpLoginResult, res); err != nil {
 		return err
 	}
-	body, err := s.issue(u, refresh)
-	if err != nil {
-		return err
-	}
-	return r.JSON(body)
+	return s.answerTokens(r, u, refresh, cookie)
 }
 
 func first(a, b string) string {
@@ -518,6 +536,14 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 	r := s.publicCtx(c, "")
 	if err := r.readBody(&in, 16<<10); err != nil {
 		return err
+	}
+	if in.RefreshToken == "" && c.Cookies(RefreshCookie) != "" {
+		// The console's cookie (console.go), only with its header and
+		// from this server's own pages.
+		if err := s.consoleRequest(c); err != nil {
+			return err
+		}
+		in.RefreshToken = c.Cookies(RefreshCookie)
 	}
 	bad := &storage.AccessError{Msg: "Invalid Refresh Token"}
 	if in.RefreshToken == "" || len(in.RefreshToken) > 256 {

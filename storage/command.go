@@ -73,6 +73,7 @@ const (
 	OpSetResetCode         Op = "SetResetCode"         // a password-reset code the user asked for
 	OpSetPassword          Op = "SetPassword"          // a new password (first sign-in, change, reset)
 	OpLoginResult          Op = "LoginResult"          // a checked sign-in: lockout count, refresh token
+	OpRevokeRefresh        Op = "RevokeRefresh"        // sign-out: a refresh token ends
 	OpAddGroup             Op = "AddGroup"             // create a directory group
 	OpDeleteGroup          Op = "DeleteGroup"          // remove a directory group
 	OpAddGroupMember       Op = "AddGroupMember"       // put a user in a group
@@ -195,6 +196,7 @@ func init() {
 		OpSetResetCode:      applySetResetCode,
 		OpSetPassword:       applySetPassword,
 		OpLoginResult:       applyLoginResult,
+		OpRevokeRefresh:     applyRevokeRefresh,
 		OpAddGroup:          applyAddGroup,
 		OpDeleteGroup:       applyDeleteGroup,
 		OpAddGroupMember:    applyAddGroupMember,

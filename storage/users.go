@@ -173,6 +173,12 @@ type LoginResult struct {
 	Refresh      *RefreshToken `json:"refresh,omitempty"`
 }
 
+// RevokeRefresh is the payload of OpRevokeRefresh: the SHA-256 of the
+// refresh token a sign-out ends.
+type RevokeRefresh struct {
+	RefreshHash string `json:"refreshHash"`
+}
+
 // AddGroup is the payload of OpAddGroup.
 type AddGroup struct {
 	Group Group `json:"group"`
@@ -410,6 +416,19 @@ func applyLoginResult(t *tx, c *Command) (any, error) {
 		}
 	}
 	return true, nil
+}
+
+// applyRevokeRefresh removes a refresh token; one already gone is no
+// error (a sign-out is idempotent).
+func applyRevokeRefresh(t *tx, c *Command) (any, error) {
+	p, err := decode[RevokeRefresh](c)
+	if err != nil {
+		return nil, err
+	}
+	if p.RefreshHash == "" {
+		return nil, &ValidationError{Items: []ValidationItem{{Key: "refreshToken", Msg: "'refreshToken' is required"}}}
+	}
+	return nil, t.del(refreshKey(p.RefreshHash))
 }
 
 func applyAddGroup(t *tx, c *Command) (any, error) {

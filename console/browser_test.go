@@ -1,0 +1,229 @@
+package console_test
+
+// End-to-end tests of the console in headless Chromium (chromedp) against
+// an in-process server on a loopback port. Each test is a table of steps
+// a person takes; a failing step saves a screenshot and the browser's
+// console log (the path is in the failure).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
+)
+
+// step is one thing a person does or sees.
+type step struct {
+	name string
+	do   chromedp.Action
+}
+
+// browser is one Chromium tab with its console log.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	mu  sync.Mutex
+	log []string
+}
+
+// newBrowser starts headless Chromium (skipped without it, failed under
+// CI) with a fresh profile; init scripts run before the console loads.
+func newBrowser(t *testing.T, lang string, init ...string) *browser {
+	t.Helper()
+	exe := quiretest.NeedProgram(t, "chromium", "chromium")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b := &browser{t: t, ctx: ctx}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var parts []string
+			for _, a := range e.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			b.log = append(b.log, string(e.Type)+": "+strings.Join(parts, " "))
+		case *runtime.EventExceptionThrown:
+			b.log = append(b.log, "exception: "+e.ExceptionDetails.Error())
+		}
+	})
+	actions := []chromedp.Action{}
+	for _, src := range init {
+		actions = append(actions, chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(src).Do(ctx)
+			return err
+		}))
+	}
+	// Dialogs (confirm before a purge) are answered yes.
+	actions = append(actions, chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(`window.confirm = () => true;`).Do(ctx)
+		return err
+	}))
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+// run takes the steps in order, each within 30 s; the first that fails
+// saves a screenshot and the console log and fails the test.
+func (b *browser) run(steps ...step) {
+	b.t.Helper()
+	for _, s := range steps {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Run(ctx, s.do)
+		cancel()
+		if err != nil {
+			b.t.Fatalf("step %q: %v\n%s", s.name, err, b.artifacts(s.name))
+		}
+	}
+}
+
+// artifacts saves a screenshot and the console log, and says where.
+func (b *browser) artifacts(name string) string {
+	dir := os.Getenv("QUIRE_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "quire-console-artifacts")
+	}
+	slug := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(b.t.Name()+"-"+name, "_")
+	dir = filepath.Join(dir, slug)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "no artifacts: " + err.Error()
+	}
+	var png []byte
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	var html string
+	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, chromedp.ByQuery))
+	_ = os.WriteFile(filepath.Join(dir, "screenshot.jpg"), png, 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "page.html"), []byte(html), 0o644)
+	b.mu.Lock()
+	logText := strings.Join(b.log, "\n")
+	b.mu.Unlock()
+	_ = os.WriteFile(filepath.Join(dir, "console.log"), []byte(logText), 0o644)
+	return fmt.Sprintf("screenshot, page and console log in %s; console log:\n%s", dir, logText)
+}
+
+// js evaluates an expression (promises awaited) into out.
+func js(expr string, out any) chromedp.Action {
+	return chromedp.Evaluate(expr, out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})
+}
+
+// wait polls a JavaScript condition for up to 20 s.
+func wait(cond string) chromedp.Action {
+	return chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// textOf waits until the element's text contains want.
+func textOf(sel, want string) chromedp.Action {
+	return wait(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, want))
+}
+
+// absent asserts that nothing matches sel (after the page rendered).
+func absent(sel string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var n int
+		if err := chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n).Do(ctx); err != nil {
+			return err
+		}
+		if n != 0 {
+			return fmt.Errorf("%d elements match %s, want none", n, sel)
+		}
+		return nil
+	})
+}
+
+func check(f func() error) chromedp.Action {
+	return chromedp.ActionFunc(func(context.Context) error { return f() })
+}
+
+func setValue(sel, value string) chromedp.Action {
+	return chromedp.SetValue(sel, value, chromedp.ByQuery)
+}
+
+func click(sel string) chromedp.Action {
+	return chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible)
+}
+
+func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
+
+// signIn fills the sign-in form and waits for the signed-in header.
+func signIn(user, password string) []step {
+	return []step{
+		{"sign-in page", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		{"type user name and password", chromedp.Tasks{setValue("#username", user), setValue("#password", password)}},
+		{"sign in", click("#login button[type=submit]")},
+		{"signed in as " + user, textOf("#user", user)},
+	}
+}
+
+// env is a server with users: admin (Admins), staff (writes the default
+// site) and reader (reads it), each with a password set.
+type env struct {
+	s     *quiretest.Server
+	admin string
+}
+
+const password = "correct-horse-9"
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	s := quiretest.NewServer(t)
+	e := &env{s: s, admin: s.Admin()}
+	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "default"}}, http.StatusOK)
+	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "default_read"}}, http.StatusOK)
+	return e
+}
+
+// must sends an admin request and checks its status.
+func (e *env) must(t *testing.T, method, path string, body any, status int) map[string]any {
+	t.Helper()
+	r := e.s.Do(method, path, body, e.admin)
+	if r.Err != nil || r.Status != status {
+		t.Fatalf("%s %s: %d %s %v, want %d", method, path, r.Status, r.Body, r.Err, status)
+	}
+	out := map[string]any{}
+	_ = json.Unmarshal(r.Body, &out)
+	return out
+}
+
+// user creates a directory user in group with a temporary password; with
+// set, the first-password challenge is answered through the API.
+func (e *env) user(t *testing.T, name, group, temp string, set bool) {
+	t.Helper()
+	e.must(t, "POST", "/users", map[string]any{"user": map[string]any{"username": name}, "temporaryPassword": temp}, http.StatusOK)
+	if group != "" {
+		e.must(t, "POST", "/groups/"+group+"/users", map[string]any{"user": map[string]any{"username": name}}, http.StatusOK)
+	}
+	if !set {
+		return
+	}
+	r := e.s.Do("POST", "/login", map[string]any{"username": name, "password": temp}, "")
+	var ch struct{ Session string }
+	if err := json.Unmarshal(r.Body, &ch); err != nil || ch.Session == "" {
+		t.Fatalf("login %s: %d %s", name, r.Status, r.Body)
+	}
+	r = e.s.Do("POST", "/respondToAuthChallenge", map[string]any{"session": ch.Session, "username": name, "newPassword": password}, "")
+	if r.Status != http.StatusOK {
+		t.Fatalf("challenge %s: %d %s", name, r.Status, r.Body)
+	}
+}

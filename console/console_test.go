@@ -1,0 +1,128 @@
+package console
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// firstLoadBudget is the most the console may weigh, gzip-compressed, on
+// its first load (issue 31: under 200 KB). Every file is counted: the
+// modules are imported statically, so a first load fetches them all.
+const firstLoadBudget = 200 << 10
+
+func TestBundle_SizeBudget(t *testing.T) {
+	total, raw := 0, 0
+	for _, n := range Names() {
+		a, _ := Lookup(n)
+		total += len(a.Gzip)
+		raw += len(a.Body)
+	}
+	if total == 0 {
+		t.Fatal("no files embedded")
+	}
+	if total > firstLoadBudget {
+		t.Fatalf("the console is %d bytes gzip-compressed (%d raw), over the first-load budget of %d", total, raw, firstLoadBudget)
+	}
+	t.Logf("console: %d files, %d bytes raw, %d gzip", len(Names()), raw, total)
+}
+
+// TestBundle_EveryFileEmbedded: a file added to the folder but not to
+// the go:embed line would be missing from the binary.
+func TestBundle_EveryFileEmbedded(t *testing.T) {
+	var onDisk []string
+	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".md") || strings.HasPrefix(p, "testdata") {
+			return nil
+		}
+		onDisk = append(onDisk, filepath.ToSlash(p))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(onDisk)
+	if got := Names(); strings.Join(got, ",") != strings.Join(onDisk, ",") {
+		t.Fatalf("embedded %v, on disk %v", got, onDisk)
+	}
+}
+
+var (
+	keyLine = regexp.MustCompile(`(?m)^\s*"([a-zA-Z0-9_.]+)":`)
+	keyUse  = regexp.MustCompile(`\bt\("([a-zA-Z0-9_.]*[a-zA-Z0-9_])"|nav: "([a-zA-Z0-9_.]+)"`)
+)
+
+func keysOf(t *testing.T, name string) map[string]bool {
+	a, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("%s not embedded", name)
+	}
+	out := map[string]bool{}
+	for _, m := range keyLine.FindAllStringSubmatch(string(a.Body), -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+// TestI18n_SameKeys: every language has every string, and every string
+// the code asks for exists.
+func TestI18n_SameKeys(t *testing.T) {
+	en, de := keysOf(t, "i18n/en.js"), keysOf(t, "i18n/de.js")
+	if len(en) < 50 {
+		t.Fatalf("only %d English keys", len(en))
+	}
+	for k := range en {
+		if !de[k] {
+			t.Errorf("de.js lacks %q", k)
+		}
+	}
+	for k := range de {
+		if !en[k] {
+			t.Errorf("de.js has %q, which en.js lacks", k)
+		}
+	}
+	for _, n := range Names() {
+		if !strings.HasSuffix(n, ".js") || strings.HasPrefix(n, "i18n/") {
+			continue
+		}
+		a, _ := Lookup(n)
+		for _, m := range keyUse.FindAllStringSubmatch(string(a.Body), -1) {
+			k := m[1] + m[2]
+			if !en[k] {
+				t.Errorf("%s uses %q, which en.js lacks", n, k)
+			}
+		}
+	}
+}
+
+// TestNoInlineScriptOrStyle: the CSP forbids inline script and style, so
+// none may be in the pages (it would be refused in the browser).
+func TestNoInlineScriptOrStyle(t *testing.T) {
+	a, _ := Lookup("index.html")
+	html := string(a.Body)
+	for _, bad := range []*regexp.Regexp{regexp.MustCompile(`<script(?:[^>]*)>\s*[^<\s]`), regexp.MustCompile(`<style`), regexp.MustCompile(`\sstyle=`), regexp.MustCompile(`\son[a-z]+=`)} {
+		if bad.MatchString(html) {
+			t.Errorf("index.html has inline code: %s", bad)
+		}
+	}
+	for _, n := range Names() {
+		if !strings.HasSuffix(n, ".js") {
+			continue
+		}
+		b, _ := Lookup(n)
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function", "localStorage.setItem(\"quire.token", ".style."} {
+			if strings.Contains(string(b.Body), bad) {
+				t.Errorf("%s uses %s", n, bad)
+			}
+		}
+	}
+	if !strings.Contains(CSP, "script-src 'self'") || strings.Contains(CSP, "unsafe") {
+		t.Errorf("CSP %q", CSP)
+	}
+}

@@ -1,0 +1,129 @@
+// The console's only way to the server: the public API with the signed-in
+// user's own access token. The access token lives in this module's memory
+// only; the refresh token is an HttpOnly cookie the script never sees
+// (DESIGN.md, "Tokens").
+
+const CONSOLE_HEADER = { "X-Quire-Console": "1" };
+
+let accessToken = null;
+let refreshTimer = 0;
+let onSignedOut = () => {};
+
+// ApiError carries the status and the API's message.
+export class ApiError extends Error {
+  constructor(status, body) {
+    let msg = body && body.message;
+    if (!msg && body && Array.isArray(body.errors)) {
+      msg = body.errors.map((e) => (e.key ? e.key + ": " : "") + e.error).join("; ");
+    }
+    super(msg || "HTTP " + status);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export function signedIn() { return accessToken !== null; }
+
+export function whenSignedOut(fn) { onSignedOut = fn; }
+
+async function parse(res) {
+  const text = await res.text();
+  if (!text) return {};
+  try { return JSON.parse(text); } catch (_) { return { message: text }; }
+}
+
+// authCall posts to a sign-in route (no token) with the console header.
+export async function authCall(path, body) {
+  const res = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", ...CONSOLE_HEADER },
+    body: JSON.stringify(body || {}),
+  });
+  const out = await parse(res);
+  if (!res.ok) throw new ApiError(res.status, out);
+  return out;
+}
+
+// useTokens keeps a sign-in's access token and schedules its refresh a
+// minute before it expires.
+export function useTokens(result) {
+  accessToken = result.AccessToken;
+  clearTimeout(refreshTimer);
+  const ms = Math.max(30, (result.ExpiresIn || 900) - 60) * 1000;
+  refreshTimer = setTimeout(() => { refresh().catch(() => {}); }, ms);
+}
+
+// refresh trades the refresh cookie for a new access token; false when
+// there is no valid cookie (not signed in).
+export async function refresh() {
+  try {
+    const out = await authCall("/login/refresh", {});
+    if (!out.AuthenticationResult) return false;
+    useTokens(out.AuthenticationResult);
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
+
+// signOut ends the refresh token on the server and forgets the access
+// token here.
+export async function signOut() {
+  clearTimeout(refreshTimer);
+  accessToken = null;
+  try { await authCall("/login/logout", {}); } catch (_) { /* already gone */ }
+}
+
+function url(path, query) {
+  const u = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(query || {})) {
+    if (v !== undefined && v !== null && v !== "") u.searchParams.set(k, v);
+  }
+  return u.pathname + u.search;
+}
+
+// api calls the API; a 401 gets one refresh and retry, then signs out.
+export async function api(method, path, { query, body, retry = true } = {}) {
+  const opts = { method, headers: {}, credentials: "omit" };
+  if (accessToken) opts.headers.Authorization = "Bearer " + accessToken;
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(url(path, query), opts);
+  if (res.status === 401 && retry && accessToken) {
+    const out = await parse(res);
+    // A refused permission is a 401 too (FormKiQ): only a token the
+    // server no longer takes is worth a refresh.
+    if (out.message === "Unauthorized") {
+      if (await refresh()) return api(method, path, { query, body, retry: false });
+      accessToken = null;
+      onSignedOut();
+    }
+    throw new ApiError(401, out);
+  }
+  const out = await parse(res);
+  if (!res.ok) throw new ApiError(res.status, out);
+  return out;
+}
+
+// upload sends a file to a signed upload URL with XMLHttpRequest, whose
+// upload events give the progress fetch does not.
+export function upload(signedURL, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", signedURL);
+    if (file.type) xhr.setRequestHeader("Content-Type", file.type);
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded, e.total); };
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) { onProgress(file.size, file.size); resolve(); }
+      else {
+        let body = {};
+        try { body = JSON.parse(xhr.responseText); } catch (_) { body = { message: xhr.responseText }; }
+        reject(new ApiError(xhr.status, body));
+      }
+    };
+    xhr.onerror = () => reject(new ApiError(0, { message: "network error" }));
+    xhr.send(file);
+  });
+}

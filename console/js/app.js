@@ -1,0 +1,133 @@
+// The console's shell: session start, header (site switch, language
+// switch, sign-out), navigation and the hash router that renders one
+// page module (pages/*.js) into <main>. A page is a module whose default
+// export is {path, nav?, render}; pages/index.js lists them, so a new
+// page is one file and one line there.
+import { h, clear } from "./dom.js";
+import { api, refresh, signOut, signedIn, whenSignedOut } from "./api.js";
+import { state, navigate, status, errorText } from "./ctx.js";
+import { t, lang, setLanguage, pickLanguage, languages, languageNames } from "../i18n/index.js";
+import pages from "../pages/index.js";
+import login from "../pages/login.js";
+
+const app = document.getElementById("app");
+let idleTimer = 0;
+// The idle timeout: no key press, click or pointer move for 15 minutes
+// signs the user out. window.__quireIdleMs (set by tests before the
+// console loads) shortens it.
+const idleMs = Number(window.__quireIdleMs) > 0 ? Number(window.__quireIdleMs) : 15 * 60 * 1000;
+
+function touchIdle() {
+  clearTimeout(idleTimer);
+  if (!signedIn()) return;
+  idleTimer = setTimeout(async () => {
+    await signOut();
+    sessionStorage.setItem("quire.idle", "1");
+    start();
+  }, idleMs);
+}
+for (const ev of ["keydown", "pointerdown", "pointermove", "wheel"]) {
+  addEventListener(ev, touchIdle, { passive: true });
+}
+
+function langSwitch() {
+  const sel = h("select#lang", { "aria-label": t("header.language") },
+    Object.keys(languages).map((l) => h("option", { value: l, selected: l === lang() }, languageNames[l])));
+  sel.addEventListener("change", () => { setLanguage(sel.value, true); render(); });
+  return sel;
+}
+
+function siteSwitch() {
+  if (state.sites.length < 2) {
+    return h("span.site#site-name", t("header.site"), ": ", state.site || "—");
+  }
+  const sel = h("select#site", { "aria-label": t("header.site") },
+    state.sites.map((s) => h("option", { value: s.siteId, selected: s.siteId === state.site }, s.siteId)));
+  sel.addEventListener("change", () => {
+    state.site = sel.value;
+    sessionStorage.setItem("quire.site", state.site);
+    render();
+    navigate("#/browse");
+  });
+  return h("label.site", t("header.site"), " ", sel);
+}
+
+function header() {
+  const nav = h("nav", { "aria-label": t("nav.label") },
+    h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
+      h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav))))));
+  return h("header.top",
+    h("a.brand", { href: "#/browse" }, h("img", { src: "favicon.svg", alt: "", width: 24, height: 24 }), " Quire"),
+    nav,
+    h("div.tools", siteSwitch(), langSwitch(),
+      h("span.user#user", state.user ? state.user.username : ""),
+      h("button#signout", { type: "button", onclick: async () => { await signOut(); start(); } }, t("header.signout"))));
+}
+
+// render draws the shell and the page of the current hash.
+function render() {
+  document.title = "Quire";
+  if (!signedIn()) {
+    clear(app, h("header.top", h("span.brand", "Quire"), h("div.tools", langSwitch())),
+      h("div#status", { "aria-live": "polite" }),
+      h("main#main", { tabindex: "-1" }));
+    login.render({ done: start }, document.getElementById("main"));
+    return;
+  }
+  clear(app, h("a.skip", { href: "#main", onclick: (e) => { e.preventDefault(); document.getElementById("main").focus(); } }, t("nav.skip")),
+    header(), h("div#status", { "aria-live": "polite" }), h("main#main", { tabindex: "-1" }));
+  route();
+}
+
+let routeSeq = 0;
+let lastPath = null;
+async function route() {
+  if (!signedIn()) return;
+  const main = document.getElementById("main");
+  if (!main) return;
+  const raw = location.hash.replace(/^#/, "") || "/browse";
+  const [path, qs] = raw.split("?");
+  const query = new URLSearchParams(qs || "");
+  const seq = ++routeSeq;
+  for (const a of document.querySelectorAll("nav a")) {
+    a.toggleAttribute("aria-current", raw.startsWith(a.dataset.nav.slice(1)));
+  }
+  for (const p of pages) {
+    const m = p.path.exec(path);
+    if (!m) continue;
+    if (path !== lastPath) { status(""); lastPath = path; }
+    if (!main.children.length) clear(main, h("p.loading", t("common.loading")));
+    try {
+      await p.render({ params: m.slice(1).map((x) => (x === undefined ? "" : decodeURIComponent(x))), query, stale: () => seq !== routeSeq }, main);
+    } catch (e) {
+      if (seq === routeSeq) clear(main, h("p.msg.error", { role: "alert" }, errorText(e)));
+    }
+    return;
+  }
+  clear(main, h("p", t("common.notFound")));
+}
+
+addEventListener("hashchange", route);
+whenSignedOut(() => start());
+
+// start: a session from the refresh cookie, else the sign-in page.
+async function start() {
+  if (!signedIn()) await refresh();
+  if (signedIn()) {
+    try {
+      const me = await api("GET", "/sites");
+      state.user = { username: me.username, roles: me.roles || [] };
+      state.sites = me.sites || [];
+      const saved = sessionStorage.getItem("quire.site");
+      state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
+      sessionStorage.removeItem("quire.idle");
+      touchIdle();
+    } catch (e) {
+      await signOut();
+    }
+  }
+  render();
+}
+
+setLanguage(pickLanguage(), false);
+start();

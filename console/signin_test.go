@@ -1,0 +1,99 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// TestConsole_SignInFirstPassword: a new user signs in with the
+// temporary password, chooses their own, stays signed in across a reload
+// through the HttpOnly refresh cookie (no token in web storage), signs
+// out, and a reload then shows the sign-in page (the refresh token is
+// revoked on the server).
+func TestConsole_SignInFirstPassword(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.user(t, "nora", "default", "temporary-1", false)
+	b := newBrowser(t, "en-US")
+	var storage string
+	b.run(
+		step{"open the server's address", navigate(e.s.URL + "/")},
+		step{"redirected to the console's sign-in", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		step{"at /console/", wait(`location.pathname === "/console/"`)},
+		step{"type the temporary password", chromedp.Tasks{setValue("#username", "nora"), setValue("#password", "temporary-1")}},
+		step{"sign in", click("#login button[type=submit]")},
+		step{"asked for a new password", chromedp.WaitVisible("#newpw", chromedp.ByQuery)},
+		step{"two different passwords are refused", chromedp.Tasks{setValue("#newpassword", password), setValue("#newpassword2", "other-pass-1"),
+			click("#newpw button[type=submit]"), textOf("#newpw .msg.error", "differ")}},
+		step{"choose a password", chromedp.Tasks{setValue("#newpassword2", password), click("#newpw button[type=submit]")}},
+		step{"signed in", textOf("#user", "nora")},
+		step{"the documents page", textOf("main h1", "Documents")},
+		step{"the refresh cookie is HttpOnly and SameSite=Strict", chromedp.ActionFunc(func(ctx context.Context) error {
+			cookies, err := network.GetCookies().WithURLs([]string{e.s.URL + "/login/refresh"}).Do(ctx)
+			if err != nil {
+				return err
+			}
+			for _, c := range cookies {
+				if c.Name == "quire_refresh" {
+					if !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/login" {
+						return fmt.Errorf("cookie %+v", c)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no refresh cookie in %v", cookies)
+		})},
+		step{"no token in web storage", chromedp.Tasks{js(`JSON.stringify([localStorage, sessionStorage, document.cookie])`, &storage),
+			check(func() error {
+				if strings.Contains(storage, "eyJ") || strings.Contains(storage, "quire_refresh") {
+					return fmt.Errorf("web storage holds a token: %s", storage)
+				}
+				return nil
+			})}},
+		step{"reload: still signed in", chromedp.Tasks{chromedp.Reload(), textOf("#user", "nora")}},
+		step{"sign out", click("#signout")},
+		step{"the sign-in page", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		step{"reload: still signed out (refresh token revoked)", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#login", chromedp.ByQuery), absent("#user")}},
+		step{"sign in with the new password", chromedp.Tasks{setValue("#username", "nora"), setValue("#password", password),
+			click("#login button[type=submit]"), textOf("#user", "nora")}},
+	)
+	_ = http.StatusOK
+}
+
+// TestConsole_IdleTimeout: without input the console signs out by itself
+// (the test shortens the 15 minutes) and says why.
+func TestConsole_IdleTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.user(t, "ida", "default", "temporary-1", true)
+	b := newBrowser(t, "en-US", `window.__quireIdleMs = 1500;`)
+	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
+	steps = append(steps,
+		step{"idle: signed out", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		step{"told why", textOf("#login", "inactivity")},
+		step{"reload: still signed out", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#login", chromedp.ByQuery)}},
+	)
+	b.run(steps...)
+}
+
+// TestConsole_German: a browser in German gets the German console, and
+// the switch turns it to English.
+func TestConsole_German(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := newBrowser(t, "de-DE", `Object.defineProperty(navigator, "languages", {get: () => ["de-DE", "de"]});`)
+	b.run(
+		step{"open the console", navigate(e.s.URL + "/console/")},
+		step{"German sign-in", textOf("#login h1", "Bei Quire anmelden")},
+		step{"switch to English", chromedp.Tasks{chromedp.SetValue("#lang", "en", chromedp.ByQuery),
+			js(`document.getElementById("lang").dispatchEvent(new Event("change")), true`, nil)}},
+		step{"English sign-in", textOf("#login h1", "Sign in to Quire")},
+		step{"the choice stays after a reload", chromedp.Tasks{chromedp.Reload(), textOf("#login h1", "Sign in to Quire")}},
+	)
+}

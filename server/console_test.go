@@ -1,0 +1,175 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"quire/console"
+	"quire/quiretest"
+)
+
+// consoleDo sends a request with headers and cookies, without following
+// redirects.
+func consoleDo(t *testing.T, s *quiretest.Server, method, path, body string, headers map[string]string, cookies ...*http.Cookie) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestConsole_Served: GET / leads to /console/, whose files come
+// gzip-compressed with a strict CSP and the usual security headers, and
+// revalidate by ETag; an unknown file is a 404.
+func TestConsole_Served(t *testing.T) {
+	s := quiretest.NewServer(t)
+	for _, p := range []string{"/", "/console"} {
+		resp, _ := consoleDo(t, s, "GET", p, "", nil)
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/console/" {
+			t.Errorf("GET %s: %d Location %q, want 302 to /console/", p, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	tests := []struct {
+		path, ctype, contains string
+	}{
+		{"/console/", "text/html; charset=utf-8", `<script type="module" src="js/app.js">`},
+		{"/console/js/app.js", "text/javascript; charset=utf-8", "import"},
+		{"/console/app.css", "text/css; charset=utf-8", "font-family"},
+		{"/console/i18n/de.js", "text/javascript; charset=utf-8", "Anmelden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, body := consoleDo(t, s, "GET", tt.path, "", map[string]string{"Accept-Encoding": "gzip"})
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != tt.ctype || resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("%d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader([]byte(body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, _ := io.ReadAll(zr)
+			if !strings.Contains(string(plain), tt.contains) {
+				t.Errorf("body lacks %q", tt.contains)
+			}
+			for k, v := range map[string]string{"Content-Security-Policy": console.CSP, "X-Content-Type-Options": "nosniff",
+				"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cross-Origin-Opener-Policy": "same-origin"} {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			again, _ := consoleDo(t, s, "GET", tt.path, "", map[string]string{"If-None-Match": resp.Header.Get("ETag")})
+			if again.StatusCode != http.StatusNotModified {
+				t.Errorf("revalidation: %d, want 304", again.StatusCode)
+			}
+		})
+	}
+	if resp, body := consoleDo(t, s, "GET", "/console/", "", nil); resp.Header.Get("Content-Encoding") != "" || !strings.Contains(body, "<!doctype html>") {
+		t.Errorf("without Accept-Encoding: %q %.40s", resp.Header.Get("Content-Encoding"), body)
+	}
+	for _, p := range []string{"/console/nope.js", "/console/../go.mod", "/console/console.go", "/console/js/"} {
+		if resp, _ := consoleDo(t, s, "GET", p, "", nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+}
+
+// TestConsole_RefreshCookie: with refreshCookie the sign-in puts the
+// refresh token in an HttpOnly, SameSite=Strict cookie scoped to /login
+// and not in the answer; the cookie refreshes only with the console
+// header and from this server's origin; sign-out revokes it.
+func TestConsole_RefreshCookie(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cora"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	firstSignIn(t, s, "cora", "Temp-pass-1", "Cora-pass-1")
+	hdr := map[string]string{"X-Quire-Console": "1"}
+
+	// Without the console header no cookie is handed out.
+	resp, body := consoleDo(t, s, "POST", "/login", `{"username":"cora","password":"Cora-pass-1","refreshCookie":true}`, nil)
+	if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
+		t.Fatalf("cookie sign-in without the header: %d %s", resp.StatusCode, body)
+	}
+	resp, body = consoleDo(t, s, "POST", "/login", `{"username":"cora","password":"Cora-pass-1","refreshCookie":true}`, hdr)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, "RefreshToken") || !strings.Contains(body, "AccessToken") {
+		t.Fatalf("cookie sign-in: %d %s", resp.StatusCode, body)
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "quire_refresh" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/login" || cookie.Secure || cookie.MaxAge < 86400 {
+		t.Fatalf("refresh cookie %+v (Set-Cookie %q)", cookie, resp.Header.Values("Set-Cookie"))
+	}
+	jar := &http.Cookie{Name: cookie.Name, Value: cookie.Value}
+
+	refresh := []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"no console header", map[string]string{"Origin": s.URL}, http.StatusForbidden},
+		{"another origin", map[string]string{"X-Quire-Console": "1", "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"another port of the host", map[string]string{"X-Quire-Console": "1", "Origin": "http://127.0.0.1:1"}, http.StatusForbidden},
+		{"same origin", map[string]string{"X-Quire-Console": "1", "Origin": s.URL}, http.StatusOK},
+		{"no Origin (not a browser)", map[string]string{"X-Quire-Console": "1"}, http.StatusOK},
+	}
+	for _, tt := range refresh {
+		t.Run("refresh "+tt.name, func(t *testing.T) {
+			resp, body := consoleDo(t, s, "POST", "/login/refresh", `{}`, tt.headers, jar)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tt.status)
+			}
+			if tt.status == http.StatusOK && !strings.Contains(body, "AccessToken") {
+				t.Fatalf("refresh answer %s", body)
+			}
+		})
+	}
+	// Sign-out needs the header too, then the cookie is dead and cleared.
+	if resp, body := consoleDo(t, s, "POST", "/login/logout", `{}`, map[string]string{"Origin": "http://evil.example", "X-Quire-Console": "1"}, jar); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin sign-out: %d %s", resp.StatusCode, body)
+	}
+	resp, body = consoleDo(t, s, "POST", "/login/logout", `{}`, hdr, jar)
+	if resp.StatusCode != http.StatusOK || body != `{"message":"Signed out"}` {
+		t.Fatalf("sign-out: %d %s", resp.StatusCode, body)
+	}
+	cleared := false
+	for _, c := range resp.Cookies() {
+		cleared = cleared || (c.Name == "quire_refresh" && c.Value == "" && (c.MaxAge < 0 || c.Expires.Before(time.Now())))
+	}
+	if !cleared {
+		t.Errorf("sign-out did not clear the cookie: %q", resp.Header.Values("Set-Cookie"))
+	}
+	if resp, body := consoleDo(t, s, "POST", "/login/refresh", `{}`, hdr, jar); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("refresh after sign-out: %d %s", resp.StatusCode, body)
+	}
+	// A body refresh token (FormKiQ's clients) is revoked the same way.
+	_, rt := tokens(t, login(s, "cora", "Cora-pass-1"))
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusUnauthorized)
+	mustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{}, ""), http.StatusForbidden)
+}
