@@ -5,7 +5,7 @@
 // page is one file and one line there.
 import { h, clear } from "./dom.js";
 import { api, refresh, signOut, signedIn, whenSignedOut } from "./api.js";
-import { state, navigate, status, errorText } from "./ctx.js";
+import { state, navigate, status, errorText, takeFlash } from "./ctx.js";
 import { t, lang, setLanguage, pickLanguage, languages, languageNames } from "../i18n/index.js";
 import pages from "../pages/index.js";
 import login from "../pages/login.js";
@@ -89,13 +89,17 @@ async function route() {
   const [path, qs] = raw.split("?");
   const query = new URLSearchParams(qs || "");
   const seq = ++routeSeq;
-  for (const a of document.querySelectorAll("nav a")) {
+  for (const a of document.querySelectorAll("header nav a[data-nav]")) {
     a.toggleAttribute("aria-current", raw.startsWith(a.dataset.nav.slice(1)));
   }
   for (const p of pages) {
     const m = p.path.exec(path);
     if (!m) continue;
-    if (path !== lastPath) { status(""); lastPath = path; }
+    if (path !== lastPath) {
+      const f = takeFlash();
+      status(f ? f[0] : "", f ? f[1] : undefined);
+      lastPath = path;
+    }
     if (!main.children.length) clear(main, h("p.loading", t("common.loading")));
     try {
       await p.render({ params: m.slice(1).map((x) => (x === undefined ? "" : decodeURIComponent(x))), query, stale: () => seq !== routeSeq }, main);

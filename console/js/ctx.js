@@ -31,6 +31,11 @@ export function status(msg, kind) {
   clear(el, msg ? h("div", { class: "msg " + (kind || "info"), role: kind === "error" ? "alert" : "status" }, msg) : null);
 }
 
+// flash shows a message on the next page (after navigate).
+let pending = null;
+export function flash(msg, kind) { pending = [msg, kind]; }
+export function takeFlash() { const p = pending; pending = null; return p; }
+
 export function errorText(e) {
   if (e instanceof ApiError) return t("error.api", { status: e.status, message: e.message });
   return String(e && e.message ? e.message : e);

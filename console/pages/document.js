@@ -4,7 +4,7 @@
 // API refuses them anyway.
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
-import { can, siteQuery, status, errorText, navigate } from "../js/ctx.js";
+import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
 import { folderHref } from "./browse.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -156,7 +156,7 @@ export default {
       if (!confirm(t("doc.trashConfirm", { name: doc.path }))) return;
       try {
         await api("DELETE", `/documents/${enc(id)}`, { query: { ...q, softDelete: "true" } });
-        status(t("doc.trashed", { name: doc.path }), "info");
+        flash(t("doc.trashed", { name: doc.path }), "info");
         navigate(folderHref(folder));
       } catch (ex) { status(errorText(ex), "error"); }
     } }, t("doc.trash")) : null;
