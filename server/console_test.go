@@ -173,3 +173,62 @@ func TestConsole_RefreshCookie(t *testing.T) {
 	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusUnauthorized)
 	mustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{}, ""), http.StatusForbidden)
 }
+
+// TestConsole_OpenReviewsInbox: GET /reviews lists the site's open
+// reviews the caller could decide (approval groups honoured), paged; a
+// completed review leaves the inbox.
+func TestConsole_OpenReviewsInbox(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	doc := addDoc(t, s, admin, "", map[string]any{"path": "in/contract.txt", "content": "terms", "contentType": "text/plain"})
+	add := func(body map[string]any) string {
+		r := s.Do(http.MethodPost, "/documents/"+doc+"/reviews", map[string]any{"review": body}, admin)
+		mustStatus(t, r, http.StatusCreated)
+		return str(t, r.JSON(t), "reviewId")
+	}
+	open := add(map[string]any{"reviewCategory": "anyone", "requiredDecisions": 1})
+	legal := add(map[string]any{"reviewCategory": "legal only", "requiredDecisions": 1, "approvalGroups": []string{"legal"}})
+	done := add(map[string]any{"reviewCategory": "done", "requiredDecisions": 1})
+	mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews/"+done+"/decisions", map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, admin), http.StatusCreated)
+	ids := func(tok, query string) []string {
+		r := s.Do(http.MethodGet, "/reviews"+query, nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		var out []string
+		for _, x := range list(t, r.JSON(t), "reviews") {
+			o := obj(t, x)
+			if o["path"] != "in/contract.txt" || o["documentId"] != doc {
+				t.Errorf("review %v", o)
+			}
+			out = append(out, str(t, o, "reviewId"))
+		}
+		return out
+	}
+	has := func(l []string, id string) bool {
+		for _, x := range l {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	staff := ids(s.Token("sam", "default"), "")
+	if !has(staff, open) || has(staff, legal) || has(staff, done) {
+		t.Errorf("staff inbox %v: want %s only", staff, open)
+	}
+	lawyer := ids(s.Token("lee", "default", "legal"), "")
+	if !has(lawyer, open) || !has(lawyer, legal) || has(lawyer, done) || len(lawyer) != 2 {
+		t.Errorf("legal inbox %v: want %s and %s", lawyer, open, legal)
+	}
+	r := s.Do(http.MethodGet, "/reviews?limit=1", nil, s.Token("lee", "default", "legal"))
+	mustStatus(t, r, http.StatusOK)
+	m := r.JSON(t)
+	next := str(t, m, "next")
+	if len(list(t, m, "reviews")) != 1 || next == "" {
+		t.Fatalf("page of 1: %s", r.Body)
+	}
+	rest := ids(s.Token("lee", "default", "legal"), "?limit=1&next="+next)
+	if len(rest) != 1 || rest[0] == str(t, obj(t, list(t, m, "reviews")[0]), "reviewId") {
+		t.Errorf("second page %v after %s", rest, r.Body)
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/reviews?next=bogus", nil, admin), http.StatusBadRequest)
+}

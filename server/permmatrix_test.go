@@ -118,6 +118,7 @@ var filterDocRoutes = map[string]struct{ path, body, hide string }{
 	"GET /queues/:queueId/documents": {"/queues/<queue>/documents", "", ""},
 	"PATCH /documents/tags":          {"/documents/tags", `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"stolen","value":"x"}]}}`, ""},
 	"GET /userActivities":            {"/userActivities", "", ""},
+	"GET /reviews":                   {"/reviews", "", ""},
 	// The callers' custom:email is in the cc of a notification of a
 	// document in the locked folder nf.
 	"GET /userNotifications": {"/userNotifications", "", "<notified>"},
@@ -270,6 +271,9 @@ func newMatrix(t *testing.T) *matrix {
 		t.Fatalf("the fixture document is at %q, not in f/", p)
 	}
 	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+locked, map[string]any{"content": "lockedcontent", "contentType": "text/plain"}, admin), http.StatusOK)
+	// An open review of the locked document (the content change above
+	// superseded the fixtures' one): GET /reviews must not list it.
+	mustStatus(t, s.Do(http.MethodPost, "/documents/"+locked+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "inbox", "requiredDecisions": 100}}, admin), http.StatusCreated)
 	lockedPdf := addDoc(t, s, admin, "", map[string]any{"path": "f/contract.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("Contract"))})
 	r := s.Do(http.MethodPost, "/esignature/local/"+lockedPdf+"/envelopes", map[string]any{"status": "created", "signers": []map[string]any{{"name": "A", "email": "a@example.com"}}}, admin)
 	mustStatus(t, r, http.StatusOK)

@@ -293,3 +293,51 @@ func (s *Server) handleAddReviewDecision(r *reqCtx) error {
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"decisionId": d.DecisionID})
 }
+
+// openReviewScan bounds the records GET /reviews examines for one page.
+const openReviewScan = 10000
+
+// handleGetOpenReviews serves GET /reviews (Quire's; the console's inbox):
+// the site's open reviews the caller could decide (no approval groups, or
+// one of the caller's groups among them) on documents the caller may read
+// (folder permissions), with the document's path. Paged by `next`.
+func (s *Server) handleGetOpenReviews(r *reqCtx) error {
+	limit, err := listLimit(r)
+	if err != nil {
+		return err
+	}
+	after, err := parseKeyToken(r, "rvo")
+	if err != nil {
+		return err
+	}
+	paths := map[string]string{}
+	items, next, err := s.db.OpenReviews(r.site, after, limit, openReviewScan, func(rv *storage.Review) bool {
+		if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.p.Groups, g) }) {
+			return false
+		}
+		doc := rv.DocumentID
+		if rv.ParentID != "" {
+			doc = rv.ParentID
+		}
+		d, err := s.db.GetDocument(r.site, doc)
+		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+			return false
+		}
+		paths[rv.DocumentID+"/"+rv.ReviewID] = d.Path
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	list := make([]map[string]any, 0, len(items))
+	for i := range items {
+		m := reviewJSON(&items[i])
+		m["path"] = paths[items[i].DocumentID+"/"+items[i].ReviewID]
+		list = append(list, m)
+	}
+	out := map[string]any{"reviews": list}
+	if next != "" {
+		out["next"] = keyToken("rvo", next)
+	}
+	return r.JSON(out)
+}

@@ -178,6 +178,7 @@ func (s *Server) routes() {
 	api.Patch("/documents/:documentId/reviews/:reviewId", q(write, s.handleUpdateReview))
 	api.Get("/documents/:documentId/reviews/:reviewId/decisions", q(read, s.handleGetReviewDecisions))
 	api.Post("/documents/:documentId/reviews/:reviewId/decisions", q(write, s.handleAddReviewDecision))
+	api.Get("/reviews", q(read, s.handleGetOpenReviews))
 	api.Post("/documents/:documentId/actions/retry", q(write, s.handleRetryDocumentActions))
 	api.Get("/documents/:documentId/fulltext", q(read, s.handleGetDocumentFulltext))
 	api.Put("/documents/:documentId/fulltext", q(write, s.handleSetDocumentFulltext))

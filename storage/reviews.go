@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Reviews (SERVICE-SPEC.md §2.7, §3.1, §7; API.md "Reviews"): a review of
@@ -317,6 +319,46 @@ func (d *DB) GetReview(site, doc, id string) (*Review, error) {
 // Reviews lists a document's reviews by id after after.
 func (d *DB) Reviews(site, doc, after string, limit int) ([]Review, string, error) {
 	return listPage(d, reviewPrefix(site, doc), after, limit, func(r *Review) string { return r.ReviewID })
+}
+
+// OpenReviews pages through a site's open reviews (PENDING or
+// IN_PROGRESS), in key order (reviewed document or artifact id, then
+// review id), after the cursor after ("<id>/<reviewId>", a previous
+// page's next). keep filters them (the caller's groups and folders). The
+// scan stops once limit are kept or scan records were examined, and
+// returns the cursor of the last record examined when more remain, so a
+// page never costs more than scan records however few are kept.
+func (d *DB) OpenReviews(site, after string, limit, scan int, keep func(*Review) bool) ([]Review, string, error) {
+	prefix := []byte(pfxReview + sk(site) + "/")
+	var out []Review
+	var next string
+	err := d.view(func(t *tx) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		last, seen := "", 0
+		for it.Seek(append(append([]byte{}, prefix...), after...)); it.ValidForPrefix(prefix); it.Next() {
+			cur := string(it.Item().Key()[len(prefix):])
+			if after != "" && cur <= after {
+				continue
+			}
+			if len(out) == limit || seen == scan {
+				next = last
+				return nil
+			}
+			last, seen = cur, seen+1
+			var rv Review
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &rv) }); err != nil {
+				return err
+			}
+			if (rv.ReviewStatus == ReviewPending || rv.ReviewStatus == ReviewInProgress) && keep(&rv) {
+				out = append(out, rv)
+			}
+		}
+		return nil
+	})
+	return out, next, err
 }
 
 // ReviewDecisions lists a review's decisions by id after after.

@@ -6,6 +6,7 @@
 import browse from "./browse.js";
 import search from "./search.js";
 import trash from "./trash.js";
+import reviews from "./reviews.js";
 import docPage from "./document.js";
 
-export default [browse, search, trash, docPage];
+export default [browse, search, reviews, trash, docPage];
