@@ -128,9 +128,10 @@ func js(expr string, out any) chromedp.Action {
 	})
 }
 
-// wait polls a JavaScript condition for up to 20 s.
+// wait polls a JavaScript condition for up to 20 s; a condition that
+// throws (an element not rendered yet) counts as false.
 func wait(cond string) chromedp.Action {
-	return chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+	return chromedp.Poll("(() => { try { return !!("+cond+"); } catch (e) { return false; } })()", nil, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
 }
 
 // textOf waits until the element's text contains want.
@@ -226,4 +227,24 @@ func (e *env) user(t *testing.T, name, group, temp string, set bool) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("challenge %s: %d %s", name, r.Status, r.Body)
 	}
+}
+
+// shot saves a screenshot of the viewport as <name>.png in
+// $QUIRE_SCREENSHOTS when it is set (the main pages for the docs), and
+// does nothing otherwise.
+func shot(name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		dir := os.Getenv("QUIRE_SCREENSHOTS")
+		if dir == "" {
+			return nil
+		}
+		var png []byte
+		if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	})
 }

@@ -19,7 +19,7 @@ import (
 	"sync"
 )
 
-//go:embed index.html app.css favicon.svg js pages i18n
+//go:embed index.html app.css favicon.svg icons js pages i18n
 var files embed.FS
 
 // FS is the console's files, rooted at the console folder (index.html at

@@ -48,7 +48,7 @@ func TestConsole_ReviewsInbox(t *testing.T) {
 	steps = append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("lena", password)...)
 	steps = append(steps,
 		step{"the review is in her inbox", chromedp.Tasks{click(`nav a[href="#/reviews"]`), textOf("#review-list", "contracts/lease.txt"),
-			textOf("#review-list", "Please check clause 4")}},
+			textOf("#review-list", "Please check clause 4"), shot("reviews")}},
 		step{"approve with a comment", chromedp.Tasks{setValue("#review-list textarea", "Clause 4 is fine"), click("#review-list button.approve")}},
 		step{"confirmed, and the inbox is empty", chromedp.Tasks{textOf("#status", "You approved contracts/lease.txt"), textOf("#review-list", "No review awaits")}},
 	)

@@ -24,11 +24,11 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 	var storage string
 	b.run(
 		step{"open the server's address", navigate(e.s.URL + "/")},
-		step{"redirected to the console's sign-in", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		step{"redirected to the console's sign-in", chromedp.Tasks{chromedp.WaitVisible("#login", chromedp.ByQuery), shot("sign-in")}},
 		step{"at /console/", wait(`location.pathname === "/console/"`)},
 		step{"type the temporary password", chromedp.Tasks{setValue("#username", "nora"), setValue("#password", "temporary-1")}},
 		step{"sign in", click("#login button[type=submit]")},
-		step{"asked for a new password", chromedp.WaitVisible("#newpw", chromedp.ByQuery)},
+		step{"asked for a new password", chromedp.Tasks{chromedp.WaitVisible("#newpw", chromedp.ByQuery), shot("first-password")}},
 		step{"two different passwords are refused", chromedp.Tasks{setValue("#newpassword", password), setValue("#newpassword2", "other-pass-1"),
 			click("#newpw button[type=submit]"), textOf("#newpw .msg.error", "differ")}},
 		step{"choose a password", chromedp.Tasks{setValue("#newpassword2", password), click("#newpw button[type=submit]")}},

@@ -103,7 +103,7 @@ func TestConsole_StaffWork(t *testing.T) {
 			js(`document.querySelectorAll("#uploads progress, #batch-progress").length`, &progressBars)}},
 		step{"every file uploaded", wait(`document.querySelectorAll("#uploads li.ok").length === 3 && document.getElementById("batch-progress").value === 1`)},
 		step{"the batch says so", textOf("#batch-text", "3 files uploaded")},
-		step{"the documents are listed", chromedp.Tasks{textOf("#entries", "zebra.txt"), textOf("#entries", "notes.txt"), textOf("#entries", "scan.bin")}},
+		step{"the documents are listed", chromedp.Tasks{textOf("#entries", "zebra.txt"), textOf("#entries", "notes.txt"), textOf("#entries", "scan.bin"), shot("folder-upload")}},
 		step{"progress bars were shown", check(func() error {
 			if uploadsSeen != 3 || progressBars != 4 {
 				return fmt.Errorf("%d uploads, %d progress bars; want 3 and 4 (one per file and the batch)", uploadsSeen, progressBars)
@@ -112,14 +112,14 @@ func TestConsole_StaffWork(t *testing.T) {
 		})},
 		step{"search for a word of an uploaded file", chromedp.Tasks{click(`nav a[href="#/search"]`), chromedp.WaitVisible("#q", chromedp.ByQuery),
 			setValue("#q", "zebra"), click("#search-form button"), searchUntil("zebra.txt")}},
-		step{"the word is highlighted in the snippet", textOf("#results .snippet mark", "zebra")},
+		step{"the word is highlighted in the snippet", chromedp.Tasks{textOf("#results .snippet mark", "zebra"), shot("search")}},
 		step{"open the result", chromedp.Tasks{click("#results ol.results a"), textOf("#doc-title", "zebra.txt")}},
 		step{"the text preview", textOf("#preview", "the quick zebra jumps")},
 		step{"pick the DATE attribute: a date picker", chromedp.Tasks{chromedp.SetValue("#attr-key", "dueDate", chromedp.ByQuery),
 			js(`document.getElementById("attr-key").dispatchEvent(new Event("change")), true`, nil),
 			wait(`document.getElementById("attr-new").type === "date"`)}},
 		step{"set a date", chromedp.Tasks{setValue("#attr-new", "2026-12-24"), click("#attr-form button[type=submit]")}},
-		step{"the date is shown in its picker", wait(`(() => { const i = document.querySelector('tr[data-key="dueDate"] input'); return !!i && i.type === "date" && i.value === "2026-12-24"; })()`)},
+		step{"the date is shown in its picker", chromedp.Tasks{shot("document"), wait(`(() => { const i = document.querySelector('tr[data-key="dueDate"] input'); return !!i && i.type === "date" && i.value === "2026-12-24"; })()`)}},
 	)
 	b.run(steps...)
 	id := e.docID(t, "default", "inbox/zebra.txt", false)
@@ -149,7 +149,7 @@ func TestConsole_StaffWork(t *testing.T) {
 	b.run(
 		step{"move to the trash", chromedp.Tasks{click("#trash"), textOf(".crumbs", "inbox"), textOf("#status", "is in the trash")}},
 		step{"gone from the folder", wait(`!document.getElementById("entries").textContent.includes("zebra.txt") && document.getElementById("entries").textContent.includes("scan.bin")`)},
-		step{"the trash lists it", chromedp.Tasks{click(`nav a[href="#/trash"]`), textOf("#trash-list", "inbox/zebra.txt"), textOf("#trash-list", "inbox/notes.txt")}},
+		step{"the trash lists it", chromedp.Tasks{click(`nav a[href="#/trash"]`), textOf("#trash-list", "inbox/zebra.txt"), textOf("#trash-list", "inbox/notes.txt"), shot("trash")}},
 		step{"restore it", chromedp.Tasks{click(fmt.Sprintf(`#trash-list tr[data-doc="%s"] button.restore`, id)), textOf("#status", "is restored"),
 			wait(`!document.getElementById("trash-list").textContent.includes("zebra.txt")`)}},
 		step{"purge the other", chromedp.Tasks{click(fmt.Sprintf(`#trash-list tr[data-doc="%s"] button.purge`, notes)), textOf("#status", "deleted for good"),

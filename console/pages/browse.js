@@ -42,7 +42,7 @@ export default {
         const name = d.folder ? d.path : d.path.split("/").pop();
         const href = d.folder ? folderHref((folder ? folder + "/" : "") + d.path) : "#/doc/" + encodeURIComponent(d.documentId);
         return h("tr", { class: d.folder ? "folder" : "doc" },
-          h("td", h("a", { href }, h("span.icon", { "aria-hidden": "true" }, d.folder ? "📁" : "📄"), " ", name)),
+          h("td", h("a", { href }, h("img.icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 16, height: 16 }), " ", name)),
           h("td", d.folder ? "" : fmtBytes(d.contentLength)),
           h("td", fmtDate(d.lastModifiedDate || d.insertedDate, lang())));
       }));
