@@ -186,9 +186,9 @@ type env struct {
 
 const password = "correct-horse-9"
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...quiretest.Option) *env {
 	t.Helper()
-	s := quiretest.NewServer(t)
+	s := quiretest.NewServer(t, opts...)
 	e := &env{s: s, admin: s.Admin()}
 	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "default"}}, http.StatusOK)
 	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "default_read"}}, http.StatusOK)

@@ -4,11 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"quire/node"
+	"quire/pipeline"
+	"quire/quiretest"
 )
 
 // TestConsole_SignInFirstPassword: a new user signs in with the
@@ -95,5 +101,45 @@ func TestConsole_German(t *testing.T) {
 			js(`document.getElementById("lang").dispatchEvent(new Event("change")), true`, nil)}},
 		step{"English sign-in", textOf("#login h1", "Sign in to Quire")},
 		step{"the choice stays after a reload", chromedp.Tasks{chromedp.Reload(), textOf("#login h1", "Sign in to Quire")}},
+	)
+}
+
+// TestConsole_ForgottenPassword: a user who forgot their password asks
+// for a code, gets it by mail, sets a new password with it and signs in.
+func TestConsole_ForgottenPassword(t *testing.T) {
+	t.Parallel()
+	mail := quiretest.NewMailServer(t)
+	e := newEnv(t, func(c *node.Config) {
+		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+	})
+	e.user(t, "fay@example.com", "default", "temporary-1", true)
+	var code string
+	b := newBrowser(t, "en-US")
+	b.run(
+		step{"open the console", navigate(e.s.URL + "/console/")},
+		step{"forgot the password", chromedp.Tasks{click("#forgot"), chromedp.WaitVisible("#forgotpw", chromedp.ByQuery)}},
+		step{"ask for a code", chromedp.Tasks{setValue("#forgotpw #username", "fay@example.com"), click("#forgotpw button[type=submit]"),
+			chromedp.WaitVisible("#resetpw", chromedp.ByQuery)}},
+		step{"the code arrives by mail", check(func() error {
+			re := regexp.MustCompile(`Code: (\S+)`)
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				for _, m := range mail.Messages() {
+					if len(m.To) == 1 && m.To[0] == "fay@example.com" {
+						if sub := re.FindStringSubmatch(m.Data); sub != nil {
+							code = sub[1]
+							return nil
+						}
+					}
+				}
+			}
+			return fmt.Errorf("no reset code mailed: %d messages", len(mail.Messages()))
+		})},
+		step{"a wrong code is refused", chromedp.Tasks{setValue("#code", "000000"), setValue("#resetpw #newpassword", "brand-new-pass-2"),
+			click("#resetpw button[type=submit]"), wait(`!document.querySelector("#resetpw .msg.error").hidden`)}},
+		step{"the right code sets the password", chromedp.ActionFunc(func(ctx context.Context) error {
+			return chromedp.Tasks{setValue("#code", code), click("#resetpw button[type=submit]"), textOf("#login", "Your password is set")}.Do(ctx)
+		})},
+		step{"sign in with it", chromedp.Tasks{setValue("#username", "fay@example.com"), setValue("#password", "brand-new-pass-2"),
+			click("#login button[type=submit]"), textOf("#user", "fay@example.com")}},
 	)
 }
