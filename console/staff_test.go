@@ -86,6 +86,9 @@ func TestConsole_StaffWork(t *testing.T) {
 	e.must(t, "POST", "/documents?siteId=finance", map[string]any{"path": "ledger.txt", "content": "ledger", "contentType": "text/plain"}, http.StatusCreated)
 	e.must(t, "POST", "/folders?siteId=default", map[string]any{"path": "inbox"}, http.StatusCreated)
 	e.must(t, "POST", "/attributes?siteId=default", map[string]any{"attribute": map[string]any{"key": "dueDate", "dataType": "DATE"}}, http.StatusCreated)
+	e.must(t, "POST", "/attributes?siteId=default", map[string]any{"attribute": map[string]any{"key": "dept", "dataType": "STRING"}}, http.StatusCreated)
+	e.must(t, "PUT", "/sites/default/schema/document", map[string]any{"name": "office", "attributes": map[string]any{
+		"optional": []map[string]any{{"attributeKey": "dept", "allowedValues": []string{"sales", "hr"}}}}}, http.StatusOK)
 
 	b := newBrowser(t, "en-US")
 	var uploadsSeen, progressBars int
@@ -120,6 +123,11 @@ func TestConsole_StaffWork(t *testing.T) {
 			wait(`document.getElementById("attr-new").type === "date"`)}},
 		step{"set a date", chromedp.Tasks{setValue("#attr-new", "2026-12-24"), click("#attr-form button[type=submit]")}},
 		step{"the date is shown in its picker", chromedp.Tasks{shot("document"), wait(`(() => { const i = document.querySelector('tr[data-key="dueDate"] input'); return !!i && i.type === "date" && i.value === "2026-12-24"; })()`)}},
+		step{"a STRING attribute with allowed values from the site schema: a list", chromedp.Tasks{chromedp.SetValue("#attr-key", "dept", chromedp.ByQuery),
+			js(`document.getElementById("attr-key").dispatchEvent(new Event("change")), true`, nil),
+			wait(`(() => { const s = document.getElementById("attr-new"); return s.tagName === "SELECT" && [...s.options].map(o => o.value).join() === "hr,sales"; })()`)}},
+		step{"choose a value", chromedp.Tasks{chromedp.SetValue("#attr-new", "sales", chromedp.ByQuery), click("#attr-form button[type=submit]"),
+			wait(`document.querySelector('tr[data-key="dept"] select').value === "sales"`)}},
 	)
 	b.run(steps...)
 	id := e.docID(t, "default", "inbox/zebra.txt", false)
