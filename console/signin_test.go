@@ -63,6 +63,9 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 				return nil
 			})}},
 		step{"reload: still signed in", chromedp.Tasks{chromedp.Reload(), textOf("#user", "nora")}},
+		step{"an access token the server no longer takes is refreshed through the cookie", chromedp.Tasks{
+			js(`import("/console/js/api.js").then(m => { m.useTokens({AccessToken: "expired.token.x", ExpiresIn: 900}); return true; })`, nil),
+			click(`nav a[href="#/trash"]`), textOf("main h1", "Trash"), textOf("#trash-list", "The trash is empty"), textOf("#user", "nora")}},
 		step{"sign out", click("#signout")},
 		step{"the sign-in page", chromedp.WaitVisible("#login", chromedp.ByQuery)},
 		step{"reload: still signed out (refresh token revoked)", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#login", chromedp.ByQuery), absent("#user")}},
