@@ -10,6 +10,13 @@ import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
 
+// named is the string of an API enum value, the value itself when the
+// console has none for it.
+function named(prefix, value) {
+  const s = t(prefix + value);
+  return s === prefix + value ? value : s;
+}
+
 function isText(ct) {
   return /^text\//.test(ct) || /json|xml|csv|javascript/.test(ct);
 }
@@ -89,12 +96,15 @@ export default {
       } catch (ex) { status(errorText(ex), "error"); }
     } }, t("doc.download"));
 
-    const [tags, attrs, defs, versions, pv] = await Promise.all([
+    const [tags, attrs, defs, versions, pv, actions, artifacts, activity] = await Promise.all([
       api("GET", `/documents/${enc(id)}/tags`, { query: { ...q, limit: 100 } }),
       api("GET", `/documents/${enc(id)}/attributes`, { query: { ...q, limit: 100 } }),
       api("GET", "/attributes", { query: { ...q, limit: 100 } }),
       api("GET", `/documents/${enc(id)}/versions`, { query: { ...q, limit: 20 } }),
       preview(id, doc).catch((e) => h("p.msg.error", errorText(e))),
+      api("GET", `/documents/${enc(id)}/actions`, { query: q }).catch(() => ({ actions: [] })),
+      api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 } }).catch(() => ({ documents: [] })),
+      api("GET", `/documents/${enc(id)}/userActivities`, { query: { ...q, limit: 20 } }).catch(() => ({ userActivities: [] })),
     ]);
     if (ctx.stale()) return;
     const types = Object.fromEntries((defs.attributes || []).map((d) => [d.key, d.dataType]));
@@ -152,6 +162,30 @@ export default {
       h("td", i === 0 ? t("doc.current") : write ? h("button.small.restore", { type: "button",
         onclick: act(() => api("PUT", `/documents/${enc(id)}/versions`, { query: q, body: { versionKey: v.versionKey } }), t("doc.restored")) }, t("doc.restore")) : "")));
 
+    // Actions (the pipeline's work on the document), with a retry of
+    // the failed ones.
+    const acts = actions.actions || [];
+    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", a.type), h("td.status", named("action.", a.status)),
+      h("td", a.message || ""), h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
+    const retry = write && acts.some((a) => a.status === "FAILED" || a.status === "MAX_RETRIES_REACHED") ? h("button#retry-actions", { type: "button",
+      onclick: act(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("doc.retrying")) }, t("doc.retry")) : null;
+
+    // Artifacts (OCR text, renditions, certified and signed copies).
+    const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", a.artifactCategory || ""), h("td", a.path || a.artifactId),
+      h("td", a.contentType || ""), h("td", fmtBytes(a.contentLength)),
+      h("td", h("button.small", { type: "button", onclick: async () => {
+        try {
+          const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: { ...q, artifactId: a.artifactId } });
+          const link = h("a", { href: url, download: "" });
+          document.body.append(link); link.click(); link.remove();
+        } catch (ex) { status(errorText(ex), "error"); }
+      } }, t("doc.download")))));
+
+    // The activity trail, newest first.
+    const activityRows = (activity.userActivities || []).map((a) => h("li", h("span.meta", fmtDate(a.insertedDate, lang())), " · ",
+      a.userId || a.source || "", " · ", named("activity.", a.type),
+      a.changed && a.changed.length ? " (" + a.changed.join(", ") + ")" : ""));
+
     const trash = del ? h("button.danger#trash", { type: "button", onclick: async () => {
       if (!confirm(t("doc.trashConfirm", { name: doc.path }))) return;
       try {
@@ -174,6 +208,13 @@ export default {
             attrRows.length ? h("table.kv", h("tbody", attrRows)) : h("p", t("doc.noAttrs")), attrForm))),
       h("section#versions", h("h2", t("doc.versions")), h("table.list",
         h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), ""].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", verRows))));
+        h("tbody", verRows))),
+      h("section#actions", h("h2", t("doc.actions")), acts.length ? h("table.list",
+        h("thead", h("tr", [t("doc.action"), t("doc.status"), t("doc.message"), t("doc.when")].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", actionRows)) : h("p", t("doc.noActions")), retry),
+      artifactRows.length ? h("section#artifacts", h("h2", t("doc.artifacts")), h("table.list",
+        h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), ""].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", artifactRows))) : null,
+      h("section#activity", h("h2", t("doc.activity")), activityRows.length ? h("ul.activity", activityRows) : h("p", t("doc.noActivity"))));
   },
 };
