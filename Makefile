@@ -41,8 +41,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# Engines the action pipeline's tests run for real: program -> Debian package.
-ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl
+# Programs the tests run for real (the action pipeline's engines, chromium for
+# the console, npm for axe-core): program -> Debian package.
+ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl npm:npm
 
 # axe-core, the accessibility checker the console's Chromium tests inject
 # (npm, into build/tools; the tests skip it where it is missing, outside CI).
@@ -50,11 +51,6 @@ AXE_VERSION := 4.14.1
 AXE := build/tools/node_modules/axe-core/axe.min.js
 
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
-	@if [ ! -f $(AXE) ]; then \
-		if command -v npm >/dev/null 2>&1; then echo "installing axe-core $(AXE_VERSION) into build/tools"; \
-			npm install --silent --no-audit --no-fund --prefix build/tools axe-core@$(AXE_VERSION) >/dev/null || exit 1; \
-		else echo "npm missing: the console's accessibility checks need axe-core (apt-get install npm)"; \
-			if [ "$$CI" = true ]; then exit 1; fi; fi; fi
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
 	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -66,6 +62,11 @@ deps: ## install the engines the tests use (Debian packages; as root, or says wh
 		echo "missing engines, install with: sudo apt-get install $$missing"; \
 		if [ "$$CI" = true ]; then exit 1; fi; \
 	fi
+	@if [ ! -f $(AXE) ]; then \
+		if command -v npm >/dev/null 2>&1; then echo "installing axe-core $(AXE_VERSION) into build/tools"; \
+			npm install --silent --no-audit --no-fund --prefix build/tools axe-core@$(AXE_VERSION) >/dev/null || exit 1; \
+		else echo "npm missing: the console's accessibility checks need axe-core (apt-get install npm)"; \
+			if [ "$$CI" = true ]; then exit 1; fi; fi; fi
 
 test: deps fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
