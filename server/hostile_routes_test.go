@@ -154,6 +154,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p := map[string]string{
 		"siteId": "default", "tagKey": "t", "tagValue": "v", "key": "k", "attributeKey": "k", "attributeValue": "v",
 		"indexType": "folder", "llmPromptEntityName": "x", "nodeId": "n2",
+		"indexName": "x", "snapshotName": "x", "repositoryName": "x",
 	}
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
 	// An earlier version of the document: a metadata change keeps one.

@@ -296,6 +296,12 @@ func (s *Server) routes() {
 	api.Delete("/sites/:siteId/sequences/:sequenceId", sp(govern, s.handleDeleteSequence))
 	api.Post("/sites/:siteId/sequences/:sequenceId/next", sp(write, s.handleNextSequenceValue))
 
+	// FormKiQ routes Quire refuses on purpose: 501 with the reason
+	// (refused.go).
+	for _, r := range refusedRoutes {
+		api.Add(r.method, r.path, none(notServed(r.reason)))
+	}
+
 	// Anything else is FormKiQ's "request handler not found".
 	if testRoutes != nil {
 		testRoutes(a)
