@@ -115,6 +115,7 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/syncs":                         `{"sync":{"service":"FULLTEXT","type":"METADATA"}}`,
 	"POST /reindex/documents/:documentId":                       `{"target":"ATTRIBUTES"}`,
 	"POST /public/documents":                                    `{"path":"p/a.txt","content":"x","tags":[{"key":"t","value":"v"}]}`,
+	"PATCH /sites/:siteId":                                      `{"site":{"title":"T"}}`,
 	"POST /sites":                                               `{"site":{"id":"s2","title":"T","status":"ACTIVE"}}`,
 	"POST /sites/:siteId/locales":                               `{"locale":"de"}`,
 	"POST /sites/:siteId/locales/:locale/resourceItems":         `{"resourceItem":{"itemType":"SCHEMA","attributeKey":"k","allowedValue":"v2","localizedValue":"V"}}`,
@@ -386,6 +387,9 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 			b = body
 		}
 		r := s.DoHeaders(method, path, b, tok, map[string]string{"Content-Type": "application/json"})
+		if r.Status == http.StatusNotImplemented && refusedReason(r) {
+			return // a route refused on purpose (refused.go)
+		}
 		if r.Status >= 500 {
 			t.Errorf("%s %.200s with %.80q: %d %s", method, path, body, r.Status, r.Body)
 		}

@@ -155,7 +155,7 @@ func init() {
 		"DELETE /users/:username", "GET /users/:username/groups", "PUT /users/:username/:userOperation", "GET /groups",
 		"POST /groups", "GET /groups/:groupName", "DELETE /groups/:groupName", "GET /groups/:groupName/users",
 		"POST /groups/:groupName/users", "DELETE /groups/:groupName/users/:username", "POST /system/inferenceModels/agreement",
-		"POST /sites",
+		"POST /sites", "PATCH /sites/:siteId",
 	} {
 		notDocumentRoutes[r] = "Admins only (a backup holds documents: Admins are not limited by folders)"
 	}

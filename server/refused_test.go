@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -183,6 +184,21 @@ func TestRefusedRoutes_Answer501(t *testing.T) {
 			t.Errorf("%s without a token: %d %s, want 401", k, r.Status, r.Body)
 		}
 	}
+}
+
+// refusedReason reports whether r is the answer of a route refused on
+// purpose: 501 with one of the registry's reasons.
+func refusedReason(r *quiretest.Response) bool {
+	var body struct{ Message string }
+	if json.Unmarshal(r.Body, &body) != nil {
+		return false
+	}
+	for _, reason := range server.RefusedRoutes() {
+		if body.Message == reason {
+			return true
+		}
+	}
+	return false
 }
 
 // The route-table tests (hostile input, permission matrix) cover the

@@ -111,6 +111,7 @@ func (s *Server) routes() {
 	api.Get("/system/inferenceModels", none(s.handleGetInferenceModels))
 	api.Post("/system/inferenceModels/agreement", admin(s.handleAgreeInferenceModel))
 	api.Post("/sites", admin(s.handleAddSite))
+	api.Patch("/sites/:siteId", admin(s.handleUpdateSite))
 	api.Get("/sites/:siteId/locales", sp(read, s.handleGetLocales))
 	api.Post("/sites/:siteId/locales", sp(govern, s.handleAddLocale))
 	api.Delete("/sites/:siteId/locales/:locale", sp(govern, s.handleDeleteLocale))

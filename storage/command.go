@@ -122,6 +122,11 @@ const (
 	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
 )
 
+// Issue 33 rows (sites.go).
+const (
+	OpUpdateSite Op = "UpdateSite" // change a site's title (PATCH /sites/{siteId})
+)
+
 // appliers is the one registry of appliers: every Op constant above has
 // exactly one entry (the compiler refuses a duplicate key, and
 // TestEveryOpHasAnApplier refuses a missing one). The appliers live in the
@@ -207,6 +212,7 @@ func init() {
 
 		// locales.go
 		OpAddSite:            applyAddSite,
+		OpUpdateSite:         applyUpdateSite,
 		OpPutExamine:         applyPutExamine,
 		OpSetFulltext:        applySetFulltext,
 		OpAddArchive:         applyAddArchive,
