@@ -57,3 +57,39 @@ func TestUpdateSite(t *testing.T) {
 	}
 	mustStatus(t, s.Do(http.MethodPatch, "/sites/a%01b", map[string]any{"site": map[string]any{"title": "x"}}, admin), 400)
 }
+
+// TestVersion_Components: GET /version lists the modules Quire ships
+// with their FormKiQ component releases (SERVICE-SPEC.md §9), for a
+// caller of either site; without a token it is 401.
+func TestVersion_Components(t *testing.T) {
+	s := quiretest.NewServer(t)
+	want := map[string]string{"core": "1.19.1", "platform": "1.10.1", "fulltext": "1.10.1", "antivirus": "1.7.1",
+		"documentGeneration": "1.2.2", "esignature": "1.2.1", "ocr": "1.7.1"}
+	for _, tok := range []string{s.Token("ann", "default_read"), s.Token("fin", "finance")} {
+		r := s.Do(http.MethodGet, "/version", nil, tok)
+		mustStatus(t, r, http.StatusOK)
+		b := r.JSON(t)
+		comps, _ := b["components"].(map[string]any)
+		if len(comps) != len(want) {
+			t.Errorf("components = %v, want %v", comps, want)
+		}
+		for k, v := range want {
+			if comps[k] != v {
+				t.Errorf("components[%s] = %v, want %s", k, comps[k], v)
+			}
+		}
+		mods := list(t, b, "modules")
+		if len(mods) != len(want) {
+			t.Errorf("modules = %v", mods)
+		}
+		for _, m := range mods {
+			if name, _ := m.(string); want[name] == "" {
+				t.Errorf("module %v has no component release", m)
+			}
+		}
+		if _, ok := comps["watermark"]; ok {
+			t.Errorf("watermark listed, but Quire does not stamp content")
+		}
+	}
+	mustStatus(t, s.Do(http.MethodGet, "/version", nil, ""), http.StatusUnauthorized)
+}
