@@ -1,9 +1,15 @@
 package server_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"quire/auth"
+	"quire/node"
 	"quire/quiretest"
 )
 
@@ -92,4 +98,96 @@ func TestVersion_Components(t *testing.T) {
 		}
 	}
 	mustStatus(t, s.Do(http.MethodGet, "/version", nil, ""), http.StatusUnauthorized)
+}
+
+// jwtTimes reads iat and exp of a JWT's payload (not verified: the
+// server verified it by accepting it).
+func jwtTimes(t *testing.T, tok string) (iat, exp int64) {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", tok)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatalf("JWT payload: %v", err)
+	}
+	var c struct{ Iat, Exp int64 }
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("JWT payload %s: %v", b, err)
+	}
+	return c.Iat, c.Exp
+}
+
+// TestTokenLifetimes_Configured: auth.access_token_ttl and
+// auth.refresh_token_ttl (SERVICE-SPEC.md §5.10) set the lifetimes of a
+// sign-in's tokens, for users of either site, on /login and
+// /login/refresh; lifetimes out of bounds keep the server from starting.
+func TestTokenLifetimes_Configured(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		access, refresh time.Duration
+	}{
+		{"defaults", 0, 0},
+		{"short", 5 * time.Minute, time.Hour},
+		{"long", 24 * time.Hour, 90 * 24 * time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := quiretest.NewServer(t, func(c *node.Config) { c.Auth.AccessTTL, c.Auth.RefreshTTL = tt.access, tt.refresh })
+			wantAccess, wantRefresh := tt.access, tt.refresh
+			if wantAccess == 0 {
+				wantAccess, wantRefresh = 15*time.Minute, 30*24*time.Hour
+			}
+			admin := s.Admin()
+			for _, site := range []string{"default", "finance"} {
+				user := "ttl-" + site + "@example.com"
+				mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": site}}, admin), http.StatusOK)
+				mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": user}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+				mustStatus(t, s.Do(http.MethodPost, "/groups/"+site+"/users", map[string]any{"user": map[string]any{"username": user}}, admin), http.StatusOK)
+				access, refresh := firstSignIn(t, s, user, "Temp-pass-1", "A new password "+site)
+				mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, access), http.StatusOK)
+				before := time.Now()
+				r := login(s, user, "A new password "+site)
+				mustStatus(t, r, http.StatusOK)
+				ar := obj(t, r.JSON(t)["AuthenticationResult"])
+				if got, _ := ar["ExpiresIn"].(float64); time.Duration(got)*time.Second != wantAccess {
+					t.Errorf("%s: ExpiresIn = %v, want %v", site, ar["ExpiresIn"], wantAccess.Seconds())
+				}
+				iat, exp := jwtTimes(t, str(t, ar, "AccessToken"))
+				if time.Duration(exp-iat)*time.Second != wantAccess {
+					t.Errorf("%s: access token lives %ds, want %v", site, exp-iat, wantAccess)
+				}
+				rt, err := s.Node.DB.LookupRefresh(auth.SecretHash(str(t, ar, "RefreshToken")))
+				if err != nil {
+					t.Fatalf("%s: the refresh token is not stored: %v", site, err)
+				}
+				if d := rt.Expires.Sub(before); d < wantRefresh-time.Minute || d > wantRefresh+time.Minute {
+					t.Errorf("%s: the refresh token expires in %v, want %v", site, d, wantRefresh)
+				}
+				rr := s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh}, "")
+				mustStatus(t, rr, http.StatusOK)
+				iat, exp = jwtTimes(t, str(t, obj(t, rr.JSON(t)["AuthenticationResult"]), "AccessToken"))
+				if time.Duration(exp-iat)*time.Second != wantAccess {
+					t.Errorf("%s: refreshed access token lives %ds, want %v", site, exp-iat, wantAccess)
+				}
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name            string
+		access, refresh time.Duration
+	}{
+		{"access too short", time.Minute, time.Hour},
+		{"access too long", 25 * time.Hour, 48 * time.Hour},
+		{"refresh too short", 5 * time.Minute, 30 * time.Minute},
+		{"refresh too long", 0, 3651 * 24 * time.Hour},
+		{"refresh not longer than access", 2 * time.Hour, time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := auth.Open(auth.Config{DataDir: t.TempDir(), AccessTTL: tt.access, RefreshTTL: tt.refresh}, nil)
+			if err == nil || !strings.Contains(err.Error(), "lifetime") {
+				t.Fatalf("access %v, refresh %v: err = %v, want a lifetime refused", tt.access, tt.refresh, err)
+			}
+		})
+	}
 }
