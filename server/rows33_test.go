@@ -228,3 +228,107 @@ func TestOCR_OutputTypeRefused(t *testing.T) {
 		})
 	}
 }
+
+// siteDocCount is the number of documents GET /documents lists in a site.
+func siteDocCount(t *testing.T, s *quiretest.Server, tok, site string) int {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents"+q(site, "limit=100"), nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	return len(list(t, r.JSON(t), "documents"))
+}
+
+// TestSiteContentTypes_Enforced: a site's document.contentTypes allow and
+// deny lists hold on POST /documents (inline content, children), upload
+// URLs and the PUT to them, PATCH and artifacts; each site's lists are its
+// own; a refusal leaves nothing behind; clearing the lists lifts them.
+func TestSiteContentTypes_Enforced(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	setLists := func(t *testing.T, site string, lists map[string]any, want int) {
+		t.Helper()
+		mustStatus(t, s.Do(http.MethodPatch, "/sites/"+site+"/configuration", map[string]any{"document": map[string]any{"contentTypes": lists}}, tok), want)
+	}
+	// A governor of finance may not set default's lists.
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"contentTypes": map[string]any{"denylist": []string{"application/pdf"}}}}, s.Token("g", "finance_govern")), http.StatusUnauthorized)
+	setLists(t, "default", map[string]any{"allowlist": []string{"application/pdf", "image/*"}}, http.StatusOK)
+	setLists(t, "finance", map[string]any{"denylist": []string{"application/x-sh"}}, http.StatusOK)
+	for _, tt := range []struct{ name, lists string }{{"bad entry", `{"denylist":["application/pdf; q=1"]}`}, {"not a list", `{"allowlist":"application/pdf"}`}} {
+		t.Run(tt.name, func(t *testing.T) {
+			mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", `{"document":{"contentTypes":`+tt.lists+`}}`, tok), http.StatusBadRequest)
+		})
+	}
+	notAllowed := func(ct string) string {
+		return `{"errors":[{"key":"contentType","error":"content type '` + ct + `' is not allowed on this site"}]}`
+	}
+	pdf := b64(quiretest.TextPDF("allowed"))
+	for _, tt := range []struct {
+		name, site string
+		body       map[string]any
+		status     int
+		want       string
+	}{
+		{"default: pdf", "default", map[string]any{"path": "a.pdf", "content": pdf, "isBase64": true, "contentType": "application/pdf"}, 201, ""},
+		{"default: image wildcard", "default", map[string]any{"path": "a.png", "content": "x", "contentType": "image/png"}, 201, ""},
+		{"default: pdf with parameters", "default", map[string]any{"path": "b.pdf", "content": pdf, "isBase64": true, "contentType": "Application/PDF; name=b"}, 201, ""},
+		{"default: text refused", "default", map[string]any{"path": "a.txt", "content": "x", "contentType": "text/plain"}, 400, notAllowed("text/plain")},
+		{"default: undeclared, detected as octet-stream", "default", map[string]any{"path": "u.bin", "content": "x"}, 400, notAllowed("application/octet-stream")},
+		{"default: undeclared pdf is detected", "default", map[string]any{"path": "c.pdf", "content": pdf, "isBase64": true}, 201, ""},
+		{"default: a refused child refuses all", "default", map[string]any{"path": "p.pdf", "content": pdf, "isBase64": true, "contentType": "application/pdf",
+			"documents": []map[string]any{{"path": "child.sh", "content": "x", "contentType": "application/x-sh"}}}, 400, notAllowed("application/x-sh")},
+		{"default: upload URL with a refused type", "default", map[string]any{"path": "up.txt", "contentType": "text/plain"}, 400, notAllowed("text/plain")},
+		{"finance: denied", "finance", map[string]any{"path": "run.sh", "content": "x", "contentType": "application/x-sh"}, 400, notAllowed("application/x-sh")},
+		{"finance: denied with parameters", "finance", map[string]any{"path": "run2.sh", "content": "x", "contentType": "application/x-sh; charset=utf-8"}, 400, notAllowed("application/x-sh; charset=utf-8")},
+		{"finance: text is fine", "finance", map[string]any{"path": "a.txt", "content": "x", "contentType": "text/plain"}, 201, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := "/documents"
+			if tt.name == "default: upload URL with a refused type" {
+				path = "/documents/upload"
+			}
+			before := siteDocCount(t, s, tok, "?siteId="+tt.site)
+			r := s.Do(http.MethodPost, path+"?siteId="+tt.site, tt.body, tok)
+			mustStatus(t, r, tt.status)
+			if tt.want != "" {
+				mustBody(t, r, tt.want)
+				if n := siteDocCount(t, s, tok, "?siteId="+tt.site); n != before {
+					t.Errorf("a refused create left documents: %d before, %d after", before, n)
+				}
+			}
+		})
+	}
+	// Upload URLs: the type comes with the PUT, checked at the commit.
+	t.Run("default: uploads", func(t *testing.T) {
+		r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "up/one"}, tok)
+		mustStatus(t, r, http.StatusCreated)
+		u, id := str(t, r.JSON(t), "url"), str(t, r.JSON(t), "documentId")
+		for _, tt := range []struct {
+			ct     string
+			status int
+		}{{"text/plain", 400}, {"application/octet-stream", 400}, {"", 400}, {"application/pdf", 200}} {
+			h := map[string]string{}
+			if tt.ct != "" {
+				h["Content-Type"] = tt.ct
+			}
+			pr := s.DoHeaders(http.MethodPut, u, quiretest.TextPDF("up"), "", h)
+			if pr.Status != tt.status {
+				t.Errorf("PUT with %q: %d %s, want %d", tt.ct, pr.Status, pr.Body, tt.status)
+			}
+			if tt.status == 400 {
+				if d := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t); d["contentLength"] != nil && d["contentLength"] != 0.0 {
+					t.Errorf("a refused PUT (%q) committed content: %v", tt.ct, d)
+				}
+			}
+		}
+		// PATCH cannot turn it into a refused type, nor add refused content.
+		mustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"contentType": "text/plain"}, tok), notAllowed("text/plain"))
+		mustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"content": "x", "contentType": "text/html"}, tok), notAllowed("text/html"))
+		if got := str(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t), "contentType"); got != "application/pdf" {
+			t.Errorf("contentType after refused PATCHes = %q", got)
+		}
+		// Artifacts too.
+		mustBody(t, s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": id, "content": "x", "contentType": "text/plain"}, tok), notAllowed("text/plain"))
+	})
+	// Cleared lists allow anything again.
+	setLists(t, "default", map[string]any{"allowlist": []string{}}, http.StatusOK)
+	addDoc(t, s, tok, "", map[string]any{"path": "later.txt", "content": "x", "contentType": "text/plain"})
+}
