@@ -24,7 +24,9 @@ type ContentTypeLists struct {
 const MaxContentTypeEntries = 200
 
 // Set reports whether either list has an entry.
-func (l *ContentTypeLists) Set() bool { return l != nil && (len(l.Allowlist) > 0 || len(l.Denylist) > 0) }
+func (l *ContentTypeLists) Set() bool {
+	return l != nil && (len(l.Allowlist) > 0 || len(l.Denylist) > 0)
+}
 
 // ContentTypeLists reads the lists of the site configuration (nil: none).
 func (c *SiteConfig) ContentTypeLists() *ContentTypeLists {
