@@ -49,6 +49,9 @@ var bodyDocRows = map[string][]matrixRow{
 		{name: "saveAsDocumentId", path: "/documents/<open>/generate", body: `{"saveAsDocumentId":"<locked>"}`, perm: "WRITE"},
 		{name: "path", path: "/documents/<open>/generate", body: `{"path":"f/planted.docx"}`, perm: "WRITE"},
 	},
+	"GET /activities": {
+		{name: "documentId", path: "/activities?documentId=<locked>", perm: "READ"},
+	},
 	"POST /documents/compress": {
 		{name: "documentIds", path: "/documents/compress", body: `{"documentIds":["<locked>"]}`, perm: "READ"},
 		{name: "documents", path: "/documents/compress", body: `{"documents":[{"documentId":"<locked>"}]}`, perm: "READ"},

@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
 	api.Get("/documents/:documentId/userActivities", q(read, s.handleGetDocumentActivities))
 	api.Get("/userActivities", q(read, s.handleGetUserActivities))
+	api.Get("/activities", q(read, s.handleGetActivities))
 	api.Get("/userNotifications", q(read, s.handleGetUserNotifications))
 	api.Post("/documents/:documentId/generate", q(write, s.handleGenerateDocument))
 	api.Post("/documents/:documentId/certifications", q(write, s.handleAddCertification))

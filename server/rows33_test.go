@@ -332,3 +332,93 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 	setLists(t, "default", map[string]any{"allowlist": []string{}}, http.StatusOK)
 	addDoc(t, s, tok, "", map[string]any{"path": "later.txt", "content": "x", "contentType": "text/plain"})
 }
+
+// activitiesPage reads GET /activities and returns the entries' types
+// and the raw body.
+func activitiesPage(t *testing.T, s *quiretest.Server, tok, query string) []map[string]any {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/activities?"+query, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	var out []map[string]any
+	for _, e := range list(t, r.JSON(t), "activities") {
+		out = append(out, obj(t, e))
+	}
+	return out
+}
+
+// TestActivities_Resource: FormKiQ's GET /activities answers a document's
+// trail (documentId, artifactId) and a user's (userId), as Activity
+// entries, on both sites; start and end bound it; filters of resources
+// Quire does not record, ASC and a bad date are 400; callers without READ
+// on the document's folder, of another site, or reading another user's
+// trail without GOVERN are refused.
+func TestActivities_Resource(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			sq := "siteId=" + site.name
+			ann := s.Token("ann", site.name)
+			id := addDoc(t, s, ann, site.query, map[string]any{"path": "locked/a.txt", "content": "one", "contentType": "text/plain"})
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"content": "two"}, ann), http.StatusOK)
+			art := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"artifacts": true, "documentId": id, "content": "a", "contentType": "text/plain"}, ann)
+			mustStatus(t, art, http.StatusCreated)
+			artID := str(t, art.JSON(t), "artifactId")
+
+			got := activitiesPage(t, s, ann, sq+"&documentId="+id)
+			if len(got) != 3 || got[0]["type"] != "UPDATE" || got[1]["type"] != "NEW_VERSION" || got[2]["type"] != "CREATE" {
+				t.Fatalf("document trail = %v, want UPDATE (the artifact), NEW_VERSION, CREATE", got)
+			}
+			for _, e := range got {
+				if e["resource"] != "documents" || e["status"] != "COMPLETE" || e["documentId"] != id || e["userId"] != "ann" {
+					t.Errorf("entry %v lacks FormKiQ's Activity fields", e)
+				}
+			}
+			if a := activitiesPage(t, s, ann, sq+"&documentId="+id+"&artifactId="+artID); len(a) != 1 || a[0]["artifactId"] != artID {
+				t.Errorf("artifact trail = %v", a)
+			}
+			if mine := activitiesPage(t, s, ann, sq); len(mine) < 3 {
+				t.Errorf("ann's own trail = %v, want her 3 changes", mine)
+			}
+			if theirs := activitiesPage(t, s, admin, sq+"&userId=ann"); len(theirs) < 3 {
+				t.Errorf("ann's trail read by an admin = %v", theirs)
+			}
+			future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			if none := activitiesPage(t, s, ann, sq+"&documentId="+id+"&start="+future); len(none) != 0 {
+				t.Errorf("start in the future kept %v", none)
+			}
+			if all := activitiesPage(t, s, ann, sq+"&documentId="+id+"&end="+future+"&sort=DESC"); len(all) != 3 {
+				t.Errorf("end in the future kept %d entries, want 3", len(all))
+			}
+
+			setFolderRoles(t, s, admin, site.query, "locked", map[string][]string{"lockreaders": {"READ"}})
+			for _, tt := range []struct {
+				name, tok, query string
+				status           int
+			}{
+				{"entity types are not recorded", ann, "&entityTypeId=x", 400},
+				{"workflows are not recorded", ann, "&workflowId=x", 400},
+				{"ascending", ann, "&sort=ASC", 400},
+				{"bad start", ann, "&start=yesterday", 400},
+				{"artifact without document", ann, "&artifactId=" + artID, 400},
+				{"unknown document", ann, "&documentId=00000000-0000-4000-8000-000000000000", 404},
+				{"artifact id as document", ann, "&documentId=" + artID, 404},
+				{"no READ on the folder", s.Token("bob", site.name), "&documentId=" + id, 401},
+				{"READ on the folder", s.Token("rita", site.name, "lockreaders"), "&documentId=" + id, 200},
+				{"another site", s.Token("oscar", "other"), "&documentId=" + id, 401},
+				{"another user's trail without GOVERN", s.Token("bob", site.name), "&userId=ann", 401},
+				{"another user's trail with GOVERN", s.Token("gov", site.name+"_govern"), "&userId=ann", 200},
+				{"no token", "", "&documentId=" + id, 401},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					mustStatus(t, s.Do(http.MethodGet, "/activities?"+sq+tt.query, nil, tt.tok), tt.status)
+				})
+			}
+			// bob's own trail does not show ann's document in the locked folder.
+			bob := s.Token("bob", site.name)
+			if e := activitiesPage(t, s, bob, sq); len(e) != 0 {
+				t.Errorf("bob's trail = %v", e)
+			}
+		})
+	}
+}
