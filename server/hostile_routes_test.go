@@ -115,6 +115,7 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/syncs":                         `{"sync":{"service":"FULLTEXT","type":"METADATA"}}`,
 	"POST /reindex/documents/:documentId":                       `{"target":"ATTRIBUTES"}`,
 	"POST /public/documents":                                    `{"path":"p/a.txt","content":"x","tags":[{"key":"t","value":"v"}]}`,
+	"POST /shares/folders/:indexKey":                            `{"share":{"group":"partners","permissions":["READ","WRITE"]}}`,
 	"PATCH /sites/:siteId":                                      `{"site":{"title":"T"}}`,
 	"POST /sites":                                               `{"site":{"id":"s2","title":"T","status":"ACTIVE"}}`,
 	"POST /sites/:siteId/locales":                               `{"locale":"de"}`,
@@ -155,7 +156,7 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p := map[string]string{
 		"siteId": "default", "tagKey": "t", "tagValue": "v", "key": "k", "attributeKey": "k", "attributeValue": "v",
 		"indexType": "folder", "llmPromptEntityName": "x", "nodeId": "n2",
-		"indexName": "x", "snapshotName": "x", "repositoryName": "x",
+		"indexName": "x", "snapshotName": "x", "repositoryName": "x", "shareKey": "x",
 	}
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
 	// An earlier version of the document: a metadata change keeps one.

@@ -188,6 +188,7 @@ func init() {
 		"GET /webhooks", "POST /webhooks", "GET /webhooks/:webhookId", "PATCH /webhooks/:webhookId", "DELETE /webhooks/:webhookId",
 		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
 		"PUT /folders/permissions", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
+		"GET /shares", "POST /shares/folders/:indexKey", "DELETE /shares/:shareKey",
 	} {
 		notDocumentRoutes[r] = "site settings, definitions, folders without documents, examine objects (uploads outside documents), or the caller's own records"
 	}

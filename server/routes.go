@@ -269,6 +269,9 @@ func (s *Server) routes() {
 	api.Post("/indices/:indexType/move", q(write, s.handleIndexFolderMove))
 	api.Post("/folders/:indexKey/moves", q(write, s.handleMoveFolder))
 	api.Get("/folders/:indexKey/permissions", q(read, s.handleGetFolderPermissions))
+	api.Get("/shares", none(s.handleGetShares))
+	api.Post("/shares/folders/:indexKey", q(govern, s.handleAddFolderShare))
+	api.Delete("/shares/:shareKey", none(s.handleDeleteShare))
 	api.Put("/folders/permissions", q(govern, s.handleSetFolderPermissions))
 
 	api.Get("/mappings", q(read, s.handleGetMappings))

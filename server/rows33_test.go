@@ -422,3 +422,157 @@ func TestActivities_Resource(t *testing.T) {
 		})
 	}
 }
+
+// sharePaths are the paths GET /folders lists for tok at query.
+func sharePaths(t *testing.T, s *quiretest.Server, tok, query string) []string {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/folders?"+query, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	var out []string
+	for _, x := range list(t, r.JSON(t), "documents") {
+		p, _ := obj(t, x)["path"].(string)
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestShares_FolderShares: on both sites, a governor shares a folder with
+// a group (READ) and with one user (READ, WRITE); with shareKey the
+// recipients, who hold no role on the site, act inside that folder with
+// the share's permissions and nowhere else; a site member the folder
+// permissions lock out gets the share's permission without shareKey;
+// GET /shares lists each caller's shares; refused callers are refused and
+// a deleted share stops working.
+func TestShares_FolderShares(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	partner := s.Token("pat", "partners")
+	outsider := s.Token("olga", "strangers")
+	wendy := s.Token("wendy")
+	keys := map[string]string{}
+	for _, site := range []string{"default", "finance"} {
+		t.Run(site, func(t *testing.T) {
+			sq := "?siteId=" + site
+			other := map[string]string{"default": "finance", "finance": "default"}[site]
+			gov := s.Token("gov-"+site, site+"_govern")
+			a := addDoc(t, s, admin, sq, map[string]any{"path": "proj/a.txt", "content": "in the share", "contentType": "text/plain"})
+			b := addDoc(t, s, admin, sq, map[string]any{"path": "other/b.txt", "content": "outside", "contentType": "text/plain"})
+			proj := folderKeyOf(t, s, admin, sq, "", "proj")
+			add := func(tok, body string) *quiretest.Response {
+				return s.Do(http.MethodPost, "/shares/folders/"+proj+sq, body, tok)
+			}
+			for _, tt := range []struct {
+				name, tok, body string
+				status          int
+			}{
+				{"member without GOVERN", s.Token("mem", site), `{"share":{"group":"partners","permissions":["READ"]}}`, 401},
+				{"governor of the other site", s.Token("g2", other+"_govern"), `{"share":{"group":"partners","permissions":["READ"]}}`, 401},
+				{"the recipient itself", partner, `{"share":{"group":"partners","permissions":["READ"]}}`, 401},
+				{"no share", gov, `{}`, 400},
+				{"no permissions", gov, `{"share":{"group":"partners"}}`, 400},
+				{"bad permission", gov, `{"share":{"group":"partners","permissions":["GOVERN"]}}`, 400},
+				{"group and user", gov, `{"share":{"group":"partners","username":"wendy","permissions":["READ"]}}`, 400},
+				{"neither group nor user", gov, `{"share":{"permissions":["READ"]}}`, 400},
+			} {
+				t.Run(tt.name, func(t *testing.T) { mustStatus(t, add(tt.tok, tt.body), tt.status) })
+			}
+			mustStatus(t, s.Do(http.MethodPost, "/shares/folders/bm9zdWNo"+sq, `{"share":{"group":"partners","permissions":["READ"]}}`, gov), http.StatusNotFound)
+			r := add(gov, `{"share":{"group":"partners","permissions":["READ"]}}`)
+			mustStatus(t, r, http.StatusCreated)
+			k := str(t, r.JSON(t), "shareKey")
+			keys[site] = k
+			r = add(gov, `{"share":{"username":"wendy","permissions":["READ","WRITE"]}}`)
+			mustStatus(t, r, http.StatusCreated)
+			kw := str(t, r.JSON(t), "shareKey")
+			sk := "?shareKey=" + k
+
+			for _, tt := range []struct {
+				name, method, path, tok string
+				body                    any
+				status                  int
+			}{
+				{"read inside the share", "GET", "/documents/" + a + sk, partner, nil, 200},
+				{"content inside the share", "GET", "/documents/" + a + "/content" + sk, partner, nil, 200},
+				{"tags inside the share", "GET", "/documents/" + a + "/tags" + sk, partner, nil, 200},
+				{"outside the shared folder", "GET", "/documents/" + b + sk, partner, nil, 401},
+				{"without shareKey: no site role", "GET", "/documents/" + a + sq, partner, nil, 401},
+				{"write with a READ share", "POST", "/documents" + sk, partner, map[string]any{"path": "proj/new.txt", "content": "x"}, 401},
+				{"a route without shareKey", "GET", "/documents/" + a + "/attributes" + sk, partner, nil, 400},
+				{"a site route", "GET", "/sites/" + site + "/locales" + sk, partner, nil, 400},
+				{"the other site named", "GET", "/documents/" + a + sk + "&siteId=" + other, partner, nil, 400},
+				{"not a recipient", "GET", "/documents/" + a + sk, outsider, nil, 401},
+				{"unknown share", "GET", "/documents/" + a + "?shareKey=00000000-0000-4000-8000-000000000000", partner, nil, 401},
+				{"user share: write inside", "POST", "/documents?shareKey=" + kw, wendy, map[string]any{"path": "proj/w.txt", "content": "by wendy"}, 201},
+				{"user share: write outside", "POST", "/documents?shareKey=" + kw, wendy, map[string]any{"path": "other/w.txt", "content": "x"}, 401},
+				{"user share: not for the group", "GET", "/documents/" + a + "?shareKey=" + kw, partner, nil, 401},
+				{"user share: delete is not given", "DELETE", "/documents/" + a + "/tags/t/v?shareKey=" + kw, wendy, nil, 401},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					mustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
+				})
+			}
+			if p := docPath(t, s, admin, sq, a); p != "proj/a.txt" {
+				t.Errorf("shared document moved: %q", p)
+			}
+			if got := strings.Join(sharePaths(t, s, partner, "shareKey="+k+"&path=proj"), " "); !strings.Contains(got, "a.txt") {
+				t.Errorf("the shared folder through the share lists %q", got)
+			}
+			for _, p := range sharePaths(t, s, partner, "shareKey="+k) {
+				if p == "other" {
+					t.Errorf("the site root through the share shows %q", p)
+				}
+			}
+			// Wendy's document landed in the share's site, in its folder.
+			r = s.Do(http.MethodGet, "/documents"+sq+"&limit=100", nil, admin)
+			mustStatus(t, r, http.StatusOK)
+			if !strings.Contains(string(r.Body), `"proj/w.txt"`) {
+				t.Errorf("wendy's document is not in %s: %s", site, r.Body)
+			}
+
+			// Without shareKey: a site member locked out of proj by folder
+			// permissions gets the share's READ when in the group.
+			setFolderRoles(t, s, admin, sq, "proj", map[string][]string{"proj_team": {"READ", "WRITE"}})
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site)), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site, "partners")), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+sq, map[string]any{"path": "proj/renamed.txt"}, s.Token("rita", site, "partners")), http.StatusUnauthorized)
+		})
+	}
+	t.Run("listing", func(t *testing.T) {
+		r := s.Do(http.MethodGet, "/shares", nil, partner)
+		mustStatus(t, r, http.StatusOK)
+		got := list(t, r.JSON(t), "shares")
+		if len(got) != 2 {
+			t.Fatalf("partner's shares = %s, want the two group shares", r.Body)
+		}
+		for _, x := range got {
+			o := obj(t, x)
+			if o["group"] != "partners" || o["type"] != "FOLDER" || o["permissionType"] != "GROUP" || o["path"] != "proj" || o["userId"] == "" {
+				t.Errorf("share %v", o)
+			}
+		}
+		if w := list(t, s.Do(http.MethodGet, "/shares", nil, wendy).JSON(t), "shares"); len(w) != 2 || obj(t, w[0])["permissionType"] != "USER" {
+			t.Errorf("wendy's shares = %v", w)
+		}
+		if o := list(t, s.Do(http.MethodGet, "/shares", nil, outsider).JSON(t), "shares"); len(o) != 0 {
+			t.Errorf("an outsider sees shares: %v", o)
+		}
+		if g := list(t, s.Do(http.MethodGet, "/shares?group=nobody", nil, admin).JSON(t), "shares"); len(g) != 0 {
+			t.Errorf("group filter kept %v", g)
+		}
+		if all := list(t, s.Do(http.MethodGet, "/shares?limit=1", nil, admin).JSON(t), "shares"); len(all) != 1 {
+			t.Errorf("limit=1 gave %d", len(all))
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		k := keys["finance"]
+		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, partner), http.StatusUnauthorized)
+		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, s.Token("g", "default_govern")), http.StatusUnauthorized)
+		r := s.Do(http.MethodDelete, "/shares/"+k, nil, s.Token("g", "finance_govern"))
+		mustStatus(t, r, http.StatusOK)
+		mustBody(t, r, `{"message":"Share '`+k+`' deleted"}`)
+		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, admin), http.StatusNotFound)
+		mustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+k, nil, partner), http.StatusUnauthorized)
+		// The default site's share still works.
+		mustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+keys["default"], nil, partner), http.StatusOK)
+	})
+}

@@ -124,7 +124,9 @@ const (
 
 // Issue 33 rows (sites.go).
 const (
-	OpUpdateSite Op = "UpdateSite" // change a site's title (PATCH /sites/{siteId})
+	OpUpdateSite  Op = "UpdateSite"  // change a site's title (PATCH /sites/{siteId})
+	OpAddShare    Op = "AddShare"    // share a folder with a group or user (shares.go)
+	OpDeleteShare Op = "DeleteShare" // remove a folder share
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -213,6 +215,8 @@ func init() {
 		// locales.go
 		OpAddSite:            applyAddSite,
 		OpUpdateSite:         applyUpdateSite,
+		OpAddShare:           applyAddShare,
+		OpDeleteShare:        applyDeleteShare,
 		OpPutExamine:         applyPutExamine,
 		OpSetFulltext:        applySetFulltext,
 		OpAddArchive:         applyAddArchive,
