@@ -504,6 +504,11 @@ func TestShares_FolderShares(t *testing.T) {
 				{"unknown share", "GET", "/documents/" + a + "?shareKey=00000000-0000-4000-8000-000000000000", partner, nil, 401},
 				{"user share: write inside", "POST", "/documents?shareKey=" + kw, wendy, map[string]any{"path": "proj/w.txt", "content": "by wendy"}, 201},
 				{"user share: write outside", "POST", "/documents?shareKey=" + kw, wendy, map[string]any{"path": "other/w.txt", "content": "x"}, 401},
+				{"user share: move out of the folder", "PATCH", "/documents/" + a + "?shareKey=" + kw, wendy, map[string]any{"path": "other/moved.txt"}, 401},
+				{"user share: an artifact of a document outside", "POST", "/documents?shareKey=" + kw, wendy, map[string]any{"artifacts": true, "documentId": b, "content": "x", "contentType": "text/plain"}, 401},
+				{"user share: upload URL outside", "GET", "/documents/upload?path=other/u.txt&shareKey=" + kw, wendy, nil, 401},
+				{"user share: folder outside", "POST", "/folders?shareKey=" + kw, wendy, map[string]any{"path": "other/sub"}, 401},
+				{"user share: folder inside", "POST", "/folders?shareKey=" + kw, wendy, map[string]any{"path": "proj/sub"}, 201},
 				{"user share: not for the group", "GET", "/documents/" + a + "?shareKey=" + kw, partner, nil, 401},
 				{"user share: delete is not given", "DELETE", "/documents/" + a + "/tags/t/v?shareKey=" + kw, wendy, nil, 401},
 			} {
