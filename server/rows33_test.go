@@ -581,3 +581,74 @@ func TestShares_FolderShares(t *testing.T) {
 		mustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+keys["default"], nil, partner), http.StatusOK)
 	})
 }
+
+// TestGenerate_PDFPackage: a PDF source document generates a PDF package
+// (SERVICE-SPEC.md §4.5): inserted PDFs and images go before and after
+// it, on both sites; data sources, DOCX output and no inserts are 400;
+// READ on an inserted document's folder and WRITE on the output's are
+// needed.
+func TestGenerate_PDFPackage(t *testing.T) {
+	quiretest.NeedProgram(t, "qpdf", "qpdf")
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			pdfDoc := func(path, text string) string {
+				return addDoc(t, s, tok, site.query, map[string]any{"path": path, "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF(text))})
+			}
+			src := pdfDoc("pkg/contract.pdf", "Main contract body")
+			terms := pdfDoc("pkg/terms.pdf", "Terms and conditions")
+			cover := addDoc(t, s, tok, site.query, map[string]any{"path": "pkg/cover.jpg", "contentType": "image/jpeg", "isBase64": true, "content": b64(jpegOf(t, quiretest.TextImage("COVER")))})
+			secret := pdfDoc("vault/secret.pdf", "Secret annex")
+			gen := "/documents/" + src + "/generate" + site.query
+
+			r := s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/package.pdf",
+				"insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}, {"documentId": cover, "position": "PREPEND"}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			out := str(t, r.JSON(t), "documentId")
+			pdf := fetchURLContent(t, s, tok, out, site.query)
+			if p := pdfPages(t, pdf); p != "3" {
+				t.Errorf("pages %s, want 3 (cover, contract, terms)", p)
+			}
+			text := strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+			if i, j := strings.Index(text, "Main contract body"), strings.Index(text, "Terms and conditions"); i < 0 || j < i {
+				t.Errorf("package text %q: want the contract, then the terms", text)
+			}
+			d := s.Do(http.MethodGet, "/documents/"+out+site.query, nil, tok).JSON(t)
+			if d["contentType"] != "application/pdf" || d["path"] != "pkg/package.pdf" {
+				t.Errorf("package document %v", d)
+			}
+			// As an artifact of the source.
+			r = s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "saveAsArtifact": true, "insertDocuments": []map[string]any{{"documentId": terms, "position": "PREPEND"}}}, tok)
+			mustStatus(t, r, http.StatusCreated)
+			if str(t, r.JSON(t), "documentId") != src || str(t, r.JSON(t), "artifactId") == "" {
+				t.Errorf("artifact package: %s", r.Body)
+			}
+
+			for _, tt := range []struct {
+				name string
+				body any
+				want string
+			}{
+				{"docx output", map[string]any{"outputType": "DOCX", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, "insertDocuments"},
+				{"docx output alone", map[string]any{"outputType": "DOCX"}, "use outputType PDF"},
+				{"data sources", map[string]any{"datasources": []map[string]any{{"documentId": terms}}, "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, "has no placeholders"},
+				{"nothing to insert", map[string]any{}, "needs 'insertDocuments'"},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					r := s.Do(http.MethodPost, gen, tt.body, tok)
+					if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) {
+						t.Errorf("%d %s, want 400 with %q", r.Status, r.Body, tt.want)
+					}
+				})
+			}
+			// Folder permissions: a member locked out of vault cannot
+			// package its PDF, nor write into it.
+			setFolderRoles(t, s, tok, site.query, "vault", map[string][]string{"vault_team": {"READ", "WRITE"}})
+			member := s.Token("mia", site.name)
+			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/leak.pdf", "insertDocuments": []map[string]any{{"documentId": secret, "position": "APPEND"}}}, member), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "vault/planted.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/ok.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusCreated)
+		})
+	}
+}
