@@ -116,6 +116,7 @@ var routeSamples = map[string]string{
 	"POST /reindex/documents/:documentId":                       `{"target":"ATTRIBUTES"}`,
 	"POST /public/documents":                                    `{"path":"p/a.txt","content":"x","tags":[{"key":"t","value":"v"}]}`,
 	"POST /shares/folders/:indexKey":                            `{"share":{"group":"partners","permissions":["READ","WRITE"]}}`,
+	"PUT /sites/:siteId/groups/:groupName/permissions":          `{"permissions":["READ","WRITE"]}`,
 	"PATCH /sites/:siteId":                                      `{"site":{"title":"T"}}`,
 	"POST /sites":                                               `{"site":{"id":"s2","title":"T","status":"ACTIVE"}}`,
 	"POST /sites/:siteId/locales":                               `{"locale":"de"}`,

@@ -144,6 +144,13 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if len(c.Request().Header.Peek(auth.DelegationHeader)) == 0 {
+		// Site groups: permissions an administrator gave the caller's
+		// groups on a site (sitegroups.go).
+		if p, err = s.siteGrants(p); err != nil {
+			return err
+		}
+	}
 	if tok := c.Request().Header.Peek(auth.DelegationHeader); len(tok) > 0 {
 		if p, err = s.deps.Auth.Delegate(p, string(tok)); err != nil {
 			return err

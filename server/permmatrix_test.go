@@ -189,6 +189,8 @@ func init() {
 		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
 		"PUT /folders/permissions", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
 		"GET /shares", "POST /shares/folders/:indexKey", "DELETE /shares/:shareKey",
+		"GET /sites/:siteId/groups", "GET /sites/:siteId/groups/:groupName", "DELETE /sites/:siteId/groups/:groupName",
+		"PUT /sites/:siteId/groups/:groupName/permissions",
 	} {
 		notDocumentRoutes[r] = "site settings, definitions, folders without documents, examine objects (uploads outside documents), or the caller's own records"
 	}

@@ -652,3 +652,63 @@ func TestGenerate_PDFPackage(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteGroups_Permissions: on both sites an administrator gives a
+// group permissions; its members then hold exactly them on that site (not
+// on the other); governors read the groups; only Admins change them; a
+// removed group grants nothing.
+func TestSiteGroups_Permissions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range []string{"default", "finance"} {
+		t.Run(site, func(t *testing.T) {
+			other := map[string]string{"default": "finance", "finance": "default"}[site]
+			group := "partners-" + site
+			member := s.Token("pam-"+site, group)
+			gov := s.Token("gov", site+"_govern")
+			base := "/sites/" + site + "/groups"
+			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
+			for _, tt := range []struct {
+				name, tok, body string
+				status          int
+			}{
+				{"governor", gov, `{"permissions":["READ"]}`, 401},
+				{"governor of the other site", s.Token("g2", other+"_govern"), `{"permissions":["READ"]}`, 401},
+				{"bad permission", admin, `{"permissions":["OWNER"]}`, 400},
+				{"no permissions", admin, `{"permissions":[]}`, 400},
+				{"set", admin, `{"permissions":["READ","WRITE","READ"]}`, 200},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					mustStatus(t, s.Do(http.MethodPut, base+"/"+group+"/permissions", tt.body, tt.tok), tt.status)
+				})
+			}
+			r := s.Do(http.MethodGet, base, nil, gov)
+			mustStatus(t, r, http.StatusOK)
+			mustBody(t, r, `{"groupNames":["`+group+`"]}`)
+			r = s.Do(http.MethodGet, base+"/"+group, nil, gov)
+			mustStatus(t, r, http.StatusOK)
+			if got := obj(t, r.JSON(t)["group"])["permissions"]; len(got.([]any)) != 2 {
+				t.Errorf("permissions = %v, want READ, WRITE", got)
+			}
+			mustStatus(t, s.Do(http.MethodGet, base, nil, s.Token("m", site)), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodGet, base+"/nobody", nil, gov), http.StatusNotFound)
+
+			// The member now reads and writes the site, and nothing more.
+			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusOK)
+			id := addDoc(t, s, member, "?siteId="+site, map[string]any{"path": "pg.txt", "content": "x"})
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?siteId="+site, nil, member), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodGet, "/sites/"+site+"/configuration", nil, member), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, member), http.StatusUnauthorized)
+			sr := s.Do(http.MethodGet, "/sites", nil, member)
+			mustStatus(t, sr, http.StatusOK)
+			if !strings.Contains(string(sr.Body), `"siteId":"`+site+`"`) {
+				t.Errorf("GET /sites for the member lacks %s: %s", site, sr.Body)
+			}
+
+			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, gov), http.StatusUnauthorized)
+			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusOK)
+			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusNotFound)
+			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
+		})
+	}
+}

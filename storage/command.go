@@ -124,9 +124,11 @@ const (
 
 // Issue 33 rows (sites.go).
 const (
-	OpUpdateSite  Op = "UpdateSite"  // change a site's title (PATCH /sites/{siteId})
-	OpAddShare    Op = "AddShare"    // share a folder with a group or user (shares.go)
-	OpDeleteShare Op = "DeleteShare" // remove a folder share
+	OpUpdateSite      Op = "UpdateSite"      // change a site's title (PATCH /sites/{siteId})
+	OpAddShare        Op = "AddShare"        // share a folder with a group or user (shares.go)
+	OpDeleteShare     Op = "DeleteShare"     // remove a folder share
+	OpSetSiteGroup    Op = "SetSiteGroup"    // a group's permissions on a site (sitegroups.go)
+	OpDeleteSiteGroup Op = "DeleteSiteGroup" // remove a group's permissions on a site
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -217,6 +219,8 @@ func init() {
 		OpUpdateSite:         applyUpdateSite,
 		OpAddShare:           applyAddShare,
 		OpDeleteShare:        applyDeleteShare,
+		OpSetSiteGroup:       applySetSiteGroup,
+		OpDeleteSiteGroup:    applyDeleteSiteGroup,
 		OpPutExamine:         applyPutExamine,
 		OpSetFulltext:        applySetFulltext,
 		OpAddArchive:         applyAddArchive,
