@@ -182,9 +182,12 @@ func TestRefusedRoutes_Answer501(t *testing.T) {
 
 // refusedReason reports whether r is the answer of a route refused on
 // purpose: 501 with one of the registry's reasons.
-func refusedReason(r *quiretest.Response) bool {
+func refusedReason(r *quiretest.Response) bool { return refusedBody(r.Body) }
+
+// refusedBody reports whether b is a refused route's 501 body.
+func refusedBody(b []byte) bool {
 	var body struct{ Message string }
-	if json.Unmarshal(r.Body, &body) != nil {
+	if json.Unmarshal(b, &body) != nil {
 		return false
 	}
 	for _, reason := range server.RefusedRoutes() {
