@@ -26,8 +26,43 @@ type Directory interface {
 	UserGeneration(username string) (generation int, enabled bool, err error)
 }
 
+// Lifetimes of the tokens of a sign-in (SERVICE-SPEC.md §5.10):
+// configurable within Cognito's bounds (auth.access_token_ttl and
+// auth.refresh_token_ttl; config checks the same bounds at load).
+const (
+	DefaultAccessTTL  = 15 * time.Minute
+	MinAccessTTL      = 5 * time.Minute
+	MaxAccessTTL      = 24 * time.Hour
+	DefaultRefreshTTL = 30 * 24 * time.Hour
+	MinRefreshTTL     = time.Hour
+	MaxRefreshTTL     = 3650 * 24 * time.Hour
+)
+
 // AccessTTL is the lifetime of the access and ID tokens of a sign-in.
-const AccessTTL = 15 * time.Minute
+func (a *Authenticator) AccessTTL() time.Duration { return a.cfg.AccessTTL }
+
+// RefreshTTL is how long a sign-in's refresh token signs in again.
+func (a *Authenticator) RefreshTTL() time.Duration { return a.cfg.RefreshTTL }
+
+// checkTTLs defaults and bounds the token lifetimes of cfg.
+func checkTTLs(cfg *Config) error {
+	if cfg.AccessTTL == 0 {
+		cfg.AccessTTL = DefaultAccessTTL
+	}
+	if cfg.RefreshTTL == 0 {
+		cfg.RefreshTTL = DefaultRefreshTTL
+	}
+	if cfg.AccessTTL < MinAccessTTL || cfg.AccessTTL > MaxAccessTTL {
+		return fmt.Errorf("auth: the access token lifetime %s is outside %s to %s", cfg.AccessTTL, MinAccessTTL, MaxAccessTTL)
+	}
+	if cfg.RefreshTTL < MinRefreshTTL || cfg.RefreshTTL > MaxRefreshTTL {
+		return fmt.Errorf("auth: the refresh token lifetime %s is outside %s to %s", cfg.RefreshTTL, MinRefreshTTL, MaxRefreshTTL)
+	}
+	if cfg.RefreshTTL <= cfg.AccessTTL {
+		return fmt.Errorf("auth: the refresh token lifetime %s must exceed the access token lifetime %s", cfg.RefreshTTL, cfg.AccessTTL)
+	}
+	return nil
+}
 
 // Argon2id parameters (OWASP's minimum for argon2id: 19 MiB, 2 passes).
 const (
@@ -139,7 +174,7 @@ func (a *Authenticator) SignUser(use, username, email string, groups []string, g
 		"quire:gen":        generation,
 		"iat":              now.Unix(),
 		"nbf":              now.Add(-time.Minute).Unix(),
-		"exp":              now.Add(AccessTTL).Unix(),
+		"exp":              now.Add(a.cfg.AccessTTL).Unix(),
 	}
 	if email != "" {
 		c["email"] = email

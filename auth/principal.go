@@ -182,3 +182,24 @@ func (p *Principal) Require(site string, perm Permission) error {
 	}
 	return unauthorized(fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(names, ",")))
 }
+
+// WithSiteGrants returns a copy of p that also holds grants (site ->
+// permissions): a site's stored group permissions (PUT
+// /sites/{siteId}/groups/{groupName}/permissions) for the caller's groups.
+func (p *Principal) WithSiteGrants(grants map[string][]Permission) *Principal {
+	if len(grants) == 0 {
+		return p
+	}
+	q := p.clone()
+	for site, perms := range grants {
+		set := map[Permission]bool{}
+		for _, pm := range q.Sites[site] {
+			set[pm] = true
+		}
+		for _, pm := range perms {
+			set[pm] = true
+		}
+		q.Sites[site] = sortedPerms(set)
+	}
+	return q
+}

@@ -56,6 +56,10 @@ type Config struct {
 	// Directory is the built-in user directory, which directory users'
 	// tokens are checked against on every request (nil: none).
 	Directory Directory
+	// AccessTTL is the lifetime of a sign-in's access and ID tokens, and
+	// RefreshTTL of its refresh token (0: the defaults; out of bounds:
+	// Open fails).
+	AccessTTL, RefreshTTL time.Duration
 }
 
 // Authenticator verifies Authorization header values.
@@ -86,6 +90,9 @@ func Open(cfg Config, keys APIKeyStore) (*Authenticator, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if err := checkTTLs(&cfg); err != nil {
+		return nil, err
 	}
 	if (cfg.JWKSFile != "" || cfg.PEMFile != "") && cfg.ExternalIssuer == "" {
 		return nil, errors.New("auth: an external issuer is required with a JWKS or PEM file")

@@ -110,6 +110,8 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			Audience:       c.Auth.Audience,
 			GroupsClaim:    c.Auth.GroupsClaim,
 			UsernameClaim:  c.Auth.UsernameClaim,
+			AccessTTL:      c.Auth.AccessTokenTTL,
+			RefreshTTL:     c.Auth.RefreshTokenTTL,
 		},
 		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
 		MaxUploadBytes: c.Limits.MaxUploadBytes,

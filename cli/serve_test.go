@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/auth"
 	"quire/config"
 	"quire/quiretest"
 	"quire/storage"
@@ -169,5 +170,31 @@ func TestNodeConfig_Cluster(t *testing.T) {
 	got := nodeConfig(c, nil).Cluster
 	if got.NodeID != "n2" || got.RaftListen != "10.0.0.2:7001" || got.Join != "https://10.0.0.1:8080" || got.JoinToken != "tok" || got.Bootstrap {
 		t.Fatalf("node cluster config %+v", got)
+	}
+}
+
+// TestNodeConfig_TokenTTLs: the sign-in token lifetimes reach the
+// authenticator, and config's defaults and bounds are auth's (config
+// does not import auth).
+func TestNodeConfig_TokenTTLs(t *testing.T) {
+	c := config.Default()
+	c.Auth.AccessTokenTTL, c.Auth.RefreshTokenTTL = 7*time.Minute, 3*time.Hour
+	if a := nodeConfig(c, nil).Auth; a.AccessTTL != 7*time.Minute || a.RefreshTTL != 3*time.Hour {
+		t.Errorf("node gets access %v, refresh %v", a.AccessTTL, a.RefreshTTL)
+	}
+	for _, p := range []struct {
+		name       string
+		conf, auth time.Duration
+	}{
+		{"default access", config.DefaultAccessTokenTTL, auth.DefaultAccessTTL},
+		{"min access", config.MinAccessTokenTTL, auth.MinAccessTTL},
+		{"max access", config.MaxAccessTokenTTL, auth.MaxAccessTTL},
+		{"default refresh", config.DefaultRefreshTokenTTL, auth.DefaultRefreshTTL},
+		{"min refresh", config.MinRefreshTokenTTL, auth.MinRefreshTTL},
+		{"max refresh", config.MaxRefreshTokenTTL, auth.MaxRefreshTTL},
+	} {
+		if p.conf != p.auth {
+			t.Errorf("%s: config %v, auth %v", p.name, p.conf, p.auth)
+		}
 	}
 }

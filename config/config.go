@@ -64,6 +64,17 @@ type TLS struct {
 // Enabled reports whether the listener serves HTTPS.
 func (t TLS) Enabled() bool { return t.SelfSigned || t.CertFile != "" }
 
+// Bounds of the sign-in token lifetimes (Cognito's), the same as auth's
+// (config does not import auth; TestTokenTTLBounds_AgreeWithAuth).
+const (
+	DefaultAccessTokenTTL  = 15 * time.Minute
+	MinAccessTokenTTL      = 5 * time.Minute
+	MaxAccessTokenTTL      = 24 * time.Hour
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+	MinRefreshTokenTTL     = time.Hour
+	MaxRefreshTokenTTL     = 3650 * 24 * time.Hour
+)
+
 // Auth configures token verification.
 type Auth struct {
 	JWKSFile      string        `toml:"jwks_file"`
@@ -73,6 +84,10 @@ type Auth struct {
 	GroupsClaim   string        `toml:"groups_claim"`
 	UsernameClaim string        `toml:"username_claim"`
 	TokenTTL      time.Duration `toml:"token_ttl"`
+	// AccessTokenTTL and RefreshTokenTTL are the lifetimes of the tokens
+	// a sign-in (POST /login) gives (SERVICE-SPEC.md §5.10).
+	AccessTokenTTL  time.Duration `toml:"access_token_ttl"`
+	RefreshTokenTTL time.Duration `toml:"refresh_token_ttl"`
 }
 
 // Limits bound what one request may send.
@@ -182,7 +197,7 @@ func Default() *Config {
 	return &Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Auth:    Auth{TokenTTL: time.Hour},
+		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
 		Log:     Log{Level: "info", Format: "text"},

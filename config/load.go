@@ -323,6 +323,14 @@ func (l *Loaded) validate() Problems {
 	if c.Auth.TokenTTL <= 0 {
 		bad("auth.token_ttl", "must be positive")
 	}
+	if d := c.Auth.AccessTokenTTL; d < MinAccessTokenTTL || d > MaxAccessTokenTTL {
+		bad("auth.access_token_ttl", "must be from %s to %s, got %s", MinAccessTokenTTL, MaxAccessTokenTTL, d)
+	}
+	if d := c.Auth.RefreshTokenTTL; d < MinRefreshTokenTTL || d > MaxRefreshTokenTTL {
+		bad("auth.refresh_token_ttl", "must be from %s to %s, got %s", MinRefreshTokenTTL, MaxRefreshTokenTTL, d)
+	} else if d <= c.Auth.AccessTokenTTL {
+		bad("auth.refresh_token_ttl", "must be longer than auth.access_token_ttl (%s)", c.Auth.AccessTokenTTL)
+	}
 	if c.Limits.MaxUploadBytes < 0 {
 		bad("limits.max_upload_bytes", "must be 0 (unlimited) or positive")
 	}

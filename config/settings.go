@@ -63,6 +63,10 @@ var settings = append([]setting{
 		example: "preferred_username", ptr: func(c *Config) any { return &c.Auth.UsernameClaim }},
 	{key: "auth.token_ttl", name: "token-ttl", help: "Lifetime of the access tokens `quire token` signs.",
 		ptr: func(c *Config) any { return &c.Auth.TokenTTL }},
+	{key: "auth.access_token_ttl", name: "access-token-ttl", help: "Lifetime of the access and ID tokens a sign-in (POST /login, /login/refresh) gives: 5m to 24h.",
+		ptr: func(c *Config) any { return &c.Auth.AccessTokenTTL }},
+	{key: "auth.refresh_token_ttl", name: "refresh-token-ttl", help: "How long a sign-in's refresh token signs in again: 1h to 87600h (ten years), longer than access_token_ttl.",
+		ptr: func(c *Config) any { return &c.Auth.RefreshTokenTTL }},
 
 	{key: "limits.max_upload_bytes", name: "max-upload-bytes", help: "Largest accepted upload in bytes (0: unlimited).",
 		ptr: func(c *Config) any { return &c.Limits.MaxUploadBytes }},

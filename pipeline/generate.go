@@ -22,6 +22,9 @@ import (
 const (
 	TemplateDOCX = "docx"
 	TemplateODT  = "odt"
+	// TemplatePDF is a PDF source document: package generation puts the
+	// inserted PDFs and images before and after it (no placeholders).
+	TemplatePDF = "pdf"
 )
 
 // GenerateError is a template or an input generation cannot use (a 400).
@@ -129,14 +132,21 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 		return nil, err
 	}
 	out := filepath.Join(dir, "document"+ext)
-	if err := fillTemplate(in, out, req.Kind, req.Data); err != nil {
+	g := &Generated{dir: dir, Ext: ext, ContentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+	if req.Kind == TemplatePDF {
+		if !req.PDF || len(req.Inserts) == 0 {
+			return nil, &GenerateError{Msg: "a PDF source document generates a PDF package with inserted documents"}
+		}
+		out = in // package generation: the source is the PDF the inserts go around
+	} else if err := fillTemplate(in, out, req.Kind, req.Data); err != nil {
 		return nil, err
 	}
-	g := &Generated{dir: dir, Ext: ext, ContentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
 	if req.Kind == TemplateODT {
 		g.ContentType = "application/vnd.oasis.opendocument.text"
 	}
-	if req.PDF {
+	if req.PDF && req.Kind == TemplatePDF {
+		g.ContentType, g.Ext = "application/pdf", ".pdf"
+	} else if req.PDF {
 		prog, err := program(p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
 		if err != nil {
 			return nil, err
@@ -153,6 +163,8 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 			return nil, &GenerateError{Msg: "LibreOffice could not render the template to PDF"}
 		}
 		g.ContentType, g.Ext = "application/pdf", ".pdf"
+	}
+	if req.PDF {
 		if len(req.Inserts) > 0 {
 			qpdf, err := program("", "qpdf", "qpdf")
 			if err != nil {
@@ -187,6 +199,9 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 			args := append(append(append([]string{"--empty", "--pages"}, before...), out), after...)
 			merged := filepath.Join(dir, "merged.pdf")
 			if _, err := runProgram(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
+				if req.Kind == TemplatePDF {
+					return nil, &GenerateError{Msg: "the source document or a document to insert is not a PDF qpdf can read"}
+				}
 				return nil, &GenerateError{Msg: "a document to append is not a PDF qpdf can read"}
 			}
 			out = merged

@@ -104,6 +104,15 @@ func checkOCR(c *ParamCheck) {
 			c.add("parameters.ocrParseTypes", "invalid 'ocrParseTypes' parameter")
 		}
 	}
+	// ocrOutputType CSV turns Textract's tables into CSV; tesseract finds
+	// no tables, so it is refused rather than ignored (issue 33).
+	switch v := c.get("ocrOutputType"); strings.ToUpper(v) {
+	case "":
+	case "CSV":
+		c.add("parameters.ocrOutputType", "ocrOutputType 'CSV' converts Textract tables, a cloud service not available on this server")
+	default:
+		c.add("parameters.ocrOutputType", "invalid 'ocrOutputType' parameter")
+	}
 	if v := c.get("ocrNumberOfPages"); v != "" {
 		if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n == 0 || n < -1 {
 			c.add("parameters.ocrNumberOfPages", "invalid 'ocrNumberOfPages' parameter")

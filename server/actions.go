@@ -366,6 +366,7 @@ func (s *Server) addActionFor(typ, msg string) handler {
 				AddPdfDetectedCharactersAsText *bool    `json:"addPdfDetectedCharactersAsText"`
 				OcrEngine                      string   `json:"ocrEngine"`
 				OcrNumberOfPages               string   `json:"ocrNumberOfPages"`
+				OcrOutputType                  string   `json:"ocrOutputType"`
 				TextractQueries                any      `json:"textractQueries"`
 			}
 			if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
@@ -382,6 +383,9 @@ func (s *Server) addActionFor(typ, msg string) handler {
 			}
 			if in.OcrNumberOfPages != "" {
 				params["ocrNumberOfPages"] = in.OcrNumberOfPages
+			}
+			if in.OcrOutputType != "" {
+				params["ocrOutputType"] = in.OcrOutputType
 			}
 			if in.TextractQueries != nil {
 				params["ocrTextractQueries"] = in.TextractQueries

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode"
@@ -129,4 +130,109 @@ func validUserID(u string) bool {
 		return false
 	}
 	return !strings.ContainsFunc(u, unicode.IsControl)
+}
+
+// activityResources are the filters of FormKiQ's GET /activities that
+// name a resource whose changes Quire does not record (it records
+// document changes): each is refused with 400, never ignored.
+var activityResources = []struct{ param, what string }{
+	{"entityTypeId", "entity types"}, {"namespace", "entity types"}, {"entityId", "entities"},
+	{"rulesetId", "rulesets"}, {"ruleId", "rules"}, {"workflowId", "workflows"}, {"queueId", "queues"},
+	{"webhookId", "webhooks"}, {"locale", "locales"}, {"attributeKey", "attributes"}, {"schema", "schemas"},
+	{"classificationId", "classifications"}, {"mappingId", "mappings"}, {"apiKey", "API keys"},
+	{"controlPolicy", "control policies"},
+}
+
+// handleGetActivities serves FormKiQ's GET /activities
+// (GetResourceActivities) over Quire's trail of document changes: with
+// documentId (and artifactId) a document's trail, as GET
+// /documents/{id}/userActivities; otherwise the caller's or, with userId,
+// another user's, as GET /userActivities. start and end bound
+// insertedDate; sort is DESC (newest first) only.
+func (s *Server) handleGetActivities(r *reqCtx) error {
+	for _, res := range activityResources {
+		if r.Query(res.param) != "" {
+			return invalid(res.param, fmt.Sprintf("activities of %s are not recorded: Quire records document changes (use documentId or userId)", res.what))
+		}
+	}
+	if v := strings.ToUpper(r.Query("sort")); v != "" && v != "DESC" {
+		return invalid("sort", "invalid 'sort': activities are listed newest first (DESC)")
+	}
+	start, err := parseDateParam(r, "start", false)
+	if err != nil {
+		return err
+	}
+	end, err := parseDateParam(r, "end", true)
+	if err != nil {
+		return err
+	}
+	inRange := func(a *storage.Activity) bool {
+		return (start.IsZero() || !a.InsertedDate.Before(start)) && (end.IsZero() || a.InsertedDate.Before(end))
+	}
+	docID, art := strings.Clone(r.Query("documentId")), strings.Clone(r.Query("artifactId"))
+	if docID == "" && art != "" {
+		return invalid("artifactId", "'artifactId' needs 'documentId'")
+	}
+	if docID != "" {
+		if r.Query("userId") != "" {
+			return invalid("userId", "give 'documentId' or 'userId', not both")
+		}
+		d, err := s.db.GetDocumentAny(r.site, docID)
+		if isNotFound(err) || (err == nil && d.ArtifactOf != "") {
+			return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", docID)}
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+			return err
+		}
+		rec := d.DocumentID
+		if art != "" {
+			a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
+			if err != nil {
+				return err
+			}
+			rec = a.DocumentID
+		}
+		return keyPage(r, "activity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
+			return s.db.DocumentActivities(r.site, rec, after, limit)
+		}, func(a *storage.Activity) map[string]any {
+			if !inRange(a) {
+				return nil
+			}
+			return resourceActivityJSON(a)
+		})
+	}
+	user := r.user()
+	if u := r.Query("userId"); u != "" && u != user {
+		if !r.p.Admin && !r.p.Can(r.site, govern) {
+			return errStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
+		}
+		if !validUserID(u) {
+			return storage.Invalid("userId", "invalid 'userId'")
+		}
+		user = u
+	}
+	return keyPage(r, "useractivity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
+		return s.db.UserActivities(r.site, user, after, limit)
+	}, func(a *storage.Activity) map[string]any {
+		if !inRange(a) || !s.activityVisible(r, a) {
+			return nil
+		}
+		return resourceActivityJSON(a)
+	})
+}
+
+// resourceActivityJSON is an entry as FormKiQ's Activity: resource
+// "documents", status COMPLETE (only changes that happened are
+// recorded), delegation {usedByUserId, reason} for a delegated change,
+// beside Quire's fields of activityJSON.
+func resourceActivityJSON(a *storage.Activity) map[string]any {
+	m := activityJSON(a)
+	m["resource"], m["status"] = "documents", "COMPLETE"
+	if a.Source == storage.SourceDelegation {
+		m["delegation"] = map[string]any{"usedByUserId": a.Actor, "reason": a.Reason}
+	}
+	return m
 }

@@ -67,6 +67,7 @@ var artifactRoutes = map[string]bool{
 	"DELETE /documents/:documentId/checkout":                                 true,
 	"PUT /documents/:documentId/legalHold":                                   true,
 	"DELETE /documents/:documentId/legalHold":                                true,
+	"GET /activities":                                                        true, // with documentId (activity.go)
 }
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:

@@ -125,7 +125,7 @@ func (s *Server) secureCookie(c *fiber.Ctx) bool {
 
 // handleLogout serves POST /login/logout: the refresh token (the body's
 // refreshToken, or the console's cookie) ends and the cookie is cleared.
-// Access tokens already issued live out their 15 minutes.
+// Access tokens already issued live out their lifetime (auth.access_token_ttl).
 func (s *Server) handleLogout(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`

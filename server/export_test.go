@@ -33,3 +33,13 @@ func (s *Server) LimitClasses() map[string]string { return s.limitClass }
 // only).
 func ArtifactRoutes() map[string]bool   { return artifactRoutes }
 func VersionKeyRoutes() map[string]bool { return versionKeyRoutes }
+
+// RefusedRoutes are the routes refused on purpose with 501, as "METHOD
+// path" mapped to the reason (tests only).
+func RefusedRoutes() map[string]string {
+	out := map[string]string{}
+	for _, r := range refusedRoutes {
+		out[r.method+" "+r.path] = r.reason
+	}
+	return out
+}

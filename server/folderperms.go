@@ -20,10 +20,19 @@ import (
 
 // folderExempt reports whether folder permissions do not limit the caller:
 // admins and the site's governors (they set them).
-func folderExempt(r *reqCtx) bool { return r.p.Admin || r.p.Can(r.site, auth.PermGovern) }
+// A request through a share (shareKey) is never exempt: the share bounds it.
+func folderExempt(r *reqCtx) bool {
+	return r.share == nil && (r.p.Admin || r.p.Can(r.site, auth.PermGovern))
+}
 
-// folderAllows reports whether the caller may use perm in the folder dir.
+// folderAllows reports whether the caller may use perm in the folder dir:
+// through a share (shareKey), only inside its folder with its
+// permissions; otherwise by the folder permissions, or a share of the
+// site naming the caller (shares.go).
 func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
+	if r.share != nil {
+		return r.share.Grants(dir, perm)
+	}
 	if folderExempt(r) {
 		return true
 	}
@@ -31,12 +40,15 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 	if err != nil {
 		return false // fail closed
 	}
-	return set.Allows(dir, r.p.Groups, perm)
+	return set.Allows(dir, r.p.Groups, perm) || s.shareAllows(r, dir, perm)
 }
 
 // folderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
 func (s *Server) folderRestricted(r *reqCtx) bool {
+	if r.share != nil {
+		return true
+	}
 	if folderExempt(r) {
 		return false
 	}

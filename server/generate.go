@@ -55,6 +55,8 @@ func templateKind(d *storage.Document) string {
 		return pipeline.TemplateDOCX
 	case strings.Contains(ct, "opendocument.text") || ext == ".odt":
 		return pipeline.TemplateODT
+	case ct == "application/pdf" || ct == "" && ext == ".pdf":
+		return pipeline.TemplatePDF
 	}
 	return ""
 }
@@ -68,11 +70,8 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	}
 	var errs []storage.ValidationItem
 	fail := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
-	out := strings.ToUpper(in.OutputType)
-	if out == "" {
-		out = "DOCX"
-	}
-	if out != "DOCX" && out != "PDF" {
+	out := strings.ToUpper(in.OutputType) // "" until the source's kind is known
+	if out != "" && out != "DOCX" && out != "PDF" {
 		fail("outputType", "invalid 'outputType', use DOCX or PDF")
 	}
 	if len(in.Datasources) > maxDataSources {
@@ -89,7 +88,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 			fail(fmt.Sprintf("insertDocuments[%d].documentId", i), "'documentId' is required")
 		}
 	}
-	if len(in.InsertDocuments) > 0 && out != "PDF" {
+	if len(in.InsertDocuments) > 0 && out == "DOCX" {
 		fail("insertDocuments", "'insertDocuments' needs outputType PDF")
 	}
 	for i, d := range in.Datasources {
@@ -110,6 +109,28 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	tmpl, err := s.db.GetDocument(r.site, r.docID())
 	if err != nil {
 		return err
+	}
+	// A PDF source document is package generation (SERVICE-SPEC.md §4.5):
+	// the inserted PDFs and images go before and after it; it has no
+	// placeholders, so data sources are refused rather than ignored.
+	pdfSource := templateKind(tmpl) == pipeline.TemplatePDF
+	switch {
+	case pdfSource && out == "":
+		out = "PDF"
+	case out == "":
+		out = "DOCX"
+	}
+	if pdfSource {
+		switch {
+		case out != "PDF":
+			return invalid("outputType", "a PDF source document generates a PDF: use outputType PDF")
+		case len(in.Datasources) > 0:
+			return invalid("datasources", "a PDF source document has no placeholders: 'datasources' needs a DOCX or ODT template")
+		case len(in.InsertDocuments) == 0:
+			return invalid("insertDocuments", "a PDF source document needs 'insertDocuments' (package generation)")
+		}
+	} else if len(in.InsertDocuments) > 0 && out != "PDF" {
+		return invalid("insertDocuments", "'insertDocuments' needs outputType PDF")
 	}
 	// Folder permissions (issue 29): READ on every document read, WRITE
 	// where the output goes. They are checked here, before the engines
@@ -145,9 +166,12 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	writer := s.actorOf(r)
 	kind := templateKind(tmpl)
 	if kind == "" {
-		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document", tmpl.ContentType))
+		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document, or a PDF to insert documents around", tmpl.ContentType))
 	}
-	if tmpl.ContentLength > maxTemplateBytes {
+	if pdfSource && tmpl.ContentLength > maxAppendBytes {
+		return invalid("documentId", fmt.Sprintf("the PDF source document is over %d MiB", maxAppendBytes>>20))
+	}
+	if !pdfSource && tmpl.ContentLength > maxTemplateBytes {
 		return invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
 	}
 	data, err := s.generateData(r, tmpl, &in)

@@ -69,12 +69,34 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	return c.Status(status).JSON(body)
 }
 
-// handleGetVersion serves GET /version.
+// versionComponents are the FormKiQ component releases Quire's API
+// follows (SERVICE-SPEC.md §9), by the module name GET /version gives
+// them. The watermark module (3.0.3) is not listed: Quire does not
+// stamp content (WATERMARK attributes are refused, API.md).
+var versionComponents = []struct{ module, release string }{
+	{"core", "1.19.1"},
+	{"platform", "1.10.1"},
+	{"fulltext", "1.10.1"},
+	{"antivirus", "1.7.1"},
+	{"documentGeneration", "1.2.2"},
+	{"esignature", "1.2.1"},
+	{"ocr", "1.7.1"},
+}
+
+// handleGetVersion serves GET /version: Quire's own version, the
+// modules it ships and (Quire) each module's FormKiQ component release.
 func (s *Server) handleGetVersion(r *reqCtx) error {
+	modules := make([]string, 0, len(versionComponents))
+	components := make(map[string]string, len(versionComponents))
+	for _, c := range versionComponents {
+		modules = append(modules, c.module)
+		components[c.module] = c.release
+	}
 	return r.JSON(fiber.Map{
 		"version":        s.deps.Version,
 		"type":           "core",
 		"appEnvironment": "quire",
-		"modules":        []string{},
+		"modules":        modules,
+		"components":     components,
 	})
 }

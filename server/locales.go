@@ -184,3 +184,37 @@ func (s *Server) localized(r *reqCtx, out map[string]any, classification, attr s
 	out["localizedAllowedValues"] = m
 	return nil
 }
+
+// handleUpdateSite serves PATCH /sites/{siteId} (Admins)
+// {site:{title, status}}: the title changes; Quire's sites are always
+// ACTIVE, so status INACTIVE is refused, not ignored.
+func (s *Server) handleUpdateSite(r *reqCtx) error {
+	site := siteParam(r.Ctx)
+	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
+		return invalid("siteId", "invalid 'siteId'")
+	}
+	var in struct {
+		Site *struct {
+			Title  *string `json:"title"`
+			Status string  `json:"status"`
+		} `json:"site"`
+	}
+	if err := r.readBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.Site == nil {
+		return invalid("site", "'site' is required")
+	}
+	switch in.Site.Status {
+	case "", "ACTIVE":
+	case "INACTIVE":
+		return invalid("status", "sites cannot be INACTIVE on this server")
+	default:
+		return invalid("status", "invalid 'status': ACTIVE")
+	}
+	r.site = site
+	if _, err := s.apply(r, storage.OpUpdateSite, storage.UpdateSite{Title: in.Site.Title}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Site '%s' updated", site)})
+}

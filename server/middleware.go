@@ -144,6 +144,13 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if len(c.Request().Header.Peek(auth.DelegationHeader)) == 0 {
+		// Site groups: permissions an administrator gave the caller's
+		// groups on a site (sitegroups.go).
+		if p, err = s.siteGrants(p); err != nil {
+			return err
+		}
+	}
 	if tok := c.Request().Header.Peek(auth.DelegationHeader); len(tok) > 0 {
 		if p, err = s.deps.Auth.Delegate(p, string(tok)); err != nil {
 			return err
@@ -202,6 +209,13 @@ type reqCtx struct {
 	fperms   storage.FolderPermissionSet
 	fpLoaded bool
 	fpErr    bool
+
+	// share is the folder share a request with shareKey acts through
+	// (shares.go); shares are the site's shares naming the caller, read
+	// on first use.
+	share    *storage.Share
+	shares   []storage.Share
+	shLoaded bool
 }
 
 // pageToken is the paging token a search starts from.
@@ -238,14 +252,22 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 			return err
 		}
 		r := &reqCtx{Ctx: c, p: p, now: s.now().UTC()}
-		switch from {
-		case siteQuery:
+		shareKey := strings.Clone(c.Query("shareKey"))
+		if shareKey != "" && from != siteQuery {
+			return invalid("shareKey", "'shareKey' is not supported on this route")
+		}
+		switch {
+		case shareKey != "":
+			if err := s.useShare(r, shareKey, perm); err != nil {
+				return err
+			}
+		case from == siteQuery:
 			site, err := p.SelectSite(strings.Clone(c.Query("siteId")))
 			if err != nil {
 				return err
 			}
 			r.site = site
-		case sitePath:
+		case from == sitePath:
 			site := siteParam(c)
 			if _, err := p.SelectSite(site); err != nil {
 				return err
@@ -255,7 +277,7 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 		if from != siteNone && !storage.CheckSiteID(r.site) {
 			return errStatus(http.StatusBadRequest, "invalid siteId")
 		}
-		if from != siteNone && perm != "" {
+		if from != siteNone && perm != "" && r.share == nil {
 			if err := p.Require(r.site, perm); err != nil {
 				return err
 			}

@@ -49,6 +49,9 @@ var bodyDocRows = map[string][]matrixRow{
 		{name: "saveAsDocumentId", path: "/documents/<open>/generate", body: `{"saveAsDocumentId":"<locked>"}`, perm: "WRITE"},
 		{name: "path", path: "/documents/<open>/generate", body: `{"path":"f/planted.docx"}`, perm: "WRITE"},
 	},
+	"GET /activities": {
+		{name: "documentId", path: "/activities?documentId=<locked>", perm: "READ"},
+	},
 	"POST /documents/compress": {
 		{name: "documentIds", path: "/documents/compress", body: `{"documentIds":["<locked>"]}`, perm: "READ"},
 		{name: "documents", path: "/documents/compress", body: `{"documents":[{"documentId":"<locked>"}]}`, perm: "READ"},
@@ -159,7 +162,7 @@ func init() {
 		"DELETE /users/:username", "GET /users/:username/groups", "PUT /users/:username/:userOperation", "GET /groups",
 		"POST /groups", "GET /groups/:groupName", "DELETE /groups/:groupName", "GET /groups/:groupName/users",
 		"POST /groups/:groupName/users", "DELETE /groups/:groupName/users/:username", "POST /system/inferenceModels/agreement",
-		"POST /sites",
+		"POST /sites", "PATCH /sites/:siteId",
 	} {
 		notDocumentRoutes[r] = "Admins only (a backup holds documents: Admins are not limited by folders)"
 	}
@@ -189,6 +192,9 @@ func init() {
 		"GET /webhooks", "POST /webhooks", "GET /webhooks/:webhookId", "PATCH /webhooks/:webhookId", "DELETE /webhooks/:webhookId",
 		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
 		"PUT /folders/permissions", "GET /objects/examine/pdf", "GET /objects/examine/:id/pdf",
+		"GET /shares", "POST /shares/folders/:indexKey", "DELETE /shares/:shareKey",
+		"GET /sites/:siteId/groups", "GET /sites/:siteId/groups/:groupName", "DELETE /sites/:siteId/groups/:groupName",
+		"PUT /sites/:siteId/groups/:groupName/permissions",
 	} {
 		notDocumentRoutes[r] = "site settings, definitions, folders without documents, examine objects (uploads outside documents), or the caller's own records"
 	}

@@ -116,6 +116,11 @@ func (s *Server) routes() {
 	api.Get("/system/inferenceModels", none(s.handleGetInferenceModels))
 	api.Post("/system/inferenceModels/agreement", admin(s.handleAgreeInferenceModel))
 	api.Post("/sites", admin(s.handleAddSite))
+	api.Patch("/sites/:siteId", admin(s.handleUpdateSite))
+	api.Get("/sites/:siteId/groups", sp(govern, s.handleGetSiteGroups))
+	api.Get("/sites/:siteId/groups/:groupName", sp(govern, s.handleGetSiteGroup))
+	api.Delete("/sites/:siteId/groups/:groupName", sp(govern, requireAdmin(s.handleDeleteSiteGroup)))
+	api.Put("/sites/:siteId/groups/:groupName/permissions", sp(govern, requireAdmin(s.handleSetSiteGroupPermissions)))
 	api.Get("/sites/:siteId/locales", sp(read, s.handleGetLocales))
 	api.Post("/sites/:siteId/locales", sp(govern, s.handleAddLocale))
 	api.Delete("/sites/:siteId/locales/:locale", sp(govern, s.handleDeleteLocale))
@@ -150,6 +155,7 @@ func (s *Server) routes() {
 	api.Put("/documents/:documentId/artifacts/promoteArtifact", q(write, s.handlePromoteArtifact))
 	api.Get("/documents/:documentId/userActivities", q(read, s.handleGetDocumentActivities))
 	api.Get("/userActivities", q(read, s.handleGetUserActivities))
+	api.Get("/activities", q(read, s.handleGetActivities))
 	api.Get("/userNotifications", q(read, s.handleGetUserNotifications))
 	api.Post("/documents/:documentId/generate", q(write, s.handleGenerateDocument))
 	api.Post("/documents/:documentId/certifications", q(write, s.handleAddCertification))
@@ -273,6 +279,9 @@ func (s *Server) routes() {
 	api.Post("/indices/:indexType/move", q(write, s.handleIndexFolderMove))
 	api.Post("/folders/:indexKey/moves", q(write, s.handleMoveFolder))
 	api.Get("/folders/:indexKey/permissions", q(read, s.handleGetFolderPermissions))
+	api.Get("/shares", none(s.handleGetShares))
+	api.Post("/shares/folders/:indexKey", q(govern, s.handleAddFolderShare))
+	api.Delete("/shares/:shareKey", none(s.handleDeleteShare))
 	api.Put("/folders/permissions", q(govern, s.handleSetFolderPermissions))
 
 	api.Get("/mappings", q(read, s.handleGetMappings))
@@ -301,6 +310,12 @@ func (s *Server) routes() {
 	api.Get("/sites/:siteId/sequences/:sequenceId", sp(read, s.handleGetSequence))
 	api.Delete("/sites/:siteId/sequences/:sequenceId", sp(govern, s.handleDeleteSequence))
 	api.Post("/sites/:siteId/sequences/:sequenceId/next", sp(write, s.handleNextSequenceValue))
+
+	// FormKiQ routes Quire refuses on purpose: 501 with the reason
+	// (refused.go).
+	for _, r := range refusedRoutes {
+		api.Add(r.method, r.path, none(notServed(r.reason)))
+	}
 
 	// Anything else is FormKiQ's "request handler not found".
 	if testRoutes != nil {

@@ -188,6 +188,19 @@ func TestSearch_Attributes(t *testing.T) {
 			if ma := obj(t, got[0]["matchedAttribute"]); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
 				t.Fatalf("matchedAttribute = %v", ma)
 			}
+			// A DATE attribute's match is a dateValue, as the document's
+			// attribute shows it (issue 33).
+			got, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "due", "range": map[string]any{"start": "2025-05-01", "end": "2025-12-31", "type": "DATE"}}}}, "")
+			if len(got) != 1 {
+				t.Fatalf("due in 2025 after May found %d documents: %v", len(got), got)
+			}
+			due := s.Do(http.MethodGet, "/documents/"+docs["c"]+"/attributes/due"+site.query, nil, tok)
+			mustStatus(t, due, http.StatusOK)
+			wantDate := obj(t, due.JSON(t)["attribute"])["dateValue"]
+			if ma := obj(t, got[0]["matchedAttribute"]); ma["key"] != "due" || wantDate == nil || ma["dateValue"] != wantDate || ma["stringValue"] != nil {
+				t.Fatalf("matchedAttribute = %v, want key due, dateValue %v", ma, wantDate)
+			}
+			got, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
 			if k := obj(t, obj(t, got[0]["attributes"])["kind"]); fmt.Sprint(k["stringValues"]) != "[letter]" {
 				t.Fatalf("responseFields attributes = %v", got[0]["attributes"])
 			}

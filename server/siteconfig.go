@@ -263,7 +263,6 @@ var unsupportedSiteSettings = []struct{ key, why string }{
 	{"ocr", "OCR limits per site are not supported; the server's OCR settings apply"},
 	{"google", "Google integration is not available on this server"},
 	{"docusign", "DocuSign integration is not available on this server"},
-	{"document.contentTypes", "content type allow and deny lists are not supported"},
 }
 
 // unsupportedSiteConfig refuses every setting of unsupportedSiteSettings

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -134,6 +135,24 @@ func validateDocumentConfig(raw json.RawMessage) []storage.ValidationItem {
 		return []storage.ValidationItem{{Key: "document", Msg: "invalid 'document'"}}
 	}
 	var errs []storage.ValidationItem
+	if ct := d.ContentTypes; ct != nil {
+		for _, l := range []struct {
+			name    string
+			entries []string
+		}{{"allowlist", ct.Allowlist}, {"denylist", ct.Denylist}} {
+			key := "document.contentTypes." + l.name
+			if len(l.entries) > storage.MaxContentTypeEntries {
+				errs = append(errs, storage.ValidationItem{Key: key, Msg: fmt.Sprintf("'%s' holds at most %d content types", l.name, storage.MaxContentTypeEntries)})
+				continue
+			}
+			for _, e := range l.entries {
+				if !storage.CheckListEntry(e) {
+					errs = append(errs, storage.ValidationItem{Key: key, Msg: fmt.Sprintf("invalid content type '%s' in '%s': use type/subtype or type/*, lower case, without parameters", e, l.name)})
+					break
+				}
+			}
+		}
+	}
 	if rd := d.RetentionAndDisposition; rd != nil {
 		if a := rd.DispositionAction; a != nil && *a != "SOFT_DELETE" && *a != "DELETE" {
 			errs = append(errs, storage.ValidationItem{Key: "document.retentionAndDisposition.dispositionAction", Msg: "invalid 'dispositionAction', use SOFT_DELETE or DELETE"})

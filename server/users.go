@@ -19,8 +19,6 @@ import (
 // "Users, groups and sign-in").
 
 const (
-	// refreshTTL is how long a refresh token signs in again.
-	refreshTTL = 30 * 24 * time.Hour
 	// resetCodeTTL is how long a mailed reset code or temporary password
 	// works.
 	resetCodeTTL = time.Hour
@@ -372,7 +370,7 @@ func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) 
 		return nil, err
 	}
 	return map[string]any{"AuthenticationResult": authResult{AccessToken: at, IdToken: it, RefreshToken: refresh,
-		ExpiresIn: int(auth.AccessTTL / time.Second), TokenType: "Bearer"}}, nil
+		ExpiresIn: int(s.deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
 }
 
 // handleLogin serves POST /login {username, password}.
@@ -422,7 +420,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	if ok && u.Status == storage.UserConfirmed {
 		var rh string
 		refresh, rh = auth.NewSecret(32)
-		res.RefreshHash, res.Refresh = rh, &storage.RefreshToken{Username: name, Expires: r.now.Add(refreshTTL)}
+		res.RefreshHash, res.Refresh = rh, &storage.RefreshToken{Username: name, Expires: r.now.Add(s.deps.Auth.RefreshTTL())}
 	}
 	out, err := s.apply(r, storage.OpLoginResult, res)
 	if err != nil {
@@ -445,7 +443,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 // the answer or, for the console (refreshCookie), in its cookie only.
 func (s *Server) answerTokens(r *reqCtx, u *storage.User, refresh string, cookie bool) error {
 	if cookie && refresh != "" {
-		s.setRefreshCookie(r.Ctx, refresh, refreshTTL)
+		s.setRefreshCookie(r.Ctx, refresh, s.deps.Auth.RefreshTTL())
 		refresh = ""
 	}
 	body, err := s.issue(u, refresh)
@@ -513,7 +511,7 @@ func (s *Server) signIn(r *reqCtx, name string, cookie bool) error {
 	}
 	refresh, rh := auth.NewSecret(32)
 	res := storage.LoginResult{Username: name, OK: true, PasswordHash: u.PasswordHash, RefreshHash: rh,
-		Refresh: &storage.RefreshToken{Username: name, Expires: r.now.Add(refreshTTL)}}
+		Refresh: &storage.RefreshToken{Username: name, Expires: r.now.Add(s.deps.Auth.RefreshTTL())}}
 	if _, err := s.apply(r, storage.OpLoginResult, res); err != nil {
 		return err
 	}
@@ -557,7 +555,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := s.db.GetUser(rt.Username)
-	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, refreshTTL) {
+	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, s.deps.Auth.RefreshTTL()) {
 		return bad
 	}
 	body, err := s.issue(u, "")

@@ -77,6 +77,9 @@ func applyAddArtifact(t *tx, c *Command) (any, error) {
 	if err := putChunks(t, nd.Chunks); err != nil {
 		return nil, err
 	}
+	if err := checkContentTypeAllowed(t, c.Site, d.ContentType, nd.Content != nil); err != nil {
+		return nil, err
+	}
 	if nd.Content != nil {
 		if err := checkContentSize(t, c.Site, nd.Content.Size); err != nil {
 			return nil, err

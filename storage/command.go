@@ -123,6 +123,15 @@ const (
 	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
 )
 
+// Issue 33 rows (sites.go).
+const (
+	OpUpdateSite      Op = "UpdateSite"      // change a site's title (PATCH /sites/{siteId})
+	OpAddShare        Op = "AddShare"        // share a folder with a group or user (shares.go)
+	OpDeleteShare     Op = "DeleteShare"     // remove a folder share
+	OpSetSiteGroup    Op = "SetSiteGroup"    // a group's permissions on a site (sitegroups.go)
+	OpDeleteSiteGroup Op = "DeleteSiteGroup" // remove a group's permissions on a site
+)
+
 // appliers is the one registry of appliers: every Op constant above has
 // exactly one entry (the compiler refuses a duplicate key, and
 // TestEveryOpHasAnApplier refuses a missing one). The appliers live in the
@@ -209,6 +218,11 @@ func init() {
 
 		// locales.go
 		OpAddSite:            applyAddSite,
+		OpUpdateSite:         applyUpdateSite,
+		OpAddShare:           applyAddShare,
+		OpDeleteShare:        applyDeleteShare,
+		OpSetSiteGroup:       applySetSiteGroup,
+		OpDeleteSiteGroup:    applyDeleteSiteGroup,
 		OpPutExamine:         applyPutExamine,
 		OpSetFulltext:        applySetFulltext,
 		OpAddArchive:         applyAddArchive,

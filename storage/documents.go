@@ -150,6 +150,9 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 			}
 			d.HasContent, d.ContentSHA256, d.ContentLength = true, nd.Content.SHA256, nd.Content.Size
 		}
+		if err := checkContentTypeAllowed(t, c.Site, d.ContentType, nd.Content != nil); err != nil {
+			return nil, err
+		}
 		if d.Path, err = claimPath(t, c, d.Path, d.DocumentID); err != nil {
 			return nil, err
 		}
@@ -419,6 +422,11 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if p.Content != nil || p.ContentType != nil {
+		if err := checkContentTypeAllowed(t, c.Site, d.ContentType, p.Content != nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkNotificationSender(t, c.Site, p.Actions); err != nil {
 		return nil, err
 	}
@@ -530,6 +538,13 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	}
 	if p.ChecksumType != "" {
 		d.Checksum, d.ChecksumType = p.Checksum, p.ChecksumType
+	}
+	known := p.ContentType
+	if known == "" && !d.DetectContentType {
+		known = d.ContentType
+	}
+	if err := checkContentTypeAllowed(t, c.Site, known, true); err != nil {
+		return nil, err
 	}
 	if p.ContentType != "" {
 		d.ContentType, d.DetectContentType = p.ContentType, false

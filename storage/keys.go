@@ -87,6 +87,10 @@ const (
 	pfxSecret           = "sec/"  // sec/<site>/<alias> -> Secret (secrets.go; sealed)
 	pfxActivity         = "ua/"   // ua/<site>/<doc or artifact>/<inverted ts>/<n> -> Activity (activity.go)
 	pfxUserActivity     = "uau/"  // uau/<site>/<user>\x00<inverted ts>/<doc or artifact>/<n> -> Activity
+	pfxShare            = "shr/"  // shr/<shareKey> -> Share (folder shares, server-wide: GET /shares lists a caller's of every site; shares.go)
+	pfxSiteShare        = "shs/"  // shs/<site>/<shareKey> -> "" (a site's shares)
+	pfxSiteGroup        = "sgp/"  // sgp/<site>/<group> -> SiteGroup (a group's permissions on a site; sitegroups.go)
+	pfxGroupSite        = "gsp/"  // gsp/<group>\x00<site> -> SiteGroup (the same, by group, read at authentication)
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 

@@ -362,6 +362,8 @@ func (h *SearchHit) Attribute(dataType string) map[string]any {
 		}
 	case DataBoolean:
 		return map[string]any{"booleanValue": v == "true"}
+	case DataDate:
+		return map[string]any{"dateValue": v}
 	}
 	return map[string]any{"stringValue": v}
 }

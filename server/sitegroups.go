@@ -1,0 +1,85 @@
+package server
+
+import (
+	"fmt"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// Site groups (FormKiQ's /sites/{siteId}/groups; API.md "Site groups"):
+// an administrator gives a group permissions on a site; members of the
+// group then hold them there (siteGrants, at authentication).
+
+// siteGrants adds the stored site group permissions of the caller's
+// groups to a signed-in user's principal. API keys (their permissions are
+// the key's) and delegated requests (the token's) are left as they are.
+func (s *Server) siteGrants(p *auth.Principal) (*auth.Principal, error) {
+	if p.APIKeySite != "" || p.Delegation != nil || p.Admin || len(p.Groups) == 0 {
+		return p, nil
+	}
+	grants, err := s.db.SiteGrants(p.Groups)
+	if err != nil || len(grants) == 0 {
+		return p, err
+	}
+	out := make(map[string][]auth.Permission, len(grants))
+	for site, perms := range grants {
+		for _, pm := range perms {
+			out[site] = append(out[site], auth.Permission(pm))
+		}
+	}
+	return p.WithSiteGrants(out), nil
+}
+
+// handleGetSiteGroups serves GET /sites/{siteId}/groups (GOVERN):
+// {"groupNames"} of the groups given permissions on the site.
+func (s *Server) handleGetSiteGroups(r *reqCtx) error {
+	gs, err := s.db.SiteGroups(r.site)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(gs))
+	for _, g := range gs {
+		names = append(names, g.GroupName)
+	}
+	return r.JSON(map[string]any{"groupNames": names})
+}
+
+// handleGetSiteGroup serves GET /sites/{siteId}/groups/{groupName}
+// (GOVERN): {"group":{"permissions"}} plus Quire's groupName, userId and
+// insertedDate.
+func (s *Server) handleGetSiteGroup(r *reqCtx) error {
+	g, err := s.db.GetSiteGroup(r.site, pathParam(r, "groupName"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"group": map[string]any{"groupName": g.GroupName, "permissions": g.Permissions,
+		"userId": g.UserID, "insertedDate": formatDate(g.InsertedDate)}})
+}
+
+// handleSetSiteGroupPermissions serves PUT
+// /sites/{siteId}/groups/{groupName}/permissions (Admins)
+// {permissions}.
+func (s *Server) handleSetSiteGroupPermissions(r *reqCtx) error {
+	var in struct {
+		Permissions []string `json:"permissions"`
+	}
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return err
+	}
+	group := pathParam(r, "groupName")
+	if _, err := s.apply(r, storage.OpSetSiteGroup, storage.SetSiteGroup{Group: group, Permissions: in.Permissions}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Group '%s' permissions set on site '%s'", group, r.site)})
+}
+
+// handleDeleteSiteGroup serves DELETE /sites/{siteId}/groups/{groupName}
+// (Admins).
+func (s *Server) handleDeleteSiteGroup(r *reqCtx) error {
+	group := pathParam(r, "groupName")
+	if _, err := s.apply(r, storage.OpDeleteSiteGroup, storage.DeleteSiteGroup{Group: group}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("Group '%s' removed from site '%s'", group, r.site)})
+}
