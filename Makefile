@@ -8,7 +8,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross
+.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross upgrade-fixture
 
 # Packages: nfpm pinned (v2.46+ needs modules the Go proxy refuses).
 NFPM := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
@@ -112,6 +112,14 @@ package: ## .deb and .rpm for linux amd64 and arm64, and a Windows zip, in $(DIS
 		packaging/windows/README.txt=quire/README.txt packaging/grafana-dashboard.json=quire/grafana-dashboard.json \
 		packaging/alerts.yml=quire/alerts.yml
 	@ls -l $(DIST)/*.deb $(DIST)/*.rpm $(DIST)/*.zip
+
+# The older release the upgrade tests start from (upgrade/): a commit of
+# this repository's history, the one place it is named.
+UPGRADE_FROM := 3bdaef727ba46ea1eacfb1bc0f9f49a1fb160137
+
+upgrade-fixture: ## rebuild upgrade/testdata from the release UPGRADE_FROM names (needs git history)
+	$(GO) run ./upgrade/mkfixture -commit $(UPGRADE_FROM) -out upgrade/testdata
+	@ls -l upgrade/testdata
 
 systemd/quire.service: cli/service.go ## regenerate the unit file from `quire service unit`
 	$(GO) run . service unit > $@
