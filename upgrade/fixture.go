@@ -180,7 +180,7 @@ func Populate(c *Client, addUser AddUser) (*Manifest, error) {
 		Tags:       map[string]string{"category": "letters", "status": "filed"},
 		Attributes: map[string]string{"invoiceNo": "INV-7", "amount": "12.5", "paid": "true"}}
 	if err := c.call("POST", "/documents", map[string]any{"path": letter.Path, "contentType": letter.ContentType, "content": letter.OldContent,
-		"tags": []map[string]string{{"key": "category", "value": "letters"}},
+		"tags":       []map[string]string{{"key": "category", "value": "letters"}},
 		"attributes": []map[string]any{{"key": "invoiceNo", "stringValue": "INV-7"}, {"key": "amount", "numberValue": 12.5}, {"key": "paid", "booleanValue": true}},
 	}, http.StatusCreated, &created); err != nil {
 		return nil, err
@@ -206,7 +206,8 @@ func Populate(c *Client, addUser AddUser) (*Manifest, error) {
 	// text: its fulltext index would outweigh the rest of the fixture).
 	big := BigContent("lighthousekeeper", 2<<20+12345)
 	sum := sha256.Sum256(big)
-	scan := Document{Site: "default", Path: "scans/long.bin", ContentType: "application/octet-stream", Size: int64(len(big)), SHA256: hex.EncodeToString(sum[:]), Versions: 1}
+	// Its versions are counted below: the upload's empty placeholder is one.
+	scan := Document{Site: "default", Path: "scans/long.bin", ContentType: "application/octet-stream", Size: int64(len(big)), SHA256: hex.EncodeToString(sum[:])}
 	var up struct {
 		DocumentID string `json:"documentId"`
 		URL        string `json:"url"`
@@ -280,6 +281,23 @@ func Populate(c *Client, addUser AddUser) (*Manifest, error) {
 		return nil, err
 	}
 	m.Secrets["notary"] = sec.Fingerprint
+	// Versions as the old release lists them.
+	for i, d := range m.Documents {
+		var vs struct {
+			Documents []json.RawMessage `json:"documents"`
+		}
+		q := ""
+		if d.Site != "default" {
+			q = "?siteId=" + d.Site
+		}
+		if err := c.call("GET", "/documents/"+d.ID+"/versions"+q, nil, http.StatusOK, &vs); err != nil {
+			return nil, err
+		}
+		if d.Versions != 0 && d.Versions != len(vs.Documents) {
+			return nil, fmt.Errorf("%s has %d versions, want %d", d.Path, len(vs.Documents), d.Versions)
+		}
+		m.Documents[i].Versions = len(vs.Documents)
+	}
 	if m.APIKey == "" || hook.WebhookID == "" || sec.Fingerprint == "" || strings.TrimSpace(letter.ID) == "" {
 		return nil, fmt.Errorf("an answer lacked its id: %+v", m)
 	}
