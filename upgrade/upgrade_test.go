@@ -635,3 +635,7 @@ func TestUpgrade_NewerBackupRefused(t *testing.T) {
 		t.Fatalf("the refused restore left %d entries in %s", len(ents), data)
 	}
 }
+
+func client(base string) *upgrade.Client {
+	return &upgrade.Client{Base: base, HTTP: &http.Client{Timeout: time.Minute}}
+}
