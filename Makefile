@@ -42,11 +42,12 @@ vet:
 	$(GO) vet ./...
 
 # Engines the action pipeline's tests run for real: program -> Debian package.
-ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl
+ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl wine:wine
 
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
 	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
+	[ -x /usr/lib/wine/wine64 ] || missing="$$missing wine64"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -77,6 +77,9 @@ EnvironmentFile=-/etc/quire/quire.env
 WorkingDirectory=` + o.DataDir + `
 Restart=on-failure
 RestartSec=5s
+# Exit status 3: the data dir's store was written by a newer release;
+# restarting cannot help (README, "Upgrading and rolling back").
+RestartPreventExitStatus=3
 # Quire gives in-flight requests and running actions 30 s at SIGTERM.
 TimeoutStopSec=60s
 LimitNOFILE=65536

@@ -3,6 +3,7 @@ package upgrade_test
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -574,8 +575,11 @@ func TestUpgrade_NewerStoreFormatRefused(t *testing.T) {
 		{"reindex", "--data-dir", data},
 	} {
 		t.Run(args[0], func(t *testing.T) {
-			cmd := exec.Command(bin, args...)
-			out, err := cmd.CombinedOutput()
+			// A build that opened the store would serve: it is stopped
+			// after a minute, and fails the test.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 				t.Fatalf("quire %s on a newer store: %v, want exit status 3\n%s", args[0], err, out)
@@ -585,6 +589,10 @@ func TestUpgrade_NewerStoreFormatRefused(t *testing.T) {
 				t.Fatalf("quire %s's message:\n%s", args[0], out)
 			}
 		})
+	}
+	// systemd does not restart a service refused so.
+	if unit, err := os.ReadFile("../systemd/quire.service"); err != nil || !strings.Contains(string(unit), "\nRestartPreventExitStatus=3\n") {
+		t.Errorf("systemd/quire.service lacks RestartPreventExitStatus=3 (%v)", err)
 	}
 	after := snapshot(t, data)
 	for p, v := range before {
