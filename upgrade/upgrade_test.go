@@ -647,3 +647,24 @@ func TestUpgrade_NewerBackupRefused(t *testing.T) {
 func client(base string) *upgrade.Client {
 	return &upgrade.Client{Base: base, HTTP: &http.Client{Timeout: time.Minute}}
 }
+
+// TestUpgrade_FixtureIsOfThePinnedCommit: the fixture was made from the
+// commit the Makefile pins (UPGRADE_FROM), by a binary of that commit,
+// and it stays small.
+func TestUpgrade_FixtureIsOfThePinnedCommit(t *testing.T) {
+	m := readManifest(t)
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := regexp.MustCompile(`(?m)^UPGRADE_FROM := ([0-9a-f]{40})$`).FindSubmatch(mk)
+	if pin == nil {
+		t.Fatal("the Makefile pins no UPGRADE_FROM commit")
+	}
+	if m.Commit != string(pin[1]) || m.OldVersion != "git-"+string(pin[1][:12]) {
+		t.Fatalf("the fixture was made from %s (%s), the Makefile pins %s: run make upgrade-fixture", m.Commit, m.OldVersion, pin[1])
+	}
+	if fi, err := os.Stat("testdata/fixture.tar.gz"); err != nil || fi.Size() > 512<<10 {
+		t.Fatalf("testdata/fixture.tar.gz: %v, want under 512 KiB", err)
+	}
+}
