@@ -74,6 +74,7 @@ var commands = []command{
 			{"restart", "restart: restart the service"},
 			{"status", "status: whether the service runs"},
 			{"unit", "unit: print the systemd unit (systemd/quire.service)"},
+			{"run", "run [--config FILE]: serve as the Windows service (what the service control manager starts; elsewhere: serve)"},
 		}, run: cmdService},
 	{name: "doctor", summary: "check the data dir, disk, store, engines, clock, TLS and config; print what to fix",
 		run: func(a []string, stdout, stderr io.Writer) error { return cmdDoctor(a, stdout, stderr) }},
