@@ -605,6 +605,12 @@ func TestUpgrade_NewerStoreFormatRefused(t *testing.T) {
 			t.Errorf("%s was created", p)
 		}
 	}
+	// quire doctor names the problem (it probes the data dir's
+	// writability, so it runs after the comparison).
+	out, _ := exec.Command(bin, "doctor", "--data-dir", data).CombinedOutput()
+	if !strings.Contains(string(out), "written by a newer release of Quire") {
+		t.Errorf("quire doctor on a newer store:\n%s", out)
+	}
 }
 
 // TestUpgrade_NewerBackupRefused: a backup of a store of a newer format
