@@ -8,7 +8,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross
+.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross upgrade-fixture
 
 # Packages: nfpm pinned (v2.46+ needs modules the Go proxy refuses).
 NFPM := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
@@ -43,7 +43,7 @@ vet:
 
 # Programs the tests run for real (the action pipeline's engines, chromium for
 # the console, npm for axe-core): program -> Debian package.
-ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl npm:npm
+ENGINES := curl:curl qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl npm:npm wine:wine
 
 # axe-core, the accessibility checker the console's Chromium tests inject
 # (npm, into build/tools; the tests skip it where it is missing, outside CI).
@@ -53,6 +53,7 @@ AXE := build/tools/node_modules/axe-core/axe.min.js
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
 	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
+	[ -x /usr/lib/wine/wine64 ] || missing="$$missing wine64"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -123,6 +124,14 @@ package: ## .deb and .rpm for linux amd64 and arm64, and a Windows zip, in $(DIS
 		packaging/windows/README.txt=quire/README.txt packaging/grafana-dashboard.json=quire/grafana-dashboard.json \
 		packaging/alerts.yml=quire/alerts.yml
 	@ls -l $(DIST)/*.deb $(DIST)/*.rpm $(DIST)/*.zip
+
+# The older release the upgrade tests start from (upgrade/): a commit of
+# this repository's history, the one place it is named.
+UPGRADE_FROM := 3bdaef727ba46ea1eacfb1bc0f9f49a1fb160137
+
+upgrade-fixture: ## rebuild upgrade/testdata from the release UPGRADE_FROM names (needs git history)
+	$(GO) run ./upgrade/mkfixture -commit $(UPGRADE_FROM) -out upgrade/testdata
+	@ls -l upgrade/testdata
 
 systemd/quire.service: cli/service.go ## regenerate the unit file from `quire service unit`
 	$(GO) run . service unit > $@

@@ -52,6 +52,10 @@ type Info struct {
 	Format       int       `json:"format"`
 	Created      time.Time `json:"created"`
 	QuireVersion string    `json:"quireVersion"`
+	// StoreFormat is the format of the store the snapshot was taken of
+	// (storage.StoreFormat); archives written before it was recorded
+	// have none, and hold format 1.
+	StoreFormat int `json:"storeFormat,omitempty"`
 	// Set from the end frame:
 	Keys       int      `json:"keys,omitempty"`
 	Version    uint64   `json:"version,omitempty"`
@@ -89,7 +93,7 @@ func Estimate(db *storage.DB) int64 {
 // when set, is called with the bytes written so far.
 func Write(w io.Writer, db *storage.DB, dataDir, quireVersion string, progress func(int64)) (Info, error) {
 	fw := &frameWriter{w: w, h: sha256.New(), progress: progress}
-	info := Info{Format: format, Created: time.Now().UTC(), QuireVersion: quireVersion}
+	info := Info{Format: format, Created: time.Now().UTC(), QuireVersion: quireVersion, StoreFormat: storage.StoreFormat}
 	if err := fw.raw([]byte(magic)); err != nil {
 		return info, err
 	}
@@ -239,7 +243,12 @@ func Restore(r io.Reader, dataDir string, progress func(int64)) (info Info, err 
 		return info, err
 	}
 	pw.Close()
-	return info, <-loaded
+	if err := <-loaded; err != nil {
+		return info, err
+	}
+	// The restored store is of the format it was backed up in; the first
+	// start migrates it when that is older than this release's.
+	return info, storage.MarkFormat(filepath.Join(dataDir, "db"), max(info.StoreFormat, 1))
 }
 
 // Verify reads a whole archive and checks its structure and checksum
@@ -269,6 +278,10 @@ func read(r io.Reader, progress func(int64), onFile func([]byte, *Info) error, o
 	}
 	if info.Format != format {
 		return info, fmt.Errorf("backup format %d is not supported by this Quire (wants %d)", info.Format, format)
+	}
+	if info.StoreFormat > storage.StoreFormat {
+		return info, fmt.Errorf("the backup holds a store of format %d, made by Quire %s; this release reads format %d at most: restore it with that release or a newer one",
+			info.StoreFormat, info.QuireVersion, storage.StoreFormat)
 	}
 	var storeBytes int64
 	for {

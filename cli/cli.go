@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"quire/node"
+	"quire/storage"
 )
 
 // command is one quire command: the registry below is the one list of
@@ -73,6 +74,7 @@ var commands = []command{
 			{"restart", "restart: restart the service"},
 			{"status", "status: whether the service runs"},
 			{"unit", "unit: print the systemd unit (systemd/quire.service)"},
+			{"run", "run [--config FILE]: serve as the Windows service (what the service control manager starts; elsewhere: serve)"},
 		}, run: cmdService},
 	{name: "doctor", summary: "check the data dir, disk, store, engines, clock, TLS and config; print what to fix",
 		run: func(a []string, stdout, stderr io.Writer) error { return cmdDoctor(a, stdout, stderr) }},
@@ -159,12 +161,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	var fe *storage.FormatError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(stderr, "quire:", err)
+		return ExitStoreFormat
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire:", err)
 		return 1
 	}
 	return 0
 }
+
+// ExitStoreFormat is the exit status of a command refused because the
+// data dir's store is of a format this release does not know (written by
+// a newer release): the data was not touched. The systemd unit does not
+// restart the service on it (RestartPreventExitStatus).
+const ExitStoreFormat = 3
 
 // errUsage is a command line that names no known subcommand; the usage
 // has been printed.

@@ -189,6 +189,10 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Confi
 	if _, err := os.Stat(filepath.Join(dir, "db", "MANIFEST")); err != nil {
 		return // no store yet: never create one here
 	}
+	if err := storage.CheckFormat(filepath.Join(dir, "db")); err != nil {
+		d.fail("store", err.Error(), "run the release that wrote it (or a newer one), or roll back with a backup: README, \"Upgrading and rolling back\"")
+		return
+	}
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db"), Logger: newLogger(io.Discard, "error", "text")})
 	if err != nil {
 		d.fail("store", fmt.Sprintf("cannot open %s: %v", filepath.Join(dir, "db"), err), "if a server runs on this data dir, doctor cannot open it; otherwise restore the last backup")

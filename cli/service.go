@@ -77,6 +77,9 @@ EnvironmentFile=-/etc/quire/quire.env
 WorkingDirectory=` + o.DataDir + `
 Restart=on-failure
 RestartSec=5s
+# Exit status 3: the data dir's store was written by a newer release;
+# restarting cannot help (README, "Upgrading and rolling back").
+RestartPreventExitStatus=3
 # Quire gives in-flight requests and running actions 30 s at SIGTERM.
 TimeoutStopSec=60s
 LimitNOFILE=65536
@@ -118,9 +121,9 @@ func packagedUnit() string {
 // cmdService installs and controls Quire as an OS service (systemd on
 // Linux, the service control manager on Windows).
 func cmdService(args []string, stdout, stderr io.Writer) error {
-	actions := []string{"install", "uninstall", "start", "stop", "restart", "status", "unit"}
+	actions := []string{"install", "uninstall", "start", "stop", "restart", "status", "unit", "run"}
 	if len(args) == 0 || !slices.Contains(actions, args[0]) {
-		fmt.Fprintln(stderr, "usage: quire service install|uninstall|start|stop|restart|status|unit [--config FILE]")
+		fmt.Fprintln(stderr, "usage: quire service install|uninstall|start|stop|restart|status|unit|run [--config FILE]")
 		return errUsage
 	}
 	action := args[0]
@@ -134,6 +137,9 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 	if action == "unit" {
 		_, err := io.WriteString(stdout, packagedUnit())
 		return err
+	}
+	if action == "run" {
+		return serviceRun(*cfgFile, stderr)
 	}
 	abs, err := filepath.Abs(*cfgFile)
 	if err != nil {
@@ -185,6 +191,9 @@ func newService(cfgFile, dataDir, user string, prg service.Interface) (service.S
 		c.Option["SystemdScript"] = systemdUnit(unitOptions{Binary: exe, ConfigFile: cfgFile, DataDir: dataDir, User: user})
 	}
 	if runtime.GOOS == "windows" {
+		// The service manager runs `quire service run`, which reports to
+		// it without guessing who started it (serviceRun).
+		c.Arguments = []string{"service", "run", "--config", cfgFile}
 		c.Option["StartType"] = "automatic"
 		c.Option["OnFailure"] = "restart"
 		c.Option["OnFailureDelayDuration"] = "5s"
@@ -274,6 +283,30 @@ func ensureUser(user, home string) error {
 		return fmt.Errorf("useradd %s: %v: %s", user, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// serviceRun is `quire service run`: what the Windows service runs (the
+// service control manager starts it, and it reports to it), logging to
+// <data_dir>/quire.log as a service has no console. Elsewhere it serves
+// until SIGINT or SIGTERM, logging to stderr.
+func serviceRun(cfgFile string, stderr io.Writer) error {
+	fs := newFlagSet("service run")
+	l, err := config.Load(fs, []string{"--config", cfgFile}, config.Options{Flags: []string{}})
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfgFile, err)
+	}
+	if runtime.GOOS != "windows" {
+		return runUnderSCM(l, stderr)
+	}
+	if err := os.MkdirAll(l.DataDir, 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(l.DataDir, "quire.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	return runUnderSCM(l, logf)
 }
 
 // runAsService runs serve under the Windows service control manager, which

@@ -139,8 +139,19 @@ func (ix *Indexer) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	return ix.CatchUp(ctx, since, nil)
+	// A long catch-up (a rebuilt index, a restored data dir, an upgrade)
+	// says how far it got every few seconds; "index caught up" ends it.
+	last := time.Now()
+	return ix.CatchUp(ctx, since, func(done int) {
+		if time.Since(last) >= catchUpLogEvery {
+			last = time.Now()
+			ix.log.Info("index catching up with storage", "documents", done)
+		}
+	})
 }
+
+// catchUpLogEvery is how often a catch-up at start logs its progress.
+const catchUpLogEvery = 5 * time.Second
 
 // dropPurged removes from the index the documents storage no longer
 // holds (or holds soft-deleted). The catch-up after a crash walks the

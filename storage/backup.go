@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
@@ -126,7 +127,9 @@ func Restore(dir string, r io.Reader) error {
 	return syncDir(dir)
 }
 
-// syncDir fsyncs every file of dir and dir itself.
+// syncDir fsyncs every file of dir and dir itself. On Windows a file is
+// flushed through a handle that may write (FlushFileBuffers refuses a
+// read-only one: "Access denied"), and a directory cannot be flushed.
 func syncDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -136,7 +139,11 @@ func syncDir(dir string) error {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		flag := os.O_RDONLY
+		if runtime.GOOS == "windows" {
+			flag = os.O_RDWR
+		}
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), flag, 0)
 		if err != nil {
 			return err
 		}
@@ -145,6 +152,9 @@ func syncDir(dir string) error {
 		if err != nil {
 			return err
 		}
+	}
+	if runtime.GOOS == "windows" {
+		return nil
 	}
 	f, err := os.Open(dir)
 	if err != nil {

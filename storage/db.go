@@ -131,12 +131,29 @@ func Open(cfg Config) (*DB, error) {
 		lg = slog.Default()
 	}
 	lg = lg.With("component", "storage")
+	// A store of a format this build does not know is refused before
+	// Badger touches it (format.go).
+	var found int
+	var existed bool
+	if !cfg.InMemory {
+		var err error
+		if found, err = readFormat(cfg.Dir); err != nil {
+			return nil, err
+		}
+		existed = hasStore(cfg.Dir)
+	}
 	bdb, readOnly, reason, err := openBadger(cfg, badgerLogger{lg})
 	if err != nil {
 		return nil, fmt.Errorf("open badger %s: %w", cfg.Dir, err)
 	}
 	d := &DB{bdb: bdb, log: lg, stop: make(chan struct{}), dir: cfg.Dir, trimKick: make(chan struct{}, 1)}
 	d.readOnly.Store(readOnly)
+	if !cfg.InMemory {
+		if err := d.upgradeFormat(found, existed); err != nil {
+			bdb.Close()
+			return nil, err
+		}
+	}
 	if reason != "" {
 		lg.Warn("storage opened with too little free space: writes are refused until space returns", "reason", reason)
 		d.refuseWrites(readOnlyOpenKind, reason)
