@@ -87,6 +87,11 @@ const (
 	pfxSecret           = "sec/"  // sec/<site>/<alias> -> Secret (secrets.go; sealed)
 	pfxActivity         = "ua/"   // ua/<site>/<doc or artifact>/<inverted ts>/<n> -> Activity (activity.go)
 	pfxUserActivity     = "uau/"  // uau/<site>/<user>\x00<inverted ts>/<doc or artifact>/<n> -> Activity
+	pfxWorkflow         = "wf/"   // wf/<site>/<workflowId> -> Workflow (workflows.go)
+	pfxDocWorkflow      = "dwf/"  // dwf/<site>/<doc>/<workflowId> -> DocWorkflow: a document's run through a workflow
+	pfxWorkflowDoc      = "wfd/"  // wfd/<site>/<workflowId>/<doc> -> "" (documents in a workflow, not COMPLETE)
+	pfxRuleset          = "rs/"   // rs/<site>/<rulesetId> -> Ruleset (rulesets.go)
+	pfxRule             = "ru/"   // ru/<site>/<rulesetId>/<ruleId> -> Rule
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 
