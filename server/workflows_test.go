@@ -1,0 +1,191 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quire/quiretest"
+)
+
+// otherSite is the site a caller of site is not in.
+func otherSite(site string) string {
+	if site == "default" {
+		return "finance"
+	}
+	return "default"
+}
+
+// addQueue creates a queue and returns its id.
+func addQueue(t *testing.T, s *quiretest.Server, tok, site, name string) string {
+	t.Helper()
+	r := s.Do(http.MethodPost, "/queues"+site, map[string]any{"name": name}, tok)
+	mustStatus(t, r, http.StatusCreated)
+	return str(t, r.JSON(t), "queueId")
+}
+
+// addWorkflow creates a workflow and returns its id.
+func addWorkflow(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
+	t.Helper()
+	r := s.Do(http.MethodPost, "/workflows"+site, body, tok)
+	mustStatus(t, r, http.StatusCreated)
+	return str(t, r.JSON(t), "workflowId")
+}
+
+// docWorkflow returns a document's run through a workflow.
+func docWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf string) map[string]any {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/workflows/"+wf+site, nil, tok)
+	mustStatus(t, r, http.StatusOK)
+	return obj(t, r.JSON(t)["workflow"])
+}
+
+// waitStep waits until the document is in step (status IN_PROGRESS) with
+// its QUEUE action IN_QUEUE when queued, or until status is reached.
+func waitWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf, status, stepID string, queued bool) map[string]any {
+	t.Helper()
+	var last map[string]any
+	waitFor(t, fmt.Sprintf("document %s: workflow %s, step %q", doc, status, stepID), func() bool {
+		last = docWorkflow(t, s, tok, site, doc, wf)
+		if last["status"] != status || (stepID != "" && last["currentStepId"] != stepID) {
+			return false
+		}
+		if !queued {
+			return true
+		}
+		for _, a := range actions(t, s, tok, site, doc) {
+			if a["type"] == "QUEUE" && a["workflowStepId"] == stepID && a["status"] == "IN_QUEUE" {
+				return true
+			}
+		}
+		return false
+	})
+	return last
+}
+
+// TestWorkflows_Definitions: CRUD of workflows on two sites, with the
+// refusals (shapes, references, readers, another site, unknown ids,
+// workflows in use).
+func TestWorkflows_Definitions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			qid := addQueue(t, s, admin, site.query, "Approvals")
+			body := map[string]any{"name": "Invoices", "description": "approve invoices", "status": "ACTIVE", "steps": []any{
+				map[string]any{"stepId": "approve", "queue": map[string]any{"queueId": qid, "approvalGroups": []string{"approvers"}},
+					"decisions": []any{map[string]any{"type": "REJECT", "nextStepId": "file"}}},
+				map[string]any{"stepId": "file", "action": map[string]any{"type": "MOVE", "parameters": map[string]any{"path": "filed/"}}},
+			}}
+			id := addWorkflow(t, s, admin, site.query, body)
+			bad := func(mod func(m map[string]any)) map[string]any {
+				m := map[string]any{"name": "x", "status": "ACTIVE", "steps": []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}}}}
+				mod(m)
+				return m
+			}
+			runSteps(t, s, admin, site.query, []step{
+				{"get", "GET", "/workflows/" + id, nil, 200, `~"steps":[{"decisions":[{"type":"REJECT","nextStepId":"file"}],"queue":{"approvalGroups":["approvers"],"queueId":"` + qid + `"},"stepId":"approve"},{"action":{"parameters":{"path":"filed/"},"type":"MOVE"},"stepId":"file"}]`},
+				{"get in use", "GET", "/workflows/" + id, nil, 200, `~"inUse":false`},
+				{"list", "GET", "/workflows", nil, 200, `~"workflowId":"` + id + `"`},
+				{"list active", "GET", "/workflows?status=ACTIVE", nil, 200, `~"workflowId":"` + id + `"`},
+				{"list inactive", "GET", "/workflows?status=INACTIVE", nil, 200, `{"workflows":[]}`},
+				{"list bad status", "GET", "/workflows?status=SOMETIMES", nil, 400, `{"errors":[{"key":"status","error":"invalid 'status' parameter, use ACTIVE or INACTIVE"}]}`},
+				{"no name", "POST", "/workflows", bad(func(m map[string]any) { delete(m, "name") }), 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
+				{"no status", "POST", "/workflows", bad(func(m map[string]any) { delete(m, "status") }), 400, `{"errors":[{"key":"status","error":"'status' is required"}]}`},
+				{"no steps", "POST", "/workflows", bad(func(m map[string]any) { delete(m, "steps") }), 400, `{"errors":[{"key":"steps","error":"'steps' is required"}]}`},
+				{"bad status", "POST", "/workflows", bad(func(m map[string]any) { m["status"] = "ON" }), 400, `{"errors":[{"key":"status","error":"invalid 'status', use ACTIVE or INACTIVE"}]}`},
+				{"unknown queue", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"queue": map[string]any{"queueId": "nope"}}}
+				}), 400, `{"errors":[{"key":"steps[0].queue.queueId","error":"'queueId' does not exist"}]}`},
+				{"empty step", "POST", "/workflows", bad(func(m map[string]any) { m["steps"] = []any{map[string]any{"stepId": "a"}} }), 400,
+					`{"errors":[{"key":"steps[0]","error":"a step needs an 'action', a 'queue', 'mappings' or a 'decision'"}]}`},
+				{"duplicate step", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}}, map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}}}
+				}), 400, `{"errors":[{"key":"steps[1].stepId","error":"duplicate 'stepId' 'a'"}]}`},
+				{"unknown next step", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}, "decisions": []any{map[string]any{"type": "APPROVE", "nextStepId": "zz"}}}}
+				}), 400, `{"errors":[{"key":"steps[0].decisions.nextStepId","error":"'nextStepId' names no step of the workflow"}]}`},
+				{"bad transition", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}, "decision": map[string]any{"defaultTransition": map[string]any{"type": "JUMP"}}}}
+				}), 400, `{"errors":[{"key":"steps[0].decision.transition.type","error":"invalid 'type', use STEP, RETRY or COMPLETE"}]}`},
+				{"bad criterion source", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}, "decision": map[string]any{"conditions": []any{
+						map[string]any{"all": []any{map[string]any{"source": "TITLE", "operator": "EQ"}}, "transition": map[string]any{"type": "COMPLETE"}}}}}}
+				}), 400, `{"errors":[{"key":"steps[0].decision.conditions[0].source","error":"invalid 'source', use PATH, CONTENT_TYPE or {\"attributeKey\"}"}]}`},
+				{"bad step action", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"action": map[string]any{"type": "MOVE", "parameters": map[string]any{"path": "no-slash"}}}}
+				}), 400, `{"errors":[{"key":"steps[0].action.parameters.path","error":"'path' parameter must end with '/'"}]}`},
+				{"too many steps", "POST", "/workflows", bad(func(m map[string]any) {
+					var st []any
+					for i := 0; i < 51; i++ {
+						st = append(st, map[string]any{"queue": map[string]any{"queueId": qid}})
+					}
+					m["steps"] = st
+				}), 400, `{"errors":[{"key":"steps","error":"a workflow has at most 50 steps"}]}`},
+				{"patch", "PATCH", "/workflows/" + id, map[string]any{"name": "Invoices 2", "status": "INACTIVE"}, 200, `{"message":"Workflow updated"}`},
+				{"patched", "GET", "/workflows/" + id, nil, 200, `~"name":"Invoices 2"`},
+				{"patch bad status", "PATCH", "/workflows/" + id, map[string]any{"status": "MAYBE"}, 400, `{"errors":[{"key":"status","error":"invalid 'status', use ACTIVE or INACTIVE"}]}`},
+				{"put", "PUT", "/workflows/" + id, body, 200, `{"message":"Workflow set"}`},
+				{"put unknown", "PUT", "/workflows/nope", body, 404, `{"message":"Workflow 'nope' not found"}`},
+				{"put create", "PUT", "/workflows/mine?createIfMissing=true", body, 200, `{"message":"Workflow set"}`},
+				{"put bad flag", "PUT", "/workflows/mine?createIfMissing=yes", body, 400, `{"errors":[{"key":"createIfMissing","error":"invalid 'createIfMissing' parameter"}]}`},
+				{"get unknown", "GET", "/workflows/nope", nil, 404, `{"message":"Workflow 'nope' not found"}`},
+				{"documents of unknown", "GET", "/workflows/nope/documents", nil, 404, `{"message":"Workflow 'nope' not found"}`},
+				{"delete created", "DELETE", "/workflows/mine", nil, 200, `{"message":"Workflow deleted"}`},
+				{"delete unknown", "DELETE", "/workflows/mine", nil, 404, `{"message":"Workflow 'mine' not found"}`},
+			})
+			// Callers without GOVERN, or of another site, are refused.
+			siteName := strings.TrimPrefix(site.query, "?siteId=")
+			if siteName == "" {
+				siteName = "default"
+			}
+			for _, c := range []struct {
+				name, tok string
+				method    string
+				path      string
+				want      int
+			}{
+				{"writer adds", s.Token("wendy", siteName), "POST", "/workflows", 401},
+				{"writer deletes", s.Token("wendy", siteName), "DELETE", "/workflows/" + id, 401},
+				{"writer patches", s.Token("wendy", siteName), "PATCH", "/workflows/" + id, 401},
+				{"reader reads", s.Token("rita", siteName+"_read"), "GET", "/workflows/" + id, 200},
+				{"another site reads", s.Token("oscar", otherSite(siteName)), "GET", "/workflows/" + id + "?siteId=" + siteName, 401},
+				{"another site's own view", s.Token("oscar", otherSite(siteName), otherSite(siteName)+"_govern"), "GET", "/workflows/" + id + "?siteId=" + otherSite(siteName), 404},
+			} {
+				path := c.path
+				if !strings.Contains(path, "siteId=") {
+					path += site.query
+				}
+				r := s.Do(c.method, path, body, c.tok)
+				if r.Status != c.want {
+					t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
+				}
+			}
+			// In use: a document in it keeps it (and its steps).
+			mustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.query, map[string]any{"status": "ACTIVE"}, admin), http.StatusOK)
+			doc := addDoc(t, s, admin, site.query, map[string]any{"path": "in/a.txt", "content": "a"})
+			runSteps(t, s, admin, site.query, []step{
+				{"start", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": id}, 201, `{"message":"Document added to workflow"}`},
+				{"start again", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": id}, 400, `{"errors":[{"key":"workflowId","error":"document is already in workflow '` + id + `'"}]}`},
+				{"start unknown", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": "nope"}, 400, `{"errors":[{"key":"workflowId","error":"'workflowId' does not exist"}]}`},
+				{"start without id", "POST", "/documents/" + doc + "/workflows", map[string]any{}, 400, `{"errors":[{"key":"workflowId","error":"'workflowId' is required"}]}`},
+				{"start unknown document", "POST", "/documents/00000000-0000-0000-0000-000000000000/workflows", map[string]any{"workflowId": id}, 404, ""},
+				{"in use", "GET", "/workflows/" + id, nil, 200, `~"inUse":true`},
+				{"delete in use", "DELETE", "/workflows/" + id, nil, 400, `{"errors":[{"key":"workflowId","error":"workflow is in use: documents are in it"}]}`},
+				{"set in use", "PUT", "/workflows/" + id, body, 400, `{"errors":[{"key":"workflowId","error":"workflow is in use: its steps cannot change while documents are in it"}]}`},
+				{"its documents", "GET", "/workflows/" + id + "/documents", nil, 200, `~"documentId":"` + doc + `"`},
+			})
+			mustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.query, map[string]any{"status": "INACTIVE"}, admin), http.StatusOK)
+			other := addDoc(t, s, admin, site.query, map[string]any{"path": "in/b.txt", "content": "b"})
+			runSteps(t, s, admin, site.query, []step{
+				{"inactive", "POST", "/documents/" + other + "/workflows", map[string]any{"workflowId": id}, 400, `{"errors":[{"key":"workflowId","error":"workflow is not ACTIVE"}]}`},
+				{"not in it", "GET", "/documents/" + other + "/workflows/" + id, nil, 404, `{"message":"Document ` + other + ` is not in workflow '` + id + `'"}`},
+				{"no workflows", "GET", "/documents/" + other + "/workflows", nil, 200, `{"workflows":[]}`},
+			})
+			// A reader may not put a document in a workflow.
+			r := s.Do(http.MethodPost, "/documents/"+other+"/workflows"+site.query, map[string]any{"workflowId": id}, s.Token("rita", siteName+"_read"))
+			mustStatus(t, r, http.StatusUnauthorized)
+		})
+	}
+}
