@@ -189,3 +189,146 @@ func TestWorkflows_Definitions(t *testing.T) {
 		})
 	}
 }
+
+// siteNameOf is the site a test site query names.
+func siteNameOf(query string) string {
+	if n := strings.TrimPrefix(query, "?siteId="); n != "" {
+		return n
+	}
+	return "default"
+}
+
+// approvalWorkflow: approve (queue, approvers only; REJECT goes to fix),
+// sum (CHECKSUM; amount > 1000 goes to big, else COMPLETE), big (a second
+// queue), fix (MOVE to rejected/).
+func approvalWorkflow(t *testing.T, s *quiretest.Server, tok, site string) (wf, q1, q2 string) {
+	t.Helper()
+	q1, q2 = addQueue(t, s, tok, site, "Approvals"), addQueue(t, s, tok, site, "Big amounts")
+	wf = addWorkflow(t, s, tok, site, map[string]any{"name": "Invoices", "description": "d", "status": "ACTIVE", "steps": []any{
+		map[string]any{"stepId": "approve", "queue": map[string]any{"queueId": q1, "approvalGroups": []string{"approvers"}},
+			"decisions": []any{map[string]any{"type": "REJECT", "nextStepId": "fix"}}},
+		map[string]any{"stepId": "sum", "action": map[string]any{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
+			"decision": map[string]any{"conditions": []any{map[string]any{
+				"all":        []any{map[string]any{"source": map[string]any{"attributeKey": "amount"}, "operator": "GT", "numberValue": 1000}},
+				"transition": map[string]any{"type": "STEP", "stepId": "big"}}},
+				"defaultTransition": map[string]any{"type": "COMPLETE"}}},
+		map[string]any{"stepId": "big", "queue": map[string]any{"queueId": q2}, "decision": map[string]any{"defaultTransition": map[string]any{"type": "COMPLETE"}}},
+		map[string]any{"stepId": "fix", "action": map[string]any{"type": "MOVE", "parameters": map[string]any{"path": "rejected/"}}},
+	}})
+	return wf, q1, q2
+}
+
+// actionTypes returns "TYPE:STATUS" of a document's actions in order.
+func actionTypes(t *testing.T, s *quiretest.Server, tok, site, doc string) []string {
+	t.Helper()
+	var out []string
+	for _, a := range actions(t, s, tok, site, doc) {
+		out = append(out, str(t, a, "type")+":"+str(t, a, "status"))
+	}
+	return out
+}
+
+// TestWorkflows_DocumentThroughSteps: documents move through queue steps
+// (decided on the workflow route and on Quire's queue alias), action steps
+// and condition routing to the workflow's end; approval groups, finished
+// steps and rejections without a route are refused or end the workflow.
+func TestWorkflows_DocumentThroughSteps(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			name := siteNameOf(site.query)
+			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "amount", "dataType": "NUMBER"}}, admin), http.StatusCreated)
+			wf, q1, q2 := approvalWorkflow(t, s, admin, site.query)
+			approver, writer := s.Token("alice", name, "approvers"), s.Token("wendy", name)
+			newDoc := func(path string, amount float64) string {
+				id := addDoc(t, s, admin, site.query, map[string]any{"path": path, "content": "invoice", "attributes": []any{map[string]any{"key": "amount", "numberValue": amount}}})
+				mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/workflows"+site.query, map[string]any{"workflowId": wf}, writer), http.StatusCreated)
+				return id
+			}
+			decide := func(tok, doc, decision string) *quiretest.Response {
+				return s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": decision, "comments": "ok"}, tok)
+			}
+
+			// A: small amount, approved: the CHECKSUM step ends it.
+			small := newDoc("inbox/small.txt", 50)
+			dw := waitWorkflow(t, s, admin, site.query, small, wf, "IN_PROGRESS", "approve", true)
+			if dw["name"] != "Invoices" || dw["actionCount"] != float64(1) || dw["completedActionCount"] != float64(0) {
+				t.Fatalf("document workflow %v", dw)
+			}
+			r := s.Do(http.MethodGet, "/queues/"+q1+"/documents"+site.query, nil, admin)
+			mustStatus(t, r, http.StatusOK)
+			if doc := item(t, r.JSON(t), "documents", 0); obj(t, doc["workflow"])["workflowId"] != wf || obj(t, doc["document"])["documentId"] != small {
+				t.Fatalf("queue documents %s", r.Body)
+			}
+			mustStatus(t, decide(writer, small, "APPROVE"), http.StatusUnauthorized) // not an approver
+			mustBody(t, decide(approver, small, "APPROVE"), `{"message":"Decision saved"}`)
+			waitWorkflow(t, s, admin, site.query, small, wf, "COMPLETE", "", false)
+			if got := actionTypes(t, s, admin, site.query, small); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE"}) {
+				t.Fatalf("actions %v", got)
+			}
+			r = decide(approver, small, "APPROVE")
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+small+`' awaits no decision in workflow '`+wf+`': the workflow is COMPLETE"}]}`)
+			if a := nthAction(t, s, admin, site.query, small, 0); a["workflowId"] != wf || a["workflowStepId"] != "approve" || obj(t, a["metadata"])["decision"] != "APPROVE" {
+				t.Fatalf("queue action %v", a)
+			}
+			if r := s.Do(http.MethodGet, "/workflows/"+wf+"/documents"+site.query, nil, admin); strings.Contains(string(r.Body), small) {
+				t.Fatalf("a finished document is still listed in the workflow: %s", r.Body)
+			}
+
+			// B: big amount, approved on Quire's queue route (the alias,
+			// approval groups checked too), then routed to the second queue.
+			big := newDoc("inbox/big.txt", 5000)
+			waitWorkflow(t, s, admin, site.query, big, wf, "IN_PROGRESS", "approve", true)
+			alias := "/queues/" + q1 + "/documents/" + big + "/decisions" + site.query
+			mustStatus(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, writer), http.StatusUnauthorized)
+			mustBody(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, approver), `{"message":"Decision saved"}`)
+			waitWorkflow(t, s, admin, site.query, big, wf, "IN_PROGRESS", "big", true)
+			if r := s.Do(http.MethodGet, "/queues/"+q2+"/documents"+site.query, nil, admin); !strings.Contains(string(r.Body), big) {
+				t.Fatalf("second queue: %s", r.Body)
+			}
+			mustBody(t, decide(writer, big, "approve"), `{"message":"Decision saved"}`) // no approval groups on this step
+			waitWorkflow(t, s, admin, site.query, big, wf, "COMPLETE", "", false)
+			if got := actionTypes(t, s, admin, site.query, big); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE", "QUEUE:ASYNC_COMPLETE"}) {
+				t.Fatalf("actions %v", got)
+			}
+
+			// C: rejected in approve: the REJECT route moves it to rejected/.
+			rej := newDoc("inbox/rej.txt", 10)
+			waitWorkflow(t, s, admin, site.query, rej, wf, "IN_PROGRESS", "approve", true)
+			mustStatus(t, decide(approver, rej, "REJECT"), http.StatusCreated)
+			waitWorkflow(t, s, admin, site.query, rej, wf, "COMPLETE", "", false)
+			if p := s.Do(http.MethodGet, "/documents/"+rej+site.query, nil, admin).JSON(t)["path"]; p != "rejected/rej.txt" {
+				t.Fatalf("rejected document at %v", p)
+			}
+
+			// D: rejected in big, which has no REJECT route: FAILED.
+			failed := newDoc("inbox/failed.txt", 2000)
+			waitWorkflow(t, s, admin, site.query, failed, wf, "IN_PROGRESS", "approve", true)
+			mustStatus(t, decide(approver, failed, "APPROVE"), http.StatusCreated)
+			waitWorkflow(t, s, admin, site.query, failed, wf, "IN_PROGRESS", "big", true)
+			mustStatus(t, decide(approver, failed, "REJECT"), http.StatusCreated)
+			dw = waitWorkflow(t, s, admin, site.query, failed, wf, "FAILED", "big", false)
+			if dw["message"] != "rejected in step 'big'" {
+				t.Fatalf("failed workflow %v", dw)
+			}
+			r = decide(approver, failed, "APPROVE")
+			mustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+failed+`' awaits no decision in workflow '`+wf+`': the workflow is FAILED"}]}`)
+
+			// Refusals of the decision route.
+			other := addDoc(t, s, admin, site.query, map[string]any{"path": "inbox/none.txt", "content": "x"})
+			runSteps(t, s, admin, site.query, []step{
+				{"no decision", "POST", "/documents/" + small + "/workflow/" + wf + "/decisions", map[string]any{}, 400, `{"errors":[{"key":"decision","error":"'decision' is required"}]}`},
+				{"bad decision", "POST", "/documents/" + small + "/workflow/" + wf + "/decisions", map[string]any{"decision": "MAYBE"}, 400, `{"errors":[{"key":"decision","error":"invalid 'decision', use APPROVE or REJECT"}]}`},
+				{"not in the workflow", "POST", "/documents/" + other + "/workflow/" + wf + "/decisions", map[string]any{"decision": "APPROVE"}, 404, `{"message":"Document ` + other + ` is not in workflow '` + wf + `'"}`},
+				{"unknown document", "POST", "/documents/00000000-0000-0000-0000-000000000000/workflow/" + wf + "/decisions", map[string]any{"decision": "APPROVE"}, 404, ""},
+				{"list", "GET", "/documents/" + small + "/workflows", nil, 200, `~"status":"COMPLETE"`},
+			})
+			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, s.Token("rita", name+"_read", "approvers"))
+			mustStatus(t, r, http.StatusUnauthorized)
+			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions?siteId="+name, map[string]any{"decision": "APPROVE"}, s.Token("oscar", otherSite(name), "approvers"))
+			mustStatus(t, r, http.StatusUnauthorized)
+		})
+	}
+}
