@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"quire/quiretest"
@@ -329,6 +330,127 @@ func TestWorkflows_DocumentThroughSteps(t *testing.T) {
 			mustStatus(t, r, http.StatusUnauthorized)
 			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions?siteId="+name, map[string]any{"decision": "APPROVE"}, s.Token("oscar", otherSite(name), "approvers"))
 			mustStatus(t, r, http.StatusUnauthorized)
+		})
+	}
+}
+
+// TestWorkflows_ConcurrentDecisions: decisions sent at once on a document
+// waiting in a step give exactly one outcome: one 201, the others refused
+// by the applier, and the document enters the next step once.
+func TestWorkflows_ConcurrentDecisions(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			wf, _, _ := approvalWorkflow(t, s, admin, site.query)
+			for round := 0; round < 3; round++ {
+				doc := addDoc(t, s, admin, site.query, map[string]any{"path": fmt.Sprintf("race/%d.txt", round), "content": "x"})
+				mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
+				waitWorkflow(t, s, admin, site.query, doc, wf, "IN_PROGRESS", "approve", true)
+				const n = 12
+				codes := make([]int, n)
+				bodies := make([]string, n)
+				var start, done sync.WaitGroup
+				start.Add(1)
+				for i := 0; i < n; i++ {
+					done.Add(1)
+					go func(i int) {
+						defer done.Done()
+						decision := "APPROVE"
+						if i%2 == 1 {
+							decision = "REJECT"
+						}
+						start.Wait()
+						r := s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": decision}, admin)
+						codes[i], bodies[i] = r.Status, string(r.Body)
+					}(i)
+				}
+				start.Done()
+				done.Wait()
+				ok := 0
+				for i, c := range codes {
+					switch {
+					case c == http.StatusCreated:
+						ok++
+					case c != http.StatusBadRequest || !strings.Contains(bodies[i], "awaits no decision"):
+						t.Errorf("decision %d: %d %s, want 201 once and 400 'awaits no decision'", i, c, bodies[i])
+					}
+				}
+				if ok != 1 {
+					t.Fatalf("%d decisions succeeded, want exactly 1: %v", ok, codes)
+				}
+				// Whichever won, the document left the approve step once.
+				waitFor(t, "the document to leave the approve step", func() bool {
+					return docWorkflow(t, s, admin, site.query, doc, wf)["currentStepId"] != "approve"
+				})
+				got := actionTypes(t, s, admin, site.query, doc)
+				queues, next := 0, 0
+				for _, a := range got {
+					switch {
+					case strings.HasPrefix(a, "QUEUE:"):
+						queues++
+					case strings.HasPrefix(a, "CHECKSUM:"), strings.HasPrefix(a, "MOVE:"):
+						next++
+					}
+				}
+				if queues != 1 || next != 1 || len(got) != 2 {
+					t.Fatalf("actions after the race %v, want one QUEUE and one next-step action", got)
+				}
+			}
+		})
+	}
+}
+
+// TestWorkflows_CrashSafe: the server is closed right after a decision,
+// while the next step's action is pending or running, and reopened on the
+// same data: the document ends in exactly one step, with each step's
+// action once, and goes on to the end.
+func TestWorkflows_CrashSafe(t *testing.T) {
+	dir := t.TempDir()
+	s := quiretest.StartServer(t, dir)
+	admin := s.Admin()
+	type fixture struct{ wf, q1, q3, doc string }
+	fx := map[string]*fixture{}
+	for _, site := range sites {
+		q1, q3 := addQueue(t, s, admin, site.query, "first"), addQueue(t, s, admin, site.query, "third")
+		wf := addWorkflow(t, s, admin, site.query, map[string]any{"name": "Three steps", "status": "ACTIVE", "steps": []any{
+			map[string]any{"stepId": "one", "queue": map[string]any{"queueId": q1}},
+			map[string]any{"stepId": "two", "action": map[string]any{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA512"}}},
+			map[string]any{"stepId": "three", "queue": map[string]any{"queueId": q3}},
+		}})
+		doc := addDoc(t, s, admin, site.query, map[string]any{"path": "crash/doc.txt", "content": strings.Repeat("crash-safe ", 1000)})
+		mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
+		waitWorkflow(t, s, admin, site.query, doc, wf, "IN_PROGRESS", "one", true)
+		fx[site.name] = &fixture{wf, q1, q3, doc}
+	}
+	// Both decisions, then close at once: step two's actions are pending
+	// or running when the process stops.
+	for _, site := range sites {
+		f := fx[site.name]
+		mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
+	}
+	s.Close()
+	s = quiretest.StartServer(t, dir)
+	admin = s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			f := fx[site.name]
+			waitWorkflow(t, s, admin, site.query, f.doc, f.wf, "IN_PROGRESS", "three", true)
+			if got := actionTypes(t, s, admin, site.query, f.doc); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE", "QUEUE:IN_QUEUE"}) {
+				t.Fatalf("actions after the restart %v", got)
+			}
+			for q, want := range map[string]bool{f.q1: false, f.q3: true} {
+				r := s.Do(http.MethodGet, "/queues/"+q+"/documents"+site.query, nil, admin)
+				mustStatus(t, r, http.StatusOK)
+				if n := strings.Count(string(r.Body), `"documentId":"`+f.doc+`"`); (n > 0) != want {
+					t.Fatalf("queue %s lists the document %d times: %s", q, n, r.Body)
+				}
+			}
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
+			dw := waitWorkflow(t, s, admin, site.query, f.doc, f.wf, "COMPLETE", "", false)
+			if _, ok := dw["completedDate"]; !ok {
+				t.Fatalf("no completedDate on the finished workflow: %v", dw)
+			}
 		})
 	}
 }
