@@ -3,9 +3,12 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"quire/quiretest"
 )
@@ -401,13 +404,28 @@ func TestWorkflows_ConcurrentDecisions(t *testing.T) {
 	}
 }
 
-// TestWorkflows_CrashSafe: the server is closed right after a decision,
-// while the next step's action is pending or running, and reopened on the
-// same data: the document ends in exactly one step, with each step's
-// action once, and goes on to the end.
+// TestWorkflows_CrashSafe: the server is closed while step two's action
+// (a WEBHOOK whose receiver holds the first call) is running, and reopened
+// on the same data: the document ends in exactly one step, with each
+// step's action once, and goes on to the end.
 func TestWorkflows_CrashSafe(t *testing.T) {
+	var calls atomic.Int32
+	first, release := make(chan struct{}), make(chan struct{})
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			close(first)
+			select { // held until the server goes away (bounded)
+			case <-r.Context().Done():
+			case <-release:
+			case <-time.After(20 * time.Second):
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer recv.Close()
 	dir := t.TempDir()
-	s := quiretest.StartServer(t, dir)
+	s := quiretest.StartServer(t, dir, quiretest.AllowLoopbackOutbound)
 	admin := s.Admin()
 	type fixture struct{ wf, q1, q3, doc string }
 	fx := map[string]*fixture{}
@@ -415,28 +433,32 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 		q1, q3 := addQueue(t, s, admin, site.query, "first"), addQueue(t, s, admin, site.query, "third")
 		wf := addWorkflow(t, s, admin, site.query, map[string]any{"name": "Three steps", "status": "ACTIVE", "steps": []any{
 			map[string]any{"stepId": "one", "queue": map[string]any{"queueId": q1}},
-			map[string]any{"stepId": "two", "action": map[string]any{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA512"}}},
+			map[string]any{"stepId": "two", "action": map[string]any{"type": "WEBHOOK", "parameters": map[string]any{"url": recv.URL + "/hook"}}},
 			map[string]any{"stepId": "three", "queue": map[string]any{"queueId": q3}},
 		}})
-		doc := addDoc(t, s, admin, site.query, map[string]any{"path": "crash/doc.txt", "content": strings.Repeat("crash-safe ", 1000)})
+		doc := addDoc(t, s, admin, site.query, map[string]any{"path": "crash/doc.txt", "content": "crash-safe"})
 		mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
 		waitWorkflow(t, s, admin, site.query, doc, wf, "IN_PROGRESS", "one", true)
 		fx[site.name] = &fixture{wf, q1, q3, doc}
 	}
-	// Both decisions, then close at once: step two's actions are pending
-	// or running when the process stops.
 	for _, site := range sites {
 		f := fx[site.name]
 		mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
 	}
-	s.Close()
-	s = quiretest.StartServer(t, dir)
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("step two's webhook never ran")
+	}
+	s.Close() // mid-way: a webhook of step two is running
+	close(release)
+	s = quiretest.StartServer(t, dir, quiretest.AllowLoopbackOutbound)
 	admin = s.Admin()
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
 			f := fx[site.name]
 			waitWorkflow(t, s, admin, site.query, f.doc, f.wf, "IN_PROGRESS", "three", true)
-			if got := actionTypes(t, s, admin, site.query, f.doc); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE", "QUEUE:IN_QUEUE"}) {
+			if got := actionTypes(t, s, admin, site.query, f.doc); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "WEBHOOK:COMPLETE", "QUEUE:IN_QUEUE"}) {
 				t.Fatalf("actions after the restart %v", got)
 			}
 			for q, want := range map[string]bool{f.q1: false, f.q3: true} {
