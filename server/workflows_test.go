@@ -476,3 +476,119 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesets_StartWorkflows: rulesets and rules CRUD on two sites with
+// their refusals; a rule whose conditions match a document created or
+// updated after it exists starts its workflow, once.
+func TestRulesets_StartWorkflows(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	for _, site := range sites {
+		t.Run(site.name, func(t *testing.T) {
+			name := siteNameOf(site.query)
+			qid := addQueue(t, s, admin, site.query, "Inbox")
+			wf := addWorkflow(t, s, admin, site.query, map[string]any{"name": "Review", "status": "ACTIVE", "steps": []any{
+				map[string]any{"stepId": "review", "queue": map[string]any{"queueId": qid}}}})
+			before := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/old.txt", "content": "x", "contentType": "text/plain"})
+			r := s.Do(http.MethodPost, "/rulesets"+site.query, map[string]any{"ruleset": map[string]any{"description": "Invoices", "priority": 1, "version": 1, "status": "ACTIVE"}}, admin)
+			mustStatus(t, r, http.StatusCreated)
+			rs := str(t, r.JSON(t), "rulesetId")
+			rule := map[string]any{"rule": map[string]any{"priority": 1, "description": "text invoices", "workflowId": wf, "status": "ACTIVE",
+				"conditions": map[string]any{"must": []any{
+					map[string]any{"criterion": "CONTENT_TYPE", "value": "text/plain", "operation": "EQ"},
+					map[string]any{"criterion": "FIELD", "fieldName": "path", "value": "invoices/", "operation": "CONTAINS"},
+				}}}}
+			r = s.Do(http.MethodPost, "/rulesets/"+rs+"/rules"+site.query, rule, admin)
+			mustStatus(t, r, http.StatusCreated)
+			ruleID := str(t, r.JSON(t), "ruleId")
+			withCond := func(c map[string]any) map[string]any {
+				return map[string]any{"rule": map[string]any{"workflowId": wf, "conditions": map[string]any{"must": []any{c}}}}
+			}
+			runSteps(t, s, admin, site.query, []step{
+				{"get ruleset", "GET", "/rulesets/" + rs, nil, 200, `~"description":"Invoices","insertedDate"`},
+				{"list rulesets", "GET", "/rulesets", nil, 200, `~"rulesetId":"` + rs + `"`},
+				{"get rule", "GET", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `~"conditions":{"must":[{"criterion":"CONTENT_TYPE","operation":"EQ","value":"text/plain"},{"criterion":"FIELD","fieldName":"path","operation":"CONTAINS","value":"invoices/"}]}`},
+				{"list rules", "GET", "/rulesets/" + rs + "/rules", nil, 200, `~"ruleId":"` + ruleID + `"`},
+				{"no ruleset body", "POST", "/rulesets", map[string]any{}, 400, `{"errors":[{"key":"ruleset","error":"'ruleset' is required"}]}`},
+				{"bad ruleset status", "POST", "/rulesets", map[string]any{"ruleset": map[string]any{"status": "OFF"}}, 400, `{"errors":[{"key":"status","error":"invalid 'status', use ACTIVE or INACTIVE"}]}`},
+				{"huge priority", "POST", "/rulesets", map[string]any{"ruleset": map[string]any{"priority": 1e300}}, 400, `{"errors":[{"key":"priority","error":"invalid 'priority'"}]}`},
+				{"no rule body", "POST", "/rulesets/" + rs + "/rules", map[string]any{}, 400, `{"errors":[{"key":"rule","error":"'rule' is required"}]}`},
+				{"no workflow", "POST", "/rulesets/" + rs + "/rules", map[string]any{"rule": map[string]any{"conditions": map[string]any{"must": []any{map[string]any{"criterion": "CONTENT_TYPE", "value": "x", "operation": "EQ"}}}}}, 400,
+					`{"errors":[{"key":"workflowId","error":"'workflowId' is required"}]}`},
+				{"unknown workflow", "POST", "/rulesets/" + rs + "/rules", map[string]any{"rule": map[string]any{"workflowId": "nope", "conditions": map[string]any{"must": []any{map[string]any{"criterion": "CONTENT_TYPE", "value": "x", "operation": "EQ"}}}}}, 400,
+					`{"errors":[{"key":"workflowId","error":"'workflowId' does not exist"}]}`},
+				{"no conditions", "POST", "/rulesets/" + rs + "/rules", map[string]any{"rule": map[string]any{"workflowId": wf}}, 400, `{"errors":[{"key":"conditions.must","error":"'conditions.must' is required"}]}`},
+				{"text criterion", "POST", "/rulesets/" + rs + "/rules", withCond(map[string]any{"criterion": "TEXT", "value": "x", "operation": "CONTAINS"}), 400,
+					`{"errors":[{"key":"conditions.must[0].criterion","error":"criterion 'TEXT' is not supported: rules are matched when a document is created or updated, before its content is read"}]}`},
+				{"bad operation", "POST", "/rulesets/" + rs + "/rules", withCond(map[string]any{"criterion": "CONTENT_TYPE", "value": "x", "operation": "LIKE"}), 400,
+					`{"errors":[{"key":"conditions.must[0].operation","error":"invalid 'operation', use EQ or CONTAINS"}]}`},
+				{"attribute without key", "POST", "/rulesets/" + rs + "/rules", withCond(map[string]any{"attribute": "ATTRIBUTE", "value": "x", "operation": "EQ"}), 400,
+					`{"errors":[{"key":"conditions.must[0].attributeKey","error":"'attributeKey' is required for criterion ATTRIBUTE"}]}`},
+				{"bad field", "POST", "/rulesets/" + rs + "/rules", withCond(map[string]any{"criterion": "FIELD", "fieldName": "title", "value": "x", "operation": "EQ"}), 400,
+					`{"errors":[{"key":"conditions.must[0].fieldName","error":"'fieldName' must be one of path, contentType, userId, deepLinkPath, checksum"}]}`},
+				{"rule of unknown ruleset", "POST", "/rulesets/nope/rules", rule, 404, `{"message":"Ruleset 'nope' not found"}`},
+				{"unknown ruleset", "GET", "/rulesets/nope", nil, 404, `{"message":"Ruleset 'nope' not found"}`},
+				{"unknown rule", "GET", "/rulesets/" + rs + "/rules/nope", nil, 404, `{"message":"Rule 'nope' not found"}`},
+				{"rules of unknown ruleset", "GET", "/rulesets/nope/rules", nil, 404, `{"message":"Ruleset 'nope' not found"}`},
+				{"workflow used by a rule", "DELETE", "/workflows/" + wf, nil, 400, `{"errors":[{"key":"workflowId","error":"workflow is in use by rule '` + rs + `/` + ruleID + `'"}]}`},
+			})
+			for _, c := range []struct {
+				name, tok, method, path string
+				want                    int
+			}{
+				{"writer adds a ruleset", s.Token("wendy", name), "POST", "/rulesets", 401},
+				{"writer adds a rule", s.Token("wendy", name), "POST", "/rulesets/" + rs + "/rules", 401},
+				{"writer deletes a rule", s.Token("wendy", name), "DELETE", "/rulesets/" + rs + "/rules/" + ruleID, 401},
+				{"reader reads", s.Token("rita", name+"_read"), "GET", "/rulesets/" + rs + "/rules/" + ruleID, 200},
+				{"another site", s.Token("oscar", otherSite(name)), "GET", "/rulesets/" + rs + "?siteId=" + name, 401},
+			} {
+				p := c.path
+				if !strings.Contains(p, "siteId=") {
+					p += site.query
+				}
+				if r := s.Do(c.method, p, rule, c.tok); r.Status != c.want {
+					t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
+				}
+			}
+
+			// Matching documents created after the rule start the workflow.
+			match := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/new.txt", "content": "x", "contentType": "text/plain"})
+			dw := waitWorkflow(t, s, admin, site.query, match, wf, "IN_PROGRESS", "review", true)
+			if dw["ruleId"] != rs+"/"+ruleID {
+				t.Fatalf("started by %v", dw["ruleId"])
+			}
+			other := addDoc(t, s, admin, site.query, map[string]any{"path": "letters/new.txt", "content": "x", "contentType": "text/plain"})
+			if r := s.Do(http.MethodGet, "/documents/"+other+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+				t.Fatalf("a document the rule does not match is in a workflow: %s", r.Body)
+			}
+			if r := s.Do(http.MethodGet, "/documents/"+before+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+				t.Fatalf("a document older than the rule is in a workflow: %s", r.Body)
+			}
+			// An update that makes a document match starts it; a later
+			// update does not start it twice.
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.query, map[string]any{"path": "invoices/moved.txt"}, admin), http.StatusOK)
+			waitWorkflow(t, s, admin, site.query, other, wf, "IN_PROGRESS", "review", true)
+			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.query, map[string]any{"path": "invoices/moved-again.txt"}, admin), http.StatusOK)
+			if got := actionTypes(t, s, admin, site.query, other); !equalStrings(got, []string{"QUEUE:IN_QUEUE"}) {
+				t.Fatalf("actions %v, want the workflow started once", got)
+			}
+			// An INACTIVE rule (and a deleted one) starts nothing.
+			runSteps(t, s, admin, site.query, []step{
+				{"deactivate rule", "PATCH", "/rulesets/" + rs + "/rules/" + ruleID, map[string]any{"rule": map[string]any{"status": "INACTIVE"}}, 200, `{"message":"Rule updated"}`},
+				{"inactive", "GET", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `~"status":"INACTIVE"`},
+			})
+			quiet := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/quiet.txt", "content": "x", "contentType": "text/plain"})
+			if r := s.Do(http.MethodGet, "/documents/"+quiet+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+				t.Fatalf("an inactive rule started a workflow: %s", r.Body)
+			}
+			runSteps(t, s, admin, site.query, []step{
+				{"patch ruleset", "PATCH", "/rulesets/" + rs, map[string]any{"ruleset": map[string]any{"description": "Invoices 2"}}, 200, `{"message":"Ruleset updated"}`},
+				{"patched", "GET", "/rulesets/" + rs, nil, 200, `~"description":"Invoices 2"`},
+				{"delete rule", "DELETE", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `{"message":"Rule deleted"}`},
+				{"delete rule again", "DELETE", "/rulesets/" + rs + "/rules/" + ruleID, nil, 404, `{"message":"Rule '` + ruleID + `' not found"}`},
+				{"delete ruleset", "DELETE", "/rulesets/" + rs, nil, 200, `{"message":"Ruleset deleted"}`},
+				{"gone", "GET", "/rulesets/" + rs, nil, 404, ""},
+			})
+		})
+	}
+}
