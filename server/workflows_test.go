@@ -136,6 +136,11 @@ func TestWorkflows_Definitions(t *testing.T) {
 				{"put bad flag", "PUT", "/workflows/mine?createIfMissing=yes", body, 400, `{"errors":[{"key":"createIfMissing","error":"invalid 'createIfMissing' parameter"}]}`},
 				{"get unknown", "GET", "/workflows/nope", nil, 404, `{"message":"Workflow 'nope' not found"}`},
 				{"documents of unknown", "GET", "/workflows/nope/documents", nil, 404, `{"message":"Workflow 'nope' not found"}`},
+				{"queue in use", "DELETE", "/queues/" + qid, nil, 400, `{"errors":[{"key":"queueId","error":"queue is used by workflow '` + id + `'"}]}`},
+				{"two approve decisions", "POST", "/workflows", bad(func(m map[string]any) {
+					m["steps"] = []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}, "decisions": []any{
+						map[string]any{"type": "APPROVE", "nextStepId": "a"}, map[string]any{"type": "APPROVE", "nextStepId": "a"}}}}
+				}), 400, `{"errors":[{"key":"steps[0].decisions.type","error":"duplicate decision 'APPROVE'"}]}`},
 				{"delete created", "DELETE", "/workflows/mine", nil, 200, `{"message":"Workflow deleted"}`},
 				{"delete unknown", "DELETE", "/workflows/mine", nil, 404, `{"message":"Workflow 'mine' not found"}`},
 			})

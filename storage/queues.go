@@ -65,6 +65,11 @@ func applyDeleteQueue(t *tx, c *Command) (any, error) {
 	if t.firstKey(queueDocPrefix(c.Site, p.QueueID)) != nil {
 		return nil, Invalid("queueId", "queue has documents")
 	}
+	if wf, err := workflowUsingQueue(t, c.Site, p.QueueID); err != nil {
+		return nil, err
+	} else if wf != "" {
+		return nil, Invalid("queueId", "queue is used by workflow '"+wf+"'")
+	}
 	return nil, t.del(queueKey(c.Site, p.QueueID))
 }
 

@@ -231,10 +231,18 @@ func CheckWorkflow(w *Workflow) error {
 				add(k+".mappings.mappingId", "'mappingId' is required")
 			}
 		}
+		if len(s.Decisions) > 2 {
+			add(k+".decisions", "at most one APPROVE and one REJECT decision")
+			continue
+		}
+		seen := map[string]bool{}
 		for _, d := range s.Decisions {
 			if d.Type != DecisionApprove && d.Type != DecisionReject {
 				add(k+".decisions.type", "invalid 'type', use APPROVE or REJECT")
+			} else if seen[d.Type] {
+				add(k+".decisions.type", "duplicate decision '"+d.Type+"'")
 			}
+			seen[d.Type] = true
 		}
 		if s.Decision != nil && len(s.Decision.Conditions) > MaxStepConditions {
 			add(k+".decision.conditions", fmt.Sprintf("at most %d conditions", MaxStepConditions))
@@ -450,6 +458,25 @@ func applyDeleteWorkflow(t *tx, c *Command) (any, error) {
 		return nil, Invalid("workflowId", "workflow is in use by rule '"+used+"'")
 	}
 	return nil, t.del(workflowKey(c.Site, p.WorkflowID))
+}
+
+// workflowUsingQueue returns the id of a workflow of the site with a step
+// on queue q, or "".
+func workflowUsingQueue(t *tx, site, q string) (string, error) {
+	found := ""
+	err := t.each(workflowPrefix(site), func(_, v []byte) error {
+		var w Workflow
+		if err := json.Unmarshal(v, &w); err != nil {
+			return err
+		}
+		for _, s := range w.Steps {
+			if found == "" && (s.Queue != nil && s.Queue.QueueID == q || s.Action != nil && s.Action.QueueID == q) {
+				found = w.WorkflowID
+			}
+		}
+		return nil
+	})
+	return found, err
 }
 
 func getWorkflow(t *tx, site, id string) (*Workflow, error) {
