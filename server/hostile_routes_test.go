@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/quiretest"
 )
@@ -59,6 +60,15 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/ocr":                                              `{"parseTypes":["TEXT"],"ocrEngine":"TESSERACT","ocrNumberOfPages":"1"}`,
 	"POST /queues":                                                                 `{"name":"q2"}`,
 	"POST /queues/:queueId/documents/:documentId/decisions":                        `{"decision":"APPROVE"}`,
+	"POST /workflows":                                                              sampleWorkflow,
+	"PUT /workflows/:workflowId":                                                   sampleWorkflow,
+	"PATCH /workflows/:workflowId":                                                 `{"name":"w3","description":"d","status":"ACTIVE"}`,
+	"POST /documents/:documentId/workflows":                                        `{"workflowId":"<workflowId>"}`,
+	"POST /documents/:documentId/workflow/:workflowId/decisions":                   `{"decision":"APPROVE","comments":"c"}`,
+	"POST /rulesets":                                                               `{"ruleset":{"description":"d","priority":1,"version":1,"status":"ACTIVE"}}`,
+	"PATCH /rulesets/:rulesetId":                                                   `{"ruleset":{"description":"d2","priority":2,"status":"INACTIVE"}}`,
+	"POST /rulesets/:rulesetId/rules":                                              sampleRule,
+	"PATCH /rulesets/:rulesetId/rules/:ruleId":                                     sampleRule,
 	"POST /documents/:documentId/reviews":                                          `{"review":{"reviewCategory":"c","requiredDecisions":100}}`,
 	"PATCH /documents/:documentId/reviews/:reviewId":                               `{"review":{"comments":"c"}}`,
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                      `{"decision":{"type":"COMMENT"}}`,
@@ -134,6 +144,17 @@ var routeSamples = map[string]string{
 	"POST /cluster/nodes/:nodeId/rejoin":                        `{"raftAddress":"127.0.0.1:7002"}`,
 }
 
+// sampleWorkflow and sampleRule are valid workflow and rule bodies.
+const (
+	sampleWorkflow = `{"name":"w2","description":"d","status":"ACTIVE","steps":[` +
+		`{"stepId":"review","queue":{"queueId":"<queueId>","approvalGroups":["g1"]},"decisions":[{"type":"REJECT","nextStepId":"review"}]},` +
+		`{"stepId":"sum","action":{"type":"CHECKSUM","parameters":{"checksumType":"SHA1"}},"decision":{"conditions":[` +
+		`{"all":[{"source":{"attributeKey":"k"},"operator":"EQ","stringValue":"v"}],"any":[{"source":"PATH","operator":"STARTS_WITH","stringValue":"f/"}],"transition":{"type":"COMPLETE"}}],` +
+		`"defaultTransition":{"type":"STEP","stepId":"review"}}}]}`
+	sampleRule = `{"rule":{"priority":1,"description":"d","workflowId":"<workflowId>","status":"ACTIVE","conditions":{"must":[` +
+		`{"criterion":"CONTENT_TYPE","value":"text/plain","operation":"EQ"},{"criterion":"ATTRIBUTE","attributeKey":"k","value":"v","operation":"CONTAINS"}]}}}`
+)
+
 // routeFixtures creates one of everything a path parameter can name and
 // returns the parameter values.
 func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]string {
@@ -171,6 +192,22 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["entityTypeId"] = create("POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"T"}}`, "entityTypeId")
 	p["entityId"] = create("POST", "/entities/"+p["entityTypeId"], `{"entity":{"name":"e"}}`, "entityId")
 	p["queueId"] = create("POST", "/queues", `{"name":"q"}`, "queueId")
+	// A workflow (on a queue of its own) the document is in, and a rule.
+	wq := create("POST", "/queues", `{"name":"wq"}`, "queueId")
+	p["workflowId"] = create("POST", "/workflows", `{"name":"w","status":"ACTIVE","steps":[{"stepId":"s1","queue":{"queueId":"`+wq+`"}}]}`, "workflowId")
+	create("POST", "/documents/"+p["documentId"]+"/workflows", `{"workflowId":"`+p["workflowId"]+`"}`, "")
+	p["rulesetId"] = create("POST", "/rulesets", `{"ruleset":{"description":"r"}}`, "rulesetId")
+	p["ruleId"] = create("POST", "/rulesets/"+p["rulesetId"]+"/rules", `{"rule":{"workflowId":"`+p["workflowId"]+`","conditions":{"must":[{"criterion":"FIELD","fieldName":"path","value":"nomatch/","operation":"CONTAINS"}]}}}`, "ruleId")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r := s.Do(http.MethodGet, "/documents/"+p["documentId"]+"/actions", nil, tok)
+		if strings.Contains(string(r.Body), `"IN_QUEUE"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fixture: the document's workflow step did not queue it: %s", r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	p["reviewId"] = create("POST", "/documents/"+p["documentId"]+"/reviews", `{"review":{"reviewCategory":"c","requiredDecisions":100}}`, "reviewId")
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
@@ -410,8 +447,9 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 			if takesBody(rt.method) {
 				bodies := slices.Clone(genericBodies)
 				if sample := routeSamples[rt.String()]; sample != "" {
-					sample = strings.ReplaceAll(sample, "<documentId>", params["documentId"])
-					sample = strings.ReplaceAll(sample, "<versionKey>", params["versionKey"])
+					for k, v := range params {
+						sample = strings.ReplaceAll(sample, "<"+k+">", v)
+					}
 					bodies = append(bodies, mutations(t, sample)...)
 				}
 				for _, b := range bodies {

@@ -122,6 +122,8 @@ var filterDocRoutes = map[string]struct{ path, body, hide string }{
 	"PATCH /documents/tags":          {"/documents/tags", `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"stolen","value":"x"}]}}`, ""},
 	"GET /userActivities":            {"/userActivities", "", ""},
 	"GET /reviews":                   {"/reviews", "", ""},
+	// The fixture document is in the fixture workflow (routeFixtures).
+	"GET /workflows/:workflowId/documents": {"/workflows/<workflowId>/documents", "", ""},
 	// The callers' custom:email is in the cc of a notification of a
 	// document in the locked folder nf.
 	"GET /userNotifications": {"/userNotifications", "", "<notified>"},
@@ -188,6 +190,11 @@ func init() {
 		"PATCH /entities/:entityTypeId/:entityId", "DELETE /entities/:entityTypeId/:entityId",
 		"DELETE /entities/:entityTypeId/:entityId/attributes/:attributeKey",
 		"GET /queues", "POST /queues", "GET /queues/:queueId", "DELETE /queues/:queueId",
+		"GET /workflows", "POST /workflows", "GET /workflows/:workflowId", "PUT /workflows/:workflowId",
+		"PATCH /workflows/:workflowId", "DELETE /workflows/:workflowId", "GET /rulesets", "POST /rulesets",
+		"GET /rulesets/:rulesetId", "PATCH /rulesets/:rulesetId", "DELETE /rulesets/:rulesetId",
+		"GET /rulesets/:rulesetId/rules", "POST /rulesets/:rulesetId/rules", "GET /rulesets/:rulesetId/rules/:ruleId",
+		"PATCH /rulesets/:rulesetId/rules/:ruleId", "DELETE /rulesets/:rulesetId/rules/:ruleId",
 		"GET /mappings", "POST /mappings", "GET /mappings/:mappingId", "PUT /mappings/:mappingId", "DELETE /mappings/:mappingId",
 		"GET /webhooks", "POST /webhooks", "GET /webhooks/:webhookId", "PATCH /webhooks/:webhookId", "DELETE /webhooks/:webhookId",
 		"GET /webhooks/:webhookId/tags", "POST /webhooks/:webhookId/tags", "GET /folders/:indexKey/permissions",
@@ -316,7 +323,8 @@ func newMatrix(t *testing.T) *matrix {
 	m.subst = map[string]string{"<open>": open, "<locked>": locked, "<lockedPdf>": lockedPdf, "<env>": env,
 		"<notified>": notified, "<artifact>": str(t, art.JSON(t), "artifactId"),
 		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey, "<subIndexKey>": m.params["indexKey"],
-		"<documentId>": locked, "<versionKey>": m.params["versionKey"]}
+		"<documentId>": locked, "<versionKey>": m.params["versionKey"], "<workflowId>": m.params["workflowId"],
+		"<queueId>": m.params["queueId"]}
 	if m.subst["<versionKey>"] == "" {
 		t.Fatalf("the fixture document has no earlier version")
 	}
@@ -382,7 +390,7 @@ func (m *matrix) snapshot(t *testing.T) map[string]string {
 		"/documents/" + locked + "/reviews", "/documents/" + locked + "/fulltext", "/documents/" + locked + "/ocr",
 		"/documents/" + locked + "/content", "/documents/" + pdf, "/documents/" + pdf + "/artifacts",
 		"/esignature/local/" + pdf + "/envelopes/" + m.subst["<env>"], "/folders?path=f", "/folders?path=f/sub",
-		"/publications/" + locked, "/documents/" + locked + "/checkout",
+		"/publications/" + locked, "/documents/" + locked + "/checkout", "/documents/" + locked + "/workflows",
 	} {
 		r := m.s.Do(http.MethodGet, p, nil, m.admin)
 		out[p] = string(r.Body)

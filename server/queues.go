@@ -70,7 +70,16 @@ func (s *Server) handleGetQueueDocuments(r *reqCtx) error {
 		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
 			return nil // gone or out of reach: left out of the page
 		}
+		// FormKiQ's WorkflowDocument ({document, workflow}); the
+		// document's fields stay at the top level too (Quire's earlier
+		// shape, API.md).
 		m := documentJSON(d)
+		m["document"] = documentJSON(d)
+		if a, err := s.db.GetAction(r.site, storage.ActionRef{DocumentID: q.DocumentID, Seq: q.Seq, Retry: q.Retry}); err == nil && a.WorkflowID != "" {
+			if w, err := s.db.GetWorkflow(r.site, a.WorkflowID); err == nil {
+				m["workflow"] = s.workflowSummary(r.site, w)
+			}
+		}
 		m["queueId"] = q.QueueID
 		m["queueInsertedDate"] = formatDate(q.InsertedDate)
 		return m
@@ -83,30 +92,21 @@ func (s *Server) queueExists(site, id string) bool {
 }
 
 // handleQueueDecision serves POST /queues/{queueId}/documents/{documentId}/decisions
-// (Quire): {"decision":"APPROVE"|"REJECT","comments"}. Approval completes
-// the document's QUEUE action (ASYNC_COMPLETE) and its next actions run;
-// rejection fails it.
+// (Quire): {"decision":"APPROVE"|"REJECT","comments"}. It is an alias of
+// the workflow decision route for a document a workflow step put in the
+// queue (the same applier decides, API.md "Workflows"); for a QUEUE
+// action added on its own, approval completes the action (ASYNC_COMPLETE)
+// and its next actions run, rejection fails it.
 func (s *Server) handleQueueDecision(r *reqCtx) error {
-	var in struct {
-		Decision string `json:"decision"`
-		Comments string `json:"comments"`
-	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	decision, comments, err := s.readDecision(r)
+	if err != nil {
 		return err
-	}
-	in.Decision = strings.ToUpper(in.Decision)
-	switch in.Decision {
-	case "":
-		return invalid("decision", "'decision' is required")
-	case "APPROVE", "REJECT":
-	default:
-		return invalid("decision", "invalid 'decision', use APPROVE or REJECT")
 	}
 	qid := pathParam(r, "queueId")
 	if _, err := s.db.GetQueue(r.site, qid); err != nil {
 		return err
 	}
-	d := storage.QueueDecision{QueueID: qid, DocumentID: r.docID(), Decision: in.Decision, Comments: in.Comments}
+	d := storage.QueueDecision{QueueID: qid, DocumentID: r.docID(), Decision: decision, Comments: comments, Decider: s.actorOf(r)}
 	if _, err := s.apply(r, storage.OpQueueDecision, d); err != nil {
 		return err
 	}

@@ -95,6 +95,9 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 		opt("actionSk", n.ActionSk)
 		opt("subject", n.Subject)
 		opt("userId", n.UserID)
+		if n.NotificationType == storage.NotificationInApp {
+			opt("body", n.Text) // an in-app notification is read here, not mailed
+		}
 		return m
 	}
 }

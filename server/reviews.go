@@ -54,6 +54,12 @@ func reviewJSON(rv *storage.Review) map[string]any {
 	if rv.ParentID != "" {
 		m["documentId"], m["artifactId"] = rv.ParentID, rv.DocumentID
 	}
+	if rv.FollowsUpReviewID != "" {
+		m["followsUpReviewId"] = rv.FollowsUpReviewID
+	}
+	if rv.FollowUpReviewID != "" {
+		m["followUpReviewId"] = rv.FollowUpReviewID
+	}
 	return m
 }
 
@@ -83,6 +89,7 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 			ApprovalGroups    []string                     `json:"approvalGroups"`
 			Notifications     []storage.ReviewNotification `json:"notifications"`
 			Comments          string                       `json:"comments"`
+			FollowsUpReviewID string                       `json:"followsUpReviewId"`
 		} `json:"review"`
 	}
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
@@ -161,6 +168,9 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	if err := checkReviewText("comments", v.Comments); err != nil {
 		add("comments", err.Error())
 	}
+	if len(v.FollowsUpReviewID) > storage.MaxKeyBytes || !utf8.ValidString(v.FollowsUpReviewID) {
+		add("followsUpReviewId", "invalid 'followsUpReviewId'")
+	}
 	if slices.ContainsFunc(v.Notifications, func(n storage.ReviewNotification) bool { return n.NotificationType == "EMAIL" }) &&
 		!s.notificationConfigured(r.site) {
 		add("notifications", "notificationEmail is not configured")
@@ -168,6 +178,11 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	for i, n := range v.Notifications {
 		if n.NotificationType == "EMAIL" && len(n.CC) == 0 && len(n.BCC) == 0 {
 			add(fmt.Sprintf("notifications[%d].cc", i), "an EMAIL notification needs 'cc' or 'bcc'")
+		}
+		// An IN_APP block is delivered to its addressees' /userNotifications:
+		// without any it would reach nobody.
+		if n.NotificationType == "IN_APP" && n.CC == nil && n.BCC == nil {
+			add(fmt.Sprintf("notifications[%d].cc", i), "an IN_APP notification needs 'cc' or 'bcc'")
 		}
 	}
 	if len(errs) > 0 {
@@ -178,7 +193,7 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	}
 	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: uuid.NewString(),
 		ReviewCategory: v.ReviewCategory, ReviewStatus: v.ReviewStatus, RequiredDecisions: *v.RequiredDecisions,
-		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments}
+		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments, FollowsUpReviewID: v.FollowsUpReviewID}
 	if _, err := s.apply(r, storage.OpAddReview, rv); err != nil {
 		return err
 	}

@@ -268,7 +268,7 @@ func TestReviews_NotificationMail(t *testing.T) {
 			addReview(t, s, tok, "/documents/"+doc+"/reviews"+q(site.query, "artifactId="+art), map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
 				"notifications": []map[string]any{
 					{"notificationType": "EMAIL", "cc": []string{"rev@example.com"}, "subject": "Review " + sid, "body": "Please review"},
-					{"notificationType": "IN_APP", "subject": "s", "body": "b"},
+					{"notificationType": "IN_APP", "cc": []string{"inapp@example.com"}, "subject": "s", "body": "b"},
 				}})
 			if st := waitActions(t, s, tok, site.query, doc); !equalStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("actions %v", st)

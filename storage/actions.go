@@ -272,6 +272,9 @@ func clearActions(t *tx, d *Document) error {
 	if err := removeFromQueues(t, d.SiteID, d.DocumentID); err != nil {
 		return err
 	}
+	if err := clearWorkflows(t, d.SiteID, d.DocumentID); err != nil { // workflows.go
+		return err
+	}
 	if ok, err := t.exists(actionQueueKey(d.SiteID, d.DocumentID)); err != nil || !ok {
 		return err
 	}
@@ -487,6 +490,12 @@ func startAction(t *tx, site string, at time.Time, d *Document, a *Action) error
 	if err := t.setJSON(actionKey(site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
 		return err
 	}
+	if a.Status == ActionMaxRetries {
+		// Its workflow, if any, is FAILED (workflows.go).
+		if err := workflowActionDone(t, &Command{Site: site, At: at}, d, a); err != nil {
+			return err
+		}
+	}
 	return putDocActions(t, d)
 }
 
@@ -682,6 +691,23 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 		t.system = false
 		if err != nil {
 			return nil, err
+		}
+	}
+	if a.WorkflowID != "" && p.Status != ActionWaitingForRetry && p.Status != ActionInQueue {
+		// The step of its workflow may be finished: it moves on in this
+		// transaction (workflows.go). The outcome's commands may have
+		// changed or removed the document.
+		wd, err := getDoc(t, c.Site, d.DocumentID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && wd.DeletedDate == nil {
+			if err := workflowActionDone(t, c, wd, a); err != nil {
+				return nil, err
+			}
+			if err := putDocActions(t, wd); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if p.Next != "" {

@@ -110,6 +110,8 @@ var activityOps = map[Op]bool{
 	OpAddLocale: false, OpDeleteLocale: false, OpPutResourceItem: false, OpDeleteResourceItem: false,
 	OpAddActions: false, OpRetryActions: false, OpStartAction: false, OpFinishAction: true,
 	OpAddQueue: false, OpDeleteQueue: false, OpQueueDocument: false, OpQueueDecision: false,
+	OpPutWorkflow: false, OpUpdateWorkflow: false, OpDeleteWorkflow: false, OpStartWorkflow: false,
+	OpWorkflowDecision: false, OpPutRuleset: false, OpDeleteRuleset: false, OpPutRule: false, OpDeleteRule: false,
 	OpSetSiteConfig: false, OpSetSystemConfig: false, OpPublish: false, OpUnpublish: false,
 	OpMarkJobRun: false, OpRetentionDue: true, OpAddReview: false, OpUpdateReview: false,
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,

@@ -92,18 +92,27 @@ const (
 	OpPutResourceItem      Op = "PutResourceItem"      // add or set a localized resource item
 	OpDeleteResourceItem   Op = "DeleteResourceItem"   // remove a localized resource item
 
-	OpAddActions      Op = "AddActions"      // append actions to a document
-	OpRetryActions    Op = "RetryActions"    // retry a document's failed actions
-	OpStartAction     Op = "StartAction"     // a worker starts an action
-	OpFinishAction    Op = "FinishAction"    // an action's outcome with everything it changes
-	OpAddQueue        Op = "AddQueue"        // create a workflow queue
-	OpDeleteQueue     Op = "DeleteQueue"     // remove an empty queue
-	OpQueueDocument   Op = "QueueDocument"   // put a document in a queue (QUEUE action)
-	OpQueueDecision   Op = "QueueDecision"   // approve or reject a queued document
-	OpSetSiteConfig   Op = "SetSiteConfig"   // replace a site's configuration
-	OpSetSystemConfig Op = "SetSystemConfig" // replace the system configuration
-	OpPublish         Op = "Publish"         // publish a document's current content (PUBLISH action)
-	OpUnpublish       Op = "Unpublish"       // remove a document's publication
+	OpAddActions       Op = "AddActions"       // append actions to a document
+	OpRetryActions     Op = "RetryActions"     // retry a document's failed actions
+	OpStartAction      Op = "StartAction"      // a worker starts an action
+	OpFinishAction     Op = "FinishAction"     // an action's outcome with everything it changes
+	OpAddQueue         Op = "AddQueue"         // create a workflow queue
+	OpDeleteQueue      Op = "DeleteQueue"      // remove an empty queue
+	OpQueueDocument    Op = "QueueDocument"    // put a document in a queue (QUEUE action)
+	OpQueueDecision    Op = "QueueDecision"    // approve or reject a queued document
+	OpPutWorkflow      Op = "PutWorkflow"      // create or replace a workflow (workflows.go)
+	OpUpdateWorkflow   Op = "UpdateWorkflow"   // change a workflow's name, description or status
+	OpDeleteWorkflow   Op = "DeleteWorkflow"   // remove a workflow no document or rule uses
+	OpStartWorkflow    Op = "StartWorkflow"    // put a document in a workflow's first step
+	OpWorkflowDecision Op = "WorkflowDecision" // approve or reject a document in its workflow step's queue
+	OpPutRuleset       Op = "PutRuleset"       // create or change a ruleset (rulesets.go)
+	OpDeleteRuleset    Op = "DeleteRuleset"    // remove a ruleset and its rules
+	OpPutRule          Op = "PutRule"          // create or change a rule
+	OpDeleteRule       Op = "DeleteRule"       // remove a rule
+	OpSetSiteConfig    Op = "SetSiteConfig"    // replace a site's configuration
+	OpSetSystemConfig  Op = "SetSystemConfig"  // replace the system configuration
+	OpPublish          Op = "Publish"          // publish a document's current content (PUBLISH action)
+	OpUnpublish        Op = "Unpublish"        // remove a document's publication
 
 	OpMarkJobRun        Op = "MarkJobRun"        // a scheduled job ran for a day (scheduler.go)
 	OpRetentionDue      Op = "RetentionDue"      // the nightly run: retention ended, dispositions carried out (scheduler.go)
@@ -238,18 +247,28 @@ func init() {
 		OpAddWebhookDocument: applyAddWebhookDocument,
 
 		// actions.go, queues.go, siteconfig.go, publications.go
-		OpAddActions:      applyAddActions,
-		OpRetryActions:    applyRetryActions,
-		OpStartAction:     applyStartAction,
-		OpFinishAction:    applyFinishAction,
-		OpAddQueue:        applyAddQueue,
-		OpDeleteQueue:     applyDeleteQueue,
-		OpQueueDocument:   applyQueueDocument,
-		OpQueueDecision:   applyQueueDecision,
-		OpSetSiteConfig:   applySetSiteConfig,
-		OpSetSystemConfig: applySetSystemConfig,
-		OpPublish:         applyPublish,
-		OpUnpublish:       applyUnpublish,
+		OpAddActions:    applyAddActions,
+		OpRetryActions:  applyRetryActions,
+		OpStartAction:   applyStartAction,
+		OpFinishAction:  applyFinishAction,
+		OpAddQueue:      applyAddQueue,
+		OpDeleteQueue:   applyDeleteQueue,
+		OpQueueDocument: applyQueueDocument,
+		OpQueueDecision: applyQueueDecision,
+		// workflows.go, rulesets.go
+		OpPutWorkflow:      applyPutWorkflow,
+		OpUpdateWorkflow:   applyUpdateWorkflow,
+		OpDeleteWorkflow:   applyDeleteWorkflow,
+		OpStartWorkflow:    applyStartWorkflow,
+		OpWorkflowDecision: applyWorkflowDecision,
+		OpPutRuleset:       applyPutRuleset,
+		OpDeleteRuleset:    applyDeleteRuleset,
+		OpPutRule:          applyPutRule,
+		OpDeleteRule:       applyDeleteRule,
+		OpSetSiteConfig:    applySetSiteConfig,
+		OpSetSystemConfig:  applySetSystemConfig,
+		OpPublish:          applyPublish,
+		OpUnpublish:        applyUnpublish,
 
 		// scheduler.go
 		OpMarkJobRun:   applyMarkJobRun,

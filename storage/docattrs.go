@@ -708,5 +708,8 @@ func applySetDocAttributes(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d.LastModifiedDate = c.At
+	if _, err := applyRules(t, c, d); err != nil { // rulesets.go
+		return nil, err
+	}
 	return nil, putDoc(t, d)
 }

@@ -180,6 +180,13 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 		if err := writeDocAttributes(t, c, d.DocumentID, nd.Attributes, AttrAdd, true); err != nil {
 			return nil, err
 		}
+		if started, err := applyRules(t, c, d); err != nil { // rulesets.go
+			return nil, err
+		} else if started {
+			if err := putDocActions(t, d); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return res, ensureSite(t, c)
 }
@@ -461,6 +468,9 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d.LastModifiedDate = c.At
+	if _, err := applyRules(t, c, d); err != nil { // rulesets.go
+		return nil, err
+	}
 	return res, putDoc(t, d)
 }
 
@@ -558,6 +568,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	d.LastModifiedDate = c.At
+	if _, err := applyRules(t, c, d); err != nil { // rulesets.go
+		return nil, err
+	}
 	return d, putDoc(t, d)
 }
 
@@ -582,6 +595,9 @@ func applySetContentType(t *tx, c *Command) (any, error) {
 	}
 	d.ContentType, d.DetectContentType = p.ContentType, false
 	if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
+		return nil, err
+	}
+	if _, err := applyRules(t, c, d); err != nil { // rulesets.go
 		return nil, err
 	}
 	return true, putDoc(t, d)

@@ -91,6 +91,11 @@ const (
 	pfxSiteShare        = "shs/"  // shs/<site>/<shareKey> -> "" (a site's shares)
 	pfxSiteGroup        = "sgp/"  // sgp/<site>/<group> -> SiteGroup (a group's permissions on a site; sitegroups.go)
 	pfxGroupSite        = "gsp/"  // gsp/<group>\x00<site> -> SiteGroup (the same, by group, read at authentication)
+	pfxWorkflow         = "wf/"   // wf/<site>/<workflowId> -> Workflow (workflows.go)
+	pfxDocWorkflow      = "dwf/"  // dwf/<site>/<doc>/<workflowId> -> DocWorkflow: a document's run through a workflow
+	pfxWorkflowDoc      = "wfd/"  // wfd/<site>/<workflowId>/<doc> -> "" (documents in a workflow, not COMPLETE)
+	pfxRuleset          = "rs/"   // rs/<site>/<rulesetId> -> Ruleset (rulesets.go)
+	pfxRule             = "ru/"   // ru/<site>/<rulesetId>/<ruleId> -> Rule
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 

@@ -65,6 +65,11 @@ func applyDeleteQueue(t *tx, c *Command) (any, error) {
 	if t.firstKey(queueDocPrefix(c.Site, p.QueueID)) != nil {
 		return nil, Invalid("queueId", "queue has documents")
 	}
+	if wf, err := workflowUsingQueue(t, c.Site, p.QueueID); err != nil {
+		return nil, err
+	} else if wf != "" {
+		return nil, Invalid("queueId", "queue is used by workflow '"+wf+"'")
+	}
 	return nil, t.del(queueKey(c.Site, p.QueueID))
 }
 
@@ -121,17 +126,21 @@ func (d *DB) QueueDocuments(site, queueID, after string, limit int) ([]QueuedDoc
 }
 
 // QueueDecision is the payload of OpQueueDecision: a person's decision on
-// a document waiting in a queue.
+// a document waiting in a queue (POST /queues/{queueId}/documents/
+// {documentId}/decisions, Quire's alias of the workflow decision route).
 type QueueDecision struct {
-	QueueID    string `json:"queueId"`
-	DocumentID string `json:"documentId"`
-	Decision   string `json:"decision"` // APPROVE or REJECT
-	Comments   string `json:"comments,omitempty"`
+	QueueID    string       `json:"queueId"`
+	DocumentID string       `json:"documentId"`
+	Decision   string       `json:"decision"` // APPROVE or REJECT
+	Comments   string       `json:"comments,omitempty"`
+	Decider    *ActionActor `json:"decider,omitempty"`
 }
 
 // applyQueueDecision takes the document out of the queue. APPROVE
 // completes its QUEUE action (ASYNC_COMPLETE) so the actions after it
-// run; REJECT fails it (the chain stops until it is retried).
+// run; REJECT fails it (the chain stops until it is retried), unless the
+// action is a workflow step's: then the decision routes the step as on
+// the workflow decision route (workflows.go decideQueued).
 func applyQueueDecision(t *tx, c *Command) (any, error) {
 	p, err := decode[QueueDecision](c)
 	if err != nil {
@@ -148,29 +157,13 @@ func applyQueueDecision(t *tx, c *Command) (any, error) {
 	if err != nil && !errors.Is(err, ErrActionChanged) {
 		return nil, err
 	}
-	if err := t.del(queueDocKey(c.Site, p.QueueID, p.DocumentID)); err != nil {
-		return nil, err
-	}
 	if a == nil || a.Status != ActionInQueue {
-		return nil, nil // the action was retried or removed meanwhile
+		// the action was retried or removed meanwhile
+		return nil, t.del(queueDocKey(c.Site, p.QueueID, p.DocumentID))
 	}
-	at := c.At
-	a.CompletedDate = &at
-	if a.Metadata == nil {
-		a.Metadata = map[string]string{}
+	if a.WorkflowID != "" {
+		return applyWorkflowDecision(t, &Command{Op: OpWorkflowDecision, Site: c.Site, User: c.User, At: c.At,
+			local: WorkflowDecision{DocumentID: p.DocumentID, WorkflowID: a.WorkflowID, Decision: p.Decision, Comments: p.Comments, Decider: p.Decider}})
 	}
-	a.Metadata["decision"], a.Metadata["decidedBy"] = p.Decision, c.User
-	switch p.Decision {
-	case "APPROVE":
-		a.Status, a.Message = ActionAsyncComplete, p.Comments
-	default:
-		a.Status, a.Message = ActionFailed, "rejected by "+c.User
-		if p.Comments != "" {
-			a.Message += ": " + p.Comments
-		}
-	}
-	if err := t.setJSON(actionKey(c.Site, d.DocumentID, a.Seq, a.Retry), a); err != nil {
-		return nil, err
-	}
-	return nil, putDocActions(t, d)
+	return nil, decideQueued(t, c, d, a, p.Decision, p.Comments)
 }

@@ -61,6 +61,11 @@ type Review struct {
 	UserID            string               `json:"userId,omitempty"`
 	InsertedDate      time.Time            `json:"insertedDate"`
 	LastModifiedDate  time.Time            `json:"lastModifiedDate"`
+	// FollowsUpReviewID names the review of the same document (or
+	// artifact) this one follows up; FollowUpReviewID, on that review,
+	// names its follow-up (set by the store: one per review).
+	FollowsUpReviewID string `json:"followsUpReviewId,omitempty"`
+	FollowUpReviewID  string `json:"followUpReviewId,omitempty"`
 }
 
 // ReviewDecision is one decision on a review.
@@ -139,19 +144,64 @@ func applyAddReview(t *tx, c *Command) (any, error) {
 	}
 	p.Decisions = 0
 	p.UserID, p.InsertedDate, p.LastModifiedDate = c.User, c.At, c.At
+	p.FollowUpReviewID = ""
+	if p.FollowsUpReviewID != "" {
+		if err := followUp(t, c, p); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.setJSON(reviewKey(c.Site, p.DocumentID, p.ReviewID), p); err != nil {
 		return nil, err
 	}
 	return nil, queueReviewMail(t, c, d, p)
 }
 
+// followUp links the new review p to the review it follows up, of the
+// same document or artifact: that review names p as its follow-up (it
+// has at most one: 409 otherwise) and, if it is still open, is
+// SUPERSEDED by it.
+func followUp(t *tx, c *Command, p *Review) error {
+	var prev Review
+	if err := t.getJSON(reviewKey(c.Site, p.DocumentID, p.FollowsUpReviewID), &prev); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Invalid("followsUpReviewId", "'followsUpReviewId' does not exist")
+		}
+		return err
+	}
+	if prev.FollowUpReviewID != "" {
+		return &ConflictError{Msg: fmt.Sprintf("Review '%s' already has a follow-up review '%s'", prev.ReviewID, prev.FollowUpReviewID)}
+	}
+	prev.FollowUpReviewID = p.ReviewID
+	if !reviewClosed(prev.ReviewStatus) {
+		prev.ReviewStatus = ReviewSuperseded
+	}
+	prev.LastModifiedDate = c.At
+	return t.setJSON(reviewKey(c.Site, prev.DocumentID, prev.ReviewID), prev)
+}
+
 // queueReviewMail turns the review's EMAIL notifications into NOTIFICATION
 // actions of the document (of the artifact's document for an artifact's
 // review: artifacts take no actions), in the same transaction, so the
-// pipeline's notification engine sends them. IN_APP blocks are stored only.
+// pipeline's notification engine sends them. IN_APP blocks are delivered
+// at once: each is a notification record (ACTION_CREATED, no action) of
+// that document addressed to its cc and bcc, which GET /userNotifications
+// shows them.
 func queueReviewMail(t *tx, c *Command, d *Document, p *Review) error {
 	var acts []Action
+	target := d.DocumentID
+	if d.ArtifactOf != "" {
+		target = d.ArtifactOf
+	}
 	for _, n := range p.Notifications {
+		if n.NotificationType == NotificationInApp {
+			rec := &DocNotification{DocumentID: target, NotificationType: NotificationInApp, NotificationDate: c.At,
+				Status: NotificationActionCreated, CC: normAddrs(n.CC), BCC: normAddrs(n.BCC), Subject: n.Subject,
+				Text: n.Body, UserID: c.User, InsertedDate: c.At}
+			if err := putNotification(t, c.Site, rec); err != nil {
+				return err
+			}
+			continue
+		}
 		if n.NotificationType != "EMAIL" {
 			continue
 		}

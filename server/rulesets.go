@@ -1,0 +1,252 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// Rulesets (FormKiQ's /rulesets; storage rulesets.go matches the rules).
+// Site settings: read with READ, written with GOVERN.
+
+type rulesetIn struct {
+	Description *string  `json:"description"`
+	Priority    *float64 `json:"priority"`
+	Version     *float64 `json:"version"`
+	Status      *string  `json:"status"`
+}
+
+func (in *rulesetIn) merge(r *storage.Ruleset) {
+	if in.Description != nil {
+		r.Description = *in.Description
+	}
+	if in.Priority != nil {
+		r.Priority = *in.Priority
+	}
+	if in.Version != nil {
+		r.Version = *in.Version
+	}
+	if in.Status != nil {
+		r.Status = strings.ToUpper(*in.Status)
+	}
+}
+
+func (s *Server) readRuleset(r *reqCtx) (*rulesetIn, error) {
+	var in struct {
+		Ruleset *rulesetIn `json:"ruleset"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return nil, err
+	}
+	if in.Ruleset == nil {
+		return nil, invalid("ruleset", "'ruleset' is required")
+	}
+	return in.Ruleset, nil
+}
+
+func rulesetJSON(r *storage.Ruleset) map[string]any {
+	return map[string]any{"rulesetId": r.RulesetID, "description": r.Description, "priority": r.Priority,
+		"version": r.Version, "status": r.Status, "insertedDate": formatDate(r.InsertedDate)}
+}
+
+// handleAddRuleset serves POST /rulesets.
+func (s *Server) handleAddRuleset(r *reqCtx) error {
+	in, err := s.readRuleset(r)
+	if err != nil {
+		return err
+	}
+	rs := storage.Ruleset{RulesetID: uuid.NewString(), Status: storage.WorkflowActive, Version: 1}
+	in.merge(&rs)
+	if err := storage.CheckRuleset(&rs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: rs, Create: true}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"rulesetId": rs.RulesetID})
+}
+
+// handleUpdateRuleset serves PATCH /rulesets/{rulesetId}.
+func (s *Server) handleUpdateRuleset(r *reqCtx) error {
+	in, err := s.readRuleset(r)
+	if err != nil {
+		return err
+	}
+	rs, err := s.db.GetRuleset(r.site, pathParam(r, "rulesetId"))
+	if err != nil {
+		return err
+	}
+	in.merge(rs)
+	if err := storage.CheckRuleset(rs); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: *rs}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Ruleset updated"})
+}
+
+// handleGetRulesets serves GET /rulesets.
+func (s *Server) handleGetRulesets(r *reqCtx) error {
+	return keyPage(r, "rs", "rulesets", func(after string, limit int) ([]storage.Ruleset, string, error) {
+		return s.db.Rulesets(r.site, after, limit)
+	}, rulesetJSON)
+}
+
+// handleGetRuleset serves GET /rulesets/{rulesetId}.
+func (s *Server) handleGetRuleset(r *reqCtx) error {
+	rs, err := s.db.GetRuleset(r.site, pathParam(r, "rulesetId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"ruleset": rulesetJSON(rs)})
+}
+
+// handleDeleteRuleset serves DELETE /rulesets/{rulesetId}: the ruleset and
+// its rules.
+func (s *Server) handleDeleteRuleset(r *reqCtx) error {
+	if _, err := s.apply(r, storage.OpDeleteRuleset, storage.DeleteRule{RulesetID: pathParam(r, "rulesetId")}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Ruleset deleted"})
+}
+
+type ruleIn struct {
+	Priority    *float64 `json:"priority"`
+	Description *string  `json:"description"`
+	WorkflowID  *string  `json:"workflowId"`
+	Status      *string  `json:"status"`
+	Conditions  *struct {
+		Must []struct {
+			Attribute    string `json:"attribute"` // deprecated name of criterion
+			Criterion    string `json:"criterion"`
+			AttributeKey string `json:"attributeKey"`
+			FieldName    string `json:"fieldName"`
+			Value        string `json:"value"`
+			Operation    string `json:"operation"`
+		} `json:"must"`
+	} `json:"conditions"`
+}
+
+func (in *ruleIn) merge(r *storage.Rule) error {
+	if in.Priority != nil {
+		r.Priority = *in.Priority
+	}
+	if in.Description != nil {
+		r.Description = *in.Description
+	}
+	if in.WorkflowID != nil {
+		r.WorkflowID = *in.WorkflowID
+	}
+	if in.Status != nil {
+		r.Status = strings.ToUpper(*in.Status)
+	}
+	if in.Conditions != nil {
+		if len(in.Conditions.Must) > storage.MaxRuleConditions {
+			return invalid("conditions.must", "too many conditions")
+		}
+		r.Conditions.Must = r.Conditions.Must[:0]
+		for _, m := range in.Conditions.Must {
+			c := m.Criterion
+			if c == "" {
+				c = m.Attribute
+			}
+			r.Conditions.Must = append(r.Conditions.Must, storage.RuleCondition{Criterion: strings.ToUpper(c),
+				AttributeKey: m.AttributeKey, FieldName: m.FieldName, Value: m.Value, Operation: strings.ToUpper(m.Operation)})
+		}
+	}
+	return storage.CheckRule(r)
+}
+
+func (s *Server) readRule(r *reqCtx) (*ruleIn, error) {
+	var in struct {
+		Rule *ruleIn `json:"rule"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return nil, err
+	}
+	if in.Rule == nil {
+		return nil, invalid("rule", "'rule' is required")
+	}
+	return in.Rule, nil
+}
+
+func ruleJSON(r *storage.Rule) map[string]any {
+	must := make([]map[string]any, 0, len(r.Conditions.Must))
+	for _, m := range r.Conditions.Must {
+		x := map[string]any{"criterion": m.Criterion, "value": m.Value, "operation": m.Operation}
+		if m.AttributeKey != "" {
+			x["attributeKey"] = m.AttributeKey
+		}
+		if m.FieldName != "" {
+			x["fieldName"] = m.FieldName
+		}
+		must = append(must, x)
+	}
+	return map[string]any{"ruleId": r.RuleID, "priority": r.Priority, "description": r.Description,
+		"workflowId": r.WorkflowID, "status": r.Status, "conditions": map[string]any{"must": must}}
+}
+
+// handleAddRule serves POST /rulesets/{rulesetId}/rules.
+func (s *Server) handleAddRule(r *reqCtx) error {
+	in, err := s.readRule(r)
+	if err != nil {
+		return err
+	}
+	rule := storage.Rule{RulesetID: pathParam(r, "rulesetId"), RuleID: uuid.NewString(), Status: storage.WorkflowActive}
+	if err := in.merge(&rule); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutRule, storage.PutRule{Rule: rule, Create: true}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"ruleId": rule.RuleID})
+}
+
+// handleUpdateRule serves PATCH /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Server) handleUpdateRule(r *reqCtx) error {
+	in, err := s.readRule(r)
+	if err != nil {
+		return err
+	}
+	rule, err := s.db.GetRule(r.site, pathParam(r, "rulesetId"), pathParam(r, "ruleId"))
+	if err != nil {
+		return err
+	}
+	if err := in.merge(rule); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutRule, storage.PutRule{Rule: *rule}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Rule updated"})
+}
+
+// handleGetRules serves GET /rulesets/{rulesetId}/rules.
+func (s *Server) handleGetRules(r *reqCtx) error {
+	rs := pathParam(r, "rulesetId")
+	return keyPage(r, "ru", "rules", func(after string, limit int) ([]storage.Rule, string, error) {
+		return s.db.Rules(r.site, rs, after, limit)
+	}, ruleJSON)
+}
+
+// handleGetRule serves GET /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Server) handleGetRule(r *reqCtx) error {
+	rule, err := s.db.GetRule(r.site, pathParam(r, "rulesetId"), pathParam(r, "ruleId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"rule": ruleJSON(rule)})
+}
+
+// handleDeleteRule serves DELETE /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Server) handleDeleteRule(r *reqCtx) error {
+	p := storage.DeleteRule{RulesetID: pathParam(r, "rulesetId"), RuleID: pathParam(r, "ruleId")}
+	if _, err := s.apply(r, storage.OpDeleteRule, p); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Rule deleted"})
+}

@@ -1,0 +1,453 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// Workflows (FormKiQ's /workflows, /documents/{id}/workflows; storage
+// workflows.go has the step engine). Definitions are site settings: read
+// with READ, written with GOVERN. Documents enter a workflow by POST
+// /documents/{id}/workflows (WRITE on the document's folder) or by a rule
+// (rulesets.go).
+
+// workflowIn is AddWorkflowRequest / SetWorkflowRequest.
+type workflowIn struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Status      string   `json:"status"`
+	Steps       []stepIn `json:"steps"`
+}
+
+type stepIn struct {
+	StepID      string                     `json:"stepId"`
+	Description string                     `json:"description"`
+	Action      *actionIn                  `json:"action"`
+	Queue       *storage.StepQueue         `json:"queue"`
+	Mappings    []storage.StepMapping      `json:"mappings"`
+	Decision    *decisionIn                `json:"decision"`
+	Decisions   []storage.StepDecisionNext `json:"decisions"`
+}
+
+type decisionIn struct {
+	Conditions []struct {
+		All        []criterionIn          `json:"all"`
+		Any        []criterionIn          `json:"any"`
+		Transition storage.StepTransition `json:"transition"`
+	} `json:"conditions"`
+	DefaultTransition *storage.StepTransition `json:"defaultTransition"`
+}
+
+type criterionIn struct {
+	Source       json.RawMessage `json:"source"`
+	Operator     string          `json:"operator"`
+	StringValue  *string         `json:"stringValue"`
+	NumberValue  *float64        `json:"numberValue"`
+	BooleanValue *bool           `json:"booleanValue"`
+	StringValues []string        `json:"stringValues"`
+}
+
+// criterion converts a criterion's source: {"attributeKey"} or PATH or
+// CONTENT_TYPE. The attribute value comparison source is refused.
+func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
+	out := storage.StepCriterion{Operator: strings.ToUpper(c.Operator), StringValue: c.StringValue,
+		NumberValue: c.NumberValue, BooleanValue: c.BooleanValue, StringValues: c.StringValues}
+	src := strings.TrimSpace(string(c.Source))
+	switch {
+	case src == "" || src == "null":
+		return out, invalid(key+".source", "'source' is required")
+	case src[0] == '"':
+		var f string
+		_ = json.Unmarshal(c.Source, &f)
+		if f != "PATH" && f != "CONTENT_TYPE" {
+			return out, invalid(key+".source", "invalid 'source', use PATH, CONTENT_TYPE or {\"attributeKey\"}")
+		}
+		out.Field = f
+	case src[0] == '{':
+		var o struct {
+			AttributeKey string `json:"attributeKey"`
+			SourceType   string `json:"sourceType"`
+		}
+		if json.Unmarshal(c.Source, &o) != nil {
+			return out, invalid(key+".source", "invalid 'source'")
+		}
+		if o.SourceType != "" {
+			return out, invalid(key+".source", "source type '"+o.SourceType+"' is not supported")
+		}
+		if o.AttributeKey == "" {
+			return out, invalid(key+".source.attributeKey", "'attributeKey' is required")
+		}
+		out.AttributeKey = o.AttributeKey
+	default:
+		return out, invalid(key+".source", "invalid 'source'")
+	}
+	return out, nil
+}
+
+// workflowFromBody reads and converts a workflow definition; the step
+// actions are checked as on the action routes (but MOVE, DELETE and QUEUE
+// belong in workflows).
+func (s *Server) workflowFromBody(r *reqCtx, id string) (*storage.Workflow, error) {
+	var in workflowIn
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return nil, err
+	}
+	if len(in.Steps) > storage.MaxWorkflowSteps {
+		return nil, invalid("steps", fmt.Sprintf("a workflow has at most %d steps", storage.MaxWorkflowSteps))
+	}
+	w := &storage.Workflow{WorkflowID: id, Name: strings.TrimSpace(in.Name), Description: in.Description,
+		Status: strings.ToUpper(in.Status), Actor: s.actorOf(r)}
+	var errs []storage.ValidationItem
+	for i, st := range in.Steps {
+		k := fmt.Sprintf("steps[%d]", i)
+		step := storage.WorkflowStep{StepID: st.StepID, Description: st.Description, Queue: st.Queue,
+			Mappings: st.Mappings, Decisions: st.Decisions}
+		for j := range step.Decisions {
+			step.Decisions[j].Type = strings.ToUpper(step.Decisions[j].Type)
+		}
+		if st.Action != nil {
+			acts, e := s.convertActions(r, []actionIn{*st.Action})
+			for _, x := range e {
+				errs = append(errs, storage.ValidationItem{Key: k + ".action." + x.Key, Msg: x.Msg})
+			}
+			if len(acts) == 1 {
+				step.Action = &acts[0]
+			}
+		}
+		if st.Decision != nil {
+			if len(st.Decision.Conditions) > storage.MaxStepConditions {
+				return nil, invalid(k+".decision.conditions", fmt.Sprintf("at most %d conditions", storage.MaxStepConditions))
+			}
+			dec := &storage.StepDecision{DefaultTransition: st.Decision.DefaultTransition}
+			for j, c := range st.Decision.Conditions {
+				if len(c.All) > storage.MaxConditionCriteria || len(c.Any) > storage.MaxConditionCriteria {
+					return nil, invalid(fmt.Sprintf("%s.decision.conditions[%d]", k, j), fmt.Sprintf("at most %d criteria in 'all' and in 'any'", storage.MaxConditionCriteria))
+				}
+				sc := storage.StepCondition{Transition: c.Transition}
+				for _, list := range []struct {
+					in  []criterionIn
+					out *[]storage.StepCriterion
+				}{{c.All, &sc.All}, {c.Any, &sc.Any}} {
+					for _, cr := range list.in {
+						x, err := cr.criterion(fmt.Sprintf("%s.decision.conditions[%d]", k, j))
+						if err != nil {
+							return nil, err
+						}
+						*list.out = append(*list.out, x)
+					}
+				}
+				dec.Conditions = append(dec.Conditions, sc)
+			}
+			step.Decision = dec
+		}
+		w.Steps = append(w.Steps, step)
+	}
+	if len(errs) > 0 {
+		return nil, &storage.ValidationError{Items: errs}
+	}
+	if err := storage.CheckWorkflow(w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// handleAddWorkflow serves POST /workflows.
+func (s *Server) handleAddWorkflow(r *reqCtx) error {
+	w, err := s.workflowFromBody(r, uuid.NewString())
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, Create: true}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"workflowId": w.WorkflowID})
+}
+
+// handleSetWorkflow serves PUT /workflows/{workflowId}[?createIfMissing=true].
+func (s *Server) handleSetWorkflow(r *reqCtx) error {
+	create := false
+	switch v := r.Query("createIfMissing"); v {
+	case "", "false":
+	case "true":
+		create = true
+	default:
+		return invalid("createIfMissing", "invalid 'createIfMissing' parameter")
+	}
+	w, err := s.workflowFromBody(r, pathParam(r, "workflowId"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, CreateIfMissing: create}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Workflow set"})
+}
+
+// handleUpdateWorkflow serves PATCH /workflows/{workflowId}.
+func (s *Server) handleUpdateWorkflow(r *reqCtx) error {
+	var in struct {
+		Name        *string `json:"name"`
+		Description *string `json:"description"`
+		Status      *string `json:"status"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.Status != nil {
+		up := strings.ToUpper(*in.Status)
+		in.Status = &up
+	}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+	}
+	p := storage.UpdateWorkflow{WorkflowID: pathParam(r, "workflowId"), Name: in.Name, Description: in.Description, Status: in.Status}
+	if _, err := s.apply(r, storage.OpUpdateWorkflow, p); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Workflow updated"})
+}
+
+// handleDeleteWorkflow serves DELETE /workflows/{workflowId}.
+func (s *Server) handleDeleteWorkflow(r *reqCtx) error {
+	if _, err := s.apply(r, storage.OpDeleteWorkflow, storage.UpdateWorkflow{WorkflowID: pathParam(r, "workflowId")}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{"Workflow deleted"})
+}
+
+func (s *Server) workflowSummary(site string, w *storage.Workflow) map[string]any {
+	return map[string]any{"workflowId": w.WorkflowID, "name": w.Name, "description": w.Description,
+		"status": w.Status, "insertedDate": formatDate(w.InsertedDate), "userId": w.UserID,
+		"inUse": s.db.WorkflowInUse(site, w.WorkflowID)}
+}
+
+// handleGetWorkflows serves GET /workflows[?status=].
+func (s *Server) handleGetWorkflows(r *reqCtx) error {
+	status := strings.ToUpper(r.Query("status"))
+	if status != "" && status != storage.WorkflowActive && status != storage.WorkflowInactive {
+		return invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
+	}
+	return keyPage(r, "wf", "workflows", func(after string, limit int) ([]storage.Workflow, string, error) {
+		return s.db.Workflows(r.site, after, limit)
+	}, func(w *storage.Workflow) map[string]any {
+		if status != "" && w.Status != status {
+			return nil
+		}
+		return s.workflowSummary(r.site, w)
+	})
+}
+
+func stepJSON(st *storage.WorkflowStep) map[string]any {
+	m := map[string]any{"stepId": st.StepID}
+	if st.Description != "" {
+		m["description"] = st.Description
+	}
+	if st.Action != nil {
+		a := map[string]any{"type": st.Action.Type}
+		if len(st.Action.Parameters) > 0 {
+			var p map[string]any
+			if json.Unmarshal(st.Action.Parameters, &p) == nil {
+				a["parameters"] = p
+			}
+		}
+		if st.Action.QueueID != "" {
+			a["queueId"] = st.Action.QueueID
+		}
+		m["action"] = a
+	}
+	if st.Queue != nil {
+		q := map[string]any{"queueId": st.Queue.QueueID}
+		if len(st.Queue.ApprovalGroups) > 0 {
+			q["approvalGroups"] = st.Queue.ApprovalGroups
+		}
+		m["queue"] = q
+	}
+	if len(st.Mappings) > 0 {
+		m["mappings"] = st.Mappings
+	}
+	if st.Decision != nil {
+		conds := make([]map[string]any, 0, len(st.Decision.Conditions))
+		for _, c := range st.Decision.Conditions {
+			cm := map[string]any{"transition": c.Transition}
+			for k, list := range map[string][]storage.StepCriterion{"all": c.All, "any": c.Any} {
+				if len(list) == 0 {
+					continue
+				}
+				out := make([]map[string]any, 0, len(list))
+				for _, cr := range list {
+					x := map[string]any{"operator": cr.Operator}
+					if cr.Field != "" {
+						x["source"] = cr.Field
+					} else {
+						x["source"] = map[string]any{"attributeKey": cr.AttributeKey}
+					}
+					if cr.StringValue != nil {
+						x["stringValue"] = *cr.StringValue
+					}
+					if cr.NumberValue != nil {
+						x["numberValue"] = *cr.NumberValue
+					}
+					if cr.BooleanValue != nil {
+						x["booleanValue"] = *cr.BooleanValue
+					}
+					if len(cr.StringValues) > 0 {
+						x["stringValues"] = cr.StringValues
+					}
+					out = append(out, x)
+				}
+				cm[k] = out
+			}
+			conds = append(conds, cm)
+		}
+		d := map[string]any{}
+		if len(conds) > 0 {
+			d["conditions"] = conds
+		}
+		if st.Decision.DefaultTransition != nil {
+			d["defaultTransition"] = st.Decision.DefaultTransition
+		}
+		m["decision"] = d
+	}
+	if len(st.Decisions) > 0 {
+		m["decisions"] = st.Decisions
+	}
+	return m
+}
+
+// handleGetWorkflow serves GET /workflows/{workflowId}.
+func (s *Server) handleGetWorkflow(r *reqCtx) error {
+	w, err := s.db.GetWorkflow(r.site, pathParam(r, "workflowId"))
+	if err != nil {
+		return err
+	}
+	out := s.workflowSummary(r.site, w)
+	steps := make([]map[string]any, 0, len(w.Steps))
+	for i := range w.Steps {
+		steps = append(steps, stepJSON(&w.Steps[i]))
+	}
+	out["steps"] = steps
+	return r.JSON(out)
+}
+
+// handleGetWorkflowDocuments serves GET /workflows/{workflowId}/documents:
+// the documents in the workflow (not COMPLETE) the caller may read.
+func (s *Server) handleGetWorkflowDocuments(r *reqCtx) error {
+	id := pathParam(r, "workflowId")
+	return keyPage(r, "wd", "documents", func(after string, limit int) ([]string, string, error) {
+		return s.db.WorkflowDocuments(r.site, id, after, limit)
+	}, func(doc *string) map[string]any {
+		d, err := s.db.GetDocument(r.site, *doc)
+		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+			return nil
+		}
+		return documentJSON(d)
+	})
+}
+
+func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
+	m := map[string]any{"workflowId": dw.WorkflowID, "status": dw.Status, "actionCount": dw.ActionCount,
+		"completedActionCount": dw.Completed, "insertedDate": formatDate(dw.InsertedDate), "userId": dw.UserID}
+	if dw.CurrentStepID != "" {
+		m["currentStepId"] = dw.CurrentStepID
+	}
+	if w, err := s.db.GetWorkflow(site, dw.WorkflowID); err == nil {
+		m["name"], m["description"] = w.Name, w.Description
+	}
+	if dw.CompletedDate != nil {
+		m["completedDate"] = formatDate(*dw.CompletedDate)
+	}
+	if dw.Message != "" {
+		m["message"] = dw.Message
+	}
+	if dw.RuleID != "" {
+		m["ruleId"] = dw.RuleID
+	}
+	return m
+}
+
+// handleGetDocumentWorkflows serves GET /documents/{documentId}/workflows.
+func (s *Server) handleGetDocumentWorkflows(r *reqCtx) error {
+	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+		return err
+	}
+	return keyPage(r, "dw", "workflows", func(after string, limit int) ([]storage.DocWorkflow, string, error) {
+		return s.db.DocWorkflows(r.site, r.docID(), after, limit)
+	}, func(dw *storage.DocWorkflow) map[string]any { return s.docWorkflowJSON(r.site, dw) })
+}
+
+// handleGetDocumentWorkflow serves GET /documents/{documentId}/workflows/{workflowId}.
+func (s *Server) handleGetDocumentWorkflow(r *reqCtx) error {
+	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+		return err
+	}
+	dw, err := s.db.DocWorkflow(r.site, r.docID(), pathParam(r, "workflowId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(map[string]any{"workflow": s.docWorkflowJSON(r.site, dw)})
+}
+
+// handleAddDocumentWorkflow serves POST /documents/{documentId}/workflows.
+func (s *Server) handleAddDocumentWorkflow(r *reqCtx) error {
+	var in struct {
+		WorkflowID string `json:"workflowId"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.WorkflowID == "" {
+		return invalid("workflowId", "'workflowId' is required")
+	}
+	if err := storage.CheckText("workflowId", in.WorkflowID, storage.MaxKeyBytes); len(err) > 0 {
+		return &storage.ValidationError{Items: err}
+	}
+	if _, err := s.apply(r, storage.OpStartWorkflow, storage.StartWorkflow{DocumentID: r.docID(), WorkflowID: in.WorkflowID}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{"Document added to workflow"})
+}
+
+// decisionIn reads {"decision":"APPROVE"|"REJECT","comments"}.
+func (s *Server) readDecision(r *reqCtx) (string, string, error) {
+	var in struct {
+		Decision string `json:"decision"`
+		Comments string `json:"comments"`
+	}
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return "", "", err
+	}
+	in.Decision = strings.ToUpper(in.Decision)
+	switch in.Decision {
+	case "":
+		return "", "", invalid("decision", "'decision' is required")
+	case storage.DecisionApprove, storage.DecisionReject:
+	default:
+		return "", "", invalid("decision", "invalid 'decision', use APPROVE or REJECT")
+	}
+	if e := storage.CheckText("comments", in.Comments, storage.MaxDescriptionBytes); len(e) > 0 {
+		return "", "", &storage.ValidationError{Items: e}
+	}
+	return in.Decision, in.Comments, nil
+}
+
+// handleWorkflowDecision serves POST
+// /documents/{documentId}/workflow/{workflowId}/decisions.
+func (s *Server) handleWorkflowDecision(r *reqCtx) error {
+	decision, comments, err := s.readDecision(r)
+	if err != nil {
+		return err
+	}
+	p := storage.WorkflowDecision{DocumentID: r.docID(), WorkflowID: pathParam(r, "workflowId"), Decision: decision,
+		Comments: comments, Decider: s.actorOf(r)}
+	if _, err := s.apply(r, storage.OpWorkflowDecision, p); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(messageBody{"Decision saved"})
+}
