@@ -53,7 +53,7 @@ var definitionOps = map[Op]bool{
 	OpAddAttribute: true, OpUpdateAttribute: true, OpSetSchema: true, OpSetClassification: true,
 	OpAddEntityType: true, OpPutEntity: true, OpAddSequence: true, OpPutMapping: true, OpPutWebhook: true, OpAddWebhookTag: true,
 	OpAddQueue: true, OpAddAPIKey: true, OpSetSiteConfig: true, OpSetSystemConfig: true,
-	OpSetFolderPermissions: true, OpAddReview: true,
+	OpSetFolderPermissions: true, OpAddReview: true, OpPutIntakeProfile: true,
 }
 
 // checkDefinition is the size check of definitionOps, run by Apply.
