@@ -249,8 +249,12 @@ func TestIntakePost_Refusals(t *testing.T) {
 		{"invalid UTF-8 file name", func() *quiretest.Response {
 			return postIntake(s, key, "p", intakeFile{name: "bad\xff.txt", body: []byte("x")})
 		}, http.StatusBadRequest},
-		{"unknown profile", func() *quiretest.Response { return postIntake(s, key, "nope", intakeFile{name: "a.txt", body: []byte("x")}) }, http.StatusNotFound},
-		{"no key", func() *quiretest.Response { return postIntake(s, "", "p", intakeFile{name: "a.txt", body: []byte("x")}) }, http.StatusUnauthorized},
+		{"unknown profile", func() *quiretest.Response {
+			return postIntake(s, key, "nope", intakeFile{name: "a.txt", body: []byte("x")})
+		}, http.StatusNotFound},
+		{"no key", func() *quiretest.Response {
+			return postIntake(s, "", "p", intakeFile{name: "a.txt", body: []byte("x")})
+		}, http.StatusUnauthorized},
 		{"read-only key", func() *quiretest.Response {
 			return postIntake(s, apiKey(t, s, "READ"), "p", intakeFile{name: "a.txt", body: []byte("x")})
 		}, http.StatusUnauthorized},
