@@ -67,7 +67,7 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	s := quiretest.NewServer(t, intakeRoot(root))
 	admin := s.Admin()
 	addIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{folder}/{filename}", "actions": []any{},
-		"tags": []map[string]any{{"key": "source", "value": "{source}"}},
+		"tags":        []map[string]any{{"key": "source", "value": "{source}"}},
 		"watchFolder": map[string]any{"stableSeconds": 1}})
 	p := quiretest.Obj(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles/scan", nil, admin).JSON(t)["intakeProfile"])
 	dir := quiretest.Str(t, quiretest.Obj(t, p["watchFolder"]), "path")
