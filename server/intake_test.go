@@ -316,3 +316,37 @@ func TestIntakePost_Curl(t *testing.T) {
 		t.Errorf("content of %d bytes read back as %d bytes", len(want), len(got))
 	}
 }
+
+// TestIntakePost_ConcurrentDuplicates: the same file posted by eight
+// clients at once under SKIP makes one document; the policy is decided
+// in the writing transaction, not by a read before it.
+func TestIntakePost_ConcurrentDuplicates(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	key := apiKey(t, s, "WRITE")
+	addIntakeProfile(t, s, admin, map[string]any{"name": "p", "pathTemplate": "In/{filename}", "actions": []any{}})
+	body := bytes.Repeat([]byte("same scan "), 200000) // 2 MB: written in chunks before the commit
+	const n = 8
+	results := make(chan *quiretest.Response, n)
+	for i := 0; i < n; i++ {
+		go func() { results <- postIntake(s, key, "p", intakeFile{name: "same.pdf", body: body}) }()
+	}
+	created, skipped := 0, 0
+	for i := 0; i < n; i++ {
+		r := <-results
+		switch r.Status {
+		case http.StatusCreated:
+			created++
+		case http.StatusOK:
+			skipped++
+		default:
+			t.Errorf("status %d: %s", r.Status, r.Body)
+		}
+	}
+	if created != 1 || skipped != n-1 {
+		t.Errorf("%d created, %d skipped; want 1 and %d", created, skipped, n-1)
+	}
+	if d := docsByPath(t, s, admin); len(d) != 1 {
+		t.Errorf("documents %v, want one", d)
+	}
+}

@@ -170,8 +170,10 @@ func TestIntakeFolder_RestartMidFile(t *testing.T) {
 	root, data := t.TempDir(), t.TempDir()
 	s := quiretest.StartServer(t, data, intakeRoot(root))
 	admin := s.Admin()
+	// KEEP_BOTH: only the journal, not the duplicate check, can tell the
+	// repeat of a taken file from a new file with the same bytes.
 	addIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{filename}", "actions": []any{},
-		"watchFolder": map[string]any{"stableSeconds": 1}})
+		"duplicates": "KEEP_BOTH", "watchFolder": map[string]any{"stableSeconds": 1}})
 	dir := filepath.Join(root, "default", "scan")
 	waitFor(t, "the watched folder", func() bool { return exists(filepath.Join(dir, "done")) })
 

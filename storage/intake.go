@@ -244,8 +244,8 @@ func truncUTF8(s string, n int) string {
 }
 
 // SafeSegment makes s one safe path segment: no '/', '\\', control
-// characters or characters Windows refuses, not '.' or '..', at most
-// MaxIntakeSegmentBytes. It may be empty.
+// characters or characters Windows refuses, no trailing dots or blanks
+// (so never '.' or '..'), at most MaxIntakeSegmentBytes. It may be empty.
 func SafeSegment(s string) string {
 	s = cleanText(s)
 	s = strings.Map(func(r rune) rune {
@@ -257,11 +257,9 @@ func SafeSegment(s string) string {
 	}, s)
 	s = strings.TrimSpace(s)
 	s = truncUTF8(s, MaxIntakeSegmentBytes)
-	s = strings.TrimRight(s, " .")
-	if strings.Trim(s, ".") == "" && s != "" {
-		s = "_"
-	}
-	return s
+	// Trailing dots and blanks go (Windows drops them), so "." and ".."
+	// become empty and the segment is dropped.
+	return strings.TrimRight(s, " .")
 }
 
 // ExpandIntakePath fills a path template: each placeholder's value is made
