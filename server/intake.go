@@ -314,6 +314,13 @@ func (s *Server) handleGetIntakeErrors(r *reqCtx) error {
 	return r.JSON(map[string]any{"errors": out})
 }
 
+// intakeFailed records a failed file in its profile's error list.
+func (s *Server) intakeFailed(site, profile string, src intake.Source, cause error) {
+	if err := s.intake.Fail(site, profile, src, cause); err != nil {
+		s.log.Warn("record intake error", "site", site, "profile", profile, "err", err)
+	}
+}
+
 // intakeFileResult is one file of a multipart intake in the answer.
 type intakeFileResult struct {
 	FileName   string `json:"fileName"`
@@ -408,6 +415,9 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 			if errors.Is(err, errIncompleteBody) {
 				return abort(errIncompleteBody)
 			}
+			if intake.Permanent(err) {
+				s.intakeFailed(r.site, p.Name, src, err)
+			}
 			var ve *storage.ValidationError
 			if errors.As(err, &ve) || errors.Is(err, limit.err) {
 				return abort(err)
@@ -427,6 +437,7 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 	for i, pd := range pending {
 		res, err := pd.Commit(context.Background())
 		if err != nil {
+			s.intakeFailed(r.site, p.Name, intake.Source{Kind: intake.KindPost, Name: names[i]}, err)
 			for _, rest := range pending[i+1:] {
 				rest.Abort()
 			}

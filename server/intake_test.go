@@ -268,6 +268,17 @@ func TestIntakePost_Refusals(t *testing.T) {
 	if n := len(quiretest.List(t, l.JSON(t), "documents")); n != 0 {
 		t.Errorf("%d documents after refused posts, want 0: %s", n, l.Body)
 	}
+	// The files' own refusals are in the profile's error list.
+	e := s.Do(http.MethodGet, "/sites/default/intakeProfiles/p/errors", nil, admin)
+	mustStatus(t, e, http.StatusOK)
+	var names []string
+	for _, x := range quiretest.List(t, e.JSON(t), "errors") {
+		m := quiretest.Obj(t, x)
+		names = append(names, quiretest.Str(t, m, "fileName")+": "+quiretest.Str(t, m, "error"))
+	}
+	if len(names) != 2 || !strings.HasPrefix(names[0], "empty.txt: ") || !strings.HasPrefix(names[1], "big.bin: the file is larger") {
+		t.Errorf("errors = %q, want empty.txt then big.bin (newest first)", names)
+	}
 }
 
 // TestIntakePost_Curl posts with the real curl, as the README says.
