@@ -90,6 +90,18 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Symbolic links are never followed: not to a file outside the folder,
+	// nor to a folder.
+	secret := filepath.Join(t.TempDir(), "secret.pdf")
+	if err := os.WriteFile(secret, []byte("%PDF-1.4 not for the share"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "link.pdf")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
 	// Written slowly over ~3.5 s: each pause is shorter than stableSeconds.
 	slow := bytes.Repeat([]byte("slow page "), 50000)
 	writeSlowly(t, filepath.Join(dir, "slow.pdf"), slow, 7, 500*time.Millisecond)
@@ -110,7 +122,7 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	if exists(filepath.Join(dir, "Invoices", "2026", "a.pdf")) || exists(filepath.Join(dir, "slow.pdf")) {
 		t.Errorf("taken files are still in the watched folder")
 	}
-	for _, n := range []string{".hidden.pdf", "~lock.pdf", "partial.tmp"} {
+	for _, n := range []string{".hidden.pdf", "~lock.pdf", "partial.tmp", "link.pdf", "linkdir"} {
 		if !exists(filepath.Join(dir, n)) {
 			t.Errorf("%s was taken", n)
 		}
