@@ -314,6 +314,23 @@ func (s *Server) handleGetIntakeErrors(r *reqCtx) error {
 	return r.JSON(map[string]any{"errors": out})
 }
 
+// partReader marks errors reading a part (a broken or cut body) apart
+// from the store's.
+type partReader struct{ r io.Reader }
+
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
+
+func (p *partReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err != nil && err != io.EOF {
+		err = &bodyReadError{err}
+	}
+	return n, err
+}
+
 // intakeFailed records a failed file in its profile's error list.
 func (s *Server) intakeFailed(site, profile string, src intake.Source, cause error) {
 	if err := s.intake.Fail(site, profile, src, cause); err != nil {
@@ -410,22 +427,19 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 		if r.p.APIKeyName != "" {
 			src.Actor = "apiKey " + r.p.APIKeyName
 		}
-		pd, err := s.intake.Prepare(context.Background(), r.site, p, src, part)
+		pd, err := s.intake.Prepare(context.Background(), r.site, p, src, &partReader{r: part})
 		if err != nil {
-			if errors.Is(err, errIncompleteBody) {
+			var be *bodyReadError
+			switch {
+			case errors.Is(err, errIncompleteBody):
 				return abort(errIncompleteBody)
+			case errors.As(err, &be):
+				return abort(badRequest("invalid multipart body: " + be.err.Error()))
 			}
 			if intake.Permanent(err) {
 				s.intakeFailed(r.site, p.Name, src, err)
 			}
-			var ve *storage.ValidationError
-			if errors.As(err, &ve) || errors.Is(err, limit.err) {
-				return abort(err)
-			}
-			if e := (*apiError)(nil); errors.As(err, &e) {
-				return abort(err)
-			}
-			return abort(badRequest("invalid multipart body: " + err.Error()))
+			return abort(err) // a limit, or the store's refusal (507...)
 		}
 		pending = append(pending, pd)
 		names = append(names, name)
