@@ -77,10 +77,6 @@ type Watcher struct {
 	done    chan struct{}
 	pokeCh  chan struct{}
 	running bool
-
-	// afterCommit, when set by a test, runs after a file's intake is
-	// committed and before the file is moved (a crash there).
-	afterCommit func(path string)
 }
 
 type fileState struct {
@@ -288,9 +284,6 @@ func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfil
 		}
 		w.forget(abs)
 		return
-	}
-	if w.afterCommit != nil {
-		w.afterCommit(abs)
 	}
 	if p.Watch.OnSuccess == IntakeDeleteAfter {
 		err = os.Remove(abs)
