@@ -84,6 +84,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 	nc := nodeConfig(l.Config, nil)
 	doctorDataDir(d, dataDir, serverUp, storage.Config{MinFreeBytes: nc.MinFreeBytes, MinFreePercent: nc.MinFreePercent})
 	doctorTLS(d, l, dataDir)
+	doctorIntake(d, l.Intake.FolderRoot)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, e := range nc.Pipeline.Engines.Check(ctx) {
@@ -206,6 +207,74 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Confi
 		return
 	}
 	d.ok("store", fmt.Sprintf("opens, %d documents", n))
+}
+
+// doctorIntake checks the scanner intake's watched folders: the root and
+// every <root>/<site>/<profile> with its done/ and failed/ must be
+// writable by the server's user (the poller moves files there).
+func doctorIntake(d *doctorReport, root string) {
+	if root == "" {
+		fmt.Fprintf(d.w, "-     %-10s no intake.folder_root: watched folders are off\n", "intake")
+		return
+	}
+	fi, err := os.Stat(root)
+	if errors.Is(err, os.ErrNotExist) {
+		d.warn("intake", root+" does not exist yet", "it is created at the first poll of a watched folder; check its parent is writable, or create it: mkdir -p "+root)
+		return
+	}
+	if err != nil || !fi.IsDir() {
+		d.fail("intake", fmt.Sprintf("intake.folder_root %s is not a usable directory: %v", root, err), "point intake.folder_root at a directory")
+		return
+	}
+	dirs, n := []string{root}, 0
+	sites, _ := os.ReadDir(root)
+	for _, s := range sites {
+		if !s.IsDir() {
+			continue
+		}
+		profiles, _ := os.ReadDir(filepath.Join(root, s.Name()))
+		for _, p := range profiles {
+			if !p.IsDir() {
+				continue
+			}
+			pd := filepath.Join(root, s.Name(), p.Name())
+			dirs, n = append(dirs, pd), n+1
+			for _, sub := range []string{"done", "failed"} {
+				if _, err := os.Stat(filepath.Join(pd, sub)); err == nil {
+					dirs = append(dirs, filepath.Join(pd, sub))
+				}
+			}
+		}
+	}
+	bad := 0
+	for _, dir := range dirs {
+		if err := probeWrite(dir); err != nil {
+			bad++
+			d.fail("intake", fmt.Sprintf("%s is not writable: %v", dir, err),
+				"run doctor as the service user (sudo -u quire quire doctor ...) and give it the folder: chown -R quire "+dir+" (the share's users need write access too)")
+		}
+	}
+	if bad == 0 {
+		d.ok("intake", fmt.Sprintf("%s and its %d watched folders (with done/, failed/) are writable", root, n))
+	}
+}
+
+// probeWrite creates, syncs and removes a file in dir.
+func probeWrite(dir string) error {
+	probe := filepath.Join(dir, ".doctor-probe")
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte("probe"))
+	if err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	if rerr := os.Remove(probe); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // doctorDisk checks the free space of the file system holding dir (or its

@@ -40,6 +40,13 @@ func TestDoctor(t *testing.T) {
 	notDir := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(notDir, []byte("x"), 0o600)
 	future := t.TempDir()
+	scans := t.TempDir()
+	os.MkdirAll(filepath.Join(scans, "default", "finance", "done"), 0o755)
+	os.MkdirAll(filepath.Join(scans, "default", "finance", "failed"), 0o755)
+	intakeOK := filepath.Join(t.TempDir(), "intake.toml")
+	os.WriteFile(intakeOK, []byte("[intake]\nfolder_root = \""+scans+"\"\n"), 0o600)
+	intakeFile := filepath.Join(t.TempDir(), "intakefile.toml")
+	os.WriteFile(intakeFile, []byte("[intake]\nfolder_root = \""+notDir+"\"\n"), 0o600)
 	tests := []struct {
 		name  string
 		setup func()
@@ -53,6 +60,10 @@ func TestDoctor(t *testing.T) {
 			[]string{"FAIL  disk", "kept in reserve", "every write gets 507"}},
 		{"stopped server", func() { s.Close() }, []string{"--data-dir", dir, "--listen", "127.0.0.1:1"}, 0,
 			[]string{"no server answers", "ok    store      opens, 3 documents", "WARN  secrets    certificate seal of site default (CN=Office Seal) expires in 9 days"}},
+		{"intake folders writable", nil, []string{"--config", intakeOK, "--data-dir", dir, "--listen", running}, 0,
+			[]string{"ok    intake     " + scans + " and its 1 watched folders (with done/, failed/) are writable"}},
+		{"intake root is a file", nil, []string{"--config", intakeFile, "--data-dir", dir, "--listen", running}, 1,
+			[]string{"FAIL  intake     intake.folder_root " + notDir + " is not a usable directory"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,
 			[]string{"FAIL  config     " + badCfg + ":2: log.level: want debug, info, warn or error", "1 failed"}},
 		{"data dir is a file", nil, []string{"--data-dir", notDir, "--listen", "127.0.0.1:1"}, 1,

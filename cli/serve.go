@@ -116,6 +116,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		Intake:         node.IntakeConfig{FolderRoot: c.Intake.FolderRoot, Poll: c.Intake.Poll},
 		PublicWebhooks: c.Webhooks.Public,
 		ESignatureEnv:  c.ESignature.Environment,
 		TSA:            node.TSAConfig{URL: c.Certify.TSAURL, CAFile: c.Certify.TSACAFile},

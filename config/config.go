@@ -35,6 +35,7 @@ type Config struct {
 	Outbound   Outbound          `toml:"outbound"`
 	Metrics    Metrics           `toml:"metrics"`
 	Cluster    Cluster           `toml:"cluster"`
+	Intake     Intake            `toml:"intake"`
 	// RateLimit is a limit spec per route class (ratelimit.Parse's
 	// format), every class present (Default fills them).
 	RateLimit map[string]string `toml:"ratelimit"`
@@ -192,6 +193,15 @@ type Metrics struct {
 	Token  string `toml:"token"`
 }
 
+// Intake configures the scanner intake's watched folders (issue 32).
+type Intake struct {
+	// FolderRoot holds a folder per intake profile with a watched folder:
+	// <folder_root>/<siteId>/<profile> (empty: none can be enabled).
+	FolderRoot string `toml:"folder_root"`
+	// Poll is how often the leader looks at the watched folders.
+	Poll time.Duration `toml:"poll"`
+}
+
 // Default is the configuration with nothing set.
 func Default() *Config {
 	return &Config{
@@ -209,6 +219,7 @@ func Default() *Config {
 		},
 		Engines:   Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
 		SMTP:      SMTP{Port: 25},
+		Intake:    Intake{Poll: 2 * time.Second},
 		RateLimit: ratelimit.Defaults(),
 	}
 }

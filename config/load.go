@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -356,6 +358,12 @@ func (l *Loaded) validate() Problems {
 	}
 	if c.Pipeline.ActionTimeout < 1e9 {
 		bad("pipeline.action_timeout", "must be at least 1s")
+	}
+	if c.Intake.Poll < 100*time.Millisecond || c.Intake.Poll > time.Hour {
+		bad("intake.poll", "must be from 100ms to 1h, got %s", c.Intake.Poll)
+	}
+	if c.Intake.FolderRoot != "" && !filepath.IsAbs(c.Intake.FolderRoot) {
+		bad("intake.folder_root", "must be an absolute path, got %q", c.Intake.FolderRoot)
 	}
 	if c.Pipeline.RetryBase < 1e6 {
 		bad("pipeline.retry_base", "must be at least 1ms")

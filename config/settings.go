@@ -107,6 +107,11 @@ var settings = append([]setting{
 	{key: "pipeline.ocr_max_pages", name: "ocr-max-pages", help: "Most pages of a PDF one OCR action renders; a longer PDF fails before anything is rendered unless the action's ocrNumberOfPages asks for fewer.",
 		ptr: func(c *Config) any { return &c.Pipeline.OCRMaxPages }},
 
+	{key: "intake.folder_root", name: "intake-folder-root", help: "Root of the scanner intake's watched folders: an intake profile with watchFolder enabled polls <folder_root>/<siteId>/<profile> (share it over SMB). Empty: watched folders cannot be enabled.",
+		example: "/srv/quire-scans", ptr: func(c *Config) any { return &c.Intake.FolderRoot }},
+	{key: "intake.poll", name: "intake-poll", help: "How often the leader looks at the watched folders (a file is taken once unchanged for its profile's stableSeconds).",
+		ptr: func(c *Config) any { return &c.Intake.Poll }},
+
 	{key: "engines.tesseract", name: "tesseract", help: "tesseract program for OCR (default: found on PATH; Debian package tesseract-ocr).",
 		example: "/usr/bin/tesseract", ptr: func(c *Config) any { return &c.Engines.Tesseract }},
 	{key: "engines.ocrmypdf", name: "ocrmypdf", help: "ocrmypdf program for searchable PDFs (addPdfDetectedCharactersAsText; package ocrmypdf).",

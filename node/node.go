@@ -45,6 +45,8 @@ type Config struct {
 	Auth auth.Config
 	// MaxUploadBytes limits one upload (0: unlimited).
 	MaxUploadBytes int64
+	// Intake configures the scanner intake's watched folders.
+	Intake IntakeConfig
 	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
 	MaxBodyBytes int
 	// PublicWebhooks takes webhook payloads without a token at
@@ -227,28 +229,30 @@ func Open(cfg Config) (*Node, error) {
 func (n *Node) newServer(publicURL string) *server.Server {
 	cfg := n.cfg
 	return server.New(server.Deps{
-		Metrics:        n.metrics,
-		Store:          n.DB,
-		Index:          n.Index,
-		Indexer:        n.Indexer,
-		Applier:        n.applier,
-		Cluster:        n.clusterInfo(),
-		Auth:           n.Auth,
-		PublicURL:      publicURL,
-		LinksFromHost:  cfg.PublicURL == "",
-		ListenAddr:     n.ln.Addr().String(),
-		HostNames:      cfg.TLS.Hosts,
-		Pipeline:       n.Pipeline,
-		Actions:        pipeline.Actions(),
-		Logger:         cfg.Logger,
-		Version:        Version,
-		MaxUploadBytes: cfg.MaxUploadBytes,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		PublicWebhooks: cfg.PublicWebhooks,
-		ESignatureEnv:  cfg.ESignatureEnv,
-		TSA:            n.tsa,
-		DataDir:        cfg.DataDir,
-		SecretsWrapKey: n.secretsWrapKey,
+		Metrics:          n.metrics,
+		Store:            n.DB,
+		Index:            n.Index,
+		Indexer:          n.Indexer,
+		Applier:          n.applier,
+		Cluster:          n.clusterInfo(),
+		Auth:             n.Auth,
+		PublicURL:        publicURL,
+		LinksFromHost:    cfg.PublicURL == "",
+		ListenAddr:       n.ln.Addr().String(),
+		HostNames:        cfg.TLS.Hosts,
+		Pipeline:         n.Pipeline,
+		Actions:          pipeline.Actions(),
+		Logger:           cfg.Logger,
+		Version:          Version,
+		MaxUploadBytes:   cfg.MaxUploadBytes,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		IntakeFolderRoot: cfg.Intake.FolderRoot,
+		IntakePoll:       cfg.Intake.Poll,
+		PublicWebhooks:   cfg.PublicWebhooks,
+		ESignatureEnv:    cfg.ESignatureEnv,
+		TSA:              n.tsa,
+		DataDir:          cfg.DataDir,
+		SecretsWrapKey:   n.secretsWrapKey,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,
 		Timeouts:              cfg.Timeouts,
@@ -465,4 +469,12 @@ func (d directory) UserGeneration(name string) (int, bool, error) {
 		return 0, false, err
 	}
 	return u.Generation, u.Enabled, nil
+}
+
+// IntakeConfig is where the scanner intake's watched folders live
+// (<FolderRoot>/<siteId>/<profile>; empty: none) and how often the
+// leader polls them (0: 2s).
+type IntakeConfig struct {
+	FolderRoot string
+	Poll       time.Duration
 }

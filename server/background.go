@@ -12,7 +12,7 @@ import (
 
 // SetLeader starts (true) or stops (false) the work that decides or
 // schedules for the whole store: the daily scheduler (nightly
-// disposition), the retention sweeps, the rescan of
+// disposition), the retention sweeps, the watched intake folders, the rescan of
 // content type detections and the resumption of pending folder moves. A
 // cluster runs it on the leader only (node's leader loop calls this as
 // leadership changes); a single server is always its own leader. Before
@@ -28,12 +28,14 @@ func (s *Server) SetLeader(leader bool) {
 			s.bg.rescanNow()
 			s.moves.lead()
 			s.sched.Start()
+			s.watch.Start()
 			go s.resumeSignedEnvelopes(context.Background())
 		}
 		return
 	}
 	if s.bg.leader.Swap(false) {
 		s.sched.Stop()
+		s.watch.Stop()
 		s.moves.stepDown()
 	}
 }

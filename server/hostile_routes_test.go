@@ -101,6 +101,9 @@ var routeSamples = map[string]string{
 	"PUT /folders/permissions":                                  `{"path":"f","roles":[{"roleName":"r","permissions":["READ"]}]}`,
 	"POST /mappings":                                            `{"mapping":{"name":"m2","attributes":[{"attributeKey":"k","sourceType":"CONTENT","labelTexts":["a"],"labelMatchingType":"FUZZY"}]}}`,
 	"PUT /mappings/:mappingId":                                  `{"mapping":{"name":"m","attributes":[{"attributeKey":"k","sourceType":"CONTENT","labelTexts":["a"],"labelMatchingType":"FUZZY"}]}}`,
+	"POST /sites/:siteId/intakeProfiles":                        `{"intakeProfile":{"name":"hostile","pathTemplate":"In/{folder}/{filename}","tags":[{"key":"t","value":"{sender}"}],"actions":[{"type":"OCR"}],"duplicates":"VERSION"}}`,
+	"PUT /sites/:siteId/intakeProfiles/:name":                   `{"intakeProfile":{"pathTemplate":"In/{filename}","attributes":[{"key":"k","stringValue":"{subject}"}]}}`,
+	"POST /sites/:siteId/intake/:name":                          "",
 	"POST /sites/:siteId/sequences":                             `{"sequence":{"attributeKey":"seqk","pattern":"INV-{SEQUENCE:6}"}}`,
 	"POST /sites/:siteId/sequences/:sequenceId/next":            `{"documentId":"<documentId>"}`,
 	"POST /webhooks":                                            `{"name":"w2","ttl":"60","enabled":"true","tags":[{"key":"t","value":"v"}],"actions":[{"type":"CHECKSUM","parameters":{"checksumType":"SHA256"}}]}`,
@@ -210,6 +213,8 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	}
 	p["reviewId"] = create("POST", "/documents/"+p["documentId"]+"/reviews", `{"review":{"reviewCategory":"c","requiredDecisions":100}}`, "reviewId")
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
+	create("POST", "/sites/default/intakeProfiles", `{"intakeProfile":{"name":"fx","actions":[]}}`, "")
+	p["name"] = "fx"
 	p["sequenceId"] = create("POST", "/sites/default/sequences", routeSamples["POST /sites/:siteId/sequences"], "sequenceId")
 	p["indexKey"] = create("POST", "/folders", `{"path":"f/sub"}`, "indexKey")
 	p["webhookId"] = create("POST", "/webhooks", `{"name":"w"}`, "webhookId")

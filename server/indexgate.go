@@ -48,6 +48,7 @@ var indexFed = map[storage.Op]bool{
 	storage.OpUpdateDocument:     true,
 	storage.OpCommitContent:      true,
 	storage.OpAddWebhookDocument: true,
+	storage.OpIntakeDocument:     true,
 	storage.OpSetTags:            true,
 	storage.OpUpdateMatchTags:    true,
 	storage.OpSetDocAttributes:   true,

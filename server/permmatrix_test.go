@@ -157,6 +157,13 @@ func init() {
 	}
 	notDocumentRoutes["POST /public/documents"] = "anonymous intake where a governor enables it: adds new documents only, at the site configuration's folder"
 	notDocumentRoutes["POST /public/webhooks/*"] = "anonymous webhook intake (webhooks.public): a new document under webhooks/, checked there"
+	for _, r := range []string{
+		"GET /sites/:siteId/intakeProfiles", "POST /sites/:siteId/intakeProfiles", "GET /sites/:siteId/intakeProfiles/:name",
+		"PUT /sites/:siteId/intakeProfiles/:name", "DELETE /sites/:siteId/intakeProfiles/:name", "GET /sites/:siteId/intakeProfiles/:name/errors",
+	} {
+		notDocumentRoutes[r] = "intake profiles: site governors' settings, no document"
+	}
+	notDocumentRoutes["POST /sites/:siteId/intake/:name"] = "scanner intake: new documents only, at the path a governor's profile sets, WRITE on that folder checked for the profile's identity (intake.go)"
 	notDocumentRoutes["POST /private/webhooks/*"] = "webhook intake: a new document under webhooks/<id>, WRITE checked on that folder (webhooks.go)"
 	for _, r := range []string{
 		"GET /system/backup", "GET /cluster/status", "DELETE /cluster/nodes/:nodeId", "POST /cluster/nodes/:nodeId/rejoin", "POST /system/keys/rotate",

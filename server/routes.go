@@ -339,6 +339,14 @@ func (s *Server) routes() {
 	for _, r := range refusedRoutes {
 		api.Add(r.method, r.path, none(notServed(r.reason)))
 	}
+	// Scanner intake (Quire's own API, see API.md "Scanner intake").
+	api.Get("/sites/:siteId/intakeProfiles", sp(govern, s.handleGetIntakeProfiles))
+	api.Post("/sites/:siteId/intakeProfiles", sp(govern, s.handleAddIntakeProfile))
+	api.Get("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleGetIntakeProfile))
+	api.Put("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleSetIntakeProfile))
+	api.Delete("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleDeleteIntakeProfile))
+	api.Get("/sites/:siteId/intakeProfiles/:name/errors", sp(govern, s.handleGetIntakeErrors))
+	api.Post("/sites/:siteId/intake/:name", sp(write, s.handlePostIntake))
 
 	// Anything else is FormKiQ's "request handler not found".
 	if testRoutes != nil {

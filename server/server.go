@@ -16,6 +16,7 @@ import (
 	"quire/certify"
 	"quire/guard"
 	"quire/index"
+	"quire/intake"
 	"quire/pipeline"
 	"quire/ratelimit"
 	"quire/storage"
@@ -101,6 +102,11 @@ type Deps struct {
 	// MaxConnsPerClient caps concurrent connections from one client
 	// address (0: DefaultMaxConnsPerClient; negative: unlimited).
 	MaxConnsPerClient int
+	// IntakeFolderRoot is the root of intake profiles' watched folders
+	// (intake.folder_root; empty: watched folders cannot be enabled).
+	IntakeFolderRoot string
+	// IntakePoll is how often watched folders are polled (default 2s).
+	IntakePoll time.Duration
 	// RateLimit is the limit spec of each route class of the routes that
 	// need no token (ratelimit.Parse's format; a class not named: its
 	// default).
@@ -175,6 +181,10 @@ type Server struct {
 	// gate holds back writes feeding the fulltext index while it lags
 	// (indexgate.go).
 	gate *indexGate
+	// intake is the shared create path of intake sources, watch the
+	// poller of watched folders (leader only; intake.go).
+	intake *intake.Intake
+	watch  *intake.Watcher
 	// links checks Host headers for the links in answers (nil: the
 	// configured public URL is always used).
 	links *linkHosts
@@ -218,6 +228,8 @@ func New(d Deps) *Server {
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.limits, s.limitClass = newLimits(d), map[string]string{}
+	s.intake = s.newIntake(d.Metrics)
+	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
 		lag := gateLag
 		if testGateLag > 0 {
@@ -278,6 +290,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
+	s.watch.Stop()
 	s.sched.Stop()
 	s.moves.close()
 	return err

@@ -41,6 +41,7 @@ const (
 	SourcePublic     = "public"     // an anonymous public submission
 	SourceAction     = "action"     // the outcome of a document action
 	SourceSystem     = "system"     // a scheduled job or the server itself
+	SourceIntake     = "intake"     // a scanner intake source (intake.go): Actor is "<source>/<profile>"
 )
 
 // Via says where a command that came from a request came from. The server
@@ -116,6 +117,7 @@ var activityOps = map[Op]bool{
 	OpMarkJobRun: false, OpRetentionDue: true, OpAddReview: false, OpUpdateReview: false,
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
+	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false,
 }
 
 // Parts of a document a transaction wrote (tx.parts).

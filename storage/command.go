@@ -127,6 +127,11 @@ const (
 	OpRemindersDue      Op = "RemindersDue"      // the daily reminders run: due notifications become NOTIFICATION actions (notifications.go)
 	OpSetDocumentLock   Op = "SetDocumentLock"   // check a document out or in, set or lift a legal hold (locks.go)
 
+	OpPutIntakeProfile    Op = "PutIntakeProfile"    // create or replace a site's intake profile (intake.go)
+	OpDeleteIntakeProfile Op = "DeleteIntakeProfile" // remove an intake profile and its recent errors
+	OpIntakeDocument      Op = "IntakeDocument"      // one scanned file through a profile: duplicate policy, create or version, journal
+	OpAddIntakeError      Op = "AddIntakeError"      // record a failed intake (the newest MaxIntakeErrors per profile are kept)
+
 	OpSpendJoinToken   Op = "SpendJoinToken"   // a cluster join token is redeemed (clusterstate.go)
 	OpRotateKeys       Op = "RotateKeys"       // new token and URL signing keys for every node (clusterstate.go)
 	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
@@ -284,6 +289,12 @@ func init() {
 		OpPutSecret:         applyPutSecret,
 		OpDeleteSecret:      applyDeleteSecret,
 		OpEnvelopeChange:    applyEnvelopeChange,
+
+		// intake.go
+		OpPutIntakeProfile:    applyPutIntakeProfile,
+		OpDeleteIntakeProfile: applyDeleteIntakeProfile,
+		OpIntakeDocument:      applyIntakeDocument,
+		OpAddIntakeError:      applyAddIntakeError,
 
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,

@@ -96,6 +96,10 @@ const (
 	pfxWorkflowDoc      = "wfd/"  // wfd/<site>/<workflowId>/<doc> -> "" (documents in a workflow, not COMPLETE)
 	pfxRuleset          = "rs/"   // rs/<site>/<rulesetId> -> Ruleset (rulesets.go)
 	pfxRule             = "ru/"   // ru/<site>/<rulesetId>/<ruleId> -> Rule
+	pfxIntakeProfile    = "ip/"   // ip/<site>/<name> -> IntakeProfile (intake.go)
+	pfxIntakeSum        = "ics/"  // ics/<site>/<content sha256> -> documentId: the document an intake last made of that content
+	pfxIntakeJournal    = "ij/"   // ij/<site>/<sha256 of an intake key> -> IntakeRecord: a source's item taken (the watched folders' journal)
+	pfxIntakeError      = "ie/"   // ie/<site>/<profile>/<ts>/<hash> -> IntakeError: a profile's recent failures
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 
@@ -304,6 +308,26 @@ func entityKey(site, typeID, id string) []byte {
 
 func entityPrefix(site, typeID string) []byte {
 	return []byte(pfxEntity + sk(site) + "/" + typeID + "/")
+}
+
+func intakeProfileKey(site, name string) []byte {
+	return []byte(pfxIntakeProfile + sk(site) + "/" + name)
+}
+
+func intakeProfilePrefix(site string) []byte { return []byte(pfxIntakeProfile + sk(site) + "/") }
+
+func intakeSumKey(site, sha string) []byte { return []byte(pfxIntakeSum + sk(site) + "/" + sha) }
+
+func intakeJournalKey(site, keyHash string) []byte {
+	return []byte(pfxIntakeJournal + sk(site) + "/" + keyHash)
+}
+
+func intakeErrorPrefix(site, profile string) []byte {
+	return []byte(pfxIntakeError + sk(site) + "/" + profile + "/")
+}
+
+func intakeErrorKey(site, profile string, at time.Time, h string) []byte {
+	return []byte(pfxIntakeError + sk(site) + "/" + profile + "/" + tsHex(at) + "/" + h)
 }
 
 func sequenceKey(site, id string) []byte { return []byte(pfxSequence + sk(site) + "/" + id) }

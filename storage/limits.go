@@ -55,6 +55,7 @@ var definitionOps = map[Op]bool{
 	OpAddQueue: true, OpAddAPIKey: true, OpSetSiteConfig: true, OpSetSystemConfig: true,
 	OpSetFolderPermissions: true, OpAddReview: true, OpPutWorkflow: true, OpUpdateWorkflow: true,
 	OpPutRuleset: true, OpPutRule: true,
+	OpPutIntakeProfile: true,
 }
 
 // checkDefinition is the size check of definitionOps, run by Apply.

@@ -195,6 +195,7 @@ var resultTypes = func() map[string]reflect.Type {
 		FolderMoveJob{}, &FolderMoveJob{},
 		ActionResult{}, &ActionResult{},
 		WebhookDocumentResult{}, &WebhookDocumentResult{},
+		IntakeRecord{}, &IntakeRecord{}, IntakeProfile{}, &IntakeProfile{},
 	} {
 		t := reflect.TypeOf(v)
 		m[t.String()] = t

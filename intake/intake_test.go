@@ -1,0 +1,50 @@
+package intake
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"quire/storage"
+)
+
+func TestIgnored(t *testing.T) {
+	for name, want := range map[string]bool{
+		"scan.pdf": false, "Scan 0001.PDF": false, "a.error.txt.pdf": false,
+		".hidden": true, "~$doc.docx": true, "x.tmp": true, "X.TMP": true, "x.part": true,
+		"scan.pdf.error.txt": true, "Thumbs.db": true, "desktop.ini": true,
+	} {
+		if got := Ignored(name); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestWatchDir(t *testing.T) {
+	if d := WatchDir("", "default", "p"); d != "" {
+		t.Errorf("no root: %q", d)
+	}
+	if d := WatchDir("/srv/scans", "/finance/hr", "p"); d != filepath.Join("/srv/scans", "%2Ffinance%2Fhr", "p") {
+		t.Errorf("a site with slashes: %q", d)
+	}
+}
+
+func TestPermanent(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{storage.Invalid("k", "bad"), true},
+		{fmt.Errorf("wrapped: %w", &storage.AccessError{Msg: "no"}), true},
+		{&TooLargeError{Limit: 1}, true},
+		{ErrEmpty, true},
+		{errChanged, false},
+		{storage.ErrClosed, false},
+		{errors.New("disk full"), false},
+	} {
+		if got := Permanent(tt.err); got != tt.want {
+			t.Errorf("Permanent(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
