@@ -473,6 +473,8 @@ type wireError struct {
 	Items    []storage.ValidationItem `json:"items,omitempty"`
 	Reason   string                   `json:"reason,omitempty"`
 	Sentinel string                   `json:"sentinel,omitempty"`
+	// Answer is a keyed request's recorded answer (kind "replay").
+	Answer *storage.RequestAnswer `json:"answer,omitempty"`
 }
 
 // sentinels are the storage errors the server tells apart with errors.Is.
@@ -497,7 +499,11 @@ func encodeError(err error) *wireError {
 		nl *cluster.NotLeaderError
 	)
 	var ou *storage.OutcomeUnknownError
+	var rp *storage.RequestReplayError
 	switch {
+	case errors.As(err, &rp):
+		a := rp.Answer
+		return &wireError{Kind: "replay", Msg: err.Error(), Answer: &a}
 	case errors.As(err, &nl):
 		return &wireError{Kind: "notleader", Msg: err.Error()}
 	case errors.As(err, &ou): // before wr, which it unwraps to
@@ -542,6 +548,10 @@ func decodeError(w *wireError) error {
 		return &storage.WriteRefusedError{Kind: w.Msg, Reason: w.Reason}
 	case "unknown":
 		return &storage.OutcomeUnknownError{Reason: w.Msg}
+	case "replay":
+		if w.Answer != nil {
+			return &storage.RequestReplayError{Answer: *w.Answer}
+		}
 	case "limit":
 		return &storage.LimitError{Msg: w.Msg}
 	case "request":

@@ -140,11 +140,6 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 	}
 	if in.Artifacts {
-		if k, _ := r.Locals(localIdemKey).(string); k != "" {
-			// The artifact's id is chosen per request and not in the
-			// result: a retry could not answer the first one.
-			return invalid(headerIdempotencyKey, "'Idempotency-Key' is not supported when adding an artifact")
-		}
 		return s.addArtifact(r, &in)
 	}
 	id := ""

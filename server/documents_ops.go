@@ -55,11 +55,6 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	if in.Artifacts {
 		return invalid("artifacts", "add an artifact with POST /documents")
 	}
-	if k, _ := r.Locals(localIdemKey).(string); k != "" && len(in.Documents) > 0 {
-		// New children get ids per request that the result does not
-		// carry: a retry could not answer the first ones.
-		return invalid(headerIdempotencyKey, "'Idempotency-Key' is not supported with 'documents' on PATCH")
-	}
 	cur, err := s.db.GetDocument(r.site, id)
 	if err != nil {
 		return err

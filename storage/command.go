@@ -120,6 +120,8 @@ const (
 	OpSpendJoinToken   Op = "SpendJoinToken"   // a cluster join token is redeemed (clusterstate.go)
 	OpRotateKeys       Op = "RotateKeys"       // new token and URL signing keys for every node (clusterstate.go)
 	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
+
+	OpFinishRequest Op = "FinishRequest" // a keyed request's final answer, recorded with its Idempotency-Key (requests.go)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -256,6 +258,9 @@ func init() {
 
 		// secrets.go
 		OpRotateSecretsKey: applyRotateSecretsKey,
+
+		// requests.go
+		OpFinishRequest: applyFinishRequest,
 	}
 }
 
