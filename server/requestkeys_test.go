@@ -132,4 +132,3 @@ func TestIdempotencyKey_DocumentIDActsAsKey(t *testing.T) {
 		t.Fatalf("%d documents, want 1", n)
 	}
 }
-

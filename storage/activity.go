@@ -113,6 +113,7 @@ var activityOps = map[Op]bool{
 	OpSetSiteConfig: false, OpSetSystemConfig: false, OpPublish: false, OpUnpublish: false,
 	OpMarkJobRun: false, OpRetentionDue: true, OpAddReview: false, OpUpdateReview: false,
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,
+	OpFinishRequest: false,
 }
 
 // Parts of a document a transaction wrote (tx.parts).

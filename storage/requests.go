@@ -222,6 +222,18 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 	if k.Scoped {
 		site, user = k.Site, k.User
 	}
+	if k.Seq > 0 {
+		// A later command of a request already answered answers that.
+		var first requestRecord
+		switch err := t.getJSON(requestKey(site, requestID(user, k.Key, 0)), &first); {
+		case err == nil:
+			if c.At.Sub(first.At) < RequestKeyWindow && first.Hash == k.Hash && first.Answer != nil {
+				return nil, &RequestReplayError{Answer: *first.Answer}
+			}
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
 	id := requestID(user, k.Key, k.Seq)
 	key := requestKey(site, id)
 	var rec requestRecord
