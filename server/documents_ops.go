@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -62,7 +60,7 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	p, errs := s.prepareDocument(r, &in, id, cur.BelongsToDocumentID)
 	var children []*prepared
 	for i := range in.Documents {
-		cp, cerrs := s.prepareDocument(r, &in.Documents[i], uuid.NewString(), id)
+		cp, cerrs := s.prepareDocument(r, &in.Documents[i], r.newID(), id)
 		errs = append(errs, cerrs...)
 		children = append(children, cp)
 	}

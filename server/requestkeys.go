@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"quire/storage"
 )
@@ -209,6 +210,31 @@ type keyedRequest struct {
 	// wrote: a command carrying the key was applied (its record holds
 	// it), so the request's answer is recorded when it ends.
 	wrote bool
+	// ids counts the ids the request picked (newID).
+	ids int
+}
+
+// newID is a new id for something the request creates. A keyed request
+// picks its ids from its key, request and time, so that a run of it cut
+// off after it wrote and run again by its retry (at the first run's
+// time, serveKeyed) picks the same ones and answers as the first run
+// would have; any other request picks a random UUID.
+func (r *reqCtx) newID() string {
+	k := keyedFrom(r.UserContext())
+	if k == nil {
+		return uuid.NewString()
+	}
+	k.mu.Lock()
+	n := k.ids
+	k.ids++
+	k.mu.Unlock()
+	h := sha256.New()
+	fmt.Fprintf(h, "quire id\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", k.site, k.user, k.key, k.hash, r.now.UnixNano(), n)
+	var b [16]byte
+	copy(b[:], h.Sum(nil))
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return uuid.UUID(b).String()
 }
 
 type keyedCtxKey struct{}
@@ -275,6 +301,9 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		if st.Answer != nil {
 			return replayAnswer(r, *st.Answer)
 		}
+		// A run cut off after it wrote: this one runs at its time, so
+		// that it picks the same ids and times (newID).
+		r.now = st.At.UTC()
 	}
 	r.SetUserContext(context.WithValue(r.UserContext(), keyedCtxKey{}, k))
 	err = run()
@@ -321,27 +350,35 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 const answerRecordWait = 15 * time.Second
 
 // keyedWithoutWrite ends a keyed request whose run wrote nothing under
-// its key (err is the run's error).
+// its key (err is the run's error). A success or a 5xx (no leader, an
+// unknown outcome: the client is to retry) stands as it is; a 4xx is the
+// answer only if no run of the request wrote: one that did (a retry
+// racing the first, a first run cut off, a record this node applied only
+// now) has the answer, waited for up to answerWait.
 func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, err error) error {
-	failed := err != nil || r.Response().StatusCode() >= 400
-	if !failed && !hadRecord {
+	if err != nil {
+		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+			return herr
+		}
+	}
+	status := r.Response().StatusCode()
+	if status >= 500 || status < 400 && !hadRecord {
 		return nil
 	}
 	deadline := time.Now().Add(answerWait)
 	for {
 		st, rerr := s.db.ReadRequest(k.site, k.user, k.key, r.now)
 		if rerr != nil {
-			return rerr
+			return nil // the answer rendered stands
 		}
 		if st == nil {
-			return err // no run of this request wrote: this answer stands
+			return nil // no run of this request wrote: this answer stands
 		}
+		resetAnswer(r)
 		if st.Hash != k.hash {
 			return &storage.ConflictError{Msg: "Idempotency-Key was already used with a different request"}
 		}
 		if st.Answer != nil {
-			r.Response().ResetBody()
-			r.Response().Header.Del(fiber.HeaderContentType)
 			return replayAnswer(r, *st.Answer)
 		}
 		if time.Now().After(deadline) {
@@ -349,10 +386,18 @@ func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, e
 		}
 		select {
 		case <-r.Context().Done():
-			return err
+			return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// resetAnswer clears the answer a run wrote, for another one.
+func resetAnswer(r *reqCtx) {
+	r.Response().ResetBody()
+	r.Response().Header.Del(fiber.HeaderContentType)
+	r.Response().Header.Del(headerWriteOutcome)
+	r.Status(http.StatusOK)
 }
 
 // replayAnswer sends a recorded answer as first sent.

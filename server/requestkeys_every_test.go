@@ -10,6 +10,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/storage"
 )
 
 // Every write route honours an Idempotency-Key, or is one of the few
@@ -191,4 +192,75 @@ func nextAfter(t *testing.T, body []byte, n int) string {
 	var v int
 	fmt.Sscanf(string(m[1]), "%d", &v)
 	return fmt.Sprintf("INV-%06d", v+n)
+}
+
+// A keyed request cut off after it wrote and before its answer was
+// recorded (here: recording the answer fails) is completed by its retry,
+// not repeated: a create that picks its id answers the same id (the
+// retry runs at the first run's time and picks the same ids) and creates
+// nothing more. A hard delete whose retry can no longer reach its
+// command (the document is gone) answers the documented 409 rather than
+// a 404 or a second delete. Once answers are recorded again, the retry's
+// answer is recorded and replayed.
+func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	s.Node.DB.SetCommitFault(func(c *storage.Command) error {
+		if c.Op == storage.OpFinishRequest {
+			return &storage.ConflictError{Msg: "test: the answer is not recorded"}
+		}
+		return nil
+	})
+	k := map[string]string{"Idempotency-Key": "cut-off create"}
+	first := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
+	mustStatus(t, first, http.StatusCreated)
+	id := str(t, first.JSON(t), "webhookId")
+	again := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
+	if again.Status != first.Status || !bytes.Equal(again.Body, first.Body) {
+		t.Fatalf("retry of a cut-off create: %d %s, want the first answer %d %s", again.Status, again.Body, first.Status, first.Body)
+	}
+	if again.Header.Get("Idempotent-Replayed") == "true" {
+		t.Fatal("the retry claims a recorded answer, yet none could be recorded")
+	}
+	hooks := s.Do(http.MethodGet, "/webhooks", nil, tok)
+	if n := bytes.Count(hooks.Body, []byte(`"webhookId"`)); n != 1 || !bytes.Contains(hooks.Body, []byte(id)) {
+		t.Fatalf("webhooks after a cut-off create and its retry: %s, want only %s", hooks.Body, id)
+	}
+
+	doc := s.Do(http.MethodPost, "/documents", map[string]any{"path": "cut/d.txt", "content": "x"}, tok)
+	mustStatus(t, doc, http.StatusCreated)
+	did := str(t, doc.JSON(t), "documentId")
+	dk := map[string]string{"Idempotency-Key": "cut-off delete"}
+	del1 := s.DoHeaders(http.MethodDelete, "/documents/"+did, nil, tok, dk)
+	mustStatus(t, del1, http.StatusOK)
+	// The hard delete reaches its command again, which answers its first
+	// result: the first answer, not a 404.
+	del2 := s.DoHeaders(http.MethodDelete, "/documents/"+did, nil, tok, dk)
+	if del2.Status != del1.Status || !bytes.Equal(del2.Body, del1.Body) {
+		t.Fatalf("retry of a cut-off delete: %d %s, want the first answer %d %s", del2.Status, del2.Body, del1.Status, del1.Body)
+	}
+	// An artifact's delete checks the artifact before its command: its
+	// retry cannot get there again.
+	parent := s.Do(http.MethodPost, "/documents", map[string]any{"path": "cut/p.txt", "content": "x"}, tok)
+	mustStatus(t, parent, http.StatusCreated)
+	pid := str(t, parent.JSON(t), "documentId")
+	art := s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": pid, "content": "a"}, tok)
+	mustStatus(t, art, http.StatusCreated)
+	aid := str(t, art.JSON(t), "artifactId")
+	ak := map[string]string{"Idempotency-Key": "cut-off artifact delete"}
+	mustStatus(t, s.DoHeaders(http.MethodDelete, "/documents/"+pid+"?artifactId="+aid, nil, tok, ak), http.StatusOK)
+	r := s.DoHeaders(http.MethodDelete, "/documents/"+pid+"?artifactId="+aid, nil, tok, ak)
+	mustStatus(t, r, http.StatusConflict)
+	if !bytes.Contains(r.Body, []byte("interrupted")) {
+		t.Fatalf("retry of a cut-off artifact delete: %s, want the documented interrupted answer", r.Body)
+	}
+
+	// Answers are recorded again: the next retry of the create records
+	// its answer, and the one after replays it.
+	s.Node.DB.SetCommitFault(nil)
+	mustStatus(t, s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k), http.StatusCreated)
+	last := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
+	if last.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(last.Body, first.Body) {
+		t.Fatalf("after recording resumed: %d %s (replayed %q), want the first answer, replayed", last.Status, last.Body, last.Header.Get("Idempotent-Replayed"))
+	}
 }

@@ -166,6 +166,8 @@ func applyFinishRequest(t *tx, c *Command) (any, error) {
 // RequestState is what the store holds of a keyed request (ReadRequest).
 type RequestState struct {
 	Hash string
+	// At is the time of the request's first command (the request's time).
+	At time.Time
 	// Answer is its recorded final answer, nil while none is.
 	Answer *RequestAnswer
 }
@@ -187,7 +189,7 @@ func (d *DB) ReadRequest(site, user, key string, now time.Time) (*RequestState, 
 	if now.Sub(rec.At) >= RequestKeyWindow {
 		return nil, nil
 	}
-	return &RequestState{Hash: rec.Hash, Answer: rec.Answer}, nil
+	return &RequestState{Hash: rec.Hash, At: rec.At, Answer: rec.Answer}, nil
 }
 
 func requestID(user, key string, seq int) string {
