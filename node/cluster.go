@@ -255,6 +255,7 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 			out.Err = &wireError{Kind: "notleader", Msg: perr.Error()}
 		}
 		if perr == nil {
+			out.Replayed = res.Replayed
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
 				n.cfg.Logger.Warn("forwarded write: result not encoded", "op", cmd.Op, "err", err)
@@ -270,6 +271,8 @@ type forwardReply struct {
 	Type  string          `json:"type,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Err   *wireError      `json:"err,omitempty"`
+	// Replayed: storage.Result.Replayed.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // clusterApplier is the server's applier on a cluster member: the leader
@@ -462,7 +465,7 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 	if verr != nil {
 		a.log.Warn("forwarded write: result not decoded", "op", cmd.Op, "err", verr)
 	}
-	return storage.Result{Value: v}, out.Index, decodeError(out.Err), false
+	return storage.Result{Value: v, Replayed: out.Replayed}, out.Index, decodeError(out.Err), false
 }
 
 // wireError carries an applier's error to the follower with the type the

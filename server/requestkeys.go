@@ -212,7 +212,17 @@ type keyedRequest struct {
 	wrote bool
 	// ids counts the ids the request picked (newID).
 	ids int
+	// rerun: the request's record was found before it ran (a run cut
+	// off after it wrote): its commands are expected to answer their
+	// recorded results.
+	rerun bool
 }
+
+// errRacingRun stops a run of a keyed request whose command answered a
+// recorded result though no record was found before it ran: another run
+// of the request (the client's retry racing its first attempt) wrote
+// first, and its answer is the answer (serveKeyed waits for it).
+var errRacingRun = errors.New("server: another run of this keyed request wrote first")
 
 // newID is a new id for something the request creates. A keyed request
 // picks its ids from its key, request and time, so that a run of it cut
@@ -266,8 +276,14 @@ func (a keyedApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.
 	res, err := a.Applier.Apply(ctx, cmd)
 	if err == nil {
 		k.mu.Lock()
-		k.wrote = true
+		racing := res.Replayed && !k.rerun && !k.wrote
+		if !racing {
+			k.wrote = true
+		}
 		k.mu.Unlock()
+		if racing {
+			return storage.Result{}, errRacingRun
+		}
 	}
 	return res, err
 }
@@ -304,6 +320,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		// A run cut off after it wrote: this one runs at its time, so
 		// that it picks the same ids and times (newID).
 		r.now = st.At.UTC()
+		k.rerun = true
 	}
 	r.SetUserContext(context.WithValue(r.UserContext(), keyedCtxKey{}, k))
 	err = run()
@@ -314,6 +331,9 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 	k.mu.Lock()
 	wrote := k.wrote
 	k.mu.Unlock()
+	if errors.Is(err, errRacingRun) {
+		return s.awaitAnswer(r, k, false, true)
+	}
 	if !wrote {
 		// Nothing written under the key by this run: its answer stands,
 		// unless another run of the request did write (a retry racing
@@ -365,32 +385,48 @@ func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, e
 	if status >= 500 || status < 400 && !hadRecord {
 		return nil
 	}
+	return s.awaitAnswer(r, k, hadRecord, false)
+}
+
+// awaitAnswer answers a keyed request with the answer another run of it
+// records, waiting up to answerWait; without a record the answer already
+// rendered stands, unless racing (the leader answered from the record,
+// which this node has yet to apply, and nothing is rendered): then it is
+// waited for. Without an answer by then: a run that was itself the
+// retry of a cut-off run (rerun) and could not reach its commands again
+// answers the documented 409; any other is told to send the request
+// again (504, unknown outcome), which then runs as such a retry.
+func (s *Server) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) error {
 	deadline := time.Now().Add(answerWait)
 	for {
 		st, rerr := s.db.ReadRequest(k.site, k.user, k.key, r.now)
-		if rerr != nil {
-			return nil // the answer rendered stands
-		}
-		if st == nil {
+		if !racing && (rerr != nil || st == nil) {
 			return nil // no run of this request wrote: this answer stands
 		}
 		resetAnswer(r)
-		if st.Hash != k.hash {
+		switch {
+		case st == nil:
+		case st.Hash != k.hash:
 			return &storage.ConflictError{Msg: "Idempotency-Key was already used with a different request"}
-		}
-		if st.Answer != nil {
+		case st.Answer != nil:
 			return replayAnswer(r, *st.Answer)
 		}
-		if time.Now().After(deadline) {
-			return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
+		if time.Now().After(deadline) || r.Context().Err() != nil {
+			if rerun {
+				return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
+			}
+			return &storage.OutcomeUnknownError{Reason: msgAnotherRun}
 		}
 		select {
 		case <-r.Context().Done():
-			return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
+
+// msgAnotherRun answers a keyed request whose first run (a request
+// racing it) wrote and has no answer yet.
+const msgAnotherRun = "Another request with this Idempotency-Key wrote first and has no answer yet (still running, or cut off): send the request again with the same Idempotency-Key to get its answer"
 
 // resetAnswer clears the answer a run wrote, for another one.
 func resetAnswer(r *reqCtx) {

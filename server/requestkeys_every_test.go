@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"quire/quiretest"
@@ -262,5 +263,35 @@ func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
 	last := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
 	if last.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(last.Body, first.Body) {
 		t.Fatalf("after recording resumed: %d %s (replayed %q), want the first answer, replayed", last.Status, last.Body, last.Header.Get("Idempotent-Replayed"))
+	}
+}
+
+// Retries racing their first attempt (sent before it answered, all with
+// one key) get one answer between them, and write once: a run whose
+// command finds another run's record waits for that run's answer.
+func TestIdempotencyKey_RacingRetriesGetOneAnswer(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	for round := 0; round < 5; round++ {
+		k := map[string]string{"Idempotency-Key": fmt.Sprintf("racing %d", round)}
+		const n = 6
+		answers := make([]*quiretest.Response, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i] = s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "race"}, tok, k)
+			}()
+		}
+		wg.Wait()
+		for i, a := range answers {
+			if a.Status != http.StatusCreated || !bytes.Equal(a.Body, answers[0].Body) {
+				t.Fatalf("round %d, request %d: %d %s; request 0: %d %s", round, i, a.Status, a.Body, answers[0].Status, answers[0].Body)
+			}
+		}
+	}
+	if r := s.Do(http.MethodGet, "/webhooks", nil, tok); bytes.Count(r.Body, []byte(`"webhookId"`)) != 5 {
+		t.Fatalf("webhooks after 5 rounds of racing requests: %s, want 5", r.Body)
 	}
 }

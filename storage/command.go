@@ -378,4 +378,8 @@ type Result struct {
 	// Queued lists the documents that have an action to run (from the
 	// given time) after the command.
 	Queued []QueuedDoc
+	// Replayed says the command carried an Idempotency-Key already
+	// recorded: Value is the recorded result and nothing was applied
+	// (requests.go).
+	Replayed bool
 }

@@ -269,6 +269,7 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 		if rec.Opaque {
 			return nil, &ConflictError{Msg: msgNotReplayable}
 		}
+		t.replayed = true
 		return DecodeResultValue(rec.Type, rec.Val)
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
