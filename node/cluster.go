@@ -255,6 +255,7 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 			out.Err = &wireError{Kind: "notleader", Msg: perr.Error()}
 		}
 		if perr == nil {
+			out.Replayed = res.Replayed
 			out.Type, out.Value, err = encodeValue(res.Value)
 			if err != nil {
 				n.cfg.Logger.Warn("forwarded write: result not encoded", "op", cmd.Op, "err", err)
@@ -270,6 +271,8 @@ type forwardReply struct {
 	Type  string          `json:"type,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Err   *wireError      `json:"err,omitempty"`
+	// Replayed: storage.Result.Replayed.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // clusterApplier is the server's applier on a cluster member: the leader
@@ -462,7 +465,7 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 	if verr != nil {
 		a.log.Warn("forwarded write: result not decoded", "op", cmd.Op, "err", verr)
 	}
-	return storage.Result{Value: v}, out.Index, decodeError(out.Err), false
+	return storage.Result{Value: v, Replayed: out.Replayed}, out.Index, decodeError(out.Err), false
 }
 
 // wireError carries an applier's error to the follower with the type the
@@ -473,6 +476,8 @@ type wireError struct {
 	Items    []storage.ValidationItem `json:"items,omitempty"`
 	Reason   string                   `json:"reason,omitempty"`
 	Sentinel string                   `json:"sentinel,omitempty"`
+	// Answer is a keyed request's recorded answer (kind "replay").
+	Answer *storage.RequestAnswer `json:"answer,omitempty"`
 }
 
 // sentinels are the storage errors the server tells apart with errors.Is.
@@ -497,7 +502,11 @@ func encodeError(err error) *wireError {
 		nl *cluster.NotLeaderError
 	)
 	var ou *storage.OutcomeUnknownError
+	var rp *storage.RequestReplayError
 	switch {
+	case errors.As(err, &rp):
+		a := rp.Answer
+		return &wireError{Kind: "replay", Msg: err.Error(), Answer: &a}
 	case errors.As(err, &nl):
 		return &wireError{Kind: "notleader", Msg: err.Error()}
 	case errors.As(err, &ou): // before wr, which it unwraps to
@@ -542,6 +551,10 @@ func decodeError(w *wireError) error {
 		return &storage.WriteRefusedError{Kind: w.Msg, Reason: w.Reason}
 	case "unknown":
 		return &storage.OutcomeUnknownError{Reason: w.Msg}
+	case "replay":
+		if w.Answer != nil {
+			return &storage.RequestReplayError{Answer: *w.Answer}
+		}
 	case "limit":
 		return &storage.LimitError{Msg: w.Msg}
 	case "request":

@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -260,4 +261,57 @@ func waitSameState(t *testing.T, leader *quiretest.Server, all []*quiretest.Serv
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("the nodes' states differ: %s", last)
+}
+
+// The bench's "3-node upload read-back" check, as the product guarantees
+// it (cluster/DESIGN.md, "Reads are local"): an upload through a
+// follower's URL reads back at once, with its contentLength, on that
+// follower and on the leader (which applied the commit before answering
+// the forward); another follower reads it once it has applied the
+// index the upload's node had when the PUT answered. (The bench used
+// n1's own applied index instead, which waits for nothing once n1 no
+// longer leads.)
+func TestCluster_UploadThroughAFollowerReadsBack(t *testing.T) {
+	leader, fs := startCluster(t)
+	f, other := fs[0], fs[1]
+	id, u := uploadURL(t, f, "rb/upload.bin")
+	const size = 3*storage.ChunkSize + 777
+	body := bytes.Repeat([]byte("read-back "), size/10+1)[:size]
+	req, err := http.NewRequest(http.MethodPut, u, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT to the follower's upload URL: %d %s", resp.StatusCode, msg)
+	}
+	idx := f.Node.Cluster.AppliedIndex()
+	check := func(s *quiretest.Server) {
+		t.Helper()
+		r := s.Do(http.MethodGet, "/documents/"+id, nil, s.Admin())
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: GET /documents/%s: %d %s", s.Node.Cluster.ID(), id, r.Status, r.Body)
+		}
+		if n, _ := r.JSON(t)["contentLength"].(float64); int64(n) != size {
+			t.Fatalf("%s: contentLength %v right after the upload, want %d: %s", s.Node.Cluster.ID(), r.JSON(t)["contentLength"], size, r.Body)
+		}
+	}
+	check(f)
+	check(leader)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := other.Node.Cluster.WaitApplied(ctx, idx); err != nil {
+		t.Fatal(err)
+	}
+	check(other)
+	for _, s := range []*quiretest.Server{f, leader, other} {
+		if got, n := downloadSHA(t, s, id); n != size || got != fmt.Sprintf("%x", sha256.Sum256(body)) {
+			t.Fatalf("%s serves %d bytes with SHA-256 %s", s.Node.Cluster.ID(), n, got)
+		}
+	}
 }

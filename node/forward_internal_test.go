@@ -18,6 +18,7 @@ func TestForward_ErrorsAndResultsKeepTheirTypes(t *testing.T) {
 		&storage.ConflictError{Msg: "documentId 'x' already exists"},
 		&storage.AccessError{Msg: "fkq access denied"},
 		&storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "disk failed"},
+		&storage.RequestReplayError{Answer: storage.RequestAnswer{Status: 201, ContentType: "application/json", Body: []byte(`{"documentId":"d"}`)}},
 	} {
 		b, jerr := json.Marshal(encodeError(err))
 		if jerr != nil {

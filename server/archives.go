@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/klauspost/compress/flate"
 
 	"quire/auth"
@@ -68,7 +67,7 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	expires := r.now.Add(dur)
 	if _, err := s.apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires}); err != nil {
 		return err

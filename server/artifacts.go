@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"quire/auth"
 	"quire/storage"
 )
@@ -141,7 +139,7 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	if len(in.Actions) > 0 {
 		errs = append(errs, storage.ValidationItem{Key: "actions", Msg: "actions cannot be added to an artifact"})
 	}
-	artID := uuid.NewString()
+	artID := r.newID()
 	p, perrs := s.prepareDocument(r, in, artID, "")
 	errs = append(errs, perrs...)
 	if err := checkErrors(errs); err != nil {

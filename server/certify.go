@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"software.sslmate.com/src/go-pkcs12"
 
 	"quire/auth"
@@ -312,7 +311,7 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	name := strings.TrimSuffix(d.Path, ".pdf")
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]

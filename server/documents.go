@@ -140,11 +140,6 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 	}
 	if in.Artifacts {
-		if k, _ := r.Locals(localIdemKey).(string); k != "" {
-			// The artifact's id is chosen per request and not in the
-			// result: a retry could not answer the first one.
-			return invalid(headerIdempotencyKey, "'Idempotency-Key' is not supported when adding an artifact")
-		}
 		return s.addArtifact(r, &in)
 	}
 	id := ""
@@ -154,7 +149,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
 		}
 	} else {
-		id = uuid.NewString()
+		id = r.newID()
 	}
 	if in.Content == nil && len(in.Documents) == 0 && in.DeepLinkPath == nil && in.ResourceType != storage.ResourceDossier {
 		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
@@ -168,7 +163,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	docs := []*prepared{parent}
 	for i := range in.Documents {
 		ch := &in.Documents[i]
-		cp, cerrs := s.prepareDocument(r, ch, uuid.NewString(), id)
+		cp, cerrs := s.prepareDocument(r, ch, r.newID(), id)
 		errs = append(errs, cerrs...)
 		docs = append(docs, cp)
 		parent.nd.Document.Children = append(parent.nd.Document.Children, cp.nd.Document.DocumentID)

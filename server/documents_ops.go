@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -55,11 +53,6 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	if in.Artifacts {
 		return invalid("artifacts", "add an artifact with POST /documents")
 	}
-	if k, _ := r.Locals(localIdemKey).(string); k != "" && len(in.Documents) > 0 {
-		// New children get ids per request that the result does not
-		// carry: a retry could not answer the first ones.
-		return invalid(headerIdempotencyKey, "'Idempotency-Key' is not supported with 'documents' on PATCH")
-	}
 	cur, err := s.db.GetDocument(r.site, id)
 	if err != nil {
 		return err
@@ -67,7 +60,7 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 	p, errs := s.prepareDocument(r, &in, id, cur.BelongsToDocumentID)
 	var children []*prepared
 	for i := range in.Documents {
-		cp, cerrs := s.prepareDocument(r, &in.Documents[i], uuid.NewString(), id)
+		cp, cerrs := s.prepareDocument(r, &in.Documents[i], r.newID(), id)
 		errs = append(errs, cerrs...)
 		children = append(children, cp)
 	}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -65,7 +63,7 @@ func (s *Server) handleAddEntityType(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	et.EntityTypeID = uuid.NewString()
+	et.EntityTypeID = r.newID()
 	res, err := s.apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et})
 	if err != nil {
 		return err
@@ -251,7 +249,7 @@ func (s *Server) handleAddEntity(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	e.EntityID = uuid.NewString()
+	e.EntityID = r.newID()
 	p := storage.PutEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: "add"}
 	if _, err := s.apply(r, storage.OpPutEntity, p); err != nil {
 		return err

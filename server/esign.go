@@ -159,7 +159,7 @@ func (s *Server) handleAddEnvelope(r *reqCtx) error {
 		}
 		days = d
 	}
-	e := storage.Envelope{EnvelopeID: uuid.NewString(), DocumentID: r.pathDocID(), ArtifactID: r.art, Provider: r.Params("provider"),
+	e := storage.Envelope{EnvelopeID: r.newID(), DocumentID: r.pathDocID(), ArtifactID: r.art, Provider: r.Params("provider"),
 		EmailSubject: in.EmailSubject, Environment: env, EmbeddedStartURL: in.EmbeddedStartURL, ExpiresAt: r.now.AddDate(0, 0, days)}
 	seen := map[string]bool{}
 	for i, sg := range in.Signers {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"quire/auth"
 	"quire/pipeline"
@@ -24,7 +23,7 @@ import (
 // handleGetExaminePdfURL serves GET /objects/examine/pdf: an id and a
 // signed URL to PUT the PDF to.
 func (s *Server) handleGetExaminePdfURL(r *reqCtx) error {
-	id := uuid.NewString()
+	id := r.newID()
 	exp := strconv.FormatInt(s.now().Add(defaultURLDuration).Unix(), 10)
 	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, "examine", r.site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}

@@ -14,15 +14,13 @@ func SetTestRoutes(f func(fiber.Router)) { testRoutes = f }
 // it is called with 0 hold back index-feeding writes (tests only).
 func SetTestIndexGateLag(d time.Duration) { testGateLag = d }
 
-// KeyedRoutes are the routes that honour an Idempotency-Key, as
-// "METHOD path" (tests only).
-func KeyedRoutes() []string {
-	out := make([]string, len(keyedRoutes))
-	for i, k := range keyedRoutes {
-		out[i] = k.method + " " + k.path
-	}
-	return out
-}
+// KeyedRoute says whether the route of method and path (as registered)
+// honours an Idempotency-Key; UnkeyedRoutes are the write routes that
+// refuse it, with their reasons, and WritingReads the GET routes that
+// honour it (tests only).
+func KeyedRoute(method, path string) bool { return keyedRoute(method, path) }
+func UnkeyedRoutes() map[string]string    { return unkeyedRoutes }
+func WritingReads() map[string]bool       { return writingReads }
 
 // LimitClasses is the rate-limit class of every route that needs no
 // token ("METHOD /path"), as the route table declared them (tests only).

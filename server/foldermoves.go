@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"quire/guard"
 	"quire/storage"
 )
@@ -254,7 +252,7 @@ func (s *Server) handleMoveFolder(r *reqCtx) error {
 	if _, err := s.folderOfIndexKey(r, k); err != nil { // early answer; the applier decides
 		return err
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target})
 	if err != nil {
 		return err
@@ -302,7 +300,7 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	// leaves a job the next start resumes; the request waits for it. The
 	// move runs on the server's context: a client that hangs up does not
 	// stop it half-way.
-	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: uuid.NewString(), Source: source, Target: target})
+	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: r.newID(), Source: source, Target: target})
 	if err != nil {
 		return err
 	}

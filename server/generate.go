@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"quire/pipeline"
 	"quire/storage"
 )
@@ -235,7 +233,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		}
 		return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": parent, "artifactId": a.DocumentID})
 	case toArtifact:
-		id := uuid.NewString()
+		id := r.newID()
 		cat := in.ArtifactCategory
 		if cat == "" {
 			cat = "GENERATED"
@@ -259,7 +257,7 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 			return err
 		}
 	} else {
-		id = uuid.NewString()
+		id = r.newID()
 	}
 	p := in.Path
 	if p == "" {

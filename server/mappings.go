@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -46,7 +44,7 @@ func (s *Server) handleAddMapping(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	m.MappingID = uuid.NewString()
+	m.MappingID = r.newID()
 	if _, err := s.apply(r, storage.OpPutMapping, storage.PutMapping{Mapping: m, Create: true}); err != nil {
 		return err
 	}

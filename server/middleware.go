@@ -198,12 +198,12 @@ type reqCtx struct {
 	// the artifact's record id.
 	art string
 
-	// bodySum is the SHA-256 of the body readBody read; implicitKey the
-	// key a client-chosen documentId stands for; keyUsed says the
-	// request's command carried its key already (requestkeys.go).
+	// bodySum is the SHA-256 of the body (readBody, bufferBody);
+	// implicitKey the key a client-chosen documentId stands for, used
+	// by the request's create when it carries no Idempotency-Key
+	// (requestkeys.go).
 	bodySum     []byte
 	implicitKey *storage.Idempotency
-	keyUsed     bool
 
 	// The site's folder permissions, read on first use.
 	fperms   storage.FolderPermissionSet
@@ -285,10 +285,16 @@ func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Hand
 		if err := refuseUnsupportedQuery(c); err != nil {
 			return err
 		}
-		if err := s.resolveDocument(r, perm); err != nil {
-			return err
+		run := func() error {
+			if err := s.resolveDocument(r, perm); err != nil {
+				return err
+			}
+			return h(r)
 		}
-		return h(r)
+		if key, _ := c.Locals(localIdemKey).(string); key != "" {
+			return s.serveKeyed(r, key, run)
+		}
+		return run()
 	}
 }
 

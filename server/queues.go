@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -21,7 +19,7 @@ func (s *Server) handleAddQueue(r *reqCtx) error {
 	if in.Name == "" {
 		return invalid("name", "'name' is required")
 	}
-	q := storage.Queue{QueueID: uuid.NewString(), Name: in.Name}
+	q := storage.Queue{QueueID: r.newID(), Name: in.Name}
 	if _, err := s.apply(r, storage.OpAddQueue, q); err != nil {
 		return err
 	}

@@ -1,14 +1,20 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"quire/storage"
 )
@@ -16,10 +22,13 @@ import (
 // Exactly-once writes (API.md "Exactly-once writes", cluster/DESIGN.md
 // "Consistency"): a write sent with an Idempotency-Key is applied at most
 // once per key, site and caller; a retry with the key answers the first
-// write's result. The key rides in the request's one command
-// (storage.Command.Idem) and the store records it in the transaction that
-// applies it (storage/requests.go), so it holds across restarts and
-// failover, on every node.
+// request's answer, as first sent. The key rides in every command the
+// request applies (storage.Command.Idem, numbered), and the store records
+// each in the transaction that applies it (storage/requests.go); the
+// request's final answer is recorded on its first command's record by one
+// more command (OpFinishRequest). So it holds across restarts and
+// failover, on every node, and a request cut off between two of its
+// commands is completed, not repeated, by its retry.
 
 // headerIdempotencyKey is the request header.
 const headerIdempotencyKey = "Idempotency-Key"
@@ -27,27 +36,28 @@ const headerIdempotencyKey = "Idempotency-Key"
 // localIdemKey holds a request's valid, honoured Idempotency-Key.
 const localIdemKey = "idempotencyKey"
 
-// keyedRoute is a route that honours the Idempotency-Key.
-type keyedRoute struct{ method, path string }
+// Which routes honour the key is a property of the route table
+// (routes.go): every POST, PUT, PATCH and DELETE route does, and so do
+// the GET routes of writingReads, except the routes of unkeyedRoutes,
+// which refuse the header (400), each for the reason it gives.
+// TestKeyedRoutes_EveryWriteRoute checks the lists against the routes.
 
-// keyedRoutes are the routes that honour an Idempotency-Key: each one's
-// handler applies exactly one command (besides content chunk commands,
-// which are idempotent by their content hash) and answers from that
-// command's result and the request, so a retry gets the first answer.
-// Every other write route refuses the header (400) rather than ignore it;
-// the webhook intake routes keep their own per-webhook keys (webhooks.go);
-// reads (GET, HEAD) take the header without effect, being idempotent.
-// TestKeyedRoutes_AreRoutes checks that each one is a route.
-var keyedRoutes = []keyedRoute{
-	{http.MethodPost, "/documents"},
-	{http.MethodPatch, "/documents/:documentId"},
-	{http.MethodPut, "/documents/:documentId/restore"},
-	{http.MethodPost, "/documents/:documentId/tags"},
-	{http.MethodPut, "/documents/:documentId/tags"},
-	{http.MethodPatch, "/documents/:documentId/tags"},
-	{http.MethodPut, "/documents/:documentId/tags/:tagKey"},
-	{http.MethodDelete, "/documents/:documentId/tags/:tagKey"},
-	{http.MethodDelete, "/documents/:documentId/tags/:tagKey/:tagValue"},
+// routeName is "METHOD path" of a registered route.
+func routeKey(method, path string) string { return method + " " + path }
+
+// keyedRoute says whether the route of method and path honours an
+// Idempotency-Key (reads outside writingReads take it without effect;
+// the webhook intake routes keep their own keys, webhooks.go).
+func keyedRoute(method, path string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	case http.MethodGet:
+		return writingReads[routeKey(method, path)]
+	default:
+		return false
+	}
+	_, out := unkeyedRoutes[routeKey(method, path)]
+	return !out
 }
 
 // routeTable matches a request to the route fiber serves it with: the
@@ -64,15 +74,11 @@ type routePattern struct {
 }
 
 func newRouteTable(routes []fiber.Route) *routeTable {
-	keyed := map[keyedRoute]bool{}
-	for _, k := range keyedRoutes {
-		keyed[k] = true
-	}
 	t := &routeTable{routes: map[string][]routePattern{}}
 	for _, r := range routes {
 		t.routes[r.Method] = append(t.routes[r.Method], routePattern{
 			segs:  splitPath(r.Path),
-			keyed: keyed[keyedRoute{r.Method, r.Path}],
+			keyed: keyedRoute(r.Method, r.Path),
 		})
 	}
 	return t
@@ -127,11 +133,15 @@ func (s *Server) idempotencyKey(c *fiber.Ctx) error {
 	if raw == nil {
 		return c.Next()
 	}
+	path := c.Path()
 	switch c.Method() {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	case http.MethodGet:
+		if found, keyed := s.routeTable.match(c.Method(), path); !found || !keyed {
+			return c.Next() // a read: the header has no effect
+		}
+	case http.MethodHead, http.MethodOptions:
 		return c.Next()
 	}
-	path := c.Path()
 	lower := strings.ToLower(path)
 	if strings.HasPrefix(lower, "/public/webhooks/") || strings.HasPrefix(lower, "/private/webhooks/") {
 		return c.Next() // the webhooks' own keys (webhooks.go)
@@ -145,14 +155,14 @@ func (s *Server) idempotencyKey(c *fiber.Ctx) error {
 		return c.Next() // FormKiQ's 404 follows
 	}
 	if !keyed {
-		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' is not supported on %s %s: send the request without it", c.Method(), path))
+		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' is not supported on %s %s: send the request without it (API.md, \"Exactly-once writes\")", c.Method(), path))
 	}
 	c.Locals(localIdemKey, key)
 	return c.Next()
 }
 
 // requestHash identifies a request for its Idempotency-Key: method, path
-// and query (the URI as sent) and the body read by readBody.
+// and query (the URI as sent) and the body (bufferBody).
 func (r *reqCtx) requestHash() string {
 	h := sha256.New()
 	h.Write([]byte(r.Method()))
@@ -163,37 +173,274 @@ func (r *reqCtx) requestHash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// errKeyReused is a handler that applies a second command under one
-// Idempotency-Key: a route listed in keyedRoutes that should not be.
-var errKeyReused = errors.New("server: a keyed request applied a second command")
-
-// idempotency is the Idempotency-Key the request's next command carries,
-// nil without one. A keyed request carries it in exactly one command.
-func (r *reqCtx) idempotency() (*storage.Idempotency, error) {
-	key, _ := r.Locals(localIdemKey).(string)
-	if key == "" && r.implicitKey == nil {
-		return nil, nil
+// bufferBody reads a keyed request's body (at most limit bytes) so that
+// its digest is known before the handler runs; the handler then reads it
+// from memory as it would from the connection.
+func (r *reqCtx) bufferBody(limit int) error {
+	if n := r.Request().Header.ContentLength(); n > limit {
+		drain(r.Ctx)
+		return errBodyTooLarge
 	}
-	if r.keyUsed {
-		return nil, errKeyReused
+	var body []byte
+	if st := bodyStream(r.Ctx); st != nil {
+		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
+		if err != nil {
+			return errInvalidBody
+		}
+		body = b
+	} else {
+		body = bytes.Clone(r.Body())
 	}
-	r.keyUsed = true
-	if key == "" {
-		k := *r.implicitKey
-		k.Hash = r.requestHash()
-		return &k, nil
+	if len(body) > limit {
+		drain(r.Ctx)
+		return errBodyTooLarge
 	}
-	if p := r.Route(); p != nil && !slicesContainsRoute(r.Method(), p.Path) {
-		return nil, errKeyReused
-	}
-	return &storage.Idempotency{Key: key, Hash: r.requestHash()}, nil
+	sum := sha256.Sum256(body)
+	r.bodySum = sum[:]
+	r.Locals(localBody, &stickyReader{r: bytes.NewReader(body)})
+	return nil
 }
 
-func slicesContainsRoute(method, path string) bool {
-	for _, k := range keyedRoutes {
-		if k.method == method && k.path == path {
-			return true
+// keyedRequest is a request that carries an Idempotency-Key: every
+// command it applies carries the key with its number (keyedApplier).
+type keyedRequest struct {
+	key, hash, site, user string
+	mu                    sync.Mutex
+	seq                   int
+	// wrote: a command carrying the key was applied (its record holds
+	// it), so the request's answer is recorded when it ends.
+	wrote bool
+	// ids counts the ids the request picked (newID).
+	ids int
+	// rerun: the request's record was found before it ran (a run cut
+	// off after it wrote): its commands are expected to answer their
+	// recorded results.
+	rerun bool
+}
+
+// errRacingRun stops a run of a keyed request whose command answered a
+// recorded result though no record was found before it ran: another run
+// of the request (the client's retry racing its first attempt) wrote
+// first, and its answer is the answer (serveKeyed waits for it).
+var errRacingRun = errors.New("server: another run of this keyed request wrote first")
+
+// newID is a new id for something the request creates. A keyed request
+// picks its ids from its key, request and time, so that a run of it cut
+// off after it wrote and run again by its retry (at the first run's
+// time, serveKeyed) picks the same ones and answers as the first run
+// would have; any other request picks a random UUID.
+func (r *reqCtx) newID() string {
+	k := keyedFrom(r.UserContext())
+	if k == nil {
+		return uuid.NewString()
+	}
+	k.mu.Lock()
+	n := k.ids
+	k.ids++
+	k.mu.Unlock()
+	h := sha256.New()
+	fmt.Fprintf(h, "quire id\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", k.site, k.user, k.key, k.hash, r.now.UnixNano(), n)
+	var b [16]byte
+	copy(b[:], h.Sum(nil))
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return uuid.UUID(b).String()
+}
+
+type keyedCtxKey struct{}
+
+func keyedFrom(ctx context.Context) *keyedRequest {
+	k, _ := ctx.Value(keyedCtxKey{}).(*keyedRequest)
+	return k
+}
+
+// keyedApplier gives every command applied for a keyed request (by its
+// context) the request's key, numbered in the order the handler applies
+// them: one place, whatever path a handler takes to the store.
+type keyedApplier struct{ storage.Applier }
+
+// unkeyedOps are applied without the key: chunk commands are idempotent
+// by their content hash and their binary wire form carries no key; the
+// answer itself is recorded by OpFinishRequest.
+var unkeyedOps = map[storage.Op]bool{storage.OpPutChunks: true, storage.OpFinishRequest: true}
+
+func (a keyedApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
+	k := keyedFrom(ctx)
+	if k == nil || cmd.Idem != nil || unkeyedOps[cmd.Op] {
+		return a.Applier.Apply(ctx, cmd)
+	}
+	k.mu.Lock()
+	cmd.Idem = &storage.Idempotency{Key: k.key, Hash: k.hash, Seq: k.seq, Site: k.site, User: k.user, Scoped: true}
+	k.seq++
+	k.mu.Unlock()
+	res, err := a.Applier.Apply(ctx, cmd)
+	if err == nil {
+		k.mu.Lock()
+		racing := res.Replayed && !k.rerun && !k.wrote
+		if !racing {
+			k.wrote = true
+		}
+		k.mu.Unlock()
+		if racing {
+			return storage.Result{}, errRacingRun
 		}
 	}
-	return false
+	return res, err
+}
+
+// headerReplayed marks an answer given again from its record.
+const headerReplayed = "Idempotent-Replayed"
+
+// answerWait bounds how long a retry waits for the answer of a first
+// request still running (or whose answer this node has yet to apply).
+const answerWait = 5 * time.Second
+
+// serveKeyed runs a keyed request: a request whose answer is recorded
+// answers it again, as first sent, with nothing applied; a request that
+// wrote has its answer recorded (OpFinishRequest) before it is sent. A
+// request that was cut off after it wrote and before its answer was
+// recorded is run again: each command it applied before answers its
+// first result (storage/requests.go) and only the rest are applied.
+func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
+	if err := r.bufferBody(s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	k := &keyedRequest{key: key, hash: r.requestHash(), site: r.site, user: r.user()}
+	st, err := s.db.ReadRequest(k.site, k.user, key, r.now)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		if st.Hash != k.hash {
+			return &storage.ConflictError{Msg: "Idempotency-Key was already used with a different request"}
+		}
+		if st.Answer != nil {
+			return replayAnswer(r, *st.Answer)
+		}
+		// A run cut off after it wrote: this one runs at its time, so
+		// that it picks the same ids and times (newID).
+		r.now = st.At.UTC()
+		k.rerun = true
+	}
+	r.SetUserContext(context.WithValue(r.UserContext(), keyedCtxKey{}, k))
+	err = run()
+	var rp *storage.RequestReplayError
+	if errors.As(err, &rp) {
+		return replayAnswer(r, rp.Answer)
+	}
+	k.mu.Lock()
+	wrote := k.wrote
+	k.mu.Unlock()
+	if errors.Is(err, errRacingRun) {
+		return s.awaitAnswer(r, k, false, true)
+	}
+	if !wrote {
+		// Nothing written under the key by this run: its answer stands,
+		// unless another run of the request did write (a retry racing
+		// the first, a first run cut off, a record this node applied
+		// only now): then that run's answer is the answer.
+		return s.keyedWithoutWrite(r, k, st != nil, err)
+	}
+	if err != nil {
+		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+			return herr
+		}
+	}
+	resp := r.Response()
+	status := resp.StatusCode()
+	if status >= 500 || resp.IsBodyStream() || len(resp.Body()) > storage.MaxRequestAnswerBytes {
+		return nil // not recorded: a retry runs again, replaying what was applied
+	}
+	ans := storage.RequestAnswer{Status: status, ContentType: string(resp.Header.ContentType()), Body: bytes.Clone(resp.Body())}
+	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, k.user, r.now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans})
+	if cerr == nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), answerRecordWait)
+		_, cerr = s.deps.Applier.Apply(ctx, cmd)
+		cancel()
+	}
+	if cerr != nil {
+		// The write stands and this is its answer; a retry runs the
+		// request again, each applied command answering its result.
+		s.log.Warn("keyed request: answer not recorded", "requestId", requestID(r.Ctx), "route", routeName(r.Ctx), "err", cerr)
+	}
+	return nil
+}
+
+// answerRecordWait bounds the recording of a keyed request's answer.
+const answerRecordWait = 15 * time.Second
+
+// keyedWithoutWrite ends a keyed request whose run wrote nothing under
+// its key (err is the run's error). A success or a 5xx (no leader, an
+// unknown outcome: the client is to retry) stands as it is; a 4xx is the
+// answer only if no run of the request wrote: one that did (a retry
+// racing the first, a first run cut off, a record this node applied only
+// now) has the answer, waited for up to answerWait.
+func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, err error) error {
+	if err != nil {
+		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+			return herr
+		}
+	}
+	status := r.Response().StatusCode()
+	if status >= 500 || status < 400 && !hadRecord {
+		return nil
+	}
+	return s.awaitAnswer(r, k, hadRecord, false)
+}
+
+// awaitAnswer answers a keyed request with the answer another run of it
+// records, waiting up to answerWait; without a record the answer already
+// rendered stands, unless racing (the leader answered from the record,
+// which this node has yet to apply, and nothing is rendered): then it is
+// waited for. Without an answer by then: a run that was itself the
+// retry of a cut-off run (rerun) and could not reach its commands again
+// answers the documented 409; any other is told to send the request
+// again (504, unknown outcome), which then runs as such a retry.
+func (s *Server) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) error {
+	deadline := time.Now().Add(answerWait)
+	for {
+		st, rerr := s.db.ReadRequest(k.site, k.user, k.key, r.now)
+		if !racing && (rerr != nil || st == nil) {
+			return nil // no run of this request wrote: this answer stands
+		}
+		resetAnswer(r)
+		switch {
+		case st == nil:
+		case st.Hash != k.hash:
+			return &storage.ConflictError{Msg: "Idempotency-Key was already used with a different request"}
+		case st.Answer != nil:
+			return replayAnswer(r, *st.Answer)
+		}
+		if time.Now().After(deadline) || r.Context().Err() != nil {
+			if rerun {
+				return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
+			}
+			return &storage.OutcomeUnknownError{Reason: msgAnotherRun}
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// msgAnotherRun answers a keyed request whose first run (a request
+// racing it) wrote and has no answer yet.
+const msgAnotherRun = "Another request with this Idempotency-Key wrote first and has no answer yet (still running, or cut off): send the request again with the same Idempotency-Key to get its answer"
+
+// resetAnswer clears the answer a run wrote, for another one.
+func resetAnswer(r *reqCtx) {
+	r.Response().ResetBody()
+	r.Response().Header.Del(fiber.HeaderContentType)
+	r.Response().Header.Del(headerWriteOutcome)
+	r.Status(http.StatusOK)
+}
+
+// replayAnswer sends a recorded answer as first sent.
+func replayAnswer(r *reqCtx, a storage.RequestAnswer) error {
+	r.Set(headerReplayed, "true")
+	if a.ContentType != "" {
+		r.Set(fiber.HeaderContentType, a.ContentType)
+	}
+	return r.Status(a.Status).Send(a.Body)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"quire/quiretest"
-	"quire/server"
 )
 
 // countDocs is the number of top-level documents of the default site.
@@ -98,9 +97,7 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 		{"too long", http.MethodPost, "/documents", strings.Repeat("k", 257), body},
 		{"not ASCII", http.MethodPost, "/documents", "clé", body},
 		{"tab", http.MethodPost, "/documents", "a\tb", body},
-		{"route without keys", http.MethodPost, "/documents/upload", "up-1", map[string]any{"path": "idem/u.txt"}},
-		{"artifact", http.MethodPost, "/documents", "art-1", map[string]any{"artifacts": true, "documentId": id, "content": "x"}},
-		{"purge", http.MethodDelete, "/documents/" + id + "/purge", "purge-1", nil},
+		{"login", http.MethodPost, "/login", "login-1", map[string]any{"username": "x", "password": "y"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.DoHeaders(tt.method, tt.path, tt.body, tok, key(tt.key))
@@ -133,19 +130,5 @@ func TestIdempotencyKey_DocumentIDActsAsKey(t *testing.T) {
 	mustStatus(t, s.Do(http.MethodPost, "/documents", map[string]any{"documentId": id, "content": "different"}, tok), http.StatusConflict)
 	if n := countTopDocs(t, s, tok); n != 1 {
 		t.Fatalf("%d documents, want 1", n)
-	}
-}
-
-// Every route that honours the Idempotency-Key is a route (lists agree).
-func TestKeyedRoutes_AreRoutes(t *testing.T) {
-	s := quiretest.NewServer(t)
-	have := map[string]bool{}
-	for _, r := range s.Node.Server.App().GetRoutes(true) {
-		have[r.Method+" "+r.Path] = true
-	}
-	for _, k := range server.KeyedRoutes() {
-		if !have[k] {
-			t.Errorf("keyed route %s is not a route", k)
-		}
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -191,7 +189,7 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
-	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: uuid.NewString(),
+	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: r.newID(),
 		ReviewCategory: v.ReviewCategory, ReviewStatus: v.ReviewStatus, RequiredDecisions: *v.RequiredDecisions,
 		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments, FollowsUpReviewID: v.FollowsUpReviewID}
 	if _, err := s.apply(r, storage.OpAddReview, rv); err != nil {
@@ -301,7 +299,7 @@ func (s *Server) handleAddReviewDecision(r *reqCtx) error {
 	if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.p.Groups, g) }) {
 		return errStatus(http.StatusUnauthorized, "fkq access denied (approval group required: "+strings.Join(rv.ApprovalGroups, ",")+")")
 	}
-	d := storage.ReviewDecision{DocumentID: r.docID(), ReviewID: id, DecisionID: uuid.NewString(), Type: v.Type,
+	d := storage.ReviewDecision{DocumentID: r.docID(), ReviewID: id, DecisionID: r.newID(), Type: v.Type,
 		Decision: v.Decision, Comment: v.Comment}
 	if _, err := s.apply(r, storage.OpAddReviewDecision, d); err != nil {
 		return err

@@ -35,6 +35,39 @@ func requireAdmin(h handler) handler {
 	}
 }
 
+// Exactly-once writes (requestkeys.go; API.md "Exactly-once writes"):
+// every POST, PUT, PATCH and DELETE route below honours an
+// Idempotency-Key, and so do the GET routes of writingReads; the routes
+// of unkeyedRoutes refuse it with a 400, never ignore it, for the reason
+// each gives. TestKeyedRoutes_EveryWriteRoute holds the lists to the
+// routes.
+var unkeyedRoutes = map[string]string{
+	"PUT /uploads/:siteId/:documentId":                    "signed upload URL: no caller to scope a key by, and the body is streamed (not buffered to digest it); the URL names one document and its commit is applied once by a key of its own",
+	"PUT /uploads/examine/:siteId/:id":                    "signed upload URL: no caller, streamed body; it stores a file to examine, nothing else",
+	"POST /login":                                         "sign-in: answers fresh tokens, which are never recorded",
+	"POST /login/refresh":                                 "sign-in: answers fresh tokens, which are never recorded",
+	"POST /respondToAuthChallenge":                        "sign-in: answers fresh tokens, which are never recorded",
+	"POST /changePassword":                                "sign-in: a credential change whose answer must not be replayed to another holder of the key",
+	"POST /forgotPassword":                                "sign-in: no caller to scope a key by; it mails a code",
+	"POST /forgotPasswordConfirm":                         "sign-in: no caller to scope a key by; the code is spent once anyway",
+	"POST /confirmRegistration":                           "sign-in: no caller to scope a key by; the code is spent once anyway",
+	"POST /esign/:token":                                  "signing page: no caller to scope a key by; a signature is taken once per recipient anyway",
+	"POST /public/documents":                              "anonymous: no caller to scope a key by (one anonymous client could replay another's answer); send documentId to make a create repeatable",
+	"POST /public/webhooks/*":                             "webhook intake: keeps FormKiQ's own per-webhook Idempotency-Key (webhooks.go)",
+	"POST /private/webhooks/*":                            "webhook intake: keeps FormKiQ's own per-webhook Idempotency-Key (webhooks.go)",
+	"DELETE /cluster/nodes/:nodeId":                       "cluster membership: a Raft configuration change, not a command, so no record can be kept with it; removing a node twice leaves the same configuration",
+	"POST /cluster/nodes/:nodeId/rejoin":                  "cluster membership: a Raft configuration change, not a command, so no record can be kept with it; readmitting a node twice leaves the same configuration",
+	"POST /sites/:siteId/configuration/notification/test": "sends a test mail and changes no state: there is nothing to record, and a retry would mail again",
+	"POST /cluster/join":                                  "cluster join: no caller (the join token is the credential) and the token is spent once anyway",
+}
+
+// writingReads are the GET routes that change state (they create the
+// document they answer an upload URL for): they honour the key as the
+// write routes do.
+var writingReads = map[string]bool{
+	"GET /documents/upload": true,
+}
+
 // routes registers every route, so the whole API is visible in one place.
 func (s *Server) routes() {
 	a := s.app

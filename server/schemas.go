@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -152,7 +150,7 @@ func (s *Server) handleAddClassification(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	p := storage.SetClassification{Create: true, Classification: storage.Classification{ClassificationID: id, Schema: sc}}
 	if _, err := s.apply(r, storage.OpSetClassification, p); err != nil {
 		return err

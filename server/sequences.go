@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"quire/storage"
 )
 
@@ -56,7 +54,7 @@ func (s *Server) handleAddSequence(r *reqCtx) error {
 	}
 	in := b.Sequence
 	var errs []storage.ValidationItem
-	q := storage.Sequence{SequenceID: uuid.NewString(), AttributeKey: deref(in.AttributeKey), Pattern: deref(in.Pattern), Start: 1, Reset: "NEVER", AssignOnCreate: true}
+	q := storage.Sequence{SequenceID: r.newID(), AttributeKey: deref(in.AttributeKey), Pattern: deref(in.Pattern), Start: 1, Reset: "NEVER", AssignOnCreate: true}
 	if q.AttributeKey == "" {
 		errs = append(errs, storage.ValidationItem{Key: "attributeKey", Msg: "'attributeKey' is required"})
 	}

@@ -204,6 +204,9 @@ func New(d Deps) *Server {
 	if d.Applier == nil {
 		d.Applier = d.Store
 	}
+	// Every command a keyed request applies carries its key
+	// (requestkeys.go).
+	d.Applier = keyedApplier{d.Applier}
 	if d.Actions == nil {
 		d.Actions = pipeline.Actions()
 	}
@@ -305,8 +308,12 @@ func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, e
 		return storage.Result{}, err
 	}
 	cmd.Via = via(r)
-	if cmd.Idem, err = r.idempotency(); err != nil {
-		return storage.Result{}, err
+	if k := r.implicitKey; k != nil && keyedFrom(r.UserContext()) == nil {
+		// A client-chosen documentId stands for the key, once.
+		r.implicitKey = nil
+		idem := *k
+		idem.Hash = r.requestHash()
+		cmd.Idem = &idem
 	}
 	if indexFed[op] {
 		if err := s.gate.wait(r.UserContext()); err != nil {

@@ -367,7 +367,7 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	if in.Artifacts {
 		errs = append(errs, storage.ValidationItem{Key: "artifacts", Msg: "add an artifact with POST /documents"})
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	if in.DocumentID != nil {
 		id = *in.DocumentID
 		if !isUUIDv4(id) {
@@ -390,7 +390,7 @@ func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	id := uuid.NewString()
+	id := r.newID()
 	in := documentIn{}
 	if v := r.Query("path"); v != "" {
 		pv := strings.Clone(v)

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"quire/auth"
 	"quire/storage"
@@ -139,7 +138,7 @@ func (s *Server) handleAddWebhook(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	p.WebhookID, p.Create = uuid.NewString(), true
+	p.WebhookID, p.Create = r.newID(), true
 	if _, err := s.apply(r, storage.OpPutWebhook, p); err != nil {
 		return err
 	}
@@ -276,7 +275,7 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 	if !w.Enabled {
 		return errStatus(http.StatusTooManyRequests, "webhook is disabled")
 	}
-	doc := storage.NewDocument{Document: storage.Document{DocumentID: uuid.NewString(), ResourceType: storage.ResourceDocument}}
+	doc := storage.NewDocument{Document: storage.Document{DocumentID: r.newID(), ResourceType: storage.ResourceDocument}}
 	if private {
 		if err := s.requireDocPath(r, "webhooks/"+id, storage.FolderWrite); err != nil {
 			return err

@@ -118,6 +118,7 @@ var activityOps = map[Op]bool{
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
 	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false,
+	OpFinishRequest: false,
 }
 
 // Parts of a document a transaction wrote (tx.parts).

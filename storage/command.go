@@ -135,6 +135,8 @@ const (
 	OpSpendJoinToken   Op = "SpendJoinToken"   // a cluster join token is redeemed (clusterstate.go)
 	OpRotateKeys       Op = "RotateKeys"       // new token and URL signing keys for every node (clusterstate.go)
 	OpRotateSecretsKey Op = "RotateSecretsKey" // every secret sealed again with a new secrets key (secrets.go)
+
+	OpFinishRequest Op = "FinishRequest" // a keyed request's final answer, recorded with its Idempotency-Key (requests.go)
 )
 
 // Issue 33 rows (sites.go).
@@ -302,6 +304,9 @@ func init() {
 
 		// secrets.go
 		OpRotateSecretsKey: applyRotateSecretsKey,
+
+		// requests.go
+		OpFinishRequest: applyFinishRequest,
 	}
 }
 
@@ -419,4 +424,8 @@ type Result struct {
 	// Queued lists the documents that have an action to run (from the
 	// given time) after the command.
 	Queued []QueuedDoc
+	// Replayed says the command carried an Idempotency-Key already
+	// recorded: Value is the recorded result and nothing was applied
+	// (requests.go).
+	Replayed bool
 }

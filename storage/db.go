@@ -251,6 +251,7 @@ func (d *DB) precheck(c *Command) (applyFunc, error) {
 func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex uint64) (Result, error) {
 	var val any
 	var err error
+	replayed := false
 	for attempt := 0; ; attempt++ {
 		if err = ctx.Err(); err != nil {
 			return Result{}, err
@@ -276,7 +277,8 @@ func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex u
 		if err == nil {
 			// Hooks run before the write lock is released, so Quiesce
 			// sees every committed command's hooks done.
-			res := Result{Value: val}
+			replayed = t.replayed
+			res := Result{Value: val, Replayed: replayed}
 			for r := range t.touched {
 				res.Touched = append(res.Touched, r)
 			}
@@ -313,7 +315,7 @@ func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex u
 		}
 		d.touched(n)
 	}
-	return Result{Value: val}, nil
+	return Result{Value: val, Replayed: replayed}, nil
 }
 
 func (d *DB) runHooks(c *Command, res Result) {
@@ -423,9 +425,12 @@ type tx struct {
 	// are applied (FinishAction): only then may system tags be written.
 	system bool
 	// trail, parts and before serve the activity trail (activity.go).
-	trail  bool
-	parts  map[DocRef]uint8
-	before map[DocRef][]byte
+	trail bool
+	// replayed: the command's Idempotency-Key answered a recorded
+	// result (requests.go).
+	replayed bool
+	parts    map[DocRef]uint8
+	before   map[DocRef][]byte
 }
 
 // queue notes that r has an action to run from at (for the pipeline).

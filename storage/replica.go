@@ -206,7 +206,7 @@ func (d *DB) ApplyBatchAt(batch []IndexedCommand) (res []Result, errs []error, o
 		if t == nil {
 			continue
 		}
-		full := Result{Value: vals[i]}
+		full := Result{Value: vals[i], Replayed: t.replayed}
 		for r := range t.touched {
 			full.Touched = append(full.Touched, r)
 		}
@@ -217,7 +217,7 @@ func (d *DB) ApplyBatchAt(batch []IndexedCommand) (res []Result, errs []error, o
 			d.siteCfg.clear()
 		}
 		d.runHooks(e.Cmd, full)
-		res[i] = Result{Value: vals[i]}
+		res[i] = Result{Value: vals[i], Replayed: t.replayed}
 		if p, ok := e.Cmd.local.(PutChunks); ok {
 			n := 0
 			for _, ch := range p.Chunks {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -35,6 +36,48 @@ type Idempotency struct {
 	// documentId): another request with it is not refused here but
 	// applied as usual (the create then conflicts with the document).
 	Implicit bool `json:"implicit,omitempty"`
+	// Seq numbers the commands of one keyed request (0 first): each is
+	// recorded under the key and its number, so a request re-run after
+	// an interruption gets the results of the commands it applied before
+	// and applies only the rest. Seq 0's record also holds the request's
+	// final answer once the server records it (OpFinishRequest).
+	Seq int `json:"seq,omitempty"`
+	// Scoped says the key belongs to Site and User (the request's site
+	// and caller) rather than the command's own, which may differ (a
+	// request's command for another site, or made on no one's behalf).
+	Scoped bool   `json:"scoped,omitempty"`
+	Site   string `json:"site,omitempty"`
+	User   string `json:"user,omitempty"`
+}
+
+// RequestAnswer is a keyed request's final HTTP answer, as first sent.
+type RequestAnswer struct {
+	Status      int    `json:"status"`
+	ContentType string `json:"contentType,omitempty"`
+	Body        []byte `json:"body,omitempty"`
+}
+
+// MaxRequestAnswerBytes bounds the body of a recorded answer; a larger
+// answer is not recorded (a retry then runs the request again, every
+// command it applied answering its first result).
+const MaxRequestAnswerBytes = 256 << 10
+
+// RequestReplayError answers a keyed command whose request has a
+// recorded final answer: the server sends that answer, as first sent,
+// and applies nothing.
+type RequestReplayError struct{ Answer RequestAnswer }
+
+func (e *RequestReplayError) Error() string {
+	return fmt.Sprintf("request already answered (%d) under its Idempotency-Key", e.Answer.Status)
+}
+
+// FinishRequest is OpFinishRequest's payload: the final answer of the
+// request whose commands carried Key and Hash (site and user are the
+// command's).
+type FinishRequest struct {
+	Key    string        `json:"key"`
+	Hash   string        `json:"hash"`
+	Answer RequestAnswer `json:"answer"`
 }
 
 // Request-key limits (API.md "Exactly-once writes").
@@ -63,16 +106,98 @@ func CheckIdempotencyKey(k string) bool {
 
 // requestRecord is a keyed write's first answer.
 type requestRecord struct {
-	Hash string          `json:"hash"`
-	At   time.Time       `json:"at"`
-	Op   Op              `json:"op"`
-	Doc  string          `json:"doc,omitempty"`
-	Type string          `json:"type,omitempty"`
-	Val  json.RawMessage `json:"value,omitempty"`
+	Hash string `json:"hash"`
+	// Answer is the request's final answer (seq 0 only; OpFinishRequest);
+	// nil while the request runs, or when it was cut off before its
+	// answer was recorded.
+	Answer *RequestAnswer  `json:"answer,omitempty"`
+	At     time.Time       `json:"at"`
+	Op     Op              `json:"op"`
+	Doc    string          `json:"doc,omitempty"`
+	Type   string          `json:"type,omitempty"`
+	Val    json.RawMessage `json:"value,omitempty"`
+	// Opaque marks a result whose type is not encoded (resultTypes): a
+	// retry gets the request's final answer, or, without one, a 409.
+	Opaque bool `json:"opaque,omitempty"`
 }
 
-func requestID(user, key string) string {
-	sum := sha256.Sum256([]byte(user + "\x00" + key))
+// maxRequestCommands bounds the commands of one keyed request.
+const maxRequestCommands = 1 << 16
+
+const (
+	msgKeyReused     = "Idempotency-Key was already used with a different request"
+	msgNotReplayable = "Idempotency-Key: the first request with this key was interrupted after it wrote and before its answer was recorded; its answer cannot be given again (read the state, or send the request with a new key)"
+)
+
+// MsgRequestInterrupted answers a retry of a keyed request that was cut
+// off after it wrote and before its answer was recorded, when the retry
+// cannot reach the same answer (API.md "Exactly-once writes").
+const MsgRequestInterrupted = msgNotReplayable
+
+// applyFinishRequest records a keyed request's final answer on the
+// record of its first command: from then on its key answers that, as
+// first sent. Without that record (expired, another request's, never
+// written) or with an answer already, it changes nothing.
+func applyFinishRequest(t *tx, c *Command) (any, error) {
+	p, err := decode[FinishRequest](c)
+	if err != nil {
+		return nil, err
+	}
+	if !CheckIdempotencyKey(p.Key) || len(p.Answer.Body) > MaxRequestAnswerBytes || len(p.Answer.ContentType) > 256 || p.Answer.Status < 100 || p.Answer.Status > 599 {
+		return nil, Invalid("Idempotency-Key", "invalid request answer")
+	}
+	id := requestID(c.User, p.Key, 0)
+	key := requestKey(c.Site, id)
+	var rec requestRecord
+	switch err := t.getJSON(key, &rec); {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if rec.Hash != p.Hash || rec.Answer != nil || c.At.Sub(rec.At) >= RequestKeyWindow {
+		return nil, nil
+	}
+	a := p.Answer
+	rec.Answer = &a
+	return nil, t.setJSON(key, rec)
+}
+
+// RequestState is what the store holds of a keyed request (ReadRequest).
+type RequestState struct {
+	Hash string
+	// At is the time of the request's first command (the request's time).
+	At time.Time
+	// Answer is its recorded final answer, nil while none is.
+	Answer *RequestAnswer
+}
+
+// ReadRequest is the live record of the keyed request of key by user in
+// site at now (its first command's), or nil without one.
+func (d *DB) ReadRequest(site, user, key string, now time.Time) (*RequestState, error) {
+	if !CheckIdempotencyKey(key) {
+		return nil, nil
+	}
+	var rec requestRecord
+	err := d.view(func(t *tx) error { return t.getJSON(requestKey(site, requestID(user, key, 0)), &rec) })
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if now.Sub(rec.At) >= RequestKeyWindow {
+		return nil, nil
+	}
+	return &RequestState{Hash: rec.Hash, At: rec.At, Answer: rec.Answer}, nil
+}
+
+func requestID(user, key string, seq int) string {
+	s := user + "\x00" + key
+	if seq > 0 {
+		s += "\x00" + strconv.Itoa(seq)
+	}
+	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -89,14 +214,30 @@ func requestDueKey(at time.Time, site, id string) []byte {
 // request under the same key.
 func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 	k := c.Idem
-	if !CheckIdempotencyKey(k.Key) || len(k.Hash) > 128 || len(k.Doc) > MaxKeyBytes {
+	if !CheckIdempotencyKey(k.Key) || len(k.Hash) > 128 || len(k.Doc) > MaxKeyBytes || len(k.Site) > MaxKeyBytes || len(k.User) > MaxKeyBytes || k.Seq < 0 || k.Seq > maxRequestCommands {
 		return nil, Invalid("Idempotency-Key", fmt.Sprintf("'Idempotency-Key' must be 1 to %d printable ASCII characters", MaxIdempotencyKeyBytes))
 	}
 	if err := pruneRequests(t, c.At); err != nil {
 		return nil, err
 	}
-	id := requestID(c.User, k.Key)
-	key := requestKey(c.Site, id)
+	site, user := c.Site, c.User
+	if k.Scoped {
+		site, user = k.Site, k.User
+	}
+	if k.Seq > 0 {
+		// A later command of a request already answered answers that.
+		var first requestRecord
+		switch err := t.getJSON(requestKey(site, requestID(user, k.Key, 0)), &first); {
+		case err == nil:
+			if c.At.Sub(first.At) < RequestKeyWindow && first.Hash == k.Hash && first.Answer != nil {
+				return nil, &RequestReplayError{Answer: *first.Answer}
+			}
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	id := requestID(user, k.Key, k.Seq)
+	key := requestKey(site, id)
 	var rec requestRecord
 	found := false
 	switch err := t.getJSON(key, &rec); {
@@ -120,8 +261,15 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 			if k.Implicit {
 				break // applied as usual: the create conflicts
 			}
-			return nil, &ConflictError{Msg: "Idempotency-Key was already used with a different request"}
+			return nil, &ConflictError{Msg: msgKeyReused}
 		}
+		if rec.Answer != nil {
+			return nil, &RequestReplayError{Answer: *rec.Answer}
+		}
+		if rec.Opaque {
+			return nil, &ConflictError{Msg: msgNotReplayable}
+		}
+		t.replayed = true
 		return DecodeResultValue(rec.Type, rec.Val)
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
@@ -131,18 +279,21 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 		return v, err
 	}
 	typ, raw, err := EncodeResultValue(v)
+	opaque := false
 	if err != nil {
-		return nil, Invalid("Idempotency-Key", "'Idempotency-Key' is not supported on this request")
+		// Recorded without its value: the request's final answer
+		// (OpFinishRequest) is what a retry gets.
+		typ, raw, opaque = "", nil, true
 	}
 	if found {
-		if err := t.del(requestDueKey(rec.At, c.Site, id)); err != nil {
+		if err := t.del(requestDueKey(rec.At, site, id)); err != nil {
 			return nil, err
 		}
 	}
-	if err := t.setJSON(key, requestRecord{Hash: k.Hash, At: c.At, Op: c.Op, Doc: k.Doc, Type: typ, Val: raw}); err != nil {
+	if err := t.setJSON(key, requestRecord{Hash: k.Hash, At: c.At, Op: c.Op, Doc: k.Doc, Type: typ, Val: raw, Opaque: opaque}); err != nil {
 		return nil, err
 	}
-	if err := t.set(requestDueKey(c.At, c.Site, id), nil); err != nil {
+	if err := t.set(requestDueKey(c.At, site, id), nil); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -196,6 +347,8 @@ var resultTypes = func() map[string]reflect.Type {
 		ActionResult{}, &ActionResult{},
 		WebhookDocumentResult{}, &WebhookDocumentResult{},
 		IntakeRecord{}, &IntakeRecord{}, IntakeProfile{}, &IntakeProfile{},
+		&Envelope{}, Envelope{},
+		&RetentionDueResult{}, RetentionDueResult{},
 	} {
 		t := reflect.TypeOf(v)
 		m[t.String()] = t

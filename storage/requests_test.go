@@ -145,3 +145,79 @@ func TestCheckIdempotencyKey(t *testing.T) {
 		}
 	}
 }
+
+// A keyed request of several commands: each is recorded under the key and
+// its number, so a run of the request cut off after its first command is
+// completed by its retry (the first command answers its result, the
+// second is applied once); once the request's answer is recorded
+// (OpFinishRequest), every command under the key answers that answer and
+// applies nothing; another request under the key is refused.
+func TestApplyOnce_NumberedCommandsAndFinalAnswer(t *testing.T) {
+	d := mustOpen(t)
+	ids := []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333", "44444444-4444-4444-8444-444444444444"}
+	step := func(seq int, id string, at time.Time) (*AddDocumentsResult, error) {
+		c := MustCommand(OpAddDocuments, "other-site", "", at, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: "idem/" + id}}}})
+		c.Idem = &Idempotency{Key: "multi", Hash: "h", Seq: seq, Scoped: true, Site: "default", User: "joe"}
+		res, err := d.Apply(context.Background(), c)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := res.Value.(*AddDocumentsResult)
+		return v, nil
+	}
+	// The first run applies its first command and is cut off.
+	if _, err := step(0, ids[0], t0); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.ReadRequest("default", "joe", "multi", t0)
+	if err != nil || st == nil || st.Hash != "h" || st.Answer != nil {
+		t.Fatalf("record after the first command: %+v, %v; want one of the request's, without an answer", st, err)
+	}
+	// Its retry: the first command answers the first result, the second
+	// is applied.
+	r0, err := step(0, ids[1], t0.Add(time.Second))
+	if err != nil || r0.DocumentIDs[0] != ids[0] {
+		t.Fatalf("retry, command 0: %+v, %v; want the first result (%s)", r0, err, ids[0])
+	}
+	r1, err := step(1, ids[2], t0.Add(time.Second))
+	if err != nil || r1.DocumentIDs[0] != ids[2] {
+		t.Fatalf("retry, command 1: %+v, %v; want it applied", r1, err)
+	}
+	if _, err := d.GetDocument("other-site", ids[1]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("command 0 applied twice: %v", err)
+	}
+	ans := RequestAnswer{Status: 201, ContentType: "application/json", Body: []byte(`{"documentId":"` + ids[0] + `"}`)}
+	finish := func(hash string, a RequestAnswer) {
+		t.Helper()
+		c := MustCommand(OpFinishRequest, "default", "joe", t0.Add(2*time.Second), FinishRequest{Key: "multi", Hash: hash, Answer: a})
+		if _, err := d.Apply(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish("other", RequestAnswer{Status: 200}) // another request's: changes nothing
+	finish("h", ans)
+	finish("h", RequestAnswer{Status: 500}) // a second answer: the first stays
+	st, err = d.ReadRequest("default", "joe", "multi", t0.Add(time.Hour))
+	if err != nil || st == nil || st.Answer == nil || st.Answer.Status != 201 || string(st.Answer.Body) != string(ans.Body) {
+		t.Fatalf("record after the answer: %+v, %v; want the answer %+v", st, err, ans)
+	}
+	for seq := 0; seq < 3; seq++ {
+		var rp *RequestReplayError
+		if _, err := step(seq, ids[3], t0.Add(time.Minute)); !errors.As(err, &rp) || rp.Answer.Status != 201 {
+			t.Fatalf("command %d after the answer: %v, want the recorded answer", seq, err)
+		}
+	}
+	if _, err := d.GetDocument("other-site", ids[3]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a command applied after the request was answered: %v", err)
+	}
+	c := MustCommand(OpAddDocuments, "other-site", "", t0.Add(time.Minute), AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: ids[3], Path: "x"}}}})
+	c.Idem = &Idempotency{Key: "multi", Hash: "h2", Scoped: true, Site: "default", User: "joe"}
+	var ce *ConflictError
+	if _, err := d.Apply(context.Background(), c); !errors.As(err, &ce) {
+		t.Fatalf("another request under the key: %v, want a ConflictError", err)
+	}
+	// A day later the key is free.
+	if st, err := d.ReadRequest("default", "joe", "multi", t0.Add(RequestKeyWindow)); err != nil || st != nil {
+		t.Fatalf("after the window: %+v, %v; want none", st, err)
+	}
+}
