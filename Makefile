@@ -43,6 +43,7 @@ vet:
 
 # Engines the action pipeline's tests run for real: program -> Debian package.
 ENGINES := curl:curl smbd:samba smbclient:smbclient qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl
+ENGINES += swaks:swaks cadaver:cadaver litmus:litmus
 
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
