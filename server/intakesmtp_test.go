@@ -18,6 +18,7 @@ import (
 
 	"quire/node"
 	"quire/quiretest"
+	"quire/server"
 )
 
 // smtpServer starts a node with the scan-to-e-mail listener on loopback.
@@ -374,3 +375,49 @@ func TestSMTPIntake_Swaks(t *testing.T) {
 	}
 }
 
+// TestSMTPIntake_NoAuthInClearText: a client that is not on loopback
+// (played by treating loopback as the LAN) is not offered AUTH before
+// STARTTLS and is refused with 538 when it tries; after STARTTLS it
+// signs in and sends. Without TLS configured it can never sign in.
+func TestSMTPIntake_NoAuthInClearText(t *testing.T) {
+	defer server.SMTPLoopbackUntrusted()()
+	cfg, pool := quiretest.TestCert(t, "localhost")
+	s := smtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
+	admin := s.Admin()
+	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
+	key := apiKey(t, s, "READ", "WRITE")
+	c, err := smtp.Dial(s.Node.SMTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Hello("mfp"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, mechs := c.Extension("AUTH"); ok {
+		t.Errorf("AUTH %s offered in clear text to a LAN client", mechs)
+	}
+	// net/smtp itself refuses PLAIN in clear text to a non-localhost
+	// name: send the command by hand.
+	id, err := c.Text.Cmd("AUTH PLAIN %s", base64.StdEncoding.EncodeToString([]byte("\x00apikey\x00"+key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Text.StartResponse(id)
+	code, msg, err := c.Text.ReadResponse(235)
+	c.Text.EndResponse(id)
+	if code != 538 || err == nil {
+		t.Errorf("AUTH in clear text answered %d %s, want 538", code, msg)
+	}
+	msg0 := buildMail("<clear@x>", "s", mailPart{"a.txt", "text/plain", "", []byte("x")})
+	if err := c.Mail("a@b"); err == nil || !strings.HasPrefix(err.Error(), "530") {
+		t.Errorf("MAIL without AUTH: %v, want 530", err)
+	}
+	if res := sendMail(t, s.Node.SMTPAddr(), "apikey", key, []string{"finance@scans.test"}, msg0,
+		&tls.Config{RootCAs: pool, ServerName: "localhost"}); res.err != nil {
+		t.Fatalf("send over STARTTLS: %s: %v", res.step, res.err)
+	}
+	if n := len(sitePaths(t, s, admin, "default")); n != 1 {
+		t.Errorf("%d documents, want 1", n)
+	}
+}
