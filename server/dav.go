@@ -205,9 +205,9 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 		return c.Status(http.StatusBadRequest).SendString("invalid path")
 	}
 	qp = davClean(qp)
-	if err := fsys.precheck(c, qp); err != nil {
+	if msg := fsys.precheck(c, qp); msg != "" {
 		drain(c)
-		return err
+		return c.Status(http.StatusForbidden).SendString(msg)
 	}
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead:
@@ -216,12 +216,11 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	return s.davServe(c, fsys, site)
 }
 
-// precheck answers 403 for a folder permission the method needs and the
-// caller lacks (the webdav handler would answer 405 or 404).
-func (fsys *davFS) precheck(c *fiber.Ctx, qp string) error {
-	deny := func(dir, perm string) error {
-		return c.Status(http.StatusForbidden).SendString(storage.FolderDenied(dir, perm).Msg)
-	}
+// precheck says why the caller lacks a folder permission the method
+// needs ("": it has them), answered 403 (the webdav handler would answer
+// 405 or 404).
+func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
+	deny := func(dir, perm string) string { return storage.FolderDenied(dir, perm).Msg }
 	dir, _ := splitDocPath(qp)
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead, "PROPFIND", http.MethodOptions:
@@ -248,7 +247,7 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) error {
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 // davClean is a Quire path from a WebDAV one ("" is the site's root).
