@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server"
 )
 
 // davDo sends one WebDAV request with Basic auth (apikey:key).
@@ -244,5 +245,22 @@ func TestDav_Cadaver(t *testing.T) {
 	r := s.Do(http.MethodGet, "/documents?siteId=default", nil, admin)
 	if !strings.Contains(string(r.Body), `"path":"Inbox/moved.pdf"`) {
 		t.Errorf("documents %s, want Inbox/moved.pdf\ncadaver:\n%s", r.Body, out)
+	}
+}
+
+// TestDav_PlainHTTPOnlyOnLoopback: a LAN client (played by treating
+// loopback as the LAN) is refused over plain HTTP before its credentials
+// are looked at, so a password never counts as accepted in clear text.
+func TestDav_PlainHTTPOnlyOnLoopback(t *testing.T) {
+	s := quiretest.NewServer(t)
+	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	if code, _, _ := davDo(t, s, "PROPFIND", "/dav/default/", key, nil, map[string]string{"Depth": "0"}); code != 207 {
+		t.Fatalf("loopback PROPFIND = %d, want 207", code)
+	}
+	defer server.DavLoopbackUntrusted()()
+	for _, m := range []string{"PROPFIND", "GET", "PUT", "MKCOL"} {
+		if code, body, _ := davDo(t, s, m, "/dav/default/x", key, []byte("x"), map[string]string{"Depth": "0"}); code != 403 || !strings.Contains(body, "HTTPS") {
+			t.Errorf("%s over plain HTTP from the LAN = %d %s, want 403", m, code, body)
+		}
 	}
 }

@@ -9,3 +9,11 @@ func SMTPLoopbackUntrusted() (restore func()) {
 	smtpTrusted = func(net.IP) bool { return false }
 	return func() { smtpTrusted = old }
 }
+
+// DavLoopbackUntrusted makes loopback WebDAV clients count as LAN clients
+// (no plain HTTP) until the returned restore runs.
+func DavLoopbackUntrusted() (restore func()) {
+	old := davTrusted
+	davTrusted = func(net.IP) bool { return false }
+	return func() { davTrusted = old }
+}
