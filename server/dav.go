@@ -43,7 +43,7 @@ import (
 
 // davMethods are the methods of the WebDAV route (fiber must know the
 // ones HTTP does not).
-var davMethods = []string{"OPTIONS", "PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
+var davMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
 
 // davExtraMethods are the WebDAV methods fiber's default list lacks.
 var davExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
@@ -111,14 +111,14 @@ func davOptions(c *fiber.Ctx) {
 	if p := c.Path(); p == "/dav" || strings.HasPrefix(p, "/dav/") {
 		c.Set("DAV", "1, 2")
 		c.Set("MS-Author-Via", "DAV")
-		c.Set(fiber.HeaderAllow, strings.Join(davMethods, ", ")+", HEAD")
+		c.Set(fiber.HeaderAllow, "OPTIONS, HEAD, "+strings.Join(davMethods, ", "))
 	}
 }
 
 // davUnauthorized asks for Basic credentials.
 func davUnauthorized(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="Quire WebDAV", charset="UTF-8"`)
-	return c.Status(http.StatusUnauthorized).SendString("Unauthorized")
+	return errStatus(http.StatusUnauthorized, "Unauthorized")
 }
 
 // davPrincipal checks the request's Basic credentials.
@@ -167,7 +167,7 @@ func davWriteMethod(m string) bool {
 func (s *Server) handleDav(c *fiber.Ctx) error {
 	if !davSecure(c) {
 		drain(c)
-		return c.Status(http.StatusForbidden).SendString("WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
+		return errStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
 	}
 	raw := string(c.Request().URI().Path())
 	rest := strings.TrimPrefix(raw, "/dav")
@@ -176,7 +176,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	site, err := url.PathUnescape(siteEsc)
 	if err != nil || !utf8.ValidString(site) {
 		drain(c)
-		return c.Status(http.StatusBadRequest).SendString("invalid path")
+		return errStatus(http.StatusBadRequest, "invalid path")
 	}
 	p, err := s.davPrincipal(c)
 	if errors.Is(err, errBadCredentials) {
@@ -189,7 +189,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	}
 	if site == "" || !storage.CheckSiteID(site) {
 		drain(c)
-		return c.Status(http.StatusNotFound).SendString("WebDAV paths are /dav/{siteId}/...")
+		return errStatus(http.StatusNotFound, "WebDAV paths are /dav/{siteId}/...")
 	}
 	perm := auth.PermRead
 	switch {
@@ -200,19 +200,19 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	}
 	if !p.Can(site, auth.PermRead) || !p.Can(site, perm) {
 		drain(c)
-		return c.Status(http.StatusForbidden).SendString("no " + string(perm) + " permission on site " + site)
+		return errStatus(http.StatusForbidden, "no " + string(perm) + " permission on site " + site)
 	}
 	r := &reqCtx{Ctx: c, p: p, site: site, now: s.now().UTC()}
 	fsys := &davFS{s: s, r: r}
 	qp, err := url.PathUnescape(sub)
 	if err != nil || !utf8.ValidString(qp) {
 		drain(c)
-		return c.Status(http.StatusBadRequest).SendString("invalid path")
+		return errStatus(http.StatusBadRequest, "invalid path")
 	}
 	qp = davClean(qp)
 	if msg := fsys.precheck(c, qp); msg != "" {
 		drain(c)
-		return c.Status(http.StatusForbidden).SendString(msg)
+		return errStatus(http.StatusForbidden, msg)
 	}
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead:
@@ -262,7 +262,7 @@ func davClean(p string) string { return strings.Trim(path.Clean("/"+p), "/") }
 func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	fi, err := fsys.Stat(context.Background(), qp)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c.Status(http.StatusNotFound).SendString("Not Found")
+		return errStatus(http.StatusNotFound, "Not Found")
 	}
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	cr, doc, err := s.db.OpenContent(fsys.r.site, info.id)
 	if err != nil {
 		if isNotFound(err) {
-			return c.Status(http.StatusNotFound).SendString("Not Found")
+			return errStatus(http.StatusNotFound, "Not Found")
 		}
 		return err
 	}
@@ -314,7 +314,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	u, err := url.ParseRequestURI(string(c.Request().RequestURI()))
 	if err != nil {
 		drain(c)
-		return c.Status(http.StatusBadRequest).SendString("invalid request URI")
+		return errStatus(http.StatusBadRequest, "invalid request URI")
 	}
 	body := bodyStream(c)
 	if body == nil {
@@ -324,7 +324,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(body))
 	if err != nil {
 		drain(c)
-		return c.Status(http.StatusBadRequest).SendString("invalid request")
+		return errStatus(http.StatusBadRequest, "invalid request")
 	}
 	req.Host = string(c.Request().Host())
 	req.ContentLength = int64(c.Request().Header.ContentLength())
@@ -352,6 +352,14 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	}
 	if w.over {
 		return errStatus(http.StatusInsufficientStorage, "the answer is too large")
+	}
+	if w.status >= 400 && !strings.Contains(w.h.Get("Content-Type"), "xml") {
+		// webdav's plain status text, in Quire's error shape.
+		msg := strings.TrimSpace(w.buf.String())
+		if msg == "" {
+			msg = http.StatusText(w.status)
+		}
+		return errStatus(w.status, msg)
 	}
 	c.Status(w.status)
 	return c.Send(w.buf.Bytes())
