@@ -200,7 +200,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	}
 	if !p.Can(site, auth.PermRead) || !p.Can(site, perm) {
 		drain(c)
-		return errStatus(http.StatusForbidden, "no " + string(perm) + " permission on site " + site)
+		return errStatus(http.StatusForbidden, "no "+string(perm)+" permission on site "+site)
 	}
 	r := &reqCtx{Ctx: c, p: p, site: site, now: s.now().UTC()}
 	fsys := &davFS{s: s, r: r}
