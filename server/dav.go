@@ -217,6 +217,13 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead:
 		return s.davGet(c, fsys, qp)
+	case "PROPFIND":
+		if strings.EqualFold(strings.TrimSpace(string(c.Request().Header.Peek("Depth"))), "infinity") || len(c.Request().Header.Peek("Depth")) == 0 {
+			// RFC 4918 9.1: a server may refuse an unbounded walk.
+			drain(c)
+			c.Set(fiber.HeaderContentType, "application/xml; charset=utf-8")
+			return c.Status(http.StatusForbidden).SendString(`<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`)
+		}
 	}
 	return s.davServe(c, fsys, site)
 }
