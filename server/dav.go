@@ -17,6 +17,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -151,8 +152,11 @@ func davSecure(c *fiber.Ctx) bool {
 }
 
 // davTrusted reports whether a client may send Basic credentials without
-// TLS: a loopback client only (a test replaces it to play a LAN client).
-var davTrusted = func(ip net.IP) bool { return ip.IsLoopback() }
+// TLS: a loopback client only (unless a test plays a LAN client from
+// loopback: davLoopbackUntrusted).
+func davTrusted(ip net.IP) bool { return ip.IsLoopback() && !davLoopbackUntrusted.Load() }
+
+var davLoopbackUntrusted atomic.Bool
 
 // davWriteMethod: the method changes state (WRITE on the site).
 func davWriteMethod(m string) bool {

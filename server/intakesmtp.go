@@ -20,6 +20,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -168,8 +169,11 @@ func (ss *smtpSession) authOK() bool {
 }
 
 // smtpTrusted reports whether a client may send credentials without TLS:
-// a loopback client only (a test replaces it to play a LAN client).
-var smtpTrusted = func(ip net.IP) bool { return ip.IsLoopback() }
+// a loopback client only (unless a test plays a LAN client from
+// loopback: smtpLoopbackUntrusted).
+func smtpTrusted(ip net.IP) bool { return ip.IsLoopback() && !smtpLoopbackUntrusted.Load() }
+
+var smtpLoopbackUntrusted atomic.Bool
 
 // AuthMechanisms implements smtp.AuthSession: none advertised where
 // credentials would travel in clear text.

@@ -1,19 +1,15 @@
 package server
 
-import "net"
-
 // SMTPLoopbackUntrusted makes loopback SMTP clients count as LAN clients
 // (no AUTH before STARTTLS) until the returned restore runs.
 func SMTPLoopbackUntrusted() (restore func()) {
-	old := smtpTrusted
-	smtpTrusted = func(net.IP) bool { return false }
-	return func() { smtpTrusted = old }
+	smtpLoopbackUntrusted.Store(true)
+	return func() { smtpLoopbackUntrusted.Store(false) }
 }
 
 // DavLoopbackUntrusted makes loopback WebDAV clients count as LAN clients
 // (no plain HTTP) until the returned restore runs.
 func DavLoopbackUntrusted() (restore func()) {
-	old := davTrusted
-	davTrusted = func(net.IP) bool { return false }
-	return func() { davTrusted = old }
+	davLoopbackUntrusted.Store(true)
+	return func() { davLoopbackUntrusted.Store(false) }
 }
