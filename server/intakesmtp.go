@@ -434,6 +434,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 	if err == nil && n == 0 {
 		err = errors.New("the message has no attachment")
 		ss.fail(t, "", err)
+		in.Count(intake.KindSMTP, t.p.Name, "failed") // no file reached Prepare
 		err = smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message has no attachment: scan to e-mail takes each attachment as a document")
 	}
 	if err != nil {
@@ -472,7 +473,6 @@ func (ss *smtpSession) fail(t smtpTarget, name string, err error) {
 	if ferr := ss.m.s.intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
 		ss.m.s.log.Warn("smtp intake: recording an error", "err", ferr)
 	}
-	ss.m.s.intake.Count(intake.KindSMTP, t.p.Name, "failed")
 }
 
 func smtpActor(p *auth.Principal) string {
