@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"quire/intake"
 	"quire/storage"
 )
@@ -37,7 +39,7 @@ const (
 // newIntake is the server's intake: the create path of POST /documents'
 // uploads (chunks tracked against the sweep, the index gate, the upload
 // limits).
-func (s *Server) newIntake() *intake.Intake {
+func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 	return intake.New(intake.Config{
 		Applier: s.deps.Applier,
 		Store:   s.db,
@@ -50,7 +52,7 @@ func (s *Server) newIntake() *intake.Intake {
 		Track:        s.uploads.add,
 		Untrack:      s.uploads.done,
 		Sweep:        s.sweep,
-		Metrics:      s.deps.Metrics,
+		Metrics:      reg,
 	})
 }
 

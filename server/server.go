@@ -230,7 +230,7 @@ func New(d Deps) *Server {
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.limits, s.limitClass = newLimits(d), map[string]string{}
-	s.intake = s.newIntake()
+	s.intake = s.newIntake(d.Metrics)
 	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
 		lag := gateLag
