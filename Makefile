@@ -49,6 +49,7 @@ ENGINES := curl:curl smbd:samba smbclient:smbclient qemu-aarch64-static:qemu-use
 # (npm, into build/tools; the tests skip it where it is missing, outside CI).
 AXE_VERSION := 4.14.1
 AXE := build/tools/node_modules/axe-core/axe.min.js
+ENGINES += swaks:swaks cadaver:cadaver litmus:litmus
 
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \

@@ -24,8 +24,9 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	go.mozilla.org/pkcs7 v0.10.0
-	golang.org/x/crypto v0.45.0
+	golang.org/x/crypto v0.57.0
 	golang.org/x/image v0.47.0
+	golang.org/x/net v0.59.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
 	software.sslmate.com/src/go-pkcs12 v0.7.4

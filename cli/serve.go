@@ -117,6 +117,8 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxUploadBytes: c.Limits.MaxUploadBytes,
 		MaxBodyBytes:   c.Limits.MaxBodyBytes,
 		Intake:         node.IntakeConfig{FolderRoot: c.Intake.FolderRoot, Poll: c.Intake.Poll},
+		IntakeSMTP: node.IntakeSMTPConfig{Listen: c.IntakeSMTP.Listen, Domain: c.IntakeSMTP.Domain, MaxMessageBytes: c.IntakeSMTP.MaxMessageBytes,
+			MaxAttachments: c.IntakeSMTP.MaxAttachments, CertFile: c.IntakeSMTP.CertFile, KeyFile: c.IntakeSMTP.KeyFile},
 		PublicWebhooks: c.Webhooks.Public,
 		ESignatureEnv:  c.ESignature.Environment,
 		TSA:            node.TSAConfig{URL: c.Certify.TSAURL, CAFile: c.Certify.TSACAFile},

@@ -36,6 +36,7 @@ type Config struct {
 	Metrics    Metrics           `toml:"metrics"`
 	Cluster    Cluster           `toml:"cluster"`
 	Intake     Intake            `toml:"intake"`
+	IntakeSMTP IntakeSMTP        `toml:"intake_smtp"`
 	// RateLimit is a limit spec per route class (ratelimit.Parse's
 	// format), every class present (Default fills them).
 	RateLimit map[string]string `toml:"ratelimit"`
@@ -202,6 +203,19 @@ type Intake struct {
 	Poll time.Duration `toml:"poll"`
 }
 
+// IntakeSMTP configures scan to e-mail (issue 32): an SMTP listener that
+// takes scanners' mail into intake profiles. Listen empty: off.
+type IntakeSMTP struct {
+	Listen          string `toml:"listen"`
+	Domain          string `toml:"domain"`
+	MaxMessageBytes int64  `toml:"max_message_bytes"`
+	MaxAttachments  int    `toml:"max_attachments"`
+	// CertFile and KeyFile are STARTTLS's certificate (empty: the
+	// server's own tls settings, when HTTPS is configured).
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
+}
+
 // Default is the configuration with nothing set.
 func Default() *Config {
 	return &Config{
@@ -217,10 +231,11 @@ func Default() *Config {
 			RetryBase:     10 * time.Second,
 			OCRMaxPages:   500,
 		},
-		Engines:   Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
-		SMTP:      SMTP{Port: 25},
-		Intake:    Intake{Poll: 2 * time.Second},
-		RateLimit: ratelimit.Defaults(),
+		Engines:    Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
+		SMTP:       SMTP{Port: 25},
+		Intake:     Intake{Poll: 2 * time.Second},
+		IntakeSMTP: IntakeSMTP{MaxMessageBytes: 50 << 20, MaxAttachments: 20},
+		RateLimit:  ratelimit.Defaults(),
 	}
 }
 

@@ -365,6 +365,20 @@ func (l *Loaded) validate() Problems {
 	if c.Intake.FolderRoot != "" && !filepath.IsAbs(c.Intake.FolderRoot) {
 		bad("intake.folder_root", "must be an absolute path, got %q", c.Intake.FolderRoot)
 	}
+	if c.IntakeSMTP.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.IntakeSMTP.Listen); err != nil {
+			bad("intake_smtp.listen", "want host:port, got %q", c.IntakeSMTP.Listen)
+		}
+	}
+	if c.IntakeSMTP.MaxMessageBytes < 1<<10 || c.IntakeSMTP.MaxMessageBytes > 1<<40 {
+		bad("intake_smtp.max_message_bytes", "must be from 1024 to 2^40, got %d", c.IntakeSMTP.MaxMessageBytes)
+	}
+	if c.IntakeSMTP.MaxAttachments < 1 || c.IntakeSMTP.MaxAttachments > 1000 {
+		bad("intake_smtp.max_attachments", "must be from 1 to 1000, got %d", c.IntakeSMTP.MaxAttachments)
+	}
+	if (c.IntakeSMTP.CertFile == "") != (c.IntakeSMTP.KeyFile == "") {
+		bad("intake_smtp.cert_file", "set together with intake_smtp.key_file")
+	}
 	if c.Pipeline.RetryBase < 1e6 {
 		bad("pipeline.retry_base", "must be at least 1ms")
 	}

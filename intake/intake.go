@@ -60,6 +60,9 @@ type Source struct {
 	// Actor is who handed the file over, for the activity trail (an API
 	// key's name, a mail user); RequestID the request it came in.
 	Actor, RequestID string
+	// Tags are set on the document besides the profile's (a mail's
+	// sender, subject and date: tags need no attribute definition).
+	Tags []storage.Tag
 }
 
 // Result is what an intake did.
@@ -338,6 +341,9 @@ func buildDocument(p *storage.IntakeProfile, src Source, m storage.Manifest, tai
 	nd.Content, nd.Chunks = &m, tail
 	for _, tg := range p.Tags {
 		nd.Tags = append(nd.Tags, storage.Tag{Key: tg.Key, Value: storage.ExpandIntakeValue(tg.Value, vars)})
+	}
+	for _, tg := range src.Tags {
+		nd.Tags = append(nd.Tags, storage.Tag{Key: tg.Key, Value: tg.Value})
 	}
 	for _, a := range p.Attributes {
 		v := storage.ExpandIntakeValue(a.Value, vars)

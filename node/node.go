@@ -47,6 +47,8 @@ type Config struct {
 	MaxUploadBytes int64
 	// Intake configures the scanner intake's watched folders.
 	Intake IntakeConfig
+	// IntakeSMTP configures scan to e-mail (Listen empty: off).
+	IntakeSMTP IntakeSMTPConfig
 	// MaxBodyBytes limits JSON request bodies (default 16 MiB).
 	MaxBodyBytes int
 	// PublicWebhooks takes webhook payloads without a token at
@@ -111,6 +113,8 @@ type Node struct {
 	ln             net.Listener
 	metricsSrv     *http.Server // metrics.listen's server (nil: none)
 	metricsLn      net.Listener
+	smtp           *server.SMTPIntake // intake_smtp's listener (nil: none)
+	smtpLn         net.Listener
 	metrics        *prometheus.Registry
 	errc           chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
@@ -379,6 +383,13 @@ func (n *Node) Start(ln net.Listener) error {
 		ln.Close()
 		return err
 	}
+	if err := n.startSMTP(); err != nil {
+		ln.Close()
+		if n.metricsSrv != nil {
+			n.metricsSrv.Close()
+		}
+		return err
+	}
 	// The schedulers (pipeline, retention, folder moves, chunk sweep)
 	// run while this node leads: always on a single server, which starts
 	// them here, before it serves.
@@ -428,6 +439,9 @@ func (n *Node) close(ctx context.Context) error {
 	}
 	if n.metricsSrv != nil {
 		n.metricsSrv.Close()
+	}
+	if n.smtp != nil {
+		n.smtp.Close()
 	}
 	if n.Pipeline != nil {
 		// Running actions get until ctx ends; one cut short runs again at

@@ -33,6 +33,7 @@ func (s *Server) cors(c *fiber.Ctx) error {
 	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 	if c.Method() == http.MethodOptions {
 		h.Set("Access-Control-Allow-Headers", "*")
+		davOptions(c) // WebDAV's OPTIONS (dav.go)
 		return c.SendStatus(http.StatusOK)
 	}
 	return c.Next()

@@ -114,6 +114,11 @@ func (s *Server) routes() {
 	pub("POST", "/public/webhooks/*", ratelimit.Public, s.handlePublicWebhook)
 	// The join token in the body is the credential (cluster.go).
 	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
+	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
+	for _, m := range davMethods {
+		pub(m, "/dav", ratelimit.Dav, s.handleDav)
+		pub(m, "/dav/*", ratelimit.Dav, s.handleDav)
+	}
 
 	api := a.Group("", s.authenticate)
 	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }

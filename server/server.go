@@ -188,6 +188,8 @@ type Server struct {
 	// links checks Host headers for the links in answers (nil: the
 	// configured public URL is always used).
 	links *linkHosts
+	// davCreds caches WebDAV's checked Basic credentials (dav.go).
+	davCreds davCreds
 }
 
 // New builds the server and its routes.
@@ -268,6 +270,8 @@ func New(d Deps) *Server {
 		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
 		// response works (encoding/json would write \u0026).
 		JSONEncoder: marshalJSON,
+		// WebDAV's methods (dav.go) besides HTTP's.
+		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), davExtraMethods...),
 	})
 	s.routes()
 	s.routeTable = newRouteTable(s.app.GetRoutes(true))
