@@ -385,6 +385,13 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 
 // handleGetDocumentUpload serves GET /documents/upload.
 func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
+	// fiber answers HEAD with the GET handler; this GET creates a
+	// document, so a HEAD (which a client or proxy may send freely,
+	// without an Idempotency-Key) must not run it.
+	if r.Method() == http.MethodHead {
+		r.Set("Allow", "GET, POST")
+		return errStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
+	}
 	o, errs := r.uploadQuery()
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
 	if err := s.checkContentLength(r, o); err != nil {

@@ -98,6 +98,13 @@ func TestUploads_GetEndpointsAndContentLength(t *testing.T) {
 			nf := s.Do(http.MethodGet, "/documents/7c0b1f7e-1111-4e2e-9c3a-000000000000/upload"+site.query, nil, tok)
 			mustStatus(t, nf, http.StatusNotFound)
 			mustBody(t, nf, `{"message":"Document 7c0b1f7e-1111-4e2e-9c3a-000000000000 not found."}`)
+			// HEAD of the creating GET is refused and creates nothing.
+			before := len(list(t, s.Do(http.MethodGet, "/documents"+q(site.query, "limit=1000"), nil, tok).JSON(t), "documents"))
+			h := s.Do(http.MethodHead, "/documents/upload"+q(site.query, "path=scans/head.txt"), nil, tok)
+			mustStatus(t, h, http.StatusMethodNotAllowed)
+			if after := len(list(t, s.Do(http.MethodGet, "/documents"+q(site.query, "limit=1000"), nil, tok).JSON(t), "documents")); after != before {
+				t.Fatalf("HEAD /documents/upload created a document: %d documents, was %d", after, before)
+			}
 			v := s.Do(http.MethodGet, "/documents/upload"+q(site.query, "checksumType=SHA256"), nil, tok)
 			mustStatus(t, v, http.StatusBadRequest)
 			mustBody(t, v, `{"errors":[{"key":"checksum","error":"'checksum' is required"}]}`)
