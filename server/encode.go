@@ -38,19 +38,20 @@ func marshalJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
-// malformed JSON and values of the wrong type are 400s; an empty body is
-// "invalid body" too (errNoBody, which a route may answer differently).
-func (r *reqCtx) readBody(v any, limit int) error {
+// bodyBytes reads the request body, at most limit bytes (over it:
+// errBodyTooLarge, the rest drained), from the stream when fiber streams
+// it, else from fiber's buffer (which the caller must not keep past the
+// request).
+func (r *reqCtx) bodyBytes(limit int) ([]byte, error) {
 	if n := r.Request().Header.ContentLength(); n > limit {
 		drain(r.Ctx)
-		return errBodyTooLarge
+		return nil, errBodyTooLarge
 	}
 	var body []byte
 	if st := bodyStream(r.Ctx); st != nil {
 		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
 		if err != nil {
-			return errInvalidBody
+			return nil, errInvalidBody
 		}
 		body = b
 	} else {
@@ -58,7 +59,18 @@ func (r *reqCtx) readBody(v any, limit int) error {
 	}
 	if len(body) > limit {
 		drain(r.Ctx)
-		return errBodyTooLarge
+		return nil, errBodyTooLarge
+	}
+	return body, nil
+}
+
+// readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
+// malformed JSON and values of the wrong type are 400s; an empty body is
+// "invalid body" too (errNoBody, which a route may answer differently).
+func (r *reqCtx) readBody(v any, limit int) error {
+	body, err := r.bodyBytes(limit)
+	if err != nil {
+		return err
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
 		return errNoBody

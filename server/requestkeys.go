@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -177,24 +176,11 @@ func (r *reqCtx) requestHash() string {
 // its digest is known before the handler runs; the handler then reads it
 // from memory as it would from the connection.
 func (r *reqCtx) bufferBody(limit int) error {
-	if n := r.Request().Header.ContentLength(); n > limit {
-		drain(r.Ctx)
-		return errBodyTooLarge
+	b, err := r.bodyBytes(limit)
+	if err != nil {
+		return err
 	}
-	var body []byte
-	if st := bodyStream(r.Ctx); st != nil {
-		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
-		if err != nil {
-			return errInvalidBody
-		}
-		body = b
-	} else {
-		body = bytes.Clone(r.Body())
-	}
-	if len(body) > limit {
-		drain(r.Ctx)
-		return errBodyTooLarge
-	}
+	body := bytes.Clone(b)
 	sum := sha256.Sum256(body)
 	r.bodySum = sum[:]
 	r.Locals(localBody, &stickyReader{r: bytes.NewReader(body)})
