@@ -73,19 +73,29 @@ func (s *Server) handleGetDocumentActivities(r *reqCtx) error {
 	}, activityJSON)
 }
 
+// activitiesUser is whose activities a request reads: the caller's, or
+// with userId another user's (Admins and the site's governors only).
+func activitiesUser(r *reqCtx) (string, error) {
+	user := r.user()
+	if u := r.Query("userId"); u != "" && u != user {
+		if !r.p.Admin && !r.p.Can(r.site, govern) {
+			return "", errStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
+		}
+		if !validUserID(u) {
+			return "", storage.Invalid("userId", "invalid 'userId'")
+		}
+		user = u
+	}
+	return user, nil
+}
+
 // handleGetUserActivities serves GET /userActivities: the caller's
 // changes in the site, or with userId another user's (Admins and the
 // site's governors only).
 func (s *Server) handleGetUserActivities(r *reqCtx) error {
-	user := r.user()
-	if u := r.Query("userId"); u != "" && u != user {
-		if !r.p.Admin && !r.p.Can(r.site, govern) {
-			return errStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
-		}
-		if !validUserID(u) {
-			return storage.Invalid("userId", "invalid 'userId'")
-		}
-		user = u
+	user, err := activitiesUser(r)
+	if err != nil {
+		return err
 	}
 	return keyPage(r, "useractivity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
 		return s.db.UserActivities(r.site, user, after, limit)
@@ -204,15 +214,9 @@ func (s *Server) handleGetActivities(r *reqCtx) error {
 			return resourceActivityJSON(a)
 		})
 	}
-	user := r.user()
-	if u := r.Query("userId"); u != "" && u != user {
-		if !r.p.Admin && !r.p.Can(r.site, govern) {
-			return errStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
-		}
-		if !validUserID(u) {
-			return storage.Invalid("userId", "invalid 'userId'")
-		}
-		user = u
+	user, err := activitiesUser(r)
+	if err != nil {
+		return err
 	}
 	return keyPage(r, "useractivity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
 		return s.db.UserActivities(r.site, user, after, limit)
