@@ -65,7 +65,7 @@ var Classes = []Class{
 	{Public, "anonymous intake: POST /public/documents, POST /public/webhooks/... (a site's publicDocuments.perClientPerMinute applies too).", "60/min burst 60, global 20/s burst 200"},
 	{Probe, "GET /healthz, /readyz, /metrics.", "10/s burst 50, global 100/s burst 500"},
 	{Console, "the web console's files: GET /, /console, /console/... (a first load is about 20 files).", "50/s burst 300, global 500/s burst 2000"},
-	{Dav, "WebDAV at /dav/{siteId}/... (Basic auth on every request; a checked credential is trusted for a minute, a wrong password counts toward the user's lockout).", "50/s burst 500, global 500/s burst 2000"},
+	{Dav, "WebDAV at /dav/{siteId}/... (Basic auth on every request; a checked password is cached for a minute, revocations apply at once; a wrong password counts toward the user's lockout).", "50/s burst 500, global 500/s burst 2000"},
 	{Cluster, "POST /cluster/join (the join token is the credential; a member answers 404 unless it is one).", "20/min burst 20, global 120/min burst 120"},
 }
 

@@ -64,34 +64,37 @@ const (
 	davMaxTreeOps = 10000
 )
 
-// davCreds caches checked Basic credentials (hash of user and password).
+// davCreds caches checked Basic credentials (hash of user and password)
+// as the token that stands for them (credentialToken), which every
+// request authenticates again against the store: the cache saves the
+// password hash and the sign-in's log entry, never a revocation.
 type davCreds struct {
 	mu sync.Mutex
 	m  map[[32]byte]davCred
 }
 
 type davCred struct {
-	p   *auth.Principal
+	c   checkedCredential
 	exp time.Time
 }
 
-func (c *davCreds) get(k [32]byte, now time.Time) *auth.Principal {
+func (c *davCreds) get(k [32]byte, now time.Time) (checkedCredential, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[k]; ok && now.Before(e.exp) {
-		return e.p
+		return e.c, true
 	}
 	delete(c.m, k)
-	return nil
+	return checkedCredential{}, false
 }
 
-func (c *davCreds) put(k [32]byte, p *auth.Principal, now time.Time) {
+func (c *davCreds) put(k [32]byte, cred checkedCredential, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 10000 {
 		c.m = map[[32]byte]davCred{}
 	}
-	c.m[k] = davCred{p: p, exp: now.Add(davCredTTL)}
+	c.m[k] = davCred{c: cred, exp: now.Add(davCredTTL)}
 }
 
 var davState struct {
@@ -131,14 +134,22 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.now()
-	if p := s.davCreds.get(k, now); p != nil {
-		return p, nil
+	if cred, ok := s.davCreds.get(k, now); ok && s.stillValid(cred) {
+		if p, err := s.deps.Auth.Authenticate(cred.tok); err == nil {
+			return p, nil
+		}
+		// Revoked, disabled or of another generation since: check the
+		// password again.
 	}
-	p, err := s.CredentialPrincipal(context.Background(), user, pass)
+	cred, err := s.credentialToken(context.Background(), user, pass)
 	if err != nil {
 		return nil, err
 	}
-	s.davCreds.put(k, p, now)
+	p, err := s.deps.Auth.Authenticate(cred.tok)
+	if err != nil {
+		return nil, err
+	}
+	s.davCreds.put(k, cred, now)
 	return p, nil
 }
 

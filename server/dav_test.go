@@ -264,3 +264,62 @@ func TestDav_PlainHTTPOnlyOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestDav_RevokedCredentialsStopAtOnce: a checked Basic credential is
+// cached, but a deleted API key, a disabled user and a changed password
+// are refused at the next request, not a minute later.
+func TestDav_RevokedCredentialsStopAtOnce(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
+	mustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}}, admin), http.StatusOK)
+	firstSignIn(t, s, "rita@office.test", "Temp-pass-1", "Rita password 1")
+	propfind := func(t *testing.T, user, pass string) int {
+		t.Helper()
+		req, err := http.NewRequest("PROPFIND", s.URL+"/dav/default/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth(user, pass)
+		req.Header.Set("Depth", "1")
+		res, err := s.Client.Do(req)
+		if err != nil {
+			t.Fatalf("PROPFIND: %v", err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, tc := range []struct {
+		name       string
+		user, pass func() string
+		revoke     func(t *testing.T)
+	}{
+		{"deleted API key", func() string { return "apikey" }, nil, nil},
+		{"disabled user", func() string { return "rita@office.test" }, func() string { return "Rita password 1" }, func(t *testing.T) {
+			mustStatus(t, s.Do(http.MethodPut, "/users/rita@office.test/DISABLE", nil, admin), http.StatusOK)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pass := ""
+			revoke := tc.revoke
+			if tc.pass == nil {
+				pass = apiKey(t, s, "READ")
+				revoke = func(t *testing.T) {
+					mustStatus(t, s.Do(http.MethodDelete, "/sites/default/apiKeys/"+pass, nil, admin), http.StatusOK)
+				}
+			} else {
+				pass = tc.pass()
+			}
+			for i := 0; i < 2; i++ { // the second is answered from the cache
+				if code := propfind(t, tc.user(), pass); code != http.StatusMultiStatus {
+					t.Fatalf("before: PROPFIND = %d, want 207", code)
+				}
+			}
+			revoke(t)
+			if code := propfind(t, tc.user(), pass); code != http.StatusUnauthorized {
+				t.Fatalf("after: PROPFIND = %d, want 401", code)
+			}
+		})
+	}
+}

@@ -22,53 +22,86 @@ var errBadCredentials = errors.New("invalid user name or password")
 // sign-in counts toward the user's lockout as POST /login does, and the
 // principal is the one the user's access token would carry.
 func (s *Server) CredentialPrincipal(ctx context.Context, user, pass string) (*auth.Principal, error) {
+	c, err := s.credentialToken(ctx, user, pass)
+	if err != nil {
+		return nil, err
+	}
+	return s.deps.Auth.Authenticate(c.tok)
+}
+
+// credentialToken checks a user name and password as CredentialPrincipal
+// does and answers the token that stands for them: the API key itself,
+// or a directory user's fresh access token. Authenticate checks either
+// against the store at every use (the key still exists; the user is
+// still enabled and of the same generation), so a cache of tokens
+// (WebDAV's) never outlives a revoked key, a disabled user or a changed
+// password (the cache compares the user's password hash too).
+func (s *Server) credentialToken(ctx context.Context, user, pass string) (checkedCredential, error) {
 	if pass == "" || len(pass) > auth.MaxPasswordBytes || len(user) > 256 || !utf8.ValidString(user) || !utf8.ValidString(pass) {
-		return nil, errBadCredentials
+		return checkedCredential{}, errBadCredentials
 	}
 	if strings.Count(pass, ".") != 2 { // never a JWT: a token is not a password
 		if p, err := s.deps.Auth.Authenticate(pass); err == nil && p.APIKeySite != "" {
-			return p, nil
+			return checkedCredential{tok: pass}, nil
 		}
 	}
 	name := storage.NormalizeUsername(user)
 	if name == "" || storage.CheckUsername(name) != nil {
-		return nil, errBadCredentials
+		return checkedCredential{}, errBadCredentials
 	}
 	u, err := s.db.GetUser(name)
 	if err != nil && !isNotFound(err) {
-		return nil, err
+		return checkedCredential{}, err
 	}
 	now := s.now().UTC()
 	hash := ""
 	if u != nil {
 		if u.Locked(now) {
-			return nil, errBadCredentials
+			return checkedCredential{}, errBadCredentials
 		}
 		hash = u.PasswordHash
 	}
 	ok := auth.VerifyPassword(hash, pass)
 	if u == nil {
-		return nil, errBadCredentials
+		return checkedCredential{}, errBadCredentials
 	}
 	cmd, err := storage.NewCommand(storage.OpLoginResult, "", name, now, storage.LoginResult{Username: name, OK: ok, PasswordHash: hash})
 	if err != nil {
-		return nil, err
+		return checkedCredential{}, err
 	}
 	cmd.Via = &storage.Via{Source: storage.SourceIntake}
 	out, err := s.deps.Applier.Apply(context.WithoutCancel(ctx), cmd)
 	if err != nil {
-		return nil, err
+		return checkedCredential{}, err
 	}
 	if good, _ := out.Value.(bool); !good || u.Status != storage.UserConfirmed {
-		return nil, errBadCredentials
+		return checkedCredential{}, errBadCredentials
 	}
 	groups, err := s.db.UserGroups(u.Username)
 	if err != nil {
-		return nil, err
+		return checkedCredential{}, err
 	}
 	tok, err := s.deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
 	if err != nil {
-		return nil, err
+		return checkedCredential{}, err
 	}
-	return s.deps.Auth.Authenticate(tok)
+	return checkedCredential{tok: tok, user: u.Username, hash: u.PasswordHash}, nil
+}
+
+// checkedCredential is a checked user name and password: the token that
+// stands for them and, for a directory user, the user and the password
+// hash the password was checked against.
+type checkedCredential struct {
+	tok, user, hash string
+}
+
+// stillValid says whether a checked credential still stands: the user's
+// password is the one it was checked against and sign-in is not locked
+// (the token's own checks, Authenticate, come after).
+func (s *Server) stillValid(c checkedCredential) bool {
+	if c.user == "" {
+		return true
+	}
+	u, err := s.db.GetUser(c.user)
+	return err == nil && u != nil && u.PasswordHash == c.hash && !u.Locked(s.now().UTC())
 }
