@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"quire/guard"
@@ -254,7 +253,7 @@ func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfil
 	folder, name := path.Split(rel)
 	src := Source{Kind: KindFolder, Name: name, Folder: strings.TrimSuffix(folder, "/"), Date: st.mtime,
 		Key: fmt.Sprintf("folder\x00%s\x00%s\x00%d\x00%d", p.Name, rel, st.size, st.mtime.UnixNano())}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(abs, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		return // gone meanwhile, or a link: the next poll decides
 	}
