@@ -6,6 +6,6 @@ func init() {
 			notDocumentRoutes[m+" "+p] = "WebDAV: Basic auth and folder permissions checked by the handler (dav_test.go TestDav_FolderPermissions, TestDav_Methods)"
 		}
 	}
-	routeSamples["PUT /dav"] = `scan`
-	routeSamples["PUT /dav/*"] = `scan`
+	routeSamples["PUT /dav"] = `"scan"`
+	routeSamples["PUT /dav/*"] = `"scan"`
 }
