@@ -98,7 +98,7 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 			if r.Status != http.StatusOK {
 				return fmt.Sprintf("%d", r.Status)
 			}
-			return fmt.Sprint(len(r.JSON(t)[field].([]any)), " ", string(r.Body))
+			return fmt.Sprint(len(list(t, r.JSON(t), field)), " ", string(r.Body))
 		}
 	}
 	status := func(path string) func(t *testing.T) string {

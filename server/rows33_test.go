@@ -687,7 +687,7 @@ func TestSiteGroups_Permissions(t *testing.T) {
 			mustBody(t, r, `{"groupNames":["`+group+`"]}`)
 			r = s.Do(http.MethodGet, base+"/"+group, nil, gov)
 			mustStatus(t, r, http.StatusOK)
-			if got := obj(t, r.JSON(t)["group"])["permissions"]; len(got.([]any)) != 2 {
+			if got := list(t, obj(t, r.JSON(t)["group"]), "permissions"); len(got) != 2 {
 				t.Errorf("permissions = %v, want READ, WRITE", got)
 			}
 			mustStatus(t, s.Do(http.MethodGet, base, nil, s.Token("m", site)), http.StatusUnauthorized)
