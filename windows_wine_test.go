@@ -194,6 +194,19 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 		}
 	}
 
+	// service install set the data dir's DACL to SYSTEM and Administrators
+	// (SetNamedSecurityInfo; Wine accepts the call). doctor reads it back
+	// through GetNamedSecurityInfo. Wine 8 keeps no DACLs: it answers one
+	// made from the Unix mode bits (its user and Everyone), so doctor must
+	// flag Everyone and give the icacls fix; a Wine that stored DACLs would
+	// answer the one install set, and doctor would pass it.
+	doc, _ := wineRun(3*time.Minute, exe, "doctor", "--config", cfg)
+	stored := strings.Contains(doc, `Quire Service\data is writable, by SYSTEM and Administrators only`)
+	flagged := strings.Contains(doc, "S-1-1-0") && strings.Contains(doc, `icacls "C:\ProgramData\Quire Service\data" /inheritance:r`)
+	if !stored && !flagged {
+		t.Fatalf("doctor after service install, on the data dir's permissions:\n%s", doc)
+	}
+
 	startSvc()
 	tok := strings.TrimSpace(must(2*time.Minute, exe, "token", "--config", cfg, "--user", "admin", "--groups", "Admins"))
 	// do sends a request with the admin token, wanting status want (0: any 2xx).

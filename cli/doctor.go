@@ -177,9 +177,18 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Confi
 		os.Remove(probe)
 	}
 	if err != nil {
-		d.fail("data dir", fmt.Sprintf("%s is not writable: %v", dir, err), "run doctor as the service user (sudo -u quire quire doctor ...) or fix the owner: chown -R quire:quire "+dir)
+		fix := "run doctor as the service user (sudo -u quire quire doctor ...) or fix the owner: chown -R quire:quire " + dir
+		if runtime.GOOS == "windows" {
+			fix = "run doctor from an elevated prompt (the data dir is SYSTEM's and Administrators' only)"
+		}
+		d.fail("data dir", fmt.Sprintf("%s is not writable: %v", dir, err), fix)
 	} else if runtime.GOOS != "windows" && fi.Mode().Perm()&0o007 != 0 {
 		d.warn("data dir", fmt.Sprintf("%s is readable by every user (%v)", dir, fi.Mode().Perm()), "chmod 750 "+dir)
+	} else if others, aerr := foreignAccess(dir); aerr != nil || len(others) > 0 {
+		d.warn("data dir", fmt.Sprintf("%s lets others than SYSTEM and Administrators in: %v %v", dir, others, aerr),
+			`icacls "`+dir+`" /inheritance:r /grant:r SYSTEM:(OI)(CI)F Administrators:(OI)(CI)F`)
+	} else if runtime.GOOS == "windows" {
+		d.ok("data dir", dir+" is writable, by SYSTEM and Administrators only")
 	} else {
 		d.ok("data dir", dir+" is writable")
 	}

@@ -248,6 +248,13 @@ func installService(cfgFile, user string, stdout io.Writer) error {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
 		return err
 	}
+	// Windows: the data dir and the config to LocalSystem and
+	// Administrators only (C:\ProgramData lets every user read).
+	for _, p := range []string{dataDir, cfgFile} {
+		if err := restrictToService(p); err != nil {
+			return err
+		}
+	}
 	if runtime.GOOS == "linux" {
 		if out, err := exec.Command("chown", "-R", user+":"+user, dataDir).CombinedOutput(); err != nil {
 			return fmt.Errorf("chown %s: %v: %s", dataDir, err, out)
