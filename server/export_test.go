@@ -41,3 +41,7 @@ func RefusedRoutes() map[string]string {
 	}
 	return out
 }
+
+// SetTestMoveStep sets how many documents one step of a folder move moves
+// in servers built until it is called again (tests only).
+func SetTestMoveStep(n int) { moveStep = n }

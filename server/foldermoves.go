@@ -15,8 +15,9 @@ import (
 // moveStep is how many documents one command of a folder move moves: a
 // step must fit one Badger transaction (with 8 MiB memtables, about a
 // megabyte of writes), and each document costs its record, path index and
-// folder entries.
-const moveStep = 200
+// folder entries. (A variable so that a test moves a folder in several
+// steps without creating hundreds of documents.)
+var moveStep = 200
 
 // folderMoves runs asynchronous folder moves (POST /folders/{indexKey}/
 // moves). Jobs are recorded in storage, so a move a restart interrupted

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"quire/quiretest"
+	"quire/server"
 	"quire/storage"
 )
 
@@ -100,9 +101,11 @@ func waitMoved(t *testing.T, s *quiretest.Server, tok, site, folder string, n in
 }
 
 func TestFolders_MoveAsync(t *testing.T) {
+	server.SetTestMoveStep(20)
+	t.Cleanup(func() { server.SetTestMoveStep(200) })
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	const n = 230 // more than one step
+	const n = 45 // three steps
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
 			var want []string
