@@ -48,8 +48,8 @@ function brandForm(id, heading, b, save) {
   const form = submitting(h("form.panel", { id, "aria-labelledby": id + "-title" },
     h("h2", { id: id + "-title" }, heading),
     field(id + "-name", t("admin.branding.name"), title),
-    h("div.field", h("label", { for: id + "-logo" }, t("admin.branding.logo")), preview, file,
-      h("button.small", { type: "button", onclick: () => { logo = ""; file.value = ""; showLogo(); } }, t("admin.branding.removeLogo"))),
+    h("div.field", h("label", { for: id + "-logo" }, t("admin.branding.logo")), preview,
+      h("div.inline", file, h("button.small", { type: "button", onclick: () => { logo = ""; file.value = ""; showLogo(); } }, t("admin.branding.removeLogo")))),
     field(id + "-primary", t("admin.branding.primary"), primary, t("admin.branding.colorHint")),
     field(id + "-secondary", t("admin.branding.secondary"), secondary, t("admin.branding.colorHint")),
     field(id + "-email", t("admin.branding.supportEmail"), email),
@@ -71,11 +71,12 @@ export default {
   async render(ctx, main) {
     if (!canGovern()) { clear(main, tabNav(""), h("p.msg.error", { role: "alert" }, t("admin.denied"))); return; }
     const site = state.site;
-    const parts = [tabNav("#/admin/branding"), h("h1", t("admin.branding.title")), h("p.meta", t("admin.branding.intro"))];
+    const forms = h("div.forms");
+    const parts = [tabNav("#/admin/branding"), h("h1", t("admin.branding.title")), h("p.meta", t("admin.branding.intro")), forms];
     if (isAdmin()) {
       const sys = await api("GET", "/system/configuration");
       if (ctx.stale()) return;
-      parts.push(brandForm("brand-global", t("admin.branding.global"), sys.branding, async (b) => {
+      forms.append(brandForm("brand-global", t("admin.branding.global"), sys.branding, async (b) => {
         await api("PATCH", "/system/configuration", { body: { branding: b } });
         setGlobalBranding(b);
         applyBranding();
@@ -84,7 +85,7 @@ export default {
     }
     const cfg = await api("GET", `/sites/${enc(site)}/configuration`);
     if (ctx.stale()) return;
-    parts.push(brandForm("brand-site", t("admin.branding.site", { site }), cfg.branding, async (b) => {
+    forms.append(brandForm("brand-site", t("admin.branding.site", { site }), cfg.branding, async (b) => {
       await api("PATCH", `/sites/${enc(site)}/configuration`, { body: { branding: b } });
       setSiteBranding(site, b);
       applyBranding();

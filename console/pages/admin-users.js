@@ -3,7 +3,7 @@
 // temporary one, or a mailed code), delete; groups with their members.
 import { h, clear, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
-import { pager, status } from "../js/ctx.js";
+import { state, pager, status } from "../js/ctx.js";
 import { isAdmin, tabNav, field, submitting, run } from "../js/admin.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -37,15 +37,18 @@ export default {
       const name = u.username;
       const reload = () => load(currentToken);
       const actions = h("td.actions-cell");
+      // No Disable or Delete on one's own row: an admin does not lock
+      // themselves out from here (the API would let them).
+      const self = state.user && state.user.username === name;
       const showActions = () => clear(actions,
-        h(u.enabled === false ? "button.small.enable" : "button.small.disable", { type: "button",
+        self ? null : h(u.enabled === false ? "button.small.enable" : "button.small.disable", { type: "button",
           onclick: () => run(() => api("PUT", `/users/${enc(name)}/${u.enabled === false ? "ENABLE" : "DISABLE"}`),
             t(u.enabled === false ? "admin.users.enabled" : "admin.users.disabled", { name }))().then(reload) },
           t(u.enabled === false ? "admin.users.enable" : "admin.users.disable")),
         " ",
         h("button.small.reset", { type: "button", onclick: resetForm }, t("admin.users.reset")),
         " ",
-        h("button.small.danger", { type: "button", onclick: async () => {
+        self ? null : h("button.small.danger", { type: "button", onclick: async () => {
           if (!confirm(t("admin.users.deleteConfirm", { name }))) return;
           await run(() => api("DELETE", `/users/${enc(name)}`), t("admin.users.deleted", { name }))();
           await reload();
