@@ -11,6 +11,17 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// chooseLogo picks a small SVG file in the global branding's logo
+// input, as the file chooser does.
+const chooseLogo = `(() => {
+  const dt = new DataTransfer();
+  dt.items.add(new File(['<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="#c00"/></svg>'], "logo.svg", {type: "image/svg+xml"}));
+  const i = document.getElementById("brand-global-logo");
+  i.files = dt.files;
+  i.dispatchEvent(new Event("change"));
+  return true;
+})()`
+
 // TestConsole_AdminPages: an administrator creates a user (in a group,
 // then resets its password and disables it), creates an API key that is
 // shown once, works, and is refused by the API once revoked, changes the
@@ -109,8 +120,10 @@ func TestConsole_AdminPages(t *testing.T) {
 
 		page("branding", "#/admin/branding", `document.querySelector("#brand-site")`),
 		step{"change the global branding: the title changes without a reload", chromedp.Tasks{js(`window.__sameDocument = true`, nil),
-			setValue("#brand-global-name", "Acme Records"), setValue("#brand-global-primary", "#7a1f3d"), click("#brand-global button[type=submit]"),
+			setValue("#brand-global-name", "Acme Records"), setValue("#brand-global-primary", "#7a1f3d"),
+			js(chooseLogo, nil), wait(`document.querySelector("#brand-global .logo-preview img")`), click("#brand-global button[type=submit]"),
 			wait(`document.title === "Acme Records" && document.getElementById("brand-name").textContent === "Acme Records" && window.__sameDocument === true`),
+			wait(`document.getElementById("brand-logo").getAttribute("src").startsWith("data:image/svg+xml")`),
 			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`)}},
 		step{"the site's own branding comes first", chromedp.Tasks{setValue("#brand-site-name", "Default Filing"), click("#brand-site button[type=submit]"),
 			wait(`document.title === "Default Filing" && document.getElementById("brand-name").textContent === "Default Filing" && window.__sameDocument === true`),

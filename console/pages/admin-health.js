@@ -4,6 +4,7 @@
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { isAdmin, tabNav } from "../js/admin.js";
+import { status, errorText } from "../js/ctx.js";
 import { t, lang } from "../i18n/index.js";
 
 function kv(id, caption, rows) {
@@ -67,6 +68,6 @@ export default {
     await load();
     if (ctx.stale()) return;
     clear(main, tabNav("#/admin/health"), h("h1", t("admin.health.title")),
-      h("div.actions", h("button#health-refresh", { type: "button", onclick: () => load() }, t("admin.health.refresh"))), body);
+      h("div.actions", h("button#health-refresh", { type: "button", onclick: () => load().catch((e) => status(errorText(e), "error")) }, t("admin.health.refresh"))), body);
   },
 };
