@@ -6,6 +6,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,7 +97,8 @@ type Config struct {
 // Node is one running Quire process.
 type Node struct {
 	cfg      Config
-	tsa      *certify.TSA // nil: signatures are not timestamped
+	tlsLeaf  *x509.Certificate // the listener's certificate (nil: HTTP)
+	tsa      *certify.TSA      // nil: signatures are not timestamped
 	DB       *storage.DB
 	Index    *index.Index
 	Indexer  *index.Indexer
@@ -256,6 +258,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		ESignatureEnv:    cfg.ESignatureEnv,
 		TSA:              n.tsa,
 		DataDir:          cfg.DataDir,
+		TLSCertificate:   n.tlsLeaf,
 		SecretsWrapKey:   n.secretsWrapKey,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,
@@ -367,6 +370,9 @@ func (n *Node) Start(ln net.Listener) error {
 			return err
 		}
 		n.cfg.Logger.Info("serving HTTPS", "certificateSHA256", fp)
+		if leaf, err := x509.ParseCertificate(tc.Certificates[0].Certificate[0]); err == nil {
+			n.tlsLeaf = leaf
+		}
 		ln = tls.NewListener(ln, n.withJoinTLS(tc))
 		scheme = "https://"
 	}

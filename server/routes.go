@@ -132,6 +132,7 @@ func (s *Server) routes() {
 	api.Get("/sites", none(s.handleGetSites))
 	api.Get("/system/backup", admin(s.handleGetBackup))
 	api.Get("/cluster/status", admin(s.handleGetClusterStatus))
+	api.Get("/system/health", admin(s.handleGetSystemHealth))
 	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
 	api.Post("/cluster/nodes/:nodeId/rejoin", admin(s.handleRejoinClusterNode))
 	api.Post("/system/keys/rotate", admin(s.handleRotateKeys))

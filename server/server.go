@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net"
@@ -84,6 +85,9 @@ type Deps struct {
 	RequireModelAgreement bool
 	// DataDir is the node's data dir; online backups carry its keys.
 	DataDir string
+	// TLSCertificate is the listener's certificate (nil: plain HTTP); GET
+	// /system/health reports its expiry.
+	TLSCertificate *x509.Certificate
 	// SecretsWrapKey is the key a rotated secrets key is wrapped with for
 	// a cluster's members (nil, or returning nil: a single server, which
 	// stages the new key in its data dir).

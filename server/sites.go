@@ -69,6 +69,13 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 		if t := titles[id]; t != "" {
 			site["title"] = t
 		}
+		// The site's own branding (Quire): every member of the site may
+		// see how it is presented, not only its governors.
+		if c, err := s.db.SiteConfig(id); err != nil {
+			return err
+		} else if c.Branding != nil {
+			site["branding"] = c.Branding
+		}
 		sites = append(sites, site)
 	}
 	claims := p.Claims

@@ -171,6 +171,7 @@ func TestAdminRoutes(t *testing.T) {
 	}{
 		{http.MethodGet, "/system/backup", nil, http.StatusOK},
 		{http.MethodHead, "/system/backup", nil, http.StatusOK},
+		{http.MethodGet, "/system/health", nil, http.StatusOK},
 		{http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}, http.StatusOK},
 	}
 	callers := map[string]string{
@@ -195,4 +196,88 @@ func TestAdminRoutes(t *testing.T) {
 	// GET /system/configuration is not an admin route: every signed-in
 	// user may read it.
 	mustStatus(t, s.Do(http.MethodGet, "/system/configuration", nil, callers["reader"]), http.StatusOK)
+}
+
+// TestSystemHealth: GET /system/health is the Admins' one summary of the
+// disk and write gate, index, pipeline, cluster, certificates and
+// version; anyone else gets FormKiQ's admin 401.
+func TestSystemHealth(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "notary", "data": b64(pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
+	for _, who := range []struct{ name, tok string }{
+		{"user", s.Token("ann", "default")},
+		{"reader", s.Token("bob", "default_read")},
+		{"governor", s.Token("gus", "default_govern")},
+	} {
+		t.Run("refused to "+who.name, func(t *testing.T) {
+			r := s.Do(http.MethodGet, "/system/health", nil, who.tok)
+			mustStatus(t, r, http.StatusUnauthorized)
+			mustBody(t, r, `{"message":"fkq access denied (Admins group required)"}`)
+		})
+	}
+	r := s.Do(http.MethodGet, "/system/health", nil, admin)
+	mustStatus(t, r, http.StatusOK)
+	body := r.JSON(t)
+	if _, ok := body["version"].(string); !ok {
+		t.Errorf("version: %v", body["version"])
+	}
+	if st := obj(t, body["storage"]); st["writable"] != true || st["freeBytes"] == nil || st["reserveBytes"] == nil {
+		t.Errorf("storage: %v", st)
+	}
+	if ix := obj(t, body["index"]); ix["queued"] == nil || ix["lagSeconds"] == nil {
+		t.Errorf("index: %v", ix)
+	}
+	if p := obj(t, body["pipeline"]); p["queued"] == nil || p["running"] == nil {
+		t.Errorf("pipeline: %v", p)
+	}
+	if c := obj(t, body["cluster"]); c["clustered"] != false {
+		t.Errorf("cluster of a single server: %v", c)
+	} else if m, _ := c["members"].([]any); len(m) != 1 || obj(t, m[0])["leader"] != true {
+		t.Errorf("a single server is its one member and leads: %v", c)
+	}
+	certs, _ := body["certificates"].([]any)
+	if len(certs) != 1 {
+		t.Fatalf("certificates: %v", body["certificates"])
+	}
+	c := obj(t, certs[0])
+	if c["siteId"] != "default" || c["alias"] != "notary" || c["kind"] != "site" || c["notAfter"] == "" {
+		t.Errorf("certificate: %v", c)
+	}
+	if d, _ := c["daysLeft"].(float64); d < 1 || c["state"] == "expired" {
+		t.Errorf("a fresh certificate: %v", c)
+	}
+	if body["ready"] != true {
+		t.Errorf("ready: %v", body["ready"])
+	}
+}
+
+// TestSites_Branding: GET /sites shows each site's own branding to every
+// member of the site (the console presents a site with it), and none
+// for a site without one.
+func TestSites_Branding(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"branding": map[string]any{"title": "Acme Files", "primaryColor": "#112233"}}, admin), http.StatusOK)
+	reader := s.Token("bob", "default_read", "other_read")
+	sites, _ := s.Do(http.MethodGet, "/sites", nil, reader).JSON(t)["sites"].([]any)
+	seen := 0
+	for _, x := range sites {
+		site := obj(t, x)
+		switch site["siteId"] {
+		case "default":
+			seen++
+			if b := obj(t, site["branding"]); b["title"] != "Acme Files" || b["primaryColor"] != "#112233" {
+				t.Errorf("default's branding: %v", site)
+			}
+		case "other":
+			seen++
+			if _, ok := site["branding"]; ok {
+				t.Errorf("a site without branding shows one: %v", site)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("sites: %v", sites)
+	}
 }

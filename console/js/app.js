@@ -9,6 +9,7 @@ import { state, navigate, status, errorText, takeFlash } from "./ctx.js";
 import { t, lang, setLanguage, pickLanguage, languages, languageNames } from "../i18n/index.js";
 import pages from "../pages/index.js";
 import login from "../pages/login.js";
+import { applyBranding, brandName, brandLogo, setGlobalBranding } from "./brand.js";
 
 const app = document.getElementById("app");
 let idleTimer = 0;
@@ -57,7 +58,7 @@ function header() {
     h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
       h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav))))));
   return h("header.top",
-    h("a.brand", { href: "#/browse" }, h("img", { src: "favicon.svg", alt: "", width: 24, height: 24 }), " Quire"),
+    h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
     nav,
     h("div.tools", siteSwitch(), langSwitch(),
       h("span.user#user", state.user ? state.user.username : ""),
@@ -76,6 +77,7 @@ function render() {
   }
   clear(app, h("a.skip", { href: "#main", onclick: (e) => { e.preventDefault(); document.getElementById("main").focus(); } }, t("nav.skip")),
     header(), h("div#status", { "aria-live": "polite" }), h("main#main", { tabindex: "-1" }));
+  applyBranding();
   route();
 }
 
@@ -119,7 +121,8 @@ async function start() {
   if (!signedIn()) await refresh();
   if (signedIn()) {
     try {
-      const me = await api("GET", "/sites");
+      const [me, sys] = await Promise.all([api("GET", "/sites"), api("GET", "/system/configuration").catch(() => ({}))]);
+      setGlobalBranding(sys.branding);
       state.user = { username: me.username, roles: me.roles || [] };
       state.sites = me.sites || [];
       const saved = sessionStorage.getItem("quire.site");

@@ -4,9 +4,18 @@
 // page (the admin screens, for one) is a new file here and one line
 // below; pages share state through js/ctx.js.
 import browse from "./browse.js";
+// The admin and governor pages (js/admin.js: tabs, who sees them).
+import admin from "./admin.js";
+import adminUsers from "./admin-users.js";
+import adminKeys from "./admin-keys.js";
+import adminSites from "./admin-sites.js";
+import adminConfig from "./admin-config.js";
+import adminBranding from "./admin-branding.js";
+import adminHealth from "./admin-health.js";
+const adminPages = [admin, adminUsers, adminKeys, adminSites, adminConfig, adminBranding, adminHealth];
 import search from "./search.js";
 import trash from "./trash.js";
 import reviews from "./reviews.js";
 import docPage from "./document.js";
 
-export default [browse, search, reviews, trash, docPage];
+export default [browse, search, reviews, trash, docPage, ...adminPages];

@@ -1,0 +1,73 @@
+// Health (Admins; GET /system/health, API.md "Health, metrics, backup"):
+// the disk and its write gate, the index lag, the pipeline queue, the
+// cluster members and leader, certificate expiry and the version.
+import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
+import { api } from "../js/api.js";
+import { isAdmin, tabNav } from "../js/admin.js";
+import { status, errorText } from "../js/ctx.js";
+import { t, lang } from "../i18n/index.js";
+
+function kv(id, caption, rows) {
+  return h("table.kv", { id }, h("caption", caption),
+    h("tbody", rows.filter(Boolean).map(([k, v]) => h("tr", h("th", { scope: "row" }, k), h("td", v)))));
+}
+
+function yes(b) { return b ? t("common.yes") : t("common.no"); }
+
+function flag(ok, good, bad) {
+  return h(ok ? "span.state.good" : "span.state.bad", ok ? good : bad);
+}
+
+export default {
+  path: /^\/admin\/health$/,
+  async render(ctx, main) {
+    if (!isAdmin()) { clear(main, tabNav(""), h("p.msg.error", { role: "alert" }, t("admin.denied"))); return; }
+    const body = h("div#health");
+    async function load() {
+      const x = await api("GET", "/system/health");
+      if (ctx.stale()) return;
+      const st = x.storage || {}, ix = x.index || {}, pl = x.pipeline || {}, cl = x.cluster || {};
+      const members = cl.members || [];
+      const certs = x.certificates || [];
+      clear(body,
+        h("p#health-summary", flag(x.ready, t("admin.health.ready"), t("admin.health.notReady")), " · ",
+          t("admin.health.version"), ": ", h("strong#health-version", x.version || "—")),
+        h("div.health-grid",
+          kv("health-storage", t("admin.health.storage"), [
+            [t("admin.health.writes"), flag(st.writable, t("admin.health.writesOpen"), t("admin.health.writesRefused"))],
+            !st.writable && st.reason ? [t("admin.health.reason"), st.reason] : null,
+            [t("admin.health.free"), fmtBytes(st.freeBytes)],
+            [t("admin.health.reserve"), fmtBytes(st.reserveBytes)],
+            [t("admin.health.store"), fmtBytes((st.lsmBytes || 0) + (st.vlogBytes || 0))],
+            st.since ? [t("admin.health.since"), fmtDate(st.since, lang())] : null,
+          ]),
+          kv("health-index", t("admin.health.index"), [
+            [t("admin.health.queued"), String(ix.queued ?? "—")],
+            [t("admin.health.lag"), t("admin.health.seconds", { n: Number(ix.lagSeconds || 0).toFixed(1) })],
+          ]),
+          kv("health-pipeline", t("admin.health.pipeline"), [
+            [t("admin.health.running"), yes(pl.running)],
+            [t("admin.health.queued"), String(pl.queued ?? "—")],
+            [t("admin.health.oldest"), t("admin.health.seconds", { n: Number(pl.oldestDueSeconds || 0).toFixed(0) })],
+          ])),
+        h("h2", t("admin.health.cluster")),
+        h("p", cl.clustered ? t("admin.health.clustered", { node: cl.nodeId, state: cl.state, leader: cl.leaderId || "—" }) : t("admin.health.single")),
+        cl.halted || cl.raftStateUnreadable ? h("p.msg.error", cl.halted || cl.raftStateUnreadable) : null,
+        cl.clustered ? h("table.list#health-members", h("thead", h("tr", ["admin.health.node", "admin.health.address", "admin.health.voter", "admin.health.leader"]
+          .map((k) => h("th", { scope: "col" }, t(k))))),
+        h("tbody", members.map((m) => h("tr", h("td", m.nodeId), h("td", m.raftAddress || ""), h("td", yes(m.voter)), h("td", m.leader ? t("admin.health.isLeader") : ""))))) : null,
+        h("h2", t("admin.health.certificates")),
+        h("table.list#health-certs", h("thead", h("tr", ["admin.health.certificate", "admin.health.subject", "admin.health.expires", "admin.health.daysLeft"]
+          .map((k) => h("th", { scope: "col" }, t(k))))),
+        h("tbody", certs.length ? certs.map((c) => h("tr", { class: "cert-" + c.state },
+          h("td", c.kind === "listener" ? t("admin.health.listener") : `${c.siteId} / ${c.alias}`),
+          h("td", c.subject || ""), h("td", fmtDate(c.notAfter, lang())),
+          h("td", flag(c.state === "ok", String(c.daysLeft), c.state === "expired" ? t("admin.health.expired") : t("admin.health.expiring", { n: c.daysLeft })))))
+          : h("tr", h("td", { colspan: 4 }, t("admin.health.noCerts"))))));
+    }
+    await load();
+    if (ctx.stale()) return;
+    clear(main, tabNav("#/admin/health"), h("h1", t("admin.health.title")),
+      h("div.actions", h("button#health-refresh", { type: "button", onclick: () => load().catch((e) => status(errorText(e), "error")) }, t("admin.health.refresh"))), body);
+  },
+};

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// certWarnDays: a certificate expiring within this many days is marked
+// "expiring" in GET /system/health (as quire doctor warns).
+const certWarnDays = 30
+
+// handleGetSystemHealth serves GET /system/health (Admins; Quire): one
+// summary of what /readyz, /cluster/status, /version and the metrics say
+// separately, for the web console's health page: the disk and its write
+// gate, the index lag, the pipeline queue, the cluster members and
+// leader, certificate expiry and the version. Always 200 (the state is
+// in the body: "ready" is what /readyz would say).
+func (s *Server) handleGetSystemHealth(r *reqCtx) error {
+	now := r.now
+	ws := s.db.WriteState()
+	lsm, vlog := s.db.Size()
+	storageOut := fiber.Map{"writable": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve, "lsmBytes": lsm, "vlogBytes": vlog}
+	if !ws.Writable {
+		storageOut["kind"], storageOut["reason"] = ws.Kind, ws.Reason
+	}
+	if !ws.Since.IsZero() {
+		storageOut["since"] = formatDate(ws.Since)
+	}
+	lag := s.deps.Indexer.TextLag()
+	ready := lag < readyLag
+	pipe := fiber.Map{"running": false, "queued": 0, "oldestDueSeconds": 0.0}
+	if s.deps.Pipeline != nil {
+		running, queued, oldest := s.deps.Pipeline.Status()
+		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
+		ready = ready && (running || !s.bg.leader.Load())
+	}
+	out := fiber.Map{
+		"version":  s.deps.Version,
+		"storage":  storageOut,
+		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"pipeline": pipe,
+	}
+	// The cluster: members and leader; a single server has one member,
+	// itself, and leads.
+	cl := fiber.Map{"clustered": false, "members": []fiber.Map{{"nodeId": "", "leader": true, "voter": true}}, "leaderId": ""}
+	if s.deps.Cluster != nil {
+		st := s.deps.Cluster.Status()
+		members := make([]fiber.Map, 0, len(st.Servers))
+		for _, p := range st.Servers {
+			members = append(members, fiber.Map{"nodeId": p.ID, "raftAddress": p.Address, "voter": p.Voter, "leader": p.ID == st.LeaderID})
+		}
+		cl = fiber.Map{"clustered": true, "nodeId": st.ID, "state": st.State, "leaderId": st.LeaderID, "members": members}
+		if st.Halted != "" {
+			cl["halted"] = st.Halted
+		}
+		if st.Unreadable != "" {
+			cl["raftStateUnreadable"] = st.Unreadable
+		}
+		ok, _ := s.clusterReady()
+		ready = ready && ok
+	}
+	out["cluster"] = cl
+	// Certificates: the listener's (HTTPS) and every site's signing
+	// certificates, soonest expiry first.
+	type certRow struct {
+		m        fiber.Map
+		notAfter time.Time
+	}
+	var rows []certRow
+	cert := func(kind, site, alias, subject string, notAfter time.Time) {
+		days := int(notAfter.Sub(now).Hours() / 24)
+		state := "ok"
+		switch {
+		case !now.Before(notAfter):
+			state = "expired"
+		case days < certWarnDays:
+			state = "expiring"
+		}
+		c := fiber.Map{"kind": kind, "subject": subject, "notAfter": formatDate(notAfter), "daysLeft": days, "state": state}
+		if site != "" {
+			c["siteId"], c["alias"] = site, alias
+		}
+		rows = append(rows, certRow{c, notAfter})
+	}
+	if c := s.deps.TLSCertificate; c != nil {
+		cert("listener", "", "", c.Subject.String(), c.NotAfter)
+	}
+	all, err := s.db.AllSecrets()
+	if err != nil {
+		return err
+	}
+	for site, secs := range all {
+		for _, sec := range secs {
+			cert("site", site, sec.Alias, sec.Subject, sec.NotAfter)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].notAfter.Before(rows[j].notAfter) })
+	certs := make([]fiber.Map, 0, len(rows))
+	for _, c := range rows {
+		certs = append(certs, c.m)
+	}
+	out["certificates"] = certs
+	out["ready"] = ready
+	return r.Status(http.StatusOK).JSON(out)
+}
