@@ -12,10 +12,11 @@ import login from "../pages/login.js";
 
 const app = document.getElementById("app");
 let idleTimer = 0;
-// The idle timeout: no key press, click or pointer move for 15 minutes
-// signs the user out. window.__quireIdleMs (set by tests before the
-// console loads) shortens it.
-const idleMs = Number(window.__quireIdleMs) > 0 ? Number(window.__quireIdleMs) : 15 * 60 * 1000;
+// The idle timeout: no key press, click or pointer move for that long
+// signs the user out. The server's setting auth.console_idle_timeout
+// gives it (GET /system/configuration, webui.idleTimeoutSeconds); 15
+// minutes until it is read.
+let idleMs = 15 * 60 * 1000;
 
 function touchIdle() {
   clearTimeout(idleTimer);
@@ -125,6 +126,9 @@ async function start() {
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
       sessionStorage.removeItem("quire.idle");
+      const cfg = await api("GET", "/system/configuration").catch(() => ({}));
+      const secs = Number(cfg.webui && cfg.webui.idleTimeoutSeconds);
+      if (secs > 0) idleMs = secs * 1000;
       touchIdle();
     } catch (e) {
       await signOut();
