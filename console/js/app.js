@@ -56,7 +56,7 @@ function siteSwitch() {
 function header() {
   const nav = h("nav", { "aria-label": t("nav.label") },
     h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
-      h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav))))));
+      h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav), p.badge ? [" ", p.badge()] : null)))));
   return h("header.top",
     h("a.brand", { href: "#/browse" }, h("img", { src: "favicon.svg", alt: "", width: 24, height: 24 }), " Quire"),
     nav,
