@@ -222,7 +222,7 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 				for op, val := range r {
 					t, dateOnly, err := filterDate(val)
 					if err != nil {
-						return invalid("query", "invalid date '"+op+"': use yyyy-MM-dd or an RFC 3339 time")
+						return invalid("query", "invalid date '"+op+"': use yyyy-MM-dd or an RFC 3339 time, years 1700 to 2200")
 					}
 					switch op {
 					case "gte":
@@ -251,11 +251,18 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 	return nil
 }
 
-// filterDate reads yyyy-MM-dd (midnight UTC; dateOnly) or RFC 3339.
+// filterDate reads yyyy-MM-dd (midnight UTC; dateOnly) or RFC 3339, in
+// the years the index can compare (nanoseconds since 1970 in an int64).
 func filterDate(s string) (time.Time, bool, error) {
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, true, nil
+	t, err := time.Parse("2006-01-02", s)
+	dateOnly := err == nil
+	if !dateOnly {
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return t, false, err
+		}
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	return t.UTC(), false, err
+	if y := t.UTC().Year(); y < 1700 || y > 2200 {
+		return t, false, fmt.Errorf("year %d outside 1700 to 2200", y)
+	}
+	return t.UTC(), dateOnly, nil
 }

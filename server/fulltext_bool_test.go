@@ -84,6 +84,7 @@ func TestQueryFulltext_BoolFilters(t *testing.T) {
 		{"bool": map[string]any{"should": []any{must}}},
 		{"bool": map[string]any{"filter": []any{map[string]any{"term": map[string]any{"owner": "x"}}}}},
 		{"bool": map[string]any{"filter": []any{map[string]any{"range": map[string]any{"insertedDate": map[string]any{"gte": "yesterday"}}}}}},
+		{"bool": map[string]any{"filter": []any{map[string]any{"range": map[string]any{"insertedDate": map[string]any{"gte": "2999-01-01"}}}}}},
 		{"bool": map[string]any{"filter": []any{map[string]any{"wildcard": map[string]any{"folder": "x*"}}}}},
 		{"bool": "x"},
 	} {
