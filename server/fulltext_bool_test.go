@@ -93,3 +93,33 @@ func TestQueryFulltext_BoolFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestUserNotifications_DirectoryUser: a user of the built-in directory
+// signed in with /login reads the notifications addressed to the email
+// an Admin gave them (their tokens carry it as "email", not Cognito's
+// custom:email); a user without an email, or with another, reads none.
+func TestUserNotifications_DirectoryUser(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
+	for _, u := range []map[string]any{{"username": "sue", "email": "sue@example.com"}, {"username": "tom", "email": "tom@example.com"}, {"username": "ned"}} {
+		mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": u, "temporaryPassword": "temporary-1"}, admin), http.StatusOK)
+		mustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": u["username"]}}, admin), http.StatusOK)
+	}
+	doc := addDoc(t, s, admin, "", map[string]any{"path": "n.txt", "content": "x"})
+	mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1,
+		"notifications": []map[string]any{{"notificationType": "IN_APP", "cc": []string{"SUE@example.com"}, "subject": "For Sue", "body": "b"}}}}, admin), http.StatusCreated)
+	for _, c := range []struct {
+		user string
+		want int
+	}{{"sue", 1}, {"tom", 0}, {"ned", 0}} {
+		t.Run(c.user, func(t *testing.T) {
+			tok, _ := firstSignIn(t, s, c.user, "temporary-1", "correct-horse-9")
+			r := s.Do(http.MethodGet, "/userNotifications", nil, tok)
+			mustStatus(t, r, http.StatusOK)
+			if got := list(t, r.JSON(t), "notifications"); len(got) != c.want {
+				t.Fatalf("%s: %d notifications, want %d: %s", c.user, len(got), c.want, r.Body)
+			}
+		})
+	}
+}
