@@ -58,9 +58,8 @@ export default {
     const [before, beforeF] = field("f-before", "before", "date", t("search.before"));
     const current = () => ({ q: box.value.trim(), folder: folder.value.trim(), tag: tag.value.trim(), tagv: tagv.value.trim(),
       attr: attr.value.trim(), attrv: attrv.value.trim(), after: after.value, before: before.value });
-    const active = FIELDS.slice(1).some((k) => p[k]);
-    const filters = h("details.filters#filters", { open: active },
-      h("summary", t("search.filters")),
+    const filters = h("fieldset.filters#filters",
+      h("legend", t("search.filters")),
       h("div.filtergrid", folderF, tagF, tagvF, attrF, attrvF, afterF, beforeF),
       h("button#clear-filters", { type: "button", onclick: () => {
         for (const el of [folder, tag, tagv, attr, attrv, after, before]) el.value = "";
