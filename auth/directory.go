@@ -36,7 +36,13 @@ const (
 	DefaultRefreshTTL = 30 * 24 * time.Hour
 	MinRefreshTTL     = time.Hour
 	MaxRefreshTTL     = 3650 * 24 * time.Hour
+	// DefaultIdleTimeout: the web console signs out after 15 minutes
+	// without input.
+	DefaultIdleTimeout = 15 * time.Minute
 )
+
+// IdleTimeout is how long the web console stays signed in without input.
+func (a *Authenticator) IdleTimeout() time.Duration { return a.cfg.IdleTimeout }
 
 // AccessTTL is the lifetime of the access and ID tokens of a sign-in.
 func (a *Authenticator) AccessTTL() time.Duration { return a.cfg.AccessTTL }
@@ -51,6 +57,9 @@ func checkTTLs(cfg *Config) error {
 	}
 	if cfg.RefreshTTL == 0 {
 		cfg.RefreshTTL = DefaultRefreshTTL
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.AccessTTL < MinAccessTTL || cfg.AccessTTL > MaxAccessTTL {
 		return fmt.Errorf("auth: the access token lifetime %s is outside %s to %s", cfg.AccessTTL, MinAccessTTL, MaxAccessTTL)

@@ -203,3 +203,7 @@ func (p *Principal) WithSiteGrants(grants map[string][]Permission) *Principal {
 	}
 	return q
 }
+
+// DirectoryUser reports whether the principal signed in with the built-in
+// directory (a token of this server carrying the user's generation).
+func (p *Principal) DirectoryUser() bool { return p.dirGen > 0 }

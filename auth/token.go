@@ -60,6 +60,10 @@ type Config struct {
 	// RefreshTTL of its refresh token (0: the defaults; out of bounds:
 	// Open fails).
 	AccessTTL, RefreshTTL time.Duration
+	// IdleTimeout is how long the web console stays signed in without
+	// input (auth.console_idle_timeout; 0: DefaultIdleTimeout). The
+	// console reads it from GET /system/configuration.
+	IdleTimeout time.Duration
 }
 
 // Authenticator verifies Authorization header values.

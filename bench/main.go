@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
@@ -29,6 +29,8 @@
 //   - cluster (cluster.go): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
+//   - console (console.go): the web console in headless Chromium: first
+//     load, opening a folder of 10,000 documents, search as you type;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
@@ -69,6 +71,7 @@ type config struct {
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	versionsOnly bool          // run the versions benchmark alone
+	consoleOnly  bool          // run the web console benchmark (Chromium) alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
@@ -99,6 +102,7 @@ func main() {
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
+	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
@@ -113,6 +117,7 @@ func main() {
 	cfg.ingestOnly = *ingestOnly
 	cfg.clusterOnly = *clusterOnly
 	cfg.versionsOnly = *versionsOnly
+	cfg.consoleOnly = *consoleOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
@@ -183,6 +188,17 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.clusterOnly {
 		return s.clusterBench(ctx)
 	}
+	if cfg.consoleOnly {
+		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		if err := s.consoleBench(ctx, srv); err != nil {
+			return srv.withLog(err)
+		}
+		return nil
+	}
 	if cfg.versionsOnly {
 		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
@@ -222,6 +238,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return srv.withLog(err)
 	}
 	if err := s.versionsBench(ctx, srv); err != nil {
+		return srv.withLog(err)
+	}
+	if err := s.consoleBench(ctx, srv); err != nil {
 		return srv.withLog(err)
 	}
 	// VmHWM also catches peaks between two samples.

@@ -112,6 +112,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 			UsernameClaim:  c.Auth.UsernameClaim,
 			AccessTTL:      c.Auth.AccessTokenTTL,
 			RefreshTTL:     c.Auth.RefreshTokenTTL,
+			IdleTimeout:    c.Auth.ConsoleIdleTimeout,
 		},
 		TLS:            node.TLSConfig{CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, SelfSigned: c.TLS.SelfSigned, Hosts: c.TLS.Hosts},
 		MaxUploadBytes: c.Limits.MaxUploadBytes,

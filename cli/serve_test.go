@@ -179,8 +179,12 @@ func TestNodeConfig_Cluster(t *testing.T) {
 func TestNodeConfig_TokenTTLs(t *testing.T) {
 	c := config.Default()
 	c.Auth.AccessTokenTTL, c.Auth.RefreshTokenTTL = 7*time.Minute, 3*time.Hour
-	if a := nodeConfig(c, nil).Auth; a.AccessTTL != 7*time.Minute || a.RefreshTTL != 3*time.Hour {
-		t.Errorf("node gets access %v, refresh %v", a.AccessTTL, a.RefreshTTL)
+	c.Auth.ConsoleIdleTimeout = 20 * time.Minute
+	if a := nodeConfig(c, nil).Auth; a.AccessTTL != 7*time.Minute || a.RefreshTTL != 3*time.Hour || a.IdleTimeout != 20*time.Minute {
+		t.Errorf("node gets access %v, refresh %v, idle %v", a.AccessTTL, a.RefreshTTL, a.IdleTimeout)
+	}
+	if d := config.Default().Auth.ConsoleIdleTimeout; d != auth.DefaultIdleTimeout {
+		t.Errorf("idle timeout: config %v, auth %v", d, auth.DefaultIdleTimeout)
 	}
 	for _, p := range []struct {
 		name       string

@@ -90,6 +90,9 @@ type Auth struct {
 	// a sign-in (POST /login) gives (SERVICE-SPEC.md §5.10).
 	AccessTokenTTL  time.Duration `toml:"access_token_ttl"`
 	RefreshTokenTTL time.Duration `toml:"refresh_token_ttl"`
+	// ConsoleIdleTimeout signs the web console out after that long
+	// without input (1m to 24h).
+	ConsoleIdleTimeout time.Duration `toml:"console_idle_timeout"`
 }
 
 // Limits bound what one request may send.
@@ -221,7 +224,7 @@ func Default() *Config {
 	return &Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL},
+		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
 		Log:     Log{Level: "info", Format: "text"},

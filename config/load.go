@@ -333,6 +333,9 @@ func (l *Loaded) validate() Problems {
 	} else if d <= c.Auth.AccessTokenTTL {
 		bad("auth.refresh_token_ttl", "must be longer than auth.access_token_ttl (%s)", c.Auth.AccessTokenTTL)
 	}
+	if d := c.Auth.ConsoleIdleTimeout; d < time.Minute || d > 24*time.Hour {
+		bad("auth.console_idle_timeout", "must be from 1m to 24h, got %s", d)
+	}
 	if c.Limits.MaxUploadBytes < 0 {
 		bad("limits.max_upload_bytes", "must be 0 (unlimited) or positive")
 	}

@@ -67,6 +67,8 @@ var settings = append([]setting{
 		ptr: func(c *Config) any { return &c.Auth.AccessTokenTTL }},
 	{key: "auth.refresh_token_ttl", name: "refresh-token-ttl", help: "How long a sign-in's refresh token signs in again: 1h to 87600h (ten years), longer than access_token_ttl.",
 		ptr: func(c *Config) any { return &c.Auth.RefreshTokenTTL }},
+	{key: "auth.console_idle_timeout", name: "console-idle-timeout", help: "The web console signs out after this long without a key press, click or pointer move: 1m to 24h (default 15m).",
+		ptr: func(c *Config) any { return &c.Auth.ConsoleIdleTimeout }},
 
 	{key: "limits.max_upload_bytes", name: "max-upload-bytes", help: "Largest accepted upload in bytes (0: unlimited).",
 		ptr: func(c *Config) any { return &c.Limits.MaxUploadBytes }},

@@ -915,6 +915,21 @@ func FolderHide(set storage.FolderPermissionSet, groups []string, perm string) q
 	return bleve.NewDisjunctionQuery(hidden...)
 }
 
+// FolderFilter matches the documents in folder or any folder below it
+// ("" is the root: every document).
+func FolderFilter(folder string) query.Query {
+	return termQuery(fFolders, "/"+strings.Trim(folder, "/"))
+}
+
+// InsertedRange matches the documents inserted at or after from and
+// before to; a zero time leaves that end open (not both).
+func InsertedRange(from, to time.Time) query.Query {
+	incl, excl := true, false
+	q := bleve.NewDateRangeInclusiveQuery(from, to, &incl, &excl)
+	q.SetField(fInserted)
+	return q
+}
+
 // MatchAll matches every document.
 func MatchAll() query.Query { return bleve.NewMatchAllQuery() }
 

@@ -240,16 +240,35 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
-	qs, err := openSearchQueryString(in.Query)
-	if err != nil {
-		return err
+	var tf *textFilter
+	query := in.Query
+	if raw, ok := in.Query["bool"]; ok && len(in.Query) == 1 {
+		var err error
+		if query, tf, err = boolQuery(raw); err != nil {
+			return err
+		}
+	}
+	qs := "*"
+	if query != nil {
+		var err error
+		if qs, err = openSearchQueryString(query); err != nil {
+			return err
+		}
 	}
 	from, size, err := resultWindow(in.From, in.Size)
 	if err != nil {
 		return err
 	}
 	opts := index.TextOptions{Syntax: true, From: from, Size: size, Hide: s.textHide(r)}
-	hits, total, err := s.deps.Indexer.SearchText(r.site, qs, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
+	if tf != nil {
+		opts.Filter = tf.index()
+	}
+	hits, total, err := s.deps.Indexer.SearchText(r.site, qs, opts, func(id string) (bool, error) {
+		if ok, err := s.textVisible(r, id); !ok || err != nil {
+			return false, err
+		}
+		return s.textFilterMatch(r.site, id, tf)
+	})
 	if err != nil {
 		return err // a query that does not parse or asks too much is a 400 already
 	}

@@ -122,6 +122,11 @@ func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
 // left out, as GET /userActivities leaves out their activities.
 func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 	addr, _ := r.p.Claims["custom:email"].(string)
+	if addr == "" && r.p.DirectoryUser() {
+		// A user of the built-in directory: its token carries the address
+		// an Admin gave the user as "email" (auth.SignUser).
+		addr, _ = r.p.Claims["email"].(string)
+	}
 	addr = strings.ToLower(strings.TrimSpace(addr))
 	conv := notificationJSON(r.site)
 	return keyPage(r, "usernotification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {

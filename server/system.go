@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"quire/storage"
 )
@@ -29,6 +30,8 @@ func (s *Server) handleGetSystemConfig(r *reqCtx) error {
 			webui["ssoLoginRedirectEnabled"] = *w.SsoLoginRedirectEnabled
 		}
 	}
+	// Quire's: the console's idle timeout (auth.console_idle_timeout).
+	webui["idleTimeoutSeconds"] = int(s.deps.Auth.IdleTimeout() / time.Second)
 	out := map[string]any{"webui": webui}
 	if c.Branding != nil {
 		out["branding"] = c.Branding
@@ -57,10 +60,16 @@ func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
 		return err
 	}
 	next := *cur
-	if _, ok := raw["webui"]; ok {
-		next.WebUI = in.WebUI
-	}
 	var errs []storage.ValidationItem
+	if w, ok := raw["webui"]; ok {
+		next.WebUI = in.WebUI
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(w, &keys) == nil {
+			if _, set := keys["idleTimeoutSeconds"]; set {
+				errs = append(errs, storage.ValidationItem{Key: "webui.idleTimeoutSeconds", Msg: "set by the server setting auth.console_idle_timeout"})
+			}
+		}
+	}
 	if _, ok := raw["branding"]; ok {
 		next.Branding = in.Branding
 		errs = append(errs, validateBranding(in.Branding)...)

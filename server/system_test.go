@@ -14,7 +14,7 @@ func TestSystemConfiguration(t *testing.T) {
 	admin := s.Admin()
 	user := s.Token("ann", "default")
 	// The spec's required webui.ssoLoginRedirectEnabled is always there.
-	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user), `{"webui":{"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":false}}`)
+	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user), `{"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":false}}`)
 	tests := []struct {
 		name   string
 		tok    string
@@ -27,6 +27,7 @@ func TestSystemConfiguration(t *testing.T) {
 		{"not admin", user, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}, 401, `{"message":"fkq access denied (Admins group required)"}`},
 		{"bad color", admin, map[string]any{"branding": map[string]any{"primaryColor": "green"}}, 400, `{"errors":[{"key":"branding.primaryColor","error":"invalid 'primaryColor', use #RRGGBB"}]}`},
 		{"bad logo", admin, map[string]any{"branding": map[string]any{"logo": "javascript:alert(1)"}}, 400, `{"errors":[{"key":"branding.logo","error":"invalid 'logo', use an http(s) URL or a data:image/ URL"}]}`},
+		{"idle timeout is a server setting", admin, map[string]any{"webui": map[string]any{"idleTimeoutSeconds": 60}}, 400, `{"errors":[{"key":"webui.idleTimeoutSeconds","error":"set by the server setting auth.console_idle_timeout"}]}`},
 		{"wrong type", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": "yes"}}, 400, `{"errors":[{"key":"webui.ssoAutomaticSignIn","error":"invalid 'webui.ssoAutomaticSignIn' type"}]}`},
 		{"redirect wrong type", admin, map[string]any{"webui": map[string]any{"ssoLoginRedirectEnabled": "no"}}, 400, `{"errors":[{"key":"webui.ssoLoginRedirectEnabled","error":"invalid 'webui.ssoLoginRedirectEnabled' type"}]}`},
 		{"empty", admin, map[string]any{}, 400, `{"errors":[{"key":"webui","error":"'webui' or 'branding' is required"}]}`},
@@ -40,7 +41,7 @@ func TestSystemConfiguration(t *testing.T) {
 	}
 	// Failed updates changed nothing; each section kept its value.
 	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
-		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"ssoAutomaticSignIn":true,"ssoLoginRedirectEnabled":false}}`)
+		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":true,"ssoLoginRedirectEnabled":false}}`)
 	mustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true, "ssoLoginRedirectEnabled": true}}, admin), http.StatusOK)
 	if w := obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != true || w["ssoAutomaticSignIn"] != true {
 		t.Fatalf("webui after setting ssoLoginRedirectEnabled: %v", w)

@@ -132,6 +132,21 @@ func sameVersion(a, b Version) bool {
 		a.HasContent == b.HasContent && a.ContentSHA256 == b.ContentSHA256
 }
 
+// firstContent reports whether a change only gives a document that never
+// had content its first content (the bytes PUT to an upload URL, whose
+// POST /documents/upload made the document before them): that empty
+// state is not kept as a version, so an upload through an upload URL
+// leaves one version, as a POST /documents with its content does.
+func firstContent(old, cur Version, versions int) bool {
+	if old.HasContent || !cur.HasContent || versions != 0 {
+		return false
+	}
+	old.HasContent, old.ContentSHA256, old.ContentLength = cur.HasContent, cur.ContentSHA256, cur.ContentLength
+	old.ContentType, old.Checksum, old.ChecksumType = cur.ContentType, cur.Checksum, cur.ChecksumType
+	old.Width, old.Height = cur.Width, cur.Height
+	return sameVersion(old, cur)
+}
+
 // versionHook is what a document applier keeps between reading a document
 // and writing it back, to record the state it replaces (startVersion,
 // finish). Both calls are the whole of versioning in those appliers.
@@ -159,7 +174,7 @@ func startVersion(t *tx, d *Document, contentChange bool) (*versionHook, error) 
 // versionKey and author.
 func (h *versionHook) finish(t *tx, c *Command, d *Document) error {
 	old := versionedFields(&h.prev)
-	if sameVersion(old, versionedFields(d)) {
+	if sameVersion(old, versionedFields(d)) || firstContent(old, versionedFields(d), h.prev.VersionCount) {
 		if h.pinned {
 			return releaseManifest(t, h.prev.ContentSHA256)
 		}

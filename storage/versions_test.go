@@ -64,9 +64,10 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// current (moved, v2), v2 at v.txt, v1, the empty first state.
-	if len(page.Versions) != 4 {
-		t.Fatalf("versions = %d, want 4: %+v", len(page.Versions), page.Versions)
+	// current (moved, v2), v2 at v.txt, v1; the empty first state is
+	// no version (its first content replaced it: firstContent).
+	if len(page.Versions) != 3 {
+		t.Fatalf("versions = %d, want 3: %+v", len(page.Versions), page.Versions)
 	}
 	for i := 1; i < len(page.Versions); i++ {
 		if page.Versions[i-1].VersionKey <= page.Versions[i].VersionKey {
@@ -94,7 +95,7 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 		t.Fatalf("page 1 = %+v (%v)", p1, err)
 	}
 	p2, err := d.ListVersions("default", vdoc, p1.Next, 2)
-	if err != nil || len(p2.Versions) != 2 || p2.Versions[0].VersionKey != key1 || p2.Next != "" {
+	if err != nil || len(p2.Versions) != 1 || p2.Versions[0].VersionKey != key1 || p2.Next != "" {
 		t.Fatalf("page 2 = %+v (%v)", p2, err)
 	}
 
@@ -110,7 +111,7 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 	}
 	got, _ := io.ReadAll(rd)
 	rd.Close()
-	if !bytes.Equal(got, v1) || doc.Path != "v.txt" || doc.VersionCount != 4 {
+	if !bytes.Equal(got, v1) || doc.Path != "v.txt" || doc.VersionCount != 3 {
 		t.Fatalf("after restore: content %q path %q versions %d", got, doc.Path, doc.VersionCount)
 	}
 
@@ -198,7 +199,7 @@ func TestVersions_SameInstantKeysIncrease(t *testing.T) {
 func TestVersions_PruneInTrash(t *testing.T) {
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "p.txt", t0)
-	for i := range 5 {
+	for i := range 6 { // the first content makes no version (firstContent): five
 		commitBytes(t, d, vdoc, []byte{'p', byte(i)}, t0.Add(time.Duration(i+1)*time.Second))
 	}
 	mustApply(t, d, OpSoftDelete, "default", t0.Add(time.Minute), DocumentRef{DocumentID: vdoc})
@@ -213,7 +214,7 @@ func TestVersions_PruneInTrash(t *testing.T) {
 	if err != nil || doc.VersionCount != 2 {
 		t.Fatalf("after prune: %+v %v", doc, err)
 	}
-	// Left: the current content and two versions (contents 2 and 3).
+	// Left: the current content and two versions (contents 3 and 4).
 	if n := chunkCount(t, d); n != 3 {
 		t.Fatalf("chunks = %d, want 3", n)
 	}

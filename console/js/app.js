@@ -13,10 +13,11 @@ import { applyBranding, brandName, brandLogo, setGlobalBranding } from "./brand.
 
 const app = document.getElementById("app");
 let idleTimer = 0;
-// The idle timeout: no key press, click or pointer move for 15 minutes
-// signs the user out. window.__quireIdleMs (set by tests before the
-// console loads) shortens it.
-const idleMs = Number(window.__quireIdleMs) > 0 ? Number(window.__quireIdleMs) : 15 * 60 * 1000;
+// The idle timeout: no key press, click or pointer move for that long
+// signs the user out. The server's setting auth.console_idle_timeout
+// gives it (GET /system/configuration, webui.idleTimeoutSeconds); 15
+// minutes until it is read.
+let idleMs = 15 * 60 * 1000;
 
 function touchIdle() {
   clearTimeout(idleTimer);
@@ -56,7 +57,7 @@ function siteSwitch() {
 function header() {
   const nav = h("nav", { "aria-label": t("nav.label") },
     h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
-      h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav))))));
+      h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav), p.badge ? [" ", p.badge()] : null)))));
   return h("header.top",
     h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
     nav,
@@ -128,6 +129,9 @@ async function start() {
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
       sessionStorage.removeItem("quire.idle");
+      const cfg = await api("GET", "/system/configuration").catch(() => ({}));
+      const secs = Number(cfg.webui && cfg.webui.idleTimeoutSeconds);
+      if (secs > 0) idleMs = secs * 1000;
       touchIdle();
     } catch (e) {
       await signOut();

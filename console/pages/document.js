@@ -6,6 +6,8 @@ import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
 import { folderHref } from "./browse.js";
+import { shareSection } from "../js/share.js";
+import { esignSection } from "../js/esign.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -49,7 +51,7 @@ function attrValue(a) {
 
 // input builds the control of a data type: date picker, number,
 // checkbox, a select of allowed values, or text.
-function input(id, dataType, allowed, value) {
+function input(id, dataType, allowed, value, labels) {
   switch (dataType) {
     case "DATE": return h("input", { id, type: "date", value: value ? String(value).slice(0, 10) : "" });
     case "NUMBER": return h("input", { id, type: "number", step: "any", value: value ?? "" });
@@ -57,7 +59,7 @@ function input(id, dataType, allowed, value) {
     case "KEY_ONLY": return null;
   }
   if (allowed && allowed.length) {
-    return h("select", { id }, allowed.map((v) => h("option", { value: v, selected: v === value }, v)));
+    return h("select", { id }, allowed.map((v) => h("option", { value: v, selected: v === value }, (labels && labels[v]) || v)));
   }
   return h("input", { id, type: "text", value: value ?? "" });
 }
@@ -108,13 +110,20 @@ export default {
     ]);
     if (ctx.stale()) return;
     const types = Object.fromEntries((defs.attributes || []).map((d) => [d.key, d.dataType]));
-    const allowed = {};
+    // Allowed values (site schema or classification), with their
+    // labels in the console's language from the site's locales (API.md
+    // "Sites and locales"; the value itself where none is given).
+    const allowed = {}, labels = {};
     await Promise.all((defs.attributes || []).filter((d) => d.dataType === "STRING").map(async (d) => {
       try {
         const out = await api("GET", `/attributes/${enc(d.key)}/allowedValues`, { query: q });
         allowed[d.key] = out.allowedValues || [];
       } catch (_) { allowed[d.key] = []; }
+      if (!allowed[d.key].length) return;
+      const loc = await api("GET", `/sites/${enc(q.siteId)}/schema/document/attributes/${enc(d.key)}/allowedValues`, { query: { locale: lang() } }).catch(() => ({}));
+      labels[d.key] = loc.localizedAllowedValues || {};
     }));
+    const esign = (doc.contentType || "") === "application/pdf" ? await esignSection(id, write, () => navigate(location.hash)).catch(() => null) : null;
     if (ctx.stale()) return;
 
     // Tags.
@@ -137,7 +146,7 @@ export default {
         return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, a.key), h("td.value", attrValue(a)), h("td"));
       }
       const value = a.stringValue ?? a.dateValue ?? a.numberValue ?? a.booleanValue;
-      const el = input(cid, type, allowed[a.key], value);
+      const el = input(cid, type, allowed[a.key], value, labels[a.key]);
       const save = h("button.small", { type: "button", onclick: act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q, body: { attribute: attrBody(type, el) } })) }, t("common.save"));
       return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, h("label", { for: cid }, a.key)), h("td", el),
         h("td", save, del ? h("button.small", { type: "button", "aria-label": t("doc.removeAttr", { key: a.key }),
@@ -149,7 +158,7 @@ export default {
       const sel = h("select#attr-key", unused.map((d) => h("option", { value: d.key }, d.key + " (" + t("type." + d.dataType) + ")")));
       const slot = h("span.slot");
       let el = null;
-      const pickType = () => { el = input("attr-new", types[sel.value], allowed[sel.value]); clear(slot, el ? [h("label.sr", { for: "attr-new" }, t("doc.value")), el] : null); };
+      const pickType = () => { el = input("attr-new", types[sel.value], allowed[sel.value], undefined, labels[sel.value]); clear(slot, el ? [h("label.sr", { for: "attr-new" }, t("doc.value")), el] : null); };
       sel.addEventListener("change", pickType);
       pickType();
       attrForm = h("form.inline#attr-form", h("label", { for: "attr-key" }, t("doc.attribute")), sel, slot, h("button", { type: "submit" }, t("doc.addAttr")));
@@ -205,7 +214,9 @@ export default {
         h("div.side",
           h("section#tags", h("h2", t("doc.tags")), tagRows.length ? h("ul.tags", tagRows) : h("p", t("doc.noTags")), tagForm),
           h("section#attributes", h("h2", t("doc.attributes")),
-            attrRows.length ? h("table.kv", h("tbody", attrRows)) : h("p", t("doc.noAttrs")), attrForm))),
+            attrRows.length ? h("table.kv", h("tbody", attrRows)) : h("p", t("doc.noAttrs")), attrForm),
+          write ? shareSection(id) : null)),
+      esign,
       h("section#versions", h("h2", t("doc.versions")), h("table.list",
         h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), ""].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", verRows))),

@@ -17,5 +17,6 @@ import search from "./search.js";
 import trash from "./trash.js";
 import reviews from "./reviews.js";
 import docPage from "./document.js";
+import notifications from "./notifications.js";
 
-export default [browse, search, reviews, trash, docPage, ...adminPages];
+export default [browse, search, reviews, trash, docPage, notifications, ...adminPages];

@@ -1,46 +1,121 @@
-// Fulltext search: results with highlighted snippets, paged by from/size
-// (POST /queryFulltext), the query in the hash so Back works.
+// Fulltext search: results with highlighted snippets, narrowed by filters
+// (folder and below, a tag, an attribute, a range of dates added) through
+// POST /queryFulltext's bool query (API.md, "Fulltext search filters"),
+// paged by from/size. The query and filters are in the hash, so Back and
+// a reload work; typing searches as you go (the hash is replaced, not
+// pushed, and only the results are drawn again).
 import { h, clear, highlight, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { siteQuery, navigate } from "../js/ctx.js";
 import { t, lang } from "../i18n/index.js";
 
 const SIZE = 20;
+const FIELDS = ["q", "folder", "tag", "tagv", "attr", "attrv", "after", "before"];
+const TYPING_MS = 250;
+
+// body is the /queryFulltext request of a query and its filters.
+export function searchBody(p, from) {
+  const filter = [];
+  if (p.folder) filter.push({ term: { folder: p.folder } });
+  if (p.tag) filter.push(p.tagv ? { term: { ["tags." + p.tag]: p.tagv } } : { exists: { field: "tags." + p.tag } });
+  if (p.attr) filter.push(p.attrv ? { term: { ["attributes." + p.attr]: p.attrv } } : { exists: { field: "attributes." + p.attr } });
+  if (p.after || p.before) {
+    const r = {};
+    if (p.after) r.gte = p.after;
+    if (p.before) r.lte = p.before;
+    filter.push({ range: { insertedDate: r } });
+  }
+  const must = p.q ? { match: { _all: p.q } } : { match_all: {} };
+  const query = filter.length ? { bool: { must, filter } } : must;
+  return { query, from, size: SIZE };
+}
+
+function hashOf(p, from) {
+  const u = new URLSearchParams();
+  for (const k of FIELDS) if (p[k]) u.set(k, p[k]);
+  if (from) u.set("from", String(from));
+  return "#/search?" + u.toString();
+}
 
 export default {
   path: /^\/search$/,
   nav: "nav.search",
   href: "#/search",
   async render(ctx, main) {
-    const q = ctx.query.get("q") || "";
+    const p = Object.fromEntries(FIELDS.map((k) => [k, ctx.query.get(k) || ""]));
     const from = Math.max(0, Number(ctx.query.get("from")) || 0);
-    const box = h("input#q", { type: "search", value: q, "aria-label": t("search.label"), placeholder: t("search.placeholder") });
-    const form = h("form.inline#search-form", { role: "search" }, box, h("button.primary", { type: "submit" }, t("search.submit")));
+    const box = h("input#q", { type: "search", value: p.q, "aria-label": t("search.label"), placeholder: t("search.placeholder"), autocomplete: "off" });
+    const field = (id, key, type, label) => {
+      const el = h("input", { id, type, value: p[key] });
+      return [el, h("span.field", h("label", { for: id }, label), el)];
+    };
+    const [folder, folderF] = field("f-folder", "folder", "text", t("search.folder"));
+    const [tag, tagF] = field("f-tag", "tag", "text", t("search.tag"));
+    const [tagv, tagvF] = field("f-tagv", "tagv", "text", t("search.tagValue"));
+    const [attr, attrF] = field("f-attr", "attr", "text", t("search.attribute"));
+    const [attrv, attrvF] = field("f-attrv", "attrv", "text", t("search.attrValue"));
+    const [after, afterF] = field("f-after", "after", "date", t("search.after"));
+    const [before, beforeF] = field("f-before", "before", "date", t("search.before"));
+    const current = () => ({ q: box.value.trim(), folder: folder.value.trim(), tag: tag.value.trim(), tagv: tagv.value.trim(),
+      attr: attr.value.trim(), attrv: attrv.value.trim(), after: after.value, before: before.value });
+    const filters = h("fieldset.filters#filters",
+      h("legend", t("search.filters")),
+      h("div.filtergrid", folderF, tagF, tagvF, attrF, attrvF, afterF, beforeF),
+      h("button#clear-filters", { type: "button", onclick: () => {
+        for (const el of [folder, tag, tagv, attr, attrv, after, before]) el.value = "";
+        navigate(hashOf(current(), 0));
+      } }, t("search.clearFilters")));
+    const form = h("form#search-form", { role: "search" },
+      h("div.inline", box, h("button.primary", { type: "submit" }, t("search.submit"))), filters);
     form.addEventListener("submit", (e) => {
       e.preventDefault();
-      navigate("#/search?q=" + encodeURIComponent(box.value.trim()));
+      navigate(hashOf(current(), 0));
     });
-    const results = h("div#results");
+    const results = h("div#results", { "aria-live": "polite" });
     clear(main, h("h1", t("search.title")), form, results);
     box.focus();
-    if (!q) return;
-    const out = await api("POST", "/queryFulltext", { query: siteQuery(), body: { query: { match: { _all: q } }, from, size: SIZE } });
-    if (ctx.stale()) return;
-    const hits = (out.result && out.result.hits) || { hits: [], total: { value: 0 } };
-    const total = (hits.total && hits.total.value) || 0;
-    const go = (f) => navigate("#/search?q=" + encodeURIComponent(q) + "&from=" + f);
-    clear(results,
-      h("p#result-count", { role: "status" }, t("search.count", { n: total })),
-      h("ol.results", { start: from + 1 }, hits.hits.map((hit) => {
-        const d = hit._source || {};
-        const snip = hit.highlight && hit.highlight.content && hit.highlight.content[0];
-        return h("li", h("a", { href: "#/doc/" + encodeURIComponent(hit._id) }, d.path || hit._id),
-          h("span.meta", " · ", fmtDate(d.lastModifiedDate, lang())),
-          snip ? h("p.snippet", highlight(snip)) : null);
-      })),
-      total > SIZE ? h("div.pager",
-        h("button.prev", { type: "button", disabled: from === 0, onclick: () => go(Math.max(0, from - SIZE)) }, t("common.previous")),
-        h("span.page", t("search.range", { from: from + 1, to: Math.min(from + SIZE, total), n: total })),
-        h("button.next", { type: "button", disabled: from + SIZE >= total || from + SIZE >= 10000, onclick: () => go(from + SIZE) }, t("common.next"))) : null);
+    box.setSelectionRange(box.value.length, box.value.length);
+
+    // Search as you type: the hash follows without a history entry,
+    // and only the results are drawn again.
+    let typing = 0, seq = 0;
+    box.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => {
+        const c = current();
+        history.replaceState(null, "", hashOf(c, 0));
+        run(c, 0);
+      }, TYPING_MS);
+    });
+
+    async function run(c, start) {
+      const mine = ++seq;
+      if (!c.q && !FIELDS.slice(1).some((k) => c[k])) { clear(results); return; }
+      let out;
+      try {
+        out = await api("POST", "/queryFulltext", { query: siteQuery(), body: searchBody(c, start) });
+      } catch (e) {
+        if (mine === seq && !ctx.stale()) clear(results, h("p.msg.error", { role: "alert" }, e.message));
+        return;
+      }
+      if (mine !== seq || ctx.stale()) return;
+      const hits = (out.result && out.result.hits) || { hits: [], total: { value: 0 } };
+      const total = (hits.total && hits.total.value) || 0;
+      const go = (f) => navigate(hashOf(c, f));
+      clear(results,
+        h("p#result-count", t("search.count", { n: total })),
+        h("ol.results", { start: start + 1 }, hits.hits.map((hit) => {
+          const d = hit._source || {};
+          const snip = hit.highlight && hit.highlight.content && hit.highlight.content[0];
+          return h("li", h("a", { href: "#/doc/" + encodeURIComponent(hit._id) }, d.path || hit._id),
+            h("span.meta", " · ", fmtDate(d.lastModifiedDate, lang())),
+            snip ? h("p.snippet", highlight(snip)) : null);
+        })),
+        total > SIZE ? h("div.pager",
+          h("button.prev", { type: "button", disabled: start === 0, onclick: () => go(Math.max(0, start - SIZE)) }, t("common.previous")),
+          h("span.page", t("search.range", { from: start + 1, to: Math.min(start + SIZE, total), n: total })),
+          h("button.next", { type: "button", disabled: start + SIZE >= total || start + SIZE >= 10000, onclick: () => go(start + SIZE) }, t("common.next"))) : null);
+    }
+    await run(p, from);
   },
 };

@@ -1,0 +1,56 @@
+// Sending a PDF for e-signature with Quire's local provider and following
+// its envelopes (API.md "E-signature"): the signers get a link by mail;
+// the list shows each envelope's and signer's status, a voiding, and the
+// signed copy once completed (an artifact of the document).
+import { h, clear, fmtDate } from "./dom.js";
+import { api } from "./api.js";
+import { siteQuery, status, errorText } from "./ctx.js";
+import { t, lang } from "../i18n/index.js";
+
+const enc = encodeURIComponent;
+
+function named(prefix, value) {
+  const s = t(prefix + value);
+  return s === prefix + value ? value : s;
+}
+
+export async function esignSection(id, write, reload) {
+  const base = `/esignature/local/${enc(id)}/envelopes`;
+  const q = siteQuery();
+  const out = await api("GET", base, { query: { ...q, limit: 20 } }).catch(() => ({ envelopes: [] }));
+  const rows = (out.envelopes || []).map((e) => h("li.envelope", { dataset: { envelope: e.envelopeId, status: e.status } },
+    h("p", h("strong", e.emailSubject || t("esign.noSubject")), " · ", h("span.status", named("esign.status.", e.status)),
+      " · ", fmtDate(e.insertedDate, lang())),
+    h("ul.signers", (e.signers || []).map((s) => h("li", s.name || "", " <", s.email || "", "> · ", named("esign.status.", s.status),
+      s.signedDate ? " · " + fmtDate(s.signedDate, lang()) : "", s.declinedReason ? " · " + s.declinedReason : ""))),
+    e.voidedReason ? h("p.meta", t("esign.voided", { reason: e.voidedReason })) : null,
+    write && ["created", "sent", "signed"].includes(e.status) ? h("button.small.void", { type: "button", onclick: async () => {
+      try {
+        await api("POST", `${base}/${enc(e.envelopeId)}/void`, { query: q, body: { voidedReason: t("esign.voidReason") } });
+        status(t("esign.voidedDone"), "info");
+        reload();
+      } catch (ex) { status(errorText(ex), "error"); }
+    } }, t("esign.void")) : null));
+  let form = null;
+  if (write) {
+    const name = h("input#sign-name", { type: "text", required: true, autocomplete: "off" });
+    const email = h("input#sign-email", { type: "email", required: true, autocomplete: "off" });
+    const subject = h("input#sign-subject", { type: "text", value: t("esign.defaultSubject") });
+    form = h("form#esign-form",
+      h("div.inline",
+        h("label", { for: "sign-name" }, t("esign.name")), name,
+        h("label", { for: "sign-email" }, t("esign.email")), email),
+      h("div.inline", h("label", { for: "sign-subject" }, t("esign.subject")), subject,
+        h("button.primary", { type: "submit" }, t("esign.send"))));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      try {
+        await api("POST", base, { query: q, body: { emailSubject: subject.value, signers: [{ name: name.value, email: email.value }] } });
+        status(t("esign.sent", { email: email.value }), "info");
+        reload();
+      } catch (ex) { status(errorText(ex), "error"); }
+    });
+  }
+  return h("section#esign", h("h2", t("esign.title")),
+    rows.length ? h("ul.envelopes#envelopes", rows) : h("p", t("esign.none")), form);
+}
