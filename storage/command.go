@@ -438,4 +438,7 @@ type Result struct {
 	// recorded: Value is the recorded result and nothing was applied
 	// (requests.go).
 	Replayed bool
+	// Events counts the document events the command wrote to the outbox
+	// (events.go; given to OnCommit hooks: the delivery worker wakes).
+	Events int
 }

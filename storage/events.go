@@ -314,6 +314,7 @@ func emitEvent(t *tx, c *Command, site, subject, typ string, data map[string]any
 	sum := sha256.Sum256(k)
 	h := hex.EncodeToString(sum[:16])
 	id := h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	t.events++
 	return t.setJSON(k, Event{ID: id, Type: typ, Site: site, Subject: subject, Time: c.At, Data: raw, Targets: targets})
 }
 
