@@ -144,6 +144,8 @@ type targetRun struct {
 	target string
 	events []*storage.Event
 	failed bool
+	// recorded: events taken off the outbox for this target.
+	recorded int
 }
 
 // eventPass posts what is owed to targets that are not waiting and
@@ -197,6 +199,9 @@ func (p *Pipeline) eventPass(ctx context.Context, backoff map[string]*targetWait
 	wg.Wait()
 	for _, tg := range order {
 		r := work[tg]
+		// Something was recorded: look again at once (the pending count,
+		// and what may have been written meanwhile).
+		more = more || r.recorded > 0
 		if !r.failed {
 			delete(backoff, tg)
 			continue
@@ -253,7 +258,9 @@ func (p *Pipeline) deliverTarget(ctx context.Context, r *targetRun) {
 		// Posted but not recorded: posted again later (at least once).
 		p.log.Warn("events: record deliveries", "target", r.target, "err", err)
 		r.failed = true
+		return
 	}
+	r.recorded = len(done)
 }
 
 // deliverEvent posts e to one target.
