@@ -44,11 +44,8 @@ const (
 // EventTypes lists every event type, in the order API.md gives them.
 var EventTypes = []string{EventCreated, EventUpdated, EventDeleted, EventActionCompleted, EventMalwareScan}
 
-// Limits of event subscriptions.
-const (
-	MaxEventSubscriptions = 20   // subscriptions per site
-	MaxEventURLBytes      = 2048 // a subscription's url
-)
+// The limits of subscriptions, MaxEventSubscriptions and
+// MaxEventURLBytes, are in limits.go.
 
 // EventSubscription is a site's subscription: events of EventTypes (all
 // when empty) are posted to URL.
