@@ -177,7 +177,7 @@ var settings = append([]setting{
 	{key: "webhooks.public", name: "public-webhooks", help: "Take payloads at POST /public/webhooks/<webhookId> without a token (FormKiQ's public webhooks, off by default); POST /private/webhooks/... always needs one.",
 		example: "true", ptr: func(c *Config) any { return &c.Webhooks.Public }},
 
-	{key: "event_buses", name: "event-bus", help: "Event buses of EVENTBRIDGE actions: eventBusName = URL the CloudEvents are posted to. Flag: --event-bus name=url (repeatable); variable: QUIRE_EVENT_BUS=name=url,name=url.",
+	{key: "event_buses", name: "event-bus", help: "Event buses: eventBusName = URL CloudEvents are posted to, by EVENTBRIDGE actions and with every document event (API.md, Document events). Flag: --event-bus name=url (repeatable); variable: QUIRE_EVENT_BUS=name=url,name=url.",
 		example: `office = "http://127.0.0.1:9000/events"`, ptr: func(c *Config) any { return &c.EventBuses }},
 
 	{key: "outbound.allow", name: "outbound-allow", help: "Networks that destinations users choose (WEBHOOK urls, a site's SMTP host and LLM url) may reach although refused by default: loopback, link-local (169.254.0.0/16, cloud metadata), unspecified and multicast addresses are refused unless listed here. The LAN and the internet are allowed unless denied. Destinations in this file (llm.url, smtp.host, event_buses) are trusted as given.",

@@ -34,6 +34,7 @@ type collector struct {
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
+	eventsDelivered, eventsFailed, eventsDropped, eventsPending  *prometheus.Desc
 	leading, certExpiry                                          *prometheus.Desc
 	raftState, raftTerm, raftLastIndex, raftCommit, raftApplied  *prometheus.Desc
 	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
@@ -65,8 +66,13 @@ func newCollector(n *Node) *collector {
 		pipeRunning:  d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:     d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:   d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
-		certExpiry:   d("quire_certificate_expiry_timestamp_seconds", "When a certificate of a site's secrets store expires (Unix time).", "site", "alias"),
-		leading:      d("quire_schedulers_running", "1 while this node runs the schedulers (action pipeline, retention, folder moves, chunk sweep): always on a single server, on the leader only in a cluster."),
+
+		eventsDelivered: d("quire_events_delivered_total", "Document events taken by a target (subscription or event bus) since the process started."),
+		eventsFailed:    d("quire_events_failed_total", "Posts of document events that failed (each is tried again until EventMaxAge)."),
+		eventsDropped:   d("quire_events_dropped_total", "Document events given up for a target: subscription gone, destination refused, bus not configured, or older than 24 h."),
+		eventsPending:   d("quire_events_pending", "Document events in the outbox at the delivery worker's last pass (0 on a node that does not deliver)."),
+		certExpiry:      d("quire_certificate_expiry_timestamp_seconds", "When a certificate of a site's secrets store expires (Unix time).", "site", "alias"),
+		leading:         d("quire_schedulers_running", "1 while this node runs the schedulers (action pipeline, retention, folder moves, chunk sweep): always on a single server, on the leader only in a cluster."),
 
 		raftState:         d("quire_raft_state", "1 for this cluster member's Raft state (leader, follower, candidate, shutdown), 0 for the others.", "state"),
 		raftTerm:          d("quire_raft_term", "The Raft term this member is in."),
@@ -141,6 +147,15 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.leading, l)
 	gauge(c.pipeBusy, float64(busy))
 	gauge(c.pipeOldest, oldest.Seconds())
+	es := c.n.Pipeline.EventStats()
+	ch <- prometheus.MustNewConstMetric(c.eventsDelivered, prometheus.CounterValue, float64(es.Delivered))
+	ch <- prometheus.MustNewConstMetric(c.eventsFailed, prometheus.CounterValue, float64(es.Failed))
+	ch <- prometheus.MustNewConstMetric(c.eventsDropped, prometheus.CounterValue, float64(es.Dropped))
+	pend := 0.0
+	if running {
+		pend = float64(es.Pending)
+	}
+	gauge(c.eventsPending, pend)
 	for site, s := range c.siteStats() {
 		gauge(c.docs, float64(s.Documents), site)
 		gauge(c.softDeleted, float64(s.SoftDeleted), site)

@@ -60,10 +60,8 @@ func runAntivirus(ctx context.Context, j *Job) (*Outcome, error) {
 	if msg != "" {
 		out.Message = msg
 	}
-	// Tell the event buses (best effort: the scan result stands either way).
-	if n := j.publishEvent(ctx, "quire.document.malwareScan", map[string]any{"scanStatus": resStatus, "scanMessage": msg}); n > 0 {
-		out.Metadata["eventsNotDelivered"] = fmt.Sprint(n)
-	}
+	// The malware scan event (quire.document.malwareScan) is written
+	// with the outcome, from scanStatus (storage/events.go).
 	if verdict == "ERROR" {
 		out.Status = storage.ActionFailed
 	}

@@ -165,14 +165,22 @@ func (j *Job) documentEvent() map[string]any {
 // outbound policy refuses, fails the action. The error says what happened
 // in a few words and never carries what the receiver sent.
 func (j *Job) post(ctx context.Context, client *http.Client, url, contentType string, body []byte) (int, error) {
+	return j.p.post(ctx, client, url, contentType, body)
+}
+
+// refusedError is a post the outbound policy refused.
+type refusedError struct{ error }
+
+// post is Job.post, for the event delivery too.
+func (p *Pipeline) post(ctx context.Context, client *http.Client, url, contentType string, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("invalid url: %v", err)
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", "Quire")
-	if secret := j.p.cfg.Engines.WebhookSecret; secret != "" {
-		ts := strconv.FormatInt(j.Now().Unix(), 10)
+	if secret := p.cfg.Engines.WebhookSecret; secret != "" {
+		ts := strconv.FormatInt(p.cfg.Now().Unix(), 10)
 		m := hmac.New(sha256.New, []byte(secret))
 		m.Write([]byte(ts + "."))
 		m.Write(body)
@@ -186,7 +194,7 @@ func (j *Job) post(ctx context.Context, client *http.Client, url, contentType st
 		}
 		msg := fmt.Errorf("post to %s: %s", url, outbound.Reason(err))
 		if errors.As(err, new(*outbound.RefusedError)) {
-			return 0, msg
+			return 0, refusedError{msg}
 		}
 		return 0, retryable(msg)
 	}
@@ -213,27 +221,6 @@ func runWebhook(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{Metadata: map[string]string{"responseStatus": strconv.Itoa(code)}}, nil
-}
-
-// publishEvent posts a CloudEvent of typ about the document to every
-// configured event bus and returns how many did not take it.
-func (j *Job) publishEvent(ctx context.Context, typ string, data map[string]any) int {
-	failed := 0
-	for name, url := range j.p.cfg.Engines.EventBuses {
-		data["document"] = j.documentEvent()
-		body, err := json.Marshal(map[string]any{
-			"specversion": "1.0", "id": uuid.NewString(), "source": "quire/" + j.Site, "type": typ,
-			"subject": j.Doc.DocumentID, "time": j.Now().UTC().Format(time.RFC3339), "datacontenttype": "application/json", "data": data,
-		})
-		if err == nil {
-			_, err = j.post(ctx, httpClient, url, "application/cloudevents+json", body)
-		}
-		if err != nil {
-			j.p.log.Warn("event not delivered", "bus", name, "type", typ, "err", err)
-			failed++
-		}
-	}
-	return failed
 }
 
 // runEventBus posts a CloudEvents 1.0 event (structured JSON) about the

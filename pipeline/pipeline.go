@@ -81,6 +81,9 @@ type Pipeline struct {
 	// loses them; the action, still RUNNING, then runs again.
 	unrecorded map[storage.DocRef]unrecorded
 	wake       chan struct{}
+	// evWake wakes the event delivery loop (events.go); evc counts.
+	evWake chan struct{}
+	evc    eventCounters
 
 	ctx      context.Context // cancelled when running actions must stop
 	cancel   context.CancelFunc
@@ -121,8 +124,9 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		userHTTP: cfg.Outbound.Client(30 * time.Second), userLLM: cfg.Outbound.Client(0),
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		unrecorded: map[storage.DocRef]unrecorded{},
-		wake:       make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
+		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
 	db.OnCommit(p.onCommit)
+	db.OnCommit(p.onEventCommit)
 	return p
 }
 
@@ -160,6 +164,8 @@ func (p *Pipeline) Start() error {
 		p.wg.Add(1)
 		go p.worker()
 	}
+	p.wg.Add(1)
+	go p.eventLoop(p.ctx, p.stopping)
 	return nil
 }
 

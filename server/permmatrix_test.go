@@ -209,6 +209,9 @@ func init() {
 		"GET /shares", "POST /shares/folders/:indexKey", "DELETE /shares/:shareKey",
 		"GET /sites/:siteId/groups", "GET /sites/:siteId/groups/:groupName", "DELETE /sites/:siteId/groups/:groupName",
 		"PUT /sites/:siteId/groups/:groupName/permissions",
+		"GET /sites/:siteId/eventSubscriptions", "POST /sites/:siteId/eventSubscriptions",
+		"GET /sites/:siteId/eventSubscriptions/:eventSubscriptionId", "PATCH /sites/:siteId/eventSubscriptions/:eventSubscriptionId",
+		"DELETE /sites/:siteId/eventSubscriptions/:eventSubscriptionId",
 	} {
 		notDocumentRoutes[r] = "site settings, definitions, folders without documents, examine objects (uploads outside documents), or the caller's own records"
 	}

@@ -677,6 +677,12 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 	if err := put(t, d); err != nil {
 		return nil, err
 	}
+	if p.Status != ActionWaitingForRetry && p.Status != ActionInQueue {
+		// The document events of a finished action (events.go).
+		if err := actionEvents(t, c, d, a, p); err != nil {
+			return nil, err
+		}
+	}
 	for i := range p.Then {
 		sub := &p.Then[i]
 		if !finishOps[sub.Op] {

@@ -118,7 +118,8 @@ var activityOps = map[Op]bool{
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
 	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false,
-	OpFinishRequest: false,
+	OpFinishRequest:        false,
+	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 }
 
 // Parts of a document a transaction wrote (tx.parts).
@@ -228,6 +229,9 @@ func recordActivity(t *tx, c *Command) error {
 			a.Source = SourceWebhook
 		}
 		if err := putActivity(t, ref.Site, ref.ID, a); err != nil {
+			return err
+		}
+		if err := activityEvent(t, c, ref.Site, a, d); err != nil {
 			return err
 		}
 	}

@@ -146,6 +146,11 @@ const (
 	OpDeleteShare     Op = "DeleteShare"     // remove a folder share
 	OpSetSiteGroup    Op = "SetSiteGroup"    // a group's permissions on a site (sitegroups.go)
 	OpDeleteSiteGroup Op = "DeleteSiteGroup" // remove a group's permissions on a site
+
+	OpPutEventSubscription    Op = "PutEventSubscription"    // create or change a site's event subscription (events.go)
+	OpDeleteEventSubscription Op = "DeleteEventSubscription" // remove an event subscription
+	OpSetEventBuses           Op = "SetEventBuses"           // the event buses events go to (the leader's configuration)
+	OpEventsDelivered         Op = "EventsDelivered"         // targets that took outbox events (or were given up)
 )
 
 // appliers is the one registry of appliers: every Op constant above has
@@ -233,25 +238,30 @@ func init() {
 		OpReindexDocument: applyReindexDocument,
 
 		// locales.go
-		OpAddSite:            applyAddSite,
-		OpUpdateSite:         applyUpdateSite,
-		OpAddShare:           applyAddShare,
-		OpDeleteShare:        applyDeleteShare,
-		OpSetSiteGroup:       applySetSiteGroup,
-		OpDeleteSiteGroup:    applyDeleteSiteGroup,
-		OpPutExamine:         applyPutExamine,
-		OpSetFulltext:        applySetFulltext,
-		OpAddArchive:         applyAddArchive,
-		OpDeleteArchive:      applyDeleteArchive,
-		OpDeleteExamine:      applyDeleteExamine,
-		OpAddLocale:          applyAddLocale,
-		OpDeleteLocale:       applyDeleteLocale,
-		OpPutResourceItem:    applyPutResourceItem,
-		OpDeleteResourceItem: applyDeleteResourceItem,
-		OpPutWebhook:         applyPutWebhook,
-		OpDeleteWebhook:      applyDeleteWebhook,
-		OpAddWebhookTag:      applyAddWebhookTag,
-		OpAddWebhookDocument: applyAddWebhookDocument,
+		OpAddSite:         applyAddSite,
+		OpUpdateSite:      applyUpdateSite,
+		OpAddShare:        applyAddShare,
+		OpDeleteShare:     applyDeleteShare,
+		OpSetSiteGroup:    applySetSiteGroup,
+		OpDeleteSiteGroup: applyDeleteSiteGroup,
+		// events.go
+		OpPutEventSubscription:    applyPutEventSubscription,
+		OpDeleteEventSubscription: applyDeleteEventSubscription,
+		OpSetEventBuses:           applySetEventBuses,
+		OpEventsDelivered:         applyEventsDelivered,
+		OpPutExamine:              applyPutExamine,
+		OpSetFulltext:             applySetFulltext,
+		OpAddArchive:              applyAddArchive,
+		OpDeleteArchive:           applyDeleteArchive,
+		OpDeleteExamine:           applyDeleteExamine,
+		OpAddLocale:               applyAddLocale,
+		OpDeleteLocale:            applyDeleteLocale,
+		OpPutResourceItem:         applyPutResourceItem,
+		OpDeleteResourceItem:      applyDeleteResourceItem,
+		OpPutWebhook:              applyPutWebhook,
+		OpDeleteWebhook:           applyDeleteWebhook,
+		OpAddWebhookTag:           applyAddWebhookTag,
+		OpAddWebhookDocument:      applyAddWebhookDocument,
 
 		// actions.go, queues.go, siteconfig.go, publications.go
 		OpAddActions:    applyAddActions,
@@ -428,4 +438,7 @@ type Result struct {
 	// recorded: Value is the recorded result and nothing was applied
 	// (requests.go).
 	Replayed bool
+	// Events counts the document events the command wrote to the outbox
+	// (events.go; given to OnCommit hooks: the delivery worker wakes).
+	Events int
 }

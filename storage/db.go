@@ -278,7 +278,7 @@ func (d *DB) applyTxn(ctx context.Context, c *Command, fn applyFunc, raftIndex u
 			// Hooks run before the write lock is released, so Quiesce
 			// sees every committed command's hooks done.
 			replayed = t.replayed
-			res := Result{Value: val, Replayed: replayed}
+			res := Result{Value: val, Replayed: replayed, Events: t.events}
 			for r := range t.touched {
 				res.Touched = append(res.Touched, r)
 			}
@@ -431,6 +431,8 @@ type tx struct {
 	replayed bool
 	parts    map[DocRef]uint8
 	before   map[DocRef][]byte
+	// events counts the document events written (events.go).
+	events int
 }
 
 // queue notes that r has an action to run from at (for the pipeline).

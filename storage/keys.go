@@ -100,6 +100,9 @@ const (
 	pfxIntakeSum        = "ics/"  // ics/<site>/<content sha256> -> documentId: the document an intake last made of that content
 	pfxIntakeJournal    = "ij/"   // ij/<site>/<sha256 of an intake key> -> IntakeRecord: a source's item taken (the watched folders' journal)
 	pfxIntakeError      = "ie/"   // ie/<site>/<profile>/<ts>/<hash> -> IntakeError: a profile's recent failures
+	pfxEventSub         = "esb/"  // esb/<site>/<subscriptionId> -> EventSubscription (events.go)
+	pfxEventOut         = "eo/"   // eo/<ts>/<site>/<doc>/<n> -> Event: the outbox of document events still to deliver
+	pfxEventBuses       = "ebs/"  // ebs/names -> []string: the event buses events go to (registered by the leader)
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 

@@ -28,6 +28,8 @@ const (
 	MaxMetadata             = 25   // metadata entries of a document (FormKiQ's limit)
 	MaxMetadataBytes        = 1000 // key and values of one metadata entry (FormKiQ's limit)
 	MaxArtifacts            = 1000 // artifacts of one document (artifacts.go)
+	MaxEventSubscriptions   = 20   // event subscriptions of one site (events.go)
+	MaxEventURLBytes        = 2048 // the url of an event subscription
 	// MaxValuesPerRequest and MaxRequestValueBytes bound the tag and
 	// attribute values of a whole request (a document and its children, or
 	// the tags of one PATCH /documents/tags batch), which each become a

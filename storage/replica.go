@@ -206,7 +206,7 @@ func (d *DB) ApplyBatchAt(batch []IndexedCommand) (res []Result, errs []error, o
 		if t == nil {
 			continue
 		}
-		full := Result{Value: vals[i], Replayed: t.replayed}
+		full := Result{Value: vals[i], Replayed: t.replayed, Events: t.events}
 		for r := range t.touched {
 			full.Touched = append(full.Touched, r)
 		}

@@ -1,0 +1,149 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"quire/storage"
+)
+
+// Event subscriptions (SERVICE-SPEC.md §6; API.md "Document events"):
+// FormKiQ 1.19.1 has no route for them, so Quire's own, in FormKiQ's
+// style, under /sites/{siteId}/eventSubscriptions, for site governors.
+// The events themselves are written by storage and delivered by the
+// pipeline (storage/events.go, pipeline/events.go).
+
+// eventSubIn is the body of POST and PATCH.
+type eventSubIn struct {
+	URL        *string  `json:"url"`
+	EventTypes []string `json:"eventTypes"`
+}
+
+// readEventSub validates a subscription body; old is the stored one a
+// PATCH changes (nil for POST).
+func (s *Server) readEventSub(r *reqCtx, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
+	var in eventSubIn
+	if err := r.readBody(&in, 16<<10); err != nil {
+		return storage.PutEventSubscription{}, err
+	}
+	var p storage.PutEventSubscription
+	if old != nil {
+		p.URL, p.EventTypes = old.URL, old.EventTypes
+	}
+	var errs []storage.ValidationItem
+	add := func(err error) {
+		var ve *storage.ValidationError
+		if errors.As(err, &ve) {
+			errs = append(errs, ve.Items...)
+		} else if err != nil {
+			errs = append(errs, storage.ValidationItem{Key: "url", Msg: err.Error()})
+		}
+	}
+	if in.URL != nil || old == nil {
+		u := ""
+		if in.URL != nil {
+			u = *in.URL
+		}
+		p.URL = u
+		if err := storage.CheckEventURL(u); err != nil {
+			add(err)
+		} else if s.dest != nil {
+			if err := s.dest.CheckWebhookURL(u); err != nil {
+				add(storage.Invalid("url", fmt.Sprintf("'url' is not allowed: %v", err)))
+			}
+		}
+	}
+	if in.EventTypes != nil {
+		p.EventTypes = in.EventTypes
+		for _, ty := range in.EventTypes {
+			if !contains(storage.EventTypes, ty) {
+				add(storage.Invalid("eventTypes", fmt.Sprintf("invalid event type '%s'", ty)))
+				break
+			}
+		}
+	}
+	return p, checkErrors(errs)
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func eventSubJSON(e *storage.EventSubscription) map[string]any {
+	types := e.EventTypes
+	if len(types) == 0 {
+		types = storage.EventTypes
+	}
+	return map[string]any{"eventSubscriptionId": e.ID, "siteId": e.SiteID, "url": e.URL, "eventTypes": types,
+		"insertedDate": formatDate(e.InsertedDate), "userId": e.UserID}
+}
+
+// handleGetEventSubs serves GET /sites/{siteId}/eventSubscriptions: one
+// page (a site holds at most storage.MaxEventSubscriptions).
+func (s *Server) handleGetEventSubs(r *reqCtx) error {
+	subs, err := s.db.EventSubscriptions(r.site)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(subs))
+	for i := range subs {
+		out = append(out, eventSubJSON(&subs[i]))
+	}
+	return r.JSON(map[string]any{"eventSubscriptions": out})
+}
+
+// handleAddEventSub serves POST /sites/{siteId}/eventSubscriptions
+// {url, eventTypes}: 201 {"eventSubscriptionId"}.
+func (s *Server) handleAddEventSub(r *reqCtx) error {
+	p, err := s.readEventSub(r, nil)
+	if err != nil {
+		return err
+	}
+	p.ID, p.Create = r.newID(), true
+	if _, err := s.apply(r, storage.OpPutEventSubscription, p); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(map[string]any{"eventSubscriptionId": p.ID, "siteId": r.site})
+}
+
+// handleGetEventSub serves GET /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Server) handleGetEventSub(r *reqCtx) error {
+	e, err := s.db.GetEventSubscription(r.site, pathParam(r, "eventSubscriptionId"))
+	if err != nil {
+		return err
+	}
+	return r.JSON(eventSubJSON(e))
+}
+
+// handleUpdateEventSub serves PATCH /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Server) handleUpdateEventSub(r *reqCtx) error {
+	id := pathParam(r, "eventSubscriptionId")
+	old, err := s.db.GetEventSubscription(r.site, id)
+	if err != nil {
+		return err
+	}
+	p, err := s.readEventSub(r, old)
+	if err != nil {
+		return err
+	}
+	p.ID = id
+	if _, err := s.apply(r, storage.OpPutEventSubscription, p); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("'%s' object updated", id)})
+}
+
+// handleDeleteEventSub serves DELETE /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Server) handleDeleteEventSub(r *reqCtx) error {
+	id := pathParam(r, "eventSubscriptionId")
+	if _, err := s.apply(r, storage.OpDeleteEventSubscription, storage.DeleteEventSubscription{ID: id}); err != nil {
+		return err
+	}
+	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
+}
