@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"mime"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,6 +25,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"quire/storage"
 )
 
 // Watermark limits (API.md "Watermarks").
@@ -168,18 +169,7 @@ func CanWatermark(ctype string) bool {
 	return watermarkKind(ctype) != ""
 }
 
-func watermarkKind(ctype string) string {
-	t, _, _ := mime.ParseMediaType(ctype)
-	switch strings.ToLower(t) {
-	case "application/pdf":
-		return "pdf"
-	case "image/png":
-		return "png"
-	case "image/jpeg", "image/jpg":
-		return "jpeg"
-	}
-	return ""
-}
+func watermarkKind(ctype string) string { return storage.WatermarkKind(ctype) }
 
 // Stamped is a stamped copy: a temporary file, removed when closed.
 type Stamped struct {

@@ -316,8 +316,17 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, info.ctype)
-	c.Set(fiber.HeaderETag, info.etag)
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
+	// A watermarked document is served stamped (WebDAV has no bypass).
+	marks, err := s.docMarks(fsys.r.site, info.id)
+	if err != nil {
+		cr.Close()
+		return err
+	}
+	if len(marks) > 0 {
+		return s.sendStamped(c, cr, doc.ContentType, marks)
+	}
+	c.Set(fiber.HeaderETag, info.etag)
 	c.Set(fiber.HeaderAcceptRanges, "none")
 	if c.Method() == http.MethodHead {
 		cr.Close()
@@ -597,6 +606,17 @@ func (f *davFile) open() error {
 	}
 	if f.info.dir {
 		return fs.ErrInvalid
+	}
+	// Reads here serve COPY: a watermarked document's content is not
+	// copied into an unwatermarked one, but by its governors.
+	if r := f.fsys.r; !r.p.Can(r.site, govern) {
+		marks, err := f.fsys.s.docMarks(r.site, f.info.id)
+		if err != nil {
+			return err
+		}
+		if len(marks) > 0 {
+			return fs.ErrPermission
+		}
 	}
 	cr, _, err := f.fsys.s.db.OpenContent(f.fsys.r.site, f.info.id)
 	if err != nil {

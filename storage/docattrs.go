@@ -208,12 +208,12 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 	a.ValueType = def.DataType
 	isEntity := in.EntityTypeID != "" || in.EntityID != "" || in.Entities != nil
 	switch def.DataType {
-	case DataKeyOnly:
+	case DataKeyOnly, DataWatermark: // a watermark's text is its definition's
 		if in.hasStandardValue() || isEntity {
 			s.fail(in.Key, msgKeyOnly)
 			return nil, nil
 		}
-	case DataString, DataPublication, DataWatermark:
+	case DataString, DataPublication:
 		if in.NumberValue != nil || in.NumberValues != nil || in.BooleanValue != nil || isEntity || (in.StringValue == nil && in.StringValues == nil && (in.DateValue != nil || in.DateValues != nil)) {
 			s.fail(in.Key, msgOnlyString)
 			return nil, nil
