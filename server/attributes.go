@@ -155,6 +155,10 @@ func (s *Server) handleUpdateAttribute(r *reqCtx) error {
 		upd.Watermark = nil
 	} else if len(in.Watermark) > 0 {
 		// The applier refuses it on an attribute that is not WATERMARK.
+		// Changing a watermark could lift it: GOVERN's, as a bypass is.
+		if err := r.p.Require(r.site, govern); err != nil {
+			return err
+		}
 		errs = append(errs, checkWatermark(in.Watermark)...)
 	}
 	if in.DataType != nil {

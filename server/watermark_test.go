@@ -85,6 +85,7 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 			sid := site.name
 			reader, writer, gov := s.Token("r", sid+"_read"), s.Token("w", sid), s.Token("g", sid+"_govern")
 			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": mark}}, admin), http.StatusCreated)
+			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "note"}}, admin), http.StatusCreated)
 			r := s.Do(http.MethodGet, "/attributes/wm"+site.query, nil, reader)
 			mustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), `"text":"QUIREMARK"`) || !strings.Contains(string(r.Body), `"dataType":"WATERMARK"`) {
@@ -187,6 +188,27 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 			}
 			mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+q(site.query, "bypassWatermark=true"), map[string]any{"documentIds": []string{g}}, reader), http.StatusUnauthorized)
 			mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documentIds": []string{g, txt}}, reader), http.StatusBadRequest)
+
+			// Lifting a watermark is GOVERN's, as a bypass is: a writer
+			// can neither take the attribute off nor change the mark.
+			r = s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.query, nil, writer)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
+			r = s.Do(http.MethodPut, "/documents/"+g+"/attributes"+site.query, map[string]any{"attributes": []map[string]any{{"key": "note", "stringValue": "x"}}}, writer)
+			mustStatus(t, r, http.StatusBadRequest)
+			mustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
+			mustStatus(t, s.Do(http.MethodPatch, "/attributes/wm"+site.query, map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": ".", "opacity": 0.01}}}, writer), http.StatusUnauthorized)
+			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.query, nil, reader)
+			mustStatus(t, r, http.StatusOK)
+			if _, b, _ := getBytes(t, str(t, r.JSON(t), "url")); bytes.Equal(b, img) {
+				t.Errorf("served unstamped after a writer's attempts")
+			}
+			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.query, nil, gov), http.StatusOK)
+			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.query, nil, reader)
+			mustStatus(t, r, http.StatusOK)
+			if _, b, _ := getBytes(t, str(t, r.JSON(t), "url")); !bytes.Equal(b, img) {
+				t.Errorf("the watermark GOVERN removed is still stamped")
+			}
 		})
 	}
 }
