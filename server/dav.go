@@ -266,6 +266,16 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 		if c.Method() == "MOVE" && !fsys.s.folderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
+		if c.Method() == "COPY" && !fsys.r.p.Can(fsys.r.site, govern) {
+			// A copy of a watermarked document would carry no watermark
+			// (API.md "Watermarks"); in a folder's copy, davFile.open
+			// refuses it.
+			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
+				if marks, err := fsys.s.docMarks(fsys.r.site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+					return "the document carries a watermark: only GOVERN may copy it"
+				}
+			}
+		}
 		if u, err := url.Parse(string(c.Request().Header.Peek("Destination"))); err == nil {
 			d := strings.TrimPrefix(u.Path, "/dav/"+fsys.r.site)
 			ddir, _ := splitDocPath(davClean(d))

@@ -213,10 +213,11 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 	}
 }
 
-// TestWatermarks_InvalidDefinitions: watermark definitions are checked
+// TestWatermarks_DefinitionsAndWebDAV: watermark definitions are checked
 // field by field (FormKiQ's error shape), a watermark attribute on a
-// document takes no value, and an update changes what is stamped.
-func TestWatermarks_InvalidDefinitions(t *testing.T) {
+// document takes no value, an update changes the definition, and WebDAV
+// serves the stamped copy and refuses to COPY it.
+func TestWatermarks_DefinitionsAndWebDAV(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
@@ -265,5 +266,19 @@ func TestWatermarks_InvalidDefinitions(t *testing.T) {
 	r = s.Do(http.MethodGet, "/attributes/wm", nil, tok)
 	if !strings.Contains(string(r.Body), `"text":"FINAL"`) {
 		t.Errorf("updated definition: %s", r.Body)
+	}
+
+	img := whitePNG(200, 100)
+	addDoc(t, s, tok, "", map[string]any{"path": "wm/d.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(img), "attributes": []map[string]any{{"key": "wm"}}})
+	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	code, body, _ := davDo(t, s, "GET", "/dav/default/wm/d.png", key, nil, nil)
+	if code != http.StatusOK || body == string(img) {
+		t.Fatalf("WebDAV GET: %d, stored bytes %v", code, body == string(img))
+	}
+	if n := changedPixels(t, []byte(body), image.Rect(0, 0, 200, 100), 200, 100); n < 50 {
+		t.Errorf("WebDAV GET: %d pixels stamped", n)
+	}
+	if code, _, _ := davDo(t, s, "COPY", "/dav/default/wm/d.png", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm/copy.png"}); code != http.StatusForbidden {
+		t.Errorf("WebDAV COPY of a watermarked document: %d, want 403", code)
 	}
 }
