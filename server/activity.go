@@ -27,6 +27,7 @@ func via(r *reqCtx) *storage.Via {
 	case strings.HasPrefix(r.user(), "webhook/"):
 		v.Source = storage.SourceWebhook
 	}
+	v.Govern = r.p != nil && r.p.Can(r.site, govern)
 	return v
 }
 

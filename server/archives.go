@@ -3,6 +3,7 @@ package server
 import (
 	"archive/zip"
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -53,6 +54,10 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	if len(items) > storage.MaxArchiveDocuments {
 		return invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
 	}
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
 	// Folder permissions: every document must be readable by the caller.
 	for _, it := range items {
 		d, err := s.db.GetDocument(r.site, it.DocumentID)
@@ -62,6 +67,14 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
 			return err
 		}
+		// A watermarked document whose content cannot be stamped is
+		// refused now, not cut from the ZIP later (its artifacts are
+		// checked when the archive is written).
+		if d.HasContent && it.ArtifactID == "" {
+			if err := s.checkStampable(r.site, d.DocumentID, d.ContentType, bypass); err != nil {
+				return err
+			}
+		}
 	}
 	dur, err := urlDuration(r)
 	if err != nil {
@@ -69,7 +82,7 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	}
 	id := r.newID()
 	expires := r.now.Add(dur)
-	if _, err := s.apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires}); err != nil {
+	if _, err := s.apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires, BypassWatermark: bypass}); err != nil {
 		return err
 	}
 	exp := strconv.FormatInt(expires.Unix(), 10)
@@ -156,8 +169,23 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
-		_, err = io.Copy(fw, rd)
-		rd.Close()
+		var src io.ReadCloser = rd
+		if len(e.Watermarks) > 0 {
+			// Stamped as the archive was asked for; an entry that cannot
+			// be stamped ends the archive (never written unstamped).
+			marks, err := parseMarks(e.Watermarks)
+			if err != nil {
+				rd.Close()
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
+			st, err := stamp(context.Background(), rd, e.ContentType, marks)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
+			src = st
+		}
+		_, err = io.Copy(fw, src)
+		src.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}

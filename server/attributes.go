@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -81,7 +82,17 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 		}
 		def.ValidationRegex = *in.ValidationRegex
 	}
-	errs = append(errs, unsupportedAttribute(in.DataType, in.Type, in.Watermark)...)
+	errs = append(errs, unsupportedAttribute(in.Type)...)
+	switch hasWM := len(in.Watermark) > 0 && string(in.Watermark) != "null"; {
+	case def.DataType == storage.DataWatermark && !hasWM:
+		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is required for 'WATERMARK' attributes"})
+	case def.DataType == storage.DataWatermark:
+		errs = append(errs, checkWatermark(in.Watermark)...)
+	case hasWM:
+		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is only for 'WATERMARK' attributes"})
+	default:
+		def.Watermark = nil
+	}
 	if def.Type == storage.AttrGovernance {
 		if err := r.p.Require(r.site, govern); err != nil {
 			return err
@@ -139,7 +150,17 @@ func (s *Server) handleUpdateAttribute(r *reqCtx) error {
 			errs = append(errs, storage.ValidationItem{Key: "validationRegex", Msg: "invalid 'validationRegex'"})
 		}
 	}
-	errs = append(errs, unsupportedAttribute(nil, in.Type, in.Watermark)...)
+	errs = append(errs, unsupportedAttribute(in.Type)...)
+	if string(in.Watermark) == "null" {
+		upd.Watermark = nil
+	} else if len(in.Watermark) > 0 {
+		// The applier refuses it on an attribute that is not WATERMARK.
+		// Changing a watermark could lift it: GOVERN's, as a bypass is.
+		if err := r.p.Require(r.site, govern); err != nil {
+			return err
+		}
+		errs = append(errs, checkWatermark(in.Watermark)...)
+	}
 	if in.DataType != nil {
 		errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "'dataType' cannot be changed"})
 	}
@@ -377,18 +398,21 @@ func deref(p *string) string {
 	return *p
 }
 
-// unsupportedAttribute refuses the attribute features FormKiQ acts on and
-// Quire would only store: watermarks (FormKiQ stamps them on downloaded
-// content) and OPA attributes (inputs of FormKiQ's OPA access policies).
-// Accepted silently, a user would believe content is stamped or access
-// restricted.
-func unsupportedAttribute(dataType, typ *string, watermark json.RawMessage) []storage.ValidationItem {
+// checkWatermark validates a watermark definition (API.md "Watermarks").
+func checkWatermark(raw json.RawMessage) []storage.ValidationItem {
 	var errs []storage.ValidationItem
-	if dataType != nil && strings.EqualFold(*dataType, storage.DataWatermark) {
-		errs = append(errs, storage.ValidationItem{Key: "dataType", Msg: "'WATERMARK' attributes are not supported: this server does not watermark content"})
-	} else if len(watermark) > 0 && string(watermark) != "null" {
-		errs = append(errs, storage.ValidationItem{Key: "watermark", Msg: "'watermark' is not supported: this server does not watermark content"})
+	_, probs := pipeline.ParseMark(raw)
+	for _, p := range probs {
+		errs = append(errs, storage.ValidationItem{Key: p.Key, Msg: p.Msg})
 	}
+	return errs
+}
+
+// unsupportedAttribute refuses the attribute features FormKiQ acts on and
+// Quire would only store: OPA attributes (inputs of FormKiQ's OPA access
+// policies). Accepted silently, a user would believe access restricted.
+func unsupportedAttribute(typ *string) []storage.ValidationItem {
+	var errs []storage.ValidationItem
 	if typ != nil && strings.EqualFold(*typ, storage.AttrOPA) {
 		errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'OPA' attributes are not supported: this server has no OPA access policies"})
 	}

@@ -322,7 +322,7 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.pathDocID(), "artifactId": id,
-		"url": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, defaultURLDuration)})
+		"url": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, false, defaultURLDuration)})
 }
 
 // mayUseCertificate reports whether the caller may sign with a site's

@@ -30,6 +30,13 @@ func (s *Server) handleGetDocumentContent(r *reqCtx) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
+	if err := s.checkStampable(r.site, id, d.ContentType, bypass); err != nil {
+		return err
+	}
 	if isTextType(d.ContentType) && d.ContentLength < maxInlineResponse {
 		rd, _, err := s.db.OpenContent(r.site, id)
 		if err != nil {
@@ -42,7 +49,7 @@ func (s *Server) handleGetDocumentContent(r *reqCtx) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": d.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, 0), "contentType": d.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, bypass, 0), "contentType": d.ContentType})
 }
 
 func isTextType(t string) bool {

@@ -266,6 +266,16 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 		if c.Method() == "MOVE" && !fsys.s.folderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
+		if c.Method() == "COPY" && !fsys.r.p.Can(fsys.r.site, govern) {
+			// A copy of a watermarked document would carry no watermark
+			// (API.md "Watermarks"); in a folder's copy, davFile.open
+			// refuses it.
+			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
+				if marks, err := fsys.s.docMarks(fsys.r.site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+					return "the document carries a watermark: only GOVERN may copy it"
+				}
+			}
+		}
 		if u, err := url.Parse(string(c.Request().Header.Peek("Destination"))); err == nil {
 			d := strings.TrimPrefix(u.Path, "/dav/"+fsys.r.site)
 			ddir, _ := splitDocPath(davClean(d))
@@ -316,8 +326,17 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, info.ctype)
-	c.Set(fiber.HeaderETag, info.etag)
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
+	// A watermarked document is served stamped (WebDAV has no bypass).
+	marks, err := s.docMarks(fsys.r.site, info.id)
+	if err != nil {
+		cr.Close()
+		return err
+	}
+	if len(marks) > 0 {
+		return s.sendStamped(c, cr, doc.ContentType, marks)
+	}
+	c.Set(fiber.HeaderETag, info.etag)
 	c.Set(fiber.HeaderAcceptRanges, "none")
 	if c.Method() == http.MethodHead {
 		cr.Close()
@@ -597,6 +616,17 @@ func (f *davFile) open() error {
 	}
 	if f.info.dir {
 		return fs.ErrInvalid
+	}
+	// Reads here serve COPY: a watermarked document's content is not
+	// copied into an unwatermarked one, but by its governors.
+	if r := f.fsys.r; !r.p.Can(r.site, govern) {
+		marks, err := f.fsys.s.docMarks(r.site, f.info.id)
+		if err != nil {
+			return err
+		}
+		if len(marks) > 0 {
+			return fs.ErrPermission
+		}
 	}
 	cr, _, err := f.fsys.s.db.OpenContent(f.fsys.r.site, f.info.id)
 	if err != nil {

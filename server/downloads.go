@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/pipeline"
 	"quire/storage"
 )
 
@@ -23,6 +24,10 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	vk := strings.Clone(c.Query("versionKey"))
 	if vk != "" {
 		fields = append(fields, vk) // versionDownloadURL
+	}
+	bypass := c.Query("bypassWatermark") == "true"
+	if bypass {
+		fields = append(fields, bypassField)
 	}
 	if !s.deps.Auth.VerifyURL(c.Query("signature"), fields...) {
 		return errStatus(http.StatusForbidden, "invalid signature")
@@ -61,6 +66,16 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("%s; filename=%q; filename*=UTF-8''%s", disp, asciiName(name), url.PathEscape(name)))
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Content-Security-Policy", "sandbox")
+	if !bypass {
+		marks, err := s.docMarks(site, doc)
+		if err != nil {
+			rd.Close()
+			return err
+		}
+		if len(marks) > 0 {
+			return s.sendStamped(c, rd, ctype, marks)
+		}
+	}
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
 	c.Set(fiber.HeaderETag, `"`+d.ContentSHA256+`"`)
 	size := rd.Size()
@@ -190,11 +205,40 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	resp.URL = s.downloadURL(s.linkBase(r.Ctx), r.site, id, r.QueryBool("inline"), dur)
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
+	if bypass && short {
+		return invalid("bypassWatermark", "'bypassWatermark' is not supported with format 'short'")
+	}
+	if err := s.checkStampable(r.site, id, d.ContentType, bypass); err != nil {
+		return err
+	}
+	resp.URL = s.downloadURL(s.linkBase(r.Ctx), r.site, id, r.QueryBool("inline"), bypass, dur)
 	if short {
 		if resp.URL, err = s.shortDocumentURL(r, id, "", dur); err != nil {
 			return err
 		}
 	}
 	return r.JSON(resp)
+}
+
+// sendStamped answers a download of watermarked content: the whole
+// stamped copy (no ranges), with its own ETag, never cached.
+func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
+	st, err := stamp(c.UserContext(), rd, ctype, marks)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderAcceptRanges, "none")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderETag, `"`+st.SHA256+`"`)
+	if c.Method() == http.MethodHead {
+		st.Close()
+		c.Response().Header.SetContentLength(int(st.Size))
+		return nil
+	}
+	c.Response().SetBodyStream(st, int(st.Size))
+	return nil
 }

@@ -71,8 +71,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 
 // versionComponents are the FormKiQ component releases Quire's API
 // follows (SERVICE-SPEC.md §9), by the module name GET /version gives
-// them. The watermark module (3.0.3) is not listed: Quire does not
-// stamp content (WATERMARK attributes are refused, API.md).
+// them.
 var versionComponents = []struct{ module, release string }{
 	{"core", "1.19.1"},
 	{"platform", "1.10.1"},
@@ -81,6 +80,7 @@ var versionComponents = []struct{ module, release string }{
 	{"documentGeneration", "1.2.2"},
 	{"esignature", "1.2.1"},
 	{"ocr", "1.7.1"},
+	{"watermark", "3.0.3"}, // API.md "Watermarks"
 }
 
 // handleGetVersion serves GET /version: Quire's own version, the

@@ -65,6 +65,16 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q; filename*=UTF-8''%s", asciiName(name), url.PathEscape(name)))
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Content-Security-Policy", "sandbox")
+	// A watermarked document's publication is stamped as its content is
+	// (API.md "Watermarks"); a type that cannot be is refused.
+	marks, err := s.docMarks(site, doc)
+	if err != nil {
+		rd.Close()
+		return err
+	}
+	if len(marks) > 0 {
+		return s.sendStamped(c, rd, ctype, marks)
+	}
 	c.Set(fiber.HeaderETag, `"`+v+`"`)
 	return c.SendStream(rd, int(rd.Size()))
 }

@@ -118,7 +118,7 @@ func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
 	}
 	target := l.TargetURL
 	if l.DocumentID != "" {
-		target = s.downloadURL(s.linkBase(c), l.Site, l.DocumentID, false, shortlinkClickValid)
+		target = s.downloadURL(s.linkBase(c), l.Site, l.DocumentID, false, false, shortlinkClickValid)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderLocation, target)

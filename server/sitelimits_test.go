@@ -236,9 +236,8 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 }
 
 // TestUnsupportedParameters_AreRefused: FormKiQ parameters naming an
-// artifact or a version would act on the document itself if ignored; a
-// watermark or an OPA attribute would promise stamping or access control
-// that Quire does not do.
+// artifact or a version would act on the document itself if ignored; an
+// OPA attribute would promise access control that Quire does not do.
 func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
@@ -257,10 +256,6 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 		{"tags of a version", "GET", "/documents/" + id + "/tags?versionKey=v1", nil, version},
 		{"an artifact without its document", "POST", "/documents", map[string]any{"content": "x", "artifacts": true},
 			`{"errors":[{"key":"documentId","error":"'documentId' is required when 'artifacts' is true"}]}`},
-		{"watermark attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}},
-			`{"errors":[{"key":"dataType","error":"'WATERMARK' attributes are not supported: this server does not watermark content"}]}`},
-		{"watermark on an update", "PATCH", "/attributes/plain", map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": "DRAFT"}}},
-			`{"errors":[{"key":"watermark","error":"'watermark' is not supported: this server does not watermark content"}]}`},
 		{"OPA attribute", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "clearance", "type": "OPA"}},
 			`{"errors":[{"key":"type","error":"'OPA' attributes are not supported: this server has no OPA access policies"}]}`},
 		{"OPA on an update", "PATCH", "/attributes/plain", map[string]any{"attribute": map[string]any{"type": "OPA"}},

@@ -67,18 +67,29 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 // DownloadURL returns a signed URL downloading a document's content (as
 // an attachment), valid for d.
 func (s *Server) DownloadURL(site, doc string, d time.Duration) string {
-	return s.downloadURL(s.deps.PublicURL, site, doc, false, d)
+	return s.downloadURL(s.deps.PublicURL, site, doc, false, false, d)
 }
 
-// downloadURL returns a signed, expiring URL that streams the content.
-func (s *Server) downloadURL(base, site, doc string, inline bool, d time.Duration) string {
+// bypassField is the signed field of a download URL that serves a
+// watermarked document unstamped (API.md "Watermarks"); a version key
+// never holds ':'.
+const bypassField = "wm:bypass"
+
+// downloadURL returns a signed, expiring URL that streams the content;
+// with bypass, unstamped.
+func (s *Server) downloadURL(base, site, doc string, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration
 	}
 	exp := strconv.FormatInt(s.now().Add(d).Unix(), 10)
 	in := strconv.FormatBool(inline)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, site, doc, exp, in)
-	q := url.Values{"expires": {exp}, "inline": {in}, "signature": {sig}}
+	fields := []string{http.MethodGet, site, doc, exp, in}
+	q := url.Values{"expires": {exp}, "inline": {in}}
+	if bypass {
+		fields = append(fields, bypassField)
+		q.Set("bypassWatermark", "true")
+	}
+	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 }
 

@@ -151,11 +151,18 @@ func (s *Server) requestedVersion(r *reqCtx) (*storage.Version, error) {
 // versionContent answers GET /content for version v: like the current
 // content, inline text or a signed contentUrl.
 func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
 	if v.DeepLinkPath != "" && !v.HasContent {
 		return r.JSON(map[string]any{"contentUrl": v.DeepLinkPath, "contentType": v.ContentType})
 	}
 	if !v.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
+	}
+	if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+		return err
 	}
 	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
 		rd, err := s.db.OpenManifest(v.ContentSHA256)
@@ -169,7 +176,7 @@ func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": v.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, 0), "contentType": v.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, bypass, 0), "contentType": v.ContentType})
 }
 
 // versionURL answers GET /url for version v.
@@ -178,6 +185,10 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 		return invalid("format", "'format' is not supported with 'versionKey'")
 	}
 	dur, err := urlDuration(r)
+	if err != nil {
+		return err
+	}
+	bypass, err := watermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -191,7 +202,10 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 	case !v.HasContent:
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	default:
-		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), dur)
+		if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+			return err
+		}
+		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), bypass, dur)
 	}
 	return r.JSON(resp)
 }
@@ -199,14 +213,19 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 // versionDownloadURL is downloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
-func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline bool, d time.Duration) string {
+func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration
 	}
 	exp := strconv.FormatInt(s.now().Add(d).Unix(), 10)
 	in := strconv.FormatBool(inline)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey)
-	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}, "signature": {sig}}
+	fields := []string{http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey}
+	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}}
+	if bypass {
+		fields = append(fields, bypassField)
+		q.Set("bypassWatermark", "true")
+	}
+	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }
 

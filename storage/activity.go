@@ -55,6 +55,10 @@ type Via struct {
 	// with an API key, the key's name (User is who created the key).
 	Actor  string `json:"actor,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Govern: the caller holds GOVERN on the command's site (or is an
+	// Admin); removing a watermark from a document needs it (API.md
+	// "Watermarks").
+	Govern bool `json:"govern,omitempty"`
 }
 
 // Activity is one entry of the trail.

@@ -26,6 +26,9 @@ type ArchiveEntry struct {
 	Size        int64     `json:"size"`
 	ContentType string    `json:"contentType,omitempty"`
 	Modified    time.Time `json:"modified"`
+	// Watermarks are the watermark definitions the entry is stamped with
+	// (fixed when the archive is made; none without or with a bypass).
+	Watermarks []json.RawMessage `json:"watermarks,omitempty"`
 }
 
 // Archive is the record of an archive.
@@ -49,6 +52,9 @@ type AddArchive struct {
 	ID      string        `json:"id"`
 	Items   []ArchiveItem `json:"items"`
 	Expires time.Time     `json:"expires"`
+	// BypassWatermark: entries are not stamped (the caller may bypass
+	// watermarks, API.md "Watermarks").
+	BypassWatermark bool `json:"bypassWatermark,omitempty"`
 }
 
 // DeleteArchive is the payload of OpDeleteArchive; with Expired set only
@@ -98,8 +104,18 @@ func applyAddArchive(t *tx, c *Command) (any, error) {
 		if len(a.Entries) == MaxArchiveEntries {
 			return Invalid("documentIds", fmt.Sprintf("an archive holds at most %d files", MaxArchiveEntries))
 		}
+		var marks []json.RawMessage
+		if !p.BypassWatermark {
+			var err error
+			if marks, err = docWatermarks(t, c.Site, d.DocumentID); err != nil {
+				return err
+			}
+			if len(marks) > 0 && WatermarkKind(d.ContentType) == "" {
+				return Invalid("documentIds", fmt.Sprintf("'%s' carries a watermark and its content of type '%s' cannot be watermarked (PDF, PNG and JPEG can); 'bypassWatermark' (GOVERN) archives it as stored", name, d.ContentType))
+			}
+		}
 		a.Entries = append(a.Entries, ArchiveEntry{Name: name, ContentSHA: d.ContentSHA256, Size: d.ContentLength,
-			ContentType: d.ContentType, Modified: d.LastModifiedDate})
+			ContentType: d.ContentType, Modified: d.LastModifiedDate, Watermarks: marks})
 		return nil
 	}
 	for _, it := range p.Items {

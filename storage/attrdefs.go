@@ -221,6 +221,9 @@ func applyUpdateAttribute(t *tx, c *Command) (any, error) {
 		d.ValidationRegex = *p.ValidationRegex
 	}
 	if len(p.Watermark) > 0 {
+		if d.DataType != DataWatermark {
+			return nil, Invalid("watermark", "'watermark' is only for 'WATERMARK' attributes")
+		}
 		d.Watermark = p.Watermark
 	}
 	return nil, t.setJSON(attrDefKey(c.Site, p.Key), d)

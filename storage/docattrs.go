@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -208,12 +209,12 @@ func (s *docAttrSet) resolve(in *AttributeInput) (*DocAttribute, error) {
 	a.ValueType = def.DataType
 	isEntity := in.EntityTypeID != "" || in.EntityID != "" || in.Entities != nil
 	switch def.DataType {
-	case DataKeyOnly:
+	case DataKeyOnly, DataWatermark: // a watermark's text is its definition's
 		if in.hasStandardValue() || isEntity {
 			s.fail(in.Key, msgKeyOnly)
 			return nil, nil
 		}
-	case DataString, DataPublication, DataWatermark:
+	case DataString, DataPublication:
 		if in.NumberValue != nil || in.NumberValues != nil || in.BooleanValue != nil || isEntity || (in.StringValue == nil && in.StringValues == nil && (in.DateValue != nil || in.DateValues != nil)) {
 			s.fail(in.Key, msgOnlyString)
 			return nil, nil
@@ -536,6 +537,16 @@ func (s *docAttrSet) checkSchema(sc *Schema) error {
 
 // save writes the changed attributes and their index entries.
 func (s *docAttrSet) save() error {
+	// A watermark is what bypassWatermark (GOVERN) lifts: a request
+	// without GOVERN may add one but not take one away. The server's own
+	// jobs (no Via) and purges may.
+	if v := s.c.Via; v != nil && !v.Govern && !s.purging {
+		for _, k := range slices.Sorted(maps.Keys(s.old)) {
+			if _, ok := s.cur[k]; !ok && s.old[k].ValueType == DataWatermark {
+				s.fail(k, "removing a watermark attribute needs GOVERN permission")
+			}
+		}
+	}
 	if len(s.errs) > 0 {
 		return &ValidationError{Items: s.errs}
 	}

@@ -1,0 +1,95 @@
+package server
+
+// Watermarks (API.md "Watermarks"): content of a document carrying a
+// WATERMARK attribute is served stamped through /content, /url (the
+// signed download URL) and archives; bypassWatermark=true, for GOVERN and
+// Admins, serves it as stored. The stamped copy is made per download in
+// a temporary file and streamed; stored content is never changed.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"quire/pipeline"
+)
+
+// watermarkTimeout bounds the stamping of one download.
+const watermarkTimeout = 5 * time.Minute
+
+// watermarkBypass reads the bypassWatermark query parameter: true only
+// for a caller with GOVERN on the site (or an Admin).
+func watermarkBypass(r *reqCtx) (bool, error) {
+	switch v := strings.ToLower(r.Query("bypassWatermark")); v {
+	case "", "false":
+		return false, nil
+	case "true":
+	default:
+		return false, invalid("bypassWatermark", "invalid 'bypassWatermark': use true or false")
+	}
+	if err := r.p.Require(r.site, govern); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// parseMarks turns stored watermark definitions into marks.
+func parseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
+	marks := make([]pipeline.Mark, 0, len(raw))
+	for _, w := range raw {
+		m, probs := pipeline.ParseMark(w)
+		if len(probs) > 0 {
+			return nil, fmt.Errorf("stored watermark definition is invalid: %s", probs[0].Msg)
+		}
+		marks = append(marks, m)
+	}
+	return marks, nil
+}
+
+// docMarks returns the marks doc's content is served with (none: as
+// stored).
+func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
+	raw, err := s.db.DocumentWatermarks(site, doc)
+	if err != nil || len(raw) == 0 {
+		return nil, err
+	}
+	return parseMarks(raw)
+}
+
+// checkStampable refuses, before a URL is handed out, content that is to
+// be stamped and cannot be: it is never served unstamped instead.
+func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {
+	if bypass {
+		return nil
+	}
+	marks, err := s.docMarks(site, doc)
+	if err != nil || len(marks) == 0 {
+		return err
+	}
+	if !pipeline.CanWatermark(ctype) {
+		return errStatus(http.StatusBadRequest, fmt.Sprintf("document %s carries a watermark and its content of type '%s' cannot be watermarked (PDF, PNG and JPEG can); 'bypassWatermark' (GOVERN) serves it as stored", doc, ctype))
+	}
+	return nil
+}
+
+// stamp returns rd's content stamped with marks; rd is closed.
+func stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline.Mark) (*pipeline.Stamped, error) {
+	defer rd.Close()
+	ctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
+	defer cancel()
+	st, err := pipeline.Watermark(ctx, "", rd, ctype, marks)
+	var we *pipeline.WatermarkError
+	if errors.As(err, &we) {
+		return nil, errStatus(http.StatusBadRequest, "the document carries a watermark: "+we.Msg)
+	}
+	var mp *pipeline.MissingProgramError
+	if errors.As(err, &mp) {
+		return nil, errStatus(http.StatusServiceUnavailable, "the document carries a watermark and this server cannot stamp it: "+mp.Error())
+	}
+	return st, err
+}
