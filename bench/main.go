@@ -48,6 +48,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -72,6 +74,15 @@ type config struct {
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
+	scaleOnly    bool          // run the scale benchmark (memory cgroups) alone
+	scaleLoad    bool          // only load and index the scale corpus
+	scaleDocs    int           // documents of the scale benchmark
+	scaleData    string        // where the scale corpus is kept between runs, "" for a temporary one
+	scaleLimits  []int64       // the rows' memory limits, MiB, 0 for none
+	scaleReindex bool          // time a reindex inside each row's limit
+	scaleIngest  int           // documents created in each row's ingest
+	serverEnv    []string      // KEY=VALUE added to the scale rows' server environment
+	pprofAt      string        // QUIRE_PPROF of the scale rows' servers
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -104,6 +115,15 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	searchData := flag.String("search-data", "", "keep the search benchmark's loaded and indexed documents in `DIR` and reuse them in later runs of the same size (the loading and reindex rows are then skipped)")
+	scaleOnly := flag.Bool("scale-only", false, "run the scale benchmark alone: the server in a memory cgroup per -scale-limits row (run as root)")
+	scaleLoad := flag.Bool("scale-load-only", false, "only load and index the scale corpus into -scale-data")
+	scaleDocs := flag.Int("scale-docs", 1000000, "documents of the scale benchmark")
+	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
+	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
+	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
+	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit")
+	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
+	pprofAt := flag.String("scale-pprof", "", "serve pprof from the scale rows' servers on this loopback `ADDR` (QUIRE_PPROF)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
@@ -117,6 +137,24 @@ func main() {
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
 	cfg.cpuProfile = *cpuProfile
+	cfg.scaleOnly = *scaleOnly || *scaleLoad
+	cfg.scaleLoad = *scaleLoad
+	cfg.scaleDocs = *scaleDocs
+	cfg.scaleData = *scaleData
+	cfg.scaleReindex = *scaleReindex
+	cfg.scaleIngest = *scaleIngest
+	cfg.pprofAt = *pprofAt
+	if *serverEnv != "" {
+		cfg.serverEnv = strings.Split(*serverEnv, ",")
+	}
+	for _, f := range strings.Split(*scaleLimits, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 0 || n > 1<<20 {
+			fmt.Fprintf(os.Stderr, "bench: -scale-limits: %q is not a number of MiB\n", f)
+			os.Exit(2)
+		}
+		cfg.scaleLimits = append(cfg.scaleLimits, n)
+	}
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -171,6 +209,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	}
 	defer os.RemoveAll(root)
 	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
+	if cfg.scaleOnly {
+		return s.scaleBench(ctx)
+	}
 	if cfg.searchOnly {
 		return s.searchBench(ctx)
 	}
