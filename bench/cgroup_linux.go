@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,4 +27,19 @@ func dropCache(dir string) error {
 		defer f.Close()
 		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 	})
+}
+
+// lockCorpus takes an exclusive lock on path (created if need be) so that
+// two runs cannot load or read one kept corpus at once; the lock goes
+// with the process.
+func lockCorpus(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: another bench run is using this corpus: %w", path, err)
+	}
+	return f, nil
 }

@@ -82,7 +82,7 @@ type config struct {
 	scaleReindex bool          // time a reindex inside each row's limit
 	scaleIngest  int           // documents created in each row's ingest
 	serverEnv    []string      // KEY=VALUE added to the scale rows' server environment
-	pprofAt      string        // QUIRE_PPROF of the scale rows' servers
+	scaleProfile string        // directory for CPU profiles of the scale rows' query phases, "" for none
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -123,7 +123,7 @@ func main() {
 	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
 	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit")
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
-	pprofAt := flag.String("scale-pprof", "", "serve pprof from the scale rows' servers on this loopback `ADDR` (QUIRE_PPROF)")
+	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
@@ -143,7 +143,7 @@ func main() {
 	cfg.scaleData = *scaleData
 	cfg.scaleReindex = *scaleReindex
 	cfg.scaleIngest = *scaleIngest
-	cfg.pprofAt = *pprofAt
+	cfg.scaleProfile = *scaleProfile
 	if *serverEnv != "" {
 		cfg.serverEnv = strings.Split(*serverEnv, ",")
 	}

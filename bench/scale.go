@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,6 +72,14 @@ func (s *session) scaleBench(ctx context.Context) error {
 		base = filepath.Join(s.root, "scale")
 	}
 	dataDir := filepath.Join(base, fmt.Sprintf("docs-%d", n))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return err
+	}
+	lock, err := lockCorpus(dataDir + ".lock")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	if err := s.scaleCorpus(ctx, c, dataDir, n); err != nil {
 		return err
 	}
@@ -169,8 +180,14 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 		r.peak.usage = max(r.queryPk.usage, r.reindxPk.usage, r.ingestPk.usage)
 	}()
 	env := s.cfg.serverEnv
-	if s.cfg.pprofAt != "" {
-		env = append(env, "QUIRE_PPROF="+s.cfg.pprofAt)
+	pprofAt := ""
+	if s.cfg.scaleProfile != "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		pprofAt = fmt.Sprintf("127.0.0.1:%d", port)
+		env = append(slices.Clip(env), "QUIRE_PPROF="+pprofAt)
 	}
 	opts := serverOpts{cg: cg, env: env}
 
@@ -184,7 +201,7 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 	if err != nil {
 		return err
 	}
-	err = s.scaleQueries(ctx, srv, cg, c, window, r)
+	err = s.scaleQueries(ctx, srv, cg, c, window, pprofAt, r)
 	if err == nil {
 		err = srv.checkAlive()
 	}
@@ -209,7 +226,7 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 }
 
 // scaleQueries runs every query type against srv.
-func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, r *scaleRow) error {
+func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
 	get, queries := searchQueries(srv, c)
 	// The HTTP floor, which also brings the server up to speed.
 	if res := runLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.err() != nil {
@@ -221,8 +238,15 @@ func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *
 		if err != nil {
 			return err
 		}
+		prof := make(chan error, 1)
+		if pprofAt != "" {
+			f := filepath.Join(s.cfg.scaleProfile, strings.ReplaceAll(fmt.Sprintf("%s-%s.cpu", limitName(r.limit), q.name), " ", "-"))
+			go func() { prof <- cpuProfile(ctx, pprofAt, window, f) }()
+		} else {
+			prof <- nil
+		}
 		res := runLoad(ctx, searchClients, time.Second, window, q.op)
-		if err := res.err(); err != nil {
+		if err := errors.Join(res.err(), <-prof); err != nil {
 			return fmt.Errorf("%s: %w", q.name, err)
 		}
 		st1, err := cg.stat()
@@ -382,4 +406,39 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 	if len(cfg.serverEnv) > 0 {
 		r.note("scale: server environment %s", strings.Join(cfg.serverEnv, " "))
 	}
+}
+
+// cpuProfile writes a CPU profile of the server at pprofAt over d
+// (starting after the load's warm-up second) to path.
+func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAt, max(int(d.Seconds()), 1))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, http.StatusOK); err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
