@@ -9,6 +9,8 @@
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
+//	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
+//	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -29,6 +31,9 @@
 //   - cluster (cluster.go): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
+//   - scale (scale.go, -scale-only, make bench-scale, as root): the search
+//     corpus at 1,000,000 documents served from inside a memory cgroup,
+//     one row per limit beside the unlimited row;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
