@@ -126,7 +126,7 @@ func main() {
 	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
 	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
 	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
-	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit")
+	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
 	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()

@@ -88,6 +88,9 @@ func (s *session) scaleBench(ctx context.Context) error {
 	}
 	var rows []*scaleRow
 	for _, lim := range s.cfg.scaleLimits {
+		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+			s.rep.note("scale %s: load average at the start of the row %s (the machine's other work competes for its cores: compare a row with the unlimited row of the same run)", limitName(lim), strings.Join(strings.Fields(string(b))[:3], " "))
+		}
 		r := &scaleRow{limit: lim, p50: map[string]time.Duration{}, p99: map[string]time.Duration{}, faults: map[string]float64{}, qps: map[string]float64{}}
 		rows = append(rows, r)
 		r.err = s.scaleRow(ctx, c, dataDir, window, r)
@@ -222,6 +225,9 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 	}
 
 	// 3. Ingest into an empty server.
+	if s.cfg.scaleIngest <= 0 {
+		return nil
+	}
 	return s.scaleIngest(ctx, opts, r)
 }
 
