@@ -23,10 +23,6 @@ func cmdReindex(args []string, stderr io.Writer) error {
 		return err
 	}
 	dataDir := &l.DataDir
-	// The same soft heap limit as the server: without it the heap of a
-	// reindex grew to 220-232 MB of anonymous memory at 100,000 documents
-	// (make bench-scale, storage/DESIGN.md "Inside a memory limit").
-	setMemoryLimit(l.Config)
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(*dataDir, "db"), Logger: newLogger(stderr, "warn", "text")})
 	if err != nil {
 		return fmt.Errorf("%w (is the server still running?)", err)

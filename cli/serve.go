@@ -47,7 +47,11 @@ func cmdServe(args []string, stderr io.Writer) error {
 func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 	c := l.Config
 	log := newLogger(stderr, c.Log.Level, c.Log.Format)
-	setMemoryLimit(c)
+	// A soft heap limit keeps an idle-looking appliance small: without it
+	// the heap grows to twice its live size between collections.
+	if os.Getenv("GOMEMLIMIT") == "" && c.Limits.MemoryLimitMiB > 0 {
+		debug.SetMemoryLimit(c.Limits.MemoryLimitMiB << 20)
+	}
 	if addr := os.Getenv("QUIRE_PPROF"); addr != "" {
 		// Profiling for support sessions, on an address of the operator's
 		// choosing (keep it on loopback); never on the API listener.
@@ -73,16 +77,6 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 	err = errors.Join(serveErr, n.Close(ctx))
 	log.Info("stopped", "err", err)
 	return err
-}
-
-// setMemoryLimit sets the soft Go heap limit of limits.memory_limit_mib
-// (unless GOMEMLIMIT is set): without it the heap grows to twice its live
-// size between collections. quire serve and quire reindex both run the
-// indexer, whose Bleve batches get batchHeadroom above it (index/memory.go).
-func setMemoryLimit(c *config.Config) {
-	if os.Getenv("GOMEMLIMIT") == "" && c.Limits.MemoryLimitMiB > 0 {
-		debug.SetMemoryLimit(c.Limits.MemoryLimitMiB << 20)
-	}
 }
 
 // noneIfZero maps a setting's 0 ("none": unlimited, no reserve) to the
