@@ -8,7 +8,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build run test vet fmt-check fuzz fuzz-check bench deps clean package cross upgrade-fixture
+.PHONY: help build run test vet fmt-check fuzz fuzz-check bench bench-scale deps clean package cross upgrade-fixture
 
 # Packages: nfpm pinned (v2.46+ needs modules the Go proxy refuses).
 NFPM := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
@@ -103,6 +103,10 @@ fuzz: fuzz-check ## run each fuzz target for FUZZTIME (default 30s), one after t
 
 bench: build ## benchmarks as ratios against baselines measured in the same run (BENCHFLAGS="-quick -out F")
 	$(GO) run ./bench $(BENCHFLAGS)
+
+SCALE_DATA ?= /var/tmp/quire-scale
+bench-scale: build ## as root: the server in memory cgroups (unlimited, 512, 256 MiB) over 1,000,000 documents kept in SCALE_DATA (BENCHFLAGS="-scale-docs 100000")
+	$(GO) run ./bench -scale-only -scale-data $(SCALE_DATA) $(BENCHFLAGS)
 
 cross: ## build for windows/amd64 and linux/arm64 (pure Go, CGO off)
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -o /dev/null .

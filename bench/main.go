@@ -9,6 +9,8 @@
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
+//	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
+//	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
@@ -31,6 +33,9 @@
 //     the first acknowledged write;
 //   - console (console.go): the web console in headless Chromium: first
 //     load, opening a folder of 10,000 documents, search as you type;
+//   - scale (scale.go, -scale-only, make bench-scale, as root): the search
+//     corpus at 1,000,000 documents served from inside a memory cgroup,
+//     one row per limit beside the unlimited row;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
@@ -50,6 +55,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,6 +82,15 @@ type config struct {
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
+	scaleOnly    bool          // run the scale benchmark (memory cgroups) alone
+	scaleLoad    bool          // only load and index the scale corpus
+	scaleDocs    int           // documents of the scale benchmark
+	scaleData    string        // where the scale corpus is kept between runs, "" for a temporary one
+	scaleLimits  []int64       // the rows' memory limits, MiB, 0 for none
+	scaleReindex bool          // time a reindex inside each row's limit
+	scaleIngest  int           // documents created in each row's ingest
+	serverEnv    []string      // KEY=VALUE added to the scale rows' server environment
+	scaleProfile string        // directory for CPU profiles of the scale rows' query phases, "" for none
 }
 
 // newConfig returns the parameters of a full or a quick run.
@@ -108,6 +124,15 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
 	searchData := flag.String("search-data", "", "keep the search benchmark's loaded and indexed documents in `DIR` and reuse them in later runs of the same size (the loading and reindex rows are then skipped)")
+	scaleOnly := flag.Bool("scale-only", false, "run the scale benchmark alone: the server in a memory cgroup per -scale-limits row (run as root)")
+	scaleLoad := flag.Bool("scale-load-only", false, "only load and index the scale corpus into -scale-data")
+	scaleDocs := flag.Int("scale-docs", 1000000, "documents of the scale benchmark")
+	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
+	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
+	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
+	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
+	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
+	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
@@ -122,6 +147,24 @@ func main() {
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
 	cfg.cpuProfile = *cpuProfile
+	cfg.scaleOnly = *scaleOnly || *scaleLoad
+	cfg.scaleLoad = *scaleLoad
+	cfg.scaleDocs = *scaleDocs
+	cfg.scaleData = *scaleData
+	cfg.scaleReindex = *scaleReindex
+	cfg.scaleIngest = *scaleIngest
+	cfg.scaleProfile = *scaleProfile
+	if *serverEnv != "" {
+		cfg.serverEnv = strings.Split(*serverEnv, ",")
+	}
+	for _, f := range strings.Split(*scaleLimits, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 0 || n > 1<<20 {
+			fmt.Fprintf(os.Stderr, "bench: -scale-limits: %q is not a number of MiB\n", f)
+			os.Exit(2)
+		}
+		cfg.scaleLimits = append(cfg.scaleLimits, n)
+	}
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -176,6 +219,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	}
 	defer os.RemoveAll(root)
 	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
+	if cfg.scaleOnly {
+		return s.scaleBench(ctx)
+	}
 	if cfg.searchOnly {
 		return s.searchBench(ctx)
 	}

@@ -237,67 +237,13 @@ func (s *session) searchBench(ctx context.Context) error {
 	defer srv.stop()
 	idle := srv.rss.current()
 	srv.rss.resetPeak()
-	get := func(path string) func(ctx context.Context, w, i int) error {
-		return func(ctx context.Context, w, i int) error {
-			resp, err := srv.request(ctx, http.MethodGet, path, nil, 0, "")
-			if err != nil {
-				return err
-			}
-			return drainOK(resp)
-		}
-	}
-	postTo := func(path string, body func(r *rand.Rand) any) loadOp {
-		return func(ctx context.Context, w, i int) error {
-			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
-			b, _ := json.Marshal(body(r))
-			resp, err := srv.request(ctx, http.MethodPost, path, strings.NewReader(string(b)), int64(len(b)), "application/json")
-			if err != nil {
-				return err
-			}
-			return drainOK(resp)
-		}
-	}
-	post := func(body func(r *rand.Rand) any) loadOp { return postTo("/search", body) }
-	// Rare words: ranks 20 to 420 of the Zipf vocabulary, each in 0.2% to
-	// 22% of the documents. Common words: ranks 0 to 3, each in 52% to 66%
-	// of them (a query's cost must not grow with its matches).
-	rare := func(r *rand.Rand) string { return c.words[20+r.IntN(400)] }
-	common := func(r *rand.Rand) string { return c.words[r.IntN(commonWords)] }
+	get, queries := searchQueries(srv, c)
 	if err := s.commonWordsNote(ctx, srv, c, n); err != nil {
 		return err
 	}
 	floor := runLoad(ctx, searchClients, time.Second, window, get("/healthz"))
 	if err := floor.err(); err != nil {
 		return fmt.Errorf("healthz load: %w", err)
-	}
-	queries := []struct {
-		name   string
-		target time.Duration
-		op     loadOp
-	}{
-		{"fulltext word", fulltextP99Target, post(func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"text": rare(r)}}
-		})},
-		{"fulltext common word", fulltextP99Target, post(func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"text": common(r)}}
-		})},
-		{"searchFulltext word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"text": rare(r)}}
-		})},
-		{"searchFulltext common word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"text": common(r)}}
-		})},
-		{"filename prefix", 0, post(func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": c.words[r.IntN(200)][:4]}}}
-		})},
-		{"folder listing", exactP99Target, func(ctx context.Context, w, i int) error {
-			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
-			p := fmt.Sprintf("%s/%d/%02d", c.depts[r.IntN(len(c.depts))], 2020+r.IntN(6), 1+r.IntN(12))
-			return get("/folders?path="+url.QueryEscape(p))(ctx, w, i)
-		}},
-		{"attribute equality", exactP99Target, post(func(r *rand.Rand) any {
-			return map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "customer", "eq": c.customers[r.IntN(len(c.customers))]}}}
-		})},
 	}
 	for _, qq := range queries {
 		s.logf("search: %s, %d clients", qq.name, searchClients)
@@ -424,4 +370,67 @@ func bestHits(ctx context.Context, srv *server) (map[string]float64, error) {
 		return nil, fmt.Errorf("GET /metrics: %d quire_index_best_hits_total series, want used and built", len(out))
 	}
 	return out, nil
+}
+
+// searchQuery is one query type of the search and scale benchmarks.
+type searchQuery struct {
+	name   string
+	target time.Duration // p99 goal at 100,000 documents, 0 for none
+	op     loadOp
+}
+
+// searchQueries returns a GET of a path against srv (for the HTTP floor)
+// and every query type the search benchmarks measure over corpus c.
+func searchQueries(srv *server, c *corpus) (func(path string) loadOp, []searchQuery) {
+	get := func(path string) loadOp {
+		return func(ctx context.Context, w, i int) error {
+			resp, err := srv.request(ctx, http.MethodGet, path, nil, 0, "")
+			if err != nil {
+				return err
+			}
+			return drainOK(resp)
+		}
+	}
+	postTo := func(path string, body func(r *rand.Rand) any) loadOp {
+		return func(ctx context.Context, w, i int) error {
+			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
+			b, _ := json.Marshal(body(r))
+			resp, err := srv.request(ctx, http.MethodPost, path, strings.NewReader(string(b)), int64(len(b)), "application/json")
+			if err != nil {
+				return err
+			}
+			return drainOK(resp)
+		}
+	}
+	post := func(body func(r *rand.Rand) any) loadOp { return postTo("/search", body) }
+	// Rare words: ranks 20 to 420 of the Zipf vocabulary, each in 0.2% to
+	// 22% of the documents. Common words: ranks 0 to 3, each in 52% to 66%
+	// of them (a query's cost must not grow with its matches).
+	rare := func(r *rand.Rand) string { return c.words[20+r.IntN(400)] }
+	common := func(r *rand.Rand) string { return c.words[r.IntN(commonWords)] }
+	return get, []searchQuery{
+		{"fulltext word", fulltextP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": rare(r)}}
+		})},
+		{"fulltext common word", fulltextP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": common(r)}}
+		})},
+		{"searchFulltext word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": rare(r)}}
+		})},
+		{"searchFulltext common word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": common(r)}}
+		})},
+		{"filename prefix", 0, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": c.words[r.IntN(200)][:4]}}}
+		})},
+		{"folder listing", exactP99Target, func(ctx context.Context, w, i int) error {
+			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
+			p := fmt.Sprintf("%s/%d/%02d", c.depts[r.IntN(len(c.depts))], 2020+r.IntN(6), 1+r.IntN(12))
+			return get("/folders?path="+url.QueryEscape(p))(ctx, w, i)
+		}},
+		{"attribute equality", exactP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "customer", "eq": c.customers[r.IntN(len(c.customers))]}}}
+		})},
+	}
 }

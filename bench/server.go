@@ -31,6 +31,10 @@ const (
 	logTail = 2 << 10
 )
 
+// benchProbeLimit is the bench servers' rate limit of GET /healthz,
+// /readyz and /metrics: high enough never to answer 429 to the bench.
+const benchProbeLimit = "100000/s burst 1000000, global 100000/s burst 1000000"
+
 // server is a bin/quire child process serving on a loopback port.
 type server struct {
 	cmd      *exec.Cmd
@@ -51,6 +55,17 @@ type server struct {
 // until it answers, and gets an admin token. On error nothing is left
 // running.
 func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, error) {
+	return startServerWith(ctx, bin, dataDir, logPath, serverOpts{})
+}
+
+// serverOpts are the ways a benchmark may start the server differently.
+type serverOpts struct {
+	cg  *cgroup  // run it inside this memory cgroup, nil for none
+	env []string // added to the benchmark's environment
+}
+
+// startServerWith is startServer with o.
+func startServerWith(ctx context.Context, bin, dataDir, logPath string, o serverOpts) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -61,7 +76,13 @@ func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, er
 		return nil, err
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(cctx, bin, "serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://"+addr)
+	// The HTTP floor of the query rows is GET /healthz from 8 clients,
+	// far over the probe class's default rate limit (10/s per client).
+	cmd := o.cg.command(cctx, bin, "serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://"+addr,
+		"--ratelimit-probe", benchProbeLimit)
+	if len(o.env) > 0 {
+		cmd.Env = append(os.Environ(), o.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace

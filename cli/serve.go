@@ -19,7 +19,6 @@ import (
 
 	"quire/auth"
 	"quire/config"
-	"quire/memtrim"
 	"quire/node"
 	"quire/outbound"
 	"quire/pipeline"
@@ -58,10 +57,6 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 		// choosing (keep it on loopback); never on the API listener.
 		go func() { log.Warn("pprof stopped", "err", http.ListenAndServe(addr, nil)) }()
 	}
-	// Badger's tables and Bleve's segments are read through mmap; keep
-	// the pages they touched from staying in the resident set.
-	trim := memtrim.Start(c.DataDir, memtrim.DefaultOptions(), log)
-	defer trim.Stop()
 	n, err := node.Open(nodeConfig(c, log))
 	if err != nil {
 		return err

@@ -1,0 +1,450 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The scale benchmark (go run ./bench -scale-only, issue 34): the search
+// corpus at a million documents (-scale-docs), kept between runs in
+// -scale-data, served by a server inside a memory cgroup, one row per
+// limit (-scale-limits, MiB, 0 for none: the unlimited row every other
+// row is compared with). A row:
+//
+//  1. drops the corpus from the page cache (a page already cached is
+//     charged to whoever read it first, not to the row's cgroup), starts
+//     the server in a fresh cgroup with the limit, and runs every query
+//     type of the search benchmark for the search window, 8 clients:
+//     p50/p99, and the cgroup's major page faults per query;
+//  2. with -scale-reindex, copies the corpus's Badger directory aside and
+//     times quire reindex of it inside the limit;
+//  3. starts a server on an empty data directory inside the limit and
+//     creates -scale-ingest documents (64 clients, 4 KiB each) through the
+//     API, until the index has caught up: the ingest rate;
+//
+// and reports the cgroup's OOM kills over all three (must be 0) and its
+// peak charged memory, split into anonymous pages (the server's own:
+// heap, stacks) and page cache (mapped and read files, reclaimable).
+const (
+	scaleAnonTarget  = 150e6
+	scaleQueryTarget = 50 * time.Millisecond
+	scaleIngestRatio = 0.8
+	scaleReindexMax  = 10 * time.Minute
+	scaleGoalLimit   = 512 // MiB: the row the goals apply to
+)
+
+// scaleRow is what one limit measured.
+type scaleRow struct {
+	limit    int64 // MiB, 0 for none
+	err      error // why the row is incomplete
+	p50, p99 map[string]time.Duration
+	faults   map[string]float64 // major page faults per query
+	qps      map[string]float64
+	ingest   float64 // docs/s
+	ingestP  time.Duration
+	reindex  time.Duration
+	ooms     uint64
+	peak     cgroupStat // over the whole row
+	queryPk  cgroupStat // over the queries
+	ingestPk cgroupStat
+	reindxPk cgroupStat
+}
+
+// scaleBench runs the scale rows.
+func (s *session) scaleBench(ctx context.Context) error {
+	n := s.cfg.scaleDocs
+	window := 5 * time.Second
+	if s.cfg.quick {
+		window = 2 * time.Second
+	}
+	c := newCorpus()
+	base := s.cfg.scaleData
+	if base == "" {
+		base = filepath.Join(s.root, "scale")
+	}
+	dataDir := filepath.Join(base, fmt.Sprintf("docs-%d", n))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return err
+	}
+	lock, err := lockCorpus(dataDir + ".lock")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := s.scaleCorpus(ctx, c, dataDir, n); err != nil {
+		return err
+	}
+	if s.cfg.scaleLoad {
+		return nil
+	}
+	var rows []*scaleRow
+	for _, lim := range s.cfg.scaleLimits {
+		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+			s.rep.note("scale %s: load average at the start of the row %s (the machine's other work competes for its cores: compare a row with the unlimited row of the same run)", limitName(lim), strings.Join(strings.Fields(string(b))[:3], " "))
+		}
+		r := &scaleRow{limit: lim, p50: map[string]time.Duration{}, p99: map[string]time.Duration{}, faults: map[string]float64{}, qps: map[string]float64{}}
+		rows = append(rows, r)
+		r.err = s.scaleRow(ctx, c, dataDir, window, r)
+		if r.err != nil {
+			s.logf("scale: row %s: %v", limitName(lim), r.err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	s.rep.addScale(s.cfg, n, rows)
+	var errs []error
+	for _, r := range rows {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("scale row %s: %w", limitName(r.limit), r.err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// scaleCorpus loads n documents into dataDir and indexes them, unless a
+// previous run did (marker files scale-loaded and scale-indexed).
+func (s *session) scaleCorpus(ctx context.Context, c *corpus, dataDir string, n int) error {
+	loaded, indexed := filepath.Join(dataDir, "scale-loaded"), filepath.Join(dataDir, "scale-indexed")
+	if !fileExists(loaded) {
+		if err := os.RemoveAll(dataDir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return err
+		}
+		s.logf("scale: loading %d documents into %s", n, dataDir)
+		t0 := time.Now()
+		if err := loadCorpus(ctx, dataDir, c, n); err != nil {
+			return fmt.Errorf("load corpus: %w", err)
+		}
+		s.rep.note("scale: %d documents loaded into %s in %s", n, dataDir, time.Since(t0).Round(time.Second))
+		if err := os.WriteFile(loaded, nil, 0o644); err != nil {
+			return err
+		}
+	} else {
+		s.rep.note("scale: %d documents reused from %s", n, dataDir)
+	}
+	if fileExists(indexed) {
+		return nil
+	}
+	s.logf("scale: indexing %d documents (quire reindex, no limit)", n)
+	t0 := time.Now()
+	if out, err := exec.CommandContext(ctx, s.cfg.bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
+		return fmt.Errorf("quire reindex: %w: %s", err, tail(out))
+	}
+	s.rep.note("scale: corpus indexed (quire reindex, outside any cgroup) in %s", time.Since(t0).Round(time.Second))
+	return os.WriteFile(indexed, nil, 0o644)
+}
+
+// tail returns the end of a command's output.
+func tail(b []byte) string {
+	if len(b) > logTail {
+		b = b[len(b)-logTail:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// limitName names a row.
+func limitName(mib int64) string {
+	if mib == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%d MiB", mib)
+}
+
+// scaleRow runs one row in a cgroup of its own.
+func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, window time.Duration, r *scaleRow) error {
+	name := fmt.Sprintf("quire-bench-%d-%s", os.Getpid(), strings.ReplaceAll(limitName(r.limit), " ", ""))
+	cg, err := newCgroup(name, r.limit<<20)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := cg.remove(); err != nil {
+			s.logf("scale: %v", err)
+		}
+	}()
+	defer func() {
+		if st, err := cg.stat(); err == nil {
+			r.ooms = st.oomKills
+		}
+		r.peak.anon = max(r.queryPk.anon, r.reindxPk.anon, r.ingestPk.anon)
+		r.peak.file = max(r.queryPk.file, r.reindxPk.file, r.ingestPk.file)
+		r.peak.usage = max(r.queryPk.usage, r.reindxPk.usage, r.ingestPk.usage)
+	}()
+	env := s.cfg.serverEnv
+	pprofAt := ""
+	if s.cfg.scaleProfile != "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		pprofAt = fmt.Sprintf("127.0.0.1:%d", port)
+		env = append(slices.Clip(env), "QUIRE_PPROF="+pprofAt)
+	}
+	opts := serverOpts{cg: cg, env: env}
+
+	// 1. Queries over the corpus.
+	if err := dropCache(dataDir); err != nil {
+		return fmt.Errorf("drop the corpus's page cache: %w", err)
+	}
+	cg.resetPeak()
+	s.logf("scale %s: queries", limitName(r.limit))
+	srv, err := startServerWith(ctx, s.cfg.bin, dataDir, filepath.Join(s.root, "scale.log"), opts)
+	if err != nil {
+		return err
+	}
+	err = s.scaleQueries(ctx, srv, cg, c, window, pprofAt, r)
+	if err == nil {
+		err = srv.checkAlive()
+	}
+	if err != nil {
+		err = srv.withLog(err)
+	}
+	srv.stop()
+	r.queryPk = cg.resetPeak()
+	if err != nil {
+		return err
+	}
+
+	// 2. Reindex of a copy of the corpus.
+	if s.cfg.scaleReindex {
+		if err := s.scaleReindex(ctx, cg, dataDir, r); err != nil {
+			return err
+		}
+	}
+
+	// 3. Ingest into an empty server.
+	if s.cfg.scaleIngest <= 0 {
+		return nil
+	}
+	return s.scaleIngest(ctx, opts, r)
+}
+
+// scaleQueries runs every query type against srv.
+func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
+	get, queries := searchQueries(srv, c)
+	// The HTTP floor, which also brings the server up to speed.
+	if res := runLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.err() != nil {
+		return fmt.Errorf("healthz load: %w", res.err())
+	}
+	for _, q := range queries {
+		s.logf("scale %s: %s", limitName(r.limit), q.name)
+		st0, err := cg.stat()
+		if err != nil {
+			return err
+		}
+		prof := make(chan error, 1)
+		if pprofAt != "" {
+			f := filepath.Join(s.cfg.scaleProfile, strings.ReplaceAll(fmt.Sprintf("%s-%s.cpu", limitName(r.limit), q.name), " ", "-"))
+			go func() { prof <- cpuProfile(ctx, pprofAt, window, f) }()
+		} else {
+			prof <- nil
+		}
+		res := runLoad(ctx, searchClients, time.Second, window, q.op)
+		if err := errors.Join(res.err(), <-prof); err != nil {
+			return fmt.Errorf("%s: %w", q.name, err)
+		}
+		st1, err := cg.stat()
+		if err != nil {
+			return err
+		}
+		r.p50[q.name], r.p99[q.name] = res.percentile(0.50), res.percentile(0.99)
+		r.qps[q.name] = res.rate()
+		// The faults of the warm-up second count too: divide by every
+		// query of the phase, not only the window's.
+		all := res.ops + int(res.rate()*time.Second.Seconds())
+		r.faults[q.name] = float64(st1.majFault-st0.majFault) / float64(max(all, 1))
+	}
+	return nil
+}
+
+// scaleReindex times quire reindex of a copy of the corpus's documents
+// inside cg.
+func (s *session) scaleReindex(ctx context.Context, cg *cgroup, dataDir string, r *scaleRow) error {
+	scratch := filepath.Join(s.cfg.scaleScratch(s.root), "reindex")
+	defer os.RemoveAll(scratch)
+	os.RemoveAll(scratch)
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return err
+	}
+	s.logf("scale %s: copying the documents for the reindex", limitName(r.limit))
+	if out, err := exec.CommandContext(ctx, "cp", "-r", filepath.Join(dataDir, "db"), filepath.Join(scratch, "db")).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy the corpus: %w: %s", err, tail(out))
+	}
+	if err := dropCache(scratch); err != nil {
+		return err
+	}
+	cg.resetPeak()
+	s.logf("scale %s: reindex", limitName(r.limit))
+	t0 := time.Now()
+	out, err := cg.command(ctx, s.cfg.bin, "reindex", "--data-dir", scratch).CombinedOutput()
+	r.reindex = time.Since(t0)
+	r.reindxPk = cg.resetPeak()
+	if err != nil {
+		r.reindex = 0
+		return fmt.Errorf("quire reindex: %w: %s", err, tail(out))
+	}
+	return nil
+}
+
+// scaleScratch is where a row's copies go: beside the kept corpus, on
+// the same disk.
+func (c config) scaleScratch(root string) string {
+	if c.scaleData != "" {
+		return filepath.Join(c.scaleData, "scratch")
+	}
+	return root
+}
+
+// scaleIngest creates cfg.scaleIngest documents in an empty server
+// inside the row's cgroup.
+func (s *session) scaleIngest(ctx context.Context, opts serverOpts, r *scaleRow) error {
+	data := filepath.Join(s.cfg.scaleScratch(s.root), "ingest")
+	os.RemoveAll(data)
+	defer os.RemoveAll(data)
+	opts.cg.resetPeak()
+	s.logf("scale %s: ingest of %d documents", limitName(r.limit), s.cfg.scaleIngest)
+	srv, err := startServerWith(ctx, s.cfg.bin, data, filepath.Join(s.root, "scale-ingest.log"), opts)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	q, err := quireCount(ctx, srv, s.cfg, s.cfg.scaleIngest)
+	if err == nil {
+		_, err = srv.waitIndexed(ctx, 10*time.Minute)
+	}
+	if err == nil {
+		err = srv.checkAlive()
+	}
+	if err != nil {
+		return srv.withLog(fmt.Errorf("ingest: %w", err))
+	}
+	r.ingest, r.ingestP = q.rate(), q.percentile(0.99)
+	srv.stop()
+	r.ingestPk = opts.cg.resetPeak()
+	return nil
+}
+
+// addScale adds the scale benchmark's rows: one line per figure, each
+// limit's value against the unlimited row's.
+func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
+	var free *scaleRow
+	for _, x := range rows {
+		if x.limit == 0 && x.err == nil {
+			free = x
+		}
+	}
+	k := fmt.Sprintf("%dk docs", n/1000)
+	_, queries := searchQueries(nil, newCorpus())
+	for _, x := range rows {
+		lim := limitName(x.limit)
+		goal := x.limit == scaleGoalLimit
+		if x.err != nil {
+			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s, %s", lim, k), quire: "FAILED", baseline: "-", ratio: "-", target: "complete", status: "MISS"})
+			r.note("scale %s: %v", lim, x.err)
+		}
+		for _, q := range queries {
+			p99, ok := x.p99[q.name]
+			if !ok {
+				continue
+			}
+			base, ratio := "-", "-"
+			if free != nil && free != x {
+				base = millis(free.p99[q.name])
+				ratio = fmt.Sprintf("%.2f", p99.Seconds()/free.p99[q.name].Seconds())
+			}
+			tgt, st := "-", "info"
+			if goal {
+				tgt, st = "< "+millis(scaleQueryTarget), status(p99 < scaleQueryTarget)
+			}
+			r.rows = append(r.rows, row{
+				name:  fmt.Sprintf("scale %s: %s p99 (p50 %s, %.2f maj. faults/query)", lim, q.name, millis(x.p50[q.name]), x.faults[q.name]),
+				quire: millis(p99), baseline: base, ratio: ratio, target: tgt, status: st,
+			})
+		}
+		if x.reindex > 0 {
+			base, ratio := "-", "-"
+			if free != nil && free != x && free.reindex > 0 {
+				base, ratio = free.reindex.Round(time.Second).String(), fmt.Sprintf("%.2f", x.reindex.Seconds()/free.reindex.Seconds())
+			}
+			tgt, st := "-", "info"
+			if goal {
+				tgt, st = "< "+scaleReindexMax.String(), status(x.reindex < scaleReindexMax)
+			}
+			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: reindex %s", lim, k), quire: x.reindex.Round(time.Second).String(), baseline: base, ratio: ratio, target: tgt, status: st})
+		}
+		if x.ingest > 0 {
+			base, ratio := "-", "-"
+			tgt, st := "-", "info"
+			if free != nil && free != x && free.ingest > 0 {
+				base, ratio = fmt.Sprintf("%.0f docs/s", free.ingest), fmt.Sprintf("%.2f", x.ingest/free.ingest)
+				if goal {
+					tgt, st = fmt.Sprintf(">= %.1f", scaleIngestRatio), status(x.ingest/free.ingest >= scaleIngestRatio)
+				}
+			}
+			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: ingest %d docs (create p99 %s)", lim, cfg.scaleIngest, millis(x.ingestP)), quire: fmt.Sprintf("%.0f docs/s", x.ingest), baseline: base, ratio: ratio, target: tgt, status: st})
+		}
+		r.rows = append(r.rows,
+			row{name: fmt.Sprintf("scale %s: OOM kills", lim), quire: fmt.Sprint(x.ooms), baseline: "-", ratio: "-", target: "0", status: status(x.ooms == 0)},
+			row{name: fmt.Sprintf("scale %s: peak anonymous (queries/reindex/ingest %s/%s/%s)", lim, megabytes(x.queryPk.anon), megabytes(x.reindxPk.anon), megabytes(x.ingestPk.anon)),
+				quire: megabytes(x.peak.anon), baseline: "-", ratio: "-", target: "< " + megabytes(scaleAnonTarget), status: status(x.peak.anon < scaleAnonTarget)},
+			row{name: fmt.Sprintf("scale %s: peak charged (page cache peak %s)", lim, megabytes(x.peak.file)), quire: megabytes(x.peak.usage), baseline: "-", ratio: "-", target: "-", status: "info"},
+		)
+		for _, q := range queries {
+			if qps, ok := x.qps[q.name]; ok {
+				r.note("scale %s: %s %.0f queries/s with %d clients", lim, q.name, qps, searchClients)
+			}
+		}
+	}
+	r.note("scale: the server runs in a memory cgroup per row (limit: v1 memory.limit_in_bytes or v2 memory.max); the corpus's page cache is dropped before each row so its pages are charged to the row; peaks are sampled every %s from memory.stat (anonymous: total_rss / anon; page cache: total_cache / file) and the kernel's max_usage_in_bytes / memory.peak; major faults are the cgroup's pgmajfault over the queries of a phase (warm-up included)", cgroupEvery)
+	r.note("scale: ingest runs on an empty data directory inside the row's limit, 64 clients creating 4 KiB documents, until the index has caught up; reindex is quire reindex of a copy of the corpus's Badger directory inside the limit")
+	if len(cfg.serverEnv) > 0 {
+		r.note("scale: server environment %s", strings.Join(cfg.serverEnv, " "))
+	}
+}
+
+// cpuProfile writes a CPU profile of the server at pprofAt over d
+// (starting after the load's warm-up second) to path.
+func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAt, max(int(d.Seconds()), 1))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, http.StatusOK); err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
