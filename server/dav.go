@@ -53,6 +53,9 @@ var davExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE",
 const (
 	// davMaxListing is the most entries of one folder a PROPFIND lists.
 	davMaxListing = 10000
+	// davMaxCopyCheck is the most entries of a folder tree a COPY by a
+	// caller without GOVERN walks, looking for watermarked documents.
+	davMaxCopyCheck = 10000
 	// davMaxResponse bounds a buffered answer (PROPFIND's multistatus).
 	davMaxResponse = 64 << 20
 	// davCredTTL is how long a checked Basic credential is trusted
@@ -274,6 +277,10 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 				if marks, err := fsys.s.docMarks(fsys.r.site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
+			} else if err == nil {
+				if msg := fsys.markedInside(qp); msg != "" {
+					return msg
+				}
 			}
 		}
 		if u, err := url.Parse(string(c.Request().Header.Peek("Destination"))); err == nil {
@@ -281,6 +288,40 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 			ddir, _ := splitDocPath(davClean(d))
 			if !fsys.s.folderAllows(fsys.r, ddir, storage.FolderWrite) {
 				return deny(ddir, storage.FolderWrite)
+			}
+		}
+	}
+	return ""
+}
+
+// markedInside walks folder qp before a non-governor's COPY of it: a
+// watermarked document inside refuses the whole copy (checked first, so
+// that the copy does not stop half-way on it), and so does a tree larger
+// than davMaxCopyCheck entries, which is not walked to the end.
+func (fsys *davFS) markedInside(qp string) string {
+	todo, seen := []string{qp}, 0
+	for len(todo) > 0 {
+		dir := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		list, err := fsys.list(dir)
+		if err != nil {
+			return "the folder cannot be read: " + err.Error()
+		}
+		for _, fi := range list {
+			if seen++; seen > davMaxCopyCheck {
+				return fmt.Sprintf("the folder holds more than %d entries: only GOVERN may copy it (its documents' watermarks are not checked one by one)", davMaxCopyCheck)
+			}
+			in := fi.(*davInfo)
+			full := in.name
+			if dir != "" {
+				full = dir + "/" + in.name
+			}
+			if in.dir {
+				todo = append(todo, full)
+				continue
+			}
+			if marks, err := fsys.s.docMarks(fsys.r.site, in.id); err != nil || len(marks) > 0 {
+				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
 	}
@@ -361,8 +402,8 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	body = &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}
-	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(body))
+	fsys.body = &davBody{r: &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}}
+	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(fsys.body))
 	if err != nil {
 		drain(c)
 		return errStatus(http.StatusBadRequest, "invalid request")
@@ -439,6 +480,24 @@ type davFS struct {
 	// failed is a failure that must answer as Quire answers it (a
 	// refused write: 507, a site limit: 413) rather than webdav's 405.
 	failed error
+	// body is the request's body as webdav reads it.
+	body *davBody
+}
+
+// davBody remembers that the request body was cut short (or failed):
+// x/net/webdav closes the file it wrote whatever its copy answered, and
+// the close must then commit nothing.
+type davBody struct {
+	r   io.Reader
+	err error
+}
+
+func (b *davBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // davInfo is a folder's or a document's os.FileInfo.
@@ -780,6 +839,9 @@ func (w *davWriter) Close() error {
 	}
 	if w.err != nil {
 		return fail(w.err)
+	}
+	if b := w.fsys.body; b != nil && b.err != nil {
+		return fail(b.err) // a cut PUT: nothing is committed
 	}
 	if err := s.gate.wait(context.Background()); err != nil {
 		return fail(err)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -319,6 +320,46 @@ func TestDav_RevokedCredentialsStopAtOnce(t *testing.T) {
 			revoke(t)
 			if code := propfind(t, tc.user(), pass); code != http.StatusUnauthorized {
 				t.Fatalf("after: PROPFIND = %d, want 401", code)
+			}
+		})
+	}
+}
+
+// TestDav_InterruptedPutIsNotCommitted: a PUT whose client goes away
+// before its declared Content-Length (or its last chunk) arrives leaves
+// no document and no new version (x/net/webdav closes the file it wrote
+// whatever its copy answered: the close must not commit).
+func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
+	s := quiretest.NewServer(t)
+	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	first := "the whole first version"
+	if code, _, _ := davDo(t, s, "PUT", "/dav/default/kept.txt", key, []byte(first), nil); code != http.StatusCreated {
+		t.Fatalf("PUT: %d", code)
+	}
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("apikey:"+key))
+	// fasthttp reads up to 8 KiB of a body before the handler runs: the
+	// cuts come after that.
+	big := strings.Repeat("a", 64<<10)
+	for _, tc := range []struct{ name, path, head, body string }{
+		{"new, short of its length", "/dav/default/cut.txt", "Content-Length: 1000000\r\n", big},
+		{"new, chunked without its last chunk", "/dav/default/cut2.txt", "Transfer-Encoding: chunked\r\n", fmt.Sprintf("%x\r\n%s\r\n", len(big), big)},
+		{"a version, short of its length", "/dav/default/kept.txt", "Content-Length: 1000000\r\n", big},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := routeRequests(t, s, "PUT", "/dav/*")
+			c := dial(t, s, "")
+			fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n%s\r\n%s", tc.path, auth, tc.head, tc.body)
+			c.Close()
+			waitRouteRequests(t, s, "PUT", "/dav/*", before+1)
+			code, body, _ := davDo(t, s, "GET", tc.path, key, nil, nil)
+			switch {
+			case tc.path == "/dav/default/kept.txt" && (code != http.StatusOK || body != first):
+				t.Fatalf("after a cut PUT of a new version: %d %.80q, want the first version", code, body)
+			case tc.path != "/dav/default/kept.txt" && code != http.StatusNotFound:
+				t.Fatalf("after a cut PUT: %d %.80q, want 404", code, body)
+			}
+			if left, err := s.Node.DB.UnreferencedChunks(10); err != nil || len(left) != 0 {
+				t.Fatalf("chunks of the cut PUT left: %d (%v)", len(left), err)
 			}
 		})
 	}

@@ -360,10 +360,17 @@ func TestSlowClients_UnauthenticatedBody(t *testing.T) {
 // (from its request metrics).
 func uploadPuts(t *testing.T, s *quiretest.Server) int {
 	t.Helper()
+	return routeRequests(t, s, "PUT", "/uploads/:siteId/:documentId")
+}
+
+// routeRequests is how many requests of method to route the server has
+// answered (quire_http_requests_total, every status).
+func routeRequests(t *testing.T, s *quiretest.Server, method, route string) int {
+	t.Helper()
 	r := s.Do(http.MethodGet, "/metrics", nil, "")
 	n := 0
 	for _, line := range strings.Split(string(r.Body), "\n") {
-		if strings.HasPrefix(line, `quire_http_requests_total{method="PUT",route="/uploads/:siteId/:documentId"`) {
+		if strings.HasPrefix(line, `quire_http_requests_total{method="`+method+`",route="`+route+`"`) {
 			var v int
 			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
 			n += v
@@ -376,12 +383,19 @@ func uploadPuts(t *testing.T, s *quiretest.Server) int {
 // URLs: a handler cut off by its client finishes after the client left.
 func waitUploadPuts(t *testing.T, s *quiretest.Server, want int) {
 	t.Helper()
+	waitRouteRequests(t, s, "PUT", "/uploads/:siteId/:documentId", want)
+}
+
+// waitRouteRequests waits until the server has answered want requests of
+// method to route.
+func waitRouteRequests(t *testing.T, s *quiretest.Server, method, route string, want int) {
+	t.Helper()
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if uploadPuts(t, s) >= want {
+		if routeRequests(t, s, method, route) >= want {
 			return
 		}
 	}
-	t.Fatalf("the server did not finish %d uploads within 10 s", want)
+	t.Fatalf("the server did not answer %d %s %s within 10 s", want, method, route)
 }
 
 // TestSlowClients_TLSHandshake: a client that connects to the HTTPS port

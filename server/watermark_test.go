@@ -281,4 +281,12 @@ func TestWatermarks_DefinitionsAndWebDAV(t *testing.T) {
 	if code, _, _ := davDo(t, s, "COPY", "/dav/default/wm/d.png", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm/copy.png"}); code != http.StatusForbidden {
 		t.Errorf("WebDAV COPY of a watermarked document: %d, want 403", code)
 	}
+	// A folder holding it: refused before anything is copied.
+	code, body, _ = davDo(t, s, "COPY", "/dav/default/wm", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm2", "Depth": "infinity"})
+	if code != http.StatusForbidden || !strings.Contains(body, "carries a watermark") {
+		t.Errorf("WebDAV COPY of a folder holding a watermarked document: %d %s, want 403", code, body)
+	}
+	if r := s.Do(http.MethodGet, "/folders?path=wm2", nil, tok); r.Status == http.StatusOK && strings.Contains(string(r.Body), "d.png") {
+		t.Errorf("the refused folder COPY copied: %s", r.Body)
+	}
 }
