@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -intake-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
@@ -26,6 +26,9 @@
 //     beside raw Badger writing as many synced transactions, repeated for
 //     the run-to-run spread; 60 s of creates while sampled documents are
 //     polled until a text search finds them;
+//   - scanner intake (intake.go): files per second taken from a watched
+//     folder beside plain POST /documents creates of files of the same
+//     sizes, one after another;
 //   - cluster (cluster.go): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
@@ -69,6 +72,7 @@ type config struct {
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	versionsOnly bool          // run the versions benchmark alone
+	intakeOnly   bool          // run the scanner intake benchmark alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
@@ -100,6 +104,7 @@ func main() {
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
+	intakeOnly := flag.Bool("intake-only", false, "run the scanner intake benchmark alone (files through a watched folder beside API creates)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
@@ -113,6 +118,7 @@ func main() {
 	cfg.ingestOnly = *ingestOnly
 	cfg.clusterOnly = *clusterOnly
 	cfg.versionsOnly = *versionsOnly
+	cfg.intakeOnly = *intakeOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
@@ -183,6 +189,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.clusterOnly {
 		return s.clusterBench(ctx)
 	}
+	if cfg.intakeOnly {
+		return s.intakeBench(ctx)
+	}
 	if cfg.versionsOnly {
 		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
@@ -236,6 +245,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	if err := s.ingestBench(ctx); err != nil {
+		return err
+	}
+	if err := s.intakeBench(ctx); err != nil {
 		return err
 	}
 	if err := s.clusterBench(ctx); err != nil {

@@ -50,7 +50,7 @@ type server struct {
 // startServer starts bin serving dataDir on a free loopback port, waits
 // until it answers, and gets an admin token. On error nothing is left
 // running.
-func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, error) {
+func startServer(ctx context.Context, bin, dataDir, logPath string, extra ...string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, er
 		return nil, err
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(cctx, bin, "serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://"+addr)
+	cmd := exec.CommandContext(cctx, bin, append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://" + addr}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
