@@ -202,6 +202,18 @@ func (w *Watcher) scanProfile(ctx context.Context, site string, p *storage.Intak
 	now := w.in.cfg.Now()
 	stable := time.Duration(p.Watch.StableSeconds) * time.Second
 	n := 0
+	// Folders a taken file left or entered: synced once at the end of
+	// the scan, not once per file (a move lost to a power cut meanwhile
+	// is harmless: the file is found again, the journal answers it, and
+	// it is only moved).
+	dirty := map[string]bool{}
+	defer func() {
+		for d := range dirty {
+			if err := syncDir(d); err != nil {
+				w.log.Warn("sync intake folder", "dir", d, "err", err)
+			}
+		}
+	}()
 	_ = filepath.WalkDir(dir, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
 			if d != nil && d.IsDir() && abs != dir {
@@ -242,13 +254,13 @@ func (w *Watcher) scanProfile(ctx context.Context, site string, p *storage.Intak
 		if now.Sub(st.since) < stable {
 			return nil
 		}
-		w.take(ctx, site, p, dir, rel, st)
+		w.take(ctx, site, p, dir, rel, st, dirty)
 		return nil
 	})
 }
 
 // take ingests one stable file and moves it away.
-func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfile, dir, rel string, st fileState) {
+func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfile, dir, rel string, st fileState, dirty map[string]bool) {
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
 	folder, name := path.Split(rel)
 	src := Source{Kind: KindFolder, Name: name, Folder: strings.TrimSuffix(folder, "/"), Date: st.mtime,
@@ -278,16 +290,23 @@ func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfil
 		if ferr := w.in.Fail(site, p.Name, src, err); ferr != nil {
 			w.log.Warn("record intake error", "err", ferr)
 		}
-		if merr := moveAside(dir, FailedDir, rel, err.Error()); merr != nil {
+		if to, merr := moveAside(dir, FailedDir, rel, err.Error()); merr != nil {
 			w.log.Warn("move failed intake file", "file", rel, "err", merr)
+		} else if merr := syncDir(to); merr != nil {
+			w.log.Warn("sync failed intake folder", "dir", to, "err", merr)
 		}
+		dirty[filepath.Dir(abs)] = true
 		w.forget(abs)
 		return
 	}
+	dirty[filepath.Dir(abs)] = true
 	if p.Watch.OnSuccess == IntakeDeleteAfter {
 		err = os.Remove(abs)
 	} else {
-		err = moveAside(dir, DoneDir, rel, "")
+		var to string
+		if to, err = moveAside(dir, DoneDir, rel, ""); err == nil {
+			dirty[to] = true
+		}
 	}
 	if err != nil {
 		w.log.Warn("clear taken intake file", "file", rel, "documentId", res.DocumentID, "err", err)
@@ -317,10 +336,11 @@ func Permanent(err error) bool {
 
 // moveAside moves dir/rel to dir/<to>/rel (a free name: " (n)" before the
 // extension when taken) and, with msg, writes <name>.error.txt beside it.
-func moveAside(dir, to, rel, msg string) error {
+// It returns the folder the file went to, for the caller to sync.
+func moveAside(dir, to, rel, msg string) (string, error) {
 	dst := filepath.Join(dir, to, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o775); err != nil {
-		return err
+		return "", err
 	}
 	ext := filepath.Ext(dst)
 	base := strings.TrimSuffix(dst, ext)
@@ -329,19 +349,19 @@ func moveAside(dir, to, rel, msg string) error {
 			break
 		}
 		if i > 1000 {
-			return fmt.Errorf("no free name for %s", rel)
+			return "", fmt.Errorf("no free name for %s", rel)
 		}
 		dst = fmt.Sprintf("%s (%d)%s", base, i, ext)
 	}
 	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(rel)), dst); err != nil {
-		return err
+		return "", err
 	}
 	if msg != "" {
 		if err := os.WriteFile(dst+ErrorSuffix, []byte(msg+"\n"), 0o664); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return syncDir(filepath.Dir(dst))
+	return filepath.Dir(dst), nil
 }
 
 func syncDir(dir string) error {
