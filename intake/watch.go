@@ -96,9 +96,10 @@ func NewWatcher(in *Intake, root string, poll time.Duration, log *slog.Logger) *
 	return &Watcher{in: in, root: root, poll: poll, log: log.With("component", "intake"), seen: map[string]fileState{}, pokeCh: make(chan struct{}, 1)}
 }
 
-// Start polls until Stop (the leader's work; a no-op without a root).
+// Start polls until Stop (the leader's work): the watched folders (none
+// without a root) and, every pruneEvery, the journal (PruneJournal).
 func (w *Watcher) Start() {
-	if w == nil || w.root == "" {
+	if w == nil {
 		return
 	}
 	w.mu.Lock()
@@ -145,8 +146,19 @@ func (w *Watcher) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
+	var pruned time.Time
 	for {
-		w.Scan(ctx)
+		if w.root != "" {
+			w.Scan(ctx)
+		}
+		if now := w.in.cfg.Now(); now.Sub(pruned) >= pruneEvery && ctx.Err() == nil {
+			pruned = now
+			if n, err := w.PruneJournal(ctx); err != nil {
+				w.log.Warn("prune the intake journal", "err", err)
+			} else if n > 0 {
+				w.log.Info("pruned the intake journal", "entries", n)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -264,7 +276,7 @@ func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfil
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
 	folder, name := path.Split(rel)
 	src := Source{Kind: KindFolder, Name: name, Folder: strings.TrimSuffix(folder, "/"), Date: st.mtime,
-		Key: fmt.Sprintf("folder\x00%s\x00%s\x00%d\x00%d", p.Name, rel, st.size, st.mtime.UnixNano())}
+		Key: folderKey(p.Name, rel, st.size, st.mtime.UnixNano())}
 	f, err := os.OpenFile(abs, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		return // gone meanwhile, or a link: the next poll decides
@@ -392,4 +404,95 @@ func (r *stableReader) Read(p []byte) (int, error) {
 		return n, errChanged
 	}
 	return n, err
+}
+
+// The journal's pruning. A watched file's entry is finished once the file
+// is no longer at its path with its size and modification time (moved to
+// done/, deleted, or replaced by another file) and the entry is older than
+// journalGrace (which covers a move not synced yet); another source's
+// entry (a mail's Message-ID, which a client may send again) once it is
+// older than journalKeep. The leader decides from what it sees and drops
+// the entries through the log (OpPruneIntakeJournal); the applier drops
+// only entries not written again since.
+const (
+	journalGrace = time.Hour
+	journalKeep  = 7 * 24 * time.Hour
+	pruneEvery   = 10 * time.Minute
+	// maxPruneScan bounds the entries one pruning looks at.
+	maxPruneScan = 100000
+)
+
+// folderKey is a watched file's journal key.
+func folderKey(profile, rel string, size, mtime int64) string {
+	return fmt.Sprintf("folder\x00%s\x00%s\x00%d\x00%d", profile, rel, size, mtime)
+}
+
+// parseFolderKey reads folderKey's parts (ok false: not a folder key).
+func parseFolderKey(key string) (profile, rel string, size, mtime int64, ok bool) {
+	parts := strings.Split(key, "\x00")
+	if len(parts) != 5 || parts[0] != "folder" {
+		return "", "", 0, 0, false
+	}
+	if _, err := fmt.Sscan(parts[3], &size); err != nil {
+		return "", "", 0, 0, false
+	}
+	if _, err := fmt.Sscan(parts[4], &mtime); err != nil {
+		return "", "", 0, 0, false
+	}
+	return parts[1], parts[2], size, mtime, true
+}
+
+// PruneJournal drops the journal entries of finished intakes (see
+// journalGrace) and returns how many.
+func (w *Watcher) PruneJournal(ctx context.Context) (int, error) {
+	now := w.in.cfg.Now()
+	var refs []storage.IntakeJournalRef
+	looked := 0
+	err := w.in.cfg.Store.EachIntakeJournal(func(site, hash string, rec storage.IntakeRecord) bool {
+		looked++
+		if w.finished(site, rec, now) {
+			refs = append(refs, storage.IntakeJournalRef{Site: site, KeyHash: hash, At: rec.At})
+		}
+		return looked < maxPruneScan && ctx.Err() == nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(refs) > 0 && ctx.Err() == nil {
+		batch := refs[:min(len(refs), storage.MaxIntakePrune)]
+		refs = refs[len(batch):]
+		cmd, err := storage.NewCommand(storage.OpPruneIntakeJournal, "", "", now.UTC(), storage.PruneIntakeJournal{Entries: batch})
+		if err != nil {
+			return n, err
+		}
+		res, err := w.in.cfg.Applier.Apply(ctx, cmd)
+		if err != nil {
+			return n, err
+		}
+		if k, ok := res.Value.(int); ok {
+			n += k
+		}
+	}
+	return n, nil
+}
+
+// finished reports whether a journal entry can go.
+func (w *Watcher) finished(site string, rec storage.IntakeRecord, now time.Time) bool {
+	age := now.Sub(rec.At)
+	profile, rel, size, mtime, ok := parseFolderKey(rec.Key)
+	if !ok || w.root == "" {
+		return age >= journalKeep
+	}
+	if age < journalGrace {
+		return false
+	}
+	info, err := os.Lstat(filepath.Join(WatchDir(w.root, site, profile), filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	return info.Size() != size || info.ModTime().UnixNano() != mtime
 }
