@@ -113,7 +113,8 @@ var davState struct {
 }
 
 // davLocks is the servers' lock system (LOCK/UNLOCK are advisory and
-// held in memory: a restart forgets them, as their timeouts allow).
+// held in memory: a restart forgets them, as their timeouts allow, and
+// each cluster node holds its own; API.md "WebDAV" says what that means).
 func davLocks() webdav.LockSystem {
 	davState.once.Do(func() { davState.locks = webdav.NewMemLS() })
 	return davState.locks
