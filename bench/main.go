@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only | -intake-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
 //	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
@@ -28,6 +28,9 @@
 //     beside raw Badger writing as many synced transactions, repeated for
 //     the run-to-run spread; 60 s of creates while sampled documents are
 //     polled until a text search finds them;
+//   - scanner intake (intake.go): files per second taken from a watched
+//     folder beside plain POST /documents creates of files of the same
+//     sizes, one after another;
 //   - cluster (cluster.go): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
@@ -79,6 +82,7 @@ type config struct {
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	versionsOnly bool          // run the versions benchmark alone
 	consoleOnly  bool          // run the web console benchmark (Chromium) alone
+	intakeOnly   bool          // run the scanner intake benchmark alone
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
@@ -120,6 +124,7 @@ func main() {
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
+	intakeOnly := flag.Bool("intake-only", false, "run the scanner intake benchmark alone (files through a watched folder beside API creates)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
@@ -143,6 +148,7 @@ func main() {
 	cfg.clusterOnly = *clusterOnly
 	cfg.versionsOnly = *versionsOnly
 	cfg.consoleOnly = *consoleOnly
+	cfg.intakeOnly = *intakeOnly
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
@@ -245,6 +251,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		}
 		return nil
 	}
+	if cfg.intakeOnly {
+		return s.intakeBench(ctx)
+	}
 	if cfg.versionsOnly {
 		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
@@ -301,6 +310,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	if err := s.ingestBench(ctx); err != nil {
+		return err
+	}
+	if err := s.intakeBench(ctx); err != nil {
 		return err
 	}
 	if err := s.clusterBench(ctx); err != nil {

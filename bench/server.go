@@ -60,8 +60,9 @@ func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, er
 
 // serverOpts are the ways a benchmark may start the server differently.
 type serverOpts struct {
-	cg  *cgroup  // run it inside this memory cgroup, nil for none
-	env []string // added to the benchmark's environment
+	cg   *cgroup  // run it inside this memory cgroup, nil for none
+	env  []string // added to the benchmark's environment
+	args []string // added to serve's flags
 }
 
 // startServerWith is startServer with o.
@@ -78,8 +79,9 @@ func startServerWith(ctx context.Context, bin, dataDir, logPath string, o server
 	cctx, cancel := context.WithCancel(ctx)
 	// The HTTP floor of the query rows is GET /healthz from 8 clients,
 	// far over the probe class's default rate limit (10/s per client).
-	cmd := o.cg.command(cctx, bin, "serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://"+addr,
-		"--ratelimit-probe", benchProbeLimit)
+	args := append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://" + addr,
+		"--ratelimit-probe", benchProbeLimit}, o.args...)
+	cmd := o.cg.command(cctx, bin, args...)
 	if len(o.env) > 0 {
 		cmd.Env = append(os.Environ(), o.env...)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -85,6 +87,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 	doctorDataDir(d, dataDir, serverUp, storage.Config{MinFreeBytes: nc.MinFreeBytes, MinFreePercent: nc.MinFreePercent})
 	doctorTLS(d, l, dataDir)
 	doctorIntake(d, l.Intake.FolderRoot)
+	doctorSMTP(d, l.IntakeSMTP.Listen, serverUp)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, e := range nc.Pipeline.Engines.Check(ctx) {
@@ -266,6 +269,47 @@ func doctorIntake(d *doctorReport, root string) {
 	if bad == 0 {
 		d.ok("intake", fmt.Sprintf("%s and its %d watched folders (with done/, failed/) are writable", root, n))
 	}
+}
+
+// doctorSMTP checks scan to e-mail's port: free to listen on, or taken by
+// the running server's own SMTP listener (it answers with a 220 greeting).
+func doctorSMTP(d *doctorReport, listen string, serverUp bool) {
+	if listen == "" {
+		fmt.Fprintf(d.w, "-     %-10s no intake_smtp.listen: scan to e-mail is off\n", "smtp")
+		return
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err == nil {
+		ln.Close()
+		d.ok("smtp", listen+" is free for the scan-to-e-mail listener")
+		return
+	}
+	banner := smtpGreeting(listen)
+	if serverUp && strings.HasPrefix(banner, "220 ") {
+		d.ok("smtp", fmt.Sprintf("%s answers SMTP (the running server's listener: %s)", listen, banner))
+		return
+	}
+	detail := fmt.Sprintf("intake_smtp.listen %s cannot be listened on: %v", listen, err)
+	if banner != "" {
+		detail += fmt.Sprintf(" (it answers %q)", banner)
+	}
+	d.fail("smtp", detail, "stop the program on that port (ss -ltnp), or set intake_smtp.listen to a free port such as 0.0.0.0:2525; a port below 1024 needs CAP_NET_BIND_SERVICE")
+}
+
+// smtpGreeting is the first line a listener at addr sends within 3 s
+// ("" when none).
+func smtpGreeting(addr string) string {
+	if h, p, err := net.SplitHostPort(addr); err == nil && (h == "" || h == "0.0.0.0" || h == "::") {
+		addr = net.JoinHostPort("127.0.0.1", p)
+	}
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	line, _ := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
+	return strings.TrimSpace(line)
 }
 
 // probeWrite creates, syncs and removes a file in dir.

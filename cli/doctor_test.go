@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,6 +46,21 @@ func TestDoctor(t *testing.T) {
 	os.MkdirAll(filepath.Join(scans, "default", "finance", "failed"), 0o755)
 	intakeOK := filepath.Join(t.TempDir(), "intake.toml")
 	os.WriteFile(intakeOK, []byte("[intake]\nfolder_root = \""+scans+"\"\n"), 0o600)
+	busy, err := net.Listen("tcp", "127.0.0.1:0") // a program that is not an SMTP server
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	smtpBusy := filepath.Join(t.TempDir(), "smtpbusy.toml")
+	os.WriteFile(smtpBusy, []byte("[intake_smtp]\nlisten = \""+busy.Addr().String()+"\"\n"), 0o600)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freeAddr := free.Addr().String()
+	free.Close()
+	smtpFree := filepath.Join(t.TempDir(), "smtpfree.toml")
+	os.WriteFile(smtpFree, []byte("[intake_smtp]\nlisten = \""+freeAddr+"\"\n"), 0o600)
 	intakeFile := filepath.Join(t.TempDir(), "intakefile.toml")
 	os.WriteFile(intakeFile, []byte("[intake]\nfolder_root = \""+notDir+"\"\n"), 0o600)
 	tests := []struct {
@@ -64,6 +80,10 @@ func TestDoctor(t *testing.T) {
 			[]string{"ok    intake     " + scans + " and its 1 watched folders (with done/, failed/) are writable"}},
 		{"intake root is a file", nil, []string{"--config", intakeFile, "--data-dir", dir, "--listen", running}, 1,
 			[]string{"FAIL  intake     intake.folder_root " + notDir + " is not a usable directory"}},
+		{"smtp port free", nil, []string{"--config", smtpFree, "--data-dir", dir, "--listen", running}, 0,
+			[]string{"ok    smtp       " + freeAddr + " is free for the scan-to-e-mail listener"}},
+		{"smtp port taken", nil, []string{"--config", smtpBusy, "--data-dir", dir, "--listen", running}, 1,
+			[]string{"FAIL  smtp       intake_smtp.listen " + busy.Addr().String() + " cannot be listened on", "set intake_smtp.listen to a free port"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,
 			[]string{"FAIL  config     " + badCfg + ":2: log.level: want debug, info, warn or error", "1 failed"}},
 		{"data dir is a file", nil, []string{"--data-dir", notDir, "--listen", "127.0.0.1:1"}, 1,

@@ -326,6 +326,33 @@ func (in *Intake) Fail(site, profile string, src Source, cause error) error {
 	return err
 }
 
+// Build is the new document of one file under p for a source that writes
+// its content and names its path itself (WebDAV: the client's path;
+// docPath "" takes the profile's template): the profile's tags,
+// attributes and actions, the content type from the source, the first
+// bytes (head) or the extension. The caller applies it through the same
+// commands as POST /documents and reports the outcome with Counted.
+func (in *Intake) Build(p *storage.IntakeProfile, src Source, docPath string, m storage.Manifest, tail []storage.Chunk, head []byte) storage.NewDocument {
+	if src.Date.IsZero() {
+		src.Date = in.cfg.Now().UTC()
+	}
+	nd := buildDocument(p, src, m, tail, head, src.Date)
+	if docPath != "" {
+		nd.Document.Path = docPath
+	}
+	return nd
+}
+
+// Counted records the outcome of a file a source committed itself (see
+// Build) in quire_intake_files_total, and its size in
+// quire_intake_bytes_total unless it failed.
+func (in *Intake) Counted(kind, profile, outcome string, size int64) {
+	in.files.WithLabelValues(kind, profile, outcome).Inc()
+	if outcome != "failed" && size > 0 {
+		in.bytes.WithLabelValues(kind, profile, outcome).Add(float64(size))
+	}
+}
+
 // buildDocument is the new document of one file under p.
 func buildDocument(p *storage.IntakeProfile, src Source, m storage.Manifest, tail []storage.Chunk, head []byte, date time.Time) storage.NewDocument {
 	vars := storage.IntakeVars{Source: strings.ToLower(src.Kind), Profile: p.Name, Filename: src.Name,
@@ -380,6 +407,18 @@ type headReader struct {
 	r   io.Reader
 	buf []byte
 }
+
+// HeadReader is a reader that keeps the first bytes read through it, for
+// Build's content type (Head).
+type HeadReader struct{ h headReader }
+
+// NewHeadReader reads r.
+func NewHeadReader(r io.Reader) *HeadReader { return &HeadReader{h: headReader{r: r}} }
+
+func (h *HeadReader) Read(p []byte) (int, error) { return h.h.Read(p) }
+
+// Head is the first bytes read (at most 8 KiB).
+func (h *HeadReader) Head() []byte { return h.h.buf }
 
 const headBytes = 8192
 

@@ -96,9 +96,10 @@ func NewWatcher(in *Intake, root string, poll time.Duration, log *slog.Logger) *
 	return &Watcher{in: in, root: root, poll: poll, log: log.With("component", "intake"), seen: map[string]fileState{}, pokeCh: make(chan struct{}, 1)}
 }
 
-// Start polls until Stop (the leader's work; a no-op without a root).
+// Start polls until Stop (the leader's work): the watched folders (none
+// without a root) and, every pruneEvery, the journal (PruneJournal).
 func (w *Watcher) Start() {
-	if w == nil || w.root == "" {
+	if w == nil {
 		return
 	}
 	w.mu.Lock()
@@ -145,8 +146,19 @@ func (w *Watcher) loop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
+	var pruned time.Time
 	for {
-		w.Scan(ctx)
+		if w.root != "" {
+			w.Scan(ctx)
+		}
+		if now := w.in.cfg.Now(); now.Sub(pruned) >= pruneEvery && ctx.Err() == nil {
+			pruned = now
+			if n, err := w.PruneJournal(ctx); err != nil {
+				w.log.Warn("prune the intake journal", "err", err)
+			} else if n > 0 {
+				w.log.Info("pruned the intake journal", "entries", n)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -202,6 +214,18 @@ func (w *Watcher) scanProfile(ctx context.Context, site string, p *storage.Intak
 	now := w.in.cfg.Now()
 	stable := time.Duration(p.Watch.StableSeconds) * time.Second
 	n := 0
+	// Folders a taken file left or entered: synced once at the end of
+	// the scan, not once per file (a move lost to a power cut meanwhile
+	// is harmless: the file is found again, the journal answers it, and
+	// it is only moved).
+	dirty := map[string]bool{}
+	defer func() {
+		for d := range dirty {
+			if err := syncDir(d); err != nil {
+				w.log.Warn("sync intake folder", "dir", d, "err", err)
+			}
+		}
+	}()
 	_ = filepath.WalkDir(dir, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
 			if d != nil && d.IsDir() && abs != dir {
@@ -242,17 +266,17 @@ func (w *Watcher) scanProfile(ctx context.Context, site string, p *storage.Intak
 		if now.Sub(st.since) < stable {
 			return nil
 		}
-		w.take(ctx, site, p, dir, rel, st)
+		w.take(ctx, site, p, dir, rel, st, dirty)
 		return nil
 	})
 }
 
 // take ingests one stable file and moves it away.
-func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfile, dir, rel string, st fileState) {
+func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfile, dir, rel string, st fileState, dirty map[string]bool) {
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
 	folder, name := path.Split(rel)
 	src := Source{Kind: KindFolder, Name: name, Folder: strings.TrimSuffix(folder, "/"), Date: st.mtime,
-		Key: fmt.Sprintf("folder\x00%s\x00%s\x00%d\x00%d", p.Name, rel, st.size, st.mtime.UnixNano())}
+		Key: folderKey(p.Name, rel, st.size, st.mtime.UnixNano())}
 	f, err := os.OpenFile(abs, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {
 		return // gone meanwhile, or a link: the next poll decides
@@ -278,16 +302,23 @@ func (w *Watcher) take(ctx context.Context, site string, p *storage.IntakeProfil
 		if ferr := w.in.Fail(site, p.Name, src, err); ferr != nil {
 			w.log.Warn("record intake error", "err", ferr)
 		}
-		if merr := moveAside(dir, FailedDir, rel, err.Error()); merr != nil {
+		if to, merr := moveAside(dir, FailedDir, rel, err.Error()); merr != nil {
 			w.log.Warn("move failed intake file", "file", rel, "err", merr)
+		} else if merr := syncDir(to); merr != nil {
+			w.log.Warn("sync failed intake folder", "dir", to, "err", merr)
 		}
+		dirty[filepath.Dir(abs)] = true
 		w.forget(abs)
 		return
 	}
+	dirty[filepath.Dir(abs)] = true
 	if p.Watch.OnSuccess == IntakeDeleteAfter {
 		err = os.Remove(abs)
 	} else {
-		err = moveAside(dir, DoneDir, rel, "")
+		var to string
+		if to, err = moveAside(dir, DoneDir, rel, ""); err == nil {
+			dirty[to] = true
+		}
 	}
 	if err != nil {
 		w.log.Warn("clear taken intake file", "file", rel, "documentId", res.DocumentID, "err", err)
@@ -317,10 +348,11 @@ func Permanent(err error) bool {
 
 // moveAside moves dir/rel to dir/<to>/rel (a free name: " (n)" before the
 // extension when taken) and, with msg, writes <name>.error.txt beside it.
-func moveAside(dir, to, rel, msg string) error {
+// It returns the folder the file went to, for the caller to sync.
+func moveAside(dir, to, rel, msg string) (string, error) {
 	dst := filepath.Join(dir, to, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o775); err != nil {
-		return err
+		return "", err
 	}
 	ext := filepath.Ext(dst)
 	base := strings.TrimSuffix(dst, ext)
@@ -329,19 +361,19 @@ func moveAside(dir, to, rel, msg string) error {
 			break
 		}
 		if i > 1000 {
-			return fmt.Errorf("no free name for %s", rel)
+			return "", fmt.Errorf("no free name for %s", rel)
 		}
 		dst = fmt.Sprintf("%s (%d)%s", base, i, ext)
 	}
 	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(rel)), dst); err != nil {
-		return err
+		return "", err
 	}
 	if msg != "" {
 		if err := os.WriteFile(dst+ErrorSuffix, []byte(msg+"\n"), 0o664); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return syncDir(filepath.Dir(dst))
+	return filepath.Dir(dst), nil
 }
 
 func syncDir(dir string) error {
@@ -372,4 +404,95 @@ func (r *stableReader) Read(p []byte) (int, error) {
 		return n, errChanged
 	}
 	return n, err
+}
+
+// The journal's pruning. A watched file's entry is finished once the file
+// is no longer at its path with its size and modification time (moved to
+// done/, deleted, or replaced by another file) and the entry is older than
+// journalGrace (which covers a move not synced yet); another source's
+// entry (a mail's Message-ID, which a client may send again) once it is
+// older than journalKeep. The leader decides from what it sees and drops
+// the entries through the log (OpPruneIntakeJournal); the applier drops
+// only entries not written again since.
+const (
+	journalGrace = time.Hour
+	journalKeep  = 7 * 24 * time.Hour
+	pruneEvery   = 10 * time.Minute
+	// maxPruneScan bounds the entries one pruning looks at.
+	maxPruneScan = 100000
+)
+
+// folderKey is a watched file's journal key.
+func folderKey(profile, rel string, size, mtime int64) string {
+	return fmt.Sprintf("folder\x00%s\x00%s\x00%d\x00%d", profile, rel, size, mtime)
+}
+
+// parseFolderKey reads folderKey's parts (ok false: not a folder key).
+func parseFolderKey(key string) (profile, rel string, size, mtime int64, ok bool) {
+	parts := strings.Split(key, "\x00")
+	if len(parts) != 5 || parts[0] != "folder" {
+		return "", "", 0, 0, false
+	}
+	if _, err := fmt.Sscan(parts[3], &size); err != nil {
+		return "", "", 0, 0, false
+	}
+	if _, err := fmt.Sscan(parts[4], &mtime); err != nil {
+		return "", "", 0, 0, false
+	}
+	return parts[1], parts[2], size, mtime, true
+}
+
+// PruneJournal drops the journal entries of finished intakes (see
+// journalGrace) and returns how many.
+func (w *Watcher) PruneJournal(ctx context.Context) (int, error) {
+	now := w.in.cfg.Now()
+	var refs []storage.IntakeJournalRef
+	looked := 0
+	err := w.in.cfg.Store.EachIntakeJournal(func(site, hash string, rec storage.IntakeRecord) bool {
+		looked++
+		if w.finished(site, rec, now) {
+			refs = append(refs, storage.IntakeJournalRef{Site: site, KeyHash: hash, At: rec.At})
+		}
+		return looked < maxPruneScan && ctx.Err() == nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(refs) > 0 && ctx.Err() == nil {
+		batch := refs[:min(len(refs), storage.MaxIntakePrune)]
+		refs = refs[len(batch):]
+		cmd, err := storage.NewCommand(storage.OpPruneIntakeJournal, "", "", now.UTC(), storage.PruneIntakeJournal{Entries: batch})
+		if err != nil {
+			return n, err
+		}
+		res, err := w.in.cfg.Applier.Apply(ctx, cmd)
+		if err != nil {
+			return n, err
+		}
+		if k, ok := res.Value.(int); ok {
+			n += k
+		}
+	}
+	return n, nil
+}
+
+// finished reports whether a journal entry can go.
+func (w *Watcher) finished(site string, rec storage.IntakeRecord, now time.Time) bool {
+	age := now.Sub(rec.At)
+	profile, rel, size, mtime, ok := parseFolderKey(rec.Key)
+	if !ok || w.root == "" {
+		return age >= journalKeep
+	}
+	if age < journalGrace {
+		return false
+	}
+	info, err := os.Lstat(filepath.Join(WatchDir(w.root, site, profile), filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	return info.Size() != size || info.ModTime().UnixNano() != mtime
 }

@@ -223,13 +223,19 @@ type serveCluster struct {
 	c     *http.Client
 	tok   string // signed with n1's keys
 	tok3  string // signed with n3's keys (the cluster's too)
+	// extra, when set, adds flags to node i's command line.
+	extra func(i int) []string
 }
 
 // args is node i's command line (without --bootstrap or --join).
 func (sc *serveCluster) args(i int) []string {
-	return []string{"--data-dir", sc.dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
+	a := []string{"--data-dir", sc.dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
 		"--node-id", fmt.Sprintf("n%d", i+1), "--raft-listen", sc.raft[i],
 		"--min-free-bytes", strconv.FormatUint(storage.MinReserve(), 10), "--min-free-percent", "0"}
+	if sc.extra != nil {
+		a = append(a, sc.extra(i)...)
+	}
+	return a
 }
 
 // restart starts node i again with the command line it first had (n1
@@ -248,8 +254,14 @@ func (sc *serveCluster) url(i int) string { return "https://" + sc.procs[i].addr
 
 func startServeCluster(t *testing.T) *serveCluster {
 	t.Helper()
+	return startServeClusterWith(t, nil)
+}
+
+// startServeClusterWith is startServeCluster with extra flags per node.
+func startServeClusterWith(t *testing.T, extra func(i int) []string) *serveCluster {
+	t.Helper()
 	sc := &serveCluster{dirs: []string{t.TempDir(), t.TempDir(), t.TempDir()},
-		raft: []string{freeAddr(t), freeAddr(t), freeAddr(t)}}
+		raft: []string{freeAddr(t), freeAddr(t), freeAddr(t)}, extra: extra}
 	n1 := startServe(t, "n1", append(sc.args(0), "--bootstrap")...)
 	c := memberClient(t, sc.dirs[0])
 	tok, err := auth.SignToken(sc.dirs[0], "", "ops", []string{"Admins"}, time.Hour)

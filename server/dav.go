@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	"quire/auth"
+	"quire/intake"
 	"quire/storage"
 )
 
@@ -41,6 +42,15 @@ import (
 // makes a folder, MOVE moves or renames a document or a folder, DELETE
 // soft-deletes documents (a folder: the documents under it, then the
 // emptied folders). See API.md "WebDAV".
+//
+// A PUT is an intake (source WEBDAV): the site's intake profile named
+// "webdav" (davProfileName), or without one the defaults of a new
+// profile (OCR then FULLTEXT), gives the document its tags, attributes
+// and actions, and quire_intake_* counts it. The path is the client's
+// (not the profile's template), the creator the authenticated user, and
+// the profile's duplicate policy does not apply: a client that PUTs a
+// file expects it at the path it named (an existing document there gets
+// a new version, with the profile's actions queued again).
 
 // davMethods are the methods of the WebDAV route (fiber must know the
 // ones HTTP does not).
@@ -106,7 +116,8 @@ var davState struct {
 }
 
 // davLocks is the servers' lock system (LOCK/UNLOCK are advisory and
-// held in memory: a restart forgets them, as their timeouts allow).
+// held in memory: a restart forgets them, as their timeouts allow, and
+// each cluster node holds its own; API.md "WebDAV" says what that means).
 func davLocks() webdav.LockSystem {
 	davState.once.Do(func() { davState.locks = webdav.NewMemLS() })
 	return davState.locks
@@ -774,11 +785,12 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 		return nil, err
 	}
 	pr, pw := io.Pipe()
-	w := &davWriter{fsys: fsys, path: p, name: base, existing: existing, pw: pw, done: make(chan struct{})}
+	w := &davWriter{fsys: fsys, path: p, name: base, existing: existing, pw: pw, done: make(chan struct{}),
+		head: intake.NewHeadReader(pr), ctype: string(fsys.r.Request().Header.ContentType())}
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
-		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.deps.Applier, pr, limit.n, func(sha string) {
+		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.deps.Applier, w.head, limit.n, func(sha string) {
 			fsys.s.uploads.add(sha)
 			w.shas = append(w.shas, sha)
 		})
@@ -806,6 +818,8 @@ type davWriter struct {
 	shas     []string
 	err      error
 	closed   bool
+	head     *intake.HeadReader
+	ctype    string // the request's Content-Type
 }
 
 func (w *davWriter) Write(p []byte) (int, error) {
@@ -822,7 +836,8 @@ func (w *davWriter) Stat() (os.FileInfo, error) {
 	return &davInfo{name: w.name, size: w.n, mod: w.fsys.r.now}, nil
 }
 
-// Close ends the body and commits the document (or its new version).
+// Close ends the body and commits the document (or its new version)
+// through the site's WebDAV intake profile.
 func (w *davWriter) Close() error {
 	if w.closed {
 		return nil
@@ -832,9 +847,21 @@ func (w *davWriter) Close() error {
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
 	defer s.uploads.done(w.shas)
+	prof, stored, perr := s.davProfile(r.site)
+	name := davProfileName
+	if prof != nil {
+		name = prof.Name
+	}
+	dir, _ := splitDocPath(w.path)
+	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
+		Actor: r.user(), RequestID: requestID(r.Ctx)}
 	fail := func(err error) error {
 		s.sweep(w.shas)
 		w.fsys.failed = err
+		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
+		if stored && intake.Permanent(err) {
+			s.intakeFailed(r.site, name, src, err)
+		}
 		return err
 	}
 	if w.err != nil {
@@ -843,35 +870,47 @@ func (w *davWriter) Close() error {
 	if b := w.fsys.body; b != nil && b.err != nil {
 		return fail(b.err) // a cut PUT: nothing is committed
 	}
+	if perr != nil {
+		return fail(perr)
+	}
 	if err := s.gate.wait(context.Background()); err != nil {
 		return fail(err)
 	}
-	ct := mime.TypeByExtension(strings.ToLower(path.Ext(w.name)))
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	ct = strings.TrimSpace(strings.SplitN(ct, ";", 2)[0])
-	m := w.m
+	nd := s.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
+	nd.Document.UserID = r.user()
 	var err error
+	outcome := strings.ToLower(storage.IntakeCreated)
 	if w.existing != "" {
-		up := storage.UpdateDocument{DocumentID: w.existing, Content: &m, Chunks: w.tail, ContentType: &ct, Writer: s.actorOf(r)}
+		ct := nd.Document.ContentType
+		up := storage.UpdateDocument{DocumentID: w.existing, Content: nd.Content, Chunks: nd.Chunks, ContentType: &ct,
+			Tags: nd.Tags, Attributes: nd.Attributes, Actions: nd.Actions, Writer: s.actorOf(r)}
 		_, err = s.apply(r, storage.OpUpdateDocument, up)
+		outcome = strings.ToLower(storage.IntakeVersioned)
 	} else {
-		var nd storage.NewDocument
-		d := &nd.Document
-		d.DocumentID = uuid.NewString()
-		d.ResourceType = storage.ResourceDocument
-		d.Path = w.path
-		d.UserID = r.user()
-		d.ContentType = ct
-		d.ChecksumType, d.Checksum = "SHA256", m.SHA256
-		nd.Content, nd.Chunks = &m, w.tail
 		_, err = s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: s.actorOf(r)})
 	}
 	if err != nil {
 		return fail(err)
 	}
+	s.intake.Counted(intake.KindWebDAV, name, outcome, w.m.Size)
 	return nil
+}
+
+// davProfileName is the intake profile WebDAV uploads of a site go
+// through, when the site has one.
+const davProfileName = "webdav"
+
+// davProfile is the site's WebDAV intake profile (stored: true) or,
+// without one, a new profile's defaults: OCR then FULLTEXT.
+func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
+	p, err := s.db.IntakeProfile(site, davProfileName)
+	if err == nil {
+		return p, true, nil
+	}
+	if !isNotFound(err) {
+		return nil, false, err
+	}
+	return &storage.IntakeProfile{Name: davProfileName, Actions: defaultIntakeActions()}, false, nil
 }
 
 // RemoveAll implements webdav.FileSystem: a document is soft-deleted; a

@@ -364,3 +364,77 @@ func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
 		})
 	}
 }
+
+// TestDav_PutThroughIntakeProfile: a WebDAV PUT is an intake (source
+// WEBDAV). Without a "webdav" profile a new document gets a new profile's
+// default actions (OCR then FULLTEXT); with one, its tags and actions,
+// for a new document and a new version; quire_intake_* counts both.
+func TestDav_PutThroughIntakeProfile(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	docAt := func(path string) string {
+		t.Helper()
+		r := s.Do(http.MethodGet, "/documents?siteId=default&limit=100", nil, admin)
+		mustStatus(t, r, http.StatusOK)
+		for _, d := range quiretest.List(t, r.JSON(t), "documents") {
+			if m := quiretest.Obj(t, d); quiretest.Str(t, m, "path") == path {
+				return quiretest.Str(t, m, "documentId")
+			}
+		}
+		t.Fatalf("no document at %s: %s", path, r.Body)
+		return ""
+	}
+	actions := func(id string) string {
+		t.Helper()
+		r := s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, admin)
+		mustStatus(t, r, http.StatusOK)
+		var types []string
+		for _, a := range quiretest.List(t, r.JSON(t), "actions") {
+			types = append(types, quiretest.Str(t, quiretest.Obj(t, a), "type"))
+		}
+		return strings.Join(types, " ")
+	}
+	put := func(p string, body []byte) {
+		t.Helper()
+		if code, b, _ := davDo(t, s, "PUT", "/dav/default/"+p, key, body, nil); code != 201 && code != 204 {
+			t.Fatalf("PUT %s = %d %s", p, code, b)
+		}
+	}
+	put("plain.pdf", []byte("%PDF-1.4 no profile"))
+	if got := actions(docAt("plain.pdf")); got != "OCR FULLTEXT" {
+		t.Errorf("without a webdav profile the actions are %q, want OCR FULLTEXT", got)
+	}
+
+	addIntakeProfile(t, s, admin, map[string]any{"name": "webdav", "actions": []any{map[string]any{"type": "FULLTEXT"}},
+		"tags": []map[string]any{{"key": "intakeSource", "value": "{source}"}, {"key": "scanFolder", "value": "{folder}"}}})
+	if code, b, _ := davDo(t, s, "MKCOL", "/dav/default/Scans", key, nil, nil); code != 201 {
+		t.Fatalf("MKCOL = %d %s", code, b)
+	}
+	put("Scans/one.pdf", []byte("%PDF-1.4 through the profile"))
+	id := docAt("Scans/one.pdf")
+	if got := actions(id); got != "FULLTEXT" {
+		t.Errorf("the profile's actions: got %q, want FULLTEXT", got)
+	}
+	for tag, want := range map[string]string{"intakeSource": "webdav", "scanFolder": "Scans"} {
+		r := s.Do(http.MethodGet, "/documents/"+id+"/tags/"+tag, nil, admin)
+		mustStatus(t, r, http.StatusOK)
+		if v := quiretest.Str(t, r.JSON(t), "value"); v != want {
+			t.Errorf("tag %s = %q, want %q", tag, v, want)
+		}
+	}
+	put("Scans/one.pdf", []byte("%PDF-1.4 a second version"))
+	if got := docAt("Scans/one.pdf"); got != id {
+		t.Errorf("the second PUT made document %s, want a version of %s", got, id)
+	}
+	m := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
+	for _, want := range []string{
+		`quire_intake_files_total{outcome="created",profile="webdav",source="WEBDAV"} 2`,
+		`quire_intake_files_total{outcome="versioned",profile="webdav",source="WEBDAV"} 1`,
+		`quire_intake_bytes_total{outcome="versioned",profile="webdav",source="WEBDAV"} 25`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -86,12 +86,17 @@ type intakeProfileIn struct {
 // defaultIntakeTemplate is a profile's path template when none is given.
 const defaultIntakeTemplate = "Inbox/{yyyy}-{mm}/{source}/{filename}"
 
+// defaultIntakeActions are a new profile's actions: OCR then FULLTEXT.
+func defaultIntakeActions() []storage.IntakeAction {
+	return []storage.IntakeAction{{Type: "OCR"}, {Type: "FULLTEXT"}}
+}
+
 // intakeProfileFrom validates a profile from the API (name from the path
 // when replacing) and builds its stored form.
 func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
 	var errs []storage.ValidationItem
 	p := &storage.IntakeProfile{Name: name, PathTemplate: defaultIntakeTemplate, UserID: r.user(), Duplicates: storage.IntakeSkip,
-		Actions: []storage.IntakeAction{{Type: "OCR"}, {Type: "FULLTEXT"}}}
+		Actions: defaultIntakeActions()}
 	if name == "" {
 		p.Name = deref(in.Name)
 		if in.Name == nil {

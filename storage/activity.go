@@ -121,7 +121,7 @@ var activityOps = map[Op]bool{
 	OpMarkJobRun: false, OpRetentionDue: true, OpAddReview: false, OpUpdateReview: false,
 	OpAddReviewDecision: false, OpSetDocumentLock: true, OpRemindersDue: false, OpExpireAgreements: true, OpPutEnvelope: false, OpPutSecret: false, OpDeleteSecret: false, OpEnvelopeChange: true, OpSpendJoinToken: false, OpRotateKeys: false, OpRotateSecretsKey: false,
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
-	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false,
+	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false, OpPruneIntakeJournal: false,
 	OpFinishRequest:        false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 }

@@ -131,6 +131,7 @@ const (
 	OpDeleteIntakeProfile Op = "DeleteIntakeProfile" // remove an intake profile and its recent errors
 	OpIntakeDocument      Op = "IntakeDocument"      // one scanned file through a profile: duplicate policy, create or version, journal
 	OpAddIntakeError      Op = "AddIntakeError"      // record a failed intake (the newest MaxIntakeErrors per profile are kept)
+	OpPruneIntakeJournal  Op = "PruneIntakeJournal"  // drop journal entries the leader found finished (intake/watch.go prune)
 
 	OpSpendJoinToken   Op = "SpendJoinToken"   // a cluster join token is redeemed (clusterstate.go)
 	OpRotateKeys       Op = "RotateKeys"       // new token and URL signing keys for every node (clusterstate.go)
@@ -307,6 +308,7 @@ func init() {
 		OpDeleteIntakeProfile: applyDeleteIntakeProfile,
 		OpIntakeDocument:      applyIntakeDocument,
 		OpAddIntakeError:      applyAddIntakeError,
+		OpPruneIntakeJournal:  applyPruneIntakeJournal,
 
 		// clusterstate.go
 		OpSpendJoinToken: applySpendJoinToken,

@@ -691,3 +691,81 @@ func (d *DB) IntakeJournal(site, key string) (*IntakeRecord, error) {
 	}
 	return &r, nil
 }
+
+// MaxIntakePrune is the most journal entries one OpPruneIntakeJournal
+// drops.
+const MaxIntakePrune = 1000
+
+// IntakeJournalRef names one journal entry: its site, key hash and the
+// time its intake was applied (At: an entry written again since is not
+// the one that was found finished, and stays).
+type IntakeJournalRef struct {
+	Site    string    `json:"site"`
+	KeyHash string    `json:"keyHash"`
+	At      time.Time `json:"at"`
+}
+
+// PruneIntakeJournal is the payload of OpPruneIntakeJournal.
+type PruneIntakeJournal struct {
+	Entries []IntakeJournalRef `json:"entries"`
+}
+
+func applyPruneIntakeJournal(t *tx, c *Command) (any, error) {
+	p, err := decode[PruneIntakeJournal](c)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Entries) > MaxIntakePrune {
+		return nil, Invalid("entries", fmt.Sprintf("at most %d entries", MaxIntakePrune))
+	}
+	n := 0
+	for _, e := range p.Entries {
+		if !CheckSiteID(e.Site) || len(e.KeyHash) != 64 || strings.Trim(e.KeyHash, "0123456789abcdef") != "" {
+			return nil, Invalid("entries", "a journal entry is named by a site and a SHA-256 key hash")
+		}
+		k := intakeJournalKey(e.Site, e.KeyHash)
+		var rec IntakeRecord
+		if err := t.getJSON(k, &rec); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if !rec.At.Equal(e.At) {
+			continue
+		}
+		if err := t.del(k); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// errStopJournal ends EachIntakeJournal's walk early.
+var errStopJournal = errors.New("stop")
+
+// EachIntakeJournal calls fn with every journal entry (its site, key hash
+// and record) in key order until fn returns false.
+func (d *DB) EachIntakeJournal(fn func(site, keyHash string, rec IntakeRecord) bool) error {
+	err := d.view(func(t *tx) error {
+		return t.each([]byte(pfxIntakeJournal), func(k, v []byte) error {
+			rest := string(k[len(pfxIntakeJournal):])
+			i := strings.LastIndexByte(rest, '/')
+			if i < 0 {
+				return nil
+			}
+			var rec IntakeRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return err
+			}
+			if !fn(siteOfKey(rest[:i]), rest[i+1:], rec) {
+				return errStopJournal
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, errStopJournal) {
+		return nil
+	}
+	return err
+}
