@@ -45,17 +45,20 @@ func (e *env) addMany(t *testing.T, n int) {
 	}
 }
 
-// TestConsole_BigFolder: a folder of 10,000 documents opens with one page
-// of 50 rows, and paging forward and back stays one page of DOM; each
-// page shows within the step's deadline (measured: logged, not asserted
-// beyond the deadline; make bench measures it).
+// TestConsole_BigFolder: a folder of 2,000 documents (40 pages) opens with
+// one page of 50 rows, and paging forward and back stays one page of DOM;
+// each page shows within the step's deadline (logged, not asserted beyond
+// it). make bench's console rows time a folder of 10,000; here the count
+// only has to be many pages (10,000 took a minute of make test to create).
+const bigFolder = 2000
+
 func TestConsole_BigFolder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.user(t, "bo", "default", "temporary-1", true)
 	start := time.Now()
-	e.addMany(t, 10000)
-	t.Logf("10,000 documents created in %s", time.Since(start).Round(time.Millisecond))
+	e.addMany(t, bigFolder)
+	t.Logf("%d documents created in %s", bigFolder, time.Since(start).Round(time.Millisecond))
 	b := newBrowser(t, "en-US")
 	var opened, paged time.Duration
 	timed := func(d *time.Duration, a chromedp.Action) chromedp.Action {
@@ -69,12 +72,12 @@ func TestConsole_BigFolder(t *testing.T) {
 	rows := `document.querySelectorAll("#entries tbody tr.doc").length`
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("bo", password)...)
 	steps = append(steps,
-		step{"open the folder of 10,000", timed(&opened, chromedp.Tasks{click(`#entries a[href="#/browse/big"]`), textOf("#entries", "d00000.txt")})},
+		step{"open the big folder", timed(&opened, chromedp.Tasks{click(`#entries a[href="#/browse/big"]`), textOf("#entries", "d00000.txt")})},
 		step{"one page of 50 rows", wait(rows + ` === 50 && document.querySelector(".pager .page").textContent === "Page 1"`)},
 		step{"next page", timed(&paged, chromedp.Tasks{click(".pager button.next"), textOf("#entries", "d00050.txt"), wait(rows + ` === 50`)})},
 		step{"page 2, and back to page 1", chromedp.Tasks{textOf(".pager .page", "Page 2"), click(".pager button.prev"), textOf("#entries", "d00000.txt"),
 			textOf(".pager .page", "Page 1"), wait(rows + ` === 50`)}},
 	)
 	b.run(steps...)
-	t.Logf("folder of 10,000: opened in %s, next page in %s", opened.Round(time.Millisecond), paged.Round(time.Millisecond))
+	t.Logf("folder of %d: opened in %s, next page in %s", bigFolder, opened.Round(time.Millisecond), paged.Round(time.Millisecond))
 }
