@@ -380,13 +380,8 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	c.Set(fiber.HeaderContentType, info.ctype)
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	marks, err := s.docMarks(fsys.r.site, info.id)
-	if err != nil {
-		cr.Close()
+	if sent, err := s.sendIfMarked(c, fsys.r.site, info.id, cr, doc.ContentType); sent {
 		return err
-	}
-	if len(marks) > 0 {
-		return s.sendStamped(c, cr, doc.ContentType, marks)
 	}
 	c.Set(fiber.HeaderETag, info.etag)
 	c.Set(fiber.HeaderAcceptRanges, "none")

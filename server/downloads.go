@@ -67,13 +67,8 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Content-Security-Policy", "sandbox")
 	if !bypass {
-		marks, err := s.docMarks(site, doc)
-		if err != nil {
-			rd.Close()
+		if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
 			return err
-		}
-		if len(marks) > 0 {
-			return s.sendStamped(c, rd, ctype, marks)
 		}
 	}
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
@@ -222,6 +217,20 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 		}
 	}
 	return r.JSON(resp)
+}
+
+// sendIfMarked sends rd stamped when document doc carries watermarks
+// (sent; rd is closed on failure); otherwise the caller sends rd as it is.
+func (s *Server) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
+	marks, err := s.docMarks(site, doc)
+	if err != nil {
+		rd.Close()
+		return true, err
+	}
+	if len(marks) == 0 {
+		return false, nil
+	}
+	return true, s.sendStamped(c, rd, ctype, marks)
 }
 
 // sendStamped answers a download of watermarked content: the whole

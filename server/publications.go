@@ -67,13 +67,8 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	c.Set("Content-Security-Policy", "sandbox")
 	// A watermarked document's publication is stamped as its content is
 	// (API.md "Watermarks"); a type that cannot be is refused.
-	marks, err := s.docMarks(site, doc)
-	if err != nil {
-		rd.Close()
+	if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
 		return err
-	}
-	if len(marks) > 0 {
-		return s.sendStamped(c, rd, ctype, marks)
 	}
 	c.Set(fiber.HeaderETag, `"`+v+`"`)
 	return c.SendStream(rd, int(rd.Size()))
