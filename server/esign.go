@@ -108,6 +108,9 @@ func routingOrder(v any) (int, bool) {
 
 // handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
 func (s *Server) handleAddEnvelope(r *reqCtx) error {
+	if err := s.requireGovernIfMarked(r, r.pathDocID()); err != nil {
+		return err
+	}
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}

@@ -23,6 +23,19 @@ const (
 	maxAppendBytes     = 100 << 20 // one PDF to append
 )
 
+// docIDsOf lists the documents a generation reads besides its template
+// (an artifact's document stands for the artifact).
+func docIDsOf(in generateIn) []string {
+	var ids []string
+	for _, ds := range in.Datasources {
+		ids = append(ids, ds.DocumentID)
+	}
+	for _, ins := range in.InsertDocuments {
+		ids = append(ids, ins.DocumentID)
+	}
+	return ids
+}
+
 type generateIn struct {
 	Datasources []struct {
 		Name       string `json:"name"`
@@ -141,6 +154,12 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	}
 	for _, ins := range in.InsertDocuments {
 		if err := s.requireDocOf(r, ins.DocumentID, storage.FolderRead); err != nil {
+			return err
+		}
+	}
+	// The output is a new document nobody stamps.
+	for _, id := range append(docIDsOf(in), tmpl.DocumentID) {
+		if err := s.requireGovernIfMarked(r, id); err != nil {
 			return err
 		}
 	}

@@ -61,6 +61,21 @@ func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
 	return parseMarks(raw)
 }
 
+// requireGovernIfMarked refuses a caller without GOVERN a use of document
+// doc's stored content that hands out a copy nobody stamps (a signature
+// envelope, a generated document): a watermarked document's stored bytes
+// are its governors' (API.md "Watermarks").
+func (s *Server) requireGovernIfMarked(r *reqCtx, doc string) error {
+	if r.p.Can(r.site, govern) {
+		return nil
+	}
+	marks, err := s.docMarks(r.site, doc)
+	if err != nil || len(marks) == 0 {
+		return err
+	}
+	return errStatus(http.StatusUnauthorized, fmt.Sprintf("document %s carries a watermark: only GOVERN may use its content unstamped (signature envelopes, document generation)", doc))
+}
+
 // checkStampable refuses, before a URL is handed out, content that is to
 // be stamped and cannot be: it is never served unstamped instead.
 func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {

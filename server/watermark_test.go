@@ -131,6 +131,24 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 				t.Errorf("%d pixels changed away from the mark", n)
 			}
 
+			// A signature envelope or a generated document would hand out
+			// the stored bytes: a writer is refused, a governor is not.
+			for _, tc := range []struct {
+				path string
+				body any
+			}{
+				{"/esignature/local/" + p + "/envelopes", map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}},
+				{"/documents/" + p + "/generate", map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": g, "position": "APPEND"}}}},
+			} {
+				r = s.Do(http.MethodPost, tc.path+site.query, tc.body, writer)
+				if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "carries a watermark") {
+					t.Errorf("POST %s by a writer: %d %s, want 401", tc.path, r.Status, r.Body)
+				}
+				if r = s.Do(http.MethodPost, tc.path+site.query, tc.body, gov); strings.Contains(string(r.Body), "carries a watermark") {
+					t.Errorf("POST %s by a governor: %d %s", tc.path, r.Status, r.Body)
+				}
+			}
+
 			// bypassWatermark: GOVERN gets the stored bytes; READ and
 			// WRITE are refused.
 			for _, route := range []string{"/url", "/content"} {
