@@ -200,9 +200,17 @@ func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta 
 		md["artifactId"] = id
 	} else {
 		d.Path = p
-		nd := storage.NewDocument{Document: d, Content: &m, Chunks: tail, Attributes: []storage.AttributeInput{
-			{DocumentID: j.Doc.DocumentID, Relationship: "PRIMARY", InverseRelationship: "RENDITION"},
-		}}
+		attrs := []storage.AttributeInput{{DocumentID: j.Doc.DocumentID, Relationship: "PRIMARY", InverseRelationship: "RENDITION"}}
+		// A document made from a watermarked one carries its watermarks:
+		// it is served stamped as the source is (API.md "Watermarks").
+		keys, kerr := j.p.db.DocumentWatermarkKeys(j.Site, j.Doc.DocumentID)
+		if kerr != nil {
+			return nil, retryable(kerr)
+		}
+		for _, k := range keys {
+			attrs = append(attrs, storage.AttributeInput{Key: k})
+		}
+		nd := storage.NewDocument{Document: d, Content: &m, Chunks: tail, Attributes: attrs}
 		c, err = j.command(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}})
 		md["documentId"], md["path"] = id, p
 	}

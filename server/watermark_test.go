@@ -149,6 +149,24 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 				}
 			}
 
+			// A RESIZE rendition made a document of its own (path): it
+			// carries the source's watermark, so it is served stamped too.
+			mustStatus(t, s.Do(http.MethodPost, "/documents/"+g+"/actions"+site.query, map[string]any{"actions": []map[string]any{
+				{"type": "RESIZE", "parameters": map[string]any{"width": "200", "height": "100", "path": "copies/"}}}}, writer), http.StatusOK)
+			if st := waitActions(t, s, writer, site.query, g); len(st) == 0 || st[len(st)-1] != "COMPLETE" {
+				t.Fatalf("RESIZE: %v", st)
+			}
+			acts := actions(t, s, writer, site.query, g)
+			copyID, _ := obj(t, acts[len(acts)-1]["metadata"])["documentId"].(string)
+			if copyID == "" {
+				t.Fatalf("RESIZE with a path made no document: %v", acts[len(acts)-1])
+			}
+			r = s.Do(http.MethodGet, "/documents/"+copyID+"/url"+site.query, nil, writer)
+			mustStatus(t, r, http.StatusOK)
+			if st, b, _ := getBytes(t, str(t, r.JSON(t), "url")); st != http.StatusOK || changedPixels(t, b, image.Rect(0, 0, 140, 40), 200, 100) < 50 {
+				t.Errorf("the RESIZE copy of a watermarked image is served unstamped (%d)", st)
+			}
+
 			// bypassWatermark: GOVERN gets the stored bytes; READ and
 			// WRITE are refused.
 			for _, route := range []string{"/url", "/content"} {

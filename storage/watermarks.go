@@ -42,6 +42,41 @@ func (d *DB) DocumentWatermarks(site, doc string) ([]json.RawMessage, error) {
 	return out, err
 }
 
+// DocumentWatermarkKeys returns the keys of the watermark attributes
+// document doc (and, for an artifact, its document) carries: what a copy
+// made from its content must carry too (a RESIZE rendition made a
+// document of its own).
+func (d *DB) DocumentWatermarkKeys(site, doc string) ([]string, error) {
+	var keys []string
+	err := d.view(func(t *tx) error {
+		dd, err := getDoc(t, site, doc)
+		if err != nil {
+			return err
+		}
+		ids := []string{doc}
+		if dd.ArtifactOf != "" {
+			ids = []string{dd.ArtifactOf, doc}
+		}
+		for _, id := range ids {
+			err := t.each(docAttrPrefix(site, id), func(_, v []byte) error {
+				var a DocAttribute
+				if err := json.Unmarshal(v, &a); err != nil {
+					return err
+				}
+				if a.ValueType == DataWatermark {
+					keys = append(keys, a.Key)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return keys, err
+}
+
 func docWatermarks(t *tx, site, doc string) ([]json.RawMessage, error) {
 	dd, err := getDoc(t, site, doc)
 	if err != nil {
