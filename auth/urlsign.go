@@ -48,11 +48,19 @@ func HashAPIKey(key string) string {
 }
 
 // NewAPIKey returns a new random API key: 32 bytes, base64url, no dots
-// (so it is never mistaken for a JWT).
+// (so it is never mistaken for a JWT). A key never starts with '-' or '_':
+// one starting with '-' is read as an option by the command-line tools
+// people paste keys into (swaks, smbclient, curl -u), one time in 32.
 func NewAPIKey() (string, error) {
 	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+	for {
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		// base64's first character is the top six bits of b[0]; 62 and
+		// 63 are '-' and '_'.
+		if b[0]>>2 < 62 {
+			return base64.RawURLEncoding.EncodeToString(b), nil
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }
