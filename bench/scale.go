@@ -116,9 +116,8 @@ func (s *session) scaleBench(ctx context.Context) error {
 func (s *session) scaleCorpus(ctx context.Context, c *corpus, dataDir string, n int) error {
 	loaded, indexed := filepath.Join(dataDir, "scale-loaded"), filepath.Join(dataDir, "scale-indexed")
 	if !fileExists(loaded) {
-		if err := os.RemoveAll(dataDir); err != nil {
-			return err
-		}
+		// An interrupted load is resumed (loadCorpus finds where it
+		// stopped), not started over.
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
 			return err
 		}

@@ -109,12 +109,30 @@ func loadCorpus(ctx context.Context, dataDir string, c *corpus, n int) error {
 		return err
 	}
 	for _, a := range []storage.AttributeDef{{Key: "customer", DataType: storage.DataString}, {Key: "status", DataType: storage.DataString}, {Key: "amount", DataType: storage.DataNumber}} {
+		if d, err := db.AttributeDefinition("default", a.Key); err == nil && d != nil {
+			continue // a resumed load
+		}
 		if err := apply(storage.OpAddAttribute, storage.AddAttribute{Def: a}); err != nil {
 			return err
 		}
 	}
 	per := storage.MaxChildDocuments + 1
-	for i := 0; i < n; i += per {
+	// Resume where an interrupted load stopped: the batches are
+	// deterministic, so the first batch whose first document is missing
+	// is where to go on (a 1M load takes an hour on a busy machine).
+	start := 0
+	for start < n {
+		if d, err := db.GetDocument("default", c.doc(start).id); err != nil || d == nil {
+			break
+		}
+		start += per
+	}
+	if start > 0 {
+		// The last batch found may be the one cut off: Apply is one
+		// transaction, so it is either all there or not at all.
+		fmt.Fprintf(os.Stderr, "bench: corpus load resumes at document %d\n", start)
+	}
+	for i := start; i < n; i += per {
 		var docs []storage.NewDocument
 		for j := i; j < min(i+per, n); j++ {
 			d := c.doc(j)
