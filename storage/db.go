@@ -433,7 +433,12 @@ type tx struct {
 	before   map[DocRef][]byte
 	// events counts the document events written (events.go).
 	events int
+	// scans caches scanCached's reads by prefix.
+	scans map[string][]kv
 }
+
+// kv is one key and value read by scanCached.
+type kv struct{ key, val []byte }
 
 // queue notes that r has an action to run from at (for the pipeline).
 func (t *tx) queue(r DocRef, at time.Time) {
@@ -521,10 +526,56 @@ func (t *tx) set(key, val []byte) error {
 		return errKeyTooLong
 	}
 	t.touchKey(key, true)
+	t.dropCaches(key)
 	return t.txn.Set(key, val)
 }
 
-func (t *tx) del(key []byte) error { t.touchKey(key, true); return t.txn.Delete(key) }
+func (t *tx) del(key []byte) error {
+	t.touchKey(key, true)
+	t.dropCaches(key)
+	return t.txn.Delete(key)
+}
+
+// dropCaches forgets the cached scans a write to key changes.
+func (t *tx) dropCaches(key []byte) {
+	for p := range t.scans {
+		if bytes.HasPrefix(key, []byte(p)) {
+			delete(t.scans, p)
+		}
+	}
+}
+
+// scanCached is each for the small configuration prefixes a command
+// reads once per document it touches (sequences, rulesets, event
+// subscriptions): the first call reads them, later calls in the same
+// transaction reuse that read until the transaction writes under the
+// prefix. Every iterator a Badger transaction opens first copies and
+// sorts all the transaction's pending writes, so a command creating a
+// hundred documents spent most of its time sorting (BenchmarkAddDocuments).
+// The keys read the first time are in the transaction's read set, so
+// conflict detection is unchanged.
+func (t *tx) scanCached(prefix []byte, fn func(key, val []byte) error) error {
+	rows, ok := t.scans[string(prefix)]
+	if !ok {
+		rows = []kv{}
+		if err := t.each(prefix, func(k, v []byte) error {
+			rows = append(rows, kv{bytes.Clone(k), bytes.Clone(v)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if t.scans == nil {
+			t.scans = map[string][]kv{}
+		}
+		t.scans[string(prefix)] = rows
+	}
+	for _, r := range rows {
+		if err := fn(r.key, r.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // keys returns the keys under prefix (values are not read).
 func (t *tx) keys(prefix []byte) [][]byte {

@@ -261,7 +261,7 @@ func applyEventsDelivered(t *tx, c *Command) (any, error) {
 // eventTargets are the targets an event of typ in site goes to now.
 func eventTargets(t *tx, site, typ string) ([]string, error) {
 	var out []string
-	err := t.each(eventSubPrefix(site), func(_, v []byte) error {
+	err := t.scanCached(eventSubPrefix(site), func(_, v []byte) error {
 		var s EventSubscription
 		if err := json.Unmarshal(v, &s); err != nil {
 			return err

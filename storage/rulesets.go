@@ -289,11 +289,11 @@ func applyDeleteRule(t *tx, c *Command) (any, error) {
 // it already. It reports whether it started one (the caller writes d).
 // Artifacts and documents in the trash are left alone.
 func applyRules(t *tx, c *Command, d *Document) (bool, error) {
-	if d.ArtifactOf != "" || d.DeletedDate != nil || t.firstKey(rulesetPrefix(c.Site)) == nil {
+	if d.ArtifactOf != "" || d.DeletedDate != nil {
 		return false, nil
 	}
 	var sets []Ruleset
-	if err := t.each(rulesetPrefix(c.Site), func(_, v []byte) error {
+	if err := t.scanCached(rulesetPrefix(c.Site), func(_, v []byte) error {
 		var r Ruleset
 		if err := json.Unmarshal(v, &r); err != nil {
 			return err
@@ -310,7 +310,7 @@ func applyRules(t *tx, c *Command, d *Document) (bool, error) {
 	started := false
 	for _, rs := range sets {
 		var rules []Rule
-		if err := t.each(rulePrefix(c.Site, rs.RulesetID), func(_, v []byte) error {
+		if err := t.scanCached(rulePrefix(c.Site, rs.RulesetID), func(_, v []byte) error {
 			var r Rule
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err

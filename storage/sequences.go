@@ -223,7 +223,7 @@ func assignSequences(s *docAttrSet) error {
 		return nil
 	}
 	var seqs []Sequence
-	if err := s.t.each(sequencePrefix(s.c.Site), func(_, v []byte) error {
+	if err := s.t.scanCached(sequencePrefix(s.c.Site), func(_, v []byte) error {
 		var q Sequence
 		if err := json.Unmarshal(v, &q); err != nil {
 			return err
