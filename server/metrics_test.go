@@ -46,6 +46,8 @@ func TestMetrics(t *testing.T) {
 		{"index size", `quire_index_bytes [1-9][0-9.e+]*`},
 		{"index lag", `quire_index_lag_seconds [0-9.e+-]+`},
 		{"cached best hits", `quire_index_best_hits_total\{result="used"\} [0-9.e+]+`},
+		{"index segments", `quire_index_segments\{index="text"\} [0-9.e+]+`},
+		{"idle merges", `quire_index_idle_merges_total\{result="merged"\} [0-9.e+]+`},
 		{"pipeline", `quire_pipeline_running 1`},
 		{"queue age", `quire_pipeline_oldest_due_seconds [0-9.e+-]+`},
 		{"go runtime", `go_goroutines [0-9]+`},
