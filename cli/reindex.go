@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,6 +24,11 @@ func cmdReindex(args []string, stderr io.Writer) error {
 		return err
 	}
 	dataDir := &l.DataDir
+	// QUIRE_PPROF serves the profiles during the reindex, as for serve
+	// (index/DESIGN.md, "Reindex memory").
+	if addr := os.Getenv("QUIRE_PPROF"); addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }()
+	}
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(*dataDir, "db"), Logger: newLogger(stderr, "warn", "text")})
 	if err != nil {
 		return fmt.Errorf("%w (is the server still running?)", err)

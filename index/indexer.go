@@ -112,6 +112,7 @@ type Indexer struct {
 	mergeCancel context.CancelFunc
 	merged      atomic.Uint64
 	yielded     atomic.Uint64
+	merging     atomic.Bool // an idle merge is under way
 }
 
 type lagMark struct {

@@ -100,6 +100,9 @@ func (ix *Indexer) MergeStats() (merged, yielded uint64) {
 	return ix.merged.Load(), ix.yielded.Load()
 }
 
+// Merging reports whether an idle merge is under way.
+func (ix *Indexer) Merging() bool { return ix.merging.Load() }
+
 // SetMergeIdle sets how long the index must be quiet before it is merged
 // down (0: never). Call it before Start.
 func (ix *Indexer) SetMergeIdle(d time.Duration) { ix.mergeIdle = d }
@@ -156,6 +159,8 @@ func (ix *Indexer) idleMerge() error {
 		if file+mem <= mergeAbove {
 			continue
 		}
+		ix.merging.Store(true)
+		defer ix.merging.Store(false)
 		began := time.Now()
 		from := file + mem
 		ix.log.Info("index idle: merging segments", "index", one.name, "segments", from)

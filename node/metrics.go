@@ -32,7 +32,7 @@ type collector struct {
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
-	indexSegments, indexMerges                                   *prometheus.Desc
+	indexSegments, indexMerges, indexMerging                     *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 	eventsDelivered, eventsFailed, eventsDropped, eventsPending  *prometheus.Desc
@@ -66,6 +66,7 @@ func newCollector(n *Node) *collector {
 		indexBest:     d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), and caches of them computed (built).", "result"),
 		indexSegments: d("quire_index_segments", "Segments of a search index (text: fulltext; names: filename and folder prefixes), on disk and in memory; an idle index is merged down to 2.", "index"),
 		indexMerges:   d("quire_index_idle_merges_total", "Steps of the idle merge: merged (several segments made one) and yielded (a step stopped by a change).", "result"),
+		indexMerging:  d("quire_index_idle_merge_running", "1 while the idle merge is merging a search index's segments, else 0."),
 		pipeRunning:   d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:      d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:    d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
@@ -130,6 +131,11 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(c.indexSegments, float64(text), "text")
 	gauge(c.indexSegments, float64(names), "names")
 	merged, yielded := c.n.Indexer.MergeStats()
+	merging := 0.0
+	if c.n.Indexer.Merging() {
+		merging = 1
+	}
+	gauge(c.indexMerging, merging)
 	ch <- prometheus.MustNewConstMetric(c.indexMerges, prometheus.CounterValue, float64(merged), "merged")
 	ch <- prometheus.MustNewConstMetric(c.indexMerges, prometheus.CounterValue, float64(yielded), "yielded")
 	c.collectRaft(ch)

@@ -48,6 +48,7 @@ func TestMetrics(t *testing.T) {
 		{"cached best hits", `quire_index_best_hits_total\{result="used"\} [0-9.e+]+`},
 		{"index segments", `quire_index_segments\{index="text"\} [0-9.e+]+`},
 		{"idle merges", `quire_index_idle_merges_total\{result="merged"\} [0-9.e+]+`},
+		{"idle merge running", `quire_index_idle_merge_running [01]`},
 		{"pipeline", `quire_pipeline_running 1`},
 		{"queue age", `quire_pipeline_oldest_due_seconds [0-9.e+-]+`},
 		{"go runtime", `go_goroutines [0-9]+`},
