@@ -183,7 +183,18 @@ func (ix *Indexer) idleMerge() error {
 			default:
 			}
 			stepBegan := time.Now()
-			err := mergeStepOnce(ctx, one.b, file)
+			// ForceMerge waits for scorch's merger to take the request,
+			// which may be busy with a merge of its own: Close does not
+			// wait for that. The abandoned request then runs canceled.
+			res := make(chan error, 1)
+			go func() { res <- mergeStepOnce(ctx, one.b, file) }()
+			var err error
+			select {
+			case err = <-res:
+			case <-ix.stop:
+				cancel()
+				return nil
+			}
 			canceled := ctx.Err() != nil
 			ix.mergeMu.Lock()
 			ix.mergeCancel = nil
