@@ -93,7 +93,7 @@ func TestIdleMerge(t *testing.T) {
 	mergeStep = 2 // several steps, so a write can come between them
 	defer func() { mergeStep = old }()
 	db, x, ix := mergeFixture(t, time.Second)
-	const batches, per = 10, 3
+	const batches, per = 6, 2
 	for b := 0; b < batches; b++ {
 		addBatch(t, db, ix, b*per, per)
 	}
