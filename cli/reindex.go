@@ -54,7 +54,7 @@ func cmdReindex(args []string, stderr io.Writer) error {
 	// A soft heap limit the Bleve batches are not given headroom over:
 	// without one the heap grew to twice its live size, 231 MB of
 	// anonymous memory at 100,000 documents against the 150 MB goal.
-	index.FixedMemoryLimit(reindexMemoryLimit)
+	defer index.FixedMemoryLimit(reindexMemoryLimit)()
 	ix := index.NewIndexer(db, x, newLogger(stderr, "warn", "text"))
 	p := newProgress(stderr, "reindex", int64(total), false)
 	start := time.Now()

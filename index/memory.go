@@ -37,12 +37,20 @@ const headroomLinger = time.Second
 // that does nothing but index (quire reindex): the limit is not raised
 // while batches are built, as it is for a server, whose batches come
 // between other work, and Bleve batches hold at most maxBatchText of
-// text (as under any limit). index/DESIGN.md, "Reindex memory".
-func FixedMemoryLimit(limit int64) {
+// text (as under any limit). index/DESIGN.md, "Reindex memory". The
+// returned func restores the previous limit and behaviour (a command run
+// in a test's process).
+func FixedMemoryLimit(limit int64) (restore func()) {
 	headroom.Lock()
 	defer headroom.Unlock()
 	headroom.fixed = true
-	debug.SetMemoryLimit(limit)
+	old := debug.SetMemoryLimit(limit)
+	return func() {
+		headroom.Lock()
+		defer headroom.Unlock()
+		headroom.fixed = false
+		debug.SetMemoryLimit(old)
+	}
 }
 
 var headroom struct {
