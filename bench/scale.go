@@ -57,6 +57,10 @@ type scaleRow struct {
 	queryPk  cgroupStat // over the queries
 	ingestPk cgroupStat
 	reindxPk cgroupStat
+	// segments is the index's state when the queries began, after
+	// mergeWait waiting for the idle merge.
+	segments  segmentState
+	mergeWait time.Duration
 }
 
 // scaleBench runs the scale rows.
@@ -233,6 +237,13 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 // scaleQueries runs every query type against srv.
 func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
 	get, queries := searchQueries(srv, c)
+	// The segments the idle merge leaves, not those of the last load.
+	var err error
+	r.segments, r.mergeWait, err = waitIdleMerge(ctx, srv, func(f string, a ...any) { s.logf("scale %s: "+f, append([]any{limitName(r.limit)}, a...)...) })
+	if err != nil {
+		return err
+	}
+	s.logf("scale %s: index segments %s after %s waiting for the idle merge", limitName(r.limit), r.segments, r.mergeWait.Round(time.Second))
 	// The HTTP floor, which also brings the server up to speed.
 	if res := runLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.err() != nil {
 		return fmt.Errorf("healthz load: %w", res.err())
@@ -393,6 +404,11 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 				}
 			}
 			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: ingest %d docs (create p99 %s)", lim, cfg.scaleIngest, millis(x.ingestP)), quire: fmt.Sprintf("%.0f docs/s", x.ingest), baseline: base, ratio: ratio, target: tgt, status: st})
+		}
+		if x.segments.known {
+			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: index segments during the queries (text, names)", lim),
+				quire: fmt.Sprintf("%d, %d", x.segments.text, x.segments.names), baseline: "-", ratio: "-", target: "-", status: "info"})
+			r.note("scale %s: queries began after %s waiting for the idle merge (%.0f merge steps so far)", lim, x.mergeWait.Round(time.Second), x.segments.merged)
 		}
 		r.rows = append(r.rows,
 			row{name: fmt.Sprintf("scale %s: OOM kills", lim), quire: fmt.Sprint(x.ooms), baseline: "-", ratio: "-", target: "0", status: status(x.ooms == 0)},

@@ -81,7 +81,7 @@ func serve(l *config.Loaded, stderr io.Writer, stop <-chan os.Signal) error {
 
 // noneIfZero maps a setting's 0 ("none": unlimited, no reserve) to the
 // node's -1, whose 0 means "the default".
-func noneIfZero[T int | int64](n T) T {
+func noneIfZero[T int | int64 | time.Duration](n T) T {
 	if n == 0 {
 		return -1
 	}
@@ -123,6 +123,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MaxConnsPerClient: noneIfZero(c.Limits.MaxConnsPerClient),
 		RateLimit:         c.RateLimit,
 		MinFreeBytes:      noneIfZero(c.Storage.MinFreeBytes),
+		IndexMergeIdle:    noneIfZero(c.Index.MergeIdle),
 		MinFreePercent:    float64(noneIfZero(c.Storage.MinFreePercent)),
 		Outbound:          outboundPolicy(c),
 		MetricsListen:     c.Metrics.Listen,

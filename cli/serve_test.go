@@ -16,6 +16,7 @@ import (
 
 	"quire/auth"
 	"quire/config"
+	"quire/index"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -170,6 +171,24 @@ func TestNodeConfig_Cluster(t *testing.T) {
 	got := nodeConfig(c, nil).Cluster
 	if got.NodeID != "n2" || got.RaftListen != "10.0.0.2:7001" || got.Join != "https://10.0.0.1:8080" || got.JoinToken != "tok" || got.Bootstrap {
 		t.Fatalf("node cluster config %+v", got)
+	}
+}
+
+// TestNodeConfig_IndexMergeIdle: index.merge_idle reaches the node, 0
+// (never) as a negative value (the node's zero is the default), and
+// config's default is the index's.
+func TestNodeConfig_IndexMergeIdle(t *testing.T) {
+	for _, tt := range []struct {
+		conf, node time.Duration
+	}{{0, -1}, {time.Minute, time.Minute}} {
+		c := config.Default()
+		c.Index.MergeIdle = tt.conf
+		if got := nodeConfig(c, nil).IndexMergeIdle; got != tt.node {
+			t.Errorf("merge_idle %v: node gets %v, want %v", tt.conf, got, tt.node)
+		}
+	}
+	if d := config.Default().Index.MergeIdle; d != index.DefaultMergeIdle {
+		t.Errorf("default: config %v, index %v", d, index.DefaultMergeIdle)
 	}
 }
 

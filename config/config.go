@@ -23,6 +23,7 @@ type Config struct {
 	Auth       Auth              `toml:"auth"`
 	Limits     Limits            `toml:"limits"`
 	Storage    Storage           `toml:"storage"`
+	Index      Index             `toml:"index"`
 	Log        Log               `toml:"log"`
 	Pipeline   Pipeline          `toml:"pipeline"`
 	Engines    Engines           `toml:"engines"`
@@ -109,6 +110,14 @@ type Limits struct {
 type Storage struct {
 	MinFreeBytes   int64 `toml:"min_free_bytes"`
 	MinFreePercent int   `toml:"min_free_percent"`
+}
+
+// Index configures the search index's housekeeping.
+type Index struct {
+	// MergeIdle is how long the index must be quiet (no change indexed)
+	// before its segments are merged down; 0: never (index/DESIGN.md,
+	// "Idle merge").
+	MergeIdle time.Duration `toml:"merge_idle"`
 }
 
 // Log configures the process log.
@@ -227,6 +236,7 @@ func Default() *Config {
 		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
+		Index:   Index{MergeIdle: 30 * time.Second}, // index.DefaultMergeIdle
 		Log:     Log{Level: "info", Format: "text"},
 		Pipeline: Pipeline{
 			Workers:       4,

@@ -123,6 +123,7 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"tsa ca without url", "", nil, []string{"--tsa-ca-file", "/etc/ca.pem"}, []string{"--tsa-ca-file: certify.tsa_ca_file: is set without certify.tsa_url"}},
 		{"access token ttl too short", "[auth]\naccess_token_ttl = \"1m\"\n", nil, nil, []string{"quire.toml:2: auth.access_token_ttl: must be from 5m0s to 24h0m0s"}},
 		{"refresh token ttl too long", "", map[string]string{"QUIRE_REFRESH_TOKEN_TTL": "876001h"}, nil, []string{"QUIRE_REFRESH_TOKEN_TTL: auth.refresh_token_ttl: must be from 1h0m0s"}},
+		{"index merge idle too short", "[index]\nmerge_idle = \"100ms\"\n", nil, nil, []string{"quire.toml:2: index.merge_idle: must be 0 (never) or from 1s to 24h"}},
 		{"refresh not longer than access", "", nil, []string{"--access-token-ttl", "2h", "--refresh-token-ttl", "1h"}, []string{"--refresh-token-ttl: auth.refresh_token_ttl: must be longer than auth.access_token_ttl"}},
 		{"rate limit spec", "[ratelimit]\nsignin = \"fast\"\n", nil, nil, []string{"quire.toml:2: ratelimit.signin: want \"RATE burst N, global RATE burst N\""}},
 		{"rate limit class", "[ratelimit]\nlogin = \"1/s burst 1, global 1/s burst 1\"\n", nil, nil, []string{"quire.toml:2: ratelimit.login: unknown setting"}},

@@ -392,6 +392,9 @@ func (l *Loaded) validate() Problems {
 	if c.Storage.MinFreePercent < 0 || c.Storage.MinFreePercent > 50 {
 		bad("storage.min_free_percent", "must be between 0 and 50, got %d", c.Storage.MinFreePercent)
 	}
+	if d := c.Index.MergeIdle; d != 0 && (d < time.Second || d > 24*time.Hour) {
+		bad("index.merge_idle", "must be 0 (never) or from 1s to 24h, got %s", d)
+	}
 	if c.Pipeline.OCRMaxPages < 1 {
 		bad("pipeline.ocr_max_pages", "must be at least 1, got %d", c.Pipeline.OCRMaxPages)
 	}

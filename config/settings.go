@@ -84,6 +84,9 @@ var settings = append([]setting{
 	{key: "storage.min_free_percent", name: "min-free-percent", help: "Free space kept on the data disk, in percent of its size (0: none).",
 		ptr: func(c *Config) any { return &c.Storage.MinFreePercent }},
 
+	{key: "index.merge_idle", name: "index-merge-idle", help: "Once no change has been indexed for this long, a search index with more than 4 segments is merged down to 2 in the background (queries then visit fewer segments); a change stops the merge. 0: never. At most 24h.",
+		ptr: func(c *Config) any { return &c.Index.MergeIdle }},
+
 	{key: "cluster.node_id", name: "node-id", help: "This node's id in a Raft cluster of Quire nodes (letters, digits, . _ -; never changes). Empty: a single server, no cluster.",
 		example: "n1", ptr: func(c *Config) any { return &c.Cluster.NodeID }},
 	{key: "cluster.raft_listen", name: "raft-listen", help: "Address of the cluster port (Raft and forwarded writes, mutual TLS); other members dial it, so not 0.0.0.0. Required with node_id.",

@@ -102,6 +102,17 @@ type Indexer struct {
 	// progress is closed (and replaced) whenever a batch of changes was
 	// indexed, waking those waiting for the lag to fall (TextProgress).
 	progress chan struct{}
+
+	// The idle merge (merge.go): mergeIdle of quiet after lastWrite
+	// (Unix nanoseconds) starts it, a change cancels it (mergeCancel).
+	mergeIdle   time.Duration
+	lastWrite   atomic.Int64
+	mergeWake   chan struct{}
+	mergeMu     sync.Mutex
+	mergeCancel context.CancelFunc
+	merged      atomic.Uint64
+	yielded     atomic.Uint64
+	merging     atomic.Bool // an idle merge is under way
 }
 
 type lagMark struct {
@@ -118,6 +129,7 @@ func NewIndexer(db *storage.DB, x *Index, log *slog.Logger) *Indexer {
 		db: db, x: x, log: log.With("component", "index"),
 		textWake: make(chan struct{}, 1), ov: map[storage.DocRef]ovEntry{}, ovStale: map[storage.DocRef]struct{}{},
 		stop: make(chan struct{}), textSeen: map[storage.DocRef]time.Time{}, progress: make(chan struct{}),
+		mergeIdle: DefaultMergeIdle, mergeWake: make(chan struct{}, 1),
 	}
 	db.OnCommit(ix.onCommit)
 	return ix
@@ -130,6 +142,11 @@ func (ix *Indexer) Start(ctx context.Context) error {
 	ix.wg.Add(2)
 	go ix.textLoop()
 	go ix.checkpointLoop()
+	if ix.mergeIdle > 0 {
+		ix.lastWrite.Store(time.Now().UnixNano())
+		ix.wg.Add(1)
+		go ix.mergeLoop()
+	}
 	if old := ix.x.Rebuilt(); old != "" {
 		ix.log.Info("index format changed: rebuilding it from storage", "from", old, "to", formatVersion)
 	}
@@ -297,6 +314,11 @@ func (ix *Indexer) Close() error {
 		err = errors.New("index: text queue not drained; the next start catches up")
 	}
 	close(ix.stop)
+	ix.mergeMu.Lock()
+	if ix.mergeCancel != nil {
+		ix.mergeCancel()
+	}
+	ix.mergeMu.Unlock()
 	ix.wg.Wait()
 	<-done
 	return err
@@ -357,6 +379,7 @@ func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
 	if len(res.Touched) == 0 {
 		return
 	}
+	ix.noteWrite()
 	ix.overlayAdd(res.Touched)
 	for _, r := range res.Touched {
 		ix.queueText(r)
@@ -378,6 +401,7 @@ func (ix *Indexer) index(refs []storage.DocRef) error {
 // under a load that used to come before the text's (index/DESIGN.md,
 // "Batching").
 func (ix *Indexer) put(docs []Doc, del []string) error {
+	ix.noteWrite()
 	// A document taken out of the fulltext index (DELETE
 	// /documents/{id}/fulltext) keeps its name and folder entries.
 	text := make([]Doc, 0, len(docs))

@@ -33,8 +33,29 @@ const batchHeadroom = 128 << 20
 // peak RssAnon of the upload phase of make bench from 77 to 131 MB).
 const headroomLinger = time.Second
 
+// FixedMemoryLimit sets the process's soft memory limit for a process
+// that does nothing but index (quire reindex): the limit is not raised
+// while batches are built, as it is for a server, whose batches come
+// between other work, and Bleve batches hold at most maxBatchText of
+// text (as under any limit). index/DESIGN.md, "Reindex memory". The
+// returned func restores the previous limit and behaviour (a command run
+// in a test's process).
+func FixedMemoryLimit(limit int64) (restore func()) {
+	headroom.Lock()
+	defer headroom.Unlock()
+	headroom.fixed = true
+	old := debug.SetMemoryLimit(limit)
+	return func() {
+		headroom.Lock()
+		defer headroom.Unlock()
+		headroom.fixed = false
+		debug.SetMemoryLimit(old)
+	}
+}
+
 var headroom struct {
 	sync.Mutex
+	fixed  bool // FixedMemoryLimit: never raised
 	users  int
 	base   int64       // the limit to restore
 	raised bool        // the limit is base + batchHeadroom
@@ -52,7 +73,7 @@ func withHeadroom(fn func() error, more func() bool) error {
 		headroom.timer.Stop()
 		headroom.timer = nil
 	}
-	if !headroom.raised {
+	if !headroom.raised && !headroom.fixed {
 		headroom.base = debug.SetMemoryLimit(-1)
 		if headroom.base != math.MaxInt64 {
 			debug.SetMemoryLimit(headroom.base + batchHeadroom)

@@ -32,6 +32,7 @@ type collector struct {
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
+	indexSegments, indexMerges, indexMerging                     *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 	eventsDelivered, eventsFailed, eventsDropped, eventsPending  *prometheus.Desc
@@ -47,25 +48,28 @@ func newCollector(n *Node) *collector {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &collector{
-		n:            n,
-		buildInfo:    d("quire_build_info", "Quire's version; always 1.", "version", "goversion"),
-		docs:         d("quire_documents", "Documents stored, soft-deleted ones included (recounted at most every 30 s).", "site"),
-		softDeleted:  d("quire_documents_soft_deleted", "Soft-deleted documents.", "site"),
-		contentBytes: d("quire_document_content_bytes", "Bytes of document content, before deduplication and compression.", "site"),
-		actions:      d("quire_actions", "Document actions by type and status.", "site", "type", "status"),
-		pending:      d("quire_action_documents_pending", "Documents with an action waiting to run.", "site"),
-		lsm:          d("quire_storage_lsm_bytes", "Size of Badger's LSM tree (records)."),
-		vlog:         d("quire_storage_vlog_bytes", "Size of Badger's value log (content chunks)."),
-		writeRefused: d("quire_storage_write_refused", "1 while the store refuses writes for the kind's reason (low-space, read-only-open, io-error), else 0.", "kind"),
-		diskFree:     d("quire_storage_free_bytes", "Free space on the data disk at the last look (every second)."),
-		diskReserve:  d("quire_storage_reserve_bytes", "Free space kept in reserve: writes are refused below it."),
-		indexBytes:   d("quire_index_bytes", "Size of the Bleve search indexes on disk."),
-		indexQueue:   d("quire_index_queue_length", "Documents waiting to be indexed."),
-		indexLag:     d("quire_index_lag_seconds", "Age of the oldest document whose text waits to be indexed."),
-		indexBest:    d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), and caches of them computed (built).", "result"),
-		pipeRunning:  d("quire_pipeline_running", "1 when the action pipeline's workers run."),
-		pipeBusy:     d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
-		pipeOldest:   d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
+		n:             n,
+		buildInfo:     d("quire_build_info", "Quire's version; always 1.", "version", "goversion"),
+		docs:          d("quire_documents", "Documents stored, soft-deleted ones included (recounted at most every 30 s).", "site"),
+		softDeleted:   d("quire_documents_soft_deleted", "Soft-deleted documents.", "site"),
+		contentBytes:  d("quire_document_content_bytes", "Bytes of document content, before deduplication and compression.", "site"),
+		actions:       d("quire_actions", "Document actions by type and status.", "site", "type", "status"),
+		pending:       d("quire_action_documents_pending", "Documents with an action waiting to run.", "site"),
+		lsm:           d("quire_storage_lsm_bytes", "Size of Badger's LSM tree (records)."),
+		vlog:          d("quire_storage_vlog_bytes", "Size of Badger's value log (content chunks)."),
+		writeRefused:  d("quire_storage_write_refused", "1 while the store refuses writes for the kind's reason (low-space, read-only-open, io-error), else 0.", "kind"),
+		diskFree:      d("quire_storage_free_bytes", "Free space on the data disk at the last look (every second)."),
+		diskReserve:   d("quire_storage_reserve_bytes", "Free space kept in reserve: writes are refused below it."),
+		indexBytes:    d("quire_index_bytes", "Size of the Bleve search indexes on disk."),
+		indexQueue:    d("quire_index_queue_length", "Documents waiting to be indexed."),
+		indexLag:      d("quire_index_lag_seconds", "Age of the oldest document whose text waits to be indexed."),
+		indexBest:     d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), and caches of them computed (built).", "result"),
+		indexSegments: d("quire_index_segments", "Segments of a search index (text: fulltext; names: filename and folder prefixes), on disk and in memory; an idle index is merged down to 2.", "index"),
+		indexMerges:   d("quire_index_idle_merges_total", "Steps of the idle merge: merged (several segments made one) and yielded (a step stopped by a change).", "result"),
+		indexMerging:  d("quire_index_idle_merge_running", "1 while the idle merge is merging a search index's segments, else 0."),
+		pipeRunning:   d("quire_pipeline_running", "1 when the action pipeline's workers run."),
+		pipeBusy:      d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
+		pipeOldest:    d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
 
 		eventsDelivered: d("quire_events_delivered_total", "Document events taken by a target (subscription or event bus) since the process started."),
 		eventsFailed:    d("quire_events_failed_total", "Posts of document events that failed (each is tried again until EventMaxAge)."),
@@ -123,6 +127,17 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	used, built := c.n.Indexer.BestHits()
 	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(used), "used")
 	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(built), "built")
+	text, names := c.n.Index.Segments()
+	gauge(c.indexSegments, float64(text), "text")
+	gauge(c.indexSegments, float64(names), "names")
+	merged, yielded := c.n.Indexer.MergeStats()
+	merging := 0.0
+	if c.n.Indexer.Merging() {
+		merging = 1
+	}
+	gauge(c.indexMerging, merging)
+	ch <- prometheus.MustNewConstMetric(c.indexMerges, prometheus.CounterValue, float64(merged), "merged")
+	ch <- prometheus.MustNewConstMetric(c.indexMerges, prometheus.CounterValue, float64(yielded), "yielded")
 	c.collectRaft(ch)
 	if all, err := c.n.DB.AllSecrets(); err == nil {
 		for site, secs := range all {

@@ -79,6 +79,9 @@ type Config struct {
 	// the data disk (storage.Config's fields: 0 the default, negative none).
 	MinFreeBytes   int64
 	MinFreePercent float64
+	// IndexMergeIdle is how long the index must be quiet before it is
+	// merged down (0: index.DefaultMergeIdle; negative: never).
+	IndexMergeIdle time.Duration
 	// DiskCheckEvery is how often free space is looked at (0: 1 s).
 	DiskCheckEvery time.Duration
 	// Outbound is the policy for calls to destinations users choose
@@ -181,6 +184,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.watchSecretsKey()
 	n.Indexer = index.NewIndexer(db, x, cfg.Logger)
+	if cfg.IndexMergeIdle != 0 {
+		n.Indexer.SetMergeIdle(max(cfg.IndexMergeIdle, 0))
+	}
 	if !cfg.Cluster.Enabled() {
 		// In a cluster the sweep must be a leader's command (next slice).
 		n.sweep()

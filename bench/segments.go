@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The idle merge (index/DESIGN.md, "Idle merge") merges the server's
+// search indexes down once they have been quiet for index.merge_idle
+// (30 s). A query phase measured while it runs measures the merge too,
+// and one measured before it the segments a load left behind. So the
+// query phases first wait for it, by the server's own metrics.
+const (
+	// mergeAbove is the server's threshold: an index with more segments
+	// is merged down (index.mergeAbove).
+	mergeAbove = 4
+	// mergeNotStarted: no merge running for this long since the wait
+	// began or the last one ended means none is coming (idle merge off,
+	// or nothing above the threshold); longer than the default 30 s.
+	mergeNotStarted = 45 * time.Second
+	// mergeWaitMax bounds the wait (a million documents rewrite 1.2 GB).
+	mergeWaitMax = 20 * time.Minute
+)
+
+// segmentState is what /metrics says of the index's segments.
+type segmentState struct {
+	text, names int
+	merging     bool
+	merged      float64 // idle merge steps so far
+	known       bool    // the server reports segments (older binaries do not)
+}
+
+func (s segmentState) String() string {
+	if !s.known {
+		return "not reported"
+	}
+	return fmt.Sprintf("text %d, names %d", s.text, s.names)
+}
+
+// indexSegments reads the segment gauges from the server's /metrics.
+func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
+	resp, err := srv.request(ctx, http.MethodGet, "/metrics", nil, 0, "")
+	if err != nil {
+		return segmentState{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return segmentState{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return segmentState{}, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	var st segmentState
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case `quire_index_segments{index="text"}`:
+			st.text, st.known = int(f), true
+		case `quire_index_segments{index="names"}`:
+			st.names = int(f)
+		case `quire_index_idle_merge_running`:
+			st.merging = f == 1
+		case `quire_index_idle_merges_total{result="merged"}`:
+			st.merged = f
+		}
+	}
+	return st, nil
+}
+
+// waitIdleMerge waits until the server's idle merge has brought both
+// indexes to the threshold or below, or is evidently not going to run
+// (none ran for mergeNotStarted), for at most mergeWaitMax. It returns
+// the state it ended at and how long it waited.
+func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) (segmentState, time.Duration, error) {
+	began := time.Now()
+	lastActive := began
+	first := true
+	for {
+		st, err := indexSegments(ctx, srv)
+		if err != nil {
+			return st, time.Since(began), err
+		}
+		if first {
+			logf("index segments at start: %s", st)
+			first = false
+		}
+		switch {
+		case !st.known:
+			return st, time.Since(began), nil
+		case st.merging:
+			lastActive = time.Now()
+		case st.text <= mergeAbove && st.names <= mergeAbove:
+			return st, time.Since(began), nil
+		case time.Since(lastActive) >= mergeNotStarted:
+			return st, time.Since(began), nil
+		}
+		if time.Since(began) > mergeWaitMax {
+			return st, time.Since(began), fmt.Errorf("idle merge not done after %s: %s", mergeWaitMax, st)
+		}
+		select {
+		case <-ctx.Done():
+			return st, time.Since(began), ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}

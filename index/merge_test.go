@@ -1,0 +1,146 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"quire/storage"
+)
+
+// mergeFixture opens an index whose own merge plan merges nothing (every
+// segment is too large for it), so only the idle merge reduces segments,
+// and an indexer that merges after idle of quiet.
+func mergeFixture(t *testing.T, idle time.Duration) (*storage.DB, *Index, *Indexer) {
+	t.Helper()
+	scorchExtra = map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": 2}}
+	defer func() { scorchExtra = nil }()
+	db, err := storage.Open(storage.Config{InMemory: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	ix := NewIndexer(db, x, quiet())
+	ix.SetMergeIdle(idle)
+	if err := ix.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return db, x, ix
+}
+
+// addBatch adds n documents (ids from first) and waits until they are
+// indexed, so each call makes a segment of its own.
+func addBatch(t *testing.T, db *storage.DB, ix *Indexer, first, n int) {
+	t.Helper()
+	var docs []storage.NewDocument
+	for i := first; i < first+n; i++ {
+		docs = append(docs, storage.NewDocument{Document: storage.Document{DocumentID: uid(i), Path: fmt.Sprintf("quarterly-report-%d.txt", i)}})
+	}
+	MustApply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: docs})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := ix.WaitText(ctx); err != nil {
+		t.Fatalf("batch at %d not indexed: %v", first, err)
+	}
+}
+
+// results are what a fulltext and a filename search find, in order, and
+// the fulltext total.
+func results(t *testing.T, x *Index) (text, names []string, total uint64) {
+	t.Helper()
+	hits, total, err := x.Text("default", "quarterly", TextOptions{Size: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nh, err := x.Prefix("default", "filename", "quarterly", nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids(hits), ids(nh), total
+}
+
+// waitMerged waits until both indexes have at most mergeTo segments and
+// the indexer counted at least steps merge steps.
+func waitMerged(t *testing.T, x *Index, ix *Indexer, steps uint64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		text, names := x.Segments()
+		merged, _ := ix.MergeStats()
+		if text <= mergeTo && names <= mergeTo && merged >= steps {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not merged down in time: text %d, names %d segments, %d steps", text, names, merged)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIdleMerge: after many small batches and a quiet period each index
+// is merged down to mergeTo segments, searches answer the same before and
+// after, and a document written while the merge runs is kept and found.
+func TestIdleMerge(t *testing.T) {
+	old := mergeStep
+	mergeStep = 2 // several steps, so a write can come between them
+	defer func() { mergeStep = old }()
+	db, x, ix := mergeFixture(t, time.Second)
+	const batches, per = 6, 2
+	for b := 0; b < batches; b++ {
+		addBatch(t, db, ix, b*per, per)
+	}
+	textSegs, nameSegs := x.Segments()
+	if textSegs <= mergeAbove || nameSegs <= mergeAbove {
+		t.Fatalf("segments before the quiet period: text %d, names %d; want more than %d", textSegs, nameSegs, mergeAbove)
+	}
+	text, names, total := results(t, x)
+	if total != batches*per || len(names) != batches*per {
+		t.Fatalf("before: %d fulltext (%d hits), %d filename hits; want %d", total, len(text), len(names), batches*per)
+	}
+
+	waitMerged(t, x, ix, 1)
+	text2, names2, total2 := results(t, x)
+	if total2 != total || !slices.Equal(text2, text) || !slices.Equal(names2, names) {
+		t.Fatalf("after the merge: %d %v / %v; before %d %v / %v", total2, text2, names2, total, text, names)
+	}
+
+	// A second load, then a write as soon as the idle merge has made its
+	// first step: the write cancels the step under way (or comes between
+	// steps); either way it is indexed and found, and the index is
+	// merged down again after the next quiet period.
+	for b := batches; b < 2*batches; b++ {
+		addBatch(t, db, ix, b*per, per)
+	}
+	stepsBefore, _ := ix.MergeStats()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if m, _ := ix.MergeStats(); m > stepsBefore {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second idle merge did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	late := 2 * batches * per
+	addBatch(t, db, ix, late, 1)
+	text3, names3, total3 := results(t, x)
+	if total3 != uint64(late+1) || len(names3) != late+1 || !slices.Contains(text3, uid(late)) || !slices.Contains(names3, uid(late)) {
+		t.Fatalf("after a write during the merge: %d fulltext, %d filename hits, want %d with %s", total3, len(names3), late+1, uid(late))
+	}
+	merged, yielded := ix.MergeStats()
+	t.Logf("steps %d, yielded %d", merged, yielded)
+	waitMerged(t, x, ix, merged+1)
+	text4, names4, total4 := results(t, x)
+	if total4 != total3 || !slices.Equal(text4, text3) || !slices.Equal(names4, names3) {
+		t.Fatalf("after the second merge: %d %v / %v; before %d %v / %v", total4, text4, names4, total3, text3, names3)
+	}
+}
