@@ -70,7 +70,7 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 		notAfter time.Time
 	}
 	var rows []certRow
-	cert := func(kind, site, alias, subject string, notAfter time.Time) {
+	cert := func(kind, site, alias, subject string, notAfter time.Time) fiber.Map {
 		days := int(notAfter.Sub(now).Hours() / 24)
 		state := "ok"
 		switch {
@@ -84,9 +84,28 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 			c["siteId"], c["alias"] = site, alias
 		}
 		rows = append(rows, certRow{c, notAfter})
+		return c
 	}
 	if c := s.deps.TLSCertificate; c != nil {
 		cert("listener", "", "", c.Subject.String(), c.NotAfter)
+	}
+	// A cluster member's Raft TLS: the cluster CA, this node's own
+	// certificate, and each peer's as it presented it to this node in a
+	// mutual TLS handshake since this node started (a member this node
+	// has not talked to is not listed: ask it).
+	if id := s.deps.ClusterTLS; id != nil {
+		cert("cluster-ca", "", "", id.CA.Subject.String(), id.CA.NotAfter)
+		own := id.Leaf()
+		self := id.NodeID
+		c := cert("cluster-node", "", "", own.Subject.String(), own.NotAfter)
+		c["nodeId"], c["self"] = self, true
+		for _, p := range id.Peers() {
+			if p.NodeID == self {
+				continue
+			}
+			c := cert("cluster-node", "", "", p.Subject, p.NotAfter)
+			c["nodeId"], c["seenAt"] = p.NodeID, formatDate(p.SeenAt)
+		}
 	}
 	all, err := s.db.AllSecrets()
 	if err != nil {
