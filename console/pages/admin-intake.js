@@ -45,7 +45,8 @@ export default {
               h("td", errs.length ? h("a", { href: "#intake-errors-" + i }, p.name) : p.name),
               h("td", h("div", t("admin.intake.post"), " ", h("code", p.intakeUrl || "")),
                 wf ? h("div", t("admin.intake.folder"), " ", h("code", wf)) : null),
-              h("td", errs.length ? h("span.state.bad", String(errs.length)) : h("span.state.good", "0")),
+              h("td", !Array.isArray(errors[i]) ? h("a", { href: "#intake-errors-" + i }, "—")
+                : errs.length ? h("span.state.bad", String(errs.length)) : h("span.state.good", "0")),
               h("td", errs.length ? fmtDate(errs[0].insertedDate, lang()) : "—"));
           }))),
         profiles.map((p, i) => {
