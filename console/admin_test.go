@@ -3,14 +3,18 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // chooseLogo picks a small SVG file in the global branding's logo
@@ -45,6 +49,9 @@ func TestConsole_AdminPages(t *testing.T) {
 	e.user(t, "ada", "Admins", "temporary-1", true)
 	e.user(t, "gus", "default_govern", "temporary-2", true)
 	e.user(t, "rita", "default_read", "temporary-3", true)
+	// A signing certificate that expires in 10 days: the health page warns.
+	e.must(t, "POST", "/sites/default/secrets", map[string]any{"alias": "notary", "password": "pw",
+		"data": base64.StdEncoding.EncodeToString(quiretest.NewCertificate(t, "Nora Notary", time.Now().AddDate(0, 0, 10)).PKCS12(t, "pw"))}, http.StatusCreated)
 	// Two intake profiles; a scanner's empty file fails one of them.
 	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "scans", "actions": []any{}}}, http.StatusCreated)
 	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "quiet", "actions": []any{}}}, http.StatusCreated)
@@ -165,6 +172,8 @@ func TestConsole_AdminPages(t *testing.T) {
 
 		page("health", "#/admin/health", `document.querySelector("#health-version") && document.querySelector("#health-version").textContent !== "—"`),
 		step{"the health page reports the disk and the cluster", chromedp.Tasks{textOf("#health-storage", "accepted"), textOf("#health", "single server")}},
+		step{"a certificate expiring within 30 days is marked", chromedp.Tasks{textOf("#health-certs tr.cert-expiring", "default / notary"),
+			textOf("#health-certs tr.cert-expiring .state.bad", "renew soon"), js(`document.getElementById("health-certs").scrollIntoView({block: "end"})`, nil), shot("admin-health")}},
 
 		step{"sign out", click("#signout")},
 	)

@@ -132,7 +132,7 @@ func TestConsole_StaffFeatures(t *testing.T) {
 			js(`window.__page1 = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href")); true`, nil)}},
 		step{"the next page shows the other documents", chromedp.Tasks{click("#results .pager button.next"), wait(`/[?&]from=20/.test(location.hash)`),
 			textOf("#results .pager .page", "21–23 of 23"), wait(`(() => { const l = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href"));
-				return l.length === 3 && l.every(x => !window.__page1.includes(x)) && document.querySelector("#results ol.results").start === 21; })()`)}},
+				return l.length === 3 && l.every(x => !window.__page1.includes(x)) && document.querySelector("#results ol.results").start === 21; })()`), shot("search-paging")}},
 		step{"and back to the first", chromedp.Tasks{click("#results .pager button.prev"), wait(`!/[?&]from=/.test(location.hash)`),
 			wait(`(() => { const l = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href"));
 				return l.length === 20 && l.every(x => window.__page1.includes(x)); })()`)}},

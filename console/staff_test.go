@@ -202,7 +202,7 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 		step{"no upload or new-folder control", chromedp.Tasks{absent("#dropzone"), absent("#file-input"), absent("#newfolder-form")}},
 		step{"open the document", chromedp.Tasks{click(`#entries a[href^="#/doc/"]`), textOf("#doc-title", "policy.txt"), textOf("#preview", "v2")}},
 		step{"tags, attributes and versions are shown", chromedp.Tasks{textOf("#tags", "dept = hr"), textOf("#attributes", "2026-01-31"),
-			textOf(`#attributes tr[data-key="state"] td.value`, "Open for work"), wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
+			textOf(`#attributes tr[data-key="state"] td.value`, "Open for work"), shot("document-reader"), wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
 		step{"no edit control", chromedp.Tasks{absent("#tag-form"), absent("#attr-form"), absent("#attributes input"), absent("#attributes select"),
 			absent("#tags button"), absent("#trash"), absent("#versions button")}},
 		step{"the download stays", chromedp.WaitVisible("#download", chromedp.ByQuery)},
