@@ -30,8 +30,16 @@ export default {
     async function load() {
       const out = await api("GET", base);
       const profiles = out.intakeProfiles || [];
-      const errors = await Promise.all(profiles.map((p) => api("GET", `${base}/${enc(p.name)}/errors`)
-        .then((x) => x.errors || [], (e) => ({ failed: errorText(e) }))));
+      // At most 4 requests at a time (a site has up to 100 profiles).
+      const errors = new Array(profiles.length);
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(4, profiles.length) }, async () => {
+        while (next < profiles.length) {
+          const i = next++;
+          errors[i] = await api("GET", `${base}/${enc(profiles[i].name)}/errors`)
+            .then((x) => x.errors || [], (e) => ({ failed: errorText(e) }));
+        }
+      }));
       if (ctx.stale()) return;
       if (!profiles.length) { clear(body, h("p#intake-empty", t("admin.intake.empty"))); return; }
       clear(body,
