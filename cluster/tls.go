@@ -15,6 +15,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,6 +111,9 @@ type Identity struct {
 	roots  *x509.CertPool
 	cert   atomic.Pointer[tls.Certificate]
 
+	peersMu sync.Mutex
+	peers   map[string]PeerCert // the last certificate each peer presented
+
 	// Authorize, when set, is asked about every peer after its
 	// certificate verified against the CA, with the node id the
 	// certificate names; an error refuses the connection. A Node whose
@@ -173,6 +178,53 @@ func (id *Identity) Reload() error {
 // NotAfter is when this node's certificate expires.
 func (id *Identity) NotAfter() time.Time { return id.cert.Load().Leaf.NotAfter }
 
+// Leaf is this node's current certificate.
+func (id *Identity) Leaf() *x509.Certificate { return id.cert.Load().Leaf }
+
+// PeerCert is a member's certificate as this node last saw it: presented
+// in a mutual TLS handshake (Raft or forwarding, either direction) that
+// verified and was authorized.
+type PeerCert struct {
+	NodeID   string
+	Subject  string
+	NotAfter time.Time
+	SeenAt   time.Time // the handshake's time (this node's clock)
+}
+
+// Peers are the certificates peers presented since this node started,
+// the last one of each node id, sorted by node id. A member this node
+// has not talked to since its start (a follower's fellow follower, say)
+// is not in it.
+func (id *Identity) Peers() []PeerCert {
+	id.peersMu.Lock()
+	defer id.peersMu.Unlock()
+	out := make([]PeerCert, 0, len(id.peers))
+	for _, p := range id.peers {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b PeerCert) int { return strings.Compare(a.NodeID, b.NodeID) })
+	return out
+}
+
+// sawPeer records the certificate a verified, authorized peer presented.
+func (id *Identity) sawPeer(nodeID string, leaf *x509.Certificate) {
+	id.peersMu.Lock()
+	defer id.peersMu.Unlock()
+	if id.peers == nil {
+		id.peers = map[string]PeerCert{}
+	}
+	if len(id.peers) >= maxPeerCerts {
+		if _, ok := id.peers[nodeID]; !ok {
+			return
+		}
+	}
+	id.peers[nodeID] = PeerCert{NodeID: nodeID, Subject: leaf.Subject.String(), NotAfter: leaf.NotAfter, SeenAt: time.Now().UTC()}
+}
+
+// maxPeerCerts bounds the peers remembered (node ids the CA issued and
+// Authorize accepted: the members, so far fewer in practice).
+const maxPeerCerts = 256
+
 // Certificate is the node's current certificate and key (its chain ends
 // with the CA certificate): the HTTP join endpoint serves it so a new
 // node can check it against the fingerprint in its token.
@@ -195,7 +247,7 @@ func (id *Identity) serverConfig(authorize func(string) error) *tls.Config {
 			if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 				return errors.New("cluster: the peer presented no verified certificate")
 			}
-			return checkPeer(cs.VerifiedChains[0][0], authorize)
+			return id.checkPeer(cs.VerifiedChains[0][0], authorize)
 		},
 	}
 }
@@ -228,12 +280,12 @@ func (id *Identity) clientConfig(authorize func(string) error) *tls.Config {
 			}); err != nil {
 				return fmt.Errorf("cluster: peer certificate: %w", err)
 			}
-			return checkPeer(leaf, authorize)
+			return id.checkPeer(leaf, authorize)
 		},
 	}
 }
 
-func checkPeer(leaf *x509.Certificate, authorize func(string) error) error {
+func (id *Identity) checkPeer(leaf *x509.Certificate, authorize func(string) error) error {
 	nodeID, err := NodeIDOf(leaf)
 	if err != nil {
 		return err
@@ -243,6 +295,7 @@ func checkPeer(leaf *x509.Certificate, authorize func(string) error) error {
 			return fmt.Errorf("cluster: peer %s refused: %w", nodeID, err)
 		}
 	}
+	id.sawPeer(nodeID, leaf)
 	return nil
 }
 

@@ -1,14 +1,20 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // chooseLogo picks a small SVG file in the global branding's logo
@@ -43,6 +49,21 @@ func TestConsole_AdminPages(t *testing.T) {
 	e.user(t, "ada", "Admins", "temporary-1", true)
 	e.user(t, "gus", "default_govern", "temporary-2", true)
 	e.user(t, "rita", "default_read", "temporary-3", true)
+	// A signing certificate that expires in 10 days: the health page warns.
+	e.must(t, "POST", "/sites/default/secrets", map[string]any{"alias": "notary", "password": "pw",
+		"data": base64.StdEncoding.EncodeToString(quiretest.NewCertificate(t, "Nora Notary", time.Now().AddDate(0, 0, 10)).PKCS12(t, "pw"))}, http.StatusCreated)
+	// Two intake profiles; a scanner's empty file fails one of them.
+	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "scans", "actions": []any{}}}, http.StatusCreated)
+	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "quiet", "actions": []any{}}}, http.StatusCreated)
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	if _, err := mw.CreateFormFile("file", "blank-page.pdf"); err != nil {
+		t.Fatal(err)
+	}
+	mw.Close()
+	if r := e.s.DoHeaders("POST", "/sites/default/intake/scans", form.Bytes(), e.admin, map[string]string{"Content-Type": mw.FormDataContentType()}); r.Status != http.StatusBadRequest {
+		t.Fatalf("intake of an empty file: %d %s, want 400", r.Status, r.Body)
+	}
 
 	var key string
 	apiKeyWorks := func(want int) chromedp.Action {
@@ -143,8 +164,16 @@ func TestConsole_AdminPages(t *testing.T) {
 				return nil
 			})}},
 
+		page("intake", "#/admin/intake", `document.querySelector("#intake-list")`),
+		step{"the intake page lists each profile's recent failures", chromedp.Tasks{textOf(`#intake-list tr[data-profile="scans"]`, "/sites/default/intake/scans"),
+			textOf(`#intake-list tr[data-profile="scans"] .state`, "1"), textOf(`#intake-list tr[data-profile="quiet"] .state`, "0"),
+			textOf(`section.intake-errors[data-profile="scans"]`, "blank-page.pdf"), textOf(`section.intake-errors[data-profile="scans"]`, "upload (POST)"),
+			absent(`section.intake-errors[data-profile="quiet"]`)}},
+
 		page("health", "#/admin/health", `document.querySelector("#health-version") && document.querySelector("#health-version").textContent !== "—"`),
 		step{"the health page reports the disk and the cluster", chromedp.Tasks{textOf("#health-storage", "accepted"), textOf("#health", "single server")}},
+		step{"a certificate expiring within 30 days is marked", chromedp.Tasks{textOf("#health-certs tr.cert-expiring", "default / notary"),
+			textOf("#health-certs tr.cert-expiring .state.bad", "renew soon"), js(`document.getElementById("health-certs").scrollIntoView({block: "end"})`, nil), shot("admin-health")}},
 
 		step{"sign out", click("#signout")},
 	)
@@ -152,8 +181,9 @@ func TestConsole_AdminPages(t *testing.T) {
 	steps = append(steps, signIn("gus", password)...)
 	steps = append(steps,
 		step{"a governor's admin pages are the site's", chromedp.Tasks{click(`header nav a[href="#/admin"]`), wait(`location.hash === "#/admin/keys"`),
-			chromedp.WaitVisible(`nav.tabs a[href="#/admin/branding"]`, chromedp.ByQuery), absent(`nav.tabs a[href="#/admin/users"]`), absent(`nav.tabs a[href="#/admin/health"]`),
+			chromedp.WaitVisible(`nav.tabs a[href="#/admin/branding"]`, chromedp.ByQuery), chromedp.WaitVisible(`nav.tabs a[href="#/admin/intake"]`, chromedp.ByQuery), absent(`nav.tabs a[href="#/admin/users"]`), absent(`nav.tabs a[href="#/admin/health"]`),
 			absent("#brand-global")}},
+		step{"a governor reads the site's intake failures", chromedp.Tasks{click(`nav.tabs a[href="#/admin/intake"]`), textOf(`section.intake-errors[data-profile="scans"]`, "blank-page.pdf")}},
 		step{"sign out", click("#signout")},
 	)
 	// A reader: no admin navigation; a forced request is refused.

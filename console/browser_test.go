@@ -45,7 +45,9 @@ func newBrowser(t *testing.T, lang string, init ...string) *browser {
 	t.Helper()
 	exe := quiretest.NeedProgram(t, "chromium", "chromium")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang))
+		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang),
+		// A loaded CI machine starts Chromium slowly (the default is 20 s).
+		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })

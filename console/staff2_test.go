@@ -90,6 +90,10 @@ func TestConsole_StaffFeatures(t *testing.T) {
 	e.must(t, "POST", "/sites/default/locales", map[string]any{"locale": "en"}, http.StatusCreated)
 	e.must(t, "POST", "/sites/default/locales/en/resourceItems", map[string]any{"resourceItem": map[string]any{"itemType": "SCHEMA", "attributeKey": "state",
 		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusCreated)
+	// More results than a page (20): the search pages.
+	for i := 0; i < 23; i++ {
+		add(fmt.Sprintf("many/zebra-%02d.txt", i), fmt.Sprintf("zebra crossing number %d", i), nil)
+	}
 	pdf, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Service agreement"))}, http.StatusCreated)["documentId"].(string)
 
@@ -122,6 +126,16 @@ func TestConsole_StaffFeatures(t *testing.T) {
 		step{"the filters stay after a reload", chromedp.Tasks{chromedp.Reload(), countIs(1), wait(`document.getElementById("f-tagv").value === "hr"`)}},
 		step{"dates: nothing added after tomorrow", chromedp.Tasks{click("#clear-filters"), countIs(3),
 			setValue("#f-after", "2199-01-01"), click("#search-form button[type=submit]"), countIs(0)}},
+
+		step{"more results than a page: the first page", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/search?q=zebra"), countIs(23),
+			wait(`document.querySelectorAll("#results ol.results li").length === 20`), textOf("#results .pager .page", "1–20 of 23"),
+			js(`window.__page1 = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href")); true`, nil)}},
+		step{"the next page shows the other documents", chromedp.Tasks{click("#results .pager button.next"), wait(`/[?&]from=20/.test(location.hash)`),
+			textOf("#results .pager .page", "21–23 of 23"), wait(`(() => { const l = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href"));
+				return l.length === 3 && l.every(x => !window.__page1.includes(x)) && document.querySelector("#results ol.results").start === 21; })()`), shot("search-paging")}},
+		step{"and back to the first", chromedp.Tasks{click("#results .pager button.prev"), wait(`!/[?&]from=/.test(location.hash)`),
+			wait(`(() => { const l = [...document.querySelectorAll("#results ol.results li a")].map(a => a.getAttribute("href"));
+				return l.length === 20 && l.every(x => window.__page1.includes(x)); })()`)}},
 
 		step{"a short link to a document", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + alpha), textOf("#doc-title", "alpha.txt"),
 			click("#share"), wait(`/\/s\/[A-Za-z0-9]{12}$/.test(document.getElementById("share-url").value)`),

@@ -174,6 +174,8 @@ func TestConsole_StaffWork(t *testing.T) {
 // TestConsole_ReaderHasNoEditControls: a reader sees documents but no
 // upload, folder, tag, attribute, version or trash control, and a write
 // forced from the page with the reader's own token is refused by the API.
+// An allowed value shows its label from the site's locale, as the edit
+// control would.
 func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -184,6 +186,13 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 	id, _ := out["documentId"].(string)
 	e.must(t, "PUT", "/documents/"+id+"/attributes/dueDate?siteId=default", map[string]any{"attribute": map[string]any{"stringValue": "2026-01-31"}}, http.StatusOK)
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "the travel policy, v2", "contentType": "text/plain"}, http.StatusOK)
+	e.must(t, "POST", "/attributes?siteId=default", map[string]any{"attribute": map[string]any{"key": "state", "dataType": "STRING"}}, http.StatusCreated)
+	e.must(t, "PUT", "/sites/default/schema/document", map[string]any{"name": "office", "attributes": map[string]any{
+		"optional": []map[string]any{{"attributeKey": "state", "allowedValues": []string{"open", "closed"}}}}}, http.StatusOK)
+	e.must(t, "POST", "/sites/default/locales", map[string]any{"locale": "en"}, http.StatusCreated)
+	e.must(t, "POST", "/sites/default/locales/en/resourceItems", map[string]any{"resourceItem": map[string]any{"itemType": "SCHEMA", "attributeKey": "state",
+		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusCreated)
+	e.must(t, "PUT", "/documents/"+id+"/attributes/state?siteId=default", map[string]any{"attribute": map[string]any{"stringValue": "open"}}, http.StatusOK)
 
 	b := newBrowser(t, "en-US")
 	var forced string
@@ -193,7 +202,7 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 		step{"no upload or new-folder control", chromedp.Tasks{absent("#dropzone"), absent("#file-input"), absent("#newfolder-form")}},
 		step{"open the document", chromedp.Tasks{click(`#entries a[href^="#/doc/"]`), textOf("#doc-title", "policy.txt"), textOf("#preview", "v2")}},
 		step{"tags, attributes and versions are shown", chromedp.Tasks{textOf("#tags", "dept = hr"), textOf("#attributes", "2026-01-31"),
-			wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
+			textOf(`#attributes tr[data-key="state"] td.value`, "Open for work"), shot("document-reader"), wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
 		step{"no edit control", chromedp.Tasks{absent("#tag-form"), absent("#attr-form"), absent("#attributes input"), absent("#attributes select"),
 			absent("#tags button"), absent("#trash"), absent("#versions button")}},
 		step{"the download stays", chromedp.WaitVisible("#download", chromedp.ByQuery)},

@@ -265,6 +265,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		TSA:              n.tsa,
 		DataDir:          cfg.DataDir,
 		TLSCertificate:   n.tlsLeaf,
+		ClusterTLS:       n.clusterID,
 		SecretsWrapKey:   n.secretsWrapKey,
 
 		RequireModelAgreement: cfg.Pipeline.Engines.LLM.RequireAgreement,

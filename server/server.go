@@ -15,6 +15,7 @@ import (
 
 	"quire/auth"
 	"quire/certify"
+	"quire/cluster"
 	"quire/guard"
 	"quire/index"
 	"quire/intake"
@@ -88,6 +89,10 @@ type Deps struct {
 	// TLSCertificate is the listener's certificate (nil: plain HTTP); GET
 	// /system/health reports its expiry.
 	TLSCertificate *x509.Certificate
+	// ClusterTLS is a cluster member's TLS identity (nil: a single
+	// server): GET /system/health reports the expiry of its certificate,
+	// the certificates peers presented to it, and the cluster CA's.
+	ClusterTLS *cluster.Identity
 	// SecretsWrapKey is the key a rotated secrets key is wrapped with for
 	// a cluster's members (nil, or returning nil: a single server, which
 	// stages the new key in its data dir).

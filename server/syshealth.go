@@ -46,10 +46,13 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 	// The cluster: members and leader; a single server has one member,
 	// itself, and leads.
 	cl := fiber.Map{"clustered": false, "members": []fiber.Map{{"nodeId": "", "leader": true, "voter": true}}, "leaderId": ""}
+	var memberIDs map[string]bool // the Raft configuration's servers (nil: not a member)
 	if s.deps.Cluster != nil {
 		st := s.deps.Cluster.Status()
 		members := make([]fiber.Map, 0, len(st.Servers))
+		memberIDs = make(map[string]bool, len(st.Servers))
 		for _, p := range st.Servers {
+			memberIDs[p.ID] = true
 			members = append(members, fiber.Map{"nodeId": p.ID, "raftAddress": p.Address, "voter": p.Voter, "leader": p.ID == st.LeaderID})
 		}
 		cl = fiber.Map{"clustered": true, "nodeId": st.ID, "state": st.State, "leaderId": st.LeaderID, "members": members}
@@ -70,7 +73,7 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 		notAfter time.Time
 	}
 	var rows []certRow
-	cert := func(kind, site, alias, subject string, notAfter time.Time) {
+	cert := func(kind, site, alias, subject string, notAfter time.Time) fiber.Map {
 		days := int(notAfter.Sub(now).Hours() / 24)
 		state := "ok"
 		switch {
@@ -84,9 +87,28 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 			c["siteId"], c["alias"] = site, alias
 		}
 		rows = append(rows, certRow{c, notAfter})
+		return c
 	}
 	if c := s.deps.TLSCertificate; c != nil {
 		cert("listener", "", "", c.Subject.String(), c.NotAfter)
+	}
+	// A cluster member's Raft TLS: the cluster CA, this node's own
+	// certificate, and each peer's as it presented it to this node in a
+	// mutual TLS handshake since this node started (a member this node
+	// has not talked to is not listed: ask it; a removed one neither).
+	if id := s.deps.ClusterTLS; id != nil {
+		cert("cluster-ca", "", "", id.CA.Subject.String(), id.CA.NotAfter)
+		own := id.Leaf()
+		self := id.NodeID
+		c := cert("cluster-node", "", "", own.Subject.String(), own.NotAfter)
+		c["nodeId"], c["self"] = self, true
+		for _, p := range id.Peers() {
+			if p.NodeID == self || (memberIDs != nil && !memberIDs[p.NodeID]) {
+				continue
+			}
+			c := cert("cluster-node", "", "", p.Subject, p.NotAfter)
+			c["nodeId"], c["seenAt"] = p.NodeID, formatDate(p.SeenAt)
+		}
 	}
 	all, err := s.db.AllSecrets()
 	if err != nil {

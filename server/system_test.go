@@ -206,6 +206,8 @@ func TestSystemHealth(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
 	mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "notary", "data": b64(pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
+	mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "soon",
+		"data": b64(quiretest.NewCertificate(t, "Sam Soon", time.Now().AddDate(0, 0, 10)).PKCS12(t, "pw")), "password": "pw"}, admin), http.StatusCreated)
 	for _, who := range []struct{ name, tok string }{
 		{"user", s.Token("ann", "default")},
 		{"reader", s.Token("bob", "default_read")},
@@ -238,14 +240,22 @@ func TestSystemHealth(t *testing.T) {
 		t.Errorf("a single server is its one member and leads: %v", c)
 	}
 	certs, _ := body["certificates"].([]any)
-	if len(certs) != 1 {
+	if len(certs) != 2 {
 		t.Fatalf("certificates: %v", body["certificates"])
 	}
-	c := obj(t, certs[0])
+	// Soonest expiry first: the one within 30 days is "expiring".
+	soon := obj(t, certs[0])
+	if soon["alias"] != "soon" || soon["state"] != "expiring" {
+		t.Errorf("a certificate expiring in 10 days: %v", soon)
+	}
+	if d, _ := soon["daysLeft"].(float64); d < 8 || d > 10 {
+		t.Errorf("days left of a certificate expiring in 10 days: %v", soon)
+	}
+	c := obj(t, certs[1])
 	if c["siteId"] != "default" || c["alias"] != "notary" || c["kind"] != "site" || c["notAfter"] == "" {
 		t.Errorf("certificate: %v", c)
 	}
-	if d, _ := c["daysLeft"].(float64); d < 1 || c["state"] == "expired" {
+	if d, _ := c["daysLeft"].(float64); d < 1 || c["state"] != "ok" {
 		t.Errorf("a fresh certificate: %v", c)
 	}
 	if body["ready"] != true {

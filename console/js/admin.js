@@ -13,7 +13,7 @@ export function isAdmin() {
 }
 
 // canGovern: GOVERN on the current site (API keys, site configuration,
-// site branding).
+// site branding, scanner intake).
 export function canGovern() {
   return isAdmin() || can("GOVERN");
 }
@@ -25,6 +25,7 @@ const tabs = [
   { href: "#/admin/sites", key: "admin.sites.title", show: isAdmin },
   { href: "#/admin/config", key: "admin.config.title", show: canGovern },
   { href: "#/admin/branding", key: "admin.branding.title", show: canGovern },
+  { href: "#/admin/intake", key: "admin.intake.title", show: canGovern },
   { href: "#/admin/health", key: "admin.health.title", show: isAdmin },
 ];
 

@@ -1,6 +1,8 @@
 // Health (Admins; GET /system/health, API.md "Health, metrics, backup"):
 // the disk and its write gate, the index lag, the pipeline queue, the
-// cluster members and leader, certificate expiry and the version.
+// cluster members and leader, certificate expiry (the HTTPS listener's,
+// a cluster's CA and node certificates, the sites' signing certificates)
+// and the version.
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { isAdmin, tabNav } from "../js/admin.js";
@@ -16,6 +18,20 @@ function yes(b) { return b ? t("common.yes") : t("common.no"); }
 
 function flag(ok, good, bad) {
   return h(ok ? "span.state.good" : "span.state.bad", ok ? good : bad);
+}
+
+// certName names a certificate row: the HTTPS listener, the cluster CA,
+// a cluster member's node certificate (this node's own, or a peer's as
+// it presented it to this node), or a site's signing certificate.
+function certName(c) {
+  switch (c.kind) {
+    case "listener": return t("admin.health.listener");
+    case "cluster-ca": return t("admin.health.clusterCA");
+    case "cluster-node": return [t("admin.health.clusterNode", { node: c.nodeId }),
+      c.self ? " (" + t("admin.health.thisNode") + ")" : null,
+      c.seenAt ? h("small.meta", " · " + t("admin.health.peerSeen", { when: fmtDate(c.seenAt, lang()) })) : null];
+  }
+  return `${c.siteId} / ${c.alias}`;
 }
 
 export default {
@@ -60,7 +76,7 @@ export default {
         h("table.list#health-certs", h("thead", h("tr", ["admin.health.certificate", "admin.health.subject", "admin.health.expires", "admin.health.daysLeft"]
           .map((k) => h("th", { scope: "col" }, t(k))))),
         h("tbody", certs.length ? certs.map((c) => h("tr", { class: "cert-" + c.state },
-          h("td", c.kind === "listener" ? t("admin.health.listener") : `${c.siteId} / ${c.alias}`),
+          h("td", certName(c)),
           h("td", c.subject || ""), h("td", fmtDate(c.notAfter, lang())),
           h("td", flag(c.state === "ok", String(c.daysLeft), c.state === "expired" ? t("admin.health.expired") : t("admin.health.expiring", { n: c.daysLeft })))))
           : h("tr", h("td", { colspan: 4 }, t("admin.health.noCerts"))))));

@@ -38,13 +38,16 @@ async function preview(id, doc) {
   return h("p", t("doc.noPreview"));
 }
 
-// attrValue is the shown value of a document attribute.
-function attrValue(a) {
-  if ("stringValue" in a) return a.stringValue;
+// attrValue is the shown value of a document attribute; allowed values
+// show their label from the site's locale (labels), as the edit
+// controls do, the value itself where the locale has none.
+function attrValue(a, labels) {
+  const label = (v) => (labels && Object.hasOwn(labels, v) && labels[v]) || v;
+  if ("stringValue" in a) return label(a.stringValue);
   if ("dateValue" in a) return String(a.dateValue).slice(0, 10);
   if ("numberValue" in a) return String(a.numberValue);
   if ("booleanValue" in a) return a.booleanValue ? t("common.yes") : t("common.no");
-  if (a.stringValues) return a.stringValues.join(", ");
+  if (a.stringValues) return a.stringValues.map(label).join(", ");
   if (a.numberValues) return a.numberValues.join(", ");
   return "";
 }
@@ -143,7 +146,7 @@ export default {
       const type = types[a.key] || a.valueType || "STRING";
       const cid = "attr-" + i;
       if (!write || type === "KEY_ONLY" || a.stringValues || a.numberValues) {
-        return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, a.key), h("td.value", attrValue(a)), h("td"));
+        return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, a.key), h("td.value", attrValue(a, labels[a.key])), h("td"));
       }
       const value = a.stringValue ?? a.dateValue ?? a.numberValue ?? a.booleanValue;
       const el = input(cid, type, allowed[a.key], value, labels[a.key]);
