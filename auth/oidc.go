@@ -47,7 +47,9 @@ type OIDCConfig struct {
 }
 
 // Enabled reports whether an identity provider is configured.
-func (o OIDCConfig) Enabled() bool { return o.AuthorizationURL != "" && o.TokenURL != "" && o.ClientID != "" }
+func (o OIDCConfig) Enabled() bool {
+	return o.AuthorizationURL != "" && o.TokenURL != "" && o.ClientID != ""
+}
 
 // Bounds of the token request.
 const (
@@ -62,11 +64,11 @@ const (
 // OIDC errors: each is shown to the person signing in as a message of
 // its kind (server/oidc.go maps them to the console's codes).
 var (
-	ErrOIDCUnreachable = errors.New("the identity provider cannot be reached")
+	ErrOIDCUnreachable  = errors.New("the identity provider cannot be reached")
 	ErrOIDCTokenRefused = errors.New("the identity provider refused the code")
-	ErrOIDCBadIDToken  = errors.New("the identity provider's ID token is not valid")
-	ErrOIDCNonce       = errors.New("the ID token is not of this sign-in (nonce)")
-	ErrOIDCNoUser      = errors.New("the ID token names no user")
+	ErrOIDCBadIDToken   = errors.New("the identity provider's ID token is not valid")
+	ErrOIDCNonce        = errors.New("the ID token is not of this sign-in (nonce)")
+	ErrOIDCNoUser       = errors.New("the ID token names no user")
 )
 
 // loadOIDC checks the provider's settings and reads the client secret.

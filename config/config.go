@@ -240,7 +240,7 @@ func Default() *Config {
 	return &Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute,
+		Auth: Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute,
 			OIDCScopes: []string{"openid", "profile", "email"}, OIDCDisplayName: "single sign-on"},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
