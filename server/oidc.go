@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,7 +88,10 @@ func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
 	if _, on := s.deps.Auth.OIDC(); !on {
 		return s.oidcFail(c, oidcErrUnavailable, "", nil)
 	}
-	f := s.deps.Auth.NewOIDCFlow(s.linkBase(c)+oidcCallback, oidcFlowTTL)
+	if c.Method() == http.MethodHead {
+		return c.SendStatus(http.StatusOK) // a HEAD starts nothing (no state cookie)
+	}
+	f := s.deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.linkBase(c), "/")+oidcCallback, oidcFlowTTL)
 	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: int(oidcFlowTTL / time.Second)})
 	return c.Redirect(s.deps.Auth.AuthorizationURL(f), http.StatusFound)
@@ -100,6 +104,9 @@ func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
 func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer") // the code is in this URL
+	if c.Method() == http.MethodHead {
+		return c.SendStatus(http.StatusOK) // a HEAD neither spends nor finishes a sign-in
+	}
 	sealed := c.Cookies(oidcCookie)
 	// The flow is spent whatever happens next.
 	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: "", Path: oidcCallback, HTTPOnly: true,
