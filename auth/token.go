@@ -64,6 +64,9 @@ type Config struct {
 	// input (auth.console_idle_timeout; 0: DefaultIdleTimeout). The
 	// console reads it from GET /system/configuration.
 	IdleTimeout time.Duration
+	// OIDC names the identity provider the web console signs in
+	// through (oidc.go; zero: none).
+	OIDC OIDCConfig
 }
 
 // Authenticator verifies Authorization header values.
@@ -73,6 +76,8 @@ type Authenticator struct {
 	external map[string]crypto.PublicKey // by kid ("" for a single PEM key)
 	keys     APIKeyStore
 	verified tokenCache
+	// oidcSecret is the OIDC client secret (OIDCConfig.ClientSecretFile).
+	oidcSecret string
 }
 
 // validMethods are the only algorithms accepted: asymmetric ones. HS* is
@@ -122,6 +127,9 @@ func Open(cfg Config, keys APIKeyStore) (*Authenticator, error) {
 			return nil, err
 		}
 		a.external[""] = pk
+	}
+	if err := a.loadOIDC(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -94,6 +94,22 @@ type Auth struct {
 	// ConsoleIdleTimeout signs the web console out after that long
 	// without input (1m to 24h).
 	ConsoleIdleTimeout time.Duration `toml:"console_idle_timeout"`
+	// OIDC* name an external identity provider the web console signs in
+	// through (authorization code flow with PKCE, console/DESIGN.md): all
+	// three of authorization URL, token URL and client id, or none. The
+	// ID token is verified with jwks_file or pem_file and issuer.
+	OIDCAuthorizationURL string   `toml:"oidc_authorization_url"`
+	OIDCTokenURL         string   `toml:"oidc_token_url"`
+	OIDCClientID         string   `toml:"oidc_client_id"`
+	OIDCClientSecretFile string   `toml:"oidc_client_secret_file"`
+	OIDCScopes           []string `toml:"oidc_scopes"`
+	OIDCDisplayName      string   `toml:"oidc_display_name"`
+}
+
+// OIDCEnabled reports whether an identity provider is configured for the
+// console's sign-in.
+func (a Auth) OIDCEnabled() bool {
+	return a.OIDCAuthorizationURL != "" || a.OIDCTokenURL != "" || a.OIDCClientID != ""
 }
 
 // Limits bound what one request may send.
@@ -233,7 +249,8 @@ func Default() *Config {
 	return &Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "./data",
-		Auth:    Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute},
+		Auth: Auth{TokenTTL: time.Hour, AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL, ConsoleIdleTimeout: 15 * time.Minute,
+			OIDCScopes: []string{"openid", "profile", "email"}, OIDCDisplayName: "single sign-on"},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
 		Index:   Index{MergeIdle: 30 * time.Second}, // index.DefaultMergeIdle

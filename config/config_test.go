@@ -125,6 +125,10 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 		{"refresh token ttl too long", "", map[string]string{"QUIRE_REFRESH_TOKEN_TTL": "876001h"}, nil, []string{"QUIRE_REFRESH_TOKEN_TTL: auth.refresh_token_ttl: must be from 1h0m0s"}},
 		{"index merge idle too short", "[index]\nmerge_idle = \"100ms\"\n", nil, nil, []string{"quire.toml:2: index.merge_idle: must be 0 (never) or from 1s to 24h"}},
 		{"refresh not longer than access", "", nil, []string{"--access-token-ttl", "2h", "--refresh-token-ttl", "1h"}, []string{"--refresh-token-ttl: auth.refresh_token_ttl: must be longer than auth.access_token_ttl"}},
+		{"half an identity provider", "[auth]\noidc_client_id = \"quire\"\n", nil, nil, []string{"auth.oidc_authorization_url: the console's OIDC sign-in needs auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id together",
+			"auth.oidc_token_url: the console's OIDC sign-in needs", "auth.jwks_file: the console's OIDC sign-in verifies", "auth.issuer: the console's OIDC sign-in needs the identity provider's issuer"}},
+		{"identity provider URLs and scopes", oidcFile + "oidc_token_url = \"ftp://sso/token\"\noidc_scopes = [\"profile\"]\n", nil, nil, []string{"quire.toml:6: auth.oidc_token_url: want an http:// or https:// URL", "quire.toml:7: auth.oidc_scopes: must contain openid"}},
+		{"a client secret without a provider", "", map[string]string{"QUIRE_OIDC_CLIENT_SECRET_FILE": "/etc/quire/secret"}, nil, []string{"QUIRE_OIDC_CLIENT_SECRET_FILE: auth.oidc_client_secret_file: set without an identity provider"}},
 		{"rate limit spec", "[ratelimit]\nsignin = \"fast\"\n", nil, nil, []string{"quire.toml:2: ratelimit.signin: want \"RATE burst N, global RATE burst N\""}},
 		{"rate limit class", "[ratelimit]\nlogin = \"1/s burst 1, global 1/s burst 1\"\n", nil, nil, []string{"quire.toml:2: ratelimit.login: unknown setting"}},
 		{"rate limit zero", "", map[string]string{"QUIRE_RATELIMIT_RESET": "0/s burst 1, global 1/s burst 1"}, nil, []string{"QUIRE_RATELIMIT_RESET: ratelimit.reset: per client: want a positive rate"}},
@@ -143,6 +147,21 @@ func TestLoad_ProblemsNameTheLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// oidcFile is a whole identity provider but for its token URL.
+const oidcFile = "[auth]\njwks_file = \"/etc/quire/idp.json\"\nissuer = \"https://sso\"\noidc_authorization_url = \"https://sso/auth\"\noidc_client_id = \"quire\"\n"
+
+// TestLoad_OIDC: a whole identity provider loads, with the defaults of
+// its scopes and button.
+func TestLoad_OIDC(t *testing.T) {
+	l, err := load(t, oidcFile+"oidc_token_url = \"https://sso/token\"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Auth.OIDCEnabled() || strings.Join(l.Auth.OIDCScopes, " ") != "openid profile email" || l.Auth.OIDCDisplayName != "single sign-on" {
+		t.Fatalf("auth: %+v", l.Auth)
 	}
 }
 

@@ -333,6 +333,42 @@ func (l *Loaded) validate() Problems {
 	} else if d <= c.Auth.AccessTokenTTL {
 		bad("auth.refresh_token_ttl", "must be longer than auth.access_token_ttl (%s)", c.Auth.AccessTokenTTL)
 	}
+	if c.Auth.OIDCEnabled() {
+		// Half an identity provider would be a button that fails: refuse it.
+		for _, k := range []struct{ key, v string }{{"auth.oidc_authorization_url", c.Auth.OIDCAuthorizationURL},
+			{"auth.oidc_token_url", c.Auth.OIDCTokenURL}, {"auth.oidc_client_id", c.Auth.OIDCClientID}} {
+			if k.v == "" {
+				bad(k.key, "the console's OIDC sign-in needs auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id together")
+			}
+		}
+		for _, k := range []struct{ key, v string }{{"auth.oidc_authorization_url", c.Auth.OIDCAuthorizationURL}, {"auth.oidc_token_url", c.Auth.OIDCTokenURL}} {
+			if u, err := url.Parse(k.v); k.v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || u.User != nil) {
+				bad(k.key, "want an http:// or https:// URL without user:password@ or #fragment, got %q", k.v)
+			}
+		}
+		if len(c.Auth.OIDCClientID) > 256 || strings.IndexFunc(c.Auth.OIDCClientID, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+			bad("auth.oidc_client_id", "want at most 256 characters without control characters")
+		}
+		if c.Auth.JWKSFile == "" && c.Auth.PEMFile == "" {
+			bad("auth.jwks_file", "the console's OIDC sign-in verifies the identity provider's ID tokens with auth.jwks_file or auth.pem_file: set one")
+		}
+		if c.Auth.Issuer == "" {
+			bad("auth.issuer", "the console's OIDC sign-in needs the identity provider's issuer (the iss of its ID tokens)")
+		}
+		if !slices.Contains(c.Auth.OIDCScopes, "openid") {
+			bad("auth.oidc_scopes", "must contain openid, got %q", c.Auth.OIDCScopes)
+		}
+		for _, sc := range c.Auth.OIDCScopes {
+			if sc == "" || len(sc) > 128 || strings.IndexFunc(sc, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) >= 0 {
+				bad("auth.oidc_scopes", "a scope is printable ASCII without spaces, quotes or backslashes, got %q", sc)
+			}
+		}
+		if n := len([]rune(c.Auth.OIDCDisplayName)); n == 0 || n > 64 {
+			bad("auth.oidc_display_name", "want 1 to 64 characters, got %d", n)
+		}
+	} else if c.Auth.OIDCClientSecretFile != "" {
+		bad("auth.oidc_client_secret_file", "set without an identity provider (auth.oidc_authorization_url, auth.oidc_token_url, auth.oidc_client_id)")
+	}
 	if d := c.Auth.ConsoleIdleTimeout; d < time.Minute || d > 24*time.Hour {
 		bad("auth.console_idle_timeout", "must be from 1m to 24h, got %s", d)
 	}
@@ -467,6 +503,7 @@ func (l *Loaded) CheckFiles() Problems {
 	for _, k := range []struct{ key, path string }{
 		{"tls.cert_file", l.TLS.CertFile}, {"tls.key_file", l.TLS.KeyFile},
 		{"auth.jwks_file", l.Auth.JWKSFile}, {"auth.pem_file", l.Auth.PEMFile}, {"smtp.ca_file", l.SMTP.CAFile},
+		{"auth.oidc_client_secret_file", l.Auth.OIDCClientSecretFile},
 		{"certify.tsa_ca_file", l.Certify.TSACAFile},
 	} {
 		if k.path == "" {

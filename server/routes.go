@@ -96,6 +96,10 @@ func (s *Server) routes() {
 	pub("POST", "/login", ratelimit.SignIn, s.handleLogin)
 	pub("POST", "/login/refresh", ratelimit.Refresh, s.handleRefresh)
 	pub("POST", "/login/logout", ratelimit.Refresh, s.handleLogout)
+	// Sign-in through the identity provider, for the console (oidc.go).
+	pub("GET", "/login/oidc/info", ratelimit.Refresh, s.handleOIDCInfo)
+	pub("GET", "/login/oidc", ratelimit.Refresh, s.handleOIDCStart)
+	pub("GET", "/login/oidc/callback", ratelimit.Refresh, s.handleOIDCCallback)
 	pub("POST", "/respondToAuthChallenge", ratelimit.SignIn, s.handleRespondToAuthChallenge)
 	pub("POST", "/changePassword", ratelimit.SignIn, s.handleChangePassword)
 	pub("POST", "/forgotPassword", ratelimit.Reset, s.handleForgotPassword)

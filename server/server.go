@@ -155,6 +155,8 @@ type Server struct {
 	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
 
 	app *fiber.App
+	// oidcSeen remembers the states of finished OIDC sign-ins (oidc.go).
+	oidcSeen oidcSeen
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
 	routeTable *routeTable

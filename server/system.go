@@ -68,6 +68,10 @@ func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
 			if _, set := keys["idleTimeoutSeconds"]; set {
 				errs = append(errs, storage.ValidationItem{Key: "webui.idleTimeoutSeconds", Msg: "set by the server setting auth.console_idle_timeout"})
 			}
+			if _, on := s.deps.Auth.OIDC(); !on && in.WebUI != nil && in.WebUI.SsoAutomaticSignIn != nil && *in.WebUI.SsoAutomaticSignIn {
+				errs = append(errs, storage.ValidationItem{Key: "webui.ssoAutomaticSignIn",
+					Msg: "needs an identity provider: set auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id"})
+			}
 		}
 	}
 	if _, ok := raw["branding"]; ok {

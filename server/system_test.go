@@ -22,7 +22,10 @@ func TestSystemConfiguration(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"sso", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, 200, `{"message":"Config saved"}`},
+		{"sso", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false, "ssoLoginRedirectEnabled": true}}, 200, `{"message":"Config saved"}`},
+		// Automatic sign-in needs an identity provider (oidc_test.go has one).
+		{"sso without an identity provider", admin, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, 400,
+			`{"errors":[{"key":"webui.ssoAutomaticSignIn","error":"needs an identity provider: set auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id"}]}`},
 		{"branding", admin, map[string]any{"branding": map[string]any{"title": "Acme Docs", "primaryColor": "#0a5", "logo": "data:image/png;base64,iVBORw0KGgo="}}, 200, `{"message":"Config saved"}`},
 		{"not admin", user, map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": false}}, 401, `{"message":"fkq access denied (Admins group required)"}`},
 		{"bad color", admin, map[string]any{"branding": map[string]any{"primaryColor": "green"}}, 400, `{"errors":[{"key":"branding.primaryColor","error":"invalid 'primaryColor', use #RRGGBB"}]}`},
@@ -41,9 +44,9 @@ func TestSystemConfiguration(t *testing.T) {
 	}
 	// Failed updates changed nothing; each section kept its value.
 	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
-		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":true,"ssoLoginRedirectEnabled":false}}`)
-	mustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true, "ssoLoginRedirectEnabled": true}}, admin), http.StatusOK)
-	if w := obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != true || w["ssoAutomaticSignIn"] != true {
+		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":true}}`)
+	mustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoLoginRedirectEnabled": false}}, admin), http.StatusOK)
+	if w := obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != false || w["ssoAutomaticSignIn"] != false {
 		t.Fatalf("webui after setting ssoLoginRedirectEnabled: %v", w)
 	}
 

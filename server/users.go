@@ -554,6 +554,18 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	if rt.External {
+		// A session the identity provider opened (oidc.go): it ends with
+		// its lifetime, or when the provider is no longer configured.
+		if _, on := s.deps.Auth.OIDC(); !on || !r.now.Before(rt.Expires) {
+			return bad
+		}
+		body, err := s.issueExternal(rt)
+		if err != nil {
+			return err
+		}
+		return r.JSON(body)
+	}
 	u, err := s.db.GetUser(rt.Username)
 	if err != nil || !r.now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, s.deps.Auth.RefreshTTL()) {
 		return bad

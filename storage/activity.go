@@ -108,7 +108,7 @@ var activityOps = map[Op]bool{
 	OpPutMapping: false, OpDeleteMapping: false, OpPutWebhook: false, OpDeleteWebhook: false,
 	OpAddWebhookTag: false, OpAddWebhookDocument: true, OpAddShortlink: false, OpDeleteShortlink: false,
 	OpAgreeModel: false, OpAddUser: false, OpDeleteUser: false, OpUserOperation: false,
-	OpSetResetCode: false, OpSetPassword: false, OpLoginResult: false, OpRevokeRefresh: false, OpAddGroup: false,
+	OpSetResetCode: false, OpSetPassword: false, OpLoginResult: false, OpRevokeRefresh: false, OpExternalSignIn: false, OpAddGroup: false,
 	OpDeleteGroup: false, OpAddGroupMember: false, OpRemoveGroupMember: false, OpSetText: true,
 	OpDeleteText: true, OpReindexDocument: false, OpAddSite: false, OpPutExamine: false,
 	OpSetFulltext: true, OpAddArchive: false, OpDeleteArchive: false, OpDeleteExamine: false,

@@ -74,6 +74,7 @@ const (
 	OpSetPassword          Op = "SetPassword"          // a new password (first sign-in, change, reset)
 	OpLoginResult          Op = "LoginResult"          // a checked sign-in: lockout count, refresh token
 	OpRevokeRefresh        Op = "RevokeRefresh"        // sign-out: a refresh token ends
+	OpExternalSignIn       Op = "ExternalSignIn"       // a console sign-in through the identity provider: its refresh token
 	OpAddGroup             Op = "AddGroup"             // create a directory group
 	OpDeleteGroup          Op = "DeleteGroup"          // remove a directory group
 	OpAddGroupMember       Op = "AddGroupMember"       // put a user in a group
@@ -228,6 +229,7 @@ func init() {
 		OpSetPassword:       applySetPassword,
 		OpLoginResult:       applyLoginResult,
 		OpRevokeRefresh:     applyRevokeRefresh,
+		OpExternalSignIn:    applyExternalSignIn,
 		OpAddGroup:          applyAddGroup,
 		OpDeleteGroup:       applyDeleteGroup,
 		OpAddGroupMember:    applyAddGroupMember,

@@ -77,6 +77,12 @@ type RefreshToken struct {
 	// to: a user made again under the name is another user (zero in
 	// tokens stored before it was recorded).
 	UserInserted time.Time `json:"userInserted,omitzero"`
+	// External marks a session of a user signed in through the identity
+	// provider (OIDC, not a directory user): a refresh gives tokens for
+	// Username with the Groups and Email the ID token had.
+	External bool     `json:"external,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
+	Email    string   `json:"email,omitempty"`
 }
 
 // Of reports whether the token was issued to u: the same name, the same
@@ -172,6 +178,19 @@ type LoginResult struct {
 	RefreshHash  string        `json:"refreshHash,omitempty"`
 	Refresh      *RefreshToken `json:"refresh,omitempty"`
 }
+
+// ExternalSignIn is the payload of OpExternalSignIn: the refresh token
+// of a console session of a user the identity provider signed in.
+type ExternalSignIn struct {
+	RefreshHash string       `json:"refreshHash"`
+	Refresh     RefreshToken `json:"refresh"`
+}
+
+// Bounds of an external session (what the ID token may bring).
+const (
+	MaxExternalGroups     = 100
+	MaxExternalEmailBytes = 320
+)
 
 // RevokeRefresh is the payload of OpRevokeRefresh: the SHA-256 of the
 // refresh token a sign-out ends.
@@ -416,6 +435,36 @@ func applyLoginResult(t *tx, c *Command) (any, error) {
 		}
 	}
 	return true, nil
+}
+
+// applyExternalSignIn stores an external session's refresh token. The
+// handler verified the ID token; the bounds are checked here so a
+// replayed command is refused the same way.
+func applyExternalSignIn(t *tx, c *Command) (any, error) {
+	p, err := decode[ExternalSignIn](c)
+	if err != nil {
+		return nil, err
+	}
+	rt := p.Refresh
+	bad := func(k, msg string) error { return &ValidationError{Items: []ValidationItem{{Key: k, Msg: msg}}} }
+	switch {
+	case len(p.RefreshHash) != 64:
+		return nil, bad("refreshToken", "'refreshToken' is required")
+	case !rt.External || rt.Expires.IsZero():
+		return nil, bad("refreshToken", "an external session's refresh token is required")
+	case rt.Username == "" || len(rt.Username) > MaxUsernameBytes || !utf8.ValidString(rt.Username):
+		return nil, bad("username", fmt.Sprintf("the identity provider's username must be 1 to %d bytes", MaxUsernameBytes))
+	case len(rt.Groups) > MaxExternalGroups:
+		return nil, bad("groups", fmt.Sprintf("the identity provider gave more than %d groups", MaxExternalGroups))
+	case len(rt.Email) > MaxExternalEmailBytes || !utf8.ValidString(rt.Email):
+		return nil, bad("email", "the identity provider's e-mail address is too long")
+	}
+	for _, g := range rt.Groups {
+		if g == "" || len(g) > MaxGroupBytes || !utf8.ValidString(g) {
+			return nil, bad("groups", fmt.Sprintf("a group name from the identity provider must be 1 to %d bytes", MaxGroupBytes))
+		}
+	}
+	return nil, t.setJSON(refreshKey(p.RefreshHash), rt)
 }
 
 // applyRevokeRefresh removes a refresh token; one already gone is no

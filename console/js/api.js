@@ -44,6 +44,18 @@ export async function authCall(path, body) {
   return out;
 }
 
+// signInOptions asks the server (no token) whether it offers sign-in
+// through an identity provider (GET /login/oidc/info): {enabled,
+// displayName, automaticSignIn}; {enabled: false} when it cannot tell.
+export async function signInOptions() {
+  try {
+    const res = await fetch("/login/oidc/info", { credentials: "omit" });
+    return res.ok ? await res.json() : { enabled: false };
+  } catch (_) {
+    return { enabled: false };
+  }
+}
+
 // useTokens keeps a sign-in's access token and schedules its refresh a
 // minute before it expires.
 export function useTokens(result) {

@@ -63,7 +63,7 @@ function header() {
     nav,
     h("div.tools", siteSwitch(), langSwitch(),
       h("span.user#user", state.user ? state.user.username : ""),
-      h("button#signout", { type: "button", onclick: async () => { await signOut(); start(); } }, t("header.signout"))));
+      h("button#signout", { type: "button", onclick: async () => { await signOut(); sessionStorage.setItem("quire.signedout", "1"); start(); } }, t("header.signout"))));
 }
 
 // render draws the shell and the page of the current hash.
@@ -129,6 +129,7 @@ async function start() {
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
       sessionStorage.removeItem("quire.idle");
+      sessionStorage.removeItem("quire.signedout"); // automatic sign-in may go to the IdP again
       const cfg = await api("GET", "/system/configuration").catch(() => ({}));
       const secs = Number(cfg.webui && cfg.webui.idleTimeoutSeconds);
       if (secs > 0) idleMs = secs * 1000;

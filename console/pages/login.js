@@ -2,8 +2,16 @@
 // challenge, and a forgotten password (a mailed code). The refresh token
 // goes to an HttpOnly cookie (refreshCookie: true); the access token
 // stays in memory (js/api.js).
+//
+// Where the server names an identity provider (GET /login/oidc/info), a
+// "Sign in with <name>" link goes to GET /login/oidc, which does the
+// OIDC flow and comes back to /console/ with the refresh cookie set, or
+// with ?signin_error=<code> (DESIGN.md "Sign-in through an identity
+// provider"). With webui.ssoAutomaticSignIn the page goes there by itself,
+// except at /console/?local, after a refused sign-in, a sign-out or an
+// idle timeout (so nobody is locked out, and nothing loops).
 import { h, clear } from "../js/dom.js";
-import { authCall, useTokens } from "../js/api.js";
+import { authCall, useTokens, signInOptions } from "../js/api.js";
 import { errorText } from "../js/ctx.js";
 import { t } from "../i18n/index.js";
 
@@ -31,6 +39,41 @@ function form(id, title, fields, submit, onsubmit, extra) {
     }
   });
   return f;
+}
+
+// The refusals the server's callback names (server/oidc.go); the IdP's
+// own error code, when it has the shape of one, is added.
+const oidcErrors = {
+  unavailable: () => t("login.oidc.unavailable"),
+  idp: () => t("login.oidc.idp"),
+  state: () => t("login.oidc.state"),
+  replay: () => t("login.oidc.replay"),
+  unreachable: () => t("login.oidc.unreachable"),
+  refused: () => t("login.oidc.refused"),
+  token: () => t("login.oidc.token"),
+  nonce: () => t("login.oidc.nonce"),
+  user: () => t("login.oidc.user"),
+};
+
+// The callback's refusal, taken off the address once (a reload does not
+// show it again) and kept for this page's life.
+let signInError = null;
+(function takeSignInError() {
+  const q = new URLSearchParams(location.search);
+  const code = q.get("signin_error");
+  if (!code) return;
+  const idp = q.get("idp_error");
+  signInError = { code, idp: idp && /^[A-Za-z0-9_.-]{1,64}$/.test(idp) ? idp : "" };
+  q.delete("signin_error");
+  q.delete("idp_error");
+  const rest = q.toString();
+  history.replaceState(null, "", location.pathname + (rest ? "?" + rest.replace(/=$/, "") : "") + location.hash);
+})();
+
+function signInErrorText() {
+  if (!signInError) return null;
+  const f = oidcErrors[signInError.code];
+  return (f ? f() : t("login.oidc.failed")) + (signInError.idp ? " (" + signInError.idp + ")" : "");
 }
 
 export default {
@@ -76,6 +119,27 @@ export default {
       show(signIn(t("login.resetDone")));
     });
 
-    show(signIn(sessionStorage.getItem("quire.idle") ? t("login.idle") : null));
+    const idle = sessionStorage.getItem("quire.idle");
+    const start = () => {
+      const f = signIn(idle ? t("login.idle") : null);
+      const err = signInErrorText();
+      if (err) f.querySelector("h1").after(h("p.msg.error#signin-error", { role: "alert" }, err));
+      return f;
+    };
+    show(start());
+    signInOptions().then((o) => {
+      if (!o.enabled || !main.querySelector("#login")) return;
+      const name = o.displayName || "SSO";
+      const local = new URLSearchParams(location.search).has("local");
+      if (o.automaticSignIn && !local && !signInError && !idle && !sessionStorage.getItem("quire.signedout")) {
+        clear(main, h("div.card#oidc-redirect", h("h1", t("login.title")),
+          h("p", { role: "status" }, t("login.oidc.redirecting", { name })),
+          h("p", h("a#local-signin", { href: "/console/?local" }, t("login.oidc.local")))));
+        location.assign("/login/oidc");
+        return;
+      }
+      main.querySelector("#login").append(h("div.oidc", h("p.or", t("login.or")),
+        h("a.button.primary#oidc", { href: "/login/oidc" }, t("login.oidc.button", { name }))));
+    });
   },
 };
