@@ -1,0 +1,93 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestGroupCommit: concurrent creates are committed in groups, each with
+// its own result and hook; a command its applier refuses fails alone
+// while its group's others are applied; everything acknowledged is there
+// after a reopen.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	var hooked atomic.Int64
+	d.OnCommit(func(c *Command, r Result) {
+		if c.Op == OpAddDocuments && len(r.Touched) > 0 {
+			hooked.Add(1)
+		}
+	})
+	id := func(round, i int) string { return fmt.Sprintf("%08d-%04d-4000-8000-000000000000", i, round) }
+	create := func(docID string) error {
+		_, err := d.Apply(context.Background(), MustCommand(OpAddDocuments, "default", "joe", t0,
+			AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: docID, Path: "g/" + docID + ".txt"}}}}))
+		return err
+	}
+	const n = 48
+	var ok []string
+	tests := []struct {
+		name  string
+		round int
+		dup   func(i int) bool // these reuse a documentId of round 0
+	}{
+		{"all valid", 0, func(int) bool { return false }},
+		{"every fourth a duplicate", 1, func(i int) bool { return i%4 == 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hooked.Load()
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					docID := id(tt.round, i)
+					if tt.dup(i) {
+						docID = id(0, i)
+					}
+					errs[i] = create(docID)
+				})
+			}
+			wg.Wait()
+			want := 0
+			for i, err := range errs {
+				var ce *ConflictError
+				switch {
+				case tt.dup(i) && !errors.As(err, &ce):
+					t.Errorf("duplicate %d: err = %v, want a ConflictError", i, err)
+				case !tt.dup(i) && err != nil:
+					t.Errorf("create %d: %v", i, err)
+				case !tt.dup(i):
+					want++
+					ok = append(ok, id(tt.round, i))
+				}
+			}
+			if got := hooked.Load() - before; got != int64(want) {
+				t.Errorf("hooks ran for %d creates, want %d", got, want)
+			}
+		})
+	}
+	if d.group.grouped.Load() == 0 {
+		t.Errorf("no create was committed in a group")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	d, err = Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer d.Close()
+	for _, docID := range ok {
+		if _, err := d.GetDocument("default", docID); err != nil {
+			t.Errorf("acknowledged %s after reopen: %v", docID, err)
+		}
+	}
+}
