@@ -27,10 +27,17 @@ import (
 //     Badger writing the same number of synced transactions; repeated
 //     (-ingest-runs, default 3, each on a fresh server and a fresh Badger)
 //     for the run-to-run spread;
+//     Freshness is sampled during these runs too (as below), so the rows
+//     say whether search keeps up at the rate the creates sustain;
 //   - fulltext freshness: 64 clients create documents as fast as they can
 //     for 60 s; every 250 ms one just-created document (its 201 received)
 //     is polled by a word only it holds until /search finds it; when the
-//     load stops, how long until the index queue is empty.
+//     load stops, how long until the index queue is empty;
+//   - burst (burstBench): 10 s of unthrottled creates from 64 clients on a
+//     fresh server, beyond what the index takes: the peak index backlog
+//     and lag, the drain after the last create against the rate indexed
+//     during the burst, and every answer's status (does the index gate
+//     refuse, or make creates wait?).
 const (
 	sustainedDocs      = 30000
 	sustainedTarget    = 0.5                    // quire docs/s / badger txn/s
