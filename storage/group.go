@@ -23,11 +23,13 @@ import (
 //     events, replay) and its own OnCommit hooks.
 //   - Durable as before: a command's Apply returns after the group's
 //     commit returned, that is after the sync.
-//   - One command never undoes its neighbours: if any applier refuses its
-//     command (validation, conflict, not found, a panic), the transaction
-//     is too big, or the commit loses a race, the group's transaction is
-//     discarded and every command of it is applied on its own by its
-//     caller, exactly as without grouping. A commit failing with an I/O
+//   - One command never undoes its neighbours: if an applier refuses its
+//     command (validation, conflict, not found, a panic), the group's
+//     transaction is discarded, that command is applied on its own by its
+//     caller, exactly as without grouping, and the others are tried again
+//     as a group; a commit that loses an optimistic race is tried again.
+//     After groupRetries such tries, or if the transaction is too big,
+//     every command left is applied on its own. A commit failing with an I/O
 //     error fails every command of the group (as it would have failed
 //     each alone, and latched the write gate).
 //   - Hooks run before Apply returns, under the same shared write lock as
@@ -38,9 +40,10 @@ import (
 //     own), commands over groupOne, and everything while a commit fault is
 //     injected (tests count commits).
 const (
-	groupMax   = 64
-	groupBytes = 512 << 10
-	groupOne   = 128 << 10
+	groupRetries = 4 // a group's tries after a refused command or a lost race
+	groupMax     = 64
+	groupBytes   = 512 << 10
+	groupOne     = 128 << 10
 )
 
 // pendingApply is one command waiting for the committer.
@@ -71,7 +74,8 @@ type groupQueue struct {
 	// applying counts the Applies under way: one alone is applied
 	// directly, without the hand-off to the committer.
 	applying atomic.Int64
-	grouped  atomic.Int64 // commands committed in groups (tests)
+	largest  atomic.Int64 // the most commands committed in one group (tests)
+	faulty   atomic.Bool  // a commit fault is injected (SetCommitFault)
 }
 
 // groupable reports whether c may be applied in a group.
@@ -82,10 +86,7 @@ func (d *DB) groupable(c *Command, size uint64) bool {
 	if _, ok := c.local.(PutChunks); ok {
 		return false
 	}
-	d.disk.mu.Lock()
-	f := d.disk.fault
-	d.disk.mu.Unlock()
-	return f == nil
+	return !d.group.faulty.Load()
 }
 
 // applyGrouped applies c through the committer. ok is false when c must
@@ -176,34 +177,48 @@ func (d *DB) commitGroup(batch []*pendingApply) {
 	if len(live) == 0 {
 		return
 	}
-	if len(live) == 1 {
-		// Nothing to group with: the caller applies it alone (its own
-		// retries and error handling), as fast as through here.
-		live[0].done <- groupAnswer{fallback: true}
-		return
-	}
-	fallback := func() {
-		for _, p := range live {
-			p.done <- groupAnswer{fallback: true}
-		}
-	}
+	// A lone command is committed here too: while its sync runs, the
+	// next group gathers (handing it back would leave the committer idle
+	// and every group a single command).
 	d.writeMu.RLock()
-	txs, vals, err := d.runGroup(live)
-	if err != nil {
-		d.writeMu.RUnlock()
+	var txs []*tx
+	var vals []any
+	for attempt := 0; ; attempt++ {
+		var bad int
+		var err error
+		txs, vals, bad, err = d.runGroup(live)
+		if err == nil {
+			break
+		}
 		if IsIOError(err) {
+			d.writeMu.RUnlock()
 			werr := d.failedWrite(err)
 			for _, p := range live {
 				p.done <- groupAnswer{err: werr}
 			}
 			return
 		}
-		fallback()
+		if attempt < groupRetries && bad >= 0 && len(live) > 2 {
+			// The refused command goes alone (its caller gets the
+			// applier's answer there); the others try again without it.
+			live[bad].done <- groupAnswer{fallback: true}
+			live = append(live[:bad:bad], live[bad+1:]...)
+			continue
+		}
+		if attempt < groupRetries && errors.Is(err, badger.ErrConflict) {
+			continue // a race lost at commit: nobody's fault, try again
+		}
+		d.writeMu.RUnlock()
+		for _, p := range live {
+			p.done <- groupAnswer{fallback: true}
+		}
 		return
 	}
 	// Committed: every caller runs its hooks under the shared write lock,
 	// released once all have.
-	d.group.grouped.Add(int64(len(live)))
+	if n := int64(len(live)); n > d.group.largest.Load() {
+		d.group.largest.Store(n)
+	}
 	hooks := &sync.WaitGroup{}
 	hooks.Add(len(live))
 	for i, p := range live {
@@ -224,10 +239,11 @@ func (d *DB) commitGroup(batch []*pendingApply) {
 }
 
 // runGroup runs every command of live in one transaction and commits it.
-// An error means nothing was written.
-func (d *DB) runGroup(live []*pendingApply) (txs []*tx, vals []any, err error) {
+// An error means nothing was written; bad is then the index of the
+// command whose applier failed, or -1.
+func (d *DB) runGroup(live []*pendingApply) (txs []*tx, vals []any, bad int, err error) {
 	if d.bdb.IsClosed() {
-		return nil, nil, badger.ErrDBClosed
+		return nil, nil, -1, badger.ErrDBClosed
 	}
 	txn := d.bdb.NewTransaction(true)
 	defer txn.Discard()
@@ -237,14 +253,14 @@ func (d *DB) runGroup(live []*pendingApply) (txs []*tx, vals []any, err error) {
 		t := &tx{txn: txn}
 		v, err := runApplierSafe(t, p.c, p.fn)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, i, err
 		}
 		txs[i], vals[i] = t, v
 	}
 	if err := txn.Commit(); err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
-	return txs, vals, nil
+	return txs, vals, -1, nil
 }
 
 // errApplierPanic stands for a panic in an applier run by the committer:

@@ -74,8 +74,8 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 	}
-	if d.group.grouped.Load() == 0 {
-		t.Errorf("no create was committed in a group")
+	if d.group.largest.Load() < 2 {
+		t.Errorf("no two creates were committed in one group")
 	}
 	if err := d.Close(); err != nil {
 		t.Fatalf("close: %v", err)
@@ -88,6 +88,51 @@ func TestGroupCommit(t *testing.T) {
 	for _, docID := range ok {
 		if _, err := d.GetDocument("default", docID); err != nil {
 			t.Errorf("acknowledged %s after reopen: %v", docID, err)
+		}
+	}
+}
+
+// TestCommitGroup_RefusedCommandGoesAlone: in a group whose third command
+// its applier refuses, that command is handed back to be applied alone
+// and the others are committed together.
+func TestCommitGroup_RefusedCommandGoesAlone(t *testing.T) {
+	d := mustOpen(t)
+	addDoc(t, d, "default", "00000000-0000-4000-8000-0000000000aa", "taken.txt", t0)
+	ids := []string{
+		"00000000-0000-4000-8000-000000000001",
+		"00000000-0000-4000-8000-000000000002",
+		"00000000-0000-4000-8000-0000000000aa", // exists: refused
+		"00000000-0000-4000-8000-000000000004",
+		"00000000-0000-4000-8000-000000000005",
+	}
+	var batch []*pendingApply
+	for _, id := range ids {
+		c := MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: id + ".txt"}}}})
+		fn, err := d.precheck(c)
+		if err != nil {
+			t.Fatalf("precheck: %v", err)
+		}
+		batch = append(batch, &pendingApply{ctx: context.Background(), c: c, fn: fn, size: writeSize(c), done: make(chan groupAnswer, 1)})
+	}
+	d.commitGroup(batch)
+	for i, p := range batch {
+		a := <-p.done
+		switch {
+		case i == 2 && !a.fallback:
+			t.Errorf("refused command: answer %+v, want to be applied alone", a)
+		case i != 2 && (a.fallback || a.err != nil || a.hooks == nil):
+			t.Errorf("command %d: answer %+v, want committed in the group", i, a)
+		}
+		if a.hooks != nil {
+			a.hooks.Done()
+		}
+	}
+	for i, id := range ids {
+		if i == 2 {
+			continue
+		}
+		if _, err := d.GetDocument("default", id); err != nil {
+			t.Errorf("document %d after the group: %v", i, err)
 		}
 	}
 }
