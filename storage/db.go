@@ -68,6 +68,7 @@ type DB struct {
 	disk diskGuard // the write gate (diskguard.go)
 
 	siteCfg siteConfigCache // SiteConfig answers (siteconfig.go)
+	group   groupQueue      // group commit (group.go)
 	// onWritable runs (in the disk watcher, under disk.mu's protection)
 	// when space is back while the gate is closed for space: the
 	// read-only open reopens the store read-write.
@@ -167,6 +168,9 @@ func Open(cfg Config) (*DB, error) {
 		go d.gcLoop()
 		go d.trimLoop()
 	}
+	d.group.wake = make(chan struct{}, 1)
+	d.wg.Add(1)
+	go d.groupLoop()
 	d.startDiskGuard(cfg)
 	return d, nil
 }
@@ -220,6 +224,16 @@ func (d *DB) Apply(ctx context.Context, c *Command) (Result, error) {
 		return Result{}, err
 	}
 	defer d.release(c, size)
+	// Under concurrent Applies, small commands are committed in groups
+	// (group.go): one sync for many.
+	if d.group.applying.Add(1) > 1 && d.groupable(c, size) {
+		res, ok, err := d.applyGrouped(ctx, c, fn, size)
+		if ok {
+			d.group.applying.Add(-1)
+			return res, err
+		}
+	}
+	defer d.group.applying.Add(-1)
 	return d.applyTxn(ctx, c, fn, 0)
 }
 

@@ -215,6 +215,7 @@ func (d *DB) SetCommitFault(fn func(*Command) error) {
 	d.disk.mu.Lock()
 	d.disk.fault = fn
 	d.disk.mu.Unlock()
+	d.group.faulty.Store(fn != nil)
 }
 
 // lowSpaceReason is the message of a refusal for space.
