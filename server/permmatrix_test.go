@@ -149,6 +149,7 @@ func init() {
 	for _, r := range []string{
 		"POST /login", "POST /login/refresh", "POST /respondToAuthChallenge", "POST /changePassword", "POST /forgotPassword",
 		"POST /forgotPasswordConfirm", "POST /confirmRegistration", "POST /cluster/join", "POST /login/logout",
+		"GET /login/oidc/info", "GET /login/oidc", "GET /login/oidc/callback",
 	} {
 		notDocumentRoutes[r] = "sign-in and cluster join: no document"
 	}
