@@ -315,14 +315,33 @@ func applySweepChunks(t *tx, c *Command) (any, error) {
 func (d *DB) UnreferencedChunks(limit int) ([]string, error) {
 	var out []string
 	err := d.view(func(t *tx) error {
-		for _, k := range t.keys([]byte(pfxChunk)) {
-			sha := string(k[len(pfxChunk):])
-			n, err := chunkRefs(t, sha)
-			if err != nil {
-				return err
+		// One pass over the chunks beside one over the reference counts,
+		// both in sha order: a Get per chunk took 45 s at a million
+		// documents, before a single server answered its first request.
+		copts := badger.DefaultIteratorOptions
+		copts.PrefetchValues = false
+		copts.Prefix = []byte(pfxChunk)
+		chunks := t.txn.NewIterator(copts)
+		defer chunks.Close()
+		ropts := badger.DefaultIteratorOptions
+		ropts.PrefetchValues = false
+		ropts.Prefix = []byte(pfxChunkRefs)
+		refs := t.txn.NewIterator(ropts)
+		defer refs.Close()
+		refs.Rewind()
+		for chunks.Rewind(); chunks.Valid(); chunks.Next() {
+			sha := chunks.Item().Key()[len(pfxChunk):]
+			for refs.Valid() && bytes.Compare(refs.Item().Key()[len(pfxChunkRefs):], sha) < 0 {
+				refs.Next()
+			}
+			var n uint64
+			if refs.Valid() && bytes.Equal(refs.Item().Key()[len(pfxChunkRefs):], sha) {
+				if err := refs.Item().Value(func(v []byte) error { n = decodeUint64(v); return nil }); err != nil {
+					return err
+				}
 			}
 			if n == 0 {
-				out = append(out, sha)
+				out = append(out, string(sha))
 				if len(out) >= limit {
 					return nil
 				}

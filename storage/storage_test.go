@@ -380,3 +380,49 @@ func TestSmallContent_MatchesWriteContent(t *testing.T) {
 		t.Fatal("SmallContent accepted more than one chunk")
 	}
 }
+
+// TestSweep_UnreferencedAmongReferenced: chunks of committed documents and
+// of uploads never committed interleave in sha order; exactly the second
+// are listed, and limit caps the list.
+func TestSweep_UnreferencedAmongReferenced(t *testing.T) {
+	d := mustOpen(t)
+	rnd := rand.New(rand.NewSource(3))
+	want := map[string]bool{}
+	for i := 0; i < 8; i++ {
+		data := make([]byte, 2*ChunkSize+100)
+		rnd.Read(data)
+		m, tail, err := WriteContent(context.Background(), d, bytes.NewReader(data), 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			for _, c := range m.Chunks[:len(m.Chunks)-len(tail)] {
+				want[c.SHA] = true
+			}
+			continue
+		}
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		mustApply(t, d, OpAddDocuments, "default", t0, AddDocuments{Docs: []NewDocument{{
+			Document: Document{DocumentID: id, Path: id + ".bin", ContentType: "application/octet-stream"},
+			Content:  &m, Chunks: tail,
+		}}})
+	}
+	if len(want) < 8 {
+		t.Fatalf("%d chunks of uncommitted uploads, want at least 8", len(want))
+	}
+	got, err := d.UnreferencedChunks(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("unreferenced = %d chunks, want %d", len(got), len(want))
+	}
+	for _, s := range got {
+		if !want[s] {
+			t.Errorf("chunk %s listed, but a document references it", s)
+		}
+	}
+	if got, err := d.UnreferencedChunks(3); err != nil || len(got) != 3 {
+		t.Errorf("limit 3: %d chunks (%v)", len(got), err)
+	}
+}
