@@ -179,9 +179,11 @@ func TestOIDC_SignIn(t *testing.T) {
 		t.Fatalf("GET /sites as the IdP's user: %v", sites)
 	}
 	perms := map[string]any{}
-	for _, x := range sites["sites"].([]any) {
-		m := x.(map[string]any)
-		perms[m["siteId"].(string)] = m["permissions"]
+	list, _ := sites["sites"].([]any)
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		id, _ := m["siteId"].(string)
+		perms[id] = m["permissions"]
 	}
 	if len(perms) != 2 || !strings.Contains(jsonText(perms["finance"]), "READ") || strings.Contains(jsonText(perms["finance"]), "WRITE") ||
 		!strings.Contains(jsonText(perms["default"]), "WRITE") {
