@@ -185,9 +185,12 @@ func (a *detachedApplier) Apply(ctx context.Context, c *Command) (Result, error)
 	a.pending.Add(1)
 	done := make(chan error, 1)
 	go func() {
-		defer a.pending.Add(-1)
 		<-a.release
 		_, err := a.d.Apply(context.Background(), c)
+		// Count the put finished before its result is seen: a deferred
+		// decrement ran after the send, so the caller could return
+		// before it and the test failed though WriteContent had waited.
+		a.pending.Add(-1)
 		done <- err
 	}()
 	select {
