@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"quire/config"
+	"quire/mapadvice"
 	"quire/storage"
 )
 
@@ -196,6 +197,7 @@ func doctorDataDir(d *doctorReport, dir string, serverUp bool, res storage.Confi
 		d.ok("data dir", dir+" is writable")
 	}
 	doctorDisk(d, dir, res)
+	doctorReadahead(d, dir)
 	if serverUp {
 		return
 	}
@@ -352,6 +354,24 @@ func doctorDisk(d *doctorReport, dir string, res storage.Config) {
 			d.ok("disk", msg)
 		}
 	}
+}
+
+// doctorReadahead checks the data disk's readahead window: the kernel
+// reads that much around every page fault on the store's tables and the
+// index's segments, and a large window fills a small box's page cache
+// with what no query asked for (storage/DESIGN.md, "Read-around").
+func doctorReadahead(d *doctorReport, dir string) {
+	kib, dev, ok := mapadvice.Readahead(dir)
+	if !ok {
+		return // no block device to ask (tmpfs, another OS)
+	}
+	msg := fmt.Sprintf("the data disk %s reads ahead %d KiB around every page fault", dev, kib)
+	if kib <= mapadvice.RandomAboveKiB {
+		d.ok("readahead", msg)
+		return
+	}
+	d.warn("readahead", msg+"; with little memory the search index's pages push each other out (Quire advises its tables random access itself)",
+		fmt.Sprintf("set 128 KiB: echo 128 > /sys/block/%s/queue/read_ahead_kb, and keep it with a udev rule (README, \"Installing on a server\")", dev))
 }
 
 // doctorClock checks the clock: tokens, signed URLs and dates depend on it.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/mapadvice"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -138,4 +139,32 @@ func TestDoctor_WritesRefused(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", w, out.String())
 		}
 	}
+}
+
+// The readahead line says what the data disk does and warns, with the
+// command that fixes it, when the window is over what mapadvice takes
+// for random reads. The disk is this machine's: each branch asserts its
+// own outcome.
+func TestDoctor_Readahead(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	d := &doctorReport{w: &out}
+	doctorReadahead(d, dir)
+	kib, dev, ok := mapadvice.Readahead(dir)
+	got := out.String()
+	switch {
+	case !ok:
+		if got != "" {
+			t.Errorf("no block device, but doctor said %q", got)
+		}
+	case kib > mapadvice.RandomAboveKiB:
+		if d.warns != 1 || !strings.Contains(got, fmt.Sprintf("reads ahead %d KiB", kib)) || !strings.Contains(got, "/sys/block/"+dev+"/queue/read_ahead_kb") {
+			t.Errorf("readahead %d KiB on %s: want one warning with the fix, got %q", kib, dev, got)
+		}
+	default:
+		if d.warns != 0 || !strings.HasPrefix(got, "ok") || !strings.Contains(got, fmt.Sprintf("%d KiB", kib)) {
+			t.Errorf("readahead %d KiB on %s: want an ok line, got %q", kib, dev, got)
+		}
+	}
+	t.Logf("%s", got)
 }

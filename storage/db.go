@@ -14,6 +14,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"quire/guard"
+	"quire/mapadvice"
 )
 
 // Config configures a DB.
@@ -64,6 +65,7 @@ type DB struct {
 	dir      string
 	mapped   atomic.Int64  // value-log bytes touched since the last trim
 	trimKick chan struct{} // wakes trimLoop
+	unadvise func()        // ends mapadvice.Random on the tables
 
 	disk diskGuard // the write gate (diskguard.go)
 
@@ -167,12 +169,26 @@ func Open(cfg Config) (*DB, error) {
 		d.wg.Add(2)
 		go d.gcLoop()
 		go d.trimLoop()
+		d.adviseTables(cfg.Dir)
 	}
 	d.group.wake = make(chan struct{}, 1)
 	d.wg.Add(1)
 	go d.groupLoop()
 	d.startDiskGuard(cfg)
 	return d, nil
+}
+
+// adviseTables advises random access on Badger's tables when the disk
+// reads ahead a large window around every page fault (mapadvice): a
+// point read of a 4 KiB block would otherwise read, and keep in the page
+// cache, up to that window, pushing out what the next reads need.
+func (d *DB) adviseTables(dir string) {
+	ra, _, ok := mapadvice.Readahead(dir)
+	if !ok || ra <= mapadvice.RandomAboveKiB {
+		return
+	}
+	d.unadvise = mapadvice.Random(dir, ".sst")
+	d.log.Info("the data disk reads ahead a large window on every page fault: the store's tables are advised random access; lower it for the search index too (quire doctor)", "readaheadKiB", ra)
 }
 
 // Close stops background work and closes Badger.
@@ -194,7 +210,11 @@ func (d *DB) Close() error {
 		defer d.bmu.Unlock()
 	}
 	d.closeRoom()
-	return d.bdb.Close()
+	err := d.bdb.Close()
+	if d.unadvise != nil {
+		d.unadvise()
+	}
+	return err
 }
 
 // OnCommit registers fn to run after every successfully applied command, in
