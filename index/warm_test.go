@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"quire/storage"
 )
@@ -24,7 +25,7 @@ var warmWords = []struct {
 const warmSegs, warmPer = 4, 100
 
 // warmFixture opens an index of warmSegs segments (scorch's own merging
-// off, so they stay) of warmPer documents each, holding warmWords one to
+// off and each persisted before the next is written, so they stay) of warmPer documents each, holding warmWords one to
 // four times, so that many share a score, and caching a segment's best
 // hits from 8 matches: alpha has 100 per segment, beta 50, gamma 25,
 // delta 2 (below the threshold).
@@ -55,6 +56,16 @@ func warmFixture(t *testing.T) *Index {
 		if err := x.Put(docs, nil); err != nil {
 			t.Fatal(err)
 		}
+		// Persisted before the next, or the persister would merge the
+		// two in memory.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if persisted(t, x) == s+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d segments persisted, want %d", persisted(t, x), s+1)
+			}
+		}
 	}
 	snap, err := x.textReader()
 	if err != nil {
@@ -65,6 +76,24 @@ func warmFixture(t *testing.T) *Index {
 		t.Fatalf("%d text segments, want %d", n, warmSegs)
 	}
 	return x
+}
+
+// persisted is the number of segments of x's text snapshot if all of
+// them are persisted, else -1.
+func persisted(t *testing.T, x *Index) int {
+	t.Helper()
+	snap, err := x.textReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	segs := snap.(*scorch.IndexSnapshot).Segments()
+	for _, ss := range segs {
+		if _, ok := ss.Segment().(segment.PersistedSegment); !ok {
+			return -1
+		}
+	}
+	return len(segs)
 }
 
 // warmedWords returns the words the cache holds entries of, with how
