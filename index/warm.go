@@ -223,15 +223,21 @@ func (ix *Indexer) idleWarm() error {
 	}
 	began := time.Now()
 	entries, hits, err := ix.x.warmBest(ctx)
+	// A pass that built nothing (all warm already, or a change before
+	// it began) logs at debug level: it follows every quiet period.
+	logf := ix.log.Info
+	if entries == 0 {
+		logf = ix.log.Debug
+	}
 	if ctx.Err() != nil {
 		ix.warmYielded.Add(1)
-		ix.log.Info("index warm pass yielded to a change", "entries", entries, "hits", hits, "took", time.Since(began).Round(time.Millisecond))
+		logf("index warm pass yielded to a change", "entries", entries, "hits", hits, "took", time.Since(began).Round(time.Millisecond))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	ix.warmDone.Add(1)
-	ix.log.Info("index idle: best hits warmed", "entries", entries, "hits", hits, "took", time.Since(began).Round(time.Millisecond))
+	logf("index idle: best hits warmed", "entries", entries, "hits", hits, "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
