@@ -194,8 +194,8 @@ func (ix *Indexer) WarmStats() (done, yielded, entries uint64) {
 	return ix.warmDone.Load(), ix.warmYielded.Load(), ix.x.best.warmed.Load()
 }
 
-// Warming reports whether the warm pass runs (or is next, once the idle
-// merge under way ends).
+// Warming reports whether the warm pass runs, or follows the idle merge
+// that just ended (no gap between Merging and Warming).
 func (ix *Indexer) Warming() bool { return ix.warmPending.Load() && !ix.merging.Load() }
 
 // idleWarm runs the warm pass, stopped by a change or Close as the idle

@@ -69,7 +69,7 @@ func newCollector(n *Node) *collector {
 		indexMerges:   d("quire_index_idle_merges_total", "Steps of the idle merge: merged (several segments made one) and yielded (a step stopped by a change).", "result"),
 		indexMerging:  d("quire_index_idle_merge_running", "1 while the idle merge is merging a search index's segments, else 0."),
 		indexWarms:    d("quire_index_warm_passes_total", "Passes that warmed the cached best hits of the costliest words once the index was idle: done (to the end or the budget) and yielded (stopped by a change).", "result"),
-		indexWarming:  d("quire_index_warm_running", "1 while the best-hits warm pass runs, or waits for the idle merge under way to end, else 0."),
+		indexWarming:  d("quire_index_warm_running", "1 while the best-hits warm pass that follows the idle merge runs, else 0 (it turns 1 as quire_index_idle_merge_running turns 0)."),
 		pipeRunning:   d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:      d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:    d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
