@@ -243,7 +243,7 @@ func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *
 	if err != nil {
 		return err
 	}
-	s.logf("scale %s: index segments %s after %s waiting for the idle merge", limitName(r.limit), r.segments, r.mergeWait.Round(time.Second))
+	s.logf("scale %s: index segments %s after %s waiting for the idle merge and warm pass", limitName(r.limit), r.segments, r.mergeWait.Round(time.Second))
 	// The HTTP floor, which also brings the server up to speed.
 	if res := runLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.err() != nil {
 		return fmt.Errorf("healthz load: %w", res.err())
@@ -408,7 +408,7 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 		if x.segments.known {
 			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: index segments during the queries (text, names)", lim),
 				quire: fmt.Sprintf("%d, %d", x.segments.text, x.segments.names), baseline: "-", ratio: "-", target: "-", status: "info"})
-			r.note("scale %s: queries began after %s waiting for the idle merge (%.0f merge steps so far)", lim, x.mergeWait.Round(time.Second), x.segments.merged)
+			r.note("scale %s: queries began after %s waiting for the idle merge and warm pass (%.0f merge steps so far, %.0f best-hits entries warmed)", lim, x.mergeWait.Round(time.Second), x.segments.merged, x.segments.warmed)
 		}
 		r.rows = append(r.rows,
 			row{name: fmt.Sprintf("scale %s: OOM kills", lim), quire: fmt.Sprint(x.ooms), baseline: "-", ratio: "-", target: "0", status: status(x.ooms == 0)},

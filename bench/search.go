@@ -291,7 +291,7 @@ func (s *session) searchBench(ctx context.Context) error {
 		return err
 	}
 	if segs.known {
-		s.rep.note("search (%dk docs): queries began after %s waiting for the idle merge; index segments %s", n/1000, waited.Round(time.Second), segs)
+		s.rep.note("search (%dk docs): queries began after %s waiting for the idle merge and warm pass; index segments %s", n/1000, waited.Round(time.Second), segs)
 	}
 	idle := srv.rss.current()
 	srv.rss.resetPeak()

@@ -12,16 +12,19 @@ import (
 
 // The idle merge (index/DESIGN.md, "Idle merge") merges the server's
 // search indexes down once they have been quiet for index.merge_idle
-// (30 s). A query phase measured while it runs measures the merge too,
-// and one measured before it the segments a load left behind. So the
-// query phases first wait for it, by the server's own metrics.
+// (30 s), and then warms the cached best hits of the costliest words
+// (index/DESIGN.md, "Warming"). A query phase measured while they run
+// measures them too, and one measured before them the segments a load
+// left behind and a cold cache. So the query phases first wait for both,
+// by the server's own metrics.
 const (
 	// mergeAbove is the server's threshold: an index with more segments
 	// is merged down (index.mergeAbove).
 	mergeAbove = 4
-	// mergeNotStarted: no merge running for this long since the wait
-	// began or the last one ended means none is coming (idle merge off,
-	// or nothing above the threshold); longer than the default 30 s.
+	// mergeNotStarted: no merge or warm pass running for this long since
+	// the wait began or the last one ended means none is coming (idle
+	// merge off, or a pass ended before the wait began); longer than the
+	// default 30 s.
 	mergeNotStarted = 45 * time.Second
 	// mergeWaitMax bounds the wait (a million documents rewrite 1.2 GB).
 	mergeWaitMax = 20 * time.Minute
@@ -33,13 +36,20 @@ type segmentState struct {
 	merging     bool
 	merged      float64 // idle merge steps so far
 	known       bool    // the server reports segments (older binaries do not)
+	warming     bool    // the best-hits warm pass runs or follows the merge
+	warmPasses  float64 // warm passes ended (done or yielded)
+	warmed      float64 // best-hits entries the warm passes built
+	warmKnown   bool    // the server reports warm passes
 }
 
 func (s segmentState) String() string {
 	if !s.known {
 		return "not reported"
 	}
-	return fmt.Sprintf("text %d, names %d", s.text, s.names)
+	if !s.warmKnown {
+		return fmt.Sprintf("text %d, names %d", s.text, s.names)
+	}
+	return fmt.Sprintf("text %d, names %d; best hits warmed %.0f", s.text, s.names, s.warmed)
 }
 
 // indexSegments reads the segment gauges from the server's /metrics.
@@ -75,19 +85,27 @@ func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
 			st.merging = f == 1
 		case `quire_index_idle_merges_total{result="merged"}`:
 			st.merged = f
+		case `quire_index_warm_running`:
+			st.warming, st.warmKnown = f == 1, true
+		case `quire_index_warm_passes_total{result="done"}`, `quire_index_warm_passes_total{result="yielded"}`:
+			st.warmPasses += f
+		case `quire_index_best_hits_total{result="warmed"}`:
+			st.warmed = f
 		}
 	}
 	return st, nil
 }
 
 // waitIdleMerge waits until the server's idle merge has brought both
-// indexes to the threshold or below, or is evidently not going to run
-// (none ran for mergeNotStarted), for at most mergeWaitMax. It returns
-// the state it ended at and how long it waited.
+// indexes to the threshold or below and a warm pass has ended since the
+// wait began, or they are evidently not going to run (none ran for
+// mergeNotStarted), for at most mergeWaitMax. It returns the state it
+// ended at and how long it waited.
 func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) (segmentState, time.Duration, error) {
 	began := time.Now()
 	lastActive := began
 	first := true
+	var passes float64 // warm passes ended before the wait
 	for {
 		st, err := indexSegments(ctx, srv)
 		if err != nil {
@@ -96,19 +114,20 @@ func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) 
 		if first {
 			logf("index segments at start: %s", st)
 			first = false
+			passes = st.warmPasses
 		}
 		switch {
 		case !st.known:
 			return st, time.Since(began), nil
-		case st.merging:
+		case st.merging || st.warming:
 			lastActive = time.Now()
-		case st.text <= mergeAbove && st.names <= mergeAbove:
+		case st.text <= mergeAbove && st.names <= mergeAbove && (!st.warmKnown || st.warmPasses > passes):
 			return st, time.Since(began), nil
 		case time.Since(lastActive) >= mergeNotStarted:
 			return st, time.Since(began), nil
 		}
 		if time.Since(began) > mergeWaitMax {
-			return st, time.Since(began), fmt.Errorf("idle merge not done after %s: %s", mergeWaitMax, st)
+			return st, time.Since(began), fmt.Errorf("idle merge and warm pass not done after %s: %s", mergeWaitMax, st)
 		}
 		select {
 		case <-ctx.Done():

@@ -97,7 +97,7 @@ var settings = append([]setting{
 	{key: "storage.min_free_percent", name: "min-free-percent", help: "Free space kept on the data disk, in percent of its size (0: none).",
 		ptr: func(c *Config) any { return &c.Storage.MinFreePercent }},
 
-	{key: "index.merge_idle", name: "index-merge-idle", help: "Once no change has been indexed for this long, a search index with more than 4 segments is merged down to 2 in the background (queries then visit fewer segments); a change stops the merge. 0: never. At most 24h.",
+	{key: "index.merge_idle", name: "index-merge-idle", help: "Once no change has been indexed for this long, a search index with more than 4 segments is merged down to 2 in the background (queries then visit fewer segments), then the cached best hits of the most frequent words are built ahead of the queries; a change stops both. 0: never (neither). At most 24h.",
 		ptr: func(c *Config) any { return &c.Index.MergeIdle }},
 
 	{key: "cluster.node_id", name: "node-id", help: "This node's id in a Raft cluster of Quire nodes (letters, digits, . _ -; never changes). Empty: a single server, no cluster.",

@@ -63,6 +63,8 @@ type bestHits struct {
 	maxHits     int
 
 	used, built atomic.Uint64 // entries used, and computed (tests, metrics)
+	warmed      atomic.Uint64 // entries computed by the warm pass (warm.go)
+	warmHeld    int           // hits of the entries the warm pass put
 
 	ranks *idRanks // tie-breaking while an entry is computed
 }
@@ -77,6 +79,7 @@ type bestEntry struct {
 	deleted  uint64   // size of the segment's deleted set it was built against
 	hits     []segHit // best first
 	complete bool     // every match that was live then, not only the best
+	warm     bool     // put by the warm pass (warm.go)
 }
 
 // segHit is a match in a segment: its document number there, its score,
@@ -137,14 +140,41 @@ func (b *bestHits) segmentBest(ctx context.Context, snap *scorch.IndexSnapshot, 
 			return live[:min(k, len(live))], true, nil
 		}
 	}
-	keep := min(max(2*k, bestMinKeep), bestMaxKeep)
-	hits, err := readBest(ctx, b.ranks, snap, ss, pl, keep)
+	hits, err := b.build(ctx, snap, ss, key, pl, deleted, keepFor(k), false)
 	if err != nil {
 		return nil, false, err
 	}
-	b.built.Add(1)
-	b.put(&bestEntry{key: key, deleted: deleted, hits: hits, complete: uint64(len(hits)) == pl.Count()})
 	return hits[:min(k, len(hits))], true, nil
+}
+
+// keepFor is how many hits an entry built for a page of k keeps.
+func keepFor(k int) int { return min(max(2*k, bestMinKeep), bestMaxKeep) }
+
+// build reads the best keep matches of key's term in segment ss of snap
+// (pl: its postings less the deleted set of deleted documents) and stores
+// them as the entry of key. Queries and the warm pass (warm) both build
+// entries here.
+func (b *bestHits) build(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, key bestKey, pl segment.PostingsList, deleted uint64, keep int, warm bool) ([]segHit, error) {
+	hits, err := readBest(ctx, b.ranks, snap, ss, pl, keep)
+	if err != nil {
+		return nil, err
+	}
+	if warm {
+		b.warmed.Add(1)
+	} else {
+		b.built.Add(1)
+	}
+	b.put(&bestEntry{key: key, deleted: deleted, hits: hits, complete: uint64(len(hits)) == pl.Count(), warm: warm})
+	return hits, nil
+}
+
+// has reports whether key has an entry a snapshot whose segment has
+// deleted deletions can use.
+func (b *bestHits) has(key bestKey, deleted uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	el, ok := b.entries[key]
+	return ok && el.Value.(*bestEntry).deleted <= deleted
 }
 
 // put stores e unless an entry built against more deletions is there,
@@ -157,19 +187,27 @@ func (b *bestHits) put(e *bestEntry) {
 		if old.deleted > e.deleted {
 			return
 		}
-		b.held -= len(old.hits)
-		b.lru.Remove(el)
-		delete(b.entries, e.key)
+		b.removeLocked(el)
 	}
 	b.entries[e.key] = b.lru.PushFront(e)
 	b.held += len(e.hits)
-	for b.held > b.maxHits && b.lru.Len() > 1 {
-		el := b.lru.Back()
-		old := el.Value.(*bestEntry)
-		b.held -= len(old.hits)
-		b.lru.Remove(el)
-		delete(b.entries, old.key)
+	if e.warm {
+		b.warmHeld += len(e.hits)
 	}
+	for b.held > b.maxHits && b.lru.Len() > 1 {
+		b.removeLocked(b.lru.Back())
+	}
+}
+
+// removeLocked drops the entry of el.
+func (b *bestHits) removeLocked(el *list.Element) {
+	old := el.Value.(*bestEntry)
+	b.held -= len(old.hits)
+	if old.warm {
+		b.warmHeld -= len(old.hits)
+	}
+	b.lru.Remove(el)
+	delete(b.entries, old.key)
 }
 
 // readBest reads every posting of pl (the postings of segment ss, its

@@ -113,6 +113,10 @@ type Indexer struct {
 	merged      atomic.Uint64
 	yielded     atomic.Uint64
 	merging     atomic.Bool // an idle merge is under way
+	// The warm pass after it (warm.go): pending from the idle merge's
+	// start to the pass's end; passes run to the end and yielded.
+	warmPending           atomic.Bool
+	warmDone, warmYielded atomic.Uint64
 }
 
 type lagMark struct {

@@ -124,7 +124,8 @@ func (ix *Indexer) noteWrite() {
 }
 
 // mergeLoop waits for the index to be quiet for mergeIdle, then merges
-// it down; after that it waits for the next change.
+// it down and warms the best hits; after that it waits for the next
+// change.
 func (ix *Indexer) mergeLoop() {
 	defer ix.wg.Done()
 	for {
@@ -137,9 +138,16 @@ func (ix *Indexer) mergeLoop() {
 			}
 			continue
 		}
+		// The warm pass follows the merge (warm.go); warmPending is set
+		// first so that Warming has no gap between the two.
+		ix.warmPending.Store(true)
 		if err := guard.Run(ix.log, guard.Indexer, ix.idleMerge); err != nil {
 			ix.log.Warn("index merge failed", "err", err)
 		}
+		if err := guard.Run(ix.log, guard.Indexer, ix.idleWarm); err != nil {
+			ix.log.Warn("index warm pass failed", "err", err)
+		}
+		ix.warmPending.Store(false)
 		select {
 		case <-ix.stop:
 			return

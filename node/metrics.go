@@ -33,6 +33,7 @@ type collector struct {
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
 	indexSegments, indexMerges, indexMerging                     *prometheus.Desc
+	indexWarms, indexWarming                                     *prometheus.Desc
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 	eventsDelivered, eventsFailed, eventsDropped, eventsPending  *prometheus.Desc
@@ -63,10 +64,12 @@ func newCollector(n *Node) *collector {
 		indexBytes:    d("quire_index_bytes", "Size of the Bleve search indexes on disk."),
 		indexQueue:    d("quire_index_queue_length", "Documents waiting to be indexed."),
 		indexLag:      d("quire_index_lag_seconds", "Age of the oldest document whose text waits to be indexed."),
-		indexBest:     d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), and caches of them computed (built).", "result"),
+		indexBest:     d("quire_index_best_hits_total", "Segments whose cached best hits of a word answered a one-word query (used), caches of them computed by a query (built), and by the warm pass after the idle merge (warmed).", "result"),
 		indexSegments: d("quire_index_segments", "Segments of a search index (text: fulltext; names: filename and folder prefixes), on disk and in memory; an idle index is merged down to 2.", "index"),
 		indexMerges:   d("quire_index_idle_merges_total", "Steps of the idle merge: merged (several segments made one) and yielded (a step stopped by a change).", "result"),
 		indexMerging:  d("quire_index_idle_merge_running", "1 while the idle merge is merging a search index's segments, else 0."),
+		indexWarms:    d("quire_index_warm_passes_total", "Passes that warmed the cached best hits of the costliest words once the index was idle: done (to the end or the budget) and yielded (stopped by a change).", "result"),
+		indexWarming:  d("quire_index_warm_running", "1 while the best-hits warm pass that follows the idle merge runs, else 0 (it turns 1 as quire_index_idle_merge_running turns 0)."),
 		pipeRunning:   d("quire_pipeline_running", "1 when the action pipeline's workers run."),
 		pipeBusy:      d("quire_pipeline_documents", "Documents queued or running in the action pipeline."),
 		pipeOldest:    d("quire_pipeline_oldest_due_seconds", "How long the most overdue queued document has waited."),
@@ -127,6 +130,15 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	used, built := c.n.Indexer.BestHits()
 	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(used), "used")
 	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(built), "built")
+	warmDone, warmYielded, warmed := c.n.Indexer.WarmStats()
+	ch <- prometheus.MustNewConstMetric(c.indexBest, prometheus.CounterValue, float64(warmed), "warmed")
+	ch <- prometheus.MustNewConstMetric(c.indexWarms, prometheus.CounterValue, float64(warmDone), "done")
+	ch <- prometheus.MustNewConstMetric(c.indexWarms, prometheus.CounterValue, float64(warmYielded), "yielded")
+	warming := 0.0
+	if c.n.Indexer.Warming() {
+		warming = 1
+	}
+	gauge(c.indexWarming, warming)
 	text, names := c.n.Index.Segments()
 	gauge(c.indexSegments, float64(text), "text")
 	gauge(c.indexSegments, float64(names), "names")
