@@ -123,6 +123,31 @@ func (ix *Indexer) noteWrite() {
 	}
 }
 
+// idleContext returns the context of one piece of idle work (a merge
+// step, the warm pass): a change (noteWrite) or Close cancels it, and so
+// does a change that came since the quiet period began, before it was
+// made. cancel also unregisters it.
+func (ix *Indexer) idleContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ix.mergeMu.Lock()
+	ix.mergeCancel = cancel
+	ix.mergeMu.Unlock()
+	if time.Since(time.Unix(0, ix.lastWrite.Load())) < ix.mergeIdle {
+		cancel()
+	}
+	select {
+	case <-ix.stop:
+		cancel()
+	default:
+	}
+	return ctx, func() {
+		ix.mergeMu.Lock()
+		ix.mergeCancel = nil
+		ix.mergeMu.Unlock()
+		cancel()
+	}
+}
+
 // mergeLoop waits for the index to be quiet for mergeIdle, then merges
 // it down and warms the best hits; after that it waits for the next
 // change.
@@ -177,19 +202,7 @@ func (ix *Indexer) idleMerge() error {
 			if file+mem <= mergeTo || file < 2 {
 				break
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			ix.mergeMu.Lock()
-			ix.mergeCancel = cancel
-			ix.mergeMu.Unlock()
-			// A change between the quiet check and here cancels too.
-			if time.Since(time.Unix(0, ix.lastWrite.Load())) < ix.mergeIdle {
-				cancel()
-			}
-			select {
-			case <-ix.stop:
-				cancel()
-			default:
-			}
+			ctx, cancel := ix.idleContext()
 			stepBegan := time.Now()
 			// ForceMerge waits for scorch's merger to take the request,
 			// which may be busy with a merge of its own: Close does not
@@ -204,9 +217,6 @@ func (ix *Indexer) idleMerge() error {
 				return nil
 			}
 			canceled := ctx.Err() != nil
-			ix.mergeMu.Lock()
-			ix.mergeCancel = nil
-			ix.mergeMu.Unlock()
 			cancel()
 			if err != nil {
 				return err

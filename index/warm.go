@@ -201,26 +201,10 @@ func (ix *Indexer) Warming() bool { return ix.warmPending.Load() && !ix.merging.
 // idleWarm runs the warm pass, stopped by a change or Close as the idle
 // merge is.
 func (ix *Indexer) idleWarm() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ix.mergeMu.Lock()
-	ix.mergeCancel = cancel
-	ix.mergeMu.Unlock()
-	defer func() {
-		ix.mergeMu.Lock()
-		ix.mergeCancel = nil
-		ix.mergeMu.Unlock()
-	}()
 	// A change since the quiet period began (the idle merge yielded to
 	// it, or it came after) or Close cancels it before it starts.
-	if time.Since(time.Unix(0, ix.lastWrite.Load())) < ix.mergeIdle {
-		cancel()
-	}
-	select {
-	case <-ix.stop:
-		cancel()
-	default:
-	}
+	ctx, cancel := ix.idleContext()
+	defer cancel()
 	began := time.Now()
 	entries, hits, err := ix.x.warmBest(ctx)
 	// A pass that built nothing (all warm already, or a change before

@@ -88,19 +88,26 @@ func watch(stop chan struct{}) {
 	}
 }
 
-// scanLocked reads this process's mappings and advises the new matching
-// ones. Mappings gone since the last scan are forgotten.
-func scanLocked() {
+// Mapping is one line of /proc/self/maps that maps a file.
+type Mapping struct {
+	Start, End uint64 // the address range
+	Perms      string // "r--s": read, write, execute, shared or private
+	Inode      string
+	Path       string
+}
+
+// EachMapping calls fn with each file mapping of this process, as
+// /proc/self/maps lists them.
+func EachMapping(fn func(Mapping)) error {
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		return
+		return err
 	}
-	now := make(map[mapping]struct{}, len(advised))
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		// 7f0c1c000000-7f0c3c000000 r--s 00000000 fd:01 1234 /data/index/text/store/000000000905.zap
 		f := bytes.Fields(sc.Bytes())
-		if len(f) < 6 || !matches(string(f[5])) {
+		if len(f) < 6 {
 			continue
 		}
 		lo, hi, ok := bytes.Cut(f[0], []byte("-"))
@@ -112,14 +119,29 @@ func scanLocked() {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		m := mapping{start: start, end: end, inode: string(f[4])}
-		now[m] = struct{}{}
-		if _, done := advised[m]; done {
-			continue
-		}
-		syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), madvRandom) //nolint:errcheck // a hint
+		fn(Mapping{Start: start, End: end, Perms: string(f[1]), Inode: string(f[4]), Path: string(f[5])})
 	}
-	advised = now
+	return sc.Err()
+}
+
+// scanLocked reads this process's mappings and advises the new matching
+// ones. Mappings gone since the last scan are forgotten.
+func scanLocked() {
+	now := make(map[mapping]struct{}, len(advised))
+	err := EachMapping(func(m Mapping) {
+		if !matches(m.Path) {
+			return
+		}
+		k := mapping{start: m.Start, end: m.End, inode: m.Inode}
+		now[k] = struct{}{}
+		if _, done := advised[k]; done {
+			return
+		}
+		syscall.Syscall(syscall.SYS_MADVISE, uintptr(m.Start), uintptr(m.End-m.Start), madvRandom) //nolint:errcheck // a hint
+	})
+	if err == nil {
+		advised = now
+	}
 }
 
 func matches(p string) bool {

@@ -1,12 +1,11 @@
 package storage
 
 import (
-	"bufio"
-	"bytes"
-	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"syscall"
+
+	"quire/mapadvice"
 )
 
 // madvDontneed is MADV_DONTNEED. On a shared file mapping it only removes
@@ -31,26 +30,10 @@ func trimMappedFiles(dir string) {
 	if err != nil {
 		return
 	}
-	b, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		// 7f0c1c000000-7f0c3c000000 rw-s 00000000 fd:01 1234 /data/000001.vlog
-		f := bytes.Fields(sc.Bytes())
-		if len(f) < 6 || len(f[1]) != 4 || f[1][3] != 's' || !bytes.HasSuffix(f[5], []byte(".vlog")) || filepath.Dir(string(f[5])) != abs {
-			continue
+	mapadvice.EachMapping(func(m mapadvice.Mapping) { //nolint:errcheck // a hint
+		if len(m.Perms) != 4 || m.Perms[3] != 's' || !strings.HasSuffix(m.Path, ".vlog") || filepath.Dir(m.Path) != abs {
+			return
 		}
-		lo, hi, ok := bytes.Cut(f[0], []byte("-"))
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(string(lo), 16, 64)
-		end, err2 := strconv.ParseUint(string(hi), 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
-			continue
-		}
-		syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), madvDontneed) //nolint:errcheck // a hint
-	}
+		syscall.Syscall(syscall.SYS_MADVISE, uintptr(m.Start), uintptr(m.End-m.Start), madvDontneed) //nolint:errcheck // a hint
+	})
 }
