@@ -117,15 +117,21 @@ func (r *report) addRSSTarget(name string, idle, peak procStatus, target float64
 		r.rows = append(r.rows, row{name: name, quire: "n/a", baseline: "n/a", ratio: "-", target: "-", status: "info"})
 		return
 	}
-	r.rows = append(r.rows, row{
-		name:     name,
-		quire:    megabytes(peak.rss),
-		baseline: "at rest " + megabytes(idle.rss),
-		ratio:    fmt.Sprintf("%.2f", float64(peak.rss)/float64(idle.rss)),
-		target:   fmt.Sprintf("< %s", megabytes(target)),
-		status:   status(float64(peak.rss) < target),
-	})
+	r.rows = append(r.rows, memRow(name, peak.rss, idle.rss, target))
 	r.note("%s: peaks of %s; at rest before: %s (RssAnon: heap, stacks; RssFile: mapped files)", name, peak.split(), idle.split())
+}
+
+// memRow judges a peak of memory (bytes) against target, beside the
+// same measure at rest.
+func memRow(name string, peak, idle int64, target float64) row {
+	return row{
+		name:     name,
+		quire:    megabytes(peak),
+		baseline: "at rest " + megabytes(idle),
+		ratio:    fmt.Sprintf("%.2f", float64(peak)/float64(max(idle, 1))),
+		target:   fmt.Sprintf("< %s", megabytes(target)),
+		status:   status(float64(peak) < target),
+	}
 }
 
 // addAnon adds a row judging the server's anonymous memory (RssAnon:
@@ -136,14 +142,7 @@ func (r *report) addAnon(name string, idle, peak procStatus, target float64) {
 		r.rows = append(r.rows, row{name: name, quire: "n/a", baseline: "n/a", ratio: "-", target: "-", status: "info"})
 		return
 	}
-	r.rows = append(r.rows, row{
-		name:     name,
-		quire:    megabytes(peak.anon),
-		baseline: "at rest " + megabytes(idle.anon),
-		ratio:    fmt.Sprintf("%.2f", float64(peak.anon)/float64(max(idle.anon, 1))),
-		target:   fmt.Sprintf("< %s", megabytes(target)),
-		status:   status(float64(peak.anon) < target),
-	})
+	r.rows = append(r.rows, memRow(name, peak.anon, idle.anon, target))
 	r.note("%s: peaks of %s, RSS %s; at rest before: %s (RssAnon judged; RssFile is mapped files, reclaimable page cache)", name, peak.split(), megabytes(peak.rss), idle.split())
 }
 
