@@ -96,9 +96,10 @@ func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
 	return st, nil
 }
 
-// waitIdleMerge waits until the server's idle merge has brought both
-// indexes to the threshold or below and a warm pass has ended since the
-// wait began, or they are evidently not going to run (none ran for
+// waitIdleMerge waits until a warm pass (which follows the idle merge)
+// has ended since the wait began, or, from a server without warm passes,
+// the idle merge has brought both indexes to the threshold or below, or
+// they are evidently not going to run (none ran for
 // mergeNotStarted), for at most mergeWaitMax. It returns the state it
 // ended at and how long it waited.
 func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) (segmentState, time.Duration, error) {
@@ -121,7 +122,12 @@ func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) 
 			return st, time.Since(began), nil
 		case st.merging || st.warming:
 			lastActive = time.Now()
-		case st.text <= mergeAbove && st.names <= mergeAbove && (!st.warmKnown || st.warmPasses > passes):
+		case st.warmKnown && st.warmPasses > passes:
+			// The warm pass follows the idle merge, which leaves more
+			// than mergeAbove segments when they are too large to merge
+			// (index.maxSegmentDocs).
+			return st, time.Since(began), nil
+		case !st.warmKnown && st.text <= mergeAbove && st.names <= mergeAbove:
 			return st, time.Since(began), nil
 		case time.Since(lastActive) >= mergeNotStarted:
 			return st, time.Since(began), nil

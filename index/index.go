@@ -184,10 +184,11 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// crash, the storage version recorded with it (persisted in order with
 	// the segments before it) tells the indexer what to redo.
 	// The merge plan rounds small segments up to floorSegmentSize
-	// documents instead of scorch's 2,000; the persister keeps its
+	// documents instead of scorch's 2,000 and makes no segment of
+	// maxSegmentDocs (merge.go) instead of 5,000,000; the persister keeps its
 	// defaults (index/DESIGN.md, "Batching" and "Merge plan").
 	cfg := map[string]any{"unsafe_batch": true,
-		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": floorSegmentSize}}
+		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": floorSegmentSize, "MaxSegmentSize": maxSegmentDocs}}
 	for k, v := range scorchExtra {
 		cfg[k] = v
 	}

@@ -33,6 +33,19 @@ const (
 // so that a merge takes several steps).
 var mergeStep = 10
 
+// maxSegmentDocs bounds the documents of a segment that any merge makes:
+// scorch's own merge plan (its MaxSegmentSize, openOne) and the idle
+// merge. A merge holds the new segment's term dictionaries in memory
+// while it writes them (zapx builds each field's FST in a buffer), and
+// the _id field has one term per document, so its working memory grows
+// with the output: one merge of two 500,000-document segments peaked at
+// 122 MB of anonymous memory, over the 150 MB goal once a batch ran
+// beside it. Segments of half the bound or more are not merged again, so
+// an index at rest holds segments of 125,000 to 250,000 documents, about
+// five at a million (index/DESIGN.md, "Segment size"). A test makes it
+// small.
+var maxSegmentDocs int64 = 250_000
+
 // scorchOf returns b's scorch index (nil if it is not one).
 func scorchOf(b bleve.Index) *scorch.Scorch {
 	adv, err := b.Advanced()
@@ -65,23 +78,59 @@ func (x *Index) Segments() (text, names int) {
 	return tf + tm, nf + nm
 }
 
-// mergeStepOnce merges at most mergeStep of b's n file segments into one,
-// so that no fewer than mergeTo are left. It returns once scorch has
-// introduced the merged segment, or dropped it because ctx was canceled.
-func mergeStepOnce(ctx context.Context, b bleve.Index, n int) error {
+// segmentDocs returns the live documents of each of b's segments.
+func segmentDocs(b bleve.Index) []int64 {
 	s := scorchOf(b)
 	if s == nil {
 		return nil
 	}
-	k := min(mergeStep, n-mergeTo+1)
-	// The planner keeps adding merge tasks while segments + tasks exceed
-	// the budget; a budget of n-k+1 stops it after one task of k
-	// segments. It picks the k (adjacent by size) that score best:
-	// similar sizes, small, with deletions to reclaim.
-	budget := n - k + 1
+	r, err := s.Reader()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil
+	}
+	var docs []int64
+	for _, seg := range snap.Segments() {
+		docs = append(docs, seg.LiveSize())
+	}
+	return docs
+}
+
+// mergeable counts b's segments, and those a merge may still take: under
+// half of maxSegmentDocs live documents, as scorch's planner decides.
+func mergeable(b bleve.Index) (n, eligible int) {
+	for _, d := range segmentDocs(b) {
+		n++
+		if d < maxSegmentDocs/2 {
+			eligible++
+		}
+	}
+	return n, eligible
+}
+
+// mergeStepOnce merges at most mergeStep of b's n segments (eligible of
+// them mergeable) into one, so that no fewer than mergeTo are left and
+// no segment gets maxSegmentDocs documents. It returns once scorch has
+// introduced the merged segment, or dropped it because ctx was canceled.
+func mergeStepOnce(ctx context.Context, b bleve.Index, n, eligible int) error {
+	s := scorchOf(b)
+	if s == nil {
+		return nil
+	}
+	k := min(mergeStep, eligible, n-mergeTo+1)
+	// The planner keeps adding merge tasks while eligible segments +
+	// tasks exceed the budget; a budget of eligible-k+1 stops it after
+	// one task of k segments. It picks the k (adjacent by size) that
+	// score best: similar sizes, small, with deletions to reclaim; a
+	// segment that would take the task to maxSegmentDocs is left out.
+	budget := eligible - k + 1
 	opts := mergeplan.MergePlanOptions{
 		MaxSegmentsPerTier:   1,
-		MaxSegmentSize:       mergeplan.MaxSegmentSizeLimit,
+		MaxSegmentSize:       maxSegmentDocs,
 		MaxSegmentFileSize:   1 << 40,
 		TierGrowth:           1,
 		SegmentsPerMergeTask: k,
@@ -182,24 +231,26 @@ func (ix *Indexer) mergeLoop() {
 }
 
 // idleMerge merges each index with more than mergeAbove segments down to
-// mergeTo, one step at a time, until a change or Close cancels it.
+// mergeTo, one step at a time, until a change or Close cancels it or no
+// two segments can be merged under maxSegmentDocs.
 func (ix *Indexer) idleMerge() error {
 	for _, one := range []struct {
 		name string
 		b    bleve.Index
 	}{{"names", ix.x.names}, {"text", ix.x.text}} {
-		file, mem := segments(one.b)
-		if file+mem <= mergeAbove {
+		n, eligible := mergeable(one.b)
+		if n <= mergeAbove || eligible < 2 {
 			continue
 		}
 		ix.merging.Store(true)
 		defer ix.merging.Store(false)
 		began := time.Now()
-		from := file + mem
-		ix.log.Info("index idle: merging segments", "index", one.name, "segments", from)
+		from := n
+		ix.log.Info("index idle: merging segments", "index", one.name, "segments", from, "mergeable", eligible)
 		for {
-			file, mem = segments(one.b)
-			if file+mem <= mergeTo || file < 2 {
+			file, _ := segments(one.b)
+			n, eligible = mergeable(one.b)
+			if n <= mergeTo || file < 2 || eligible < 2 {
 				break
 			}
 			ctx, cancel := ix.idleContext()
@@ -208,7 +259,7 @@ func (ix *Indexer) idleMerge() error {
 			// which may be busy with a merge of its own: Close does not
 			// wait for that. The abandoned request then runs canceled.
 			res := make(chan error, 1)
-			go func() { res <- mergeStepOnce(ctx, one.b, file) }()
+			go func() { res <- mergeStepOnce(ctx, one.b, n, eligible) }()
 			var err error
 			select {
 			case err = <-res:
@@ -221,22 +272,22 @@ func (ix *Indexer) idleMerge() error {
 			if err != nil {
 				return err
 			}
-			after, afterMem := segments(one.b)
+			after, _ := mergeable(one.b)
 			if canceled {
 				ix.yielded.Add(1)
-				ix.log.Info("index merge yielded to a change", "index", one.name, "segments", after+afterMem)
+				ix.log.Info("index merge yielded to a change", "index", one.name, "segments", after)
 				return nil
 			}
-			if after >= file {
+			if after >= n {
 				// Nothing the planner would merge (or a change's segment
 				// took the merged ones' place): stop rather than loop.
 				break
 			}
 			ix.merged.Add(1)
-			ix.log.Debug("index merge step", "index", one.name, "from", file, "to", after, "took", time.Since(stepBegan).Round(time.Millisecond))
+			ix.log.Debug("index merge step", "index", one.name, "from", n, "to", after, "took", time.Since(stepBegan).Round(time.Millisecond))
 		}
-		file, mem = segments(one.b)
-		ix.log.Info("index idle merge done", "index", one.name, "from", from, "segments", file+mem, "took", time.Since(began).Round(time.Millisecond))
+		n, _ = mergeable(one.b)
+		ix.log.Info("index idle merge done", "index", one.name, "from", from, "segments", n, "took", time.Since(began).Round(time.Millisecond))
 	}
 	return nil
 }

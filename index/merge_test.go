@@ -144,3 +144,100 @@ func TestIdleMerge(t *testing.T) {
 		t.Fatalf("after the second merge: %d %v / %v; before %d %v / %v", total4, text4, names4, total3, text3, names3)
 	}
 }
+
+// TestIdleMergeSegmentCap: the idle merge makes no segment of
+// maxSegmentDocs documents or more, and leaves alone those of half of it
+// or more: six segments of 3 documents under a bound of 8 become three of
+// 6 (without the bound, two of 15 and 3), with every document still
+// found.
+func TestIdleMergeSegmentCap(t *testing.T) {
+	old := maxSegmentDocs
+	maxSegmentDocs = 8
+	defer func() { maxSegmentDocs = old }()
+	db, x, ix := mergeFixture(t, time.Second)
+	const batches, per = 6, 3
+	for b := 0; b < batches; b++ {
+		addBatch(t, db, ix, b*per, per)
+	}
+	_, _, total := results(t, x)
+	if total != batches*per {
+		t.Fatalf("before: %d fulltext hits, want %d", total, batches*per)
+	}
+	// The warm pass follows the idle merge of both indexes: once one has
+	// ended, the merge is done.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		done, yielded, _ := ix.WarmStats()
+		if done+yielded > 0 && !ix.Merging() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no idle merge and warm pass in time")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		name string
+		docs []int64
+	}{{"text", segmentDocs(x.text)}, {"names", segmentDocs(x.names)}} {
+		slices.Sort(tc.docs)
+		if !slices.Equal(tc.docs, []int64{6, 6, 6}) {
+			t.Errorf("%s index segments after the idle merge: %v documents, want [6 6 6]", tc.name, tc.docs)
+		}
+	}
+	text, names, total2 := results(t, x)
+	if total2 != batches*per || len(text) != batches*per || len(names) != batches*per {
+		t.Fatalf("after the merge: %d fulltext (%d hits), %d filename hits; want %d", total2, len(text), len(names), batches*per)
+	}
+}
+
+// TestScorchMergeSegmentCap: scorch's own merge plan keeps maxSegmentDocs
+// too: thirty segments of 3 documents under a bound of 8 are merged in
+// pairs, into fifteen of 6 (scorch's default bound would merge them ten
+// at a time, into segments of 30).
+func TestScorchMergeSegmentCap(t *testing.T) {
+	old := maxSegmentDocs
+	maxSegmentDocs = 8
+	defer func() { maxSegmentDocs = old }()
+	db, err := storage.Open(storage.Config{InMemory: true, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	ix := NewIndexer(db, x, quiet())
+	ix.SetMergeIdle(0) // scorch's plan alone
+	if err := ix.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	const batches, per = 30, 3
+	for b := 0; b < batches; b++ {
+		addBatch(t, db, ix, b*per, per)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var docs []int64
+	for {
+		docs = segmentDocs(x.text)
+		file, mem := segments(x.text)
+		if mem == 0 && file <= batches/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scorch did not merge in time: %d segments %v", file+mem, docs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, d := range docs {
+		if d >= maxSegmentDocs {
+			t.Fatalf("text index segments %v: one of %d documents, want each under %d", docs, d, maxSegmentDocs)
+		}
+	}
+	if _, _, total := results(t, x); total != batches*per {
+		t.Fatalf("%d fulltext hits, want %d", total, batches*per)
+	}
+}
