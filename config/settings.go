@@ -87,7 +87,7 @@ var settings = append([]setting{
 		ptr: func(c *Config) any { return &c.Limits.MaxUploadBytes }},
 	{key: "limits.max_body_bytes", name: "max-body-bytes", help: "Largest JSON request body in bytes; inline content over 5 MB is refused regardless (FormKiQ's limit).",
 		ptr: func(c *Config) any { return &c.Limits.MaxBodyBytes }},
-	{key: "limits.memory_limit_mib", name: "memory-limit-mib", help: "Soft limit of the Go heap in MiB, raised by 128 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set).",
+	{key: "limits.memory_limit_mib", name: "memory-limit-mib", help: "Soft limit of the Go heap in MiB, raised by 64 MiB while a search index batch is built (0: none; GOMEMLIMIT wins when set).",
 		ptr: func(c *Config) any { return &c.Limits.MemoryLimitMiB }},
 	{key: "limits.max_conns_per_client", name: "max-conns-per-client", help: "Concurrent connections one client address may hold; more are closed at accept (0: unlimited). Generous, as scanners or a whole office may share one NAT address; behind a reverse proxy every client has the proxy's address.",
 		ptr: func(c *Config) any { return &c.Limits.MaxConnsPerClient }},

@@ -262,7 +262,7 @@ func applyPutEnvelope(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := len(t.keys(envelopeDocPrefix(c.Site, e.DocumentID))); n >= MaxEnvelopesPerDoc {
+	if n := t.count(envelopeDocPrefix(c.Site, e.DocumentID)); n >= MaxEnvelopesPerDoc {
 		return nil, Invalid("envelopes", fmt.Sprintf("at most %d envelopes per document", MaxEnvelopesPerDoc))
 	}
 	e.Status, e.UserID, e.InsertedDate, e.LastModifiedDate = EnvelopeCreated, c.User, c.At, c.At

@@ -154,7 +154,7 @@ func applyPutEventSubscription(t *tx, c *Command) (any, error) {
 	case errors.Is(err, ErrNotFound) && !p.Create:
 		return nil, &NotFoundError{Msg: fmt.Sprintf("Event subscription '%s' not found", p.ID)}
 	case errors.Is(err, ErrNotFound):
-		if len(t.keys(eventSubPrefix(c.Site))) >= MaxEventSubscriptions {
+		if t.count(eventSubPrefix(c.Site)) >= MaxEventSubscriptions {
 			return nil, Invalid("url", fmt.Sprintf("a site holds at most %d event subscriptions", MaxEventSubscriptions))
 		}
 		s = EventSubscription{ID: p.ID, SiteID: c.Site, InsertedDate: c.At, UserID: c.User}

@@ -214,7 +214,7 @@ func (d *DB) ChangedDocs(since uint64, fn func(DocRef) error) error {
 func (d *DB) CountDocs() (int, error) {
 	n := 0
 	err := d.view(func(t *tx) error {
-		n = len(t.keys([]byte(pfxDoc)))
+		n = t.count([]byte(pfxDoc))
 		return nil
 	})
 	return n, err

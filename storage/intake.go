@@ -417,7 +417,7 @@ func applyPutIntakeProfile(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if p.Create {
-		if n := len(t.keys(intakeProfilePrefix(c.Site))); n >= MaxIntakeProfiles {
+		if n := t.count(intakeProfilePrefix(c.Site)); n >= MaxIntakeProfiles {
 			return nil, Invalid("name", fmt.Sprintf("a site has at most %d intake profiles", MaxIntakeProfiles))
 		}
 		ip.InsertedDate = c.At

@@ -144,7 +144,7 @@ func applyAddLocale(t *tx, c *Command) (any, error) {
 	} else if ok {
 		return nil, &ConflictError{Msg: fmt.Sprintf("locale '%s' already exists", p.Locale)}
 	}
-	if len(t.keys(localePrefix(c.Site))) >= MaxLocales {
+	if t.count(localePrefix(c.Site)) >= MaxLocales {
 		return nil, Invalid("locale", fmt.Sprintf("a site has at most %d locales", MaxLocales))
 	}
 	if err := t.setJSON(localeKey(c.Site, p.Locale), Locale{Locale: p.Locale, InsertedDate: c.At}); err != nil {
@@ -195,7 +195,7 @@ func applyPutResourceItem(t *tx, c *Command) (any, error) {
 	if p.Create && ok {
 		return nil, &ConflictError{Msg: fmt.Sprintf("resource item '%s' already exists", it.ItemKey)}
 	}
-	if !ok && len(t.keys(resourcePrefix(c.Site, p.Locale))) >= MaxResourceItems {
+	if !ok && t.count(resourcePrefix(c.Site, p.Locale)) >= MaxResourceItems {
 		return nil, Invalid("resourceItem", fmt.Sprintf("a locale has at most %d resource items", MaxResourceItems))
 	}
 	return it.ItemKey, t.setJSON(resourceKey(c.Site, p.Locale, it.ItemKey), it)

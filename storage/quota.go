@@ -93,7 +93,7 @@ func countDocuments(t *tx, site string, delta int64) error {
 	raw, err := t.getRaw(docCountKey(site))
 	switch {
 	case errors.Is(err, ErrNotFound):
-		n = int64(len(t.keys(docPrefix(site))))
+		n = int64(t.count(docPrefix(site)))
 	case err != nil:
 		return err
 	default:

@@ -139,7 +139,7 @@ func applyAddReview(t *tx, c *Command) (any, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if len(t.keys(reviewPrefix(c.Site, p.DocumentID))) >= MaxReviewsPerDocument {
+	if t.count(reviewPrefix(c.Site, p.DocumentID)) >= MaxReviewsPerDocument {
 		return nil, Invalid("review", fmt.Sprintf("a document has at most %d reviews", MaxReviewsPerDocument))
 	}
 	p.Decisions = 0

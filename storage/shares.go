@@ -121,7 +121,7 @@ func applyAddShare(t *tx, c *Command) (any, error) {
 	} else if ok {
 		return nil, &ConflictError{Msg: fmt.Sprintf("share '%s' already exists", sh.ShareKey)}
 	}
-	if n := len(t.keys(siteSharePrefix(c.Site))); n >= MaxSharesPerSite {
+	if n := t.count(siteSharePrefix(c.Site)); n >= MaxSharesPerSite {
 		return nil, Invalid("share", fmt.Sprintf("a site holds at most %d shares", MaxSharesPerSite))
 	}
 	sh.SiteID, sh.Type, sh.Permissions, sh.UserID, sh.InsertedDate = c.Site, ShareTypeFolder, perms, c.User, c.At

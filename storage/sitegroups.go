@@ -70,7 +70,7 @@ func applySetSiteGroup(t *tx, c *Command) (any, error) {
 	k := siteGroupKey(c.Site, p.Group)
 	if ok, err := t.exists(k); err != nil {
 		return nil, err
-	} else if !ok && len(t.keys(siteGroupPrefix(c.Site))) >= MaxSiteGroups {
+	} else if !ok && t.count(siteGroupPrefix(c.Site)) >= MaxSiteGroups {
 		return nil, Invalid("groupName", fmt.Sprintf("a site holds at most %d groups", MaxSiteGroups))
 	}
 	g := SiteGroup{SiteID: c.Site, GroupName: p.Group, Permissions: perms, InsertedDate: c.At, UserID: c.User}

@@ -264,7 +264,7 @@ func applyAddUser(t *tx, c *Command) (any, error) {
 	} else if ok {
 		return nil, &ConflictError{Msg: fmt.Sprintf("user '%s' already exists", u.Username)}
 	}
-	if n := len(t.keys([]byte(pfxUser))); n >= MaxUsers {
+	if n := t.count([]byte(pfxUser)); n >= MaxUsers {
 		return nil, Invalid("user", fmt.Sprintf("the directory holds at most %d users", MaxUsers))
 	}
 	// A deleted user's tokens stay dead: the generation starts above the
@@ -497,7 +497,7 @@ func applyAddGroup(t *tx, c *Command) (any, error) {
 	} else if ok {
 		return nil, &ConflictError{Msg: fmt.Sprintf("group '%s' already exists", g.Name)}
 	}
-	if len(t.keys([]byte(pfxGroup))) >= MaxGroups {
+	if t.count([]byte(pfxGroup)) >= MaxGroups {
 		return nil, Invalid("group", fmt.Sprintf("the directory holds at most %d groups", MaxGroups))
 	}
 	g.InsertedDate, g.LastModifiedDate = c.At, c.At
@@ -547,7 +547,7 @@ func applyAddGroupMember(t *tx, c *Command) (any, error) {
 	if _, err := getUser(t, p.Username); err != nil {
 		return nil, err
 	}
-	if len(t.keys(userGroupPrefix(p.Username))) >= MaxGroupsPerUser {
+	if t.count(userGroupPrefix(p.Username)) >= MaxGroupsPerUser {
 		return nil, Invalid("group", fmt.Sprintf("a user is in at most %d groups", MaxGroupsPerUser))
 	}
 	if err := t.set(userGroupKey(p.Username, p.Group), nil); err != nil {

@@ -216,7 +216,7 @@ func checkWebhookCount(t *tx, site string) error {
 	if l, ok := ParseSiteLimit(c.MaxWebhooks); ok && l > 0 && l < limit {
 		limit = l
 	}
-	if int64(len(t.keys(webhookPrefix(site)))) >= limit {
+	if int64(t.count(webhookPrefix(site))) >= limit {
 		return &LimitError{Msg: MsgMaxWebhooks}
 	}
 	return nil
