@@ -17,6 +17,13 @@ func mergeFixture(t *testing.T, idle time.Duration) (*storage.DB, *Index, *Index
 	t.Helper()
 	scorchExtra = map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": 2}}
 	defer func() { scorchExtra = nil }()
+	return indexerFixture(t, idle)
+}
+
+// indexerFixture opens a store, an index with Quire's scorch options and
+// an indexer that merges after idle of quiet (0: never).
+func indexerFixture(t *testing.T, idle time.Duration) (*storage.DB, *Index, *Indexer) {
+	t.Helper()
 	db, err := storage.Open(storage.Config{InMemory: true, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
@@ -199,22 +206,7 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 	old := maxSegmentDocs
 	maxSegmentDocs = 8
 	defer func() { maxSegmentDocs = old }()
-	db, err := storage.Open(storage.Config{InMemory: true, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	x, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { x.Close() })
-	ix := NewIndexer(db, x, quiet())
-	ix.SetMergeIdle(0) // scorch's plan alone
-	if err := ix.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
+	db, x, ix := indexerFixture(t, 0) // scorch's plan alone
 	const batches, per = 30, 3
 	for b := 0; b < batches; b++ {
 		addBatch(t, db, ix, b*per, per)
