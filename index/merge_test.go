@@ -74,22 +74,33 @@ func results(t *testing.T, x *Index) (text, names []string, total uint64) {
 	return ids(hits), ids(nh), total
 }
 
+// waitUntil checks cond every period until it holds, and fails t with
+// failure() if it does not within 60 s. The state cond reads is the
+// proof; the pause only spaces the checks.
+func waitUntil(t *testing.T, every time.Duration, failure func() string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(failure())
+		}
+		time.Sleep(every)
+	}
+}
+
 // waitMerged waits until both indexes have at most mergeTo segments and
 // the indexer counted at least steps merge steps.
 func waitMerged(t *testing.T, x *Index, ix *Indexer, steps uint64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		text, names := x.Segments()
-		merged, _ := ix.MergeStats()
-		if text <= mergeTo && names <= mergeTo && merged >= steps {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not merged down in time: text %d, names %d segments, %d steps", text, names, merged)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var text, names int
+	var merged uint64
+	waitUntil(t, 20*time.Millisecond, func() string {
+		return fmt.Sprintf("not merged down in time: text %d, names %d segments, %d steps", text, names, merged)
+	}, func() bool {
+		text, names = x.Segments()
+		merged, _ = ix.MergeStats()
+		return text <= mergeTo && names <= mergeTo && merged >= steps
+	})
 }
 
 // TestIdleMerge: after many small batches and a quiet period each index
@@ -127,16 +138,10 @@ func TestIdleMerge(t *testing.T) {
 		addBatch(t, db, ix, b*per, per)
 	}
 	stepsBefore, _ := ix.MergeStats()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if m, _ := ix.MergeStats(); m > stepsBefore {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second idle merge did not start")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, time.Millisecond, func() string { return "the second idle merge did not start" }, func() bool {
+		m, _ := ix.MergeStats()
+		return m > stepsBefore
+	})
 	late := 2 * batches * per
 	addBatch(t, db, ix, late, 1)
 	text3, names3, total3 := results(t, x)
@@ -172,17 +177,10 @@ func TestIdleMergeSegmentCap(t *testing.T) {
 	}
 	// The warm pass follows the idle merge of both indexes: once one has
 	// ended, the merge is done.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	waitUntil(t, 20*time.Millisecond, func() string { return "no idle merge and warm pass in time" }, func() bool {
 		done, yielded, _ := ix.WarmStats()
-		if done+yielded > 0 && !ix.Merging() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no idle merge and warm pass in time")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return done+yielded > 0 && !ix.Merging()
+	})
 	for _, tc := range []struct {
 		name string
 		docs []int64
@@ -211,19 +209,14 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 	for b := 0; b < batches; b++ {
 		addBatch(t, db, ix, b*per, per)
 	}
-	deadline := time.Now().Add(60 * time.Second)
 	var docs []int64
-	for {
+	waitUntil(t, 20*time.Millisecond, func() string {
+		return fmt.Sprintf("scorch did not merge in time: %d segments %v", len(docs), docs)
+	}, func() bool {
 		docs = segmentDocs(x.text)
 		file, mem := segments(x.text)
-		if mem == 0 && file <= batches/2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("scorch did not merge in time: %d segments %v", file+mem, docs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return mem == 0 && file <= batches/2
+	})
 	for _, d := range docs {
 		if d >= maxSegmentDocs {
 			t.Fatalf("text index segments %v: one of %d documents, want each under %d", docs, d, maxSegmentDocs)
