@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"io/fs"
 	"path/filepath"
 	"runtime"
@@ -15,10 +16,31 @@ import (
 	"quire/storage"
 )
 
-// statsMaxAge bounds how often the per-site counts are recomputed: they
-// read every document and action record (about 0.1 s per 100,000
-// documents), so a scrape every few seconds reuses the last count.
-const statsMaxAge = 30 * time.Second
+// The per-site counts (quire_documents and the rest) read every document
+// and action record: about 2.5 s at a million documents with the store in
+// the page cache, 10–14 s inside a 512 MiB limit beside the idle merge
+// (storage/DESIGN.md, "Counting at a million"). A scrape must not wait for that
+// (Prometheus gives up after 10 s by default), so the count runs in the
+// background and a scrape reports the last one:
+//   - statsMaxAge: a count younger than this is reused as it is.
+//   - statsWait: a scrape that finds the count older starts a recount
+//     and waits this long for it; a small store is then counted fresh,
+//     and a big one answers with the previous count (none before the
+//     first has ended) while the recount goes on.
+//   - statsDuty: a recount starts at most once per statsDuty times the
+//     last one's duration, so counting takes at most 1/statsDuty of a
+//     core however often the server is scraped.
+const (
+	statsWait = time.Second
+	statsDuty = 20
+)
+
+// statsMaxAge is a variable so that a test can make every scrape recount.
+var statsMaxAge = 30 * time.Second
+
+// testStatsHold, when set (tests, before the node starts), is waited for
+// by every recount before it counts: a count that takes long.
+var testStatsHold chan struct{}
 
 // collector reports the node's state at scrape time: storage and index
 // sizes, per-site document and action counts, the pipeline and the index
@@ -26,11 +48,18 @@ const statsMaxAge = 30 * time.Second
 type collector struct {
 	n *Node
 
-	mu    sync.Mutex
-	stats map[string]*storage.SiteStats
-	at    time.Time
+	// The per-site counts, taken in the background (siteStats).
+	mu       sync.Mutex
+	stats    map[string]*storage.SiteStats
+	at       time.Time     // when the count began
+	took     time.Duration // how long it took
+	counting chan struct{} // closed when the recount under way ends
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
+	statsAge                                                     *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
 	indexSegments, indexMerges, indexMerging                     *prometheus.Desc
 	indexWarms, indexWarming                                     *prometheus.Desc
@@ -48,10 +77,14 @@ func newCollector(n *Node) *collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &collector{
 		n:             n,
+		ctx:           ctx,
+		cancel:        cancel,
 		buildInfo:     d("quire_build_info", "Quire's version; always 1.", "version", "goversion"),
-		docs:          d("quire_documents", "Documents stored, soft-deleted ones included (recounted at most every 30 s).", "site"),
+		docs:          d("quire_documents", "Documents stored, soft-deleted ones included (counted in the background at most every 30 s; see quire_site_counts_age_seconds).", "site"),
+		statsAge:      d("quire_site_counts_age_seconds", "Age of the per-site counts (quire_documents, quire_actions and the like): they are recounted in the background at most every 30 s, and less often when a count takes long (a million documents)."),
 		softDeleted:   d("quire_documents_soft_deleted", "Soft-deleted documents.", "site"),
 		contentBytes:  d("quire_document_content_bytes", "Bytes of document content, before deduplication and compression.", "site"),
 		actions:       d("quire_actions", "Document actions by type and status.", "site", "type", "status"),
@@ -183,7 +216,11 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 		pend = float64(es.Pending)
 	}
 	gauge(c.eventsPending, pend)
-	for site, s := range c.siteStats() {
+	stats, at := c.siteStats()
+	if stats != nil {
+		gauge(c.statsAge, time.Since(at).Seconds())
+	}
+	for site, s := range stats {
 		gauge(c.docs, float64(s.Documents), site)
 		gauge(c.softDeleted, float64(s.SoftDeleted), site)
 		gauge(c.contentBytes, float64(s.ContentBytes), site)
@@ -249,18 +286,65 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
 	gauge(c.raftContact, contact)
 }
 
-// siteStats returns the cached per-site counts, recounting when stale.
-func (c *collector) siteStats() map[string]*storage.SiteStats {
+// siteStats returns the per-site counts and when they were taken (nil
+// before the first count has ended), starting a recount when they are
+// stale (statsMaxAge, statsWait, statsDuty).
+func (c *collector) siteStats() (map[string]*storage.SiteStats, time.Time) {
+	c.mu.Lock()
+	stale := c.stats == nil || time.Since(c.at) > statsMaxAge
+	if stale && c.counting == nil && c.ctx.Err() == nil &&
+		(c.stats == nil || time.Since(c.at) > statsDuty*c.took) {
+		c.counting = make(chan struct{})
+		c.wg.Add(1)
+		go c.recount(c.counting)
+	}
+	done := c.counting
+	c.mu.Unlock()
+	if stale && done != nil {
+		t := time.NewTimer(statsWait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stats == nil || time.Since(c.at) > statsMaxAge {
-		if st, err := c.n.DB.Stats(); err == nil {
-			c.stats, c.at = st, time.Now()
-		} else {
-			c.n.cfg.Logger.Warn("metrics: count documents", "err", err)
+	return c.stats, c.at
+}
+
+// recount counts the documents and actions of every site, then closes
+// done.
+func (c *collector) recount(done chan struct{}) {
+	defer c.wg.Done()
+	if testStatsHold != nil {
+		select {
+		case <-testStatsHold:
+		case <-c.ctx.Done():
 		}
 	}
-	return c.stats
+	began := time.Now()
+	var st map[string]*storage.SiteStats
+	var err error
+	guard.Do(c.n.cfg.Logger, guard.Metrics, func() { st, err = c.n.DB.Stats(c.ctx) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st != nil && err == nil {
+		c.stats, c.at, c.took = st, began, time.Since(began)
+	} else if c.ctx.Err() == nil {
+		c.n.cfg.Logger.Warn("metrics: count documents", "err", err)
+	}
+	c.counting = nil
+	close(done)
+}
+
+// close stops a recount under way and waits for it (before the store
+// closes).
+func (c *collector) close() {
+	c.mu.Lock()
+	c.cancel() // under mu: siteStats starts no recount after this
+	c.mu.Unlock()
+	c.wg.Wait()
 }
 
 func dirSize(dir string) int64 {

@@ -121,6 +121,7 @@ type Node struct {
 	smtp           *server.SMTPIntake // intake_smtp's listener (nil: none)
 	smtpLn         net.Listener
 	metrics        *prometheus.Registry
+	collector      *collector // stops its background count at close
 	errc           chan error
 	// closeOnce makes Close idempotent: a second Close (a test's cleanup
 	// after its own Close) must not reach a closed store.
@@ -209,7 +210,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	// The registry is made before the pipeline, as its collector describes
 	// itself by collecting once and must not count documents then.
-	n.metrics, _ = newRegistry(n)
+	n.metrics, n.collector = newRegistry(n)
 	pc := cfg.Pipeline
 	if pc.Logger == nil {
 		pc.Logger = cfg.Logger
@@ -465,6 +466,9 @@ func (n *Node) close(ctx context.Context) error {
 	}
 	errs = append(errs, n.closeCluster())
 	errs = append(errs, n.Indexer.Close(), n.Index.Close())
+	if n.collector != nil {
+		n.collector.close()
+	}
 	errs = append(errs, n.DB.Close())
 	return errors.Join(errs...)
 }

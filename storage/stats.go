@@ -1,9 +1,14 @@
 package storage
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 )
+
+// statsCheckEvery is how many records Stats reads between looks at its
+// context.
+const statsCheckEvery = 4096
 
 // SiteStats counts a site's documents.
 type SiteStats struct {
@@ -15,8 +20,10 @@ type SiteStats struct {
 }
 
 // Stats counts documents, content bytes and actions per site (metrics). It
-// reads every document and action record: callers cache the result.
-func (d *DB) Stats() (map[string]*SiteStats, error) {
+// reads every document and action record (seconds at a million
+// documents): callers count in the background and cache the result. It
+// stops with ctx's error when ctx ends.
+func (d *DB) Stats(ctx context.Context) (map[string]*SiteStats, error) {
 	out := map[string]*SiteStats{}
 	site := func(key []byte, prefix string) *SiteStats {
 		rest := strings.TrimPrefix(string(key), prefix)
@@ -36,7 +43,11 @@ func (d *DB) Stats() (map[string]*SiteStats, error) {
 			Type          string `json:"type"`
 			Status        string `json:"status"`
 		}
+		n := 0
 		if err := t.each([]byte(pfxDoc), func(k, v []byte) error {
+			if n++; n%statsCheckEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			doc.ContentLength, doc.DeletedDate = 0, nil
 			if json.Unmarshal(v, &doc) != nil {
 				return nil
@@ -52,6 +63,9 @@ func (d *DB) Stats() (map[string]*SiteStats, error) {
 			return err
 		}
 		if err := t.each([]byte(pfxAction), func(k, v []byte) error {
+			if n++; n%statsCheckEvery == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			doc.Type, doc.Status = "", ""
 			if json.Unmarshal(v, &doc) != nil {
 				return nil

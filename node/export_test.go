@@ -1,0 +1,12 @@
+package node
+
+import "time"
+
+// SetTestStats makes every recount of the per-site counts wait for hold
+// (nil: none) and reuse a count for at most maxAge, for nodes opened
+// until it is called again. It returns a func that restores the defaults.
+func SetTestStats(hold chan struct{}, maxAge time.Duration) (restore func()) {
+	oldHold, oldAge := testStatsHold, statsMaxAge
+	testStatsHold, statsMaxAge = hold, maxAge
+	return func() { testStatsHold, statsMaxAge = oldHold, oldAge }
+}
