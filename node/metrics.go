@@ -26,7 +26,8 @@ import (
 //   - statsWait: a scrape that finds the count older starts a recount
 //     and waits this long for it; a small store is then counted fresh,
 //     and a big one answers with the previous count (none before the
-//     first has ended) while the recount goes on.
+//     first has ended) while the recount goes on. Scrapes that come
+//     while a recount runs do not wait for it.
 //   - statsDuty: a recount starts at most once per statsDuty times the
 //     last one's duration, so counting takes at most 1/statsDuty of a
 //     core however often the server is scraped.
@@ -288,22 +289,22 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
 
 // siteStats returns the per-site counts and when they were taken (nil
 // before the first count has ended), starting a recount when they are
-// stale (statsMaxAge, statsWait, statsDuty).
+// stale and none runs (statsMaxAge, statsWait, statsDuty).
 func (c *collector) siteStats() (map[string]*storage.SiteStats, time.Time) {
 	c.mu.Lock()
-	stale := c.stats == nil || time.Since(c.at) > statsMaxAge
-	if stale && c.counting == nil && c.ctx.Err() == nil &&
-		(c.stats == nil || time.Since(c.at) > statsDuty*c.took) {
-		c.counting = make(chan struct{})
+	var started chan struct{}
+	if c.counting == nil && c.ctx.Err() == nil && (c.stats == nil ||
+		time.Since(c.at) > max(statsMaxAge, statsDuty*c.took)) {
+		started = make(chan struct{})
+		c.counting = started
 		c.wg.Add(1)
-		go c.recount(c.counting)
+		go c.recount(started)
 	}
-	done := c.counting
 	c.mu.Unlock()
-	if stale && done != nil {
+	if started != nil {
 		t := time.NewTimer(statsWait)
 		select {
-		case <-done:
+		case <-started:
 		case <-t.C:
 		}
 		t.Stop()
