@@ -40,6 +40,12 @@ type segmentState struct {
 	warmPasses  float64 // warm passes ended (done or yielded)
 	warmed      float64 // best-hits entries the warm passes built
 	warmKnown   bool    // the server reports warm passes
+	// The per-site counts, which read the whole store in the background
+	// (storage/DESIGN.md, "Counting at a million"): a query phase waits
+	// for the first to end, so that it does not share the disk with it.
+	countKnown bool // the server reports quire_site_counts_running
+	counting   bool // a count runs
+	counted    bool // a count has ended (quire_site_counts_age_seconds)
 }
 
 func (s segmentState) String() string {
@@ -91,13 +97,18 @@ func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
 			st.warmPasses += f
 		case `quire_index_best_hits_total{result="warmed"}`:
 			st.warmed = f
+		case `quire_site_counts_running`:
+			st.countKnown, st.counting = true, f == 1
+		case `quire_site_counts_age_seconds`:
+			st.counted = true
 		}
 	}
 	return st, nil
 }
 
 // waitIdleMerge waits until a warm pass (which follows the idle merge)
-// has ended since the wait began, or, from a server without warm passes,
+// has ended since the wait began and no count of the per-site metrics
+// runs, or, from a server without warm passes,
 // the idle merge has brought both indexes to the threshold or below, or
 // they are evidently not going to run (none ran for
 // mergeNotStarted), for at most mergeWaitMax. It returns the state it
@@ -120,7 +131,7 @@ func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) 
 		switch {
 		case !st.known:
 			return st, time.Since(began), nil
-		case st.merging || st.warming:
+		case st.merging || st.warming || st.countKnown && (st.counting || !st.counted):
 			lastActive = time.Now()
 		case st.warmKnown && st.warmPasses > passes:
 			// The warm pass follows the idle merge, which leaves more

@@ -60,7 +60,7 @@ type collector struct {
 	wg       sync.WaitGroup
 
 	buildInfo, docs, softDeleted, contentBytes, actions, pending *prometheus.Desc
-	statsAge                                                     *prometheus.Desc
+	statsAge, statsRunning                                       *prometheus.Desc
 	lsm, vlog, indexBytes, indexQueue, indexLag, indexBest       *prometheus.Desc
 	indexSegments, indexMerges, indexMerging                     *prometheus.Desc
 	indexWarms, indexWarming                                     *prometheus.Desc
@@ -86,6 +86,7 @@ func newCollector(n *Node) *collector {
 		buildInfo:     d("quire_build_info", "Quire's version; always 1.", "version", "goversion"),
 		docs:          d("quire_documents", "Documents stored, soft-deleted ones included (counted in the background at most every 30 s; see quire_site_counts_age_seconds).", "site"),
 		statsAge:      d("quire_site_counts_age_seconds", "Age of the per-site counts (quire_documents, quire_actions and the like): they are recounted in the background at most every 30 s, and less often when a count takes long (a million documents)."),
+		statsRunning:  d("quire_site_counts_running", "1 while the per-site counts are recounted in the background, else 0."),
 		softDeleted:   d("quire_documents_soft_deleted", "Soft-deleted documents.", "site"),
 		contentBytes:  d("quire_document_content_bytes", "Bytes of document content, before deduplication and compression.", "site"),
 		actions:       d("quire_actions", "Document actions by type and status.", "site", "type", "status"),
@@ -217,10 +218,15 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 		pend = float64(es.Pending)
 	}
 	gauge(c.eventsPending, pend)
-	stats, at := c.siteStats()
+	stats, at, counting := c.siteStats()
 	if stats != nil {
 		gauge(c.statsAge, time.Since(at).Seconds())
 	}
+	cr := 0.0
+	if counting {
+		cr = 1
+	}
+	gauge(c.statsRunning, cr)
 	for site, s := range stats {
 		gauge(c.docs, float64(s.Documents), site)
 		gauge(c.softDeleted, float64(s.SoftDeleted), site)
@@ -289,8 +295,9 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
 
 // siteStats returns the per-site counts and when they were taken (nil
 // before the first count has ended), starting a recount when they are
-// stale and none runs (statsMaxAge, statsWait, statsDuty).
-func (c *collector) siteStats() (map[string]*storage.SiteStats, time.Time) {
+// stale and none runs (statsMaxAge, statsWait, statsDuty), and whether a
+// recount runs.
+func (c *collector) siteStats() (stats map[string]*storage.SiteStats, at time.Time, running bool) {
 	c.mu.Lock()
 	var started chan struct{}
 	if c.counting == nil && c.ctx.Err() == nil && (c.stats == nil ||
@@ -311,7 +318,7 @@ func (c *collector) siteStats() (map[string]*storage.SiteStats, time.Time) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.stats, c.at
+	return c.stats, c.at, c.counting != nil
 }
 
 // recount counts the documents and actions of every site, then closes

@@ -39,6 +39,7 @@ func TestMetrics_CountInBackground(t *testing.T) {
 	}
 	docs := regexp.MustCompile(`(?m)^quire_documents\{site="default"\} 2$`)
 	age := regexp.MustCompile(`(?m)^quire_site_counts_age_seconds [0-9.e+-]+$`)
+	idle := regexp.MustCompile(`(?m)^quire_site_counts_running 0$`)
 
 	tests := []struct {
 		name string
@@ -49,8 +50,8 @@ func TestMetrics_CountInBackground(t *testing.T) {
 			if docs.MatchString(body) || age.MatchString(body) {
 				t.Fatalf("per-site counts before any count ended:\n%s", body)
 			}
-			if !regexp.MustCompile(`(?m)^quire_build_info\{`).MatchString(body) {
-				t.Fatalf("no quire_build_info in:\n%s", body)
+			if !regexp.MustCompile(`(?m)^quire_site_counts_running 1$`).MatchString(body) {
+				t.Fatalf("no quire_site_counts_running 1 while the count is held in:\n%s", body)
 			}
 		}},
 		{"the count shows once it ends", func(t *testing.T) {
@@ -58,7 +59,7 @@ func TestMetrics_CountInBackground(t *testing.T) {
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				body := scrape(t, s)
-				if docs.MatchString(body) && age.MatchString(body) {
+				if docs.MatchString(body) && age.MatchString(body) && idle.MatchString(body) {
 					return
 				}
 				if time.Now().After(deadline) {
