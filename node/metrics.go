@@ -18,10 +18,11 @@ import (
 
 // The per-site counts (quire_documents and the rest) read every document
 // and action record: about 2.5 s at a million documents with the store in
-// the page cache, 10–14 s inside a 512 MiB limit beside the idle merge
-// (storage/DESIGN.md, "Counting at a million"). A scrape must not wait for that
-// (Prometheus gives up after 10 s by default), so the count runs in the
-// background and a scrape reports the last one:
+// the page cache, 10–70 s inside a 512 MiB limit with a cold cache or
+// beside the idle merge (storage/DESIGN.md, "Counting at a million"). A
+// scrape must not wait for that (Prometheus gives up after 10 s by
+// default), so the count runs in the background and a scrape reports the
+// last one:
 //   - statsMaxAge: a count younger than this is reused as it is.
 //   - statsWait: a scrape that finds the count older starts a recount
 //     and waits this long for it; a small store is then counted fresh,

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"quire/node"
 	"quire/quiretest"
@@ -25,8 +26,19 @@ func TestMetrics(t *testing.T) {
 	mustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-0000-0000-000000000000", nil, tok), http.StatusNotFound)
 	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
 
-	r := s.Do(http.MethodGet, "/metrics", nil, "")
-	mustStatus(t, r, http.StatusOK)
+	// The per-site counts are taken in the background: a scrape waits up
+	// to a second for the count it starts, so a slow machine may need
+	// another scrape (node/metrics.go, statsWait).
+	counted := regexp.MustCompile(`(?m)^quire_documents\{site="default"\} 4$`)
+	var r *quiretest.Response
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		r = s.Do(http.MethodGet, "/metrics", nil, "")
+		mustStatus(t, r, http.StatusOK)
+		if counted.Match(r.Body) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	body := string(r.Body)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Fatalf("content type %q", ct)
