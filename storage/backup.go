@@ -102,7 +102,7 @@ func Restore(dir string, r io.Reader) error {
 	}
 	opts := badger.DefaultOptions(dir).
 		WithLogger(nil).
-		WithValueThreshold(8 << 10).
+		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(256 << 20).
 		WithMemTableSize(8 << 20).
 		WithNumMemtables(3).

@@ -24,6 +24,19 @@ import (
 // gives a close or a crash recovery on a disk that something else filled
 // the room to flush the memtables. See DESIGN.md, "Full disk".
 
+// valueThreshold is the size from which Badger keeps a value in the value
+// log, written once, instead of in the LSM tree, where every compaction
+// rewrites it. Records (a document's is about 400 bytes) stay in the
+// tree. 8 KiB until 2026-11-27 kept the content of small documents (a
+// 4 KiB text, 2–3 KiB once compressed) in the tree: under a sustained
+// creation load Badger's compactions then held 90 MB of table builders,
+// the heap passed the soft limit and the collector took half the CPU for
+// seconds at a time. 1 KiB, alternating A/B with the 8 KiB build
+// (-ingest-only, 30,000 documents of 4 KiB): 426–486 against 311–352
+// creates/s, create p99 0.73–0.97 against 1.24–1.45 s, peak RssAnon
+// 130–133 against 139–147 MB (storage/DESIGN.md, "Value threshold").
+const valueThreshold = 1 << 10
+
 // badgerOptions are Quire's Badger settings; MinReserve derives from them.
 func badgerOptions(dir string, inMemory bool) badger.Options {
 	opts := badger.DefaultOptions(dir).
@@ -38,9 +51,9 @@ func badgerOptions(dir string, inMemory bool) badger.Options {
 		WithNumCompactors(2).
 		WithNumLevelZeroTables(3).
 		WithNumLevelZeroTablesStall(8).
-		// Content chunks (up to 1 MiB) go to the value log, records stay in
-		// the LSM tree.
-		WithValueThreshold(8 << 10).
+		// Content chunks go to the value log, records stay in the LSM tree
+		// (valueThreshold).
+		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(256 << 20).
 		WithMetricsEnabled(false)
 	if inMemory {
