@@ -34,7 +34,9 @@ import (
 // seconds at a time. 1 KiB, alternating A/B with the 8 KiB build
 // (-ingest-only, 30,000 documents of 4 KiB): 426–486 against 311–352
 // creates/s, create p99 0.73–0.97 against 1.24–1.45 s, peak RssAnon
-// 130–133 against 139–147 MB (storage/DESIGN.md, "Value threshold").
+// 130–133 against 139–147 MB. A single client's create syncs the value
+// log too and takes a tenth longer (p50 2.0 against 1.85 ms) (storage/
+// DESIGN.md, "Value threshold").
 const valueThreshold = 1 << 10
 
 // badgerOptions are Quire's Badger settings; MinReserve derives from them.
