@@ -56,17 +56,10 @@ func TestMetrics_CountInBackground(t *testing.T) {
 		}},
 		{"the count shows once it ends", func(t *testing.T) {
 			close(hold)
-			deadline := time.Now().Add(30 * time.Second)
-			for {
+			quiretest.Eventually(t, "a count of 2 documents with its age, and no count running", 30*time.Second, func() bool {
 				body := scrape(t, s)
-				if docs.MatchString(body) && age.MatchString(body) && idle.MatchString(body) {
-					return
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no count of 2 documents with its age within 30 s:\n%s", body)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return docs.MatchString(body) && age.MatchString(body) && idle.MatchString(body)
+			})
 		}},
 	}
 	for _, tt := range tests {

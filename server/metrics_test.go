@@ -31,14 +31,11 @@ func TestMetrics(t *testing.T) {
 	// another scrape (node/metrics.go, statsWait).
 	counted := regexp.MustCompile(`(?m)^quire_documents\{site="default"\} 4$`)
 	var r *quiretest.Response
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	quiretest.Eventually(t, "quire_documents{site=\"default\"} 4 in /metrics", 30*time.Second, func() bool {
 		r = s.Do(http.MethodGet, "/metrics", nil, "")
 		mustStatus(t, r, http.StatusOK)
-		if counted.Match(r.Body) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return counted.Match(r.Body)
+	})
 	body := string(r.Body)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Fatalf("content type %q", ct)
