@@ -22,9 +22,10 @@ import (
 //
 //  1. drops the corpus from the page cache (a page already cached is
 //     charged to whoever read it first, not to the row's cgroup), starts
-//     the server in a fresh cgroup with the limit, and runs every query
-//     type of the search benchmark for the search window, 8 clients:
-//     p50/p99, and the cgroup's major page faults per query;
+//     the server in a fresh cgroup with the limit, runs the rare-word
+//     queries once on the cold cache (firstPass, reported apart), then
+//     every query type of the search benchmark for the search window,
+//     8 clients: p50/p99, and the cgroup's major page faults per query;
 //  2. with -scale-reindex, copies the corpus's Badger directory aside and
 //     times quire reindex of it inside the limit;
 //  3. starts a server on an empty data directory inside the limit and
@@ -241,9 +242,33 @@ func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, windo
 // with a cold page cache (storage/DESIGN.md, "Counting at a million").
 const scaleReady = 5 * time.Minute
 
+// firstPass is the scale rows' first query phase: the rare-word /search
+// queries of the measured phase after it, the same words in the same
+// order, on the cache the start left. Each phase's warm-up is a second;
+// inside a memory limit on a disk with a large read-around, the first
+// queries over a million documents need longer to page their postings in
+// (storage/DESIGN.md, "Read-around"), and every later rare-word phase runs
+// the same words. Without it the first measured phase alone paid for
+// that, so /search and /searchFulltext, doing the same work, were
+// measured on different caches. Its figures are reported, not held to
+// the goal: they are what the first minute after a cold start costs.
+const firstPass = "rare word, first pass after the start"
+
+// scaleQueryList is what a scale row runs: the first pass, then every
+// query type of the search benchmark.
+func scaleQueryList(srv *server, c *corpus) (func(path string) loadOp, []searchQuery) {
+	get, queries := searchQueries(srv, c)
+	for _, q := range queries {
+		if q.name == "fulltext word" {
+			return get, append([]searchQuery{{name: firstPass, op: q.op}}, queries...)
+		}
+	}
+	return get, queries
+}
+
 // scaleQueries runs every query type against srv.
 func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
-	get, queries := searchQueries(srv, c)
+	get, queries := scaleQueryList(srv, c)
 	// The segments the idle merge leaves, not those of the last load.
 	var err error
 	r.segments, r.mergeWait, err = waitIdleMerge(ctx, srv, func(f string, a ...any) { s.logf("scale %s: "+f, append([]any{limitName(r.limit)}, a...)...) })
@@ -363,7 +388,7 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 		}
 	}
 	k := fmt.Sprintf("%dk docs", n/1000)
-	_, queries := searchQueries(nil, newCorpus())
+	_, queries := scaleQueryList(nil, newCorpus())
 	for _, x := range rows {
 		lim := limitName(x.limit)
 		goal := x.limit == scaleGoalLimit
@@ -382,7 +407,7 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 				ratio = fmt.Sprintf("%.2f", p99.Seconds()/free.p99[q.name].Seconds())
 			}
 			tgt, st := "-", "info"
-			if goal {
+			if goal && q.name != firstPass {
 				tgt, st = "< "+millis(scaleQueryTarget), status(p99 < scaleQueryTarget)
 			}
 			r.rows = append(r.rows, row{
