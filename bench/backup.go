@@ -61,7 +61,7 @@ func (s *session) backupBench(ctx context.Context, srv *server) error {
 			ratio: fmt.Sprintf("%.2f", rate/disk.rate), target: "-", status: "info",
 		})
 	}
-	s.rep.addRSS("server peak RSS, online backup", before, peak)
+	s.rep.addAnon("server peak anonymous memory, online backup", before, peak, anonTarget)
 	s.rep.note("backup: %s, restore: %s; baseline %s copying the archive: %s", backupTook.Round(time.Millisecond),
 		restoreTook.Round(time.Millisecond), disk.tool, disk.elapsed.Round(time.Millisecond))
 	return s.metricsScrape(ctx, srv)

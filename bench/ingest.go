@@ -210,7 +210,7 @@ func (s *session) sustainedBench(ctx context.Context) error {
 			target: "<= " + millis(freshnessTarget), status: status(len(fresh) > 0 && fr.percentile(0.99) <= freshnessTarget)},
 		row{name: "  sustained create to searchable p50", quire: millis(fr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
 	)
-	s.rep.addRSS("server peak RSS, sustained create", idle, peak)
+	s.rep.addAnon("server peak anonymous memory, sustained create", idle, peak, anonTarget)
 	for i := range qs {
 		s.rep.note("sustained run %d: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
 			i+1, qr[i], millis(qs[i].percentile(0.5)), millis(qs[i].percentile(0.99)), qs[i].errors, cores[i][0], cores[i][1], catchUp[i].Seconds(), br[i], millis(bs[i].percentile(0.99)))
@@ -387,7 +387,7 @@ func (s *session) freshnessBench(ctx context.Context) error {
 		row{name: "  index lag to 0 after the load stops", quire: millis(lagLeft), baseline: "-", ratio: "-",
 			target: "<= " + millis(lagZeroTarget), status: status(lagLeft <= lagZeroTarget)},
 	)
-	s.rep.addRSS("server peak RSS, freshness", idle, srv.rss.resetPeak())
+	s.rep.addAnon("server peak anonymous memory, freshness", idle, srv.rss.resetPeak(), anonTarget)
 	s.rep.note("freshness: %d documents created in %s (%.0f docs/s, p99 %s), server %.2f cores, clients %.2f cores; index lag %.1fs when the load stopped",
 		q.ops, dur, q.rate(), millis(q.percentile(0.99)), c[0], c[1], lagAtStop.Seconds())
 	s.rep.note("freshness: create to searchable counts from the 201 of POST /documents until POST /search for a word only that document holds finds it (polled every 20 ms for 2 s, then every 200 ms); lag to 0 counts from the last create's answer until /readyz reports an empty index queue")

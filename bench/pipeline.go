@@ -294,7 +294,7 @@ func (s *session) pipelineBench(ctx context.Context) error {
 			baseline: "-", ratio: "-", target: "-", status: "info",
 		})
 	}
-	s.rep.addRSS("server peak RSS, pipeline", idle, srv.rss.resetPeak())
+	s.rep.addAnon("server peak anonymous memory, pipeline", idle, srv.rss.resetPeak(), anonTarget)
 	s.rep.note("pipeline: %d documents created in %.1fs by %d clients; all %d actions done %.1fs after the first create", n, createdIn.Seconds(), pipelineClients, 2*n, took.Seconds())
 	s.rep.note("pipeline baseline: Badger with SyncWrites, %d goroutines, per action: read a 4 KiB value, hash it, two synced transactions (the durable minimum of recording an action's start and its outcome apart)", pipelineWorkers)
 	s.rep.note("create while the pipeline runs: the %d documents with actions over the time their creation took (%d clients, the pipeline working meanwhile); baseline: Badger with SyncWrites writing %d transactions of a 4 KiB value and a small key from %d goroutines", n, pipelineClients, n, pipelineClients)

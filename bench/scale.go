@@ -36,7 +36,6 @@ import (
 // peak charged memory, split into anonymous pages (the server's own:
 // heap, stacks) and page cache (mapped and read files, reclaimable).
 const (
-	scaleAnonTarget  = 150e6
 	scaleQueryTarget = 50 * time.Millisecond
 	scaleIngestRatio = 0.8
 	scaleReindexMax  = 10 * time.Minute
@@ -445,7 +444,7 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 		r.rows = append(r.rows,
 			row{name: fmt.Sprintf("scale %s: OOM kills", lim), quire: fmt.Sprint(x.ooms), baseline: "-", ratio: "-", target: "0", status: status(x.ooms == 0)},
 			row{name: fmt.Sprintf("scale %s: peak anonymous (queries/reindex/ingest %s/%s/%s)", lim, megabytes(x.queryPk.anon), megabytes(x.reindxPk.anon), megabytes(x.ingestPk.anon)),
-				quire: megabytes(x.peak.anon), baseline: "-", ratio: "-", target: "< " + megabytes(scaleAnonTarget), status: status(x.peak.anon < scaleAnonTarget)},
+				quire: megabytes(x.peak.anon), baseline: "-", ratio: "-", target: "< " + megabytes(anonTarget), status: status(x.peak.anon < anonTarget)},
 			row{name: fmt.Sprintf("scale %s: peak charged (page cache peak %s)", lim, megabytes(x.peak.file)), quire: megabytes(x.peak.usage), baseline: "-", ratio: "-", target: "-", status: "info"},
 		)
 		for _, q := range queries {

@@ -336,7 +336,7 @@ func (s *session) searchBench(ctx context.Context) error {
 	}
 	s.rep.note("query latency baseline: GET /healthz under the same %d clients (the HTTP round trip on this machine)", searchClients)
 	peak := srv.rss.resetPeak()
-	s.rep.addAnon(fmt.Sprintf("server peak anonymous memory, search (%dk docs)", n/1000), idle, peak, rssTarget)
+	s.rep.addAnon(fmt.Sprintf("server peak anonymous memory, search (%dk docs)", n/1000), idle, peak, anonTarget)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
