@@ -38,7 +38,8 @@
 //     load, opening a folder of 10,000 documents, search as you type;
 //   - scale (scale.go, -scale-only, make bench-scale, as root): the search
 //     corpus at 1,000,000 documents served from inside a memory cgroup,
-//     one row per limit beside the unlimited row;
+//     one row per limit beside the unlimited row, the rare words' first
+//     pass on the cold cache reported apart from the measured phases;
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
