@@ -246,11 +246,12 @@ const scaleReady = 5 * time.Minute
 // order, on the cache the start left. Each phase's warm-up is a second;
 // inside a memory limit on a disk with a large read-around, the first
 // queries over a million documents need longer to page their postings in
-// (storage/DESIGN.md, "Read-around"), and every later rare-word phase runs
-// the same words. Without it the first measured phase alone paid for
-// that, so /search and /searchFulltext, doing the same work, were
-// measured on different caches. Its figures are reported, not held to
-// the goal: they are what the first minute after a cold start costs.
+// (storage/DESIGN.md, "Read-around" and "The first queries after a
+// start"), and every later rare-word phase runs the same words. Without it
+// the first measured phase alone paid for that, so /search and
+// /searchFulltext, doing the same work, were measured on different caches.
+// Its figures are reported, not held to the goal: they are what the first
+// seconds of rare-word queries after a cold start cost.
 const firstPass = "rare word, first pass after the start"
 
 // scaleQueryList is what a scale row runs: the first pass, then every
