@@ -209,18 +209,31 @@ func (d *dataWriter) flush() error {
 // ErrCorrupt is an archive that is truncated, damaged or not an archive.
 var ErrCorrupt = errors.New("backup archive is damaged or incomplete")
 
+// ErrNotEmpty is a restore into a data dir that holds files: refused
+// before anything is written, so the directory is as it was.
+var ErrNotEmpty = errors.New("restore refused")
+
 // Restore unpacks an archive into dataDir, which must not exist or be
 // empty. On any error (a damaged or truncated archive included) what was
 // created is removed again. progress, when set, gets the bytes read.
 func Restore(r io.Reader, dataDir string, progress func(int64)) (info Info, err error) {
-	if entries, err := os.ReadDir(dataDir); err == nil && len(entries) > 0 {
-		return info, fmt.Errorf("data dir %s is not empty: restore into a new one", dataDir)
+	entries, statErr := os.ReadDir(dataDir)
+	if statErr == nil && len(entries) > 0 {
+		return info, fmt.Errorf("%w: data dir %s is not empty: restore into a new one", ErrNotEmpty, dataDir)
 	}
+	created := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return info, err
 	}
+	// A failed restore leaves nothing behind: a directory it made is
+	// removed, one that was there (empty) is emptied again.
 	defer func() {
-		if err != nil {
+		if err == nil {
+			return
+		}
+		if created {
+			err = errors.Join(err, os.RemoveAll(dataDir))
+		} else {
 			err = errors.Join(err, removeContents(dataDir))
 		}
 	}()

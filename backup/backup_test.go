@@ -220,12 +220,17 @@ func TestDamage(t *testing.T) {
 					t.Fatalf("error %q (ErrCorrupt %v), want ErrCorrupt %v and %q", err, errors.Is(err, ErrCorrupt), c.corrupt, c.msg)
 				}
 			}
-			left, err := os.ReadDir(dir)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a refused restore left the data dir it made behind (stat: %v)", err)
 			}
-			if len(left) > 0 {
-				t.Fatalf("a refused restore left %v in the data dir", left)
+			// A directory that was there, empty, stays there, empty.
+			made := t.TempDir()
+			if _, err := Restore(bytes.NewReader(c.arch), made, nil); err == nil {
+				t.Fatal("accepted into an existing empty dir")
+			}
+			left, err := os.ReadDir(made)
+			if err != nil || len(left) > 0 {
+				t.Fatalf("a refused restore into an existing empty dir left %v (%v)", left, err)
 			}
 		})
 	}

@@ -154,7 +154,8 @@ func TestBackup_WhileWriting(t *testing.T) {
 		t.Fatalf("restore output: %s", errb.String())
 	}
 	// Restoring over existing data is refused.
-	if code := Main([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not empty") {
+	if code := Main([]string{"restore", "--in", archive, "--data-dir", restored}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not empty") ||
+		!strings.Contains(errb.String(), "nothing in it was changed") || strings.Contains(errb.String(), "left empty") {
 		t.Fatalf("restore into a used data dir: code %d: %s", code, errb.String())
 	}
 	s.Close()

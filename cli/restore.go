@@ -42,8 +42,11 @@ func cmdRestore(args []string, stdin io.Reader, stderr io.Writer) error {
 	p := newProgress(stderr, "restore", total, true)
 	info, err := backup.Restore(r, l.DataDir, p.set)
 	p.done()
-	if err != nil {
-		return fmt.Errorf("restore failed, %s left empty: %w", l.DataDir, err)
+	switch {
+	case errors.Is(err, backup.ErrNotEmpty):
+		return fmt.Errorf("%w; nothing in it was changed", err)
+	case err != nil:
+		return fmt.Errorf("restore into %s failed and left nothing behind: %w", l.DataDir, err)
 	}
 	fmt.Fprintf(stderr, "restored %d keys and %d files into %s in %s (backup of %s, Quire %s); the search index is rebuilt at the first start\n",
 		info.Keys, len(info.Files), l.DataDir, time.Since(start).Round(time.Millisecond), info.Created.Format(time.RFC3339), info.QuireVersion)

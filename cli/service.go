@@ -155,7 +155,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 	case "status":
 		st, err := svc.Status()
 		if err != nil {
-			return err
+			return serviceManagerError(action, service.Platform(), err)
 		}
 		fmt.Fprintln(stdout, map[service.Status]string{service.StatusRunning: "running", service.StatusStopped: "stopped"}[st])
 		if st != service.StatusRunning {
@@ -164,10 +164,26 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 		return nil
 	default:
 		if err := service.Control(svc, action); err != nil {
-			return fmt.Errorf("service %s: %w", action, err)
+			return serviceManagerError(action, service.Platform(), err)
 		}
 		fmt.Fprintf(stdout, "quire service: %s done\n", action)
 		return nil
+	}
+}
+
+// serviceManagerError says what a failed call to the OS service manager
+// means, instead of the bare "exit status 1" of the command it ran: which
+// manager was asked, whether Quire is installed, and what to do on a
+// machine without one Quire supports.
+func serviceManagerError(action, platform string, err error) error {
+	switch {
+	case runtime.GOOS == "linux" && platform != "linux-systemd":
+		return fmt.Errorf("service %s: this machine runs no systemd (the service manager found is %q), and Quire installs as a systemd service on Linux: "+
+			"run it in the foreground with `quire serve --config FILE`, or install it on a host that boots with systemd (%v)", action, platform, err)
+	case errors.Is(err, service.ErrNotInstalled):
+		return fmt.Errorf("service %s: Quire is not installed as a service here: install it with `sudo quire service install` (or the .deb/.rpm package)", action)
+	default:
+		return fmt.Errorf("service %s: the service manager (%s) refused: %v; is Quire installed as a service (`sudo quire service install`)?", action, platform, err)
 	}
 }
 

@@ -52,13 +52,22 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 	if name == "" {
 		return fmt.Errorf("%w: quire user %s NAME", errUsage, op)
 	}
+	// A random password is printed only once the server has taken it:
+	// printing it before would show a password for a user that a refused
+	// or unreachable server never created.
+	var generated string
 	pw := func() string {
 		p := firstNonEmpty(*password, os.Getenv("QUIRE_PASSWORD"))
 		if p == "" {
 			p, _ = auth.NewSecret(12)
-			fmt.Fprintf(stdout, "temporary password: %s\n", p)
+			generated = p
 		}
 		return p
+	}
+	printGenerated := func() {
+		if generated != "" {
+			fmt.Fprintf(stdout, "temporary password: %s\n", generated)
+		}
 	}
 	u := url.PathEscape(name)
 	switch op {
@@ -66,6 +75,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 		if err := c.send(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": name}, "temporaryPassword": pw()}, nil); err != nil {
 			return err
 		}
+		printGenerated()
 		for _, g := range strings.Split(*groups, ",") {
 			if g = strings.TrimSpace(g); g == "" {
 				continue
@@ -83,6 +93,7 @@ func cmdUser(args []string, stdout, stderr io.Writer) error {
 		if err := c.send(http.MethodPut, "/users/"+u+"/RESET_PASSWORD", map[string]any{"temporaryPassword": pw()}, nil); err != nil {
 			return err
 		}
+		printGenerated()
 		fmt.Fprintf(stdout, "temporary password set for %s\n", name)
 	case "disable", "enable":
 		if err := c.send(http.MethodPut, "/users/"+u+"/"+strings.ToUpper(op), nil, nil); err != nil {

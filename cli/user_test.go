@@ -56,4 +56,7 @@ func TestUser_WhileTheServerRuns(t *testing.T) {
 	if code := Main([]string{"user", "add", "x", "--data-dir", s.DataDir, "--url", "http://127.0.0.1:1"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "is the server running") {
 		t.Errorf("no server: exit %d: %s", code, errb.String())
 	}
+	if strings.Contains(out.String(), "temporary password") {
+		t.Errorf("a password is printed for a user the server never created: %q", out.String())
+	}
 }
