@@ -27,7 +27,7 @@ build: ## build bin/quire
 	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 run: build ## start the server on 127.0.0.1:8080 with data in ./data
-	@mkdir -p $(DATA)
+	@mkdir -p -m 750 $(DATA)
 	@echo "Quire $(VERSION) on http://$(LISTEN), data in $(DATA)"
 	@echo "Get an admin token in another terminal:"
 	@echo "  TOKEN=\$$($(BIN) token --data-dir $(DATA) --user admin --groups Admins)"

@@ -221,3 +221,35 @@ func TestNodeConfig_TokenTTLs(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_QuietFirstStart: a first start with the defaults logs nothing
+// a newcomer must worry about: no WARN or ERROR line, and no advice about
+// the disk (that is quire doctor's, at INFO it would open every log).
+func TestServe_QuietFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "quire.toml")
+	if err := os.WriteFile(file, []byte(`listen = "127.0.0.1:0"
+data_dir = "`+filepath.Join(dir, "data")+`"
+[log]
+format = "json"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, logs, stop := startServe(t, file)
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("a log line not in the configured format: %q", line)
+			continue
+		}
+		if lvl, _ := m["level"].(string); lvl != "INFO" {
+			t.Errorf("a first start logged at %s: %s", lvl, line)
+		}
+		if strings.Contains(strings.ToLower(line), "reads ahead") {
+			t.Errorf("disk advice in the start's log (it belongs to quire doctor): %s", line)
+		}
+	}
+}

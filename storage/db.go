@@ -188,7 +188,7 @@ func (d *DB) adviseTables(dir string) {
 		return
 	}
 	d.unadvise = mapadvice.Random(dir, ".sst")
-	d.log.Info("the data disk reads ahead a large window on every page fault: the store's tables are advised random access; lower it for the search index too (quire doctor)", "readaheadKiB", ra)
+	d.log.Debug("the data disk reads ahead a large window on every page fault: the store's tables are advised random access; lower it for the search index too (quire doctor)", "readaheadKiB", ra)
 }
 
 // Close stops background work and closes Badger.
