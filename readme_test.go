@@ -157,7 +157,71 @@ func runREADME(t *testing.T, quireCmd string, pick func(readmeBlock) bool) int {
 			t.Logf("output:\n%.3000s", p.out.String())
 		})
 	}
+	if left := notIgnored(t, dir); len(left) > 0 {
+		t.Errorf("the README's blocks leave files that .gitignore does not cover (git add -A would commit them, keys included): %v", left)
+	}
 	return ran
+}
+
+// notIgnored lists the files under dir, as paths relative to it, that the
+// repository's .gitignore would not ignore there. It knows the forms the
+// file uses (/name, /name/, *.ext) and fails on any other, so a pattern
+// it cannot read is never taken as a match.
+func notIgnored(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(".gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pattern struct {
+		name, ext string
+		dirOnly   bool
+	}
+	var pats []pattern
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "*.") && !strings.ContainsAny(line[2:], "*?[/"):
+			pats = append(pats, pattern{ext: line[1:]})
+		case strings.HasPrefix(line, "/") && !strings.ContainsAny(line, "*?[!") && !strings.Contains(strings.Trim(line, "/"), "/"):
+			pats = append(pats, pattern{name: strings.Trim(line, "/"), dirOnly: strings.HasSuffix(line, "/")})
+		default:
+			t.Fatalf(".gitignore: this test cannot read the pattern %q; teach notIgnored its form", line)
+		}
+	}
+	ignored := func(rel string, isDir bool) bool {
+		for _, p := range pats {
+			if p.ext != "" && !isDir && strings.HasSuffix(rel, p.ext) {
+				return true
+			}
+			if p.name != "" && rel == p.name && (isDir || !p.dirOnly) {
+				return true
+			}
+		}
+		return false
+	}
+	var left []string
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if ignored(filepath.ToSlash(rel), d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			left = append(left, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return left
 }
 
 // freeLoopbackAddr is a loopback address nothing listens on now.
