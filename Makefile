@@ -55,6 +55,7 @@ deps: ## install the engines the tests use (Debian packages; as root, or says wh
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
 	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
 	[ -x /usr/lib/wine/wine64 ] || missing="$$missing wine64"; \
+	perl -MNet::SSLeay -e1 2>/dev/null || missing="$$missing libnet-ssleay-perl"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -3,8 +3,10 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -22,6 +24,7 @@ import (
 
 	"quire/config"
 	"quire/mapadvice"
+	"quire/node"
 	"quire/storage"
 )
 
@@ -89,6 +92,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) error {
 	doctorTLS(d, l, dataDir)
 	doctorIntake(d, l.Intake.FolderRoot)
 	doctorSMTP(d, l.IntakeSMTP.Listen, serverUp)
+	doctorSMTPTLS(d, l, dataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, e := range nc.Pipeline.Engines.Check(ctx) {
@@ -296,6 +300,43 @@ func doctorSMTP(d *doctorReport, listen string, serverUp bool) {
 		detail += fmt.Sprintf(" (it answers %q)", banner)
 	}
 	d.fail("smtp", detail, "stop the program on that port (ss -ltnp), or set intake_smtp.listen to a free port such as 0.0.0.0:2525; a port below 1024 needs CAP_NET_BIND_SERVICE")
+}
+
+// doctorSMTPTLS says which certificate the scan-to-e-mail listener offers
+// for STARTTLS, with its SHA-256 fingerprint (scanners that pin take it),
+// and fails when the configured one cannot be read: a LAN scanner may sign
+// in only after STARTTLS, so without a certificate it could never send.
+func doctorSMTPTLS(d *doctorReport, l *config.Loaded, dataDir string) {
+	if l.IntakeSMTP.Listen == "" {
+		return
+	}
+	var cert, source string
+	switch {
+	case l.IntakeSMTP.CertFile != "":
+		cert, source = l.IntakeSMTP.CertFile, "intake_smtp.cert_file"
+	case l.TLS.CertFile != "":
+		cert, source = l.TLS.CertFile, "the server's tls.cert_file"
+	default:
+		cert, source = node.SelfSignedCertFile(dataDir), "self-signed, in the data dir"
+		if _, err := os.Stat(cert); err != nil {
+			d.ok("smtp tls", "STARTTLS with a self-signed certificate made at the first start (its fingerprint is in the log)")
+			return
+		}
+	}
+	b, err := os.ReadFile(cert)
+	if err != nil {
+		d.fail("smtp tls", fmt.Sprintf("STARTTLS certificate (%s): %v: scanners on the LAN cannot sign in", source, err),
+			"fix the path, or leave intake_smtp.cert_file and tls.cert_file empty for a self-signed one")
+		return
+	}
+	certs, err := parseCerts(b)
+	if err != nil || len(certs) == 0 {
+		d.fail("smtp tls", fmt.Sprintf("%s (%s) holds no certificate: %v", cert, source, err), "")
+		return
+	}
+	sum := sha256.Sum256(certs[0].Raw)
+	d.ok("smtp tls", fmt.Sprintf("STARTTLS with %s (%s), valid until %s, SHA-256 %s", cert, source,
+		certs[0].NotAfter.Format("2006-01-02"), hex.EncodeToString(sum[:])))
 }
 
 // smtpGreeting is the first line a listener at addr sends within 3 s

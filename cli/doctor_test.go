@@ -62,6 +62,8 @@ func TestDoctor(t *testing.T) {
 	free.Close()
 	smtpFree := filepath.Join(t.TempDir(), "smtpfree.toml")
 	os.WriteFile(smtpFree, []byte("[intake_smtp]\nlisten = \""+freeAddr+"\"\n"), 0o600)
+	smtpBadCert := filepath.Join(t.TempDir(), "smtpbadcert.toml")
+	os.WriteFile(smtpBadCert, []byte("[intake_smtp]\nlisten = \""+freeAddr+"\"\ncert_file = \"/nonexistent/cert.pem\"\nkey_file = \"/nonexistent/key.pem\"\n"), 0o600)
 	intakeFile := filepath.Join(t.TempDir(), "intakefile.toml")
 	os.WriteFile(intakeFile, []byte("[intake]\nfolder_root = \""+notDir+"\"\n"), 0o600)
 	tests := []struct {
@@ -82,7 +84,9 @@ func TestDoctor(t *testing.T) {
 		{"intake root is a file", nil, []string{"--config", intakeFile, "--data-dir", dir, "--listen", running}, 1,
 			[]string{"FAIL  intake     intake.folder_root " + notDir + " is not a usable directory"}},
 		{"smtp port free", nil, []string{"--config", smtpFree, "--data-dir", dir, "--listen", running}, 0,
-			[]string{"ok    smtp       " + freeAddr + " is free for the scan-to-e-mail listener"}},
+			[]string{"ok    smtp       " + freeAddr + " is free for the scan-to-e-mail listener", "ok    smtp tls   STARTTLS with a self-signed certificate made at the first start"}},
+		{"smtp certificate missing", nil, []string{"--config", smtpBadCert, "--data-dir", dir, "--listen", running}, 1,
+			[]string{"FAIL  smtp tls", "scanners on the LAN cannot sign in"}},
 		{"smtp port taken", nil, []string{"--config", smtpBusy, "--data-dir", dir, "--listen", running}, 1,
 			[]string{"FAIL  smtp       intake_smtp.listen " + busy.Addr().String() + " cannot be listened on", "set intake_smtp.listen to a free port"}},
 		{"bad config", nil, []string{"--config", badCfg, "--data-dir", dir}, 1,

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"net/smtp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +254,70 @@ format = "json"
 		if strings.Contains(strings.ToLower(line), "reads ahead") {
 			t.Errorf("disk advice in the start's log (it belongs to quire doctor): %s", line)
 		}
+	}
+}
+
+// TestServe_SMTPSelfSigned: scan to e-mail with no certificate configured
+// offers STARTTLS with a self-signed certificate made at the first start,
+// whose fingerprint the log and quire doctor show; a LAN scanner can thus
+// always sign in.
+func TestServe_SMTPSelfSigned(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "quire.toml")
+	if err := os.WriteFile(file, []byte(`listen = "127.0.0.1:0"
+data_dir = "`+filepath.Join(dir, "data")+`"
+[intake_smtp]
+listen = "127.0.0.1:0"
+domain = "scans.office.test"
+[log]
+format = "json"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, logs, stop := startServe(t, file)
+	var logged, smtpAddr string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		if fp, ok := m["sha256"].(string); ok && strings.Contains(line, "scan to e-mail") {
+			logged = fp
+		}
+		if a, ok := m["listen"].(string); ok && m["msg"] == "serving scan to e-mail (SMTP)" {
+			smtpAddr = a
+		}
+	}
+	if logged == "" || smtpAddr == "" {
+		stop()
+		t.Fatalf("no SMTP listener or fingerprint in the log:\n%s", logs.String())
+	}
+	c, err := smtp.Dial(smtpAddr)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if ok, _ := c.Extension("STARTTLS"); !ok {
+		t.Error("STARTTLS not offered")
+	}
+	if err := c.StartTLS(&tls.Config{InsecureSkipVerify: true, ServerName: "scans.office.test"}); err != nil {
+		t.Errorf("STARTTLS: %v", err)
+	} else if st, ok := c.TLSConnectionState(); ok && len(st.PeerCertificates) > 0 {
+		sum := sha256.Sum256(st.PeerCertificates[0].Raw)
+		if got := hex.EncodeToString(sum[:]); got != logged {
+			t.Errorf("the certificate offered has fingerprint %s, the log says %s", got, logged)
+		}
+		if err := st.PeerCertificates[0].VerifyHostname("scans.office.test"); err != nil {
+			t.Errorf("the certificate does not name the greeting's domain: %v", err)
+		}
+	}
+	c.Close()
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	var out, errb bytes.Buffer
+	Main([]string{"doctor", "--config", file}, &out, &errb)
+	if !strings.Contains(out.String(), "SHA-256 "+logged) {
+		t.Errorf("quire doctor does not show the fingerprint %s:\n%s%s", logged, out.String(), errb.String())
 	}
 }

@@ -138,7 +138,7 @@ var settings = append([]setting{
 		ptr: func(c *Config) any { return &c.IntakeSMTP.MaxMessageBytes }},
 	{key: "intake_smtp.max_attachments", name: "intake-smtp-max-attachments", help: "Most attachments in one mail (more are answered 550).",
 		ptr: func(c *Config) any { return &c.IntakeSMTP.MaxAttachments }},
-	{key: "intake_smtp.cert_file", name: "intake-smtp-cert", help: "PEM certificate for STARTTLS. Default: the server's tls settings (without either, no STARTTLS, and AUTH is taken from loopback clients only).",
+	{key: "intake_smtp.cert_file", name: "intake-smtp-cert", help: "PEM certificate for STARTTLS. Default: the server's tls settings; without either, a self-signed certificate made in <data_dir>/tls at the first start (its SHA-256 fingerprint is in the log and in quire doctor).",
 		example: "/etc/quire/tls/smtp-cert.pem", ptr: func(c *Config) any { return &c.IntakeSMTP.CertFile }},
 	{key: "intake_smtp.key_file", name: "intake-smtp-key", help: "PEM private key of intake_smtp.cert_file.",
 		example: "/etc/quire/tls/smtp-key.pem", ptr: func(c *Config) any { return &c.IntakeSMTP.KeyFile }},

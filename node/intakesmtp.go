@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 
 	"quire/guard"
 	"quire/server"
@@ -49,6 +50,22 @@ func (n *Node) startSMTP() error {
 		if tc, _, err = loadTLS(n.cfg.TLS, n.cfg.DataDir, n.ln.Addr().String()); err != nil {
 			return err
 		}
+	default:
+		// No certificate anywhere: a scanner on the LAN may only sign in
+		// after STARTTLS, so without one it could never send. The
+		// server's self-signed certificate (<data>/tls, as tls.self_signed
+		// makes it) covers this machine's names and the listen address;
+		// scanners do not check it, and its fingerprint is in the log and
+		// in quire doctor for those that pin.
+		var (
+			fp  string
+			err error
+		)
+		if tc, fp, err = loadTLS(TLSConfig{SelfSigned: true, Hosts: smtpCertHosts(c, n.cfg.TLS.Hosts)}, n.cfg.DataDir, c.Listen); err != nil {
+			return fmt.Errorf("intake_smtp: %w", err)
+		}
+		n.cfg.Logger.Info("scan to e-mail: STARTTLS with the self-signed certificate in the data dir (set intake_smtp.cert_file for one of your own)",
+			"cert", SelfSignedCertFile(n.cfg.DataDir), "sha256", fp)
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -65,6 +82,15 @@ func (n *Node) startSMTP() error {
 		return nil
 	})
 	return nil
+}
+
+// smtpCertHosts are the extra names of the self-signed certificate the
+// SMTP listener uses: the greeting's domain and the configured TLS hosts.
+func smtpCertHosts(c IntakeSMTPConfig, hosts []string) []string {
+	if c.Domain != "" {
+		hosts = append(slices.Clone(hosts), c.Domain)
+	}
+	return hosts
 }
 
 // SMTPAddr is the scan-to-e-mail listener's address ("" without one).

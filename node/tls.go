@@ -47,7 +47,7 @@ func loadTLS(t TLSConfig, dataDir, listen string) (*tls.Config, string, error) {
 	certFile, keyFile := t.CertFile, t.KeyFile
 	if t.SelfSigned {
 		dir := filepath.Join(dataDir, "tls")
-		certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		certFile, keyFile = SelfSignedCertFile(dataDir), filepath.Join(dir, "key.pem")
 		hosts := certHosts(listen, t.Hosts)
 		if !selfSignedOK(certFile, keyFile, hosts) {
 			if err := writeSelfSigned(dir, certFile, keyFile, hosts); err != nil {
@@ -61,6 +61,12 @@ func loadTLS(t TLSConfig, dataDir, listen string) (*tls.Config, string, error) {
 	}
 	sum := sha256.Sum256(cert.Certificate[0])
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, hex.EncodeToString(sum[:]), nil
+}
+
+// SelfSignedCertFile is where a data dir keeps its self-signed certificate
+// (tls.self_signed, and the SMTP listener's when no certificate is set).
+func SelfSignedCertFile(dataDir string) string {
+	return filepath.Join(dataDir, "tls", "cert.pem")
 }
 
 // certHosts are the names a self-signed certificate covers: localhost,
