@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -108,6 +109,12 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
+	}
+	// Engines run with their scratch directory as working directory, so
+	// every path they are given must be absolute (runEngine also makes
+	// them so).
+	if abs, err := filepath.Abs(cfg.TempDir); err == nil {
+		cfg.TempDir = abs
 	}
 	if cfg.OCRMaxPages <= 0 {
 		cfg.OCRMaxPages = 500

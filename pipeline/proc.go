@@ -41,6 +41,7 @@ func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, 
 // either, so no helper process it started outlives the run or holds the
 // run open (LibreOffice's launcher leaves soffice.bin holding stdout).
 func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
+	dir, args = absArgs(dir, args)
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
 	if dir != "" {
@@ -64,6 +65,43 @@ func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog s
 		return nil
 	}
 	return err
+}
+
+// absArgs makes a relative working directory absolute, and with it every
+// argument that names a path inside it (as itself, after "=", or after
+// "file://": LibreOffice's -env:UserInstallation=file://...). The engine
+// runs in dir, where a path relative to the server's working directory
+// names nothing: with make run's --data-dir ./data, pdfinfo was given
+// data/tmp/quire-action-N/in.pdf to open inside data/tmp/quire-action-N
+// (issue 46). Callers pass absolute paths already (node makes the data
+// dir absolute, New the temp dir); this keeps a relative one from ever
+// reaching an engine.
+func absArgs(dir string, args []string) (string, []string) {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir, args
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir, args
+	}
+	rel := filepath.Clean(dir)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		for _, pre := range []string{"", "=", "file://"} {
+			j := strings.Index(a, pre+rel)
+			if j < 0 || pre == "" && j != 0 {
+				continue
+			}
+			k := j + len(pre) + len(rel)
+			if k < len(a) && a[k] != filepath.Separator && a[k] != '/' {
+				continue // another name that starts the same
+			}
+			out[i] = a[:j+len(pre)] + abs + a[k:]
+			break
+		}
+	}
+	return abs, out
 }
 
 // maxEngineOutput bounds the stdout of an engine kept in memory (the text
