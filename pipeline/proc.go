@@ -21,17 +21,38 @@ var engineWaitDelay = 5 * time.Second
 // runProgram runs an external engine and returns its stdout; a failure
 // carries the end of its stderr.
 func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
+	out, _, err := runProgramLog(ctx, dir, prog, 4096, args...)
+	return out, err
+}
+
+// runProgramLog is runProgram that also returns the first stderrMax bytes
+// of the engine's stderr (its warnings: ocrmypdf names the pages it gave
+// up on there); a failure carries them too.
+func runProgramLog(ctx context.Context, dir, prog string, stderrMax int, args ...string) ([]byte, string, error) {
 	stdout := limitedBuffer{n: maxEngineOutput}
 	var stderr strings.Builder
-	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: 4096}, prog, args...)
+	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, stderr.String(), ctx.Err()
 		}
-		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, strings.TrimSpace(stderr.String()))
+		return nil, stderr.String(), &engineError{prog: filepath.Base(prog), err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), stderr.String(), nil
 }
+
+// engineError is an engine that exited with an error; its message is the
+// program's name, the exit status and the end of its stderr.
+type engineError struct {
+	prog   string
+	err    error
+	stderr string
+}
+
+func (e *engineError) Error() string {
+	return fmt.Sprintf("%s failed: %v: %s", e.prog, e.err, e.stderr)
+}
+func (e *engineError) Unwrap() error { return e.err }
 
 // runEngine runs an external engine (tesseract, pdftoppm, pdfinfo,
 // ocrmypdf, soffice, pdftotext) with its output going to stdout and
