@@ -51,7 +51,7 @@ AXE_VERSION := 4.14.1
 AXE := build/tools/node_modules/axe-core/axe.min.js
 ENGINES += swaks:swaks cadaver:cadaver litmus:litmus
 
-# Tesseract's language data the OCR action reads (a site's ocr.languages
+# Tesseract's language data the OCR action reads (a site's processing.languages
 # names them; osd finds a scan's orientation): tesseract-ocr-<lang>.
 OCR_LANGS := eng deu fra ita spa nld osd
 
