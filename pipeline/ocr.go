@@ -140,6 +140,17 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 			strings.Join(skipped, ", "), j.p.cfg.OCRPageTimeout)
 		out.Metadata["pagesTimedOut"] = strings.Join(skipped, ",")
 	}
+	csvOut := strings.EqualFold(j.Param("ocrOutputType"), "CSV")
+	var tables, forms bool
+	for _, t := range splitList(j.Param("ocrParseTypes")) {
+		tables = tables || strings.EqualFold(t, "TABLES")
+		forms = forms || strings.EqualFold(t, "FORMS")
+	}
+	if csvOut || tables || forms {
+		if err := j.ocrLayout(ctx, dir, pdf, langs, pages, csvOut, tables, forms, out); err != nil {
+			return nil, err
+		}
+	}
 	if keep {
 		if err := j.keepSearchablePDF(ctx, pdf, promote, out); err != nil {
 			return nil, err

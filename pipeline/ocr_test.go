@@ -319,3 +319,44 @@ func TestOCR_PageTimeLimit(t *testing.T) {
 		t.Fatalf("metadata %v", a["metadata"])
 	}
 }
+
+// TestOCR_Layout: ocrOutputType CSV keeps the recognized lines as a CSV
+// artifact (page, line, position, confidence, text); ocrParseTypes TABLES
+// finds the table of the scan (headers and rows, FormKiQ's OcrTable) and
+// FORMS its "Key: value" pairs (OcrKeyValues), as the action's results.
+func TestOCR_Layout(t *testing.T) {
+	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
+	s := ocrServer(t)
+	tok := s.Admin()
+	sp := strings.Repeat(" ", 14)
+	img := quiretest.TextImage("Invoice: 4711", "Customer: Globex", "", "Item"+sp+"Qty"+sp+"Price", "Apples"+sp+"12"+sp+"30", "Pears"+sp+"5"+sp+"20")
+	id := addScan(t, s, tok, "default", "table.png", "image/png", quiretest.PNG(img),
+		map[string]any{"ocrOutputType": "CSV", "ocrParseTypes": "TEXT,TABLES,FORMS"})
+	a := ocrAction(t, s, tok, "default", id)
+	md, _ := a["metadata"].(map[string]any)
+	if a["status"] != "COMPLETE" || md["tables"] != "1" || md["csvArtifactId"] == nil {
+		t.Fatalf("OCR %v", a)
+	}
+	c := s.Do(http.MethodGet, "/documents/"+id+"/content?artifactId="+md["csvArtifactId"].(string), nil, tok).JSON(t)
+	csv, _ := c["content"].(string) // text is answered inline
+	if c["contentType"] != "text/csv" {
+		t.Fatalf("CSV artifact %v", c)
+	}
+	if !strings.HasPrefix(csv, "page,line,left,top,width,height,confidence,text\n1,1,") || !strings.Contains(csv, "Globex") {
+		t.Fatalf("CSV:\n%s", csv)
+	}
+	res, err := s.Node.DB.Results("default", id, "ocr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range res {
+		got[r.Name] = string(r.Value)
+	}
+	if want := `[{"headers":["Item","Qty","Price"],"data":[[{"value":"Item"},{"value":"Qty"},{"value":"Price"}],[{"value":"Apples"},{"value":"12"},{"value":"30"}],[{"value":"Pears"},{"value":"5"},{"value":"20"}]]}]`; got["tables"] != want {
+		t.Errorf("tables %s\nwant   %s", got["tables"], want)
+	}
+	if !strings.Contains(got["keyValues"], `{"key":"Invoice","values":["4711"]}`) || !strings.Contains(got["keyValues"], `{"key":"Customer","values":["Globex"]}`) {
+		t.Errorf("keyValues %s", got["keyValues"])
+	}
+}
