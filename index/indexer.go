@@ -384,9 +384,12 @@ func (ix *Indexer) onCommit(c *storage.Command, res storage.Result) {
 		// A new main language changes the site's analyzer: its documents
 		// are indexed again, in the background (analysis.go).
 		site := c.Site
-		go guard.Run(ix.log, guard.Indexer, func() error {
-			return ix.checkSiteAnalyzer(context.Background(), site)
-		})
+		go func() {
+			err := guard.Run(ix.log, guard.Indexer, func() error { return ix.checkSiteAnalyzer(context.Background(), site) })
+			if err != nil {
+				ix.log.Error("reindexing a site for its new language failed", "site", site, "err", err)
+			}
+		}()
 	}
 	if len(res.Touched) == 0 {
 		return
