@@ -51,9 +51,13 @@ AXE_VERSION := 4.14.1
 AXE := build/tools/node_modules/axe-core/axe.min.js
 ENGINES += swaks:swaks cadaver:cadaver litmus:litmus
 
+# Tesseract's language data the OCR action reads (a site's processing.languages
+# names them; osd finds a scan's orientation): tesseract-ocr-<lang>.
+OCR_LANGS := eng deu fra ita spa nld osd
+
 deps: ## install the engines the tests use (Debian packages; as root, or says what to install)
 	@missing=""; for e in $(ENGINES); do command -v $${e%%:*} >/dev/null 2>&1 || missing="$$missing $${e#*:}"; done; \
-	[ -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/eng.traineddata ] || missing="$$missing tesseract-ocr-eng"; \
+	for l in $(OCR_LANGS); do [ -f /usr/share/tesseract-ocr/5/tessdata/$$l.traineddata ] || [ -f /usr/share/tesseract-ocr/4.00/tessdata/$$l.traineddata ] || missing="$$missing tesseract-ocr-$$l"; done; \
 	[ -x /usr/lib/wine/wine64 ] || missing="$$missing wine64"; \
 	perl -MNet::SSLeay -e1 2>/dev/null || missing="$$missing libnet-ssleay-perl"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

@@ -45,6 +45,10 @@ type corpus struct {
 	words     []string
 	customers []string
 	depts     []string
+	// fragments are the first letters of rare words (ranks 20 to 420)
+	// that are no word of the vocabulary: what an office user types
+	// half-way (issue 46; the index expands them to the words they begin).
+	fragments []string
 }
 
 func newCorpus() *corpus {
@@ -65,6 +69,14 @@ func newCorpus() *corpus {
 	}
 	for i := 0; i < 500; i++ {
 		c.customers = append(c.customers, strings.ToUpper(c.words[i][:1])+c.words[i][1:]+" GmbH")
+	}
+	for _, w := range c.words[20:420] {
+		for cut := 2; len(w)-cut >= 4; cut++ {
+			if f := w[:len(w)-cut]; !seen[f] {
+				c.fragments = append(c.fragments, f)
+				break
+			}
+		}
 	}
 	return c
 }
@@ -478,6 +490,13 @@ func searchQueries(srv *server, c *corpus) (func(path string) loadOp, []searchQu
 		})},
 		{"searchFulltext common word", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
 			return map[string]any{"query": map[string]any{"text": common(r)}}
+		})},
+		// Fragments (issue 46): p99 < 25 ms at 100,000 documents.
+		{"fulltext fragment", fulltextP99Target, post(func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": c.fragments[r.IntN(len(c.fragments))]}}
+		})},
+		{"searchFulltext fragment", fulltextP99Target, postTo("/searchFulltext", func(r *rand.Rand) any {
+			return map[string]any{"query": map[string]any{"text": c.fragments[r.IntN(len(c.fragments))]}}
 		})},
 		{"filename prefix", 0, post(func(r *rand.Rand) any {
 			return map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": c.words[r.IntN(200)][:4]}}}

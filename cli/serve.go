@@ -134,10 +134,11 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		Cluster: node.ClusterConfig{NodeID: c.Cluster.NodeID, RaftListen: c.Cluster.RaftListen, Bootstrap: c.Cluster.Bootstrap,
 			Join: c.Cluster.Join, JoinToken: c.Cluster.JoinToken},
 		Pipeline: pipeline.Config{
-			Workers:       c.Pipeline.Workers,
-			ActionTimeout: c.Pipeline.ActionTimeout,
-			RetryBase:     c.Pipeline.RetryBase,
-			OCRMaxPages:   c.Pipeline.OCRMaxPages,
+			Workers:        c.Pipeline.Workers,
+			ActionTimeout:  c.Pipeline.ActionTimeout,
+			RetryBase:      c.Pipeline.RetryBase,
+			OCRMaxPages:    c.Pipeline.OCRMaxPages,
+			OCRPageTimeout: c.Pipeline.OCRPageTimeout,
 			Engines: pipeline.Engines{
 				Tesseract: c.Engines.Tesseract,
 				Ocrmypdf:  c.Engines.Ocrmypdf,

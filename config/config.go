@@ -148,6 +148,8 @@ type Pipeline struct {
 	ActionTimeout time.Duration `toml:"action_timeout"`
 	RetryBase     time.Duration `toml:"retry_base"`
 	OCRMaxPages   int           `toml:"ocr_max_pages"`
+	// OCRPageTimeout is how long OCR may spend on one page.
+	OCRPageTimeout time.Duration `toml:"ocr_page_timeout"`
 }
 
 // Engines names the programs and services actions run.
@@ -260,6 +262,9 @@ func Default() *Config {
 			ActionTimeout: 15 * time.Minute,
 			RetryBase:     10 * time.Second,
 			OCRMaxPages:   500,
+			// OCRPageTimeout: a dense A4 page at 300 dpi takes tesseract
+			// 5-30 s on one core.
+			OCRPageTimeout: 2 * time.Minute,
 		},
 		Engines:    Engines{Clamd: "unix:/run/clamav/clamd.ctl"},
 		SMTP:       SMTP{Port: 25},

@@ -434,6 +434,9 @@ func (l *Loaded) validate() Problems {
 	if c.Pipeline.OCRMaxPages < 1 {
 		bad("pipeline.ocr_max_pages", "must be at least 1, got %d", c.Pipeline.OCRMaxPages)
 	}
+	if c.Pipeline.OCRPageTimeout < time.Second || c.Pipeline.OCRPageTimeout > time.Hour {
+		bad("pipeline.ocr_page_timeout", "must be between 1s and 1h, got %s", c.Pipeline.OCRPageTimeout)
+	}
 	if a := c.Engines.Clamd; a != "" && !strings.HasPrefix(a, "unix:") && !strings.HasPrefix(a, "tcp:") {
 		bad("engines.clamd", "want unix:/path or tcp:host:port, got %q", a)
 	}

@@ -124,6 +124,8 @@ var settings = append([]setting{
 		ptr: func(c *Config) any { return &c.Pipeline.RetryBase }},
 	{key: "pipeline.ocr_max_pages", name: "ocr-max-pages", help: "Most pages of a PDF one OCR action renders; a longer PDF fails before anything is rendered unless the action's ocrNumberOfPages asks for fewer.",
 		ptr: func(c *Config) any { return &c.Pipeline.OCRMaxPages }},
+	{key: "pipeline.ocr_page_timeout", name: "ocr-page-timeout", help: "Longest OCR of one page; a page not recognized by then is left without text and named in the action's message (retry the action to try again).",
+		ptr: func(c *Config) any { return &c.Pipeline.OCRPageTimeout }},
 
 	{key: "intake.folder_root", name: "intake-folder-root", help: "Root of the scanner intake's watched folders: an intake profile with watchFolder enabled polls <folder_root>/<siteId>/<profile> (share it over SMB). Empty: watched folders cannot be enabled.",
 		example: "/srv/quire-scans", ptr: func(c *Config) any { return &c.Intake.FolderRoot }},

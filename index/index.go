@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -45,6 +44,9 @@ type Doc struct {
 	// NoText keeps the document out of the fulltext index (its names and
 	// folders are still indexed).
 	NoText bool
+	// Language is the main language of the document's site (tesseract's
+	// code, "" for none): it chooses the analyzer of its text (AnalyzerFor).
+	Language string
 }
 
 const (
@@ -111,9 +113,24 @@ func splitDocPath(p string) (dir, name string) {
 // newTextMapping maps the fulltext index. Only content keeps term vectors
 // (phrase queries), nothing is stored and nothing goes to Bleve's "_all"
 // field: each of those cost a noticeable share of the server's CPU under
-// a creation load.
+// a creation load. Each analyzer has a document type of its own (fLang),
+// the same fields analysed its way; the default mapping is the default
+// analyzer's.
 func newTextMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
+	addAnalyzers(im)
+	im.DefaultMapping = textDocMapping(defaultAnalyzer)
+	for _, a := range languageAnalyzers {
+		im.AddDocumentMapping(a, textDocMapping(a))
+	}
+	im.TypeField = fLang
+	im.DefaultAnalyzer = defaultAnalyzer
+	im.DefaultField = fContent // query-string terms without a field
+	return im
+}
+
+// textDocMapping maps the text index's fields, text analysed by analyzer.
+func textDocMapping(analyzer string) *mapping.DocumentMapping {
 	kw := func(store bool) *mapping.FieldMapping {
 		f := bleve.NewKeywordFieldMapping()
 		f.Store, f.IncludeInAll, f.DocValues = store, false, false
@@ -122,11 +139,12 @@ func newTextMapping() mapping.IndexMapping {
 	// Text is not stored: storage has it, and snippets are cut from there.
 	text := func(vectors bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = standard.Name, false, vectors, false
+		f.Analyzer, f.Store, f.IncludeTermVectors, f.IncludeInAll = analyzer, false, vectors, false
 		f.DocValues = false
 		return f
 	}
 	dm := bleve.NewDocumentStaticMapping()
+	dm.DefaultAnalyzer = analyzer
 	dm.AddFieldMappingsAt(fSite, kw(false))
 	dm.AddFieldMappingsAt(fPath, text(false))
 	dm.AddFieldMappingsAt(fContent, text(true))
@@ -147,10 +165,7 @@ func newTextMapping() mapping.IndexMapping {
 	for _, name := range []string{fFolders, fTagKey, fTagVal, fAttrKey, fAttrVal} {
 		dm.AddFieldMappingsAt(name, filter())
 	}
-	im.DefaultMapping = dm
-	im.DefaultAnalyzer = standard.Name
-	im.DefaultField = fContent // query-string terms without a field
-	return im
+	return dm
 }
 
 // Index is Quire's search index: two Bleve indexes in one directory. The
@@ -214,8 +229,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 
 // formatVersion names the layout of the index (its mappings included); a
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
-// values (nothing is sorted or faceted by a text-index field).
-const formatVersion = "5"
+// values (nothing is sorted or faceted by a text-index field). 6: an
+// analyzer per site language (stems, German folding; analysis.go).
+const formatVersion = "6"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {
@@ -346,6 +362,9 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 			fInserted: d.Inserted,
 			fFolders:  folderTerms(d.Path),
 		}
+		if a := AnalyzerFor(d.Language); a != defaultAnalyzer {
+			fields[fLang] = a
+		}
 		addKV(fields, fTagKey, fTagVal, d.TagValues)
 		addKV(fields, fAttrKey, fAttrVal, d.AttrValues)
 		if err := batch.Index(docID(d.Site, d.ID), fields); err != nil {
@@ -405,6 +424,17 @@ func (x *Index) Put(docs []Doc, del []string) error {
 // caught up with) in the text index, which is written last.
 func (x *Index) SetInternal(key string, v uint64) error {
 	return x.text.SetInternal([]byte(key), []byte(strconv.FormatUint(v, 10)))
+}
+
+// internalString reads a string recorded with setInternalString ("" when
+// absent).
+func (x *Index) internalString(key string) string {
+	b, _ := x.text.GetInternal([]byte(key))
+	return string(b)
+}
+
+func (x *Index) setInternalString(key, v string) error {
+	return x.text.SetInternal([]byte(key), []byte(v))
 }
 
 // GetInternal reads a value written by SetInternal (0 when absent).
@@ -616,6 +646,9 @@ type TextOptions struct {
 	IDs []string
 	// Exclude leaves out these document ids.
 	Exclude []string
+	// Language is the site's main language (tesseract's code, "" for
+	// none): the query is analysed as the site's documents were.
+	Language string
 }
 
 // Limits of a fulltext query (API.md, "Fulltext query limits"): a query
@@ -643,7 +676,7 @@ func init() {
 }
 
 // parseQueryString parses a query string within the limits.
-func parseQueryString(text string) (query.Query, error) {
+func parseQueryString(text, analyzer string) (query.Query, error) {
 	if len(text) > maxQueryBytes {
 		return nil, storage.Invalid("query", fmt.Sprintf("the query is longer than %d bytes", maxQueryBytes))
 	}
@@ -677,6 +710,16 @@ func parseQueryString(text string) (query.Query, error) {
 				if err := walk(c); err != nil {
 					return err
 				}
+			}
+		case *query.MatchQuery:
+			clauses++
+			if t.Analyzer == "" {
+				t.Analyzer = analyzer // the site's, not the mapping's default
+			}
+		case *query.MatchPhraseQuery:
+			clauses++
+			if t.Analyzer == "" {
+				t.Analyzer = analyzer
 			}
 		case *query.WildcardQuery:
 			clauses++
@@ -724,11 +767,11 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	var tq query.Query
 	if o.Syntax {
 		var err error
-		if tq, err = parseQueryString(text); err != nil {
+		if tq, err = parseQueryString(text, AnalyzerFor(o.Language)); err != nil {
 			return nil, 0, err
 		}
 	} else {
-		tq = x.wordsQuery(text)
+		tq = x.wordsQuery(text, AnalyzerFor(o.Language))
 		if tq == nil {
 			return nil, 0, nil
 		}
@@ -815,17 +858,17 @@ func (x *Index) textSearch(q query.Query, o TextOptions) ([]Hit, uint64, error) 
 
 // wordsQuery is the query of plain text: every word must occur in
 // content (which holds path, tags and attribute values too), a word being
-// any of the terms the analyzer makes of it (Bleve's match query, built
-// here without its wrappers: a word is one term query). It is nil when a
-// word has no term (a stop word): such a query matches nothing.
-func (x *Index) wordsQuery(text string) query.Query {
-	an := x.text.Mapping().AnalyzerNamed(standard.Name)
+// any of the terms the site's analyzer makes of it (Bleve's match query,
+// built here without its wrappers: a word is one term query), and a term
+// the index lacks the terms it begins (wordQuery: fragments). It is nil
+// when a word has no term (a stop word): such a query matches nothing.
+func (x *Index) wordsQuery(text, analyzer string) query.Query {
 	var words []query.Query
 	for _, w := range strings.Fields(text) {
-		tokens := an.Analyze([]byte(w))
+		tokens := x.analyze(analyzer, w)
 		terms := make([]query.Query, len(tokens))
 		for i, tk := range tokens {
-			terms[i] = termQuery(fContent, string(tk.Term))
+			terms[i] = x.wordQuery(tk)
 		}
 		switch len(terms) {
 		case 0:

@@ -379,7 +379,18 @@ func (ix *Indexer) checkpointLoop() {
 
 // onCommit queues the documents a command touched and puts them in the
 // overlay; it runs before the command's caller gets its answer.
-func (ix *Indexer) onCommit(_ *storage.Command, res storage.Result) {
+func (ix *Indexer) onCommit(c *storage.Command, res storage.Result) {
+	if c != nil && c.Op == storage.OpSetSiteConfig {
+		// A new main language changes the site's analyzer: its documents
+		// are indexed again, in the background (analysis.go).
+		site := c.Site
+		go func() {
+			err := guard.Run(ix.log, guard.Indexer, func() error { return ix.checkSiteAnalyzer(context.Background(), site) })
+			if err != nil {
+				ix.log.Error("reindexing a site for its new language failed", "site", site, "err", err)
+			}
+		}()
+	}
 	if len(res.Touched) == 0 {
 		return
 	}
@@ -462,6 +473,7 @@ func (ix *Indexer) load(refs []storage.DocRef) ([]Doc, []string, error) {
 	}
 	var docs []Doc
 	var del []string
+	langs := map[string]string{} // site → language, read once a batch
 	for _, x := range xs {
 		if x.View == nil {
 			del = append(del, docID(x.Ref.Site, x.Ref.ID))
@@ -469,6 +481,12 @@ func (ix *Indexer) load(refs []storage.DocRef) ([]Doc, []string, error) {
 		}
 		d := toDoc(x.View)
 		d.Content = x.Text
+		l, ok := langs[d.Site]
+		if !ok {
+			l = ix.siteLanguage(d.Site)
+			langs[d.Site] = l
+		}
+		d.Language = l
 		docs = append(docs, d)
 	}
 	return docs, del, nil
@@ -796,6 +814,7 @@ func (ix *Indexer) SetText(r storage.DocRef, contentSHA, text string) error {
 	}
 	d := toDoc(v)
 	d.Content = text
+	d.Language = ix.siteLanguage(r.Site)
 	if v.Text != nil {
 		d.Content = *v.Text // the text set through the API wins over an engine's
 	}

@@ -195,6 +195,9 @@ func (ix *Indexer) overlayOf(site string, stale bool) []storage.DocRef {
 // A new document (never indexed: nothing of it in the index to be stale)
 // is left to the index, where it is found once its text is in.
 func (ix *Indexer) SearchText(site, text string, o TextOptions, keep func(id string) (bool, error)) ([]Hit, uint64, error) {
+	if o.Language == "" {
+		o.Language = ix.siteLanguage(site)
+	}
 	pending := ix.overlayOf(site, true)
 	if len(pending) == 0 {
 		return ix.x.Text(site, text, o)

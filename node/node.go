@@ -144,6 +144,14 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("data dir is required")
 	}
+	// Everything below the data dir is addressed by absolute paths: the
+	// engines run in scratch directories of their own, where a relative
+	// path (make run's --data-dir ./data) names nothing (issue 46).
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", cfg.DataDir, err)
+	}
+	cfg.DataDir = abs
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

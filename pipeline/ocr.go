@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
+	"io"
 	"mime"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -22,10 +27,16 @@ var ocrImageTypes = map[string]string{
 	"image/gif": ".gif", "image/webp": ".webp", "image/x-portable-pixmap": ".ppm",
 }
 
-// runOCR reads the text of an image or a PDF with tesseract (PDF pages are
-// rendered with pdftoppm first). With addPdfDetectedCharactersAsText a PDF
-// is also rewritten by ocrmypdf with a text layer, as the document's new
-// content.
+// runOCR reads the text of a scan, an image or a PDF, with ocrmypdf
+// (tesseract underneath) in the site's languages (processing.languages):
+// pages are turned upright and straightened (--rotate-pages, --deskew),
+// pages that already carry text keep it (--skip-text), each page gets
+// pipeline.ocr_page_timeout, and the result is a searchable PDF/A whose
+// text layer (pdftotext) is the OCR text, pages separated by form feeds.
+// The PDF/A is kept as an OCR artifact of the document; with
+// addPdfDetectedCharactersAsText it is also promoted, so the document
+// serves it. A PDF with text on every page is not recognized again: its
+// own text is the result.
 func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	if e := strings.ToUpper(j.Param("ocrEngine")); e != "" && e != "TESSERACT" {
 		return nil, fmt.Errorf("ocrEngine '%s' is not available on this server; use 'TESSERACT'", j.Param("ocrEngine"))
@@ -38,79 +49,279 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		}
 		pages = n
 	}
+	mt, _, _ := mime.ParseMediaType(j.Doc.ContentType)
+	if ocrImageTypes[mt] == "" && mt != "application/pdf" {
+		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("OCR reads images and PDFs, not '%s'", j.Doc.ContentType)}, nil
+	}
+	conf, err := j.p.db.SiteConfig(j.Site)
+	if err != nil {
+		return nil, retryable(err)
+	}
+	langs := conf.OCRLanguages()
+	ocrmypdf, err := program(j.p.cfg.Engines.Ocrmypdf, "ocrmypdf", "ocrmypdf")
+	if err != nil {
+		return nil, err
+	}
 	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
 	}
-	mt, _, _ := mime.ParseMediaType(j.Doc.ContentType)
+	totext, err := program(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
+	if err != nil {
+		return nil, err
+	}
 	dir, err := j.TempDir()
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	var images []string
-	switch {
-	case ocrImageTypes[mt] != "":
-		fn, err := j.ContentFile(dir, "in"+ocrImageTypes[mt])
-		if err != nil {
+	if err := checkLanguages(ctx, dir, tess, langs); err != nil {
+		return nil, err
+	}
+	var in string
+	image := mt != "application/pdf"
+	promote, keep := strings.EqualFold(j.Param("addPdfDetectedCharactersAsText"), "true"), true
+	if image {
+		if in, err = j.ContentFile(dir, "in"+ocrImageTypes[mt]); err != nil {
 			return nil, err
 		}
-		if err := checkImageFile(fn, maxOCRPixels); err != nil {
+		if err := checkImageFile(in, maxOCRPixels); err != nil {
 			return nil, err
 		}
-		images = []string{fn}
-	case mt == "application/pdf":
+		if in, err = ocrInputImage(in); err != nil {
+			return nil, err
+		}
+	} else {
 		ppm, err := program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
 		if err != nil {
 			return nil, err
 		}
-		fn, err := j.ContentFile(dir, "in.pdf")
+		if in, err = j.ContentFile(dir, "in.pdf"); err != nil {
+			return nil, err
+		}
+		total, err := j.checkPDFRender(ctx, dir, ppm, in, &pages)
 		if err != nil {
 			return nil, err
 		}
-		if err := j.checkPDFRender(ctx, dir, ppm, fn, &pages); err != nil {
-			return nil, err
+		if pages < total && !promote {
+			// The first pages only (ocrNumberOfPages): OCR a copy of
+			// them, not the whole PDF (ocrmypdf would still convert every
+			// page to PDF/A), and keep no artifact of a part.
+			if in, err = firstPages(ctx, dir, in, pages); err != nil {
+				return nil, err
+			}
+			keep = false
 		}
-		args := []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-png"}
-		if pages > 0 {
-			args = append(args, "-l", strconv.Itoa(pages))
+		// A PDF whose every page has text needs no OCR: its text is
+		// the result (what FULLTEXT would read), nothing is rewritten.
+		if text, err := pdfPagesText(ctx, dir, totext, in, pages); err == nil && allPagesHaveText(text) {
+			return &Outcome{
+				Texts:    []storage.TextRecord{{Kind: storage.TextOCR, ContentSHA: j.Doc.ContentSHA256, Text: truncateChars(text, -1), ContentType: "text/plain", Engine: "tesseract"}},
+				Metadata: map[string]string{"pages": strconv.Itoa(strings.Count(text, "\f")), "textLayer": "true"},
+				Message:  "every page has a text layer: its text is used, nothing was recognized",
+			}, nil
 		}
-		if _, err := runProgram(ctx, dir, ppm, append(args, fn, filepath.Join(dir, "page"))...); err != nil {
-			return nil, err
-		}
-		images, _ = filepath.Glob(filepath.Join(dir, "page-*.png"))
-		// page-1 … page-10: numeric order, whatever the zero padding.
-		sort.Slice(images, func(a, b int) bool { return pageNum(images[a]) < pageNum(images[b]) })
-	default:
-		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("OCR reads images and PDFs, not '%s'", j.Doc.ContentType)}, nil
 	}
-	if pages > 0 && len(images) > pages {
-		images = images[:pages]
+	pdf := filepath.Join(dir, "ocr.pdf")
+	skipped, err := j.ocrmypdf(ctx, dir, ocrmypdf, in, pdf, langs, pages, image)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	for i, img := range images {
-		out, err := runProgram(ctx, dir, tess, img, "stdout", "-l", "eng")
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			text.WriteString("\f")
-		}
-		text.Write(out)
-		if text.Len() > maxText {
-			break
-		}
+	text, err := pdfPagesText(ctx, dir, totext, pdf, pages)
+	if err != nil {
+		return nil, err
 	}
 	out := &Outcome{
-		Texts:    []storage.TextRecord{{Kind: storage.TextOCR, ContentSHA: j.Doc.ContentSHA256, Text: truncateChars(strings.ToValidUTF8(text.String(), ""), -1), ContentType: "text/plain", Engine: "tesseract"}},
-		Metadata: map[string]string{"pages": strconv.Itoa(len(images))},
+		Texts:    []storage.TextRecord{{Kind: storage.TextOCR, ContentSHA: j.Doc.ContentSHA256, Text: truncateChars(text, -1), ContentType: "text/plain", Engine: "tesseract"}},
+		Metadata: map[string]string{"pages": strconv.Itoa(strings.Count(text, "\f")), "languages": strings.Join(langs, "+")},
 	}
-	if mt == "application/pdf" && strings.EqualFold(j.Param("addPdfDetectedCharactersAsText"), "true") {
-		if err := j.searchablePDF(ctx, dir, pages, out); err != nil {
+	if len(skipped) > 0 {
+		out.Message = fmt.Sprintf("page %s not recognized within the per-page limit of %s (pipeline.ocr_page_timeout); retry the action to try again",
+			strings.Join(skipped, ", "), j.p.cfg.OCRPageTimeout)
+		out.Metadata["pagesTimedOut"] = strings.Join(skipped, ",")
+	}
+	csvOut := strings.EqualFold(j.Param("ocrOutputType"), "CSV")
+	var tables, forms bool
+	for _, t := range splitList(j.Param("ocrParseTypes")) {
+		tables = tables || strings.EqualFold(t, "TABLES")
+		forms = forms || strings.EqualFold(t, "FORMS")
+	}
+	if csvOut || tables || forms {
+		if err := j.ocrLayout(ctx, dir, pdf, langs, pages, csvOut, tables, forms, out); err != nil {
+			return nil, err
+		}
+	}
+	if keep {
+		if err := j.keepSearchablePDF(ctx, pdf, promote, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// firstPages writes the first n pages of the PDF fn to a copy (qpdf).
+func firstPages(ctx context.Context, dir, fn string, n int) (string, error) {
+	qpdf, err := program("", "qpdf", "qpdf")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "first.pdf")
+	if _, err := runProgram(ctx, dir, qpdf, "--warning-exit-0", fn, "--pages", ".", "1-"+strconv.Itoa(n), "--", out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// checkLanguages fails, naming the Debian package, when tesseract lacks
+// one of langs (a site's processing.languages set before the package was
+// removed, or on another node).
+func checkLanguages(ctx context.Context, dir, tess string, langs []string) error {
+	have, err := installedLanguages(ctx, dir, tess)
+	if err != nil {
+		return err
+	}
+	for _, l := range langs {
+		if !slices.Contains(have, l) {
+			return fmt.Errorf("tesseract has no language data for '%s' (the site's processing.languages): install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(strings.ToLower(l), "_", "-"))
+		}
+	}
+	return nil
+}
+
+// installedLanguages lists tesseract's languages (--list-langs).
+func installedLanguages(ctx context.Context, dir, tess string) ([]string, error) {
+	out, err := runProgram(ctx, dir, tess, "--list-langs")
+	if err != nil {
+		return nil, err
+	}
+	var langs []string
+	for _, l := range strings.Split(string(out), "\n")[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			langs = append(langs, l)
+		}
+	}
+	return langs, nil
+}
+
+// ocrInputImage returns an image ocrmypdf reads (PNG, JPEG, TIFF: what
+// img2pdf embeds as it is); other formats are decoded and written as PNG.
+func ocrInputImage(fn string) (string, error) {
+	switch filepath.Ext(fn) {
+	case ".png", ".jpg", ".tif":
+		return fn, nil
+	}
+	f, err := os.Open(fn)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		return "", fmt.Errorf("the image cannot be read: %v", err)
+	}
+	out := strings.TrimSuffix(fn, filepath.Ext(fn)) + ".png"
+	w, err := os.Create(out)
+	if err != nil {
+		return "", err
+	}
+	if err := png.Encode(w, img); err != nil {
+		w.Close()
+		return "", err
+	}
+	return out, w.Close()
+}
+
+// ocrmypdf makes the searchable PDF/A out of in (a PDF or an image) and
+// returns the pages it gave up on at the per-page time limit.
+func (j *Job) ocrmypdf(ctx context.Context, dir, prog, in, out string, langs []string, pages int, image bool) ([]string, error) {
+	args := []string{"--rotate-pages", "--rotate-pages-threshold", ocrRotateThreshold, "--deskew", "--skip-text",
+		"-l", strings.Join(langs, "+"), "--output-type", "pdfa", "--jobs", "1",
+		"--tesseract-timeout", strconv.FormatFloat(j.p.cfg.OCRPageTimeout.Seconds(), 'f', -1, 64)}
+	if pages > 0 {
+		args = append(args, "--pages", "1-"+strconv.Itoa(pages))
+	}
+	_, log, err := runProgramLog(ctx, dir, prog, 64<<10, append(args, in, out)...)
+	if err != nil && image && strings.Contains(log, "--image-dpi") {
+		// A scan without a resolution (most PNGs): read as 300 dpi.
+		_, log, err = runProgramLog(ctx, dir, prog, 64<<10, append(args, "--image-dpi", strconv.Itoa(ocrDPI), in, out)...)
+	}
+	if err != nil {
+		return nil, ocrmypdfError(err, log)
+	}
+	var skipped []string
+	for _, l := range strings.Split(log, "\n") {
+		// "    3 [tesseract] took too long to OCR - skipping"
+		if f := strings.Fields(l); len(f) > 1 && strings.Contains(l, "took too long") {
+			skipped = append(skipped, f[0])
+		}
+	}
+	return skipped, nil
+}
+
+// ocrRotateThreshold is the orientation confidence above which ocrmypdf
+// turns a page (its own default is 14: a letter of a few lines turned by
+// 90 degrees scores 2-3 and would stay sideways in the PDF/A; tesseract
+// reads it either way).
+const ocrRotateThreshold = "2"
+
+// ocrmypdfError turns ocrmypdf's exit codes into the reasons a person can
+// act on; the action's message shows it.
+func ocrmypdfError(err error, log string) error {
+	var ee *engineError
+	var xe *exec.ExitError
+	if !errors.As(err, &ee) || !errors.As(err, &xe) {
+		return err
+	}
+	last := ""
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l != "Opened a file" {
+			last = l
+		}
+	}
+	switch xe.ExitCode() {
+	case 2:
+		return fmt.Errorf("the scan cannot be read as a PDF or an image: %s", last)
+	case 8:
+		return errors.New("the PDF is encrypted: OCR cannot read it without its password")
+	case 5:
+		return retryable(fmt.Errorf("OCR could not write its files: %s", last))
+	}
+	return fmt.Errorf("ocrmypdf failed (exit %d): %s", xe.ExitCode(), last)
+}
+
+// pdfPagesText is the text layer of a PDF's first pages (-1: all), each
+// page ending with a form feed (pdftotext).
+func pdfPagesText(ctx context.Context, dir, prog, fn string, pages int) (string, error) {
+	dst := fn + ".txt"
+	args := []string{"-enc", "UTF-8"}
+	if pages > 0 {
+		args = append(args, "-l", strconv.Itoa(pages))
+	}
+	if _, err := runProgram(ctx, dir, prog, append(args, fn, dst)...); err != nil {
+		return "", err
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxText))
+	return strings.ToValidUTF8(string(b), ""), err
+}
+
+// allPagesHaveText reports whether every page of pdftotext's output has
+// a letter or digit.
+func allPagesHaveText(text string) bool {
+	ps := strings.Split(strings.TrimSuffix(text, "\f"), "\f")
+	if len(ps) == 0 || text == "" {
+		return false
+	}
+	for _, p := range ps {
+		if !strings.ContainsFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // ocrDPI is the resolution PDF pages are rendered at for tesseract.
@@ -126,11 +337,11 @@ const maxOCRPixels = 100_000_000
 // pages than the configured limit (a 10,000-page PDF), a page too large
 // to hold in memory, or more than the temp dir has room for. pages (-1:
 // all) becomes the number of pages to render.
-func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) error {
+func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, error) {
 	info, err := program(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
 	if err != nil {
 		if info, err = program("", "pdfinfo", "poppler-utils"); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	limit := j.p.cfg.OCRMaxPages
@@ -140,32 +351,32 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 	}
 	out, err := runProgram(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	total, sizes := parsePDFInfo(string(out))
 	if total <= 0 {
-		return errors.New("pdfinfo did not report the PDF's page count")
+		return 0, errors.New("pdfinfo did not report the PDF's page count")
 	}
 	n := total
 	if *pages > 0 {
 		n = min(*pages, total)
 	}
 	if n > limit {
-		return fmt.Errorf("the PDF has %d pages; OCR renders at most %d (pipeline.ocr_max_pages): set ocrNumberOfPages to read the first ones", total, limit)
+		return 0, fmt.Errorf("the PDF has %d pages; OCR renders at most %d (pipeline.ocr_max_pages): set ocrNumberOfPages to read the first ones", total, limit)
 	}
 	var need int64
 	for i, sz := range sizes[:min(n, len(sizes))] {
 		px := int64(sz[0]/72*ocrDPI) * int64(sz[1]/72*ocrDPI)
 		if px > maxOCRPixels {
-			return fmt.Errorf("page %d is %.0f x %.0f points, too large to render for OCR (at most %d megapixels at %d dpi)", i+1, sz[0], sz[1], maxOCRPixels/1_000_000, ocrDPI)
+			return 0, fmt.Errorf("page %d is %.0f x %.0f points, too large to render for OCR (at most %d megapixels at %d dpi)", i+1, sz[0], sz[1], maxOCRPixels/1_000_000, ocrDPI)
 		}
 		need += px // a gray PNG holds at most about a byte per pixel
 	}
 	if free, _, err := storage.DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
-		return retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
+		return 0, retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
 	}
 	*pages = n
-	return nil
+	return total, nil
 }
 
 // ocrTempReserve is room left in the temp dir beyond what rendering needs.
@@ -197,33 +408,18 @@ func parsePDFInfo(out string) (int, [][2]float64) {
 	return total, sizes
 }
 
-func pageNum(fn string) int {
-	base := strings.TrimSuffix(filepath.Base(fn), ".png")
-	n, _ := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:])
-	return n
-}
-
-// searchablePDF rewrites in.pdf with ocrmypdf (pages that have text keep
-// it) and stores the result as an OCR artifact of the document, promoted
-// so that the document's content, url and fulltext serve it (as FormKiQ's
-// addPdfDetectedCharactersAsText rewrites the content) while the scanned
-// original stays the document's own content. An artifact, which has no
-// artifacts of its own, gets the rewritten PDF as new content (its
-// earlier content stays a version).
-func (j *Job) searchablePDF(ctx context.Context, dir string, pages int, out *Outcome) error {
-	prog, err := program(j.p.cfg.Engines.Ocrmypdf, "ocrmypdf", "ocrmypdf")
-	if err != nil {
-		return err
+// keepSearchablePDF stores the searchable PDF/A OCR made as an OCR
+// artifact of the document. Promoted (addPdfDetectedCharactersAsText), the
+// document's content, url and fulltext serve it, as FormKiQ's rewrite
+// does, while the scan stays the document's own content. An artifact,
+// which has no artifacts of its own, gets the PDF as new content when
+// promoting was asked for (its earlier content stays a version), and keeps
+// none otherwise.
+func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, out *Outcome) error {
+	if j.Doc.ArtifactOf != "" && !promote {
+		return nil
 	}
-	args := []string{"--skip-text", "--output-type", "pdf", "--quiet"}
-	if pages > 0 {
-		args = append(args, "--pages", "1-"+strconv.Itoa(pages))
-	}
-	dst := filepath.Join(dir, "searchable.pdf")
-	if _, err := runProgram(ctx, dir, prog, append(args, filepath.Join(dir, "in.pdf"), dst)...); err != nil {
-		return err
-	}
-	f, err := os.Open(dst)
+	f, err := os.Open(fn)
 	if err != nil {
 		return err
 	}
@@ -255,12 +451,15 @@ func (j *Job) searchablePDF(ctx context.Context, dir string, pages int, out *Out
 	if err != nil {
 		return err
 	}
-	promote, err := j.command(storage.OpPromoteArtifact, storage.ArtifactRef{DocumentID: j.Doc.DocumentID, ArtifactID: id})
-	if err != nil {
-		return err
-	}
-	out.Then = append(out.Then, add, promote)
+	out.Then = append(out.Then, add)
 	out.Metadata["artifactId"] = id
+	if promote {
+		p, err := j.command(storage.OpPromoteArtifact, storage.ArtifactRef{DocumentID: j.Doc.DocumentID, ArtifactID: id})
+		if err != nil {
+			return err
+		}
+		out.Then = append(out.Then, p)
+	}
 	return nil
 }
 

@@ -104,12 +104,10 @@ func checkOCR(c *ParamCheck) {
 			c.add("parameters.ocrParseTypes", "invalid 'ocrParseTypes' parameter")
 		}
 	}
-	// ocrOutputType CSV turns Textract's tables into CSV; tesseract finds
-	// no tables, so it is refused rather than ignored (issue 33).
+	// ocrOutputType CSV: the recognized lines as a CSV artifact
+	// (ocrlayout.go, issue 48 item 4).
 	switch v := c.get("ocrOutputType"); strings.ToUpper(v) {
-	case "":
-	case "CSV":
-		c.add("parameters.ocrOutputType", "ocrOutputType 'CSV' converts Textract tables, a cloud service not available on this server")
+	case "", "CSV":
 	default:
 		c.add("parameters.ocrOutputType", "invalid 'ocrOutputType' parameter")
 	}

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -43,6 +44,10 @@ type Config struct {
 	// OCRMaxPages is the most pages of a PDF one OCR action renders
 	// (default 500).
 	OCRMaxPages int
+	// OCRPageTimeout is how long OCR may spend on one page; a page not
+	// recognized by then is left without text and named in the action's
+	// message (default 2 min).
+	OCRPageTimeout time.Duration
 	// Engines configures the external engines.
 	Engines Engines
 	// Outbound is the policy for destinations users chose: WEBHOOK urls,
@@ -109,8 +114,17 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
 	}
+	// Engines run with their scratch directory as working directory, so
+	// every path they are given must be absolute (runEngine also makes
+	// them so).
+	if abs, err := filepath.Abs(cfg.TempDir); err == nil {
+		cfg.TempDir = abs
+	}
 	if cfg.OCRMaxPages <= 0 {
 		cfg.OCRMaxPages = 500
+	}
+	if cfg.OCRPageTimeout <= 0 {
+		cfg.OCRPageTimeout = 2 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

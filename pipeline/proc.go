@@ -21,17 +21,38 @@ var engineWaitDelay = 5 * time.Second
 // runProgram runs an external engine and returns its stdout; a failure
 // carries the end of its stderr.
 func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
+	out, _, err := runProgramLog(ctx, dir, prog, 4096, args...)
+	return out, err
+}
+
+// runProgramLog is runProgram that also returns the first stderrMax bytes
+// of the engine's stderr (its warnings: ocrmypdf names the pages it gave
+// up on there); a failure carries them too.
+func runProgramLog(ctx context.Context, dir, prog string, stderrMax int, args ...string) ([]byte, string, error) {
 	stdout := limitedBuffer{n: maxEngineOutput}
 	var stderr strings.Builder
-	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: 4096}, prog, args...)
+	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, stderr.String(), ctx.Err()
 		}
-		return nil, fmt.Errorf("%s failed: %v: %s", filepath.Base(prog), err, strings.TrimSpace(stderr.String()))
+		return nil, stderr.String(), &engineError{prog: filepath.Base(prog), err: err, stderr: strings.TrimSpace(stderr.String())}
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), stderr.String(), nil
 }
+
+// engineError is an engine that exited with an error; its message is the
+// program's name, the exit status and the end of its stderr.
+type engineError struct {
+	prog   string
+	err    error
+	stderr string
+}
+
+func (e *engineError) Error() string {
+	return fmt.Sprintf("%s failed: %v: %s", e.prog, e.err, e.stderr)
+}
+func (e *engineError) Unwrap() error { return e.err }
 
 // runEngine runs an external engine (tesseract, pdftoppm, pdfinfo,
 // ocrmypdf, soffice, pdftotext) with its output going to stdout and
@@ -41,6 +62,7 @@ func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, 
 // either, so no helper process it started outlives the run or holds the
 // run open (LibreOffice's launcher leaves soffice.bin holding stdout).
 func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
+	dir, args = absArgs(dir, args)
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
 	if dir != "" {
@@ -64,6 +86,43 @@ func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog s
 		return nil
 	}
 	return err
+}
+
+// absArgs makes a relative working directory absolute, and with it every
+// argument that names a path inside it (as itself, after "=", or after
+// "file://": LibreOffice's -env:UserInstallation=file://...). The engine
+// runs in dir, where a path relative to the server's working directory
+// names nothing: with make run's --data-dir ./data, pdfinfo was given
+// data/tmp/quire-action-N/in.pdf to open inside data/tmp/quire-action-N
+// (issue 46). Callers pass absolute paths already (node makes the data
+// dir absolute, New the temp dir); this keeps a relative one from ever
+// reaching an engine.
+func absArgs(dir string, args []string) (string, []string) {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir, args
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir, args
+	}
+	rel := filepath.Clean(dir)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		for _, pre := range []string{"", "=", "file://"} {
+			j := strings.Index(a, pre+rel)
+			if j < 0 || pre == "" && j != 0 {
+				continue
+			}
+			k := j + len(pre) + len(rel)
+			if k < len(a) && a[k] != filepath.Separator && a[k] != '/' {
+				continue // another name that starts the same
+			}
+			out[i] = a[:j+len(pre)] + abs + a[k:]
+			break
+		}
+	}
+	return abs, out
 }
 
 // maxEngineOutput bounds the stdout of an engine kept in memory (the text

@@ -74,3 +74,38 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// TestAbsArgs: a relative scratch dir becomes absolute, and so does every
+// argument naming a path inside it, alone, after "=" or after "file://";
+// other arguments, and names that merely start like the dir, stay.
+func TestAbsArgs(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(wd, "data/tmp/quire-action-1")
+	for _, tc := range []struct {
+		name, dir string
+		args      []string
+		wantDir   string
+		want      []string
+	}{
+		{"absolute dir untouched", "/x/y", []string{"/x/y/in.pdf", "y/in.pdf"}, "/x/y", []string{"/x/y/in.pdf", "y/in.pdf"}},
+		{"no dir", "", []string{"--version"}, "", []string{"--version"}},
+		{"relative paths", "data/tmp/quire-action-1",
+			[]string{"-f", "1", "data/tmp/quire-action-1/in.pdf", "stdout", "data/tmp/quire-action-1"},
+			abs, []string{"-f", "1", abs + "/in.pdf", "stdout", abs}},
+		{"after = and file://", "./data/tmp/quire-action-1",
+			[]string{"-env:UserInstallation=file://data/tmp/quire-action-1/profile", "--out=data/tmp/quire-action-1/x"},
+			abs, []string{"-env:UserInstallation=file://" + abs + "/profile", "--out=" + abs + "/x"}},
+		{"a sibling that starts the same", "data/tmp/quire-action-1",
+			[]string{"data/tmp/quire-action-10/in.pdf"}, abs, []string{"data/tmp/quire-action-10/in.pdf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, args := absArgs(tc.dir, tc.args)
+			if dir != tc.wantDir || strings.Join(args, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("absArgs(%q, %q) = %q, %q; want %q, %q", tc.dir, tc.args, dir, args, tc.wantDir, tc.want)
+			}
+		})
+	}
+}

@@ -28,6 +28,56 @@ type SiteConfig struct {
 	// PublicDocuments opens POST /public/documents for the site (Quire's
 	// setting; FormKiQ enables it at installation).
 	PublicDocuments *PublicDocumentsConfig `json:"publicDocuments,omitempty"`
+	// Processing is what the site does with documents by itself: the
+	// languages its scans are read in and its text analysed with, and the
+	// actions a new document gets when its request names none (Quire's
+	// section; issue 46).
+	Processing *ProcessingConfig `json:"processing,omitempty"`
+}
+
+// ProcessingConfig is a site's document processing (Quire's setting).
+type ProcessingConfig struct {
+	// Languages are the tesseract languages OCR reads the site's scans in
+	// ("eng", "deu", "fra", ...), most used first; the first also chooses
+	// the analyzer of the site's fulltext search. Empty: English.
+	Languages []string `json:"languages,omitempty"`
+	// DefaultActions are the action types every new document and new
+	// content version gets when its request names no actions. Nil: the
+	// default (DefaultActionTypes); empty: none.
+	DefaultActions *[]string `json:"defaultActions,omitempty"`
+}
+
+// DefaultActionTypes are the actions a new document gets when neither its
+// request nor its site's processing.defaultActions names any: OCR (which
+// skips what is not an image or a PDF, and reads a PDF's own text layer
+// where every page has one) and FULLTEXT (issue 46).
+var DefaultActionTypes = []string{"OCR", "FULLTEXT"}
+
+// OCRLanguages returns the tesseract languages of the site's scans
+// ("eng" when none are set).
+func (c *SiteConfig) OCRLanguages() []string {
+	if c == nil || c.Processing == nil || len(c.Processing.Languages) == 0 {
+		return []string{"eng"}
+	}
+	return c.Processing.Languages
+}
+
+// SearchLanguage returns the site's main language (the first of
+// processing.languages), "" when none is set.
+func (c *SiteConfig) SearchLanguage() string {
+	if c == nil || c.Processing == nil || len(c.Processing.Languages) == 0 {
+		return ""
+	}
+	return c.Processing.Languages[0]
+}
+
+// DefaultActions returns the action types a new document of the site gets
+// when its request names none.
+func (c *SiteConfig) DefaultActions() []string {
+	if c == nil || c.Processing == nil || c.Processing.DefaultActions == nil {
+		return DefaultActionTypes
+	}
+	return *c.Processing.DefaultActions
 }
 
 // PublicDocumentsConfig is a site's anonymous document submission: off

@@ -1,0 +1,231 @@
+package index
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/lang/de"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/es" // the es analyzer (spa)
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/fr" // the fr analyzer (fra)
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/it" // the it analyzer (ita)
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/nl" // the nl analyzer (nld)
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"quire/storage"
+)
+
+// Analyzers (index/DESIGN.md, "Analyzers"). A site's text is analysed by
+// the analyzer of its main language (the first of the site's
+// processing.languages, tesseract's codes): every document of the site
+// is indexed under a Bleve type of that name (fLang), whose mapping gives
+// its text fields that analyzer, and its queries are analysed the same
+// way. Sites without a language, English ones and languages without an
+// analyzer here get defaultAnalyzer.
+const (
+	// defaultAnalyzer: Unicode words, lower case, German letters folded
+	// (ä/ae → a, ö/oe → o, ü/ue → u, ß → ss: Müller, Mueller and muller
+	// are one word, Straße and Strasse too), English stop words, Porter's
+	// stemmer (Zebracorns → zebracorn).
+	defaultAnalyzer = "quire"
+	// fLang is the type field: the analyzer a document was indexed with.
+	fLang = "_lang"
+)
+
+// languageAnalyzers maps tesseract's language codes to Bleve analyzers.
+var languageAnalyzers = map[string]string{
+	"deu": de.AnalyzerName, // lower case, German stop words, German folding (as above), light stemmer
+	"fra": "fr",            // elision (l', d'), lower case, French stop words, light stemmer
+	"ita": "it",
+	"spa": "es",
+	"nld": "nl",
+}
+
+// AnalyzerFor returns the analyzer of a site whose main language is lang
+// (a tesseract code; "" for none).
+func AnalyzerFor(lang string) string {
+	if a, ok := languageAnalyzers[lang]; ok {
+		return a
+	}
+	return defaultAnalyzer
+}
+
+// addAnalyzers registers Quire's own analyzer in the text mapping.
+func addAnalyzers(im *mapping.IndexMappingImpl) {
+	err := im.AddCustomAnalyzer(defaultAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name, de.NormalizeName, en.StopName, porter.Name},
+	})
+	if err != nil {
+		panic(err) // constant input
+	}
+}
+
+// Fragments: a word of a plain text query that is no term of the index
+// (zebracor, the first part of Rechnungsnummer) stands for the terms it
+// begins, up to maxFragmentTerms of them, when it has at least
+// minFragmentRunes letters. A word that is a term is searched as itself:
+// the one-word fast path (collectTerm and the best hits) stays.
+const (
+	minFragmentRunes = 3
+	maxFragmentTerms = 64
+)
+
+// wordQuery is the query of one analysed term of a plain text query: the
+// term when the index has it, else the terms it is a prefix of.
+func (x *Index) wordQuery(term string) query.Query {
+	if utf8.RuneCountInString(term) < minFragmentRunes {
+		return termQuery(fContent, term)
+	}
+	terms, exact := x.expand(term)
+	if exact || len(terms) == 0 {
+		return termQuery(fContent, term)
+	}
+	if len(terms) == 1 {
+		return termQuery(fContent, terms[0])
+	}
+	qs := make([]query.Query, len(terms))
+	for i, t := range terms {
+		qs[i] = termQuery(fContent, t)
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}
+
+// expand reads the content dictionary from term on: whether term itself
+// is there, and else up to maxFragmentTerms terms that begin with it.
+func (x *Index) expand(term string) ([]string, bool) {
+	r, err := x.textReader()
+	if err != nil {
+		return nil, false
+	}
+	defer r.Close()
+	d, err := r.FieldDictPrefix(fContent, []byte(term))
+	if err != nil {
+		return nil, false
+	}
+	defer d.Close()
+	var out []string
+	for len(out) < maxFragmentTerms {
+		e, err := d.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Count == 0 {
+			continue
+		}
+		if e.Term == term {
+			return nil, true
+		}
+		out = append(out, e.Term)
+	}
+	return out, false
+}
+
+// analyze returns the terms the analyzer makes of text.
+func (x *Index) analyze(analyzer, text string) []string {
+	an := x.text.Mapping().AnalyzerNamed(analyzer)
+	if an == nil {
+		an = x.text.Mapping().AnalyzerNamed(defaultAnalyzer)
+	}
+	var out []string
+	for _, tk := range an.Analyze([]byte(text)) {
+		out = append(out, string(tk.Term))
+	}
+	return out
+}
+
+// MatchedPages returns the pages (1 on; pages are separated by form
+// feeds, as OCR and pdftotext write them) of text on which a word of the
+// plain text query occurs as the index matches it: the same term after
+// the site language's analysis, or for a fragment a term it begins. It
+// names the page of a hit without the index storing positions: the hit's
+// text is read back from storage anyway for its snippet.
+func (x *Index) MatchedPages(lang, text, q string) []int {
+	an := AnalyzerFor(lang)
+	words := x.analyze(an, q)
+	if len(words) == 0 {
+		return nil
+	}
+	var pages []int
+	for i, page := range strings.Split(text, "\f") {
+		if strings.TrimSpace(page) == "" {
+			continue
+		}
+		if pageMatches(x.analyze(an, page), words) {
+			pages = append(pages, i+1)
+		}
+	}
+	return pages
+}
+
+func pageMatches(terms, words []string) bool {
+	for _, t := range terms {
+		for _, w := range words {
+			if t == w || utf8.RuneCountInString(w) >= minFragmentRunes && strings.HasPrefix(t, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MatchedPages returns the pages of a document's text (as storage holds
+// it) that a plain text query matched, in the site's language.
+func (ix *Indexer) MatchedPages(site, id, q string) []int {
+	return ix.x.MatchedPages(ix.siteLanguage(site), ix.Text(site, id), q)
+}
+
+// siteLanguage is the main language of a site's documents ("" when unset
+// or unreadable: the default analyzer).
+func (ix *Indexer) siteLanguage(site string) string {
+	c, err := ix.db.SiteConfig(site)
+	if err != nil {
+		return ""
+	}
+	return c.SearchLanguage()
+}
+
+// langKey is the internal key recording the analyzer a site's documents
+// are indexed with.
+func langKey(site string) string { return "analyzer/" + site }
+
+// checkSiteAnalyzer reindexes a site's documents when its analyzer
+// changed (a new main language in its processing.languages): their terms
+// were made by the old one. It runs after the site configuration's commit,
+// in the background; the documents go through the indexer's queue and
+// overlay like any change.
+func (ix *Indexer) checkSiteAnalyzer(ctx context.Context, site string) error {
+	want := AnalyzerFor(ix.siteLanguage(site))
+	had := ix.x.internalString(langKey(site))
+	if had == want || had == "" && want == defaultAnalyzer {
+		return nil
+	}
+	ix.log.Info("site language changed: reindexing its documents", "site", site, "analyzer", want, "was", had)
+	var refs []storage.DocRef
+	err := ix.db.ChangedDocs(0, func(r storage.DocRef) error {
+		if r.Site == site {
+			refs = append(refs, r)
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return err
+	}
+	for len(refs) > 0 {
+		n := min(len(refs), maxBatch)
+		if err := ix.index(refs[:n]); err != nil {
+			return err
+		}
+		ix.overlayMark(refs[:n])
+		refs = refs[n:]
+	}
+	return ix.x.setInternalString(langKey(site), want)
+}

@@ -1,0 +1,362 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/image/tiff"
+
+	"quire/node"
+	"quire/quiretest"
+	"quire/storage"
+)
+
+// ocrServer is a server whose OCR is ready to run (engines installed).
+func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
+	t.Helper()
+	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"ocrmypdf", "ocrmypdf"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"qpdf", "qpdf"}} {
+		quiretest.NeedProgram(t, p[0], p[1])
+	}
+	base := func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
+	return quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
+}
+
+// setProcessing stores a site's processing configuration (the storage side
+// of PATCH /sites/{siteId}/configuration's processing section).
+func setProcessing(t *testing.T, s *quiretest.Server, site string, p *storage.ProcessingConfig) {
+	t.Helper()
+	c, err := s.Node.DB.SiteConfig(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Processing = p
+	if _, err := s.Node.DB.Apply(context.Background(), storage.MustCommand(storage.OpSetSiteConfig, site, "admin", time.Now(), *c)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rotate90 turns an image a quarter clockwise, as a letter fed sideways.
+func rotate90(src image.Image) image.Image {
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dy(), b.Dx()))
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			dst.Set(b.Dy()-1-y, x, src.At(b.Min.X+x, b.Min.Y+y))
+		}
+	}
+	return dst
+}
+
+// skew turns an image by deg degrees about its centre on a white page
+// larger by a margin, as a sheet that went in askew.
+func skew(src image.Image, deg float64) image.Image {
+	b := src.Bounds()
+	const m = 60
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dx()+2*m, b.Dy()+2*m))
+	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	sin, cos := math.Sincos(deg * math.Pi / 180)
+	cx, cy := float64(dst.Bounds().Dx())/2, float64(dst.Bounds().Dy())/2
+	for y := 0; y < dst.Bounds().Dy(); y++ {
+		for x := 0; x < dst.Bounds().Dx(); x++ {
+			dx, dy := float64(x)-cx, float64(y)-cy
+			sx := int(cos*dx+sin*dy+cx) - m
+			sy := int(-sin*dx+cos*dy+cy) - m
+			if sx >= 0 && sy >= 0 && sx < b.Dx() && sy < b.Dy() {
+				dst.Set(x, y, src.At(b.Min.X+sx, b.Min.Y+sy))
+			}
+		}
+	}
+	return dst
+}
+
+// grayTIFF encodes an image as a scanner does: 8-bit gray TIFF.
+func grayTIFF(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	g := image.NewGray(img.Bounds())
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			g.Set(x, y, color.GrayModel.Convert(img.At(x, y)))
+		}
+	}
+	var b bytes.Buffer
+	if err := tiff.Encode(&b, g, &tiff.Options{Compression: tiff.Deflate}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// joinPDFs makes one PDF of the pages of pdfs (qpdf).
+func joinPDFs(t *testing.T, pdfs ...[]byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--empty", "--pages"}
+	for i, p := range pdfs {
+		fn := filepath.Join(dir, string(rune('a'+i))+".pdf")
+		if err := os.WriteFile(fn, p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, fn)
+	}
+	out := filepath.Join(dir, "out.pdf")
+	if b, err := exec.Command("qpdf", append(args, "--", out)...).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf: %v %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// addScan adds a document with an OCR action (and FULLTEXT after it) and
+// returns its id.
+func addScan(t *testing.T, s *quiretest.Server, tok, site, path, ctype string, content []byte, params map[string]any) string {
+	t.Helper()
+	r := s.Do(http.MethodPost, "/documents?siteId="+site, map[string]any{"path": path, "contentType": ctype, "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(content),
+		"actions": []map[string]any{{"type": "OCR", "parameters": params}, {"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "-1"}}}}, tok)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("add %s: %d %s", path, r.Status, r.Body)
+	}
+	return quiretest.Str(t, r.JSON(t), "documentId")
+}
+
+// ocrAction waits until the document's OCR action has finished (any
+// final status) and returns it.
+func ocrAction(t *testing.T, s *quiretest.Server, tok, site, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		r := s.Do(http.MethodGet, "/documents/"+id+"/actions?siteId="+site, nil, tok)
+		var last map[string]any
+		for _, a := range quiretest.List(t, r.JSON(t), "actions") {
+			if m := quiretest.Obj(t, a); m["type"] == "OCR" {
+				last = m
+			}
+		}
+		if last != nil {
+			switch last["status"] {
+			case "COMPLETE", "FAILED", "SKIPPED", "MAX_RETRIES_REACHED":
+				return last
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OCR of %s not finished within 3m: %s", id, r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOCR_Office reads scans the way an office makes them, each checked
+// by what a client sees: the OCR text (GET /ocr), the action's status,
+// message and metadata, the artifacts, and a search by a word of the scan.
+// The site's processing.languages choose tesseract's languages: a German
+// letter read in "deu" keeps its ß and umlauts.
+func TestOCR_Office(t *testing.T) {
+	s := ocrServer(t)
+	tok := s.Admin()
+	setProcessing(t, s, "de", &storage.ProcessingConfig{Languages: []string{"deu", "eng"}})
+	letter := quiretest.TextImage("Sehr geehrter Herr Becker,", "die Rechnung für die Straße", "Zebracorn 4711")
+	page2 := quiretest.TextImage("Second page", "Quarterly umbrella report")
+	for _, tc := range []struct {
+		name, site, path, ctype string
+		content                 func() []byte
+		params                  map[string]any
+		want                    []string
+		meta                    map[string]string
+	}{
+		{"German letter, site in deu", "de", "brief.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
+			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "deu+eng", "pages": "1"}},
+		{"rotated scan in a PDF", "default", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
+			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng", "pages": "1"}},
+		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
+			[]string{"Rechnung", "Zebracorn"}, nil},
+		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
+			[]string{"Zebracorn"}, nil},
+		{"two-page PDF", "default", "two.pdf", "application/pdf", func() []byte {
+			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
+		}, nil, []string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
+		{"two-page PDF, first page only", "default", "first.pdf", "application/pdf", func() []byte {
+			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
+		}, map[string]any{"ocrNumberOfPages": "1"}, []string{"Zebracorn"}, map[string]string{"pages": "1"}},
+		{"PDF with a text layer", "default", "born-digital.pdf", "application/pdf", func() []byte { return quiretest.TextPDF("Umbrella Logistics agreement") }, nil,
+			[]string{"Umbrella Logistics"}, map[string]string{"textLayer": "true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := addScan(t, s, tok, tc.site, tc.path, tc.ctype, tc.content(), tc.params)
+			a := ocrAction(t, s, tok, tc.site, id)
+			if a["status"] != "COMPLETE" {
+				t.Fatalf("OCR %v: %v", a["status"], a)
+			}
+			md, _ := a["metadata"].(map[string]any)
+			for k, v := range tc.meta {
+				if md[k] != v {
+					t.Errorf("metadata %s = %v, want %s (%v)", k, md[k], v, md)
+				}
+			}
+			r := s.Do(http.MethodGet, "/documents/"+id+"/ocr?siteId="+tc.site, nil, tok)
+			data, _ := r.JSON(t)["data"].(string)
+			for _, w := range tc.want {
+				if !strings.Contains(data, w) {
+					t.Errorf("OCR text lacks %q: %q", w, data)
+				}
+			}
+			if tc.name == "two-page PDF, first page only" && strings.Contains(data, "umbrella") {
+				t.Errorf("ocrNumberOfPages 1 read page 2: %q", data)
+			}
+			// The searchable PDF/A is kept as an OCR artifact (not
+			// promoted: addPdfDetectedCharactersAsText was not asked for).
+			// A PDF read from its own text layer, or only in part
+			// (ocrNumberOfPages), has no searchable copy to keep.
+			if md["textLayer"] == "true" || tc.params["ocrNumberOfPages"] != nil {
+				if md["artifactId"] != nil {
+					t.Fatalf("artifact kept of a part or a text PDF: %v", md)
+				}
+				return
+			}
+			art, _ := md["artifactId"].(string)
+			ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts?siteId="+tc.site, nil, tok)
+			if art == "" || !strings.Contains(string(ar.Body), art) || !strings.Contains(string(ar.Body), `"artifactCategory":"OCR"`) {
+				t.Fatalf("no OCR artifact %q: %s", art, ar.Body)
+			}
+			d := s.Do(http.MethodGet, "/documents/"+id+"?siteId="+tc.site, nil, tok).JSON(t)
+			if p, _ := d["promotedArtifactId"].(string); p != "" {
+				t.Fatalf("artifact promoted without addPdfDetectedCharactersAsText: %v", d)
+			}
+			c := s.Do(http.MethodGet, "/documents/"+id+"/content?artifactId="+art+"&siteId="+tc.site, nil, tok)
+			u, _ := c.JSON(t)["contentUrl"].(string)
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pdf bytes.Buffer
+			pdf.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) || !bytes.Contains(pdf.Bytes(), []byte("pdfaid:part")) {
+				t.Fatalf("artifact is not a PDF/A (%d bytes)", pdf.Len())
+			}
+		})
+	}
+}
+
+func jpegBytes(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestOCR_FailureAndRetry: a language the server lacks fails the action
+// with a message naming the package to install, visible on the document's
+// action; once the site's languages are fixed, POST .../actions/retry runs
+// it again and the chain (FULLTEXT) goes on.
+func TestOCR_FailureAndRetry(t *testing.T) {
+	s := ocrServer(t)
+	tok := s.Admin()
+	setProcessing(t, s, "default", &storage.ProcessingConfig{Languages: []string{"eng", "xyz"}})
+	id := addScan(t, s, tok, "default", "scan.png", "image/png", quiretest.PNG(quiretest.TextImage("Zebracorn retry")), nil)
+	a := ocrAction(t, s, tok, "default", id)
+	if a["status"] != "FAILED" || !strings.Contains(a["message"].(string), "tesseract has no language data for 'xyz'") ||
+		!strings.Contains(a["message"].(string), "tesseract-ocr-xyz") {
+		t.Fatalf("OCR with a missing language: %v", a)
+	}
+	setProcessing(t, s, "default", &storage.ProcessingConfig{Languages: []string{"eng"}})
+	if r := s.Do(http.MethodPost, "/documents/"+id+"/actions/retry", nil, tok); r.Status != http.StatusOK {
+		t.Fatalf("retry: %d %s", r.Status, r.Body)
+	}
+	waitComplete2(t, s, tok, id)
+	if d, _ := s.Do(http.MethodGet, "/documents/"+id+"/ocr", nil, tok).JSON(t)["data"].(string); !strings.Contains(d, "Zebracorn") {
+		t.Fatalf("OCR after retry: %q", d)
+	}
+}
+
+// waitComplete2 waits until every action of the document has finished and
+// the last two (the retried OCR and FULLTEXT) are COMPLETE.
+func waitComplete2(t *testing.T, s *quiretest.Server, tok, id string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		r := s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, tok)
+		acts := quiretest.List(t, r.JSON(t), "actions")
+		if n := len(acts); n >= 2 && quiretest.Obj(t, acts[n-1])["status"] == "COMPLETE" && quiretest.Obj(t, acts[n-2])["status"] == "COMPLETE" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retried actions not complete within 3m: %s", r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOCR_PageTimeLimit: a page not recognized within the per-page limit
+// is left without text and named in the action's message; the action
+// still completes with what was read.
+func TestOCR_PageTimeLimit(t *testing.T) {
+	s := ocrServer(t, func(c *node.Config) { c.Pipeline.OCRPageTimeout = time.Millisecond })
+	tok := s.Admin()
+	id := addScan(t, s, tok, "default", "slow.pdf", "application/pdf", quiretest.ImagePDF(quiretest.TextImage("Zebracorn")), nil)
+	a := ocrAction(t, s, tok, "default", id)
+	msg, _ := a["message"].(string)
+	if a["status"] != "COMPLETE" || !strings.Contains(msg, "page 1 not recognized within the per-page limit of 1ms") {
+		t.Fatalf("OCR past the page limit: %v", a)
+	}
+	if md, _ := a["metadata"].(map[string]any); md["pagesTimedOut"] != "1" {
+		t.Fatalf("metadata %v", a["metadata"])
+	}
+}
+
+// TestOCR_Layout: ocrOutputType CSV keeps the recognized lines as a CSV
+// artifact (page, line, position, confidence, text); ocrParseTypes TABLES
+// finds the table of the scan (headers and rows, FormKiQ's OcrTable) and
+// FORMS its "Key: value" pairs (OcrKeyValues), as the action's results.
+func TestOCR_Layout(t *testing.T) {
+	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
+	s := ocrServer(t)
+	tok := s.Admin()
+	sp := strings.Repeat(" ", 14)
+	img := quiretest.TextImage("Invoice: 4711", "Customer: Globex", "", "Item"+sp+"Qty"+sp+"Price", "Apples"+sp+"12"+sp+"30", "Pears"+sp+"5"+sp+"20")
+	id := addScan(t, s, tok, "default", "table.png", "image/png", quiretest.PNG(img),
+		map[string]any{"ocrOutputType": "CSV", "ocrParseTypes": "TEXT,TABLES,FORMS"})
+	a := ocrAction(t, s, tok, "default", id)
+	md, _ := a["metadata"].(map[string]any)
+	if a["status"] != "COMPLETE" || md["tables"] != "1" || md["csvArtifactId"] == nil {
+		t.Fatalf("OCR %v", a)
+	}
+	c := s.Do(http.MethodGet, "/documents/"+id+"/content?artifactId="+md["csvArtifactId"].(string), nil, tok).JSON(t)
+	csv, _ := c["content"].(string) // text is answered inline
+	if c["contentType"] != "text/csv" {
+		t.Fatalf("CSV artifact %v", c)
+	}
+	if !strings.HasPrefix(csv, "page,line,left,top,width,height,confidence,text\n1,1,") || !strings.Contains(csv, "Globex") {
+		t.Fatalf("CSV:\n%s", csv)
+	}
+	res, err := s.Node.DB.Results("default", id, "ocr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range res {
+		got[r.Name] = string(r.Value)
+	}
+	if want := `[{"headers":["Item","Qty","Price"],"data":[[{"value":"Item"},{"value":"Qty"},{"value":"Price"}],[{"value":"Apples"},{"value":"12"},{"value":"30"}],[{"value":"Pears"},{"value":"5"},{"value":"20"}]]}]`; got["tables"] != want {
+		t.Errorf("tables %s\nwant   %s", got["tables"], want)
+	}
+	if !strings.Contains(got["keyValues"], `{"key":"Invoice","values":["4711"]}`) || !strings.Contains(got["keyValues"], `{"key":"Customer","values":["Globex"]}`) {
+		t.Errorf("keyValues %s", got["keyValues"])
+	}
+}

@@ -1,0 +1,306 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"quire/storage"
+)
+
+// OCR layouts (issue 48 item 4): with ocrOutputType CSV, or ocrParseTypes
+// TABLES or FORMS, OCR also reads where each word is (tesseract's TSV of
+// the pages of the searchable PDF, upright and straightened) and makes:
+//   - CSV: one row per recognized line, "page,line,left,top,width,height,
+//     confidence,text" (pixels at 300 dpi from the page's top left;
+//     confidence the mean of its words', 0-100), kept as a text/csv
+//     artifact (artifactCategory OCR; metadata csvArtifactId);
+//   - TABLES: runs of two or more lines that split into the same number
+//     (two or more) of cells at wide gaps, as FormKiQ's OcrTable
+//     ({headers, data: [[{value}]]}, the first row the headers); result
+//     ocr/tables, metadata tables;
+//   - FORMS: "Key: value" in a line, or a line of two cells whose first
+//     ends with a colon, as FormKiQ's OcrKeyValues ({key, values});
+//     result ocr/keyValues, metadata keyValues.
+
+// ocrLine is one recognized line.
+type ocrLine struct {
+	page, num                int
+	left, top, right, bottom int
+	conf                     float64
+	words                    []ocrWord
+}
+
+type ocrWord struct {
+	left, right, height int
+	text                string
+}
+
+func (l *ocrLine) text() string {
+	ws := make([]string, len(l.words))
+	for i, w := range l.words {
+		ws[i] = w.text
+	}
+	return strings.Join(ws, " ")
+}
+
+// parseTSV reads tesseract's TSV of one page into lines, in reading order.
+func parseTSV(page int, tsv string) []ocrLine {
+	type key struct{ block, par, line int }
+	idx := map[key]int{}
+	var lines []ocrLine
+	var confSum []float64
+	for i, row := range strings.Split(tsv, "\n") {
+		f := strings.Split(row, "\t")
+		if i == 0 || len(f) < 12 || f[0] != "5" {
+			continue // the header, and levels other than words
+		}
+		n := make([]int, 10)
+		for j := range n {
+			n[j], _ = strconv.Atoi(f[j])
+		}
+		conf, _ := strconv.ParseFloat(f[10], 64)
+		text := strings.TrimSpace(f[11])
+		if text == "" || conf < 0 {
+			continue
+		}
+		k := key{n[2], n[3], n[4]}
+		j, ok := idx[k]
+		if !ok {
+			j = len(lines)
+			idx[k] = j
+			lines = append(lines, ocrLine{page: page, left: n[6], top: n[7], right: n[6] + n[8], bottom: n[7] + n[9]})
+			confSum = append(confSum, 0)
+		}
+		l := &lines[j]
+		l.left, l.top = min(l.left, n[6]), min(l.top, n[7])
+		l.right, l.bottom = max(l.right, n[6]+n[8]), max(l.bottom, n[7]+n[9])
+		l.words = append(l.words, ocrWord{left: n[6], right: n[6] + n[8], height: n[9], text: text})
+		confSum[j] += conf
+	}
+	for i := range lines {
+		lines[i].conf = confSum[i] / float64(len(lines[i].words))
+	}
+	// Tesseract puts table columns in blocks of their own: the rows of a
+	// page are its lines by position, top to bottom, then left to right.
+	sort.SliceStable(lines, func(a, b int) bool {
+		if lines[a].bottom <= lines[b].top || lines[b].bottom <= lines[a].top {
+			return lines[a].top < lines[b].top
+		}
+		return lines[a].left < lines[b].left
+	})
+	for i := range lines {
+		lines[i].num = i + 1
+	}
+	return lines
+}
+
+// rows joins the lines of a page that share a height (a table row that
+// tesseract read as one line per column) into one line each.
+func rows(lines []ocrLine) []ocrLine {
+	var out []ocrLine
+	for _, l := range lines {
+		if n := len(out); n > 0 && out[n-1].page == l.page {
+			p := &out[n-1]
+			mid := (l.top + l.bottom) / 2
+			if mid > p.top && mid < p.bottom {
+				p.words = append(p.words, l.words...)
+				p.left, p.right = min(p.left, l.left), max(p.right, l.right)
+				p.top, p.bottom = min(p.top, l.top), max(p.bottom, l.bottom)
+				continue
+			}
+		}
+		l.words = append([]ocrWord(nil), l.words...)
+		out = append(out, l)
+	}
+	for i := range out {
+		sort.SliceStable(out[i].words, func(a, b int) bool { return out[i].words[a].left < out[i].words[b].left })
+	}
+	return out
+}
+
+// cells splits a row at gaps wider than twice its words' median height.
+func cells(l ocrLine) []string {
+	if len(l.words) == 0 {
+		return nil
+	}
+	hs := make([]int, len(l.words))
+	for i, w := range l.words {
+		hs[i] = w.height
+	}
+	sort.Ints(hs)
+	gap := 2 * hs[len(hs)/2]
+	var out []string
+	cur := l.words[0].text
+	for i := 1; i < len(l.words); i++ {
+		if l.words[i].left-l.words[i-1].right > gap {
+			out = append(out, cur)
+			cur = l.words[i].text
+			continue
+		}
+		cur += " " + l.words[i].text
+	}
+	return append(out, cur)
+}
+
+// OCRTable is FormKiQ's OcrTable.
+type OCRTable struct {
+	Headers []string              `json:"headers"`
+	Data    [][]map[string]string `json:"data"`
+}
+
+// ocrTables finds tables: runs of at least two rows of the same page with
+// the same number (at least two) of cells.
+func ocrTables(lines []ocrLine) []OCRTable {
+	var out []OCRTable
+	var run [][]string
+	page := 0
+	flush := func() {
+		if len(run) >= 2 {
+			t := OCRTable{Headers: run[0]}
+			for _, r := range run {
+				row := make([]map[string]string, len(r))
+				for i, c := range r {
+					row[i] = map[string]string{"value": c}
+				}
+				t.Data = append(t.Data, row)
+			}
+			out = append(out, t)
+		}
+		run = nil
+	}
+	for _, l := range rows(lines) {
+		c := cells(l)
+		if len(c) < 2 || l.page != page || len(run) > 0 && len(run[0]) != len(c) {
+			flush()
+		}
+		page = l.page
+		if len(c) >= 2 {
+			run = append(run, c)
+		}
+	}
+	flush()
+	return out
+}
+
+// OCRKeyValue is FormKiQ's OcrKeyValues.
+type OCRKeyValue struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// ocrKeyValues reads "Key: value" lines and two-cell rows whose first
+// cell ends with a colon.
+func ocrKeyValues(lines []ocrLine) []OCRKeyValue {
+	out := []OCRKeyValue{}
+	for _, l := range rows(lines) {
+		c := cells(l)
+		var k, v string
+		switch {
+		case len(c) == 2 && strings.HasSuffix(c[0], ":"):
+			k, v = strings.TrimSuffix(c[0], ":"), c[1]
+		default:
+			var ok bool
+			if k, v, ok = strings.Cut(l.text(), ":"); !ok {
+				continue
+			}
+		}
+		if k, v = strings.TrimSpace(k), strings.TrimSpace(v); k != "" && v != "" && len(k) <= 64 {
+			out = append(out, OCRKeyValue{Key: k, Values: []string{v}})
+		}
+	}
+	return out
+}
+
+// ocrCSV writes the lines as CSV.
+func ocrCSV(lines []ocrLine) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"page", "line", "left", "top", "width", "height", "confidence", "text"})
+	for _, l := range lines {
+		w.Write([]string{strconv.Itoa(l.page), strconv.Itoa(l.num), strconv.Itoa(l.left), strconv.Itoa(l.top),
+			strconv.Itoa(l.right - l.left), strconv.Itoa(l.bottom - l.top), strconv.FormatFloat(l.conf, 'f', 1, 64), l.text()})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// ocrLayout reads the lines of the searchable PDF's pages (at most pages)
+// with tesseract's TSV, and adds what ocrOutputType CSV and ocrParseTypes
+// TABLES and FORMS ask for to out.
+func (j *Job) ocrLayout(ctx context.Context, dir, pdf string, langs []string, pages int, csvOut, tables, forms bool, out *Outcome) error {
+	ppm, err := program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
+	if err != nil {
+		return err
+	}
+	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
+	if err != nil {
+		return err
+	}
+	args := []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-png"}
+	if pages > 0 {
+		args = append(args, "-l", strconv.Itoa(pages))
+	}
+	if _, err := runProgram(ctx, dir, ppm, append(args, pdf, filepath.Join(dir, "layout"))...); err != nil {
+		return err
+	}
+	imgs, _ := filepath.Glob(filepath.Join(dir, "layout-*.png"))
+	sort.Slice(imgs, func(a, b int) bool { return layoutPage(imgs[a]) < layoutPage(imgs[b]) })
+	var lines []ocrLine
+	for _, img := range imgs {
+		pctx, cancel := context.WithTimeout(ctx, j.p.cfg.OCRPageTimeout)
+		tsv, err := runProgram(pctx, dir, tess, img, "stdout", "-l", strings.Join(langs, "+"), "tsv")
+		cancel()
+		if err != nil {
+			return fmt.Errorf("reading the layout of page %d: %w", layoutPage(img), err)
+		}
+		os.Remove(img)
+		lines = append(lines, parseTSV(layoutPage(img), string(tsv))...)
+	}
+	if tables {
+		t := ocrTables(lines)
+		if t == nil {
+			t = []OCRTable{}
+		}
+		v, _ := json.Marshal(t)
+		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "tables", Value: v})
+		out.Metadata["tables"] = strconv.Itoa(len(t))
+	}
+	if forms {
+		kv := ocrKeyValues(lines)
+		v, _ := json.Marshal(kv)
+		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "keyValues", Value: v})
+		out.Metadata["keyValues"] = strconv.Itoa(len(kv))
+	}
+	if csvOut && j.Doc.ArtifactOf == "" {
+		m, tail, err := storage.WriteContent(ctx, j.p.apply, bytes.NewReader(ocrCSV(lines)), 0, nil)
+		if err != nil {
+			return fmt.Errorf("store OCR CSV: %w", err)
+		}
+		id := uuid.NewString()
+		art := storage.Document{DocumentID: id, ContentType: "text/csv", UserID: j.Action.UserID, ArtifactCategory: OCRArtifactCategory}
+		add, err := j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
+			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})
+		if err != nil {
+			return err
+		}
+		out.Then = append(out.Then, add)
+		out.Metadata["csvArtifactId"] = id
+	}
+	return nil
+}
+
+func layoutPage(fn string) int {
+	base := strings.TrimSuffix(filepath.Base(fn), ".png")
+	n, _ := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:])
+	return n
+}

@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"quire/storage"
+)
+
+// Default processing (issue 46): every new document and new content
+// version whose request names no actions gets its site's default actions
+// (processing.defaultActions; by default OCR then FULLTEXT). OCR decides
+// by itself where it is needed: it skips what is neither an image nor a
+// PDF and reads a PDF's own text where every page has some. Content type
+// detection is not an action: a document's actions wait until its type is
+// known (storage's detect queue) whatever they are.
+//
+// The doors that create documents or content call DefaultActions when
+// their request names none; CheckProcessing is the site configuration's
+// validation of the section.
+
+// DefaultActionChoices are the action types a site may make default: those
+// that need no parameters and act on the document alone.
+var DefaultActionChoices = []string{"OCR", "FULLTEXT", "CHECKSUM", "ANTIVIRUS", "MALWARE_SCAN"}
+
+// DefaultActions returns the actions a new document or content version of
+// a site with configuration c gets when its request names none (PENDING,
+// by user).
+func DefaultActions(c *storage.SiteConfig, user string) []storage.Action {
+	types := c.DefaultActions()
+	out := make([]storage.Action, 0, len(types))
+	for _, t := range types {
+		out = append(out, storage.Action{Type: t, Status: storage.ActionPending, UserID: user})
+	}
+	return out
+}
+
+// maxLanguages bounds processing.languages: tesseract reads a page once
+// per language model it is given.
+const maxLanguages = 5
+
+var langCode = regexp.MustCompile(`^[a-z]{3}(_[a-z]+)?$`)
+
+// CheckProcessing validates a site's processing section: languages are
+// tesseract codes the server has (not osd, which is no language), at most
+// maxLanguages of them, each once; default actions are among
+// DefaultActionChoices, each once. Its items use the configuration's keys.
+func (p *Pipeline) CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem {
+	if c == nil {
+		return nil
+	}
+	var items []storage.ValidationItem
+	add := func(key, msg string) { items = append(items, storage.ValidationItem{Key: key, Msg: msg}) }
+	if len(c.Languages) > maxLanguages {
+		add("processing.languages", fmt.Sprintf("at most %d languages", maxLanguages))
+	}
+	var have []string
+	if len(c.Languages) > 0 {
+		if tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr"); err != nil {
+			add("processing.languages", err.Error())
+		} else {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			have, err = installedLanguages(cctx, "", tess)
+			cancel()
+			if err != nil {
+				add("processing.languages", "tesseract does not list its languages: "+err.Error())
+			}
+		}
+	}
+	for i, l := range c.Languages {
+		switch {
+		case !langCode.MatchString(l) || l == "osd":
+			add("processing.languages", fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
+		case slices.Contains(c.Languages[:i], l):
+			add("processing.languages", fmt.Sprintf("language '%s' is listed twice", l))
+		case have != nil && !slices.Contains(have, l):
+			add("processing.languages", fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
+		}
+	}
+	if c.DefaultActions != nil {
+		for i, t := range *c.DefaultActions {
+			switch {
+			case !slices.Contains(DefaultActionChoices, t):
+				add("processing.defaultActions", fmt.Sprintf("'%s' cannot be a default action: one of %s", t, strings.Join(DefaultActionChoices, ", ")))
+			case slices.Contains((*c.DefaultActions)[:i], t):
+				add("processing.defaultActions", fmt.Sprintf("'%s' is listed twice", t))
+			}
+		}
+	}
+	return items
+}
