@@ -113,6 +113,13 @@ func sortedPerms(m map[Permission]bool) []Permission {
 	return out
 }
 
+// BoundSite is the one site a credential a site issued is bound to: an
+// API key's site, or a delegation token's ("" for a signed-in user, whose
+// groups hold wherever they are granted). A bound credential carries no
+// right outside that site: its groups do not reach another site's
+// shares, and a request through it never moves to another site.
+func (p *Principal) BoundSite() string { return p.APIKeySite }
+
 // Permissions returns the caller's sorted permissions on site; an admin
 // holds all of them everywhere.
 func (p *Principal) Permissions(site string) []Permission {

@@ -49,3 +49,7 @@ func SetTestMoveStep(n int) { moveStep = n }
 // StoredRoutes are the routes that answer with stored bytes, as "GET
 // path" mapped to what they serve (tests only).
 func StoredRoutes() map[string]string { return storedRoutes }
+
+// ShareRoutes are the routes that take shareKey, as "METHOD path" (tests
+// only).
+func ShareRoutes() map[string]bool { return shareRoutes }

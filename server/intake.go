@@ -237,7 +237,7 @@ func (s *Server) handleAddIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true}); err != nil {
+	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()
@@ -259,7 +259,7 @@ func (s *Server) handleSetIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p}); err != nil {
+	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()
