@@ -95,6 +95,7 @@ FUZZ_TARGETS := \
 	./server:FuzzPagingTokens \
 	./server:FuzzQueryTranslate \
 	./server:FuzzRouteBodies \
+	./safepath:FuzzJoin \
 	./storage:FuzzListingToken \
 	./storage:FuzzNormalizeDate \
 	./storage:FuzzNumberEncoding

@@ -154,6 +154,11 @@ func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) 
 		if p.Watch.Enabled && s.deps.IntakeFolderRoot == "" {
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
+		if p.Watch.Enabled && s.deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
+			if _, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err != nil {
+				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
+			}
+		}
 	}
 	errs = append(errs, storage.CheckIntakeProfile(p)...)
 	if err := checkErrors(errs); err != nil {
@@ -204,7 +209,7 @@ func (s *Server) intakeProfileJSON(r *reqCtx, p *storage.IntakeProfile) map[stri
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); dir != "" {
+		if dir, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
