@@ -155,7 +155,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.credentialToken(context.Background(), user, pass)
+	cred, err := s.credentialToken(context.Background(), passwordCheck{addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
