@@ -62,12 +62,8 @@ func (s *Server) limitFailures(class string) fiber.Handler {
 		if ok {
 			return nil
 		}
-		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
-		secs := int(math.Ceil(wait.Seconds()))
-		secs = max(1, min(secs, int((24*time.Hour).Seconds())))
 		c.Response().ResetBody()
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-		return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
+		return s.tooMany(c, wait)
 	}
 }
 
@@ -79,12 +75,18 @@ func (s *Server) limit(class string) fiber.Handler {
 		if ok {
 			return c.Next()
 		}
-		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
-		secs := int(math.Ceil(wait.Seconds()))
-		secs = max(1, min(secs, int((24*time.Hour).Seconds())))
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-		return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
+		return s.tooMany(c, wait)
 	}
+}
+
+// tooMany answers a request over its rate limit: 429 with Retry-After,
+// counted in quire_ratelimited_total.
+func (s *Server) tooMany(c *fiber.Ctx, wait time.Duration) error {
+	s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
+	secs := int(math.Ceil(wait.Seconds()))
+	secs = max(1, min(secs, int((24*time.Hour).Seconds())))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
 }
 
 // newLimits builds the rate limiters of d.RateLimit; the configuration
