@@ -8,7 +8,7 @@ LISTEN ?= 127.0.0.1:8080
 DATA ?= ./data
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help build run test vet fmt-check fuzz fuzz-check bench bench-scale deps clean package cross upgrade-fixture
+.PHONY: help build run test vet fmt-check fuzz fuzz-check bench bench-scale deps hydra clean package cross upgrade-fixture
 
 # Packages: nfpm pinned (v2.46+ needs modules the Go proxy refuses).
 NFPM := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.0
@@ -75,14 +75,26 @@ deps: ## install the engines the tests use (Debian packages; as root, or says wh
 		else echo "npm missing: the console's accessibility checks need axe-core (apt-get install npm)"; \
 			if [ "$$CI" = true ]; then exit 1; fi; fi; fi
 
+# The OpenID provider the sign-in tests run for real (console/hydra_test.go):
+# ory/hydra v2.3.0 from the module proxy, built from its own module in
+# tools/hydra (hydra's go.mod replaces gobuffalo/pop with ory's fork, so
+# `go install github.com/ory/hydra/v2@v2.3.0` refuses; tools/hydra pins the
+# fork), with SQLite (cgo) for its in-memory database. Built once.
+HYDRA := build/tools/hydra
+hydra: $(HYDRA) ## build the OpenID provider the tests sign in through (ory/hydra v2.3.0)
+$(HYDRA): tools/hydra/go.mod tools/hydra/go.sum
+	@echo "building ory/hydra v2.3.0 into $(HYDRA) (the first time compiles it: several minutes on 2 cores)"
+	@mkdir -p $(dir $(HYDRA))
+	cd tools/hydra && CGO_ENABLED=1 $(GO) build -trimpath -tags sqlite,sqlite_omit_load_extension -o $(CURDIR)/$(HYDRA) github.com/ory/hydra/v2
+
 # The slowest test packages first: go test runs -p (the core count) test
 # binaries at once in the order the packages are named, so naming the
 # longest first keeps both cores busy to the end instead of leaving the
 # server package (10 minutes under -race) running alone at the tail.
 TEST_FIRST := ./server ./node . ./console ./storage ./packaging
 
-test: deps fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
+test: deps $(HYDRA) fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
+	QUIRE_HYDRA=$(CURDIR)/$(HYDRA) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
 
 # Every fuzz target, as package:FuzzName: `go test -fuzz` takes one target
 # per run. fuzz-check (part of `make test`) fails when this list and the
@@ -95,6 +107,7 @@ FUZZ_TARGETS := \
 	./server:FuzzPagingTokens \
 	./server:FuzzQueryTranslate \
 	./server:FuzzRouteBodies \
+	./safepath:FuzzJoin \
 	./storage:FuzzListingToken \
 	./storage:FuzzNormalizeDate \
 	./storage:FuzzNumberEncoding

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"time"
 
@@ -94,8 +96,9 @@ func (a *Authenticator) Delegate(p *Principal, tok string) (*Principal, error) {
 		}
 	}
 	d.Permissions = sortedPerms(granted)
+	sum := sha256.Sum256([]byte(tok))
 	out := &Principal{Username: p.Username, Groups: p.Groups, Claims: p.Claims, Sites: map[string][]Permission{},
-		APIKeySite: site, Delegation: d}
+		APIKeySite: site, Delegation: d, cred: "delegation:" + hex.EncodeToString(sum[:16]) + ":" + p.Credential()}
 	if d.OnBehalfOf != "" {
 		out.Username = d.OnBehalfOf
 	}

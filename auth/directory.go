@@ -85,13 +85,48 @@ const (
 // sign-ins must not take the process's memory.
 var hashSlots = make(chan struct{}, 2)
 
-// HashPassword returns the argon2id hash of pw in the PHC string format.
-func HashPassword(pw string) (string, error) {
+// ErrHashBusy is a password check or hash that found no free slot within
+// its wait: the caller answers "busy, try again" (429, SMTP 454) rather
+// than queueing behind other callers' hashes (issue 43).
+var ErrHashBusy = errors.New("every password hash slot is busy")
+
+// takeSlot takes a hash slot, waiting at most wait (below 0: as long as
+// it takes).
+func takeSlot(wait time.Duration) error {
+	if wait < 0 {
+		hashSlots <- struct{}{}
+		return nil
+	}
+	select {
+	case hashSlots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case hashSlots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrHashBusy
+	}
+}
+
+// HashPassword returns the argon2id hash of pw in the PHC string format,
+// waiting for a hash slot as long as it takes (Admins' routes; anonymous
+// routes use HashPasswordWithin).
+func HashPassword(pw string) (string, error) { return HashPasswordWithin(pw, -1) }
+
+// HashPasswordWithin is HashPassword waiting at most wait for a hash slot
+// (ErrHashBusy after it).
+func HashPasswordWithin(pw string, wait time.Duration) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	hashSlots <- struct{}{}
+	if err := takeSlot(wait); err != nil {
+		return "", err
+	}
 	sum := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	<-hashSlots
 	b64 := base64.RawStdEncoding
@@ -108,8 +143,16 @@ var dummyHash = sync.OnceValue(func() string {
 
 // VerifyPassword reports whether pw matches hash (HashPassword's
 // format); an empty or malformed hash matches nothing, after the same
-// work.
+// work. It waits for a hash slot as long as it takes: callers a client
+// can flood use VerifyPasswordWithin.
 func VerifyPassword(hash, pw string) bool {
+	ok, _ := VerifyPasswordWithin(hash, pw, -1)
+	return ok
+}
+
+// VerifyPasswordWithin is VerifyPassword waiting at most wait for a hash
+// slot: ErrHashBusy after it, with nothing checked.
+func VerifyPasswordWithin(hash, pw string, wait time.Duration) (bool, error) {
 	if hash == "" {
 		hash = dummyHash()
 		pw += "\x00" // never matches
@@ -118,21 +161,23 @@ func VerifyPassword(hash, pw string) bool {
 	var m, t uint32
 	var p uint8
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false
+		return false, nil
 	}
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m > 256*1024 || t > 10 || p == 0 {
-		return false
+		return false, nil
 	}
 	b64 := base64.RawStdEncoding
 	salt, err1 := b64.DecodeString(parts[4])
 	want, err2 := b64.DecodeString(parts[5])
 	if err1 != nil || err2 != nil || len(want) == 0 {
-		return false
+		return false, nil
 	}
-	hashSlots <- struct{}{}
+	if err := takeSlot(wait); err != nil {
+		return false, err
+	}
 	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
 	<-hashSlots
-	return subtle.ConstantTimeCompare(got, want) == 1
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
 // MaxPasswordBytes is the longest password CheckPassword takes.

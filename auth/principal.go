@@ -70,6 +70,23 @@ type Principal struct {
 	// dirGen is the generation of a directory user's token (0: not a
 	// directory token); Authenticate checks it on every request.
 	dirGen int
+	// cred names the credential when it is not the user's own token (an
+	// API key, a delegation): see Credential.
+	cred string
+}
+
+// Credential names the credential the caller used, for what belongs to
+// one credential only (a recorded Idempotency-Key answer, issue 43): the
+// username for a user's token (whatever signed it: the directory, the
+// identity provider, `quire token`), "apikey:<the key's hash>" for an API
+// key (each key its own, though every key of a creator carries the
+// creator's name), and "delegation:<the token's hash>:<the actor's
+// credential>" for a delegated request.
+func (p *Principal) Credential() string {
+	if p.cred != "" {
+		return p.cred
+	}
+	return p.Username
 }
 
 // NewPrincipal builds a principal from a username and groups with
@@ -112,6 +129,13 @@ func sortedPerms(m map[Permission]bool) []Permission {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// BoundSite is the one site a credential a site issued is bound to: an
+// API key's site, or a delegation token's ("" for a signed-in user, whose
+// groups hold wherever they are granted). A bound credential carries no
+// right outside that site: its groups do not reach another site's
+// shares, and a request through it never moves to another site.
+func (p *Principal) BoundSite() string { return p.APIKeySite }
 
 // Permissions returns the caller's sorted permissions on site; an admin
 // holds all of them everywhere.

@@ -275,7 +275,8 @@ func (a *Authenticator) apiKey(key string) (*Principal, error) {
 	if name == "" {
 		name = k.Name
 	}
-	p := &Principal{Username: name, Groups: k.Groups, Sites: map[string][]Permission{}, APIKeySite: k.Site, APIKeyName: k.Name, Claims: map[string]any{}}
+	p := &Principal{Username: name, Groups: k.Groups, Sites: map[string][]Permission{}, APIKeySite: k.Site, APIKeyName: k.Name, Claims: map[string]any{},
+		cred: "apikey:" + HashAPIKey(key)}
 	set := map[Permission]bool{}
 	for _, pm := range k.Permissions {
 		set[pm] = true

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/safepath"
 	"quire/storage"
 )
 
@@ -351,7 +352,9 @@ func parseFile(p []byte) (name, dir, base string, mode os.FileMode, err error) {
 	for _, d := range dirs {
 		ok = ok || filepath.Clean(dir) == d
 	}
-	if !ok || base == "" || base == "." || base == ".." {
+	// The name becomes a file of the data dir: one safe segment on every
+	// OS (safepath; issue 43), in one of dirs.
+	if !ok || safepath.CheckSegment(base) != nil {
 		return "", "", "", 0, fmt.Errorf("%w: unexpected file %q", ErrCorrupt, name)
 	}
 	return name, dir, base, mode, nil
@@ -363,10 +366,14 @@ func writeFile(dataDir string, p []byte, info *Info) error {
 		return err
 	}
 	body := p[2+len(name)+4:]
-	if err := os.MkdirAll(filepath.Join(dataDir, dir), 0o700); err != nil {
+	fn, err := safepath.Join(dataDir, filepath.Clean(dir), base)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(fn), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dataDir, dir, base), os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	f, err := os.OpenFile(fn, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}

@@ -311,3 +311,25 @@ func TestEndWithoutSum(t *testing.T) {
 		t.Fatalf("a damaged archive without the end sum: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestParseFile_RefusesUnsafeNames (issue 43, finding 3): a file name in
+// an archive becomes a path under the data dir only when it is a safe
+// segment on every OS, in keys/ or tls/.
+func TestParseFile_RefusesUnsafeNames(t *testing.T) {
+	frame := func(name string) []byte {
+		b := binary.BigEndian.AppendUint16(nil, uint16(len(name)))
+		b = append(b, name...)
+		return binary.BigEndian.AppendUint32(b, 0o600)
+	}
+	for _, name := range []string{"keys/jwt-signing.pem", "tls/cert.pem"} {
+		if _, _, _, _, err := parseFile(frame(name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"keys/..", "keys/../db", "../keys/x", "keys/con", "keys/NUL.pem", "keys/a:b", `keys/..\x`,
+		"tls/com1", "keys/x.", "db/MANIFEST", "keys/a\x00b", "keys/"} {
+		if _, _, _, _, err := parseFile(frame(name)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%q: %v, want ErrCorrupt", name, err)
+		}
+	}
+}

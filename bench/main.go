@@ -7,7 +7,7 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only | -intake-only]
+//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only | -intake-only | -links-only]
 //	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
 //	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
 //	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
@@ -34,6 +34,9 @@
 //   - cluster (cluster.go): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
+//   - signed links (links.go): 64 clients of one address download 5,000
+//     documents through their signed URLs beside the same downloads
+//     through GET /documents/{id}/content, with the default rate limits;
 //   - console (console.go): the web console in headless Chromium: first
 //     load, opening a folder of 10,000 documents, search as you type;
 //   - scale (scale.go, -scale-only, make bench-scale, as root): the search
@@ -85,6 +88,8 @@ type config struct {
 	versionsOnly bool          // run the versions benchmark alone
 	consoleOnly  bool          // run the web console benchmark (Chromium) alone
 	intakeOnly   bool          // run the scanner intake benchmark alone
+	linksOnly    bool          // run the signed-links benchmark alone
+	linksDocs    int           // documents of the signed-links benchmark, 0 for its default
 	ingestRuns   int           // repetitions of the sustained-ingest benchmark
 	searchDocs   int           // documents of the search benchmark, 0 for its default
 	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
@@ -127,6 +132,8 @@ func main() {
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
 	intakeOnly := flag.Bool("intake-only", false, "run the scanner intake benchmark alone (files through a watched folder beside API creates)")
+	linksOnly := flag.Bool("links-only", false, "run the signed-links benchmark alone (64 clients of one address download documents through signed URLs)")
+	linksDocs := flag.Int("links-docs", 0, "documents of the signed-links benchmark (0: 5,000, or 500 with -quick)")
 	ingestRuns := flag.Int("ingest-runs", 3, "repetitions of the sustained-ingest benchmark (run-to-run spread)")
 	cpuProfile := flag.String("cpuprofile", "", "write CPU profiles of the 3-node ingest and upload rows to `PREFIX`.ingest and PREFIX.upload")
 	searchDocs := flag.Int("search-docs", 0, "documents of the search benchmark (default 100,000, 10,000 with -quick; 1000000 for the scale run)")
@@ -151,6 +158,8 @@ func main() {
 	cfg.versionsOnly = *versionsOnly
 	cfg.consoleOnly = *consoleOnly
 	cfg.intakeOnly = *intakeOnly
+	cfg.linksOnly = *linksOnly
+	cfg.linksDocs = *linksDocs
 	cfg.ingestRuns = *ingestRuns
 	cfg.searchDocs = *searchDocs
 	cfg.searchData = *searchData
@@ -256,6 +265,17 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.intakeOnly {
 		return s.intakeBench(ctx)
 	}
+	if cfg.linksOnly {
+		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+		if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
+			return srv.withLog(err)
+		}
+		return nil
+	}
 	if cfg.versionsOnly {
 		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
@@ -295,6 +315,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return srv.withLog(err)
 	}
 	if err := s.versionsBench(ctx, srv); err != nil {
+		return srv.withLog(err)
+	}
+	if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
 		return srv.withLog(err)
 	}
 	if err := s.consoleBench(ctx, srv); err != nil {

@@ -22,11 +22,17 @@ func TestIgnored(t *testing.T) {
 }
 
 func TestWatchDir(t *testing.T) {
-	if d := WatchDir("", "default", "p"); d != "" {
-		t.Errorf("no root: %q", d)
+	if d, err := WatchDir("", "default", "p"); d != "" || err != nil {
+		t.Errorf("no root: %q %v", d, err)
 	}
-	if d := WatchDir("/srv/scans", "/finance/hr", "p"); d != filepath.Join("/srv/scans", "%2Ffinance%2Fhr", "p") {
-		t.Errorf("a site with slashes: %q", d)
+	if d, err := WatchDir("/srv/scans", "/finance/hr", "p"); err != nil || d != filepath.Join("/srv/scans", "%2Ffinance%2Fhr", "p") {
+		t.Errorf("a site with slashes: %q %v", d, err)
+	}
+	// Ids that would leave the root or name a device (issue 43).
+	for _, c := range [][2]string{{"..", "p"}, {".", "p"}, {"...", "p"}, {"a:b", "p"}, {"com1", "p"}, {"default", "con"}, {"default", ".."}} {
+		if d, err := WatchDir("/srv/scans", c[0], c[1]); err == nil {
+			t.Errorf("WatchDir(%q, %q) = %q, want an error", c[0], c[1], d)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/safepath"
 	"quire/storage"
 )
 
@@ -46,12 +47,16 @@ const (
 	maxWatchFiles = 10000
 )
 
-// WatchDir is the watched folder of a site's profile ("" without a root).
-func WatchDir(root, site, profile string) string {
+// WatchDir is the watched folder of a site's profile ("" without a
+// root): <root>/<site, URL-escaped>/<profile>, built by safepath.Join, so
+// a site or profile that is no safe folder name on every OS (".", "..",
+// a device name, a drive colon), or a folder below the root that is a
+// link out of it, is an error and no folder (issue 43, finding 3).
+func WatchDir(root, site, profile string) (string, error) {
 	if root == "" {
-		return ""
+		return "", nil
 	}
-	return filepath.Join(root, url.PathEscape(site), profile)
+	return safepath.Join(root, url.PathEscape(site), profile)
 }
 
 // Ignored reports file names a watched folder leaves alone: hidden and
@@ -183,7 +188,11 @@ func (w *Watcher) Scan(ctx context.Context) {
 				return
 			}
 			p := &list[i]
-			dir := WatchDir(w.root, site, p.Name)
+			dir, err := WatchDir(w.root, site, p.Name)
+			if err != nil {
+				w.log.Warn("intake folder refused", "site", site, "profile", p.Name, "err", err)
+				continue
+			}
 			w.scanProfile(ctx, site, p, dir, live)
 		}
 	}
@@ -487,7 +496,11 @@ func (w *Watcher) finished(site string, rec storage.IntakeRecord, now time.Time)
 	if age < journalGrace {
 		return false
 	}
-	info, err := os.Lstat(filepath.Join(WatchDir(w.root, site, profile), filepath.FromSlash(rel)))
+	dir, err := WatchDir(w.root, site, profile)
+	if err != nil {
+		return age >= journalKeep
+	}
+	info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}

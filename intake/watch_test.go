@@ -36,7 +36,10 @@ func TestPruneJournal(t *testing.T) {
 	}
 	root := t.TempDir()
 	w := NewWatcher(in, root, time.Second, nil)
-	dir := WatchDir(root, "default", "scan")
+	dir, err := WatchDir(root, "default", "scan")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := Prepare(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -57,10 +57,10 @@ const (
 // Classes are every class, in the order the example configuration lists
 // them.
 var Classes = []Class{
-	{SignIn, "sign-in routes that check a password (POST /login, /respondToAuthChallenge, /changePassword, /forgotPasswordConfirm, /confirmRegistration): each costs an argon2 hash.", "10/min burst 10, global 10/s burst 40"},
+	{SignIn, "every password check of an address: the sign-in routes (POST /login, /respondToAuthChallenge, /changePassword, /forgotPasswordConfirm, /confirmRegistration), and each WebDAV Basic and SMTP AUTH password actually checked: each costs an argon2 hash.", "10/min burst 10, global 10/s burst 40"},
 	{Refresh, "POST /login/refresh and /login/logout (a lookup, no hash), and the console's sign-in through an identity provider (GET /login/oidc, /login/oidc/info, /login/oidc/callback).", "60/min burst 30, global 50/s burst 200"},
 	{Reset, "POST /forgotPassword: each may send a mail.", "10/h burst 5, global 60/min burst 30"},
-	{Links, "signed URLs and short links: PUT /uploads/..., GET /downloads/..., /published/..., /archives/..., /s/{slug}.", "20/s burst 200, global 200/s burst 1000"},
+	{Links, "failed signed URLs and short links: PUT /uploads/..., GET /downloads/..., /published/..., /archives/..., /s/{slug} (a valid signature or slug is the credential and spends nothing).", "20/s burst 200, global 200/s burst 1000"},
 	{Signing, "e-signature pages: GET and POST /esign/{token}, GET /esign-status/{envelopeId}.", "60/min burst 30, global 20/s burst 200"},
 	{Public, "anonymous intake: POST /public/documents, POST /public/webhooks/... (a site's publicDocuments.perClientPerMinute applies too).", "60/min burst 60, global 20/s burst 200"},
 	{Probe, "GET /healthz, /readyz, /metrics.", "10/s burst 50, global 100/s burst 500"},

@@ -122,7 +122,7 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, "application/zip")
+	serveStored(c, storedFile{ContentType: "application/zip", Name: "documents.zip"})
 	if c.Method() == http.MethodHead {
 		return nil // no stream after a HEAD answer
 	}
@@ -130,7 +130,6 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 	if !s.backups.begin(conn) {
 		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())
 	}
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="documents.zip"`)
 	rid := requestID(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer s.backups.done(conn)

@@ -93,7 +93,7 @@ func (s *Server) handleGetBackup(r *reqCtx) error {
 	if r.Method() == http.MethodHead {
 		// fiber answers HEAD with the GET handler; a body stream writer
 		// would put bytes after a HEAD response and break the connection.
-		r.Set("Content-Type", "application/octet-stream")
+		serveStored(r.Ctx, storedFile{ContentType: "application/octet-stream"})
 		return nil
 	}
 	conn := r.Context().Conn()
@@ -101,8 +101,7 @@ func (s *Server) handleGetBackup(r *reqCtx) error {
 		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())
 	}
 	name := "quire-" + s.now().UTC().Format("20060102-150405") + ".qbk"
-	r.Set("Content-Type", "application/octet-stream")
-	r.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	serveStored(r.Ctx, storedFile{ContentType: "application/octet-stream", Name: name})
 	r.Set("X-Quire-Backup-Estimate", strconv.FormatInt(backup.Estimate(s.db), 10))
 	id := requestID(r.Ctx)
 	r.Context().SetBodyStreamWriter(func(w *bufio.Writer) {

@@ -155,7 +155,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.credentialToken(context.Background(), user, pass)
+	cred, err := s.credentialToken(context.Background(), passwordCheck{addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +377,9 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 		}
 		return err
 	}
-	c.Set(fiber.HeaderContentType, info.ctype)
+	// Passive types show in a browser that follows a WebDAV link; active
+	// ones are saved, never run on Quire's origin (serveStored).
+	serveStored(c, storedFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
 	if sent, err := s.sendIfMarked(c, fsys.r.site, info.id, cr, doc.ContentType); sent {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -57,15 +56,9 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	disp := "attachment"
-	// SVG can carry script: never render it inline (SERVICE-SPEC.md §5.12).
-	if in == "true" && !isSVG(ctype, name) {
-		disp = "inline"
-	}
-	c.Set(fiber.HeaderContentType, ctype)
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("%s; filename=%q; filename*=UTF-8''%s", disp, asciiName(name), url.PathEscape(name)))
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Content-Security-Policy", "sandbox")
+	// SVG, HTML and the other active types are never rendered inline
+	// (SERVICE-SPEC.md §5.12; serveStored).
+	serveStored(c, storedFile{ContentType: ctype, Name: name, Inline: in == "true"})
 	if !bypass {
 		if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
 			return err
@@ -143,10 +136,6 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 		}
 		return s, e, true, true
 	}
-}
-
-func isSVG(ctype, name string) bool {
-	return strings.Contains(strings.ToLower(ctype), "svg") || strings.HasSuffix(strings.ToLower(name), ".svg")
 }
 
 func asciiName(s string) string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -72,6 +74,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
 		mp *pipeline.MissingProgramError
+		pb *errPasswordBusy
 	)
 	status, body := http.StatusInternalServerError, any(messageBody{"Internal Server Error"})
 	switch {
@@ -90,6 +93,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
 	case errors.As(err, &le):
 		status, body = http.StatusTooManyRequests, messageBody{le.Msg}
+	case errors.As(err, &pb): // the sign-in budget or busy hash slots (passwords.go)
+		status, body = http.StatusTooManyRequests, messageBody{pb.Error()}
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(max(1, (pb.Retry+time.Second-1)/time.Second))))
+		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
 	case errors.As(err, &re):
 		status, body = http.StatusBadRequest, messageBody{re.Msg}
 	case errors.As(err, &ae):

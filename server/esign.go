@@ -806,11 +806,8 @@ func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, "application/pdf")
-	c.Set(fiber.HeaderContentDisposition, "inline")
+	serveStored(c, storedFile{ContentType: "application/pdf", Inline: true})
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Content-Security-Policy", "sandbox")
 	c.Set(fiber.HeaderETag, `"`+e.ContentSHA256+`"`)
 	size := rd.Size()
 	if c.Method() == http.MethodHead {

@@ -154,6 +154,11 @@ func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) 
 		if p.Watch.Enabled && s.deps.IntakeFolderRoot == "" {
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
+		if p.Watch.Enabled && s.deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
+			if _, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err != nil {
+				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
+			}
+		}
 	}
 	errs = append(errs, storage.CheckIntakeProfile(p)...)
 	if err := checkErrors(errs); err != nil {
@@ -204,7 +209,7 @@ func (s *Server) intakeProfileJSON(r *reqCtx, p *storage.IntakeProfile) map[stri
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); dir != "" {
+		if dir, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
@@ -237,7 +242,7 @@ func (s *Server) handleAddIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true}); err != nil {
+	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()
@@ -259,7 +264,7 @@ func (s *Server) handleSetIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p}); err != nil {
+	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()

@@ -15,14 +15,14 @@ import (
 // which part was wrong.
 var errBadCredentials = errors.New("invalid user name or password")
 
-// CredentialPrincipal verifies a user name and password as a scanner or a
-// file manager sends them (SMTP AUTH PLAIN/LOGIN, WebDAV's Basic auth):
+// CredentialPrincipal verifies a user name and password from the client
+// address from as a scanner or a file manager sends them (SMTP AUTH PLAIN/LOGIN, WebDAV's Basic auth):
 // the password is an intake API key (the user name is then free, by
 // convention "apikey"), or a directory user's password. A directory
 // sign-in counts toward the user's lockout as POST /login does, and the
 // principal is the one the user's access token would carry.
-func (s *Server) CredentialPrincipal(ctx context.Context, user, pass string) (*auth.Principal, error) {
-	c, err := s.credentialToken(ctx, user, pass)
+func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass string) (*auth.Principal, error) {
+	c, err := s.credentialToken(ctx, passwordCheck{addr: from}, user, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,11 @@ func (s *Server) CredentialPrincipal(ctx context.Context, user, pass string) (*a
 // still enabled and of the same generation), so a cache of tokens
 // (WebDAV's) never outlives a revoked key, a disabled user or a changed
 // password (the cache compares the user's password hash too).
-func (s *Server) credentialToken(ctx context.Context, user, pass string) (checkedCredential, error) {
+//
+// A directory password is checked through checkPassword: it spends the
+// client's sign-in budget (pc) and is refused busy rather than queued
+// (*errPasswordBusy; issue 43). An API key costs neither.
+func (s *Server) credentialToken(ctx context.Context, pc passwordCheck, user, pass string) (checkedCredential, error) {
 	if pass == "" || len(pass) > auth.MaxPasswordBytes || len(user) > 256 || !utf8.ValidString(user) || !utf8.ValidString(pass) {
 		return checkedCredential{}, errBadCredentials
 	}
@@ -61,7 +65,10 @@ func (s *Server) credentialToken(ctx context.Context, user, pass string) (checke
 		}
 		hash = u.PasswordHash
 	}
-	ok := auth.VerifyPassword(hash, pass)
+	ok, err := s.checkPassword(pc, hash, pass)
+	if err != nil {
+		return checkedCredential{}, err
+	}
 	if u == nil {
 		return checkedCredential{}, errBadCredentials
 	}

@@ -145,6 +145,19 @@ type smtpSession struct {
 	p       *auth.Principal
 	from    string
 	targets []smtpTarget
+	// authFails counts the connection's refused AUTH tries.
+	authFails int
+}
+
+// smtpMaxAuthTries bounds the failed AUTH tries of one connection.
+const smtpMaxAuthTries = 3
+
+// clientAddr is the client's IP address (the sign-in budget's key).
+func (ss *smtpSession) clientAddr() string {
+	if a, ok := ss.c.Conn().RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return ss.c.Conn().RemoteAddr().String()
 }
 
 func smtpErr(code int, enh smtp.EnhancedCode, msg string) *smtp.SMTPError {
@@ -155,6 +168,8 @@ var (
 	errSMTPAuthRequired = smtpErr(530, smtp.EnhancedCode{5, 7, 0}, "Authentication required: AUTH with a Quire user or an intake API key")
 	errSMTPNeedTLS      = smtpErr(538, smtp.EnhancedCode{5, 7, 11}, "Encryption required: STARTTLS before AUTH")
 	errSMTPBadAuth      = smtpErr(535, smtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
+	errSMTPAuthBusy     = smtpErr(454, smtp.EnhancedCode{4, 7, 0}, "Too many sign-in attempts, try again later")
+	errSMTPAuthTries    = smtpErr(454, smtp.EnhancedCode{4, 7, 0}, "Too many failed AUTH attempts on this connection: reconnect later")
 )
 
 // authOK: credentials may be sent on this connection (TLS, or loopback).
@@ -189,9 +204,21 @@ func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
 	if !ss.authOK() {
 		return nil, errSMTPNeedTLS
 	}
+	// At most smtpMaxAuthTries failed tries a connection: then 454
+	// without a check (each check spends the address's sign-in budget
+	// too: passwords.go).
+	if ss.authFails >= smtpMaxAuthTries {
+		return nil, errSMTPAuthTries
+	}
 	check := func(user, pass string) error {
-		p, err := ss.m.s.CredentialPrincipal(context.Background(), user, pass)
+		p, err := ss.m.s.CredentialPrincipal(context.Background(), ss.clientAddr(), user, pass)
+		var busy *errPasswordBusy
+		if errors.As(err, &busy) {
+			ss.authFails++
+			return errSMTPAuthBusy
+		}
 		if errors.Is(err, errBadCredentials) {
+			ss.authFails++
 			return errSMTPBadAuth
 		}
 		if err != nil {

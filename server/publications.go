@@ -61,10 +61,7 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 		ctype = "application/octet-stream"
 	}
 	name := pub.Path[strings.LastIndexByte(pub.Path, '/')+1:]
-	c.Set(fiber.HeaderContentType, ctype)
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q; filename*=UTF-8''%s", asciiName(name), url.PathEscape(name)))
-	c.Set("X-Content-Type-Options", "nosniff")
-	c.Set("Content-Security-Policy", "sandbox")
+	serveStored(c, storedFile{ContentType: ctype, Name: name})
 	// A watermarked document's publication is stamped as its content is
 	// (API.md "Watermarks"); a type that cannot be is refused.
 	if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {

@@ -23,9 +23,47 @@ func (s *Server) publicRoute(method, path, class string, h fiber.Handler) {
 	if method == http.MethodGet {
 		methods = append(methods, http.MethodHead)
 	}
+	lim := s.limit(class)
+	if failuresOnly[class] {
+		lim = s.limitFailures(class)
+	}
 	for _, m := range methods {
 		s.limitClass[m+" "+path] = class
-		s.app.Add(m, path, s.limit(class), h)
+		s.app.Add(m, path, lim, h)
+	}
+}
+
+// failuresOnly are the classes whose routes carry their own credential
+// (a signed URL, a short link's slug): a request that proves its right
+// spends nothing, only a failed one does (issue 43: a backup script
+// reading back documents through /documents/{id}/url is the caller the
+// signature names, not a flood).
+var failuresOnly = map[string]bool{ratelimit.Links: true}
+
+// limitFailures runs the route first (its check of the signature or slug
+// is cheap: an HMAC, a key lookup) and spends a token of class only for
+// an answer that failed it (4xx; a 416 answers a valid link): over the
+// budget, that answer becomes 429 with Retry-After. So guessing
+// signatures or slugs is limited as before, and valid links are not
+// limited at all, even from an address that failed before.
+func (s *Server) limitFailures(class string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		err := c.Next()
+		if err != nil {
+			if herr := s.app.Config().ErrorHandler(c, err); herr != nil {
+				return herr
+			}
+		}
+		st := c.Response().StatusCode()
+		if st < 400 || st >= 500 || st == http.StatusRequestedRangeNotSatisfiable {
+			return nil
+		}
+		ok, wait := s.limits.Allow(class, c.IP(), s.now())
+		if ok {
+			return nil
+		}
+		c.Response().ResetBody()
+		return s.tooMany(c, wait)
 	}
 }
 
@@ -37,12 +75,18 @@ func (s *Server) limit(class string) fiber.Handler {
 		if ok {
 			return c.Next()
 		}
-		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
-		secs := int(math.Ceil(wait.Seconds()))
-		secs = max(1, min(secs, int((24*time.Hour).Seconds())))
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-		return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
+		return s.tooMany(c, wait)
 	}
+}
+
+// tooMany answers a request over its rate limit: 429 with Retry-After,
+// counted in quire_ratelimited_total.
+func (s *Server) tooMany(c *fiber.Ctx, wait time.Duration) error {
+	s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
+	secs := int(math.Ceil(wait.Seconds()))
+	secs = max(1, min(secs, int((24*time.Hour).Seconds())))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
 }
 
 // newLimits builds the rate limiters of d.RateLimit; the configuration

@@ -291,7 +291,11 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 	if err := r.bufferBody(s.deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	k := &keyedRequest{key: key, hash: r.requestHash(), site: r.site, user: r.user()}
+	// A recorded answer belongs to one credential (issue 43): the key is
+	// scoped by the site and the caller's credential, not its username,
+	// which every API key of a creator and a delegation on its behalf
+	// share.
+	k := &keyedRequest{key: key, hash: r.requestHash(), site: r.site, user: r.p.Credential()}
 	st, err := s.db.ReadRequest(k.site, k.user, key, r.now)
 	if err != nil {
 		return err
@@ -300,11 +304,12 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		if st.Hash != k.hash {
 			return &storage.ConflictError{Msg: "Idempotency-Key was already used with a different request"}
 		}
-		if st.Answer != nil {
-			return replayAnswer(r, *st.Answer)
-		}
-		// A run cut off after it wrote: this one runs at its time, so
-		// that it picks the same ids and times (newID).
+		// Never answered from the record up front: the request runs, so
+		// its authorization (site role, folder permissions, whatever the
+		// handler checks before it writes) is decided now, and its first
+		// command answers the recorded answer (RequestReplayError below).
+		// It runs at the first run's time, so that it picks the same ids
+		// and times (newID).
 		r.now = st.At.UTC()
 		k.rerun = true
 	}
@@ -338,7 +343,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		return nil // not recorded: a retry runs again, replaying what was applied
 	}
 	ans := storage.RequestAnswer{Status: status, ContentType: string(resp.Header.ContentType()), Body: bytes.Clone(resp.Body())}
-	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, k.user, r.now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans})
+	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, r.user(), r.now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans, Scope: k.user})
 	if cerr == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), answerRecordWait)
 		_, cerr = s.deps.Applier.Apply(ctx, cmd)
@@ -368,7 +373,9 @@ func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, e
 		}
 	}
 	status := r.Response().StatusCode()
-	if status >= 500 || status < 400 && !hadRecord {
+	// A refusal of the caller's rights is the answer whatever another
+	// run recorded: authorization comes before any replay (issue 43).
+	if status >= 500 || status < 400 && !hadRecord || status == http.StatusUnauthorized || status == http.StatusForbidden {
 		return nil
 	}
 	return s.awaitAnswer(r, k, hadRecord, false)

@@ -201,6 +201,9 @@ type Server struct {
 	links *linkHosts
 	// davCreds caches WebDAV's checked Basic credentials (dav.go).
 	davCreds davCreds
+	// pwGate lets one password check per client address run at a time
+	// (passwords.go).
+	pwGate addrGate
 }
 
 // New builds the server and its routes.

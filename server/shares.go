@@ -75,7 +75,9 @@ func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
 	if err != nil {
 		return err
 	}
-	if !sh.SharedWith(r.p.Username, r.p.Groups) {
+	// A credential bound to a site (an API key, a delegation) never
+	// acts on another site's share, whatever its groups or username.
+	if b := r.p.BoundSite(); !sh.SharedWith(r.p.Username, r.p.Groups) || b != "" && b != sh.SiteID {
 		return errShareDenied(key)
 	}
 	if site := r.Query("siteId"); site != "" && site != sh.SiteID {
@@ -92,6 +94,9 @@ func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
 // shareAllows reports whether a share of the site names the caller and
 // gives perm in dir (without shareKey: shares add to folder permissions).
 func (s *Server) shareAllows(r *reqCtx, dir, perm string) bool {
+	if b := r.p.BoundSite(); b != "" && b != r.site {
+		return false
+	}
 	if !r.shLoaded {
 		r.shLoaded = true
 		all, err := s.db.SiteShares(r.site)
@@ -139,6 +144,9 @@ func (s *Server) handleGetShares(r *reqCtx) error {
 	}
 	keep := func(sh *storage.Share) bool {
 		if group != "" && sh.Group != group {
+			return false
+		}
+		if b := r.p.BoundSite(); b != "" && sh.SiteID != b {
 			return false
 		}
 		return r.p.Admin || sh.SharedWith(r.p.Username, r.p.Groups)

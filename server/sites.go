@@ -139,7 +139,7 @@ func (s *Server) handleAddAPIKey(r *reqCtx) error {
 		Permissions: perms,
 		Groups:      b.Groups,
 	}
-	if _, err := s.apply(r, storage.OpAddAPIKey, storage.AddAPIKey{Key: rec}); err != nil {
+	if _, err := s.apply(r, storage.OpAddAPIKey, storage.AddAPIKey{Key: rec, OwnGroups: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusOK).JSON(map[string]any{"apiKey": key})

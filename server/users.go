@@ -411,7 +411,10 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 		}
 		hash = u.PasswordHash
 	}
-	ok := auth.VerifyPassword(hash, in.Password)
+	ok, err := s.checkPassword(signInRoute(r), hash, in.Password)
+	if err != nil {
+		return err
+	}
 	if u == nil {
 		return storage.ErrBadLogin
 	}
@@ -491,7 +494,7 @@ func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 	if err := auth.CheckPassword(pw); err != nil {
 		return invalid("newPassword", err.Error())
 	}
-	hash, err := auth.HashPassword(pw)
+	hash, err := s.hashNewPassword(signInRoute(r), pw)
 	if err != nil {
 		return err
 	}
@@ -600,10 +603,12 @@ func (s *Server) handleChangePassword(c *fiber.Ctx) error {
 	if err := auth.CheckPassword(in.ProposedPassword); err != nil {
 		return invalid("proposedPassword", err.Error())
 	}
-	if !auth.VerifyPassword(u.PasswordHash, in.PreviousPassword) {
+	if ok, err := s.checkPassword(signInRoute(r), u.PasswordHash, in.PreviousPassword); err != nil {
+		return err
+	} else if !ok {
 		return storage.ErrBadLogin
 	}
-	hash, err := auth.HashPassword(in.ProposedPassword)
+	hash, err := s.hashNewPassword(signInRoute(r), in.ProposedPassword)
 	if err != nil {
 		return err
 	}
@@ -681,7 +686,7 @@ func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 		u.ResetExpires == nil || !r.now.Before(*u.ResetExpires) {
 		return badCode
 	}
-	hash, err := auth.HashPassword(in.Password)
+	hash, err := s.hashNewPassword(signInRoute(r), in.Password)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,10 @@ type APIKey struct {
 // AddAPIKey is the payload of OpAddAPIKey.
 type AddAPIKey struct {
 	Key APIKey `json:"key"`
+	// OwnGroups refuses groups that give rights outside the key's site
+	// (checkOwnGroups). Commands logged before it was added lack it and
+	// replay as they were applied.
+	OwnGroups bool `json:"ownGroups,omitempty"`
 }
 
 func applyAddAPIKey(t *tx, c *Command) (any, error) {
@@ -32,6 +36,11 @@ func applyAddAPIKey(t *tx, c *Command) (any, error) {
 	k := p.Key
 	if err := checkName("name", k.Name); err != nil {
 		return nil, err
+	}
+	if p.OwnGroups {
+		if err := checkOwnGroups(t, c.Site, "groups", k.Groups); err != nil {
+			return nil, err
+		}
 	}
 	k.SiteID, k.InsertedDate = c.Site, c.At
 	if k.UserID == "" {

@@ -386,6 +386,9 @@ func CheckIntakeProfile(p *IntakeProfile) []ValidationItem {
 type PutIntakeProfile struct {
 	Profile IntakeProfile `json:"profile"`
 	Create  bool          `json:"create,omitempty"`
+	// OwnGroups refuses identity groups that give rights outside the
+	// profile's site (checkOwnGroups); absent in commands logged before.
+	OwnGroups bool `json:"ownGroups,omitempty"`
 }
 
 // DeleteIntakeProfile is the payload of OpDeleteIntakeProfile.
@@ -405,6 +408,11 @@ func applyPutIntakeProfile(t *tx, c *Command) (any, error) {
 	ip := p.Profile
 	if err := limitsErr(CheckIntakeProfile(&ip)); err != nil {
 		return nil, err
+	}
+	if p.OwnGroups {
+		if err := checkOwnGroups(t, c.Site, "groups", ip.Groups); err != nil {
+			return nil, err
+		}
 	}
 	var old IntakeProfile
 	err = t.getJSON(intakeProfileKey(c.Site, ip.Name), &old)

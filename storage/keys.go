@@ -121,9 +121,12 @@ func siteOfKey(part string) string { return strings.ReplaceAll(part, siteSlash, 
 
 // CheckSiteID reports whether id may name a site: not empty, valid UTF-8,
 // at most 256 bytes, without control characters (keys use some as
-// separators and escapes).
+// separators and escapes), not "." or ".." and without "\" (a site id
+// becomes a path segment, URL-escaped, of its watched folders, where
+// escaping keeps both; issue 43). "/" stays allowed: Keycloak group
+// paths are site ids, and escaping turns it into %2F.
 func CheckSiteID(id string) bool {
-	if id == "" || len(id) > 256 || !utf8.ValidString(id) {
+	if id == "" || len(id) > 256 || !utf8.ValidString(id) || id == "." || id == ".." || strings.ContainsRune(id, '\\') {
 		return false
 	}
 	for _, r := range id {

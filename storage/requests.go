@@ -72,12 +72,16 @@ func (e *RequestReplayError) Error() string {
 }
 
 // FinishRequest is OpFinishRequest's payload: the final answer of the
-// request whose commands carried Key and Hash (site and user are the
-// command's).
+// request whose commands carried Key and Hash (the site is the command's,
+// the caller Scope, or the command's user).
 type FinishRequest struct {
 	Key    string        `json:"key"`
 	Hash   string        `json:"hash"`
 	Answer RequestAnswer `json:"answer"`
+	// Scope is the caller's credential the key belongs to (Idempotency
+	// User of the request's commands); without it (commands logged
+	// before it was added) the command's user.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Request-key limits (API.md "Exactly-once writes").
@@ -146,7 +150,14 @@ func applyFinishRequest(t *tx, c *Command) (any, error) {
 	if !CheckIdempotencyKey(p.Key) || len(p.Answer.Body) > MaxRequestAnswerBytes || len(p.Answer.ContentType) > 256 || p.Answer.Status < 100 || p.Answer.Status > 599 {
 		return nil, Invalid("Idempotency-Key", "invalid request answer")
 	}
-	id := requestID(c.User, p.Key, 0)
+	scope := c.User
+	if p.Scope != "" {
+		if len(p.Scope) > MaxKeyBytes {
+			return nil, Invalid("Idempotency-Key", "invalid request answer")
+		}
+		scope = p.Scope
+	}
+	id := requestID(scope, p.Key, 0)
 	key := requestKey(c.Site, id)
 	var rec requestRecord
 	switch err := t.getJSON(key, &rec); {

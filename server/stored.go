@@ -1,0 +1,145 @@
+package server
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Stored bytes on Quire's origin (issue 43, finding 1): a document's
+// content is whatever a writer uploaded. Served as the stored type on
+// the console's origin, an HTML or SVG file would run its script with
+// the console's cookies. Every answer that carries stored bytes (signed
+// downloads of content, versions, artifacts and watermarked copies,
+// published copies, archives, the e-sign document, WebDAV GET, the
+// backup) therefore goes through serveStored, and only routes listed in
+// storedRoutes may answer with them: TestStoredBytes_* walk the route
+// table and fail for a route that answers stored bytes without these
+// headers, and storedGuard turns a listed route that streams bytes
+// without them into a 500 at run time.
+
+// storedRoutes are the routes that answer with stored bytes ("GET path";
+// fiber's HEAD runs the GET handler), with what they serve.
+var storedRoutes = map[string]string{
+	"GET /downloads/:siteId/:documentId": "signed download: a document's content, an artifact, an earlier version, a watermarked copy",
+	"GET /published/:siteId/:documentId": "a published copy",
+	"GET /archives/:siteId/:archiveId":   "a ZIP of stored documents (/documents/compress)",
+	"GET /esign/:token/document":         "the PDF an envelope was sent with",
+	"GET /dav/*":                         "WebDAV GET of a document",
+	"GET /system/backup":                 "the backup stream (every document)",
+}
+
+// localStored marks a response whose safe headers serveStored set.
+const localStored = "storedBytes"
+
+// storedFile is stored bytes about to be answered.
+type storedFile struct {
+	// ContentType is the stored type ("" is application/octet-stream).
+	ContentType string
+	// Name is the file name offered to a browser that saves it.
+	Name string
+	// Inline asks a browser to show the file rather than save it. It is
+	// honoured for passive types only (activeType).
+	Inline bool
+}
+
+// serveStored sets the headers every answer of stored bytes carries:
+// the type, Content-Disposition (attachment for every active type
+// whatever the caller asked, as FormKiQ's S3 URLs serve them),
+// X-Content-Type-Options: nosniff so a browser never guesses a more
+// dangerous type, and Content-Security-Policy: sandbox so that a page
+// opened anyway runs as a unique origin with no script and no cookies.
+func serveStored(c *fiber.Ctx, f storedFile) {
+	ctype := f.ContentType
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	disp := "attachment"
+	if f.Inline && !activeType(ctype, f.Name) {
+		disp = "inline"
+	}
+	if f.Name != "" {
+		disp = fmt.Sprintf("%s; filename=%q; filename*=UTF-8''%s", disp, asciiName(f.Name), url.PathEscape(f.Name))
+	}
+	c.Set(fiber.HeaderContentType, ctype)
+	c.Set(fiber.HeaderContentDisposition, disp)
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderContentSecurityPolicy, "sandbox")
+	c.Locals(localStored, true)
+}
+
+// activeTypes are media types a browser runs script in (or renders as a
+// document that can): HTML, XHTML, SVG, XML (XSLT, XHTML namespaces),
+// JavaScript and the like.
+var activeTypes = map[string]bool{
+	"text/html": true, "application/xhtml+xml": true, "image/svg+xml": true, "text/xml": true,
+	"application/xml": true, "text/xsl": true, "application/xslt+xml": true, "text/javascript": true,
+	"application/javascript": true, "application/x-javascript": true, "text/ecmascript": true,
+	"application/ecmascript": true, "text/x-javascript": true, "application/x-shockwave-flash": true,
+}
+
+// activeExts are file names a browser treats as active whatever the type.
+var activeExts = []string{".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".js", ".mjs", ".swf"}
+
+// activeType reports whether stored content of type ctype named name can
+// run script when a browser renders it: by its type (unparseable types
+// count as active), any +xml type, or its file name.
+func activeType(ctype, name string) bool {
+	t, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return true
+	}
+	if activeTypes[t] || strings.HasSuffix(t, "+xml") || strings.Contains(t, "script") || strings.Contains(t, "html") {
+		return true
+	}
+	n := strings.ToLower(name)
+	for _, e := range activeExts {
+		if strings.HasSuffix(n, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// storedKey is the storedRoutes key of c's route.
+func storedKey(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil {
+		return ""
+	}
+	m := r.Method
+	if m == http.MethodHead {
+		m = http.MethodGet
+	}
+	return m + " " + r.Path
+}
+
+// safeHeaders sends X-Content-Type-Options: nosniff on every answer (no
+// answer of Quire's needs a browser to guess its type), and refuses a
+// streamed success of a storedRoutes route that did not go through
+// serveStored: a 500 and a log line, never the bytes.
+func (s *Server) safeHeaders(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	err := c.Next()
+	if err != nil || c.Response().StatusCode() >= 300 || !c.Response().IsBodyStream() {
+		return err
+	}
+	if _, stored := storedRoutes[storedKey(c)]; !stored {
+		return nil
+	}
+	if ok, _ := c.Locals(localStored).(bool); ok {
+		return nil
+	}
+	s.log.Error("stored bytes answered without serveStored", "requestId", requestID(c), "route", routeName(c))
+	c.Response().ResetBody()
+	c.Response().Header.Del(fiber.HeaderContentDisposition)
+	return errStoredUnsafe
+}
+
+// errStoredUnsafe is a stored-bytes route that skipped serveStored: a
+// bug, answered as a plain 500.
+var errStoredUnsafe = fmt.Errorf("stored bytes without safe headers")
