@@ -32,7 +32,26 @@ func axeSource(t *testing.T) string {
 // axeClean injects axe-core into the page and fails on any serious or
 // critical violation.
 func axeClean(src, page string) chromedp.Action {
+	return axeCheck(src, page, `v.impact === "serious" || v.impact === "critical"`, "")
+}
+
+// axeAll fails on a violation of any impact (minor and moderate too):
+// the page states issue 47 added are held to it.
+func axeAll(src, page string) chromedp.Action {
+	return axeCheck(src, page, "true", "")
+}
+
+// axeRule runs one axe rule only (a finding on the walk, checked where
+// the rest of the page is not yet held to every rule).
+func axeRule(src, page, rule string) chromedp.Action {
+	return axeCheck(src, page, "true", rule)
+}
+
+func axeCheck(src, page, keep, rule string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
+		if src == "" {
+			return nil // axe-core missing: axeSource skipped or failed the test already
+		}
 		var loaded bool
 		if err := chromedp.Evaluate(`typeof axe !== "undefined"`, &loaded).Do(ctx); err != nil {
 			return err
@@ -42,9 +61,13 @@ func axeClean(src, page string) chromedp.Action {
 				return fmt.Errorf("inject axe-core: %w", err)
 			}
 		}
+		opts := `{resultTypes: ["violations"]}`
+		if rule != "" {
+			opts = fmt.Sprintf(`{resultTypes: ["violations"], runOnly: [%q]}`, rule)
+		}
 		var found string
-		err := js(`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations
-			.filter(v => v.impact === "serious" || v.impact === "critical")
+		err := js(`axe.run(document, `+opts+`).then(r => JSON.stringify(r.violations
+			.filter(v => `+keep+`)
 			.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(" "))}))))`, &found).Do(ctx)
 		if err != nil {
 			return err

@@ -22,11 +22,7 @@ let idleMs = 15 * 60 * 1000;
 function touchIdle() {
   clearTimeout(idleTimer);
   if (!signedIn()) return;
-  idleTimer = setTimeout(async () => {
-    await signOut();
-    sessionStorage.setItem("quire.idle", "1");
-    start();
-  }, idleMs);
+  idleTimer = setTimeout(() => leave("idle"), idleMs);
 }
 for (const ev of ["keydown", "pointerdown", "pointermove", "wheel"]) {
   addEventListener(ev, touchIdle, { passive: true });
@@ -37,6 +33,27 @@ function langSwitch() {
     Object.keys(languages).map((l) => h("option", { value: l, selected: l === lang() }, languageNames[l])));
   sel.addEventListener("change", () => { setLanguage(sel.value, true); render(); });
   return sel;
+}
+
+// leave ends the session in this tab: why (a sign-out, the idle
+// timeout, or the server no longer taking the session) is told on the
+// sign-in page. The next person to sign in here starts on the documents
+// page with nothing of the last user's state (page, site), under the
+// global branding (the last one seen in this tab).
+let leaving = false;
+async function leave(why) {
+  if (leaving) return; // several requests may find the session gone at once
+  leaving = true;
+  clearTimeout(idleTimer);
+  try { await signOut(); } finally { leaving = false; }
+  sessionStorage.removeItem("quire.site");
+  sessionStorage.setItem(why === "idle" ? "quire.idle" : why === "ended" ? "quire.ended" : "quire.signedout", "1");
+  state.user = null;
+  state.sites = [];
+  state.site = null;
+  lastPath = null;
+  history.replaceState(null, "", location.pathname + location.search);
+  start();
 }
 
 function siteSwitch() {
@@ -61,18 +78,27 @@ function header() {
   return h("header.top",
     h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
     nav,
-    h("div.tools", siteSwitch(), langSwitch(),
+    h("div.tools", h("span#site-switch", siteSwitch()), langSwitch(),
       h("span.user#user", state.user ? state.user.username : ""),
-      h("button#signout", { type: "button", onclick: async () => { await signOut(); sessionStorage.setItem("quire.signedout", "1"); start(); } }, t("header.signout"))));
+      h("button#signout", { type: "button", onclick: () => leave("signedout") }, t("header.signout"))));
 }
+
+// A page that changed the list of sites (the admin's Sites page) says so:
+// the header's site switch follows without a reload.
+addEventListener("quire:sites", () => {
+  const el = document.getElementById("site-switch");
+  if (el) clear(el, siteSwitch());
+});
 
 // render draws the shell and the page of the current hash.
 function render() {
   document.title = "Quire";
   if (!signedIn()) {
-    clear(app, h("header.top", h("span.brand", "Quire"), h("div.tools", langSwitch())),
+    clear(app, h("header.top", h("span.brand", h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
+      h("div.tools", langSwitch())),
       h("div#status", { "aria-live": "polite" }),
       h("main#main", { tabindex: "-1" }));
+    applyBranding();
     login.render({ done: start }, document.getElementById("main"));
     return;
   }
@@ -115,23 +141,25 @@ async function route() {
 }
 
 addEventListener("hashchange", route);
-whenSignedOut(() => start());
+// The server no longer takes the session (the user was disabled or
+// deleted, the password or the groups changed): say so on the sign-in page.
+whenSignedOut(() => leave("ended"));
 
 // start: a session from the refresh cookie, else the sign-in page.
 async function start() {
   if (!signedIn()) await refresh();
   if (signedIn()) {
     try {
+      // One GET /system/configuration per start: the global branding
+      // and the idle timeout.
       const [me, sys] = await Promise.all([api("GET", "/sites"), api("GET", "/system/configuration").catch(() => ({}))]);
       setGlobalBranding(sys.branding);
       state.user = { username: me.username, roles: me.roles || [] };
       state.sites = me.sites || [];
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
-      sessionStorage.removeItem("quire.idle");
-      sessionStorage.removeItem("quire.signedout"); // automatic sign-in may go to the IdP again
-      const cfg = await api("GET", "/system/configuration").catch(() => ({}));
-      const secs = Number(cfg.webui && cfg.webui.idleTimeoutSeconds);
+      for (const k of ["quire.idle", "quire.ended", "quire.signedout"]) sessionStorage.removeItem(k); // automatic sign-in may go to the IdP again
+      const secs = Number(sys.webui && sys.webui.idleTimeoutSeconds);
       if (secs > 0) idleMs = secs * 1000;
       touchIdle();
     } catch (e) {

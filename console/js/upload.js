@@ -48,8 +48,8 @@ export function uploader(folder, onDone) {
   const pickDir = h("input#dir-input.sr", { type: "file", multiple: true, webkitdirectory: true });
   const zone = h("div.dropzone#dropzone", { "aria-describedby": "dropzone-help" },
     h("p#dropzone-help", t("upload.drop")),
-    h("label.button", { for: "file-input" }, t("upload.pickFiles")), pick, " ",
-    h("label.button", { for: "dir-input" }, t("upload.pickFolder")), pickDir);
+    pick, h("label.button", { for: "file-input" }, t("upload.pickFiles")), " ",
+    pickDir, h("label.button", { for: "dir-input" }, t("upload.pickFolder")));
 
   async function run(items) {
     if (!items.length) return;
