@@ -60,7 +60,7 @@ export function uploader(folder, onDone) {
     const update = () => {
       const sent = [...done.values()].reduce((a, b) => a + b, 0);
       batchBar.value = sent / total;
-      batchText.textContent = t("upload.progress", { done: finished, total: items.length, bytes: fmtBytes(sent), size: fmtBytes(total) });
+      batchText.textContent = t("upload.progress", { done: finished, n: items.length, bytes: fmtBytes(sent), size: fmtBytes(total) });
     };
     const rows = items.map((it, i) => {
       const bar = h("progress", { max: 1, value: 0, "aria-label": it.rel });

@@ -5,6 +5,7 @@ import { h, clear, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { state, pager, status } from "../js/ctx.js";
 import { isAdmin, tabNav, field, submitting, run } from "../js/admin.js";
+import { named } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -59,8 +60,8 @@ export default {
           h("button.small.primary", { type: "submit" }, t("admin.users.setPassword")),
           h("button.small", { type: "button", onclick: showActions }, t("admin.cancel"))), async () => {
           const body = pw.value ? { temporaryPassword: pw.value } : undefined;
-          const out = await api("PUT", `/users/${enc(name)}/RESET_PASSWORD`, { body });
-          status(out.message || t("common.saved"), "info");
+          await api("PUT", `/users/${enc(name)}/RESET_PASSWORD`, { body });
+          status(t(pw.value ? "admin.users.tempSet" : "admin.users.codeMailed", { name }), "info");
           showActions();
         });
         clear(actions, f, h("small.meta", t("admin.users.resetHint")));
@@ -78,7 +79,7 @@ export default {
       });
       return h("tr", { dataset: { user: name } },
         h("td", name), h("td", u.email || ""),
-        h("td", t(u.enabled === false ? "admin.users.stateDisabled" : "admin.users.stateEnabled"), h("br"), h("small.meta", u.userStatus || "")),
+        h("td", t(u.enabled === false ? "admin.users.stateDisabled" : "admin.users.stateEnabled"), h("br"), h("small.meta", named("admin.users.status.", u.userStatus))),
         h("td", h("ul.chips", userGroups.map((g) => h("li", h("span.tag", g),
           h("button.small.link", { type: "button", "aria-label": t("admin.users.removeFrom", { name, group: g }),
             onclick: () => run(() => api("DELETE", `/groups/${enc(g)}/users/${enc(name)}`), t("admin.users.removed", { name, group: g }))().then(reload) }, "×")))),

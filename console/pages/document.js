@@ -8,16 +8,10 @@ import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js
 import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
+import { named, kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
-
-// named is the string of an API enum value, the value itself when the
-// console has none for it.
-function named(prefix, value) {
-  const s = t(prefix + value);
-  return s === prefix + value ? value : s;
-}
 
 function isText(ct) {
   return /^text\//.test(ct) || /json|xml|csv|javascript/.test(ct);
@@ -177,14 +171,17 @@ export default {
     // Actions (the pipeline's work on the document), with a retry of
     // the failed ones.
     const acts = actions.actions || [];
-    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", a.type), h("td.status", named("action.", a.status)),
-      h("td", a.message || ""), h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
+    // The engine's own message (an error's text) is there to read on
+    // demand, for whoever fixes it.
+    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", named("actiontype.", a.type)), h("td.status", named("action.", a.status)),
+      h("td", a.message ? h("details", h("summary", t("doc.details")), h("span.meta", a.message)) : ""),
+      h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
     const retry = write && acts.some((a) => a.status === "FAILED" || a.status === "MAX_RETRIES_REACHED") ? h("button#retry-actions", { type: "button",
       onclick: act(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("doc.retrying")) }, t("doc.retry")) : null;
 
     // Artifacts (OCR text, renditions, certified and signed copies).
-    const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", a.artifactCategory || ""), h("td", a.path || a.artifactId),
-      h("td", a.contentType || ""), h("td", fmtBytes(a.contentLength)),
+    const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", named("artifact.", a.artifactCategory)), h("td", a.path || a.artifactId),
+      h("td", kindOf(a.contentType)), h("td", fmtBytes(a.contentLength)),
       h("td", h("button.small", { type: "button", onclick: async () => {
         try {
           const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: { ...q, artifactId: a.artifactId } });
@@ -195,8 +192,8 @@ export default {
 
     // The activity trail, newest first.
     const activityRows = (activity.userActivities || []).map((a) => h("li", h("span.meta", fmtDate(a.insertedDate, lang())), " · ",
-      a.userId || a.source || "", " · ", named("activity.", a.type),
-      a.changed && a.changed.length ? " (" + a.changed.join(", ") + ")" : ""));
+      a.userId || named("source.", a.source), " · ", named("activity.", a.type),
+      a.changed && a.changed.length ? " (" + a.changed.map((c) => named("changed.", c)).join(", ") + ")" : ""));
 
     const trash = del ? h("button.danger#trash", { type: "button", onclick: async () => {
       if (!confirm(t("doc.trashConfirm", { name: doc.path }))) return;
@@ -210,7 +207,7 @@ export default {
     clear(main,
       h("nav.crumbs", { "aria-label": t("browse.breadcrumbs") }, h("ol", h("li", h("a", { href: folderHref(folder) }, folder || t("browse.root"))))),
       h("h1#doc-title", doc.path.split("/").pop()),
-      h("p.meta", doc.contentType || "", " · ", fmtBytes(doc.contentLength), " · ", t("doc.modified", { date: fmtDate(doc.lastModifiedDate, lang()), user: doc.userId || "" })),
+      h("p.meta", kindOf(doc.contentType), " · ", fmtBytes(doc.contentLength), " · ", t("doc.modified", { date: fmtDate(doc.lastModifiedDate, lang()), user: doc.userId || "" })),
       h("div.actions", download, trash),
       h("div.docgrid",
         h("section.previewbox", { "aria-label": t("doc.preview") }, pv),

@@ -6,7 +6,7 @@
 // pushed, and only the results are drawn again).
 import { h, clear, highlight, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
-import { siteQuery, navigate } from "../js/ctx.js";
+import { siteQuery, navigate, errorText } from "../js/ctx.js";
 import { t, lang } from "../i18n/index.js";
 
 const SIZE = 20;
@@ -95,7 +95,7 @@ export default {
       try {
         out = await api("POST", "/queryFulltext", { query: siteQuery(), body: searchBody(c, start) });
       } catch (e) {
-        if (mine === seq && !ctx.stale()) clear(results, h("p.msg.error", { role: "alert" }, e.message));
+        if (mine === seq && !ctx.stale()) clear(results, h("p.msg.error", { role: "alert" }, errorText(e)));
         return;
       }
       if (mine !== seq || ctx.stale()) return;
