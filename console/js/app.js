@@ -75,12 +75,22 @@ function header() {
   const nav = h("nav", { "aria-label": t("nav.label") },
     h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
       h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav), p.badge ? [" ", p.badge()] : null)))));
-  return h("header.top",
+  // On a phone or a tablet the navigation and the tools fold into a
+  // menu the "Menu" button opens (app.css hides the button on wider
+  // screens, where the menu always shows).
+  const toggle = h("button#menu-toggle", { type: "button", "aria-expanded": "false", "aria-controls": "menu" }, h("span.burger", { "aria-hidden": "true" }), t("header.menu"));
+  const top = h("header.top",
     h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
-    nav,
-    h("div.tools", h("span#site-switch", siteSwitch()), langSwitch(),
-      h("span.user#user", state.user ? state.user.username : ""),
-      h("button#signout", { type: "button", onclick: () => leave("signedout") }, t("header.signout"))));
+    toggle,
+    h("div.menu#menu", nav,
+      h("div.tools", h("span#site-switch", siteSwitch()), langSwitch(),
+        h("span.user#user", state.user ? state.user.username : ""),
+        h("button#signout", { type: "button", onclick: () => leave("signedout") }, t("header.signout")))));
+  const show = (open) => { top.classList.toggle("open", open); toggle.setAttribute("aria-expanded", String(open)); };
+  toggle.addEventListener("click", () => show(!top.classList.contains("open")));
+  top.addEventListener("keydown", (e) => { if (e.key === "Escape" && top.classList.contains("open")) { show(false); toggle.focus(); } });
+  nav.addEventListener("click", (e) => { if (e.target.closest("a")) show(false); });
+  return top;
 }
 
 // A page that changed the list of sites (the admin's Sites page) says so:
@@ -141,6 +151,22 @@ async function route() {
 }
 
 addEventListener("hashchange", route);
+
+// On a phone a table's rows stack, each cell under its column's name
+// (app.css, td::before): every cell of a table.list carries its header
+// in data-label, kept up as pages draw and redraw their rows.
+function labelCells() {
+  for (const table of app.querySelectorAll("table.list")) {
+    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    if (!heads.length) continue;
+    for (const tr of table.querySelectorAll("tbody tr")) {
+      [...tr.children].forEach((td, i) => {
+        if (td.tagName === "TD" && !td.hasAttribute("colspan") && heads[i] && td.dataset.label !== heads[i]) td.dataset.label = heads[i];
+      });
+    }
+  }
+}
+new MutationObserver(labelCells).observe(app, { childList: true, subtree: true });
 // The server no longer takes the session (the user was disabled or
 // deleted, the password or the groups changed): say so on the sign-in page.
 whenSignedOut(() => leave("ended"));
