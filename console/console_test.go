@@ -70,6 +70,31 @@ func keysOf(t *testing.T, name string) map[string]bool {
 	return out
 }
 
+var (
+	valueLine   = regexp.MustCompile(`(?m)^\s*"([a-zA-Z0-9_.]+)": "((?:[^"\\]|\\.)*)",?\s*$`)
+	placeholder = regexp.MustCompile(`\{\w+\}`)
+)
+
+// stringsOf maps each key of a language file to its text.
+func stringsOf(t *testing.T, name string) map[string]string {
+	a, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("%s not embedded", name)
+	}
+	out := map[string]string{}
+	for _, m := range valueLine.FindAllStringSubmatch(string(a.Body), -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// placeholders lists a string's {placeholders}, sorted.
+func placeholders(s string) string {
+	p := placeholder.FindAllString(s, -1)
+	sort.Strings(p)
+	return strings.Join(p, " ")
+}
+
 // languagesOf lists the console's languages: every i18n/<lang>.js but
 // the index.
 func languagesOf() []string {
@@ -101,6 +126,15 @@ func TestI18n_SameKeys(t *testing.T) {
 		for k := range en {
 			if !other[k] {
 				t.Errorf("%s.js lacks %q", l, k)
+			}
+		}
+		enText, otherText := stringsOf(t, "i18n/en.js"), stringsOf(t, "i18n/"+l+".js")
+		if len(enText) != len(en) || len(otherText) != len(other) {
+			t.Fatalf("read %d of en.js's %d strings and %d of %s.js's %d", len(enText), len(en), len(otherText), l, len(other))
+		}
+		for k, v := range enText {
+			if w, ok := otherText[k]; ok && placeholders(v) != placeholders(w) {
+				t.Errorf("%s.js %q has the placeholders %s, en.js %s", l, k, placeholders(w), placeholders(v))
 			}
 		}
 		for k := range other {

@@ -29,7 +29,8 @@ func noRawText() chromedp.Action {
 // German; sizes and counts follow the language ("50,5 KB", "1 result"
 // against "2 results"); a user's state, an action and the activity trail
 // are words, not enum names; "Forgot your password?" on a server that
-// cannot mail says so and goes away.
+// cannot mail says so and goes away. French follows the same way
+// ("50,5 Ko", "1 résultat").
 func TestConsole_PlainWords(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
@@ -60,14 +61,22 @@ func TestConsole_PlainWords(t *testing.T) {
 			setValue("#forgotpw #username", "ada"), click("#forgotpw button[type=submit]"),
 			textOf("#signin-note", "kann keine E-Mails senden"), absent("#forgot"), noRawText(), axeAll(src, "sign-in, no reset by mail")}},
 		{"sign in", chromedp.Tasks{setValue("#username", "ada"), setValue("#password", password), click("#login button[type=submit]"), textOf("#user", "ada")}},
-		{"sizes in German", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/plain"), textOf("#entries", "big.txt"), textOf("#entries", "50,5 KB")}},
+		{"sizes in German", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/plain"), textOf("#entries", "big.txt"), textOf("#entries", "50,5\u00a0KB")}},
 		{"a user's state in words", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/users"), textOf(`tr[data-user="newbie"]`, "muss bei der nächsten Anmeldung ein Passwort wählen"),
 			textOf(`tr[data-user="ada"]`, "hat sich angemeldet"), noRawText()}},
 		{"the activity trail in words", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), textOf("#activity", "frühere Version wiederhergestellt (Inhalt"),
 			textOf("#activity", "neue Version (Inhalt"), noRawText()}},
-		{"English: sizes", chromedp.Tasks{setLang("en"), navigate(e.s.URL + "/console/#/browse/plain"), textOf("#entries", "50.5 KB")}},
+		{"English: sizes", chromedp.Tasks{setLang("en"), navigate(e.s.URL + "/console/#/browse/plain"), textOf("#entries", "50.5\u00a0KB")}},
 		{"one result, two results", chromedp.Tasks{navigate(e.s.URL + "/console/#/search?q=penguin"), searchUntil("letter.txt"), textOf("#result-count", "2 results"),
 			navigate(e.s.URL + "/console/#/search?q=first"), searchUntil("letter.txt"), wait(`document.getElementById("result-count").textContent === "1 result"`)}},
+		{"French: the whole console follows", chromedp.Tasks{setLang("fr"), textOf("header nav", "Corbeille"), textOf("#site-name", "Espace"),
+			navigate(e.s.URL + "/console/#/browse/plain"), textOf("main h1", "plain"), textOf("#entries thead", "Taille"), textOf("#entries", "50,5 Ko")}},
+		{"French plurals", chromedp.Tasks{navigate(e.s.URL + "/console/#/search?q=penguin"), searchUntil("letter.txt"), textOf("#result-count", "2 résultats"),
+			navigate(e.s.URL + "/console/#/search?q=first"), searchUntil("letter.txt"), wait(`document.getElementById("result-count").textContent === "1 résultat"`),
+			axeAll(src, "French search")}},
+		{"French words for codes", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), textOf("#activity", "version antérieure restaurée (contenu"), noRawText(),
+			navigate(e.s.URL + "/console/#/admin/users"), textOf(`tr[data-user="newbie"]`, "doit choisir un mot de passe"), noRawText()}},
+		{"the choice stays after a reload", chromedp.Tasks{chromedp.Reload(), textOf("header nav", "Corbeille"), wait(`document.documentElement.lang === "fr"`)}},
 	}
 	b.run(steps...)
 }

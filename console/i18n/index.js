@@ -10,9 +10,10 @@
 // 1 234).
 import en from "./en.js";
 import de from "./de.js";
+import fr from "./fr.js";
 
-export const languages = { en, de };
-export const languageNames = { en: "English", de: "Deutsch" };
+export const languages = { en, de, fr };
+export const languageNames = { en: "English", de: "Deutsch", fr: "Français" };
 
 let current = "en";
 let rules = new Intl.PluralRules("en");
