@@ -157,7 +157,11 @@ addEventListener("hashchange", route);
 // in data-label, kept up as pages draw and redraw their rows.
 function labelCells() {
   for (const table of app.querySelectorAll("table.list")) {
-    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    const heads = [...table.querySelectorAll("thead th")].map((th) => {
+      const c = th.cloneNode(true);
+      for (const x of c.querySelectorAll("[aria-hidden=true]")) x.remove();
+      return c.textContent.trim();
+    });
     if (!heads.length) continue;
     for (const tr of table.querySelectorAll("tbody tr")) {
       [...tr.children].forEach((td, i) => {

@@ -9,6 +9,7 @@ import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
 import { named, kindOf } from "../js/words.js";
+import { definitions, input, body, typeName } from "../js/attrs.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -46,31 +47,6 @@ function attrValue(a, labels) {
   return "";
 }
 
-// input builds the control of a data type: date picker, number,
-// checkbox, a select of allowed values, or text.
-function input(id, dataType, allowed, value, labels) {
-  switch (dataType) {
-    case "DATE": return h("input", { id, type: "date", value: value ? String(value).slice(0, 10) : "" });
-    case "NUMBER": return h("input", { id, type: "number", step: "any", value: value ?? "" });
-    case "BOOLEAN": return h("input", { id, type: "checkbox", checked: !!value });
-    case "KEY_ONLY": return null;
-  }
-  if (allowed && allowed.length) {
-    return h("select", { id }, allowed.map((v) => h("option", { value: v, selected: v === value }, (labels && labels[v]) || v)));
-  }
-  return h("input", { id, type: "text", value: value ?? "" });
-}
-
-function attrBody(dataType, el) {
-  switch (dataType) {
-    case "DATE": return { stringValue: el.value };
-    case "NUMBER": return { numberValue: Number(el.value) };
-    case "BOOLEAN": return { booleanValue: el.checked };
-    case "KEY_ONLY": return {};
-  }
-  return { stringValue: el.value };
-}
-
 export default {
   path: /^\/doc\/([^/]+)$/,
   async render(ctx, main) {
@@ -95,10 +71,10 @@ export default {
       } catch (ex) { status(errorText(ex), "error"); }
     } }, t("doc.download"));
 
-    const [tags, attrs, defs, versions, pv, actions, artifacts, activity] = await Promise.all([
+    const [tags, attrs, defn, versions, pv, actions, artifacts, activity] = await Promise.all([
       api("GET", `/documents/${enc(id)}/tags`, { query: { ...q, limit: 100 } }),
       api("GET", `/documents/${enc(id)}/attributes`, { query: { ...q, limit: 100 } }),
-      api("GET", "/attributes", { query: { ...q, limit: 100 } }),
+      definitions(),
       api("GET", `/documents/${enc(id)}/versions`, { query: { ...q, limit: 20 } }),
       preview(id, doc).catch((e) => h("p.msg.error", errorText(e))),
       api("GET", `/documents/${enc(id)}/actions`, { query: q }).catch(() => ({ actions: [] })),
@@ -106,20 +82,8 @@ export default {
       api("GET", `/documents/${enc(id)}/userActivities`, { query: { ...q, limit: 20 } }).catch(() => ({ userActivities: [] })),
     ]);
     if (ctx.stale()) return;
-    const types = Object.fromEntries((defs.attributes || []).map((d) => [d.key, d.dataType]));
-    // Allowed values (site schema or classification), with their
-    // labels in the console's language from the site's locales (API.md
-    // "Sites and locales"; the value itself where none is given).
-    const allowed = {}, labels = {};
-    await Promise.all((defs.attributes || []).filter((d) => d.dataType === "STRING").map(async (d) => {
-      try {
-        const out = await api("GET", `/attributes/${enc(d.key)}/allowedValues`, { query: q });
-        allowed[d.key] = out.allowedValues || [];
-      } catch (_) { allowed[d.key] = []; }
-      if (!allowed[d.key].length) return;
-      const loc = await api("GET", `/sites/${enc(q.siteId)}/schema/document/attributes/${enc(d.key)}/allowedValues`, { query: { locale: lang() } }).catch(() => ({}));
-      labels[d.key] = loc.localizedAllowedValues || {};
-    }));
+    const defs = { attributes: defn.list };
+    const { types, allowed, labels } = defn;
     const esign = (doc.contentType || "") === "application/pdf" ? await esignSection(id, write, () => navigate(location.hash)).catch(() => null) : null;
     if (ctx.stale()) return;
 
@@ -144,7 +108,7 @@ export default {
       }
       const value = a.stringValue ?? a.dateValue ?? a.numberValue ?? a.booleanValue;
       const el = input(cid, type, allowed[a.key], value, labels[a.key]);
-      const save = h("button.small", { type: "button", onclick: act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q, body: { attribute: attrBody(type, el) } })) }, t("common.save"));
+      const save = h("button.small", { type: "button", onclick: act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q, body: { attribute: body(type, el) } })) }, t("common.save"));
       return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, h("label", { for: cid }, a.key)), h("td", el),
         h("td", save, del ? h("button.small", { type: "button", "aria-label": t("doc.removeAttr", { key: a.key }),
           onclick: act(() => api("DELETE", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q })) }, "×") : null));
@@ -152,14 +116,14 @@ export default {
     let attrForm = null;
     const unused = (defs.attributes || []).filter((d) => !(attrs.attributes || []).some((a) => a.key === d.key) && d.type !== "GOVERNANCE");
     if (write && unused.length) {
-      const sel = h("select#attr-key", unused.map((d) => h("option", { value: d.key }, d.key + " (" + t("type." + d.dataType) + ")")));
+      const sel = h("select#attr-key", unused.map((d) => h("option", { value: d.key }, d.key + " (" + typeName(d.dataType) + ")")));
       const slot = h("span.slot");
       let el = null;
       const pickType = () => { el = input("attr-new", types[sel.value], allowed[sel.value], undefined, labels[sel.value]); clear(slot, el ? [h("label.sr", { for: "attr-new" }, t("doc.value")), el] : null); };
       sel.addEventListener("change", pickType);
       pickType();
       attrForm = h("form.inline#attr-form", h("label", { for: "attr-key" }, t("doc.attribute")), sel, slot, h("button", { type: "submit" }, t("doc.addAttr")));
-      attrForm.addEventListener("submit", act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(sel.value)}`, { query: q, body: { attribute: attrBody(types[sel.value], el) } })));
+      attrForm.addEventListener("submit", act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(sel.value)}`, { query: q, body: { attribute: body(types[sel.value], el) } })));
     }
 
     // Versions: the first is the current state.
