@@ -30,11 +30,14 @@ export function progressPanel(id) {
       text.textContent = t("bulk.running", { what: this.label, done, n: total });
     },
     // finish says what was done, and lists each failure with its reason.
-    finish(total, failed, doneText) {
+    // notes are what else the person should know (a document renamed
+    // because its name was taken where it went).
+    finish(total, failed, doneText, notes) {
       bar.value = bar.max;
       const ok = total - failed.length;
       text.textContent = failed.length ? t("bulk.someFailed", { ok, n: failed.length }) : doneText || t("bulk.allDone", { n: ok });
-      clear(failures, failed.map((f) => h("li", h("strong", f.name), ": ", errorText(f.error))));
+      clear(failures, failed.map((f) => h("li", h("strong", f.name), ": ", errorText(f.error))),
+        (notes || []).map((n) => h("li.note", n)));
     },
     hide() { el.hidden = true; },
   };

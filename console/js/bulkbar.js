@@ -11,6 +11,7 @@ import { can, siteQuery, status, errorText } from "./ctx.js";
 import { progressPanel, runBulk } from "./bulk.js";
 import { definitions, input, body, typeName } from "./attrs.js";
 import { PlainError } from "./errors.js";
+import { findByPath, freeName } from "./upload.js";
 import { t } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -22,6 +23,20 @@ const baseName = (p) => String(p || "").split("/").pop();
 export function moveTo(path, folder) {
   const name = baseName(path);
   return folder ? folder + "/" + name : name;
+}
+
+// moveDoc moves a document into folder; where its name is taken there it
+// keeps both as "name (2).ext" and says so in notes (never the API's
+// "name (<id>).ext").
+export async function moveDoc(d, folder, notes) {
+  let to = moveTo(d.path, folder);
+  if (to === d.path) return;
+  const other = await findByPath(to);
+  if (other && other !== d.id) {
+    to = await freeName(to);
+    notes.push(t("bulk.renamedOnMove", { path: d.path, name: to.split("/").pop() }));
+  }
+  await api("PATCH", `/documents/${enc(d.id)}`, { query: siteQuery(), body: { path: to } });
 }
 
 // download starts the browser's download of a URL.
@@ -56,11 +71,11 @@ export function bulkBar(sel, done, folders) {
   }
 
   // job runs work on every selected document, then reports.
-  async function job(label, work, after) {
+  async function job(label, work, after, notes) {
     const docs = sel.list();
     clear(form);
     const failed = await runBulk(panel, label, docs, work, (d) => d.path);
-    panel.finish(docs.length, failed);
+    panel.finish(docs.length, failed, null, notes);
     if (after) after(docs.filter((d) => !failed.some((f) => f.item.id === d.id)));
     done();
   }
@@ -112,8 +127,8 @@ export function bulkBar(sel, done, folders) {
       h("datalist#bulk-folders", known.map((f) => h("option", { value: f }))),
     ], t("bulk.moveButton"), () => {
       const folder = to.value.trim().replace(/^\/+|\/+$/g, "");
-      job(t("bulk.moving"), (d) => api("PATCH", `/documents/${enc(d.id)}`, { query: siteQuery(), body: { path: moveTo(d.path, folder) } }),
-        (moved) => sel.remove(moved.map((d) => d.id)));
+      const notes = [];
+      job(t("bulk.moving"), (d) => moveDoc(d, folder, notes), (moved) => sel.remove(moved.map((d) => d.id)), notes);
     });
   }
 

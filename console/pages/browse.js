@@ -18,7 +18,7 @@ import { api } from "../js/api.js";
 import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js";
 import { uploader } from "../js/upload.js";
 import { selection } from "../js/select.js";
-import { bulkBar, moveTo } from "../js/bulkbar.js";
+import { bulkBar, moveDoc } from "../js/bulkbar.js";
 import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -382,9 +382,9 @@ export default {
       const { runBulk, progressPanel } = await import("../js/bulk.js");
       const panel = progressPanel("drop-progress");
       body.before(panel.el);
-      const failed = await runBulk(panel, t("bulk.moving"), docs,
-        (d) => api("PATCH", `/documents/${enc(d.id)}`, { query: siteQuery(), body: { path: moveTo(d.path, target) } }), (d) => d.path);
-      panel.finish(docs.length, failed, t("browse.moved", { n: docs.length - failed.length, folder: target || t("browse.root") }));
+      const notes = [];
+      const failed = await runBulk(panel, t("bulk.moving"), docs, (d) => moveDoc(d, target, notes), (d) => d.path);
+      panel.finish(docs.length, failed, t("browse.moved", { n: docs.length - failed.length, folder: target || t("browse.root") }), notes);
       sel.remove(docs.filter((d) => !failed.some((f) => f.item.id === d.id)).map((d) => d.id));
       await reload();
     }

@@ -1,33 +1,53 @@
 // One document: preview (PDF in the browser's viewer, images, text),
-// download, tags, typed attributes, versions with restore, move to trash.
+// download, a new version, rename and move (its path), tags, typed
+// attributes, versions (open, download, restore after a question), move
+// to trash.
 // Controls the user's site permissions do not allow are not shown; the
 // API refuses them anyway.
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
-import { api } from "../js/api.js";
+import { api, upload } from "../js/api.js";
 import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
 import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
 import { named, kindOf } from "../js/words.js";
 import { definitions, input, body, typeName } from "../js/attrs.js";
+import { findByPath, freeName } from "../js/upload.js";
+import { choose } from "../js/dialog.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
+
+// nearFolders lists folders to offer as a new place: the top level's
+// and this folder's subfolders, and its parent.
+async function nearFolders(folder) {
+  const out = new Set();
+  const add = async (p) => {
+    const r = await api("GET", "/folders", { query: siteQuery({ path: p, limit: 200 }) }).catch(() => ({}));
+    for (const d of r.documents || []) if (d.folder) out.add((p ? p + "/" : "") + d.path);
+  };
+  await Promise.all([add(""), folder ? add(folder) : null]);
+  if (folder.includes("/")) out.add(folder.split("/").slice(0, -1).join("/"));
+  return [...out].sort();
+}
 
 function isText(ct) {
   return /^text\//.test(ct) || /json|xml|csv|javascript/.test(ct);
 }
 
-async function preview(id, doc) {
+// preview shows the document, or with versionKey one of its earlier
+// versions (GET /documents/{id}/url and /content take versionKey).
+async function preview(id, doc, versionKey) {
   const ct = doc.contentType || "";
+  const vq = versionKey ? { versionKey } : {};
   if (ct === "application/pdf" || ct.startsWith("image/")) {
     if (ct === "image/svg+xml") return h("p", t("doc.noPreview"));
-    const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: siteQuery({ inline: "true" }) });
+    const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: siteQuery({ inline: "true", ...vq }) });
     if (ct.startsWith("image/")) return h("img.preview#preview", { src: url, alt: t("doc.previewOf", { name: doc.path }) });
     return h("iframe.preview#preview", { src: url, title: t("doc.previewOf", { name: doc.path }) });
   }
   if (isText(ct) && (doc.contentLength || 0) <= 1 << 20) {
-    const out = await api("GET", `/documents/${enc(id)}/content`, { query: siteQuery() });
+    const out = await api("GET", `/documents/${enc(id)}/content`, { query: siteQuery(vq) });
     if (typeof out.content === "string" && !out.isBase64) return h("pre.preview#preview", out.content);
   }
   return h("p", t("doc.noPreview"));
@@ -126,11 +146,57 @@ export default {
       attrForm.addEventListener("submit", act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(sel.value)}`, { query: q, body: { attribute: body(types[sel.value], el) } })));
     }
 
-    // Versions: the first is the current state.
-    const verRows = (versions.documents || []).map((v, i) => h("tr", { dataset: { version: v.versionKey } },
-      h("td", fmtDate(v.insertedDate, lang())), h("td", v.userId || ""), h("td", fmtBytes(v.contentLength)), h("td", v.path || ""),
-      h("td", i === 0 ? t("doc.current") : write ? h("button.small.restore", { type: "button",
-        onclick: act(() => api("PUT", `/documents/${enc(id)}/versions`, { query: q, body: { versionKey: v.versionKey } }), t("doc.restored")) }, t("doc.restore")) : "")));
+    // Versions: the first is the current state. Any version opens in the
+    // preview and downloads; an earlier one is restored after a question
+    // (the current state then becomes a version, nothing is lost).
+    const previewBox = h("section.previewbox", { "aria-label": t("doc.preview") }, pv);
+    const showVersion = async (v, when) => {
+      try {
+        const el = await preview(id, { ...doc, contentType: v.contentType || doc.contentType, contentLength: v.contentLength }, v.versionKey);
+        clear(previewBox, h("p.msg.info#version-note", { role: "status" }, t("doc.showingVersion", { date: when }), " ",
+          h("button.link#version-back", { type: "button", onclick: () => clear(previewBox, pv) }, t("doc.backToCurrent"))), el);
+      } catch (ex) { status(errorText(ex), "error"); }
+    };
+    const downloadVersion = async (v) => {
+      try {
+        const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: { ...q, versionKey: v.versionKey } });
+        const a = h("a", { href: url, download: (v.path || doc.path).split("/").pop() });
+        document.body.append(a); a.click(); a.remove();
+      } catch (ex) { status(errorText(ex), "error"); }
+    };
+    const verRows = (versions.documents || []).map((v, i) => {
+      const when = fmtDate(v.insertedDate, lang());
+      return h("tr", { dataset: { version: v.versionKey } },
+        h("td", when, i === 0 ? h("span.meta", " (" + t("doc.current") + ")") : null), h("td", v.userId || ""), h("td", fmtBytes(v.contentLength)), h("td", v.path || ""),
+        h("td.version-actions",
+          h("button.small.open", { type: "button", "aria-label": t("doc.openVersionOf", { date: when }), onclick: () => showVersion(v, when) }, t("doc.openVersion")), " ",
+          h("button.small.download", { type: "button", "aria-label": t("doc.downloadVersionOf", { date: when }), onclick: () => downloadVersion(v) }, t("doc.download")), " ",
+          i > 0 && write ? h("button.small.restore", { type: "button", "aria-label": t("doc.restoreOf", { date: when }), onclick: async () => {
+            if (!confirm(t("doc.restoreConfirm", { date: when }))) return;
+            await act(() => api("PUT", `/documents/${enc(id)}/versions`, { query: q, body: { versionKey: v.versionKey } }), t("doc.restored"))();
+          } }, t("doc.restore")) : null));
+    });
+
+    // A new version: the file's bytes go to the document's own upload URL
+    // (GET /documents/{id}/upload), with progress.
+    let newVersion = null;
+    if (write) {
+      const file = h("input#version-file.sr", { type: "file" });
+      const bar = h("progress#version-progress", { max: 1, value: 0, hidden: true, "aria-label": t("doc.uploadingVersion") });
+      file.addEventListener("change", async () => {
+        const f = file.files[0];
+        file.value = "";
+        if (!f) return;
+        bar.hidden = false;
+        try {
+          const out = await api("GET", `/documents/${enc(id)}/upload`, { query: { ...q, contentLength: f.size } });
+          await upload(out.url, f, (loaded) => { bar.value = loaded / (f.size || 1); });
+          status(t("doc.versionUploaded", { name: f.name }), "info");
+          reload();
+        } catch (ex) { bar.hidden = true; status(errorText(ex), "error"); }
+      });
+      newVersion = h("span.new-version", file, h("label.button#new-version", { for: "version-file" }, t("doc.newVersion")), " ", bar);
+    }
 
     // Actions (the pipeline's work on the document), with a retry of
     // the failed ones.
@@ -159,6 +225,54 @@ export default {
       a.userId || named("source.", a.source), " · ", named("activity.", a.type),
       a.changed && a.changed.length ? " (" + a.changed.map((c) => named("changed.", c)).join(", ") + ")" : ""));
 
+    // Rename and move, which edit the path: a folder (offered from the
+    // folders around) and a name. A path another document has already is
+    // asked about (keep both as "name (2).ext", or not), never left to the
+    // API's "name (<id>).ext".
+    const pathSlot = h("div#path-slot");
+    const editPath = (focus) => {
+      const name = doc.path.split("/").pop();
+      const dir = h("input#path-folder", { type: "text", value: folder, autocomplete: "off", list: "path-folders", placeholder: t("bulk.moveExample") });
+      const nm = h("input#path-name", { type: "text", value: name, required: true, autocomplete: "off" });
+      const shown = h("p.meta#path-result");
+      const sync = () => { shown.textContent = t("doc.newPath", { path: target() }); };
+      const target = () => {
+        const d = dir.value.trim().replace(/^\/+|\/+$/g, "");
+        return (d ? d + "/" : "") + nm.value.trim().replace(/\//g, "");
+      };
+      dir.addEventListener("input", sync);
+      nm.addEventListener("input", sync);
+      const f = h("form.panel#path-form", { "aria-labelledby": "path-form-title" }, h("h2#path-form-title", t("doc.editPath")),
+        h("div.field", h("label", { for: "path-folder" }, t("doc.folder")), dir, h("small.meta", t("bulk.moveHint"))),
+        h("datalist#path-folders"),
+        h("div.field", h("label", { for: "path-name" }, t("doc.name")), nm), shown,
+        h("div.actions", h("button.primary", { type: "submit" }, t("common.save")), h("button", { type: "button", onclick: () => clear(pathSlot) }, t("admin.cancel"))));
+      f.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        let to = target();
+        if (!nm.value.trim() || to === doc.path) { clear(pathSlot); return; }
+        try {
+          const other = await findByPath(to);
+          if (other && other !== id) {
+            const { value } = await choose({ id: "path-conflict", title: t("doc.pathTakenTitle"), text: t("doc.pathTaken", { path: to }),
+              choices: [{ value: "both", label: t("upload.keepBoth"), primary: true }, { value: "cancel", label: t("admin.cancel") }], cancel: "cancel" });
+            if (value !== "both") return;
+            to = await freeName(to);
+          }
+          await api("PATCH", `/documents/${enc(id)}`, { query: q, body: { path: to } });
+          status(t("doc.pathChanged", { path: to }), "info");
+          reload();
+        } catch (ex) { status(errorText(ex), "error"); }
+      });
+      clear(pathSlot, f);
+      sync();
+      (focus === "folder" ? dir : nm).focus();
+      nearFolders(folder).then((list) => clear(f.querySelector("#path-folders"), list.map((x) => h("option", { value: x })))).catch(() => {});
+    };
+    const pathButtons = h("span.path-buttons",
+      h("button#rename", { type: "button", onclick: () => editPath("name") }, t("browse.rename")), " ",
+      h("button#move", { type: "button", onclick: () => editPath("folder") }, t("bulk.move")));
+
     const trash = del ? h("button.danger#trash", { type: "button", onclick: async () => {
       if (!confirm(t("doc.trashConfirm", { name: doc.path }))) return;
       try {
@@ -172,9 +286,10 @@ export default {
       h("nav.crumbs", { "aria-label": t("browse.breadcrumbs") }, h("ol", h("li", h("a", { href: folderHref(folder) }, folder || t("browse.root"))))),
       h("h1#doc-title", doc.path.split("/").pop()),
       h("p.meta", kindOf(doc.contentType), " · ", fmtBytes(doc.contentLength), " · ", t("doc.modified", { date: fmtDate(doc.lastModifiedDate, lang()), user: doc.userId || "" })),
-      h("div.actions", download, trash),
+      h("div.actions", download, newVersion, write ? pathButtons : null, trash),
+      pathSlot,
       h("div.docgrid",
-        h("section.previewbox", { "aria-label": t("doc.preview") }, pv),
+        previewBox,
         h("div.side",
           h("section#tags", h("h2", t("doc.tags")), tagRows.length ? h("ul.tags", tagRows) : h("p", t("doc.noTags")), tagForm),
           h("section#attributes", h("h2", t("doc.attributes")),
