@@ -209,7 +209,7 @@ export default {
     }
 
     function card(d) {
-      const li = h("li.card-entry", { class: d.folder ? "folder" : "doc", dataset: { name: d.name, id: d.documentId } },
+      const li = h(d.folder ? "li.card-entry.folder" : "li.card-entry.doc", { dataset: { name: d.name, id: d.documentId } },
         h("a.thumb", { href: entryHref(d), "aria-hidden": "true", tabindex: "-1", draggable: write ? "true" : null }, thumb(d)),
         h("div.card-text",
           d.folder ? null : sel.box(item(d)), " ",
