@@ -6,7 +6,7 @@
 // API refuses them anyway.
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api, upload } from "../js/api.js";
-import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
+import { state, can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
 import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
@@ -91,7 +91,7 @@ export default {
       } catch (ex) { status(errorText(ex), "error"); }
     } }, t("doc.download"));
 
-    const [tags, attrs, defn, versions, pv, actions, artifacts, activity] = await Promise.all([
+    const [tags, attrs, defn, versions, pv, actions, artifacts, activity, reviews] = await Promise.all([
       api("GET", `/documents/${enc(id)}/tags`, { query: { ...q, limit: 100 } }),
       api("GET", `/documents/${enc(id)}/attributes`, { query: { ...q, limit: 100 } }),
       definitions(),
@@ -100,6 +100,7 @@ export default {
       api("GET", `/documents/${enc(id)}/actions`, { query: q }).catch(() => ({ actions: [] })),
       api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 } }).catch(() => ({ documents: [] })),
       api("GET", `/documents/${enc(id)}/userActivities`, { query: { ...q, limit: 20 } }).catch(() => ({ userActivities: [] })),
+      api("GET", `/documents/${enc(id)}/reviews`, { query: { ...q, limit: 20 } }).catch(() => ({ reviews: [] })),
     ]);
     if (ctx.stale()) return;
     const defs = { attributes: defn.list };
@@ -220,6 +221,36 @@ export default {
         } catch (ex) { status(errorText(ex), "error"); }
       } }, t("doc.download")))));
 
+    // Reviews of the document, and a request for one (WRITE): what to
+    // check, how many decisions it needs, and who may decide (a group,
+    // offered from the user's own groups; anyone with write access when
+    // left empty).
+    const reviewRows = (reviews.reviews || []).map((rv) => h("li", { dataset: { review: rv.reviewId } },
+      h("strong", rv.reviewCategory || ""), " · ", named("reviews.status.", rv.reviewStatus), " · ",
+      t("doc.reviewNeeds", { n: Number(rv.requiredDecisions) || 1 }),
+      (rv.approvalGroups || []).length ? [" · ", t("doc.reviewBy", { groups: rv.approvalGroups.join(", ") })] : null,
+      rv.comments ? h("p.meta", rv.comments) : null));
+    let reviewForm = null;
+    if (write) {
+      const cat = h("input#review-category", { type: "text", required: true, maxlength: 255, autocomplete: "off" });
+      const needs = h("input#review-needs", { type: "number", min: 1, max: 100, value: 1, required: true });
+      const group = h("input#review-group", { type: "text", autocomplete: "off", list: "review-groups" });
+      const note = h("textarea#review-comments", { rows: 2 });
+      reviewForm = h("form.panel#review-form", { "aria-labelledby": "review-form-title" }, h("h3#review-form-title", t("doc.requestReview")),
+        h("div.field", h("label", { for: "review-category" }, t("doc.reviewCategory")), cat, h("small.meta", t("doc.reviewCategoryHint"))),
+        h("div.field", h("label", { for: "review-needs" }, t("doc.reviewDecisions")), needs),
+        h("div.field", h("label", { for: "review-group" }, t("doc.reviewGroup")), group, h("small.meta", t("doc.reviewGroupHint"))),
+        h("datalist#review-groups", (state.user && state.user.roles || []).filter((r) => r !== "Admins").map((r) => h("option", { value: r }))),
+        h("div.field", h("label", { for: "review-comments" }, t("reviews.comment")), note),
+        h("div.actions", h("button.primary", { type: "submit" }, t("doc.requestReview"))));
+      reviewForm.addEventListener("submit", act(() => {
+        const review = { reviewCategory: cat.value.trim(), requiredDecisions: Math.max(1, Number(needs.value) || 1) };
+        if (group.value.trim()) review.approvalGroups = group.value.split(",").map((x) => x.trim()).filter(Boolean);
+        if (note.value.trim()) review.comments = note.value.trim();
+        return api("POST", `/documents/${enc(id)}/reviews`, { query: q, body: { review } });
+      }, t("doc.reviewRequested")));
+    }
+
     // The activity trail, newest first.
     const activityRows = (activity.userActivities || []).map((a) => h("li", h("span.meta", fmtDate(a.insertedDate, lang())), " · ",
       a.userId || named("source.", a.source), " · ", named("activity.", a.type),
@@ -305,6 +336,7 @@ export default {
       artifactRows.length ? h("section#artifacts", h("h2", t("doc.artifacts")), h("table.list",
         h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", artifactRows))) : null,
+      h("section#doc-reviews", h("h2", t("doc.reviews")), reviewRows.length ? h("ul.doc-reviews", reviewRows) : h("p", t("doc.noReviews")), reviewForm),
       h("section#activity", h("h2", t("doc.activity")), activityRows.length ? h("ul.activity", activityRows) : h("p", t("doc.noActivity"))));
   },
 };
