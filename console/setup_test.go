@@ -59,7 +59,7 @@ func TestConsole_Setup(t *testing.T) {
 			click("#attr-form button[type=submit]"), textOf("#status", "The attribute dept is defined"),
 			textOf(`#attr-list tr[data-key="dept"]`, "optional"), textOf(`#attr-list tr[data-key="dept"]`, "sales, hr"), schema("allowedValues:[sales hr]")}},
 		step{"define a date, not in the schema", chromedp.Tasks{setValue("#attr-new-key", "dueDate"), chromedp.SetValue("#attr-new-type", "DATE", chromedp.ByQuery),
-			js(`document.getElementById("attr-new-type").dispatchEvent(new Event("change")), true`, nil), wait(`document.getElementById("attr-new-allowed").closest(".field").hidden`),
+			js(`document.getElementById("attr-new-type").dispatchEvent(new Event("change")), true`, nil), wait(`document.getElementById("attr-new-allowed").offsetParent === null`),
 			click("#attr-form button[type=submit]"), textOf(`#attr-list tr[data-key="dueDate"]`, "date"), textOf(`#attr-list tr[data-key="dueDate"]`, "not in the schema")}},
 		step{"change the allowed values", chromedp.Tasks{click(`#attr-list tr[data-key="dept"] button.edit`), chromedp.WaitVisible("#attr-edit-form", chromedp.ByQuery),
 			setValue("#attr-edit-allowed", "sales\nhr\nlegal"), axeAll(src, "edit an attribute"), click("#attr-edit-form button[type=submit]"),

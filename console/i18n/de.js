@@ -693,4 +693,5 @@ export default {
   "reviews.status.COMPLETED": "entschieden",
   "reviews.status.CANCELLED": "abgebrochen",
   "reviews.status.SUPERSEDED": "ersetzt",
+  "admin.health.leads": "Knoten {node} leitet den Cluster.",
 };

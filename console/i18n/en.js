@@ -694,4 +694,5 @@ export default {
   "reviews.status.COMPLETED": "decided",
   "reviews.status.CANCELLED": "cancelled",
   "reviews.status.SUPERSEDED": "replaced",
+  "admin.health.leads": "Node {node} leads the cluster.",
 };

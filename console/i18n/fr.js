@@ -694,4 +694,5 @@ export default {
   "reviews.status.COMPLETED": "décidée",
   "reviews.status.CANCELLED": "annulée",
   "reviews.status.SUPERSEDED": "remplacée",
+  "admin.health.leads": "Le nœud {node} mène la grappe.",
 };

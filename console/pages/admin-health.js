@@ -68,7 +68,8 @@ export default {
             [t("admin.health.oldest"), t("admin.health.seconds", { n: Math.round(Number(pl.oldestDueSeconds || 0)) })],
           ])),
         h("h2", t("admin.health.cluster")),
-        h("p", cl.clustered ? t("admin.health.clustered", { node: cl.nodeId, state: named("admin.health.state.", cl.state), leader: cl.leaderId || "—" }) : t("admin.health.single")),
+        h("p", !cl.clustered ? t("admin.health.single") : cl.leaderId && cl.leaderId === cl.nodeId ? t("admin.health.leads", { node: cl.nodeId })
+          : t("admin.health.clustered", { node: cl.nodeId, state: named("admin.health.state.", cl.state), leader: cl.leaderId || "—" })),
         cl.halted || cl.raftStateUnreadable ? h("p.msg.error", cl.halted || cl.raftStateUnreadable) : null,
         cl.clustered ? h("table.list#health-members", h("thead", h("tr", ["admin.health.node", "admin.health.address", "admin.health.voter", "admin.health.leader"]
           .map((k) => h("th", { scope: "col" }, t(k))))),
