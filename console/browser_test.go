@@ -215,6 +215,16 @@ func (e *env) must(t *testing.T, method, path string, body any, status int) map[
 	return out
 }
 
+// adminUser creates a member of Admins (the group made when missing), its
+// password set.
+func (e *env) adminUser(t *testing.T, name string) {
+	t.Helper()
+	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
+		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
+	}
+	e.user(t, name, "Admins", "temporary-1", true)
+}
+
 // user creates a directory user in group with a temporary password; with
 // set, the first-password challenge is answered through the API.
 func (e *env) user(t *testing.T, name, group, temp string, set bool) {

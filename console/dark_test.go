@@ -26,10 +26,7 @@ func TestConsole_DarkMode(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	e := newEnv(t)
-	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
-		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
-	}
-	e.user(t, "ada", "Admins", "temporary-1", true)
+	e.adminUser(t, "ada")
 	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "dark/report.txt", "content": "the night owl report", "contentType": "text/plain",
 		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated)["documentId"].(string)
 	e.must(t, "POST", "/documents/"+id+"/reviews?siteId=default", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1}}, http.StatusCreated)

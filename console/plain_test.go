@@ -35,10 +35,7 @@ func TestConsole_PlainWords(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	e := newEnv(t)
-	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
-		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
-	}
-	e.user(t, "ada", "Admins", "temporary-1", true)
+	e.adminUser(t, "ada")
 	e.user(t, "newbie", "default", "temporary-2", false)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/big.txt", "content": strings.Repeat("x", 50500) + " walrus", "contentType": "text/plain"}, http.StatusCreated)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/other.txt", "content": "walrus and penguin", "contentType": "text/plain"}, http.StatusCreated)

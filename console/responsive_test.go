@@ -38,10 +38,7 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	e := newEnv(t)
-	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
-		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
-	}
-	e.user(t, "ada", "Admins", "temporary-1", true)
+	e.adminUser(t, "ada")
 	long := "a-very-long-file-name-that-a-scanner-made-" + strings.Repeat("x", 40) + ".txt"
 	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/" + long, "content": "the mobile walrus report", "contentType": "text/plain",
 		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated)["documentId"].(string)

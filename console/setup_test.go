@@ -31,11 +31,8 @@ func TestConsole_Setup(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	e := newEnv(t)
-	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
-		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
-	}
 	e.must(t, "POST", "/sites", map[string]any{"site": map[string]any{"id": "finance"}}, http.StatusCreated)
-	e.user(t, "ada", "Admins", "temporary-1", true)
+	e.adminUser(t, "ada")
 	e.user(t, "sam", "", "temporary-2", true)
 	doc, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "setup/contract.txt", "content": "a contract", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
 	schema := func(want string) chromedp.Action {

@@ -49,10 +49,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	e := newEnv(t)
-	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
-		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
-	}
-	e.user(t, "ada", "Admins", "temporary-1", true)
+	e.adminUser(t, "ada")
 	e.user(t, "sam", "default", "temporary-2", true)
 	e.must(t, "PATCH", "/system/configuration", map[string]any{"branding": map[string]any{"title": "Acme Records", "primaryColor": "#7a1f3d"}}, http.StatusOK)
 	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "walk/letter.txt", "content": "first draft", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)

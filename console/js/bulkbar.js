@@ -39,6 +39,20 @@ export async function moveDoc(d, folder, notes) {
   await api("PATCH", `/documents/${enc(d.id)}`, { query: siteQuery(), body: { path: to } });
 }
 
+// nearFolders lists folders to offer as a new place for what is in
+// folder: the top level's and folder's subfolders, and its parent.
+export async function nearFolders(folder) {
+  const out = new Set();
+  const add = async (p) => {
+    const r = await api("GET", "/folders", { query: siteQuery({ path: p, limit: 200 }) }).catch(() => ({}));
+    for (const d of r.documents || []) if (d.folder) out.add((p ? p + "/" : "") + d.path);
+  };
+  await Promise.all([add(""), folder ? add(folder) : null]);
+  if (folder.includes("/")) out.add(folder.split("/").slice(0, -1).join("/"));
+  out.delete(folder);
+  return [...out].sort(new Intl.Collator(undefined, { numeric: true }).compare);
+}
+
 // download starts the browser's download of a URL.
 export function download(url, name) {
   const a = h("a", { href: url, download: name || "" });

@@ -18,7 +18,7 @@ import { api } from "../js/api.js";
 import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js";
 import { uploader } from "../js/upload.js";
 import { selection } from "../js/select.js";
-import { bulkBar, moveDoc } from "../js/bulkbar.js";
+import { bulkBar, moveDoc, nearFolders } from "../js/bulkbar.js";
 import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -341,21 +341,8 @@ export default {
       } catch (e) { status(errorText(e), "error"); }
     }
 
-    // knownFolders offers the folders around as move targets: the root's
-    // and this folder's subfolders, and this folder's parent.
-    async function knownFolders() {
-      const out = new Set();
-      const add = async (p) => {
-        try {
-          const r = await api("GET", "/folders", { query: siteQuery({ path: p, limit: 200 }) });
-          for (const d of r.documents || []) if (d.folder) out.add((p ? p + "/" : "") + d.path);
-        } catch (_) { /* offer what there is */ }
-      };
-      await Promise.all([add(""), folder ? add(folder) : null]);
-      if (folder.includes("/")) out.add(folder.split("/").slice(0, -1).join("/"));
-      out.delete(folder);
-      return [...out].sort(collator().compare);
-    }
+    // knownFolders offers the folders around as move targets.
+    function knownFolders() { return nearFolders(folder); }
 
     function dropTarget(el, target) {
       if (!write) return;

@@ -14,22 +14,10 @@ import { named, kindOf } from "../js/words.js";
 import { definitions, input, body, typeName } from "../js/attrs.js";
 import { findByPath, freeName } from "../js/upload.js";
 import { choose } from "../js/dialog.js";
+import { nearFolders } from "../js/bulkbar.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
-
-// nearFolders lists folders to offer as a new place: the top level's
-// and this folder's subfolders, and its parent.
-async function nearFolders(folder) {
-  const out = new Set();
-  const add = async (p) => {
-    const r = await api("GET", "/folders", { query: siteQuery({ path: p, limit: 200 }) }).catch(() => ({}));
-    for (const d of r.documents || []) if (d.folder) out.add((p ? p + "/" : "") + d.path);
-  };
-  await Promise.all([add(""), folder ? add(folder) : null]);
-  if (folder.includes("/")) out.add(folder.split("/").slice(0, -1).join("/"));
-  return [...out].sort();
-}
 
 function isText(ct) {
   return /^text\//.test(ct) || /json|xml|csv|javascript/.test(ct);
