@@ -101,7 +101,8 @@ func TestConsole_BulkWork(t *testing.T) {
 		step{"click one, Shift+click another: the range is selected", chromedp.Tasks{click(box("n1.txt")), shiftClick(box("n3.txt")),
 			textOf("#selected-count", "3 documents selected"),
 			wait(`[...document.querySelectorAll("#entries input.select:checked")].map(b => b.closest("tr").dataset.name).join() === "n1.txt,n2.txt,n3.txt"`)}},
-		step{"add a tag to the three", chromedp.Tasks{click("#bulk-tag"), setValue("#bulk-tag-key", "batch"), setValue("#bulk-tag-value", "may"),
+		step{"add a tag to the three", chromedp.Tasks{click("#bulk-tag"), chromedp.WaitVisible("#bulk-tag-form", chromedp.ByQuery), axeAll(src, "bulk tag form"),
+			setValue("#bulk-tag-key", "batch"), setValue("#bulk-tag-value", "may"),
 			click("#bulk-tag-form button[type=submit]"), textOf("#bulk-progress", "Done: 3 documents."), wait(`document.querySelector("#bulk-progress progress").value === 3`)}},
 		step{"the three are tagged, the others not", check(func() error {
 			for _, n := range []string{"n1", "n2", "n3"} {
@@ -115,7 +116,7 @@ func TestConsole_BulkWork(t *testing.T) {
 			return nil
 		})},
 		step{"set an attribute on them", chromedp.Tasks{click("#bulk-attr"), chromedp.WaitVisible("#bulk-attr-form", chromedp.ByQuery),
-			chromedp.SetValue("#bulk-attr-key", "project", chromedp.ByQuery), setValue("#bulk-attr-value", "apollo"),
+			chromedp.SetValue("#bulk-attr-key", "project", chromedp.ByQuery), setValue("#bulk-attr-value", "apollo"), axeAll(src, "bulk attribute form"),
 			click("#bulk-attr-form button[type=submit]"), textOf("#bulk-progress", "Done: 3 documents."), shot("bulk-attribute")}},
 		step{"the attribute is set", check(func() error {
 			out := e.must(t, "GET", "/documents/"+ids["n2"]+"/attributes/project?siteId=default", nil, http.StatusOK)
@@ -149,7 +150,8 @@ func TestConsole_BulkWork(t *testing.T) {
 		step{"send one to the trash", chromedp.Tasks{click("#bulk-clear"), click(box("n3.txt")), click("#bulk-trash"), textOf("#bulk-progress", "Done: 1 document."),
 			wait(`!document.querySelector('#entries tr[data-name="n3.txt"]')`)}},
 		step{"search results: select every result, tag them", chromedp.Tasks{navigate(e.s.URL + "/console/#/search?q=quokka"), searchUntil("n2.txt"),
-			textOf("#result-count", "4 results"), click("#select-results"), textOf("#selected-count", "4 documents selected"),
+			textOf("#result-count", "4 results"), click("#select-results"), textOf("#selected-count", "4 documents selected"), axeAll(src, "search results selected"),
+			shot("search-selected"),
 			click("#bulk-tag"), setValue("#bulk-tag-key", "found"), click("#bulk-tag-form button[type=submit]"), textOf("#bulk-progress", "Done: 4 documents.")}},
 		step{"phone, German: the bar and its forms", chromedp.Tasks{viewport(390, 844), setLangMenu("de"), navigate(e.s.URL + "/console/#/browse/bulk"),
 			textOf("#entries", "n1.txt"), click(box("n1.txt")), textOf("#selected-count", "1 Dokument ausgewählt"), click("#bulk-move"),

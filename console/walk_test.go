@@ -95,7 +95,8 @@ func TestConsole_WalkBugs(t *testing.T) {
 			wait(`document.querySelectorAll("#versions tbody tr").length === 2`),
 			wait(`[...document.querySelectorAll("#versions thead th")].every(th => th.textContent.trim() !== "")`), axeRule(src, "document", "empty-table-header")}},
 		step{"empty the trash", chromedp.Tasks{click(`nav a[href="#/trash"]`), textOf("#trash-list", "walk/old-3.txt"), click("#empty-trash"),
-			textOf("#trash-progress", "3 documents deleted for good"), textOf("#trash-list", "The trash is empty"), absent("#empty-trash:not([hidden])")}},
+			textOf("#trash-progress", "3 documents deleted for good"), textOf("#trash-list", "The trash is empty"), absent("#empty-trash:not([hidden])"),
+			axeAll(src, "emptied trash"), shot("trash-emptied")}},
 		step{"nothing is left in the trash", check(func() error {
 			if d := e.docID(t, "default", "walk/old-1.txt", true); d != "" {
 				return fmt.Errorf("walk/old-1.txt still in the trash")
