@@ -31,7 +31,8 @@ func row(name string) string { return fmt.Sprintf(`#entries tr[data-name=%q]`, n
 // dragged onto a breadcrumb and onto a folder; a folder is moved with
 // what it holds (a form, and by dragging it onto another), an empty
 // folder is renamed and deleted, and a folder with documents is refused
-// both in plain words. The forms pass axe-core.
+// both in plain words. The forms pass axe-core, in French at phone size
+// too.
 func TestConsole_FoldersAndDocuments(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
@@ -107,6 +108,12 @@ func TestConsole_FoldersAndDocuments(t *testing.T) {
 			wait(`!!document.querySelector("#grid li.card-entry.folder[data-name='new']")`), axeAll(src, "grid view"), shot("folder-grid"),
 			dragOnto(`#grid li[data-name="c.txt"]`, `#grid li[data-name="new"]`), textOf("#drop-progress", "moved to docs/archive/new"), at("docs/inbox/c.txt", "docs/archive/new/c.txt"),
 			click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", chromedp.ByQuery)}},
+		step{"French, phone: rename from the document's page", chromedp.Tasks{viewport(390, 844), setLangMenu("fr"),
+			navigate(e.s.URL + "/console/#/doc/" + ids["docs/inbox/c.txt"]), textOf("#doc-title", "c.txt"), click("#rename"),
+			chromedp.WaitVisible("#path-form", chromedp.ByQuery), textOf("#path-form", "Renommer ou déplacer"), noSideways("rename form, phone"),
+			axeAll(src, "rename form, phone, French"), shot("phone-rename"), setValue("#path-name", "c-fr.txt"), click("#path-form button[type=submit]"),
+			textOf("#status", "Le document se trouve maintenant à docs/archive/new/c-fr.txt"), at("docs/inbox/c.txt", "docs/archive/new/c-fr.txt"),
+			viewport(1280, 900)}},
 	)
 	b.run(steps...)
 }
