@@ -130,7 +130,7 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 		word := "zeppelin"
 		if d, err = run(chromedp.Evaluate(fmt.Sprintf(`(() => { const b = document.getElementById("q"); b.value = %q;
 			b.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, word), nil),
-			poll(`(document.getElementById("result-count") || {}).textContent === "1 results"`)); err != nil {
+			poll(`(document.getElementById("result-count") || {}).textContent === "1 result"`)); err != nil {
 			return fmt.Errorf("console search: %w", err)
 		}
 		typing = append(typing, d)

@@ -41,7 +41,7 @@ func TestConsole_ActionsAndActivity(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ali", password)...)
 	steps = append(steps,
-		step{"the document's actions", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + id), textOf("#actions", "WEBHOOK"),
+		step{"the document's actions", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + id), textOf("#actions", "Webhook"),
 			wait(`!!document.querySelector('#actions tr[data-status="FAILED"], #actions tr[data-status="MAX_RETRIES_REACHED"]')`)}},
 		step{"the activity trail", chromedp.Tasks{textOf("#activity", "admin · changed (tags)"), textOf("#activity", "admin · created")}},
 		step{"retry the failed action", chromedp.Tasks{click("#retry-actions"), textOf("#status", "run again"),

@@ -110,7 +110,7 @@ func TestConsole_AdminPages(t *testing.T) {
 		step{"the admin navigation leads to users", chromedp.Tasks{click(`header nav a[href="#/admin"]`), textOf("#user-list", "rita"),
 			axeClean(src, "users"), keyboardReachable("users")}},
 		step{"create a user with a temporary password, in a group", chromedp.Tasks{setValue("#new-username", "newbie"), setValue("#new-temp", "temporary-77"),
-			chromedp.SetValue("#new-group", "default", chromedp.ByQuery), click("#user-form button[type=submit]"),
+			chromedp.SetValue("#new-role", "writer", chromedp.ByQuery), click("#user-form button[type=submit]"),
 			textOf(`tr[data-user="newbie"]`, "default"), js(`document.getElementById("user-list").scrollIntoView()`, nil), shot("admin-users")}},
 		step{"the user exists, with a password to change", loginAnswer("newbie", "temporary-77", "NEW_PASSWORD_REQUIRED")},
 		step{"reset the password", chromedp.Tasks{click(`tr[data-user="newbie"] button.reset`), setValue(`tr[data-user="newbie"] .reset-form input`, "another-pass-8"),

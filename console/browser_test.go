@@ -6,13 +6,19 @@ package console_test
 // console log (the path is in the failure).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +215,16 @@ func (e *env) must(t *testing.T, method, path string, body any, status int) map[
 	return out
 }
 
+// adminUser creates a member of Admins (the group made when missing), its
+// password set.
+func (e *env) adminUser(t *testing.T, name string) {
+	t.Helper()
+	if r := e.s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {
+		t.Fatalf("Admins group: %d %s", r.Status, r.Body)
+	}
+	e.user(t, name, "Admins", "temporary-1", true)
+}
+
 // user creates a directory user in group with a temporary password; with
 // set, the first-password challenge is answered through the API.
 func (e *env) user(t *testing.T, name, group, temp string, set bool) {
@@ -232,21 +248,62 @@ func (e *env) user(t *testing.T, name, group, temp string, set bool) {
 }
 
 // shot saves a screenshot of the viewport as <name>.png in
-// $QUIRE_SCREENSHOTS when it is set (the main pages for the docs), and
-// does nothing otherwise.
+// $QUIRE_SCREENSHOTS when it is set (the main pages for the docs,
+// testdata/screenshots), and does nothing otherwise. The PNG is made
+// small: the screen's 256 most frequent colours, no dithering (a page is
+// mostly flat colour), best compression; about a third of the browser's.
 func shot(name string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
 		dir := os.Getenv("QUIRE_SCREENSHOTS")
 		if dir == "" {
 			return nil
 		}
-		var png []byte
-		if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
+		var raw []byte
+		if err := chromedp.CaptureScreenshot(&raw).Do(ctx); err != nil {
+			return err
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil {
+			return err
+		}
+		pal := image.NewPaletted(img.Bounds(), commonColors(img, 256))
+		draw.Draw(pal, img.Bounds(), img, image.Point{}, draw.Src)
+		var out bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, pal); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		return os.WriteFile(filepath.Join(dir, name+".png"), out.Bytes(), 0o644)
 	})
+}
+
+// commonColors is the palette of an image's n most frequent colours
+// (counted at 5 bits a channel).
+func commonColors(img image.Image, n int) color.Palette {
+	counts := map[uint32]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			counts[(r>>11)<<10|(g>>11)<<5|bl>>11]++
+		}
+	}
+	keys := make([]uint32, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return counts[keys[i]] > counts[keys[j]] || counts[keys[i]] == counts[keys[j]] && keys[i] < keys[j]
+	})
+	five := func(v uint32) uint8 { return uint8(v<<3 | v>>2) }
+	var p color.Palette
+	for _, k := range keys {
+		if len(p) == n {
+			break
+		}
+		p = append(p, color.RGBA{five(k >> 10 & 31), five(k >> 5 & 31), five(k & 31), 255})
+	}
+	return p
 }

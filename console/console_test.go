@@ -70,21 +70,77 @@ func keysOf(t *testing.T, name string) map[string]bool {
 	return out
 }
 
+var (
+	valueLine   = regexp.MustCompile(`(?m)^\s*"([a-zA-Z0-9_.]+)": "((?:[^"\\]|\\.)*)",?\s*$`)
+	placeholder = regexp.MustCompile(`\{\w+\}`)
+)
+
+// stringsOf maps each key of a language file to its text.
+func stringsOf(t *testing.T, name string) map[string]string {
+	a, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("%s not embedded", name)
+	}
+	out := map[string]string{}
+	for _, m := range valueLine.FindAllStringSubmatch(string(a.Body), -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// placeholders lists a string's {placeholders}, sorted.
+func placeholders(s string) string {
+	p := placeholder.FindAllString(s, -1)
+	sort.Strings(p)
+	return strings.Join(p, " ")
+}
+
+// languagesOf lists the console's languages: every i18n/<lang>.js but
+// the index.
+func languagesOf() []string {
+	var out []string
+	for _, n := range Names() {
+		if strings.HasPrefix(n, "i18n/") && n != "i18n/index.js" {
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(n, "i18n/"), ".js"))
+		}
+	}
+	return out
+}
+
 // TestI18n_SameKeys: every language has every string, and every string
-// the code asks for exists.
+// the code asks for exists (a plural, t(key, {n}), as key.other at least).
 func TestI18n_SameKeys(t *testing.T) {
-	en, de := keysOf(t, "i18n/en.js"), keysOf(t, "i18n/de.js")
+	en := keysOf(t, "i18n/en.js")
 	if len(en) < 50 {
 		t.Fatalf("only %d English keys", len(en))
 	}
-	for k := range en {
-		if !de[k] {
-			t.Errorf("de.js lacks %q", k)
-		}
+	langs := languagesOf()
+	if len(langs) < 2 {
+		t.Fatalf("languages %v", langs)
 	}
-	for k := range de {
-		if !en[k] {
-			t.Errorf("de.js has %q, which en.js lacks", k)
+	for _, l := range langs {
+		if l == "en" {
+			continue
+		}
+		other := keysOf(t, "i18n/"+l+".js")
+		for k := range en {
+			if !other[k] {
+				t.Errorf("%s.js lacks %q", l, k)
+			}
+		}
+		enText, otherText := stringsOf(t, "i18n/en.js"), stringsOf(t, "i18n/"+l+".js")
+		if len(enText) != len(en) || len(otherText) != len(other) {
+			t.Fatalf("read %d of en.js's %d strings and %d of %s.js's %d", len(enText), len(en), len(otherText), l, len(other))
+		}
+		for k, v := range enText {
+			if w, ok := otherText[k]; ok && placeholders(v) != placeholders(w) {
+				t.Errorf("%s.js %q has the placeholders %s, en.js %s", l, k, placeholders(w), placeholders(v))
+			}
+		}
+		for k := range other {
+			if !en[k] {
+				t.Errorf("%s.js has %q, which en.js lacks", l, k)
+			}
 		}
 	}
 	for _, n := range Names() {
@@ -94,8 +150,24 @@ func TestI18n_SameKeys(t *testing.T) {
 		a, _ := Lookup(n)
 		for _, m := range keyUse.FindAllStringSubmatch(string(a.Body), -1) {
 			k := m[1] + m[2]
-			if !en[k] {
+			if !en[k] && !en[k+".other"] {
 				t.Errorf("%s uses %q, which en.js lacks", n, k)
+			}
+		}
+	}
+}
+
+// TestI18n_OneWordPerThing: the words people stumbled over on the walk
+// (issue 47) stay out: German calls a site "Bereich" everywhere, never
+// "Mandant"; no string shows an API status code or enum name.
+func TestI18n_OneWordPerThing(t *testing.T) {
+	for _, l := range languagesOf() {
+		a, _ := Lookup("i18n/" + l + ".js")
+		for _, bad := range []string{"Mandant", "({status})", "FORCE_CHANGE_PASSWORD", "CONFIRMED", "UPDATE_VERSION"} {
+			for _, line := range strings.Split(string(a.Body), "\n") {
+				if i := strings.Index(line, "\": "); i > 0 && strings.Contains(line[i:], bad) {
+					t.Errorf("%s.js: %s", l, strings.TrimSpace(line))
+				}
 			}
 		}
 	}

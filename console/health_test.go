@@ -40,7 +40,7 @@ func TestConsole_HealthCluster(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(s.URL + "/console/")}}, signIn("ada", password)...)
 	steps = append(steps,
-		step{"the health page of a cluster member", chromedp.Tasks{navigate(s.URL + "/console/#/admin/health"), textOf("#health", "Node n1 is Leader"),
+		step{"the health page of a cluster member", chromedp.Tasks{navigate(s.URL + "/console/#/admin/health"), textOf("#health", "Node n1 leads the cluster"),
 			textOf("#health-members", "n1")}},
 		step{"its cluster certificates and their expiry", chromedp.Tasks{textOf("#health-certs", "Cluster CA"), textOf("#health-certs", "Cluster node n1 (this node)"),
 			wait(`document.querySelectorAll("#health-certs tr.cert-ok").length === 2`), axe,

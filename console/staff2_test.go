@@ -58,7 +58,12 @@ func typeSearch(q string) chromedp.Action {
 }
 
 // countIs waits for the search's result count.
-func countIs(n int) chromedp.Action { return textOf("#result-count", fmt.Sprintf("%d results", n)) }
+func countIs(n int) chromedp.Action {
+	if n == 1 {
+		return textOf("#result-count", "1 result")
+	}
+	return textOf("#result-count", fmt.Sprintf("%d results", n))
+}
 
 // TestConsole_StaffFeatures: a member of the default site sees an unread
 // notification in the header and reads it; searches as she types and

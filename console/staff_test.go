@@ -204,7 +204,9 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 		step{"tags, attributes and versions are shown", chromedp.Tasks{textOf("#tags", "dept = hr"), textOf("#attributes", "2026-01-31"),
 			textOf(`#attributes tr[data-key="state"] td.value`, "Open for work"), shot("document-reader"), wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
 		step{"no edit control", chromedp.Tasks{absent("#tag-form"), absent("#attr-form"), absent("#attributes input"), absent("#attributes select"),
-			absent("#tags button"), absent("#trash"), absent("#versions button")}},
+			absent("#tags button"), absent("#trash"), absent("#versions button.restore"), absent("#new-version"), absent("#rename"), absent("#move")}},
+		step{"a reader may open and download any version", chromedp.Tasks{chromedp.WaitVisible("#versions tbody tr:nth-child(2) button.open", chromedp.ByQuery),
+			chromedp.WaitVisible("#versions tbody tr:nth-child(2) button.download", chromedp.ByQuery)}},
 		step{"the download stays", chromedp.WaitVisible("#download", chromedp.ByQuery)},
 		step{"a forced write from the page is refused", js(fmt.Sprintf(`import("/console/js/api.js").then(m => m.api("DELETE", "/documents/%s", {query: {siteId: "default", softDelete: "true"}}))
 			.then(() => "allowed", (e) => String(e.status))`, id), &forced)},

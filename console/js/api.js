@@ -119,6 +119,17 @@ export async function api(method, path, { query, body, retry = true } = {}) {
   return out;
 }
 
+// apiForm posts a multipart form (files) with the user's token: the
+// browser sets the multipart boundary.
+export async function apiForm(path, form, query) {
+  const opts = { method: "POST", headers: {}, credentials: "omit", body: form };
+  if (accessToken) opts.headers.Authorization = "Bearer " + accessToken;
+  const res = await fetch(url(path, query), opts);
+  const out = await parse(res);
+  if (!res.ok) throw new ApiError(res.status, out);
+  return out;
+}
+
 // upload sends a file to a signed upload URL with XMLHttpRequest, whose
 // upload events give the progress fetch does not.
 export function upload(signedURL, file, onProgress) {

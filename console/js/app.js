@@ -22,11 +22,7 @@ let idleMs = 15 * 60 * 1000;
 function touchIdle() {
   clearTimeout(idleTimer);
   if (!signedIn()) return;
-  idleTimer = setTimeout(async () => {
-    await signOut();
-    sessionStorage.setItem("quire.idle", "1");
-    start();
-  }, idleMs);
+  idleTimer = setTimeout(() => leave("idle"), idleMs);
 }
 for (const ev of ["keydown", "pointerdown", "pointermove", "wheel"]) {
   addEventListener(ev, touchIdle, { passive: true });
@@ -37,6 +33,27 @@ function langSwitch() {
     Object.keys(languages).map((l) => h("option", { value: l, selected: l === lang() }, languageNames[l])));
   sel.addEventListener("change", () => { setLanguage(sel.value, true); render(); });
   return sel;
+}
+
+// leave ends the session in this tab: why (a sign-out, the idle
+// timeout, or the server no longer taking the session) is told on the
+// sign-in page. The next person to sign in here starts on the documents
+// page with nothing of the last user's state (page, site), under the
+// global branding (the last one seen in this tab).
+let leaving = false;
+async function leave(why) {
+  if (leaving) return; // several requests may find the session gone at once
+  leaving = true;
+  clearTimeout(idleTimer);
+  try { await signOut(); } finally { leaving = false; }
+  sessionStorage.removeItem("quire.site");
+  sessionStorage.setItem(why === "idle" ? "quire.idle" : why === "ended" ? "quire.ended" : "quire.signedout", "1");
+  state.user = null;
+  state.sites = [];
+  state.site = null;
+  lastPath = null;
+  history.replaceState(null, "", location.pathname + location.search);
+  start();
 }
 
 function siteSwitch() {
@@ -58,21 +75,40 @@ function header() {
   const nav = h("nav", { "aria-label": t("nav.label") },
     h("ul", pages.filter((p) => p.nav && (!p.visible || p.visible())).map((p) =>
       h("li", h("a", { href: p.href, dataset: { nav: p.href } }, t(p.nav), p.badge ? [" ", p.badge()] : null)))));
-  return h("header.top",
+  // On a phone or a tablet the navigation and the tools fold into a
+  // menu the "Menu" button opens (app.css hides the button on wider
+  // screens, where the menu always shows).
+  const toggle = h("button#menu-toggle", { type: "button", "aria-expanded": "false", "aria-controls": "menu" }, h("span.burger", { "aria-hidden": "true" }), t("header.menu"));
+  const top = h("header.top",
     h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
-    nav,
-    h("div.tools", siteSwitch(), langSwitch(),
-      h("span.user#user", state.user ? state.user.username : ""),
-      h("button#signout", { type: "button", onclick: async () => { await signOut(); sessionStorage.setItem("quire.signedout", "1"); start(); } }, t("header.signout"))));
+    toggle,
+    h("div.menu#menu", nav,
+      h("div.tools", h("span#site-switch", siteSwitch()), langSwitch(),
+        h("span.user#user", state.user ? state.user.username : ""),
+        h("button#signout", { type: "button", onclick: () => leave("signedout") }, t("header.signout")))));
+  const show = (open) => { top.classList.toggle("open", open); toggle.setAttribute("aria-expanded", String(open)); };
+  toggle.addEventListener("click", () => show(!top.classList.contains("open")));
+  top.addEventListener("keydown", (e) => { if (e.key === "Escape" && top.classList.contains("open")) { show(false); toggle.focus(); } });
+  nav.addEventListener("click", (e) => { if (e.target.closest("a")) show(false); });
+  return top;
 }
+
+// A page that changed the list of sites (the admin's Sites page) says so:
+// the header's site switch follows without a reload.
+addEventListener("quire:sites", () => {
+  const el = document.getElementById("site-switch");
+  if (el) clear(el, siteSwitch());
+});
 
 // render draws the shell and the page of the current hash.
 function render() {
   document.title = "Quire";
   if (!signedIn()) {
-    clear(app, h("header.top", h("span.brand", "Quire"), h("div.tools", langSwitch())),
+    clear(app, h("header.top", h("span.brand", h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
+      h("div.tools", langSwitch())),
       h("div#status", { "aria-live": "polite" }),
       h("main#main", { tabindex: "-1" }));
+    applyBranding();
     login.render({ done: start }, document.getElementById("main"));
     return;
   }
@@ -115,23 +151,45 @@ async function route() {
 }
 
 addEventListener("hashchange", route);
-whenSignedOut(() => start());
+
+// On a phone a table's rows stack, each cell under its column's name
+// (app.css, td::before): every cell of a table.list carries its header
+// in data-label, kept up as pages draw and redraw their rows.
+function labelCells() {
+  for (const table of app.querySelectorAll("table.list")) {
+    const heads = [...table.querySelectorAll("thead th")].map((th) => {
+      const c = th.cloneNode(true);
+      for (const x of c.querySelectorAll("[aria-hidden=true]")) x.remove();
+      return c.textContent.trim();
+    });
+    if (!heads.length) continue;
+    for (const tr of table.querySelectorAll("tbody tr")) {
+      [...tr.children].forEach((td, i) => {
+        if (td.tagName === "TD" && !td.hasAttribute("colspan") && heads[i] && td.dataset.label !== heads[i]) td.dataset.label = heads[i];
+      });
+    }
+  }
+}
+new MutationObserver(labelCells).observe(app, { childList: true, subtree: true });
+// The server no longer takes the session (the user was disabled or
+// deleted, the password or the groups changed): say so on the sign-in page.
+whenSignedOut(() => leave("ended"));
 
 // start: a session from the refresh cookie, else the sign-in page.
 async function start() {
   if (!signedIn()) await refresh();
   if (signedIn()) {
     try {
+      // One GET /system/configuration per start: the global branding
+      // and the idle timeout.
       const [me, sys] = await Promise.all([api("GET", "/sites"), api("GET", "/system/configuration").catch(() => ({}))]);
       setGlobalBranding(sys.branding);
       state.user = { username: me.username, roles: me.roles || [] };
       state.sites = me.sites || [];
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
-      sessionStorage.removeItem("quire.idle");
-      sessionStorage.removeItem("quire.signedout"); // automatic sign-in may go to the IdP again
-      const cfg = await api("GET", "/system/configuration").catch(() => ({}));
-      const secs = Number(cfg.webui && cfg.webui.idleTimeoutSeconds);
+      for (const k of ["quire.idle", "quire.ended", "quire.signedout"]) sessionStorage.removeItem(k); // automatic sign-in may go to the IdP again
+      const secs = Number(sys.webui && sys.webui.idleTimeoutSeconds);
       if (secs > 0) idleMs = secs * 1000;
       touchIdle();
     } catch (e) {

@@ -11,6 +11,8 @@ const sheet = typeof CSSStyleSheet === "function" && "replaceSync" in CSSStyleSh
 if (sheet) document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
 
 const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i;
+// The dark scheme's background and link colour (app.css).
+const DARK_BG = "#0d1117", DARK_LINK = "#79c0ff";
 
 export function setGlobalBranding(b) { global = b || null; }
 
@@ -71,12 +73,16 @@ export function applyBranding() {
   if (logo) logo.setAttribute("src", brandLogo());
   if (!sheet) return;
   const rules = [];
+  let dark = "";
   if (hex.test(b.primaryColor || "")) {
     const p = b.primaryColor;
     const fg = contrast(p, "#ffffff") >= contrast(p, "#000000") ? "#fff" : "#000";
     rules.push(`--accent: ${p}; --accent-fg: ${fg};`);
     if (contrast(p, "#ffffff") >= 4.5) rules.push(`--link: ${p};`);
+    // In the dark scheme links keep the primary colour only where it
+    // reads on the dark background, else the scheme's own.
+    dark = `@media (prefers-color-scheme: dark) { :root { --link: ${contrast(p, DARK_BG) >= 4.5 ? p : DARK_LINK}; } }`;
   }
   if (hex.test(b.secondaryColor || "")) rules.push(`--accent2: ${b.secondaryColor};`);
-  sheet.replaceSync(rules.length ? `:root { ${rules.join(" ")} }` : "");
+  sheet.replaceSync((rules.length ? `:root { ${rules.join(" ")} }` : "") + dark);
 }

@@ -1,7 +1,7 @@
 // What pages share: the signed-in state and small helpers. Pages import
 // this module, never app.js (no import cycle).
 import { h, clear } from "./dom.js";
-import { ApiError } from "./api.js";
+import { explain } from "./errors.js";
 import { t } from "../i18n/index.js";
 
 export const state = {
@@ -36,9 +36,9 @@ let pending = null;
 export function flash(msg, kind) { pending = [msg, kind]; }
 export function takeFlash() { const p = pending; pending = null; return p; }
 
+// errorText is what went wrong in plain words (js/errors.js).
 export function errorText(e) {
-  if (e instanceof ApiError) return t("error.api", { status: e.status, message: e.message });
-  return String(e && e.message ? e.message : e);
+  return explain(e);
 }
 
 // siteQuery is the siteId query parameter of document routes.

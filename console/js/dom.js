@@ -1,5 +1,6 @@
 // Tiny DOM helpers: every element is built with createElement and text
 // nodes, never by parsing markup, so nothing from the API can become HTML.
+import { t, num } from "../i18n/index.js";
 
 // h("button.primary#save", {onclick, type: "button", "aria-label": ...}, ...children)
 export function h(tag, attrs, ...children) {
@@ -41,13 +42,15 @@ export function clear(el, ...children) {
   return el;
 }
 
-// fmtBytes: 1234567 -> "1.2 MB".
+// fmtBytes writes a size in the console's language: 1234567 ->
+// "1.2 MB", "1,2 MB", "1,2 Mo" (decimal units, one decimal from KB up).
 export function fmtBytes(n) {
-  if (n === undefined || n === null) return "";
+  if (n === undefined || n === null || n === "" || isNaN(Number(n))) return "";
+  n = Number(n);
   const u = ["B", "KB", "MB", "GB", "TB"];
   let i = 0;
   while (n >= 1000 && i < u.length - 1) { n /= 1000; i++; }
-  return (i ? n.toFixed(1) : String(n)) + " " + u[i];
+  return t("unit." + u[i], { size: num(n, { maximumFractionDigits: i ? 1 : 0, minimumFractionDigits: i ? 1 : 0 }) });
 }
 
 // fmtDate formats an API date ("2026-11-27T05:19:18+0000") in the

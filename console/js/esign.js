@@ -5,14 +5,10 @@
 import { h, clear, fmtDate } from "./dom.js";
 import { api } from "./api.js";
 import { siteQuery, status, errorText } from "./ctx.js";
+import { named } from "./words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
-
-function named(prefix, value) {
-  const s = t(prefix + value);
-  return s === prefix + value ? value : s;
-}
 
 export async function esignSection(id, write, reload) {
   const base = `/esignature/local/${enc(id)}/envelopes`;

@@ -35,7 +35,7 @@ export default {
       host: text(smtp.host),
       port: h("input", { type: "number", min: 1, max: 65535, value: smtp.port || "" }),
       security: h("select", ["", "STARTTLS", "IMPLICIT_TLS", "NONE"].map((v) =>
-        h("option", { value: v, selected: (smtp.connectionSecurity || "") === v }, v ? v : t("admin.config.securityDefault")))),
+        h("option", { value: v, selected: (smtp.connectionSecurity || "") === v }, t("admin.config.security." + (v || "default"))))),
       smtpUser: text(smtp.username),
       smtpPassword: h("input", { type: "password", autocomplete: "new-password", value: smtp.password || "" }),
       llmURL: h("input", { type: "url", value: llm.url || "", placeholder: "http://127.0.0.1:11434/v1" }),

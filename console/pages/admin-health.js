@@ -7,7 +7,8 @@ import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { isAdmin, tabNav } from "../js/admin.js";
 import { status, errorText } from "../js/ctx.js";
-import { t, lang } from "../i18n/index.js";
+import { named } from "../js/words.js";
+import { t, lang, num } from "../i18n/index.js";
 
 function kv(id, caption, rows) {
   return h("table.kv", { id }, h("caption", caption),
@@ -58,16 +59,17 @@ export default {
             st.since ? [t("admin.health.since"), fmtDate(st.since, lang())] : null,
           ]),
           kv("health-index", t("admin.health.index"), [
-            [t("admin.health.queued"), String(ix.queued ?? "—")],
-            [t("admin.health.lag"), t("admin.health.seconds", { n: Number(ix.lagSeconds || 0).toFixed(1) })],
+            [t("admin.health.queued"), ix.queued === undefined ? "—" : num(ix.queued)],
+            [t("admin.health.lag"), t("admin.health.seconds", { n: Math.round(Number(ix.lagSeconds || 0) * 10) / 10 })],
           ]),
           kv("health-pipeline", t("admin.health.pipeline"), [
             [t("admin.health.running"), yes(pl.running)],
-            [t("admin.health.queued"), String(pl.queued ?? "—")],
-            [t("admin.health.oldest"), t("admin.health.seconds", { n: Number(pl.oldestDueSeconds || 0).toFixed(0) })],
+            [t("admin.health.queued"), pl.queued === undefined ? "—" : num(pl.queued)],
+            [t("admin.health.oldest"), t("admin.health.seconds", { n: Math.round(Number(pl.oldestDueSeconds || 0)) })],
           ])),
         h("h2", t("admin.health.cluster")),
-        h("p", cl.clustered ? t("admin.health.clustered", { node: cl.nodeId, state: cl.state, leader: cl.leaderId || "—" }) : t("admin.health.single")),
+        h("p", !cl.clustered ? t("admin.health.single") : cl.leaderId && cl.leaderId === cl.nodeId ? t("admin.health.leads", { node: cl.nodeId })
+          : t("admin.health.clustered", { node: cl.nodeId, state: named("admin.health.state.", cl.state), leader: cl.leaderId || "—" })),
         cl.halted || cl.raftStateUnreadable ? h("p.msg.error", cl.halted || cl.raftStateUnreadable) : null,
         cl.clustered ? h("table.list#health-members", h("thead", h("tr", ["admin.health.node", "admin.health.address", "admin.health.voter", "admin.health.leader"]
           .map((k) => h("th", { scope: "col" }, t(k))))),
@@ -78,7 +80,7 @@ export default {
         h("tbody", certs.length ? certs.map((c) => h("tr", { class: "cert-" + c.state },
           h("td", certName(c)),
           h("td", c.subject || ""), h("td", fmtDate(c.notAfter, lang())),
-          h("td", flag(c.state === "ok", String(c.daysLeft), c.state === "expired" ? t("admin.health.expired") : t("admin.health.expiring", { n: c.daysLeft })))))
+          h("td", flag(c.state === "ok", num(c.daysLeft), c.state === "expired" ? t("admin.health.expired") : t("admin.health.expiring", { n: c.daysLeft })))))
           : h("tr", h("td", { colspan: 4 }, t("admin.health.noCerts"))))));
     }
     await load();

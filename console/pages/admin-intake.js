@@ -1,22 +1,39 @@
 // Scanner intake (GOVERN; API.md "Scanner intake"): the current site's
-// intake profiles, where each takes files (the POST address, the
-// watched folder), and the recent failures each recorded (a file moved
-// to failed/ with its .error.txt, a refused mail attachment or POST
-// part): GET /sites/{siteId}/intakeProfiles and, per profile,
-// GET /sites/{siteId}/intakeProfiles/{name}/errors (the newest 100,
-// newest first). Read-only: profiles are set up through the API.
+// intake profiles, set up here (POST, PUT and DELETE
+// /sites/{siteId}/intakeProfiles): where documents go (a path template),
+// what they get (tags, actions), what happens to a file already there,
+// and a watched folder; each with where it takes files (the upload
+// address, the watched folder, the e-mail address, WebDAV for the profile
+// named "webdav") and the recent failures it recorded
+// (GET .../{name}/errors, the newest 100, newest first). "Test" sends a
+// small file through the profile's upload address (POST
+// /sites/{siteId}/intake/{name}), shows the document it made and deletes
+// it again; the watched folder and e-mail have no test in the API.
 import { h, clear, fmtDate } from "../js/dom.js";
-import { api } from "../js/api.js";
-import { state, status, errorText } from "../js/ctx.js";
-import { canGovern, tabNav } from "../js/admin.js";
+import { api, apiForm } from "../js/api.js";
+import { state, can, status, errorText } from "../js/ctx.js";
+import { canGovern, tabNav, field, submitting } from "../js/admin.js";
+import { named } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
 const SOURCES = { FOLDER: "admin.intake.source.folder", POST: "admin.intake.source.post", SMTP: "admin.intake.source.smtp", WEBDAV: "admin.intake.source.webdav" };
+const ACTIONS = ["OCR", "FULLTEXT", "ANTIVIRUS", "MALWARE_SCAN", "DOCUMENTTAGGING"];
+const DUPLICATES = ["SKIP", "KEEP_BOTH", "VERSION"];
+const DEFAULT_PATH = "Inbox/{yyyy}-{mm}/{source}/{filename}";
 
 function source(s) {
   const k = SOURCES[String(s || "").toUpperCase()];
   return k ? t(k) : String(s || "");
+}
+
+// tagsText and tagsOf turn tags into lines "key=value" and back.
+function tagsText(tags) { return (tags || []).map((x) => x.value ? x.key + "=" + x.value : x.key).join("\n"); }
+function tagsOf(text) {
+  return String(text).split("\n").map((l) => l.trim()).filter(Boolean).map((l) => {
+    const i = l.indexOf("=");
+    return i < 0 ? { key: l } : { key: l.slice(0, i).trim(), value: l.slice(i + 1).trim() };
+  });
 }
 
 export default {
@@ -26,6 +43,77 @@ export default {
     const site = state.site;
     const base = `/sites/${enc(site)}/intakeProfiles`;
     const body = h("div#intake");
+    const formSlot = h("div#intake-form-slot");
+    const testOut = h("div#intake-test", { role: "status" });
+
+    // profileForm creates a profile (p null) or changes one.
+    function profileForm(p) {
+      const id = "intake-form";
+      const name = h("input", { type: "text", required: true, autocomplete: "off", pattern: "[a-z0-9][a-z0-9_-]{0,63}", value: p ? p.name : "", readonly: !!p });
+      const path = h("input", { type: "text", autocomplete: "off", value: p ? p.pathTemplate || "" : "", placeholder: DEFAULT_PATH });
+      const dup = h("select", DUPLICATES.map((d) => h("option", { value: d, selected: (p ? p.duplicates || "SKIP" : "SKIP") === d }, t("admin.intake.dup." + d))));
+      const have = p ? (p.actions || []).map((a) => String(a.type).toUpperCase()) : ["OCR", "FULLTEXT"];
+      const boxes = ACTIONS.map((a) => h("input", { type: "checkbox", id: id + "-act-" + a, value: a, checked: have.includes(a) }));
+      const tags = h("textarea", { rows: 2 }, p ? tagsText(p.tags) : "");
+      const wf = p && p.watchFolder;
+      const watch = h("input", { type: "checkbox", id: id + "-watch", checked: !!(wf && wf.enabled !== false) });
+      const f = submitting(h("form.panel.wide#" + id, { "aria-labelledby": id + "-title" },
+        h("h2", { id: id + "-title" }, p ? t("admin.intake.editTitle", { name: p.name }) : t("admin.intake.create")),
+        field(id + "-name", t("admin.intake.name"), name, t("admin.intake.nameHint")),
+        field(id + "-path", t("admin.intake.pathTemplate"), path, t("admin.intake.pathHint")),
+        field(id + "-dup", t("admin.intake.duplicates"), dup),
+        h("fieldset", h("legend", t("admin.intake.actions")), boxes.map((b) => h("label.check", b, " ", named("actiontype.", b.value)))),
+        field(id + "-tags", t("admin.intake.tags"), tags, t("admin.intake.tagsHint")),
+        h("p", watch, " ", h("label", { for: id + "-watch" }, t("admin.intake.watch"))),
+        h("div.actions", h("button.primary", { type: "submit" }, p ? t("common.save") : t("admin.intake.create")),
+          h("button", { type: "button", onclick: () => clear(formSlot) }, t("admin.cancel")))), async () => {
+        const profile = {
+          name: name.value.trim(),
+          duplicates: dup.value,
+          actions: boxes.filter((b) => b.checked).map((b) => ({ type: b.value })),
+          tags: tagsOf(tags.value),
+        };
+        if (path.value.trim()) profile.pathTemplate = path.value.trim();
+        if (p && p.attributes) profile.attributes = p.attributes;
+        if (p && p.userId) profile.userId = p.userId;
+        if (p && p.groups) profile.groups = p.groups;
+        if (watch.checked) profile.watchFolder = { ...(wf || {}), enabled: true };
+        else if (wf) profile.watchFolder = { ...wf, enabled: false };
+        delete (profile.watchFolder || {}).path;
+        if (p) await api("PUT", `${base}/${enc(p.name)}`, { body: { intakeProfile: profile } });
+        else await api("POST", base, { body: { intakeProfile: profile } });
+        status(t(p ? "admin.intake.saved" : "admin.intake.created", { name: profile.name }), "info");
+        clear(formSlot);
+        await load();
+      });
+      clear(formSlot, f);
+      (p ? path : name).focus();
+    }
+
+    // test sends a small file through the profile's upload address, says
+    // where it went, and deletes the document again.
+    async function test(p) {
+      clear(testOut, h("p.meta", t("admin.intake.testing", { name: p.name })));
+      try {
+        const form = new FormData();
+        form.append("file", new File([t("admin.intake.testContent", { name: p.name })], "quire-intake-test.txt", { type: "text/plain" }));
+        const out = await apiForm(`/sites/${enc(site)}/intake/${enc(p.name)}`, form);
+        const doc = (out.documents || [])[0];
+        const skipped = (out.skipped || [])[0];
+        if (doc) {
+          let removed = false;
+          if (can("DELETE")) {
+            try { await api("DELETE", `/documents/${enc(doc.documentId)}`, { query: { siteId: site } }); removed = true; } catch (_) { /* said below */ }
+          }
+          clear(testOut, h("p.msg.info#intake-test-result", t(removed ? "admin.intake.testOk" : "admin.intake.testOkKept", { name: p.name, path: doc.path })));
+        } else if (skipped) {
+          clear(testOut, h("p.msg.info#intake-test-result", t("admin.intake.testSkipped", { name: p.name })));
+        }
+      } catch (e) {
+        clear(testOut, h("p.msg.error#intake-test-result", { role: "alert" }, t("admin.intake.testFailed", { name: p.name }), " ", errorText(e)));
+      }
+      await load();
+    }
 
     async function load() {
       const out = await api("GET", base);
@@ -44,18 +132,35 @@ export default {
       if (!profiles.length) { clear(body, h("p#intake-empty", t("admin.intake.empty"))); return; }
       clear(body,
         h("table.list#intake-list", h("caption.sr", t("admin.intake.caption", { site })),
-          h("thead", h("tr", ["admin.intake.name", "admin.intake.receives", "admin.intake.failures", "admin.intake.lastFailure"]
+          h("thead", h("tr", ["admin.intake.name", "admin.intake.receives", "admin.intake.failures", "admin.intake.lastFailure", "admin.actions"]
             .map((k) => h("th", { scope: "col" }, t(k))))),
           h("tbody", profiles.map((p, i) => {
             const errs = Array.isArray(errors[i]) ? errors[i] : [];
             const wf = p.watchFolder && p.watchFolder.enabled !== false && p.watchFolder.path ? p.watchFolder.path : "";
             return h("tr", { dataset: { profile: p.name } },
               h("td", errs.length ? h("a", { href: "#intake-errors-" + i }, p.name) : p.name),
-              h("td", h("div", t("admin.intake.post"), " ", h("code", p.intakeUrl || "")),
-                wf ? h("div", t("admin.intake.folder"), " ", h("code", wf)) : null),
+              h("td",
+                h("div", t("admin.intake.post"), " ", h("code", p.intakeUrl || "")),
+                wf ? h("div", t("admin.intake.folder"), " ", h("code", wf)) : null,
+                // The scan-to-e-mail address: the API does not say whether
+                // the server listens for mail, nor under which name
+                // (`mailAddress` is asked for in console/DESIGN.md).
+                p.mailAddress ? h("div", t("admin.intake.mail"), " ", h("code", p.mailAddress)) : null,
+                p.name === "webdav" ? h("div", t("admin.intake.webdav"), " ", h("code", `${location.origin}/dav/${enc(site)}/`)) : null),
               h("td", !Array.isArray(errors[i]) ? h("a", { href: "#intake-errors-" + i }, "—")
                 : errs.length ? h("span.state.bad", String(errs.length)) : h("span.state.good", "0")),
-              h("td", errs.length ? fmtDate(errs[0].insertedDate, lang()) : "—"));
+              h("td", errs.length ? fmtDate(errs[0].insertedDate, lang()) : "—"),
+              h("td.intake-actions",
+                h("button.small.test", { type: "button", "aria-label": t("admin.intake.testNamed", { name: p.name }), onclick: () => test(p) }, t("admin.intake.test")), " ",
+                h("button.small.edit", { type: "button", "aria-label": t("admin.intake.editNamed", { name: p.name }), onclick: () => profileForm(p) }, t("admin.attributes.edit")), " ",
+                h("button.small.danger.remove", { type: "button", "aria-label": t("admin.intake.removeNamed", { name: p.name }), onclick: async () => {
+                  if (!confirm(t("admin.intake.removeConfirm", { name: p.name }))) return;
+                  try {
+                    await api("DELETE", `${base}/${enc(p.name)}`);
+                    status(t("admin.intake.removed", { name: p.name }), "info");
+                    await load();
+                  } catch (ex) { status(errorText(ex), "error"); }
+                } }, t("admin.delete"))));
           }))),
         profiles.map((p, i) => {
           const errs = errors[i];
@@ -73,6 +178,8 @@ export default {
     await load();
     if (ctx.stale()) return;
     clear(main, tabNav("#/admin/intake"), h("h1", t("admin.intake.title")), h("p.meta", t("admin.intake.intro", { site })),
-      h("div.actions", h("button#intake-refresh", { type: "button", onclick: () => load().catch((e) => status(errorText(e), "error")) }, t("admin.intake.refresh"))), body);
+      h("div.actions", h("button.primary#intake-new", { type: "button", onclick: () => profileForm(null) }, t("admin.intake.create")),
+        h("button#intake-refresh", { type: "button", onclick: () => load().catch((e) => status(errorText(e), "error")) }, t("admin.intake.refresh"))),
+      formSlot, testOut, body);
   },
 };

@@ -6,6 +6,7 @@ import { h, clear, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { state, status } from "../js/ctx.js";
 import { canGovern, tabNav, field, submitting, run } from "../js/admin.js";
+import { named } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -24,7 +25,7 @@ export default {
       const out = await api("GET", base);
       if (ctx.stale()) return;
       clear(tbody, (out.apiKeys || []).map((k) => h("tr", { dataset: { key: k.name } },
-        h("td", k.name), h("td", h("code", k.apiKey)), h("td", (k.permissions || []).join(", ")),
+        h("td", k.name), h("td", h("code", k.apiKey)), h("td", (k.permissions || []).map((p) => named("perm.", p)).join(", ")),
         h("td", fmtDate(k.insertedDate, lang())),
         h("td", h("button.small.danger.revoke", { type: "button", "aria-label": t("admin.keys.revokeNamed", { name: k.name }), onclick: async () => {
           if (!confirm(t("admin.keys.revokeConfirm", { name: k.name }))) return;
@@ -41,7 +42,7 @@ export default {
       h("h2#key-form-title", t("admin.keys.create")),
       field("key-name", t("admin.keys.name"), name, t("admin.keys.nameHint")),
       h("fieldset.perms", h("legend", t("admin.keys.permissions")),
-        boxes.map((b) => h("label.check", b, " ", b.value))),
+        boxes.map((b) => h("label.check", b, " ", named("perm.", b.value)))),
       h("div.actions", h("button.primary", { type: "submit" }, t("admin.keys.create")))), async () => {
       const permissions = boxes.filter((b) => b.checked).map((b) => b.value);
       const out = await api("POST", base, { body: { name: name.value.trim(), permissions } });

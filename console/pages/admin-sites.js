@@ -18,6 +18,7 @@ export default {
       const out = await api("GET", "/sites");
       if (ctx.stale()) return;
       state.sites = out.sites || [];
+      dispatchEvent(new CustomEvent("quire:sites")); // the header's site switch follows
       clear(tbody, state.sites.map((s, i) => {
         const title = h("input", { type: "text", value: s.title || "", "aria-label": t("admin.sites.titleFor", { site: s.siteId }) });
         const f = submitting(h("form.inline", title, h("button.small", { type: "submit" }, t("common.save"))), async () => {

@@ -1,26 +1,60 @@
-// Folders: breadcrumbs, one page of entries at a time (the API's `next`
-// tokens; never the whole folder), and uploads by drag and drop or file
-// pickers (js/upload.js).
+// Folders: breadcrumbs, the folder's entries as a table or a grid, sorted
+// by a column (name in natural order: n15 before n144), "page X of Y" and
+// the total; uploads by drag and drop or file pickers (js/upload.js);
+// many documents selected at once for bulk work (js/select.js,
+// js/bulkbar.js); rename, move (a button, or dragging onto a folder or a
+// breadcrumb) and delete.
+//
+// The API lists a folder in its own order, a page at a time (GET
+// /folders, `next` tokens, at most 1,000 a page) with no total and no
+// sort. So the console shows the first page of 50 at once, then reads the
+// rest of the folder in pages of 1,000 behind it: a folder of up to
+// LOCAL_MAX entries is then sorted, counted and paged here. A larger one
+// stays in the API's order, paged by its tokens, without a total or a
+// sort, until the API sorts and counts (console/DESIGN.md, "Large
+// folders").
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
-import { state, can, siteQuery, pager, status, errorText, navigate } from "../js/ctx.js";
+import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js";
 import { uploader } from "../js/upload.js";
+import { selection } from "../js/select.js";
+import { bulkBar, moveDoc, nearFolders } from "../js/bulkbar.js";
+import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const PAGE = 50;
+const LOCAL_MAX = 5000;
+const enc = encodeURIComponent;
 
 export function folderHref(path) {
   return "#/browse/" + path.split("/").filter(Boolean).map(encodeURIComponent).join("/");
 }
 
-function crumbs(folder) {
-  const parts = folder.split("/").filter(Boolean);
-  const items = [h("li", h("a", { href: "#/browse" }, t("browse.root")))];
-  parts.forEach((p, i) => {
-    const last = i === parts.length - 1;
-    items.push(h("li", last ? h("span", { "aria-current": "page" }, p) : h("a", { href: folderHref(parts.slice(0, i + 1).join("/")) }, p)));
-  });
-  return h("nav.crumbs", { "aria-label": t("browse.breadcrumbs") }, h("ol", items));
+// The columns one can sort by, each with its comparison.
+const SORTS = ["name", "kind", "size", "modified"];
+
+function collator() {
+  return new Intl.Collator(lang(), { numeric: true, sensitivity: "base" });
+}
+
+// sortEntries orders a folder's entries: folders first, then by the
+// column; names in natural order (n15 before n144) in the language's
+// collation.
+export function sortEntries(list, by, dir) {
+  const c = collator();
+  const name = (e) => e.name || e.path || "";
+  const key = {
+    name: (a, b) => c.compare(name(a), name(b)),
+    kind: (a, b) => c.compare(a.folder ? "" : kindOf(a.contentType), b.folder ? "" : kindOf(b.contentType)) || c.compare(name(a), name(b)),
+    size: (a, b) => (Number(a.contentLength) || 0) - (Number(b.contentLength) || 0) || c.compare(name(a), name(b)),
+    modified: (a, b) => String(a.lastModifiedDate || a.insertedDate || "").localeCompare(String(b.lastModifiedDate || b.insertedDate || "")) || c.compare(name(a), name(b)),
+  }[by] || ((a, b) => c.compare(name(a), name(b)));
+  const sign = dir === "desc" ? -1 : 1;
+  return list.slice().sort((a, b) => (b.folder ? 1 : 0) - (a.folder ? 1 : 0) || sign * key(a, b));
+}
+
+function view() {
+  try { return localStorage.getItem("quire.view") === "grid" ? "grid" : "table"; } catch (_) { return "table"; }
 }
 
 export default {
@@ -29,30 +63,207 @@ export default {
   href: "#/browse",
   async render(ctx, main) {
     const folder = ctx.params[0].split("/").filter(Boolean).join("/");
-    const tbody = h("tbody");
-    const table = h("table.list#entries", h("caption.sr", t("browse.caption", { folder: folder || "/" })),
-      h("thead", h("tr", h("th", { scope: "col" }, t("browse.name")), h("th", { scope: "col" }, t("browse.size")),
-        h("th", { scope: "col" }, t("browse.modified")))), tbody);
-    const pg = pager(load);
+    const here = (name) => (folder ? folder + "/" : "") + name;
+    const o = {
+      sort: SORTS.includes(ctx.query.get("sort")) ? ctx.query.get("sort") : "name",
+      dir: ctx.query.get("dir") === "desc" ? "desc" : "asc",
+      view: view(),
+      page: 0,
+    };
+    // The listing: `all` once the whole folder is read (local), else the
+    // API's pages (tokens of the pages seen, the rows of the one shown).
+    let all = null;
+    let remote = { tokens: [""], docs: [], next: null };
+    let tooMany = false;
+    let first = null;     // the API's first page
+    let dragging = null;  // what is being dragged: {docs, folder}
+    const write = can("WRITE");
 
-    async function load(token) {
-      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE, next: token }) });
-      if (ctx.stale()) return;
-      clear(tbody, (out.documents || []).map((d) => {
-        const name = d.folder ? d.path : d.path.split("/").pop();
-        const href = d.folder ? folderHref((folder ? folder + "/" : "") + d.path) : "#/doc/" + encodeURIComponent(d.documentId);
-        return h("tr", { class: d.folder ? "folder" : "doc" },
-          h("td", h("a", { href }, h("img.icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 16, height: 16 }), " ", name)),
-          h("td", d.folder ? "" : fmtBytes(d.contentLength)),
-          h("td", fmtDate(d.lastModifiedDate || d.insertedDate, lang())));
-      }));
-      if (!tbody.children.length) tbody.append(h("tr", h("td", { colspan: 3 }, t("browse.empty"))));
-      pg.update(out.next);
+    const sel = selection(() => bar.update());
+    const bar = bulkBar(sel, () => reload(), knownFolders);
+    const body = h("div#listing");
+    const countEl = h("p.meta#entry-count", { role: "status" });
+    const prev = h("button.prev", { type: "button", onclick: () => go(-1) }, t("common.previous"));
+    const next = h("button.next", { type: "button", onclick: () => go(1) }, t("common.next"));
+    const pageEl = h("span.page");
+    const pagerEl = h("div.pager", prev, pageEl, next);
+
+    function setHash() {
+      const u = new URLSearchParams();
+      if (o.sort !== "name") u.set("sort", o.sort);
+      if (o.dir !== "asc") u.set("dir", o.dir);
+      const qs = u.toString();
+      history.replaceState(null, "", folderHref(folder) + (qs ? "?" + qs : ""));
     }
 
-    const parts = [crumbs(folder), h("h1", folder ? folder.split("/").pop() : t("browse.title"))];
-    if (can("WRITE")) {
-      parts.push(uploader(folder, () => load("")));
+    // rows is the page shown: a slice of the sorted folder, or the API's page.
+    function rows() {
+      if (!all) return remote.docs;
+      return sortEntries(all, o.sort, o.dir).slice(o.page * PAGE, o.page * PAGE + PAGE);
+    }
+
+    function pages() { return all ? Math.max(1, Math.ceil(all.length / PAGE)) : null; }
+
+    function go(step) {
+      if (all) {
+        o.page = Math.min(Math.max(0, o.page + step), pages() - 1);
+        draw();
+        return;
+      }
+      if (step > 0 && remote.next) { remote.tokens.push(remote.next); loadRemote(remote.next); }
+      if (step < 0 && remote.tokens.length > 1) { remote.tokens.pop(); loadRemote(remote.tokens[remote.tokens.length - 1]); }
+    }
+
+    async function loadRemote(token) {
+      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE, next: token }) });
+      if (ctx.stale()) return;
+      remote.docs = entries(out);
+      remote.next = out.next || null;
+      o.page = remote.tokens.length - 1;
+      draw();
+    }
+
+    // readAll reads the rest of the folder behind the first page; true
+    // when the whole folder is here.
+    async function readAll(first) {
+      const list = entries(first);
+      let token = first.next || "";
+      while (token) {
+        if (list.length > LOCAL_MAX) return false;
+        const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1000, next: token }) });
+        if (ctx.stale()) return false;
+        list.push(...entries(out));
+        token = out.next || "";
+      }
+      if (list.length > LOCAL_MAX) return false;
+      all = list;
+      return true;
+    }
+
+    function sortHeader(col, label) {
+      const active = all && o.sort === col;
+      const th = h("th", { scope: "col", "aria-sort": active ? (o.dir === "asc" ? "ascending" : "descending") : null });
+      if (!all) { th.append(label); return th; }
+      th.append(h("button.sort", { type: "button", dataset: { sort: col }, onclick: () => {
+        o.dir = o.sort === col && o.dir === "asc" ? "desc" : "asc";
+        o.sort = col;
+        o.page = 0;
+        setHash();
+        draw();
+        const b = body.querySelector(`button.sort[data-sort="${col}"]`);
+        if (b) b.focus();
+      } }, label, h("span.arrow", { "aria-hidden": "true" }, active ? (o.dir === "asc" ? " ▲" : " ▼") : "")));
+      return th;
+    }
+
+    // entries are a listing's rows with their name and full path (the API
+    // gives a folder's name, and a document's full path, as `path`).
+    function entries(out) {
+      return (out.documents || []).map((d) => ({ ...d, name: d.folder ? d.path : d.path.split("/").pop(), full: d.folder ? here(d.path) : d.path }));
+    }
+
+    function entryHref(d) {
+      return d.folder ? folderHref(d.full) : "#/doc/" + enc(d.documentId);
+    }
+
+    function item(d) { return { id: d.documentId, path: d.full }; }
+
+    function draw() {
+      const list = rows();
+      sel.rows();
+      if (o.view === "grid") {
+        clear(body, sel.size || list.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
+          h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, list.map((d) => card(d))));
+        if (!list.length) body.append(h("p#empty-folder", t("browse.empty")));
+      } else {
+        const tbody = h("tbody", list.map((d) => row(d)));
+        if (!list.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
+        clear(body, h("table.list#entries", h("caption.sr", t("browse.caption", { folder: folder || "/" })),
+          h("thead", h("tr", h("th.check", { scope: "col" }, h("span.sr", t("select.column")), sel.headerBox),
+            sortHeader("name", t("browse.name")), sortHeader("kind", t("browse.kind")), sortHeader("size", t("browse.size")), sortHeader("modified", t("browse.modified")))),
+          tbody));
+      }
+      sel.refresh();
+      const n = pages();
+      prev.disabled = all ? o.page === 0 : remote.tokens.length < 2;
+      next.disabled = all ? o.page >= n - 1 : !remote.next;
+      pageEl.textContent = n ? t("common.pageOf", { n: o.page + 1, of: n }) : t("common.page", { n: o.page + 1 });
+      pagerEl.hidden = all ? n < 2 : remote.tokens.length < 2 && !remote.next;
+      countEl.textContent = all ? t("browse.count", { n: all.length }) : tooMany ? t("browse.countMany", { n: LOCAL_MAX }) : "";
+    }
+
+    function icon(d) {
+      return h("img.icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 16, height: 16 });
+    }
+
+    function row(d) {
+      const name = d.name;
+      const tr = h("tr", { class: d.folder ? "folder" : "doc", dataset: { name, id: d.documentId } },
+        h("td.check", d.folder ? null : sel.box(item(d))),
+        h("td.name", h("a", { href: entryHref(d), draggable: write ? "true" : null }, icon(d), " ", name)),
+        h("td", d.folder ? t("browse.folder") : kindOf(d.contentType)),
+        h("td", d.folder ? "" : fmtBytes(d.contentLength)),
+        h("td", fmtDate(d.lastModifiedDate || d.insertedDate, lang())));
+      wireDrag(tr, d);
+      return tr;
+    }
+
+    function card(d) {
+      const li = h(d.folder ? "li.card-entry.folder" : "li.card-entry.doc", { dataset: { name: d.name, id: d.documentId } },
+        h("a.thumb", { href: entryHref(d), "aria-hidden": "true", tabindex: "-1", draggable: write ? "true" : null }, thumb(d)),
+        h("div.card-text",
+          d.folder ? null : sel.box(item(d)), " ",
+          h("a.card-name", { href: entryHref(d), draggable: write ? "true" : null }, d.name)),
+        h("p.meta", d.folder ? t("browse.folder") : [kindOf(d.contentType), " · ", fmtBytes(d.contentLength)]));
+      wireDrag(li, d);
+      return li;
+    }
+
+    // thumb: an image shows itself (small ones, loaded when scrolled to);
+    // other documents show their kind's icon. First-page thumbnails of
+    // PDFs and office files need a rendition from the pipeline (the API
+    // has none yet; an entry's `thumbnailUrl` is used when it comes).
+    function thumb(d) {
+      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", loading: "lazy" });
+      const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
+      if (!d.folder && /^image\/(png|jpeg|gif|webp)$/.test(d.contentType || "") && Number(d.contentLength) <= 1 << 20) {
+        lazyImage(big, d);
+      }
+      return big;
+    }
+
+    const seen = typeof IntersectionObserver === "function" ? new IntersectionObserver((list) => {
+      for (const e of list) {
+        if (!e.isIntersecting) continue;
+        seen.unobserve(e.target);
+        const d = e.target._doc;
+        api("GET", `/documents/${enc(d.documentId)}/url`, { query: siteQuery({ inline: "true" }) })
+          .then((out) => { e.target.src = out.url; e.target.className = "thumb-img"; e.target.removeAttribute("width"); e.target.removeAttribute("height"); })
+          .catch(() => {});
+      }
+    }) : null;
+    function lazyImage(img, d) { if (seen) { img._doc = d; seen.observe(img); } }
+
+    // Dragging a document (or the selection it belongs to) or a folder
+    // onto a folder row, a folder card or a breadcrumb moves it there.
+    function wireDrag(el, d) {
+      if (!write) return;
+      el.addEventListener("dragstart", (e) => {
+        const docs = !d.folder && sel.has(d.documentId) ? sel.list() : d.folder ? [] : [item(d)];
+        dragging = { docs, folder: d.folder ? d.full : null };
+        e.dataTransfer.effectAllowed = "move";
+        e.dataTransfer.setData("text/plain", d.full);
+      });
+      el.addEventListener("dragend", () => { dragging = null; });
+      if (d.folder) dropTarget(el, d.full);
+    }
+
+    await loadFirst();
+    if (ctx.stale()) return;
+
+    const parts = [crumbs(folder, dropTarget), h("div.titlebar", h("h1", folder ? folder.split("/").pop() : t("browse.title")), folderTools())];
+    if (write) {
+      parts.push(uploader(folder, () => reload()));
       const input = h("input#newfolder", { type: "text", "aria-label": t("browse.newFolder"), placeholder: t("browse.newFolder") });
       const add = h("form.inline#newfolder-form", input, h("button", { type: "submit" }, t("browse.createFolder")));
       add.addEventListener("submit", async (e) => {
@@ -60,16 +271,205 @@ export default {
         const name = input.value.trim().replace(/\//g, "");
         if (!name) return;
         try {
-          await api("POST", "/folders", { query: siteQuery(), body: { path: (folder ? folder + "/" : "") + name } });
-          navigate(folderHref((folder ? folder + "/" : "") + name));
+          await api("POST", "/folders", { query: siteQuery(), body: { path: here(name) } });
+          navigate(folderHref(here(name)));
         } catch (ex) { status(errorText(ex), "error"); }
       });
       parts.push(add);
     }
-    parts.push(table, pg.el);
-    await load("");
-    if (ctx.stale()) return;
+    const viewBtn = (v, key) => h("button.small", { type: "button", "aria-pressed": String(o.view === v), dataset: { view: v }, onclick: (e) => {
+      o.view = v;
+      try { localStorage.setItem("quire.view", v); } catch (_) { /* storage off */ }
+      for (const b of e.currentTarget.parentNode.querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.view === v));
+      draw();
+    } }, t(key));
+    const selectAll = h("button.small.link#select-folder", { type: "button", onclick: selectFolder }, t("select.folder"));
+    parts.push(h("div.listbar", h("div.views", { role: "group", "aria-label": t("browse.view") }, viewBtn("table", "browse.table"), viewBtn("grid", "browse.grid")),
+      countEl, selectAll), bar.el, body, pagerEl);
     clear(main, parts);
-    void state;
+    draw();
+    bar.update();
+    if (!all && !tooMany) completeInBackground();
+
+    async function loadFirst() {
+      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE }) });
+      if (ctx.stale()) return;
+      first = out;
+      if (!out.next) { all = entries(out); return; }
+      remote = { tokens: [""], docs: entries(out), next: out.next };
+    }
+
+    async function completeInBackground() {
+      try {
+        if (await readAll(first)) {
+          if (ctx.stale()) return;
+          // The whole folder is here: sorted, counted and paged locally,
+          // on the page the user is on.
+          o.page = Math.min(remote.tokens.length - 1, pages() - 1);
+          draw();
+        } else if (!ctx.stale()) {
+          tooMany = true;
+          draw();
+        }
+      } catch (_) { /* the API's pages still work */ }
+    }
+
+    async function reload() {
+      all = null;
+      tooMany = false;
+      await loadFirst();
+      if (ctx.stale()) return;
+      draw();
+      if (!all) completeInBackground();
+    }
+
+    // selectFolder selects every document of the folder (not of its
+    // subfolders): from the listing when it is whole, else page by page.
+    async function selectFolder() {
+      try {
+        let docs = all;
+        if (!docs) {
+          docs = [];
+          let token = "";
+          do {
+            const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1000, next: token }) });
+            docs.push(...entries(out));
+            token = out.next || "";
+          } while (token);
+        }
+        sel.add(docs.filter((d) => !d.folder).map(item));
+      } catch (e) { status(errorText(e), "error"); }
+    }
+
+    // knownFolders offers the folders around as move targets.
+    function knownFolders() { return nearFolders(folder); }
+
+    function dropTarget(el, target) {
+      if (!write) return;
+      el.addEventListener("dragover", (e) => {
+        if (!dragging || dragging.folder === target) return;
+        e.preventDefault();
+        e.dataTransfer.dropEffect = "move";
+        el.classList.add("drop");
+      });
+      el.addEventListener("dragleave", () => el.classList.remove("drop"));
+      el.addEventListener("drop", async (e) => {
+        e.preventDefault();
+        el.classList.remove("drop");
+        const d = dragging;
+        dragging = null;
+        if (!d) return;
+        if (d.folder) await moveFolder(d.folder, target);
+        else await moveDocs(d.docs, target);
+      });
+    }
+
+    async function moveDocs(docs, target) {
+      if (!docs.length) return;
+      const { runBulk, progressPanel } = await import("../js/bulk.js");
+      const panel = progressPanel("drop-progress");
+      body.before(panel.el);
+      const notes = [];
+      const failed = await runBulk(panel, t("bulk.moving"), docs, (d) => moveDoc(d, target, notes), (d) => d.path);
+      panel.finish(docs.length, failed, t("browse.moved", { n: docs.length - failed.length, folder: target || t("browse.root") }), notes);
+      sel.remove(docs.filter((d) => !failed.some((f) => f.item.id === d.id)).map((d) => d.id));
+      await reload();
+    }
+
+    async function moveFolder(source, target) {
+      try {
+        await api("POST", "/indices/folder/move", { query: siteQuery(), body: { source, target: target || "/" } });
+        status(t("browse.folderMoved", { name: source.split("/").pop(), folder: target || t("browse.root") }), "info");
+        await reload();
+      } catch (e) { status(errorText(e), "error"); }
+    }
+
+    // folderTools: rename (an empty folder), move, delete (an empty
+    // folder). The API moves a folder with what it holds, keeping its
+    // name (POST /indices/folder/move) but cannot rename one; an empty
+    // folder is renamed by making the new one and deleting the old.
+    function folderTools() {
+      if (!folder || !write) return null;
+      const name = folder.split("/").pop();
+      const parent = folder.split("/").slice(0, -1).join("/");
+      const out = h("div.actions.folder-tools");
+      const slot = h("div#folder-form");
+      const form = (id, title, fields, submit, act) => {
+        const f = h("form.panel", { id, "aria-labelledby": id + "-title" }, h("h2", { id: id + "-title" }, title), fields,
+          h("div.actions", h("button.primary", { type: "submit" }, submit), h("button", { type: "button", onclick: () => clear(slot) }, t("admin.cancel"))));
+        f.addEventListener("submit", async (e) => {
+          e.preventDefault();
+          try { await act(); } catch (ex) { status(errorText(ex), "error"); }
+        });
+        clear(slot, f);
+        const first = f.querySelector("input");
+        if (first) { first.focus(); first.select(); }
+      };
+      out.append(
+        h("button.small#rename-folder", { type: "button", onclick: () => {
+          const input = h("input#rename-folder-name", { type: "text", value: name, required: true, autocomplete: "off" });
+          form("rename-folder-form", t("browse.renameFolder"), h("div.field", h("label", { for: "rename-folder-name" }, t("browse.newName")), input,
+            h("small.meta", t("browse.renameFolderHint"))), t("browse.rename"), async () => {
+            const to = input.value.trim().replace(/\//g, "");
+            if (!to || to === name) { clear(slot); return; }
+            const target = (parent ? parent + "/" : "") + to;
+            const out2 = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1 }) });
+            if ((out2.documents || []).length) { status(t("browse.renameNotEmpty"), "error"); return; }
+            await api("POST", "/folders", { query: siteQuery(), body: { path: target } });
+            await api("DELETE", `/folders/${enc(await indexKeyOf(folder))}`, { query: siteQuery() });
+            flash(t("browse.renamed", { name: to }), "info");
+            navigate(folderHref(target));
+          });
+        } }, t("browse.rename")),
+        h("button.small#move-folder", { type: "button", onclick: async () => {
+          const known = (await knownFolders()).filter((f) => f !== folder && !f.startsWith(folder + "/"));
+          const input = h("input#move-folder-to", { type: "text", list: "move-folder-list", autocomplete: "off", placeholder: t("bulk.moveExample") });
+          form("move-folder-form", t("browse.moveFolder", { name }), [h("div.field", h("label", { for: "move-folder-to" }, t("bulk.moveTo")), input,
+            h("small.meta", t("bulk.moveHint"))), h("datalist#move-folder-list", known.map((f) => h("option", { value: f })))], t("bulk.moveButton"), async () => {
+            const target = input.value.trim().replace(/^\/+|\/+$/g, "");
+            await api("POST", "/indices/folder/move", { query: siteQuery(), body: { source: folder, target: target || "/" } });
+            flash(t("browse.folderMoved", { name, folder: target || t("browse.root") }), "info");
+            navigate(folderHref((target ? target + "/" : "") + name));
+          });
+        } }, t("bulk.move")),
+        can("DELETE") ? h("button.small.danger#delete-folder", { type: "button", onclick: async () => {
+          if (!confirm(t("browse.deleteFolderConfirm", { name }))) return;
+          try {
+            await api("DELETE", `/folders/${enc(await indexKeyOf(folder))}`, { query: siteQuery() });
+            flash(t("browse.folderDeleted", { name }), "info");
+            navigate(folderHref(parent));
+          } catch (ex) { status(errorText(ex), "error"); }
+        } }, t("browse.deleteFolder")) : null);
+      return h("div.folder-bar", out, slot);
+    }
+
+    // indexKeyOf finds a folder's indexKey in its parent's listing.
+    async function indexKeyOf(path) {
+      const parent = path.split("/").slice(0, -1).join("/");
+      const name = path.split("/").pop();
+      let token = "";
+      do {
+        const out = await api("GET", "/folders", { query: siteQuery({ path: parent, limit: 1000, next: token }) });
+        const f = (out.documents || []).find((d) => d.folder && d.path === name);
+        if (f) return f.indexKey;
+        token = out.next || "";
+      } while (token);
+      throw Object.assign(new Error("folder not found"), { plain: "err.notFound" });
+    }
   },
 };
+
+function crumbs(folder, dropTarget) {
+  const parts = folder.split("/").filter(Boolean);
+  const root = h("a", { href: "#/browse" }, t("browse.root"));
+  dropTarget(root, "");
+  const items = [h("li", root)];
+  parts.forEach((p, i) => {
+    const last = i === parts.length - 1;
+    if (last) { items.push(h("li", h("span", { "aria-current": "page" }, p))); return; }
+    const a = h("a", { href: folderHref(parts.slice(0, i + 1).join("/")) }, p);
+    dropTarget(a, parts.slice(0, i + 1).join("/"));
+    items.push(h("li", a));
+  });
+  return h("nav.crumbs", { "aria-label": t("browse.breadcrumbs") }, h("ol", items));
+}

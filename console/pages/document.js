@@ -1,38 +1,41 @@
 // One document: preview (PDF in the browser's viewer, images, text),
-// download, tags, typed attributes, versions with restore, move to trash.
+// download, a new version, rename and move (its path), tags, typed
+// attributes, versions (open, download, restore after a question), move
+// to trash.
 // Controls the user's site permissions do not allow are not shown; the
 // API refuses them anyway.
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
-import { api } from "../js/api.js";
-import { can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
+import { api, upload } from "../js/api.js";
+import { state, can, siteQuery, status, flash, errorText, navigate } from "../js/ctx.js";
 import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
+import { named, kindOf } from "../js/words.js";
+import { definitions, input, body, typeName } from "../js/attrs.js";
+import { findByPath, freeName } from "../js/upload.js";
+import { choose } from "../js/dialog.js";
+import { nearFolders } from "../js/bulkbar.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
-
-// named is the string of an API enum value, the value itself when the
-// console has none for it.
-function named(prefix, value) {
-  const s = t(prefix + value);
-  return s === prefix + value ? value : s;
-}
 
 function isText(ct) {
   return /^text\//.test(ct) || /json|xml|csv|javascript/.test(ct);
 }
 
-async function preview(id, doc) {
+// preview shows the document, or with versionKey one of its earlier
+// versions (GET /documents/{id}/url and /content take versionKey).
+async function preview(id, doc, versionKey) {
   const ct = doc.contentType || "";
+  const vq = versionKey ? { versionKey } : {};
   if (ct === "application/pdf" || ct.startsWith("image/")) {
     if (ct === "image/svg+xml") return h("p", t("doc.noPreview"));
-    const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: siteQuery({ inline: "true" }) });
+    const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: siteQuery({ inline: "true", ...vq }) });
     if (ct.startsWith("image/")) return h("img.preview#preview", { src: url, alt: t("doc.previewOf", { name: doc.path }) });
     return h("iframe.preview#preview", { src: url, title: t("doc.previewOf", { name: doc.path }) });
   }
   if (isText(ct) && (doc.contentLength || 0) <= 1 << 20) {
-    const out = await api("GET", `/documents/${enc(id)}/content`, { query: siteQuery() });
+    const out = await api("GET", `/documents/${enc(id)}/content`, { query: siteQuery(vq) });
     if (typeof out.content === "string" && !out.isBase64) return h("pre.preview#preview", out.content);
   }
   return h("p", t("doc.noPreview"));
@@ -50,31 +53,6 @@ function attrValue(a, labels) {
   if (a.stringValues) return a.stringValues.map(label).join(", ");
   if (a.numberValues) return a.numberValues.join(", ");
   return "";
-}
-
-// input builds the control of a data type: date picker, number,
-// checkbox, a select of allowed values, or text.
-function input(id, dataType, allowed, value, labels) {
-  switch (dataType) {
-    case "DATE": return h("input", { id, type: "date", value: value ? String(value).slice(0, 10) : "" });
-    case "NUMBER": return h("input", { id, type: "number", step: "any", value: value ?? "" });
-    case "BOOLEAN": return h("input", { id, type: "checkbox", checked: !!value });
-    case "KEY_ONLY": return null;
-  }
-  if (allowed && allowed.length) {
-    return h("select", { id }, allowed.map((v) => h("option", { value: v, selected: v === value }, (labels && labels[v]) || v)));
-  }
-  return h("input", { id, type: "text", value: value ?? "" });
-}
-
-function attrBody(dataType, el) {
-  switch (dataType) {
-    case "DATE": return { stringValue: el.value };
-    case "NUMBER": return { numberValue: Number(el.value) };
-    case "BOOLEAN": return { booleanValue: el.checked };
-    case "KEY_ONLY": return {};
-  }
-  return { stringValue: el.value };
 }
 
 export default {
@@ -101,31 +79,20 @@ export default {
       } catch (ex) { status(errorText(ex), "error"); }
     } }, t("doc.download"));
 
-    const [tags, attrs, defs, versions, pv, actions, artifacts, activity] = await Promise.all([
+    const [tags, attrs, defn, versions, pv, actions, artifacts, activity, reviews] = await Promise.all([
       api("GET", `/documents/${enc(id)}/tags`, { query: { ...q, limit: 100 } }),
       api("GET", `/documents/${enc(id)}/attributes`, { query: { ...q, limit: 100 } }),
-      api("GET", "/attributes", { query: { ...q, limit: 100 } }),
+      definitions(),
       api("GET", `/documents/${enc(id)}/versions`, { query: { ...q, limit: 20 } }),
       preview(id, doc).catch((e) => h("p.msg.error", errorText(e))),
       api("GET", `/documents/${enc(id)}/actions`, { query: q }).catch(() => ({ actions: [] })),
       api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 } }).catch(() => ({ documents: [] })),
       api("GET", `/documents/${enc(id)}/userActivities`, { query: { ...q, limit: 20 } }).catch(() => ({ userActivities: [] })),
+      api("GET", `/documents/${enc(id)}/reviews`, { query: { ...q, limit: 20 } }).catch(() => ({ reviews: [] })),
     ]);
     if (ctx.stale()) return;
-    const types = Object.fromEntries((defs.attributes || []).map((d) => [d.key, d.dataType]));
-    // Allowed values (site schema or classification), with their
-    // labels in the console's language from the site's locales (API.md
-    // "Sites and locales"; the value itself where none is given).
-    const allowed = {}, labels = {};
-    await Promise.all((defs.attributes || []).filter((d) => d.dataType === "STRING").map(async (d) => {
-      try {
-        const out = await api("GET", `/attributes/${enc(d.key)}/allowedValues`, { query: q });
-        allowed[d.key] = out.allowedValues || [];
-      } catch (_) { allowed[d.key] = []; }
-      if (!allowed[d.key].length) return;
-      const loc = await api("GET", `/sites/${enc(q.siteId)}/schema/document/attributes/${enc(d.key)}/allowedValues`, { query: { locale: lang() } }).catch(() => ({}));
-      labels[d.key] = loc.localizedAllowedValues || {};
-    }));
+    const defs = { attributes: defn.list };
+    const { types, allowed, labels } = defn;
     const esign = (doc.contentType || "") === "application/pdf" ? await esignSection(id, write, () => navigate(location.hash)).catch(() => null) : null;
     if (ctx.stale()) return;
 
@@ -150,7 +117,7 @@ export default {
       }
       const value = a.stringValue ?? a.dateValue ?? a.numberValue ?? a.booleanValue;
       const el = input(cid, type, allowed[a.key], value, labels[a.key]);
-      const save = h("button.small", { type: "button", onclick: act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q, body: { attribute: attrBody(type, el) } })) }, t("common.save"));
+      const save = h("button.small", { type: "button", onclick: act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q, body: { attribute: body(type, el) } })) }, t("common.save"));
       return h("tr", { dataset: { key: a.key } }, h("th", { scope: "row" }, h("label", { for: cid }, a.key)), h("td", el),
         h("td", save, del ? h("button.small", { type: "button", "aria-label": t("doc.removeAttr", { key: a.key }),
           onclick: act(() => api("DELETE", `/documents/${enc(id)}/attributes/${enc(a.key)}`, { query: q })) }, "×") : null));
@@ -158,33 +125,82 @@ export default {
     let attrForm = null;
     const unused = (defs.attributes || []).filter((d) => !(attrs.attributes || []).some((a) => a.key === d.key) && d.type !== "GOVERNANCE");
     if (write && unused.length) {
-      const sel = h("select#attr-key", unused.map((d) => h("option", { value: d.key }, d.key + " (" + t("type." + d.dataType) + ")")));
+      const sel = h("select#attr-key", unused.map((d) => h("option", { value: d.key }, d.key + " (" + typeName(d.dataType) + ")")));
       const slot = h("span.slot");
       let el = null;
       const pickType = () => { el = input("attr-new", types[sel.value], allowed[sel.value], undefined, labels[sel.value]); clear(slot, el ? [h("label.sr", { for: "attr-new" }, t("doc.value")), el] : null); };
       sel.addEventListener("change", pickType);
       pickType();
       attrForm = h("form.inline#attr-form", h("label", { for: "attr-key" }, t("doc.attribute")), sel, slot, h("button", { type: "submit" }, t("doc.addAttr")));
-      attrForm.addEventListener("submit", act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(sel.value)}`, { query: q, body: { attribute: attrBody(types[sel.value], el) } })));
+      attrForm.addEventListener("submit", act(() => api("PUT", `/documents/${enc(id)}/attributes/${enc(sel.value)}`, { query: q, body: { attribute: body(types[sel.value], el) } })));
     }
 
-    // Versions: the first is the current state.
-    const verRows = (versions.documents || []).map((v, i) => h("tr", { dataset: { version: v.versionKey } },
-      h("td", fmtDate(v.insertedDate, lang())), h("td", v.userId || ""), h("td", fmtBytes(v.contentLength)), h("td", v.path || ""),
-      h("td", i === 0 ? t("doc.current") : write ? h("button.small.restore", { type: "button",
-        onclick: act(() => api("PUT", `/documents/${enc(id)}/versions`, { query: q, body: { versionKey: v.versionKey } }), t("doc.restored")) }, t("doc.restore")) : "")));
+    // Versions: the first is the current state. Any version opens in the
+    // preview and downloads; an earlier one is restored after a question
+    // (the current state then becomes a version, nothing is lost).
+    const previewBox = h("section.previewbox", { "aria-label": t("doc.preview") }, pv);
+    const showVersion = async (v, when) => {
+      try {
+        const el = await preview(id, { ...doc, contentType: v.contentType || doc.contentType, contentLength: v.contentLength }, v.versionKey);
+        clear(previewBox, h("p.msg.info#version-note", { role: "status" }, t("doc.showingVersion", { date: when }), " ",
+          h("button.link#version-back", { type: "button", onclick: () => clear(previewBox, pv) }, t("doc.backToCurrent"))), el);
+      } catch (ex) { status(errorText(ex), "error"); }
+    };
+    const downloadVersion = async (v) => {
+      try {
+        const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: { ...q, versionKey: v.versionKey } });
+        const a = h("a", { href: url, download: (v.path || doc.path).split("/").pop() });
+        document.body.append(a); a.click(); a.remove();
+      } catch (ex) { status(errorText(ex), "error"); }
+    };
+    const verRows = (versions.documents || []).map((v, i) => {
+      const when = fmtDate(v.insertedDate, lang());
+      return h("tr", { dataset: { version: v.versionKey } },
+        h("td", when, i === 0 ? h("span.meta", " (" + t("doc.current") + ")") : null), h("td", v.userId || ""), h("td", fmtBytes(v.contentLength)), h("td", v.path || ""),
+        h("td.version-actions",
+          h("button.small.open", { type: "button", "aria-label": t("doc.openVersionOf", { date: when }), onclick: () => showVersion(v, when) }, t("doc.openVersion")), " ",
+          h("button.small.download", { type: "button", "aria-label": t("doc.downloadVersionOf", { date: when }), onclick: () => downloadVersion(v) }, t("doc.download")), " ",
+          i > 0 && write ? h("button.small.restore", { type: "button", "aria-label": t("doc.restoreOf", { date: when }), onclick: async () => {
+            if (!confirm(t("doc.restoreConfirm", { date: when }))) return;
+            await act(() => api("PUT", `/documents/${enc(id)}/versions`, { query: q, body: { versionKey: v.versionKey } }), t("doc.restored"))();
+          } }, t("doc.restore")) : null));
+    });
+
+    // A new version: the file's bytes go to the document's own upload URL
+    // (GET /documents/{id}/upload), with progress.
+    let newVersion = null;
+    if (write) {
+      const file = h("input#version-file.sr", { type: "file" });
+      const bar = h("progress#version-progress", { max: 1, value: 0, hidden: true, "aria-label": t("doc.uploadingVersion") });
+      file.addEventListener("change", async () => {
+        const f = file.files[0];
+        file.value = "";
+        if (!f) return;
+        bar.hidden = false;
+        try {
+          const out = await api("GET", `/documents/${enc(id)}/upload`, { query: { ...q, contentLength: f.size } });
+          await upload(out.url, f, (loaded) => { bar.value = loaded / (f.size || 1); });
+          status(t("doc.versionUploaded", { name: f.name }), "info");
+          reload();
+        } catch (ex) { bar.hidden = true; status(errorText(ex), "error"); }
+      });
+      newVersion = h("span.new-version", file, h("label.button#new-version", { for: "version-file" }, t("doc.newVersion")), " ", bar);
+    }
 
     // Actions (the pipeline's work on the document), with a retry of
     // the failed ones.
     const acts = actions.actions || [];
-    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", a.type), h("td.status", named("action.", a.status)),
-      h("td", a.message || ""), h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
+    // The engine's own message (an error's text) is there to read on
+    // demand, for whoever fixes it.
+    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", named("actiontype.", a.type)), h("td.status", named("action.", a.status)),
+      h("td", a.message ? h("details", h("summary", t("doc.details")), h("span.meta", a.message)) : ""),
+      h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
     const retry = write && acts.some((a) => a.status === "FAILED" || a.status === "MAX_RETRIES_REACHED") ? h("button#retry-actions", { type: "button",
       onclick: act(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("doc.retrying")) }, t("doc.retry")) : null;
 
     // Artifacts (OCR text, renditions, certified and signed copies).
-    const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", a.artifactCategory || ""), h("td", a.path || a.artifactId),
-      h("td", a.contentType || ""), h("td", fmtBytes(a.contentLength)),
+    const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", named("artifact.", a.artifactCategory)), h("td", a.path || a.artifactId),
+      h("td", kindOf(a.contentType)), h("td", fmtBytes(a.contentLength)),
       h("td", h("button.small", { type: "button", onclick: async () => {
         try {
           const { url } = await api("GET", `/documents/${enc(id)}/url`, { query: { ...q, artifactId: a.artifactId } });
@@ -193,10 +209,88 @@ export default {
         } catch (ex) { status(errorText(ex), "error"); }
       } }, t("doc.download")))));
 
+    // Reviews of the document, and a request for one (WRITE): what to
+    // check, how many decisions it needs, and who may decide (a group,
+    // offered from the user's own groups; anyone with write access when
+    // left empty).
+    const reviewRows = (reviews.reviews || []).map((rv) => h("li", { dataset: { review: rv.reviewId } },
+      h("strong", rv.reviewCategory || ""), " · ", named("reviews.status.", rv.reviewStatus), " · ",
+      t("doc.reviewNeeds", { n: Number(rv.requiredDecisions) || 1 }),
+      (rv.approvalGroups || []).length ? [" · ", t("doc.reviewBy", { groups: rv.approvalGroups.join(", ") })] : null,
+      rv.comments ? h("p.meta", rv.comments) : null));
+    let reviewForm = null;
+    if (write) {
+      const cat = h("input#review-category", { type: "text", required: true, maxlength: 255, autocomplete: "off" });
+      const needs = h("input#review-needs", { type: "number", min: 1, max: 100, value: 1, required: true });
+      const group = h("input#review-group", { type: "text", autocomplete: "off", list: "review-groups" });
+      const note = h("textarea#review-comments", { rows: 2 });
+      reviewForm = h("form.panel#review-form", { "aria-labelledby": "review-form-title" }, h("h3#review-form-title", t("doc.requestReview")),
+        h("div.field", h("label", { for: "review-category" }, t("doc.reviewCategory")), cat, h("small.meta", t("doc.reviewCategoryHint"))),
+        h("div.field", h("label", { for: "review-needs" }, t("doc.reviewDecisions")), needs),
+        h("div.field", h("label", { for: "review-group" }, t("doc.reviewGroup")), group, h("small.meta", t("doc.reviewGroupHint"))),
+        h("datalist#review-groups", (state.user && state.user.roles || []).filter((r) => r !== "Admins").map((r) => h("option", { value: r }))),
+        h("div.field", h("label", { for: "review-comments" }, t("reviews.comment")), note),
+        h("div.actions", h("button.primary", { type: "submit" }, t("doc.requestReview"))));
+      reviewForm.addEventListener("submit", act(() => {
+        const review = { reviewCategory: cat.value.trim(), requiredDecisions: Math.max(1, Number(needs.value) || 1) };
+        if (group.value.trim()) review.approvalGroups = group.value.split(",").map((x) => x.trim()).filter(Boolean);
+        if (note.value.trim()) review.comments = note.value.trim();
+        return api("POST", `/documents/${enc(id)}/reviews`, { query: q, body: { review } });
+      }, t("doc.reviewRequested")));
+    }
+
     // The activity trail, newest first.
     const activityRows = (activity.userActivities || []).map((a) => h("li", h("span.meta", fmtDate(a.insertedDate, lang())), " · ",
-      a.userId || a.source || "", " · ", named("activity.", a.type),
-      a.changed && a.changed.length ? " (" + a.changed.join(", ") + ")" : ""));
+      a.userId || named("source.", a.source), " · ", named("activity.", a.type),
+      a.changed && a.changed.length ? " (" + a.changed.map((c) => named("changed.", c)).join(", ") + ")" : ""));
+
+    // Rename and move, which edit the path: a folder (offered from the
+    // folders around) and a name. A path another document has already is
+    // asked about (keep both as "name (2).ext", or not), never left to the
+    // API's "name (<id>).ext".
+    const pathSlot = h("div#path-slot");
+    const editPath = (focus) => {
+      const name = doc.path.split("/").pop();
+      const dir = h("input#path-folder", { type: "text", value: folder, autocomplete: "off", list: "path-folders", placeholder: t("bulk.moveExample") });
+      const nm = h("input#path-name", { type: "text", value: name, required: true, autocomplete: "off" });
+      const shown = h("p.meta#path-result");
+      const sync = () => { shown.textContent = t("doc.newPath", { path: target() }); };
+      const target = () => {
+        const d = dir.value.trim().replace(/^\/+|\/+$/g, "");
+        return (d ? d + "/" : "") + nm.value.trim().replace(/\//g, "");
+      };
+      dir.addEventListener("input", sync);
+      nm.addEventListener("input", sync);
+      const f = h("form.panel#path-form", { "aria-labelledby": "path-form-title" }, h("h2#path-form-title", t("doc.editPath")),
+        h("div.field", h("label", { for: "path-folder" }, t("doc.folder")), dir, h("small.meta", t("bulk.moveHint"))),
+        h("datalist#path-folders"),
+        h("div.field", h("label", { for: "path-name" }, t("doc.name")), nm), shown,
+        h("div.actions", h("button.primary", { type: "submit" }, t("common.save")), h("button", { type: "button", onclick: () => clear(pathSlot) }, t("admin.cancel"))));
+      f.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        let to = target();
+        if (!nm.value.trim() || to === doc.path) { clear(pathSlot); return; }
+        try {
+          const other = await findByPath(to);
+          if (other && other !== id) {
+            const { value } = await choose({ id: "path-conflict", title: t("doc.pathTakenTitle"), text: t("doc.pathTaken", { path: to }),
+              choices: [{ value: "both", label: t("upload.keepBoth"), primary: true }, { value: "cancel", label: t("admin.cancel") }], cancel: "cancel" });
+            if (value !== "both") return;
+            to = await freeName(to);
+          }
+          await api("PATCH", `/documents/${enc(id)}`, { query: q, body: { path: to } });
+          status(t("doc.pathChanged", { path: to }), "info");
+          reload();
+        } catch (ex) { status(errorText(ex), "error"); }
+      });
+      clear(pathSlot, f);
+      sync();
+      (focus === "folder" ? dir : nm).focus();
+      nearFolders(folder).then((list) => clear(f.querySelector("#path-folders"), list.map((x) => h("option", { value: x })))).catch(() => {});
+    };
+    const pathButtons = h("span.path-buttons",
+      h("button#rename", { type: "button", onclick: () => editPath("name") }, t("browse.rename")), " ",
+      h("button#move", { type: "button", onclick: () => editPath("folder") }, t("bulk.move")));
 
     const trash = del ? h("button.danger#trash", { type: "button", onclick: async () => {
       if (!confirm(t("doc.trashConfirm", { name: doc.path }))) return;
@@ -210,10 +304,11 @@ export default {
     clear(main,
       h("nav.crumbs", { "aria-label": t("browse.breadcrumbs") }, h("ol", h("li", h("a", { href: folderHref(folder) }, folder || t("browse.root"))))),
       h("h1#doc-title", doc.path.split("/").pop()),
-      h("p.meta", doc.contentType || "", " · ", fmtBytes(doc.contentLength), " · ", t("doc.modified", { date: fmtDate(doc.lastModifiedDate, lang()), user: doc.userId || "" })),
-      h("div.actions", download, trash),
+      h("p.meta", kindOf(doc.contentType), " · ", fmtBytes(doc.contentLength), " · ", t("doc.modified", { date: fmtDate(doc.lastModifiedDate, lang()), user: doc.userId || "" })),
+      h("div.actions", download, newVersion, write ? pathButtons : null, trash),
+      pathSlot,
       h("div.docgrid",
-        h("section.previewbox", { "aria-label": t("doc.preview") }, pv),
+        previewBox,
         h("div.side",
           h("section#tags", h("h2", t("doc.tags")), tagRows.length ? h("ul.tags", tagRows) : h("p", t("doc.noTags")), tagForm),
           h("section#attributes", h("h2", t("doc.attributes")),
@@ -221,14 +316,15 @@ export default {
           write ? shareSection(id) : null)),
       esign,
       h("section#versions", h("h2", t("doc.versions")), h("table.list",
-        h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), ""].map((c) => h("th", { scope: "col" }, c)))),
+        h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", verRows))),
       h("section#actions", h("h2", t("doc.actions")), acts.length ? h("table.list",
         h("thead", h("tr", [t("doc.action"), t("doc.status"), t("doc.message"), t("doc.when")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", actionRows)) : h("p", t("doc.noActions")), retry),
       artifactRows.length ? h("section#artifacts", h("h2", t("doc.artifacts")), h("table.list",
-        h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), ""].map((c) => h("th", { scope: "col" }, c)))),
+        h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", artifactRows))) : null,
+      h("section#doc-reviews", h("h2", t("doc.reviews")), reviewRows.length ? h("ul.doc-reviews", reviewRows) : h("p", t("doc.noReviews")), reviewForm),
       h("section#activity", h("h2", t("doc.activity")), activityRows.length ? h("ul.activity", activityRows) : h("p", t("doc.noActivity"))));
   },
 };

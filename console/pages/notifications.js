@@ -7,6 +7,7 @@
 import { h, clear, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { state, siteQuery, pager } from "../js/ctx.js";
+import { named } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const PAGE = 20;
@@ -31,8 +32,9 @@ async function refreshBadge() {
     const list = out.notifications || [];
     const n = list.filter((x) => (x.insertedDate || "") > since).length;
     el.hidden = n === 0;
-    el.textContent = n >= COUNT_LIMIT && out.next ? COUNT_LIMIT + "+" : String(n);
-    el.setAttribute("aria-label", t("notes.unread", { n: el.textContent }));
+    const many = n >= COUNT_LIMIT && out.next;
+    el.textContent = many ? t("notes.more", { n: COUNT_LIMIT }) : t("notes.count", { n });
+    el.setAttribute("aria-label", many ? t("notes.unreadMore", { n: COUNT_LIMIT }) : t("notes.unread", { n }));
   } catch (_) { el.hidden = true; }
 }
 
@@ -56,8 +58,8 @@ export default {
       const items = out.notifications || [];
       clear(list, items.map((n) => h("li.note", { class: (n.insertedDate || "") > since ? "unread" : null },
         h("h2", n.subject || t("notes.noSubject"), (n.insertedDate || "") > since ? h("span.new", " · ", t("notes.new")) : null),
-        h("p.meta", fmtDate(n.insertedDate || n.notificationDate, lang()), " · ", n.notificationType || "", " · ", n.status || "",
-          n.action ? " · " + n.action.type + " " + n.action.status : ""),
+        h("p.meta", fmtDate(n.insertedDate || n.notificationDate, lang()), " · ", named("notetype.", n.notificationType),
+          n.status ? [" · ", named("notestatus.", n.status)] : null),
         n.body ? h("p.body", n.body) : null,
         n.documentId ? h("a", { href: "#/doc/" + encodeURIComponent(n.documentId) }, t("notes.open")) : null)));
       if (!items.length) list.append(h("li", t("notes.empty")));

@@ -4,6 +4,7 @@
 import { h, clear, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { can, siteQuery, pager, status, errorText } from "../js/ctx.js";
+import { named } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -34,7 +35,7 @@ export default {
         return h("li.review", { dataset: { review: rv.reviewId } },
           h("h2", h("a", { href: "#/doc/" + enc(rv.documentId) }, rv.path || rv.documentId)),
           h("p.meta", rv.reviewCategory, " · ", t("reviews.by", { user: rv.userId || "", date: fmtDate(rv.insertedDate, lang()) }),
-            " · ", t("reviews.status." + rv.reviewStatus)),
+            " · ", named("reviews.status.", rv.reviewStatus)),
           rv.comments ? h("p", rv.comments) : null,
           can("WRITE") ? h("div.decide",
             h("label", { for: "comment-" + i }, t("reviews.comment")), comment,

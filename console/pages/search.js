@@ -6,7 +6,9 @@
 // pushed, and only the results are drawn again).
 import { h, clear, highlight, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
-import { siteQuery, navigate } from "../js/ctx.js";
+import { siteQuery, navigate, errorText } from "../js/ctx.js";
+import { selection } from "../js/select.js";
+import { bulkBar } from "../js/bulkbar.js";
 import { t, lang } from "../i18n/index.js";
 
 const SIZE = 20;
@@ -72,7 +74,12 @@ export default {
       navigate(hashOf(current(), 0));
     });
     const results = h("div#results", { "aria-live": "polite" });
-    clear(main, h("h1", t("search.title")), form, results);
+    // Many results at once: a check box per result, all on the page or
+    // all the search found (js/bulkbar.js).
+    const sel = selection(() => bar.update());
+    const bar = bulkBar(sel, () => run(current(), start));
+    let start = from;
+    clear(main, h("h1", t("search.title")), form, bar.el, results);
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
 
@@ -88,26 +95,31 @@ export default {
       }, TYPING_MS);
     });
 
-    async function run(c, start) {
+    async function run(c, begin) {
+      start = begin;
       const mine = ++seq;
       if (!c.q && !FIELDS.slice(1).some((k) => c[k])) { clear(results); return; }
       let out;
       try {
         out = await api("POST", "/queryFulltext", { query: siteQuery(), body: searchBody(c, start) });
       } catch (e) {
-        if (mine === seq && !ctx.stale()) clear(results, h("p.msg.error", { role: "alert" }, e.message));
+        if (mine === seq && !ctx.stale()) clear(results, h("p.msg.error", { role: "alert" }, errorText(e)));
         return;
       }
       if (mine !== seq || ctx.stale()) return;
       const hits = (out.result && out.result.hits) || { hits: [], total: { value: 0 } };
       const total = (hits.total && hits.total.value) || 0;
       const go = (f) => navigate(hashOf(c, f));
+      sel.rows();
+      const every = h("button.small.link#select-results", { type: "button", onclick: () => selectAll(c, total) }, t("select.results", { n: total }));
       clear(results,
-        h("p#result-count", t("search.count", { n: total })),
+        h("div.listbar", h("p#result-count", t("search.count", { n: total })),
+          hits.hits.length ? h("label.check", sel.headerBox, " ", t("select.page")) : null, total ? every : null),
         h("ol.results", { start: start + 1 }, hits.hits.map((hit) => {
           const d = hit._source || {};
           const snip = hit.highlight && hit.highlight.content && hit.highlight.content[0];
-          return h("li", h("a", { href: "#/doc/" + encodeURIComponent(hit._id) }, d.path || hit._id),
+          return h("li", { dataset: { id: hit._id } }, sel.box({ id: hit._id, path: d.path || hit._id }), " ",
+            h("a", { href: "#/doc/" + encodeURIComponent(hit._id) }, d.path || hit._id),
             h("span.meta", " · ", fmtDate(d.lastModifiedDate, lang())),
             snip ? h("p.snippet", highlight(snip)) : null);
         })),
@@ -117,5 +129,20 @@ export default {
           h("button.next", { type: "button", disabled: start + SIZE >= total || start + SIZE >= 10000, onclick: () => go(start + SIZE) }, t("common.next"))) : null);
     }
     await run(p, from);
+
+    // selectAll selects every result of the search, page after page (the
+    // index serves the first 10,000).
+    async function selectAll(c, total) {
+      const found = [];
+      try {
+        for (let f = 0; f < Math.min(total, 10000); f += 1000) {
+          const out = await api("POST", "/queryFulltext", { query: siteQuery(), body: { ...searchBody(c, f), size: 1000 } });
+          const hits = (out.result && out.result.hits && out.result.hits.hits) || [];
+          for (const hit of hits) found.push({ id: hit._id, path: (hit._source || {}).path || hit._id });
+          if (hits.length < 1000) break;
+        }
+        sel.add(found);
+      } catch (e) { clear(results, h("p.msg.error", { role: "alert" }, errorText(e))); }
+    }
   },
 };
