@@ -103,6 +103,7 @@ type Node struct {
 	db     *storage.DB
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
+	gate   *heartbeatGate // trans as Raft sees it (heartbeat.go)
 	stream raft.StreamLayer
 	logs   *wal.WAL
 	meta   *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
@@ -233,6 +234,7 @@ func Open(cfg Config) (*Node, error) {
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl.Named("transport"),
 	})
+	n.gate = newHeartbeatGate(n.trans)
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
@@ -254,9 +256,10 @@ func Open(cfg Config) (*Node, error) {
 	rc.SnapshotInterval = cmp.Or(cfg.SnapshotInterval, 2*time.Minute)
 	rc.SnapshotThreshold = cmp.Or(cfg.SnapshotThreshold, 8192)
 	rc.TrailingLogs = cmp.Or(cfg.TrailingLogs, 1024)
-	if n.raft, err = newRaft(rc, n.fsm, n.logs, n.snaps, n.trans); err != nil {
+	if n.raft, err = newRaft(rc, n.fsm, n.logs, n.snaps, n.gate); err != nil {
 		return nil, stateErr(err)
 	}
+	n.gate.setRaft(n.raft)
 	n.started.Store(n.raft)
 	go n.watchLeadership()
 	ok = true
@@ -707,7 +710,9 @@ func (n *Node) closeParts() error {
 	if n.raft != nil {
 		errs = append(errs, n.raft.Shutdown().Error())
 	}
-	if n.trans != nil {
+	if n.gate != nil {
+		errs = append(errs, n.gate.Close()) // and the transport
+	} else if n.trans != nil {
 		errs = append(errs, n.trans.Close())
 	}
 	if n.logs != nil {
