@@ -246,15 +246,23 @@ func Open(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// testWrapApplier, when set (export_test.go), wraps the applier the
+// server is given: tests make a write's outcome unknown after it applied.
+var testWrapApplier func(storage.Applier) storage.Applier
+
 // newServer builds the HTTP server once the public URL is known.
 func (n *Node) newServer(publicURL string) *server.Server {
 	cfg := n.cfg
+	app := n.applier
+	if testWrapApplier != nil {
+		app = testWrapApplier(app)
+	}
 	return server.New(server.Deps{
 		Metrics:          n.metrics,
 		Store:            n.DB,
 		Index:            n.Index,
 		Indexer:          n.Indexer,
-		Applier:          n.applier,
+		Applier:          app,
 		Cluster:          n.clusterInfo(),
 		Auth:             n.Auth,
 		PublicURL:        publicURL,
