@@ -468,40 +468,81 @@ func (n *Node) Readmit(id, addr string) error {
 // of the configuration.
 var ErrNotNonvoter = errors.New("cluster: not a nonvoter of the cluster")
 
+// LaggingError is Promote's answer for a nonvoter whose log does not yet
+// reach Need: it asks again once it does.
+type LaggingError struct{ Have, Need uint64 }
+
+func (e *LaggingError) Error() string {
+	return fmt.Sprintf("cluster: the node's log reaches index %d, it must reach %d before it votes", e.Have, e.Need)
+}
+
+// PromoteLag is how far behind the leader's commit index a readmitted
+// node's log may be when it gets its vote back: a node that keeps up
+// with the writes is always a few entries behind.
+const PromoteLag = 256
+
 // Promote makes the nonvoter id a voter again (a readmitted member that
-// caught up). Only the leader can.
-func (n *Node) Promote(id string) error {
+// caught up); lastIndex is the newest index of the node's own log. Only
+// the leader can, and only for a node whose log reaches the
+// configuration that made it a nonvoter (so it holds every entry
+// committed before it lost its state: DESIGN.md "Rejoin") and is within
+// PromoteLag of the commit index; otherwise a *LaggingError. A node that
+// is a voter already is left alone (promoted false): the node's own view
+// of the configuration while it replays the log may be an old one that
+// lists it as a voter, so it asks the leader, whose view is the latest.
+func (n *Node) Promote(id string, lastIndex uint64) (promoted bool, err error) {
 	if !n.IsLeader() {
-		return n.notLeader()
+		return false, n.notLeader()
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
-		return n.raftErr(err)
+		return false, n.raftErr(err)
 	}
 	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) {
-			if s.Suffrage == raft.Voter {
-				return nil
-			}
-			return n.raftErr(n.raft.AddVoter(s.ID, s.Address, 0, 0).Error())
+		if s.ID != raft.ServerID(id) {
+			continue
 		}
+		if s.Suffrage == raft.Voter {
+			return false, nil
+		}
+		need := cf.Index()
+		if c := n.raft.CommitIndex(); c > PromoteLag && c-PromoteLag > need {
+			need = c - PromoteLag
+		}
+		if lastIndex < need {
+			return false, &LaggingError{Have: lastIndex, Need: need}
+		}
+		return true, n.raftErr(n.raft.AddVoter(s.ID, s.Address, 0, 0).Error())
 	}
-	return ErrNotNonvoter
+	return false, ErrNotNonvoter
 }
 
-// CaughtUp reports whether this node's Raft log holds and applied every
-// entry it knows committed, from a leader it heard from within the last
-// heartbeat (a readmitted member asks for its vote back then).
-func (n *Node) CaughtUp() bool {
-	if n.IsLeader() || n.raft.State() != raft.Follower {
+// LastIndex is the newest index of this node's log (or of its newest
+// snapshot, when the log is empty after one).
+func (n *Node) LastIndex() uint64 { return n.raft.LastIndex() }
+
+// IsVoter reports whether this node's latest configuration lists it as a
+// voter (while it replays the log, that may be an old configuration).
+func (n *Node) IsVoter() bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
 		return false
 	}
-	la, _ := n.raft.LeaderWithID()
-	if la == "" || time.Since(n.raft.LastContact()) > 2*time.Second {
-		return false
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(n.cfg.ID) {
+			return s.Suffrage == raft.Voter
+		}
 	}
-	commit := n.raft.CommitIndex()
-	return commit > 0 && n.raft.AppliedIndex() >= commit
+	return false
+}
+
+// TransferLeadership hands the lead to another voter (Raft's leadership
+// transfer: a new term, no election timeout). Only the leader can.
+func (n *Node) TransferLeadership() error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	return n.raftErr(n.raft.LeadershipTransfer().Error())
 }
 
 // Remove takes node id out of the cluster; only the leader can. The

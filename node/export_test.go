@@ -23,3 +23,6 @@ func SetTestApplierWrap(wrap func(storage.Applier) storage.Applier) (restore fun
 	testWrapApplier = wrap
 	return func() { testWrapApplier = old }
 }
+
+// PromoteChecks counts the looks of n's promotion loop (raftstate.go).
+func PromoteChecks(n *Node) int64 { return n.promoteChecks.Load() }

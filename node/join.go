@@ -227,12 +227,20 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		rep.Err = encodeAdminError(n.readmitNode(req.NodeID, req.RaftAddress))
 	case r.URL.Path == "/promote":
-		var id string
-		if err := json.Unmarshal(body, &id); err != nil {
-			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
-			break
+		var req promoteRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			// An earlier release sends the id alone, once it believes it
+			// caught up: promoted as it was then.
+			if err := json.Unmarshal(body, &req.NodeID); err != nil {
+				rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+				break
+			}
+			req.LastIndex = n.Cluster.LastIndex()
 		}
-		rep.Err = encodeAdminError(n.promoteNode(id))
+		var pr promoteReply
+		pr.Promoted, err = n.promoteNode(req)
+		rep.Err = encodeAdminError(err)
+		val = pr
 	}
 	if rep.Err == nil && val != nil {
 		rep.Value, _ = json.Marshal(val)

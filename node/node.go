@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,8 +135,10 @@ type Node struct {
 	// raftUnreadable is why the member's Raft state could not be read
 	// at start: the node then runs without Raft (raftstate.go).
 	raftUnreadable string
-	// promoteStop ends promoteWhenCaughtUp.
-	promoteStop chan struct{}
+	// promoteStop ends promoteWhenCaughtUp; promoteChecks counts its
+	// looks (tests).
+	promoteStop   chan struct{}
+	promoteChecks atomic.Int64
 }
 
 // Open opens the store, keys and index and builds the pipeline; Start
