@@ -39,6 +39,9 @@ type fsm struct {
 	advance chan struct{} // closed and replaced when applied moves
 	halted  error
 
+	// digests holds the digests taken at digest marks (digest.go).
+	digests digestTable
+
 	applies  atomic.Int64 // entries applied to the store (not skipped)
 	skips    atomic.Int64 // entries at or below the store's index, skipped
 	restores atomic.Int64 // snapshots loaded
@@ -127,6 +130,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 	}
 	f.applies.Add(1)
 	f.setApplied(l.Index)
+	if err == nil && cmd.Op == storage.OpDigestMark {
+		f.takeDigest(l.Index)
+	}
 	return applyResult{res: res, err: err}
 }
 
@@ -156,7 +162,8 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		cmd, err := storage.DecodeCommand(l.Data)
-		if err != nil {
+		if err != nil || cmd.Op == storage.OpDigestMark {
+			// A digest is taken at the mark's index exactly: one by one.
 			return f.applyEach(logs, out)
 		}
 		batch = append(batch, storage.IndexedCommand{Index: l.Index, Cmd: cmd})

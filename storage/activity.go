@@ -123,6 +123,7 @@ var activityOps = map[Op]bool{
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
 	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false, OpPruneIntakeJournal: false,
 	OpFinishRequest:        false,
+	OpDigestMark:           false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 }
 

@@ -321,6 +321,9 @@ func init() {
 
 		// requests.go
 		OpFinishRequest: applyFinishRequest,
+
+		// digest.go
+		OpDigestMark: applyDigestMark,
 	}
 }
 
