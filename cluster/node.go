@@ -113,6 +113,9 @@ type Node struct {
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
 
+	diverged   atomic.Pointer[string]       // digest.go
+	lastVerify atomic.Pointer[VerifyReport] // the leader's latest verification
+
 	closeOnce sync.Once
 	closeErr  error
 	done      chan struct{}
@@ -168,6 +171,7 @@ func Open(cfg Config) (*Node, error) {
 		Level:  hclog.LevelFromString(cmp.Or(cfg.RaftLogLevel, "warn")),
 	})
 	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{}), lead: newLeadership()}
+	n.loadDiverged()
 	ok := false
 	defer func() {
 		if !ok {
@@ -603,6 +607,11 @@ type Status struct {
 	// Unreadable is set when the node's Raft state could not be read at
 	// start (a StateError): Raft does not run (node package).
 	Unreadable string
+	// Diverged is set when this member was found to hold other data than
+	// the cluster's majority (digest.go); Verify is the latest
+	// verification of the replicas this node made (as leader).
+	Diverged string
+	Verify   *VerifyReport
 }
 
 // Status reports the node's view of the cluster.
@@ -624,6 +633,7 @@ func (n *Node) Status() Status {
 	if err := n.fsm.haltedErr(); err != nil {
 		st.Halted = err.Error()
 	}
+	st.Diverged, st.Verify = n.Diverged(), n.LastVerifyReport()
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 		for _, s := range cf.Configuration().Servers {
 			st.Servers = append(st.Servers, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})

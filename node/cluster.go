@@ -35,6 +35,9 @@ type ClusterConfig struct {
 	// ChunkSweepGrace is how long a content chunk must stay unreferenced
 	// before the leader sweeps it (0: DefaultChunkSweepGrace).
 	ChunkSweepGrace time.Duration
+	// VerifyEvery is how often the leader verifies that the replicas hold
+	// equal data (0: DefaultVerifyEvery; negative: only on demand).
+	VerifyEvery time.Duration
 }
 
 // Enabled reports whether the node runs as a cluster member.
@@ -139,7 +142,8 @@ func (n *Node) openCluster() error {
 	// cluster rejoin, or lost): bootstrapping would make it a cluster of
 	// its own, taking writes the real one never sees. It waits for the
 	// leader instead.
-	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0) {
+	_, rebuilt := os.Stat(filepath.Join(dir, rebuiltFile))
+	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0 || rebuilt == nil) {
 		if st := c.Status(); st.LastLogIndex == 0 {
 			n.cfg.Logger.Warn("cluster: --bootstrap ignored: this node's store holds a cluster's entries (applied index "+
 				fmt.Sprint(applied)+"): it waits for the cluster's leader to reach it", "nodeId", cc.NodeID)
@@ -166,6 +170,7 @@ func (n *Node) openCluster() error {
 	n.join.client = client
 	n.promoteStop = make(chan struct{})
 	go n.promoteWhenCaughtUp(n.promoteStop)
+	go n.verifyLoop(n.promoteStop)
 	return nil
 }
 
@@ -220,12 +225,18 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 // bounded by the server's 16 MiB body limit.
 const maxForwardBody = 16 << 20
 
+// adminPaths are the forwarding service's paths other than /apply
+// (serveAdmin): the leader's side of membership changes and
+// verifications, a member's side of a verification.
+var adminPaths = map[string]bool{"/join": true, "/remove": true, "/readmit": true, "/promote": true,
+	"/verify": true, "/digest": true, "/diverged": true}
+
 // serveForward is the leader's side of write forwarding: a member posts a
 // command (storage.Command.Encode) to /apply over the cluster port's
 // mutual TLS; the leader proposes it and answers the result, the error
 // and the entry's index.
 func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove" || r.URL.Path == "/readmit" || r.URL.Path == "/promote") {
+	if r.Method == http.MethodPost && adminPaths[r.URL.Path] {
 		n.serveAdmin(w, r)
 		return
 	}

@@ -584,6 +584,7 @@ func TestCluster_PausedLeaderWithWritesInFlightLosesNothing(t *testing.T) {
 	bases := []string{sc.url(0), sc.url(1), sc.url(2)}
 	settle(t, sc, bases, 60*time.Second)
 	h.check(t, sc, bases)
+	verifyEqual(t, sc.c, bases[0], sc.tok)
 
 	// The issue's own case: the old leader, SIGKILLed after that, starts
 	// again and holds everything.

@@ -448,6 +448,7 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 			}
 		}
 	}
+	verifyEqual(t, c, base(l), tok)
 	if len(failed) > 0 {
 		t.Errorf("%d keyed logical writes never succeeded: %v", len(failed), firstFew(failed))
 	}

@@ -1,13 +1,17 @@
 package node_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"quire/cluster"
 )
 
 // history records every write a cluster fault test made (one document
@@ -95,6 +99,26 @@ func (h *history) check(t *testing.T, sc *serveCluster, bases []string) map[proc
 		t.Errorf("... %d writes in all break the history", bad)
 	}
 	return count
+}
+
+// verifyEqual has the leader compare a digest of every member's store
+// (POST /cluster/verify, asked of base) and fails unless all are equal.
+func verifyEqual(t *testing.T, c *http.Client, base, tok string) cluster.VerifyReport {
+	t.Helper()
+	r := apiDo(c, http.MethodPost, base+"/cluster/verify", tok, nil)
+	var rep cluster.VerifyReport
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &rep) != nil {
+		t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	for _, m := range rep.Members {
+		if !m.Equal {
+			t.Errorf("replica digest of %s at index %d: %+v (majority %.16s)", m.NodeID, rep.Index, m, rep.Majority)
+		}
+	}
+	if len(rep.Members) < 3 || len(rep.Divergent) > 0 || rep.Undecided {
+		t.Errorf("verification at index %d: %d members, divergent %v, undecided %v", rep.Index, len(rep.Members), rep.Divergent, rep.Undecided)
+	}
+	return rep
 }
 
 // settle waits until every member applied the same index and knows the
@@ -216,8 +240,9 @@ func TestCluster_PausedLeadersNeverLeaveAReplicaDifferent(t *testing.T) {
 	bases := []string{base(0), base(1), base(2)}
 	idx := settle(t, sc, bases, 60*time.Second)
 	count := h.check(t, sc, bases)
-	t.Logf("settled at applied index %d; %d writes: %d acknowledged, %d refused, %d unknown",
-		idx, len(h.attempts), count[procAcked], count[procRefused], count[procUnknown])
+	rep := verifyEqual(t, sc.c, bases[0], sc.tok)
+	t.Logf("settled at applied index %d; %d writes: %d acknowledged, %d refused, %d unknown; replica digests equal at %d (%d documents)",
+		idx, len(h.attempts), count[procAcked], count[procRefused], count[procUnknown], rep.Index, rep.Members[0].Digest.Documents)
 	if count[procAcked] == 0 {
 		t.Fatalf("no write was acknowledged")
 	}

@@ -139,6 +139,7 @@ type Node struct {
 	// looks (tests).
 	promoteStop   chan struct{}
 	promoteChecks atomic.Int64
+	verifyCount   atomic.Int64 // verifications this node made (verify.go)
 }
 
 // Open opens the store, keys and index and builds the pipeline; Start

@@ -127,6 +127,9 @@ func (n *Node) promoteWhenCaughtUp(done <-chan struct{}) {
 		}
 		n.promoteChecks.Add(1)
 		c := n.Cluster
+		if c.Diverged() != "" {
+			continue // a diverged member waits to be rebuilt: no vote
+		}
 		last := c.LastIndex()
 		if last == 0 || c.IsLeader() {
 			if c.IsLeader() {
@@ -218,3 +221,39 @@ type readmitRequest struct {
 	NodeID      string `json:"nodeId"`
 	RaftAddress string `json:"raftAddress"`
 }
+
+// MoveStoreAside renames dataDir's store (db/) and search index (index/)
+// to <name>.diverged-<UTC time>, kept for forensics, marks the member as
+// rebuilt (it never bootstraps: its empty store would otherwise make a
+// --bootstrap command line start a cluster of its own) and clears its
+// diverged mark. The next start opens an empty store, which the leader
+// fills (a snapshot, or the log from its start), and builds the index
+// from it. It returns the new names.
+func MoveStoreAside(dataDir string, now time.Time) ([]string, error) {
+	stamp := now.UTC().Format("20060102T150405Z")
+	if err := os.MkdirAll(ClusterDir(dataDir), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(ClusterDir(dataDir), rebuiltFile), []byte(stamp+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	var moved []string
+	for _, name := range []string{"db", "index"} {
+		from := filepath.Join(dataDir, name)
+		if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return moved, err
+		}
+		to := filepath.Join(dataDir, name+".diverged-"+stamp)
+		if err := os.Rename(from, to); err != nil {
+			return moved, fmt.Errorf("move %s aside: %w", from, err)
+		}
+		moved = append(moved, to)
+	}
+	return moved, cluster.ClearDiverged(ClusterDir(dataDir))
+}
+
+// rebuiltFile, in the cluster dir, marks a member whose store was moved
+// aside by quire cluster rejoin: it never bootstraps.
+const rebuiltFile = "REBUILT"
