@@ -14,7 +14,6 @@ import (
 	"quire/storage"
 )
 
-
 // ErrNoDigest is Digest's answer for a mark this node did not take a
 // digest at (it was applied before this process started, or came with a
 // snapshot).
