@@ -323,9 +323,13 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 		sent := false // the attempt has an outcome: res, err
 		if a.c.IsLeader() {
 			var nl *cluster.NotLeaderError
-			res, _, err = a.c.Propose(ctx, cmd)
+			var idx uint64
+			res, idx, err = a.c.Propose(ctx, cmd)
 			if !errors.As(err, &nl) {
 				sent = true
+			}
+			if idx > 0 && (err == nil || !cluster.OutcomeUnknown(err)) {
+				storage.NoteIndex(ctx, idx) // applied here (session consistency)
 			}
 		} else if addr, _ := a.c.LeaderAddr(); addr != "" {
 			var idx uint64
@@ -339,6 +343,7 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 					a.log.Warn("forwarded write: not applied here in time", "op", cmd.Op, "index", idx, "err", werr)
 					return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
 				}
+				storage.NoteIndex(ctx, idx)
 			}
 			sent = !retry
 		}

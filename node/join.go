@@ -55,6 +55,15 @@ type clusterAPI struct{ n *Node }
 
 func (a clusterAPI) Status() cluster.Status { return a.n.Cluster.Status() }
 
+// WaitApplied waits until this member's store applied index (session
+// consistency, server/session.go).
+func (a clusterAPI) WaitApplied(ctx context.Context, index uint64) error {
+	return a.n.Cluster.WaitApplied(ctx, index)
+}
+
+// AppliedIndex is the index this member's store applied.
+func (a clusterAPI) AppliedIndex() uint64 { return a.n.Cluster.AppliedIndex() }
+
 // Diverged is this member's diverged mark ("" when none): the server
 // refuses to serve while it is set.
 func (a clusterAPI) Diverged() string { return a.n.Cluster.Diverged() }

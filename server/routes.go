@@ -74,7 +74,7 @@ func (s *Server) routes() {
 	a := s.app
 	// recoverPanic runs inside accessLog, so a recovered panic is logged,
 	// counted and drained like any other 500.
-	a.Use(s.accessLog, s.recoverPanic, s.safeHeaders, s.cors, s.refuseWhenDiverged, s.idempotencyKey)
+	a.Use(s.accessLog, s.recoverPanic, s.safeHeaders, s.cors, s.refuseWhenDiverged, s.idempotencyKey, s.sessionIndex)
 
 	// No token: each route has a rate-limit class (ratelimits.go;
 	// TestRateLimits_EveryPublicRoute finds a route left without one).
