@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 
 	"quire/cluster"
 	"quire/server"
@@ -225,6 +228,11 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 // bounded by the server's 16 MiB body limit.
 const maxForwardBody = 16 << 20
 
+// testDropForwardAnswer, when set (export_test.go), makes the leader
+// close a forward's connection without answering once it proposed a
+// command it returns true for.
+var testDropForwardAnswer func(*storage.Command) bool
+
 // adminPaths are the forwarding service's paths other than /apply
 // (serveAdmin): the leader's side of membership changes and
 // verifications, a member's side of a verification.
@@ -258,6 +266,16 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
+		if testDropForwardAnswer != nil && testDropForwardAnswer(cmd) {
+			// A test breaks the connection after the leader applied the
+			// command: the member cannot know the outcome.
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+		}
 		out.Index = idx
 		out.Err = encodeError(unknownOutcome(perr))
 		if perr == cluster.ErrClosed {
@@ -293,7 +311,13 @@ type clusterApplier struct {
 	c      *cluster.Node
 	client *http.Client
 	log    *slog.Logger
+	// resends counts the writes sent again after an unknown outcome.
+	resends atomic.Int64
 }
+
+// msgAppliedNoAnswer answers a write found applied whose result cannot be
+// given again.
+const msgAppliedNoAnswer = "The write was applied, but its answer cannot be given again: read the state before retrying"
 
 // leaderWait bounds how long a write waits for a leader to be known; a
 // keyed write whose outcome became unknown gets leaderWait again (once)
@@ -314,6 +338,13 @@ func (a *clusterApplier) WriteState() storage.WriteState { return a.c.WriteState
 // the first attempt was applied (storage/requests.go), so the node
 // resolves the outcome itself, within leaderWait more.
 func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
+	if cmd.Idem == nil && cmd.ID == "" && cmd.Op != storage.OpPutChunks {
+		// The id lets this node ask the leader, by sending the command
+		// again, whether it was applied when its outcome becomes unknown
+		// (storage/cmdids.go). Chunk commands are idempotent by their
+		// content hash, and their binary form carries no id.
+		cmd.ID = uuid.NewString()
+	}
 	deadline := time.Now().Add(leaderWait)
 	var unknown error // the last attempt whose outcome is unknown
 	extended := false
@@ -348,18 +379,24 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 			sent = !retry
 		}
 		if sent {
+			if errors.Is(err, storage.ErrAppliedWithoutResult) {
+				// Applied by the attempt whose outcome was unknown; its
+				// result is not recorded (a type outside the registry).
+				return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgAppliedNoAnswer}
+			}
 			if ctx.Err() != nil || !cluster.OutcomeUnknown(err) && !isOutcomeUnknown(err) {
 				return res, err
 			}
 			unknown = err
-			if cmd.Idem == nil || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
+			if cmd.Idem == nil && cmd.ID == "" || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
 				return storage.Result{}, outcomeUnknown(err)
 			}
 			if !extended {
 				extended = true
 				deadline = time.Now().Add(leaderWait)
 			}
-			a.log.Info("write outcome unknown: sending it again with its Idempotency-Key", "op", cmd.Op, "err", err)
+			a.resends.Add(1)
+			a.log.Info("write outcome unknown: asking the leader by sending it again with its id or Idempotency-Key", "op", cmd.Op, "err", err)
 		}
 		if time.Now().After(deadline) {
 			if unknown != nil {
@@ -443,7 +480,7 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 	if err != nil {
 		return storage.Result{}, 0, err, false
 	}
-	if cmd.Idem != nil {
+	if cmd.Idem != nil || cmd.ID != "" {
 		// net/http sends a request again on a kept-alive connection the
 		// leader closed before reading it only when it is marked
 		// replayable; the key makes it so (and is safe: the applier
@@ -501,6 +538,7 @@ var sentinels = map[string]error{
 	"notfound": storage.ErrNotFound, "conflict": storage.ErrConflict, "badtoken": storage.ErrBadToken,
 	"toolarge": storage.ErrTooLarge, "nofailedaction": storage.ErrNoFailedAction,
 	"actionchanged": storage.ErrActionChanged, "missingchunk": storage.ErrMissingChunk, "closed": storage.ErrClosed,
+	"appliedwithoutresult": storage.ErrAppliedWithoutResult,
 }
 
 func encodeError(err error) *wireError {

@@ -26,3 +26,20 @@ func SetTestApplierWrap(wrap func(storage.Applier) storage.Applier) (restore fun
 
 // PromoteChecks counts the looks of n's promotion loop (raftstate.go).
 func PromoteChecks(n *Node) int64 { return n.promoteChecks.Load() }
+
+// SetTestDropForwardAnswer makes leaders close a forward's connection
+// without answering, after proposing, for the commands drop returns true
+// for. It returns a func that restores the default.
+func SetTestDropForwardAnswer(drop func(*storage.Command) bool) (restore func()) {
+	old := testDropForwardAnswer
+	testDropForwardAnswer = drop
+	return func() { testDropForwardAnswer = old }
+}
+
+// ForwardResends counts the writes n sent again after an unknown outcome.
+func ForwardResends(n *Node) int64 {
+	if a, ok := n.applier.(*clusterApplier); ok {
+		return a.resends.Load()
+	}
+	return 0
+}

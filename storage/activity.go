@@ -170,6 +170,9 @@ func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
 	if c.Idem != nil {
 		return applyOnce(t, c, fn)
 	}
+	if c.ID != "" {
+		return applyOnceByID(t, c, fn)
+	}
 	return runOp(t, c, fn)
 }
 
