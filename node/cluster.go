@@ -366,7 +366,12 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 			var idx uint64
 			var retry bool
 			res, idx, err, retry = a.forward(ctx, addr, cmd)
-			if !retry && idx > 0 {
+			// A chunk command is not waited for here: nothing reads a
+			// chunk before the commit of its upload, which comes after it
+			// in the log and is waited for. Waiting cost each chunk of an
+			// upload through a follower that follower's Badger sync on top
+			// of the leader's commit (issue 44, B6).
+			if !retry && idx > 0 && cmd.Op != storage.OpPutChunks {
 				if werr := a.c.WaitApplied(ctx, idx); werr != nil {
 					// Committed at the leader, not (yet) readable here:
 					// the client cannot tell, so it is told to retry with
