@@ -59,7 +59,7 @@ func (f *fsm) takeDigest(index uint64) {
 	}
 	go func() {
 		defer snap.Release()
-		e.d, e.err = snap.Digest()
+		e.d, e.err = snap.Digest(f.ctx)
 		if e.err == nil && e.d.Index != index {
 			e.err = errors.New("cluster: the store moved before its digest was pinned")
 		}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type applyResult struct {
 // fsm applies the log to the store. Raft calls Apply, Snapshot and
 // Restore from one goroutine.
 type fsm struct {
+	// ctx ends when the node closes (a digest walk stops).
+	ctx       context.Context
 	db        *storage.DB
 	log       *slog.Logger
 	onRestore func()
@@ -49,7 +52,7 @@ type fsm struct {
 }
 
 func newFSM(db *storage.DB, lg *slog.Logger, applied uint64) *fsm {
-	return &fsm{db: db, log: lg, applied: applied, advance: make(chan struct{})}
+	return &fsm{ctx: context.Background(), db: db, log: lg, applied: applied, advance: make(chan struct{})}
 }
 
 func (f *fsm) appliedIndex() uint64 {

@@ -98,18 +98,20 @@ type Config struct {
 // storage.Applier: Apply proposes the command and returns the applier's
 // result once this node applied it.
 type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	db     *storage.DB
-	raft   *raft.Raft
-	trans  *raft.NetworkTransport
-	gate   *heartbeatGate // trans as Raft sees it (heartbeat.go)
-	stream raft.StreamLayer
-	logs   *wal.WAL
-	meta   *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
-	snaps  *raft.FileSnapshotStore
-	fsm    *fsm
-	lead   *leadership
+	cfg   Config
+	log   *slog.Logger
+	db    *storage.DB
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	gate  *heartbeatGate // trans as Raft sees it (heartbeat.go)
+	// stopFSM ends the FSM's background work (digest walks) at Close.
+	stopFSM context.CancelFunc
+	stream  raft.StreamLayer
+	logs    *wal.WAL
+	meta    *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
+	snaps   *raft.FileSnapshotStore
+	fsm     *fsm
+	lead    *leadership
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
 
@@ -340,6 +342,7 @@ func (n *Node) openFSM() error {
 		return fmt.Errorf("cluster: applied index: %w", err)
 	}
 	n.fsm = newFSM(n.db, n.log, applied)
+	n.fsm.ctx, n.stopFSM = context.WithCancel(context.Background())
 	n.fsm.onRestore = n.cfg.OnRestore
 	n.fsm.onHalt = func(error) { go n.Close() } // not from the FSM goroutine: Shutdown waits for it
 	metas, err := n.snaps.List()
@@ -757,6 +760,9 @@ func (n *Node) Close() error {
 }
 
 func (n *Node) closeParts() error {
+	if n.stopFSM != nil {
+		n.stopFSM()
+	}
 	var errs []error
 	if n.raft != nil {
 		errs = append(errs, n.raft.Shutdown().Error())

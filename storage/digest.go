@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -68,8 +69,8 @@ func digestKind(key []byte) string {
 
 // Digest walks the snapshot's view (a read transaction at its applied
 // index) and sums it. It reads every value but the content chunks'; it
-// holds one value at a time.
-func (s *Snapshot) Digest() (Digest, error) {
+// holds one value at a time, and stops when ctx ends (the node closes).
+func (s *Snapshot) Digest(ctx context.Context) (Digest, error) {
 	start := time.Now()
 	d := Digest{Index: s.applied, Kinds: map[string]string{}}
 	all := sha256.New()
@@ -93,6 +94,9 @@ func (s *Snapshot) Digest() (Digest, error) {
 		kinds[k].Write(b)
 	}
 	for it.Rewind(); it.Valid(); it.Next() {
+		if d.Keys%4096 == 0 && ctx.Err() != nil {
+			return Digest{}, fmt.Errorf("digest: %w", ctx.Err())
+		}
 		item := it.Item()
 		key := item.Key()
 		if string(key) == string(restoringKey) {
