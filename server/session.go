@@ -26,6 +26,12 @@ const (
 	cookieAppliedIndex    = "quire_applied_index"
 )
 
+// cookieAppliedMaxAge is the cookie's lifetime in seconds: a member
+// catches up within seconds, and a cookie that outlived its cluster (one
+// rebuilt from scratch, whose indexes start again at 1) must not hold
+// every request for long.
+const cookieAppliedMaxAge = 300
+
 // sessionWait bounds how long a member waits to apply a requested index.
 const sessionWait = 5 * time.Second
 
@@ -71,7 +77,7 @@ func (s *Server) sessionIndex(c *fiber.Ctx) error {
 	err := c.Next()
 	if idx := note.Max(); idx > 0 {
 		c.Set(headerAppliedIndex, strconv.FormatUint(idx, 10))
-		c.Cookie(&fiber.Cookie{Name: cookieAppliedIndex, Value: strconv.FormatUint(max(idx, want), 10), Path: "/", HTTPOnly: true, SameSite: "Lax"})
+		c.Cookie(&fiber.Cookie{Name: cookieAppliedIndex, Value: strconv.FormatUint(max(idx, want), 10), Path: "/", HTTPOnly: true, SameSite: "Lax", MaxAge: cookieAppliedMaxAge})
 	}
 	return err
 }
