@@ -131,11 +131,13 @@ func (f *fsm) Apply(l *raft.Log) any {
 			return f.halt(l.Index, err)
 		}
 	}
-	f.applies.Add(1)
-	f.setApplied(l.Index)
 	if err == nil && cmd.Op == storage.OpDigestMark {
+		// Before the index moves: a Digest waiting for it finds the
+		// entry (it would take the mark for one applied before).
 		f.takeDigest(l.Index)
 	}
+	f.applies.Add(1)
+	f.setApplied(l.Index)
 	return applyResult{res: res, err: err}
 }
 

@@ -293,6 +293,7 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 
 	// 2. The leader is paused for 8 s with writes in flight on it.
 	phase.Store(2)
+	waitFor(t, "a leader", 30*time.Second, func() bool { return leaderIndex() >= 0 })
 	l = leaderIndex()
 	if l < 0 {
 		t.Fatal("no leader")
