@@ -26,12 +26,16 @@ import (
 // reproduces it in process.
 //
 // The gate lets the fast path handle a heartbeat only when the node is a
-// follower of the heartbeat's term already: then the heartbeat changes
-// nothing but the leader's contact time. Any other heartbeat (a newer
-// or older term, a leader or candidate receiving it, Raft not running
-// yet) goes to the main loop with the other RPCs, where a step-down is
-// ordered with the leader's own work. A follower that checks, then turns
-// candidate before the fast path runs, is no leader: it appends nothing.
+// follower and the heartbeat's term is not older than its own: a
+// follower's main loop appends nothing of its own, so a term it takes
+// there cannot reach an entry (and a new member, or one behind a term,
+// keeps answering heartbeats while its main loop stores the log: holding
+// those back let a leader's lease run out during joins under load). Any
+// other heartbeat (an older term, a leader or candidate receiving it,
+// Raft not running yet) goes to the main loop with the other RPCs, where
+// a leader's step-down is ordered with its own work. A follower that
+// checks, then turns candidate before the fast path runs, is no leader:
+// it appends nothing.
 type heartbeatGate struct {
 	*raft.NetworkTransport
 	ch   chan raft.RPC
@@ -100,7 +104,7 @@ func (g *heartbeatGate) fastPathSafe(rpc raft.RPC) bool {
 	if r == nil || !ok {
 		return false
 	}
-	return r.State() == raft.Follower && req.Term == r.CurrentTerm()
+	return r.State() == raft.Follower && req.Term >= r.CurrentTerm()
 }
 
 // Close stops the gate and the transport.

@@ -115,6 +115,11 @@ type Node struct {
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
 
+	// leadStart is this node's last log index when it was last seen to
+	// become leader; readmitted maps a node id to the index of the
+	// configuration entry that readmitted it under this leader (Promote).
+	leadStart  atomic.Uint64
+	readmitted sync.Map
 	diverged   atomic.Pointer[string]       // digest.go
 	lastVerify atomic.Pointer[VerifyReport] // the leader's latest verification
 
@@ -468,7 +473,12 @@ func (n *Node) Readmit(id, addr string) error {
 	if _, err := n.clearSlot(id, addr, false); err != nil {
 		return err
 	}
-	return n.raftErr(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+	f := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	if err := f.Error(); err != nil {
+		return n.raftErr(err)
+	}
+	n.readmitted.Store(id, f.Index())
+	return nil
 }
 
 // ErrNotNonvoter is Promote's answer for a node that is not a nonvoter
@@ -512,7 +522,17 @@ func (n *Node) Promote(id string, lastIndex uint64) (promoted bool, err error) {
 		if s.Suffrage == raft.Voter {
 			return false, nil
 		}
-		need := cf.Index()
+		// The entry that readmitted the node: under this leader its
+		// index was recorded; under an earlier one it is in this leader's
+		// log since its election, at or below leadStart. (Raft's
+		// configuration future carries no index.)
+		if leads, _ := n.lead.get(); !leads {
+			return false, &LaggingError{Have: lastIndex, Need: n.raft.LastIndex()}
+		}
+		need := n.leadStart.Load()
+		if v, ok := n.readmitted.Load(id); ok {
+			need = max(need, v.(uint64))
+		}
 		if c := n.raft.CommitIndex(); c > PromoteLag && c-PromoteLag > need {
 			need = c - PromoteLag
 		}
