@@ -329,7 +329,55 @@ func (s *session) clusterBench(ctx context.Context) error {
 	if readBack != nil {
 		err = errors.Join(fmt.Errorf("3-node upload read-back: %w", readBack), err)
 	}
+	if err == nil {
+		err = s.digestRow(ctx, nodes)
+	}
 	return err
+}
+
+// digestRow has the leader take a replica digest of every member at one
+// index after all the rows above (cluster/DESIGN.md, "Replicas proven
+// equal") and reports whether they are equal, and how long a member's
+// walk of its store took.
+func (s *session) digestRow(ctx context.Context, nodes []*inproc) error {
+	var leader *inproc
+	if err := waitUntil(ctx, "a leader", 30*time.Second, func() bool {
+		for _, p := range nodes {
+			if p.n.Cluster.IsLeader() {
+				leader = p
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	idx, err := leader.n.Cluster.MarkDigest(dctx)
+	if err != nil {
+		return fmt.Errorf("replica digest: %w", err)
+	}
+	var ds []storage.Digest
+	for _, p := range nodes {
+		d, err := p.n.Cluster.Digest(dctx, idx)
+		if err != nil {
+			return fmt.Errorf("replica digest of %s: %w", p.n.Cluster.ID(), err)
+		}
+		ds = append(ds, d)
+	}
+	equal := true
+	for _, d := range ds[1:] {
+		equal = equal && d.SHA256 == ds[0].SHA256
+	}
+	s.rep.rows = append(s.rep.rows, row{name: "3-node replica digests at the end (documents, versions, tags, attributes, content hashes)",
+		quire: map[bool]string{true: "equal", false: "DIFFER"}[equal], baseline: "-", ratio: "-", target: "equal", status: status(equal)})
+	s.rep.note("replica digests at index %d: %d documents, %d keys; walk %s / %s / %s on the three members",
+		idx, ds[0].Documents, ds[0].Keys, ds[0].Took.Round(time.Millisecond), ds[1].Took.Round(time.Millisecond), ds[2].Took.Round(time.Millisecond))
+	if !equal {
+		return fmt.Errorf("replica digests differ at index %d: %s %s %s", idx, ds[0].SHA256, ds[1].SHA256, ds[2].SHA256)
+	}
+	return nil
 }
 
 // failover shuts the leader's Raft member down without a transfer while a
@@ -522,6 +570,33 @@ func (s *session) faultRows(ctx context.Context, fault string, fw *faultWriters,
 	}
 	if err != nil {
 		return fmt.Errorf("%s: counting the writers' documents: %w", fault, err)
+	}
+	// The history on every member (issue 44): what the writers were
+	// acknowledged is on each live member, as many times as on the one
+	// counted above.
+	var differ []string
+	for _, p := range nodes {
+		if p == nil || p.n == nil || p == down || p == other {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := p.n.Cluster.WaitApplied(wctx, leader.n.Cluster.AppliedIndex())
+		cancel()
+		d, l := 0, 0
+		if err == nil {
+			d, l, err = fw.duplicates(ctx, p.srv)
+		}
+		if err != nil || d != dups || l != lost {
+			differ = append(differ, fmt.Sprintf("%s: %d duplicates, %d lost, %v", p.n.Cluster.ID(), d, l, err))
+		}
+	}
+	s.rep.rows = append(s.rep.rows, row{
+		name:  "  " + fault + ", history on every live member (acknowledged writes present, same counts)",
+		quire: map[bool]string{true: "same", false: "DIFFER"}[len(differ) == 0], baseline: "-", ratio: "-",
+		target: "same", status: status(len(differ) == 0),
+	})
+	if len(differ) > 0 {
+		s.rep.note("%s: members that differ from %s: %v", fault, other.n.Cluster.ID(), differ)
 	}
 	keyedErrs := sum(fw.keyedErrs)
 	s.rep.rows = append(s.rep.rows, row{

@@ -23,6 +23,7 @@ var clusterCommands = []subcommand{
 	{"leave", "take the member at --url out of the cluster"},
 	{"remove", "take node NODE_ID out of the cluster (ask any member at --url)"},
 	{"rejoin", "rebuild the Raft state of the member in --data-dir from the others (ask another member at --url)"},
+	{"verify", "compare a digest of every member's data at one log index (--url, admin token)"},
 }
 
 // cmdCluster runs quire cluster <command>: cluster_token.go,
@@ -42,6 +43,8 @@ func cmdCluster(args []string, stdout, stderr io.Writer) error {
 		return cmdClusterRemove(args[1:], stdout, stderr)
 	case "rejoin":
 		return cmdClusterRejoin(args[1:], stdout, stderr)
+	case "verify":
+		return cmdClusterVerify(args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("%w: quire cluster: unknown command %q", errUsage, args[0])
 }

@@ -33,6 +33,7 @@ func cmdClusterRejoin(args []string, stdout, stderr io.Writer) error {
 	u := fs.String("url", "", "base URL of another member's API, e.g. https://10.0.0.2:8080 (required)")
 	token := fs.String("token", "", "admin token (or QUIRE_TOKEN); default: one signed with --data-dir's keys")
 	caFile := fs.String("ca-file", "", "PEM certificate to trust for an https --url (default: the system's roots; the member's <data-dir>/tls/cert.pem for a self-signed one)")
+	rebuild := fs.Bool("rebuild-store", false, "move the store and search index aside too, so the member gets all its data from the leader (done anyway for a member found to differ from the cluster)")
 	l, err := config.Load(fs, args, config.Options{Flags: []string{"data-dir", "raft-listen"}})
 	if err != nil {
 		return err
@@ -83,9 +84,23 @@ func cmdClusterRejoin(args []string, stdout, stderr io.Writer) error {
 	if err := c.send(http.MethodPost, "/cluster/nodes/"+url.PathEscape(id.NodeID)+"/rejoin", map[string]string{"raftAddress": addr}, &status); err != nil {
 		return err
 	}
-	moved, err := node.MoveRaftStateAside(dataDir, time.Now())
+	now := time.Now()
+	moved, err := node.MoveRaftStateAside(dataDir, now)
 	if err != nil {
 		return errors.Join(fmt.Errorf("cluster rejoin: node %s was readmitted, but its Raft state could not be moved aside: move %s/wal and snapshots away by hand before it starts", id.NodeID, node.ClusterDir(dataDir)), err)
+	}
+	if reason, diverged := cluster.IsDiverged(node.ClusterDir(dataDir)); diverged || *rebuild {
+		// A member whose data differs from the cluster's starts from an
+		// empty store: replaying the log skips what its store claims to
+		// hold, so only a new store repairs it.
+		if diverged {
+			fmt.Fprintf(stdout, "node %s was found to differ from the cluster (%s): its store is rebuilt from the leader\n", id.NodeID, reason)
+		}
+		more, err := node.MoveStoreAside(dataDir, now)
+		moved = append(moved, more...)
+		if err != nil {
+			return errors.Join(fmt.Errorf("cluster rejoin: node %s was readmitted, but its store could not be moved aside: move %s/db and %s/index away by hand before it starts", id.NodeID, dataDir, dataDir), err)
+		}
 	}
 	for _, m := range moved {
 		fmt.Fprintf(stdout, "kept %s\n", m)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type applyResult struct {
 // fsm applies the log to the store. Raft calls Apply, Snapshot and
 // Restore from one goroutine.
 type fsm struct {
+	// ctx ends when the node closes (a digest walk stops).
+	ctx       context.Context
 	db        *storage.DB
 	log       *slog.Logger
 	onRestore func()
@@ -39,6 +42,9 @@ type fsm struct {
 	advance chan struct{} // closed and replaced when applied moves
 	halted  error
 
+	// digests holds the digests taken at digest marks (digest.go).
+	digests digestTable
+
 	applies  atomic.Int64 // entries applied to the store (not skipped)
 	skips    atomic.Int64 // entries at or below the store's index, skipped
 	restores atomic.Int64 // snapshots loaded
@@ -46,7 +52,7 @@ type fsm struct {
 }
 
 func newFSM(db *storage.DB, lg *slog.Logger, applied uint64) *fsm {
-	return &fsm{db: db, log: lg, applied: applied, advance: make(chan struct{})}
+	return &fsm{ctx: context.Background(), db: db, log: lg, applied: applied, advance: make(chan struct{})}
 }
 
 func (f *fsm) appliedIndex() uint64 {
@@ -125,6 +131,11 @@ func (f *fsm) Apply(l *raft.Log) any {
 			return f.halt(l.Index, err)
 		}
 	}
+	if err == nil && cmd.Op == storage.OpDigestMark {
+		// Before the index moves: a Digest waiting for it finds the
+		// entry (it would take the mark for one applied before).
+		f.takeDigest(l.Index)
+	}
 	f.applies.Add(1)
 	f.setApplied(l.Index)
 	return applyResult{res: res, err: err}
@@ -156,7 +167,8 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		cmd, err := storage.DecodeCommand(l.Data)
-		if err != nil {
+		if err != nil || cmd.Op == storage.OpDigestMark {
+			// A digest is taken at the mark's index exactly: one by one.
 			return f.applyEach(logs, out)
 		}
 		batch = append(batch, storage.IndexedCommand{Index: l.Index, Cmd: cmd})

@@ -92,7 +92,13 @@ func (n *Node) watchLeadership() {
 		}
 		_, id := n.raft.LeaderWithID()
 		n.lead.sawLeader(string(id))
-		n.lead.set(n.raft.State() == raft.Leader && n.fsm.haltedErr() == nil)
+		leads := n.raft.State() == raft.Leader && n.fsm.haltedErr() == nil
+		if was, _ := n.lead.get(); leads && !was {
+			// Every entry of its log at its election is at or below this
+			// (Promote's bound for a member readmitted before).
+			n.leadStart.Store(n.raft.LastIndex())
+		}
+		n.lead.set(leads)
 	}
 }
 

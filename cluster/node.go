@@ -98,19 +98,30 @@ type Config struct {
 // storage.Applier: Apply proposes the command and returns the applier's
 // result once this node applied it.
 type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	db     *storage.DB
-	raft   *raft.Raft
-	trans  *raft.NetworkTransport
-	stream raft.StreamLayer
-	logs   *wal.WAL
-	meta   *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
-	snaps  *raft.FileSnapshotStore
-	fsm    *fsm
-	lead   *leadership
+	cfg   Config
+	log   *slog.Logger
+	db    *storage.DB
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	gate  *heartbeatGate // trans as Raft sees it (heartbeat.go)
+	// stopFSM ends the FSM's background work (digest walks) at Close.
+	stopFSM context.CancelFunc
+	stream  raft.StreamLayer
+	logs    *wal.WAL
+	meta    *metadb.BoltMetaDB // the WAL's, which WAL.Close leaves open
+	snaps   *raft.FileSnapshotStore
+	fsm     *fsm
+	lead    *leadership
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
+
+	// leadStart is this node's last log index when it was last seen to
+	// become leader; readmitted maps a node id to the index of the
+	// configuration entry that readmitted it under this leader (Promote).
+	leadStart  atomic.Uint64
+	readmitted sync.Map
+	diverged   atomic.Pointer[string]       // digest.go
+	lastVerify atomic.Pointer[VerifyReport] // the leader's latest verification
 
 	closeOnce sync.Once
 	closeErr  error
@@ -167,6 +178,7 @@ func Open(cfg Config) (*Node, error) {
 		Level:  hclog.LevelFromString(cmp.Or(cfg.RaftLogLevel, "warn")),
 	})
 	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{}), lead: newLeadership()}
+	n.loadDiverged()
 	ok := false
 	defer func() {
 		if !ok {
@@ -233,6 +245,7 @@ func Open(cfg Config) (*Node, error) {
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl.Named("transport"),
 	})
+	n.gate = newHeartbeatGate(n.trans)
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
@@ -254,9 +267,10 @@ func Open(cfg Config) (*Node, error) {
 	rc.SnapshotInterval = cmp.Or(cfg.SnapshotInterval, 2*time.Minute)
 	rc.SnapshotThreshold = cmp.Or(cfg.SnapshotThreshold, 8192)
 	rc.TrailingLogs = cmp.Or(cfg.TrailingLogs, 1024)
-	if n.raft, err = newRaft(rc, n.fsm, n.logs, n.snaps, n.trans); err != nil {
+	if n.raft, err = newRaft(rc, n.fsm, n.logs, n.snaps, n.gate); err != nil {
 		return nil, stateErr(err)
 	}
+	n.gate.setRaft(n.raft)
 	n.started.Store(n.raft)
 	go n.watchLeadership()
 	ok = true
@@ -333,6 +347,7 @@ func (n *Node) openFSM() error {
 		return fmt.Errorf("cluster: applied index: %w", err)
 	}
 	n.fsm = newFSM(n.db, n.log, applied)
+	n.fsm.ctx, n.stopFSM = context.WithCancel(context.Background())
 	n.fsm.onRestore = n.cfg.OnRestore
 	n.fsm.onHalt = func(error) { go n.Close() } // not from the FSM goroutine: Shutdown waits for it
 	metas, err := n.snaps.List()
@@ -458,47 +473,103 @@ func (n *Node) Readmit(id, addr string) error {
 	if _, err := n.clearSlot(id, addr, false); err != nil {
 		return err
 	}
-	return n.raftErr(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
+	f := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
+	if err := f.Error(); err != nil {
+		return n.raftErr(err)
+	}
+	n.readmitted.Store(id, f.Index())
+	return nil
 }
 
 // ErrNotNonvoter is Promote's answer for a node that is not a nonvoter
 // of the configuration.
 var ErrNotNonvoter = errors.New("cluster: not a nonvoter of the cluster")
 
+// LaggingError is Promote's answer for a nonvoter whose log does not yet
+// reach Need: it asks again once it does.
+type LaggingError struct{ Have, Need uint64 }
+
+func (e *LaggingError) Error() string {
+	return fmt.Sprintf("cluster: the node's log reaches index %d, it must reach %d before it votes", e.Have, e.Need)
+}
+
+// PromoteLag is how far behind the leader's commit index a readmitted
+// node's log may be when it gets its vote back: a node that keeps up
+// with the writes is always a few entries behind.
+const PromoteLag = 256
+
 // Promote makes the nonvoter id a voter again (a readmitted member that
-// caught up). Only the leader can.
-func (n *Node) Promote(id string) error {
+// caught up); lastIndex is the newest index of the node's own log. Only
+// the leader can, and only for a node whose log reaches the
+// configuration that made it a nonvoter (so it holds every entry
+// committed before it lost its state: DESIGN.md "Rejoin") and is within
+// PromoteLag of the commit index; otherwise a *LaggingError. A node that
+// is a voter already is left alone (promoted false): the node's own view
+// of the configuration while it replays the log may be an old one that
+// lists it as a voter, so it asks the leader, whose view is the latest.
+func (n *Node) Promote(id string, lastIndex uint64) (promoted bool, err error) {
 	if !n.IsLeader() {
-		return n.notLeader()
+		return false, n.notLeader()
 	}
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
-		return n.raftErr(err)
+		return false, n.raftErr(err)
 	}
 	for _, s := range cf.Configuration().Servers {
-		if s.ID == raft.ServerID(id) {
-			if s.Suffrage == raft.Voter {
-				return nil
-			}
-			return n.raftErr(n.raft.AddVoter(s.ID, s.Address, 0, 0).Error())
+		if s.ID != raft.ServerID(id) {
+			continue
 		}
+		if s.Suffrage == raft.Voter {
+			return false, nil
+		}
+		// The entry that readmitted the node: under this leader its
+		// index was recorded; under an earlier one it is in this leader's
+		// log since its election, at or below leadStart. (Raft's
+		// configuration future carries no index.)
+		if leads, _ := n.lead.get(); !leads {
+			return false, &LaggingError{Have: lastIndex, Need: n.raft.LastIndex()}
+		}
+		need := n.leadStart.Load()
+		if v, ok := n.readmitted.Load(id); ok {
+			need = max(need, v.(uint64))
+		}
+		if c := n.raft.CommitIndex(); c > PromoteLag && c-PromoteLag > need {
+			need = c - PromoteLag
+		}
+		if lastIndex < need {
+			return false, &LaggingError{Have: lastIndex, Need: need}
+		}
+		return true, n.raftErr(n.raft.AddVoter(s.ID, s.Address, 0, 0).Error())
 	}
-	return ErrNotNonvoter
+	return false, ErrNotNonvoter
 }
 
-// CaughtUp reports whether this node's Raft log holds and applied every
-// entry it knows committed, from a leader it heard from within the last
-// heartbeat (a readmitted member asks for its vote back then).
-func (n *Node) CaughtUp() bool {
-	if n.IsLeader() || n.raft.State() != raft.Follower {
+// LastIndex is the newest index of this node's log (or of its newest
+// snapshot, when the log is empty after one).
+func (n *Node) LastIndex() uint64 { return n.raft.LastIndex() }
+
+// IsVoter reports whether this node's latest configuration lists it as a
+// voter (while it replays the log, that may be an old configuration).
+func (n *Node) IsVoter() bool {
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
 		return false
 	}
-	la, _ := n.raft.LeaderWithID()
-	if la == "" || time.Since(n.raft.LastContact()) > 2*time.Second {
-		return false
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(n.cfg.ID) {
+			return s.Suffrage == raft.Voter
+		}
 	}
-	commit := n.raft.CommitIndex()
-	return commit > 0 && n.raft.AppliedIndex() >= commit
+	return false
+}
+
+// TransferLeadership hands the lead to another voter (Raft's leadership
+// transfer: a new term, no election timeout). Only the leader can.
+func (n *Node) TransferLeadership() error {
+	if !n.IsLeader() {
+		return n.notLeader()
+	}
+	return n.raftErr(n.raft.LeadershipTransfer().Error())
 }
 
 // Remove takes node id out of the cluster; only the leader can. The
@@ -559,6 +630,11 @@ type Status struct {
 	// Unreadable is set when the node's Raft state could not be read at
 	// start (a StateError): Raft does not run (node package).
 	Unreadable string
+	// Diverged is set when this member was found to hold other data than
+	// the cluster's majority (digest.go); Verify is the latest
+	// verification of the replicas this node made (as leader).
+	Diverged string
+	Verify   *VerifyReport
 }
 
 // Status reports the node's view of the cluster.
@@ -580,6 +656,7 @@ func (n *Node) Status() Status {
 	if err := n.fsm.haltedErr(); err != nil {
 		st.Halted = err.Error()
 	}
+	st.Diverged, st.Verify = n.Diverged(), n.LastVerifyReport()
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 		for _, s := range cf.Configuration().Servers {
 			st.Servers = append(st.Servers, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
@@ -703,11 +780,16 @@ func (n *Node) Close() error {
 }
 
 func (n *Node) closeParts() error {
+	if n.stopFSM != nil {
+		n.stopFSM()
+	}
 	var errs []error
 	if n.raft != nil {
 		errs = append(errs, n.raft.Shutdown().Error())
 	}
-	if n.trans != nil {
+	if n.gate != nil {
+		errs = append(errs, n.gate.Close()) // and the transport
+	} else if n.trans != nil {
 		errs = append(errs, n.trans.Close())
 	}
 	if n.logs != nil {

@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 
 	"quire/cluster"
 	"quire/server"
@@ -35,6 +38,9 @@ type ClusterConfig struct {
 	// ChunkSweepGrace is how long a content chunk must stay unreferenced
 	// before the leader sweeps it (0: DefaultChunkSweepGrace).
 	ChunkSweepGrace time.Duration
+	// VerifyEvery is how often the leader verifies that the replicas hold
+	// equal data (0: DefaultVerifyEvery; negative: only on demand).
+	VerifyEvery time.Duration
 }
 
 // Enabled reports whether the node runs as a cluster member.
@@ -139,7 +145,8 @@ func (n *Node) openCluster() error {
 	// cluster rejoin, or lost): bootstrapping would make it a cluster of
 	// its own, taking writes the real one never sees. It waits for the
 	// leader instead.
-	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0) {
+	_, rebuilt := os.Stat(filepath.Join(dir, rebuiltFile))
+	if applied, aerr := n.DB.AppliedIndex(); cc.Bootstrap && (aerr != nil || applied > 0 || rebuilt == nil) {
 		if st := c.Status(); st.LastLogIndex == 0 {
 			n.cfg.Logger.Warn("cluster: --bootstrap ignored: this node's store holds a cluster's entries (applied index "+
 				fmt.Sprint(applied)+"): it waits for the cluster's leader to reach it", "nodeId", cc.NodeID)
@@ -166,6 +173,7 @@ func (n *Node) openCluster() error {
 	n.join.client = client
 	n.promoteStop = make(chan struct{})
 	go n.promoteWhenCaughtUp(n.promoteStop)
+	go n.verifyLoop(n.promoteStop)
 	return nil
 }
 
@@ -220,12 +228,23 @@ func forwardDialer(c *cluster.Node) func(ctx context.Context, _, addr string) (n
 // bounded by the server's 16 MiB body limit.
 const maxForwardBody = 16 << 20
 
+// testDropForwardAnswer, when set (export_test.go), makes the leader
+// close a forward's connection without answering once it proposed a
+// command it returns true for.
+var testDropForwardAnswer func(*storage.Command) bool
+
+// adminPaths are the forwarding service's paths other than /apply
+// (serveAdmin): the leader's side of membership changes and
+// verifications, a member's side of a verification.
+var adminPaths = map[string]bool{"/join": true, "/remove": true, "/readmit": true, "/promote": true,
+	"/verify": true, "/digest": true, "/diverged": true}
+
 // serveForward is the leader's side of write forwarding: a member posts a
 // command (storage.Command.Encode) to /apply over the cluster port's
 // mutual TLS; the leader proposes it and answers the result, the error
 // and the entry's index.
 func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && (r.URL.Path == "/join" || r.URL.Path == "/remove" || r.URL.Path == "/readmit" || r.URL.Path == "/promote") {
+	if r.Method == http.MethodPost && adminPaths[r.URL.Path] {
 		n.serveAdmin(w, r)
 		return
 	}
@@ -233,7 +252,7 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxForwardBody+1))
+	body, err := readForwardBody(r)
 	var out forwardReply
 	switch {
 	case err != nil:
@@ -247,6 +266,16 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		res, idx, perr := n.Cluster.Propose(r.Context(), cmd)
+		if testDropForwardAnswer != nil && testDropForwardAnswer(cmd) {
+			// A test breaks the connection after the leader applied the
+			// command: the member cannot know the outcome.
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+		}
 		out.Index = idx
 		out.Err = encodeError(unknownOutcome(perr))
 		if perr == cluster.ErrClosed {
@@ -266,6 +295,26 @@ func (n *Node) serveForward(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
+// readForwardBody reads a forwarded command (at most maxForwardBody+1
+// bytes, so a larger one is seen) into a buffer of its announced size:
+// io.ReadAll grew a chunk command's 1 MiB by doubling from 512 bytes,
+// copying and clearing it a dozen times on the leader (issue 44, B6).
+func readForwardBody(r *http.Request) ([]byte, error) {
+	lr := io.LimitReader(r.Body, maxForwardBody+1)
+	if n := r.ContentLength; n > 0 && n <= maxForwardBody {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(lr, b); err != nil {
+			return nil, err
+		}
+		// Anything past the announced length is an error of the sender.
+		if m, _ := lr.Read(make([]byte, 1)); m > 0 {
+			return nil, errors.New("forwarded command longer than its Content-Length")
+		}
+		return b, nil
+	}
+	return io.ReadAll(lr)
+}
+
 type forwardReply struct {
 	Index uint64          `json:"index"`
 	Type  string          `json:"type,omitempty"`
@@ -282,7 +331,13 @@ type clusterApplier struct {
 	c      *cluster.Node
 	client *http.Client
 	log    *slog.Logger
+	// resends counts the writes sent again after an unknown outcome.
+	resends atomic.Int64
 }
+
+// msgAppliedNoAnswer answers a write found applied whose result cannot be
+// given again.
+const msgAppliedNoAnswer = "The write was applied, but its answer cannot be given again: read the state before retrying"
 
 // leaderWait bounds how long a write waits for a leader to be known; a
 // keyed write whose outcome became unknown gets leaderWait again (once)
@@ -303,6 +358,13 @@ func (a *clusterApplier) WriteState() storage.WriteState { return a.c.WriteState
 // the first attempt was applied (storage/requests.go), so the node
 // resolves the outcome itself, within leaderWait more.
 func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
+	if cmd.Idem == nil && cmd.ID == "" && cmd.Op != storage.OpPutChunks {
+		// The id lets this node ask the leader, by sending the command
+		// again, whether it was applied when its outcome becomes unknown
+		// (storage/cmdids.go). Chunk commands are idempotent by their
+		// content hash, and their binary form carries no id.
+		cmd.ID = uuid.NewString()
+	}
 	deadline := time.Now().Add(leaderWait)
 	var unknown error // the last attempt whose outcome is unknown
 	extended := false
@@ -312,15 +374,24 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 		sent := false // the attempt has an outcome: res, err
 		if a.c.IsLeader() {
 			var nl *cluster.NotLeaderError
-			res, _, err = a.c.Propose(ctx, cmd)
+			var idx uint64
+			res, idx, err = a.c.Propose(ctx, cmd)
 			if !errors.As(err, &nl) {
 				sent = true
+			}
+			if idx > 0 && (err == nil || !cluster.OutcomeUnknown(err)) {
+				storage.NoteIndex(ctx, idx) // applied here (session consistency)
 			}
 		} else if addr, _ := a.c.LeaderAddr(); addr != "" {
 			var idx uint64
 			var retry bool
 			res, idx, err, retry = a.forward(ctx, addr, cmd)
-			if !retry && idx > 0 {
+			// A chunk command is not waited for here: nothing reads a
+			// chunk before the commit of its upload, which comes after it
+			// in the log and is waited for. Waiting cost each chunk of an
+			// upload through a follower that follower's Badger sync on top
+			// of the leader's commit (issue 44, B6).
+			if !retry && idx > 0 && cmd.Op != storage.OpPutChunks {
 				if werr := a.c.WaitApplied(ctx, idx); werr != nil {
 					// Committed at the leader, not (yet) readable here:
 					// the client cannot tell, so it is told to retry with
@@ -328,22 +399,29 @@ func (a *clusterApplier) Apply(ctx context.Context, cmd *storage.Command) (stora
 					a.log.Warn("forwarded write: not applied here in time", "op", cmd.Op, "index", idx, "err", werr)
 					return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgOutcomeUnknown}
 				}
+				storage.NoteIndex(ctx, idx)
 			}
 			sent = !retry
 		}
 		if sent {
+			if errors.Is(err, storage.ErrAppliedWithoutResult) {
+				// Applied by the attempt whose outcome was unknown; its
+				// result is not recorded (a type outside the registry).
+				return storage.Result{}, &storage.OutcomeUnknownError{Reason: msgAppliedNoAnswer}
+			}
 			if ctx.Err() != nil || !cluster.OutcomeUnknown(err) && !isOutcomeUnknown(err) {
 				return res, err
 			}
 			unknown = err
-			if cmd.Idem == nil || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
+			if cmd.Idem == nil && cmd.ID == "" || errors.Is(err, cluster.ErrClosed) { // closing: no one to resend it
 				return storage.Result{}, outcomeUnknown(err)
 			}
 			if !extended {
 				extended = true
 				deadline = time.Now().Add(leaderWait)
 			}
-			a.log.Info("write outcome unknown: sending it again with its Idempotency-Key", "op", cmd.Op, "err", err)
+			a.resends.Add(1)
+			a.log.Info("write outcome unknown: asking the leader by sending it again with its id or Idempotency-Key", "op", cmd.Op, "err", err)
 		}
 		if time.Now().After(deadline) {
 			if unknown != nil {
@@ -427,7 +505,7 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 	if err != nil {
 		return storage.Result{}, 0, err, false
 	}
-	if cmd.Idem != nil {
+	if cmd.Idem != nil || cmd.ID != "" {
 		// net/http sends a request again on a kept-alive connection the
 		// leader closed before reading it only when it is marked
 		// replayable; the key makes it so (and is safe: the applier
@@ -485,6 +563,7 @@ var sentinels = map[string]error{
 	"notfound": storage.ErrNotFound, "conflict": storage.ErrConflict, "badtoken": storage.ErrBadToken,
 	"toolarge": storage.ErrTooLarge, "nofailedaction": storage.ErrNoFailedAction,
 	"actionchanged": storage.ErrActionChanged, "missingchunk": storage.ErrMissingChunk, "closed": storage.ErrClosed,
+	"appliedwithoutresult": storage.ErrAppliedWithoutResult,
 }
 
 func encodeError(err error) *wireError {

@@ -2,8 +2,11 @@ package node_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"quire/quiretest"
 )
@@ -58,6 +61,71 @@ func TestCluster_IdempotencyKeyAnswersOnEveryNode(t *testing.T) {
 		r = s.Do(http.MethodGet, "/documents?limit=100", nil, s.Admin())
 		if n := bytes.Count(r.Body, []byte(`"documentId"`)); r.Status != http.StatusOK || n != 1 {
 			t.Fatalf("documents on %s: %d, %d of them, want 1 (the upload's): %s", s.Node.Cluster.ID(), r.Status, n, r.Body)
+		}
+	}
+}
+
+// Resends of a keyed create race its first run on every node (issue 44:
+// 3 of 1,097 resends answered without Idempotent-Replayed, as if the
+// request ran again): each key is sent nine times, three to each node,
+// 4 ms apart. Exactly one document is created per key, every answer is the
+// same 201 and body, and every answer but the one of the run that
+// created the document carries Idempotent-Replayed: true. A run that
+// found the first run's commands applied and its answer not yet
+// recorded used to run the handler again and answer without the header.
+func TestCluster_KeyedResendsRacingTheFirstRunAreMarkedReplayed(t *testing.T) {
+	leader, fs := startCluster(t)
+	all := []*quiretest.Server{leader, fs[0], fs[1]}
+	const keys = 12
+	type answer struct {
+		node   string
+		status int
+		body   []byte
+		replay string
+	}
+	for k := range keys {
+		key := fmt.Sprintf("race-%d", k)
+		body := map[string]any{"path": "race/" + key + ".txt", "content": key}
+		answers := make([]answer, 9)
+		var wg sync.WaitGroup
+		for i := range answers {
+			s := all[i%3]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Spread over the first run's commit and the recording of
+				// its answer (stimulus, not synchronisation).
+				time.Sleep(time.Duration(i) * 4 * time.Millisecond)
+				r := s.DoHeaders(http.MethodPost, "/documents", body, s.Admin(), map[string]string{"Idempotency-Key": key})
+				a := answer{node: s.Node.Cluster.ID(), status: r.Status, body: r.Body}
+				if r.Header != nil {
+					a.replay = r.Header.Get("Idempotent-Replayed")
+				}
+				answers[i] = a
+			}()
+		}
+		wg.Wait()
+		fresh := 0
+		for _, a := range answers {
+			if a.status != http.StatusCreated || !bytes.Equal(a.body, answers[0].body) {
+				t.Fatalf("key %s: answers differ: %+v", key, answers)
+			}
+			if a.replay != "true" {
+				fresh++
+			}
+		}
+		if fresh != 1 {
+			for _, a := range answers {
+				t.Logf("key %s on %s: %d replayed=%q %s", key, a.node, a.status, a.replay, a.body)
+			}
+			t.Fatalf("key %s: %d answers without Idempotent-Replayed: true, want exactly the first run's", key, fresh)
+		}
+	}
+	waitSameState(t, leader, all)
+	for _, s := range all {
+		r := s.Do(http.MethodGet, "/documents?limit=100", nil, s.Admin())
+		if n := bytes.Count(r.Body, []byte(`"documentId"`)); r.Status != http.StatusOK || n != keys {
+			t.Fatalf("documents on %s: %d, %d of them, want %d", s.Node.Cluster.ID(), r.Status, n, keys)
 		}
 	}
 }

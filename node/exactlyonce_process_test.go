@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -292,6 +293,7 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 
 	// 2. The leader is paused for 8 s with writes in flight on it.
 	phase.Store(2)
+	waitFor(t, "a leader", 30*time.Second, func() bool { return leaderIndex() >= 0 })
 	l = leaderIndex()
 	if l < 0 {
 		t.Fatal("no leader")
@@ -370,6 +372,7 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		})
 	}
 	lostIn, dupsIn := make([]int, len(faults)), make([]int, len(faults))
+	var first map[string][]string // n1's logical writes, every member must hold the same
 	for i := range procs {
 		seen := map[string][]string{} // logical write -> documentIds
 		next := ""
@@ -424,9 +427,29 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 			t.Errorf("n%d: %d acknowledged writes lost %v, %d stored twice %v", i+1, len(lost), firstFew(lost), len(dups), firstFew(dups))
 		}
 		if i == 0 {
+			first = seen
 			t.Logf("n1 holds %d documents of %d acknowledged logical writes", len(seen), len(acked))
+		} else {
+			// The history on every member: a write with no answer or a
+			// 504 is on all of them or on none, with the same id.
+			var differ []string
+			for name := range first {
+				if !slices.Equal(sorted(first[name]), sorted(seen[name])) {
+					differ = append(differ, name)
+				}
+			}
+			for name := range seen {
+				if _, ok := first[name]; !ok {
+					differ = append(differ, name)
+				}
+			}
+			sort.Strings(differ)
+			if len(differ) > 0 {
+				t.Errorf("n%d and n1 differ in %d logical writes: %v", i+1, len(differ), firstFew(differ))
+			}
 		}
 	}
+	verifyEqual(t, c, base(l), tok)
 	if len(failed) > 0 {
 		t.Errorf("%d keyed logical writes never succeeded: %v", len(failed), firstFew(failed))
 	}
@@ -441,6 +464,12 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		t.Logf("%-18s failover %-6v keyed: %d acked, %d errors retried %v; no key: %d acked, errors %v; lost %d, duplicates %d",
 			faults[i], failover[i].Round(10*time.Millisecond), s.keyedAcks, s.keyedRetries, s.keyed, s.plainAcks, s.plain, lostIn[i], dupsIn[i])
 	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
 }
 
 func containsID(s []string, v string) bool {

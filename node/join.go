@@ -55,6 +55,24 @@ type clusterAPI struct{ n *Node }
 
 func (a clusterAPI) Status() cluster.Status { return a.n.Cluster.Status() }
 
+// WaitApplied waits until this member's store applied index (session
+// consistency, server/session.go).
+func (a clusterAPI) WaitApplied(ctx context.Context, index uint64) error {
+	return a.n.Cluster.WaitApplied(ctx, index)
+}
+
+// AppliedIndex is the index this member's store applied.
+func (a clusterAPI) AppliedIndex() uint64 { return a.n.Cluster.AppliedIndex() }
+
+// Diverged is this member's diverged mark ("" when none): the server
+// refuses to serve while it is set.
+func (a clusterAPI) Diverged() string { return a.n.Cluster.Diverged() }
+
+// VerifyReplicas is POST /cluster/verify.
+func (a clusterAPI) VerifyReplicas(ctx context.Context) (*cluster.VerifyReport, error) {
+	return a.n.verifyNow(ctx)
+}
+
 // JoinCluster admits a new node (POST /cluster/join). The leader does
 // it; a follower forwards the request to the leader over the cluster
 // port and relays the answer.
@@ -227,12 +245,38 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		rep.Err = encodeAdminError(n.readmitNode(req.NodeID, req.RaftAddress))
 	case r.URL.Path == "/promote":
-		var id string
-		if err := json.Unmarshal(body, &id); err != nil {
+		var req promoteRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			// An earlier release sends the id alone, once it believes it
+			// caught up: promoted as it was then.
+			if err := json.Unmarshal(body, &req.NodeID); err != nil {
+				rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+				break
+			}
+			req.LastIndex = n.Cluster.LastIndex()
+		}
+		var pr promoteReply
+		pr.Promoted, err = n.promoteNode(req)
+		rep.Err = encodeAdminError(err)
+		val = pr
+	case r.URL.Path == "/verify":
+		out, err := n.verifyReplicas(r.Context())
+		rep.Err, val = encodeAdminError(err), out
+	case r.URL.Path == "/digest":
+		var req digestRequest
+		if err := json.Unmarshal(body, &req); err != nil {
 			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
 			break
 		}
-		rep.Err = encodeAdminError(n.promoteNode(id))
+		d, err := n.serveDigest(r.Context(), req)
+		rep.Err, val = encodeAdminError(err), d
+	case r.URL.Path == "/diverged":
+		var req divergedRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+			break
+		}
+		rep.Err = encodeAdminError(n.Cluster.SetDiverged(req.Reason))
 	}
 	if rep.Err == nil && val != nil {
 		rep.Value, _ = json.Marshal(val)

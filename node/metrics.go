@@ -73,6 +73,7 @@ type collector struct {
 	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
 	raftLeaderChanges, raftLeaderKnown, raftHalted, raftContact  *prometheus.Desc
 	raftUnreadable                                               *prometheus.Desc
+	replicaDiverged, divergentMembers, verifiedIndex             *prometheus.Desc
 }
 
 func newCollector(n *Node) *collector {
@@ -130,6 +131,9 @@ func newCollector(n *Node) *collector {
 		raftLeaderKnown:   d("quire_raft_leader_known", "1 while this member knows a leader, else 0."),
 		raftHalted:        d("quire_raft_halted", "1 when this member stopped applying the log after a local failure (restart it), else 0."),
 		raftUnreadable:    d("quire_raft_state_unreadable", "1 when this member could not read its Raft state at start and runs without Raft (quire cluster rejoin rebuilds it), else 0."),
+		replicaDiverged:   d("quire_cluster_replica_diverged", "1 when this member was found to hold other data than the cluster's majority (it serves nothing and does not vote until quire cluster rejoin rebuilds it), else 0."),
+		divergentMembers:  d("quire_cluster_divergent_members", "Members whose replica digest differed from the majority's at the leader's latest verification (on the member that made it; -1: no digest was held by a majority)."),
+		verifiedIndex:     d("quire_cluster_verified_index", "Log index of the leader's latest verification of the replicas (on the member that made it)."),
 		raftContact:       d("quire_raft_last_contact_seconds", "Time since a follower last heard from the leader (0 on the leader)."),
 	}
 }
@@ -292,6 +296,20 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
 		contact = time.Since(st.LastContact).Seconds()
 	}
 	gauge(c.raftContact, contact)
+	diverged := 0.0
+	if st.Diverged != "" {
+		diverged = 1
+	}
+	gauge(c.replicaDiverged, diverged)
+	divergent, verified := 0.0, 0.0
+	if v := st.Verify; v != nil {
+		divergent, verified = float64(len(v.Divergent)), float64(v.Index)
+		if v.Undecided {
+			divergent = -1
+		}
+	}
+	gauge(c.divergentMembers, divergent)
+	gauge(c.verifiedIndex, verified)
 }
 
 // siteStats returns the per-site counts and when they were taken (nil

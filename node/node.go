@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,8 +135,11 @@ type Node struct {
 	// raftUnreadable is why the member's Raft state could not be read
 	// at start: the node then runs without Raft (raftstate.go).
 	raftUnreadable string
-	// promoteStop ends promoteWhenCaughtUp.
-	promoteStop chan struct{}
+	// promoteStop ends promoteWhenCaughtUp; promoteChecks counts its
+	// looks (tests).
+	promoteStop   chan struct{}
+	promoteChecks atomic.Int64
+	verifyCount   atomic.Int64 // verifications this node made (verify.go)
 }
 
 // Open opens the store, keys and index and builds the pipeline; Start
@@ -246,15 +250,23 @@ func Open(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// testWrapApplier, when set (export_test.go), wraps the applier the
+// server is given: tests make a write's outcome unknown after it applied.
+var testWrapApplier func(storage.Applier) storage.Applier
+
 // newServer builds the HTTP server once the public URL is known.
 func (n *Node) newServer(publicURL string) *server.Server {
 	cfg := n.cfg
+	app := n.applier
+	if testWrapApplier != nil {
+		app = testWrapApplier(app)
+	}
 	return server.New(server.Deps{
 		Metrics:          n.metrics,
 		Store:            n.DB,
 		Index:            n.Index,
 		Indexer:          n.Indexer,
-		Applier:          n.applier,
+		Applier:          app,
 		Cluster:          n.clusterInfo(),
 		Auth:             n.Auth,
 		PublicURL:        publicURL,

@@ -107,10 +107,15 @@ func MoveRaftStateAside(dataDir string, now time.Time) ([]string, error) {
 	return moved, nil
 }
 
-// promoteWhenCaughtUp runs on a member the leader readmitted as a
-// nonvoter (quire cluster rejoin): once its log holds and applied what
-// the leader committed, it asks the leader for its vote back. It ends
-// when the node is a voter, or closes.
+// promoteWhenCaughtUp runs on every member: a member the leader
+// readmitted as a nonvoter (quire cluster rejoin) asks the leader for its
+// vote back once its log reaches the configuration that readmitted it
+// and keeps up with the commit index (cluster.Node.Promote decides). It
+// asks the leader rather than trusting its own configuration: while a
+// rebuilt member replays a long log, its latest configuration is an old
+// one that lists it as a voter (issue 44: the loop ended there, and the
+// member stayed a nonvoter for good). It ends once the leader answers
+// that the member votes, or when the node closes.
 func (n *Node) promoteWhenCaughtUp(done <-chan struct{}) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
@@ -120,45 +125,72 @@ func (n *Node) promoteWhenCaughtUp(done <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		st := n.Cluster.Status()
-		self := false
-		for _, s := range st.Servers {
-			if s.ID == st.ID {
-				self = true
-				if s.Voter {
-					return
-				}
+		n.promoteChecks.Add(1)
+		c := n.Cluster
+		if c.Diverged() != "" {
+			continue // a diverged member waits to be rebuilt: no vote
+		}
+		last := c.LastIndex()
+		if last == 0 || c.IsLeader() {
+			if c.IsLeader() {
+				return // a leader votes
 			}
+			continue // no log yet: the leader has yet to reach this node
 		}
-		if !self || !n.Cluster.CaughtUp() {
-			continue
-		}
+		req := promoteRequest{NodeID: c.ID(), LastIndex: last}
+		var rep promoteReply
 		ctx, cancel := context.WithTimeout(context.Background(), leaderWait)
-		err := n.onLeader(ctx, "/promote", st.ID, func() error { return n.promoteNode(st.ID) }, nil)
+		err := n.onLeader(ctx, "/promote", req, func() error {
+			var err error
+			rep.Promoted, err = n.promoteNode(req)
+			return err
+		}, &rep)
 		cancel()
-		if err != nil {
+		var ce *server.ClusterError
+		switch {
+		case err == nil:
+			if rep.Promoted {
+				n.cfg.Logger.Info("cluster: caught up after a rejoin: this node votes again", "nodeId", req.NodeID, "lastIndex", last)
+			}
+			return
+		case errors.As(err, &ce) && ce.Status == http.StatusConflict:
+			// Still behind: asked again at the next tick.
+		default:
 			n.cfg.Logger.Warn("cluster: asking for this node's vote back", "err", err)
-			continue
 		}
-		n.cfg.Logger.Info("cluster: caught up after a rejoin: this node votes again", "nodeId", st.ID)
-		return
 	}
 }
 
-// promoteNode is the leader's side of a readmitted node's request.
-func (n *Node) promoteNode(id string) error {
-	err := n.Cluster.Promote(id)
+// promoteRequest is a member's request for its vote back (/promote). A
+// bare JSON string (the node id) is the form of earlier releases.
+type promoteRequest struct {
+	NodeID    string `json:"nodeId"`
+	LastIndex uint64 `json:"lastIndex"`
+}
+
+type promoteReply struct {
+	Promoted bool `json:"promoted"`
+}
+
+// promoteNode is the leader's side of a member's request for its vote.
+func (n *Node) promoteNode(req promoteRequest) (bool, error) {
+	promoted, err := n.Cluster.Promote(req.NodeID, req.LastIndex)
 	var nl *cluster.NotLeaderError
+	var lag *cluster.LaggingError
 	switch {
 	case err == nil:
-		n.cfg.Logger.Info("cluster: readmitted node is a voter again", "nodeId", id)
-		return nil
+		if promoted {
+			n.cfg.Logger.Info("cluster: readmitted node is a voter again", "nodeId", req.NodeID, "lastIndex", req.LastIndex)
+		}
+		return promoted, nil
 	case errors.As(err, &nl):
-		return err
+		return false, err
+	case errors.As(err, &lag):
+		return false, &server.ClusterError{Status: http.StatusConflict, Msg: err.Error()}
 	case errors.Is(err, cluster.ErrNotNonvoter):
-		return &server.ClusterError{Status: http.StatusNotFound, Msg: "node '" + id + "' is not a nonvoter of the cluster"}
+		return false, &server.ClusterError{Status: http.StatusNotFound, Msg: "node '" + req.NodeID + "' is not a member of the cluster"}
 	}
-	return &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "promoting the node failed: " + err.Error()}
+	return false, &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "promoting the node failed: " + err.Error()}
 }
 
 // readmitNode is the leader's side of POST /cluster/nodes/{id}/rejoin.
@@ -189,3 +221,39 @@ type readmitRequest struct {
 	NodeID      string `json:"nodeId"`
 	RaftAddress string `json:"raftAddress"`
 }
+
+// MoveStoreAside renames dataDir's store (db/) and search index (index/)
+// to <name>.diverged-<UTC time>, kept for forensics, marks the member as
+// rebuilt (it never bootstraps: its empty store would otherwise make a
+// --bootstrap command line start a cluster of its own) and clears its
+// diverged mark. The next start opens an empty store, which the leader
+// fills (a snapshot, or the log from its start), and builds the index
+// from it. It returns the new names.
+func MoveStoreAside(dataDir string, now time.Time) ([]string, error) {
+	stamp := now.UTC().Format("20060102T150405Z")
+	if err := os.MkdirAll(ClusterDir(dataDir), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(ClusterDir(dataDir), rebuiltFile), []byte(stamp+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	var moved []string
+	for _, name := range []string{"db", "index"} {
+		from := filepath.Join(dataDir, name)
+		if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return moved, err
+		}
+		to := filepath.Join(dataDir, name+".diverged-"+stamp)
+		if err := os.Rename(from, to); err != nil {
+			return moved, fmt.Errorf("move %s aside: %w", from, err)
+		}
+		moved = append(moved, to)
+	}
+	return moved, cluster.ClearDiverged(ClusterDir(dataDir))
+}
+
+// rebuiltFile, in the cluster dir, marks a member whose store was moved
+// aside by quire cluster rejoin: it never bootstraps.
+const rebuiltFile = "REBUILT"

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -48,7 +49,62 @@ func (s *Server) handleGetClusterStatus(r *reqCtx) error {
 	if st.Unreadable != "" {
 		out["raftStateUnreadable"] = st.Unreadable
 	}
+	if st.Diverged != "" {
+		out["diverged"] = st.Diverged
+	}
+	if st.Verify != nil {
+		out["verify"] = st.Verify
+	}
 	return r.JSON(out)
+}
+
+// ClusterVerifier is a member's node that verifies the replicas (POST
+// /cluster/verify) and says whether this member was found to differ.
+type ClusterVerifier interface {
+	VerifyReplicas(ctx context.Context) (*cluster.VerifyReport, error)
+	Diverged() string
+}
+
+// handleVerifyCluster serves POST /cluster/verify (Admins): the leader
+// takes a digest of every member's store at one index now and compares
+// them (cluster/DESIGN.md, "Replicas proven equal"); a member that
+// differs is demoted and refuses to serve.
+func (s *Server) handleVerifyCluster(r *reqCtx) error {
+	v, ok := s.deps.Cluster.(ClusterVerifier)
+	if !ok {
+		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), 5*time.Minute)
+	defer cancel()
+	rep, err := v.VerifyReplicas(ctx)
+	if err != nil {
+		return err
+	}
+	return r.JSON(rep)
+}
+
+// msgDiverged answers every request but the cluster's own and the probes
+// on a member found to hold other data than the cluster.
+const msgDiverged = "This cluster member's data differs from the cluster's (%s): it serves nothing until it is rebuilt with quire cluster rejoin; use another member"
+
+// refuseWhenDiverged answers 503 on a member found to differ from the
+// cluster's majority: its store holds other data, so no read of it may
+// be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
+// still answer, so operators see why.
+func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
+	v, ok := s.deps.Cluster.(ClusterVerifier)
+	if !ok {
+		return c.Next()
+	}
+	reason := v.Diverged()
+	if reason == "" {
+		return c.Next()
+	}
+	p := strings.ToLower(c.Path())
+	if strings.HasPrefix(p, "/cluster/") || p == "/readyz" || p == "/healthz" || p == "/metrics" || p == "/system/health" {
+		return c.Next()
+	}
+	return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"message": fmt.Sprintf(msgDiverged, reason)})
 }
 
 // clusterReady is /readyz's cluster part: a member is ready while it
@@ -58,9 +114,11 @@ func (s *Server) clusterReady() (bool, fiber.Map) {
 		return true, nil
 	}
 	st := s.deps.Cluster.Status()
-	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == ""
+	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
 	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
 	switch {
+	case st.Diverged != "":
+		out["reason"] = "this member's data differs from the cluster's (" + st.Diverged + "): it serves nothing and does not vote; rebuild it with quire cluster rejoin"
 	case st.Unreadable != "":
 		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
 	case st.Halted != "":

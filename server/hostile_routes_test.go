@@ -149,6 +149,7 @@ var routeSamples = map[string]string{
 	"PUT /uploads/:siteId/:documentId":                             "", // content, not JSON; signed (uploads are issue 11 §4's area)
 	"POST /cluster/join":                                           `{"token":"quirejoin1.e30.AAAA","nodeId":"n2","raftAddress":"127.0.0.1:7002","csr":"x"}`,
 	"POST /cluster/nodes/:nodeId/rejoin":                           `{"raftAddress":"127.0.0.1:7002"}`,
+	"POST /cluster/verify":                                         "",
 }
 
 // sampleWorkflow and sampleRule are valid workflow and rule bodies.

@@ -202,6 +202,10 @@ type keyedRequest struct {
 	// off after it wrote): its commands are expected to answer their
 	// recorded results.
 	rerun bool
+	// fresh: a command carrying the key was applied by this run, not
+	// answered from its record. A run that wrote without a fresh command
+	// only replayed another run's writes: its answer is a replay.
+	fresh bool
 }
 
 // errRacingRun stops a run of a keyed request whose command answered a
@@ -266,6 +270,9 @@ func (a keyedApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.
 		if !racing {
 			k.wrote = true
 		}
+		if !res.Replayed {
+			k.fresh = true
+		}
 		k.mu.Unlock()
 		if racing {
 			return storage.Result{}, errRacingRun
@@ -320,7 +327,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		return replayAnswer(r, rp.Answer)
 	}
 	k.mu.Lock()
-	wrote := k.wrote
+	wrote, fresh := k.wrote, k.fresh
 	k.mu.Unlock()
 	if errors.Is(err, errRacingRun) {
 		return s.awaitAnswer(r, k, false, true)
@@ -353,6 +360,18 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		// The write stands and this is its answer; a retry runs the
 		// request again, each applied command answering its result.
 		s.log.Warn("keyed request: answer not recorded", "requestId", requestID(r.Ctx), "route", routeName(r.Ctx), "err", cerr)
+	}
+	if !fresh {
+		// Every command of this run answered another run's result (a
+		// resend after a first run whose answer never came, or racing
+		// one still running): this is a replay. The answer recorded
+		// first is the answer, as first sent; this run's own if it was
+		// the first recorded.
+		if st, rerr := s.db.ReadRequest(k.site, k.user, key, r.now); rerr == nil && st != nil && st.Hash == k.hash && st.Answer != nil {
+			resetAnswer(r)
+			return replayAnswer(r, *st.Answer)
+		}
+		r.Set(headerReplayed, "true")
 	}
 	return nil
 }

@@ -59,6 +59,7 @@ var unkeyedRoutes = map[string]string{
 	"POST /cluster/nodes/:nodeId/rejoin":                  "cluster membership: a Raft configuration change, not a command, so no record can be kept with it; readmitting a node twice leaves the same configuration",
 	"POST /sites/:siteId/configuration/notification/test": "sends a test mail and changes no state: there is nothing to record, and a retry would mail again",
 	"POST /cluster/join":                                  "cluster join: no caller (the join token is the credential) and the token is spent once anyway",
+	"POST /cluster/verify":                                "a verification of the replicas: it writes only a digest mark, and a second one is a new verification",
 }
 
 // writingReads are the GET routes that change state (they create the
@@ -73,7 +74,7 @@ func (s *Server) routes() {
 	a := s.app
 	// recoverPanic runs inside accessLog, so a recovered panic is logged,
 	// counted and drained like any other 500.
-	a.Use(s.accessLog, s.recoverPanic, s.safeHeaders, s.cors, s.idempotencyKey)
+	a.Use(s.accessLog, s.recoverPanic, s.safeHeaders, s.cors, s.refuseWhenDiverged, s.idempotencyKey, s.sessionIndex)
 
 	// No token: each route has a rate-limit class (ratelimits.go;
 	// TestRateLimits_EveryPublicRoute finds a route left without one).
@@ -139,6 +140,7 @@ func (s *Server) routes() {
 	api.Get("/system/health", admin(s.handleGetSystemHealth))
 	api.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
 	api.Post("/cluster/nodes/:nodeId/rejoin", admin(s.handleRejoinClusterNode))
+	api.Post("/cluster/verify", admin(s.handleVerifyCluster))
 	api.Post("/system/keys/rotate", admin(s.handleRotateKeys))
 	api.Post("/system/secrets/rotate", admin(s.handleRotateSecretsKey))
 	api.Get("/system/configuration", none(s.handleGetSystemConfig))

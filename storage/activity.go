@@ -123,6 +123,7 @@ var activityOps = map[Op]bool{
 	OpUpdateSite: false, OpAddShare: false, OpDeleteShare: false, OpSetSiteGroup: false, OpDeleteSiteGroup: false,
 	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false, OpPruneIntakeJournal: false,
 	OpFinishRequest:        false,
+	OpDigestMark:           false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 }
 
@@ -168,6 +169,9 @@ func (t *tx) noteWrite(ref DocRef, prefix string, key []byte, write bool) {
 func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
 	if c.Idem != nil {
 		return applyOnce(t, c, fn)
+	}
+	if c.ID != "" {
+		return applyOnceByID(t, c, fn)
 	}
 	return runOp(t, c, fn)
 }

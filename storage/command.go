@@ -321,6 +321,9 @@ func init() {
 
 		// requests.go
 		OpFinishRequest: applyFinishRequest,
+
+		// digest.go
+		OpDigestMark: applyDigestMark,
 	}
 }
 
@@ -340,6 +343,12 @@ type Command struct {
 	// Idempotency-Key of its site and user (requests.go): a repeat
 	// answers the first result and writes nothing.
 	Idem *Idempotency `json:"idem,omitempty"`
+	// ID, when set (a cluster member sets it on every write it proposes
+	// or forwards), makes the command apply once per id within
+	// CommandIDWindow (cmdids.go): sent again after an unknown outcome,
+	// it answers its first result. Absent from entries of earlier
+	// releases, which apply as before.
+	ID string `json:"id,omitempty"`
 
 	// local holds the payload of a command built in this process whose
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of

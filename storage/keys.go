@@ -103,6 +103,8 @@ const (
 	pfxEventSub         = "esb/"  // esb/<site>/<subscriptionId> -> EventSubscription (events.go)
 	pfxEventOut         = "eo/"   // eo/<ts>/<site>/<doc>/<n> -> Event: the outbox of document events still to deliver
 	pfxEventBuses       = "ebs/"  // ebs/names -> []string: the event buses events go to (registered by the leader)
+	pfxCommandID        = "ci/"   // ci/<command id> -> commandRecord: a cluster command's result, by its id (cmdids.go)
+	pfxCommandDue       = "cid/"  // cid/<ts>/<command id> -> "" (command records by time, for expiry)
 	pfxRaft             = "rf/"   // rf/applied -> uint64 big endian: Raft index of the last applied entry; rf/restoring -> "" while a snapshot loads (replica.go); rf/keys -> KeyRing (clusterstate.go); rf/secretskey -> SecretsKeyState (secrets.go)
 )
 

@@ -1,0 +1,184 @@
+package node_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"quire/node"
+	"quire/quiretest"
+)
+
+// A member rebuilt by quire cluster rejoin on a cluster with a long log
+// and many terms gets its vote back (issue 44: 4 of 4 such members
+// stayed nonvoters for good). The rebuilt member replays the leader's
+// log from its start, and the first configurations in it list the
+// member as a voter (its original join): it used to take that for its
+// state and stop asking. Now the leader decides, from the member's log
+// index, and the member asks until it votes. The member then takes
+// part: the two others are stopped in turn and the cluster keeps a
+// leader with it.
+func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
+	leader, fs := startCluster(t)
+	all := []*quiretest.Server{leader, fs[0], fs[1]}
+	leaderOf := func() *quiretest.Server {
+		for _, s := range all {
+			if s.Node != nil && s.Node.Cluster.IsLeader() {
+				return s
+			}
+		}
+		return nil
+	}
+	// A long log over many terms: writes through every node, the lead
+	// handed on between bursts.
+	var n atomic.Int64
+	const perTerm = 300
+	// Entries of some size, so that the rebuilt member takes seconds to
+	// receive the log again (it replays it while its configuration is
+	// an old one).
+	content := strings.Repeat("long log ", 2000)
+	for term := range 6 {
+		var wg sync.WaitGroup
+		for w := range 6 {
+			s := all[w%3]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range perTerm / 6 {
+					i := n.Add(1)
+					r := s.Do(http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("long/%d.txt", i), "content": content}, s.Admin())
+					if r.Status != http.StatusCreated {
+						t.Errorf("create %d: %d %s", i, r.Status, r.Body)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		var l *quiretest.Server
+		waitFor(t, "a leader", 30*time.Second, func() bool { l = leaderOf(); return l != nil })
+		if err := l.Node.Cluster.TransferLeadership(); err != nil {
+			t.Fatalf("term %d: transfer the lead: %v", term, err)
+		}
+	}
+	var l *quiretest.Server
+	waitFor(t, "a leader", 30*time.Second, func() bool { l = leaderOf(); return l != nil })
+	st := l.Node.Cluster.Status()
+	t.Logf("log: %d entries, term %d", st.LastLogIndex, st.Term)
+
+	// Rebuild a follower as quire cluster rejoin does: stopped, readmitted
+	// by the leader as a nonvoter, its Raft state moved aside.
+	var f *quiretest.Server
+	for _, s := range all {
+		if s != l {
+			f = s
+			break
+		}
+	}
+	id, addr, dir := f.Node.Cluster.ID(), f.Node.Cluster.Addr(), f.DataDir
+	f.Close()
+	r := l.Do(http.MethodPost, "/cluster/nodes/"+id+"/rejoin", map[string]any{"raftAddress": addr}, l.Admin())
+	if r.Status != http.StatusOK && r.Status != http.StatusNoContent {
+		t.Fatalf("readmit %s: %d %s", id, r.Status, r.Body)
+	}
+	if _, err := node.MoveRaftStateAside(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	g := quiretest.StartServer(t, dir, func(c *node.Config) {
+		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: addr}
+	})
+	for i, s := range all {
+		if s == f {
+			all[i] = g
+		}
+	}
+	voter := func() bool {
+		for _, p := range l.Node.Cluster.Status().Servers {
+			if p.ID == id {
+				return p.Voter
+			}
+		}
+		return false
+	}
+	waitFor(t, id+" to vote again", 90*time.Second, voter)
+	if gl := g.Node.Cluster.LastIndex(); gl < st.LastLogIndex {
+		t.Fatalf("%s votes with its log at %d, below the %d the cluster held when it was rebuilt", id, gl, st.LastLogIndex)
+	}
+	// It counts: with the leader's other follower stopped, the leader and
+	// the rebuilt member are a majority and take writes.
+	for _, s := range all {
+		if s != l && s != g {
+			s.Close()
+		}
+	}
+	if r := l.Do(http.MethodPost, "/documents", map[string]any{"path": "long/after.txt", "content": "x"}, l.Admin()); r.Status != http.StatusCreated {
+		t.Fatalf("a write with the rebuilt member as the majority's second vote: %d %s", r.Status, r.Body)
+	}
+}
+
+// A readmitted member whose own log still lists it as a voter (its Raft
+// state was not moved aside, or it replayed part of the log before a
+// restart) and that starts while no leader exists sees only that old
+// configuration at first. It used to stop asking for its vote there and
+// stay a nonvoter once the leader's configuration reached it; it asks
+// the leader until the leader says it votes.
+func TestCluster_ReadmittedMemberStartedBeforeALeaderVotesAgain(t *testing.T) {
+	leader, fs := startCluster(t)
+	all := []*quiretest.Server{leader, fs[0], fs[1]}
+	for i := range 20 {
+		if r := leader.Do(http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("re/%d.txt", i), "content": "x"}, leader.Admin()); r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	type member struct{ id, addr, dir string }
+	var ms []member
+	for _, s := range all {
+		ms = append(ms, member{s.Node.Cluster.ID(), s.Node.Cluster.Addr(), s.DataDir})
+	}
+	f := all[2]
+	f.Close()
+	if r := leader.Do(http.MethodPost, "/cluster/nodes/"+ms[2].id+"/rejoin", map[string]any{"raftAddress": ms[2].addr}, leader.Admin()); r.Status >= 300 {
+		t.Fatalf("readmit: %d %s", r.Status, r.Body)
+	}
+	all[0].Close()
+	all[1].Close()
+	start := func(m member) *quiretest.Server {
+		return quiretest.StartServer(t, m.dir, func(c *node.Config) {
+			c.Cluster = node.ClusterConfig{NodeID: m.id, RaftListen: m.addr}
+		})
+	}
+	g := start(ms[2])
+	// Alone, it knows only its own log: it lists it as a voter.
+	waitFor(t, ms[2].id+" to read its log", 20*time.Second, func() bool { return g.Node.Cluster.LastIndex() > 0 })
+	if !g.Node.Cluster.IsVoter() {
+		t.Fatalf("%s's own log does not list it as a voter: the test does not make the case", ms[2].id)
+	}
+	waitFor(t, "its promotion loop to look while alone", 10*time.Second, func() bool { return node.PromoteChecks(g.Node) >= 1 })
+	a, b := start(ms[0]), start(ms[1])
+	var l *quiretest.Server
+	waitFor(t, "a leader", 30*time.Second, func() bool {
+		for _, s := range []*quiretest.Server{a, b} {
+			if s.Node.Cluster.IsLeader() {
+				l = s
+				return true
+			}
+		}
+		return false
+	})
+	voter := func() bool {
+		for _, p := range l.Node.Cluster.Status().Servers {
+			if p.ID == ms[2].id {
+				return p.Voter
+			}
+		}
+		return false
+	}
+	waitFor(t, ms[2].id+" to vote again", 60*time.Second, voter)
+}

@@ -1,0 +1,182 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"quire/cluster"
+	"quire/server"
+	"quire/storage"
+)
+
+// Replicas proven equal (cluster/DESIGN.md "Replicas proven equal"): the
+// leader proposes a digest mark, every member hashes its store at the
+// mark's index (cluster/digest.go), and the leader compares the digests.
+// A member whose digest differs from the one more than half of the
+// members hold is demoted to nonvoter (it no longer votes or counts in a
+// majority) and told so: it marks itself diverged, refuses to serve, and
+// waits to be rebuilt (quire cluster rejoin).
+
+// DefaultVerifyEvery is how often the leader verifies the replicas in the
+// background.
+const DefaultVerifyEvery = 10 * time.Minute
+
+// digestWait bounds how long a verification waits for a member's digest
+// (the walk of a large store takes a while: about a minute at a million
+// documents, measured in cluster/DESIGN.md).
+const digestWait = 5 * time.Minute
+
+// verifyLoop verifies the replicas every cfg.Cluster.VerifyEvery while
+// this node leads.
+func (n *Node) verifyLoop(stop <-chan struct{}) {
+	every := n.cfg.Cluster.VerifyEvery
+	if every == 0 {
+		every = DefaultVerifyEvery
+	}
+	if every < 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !n.Cluster.IsLeader() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), digestWait)
+		if _, err := n.verifyReplicas(ctx); err != nil {
+			n.cfg.Logger.Warn("cluster: verifying the replicas", "err", err)
+		}
+		cancel()
+	}
+}
+
+// verifyReplicas runs one verification on the leader and acts on it.
+func (n *Node) verifyReplicas(ctx context.Context) (*cluster.VerifyReport, error) {
+	c := n.Cluster
+	if c.Diverged() != "" {
+		return nil, &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "this member is diverged: " + c.Diverged()}
+	}
+	idx, err := c.MarkDigest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := c.Status()
+	rep := &cluster.VerifyReport{Index: idx, At: time.Now().UTC()}
+	type res struct {
+		i int
+		d storage.Digest
+		e error
+	}
+	ch := make(chan res, len(st.Servers))
+	for i, s := range st.Servers {
+		rep.Members = append(rep.Members, cluster.MemberDigest{NodeID: s.ID})
+		go func() {
+			var d storage.Digest
+			var err error
+			if s.ID == c.ID() {
+				d, err = c.Digest(ctx, idx)
+			} else {
+				err, _ = n.forwardAdmin(ctx, s.Address, "/digest", digestRequest{Index: idx}, &d)
+			}
+			ch <- res{i, d, err}
+		}()
+	}
+	for range st.Servers {
+		r := <-ch
+		rep.Members[r.i].Digest = r.d
+		if r.e != nil {
+			rep.Members[r.i].Err = r.e.Error()
+		}
+	}
+	rep.Judge()
+	c.SetVerifyReport(rep)
+	n.verifyCount.Add(1)
+	if rep.Undecided {
+		n.cfg.Logger.Error("cluster: the replicas differ and no digest is held by a majority", "index", idx)
+	}
+	for _, id := range rep.Divergent {
+		var mine storage.Digest
+		for _, m := range rep.Members {
+			if m.NodeID == id {
+				mine = m.Digest
+			}
+		}
+		var maj storage.Digest
+		for _, m := range rep.Members {
+			if m.Equal {
+				maj = m.Digest
+				break
+			}
+		}
+		reason := fmt.Sprintf("at index %d its digest %.16s differs from the majority's %.16s (%v differ: %d documents against %d)",
+			idx, mine.SHA256, maj.SHA256, storage.DifferingKinds(mine, maj), mine.Documents, maj.Documents)
+		n.cfg.Logger.Error("cluster: a member's store differs from the cluster's: demoting it", "nodeId", id, "reason", reason)
+		if id == c.ID() {
+			if err := c.SetDiverged(reason); err != nil {
+				n.cfg.Logger.Error("cluster: mark this member diverged", "err", err)
+			}
+			if err := c.Demote(id); err != nil {
+				n.cfg.Logger.Error("cluster: demote this member", "err", err)
+			}
+			continue
+		}
+		if err := c.Demote(id); err != nil {
+			n.cfg.Logger.Error("cluster: demote a diverged member", "nodeId", id, "err", err)
+		}
+		for _, s := range st.Servers {
+			if s.ID == id {
+				if err, _ := n.forwardAdmin(ctx, s.Address, "/diverged", divergedRequest{Reason: reason}, nil); err != nil {
+					n.cfg.Logger.Error("cluster: tell a member it diverged", "nodeId", id, "err", err)
+				}
+			}
+		}
+	}
+	return rep, nil
+}
+
+type digestRequest struct {
+	Index uint64 `json:"index"`
+}
+
+type divergedRequest struct {
+	Reason string `json:"reason"`
+}
+
+// serveDigest is a member's side of a verification: its digest at the
+// mark, once it applied it and walked its store.
+func (n *Node) serveDigest(ctx context.Context, req digestRequest) (storage.Digest, error) {
+	ctx, cancel := context.WithTimeout(ctx, digestWait)
+	defer cancel()
+	d, err := n.Cluster.Digest(ctx, req.Index)
+	if errors.Is(err, cluster.ErrNoDigest) {
+		return d, &server.ClusterError{Status: http.StatusNotFound, Msg: err.Error()}
+	}
+	return d, err
+}
+
+// verifyNow is POST /cluster/verify: the leader verifies now (a follower
+// asks the leader).
+func (n *Node) verifyNow(ctx context.Context) (*cluster.VerifyReport, error) {
+	var rep cluster.VerifyReport
+	var local *cluster.VerifyReport
+	err := n.onLeader(ctx, "/verify", struct{}{}, func() error {
+		var err error
+		local, err = n.verifyReplicas(ctx)
+		return err
+	}, &rep)
+	if err != nil {
+		return nil, err
+	}
+	if local != nil {
+		return local, nil
+	}
+	return &rep, nil
+}
