@@ -148,16 +148,48 @@ func textOf(sel, want string) chromedp.Action {
 }
 
 // absent asserts that nothing matches sel (after the page rendered).
+// absent waits until no element matches sel (a page re-renders after the
+// answer that a status line already shows), failing after 20 s.
 func absent(sel string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
-		var n int
-		if err := chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n).Do(ctx); err != nil {
-			return err
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var n int
+			if err := chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n).Do(ctx); err != nil {
+				return err
+			}
+			if n == 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d elements match %s after 20 s, want none", n, sel)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		if n != 0 {
-			return fmt.Errorf("%d elements match %s, want none", n, sel)
+	})
+}
+
+// fresh runs an action that finds a node and then acts on it again while
+// the node was replaced in between (a page re-rendering after an answer:
+// Chromium's "Could not find node with given id"), up to 20 s.
+func fresh(a chromedp.Action) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			err := a.Do(ctx)
+			if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") || time.Now().After(deadline) {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		return nil
 	})
 }
 
@@ -166,11 +198,11 @@ func check(f func() error) chromedp.Action {
 }
 
 func setValue(sel, value string) chromedp.Action {
-	return chromedp.SetValue(sel, value, chromedp.ByQuery)
+	return fresh(chromedp.SetValue(sel, value, chromedp.ByQuery))
 }
 
 func click(sel string) chromedp.Action {
-	return chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible)
+	return fresh(chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible))
 }
 
 func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
