@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/smtp"
 	"os"
@@ -319,5 +320,78 @@ format = "json"
 	Main([]string{"doctor", "--config", file}, &out, &errb)
 	if !strings.Contains(out.String(), "SHA-256 "+logged) {
 		t.Errorf("quire doctor does not show the fingerprint %s:\n%s%s", logged, out.String(), errb.String())
+	}
+}
+
+// TestServe_QuietJoin: a successful join logs in one format (Raft's lines
+// through the process's logger) and says nothing at WARN or ERROR: a new
+// member's empty log, the bootstrap's first election and the leader's
+// first appends to a member whose Raft is not running yet are expected.
+func TestServe_QuietJoin(t *testing.T) {
+	root := t.TempDir()
+	raftAddr := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	write := func(name, extra string) string {
+		file := filepath.Join(root, name+".toml")
+		body := `listen = "127.0.0.1:0"
+data_dir = "` + filepath.Join(root, name) + `"
+[tls]
+self_signed = true
+[log]
+format = "json"
+level = "debug"
+[cluster]
+node_id = "` + name + `"
+raft_listen = "` + raftAddr() + `"
+` + extra
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	addr1, logs1, stop1 := startServe(t, write("n1", "bootstrap = true\n"))
+	defer stop1()
+	var tok, errb bytes.Buffer
+	if code := Main([]string{"cluster", "token", "--data-dir", filepath.Join(root, "n1")}, &tok, &errb); code != 0 {
+		t.Fatalf("cluster token: %d %s", code, errb.String())
+	}
+	addr2, logs2, stop2 := startServe(t, write("n2", `join = "https://`+addr1+`"
+join_token = "`+strings.TrimSpace(tok.String())+`"
+`))
+	defer stop2()
+	// n2 is ready once it has caught up with n1: past the first appends.
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	quiretest.Eventually(t, "n2 to be ready", 60*time.Second, func() bool {
+		resp, err := c.Get("https://" + addr2 + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	for name, logs := range map[string]*syncBuffer{"n1": logs1, "n2": logs2} {
+		raftLines := 0
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Errorf("%s: a log line not in the configured format: %q", name, line)
+				continue
+			}
+			if lvl, _ := m["level"].(string); lvl == "WARN" || lvl == "ERROR" {
+				t.Errorf("%s: a successful join logged %s", name, line)
+			}
+			if m["component"] == "raft" {
+				raftLines++
+			}
+		}
+		if raftLines == 0 {
+			t.Errorf("%s: no line of Raft's in the node's log (at DEBUG): Raft logs somewhere else", name)
+		}
 	}
 }

@@ -58,9 +58,12 @@ type Config struct {
 	// be ID.
 	TLS *Identity
 
-	// Logger receives the node's logs (default slog.Default()); Raft's own
-	// go to RaftLogOutput (default os.Stderr) at RaftLogLevel (default
-	// "warn").
+	// Logger receives the node's logs (default slog.Default()), Raft's own
+	// among them (component raft) from RaftLogLevel up (default "warn", or
+	// "debug" when Logger takes DEBUG),
+	// what a healthy cluster says in its ordinary course at DEBUG
+	// (raftlog.go). RaftLogOutput, when set, takes Raft's lines instead
+	// (tests).
 	Logger        *slog.Logger
 	RaftLogOutput io.Writer
 	RaftLogLevel  string
@@ -114,6 +117,7 @@ type Node struct {
 	lead    *leadership
 
 	started atomic.Pointer[raft.Raft] // n.raft once it runs, for the TLS peer check
+	added   addedPeers                // when this node, leading, added each member (raftlog.go)
 
 	// leadStart is this node's last log index when it was last seen to
 	// become leader; readmitted maps a node id to the index of the
@@ -172,12 +176,21 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: the TLS certificate names node %q, this node is %q", cfg.TLS.NodeID, cfg.ID)
 	}
 	lg := cmp.Or(cfg.Logger, slog.Default()).With("component", "cluster", "node", cfg.ID)
-	hl := hclog.New(&hclog.LoggerOptions{
-		Name:   "raft-" + cfg.ID,
-		Output: cmp.Or[io.Writer](cfg.RaftLogOutput, os.Stderr),
-		Level:  hclog.LevelFromString(cmp.Or(cfg.RaftLogLevel, "warn")),
-	})
 	n := &Node{cfg: cfg, log: lg, db: cfg.DB, done: make(chan struct{}), lead: newLeadership()}
+	raftBase := cmp.Or(cfg.Logger, slog.Default())
+	if cfg.RaftLogOutput != nil {
+		raftBase = slog.New(slog.NewTextHandler(cfg.RaftLogOutput, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	}
+	raftLevel := cfg.RaftLogLevel
+	if raftLevel == "" {
+		// Raft's INFO is chatty: its DEBUG and INFO lines only when the
+		// process logs at DEBUG.
+		raftLevel = "warn"
+		if raftBase.Enabled(context.Background(), slog.LevelDebug) {
+			raftLevel = "debug"
+		}
+	}
+	var hl hclog.Logger = newRaftLog(raftBase.With("node", cfg.ID), raftLevel, n.added.recent)
 	n.loadDiverged()
 	ok := false
 	defer func() {
@@ -320,10 +333,15 @@ func (e *snapshotError) Unwrap() error { return e.err }
 // empty (new, not yet reached by the leader that is adding it) accepts
 // any certificate of the cluster CA: the leader's first connection must
 // get through. Connections before Raft runs are refused (peers retry).
+// errRaftNotRunning refuses a peer's Raft traffic while this node's Raft
+// has not started: it cannot tell members yet. A joining node meets it
+// with the leader's first appends (logged at DEBUG, as expected).
+var errRaftNotRunning = errors.New("raft is not running yet")
+
 func (n *Node) peerIsMember(id string) error {
 	r := n.started.Load()
 	if r == nil {
-		return errors.New("raft is not running yet")
+		return errRaftNotRunning
 	}
 	servers := r.GetConfiguration().Configuration().Servers
 	if len(servers) == 0 {
@@ -436,6 +454,7 @@ func (n *Node) Join(id, addr string) error {
 	if err != nil || same {
 		return err
 	}
+	n.added.add(id)
 	return n.raftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0).Error())
 }
 
@@ -473,6 +492,7 @@ func (n *Node) Readmit(id, addr string) error {
 	if _, err := n.clearSlot(id, addr, false); err != nil {
 		return err
 	}
+	n.added.add(id)
 	f := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 0)
 	if err := f.Error(); err != nil {
 		return n.raftErr(err)

@@ -436,7 +436,11 @@ func (l *tlsListener) handshake(c net.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
-		l.log.Warn("refused a connection to the Raft port", "remote", c.RemoteAddr().String(), "err", err)
+		level := slog.LevelWarn
+		if errors.Is(err, errRaftNotRunning) {
+			level = slog.LevelDebug // a joining node, before its Raft runs
+		}
+		l.log.Log(context.Background(), level, "refused a connection to the Raft port", "remote", c.RemoteAddr().String(), "err", err)
 		c.Close()
 		return
 	}
