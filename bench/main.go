@@ -9,7 +9,7 @@
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
 //	               [-no-search | -search-only | -pipeline-only | -ocr-only | -ingest-only | -cluster-only | -console-only | -intake-only | -links-only]
 //	               [-ingest-runs 3] [-ingest-processing both|off|on] [-search-docs N] [-cpuprofile PREFIX]
-//	               [-ocr-pages N] [-ocr-scan-pages N] [-ocr-defaults auto|named|default]
+//	               [-ocr-pages N] [-ocr-scan-pages N] [-ocr-defaults auto|named|default] [-bulk-docs N]
 //	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
 //	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
 //
@@ -46,7 +46,10 @@
 //     documents through their signed URLs beside the same downloads
 //     through GET /documents/{id}/content, with the default rate limits;
 //   - console (console.go): the web console in headless Chromium: first
-//     load, opening a folder of 10,000 documents, search as you type;
+//     load, opening a folder of 10,000 documents (in the open console, and
+//     as a first load with the cache off), bulk-tagging 1,000 documents
+//     through the bulk bar, search as you type (at 10,000 documents here,
+//     and at the search benchmark's 100,000);
 //   - scale (scale.go, -scale-only, make bench-scale, as root): the search
 //     corpus at 1,000,000 documents served from inside a memory cgroup,
 //     one row per limit beside the unlimited row, the rare words' first
@@ -54,7 +57,8 @@
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
-//     queries from 8 clients beside GET /healthz (the HTTP floor).
+//     queries from 8 clients beside GET /healthz (the HTTP floor), and
+//     search as you type in the console over the same documents.
 //
 // It also samples the server's resident memory, judging its anonymous part
 // (heap, stacks) in every phase, and checks that the upload reads back
@@ -97,6 +101,7 @@ type config struct {
 	ocrScanPages int           // pages of the upload-to-searchable scan, 0 for its default
 	ocrDefaults  string        // how that scan asks for OCR: auto, named, default
 	ingestProc   string        // sustained rows without (off), with (on) a site's default processing, or both
+	bulkDocs     int           // documents of the console's bulk-tag row, 0 for its default
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	versionsOnly bool          // run the versions benchmark alone
@@ -148,6 +153,7 @@ func main() {
 	ocrPagesF := flag.Int("ocr-pages", 0, "pages of each of the OCR throughput row's 4 scans (0: 5, or 1 with -quick)")
 	ocrScanPagesF := flag.Int("ocr-scan-pages", 0, "pages of the upload-to-searchable scan (0: 10, or 3 with -quick)")
 	ocrDefaults := flag.String("ocr-defaults", ocrDefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
+	bulkDocs := flag.Int("bulk-docs", 0, "documents of the console's bulk-tag row (0: 1,000, or 200 with -quick)")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
@@ -176,8 +182,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: -ingest-processing: %q is not both, off or on\n", *ingestProc)
 		os.Exit(2)
 	}
-	if *ocrPagesF < 0 || *ocrPagesF > 100 || *ocrScanPagesF < 0 || *ocrScanPagesF > 100 {
-		fmt.Fprintln(os.Stderr, "bench: -ocr-pages and -ocr-scan-pages are from 0 to 100")
+	if *ocrPagesF < 0 || *ocrPagesF > 100 || *ocrScanPagesF < 0 || *ocrScanPagesF > 100 || *bulkDocs < 0 || *bulkDocs > 5000 {
+		fmt.Fprintln(os.Stderr, "bench: -ocr-pages and -ocr-scan-pages are from 0 to 100, -bulk-docs from 0 to 5000 (a folder the console reads whole)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -190,6 +196,7 @@ func main() {
 	cfg.ocrScanPages = *ocrScanPagesF
 	cfg.ocrDefaults = *ocrDefaults
 	cfg.ingestProc = *ingestProc
+	cfg.bulkDocs = *bulkDocs
 	cfg.ingestOnly = *ingestOnly
 	cfg.clusterOnly = *clusterOnly
 	cfg.versionsOnly = *versionsOnly

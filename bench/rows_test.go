@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,34 @@ func TestScan_ImageOnlyPages(t *testing.T) {
 	}
 	if n, missing := markersIn("... "+strings.ToUpper(sd.markers[1])+" ...", sd.markers); n != 1 || missing != sd.markers[0] {
 		t.Errorf("markersIn = %d, %q; want 1, %q", n, missing, sd.markers[0])
+	}
+}
+
+// TestConsoleRows_AgreeWithConsole: the console rows' baseline sends as
+// many tag requests at a time as the console's bulk jobs do, and types
+// faster than the search page's pause, so that only the last key's query
+// is sent (the note counts any other).
+func TestConsoleRows_AgreeWithConsole(t *testing.T) {
+	for _, c := range []struct {
+		file, re string
+		check    func(n int) bool
+		what     string
+	}{
+		{"../console/js/bulk.js", `const PARALLEL = (\d+);`, func(n int) bool { return n == consoleBulkParallel }, "PARALLEL is consoleBulkParallel"},
+		{"../console/pages/search.js", `const TYPING_MS = (\d+);`, func(n int) bool { return time.Duration(n)*time.Millisecond > typingGap }, "TYPING_MS is longer than typingGap"},
+	} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(c.re).FindSubmatch(b)
+		if m == nil {
+			t.Errorf("%s: no %s", c.file, c.re)
+			continue
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		if !c.check(n) {
+			t.Errorf("%s: %s: want %s", c.file, m[0], c.what)
+		}
 	}
 }
