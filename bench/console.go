@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -64,11 +66,7 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	if _, err := waitPipelineIdle(ctx, srv, 30*time.Minute); err != nil {
 		return err
 	}
-	user, pw, err := consoleUser(ctx, srv)
-	if err != nil {
-		return err
-	}
-	b, err := newConsoleBrowser(ctx)
+	b, user, pw, err := openConsole(ctx, srv)
 	if err != nil {
 		return err
 	}
@@ -156,7 +154,7 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	s.rep.note("console first load of a folder: from the navigation to /console/#/browse/big in a tab signed in by its refresh cookie, HTTP cache off, until the first page of 50 entries is drawn%s (performance.now() in the page, taken by a MutationObserver installed before the page's scripts); the entries of the API's first page with a thumbnailUrl: %d of 50",
 		map[bool]string{true: " and every thumbnail in view has loaded (grid view)", false: ""}[thumbs > 0], thumbs)
 	s.noteTyped("console search as you type (a word in one document)", typed)
-	return s.bulkTagRows(ctx, srv, b, bulk, bulkRounds)
+	return s.bulkTagRows(ctx, srv, b, user, pw, bulk, bulkRounds)
 }
 
 const (
@@ -298,6 +296,17 @@ func consoleUser(ctx context.Context, srv *server) (string, string, error) {
 		return "", "", err
 	}
 	return user, pw, nil
+}
+
+// openConsole makes the bench's console user on srv and starts a browser
+// (not signed in yet); the caller closes it.
+func openConsole(ctx context.Context, srv *server) (*consoleBrowser, string, string, error) {
+	user, pw, err := consoleUser(ctx, srv)
+	if err != nil {
+		return nil, "", "", err
+	}
+	b, err := newConsoleBrowser(ctx)
+	return b, user, pw, err
 }
 
 // consoleBrowser is a headless Chromium tab.
@@ -508,11 +517,7 @@ func (s *session) consoleSearchRow(ctx context.Context, srv *server, c *corpus, 
 		rounds = 3
 	}
 	s.logf("console: search as you type at %d documents, %d words", n, rounds)
-	user, pw, err := consoleUser(ctx, srv)
-	if err != nil {
-		return err
-	}
-	b, err := newConsoleBrowser(ctx)
+	b, user, pw, err := openConsole(ctx, srv)
 	if err != nil {
 		return err
 	}
@@ -572,6 +577,8 @@ const bulkTagScript = `(async (n, key, value) => {
     f();
   });
   const digits = (el) => (el ? Number(el.textContent.replace(/[^0-9]/g, "")) : -1);
+  performance.setResourceTimingBufferSize(2 * n + 100);
+  performance.clearResourceTimings();
   const t0 = performance.now();
   document.getElementById("select-folder").click();
   await wait(() => !document.getElementById("bulkbar").hidden && digits(document.getElementById("selected-count")) === n, 60000);
@@ -585,7 +592,9 @@ const bulkTagScript = `(async (n, key, value) => {
   const text = () => document.querySelector("#bulk-progress .bulk-text").textContent;
   await wait(() => /^Done/.test(text()) || /failed:$/.test(text()), 600000);
   const t3 = performance.now();
-  return { select: t1 - t0, tag: t3 - t2, total: t3 - t0, summary: text(),
+  const each = performance.getEntriesByType("resource").filter((e) => /\/tags(\?|$)/.test(e.name))
+    .map((e) => e.responseEnd - e.startTime).sort((a, b) => a - b);
+  return { select: t1 - t0, tag: t3 - t2, total: t3 - t0, summary: text(), request: each.length ? each[each.length >> 1] : -1,
     failures: document.querySelectorAll("#bulk-progress .bulk-failures li").length };
 })(%d, %q, %q)`
 
@@ -593,17 +602,29 @@ const bulkTagScript = `(async (n, key, value) => {
 // bulk bar, rounds times (a new tag key each), beside the same tag
 // requests from Go, as many at a time as the console sends (js/bulk.js,
 // PARALLEL); each round is checked through the API.
-func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowser, n, rounds int) error {
+func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowser, user, pw string, n, rounds int) error {
 	es, err := folderEntries(ctx, srv, "bulk", n+1)
 	if err != nil {
 		return err
 	}
+	// The baseline signs in as the console's user: the same credentials
+	// and permission checks, without the browser.
+	var in struct {
+		AuthenticationResult struct{ AccessToken string }
+	}
+	if err := srv.doJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, http.StatusOK, &in); err != nil {
+		return err
+	}
+	if in.AuthenticationResult.AccessToken == "" {
+		return errors.New("bulk tag baseline: POST /login gave no access token")
+	}
+	bearer := "Bearer " + in.AuthenticationResult.AccessToken
 	if len(es) != n {
 		return fmt.Errorf("bulk folder: %d documents listed, want %d", len(es), n)
 	}
 	s.logf("console: bulk-tag %d documents, %d rounds", n, rounds)
 	var total, tagOnly, base []time.Duration
-	var selects []time.Duration
+	var selects, reqs, goReqs []time.Duration
 	for r := 1; r <= rounds; r++ {
 		key := fmt.Sprintf("bench-round-%d", r)
 		if _, err := b.run(chromedp.Evaluate(`location.hash = "#/browse"`, nil), consolePoll(`!!document.querySelector("#entries a[href='#/browse/bulk']")`),
@@ -611,9 +632,9 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 			return fmt.Errorf("console bulk folder: %w", err)
 		}
 		var out struct {
-			Select, Tag, Total float64
-			Summary            string
-			Failures           int
+			Select, Tag, Total, Request float64
+			Summary                     string
+			Failures                    int
 		}
 		if _, err := b.run(evalAsync(fmt.Sprintf(bulkTagScript, n, key, "yes"), &out)); err != nil {
 			return fmt.Errorf("console bulk tag: %w", err)
@@ -626,22 +647,53 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 		}
 		ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 		total, tagOnly, selects = append(total, ms(out.Total)), append(tagOnly, ms(out.Tag)), append(selects, ms(out.Select))
+		reqs = append(reqs, ms(out.Request))
 
 		gokey := fmt.Sprintf("bench-go-%d", r)
+		each := make([]time.Duration, n)
 		t0 := time.Now()
 		err := parallel(ctx, n, consoleBulkParallel, func(i int) error {
-			return srv.doJSON(ctx, http.MethodPost, "/documents/"+url.PathEscape(es[i].DocumentID)+"/tags",
-				map[string]any{"tags": []map[string]any{{"key": gokey, "value": "yes"}}}, http.StatusCreated, nil)
+			t := time.Now()
+			err := postAs(ctx, srv, bearer, "/documents/"+url.PathEscape(es[i].DocumentID)+"/tags",
+				map[string]any{"tags": []map[string]any{{"key": gokey, "value": "yes"}}}, http.StatusCreated)
+			each[i] = time.Since(t)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("bulk tag baseline: %w", err)
 		}
 		base = append(base, time.Since(t0))
+		goReqs = append(goReqs, medianDuration(each))
 	}
 	s.addConsoleRow(fmt.Sprintf("console: bulk-tag %d documents (select all in folder, add a tag), median", n), total, base, bulkTagTarget)
-	s.rep.note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/{id}/tags per document, %d at a time); baseline: the same %d requests from Go, %d at a time; every round's tag checked on 20 documents through the API",
-		consoleMs(medianDuration(selects)), consoleMs(medianDuration(tagOnly)), rounds, consoleBulkParallel, n, consoleBulkParallel)
+	s.rep.note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/{id}/tags per document, %d at a time, each answered in %s, median of the browser's resource timings); baseline: the same %d requests from Go with the console user's access token, %d at a time, each answered in %s; every round's tag checked on 20 documents through the API",
+		consoleMs(medianDuration(selects)), consoleMs(medianDuration(tagOnly)), rounds, consoleBulkParallel, consoleMs(medianDuration(reqs)), n, consoleBulkParallel, consoleMs(medianDuration(goReqs)))
 	return nil
+}
+
+// postAs posts body as JSON to path with the Authorization header auth
+// and checks the status is want.
+func postAs(ctx context.Context, srv *server, auth, path string, body any, want int) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	resp, err := srv.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, want); err != nil {
+		return fmt.Errorf("POST %s: %w", path, err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
 
 // consoleBulkParallel is how many requests the console's bulk jobs send
