@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +94,7 @@ func runCount(ctx context.Context, workers, n int, op loadOp) loadResult {
 }
 
 // ingestBench runs the sustained-ingest and freshness benchmarks.
+// ingestBench runs the sustained-ingest and freshness benchmarks.
 func (s *session) ingestBench(ctx context.Context) error {
 	if err := s.sustainedBench(ctx); err != nil {
 		return err
@@ -103,19 +105,50 @@ func (s *session) ingestBench(ctx context.Context) error {
 	return s.burstBench(ctx)
 }
 
-// sustainedBench alternates raw Badger and a fresh quire server, each
-// writing n documents, cfg.ingestRuns times.
+// The sustained rows run without a site's default processing, with it, or
+// both (-ingest-processing). Default processing (issue 46) must not slow
+// the write path: OCR and FULLTEXT run in the pipeline after the create
+// is acknowledged.
+const (
+	procBoth = "both"
+	procOff  = "off"
+	procOn   = "on"
+)
+
+// processingOn is the site's default processing of the "on" rows.
+var processingOn = []string{"OCR", "FULLTEXT"}
+
+// sustainedVariant is one server setup of the sustained rows and what
+// its runs measured.
+type sustainedVariant struct {
+	label   string   // "" for the rows without default processing
+	want    []string // processing.defaultActions set before the creates
+	skip    string   // why the variant cannot be measured on this server
+	applied []string // the actions a document created without any got
+	qs      []loadResult
+	fresh   []time.Duration // create to searchable, sampled in every run
+	catchUp []time.Duration // index empty after the last create
+	drain   []time.Duration // pipeline idle after the last create (on)
+	cores   [][]float64
+	peak    procStatus
+	idle    procStatus
+}
+
+// sustainedBench alternates raw Badger and a fresh quire server per
+// variant, each writing n documents, cfg.ingestRuns times.
 func (s *session) sustainedBench(ctx context.Context) error {
 	n, runs := sustainedDocs, max(s.cfg.ingestRuns, 1)
 	if s.cfg.quick {
 		n = 6000
 	}
-	var qs, bs []loadResult
-	var peak procStatus
-	var idle procStatus
-	var catchUp []time.Duration
-	var cores [][]float64
-	var fresh []time.Duration // create to searchable, sampled in every run
+	var vs []*sustainedVariant
+	if s.cfg.ingestProc != procOn {
+		vs = append(vs, &sustainedVariant{want: []string{}})
+	}
+	if s.cfg.ingestProc != procOff {
+		vs = append(vs, &sustainedVariant{label: "default processing " + strings.Join(processingOn, ", "), want: processingOn})
+	}
+	var bs []loadResult
 	for r := range runs {
 		s.logf("sustained ingest %d/%d: badger, %d goroutines, %d synced txns", r+1, runs, s.cfg.clients, n)
 		dir := filepath.Join(s.root, "badger-sustained")
@@ -125,40 +158,99 @@ func (s *session) sustainedBench(ctx context.Context) error {
 			return fmt.Errorf("sustained baseline: %w", err)
 		}
 		bs = append(bs, b)
-		s.logf("sustained ingest %d/%d: quire, %d clients, %d documents", r+1, runs, s.cfg.clients, n)
-		data := filepath.Join(s.root, "sustained")
-		srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "sustained.log"))
-		if err != nil {
-			return err
+		for _, v := range vs {
+			if v.skip != "" {
+				continue
+			}
+			if err := s.sustainedRun(ctx, v, r, runs, n, b); err != nil {
+				return err
+			}
 		}
-		idle = srv.rss.current()
-		srv.rss.resetPeak()
-		cpu := startCPU(srv.pid(), os.Getpid())
-		fs := newFreshSampler(ctx, srv)
-		q, err := quireCountSampled(ctx, srv, s.cfg, n, fs)
-		cores = append(cores, cpu.cores())
-		if err == nil {
-			var fr loadResult
-			fr, err = fs.finish()
-			fresh = append(fresh, fr.lat...)
+	}
+	var off *sustainedVariant
+	for _, v := range vs {
+		if v.skip != "" {
+			s.rep.notMeasured(fmt.Sprintf("sustained create %d x %s docs, %s", n, sizeName(int64(s.cfg.docSize)), v.label), v.skip)
+			continue
 		}
-		fs.cancel()
-		if err == nil {
-			var took time.Duration
-			took, err = srv.waitIndexed(ctx, 10*time.Minute)
-			catchUp = append(catchUp, took)
+		s.addSustainedRows(v, bs, n, runs)
+		if v.label == "" {
+			off = v
+			continue
 		}
-		peak = maxOf(peak, srv.rss.resetPeak())
-		if err != nil {
-			err = srv.withLog(fmt.Errorf("sustained quire: %w", err))
+		if off != nil {
+			on, was := median(rates(v.qs)), median(rates(off.qs))
+			s.rep.rows = append(s.rep.rows, row{name: "  sustained create, default processing on / off", quire: fmt.Sprintf("%.0f docs/s", on),
+				baseline: fmt.Sprintf("%.0f docs/s", was), ratio: fmt.Sprintf("%.2f", on/was), target: "-", status: "info"})
 		}
-		srv.stop()
-		os.RemoveAll(data)
-		if err != nil {
-			return err
-		}
-		qs = append(qs, q)
-		s.logf("  quire %.0f docs/s p99 %s; badger %.0f txn/s; ratio %.2f", q.rate(), millis(q.percentile(0.99)), b.rate(), q.rate()/b.rate())
+	}
+	s.rep.note("sustained baseline: Badger SyncWrites, default options, %d goroutines, %d txns of a 4 KiB value and a small key; spread = largest distance from the median", s.cfg.clients, n)
+	return nil
+}
+
+// sustainedRun is run r of variant v: a fresh server, its site's default
+// processing set as v asks (the first run checks that the server keeps
+// and applies it, and marks v not measurable if not), n creates with
+// freshness samples, then the index (and the pipeline) caught up.
+func (s *session) sustainedRun(ctx context.Context, v *sustainedVariant, r, runs, n int, b loadResult) error {
+	data := filepath.Join(s.root, "sustained")
+	srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "sustained.log"))
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	defer srv.stop()
+	st, err := setProcessing(ctx, srv, "default", v.want, map[string]any{"contentType": "text/plain", "content": "default processing probe"})
+	if err != nil {
+		return srv.withLog(err)
+	}
+	if ok, why := st.measurable(); !ok {
+		v.skip = why
+		return nil
+	}
+	v.applied = st.applied
+	what := "quire"
+	if v.label != "" {
+		what += ", " + v.label
+	}
+	s.logf("sustained ingest %d/%d: %s, %d clients, %d documents", r+1, runs, what, s.cfg.clients, n)
+	v.idle = srv.rss.current()
+	srv.rss.resetPeak()
+	cpu := startCPU(srv.pid(), os.Getpid())
+	fs := newFreshSampler(ctx, srv)
+	q, err := quireCountSampled(ctx, srv, s.cfg, n, fs)
+	stopped := time.Now()
+	v.cores = append(v.cores, cpu.cores())
+	if err == nil {
+		var fr loadResult
+		fr, err = fs.finish()
+		v.fresh = append(v.fresh, fr.lat...)
+	}
+	fs.cancel()
+	if err == nil {
+		var took time.Duration
+		took, err = srv.waitIndexed(ctx, 10*time.Minute)
+		v.catchUp = append(v.catchUp, took)
+	}
+	if err == nil && len(v.applied) > 0 {
+		_, err = waitPipelineIdle(ctx, srv, 30*time.Minute)
+		v.drain = append(v.drain, time.Since(stopped))
+	}
+	v.peak = maxOf(v.peak, srv.rss.resetPeak())
+	if err != nil {
+		return srv.withLog(fmt.Errorf("sustained quire: %w", err))
+	}
+	v.qs = append(v.qs, q)
+	s.logf("  quire %.0f docs/s p99 %s; badger %.0f txn/s; ratio %.2f", q.rate(), millis(q.percentile(0.99)), b.rate(), q.rate()/b.rate())
+	return nil
+}
+
+// addSustainedRows adds a variant's rows against the baselines bs.
+func (s *session) addSustainedRows(v *sustainedVariant, bs []loadResult, n, runs int) {
+	qs := v.qs
+	with := ""
+	if v.label != "" {
+		with = ", " + v.label
 	}
 	qr, br := rates(qs), rates(bs)
 	ratios := make([]float64, len(qr))
@@ -167,7 +259,7 @@ func (s *session) sustainedBench(ctx context.Context) error {
 	}
 	ratio := median(ratios)
 	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("sustained create %d x %s docs, %d clients (median of %d)", n, sizeName(int64(s.cfg.docSize)), s.cfg.clients, runs),
+		name:     fmt.Sprintf("sustained create %d x %s docs, %d clients (median of %d)%s", n, sizeName(int64(s.cfg.docSize)), s.cfg.clients, runs, with),
 		quire:    fmt.Sprintf("%.0f docs/s", median(qr)),
 		baseline: fmt.Sprintf("%.0f txn/s", median(br)),
 		ratio:    fmt.Sprintf("%.2f", ratio),
@@ -181,7 +273,7 @@ func (s *session) sustainedBench(ctx context.Context) error {
 		qp50s, bp50s = append(qp50s, qs[i].percentile(0.5).Seconds()), append(bp50s, bs[i].percentile(0.5).Seconds())
 	}
 	s.rep.rows = append(s.rep.rows, row{
-		name:     "  sustained create p50 (median run)",
+		name:     "  sustained create p50 (median run)" + with,
 		quire:    millis(time.Duration(median(qp50s) * float64(time.Second))),
 		baseline: millis(time.Duration(median(bp50s) * float64(time.Second))),
 		ratio:    fmt.Sprintf("%.2f", median(qp50s)/median(bp50s)),
@@ -189,7 +281,7 @@ func (s *session) sustainedBench(ctx context.Context) error {
 		status:   "info",
 	})
 	s.rep.rows = append(s.rep.rows, row{
-		name:     "  sustained create p99 (worst run)",
+		name:     "  sustained create p99 (worst run)" + with,
 		quire:    millis(qp99),
 		baseline: millis(bp99),
 		ratio:    fmt.Sprintf("%.2f", qp99.Seconds()/bp99.Seconds()),
@@ -197,29 +289,33 @@ func (s *session) sustainedBench(ctx context.Context) error {
 		status:   status(qp99 < sustainedP99Target),
 	})
 	sp := spread(qr)
-	srow := row{name: "  sustained run-to-run spread (docs/s)", quire: fmt.Sprintf("±%.0f%%", sp*100),
+	srow := row{name: "  sustained run-to-run spread (docs/s)" + with, quire: fmt.Sprintf("±%.0f%%", sp*100),
 		baseline: fmt.Sprintf("±%.0f%%", spread(br)*100), ratio: "-", target: fmt.Sprintf("±%.0f%%", sustainedSpread*100), status: status(sp <= sustainedSpread)}
 	if runs < 2 {
 		srow.quire, srow.baseline, srow.status = "n/a", "n/a", "info"
 	}
 	s.rep.rows = append(s.rep.rows, srow)
-	slices.Sort(fresh)
+	fresh := slices.Sorted(slices.Values(v.fresh))
 	fr := loadResult{lat: fresh}
 	s.rep.rows = append(s.rep.rows,
-		row{name: fmt.Sprintf("  sustained freshness p99 (%d sampled in all runs)", len(fresh)), quire: millis(fr.percentile(0.99)), baseline: "-", ratio: "-",
+		row{name: fmt.Sprintf("  sustained freshness p99 (%d sampled in all runs)%s", len(fresh), with), quire: millis(fr.percentile(0.99)), baseline: "-", ratio: "-",
 			target: "<= " + millis(freshnessTarget), status: status(len(fresh) > 0 && fr.percentile(0.99) <= freshnessTarget)},
-		row{name: "  sustained create to searchable p50", quire: millis(fr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
+		row{name: "  sustained create to searchable p50" + with, quire: millis(fr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
 	)
-	s.rep.addAnon("server peak anonymous memory, sustained create", idle, peak, anonTarget)
-	for i := range qs {
-		s.rep.note("sustained run %d: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
-			i+1, qr[i], millis(qs[i].percentile(0.5)), millis(qs[i].percentile(0.99)), qs[i].errors, cores[i][0], cores[i][1], catchUp[i].Seconds(), br[i], millis(bs[i].percentile(0.99)))
+	if len(v.drain) > 0 {
+		s.rep.rows = append(s.rep.rows, row{name: "  pipeline idle after the last create (worst run)" + with, quire: secs(slices.Max(v.drain)),
+			baseline: "-", ratio: "-", target: "-", status: "info"})
 	}
-	s.rep.note("sustained baseline: Badger SyncWrites, default options, %d goroutines, %d txns of a 4 KiB value and a small key; spread = largest distance from the median", s.cfg.clients, n)
-	return nil
+	s.rep.addAnon("server peak anonymous memory, sustained create"+with, v.idle, v.peak, anonTarget)
+	for i := range qs {
+		s.rep.note("sustained run %d%s: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
+			i+1, with, qr[i], millis(qs[i].percentile(0.5)), millis(qs[i].percentile(0.99)), qs[i].errors, v.cores[i][0], v.cores[i][1], v.catchUp[i].Seconds(), br[i], millis(bs[i].percentile(0.99)))
+	}
+	if v.label != "" {
+		s.rep.note("sustained%s: the site's processing.defaultActions set to %s through PATCH /sites/default/configuration and read back; a document created without actions got %s; the creates name no actions, so each gets them (OCR skips text); the pipeline's drain is timed from the last create until /readyz shows no queued or running action",
+			with, strings.Join(v.want, ", "), strings.Join(v.applied, ", "))
+	}
 }
-
-// rates returns the rates of rs.
 func rates(rs []loadResult) []float64 {
 	out := make([]float64, len(rs))
 	for i, r := range rs {

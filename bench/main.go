@@ -7,8 +7,9 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ingest-only | -cluster-only | -console-only | -intake-only | -links-only]
-//	               [-ingest-runs 3] [-search-docs N] [-cpuprofile PREFIX]
+//	               [-no-search | -search-only | -pipeline-only | -ocr-only | -ingest-only | -cluster-only | -console-only | -intake-only | -links-only]
+//	               [-ingest-runs 3] [-ingest-processing both|off|on] [-search-docs N] [-cpuprofile PREFIX]
+//	               [-ocr-pages N] [-ocr-scan-pages N] [-ocr-defaults auto|named|default] [-bulk-docs N]
 //	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
 //	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
 //
@@ -24,10 +25,17 @@
 //     actions/s until the pipeline is idle beside raw Badger doing the
 //     durable minimum per action (read, hash, two synced transactions) with
 //     the same 4 workers, and sampled create-to-searchable latency;
+//   - OCR (ocr.go, scan.go): scanned pages generated in the run (A4,
+//     300 dpi, image-only PDFs) read by the pipeline's OCR action in
+//     pages/min beside tesseract run directly on the same pages, and the
+//     time from the upload of a 10-page scan until a word printed on its
+//     last page finds it;
 //   - sustained ingest and fulltext freshness (ingest.go): 30,000 creates
 //     beside raw Badger writing as many synced transactions, repeated for
-//     the run-to-run spread; 60 s of creates while sampled documents are
-//     polled until a text search finds them;
+//     the run-to-run spread, without and with a site's default processing
+//     (processing.defaultActions; measured once the server keeps it); 60 s
+//     of creates while sampled documents are polled until a text search
+//     finds them;
 //   - scanner intake (intake.go): files per second taken from a watched
 //     folder beside plain POST /documents creates of files of the same
 //     sizes, one after another;
@@ -38,7 +46,10 @@
 //     documents through their signed URLs beside the same downloads
 //     through GET /documents/{id}/content, with the default rate limits;
 //   - console (console.go): the web console in headless Chromium: first
-//     load, opening a folder of 10,000 documents, search as you type;
+//     load, opening a folder of 10,000 documents (in the open console, and
+//     as a first load with the cache off), bulk-tagging 1,000 documents
+//     through the bulk bar, search as you type (at 10,000 documents here,
+//     and at the search benchmark's 100,000);
 //   - scale (scale.go, -scale-only, make bench-scale, as root): the search
 //     corpus at 1,000,000 documents served from inside a memory cgroup,
 //     one row per limit beside the unlimited row, the rare words' first
@@ -46,7 +57,8 @@
 //   - search: 100,000 generated documents indexed by quire reindex beside
 //     raw Bleve batch indexing, then fulltext (rare and common words, through
 //     /search and /searchFulltext), filename-prefix, folder and attribute
-//     queries from 8 clients beside GET /healthz (the HTTP floor).
+//     queries from 8 clients beside GET /healthz (the HTTP floor), and
+//     search as you type in the console over the same documents.
 //
 // It also samples the server's resident memory, judging its anonymous part
 // (heap, stacks) in every phase, and checks that the upload reads back
@@ -63,6 +75,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +96,12 @@ type config struct {
 	skipSearch   bool          // leave out the search benchmark
 	searchOnly   bool          // run the search benchmark alone
 	pipelineOnly bool          // run the pipeline benchmark alone
+	ocrOnly      bool          // run the OCR benchmarks alone
+	ocrPages     int           // pages per document of the OCR throughput row, 0 for its default
+	ocrScanPages int           // pages of the upload-to-searchable scan, 0 for its default
+	ocrDefaults  string        // how that scan asks for OCR: auto, named, default
+	ingestProc   string        // sustained rows without (off), with (on) a site's default processing, or both
+	bulkDocs     int           // documents of the console's bulk-tag row, 0 for its default
 	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
 	clusterOnly  bool          // run the three-node cluster benchmarks alone
 	versionsOnly bool          // run the versions benchmark alone
@@ -110,8 +129,9 @@ func newConfig(bin, out string, quick bool) config {
 		bin: bin, out: out, quick: quick,
 		clients: 64, docSize: 4 << 10,
 		warmup: time.Second, window: 10 * time.Second,
-		uploadSize: 1 << 30,
-		ingestRuns: 3,
+		uploadSize:  1 << 30,
+		ingestRuns:  3,
+		ocrDefaults: ocrDefaultsAuto, ingestProc: procBoth,
 	}
 	if quick {
 		c.window = 3 * time.Second
@@ -128,6 +148,12 @@ func main() {
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
+	ingestProc := flag.String("ingest-processing", procBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
+	ocrOnly := flag.Bool("ocr-only", false, "run the OCR benchmarks alone (pages/min beside tesseract, upload to searchable of a 10-page scan)")
+	ocrPagesF := flag.Int("ocr-pages", 0, "pages of each of the OCR throughput row's 4 scans (0: 5, or 1 with -quick)")
+	ocrScanPagesF := flag.Int("ocr-scan-pages", 0, "pages of the upload-to-searchable scan (0: 10, or 3 with -quick)")
+	ocrDefaults := flag.String("ocr-defaults", ocrDefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
+	bulkDocs := flag.Int("bulk-docs", 0, "documents of the console's bulk-tag row (0: 1,000, or 200 with -quick)")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
 	versionsOnly := flag.Bool("versions-only", false, "run the versions benchmark alone (1,000 versions of one document)")
@@ -148,11 +174,29 @@ func main() {
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
 	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
+	if !slices.Contains([]string{ocrDefaultsAuto, ocrDefaultsNamed, ocrDefaultsDefault}, *ocrDefaults) {
+		fmt.Fprintf(os.Stderr, "bench: -ocr-defaults: %q is not auto, named or default\n", *ocrDefaults)
+		os.Exit(2)
+	}
+	if !slices.Contains([]string{procBoth, procOff, procOn}, *ingestProc) {
+		fmt.Fprintf(os.Stderr, "bench: -ingest-processing: %q is not both, off or on\n", *ingestProc)
+		os.Exit(2)
+	}
+	if *ocrPagesF < 0 || *ocrPagesF > 100 || *ocrScanPagesF < 0 || *ocrScanPagesF > 100 || *bulkDocs < 0 || *bulkDocs > 5000 {
+		fmt.Fprintln(os.Stderr, "bench: -ocr-pages and -ocr-scan-pages are from 0 to 100, -bulk-docs from 0 to 5000 (a folder the console reads whole)")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
 	cfg.skipSearch = *noSearch
 	cfg.searchOnly = *searchOnly
 	cfg.pipelineOnly = *pipelineOnly
+	cfg.ocrOnly = *ocrOnly
+	cfg.ocrPages = *ocrPagesF
+	cfg.ocrScanPages = *ocrScanPagesF
+	cfg.ocrDefaults = *ocrDefaults
+	cfg.ingestProc = *ingestProc
+	cfg.bulkDocs = *bulkDocs
 	cfg.ingestOnly = *ingestOnly
 	cfg.clusterOnly = *clusterOnly
 	cfg.versionsOnly = *versionsOnly
@@ -245,6 +289,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if cfg.pipelineOnly {
 		return s.pipelineBench(ctx)
 	}
+	if cfg.ocrOnly {
+		return s.ocrBench(ctx)
+	}
 	if cfg.ingestOnly {
 		return s.ingestBench(ctx)
 	}
@@ -334,6 +381,9 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	}
 	srv.stop()
 	if err := s.pipelineBench(ctx); err != nil {
+		return err
+	}
+	if err := s.ocrBench(ctx); err != nil {
 		return err
 	}
 	if err := s.ingestBench(ctx); err != nil {
