@@ -169,8 +169,9 @@ const (
 	// last key at 100,000 documents (issue 47).
 	typingTarget = 150 * time.Millisecond
 	// typingGap is the time between two keys as the rows type: a fast
-	// typist, well under the console's pause before it searches
-	// (TYPING_MS, 250 ms), so only the last key's query is sent.
+	// typist. The console's pause before it searches (TYPING_MS) is
+	// shorter, so a query goes out after every key (the note counts them)
+	// and the last key's answer is what is timed.
 	typingGap = 90 * time.Millisecond
 )
 
