@@ -345,6 +345,9 @@ func (d *DB) ReplaceFrom(r io.Reader) error {
 	if d.readOnly.Load() {
 		return &WriteRefusedError{Kind: readOnlyOpenKind, Reason: "storage is read-only: cannot load a snapshot"}
 	}
+	// What was cached of the old state is not the snapshot's: forgotten
+	// whatever the load's outcome (a cut load leaves a state in between).
+	defer d.siteCfg.clear()
 	if err := d.bdb.DropAll(); err != nil {
 		return fmt.Errorf("replace: drop: %w", err)
 	}

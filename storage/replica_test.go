@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"time"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -250,5 +252,38 @@ func TestApplyBatchAt_OneTransactionSameStateAsOneByOne(t *testing.T) {
 	after, _, _ := batched.StateHash()
 	if ok || before != after || mustApplied(t, batched) != 14 {
 		t.Fatalf("a batch with a refused command: ok %v, state changed %v, applied %d", ok, before != after, mustApplied(t, batched))
+	}
+}
+
+// TestSnapshot_ReplaceFromForgetsCachedSiteConfig: a member that loads a
+// snapshot answers the site configuration the snapshot holds, not the one
+// it had cached before the load.
+func TestSnapshot_ReplaceFromForgetsCachedSiteConfig(t *testing.T) {
+	src := mustOpen(t)
+	if _, err := src.ApplyAt(MustCommand(OpSetSiteConfig, "default", "joe", time.Now(), SiteConfig{MaxDocuments: "7"}), 1); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.OpenSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := mustOpen(t)
+	if _, err := dst.ApplyAt(MustCommand(OpSetSiteConfig, "default", "joe", time.Now(), SiteConfig{MaxDocuments: "99"}), 1); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := dst.SiteConfig("default"); err != nil || c.MaxDocuments != "99" { // cached now
+		t.Fatalf("before the load: %+v, %v", c, err)
+	}
+	if err := dst.ReplaceFrom(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := dst.SiteConfig("default"); err != nil || c.MaxDocuments != "7" {
+		t.Fatalf("after loading the snapshot: maxDocuments %q (%v), want the snapshot's 7", c.MaxDocuments, err)
 	}
 }
