@@ -193,7 +193,14 @@ func actualBitmap(pl segment.PostingsList, it segment.PostingsIterator) (*roarin
 	if !ok {
 		return nil, it, fmt.Errorf("index: a postings iterator is a %T, without a bitmap", it)
 	}
-	return o.ActualBitmap(), it, nil
+	if bm := o.ActualBitmap(); bm != nil {
+		return bm, it, nil
+	}
+	// A list of one match is kept without a bitmap.
+	if n, ok := o.DocNum1Hit(); ok {
+		return roaring.BitmapOf(uint32(n)), it, nil
+	}
+	return roaring.New(), it, nil
 }
 
 // termBest returns the best k matches of term in field in r, ranked, and

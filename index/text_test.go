@@ -359,6 +359,17 @@ func TestText_TextHitsAboveFileNames(t *testing.T) {
 			})
 		}
 	}
+	// A word of one document in a segment of several, in its text and its
+	// name (a posting list of one match is kept without a bitmap).
+	var batch []Doc
+	for i := range 20 {
+		batch = append(batch, Doc{Site: "default", ID: fmt.Sprintf("batch%02d", i), Path: fmt.Sprintf("batch/n%d.txt", i), Content: fmt.Sprintf("filler%d", i), Inserted: time.Now()})
+	}
+	batch[7].Path, batch[7].Content = "batch/solitary.txt", "solitary"
+	batch[9].Path = "batch/lonely.txt"
+	if err := x.Put(batch, nil); err != nil {
+		t.Fatal(err)
+	}
 	// A word only in names is found through them, in the tiers' order.
 	for _, c := range []struct {
 		text string
@@ -367,6 +378,8 @@ func TestText_TextHitsAboveFileNames(t *testing.T) {
 		{"scans", []string{"name-only"}},
 		{"invoice letter", []string{"folder-only"}},
 		{"zebra invoice", []string{"text-short"}},
+		{"solitary", []string{"batch07"}},
+		{"lonely", []string{"batch09"}},
 	} {
 		t.Run(c.text, func(t *testing.T) {
 			ids, totals := allIDs(t, x, "default", c.text, TextOptions{}, 10)
