@@ -370,6 +370,8 @@ func TestText_TextHitsAboveFileNames(t *testing.T) {
 	if err := x.Put(batch, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Written to disk, where such a list is kept without a bitmap.
+	waitPersisted(x.text, 10*time.Second)
 	// A word only in names is found through them, in the tiers' order.
 	for _, c := range []struct {
 		text string
