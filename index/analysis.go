@@ -80,34 +80,74 @@ const (
 )
 
 // wordQuery is the query of one analysed term of a plain text query: the
-// term when the index has it, else the terms it is a prefix of.
+// term when the index has it (in the text or in the path words), else the
+// terms it is a prefix of. A term is looked up in the text (content) and
+// in the path words (path): a document that has it only in its path ranks
+// below every document that has it in its text (pathBoost).
 func (x *Index) wordQuery(term string) query.Query {
 	if utf8.RuneCountInString(term) < minFragmentRunes {
-		return termQuery(fContent, term)
+		return newWordTerm(term)
 	}
-	terms, exact := x.expand(term)
-	if exact || len(terms) == 0 {
-		return termQuery(fContent, term)
+	cterms, cexact := x.expand(fContent, term)
+	pterms, pexact := x.expand(fPath, term)
+	if cexact || pexact || len(cterms)+len(pterms) == 0 {
+		return newWordTerm(term)
 	}
-	if len(terms) == 1 {
-		return termQuery(fContent, terms[0])
+	qs := make([]query.Query, 0, len(cterms)+len(pterms))
+	for _, t := range cterms {
+		qs = append(qs, termQuery(fContent, t))
 	}
-	qs := make([]query.Query, len(terms))
-	for i, t := range terms {
-		qs[i] = termQuery(fContent, t)
+	for _, t := range pterms {
+		qs = append(qs, pathQuery(termQuery(fPath, t)))
+	}
+	if len(qs) == 1 {
+		return qs[0]
 	}
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// expand reads the content dictionary from term on: whether term itself
-// is there, and else up to maxFragmentTerms terms that begin with it.
-func (x *Index) expand(term string) ([]string, bool) {
+// pathBoost is the weight of a match in the path words against one in the
+// text, for queries run through Bleve's searchers (a lone word is ranked
+// in tiers by collectWord instead). A match in the text scores above 1e-3
+// even once in the longest text the index takes (the field's length norm;
+// idf is at least 1); one in the path words below 1e-4 even for the
+// rarest term of a million documents (idf squared under 250, times
+// pathBoost). So a document with a word only in its path ranks below
+// every document with it in its text.
+const pathBoost = 1e-7
+
+// pathQuery weighs q, a query of the path words, by pathBoost.
+func pathQuery(q query.Query) query.Query {
+	if b, ok := q.(query.BoostableQuery); ok {
+		b.SetBoost(pathBoost)
+	}
+	return q
+}
+
+// wordTerm is the query of one term of plain text: the term in the text or
+// in the path words, text matches first. Text recognizes it to answer a
+// lone word from the postings (collectWord) instead of through a searcher.
+type wordTerm struct {
+	*query.DisjunctionQuery
+	term string
+}
+
+func newWordTerm(term string) *wordTerm {
+	return &wordTerm{
+		DisjunctionQuery: bleve.NewDisjunctionQuery(termQuery(fContent, term), pathQuery(termQuery(fPath, term))),
+		term:             term,
+	}
+}
+
+// expand reads field's dictionary from term on: whether term itself is
+// there, and else up to maxFragmentTerms terms that begin with it.
+func (x *Index) expand(field, term string) ([]string, bool) {
 	r, err := x.textReader()
 	if err != nil {
 		return nil, false
 	}
 	defer r.Close()
-	d, err := r.FieldDictPrefix(fContent, []byte(term))
+	d, err := r.FieldDictPrefix(field, []byte(term))
 	if err != nil {
 		return nil, false
 	}

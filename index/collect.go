@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -80,11 +81,136 @@ func (x *Index) collectTerm(ctx context.Context, field, term string, from, size 
 
 // collectTermIn is collectTerm on the snapshot r.
 func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, field, term string, from, size int) ([]Hit, uint64, error) {
+	best, total, err := x.termBest(ctx, r, field, term, from+size)
+	if err != nil {
+		return nil, 0, err
+	}
+	hits, err := pageOf(r, best, from)
+	return hits, total, err
+}
+
+// collectWord is collectTerm for a word of plain text (wordTerm): the
+// documents with the term in their text, ranked as collectTerm ranks
+// them, then the documents that have it only in their path words, ranked
+// the same way among themselves. The total counts each document once.
+func (x *Index) collectWord(ctx context.Context, term string, from, size int) ([]Hit, uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	r, err := x.textReader()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	return x.collectWordIn(ctx, r, term, from, size)
+}
+
+// collectWordIn is collectWord on the snapshot r.
+func (x *Index) collectWordIn(ctx context.Context, r bleveindex.IndexReader, term string, from, size int) ([]Hit, uint64, error) {
+	best, total, err := x.termBest(ctx, r, fContent, term, from+size)
+	if err != nil {
+		return nil, 0, err
+	}
+	more, pathTotal, err := pathOnlyBest(ctx, r, term, from+size-len(best))
+	if err != nil {
+		return nil, 0, err
+	}
+	hits, err := pageOf(r, append(best, more...), from)
+	return hits, total + pathTotal, err
+}
+
+// pathOnlyBest returns the best k documents of r that have term in their
+// path words but not in their text (scored as a term query scores them,
+// times pathBoost), best first, and how many there are. k may be 0: the
+// count alone reads the postings' bitmaps, not the postings.
+func pathOnlyBest(ctx context.Context, r bleveindex.IndexReader, term string, k int) ([]candidate, uint64, error) {
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
 		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
 	}
-	top := newTopHits(r, from+size)
+	top := newTopHits(r, k)
+	var total, base uint64
+	var ppl, cpl segment.PostingsList
+	var pit, cit segment.PostingsIterator
+	for _, ss := range snap.Segments() {
+		segBase := base
+		base += uint64(ss.FullSize())
+		pdict, err := ss.Segment().Dictionary(fPath)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ppl, err = pdict.PostingsList([]byte(term), ss.Deleted(), ppl); err != nil {
+			return nil, 0, err
+		}
+		if ppl.Count() == 0 {
+			continue
+		}
+		cdict, err := ss.Segment().Dictionary(fContent)
+		if err != nil {
+			return nil, 0, err
+		}
+		if cpl, err = cdict.PostingsList([]byte(term), ss.Deleted(), cpl); err != nil {
+			return nil, 0, err
+		}
+		var inText *roaring.Bitmap
+		n := ppl.Count()
+		if cpl.Count() > 0 {
+			if inText, cit, err = actualBitmap(cpl, cit); err != nil {
+				return nil, 0, err
+			}
+			var inPath *roaring.Bitmap
+			if inPath, pit, err = actualBitmap(ppl, pit); err != nil {
+				return nil, 0, err
+			}
+			n -= inPath.AndCardinality(inText)
+		}
+		total += n
+		if n == 0 || k == 0 {
+			continue
+		}
+		var iid bleveindex.IndexInternalID
+		pit, err = eachPosting(ctx, ppl, pit, func(num uint64, score float64) error {
+			if inText != nil && inText.Contains(uint32(num)) {
+				return nil
+			}
+			iid = bleveindex.NewIndexInternalID(iid, segBase+num)
+			top.offer(candidate{score: pathBoost * score, iid: iid})
+			return top.err
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	best, err := top.ranked()
+	return best, total, err
+}
+
+// actualBitmap returns the live documents of pl as a bitmap (not to be
+// changed), and the iterator it used for reuse.
+func actualBitmap(pl segment.PostingsList, it segment.PostingsIterator) (*roaring.Bitmap, segment.PostingsIterator, error) {
+	it = pl.Iterator(false, false, false, it)
+	o, ok := it.(segment.OptimizablePostingsIterator)
+	if !ok {
+		return nil, it, fmt.Errorf("index: a postings iterator is a %T, without a bitmap", it)
+	}
+	if bm := o.ActualBitmap(); bm != nil {
+		return bm, it, nil
+	}
+	// A list of one match is kept without a bitmap.
+	if n, ok := o.DocNum1Hit(); ok {
+		return roaring.BitmapOf(uint32(n)), it, nil
+	}
+	return roaring.New(), it, nil
+}
+
+// termBest returns the best k matches of term in field in r, ranked, and
+// how many matches there are.
+func (x *Index) termBest(ctx context.Context, r bleveindex.IndexReader, field, term string, k int) ([]candidate, uint64, error) {
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	}
+	top := newTopHits(r, k)
 	var total, base uint64
 	var iid bleveindex.IndexInternalID
 	var pl segment.PostingsList
@@ -123,11 +249,7 @@ func (x *Index) collectTermIn(ctx context.Context, r bleveindex.IndexReader, fie
 		}
 	}
 	best, err := top.ranked()
-	if err != nil {
-		return nil, 0, err
-	}
-	hits, err := pageOf(r, best, from)
-	return hits, total, err
+	return best, total, err
 }
 
 // offerPostings offers top every posting of pl, a segment's whose

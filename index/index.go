@@ -231,7 +231,7 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
 // values (nothing is sorted or faceted by a text-index field). 6: an
 // analyzer per site language (stems, German folding; analysis.go).
-const formatVersion = "6"
+const formatVersion = "7"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {
@@ -349,12 +349,14 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 		}
 		pathWords := strings.NewReplacer("/", " ", "_", " ", "-", " ", ".", " ").Replace(d.Path)
 		tags, attrs := strings.Join(d.Tags, " \n "), strings.Join(d.Attributes, " \n ")
-		// content also holds the path words, tags and attribute values:
-		// a word query then reads one posting list instead of four.
+		// content also holds the tags and attribute values: a word query
+		// then reads one posting list instead of three. The path words
+		// are apart, so that a word in the text ranks above a word in
+		// the file name (pathBoost, collectWord).
 		fields := map[string]any{
 			fSite:     d.Site,
 			fPath:     pathWords,
-			fContent:  d.Content + "\n\n" + pathWords + "\n" + tags + "\n" + attrs,
+			fContent:  d.Content + "\n\n" + tags + "\n" + attrs,
 			fTags:     tags,
 			fAttrs:    attrs,
 			fSHA:      d.ContentSHA,
@@ -739,7 +741,72 @@ func parseQueryString(text, analyzer string) (query.Query, error) {
 		}
 		return nil
 	}
-	return q, walk(q)
+	if err := walk(q); err != nil {
+		return nil, err
+	}
+	return widen(q), nil
+}
+
+// widen makes each clause of a query string that names no field search
+// the path words too, weighed by pathBoost, as a plain query does: the
+// text (content, the default field) does not hold them.
+func widen(q query.Query) query.Query {
+	switch t := q.(type) {
+	case *query.BooleanQuery:
+		t.Must, t.Should, t.MustNot, t.Filter = widen(t.Must), widen(t.Should), widen(t.MustNot), widen(t.Filter)
+	case *query.ConjunctionQuery:
+		for i, c := range t.Conjuncts {
+			t.Conjuncts[i] = widen(c)
+		}
+	case *query.DisjunctionQuery:
+		for i, c := range t.Disjuncts {
+			t.Disjuncts[i] = widen(c)
+		}
+	case query.FieldableQuery:
+		if t.Field() != "" {
+			return q
+		}
+		p := cloneFieldable(t)
+		if p == nil {
+			return q
+		}
+		t.SetField(fContent)
+		p.SetField(fPath)
+		return bleve.NewDisjunctionQuery(q, pathQuery(p))
+	}
+	return q
+}
+
+// cloneFieldable returns a copy of the word queries a query string makes
+// (nil for others, which are left on the default field).
+func cloneFieldable(q query.FieldableQuery) query.FieldableQuery {
+	switch t := q.(type) {
+	case *query.MatchQuery:
+		c := *t
+		return &c
+	case *query.MatchPhraseQuery:
+		c := *t
+		return &c
+	case *query.TermQuery:
+		c := *t
+		return &c
+	case *query.PrefixQuery:
+		c := *t
+		return &c
+	case *query.WildcardQuery:
+		c := *t
+		return &c
+	case *query.RegexpQuery:
+		c := *t
+		return &c
+	case *query.FuzzyQuery:
+		c := *t
+		return &c
+	case *query.PhraseQuery:
+		c := *t
+		return &c
+	}
+	return nil
 }
 
 // searchErr turns the errors of a query that asked too much into
@@ -817,6 +884,15 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		// and a conjunction wrapped around each match (a third of the
 		// cost of a word in most documents), and one word's postings
 		// without even a searcher (a quarter less again).
+		if w, ok := tq.(*wordTerm); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+			defer cancel()
+			hits, total, err := x.collectWord(ctx, w.term, o.From, o.Size)
+			if err != nil {
+				return nil, 0, searchErr(err, false)
+			}
+			return hits, total, nil
+		}
 		if t, ok := tq.(*query.TermQuery); ok && !o.Syntax {
 			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 			defer cancel()

@@ -49,7 +49,12 @@ func addBatch(t *testing.T, db *storage.DB, ix *Indexer, first, n int) {
 	t.Helper()
 	var docs []storage.NewDocument
 	for i := first; i < first+n; i++ {
-		docs = append(docs, storage.NewDocument{Document: storage.Document{DocumentID: uid(i), Path: fmt.Sprintf("quarterly-report-%d.txt", i)}})
+		// "quarterly" in the path words and in a tag (the text field):
+		// the warm pass and the best hits read the text field.
+		docs = append(docs, storage.NewDocument{
+			Document: storage.Document{DocumentID: uid(i), Path: fmt.Sprintf("quarterly-report-%d.txt", i)},
+			Tags:     []storage.Tag{{Key: "period", Value: "quarterly"}},
+		})
 	}
 	MustApply(t, db, storage.OpAddDocuments, storage.AddDocuments{Docs: docs})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,6 +297,96 @@ func TestText_RankAsBleve(t *testing.T) {
 			got, totals := allIDs(t, x, "default", c.text, c.o, 17)
 			if !slices.Equal(got, want) || totals[0] != total {
 				t.Fatalf("order (total %d) differs from Bleve's (total %d):\n got %v\nwant %v", totals[0], total, got, want)
+			}
+		})
+	}
+}
+
+// TestText_TextHitsAboveFileNames: a document with a word in its text
+// ranks above every document that has it only in its file name or folder,
+// whichever way the query runs (a lone word from its postings, through
+// Bleve's searchers with a filter, a query string, a fragment), on every
+// page; the total counts a document with the word in both once, and a
+// document replaced since (its old version deleted in an older segment)
+// once.
+func TestText_TextHitsAboveFileNames(t *testing.T) {
+	x := openTest(t)
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 10_000) + "invoice"
+	docs := []Doc{
+		{ID: "text-short", Path: "misc/a.txt", Content: "the invoice from zebra"},
+		{ID: "text-long", Path: "misc/b.txt", Content: long},
+		{ID: "text-and-name", Path: "misc/invoice.txt", Content: "invoice"},
+		{ID: "name-only", Path: "scans/invoice-2024.pdf", Content: "nothing to see"},
+		{ID: "folder-only", Path: "invoice/letter.txt", Content: "other words"},
+	}
+	for i := range docs {
+		docs[i].Site, docs[i].Inserted = "default", time.Now()
+	}
+	// One document per batch (one segment each), the name-only one put
+	// twice: its first version is deleted in an older segment.
+	for _, d := range append(docs, docs[3]) {
+		if err := x.Put([]Doc{d}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	textHits := []string{"text-and-name", "text-long", "text-short"}
+	nameHits := []string{"folder-only", "name-only"}
+	for _, c := range []struct {
+		name, text string
+		o          TextOptions
+	}{
+		{"one word", "invoice", TextOptions{}},
+		{"one word, filtered", "invoice", TextOptions{Hide: termQuery(fFolders, "/nowhere")}},
+		{"query string", "invoice", TextOptions{Syntax: true}},
+		{"query string, required", "+invoice", TextOptions{Syntax: true}},
+		{"fragment", "invoi", TextOptions{}},
+	} {
+		for _, size := range []int{1, 2, 10} {
+			t.Run(fmt.Sprintf("%s by %d", c.name, size), func(t *testing.T) {
+				ids, totals := allIDs(t, x, "default", c.text, c.o, size)
+				if len(ids) != 5 {
+					t.Fatalf("found %v, want the 5 documents", ids)
+				}
+				for _, n := range totals {
+					if n != 5 {
+						t.Fatalf("a page reported total %d, want 5", n)
+					}
+				}
+				first, rest := slices.Sorted(slices.Values(ids[:3])), slices.Sorted(slices.Values(ids[3:]))
+				if !slices.Equal(first, textHits) || !slices.Equal(rest, nameHits) {
+					t.Fatalf("order %v: want the text hits %v before the name hits %v", ids, textHits, nameHits)
+				}
+			})
+		}
+	}
+	// A word of one document in a segment of several, in its text and its
+	// name (a posting list of one match is kept without a bitmap).
+	var batch []Doc
+	for i := range 20 {
+		batch = append(batch, Doc{Site: "default", ID: fmt.Sprintf("batch%02d", i), Path: fmt.Sprintf("batch/n%d.txt", i), Content: fmt.Sprintf("filler%d", i), Inserted: time.Now()})
+	}
+	batch[7].Path, batch[7].Content = "batch/solitary.txt", "solitary"
+	batch[9].Path = "batch/lonely.txt"
+	if err := x.Put(batch, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Written to disk, where such a list is kept without a bitmap.
+	waitPersisted(x.text, 10*time.Second)
+	// A word only in names is found through them, in the tiers' order.
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"scans", []string{"name-only"}},
+		{"invoice letter", []string{"folder-only"}},
+		{"zebra invoice", []string{"text-short"}},
+		{"solitary", []string{"batch07"}},
+		{"lonely", []string{"batch09"}},
+	} {
+		t.Run(c.text, func(t *testing.T) {
+			ids, totals := allIDs(t, x, "default", c.text, TextOptions{}, 10)
+			if !slices.Equal(ids, c.want) || totals[0] != uint64(len(c.want)) {
+				t.Fatalf("found %v (total %d), want %v", ids, totals[0], c.want)
 			}
 		})
 	}
