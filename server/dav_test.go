@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
-	"quire/server"
+	"quire/server/internal/testhooks"
 )
 
 // davDo sends one WebDAV request with Basic auth (apikey:key).
@@ -258,7 +258,7 @@ func TestDav_PlainHTTPOnlyOnLoopback(t *testing.T) {
 	if code, _, _ := davDo(t, s, "PROPFIND", "/dav/default/", key, nil, map[string]string{"Depth": "0"}); code != 207 {
 		t.Fatalf("loopback PROPFIND = %d, want 207", code)
 	}
-	defer server.DavLoopbackUntrusted()()
+	defer testhooks.DavLoopbackUntrusted()()
 	for _, m := range []string{"PROPFIND", "GET", "PUT", "MKCOL"} {
 		if code, body, _ := davDo(t, s, m, "/dav/default/x", key, []byte("x"), map[string]string{"Depth": "0"}); code != 403 || !strings.Contains(body, "HTTPS") {
 			t.Errorf("%s over plain HTTP from the LAN = %d %s, want 403", m, code, body)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"quire/quiretest"
-	"quire/server"
+	"quire/server/internal/testhooks"
 	"quire/storage"
 )
 
@@ -101,8 +101,8 @@ func waitMoved(t *testing.T, s *quiretest.Server, tok, site, folder string, n in
 }
 
 func TestFolders_MoveAsync(t *testing.T) {
-	server.SetTestMoveStep(20)
-	t.Cleanup(func() { server.SetTestMoveStep(200) })
+	testhooks.SetMoveStep(20)
+	t.Cleanup(func() { testhooks.SetMoveStep(0) })
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	const n = 45 // three steps

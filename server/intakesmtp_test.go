@@ -18,7 +18,7 @@ import (
 
 	"quire/node"
 	"quire/quiretest"
-	"quire/server"
+	"quire/server/internal/testhooks"
 )
 
 // smtpServer starts a node with the scan-to-e-mail listener on loopback.
@@ -380,7 +380,7 @@ func TestSMTPIntake_Swaks(t *testing.T) {
 // STARTTLS and is refused with 538 when it tries; after STARTTLS it
 // signs in and sends. Without TLS configured it can never sign in.
 func TestSMTPIntake_NoAuthInClearText(t *testing.T) {
-	defer server.SMTPLoopbackUntrusted()()
+	defer testhooks.SMTPLoopbackUntrusted()()
 	cfg, pool := quiretest.TestCert(t, "localhost")
 	s := smtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
 	admin := s.Admin()
