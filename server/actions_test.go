@@ -19,10 +19,10 @@ import (
 	"quire/quiretest"
 )
 
-// pipelineServer starts a server whose pipeline retries quickly and signs
+// PipelineServer starts a server whose pipeline retries quickly and signs
 // webhooks with a known secret; its receivers run on loopback, which the
 // outbound policy must allow.
-func pipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
+func PipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
 	base := func(c *node.Config) {
 		c.Pipeline.RetryBase = 50 * time.Millisecond
@@ -31,39 +31,39 @@ func pipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	return quiretest.NewServer(t, append([]quiretest.Option{base, quiretest.AllowLoopbackOutbound}, opts...)...)
 }
 
-// actions returns a document's actions.
-func actions(t *testing.T, s *quiretest.Server, tok, site, id string) []map[string]any {
+// Actions returns a document's actions.
+func Actions(t *testing.T, s *quiretest.Server, tok, site, id string) []map[string]any {
 	t.Helper()
-	r := s.Do(http.MethodGet, "/documents/"+id+"/actions"+q(site, "limit=100"), nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	r := s.Do(http.MethodGet, "/documents/"+id+"/actions"+Query(site, "limit=100"), nil, tok)
+	MustStatus(t, r, http.StatusOK)
 	var out []map[string]any
-	for _, a := range list(t, r.JSON(t), "actions") {
-		out = append(out, obj(t, a))
+	for _, a := range quiretest.List(t, r.JSON(t), "actions") {
+		out = append(out, quiretest.Obj(t, a))
 	}
 	return out
 }
 
-// nthAction returns the i-th action of a document, failing t (not the
+// NthAction returns the i-th action of a document, failing t (not the
 // package, as indexing past the end would) when it has fewer.
-func nthAction(t *testing.T, s *quiretest.Server, tok, site, id string, i int) map[string]any {
+func NthAction(t *testing.T, s *quiretest.Server, tok, site, id string, i int) map[string]any {
 	t.Helper()
-	a := actions(t, s, tok, site, id)
+	a := Actions(t, s, tok, site, id)
 	if i >= len(a) {
 		t.Fatalf("document %s has %d actions, want one at index %d: %v", id, len(a), i, a)
 	}
 	return a[i]
 }
 
-// waitActions polls until no action of the document is PENDING, RUNNING or
+// WaitActions polls until no action of the document is PENDING, RUNNING or
 // WAITING_FOR_RETRY, and returns the statuses in order (bounded: 60 s).
-func waitActions(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
+func WaitActions(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
 	t.Helper()
 	var st []string
 	for range 1200 {
 		st = st[:0]
 		busy := false
-		for _, a := range actions(t, s, tok, site, id) {
-			st = append(st, str(t, a, "status"))
+		for _, a := range Actions(t, s, tok, site, id) {
+			st = append(st, quiretest.Str(t, a, "status"))
 			switch a["status"] {
 			case "PENDING", "RUNNING", "WAITING_FOR_RETRY":
 				busy = true
@@ -78,21 +78,21 @@ func waitActions(t *testing.T, s *quiretest.Server, tok, site, id string) []stri
 	return nil
 }
 
-func equalStrings(a, b []string) bool {
+func EqualStrings(a, b []string) bool {
 	return strings.Join(a, ",") == strings.Join(b, ",")
 }
 
 func TestActions_Validation(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x"})
 			p := "/documents/" + id + "/actions"
 			act := func(typ string, params map[string]any) map[string]any {
 				return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
 			}
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"no actions", "POST", p, map[string]any{}, 400, `{"errors":[{"key":"actions","error":"'actions' is required"}]}`},
 				{"no type", "POST", p, map[string]any{"actions": []map[string]any{{}}}, 400, `{"errors":[{"key":"type","error":"'type' is required"}]}`},
 				{"bad type", "POST", p, act("SHRED", nil), 400, `{"errors":[{"key":"type","error":"invalid action type 'SHRED'"}]}`},
@@ -131,11 +131,11 @@ func TestActions_Validation(t *testing.T) {
 				{"ocr endpoint refuses textract", "POST", "/documents/" + id + "/ocr", map[string]any{"ocrEngine": "TEXTRACT"}, 400, `~"key":"parameters.ocrEngine"`},
 				{"bad status filter", "GET", "/documents?actionStatus=COMPLETE", nil, 400, `{"message":"invalid actionStatus 'COMPLETE'"}`},
 			})
-			if got := actions(t, s, tok, site.query, id); len(got) != 0 {
+			if got := Actions(t, s, tok, site.Query, id); len(got) != 0 {
 				t.Fatalf("refused requests added actions: %v", got)
 			}
-			mustBody(t, s.Do(http.MethodPost, "/documents/"+id+"/ocr"+site.query, map[string]any{"parseTypes": []string{"TEXT"}, "ocrNumberOfPages": "2"}, tok), `{"message":"OCR request submitted"}`)
-			if a := actions(t, s, tok, site.query, id); len(a) != 1 || a[0]["type"] != "OCR" || obj(t, a[0]["parameters"])["ocrNumberOfPages"] != "2" {
+			MustBody(t, s.Do(http.MethodPost, "/documents/"+id+"/ocr"+site.Query, map[string]any{"parseTypes": []string{"TEXT"}, "ocrNumberOfPages": "2"}, tok), `{"message":"OCR request submitted"}`)
+			if a := Actions(t, s, tok, site.Query, id); len(a) != 1 || a[0]["type"] != "OCR" || quiretest.Obj(t, a[0]["parameters"])["ocrNumberOfPages"] != "2" {
 				t.Fatalf("POST /ocr added %v", a)
 			}
 		})
@@ -145,33 +145,33 @@ func TestActions_Validation(t *testing.T) {
 // TestActions_ChecksumAndFulltext runs CHECKSUM and FULLTEXT on a text
 // document; the checksum lands on the document and the text is searchable.
 func TestActions_ChecksumAndFulltext(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			content := "Invoice from Initech for the quarterly stapler replacement program"
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "in/initech.txt", "contentType": "text/plain", "content": content,
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "in/initech.txt", "contentType": "text/plain", "content": content,
 				"actions": []map[string]any{{"type": "checksum", "parameters": map[string]any{"checksumType": "SHA256"}}, {"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "40"}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 				t.Fatalf("statuses %v", st)
 			}
 			sum := sha256.Sum256([]byte(content))
-			d := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+			d := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t)
 			if d["checksum"] != hex.EncodeToString(sum[:]) || d["checksumType"] != "SHA256" {
 				t.Fatalf("checksum %v %v", d["checksum"], d["checksumType"])
 			}
-			ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok)
-			mustStatus(t, ft, http.StatusOK)
+			ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.Query, nil, tok)
+			MustStatus(t, ft, http.StatusOK)
 			if got := ft.JSON(t)["content"]; got != content[:40] {
 				t.Fatalf("fulltext content %q", got)
 			}
-			acts := actions(t, s, tok, site.query, id)
+			acts := Actions(t, s, tok, site.Query, id)
 			if acts[0]["startDate"] == nil || acts[0]["completedDate"] == nil || acts[0]["retryCount"] != float64(1) {
 				t.Fatalf("action dates/count missing: %v", acts[0])
 			}
-			waitIndexed(t, s)
-			r := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "quarterly"}}, tok)
-			mustStatus(t, r, http.StatusOK)
+			WaitIndexed(t, s)
+			r := s.Do(http.MethodPost, "/search"+site.Query, map[string]any{"query": map[string]any{"text": "quarterly"}}, tok)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), id) {
 				t.Fatalf("search for text did not find %s: %s", id, r.Body)
 			}
@@ -182,16 +182,16 @@ func TestActions_ChecksumAndFulltext(t *testing.T) {
 // TestActions_WaitForContent: actions given with a document that has no
 // content yet wait for the upload, then run in order.
 func TestActions_WaitForContent(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			r := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "later.txt", "contentType": "text/plain",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents/upload"+site.Query, map[string]any{"path": "later.txt", "contentType": "text/plain",
 				"actions": []map[string]any{{"type": "FULLTEXT"}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
+			MustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			id, up := str(t, body, "documentId"), str(t, body, "url")
-			for _, a := range actions(t, s, tok, site.query, id) {
+			id, up := quiretest.Str(t, body, "documentId"), quiretest.Str(t, body, "url")
+			for _, a := range Actions(t, s, tok, site.Query, id) {
 				if a["status"] != "PENDING" {
 					t.Fatalf("action ran before the content arrived: %v", a)
 				}
@@ -205,29 +205,29 @@ func TestActions_WaitForContent(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("upload status %d", resp.StatusCode)
 			}
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 				t.Fatalf("statuses %v", st)
 			}
-			if c := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)["content"]; c != "uploaded later" {
+			if c := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.Query, nil, tok).JSON(t)["content"]; c != "uploaded later" {
 				t.Fatalf("fulltext %v", c)
 			}
 		})
 	}
 }
 
-// receiver is a real HTTP server recording the requests it gets and
+// Receiver is a real HTTP server recording the requests it gets and
 // answering with the statuses given, then 200.
-type receiver struct {
+type Receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
 	bodies   [][]byte
 	headers  []http.Header
 	statuses []int
-	calls    atomic.Int32
+	Calls    atomic.Int32
 }
 
-func newReceiver(t *testing.T, statuses ...int) *receiver {
-	rc := &receiver{statuses: statuses}
+func NewReceiver(t *testing.T, statuses ...int) *Receiver {
+	rc := &Receiver{statuses: statuses}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
@@ -239,28 +239,28 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 			code = rc.statuses[n]
 		}
 		rc.mu.Unlock()
-		rc.calls.Add(1)
+		rc.Calls.Add(1)
 		w.WriteHeader(code)
 	}))
 	t.Cleanup(rc.Close)
 	return rc
 }
 
-// count is how many requests the receiver has recorded.
-func (rc *receiver) count() int {
+// Count is how many requests the receiver has recorded.
+func (rc *Receiver) Count() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return len(rc.bodies)
 }
 
-// bodiesFrom returns the bodies of the requests after the first n.
-func (rc *receiver) bodiesFrom(n int) [][]byte {
+// BodiesFrom returns the bodies of the requests after the first n.
+func (rc *Receiver) BodiesFrom(n int) [][]byte {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([][]byte(nil), rc.bodies[min(n, len(rc.bodies)):]...)
 }
 
-func (rc *receiver) last() ([]byte, http.Header) {
+func (rc *Receiver) Last() ([]byte, http.Header) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.bodies) == 0 {
@@ -273,20 +273,20 @@ func (rc *receiver) last() ([]byte, http.Header) {
 // until it succeeds; a 404 fails the action, stops the chain, lists the
 // document under actionStatus=FAILED, and /retry runs it again in place.
 func TestActions_WebhookRetriesAndFailures(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			flaky := newReceiver(t, 500, 503)
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "hook.txt", "content": "webhook body",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			flaky := NewReceiver(t, 500, 503)
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "hook.txt", "content": "webhook body",
 				"actions": []map[string]any{{"type": "WEBHOOK", "parameters": map[string]any{"url": flaky.URL + "/hook"}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("statuses %v", st)
 			}
-			if a := nthAction(t, s, tok, site.query, id, 0); a["retryCount"] != float64(3) {
+			if a := NthAction(t, s, tok, site.Query, id, 0); a["retryCount"] != float64(3) {
 				t.Fatalf("retryCount %v, want 3 (two failures, one success)", a["retryCount"])
 			}
-			body, h := flaky.last()
+			body, h := flaky.Last()
 			mac := hmac.New(sha256.New, []byte("test-secret"))
 			mac.Write([]byte(h.Get("X-Quire-Timestamp") + "."))
 			mac.Write(body)
@@ -303,16 +303,16 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 				t.Fatalf("webhook url %q", u)
 			}
 
-			gone := newReceiver(t, 404)
-			id2 := addDoc(t, s, tok, site.query, map[string]any{"path": "hook2.txt", "content": "x",
+			gone := NewReceiver(t, 404)
+			id2 := AddDoc(t, s, tok, site.Query, map[string]any{"path": "hook2.txt", "content": "x",
 				"actions": []map[string]any{
 					{"type": "WEBHOOK", "parameters": map[string]any{"url": gone.URL}},
 					{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
 				}})
 			deadline := time.Now().Add(30 * time.Second)
 			for {
-				st := waitActionsOnce(t, s, tok, site.query, id2)
-				if equalStrings(st, []string{"FAILED", "PENDING"}) {
+				st := WaitActionsOnce(t, s, tok, site.Query, id2)
+				if EqualStrings(st, []string{"FAILED", "PENDING"}) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -320,20 +320,20 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			a := nthAction(t, s, tok, site.query, id2, 0)
-			if !strings.Contains(str(t, a, "message"), "404") || gone.calls.Load() != 1 {
-				t.Fatalf("failed action %v after %d calls", a, gone.calls.Load())
+			a := NthAction(t, s, tok, site.Query, id2, 0)
+			if !strings.Contains(quiretest.Str(t, a, "message"), "404") || gone.Calls.Load() != 1 {
+				t.Fatalf("failed action %v after %d calls", a, gone.Calls.Load())
 			}
-			r := s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=FAILED"), nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, "/documents"+Query(site.Query, "actionStatus=FAILED"), nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), id2) || strings.Contains(string(r.Body), id+`"`) {
 				t.Fatalf("actionStatus=FAILED listing: %s", r.Body)
 			}
-			mustBody(t, s.Do(http.MethodPost, "/documents/"+id2+"/actions/retry"+site.query, nil, tok), `{"message":"Actions retrying"}`)
-			if st := waitActions(t, s, tok, site.query, id2); !equalStrings(st, []string{"FAILED_RETRY", "COMPLETE", "COMPLETE"}) {
+			MustBody(t, s.Do(http.MethodPost, "/documents/"+id2+"/actions/retry"+site.Query, nil, tok), `{"message":"Actions retrying"}`)
+			if st := WaitActions(t, s, tok, site.Query, id2); !EqualStrings(st, []string{"FAILED_RETRY", "COMPLETE", "COMPLETE"}) {
 				t.Fatalf("after retry: %v", st)
 			}
-			r = s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=FAILED"), nil, tok)
+			r = s.Do(http.MethodGet, "/documents"+Query(site.Query, "actionStatus=FAILED"), nil, tok)
 			if strings.Contains(string(r.Body), id2) {
 				t.Fatalf("still listed as FAILED: %s", r.Body)
 			}
@@ -341,11 +341,11 @@ func TestActions_WebhookRetriesAndFailures(t *testing.T) {
 	}
 }
 
-// waitActionsOnce returns the current statuses without waiting.
-func waitActionsOnce(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
+// WaitActionsOnce returns the current statuses without waiting.
+func WaitActionsOnce(t *testing.T, s *quiretest.Server, tok, site, id string) []string {
 	var st []string
-	for _, a := range actions(t, s, tok, site, id) {
-		st = append(st, str(t, a, "status"))
+	for _, a := range Actions(t, s, tok, site, id) {
+		st = append(st, quiretest.Str(t, a, "status"))
 	}
 	return st
 }
@@ -354,55 +354,55 @@ func waitActionsOnce(t *testing.T, s *quiretest.Server, tok, site, id string) []
 // name, DELETE soft-deletes, QUEUE leaves the document IN_QUEUE and listed
 // in its queue.
 func TestActions_MoveDeleteQueue(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			there := addDoc(t, s, tok, site.query, map[string]any{"path": "archive/report.txt", "content": "old"})
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/report.txt", "content": "new",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			there := AddDoc(t, s, tok, site.Query, map[string]any{"path": "archive/report.txt", "content": "old"})
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/report.txt", "content": "new",
 				"actions": []map[string]any{{"type": "MOVE", "parameters": map[string]any{"path": "archive/"}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("move: %v", st)
 			}
-			if p := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)["path"]; p != "archive/report ("+id+").txt" {
+			if p := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t)["path"]; p != "archive/report ("+id+").txt" {
 				t.Fatalf("moved path %v", p)
 			}
-			if p := s.Do(http.MethodGet, "/documents/"+there+site.query, nil, tok).JSON(t)["path"]; p != "archive/report.txt" {
+			if p := s.Do(http.MethodGet, "/documents/"+there+site.Query, nil, tok).JSON(t)["path"]; p != "archive/report.txt" {
 				t.Fatalf("existing document path %v", p)
 			}
 
-			del := addDoc(t, s, tok, site.query, map[string]any{"path": "tmp/x.txt", "content": "x",
+			del := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmp/x.txt", "content": "x",
 				"actions": []map[string]any{{"type": "DELETE", "parameters": map[string]any{"deleteType": "SOFT_DELETE"}}}})
-			if st := waitActions(t, s, tok, site.query, del); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, del); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("delete: %v", st)
 			}
-			r := s.Do(http.MethodGet, "/documents"+q(site.query, "softDeleted=true"), nil, tok)
+			r := s.Do(http.MethodGet, "/documents"+Query(site.Query, "softDeleted=true"), nil, tok)
 			if !strings.Contains(string(r.Body), del) {
 				t.Fatalf("soft-deleted list lacks %s: %s", del, r.Body)
 			}
 
-			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Approvals"}, tok)
-			mustStatus(t, qr, http.StatusCreated)
-			qid := str(t, qr.JSON(t), "queueId")
-			qd := addDoc(t, s, tok, site.query, map[string]any{"path": "approve/me.txt", "content": "x",
+			qr := s.Do(http.MethodPost, "/queues"+site.Query, map[string]any{"name": "Approvals"}, tok)
+			MustStatus(t, qr, http.StatusCreated)
+			qid := quiretest.Str(t, qr.JSON(t), "queueId")
+			qd := AddDoc(t, s, tok, site.Query, map[string]any{"path": "approve/me.txt", "content": "x",
 				"actions": []map[string]any{{"type": "QUEUE", "queueId": qid}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}})
 			deadline := time.Now().Add(30 * time.Second)
-			for !equalStrings(waitActionsOnce(t, s, tok, site.query, qd), []string{"IN_QUEUE", "PENDING"}) {
+			for !EqualStrings(WaitActionsOnce(t, s, tok, site.Query, qd), []string{"IN_QUEUE", "PENDING"}) {
 				if time.Now().After(deadline) {
-					t.Fatalf("queue: %v", waitActionsOnce(t, s, tok, site.query, qd))
+					t.Fatalf("queue: %v", WaitActionsOnce(t, s, tok, site.Query, qd))
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			r = s.Do(http.MethodGet, "/queues/"+qid+"/documents"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r = s.Do(http.MethodGet, "/queues/"+qid+"/documents"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), qd) {
 				t.Fatalf("queue documents: %s", r.Body)
 			}
-			r = s.Do(http.MethodGet, "/documents"+q(site.query, "actionStatus=IN_QUEUE"), nil, tok)
+			r = s.Do(http.MethodGet, "/documents"+Query(site.Query, "actionStatus=IN_QUEUE"), nil, tok)
 			if !strings.Contains(string(r.Body), qd) {
 				t.Fatalf("IN_QUEUE listing: %s", r.Body)
 			}
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"get queue", "GET", "/queues/" + qid, nil, 200, `~"name":"Approvals"`},
 				{"list queues", "GET", "/queues", nil, 200, `~"queueId":"` + qid + `"`},
 				{"queue not empty", "DELETE", "/queues/" + qid, nil, 400, ""},
@@ -412,46 +412,46 @@ func TestActions_MoveDeleteQueue(t *testing.T) {
 				{"approve", "POST", "/queues/" + qid + "/documents/" + qd + "/decisions", map[string]any{"decision": "APPROVE", "comments": "fine"}, 200, `{"message":"Decision saved"}`},
 				{"not in queue any more", "POST", "/queues/" + qid + "/documents/" + qd + "/decisions", map[string]any{"decision": "APPROVE"}, 404, ""},
 			})
-			if st := waitActions(t, s, tok, site.query, qd); !equalStrings(st, []string{"ASYNC_COMPLETE", "COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, qd); !EqualStrings(st, []string{"ASYNC_COMPLETE", "COMPLETE"}) {
 				t.Fatalf("after approval: %v", st)
 			}
-			rej := addDoc(t, s, tok, site.query, map[string]any{"path": "approve/no.txt", "content": "x",
+			rej := AddDoc(t, s, tok, site.Query, map[string]any{"path": "approve/no.txt", "content": "x",
 				"actions": []map[string]any{{"type": "QUEUE", "queueId": qid}, {"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA1"}}}})
-			for deadline := time.Now().Add(30 * time.Second); !equalStrings(waitActionsOnce(t, s, tok, site.query, rej), []string{"IN_QUEUE", "PENDING"}); {
+			for deadline := time.Now().Add(30 * time.Second); !EqualStrings(WaitActionsOnce(t, s, tok, site.Query, rej), []string{"IN_QUEUE", "PENDING"}); {
 				if time.Now().After(deadline) {
-					t.Fatalf("second queue: %v", waitActionsOnce(t, s, tok, site.query, rej))
+					t.Fatalf("second queue: %v", WaitActionsOnce(t, s, tok, site.Query, rej))
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+rej+"/decisions"+site.query, map[string]any{"decision": "reject", "comments": "wrong vendor"}, tok), http.StatusOK)
-			if a := actions(t, s, tok, site.query, rej); a[0]["status"] != "FAILED" || a[0]["message"] != "rejected by admin: wrong vendor" || a[1]["status"] != "PENDING" {
+			MustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+rej+"/decisions"+site.Query, map[string]any{"decision": "reject", "comments": "wrong vendor"}, tok), http.StatusOK)
+			if a := Actions(t, s, tok, site.Query, rej); a[0]["status"] != "FAILED" || a[0]["message"] != "rejected by admin: wrong vendor" || a[1]["status"] != "PENDING" {
 				t.Fatalf("after rejection: %v", a)
 			}
-			mustBody(t, s.Do(http.MethodDelete, "/queues/"+qid+site.query, nil, tok), `{"message":"Queue deleted"}`)
+			MustBody(t, s.Do(http.MethodDelete, "/queues/"+qid+site.Query, nil, tok), `{"message":"Queue deleted"}`)
 		})
 	}
 }
 
 // TestActions_EventBus posts a CloudEvents JSON event to the configured bus.
 func TestActions_EventBus(t *testing.T) {
-	bus := newReceiver(t)
-	s := pipelineServer(t, func(c *node.Config) {
+	bus := NewReceiver(t)
+	s := PipelineServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.EventBuses = map[string]string{"office-bus": bus.URL + "/events"}
 	})
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "e.txt", "content": "x",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "e.txt", "content": "x",
 				"actions": []map[string]any{{"type": "EVENTBRIDGE", "parameters": map[string]any{"eventBusName": "office-bus"}}, {"type": "EVENTBUS", "parameters": map[string]any{"eventBusName": "nowhere"}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "FAILED"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE", "FAILED"}) {
 				t.Fatalf("statuses %v", st)
 			}
-			body, h := bus.last()
+			body, h := bus.Last()
 			var ev map[string]any
 			if err := json.Unmarshal(body, &ev); err != nil || ev["specversion"] != "1.0" || ev["subject"] != id || h.Get("Content-Type") != "application/cloudevents+json" {
 				t.Fatalf("event %s (%v)", body, h.Get("Content-Type"))
 			}
-			if m := nthAction(t, s, tok, site.query, id, 1)["message"]; m != "event bus 'nowhere' is not configured" {
+			if m := NthAction(t, s, tok, site.Query, id, 1)["message"]; m != "event bus 'nowhere' is not configured" {
 				t.Fatalf("message %v", m)
 			}
 		})
@@ -462,17 +462,17 @@ func TestActions_EventBus(t *testing.T) {
 // keeps serving the published bytes after the document gets new content,
 // until it is deleted.
 func TestActions_Publish(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "brochure.txt", "contentType": "text/plain", "content": "edition one",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "brochure.txt", "contentType": "text/plain", "content": "edition one",
 				"actions": []map[string]any{{"type": "PUBLISH"}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 			}
 			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			req, _ := http.NewRequest(http.MethodGet, s.URL+"/publications/"+id+site.query, nil)
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/publications/"+id+site.Query, nil)
 			req.Header.Set("Authorization", tok)
 			resp, err := noFollow.Do(req)
 			if err != nil {
@@ -483,7 +483,7 @@ func TestActions_Publish(t *testing.T) {
 			if resp.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(loc, s.URL+"/published/") {
 				t.Fatalf("publication: %d %q", resp.StatusCode, loc)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"content": "edition two"}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"content": "edition two"}, tok), http.StatusOK)
 			get := func(u string) (int, string) {
 				resp, err := http.Get(u)
 				if err != nil {
@@ -499,8 +499,8 @@ func TestActions_Publish(t *testing.T) {
 			if code, _ := get(strings.Replace(loc, "signature=", "signature=x", 1)); code != http.StatusForbidden {
 				t.Fatalf("forged signature: %d", code)
 			}
-			mustBody(t, s.Do(http.MethodDelete, "/publications/"+id+site.query, nil, tok), `{"message":"Publication deleted"}`)
-			mustStatus(t, s.Do(http.MethodGet, "/publications/"+id+site.query, nil, tok), http.StatusNotFound)
+			MustBody(t, s.Do(http.MethodDelete, "/publications/"+id+site.Query, nil, tok), `{"message":"Publication deleted"}`)
+			MustStatus(t, s.Do(http.MethodGet, "/publications/"+id+site.Query, nil, tok), http.StatusNotFound)
 			if code, _ := get(loc); code != http.StatusNotFound {
 				t.Fatalf("deleted publication still served: %d", code)
 			}
@@ -512,18 +512,18 @@ func TestActions_Publish(t *testing.T) {
 // parameter checks of every action type (pipeline's action specs), and
 // that the API accepts exactly the action types the pipeline runs.
 func TestActions_ParameterChecks(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	site := sites[1].query
+	site := Sites[1].Query
 	// Accepted actions run: they go on a document of their own, whose
 	// content no engine here can do anything with.
-	id := addDoc(t, s, tok, site, map[string]any{"content": "x"})
+	id := AddDoc(t, s, tok, site, map[string]any{"content": "x"})
 	p := "/documents/" + id + "/actions"
 	act := func(typ string, params any) map[string]any {
 		return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
 	}
 	type m = map[string]any
-	runSteps(t, s, tok, site, []step{
+	RunSteps(t, s, tok, site, []Step{
 		{"ocr engine", "POST", p, act("OCR", m{"ocrEngine": "abc"}), 400, `{"errors":[{"key":"parameters.ocrEngine","error":"invalid 'ocrEngine' parameter"}]}`},
 		{"ocr textract", "POST", p, act("OCR", m{"ocrEngine": "textract"}), 400, `{"errors":[{"key":"parameters.ocrEngine","error":"ocrEngine 'TEXTRACT' is a cloud service and is not available on this server; use 'TESSERACT'"}]}`},
 		{"ocr several", "POST", p, act("OCR", m{"ocrParseTypes": "TEXT, bogus,queries", "ocrNumberOfPages": -2, "addPdfDetectedCharactersAsText": "yes"}), 400,
@@ -550,30 +550,30 @@ func TestActions_ParameterChecks(t *testing.T) {
 	})
 	// The parameters of NOTIFICATION are checked on a site with a sender
 	// address (without one, that is the only answer).
-	setSiteConfig(t, s, tok, "", map[string]any{"notificationEmail": "dms@example.com"})
-	mailed := addDoc(t, s, tok, "", map[string]any{"content": "x"})
-	runSteps(t, s, tok, "", []step{
+	SetSiteConfig(t, s, tok, "", map[string]any{"notificationEmail": "dms@example.com"})
+	mailed := AddDoc(t, s, tok, "", map[string]any{"content": "x"})
+	RunSteps(t, s, tok, "", []Step{
 		{"notification all", "POST", "/documents/" + mailed + "/actions", act("NOTIFICATION", m{"notificationType": "sms", "notificationToBcc": "a@example.com, nope"}), 400,
 			`{"errors":[{"key":"parameters.notificationType","error":"invalid 'notificationType' parameter"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"},{"key":"parameters.notificationToBcc","error":"invalid email address 'nope'"}]}`},
 		{"notification none", "POST", "/documents/" + mailed + "/actions", act("NOTIFICATION", nil), 400,
 			`{"errors":[{"key":"parameters.notificationType","error":"action 'notificationType' parameter is required"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationToCc","error":"action 'notificationToCc' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"}]}`},
 	})
-	if got := actions(t, s, tok, "", mailed); len(got) != 0 {
+	if got := Actions(t, s, tok, "", mailed); len(got) != 0 {
 		t.Fatalf("refused requests added actions: %v", got)
 	}
-	if got := actions(t, s, tok, site, id); len(got) != 0 {
+	if got := Actions(t, s, tok, site, id); len(got) != 0 {
 		t.Fatalf("refused requests added actions: %v", got)
 	}
-	runSteps(t, s, tok, site, []step{
+	RunSteps(t, s, tok, site, []Step{
 		{"checksum trimmed", "POST", p, act("CHECKSUM", m{"checksumType": " sha512 "}), 200, `{"message":"Actions saved"}`},
 		{"fulltext number", "POST", p, act("FULLTEXT", m{"characterMax": -1}), 200, `{"message":"Actions saved"}`},
 		{"resize auto", "POST", p, act("RESIZE", m{"width": "auto", "height": 10, "outputType": ".PNG"}), 200, `{"message":"Actions saved"}`},
 	})
-	got := actions(t, s, tok, site, id)
+	got := Actions(t, s, tok, site, id)
 	if len(got) != 3 || got[0]["type"] != "CHECKSUM" || got[1]["type"] != "FULLTEXT" || got[2]["type"] != "RESIZE" {
 		t.Fatalf("accepted actions: %v", got)
 	}
-	if ps := obj(t, got[0]["parameters"]); ps["checksumType"] != " sha512 " {
+	if ps := quiretest.Obj(t, got[0]["parameters"]); ps["checksumType"] != " sha512 " {
 		t.Fatalf("CHECKSUM parameters stored as %v, want them as given", ps)
 	}
 
@@ -582,11 +582,11 @@ func TestActions_ParameterChecks(t *testing.T) {
 	types := pipeline.Actions().Types()
 	if want := []string{"ANTIVIRUS", "CHECKSUM", "DATA_CLASSIFICATION", "DELETE", "DOCUMENTTAGGING", "EVENTBRIDGE", "EVENTBUS",
 		"FULLTEXT", "IDP", "LLMPROMPT", "MALWARE_SCAN", "METADATA_EXTRACTION", "MOVE", "NOTIFICATION", "OCR", "PDFEXPORT",
-		"PUBLISH", "QUEUE", "RESIZE", "WEBHOOK"}; !equalStrings(types, want) {
+		"PUBLISH", "QUEUE", "RESIZE", "WEBHOOK"}; !EqualStrings(types, want) {
 		t.Fatalf("action types %v, want %v", types, want)
 	}
 	// A deep link has no content: its actions never run.
-	other := addDoc(t, s, tok, site, map[string]any{"deepLinkPath": "https://example.com/a.pdf"})
+	other := AddDoc(t, s, tok, site, map[string]any{"deepLinkPath": "https://example.com/a.pdf"})
 	for _, typ := range types {
 		r := s.Do(http.MethodPost, "/documents/"+other+"/actions"+site, act(strings.ToLower(typ), nil), tok)
 		if body := string(r.Body); (r.Status != 200 && r.Status != 400) || strings.Contains(body, "invalid action type") || strings.Contains(body, `"key":"type"`) {
@@ -595,6 +595,6 @@ func TestActions_ParameterChecks(t *testing.T) {
 	}
 	for _, typ := range []string{"SHRED", "EVENT_BUS", "TEXTRACT", "OCR "} {
 		want := `{"errors":[{"key":"type","error":"invalid action type '` + typ + `'"}]}`
-		mustBody(t, s.Do(http.MethodPost, "/documents/"+other+"/actions"+site, act(typ, nil), tok), want)
+		MustBody(t, s.Do(http.MethodPost, "/documents/"+other+"/actions"+site, act(typ, nil), tok), want)
 	}
 }

@@ -23,17 +23,17 @@ func readTrail(t *testing.T, s *quiretest.Server, tok, path string) ([]activityR
 	var raw []map[string]any
 	next := ""
 	for range 100 {
-		p := path + sep(path) + "limit=2"
+		p := path + Sep(path) + "limit=2"
 		if next != "" {
 			p += "&next=" + next
 		}
 		r := s.Do(http.MethodGet, p, nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		m := r.JSON(t)
-		for _, e := range list(t, m, "userActivities") {
-			o := obj(t, e)
+		for _, e := range quiretest.List(t, m, "userActivities") {
+			o := quiretest.Obj(t, e)
 			raw = append(raw, o)
-			rows = append(rows, activityRow{str(t, o, "type"), str(t, o, "userId"), str(t, o, "source")})
+			rows = append(rows, activityRow{quiretest.Str(t, o, "type"), quiretest.Str(t, o, "userId"), quiretest.Str(t, o, "source")})
 		}
 		n, ok := m["next"].(string)
 		if !ok || n == "" {
@@ -55,17 +55,17 @@ func TestActivity_Trail(t *testing.T) {
 	admin := s.Admin()
 	alice := s.Token("alice", "default", "finance")
 	bob := s.Token("bob", "default", "finance")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			siteID := map[string]string{"": "default"}[site.query]
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			siteID := map[string]string{"": "default"}[site.Query]
 			if siteID == "" {
-				siteID = strings.TrimPrefix(site.query, "?siteId=")
+				siteID = strings.TrimPrefix(site.Query, "?siteId=")
 			}
-			id := addDoc(t, s, alice, site.query, map[string]any{"path": "trail/doc.txt", "content": "one", "contentType": "text/plain"})
+			id := AddDoc(t, s, alice, site.Query, map[string]any{"path": "trail/doc.txt", "content": "one", "contentType": "text/plain"})
 			doc := "/documents/" + id
 			do := func(tok, method, path string, body any, want int) {
 				t.Helper()
-				r := s.Do(method, path+sep(path)+strings.TrimPrefix(site.query, "?"), body, tok)
+				r := s.Do(method, path+Sep(path)+strings.TrimPrefix(site.Query, "?"), body, tok)
 				if r.Status != want {
 					t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, want)
 				}
@@ -82,19 +82,19 @@ func TestActivity_Trail(t *testing.T) {
 			do(alice, "PUT", doc+"/restore", nil, 200)
 			// An API key.
 			r := s.Do(http.MethodPost, "/sites/"+siteID+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
-			mustStatus(t, r, http.StatusOK)
-			key := str(t, r.JSON(t), "apiKey")
+			MustStatus(t, r, http.StatusOK)
+			key := quiretest.Str(t, r.JSON(t), "apiKey")
 			do(key, "POST", doc+"/tags", map[string]any{"key": "scanned", "value": "yes"}, 201)
 			// A delegated request: the admin acts on behalf of clerk.
 			r = s.Do(http.MethodPost, "/sites/"+siteID+"/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE"},
 				"onBehalfOf": map[string]any{"username": "clerk"}, "reason": "ticket 42"}, admin)
-			mustStatus(t, r, http.StatusOK)
-			del := str(t, r.JSON(t), "delegationToken")
-			dr := s.DoHeaders(http.MethodPost, doc+"/tags"+site.query, map[string]any{"key": "filed", "value": "yes"}, admin,
+			MustStatus(t, r, http.StatusOK)
+			del := quiretest.Str(t, r.JSON(t), "delegationToken")
+			dr := s.DoHeaders(http.MethodPost, doc+"/tags"+site.Query, map[string]any{"key": "filed", "value": "yes"}, admin,
 				map[string]string{"x-formkiq-delegation-token": del})
-			mustStatus(t, dr, http.StatusCreated)
+			MustStatus(t, dr, http.StatusCreated)
 
-			rows, raw := readTrail(t, s, alice, doc+"/userActivities"+site.query)
+			rows, raw := readTrail(t, s, alice, doc+"/userActivities"+site.Query)
 			want := []string{
 				"UPDATE/clerk/delegation", "UPDATE/admin/apiKey", // a key acts as who created it
 				"RESTORE/alice/user", "SOFT_DELETE/alice/user",
@@ -125,22 +125,22 @@ func TestActivity_Trail(t *testing.T) {
 				if rid, _ := e["requestId"].(string); rid == "" {
 					t.Errorf("entry %d has no requestId: %v", i, e)
 				}
-				if d := obj(t, e["document"]); str(t, d, "documentId") != id {
+				if d := quiretest.Obj(t, e["document"]); quiretest.Str(t, d, "documentId") != id {
 					t.Errorf("entry %d document %v", i, d)
 				}
 			}
 			// Each user's own trail.
-			mine, _ := readTrail(t, s, alice, "/userActivities"+site.query)
+			mine, _ := readTrail(t, s, alice, "/userActivities"+site.Query)
 			if len(mine) < 6 || slices.ContainsFunc(mine, func(r activityRow) bool { return r.user != "alice" }) {
 				t.Errorf("alice's trail %v", mine)
 			}
-			bobs, _ := readTrail(t, s, admin, "/userActivities"+q(site.query, "userId=bob"))
+			bobs, _ := readTrail(t, s, admin, "/userActivities"+Query(site.Query, "userId=bob"))
 			if len(bobs) != 2 {
 				t.Errorf("bob's trail read by an admin: %v", bobs)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/userActivities"+q(site.query, "userId=alice"), nil, bob), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, "/userActivities"+q(site.query, "next=bogus"), nil, bob), http.StatusBadRequest)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-4000-8000-000000000000/userActivities"+site.query, nil, bob), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/userActivities"+Query(site.Query, "userId=alice"), nil, bob), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/userActivities"+Query(site.Query, "next=bogus"), nil, bob), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-4000-8000-000000000000/userActivities"+site.Query, nil, bob), http.StatusNotFound)
 		})
 	}
 }
@@ -151,16 +151,16 @@ func TestActivity_Trail(t *testing.T) {
 func TestActivity_ArtifactsAndDeletes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	alice := s.Token("alice", "default")
-	id := addDoc(t, s, alice, "", map[string]any{"path": "trail/art.txt", "content": "x"})
+	id := AddDoc(t, s, alice, "", map[string]any{"path": "trail/art.txt", "content": "x"})
 	r := s.Do(http.MethodPost, "/documents", map[string]any{"documentId": id, "artifacts": true, "content": "a", "contentType": "text/plain"}, alice)
-	mustStatus(t, r, http.StatusCreated)
-	art := str(t, r.JSON(t), "artifactId")
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/tags?artifactId="+art, map[string]any{"key": "k", "value": "v"}, alice), http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
+	art := quiretest.Str(t, r.JSON(t), "artifactId")
+	MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/tags?artifactId="+art, map[string]any{"key": "k", "value": "v"}, alice), http.StatusCreated)
 	rows, raw := readTrail(t, s, alice, "/documents/"+id+"/userActivities?artifactId="+art)
 	if len(rows) != 2 || rows[0].typ != "UPDATE" || rows[1].typ != "CREATE" {
 		t.Fatalf("artifact trail %v", rows)
 	}
-	if str(t, raw[0], "artifactId") != art || str(t, raw[0], "documentId") != id {
+	if quiretest.Str(t, raw[0], "artifactId") != art || quiretest.Str(t, raw[0], "documentId") != id {
 		t.Errorf("artifact entry %v", raw[0])
 	}
 	docRows, docRaw := readTrail(t, s, alice, "/documents/"+id+"/userActivities")
@@ -170,9 +170,9 @@ func TestActivity_ArtifactsAndDeletes(t *testing.T) {
 	if len(docRows) != 2 || docRows[0].typ != "UPDATE" || docRows[1].typ != "CREATE" {
 		t.Errorf("document trail %v (the artifact's entries are its own; the document's shows it gained one)", docRows)
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, alice), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, alice), http.StatusOK)
 	mine, raw := readTrail(t, s, alice, "/userActivities")
-	if len(mine) == 0 || mine[0].typ != "DELETE" || str(t, raw[0], "documentId") != id {
+	if len(mine) == 0 || mine[0].typ != "DELETE" || quiretest.Str(t, raw[0], "documentId") != id {
 		t.Errorf("alice's trail after the delete %v", mine)
 	}
 }

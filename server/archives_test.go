@@ -12,8 +12,8 @@ import (
 	"quire/quiretest"
 )
 
-// unzip downloads an archive and returns its files and their methods.
-func unzip(t *testing.T, u string) (map[string]string, map[string]uint16) {
+// Unzip downloads an archive and returns its files and their methods.
+func Unzip(t *testing.T, u string) (map[string]string, map[string]uint16) {
 	t.Helper()
 	resp, err := http.Get(u)
 	if err != nil {
@@ -52,17 +52,17 @@ func TestCompressDocuments(t *testing.T) {
 	tok := s.Admin()
 	png := quiretest.PNG(quiretest.TextImage("zip"))
 	text := strings.Repeat("compressible words ", 2000)
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			a := addDoc(t, s, tok, site.query, map[string]any{"path": "zip/a.txt", "contentType": "text/plain", "content": text})
-			b := addDoc(t, s, tok, site.query, map[string]any{"path": "zip/b.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(png)})
-			art := addArtifact(t, s, tok, site.query, a, map[string]any{"content": "the artifact", "contentType": "text/plain"})
-			r := s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documentIds": []string{a, b}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			u := str(t, r.JSON(t), "downloadUrl")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			a := AddDoc(t, s, tok, site.Query, map[string]any{"path": "zip/a.txt", "contentType": "text/plain", "content": text})
+			b := AddDoc(t, s, tok, site.Query, map[string]any{"path": "zip/b.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(png)})
+			art := AddArtifact(t, s, tok, site.Query, a, map[string]any{"content": "the artifact", "contentType": "text/plain"})
+			r := s.Do(http.MethodPost, "/documents/compress"+site.Query, map[string]any{"documentIds": []string{a, b}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			u := quiretest.Str(t, r.JSON(t), "downloadUrl")
 			// The archive keeps what was asked for: a later upload does not change it.
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+site.query, map[string]any{"content": "changed", "contentType": "text/plain"}, tok), http.StatusOK)
-			files, methods := unzip(t, u)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+site.Query, map[string]any{"content": "changed", "contentType": "text/plain"}, tok), http.StatusOK)
+			files, methods := Unzip(t, u)
 			want := map[string]string{"zip/a.txt": text, "zip/b.png": string(png), "zip/a.txt.artifacts/" + art: "the artifact"}
 			if len(files) != len(want) {
 				t.Fatalf("files %v", keys(files))
@@ -76,9 +76,9 @@ func TestCompressDocuments(t *testing.T) {
 				t.Errorf("methods %v: text deflated, PNG stored", methods)
 			}
 
-			r = s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documents": []map[string]any{{"documentId": a, "artifactId": art}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			files, _ = unzip(t, str(t, r.JSON(t), "downloadUrl"))
+			r = s.Do(http.MethodPost, "/documents/compress"+site.Query, map[string]any{"documents": []map[string]any{{"documentId": a, "artifactId": art}}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			files, _ = Unzip(t, quiretest.Str(t, r.JSON(t), "downloadUrl"))
 			if len(files) != 1 || files["zip/a.txt.artifacts/"+art] != "the artifact" {
 				t.Errorf("one artifact: %v", keys(files))
 			}
@@ -94,7 +94,7 @@ func TestCompressDocuments(t *testing.T) {
 				{"too many", map[string]any{"documentIds": make([]string, 1001)}, 400},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.query, tt.body, tok), tt.status)
+					MustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.Query, tt.body, tok), tt.status)
 				})
 			}
 			resp, err := http.Get(strings.Replace(u, "signature=", "signature=x", 1))
@@ -137,11 +137,11 @@ func TestCompressEntryNamesStayInside(t *testing.T) {
 	}
 	var ids []string
 	for _, p := range paths {
-		ids = append(ids, addDoc(t, s, tok, "", map[string]any{"path": p, "contentType": "text/plain", "content": "content of " + p}))
+		ids = append(ids, AddDoc(t, s, tok, "", map[string]any{"path": p, "contentType": "text/plain", "content": "content of " + p}))
 	}
 	r := s.Do(http.MethodPost, "/documents/compress", map[string]any{"documentIds": ids}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	files, _ := unzip(t, str(t, r.JSON(t), "downloadUrl"))
+	MustStatus(t, r, http.StatusCreated)
+	files, _ := Unzip(t, quiretest.Str(t, r.JSON(t), "downloadUrl"))
 	if len(files) != len(paths) {
 		t.Errorf("%d entries %v, want %d (one per document)", len(files), keys(files), len(paths))
 	}

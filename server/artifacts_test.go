@@ -10,17 +10,17 @@ import (
 	"quire/quiretest"
 )
 
-// addArtifact posts an artifact of doc and returns its artifactId.
-func addArtifact(t *testing.T, s *quiretest.Server, tok, site, doc string, body map[string]any) string {
+// AddArtifact posts an artifact of doc and returns its artifactId.
+func AddArtifact(t *testing.T, s *quiretest.Server, tok, site, doc string, body map[string]any) string {
 	t.Helper()
 	body["documentId"], body["artifacts"] = doc, true
 	r := s.Do(http.MethodPost, "/documents"+site, body, tok)
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 	b := r.JSON(t)
-	if got := str(t, b, "documentId"); got != doc {
+	if got := quiretest.Str(t, b, "documentId"); got != doc {
 		t.Fatalf("documentId = %q, want the document's %q", got, doc)
 	}
-	art := str(t, b, "artifactId")
+	art := quiretest.Str(t, b, "artifactId")
 	if art == "" || art == doc {
 		t.Fatalf("artifactId = %q", art)
 	}
@@ -30,18 +30,18 @@ func addArtifact(t *testing.T, s *quiretest.Server, tok, site, doc string, body 
 // contentOf reads GET /content (extra: more query parameters).
 func contentOf(t *testing.T, s *quiretest.Server, tok, site, doc, extra string) string {
 	t.Helper()
-	r := s.Do(http.MethodGet, "/documents/"+doc+"/content"+q(site, extra), nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	return str(t, r.JSON(t), "content")
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/content"+Query(site, extra), nil, tok)
+	MustStatus(t, r, http.StatusOK)
+	return quiretest.Str(t, r.JSON(t), "content")
 }
 
 // artifactDownload fetches the bytes GET /url points at.
 func artifactDownload(t *testing.T, s *quiretest.Server, tok, site, doc, extra string) []byte {
 	t.Helper()
-	r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+q(site, extra), nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	dl := s.Do(http.MethodGet, str(t, r.JSON(t), "url"), nil, "")
-	mustStatus(t, dl, http.StatusOK)
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+Query(site, extra), nil, tok)
+	MustStatus(t, r, http.StatusOK)
+	dl := s.Do(http.MethodGet, quiretest.Str(t, r.JSON(t), "url"), nil, "")
+	MustStatus(t, dl, http.StatusOK)
 	return dl.Body
 }
 
@@ -51,45 +51,45 @@ func artifactDownload(t *testing.T, s *quiretest.Server, tok, site, doc, extra s
 func TestArtifacts_OwnRecord(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "lang", "STRING", nil)
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "scan.txt", "content": "original", "contentType": "text/plain"})
-			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["hasArtifacts"] != nil {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "lang", "STRING", nil)
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan.txt", "content": "original", "contentType": "text/plain"})
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t); d["hasArtifacts"] != nil {
 				t.Fatalf("hasArtifacts before any artifact: %v", d)
 			}
-			art := addArtifact(t, s, tok, site.query, doc, map[string]any{
+			art := AddArtifact(t, s, tok, site.Query, doc, map[string]any{
 				"content": "ocr text", "contentType": "text/plain", "artifactCategory": "OCR",
 				"metadata": []map[string]any{{"key": "engine", "value": "tesseract"}},
 				"tags":     []map[string]any{{"key": "kind", "value": "ocr"}},
 			})
 			aq := "artifactId=" + art
-			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); !boolean(t, d, "hasArtifacts") || d["metadata"] != nil || d["artifactId"] != nil {
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t); !quiretest.Bool(t, d, "hasArtifacts") || d["metadata"] != nil || d["artifactId"] != nil {
 				t.Fatalf("document = %v", d)
 			}
-			a := s.Do(http.MethodGet, "/documents/"+doc+q(site.query, aq), nil, tok).JSON(t)
-			if str(t, a, "documentId") != doc || str(t, a, "artifactId") != art || str(t, a, "artifactCategory") != "OCR" ||
-				str(t, item(t, a, "metadata", 0), "value") != "tesseract" {
+			a := s.Do(http.MethodGet, "/documents/"+doc+Query(site.Query, aq), nil, tok).JSON(t)
+			if quiretest.Str(t, a, "documentId") != doc || quiretest.Str(t, a, "artifactId") != art || quiretest.Str(t, a, "artifactCategory") != "OCR" ||
+				quiretest.Str(t, quiretest.Item(t, a, "metadata", 0), "value") != "tesseract" {
 				t.Fatalf("artifact = %v", a)
 			}
-			if got := contentOf(t, s, tok, site.query, doc, aq); got != "ocr text" {
+			if got := contentOf(t, s, tok, site.Query, doc, aq); got != "ocr text" {
 				t.Fatalf("artifact content = %q", got)
 			}
-			if got := contentOf(t, s, tok, site.query, doc, ""); got != "original" {
+			if got := contentOf(t, s, tok, site.Query, doc, ""); got != "original" {
 				t.Fatalf("document content = %q", got)
 			}
 			// An artifact's id is not a document id.
-			r := s.Do(http.MethodGet, "/documents/"+art+site.query, nil, tok)
-			mustStatus(t, r, http.StatusNotFound)
-			mustBody(t, r, `{"message":"Document `+art+` not found."}`)
+			r := s.Do(http.MethodGet, "/documents/"+art+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusNotFound)
+			MustBody(t, r, `{"message":"Document `+art+` not found."}`)
 
 			// Tags and attributes are the artifact's own.
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/tags"+q(site.query, aq), map[string]any{"key": "reviewed", "value": "yes"}, tok), http.StatusCreated)
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/attributes"+q(site.query, aq), map[string]any{"attributes": []map[string]any{{"key": "lang", "stringValue": "de"}}}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/tags"+Query(site.Query, aq), map[string]any{"key": "reviewed", "value": "yes"}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/attributes"+Query(site.Query, aq), map[string]any{"attributes": []map[string]any{{"key": "lang", "stringValue": "de"}}}, tok), http.StatusCreated)
 			tagKeys := func(extra string) []string {
 				var keys []string
-				for _, tg := range list(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, extra), nil, tok).JSON(t), "tags") {
-					keys = append(keys, str(t, obj(t, tg), "key"))
+				for _, tg := range quiretest.List(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+Query(site.Query, extra), nil, tok).JSON(t), "tags") {
+					keys = append(keys, quiretest.Str(t, quiretest.Obj(t, tg), "key"))
 				}
 				sort.Strings(keys)
 				return keys
@@ -100,36 +100,36 @@ func TestArtifacts_OwnRecord(t *testing.T) {
 			if got := tagKeys(""); len(got) != 0 {
 				t.Fatalf("document tags = %v", got)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+q(site.query, aq), nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+site.query, nil, tok), http.StatusNotFound)
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/tags/reviewed"+q(site.query, aq), nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+Query(site.Query, aq), nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/attributes/lang"+site.Query, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/tags/reviewed"+Query(site.Query, aq), nil, tok), http.StatusOK)
 			if got := fmt.Sprint(tagKeys(aq)); got != "[kind]" {
 				t.Fatalf("artifact tags after delete = %s", got)
 			}
 
 			// PATCH changes the artifact's category and metadata only.
-			r = s.Do(http.MethodPatch, "/documents/"+doc+q(site.query, aq), map[string]any{"artifactCategory": "TEXT", "metadata": []map[string]any{{"key": "engine", "value": "other"}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			if b := r.JSON(t); str(t, b, "documentId") != doc || str(t, b, "artifactId") != art {
+			r = s.Do(http.MethodPatch, "/documents/"+doc+Query(site.Query, aq), map[string]any{"artifactCategory": "TEXT", "metadata": []map[string]any{{"key": "engine", "value": "other"}}}, tok)
+			MustStatus(t, r, http.StatusOK)
+			if b := r.JSON(t); quiretest.Str(t, b, "documentId") != doc || quiretest.Str(t, b, "artifactId") != art {
 				t.Fatalf("PATCH response = %v", b)
 			}
-			a = s.Do(http.MethodGet, "/documents/"+doc+q(site.query, aq), nil, tok).JSON(t)
-			if str(t, a, "artifactCategory") != "TEXT" || str(t, item(t, a, "metadata", 0), "value") != "other" {
+			a = s.Do(http.MethodGet, "/documents/"+doc+Query(site.Query, aq), nil, tok).JSON(t)
+			if quiretest.Str(t, a, "artifactCategory") != "TEXT" || quiretest.Str(t, quiretest.Item(t, a, "metadata", 0), "value") != "other" {
 				t.Fatalf("artifact after PATCH = %v", a)
 			}
 
 			// Upload new bytes to the artifact through its presigned URL.
 			content := bytes.Repeat([]byte{0, 1, 2, 0xff}, 70000)
-			r = s.Do(http.MethodGet, "/documents/"+doc+"/upload"+q(site.query, aq), nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if b := r.JSON(t); str(t, b, "artifactId") != art || str(t, b, "documentId") != doc {
+			r = s.Do(http.MethodGet, "/documents/"+doc+"/upload"+Query(site.Query, aq), nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			if b := r.JSON(t); quiretest.Str(t, b, "artifactId") != art || quiretest.Str(t, b, "documentId") != doc {
 				t.Fatalf("upload response = %v", b)
 			}
-			mustStatus(t, put(s, str(t, r.JSON(t), "url"), content), http.StatusOK)
-			if got := artifactDownload(t, s, tok, site.query, doc, aq); !bytes.Equal(got, content) {
+			MustStatus(t, Put(s, quiretest.Str(t, r.JSON(t), "url"), content), http.StatusOK)
+			if got := artifactDownload(t, s, tok, site.Query, doc, aq); !bytes.Equal(got, content) {
 				t.Fatalf("artifact download = %d bytes, not the %d uploaded", len(got), len(content))
 			}
-			if got := contentOf(t, s, tok, site.query, doc, ""); got != "original" {
+			if got := contentOf(t, s, tok, site.Query, doc, ""); got != "original" {
 				t.Fatalf("document content after the artifact's upload = %q", got)
 			}
 		})
@@ -141,18 +141,18 @@ func TestArtifacts_OwnRecord(t *testing.T) {
 func TestArtifacts_ListPaged(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "p.txt", "content": "p"})
-			other := addDoc(t, s, tok, site.query, map[string]any{"path": "o.txt", "content": "o"})
-			addArtifact(t, s, tok, site.query, other, map[string]any{"content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "p.txt", "content": "p"})
+			other := AddDoc(t, s, tok, site.Query, map[string]any{"path": "o.txt", "content": "o"})
+			AddArtifact(t, s, tok, site.Query, other, map[string]any{"content": "x"})
 			var want []string
 			for i := range 5 {
 				cat := "A"
 				if i%2 == 1 {
 					cat = "B"
 				}
-				want = append(want, addArtifact(t, s, tok, site.query, doc, map[string]any{"content": fmt.Sprint(i), "artifactCategory": cat}))
+				want = append(want, AddArtifact(t, s, tok, site.Query, doc, map[string]any{"content": fmt.Sprint(i), "artifactCategory": cat}))
 			}
 			var got, sizes []string
 			next := ""
@@ -161,17 +161,17 @@ func TestArtifacts_ListPaged(t *testing.T) {
 				if next != "" {
 					extra += "&next=" + next
 				}
-				r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, extra), nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+Query(site.Query, extra), nil, tok)
+				MustStatus(t, r, http.StatusOK)
 				b := r.JSON(t)
-				docs := list(t, b, "documents")
+				docs := quiretest.List(t, b, "documents")
 				sizes = append(sizes, fmt.Sprint(len(docs)))
 				for _, d := range docs {
-					m := obj(t, d)
-					if str(t, m, "documentId") != doc {
+					m := quiretest.Obj(t, d)
+					if quiretest.Str(t, m, "documentId") != doc {
 						t.Fatalf("listed %v", m)
 					}
-					got = append(got, str(t, m, "artifactId"))
+					got = append(got, quiretest.Str(t, m, "artifactId"))
 				}
 				next, _ = b["next"].(string)
 				if next == "" {
@@ -181,15 +181,15 @@ func TestArtifacts_ListPaged(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(sizes) != "[2 2 1]" {
 				t.Fatalf("listed %v in pages %v, want %v", got, sizes, want)
 			}
-			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "artifactCategory=B"), nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if n := len(list(t, r.JSON(t), "documents")); n != 2 {
+			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+Query(site.Query, "artifactCategory=B"), nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			if n := len(quiretest.List(t, r.JSON(t), "documents")); n != 2 {
 				t.Fatalf("category B lists %d artifacts, want 2", n)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "limit=x"), nil, tok), http.StatusBadRequest)
-			r = s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+q(site.query, "next=bogus"), nil, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"message":"Invalid Next token"}`)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+Query(site.Query, "limit=x"), nil, tok), http.StatusBadRequest)
+			r = s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+Query(site.Query, "next=bogus"), nil, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"message":"Invalid Next token"}`)
 		})
 	}
 }
@@ -199,51 +199,51 @@ func TestArtifacts_ListPaged(t *testing.T) {
 func TestArtifacts_PromoteRoundTrip(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			orig := bytes.Repeat([]byte("original\x00"), 1000)
 			derived := bytes.Repeat([]byte("derived\x01"), 3000)
-			r := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "d.bin"}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			doc := str(t, r.JSON(t), "documentId")
-			mustStatus(t, put(s, str(t, r.JSON(t), "url"), orig), http.StatusOK)
-			r = s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": doc, "artifacts": true, "path": "d.pdf"}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			art := str(t, r.JSON(t), "artifactId")
-			mustStatus(t, put(s, str(t, r.JSON(t), "uploadUrl"), derived), http.StatusOK)
+			r := s.Do(http.MethodPost, "/documents/upload"+site.Query, map[string]any{"path": "d.bin"}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			doc := quiretest.Str(t, r.JSON(t), "documentId")
+			MustStatus(t, Put(s, quiretest.Str(t, r.JSON(t), "url"), orig), http.StatusOK)
+			r = s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": doc, "artifacts": true, "path": "d.pdf"}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			art := quiretest.Str(t, r.JSON(t), "artifactId")
+			MustStatus(t, Put(s, quiretest.Str(t, r.JSON(t), "uploadUrl"), derived), http.StatusOK)
 
 			promote := func(body map[string]any) {
 				t.Helper()
-				mustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/artifacts/promoteArtifact"+site.query, body, tok), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/artifacts/promoteArtifact"+site.Query, body, tok), http.StatusOK)
 			}
 			promote(map[string]any{"artifactId": art})
-			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); str(t, d, "promotedArtifactId") != art {
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t); quiretest.Str(t, d, "promotedArtifactId") != art {
 				t.Fatalf("document = %v", d)
 			}
-			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, derived) {
+			if got := artifactDownload(t, s, tok, site.Query, doc, ""); !bytes.Equal(got, derived) {
 				t.Fatalf("promoted download = %d bytes, want the artifact's %d", len(got), len(derived))
 			}
-			if u := s.Do(http.MethodGet, "/documents/"+doc+"/url"+site.query, nil, tok).JSON(t); str(t, u, "artifactId") != art {
+			if u := s.Do(http.MethodGet, "/documents/"+doc+"/url"+site.Query, nil, tok).JSON(t); quiretest.Str(t, u, "artifactId") != art {
 				t.Fatalf("url response = %v", u)
 			}
 			promote(map[string]any{})
-			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["promotedArtifactId"] != nil {
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t); d["promotedArtifactId"] != nil {
 				t.Fatalf("promotion not cleared: %v", d)
 			}
-			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, orig) {
+			if got := artifactDownload(t, s, tok, site.Query, doc, ""); !bytes.Equal(got, orig) {
 				t.Fatalf("download after clearing = %d bytes, want the original %d", len(got), len(orig))
 			}
-			if got := artifactDownload(t, s, tok, site.query, doc, "artifactId="+art); !bytes.Equal(got, derived) {
+			if got := artifactDownload(t, s, tok, site.Query, doc, "artifactId="+art); !bytes.Equal(got, derived) {
 				t.Fatalf("artifact lost its bytes: %d", len(got))
 			}
 			// Deleting the promoted artifact clears the promotion.
 			promote(map[string]any{"artifactId": art})
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "artifactId="+art), nil, tok), http.StatusOK)
-			d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+Query(site.Query, "artifactId="+art), nil, tok), http.StatusOK)
+			d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t)
 			if d["promotedArtifactId"] != nil || d["hasArtifacts"] != nil {
 				t.Fatalf("document after its artifact's delete = %v", d)
 			}
-			if got := artifactDownload(t, s, tok, site.query, doc, ""); !bytes.Equal(got, orig) {
+			if got := artifactDownload(t, s, tok, site.Query, doc, ""); !bytes.Equal(got, orig) {
 				t.Fatalf("download after the artifact's delete = %d bytes", len(got))
 			}
 		})
@@ -256,38 +256,38 @@ func TestArtifacts_PromoteRoundTrip(t *testing.T) {
 func TestArtifacts_DeleteCascades(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
+	for _, site := range Sites {
 		for _, how := range []string{"delete", "purge"} {
-			t.Run(site.name+"/"+how, func(t *testing.T) {
-				doc := addDoc(t, s, tok, site.query, map[string]any{"path": how + ".txt", "content": "x"})
+			t.Run(site.Name+"/"+how, func(t *testing.T) {
+				doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": how + ".txt", "content": "x"})
 				tag := "cascade-" + how
 				var arts []string
 				for i := range 3 {
-					arts = append(arts, addArtifact(t, s, tok, site.query, doc, map[string]any{"content": fmt.Sprint(i), "tags": []map[string]any{{"key": tag, "value": "v"}}}))
+					arts = append(arts, AddArtifact(t, s, tok, site.Query, doc, map[string]any{"content": fmt.Sprint(i), "tags": []map[string]any{{"key": tag, "value": "v"}}}))
 				}
-				hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, "")
-				if len(hits) != 3 || str(t, hits[0], "documentId") != doc || hits[0]["artifactId"] == nil {
+				hits, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, "")
+				if len(hits) != 3 || quiretest.Str(t, hits[0], "documentId") != doc || hits[0]["artifactId"] == nil {
 					t.Fatalf("tag search before the delete = %v", hits)
 				}
 				aq := "artifactId=" + arts[1]
 				if how == "purge" {
-					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
-					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, aq), nil, tok), http.StatusNotFound)
-					if hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
+					MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+Query(site.Query, "softDelete=true"), nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+Query(site.Query, aq), nil, tok), http.StatusNotFound)
+					if hits, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
 						t.Fatalf("a soft-deleted document's artifacts are found: %v", hits)
 					}
-					mustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/restore"+site.query, nil, tok), http.StatusOK)
-					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+q(site.query, aq), nil, tok), http.StatusOK)
-					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
-					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/purge"+site.query, nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/restore"+site.Query, nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/tags"+Query(site.Query, aq), nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+Query(site.Query, "softDelete=true"), nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/purge"+site.Query, nil, tok), http.StatusOK)
 				} else {
-					mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+site.query, nil, tok), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+site.Query, nil, tok), http.StatusOK)
 				}
 				for _, a := range arts {
-					mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+q(site.query, "artifactId="+a), nil, tok), http.StatusNotFound)
-					mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+site.query, nil, tok), http.StatusNotFound)
+					MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+Query(site.Query, "artifactId="+a), nil, tok), http.StatusNotFound)
+					MustStatus(t, s.Do(http.MethodGet, "/documents/"+a+site.Query, nil, tok), http.StatusNotFound)
 				}
-				if hits, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
+				if hits, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": tag}}}, ""); len(hits) != 0 {
 					t.Fatalf("tag search after the delete = %v", hits)
 				}
 			})
@@ -300,11 +300,11 @@ func TestArtifacts_DeleteCascades(t *testing.T) {
 func TestArtifacts_BadInput(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "bad.txt", "content": "x"})
-			other := addDoc(t, s, tok, site.query, map[string]any{"path": "other.txt", "content": "x"})
-			foreign := addArtifact(t, s, tok, site.query, other, map[string]any{"content": "y"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "bad.txt", "content": "x"})
+			other := AddDoc(t, s, tok, site.Query, map[string]any{"path": "other.txt", "content": "x"})
+			foreign := AddArtifact(t, s, tok, site.Query, other, map[string]any{"content": "y"})
 			const missing = "0b0c5d36-8f43-4c52-9d0e-1c2b3a4d5e6f"
 			notFound := func(id string) string { return `{"message":"Document ` + id + ` not found."}` }
 			for _, tt := range []struct {
@@ -313,37 +313,37 @@ func TestArtifacts_BadInput(t *testing.T) {
 				status             int
 				want               string
 			}{
-				{"unknown artifactId", "GET", "/documents/" + doc + q(site.query, "artifactId="+missing), nil, 404, notFound(missing)},
-				{"another document's artifact", "GET", "/documents/" + doc + "/content" + q(site.query, "artifactId="+foreign), nil, 404, notFound(foreign)},
-				{"artifactId on a missing document", "GET", "/documents/" + missing + "/tags" + q(site.query, "artifactId="+foreign), nil, 404, notFound(missing)},
-				{"artifact of a missing document", "POST", "/documents" + site.query, map[string]any{"documentId": missing, "artifacts": true, "content": "x"}, 404, notFound(missing)},
-				{"artifact of an artifact", "POST", "/documents" + site.query, map[string]any{"documentId": foreign, "artifacts": true, "content": "x"}, 404, notFound(foreign)},
-				{"list of a missing document", "GET", "/documents/" + missing + "/artifacts" + site.query, nil, 404, notFound(missing)},
-				{"promote an unknown artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, map[string]any{"artifactId": missing}, 404, notFound(missing)},
-				{"promote another document's artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, map[string]any{"artifactId": foreign}, 404, notFound(foreign)},
-				{"delete an unknown artifact", "DELETE", "/documents/" + doc + q(site.query, "artifactId="+missing), nil, 404, notFound(missing)},
-				{"invalid UTF-8", "POST", "/documents" + site.query, []byte("{\"documentId\":\"" + doc + "\",\"artifacts\":true,\"content\":\"\xff\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
-				{"invalid UTF-8 promote", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.query, []byte("{\"artifactId\":\"\xfe\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
-				{"invalid documentId", "POST", "/documents" + site.query, map[string]any{"documentId": "nope", "artifacts": true, "content": "x"}, 400, `{"errors":[{"key":"documentId","error":"invalid documentId 'nope'"}]}`},
-				{"child documents", "POST", "/documents" + site.query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "documents": []map[string]any{{"content": "y"}}}, 400, `{"errors":[{"key":"documents","error":"an artifact cannot have child documents"}]}`},
-				{"category too long", "POST", "/documents" + site.query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "artifactCategory": string(bytes.Repeat([]byte("c"), 300))}, 400, `{"errors":[{"key":"artifactCategory","error":"'artifactCategory' cannot exceed 256 bytes"}]}`},
-				{"soft delete an artifact", "DELETE", "/documents/" + other + q(site.query, "softDelete=true&artifactId="+foreign), nil, 400, `{"errors":[{"key":"softDelete","error":"an artifact cannot be soft deleted"}]}`},
-				{"artifacts on upload", "POST", "/documents/upload" + site.query, map[string]any{"documentId": doc, "artifacts": true}, 400, `{"errors":[{"key":"artifacts","error":"add an artifact with POST /documents"}]}`},
-				{"artifactId on a route without it", "PUT", "/documents/" + doc + "/restore" + q(site.query, "artifactId="+foreign), nil, 400, `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`},
+				{"unknown artifactId", "GET", "/documents/" + doc + Query(site.Query, "artifactId="+missing), nil, 404, notFound(missing)},
+				{"another document's artifact", "GET", "/documents/" + doc + "/content" + Query(site.Query, "artifactId="+foreign), nil, 404, notFound(foreign)},
+				{"artifactId on a missing document", "GET", "/documents/" + missing + "/tags" + Query(site.Query, "artifactId="+foreign), nil, 404, notFound(missing)},
+				{"artifact of a missing document", "POST", "/documents" + site.Query, map[string]any{"documentId": missing, "artifacts": true, "content": "x"}, 404, notFound(missing)},
+				{"artifact of an artifact", "POST", "/documents" + site.Query, map[string]any{"documentId": foreign, "artifacts": true, "content": "x"}, 404, notFound(foreign)},
+				{"list of a missing document", "GET", "/documents/" + missing + "/artifacts" + site.Query, nil, 404, notFound(missing)},
+				{"promote an unknown artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.Query, map[string]any{"artifactId": missing}, 404, notFound(missing)},
+				{"promote another document's artifact", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.Query, map[string]any{"artifactId": foreign}, 404, notFound(foreign)},
+				{"delete an unknown artifact", "DELETE", "/documents/" + doc + Query(site.Query, "artifactId="+missing), nil, 404, notFound(missing)},
+				{"invalid UTF-8", "POST", "/documents" + site.Query, []byte("{\"documentId\":\"" + doc + "\",\"artifacts\":true,\"content\":\"\xff\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
+				{"invalid UTF-8 promote", "PUT", "/documents/" + doc + "/artifacts/promoteArtifact" + site.Query, []byte("{\"artifactId\":\"\xfe\"}"), 400, `{"errors":[{"error":"request body is not valid UTF-8"}]}`},
+				{"invalid documentId", "POST", "/documents" + site.Query, map[string]any{"documentId": "nope", "artifacts": true, "content": "x"}, 400, `{"errors":[{"key":"documentId","error":"invalid documentId 'nope'"}]}`},
+				{"child documents", "POST", "/documents" + site.Query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "documents": []map[string]any{{"content": "y"}}}, 400, `{"errors":[{"key":"documents","error":"an artifact cannot have child documents"}]}`},
+				{"category too long", "POST", "/documents" + site.Query, map[string]any{"documentId": doc, "artifacts": true, "content": "x", "artifactCategory": string(bytes.Repeat([]byte("c"), 300))}, 400, `{"errors":[{"key":"artifactCategory","error":"'artifactCategory' cannot exceed 256 bytes"}]}`},
+				{"soft delete an artifact", "DELETE", "/documents/" + other + Query(site.Query, "softDelete=true&artifactId="+foreign), nil, 400, `{"errors":[{"key":"softDelete","error":"an artifact cannot be soft deleted"}]}`},
+				{"artifacts on upload", "POST", "/documents/upload" + site.Query, map[string]any{"documentId": doc, "artifacts": true}, 400, `{"errors":[{"key":"artifacts","error":"add an artifact with POST /documents"}]}`},
+				{"artifactId on a route without it", "PUT", "/documents/" + doc + "/restore" + Query(site.Query, "artifactId="+foreign), nil, 400, `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(tt.method, tt.path, tt.body, tok)
-					mustStatus(t, r, tt.status)
-					mustBody(t, r, tt.want)
+					MustStatus(t, r, tt.status)
+					MustBody(t, r, tt.want)
 				})
 			}
 			// Nothing of the refused requests was written.
-			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if n := len(list(t, r.JSON(t), "documents")); n != 0 {
+			r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			if n := len(quiretest.List(t, r.JSON(t), "documents")); n != 0 {
 				t.Fatalf("refused requests left %d artifacts", n)
 			}
-			if d := s.Do(http.MethodGet, "/documents/"+doc+site.query, nil, tok).JSON(t); d["hasArtifacts"] != nil || d["promotedArtifactId"] != nil {
+			if d := s.Do(http.MethodGet, "/documents/"+doc+site.Query, nil, tok).JSON(t); d["hasArtifacts"] != nil || d["promotedArtifactId"] != nil {
 				t.Fatalf("document after refused requests = %v", d)
 			}
 		})
@@ -355,7 +355,7 @@ func TestArtifacts_BadInput(t *testing.T) {
 func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	doc := addDoc(t, s, tok, "", map[string]any{"path": "big.txt", "content": "x"})
+	doc := AddDoc(t, s, tok, "", map[string]any{"path": "big.txt", "content": "x"})
 	value := string(bytes.Repeat([]byte("v"), 1000))
 	var arts []string
 	for i := range 20 { // 20 × 100 tags of 1,000 bytes, indexed: over 2 MB of keys to delete
@@ -363,14 +363,14 @@ func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
 		for j := range 100 {
 			tags = append(tags, map[string]any{"key": fmt.Sprintf("t%03d", j), "value": value})
 		}
-		arts = append(arts, addArtifact(t, s, tok, "", doc, map[string]any{"content": fmt.Sprint(i), "tags": tags}))
+		arts = append(arts, AddArtifact(t, s, tok, "", doc, map[string]any{"content": fmt.Sprint(i), "tags": tags}))
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc, nil, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc, nil, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc, nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc, nil, tok), http.StatusNotFound)
 	for _, a := range arts {
-		mustStatus(t, s.Do(http.MethodGet, "/documents/"+a, nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodGet, "/documents/"+a, nil, tok), http.StatusNotFound)
 	}
-	if hits, _ := search(t, s, tok, "", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "t000"}}}, ""); len(hits) != 0 {
+	if hits, _ := Search(t, s, tok, "", map[string]any{"query": map[string]any{"tag": map[string]any{"key": "t000"}}}, ""); len(hits) != 0 {
 		t.Fatalf("tags of deleted artifacts are found: %v", hits)
 	}
 }
@@ -381,12 +381,12 @@ func TestArtifacts_DeleteTooBigForOneTransaction(t *testing.T) {
 func TestArtifacts_HeadTakesItsGetsQueryParameters(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	doc := addDoc(t, s, admin, "", map[string]any{"path": "head/doc.txt", "content": "one"})
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+doc, map[string]any{"content": "two", "contentType": "text/plain"}, admin), http.StatusOK)
+	doc := AddDoc(t, s, admin, "", map[string]any{"path": "head/doc.txt", "content": "one"})
+	MustStatus(t, s.Do(http.MethodPatch, "/documents/"+doc, map[string]any{"content": "two", "contentType": "text/plain"}, admin), http.StatusOK)
 	vs := s.Do(http.MethodGet, "/documents/"+doc+"/versions", nil, admin)
-	mustStatus(t, vs, http.StatusOK)
-	vk := str(t, item(t, vs.JSON(t), "documents", 1), "versionKey")
-	art := addArtifact(t, s, admin, "", doc, map[string]any{"content": "artifact", "contentType": "text/plain"})
+	MustStatus(t, vs, http.StatusOK)
+	vk := quiretest.Str(t, quiretest.Item(t, vs.JSON(t), "documents", 1), "versionKey")
+	art := AddArtifact(t, s, admin, "", doc, map[string]any{"content": "artifact", "contentType": "text/plain"})
 	for _, tc := range []struct {
 		path string
 		want int

@@ -10,67 +10,67 @@ import (
 	"quire/quiretest"
 )
 
-// step is one request of a scripted API conversation and what must come
+// Step is one request of a scripted API conversation and what must come
 // back: the status and, when resp is set, the exact body (or, with a
 // leading "~", a substring of it).
-type step struct {
-	name, method, path string
-	body               any
-	want               int
-	resp               string
+type Step struct {
+	Name, Method, Path string
+	Body               any
+	Want               int
+	Resp               string
 }
 
-func runSteps(t *testing.T, s *quiretest.Server, tok, site string, steps []step) {
+func RunSteps(t *testing.T, s *quiretest.Server, tok, site string, steps []Step) {
 	t.Helper()
 	for _, st := range steps {
-		r := s.Do(st.method, st.path+sep(st.path)+strings.TrimPrefix(site, "?"), st.body, tok)
-		if r.Status != st.want {
-			t.Fatalf("%s: status %d, want %d: %s", st.name, r.Status, st.want, r.Body)
+		r := s.Do(st.Method, st.Path+Sep(st.Path)+strings.TrimPrefix(site, "?"), st.Body, tok)
+		if r.Status != st.Want {
+			t.Fatalf("%s: status %d, want %d: %s", st.Name, r.Status, st.Want, r.Body)
 		}
 		got := strings.TrimSpace(string(r.Body))
 		switch {
-		case st.resp == "":
-		case strings.HasPrefix(st.resp, "~"):
-			if !strings.Contains(got, st.resp[1:]) {
-				t.Fatalf("%s: body %s does not contain %s", st.name, got, st.resp[1:])
+		case st.Resp == "":
+		case strings.HasPrefix(st.Resp, "~"):
+			if !strings.Contains(got, st.Resp[1:]) {
+				t.Fatalf("%s: body %s does not contain %s", st.Name, got, st.Resp[1:])
 			}
-		case got != st.resp:
-			t.Fatalf("%s: body %s\nwant %s", st.name, got, st.resp)
+		case got != st.Resp:
+			t.Fatalf("%s: body %s\nwant %s", st.Name, got, st.Resp)
 		}
 	}
 }
 
-// sep is the separator before the site query for path.
-func sep(path string) string {
+// Sep is the separator before the site query for path.
+func Sep(path string) string {
 	if strings.Contains(path, "?") {
 		return "&"
 	}
 	return "?"
 }
 
-func defineAttr(t *testing.T, s *quiretest.Server, tok, site, key, dataType string, extra map[string]any) {
+func DefineAttr(t *testing.T, s *quiretest.Server, tok, site, key, dataType string, extra map[string]any) {
 	t.Helper()
 	a := map[string]any{"key": key, "dataType": dataType}
 	for k, v := range extra {
 		a[k] = v
 	}
 	r := s.Do(http.MethodPost, "/attributes"+site, map[string]any{"attribute": a}, tok)
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 }
 
 func docAttr(t *testing.T, s *quiretest.Server, tok, site, id, key string) map[string]any {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+id+"/attributes/"+key+site, nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	return obj(t, r.JSON(t)["attribute"])
+	MustStatus(t, r, http.StatusOK)
+	return quiretest.Obj(t, r.JSON(t)["attribute"])
 }
 
 func TestAttributes_Definitions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			runSteps(t, s, tok, site.query, []step{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"create", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "category"}}, 201, `{"message":"Attribute 'category' created"}`},
 				{"duplicate", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "category"}}, 400, `{"errors":[{"key":"key","error":"attribute 'category' already exists"}]}`},
 				{"reserved", "POST", "/attributes", map[string]any{"attribute": map[string]any{"key": "RetentionPolicy"}}, 400, `{"errors":[{"key":"key","error":"'RetentionPolicy' is a reserved attribute name"}]}`},
@@ -101,38 +101,38 @@ func TestAttributes_Definitions(t *testing.T) {
 				{"list page 1", "GET", "/attributes?limit=1", nil, 200, `~"key":"amount"`},
 			})
 			// Paging: two definitions, one per page.
-			p1 := s.Do(http.MethodGet, "/attributes"+q(site.query, "limit=1"), nil, tok).JSON(t)
+			p1 := s.Do(http.MethodGet, "/attributes"+Query(site.Query, "limit=1"), nil, tok).JSON(t)
 			next, _ := p1["next"].(string)
 			if next == "" {
 				t.Fatalf("no next token on a full page: %v", p1)
 			}
-			p2 := s.Do(http.MethodGet, "/attributes"+q(site.query, "limit=1&next="+next), nil, tok).JSON(t)
-			if a := list(t, p2, "attributes"); len(a) != 1 || obj(t, a[0])["key"] != "category" {
+			p2 := s.Do(http.MethodGet, "/attributes"+Query(site.Query, "limit=1&next="+next), nil, tok).JSON(t)
+			if a := quiretest.List(t, p2, "attributes"); len(a) != 1 || quiretest.Obj(t, a[0])["key"] != "category" {
 				t.Fatalf("page 2 = %v", p2)
 			}
 			// In use: a document carries it.
-			addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "category", "stringValue": "a"}}})
-			r := s.Do(http.MethodDelete, "/attributes/category"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"key","error":"attribute 'category' is in use, cannot be deleted"}]}`)
+			AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "category", "stringValue": "a"}}})
+			r := s.Do(http.MethodDelete, "/attributes/category"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"key","error":"attribute 'category' is in use, cannot be deleted"}]}`)
 		})
 	}
 	// Definitions are per site.
 	r := s.Do(http.MethodGet, "/attributes/amount?siteId=other", nil, tok)
-	mustStatus(t, r, http.StatusNotFound)
+	MustStatus(t, r, http.StatusNotFound)
 }
 
 func TestAttributes_DocumentValues(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "title", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "amount", "NUMBER", nil)
-			defineAttr(t, s, tok, site.query, "paid", "BOOLEAN", nil)
-			defineAttr(t, s, tok, site.query, "flag", "KEY_ONLY", nil)
-			defineAttr(t, s, tok, site.query, "due", "DATE", nil)
-			defineAttr(t, s, tok, site.query, "code", "STRING", map[string]any{"validationRegex": "^[A-Z]{3}$"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "title", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "amount", "NUMBER", nil)
+			DefineAttr(t, s, tok, site.Query, "paid", "BOOLEAN", nil)
+			DefineAttr(t, s, tok, site.Query, "flag", "KEY_ONLY", nil)
+			DefineAttr(t, s, tok, site.Query, "due", "DATE", nil)
+			DefineAttr(t, s, tok, site.Query, "code", "STRING", map[string]any{"validationRegex": "^[A-Z]{3}$"})
 			bad := []struct {
 				name string
 				attr map[string]any
@@ -149,17 +149,17 @@ func TestAttributes_DocumentValues(t *testing.T) {
 				{"unknown classification", map[string]any{"classificationId": "nope"}, `{"errors":[{"key":"classificationId","error":"Classification 'nope' not found"}]}`},
 			}
 			for _, b := range bad {
-				r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"content": "x", "path": "bad-" + b.name, "attributes": []any{b.attr}}, tok)
+				r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"content": "x", "path": "bad-" + b.name, "attributes": []any{b.attr}}, tok)
 				if r.Status != http.StatusBadRequest || strings.TrimSpace(string(r.Body)) != b.want {
 					t.Fatalf("%s: %d %s, want 400 %s", b.name, r.Status, r.Body, b.want)
 				}
 			}
 			// Nothing of a refused document was written.
-			if r := s.Do(http.MethodGet, "/documents"+q(site.query, "limit=100"), nil, tok).JSON(t); strings.Contains(fmt.Sprint(r["documents"]), "bad-") {
+			if r := s.Do(http.MethodGet, "/documents"+Query(site.Query, "limit=100"), nil, tok).JSON(t); strings.Contains(fmt.Sprint(r["documents"]), "bad-") {
 				t.Fatalf("a refused document was stored: %v", r["documents"])
 			}
 
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{
 				{"key": "title", "stringValues": []string{"pear", "apple", "fig"}},
 				{"key": "amount", "numberValues": []float64{10, 2.5, 7}},
 				{"key": "paid", "booleanValue": true},
@@ -178,7 +178,7 @@ func TestAttributes_DocumentValues(t *testing.T) {
 				{"code", "userId", "admin"},
 			}
 			for _, c := range checks {
-				a := docAttr(t, s, tok, site.query, id, c.key)
+				a := docAttr(t, s, tok, site.Query, id, c.key)
 				if got := fmt.Sprint(a[c.field]); got != c.want {
 					t.Fatalf("%s.%s = %s, want %s (%v)", c.key, c.field, got, c.want, a)
 				}
@@ -187,8 +187,8 @@ func TestAttributes_DocumentValues(t *testing.T) {
 				}
 			}
 			// A STRING attribute holding a date stays a string.
-			sid := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "title", "stringValue": "2025-01-21"}}})
-			if a := docAttr(t, s, tok, site.query, sid, "title"); a["stringValue"] != "2025-01-21" || a["valueType"] != "STRING" {
+			sid := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "title", "stringValue": "2025-01-21"}}})
+			if a := docAttr(t, s, tok, site.Query, sid, "title"); a["stringValue"] != "2025-01-21" || a["valueType"] != "STRING" {
 				t.Fatalf("date-like string = %v", a)
 			}
 		})
@@ -198,13 +198,13 @@ func TestAttributes_DocumentValues(t *testing.T) {
 func TestAttributes_DocumentEndpoints(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "tag", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "n", "NUMBER", nil)
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "path": "a/orig.txt", "attributes": []map[string]any{{"key": "tag", "stringValue": "b"}}})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "tag", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "n", "NUMBER", nil)
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "path": "a/orig.txt", "attributes": []map[string]any{{"key": "tag", "stringValue": "b"}}})
 			base := "/documents/" + id + "/attributes"
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"add merges values", "POST", base, map[string]any{"attributes": []map[string]any{{"key": "tag", "stringValues": []string{"a", "c"}}}}, 201, `{"message":"added attributes to documentId '` + id + `'"}`},
 				{"merged", "GET", base + "/tag", nil, 200, `~"stringValues":["a","b","c"]`},
 				{"single form", "POST", base, map[string]any{"attribute": map[string]any{"key": "n", "numberValue": 5}}, 201, ""},
@@ -222,35 +222,35 @@ func TestAttributes_DocumentEndpoints(t *testing.T) {
 			})
 			// FormKiQ #276: a PATCH that fails attribute validation leaves
 			// the path (and everything else) as it was.
-			r := s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "moved/new.txt", "attributes": []map[string]any{{"key": "n", "stringValue": "NaN"}}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			if doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t); doc["path"] != "a/orig.txt" {
+			r := s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"path": "moved/new.txt", "attributes": []map[string]any{{"key": "n", "stringValue": "NaN"}}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			if doc := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t); doc["path"] != "a/orig.txt" {
 				t.Fatalf("failed PATCH moved the document to %v", doc["path"])
 			}
 			// PATCH overwrites the keys it names and keeps the others.
-			mustStatus(t, s.Do(http.MethodPost, base+site.query, map[string]any{"attributes": []map[string]any{{"key": "tag", "stringValue": "keep"}}}, tok), http.StatusCreated)
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"attributes": []map[string]any{{"key": "n", "numberValue": 9}}}, tok), http.StatusOK)
-			if a := docAttr(t, s, tok, site.query, id, "tag"); a["stringValue"] != "keep" {
+			MustStatus(t, s.Do(http.MethodPost, base+site.Query, map[string]any{"attributes": []map[string]any{{"key": "tag", "stringValue": "keep"}}}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"attributes": []map[string]any{{"key": "n", "numberValue": 9}}}, tok), http.StatusOK)
+			if a := docAttr(t, s, tok, site.Query, id, "tag"); a["stringValue"] != "keep" {
 				t.Fatalf("PATCH dropped another key: %v", a)
 			}
-			if a := docAttr(t, s, tok, site.query, id, "n"); a["numberValue"] != float64(9) {
+			if a := docAttr(t, s, tok, site.Query, id, "n"); a["numberValue"] != float64(9) {
 				t.Fatalf("PATCH value = %v", a)
 			}
 			// Uploads carry attributes too, validated the same way.
-			up := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up.bin", "attributes": []map[string]any{{"key": "n", "numberValue": 1}}}, tok)
-			mustStatus(t, up, http.StatusCreated)
-			if a := docAttr(t, s, tok, site.query, str(t, up.JSON(t), "documentId"), "n"); a["numberValue"] != float64(1) {
+			up := s.Do(http.MethodPost, "/documents/upload"+site.Query, map[string]any{"path": "up.bin", "attributes": []map[string]any{{"key": "n", "numberValue": 1}}}, tok)
+			MustStatus(t, up, http.StatusCreated)
+			if a := docAttr(t, s, tok, site.Query, quiretest.Str(t, up.JSON(t), "documentId"), "n"); a["numberValue"] != float64(1) {
 				t.Fatalf("upload attribute = %v", a)
 			}
-			bad := s.Do(http.MethodPost, "/documents/upload"+site.query, map[string]any{"path": "up2.bin", "attributes": []map[string]any{{"key": "n", "booleanValue": true}}}, tok)
-			mustStatus(t, bad, http.StatusBadRequest)
+			bad := s.Do(http.MethodPost, "/documents/upload"+site.Query, map[string]any{"path": "up2.bin", "attributes": []map[string]any{{"key": "n", "booleanValue": true}}}, tok)
+			MustStatus(t, bad, http.StatusBadRequest)
 			// Paging over a document's attributes.
-			l := s.Do(http.MethodGet, base+q(site.query, "limit=1"), nil, tok).JSON(t)
-			if len(list(t, l, "attributes")) != 1 || l["next"] == nil {
+			l := s.Do(http.MethodGet, base+Query(site.Query, "limit=1"), nil, tok).JSON(t)
+			if len(quiretest.List(t, l, "attributes")) != 1 || l["next"] == nil {
 				t.Fatalf("page = %v", l)
 			}
-			l2 := s.Do(http.MethodGet, base+q(site.query, "limit=1&next="+str(t, l, "next")), nil, tok).JSON(t)
-			if a := list(t, l2, "attributes"); len(a) != 1 || obj(t, a[0])["key"] != "tag" {
+			l2 := s.Do(http.MethodGet, base+Query(site.Query, "limit=1&next="+quiretest.Str(t, l, "next")), nil, tok).JSON(t)
+			if a := quiretest.List(t, l2, "attributes"); len(a) != 1 || quiretest.Obj(t, a[0])["key"] != "tag" {
 				t.Fatalf("page 2 = %v", l2)
 			}
 		})
@@ -260,33 +260,33 @@ func TestAttributes_DocumentEndpoints(t *testing.T) {
 func TestAttributes_Relationships(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			main := addDoc(t, s, tok, site.query, map[string]any{"content": "main"})
-			att := addDoc(t, s, tok, site.query, map[string]any{"content": "attachment", "attributes": []map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			main := AddDoc(t, s, tok, site.Query, map[string]any{"content": "main"})
+			att := AddDoc(t, s, tok, site.Query, map[string]any{"content": "attachment", "attributes": []map[string]any{
 				{"documentId": main, "relationship": "ATTACHMENT"},
 			}})
-			if a := docAttr(t, s, tok, site.query, att, "Relationships"); a["stringValue"] != "ATTACHMENT#"+main || a["valueType"] != "RELATIONSHIPS" {
+			if a := docAttr(t, s, tok, site.Query, att, "Relationships"); a["stringValue"] != "ATTACHMENT#"+main || a["valueType"] != "RELATIONSHIPS" {
 				t.Fatalf("relationship = %v", a)
 			}
-			if a := docAttr(t, s, tok, site.query, main, "Relationships"); a["stringValue"] != "PRIMARY#"+att {
+			if a := docAttr(t, s, tok, site.Query, main, "Relationships"); a["stringValue"] != "PRIMARY#"+att {
 				t.Fatalf("inverse = %v", a)
 			}
 			// An explicit inverse.
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+main+"/attributes"+site.query, map[string]any{"attributes": []map[string]any{
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+main+"/attributes"+site.Query, map[string]any{"attributes": []map[string]any{
 				{"documentId": att, "relationship": "ASSOCIATED", "inverseRelationship": "APPENDIX"},
 			}}, tok), http.StatusCreated)
-			if a := docAttr(t, s, tok, site.query, att, "Relationships"); fmt.Sprint(a["stringValues"]) != fmt.Sprintf("[APPENDIX#%s ATTACHMENT#%s]", main, main) {
+			if a := docAttr(t, s, tok, site.Query, att, "Relationships"); fmt.Sprint(a["stringValues"]) != fmt.Sprintf("[APPENDIX#%s ATTACHMENT#%s]", main, main) {
 				t.Fatalf("relationships = %v", a)
 			}
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"documentId": main, "relationship": "COUSIN"}}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			r = s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"documentId": "5e9d4c1a-0000-4000-8000-000000000000", "relationship": "PRIMARY"}}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"documentId","error":"Document 5e9d4c1a-0000-4000-8000-000000000000 not found."}]}`)
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"documentId": main, "relationship": "COUSIN"}}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			r = s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"documentId": "5e9d4c1a-0000-4000-8000-000000000000", "relationship": "PRIMARY"}}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"documentId","error":"Document 5e9d4c1a-0000-4000-8000-000000000000 not found."}]}`)
 			// Deleting one side removes the other side's entry.
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+att+site.query, nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+main+"/attributes/Relationships"+site.query, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+att+site.Query, nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+main+"/attributes/Relationships"+site.Query, nil, tok), http.StatusNotFound)
 		})
 	}
 }
@@ -298,12 +298,12 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 		t.Run(site.name, func(t *testing.T) {
 			sq := "?siteId=" + site.id
 			sbase := "/sites/" + site.id
-			defineAttr(t, s, tok, sq, "category", "STRING", nil)
-			defineAttr(t, s, tok, sq, "dept", "STRING", nil)
-			defineAttr(t, s, tok, sq, "pages", "NUMBER", nil)
-			defineAttr(t, s, tok, sq, "extra", "STRING", nil)
-			defineAttr(t, s, tok, sq, "owner", "ENTITY", nil)
-			runSteps(t, s, tok, "", []step{
+			DefineAttr(t, s, tok, sq, "category", "STRING", nil)
+			DefineAttr(t, s, tok, sq, "dept", "STRING", nil)
+			DefineAttr(t, s, tok, sq, "pages", "NUMBER", nil)
+			DefineAttr(t, s, tok, sq, "extra", "STRING", nil)
+			DefineAttr(t, s, tok, sq, "owner", "ENTITY", nil)
+			RunSteps(t, s, tok, "", []Step{
 				{"no schema yet", "GET", sbase + "/schema/document", nil, 404, `{"message":"Sites Schema not found"}`},
 				{"undefined attribute", "PUT", sbase + "/schema/document", map[string]any{"name": "s", "attributes": map[string]any{"required": []map[string]any{{"attributeKey": "nope"}}}}, 400, `{"errors":[{"key":"nope","error":"attribute 'nope' not found"}]}`},
 				{"no name", "PUT", sbase + "/schema/document", map[string]any{"attributes": map[string]any{"required": []map[string]any{{"attributeKey": "category"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
@@ -322,23 +322,23 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 				{"in use by schema", "DELETE", "/attributes/dept" + sq, nil, 400, `{"errors":[{"key":"key","error":"attribute 'dept' is in use, cannot be deleted"}]}`},
 			})
 			// The default fills a missing required attribute on creation.
-			id := addDoc(t, s, tok, sq, map[string]any{"content": "x"})
+			id := AddDoc(t, s, tok, sq, map[string]any{"content": "x"})
 			if a := docAttr(t, s, tok, sq, id, "category"); a["stringValue"] != "letter" {
 				t.Fatalf("default = %v", a)
 			}
 			// Removing a required attribute later is refused.
 			r := s.Do(http.MethodDelete, "/documents/"+id+"/attributes/category"+sq, nil, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"category","error":"missing required attribute 'category'"}]}`)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"category","error":"missing required attribute 'category'"}]}`)
 
 			// A classification adds its own required attribute.
 			r = s.Do(http.MethodPost, sbase+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{
 				"required": []map[string]any{{"attributeKey": "pages"}},
 				"optional": []map[string]any{{"attributeKey": "extra", "allowedValues": []string{"x1", "x2"}}},
 			}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			cid := str(t, r.JSON(t), "classificationId")
-			runSteps(t, s, tok, "", []step{
+			MustStatus(t, r, http.StatusOK)
+			cid := quiretest.Str(t, r.JSON(t), "classificationId")
+			RunSteps(t, s, tok, "", []Step{
 				{"duplicate name", "POST", sbase + "/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"required": []map[string]any{{"attributeKey": "pages"}}}}}, 400, `{"errors":[{"key":"name","error":"Classification 'Invoice' already exists"}]}`},
 				{"get", "GET", sbase + "/classifications/" + cid, nil, 200, `~"name":"Invoice"`},
 				{"list", "GET", sbase + "/classifications", nil, 200, `~"classificationId":"` + cid + `"`},
@@ -347,43 +347,43 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 				{"classified without pages", "POST", "/documents" + sq, map[string]any{"content": "x", "attributes": []map[string]any{{"classificationId": cid}}}, 400, `{"errors":[{"key":"pages","error":"missing required attribute 'pages'"}]}`},
 				{"missing", "GET", sbase + "/classifications/nope", nil, 404, `{"message":"Classification 'nope' not found"}`},
 			})
-			cd := addDoc(t, s, tok, sq, map[string]any{"content": "x", "attributes": []map[string]any{{"classificationId": cid}, {"key": "pages", "numberValue": 3}, {"key": "extra", "stringValue": "x1"}}})
+			cd := AddDoc(t, s, tok, sq, map[string]any{"content": "x", "attributes": []map[string]any{{"classificationId": cid}, {"key": "pages", "numberValue": 3}, {"key": "extra", "stringValue": "x1"}}})
 			if a := docAttr(t, s, tok, sq, cd, "Classification"); a["stringValue"] != cid || a["valueType"] != "CLASSIFICATION" {
 				t.Fatalf("classification attribute = %v", a)
 			}
-			runSteps(t, s, tok, "", []step{
+			RunSteps(t, s, tok, "", []Step{
 				{"in use", "DELETE", sbase + "/classifications/" + cid, nil, 400, ""},
 				{"set", "PUT", sbase + "/classifications/" + cid, map[string]any{"classification": map[string]any{"name": "Invoice2", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "pages"}}}}}, 200, `{"message":"Set Classification"}`},
 			})
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+cd+sq, nil, tok), http.StatusOK)
-			runSteps(t, s, tok, "", []step{
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+cd+sq, nil, tok), http.StatusOK)
+			RunSteps(t, s, tok, "", []Step{
 				{"delete", "DELETE", sbase + "/classifications/" + cid, nil, 200, `{"message":"Classification '` + cid + `' deleted"}`},
 			})
 		})
 	}
 	// Only GOVERN may set the schema.
 	r := s.Do(http.MethodPut, "/sites/finance/schema/document", map[string]any{"name": "x"}, s.Token("joe", "finance"))
-	mustStatus(t, r, http.StatusUnauthorized)
+	MustStatus(t, r, http.StatusUnauthorized)
 }
 
 func TestAttributes_Entities(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			runSteps(t, s, tok, site.query, []step{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"no namespace", "POST", "/entityTypes", map[string]any{"entityType": map[string]any{"name": "Customer"}}, 400, `{"errors":[{"key":"namespace","error":"'namespace' is required"}]}`},
 				{"no name", "POST", "/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "CUSTOM"}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
 				{"bad preset", "POST", "/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "PRESET", "name": "Customer"}}, 400, ""},
 			})
-			r := s.Do(http.MethodPost, "/entityTypes"+site.query, map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": "Customer"}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			et := str(t, r.JSON(t), "entityTypeId")
-			r = s.Do(http.MethodPost, "/entities/"+et+site.query, map[string]any{"entity": map[string]any{"name": "ACME", "attributes": []map[string]any{{"key": "vat", "stringValue": "DE123"}}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			eid := str(t, r.JSON(t), "entityId")
-			defineAttr(t, s, tok, site.query, "customer", "ENTITY", nil)
-			runSteps(t, s, tok, site.query, []step{
+			r := s.Do(http.MethodPost, "/entityTypes"+site.Query, map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": "Customer"}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			et := quiretest.Str(t, r.JSON(t), "entityTypeId")
+			r = s.Do(http.MethodPost, "/entities/"+et+site.Query, map[string]any{"entity": map[string]any{"name": "ACME", "attributes": []map[string]any{{"key": "vat", "stringValue": "DE123"}}}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			eid := quiretest.Str(t, r.JSON(t), "entityId")
+			DefineAttr(t, s, tok, site.Query, "customer", "ENTITY", nil)
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"duplicate type", "POST", "/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": "Customer"}}, 400, ""},
 				{"get type by name", "GET", "/entityTypes/Customer?namespace=CUSTOM", nil, 200, `~"entityTypeId":"` + et + `"`},
 				{"get entity", "GET", "/entities/" + et + "/" + eid, nil, 200, `~"name":"ACME"`},
@@ -403,25 +403,25 @@ func TestAttributes_Entities(t *testing.T) {
 				{"preset types listed", "GET", "/entityTypes?namespace=PRESET", nil, 200, `~"name":"ReminderPolicy"`},
 			})
 			// Multiple entities, read back sorted.
-			r = s.Do(http.MethodPost, "/entities/"+et+site.query, map[string]any{"entity": map[string]any{"name": "Beta"}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			eid2 := str(t, r.JSON(t), "entityId")
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "customer", "entities": []map[string]any{{"entityTypeId": et, "entityId": eid2}, {"entityTypeId": et, "entityId": eid}}}}})
-			a := docAttr(t, s, tok, site.query, id, "customer")
+			r = s.Do(http.MethodPost, "/entities/"+et+site.Query, map[string]any{"entity": map[string]any{"name": "Beta"}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			eid2 := quiretest.Str(t, r.JSON(t), "entityId")
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "customer", "entities": []map[string]any{{"entityTypeId": et, "entityId": eid2}, {"entityTypeId": et, "entityId": eid}}}}})
+			a := docAttr(t, s, tok, site.Query, id, "customer")
 			ents, _ := a["entities"].([]any)
 			if len(ents) != 2 || a["valueType"] != "ENTITY" {
 				t.Fatalf("entities = %v", a)
 			}
 			// Reserved policies: DispositionPolicy needs RetentionPolicy.
-			rp := s.Do(http.MethodPost, "/entities/RetentionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "7y", "attributes": []map[string]any{{"key": "RetentionPeriodInDays", "numberValue": 2555}}}}, tok)
-			mustStatus(t, rp, http.StatusCreated)
-			dp := s.Do(http.MethodPost, "/entities/DispositionPolicy?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "shred"}}, tok)
-			mustStatus(t, dp, http.StatusCreated)
-			rpID, dpID := str(t, rp.JSON(t), "entityId"), str(t, dp.JSON(t), "entityId")
-			r = s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "DispositionPolicy", "entityTypeId": "DispositionPolicy", "entityId": dpID, "namespace": "PRESET"}}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"DispositionPolicy","error":"'DispositionPolicy' requires 'RetentionPolicy'"}]}`)
-			addDoc(t, s, tok, site.query, map[string]any{"content": "x", "attributes": []map[string]any{
+			rp := s.Do(http.MethodPost, "/entities/RetentionPolicy?namespace=PRESET"+strings.Replace(site.Query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "7y", "attributes": []map[string]any{{"key": "RetentionPeriodInDays", "numberValue": 2555}}}}, tok)
+			MustStatus(t, rp, http.StatusCreated)
+			dp := s.Do(http.MethodPost, "/entities/DispositionPolicy?namespace=PRESET"+strings.Replace(site.Query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": "shred"}}, tok)
+			MustStatus(t, dp, http.StatusCreated)
+			rpID, dpID := quiretest.Str(t, rp.JSON(t), "entityId"), quiretest.Str(t, dp.JSON(t), "entityId")
+			r = s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "DispositionPolicy", "entityTypeId": "DispositionPolicy", "entityId": dpID, "namespace": "PRESET"}}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"DispositionPolicy","error":"'DispositionPolicy' requires 'RetentionPolicy'"}]}`)
+			AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{
 				{"key": "DispositionPolicy", "entityTypeId": "DispositionPolicy", "entityId": dpID, "namespace": "PRESET"},
 				{"key": "RetentionPolicy", "entityTypeId": "RetentionPolicy", "entityId": rpID, "namespace": "PRESET"},
 			}})
@@ -436,15 +436,15 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 	for _, site := range []struct{ name, id string }{{"default", "default"}, {"finance", "finance"}} {
 		t.Run(site.name, func(t *testing.T) {
 			sq := "?siteId=" + site.id
-			defineAttr(t, s, tok, sq, "invoiceNo", "STRING", nil)
-			runSteps(t, s, tok, "", []step{
+			DefineAttr(t, s, tok, sq, "invoiceNo", "STRING", nil)
+			RunSteps(t, s, tok, "", []Step{
 				{"no sequence token", "POST", "/sites/" + site.id + "/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "INV-{YEAR}"}}, 400, `~"key":"pattern"`},
 				{"unknown attribute", "POST", "/sites/" + site.id + "/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "nope", "pattern": "{SEQUENCE}"}}, 400, `{"errors":[{"key":"attributeKey","error":"attribute 'nope' not found"}]}`},
 			})
 			r := s.Do(http.MethodPost, "/sites/"+site.id+"/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "INV-{YEAR}-{SEQUENCE:6}"}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			seq := str(t, r.JSON(t), "sequenceId")
-			runSteps(t, s, tok, "", []step{
+			MustStatus(t, r, http.StatusCreated)
+			seq := quiretest.Str(t, r.JSON(t), "sequenceId")
+			RunSteps(t, s, tok, "", []Step{
 				{"one per attribute", "POST", "/sites/" + site.id + "/sequences", map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNo", "pattern": "{SEQUENCE}"}}, 400, ""},
 			})
 
@@ -482,7 +482,7 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for _, id := range ids {
-				v := str(t, docAttr(t, s, tok, sq, id, "invoiceNo"), "stringValue")
+				v := quiretest.Str(t, docAttr(t, s, tok, sq, id, "invoiceNo"), "stringValue")
 				if seen[v] {
 					t.Fatalf("number %s handed out twice", v)
 				}
@@ -502,10 +502,10 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 			}
 			// A document that brings its own number keeps it; taking a
 			// number for it later is refused.
-			own := addDoc(t, s, tok, sq, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "invoiceNo", "stringValue": "MANUAL-1"}}})
+			own := AddDoc(t, s, tok, sq, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "invoiceNo", "stringValue": "MANUAL-1"}}})
 			r = s.Do(http.MethodPost, "/sites/"+site.id+"/sequences/"+seq+"/next", map[string]any{"documentId": own}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			g := obj(t, s.Do(http.MethodGet, "/sites/"+site.id+"/sequences/"+seq, nil, tok).JSON(t)["sequence"])
+			MustStatus(t, r, http.StatusBadRequest)
+			g := quiretest.Obj(t, s.Do(http.MethodGet, "/sites/"+site.id+"/sequences/"+seq, nil, tok).JSON(t)["sequence"])
 			if g["lastNumber"] != float64(n) {
 				t.Fatalf("lastNumber = %v, want %d", g["lastNumber"], n)
 			}
@@ -516,33 +516,33 @@ func TestSequences_ConcurrentCreationIsGapFree(t *testing.T) {
 	s.Close()
 	s2 := quiretest.StartServer(t, dir)
 	tok = s2.Admin()
-	id := addDoc(t, s2, tok, "?siteId=finance", map[string]any{"content": "after restart"})
-	if v := str(t, docAttr(t, s2, tok, "?siteId=finance", id, "invoiceNo"), "stringValue"); !strings.HasSuffix(v, "-000201") {
+	id := AddDoc(t, s2, tok, "?siteId=finance", map[string]any{"content": "after restart"})
+	if v := quiretest.Str(t, docAttr(t, s2, tok, "?siteId=finance", id, "invoiceNo"), "stringValue"); !strings.HasSuffix(v, "-000201") {
 		t.Fatalf("after restart got %s, want number 201", v)
 	}
-	seq := str(t, item(t, s2.Do(http.MethodGet, "/sites/finance/sequences", nil, tok).JSON(t), "sequences", 0), "sequenceId")
+	seq := quiretest.Str(t, quiretest.Item(t, s2.Do(http.MethodGet, "/sites/finance/sequences", nil, tok).JSON(t), "sequences", 0), "sequenceId")
 	r := s2.Do(http.MethodPost, "/sites/finance/sequences/"+seq+"/next", nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	if v := str(t, r.JSON(t), "value"); !strings.HasSuffix(v, "-000202") {
+	MustStatus(t, r, http.StatusOK)
+	if v := quiretest.Str(t, r.JSON(t), "value"); !strings.HasSuffix(v, "-000202") {
 		t.Fatalf("next = %s", v)
 	}
-	mustStatus(t, s2.Do(http.MethodDelete, "/sites/finance/sequences/"+seq, nil, tok), http.StatusOK)
-	mustStatus(t, s2.Do(http.MethodGet, "/sites/finance/sequences/"+seq, nil, tok), http.StatusNotFound)
+	MustStatus(t, s2.Do(http.MethodDelete, "/sites/finance/sequences/"+seq, nil, tok), http.StatusOK)
+	MustStatus(t, s2.Do(http.MethodGet, "/sites/finance/sequences/"+seq, nil, tok), http.StatusNotFound)
 }
 
 func TestMappings_WithClassificationConditions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "invoiceTotal", "NUMBER", nil)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "invoiceTotal", "NUMBER", nil)
 			sid := "default"
-			if site.query != "" {
+			if site.Query != "" {
 				sid = "finance"
 			}
 			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			cid := str(t, r.JSON(t), "classificationId")
+			MustStatus(t, r, http.StatusOK)
+			cid := quiretest.Str(t, r.JSON(t), "classificationId")
 			mapping := map[string]any{"mapping": map[string]any{
 				"name":       "invoices",
 				"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "FUZZY"}},
@@ -550,10 +550,10 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 					{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "INVOICE"},
 				}}},
 			}}
-			r = s.Do(http.MethodPost, "/mappings"+site.query, mapping, tok)
-			mustStatus(t, r, http.StatusCreated)
-			mid := str(t, r.JSON(t), "mappingId")
-			runSteps(t, s, tok, site.query, []step{
+			r = s.Do(http.MethodPost, "/mappings"+site.Query, mapping, tok)
+			MustStatus(t, r, http.StatusCreated)
+			mid := quiretest.Str(t, r.JSON(t), "mappingId")
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"get keeps conditions", "GET", "/mappings/" + mid, nil, 200, `~"conditions":[{"sourceType":"CONTENT","matchingType":"CONTAINS","text":"INVOICE"}]`},
 				{"list", "GET", "/mappings", nil, 200, `~"mappingId":"` + mid + `"`},
 				{"no name", "POST", "/mappings", map[string]any{"mapping": map[string]any{"attributes": []map[string]any{{"attributeKey": "invoiceTotal", "sourceType": "MANUAL", "defaultValue": "1"}}}}, 400, `{"errors":[{"key":"name","error":"'name' is required"}]}`},
@@ -568,8 +568,8 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 				{"gone", "GET", "/mappings/" + mid, nil, 404, ""},
 			})
 			// An attribute that only a mapping uses is in use.
-			defineAttr(t, s, tok, site.query, "mappedOnly", "STRING", nil)
-			runSteps(t, s, tok, site.query, []step{
+			DefineAttr(t, s, tok, site.Query, "mappedOnly", "STRING", nil)
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"mapping of one attribute", "POST", "/mappings", map[string]any{"mapping": map[string]any{"name": "m2", "attributes": []map[string]any{{"attributeKey": "mappedOnly", "sourceType": "MANUAL", "defaultValue": "1"}}}}, 201, ""},
 				{"attribute only a mapping uses", "DELETE", "/attributes/mappedOnly", nil, 400, `{"errors":[{"key":"key","error":"attribute 'mappedOnly' is in use, cannot be deleted"}]}`},
 			})

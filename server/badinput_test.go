@@ -18,7 +18,7 @@ import (
 func TestBadInput_Refused(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"content": "x", "path": "keep.txt", "tags": []map[string]any{{"key": "k", "value": "v"}}})
+	id := AddDoc(t, s, tok, "", map[string]any{"content": "x", "path": "keep.txt", "tags": []map[string]any{{"key": "k", "value": "v"}}})
 	mib := strings.Repeat("a", 1<<20)
 	manyTags := func(n int) string {
 		var b strings.Builder
@@ -137,9 +137,9 @@ func TestBadInput_Refused(t *testing.T) {
 				body = tt.body
 			}
 			r := s.DoHeaders(tt.method, tt.path, body, tok, map[string]string{"Content-Type": "application/json"})
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 			}
 		})
 	}
@@ -185,7 +185,7 @@ func TestBadInput_MatchTagsBatched(t *testing.T) {
 			s := quiretest.NewServer(t)
 			tok := s.Admin()
 			for i := range tc.docs {
-				addDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
+				AddDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
 			}
 			var tags []map[string]any
 			for _, tg := range bigTags(tc.tags, tc.valueSize) {
@@ -193,7 +193,7 @@ func TestBadInput_MatchTagsBatched(t *testing.T) {
 			}
 			last := fmt.Sprintf("big%02d", tc.tags-1)
 			r := s.Do(http.MethodPatch, "/documents/tags", map[string]any{"match": map[string]any{"tag": map[string]any{"key": "batch", "eq": "1"}}, "update": map[string]any{"tags": tags}}, tok)
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, r, http.StatusOK)
 			res := s.Do(http.MethodPost, "/search?limit=1000", map[string]any{"query": map[string]any{"tag": map[string]any{"key": last}}}, tok).JSON(t)
 			if got, _ := res["documents"].([]any); len(got) != tc.docs {
 				t.Fatalf("documents with the new tags: %d, want %d", len(got), tc.docs)
@@ -217,15 +217,15 @@ func bigTags(n, size int) []storage.Tag {
 func TestSoftDeleted_EndInclusive(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	id := AddDoc(t, s, tok, "", map[string]any{"content": "x"})
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
 	l := s.Do(http.MethodGet, "/documents?softDeleted=true", nil, tok).JSON(t)
 	docs, _ := l["documents"].([]any)
 	if len(docs) != 1 {
 		t.Fatalf("soft-deleted listing: %v", l)
 	}
-	at := str(t, obj(t, docs[0]), "deletedDate")
-	addDoc(t, s, tok, "", map[string]any{"content": "live"})
+	at := quiretest.Str(t, quiretest.Obj(t, docs[0]), "deletedDate")
+	AddDoc(t, s, tok, "", map[string]any{"content": "live"})
 	tests := []struct {
 		name, query string
 		want        int
@@ -258,7 +258,7 @@ func TestSoftDeleted_EndInclusive(t *testing.T) {
 func TestBadInput_DocumentSize(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	id := AddDoc(t, s, tok, "", map[string]any{"content": "x"})
 	big := strings.Repeat("v", 1000)
 	status := 0
 	for i := 0; i < 40 && status != http.StatusBadRequest; i++ {
@@ -269,14 +269,14 @@ func TestBadInput_DocumentSize(t *testing.T) {
 		r := s.Do(http.MethodPost, "/documents/"+id+"/tags", map[string]any{"tags": tags}, tok)
 		status = r.Status
 		if status == http.StatusBadRequest {
-			mustBody(t, r, `{"errors":[{"key":"tags","error":"a document's tags can hold at most 2000 values of at most 131072 bytes together"}]}`)
+			MustBody(t, r, `{"errors":[{"key":"tags","error":"a document's tags can hold at most 2000 values of at most 131072 bytes together"}]}`)
 		} else {
-			mustStatus(t, r, http.StatusCreated)
+			MustStatus(t, r, http.StatusCreated)
 		}
 	}
 	if status != http.StatusBadRequest {
 		t.Fatal("tags grew past the per-document limit")
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id, nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusNotFound)
 }

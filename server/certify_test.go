@@ -17,8 +17,8 @@ import (
 	"quire/quiretest"
 )
 
-// pkcs12File makes a CA-issued certificate for name as a PKCS #12 file.
-func pkcs12File(t *testing.T, name, password string) []byte {
+// Pkcs12File makes a CA-issued certificate for name as a PKCS #12 file.
+func Pkcs12File(t *testing.T, name, password string) []byte {
 	return quiretest.NewCertificate(t, name, time.Now().AddDate(1, 0, 0)).PKCS12(t, password)
 }
 
@@ -40,42 +40,42 @@ func runPdfsig(t *testing.T, pdf []byte) string {
 // certified with the site's `esignature` certificate. Both sites.
 func TestCertification_SecretsAndSignatures(t *testing.T) {
 	qpdf := quiretest.NeedProgram(t, "qpdf", "qpdf")
-	s, mail := esignServer(t)
+	s, mail := EsignServer(t)
 	tok := s.Admin()
-	notary, approver := pkcs12File(t, "Nora Notary", "pw1"), pkcs12File(t, "Abe Approver", "pw2")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			siteID := strings.TrimPrefix(site.query, "?siteId=")
+	notary, approver := Pkcs12File(t, "Nora Notary", "pw1"), Pkcs12File(t, "Abe Approver", "pw2")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			siteID := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteID == "" {
 				siteID = "default"
 			}
 			secrets := "/sites/" + siteID + "/secrets"
-			r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "type": "PKCS12", "data": b64(notary), "password": "pw1"}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			if str(t, r.JSON(t), "fingerprint") == "" || !strings.Contains(str(t, r.JSON(t), "subject"), "Nora Notary") {
+			r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "type": "PKCS12", "data": B64(notary), "password": "pw1"}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			if quiretest.Str(t, r.JSON(t), "fingerprint") == "" || !strings.Contains(quiretest.Str(t, r.JSON(t), "subject"), "Nora Notary") {
 				t.Errorf("secret answer %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "approver", "data": b64(approver), "password": "pw2"}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "approver", "data": B64(approver), "password": "pw2"}, tok), http.StatusCreated)
 			for _, tt := range []struct {
 				name string
 				body map[string]any
 				want int
 			}{
-				{"wrong password", map[string]any{"alias": "x", "data": b64(notary), "password": "nope"}, 400},
-				{"not PKCS12", map[string]any{"alias": "x", "data": b64([]byte("hello")), "password": "pw1"}, 400},
-				{"bad alias", map[string]any{"alias": "a b", "data": b64(notary), "password": "pw1"}, 400},
-				{"taken alias", map[string]any{"alias": "notary", "data": b64(notary), "password": "pw1"}, 409},
+				{"wrong password", map[string]any{"alias": "x", "data": B64(notary), "password": "nope"}, 400},
+				{"not PKCS12", map[string]any{"alias": "x", "data": B64([]byte("hello")), "password": "pw1"}, 400},
+				{"bad alias", map[string]any{"alias": "a b", "data": B64(notary), "password": "pw1"}, 400},
+				{"taken alias", map[string]any{"alias": "notary", "data": B64(notary), "password": "pw1"}, 409},
 			} {
 				if r := s.Do(http.MethodPost, secrets, tt.body, tok); r.Status != tt.want {
 					t.Errorf("%s: %d %s", tt.name, r.Status, r.Body)
 				}
 			}
 			l := s.Do(http.MethodGet, secrets, nil, tok)
-			mustStatus(t, l, http.StatusOK)
-			if n := len(list(t, l.JSON(t), "secrets")); n != 2 || strings.Contains(string(l.Body), "sealed") || strings.Contains(string(l.Body), "key") {
+			MustStatus(t, l, http.StatusOK)
+			if n := len(quiretest.List(t, l.JSON(t), "secrets")); n != 2 || strings.Contains(string(l.Body), "sealed") || strings.Contains(string(l.Body), "key") {
 				t.Errorf("secrets listing: %s", l.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, secrets, nil, s.Token("w", siteID)), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, secrets, nil, s.Token("w", siteID)), http.StatusUnauthorized)
 			if m := s.Do(http.MethodGet, "/metrics", nil, ""); !strings.Contains(string(m.Body), `quire_certificate_expiry_timestamp_seconds{alias="notary",site="`+siteID+`"}`) {
 				t.Errorf("no certificate expiry metric for %s", siteID)
 			}
@@ -95,15 +95,15 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 				content []byte
 				asIs    bool
 			}{{"classic", classic, true}, {"object streams", objStreams, false}} {
-				id := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/deed-" + strings.ReplaceAll(src.name, " ", "-") + ".pdf", "contentType": "application/pdf", "isBase64": true,
-					"content": b64(src.content)})
+				id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "cert/deed-" + strings.ReplaceAll(src.name, " ", "-") + ".pdf", "contentType": "application/pdf", "isBase64": true,
+					"content": B64(src.content)})
 				if pdf == "" {
 					pdf = id
 				}
-				r = s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+				r = s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.Query, map[string]any{"target": "DOWNLOAD",
 					"certificates": []map[string]any{{"alias": "notary"}, {"alias": "approver", "sourceType": "QUIRE_SECRETS"}}}, tok)
-				mustStatus(t, r, http.StatusCreated)
-				resp, err := http.Get(str(t, r.JSON(t), "url"))
+				MustStatus(t, r, http.StatusCreated)
+				resp, err := http.Get(quiretest.Str(t, r.JSON(t), "url"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -122,20 +122,20 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 				if infos, err := certify.Verify(signed); err != nil || len(infos) != 2 || infos[0].Err != nil || infos[1].Err != nil || !infos[0].Certified {
 					t.Errorf("%s: Verify: %v %+v", src.name, err, infos)
 				}
-				if al := s.Do(http.MethodGet, "/documents/"+id+"/artifacts"+site.query, nil, tok); !strings.Contains(string(al.Body), `"artifactCategory":"CERTIFIED"`) {
+				if al := s.Do(http.MethodGet, "/documents/"+id+"/artifacts"+site.Query, nil, tok); !strings.Contains(string(al.Body), `"artifactCategory":"CERTIFIED"`) {
 					t.Errorf("%s: artifacts: %s", src.name, al.Body)
 				}
 			}
 
-			txt := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/note.txt", "content": "not a pdf"})
-			broken := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/broken.pdf", "contentType": "application/pdf", "content": "%PDF-1.4 nothing else"})
+			txt := AddDoc(t, s, tok, site.Query, map[string]any{"path": "cert/note.txt", "content": "not a pdf"})
+			broken := AddDoc(t, s, tok, site.Query, map[string]any{"path": "cert/broken.pdf", "contentType": "application/pdf", "content": "%PDF-1.4 nothing else"})
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "in.pdf"), quiretest.TextPDF("secret"), 0o600)
 			if b, err := exec.Command(qpdf, "--encrypt", "u", "o", "256", "--", filepath.Join(dir, "in.pdf"), filepath.Join(dir, "enc.pdf")).CombinedOutput(); err != nil {
 				t.Fatalf("qpdf --encrypt: %v %s", err, b)
 			}
 			encBytes, _ := os.ReadFile(filepath.Join(dir, "enc.pdf"))
-			enc := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/enc.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(encBytes)})
+			enc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "cert/enc.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(encBytes)})
 			// A PDF another party already signed (approval) as it arrives by mail.
 			if b, err := exec.Command(qpdf, "--object-streams=disable", filepath.Join(dir, "in.pdf"), filepath.Join(dir, "classic.pdf")).CombinedOutput(); err != nil {
 				t.Fatalf("qpdf: %v %s", err, b)
@@ -146,9 +146,9 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			presigned := addDoc(t, s, tok, site.query, map[string]any{"path": "cert/presigned.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(signedBytes)})
+			presigned := AddDoc(t, s, tok, site.Query, map[string]any{"path": "cert/presigned.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(signedBytes)})
 			cert := func(id string, body map[string]any) *quiretest.Response {
-				return s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.query, body, tok)
+				return s.Do(http.MethodPost, "/documents/"+id+"/certifications"+site.Query, body, tok)
 			}
 			good := []map[string]any{{"alias": "notary"}}
 			for _, tt := range []struct {
@@ -170,28 +170,28 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 					t.Errorf("%s: %d %s, want 400 with %q", tt.name, r.Status, r.Body, tt.want)
 				}
 			}
-			mustStatus(t, s.Do(http.MethodDelete, secrets+"/approver", nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodDelete, secrets+"/approver", nil, tok), http.StatusOK)
 			if r := cert(pdf, map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": "approver"}}}); r.Status != http.StatusBadRequest {
 				t.Errorf("a deleted certificate: %d %s", r.Status, r.Body)
 			}
 
 			// An envelope's signed copy is certified with the site's `esignature` certificate.
-			mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "esignature", "data": b64(notary), "password": "pw1"}, tok), http.StatusCreated)
-			signer := "cert-" + site.name + "@example.com"
-			r = s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.query, map[string]any{"signers": []map[string]any{{"name": "Sam Signer", "email": signer}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			env := str(t, r.JSON(t), "envelopeId")
-			links := linksTo(mail, signer)
+			MustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "esignature", "data": B64(notary), "password": "pw1"}, tok), http.StatusCreated)
+			signer := "cert-" + site.Name + "@example.com"
+			r = s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.Query, map[string]any{"signers": []map[string]any{{"name": "Sam Signer", "email": signer}}}, tok)
+			MustStatus(t, r, http.StatusOK)
+			env := quiretest.Str(t, r.JSON(t), "envelopeId")
+			links := LinksTo(mail, signer)
 			if len(links) != 1 {
 				t.Fatalf("links: %v", links)
 			}
-			mustStatus(t, s.Do(http.MethodPost, links[0][strings.Index(links[0], "/esign/"):], map[string]any{"action": "sign", "typedName": "Sam Signer"}, ""), http.StatusOK)
-			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.query, nil, tok)
-			e := obj(t, g.JSON(t)["envelope"])
-			if str(t, e, "status") != "completed" {
+			MustStatus(t, s.Do(http.MethodPost, links[0][strings.Index(links[0], "/esign/"):], map[string]any{"action": "sign", "typedName": "Sam Signer"}, ""), http.StatusOK)
+			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.Query, nil, tok)
+			e := quiretest.Obj(t, g.JSON(t)["envelope"])
+			if quiretest.Str(t, e, "status") != "completed" {
 				t.Fatalf("envelope: %s", g.Body)
 			}
-			copyPDF := fetchURLContent(t, s, tok, pdf, q(site.query, "artifactId="+str(t, e, "signedArtifactId")))
+			copyPDF := FetchURLContent(t, s, tok, pdf, Query(site.Query, "artifactId="+quiretest.Str(t, e, "signedArtifactId")))
 			if out := runPdfsig(t, copyPDF); !strings.Contains(out, "Signature is Valid") || !strings.Contains(out, "Nora Notary") {
 				t.Errorf("pdfsig of the envelope's signed copy:\n%s", out)
 			}
@@ -210,10 +210,10 @@ func TestCertification_Timestamped(t *testing.T) {
 		c.TSA = node.TSAConfig{URL: tsa.URL, CAFile: filepath.Join(tsa.Dir, "ca.pem")}
 	})
 	dead := quiretest.NewServer(t, func(c *node.Config) { c.TSA = node.TSAConfig{URL: "http://127.0.0.1:1/tsa"} })
-	notary := pkcs12File(t, "Nora Notary", "pw1")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			siteID := strings.TrimPrefix(site.query, "?siteId=")
+	notary := Pkcs12File(t, "Nora Notary", "pw1")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			siteID := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteID == "" {
 				siteID = "default"
 			}
@@ -228,24 +228,24 @@ func TestCertification_Timestamped(t *testing.T) {
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					tok := tc.s.Admin()
-					mustStatus(t, tc.s.Do(http.MethodPost, "/sites/"+siteID+"/secrets", map[string]any{"alias": "notary", "data": b64(notary), "password": "pw1"}, tok), http.StatusCreated)
-					pdf := addDoc(t, tc.s, tok, site.query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
-						"content": b64(quiretest.TextPDF("Deed"))})
-					r := tc.s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+					MustStatus(t, tc.s.Do(http.MethodPost, "/sites/"+siteID+"/secrets", map[string]any{"alias": "notary", "data": B64(notary), "password": "pw1"}, tok), http.StatusCreated)
+					pdf := AddDoc(t, tc.s, tok, site.Query, map[string]any{"path": "cert/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+						"content": B64(quiretest.TextPDF("Deed"))})
+					r := tc.s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.Query, map[string]any{"target": "DOWNLOAD",
 						"certificates": []map[string]any{{"alias": "notary"}}}, tok)
 					if r.Status != tc.want {
 						t.Fatalf("certify: %d %s", r.Status, r.Body)
 					}
-					if n := len(list(t, tc.s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok).JSON(t), "documents")); n != tc.artifacts {
+					if n := len(quiretest.List(t, tc.s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.Query, nil, tok).JSON(t), "documents")); n != tc.artifacts {
 						t.Errorf("%d artifacts, want %d", n, tc.artifacts)
 					}
 					if tc.want != http.StatusCreated {
-						if !strings.Contains(str(t, r.JSON(t), "message"), "timestamp authority") {
+						if !strings.Contains(quiretest.Str(t, r.JSON(t), "message"), "timestamp authority") {
 							t.Errorf("message: %s", r.Body)
 						}
 						return
 					}
-					resp, err := http.Get(str(t, r.JSON(t), "url"))
+					resp, err := http.Get(quiretest.Str(t, r.JSON(t), "url"))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -273,16 +273,16 @@ func TestCertification_WhoMayUseSiteCertificates(t *testing.T) {
 	admin := s.Admin()
 	bob, carol := s.Token("bob", "default"), s.Token("carol", "default", "signers")
 	secrets := "/sites/default/secrets"
-	mustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "data": b64(pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
-	r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "team", "data": b64(pkcs12File(t, "Team Seal", "pw")), "password": "pw", "allowedGroups": []string{"signers"}}, admin)
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, secrets, map[string]any{"alias": "notary", "data": B64(Pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
+	r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "team", "data": B64(Pkcs12File(t, "Team Seal", "pw")), "password": "pw", "allowedGroups": []string{"signers"}}, admin)
+	MustStatus(t, r, http.StatusCreated)
 	if g, _ := r.JSON(t)["allowedGroups"].([]any); len(g) != 1 || g[0] != "signers" {
 		t.Errorf("allowedGroups %v", g)
 	}
-	if r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "bad", "data": b64(pkcs12File(t, "X", "pw")), "password": "pw", "allowedGroups": []string{""}}, admin); r.Status != http.StatusBadRequest {
+	if r := s.Do(http.MethodPost, secrets, map[string]any{"alias": "bad", "data": B64(Pkcs12File(t, "X", "pw")), "password": "pw", "allowedGroups": []string{""}}, admin); r.Status != http.StatusBadRequest {
 		t.Errorf("an empty group name: %d", r.Status)
 	}
-	doc := addDoc(t, s, admin, "", map[string]any{"path": "c/a.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("Deed"))})
+	doc := AddDoc(t, s, admin, "", map[string]any{"path": "c/a.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(quiretest.TextPDF("Deed"))})
 	certify := func(tok, alias string) *quiretest.Response {
 		return s.Do(http.MethodPost, "/documents/"+doc+"/certifications", map[string]any{"target": "DOWNLOAD", "certificates": []map[string]any{{"alias": alias}}}, tok)
 	}
@@ -302,9 +302,9 @@ func TestCertification_WhoMayUseSiteCertificates(t *testing.T) {
 		}
 	}
 	a := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts", nil, admin)
-	mustStatus(t, a, http.StatusOK)
-	for _, x := range list(t, a.JSON(t), "documents") {
-		if u, _ := obj(t, x)["userId"].(string); u == "bob" {
+	MustStatus(t, a, http.StatusOK)
+	for _, x := range quiretest.List(t, a.JSON(t), "documents") {
+		if u, _ := quiretest.Obj(t, x)["userId"].(string); u == "bob" {
 			t.Errorf("a refused certification wrote an artifact: %v", x)
 		}
 	}

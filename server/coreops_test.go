@@ -17,34 +17,34 @@ import (
 func TestIndexSearch_Tags(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			for i, tags := range [][]map[string]any{
 				{{"key": "category", "value": "a"}, {"key": "year", "value": "2026"}},
 				{{"key": "category", "value": "b"}, {"key": "flag"}},
-				{{"key": site.name + "-only", "value": "x"}},
+				{{"key": site.Name + "-only", "value": "x"}},
 			} {
-				addDoc(t, s, tok, site.query, map[string]any{"path": "t" + string(rune('0'+i)) + ".txt", "content": "x", "tags": tags})
+				AddDoc(t, s, tok, site.Query, map[string]any{"path": "t" + string(rune('0'+i)) + ".txt", "content": "x", "tags": tags})
 			}
 			var got []string
 			next := ""
 			for range 10 {
-				path := "/indices/search" + q(site.query, "limit=2")
+				path := "/indices/search" + Query(site.Query, "limit=2")
 				if next != "" {
 					path += "&next=" + next
 				}
 				r := s.Do(http.MethodPost, path, map[string]any{"indexType": "tags"}, tok)
-				mustStatus(t, r, http.StatusOK)
+				MustStatus(t, r, http.StatusOK)
 				m := r.JSON(t)
-				for _, v := range list(t, m, "values") {
-					got = append(got, str(t, obj(t, v), "value"))
+				for _, v := range quiretest.List(t, m, "values") {
+					got = append(got, quiretest.Str(t, quiretest.Obj(t, v), "value"))
 				}
 				next, _ = m["next"].(string)
 				if next == "" {
 					break
 				}
 			}
-			want := []string{"category", "flag", site.name + "-only", "year"}
+			want := []string{"category", "flag", site.Name + "-only", "year"}
 			sort.Strings(want) // key order
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("tag keys = %v, want %v", got, want)
@@ -52,25 +52,25 @@ func TestIndexSearch_Tags(t *testing.T) {
 		})
 	}
 	r := s.Do(http.MethodPost, "/indices/search", map[string]any{"indexType": "colours"}, tok)
-	mustStatus(t, r, http.StatusBadRequest)
+	MustStatus(t, r, http.StatusBadRequest)
 }
 
 // TestFulltext_MetadataIsAMap: /searchFulltext results and GET
 // /documents/{id}/fulltext give metadata as the spec's map.
 func TestFulltext_MetadataIsAMap(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "m.txt", "contentType": "text/plain", "content": "zebracorn invoice",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "m.txt", "contentType": "text/plain", "content": "zebracorn invoice",
 				"metadata": []map[string]any{{"key": "m1", "value": "v1"}, {"key": "m2", "values": []string{"x", "y"}}},
 				"actions":  []map[string]any{{"type": "FULLTEXT"}}})
 			want := map[string]any{"m1": "v1", "m2": []any{"x", "y"}}
 			var docs []any
 			for deadline := time.Now().Add(20 * time.Second); ; {
-				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "zebracorn"}}, tok)
-				mustStatus(t, r, http.StatusOK)
-				if docs = list(t, r.JSON(t), "documents"); len(docs) == 1 {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "zebracorn"}}, tok)
+				MustStatus(t, r, http.StatusOK)
+				if docs = quiretest.List(t, r.JSON(t), "documents"); len(docs) == 1 {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -78,14 +78,14 @@ func TestFulltext_MetadataIsAMap(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if got := obj(t, docs[0])["metadata"]; !reflect.DeepEqual(got, want) {
+			if got := quiretest.Obj(t, docs[0])["metadata"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("searchFulltext metadata = %#v", got)
 			}
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("FULLTEXT: %v", st)
 			}
-			r := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			if got := r.JSON(t)["metadata"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("GET fulltext metadata = %#v", got)
 			}
@@ -96,14 +96,14 @@ func TestFulltext_MetadataIsAMap(t *testing.T) {
 // TestOcr_SetByHand: PUT and DELETE /documents/{id}/ocr, and FULLTEXT
 // indexing the text set by hand.
 func TestOcr_SetByHand(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			png := quiretest.PNG(quiretest.TextImage("x"))
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "scan.png", "contentType": "image/png", "isBase64": true,
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan.png", "contentType": "image/png", "isBase64": true,
 				"content": base64.StdEncoding.EncodeToString(png)})
-			ocr := "/documents/" + id + "/ocr" + site.query
+			ocr := "/documents/" + id + "/ocr" + site.Query
 			for _, tt := range []struct {
 				name, method string
 				body         any
@@ -116,20 +116,20 @@ func TestOcr_SetByHand(t *testing.T) {
 				{"nothing to delete", "DELETE", nil, 404},
 				{"set", "PUT", map[string]any{"content": "Quokka receipt 42", "contentType": "text/plain"}, 200},
 			} {
-				t.Run(tt.name, func(t *testing.T) { mustStatus(t, s.Do(tt.method, ocr, tt.body, tok), tt.status) })
+				t.Run(tt.name, func(t *testing.T) { MustStatus(t, s.Do(tt.method, ocr, tt.body, tok), tt.status) })
 			}
 			r := s.Do(http.MethodGet, ocr, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if m := r.JSON(t); str(t, m, "data") != "Quokka receipt 42" || str(t, m, "ocrEngine") != "manual" {
+			MustStatus(t, r, http.StatusOK)
+			if m := r.JSON(t); quiretest.Str(t, m, "data") != "Quokka receipt 42" || quiretest.Str(t, m, "ocrEngine") != "manual" {
 				t.Fatalf("GET ocr: %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/actions"+site.query, map[string]any{"actions": []map[string]any{{"type": "FULLTEXT"}}}, tok), http.StatusOK)
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/actions"+site.Query, map[string]any{"actions": []map[string]any{{"type": "FULLTEXT"}}}, tok), http.StatusOK)
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("FULLTEXT: %v", st)
 			}
 			for deadline := time.Now().Add(10 * time.Second); ; {
-				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "quokka"}}, tok)
-				if len(list(t, r.JSON(t), "documents")) == 1 {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "quokka"}}, tok)
+				if len(quiretest.List(t, r.JSON(t), "documents")) == 1 {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -137,11 +137,11 @@ func TestOcr_SetByHand(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			mustStatus(t, s.Do(http.MethodDelete, ocr, nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, ocr, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodDelete, ocr, nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, ocr, nil, tok), http.StatusNotFound)
 		})
 	}
-	mustStatus(t, s.Do(http.MethodPut, "/documents/6f1c1e55-1111-4222-8333-444455556666/ocr", map[string]any{"content": "x"}, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodPut, "/documents/6f1c1e55-1111-4222-8333-444455556666/ocr", map[string]any{"content": "x"}, tok), http.StatusNotFound)
 }
 
 // TestSyncsAndReindex: GET/POST /documents/{id}/syncs report the search
@@ -149,19 +149,19 @@ func TestOcr_SetByHand(t *testing.T) {
 // /reindex/documents/{id} keeps attribute search working (the storage
 // test TestReindexDocument_RestoresLostEntries removes entries first).
 func TestSyncsAndReindex(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "invoice"}}, tok), http.StatusCreated)
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "s.txt", "content": "s", "attributes": []map[string]any{{"key": "invoice", "stringValue": "INV-1"}},
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+site.Query, map[string]any{"attribute": map[string]any{"key": "invoice"}}, tok), http.StatusCreated)
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "s.txt", "content": "s", "attributes": []map[string]any{{"key": "invoice", "stringValue": "INV-1"}},
 				"actions": []map[string]any{{"type": "WEBHOOK", "parameters": map[string]any{"url": "http://127.0.0.1:1/hook"}}}})
 			var syncs []any
 			for deadline := time.Now().Add(30 * time.Second); ; {
-				r := s.Do(http.MethodGet, "/documents/"+id+"/syncs"+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
-				syncs = list(t, r.JSON(t), "syncs")
-				if len(syncs) == 2 && str(t, obj(t, syncs[0]), "status") == "COMPLETE" && str(t, obj(t, syncs[1]), "status") != "PENDING" {
+				r := s.Do(http.MethodGet, "/documents/"+id+"/syncs"+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
+				syncs = quiretest.List(t, r.JSON(t), "syncs")
+				if len(syncs) == 2 && quiretest.Str(t, quiretest.Obj(t, syncs[0]), "status") == "COMPLETE" && quiretest.Str(t, quiretest.Obj(t, syncs[1]), "status") != "PENDING" {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -169,33 +169,33 @@ func TestSyncsAndReindex(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if f := obj(t, syncs[0]); str(t, f, "service") != "FULLTEXT" {
+			if f := quiretest.Obj(t, syncs[0]); quiretest.Str(t, f, "service") != "FULLTEXT" {
 				t.Errorf("first sync %v", f)
 			}
-			if w := obj(t, syncs[1]); str(t, w, "service") != "WEBHOOK" || !strings.HasPrefix(str(t, w, "status"), "FAILED") || str(t, w, "message") == "" {
+			if w := quiretest.Obj(t, syncs[1]); quiretest.Str(t, w, "service") != "WEBHOOK" || !strings.HasPrefix(quiretest.Str(t, w, "status"), "FAILED") || quiretest.Str(t, w, "message") == "" {
 				t.Errorf("webhook sync to a closed port: %v", w)
 			}
-			r := s.Do(http.MethodGet, "/documents/"+id+"/syncs"+q(site.query, "limit=1"), nil, tok)
-			if m := r.JSON(t); len(list(t, m, "syncs")) != 1 || m["next"] == nil {
+			r := s.Do(http.MethodGet, "/documents/"+id+"/syncs"+Query(site.Query, "limit=1"), nil, tok)
+			if m := r.JSON(t); len(quiretest.List(t, m, "syncs")) != 1 || m["next"] == nil {
 				t.Errorf("limit=1: %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/syncs"+site.query, map[string]any{"sync": map[string]any{"service": "FULLTEXT", "type": "METADATA"}}, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/syncs"+site.query, map[string]any{"sync": map[string]any{"service": "TYPESENSE"}}, tok), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/syncs"+site.Query, map[string]any{"sync": map[string]any{"service": "FULLTEXT", "type": "METADATA"}}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/syncs"+site.Query, map[string]any{"sync": map[string]any{"service": "TYPESENSE"}}, tok), http.StatusBadRequest)
 
 			find := func() int {
-				r := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "invoice", "eq": "INV-1"}}}, tok)
-				mustStatus(t, r, http.StatusOK)
-				return len(list(t, r.JSON(t), "documents"))
+				r := s.Do(http.MethodPost, "/search"+site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "invoice", "eq": "INV-1"}}}, tok)
+				MustStatus(t, r, http.StatusOK)
+				return len(quiretest.List(t, r.JSON(t), "documents"))
 			}
 			if n := find(); n != 1 {
 				t.Fatalf("attribute search before: %d", n)
 			}
-			r = s.Do(http.MethodPost, "/reindex/documents/"+id+site.query, map[string]any{"target": "ATTRIBUTES"}, tok)
-			mustStatus(t, r, http.StatusCreated)
+			r = s.Do(http.MethodPost, "/reindex/documents/"+id+site.Query, map[string]any{"target": "ATTRIBUTES"}, tok)
+			MustStatus(t, r, http.StatusCreated)
 			if n := find(); n != 1 {
 				t.Errorf("attribute search after a reindex: %d", n)
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/reindex/documents/"+id+site.query, map[string]any{"target": "TAGS"}, tok), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodPost, "/reindex/documents/"+id+site.Query, map[string]any{"target": "TAGS"}, tok), http.StatusBadRequest)
 		})
 	}
 }

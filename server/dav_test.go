@@ -18,8 +18,8 @@ import (
 	"quire/server/internal/testhooks"
 )
 
-// davDo sends one WebDAV request with Basic auth (apikey:key).
-func davDo(t *testing.T, s *quiretest.Server, method, p, key string, body []byte, hdr map[string]string) (int, string, http.Header) {
+// DavDo sends one WebDAV request with Basic auth (apikey:key).
+func DavDo(t *testing.T, s *quiretest.Server, method, p, key string, body []byte, hdr map[string]string) (int, string, http.Header) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -59,7 +59,7 @@ var litmusFloor = map[string]int{"basic": 16, "copymove": 13, "props": 10}
 func TestDav_Litmus(t *testing.T) {
 	litmus := quiretest.NeedProgram(t, "litmus", "litmus")
 	s := quiretest.NewServer(t)
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
 	cmd := exec.Command(litmus, s.URL+"/dav/default/", "apikey", key)
 	cmd.Dir = t.TempDir() // litmus writes debug.log here
 	cmd.Env = append(os.Environ(), "TESTS=basic copymove props")
@@ -81,8 +81,8 @@ func TestDav_Litmus(t *testing.T) {
 func TestDav_Methods(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
-	readOnly := apiKey(t, s, "READ")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
+	readOnly := APIKey(t, s, "READ")
 	pdf := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("dav page "), 5000)...)
 	type step struct {
 		name, method, path, key string
@@ -116,14 +116,14 @@ func TestDav_Methods(t *testing.T) {
 		{"renamed folder", "GET", "/dav/default/Archive/2026/two.pdf", key, nil, nil, 200, "second version"},
 		{"delete read-only", "DELETE", "/dav/default/Archive/2026/two.pdf", readOnly, nil, nil, 403, ""},
 	} {
-		code, body, _ := davDo(t, s, st.method, st.path, st.key, st.body, st.hdr)
+		code, body, _ := DavDo(t, s, st.method, st.path, st.key, st.body, st.hdr)
 		if code != st.want || !strings.Contains(body, st.contains) {
 			t.Errorf("%s: %s %s = %d %.200q, want %d with %q", st.name, st.method, st.path, code, body, st.want, st.contains)
 		}
 	}
 	// The document is one, with two versions, at its last path.
 	r := s.Do(http.MethodGet, "/documents?siteId=default", nil, admin)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	docs := quiretest.List(t, r.JSON(t), "documents")
 	if len(docs) != 1 || quiretest.Str(t, quiretest.Obj(t, docs[0]), "path") != "Archive/2026/two.pdf" {
 		t.Fatalf("documents %s, want one at Archive/2026/two.pdf", r.Body)
@@ -134,16 +134,16 @@ func TestDav_Methods(t *testing.T) {
 		t.Errorf("%d versions, want 2: %s", n, vs.Body)
 	}
 	// DELETE is a soft delete: the document is listed as soft deleted.
-	if code, body, _ := davDo(t, s, "DELETE", "/dav/default/Archive", key, nil, nil); code != 204 {
+	if code, body, _ := DavDo(t, s, "DELETE", "/dav/default/Archive", key, nil, nil); code != 204 {
 		t.Fatalf("DELETE folder = %d %s", code, body)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, admin), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, admin), http.StatusNotFound)
 	sd := s.Do(http.MethodGet, "/documents?siteId=default&deleted=true", nil, admin)
-	mustStatus(t, sd, http.StatusOK)
+	MustStatus(t, sd, http.StatusOK)
 	if !strings.Contains(string(sd.Body), id) {
 		t.Errorf("soft-deleted listing %s lacks %s", sd.Body, id)
 	}
-	if code, _, _ := davDo(t, s, "PROPFIND", "/dav/default/Archive", key, nil, map[string]string{"Depth": "0"}); code != 404 {
+	if code, _, _ := DavDo(t, s, "PROPFIND", "/dav/default/Archive", key, nil, map[string]string{"Depth": "0"}); code != 404 {
 		t.Errorf("deleted folder PROPFIND = %d, want 404", code)
 	}
 }
@@ -154,21 +154,21 @@ func TestDav_Methods(t *testing.T) {
 func TestDav_FolderPermissions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
 	for _, d := range []string{"/dav/default/hr", "/dav/default/public"} {
-		if code, body, _ := davDo(t, s, "MKCOL", d, key, nil, nil); code != 201 {
+		if code, body, _ := DavDo(t, s, "MKCOL", d, key, nil, nil); code != 201 {
 			t.Fatalf("MKCOL %s = %d %s", d, code, body)
 		}
 	}
-	if code, _, _ := davDo(t, s, "PUT", "/dav/default/hr/salaries.txt", key, []byte("secret"), nil); code != 201 {
+	if code, _, _ := DavDo(t, s, "PUT", "/dav/default/hr/salaries.txt", key, []byte("secret"), nil); code != 201 {
 		t.Fatalf("PUT = %d", code)
 	}
-	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=default", map[string]any{"path": "hr",
+	MustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=default", map[string]any{"path": "hr",
 		"roles": []any{map[string]any{"roleName": "hr", "permissions": []string{"READ", "WRITE", "DELETE"}}}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "walt@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": "walt@office.test"}}, admin), http.StatusOK)
-	firstSignIn(t, s, "walt@office.test", "Temp-pass-1", "Walt password 1")
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "walt@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": "walt@office.test"}}, admin), http.StatusOK)
+	FirstSignIn(t, s, "walt@office.test", "Temp-pass-1", "Walt password 1")
 	walt := func(method, p string, body []byte, hdr map[string]string) (int, string) {
 		req, _ := http.NewRequest(method, s.URL+p, bytes.NewReader(body))
 		req.SetBasicAuth("walt@office.test", "Walt password 1")
@@ -220,7 +220,7 @@ func TestDav_FolderPermissions(t *testing.T) {
 func TestDav_Cadaver(t *testing.T) {
 	cadaver := quiretest.NeedProgram(t, "cadaver", "cadaver")
 	s := quiretest.NewServer(t)
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
 	home := t.TempDir()
 	host := strings.TrimPrefix(s.URL, "http://")
 	hostOnly := host[:strings.LastIndexByte(host, ':')]
@@ -254,13 +254,13 @@ func TestDav_Cadaver(t *testing.T) {
 // are looked at, so a password never counts as accepted in clear text.
 func TestDav_PlainHTTPOnlyOnLoopback(t *testing.T) {
 	s := quiretest.NewServer(t)
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
-	if code, _, _ := davDo(t, s, "PROPFIND", "/dav/default/", key, nil, map[string]string{"Depth": "0"}); code != 207 {
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
+	if code, _, _ := DavDo(t, s, "PROPFIND", "/dav/default/", key, nil, map[string]string{"Depth": "0"}); code != 207 {
 		t.Fatalf("loopback PROPFIND = %d, want 207", code)
 	}
 	defer testhooks.DavLoopbackUntrusted()()
 	for _, m := range []string{"PROPFIND", "GET", "PUT", "MKCOL"} {
-		if code, body, _ := davDo(t, s, m, "/dav/default/x", key, []byte("x"), map[string]string{"Depth": "0"}); code != 403 || !strings.Contains(body, "HTTPS") {
+		if code, body, _ := DavDo(t, s, m, "/dav/default/x", key, []byte("x"), map[string]string{"Depth": "0"}); code != 403 || !strings.Contains(body, "HTTPS") {
 			t.Errorf("%s over plain HTTP from the LAN = %d %s, want 403", m, code, body)
 		}
 	}
@@ -272,10 +272,10 @@ func TestDav_PlainHTTPOnlyOnLoopback(t *testing.T) {
 func TestDav_RevokedCredentialsStopAtOnce(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}}, admin), http.StatusOK)
-	firstSignIn(t, s, "rita@office.test", "Temp-pass-1", "Rita password 1")
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": "rita@office.test"}}, admin), http.StatusOK)
+	FirstSignIn(t, s, "rita@office.test", "Temp-pass-1", "Rita password 1")
 	propfind := func(t *testing.T, user, pass string) int {
 		t.Helper()
 		req, err := http.NewRequest("PROPFIND", s.URL+"/dav/default/", nil)
@@ -298,16 +298,16 @@ func TestDav_RevokedCredentialsStopAtOnce(t *testing.T) {
 	}{
 		{"deleted API key", func() string { return "apikey" }, nil, nil},
 		{"disabled user", func() string { return "rita@office.test" }, func() string { return "Rita password 1" }, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPut, "/users/rita@office.test/DISABLE", nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, "/users/rita@office.test/DISABLE", nil, admin), http.StatusOK)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pass := ""
 			revoke := tc.revoke
 			if tc.pass == nil {
-				pass = apiKey(t, s, "READ")
+				pass = APIKey(t, s, "READ")
 				revoke = func(t *testing.T) {
-					mustStatus(t, s.Do(http.MethodDelete, "/sites/default/apiKeys/"+pass, nil, admin), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodDelete, "/sites/default/apiKeys/"+pass, nil, admin), http.StatusOK)
 				}
 			} else {
 				pass = tc.pass()
@@ -331,9 +331,9 @@ func TestDav_RevokedCredentialsStopAtOnce(t *testing.T) {
 // whatever its copy answered: the close must not commit).
 func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
 	s := quiretest.NewServer(t)
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
 	first := "the whole first version"
-	if code, _, _ := davDo(t, s, "PUT", "/dav/default/kept.txt", key, []byte(first), nil); code != http.StatusCreated {
+	if code, _, _ := DavDo(t, s, "PUT", "/dav/default/kept.txt", key, []byte(first), nil); code != http.StatusCreated {
 		t.Fatalf("PUT: %d", code)
 	}
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("apikey:"+key))
@@ -346,12 +346,12 @@ func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
 		{"a version, short of its length", "/dav/default/kept.txt", "Content-Length: 1000000\r\n", big},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := routeRequests(t, s, "PUT", "/dav/*")
-			c := dial(t, s, "")
+			before := RouteRequests(t, s, "PUT", "/dav/*")
+			c := Dial(t, s, "")
 			fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n%s\r\n%s", tc.path, auth, tc.head, tc.body)
 			c.Close()
-			waitRouteRequests(t, s, "PUT", "/dav/*", before+1)
-			code, body, _ := davDo(t, s, "GET", tc.path, key, nil, nil)
+			WaitRouteRequests(t, s, "PUT", "/dav/*", before+1)
+			code, body, _ := DavDo(t, s, "GET", tc.path, key, nil, nil)
 			switch {
 			case tc.path == "/dav/default/kept.txt" && (code != http.StatusOK || body != first):
 				t.Fatalf("after a cut PUT of a new version: %d %.80q, want the first version", code, body)
@@ -372,11 +372,11 @@ func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
 func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
 	docAt := func(path string) string {
 		t.Helper()
 		r := s.Do(http.MethodGet, "/documents?siteId=default&limit=100", nil, admin)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		for _, d := range quiretest.List(t, r.JSON(t), "documents") {
 			if m := quiretest.Obj(t, d); quiretest.Str(t, m, "path") == path {
 				return quiretest.Str(t, m, "documentId")
@@ -388,7 +388,7 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	actions := func(id string) string {
 		t.Helper()
 		r := s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, admin)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		var types []string
 		for _, a := range quiretest.List(t, r.JSON(t), "actions") {
 			types = append(types, quiretest.Str(t, quiretest.Obj(t, a), "type"))
@@ -397,7 +397,7 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	}
 	put := func(p string, body []byte) {
 		t.Helper()
-		if code, b, _ := davDo(t, s, "PUT", "/dav/default/"+p, key, body, nil); code != 201 && code != 204 {
+		if code, b, _ := DavDo(t, s, "PUT", "/dav/default/"+p, key, body, nil); code != 201 && code != 204 {
 			t.Fatalf("PUT %s = %d %s", p, code, b)
 		}
 	}
@@ -406,9 +406,9 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 		t.Errorf("without a webdav profile the actions are %q, want OCR FULLTEXT", got)
 	}
 
-	addIntakeProfile(t, s, admin, map[string]any{"name": "webdav", "actions": []any{map[string]any{"type": "FULLTEXT"}},
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "webdav", "actions": []any{map[string]any{"type": "FULLTEXT"}},
 		"tags": []map[string]any{{"key": "intakeSource", "value": "{source}"}, {"key": "scanFolder", "value": "{folder}"}}})
-	if code, b, _ := davDo(t, s, "MKCOL", "/dav/default/Scans", key, nil, nil); code != 201 {
+	if code, b, _ := DavDo(t, s, "MKCOL", "/dav/default/Scans", key, nil, nil); code != 201 {
 		t.Fatalf("MKCOL = %d %s", code, b)
 	}
 	put("Scans/one.pdf", []byte("%PDF-1.4 through the profile"))
@@ -418,7 +418,7 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	}
 	for tag, want := range map[string]string{"intakeSource": "webdav", "scanFolder": "Scans"} {
 		r := s.Do(http.MethodGet, "/documents/"+id+"/tags/"+tag, nil, admin)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		if v := quiretest.Str(t, r.JSON(t), "value"); v != want {
 			t.Errorf("tag %s = %q, want %q", tag, v, want)
 		}

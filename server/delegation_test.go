@@ -23,6 +23,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
+
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestDelegationTokens(t *testing.T) {
@@ -32,19 +33,19 @@ func TestDelegationTokens(t *testing.T) {
 	mint := func(t *testing.T, site string, body any) string {
 		t.Helper()
 		r := s.Do(http.MethodPost, "/sites/"+site+"/delegationTokens", body, admin)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		m := r.JSON(t)
-		if h := str(t, m, "headerName"); h != "x-formkiq-delegation-token" {
+		if h := quiretest.Str(t, m, "headerName"); h != "x-formkiq-delegation-token" {
 			t.Fatalf("headerName = %q", h)
 		}
-		return str(t, m, "delegationToken")
+		return quiretest.Str(t, m, "delegationToken")
 	}
 	with := func(method, path string, body any, tok, del string) *quiretest.Response {
 		return s.DoHeaders(method, path, body, tok, map[string]string{"x-formkiq-delegation-token": del})
 	}
 	readOnly := mint(t, "finance", map[string]any{"permissions": []string{"READ"}, "onBehalfOf": map[string]any{"username": "clerk"}, "reason": "support ticket 42"})
 	readWrite := mint(t, "finance", map[string]any{"permissions": []string{"READ", "WRITE"}, "onBehalfOf": map[string]any{"username": "clerk"}, "reason": "scanning on behalf"})
-	doc := addDoc(t, s, admin, "?siteId=finance", map[string]any{"path": "d.txt", "content": "d"})
+	doc := AddDoc(t, s, admin, "?siteId=finance", map[string]any{"path": "d.txt", "content": "d"})
 	newDoc := map[string]any{"path": "e.txt", "content": "e"}
 
 	for _, tt := range []struct {
@@ -69,17 +70,17 @@ func TestDelegationTokens(t *testing.T) {
 			} else {
 				r = with(tt.method, tt.path, tt.body, tt.tok, tt.del)
 			}
-			mustStatus(t, r, tt.want)
+			MustStatus(t, r, tt.want)
 		})
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?siteId=finance", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?siteId=finance", nil, admin), http.StatusOK)
 
 	t.Run("acts on behalf of the named user", func(t *testing.T) {
 		r := with(http.MethodPost, "/documents?siteId=finance", newDoc, admin, readWrite)
-		mustStatus(t, r, http.StatusCreated)
-		id := str(t, r.JSON(t), "documentId")
+		MustStatus(t, r, http.StatusCreated)
+		id := quiretest.Str(t, r.JSON(t), "documentId")
 		r = s.Do(http.MethodGet, "/documents/"+id+"?siteId=finance", nil, admin)
-		if u := str(t, r.JSON(t), "userId"); u != "clerk" {
+		if u := quiretest.Str(t, r.JSON(t), "userId"); u != "clerk" {
 			t.Errorf("userId = %q, want clerk", u)
 		}
 		out := logs.String()
@@ -105,9 +106,9 @@ func TestDelegationTokens(t *testing.T) {
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				r := s.Do(http.MethodPost, "/sites/finance/delegationTokens", tt.body, admin)
-				mustStatus(t, r, http.StatusBadRequest)
+				MustStatus(t, r, http.StatusBadRequest)
 				if tt.want != "" {
-					mustBody(t, r, tt.want)
+					MustBody(t, r, tt.want)
 				}
 			})
 		}
@@ -115,6 +116,6 @@ func TestDelegationTokens(t *testing.T) {
 
 	t.Run("ADMIN only", func(t *testing.T) {
 		r := s.Do(http.MethodPost, "/sites/finance/delegationTokens", map[string]any{"permissions": []string{"READ"}, "reason": "r"}, s.Token("gov", "finance_govern"))
-		mustStatus(t, r, http.StatusUnauthorized)
+		MustStatus(t, r, http.StatusUnauthorized)
 	})
 }

@@ -19,7 +19,7 @@ func governSiteMail(t *testing.T, s *quiretest.Server, relay *quiretest.MailServ
 	gov := s.Token("gov", "default_govern")
 	r := s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notification": map[string]any{
 		"email": "gov@example.com", "provider": "SMTP", "smtp": map[string]any{"host": relay.Host, "port": relay.Port}}}, gov)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 }
 
 // mailsTo returns the messages of m addressed to addr.
@@ -48,10 +48,10 @@ func TestDirectoryMail_OnlyServerSettings(t *testing.T) {
 	admin := s.Admin()
 	governSiteMail(t, s, relay)
 	const root = "root@example.com"
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": root}, "temporaryPassword": "root-temp-pw"}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups/Admins/users", map[string]any{"user": map[string]any{"username": root}}, admin), http.StatusOK)
-	firstSignIn(t, s, root, "root-temp-pw", "root-password-1")
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": root}, "temporaryPassword": "root-temp-pw"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups/Admins/users", map[string]any{"user": map[string]any{"username": root}}, admin), http.StatusOK)
+	FirstSignIn(t, s, root, "root-temp-pw", "root-password-1")
 
 	for _, tt := range []struct {
 		name, method, path string
@@ -66,7 +66,7 @@ func TestDirectoryMail_OnlyServerSettings(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(mailsTo(server, tt.to))
-			mustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), http.StatusOK)
+			MustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), http.StatusOK)
 			if got := relay.Messages(); len(got) != 0 {
 				t.Fatalf("the governor's relay received %d directory mails: %q", len(got), got[0].Data)
 			}
@@ -90,8 +90,8 @@ func TestDirectoryMail_NoServerSettings(t *testing.T) {
 	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound)
 	admin := s.Admin()
 	governSiteMail(t, s, relay)
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann@example.com"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
-	firstSignIn(t, s, "ann@example.com", "ann-temp-pw", "ann-password-1")
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann@example.com"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
+	FirstSignIn(t, s, "ann@example.com", "ann-temp-pw", "ann-password-1")
 
 	for _, tt := range []struct {
 		name, method, path string
@@ -111,13 +111,13 @@ func TestDirectoryMail_NoServerSettings(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tt.tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if want, ok := strings.CutPrefix(tt.want, "~"); ok {
 				if !strings.Contains(string(r.Body), want) {
 					t.Fatalf("body %s, want it to contain %q", r.Body, want)
 				}
 			} else if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 			}
 			if got := relay.Messages(); len(got) != 0 {
 				t.Fatalf("the governor's relay received %d directory mails", len(got))
@@ -140,11 +140,11 @@ func TestDirectoryMail_SendFailureLeavesNoUser(t *testing.T) {
 	})
 	admin := s.Admin()
 	r := s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "dee@example.com"}}, admin)
-	mustStatus(t, r, http.StatusBadGateway)
+	MustStatus(t, r, http.StatusBadGateway)
 	if !strings.Contains(string(r.Body), "not created") {
 		t.Fatalf("body %s", r.Body)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/users/dee@example.com", nil, admin), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodGet, "/users/dee@example.com", nil, admin), http.StatusNotFound)
 	// Given a temporary password, the same user is created.
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "dee@example.com"}, "temporaryPassword": "dee-temp-pw"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "dee@example.com"}, "temporaryPassword": "dee-temp-pw"}, admin), http.StatusOK)
 }

@@ -113,8 +113,8 @@ func TestDiskFault_IOErrorNeverAcknowledged(t *testing.T) {
 			if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), "storage failed: ") {
 				t.Errorf("write after the I/O error: %d %s", r.Status, r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents?limit=100", nil, admin), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": "x"}}, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents?limit=100", nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": "x"}}, admin), http.StatusOK)
 			ready := s.Do(http.MethodGet, "/readyz", nil, "")
 			if ready.Status != http.StatusOK || !strings.Contains(string(ready.Body), `"kind":"io-error"`) {
 				t.Errorf("/readyz after the I/O error: %d %s", ready.Status, ready.Body)
@@ -192,7 +192,7 @@ func fetchContent(t *testing.T, s *quiretest.Server, tok, id string) []byte {
 func TestDiskFault_RefusedActionRunsLater(t *testing.T) {
 	for _, op := range []storage.Op{storage.OpStartAction, storage.OpFinishAction} {
 		t.Run(string(op), func(t *testing.T) {
-			s := pipelineServer(t)
+			s := PipelineServer(t)
 			tok := s.Admin()
 			var refusing atomic.Bool
 			var refusals atomic.Int32
@@ -204,13 +204,13 @@ func TestDiskFault_RefusedActionRunsLater(t *testing.T) {
 				}
 				return nil
 			})
-			id := addDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+			id := AddDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
 			// Refused several times (RetryBase is 50 ms): never FAILED.
 			for deadline := time.Now().Add(10 * time.Second); refusals.Load() < 3; {
 				if time.Now().After(deadline) {
 					t.Fatalf("the pipeline tried %d times in 10 s, want retries", refusals.Load())
 				}
-				for _, a := range actions(t, s, tok, "", id) {
+				for _, a := range Actions(t, s, tok, "", id) {
 					if a["status"] == "FAILED" {
 						t.Fatalf("action FAILED while writes were refused: %v", a)
 					}
@@ -218,7 +218,7 @@ func TestDiskFault_RefusedActionRunsLater(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			refusing.Store(false)
-			if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, "", id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("after writes resumed: %v, want [COMPLETE]", st)
 			}
 		})

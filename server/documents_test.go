@@ -14,17 +14,17 @@ import (
 	"quire/quiretest"
 )
 
-// sites are the two sites every API test runs on: the default one and a
+// Sites are the two sites every API test runs on: the default one and a
 // second one reached with ?siteId=.
-var sites = []struct {
-	name, query string
+var Sites = []struct {
+	Name, Query string
 }{
 	{"default", ""},
 	{"finance", "?siteId=finance"},
 }
 
-// q appends extra query parameters to a site query.
-func q(site, extra string) string {
+// Query appends extra query parameters to a site query.
+func Query(site, extra string) string {
 	switch {
 	case site == "" && extra == "":
 		return ""
@@ -36,24 +36,24 @@ func q(site, extra string) string {
 	return site + "&" + extra
 }
 
-func mustStatus(t *testing.T, r *quiretest.Response, want int) {
+func MustStatus(t *testing.T, r *quiretest.Response, want int) {
 	t.Helper()
 	if r.Status != want {
 		t.Fatalf("status = %d, want %d; body %s", r.Status, want, r.Body)
 	}
 }
 
-func mustBody(t *testing.T, r *quiretest.Response, want string) {
+func MustBody(t *testing.T, r *quiretest.Response, want string) {
 	t.Helper()
 	if got := strings.TrimSpace(string(r.Body)); got != want {
 		t.Fatalf("body = %s\nwant   %s", got, want)
 	}
 }
 
-func addDoc(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
+func AddDoc(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, "/documents"+site, body, tok)
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 	id, _ := r.JSON(t)["documentId"].(string)
 	if id == "" {
 		t.Fatalf("no documentId in %s", r.Body)
@@ -64,9 +64,9 @@ func addDoc(t *testing.T, s *quiretest.Server, tok, site string, body any) strin
 func TestDocuments_AddGetContent(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{
 				"path":        "/letters/hello.txt",
 				"contentType": "text/plain",
 				"content":     "Hello, Quire",
@@ -74,16 +74,16 @@ func TestDocuments_AddGetContent(t *testing.T) {
 				"metadata":    []map[string]any{{"key": "z", "value": "1"}, {"key": "a", "values": []string{"y", "x"}}},
 				"actions":     []map[string]any{{"type": "fulltext"}},
 			}, tok)
-			mustStatus(t, r, http.StatusCreated)
+			MustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			id := str(t, body, "documentId")
-			if body["siteId"] != site.name || body["uploadUrl"] != nil {
-				t.Fatalf("response = %s, want siteId %s and no uploadUrl", r.Body, site.name)
+			id := quiretest.Str(t, body, "documentId")
+			if body["siteId"] != site.Name || body["uploadUrl"] != nil {
+				t.Fatalf("response = %s, want siteId %s and no uploadUrl", r.Body, site.Name)
 			}
-			g := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok)
-			mustStatus(t, g, http.StatusOK)
+			g := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok)
+			MustStatus(t, g, http.StatusOK)
 			doc := g.JSON(t)
-			for k, want := range map[string]any{"path": "letters/hello.txt", "contentType": "text/plain", "contentLength": float64(12), "userId": "admin", "siteId": site.name, "documentId": id} {
+			for k, want := range map[string]any{"path": "letters/hello.txt", "contentType": "text/plain", "contentLength": float64(12), "userId": "admin", "siteId": site.Name, "documentId": id} {
 				if doc[k] != want {
 					t.Errorf("%s = %v, want %v", k, doc[k], want)
 				}
@@ -95,27 +95,27 @@ func TestDocuments_AddGetContent(t *testing.T) {
 			if md != "[map[key:a values:[x y]] map[key:z value:1]]" {
 				t.Errorf("metadata = %s, want sorted keys and values", md)
 			}
-			c := s.Do(http.MethodGet, "/documents/"+id+"/content"+site.query, nil, tok)
-			mustStatus(t, c, http.StatusOK)
-			mustBody(t, c, `{"content":"Hello, Quire","contentType":"text/plain","isBase64":false}`)
-			tg := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok)
-			mustStatus(t, tg, http.StatusOK)
-			tags := list(t, tg.JSON(t), "tags")
+			c := s.Do(http.MethodGet, "/documents/"+id+"/content"+site.Query, nil, tok)
+			MustStatus(t, c, http.StatusOK)
+			MustBody(t, c, `{"content":"Hello, Quire","contentType":"text/plain","isBase64":false}`)
+			tg := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.Query, nil, tok)
+			MustStatus(t, tg, http.StatusOK)
+			tags := quiretest.List(t, tg.JSON(t), "tags")
 			if len(tags) != 3 {
 				t.Fatalf("tags = %s", tg.Body)
 			}
-			if f := obj(t, tags[1]); f["key"] != "flag" || f["value"] != "" || f["type"] != "USERDEFINED" {
+			if f := quiretest.Obj(t, tags[1]); f["key"] != "flag" || f["value"] != "" || f["type"] != "USERDEFINED" {
 				t.Errorf("key-only tag = %v", f)
 			}
-			if p := obj(t, tags[2]); fmt.Sprint(p["values"]) != "[ann bob]" {
+			if p := quiretest.Obj(t, tags[2]); fmt.Sprint(p["values"]) != "[ann bob]" {
 				t.Errorf("multi-value tag = %v", p)
 			}
 			// The document is not visible from the other site.
 			other := "?siteId=finance"
-			if site.name == "finance" {
+			if site.Name == "finance" {
 				other = ""
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+other, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+id+other, nil, tok), http.StatusNotFound)
 		})
 	}
 }
@@ -146,13 +146,13 @@ func TestDocuments_AddValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(http.MethodPost, "/documents", tt.body, tok)
-			mustStatus(t, r, tt.want)
-			mustBody(t, r, tt.resp)
+			MustStatus(t, r, tt.want)
+			MustBody(t, r, tt.resp)
 		})
 	}
 	// Nothing was written by any of them.
 	l := s.Do(http.MethodGet, "/documents", nil, tok)
-	mustBody(t, l, `{"documents":[]}`)
+	MustBody(t, l, `{"documents":[]}`)
 }
 
 func TestDocuments_Checksums(t *testing.T) {
@@ -170,7 +170,7 @@ func TestDocuments_Checksums(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.given, func(t *testing.T) {
-			id := addDoc(t, s, tok, "", map[string]any{"content": string(content), "checksumType": tt.typ, "checksum": tt.given})
+			id := AddDoc(t, s, tok, "", map[string]any{"content": string(content), "checksumType": tt.typ, "checksum": tt.given})
 			doc := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t)
 			if doc["checksum"] != tt.stored || doc["checksumType"] != tt.typ {
 				t.Fatalf("checksum = %v %v, want %s %s", doc["checksumType"], doc["checksum"], tt.typ, tt.stored)
@@ -182,29 +182,29 @@ func TestDocuments_Checksums(t *testing.T) {
 func TestDocuments_PathsAndIDs(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			a := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/scan.pdf", "content": "one"})
-			b := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/scan.pdf", "content": "two"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			a := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/scan.pdf", "content": "one"})
+			b := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/scan.pdf", "content": "two"})
 			if a == b {
 				t.Fatal("same id twice")
 			}
-			doc := s.Do(http.MethodGet, "/documents/"+b+site.query, nil, tok).JSON(t)
+			doc := s.Do(http.MethodGet, "/documents/"+b+site.Query, nil, tok).JSON(t)
 			if want := "inbox/scan (" + b + ").pdf"; doc["path"] != want {
 				t.Fatalf("duplicate path = %v, want %s", doc["path"], want)
 			}
 			own := "8b9f8f6e-4a7e-4c55-9a70-5d4b0c1f2e3d"
-			if site.name == "finance" {
+			if site.Name == "finance" {
 				own = "0f0c3a5e-2b1d-4e8f-a6c7-1d2e3f4a5b6c"
 			}
-			if got := addDoc(t, s, tok, site.query, map[string]any{"documentId": own, "content": "x"}); got != own {
+			if got := AddDoc(t, s, tok, site.Query, map[string]any{"documentId": own, "content": "x"}); got != own {
 				t.Fatalf("documentId = %s, want the client's %s", got, own)
 			}
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": own, "content": "y"}, tok)
-			mustStatus(t, r, http.StatusConflict)
-			mustBody(t, r, `{"message":"documentId '`+own+`' already exists"}`)
-			noPath := addDoc(t, s, tok, site.query, map[string]any{"content": "z"})
-			if doc := s.Do(http.MethodGet, "/documents/"+noPath+site.query, nil, tok).JSON(t); doc["path"] != noPath {
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": own, "content": "y"}, tok)
+			MustStatus(t, r, http.StatusConflict)
+			MustBody(t, r, `{"message":"documentId '`+own+`' already exists"}`)
+			noPath := AddDoc(t, s, tok, site.Query, map[string]any{"content": "z"})
+			if doc := s.Do(http.MethodGet, "/documents/"+noPath+site.Query, nil, tok).JSON(t); doc["path"] != noPath {
 				t.Fatalf("default path = %v, want the documentId", doc["path"])
 			}
 		})
@@ -214,10 +214,10 @@ func TestDocuments_PathsAndIDs(t *testing.T) {
 func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "invoice"}}, tok), http.StatusCreated)
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+site.Query, map[string]any{"attribute": map[string]any{"key": "invoice"}}, tok), http.StatusCreated)
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{
 				"path": "parent.txt", "content": "parent", "contentType": "text/plain",
 				"documents": []map[string]any{
 					{"path": "child1.txt", "content": "c1", "contentType": "text/plain",
@@ -227,45 +227,45 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 					{"path": "child2.txt"},
 				},
 			}, tok)
-			mustStatus(t, r, http.StatusCreated)
+			MustStatus(t, r, http.StatusCreated)
 			body := r.JSON(t)
-			kids := list(t, body, "documents")
+			kids := quiretest.List(t, body, "documents")
 			if len(kids) != 2 {
 				t.Fatalf("children = %s", r.Body)
 			}
-			c1, c2 := obj(t, kids[0]), obj(t, kids[1])
+			c1, c2 := quiretest.Obj(t, kids[0]), quiretest.Obj(t, kids[1])
 			if c1["uploadUrl"] != nil || c2["uploadUrl"] == nil {
 				t.Fatalf("child with content got uploadUrl or child without did not: %s", r.Body)
 			}
-			c1id := str(t, c1, "documentId")
-			tg := s.Do(http.MethodGet, "/documents/"+c1id+"/tags/kind"+site.query, nil, tok)
-			mustStatus(t, tg, http.StatusOK)
+			c1id := quiretest.Str(t, c1, "documentId")
+			tg := s.Do(http.MethodGet, "/documents/"+c1id+"/tags/kind"+site.Query, nil, tok)
+			MustStatus(t, tg, http.StatusOK)
 			// FormKiQ #458 dropped the attributes of child documents.
-			at := s.Do(http.MethodGet, "/documents/"+c1id+"/attributes/invoice"+site.query, nil, tok)
-			mustStatus(t, at, http.StatusOK)
-			if a := obj(t, at.JSON(t)["attribute"]); a["stringValue"] != "42" || a["valueType"] != "STRING" {
+			at := s.Do(http.MethodGet, "/documents/"+c1id+"/attributes/invoice"+site.Query, nil, tok)
+			MustStatus(t, at, http.StatusOK)
+			if a := quiretest.Obj(t, at.JSON(t)["attribute"]); a["stringValue"] != "42" || a["valueType"] != "STRING" {
 				t.Fatalf("child attribute = %s", at.Body)
 			}
-			child := s.Do(http.MethodGet, "/documents/"+c1id+site.query, nil, tok).JSON(t)
+			child := s.Do(http.MethodGet, "/documents/"+c1id+site.Query, nil, tok).JSON(t)
 			if child["belongsToDocumentId"] != body["documentId"] || fmt.Sprint(child["metadata"]) != "[map[key:m value:v]]" {
 				t.Fatalf("child = %v", child)
 			}
-			parent := s.Do(http.MethodGet, "/documents/"+str(t, body, "documentId")+site.query, nil, tok).JSON(t)
+			parent := s.Do(http.MethodGet, "/documents/"+quiretest.Str(t, body, "documentId")+site.Query, nil, tok).JSON(t)
 			if docs, _ := parent["documents"].([]any); len(docs) != 2 {
 				t.Fatalf("parent documents = %v", parent["documents"])
 			}
 
-			dl := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"deepLinkPath": "https://intranet.example/files/contract.pdf"}, tok)
-			mustStatus(t, dl, http.StatusCreated)
+			dl := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"deepLinkPath": "https://intranet.example/files/contract.pdf"}, tok)
+			MustStatus(t, dl, http.StatusCreated)
 			dlb := dl.JSON(t)
 			if dlb["uploadUrl"] != nil {
 				t.Fatalf("deep link got an uploadUrl: %s", dl.Body)
 			}
-			doc := s.Do(http.MethodGet, "/documents/"+str(t, dlb, "documentId")+site.query, nil, tok).JSON(t)
+			doc := s.Do(http.MethodGet, "/documents/"+quiretest.Str(t, dlb, "documentId")+site.Query, nil, tok).JSON(t)
 			if doc["path"] != "contract.pdf" || doc["deepLinkPath"] != "https://intranet.example/files/contract.pdf" || doc["resourceType"] != "DEEP_LINK" {
 				t.Fatalf("deep link = %v", doc)
 			}
-			u := s.Do(http.MethodGet, "/documents/"+str(t, dlb, "documentId")+"/url"+site.query, nil, tok).JSON(t)
+			u := s.Do(http.MethodGet, "/documents/"+quiretest.Str(t, dlb, "documentId")+"/url"+site.Query, nil, tok).JSON(t)
 			if u["url"] != "https://intranet.example/files/contract.pdf" {
 				t.Fatalf("deep link url = %v", u)
 			}
@@ -276,45 +276,45 @@ func TestDocuments_ChildrenAndDeepLinks(t *testing.T) {
 func TestDocuments_UpdateDeleteRestorePurge(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "a.txt", "content": "x"})
-			p := s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "moved/b.txt", "metadata": []map[string]any{{"key": "k", "value": "v"}}}, tok)
-			mustStatus(t, p, http.StatusOK)
-			doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "a.txt", "content": "x"})
+			p := s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"path": "moved/b.txt", "metadata": []map[string]any{{"key": "k", "value": "v"}}}, tok)
+			MustStatus(t, p, http.StatusOK)
+			doc := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t)
 			if doc["path"] != "moved/b.txt" || fmt.Sprint(doc["metadata"]) != "[map[key:k value:v]]" {
 				t.Fatalf("after PATCH = %v", doc)
 			}
-			bad := s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "c.txt", "width": "huge"}, tok)
-			mustStatus(t, bad, http.StatusBadRequest)
-			if doc := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t); doc["path"] != "moved/b.txt" {
+			bad := s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"path": "c.txt", "width": "huge"}, tok)
+			MustStatus(t, bad, http.StatusBadRequest)
+			if doc := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t); doc["path"] != "moved/b.txt" {
 				t.Fatalf("a failed PATCH moved the document to %v", doc["path"])
 			}
 
-			d := s.Do(http.MethodDelete, "/documents/"+id+q(site.query, "softDelete=true"), nil, tok)
-			mustStatus(t, d, http.StatusOK)
-			mustBody(t, d, `{"message":"'`+id+`' object soft deleted"}`)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok), http.StatusNotFound)
-			sd := s.Do(http.MethodGet, "/documents"+q(site.query, "softDeleted=true"), nil, tok).JSON(t)
-			if docs := list(t, sd, "documents"); len(docs) != 1 || obj(t, docs[0])["deletedDate"] == nil {
+			d := s.Do(http.MethodDelete, "/documents/"+id+Query(site.Query, "softDelete=true"), nil, tok)
+			MustStatus(t, d, http.StatusOK)
+			MustBody(t, d, `{"message":"'`+id+`' object soft deleted"}`)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok), http.StatusNotFound)
+			sd := s.Do(http.MethodGet, "/documents"+Query(site.Query, "softDeleted=true"), nil, tok).JSON(t)
+			if docs := quiretest.List(t, sd, "documents"); len(docs) != 1 || quiretest.Obj(t, docs[0])["deletedDate"] == nil {
 				t.Fatalf("softDeleted listing = %v", sd)
 			}
-			rs := s.Do(http.MethodPut, "/documents/"+id+"/restore"+site.query, nil, tok)
-			mustBody(t, rs, `{"message":"document restored"}`)
-			doc = s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok).JSON(t)
+			rs := s.Do(http.MethodPut, "/documents/"+id+"/restore"+site.Query, nil, tok)
+			MustBody(t, rs, `{"message":"document restored"}`)
+			doc = s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t)
 			if doc["deletedDate"] != nil {
 				t.Fatalf("restored document still has deletedDate: %v", doc)
 			}
-			del := s.Do(http.MethodDelete, "/documents/"+id+site.query, nil, tok)
-			mustBody(t, del, `{"message":"'`+id+`' object deleted"}`)
-			nf := s.Do(http.MethodGet, "/documents/"+id+site.query, nil, tok)
-			mustStatus(t, nf, http.StatusNotFound)
-			mustBody(t, nf, `{"message":"Document `+id+` not found."}`)
+			del := s.Do(http.MethodDelete, "/documents/"+id+site.Query, nil, tok)
+			MustBody(t, del, `{"message":"'`+id+`' object deleted"}`)
+			nf := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok)
+			MustStatus(t, nf, http.StatusNotFound)
+			MustBody(t, nf, `{"message":"Document `+id+` not found."}`)
 
-			id2 := addDoc(t, s, tok, site.query, map[string]any{"content": "y"})
-			pu := s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.query, nil, tok)
-			mustBody(t, pu, `{"message":"Deleted document '`+id2+`' permanently"}`)
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.query, nil, tok), http.StatusNotFound)
+			id2 := AddDoc(t, s, tok, site.Query, map[string]any{"content": "y"})
+			pu := s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.Query, nil, tok)
+			MustBody(t, pu, `{"message":"Deleted document '`+id2+`' permanently"}`)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id2+"/purge"+site.Query, nil, tok), http.StatusNotFound)
 		})
 	}
 }
@@ -322,26 +322,26 @@ func TestDocuments_UpdateDeleteRestorePurge(t *testing.T) {
 func TestDocuments_ListPaging(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			var ids []string
 			for i := 0; i < 12; i++ {
-				ids = append(ids, addDoc(t, s, tok, site.query, map[string]any{"content": fmt.Sprint(i)}))
+				ids = append(ids, AddDoc(t, s, tok, site.Query, map[string]any{"content": fmt.Sprint(i)}))
 			}
 			var got []string
-			path := "/documents" + q(site.query, "limit=5")
+			path := "/documents" + Query(site.Query, "limit=5")
 			for pages := 0; pages < 5; pages++ {
 				r := s.Do(http.MethodGet, path, nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				MustStatus(t, r, http.StatusOK)
 				b := r.JSON(t)
-				for _, d := range list(t, b, "documents") {
-					got = append(got, str(t, obj(t, d), "documentId"))
+				for _, d := range quiretest.List(t, b, "documents") {
+					got = append(got, quiretest.Str(t, quiretest.Obj(t, d), "documentId"))
 				}
 				next, _ := b["next"].(string)
 				if next == "" {
 					break
 				}
-				path = "/documents" + q(site.query, "limit=5&next="+next)
+				path = "/documents" + Query(site.Query, "limit=5&next="+next)
 			}
 			if len(got) != 12 {
 				t.Fatalf("listed %d, want 12", len(got))
@@ -351,9 +351,9 @@ func TestDocuments_ListPaging(t *testing.T) {
 					t.Fatalf("order differs at %d: newest first expected", i)
 				}
 			}
-			r := s.Do(http.MethodGet, "/documents"+q(site.query, "next=garbage"), nil, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"message":"Invalid Next token"}`)
+			r := s.Do(http.MethodGet, "/documents"+Query(site.Query, "next=garbage"), nil, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"message":"Invalid Next token"}`)
 		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"quire/quiretest"
 )
 
-func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+func B64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // TestActions_OCR reads rendered text with tesseract from a PNG and from a
 // scanned (image-only) PDF. With addPdfDetectedCharactersAsText the PDF is
@@ -31,44 +31,44 @@ func TestActions_OCR(t *testing.T) {
 	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
 	quiretest.NeedProgram(t, "ocrmypdf", "ocrmypdf")
 	pdftotext := quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
 	img := quiretest.TextImage("Quarterly invoice", "Customer Globex Corporation", "Total 4200 dollars")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			png := addDoc(t, s, tok, site.query, map[string]any{"path": "scans/invoice.png", "contentType": "image/png", "isBase64": true,
-				"content": b64(quiretest.PNG(img)), "actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}}, {"type": "FULLTEXT"}}})
-			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "scans/invoice.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.ImagePDF(img)), "actions": []map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			png := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scans/invoice.png", "contentType": "image/png", "isBase64": true,
+				"content": B64(quiretest.PNG(img)), "actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}}, {"type": "FULLTEXT"}}})
+			pdf := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scans/invoice.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": B64(quiretest.ImagePDF(img)), "actions": []map[string]any{
 					{"type": "OCR", "parameters": map[string]any{"ocrEngine": "tesseract", "ocrNumberOfPages": "-1", "addPdfDetectedCharactersAsText": "true"}},
 					{"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "-1"}}}})
 			for _, id := range []string{png, pdf} {
-				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
-					t.Fatalf("%s: %v %v", id, st, actions(t, s, tok, site.query, id))
+				if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+					t.Fatalf("%s: %v %v", id, st, Actions(t, s, tok, site.Query, id))
 				}
-				r := s.Do(http.MethodGet, "/documents/"+id+"/ocr"+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/documents/"+id+"/ocr"+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
 				o := r.JSON(t)
 				if data, _ := o["data"].(string); !strings.Contains(data, "Globex") || !strings.Contains(data, "Quarterly") || o["ocrStatus"] != "SUCCESSFUL" {
 					t.Fatalf("%s ocr: %s", id, r.Body)
 				}
-				ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)
+				ft := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.Query, nil, tok).JSON(t)
 				if c, _ := ft["content"].(string); !strings.Contains(c, "Globex") {
 					t.Fatalf("%s fulltext did not use the OCR text: %v", id, ft["content"])
 				}
 			}
 			// The searchable PDF is an OCR artifact of the scan, promoted
 			// so that the document serves it; the scan stays.
-			dr := s.Do(http.MethodGet, "/documents/"+pdf+site.query, nil, tok)
-			mustStatus(t, dr, http.StatusOK)
-			art := str(t, dr.JSON(t), "promotedArtifactId")
-			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok)
+			dr := s.Do(http.MethodGet, "/documents/"+pdf+site.Query, nil, tok)
+			MustStatus(t, dr, http.StatusOK)
+			art := quiretest.Str(t, dr.JSON(t), "promotedArtifactId")
+			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.Query, nil, tok)
 			if art == "" || !strings.Contains(string(al.Body), `"artifactCategory":"OCR"`) || !strings.Contains(string(al.Body), art) {
 				t.Fatalf("no promoted OCR artifact: %s / %s", dr.Body, al.Body)
 			}
 			// The PDF now carries a text layer pdftotext can read.
-			r := s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			cu, _ := r.JSON(t)["contentUrl"].(string)
 			resp, err := http.Get(cu)
 			if err != nil {
@@ -84,10 +84,10 @@ func TestActions_OCR(t *testing.T) {
 				t.Fatalf("rewritten PDF has no text layer: %v %q", err, out)
 			}
 			// Clearing the promotion serves the scan as it was uploaded.
-			mustStatus(t, s.Do(http.MethodPut, "/documents/"+pdf+"/artifacts/promoteArtifact"+site.query, map[string]any{}, tok), http.StatusOK)
-			r = s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			orig, err := http.Get(str(t, r.JSON(t), "contentUrl"))
+			MustStatus(t, s.Do(http.MethodPut, "/documents/"+pdf+"/artifacts/promoteArtifact"+site.Query, map[string]any{}, tok), http.StatusOK)
+			r = s.Do(http.MethodGet, "/documents/"+pdf+"/content"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			orig, err := http.Get(quiretest.Str(t, r.JSON(t), "contentUrl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +97,8 @@ func TestActions_OCR(t *testing.T) {
 			if !bytes.Equal(scan.Bytes(), quiretest.ImagePDF(img)) {
 				t.Fatalf("the original scan changed: %d bytes", scan.Len())
 			}
-			waitIndexed(t, s)
-			sr := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "Globex"}}, tok)
+			WaitIndexed(t, s)
+			sr := s.Do(http.MethodPost, "/search"+site.Query, map[string]any{"query": map[string]any{"text": "Globex"}}, tok)
 			if !strings.Contains(string(sr.Body), png) || !strings.Contains(string(sr.Body), pdf) {
 				t.Fatalf("OCR text not searchable: %s", sr.Body)
 			}
@@ -110,29 +110,29 @@ func TestActions_OCR(t *testing.T) {
 // (pdftotext) and from a Word document; an image without OCR is SKIPPED.
 func TestActions_FulltextFormats(t *testing.T) {
 	quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "contract.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.TextPDF("Service agreement with Umbrella Logistics", "Signed in Springfield")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
-			docx := addDoc(t, s, tok, site.query, map[string]any{"path": "memo.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
-				"content": b64(quiretest.DOCX("Memo about the Shelbyville warehouse", "Second paragraph")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
-			png := addDoc(t, s, tok, site.query, map[string]any{"path": "photo.png", "contentType": "image/png", "isBase64": true,
-				"content": b64(quiretest.PNG(quiretest.TextImage("x"))), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			pdf := AddDoc(t, s, tok, site.Query, map[string]any{"path": "contract.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": B64(quiretest.TextPDF("Service agreement with Umbrella Logistics", "Signed in Springfield")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+			docx := AddDoc(t, s, tok, site.Query, map[string]any{"path": "memo.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
+				"content": B64(quiretest.DOCX("Memo about the Shelbyville warehouse", "Second paragraph")), "actions": []map[string]any{{"type": "FULLTEXT"}}})
+			png := AddDoc(t, s, tok, site.Query, map[string]any{"path": "photo.png", "contentType": "image/png", "isBase64": true,
+				"content": B64(quiretest.PNG(quiretest.TextImage("x"))), "actions": []map[string]any{{"type": "FULLTEXT"}}})
 			for id, want := range map[string]string{pdf: "Umbrella Logistics", docx: "Shelbyville warehouse\nSecond"} {
-				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 				}
-				if c, _ := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.query, nil, tok).JSON(t)["content"].(string); !strings.Contains(c, want) {
+				if c, _ := s.Do(http.MethodGet, "/documents/"+id+"/fulltext"+site.Query, nil, tok).JSON(t)["content"].(string); !strings.Contains(c, want) {
 					t.Fatalf("fulltext %q lacks %q", c, want)
 				}
 			}
-			if st := waitActions(t, s, tok, site.query, png); !equalStrings(st, []string{"SKIPPED"}) {
+			if st := WaitActions(t, s, tok, site.Query, png); !EqualStrings(st, []string{"SKIPPED"}) {
 				t.Fatalf("png: %v", st)
 			}
-			waitIndexed(t, s)
-			sr := s.Do(http.MethodPost, "/search"+site.query, map[string]any{"query": map[string]any{"text": "Shelbyville"}}, tok)
+			WaitIndexed(t, s)
+			sr := s.Do(http.MethodPost, "/search"+site.Query, map[string]any{"query": map[string]any{"text": "Shelbyville"}}, tok)
 			if !strings.Contains(string(sr.Body), docx) {
 				t.Fatalf("docx text not searchable: %s", sr.Body)
 			}
@@ -144,30 +144,30 @@ func TestActions_FulltextFormats(t *testing.T) {
 // EICAR test file get their verdicts as tags and malware scan results.
 func TestActions_Antivirus(t *testing.T) {
 	addr := quiretest.Clamd(t)
-	bus := newReceiver(t)
-	s := pipelineServer(t, func(c *node.Config) {
+	bus := NewReceiver(t)
+	s := PipelineServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.Clamd = addr
 		c.Pipeline.Engines.EventBuses = map[string]string{"security": bus.URL}
 	})
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid, events := siteID(site.query), bus.count()
-			clean := addDoc(t, s, tok, site.query, map[string]any{"path": "clean.txt", "content": "nothing to see", "actions": []map[string]any{{"type": "ANTIVIRUS"}}})
-			bad := addDoc(t, s, tok, site.query, map[string]any{"path": "eicar.com", "content": quiretest.EICAR, "actions": []map[string]any{{"type": "MALWARE_SCAN"}}})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid, events := SiteID(site.Query), bus.Count()
+			clean := AddDoc(t, s, tok, site.Query, map[string]any{"path": "clean.txt", "content": "nothing to see", "actions": []map[string]any{{"type": "ANTIVIRUS"}}})
+			bad := AddDoc(t, s, tok, site.Query, map[string]any{"path": "eicar.com", "content": quiretest.EICAR, "actions": []map[string]any{{"type": "MALWARE_SCAN"}}})
 			for id, want := range map[string][2]string{clean: {"CLEAN", "CLEAN"}, bad: {"INFECTED", "MALICIOUS"}} {
-				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 				}
-				tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/CLAMAV_SCAN_STATUS"+site.query, nil, tok)
-				mustStatus(t, tag, http.StatusOK)
+				tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/CLAMAV_SCAN_STATUS"+site.Query, nil, tok)
+				MustStatus(t, tag, http.StatusOK)
 				if v := tag.JSON(t)["value"]; v != want[0] {
 					t.Fatalf("scan status tag %v, want %s", v, want[0])
 				}
-				r := s.Do(http.MethodGet, "/documents/"+id+"/malwareScan"+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
-				res := list(t, r.JSON(t), "malwareScanResults")
-				if len(res) != 1 || obj(t, res[0])["scanStatus"] != want[1] || obj(t, res[0])["scanEngine"] != "CLAM_AV" {
+				r := s.Do(http.MethodGet, "/documents/"+id+"/malwareScan"+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
+				res := quiretest.List(t, r.JSON(t), "malwareScanResults")
+				if len(res) != 1 || quiretest.Obj(t, res[0])["scanStatus"] != want[1] || quiretest.Obj(t, res[0])["scanEngine"] != "CLAM_AV" {
 					t.Fatalf("malware scan results %s", r.Body)
 				}
 			}
@@ -175,16 +175,16 @@ func TestActions_Antivirus(t *testing.T) {
 			// outcome's transaction wrote: one event per scan of this site.
 			checkScanEvents(t, bus, events, sid, map[string]string{clean: "CLEAN", bad: "MALICIOUS"})
 			// PUT /malwareScan asks for another scan.
-			before := bus.count()
-			mustBody(t, s.Do(http.MethodPut, "/documents/"+clean+"/malwareScan"+site.query, map[string]any{}, tok), `{"message":"Malware scan request submitted"}`)
-			if st := waitActions(t, s, tok, site.query, clean); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+			before := bus.Count()
+			MustBody(t, s.Do(http.MethodPut, "/documents/"+clean+"/malwareScan"+site.Query, map[string]any{}, tok), `{"message":"Malware scan request submitted"}`)
+			if st := WaitActions(t, s, tok, site.Query, clean); !EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 				t.Fatalf("second scan: %v", st)
 			}
 			checkScanEvents(t, bus, before, sid, map[string]string{clean: "CLEAN"})
-			if n := len(list(t, s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.query, nil, tok).JSON(t), "malwareScanResults")); n != 2 {
+			if n := len(quiretest.List(t, s.Do(http.MethodGet, "/documents/"+clean+"/malwareScan"+site.Query, nil, tok).JSON(t), "malwareScanResults")); n != 2 {
 				t.Fatalf("%d scan results after two scans", n)
 			}
-			if m := str(t, item(t, s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.query, nil, tok).JSON(t), "malwareScanResults", 0), "scanMessage"); !strings.HasPrefix(m, "Eicar-Test-Signature") {
+			if m := quiretest.Str(t, quiretest.Item(t, s.Do(http.MethodGet, "/documents/"+bad+"/malwareScan"+site.Query, nil, tok).JSON(t), "malwareScanResults", 0), "scanMessage"); !strings.HasPrefix(m, "Eicar-Test-Signature") {
 				t.Fatalf("signature %v", m)
 			}
 		})
@@ -195,14 +195,14 @@ func TestActions_Antivirus(t *testing.T) {
 // hold exactly one malware scan event (by id: delivery is at least once)
 // of site per document of want, with the scan status want gives it.
 // The bus takes the other document events too; they are skipped.
-func checkScanEvents(t *testing.T, bus *receiver, from int, site string, want map[string]string) {
+func checkScanEvents(t *testing.T, bus *Receiver, from int, site string, want map[string]string) {
 	t.Helper()
 	var got map[string]string
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got = map[string]string{}
 		seen := map[string]string{}
-		for _, b := range bus.bodiesFrom(from) {
+		for _, b := range bus.BodiesFrom(from) {
 			var ev struct {
 				ID, Type, Source, Subject string
 				Data                      struct{ ScanStatus string }
@@ -233,14 +233,14 @@ func checkScanEvents(t *testing.T, bus *receiver, from int, site string, want ma
 // per site; the notification is listed on the document.
 func TestActions_Notification(t *testing.T) {
 	mail := quiretest.NewMailServer(t)
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid := siteID(site.query)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid := SiteID(site.Query)
 			cfg := "/sites/" + sid + "/configuration"
 			sent := len(mail.Messages())
-			runSteps(t, s, tok, "", []step{
+			RunSteps(t, s, tok, "", []Step{
 				{"bad port", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": "dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": "127.0.0.1", "port": 0}}}, 400, `{"errors":[{"key":"notification.smtp.port","error":"invalid 'port'"}]}`},
 				{"save", "PATCH", cfg, map[string]any{"notification": map[string]any{"email": sid + "-dms@example.com", "provider": "SMTP",
 					"smtp": map[string]any{"host": mail.Host, "port": mail.Port, "username": "u", "password": "secret-password"}}}, 200, `{"message":"Config saved"}`},
@@ -254,23 +254,23 @@ func TestActions_Notification(t *testing.T) {
 			if len(msgs) != sent+1 {
 				t.Fatalf("%d messages after the test mail, want 1: %+v", len(msgs)-sent, msgs[sent:])
 			}
-			if m := msgs[sent]; m.From != sid+"-dms@example.com" || !equalStrings(m.To, []string{"it@example.com"}) ||
+			if m := msgs[sent]; m.From != sid+"-dms@example.com" || !EqualStrings(m.To, []string{"it@example.com"}) ||
 				!strings.Contains(m.Data, "Subject: Quire test notification") || !strings.Contains(m.Data, "for site "+sid+".") {
 				t.Fatalf("test mail %+v", m)
 			}
 			before := len(msgs)
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "n.txt", "content": "x", "actions": []map[string]any{{"type": "NOTIFICATION", "parameters": map[string]any{
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "n.txt", "content": "x", "actions": []map[string]any{{"type": "NOTIFICATION", "parameters": map[string]any{
 				"notificationType": "email", "notificationSubject": "Invoice ready", "notificationToCc": "boss@example.com",
 				"notificationToBcc": "audit@example.com", "notificationText": "Please review", "notificationHtml": "<p>Please <b>review</b></p>"}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 			}
 			msgs = mail.Messages()
 			if len(msgs) != before+1 {
 				t.Fatalf("got %d messages, want %d", len(msgs), before+1)
 			}
 			m := msgs[len(msgs)-1]
-			if m.From != sid+"-dms@example.com" || !equalStrings(m.To, []string{"boss@example.com", "audit@example.com"}) ||
+			if m.From != sid+"-dms@example.com" || !EqualStrings(m.To, []string{"boss@example.com", "audit@example.com"}) ||
 				!strings.Contains(m.Data, "Subject: Invoice ready") || !strings.Contains(m.Data, "Cc: boss@example.com") ||
 				strings.Contains(m.Data, "audit@example.com") || !strings.Contains(m.Data, "multipart/alternative") || !strings.Contains(m.Data, "Please review") {
 				t.Fatalf("message %+v", m)
@@ -278,8 +278,8 @@ func TestActions_Notification(t *testing.T) {
 			if l := mail.Logins(); len(l) == 0 || l[len(l)-1] != "u:secret-password" {
 				t.Fatalf("SMTP logins %v", l)
 			}
-			r := s.Do(http.MethodGet, "/documents/"+id+"/notifications"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, "/documents/"+id+"/notifications"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), `"cc":["boss@example.com"]`) || !strings.Contains(string(r.Body), `"notificationType":"EMAIL"`) {
 				t.Fatalf("notifications %s", r.Body)
 			}
@@ -287,18 +287,18 @@ func TestActions_Notification(t *testing.T) {
 	}
 }
 
-// llmServer is an OpenAI-compatible chat endpoint on loopback: it answers
+// LlmServer is an OpenAI-compatible chat endpoint on loopback: it answers
 // prompts that ask for JSON with fields it finds in the document text, and
 // records the requests.
-type llmServer struct {
+type LlmServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	reqs []map[string]any
+	Mu   sync.Mutex
+	Reqs []map[string]any
 	auth []string
 }
 
-func newLLMServer(t *testing.T) *llmServer {
-	l := &llmServer{}
+func NewLLMServer(t *testing.T) *LlmServer {
+	l := &LlmServer{}
 	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
 			json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{
@@ -319,10 +319,10 @@ func newLLMServer(t *testing.T) *llmServer {
 			http.Error(w, "want a JSON body with messages", http.StatusBadRequest)
 			return
 		}
-		l.mu.Lock()
-		l.reqs = append(l.reqs, req)
+		l.Mu.Lock()
+		l.Reqs = append(l.Reqs, req)
 		l.auth = append(l.auth, r.Header.Get("Authorization"))
-		l.mu.Unlock()
+		l.Mu.Unlock()
 		prompt := typed.Messages[len(typed.Messages)-1].Content
 		answer := "A short summary."
 		switch {
@@ -337,10 +337,10 @@ func newLLMServer(t *testing.T) *llmServer {
 	return l
 }
 
-func (l *llmServer) last() (map[string]any, string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.reqs[len(l.reqs)-1], l.auth[len(l.auth)-1]
+func (l *LlmServer) Last() (map[string]any, string) {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	return l.Reqs[len(l.Reqs)-1], l.auth[len(l.auth)-1]
 }
 
 // TestActions_LLM runs DOCUMENTTAGGING, LLMPROMPT, DATA_CLASSIFICATION and
@@ -348,48 +348,48 @@ func (l *llmServer) last() (map[string]any, string) {
 // the site, with prompt entities carrying ModelId and LlmMaxToken and a
 // modelId override on the action.
 func TestActions_LLM(t *testing.T) {
-	llm := newLLMServer(t)
-	s := pipelineServer(t)
+	llm := NewLLMServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid := siteID(site.query)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid := SiteID(site.Query)
 			text := "Invoice INV-77 for Globex, year 2026, total 4200"
-			noLLM := addDoc(t, s, tok, site.query, map[string]any{"path": "pre.txt", "contentType": "text/plain", "content": text,
+			noLLM := AddDoc(t, s, tok, site.Query, map[string]any{"path": "pre.txt", "contentType": "text/plain", "content": text,
 				"actions": []map[string]any{{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer"}}}})
-			if st := waitActions(t, s, tok, site.query, noLLM); !equalStrings(st, []string{"FAILED"}) {
+			if st := WaitActions(t, s, tok, site.Query, noLLM); !EqualStrings(st, []string{"FAILED"}) {
 				t.Fatalf("without an endpoint: %v", st)
 			}
-			if m := str(t, nthAction(t, s, tok, site.query, noLLM, 0), "message"); !strings.Contains(m, "no LLM endpoint configured") {
+			if m := quiretest.Str(t, NthAction(t, s, tok, site.Query, noLLM, 0), "message"); !strings.Contains(m, "no LLM endpoint configured") {
 				t.Fatalf("message %q", m)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"llm": map[string]any{"url": llm.URL + "/v1", "apiKey": "k-" + sid, "modelId": "llama3"}}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"llm": map[string]any{"url": llm.URL + "/v1", "apiKey": "k-" + sid, "modelId": "llama3"}}, tok), http.StatusOK)
 			entity := func(name string, attrs []map[string]any) {
-				r := s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET"+strings.Replace(site.query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": name, "attributes": attrs}}, tok)
-				mustStatus(t, r, http.StatusCreated)
+				r := s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET"+strings.Replace(site.Query, "?", "&", 1), map[string]any{"entity": map[string]any{"name": name, "attributes": attrs}}, tok)
+				MustStatus(t, r, http.StatusCreated)
 			}
 			entity("invoiceFields", []map[string]any{{"key": "UserPrompt", "stringValue": "Read the invoice."}, {"key": "LlmResponseFieldKeys", "stringValues": []string{"invoiceNumber", "total"}},
 				{"key": "ModelId", "stringValue": "mistral"}, {"key": "LlmMaxToken", "numberValue": 256}})
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inv.txt", "contentType": "text/plain", "content": text, "actions": []map[string]any{
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inv.txt", "contentType": "text/plain", "content": text, "actions": []map[string]any{
 				{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer,year,missing"}},
 				{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields"}},
 				{"type": "DATA_CLASSIFICATION", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields"}},
 				{"type": "METADATA_EXTRACTION", "parameters": map[string]any{"llmPromptEntityName": "invoiceFields", "modelId": "qwen"}},
 			}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE", "COMPLETE", "COMPLETE", "COMPLETE"}) {
-				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE", "COMPLETE", "COMPLETE", "COMPLETE"}) {
+				t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 			}
-			req, auth := llm.last()
+			req, auth := llm.Last()
 			if req["model"] != "qwen" || req["max_tokens"] != float64(256) || auth != "Bearer k-"+sid {
 				t.Fatalf("last LLM request model %v max_tokens %v auth %q", req["model"], req["max_tokens"], auth)
 			}
-			tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/customer"+site.query, nil, tok)
-			mustStatus(t, tag, http.StatusOK)
+			tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/customer"+site.Query, nil, tok)
+			MustStatus(t, tag, http.StatusOK)
 			if tag.JSON(t)["value"] != "Globex" {
 				t.Fatalf("customer tag %s", tag.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/tags/missing"+site.query, nil, tok), http.StatusNotFound)
-			runSteps(t, s, tok, site.query, []step{
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/tags/missing"+site.Query, nil, tok), http.StatusNotFound)
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"ai prompts", "GET", "/documents/" + id + "/ai/prompts", nil, 200, `~"attributes":[{"key":"invoiceNumber","stringValues":["INV-77"]},{"key":"total","stringValues":["4200"]}]`},
 				{"ai prompt by name", "GET", "/documents/" + id + "/ai/prompts/invoiceFields", nil, 200, `~"resultType":"KEY_VALUE"`},
 				{"data classification", "GET", "/documents/" + id + "/dataClassification", nil, 200, `~"attributes":[{"key":"invoiceNumber","value":"INV-77"},{"key":"total","value":"4200"}]`},
@@ -401,12 +401,12 @@ func TestActions_LLM(t *testing.T) {
 	}
 }
 
-// download fetches a document's content through its content URL.
-func download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
+// Download fetches a document's content through its content URL.
+func Download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+id+"/url"+site, nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	resp, err := http.Get(str(t, r.JSON(t), "url"))
+	MustStatus(t, r, http.StatusOK)
+	resp, err := http.Get(quiretest.Str(t, r.JSON(t), "url"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,23 +422,23 @@ func download(t *testing.T, s *quiretest.Server, tok, site, id string) []byte {
 func TestActions_Renditions(t *testing.T) {
 	quiretest.NeedProgram(t, "soffice", "libreoffice-writer-nogui")
 	pdftotext := quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			img := quiretest.TextImage("Rendition test")
 			sw, sh := img.Bounds().Dx(), img.Bounds().Dy()
-			pic := addDoc(t, s, tok, site.query, map[string]any{"path": "photos/sign.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
+			pic := AddDoc(t, s, tok, site.Query, map[string]any{"path": "photos/sign.png", "contentType": "image/png", "isBase64": true, "content": B64(quiretest.PNG(img)),
 				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": "100", "height": "auto", "outputType": "jpeg"}}}})
-			named := addDoc(t, s, tok, site.query, map[string]any{"path": "photos/named.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
+			named := AddDoc(t, s, tok, site.Query, map[string]any{"path": "photos/named.png", "contentType": "image/png", "isBase64": true, "content": B64(quiretest.PNG(img)),
 				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": "100", "height": "auto", "outputType": "jpeg", "path": "thumbs/"}}}})
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "letters/offer.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
-				"content": b64(quiretest.DOCX("Offer for the Capital City depot")), "actions": []map[string]any{{"type": "PDFEXPORT"}}})
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "letters/offer.docx", "contentType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "isBase64": true,
+				"content": B64(quiretest.DOCX("Offer for the Capital City depot")), "actions": []map[string]any{{"type": "PDFEXPORT"}}})
 			output := func(id, key string) string {
-				if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-					t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+				if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+					t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 				}
-				md, _ := nthAction(t, s, tok, site.query, id, 0)["metadata"].(map[string]any)
+				md, _ := NthAction(t, s, tok, site.Query, id, 0)["metadata"].(map[string]any)
 				nid, _ := md[key].(string)
 				if nid == "" {
 					t.Fatalf("no %s in %v", key, md)
@@ -448,34 +448,34 @@ func TestActions_Renditions(t *testing.T) {
 			wantH := sh * 100 / sw
 			// Without a path the rendition is an artifact of its source.
 			art := output(pic, "artifactId")
-			aq := q(site.query, "artifactId="+art)
+			aq := Query(site.Query, "artifactId="+art)
 			d := s.Do(http.MethodGet, "/documents/"+pic+aq, nil, tok).JSON(t)
 			if d["artifactCategory"] != "RENDITION" || d["contentType"] != "image/jpeg" || d["width"] != "100" {
 				t.Fatalf("resized artifact %v", d)
 			}
-			got, err := jpeg.Decode(bytes.NewReader(download(t, s, tok, aq, pic)))
+			got, err := jpeg.Decode(bytes.NewReader(Download(t, s, tok, aq, pic)))
 			if err != nil || got.Bounds().Dx() != 100 || got.Bounds().Dy() != wantH {
 				t.Fatalf("resized image: %v %v", err, got.Bounds())
 			}
 			// With a path it is a document related to its source, as FormKiQ's.
 			small := output(named, "documentId")
-			d = s.Do(http.MethodGet, "/documents/"+small+site.query, nil, tok).JSON(t)
+			d = s.Do(http.MethodGet, "/documents/"+small+site.Query, nil, tok).JSON(t)
 			if d["path"] != "thumbs/named-100x"+strconv.Itoa(wantH)+".jpg" || d["contentType"] != "image/jpeg" {
 				t.Fatalf("resized document %v", d)
 			}
-			rel := s.Do(http.MethodGet, "/documents/"+named+"/attributes"+site.query, nil, tok)
+			rel := s.Do(http.MethodGet, "/documents/"+named+"/attributes"+site.Query, nil, tok)
 			if !strings.Contains(string(rel.Body), small) || !strings.Contains(string(rel.Body), "RENDITION") {
 				t.Fatalf("original lacks the RENDITION relationship: %s", rel.Body)
 			}
 
 			pdf := output(doc, "artifactId")
-			pq := q(site.query, "artifactId="+pdf)
+			pq := Query(site.Query, "artifactId="+pdf)
 			d = s.Do(http.MethodGet, "/documents/"+doc+pq, nil, tok).JSON(t)
 			if d["contentType"] != "application/pdf" || d["artifactCategory"] != "RENDITION" {
 				t.Fatalf("exported artifact %v", d)
 			}
 			cmd := exec.Command(pdftotext, "-", "-")
-			cmd.Stdin = bytes.NewReader(download(t, s, tok, pq, doc))
+			cmd.Stdin = bytes.NewReader(Download(t, s, tok, pq, doc))
 			out, err := cmd.Output()
 			if err != nil || !strings.Contains(string(out), "Capital City depot") {
 				t.Fatalf("exported PDF text: %v %q", err, out)
@@ -488,37 +488,37 @@ func TestActions_Renditions(t *testing.T) {
 // with a validation regex, a number after a label, document metadata and a
 // fixed value, and classifies the document by a content condition.
 func TestActions_IDP(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid := siteID(site.query)
-			defineAttr(t, s, tok, site.query, "invoiceNumber", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "invoiceTotal", "NUMBER", nil)
-			defineAttr(t, s, tok, site.query, "sourcePath", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "department", "STRING", nil)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid := SiteID(site.Query)
+			DefineAttr(t, s, tok, site.Query, "invoiceNumber", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "invoiceTotal", "NUMBER", nil)
+			DefineAttr(t, s, tok, site.Query, "sourcePath", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "department", "STRING", nil)
 			r := s.Do(http.MethodPost, "/sites/"+sid+"/classifications", map[string]any{"classification": map[string]any{"name": "Invoice", "attributes": map[string]any{"optional": []map[string]any{{"attributeKey": "invoiceTotal"}}}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			cid := str(t, r.JSON(t), "classificationId")
-			r = s.Do(http.MethodPost, "/mappings"+site.query, map[string]any{"mapping": map[string]any{"name": "invoices", "attributes": []map[string]any{
+			MustStatus(t, r, http.StatusOK)
+			cid := quiretest.Str(t, r.JSON(t), "classificationId")
+			r = s.Do(http.MethodPost, "/mappings"+site.Query, map[string]any{"mapping": map[string]any{"name": "invoices", "attributes": []map[string]any{
 				{"attributeKey": "invoiceNumber", "sourceType": "CONTENT", "labelTexts": []string{"Invoice No"}, "labelMatchingType": "FUZZY", "validationRegex": "INV-[0-9]+"},
 				{"attributeKey": "invoiceTotal", "sourceType": "CONTENT", "labelTexts": []string{"Total"}, "labelMatchingType": "CONTAINS"},
 				{"attributeKey": "sourcePath", "sourceType": "METADATA", "metadataField": "PATH", "labelTexts": []string{"path"}, "labelMatchingType": "EXACT"},
 				{"attributeKey": "department", "sourceType": "MANUAL", "defaultValue": "accounts"},
 			}, "classifications": []map[string]any{{"classificationId": cid, "conditions": []map[string]any{{"sourceType": "CONTENT", "matchingType": "CONTAINS", "text": "invoice"}}}}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			mid := str(t, r.JSON(t), "mappingId")
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/acme.txt", "contentType": "text/plain",
+			MustStatus(t, r, http.StatusCreated)
+			mid := quiretest.Str(t, r.JSON(t), "mappingId")
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/acme.txt", "contentType": "text/plain",
 				"content": "ACME Corp INVOICE\nInvoice  N o.: INV-4711 (please quote)\nTotal due: 1,250.50\n",
 				"actions": []map[string]any{{"type": "IDP", "parameters": map[string]any{"mappingId": mid}}}})
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
-				t.Fatalf("%v %v", st, actions(t, s, tok, site.query, id))
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("%v %v", st, Actions(t, s, tok, site.Query, id))
 			}
 			want := map[string]string{"invoiceNumber": `"stringValue":"INV-4711"`, "invoiceTotal": `"numberValue":1250.5`,
 				"sourcePath": `"stringValue":"inbox/acme.txt"`, "department": `"stringValue":"accounts"`, "Classification": `"stringValue":"` + cid + `"`}
 			for key, frag := range want {
-				r := s.Do(http.MethodGet, "/documents/"+id+"/attributes/"+key+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/documents/"+id+"/attributes/"+key+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
 				if !strings.Contains(string(r.Body), frag) {
 					t.Fatalf("%s: %s lacks %s", key, r.Body, frag)
 				}
@@ -527,8 +527,8 @@ func TestActions_IDP(t *testing.T) {
 	}
 }
 
-// siteID is the site id a site query of the sites table selects.
-func siteID(query string) string {
+// SiteID is the site id a site query of the sites table selects.
+func SiteID(query string) string {
 	if query == "" {
 		return "default"
 	}
@@ -541,37 +541,37 @@ func siteID(query string) string {
 // the document's own actions and OCR stay apart.
 func TestActions_OnArtifacts(t *testing.T) {
 	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
 	img := quiretest.TextImage("Delivery note", "Acme Warehouse")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/original.txt", "content": "original"})
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": doc, "artifacts": true, "contentType": "image/png",
-				"isBase64": true, "content": b64(quiretest.PNG(img))}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			art := str(t, r.JSON(t), "artifactId")
-			onArt := q(site.query, "artifactId="+art)
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/actions"+onArt, map[string]any{"actions": []map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "notes/original.txt", "content": "original"})
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": doc, "artifacts": true, "contentType": "image/png",
+				"isBase64": true, "content": B64(quiretest.PNG(img))}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			art := quiretest.Str(t, r.JSON(t), "artifactId")
+			onArt := Query(site.Query, "artifactId="+art)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/actions"+onArt, map[string]any{"actions": []map[string]any{
 				{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}},
 				{"type": "RESIZE", "parameters": map[string]any{"width": "50", "height": "auto"}}}}, tok), http.StatusOK)
-			if st := waitActions(t, s, tok, onArt, doc); !equalStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+			if st := WaitActions(t, s, tok, onArt, doc); !EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 				t.Fatalf("artifact actions: %v", st)
 			}
 			o := s.Do(http.MethodGet, "/documents/"+doc+"/ocr"+onArt, nil, tok)
-			mustStatus(t, o, http.StatusOK)
-			if data := str(t, o.JSON(t), "data"); !strings.Contains(data, "Acme") {
+			MustStatus(t, o, http.StatusOK)
+			if data := quiretest.Str(t, o.JSON(t), "data"); !strings.Contains(data, "Acme") {
 				t.Errorf("artifact OCR: %s", o.Body)
 			}
-			if own := s.Do(http.MethodGet, "/documents/"+doc+"/actions"+site.query, nil, tok); strings.Contains(string(own.Body), "OCR") {
+			if own := s.Do(http.MethodGet, "/documents/"+doc+"/actions"+site.Query, nil, tok); strings.Contains(string(own.Body), "OCR") {
 				t.Errorf("the document's own actions list the artifact's: %s", own.Body)
 			}
-			if own := s.Do(http.MethodGet, "/documents/"+doc+"/ocr"+site.query, nil, tok); own.Status != http.StatusNotFound {
+			if own := s.Do(http.MethodGet, "/documents/"+doc+"/ocr"+site.Query, nil, tok); own.Status != http.StatusNotFound {
 				t.Errorf("the document's own OCR: %d %s, want 404", own.Status, own.Body)
 			}
-			l := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.query, nil, tok)
-			mustStatus(t, l, http.StatusOK)
-			if n := len(list(t, l.JSON(t), "documents")); n != 2 || !strings.Contains(string(l.Body), `"artifactCategory":"RENDITION"`) {
+			l := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts"+site.Query, nil, tok)
+			MustStatus(t, l, http.StatusOK)
+			if n := len(quiretest.List(t, l.JSON(t), "documents")); n != 2 || !strings.Contains(string(l.Body), `"artifactCategory":"RENDITION"`) {
 				t.Errorf("artifacts after the artifact's RESIZE (want it and its rendition): %s", l.Body)
 			}
 		})

@@ -18,8 +18,8 @@ import (
 
 var signingLink = regexp.MustCompile(`https?://[^\s]+/esign/([A-Za-z0-9_-]+)`)
 
-// linksTo returns the signing links mailed to addr, oldest first.
-func linksTo(mail *quiretest.MailServer, addr string) []string {
+// LinksTo returns the signing links mailed to addr, oldest first.
+func LinksTo(mail *quiretest.MailServer, addr string) []string {
 	var out []string
 	for _, m := range mail.Messages() {
 		for _, to := range m.To {
@@ -34,7 +34,7 @@ func linksTo(mail *quiretest.MailServer, addr string) []string {
 	return out
 }
 
-func esignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
+func EsignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
 	mail := quiretest.NewMailServer(t)
 	s := quiretest.NewServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
@@ -49,15 +49,15 @@ func esignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
 // terminal envelope.
 func TestESignature_Routes(t *testing.T) {
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
-	s, mail := esignServer(t)
+	s, mail := EsignServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.TextPDF("Service agreement"))})
-			txt := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/note.txt", "content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			pdf := AddDoc(t, s, tok, site.Query, map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": B64(quiretest.TextPDF("Service agreement"))})
+			txt := AddDoc(t, s, tok, site.Query, map[string]any{"path": "sign/note.txt", "content": "x"})
 			base := "/esignature/local/" + pdf + "/envelopes"
-			a, b := site.name+"-a@example.com", site.name+"-b@example.com"
+			a, b := site.Name+"-a@example.com", site.Name+"-b@example.com"
 			signers := []map[string]any{{"name": "Ann", "email": a, "recipientId": "1", "routingOrder": 1}, {"name": "Ben", "email": b, "recipientId": "2", "routingOrder": "2"}}
 			for _, tt := range []struct {
 				name, path string
@@ -74,43 +74,43 @@ func TestESignature_Routes(t *testing.T) {
 				{"in-person signers", base, map[string]any{"signers": signers, "inpersonSigners": []any{map[string]any{"hostName": "h"}}}, 400, "in-person signing"},
 				{"not a PDF", "/esignature/local/" + txt + "/envelopes", map[string]any{"signers": signers}, 400, "signs PDF documents"},
 			} {
-				r := s.Do(http.MethodPost, tt.path+site.query, tt.body, tok)
+				r := s.Do(http.MethodPost, tt.path+site.Query, tt.body, tok)
 				if r.Status != tt.want || !strings.Contains(string(r.Body), tt.resp) {
 					t.Errorf("%s: %d %s", tt.name, r.Status, r.Body)
 				}
 			}
 
 			// A draft mails nothing until it is sent.
-			r := s.Do(http.MethodPost, base+site.query, map[string]any{"emailSubject": "Contract", "environment": "DEVELOPMENT", "status": "created", "signers": signers}, tok)
-			mustStatus(t, r, http.StatusOK)
-			env := str(t, r.JSON(t), "envelopeId")
+			r := s.Do(http.MethodPost, base+site.Query, map[string]any{"emailSubject": "Contract", "environment": "DEVELOPMENT", "status": "created", "signers": signers}, tok)
+			MustStatus(t, r, http.StatusOK)
+			env := quiretest.Str(t, r.JSON(t), "envelopeId")
 			one := base + "/" + env
-			if g := s.Do(http.MethodGet, one+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"created"`) || len(linksTo(mail, a)) != 0 {
-				t.Fatalf("draft: %s, %d mails", g.Body, len(linksTo(mail, a)))
+			if g := s.Do(http.MethodGet, one+site.Query, nil, tok); !strings.Contains(string(g.Body), `"status":"created"`) || len(LinksTo(mail, a)) != 0 {
+				t.Fatalf("draft: %s, %d mails", g.Body, len(LinksTo(mail, a)))
 			}
-			mustStatus(t, s.Do(http.MethodPost, one+"/send"+site.query, map[string]any{}, tok), http.StatusOK)
-			if l := linksTo(mail, a); len(l) != 1 || len(linksTo(mail, b)) != 0 {
-				t.Fatalf("after send: %d links to the first signer, %d to the second (routing order)", len(l), len(linksTo(mail, b)))
+			MustStatus(t, s.Do(http.MethodPost, one+"/send"+site.Query, map[string]any{}, tok), http.StatusOK)
+			if l := LinksTo(mail, a); len(l) != 1 || len(LinksTo(mail, b)) != 0 {
+				t.Fatalf("after send: %d links to the first signer, %d to the second (routing order)", len(l), len(LinksTo(mail, b)))
 			}
-			if r := s.Do(http.MethodPost, one+"/send"+site.query, map[string]any{}, tok); r.Status != http.StatusConflict {
+			if r := s.Do(http.MethodPost, one+"/send"+site.Query, map[string]any{}, tok); r.Status != http.StatusConflict {
 				t.Errorf("sending twice: %d %s", r.Status, r.Body)
 			}
 			// Reminders say what happened to each recipient.
-			r = s.Do(http.MethodPost, one+"/reminders"+site.query, map[string]any{"recipientIds": []string{"1", "2", "99"}}, tok)
-			mustStatus(t, r, http.StatusOK)
+			r = s.Do(http.MethodPost, one+"/reminders"+site.Query, map[string]any{"recipientIds": []string{"1", "2", "99"}}, tok)
+			MustStatus(t, r, http.StatusOK)
 			body := string(r.Body)
 			if !strings.Contains(body, `{"recipientId":"1","status":"sent"}`) || !strings.Contains(body, `"recipientId":"2","status":"skipped"`) ||
 				!strings.Contains(body, `"recipientId":"99","status":"skipped"`) {
 				t.Errorf("reminders: %s", body)
 			}
-			if l := linksTo(mail, a); len(l) != 2 {
+			if l := LinksTo(mail, a); len(l) != 2 {
 				t.Fatalf("links after the reminder: %v", l)
 			}
 			// A remote signer gets no recipient view (issue 29); the
 			// reminder's link is one more live link; the signing page is served.
-			r = s.Do(http.MethodPost, one+"/views/recipient"+site.query, map[string]any{"environment": "DEVELOPMENT", "recipientView": map[string]any{"recipientId": "1", "returnUrl": "https://app.example.com/done"}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			view := linksTo(mail, a)[1]
+			r = s.Do(http.MethodPost, one+"/views/recipient"+site.Query, map[string]any{"environment": "DEVELOPMENT", "recipientView": map[string]any{"recipientId": "1", "returnUrl": "https://app.example.com/done"}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
+			view := LinksTo(mail, a)[1]
 			page := s.Do(http.MethodGet, strings.TrimPrefix(view, s.URL), nil, "")
 			if page.Status != http.StatusOK || !strings.Contains(string(page.Body), "Hello Ann") || !strings.Contains(string(page.Body), "DEVELOPMENT") {
 				t.Fatalf("signing page: %d %s", page.Status, page.Body)
@@ -121,56 +121,56 @@ func TestESignature_Routes(t *testing.T) {
 			if r.Status != http.StatusBadRequest {
 				t.Errorf("a signature without a name or drawing: %d %s", r.Status, r.Body)
 			}
-			r = s.Do(http.MethodPost, path(linksTo(mail, a)[0]), map[string]any{"action": "sign", "typedName": "Ann Example"}, "")
+			r = s.Do(http.MethodPost, path(LinksTo(mail, a)[0]), map[string]any{"action": "sign", "typedName": "Ann Example"}, "")
 			if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"status":"sent"`) {
 				t.Fatalf("first signature: %d %s", r.Status, r.Body)
 			}
 			if r := s.Do(http.MethodPost, view, map[string]any{"action": "sign", "typedName": "Ann again"}, ""); r.Status != http.StatusNotFound {
 				t.Errorf("a second signature with another of Ann's links: %d %s", r.Status, r.Body)
 			}
-			if l := linksTo(mail, b); len(l) != 1 {
+			if l := LinksTo(mail, b); len(l) != 1 {
 				t.Fatalf("the second signer was not mailed after the first signed: %v", l)
 			}
 			// Void needs a reason; a voided envelope takes nothing more.
-			mustStatus(t, s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{}, tok), http.StatusBadRequest)
-			mustStatus(t, s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{"voidedReason": "wrong version"}, tok), http.StatusOK)
-			if r := s.Do(http.MethodPost, one+"/void"+site.query, map[string]any{"voidedReason": "again"}, tok); r.Status != http.StatusConflict {
+			MustStatus(t, s.Do(http.MethodPost, one+"/void"+site.Query, map[string]any{}, tok), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodPost, one+"/void"+site.Query, map[string]any{"voidedReason": "wrong version"}, tok), http.StatusOK)
+			if r := s.Do(http.MethodPost, one+"/void"+site.Query, map[string]any{"voidedReason": "again"}, tok); r.Status != http.StatusConflict {
 				t.Errorf("voiding twice: %d %s", r.Status, r.Body)
 			}
-			if r := s.Do(http.MethodPost, path(linksTo(mail, b)[0]), map[string]any{"action": "sign", "typedName": "Ben"}, ""); r.Status != http.StatusNotFound {
+			if r := s.Do(http.MethodPost, path(LinksTo(mail, b)[0]), map[string]any{"action": "sign", "typedName": "Ben"}, ""); r.Status != http.StatusNotFound {
 				t.Errorf("signing a voided envelope: %d %s", r.Status, r.Body)
 			}
 			for _, ev := range []string{"envelope-completed", "recipient-completed", "envelope-declined"} {
-				r := s.Do(http.MethodPost, "/esignature/local/events"+site.query, map[string]any{"envelopeId": env, "event": ev}, tok)
+				r := s.Do(http.MethodPost, "/esignature/local/events"+site.Query, map[string]any{"envelopeId": env, "event": ev}, tok)
 				if r.Status != http.StatusOK {
 					t.Errorf("event %s on a voided envelope: %d %s", ev, r.Status, r.Body)
 				}
 			}
-			if g := s.Do(http.MethodGet, one+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"voided"`) || !strings.Contains(string(g.Body), `"voidedReason":"wrong version"`) {
+			if g := s.Do(http.MethodGet, one+site.Query, nil, tok); !strings.Contains(string(g.Body), `"status":"voided"`) || !strings.Contains(string(g.Body), `"voidedReason":"wrong version"`) {
 				t.Errorf("after events: %s", g.Body)
 			}
 
 			// Declining ends an envelope; later events do not revive it.
-			r = s.Do(http.MethodPost, base+site.query, map[string]any{"signers": []map[string]any{{"name": "Cy", "email": "cy-" + a}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			env2 := str(t, r.JSON(t), "envelopeId")
-			mustStatus(t, s.Do(http.MethodPost, path(linksTo(mail, "cy-"+a)[0]), map[string]any{"action": "decline", "reason": "no"}, ""), http.StatusOK)
+			r = s.Do(http.MethodPost, base+site.Query, map[string]any{"signers": []map[string]any{{"name": "Cy", "email": "cy-" + a}}}, tok)
+			MustStatus(t, r, http.StatusOK)
+			env2 := quiretest.Str(t, r.JSON(t), "envelopeId")
+			MustStatus(t, s.Do(http.MethodPost, path(LinksTo(mail, "cy-"+a)[0]), map[string]any{"action": "decline", "reason": "no"}, ""), http.StatusOK)
 			for _, ev := range []string{"envelope-completed", "envelope-voided", "recipient-completed"} {
-				mustStatus(t, s.Do(http.MethodPost, "/esignature/local/events"+site.query, map[string]any{"envelopeId": env2, "event": ev}, tok), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPost, "/esignature/local/events"+site.Query, map[string]any{"envelopeId": env2, "event": ev}, tok), http.StatusOK)
 			}
-			if g := s.Do(http.MethodGet, base+"/"+env2+site.query, nil, tok); !strings.Contains(string(g.Body), `"status":"declined"`) {
+			if g := s.Do(http.MethodGet, base+"/"+env2+site.Query, nil, tok); !strings.Contains(string(g.Body), `"status":"declined"`) {
 				t.Errorf("declined envelope after events: %s", g.Body)
 			}
-			l := s.Do(http.MethodGet, base+site.query, nil, tok)
-			if n := len(list(t, l.JSON(t), "envelopes")); n != 2 {
+			l := s.Do(http.MethodGet, base+site.Query, nil, tok)
+			if n := len(quiretest.List(t, l.JSON(t), "envelopes")); n != 2 {
 				t.Errorf("envelopes listed: %d %s", n, l.Body)
 			}
-			sv := s.Do(http.MethodPost, one+"/views/sender"+site.query, map[string]any{}, tok)
-			mustStatus(t, sv, http.StatusOK)
-			if st := s.Do(http.MethodGet, strings.TrimPrefix(str(t, sv.JSON(t), "viewUrl"), s.URL), nil, ""); !strings.Contains(string(st.Body), `"status":"voided"`) {
+			sv := s.Do(http.MethodPost, one+"/views/sender"+site.Query, map[string]any{}, tok)
+			MustStatus(t, sv, http.StatusOK)
+			if st := s.Do(http.MethodGet, strings.TrimPrefix(quiretest.Str(t, sv.JSON(t), "viewUrl"), s.URL), nil, ""); !strings.Contains(string(st.Body), `"status":"voided"`) {
 				t.Errorf("sender view: %d %s", st.Status, st.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/esign/not-a-token", nil, ""), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/esign/not-a-token", nil, ""), http.StatusNotFound)
 		})
 	}
 }
@@ -182,20 +182,20 @@ func TestESignature_Routes(t *testing.T) {
 func TestESignature_SigningInChromium(t *testing.T) {
 	browser := quiretest.NeedProgram(t, "chromium", "chromium")
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
-	s, mail := esignServer(t)
+	s, mail := EsignServer(t)
 	tok := s.Admin()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU)...)
 	defer cancelAlloc()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "sign/lease.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.TextPDF("Lease of the Springfield warehouse"))})
-			a, b := "ann-"+site.name+"@example.com", "ben-"+site.name+"@example.com"
-			r := s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.query, map[string]any{"emailSubject": "Lease", "environment": "PRODUCTION",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			pdf := AddDoc(t, s, tok, site.Query, map[string]any{"path": "sign/lease.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": B64(quiretest.TextPDF("Lease of the Springfield warehouse"))})
+			a, b := "ann-"+site.Name+"@example.com", "ben-"+site.Name+"@example.com"
+			r := s.Do(http.MethodPost, "/esignature/local/"+pdf+"/envelopes"+site.Query, map[string]any{"emailSubject": "Lease", "environment": "PRODUCTION",
 				"signers": []map[string]any{{"name": "Ann Archer", "email": a, "routingOrder": 1}, {"name": "Ben Baker", "email": b, "routingOrder": 2}}}, tok)
-			mustStatus(t, r, http.StatusOK)
-			env := str(t, r.JSON(t), "envelopeId")
+			MustStatus(t, r, http.StatusOK)
+			env := quiretest.Str(t, r.JSON(t), "envelopeId")
 			sign := func(link string, steps ...chromedp.Action) {
 				t.Helper()
 				ctx, cancel := chromedp.NewContext(alloc)
@@ -214,12 +214,12 @@ func TestESignature_SigningInChromium(t *testing.T) {
 					t.Fatalf("page says %q", result)
 				}
 			}
-			links := linksTo(mail, a)
+			links := LinksTo(mail, a)
 			if len(links) != 1 {
 				t.Fatalf("links to the first signer: %v", links)
 			}
 			sign(links[0], chromedp.SendKeys("#typed", "Ann Archer", chromedp.ByID))
-			links = linksTo(mail, b)
+			links = LinksTo(mail, b)
 			if len(links) != 1 {
 				t.Fatalf("links to the second signer: %v", links)
 			}
@@ -230,14 +230,14 @@ func TestESignature_SigningInChromium(t *testing.T) {
 			var drew bool
 			sign(links[0], chromedp.Evaluate(draw, &drew))
 
-			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.query, nil, tok)
-			mustStatus(t, g, http.StatusOK)
-			e := obj(t, g.JSON(t)["envelope"])
-			if str(t, e, "status") != "completed" {
+			g := s.Do(http.MethodGet, "/esignature/local/"+pdf+"/envelopes/"+env+site.Query, nil, tok)
+			MustStatus(t, g, http.StatusOK)
+			e := quiretest.Obj(t, g.JSON(t)["envelope"])
+			if quiretest.Str(t, e, "status") != "completed" {
 				t.Fatalf("envelope after both signed: %s", g.Body)
 			}
-			signed := fetchURLContent(t, s, tok, pdf, q(site.query, "artifactId="+str(t, e, "signedArtifactId")))
-			text := strings.Join(strings.Fields(pdfText(t, signed)), " ")
+			signed := FetchURLContent(t, s, tok, pdf, Query(site.Query, "artifactId="+quiretest.Str(t, e, "signedArtifactId")))
+			text := strings.Join(strings.Fields(PdfText(t, signed)), " ")
 			for _, want := range []string{"Lease of the Springfield warehouse", "Signatures", "Ann Archer", "Ben Baker", "Envelope " + env} {
 				if !strings.Contains(text, want) {
 					t.Errorf("signed PDF lacks %q: %q", want, text)
@@ -246,10 +246,10 @@ func TestESignature_SigningInChromium(t *testing.T) {
 			if !bytes.Contains(signed, []byte("/Subtype /Image")) {
 				t.Error("the drawn signature is not in the signed PDF")
 			}
-			if p := pdfPages(t, signed); p != "2" {
+			if p := PdfPages(t, signed); p != "2" {
 				t.Errorf("signed PDF pages %s, want 2 (the document and the signature page)", p)
 			}
-			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.query, nil, tok)
+			al := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts"+site.Query, nil, tok)
 			if !strings.Contains(string(al.Body), `"artifactCategory":"SIGNED"`) {
 				t.Errorf("artifacts: %s", al.Body)
 			}
@@ -263,18 +263,18 @@ func TestESignature_SigningInChromium(t *testing.T) {
 // site gets none, and a remote signer signs only through their mailed link
 // (issue 29, finding 4).
 func TestESignature_RecipientViewOnlyEmbeddedBySender(t *testing.T) {
-	s, _ := esignServer(t)
+	s, _ := EsignServer(t)
 	admin := s.Admin()
 	alice, bob := s.Token("alice", "default"), s.Token("bob", "default")
-	pdf := addDoc(t, s, admin, "", map[string]any{"path": "sign/c.pdf", "contentType": "application/pdf", "isBase64": true,
-		"content": b64(quiretest.TextPDF("Agreement"))})
+	pdf := AddDoc(t, s, admin, "", map[string]any{"path": "sign/c.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": B64(quiretest.TextPDF("Agreement"))})
 	base := "/esignature/local/" + pdf + "/envelopes"
 	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{
 		{"name": "Ann", "email": "ann@example.com", "recipientId": "1"},
 		{"name": "Eve", "clientUserId": "eve-1", "recipientId": "2"},
 	}}, alice)
-	mustStatus(t, r, http.StatusOK)
-	view := base + "/" + str(t, r.JSON(t), "envelopeId") + "/views/recipient"
+	MustStatus(t, r, http.StatusOK)
+	view := base + "/" + quiretest.Str(t, r.JSON(t), "envelopeId") + "/views/recipient"
 	rv := func(id, cu string) map[string]any {
 		return map[string]any{"recipientView": map[string]any{"recipientId": id, "clientUserId": cu}}
 	}
@@ -306,35 +306,35 @@ func TestESignature_RecipientViewOnlyEmbeddedBySender(t *testing.T) {
 // the page and its PDF refuse, and a signature voids the envelope instead
 // of signing bytes nobody saw (issue 29, finding 3).
 func TestESignature_BoundToSentContent(t *testing.T) {
-	s, mail := esignServer(t)
+	s, mail := EsignServer(t)
 	tok := s.Admin()
 	seen := quiretest.TextPDF("Price: 100 EUR")
-	pdf := addDoc(t, s, tok, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(seen)})
+	pdf := AddDoc(t, s, tok, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(seen)})
 	base := "/esignature/local/" + pdf + "/envelopes"
 	r := s.Do(http.MethodPost, base, map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}, tok)
-	mustStatus(t, r, http.StatusOK)
-	one := base + "/" + str(t, r.JSON(t), "envelopeId")
+	MustStatus(t, r, http.StatusOK)
+	one := base + "/" + quiretest.Str(t, r.JSON(t), "envelopeId")
 	if g := s.Do(http.MethodGet, one, nil, tok); !strings.Contains(string(g.Body), `"contentSha256":"`) {
 		t.Errorf("the envelope does not show the content it was sent with: %s", g.Body)
 	}
-	links := linksTo(mail, "ann@example.com")
+	links := LinksTo(mail, "ann@example.com")
 	if len(links) != 1 {
 		t.Fatalf("links %v", links)
 	}
 	link := links[0][strings.Index(links[0], "/esign/"):]
 	page := s.Do(http.MethodGet, link, nil, "")
-	mustStatus(t, page, http.StatusOK)
+	MustStatus(t, page, http.StatusOK)
 	if !strings.Contains(string(page.Body), link+"/document") {
 		t.Errorf("the signing page does not show the envelope's bytes: %s", page.Body)
 	}
 	doc := s.Do(http.MethodGet, link+"/document", nil, "")
-	mustStatus(t, doc, http.StatusOK)
+	MustStatus(t, doc, http.StatusOK)
 	if !bytes.Equal(doc.Body, seen) {
 		t.Errorf("the signing page's PDF is %d bytes, not the %d sent", len(doc.Body), len(seen))
 	}
 
 	// The content changes after sending.
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+pdf, map[string]any{"isBase64": true, "content": b64(quiretest.TextPDF("Price: 900 EUR")), "contentType": "application/pdf"}, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/documents/"+pdf, map[string]any{"isBase64": true, "content": B64(quiretest.TextPDF("Price: 900 EUR")), "contentType": "application/pdf"}, tok), http.StatusOK)
 	for _, p := range []string{link, link + "/document"} {
 		if r := s.Do(http.MethodGet, p, nil, ""); r.Status != http.StatusConflict {
 			t.Errorf("GET %s after the change: %d, want 409", p, r.Status)
@@ -344,7 +344,7 @@ func TestESignature_BoundToSentContent(t *testing.T) {
 		t.Errorf("signing after the change: %d %s, want 409", r.Status, r.Body)
 	}
 	g := s.Do(http.MethodGet, one, nil, tok)
-	if e := obj(t, g.JSON(t)["envelope"]); str(t, e, "status") != "voided" || !strings.Contains(str(t, e, "voidedReason"), "changed") {
+	if e := quiretest.Obj(t, g.JSON(t)["envelope"]); quiretest.Str(t, e, "status") != "voided" || !strings.Contains(quiretest.Str(t, e, "voidedReason"), "changed") {
 		t.Errorf("envelope after the change: %s", g.Body)
 	}
 }

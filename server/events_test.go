@@ -29,10 +29,10 @@ type cloudEvent struct {
 }
 
 // received parses what rc got; a body that is no CloudEvent fails t.
-func received(t *testing.T, rc *receiver) []cloudEvent {
+func received(t *testing.T, rc *Receiver) []cloudEvent {
 	t.Helper()
 	var out []cloudEvent
-	for i, b := range rc.bodiesFrom(0) {
+	for i, b := range rc.BodiesFrom(0) {
 		var ev cloudEvent
 		if err := json.Unmarshal(b, &ev); err != nil {
 			t.Fatalf("request %d is no JSON event: %s", i, b)
@@ -73,35 +73,35 @@ func hasAll(got []string, want ...string) bool {
 // failed the first post gets the same event (same id) again; no event of
 // one site reaches the other's subscription.
 func TestEvents_DeliveredPerSite(t *testing.T) {
-	bus := newReceiver(t)
-	s := pipelineServer(t, func(c *node.Config) {
+	bus := NewReceiver(t)
+	s := PipelineServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.EventBuses = map[string]string{"office": bus.URL + "/bus"}
 	})
 	tok := s.Admin()
-	recv := map[string]*receiver{"default": newReceiver(t, http.StatusServiceUnavailable), "finance": newReceiver(t)}
+	recv := map[string]*Receiver{"default": NewReceiver(t, http.StatusServiceUnavailable), "finance": NewReceiver(t)}
 	docs := map[string]string{}
-	for _, site := range sites {
-		r := s.Do(http.MethodPost, "/sites/"+siteID(site.query)+"/eventSubscriptions", map[string]any{"url": recv[site.name].URL + "/hook"}, tok)
-		mustStatus(t, r, http.StatusCreated)
-		sub := str(t, r.JSON(t), "eventSubscriptionId")
-		g := s.Do(http.MethodGet, "/sites/"+siteID(site.query)+"/eventSubscriptions/"+sub, nil, tok)
-		mustStatus(t, g, http.StatusOK)
-		if u := str(t, g.JSON(t), "url"); u != recv[site.name].URL+"/hook" {
+	for _, site := range Sites {
+		r := s.Do(http.MethodPost, "/sites/"+SiteID(site.Query)+"/eventSubscriptions", map[string]any{"url": recv[site.Name].URL + "/hook"}, tok)
+		MustStatus(t, r, http.StatusCreated)
+		sub := quiretest.Str(t, r.JSON(t), "eventSubscriptionId")
+		g := s.Do(http.MethodGet, "/sites/"+SiteID(site.Query)+"/eventSubscriptions/"+sub, nil, tok)
+		MustStatus(t, g, http.StatusOK)
+		if u := quiretest.Str(t, g.JSON(t), "url"); u != recv[site.Name].URL+"/hook" {
 			t.Fatalf("subscription url %q", u)
 		}
 	}
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid, rc := siteID(site.query), recv[site.name]
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "events/a.txt", "content": "one", "actions": []map[string]any{{"type": "PUBLISH"}}})
-			docs[site.name] = id
-			if st := waitActions(t, s, tok, site.query, id); !equalStrings(st, []string{"COMPLETE"}) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid, rc := SiteID(site.Query), recv[site.Name]
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "events/a.txt", "content": "one", "actions": []map[string]any{{"type": "PUBLISH"}}})
+			docs[site.Name] = id
+			if st := WaitActions(t, s, tok, site.Query, id); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("actions %v", st)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "events/b.txt"}, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+site.query, nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"path": "events/b.txt"}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+site.Query, nil, tok), http.StatusOK)
 			want := []string{storage.EventCreated, storage.EventActionCompleted, storage.EventUpdated, storage.EventDeleted}
-			waitFor(t, "the site's events", func() bool { return hasAll(eventTypesOf(received(t, rc), id), want...) })
+			WaitFor(t, "the site's events", func() bool { return hasAll(eventTypesOf(received(t, rc), id), want...) })
 			for _, e := range received(t, rc) {
 				if e.SpecVersion != "1.0" || e.Source != "quire/"+sid || e.ID == "" || e.DataContentType != "application/json" || e.Data["siteId"] != sid {
 					t.Fatalf("event of site %s: %+v", sid, e)
@@ -121,10 +121,10 @@ func TestEvents_DeliveredPerSite(t *testing.T) {
 					t.Fatalf("created event %+v", e)
 				}
 			}
-			if h := rc.headersAt(0); h.Get("Content-Type") != "application/cloudevents+json" || !strings.HasPrefix(h.Get("X-Quire-Signature"), "sha256=") {
+			if h := rc.HeadersAt(0); h.Get("Content-Type") != "application/cloudevents+json" || !strings.HasPrefix(h.Get("X-Quire-Signature"), "sha256=") {
 				t.Fatalf("headers %v", h)
 			}
-			waitFor(t, "the bus's events", func() bool { return hasAll(eventTypesOf(received(t, bus), id), want...) })
+			WaitFor(t, "the bus's events", func() bool { return hasAll(eventTypesOf(received(t, bus), id), want...) })
 		})
 	}
 	// The default site's receiver answered 503 first: that event came
@@ -148,7 +148,7 @@ func TestEvents_DeliveredPerSite(t *testing.T) {
 	}
 }
 
-func (rc *receiver) headersAt(i int) http.Header {
+func (rc *Receiver) HeadersAt(i int) http.Header {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if i >= len(rc.headers) {
@@ -191,15 +191,15 @@ func TestEvents_DeliveredAfterRestart(t *testing.T) {
 	opts := []quiretest.Option{func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }, quiretest.AllowLoopbackOutbound}
 	s := quiretest.NewServer(t, opts...)
 	tok := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/eventSubscriptions", map[string]any{"url": rc.URL, "eventTypes": []string{storage.EventCreated}}, tok), http.StatusCreated)
-	id := addDoc(t, s, tok, "", map[string]any{"path": "restart.txt", "content": "x"})
-	waitFor(t, "a refused post", func() bool { return tries.Load() >= 1 })
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/eventSubscriptions", map[string]any{"url": rc.URL, "eventTypes": []string{storage.EventCreated}}, tok), http.StatusCreated)
+	id := AddDoc(t, s, tok, "", map[string]any{"path": "restart.txt", "content": "x"})
+	WaitFor(t, "a refused post", func() bool { return tries.Load() >= 1 })
 	dir := s.DataDir
 	s.Close()
 	refused := events()
 	down.Store(false)
 	quiretest.StartServer(t, dir, opts...)
-	waitFor(t, "the event after the restart", func() bool { return len(events()) > len(refused) })
+	WaitFor(t, "the event after the restart", func() bool { return len(events()) > len(refused) })
 	all := events()
 	last := all[len(all)-1]
 	if last.Subject != id || last.Type != storage.EventCreated || last.ID != refused[0].ID {
@@ -235,42 +235,42 @@ func TestEvents_SubscriptionInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := s.Do(http.MethodPost, base, tc.body, tok)
-			mustStatus(t, r, http.StatusBadRequest)
+			MustStatus(t, r, http.StatusBadRequest)
 			if tc.key != "" {
-				if k := item(t, r.JSON(t), "errors", 0)["key"]; k != tc.key {
+				if k := quiretest.Item(t, r.JSON(t), "errors", 0)["key"]; k != tc.key {
 					t.Fatalf("error key %v, want %s: %s", k, tc.key, r.Body)
 				}
 			}
 		})
 	}
-	if n := len(list(t, s.Do(http.MethodGet, base, nil, tok).JSON(t), "eventSubscriptions")); n != 0 {
+	if n := len(quiretest.List(t, s.Do(http.MethodGet, base, nil, tok).JSON(t), "eventSubscriptions")); n != 0 {
 		t.Fatalf("%d subscriptions after refusals", n)
 	}
-	mustStatus(t, s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, s.Token("joe", "finance")), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, s.Token("joe", "finance")), http.StatusUnauthorized)
 	var first string
 	for i := range storage.MaxEventSubscriptions {
 		r := s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, s.Token("ann", "finance_govern"))
-		mustStatus(t, r, http.StatusCreated)
+		MustStatus(t, r, http.StatusCreated)
 		if i == 0 {
-			first = str(t, r.JSON(t), "eventSubscriptionId")
+			first = quiretest.Str(t, r.JSON(t), "eventSubscriptionId")
 		}
 	}
 	r := s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, tok)
-	mustStatus(t, r, http.StatusBadRequest)
+	MustStatus(t, r, http.StatusBadRequest)
 	if !strings.Contains(string(r.Body), "at most 20 event subscriptions") {
 		t.Fatalf("limit answer %s", r.Body)
 	}
 	// Another site has its own limit and sees none of these.
-	if n := len(list(t, s.Do(http.MethodGet, "/sites/default/eventSubscriptions", nil, tok).JSON(t), "eventSubscriptions")); n != 0 {
+	if n := len(quiretest.List(t, s.Do(http.MethodGet, "/sites/default/eventSubscriptions", nil, tok).JSON(t), "eventSubscriptions")); n != 0 {
 		t.Fatalf("default site lists %d subscriptions of finance", n)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/sites/default/eventSubscriptions/"+first, nil, tok), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodPatch, base+"/"+first, map[string]any{"eventTypes": []string{"nope"}}, tok), http.StatusBadRequest)
-	mustBody(t, s.Do(http.MethodPatch, base+"/"+first, map[string]any{"eventTypes": []string{storage.EventDeleted}}, tok), `{"message":"'`+first+`' object updated"}`)
-	if ts := list(t, s.Do(http.MethodGet, base+"/"+first, nil, tok).JSON(t), "eventTypes"); len(ts) != 1 || ts[0] != storage.EventDeleted {
+	MustStatus(t, s.Do(http.MethodGet, "/sites/default/eventSubscriptions/"+first, nil, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodPatch, base+"/"+first, map[string]any{"eventTypes": []string{"nope"}}, tok), http.StatusBadRequest)
+	MustBody(t, s.Do(http.MethodPatch, base+"/"+first, map[string]any{"eventTypes": []string{storage.EventDeleted}}, tok), `{"message":"'`+first+`' object updated"}`)
+	if ts := quiretest.List(t, s.Do(http.MethodGet, base+"/"+first, nil, tok).JSON(t), "eventTypes"); len(ts) != 1 || ts[0] != storage.EventDeleted {
 		t.Fatalf("types after PATCH %v", ts)
 	}
-	mustBody(t, s.Do(http.MethodDelete, base+"/"+first, nil, tok), `{"message":"'`+first+`' object deleted"}`)
-	mustStatus(t, s.Do(http.MethodDelete, base+"/"+first, nil, tok), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, tok), http.StatusCreated)
+	MustBody(t, s.Do(http.MethodDelete, base+"/"+first, nil, tok), `{"message":"'`+first+`' object deleted"}`)
+	MustStatus(t, s.Do(http.MethodDelete, base+"/"+first, nil, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodPost, base, map[string]any{"url": "http://127.0.0.1:9/x"}, tok), http.StatusCreated)
 }

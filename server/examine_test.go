@@ -16,9 +16,9 @@ import (
 func examineUpload(t *testing.T, s *quiretest.Server, tok, site string, body []byte) string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/objects/examine/pdf"+site, nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	m := r.JSON(t)
-	req, err := http.NewRequest(http.MethodPut, str(t, m, "uploadUrl"), bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPut, quiretest.Str(t, m, "uploadUrl"), bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func examineUpload(t *testing.T, s *quiretest.Server, tok, site string, body []b
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("PUT examine upload: %d", resp.StatusCode)
 	}
-	return str(t, m, "id")
+	return quiretest.Str(t, m, "id")
 }
 
 func TestExaminePdf(t *testing.T) {
@@ -51,26 +51,26 @@ func TestExaminePdf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := examineUpload(t, s, tok, site.query, form)
-			r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusCreated)
-			fi := obj(t, r.JSON(t)["fileinfo"])
-			if num(t, fi, "pages") != 1 || boolean(t, fi, "encrypted") || boolean(t, fi, "signed") {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := examineUpload(t, s, tok, site.Query, form)
+			r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusCreated)
+			fi := quiretest.Obj(t, r.JSON(t)["fileinfo"])
+			if quiretest.Num(t, fi, "pages") != 1 || quiretest.Bool(t, fi, "encrypted") || quiretest.Bool(t, fi, "signed") {
 				t.Errorf("fileinfo %v", fi)
 			}
-			if got := str(t, obj(t, fi["info"]), "Title"); got != "Invoice 7" {
+			if got := quiretest.Str(t, quiretest.Obj(t, fi["info"]), "Title"); got != "Invoice 7" {
 				t.Errorf("Title = %q", got)
 			}
-			fields := list(t, fi, "fields")
+			fields := quiretest.List(t, fi, "fields")
 			want := [][2]string{{"name", "Ann Smith"}, {"total", "42.00"}}
 			if len(fields) != len(want) {
 				t.Fatalf("fields %v", fields)
 			}
 			for i, w := range want {
-				f := obj(t, fields[i])
-				if str(t, f, "field") != w[0] || str(t, f, "value") != w[1] || str(t, f, "type") != "text" {
+				f := quiretest.Obj(t, fields[i])
+				if quiretest.Str(t, f, "field") != w[0] || quiretest.Str(t, f, "value") != w[1] || quiretest.Str(t, f, "type") != "text" {
 					t.Errorf("field %d = %v, want %v", i, f, w)
 				}
 			}
@@ -85,25 +85,25 @@ func TestExaminePdf(t *testing.T) {
 				{"truncated", form[:len(form)/2], ""},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					id := examineUpload(t, s, tok, site.query, tt.body)
-					r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf"+site.query, nil, tok)
+					id := examineUpload(t, s, tok, site.Query, tt.body)
+					r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf"+site.Query, nil, tok)
 					if tt.name == "truncated" && r.Status == http.StatusCreated {
 						return // qpdf and pdfinfo recover some truncated files: an answer, not a 500
 					}
-					mustStatus(t, r, http.StatusBadRequest)
+					MustStatus(t, r, http.StatusBadRequest)
 					if tt.want != "" {
-						mustBody(t, r, tt.want)
+						MustBody(t, r, tt.want)
 					}
 				})
 			}
 		})
 	}
 	t.Run("unknown id", func(t *testing.T) {
-		mustStatus(t, s.Do(http.MethodGet, "/objects/examine/nope/pdf", nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodGet, "/objects/examine/nope/pdf", nil, tok), http.StatusNotFound)
 	})
 	t.Run("another site's object", func(t *testing.T) {
 		id := examineUpload(t, s, tok, "", form)
-		mustStatus(t, s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf?siteId=finance", nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf?siteId=finance", nil, tok), http.StatusNotFound)
 	})
 	t.Run("bad signature", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPut, s.URL+"/uploads/examine/default/x?expires=9999999999&signature=bad", bytes.NewReader(form))
@@ -126,8 +126,8 @@ func TestExaminePdfMissingEngine(t *testing.T) {
 	id := examineUpload(t, s, tok, "", quiretest.FormPDF("x", nil))
 	t.Setenv("PATH", t.TempDir()) // no pdfinfo, no qpdf
 	r := s.Do(http.MethodGet, "/objects/examine/"+id+"/pdf", nil, tok)
-	mustStatus(t, r, http.StatusServiceUnavailable)
-	if msg := str(t, r.JSON(t), "message"); !strings.Contains(msg, "pdfinfo") || !strings.Contains(msg, "poppler-utils") {
+	MustStatus(t, r, http.StatusServiceUnavailable)
+	if msg := quiretest.Str(t, r.JSON(t), "message"); !strings.Contains(msg, "pdfinfo") || !strings.Contains(msg, "poppler-utils") {
 		t.Errorf("message %q does not name the missing engine", msg)
 	}
 }

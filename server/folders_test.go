@@ -27,7 +27,7 @@ func listAll(t *testing.T, s *quiretest.Server, tok, site, folder string) []stri
 		if next != "" {
 			extra += "&next=" + next
 		}
-		docs, n := search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, extra)
+		docs, n := Search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, extra)
 		out = append(out, field(docs, "path")...)
 		if next = n; next == "" {
 			return out
@@ -40,14 +40,14 @@ func listAll(t *testing.T, s *quiretest.Server, tok, site, folder string) []stri
 func TestFolders_MoveNow(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			a := addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/2025/a.txt", "content": "alpha"})
-			addDoc(t, s, tok, site.query, map[string]any{"path": "inbox/2025/sub/b.txt", "content": "beta"})
-			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "inbox/2025/empty"}, tok), http.StatusCreated)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			a := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/2025/a.txt", "content": "alpha"})
+			AddDoc(t, s, tok, site.Query, map[string]any{"path": "inbox/2025/sub/b.txt", "content": "beta"})
+			MustStatus(t, s.Do(http.MethodPost, "/folders"+site.Query, map[string]any{"path": "inbox/2025/empty"}, tok), http.StatusCreated)
 			// The target already holds a document of the same name.
-			old := addDoc(t, s, tok, site.query, map[string]any{"path": "archive/2025/a.txt", "content": "older"})
-			runSteps(t, s, tok, site.query, []step{
+			old := AddDoc(t, s, tok, site.Query, map[string]any{"path": "archive/2025/a.txt", "content": "older"})
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"no body fields", "POST", "/indices/folder/move", map[string]any{}, 400, `{"errors":[{"key":"source","error":"'source' is required"},{"key":"target","error":"'target' is required"}]}`},
 				{"bad index type", "POST", "/indices/tags/move", map[string]any{"source": "inbox/2025", "target": "archive"}, 400, `{"errors":[{"key":"indexType","error":"invalid 'indexType'"}]}`},
 				{"unknown source", "POST", "/indices/folder/move", map[string]any{"source": "nowhere", "target": "archive"}, 404, `{"message":"folder 'nowhere' not found"}`},
@@ -55,31 +55,31 @@ func TestFolders_MoveNow(t *testing.T) {
 				{"already there", "POST", "/indices/folder/move", map[string]any{"source": "inbox/2025", "target": "inbox/"}, 400, `{"errors":[{"key":"target","error":"folder is already in target"}]}`},
 				{"move", "POST", "/indices/folder/move", map[string]any{"source": "inbox/2025/", "target": "archive/"}, 200, `{"message":"Folder moved"}`},
 			})
-			got := listAll(t, s, tok, site.query, "archive/2025")
+			got := listAll(t, s, tok, site.Query, "archive/2025")
 			want := []string{"empty", "sub", fmt.Sprintf("archive/2025/a (%s).txt", a), "archive/2025/a.txt"}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("archive/2025 = %v, want %v", got, want)
 			}
-			if got := listAll(t, s, tok, site.query, "archive/2025/sub"); fmt.Sprint(got) != "[archive/2025/sub/b.txt]" {
+			if got := listAll(t, s, tok, site.Query, "archive/2025/sub"); fmt.Sprint(got) != "[archive/2025/sub/b.txt]" {
 				t.Fatalf("archive/2025/sub = %v", got)
 			}
-			if got := listAll(t, s, tok, site.query, "inbox"); len(got) != 0 {
+			if got := listAll(t, s, tok, site.Query, "inbox"); len(got) != 0 {
 				t.Fatalf("inbox still holds %v", got)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/folders"+q(site.query, "path=inbox/2025"), nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/folders"+Query(site.Query, "path=inbox/2025"), nil, tok), http.StatusNotFound)
 			// The documents carry their new paths, in reads and searches;
 			// the one that was there keeps its own.
-			if p := s.Do(http.MethodGet, "/documents/"+a+site.query, nil, tok).JSON(t)["path"]; p != fmt.Sprintf("archive/2025/a (%s).txt", a) {
+			if p := s.Do(http.MethodGet, "/documents/"+a+site.Query, nil, tok).JSON(t)["path"]; p != fmt.Sprintf("archive/2025/a (%s).txt", a) {
 				t.Fatalf("moved path = %v", p)
 			}
-			if p := s.Do(http.MethodGet, "/documents/"+old+site.query, nil, tok).JSON(t)["path"]; p != "archive/2025/a.txt" {
+			if p := s.Do(http.MethodGet, "/documents/"+old+site.Query, nil, tok).JSON(t)["path"]; p != "archive/2025/a.txt" {
 				t.Fatalf("existing path = %v", p)
 			}
-			names, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "archive/2025/sub"}}}, "")
+			names, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "archive/2025/sub"}}}, "")
 			if got := fmt.Sprint(field(names, "path")); got != "[archive/2025/sub/b.txt]" {
 				t.Fatalf("folder prefix after move = %s", got)
 			}
-			if n, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "inbox"}}}, ""); len(n) != 0 {
+			if n, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "inbox"}}}, ""); len(n) != 0 {
 				t.Fatalf("old folder still found: %v", field(n, "path"))
 			}
 		})
@@ -106,28 +106,28 @@ func TestFolders_MoveAsync(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	const n = 45 // three steps
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			var want []string
 			for i := range n {
 				p := fmt.Sprintf("scans/batch-7/page-%03d.txt", i)
 				want = append(want, fmt.Sprintf("done/2026/batch-7/page-%03d.txt", i))
-				addDoc(t, s, tok, site.query, map[string]any{"path": p, "content": p})
+				AddDoc(t, s, tok, site.Query, map[string]any{"path": p, "content": p})
 			}
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"no path", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
 				{"bad key", "POST", "/folders/%25%25/moves", map[string]any{"path": "x"}, 404, `{"message":"invalid indexKey '%%'"}`},
 				{"unknown", "POST", "/folders/" + ikey("scans/none") + "/moves", map[string]any{"path": "x"}, 404, `{"message":"invalid indexKey '` + ikey("scans/none") + `'"}`},
 				{"move", "POST", "/folders/" + ikey("scans/batch-7") + "/moves", map[string]any{"path": "done/2026"}, 201, `{"message":"folder move request created"}`},
 			})
-			got := waitMoved(t, s, tok, site.query, "done/2026/batch-7", n)
+			got := waitMoved(t, s, tok, site.Query, "done/2026/batch-7", n)
 			sort.Strings(got)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("moved = %v", got)
 			}
 			// The job's last step removes the emptied source folder after
 			// its documents show in the target.
-			waitMoved(t, s, tok, site.query, "scans", 0)
+			waitMoved(t, s, tok, site.Query, "scans", 0)
 		})
 	}
 }
@@ -161,7 +161,7 @@ func TestFolders_MoveResumesAfterRestart(t *testing.T) {
 	s := quiretest.StartServer(t, dir)
 	tok := s.Admin()
 	for i := range 12 {
-		addDoc(t, s, tok, "", map[string]any{"path": fmt.Sprintf("in/f%02d.txt", i), "content": "x"})
+		AddDoc(t, s, tok, "", map[string]any{"path": fmt.Sprintf("in/f%02d.txt", i), "content": "x"})
 	}
 	s.Close()
 	db := stopMoveAfterFirstStep(t, dir)
@@ -184,14 +184,14 @@ func TestFolders_MoveResumesAfterRestart(t *testing.T) {
 func TestFolders_Permissions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			alice := s.Token("alice", site.name, "staff")
-			bob := s.Token("bob", site.name, "hr_team")
-			salary := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/salaries/2026.txt", "content": "pay"})
-			policy := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/policies/leave.txt", "content": "leave"})
-			public := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu"})
-			runSteps(t, s, admin, site.query, []step{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			alice := s.Token("alice", site.Name, "staff")
+			bob := s.Token("bob", site.Name, "hr_team")
+			salary := AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/salaries/2026.txt", "content": "pay"})
+			policy := AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/policies/leave.txt", "content": "leave"})
+			public := AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "content": "menu"})
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"no path", "PUT", "/folders/permissions", map[string]any{"roles": []any{}}, 400, `{"errors":[{"key":"path","error":"'path' is required"}]}`},
 				{"no role name", "PUT", "/folders/permissions", map[string]any{"path": "hr", "roles": []any{map[string]any{"permissions": []string{"READ"}}}}, 400, `{"errors":[{"key":"roleName","error":"'roleName' is required"}]}`},
 				{"bad permission", "PUT", "/folders/permissions", map[string]any{"path": "hr", "roles": []any{map[string]any{"roleName": "x", "permissions": []string{"ADMIN"}}}}, 400, `{"errors":[{"key":"permissions","error":"invalid permission 'ADMIN'"}]}`},
@@ -206,7 +206,7 @@ func TestFolders_Permissions(t *testing.T) {
 				{"get none", "GET", "/folders/" + ikey("hr/salaries") + "/permissions", nil, 200, `{"roles":[]}`},
 			})
 			// Only ADMIN or GOVERN set permissions.
-			mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.query, map[string]any{"path": "hr", "roles": []any{}}, alice), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.Query, map[string]any{"path": "hr", "roles": []any{}}, alice), http.StatusUnauthorized)
 
 			cases := []struct {
 				name, tok, method, path string
@@ -227,41 +227,41 @@ func TestFolders_Permissions(t *testing.T) {
 				{"bob deletes in policies", bob, "DELETE", "/documents/" + policy, nil, 200},
 			}
 			for _, c := range cases {
-				r := s.Do(c.method, c.path+site.query, c.body, c.tok)
+				r := s.Do(c.method, c.path+site.Query, c.body, c.tok)
 				if r.Status != c.want {
 					t.Fatalf("%s: status %d, want %d: %s", c.name, r.Status, c.want, r.Body)
 				}
 			}
 			// Listings and searches leave out what alice may not read.
-			if got := fmt.Sprint(listAll(t, s, alice, site.query, "")); got != "[public]" {
+			if got := fmt.Sprint(listAll(t, s, alice, site.Query, "")); got != "[public]" {
 				t.Fatalf("alice's root = %s", got)
 			}
-			if got := fmt.Sprint(listAll(t, s, admin, site.query, "")); got != "[hr public]" {
+			if got := fmt.Sprint(listAll(t, s, admin, site.Query, "")); got != "[hr public]" {
 				t.Fatalf("admin's root = %s", got)
 			}
-			if got := fmt.Sprint(listAll(t, s, bob, site.query, "hr")); got != "[policies salaries]" {
+			if got := fmt.Sprint(listAll(t, s, bob, site.Query, "hr")); got != "[policies salaries]" {
 				t.Fatalf("bob's hr = %s", got)
 			}
-			if got := fmt.Sprint(listAll(t, s, alice, site.query, "hr")); got != "[policies]" {
+			if got := fmt.Sprint(listAll(t, s, alice, site.Query, "hr")); got != "[policies]" {
 				t.Fatalf("alice's hr = %s", got)
 			}
 			byName := map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "20"}}}
-			if d, _ := search(t, s, alice, site.query, byName, ""); len(d) != 0 {
+			if d, _ := Search(t, s, alice, site.Query, byName, ""); len(d) != 0 {
 				t.Fatalf("alice finds %v", field(d, "path"))
 			}
-			if d, _ := search(t, s, bob, site.query, byName, ""); len(d) != 2 {
+			if d, _ := Search(t, s, bob, site.Query, byName, ""); len(d) != 2 {
 				t.Fatalf("bob finds %v", field(d, "path"))
 			}
-			r := s.Do(http.MethodGet, "/documents"+site.query, nil, alice)
-			mustStatus(t, r, http.StatusOK)
-			for _, d := range list(t, r.JSON(t), "documents") {
-				if p := str(t, obj(t, d), "path"); p != "public/menu.txt" {
+			r := s.Do(http.MethodGet, "/documents"+site.Query, nil, alice)
+			MustStatus(t, r, http.StatusOK)
+			for _, d := range quiretest.List(t, r.JSON(t), "documents") {
+				if p := quiretest.Str(t, quiretest.Obj(t, d), "path"); p != "public/menu.txt" {
 					t.Fatalf("alice lists %s", p)
 				}
 			}
 			// Clearing the permissions opens the folder to the site again.
-			mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.query, map[string]any{"path": "hr", "roles": []any{}}, admin), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.query, nil, alice), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site.Query, map[string]any{"path": "hr", "roles": []any{}}, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.Query, nil, alice), http.StatusOK)
 		})
 	}
 }

@@ -14,14 +14,14 @@ import (
 func TestReviews_FollowUp(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "fu/a.txt", "content": "x"})
-			other := addDoc(t, s, tok, site.query, map[string]any{"path": "fu/b.txt", "content": "y"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "fu/a.txt", "content": "x"})
+			other := AddDoc(t, s, tok, site.Query, map[string]any{"path": "fu/b.txt", "content": "y"})
 			base := "/documents/" + doc + "/reviews"
-			first := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2})
-			second := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1, "followsUpReviewId": first})
-			runSteps(t, s, tok, site.query, []step{
+			first := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2})
+			second := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1, "followsUpReviewId": first})
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"followed is superseded", "GET", base + "/" + first, nil, 200, `~"followUpReviewId":"` + second + `"`},
 				{"followed status", "GET", base + "/" + first, nil, 200, `~"reviewStatus":"SUPERSEDED"`},
 				{"follow-up names it", "GET", base + "/" + second, nil, 200, `~"followsUpReviewId":"` + first + `"`},
@@ -35,8 +35,8 @@ func TestReviews_FollowUp(t *testing.T) {
 				{"decide the follow-up", "POST", base + "/" + second + "/decisions", map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, 201, ""},
 			})
 			// A follow-up of a COMPLETED review leaves its status.
-			third := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1, "followsUpReviewId": second})
-			runSteps(t, s, tok, site.query, []step{
+			third := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1, "followsUpReviewId": second})
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"completed stays", "GET", base + "/" + second, nil, 200, `~"reviewStatus":"COMPLETED"`},
 				{"linked", "GET", base + "/" + second, nil, 200, `~"followUpReviewId":"` + third + `"`},
 			})
@@ -50,12 +50,12 @@ func TestReviews_FollowUp(t *testing.T) {
 func TestReviews_InAppNotifications(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			name := siteNameOf(site.query)
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "inapp/" + name + ".txt", "content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			name := siteNameOf(site.Query)
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "inapp/" + name + ".txt", "content": "x"})
 			subject := "Please review " + name
-			addReview(t, s, tok, "/documents/"+doc+"/reviews"+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
+			AddReview(t, s, tok, "/documents/"+doc+"/reviews"+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
 				"notifications": []map[string]any{{"notificationType": "IN_APP", "cc": []string{"Ann@Example.com"}, "bcc": []string{"carl@example.com"}, "subject": subject, "body": "Due Friday"}}})
 			for _, c := range []struct {
 				who  string
@@ -66,14 +66,14 @@ func TestReviews_InAppNotifications(t *testing.T) {
 				{"bcc", s.TokenWithClaims("carl", map[string]any{"custom:email": "carl@example.com"}, name+"_read"), true},
 				{"someone else", s.TokenWithClaims("bob", map[string]any{"custom:email": "bob@example.com"}, name), false},
 			} {
-				r := s.Do(http.MethodGet, "/userNotifications"+site.query, nil, c.tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/userNotifications"+site.Query, nil, c.tok)
+				MustStatus(t, r, http.StatusOK)
 				got := strings.Contains(string(r.Body), subject)
 				if got != c.want {
 					t.Fatalf("%s: notified %v, want %v: %s", c.who, got, c.want, r.Body)
 				}
 				if c.want {
-					n := item(t, r.JSON(t), "notifications", 0)
+					n := quiretest.Item(t, r.JSON(t), "notifications", 0)
 					if n["notificationType"] != "IN_APP" || n["body"] != "Due Friday" || n["documentId"] != doc || n["status"] != "ACTION_CREATED" {
 						t.Fatalf("%s: notification %v", c.who, n)
 					}
@@ -84,7 +84,7 @@ func TestReviews_InAppNotifications(t *testing.T) {
 			if strings.Contains(string(r.Body), subject) {
 				t.Fatalf("another site shows it: %s", r.Body)
 			}
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"on the document", "GET", "/documents/" + doc + "/notifications", nil, 200, `~"notificationType":"IN_APP"`},
 				{"no addressee", "POST", "/documents/" + doc + "/reviews", map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
 					"notifications": []map[string]any{{"notificationType": "IN_APP", "subject": "s", "body": "b"}}}}, 400,

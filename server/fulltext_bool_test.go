@@ -17,12 +17,12 @@ import (
 func TestQueryFulltext_BoolFilters(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "amount", "dataType": "NUMBER"}}, admin), http.StatusCreated)
-	a := addDoc(t, s, admin, "", map[string]any{"path": "invoices/2026/a.txt", "contentType": "text/plain", "content": "invoice alpha",
+	MustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "amount", "dataType": "NUMBER"}}, admin), http.StatusCreated)
+	a := AddDoc(t, s, admin, "", map[string]any{"path": "invoices/2026/a.txt", "contentType": "text/plain", "content": "invoice alpha",
 		"tags": []map[string]any{{"key": "dept", "value": "sales"}}, "attributes": []map[string]any{{"key": "amount", "numberValue": 12}}})
-	b := addDoc(t, s, admin, "", map[string]any{"path": "invoices/b.txt", "contentType": "text/plain", "content": "invoice beta",
+	b := AddDoc(t, s, admin, "", map[string]any{"path": "invoices/b.txt", "contentType": "text/plain", "content": "invoice beta",
 		"tags": []map[string]any{{"key": "dept", "value": "hr"}}})
-	c := addDoc(t, s, admin, "", map[string]any{"path": "letters/c.txt", "contentType": "text/plain", "content": "invoice gamma"})
+	c := AddDoc(t, s, admin, "", map[string]any{"path": "letters/c.txt", "contentType": "text/plain", "content": "invoice gamma"})
 	name := map[string]string{a: "a", b: "b", c: "c"}
 	query := func(t *testing.T, q map[string]any) (got string, snippets bool, status int, body string) {
 		t.Helper()
@@ -30,12 +30,12 @@ func TestQueryFulltext_BoolFilters(t *testing.T) {
 		if r.Status != http.StatusOK {
 			return "", false, r.Status, string(r.Body)
 		}
-		hits := list(t, obj(t, obj(t, r.JSON(t)["result"])["hits"]), "hits")
+		hits := quiretest.List(t, quiretest.Obj(t, quiretest.Obj(t, r.JSON(t)["result"])["hits"]), "hits")
 		var names []string
 		snippets = len(hits) > 0
 		for _, h := range hits {
-			m := obj(t, h)
-			names = append(names, name[str(t, m, "_id")])
+			m := quiretest.Obj(t, h)
+			names = append(names, name[quiretest.Str(t, m, "_id")])
 			if _, ok := m["highlight"]; !ok {
 				snippets = false
 			}
@@ -43,7 +43,7 @@ func TestQueryFulltext_BoolFilters(t *testing.T) {
 		sort.Strings(names)
 		return strings.Join(names, ","), snippets, r.Status, string(r.Body)
 	}
-	waitFor(t, "the three documents indexed", func() bool {
+	WaitFor(t, "the three documents indexed", func() bool {
 		got, _, _, _ := query(t, map[string]any{"match": map[string]any{"content": "invoice"}})
 		return got == "a,b,c"
 	})
@@ -101,23 +101,23 @@ func TestQueryFulltext_BoolFilters(t *testing.T) {
 func TestUserNotifications_DirectoryUser(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, admin), http.StatusOK)
 	for _, u := range []map[string]any{{"username": "sue", "email": "sue@example.com"}, {"username": "tom", "email": "tom@example.com"}, {"username": "ned"}} {
-		mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": u, "temporaryPassword": "temporary-1"}, admin), http.StatusOK)
-		mustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": u["username"]}}, admin), http.StatusOK)
+		MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": u, "temporaryPassword": "temporary-1"}, admin), http.StatusOK)
+		MustStatus(t, s.Do(http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": u["username"]}}, admin), http.StatusOK)
 	}
-	doc := addDoc(t, s, admin, "", map[string]any{"path": "n.txt", "content": "x"})
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1,
+	doc := AddDoc(t, s, admin, "", map[string]any{"path": "n.txt", "content": "x"})
+	MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1,
 		"notifications": []map[string]any{{"notificationType": "IN_APP", "cc": []string{"SUE@example.com"}, "subject": "For Sue", "body": "b"}}}}, admin), http.StatusCreated)
 	for _, c := range []struct {
 		user string
 		want int
 	}{{"sue", 1}, {"tom", 0}, {"ned", 0}} {
 		t.Run(c.user, func(t *testing.T) {
-			tok, _ := firstSignIn(t, s, c.user, "temporary-1", "correct-horse-9")
+			tok, _ := FirstSignIn(t, s, c.user, "temporary-1", "correct-horse-9")
 			r := s.Do(http.MethodGet, "/userNotifications", nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if got := list(t, r.JSON(t), "notifications"); len(got) != c.want {
+			MustStatus(t, r, http.StatusOK)
+			if got := quiretest.List(t, r.JSON(t), "notifications"); len(got) != c.want {
 				t.Fatalf("%s: %d notifications, want %d: %s", c.user, len(got), c.want, r.Body)
 			}
 		})

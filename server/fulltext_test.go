@@ -23,20 +23,20 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 		for j := i + 1; j < i+100; j++ {
 			children = append(children, map[string]any{"path": fmt.Sprintf("bulk/n%04d.txt", j), "contentType": "text/plain", "content": "common"})
 		}
-		addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("bulk/n%04d.txt", i), "contentType": "text/plain", "content": "common", "documents": children})
+		AddDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("bulk/n%04d.txt", i), "contentType": "text/plain", "content": "common", "documents": children})
 	}
-	hr := addDoc(t, s, admin, "", map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "common"})
-	trash := addDoc(t, s, admin, "", map[string]any{"path": "old/gone.txt", "contentType": "text/plain", "content": "common"})
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+trash+"?softDelete=true", nil, admin), http.StatusOK)
-	setFolderRoles(t, s, admin, "", "hr", map[string][]string{"hr_team": {"READ"}})
+	hr := AddDoc(t, s, admin, "", map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "common"})
+	trash := AddDoc(t, s, admin, "", map[string]any{"path": "old/gone.txt", "contentType": "text/plain", "content": "common"})
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+trash+"?softDelete=true", nil, admin), http.StatusOK)
+	SetFolderRoles(t, s, admin, "", "hr", map[string][]string{"hr_team": {"READ"}})
 
 	fulltext := func(tok string, body map[string]any, extra string) (ids []string, total float64) {
 		t.Helper()
-		r := s.Do(http.MethodPost, "/searchFulltext"+q("", extra), map[string]any{"query": body}, tok)
-		mustStatus(t, r, http.StatusOK)
+		r := s.Do(http.MethodPost, "/searchFulltext"+Query("", extra), map[string]any{"query": body}, tok)
+		MustStatus(t, r, http.StatusOK)
 		m := r.JSON(t)
-		for _, d := range list(t, m, "documents") {
-			ids = append(ids, str(t, obj(t, d), "documentId"))
+		for _, d := range quiretest.List(t, m, "documents") {
+			ids = append(ids, quiretest.Str(t, quiretest.Obj(t, d), "documentId"))
 		}
 		n, ok := m["totalCount"].(float64)
 		if !ok {
@@ -45,7 +45,7 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 		return ids, n
 	}
 	common := map[string]any{"text": "common"}
-	waitFor(t, "every document's text indexed", func() bool {
+	WaitFor(t, "every document's text indexed", func() bool {
 		_, n := fulltext(admin, common, "")
 		return n == bulk+1
 	})
@@ -94,11 +94,11 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 				if next != "" {
 					extra += "&next=" + next
 				}
-				docs, nx := search(t, s, c.tok, "", map[string]any{"query": common}, extra)
+				docs, nx := Search(t, s, c.tok, "", map[string]any{"query": common}, extra)
 				next = nx
 				var ids []string
 				for _, d := range docs {
-					ids = append(ids, str(t, d, "documentId"))
+					ids = append(ids, quiretest.Str(t, d, "documentId"))
 				}
 				return ids, -1, nx != ""
 			})
@@ -106,13 +106,13 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 				t.Fatalf("hr/pay.txt listed by searchFulltext %v, by search %v; want %v", sf[hr], st[hr], c.seesHR)
 			}
 			r := s.Do(http.MethodPost, "/queryFulltext", map[string]any{"query": map[string]any{"match": map[string]any{"content": "common"}}}, c.tok)
-			mustStatus(t, r, http.StatusOK)
-			total := obj(t, obj(t, obj(t, r.JSON(t)["result"])["hits"])["total"])
+			MustStatus(t, r, http.StatusOK)
+			total := quiretest.Obj(t, quiretest.Obj(t, quiretest.Obj(t, r.JSON(t)["result"])["hits"])["total"])
 			if total["value"] != float64(c.want) || total["relation"] != "eq" {
 				t.Fatalf("queryFulltext total %v, want %d eq", total, c.want)
 			}
 			// documentIds narrow /search text inside the index too.
-			docs, _ := search(t, s, c.tok, "", map[string]any{"query": map[string]any{"text": "common", "documentIds": []string{hr, trash}}}, "")
+			docs, _ := Search(t, s, c.tok, "", map[string]any{"query": map[string]any{"text": "common", "documentIds": []string{hr, trash}}}, "")
 			if len(docs) != map[bool]int{true: 1, false: 0}[c.seesHR] {
 				t.Fatalf("documentIds [hr, trash]: %v", docs)
 			}
@@ -132,9 +132,9 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 		t.Fatalf("want two hits outside hr, got %v", picked)
 	}
 	moved, retag := picked[0], picked[1]
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+retag, map[string]any{"tags": []map[string]any{{"key": "state", "value": "new"}}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+hr+"?softDelete=true", nil, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+moved, map[string]any{"path": "hr/moved.txt"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/documents/"+retag, map[string]any{"tags": []map[string]any{{"key": "state", "value": "new"}}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+hr+"?softDelete=true", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/documents/"+moved, map[string]any{"path": "hr/moved.txt"}, admin), http.StatusOK)
 	if _, n := fulltext(admin, common, ""); n != bulk {
 		t.Fatalf("admin's totalCount right after a soft delete: %v, want %d", n, bulk)
 	}
@@ -143,13 +143,13 @@ func TestFulltext_CountsAndPagesInTheIndex(t *testing.T) {
 	}
 	// The retagged document is found by its new tag once its text is
 	// reindexed; until then its index entry has no such tag.
-	waitFor(t, "the retagged document found by its tag", func() bool {
+	WaitFor(t, "the retagged document found by its tag", func() bool {
 		ids, n := fulltext(admin, map[string]any{"text": "common", "tags": []map[string]any{{"key": "state", "eq": "new"}}}, "")
 		return n == 1 && len(ids) == 1 && ids[0] == retag
 	})
 	// A new document is found once its text is in (within a second).
-	fresh := addDoc(t, s, admin, "", map[string]any{"path": "bulk/fresh.txt", "contentType": "text/plain", "content": "common freshly"})
-	waitFor(t, "the new document found", func() bool {
+	fresh := AddDoc(t, s, admin, "", map[string]any{"path": "bulk/fresh.txt", "contentType": "text/plain", "content": "common freshly"})
+	WaitFor(t, "the new document found", func() bool {
 		ids, n := fulltext(admin, map[string]any{"text": "freshly"}, "")
 		return n == 1 && len(ids) == 1 && ids[0] == fresh
 	})

@@ -18,11 +18,11 @@ const docxType = "application/vnd.openxmlformats-officedocument.wordprocessingml
 
 // fetchContent downloads a document's (or artifact's) content through its
 // url.
-func fetchURLContent(t *testing.T, s *quiretest.Server, tok, doc, query string) []byte {
+func FetchURLContent(t *testing.T, s *quiretest.Server, tok, doc, query string) []byte {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+query, nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	resp, err := http.Get(str(t, r.JSON(t), "url"))
+	MustStatus(t, r, http.StatusOK)
+	resp, err := http.Get(quiretest.Str(t, r.JSON(t), "url"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func fetchURLContent(t *testing.T, s *quiretest.Server, tok, doc, query string) 
 	return b
 }
 
-func pdfText(t *testing.T, pdf []byte) string {
+func PdfText(t *testing.T, pdf []byte) string {
 	t.Helper()
 	cmd := exec.Command(quiretest.NeedProgram(t, "pdftotext", "poppler-utils"), "-", "-")
 	cmd.Stdin = bytes.NewReader(pdf)
@@ -45,7 +45,7 @@ func pdfText(t *testing.T, pdf []byte) string {
 	return string(out)
 }
 
-func pdfPages(t *testing.T, pdf []byte) string {
+func PdfPages(t *testing.T, pdf []byte) string {
 	t.Helper()
 	cmd := exec.Command(quiretest.NeedProgram(t, "pdfinfo", "poppler-utils"), "-")
 	cmd.Stdin = bytes.NewReader(pdf)
@@ -70,57 +70,57 @@ func TestGenerate_FromTemplate(t *testing.T) {
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "CustomerName", "STRING", nil)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "CustomerName", "STRING", nil)
 			tmpl := quiretest.DOCXRuns(
 				[]string{"Dear {{Cust", "omerName}},"},
 				[]string{"Invoice total {{", "amount", "}} EUR"},
 				[]string{"Missing: [{{Nope}}]"},
 				[]string{"Note: {{note}} / {{customer.city}}"},
 			)
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/invoice.docx", "contentType": docxType, "isBase64": true, "content": b64(tmpl),
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/invoice.docx", "contentType": docxType, "isBase64": true, "content": B64(tmpl),
 				"attributes": []map[string]any{{"key": "CustomerName", "stringValue": "Globex Corp"}}})
-			data := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/data.json", "contentType": "application/json",
+			data := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/data.json", "contentType": "application/json",
 				"content": `{"data":{"amount":42.5,"note":"a<b & c","customer":{"city":"Springfield"}}}`})
-			appendix := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/terms.pdf", "contentType": "application/pdf", "isBase64": true,
-				"content": b64(quiretest.TextPDF("Terms and conditions"))})
-			logo := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/cover.jpg", "contentType": "image/jpeg", "isBase64": true,
-				"content": b64(jpegOf(t, quiretest.TextImage("COVER")))})
-			gen := "/documents/" + id + "/generate" + site.query
+			appendix := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/terms.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": B64(quiretest.TextPDF("Terms and conditions"))})
+			logo := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/cover.jpg", "contentType": "image/jpeg", "isBase64": true,
+				"content": B64(JpegOf(t, quiretest.TextImage("COVER")))})
+			gen := "/documents/" + id + "/generate" + site.Query
 
 			r := s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "path": "out/invoice.pdf",
 				"datasources":     []map[string]any{{"documentId": data}},
 				"insertDocuments": []map[string]any{{"documentId": appendix, "position": "APPEND"}, {"documentId": logo, "position": "PREPEND"}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			out := str(t, r.JSON(t), "documentId")
-			pdf := fetchURLContent(t, s, tok, out, site.query)
-			text := strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+			MustStatus(t, r, http.StatusCreated)
+			out := quiretest.Str(t, r.JSON(t), "documentId")
+			pdf := FetchURLContent(t, s, tok, out, site.Query)
+			text := strings.Join(strings.Fields(PdfText(t, pdf)), " ")
 			for _, want := range []string{"Dear Globex Corp,", "Invoice total 42.5 EUR", "Missing: []", "Note: a<b & c / Springfield", "Terms and conditions"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("generated PDF lacks %q: %q", want, text)
 				}
 			}
-			if p := pdfPages(t, pdf); p != "3" {
+			if p := PdfPages(t, pdf); p != "3" {
 				t.Errorf("pages %s, want 3 (a cover image, the template and the appended PDF)", p)
 			}
 			if !strings.HasPrefix(text, "Dear") && strings.Index(text, "Dear") > strings.Index(text, "Terms") {
 				t.Errorf("order: the appended PDF comes before the template: %q", text)
 			}
-			if d := s.Do(http.MethodGet, "/documents/"+out+site.query, nil, tok); str(t, d.JSON(t), "path") != "out/invoice.pdf" {
+			if d := s.Do(http.MethodGet, "/documents/"+out+site.Query, nil, tok); quiretest.Str(t, d.JSON(t), "path") != "out/invoice.pdf" {
 				t.Errorf("generated document: %s", d.Body)
 			}
 
 			// DOCX output, kept as an artifact of the template, then replaced.
 			r = s.Do(http.MethodPost, gen, map[string]any{"saveAsArtifact": true, "artifactCategory": "DRAFT", "datasources": []map[string]any{{"documentId": data}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			art := str(t, r.JSON(t), "artifactId")
-			if str(t, r.JSON(t), "documentId") != id || art == "" {
+			MustStatus(t, r, http.StatusCreated)
+			art := quiretest.Str(t, r.JSON(t), "artifactId")
+			if quiretest.Str(t, r.JSON(t), "documentId") != id || art == "" {
 				t.Fatalf("artifact answer %s", r.Body)
 			}
 			checkDOCX := func(want string) {
 				t.Helper()
-				b := fetchURLContent(t, s, tok, id, q(site.query, "artifactId="+art))
+				b := FetchURLContent(t, s, tok, id, Query(site.Query, "artifactId="+art))
 				zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 				if err != nil {
 					t.Fatalf("generated DOCX: %v", err)
@@ -139,16 +139,16 @@ func TestGenerate_FromTemplate(t *testing.T) {
 				t.Error("generated DOCX has no word/document.xml")
 			}
 			checkDOCX("a&lt;b &amp; c")
-			mustStatus(t, s.Do(http.MethodPut, "/documents/"+id+"/attributes/CustomerName"+site.query, map[string]any{"attribute": map[string]any{"stringValue": "Initech"}}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, "/documents/"+id+"/attributes/CustomerName"+site.Query, map[string]any{"attribute": map[string]any{"stringValue": "Initech"}}, tok), http.StatusOK)
 			r = s.Do(http.MethodPost, gen, map[string]any{"saveAsArtifactId": art}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			if str(t, r.JSON(t), "artifactId") != art {
+			MustStatus(t, r, http.StatusCreated)
+			if quiretest.Str(t, r.JSON(t), "artifactId") != art {
 				t.Errorf("replacing answered %s", r.Body)
 			}
 			checkDOCX("Initech")
 
-			png := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/logo.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(quiretest.TextImage("x")))})
-			broken := addDoc(t, s, tok, site.query, map[string]any{"path": "tmpl/broken.docx", "contentType": docxType, "content": "PK not a zip"})
+			png := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/logo.png", "contentType": "image/png", "isBase64": true, "content": B64(quiretest.PNG(quiretest.TextImage("x")))})
+			broken := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tmpl/broken.docx", "contentType": docxType, "content": "PK not a zip"})
 			for _, tt := range []struct {
 				name, path string
 				body       any
@@ -165,7 +165,7 @@ func TestGenerate_FromTemplate(t *testing.T) {
 			} {
 				p := tt.path
 				if !strings.Contains(p, "?") {
-					p += site.query
+					p += site.Query
 				}
 				r := s.Do(http.MethodPost, p, tt.body, tok)
 				if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), tt.want) || !strings.Contains(string(r.Body), `"errors"`) {
@@ -176,7 +176,7 @@ func TestGenerate_FromTemplate(t *testing.T) {
 	}
 }
 
-func jpegOf(t *testing.T, img image.Image) []byte {
+func JpegOf(t *testing.T, img image.Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := jpeg.Encode(&b, img, nil); err != nil {
@@ -194,15 +194,15 @@ func TestGenerate_FolderPermissions(t *testing.T) {
 	admin := s.Admin()
 	bob := s.Token("bob", "default", "hr_team")
 	tmplDOCX := quiretest.DOCXRuns([]string{"Hello {{name}}"})
-	tmpl := addDoc(t, s, admin, "", map[string]any{"path": "pub/t.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
-	secretData := addDoc(t, s, admin, "", map[string]any{"path": "closed/data.json", "contentType": "application/json", "content": `{"data":{"name":"SECRET"}}`})
-	secretPDF := addDoc(t, s, admin, "", map[string]any{"path": "closed/x.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("secret"))})
-	roTarget := addDoc(t, s, admin, "", map[string]any{"path": "ro/target.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
-	roTmpl := addDoc(t, s, admin, "", map[string]any{"path": "ro/t.docx", "contentType": docxType, "isBase64": true, "content": b64(tmplDOCX)})
-	openData := addDoc(t, s, admin, "", map[string]any{"path": "pub/data.json", "contentType": "application/json", "content": `{"data":{"name":"Ann"}}`})
-	setFolderRoles(t, s, admin, "", "closed", map[string][]string{"other": {"READ", "WRITE"}})
-	setFolderRoles(t, s, admin, "", "ro", map[string][]string{"hr_team": {"READ"}})
-	before := fetchURLContent(t, s, admin, roTarget, "")
+	tmpl := AddDoc(t, s, admin, "", map[string]any{"path": "pub/t.docx", "contentType": docxType, "isBase64": true, "content": B64(tmplDOCX)})
+	secretData := AddDoc(t, s, admin, "", map[string]any{"path": "closed/data.json", "contentType": "application/json", "content": `{"data":{"name":"SECRET"}}`})
+	secretPDF := AddDoc(t, s, admin, "", map[string]any{"path": "closed/x.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(quiretest.TextPDF("secret"))})
+	roTarget := AddDoc(t, s, admin, "", map[string]any{"path": "ro/target.docx", "contentType": docxType, "isBase64": true, "content": B64(tmplDOCX)})
+	roTmpl := AddDoc(t, s, admin, "", map[string]any{"path": "ro/t.docx", "contentType": docxType, "isBase64": true, "content": B64(tmplDOCX)})
+	openData := AddDoc(t, s, admin, "", map[string]any{"path": "pub/data.json", "contentType": "application/json", "content": `{"data":{"name":"Ann"}}`})
+	SetFolderRoles(t, s, admin, "", "closed", map[string][]string{"other": {"READ", "WRITE"}})
+	SetFolderRoles(t, s, admin, "", "ro", map[string][]string{"hr_team": {"READ"}})
+	before := FetchURLContent(t, s, admin, roTarget, "")
 
 	gen := "/documents/" + tmpl + "/generate"
 	for _, c := range []struct {
@@ -225,20 +225,20 @@ func TestGenerate_FolderPermissions(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
 		}
 	}
-	if after := fetchURLContent(t, s, admin, roTarget, ""); !bytes.Equal(before, after) {
+	if after := FetchURLContent(t, s, admin, roTarget, ""); !bytes.Equal(before, after) {
 		t.Error("the read-only folder's document was overwritten")
 	}
 	for _, folder := range []string{"ro", "closed"} {
 		r := s.Do(http.MethodGet, "/folders?path="+folder, nil, admin)
-		mustStatus(t, r, http.StatusOK)
-		if n := len(list(t, r.JSON(t), "documents")); n != 2 {
+		MustStatus(t, r, http.StatusOK)
+		if n := len(quiretest.List(t, r.JSON(t), "documents")); n != 2 {
 			t.Errorf("folder %s holds %d documents, want 2 (nothing planted)", folder, n)
 		}
 	}
 	if r := s.Do(http.MethodGet, "/documents/8a1e1b8e-1111-4c2a-9e3b-111111111111", nil, admin); r.Status != http.StatusNotFound {
 		t.Errorf("saveAsDocumentId was created: %d", r.Status)
 	}
-	if r := s.Do(http.MethodGet, "/documents/"+roTmpl+"/artifacts", nil, admin); r.Status == http.StatusOK && len(list(t, r.JSON(t), "documents")) != 0 {
+	if r := s.Do(http.MethodGet, "/documents/"+roTmpl+"/artifacts", nil, admin); r.Status == http.StatusOK && len(quiretest.List(t, r.JSON(t), "documents")) != 0 {
 		t.Errorf("an artifact was added: %s", r.Body)
 	}
 }

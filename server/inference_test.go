@@ -14,8 +14,8 @@ func TestInferenceModels(t *testing.T) {
 	t.Run("no endpoint", func(t *testing.T) {
 		s := quiretest.NewServer(t)
 		r := s.Do(http.MethodGet, "/system/inferenceModels", nil, s.Admin())
-		mustStatus(t, r, http.StatusOK)
-		mustBody(t, r, `{"inferenceModels":[]}`)
+		MustStatus(t, r, http.StatusOK)
+		MustBody(t, r, `{"inferenceModels":[]}`)
 	})
 
 	t.Run("endpoint down", func(t *testing.T) {
@@ -26,11 +26,11 @@ func TestInferenceModels(t *testing.T) {
 		dead := "http://" + ln.Addr().String() + "/v1"
 		ln.Close()
 		s := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.Engines.LLM.URL = dead })
-		mustStatus(t, s.Do(http.MethodGet, "/system/inferenceModels", nil, s.Admin()), http.StatusBadGateway)
+		MustStatus(t, s.Do(http.MethodGet, "/system/inferenceModels", nil, s.Admin()), http.StatusBadGateway)
 	})
 
-	llm := newLLMServer(t)
-	s := pipelineServer(t, func(c *node.Config) {
+	llm := NewLLMServer(t)
+	s := PipelineServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.LLM.URL = llm.URL + "/v1"
 		c.Pipeline.Engines.LLM.ModelID = "llama3"
 		c.Pipeline.Engines.LLM.RequireAgreement = true
@@ -39,14 +39,14 @@ func TestInferenceModels(t *testing.T) {
 	availability := func(t *testing.T) map[string]string {
 		t.Helper()
 		r := s.Do(http.MethodGet, "/system/inferenceModels", nil, s.Token("joe", "finance"))
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		out := map[string]string{}
-		for _, m := range list(t, r.JSON(t), "inferenceModels") {
-			mm := obj(t, m)
-			if str(t, mm, "authorizationStatus") != "AUTHORIZED" || str(t, item(t, mm, "modelInvocations", 0), "invocationType") != "DIRECT" {
+		for _, m := range quiretest.List(t, r.JSON(t), "inferenceModels") {
+			mm := quiretest.Obj(t, m)
+			if quiretest.Str(t, mm, "authorizationStatus") != "AUTHORIZED" || quiretest.Str(t, quiretest.Item(t, mm, "modelInvocations", 0), "invocationType") != "DIRECT" {
 				t.Errorf("model %v", mm)
 			}
-			out[str(t, mm, "defaultModelId")] = str(t, mm, "agreementAvailability")
+			out[quiretest.Str(t, mm, "defaultModelId")] = quiretest.Str(t, mm, "agreementAvailability")
 		}
 		return out
 	}
@@ -55,11 +55,11 @@ func TestInferenceModels(t *testing.T) {
 	}
 	tagging := map[string]any{"path": "t.txt", "contentType": "text/plain", "content": "Invoice for Globex, year 2026",
 		"actions": []map[string]any{{"type": "DOCUMENTTAGGING", "parameters": map[string]any{"engine": "chatgpt", "tags": "customer"}}}}
-	id := addDoc(t, s, tok, "", tagging)
-	if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"FAILED"}) {
+	id := AddDoc(t, s, tok, "", tagging)
+	if st := WaitActions(t, s, tok, "", id); !EqualStrings(st, []string{"FAILED"}) {
 		t.Fatalf("without an agreement: %v", st)
 	}
-	if m := str(t, nthAction(t, s, tok, "", id, 0), "message"); !strings.Contains(m, "model 'llama3' has no usage agreement") {
+	if m := quiretest.Str(t, NthAction(t, s, tok, "", id, 0), "message"); !strings.Contains(m, "model 'llama3' has no usage agreement") {
 		t.Fatalf("message %q", m)
 	}
 
@@ -76,14 +76,14 @@ func TestInferenceModels(t *testing.T) {
 		{"again", tok, map[string]any{"modelId": "llama3"}, 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPost, "/system/inferenceModels/agreement", tt.body, tt.tok), tt.status)
+			MustStatus(t, s.Do(http.MethodPost, "/system/inferenceModels/agreement", tt.body, tt.tok), tt.status)
 		})
 	}
 	if got := availability(t); got["llama3"] != "AVAILABLE" || got["mistral"] != "NOT_AVAILABLE" {
 		t.Fatalf("after agreeing to llama3: %v", got)
 	}
-	id = addDoc(t, s, tok, "", tagging)
-	if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"COMPLETE"}) {
-		t.Fatalf("with the agreement: %v (%s)", st, str(t, nthAction(t, s, tok, "", id, 0), "message"))
+	id = AddDoc(t, s, tok, "", tagging)
+	if st := WaitActions(t, s, tok, "", id); !EqualStrings(st, []string{"COMPLETE"}) {
+		t.Fatalf("with the agreement: %v (%s)", st, quiretest.Str(t, NthAction(t, s, tok, "", id, 0), "message"))
 	}
 }

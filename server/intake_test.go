@@ -17,9 +17,9 @@ import (
 
 // profile creates an intake profile in site default and fails t unless
 // it is created.
-func addIntakeProfile(t *testing.T, s *quiretest.Server, tok string, p map[string]any) {
+func AddIntakeProfile(t *testing.T, s *quiretest.Server, tok string, p map[string]any) {
 	t.Helper()
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": p}, tok), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": p}, tok), http.StatusCreated)
 }
 
 // intakeFile is one part of a multipart intake post.
@@ -51,20 +51,20 @@ func postIntake(s *quiretest.Server, key, profile string, files ...intakeFile) *
 	return s.DoHeaders(http.MethodPost, "/sites/default/intake/"+profile, buf.Bytes(), key, map[string]string{"Content-Type": mw.FormDataContentType()})
 }
 
-func apiKey(t *testing.T, s *quiretest.Server, perms ...string) string {
+func APIKey(t *testing.T, s *quiretest.Server, perms ...string) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "scanner", "permissions": perms}, s.Admin())
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	return quiretest.Str(t, r.JSON(t), "apiKey")
 }
 
 func TestIntakeProfiles_ManagedByGovernors(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Finance/{yyyy}/{filename}",
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Finance/{yyyy}/{filename}",
 		"tags": []map[string]any{{"key": "source", "value": "{source}"}}, "duplicates": "keep_both"})
 	r := s.Do(http.MethodGet, "/sites/default/intakeProfiles/finance", nil, admin)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	p := quiretest.Obj(t, r.JSON(t)["intakeProfile"])
 	if quiretest.Str(t, p, "pathTemplate") != "Finance/{yyyy}/{filename}" || quiretest.Str(t, p, "duplicates") != "KEEP_BOTH" ||
 		quiretest.Str(t, p, "userId") != "admin" || !strings.HasSuffix(quiretest.Str(t, p, "intakeUrl"), "/sites/default/intake/finance") {
@@ -75,25 +75,25 @@ func TestIntakeProfiles_ManagedByGovernors(t *testing.T) {
 		t.Errorf("default actions = %v, want OCR then FULLTEXT", acts)
 	}
 	// The name is taken.
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "finance"}}, admin), http.StatusConflict)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "finance"}}, admin), http.StatusConflict)
 	// Replaced: fields left out take their defaults.
-	mustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/finance", map[string]any{"intakeProfile": map[string]any{"actions": []any{}}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/finance", map[string]any{"intakeProfile": map[string]any{"actions": []any{}}}, admin), http.StatusOK)
 	p = quiretest.Obj(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles/finance", nil, admin).JSON(t)["intakeProfile"])
 	if len(quiretest.List(t, p, "actions")) != 0 || quiretest.Str(t, p, "duplicates") != "SKIP" || quiretest.Str(t, p, "pathTemplate") != "Inbox/{yyyy}-{mm}/{source}/{filename}" {
 		t.Errorf("replaced profile = %v", p)
 	}
 	l := s.Do(http.MethodGet, "/sites/default/intakeProfiles", nil, admin)
-	mustStatus(t, l, http.StatusOK)
+	MustStatus(t, l, http.StatusOK)
 	if n := len(quiretest.List(t, l.JSON(t), "intakeProfiles")); n != 1 {
 		t.Errorf("%d profiles listed, want 1", n)
 	}
 	// GOVERN only: a writer can neither list nor make one.
 	writer := s.Token("walt", "default")
-	mustStatus(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles", nil, writer), http.StatusUnauthorized)
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "w"}}, writer), http.StatusUnauthorized)
-	mustStatus(t, s.Do(http.MethodDelete, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodDelete, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles", nil, writer), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "w"}}, writer), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodDelete, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodDelete, "/sites/default/intakeProfiles/finance", nil, admin), http.StatusNotFound)
 }
 
 func TestIntakeProfiles_Validation(t *testing.T) {
@@ -124,7 +124,7 @@ func TestIntakeProfiles_Validation(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": tt.profile}, admin)
-			mustStatus(t, r, http.StatusBadRequest)
+			MustStatus(t, r, http.StatusBadRequest)
 			if !strings.Contains(string(r.Body), `"key":"`+tt.key+`"`) {
 				t.Errorf("body %s does not name key %q", r.Body, tt.key)
 			}
@@ -143,15 +143,15 @@ func TestIntakeProfiles_Validation(t *testing.T) {
 func TestIntakePost_Multipart(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "skip", "pathTemplate": "Scans/{source}/{name}-{yyyy}.{ext}",
+	key := APIKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "skip", "pathTemplate": "Scans/{source}/{name}-{yyyy}.{ext}",
 		"tags": []map[string]any{{"key": "via", "value": "{source}/{profile}"}}})
-	addIntakeProfile(t, s, admin, map[string]any{"name": "both", "pathTemplate": "Both/{filename}", "duplicates": "KEEP_BOTH", "actions": []any{}})
-	addIntakeProfile(t, s, admin, map[string]any{"name": "version", "pathTemplate": "Ver/{filename}", "duplicates": "VERSION", "actions": []any{}})
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "both", "pathTemplate": "Both/{filename}", "duplicates": "KEEP_BOTH", "actions": []any{}})
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "version", "pathTemplate": "Ver/{filename}", "duplicates": "VERSION", "actions": []any{}})
 
 	pdf := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("scan "), 1000)...)
 	r := postIntake(s, key, "skip", intakeFile{name: "invoice.pdf", body: pdf}, intakeFile{name: "note.txt", contentType: "text/plain", body: []byte("hello intake")})
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 	m := r.JSON(t)
 	docs := quiretest.List(t, m, "documents")
 	if len(docs) != 2 || len(quiretest.List(t, m, "skipped")) != 0 {
@@ -166,35 +166,35 @@ func TestIntakePost_Multipart(t *testing.T) {
 	if quiretest.Str(t, d, "contentType") != "application/pdf" || quiretest.Str(t, d, "userId") != "admin" || quiretest.Str(t, d, "checksumType") != "SHA256" {
 		t.Errorf("document = %v", d)
 	}
-	if got := download(t, s, admin, "", id); !bytes.Equal(got, pdf) {
+	if got := Download(t, s, admin, "", id); !bytes.Equal(got, pdf) {
 		t.Errorf("content of %d bytes read back as %d bytes", len(pdf), len(got))
 	}
 	tag := s.Do(http.MethodGet, "/documents/"+id+"/tags/via", nil, admin)
-	mustStatus(t, tag, http.StatusOK)
+	MustStatus(t, tag, http.StatusOK)
 	if v := quiretest.Str(t, tag.JSON(t), "value"); v != "post/skip" {
 		t.Errorf("tag via = %q, want post/skip", v)
 	}
 	acts := s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, admin)
-	mustStatus(t, acts, http.StatusOK)
+	MustStatus(t, acts, http.StatusOK)
 	al := quiretest.List(t, acts.JSON(t), "actions")
 	if len(al) != 2 || quiretest.Str(t, quiretest.Obj(t, al[0]), "type") != "OCR" || quiretest.Str(t, quiretest.Obj(t, al[1]), "type") != "FULLTEXT" {
 		t.Errorf("actions = %v, want OCR then FULLTEXT", al)
 	}
 	txt := quiretest.Str(t, quiretest.Obj(t, docs[1]), "documentId")
-	if got := download(t, s, admin, "", txt); string(got) != "hello intake" {
+	if got := Download(t, s, admin, "", txt); string(got) != "hello intake" {
 		t.Errorf("content = %q", got)
 	}
 
 	// SKIP: the same bytes again make nothing and name the first.
 	r = postIntake(s, key, "skip", intakeFile{name: "again.pdf", body: pdf})
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	sk := quiretest.List(t, r.JSON(t), "skipped")
 	if len(sk) != 1 || quiretest.Str(t, quiretest.Obj(t, sk[0]), "documentId") != id {
 		t.Errorf("skipped = %v, want the first document %s", sk, id)
 	}
 	// KEEP_BOTH: a second document.
 	r = postIntake(s, key, "both", intakeFile{name: "again.pdf", body: pdf})
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 	both := quiretest.Str(t, quiretest.Item(t, r.JSON(t), "documents", 0), "documentId")
 	if both == id {
 		t.Errorf("KEEP_BOTH answered the existing document")
@@ -202,13 +202,13 @@ func TestIntakePost_Multipart(t *testing.T) {
 	// VERSION: the newest holder of the content takes the new path, and
 	// its old state is a version.
 	r = postIntake(s, key, "version", intakeFile{name: "renamed.pdf", body: pdf})
-	mustStatus(t, r, http.StatusCreated)
+	MustStatus(t, r, http.StatusCreated)
 	v := quiretest.Item(t, r.JSON(t), "documents", 0)
 	if quiretest.Str(t, v, "documentId") != both || quiretest.Str(t, v, "status") != "VERSIONED" || quiretest.Str(t, v, "path") != "Ver/renamed.pdf" {
 		t.Errorf("VERSION answered %v, want document %s at Ver/renamed.pdf", v, both)
 	}
 	vs := s.Do(http.MethodGet, "/documents/"+both+"/versions", nil, admin)
-	mustStatus(t, vs, http.StatusOK)
+	MustStatus(t, vs, http.StatusOK)
 	if n := len(quiretest.List(t, vs.JSON(t), "documents")); n < 2 {
 		t.Errorf("%d versions listed, want the current and the earlier one: %s", n, vs.Body)
 	}
@@ -219,9 +219,9 @@ func TestIntakePost_Multipart(t *testing.T) {
 func TestIntakePost_Refusals(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "p", "actions": []any{}})
-	setSiteConfig(t, s, admin, "", map[string]any{"maxContentLengthBytes": "1000"})
+	key := APIKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "p", "actions": []any{}})
+	SetSiteConfig(t, s, admin, "", map[string]any{"maxContentLengthBytes": "1000"})
 	many := make([]intakeFile, 51)
 	for i := range many {
 		many[i] = intakeFile{name: fmt.Sprintf("f%d.txt", i), body: []byte(fmt.Sprintf("file %d", i))}
@@ -256,21 +256,21 @@ func TestIntakePost_Refusals(t *testing.T) {
 			return postIntake(s, "", "p", intakeFile{name: "a.txt", body: []byte("x")})
 		}, http.StatusUnauthorized},
 		{"read-only key", func() *quiretest.Response {
-			return postIntake(s, apiKey(t, s, "READ"), "p", intakeFile{name: "a.txt", body: []byte("x")})
+			return postIntake(s, APIKey(t, s, "READ"), "p", intakeFile{name: "a.txt", body: []byte("x")})
 		}, http.StatusUnauthorized},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustStatus(t, tt.do(), tt.want)
+			MustStatus(t, tt.do(), tt.want)
 		})
 	}
 	l := s.Do(http.MethodGet, "/documents", nil, admin)
-	mustStatus(t, l, http.StatusOK)
+	MustStatus(t, l, http.StatusOK)
 	if n := len(quiretest.List(t, l.JSON(t), "documents")); n != 0 {
 		t.Errorf("%d documents after refused posts, want 0: %s", n, l.Body)
 	}
 	// The files' own refusals are in the profile's error list.
 	e := s.Do(http.MethodGet, "/sites/default/intakeProfiles/p/errors", nil, admin)
-	mustStatus(t, e, http.StatusOK)
+	MustStatus(t, e, http.StatusOK)
 	var names []string
 	for _, x := range quiretest.List(t, e.JSON(t), "errors") {
 		m := quiretest.Obj(t, x)
@@ -286,8 +286,8 @@ func TestIntakePost_Curl(t *testing.T) {
 	curl := quiretest.NeedProgram(t, "curl", "curl")
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "scripts", "pathTemplate": "Inbox/{filename}", "actions": []any{}})
+	key := APIKey(t, s, "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "scripts", "pathTemplate": "Inbox/{filename}", "actions": []any{}})
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "scan one.pdf"), filepath.Join(dir, "scan2.jpg")
 	if err := os.WriteFile(a, append([]byte("%PDF-1.5\n"), bytes.Repeat([]byte("x"), 3<<20)...), 0o644); err != nil {
@@ -321,7 +321,7 @@ func TestIntakePost_Curl(t *testing.T) {
 			t.Errorf("file %d contentType = %v, want %s", i, doc["contentType"], want.ct)
 		}
 	}
-	got := download(t, s, admin, "", quiretest.Str(t, quiretest.Obj(t, docs[0]), "documentId"))
+	got := Download(t, s, admin, "", quiretest.Str(t, quiretest.Obj(t, docs[0]), "documentId"))
 	want, _ := os.ReadFile(a)
 	if !bytes.Equal(got, want) {
 		t.Errorf("content of %d bytes read back as %d bytes", len(want), len(got))
@@ -334,8 +334,8 @@ func TestIntakePost_Curl(t *testing.T) {
 func TestIntakePost_ConcurrentDuplicates(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	key := apiKey(t, s, "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "p", "pathTemplate": "In/{filename}", "actions": []any{}})
+	key := APIKey(t, s, "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "p", "pathTemplate": "In/{filename}", "actions": []any{}})
 	body := bytes.Repeat([]byte("same scan "), 200000) // 2 MB: written in chunks before the commit
 	const n = 8
 	results := make(chan *quiretest.Response, n)

@@ -24,7 +24,7 @@ func intakeRoot(root string) quiretest.Option {
 func docsByPath(t *testing.T, s *quiretest.Server, tok string) map[string][]string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents?limit=100", nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	out := map[string][]string{}
 	for _, d := range quiretest.List(t, r.JSON(t), "documents") {
 		m := quiretest.Obj(t, d)
@@ -66,7 +66,7 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	root := t.TempDir()
 	s := quiretest.NewServer(t, intakeRoot(root))
 	admin := s.Admin()
-	addIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{folder}/{filename}", "actions": []any{},
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{folder}/{filename}", "actions": []any{},
 		"tags":        []map[string]any{{"key": "source", "value": "{source}"}},
 		"watchFolder": map[string]any{"stableSeconds": 1}})
 	p := quiretest.Obj(t, s.Do(http.MethodGet, "/sites/default/intakeProfiles/scan", nil, admin).JSON(t)["intakeProfile"])
@@ -74,7 +74,7 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	if dir != filepath.Join(root, "default", "scan") {
 		t.Fatalf("watch folder %s, want under %s", dir, root)
 	}
-	waitFor(t, "the watched folder and done/, failed/", func() bool {
+	WaitFor(t, "the watched folder and done/, failed/", func() bool {
 		return exists(filepath.Join(dir, "done")) && exists(filepath.Join(dir, "failed"))
 	})
 	if err := os.MkdirAll(filepath.Join(dir, "Invoices", "2026"), 0o755); err != nil {
@@ -106,13 +106,13 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	slow := bytes.Repeat([]byte("slow page "), 50000)
 	writeSlowly(t, filepath.Join(dir, "slow.pdf"), slow, 7, 500*time.Millisecond)
 
-	waitFor(t, "both files taken", func() bool {
+	WaitFor(t, "both files taken", func() bool {
 		d := docsByPath(t, s, admin)
 		return len(d["Scans/Invoices/2026/a.pdf"]) == 1 && len(d["Scans/slow.pdf"]) == 1 &&
 			exists(filepath.Join(dir, "done", "Invoices", "2026", "a.pdf")) && exists(filepath.Join(dir, "done", "slow.pdf"))
 	})
 	d := docsByPath(t, s, admin)
-	if got := download(t, s, admin, "", d["Scans/slow.pdf"][0]); !bytes.Equal(got, slow) {
+	if got := Download(t, s, admin, "", d["Scans/slow.pdf"][0]); !bytes.Equal(got, slow) {
 		t.Errorf("slow file read back as %d bytes, want %d", len(got), len(slow))
 	}
 	tag := s.Do(http.MethodGet, "/documents/"+d["Scans/Invoices/2026/a.pdf"][0]+"/tags/source", nil, admin)
@@ -132,13 +132,13 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 	}
 
 	// A refusal: an attribute the site does not define.
-	mustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/scan", map[string]any{"intakeProfile": map[string]any{
+	MustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/scan", map[string]any{"intakeProfile": map[string]any{
 		"pathTemplate": "Scans/{filename}", "actions": []any{}, "attributes": []map[string]any{{"key": "undefined", "stringValue": "x"}},
 		"watchFolder": map[string]any{"stableSeconds": 1}}}, admin), http.StatusOK)
 	if err := os.WriteFile(filepath.Join(dir, "refused.pdf"), []byte("%PDF-1.4 refused"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the refused file in failed/", func() bool { return exists(filepath.Join(dir, "failed", "refused.pdf.error.txt")) })
+	WaitFor(t, "the refused file in failed/", func() bool { return exists(filepath.Join(dir, "failed", "refused.pdf.error.txt")) })
 	if !exists(filepath.Join(dir, "failed", "refused.pdf")) {
 		t.Errorf("failed/refused.pdf missing")
 	}
@@ -147,19 +147,19 @@ func TestIntakeFolder_TakesStableFiles(t *testing.T) {
 		t.Errorf("error text %q does not name the attribute", msg)
 	}
 	e := s.Do(http.MethodGet, "/sites/default/intakeProfiles/scan/errors", nil, admin)
-	mustStatus(t, e, http.StatusOK)
+	MustStatus(t, e, http.StatusOK)
 	first := quiretest.Item(t, e.JSON(t), "errors", 0)
 	if quiretest.Str(t, first, "fileName") != "refused.pdf" || quiretest.Str(t, first, "source") != "FOLDER" {
 		t.Errorf("error entry = %v", first)
 	}
 
 	// onSuccess DELETE.
-	mustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/scan", map[string]any{"intakeProfile": map[string]any{
+	MustStatus(t, s.Do(http.MethodPut, "/sites/default/intakeProfiles/scan", map[string]any{"intakeProfile": map[string]any{
 		"pathTemplate": "Deleted/{filename}", "actions": []any{}, "watchFolder": map[string]any{"stableSeconds": 1, "onSuccess": "DELETE"}}}, admin), http.StatusOK)
 	if err := os.WriteFile(filepath.Join(dir, "gone.pdf"), []byte("%PDF-1.4 gone"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "gone.pdf taken and deleted", func() bool {
+	WaitFor(t, "gone.pdf taken and deleted", func() bool {
 		return len(docsByPath(t, s, admin)["Deleted/gone.pdf"]) == 1 && !exists(filepath.Join(dir, "gone.pdf"))
 	})
 	if exists(filepath.Join(dir, "done", "gone.pdf")) {
@@ -184,10 +184,10 @@ func TestIntakeFolder_RestartMidFile(t *testing.T) {
 	admin := s.Admin()
 	// KEEP_BOTH: only the journal, not the duplicate check, can tell the
 	// repeat of a taken file from a new file with the same bytes.
-	addIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{filename}", "actions": []any{},
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{filename}", "actions": []any{},
 		"duplicates": "KEEP_BOTH", "watchFolder": map[string]any{"stableSeconds": 1}})
 	dir := filepath.Join(root, "default", "scan")
-	waitFor(t, "the watched folder", func() bool { return exists(filepath.Join(dir, "done")) })
+	WaitFor(t, "the watched folder", func() bool { return exists(filepath.Join(dir, "done")) })
 
 	// One file taken: it is the crash-after-commit case once put back
 	// unchanged (same name, size and modification time).
@@ -199,7 +199,7 @@ func TestIntakeFolder_RestartMidFile(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, "taken.pdf"), mtime, mtime); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "taken.pdf taken", func() bool { return exists(filepath.Join(dir, "done", "taken.pdf")) })
+	WaitFor(t, "taken.pdf taken", func() bool { return exists(filepath.Join(dir, "done", "taken.pdf")) })
 
 	// A scanner part way through a file when the server stops.
 	full := bytes.Repeat([]byte("page of a long scan "), 100000)
@@ -227,14 +227,14 @@ func TestIntakeFolder_RestartMidFile(t *testing.T) {
 
 	s = quiretest.StartServer(t, data, intakeRoot(root))
 	admin = s.Admin()
-	waitFor(t, "long.pdf taken and taken.pdf cleared again", func() bool {
+	WaitFor(t, "long.pdf taken and taken.pdf cleared again", func() bool {
 		return exists(filepath.Join(dir, "done", "long.pdf")) && !exists(filepath.Join(dir, "taken.pdf"))
 	})
 	d := docsByPath(t, s, admin)
 	if len(d["Scans/taken.pdf"]) != 1 || len(d["Scans/long.pdf"]) != 1 || len(d) != 2 {
 		t.Fatalf("documents %v, want one of each file", d)
 	}
-	if got := download(t, s, admin, "", d["Scans/long.pdf"][0]); !bytes.Equal(got, full) {
+	if got := Download(t, s, admin, "", d["Scans/long.pdf"][0]); !bytes.Equal(got, full) {
 		t.Errorf("long.pdf read back as %d bytes, want %d", len(got), len(full))
 	}
 	if !exists(filepath.Join(dir, "done", "taken (1).pdf")) {

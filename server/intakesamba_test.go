@@ -165,7 +165,7 @@ func TestIntakeFolder_Samba(t *testing.T) {
 	port := sambaShare(t, share)
 	s := quiretest.NewServer(t, intakeRoot(root))
 	admin := s.Admin()
-	addIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{folder}/{filename}", "actions": []any{},
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "scan", "pathTemplate": "Scans/{folder}/{filename}", "actions": []any{},
 		"watchFolder": map[string]any{"stableSeconds": 2}})
 
 	local := t.TempDir()
@@ -206,7 +206,7 @@ func TestIntakeFolder_Samba(t *testing.T) {
 		if i == 2 {
 			// Half way through, the folder holds a partial file the
 			// server must not take.
-			waitFor(t, "the partial slow.pdf on the share", func() bool {
+			WaitFor(t, "the partial slow.pdf on the share", func() bool {
 				fi, err := os.Stat(filepath.Join(share, "slow.pdf"))
 				return err == nil && fi.Size() > 0
 			})
@@ -224,7 +224,7 @@ func TestIntakeFolder_Samba(t *testing.T) {
 		t.Logf("slow.pdf already taken at the end of the session")
 	}
 
-	waitFor(t, "both files taken from the share", func() bool {
+	WaitFor(t, "both files taken from the share", func() bool {
 		d := docsByPath(t, s, admin)
 		return len(d["Scans/Invoices/quick.pdf"]) == 1 && len(d["Scans/slow.pdf"]) == 1 &&
 			exists(filepath.Join(share, "done", "slow.pdf")) && exists(filepath.Join(share, "done", "Invoices", "quick.pdf"))
@@ -233,10 +233,10 @@ func TestIntakeFolder_Samba(t *testing.T) {
 	if len(d) != 2 {
 		t.Errorf("documents %v, want the two files once each", d)
 	}
-	if got := download(t, s, admin, "", d["Scans/slow.pdf"][0]); !bytes.Equal(got, slow) {
+	if got := Download(t, s, admin, "", d["Scans/slow.pdf"][0]); !bytes.Equal(got, slow) {
 		t.Errorf("slow.pdf read back as %d bytes, want %d (taken before the scanner finished?)", len(got), len(slow))
 	}
-	if got := download(t, s, admin, "", d["Scans/Invoices/quick.pdf"][0]); !bytes.Equal(got, quick) {
+	if got := Download(t, s, admin, "", d["Scans/Invoices/quick.pdf"][0]); !bytes.Equal(got, quick) {
 		t.Errorf("quick.pdf read back as %d bytes, want %d", len(got), len(quick))
 	}
 	m := s.Do(http.MethodGet, "/metrics", nil, "")

@@ -21,8 +21,8 @@ import (
 	"quire/server/internal/testhooks"
 )
 
-// smtpServer starts a node with the scan-to-e-mail listener on loopback.
-func smtpServer(t *testing.T, set func(c *node.IntakeSMTPConfig), opts ...quiretest.Option) *quiretest.Server {
+// SmtpServer starts a node with the scan-to-e-mail listener on loopback.
+func SmtpServer(t *testing.T, set func(c *node.IntakeSMTPConfig), opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
 	opts = append(opts, func(c *node.Config) {
 		c.IntakeSMTP.Listen = "127.0.0.1:0"
@@ -144,7 +144,7 @@ func wantCode(t *testing.T, res smtpResult, step string, code int) {
 func sitePaths(t *testing.T, s *quiretest.Server, tok, site string) map[string]string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents?siteId="+site+"&limit=100", nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	out := map[string]string{}
 	for _, d := range quiretest.List(t, r.JSON(t), "documents") {
 		m := quiretest.Obj(t, d)
@@ -167,10 +167,10 @@ func pathKeys(m map[string]string) []string {
 // document with the mail's sender, subject and date; the same mail sent
 // again (same Message-ID) creates nothing new.
 func TestSMTPIntake_NetSMTPAttachments(t *testing.T) {
-	s := smtpServer(t, nil)
+	s := SmtpServer(t, nil)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Mail/{yyyy}-{mm}/{filename}", "actions": []any{},
+	key := APIKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Mail/{yyyy}-{mm}/{filename}", "actions": []any{},
 		"duplicates": "KEEP_BOTH", "tags": []map[string]any{{"key": "from", "value": "{sender}: {subject}"}}})
 	pdf := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("scanned page \x00\x01\x02 "), 3000)...)
 	txt := []byte("Total: 100 \u20ac = due\r\nline two with a very long line " + strings.Repeat("x", 200))
@@ -189,7 +189,7 @@ func TestSMTPIntake_NetSMTPAttachments(t *testing.T) {
 		t.Fatalf("documents %v, want %v", got, want)
 	}
 	for name, body := range map[string][]byte{"invoice.pdf": pdf, "note.txt": txt, "table.csv": csv} {
-		if got := download(t, s, admin, "", paths["Mail/2026-03/"+name]); !bytes.Equal(got, body) {
+		if got := Download(t, s, admin, "", paths["Mail/2026-03/"+name]); !bytes.Equal(got, body) {
 			t.Errorf("%s: %d bytes read back, want %d", name, len(got), len(body))
 		}
 	}
@@ -197,7 +197,7 @@ func TestSMTPIntake_NetSMTPAttachments(t *testing.T) {
 	for tag, want := range map[string]string{"mailFrom": "scanner@office.test", "mailSubject": "Invoice \u20ac",
 		"mailDate": "2026-03-02T10:04:05Z", "mailMessageId": "<scan-1@mfp.office.test>", "from": "scanner@office.test: Invoice \u20ac"} {
 		r := s.Do(http.MethodGet, "/documents/"+id+"/tags/"+tag, nil, admin)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		if v := quiretest.Str(t, r.JSON(t), "value"); v != want {
 			t.Errorf("tag %s = %q, want %q", tag, v, want)
 		}
@@ -227,12 +227,12 @@ func TestSMTPIntake_NetSMTPAttachments(t *testing.T) {
 // size and attachment limits and a mail without attachment are each
 // answered with an SMTP code, and nothing is created.
 func TestSMTPIntake_Refusals(t *testing.T) {
-	s := smtpServer(t, func(c *node.IntakeSMTPConfig) { c.MaxMessageBytes = 64 << 10; c.MaxAttachments = 2 })
+	s := SmtpServer(t, func(c *node.IntakeSMTPConfig) { c.MaxMessageBytes = 64 << 10; c.MaxAttachments = 2 })
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE")
-	readOnly := apiKey(t, s, "READ")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
-	setSiteConfig(t, s, admin, "", map[string]any{"maxContentLengthBytes": "1000"})
+	key := APIKey(t, s, "READ", "WRITE")
+	readOnly := APIKey(t, s, "READ")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
+	SetSiteConfig(t, s, admin, "", map[string]any{"maxContentLengthBytes": "1000"})
 	one := buildMail("<m1@x>", "s", mailPart{"a.txt", "text/plain", "", []byte("hello")})
 	three := buildMail("<m3@x>", "s", mailPart{"a.txt", "text/plain", "", []byte("a")},
 		mailPart{"b.txt", "text/plain", "", []byte("b")}, mailPart{"c.txt", "text/plain", "", []byte("c")})
@@ -271,7 +271,7 @@ func TestSMTPIntake_Refusals(t *testing.T) {
 		t.Errorf("refused mails left documents: %v", pathKeys(got))
 	}
 	r := s.Do(http.MethodGet, "/sites/default/intakeProfiles/finance/errors", nil, admin)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	if n := len(quiretest.List(t, r.JSON(t), "errors")); n < 4 {
 		t.Errorf("%d intake errors recorded, want one per refused mail the profile saw: %s", n, r.Body)
 	}
@@ -285,18 +285,18 @@ func TestSMTPIntake_Refusals(t *testing.T) {
 // password (AUTH LOGIN through net/smtp's custom auth is not offered, so
 // PLAIN) and site+profile@ picks another site's profile.
 func TestSMTPIntake_DirectoryUserAndSite(t *testing.T) {
-	s := smtpServer(t, nil)
+	s := SmtpServer(t, nil)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "finance"}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "mfp@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/groups/finance/users", map[string]any{"user": map[string]any{"username": "mfp@office.test"}}, admin), http.StatusOK)
-	firstSignIn(t, s, "mfp@office.test", "Temp-pass-1", "Scanner password 1")
-	mustStatus(t, s.Do(http.MethodPost, "/sites/finance/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "invoices", "pathTemplate": "In/{filename}", "actions": []any{}}}, admin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "finance"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "mfp@office.test"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups/finance/users", map[string]any{"user": map[string]any{"username": "mfp@office.test"}}, admin), http.StatusOK)
+	FirstSignIn(t, s, "mfp@office.test", "Temp-pass-1", "Scanner password 1")
+	MustStatus(t, s.Do(http.MethodPost, "/sites/finance/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "invoices", "pathTemplate": "In/{filename}", "actions": []any{}}}, admin), http.StatusCreated)
 	msg := buildMail("<u1@x>", "s", mailPart{"scan.pdf", "application/pdf", "base64", []byte("%PDF-1.4 user scan")})
 	addr := s.Node.SMTPAddr()
 	wantCode(t, sendMail(t, addr, "mfp@office.test", "wrong password", []string{"finance+invoices@scans.test"}, msg, nil), "AUTH", 535)
 	// The user's groups give no access to site default.
-	addIntakeProfile(t, s, admin, map[string]any{"name": "invoices", "actions": []any{}})
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "invoices", "actions": []any{}})
 	wantCode(t, sendMail(t, addr, "mfp@office.test", "Scanner password 1", []string{"invoices@scans.test"}, msg, nil), "RCPT", 550)
 	if res := sendMail(t, addr, "mfp@office.test", "Scanner password 1", []string{"finance+invoices@scans.test"}, msg, nil); res.err != nil {
 		t.Fatalf("send: %s: %v", res.step, res.err)
@@ -316,10 +316,10 @@ func TestSMTPIntake_DirectoryUserAndSite(t *testing.T) {
 // offers STARTTLS, and a client authenticates after it.
 func TestSMTPIntake_STARTTLS(t *testing.T) {
 	cfg, pool := quiretest.TestCert(t, "localhost")
-	s := smtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
+	s := SmtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
 	admin := s.Admin()
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
-	key := apiKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
+	key := APIKey(t, s, "READ", "WRITE")
 	c, err := smtp.Dial(s.Node.SMTPAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -343,10 +343,10 @@ func TestSMTPIntake_STARTTLS(t *testing.T) {
 // attachments) as an administrator's test from a shell would.
 func TestSMTPIntake_Swaks(t *testing.T) {
 	swaks := quiretest.NeedProgram(t, "swaks", "swaks")
-	s := smtpServer(t, nil)
+	s := SmtpServer(t, nil)
 	admin := s.Admin()
-	key := apiKey(t, s, "READ", "WRITE")
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Swaks/{filename}", "actions": []any{}})
+	key := APIKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "pathTemplate": "Swaks/{filename}", "actions": []any{}})
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "page1.pdf"), filepath.Join(dir, "page2.txt")
 	os.WriteFile(a, append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("swaks scan "), 500)...), 0o600)
@@ -370,7 +370,7 @@ func TestSMTPIntake_Swaks(t *testing.T) {
 	if got := pathKeys(paths); strings.Join(got, " ") != "Swaks/page1.pdf Swaks/page2.txt" {
 		t.Fatalf("documents %v\nswaks output:\n%s", got, out)
 	}
-	if got := download(t, s, admin, "", paths["Swaks/page2.txt"]); string(got) != "second attachment" {
+	if got := Download(t, s, admin, "", paths["Swaks/page2.txt"]); string(got) != "second attachment" {
 		t.Errorf("content %q", got)
 	}
 }
@@ -382,10 +382,10 @@ func TestSMTPIntake_Swaks(t *testing.T) {
 func TestSMTPIntake_NoAuthInClearText(t *testing.T) {
 	defer testhooks.SMTPLoopbackUntrusted()()
 	cfg, pool := quiretest.TestCert(t, "localhost")
-	s := smtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
+	s := SmtpServer(t, func(c *node.IntakeSMTPConfig) { c.TLS = cfg })
 	admin := s.Admin()
-	addIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
-	key := apiKey(t, s, "READ", "WRITE")
+	AddIntakeProfile(t, s, admin, map[string]any{"name": "finance", "actions": []any{}})
+	key := APIKey(t, s, "READ", "WRITE")
 	c, err := smtp.Dial(s.Node.SMTPAddr())
 	if err != nil {
 		t.Fatal(err)

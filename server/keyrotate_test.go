@@ -54,24 +54,24 @@ func TestSecretsKey_RotateOnASingleServer(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	keyFile := filepath.Join(s.DataDir, "keys", "secrets.key")
-	p12 := pkcs12File(t, "Nora Notary", "pw")
-	type sitecase = struct{ name, query string }
+	p12 := Pkcs12File(t, "Nora Notary", "pw")
+	type sitecase = struct{ Name, Query string }
 	certifyOn := func(t *testing.T, site sitecase, alias string) {
 		t.Helper()
-		pdf := addDoc(t, s, tok, site.query, map[string]any{"path": "rot/deed.pdf", "contentType": "application/pdf", "isBase64": true,
-			"content": b64(quiretest.TextPDF("Deed"))})
-		r := s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.query, map[string]any{"target": "DOWNLOAD",
+		pdf := AddDoc(t, s, tok, site.Query, map[string]any{"path": "rot/deed.pdf", "contentType": "application/pdf", "isBase64": true,
+			"content": B64(quiretest.TextPDF("Deed"))})
+		r := s.Do(http.MethodPost, "/documents/"+pdf+"/certifications"+site.Query, map[string]any{"target": "DOWNLOAD",
 			"certificates": []map[string]any{{"alias": alias}}}, tok)
-		mustStatus(t, r, http.StatusCreated)
+		MustStatus(t, r, http.StatusCreated)
 	}
 	siteID := func(site sitecase) string {
-		if id := strings.TrimPrefix(site.query, "?siteId="); id != "" {
+		if id := strings.TrimPrefix(site.Query, "?siteId="); id != "" {
 			return id
 		}
 		return "default"
 	}
-	for _, site := range sites {
-		mustStatus(t, s.Do(http.MethodPost, "/sites/"+siteID(site)+"/secrets", map[string]any{"alias": "notary", "data": b64(p12), "password": "pw"}, tok), http.StatusCreated)
+	for _, site := range Sites {
+		MustStatus(t, s.Do(http.MethodPost, "/sites/"+siteID(site)+"/secrets", map[string]any{"alias": "notary", "data": B64(p12), "password": "pw"}, tok), http.StatusCreated)
 	}
 	before, err := os.ReadFile(keyFile)
 	if err != nil {
@@ -82,9 +82,9 @@ func TestSecretsKey_RotateOnASingleServer(t *testing.T) {
 	}
 	for round := 1; round <= 2; round++ {
 		r := s.Do(http.MethodPost, "/system/secrets/rotate", map[string]any{}, tok)
-		mustStatus(t, r, http.StatusOK)
-		if n := quiretest.Num(t, r.JSON(t), "secrets"); int(n) != len(sites)+round-1 {
-			t.Errorf("round %d: %s, want %d secrets", round, r.Body, len(sites)+round-1)
+		MustStatus(t, r, http.StatusOK)
+		if n := quiretest.Num(t, r.JSON(t), "secrets"); int(n) != len(Sites)+round-1 {
+			t.Errorf("round %d: %s, want %d secrets", round, r.Body, len(Sites)+round-1)
 		}
 		after, err := os.ReadFile(keyFile)
 		if err != nil {
@@ -97,12 +97,12 @@ func TestSecretsKey_RotateOnASingleServer(t *testing.T) {
 		if _, err := os.Stat(keyFile + ".next"); !os.IsNotExist(err) {
 			t.Errorf("round %d: the staged key is left behind: %v", round, err)
 		}
-		for _, site := range sites {
+		for _, site := range Sites {
 			certifyOn(t, site, "notary")
 		}
 		if round == 1 {
-			mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "later", "data": b64(p12), "password": "pw"}, tok), http.StatusCreated)
-			certifyOn(t, sites[0], "later")
+			MustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "later", "data": B64(p12), "password": "pw"}, tok), http.StatusCreated)
+			certifyOn(t, Sites[0], "later")
 		}
 	}
 }

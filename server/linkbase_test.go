@@ -83,7 +83,7 @@ func TestLinks_FromTheRequestsHost(t *testing.T) {
 			if st != http.StatusOK || !strings.HasPrefix(d, tt.wantBase+"/downloads/") {
 				t.Fatalf("download url: %d %v, want it under %s", st, dl, tt.wantBase)
 			}
-			if got := string(fetchBody(t, d)); got != "via "+tt.name {
+			if got := string(FetchBody(t, d)); got != "via "+tt.name {
 				t.Fatalf("downloaded %q", got)
 			}
 		})

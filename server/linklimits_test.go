@@ -21,14 +21,14 @@ func TestRateLimits_ValidLinksAreNotThrottled(t *testing.T) {
 	const n = 40 // eight times the burst
 	var urls []string
 	for i := range n {
-		id := addDoc(t, s, admin, "", map[string]any{"path": "back/" + strconv.Itoa(i) + ".txt", "content": "document " + strconv.Itoa(i)})
+		id := AddDoc(t, s, admin, "", map[string]any{"path": "back/" + strconv.Itoa(i) + ".txt", "content": "document " + strconv.Itoa(i)})
 		r := s.Do(http.MethodGet, "/documents/"+id+"/url", nil, admin)
-		mustStatus(t, r, http.StatusOK)
-		urls = append(urls, str(t, r.JSON(t), "url"))
+		MustStatus(t, r, http.StatusOK)
+		urls = append(urls, quiretest.Str(t, r.JSON(t), "url"))
 	}
-	client := clientFrom("127.0.0.7")
+	client := ClientFrom("127.0.0.7")
 	get := func(u string) (int, string) {
-		st, _, b := rawDo(t, client, http.MethodGet, u, "")
+		st, _, b := RawDo(t, client, http.MethodGet, u, "")
 		return st, b
 	}
 	for i, u := range urls {

@@ -15,8 +15,8 @@ func TestLocales(t *testing.T) {
 		t.Run(site, func(t *testing.T) {
 			base := "/sites/" + site
 			sq := "?siteId=" + site
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+sq, map[string]any{"attribute": map[string]any{"key": "status"}}, tok), http.StatusCreated)
-			mustStatus(t, s.Do(http.MethodPut, base+"/schema/document", map[string]any{"name": "s", "attributes": map[string]any{
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+sq, map[string]any{"attribute": map[string]any{"key": "status"}}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPut, base+"/schema/document", map[string]any{"name": "s", "attributes": map[string]any{
 				"optional": []map[string]any{{"attributeKey": "status", "allowedValues": []string{"open", "closed"}}}}}, tok), http.StatusOK)
 			item := func(key string) string { return base + "/locales/fr/resourceItems/" + url.PathEscape(key) }
 			steps := []struct {
@@ -54,9 +54,9 @@ func TestLocales(t *testing.T) {
 						tk, want = s.Token("r", site+"_read"), http.StatusUnauthorized
 					}
 					r := s.Do(st.method, st.path, st.body, tk)
-					mustStatus(t, r, want)
+					MustStatus(t, r, want)
 					if st.want != "" {
-						mustBody(t, r, st.want)
+						MustBody(t, r, st.want)
 					}
 				})
 			}
@@ -80,13 +80,13 @@ func TestAddSite(t *testing.T) {
 		{"reserved characters", map[string]any{"site": map[string]any{"id": "a\u0001b"}}, tok, 400},
 		{"not an admin", map[string]any{"site": map[string]any{"id": "x"}}, s.Token("gov", "default_govern"), 401},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustStatus(t, s.Do(http.MethodPost, "/sites", tt.body, tt.tok), tt.status) })
+		t.Run(tt.name, func(t *testing.T) { MustStatus(t, s.Do(http.MethodPost, "/sites", tt.body, tt.tok), tt.status) })
 	}
 	r := s.Do(http.MethodGet, "/sites", nil, tok)
 	found := false
-	for _, x := range list(t, r.JSON(t), "sites") {
-		if m := obj(t, x); str(t, m, "siteId") == "branch" {
-			found = str(t, m, "title") == "Branch office"
+	for _, x := range quiretest.List(t, r.JSON(t), "sites") {
+		if m := quiretest.Obj(t, x); quiretest.Str(t, m, "siteId") == "branch" {
+			found = quiretest.Str(t, m, "title") == "Branch office"
 		}
 	}
 	if !found {

@@ -20,7 +20,7 @@ type lockStep struct {
 func runLockSteps(t *testing.T, s *quiretest.Server, toks map[string]string, site string, steps []lockStep) {
 	t.Helper()
 	for _, st := range steps {
-		r := s.Do(st.method, st.path+sep(st.path)+strings.TrimPrefix(site, "?"), st.body, toks[st.who])
+		r := s.Do(st.method, st.path+Sep(st.path)+strings.TrimPrefix(site, "?"), st.body, toks[st.who])
 		if r.Status != st.want {
 			t.Fatalf("%s (%s): status %d, want %d: %s", st.name, st.who, r.Status, st.want, r.Body)
 		}
@@ -54,11 +54,11 @@ func lockTokens(s *quiretest.Server) map[string]string {
 func TestCheckout_Routes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	toks := lockTokens(s)
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, toks["alice"], site.query, map[string]any{"path": "co/contract.txt", "content": "v1", "contentType": "text/plain"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, toks["alice"], site.Query, map[string]any{"path": "co/contract.txt", "content": "v1", "contentType": "text/plain"})
 			doc := "/documents/" + id
-			runLockSteps(t, s, toks, site.query, []lockStep{
+			runLockSteps(t, s, toks, site.Query, []lockStep{
 				{"check out", "alice", "PUT", doc + "/checkout", nil, 200, fmt.Sprintf(`{"message":"Document '%s' checked out"}`, id)},
 				{"again by the holder", "alice", "PUT", doc + "/checkout", nil, 200, ""},
 				{"lock shows", "bob", "GET", doc + "/attributes", nil, 200, `~"key":"LockedBy","stringValue":"alice"`},
@@ -90,10 +90,10 @@ func TestCheckout_Routes(t *testing.T) {
 				{"read-only caller", "reader", "PUT", doc + "/checkout", nil, 401, ""},
 			})
 			// An artifact is checked out on its own; its document stays free.
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": id, "artifacts": true, "content": "a1", "contentType": "text/plain"}, toks["alice"])
-			mustStatus(t, r, http.StatusCreated)
-			art := "artifactId=" + str(t, r.JSON(t), "artifactId")
-			runLockSteps(t, s, toks, site.query, []lockStep{
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": id, "artifacts": true, "content": "a1", "contentType": "text/plain"}, toks["alice"])
+			MustStatus(t, r, http.StatusCreated)
+			art := "artifactId=" + quiretest.Str(t, r.JSON(t), "artifactId")
+			runLockSteps(t, s, toks, site.Query, []lockStep{
 				{"check out the artifact", "alice", "PUT", doc + "/checkout?" + art, nil, 200, ""},
 				{"its lock shows", "bob", "GET", doc + "/attributes/LockedBy?" + art, nil, 200, `~"alice"`},
 				{"others cannot change it", "bob", "PATCH", doc + "?" + art, map[string]any{"content": "a2"}, 409, "~checked out by 'alice'"},
@@ -112,8 +112,8 @@ func TestCheckout_Routes(t *testing.T) {
 func TestCheckout_ReplaceKeepsLock(t *testing.T) {
 	s := quiretest.NewServer(t)
 	toks := lockTokens(s)
-	defineAttr(t, s, toks["admin"], "", "color", "STRING", nil)
-	id := addDoc(t, s, toks["alice"], "", map[string]any{"path": "co/replace.txt", "content": "x"})
+	DefineAttr(t, s, toks["admin"], "", "color", "STRING", nil)
+	id := AddDoc(t, s, toks["alice"], "", map[string]any{"path": "co/replace.txt", "content": "x"})
 	runLockSteps(t, s, toks, "", []lockStep{
 		{"check out", "alice", "PUT", "/documents/" + id + "/checkout", nil, 200, ""},
 		{"replace all", "alice", "PUT", "/documents/" + id + "/attributes", map[string]any{"attributes": []any{map[string]any{"key": "color", "stringValue": "red"}}}, 200, ""},
@@ -130,12 +130,12 @@ func TestCheckout_ReplaceKeepsLock(t *testing.T) {
 // document without a hold each succeeds. Only a governor sets and lifts
 // the hold, after which the change goes through.
 func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	toks := lockTokens(s)
 	tok := toks["admin"]
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := func(id, extra string) string { return "/documents/" + id + extra + site.query }
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := func(id, extra string) string { return "/documents/" + id + extra + site.Query }
 			// fixture is a document with an older version and an artifact.
 			type fixture struct{ id, art, oldVersion string }
 			routes := []struct {
@@ -146,7 +146,7 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 					return s.Do(http.MethodDelete, doc(f.id, ""), nil, tok)
 				}},
 				{"soft delete", func(t *testing.T, f fixture, _ string) *quiretest.Response {
-					return s.Do(http.MethodDelete, "/documents/"+f.id+q(site.query, "softDelete=true"), nil, tok)
+					return s.Do(http.MethodDelete, "/documents/"+f.id+Query(site.Query, "softDelete=true"), nil, tok)
 				}},
 				{"purge", func(t *testing.T, f fixture, _ string) *quiretest.Response {
 					return s.Do(http.MethodDelete, doc(f.id, "/purge"), nil, tok)
@@ -159,8 +159,8 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 				}},
 				{"upload", func(t *testing.T, f fixture, _ string) *quiretest.Response {
 					r := s.Do(http.MethodGet, doc(f.id, "/upload"), nil, tok)
-					mustStatus(t, r, http.StatusOK)
-					return put(s, str(t, r.JSON(t), "url"), "uploaded content")
+					MustStatus(t, r, http.StatusOK)
+					return Put(s, quiretest.Str(t, r.JSON(t), "url"), "uploaded content")
 				}},
 				{"version restore", func(t *testing.T, f fixture, _ string) *quiretest.Response {
 					return s.Do(http.MethodPut, doc(f.id, "/versions"), map[string]any{"versionKey": f.oldVersion}, tok)
@@ -169,16 +169,16 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 					return s.Do(http.MethodDelete, doc(f.id, "/versions/"+f.oldVersion), nil, tok)
 				}},
 				{"artifact delete", func(t *testing.T, f fixture, _ string) *quiretest.Response {
-					return s.Do(http.MethodDelete, "/documents/"+f.id+q(site.query, "artifactId="+f.art), nil, tok)
+					return s.Do(http.MethodDelete, "/documents/"+f.id+Query(site.Query, "artifactId="+f.art), nil, tok)
 				}},
 				{"artifact content", func(t *testing.T, f fixture, _ string) *quiretest.Response {
-					return s.Do(http.MethodPatch, "/documents/"+f.id+q(site.query, "artifactId="+f.art), map[string]any{"content": "changed"}, tok)
+					return s.Do(http.MethodPatch, "/documents/"+f.id+Query(site.Query, "artifactId="+f.art), map[string]any{"content": "changed"}, tok)
 				}},
 				{"promote artifact", func(t *testing.T, f fixture, _ string) *quiretest.Response {
 					return s.Do(http.MethodPut, doc(f.id, "/artifacts/promoteArtifact"), map[string]any{"artifactId": f.art}, tok)
 				}},
 				{"folder move", func(t *testing.T, _ fixture, folder string) *quiretest.Response {
-					return s.Do(http.MethodPost, "/indices/folder/move"+site.query, map[string]any{"source": folder, "target": "moved-" + folder + "/"}, tok)
+					return s.Do(http.MethodPost, "/indices/folder/move"+site.Query, map[string]any{"source": folder, "target": "moved-" + folder + "/"}, tok)
 				}},
 				{"checkout by another", func(t *testing.T, f fixture, _ string) *quiretest.Response {
 					return s.Do(http.MethodPut, doc(f.id, "/checkout"), nil, toks["bob"])
@@ -186,20 +186,20 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 			}
 			setup := func(t *testing.T, folder string, held bool) fixture {
 				t.Helper()
-				f := fixture{id: addDoc(t, s, tok, site.query, map[string]any{"path": folder + "/doc.txt", "content": "old", "contentType": "text/plain"})}
-				mustStatus(t, s.Do(http.MethodPatch, doc(f.id, ""), map[string]any{"content": "kept", "contentType": "text/plain"}, tok), http.StatusOK)
+				f := fixture{id: AddDoc(t, s, tok, site.Query, map[string]any{"path": folder + "/doc.txt", "content": "old", "contentType": "text/plain"})}
+				MustStatus(t, s.Do(http.MethodPatch, doc(f.id, ""), map[string]any{"content": "kept", "contentType": "text/plain"}, tok), http.StatusOK)
 				vs := s.Do(http.MethodGet, doc(f.id, "/versions"), nil, tok)
-				mustStatus(t, vs, http.StatusOK)
-				if vl := list(t, vs.JSON(t), "documents"); len(vl) == 2 {
-					f.oldVersion = str(t, obj(t, vl[1]), "versionKey") // newest first
+				MustStatus(t, vs, http.StatusOK)
+				if vl := quiretest.List(t, vs.JSON(t), "documents"); len(vl) == 2 {
+					f.oldVersion = quiretest.Str(t, quiretest.Obj(t, vl[1]), "versionKey") // newest first
 				} else {
 					t.Fatalf("versions: %s", vs.Body)
 				}
-				r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": f.id, "artifacts": true, "content": "artifact", "contentType": "text/plain"}, tok)
-				mustStatus(t, r, http.StatusCreated)
-				f.art = str(t, r.JSON(t), "artifactId")
+				r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": f.id, "artifacts": true, "content": "artifact", "contentType": "text/plain"}, tok)
+				MustStatus(t, r, http.StatusCreated)
+				f.art = quiretest.Str(t, r.JSON(t), "artifactId")
 				if held {
-					mustStatus(t, s.Do(http.MethodPut, doc(f.id, "/legalHold"), nil, toks["gina"]), http.StatusOK)
+					MustStatus(t, s.Do(http.MethodPut, doc(f.id, "/legalHold"), nil, toks["gina"]), http.StatusOK)
 				}
 				return f
 			}
@@ -217,7 +217,7 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 					if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "is under legal hold") {
 						t.Errorf("%s under legal hold: %d %s, want 409", rt.name, r.Status, r.Body)
 					}
-					checkHeld(t, s, tok, site.query, f.id, f.art, folder+"/doc.txt")
+					checkHeld(t, s, tok, site.Query, f.id, f.art, folder+"/doc.txt")
 				}
 			}
 			// The MOVE and DELETE actions fail on a held document.
@@ -228,16 +228,16 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 			} {
 				folder := "actions/" + fmt.Sprint(act["parameters"])
 				f := setup(t, folder, true)
-				mustStatus(t, s.Do(http.MethodPost, doc(f.id, "/actions"), map[string]any{"actions": []any{act}}, tok), http.StatusOK)
-				st := waitActions(t, s, tok, site.query, f.id)
+				MustStatus(t, s.Do(http.MethodPost, doc(f.id, "/actions"), map[string]any{"actions": []any{act}}, tok), http.StatusOK)
+				st := WaitActions(t, s, tok, site.Query, f.id)
 				if len(st) != 1 || st[0] != "FAILED" {
 					t.Errorf("%s action under legal hold: %v, want FAILED", act["type"], st)
 				}
-				checkHeld(t, s, tok, site.query, f.id, f.art, folder+"/doc.txt")
+				checkHeld(t, s, tok, site.Query, f.id, f.art, folder+"/doc.txt")
 			}
 			// Setting and lifting the hold is for governors; then the change goes through.
 			f := setup(t, "lift", true)
-			runLockSteps(t, s, toks, site.query, []lockStep{
+			runLockSteps(t, s, toks, site.Query, []lockStep{
 				{"hold shows", "bob", "GET", "/documents/" + f.id + "/attributes/CheckoutForLegalHold", nil, 200, `~"booleanValue":true`},
 				{"held by", "bob", "GET", "/documents/" + f.id + "/attributes/LockedBy", nil, 200, `~"gina"`},
 				{"a writer cannot set a hold", "bob", "PUT", "/documents/" + f.id + "/legalHold", nil, 401, ""},
@@ -261,7 +261,7 @@ func checkHeld(t *testing.T, s *quiretest.Server, tok, site, id, art, path strin
 		t.Errorf("%s after refusal: %d %s", id, r.Status, r.Body)
 		return
 	}
-	if got := str(t, r.JSON(t), "path"); got != path {
+	if got := quiretest.Str(t, r.JSON(t), "path"); got != path {
 		t.Errorf("%s path after refusal = %q, want %q", id, got, path)
 	}
 	if p, ok := r.JSON(t)["promotedArtifactId"]; ok && p != "" {
@@ -271,12 +271,12 @@ func checkHeld(t *testing.T, s *quiretest.Server, tok, site, id, art, path strin
 	if c.Status != http.StatusOK || !strings.Contains(string(c.Body), "kept") {
 		t.Errorf("%s content after refusal: %d %s", id, c.Status, c.Body)
 	}
-	a := s.Do(http.MethodGet, "/documents/"+id+"/content"+q(site, "artifactId="+art), nil, tok)
+	a := s.Do(http.MethodGet, "/documents/"+id+"/content"+Query(site, "artifactId="+art), nil, tok)
 	if a.Status != http.StatusOK || !strings.Contains(string(a.Body), "artifact") {
 		t.Errorf("%s artifact content after refusal: %d %s", id, a.Status, a.Body)
 	}
 	v := s.Do(http.MethodGet, "/documents/"+id+"/versions"+site, nil, tok)
-	if v.Status != http.StatusOK || len(list(t, v.JSON(t), "documents")) != 2 {
+	if v.Status != http.StatusOK || len(quiretest.List(t, v.JSON(t), "documents")) != 2 {
 		t.Errorf("%s versions after refusal: %d %s", id, v.Status, v.Body)
 	}
 	h := s.Do(http.MethodGet, "/documents/"+id+"/attributes/CheckoutForLegalHold"+site, nil, tok)
@@ -292,38 +292,38 @@ func checkHeld(t *testing.T, s *quiretest.Server, tok, site, id, art, path strin
 func TestReviews_SupersededByContentChange(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "sup/doc.txt", "content": "v1", "contentType": "text/plain"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "sup/doc.txt", "content": "v1", "contentType": "text/plain"})
 			base := "/documents/" + id + "/reviews"
-			open := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2})
-			done := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1})
-			mustStatus(t, s.Do(http.MethodPost, base+"/"+done+"/decisions"+site.query, map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, tok), http.StatusCreated)
-			r := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"documentId": id, "artifacts": true, "content": "a1", "contentType": "text/plain"}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			art := str(t, r.JSON(t), "artifactId")
-			artReview := addReview(t, s, tok, base+q(site.query, "artifactId="+art), map[string]any{"reviewCategory": "legal", "requiredDecisions": 1})
+			open := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2})
+			done := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 1})
+			MustStatus(t, s.Do(http.MethodPost, base+"/"+done+"/decisions"+site.Query, map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, tok), http.StatusCreated)
+			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": id, "artifacts": true, "content": "a1", "contentType": "text/plain"}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			art := quiretest.Str(t, r.JSON(t), "artifactId")
+			artReview := AddReview(t, s, tok, base+Query(site.Query, "artifactId="+art), map[string]any{"reviewCategory": "legal", "requiredDecisions": 1})
 
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"metadata": []any{map[string]any{"key": "m", "value": "v"}}}, tok), http.StatusOK)
-			if got := reviewStatus(t, s, tok, base+"/"+open+site.query); got != "PENDING" {
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"metadata": []any{map[string]any{"key": "m", "value": "v"}}}, tok), http.StatusOK)
+			if got := ReviewStatus(t, s, tok, base+"/"+open+site.Query); got != "PENDING" {
 				t.Fatalf("after a metadata change: %s, want PENDING", got)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"content": "v2"}, tok), http.StatusOK)
-			if got := reviewStatus(t, s, tok, base+"/"+open+site.query); got != "SUPERSEDED" {
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"content": "v2"}, tok), http.StatusOK)
+			if got := ReviewStatus(t, s, tok, base+"/"+open+site.Query); got != "SUPERSEDED" {
 				t.Errorf("open review after a content change: %s, want SUPERSEDED", got)
 			}
-			if got := reviewStatus(t, s, tok, base+"/"+done+site.query); got != "COMPLETED" {
+			if got := ReviewStatus(t, s, tok, base+"/"+done+site.Query); got != "COMPLETED" {
 				t.Errorf("completed review after a content change: %s, want COMPLETED", got)
 			}
-			if got := reviewStatus(t, s, tok, base+"/"+artReview+q(site.query, "artifactId="+art)); got != "PENDING" {
+			if got := ReviewStatus(t, s, tok, base+"/"+artReview+Query(site.Query, "artifactId="+art)); got != "PENDING" {
 				t.Errorf("artifact review after the document's change: %s, want PENDING", got)
 			}
-			d := s.Do(http.MethodPost, base+"/"+open+"/decisions"+site.query, map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, tok)
+			d := s.Do(http.MethodPost, base+"/"+open+"/decisions"+site.Query, map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, tok)
 			if d.Status != http.StatusConflict || !strings.Contains(string(d.Body), "is SUPERSEDED") {
 				t.Errorf("decision on a superseded review: %d %s", d.Status, d.Body)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+q(site.query, "artifactId="+art), map[string]any{"content": "a2"}, tok), http.StatusOK)
-			if got := reviewStatus(t, s, tok, base+"/"+artReview+q(site.query, "artifactId="+art)); got != "SUPERSEDED" {
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+Query(site.Query, "artifactId="+art), map[string]any{"content": "a2"}, tok), http.StatusOK)
+			if got := ReviewStatus(t, s, tok, base+"/"+artReview+Query(site.Query, "artifactId="+art)); got != "SUPERSEDED" {
 				t.Errorf("artifact review after the artifact's change: %s, want SUPERSEDED", got)
 			}
 		})
@@ -339,23 +339,23 @@ func TestLegalHold_FolderMoveAllOrNothing(t *testing.T) {
 	admin := toks["admin"]
 	var ids []string
 	for i := range 450 {
-		ids = append(ids, addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}))
+		ids = append(ids, AddDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}))
 	}
-	held := addDoc(t, s, admin, "", map[string]any{"path": "big/zz-held.txt", "content": "x"})
-	mustStatus(t, s.Do(http.MethodPut, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
+	held := AddDoc(t, s, admin, "", map[string]any{"path": "big/zz-held.txt", "content": "x"})
+	MustStatus(t, s.Do(http.MethodPut, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
 	r := s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin)
 	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "is under legal hold") {
 		t.Fatalf("move over a held document: %d %s, want 409", r.Status, r.Body)
 	}
 	for _, id := range append(ids, held) {
 		d := s.Do(http.MethodGet, "/documents/"+id, nil, admin)
-		if p := str(t, d.JSON(t), "path"); !strings.HasPrefix(p, "big/") {
+		if p := quiretest.Str(t, d.JSON(t), "path"); !strings.HasPrefix(p, "big/") {
 			t.Fatalf("document %s moved to %s by a refused move", id, p)
 		}
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin), http.StatusOK)
-	if p := str(t, s.Do(http.MethodGet, "/documents/"+held, nil, admin).JSON(t), "path"); p != "moved/big/zz-held.txt" {
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin), http.StatusOK)
+	if p := quiretest.Str(t, s.Do(http.MethodGet, "/documents/"+held, nil, admin).JSON(t), "path"); p != "moved/big/zz-held.txt" {
 		t.Errorf("after the hold: %s", p)
 	}
 }

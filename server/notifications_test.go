@@ -20,55 +20,55 @@ func TestUserNotifications(t *testing.T) {
 	bob := s.TokenWithClaims("bob", map[string]any{"custom:email": "bob@example.com"}, "default", "finance")
 	// Named like alice's address, but without the claim.
 	noClaim := s.Token("alice@example.com", "default", "finance")
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			siteID := strings.TrimPrefix(site.query, "?siteId=")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			siteID := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteID == "" {
 				siteID = "default"
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+siteID+"/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
-			id := addDoc(t, s, admin, site.query, map[string]any{"path": "notify/doc.txt", "content": "x"})
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/actions"+site.query, map[string]any{"actions": []map[string]any{
+			MustStatus(t, s.Do(http.MethodPatch, "/sites/"+siteID+"/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
+			id := AddDoc(t, s, admin, site.Query, map[string]any{"path": "notify/doc.txt", "content": "x"})
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/actions"+site.Query, map[string]any{"actions": []map[string]any{
 				{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationToCc": "alice@example.com",
 					"notificationToBcc": "bob@example.com, carol@example.com", "notificationSubject": "Please sign", "notificationText": "t"}},
 				{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationToCc": "carol@example.com",
 					"notificationSubject": "Not for alice", "notificationText": "t"}},
 			}}, admin), http.StatusOK)
 
-			r := s.Do(http.MethodGet, "/userNotifications"+site.query, nil, alice)
-			mustStatus(t, r, http.StatusOK)
-			ns := list(t, r.JSON(t), "notifications")
+			r := s.Do(http.MethodGet, "/userNotifications"+site.Query, nil, alice)
+			MustStatus(t, r, http.StatusOK)
+			ns := quiretest.List(t, r.JSON(t), "notifications")
 			if len(ns) != 1 {
 				t.Fatalf("alice's notifications: %s", r.Body)
 			}
-			n := obj(t, ns[0])
-			if str(t, n, "documentId") != id || str(t, n, "subject") != "Please sign" || str(t, n, "status") != "ACTION_CREATED" ||
-				str(t, n, "notificationType") != "EMAIL" || str(t, obj(t, n["action"]), "type") != "NOTIFICATION" {
+			n := quiretest.Obj(t, ns[0])
+			if quiretest.Str(t, n, "documentId") != id || quiretest.Str(t, n, "subject") != "Please sign" || quiretest.Str(t, n, "status") != "ACTION_CREATED" ||
+				quiretest.Str(t, n, "notificationType") != "EMAIL" || quiretest.Str(t, quiretest.Obj(t, n["action"]), "type") != "NOTIFICATION" {
 				t.Errorf("alice's notification %v", n)
 			}
-			r = s.Do(http.MethodGet, "/userNotifications"+site.query, nil, bob)
-			mustStatus(t, r, http.StatusOK)
-			if ns := list(t, r.JSON(t), "notifications"); len(ns) != 1 || !strings.Contains(string(r.Body), `"bcc":["bob@example.com","carol@example.com"]`) {
+			r = s.Do(http.MethodGet, "/userNotifications"+site.Query, nil, bob)
+			MustStatus(t, r, http.StatusOK)
+			if ns := quiretest.List(t, r.JSON(t), "notifications"); len(ns) != 1 || !strings.Contains(string(r.Body), `"bcc":["bob@example.com","carol@example.com"]`) {
 				t.Errorf("bob's (bcc) notifications: %s", r.Body)
 			}
-			r = s.Do(http.MethodGet, "/userNotifications"+site.query, nil, noClaim)
-			mustStatus(t, r, http.StatusOK)
-			if ns := list(t, r.JSON(t), "notifications"); len(ns) != 0 {
+			r = s.Do(http.MethodGet, "/userNotifications"+site.Query, nil, noClaim)
+			MustStatus(t, r, http.StatusOK)
+			if ns := quiretest.List(t, r.JSON(t), "notifications"); len(ns) != 0 {
 				t.Errorf("a caller without the claim: %s", r.Body)
 			}
-			d := s.Do(http.MethodGet, "/documents/"+id+"/notifications"+site.query, nil, admin)
-			mustStatus(t, d, http.StatusOK)
-			if ns := list(t, d.JSON(t), "notifications"); len(ns) != 2 || !strings.Contains(string(d.Body), `"cc":["carol@example.com"]`) {
+			d := s.Do(http.MethodGet, "/documents/"+id+"/notifications"+site.Query, nil, admin)
+			MustStatus(t, d, http.StatusOK)
+			if ns := quiretest.List(t, d.JSON(t), "notifications"); len(ns) != 2 || !strings.Contains(string(d.Body), `"cc":["carol@example.com"]`) {
 				t.Errorf("the document's notifications: %s", d.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/userNotifications"+q(site.query, "next=bogus"), nil, alice), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodGet, "/userNotifications"+Query(site.Query, "next=bogus"), nil, alice), http.StatusBadRequest)
 		})
 	}
 	// Each site lists its own: alice has one in each, not two in either.
-	for _, site := range sites {
-		r := s.Do(http.MethodGet, "/userNotifications"+site.query, nil, alice)
-		if ns := list(t, r.JSON(t), "notifications"); len(ns) != 1 {
-			t.Errorf("%s: alice has %d notifications, want 1: %s", site.name, len(ns), r.Body)
+	for _, site := range Sites {
+		r := s.Do(http.MethodGet, "/userNotifications"+site.Query, nil, alice)
+		if ns := quiretest.List(t, r.JSON(t), "notifications"); len(ns) != 1 {
+			t.Errorf("%s: alice has %d notifications, want 1: %s", site.Name, len(ns), r.Body)
 		}
 	}
 }

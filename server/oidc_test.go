@@ -143,10 +143,10 @@ func TestOIDC_SignIn(t *testing.T) {
 
 	// What the sign-in page asks before anyone is signed in.
 	info := s.Do(http.MethodGet, "/login/oidc/info", nil, "")
-	mustStatus(t, info, http.StatusOK)
-	mustBody(t, info, `{"automaticSignIn":false,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
-	mustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, s.Admin()), http.StatusOK)
-	mustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":true,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
+	MustStatus(t, info, http.StatusOK)
+	MustBody(t, info, `{"automaticSignIn":false,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
+	MustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, s.Admin()), http.StatusOK)
+	MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":true,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
 
 	idp.Set(quiretest.IdPBehaviour{User: "Ines@Example.com", Groups: []string{"default", "finance_read"}})
 	b := newOIDCBrowser()
@@ -292,7 +292,7 @@ func TestOIDC_Refusals(t *testing.T) {
 // so, and automatic sign-in cannot be switched on (system_test.go).
 func TestOIDC_NotConfigured(t *testing.T) {
 	s := quiretest.NewServer(t)
-	mustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":false,"enabled":false}`)
+	MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":false,"enabled":false}`)
 	b := newOIDCBrowser()
 	for _, p := range []string{"/login/oidc", "/login/oidc/callback?code=x&state=y"} {
 		r := b.get(t, s.URL+p)

@@ -20,7 +20,7 @@ import (
 // when the operator allows loopback.
 func TestOutbound_Webhook(t *testing.T) {
 	strict := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
-	allowing := pipelineServer(t)
+	allowing := PipelineServer(t)
 	for _, tc := range []struct {
 		name      string
 		s         *quiretest.Server
@@ -36,26 +36,26 @@ func TestOutbound_Webhook(t *testing.T) {
 		{"name allowed by the operator", allowing, "localhost", 201, "COMPLETE", "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := newReceiver(t)
+			rc := NewReceiver(t)
 			u := "http://" + net.JoinHostPort(tc.host, strconv.Itoa(rc.Listener.Addr().(*net.TCPAddr).Port)) + "/hook"
 			s, tok := tc.s, tc.s.Admin()
 			r := s.Do(http.MethodPost, "/documents", map[string]any{"content": "x",
 				"actions": []map[string]any{{"type": "WEBHOOK", "parameters": map[string]any{"url": u}}}}, tok)
-			mustStatus(t, r, tc.addStatus)
+			MustStatus(t, r, tc.addStatus)
 			if tc.addStatus != 201 {
 				if !strings.Contains(string(r.Body), `"key":"parameters.url"`) || !strings.Contains(string(r.Body), tc.message) {
 					t.Fatalf("answer %s", r.Body)
 				}
 			} else {
 				id, _ := r.JSON(t)["documentId"].(string)
-				if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{tc.final}) {
+				if st := WaitActions(t, s, tok, "", id); !EqualStrings(st, []string{tc.final}) {
 					t.Fatalf("statuses %v", st)
 				}
-				if m, _ := nthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, tc.message) {
+				if m, _ := NthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, tc.message) {
 					t.Fatalf("message %q, want %q", m, tc.message)
 				}
 			}
-			if n := rc.calls.Load(); n != tc.calls {
+			if n := rc.Calls.Load(); n != tc.calls {
 				t.Fatalf("receiver got %d requests, want %d", n, tc.calls)
 			}
 		})
@@ -97,7 +97,7 @@ func rawServer(t *testing.T, reply string) string {
 // reason phrase of its status line, the banner of a service that is not
 // HTTP) never shows in an action's message; the status code does.
 func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
 	const secret = "SECRET-7f3a"
 	errorReply := "HTTP/1.1 400 " + secret + "-REASON\r\nContent-Type: text/plain\r\nContent-Length: 18\r\nConnection: close\r\n\r\n" + secret + "-BODY!!"
@@ -112,13 +112,13 @@ func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
 			addr := rawServer(t, tc.reply)
 			act := map[string]any{"type": "WEBHOOK", "parameters": map[string]any{"url": "http://" + addr + "/hook"}}
 			if tc.action == "LLM" {
-				mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"llm": map[string]any{"url": "http://" + addr + "/v1", "modelId": "m"}}, tok), http.StatusOK)
-				mustStatus(t, s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET", map[string]any{"entity": map[string]any{"name": "p", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "x"}}}}, tok), http.StatusCreated)
+				MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"llm": map[string]any{"url": "http://" + addr + "/v1", "modelId": "m"}}, tok), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET", map[string]any{"entity": map[string]any{"name": "p", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "x"}}}}, tok), http.StatusCreated)
 				act = map[string]any{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "p"}}
 			}
-			id := addDoc(t, s, tok, "", map[string]any{"content": "some text", "contentType": "text/plain", "actions": []map[string]any{act}})
-			waitActions(t, s, tok, "", id)
-			a := nthAction(t, s, tok, "", id, 0)
+			id := AddDoc(t, s, tok, "", map[string]any{"content": "some text", "contentType": "text/plain", "actions": []map[string]any{act}})
+			WaitActions(t, s, tok, "", id)
+			a := NthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if strings.Contains(m, secret) || !strings.Contains(m, tc.want) {
 				t.Fatalf("message %q: want %q and nothing the receiver sent", m, tc.want)
@@ -131,16 +131,16 @@ func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
 // server's endpoint only; a site governor who points the site at an
 // endpoint of their own does not receive it.
 func TestOutbound_ServerLLMKeyStaysHome(t *testing.T) {
-	operators, governors := newLLMServer(t), newLLMServer(t)
-	s := pipelineServer(t, func(c *node.Config) {
+	operators, governors := NewLLMServer(t), NewLLMServer(t)
+	s := PipelineServer(t, func(c *node.Config) {
 		c.Pipeline.Engines.LLM = pipeline.LLMConfig{URL: operators.URL + "/v1", APIKey: "server-wide-key", ModelID: "m"}
 	})
 	admin := s.Admin()
 	gov := s.Token("gov", "finance_govern")
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"llm": map[string]any{"url": governors.URL + "/v1"}}, gov), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"llm": map[string]any{"url": governors.URL + "/v1"}}, gov), http.StatusOK)
 	for _, tc := range []struct {
 		name, site string
-		endpoint   *llmServer
+		endpoint   *LlmServer
 		wantAuth   string
 	}{
 		{"the server's endpoint gets the server's key", "", operators, "Bearer server-wide-key"},
@@ -149,13 +149,13 @@ func TestOutbound_ServerLLMKeyStaysHome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			entity := s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET"+strings.Replace(tc.site, "?", "&", 1),
 				map[string]any{"entity": map[string]any{"name": "sum", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "Summarize."}}}}, admin)
-			mustStatus(t, entity, http.StatusCreated)
-			id := addDoc(t, s, admin, tc.site, map[string]any{"content": "Invoice 7", "contentType": "text/plain",
+			MustStatus(t, entity, http.StatusCreated)
+			id := AddDoc(t, s, admin, tc.site, map[string]any{"content": "Invoice 7", "contentType": "text/plain",
 				"actions": []map[string]any{{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "sum"}}}})
-			if st := waitActions(t, s, admin, tc.site, id); !equalStrings(st, []string{"COMPLETE"}) {
-				t.Fatalf("statuses %v %v", st, actions(t, s, admin, tc.site, id))
+			if st := WaitActions(t, s, admin, tc.site, id); !EqualStrings(st, []string{"COMPLETE"}) {
+				t.Fatalf("statuses %v %v", st, Actions(t, s, admin, tc.site, id))
 			}
-			if _, auth := tc.endpoint.last(); auth != tc.wantAuth {
+			if _, auth := tc.endpoint.Last(); auth != tc.wantAuth {
 				t.Fatalf("Authorization %q, want %q", auth, tc.wantAuth)
 			}
 		})
@@ -176,7 +176,7 @@ func TestSiteConfig_MaskedSecretsFollowDestination(t *testing.T) {
 	smtp := func(host string, port int, pw string) map[string]any {
 		return map[string]any{"notification": map[string]any{"email": "dms@example.com", "smtp": map[string]any{"host": host, "port": port, "username": "u", "password": pw}}}
 	}
-	runSteps(t, s, tok, "", []step{
+	RunSteps(t, s, tok, "", []Step{
 		{"llm key", "PATCH", cfg, llm("http://llm.office.lan/v1", "key-one-123456"), 200, `{"message":"Config saved"}`},
 		{"llm masked", "GET", cfg, nil, 200, `~"apiKey":"****3456"`},
 		{"masked key, same url", "PATCH", cfg, llm("http://llm.office.lan/v1", "****3456"), 200, `{"message":"Config saved"}`},
@@ -209,13 +209,13 @@ func TestOutbound_SiteDestinationsRefusedWhenDialed(t *testing.T) {
 	s := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 	tok := s.Admin()
 	mail := quiretest.NewMailServer(t)
-	llm := newLLMServer(t)
+	llm := NewLLMServer(t)
 	llmPort := strconv.Itoa(llm.Listener.Addr().(*net.TCPAddr).Port)
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{
 		"notification": map[string]any{"email": "dms@example.com", "smtp": map[string]any{"host": "localhost", "port": mail.Port}},
 		"llm":          map[string]any{"url": "http://localhost:" + llmPort + "/v1", "modelId": "m"},
 	}, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET", map[string]any{"entity": map[string]any{"name": "p", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "x"}}}}, tok), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/entities/LlmPrompt?namespace=PRESET", map[string]any{"entity": map[string]any{"name": "p", "attributes": []map[string]any{{"key": "UserPrompt", "stringValue": "x"}}}}, tok), http.StatusCreated)
 	for _, tc := range []struct {
 		name   string
 		action map[string]any
@@ -224,18 +224,18 @@ func TestOutbound_SiteDestinationsRefusedWhenDialed(t *testing.T) {
 		{"site LLM url", map[string]any{"type": "LLMPROMPT", "parameters": map[string]any{"llmPromptEntityName": "p"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, "", map[string]any{"content": "text", "contentType": "text/plain", "actions": []map[string]any{tc.action}})
-			if st := waitActions(t, s, tok, "", id); !equalStrings(st, []string{"FAILED"}) {
-				t.Fatalf("statuses %v %v", st, actions(t, s, tok, "", id))
+			id := AddDoc(t, s, tok, "", map[string]any{"content": "text", "contentType": "text/plain", "actions": []map[string]any{tc.action}})
+			if st := WaitActions(t, s, tok, "", id); !EqualStrings(st, []string{"FAILED"}) {
+				t.Fatalf("statuses %v %v", st, Actions(t, s, tok, "", id))
 			}
-			if m, _ := nthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, "is not allowed by the server's outbound policy") {
+			if m, _ := NthAction(t, s, tok, "", id, 0)["message"].(string); !strings.Contains(m, "is not allowed by the server's outbound policy") {
 				t.Fatalf("message %q", m)
 			}
 		})
 	}
-	llm.mu.Lock()
-	calls := len(llm.reqs)
-	llm.mu.Unlock()
+	llm.Mu.Lock()
+	calls := len(llm.Reqs)
+	llm.Mu.Unlock()
 	if n := len(mail.Messages()); n != 0 || calls != 0 {
 		t.Fatalf("mail server got %d messages, LLM server %d requests", n, calls)
 	}

@@ -32,16 +32,16 @@ import (
 // queued every junk hash for the two slots, took seconds (3.1 s and 5.6 s
 // in the report without the race detector).
 func TestRateLimits_PasswordFloodsDoNotSlowRealLogin(t *testing.T) {
-	s := smtpServer(t, nil, quiretest.RateLimits(map[string]string{ratelimit.SignIn: ratelimit.Defaults()[ratelimit.SignIn],
+	s := SmtpServer(t, nil, quiretest.RateLimits(map[string]string{ratelimit.SignIn: ratelimit.Defaults()[ratelimit.SignIn],
 		ratelimit.Dav: ratelimit.Defaults()[ratelimit.Dav]}))
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
-	real := clientFrom("127.0.0.2")
-	status, _, body := rawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-temp-pw"}`)
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
+	real := ClientFrom("127.0.0.2")
+	status, _, body := RawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-temp-pw"}`)
 	if status != http.StatusOK {
 		t.Fatalf("first sign-in: %d %s", status, body)
 	}
-	status, _, body = rawDo(t, real, http.MethodPost, s.URL+"/respondToAuthChallenge", `{"session":"`+regexpSession(t, body)+`","username":"ann","newPassword":"ann-password"}`)
+	status, _, body = RawDo(t, real, http.MethodPost, s.URL+"/respondToAuthChallenge", `{"session":"`+RegexpSession(t, body)+`","username":"ann","newPassword":"ann-password"}`)
 	if status != http.StatusOK {
 		t.Fatalf("challenge: %d %s", status, body)
 	}
@@ -49,7 +49,7 @@ func TestRateLimits_PasswordFloodsDoNotSlowRealLogin(t *testing.T) {
 	// sign-ins never spend a budget a flood could reach.
 	realLogin := func(ip string) (time.Duration, int) {
 		start := time.Now()
-		st, _, b := rawDo(t, clientFrom(ip), http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`)
+		st, _, b := RawDo(t, ClientFrom(ip), http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`)
 		d := time.Since(start)
 		if st == http.StatusOK && !strings.Contains(b, "AccessToken") {
 			t.Errorf("real sign-in: %s", b)
@@ -119,7 +119,7 @@ func TestRateLimits_PasswordFloodsDoNotSlowRealLogin(t *testing.T) {
 			limit := bound(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			c := clientFrom(door.ip)
+			c := ClientFrom(door.ip)
 			var refused, checked, attempts atomic.Int64
 			var errs sync.Map
 			stop := make(chan struct{})
@@ -178,7 +178,7 @@ func TestRateLimits_PasswordFloodsDoNotSlowRealLogin(t *testing.T) {
 			// One budget: an address that flooded another door is out of
 			// sign-ins at once (its flood took each refill as it came).
 			if door.name != "POST /login" {
-				if st, _, _ := rawDo(t, clientFrom(door.ip), http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`); st != http.StatusTooManyRequests {
+				if st, _, _ := RawDo(t, ClientFrom(door.ip), http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`); st != http.StatusTooManyRequests {
 					t.Errorf("POST /login from the address that flooded %s: %d, want 429", door.name, st)
 				}
 			}

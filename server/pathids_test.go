@@ -53,7 +53,7 @@ func TestPathIDs_StayUnderRoot(t *testing.T) {
 	}
 	// A site whose id is no safe folder name gets no watched folder.
 	for _, site := range []string{"...", "com1", "a:b"} {
-		mustStatus(t, s.Do(http.MethodPost, "/sites", map[string]any{"site": map[string]any{"id": site}}, admin), http.StatusCreated)
+		MustStatus(t, s.Do(http.MethodPost, "/sites", map[string]any{"site": map[string]any{"id": site}}, admin), http.StatusCreated)
 		r := s.Do(http.MethodPost, "/sites/"+site+"/intakeProfiles", watch("scan"), admin)
 		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "watchFolder") {
 			t.Errorf("a watched folder of site %q: %d %s, want 400 on watchFolder", site, r.Status, r.Body)
@@ -63,12 +63,12 @@ func TestPathIDs_StayUnderRoot(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	mustStatus(t, s.Do(http.MethodPost, "/sites", map[string]any{"site": map[string]any{"id": "linked"}}, admin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/sites", map[string]any{"site": map[string]any{"id": "linked"}}, admin), http.StatusCreated)
 	if r := s.Do(http.MethodPost, "/sites/linked/intakeProfiles", watch("scan"), admin); r.Status != http.StatusBadRequest {
 		t.Errorf("a watched folder through a link out of the root: %d %s, want 400", r.Status, r.Body)
 	}
 	// What is made is under the root.
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", watch("scan"), admin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/intakeProfiles", watch("scan"), admin), http.StatusCreated)
 	for _, site := range []string{"default", "..."} {
 		r := s.Do(http.MethodGet, "/sites/"+site+"/intakeProfiles", nil, admin)
 		for _, p := range quiretest.List(t, r.JSON(t), "intakeProfiles") {

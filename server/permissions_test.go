@@ -10,27 +10,27 @@ import (
 	"quire/quiretest"
 )
 
-// setFolderRoles sets a folder's role permissions (roles: role name ->
+// SetFolderRoles sets a folder's role permissions (roles: role name ->
 // permissions).
-func setFolderRoles(t *testing.T, s *quiretest.Server, tok, site, path string, roles map[string][]string) {
+func SetFolderRoles(t *testing.T, s *quiretest.Server, tok, site, path string, roles map[string][]string) {
 	t.Helper()
 	list := []any{}
 	for name, perms := range roles {
 		list = append(list, map[string]any{"roleName": name, "permissions": perms})
 	}
-	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site, map[string]any{"path": path, "roles": list}, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/folders/permissions"+site, map[string]any{"path": path, "roles": list}, tok), http.StatusOK)
 }
 
-func docPath(t *testing.T, s *quiretest.Server, tok, site, id string) string {
+func DocPath(t *testing.T, s *quiretest.Server, tok, site, id string) string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+id+site, nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	p, _ := r.JSON(t)["path"].(string)
 	return p
 }
 
-// waitFor polls cond every 50 ms for up to 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// WaitFor polls cond every 50 ms for up to 30 s.
+func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -45,22 +45,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // more than whoever added them could do by hand, checked when they are
 // added and again when they run.
 func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			bob := s.Token("bob", site.name, "hr_team")
-			r := s.Do(http.MethodPost, "/sites/"+site.name+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
-			mustStatus(t, r, http.StatusOK)
-			key := str(t, r.JSON(t), "apiKey")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			bob := s.Token("bob", site.Name, "hr_team")
+			r := s.Do(http.MethodPost, "/sites/"+site.Name+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
+			MustStatus(t, r, http.StatusOK)
+			key := quiretest.Str(t, r.JSON(t), "apiKey")
 
-			report := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/report.txt", "content": "q3"})
-			menu := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu"})
-			addDoc(t, s, admin, site.query, map[string]any{"path": "secret/plans.txt", "content": "x"})
-			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "hr/archive"}, admin), http.StatusCreated)
-			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}})
-			setFolderRoles(t, s, admin, site.query, "hr/archive", map[string][]string{"hr_team": {"READ", "WRITE"}})
-			setFolderRoles(t, s, admin, site.query, "secret", map[string][]string{"hr_team": {"READ"}})
+			report := AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/report.txt", "content": "q3"})
+			menu := AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "content": "menu"})
+			AddDoc(t, s, admin, site.Query, map[string]any{"path": "secret/plans.txt", "content": "x"})
+			MustStatus(t, s.Do(http.MethodPost, "/folders"+site.Query, map[string]any{"path": "hr/archive"}, admin), http.StatusCreated)
+			SetFolderRoles(t, s, admin, site.Query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}})
+			SetFolderRoles(t, s, admin, site.Query, "hr/archive", map[string][]string{"hr_team": {"READ", "WRITE"}})
+			SetFolderRoles(t, s, admin, site.Query, "secret", map[string][]string{"hr_team": {"READ"}})
 
 			act := func(typ string, params map[string]any) map[string]any {
 				return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
@@ -74,57 +74,57 @@ func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
 				msg                     string
 			}{
 				{"no DELETE in the folder", bob, "POST", "/documents/" + report + "/actions", purge, 401, "fkq access denied to folder (hr) (DELETE)"},
-				{"no DELETE on the site", key, "POST", "/documents/" + menu + "/actions", act("DELETE", map[string]any{"deleteType": "SOFT_DELETE"}), 401, "fkq access denied (groups: " + site.name + " (READ,WRITE))"},
+				{"no DELETE on the site", key, "POST", "/documents/" + menu + "/actions", act("DELETE", map[string]any{"deleteType": "SOFT_DELETE"}), 401, "fkq access denied (groups: " + site.Name + " (READ,WRITE))"},
 				{"no WRITE where it moves to", bob, "POST", "/documents/" + menu + "/actions", toSecret, 401, "fkq access denied to folder (secret) (WRITE)"},
 				{"not on PATCH either", bob, "PATCH", "/documents/" + menu, toSecret, 401, "fkq access denied to folder (secret) (WRITE)"},
 				{"not on create either", bob, "POST", "/documents", map[string]any{"path": "hr/new.txt", "content": "x", "actions": purge["actions"]}, 401, "fkq access denied to folder (hr) (DELETE)"},
 			}
 			for _, c := range cases {
-				r := s.Do(c.method, c.path+site.query, c.body, c.tok)
+				r := s.Do(c.method, c.path+site.Query, c.body, c.tok)
 				if r.Status != c.want || !strings.Contains(string(r.Body), c.msg) {
 					t.Fatalf("%s: %d %s, want %d %q", c.name, r.Status, r.Body, c.want, c.msg)
 				}
 			}
-			if got := docPath(t, s, admin, site.query, report); got != "hr/report.txt" {
+			if got := DocPath(t, s, admin, site.Query, report); got != "hr/report.txt" {
 				t.Fatalf("report at %q", got)
 			}
-			if got := docPath(t, s, admin, site.query, menu); got != "public/menu.txt" {
+			if got := DocPath(t, s, admin, site.Query, menu); got != "public/menu.txt" {
 				t.Fatalf("menu at %q", got)
 			}
 
 			// Allowed when added; the folder closes before it runs: it
 			// fails and the document stays.
-			qr := s.Do(http.MethodPost, "/queues"+site.query, map[string]any{"name": "Hold"}, admin)
-			mustStatus(t, qr, http.StatusCreated)
-			qid := str(t, qr.JSON(t), "queueId")
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+report+"/actions"+site.query, map[string]any{"actions": []map[string]any{
+			qr := s.Do(http.MethodPost, "/queues"+site.Query, map[string]any{"name": "Hold"}, admin)
+			MustStatus(t, qr, http.StatusCreated)
+			qid := quiretest.Str(t, qr.JSON(t), "queueId")
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+report+"/actions"+site.Query, map[string]any{"actions": []map[string]any{
 				{"type": "QUEUE", "queueId": qid}, {"type": "MOVE", "parameters": map[string]any{"path": "hr/archive/"}},
 			}}, bob), http.StatusOK)
-			waitFor(t, "IN_QUEUE", func() bool {
-				return equalStrings(waitActionsOnce(t, s, admin, site.query, report), []string{"IN_QUEUE", "PENDING"})
+			WaitFor(t, "IN_QUEUE", func() bool {
+				return EqualStrings(WaitActionsOnce(t, s, admin, site.Query, report), []string{"IN_QUEUE", "PENDING"})
 			})
-			setFolderRoles(t, s, admin, site.query, "hr/archive", map[string][]string{"hr_team": {"READ"}})
-			mustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+report+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusOK)
-			if st := waitActions(t, s, admin, site.query, report); !equalStrings(st, []string{"ASYNC_COMPLETE", "FAILED"}) {
+			SetFolderRoles(t, s, admin, site.Query, "hr/archive", map[string][]string{"hr_team": {"READ"}})
+			MustStatus(t, s.Do(http.MethodPost, "/queues/"+qid+"/documents/"+report+"/decisions"+site.Query, map[string]any{"decision": "APPROVE"}, admin), http.StatusOK)
+			if st := WaitActions(t, s, admin, site.Query, report); !EqualStrings(st, []string{"ASYNC_COMPLETE", "FAILED"}) {
 				t.Fatalf("statuses %v", st)
 			}
-			a := actions(t, s, admin, site.query, report)
+			a := Actions(t, s, admin, site.Query, report)
 			if msg, _ := a[1]["message"].(string); msg != "fkq access denied to folder (hr/archive) (WRITE)" {
 				t.Fatalf("MOVE message %q", msg)
 			}
 			if _, ok := a[1]["actor"]; ok {
 				t.Fatalf("the adder's rights are shown: %v", a[1])
 			}
-			if got := docPath(t, s, admin, site.query, report); got != "hr/report.txt" {
+			if got := DocPath(t, s, admin, site.Query, report); got != "hr/report.txt" {
 				t.Fatalf("report moved to %q", got)
 			}
 
 			// Whoever may, still can.
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+menu+"/actions"+site.query, toSecret, admin), http.StatusOK)
-			if st := waitActions(t, s, admin, site.query, menu); !equalStrings(st, []string{"COMPLETE"}) {
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+menu+"/actions"+site.Query, toSecret, admin), http.StatusOK)
+			if st := WaitActions(t, s, admin, site.Query, menu); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("admin's move: %v", st)
 			}
-			if got := docPath(t, s, admin, site.query, menu); got != "secret/menu.txt" {
+			if got := DocPath(t, s, admin, site.Query, menu); got != "secret/menu.txt" {
 				t.Fatalf("menu at %q", got)
 			}
 		})
@@ -137,28 +137,28 @@ func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
 func TestPermissions_FolderChecksOnEveryDocumentRoute(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			alice := s.Token("alice", site.name, "staff") // READ in hr
-			bob := s.Token("bob", site.name, "hr_team")   // READ, WRITE in hr
-			carol := s.Token("carol", site.name)          // nothing in hr
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			alice := s.Token("alice", site.Name, "staff") // READ in hr
+			bob := s.Token("bob", site.Name, "hr_team")   // READ, WRITE in hr
+			carol := s.Token("carol", site.Name)          // nothing in hr
 			tags := []map[string]any{{"key": "dept", "value": "hr"}}
-			salary := addDoc(t, s, admin, site.query, map[string]any{"path": "hr/salary.txt", "content": "pay", "tags": tags})
-			menu := addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "content": "menu", "tags": tags})
-			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}, "staff": {"READ"}})
+			salary := AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/salary.txt", "content": "pay", "tags": tags})
+			menu := AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "content": "menu", "tags": tags})
+			SetFolderRoles(t, s, admin, site.Query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}, "staff": {"READ"}})
 
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.query, nil, alice), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.query, nil, bob), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.Query, nil, alice), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/upload"+site.Query, nil, bob), http.StatusOK)
 
 			// PATCH /documents/tags skips what the caller may not write.
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/tags"+site.query, map[string]any{
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/tags"+site.Query, map[string]any{
 				"match":  map[string]any{"tag": map[string]any{"key": "dept", "eq": "hr"}},
 				"update": map[string]any{"tags": []map[string]any{{"key": "reviewed", "value": "alice"}}},
 			}, alice), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+menu+"/tags/reviewed"+site.query, nil, admin), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/tags/reviewed"+site.query, nil, admin), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+menu+"/tags/reviewed"+site.Query, nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+"/tags/reviewed"+site.Query, nil, admin), http.StatusNotFound)
 
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+salary+q(site.query, "softDelete=true"), nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+salary+Query(site.Query, "softDelete=true"), nil, admin), http.StatusOK)
 			steps := []struct {
 				name, tok, method, path string
 				want                    int
@@ -171,11 +171,11 @@ func TestPermissions_FolderChecksOnEveryDocumentRoute(t *testing.T) {
 				{"bob restores", bob, "PUT", "/restore", 200},
 			}
 			for _, st := range steps {
-				if r := s.Do(st.method, "/documents/"+salary+st.path+site.query, nil, st.tok); r.Status != st.want {
+				if r := s.Do(st.method, "/documents/"+salary+st.path+site.Query, nil, st.tok); r.Status != st.want {
 					t.Fatalf("%s: %d %s, want %d", st.name, r.Status, r.Body, st.want)
 				}
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.query, nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+salary+site.Query, nil, admin), http.StatusOK)
 		})
 	}
 }
@@ -185,32 +185,32 @@ func TestPermissions_FolderChecksOnEveryDocumentRoute(t *testing.T) {
 func TestPermissions_SearchTotalsCountOnlyVisible(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			alice := s.Token("alice", site.name, "staff")
-			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "quarterly bonus plan"})
-			addDoc(t, s, admin, site.query, map[string]any{"path": "hr/more.txt", "contentType": "text/plain", "content": "bonus table"})
-			addDoc(t, s, admin, site.query, map[string]any{"path": "public/menu.txt", "contentType": "text/plain", "content": "bonus dessert"})
-			setFolderRoles(t, s, admin, site.query, "hr", map[string][]string{"hr_team": {"READ"}})
-			waitFor(t, "the text indexed", func() bool {
-				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, admin)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			alice := s.Token("alice", site.Name, "staff")
+			AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/pay.txt", "contentType": "text/plain", "content": "quarterly bonus plan"})
+			AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/more.txt", "contentType": "text/plain", "content": "bonus table"})
+			AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "contentType": "text/plain", "content": "bonus dessert"})
+			SetFolderRoles(t, s, admin, site.Query, "hr", map[string][]string{"hr_team": {"READ"}})
+			WaitFor(t, "the text indexed", func() bool {
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "bonus"}}, admin)
 				return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(3)
 			})
 			for _, c := range []struct {
 				tok  string
 				want float64
 			}{{admin, 3}, {alice, 1}} {
-				r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "bonus"}}, c.tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "bonus"}}, c.tok)
+				MustStatus(t, r, http.StatusOK)
 				m := r.JSON(t)
-				if n := m["totalCount"]; n != c.want || len(list(t, m, "documents")) != int(c.want) {
+				if n := m["totalCount"]; n != c.want || len(quiretest.List(t, m, "documents")) != int(c.want) {
 					t.Fatalf("searchFulltext: totalCount %v, want %v: %s", n, c.want, r.Body)
 				}
-				r = s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
-				mustStatus(t, r, http.StatusOK)
-				hits := obj(t, obj(t, r.JSON(t)["result"])["hits"])
-				total := obj(t, hits["total"])
-				if total["value"] != c.want || total["relation"] != "eq" || len(list(t, hits, "hits")) != int(c.want) {
+				r = s.Do(http.MethodPost, "/queryFulltext"+site.Query, map[string]any{"query": map[string]any{"match": map[string]any{"content": "bonus"}}}, c.tok)
+				MustStatus(t, r, http.StatusOK)
+				hits := quiretest.Obj(t, quiretest.Obj(t, r.JSON(t)["result"])["hits"])
+				total := quiretest.Obj(t, hits["total"])
+				if total["value"] != c.want || total["relation"] != "eq" || len(quiretest.List(t, hits, "hits")) != int(c.want) {
 					t.Fatalf("queryFulltext: total %v, want %v: %s", total, c.want, r.Body)
 				}
 			}
@@ -228,25 +228,25 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 	hr := s.Token("hank", "/finance/hr")
 	ids := map[string]string{}
 	for name, tok := range map[string]string{"fin": fin, "hr": hr} {
-		ids[name] = addDoc(t, s, tok, "", map[string]any{"path": "a/report.txt", "contentType": "text/plain", "content": name + " budget"})
-		ids[name+"-trash"] = addDoc(t, s, tok, "", map[string]any{"path": "a/old.txt", "content": "x"})
-		mustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids[name+"-trash"]+"?softDelete=true", nil, tok), http.StatusOK)
+		ids[name] = AddDoc(t, s, tok, "", map[string]any{"path": "a/report.txt", "contentType": "text/plain", "content": name + " budget"})
+		ids[name+"-trash"] = AddDoc(t, s, tok, "", map[string]any{"path": "a/old.txt", "content": "x"})
+		MustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids[name+"-trash"]+"?softDelete=true", nil, tok), http.StatusOK)
 	}
 	// Site-wide records: attributes, and folder permissions on a folder
 	// both sites have.
-	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "color"}}, hr), http.StatusCreated)
-	mustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=%2Ffinance%2Fhr", map[string]any{"path": "a", "roles": []any{
+	MustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "color"}}, hr), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPut, "/folders/permissions?siteId=%2Ffinance%2Fhr", map[string]any{"path": "a", "roles": []any{
 		map[string]any{"roleName": "/finance/hr", "permissions": []string{"READ"}}}}, s.Admin()), http.StatusOK)
 	// ann has a folder named like hank's site below hers.
-	mustStatus(t, s.Do(http.MethodPost, "/folders", map[string]any{"path": "hr"}, fin), http.StatusCreated)
-	mustStatus(t, s.Do(http.MethodDelete, "/folders/"+ikey("hr"), nil, fin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/folders", map[string]any{"path": "hr"}, fin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodDelete, "/folders/"+ikey("hr"), nil, fin), http.StatusOK)
 
 	listed := func(tok, query string) []string {
 		r := s.Do(http.MethodGet, "/documents"+query, nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		var out []string
-		for _, d := range list(t, r.JSON(t), "documents") {
-			out = append(out, str(t, obj(t, d), "documentId"))
+		for _, d := range quiretest.List(t, r.JSON(t), "documents") {
+			out = append(out, quiretest.Str(t, quiretest.Obj(t, d), "documentId"))
 		}
 		return out
 	}
@@ -260,42 +260,42 @@ func TestPermissions_KeycloakGroupPathSitesStayApart(t *testing.T) {
 		if got := fmt.Sprint(listAll(t, s, c.tok, "", "a")); got != "[a/report.txt]" {
 			t.Fatalf("%s's folder a = %s", c.name, got)
 		}
-		mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids[c.other], nil, c.tok), http.StatusNotFound)
-		waitFor(t, "the text indexed", func() bool {
+		MustStatus(t, s.Do(http.MethodGet, "/documents/"+ids[c.other], nil, c.tok), http.StatusNotFound)
+		WaitFor(t, "the text indexed", func() bool {
 			r := s.Do(http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": "budget"}}, c.tok)
 			return r.Status == http.StatusOK && r.JSON(t)["totalCount"] == float64(1)
 		})
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["fin"], nil, fin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["hr"], nil, hr), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["fin"], nil, fin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+ids["hr"], nil, hr), http.StatusOK)
 	r := s.Do(http.MethodGet, "/attributes", nil, fin)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	if got := string(r.Body); strings.Contains(got, "color") {
 		t.Fatalf("ann's attributes: %s", got)
 	}
 	r = s.Do(http.MethodGet, "/sites", nil, hr)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	if !strings.Contains(string(r.Body), `"siteId":"/finance/hr"`) {
 		t.Fatalf("GET /sites = %s", r.Body)
 	}
 
 	// An upload URL of such a site works.
 	r = s.Do(http.MethodGet, "/documents/upload?path=b/up.txt", nil, hr)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	up, _ := r.JSON(t)["url"].(string)
 	id, _ := r.JSON(t)["documentId"].(string)
-	mustStatus(t, s.Do(http.MethodPut, up, "uploaded", ""), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, up, "uploaded", ""), http.StatusOK)
 	r = s.Do(http.MethodGet, "/documents/"+id+"/content", nil, hr)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	if !strings.Contains(string(r.Body), "uploaded") {
 		t.Fatalf("content = %s", r.Body)
 	}
 
 	// A {siteId} path parameter carries such a site escaped.
-	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, hr), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, fin), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, hr), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/sites/%2Ffinance%2Fhr/classifications", nil, fin), http.StatusUnauthorized)
 	// Site ids with control characters are refused.
-	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
+	MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=a%01b", nil, s.Admin()), http.StatusBadRequest)
 }
 
 // TestPermissions_FolderMoveKeepsPermissionsUnderWay stops a move after
@@ -306,10 +306,10 @@ func TestPermissions_FolderMoveKeepsPermissionsUnderWay(t *testing.T) {
 	s := quiretest.StartServer(t, dir)
 	admin := s.Admin()
 	for i := range 12 {
-		addDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("in/sub/f%02d.txt", i), "content": "x"})
+		AddDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("in/sub/f%02d.txt", i), "content": "x"})
 	}
-	setFolderRoles(t, s, admin, "", "in", map[string][]string{"hr_team": {"READ"}})
-	setFolderRoles(t, s, admin, "", "in/sub", map[string][]string{"hr_team": {"READ", "WRITE"}})
+	SetFolderRoles(t, s, admin, "", "in", map[string][]string{"hr_team": {"READ"}})
+	SetFolderRoles(t, s, admin, "", "in/sub", map[string][]string{"hr_team": {"READ", "WRITE"}})
 	s.Close()
 	db := stopMoveAfterFirstStep(t, dir)
 	defer db.Close()

@@ -33,7 +33,7 @@ func pngHeader(w, h uint32) []byte {
 // (asked for, or computed from "auto" on an extreme aspect ratio) and
 // sources whose header declares too many pixels, before decoding them.
 func TestActions_ResizeLimits(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
 	tall := quiretest.PNG(image.NewGray(image.Rect(0, 0, 2, 2000)))
 	for _, tc := range []struct {
@@ -49,10 +49,10 @@ func TestActions_ResizeLimits(t *testing.T) {
 		{"within the limits", tall, "4", "auto", "COMPLETE", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, "", map[string]any{"path": "img.png", "contentType": "image/png", "isBase64": true, "content": b64(tc.content),
+			id := AddDoc(t, s, tok, "", map[string]any{"path": "img.png", "contentType": "image/png", "isBase64": true, "content": B64(tc.content),
 				"actions": []map[string]any{{"type": "RESIZE", "parameters": map[string]any{"width": tc.width, "height": tc.height}}}})
-			st := waitActions(t, s, tok, "", id)
-			a := nthAction(t, s, tok, "", id, 0)
+			st := WaitActions(t, s, tok, "", id)
+			a := NthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if tc.status == "" {
 				// Go's decoder may refuse the header itself: any outcome
@@ -77,7 +77,7 @@ func TestActions_OCRRefusesBeforeRendering(t *testing.T) {
 	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
 	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
 	quiretest.NeedProgram(t, "pdfinfo", "poppler-utils")
-	s := pipelineServer(t, func(c *node.Config) { c.Pipeline.OCRMaxPages = 50 })
+	s := PipelineServer(t, func(c *node.Config) { c.Pipeline.OCRMaxPages = 50 })
 	tok := s.Admin()
 	many := quiretest.BlankPDF(10000, 612, 792)
 	for _, tc := range []struct {
@@ -92,10 +92,10 @@ func TestActions_OCRRefusesBeforeRendering(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			id := addDoc(t, s, tok, "", map[string]any{"path": "scan.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(tc.pdf),
+			id := AddDoc(t, s, tok, "", map[string]any{"path": "scan.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(tc.pdf),
 				"actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrNumberOfPages": tc.pages}}}})
-			st := waitActions(t, s, tok, "", id)
-			a := nthAction(t, s, tok, "", id, 0)
+			st := WaitActions(t, s, tok, "", id)
+			a := NthAction(t, s, tok, "", id, 0)
 			m, _ := a["message"].(string)
 			if st[0] != tc.status || !strings.Contains(m, tc.msg) {
 				t.Fatalf("status %v message %q, want %s with %q", st, m, tc.status, tc.msg)

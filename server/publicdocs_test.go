@@ -11,7 +11,7 @@ func TestPublicDocuments(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
 	doc := map[string]any{"path": "inbox/form.txt", "content": "from the web form", "tags": []map[string]any{{"key": "source", "value": "web"}}}
-	mustStatus(t, s.Do(http.MethodPost, "/public/documents", doc, ""), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodPost, "/public/documents", doc, ""), http.StatusNotFound)
 
 	for _, tt := range []struct {
 		name   string
@@ -22,7 +22,7 @@ func TestPublicDocuments(t *testing.T) {
 		{"enable", map[string]any{"publicDocuments": map[string]any{"enabled": true, "perClientPerMinute": 7}}, 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", tt.body, admin), tt.status)
+			MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", tt.body, admin), tt.status)
 		})
 	}
 	for _, tt := range []struct {
@@ -35,27 +35,27 @@ func TestPublicDocuments(t *testing.T) {
 		{"no content", map[string]any{"path": "a.txt"}, 400},
 		{"artifacts", map[string]any{"content": "x", "artifacts": true, "documentId": "6f1c1e55-1111-4222-8333-444455556666"}, 400},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustStatus(t, s.Do(http.MethodPost, "/public/documents", tt.body, ""), tt.status) })
+		t.Run(tt.name, func(t *testing.T) { MustStatus(t, s.Do(http.MethodPost, "/public/documents", tt.body, ""), tt.status) })
 	}
 	// Every request counts, refused ones too: 4 above, 3 more accepted.
 	var ids []string
 	for range 3 {
 		r := s.Do(http.MethodPost, "/public/documents", doc, "")
-		mustStatus(t, r, http.StatusCreated)
-		ids = append(ids, str(t, r.JSON(t), "documentId"))
+		MustStatus(t, r, http.StatusCreated)
+		ids = append(ids, quiretest.Str(t, r.JSON(t), "documentId"))
 	}
 	r := s.Do(http.MethodPost, "/public/documents", doc, "")
-	mustStatus(t, r, http.StatusTooManyRequests)
+	MustStatus(t, r, http.StatusTooManyRequests)
 	if r.Header.Get("Retry-After") == "" {
 		t.Error("no Retry-After on a 429")
 	}
 	r = s.Do(http.MethodGet, "/documents/"+ids[0], nil, admin)
-	mustStatus(t, r, http.StatusOK)
-	if m := r.JSON(t); str(t, m, "userId") != "public" || str(t, m, "path") != "inbox/form.txt" {
+	MustStatus(t, r, http.StatusOK)
+	if m := r.JSON(t); quiretest.Str(t, m, "userId") != "public" || quiretest.Str(t, m, "path") != "inbox/form.txt" {
 		t.Errorf("public document %v", m)
 	}
 	// Another site is not enabled by the default site's setting.
-	mustStatus(t, s.Do(http.MethodPost, "/public/documents?siteId=finance", doc, ""), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"publicDocuments": map[string]any{"enabled": true}}, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/public/documents?siteId=finance", doc, ""), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/public/documents?siteId=finance", doc, ""), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"publicDocuments": map[string]any{"enabled": true}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/public/documents?siteId=finance", doc, ""), http.StatusCreated)
 }

@@ -20,7 +20,7 @@ func TestQueryFulltext_Limits(t *testing.T) {
 	for i := range words {
 		words[i] = fmt.Sprintf("w%05d", i)
 	}
-	addDoc(t, s, tok, "", map[string]any{"path": "many-words.txt", "contentType": "text/plain", "content": strings.Join(words, " ")})
+	AddDoc(t, s, tok, "", map[string]any{"path": "many-words.txt", "contentType": "text/plain", "content": strings.Join(words, " ")})
 	query := func(qs string) *quiretest.Response {
 		return s.Do(http.MethodPost, "/queryFulltext", map[string]any{"query": map[string]any{"query_string": map[string]any{"query": qs}}}, tok)
 	}

@@ -15,9 +15,9 @@ func TestDownloads_HostileRanges(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	content := []byte("0123456789")
-	id := addDoc(t, s, tok, "", map[string]any{"content": string(content), "path": "r.txt", "contentType": "text/plain"})
+	id := AddDoc(t, s, tok, "", map[string]any{"content": string(content), "path": "r.txt", "contentType": "text/plain"})
 	r := s.Do(http.MethodGet, "/documents/"+id+"/url", nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	u, _ := r.JSON(t)["url"].(string)
 	if u == "" {
 		t.Fatalf("no url: %s", r.Body)
@@ -39,7 +39,7 @@ func TestDownloads_HostileRanges(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.rng, func(t *testing.T) {
 			got := s.DoHeaders(http.MethodGet, u, nil, "", map[string]string{"Range": c.rng})
-			mustStatus(t, got, c.status)
+			MustStatus(t, got, c.status)
 			if c.body != nil && !bytes.Equal(got.Body, c.body) {
 				t.Fatalf("body %q, want %q", got.Body, c.body)
 			}

@@ -13,11 +13,11 @@ import (
 // addRetentionPolicy creates a RetentionPolicy entity and returns its id.
 func addRetentionPolicy(t *testing.T, s *quiretest.Server, tok, site, mode string, days float64) string {
 	t.Helper()
-	r := s.Do(http.MethodPost, "/entities/RetentionPolicy"+q(site, "namespace=PRESET"), map[string]any{"entity": map[string]any{
+	r := s.Do(http.MethodPost, "/entities/RetentionPolicy"+Query(site, "namespace=PRESET"), map[string]any{"entity": map[string]any{
 		"name": mode, "attributes": []map[string]any{{"key": "RetentionMode", "stringValue": mode}, {"key": "RetentionPeriodInDays", "numberValue": days}},
 	}}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	return str(t, r.JSON(t), "entityId")
+	MustStatus(t, r, http.StatusCreated)
+	return quiretest.Str(t, r.JSON(t), "entityId")
 }
 
 func policyAttr(id string) map[string]any {
@@ -30,25 +30,25 @@ func policyAttr(id string) map[string]any {
 // under GOVERNANCE retention each is refused with 409 and changes
 // nothing; on one under RETENTION_ONLY each succeeds.
 func TestGovernance_EveryMutatingRouteAndActionRefused(t *testing.T) {
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			gov := addRetentionPolicy(t, s, tok, site.query, "GOVERNANCE", 30)
-			keep := addRetentionPolicy(t, s, tok, site.query, "RETENTION_ONLY", 30)
-			other := addRetentionPolicy(t, s, tok, site.query, "RETENTION_ONLY", 1)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			gov := addRetentionPolicy(t, s, tok, site.Query, "GOVERNANCE", 30)
+			keep := addRetentionPolicy(t, s, tok, site.Query, "RETENTION_ONLY", 30)
+			other := addRetentionPolicy(t, s, tok, site.Query, "RETENTION_ONLY", 1)
 			type route struct {
 				name string
 				// do changes document id at path and returns the answer.
 				do func(t *testing.T, id, folder string) *quiretest.Response
 			}
-			doc := func(id, extra string) string { return "/documents/" + id + extra + site.query }
+			doc := func(id, extra string) string { return "/documents/" + id + extra + site.Query }
 			routes := []route{
 				{"delete", func(t *testing.T, id, _ string) *quiretest.Response {
 					return s.Do(http.MethodDelete, doc(id, ""), nil, tok)
 				}},
 				{"soft delete", func(t *testing.T, id, _ string) *quiretest.Response {
-					return s.Do(http.MethodDelete, "/documents/"+id+q(site.query, "softDelete=true"), nil, tok)
+					return s.Do(http.MethodDelete, "/documents/"+id+Query(site.Query, "softDelete=true"), nil, tok)
 				}},
 				{"purge", func(t *testing.T, id, _ string) *quiretest.Response {
 					return s.Do(http.MethodDelete, doc(id, "/purge"), nil, tok)
@@ -61,8 +61,8 @@ func TestGovernance_EveryMutatingRouteAndActionRefused(t *testing.T) {
 				}},
 				{"upload", func(t *testing.T, id, _ string) *quiretest.Response {
 					r := s.Do(http.MethodGet, doc(id, "/upload"), nil, tok)
-					mustStatus(t, r, http.StatusOK)
-					return put(s, str(t, r.JSON(t), "url"), "uploaded content")
+					MustStatus(t, r, http.StatusOK)
+					return Put(s, quiretest.Str(t, r.JSON(t), "url"), "uploaded content")
 				}},
 				{"remove retention attribute", func(t *testing.T, id, _ string) *quiretest.Response {
 					return s.Do(http.MethodDelete, doc(id, "/attributes/RetentionPolicy"), nil, tok)
@@ -71,14 +71,14 @@ func TestGovernance_EveryMutatingRouteAndActionRefused(t *testing.T) {
 					return s.Do(http.MethodPatch, doc(id, ""), map[string]any{"attributes": []any{policyAttr(other)}}, tok)
 				}},
 				{"folder move", func(t *testing.T, _, folder string) *quiretest.Response {
-					return s.Do(http.MethodPost, "/indices/folder/move"+site.query, map[string]any{"source": folder, "target": "moved-" + folder + "/"}, tok)
+					return s.Do(http.MethodPost, "/indices/folder/move"+site.Query, map[string]any{"source": folder, "target": "moved-" + folder + "/"}, tok)
 				}},
 			}
 			for _, rt := range routes {
 				for _, mode := range []string{"GOVERNANCE", "RETENTION_ONLY"} {
 					pol := map[string]string{"GOVERNANCE": gov, "RETENTION_ONLY": keep}[mode]
 					folder := strings.ReplaceAll(rt.name, " ", "-") + "-" + mode
-					id := addDoc(t, s, tok, site.query, map[string]any{"path": folder + "/doc.txt", "content": "kept", "contentType": "text/plain",
+					id := AddDoc(t, s, tok, site.Query, map[string]any{"path": folder + "/doc.txt", "content": "kept", "contentType": "text/plain",
 						"attributes": []any{policyAttr(pol)}})
 					r := rt.do(t, id, folder)
 					if mode == "RETENTION_ONLY" {
@@ -90,7 +90,7 @@ func TestGovernance_EveryMutatingRouteAndActionRefused(t *testing.T) {
 					if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "is under GOVERNANCE retention until") {
 						t.Errorf("%s under GOVERNANCE: %d %s, want 409", rt.name, r.Status, r.Body)
 					}
-					checkUnchanged(t, s, tok, site.query, id, folder+"/doc.txt", gov)
+					checkUnchanged(t, s, tok, site.Query, id, folder+"/doc.txt", gov)
 				}
 			}
 			// The MOVE and DELETE actions fail on the governed document.
@@ -103,26 +103,26 @@ func TestGovernance_EveryMutatingRouteAndActionRefused(t *testing.T) {
 				for _, mode := range []string{"GOVERNANCE", "RETENTION_ONLY"} {
 					pol := map[string]string{"GOVERNANCE": gov, "RETENTION_ONLY": keep}[mode]
 					path := "actions-" + mode + "/" + fmt.Sprint(act["type"], act["parameters"]) + ".txt"
-					id := addDoc(t, s, tok, site.query, map[string]any{"path": path, "content": "kept", "contentType": "text/plain",
+					id := AddDoc(t, s, tok, site.Query, map[string]any{"path": path, "content": "kept", "contentType": "text/plain",
 						"attributes": []any{policyAttr(pol)}, "actions": []any{act}})
 					if hard := fmt.Sprint(act["parameters"]) != "map[deleteType:SOFT_DELETE]" && act["type"] == "DELETE"; hard && mode == "RETENTION_ONLY" {
 						// The document goes with its actions.
-						waitGone(t, s, tok, site.query, id)
+						waitGone(t, s, tok, site.Query, id)
 						continue
 					}
-					st := waitActions(t, s, tok, site.query, id)
+					st := WaitActions(t, s, tok, site.Query, id)
 					want := map[string]string{"GOVERNANCE": "FAILED", "RETENTION_ONLY": "COMPLETE"}[mode]
 					if len(st) != 1 || st[0] != want {
 						t.Errorf("%s action under %s: %v, want %s", act["type"], mode, st, want)
 					}
 					if mode == "GOVERNANCE" {
-						checkUnchanged(t, s, tok, site.query, id, path, gov)
+						checkUnchanged(t, s, tok, site.Query, id, path, gov)
 					}
 				}
 			}
 			// Tags stay writable on a governed document.
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "tags/doc.txt", "content": "kept", "attributes": []any{policyAttr(gov)}})
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/tags"+site.query, map[string]any{"key": "reviewed", "value": "yes"}, tok), http.StatusCreated)
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "tags/doc.txt", "content": "kept", "attributes": []any{policyAttr(gov)}})
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/tags"+site.Query, map[string]any{"key": "reviewed", "value": "yes"}, tok), http.StatusCreated)
 		})
 	}
 }
@@ -136,7 +136,7 @@ func checkUnchanged(t *testing.T, s *quiretest.Server, tok, site, id, path, poli
 		t.Errorf("%s after refusal: %d %s", id, r.Status, r.Body)
 		return
 	}
-	if got := str(t, r.JSON(t), "path"); got != path {
+	if got := quiretest.Str(t, r.JSON(t), "path"); got != path {
 		t.Errorf("%s path after refusal = %q, want %q", id, got, path)
 	}
 	c := s.Do(http.MethodGet, "/documents/"+id+"/content"+site, nil, tok)

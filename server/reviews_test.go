@@ -10,22 +10,22 @@ import (
 	"quire/quiretest"
 )
 
-func addReview(t *testing.T, s *quiretest.Server, tok, path string, review map[string]any) string {
+func AddReview(t *testing.T, s *quiretest.Server, tok, path string, review map[string]any) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, path, map[string]any{"review": review}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	id := str(t, r.JSON(t), "reviewId")
+	MustStatus(t, r, http.StatusCreated)
+	id := quiretest.Str(t, r.JSON(t), "reviewId")
 	if id == "" {
 		t.Fatalf("no reviewId: %s", r.Body)
 	}
 	return id
 }
 
-func reviewStatus(t *testing.T, s *quiretest.Server, tok, path string) string {
+func ReviewStatus(t *testing.T, s *quiretest.Server, tok, path string) string {
 	t.Helper()
 	r := s.Do(http.MethodGet, path, nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	return str(t, obj(t, r.JSON(t)["review"]), "reviewStatus")
+	MustStatus(t, r, http.StatusOK)
+	return quiretest.Str(t, quiretest.Obj(t, r.JSON(t)["review"]), "reviewStatus")
 }
 
 // TestReviews_Routes walks every review route and status transition on
@@ -33,14 +33,14 @@ func reviewStatus(t *testing.T, s *quiretest.Server, tok, path string) string {
 func TestReviews_Routes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "review/me.txt", "content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "review/me.txt", "content": "x"})
 			base := "/documents/" + doc + "/reviews"
-			rid := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2, "comments": "please"})
+			rid := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "legal", "requiredDecisions": 2, "comments": "please"})
 			one := base + "/" + rid
 			missing := "/documents/00000000-0000-4000-8000-000000000000/reviews"
-			runSteps(t, s, tok, site.query, []step{
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"get", "GET", one, nil, 200, `~"reviewStatus":"PENDING"`},
 				{"get fields", "GET", one, nil, 200, `~"requiredDecisions":2`},
 				{"list", "GET", base, nil, 200, `~"reviewId":"` + rid + `"`},
@@ -83,79 +83,79 @@ func TestReviews_Routes(t *testing.T) {
 				{"patch completed", "PATCH", one, map[string]any{"review": map[string]any{"comments": "late"}}, 409, ""},
 				{"decisions listed", "GET", one + "/decisions", nil, 200, `~"comment":"ok"`},
 			})
-			r := s.Do(http.MethodGet, one+"/decisions"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, one+"/decisions"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			b := r.JSON(t)
-			if ds := list(t, b, "decisions"); len(ds) != 2 {
+			if ds := quiretest.List(t, b, "decisions"); len(ds) != 2 {
 				t.Fatalf("decisions: %s", r.Body)
 			}
 			for i := range 2 {
-				if d := item(t, b, "decisions", i); str(t, d, "userId") != "admin" || str(t, d, "reviewId") != rid || str(t, d, "documentId") != doc {
+				if d := quiretest.Item(t, b, "decisions", i); quiretest.Str(t, d, "userId") != "admin" || quiretest.Str(t, d, "reviewId") != rid || quiretest.Str(t, d, "documentId") != doc {
 					t.Fatalf("decision %d: %v", i, d)
 				}
 			}
 
 			// PATCH transitions: PENDING -> IN_PROGRESS -> CANCELLED (final);
 			// lowering requiredDecisions to the decisions taken completes.
-			c := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
-			runSteps(t, s, tok, site.query, []step{
+			c := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"claim", "PATCH", base + "/" + c, map[string]any{"review": map[string]any{"reviewStatus": "IN_PROGRESS"}}, 200, ""},
 				{"cancel", "PATCH", base + "/" + c, map[string]any{"review": map[string]any{"reviewStatus": "CANCELLED"}}, 200, ""},
 				{"decision on cancelled", "POST", base + "/" + c + "/decisions", map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, 409, ""},
 				{"reopen cancelled", "PATCH", base + "/" + c, map[string]any{"review": map[string]any{"reviewStatus": "PENDING"}}, 409, ""},
 			})
-			sup := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 3})
-			mustStatus(t, s.Do(http.MethodPost, base+"/"+sup+"/decisions"+site.query, map[string]any{"decision": map[string]any{"type": "COMMENT"}}, tok), http.StatusCreated)
-			mustStatus(t, s.Do(http.MethodPatch, base+"/"+sup+site.query, map[string]any{"review": map[string]any{"requiredDecisions": 1}}, tok), http.StatusOK)
-			if st := reviewStatus(t, s, tok, base+"/"+sup+site.query); st != "COMPLETED" {
+			sup := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 3})
+			MustStatus(t, s.Do(http.MethodPost, base+"/"+sup+"/decisions"+site.Query, map[string]any{"decision": map[string]any{"type": "COMMENT"}}, tok), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPatch, base+"/"+sup+site.Query, map[string]any{"review": map[string]any{"requiredDecisions": 1}}, tok), http.StatusOK)
+			if st := ReviewStatus(t, s, tok, base+"/"+sup+site.Query); st != "COMPLETED" {
 				t.Fatalf("lowered requiredDecisions: %s", st)
 			}
-			fol := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
-			mustStatus(t, s.Do(http.MethodPatch, base+"/"+fol+site.query, map[string]any{"review": map[string]any{"reviewStatus": "SUPERSEDED"}}, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPost, base+"/"+fol+"/decisions"+site.query, map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, tok), http.StatusConflict)
+			fol := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
+			MustStatus(t, s.Do(http.MethodPatch, base+"/"+fol+site.Query, map[string]any{"review": map[string]any{"reviewStatus": "SUPERSEDED"}}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPost, base+"/"+fol+"/decisions"+site.Query, map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, tok), http.StatusConflict)
 
 			// An artifact has its own reviews.
-			art := addArtifact(t, s, tok, site.query, doc, map[string]any{"content": "a"})
-			aq := q(site.query, "artifactId="+art)
-			ar := addReview(t, s, tok, base+aq, map[string]any{"reviewCategory": "artifact", "requiredDecisions": 1})
+			art := AddArtifact(t, s, tok, site.Query, doc, map[string]any{"content": "a"})
+			aq := Query(site.Query, "artifactId="+art)
+			ar := AddReview(t, s, tok, base+aq, map[string]any{"reviewCategory": "artifact", "requiredDecisions": 1})
 			r = s.Do(http.MethodGet, base+"/"+ar+aq, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if rv := obj(t, r.JSON(t)["review"]); str(t, rv, "artifactId") != art || str(t, rv, "documentId") != doc {
+			MustStatus(t, r, http.StatusOK)
+			if rv := quiretest.Obj(t, r.JSON(t)["review"]); quiretest.Str(t, rv, "artifactId") != art || quiretest.Str(t, rv, "documentId") != doc {
 				t.Fatalf("artifact review: %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, base+"/"+ar+site.query, nil, tok), http.StatusNotFound)
-			mustStatus(t, s.Do(http.MethodGet, base+"/"+rid+aq, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, base+"/"+ar+site.Query, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, base+"/"+rid+aq, nil, tok), http.StatusNotFound)
 			r = s.Do(http.MethodGet, base+aq, nil, tok)
-			if rs := list(t, r.JSON(t), "reviews"); len(rs) != 1 {
+			if rs := quiretest.List(t, r.JSON(t), "reviews"); len(rs) != 1 {
 				t.Fatalf("artifact reviews: %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodPost, base+"/"+ar+"/decisions"+aq, map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, tok), http.StatusCreated)
-			if st := reviewStatus(t, s, tok, base+"/"+ar+aq); st != "COMPLETED" {
+			MustStatus(t, s.Do(http.MethodPost, base+"/"+ar+"/decisions"+aq, map[string]any{"decision": map[string]any{"type": "APPROVAL"}}, tok), http.StatusCreated)
+			if st := ReviewStatus(t, s, tok, base+"/"+ar+aq); st != "COMPLETED" {
 				t.Fatalf("artifact review: %s", st)
 			}
 			r = s.Do(http.MethodGet, base+"/"+ar+"/decisions"+aq, nil, tok)
-			if d := item(t, r.JSON(t), "decisions", 0); str(t, d, "artifactId") != art {
+			if d := quiretest.Item(t, r.JSON(t), "decisions", 0); quiretest.Str(t, d, "artifactId") != art {
 				t.Fatalf("artifact decision: %s", r.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, base+q(site.query, "artifactId=nope"), nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, base+Query(site.Query, "artifactId=nope"), nil, tok), http.StatusNotFound)
 
 			// Paging, and a read-only caller may read but not write.
-			r = s.Do(http.MethodGet, base+q(site.query, "limit=1"), nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if rs := list(t, r.JSON(t), "reviews"); len(rs) != 1 || str(t, r.JSON(t), "next") == "" {
+			r = s.Do(http.MethodGet, base+Query(site.Query, "limit=1"), nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			if rs := quiretest.List(t, r.JSON(t), "reviews"); len(rs) != 1 || quiretest.Str(t, r.JSON(t), "next") == "" {
 				t.Fatalf("first page: %s", r.Body)
 			}
-			siteName := strings.TrimPrefix(site.query, "?siteId=")
+			siteName := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteName == "" {
 				siteName = "default"
 			}
 			reader := s.Token("reader", siteName+"_read")
-			mustStatus(t, s.Do(http.MethodGet, base+site.query, nil, reader), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPost, base+site.query, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1}}, reader), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, base+site.Query, nil, reader), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPost, base+site.Query, map[string]any{"review": map[string]any{"reviewCategory": "c", "requiredDecisions": 1}}, reader), http.StatusUnauthorized)
 
 			// Purging the document takes its reviews with it.
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/purge"+site.query, nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodGet, one+site.query, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+"/purge"+site.Query, nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodGet, one+site.Query, nil, tok), http.StatusNotFound)
 		})
 	}
 }
@@ -166,16 +166,16 @@ func TestReviews_Routes(t *testing.T) {
 func TestReviews_ApprovalGroups(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			siteName := strings.TrimPrefix(site.query, "?siteId=")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			siteName := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteName == "" {
 				siteName = "default"
 			}
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "groups.txt", "content": "x"})
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "groups.txt", "content": "x"})
 			base := "/documents/" + doc + "/reviews"
-			rid := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 2, "approvalGroups": []string{"legal", "board"}})
-			dec := base + "/" + rid + "/decisions" + site.query
+			rid := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 2, "approvalGroups": []string{"legal", "board"}})
+			dec := base + "/" + rid + "/decisions" + site.Query
 			body := map[string]any{"decision": map[string]any{"type": "APPROVAL"}}
 			for _, c := range []struct {
 				name string
@@ -195,11 +195,11 @@ func TestReviews_ApprovalGroups(t *testing.T) {
 				}
 			}
 			r := s.Do(http.MethodGet, dec, nil, tok)
-			if ds := list(t, r.JSON(t), "decisions"); len(ds) != 2 {
+			if ds := quiretest.List(t, r.JSON(t), "decisions"); len(ds) != 2 {
 				t.Fatalf("decisions: %s", r.Body)
 			}
-			open := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
-			mustStatus(t, s.Do(http.MethodPost, base+"/"+open+"/decisions"+site.query, body, s.Token("w5", siteName)), http.StatusCreated)
+			open := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 1})
+			MustStatus(t, s.Do(http.MethodPost, base+"/"+open+"/decisions"+site.Query, body, s.Token("w5", siteName)), http.StatusCreated)
 		})
 	}
 }
@@ -210,11 +210,11 @@ func TestReviews_ApprovalGroups(t *testing.T) {
 func TestReviews_ConcurrentDecisions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "race.txt", "content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "race.txt", "content": "x"})
 			base := "/documents/" + doc + "/reviews"
-			rid := addReview(t, s, tok, base+site.query, map[string]any{"reviewCategory": "c", "requiredDecisions": 3})
+			rid := AddReview(t, s, tok, base+site.Query, map[string]any{"reviewCategory": "c", "requiredDecisions": 3})
 			const clients, need = 50, 3
 			statuses := make([]int, clients)
 			var wg sync.WaitGroup
@@ -224,7 +224,7 @@ func TestReviews_ConcurrentDecisions(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					r := s.Do(http.MethodPost, base+"/"+rid+"/decisions"+site.query,
+					r := s.Do(http.MethodPost, base+"/"+rid+"/decisions"+site.Query,
 						map[string]any{"decision": map[string]any{"type": "APPROVAL", "comment": fmt.Sprint(i)}}, tok)
 					statuses[i] = r.Status
 				}()
@@ -238,11 +238,11 @@ func TestReviews_ConcurrentDecisions(t *testing.T) {
 			if counts[http.StatusCreated] != need || counts[http.StatusConflict] != clients-need {
 				t.Fatalf("statuses %v, want %d created and %d conflicts", counts, need, clients-need)
 			}
-			r := s.Do(http.MethodGet, base+"/"+rid+"/decisions"+q(site.query, "limit=100"), nil, tok)
-			if ds := list(t, r.JSON(t), "decisions"); len(ds) != need {
+			r := s.Do(http.MethodGet, base+"/"+rid+"/decisions"+Query(site.Query, "limit=100"), nil, tok)
+			if ds := quiretest.List(t, r.JSON(t), "decisions"); len(ds) != need {
 				t.Fatalf("decisions stored: %d: %s", len(ds), r.Body)
 			}
-			if st := reviewStatus(t, s, tok, base+"/"+rid+site.query); st != "COMPLETED" {
+			if st := ReviewStatus(t, s, tok, base+"/"+rid+site.Query); st != "COMPLETED" {
 				t.Fatalf("status %s", st)
 			}
 		})
@@ -255,29 +255,29 @@ func TestReviews_ConcurrentDecisions(t *testing.T) {
 // its document.
 func TestReviews_NotificationMail(t *testing.T) {
 	mail := quiretest.NewMailServer(t)
-	s := pipelineServer(t)
+	s := PipelineServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid := siteID(site.query)
-			mustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"notification": map[string]any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid := SiteID(site.Query)
+			MustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"notification": map[string]any{
 				"email": sid + "-dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": mail.Host, "port": mail.Port}}}, tok), http.StatusOK)
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "mail.txt", "content": "x"})
-			art := addArtifact(t, s, tok, site.query, doc, map[string]any{"content": "a"})
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "mail.txt", "content": "x"})
+			art := AddArtifact(t, s, tok, site.Query, doc, map[string]any{"content": "a"})
 			before := len(mail.Messages())
-			addReview(t, s, tok, "/documents/"+doc+"/reviews"+q(site.query, "artifactId="+art), map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
+			AddReview(t, s, tok, "/documents/"+doc+"/reviews"+Query(site.Query, "artifactId="+art), map[string]any{"reviewCategory": "c", "requiredDecisions": 1,
 				"notifications": []map[string]any{
 					{"notificationType": "EMAIL", "cc": []string{"rev@example.com"}, "subject": "Review " + sid, "body": "Please review"},
 					{"notificationType": "IN_APP", "cc": []string{"inapp@example.com"}, "subject": "s", "body": "b"},
 				}})
-			if st := waitActions(t, s, tok, site.query, doc); !equalStrings(st, []string{"COMPLETE"}) {
+			if st := WaitActions(t, s, tok, site.Query, doc); !EqualStrings(st, []string{"COMPLETE"}) {
 				t.Fatalf("actions %v", st)
 			}
 			msgs := mail.Messages()
 			if len(msgs) != before+1 {
 				t.Fatalf("got %d messages, want 1", len(msgs)-before)
 			}
-			if m := msgs[len(msgs)-1]; !equalStrings(m.To, []string{"rev@example.com"}) || !strings.Contains(m.Data, "Subject: Review "+sid) ||
+			if m := msgs[len(msgs)-1]; !EqualStrings(m.To, []string{"rev@example.com"}) || !strings.Contains(m.Data, "Subject: Review "+sid) ||
 				!strings.Contains(m.Data, "Please review") {
 				t.Fatalf("message %+v", m)
 			}

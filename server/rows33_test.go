@@ -17,9 +17,9 @@ import (
 func siteTitle(t *testing.T, s *quiretest.Server, tok, site string) string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/sites", nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	for _, x := range list(t, r.JSON(t), "sites") {
-		if m := obj(t, x); m["siteId"] == site {
+	MustStatus(t, r, http.StatusOK)
+	for _, x := range quiretest.List(t, r.JSON(t), "sites") {
+		if m := quiretest.Obj(t, x); m["siteId"] == site {
 			v, _ := m["title"].(string)
 			return v
 		}
@@ -50,9 +50,9 @@ func TestUpdateSite(t *testing.T) {
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(http.MethodPatch, "/sites/"+site, tt.body, tt.tok)
-					mustStatus(t, r, tt.status)
+					MustStatus(t, r, tt.status)
 					if tt.status == 200 {
-						mustBody(t, r, `{"message":"Site '`+site+`' updated"}`)
+						MustBody(t, r, `{"message":"Site '`+site+`' updated"}`)
 					}
 				})
 			}
@@ -61,7 +61,7 @@ func TestUpdateSite(t *testing.T) {
 			}
 		})
 	}
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/a%01b", map[string]any{"site": map[string]any{"title": "x"}}, admin), 400)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/a%01b", map[string]any{"site": map[string]any{"title": "x"}}, admin), 400)
 }
 
 // TestVersion_Components: GET /version lists the modules Quire ships
@@ -73,7 +73,7 @@ func TestVersion_Components(t *testing.T) {
 		"documentGeneration": "1.2.2", "esignature": "1.2.1", "ocr": "1.7.1", "watermark": "3.0.3"}
 	for _, tok := range []string{s.Token("ann", "default_read"), s.Token("fin", "finance")} {
 		r := s.Do(http.MethodGet, "/version", nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		b := r.JSON(t)
 		comps, _ := b["components"].(map[string]any)
 		if len(comps) != len(want) {
@@ -84,7 +84,7 @@ func TestVersion_Components(t *testing.T) {
 				t.Errorf("components[%s] = %v, want %s", k, comps[k], v)
 			}
 		}
-		mods := list(t, b, "modules")
+		mods := quiretest.List(t, b, "modules")
 		if len(mods) != len(want) {
 			t.Errorf("modules = %v", mods)
 		}
@@ -94,7 +94,7 @@ func TestVersion_Components(t *testing.T) {
 			}
 		}
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/version", nil, ""), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodGet, "/version", nil, ""), http.StatusUnauthorized)
 }
 
 // jwtTimes reads iat and exp of a JWT's payload (not verified: the
@@ -138,23 +138,23 @@ func TestTokenLifetimes_Configured(t *testing.T) {
 			admin := s.Admin()
 			for _, site := range []string{"default", "finance"} {
 				user := "ttl-" + site + "@example.com"
-				mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": site}}, admin), http.StatusOK)
-				mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": user}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
-				mustStatus(t, s.Do(http.MethodPost, "/groups/"+site+"/users", map[string]any{"user": map[string]any{"username": user}}, admin), http.StatusOK)
-				access, refresh := firstSignIn(t, s, user, "Temp-pass-1", "A new password "+site)
-				mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, access), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": site}}, admin), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": user}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+				MustStatus(t, s.Do(http.MethodPost, "/groups/"+site+"/users", map[string]any{"user": map[string]any{"username": user}}, admin), http.StatusOK)
+				access, refresh := FirstSignIn(t, s, user, "Temp-pass-1", "A new password "+site)
+				MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, access), http.StatusOK)
 				before := time.Now()
-				r := login(s, user, "A new password "+site)
-				mustStatus(t, r, http.StatusOK)
-				ar := obj(t, r.JSON(t)["AuthenticationResult"])
+				r := Login(s, user, "A new password "+site)
+				MustStatus(t, r, http.StatusOK)
+				ar := quiretest.Obj(t, r.JSON(t)["AuthenticationResult"])
 				if got, _ := ar["ExpiresIn"].(float64); time.Duration(got)*time.Second != wantAccess {
 					t.Errorf("%s: ExpiresIn = %v, want %v", site, ar["ExpiresIn"], wantAccess.Seconds())
 				}
-				iat, exp := jwtTimes(t, str(t, ar, "AccessToken"))
+				iat, exp := jwtTimes(t, quiretest.Str(t, ar, "AccessToken"))
 				if time.Duration(exp-iat)*time.Second != wantAccess {
 					t.Errorf("%s: access token lives %ds, want %v", site, exp-iat, wantAccess)
 				}
-				rt, err := s.Node.DB.LookupRefresh(auth.SecretHash(str(t, ar, "RefreshToken")))
+				rt, err := s.Node.DB.LookupRefresh(auth.SecretHash(quiretest.Str(t, ar, "RefreshToken")))
 				if err != nil {
 					t.Fatalf("%s: the refresh token is not stored: %v", site, err)
 				}
@@ -162,8 +162,8 @@ func TestTokenLifetimes_Configured(t *testing.T) {
 					t.Errorf("%s: the refresh token expires in %v, want %v", site, d, wantRefresh)
 				}
 				rr := s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh}, "")
-				mustStatus(t, rr, http.StatusOK)
-				iat, exp = jwtTimes(t, str(t, obj(t, rr.JSON(t)["AuthenticationResult"]), "AccessToken"))
+				MustStatus(t, rr, http.StatusOK)
+				iat, exp = jwtTimes(t, quiretest.Str(t, quiretest.Obj(t, rr.JSON(t)["AuthenticationResult"]), "AccessToken"))
 				if time.Duration(exp-iat)*time.Second != wantAccess {
 					t.Errorf("%s: refreshed access token lives %ds, want %v", site, exp-iat, wantAccess)
 				}
@@ -195,9 +195,9 @@ func TestTokenLifetimes_Configured(t *testing.T) {
 func TestOCR_OutputTypeRefused(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"path": "scan.txt", "content": "x"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan.txt", "content": "x"})
 			for _, tt := range []struct {
 				name, path string
 				body       any
@@ -210,16 +210,16 @@ func TestOCR_OutputTypeRefused(t *testing.T) {
 				{"ocr route other", "/ocr", map[string]any{"ocrOutputType": "PDF"}, http.StatusBadRequest, "invalid 'ocrOutputType' parameter"},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					r := s.Do(http.MethodPost, "/documents/"+id+tt.path+site.query, tt.body, tok)
-					mustStatus(t, r, tt.status)
+					r := s.Do(http.MethodPost, "/documents/"+id+tt.path+site.Query, tt.body, tok)
+					MustStatus(t, r, tt.status)
 					if tt.want != "" {
-						mustBody(t, r, `{"errors":[{"key":"parameters.ocrOutputType","error":"`+tt.want+`"}]}`)
+						MustBody(t, r, `{"errors":[{"key":"parameters.ocrOutputType","error":"`+tt.want+`"}]}`)
 					}
 				})
 			}
-			a := s.Do(http.MethodGet, "/documents/"+id+"/actions"+site.query, nil, tok)
-			mustStatus(t, a, http.StatusOK)
-			if n := len(list(t, a.JSON(t), "actions")); n != 2 {
+			a := s.Do(http.MethodGet, "/documents/"+id+"/actions"+site.Query, nil, tok)
+			MustStatus(t, a, http.StatusOK)
+			if n := len(quiretest.List(t, a.JSON(t), "actions")); n != 2 {
 				t.Fatalf("the two CSV requests left %d actions: %s", n, a.Body)
 			}
 		})
@@ -229,9 +229,9 @@ func TestOCR_OutputTypeRefused(t *testing.T) {
 // siteDocCount is the number of documents GET /documents lists in a site.
 func siteDocCount(t *testing.T, s *quiretest.Server, tok, site string) int {
 	t.Helper()
-	r := s.Do(http.MethodGet, "/documents"+q(site, "limit=100"), nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	return len(list(t, r.JSON(t), "documents"))
+	r := s.Do(http.MethodGet, "/documents"+Query(site, "limit=100"), nil, tok)
+	MustStatus(t, r, http.StatusOK)
+	return len(quiretest.List(t, r.JSON(t), "documents"))
 }
 
 // TestSiteContentTypes_Enforced: a site's document.contentTypes allow and
@@ -243,21 +243,21 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 	tok := s.Admin()
 	setLists := func(t *testing.T, site string, lists map[string]any, want int) {
 		t.Helper()
-		mustStatus(t, s.Do(http.MethodPatch, "/sites/"+site+"/configuration", map[string]any{"document": map[string]any{"contentTypes": lists}}, tok), want)
+		MustStatus(t, s.Do(http.MethodPatch, "/sites/"+site+"/configuration", map[string]any{"document": map[string]any{"contentTypes": lists}}, tok), want)
 	}
 	// A governor of finance may not set default's lists.
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"contentTypes": map[string]any{"denylist": []string{"application/pdf"}}}}, s.Token("g", "finance_govern")), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"contentTypes": map[string]any{"denylist": []string{"application/pdf"}}}}, s.Token("g", "finance_govern")), http.StatusUnauthorized)
 	setLists(t, "default", map[string]any{"allowlist": []string{"application/pdf", "image/*"}}, http.StatusOK)
 	setLists(t, "finance", map[string]any{"denylist": []string{"application/x-sh"}}, http.StatusOK)
 	for _, tt := range []struct{ name, lists string }{{"bad entry", `{"denylist":["application/pdf; q=1"]}`}, {"not a list", `{"allowlist":"application/pdf"}`}} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", `{"document":{"contentTypes":`+tt.lists+`}}`, tok), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", `{"document":{"contentTypes":`+tt.lists+`}}`, tok), http.StatusBadRequest)
 		})
 	}
 	notAllowed := func(ct string) string {
 		return `{"errors":[{"key":"contentType","error":"content type '` + ct + `' is not allowed on this site"}]}`
 	}
-	pdf := b64(quiretest.TextPDF("allowed"))
+	pdf := B64(quiretest.TextPDF("allowed"))
 	for _, tt := range []struct {
 		name, site string
 		body       map[string]any
@@ -284,9 +284,9 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 			}
 			before := siteDocCount(t, s, tok, "?siteId="+tt.site)
 			r := s.Do(http.MethodPost, path+"?siteId="+tt.site, tt.body, tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 				if n := siteDocCount(t, s, tok, "?siteId="+tt.site); n != before {
 					t.Errorf("a refused create left documents: %d before, %d after", before, n)
 				}
@@ -296,8 +296,8 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 	// Upload URLs: the type comes with the PUT, checked at the commit.
 	t.Run("default: uploads", func(t *testing.T) {
 		r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "up/one"}, tok)
-		mustStatus(t, r, http.StatusCreated)
-		u, id := str(t, r.JSON(t), "url"), str(t, r.JSON(t), "documentId")
+		MustStatus(t, r, http.StatusCreated)
+		u, id := quiretest.Str(t, r.JSON(t), "url"), quiretest.Str(t, r.JSON(t), "documentId")
 		for _, tt := range []struct {
 			ct     string
 			status int
@@ -317,17 +317,17 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 			}
 		}
 		// PATCH cannot turn it into a refused type, nor add refused content.
-		mustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"contentType": "text/plain"}, tok), notAllowed("text/plain"))
-		mustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"content": "x", "contentType": "text/html"}, tok), notAllowed("text/html"))
-		if got := str(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t), "contentType"); got != "application/pdf" {
+		MustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"contentType": "text/plain"}, tok), notAllowed("text/plain"))
+		MustBody(t, s.Do(http.MethodPatch, "/documents/"+id, map[string]any{"content": "x", "contentType": "text/html"}, tok), notAllowed("text/html"))
+		if got := quiretest.Str(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t), "contentType"); got != "application/pdf" {
 			t.Errorf("contentType after refused PATCHes = %q", got)
 		}
 		// Artifacts too.
-		mustBody(t, s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": id, "content": "x", "contentType": "text/plain"}, tok), notAllowed("text/plain"))
+		MustBody(t, s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": id, "content": "x", "contentType": "text/plain"}, tok), notAllowed("text/plain"))
 	})
 	// Cleared lists allow anything again.
 	setLists(t, "default", map[string]any{"allowlist": []string{}}, http.StatusOK)
-	addDoc(t, s, tok, "", map[string]any{"path": "later.txt", "content": "x", "contentType": "text/plain"})
+	AddDoc(t, s, tok, "", map[string]any{"path": "later.txt", "content": "x", "contentType": "text/plain"})
 }
 
 // activitiesPage reads GET /activities and returns the entries' types
@@ -335,10 +335,10 @@ func TestSiteContentTypes_Enforced(t *testing.T) {
 func activitiesPage(t *testing.T, s *quiretest.Server, tok, query string) []map[string]any {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/activities?"+query, nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	var out []map[string]any
-	for _, e := range list(t, r.JSON(t), "activities") {
-		out = append(out, obj(t, e))
+	for _, e := range quiretest.List(t, r.JSON(t), "activities") {
+		out = append(out, quiretest.Obj(t, e))
 	}
 	return out
 }
@@ -352,15 +352,15 @@ func activitiesPage(t *testing.T, s *quiretest.Server, tok, query string) []map[
 func TestActivities_Resource(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sq := "siteId=" + site.name
-			ann := s.Token("ann", site.name)
-			id := addDoc(t, s, ann, site.query, map[string]any{"path": "locked/a.txt", "content": "one", "contentType": "text/plain"})
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"content": "two"}, ann), http.StatusOK)
-			art := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"artifacts": true, "documentId": id, "content": "a", "contentType": "text/plain"}, ann)
-			mustStatus(t, art, http.StatusCreated)
-			artID := str(t, art.JSON(t), "artifactId")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sq := "siteId=" + site.Name
+			ann := s.Token("ann", site.Name)
+			id := AddDoc(t, s, ann, site.Query, map[string]any{"path": "locked/a.txt", "content": "one", "contentType": "text/plain"})
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"content": "two"}, ann), http.StatusOK)
+			art := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"artifacts": true, "documentId": id, "content": "a", "contentType": "text/plain"}, ann)
+			MustStatus(t, art, http.StatusCreated)
+			artID := quiretest.Str(t, art.JSON(t), "artifactId")
 
 			got := activitiesPage(t, s, ann, sq+"&documentId="+id)
 			if len(got) != 3 || got[0]["type"] != "UPDATE" || got[1]["type"] != "NEW_VERSION" || got[2]["type"] != "CREATE" {
@@ -388,7 +388,7 @@ func TestActivities_Resource(t *testing.T) {
 				t.Errorf("end in the future kept %d entries, want 3", len(all))
 			}
 
-			setFolderRoles(t, s, admin, site.query, "locked", map[string][]string{"lockreaders": {"READ"}})
+			SetFolderRoles(t, s, admin, site.Query, "locked", map[string][]string{"lockreaders": {"READ"}})
 			for _, tt := range []struct {
 				name, tok, query string
 				status           int
@@ -400,19 +400,19 @@ func TestActivities_Resource(t *testing.T) {
 				{"artifact without document", ann, "&artifactId=" + artID, 400},
 				{"unknown document", ann, "&documentId=00000000-0000-4000-8000-000000000000", 404},
 				{"artifact id as document", ann, "&documentId=" + artID, 404},
-				{"no READ on the folder", s.Token("bob", site.name), "&documentId=" + id, 401},
-				{"READ on the folder", s.Token("rita", site.name, "lockreaders"), "&documentId=" + id, 200},
+				{"no READ on the folder", s.Token("bob", site.Name), "&documentId=" + id, 401},
+				{"READ on the folder", s.Token("rita", site.Name, "lockreaders"), "&documentId=" + id, 200},
 				{"another site", s.Token("oscar", "other"), "&documentId=" + id, 401},
-				{"another user's trail without GOVERN", s.Token("bob", site.name), "&userId=ann", 401},
-				{"another user's trail with GOVERN", s.Token("gov", site.name+"_govern"), "&userId=ann", 200},
+				{"another user's trail without GOVERN", s.Token("bob", site.Name), "&userId=ann", 401},
+				{"another user's trail with GOVERN", s.Token("gov", site.Name+"_govern"), "&userId=ann", 200},
 				{"no token", "", "&documentId=" + id, 401},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					mustStatus(t, s.Do(http.MethodGet, "/activities?"+sq+tt.query, nil, tt.tok), tt.status)
+					MustStatus(t, s.Do(http.MethodGet, "/activities?"+sq+tt.query, nil, tt.tok), tt.status)
 				})
 			}
 			// bob's own trail does not show ann's document in the locked folder.
-			bob := s.Token("bob", site.name)
+			bob := s.Token("bob", site.Name)
 			if e := activitiesPage(t, s, bob, sq); len(e) != 0 {
 				t.Errorf("bob's trail = %v", e)
 			}
@@ -424,10 +424,10 @@ func TestActivities_Resource(t *testing.T) {
 func sharePaths(t *testing.T, s *quiretest.Server, tok, query string) []string {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/folders?"+query, nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	var out []string
-	for _, x := range list(t, r.JSON(t), "documents") {
-		p, _ := obj(t, x)["path"].(string)
+	for _, x := range quiretest.List(t, r.JSON(t), "documents") {
+		p, _ := quiretest.Obj(t, x)["path"].(string)
 		out = append(out, p)
 	}
 	return out
@@ -452,9 +452,9 @@ func TestShares_FolderShares(t *testing.T) {
 			sq := "?siteId=" + site
 			other := map[string]string{"default": "finance", "finance": "default"}[site]
 			gov := s.Token("gov-"+site, site+"_govern")
-			a := addDoc(t, s, admin, sq, map[string]any{"path": "proj/a.txt", "content": "in the share", "contentType": "text/plain"})
-			b := addDoc(t, s, admin, sq, map[string]any{"path": "other/b.txt", "content": "outside", "contentType": "text/plain"})
-			proj := folderKeyOf(t, s, admin, sq, "", "proj")
+			a := AddDoc(t, s, admin, sq, map[string]any{"path": "proj/a.txt", "content": "in the share", "contentType": "text/plain"})
+			b := AddDoc(t, s, admin, sq, map[string]any{"path": "other/b.txt", "content": "outside", "contentType": "text/plain"})
+			proj := FolderKeyOf(t, s, admin, sq, "", "proj")
 			add := func(tok, body string) *quiretest.Response {
 				return s.Do(http.MethodPost, "/shares/folders/"+proj+sq, body, tok)
 			}
@@ -471,16 +471,16 @@ func TestShares_FolderShares(t *testing.T) {
 				{"group and user", gov, `{"share":{"group":"partners","username":"wendy","permissions":["READ"]}}`, 400},
 				{"neither group nor user", gov, `{"share":{"permissions":["READ"]}}`, 400},
 			} {
-				t.Run(tt.name, func(t *testing.T) { mustStatus(t, add(tt.tok, tt.body), tt.status) })
+				t.Run(tt.name, func(t *testing.T) { MustStatus(t, add(tt.tok, tt.body), tt.status) })
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/shares/folders/bm9zdWNo"+sq, `{"share":{"group":"partners","permissions":["READ"]}}`, gov), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodPost, "/shares/folders/bm9zdWNo"+sq, `{"share":{"group":"partners","permissions":["READ"]}}`, gov), http.StatusNotFound)
 			r := add(gov, `{"share":{"group":"partners","permissions":["READ"]}}`)
-			mustStatus(t, r, http.StatusCreated)
-			k := str(t, r.JSON(t), "shareKey")
+			MustStatus(t, r, http.StatusCreated)
+			k := quiretest.Str(t, r.JSON(t), "shareKey")
 			keys[site] = k
 			r = add(gov, `{"share":{"username":"wendy","permissions":["READ","WRITE"]}}`)
-			mustStatus(t, r, http.StatusCreated)
-			kw := str(t, r.JSON(t), "shareKey")
+			MustStatus(t, r, http.StatusCreated)
+			kw := quiretest.Str(t, r.JSON(t), "shareKey")
 			sk := "?shareKey=" + k
 
 			for _, tt := range []struct {
@@ -510,10 +510,10 @@ func TestShares_FolderShares(t *testing.T) {
 				{"user share: delete is not given", "DELETE", "/documents/" + a + "/tags/t/v?shareKey=" + kw, wendy, nil, 401},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					mustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
+					MustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
 				})
 			}
-			if p := docPath(t, s, admin, sq, a); p != "proj/a.txt" {
+			if p := DocPath(t, s, admin, sq, a); p != "proj/a.txt" {
 				t.Errorf("shared document moved: %q", p)
 			}
 			if got := strings.Join(sharePaths(t, s, partner, "shareKey="+k+"&path=proj"), " "); !strings.Contains(got, "a.txt") {
@@ -526,56 +526,56 @@ func TestShares_FolderShares(t *testing.T) {
 			}
 			// Wendy's document landed in the share's site, in its folder.
 			r = s.Do(http.MethodGet, "/documents"+sq+"&limit=100", nil, admin)
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), `"proj/w.txt"`) {
 				t.Errorf("wendy's document is not in %s: %s", site, r.Body)
 			}
 
 			// Without shareKey: a site member locked out of proj by folder
 			// permissions gets the share's READ when in the group.
-			setFolderRoles(t, s, admin, sq, "proj", map[string][]string{"proj_team": {"READ", "WRITE"}})
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site)), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site, "partners")), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+sq, map[string]any{"path": "proj/renamed.txt"}, s.Token("rita", site, "partners")), http.StatusUnauthorized)
+			SetFolderRoles(t, s, admin, sq, "proj", map[string][]string{"proj_team": {"READ", "WRITE"}})
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site)), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+a+sq, nil, s.Token("rita", site, "partners")), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+a+sq, map[string]any{"path": "proj/renamed.txt"}, s.Token("rita", site, "partners")), http.StatusUnauthorized)
 		})
 	}
 	t.Run("listing", func(t *testing.T) {
 		r := s.Do(http.MethodGet, "/shares", nil, partner)
-		mustStatus(t, r, http.StatusOK)
-		got := list(t, r.JSON(t), "shares")
+		MustStatus(t, r, http.StatusOK)
+		got := quiretest.List(t, r.JSON(t), "shares")
 		if len(got) != 2 {
 			t.Fatalf("partner's shares = %s, want the two group shares", r.Body)
 		}
 		for _, x := range got {
-			o := obj(t, x)
+			o := quiretest.Obj(t, x)
 			if o["group"] != "partners" || o["type"] != "FOLDER" || o["permissionType"] != "GROUP" || o["path"] != "proj" || o["userId"] == "" {
 				t.Errorf("share %v", o)
 			}
 		}
-		if w := list(t, s.Do(http.MethodGet, "/shares", nil, wendy).JSON(t), "shares"); len(w) != 2 || obj(t, w[0])["permissionType"] != "USER" {
+		if w := quiretest.List(t, s.Do(http.MethodGet, "/shares", nil, wendy).JSON(t), "shares"); len(w) != 2 || quiretest.Obj(t, w[0])["permissionType"] != "USER" {
 			t.Errorf("wendy's shares = %v", w)
 		}
-		if o := list(t, s.Do(http.MethodGet, "/shares", nil, outsider).JSON(t), "shares"); len(o) != 0 {
+		if o := quiretest.List(t, s.Do(http.MethodGet, "/shares", nil, outsider).JSON(t), "shares"); len(o) != 0 {
 			t.Errorf("an outsider sees shares: %v", o)
 		}
-		if g := list(t, s.Do(http.MethodGet, "/shares?group=nobody", nil, admin).JSON(t), "shares"); len(g) != 0 {
+		if g := quiretest.List(t, s.Do(http.MethodGet, "/shares?group=nobody", nil, admin).JSON(t), "shares"); len(g) != 0 {
 			t.Errorf("group filter kept %v", g)
 		}
-		if all := list(t, s.Do(http.MethodGet, "/shares?limit=1", nil, admin).JSON(t), "shares"); len(all) != 1 {
+		if all := quiretest.List(t, s.Do(http.MethodGet, "/shares?limit=1", nil, admin).JSON(t), "shares"); len(all) != 1 {
 			t.Errorf("limit=1 gave %d", len(all))
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
 		k := keys["finance"]
-		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, partner), http.StatusUnauthorized)
-		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, s.Token("g", "default_govern")), http.StatusUnauthorized)
+		MustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, partner), http.StatusUnauthorized)
+		MustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, s.Token("g", "default_govern")), http.StatusUnauthorized)
 		r := s.Do(http.MethodDelete, "/shares/"+k, nil, s.Token("g", "finance_govern"))
-		mustStatus(t, r, http.StatusOK)
-		mustBody(t, r, `{"message":"Share '`+k+`' deleted"}`)
-		mustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, admin), http.StatusNotFound)
-		mustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+k, nil, partner), http.StatusUnauthorized)
+		MustStatus(t, r, http.StatusOK)
+		MustBody(t, r, `{"message":"Share '`+k+`' deleted"}`)
+		MustStatus(t, s.Do(http.MethodDelete, "/shares/"+k, nil, admin), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+k, nil, partner), http.StatusUnauthorized)
 		// The default site's share still works.
-		mustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+keys["default"], nil, partner), http.StatusOK)
+		MustStatus(t, s.Do(http.MethodGet, "/folders?shareKey="+keys["default"], nil, partner), http.StatusOK)
 	})
 }
 
@@ -588,37 +588,37 @@ func TestGenerate_PDFPackage(t *testing.T) {
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			pdfDoc := func(path, text string) string {
-				return addDoc(t, s, tok, site.query, map[string]any{"path": path, "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF(text))})
+				return AddDoc(t, s, tok, site.Query, map[string]any{"path": path, "contentType": "application/pdf", "isBase64": true, "content": B64(quiretest.TextPDF(text))})
 			}
 			src := pdfDoc("pkg/contract.pdf", "Main contract body")
 			terms := pdfDoc("pkg/terms.pdf", "Terms and conditions")
-			cover := addDoc(t, s, tok, site.query, map[string]any{"path": "pkg/cover.jpg", "contentType": "image/jpeg", "isBase64": true, "content": b64(jpegOf(t, quiretest.TextImage("COVER")))})
+			cover := AddDoc(t, s, tok, site.Query, map[string]any{"path": "pkg/cover.jpg", "contentType": "image/jpeg", "isBase64": true, "content": B64(JpegOf(t, quiretest.TextImage("COVER")))})
 			secret := pdfDoc("vault/secret.pdf", "Secret annex")
-			gen := "/documents/" + src + "/generate" + site.query
+			gen := "/documents/" + src + "/generate" + site.Query
 
 			r := s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/package.pdf",
 				"insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}, {"documentId": cover, "position": "PREPEND"}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			out := str(t, r.JSON(t), "documentId")
-			pdf := fetchURLContent(t, s, tok, out, site.query)
-			if p := pdfPages(t, pdf); p != "3" {
+			MustStatus(t, r, http.StatusCreated)
+			out := quiretest.Str(t, r.JSON(t), "documentId")
+			pdf := FetchURLContent(t, s, tok, out, site.Query)
+			if p := PdfPages(t, pdf); p != "3" {
 				t.Errorf("pages %s, want 3 (cover, contract, terms)", p)
 			}
-			text := strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+			text := strings.Join(strings.Fields(PdfText(t, pdf)), " ")
 			if i, j := strings.Index(text, "Main contract body"), strings.Index(text, "Terms and conditions"); i < 0 || j < i {
 				t.Errorf("package text %q: want the contract, then the terms", text)
 			}
-			d := s.Do(http.MethodGet, "/documents/"+out+site.query, nil, tok).JSON(t)
+			d := s.Do(http.MethodGet, "/documents/"+out+site.Query, nil, tok).JSON(t)
 			if d["contentType"] != "application/pdf" || d["path"] != "pkg/package.pdf" {
 				t.Errorf("package document %v", d)
 			}
 			// As an artifact of the source.
 			r = s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "saveAsArtifact": true, "insertDocuments": []map[string]any{{"documentId": terms, "position": "PREPEND"}}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			if str(t, r.JSON(t), "documentId") != src || str(t, r.JSON(t), "artifactId") == "" {
+			MustStatus(t, r, http.StatusCreated)
+			if quiretest.Str(t, r.JSON(t), "documentId") != src || quiretest.Str(t, r.JSON(t), "artifactId") == "" {
 				t.Errorf("artifact package: %s", r.Body)
 			}
 
@@ -641,11 +641,11 @@ func TestGenerate_PDFPackage(t *testing.T) {
 			}
 			// Folder permissions: a member locked out of vault cannot
 			// package its PDF, nor write into it.
-			setFolderRoles(t, s, tok, site.query, "vault", map[string][]string{"vault_team": {"READ", "WRITE"}})
-			member := s.Token("mia", site.name)
-			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/leak.pdf", "insertDocuments": []map[string]any{{"documentId": secret, "position": "APPEND"}}}, member), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "vault/planted.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/ok.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusCreated)
+			SetFolderRoles(t, s, tok, site.Query, "vault", map[string][]string{"vault_team": {"READ", "WRITE"}})
+			member := s.Token("mia", site.Name)
+			MustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/leak.pdf", "insertDocuments": []map[string]any{{"documentId": secret, "position": "APPEND"}}}, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "vault/planted.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodPost, gen, map[string]any{"path": "pkg/ok.pdf", "insertDocuments": []map[string]any{{"documentId": terms, "position": "APPEND"}}}, member), http.StatusCreated)
 		})
 	}
 }
@@ -664,7 +664,7 @@ func TestSiteGroups_Permissions(t *testing.T) {
 			member := s.Token("pam-"+site, group)
 			gov := s.Token("gov", site+"_govern")
 			base := "/sites/" + site + "/groups"
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
 			for _, tt := range []struct {
 				name, tok, body string
 				status          int
@@ -676,36 +676,36 @@ func TestSiteGroups_Permissions(t *testing.T) {
 				{"set", admin, `{"permissions":["READ","WRITE","READ"]}`, 200},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					mustStatus(t, s.Do(http.MethodPut, base+"/"+group+"/permissions", tt.body, tt.tok), tt.status)
+					MustStatus(t, s.Do(http.MethodPut, base+"/"+group+"/permissions", tt.body, tt.tok), tt.status)
 				})
 			}
 			r := s.Do(http.MethodGet, base, nil, gov)
-			mustStatus(t, r, http.StatusOK)
-			mustBody(t, r, `{"groupNames":["`+group+`"]}`)
+			MustStatus(t, r, http.StatusOK)
+			MustBody(t, r, `{"groupNames":["`+group+`"]}`)
 			r = s.Do(http.MethodGet, base+"/"+group, nil, gov)
-			mustStatus(t, r, http.StatusOK)
-			if got := list(t, obj(t, r.JSON(t)["group"]), "permissions"); len(got) != 2 {
+			MustStatus(t, r, http.StatusOK)
+			if got := quiretest.List(t, quiretest.Obj(t, r.JSON(t)["group"]), "permissions"); len(got) != 2 {
 				t.Errorf("permissions = %v, want READ, WRITE", got)
 			}
-			mustStatus(t, s.Do(http.MethodGet, base, nil, s.Token("m", site)), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, base+"/nobody", nil, gov), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, base, nil, s.Token("m", site)), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, base+"/nobody", nil, gov), http.StatusNotFound)
 
 			// The member now reads and writes the site, and nothing more.
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusOK)
-			id := addDoc(t, s, member, "?siteId="+site, map[string]any{"path": "pg.txt", "content": "x"})
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?siteId="+site, nil, member), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, "/sites/"+site+"/configuration", nil, member), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusOK)
+			id := AddDoc(t, s, member, "?siteId="+site, map[string]any{"path": "pg.txt", "content": "x"})
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?siteId="+site, nil, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/sites/"+site+"/configuration", nil, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, member), http.StatusUnauthorized)
 			sr := s.Do(http.MethodGet, "/sites", nil, member)
-			mustStatus(t, sr, http.StatusOK)
+			MustStatus(t, sr, http.StatusOK)
 			if !strings.Contains(string(sr.Body), `"siteId":"`+site+`"`) {
 				t.Errorf("GET /sites for the member lacks %s: %s", site, sr.Body)
 			}
 
-			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, gov), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusNotFound)
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, gov), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodDelete, base+"/"+group, nil, admin), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, member), http.StatusUnauthorized)
 		})
 	}
 }

@@ -11,15 +11,15 @@ import (
 	"quire/quiretest"
 )
 
-// search posts a /search body and returns the documents and next token.
-func search(t *testing.T, s *quiretest.Server, tok, site string, body any, extra string) ([]map[string]any, string) {
+// Search posts a /search body and returns the documents and next token.
+func Search(t *testing.T, s *quiretest.Server, tok, site string, body any, extra string) ([]map[string]any, string) {
 	t.Helper()
-	r := s.Do(http.MethodPost, "/search"+q(site, extra), body, tok)
-	mustStatus(t, r, http.StatusOK)
+	r := s.Do(http.MethodPost, "/search"+Query(site, extra), body, tok)
+	MustStatus(t, r, http.StatusOK)
 	out := r.JSON(t)
 	var docs []map[string]any
-	for _, d := range list(t, out, "documents") {
-		docs = append(docs, obj(t, d))
+	for _, d := range quiretest.List(t, out, "documents") {
+		docs = append(docs, quiretest.Obj(t, d))
 	}
 	next, _ := out["next"].(string)
 	return docs, next
@@ -36,11 +36,11 @@ func field(docs []map[string]any, name string) []string {
 func TestSearch_Tags(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			ids := map[string]string{}
 			for _, v := range []string{"apple", "apricot", "banana", "cherry", "10", "9"} {
-				ids[v] = addDoc(t, s, tok, site.query, map[string]any{"content": v, "path": "fruit/" + v + ".txt",
+				ids[v] = AddDoc(t, s, tok, site.Query, map[string]any{"content": v, "path": "fruit/" + v + ".txt",
 					"tags": []map[string]any{{"key": "fruit", "value": v}, {"key": "color", "value": map[bool]string{true: "red", false: "green"}[v == "apple" || v == "cherry"]}}})
 			}
 			cases := []struct {
@@ -56,15 +56,15 @@ func TestSearch_Tags(t *testing.T) {
 				{"key only", map[string]any{"key": "fruit"}, []string{"10", "9", "apple", "apricot", "banana", "cherry"}},
 			}
 			for _, c := range cases {
-				docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": c.tag}}, "limit=20")
+				docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": c.tag}}, "limit=20")
 				var got []string
 				for _, d := range docs {
-					mt := obj(t, d["matchedTag"])
+					mt := quiretest.Obj(t, d["matchedTag"])
 					if mt["key"] != "fruit" || mt["type"] != "USERDEFINED" {
 						t.Fatalf("%s: matchedTag = %v", c.name, mt)
 					}
-					got = append(got, str(t, mt, "value"))
-					if ids[str(t, mt, "value")] != d["documentId"] {
+					got = append(got, quiretest.Str(t, mt, "value"))
+					if ids[quiretest.Str(t, mt, "value")] != d["documentId"] {
 						t.Fatalf("%s: %v matched the wrong document", c.name, d)
 					}
 				}
@@ -73,16 +73,16 @@ func TestSearch_Tags(t *testing.T) {
 				}
 			}
 			// Several tags at once (beyond FormKiQ core): all must hold.
-			docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tags": []map[string]any{{"key": "color", "eq": "red"}, {"key": "fruit", "beginsWith": "a"}}}}, "")
+			docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tags": []map[string]any{{"key": "color", "eq": "red"}, {"key": "fruit", "beginsWith": "a"}}}}, "")
 			if got := field(docs, "path"); fmt.Sprint(got) != "[fruit/apple.txt]" {
 				t.Fatalf("two tags = %v", got)
 			}
 			// Paging: 6 documents, 4 per page.
-			p1, next := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4")
+			p1, next := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4")
 			if len(p1) != 4 || next == "" {
 				t.Fatalf("page 1: %d docs, next %q", len(p1), next)
 			}
-			p2, next2 := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4&next="+next)
+			p2, next2 := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit"}}}, "limit=4&next="+next)
 			if len(p2) != 2 || next2 != "" {
 				t.Fatalf("page 2: %d docs, next %q", len(p2), next2)
 			}
@@ -92,16 +92,16 @@ func TestSearch_Tags(t *testing.T) {
 				t.Fatalf("pages overlap or miss: %v", all)
 			}
 			// Soft-deleted documents leave the results, restored ones come back.
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids["banana"]+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
-			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 0 {
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+ids["banana"]+Query(site.Query, "softDelete=true"), nil, tok), http.StatusOK)
+			if docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 0 {
 				t.Fatalf("soft-deleted document found: %v", docs)
 			}
-			mustStatus(t, s.Do(http.MethodPut, "/documents/"+ids["banana"]+"/restore"+site.query, nil, tok), http.StatusOK)
-			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 1 {
+			MustStatus(t, s.Do(http.MethodPut, "/documents/"+ids["banana"]+"/restore"+site.Query, nil, tok), http.StatusOK)
+			if docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "banana"}}}, ""); len(docs) != 1 {
 				t.Fatalf("restored document not found: %v", docs)
 			}
 			// responseFields.
-			docs, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "apple"}}, "responseFields": map[string]any{"tags": []string{"color"}}}, "")
+			docs, _ = Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"tag": map[string]any{"key": "fruit", "eq": "apple"}}, "responseFields": map[string]any{"tags": []string{"color"}}}, "")
 			if len(docs) == 0 {
 				t.Fatalf("fruit = apple found %d documents: %v", len(docs), docs)
 			}
@@ -119,9 +119,9 @@ func TestSearch_Validation(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 	}
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			runSteps(t, s, tok, site.query, []step{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"no query", "POST", "/search", map[string]any{}, 400, `{"errors":[{"error":"invalid body"}]}`},
 				{"empty query", "POST", "/search", map[string]any{"query": map[string]any{}}, 400, `{"errors":[{"error":"invalid body"}]}`},
 				{"meta and tag", "POST", "/search", map[string]any{"query": map[string]any{"meta": map[string]any{"folder": ""}, "tag": map[string]any{"key": "a"}}}, 400, `{"errors":[{"error":"'meta' cannot be combined with 'tags' or 'attributes'"}]}`},
@@ -139,12 +139,12 @@ func TestSearch_Validation(t *testing.T) {
 func TestSearch_Attributes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "amount", "NUMBER", nil)
-			defineAttr(t, s, tok, site.query, "kind", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "year", "STRING", nil)
-			defineAttr(t, s, tok, site.query, "due", "DATE", nil)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "amount", "NUMBER", nil)
+			DefineAttr(t, s, tok, site.Query, "kind", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "year", "STRING", nil)
+			DefineAttr(t, s, tok, site.Query, "due", "DATE", nil)
 			docs := map[string]string{}
 			for i, a := range []struct {
 				name, kind, year, due string
@@ -154,7 +154,7 @@ func TestSearch_Attributes(t *testing.T) {
 				{"b", "invoice", "2025", "2025-03-01", 100},
 				{"c", "letter", "2025", "2025-06-01T10:00:00+02:00", 25.5},
 			} {
-				docs[a.name] = addDoc(t, s, tok, site.query, map[string]any{"content": fmt.Sprint(i), "path": a.name + ".txt", "attributes": []map[string]any{
+				docs[a.name] = AddDoc(t, s, tok, site.Query, map[string]any{"content": fmt.Sprint(i), "path": a.name + ".txt", "attributes": []map[string]any{
 					{"key": "kind", "stringValue": a.kind}, {"key": "year", "stringValue": a.year},
 					{"key": "amount", "numberValue": a.amount}, {"key": "due", "dateValue": a.due}}})
 			}
@@ -174,42 +174,42 @@ func TestSearch_Attributes(t *testing.T) {
 				{"documentIds narrow", map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}, "documentIds": []string{docs["a"]}}, "[a.txt]"},
 			}
 			for _, c := range cases {
-				got, _ := search(t, s, tok, site.query, map[string]any{"query": c.query}, "")
+				got, _ := Search(t, s, tok, site.Query, map[string]any{"query": c.query}, "")
 				paths := field(got, "path")
 				sort.Strings(paths)
 				if fmt.Sprint(paths) != c.want {
 					t.Fatalf("%s: got %v, want %s", c.name, paths, c.want)
 				}
 			}
-			got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
+			got, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
 			if len(got) == 0 {
 				t.Fatalf("amount = 25.5 found %d documents: %v", len(got), got)
 			}
-			if ma := obj(t, got[0]["matchedAttribute"]); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
+			if ma := quiretest.Obj(t, got[0]["matchedAttribute"]); ma["key"] != "amount" || ma["numberValue"] != 25.5 {
 				t.Fatalf("matchedAttribute = %v", ma)
 			}
 			// A DATE attribute's match is a dateValue, as the document's
 			// attribute shows it (issue 33).
-			got, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "due", "range": map[string]any{"start": "2025-05-01", "end": "2025-12-31", "type": "DATE"}}}}, "")
+			got, _ = Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "due", "range": map[string]any{"start": "2025-05-01", "end": "2025-12-31", "type": "DATE"}}}}, "")
 			if len(got) != 1 {
 				t.Fatalf("due in 2025 after May found %d documents: %v", len(got), got)
 			}
-			due := s.Do(http.MethodGet, "/documents/"+docs["c"]+"/attributes/due"+site.query, nil, tok)
-			mustStatus(t, due, http.StatusOK)
-			wantDate := obj(t, due.JSON(t)["attribute"])["dateValue"]
-			if ma := obj(t, got[0]["matchedAttribute"]); ma["key"] != "due" || wantDate == nil || ma["dateValue"] != wantDate || ma["stringValue"] != nil {
+			due := s.Do(http.MethodGet, "/documents/"+docs["c"]+"/attributes/due"+site.Query, nil, tok)
+			MustStatus(t, due, http.StatusOK)
+			wantDate := quiretest.Obj(t, due.JSON(t)["attribute"])["dateValue"]
+			if ma := quiretest.Obj(t, got[0]["matchedAttribute"]); ma["key"] != "due" || wantDate == nil || ma["dateValue"] != wantDate || ma["stringValue"] != nil {
 				t.Fatalf("matchedAttribute = %v, want key due, dateValue %v", ma, wantDate)
 			}
-			got, _ = search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
-			if k := obj(t, obj(t, got[0]["attributes"])["kind"]); fmt.Sprint(k["stringValues"]) != "[letter]" {
+			got, _ = Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "amount", "eq": "25.5"}}, "responseFields": map[string]any{"attributes": []string{"kind"}}}, "")
+			if k := quiretest.Obj(t, quiretest.Obj(t, got[0]["attributes"])["kind"]); fmt.Sprint(k["stringValues"]) != "[letter]" {
 				t.Fatalf("responseFields attributes = %v", got[0]["attributes"])
 			}
 			// Changing an attribute moves it in the index at once.
-			mustStatus(t, s.Do(http.MethodPut, "/documents/"+docs["a"]+"/attributes/kind"+site.query, map[string]any{"attribute": map[string]any{"stringValue": "memo"}}, tok), http.StatusOK)
-			if got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "memo"}}}, ""); len(got) != 1 {
+			MustStatus(t, s.Do(http.MethodPut, "/documents/"+docs["a"]+"/attributes/kind"+site.Query, map[string]any{"attribute": map[string]any{"stringValue": "memo"}}, tok), http.StatusOK)
+			if got, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "memo"}}}, ""); len(got) != 1 {
 				t.Fatalf("changed attribute not found: %v", got)
 			}
-			if got, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}}}, ""); len(got) != 1 {
+			if got, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"attribute": map[string]any{"key": "kind", "eq": "invoice"}}}, ""); len(got) != 1 {
 				t.Fatalf("old value still found: %v", got)
 			}
 		})
@@ -219,65 +219,65 @@ func TestSearch_Attributes(t *testing.T) {
 func TestSearch_FoldersAndNames(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			for _, p := range []string{"top.txt", "Reports/2025/q1.pdf", "Reports/2025/q2.pdf", "Reports/summary.txt", "Scans/Invoice-7.pdf"} {
-				addDoc(t, s, tok, site.query, map[string]any{"content": p, "path": p})
+				AddDoc(t, s, tok, site.Query, map[string]any{"content": p, "path": p})
 			}
-			root, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": ""}}}, "")
+			root, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": ""}}}, "")
 			if got := fmt.Sprint(field(root, "path")); got != "[Reports Scans top.txt]" {
 				t.Fatalf("root = %s", got)
 			}
 			if root[0]["folder"] != true || root[0]["indexKey"] == nil || root[0]["documentId"] == nil || root[2]["folder"] != nil {
 				t.Fatalf("root entries = %v", root)
 			}
-			sub, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Reports"}}}, "")
+			sub, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Reports"}}}, "")
 			if got := fmt.Sprint(field(sub, "path")); got != "[2025 Reports/summary.txt]" {
 				t.Fatalf("Reports = %s", got)
 			}
 			// GET /folders by indexKey, with paging.
-			key := str(t, root[0], "indexKey")
-			r := s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key), nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			key := quiretest.Str(t, root[0], "indexKey")
+			r := s.Do(http.MethodGet, "/folders"+Query(site.Query, "limit=1&indexKey="+key), nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			page := r.JSON(t)
-			if docs := list(t, page, "documents"); len(docs) != 1 || obj(t, docs[0])["path"] != "2025" || page["next"] == nil {
+			if docs := quiretest.List(t, page, "documents"); len(docs) != 1 || quiretest.Obj(t, docs[0])["path"] != "2025" || page["next"] == nil {
 				t.Fatalf("folder page = %v", page)
 			}
-			r = s.Do(http.MethodGet, "/folders"+q(site.query, "limit=1&indexKey="+key+"&next="+str(t, page, "next")), nil, tok)
-			if docs := list(t, r.JSON(t), "documents"); len(docs) != 1 || obj(t, docs[0])["path"] != "Reports/summary.txt" {
+			r = s.Do(http.MethodGet, "/folders"+Query(site.Query, "limit=1&indexKey="+key+"&next="+quiretest.Str(t, page, "next")), nil, tok)
+			if docs := quiretest.List(t, r.JSON(t), "documents"); len(docs) != 1 || quiretest.Obj(t, docs[0])["path"] != "Reports/summary.txt" {
 				t.Fatalf("folder page 2 = %s", r.Body)
 			}
 			// File name prefix, case-insensitive, found as soon as written.
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "path": "Scans/invoice-8.pdf"})
-			names, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "INVOICE"}}}, "")
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "path": "Scans/invoice-8.pdf"})
+			names, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "INVOICE"}}}, "")
 			if got := fmt.Sprint(field(names, "path")); got != "[Scans/Invoice-7.pdf Scans/invoice-8.pdf]" {
 				t.Fatalf("filename = %s", got)
 			}
-			folders, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "reports/20"}}}, "")
+			folders, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"folder": map[string]any{"beginsWith": "reports/20"}}}, "")
 			if got := fmt.Sprint(field(folders, "path")); got != "[Reports/2025/q1.pdf Reports/2025/q2.pdf]" {
 				t.Fatalf("folder beginsWith = %s", got)
 			}
 			// A move onto a taken path neither collides with nor hides the
 			// document there (FormKiQ #516, #303); the old name is gone.
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.query, map[string]any{"path": "Scans/Invoice-7.pdf"}, tok), http.StatusOK)
-			scans, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Scans"}}}, "")
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+id+site.Query, map[string]any{"path": "Scans/Invoice-7.pdf"}, tok), http.StatusOK)
+			scans, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "Scans"}}}, "")
 			if got := fmt.Sprint(field(scans, "path")); got != fmt.Sprintf("[Scans/Invoice-7 (%s).pdf Scans/Invoice-7.pdf]", id) {
 				t.Fatalf("after move = %s", got)
 			}
-			if n, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "invoice-8"}}}, ""); len(n) != 0 {
+			if n, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "invoice-8"}}}, ""); len(n) != 0 {
 				t.Fatalf("old name still found: %v", n)
 			}
 			// meta.path finds one document.
-			p, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"meta": map[string]any{"path": "Reports/summary.txt"}}}, "")
+			p, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"meta": map[string]any{"path": "Reports/summary.txt"}}}, "")
 			if len(p) != 1 {
 				t.Fatalf("meta.path = %v", p)
 			}
 			// Folders API.
-			r = s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "Empty/Inner"}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			inner := str(t, r.JSON(t), "indexKey")
-			emptyKey := folderKeyOf(t, s, tok, site.query, "", "Empty")
-			runSteps(t, s, tok, site.query, []step{
+			r = s.Do(http.MethodPost, "/folders"+site.Query, map[string]any{"path": "Empty/Inner"}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			inner := quiretest.Str(t, r.JSON(t), "indexKey")
+			emptyKey := FolderKeyOf(t, s, tok, site.Query, "", "Empty")
+			RunSteps(t, s, tok, site.Query, []Step{
 				{"exists", "POST", "/folders", map[string]any{"path": "Empty/Inner"}, 409, ""},
 				{"no path", "POST", "/folders", map[string]any{}, 400, `{"message":"missing 'path' parameters"}`},
 				{"not empty", "DELETE", "/folders/" + emptyKey, nil, 400, `{"message":"folder is not empty"}`},
@@ -302,12 +302,12 @@ func TestSearch_FoldersAndNames(t *testing.T) {
 	}
 }
 
-func folderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name string) string {
+func FolderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name string) string {
 	t.Helper()
-	docs, _ := search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, "limit=100")
+	docs, _ := Search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, "limit=100")
 	for _, d := range docs {
 		if d["path"] == name && d["folder"] == true {
-			return str(t, d, "indexKey")
+			return quiretest.Str(t, d, "indexKey")
 		}
 	}
 	t.Fatalf("folder %s not in %s", name, folder)
@@ -317,18 +317,18 @@ func folderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name stri
 func TestSearch_Fulltext(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			defineAttr(t, s, tok, site.query, "client", "STRING", nil)
-			a := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/meeting.txt", "contentType": "text/plain",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			DefineAttr(t, s, tok, site.Query, "client", "STRING", nil)
+			a := AddDoc(t, s, tok, site.Query, map[string]any{"path": "notes/meeting.txt", "contentType": "text/plain",
 				"content": "The quarterly budget review moved to Thursday afternoon.", "tags": []map[string]any{{"key": "team", "value": "finance"}}})
-			b := addDoc(t, s, tok, site.query, map[string]any{"path": "notes/picnic.txt", "contentType": "text/plain",
+			b := AddDoc(t, s, tok, site.Query, map[string]any{"path": "notes/picnic.txt", "contentType": "text/plain",
 				"content": "Bring sandwiches to the picnic on Thursday.", "attributes": []map[string]any{{"key": "client", "stringValue": "Globex"}}})
 			// Text becomes searchable within a second of the write: wait for
 			// the later document, then both are in.
 			deadline := time.Now().Add(2 * time.Second)
 			for {
-				docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"text": "sandwiches"}}, "")
+				docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"text": "sandwiches"}}, "")
 				if len(docs) == 1 {
 					break
 				}
@@ -337,21 +337,21 @@ func TestSearch_Fulltext(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"text": "budget"}}, "")
+			docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"text": "budget"}}, "")
 			if len(docs) != 1 || docs[0]["documentId"] != a {
 				t.Fatalf("text search = %v", docs)
 			}
-			r := s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "thursday"}}, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "thursday"}}, tok)
+			MustStatus(t, r, http.StatusOK)
 			if n := r.JSON(t)["totalCount"]; n != float64(2) {
 				t.Fatalf("totalCount = %v: %s", n, r.Body)
 			}
-			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "thursday", "tags": []map[string]any{{"key": "team", "eq": "finance"}}}}, tok)
-			if d := list(t, r.JSON(t), "documents"); len(d) != 1 || obj(t, d[0])["documentId"] != a {
+			r = s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "thursday", "tags": []map[string]any{{"key": "team", "eq": "finance"}}}}, tok)
+			if d := quiretest.List(t, r.JSON(t), "documents"); len(d) != 1 || quiretest.Obj(t, d[0])["documentId"] != a {
 				t.Fatalf("tag-narrowed = %s", r.Body)
 			}
-			r = s.Do(http.MethodPost, "/searchFulltext"+site.query, map[string]any{"query": map[string]any{"text": "globex"}}, tok)
-			if d := list(t, r.JSON(t), "documents"); len(d) != 1 || obj(t, d[0])["documentId"] != b {
+			r = s.Do(http.MethodPost, "/searchFulltext"+site.Query, map[string]any{"query": map[string]any{"text": "globex"}}, tok)
+			if d := quiretest.List(t, r.JSON(t), "documents"); len(d) != 1 || quiretest.Obj(t, d[0])["documentId"] != b {
 				t.Fatalf("attribute value search = %s", r.Body)
 			}
 			for _, c := range []struct {
@@ -364,32 +364,32 @@ func TestSearch_Fulltext(t *testing.T) {
 				{"fuzzy", map[string]any{"fuzzy": map[string]any{"content": "pikcnic"}}, b},
 				{"query string", map[string]any{"query_string": map[string]any{"query": "+thursday -picnic"}}, a},
 			} {
-				r := s.Do(http.MethodPost, "/queryFulltext"+site.query, map[string]any{"query": c.query}, tok)
-				mustStatus(t, r, http.StatusOK)
-				hits := list(t, obj(t, obj(t, r.JSON(t)["result"])["hits"]), "hits")
-				if len(hits) != 1 || !strings.HasSuffix(str(t, obj(t, hits[0]), "_id"), c.want) {
+				r := s.Do(http.MethodPost, "/queryFulltext"+site.Query, map[string]any{"query": c.query}, tok)
+				MustStatus(t, r, http.StatusOK)
+				hits := quiretest.List(t, quiretest.Obj(t, quiretest.Obj(t, r.JSON(t)["result"])["hits"]), "hits")
+				if len(hits) != 1 || !strings.HasSuffix(quiretest.Str(t, quiretest.Obj(t, hits[0]), "_id"), c.want) {
 					t.Fatalf("%s: %s", c.name, r.Body)
 				}
-				if c.name == "phrase" && !strings.Contains(fmt.Sprint(obj(t, hits[0])["highlight"]), "<mark>") {
+				if c.name == "phrase" && !strings.Contains(fmt.Sprint(quiretest.Obj(t, hits[0])["highlight"]), "<mark>") {
 					t.Fatalf("no highlighted snippet: %s", r.Body)
 				}
 			}
 			// Deleted documents leave the fulltext results.
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+site.query, nil, tok), http.StatusOK)
-			if docs, _ := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"text": "budget"}}, ""); len(docs) != 0 {
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+site.Query, nil, tok), http.StatusOK)
+			if docs, _ := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"text": "budget"}}, ""); len(docs) != 0 {
 				t.Fatalf("deleted document still found: %v", docs)
 			}
 		})
 	}
 }
 
-// waitIndexed waits until the server's index queue is empty (GET /readyz).
-func waitIndexed(t *testing.T, s *quiretest.Server) {
+// WaitIndexed waits until the server's index queue is empty (GET /readyz).
+func WaitIndexed(t *testing.T, s *quiretest.Server) {
 	t.Helper()
 	for range 500 {
 		r := s.Do(http.MethodGet, "/readyz", nil, "")
-		mustStatus(t, r, http.StatusOK)
-		if obj(t, r.JSON(t)["index"])["queued"] == float64(0) {
+		MustStatus(t, r, http.StatusOK)
+		if quiretest.Obj(t, r.JSON(t)["index"])["queued"] == float64(0) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -404,23 +404,23 @@ func waitIndexed(t *testing.T, s *quiretest.Server) {
 func TestSearch_PrefixPagingAcrossIndexAndRecentWrites(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			var want []string
 			add := func(i int) string {
 				p := fmt.Sprintf("scan/page-%02d.txt", i)
 				want = append(want, p)
-				return addDoc(t, s, tok, site.query, map[string]any{"path": p, "content": "x"})
+				return AddDoc(t, s, tok, site.Query, map[string]any{"path": p, "content": "x"})
 			}
 			for i := 0; i < 20; i += 2 {
 				add(i)
 			}
-			moved := addDoc(t, s, tok, site.query, map[string]any{"path": "scan/other.txt", "content": "x"})
-			waitIndexed(t, s)
+			moved := AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan/other.txt", "content": "x"})
+			WaitIndexed(t, s)
 			for i := 1; i < 20; i += 2 {
 				add(i)
 			}
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+moved+site.query, map[string]any{"path": "scan/page-99.txt"}, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+moved+site.Query, map[string]any{"path": "scan/page-99.txt"}, tok), http.StatusOK)
 			want = append(want, "scan/page-99.txt")
 			sort.Strings(want)
 			var got []string
@@ -430,7 +430,7 @@ func TestSearch_PrefixPagingAcrossIndexAndRecentWrites(t *testing.T) {
 				if next != "" {
 					extra += "&next=" + next
 				}
-				docs, n := search(t, s, tok, site.query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "PAGE-"}}}, extra)
+				docs, n := Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "PAGE-"}}}, extra)
 				got = append(got, field(docs, "path")...)
 				if next = n; next == "" {
 					break
@@ -452,12 +452,12 @@ func pageBothWays(t *testing.T, s *quiretest.Server, tok, site string, body any)
 		prev, next string
 	}
 	get := func(extra string) page {
-		r := s.Do(http.MethodPost, "/search"+q(site, "limit=2"+extra), body, tok)
-		mustStatus(t, r, http.StatusOK)
+		r := s.Do(http.MethodPost, "/search"+Query(site, "limit=2"+extra), body, tok)
+		MustStatus(t, r, http.StatusOK)
 		out := r.JSON(t)
 		var p page
-		for _, d := range list(t, out, "documents") {
-			p.paths = append(p.paths, fmt.Sprint(obj(t, d)["path"]))
+		for _, d := range quiretest.List(t, out, "documents") {
+			p.paths = append(p.paths, fmt.Sprint(quiretest.Obj(t, d)["path"]))
 		}
 		p.prev, _ = out["previous"].(string)
 		p.next, _ = out["next"].(string)
@@ -491,14 +491,14 @@ func pageBothWays(t *testing.T, s *quiretest.Server, tok, site string, body any)
 func TestSearch_PreviousPages(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			for i := range 7 {
-				addDoc(t, s, tok, site.query, map[string]any{"path": fmt.Sprintf("ledger/entry-%d.txt", i), "content": "ledger entry",
+				AddDoc(t, s, tok, site.Query, map[string]any{"path": fmt.Sprintf("ledger/entry-%d.txt", i), "content": "ledger entry",
 					"tags": []map[string]any{{"key": "kind", "value": "ledger"}}})
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/folders"+site.query, map[string]any{"path": "ledger/archive"}, tok), http.StatusCreated)
-			waitIndexed(t, s)
+			MustStatus(t, s.Do(http.MethodPost, "/folders"+site.Query, map[string]any{"path": "ledger/archive"}, tok), http.StatusCreated)
+			WaitIndexed(t, s)
 			for _, c := range []struct {
 				name  string
 				body  map[string]any
@@ -510,13 +510,13 @@ func TestSearch_PreviousPages(t *testing.T) {
 				{"text", map[string]any{"query": map[string]any{"text": "ledger"}}, 4},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					if pages := pageBothWays(t, s, tok, site.query, c.body); len(pages) != c.pages {
+					if pages := pageBothWays(t, s, tok, site.Query, c.body); len(pages) != c.pages {
 						t.Fatalf("pages = %v", pages)
 					}
 				})
 			}
-			r := s.Do(http.MethodPost, "/search"+q(site.query, "previous=bm9wZQ"), map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "ledger"}}}, tok)
-			mustStatus(t, r, http.StatusBadRequest)
+			r := s.Do(http.MethodPost, "/search"+Query(site.Query, "previous=bm9wZQ"), map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "ledger"}}}, tok)
+			MustStatus(t, r, http.StatusBadRequest)
 		})
 	}
 }

@@ -26,8 +26,8 @@ func resolve(t *testing.T, u string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("Location")
 }
 
-// fetchBody GETs u (a download URL) and returns its body.
-func fetchBody(t *testing.T, u string) []byte {
+// FetchBody GETs u (a download URL) and returns its body.
+func FetchBody(t *testing.T, u string) []byte {
 	t.Helper()
 	resp, err := http.Get(u)
 	if err != nil {
@@ -44,21 +44,21 @@ func fetchBody(t *testing.T, u string) []byte {
 func TestShortlinks(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			doc := addDoc(t, s, tok, site.query, map[string]any{"path": "links/a.txt", "content": "short and sweet"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			doc := AddDoc(t, s, tok, site.Query, map[string]any{"path": "links/a.txt", "content": "short and sweet"})
 			for _, tt := range []struct {
 				name, slug, target string
 				wantDoc            bool
 			}{
-				{"external", "ext-" + site.name, "https://example.com/a?b=1", false},
-				{"document, relative", "doc-" + site.name, "/documents/" + doc, true},
-				{"document, absolute", "abs-" + site.name, s.URL + "/documents/" + doc, true},
+				{"external", "ext-" + site.Name, "https://example.com/a?b=1", false},
+				{"document, relative", "doc-" + site.Name, "/documents/" + doc, true},
+				{"document, absolute", "abs-" + site.Name, s.URL + "/documents/" + doc, true},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					r := s.Do(http.MethodPost, "/shortlinks"+site.query, map[string]any{"targetUrl": tt.target, "slug": tt.slug}, tok)
-					mustStatus(t, r, http.StatusCreated)
-					u := str(t, r.JSON(t), "url")
+					r := s.Do(http.MethodPost, "/shortlinks"+site.Query, map[string]any{"targetUrl": tt.target, "slug": tt.slug}, tok)
+					MustStatus(t, r, http.StatusCreated)
+					u := quiretest.Str(t, r.JSON(t), "url")
 					if u != s.URL+"/s/"+tt.slug {
 						t.Fatalf("url = %q", u)
 					}
@@ -75,45 +75,45 @@ func TestShortlinks(t *testing.T) {
 					if !strings.HasPrefix(loc, s.URL+"/downloads/") {
 						t.Fatalf("Location = %q, want a download URL", loc)
 					}
-					if got := string(fetchBody(t, loc)); got != "short and sweet" {
+					if got := string(FetchBody(t, loc)); got != "short and sweet" {
 						t.Errorf("content = %q", got)
 					}
 				})
 			}
 
 			t.Run("format=short", func(t *testing.T) {
-				r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+q(site.query, "format=short"), nil, tok)
-				mustStatus(t, r, http.StatusOK)
-				u := str(t, r.JSON(t), "url")
+				r := s.Do(http.MethodGet, "/documents/"+doc+"/url"+Query(site.Query, "format=short"), nil, tok)
+				MustStatus(t, r, http.StatusOK)
+				u := quiretest.Str(t, r.JSON(t), "url")
 				if !strings.HasPrefix(u, s.URL+"/s/") {
 					t.Fatalf("url = %q, want a short URL", u)
 				}
 				status, loc := resolve(t, u)
-				if status != http.StatusFound || string(fetchBody(t, loc)) != "short and sweet" {
+				if status != http.StatusFound || string(FetchBody(t, loc)) != "short and sweet" {
 					t.Fatalf("short URL: status %d, Location %q", status, loc)
 				}
 			})
 
 			t.Run("deleting the document revokes its links", func(t *testing.T) {
-				mustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
-				status, _ := resolve(t, s.URL+"/s/doc-"+site.name)
+				MustStatus(t, s.Do(http.MethodDelete, "/documents/"+doc+Query(site.Query, "softDelete=true"), nil, tok), http.StatusOK)
+				status, _ := resolve(t, s.URL+"/s/doc-"+site.Name)
 				if status != http.StatusNotFound {
 					t.Errorf("link to a soft-deleted document: status %d", status)
 				}
-				if status, _ := resolve(t, s.URL+"/s/ext-"+site.name); status != http.StatusFound {
+				if status, _ := resolve(t, s.URL+"/s/ext-"+site.Name); status != http.StatusFound {
 					t.Errorf("an external link was revoked too: %d", status)
 				}
-				mustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/restore"+site.query, nil, tok), http.StatusOK)
-				if status, _ := resolve(t, s.URL+"/s/doc-"+site.name); status != http.StatusFound {
+				MustStatus(t, s.Do(http.MethodPut, "/documents/"+doc+"/restore"+site.Query, nil, tok), http.StatusOK)
+				if status, _ := resolve(t, s.URL+"/s/doc-"+site.Name); status != http.StatusFound {
 					t.Errorf("link after restore: status %d", status)
 				}
 			})
 
 			t.Run("delete the link", func(t *testing.T) {
-				r := s.Do(http.MethodDelete, "/shortlinks/abs-"+site.name+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
-				mustBody(t, r, `{"message":"Shortlink 'abs-`+site.name+`' deleted"}`)
-				if status, _ := resolve(t, s.URL+"/s/abs-"+site.name); status != http.StatusNotFound {
+				r := s.Do(http.MethodDelete, "/shortlinks/abs-"+site.Name+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
+				MustBody(t, r, `{"message":"Shortlink 'abs-`+site.Name+`' deleted"}`)
+				if status, _ := resolve(t, s.URL+"/s/abs-"+site.Name); status != http.StatusNotFound {
 					t.Errorf("deleted link: status %d", status)
 				}
 			})
@@ -122,23 +122,23 @@ func TestShortlinks(t *testing.T) {
 
 	t.Run("slugs are unique per server", func(t *testing.T) {
 		r := s.Do(http.MethodPost, "/shortlinks?siteId=finance", map[string]any{"targetUrl": "https://example.org/", "slug": "ext-default"}, tok)
-		mustStatus(t, r, http.StatusConflict)
+		MustStatus(t, r, http.StatusConflict)
 		if status, loc := resolve(t, s.URL+"/s/ext-default"); status != http.StatusFound || loc != "https://example.com/a?b=1" {
 			t.Errorf("the first link changed: %d %q", status, loc)
 		}
-		mustStatus(t, s.Do(http.MethodDelete, "/shortlinks/ext-default?siteId=finance", nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodDelete, "/shortlinks/ext-default?siteId=finance", nil, tok), http.StatusNotFound)
 	})
 
 	t.Run("unknown slugs say nothing", func(t *testing.T) {
 		for _, slug := range []string{"nope", "ext-defaul", "EXT-DEFAULT", "abs-default", "%2e%2e", strings.Repeat("a", 65)} {
 			r := s.Do(http.MethodGet, "/s/"+slug, nil, "")
-			mustStatus(t, r, http.StatusNotFound)
-			mustBody(t, r, `{"message":"Not found"}`)
+			MustStatus(t, r, http.StatusNotFound)
+			MustBody(t, r, `{"message":"Not found"}`)
 		}
 	})
 
 	t.Run("bad input", func(t *testing.T) {
-		doc := addDoc(t, s, tok, "", map[string]any{"path": "b.txt", "content": "b"})
+		doc := AddDoc(t, s, tok, "", map[string]any{"path": "b.txt", "content": "b"})
 		for _, tt := range []struct {
 			name   string
 			body   any
@@ -160,13 +160,13 @@ func TestShortlinks(t *testing.T) {
 					path += "?siteId=finance"
 				}
 				r := s.Do(http.MethodPost, path, tt.body, tok)
-				mustStatus(t, r, tt.status)
+				MustStatus(t, r, tt.status)
 				if tt.want != "" {
-					mustBody(t, r, tt.want)
+					MustBody(t, r, tt.want)
 				}
 			})
 		}
-		mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/url?format=long", nil, tok), http.StatusBadRequest)
+		MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"/url?format=long", nil, tok), http.StatusBadRequest)
 		for _, slug := range []string{"js", "rel", "gone", "other"} {
 			if status, _ := resolve(t, s.URL+"/s/"+slug); status != http.StatusNotFound {
 				t.Errorf("refused link %s exists: %d", slug, status)
@@ -176,6 +176,6 @@ func TestShortlinks(t *testing.T) {
 
 	t.Run("readers cannot make links", func(t *testing.T) {
 		r := s.Do(http.MethodPost, "/shortlinks?siteId=finance", map[string]any{"targetUrl": "https://example.com", "slug": "reader"}, s.Token("r", "finance_read"))
-		mustStatus(t, r, http.StatusUnauthorized)
+		MustStatus(t, r, http.StatusUnauthorized)
 	})
 }

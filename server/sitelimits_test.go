@@ -10,14 +10,14 @@ import (
 	"quire/quiretest"
 )
 
-// setSiteConfig patches a site's configuration and wants a 200.
-func setSiteConfig(t *testing.T, s *quiretest.Server, tok, site string, body map[string]any) {
+// SetSiteConfig patches a site's configuration and wants a 200.
+func SetSiteConfig(t *testing.T, s *quiretest.Server, tok, site string, body map[string]any) {
 	t.Helper()
 	name := strings.TrimPrefix(site, "?siteId=")
 	if name == "" {
 		name = "default"
 	}
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/"+name+"/configuration", body, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/"+name+"/configuration", body, tok), http.StatusOK)
 }
 
 func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
@@ -28,12 +28,12 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 	const required = `{"message":"'contentLength' is required when MaxContentLengthBytes is configured"}`
 	const tooLarge = `{"message":"'contentLength' cannot exceed 10 bytes"}`
 	const inlineTooLarge = `{"errors":[{"key":"contentLength","error":"'contentLength' cannot exceed 10 bytes"}]}`
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			existing := addDoc(t, s, tok, site.query, map[string]any{"path": "old.txt", "content": "old"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			existing := AddDoc(t, s, tok, site.Query, map[string]any{"path": "old.txt", "content": "old"})
 			// A URL signed before the limit was set carries no length.
-			early := s.Do(http.MethodGet, "/documents/upload"+q(site.query, "path=early.txt"), nil, tok).JSON(t)
-			setSiteConfig(t, s, tok, site.query, map[string]any{"maxContentLengthBytes": "10"})
+			early := s.Do(http.MethodGet, "/documents/upload"+Query(site.Query, "path=early.txt"), nil, tok).JSON(t)
+			SetSiteConfig(t, s, tok, site.Query, map[string]any{"maxContentLengthBytes": "10"})
 
 			for _, tt := range []struct {
 				name, method, path string
@@ -41,33 +41,33 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 				status             int
 				want               string
 			}{
-				{"GET upload without contentLength", "GET", "/documents/upload" + site.query, nil, 400, required},
-				{"POST upload without contentLength", "POST", "/documents/upload" + site.query, map[string]any{"path": "a.txt"}, 400, required},
-				{"GET id upload without contentLength", "GET", "/documents/" + existing + "/upload" + site.query, nil, 400, required},
-				{"GET upload over", "GET", "/documents/upload" + q(site.query, "contentLength=11"), nil, 400, tooLarge},
-				{"POST upload over", "POST", "/documents/upload" + q(site.query, "contentLength=11"), map[string]any{"path": "a.txt"}, 400, tooLarge},
-				{"GET id upload over", "GET", "/documents/" + existing + "/upload" + q(site.query, "contentLength=11"), nil, 400, tooLarge},
-				{"inline content over", "POST", "/documents" + site.query, map[string]any{"path": "b.txt", "content": "01234567890"}, 400, inlineTooLarge},
-				{"inline child content over", "POST", "/documents" + site.query, map[string]any{"path": "c.txt", "content": "x",
+				{"GET upload without contentLength", "GET", "/documents/upload" + site.Query, nil, 400, required},
+				{"POST upload without contentLength", "POST", "/documents/upload" + site.Query, map[string]any{"path": "a.txt"}, 400, required},
+				{"GET id upload without contentLength", "GET", "/documents/" + existing + "/upload" + site.Query, nil, 400, required},
+				{"GET upload over", "GET", "/documents/upload" + Query(site.Query, "contentLength=11"), nil, 400, tooLarge},
+				{"POST upload over", "POST", "/documents/upload" + Query(site.Query, "contentLength=11"), map[string]any{"path": "a.txt"}, 400, tooLarge},
+				{"GET id upload over", "GET", "/documents/" + existing + "/upload" + Query(site.Query, "contentLength=11"), nil, 400, tooLarge},
+				{"inline content over", "POST", "/documents" + site.Query, map[string]any{"path": "b.txt", "content": "01234567890"}, 400, inlineTooLarge},
+				{"inline child content over", "POST", "/documents" + site.Query, map[string]any{"path": "c.txt", "content": "x",
 					"documents": []map[string]any{{"path": "c1.txt", "content": "01234567890"}}}, 400, inlineTooLarge},
-				{"PATCH content over", "PATCH", "/documents/" + existing + site.query, map[string]any{"content": "01234567890"}, 400, inlineTooLarge},
-				{"inline content at the limit", "POST", "/documents" + site.query, map[string]any{"path": "d.txt", "content": "0123456789"}, 201, ""},
-				{"GET upload at the limit", "GET", "/documents/upload" + q(site.query, "contentLength=10"), nil, 200, ""},
-				{"POST upload under the limit", "POST", "/documents/upload" + q(site.query, "contentLength=1"), map[string]any{"path": "e.txt"}, 201, ""},
+				{"PATCH content over", "PATCH", "/documents/" + existing + site.Query, map[string]any{"content": "01234567890"}, 400, inlineTooLarge},
+				{"inline content at the limit", "POST", "/documents" + site.Query, map[string]any{"path": "d.txt", "content": "0123456789"}, 201, ""},
+				{"GET upload at the limit", "GET", "/documents/upload" + Query(site.Query, "contentLength=10"), nil, 200, ""},
+				{"POST upload under the limit", "POST", "/documents/upload" + Query(site.Query, "contentLength=1"), map[string]any{"path": "e.txt"}, 201, ""},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(tt.method, tt.path, tt.body, tok)
-					mustStatus(t, r, tt.status)
+					MustStatus(t, r, tt.status)
 					if tt.want != "" {
-						mustBody(t, r, tt.want)
+						MustBody(t, r, tt.want)
 					}
 				})
 			}
 
 			// At the PUT: nothing over the limit is committed, whatever the
 			// client declared when it asked for the URL or sends as headers.
-			noLength := s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"path": "nolength.txt", "documents": []map[string]any{{"path": "child.txt"}}}, tok).JSON(t)
-			signed5 := s.Do(http.MethodGet, "/documents/upload"+q(site.query, "contentLength=5"), nil, tok).JSON(t)
+			noLength := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"path": "nolength.txt", "documents": []map[string]any{{"path": "child.txt"}}}, tok).JSON(t)
+			signed5 := s.Do(http.MethodGet, "/documents/upload"+Query(site.Query, "contentLength=5"), nil, tok).JSON(t)
 			for _, m := range []map[string]any{early, noLength, signed5} {
 				for _, k := range []string{"documentId", "url", "uploadUrl"} {
 					if _, ok := m[k].(string); !ok && (k != "url" || m["uploadUrl"] == nil) && (k != "uploadUrl" || m["url"] == nil) {
@@ -83,24 +83,24 @@ func TestSiteLimits_MaxContentLengthBytes(t *testing.T) {
 				// Chunked bodies (no Content-Length) are held to the same limit
 				// while they are read (uploadLimit); rows for them belong here
 				// once a chunked PUT is answered at all (issue 11 §4).
-				{"URL signed before the limit", str(t, early, "documentId"), str(t, early, "url"), strings.NewReader("01234567890"), 400},
-				{"upload URL of POST /documents", str(t, noLength, "documentId"), str(t, noLength, "uploadUrl"), strings.NewReader("01234567890"), 400},
-				{"signed 5, sends 11", str(t, signed5, "documentId"), str(t, signed5, "url"), strings.NewReader("01234567890"), 400},
+				{"URL signed before the limit", quiretest.Str(t, early, "documentId"), quiretest.Str(t, early, "url"), strings.NewReader("01234567890"), 400},
+				{"upload URL of POST /documents", quiretest.Str(t, noLength, "documentId"), quiretest.Str(t, noLength, "uploadUrl"), strings.NewReader("01234567890"), 400},
+				{"signed 5, sends 11", quiretest.Str(t, signed5, "documentId"), quiretest.Str(t, signed5, "url"), strings.NewReader("01234567890"), 400},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					mustStatus(t, s.Do(http.MethodPut, tt.url, tt.body, ""), tt.status)
-					if d := s.Do(http.MethodGet, "/documents/"+tt.id+site.query, nil, tok).JSON(t); d["contentLength"] != nil {
+					MustStatus(t, s.Do(http.MethodPut, tt.url, tt.body, ""), tt.status)
+					if d := s.Do(http.MethodGet, "/documents/"+tt.id+site.Query, nil, tok).JSON(t); d["contentLength"] != nil {
 						t.Fatalf("content committed over the limit: %v", d)
 					}
 				})
 			}
-			mustStatus(t, s.Do(http.MethodPut, str(t, signed5, "url"), "01234", ""), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPut, str(t, noLength, "uploadUrl"), "0123456789", ""), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, quiretest.Str(t, signed5, "url"), "01234", ""), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, quiretest.Str(t, noLength, "uploadUrl"), "0123456789", ""), http.StatusOK)
 
 			// Clearing the limit lifts it.
-			setSiteConfig(t, s, tok, site.query, map[string]any{"maxContentLengthBytes": ""})
-			mustStatus(t, s.Do(http.MethodGet, "/documents/upload"+site.query, nil, tok), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodPut, str(t, early, "url"), "01234567890", ""), http.StatusOK)
+			SetSiteConfig(t, s, tok, site.Query, map[string]any{"maxContentLengthBytes": ""})
+			MustStatus(t, s.Do(http.MethodGet, "/documents/upload"+site.Query, nil, tok), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, quiretest.Str(t, early, "url"), "01234567890", ""), http.StatusOK)
 		})
 	}
 }
@@ -109,49 +109,49 @@ func TestSiteLimits_MaxDocuments(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	const reached = `{"errors":[{"error":"Max Number of Documents reached"}]}`
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			a := addDoc(t, s, tok, site.query, map[string]any{"path": "a.txt", "content": "a"})
-			addDoc(t, s, tok, site.query, map[string]any{"path": "b.txt", "content": "b"})
-			setSiteConfig(t, s, tok, site.query, map[string]any{"maxDocuments": "5"})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			a := AddDoc(t, s, tok, site.Query, map[string]any{"path": "a.txt", "content": "a"})
+			AddDoc(t, s, tok, site.Query, map[string]any{"path": "b.txt", "content": "b"})
+			SetSiteConfig(t, s, tok, site.Query, map[string]any{"maxDocuments": "5"})
 			// A parent and its child are two documents: 4 of 5.
-			addDoc(t, s, tok, site.query, map[string]any{"path": "c.txt", "content": "c", "documents": []map[string]any{{"path": "c1.txt", "content": "c1"}}})
+			AddDoc(t, s, tok, site.Query, map[string]any{"path": "c.txt", "content": "c", "documents": []map[string]any{{"path": "c1.txt", "content": "c1"}}})
 			two := map[string]any{"path": "d.txt", "content": "d", "documents": []map[string]any{{"path": "d1.txt", "content": "d1"}}}
 			for _, tt := range []struct {
 				name, method, path string
 				body               any
 				status             int
 			}{
-				{"parent and child would be 6", "POST", "/documents" + site.query, two, 400},
-				{"child added by PATCH is counted too", "PATCH", "/documents/" + a + site.query, map[string]any{"documents": []map[string]any{{"path": "a1.txt", "content": "a1"}, {"path": "a2.txt", "content": "a2"}}}, 400},
-				{"fifth", "GET", "/documents/upload" + site.query, nil, 200},
-				{"sixth by POST /documents", "POST", "/documents" + site.query, map[string]any{"path": "e.txt", "content": "e"}, 400},
-				{"sixth by GET upload", "GET", "/documents/upload" + site.query, nil, 400},
-				{"sixth by POST upload", "POST", "/documents/upload" + site.query, map[string]any{"path": "f.txt"}, 400},
-				{"replacing content is no new document", "GET", "/documents/" + a + "/upload" + site.query, nil, 200},
+				{"parent and child would be 6", "POST", "/documents" + site.Query, two, 400},
+				{"child added by PATCH is counted too", "PATCH", "/documents/" + a + site.Query, map[string]any{"documents": []map[string]any{{"path": "a1.txt", "content": "a1"}, {"path": "a2.txt", "content": "a2"}}}, 400},
+				{"fifth", "GET", "/documents/upload" + site.Query, nil, 200},
+				{"sixth by POST /documents", "POST", "/documents" + site.Query, map[string]any{"path": "e.txt", "content": "e"}, 400},
+				{"sixth by GET upload", "GET", "/documents/upload" + site.Query, nil, 400},
+				{"sixth by POST upload", "POST", "/documents/upload" + site.Query, map[string]any{"path": "f.txt"}, 400},
+				{"replacing content is no new document", "GET", "/documents/" + a + "/upload" + site.Query, nil, 200},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					r := s.Do(tt.method, tt.path, tt.body, tok)
-					mustStatus(t, r, tt.status)
+					MustStatus(t, r, tt.status)
 					if tt.status == 400 {
-						mustBody(t, r, reached)
+						MustBody(t, r, reached)
 					}
 				})
 			}
 			// A soft-deleted document still counts (it can be restored); a
 			// purged one frees its place.
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+q(site.query, "softDelete=true"), nil, tok), http.StatusOK)
-			mustBody(t, s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"path": "g.txt", "content": "g"}, tok), reached)
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+site.query, nil, tok), http.StatusOK)
-			addDoc(t, s, tok, site.query, map[string]any{"path": "g.txt", "content": "g"})
-			mustBody(t, s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"path": "h.txt", "content": "h"}, tok), reached)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+Query(site.Query, "softDelete=true"), nil, tok), http.StatusOK)
+			MustBody(t, s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"path": "g.txt", "content": "g"}, tok), reached)
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+a+site.Query, nil, tok), http.StatusOK)
+			AddDoc(t, s, tok, site.Query, map[string]any{"path": "g.txt", "content": "g"})
+			MustBody(t, s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"path": "h.txt", "content": "h"}, tok), reached)
 
 			// Lifting the limit, adding documents and setting it again
 			// counts them all.
-			setSiteConfig(t, s, tok, site.query, map[string]any{"maxDocuments": ""})
-			addDoc(t, s, tok, site.query, map[string]any{"path": "h.txt", "content": "h"})
-			setSiteConfig(t, s, tok, site.query, map[string]any{"maxDocuments": "6"})
-			mustBody(t, s.Do(http.MethodPost, "/documents"+site.query, map[string]any{"path": "i.txt", "content": "i"}, tok), reached)
+			SetSiteConfig(t, s, tok, site.Query, map[string]any{"maxDocuments": ""})
+			AddDoc(t, s, tok, site.Query, map[string]any{"path": "h.txt", "content": "h"})
+			SetSiteConfig(t, s, tok, site.Query, map[string]any{"maxDocuments": "6"})
+			MustBody(t, s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"path": "i.txt", "content": "i"}, tok), reached)
 		})
 	}
 }
@@ -161,8 +161,8 @@ func TestSiteLimits_MaxDocuments(t *testing.T) {
 func TestSiteLimits_MaxDocumentsConcurrent(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	addDoc(t, s, tok, "", map[string]any{"path": "first.txt", "content": "x"})
-	setSiteConfig(t, s, tok, "", map[string]any{"maxDocuments": "6"})
+	AddDoc(t, s, tok, "", map[string]any{"path": "first.txt", "content": "x"})
+	SetSiteConfig(t, s, tok, "", map[string]any{"maxDocuments": "6"})
 	const clients = 24
 	var wg sync.WaitGroup
 	statuses := make([]int, clients)
@@ -221,9 +221,9 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(http.MethodPatch, "/sites/default/configuration", tt.body, tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 			}
 		})
 	}
@@ -241,8 +241,8 @@ func TestSiteConfig_SettingsQuireCannotHonourAreRefused(t *testing.T) {
 func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
-	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
+	id := AddDoc(t, s, tok, "", map[string]any{"path": "a.txt", "content": "a"})
+	MustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
 	const artifact = `{"errors":[{"key":"artifactId","error":"'artifactId' is not supported on this route"}]}`
 	const version = `{"errors":[{"key":"versionKey","error":"'versionKey' is not supported on this route"}]}`
 	for _, tt := range []struct {
@@ -263,11 +263,11 @@ func TestUnsupportedParameters_AreRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, tt.want)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, tt.want)
 		})
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
 }
 
 // TestSites_StatusFilter: every Quire site is ACTIVE, so asking for the
@@ -284,9 +284,9 @@ func TestSites_StatusFilter(t *testing.T) {
 	} {
 		t.Run(tt.query, func(t *testing.T) {
 			r := s.Do(http.MethodGet, "/sites"+tt.query, nil, tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.status != 200 {
-				mustBody(t, r, `{"errors":[{"key":"status","error":"invalid 'status' parameter, use ACTIVE or INACTIVE"}]}`)
+				MustBody(t, r, `{"errors":[{"key":"status","error":"invalid 'status' parameter, use ACTIVE or INACTIVE"}]}`)
 				return
 			}
 			if sites, _ := r.JSON(t)["sites"].([]any); len(sites) != tt.sites {

@@ -14,7 +14,7 @@ func TestSystemConfiguration(t *testing.T) {
 	admin := s.Admin()
 	user := s.Token("ann", "default")
 	// The spec's required webui.ssoLoginRedirectEnabled is always there.
-	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user), `{"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":false}}`)
+	MustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user), `{"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":false}}`)
 	tests := []struct {
 		name   string
 		tok    string
@@ -38,22 +38,22 @@ func TestSystemConfiguration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(http.MethodPatch, "/system/configuration", tt.body, tt.tok)
-			mustStatus(t, r, tt.status)
-			mustBody(t, r, tt.want)
+			MustStatus(t, r, tt.status)
+			MustBody(t, r, tt.want)
 		})
 	}
 	// Failed updates changed nothing; each section kept its value.
-	mustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
+	MustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
 		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":true}}`)
-	mustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoLoginRedirectEnabled": false}}, admin), http.StatusOK)
-	if w := obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != false || w["ssoAutomaticSignIn"] != false {
+	MustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoLoginRedirectEnabled": false}}, admin), http.StatusOK)
+	if w := quiretest.Obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != false || w["ssoAutomaticSignIn"] != false {
 		t.Fatalf("webui after setting ssoLoginRedirectEnabled: %v", w)
 	}
 
 	// Site branding is independent of the global one, both ways.
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"title": "Finance", "secondaryColor": "#112233"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"title": "Finance", "secondaryColor": "#112233"}}, admin), http.StatusOK)
 	r := s.Do(http.MethodGet, "/sites/finance/configuration", nil, admin)
-	if b := obj(t, r.JSON(t)["branding"]); b["title"] != "Finance" || b["primaryColor"] != nil {
+	if b := quiretest.Obj(t, r.JSON(t)["branding"]); b["title"] != "Finance" || b["primaryColor"] != nil {
 		t.Fatalf("site branding: %v", b)
 	}
 	if _, ok := s.Do(http.MethodGet, "/sites/default/configuration", nil, admin).JSON(t)["branding"]; ok {
@@ -62,7 +62,7 @@ func TestSystemConfiguration(t *testing.T) {
 	if !strings.Contains(string(s.Do(http.MethodGet, "/system/configuration", nil, admin).Body), `"title":"Acme Docs"`) {
 		t.Fatal("site branding changed the global one")
 	}
-	mustBody(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"supportEmail": "nope"}}, admin),
+	MustBody(t, s.Do(http.MethodPatch, "/sites/finance/configuration", map[string]any{"branding": map[string]any{"supportEmail": "nope"}}, admin),
 		`{"errors":[{"key":"branding.supportEmail","error":"invalid 'supportEmail'"}]}`)
 }
 
@@ -80,22 +80,22 @@ func TestRetention_SoftDeletedPurged(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.DoHeaders(http.MethodPatch, "/sites/default/configuration", tt.body, tok, map[string]string{"Content-Type": "application/json"})
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, tt.want)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, tt.want)
 		})
 	}
-	gone := addDoc(t, s, tok, "", map[string]any{"content": "old"})
-	kept := addDoc(t, s, tok, "", map[string]any{"content": "live"})
-	other := addDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "other site"})
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+other+"?softDelete=true&siteId=finance", nil, tok), http.StatusOK)
+	gone := AddDoc(t, s, tok, "", map[string]any{"content": "old"})
+	kept := AddDoc(t, s, tok, "", map[string]any{"content": "live"})
+	other := AddDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "other site"})
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+other+"?softDelete=true&siteId=finance", nil, tok), http.StatusOK)
 	// A week of retention keeps today's soft delete.
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 7, "dispositionAction": "SOFT_DELETE"}}}, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 7, "dispositionAction": "SOFT_DELETE"}}}, tok), http.StatusOK)
 	waitRetentionPass(t, s, tok)
-	mustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodDelete, "/documents/"+gone+"?softDelete=true", nil, tok), http.StatusOK)
 	// Zero days: purged at the sweep the change triggers.
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 0}}}, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 0}}}, tok), http.StatusOK)
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Contains(string(s.Do(http.MethodGet, "/documents?softDeleted=true", nil, tok).Body), gone) {
 		if time.Now().After(deadline) {
@@ -103,11 +103,11 @@ func TestRetention_SoftDeletedPurged(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	mustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+kept, nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/documents/"+gone+"/restore", nil, tok), http.StatusNotFound)
+	MustStatus(t, s.Do(http.MethodGet, "/documents/"+kept, nil, tok), http.StatusOK)
 	// The other site has no retention: its soft-deleted document stays.
 	waitRetentionPass(t, s, tok)
-	mustStatus(t, s.Do(http.MethodPut, "/documents/"+other+"/restore?siteId=finance", nil, tok), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/documents/"+other+"/restore?siteId=finance", nil, tok), http.StatusOK)
 }
 
 // retentionWitness is a site with a zero-day retention, named to sort
@@ -126,14 +126,14 @@ func waitRetentionPass(t *testing.T, s *quiretest.Server, tok string) {
 	t.Helper()
 	site := "?siteId=" + retentionWitness
 	for i := range 2 {
-		id := addDoc(t, s, tok, site, map[string]any{"content": "witness"})
-		mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true&siteId="+retentionWitness, nil, tok), http.StatusOK)
+		id := AddDoc(t, s, tok, site, map[string]any{"content": "witness"})
+		MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true&siteId="+retentionWitness, nil, tok), http.StatusOK)
 		// Saving a site's document settings asks for a pass.
-		mustStatus(t, s.Do(http.MethodPatch, "/sites/"+retentionWitness+"/configuration",
+		MustStatus(t, s.Do(http.MethodPatch, "/sites/"+retentionWitness+"/configuration",
 			map[string]any{"document": map[string]any{"retentionAndDisposition": map[string]any{"softDeleteRetentionInDays": 0}}}, tok), http.StatusOK)
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			r := s.Do(http.MethodGet, "/documents?softDeleted=true&siteId="+retentionWitness, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), id) {
 				break
 			}
@@ -151,10 +151,10 @@ func waitRetentionPass(t *testing.T, s *quiretest.Server, tok string) {
 func TestBackup_Head(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	AddDoc(t, s, tok, "", map[string]any{"content": "x"})
 	for i := range 5 {
 		h := s.Do(http.MethodHead, "/system/backup", nil, tok)
-		mustStatus(t, h, http.StatusOK)
+		MustStatus(t, h, http.StatusOK)
 		if r := s.Do(http.MethodGet, "/version", nil, tok); r.Status != http.StatusOK {
 			t.Fatalf("request %d after HEAD: %d %s", i, r.Status, r.Body)
 		}
@@ -187,19 +187,19 @@ func TestAdminRoutes(t *testing.T) {
 		for who, tok := range callers {
 			t.Run(rt.method+" "+rt.path+" by "+who, func(t *testing.T) {
 				r := s.Do(rt.method, rt.path, rt.body, tok)
-				mustStatus(t, r, http.StatusUnauthorized)
+				MustStatus(t, r, http.StatusUnauthorized)
 				if rt.method != http.MethodHead {
-					mustBody(t, r, denied)
+					MustBody(t, r, denied)
 				}
 			})
 		}
 		t.Run(rt.method+" "+rt.path+" by admin", func(t *testing.T) {
-			mustStatus(t, s.Do(rt.method, rt.path, rt.body, admin), rt.adminStatus)
+			MustStatus(t, s.Do(rt.method, rt.path, rt.body, admin), rt.adminStatus)
 		})
 	}
 	// GET /system/configuration is not an admin route: every signed-in
 	// user may read it.
-	mustStatus(t, s.Do(http.MethodGet, "/system/configuration", nil, callers["reader"]), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/system/configuration", nil, callers["reader"]), http.StatusOK)
 }
 
 // TestSystemHealth: GET /system/health is the Admins' one summary of the
@@ -208,9 +208,9 @@ func TestAdminRoutes(t *testing.T) {
 func TestSystemHealth(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "notary", "data": b64(pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
-	mustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "soon",
-		"data": b64(quiretest.NewCertificate(t, "Sam Soon", time.Now().AddDate(0, 0, 10)).PKCS12(t, "pw")), "password": "pw"}, admin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "notary", "data": B64(Pkcs12File(t, "Nora Notary", "pw")), "password": "pw"}, admin), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/sites/default/secrets", map[string]any{"alias": "soon",
+		"data": B64(quiretest.NewCertificate(t, "Sam Soon", time.Now().AddDate(0, 0, 10)).PKCS12(t, "pw")), "password": "pw"}, admin), http.StatusCreated)
 	for _, who := range []struct{ name, tok string }{
 		{"user", s.Token("ann", "default")},
 		{"reader", s.Token("bob", "default_read")},
@@ -218,28 +218,28 @@ func TestSystemHealth(t *testing.T) {
 	} {
 		t.Run("refused to "+who.name, func(t *testing.T) {
 			r := s.Do(http.MethodGet, "/system/health", nil, who.tok)
-			mustStatus(t, r, http.StatusUnauthorized)
-			mustBody(t, r, `{"message":"fkq access denied (Admins group required)"}`)
+			MustStatus(t, r, http.StatusUnauthorized)
+			MustBody(t, r, `{"message":"fkq access denied (Admins group required)"}`)
 		})
 	}
 	r := s.Do(http.MethodGet, "/system/health", nil, admin)
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	body := r.JSON(t)
 	if _, ok := body["version"].(string); !ok {
 		t.Errorf("version: %v", body["version"])
 	}
-	if st := obj(t, body["storage"]); st["writable"] != true || st["freeBytes"] == nil || st["reserveBytes"] == nil {
+	if st := quiretest.Obj(t, body["storage"]); st["writable"] != true || st["freeBytes"] == nil || st["reserveBytes"] == nil {
 		t.Errorf("storage: %v", st)
 	}
-	if ix := obj(t, body["index"]); ix["queued"] == nil || ix["lagSeconds"] == nil {
+	if ix := quiretest.Obj(t, body["index"]); ix["queued"] == nil || ix["lagSeconds"] == nil {
 		t.Errorf("index: %v", ix)
 	}
-	if p := obj(t, body["pipeline"]); p["queued"] == nil || p["running"] == nil {
+	if p := quiretest.Obj(t, body["pipeline"]); p["queued"] == nil || p["running"] == nil {
 		t.Errorf("pipeline: %v", p)
 	}
-	if c := obj(t, body["cluster"]); c["clustered"] != false {
+	if c := quiretest.Obj(t, body["cluster"]); c["clustered"] != false {
 		t.Errorf("cluster of a single server: %v", c)
-	} else if m, _ := c["members"].([]any); len(m) != 1 || obj(t, m[0])["leader"] != true {
+	} else if m, _ := c["members"].([]any); len(m) != 1 || quiretest.Obj(t, m[0])["leader"] != true {
 		t.Errorf("a single server is its one member and leads: %v", c)
 	}
 	certs, _ := body["certificates"].([]any)
@@ -247,14 +247,14 @@ func TestSystemHealth(t *testing.T) {
 		t.Fatalf("certificates: %v", body["certificates"])
 	}
 	// Soonest expiry first: the one within 30 days is "expiring".
-	soon := obj(t, certs[0])
+	soon := quiretest.Obj(t, certs[0])
 	if soon["alias"] != "soon" || soon["state"] != "expiring" {
 		t.Errorf("a certificate expiring in 10 days: %v", soon)
 	}
 	if d, _ := soon["daysLeft"].(float64); d < 8 || d > 10 {
 		t.Errorf("days left of a certificate expiring in 10 days: %v", soon)
 	}
-	c := obj(t, certs[1])
+	c := quiretest.Obj(t, certs[1])
 	if c["siteId"] != "default" || c["alias"] != "notary" || c["kind"] != "site" || c["notAfter"] == "" {
 		t.Errorf("certificate: %v", c)
 	}
@@ -272,16 +272,16 @@ func TestSystemHealth(t *testing.T) {
 func TestSites_Branding(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"branding": map[string]any{"title": "Acme Files", "primaryColor": "#112233"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"branding": map[string]any{"title": "Acme Files", "primaryColor": "#112233"}}, admin), http.StatusOK)
 	reader := s.Token("bob", "default_read", "other_read")
 	sites, _ := s.Do(http.MethodGet, "/sites", nil, reader).JSON(t)["sites"].([]any)
 	seen := 0
 	for _, x := range sites {
-		site := obj(t, x)
+		site := quiretest.Obj(t, x)
 		switch site["siteId"] {
 		case "default":
 			seen++
-			if b := obj(t, site["branding"]); b["title"] != "Acme Files" || b["primaryColor"] != "#112233" {
+			if b := quiretest.Obj(t, site["branding"]); b["title"] != "Acme Files" || b["primaryColor"] != "#112233" {
 				t.Errorf("default's branding: %v", site)
 			}
 		case "other":

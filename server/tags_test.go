@@ -12,9 +12,9 @@ import (
 func TestTags_CRUD(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "tags": []map[string]any{{"key": "keep", "value": "1"}}})
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "tags": []map[string]any{{"key": "keep", "value": "1"}}})
 			base := "/documents/" + id + "/tags"
 			steps := []struct {
 				name, method, path string
@@ -36,26 +36,26 @@ func TestTags_CRUD(t *testing.T) {
 				{"unknown document", "POST", "/documents/5e9d4c1a-0000-4000-8000-000000000000/tags", map[string]any{"key": "k", "value": "v"}, 404, `{"message":"Document 5e9d4c1a-0000-4000-8000-000000000000 not found."}`},
 			}
 			for _, st := range steps {
-				r := s.Do(st.method, st.path+site.query, st.body, tok)
+				r := s.Do(st.method, st.path+site.Query, st.body, tok)
 				if r.Status != st.want {
 					t.Fatalf("%s: status %d, want %d: %s", st.name, r.Status, st.want, r.Body)
 				}
 				if st.resp != "" {
-					mustBody(t, r, st.resp)
+					MustBody(t, r, st.resp)
 				}
 			}
-			a := s.Do(http.MethodGet, base+"/a"+site.query, nil, tok).JSON(t)
+			a := s.Do(http.MethodGet, base+"/a"+site.Query, nil, tok).JSON(t)
 			if a["value"] != "2" || a["documentId"] != id || a["type"] != "USERDEFINED" || a["userId"] != "admin" {
 				t.Fatalf("tag a = %v", a)
 			}
-			b := s.Do(http.MethodGet, base+"/b"+site.query, nil, tok).JSON(t)
+			b := s.Do(http.MethodGet, base+"/b"+site.Query, nil, tok).JSON(t)
 			if fmt.Sprint(b["values"]) != "[p r]" {
 				t.Fatalf("tag b = %v", b)
 			}
 			// PUT replaces every user tag.
-			mustStatus(t, s.Do(http.MethodPut, base+site.query, map[string]any{"tags": []map[string]any{{"key": "only", "value": "1"}}}, tok), http.StatusOK)
-			all := list(t, s.Do(http.MethodGet, base+site.query, nil, tok).JSON(t), "tags")
-			if len(all) != 1 || obj(t, all[0])["key"] != "only" {
+			MustStatus(t, s.Do(http.MethodPut, base+site.Query, map[string]any{"tags": []map[string]any{{"key": "only", "value": "1"}}}, tok), http.StatusOK)
+			all := quiretest.List(t, s.Do(http.MethodGet, base+site.Query, nil, tok).JSON(t), "tags")
+			if len(all) != 1 || quiretest.Obj(t, all[0])["key"] != "only" {
 				t.Fatalf("after PUT tags = %v", all)
 			}
 		})
@@ -65,42 +65,42 @@ func TestTags_CRUD(t *testing.T) {
 func TestTags_PagingAndMassUpdate(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
 			var tags []map[string]any
 			for i := 0; i < 15; i++ {
 				tags = append(tags, map[string]any{"key": fmt.Sprintf("k%02d", i), "value": "v"})
 			}
-			id := addDoc(t, s, tok, site.query, map[string]any{"content": "x", "tags": tags})
-			p1 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.query, nil, tok).JSON(t)
-			if len(list(t, p1, "tags")) != 10 || p1["next"] == nil {
+			id := AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "tags": tags})
+			p1 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+site.Query, nil, tok).JSON(t)
+			if len(quiretest.List(t, p1, "tags")) != 10 || p1["next"] == nil {
 				t.Fatalf("first page = %v", p1)
 			}
-			p2 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+q(site.query, "next="+str(t, p1, "next")), nil, tok).JSON(t)
-			if got := list(t, p2, "tags"); len(got) != 5 || obj(t, got[0])["key"] != "k10" || p2["next"] != nil {
+			p2 := s.Do(http.MethodGet, "/documents/"+id+"/tags"+Query(site.Query, "next="+quiretest.Str(t, p1, "next")), nil, tok).JSON(t)
+			if got := quiretest.List(t, p2, "tags"); len(got) != 5 || quiretest.Obj(t, got[0])["key"] != "k10" || p2["next"] != nil {
 				t.Fatalf("second page = %v", p2)
 			}
 
 			inv := []string{
-				addDoc(t, s, tok, site.query, map[string]any{"content": "1", "tags": []map[string]any{{"key": "type", "value": "invoice-2026"}}}),
-				addDoc(t, s, tok, site.query, map[string]any{"content": "2", "tags": []map[string]any{{"key": "type", "value": "invoice-2025"}}}),
+				AddDoc(t, s, tok, site.Query, map[string]any{"content": "1", "tags": []map[string]any{{"key": "type", "value": "invoice-2026"}}}),
+				AddDoc(t, s, tok, site.Query, map[string]any{"content": "2", "tags": []map[string]any{{"key": "type", "value": "invoice-2025"}}}),
 			}
-			other := addDoc(t, s, tok, site.query, map[string]any{"content": "3", "tags": []map[string]any{{"key": "type", "value": "receipt"}}})
-			r := s.Do(http.MethodPatch, "/documents/tags"+site.query, map[string]any{
+			other := AddDoc(t, s, tok, site.Query, map[string]any{"content": "3", "tags": []map[string]any{{"key": "type", "value": "receipt"}}})
+			r := s.Do(http.MethodPatch, "/documents/tags"+site.Query, map[string]any{
 				"match":  map[string]any{"tag": map[string]any{"key": "type", "beginsWith": "invoice"}},
 				"update": map[string]any{"tags": []map[string]any{{"key": "status", "value": "paid"}}},
 			}, tok)
-			mustStatus(t, r, http.StatusOK)
-			mustBody(t, r, `{"message":"received update tags request"}`)
+			MustStatus(t, r, http.StatusOK)
+			MustBody(t, r, `{"message":"received update tags request"}`)
 			for _, id := range inv {
-				r := s.Do(http.MethodGet, "/documents/"+id+"/tags/status"+site.query, nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/documents/"+id+"/tags/status"+site.Query, nil, tok)
+				MustStatus(t, r, http.StatusOK)
 				var tag struct{ Key, Value string }
 				if err := json.Unmarshal(r.Body, &tag); err != nil || tag.Key != "status" || tag.Value != "paid" {
 					t.Fatalf("tag of %s after the bulk update = %s (%v), want status=paid", id, r.Body, err)
 				}
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+other+"/tags/status"+site.query, nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+other+"/tags/status"+site.Query, nil, tok), http.StatusNotFound)
 		})
 	}
 }

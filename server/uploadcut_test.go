@@ -44,24 +44,24 @@ func TestUploads_InterruptedNeverCommitted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			id, uri := newUpload(t, s, tok)
-			before := uploadPuts(t, s)
-			c := dial(t, s, "")
+			id, uri := NewUpload(t, s, tok)
+			before := UploadPuts(t, s)
+			c := Dial(t, s, "")
 			fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n%s\r\n\r\n%s", uri, tc.header, tc.sent)
 			c.Close()
 			if tc.chunked || len(tc.sent) > prefetch {
-				waitUploadPuts(t, s, before+1)
+				WaitUploadPuts(t, s, before+1)
 			}
 			if d := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t); d["contentLength"] != nil {
 				t.Fatalf("cut upload committed: contentLength %v", d["contentLength"])
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/content", nil, tok), http.StatusNotFound)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"/content", nil, tok), http.StatusNotFound)
 			if left, err := s.Node.DB.UnreferencedChunks(10); err != nil || len(left) != 0 {
 				t.Fatalf("chunks of the cut upload left: %d (%v)", len(left), err)
 			}
 			// The same URL takes the whole content afterwards.
 			whole := data(2<<20 + 3)
-			mustStatus(t, s.Do(http.MethodPut, s.URL+uri, whole, ""), http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPut, s.URL+uri, whole, ""), http.StatusOK)
 			if d := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t); d["contentLength"] != float64(len(whole)) {
 				t.Fatalf("complete upload after a cut one: contentLength %v", d["contentLength"])
 			}
@@ -78,8 +78,8 @@ func TestUploads_ChunkedComplete(t *testing.T) {
 	body := bytes.Repeat([]byte("z"), 3<<20)
 	for _, halfClose := range []bool{false, true} {
 		t.Run(fmt.Sprint("half close ", halfClose), func(t *testing.T) {
-			id, uri := newUpload(t, s, tok)
-			c := dial(t, s, "")
+			id, uri := NewUpload(t, s, tok)
+			c := Dial(t, s, "")
 			fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", uri)
 			for off := 0; off < len(body); off += 1 << 20 {
 				fmt.Fprintf(c, "%x\r\n%s\r\n", 1<<20, body[off:off+1<<20])

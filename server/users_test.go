@@ -11,121 +11,121 @@ import (
 	"quire/quiretest"
 )
 
-// login posts credentials to /login.
-func login(s *quiretest.Server, user, pw string) *quiretest.Response {
+// Login posts credentials to /login.
+func Login(s *quiretest.Server, user, pw string) *quiretest.Response {
 	return s.Do(http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, "")
 }
 
-// tokens reads AuthenticationResult's access and refresh tokens.
-func tokens(t *testing.T, r *quiretest.Response) (access, refresh string) {
+// Tokens reads AuthenticationResult's access and refresh tokens.
+func Tokens(t *testing.T, r *quiretest.Response) (access, refresh string) {
 	t.Helper()
-	mustStatus(t, r, http.StatusOK)
-	ar := obj(t, r.JSON(t)["AuthenticationResult"])
-	access = str(t, ar, "AccessToken")
-	if str(t, ar, "IdToken") == "" || str(t, ar, "TokenType") != "Bearer" {
+	MustStatus(t, r, http.StatusOK)
+	ar := quiretest.Obj(t, r.JSON(t)["AuthenticationResult"])
+	access = quiretest.Str(t, ar, "AccessToken")
+	if quiretest.Str(t, ar, "IdToken") == "" || quiretest.Str(t, ar, "TokenType") != "Bearer" {
 		t.Fatalf("AuthenticationResult %v", ar)
 	}
 	refresh, _ = ar["RefreshToken"].(string)
 	return access, refresh
 }
 
-// firstSignIn signs a new user in with its temporary password and sets pw.
-func firstSignIn(t *testing.T, s *quiretest.Server, user, temp, pw string) (string, string) {
+// FirstSignIn signs a new user in with its temporary password and sets pw.
+func FirstSignIn(t *testing.T, s *quiretest.Server, user, temp, pw string) (string, string) {
 	t.Helper()
-	r := login(s, user, temp)
-	mustStatus(t, r, http.StatusOK)
+	r := Login(s, user, temp)
+	MustStatus(t, r, http.StatusOK)
 	m := r.JSON(t)
-	if str(t, m, "ChallengeName") != "NEW_PASSWORD_REQUIRED" {
+	if quiretest.Str(t, m, "ChallengeName") != "NEW_PASSWORD_REQUIRED" {
 		t.Fatalf("first sign-in: %s", r.Body)
 	}
-	r = s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": str(t, m, "Session"), "username": user, "newPassword": pw}, "")
-	return tokens(t, r)
+	r = s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": quiretest.Str(t, m, "Session"), "username": user, "newPassword": pw}, "")
+	return Tokens(t, r)
 }
 
 func TestUsers_SignInFlow(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "finance", "description": "Finance"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "finance", "description": "Finance"}}, admin), http.StatusOK)
 	r := s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "Ann@Example.com", "attributes": map[string]any{"givenName": "Ann"}}, "temporaryPassword": "Temp-pass-1"}, admin)
-	mustStatus(t, r, http.StatusOK)
-	mustBody(t, r, `{"message":"user 'ann@example.com' created"}`)
-	mustStatus(t, s.Do(http.MethodPost, "/groups/finance/users", map[string]any{"user": map[string]any{"username": "ann@example.com"}}, admin), http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
+	MustBody(t, r, `{"message":"user 'ann@example.com' created"}`)
+	MustStatus(t, s.Do(http.MethodPost, "/groups/finance/users", map[string]any{"user": map[string]any{"username": "ann@example.com"}}, admin), http.StatusOK)
 
 	r = s.Do(http.MethodGet, "/users/ann@example.com", nil, admin)
-	mustStatus(t, r, http.StatusOK)
-	u := obj(t, r.JSON(t)["user"])
-	if str(t, u, "userStatus") != "FORCE_CHANGE_PASSWORD" || !boolean(t, u, "enabled") || str(t, u, "email") != "ann@example.com" {
+	MustStatus(t, r, http.StatusOK)
+	u := quiretest.Obj(t, r.JSON(t)["user"])
+	if quiretest.Str(t, u, "userStatus") != "FORCE_CHANGE_PASSWORD" || !quiretest.Bool(t, u, "enabled") || quiretest.Str(t, u, "email") != "ann@example.com" {
 		t.Errorf("new user %v", u)
 	}
 	if strings.Contains(string(r.Body), "argon2") || strings.Contains(string(r.Body), "passwordHash") {
 		t.Fatalf("the password hash leaked: %s", r.Body)
 	}
 
-	access, refresh := firstSignIn(t, s, "ann@example.com", "Temp-pass-1", "Ann's new password")
+	access, refresh := FirstSignIn(t, s, "ann@example.com", "Temp-pass-1", "Ann's new password")
 	if refresh == "" {
 		t.Fatal("no refresh token after the challenge")
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=hr", nil, access), http.StatusUnauthorized)
-	id := addDoc(t, s, access, "?siteId=finance", map[string]any{"path": "a.txt", "content": "a"})
+	MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=hr", nil, access), http.StatusUnauthorized)
+	id := AddDoc(t, s, access, "?siteId=finance", map[string]any{"path": "a.txt", "content": "a"})
 	r = s.Do(http.MethodGet, "/documents/"+id+"?siteId=finance", nil, admin)
-	if got := str(t, r.JSON(t), "userId"); got != "ann@example.com" {
+	if got := quiretest.Str(t, r.JSON(t), "userId"); got != "ann@example.com" {
 		t.Errorf("userId = %q", got)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/users", nil, access), http.StatusUnauthorized) // not an admin
+	MustStatus(t, s.Do(http.MethodGet, "/users", nil, access), http.StatusUnauthorized) // not an admin
 
-	access2, refresh2 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
+	access2, refresh2 := Tokens(t, Login(s, "ann@example.com", "Ann's new password"))
 	r = s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh}, "")
-	refreshed, _ := tokens(t, r)
-	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, refreshed), http.StatusOK)
+	refreshed, _ := Tokens(t, r)
+	MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, refreshed), http.StatusOK)
 
 	// Disabling ends every token at once: access tokens and refresh.
-	mustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/DISABLE", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/DISABLE", nil, admin), http.StatusOK)
 	for _, tok := range []string{access, access2, refreshed} {
-		mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, tok), http.StatusUnauthorized)
+		MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, tok), http.StatusUnauthorized)
 	}
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized)
-	r = login(s, "ann@example.com", "Ann's new password")
-	mustStatus(t, r, http.StatusUnauthorized)
-	mustBody(t, r, `{"message":"User is disabled."}`)
+	MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized)
+	r = Login(s, "ann@example.com", "Ann's new password")
+	MustStatus(t, r, http.StatusUnauthorized)
+	MustBody(t, r, `{"message":"User is disabled."}`)
 
-	mustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/enable", nil, admin), http.StatusOK)
-	access3, refresh3 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized) // from before the disable
+	MustStatus(t, s.Do(http.MethodPut, "/users/ann@example.com/enable", nil, admin), http.StatusOK)
+	access3, refresh3 := Tokens(t, Login(s, "ann@example.com", "Ann's new password"))
+	MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""), http.StatusUnauthorized) // from before the disable
 
 	// Leaving the group ends the tokens that carry it.
-	mustStatus(t, s.Do(http.MethodDelete, "/groups/finance/users/ann@example.com", nil, admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access3), http.StatusUnauthorized)
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh3}, ""), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodDelete, "/groups/finance/users/ann@example.com", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/documents?siteId=finance", nil, access3), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh3}, ""), http.StatusUnauthorized)
 
 	// A password change ends the other sessions.
-	a4, r4 := tokens(t, login(s, "ann@example.com", "Ann's new password"))
+	a4, r4 := Tokens(t, Login(s, "ann@example.com", "Ann's new password"))
 	r = s.Do(http.MethodPost, "/changePassword", map[string]any{"accessToken": a4, "previousPassword": "wrong password", "proposedPassword": "third password"}, "")
-	mustStatus(t, r, http.StatusUnauthorized)
+	MustStatus(t, r, http.StatusUnauthorized)
 	r = s.Do(http.MethodPost, "/changePassword", map[string]any{"accessToken": a4, "previousPassword": "Ann's new password", "proposedPassword": "third password"}, "")
-	mustStatus(t, r, http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": r4}, ""), http.StatusUnauthorized)
-	mustStatus(t, login(s, "ann@example.com", "Ann's new password"), http.StatusUnauthorized)
-	tokens(t, login(s, "ann@example.com", "third password"))
+	MustStatus(t, r, http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": r4}, ""), http.StatusUnauthorized)
+	MustStatus(t, Login(s, "ann@example.com", "Ann's new password"), http.StatusUnauthorized)
+	Tokens(t, Login(s, "ann@example.com", "third password"))
 }
 
 func TestUsers_Lockout(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "bob"}, "temporaryPassword": "bob-temp-pw"}, admin), http.StatusOK)
-	firstSignIn(t, s, "bob", "bob-temp-pw", "bob-password")
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "bob"}, "temporaryPassword": "bob-temp-pw"}, admin), http.StatusOK)
+	FirstSignIn(t, s, "bob", "bob-temp-pw", "bob-password")
 	for i := range 5 {
-		r := login(s, "bob", "guess-"+string(rune('a'+i)))
-		mustStatus(t, r, http.StatusUnauthorized)
-		mustBody(t, r, `{"message":"Incorrect username or password."}`)
+		r := Login(s, "bob", "guess-"+string(rune('a'+i)))
+		MustStatus(t, r, http.StatusUnauthorized)
+		MustBody(t, r, `{"message":"Incorrect username or password."}`)
 	}
-	r := login(s, "bob", "bob-password")
-	mustStatus(t, r, http.StatusUnauthorized)
-	mustBody(t, r, `{"message":"Password attempts exceeded"}`)
+	r := Login(s, "bob", "bob-password")
+	MustStatus(t, r, http.StatusUnauthorized)
+	MustBody(t, r, `{"message":"Password attempts exceeded"}`)
 	// An unknown user gets the wrong-password answer, not a hint.
-	r = login(s, "nobody", "whatever-pw")
-	mustStatus(t, r, http.StatusUnauthorized)
-	mustBody(t, r, `{"message":"Incorrect username or password."}`)
+	r = Login(s, "nobody", "whatever-pw")
+	MustStatus(t, r, http.StatusUnauthorized)
+	MustBody(t, r, `{"message":"Incorrect username or password."}`)
 }
 
 func TestUsers_ForgotPasswordByMail(t *testing.T) {
@@ -135,7 +135,7 @@ func TestUsers_ForgotPasswordByMail(t *testing.T) {
 	})
 	admin := s.Admin()
 	// Without a temporary password the user gets one by mail.
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cy@example.com"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cy@example.com"}}, admin), http.StatusOK)
 	msgs := mail.Messages()
 	if len(msgs) != 1 || msgs[0].To[0] != "cy@example.com" {
 		t.Fatalf("invitation: %+v", msgs)
@@ -144,10 +144,10 @@ func TestUsers_ForgotPasswordByMail(t *testing.T) {
 	if temp == nil {
 		t.Fatalf("no temporary password in %q", msgs[0].Data)
 	}
-	firstSignIn(t, s, "cy@example.com", temp[1], "cy-password-1")
+	FirstSignIn(t, s, "cy@example.com", temp[1], "cy-password-1")
 
 	r := s.Do(http.MethodPost, "/forgotPassword", map[string]any{"username": "cy@example.com"}, "")
-	mustStatus(t, r, http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
 	same := string(r.Body)
 	r = s.Do(http.MethodPost, "/forgotPassword", map[string]any{"username": "nobody@example.com"}, "")
 	if string(r.Body) != same || r.Status != http.StatusOK {
@@ -161,17 +161,17 @@ func TestUsers_ForgotPasswordByMail(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code in %q", msgs[1].Data)
 	}
-	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": "wrong", "password": "cy-password-2"}, ""), http.StatusBadRequest)
-	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-2"}, ""), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-3"}, ""), http.StatusBadRequest) // used
-	tokens(t, login(s, "cy@example.com", "cy-password-2"))
-	mustStatus(t, login(s, "cy@example.com", "cy-password-1"), http.StatusUnauthorized)
+	MustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": "wrong", "password": "cy-password-2"}, ""), http.StatusBadRequest)
+	MustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-2"}, ""), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/forgotPasswordConfirm", map[string]any{"username": "cy@example.com", "code": code[1], "password": "cy-password-3"}, ""), http.StatusBadRequest) // used
+	Tokens(t, Login(s, "cy@example.com", "cy-password-2"))
+	MustStatus(t, Login(s, "cy@example.com", "cy-password-1"), http.StatusUnauthorized)
 }
 
 func TestUsers_AdminRoutes(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "hr_read"}}, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "hr_read"}}, admin), http.StatusOK)
 	for _, tt := range []struct {
 		name, method, path string
 		body               any
@@ -204,17 +204,17 @@ func TestUsers_AdminRoutes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tt.tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 			}
 			switch tt.name {
 			case "group users":
-				if us := list(t, r.JSON(t), "users"); len(us) != 1 || str(t, obj(t, us[0]), "username") != "dee" {
+				if us := quiretest.List(t, r.JSON(t), "users"); len(us) != 1 || quiretest.Str(t, quiretest.Obj(t, us[0]), "username") != "dee" {
 					t.Errorf("members: %s", r.Body)
 				}
 			case "user groups":
-				if gs := list(t, r.JSON(t), "groups"); len(gs) != 1 || str(t, obj(t, gs[0]), "name") != "hr_read" {
+				if gs := quiretest.List(t, r.JSON(t), "groups"); len(gs) != 1 || quiretest.Str(t, quiretest.Obj(t, gs[0]), "name") != "hr_read" {
 					t.Errorf("groups: %s", r.Body)
 				}
 			}
@@ -230,20 +230,20 @@ func TestUsers_DeletedUserTokensStayDead(t *testing.T) {
 	admin := s.Admin()
 	add := func(t *testing.T) {
 		t.Helper()
-		mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "eve"}, "temporaryPassword": "eve-temp-pw"}, admin), http.StatusOK)
+		MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "eve"}, "temporaryPassword": "eve-temp-pw"}, admin), http.StatusOK)
 	}
 	add(t)
 	// The first sign-in's session stays signed for 5 minutes.
-	r := login(s, "eve", "eve-temp-pw")
-	mustStatus(t, r, http.StatusOK)
-	session := str(t, r.JSON(t), "Session")
-	access, refresh := tokens(t, s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": session, "username": "eve", "newPassword": "eve-password-1"}, ""))
+	r := Login(s, "eve", "eve-temp-pw")
+	MustStatus(t, r, http.StatusOK)
+	session := quiretest.Str(t, r.JSON(t), "Session")
+	access, refresh := Tokens(t, s.Do(http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": session, "username": "eve", "newPassword": "eve-password-1"}, ""))
 	if refresh == "" {
 		t.Fatal("no refresh token")
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/version", nil, access), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodGet, "/version", nil, access), http.StatusOK)
 
-	mustStatus(t, s.Do(http.MethodDelete, "/users/eve", nil, admin), http.StatusOK)
+	MustStatus(t, s.Do(http.MethodDelete, "/users/eve", nil, admin), http.StatusOK)
 	add(t)
 	for _, tt := range []struct {
 		name, method, path string
@@ -257,10 +257,10 @@ func TestUsers_DeletedUserTokensStayDead(t *testing.T) {
 		{"old password", http.MethodPost, "/login", map[string]any{"username": "eve", "password": "eve-password-1"}, "", http.StatusUnauthorized},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
+			MustStatus(t, s.Do(tt.method, tt.path, tt.body, tt.tok), tt.status)
 		})
 	}
 	// The new user signs in and refreshes as any user does.
-	_, refresh2 := firstSignIn(t, s, "eve", "eve-temp-pw", "eve-password-4")
-	tokens(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""))
+	_, refresh2 := FirstSignIn(t, s, "eve", "eve-temp-pw", "eve-password-4")
+	Tokens(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": refresh2}, ""))
 }

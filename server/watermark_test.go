@@ -80,32 +80,32 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 	img := whitePNG(200, 100)
 	mark := map[string]any{"text": "QUIREMARK", "fontSize": 20, "opacity": 1,
 		"position": map[string]any{"xAnchor": "LEFT", "yAnchor": "TOP", "xOffset": 4, "yOffset": 4}}
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			sid := site.name
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			sid := site.Name
 			reader, writer, gov := s.Token("r", sid+"_read"), s.Token("w", sid), s.Token("g", sid+"_govern")
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": mark}}, admin), http.StatusCreated)
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "note"}}, admin), http.StatusCreated)
-			r := s.Do(http.MethodGet, "/attributes/wm"+site.query, nil, reader)
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+site.Query, map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": mark}}, admin), http.StatusCreated)
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+site.Query, map[string]any{"attribute": map[string]any{"key": "note"}}, admin), http.StatusCreated)
+			r := s.Do(http.MethodGet, "/attributes/wm"+site.Query, nil, reader)
+			MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), `"text":"QUIREMARK"`) || !strings.Contains(string(r.Body), `"dataType":"WATERMARK"`) {
 				t.Errorf("attribute = %s", r.Body)
 			}
 			wm := []map[string]any{{"key": "wm"}}
-			p := addDoc(t, s, writer, site.query, map[string]any{"path": "wm/a.pdf", "contentType": "application/pdf", "isBase64": true, "content": base64.StdEncoding.EncodeToString(pdf), "attributes": wm})
-			g := addDoc(t, s, writer, site.query, map[string]any{"path": "wm/b.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(img), "attributes": wm})
-			txt := addDoc(t, s, writer, site.query, map[string]any{"path": "wm/c.txt", "contentType": "text/plain", "content": "secret", "attributes": wm})
+			p := AddDoc(t, s, writer, site.Query, map[string]any{"path": "wm/a.pdf", "contentType": "application/pdf", "isBase64": true, "content": base64.StdEncoding.EncodeToString(pdf), "attributes": wm})
+			g := AddDoc(t, s, writer, site.Query, map[string]any{"path": "wm/b.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(img), "attributes": wm})
+			txt := AddDoc(t, s, writer, site.Query, map[string]any{"path": "wm/c.txt", "contentType": "text/plain", "content": "secret", "attributes": wm})
 
 			// /url, as a reader: stamped PDF (parses, carries the text,
 			// not the stored bytes or ETag).
-			r = s.Do(http.MethodGet, "/documents/"+p+"/url"+site.query, nil, reader)
-			mustStatus(t, r, http.StatusOK)
-			u := str(t, r.JSON(t), "url")
+			r = s.Do(http.MethodGet, "/documents/"+p+"/url"+site.Query, nil, reader)
+			MustStatus(t, r, http.StatusOK)
+			u := quiretest.Str(t, r.JSON(t), "url")
 			st, b, etag := getBytes(t, u)
 			if st != http.StatusOK || bytes.Equal(b, pdf) || !bytes.HasPrefix(b, []byte("%PDF")) {
 				t.Fatalf("stamped PDF: %d, %d bytes, same as stored %v", st, len(b), bytes.Equal(b, pdf))
 			}
-			if txt := pdfText(t, b); !strings.Contains(txt, "QUIREMARK") || !strings.Contains(txt, "Hello world") {
+			if txt := PdfText(t, b); !strings.Contains(txt, "QUIREMARK") || !strings.Contains(txt, "Hello world") {
 				t.Errorf("stamped PDF text = %q", txt)
 			}
 			if etag == "" || etag == `"`+sha(pdf)+`"` || etag != `"`+sha(b)+`"` {
@@ -118,9 +118,9 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 
 			// The image through /content's contentUrl: same size, the
 			// mark's corner changed, the opposite corner not.
-			r = s.Do(http.MethodGet, "/documents/"+g+"/content"+site.query, nil, reader)
-			mustStatus(t, r, http.StatusOK)
-			st, b, _ = getBytes(t, str(t, r.JSON(t), "contentUrl"))
+			r = s.Do(http.MethodGet, "/documents/"+g+"/content"+site.Query, nil, reader)
+			MustStatus(t, r, http.StatusOK)
+			st, b, _ = getBytes(t, quiretest.Str(t, r.JSON(t), "contentUrl"))
 			if st != http.StatusOK {
 				t.Fatalf("stamped PNG: %d %s", st, b)
 			}
@@ -140,109 +140,109 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 				{"/esignature/local/" + p + "/envelopes", map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}},
 				{"/documents/" + p + "/generate", map[string]any{"outputType": "PDF", "insertDocuments": []map[string]any{{"documentId": g, "position": "APPEND"}}}},
 			} {
-				r = s.Do(http.MethodPost, tc.path+site.query, tc.body, writer)
+				r = s.Do(http.MethodPost, tc.path+site.Query, tc.body, writer)
 				if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "carries a watermark") {
 					t.Errorf("POST %s by a writer: %d %s, want 401", tc.path, r.Status, r.Body)
 				}
-				if r = s.Do(http.MethodPost, tc.path+site.query, tc.body, gov); strings.Contains(string(r.Body), "carries a watermark") {
+				if r = s.Do(http.MethodPost, tc.path+site.Query, tc.body, gov); strings.Contains(string(r.Body), "carries a watermark") {
 					t.Errorf("POST %s by a governor: %d %s", tc.path, r.Status, r.Body)
 				}
 			}
 
 			// A RESIZE rendition made a document of its own (path): it
 			// carries the source's watermark, so it is served stamped too.
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+g+"/actions"+site.query, map[string]any{"actions": []map[string]any{
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+g+"/actions"+site.Query, map[string]any{"actions": []map[string]any{
 				{"type": "RESIZE", "parameters": map[string]any{"width": "200", "height": "100", "path": "copies/"}}}}, writer), http.StatusOK)
-			if st := waitActions(t, s, writer, site.query, g); len(st) == 0 || st[len(st)-1] != "COMPLETE" {
+			if st := WaitActions(t, s, writer, site.Query, g); len(st) == 0 || st[len(st)-1] != "COMPLETE" {
 				t.Fatalf("RESIZE: %v", st)
 			}
-			acts := actions(t, s, writer, site.query, g)
-			copyID, _ := obj(t, acts[len(acts)-1]["metadata"])["documentId"].(string)
+			acts := Actions(t, s, writer, site.Query, g)
+			copyID, _ := quiretest.Obj(t, acts[len(acts)-1]["metadata"])["documentId"].(string)
 			if copyID == "" {
 				t.Fatalf("RESIZE with a path made no document: %v", acts[len(acts)-1])
 			}
-			r = s.Do(http.MethodGet, "/documents/"+copyID+"/url"+site.query, nil, writer)
-			mustStatus(t, r, http.StatusOK)
-			if st, b, _ := getBytes(t, str(t, r.JSON(t), "url")); st != http.StatusOK || changedPixels(t, b, image.Rect(0, 0, 140, 40), 200, 100) < 50 {
+			r = s.Do(http.MethodGet, "/documents/"+copyID+"/url"+site.Query, nil, writer)
+			MustStatus(t, r, http.StatusOK)
+			if st, b, _ := getBytes(t, quiretest.Str(t, r.JSON(t), "url")); st != http.StatusOK || changedPixels(t, b, image.Rect(0, 0, 140, 40), 200, 100) < 50 {
 				t.Errorf("the RESIZE copy of a watermarked image is served unstamped (%d)", st)
 			}
 
 			// bypassWatermark: GOVERN gets the stored bytes; READ and
 			// WRITE are refused.
 			for _, route := range []string{"/url", "/content"} {
-				r = s.Do(http.MethodGet, "/documents/"+p+route+q(site.query, "bypassWatermark=true"), nil, gov)
-				mustStatus(t, r, http.StatusOK)
-				u := str(t, r.JSON(t), map[string]string{"/url": "url", "/content": "contentUrl"}[route])
+				r = s.Do(http.MethodGet, "/documents/"+p+route+Query(site.Query, "bypassWatermark=true"), nil, gov)
+				MustStatus(t, r, http.StatusOK)
+				u := quiretest.Str(t, r.JSON(t), map[string]string{"/url": "url", "/content": "contentUrl"}[route])
 				if st, b, etag := getBytes(t, u); st != http.StatusOK || !bytes.Equal(b, pdf) || etag != `"`+sha(pdf)+`"` {
 					t.Errorf("%s bypassed: %d, stored bytes %v, ETag %s", route, st, bytes.Equal(b, pdf), etag)
 				}
 				for _, tok := range []string{reader, writer} {
-					mustStatus(t, s.Do(http.MethodGet, "/documents/"+p+route+q(site.query, "bypassWatermark=true"), nil, tok), http.StatusUnauthorized)
+					MustStatus(t, s.Do(http.MethodGet, "/documents/"+p+route+Query(site.Query, "bypassWatermark=true"), nil, tok), http.StatusUnauthorized)
 				}
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+p+"/url"+q(site.query, "bypassWatermark=yes"), nil, gov), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodGet, "/documents/"+p+"/url"+Query(site.Query, "bypassWatermark=yes"), nil, gov), http.StatusBadRequest)
 
 			// Text cannot be stamped: refused, but to a bypass.
 			for _, route := range []string{"/url", "/content"} {
-				r = s.Do(http.MethodGet, "/documents/"+txt+route+site.query, nil, reader)
-				mustStatus(t, r, http.StatusBadRequest)
+				r = s.Do(http.MethodGet, "/documents/"+txt+route+site.Query, nil, reader)
+				MustStatus(t, r, http.StatusBadRequest)
 				if !strings.Contains(string(r.Body), "cannot be watermarked") {
 					t.Errorf("%s of text: %s", route, r.Body)
 				}
 			}
-			r = s.Do(http.MethodGet, "/documents/"+txt+"/content"+q(site.query, "bypassWatermark=true"), nil, gov)
-			mustStatus(t, r, http.StatusOK)
-			mustBody(t, r, `{"content":"secret","contentType":"text/plain","isBase64":false}`)
+			r = s.Do(http.MethodGet, "/documents/"+txt+"/content"+Query(site.Query, "bypassWatermark=true"), nil, gov)
+			MustStatus(t, r, http.StatusOK)
+			MustBody(t, r, `{"content":"secret","contentType":"text/plain","isBase64":false}`)
 
 			// An earlier version is stamped too.
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+p+site.query, map[string]any{"contentType": "application/pdf", "isBase64": true, "content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Second"))}, writer), http.StatusOK)
-			vs := versionsOf(t, s, admin, site.query, p, "")
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+p+site.Query, map[string]any{"contentType": "application/pdf", "isBase64": true, "content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Second"))}, writer), http.StatusOK)
+			vs := VersionsOf(t, s, admin, site.Query, p, "")
 			if len(vs) < 2 {
 				t.Fatalf("versions = %v", vs)
 			}
 			for _, v := range vs {
-				k := str(t, v, "versionKey")
-				r = s.Do(http.MethodGet, "/documents/"+p+"/url"+q(site.query, "versionKey="+k), nil, reader)
-				mustStatus(t, r, http.StatusOK)
-				if _, b, _ := getBytes(t, str(t, r.JSON(t), "url")); !strings.Contains(pdfText(t, b), "QUIREMARK") {
+				k := quiretest.Str(t, v, "versionKey")
+				r = s.Do(http.MethodGet, "/documents/"+p+"/url"+Query(site.Query, "versionKey="+k), nil, reader)
+				MustStatus(t, r, http.StatusOK)
+				if _, b, _ := getBytes(t, quiretest.Str(t, r.JSON(t), "url")); !strings.Contains(PdfText(t, b), "QUIREMARK") {
 					t.Errorf("version %s served unstamped", k)
 				}
 			}
 
 			// Archives: stamped for a reader, stored bytes with a bypass,
 			// refused when an entry cannot be stamped.
-			r = s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documentIds": []string{g}}, reader)
-			mustStatus(t, r, http.StatusCreated)
-			files, _ := unzip(t, str(t, r.JSON(t), "downloadUrl"))
+			r = s.Do(http.MethodPost, "/documents/compress"+site.Query, map[string]any{"documentIds": []string{g}}, reader)
+			MustStatus(t, r, http.StatusCreated)
+			files, _ := Unzip(t, quiretest.Str(t, r.JSON(t), "downloadUrl"))
 			if n := changedPixels(t, []byte(files["wm/b.png"]), image.Rect(0, 0, 140, 40), 200, 100); n < 50 {
 				t.Errorf("archived PNG: %d pixels changed where the mark is", n)
 			}
-			r = s.Do(http.MethodPost, "/documents/compress"+q(site.query, "bypassWatermark=true"), map[string]any{"documentIds": []string{g}}, gov)
-			mustStatus(t, r, http.StatusCreated)
-			if files, _ := unzip(t, str(t, r.JSON(t), "downloadUrl")); files["wm/b.png"] != string(img) {
+			r = s.Do(http.MethodPost, "/documents/compress"+Query(site.Query, "bypassWatermark=true"), map[string]any{"documentIds": []string{g}}, gov)
+			MustStatus(t, r, http.StatusCreated)
+			if files, _ := Unzip(t, quiretest.Str(t, r.JSON(t), "downloadUrl")); files["wm/b.png"] != string(img) {
 				t.Errorf("bypassed archive: PNG is not the stored one")
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+q(site.query, "bypassWatermark=true"), map[string]any{"documentIds": []string{g}}, reader), http.StatusUnauthorized)
-			mustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.query, map[string]any{"documentIds": []string{g, txt}}, reader), http.StatusBadRequest)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/compress"+Query(site.Query, "bypassWatermark=true"), map[string]any{"documentIds": []string{g}}, reader), http.StatusUnauthorized)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/compress"+site.Query, map[string]any{"documentIds": []string{g, txt}}, reader), http.StatusBadRequest)
 
 			// Lifting a watermark is GOVERN's, as a bypass is: a writer
 			// can neither take the attribute off nor change the mark.
-			r = s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.query, nil, writer)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
-			r = s.Do(http.MethodPut, "/documents/"+g+"/attributes"+site.query, map[string]any{"attributes": []map[string]any{{"key": "note", "stringValue": "x"}}}, writer)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
-			mustStatus(t, s.Do(http.MethodPatch, "/attributes/wm"+site.query, map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": ".", "opacity": 0.01}}}, writer), http.StatusUnauthorized)
-			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.query, nil, reader)
-			mustStatus(t, r, http.StatusOK)
-			if _, b, _ := getBytes(t, str(t, r.JSON(t), "url")); bytes.Equal(b, img) {
+			r = s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.Query, nil, writer)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
+			r = s.Do(http.MethodPut, "/documents/"+g+"/attributes"+site.Query, map[string]any{"attributes": []map[string]any{{"key": "note", "stringValue": "x"}}}, writer)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"wm","error":"removing a watermark attribute needs GOVERN permission"}]}`)
+			MustStatus(t, s.Do(http.MethodPatch, "/attributes/wm"+site.Query, map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": ".", "opacity": 0.01}}}, writer), http.StatusUnauthorized)
+			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.Query, nil, reader)
+			MustStatus(t, r, http.StatusOK)
+			if _, b, _ := getBytes(t, quiretest.Str(t, r.JSON(t), "url")); bytes.Equal(b, img) {
 				t.Errorf("served unstamped after a writer's attempts")
 			}
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.query, nil, gov), http.StatusOK)
-			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.query, nil, reader)
-			mustStatus(t, r, http.StatusOK)
-			if _, b, _ := getBytes(t, str(t, r.JSON(t), "url")); !bytes.Equal(b, img) {
+			MustStatus(t, s.Do(http.MethodDelete, "/documents/"+g+"/attributes/wm"+site.Query, nil, gov), http.StatusOK)
+			r = s.Do(http.MethodGet, "/documents/"+g+"/url"+site.Query, nil, reader)
+			MustStatus(t, r, http.StatusOK)
+			if _, b, _ := getBytes(t, quiretest.Str(t, r.JSON(t), "url")); !bytes.Equal(b, img) {
 				t.Errorf("the watermark GOVERN removed is still stamped")
 			}
 		})
@@ -256,8 +256,8 @@ func TestWatermarks_ServedStamped(t *testing.T) {
 func TestWatermarks_DefinitionsAndWebDAV(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
-	mustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}}, tok), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "plain"}}, tok), http.StatusCreated)
+	MustStatus(t, s.Do(http.MethodPost, "/attributes", map[string]any{"attribute": map[string]any{"key": "wm", "dataType": "WATERMARK", "watermark": map[string]any{"text": "DRAFT"}}}, tok), http.StatusCreated)
 	def := func(wm any) map[string]any {
 		return map[string]any{"attribute": map[string]any{"key": "w2", "dataType": "WATERMARK", "watermark": wm}}
 	}
@@ -291,34 +291,34 @@ func TestWatermarks_DefinitionsAndWebDAV(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tok)
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, tt.want)
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, tt.want)
 		})
 	}
 	r := s.Do(http.MethodGet, "/attributes/wm", nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	mustBody(t, r, `{"attribute":{"dataType":"WATERMARK","key":"wm","type":"STANDARD","watermark":{"text":"DRAFT"}}}`)
-	mustStatus(t, s.Do(http.MethodPatch, "/attributes/wm", map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": "FINAL", "scale": "FIT_BEST", "rotation": 45}}}, tok), http.StatusOK)
+	MustStatus(t, r, http.StatusOK)
+	MustBody(t, r, `{"attribute":{"dataType":"WATERMARK","key":"wm","type":"STANDARD","watermark":{"text":"DRAFT"}}}`)
+	MustStatus(t, s.Do(http.MethodPatch, "/attributes/wm", map[string]any{"attribute": map[string]any{"watermark": map[string]any{"text": "FINAL", "scale": "FIT_BEST", "rotation": 45}}}, tok), http.StatusOK)
 	r = s.Do(http.MethodGet, "/attributes/wm", nil, tok)
 	if !strings.Contains(string(r.Body), `"text":"FINAL"`) {
 		t.Errorf("updated definition: %s", r.Body)
 	}
 
 	img := whitePNG(200, 100)
-	addDoc(t, s, tok, "", map[string]any{"path": "wm/d.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(img), "attributes": []map[string]any{{"key": "wm"}}})
-	key := apiKey(t, s, "READ", "WRITE", "DELETE")
-	code, body, _ := davDo(t, s, "GET", "/dav/default/wm/d.png", key, nil, nil)
+	AddDoc(t, s, tok, "", map[string]any{"path": "wm/d.png", "contentType": "image/png", "isBase64": true, "content": base64.StdEncoding.EncodeToString(img), "attributes": []map[string]any{{"key": "wm"}}})
+	key := APIKey(t, s, "READ", "WRITE", "DELETE")
+	code, body, _ := DavDo(t, s, "GET", "/dav/default/wm/d.png", key, nil, nil)
 	if code != http.StatusOK || body == string(img) {
 		t.Fatalf("WebDAV GET: %d, stored bytes %v", code, body == string(img))
 	}
 	if n := changedPixels(t, []byte(body), image.Rect(0, 0, 200, 100), 200, 100); n < 50 {
 		t.Errorf("WebDAV GET: %d pixels stamped", n)
 	}
-	if code, _, _ := davDo(t, s, "COPY", "/dav/default/wm/d.png", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm/copy.png"}); code != http.StatusForbidden {
+	if code, _, _ := DavDo(t, s, "COPY", "/dav/default/wm/d.png", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm/copy.png"}); code != http.StatusForbidden {
 		t.Errorf("WebDAV COPY of a watermarked document: %d, want 403", code)
 	}
 	// A folder holding it: refused before anything is copied.
-	code, body, _ = davDo(t, s, "COPY", "/dav/default/wm", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm2", "Depth": "infinity"})
+	code, body, _ = DavDo(t, s, "COPY", "/dav/default/wm", key, nil, map[string]string{"Destination": s.URL + "/dav/default/wm2", "Depth": "infinity"})
 	if code != http.StatusForbidden || !strings.Contains(body, "carries a watermark") {
 		t.Errorf("WebDAV COPY of a folder holding a watermarked document: %d %s, want 403", code, body)
 	}

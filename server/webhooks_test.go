@@ -21,8 +21,8 @@ func publicWebhooks(c *node.Config) { c.PublicWebhooks = true }
 func addWebhook(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, "/webhooks"+site, body, tok)
-	mustStatus(t, r, http.StatusCreated)
-	return str(t, r.JSON(t), "webhookId")
+	MustStatus(t, r, http.StatusCreated)
+	return quiretest.Str(t, r.JSON(t), "webhookId")
 }
 
 // post sends a payload to a webhook intake URL as a sender would: its own
@@ -39,79 +39,79 @@ func post(t *testing.T, s *quiretest.Server, path, contentType string, body []by
 func TestWebhooks_Manage(t *testing.T) {
 	s := quiretest.NewServer(t, publicWebhooks)
 	tok := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			id := addWebhook(t, s, tok, site.query, map[string]any{"name": "scanner", "ttl": "3600",
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			id := addWebhook(t, s, tok, site.Query, map[string]any{"name": "scanner", "ttl": "3600",
 				"tags": []map[string]any{{"key": "source", "value": "scanner"}}})
-			r := s.Do(http.MethodGet, "/webhooks/"+id+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			r := s.Do(http.MethodGet, "/webhooks/"+id+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
 			w := r.JSON(t)
 			wantURL := s.URL + "/public/webhooks/" + id
-			if site.name != "default" {
-				wantURL += "?siteId=" + site.name
+			if site.Name != "default" {
+				wantURL += "?siteId=" + site.Name
 			}
 			for k, want := range map[string]string{"name": "scanner", "enabled": "true", "ttl": "3600", "webhookId": id,
-				"userId": "admin", "url": wantURL, "siteId": site.name} {
-				if got := str(t, w, k); got != want {
+				"userId": "admin", "url": wantURL, "siteId": site.Name} {
+				if got := quiretest.Str(t, w, k); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)
 				}
 			}
-			if str(t, w, "insertedDate") == "" {
+			if quiretest.Str(t, w, "insertedDate") == "" {
 				t.Errorf("no insertedDate: %s", r.Body)
 			}
 
-			r = s.Do(http.MethodGet, "/webhooks"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if hooks := list(t, r.JSON(t), "webhooks"); len(hooks) != 1 || str(t, obj(t, hooks[0]), "webhookId") != id {
+			r = s.Do(http.MethodGet, "/webhooks"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			if hooks := quiretest.List(t, r.JSON(t), "webhooks"); len(hooks) != 1 || quiretest.Str(t, quiretest.Obj(t, hooks[0]), "webhookId") != id {
 				t.Fatalf("list = %s", r.Body)
 			}
 
-			r = s.Do(http.MethodPatch, "/webhooks/"+id+site.query, map[string]any{"enabled": "false"}, tok)
-			mustStatus(t, r, http.StatusOK)
-			mustBody(t, r, fmt.Sprintf(`{"message":"'%s' object updated"}`, id))
-			r = s.Do(http.MethodGet, "/webhooks/"+id+site.query, nil, tok)
-			if got := str(t, r.JSON(t), "enabled"); got != "false" {
+			r = s.Do(http.MethodPatch, "/webhooks/"+id+site.Query, map[string]any{"enabled": "false"}, tok)
+			MustStatus(t, r, http.StatusOK)
+			MustBody(t, r, fmt.Sprintf(`{"message":"'%s' object updated"}`, id))
+			r = s.Do(http.MethodGet, "/webhooks/"+id+site.Query, nil, tok)
+			if got := quiretest.Str(t, r.JSON(t), "enabled"); got != "false" {
 				t.Errorf("enabled after PATCH = %q", got)
 			}
-			if got := str(t, r.JSON(t), "name"); got != "scanner" {
+			if got := quiretest.Str(t, r.JSON(t), "name"); got != "scanner" {
 				t.Errorf("PATCH without a name changed it to %q", got)
 			}
 
-			r = s.Do(http.MethodPost, "/webhooks/"+id+"/tags"+site.query, map[string]any{"key": "dept", "values": []string{"a", "b"}}, tok)
-			mustStatus(t, r, http.StatusCreated)
-			mustBody(t, r, `{"message":"Created Tag 'dept'."}`)
-			r = s.Do(http.MethodGet, "/webhooks/"+id+"/tags"+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			tags := list(t, r.JSON(t), "tags")
+			r = s.Do(http.MethodPost, "/webhooks/"+id+"/tags"+site.Query, map[string]any{"key": "dept", "values": []string{"a", "b"}}, tok)
+			MustStatus(t, r, http.StatusCreated)
+			MustBody(t, r, `{"message":"Created Tag 'dept'."}`)
+			r = s.Do(http.MethodGet, "/webhooks/"+id+"/tags"+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			tags := quiretest.List(t, r.JSON(t), "tags")
 			if len(tags) != 2 {
 				t.Fatalf("tags = %s", r.Body)
 			}
-			if tg := obj(t, tags[1]); str(t, tg, "key") != "dept" || len(list(t, tg, "values")) != 2 || str(t, tg, "webhookId") != id {
+			if tg := quiretest.Obj(t, tags[1]); quiretest.Str(t, tg, "key") != "dept" || len(quiretest.List(t, tg, "values")) != 2 || quiretest.Str(t, tg, "webhookId") != id {
 				t.Errorf("second tag = %v", tg)
 			}
 
-			r = s.Do(http.MethodDelete, "/webhooks/"+id+site.query, nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			mustBody(t, r, fmt.Sprintf(`{"message":"'%s' object deleted"}`, id))
-			r = s.Do(http.MethodGet, "/webhooks/"+id+site.query, nil, tok)
-			mustStatus(t, r, http.StatusNotFound)
-			mustBody(t, r, `{"message":"Webhook 'id' not found"}`)
+			r = s.Do(http.MethodDelete, "/webhooks/"+id+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusOK)
+			MustBody(t, r, fmt.Sprintf(`{"message":"'%s' object deleted"}`, id))
+			r = s.Do(http.MethodGet, "/webhooks/"+id+site.Query, nil, tok)
+			MustStatus(t, r, http.StatusNotFound)
+			MustBody(t, r, `{"message":"Webhook 'id' not found"}`)
 		})
 	}
 
 	t.Run("sites are apart", func(t *testing.T) {
 		id := addWebhook(t, s, tok, "?siteId=finance", map[string]any{"name": "f"})
-		mustStatus(t, s.Do(http.MethodGet, "/webhooks/"+id, nil, tok), http.StatusNotFound)
-		mustStatus(t, s.Do(http.MethodDelete, "/webhooks/"+id, nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodGet, "/webhooks/"+id, nil, tok), http.StatusNotFound)
+		MustStatus(t, s.Do(http.MethodDelete, "/webhooks/"+id, nil, tok), http.StatusNotFound)
 		r := post(t, s, "/public/webhooks/"+id, "application/json", []byte(`{}`), nil)
-		mustStatus(t, r, http.StatusNotFound)
-		mustStatus(t, post(t, s, "/public/webhooks/"+id+"?siteId=finance", "application/json", []byte(`{}`), nil), http.StatusOK)
+		MustStatus(t, r, http.StatusNotFound)
+		MustStatus(t, post(t, s, "/public/webhooks/"+id+"?siteId=finance", "application/json", []byte(`{}`), nil), http.StatusOK)
 	})
 
 	t.Run("governors only", func(t *testing.T) {
 		writer := s.Token("joe", "finance")
 		r := s.Do(http.MethodPost, "/webhooks?siteId=finance", map[string]any{"name": "x"}, writer)
-		mustStatus(t, r, http.StatusUnauthorized)
+		MustStatus(t, r, http.StatusUnauthorized)
 		governor := s.Token("ann", "finance_govern")
 		addWebhook(t, s, governor, "?siteId=finance", map[string]any{"name": "x"})
 	})
@@ -143,24 +143,24 @@ func TestWebhooks_BadInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tok)
-			mustStatus(t, r, tt.status)
+			MustStatus(t, r, tt.status)
 			if tt.want != "" {
-				mustBody(t, r, tt.want)
+				MustBody(t, r, tt.want)
 			}
 		})
 	}
 	r := s.Do(http.MethodGet, "/webhooks?limit=100", nil, tok)
-	if n := len(list(t, r.JSON(t), "webhooks")); n != 1 {
+	if n := len(quiretest.List(t, r.JSON(t), "webhooks")); n != 1 {
 		t.Errorf("refused requests left webhooks behind: %s", r.Body)
 	}
 
 	t.Run("maxWebhooks", func(t *testing.T) {
-		mustStatus(t, s.Do(http.MethodPatch, "/sites/other/configuration", map[string]any{"maxWebhooks": "2"}, tok), http.StatusOK)
+		MustStatus(t, s.Do(http.MethodPatch, "/sites/other/configuration", map[string]any{"maxWebhooks": "2"}, tok), http.StatusOK)
 		addWebhook(t, s, tok, "?siteId=other", map[string]any{"name": "1"})
 		addWebhook(t, s, tok, "?siteId=other", map[string]any{"name": "2"})
 		r := s.Do(http.MethodPost, "/webhooks?siteId=other", map[string]any{"name": "3"}, tok)
-		mustStatus(t, r, http.StatusTooManyRequests)
-		mustBody(t, r, `{"message":"Reached max number of webhooks"}`)
+		MustStatus(t, r, http.StatusTooManyRequests)
+		MustBody(t, r, `{"message":"Reached max number of webhooks"}`)
 	})
 }
 
@@ -195,44 +195,44 @@ func TestWebhooks_Intake(t *testing.T) {
 				h["Authorization"] = tok
 			}
 			r := post(t, s, path, tt.contentType, tt.body, h)
-			mustStatus(t, r, http.StatusOK)
-			doc := str(t, r.JSON(t), "documentId")
+			MustStatus(t, r, http.StatusOK)
+			doc := quiretest.Str(t, r.JSON(t), "documentId")
 			r = s.Do(http.MethodGet, "/documents/"+doc, nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, r, http.StatusOK)
 			d := r.JSON(t)
-			if got := str(t, d, "userId"); got != "webhook/github" {
+			if got := quiretest.Str(t, d, "userId"); got != "webhook/github" {
 				t.Errorf("userId = %q", got)
 			}
-			if got := str(t, d, "contentType"); got != tt.contentType {
+			if got := quiretest.Str(t, d, "contentType"); got != tt.contentType {
 				t.Errorf("contentType = %q, want %q", got, tt.contentType)
 			}
-			if got := str(t, d, "path"); !strings.HasPrefix(got, "webhooks/"+id) {
+			if got := quiretest.Str(t, d, "path"); !strings.HasPrefix(got, "webhooks/"+id) {
 				t.Errorf("path = %q", got)
 			}
-			got := download(t, s, tok, "", doc)
+			got := Download(t, s, tok, "", doc)
 			if !bytes.Equal(got, tt.body) {
 				t.Errorf("content differs from what was sent: %d bytes, want %d", len(got), len(tt.body))
 			}
 			r = s.Do(http.MethodGet, "/documents/"+doc+"/tags/source", nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if v := str(t, r.JSON(t), "value"); v != "github" {
+			MustStatus(t, r, http.StatusOK)
+			if v := quiretest.Str(t, r.JSON(t), "value"); v != "github" {
 				t.Errorf("tag source = %q", v)
 			}
 			r = s.Do(http.MethodGet, "/documents/"+doc+"/actions", nil, tok)
-			mustStatus(t, r, http.StatusOK)
-			if acts := list(t, r.JSON(t), "actions"); len(acts) != 1 || str(t, obj(t, acts[0]), "type") != "CHECKSUM" {
+			MustStatus(t, r, http.StatusOK)
+			if acts := quiretest.List(t, r.JSON(t), "actions"); len(acts) != 1 || quiretest.Str(t, quiretest.Obj(t, acts[0]), "type") != "CHECKSUM" {
 				t.Errorf("actions = %s", r.Body)
 			}
 		})
 	}
 
 	t.Run("private without a token", func(t *testing.T) {
-		mustStatus(t, post(t, s, "/private/webhooks/"+id, "application/json", []byte(`{}`), nil), http.StatusUnauthorized)
+		MustStatus(t, post(t, s, "/private/webhooks/"+id, "application/json", []byte(`{}`), nil), http.StatusUnauthorized)
 	})
 	t.Run("unknown webhook", func(t *testing.T) {
 		r := post(t, s, "/public/webhooks/nope", "application/json", []byte(`{}`), nil)
-		mustStatus(t, r, http.StatusNotFound)
-		mustBody(t, r, `{"message":"Webhook 'id' not found"}`)
+		MustStatus(t, r, http.StatusNotFound)
+		MustBody(t, r, `{"message":"Webhook 'id' not found"}`)
 	})
 	t.Run("redirect_uri", func(t *testing.T) {
 		before := countDocs(t, s, tok)
@@ -253,14 +253,14 @@ func TestWebhooks_Intake(t *testing.T) {
 		if n := countDocs(t, s, tok); n != before+1 {
 			t.Errorf("documents %d → %d, want one more", before, n)
 		}
-		mustStatus(t, post(t, s, "/public/webhooks/"+id+"?redirect_uri=javascript:alert(1)", "application/json", []byte(`{}`), nil), http.StatusBadRequest)
+		MustStatus(t, post(t, s, "/public/webhooks/"+id+"?redirect_uri=javascript:alert(1)", "application/json", []byte(`{}`), nil), http.StatusBadRequest)
 	})
 	t.Run("disabled", func(t *testing.T) {
 		off := addWebhook(t, s, tok, "", map[string]any{"name": "off", "enabled": "false"})
 		before := countDocs(t, s, tok)
 		r := post(t, s, "/public/webhooks/"+off, "application/json", []byte(`{}`), nil)
-		mustStatus(t, r, http.StatusTooManyRequests)
-		mustBody(t, r, `{"message":"webhook is disabled"}`)
+		MustStatus(t, r, http.StatusTooManyRequests)
+		MustBody(t, r, `{"message":"webhook is disabled"}`)
 		if n := countDocs(t, s, tok); n != before {
 			t.Errorf("a refused payload was stored: %d → %d", before, n)
 		}
@@ -270,10 +270,10 @@ func TestWebhooks_Intake(t *testing.T) {
 		for deadline := time.Now().Add(15 * time.Second); ; {
 			r := post(t, s, "/public/webhooks/"+short, "application/json", []byte(`{}`), nil)
 			if r.Status == http.StatusBadRequest {
-				mustBody(t, r, `{"message":"webhook is expired"}`)
+				MustBody(t, r, `{"message":"webhook is expired"}`)
 				break
 			}
-			mustStatus(t, r, http.StatusOK)
+			MustStatus(t, r, http.StatusOK)
 			if time.Now().After(deadline) {
 				t.Fatal("a webhook with a ttl of 1 s still takes payloads after 15 s")
 			}
@@ -283,7 +283,7 @@ func TestWebhooks_Intake(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		big := bytes.Repeat([]byte("x"), 16<<20+1)
 		r := post(t, s, "/public/webhooks/"+id, "text/plain", big, nil)
-		mustStatus(t, r, http.StatusBadRequest)
+		MustStatus(t, r, http.StatusBadRequest)
 	})
 }
 
@@ -292,8 +292,8 @@ func TestWebhooks_PublicOffByDefault(t *testing.T) {
 	tok := s.Admin()
 	id := addWebhook(t, s, tok, "", map[string]any{"name": "w"})
 	r := post(t, s, "/public/webhooks/"+id, "application/json", []byte(`{}`), nil)
-	mustStatus(t, r, http.StatusNotFound)
-	mustStatus(t, post(t, s, "/private/webhooks/"+id, "application/json", []byte(`{}`), map[string]string{"Authorization": tok}), http.StatusOK)
+	MustStatus(t, r, http.StatusNotFound)
+	MustStatus(t, post(t, s, "/private/webhooks/"+id, "application/json", []byte(`{}`), map[string]string{"Authorization": tok}), http.StatusOK)
 }
 
 // TestWebhooks_IdempotencyKey: 1,000 concurrent posts, 100 of them
@@ -372,8 +372,8 @@ func TestWebhooks_IdempotencyKey(t *testing.T) {
 	s = quiretest.StartServer(t, dir, publicWebhooks)
 	r := s.DoHeaders(http.MethodPost, "/public/webhooks/"+id, `{"again":true}`, "",
 		map[string]string{"Content-Type": "application/json", "Idempotency-Key": keys[0]})
-	mustStatus(t, r, http.StatusOK)
-	if got := str(t, r.JSON(t), "documentId"); got != byKey[keys[0]] {
+	MustStatus(t, r, http.StatusOK)
+	if got := quiretest.Str(t, r.JSON(t), "documentId"); got != byKey[keys[0]] {
 		t.Errorf("after a restart the key answered %s, want %s", got, byKey[keys[0]])
 	}
 	if n := countDocs(t, s, s.Admin()); n != total-repeats {
@@ -391,9 +391,9 @@ func countDocs(t *testing.T, s *quiretest.Server, tok string) int {
 			path += "&next=" + url.QueryEscape(next)
 		}
 		r := s.Do(http.MethodGet, path, nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		MustStatus(t, r, http.StatusOK)
 		m := r.JSON(t)
-		n += len(list(t, m, "documents"))
+		n += len(quiretest.List(t, m, "documents"))
 		next, _ = m["next"].(string)
 		if next == "" {
 			return n

@@ -25,24 +25,24 @@ func otherSite(site string) string {
 func addQueue(t *testing.T, s *quiretest.Server, tok, site, name string) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, "/queues"+site, map[string]any{"name": name}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	return str(t, r.JSON(t), "queueId")
+	MustStatus(t, r, http.StatusCreated)
+	return quiretest.Str(t, r.JSON(t), "queueId")
 }
 
 // addWorkflow creates a workflow and returns its id.
 func addWorkflow(t *testing.T, s *quiretest.Server, tok, site string, body any) string {
 	t.Helper()
 	r := s.Do(http.MethodPost, "/workflows"+site, body, tok)
-	mustStatus(t, r, http.StatusCreated)
-	return str(t, r.JSON(t), "workflowId")
+	MustStatus(t, r, http.StatusCreated)
+	return quiretest.Str(t, r.JSON(t), "workflowId")
 }
 
 // docWorkflow returns a document's run through a workflow.
 func docWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf string) map[string]any {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents/"+doc+"/workflows/"+wf+site, nil, tok)
-	mustStatus(t, r, http.StatusOK)
-	return obj(t, r.JSON(t)["workflow"])
+	MustStatus(t, r, http.StatusOK)
+	return quiretest.Obj(t, r.JSON(t)["workflow"])
 }
 
 // waitStep waits until the document is in step (status IN_PROGRESS) with
@@ -50,7 +50,7 @@ func docWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf string) m
 func waitWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf, status, stepID string, queued bool) map[string]any {
 	t.Helper()
 	var last map[string]any
-	waitFor(t, fmt.Sprintf("document %s: workflow %s, step %q", doc, status, stepID), func() bool {
+	WaitFor(t, fmt.Sprintf("document %s: workflow %s, step %q", doc, status, stepID), func() bool {
 		last = docWorkflow(t, s, tok, site, doc, wf)
 		if last["status"] != status || (stepID != "" && last["currentStepId"] != stepID) {
 			return false
@@ -58,7 +58,7 @@ func waitWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf, status,
 		if !queued {
 			return true
 		}
-		for _, a := range actions(t, s, tok, site, doc) {
+		for _, a := range Actions(t, s, tok, site, doc) {
 			if a["type"] == "QUEUE" && a["workflowStepId"] == stepID && a["status"] == "IN_QUEUE" {
 				return true
 			}
@@ -74,21 +74,21 @@ func waitWorkflow(t *testing.T, s *quiretest.Server, tok, site, doc, wf, status,
 func TestWorkflows_Definitions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			qid := addQueue(t, s, admin, site.query, "Approvals")
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			qid := addQueue(t, s, admin, site.Query, "Approvals")
 			body := map[string]any{"name": "Invoices", "description": "approve invoices", "status": "ACTIVE", "steps": []any{
 				map[string]any{"stepId": "approve", "queue": map[string]any{"queueId": qid, "approvalGroups": []string{"approvers"}},
 					"decisions": []any{map[string]any{"type": "REJECT", "nextStepId": "file"}}},
 				map[string]any{"stepId": "file", "action": map[string]any{"type": "MOVE", "parameters": map[string]any{"path": "filed/"}}},
 			}}
-			id := addWorkflow(t, s, admin, site.query, body)
+			id := addWorkflow(t, s, admin, site.Query, body)
 			bad := func(mod func(m map[string]any)) map[string]any {
 				m := map[string]any{"name": "x", "status": "ACTIVE", "steps": []any{map[string]any{"stepId": "a", "queue": map[string]any{"queueId": qid}}}}
 				mod(m)
 				return m
 			}
-			runSteps(t, s, admin, site.query, []step{
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"get", "GET", "/workflows/" + id, nil, 200, `~"steps":[{"decisions":[{"type":"REJECT","nextStepId":"file"}],"queue":{"approvalGroups":["approvers"],"queueId":"` + qid + `"},"stepId":"approve"},{"action":{"parameters":{"path":"filed/"},"type":"MOVE"},"stepId":"file"}]`},
 				{"get in use", "GET", "/workflows/" + id, nil, 200, `~"inUse":false`},
 				{"list", "GET", "/workflows", nil, 200, `~"workflowId":"` + id + `"`},
@@ -145,7 +145,7 @@ func TestWorkflows_Definitions(t *testing.T) {
 				{"delete unknown", "DELETE", "/workflows/mine", nil, 404, `{"message":"Workflow 'mine' not found"}`},
 			})
 			// Callers without GOVERN, or of another site, are refused.
-			siteName := strings.TrimPrefix(site.query, "?siteId=")
+			siteName := strings.TrimPrefix(site.Query, "?siteId=")
 			if siteName == "" {
 				siteName = "default"
 			}
@@ -164,7 +164,7 @@ func TestWorkflows_Definitions(t *testing.T) {
 			} {
 				path := c.path
 				if !strings.Contains(path, "siteId=") {
-					path += site.query
+					path += site.Query
 				}
 				r := s.Do(c.method, path, body, c.tok)
 				if r.Status != c.want {
@@ -172,9 +172,9 @@ func TestWorkflows_Definitions(t *testing.T) {
 				}
 			}
 			// In use: a document in it keeps it (and its steps).
-			mustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.query, map[string]any{"status": "ACTIVE"}, admin), http.StatusOK)
-			doc := addDoc(t, s, admin, site.query, map[string]any{"path": "in/a.txt", "content": "a"})
-			runSteps(t, s, admin, site.query, []step{
+			MustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.Query, map[string]any{"status": "ACTIVE"}, admin), http.StatusOK)
+			doc := AddDoc(t, s, admin, site.Query, map[string]any{"path": "in/a.txt", "content": "a"})
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"start", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": id}, 201, `{"message":"Document added to workflow"}`},
 				{"start again", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": id}, 400, `{"errors":[{"key":"workflowId","error":"document is already in workflow '` + id + `'"}]}`},
 				{"start unknown", "POST", "/documents/" + doc + "/workflows", map[string]any{"workflowId": "nope"}, 400, `{"errors":[{"key":"workflowId","error":"'workflowId' does not exist"}]}`},
@@ -185,16 +185,16 @@ func TestWorkflows_Definitions(t *testing.T) {
 				{"set in use", "PUT", "/workflows/" + id, body, 400, `{"errors":[{"key":"workflowId","error":"workflow is in use: its steps cannot change while documents are in it"}]}`},
 				{"its documents", "GET", "/workflows/" + id + "/documents", nil, 200, `~"documentId":"` + doc + `"`},
 			})
-			mustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.query, map[string]any{"status": "INACTIVE"}, admin), http.StatusOK)
-			other := addDoc(t, s, admin, site.query, map[string]any{"path": "in/b.txt", "content": "b"})
-			runSteps(t, s, admin, site.query, []step{
+			MustStatus(t, s.Do(http.MethodPatch, "/workflows/"+id+site.Query, map[string]any{"status": "INACTIVE"}, admin), http.StatusOK)
+			other := AddDoc(t, s, admin, site.Query, map[string]any{"path": "in/b.txt", "content": "b"})
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"inactive", "POST", "/documents/" + other + "/workflows", map[string]any{"workflowId": id}, 400, `{"errors":[{"key":"workflowId","error":"workflow is not ACTIVE"}]}`},
 				{"not in it", "GET", "/documents/" + other + "/workflows/" + id, nil, 404, `{"message":"Document ` + other + ` is not in workflow '` + id + `'"}`},
 				{"no workflows", "GET", "/documents/" + other + "/workflows", nil, 200, `{"workflows":[]}`},
 			})
 			// A reader may not put a document in a workflow.
-			r := s.Do(http.MethodPost, "/documents/"+other+"/workflows"+site.query, map[string]any{"workflowId": id}, s.Token("rita", siteName+"_read"))
-			mustStatus(t, r, http.StatusUnauthorized)
+			r := s.Do(http.MethodPost, "/documents/"+other+"/workflows"+site.Query, map[string]any{"workflowId": id}, s.Token("rita", siteName+"_read"))
+			MustStatus(t, r, http.StatusUnauthorized)
 		})
 	}
 }
@@ -231,8 +231,8 @@ func approvalWorkflow(t *testing.T, s *quiretest.Server, tok, site string) (wf, 
 func actionTypes(t *testing.T, s *quiretest.Server, tok, site, doc string) []string {
 	t.Helper()
 	var out []string
-	for _, a := range actions(t, s, tok, site, doc) {
-		out = append(out, str(t, a, "type")+":"+str(t, a, "status"))
+	for _, a := range Actions(t, s, tok, site, doc) {
+		out = append(out, quiretest.Str(t, a, "type")+":"+quiretest.Str(t, a, "status"))
 	}
 	return out
 }
@@ -244,100 +244,100 @@ func actionTypes(t *testing.T, s *quiretest.Server, tok, site, doc string) []str
 func TestWorkflows_DocumentThroughSteps(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			name := siteNameOf(site.query)
-			mustStatus(t, s.Do(http.MethodPost, "/attributes"+site.query, map[string]any{"attribute": map[string]any{"key": "amount", "dataType": "NUMBER"}}, admin), http.StatusCreated)
-			wf, q1, q2 := approvalWorkflow(t, s, admin, site.query)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			name := siteNameOf(site.Query)
+			MustStatus(t, s.Do(http.MethodPost, "/attributes"+site.Query, map[string]any{"attribute": map[string]any{"key": "amount", "dataType": "NUMBER"}}, admin), http.StatusCreated)
+			wf, q1, q2 := approvalWorkflow(t, s, admin, site.Query)
 			approver, writer := s.Token("alice", name, "approvers"), s.Token("wendy", name)
 			newDoc := func(path string, amount float64) string {
-				id := addDoc(t, s, admin, site.query, map[string]any{"path": path, "content": "invoice", "attributes": []any{map[string]any{"key": "amount", "numberValue": amount}}})
-				mustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/workflows"+site.query, map[string]any{"workflowId": wf}, writer), http.StatusCreated)
+				id := AddDoc(t, s, admin, site.Query, map[string]any{"path": path, "content": "invoice", "attributes": []any{map[string]any{"key": "amount", "numberValue": amount}}})
+				MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/workflows"+site.Query, map[string]any{"workflowId": wf}, writer), http.StatusCreated)
 				return id
 			}
 			decide := func(tok, doc, decision string) *quiretest.Response {
-				return s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": decision, "comments": "ok"}, tok)
+				return s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.Query, map[string]any{"decision": decision, "comments": "ok"}, tok)
 			}
 
 			// A: small amount, approved: the CHECKSUM step ends it.
 			small := newDoc("inbox/small.txt", 50)
-			dw := waitWorkflow(t, s, admin, site.query, small, wf, "IN_PROGRESS", "approve", true)
+			dw := waitWorkflow(t, s, admin, site.Query, small, wf, "IN_PROGRESS", "approve", true)
 			if dw["name"] != "Invoices" || dw["actionCount"] != float64(1) || dw["completedActionCount"] != float64(0) {
 				t.Fatalf("document workflow %v", dw)
 			}
-			r := s.Do(http.MethodGet, "/queues/"+q1+"/documents"+site.query, nil, admin)
-			mustStatus(t, r, http.StatusOK)
-			if doc := item(t, r.JSON(t), "documents", 0); obj(t, doc["workflow"])["workflowId"] != wf || obj(t, doc["document"])["documentId"] != small {
+			r := s.Do(http.MethodGet, "/queues/"+q1+"/documents"+site.Query, nil, admin)
+			MustStatus(t, r, http.StatusOK)
+			if doc := quiretest.Item(t, r.JSON(t), "documents", 0); quiretest.Obj(t, doc["workflow"])["workflowId"] != wf || quiretest.Obj(t, doc["document"])["documentId"] != small {
 				t.Fatalf("queue documents %s", r.Body)
 			}
-			mustStatus(t, decide(writer, small, "APPROVE"), http.StatusUnauthorized) // not an approver
-			mustBody(t, decide(approver, small, "APPROVE"), `{"message":"Decision saved"}`)
-			waitWorkflow(t, s, admin, site.query, small, wf, "COMPLETE", "", false)
-			if got := actionTypes(t, s, admin, site.query, small); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE"}) {
+			MustStatus(t, decide(writer, small, "APPROVE"), http.StatusUnauthorized) // not an approver
+			MustBody(t, decide(approver, small, "APPROVE"), `{"message":"Decision saved"}`)
+			waitWorkflow(t, s, admin, site.Query, small, wf, "COMPLETE", "", false)
+			if got := actionTypes(t, s, admin, site.Query, small); !EqualStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE"}) {
 				t.Fatalf("actions %v", got)
 			}
 			r = decide(approver, small, "APPROVE")
-			mustStatus(t, r, http.StatusBadRequest)
-			mustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+small+`' awaits no decision in workflow '`+wf+`': the workflow is COMPLETE"}]}`)
-			if a := nthAction(t, s, admin, site.query, small, 0); a["workflowId"] != wf || a["workflowStepId"] != "approve" || obj(t, a["metadata"])["decision"] != "APPROVE" {
+			MustStatus(t, r, http.StatusBadRequest)
+			MustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+small+`' awaits no decision in workflow '`+wf+`': the workflow is COMPLETE"}]}`)
+			if a := NthAction(t, s, admin, site.Query, small, 0); a["workflowId"] != wf || a["workflowStepId"] != "approve" || quiretest.Obj(t, a["metadata"])["decision"] != "APPROVE" {
 				t.Fatalf("queue action %v", a)
 			}
-			if r := s.Do(http.MethodGet, "/workflows/"+wf+"/documents"+site.query, nil, admin); strings.Contains(string(r.Body), small) {
+			if r := s.Do(http.MethodGet, "/workflows/"+wf+"/documents"+site.Query, nil, admin); strings.Contains(string(r.Body), small) {
 				t.Fatalf("a finished document is still listed in the workflow: %s", r.Body)
 			}
 
 			// B: big amount, approved on Quire's queue route (the alias,
 			// approval groups checked too), then routed to the second queue.
 			big := newDoc("inbox/big.txt", 5000)
-			waitWorkflow(t, s, admin, site.query, big, wf, "IN_PROGRESS", "approve", true)
-			alias := "/queues/" + q1 + "/documents/" + big + "/decisions" + site.query
-			mustStatus(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, writer), http.StatusUnauthorized)
-			mustBody(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, approver), `{"message":"Decision saved"}`)
-			waitWorkflow(t, s, admin, site.query, big, wf, "IN_PROGRESS", "big", true)
-			if r := s.Do(http.MethodGet, "/queues/"+q2+"/documents"+site.query, nil, admin); !strings.Contains(string(r.Body), big) {
+			waitWorkflow(t, s, admin, site.Query, big, wf, "IN_PROGRESS", "approve", true)
+			alias := "/queues/" + q1 + "/documents/" + big + "/decisions" + site.Query
+			MustStatus(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, writer), http.StatusUnauthorized)
+			MustBody(t, s.Do(http.MethodPost, alias, map[string]any{"decision": "APPROVE"}, approver), `{"message":"Decision saved"}`)
+			waitWorkflow(t, s, admin, site.Query, big, wf, "IN_PROGRESS", "big", true)
+			if r := s.Do(http.MethodGet, "/queues/"+q2+"/documents"+site.Query, nil, admin); !strings.Contains(string(r.Body), big) {
 				t.Fatalf("second queue: %s", r.Body)
 			}
-			mustBody(t, decide(writer, big, "approve"), `{"message":"Decision saved"}`) // no approval groups on this step
-			waitWorkflow(t, s, admin, site.query, big, wf, "COMPLETE", "", false)
-			if got := actionTypes(t, s, admin, site.query, big); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE", "QUEUE:ASYNC_COMPLETE"}) {
+			MustBody(t, decide(writer, big, "approve"), `{"message":"Decision saved"}`) // no approval groups on this step
+			waitWorkflow(t, s, admin, site.Query, big, wf, "COMPLETE", "", false)
+			if got := actionTypes(t, s, admin, site.Query, big); !EqualStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "CHECKSUM:COMPLETE", "QUEUE:ASYNC_COMPLETE"}) {
 				t.Fatalf("actions %v", got)
 			}
 
 			// C: rejected in approve: the REJECT route moves it to rejected/.
 			rej := newDoc("inbox/rej.txt", 10)
-			waitWorkflow(t, s, admin, site.query, rej, wf, "IN_PROGRESS", "approve", true)
-			mustStatus(t, decide(approver, rej, "REJECT"), http.StatusCreated)
-			waitWorkflow(t, s, admin, site.query, rej, wf, "COMPLETE", "", false)
-			if p := s.Do(http.MethodGet, "/documents/"+rej+site.query, nil, admin).JSON(t)["path"]; p != "rejected/rej.txt" {
+			waitWorkflow(t, s, admin, site.Query, rej, wf, "IN_PROGRESS", "approve", true)
+			MustStatus(t, decide(approver, rej, "REJECT"), http.StatusCreated)
+			waitWorkflow(t, s, admin, site.Query, rej, wf, "COMPLETE", "", false)
+			if p := s.Do(http.MethodGet, "/documents/"+rej+site.Query, nil, admin).JSON(t)["path"]; p != "rejected/rej.txt" {
 				t.Fatalf("rejected document at %v", p)
 			}
 
 			// D: rejected in big, which has no REJECT route: FAILED.
 			failed := newDoc("inbox/failed.txt", 2000)
-			waitWorkflow(t, s, admin, site.query, failed, wf, "IN_PROGRESS", "approve", true)
-			mustStatus(t, decide(approver, failed, "APPROVE"), http.StatusCreated)
-			waitWorkflow(t, s, admin, site.query, failed, wf, "IN_PROGRESS", "big", true)
-			mustStatus(t, decide(approver, failed, "REJECT"), http.StatusCreated)
-			dw = waitWorkflow(t, s, admin, site.query, failed, wf, "FAILED", "big", false)
+			waitWorkflow(t, s, admin, site.Query, failed, wf, "IN_PROGRESS", "approve", true)
+			MustStatus(t, decide(approver, failed, "APPROVE"), http.StatusCreated)
+			waitWorkflow(t, s, admin, site.Query, failed, wf, "IN_PROGRESS", "big", true)
+			MustStatus(t, decide(approver, failed, "REJECT"), http.StatusCreated)
+			dw = waitWorkflow(t, s, admin, site.Query, failed, wf, "FAILED", "big", false)
 			if dw["message"] != "rejected in step 'big'" {
 				t.Fatalf("failed workflow %v", dw)
 			}
 			r = decide(approver, failed, "APPROVE")
-			mustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+failed+`' awaits no decision in workflow '`+wf+`': the workflow is FAILED"}]}`)
+			MustBody(t, r, `{"errors":[{"key":"decision","error":"document '`+failed+`' awaits no decision in workflow '`+wf+`': the workflow is FAILED"}]}`)
 
 			// Refusals of the decision route.
-			other := addDoc(t, s, admin, site.query, map[string]any{"path": "inbox/none.txt", "content": "x"})
-			runSteps(t, s, admin, site.query, []step{
+			other := AddDoc(t, s, admin, site.Query, map[string]any{"path": "inbox/none.txt", "content": "x"})
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"no decision", "POST", "/documents/" + small + "/workflow/" + wf + "/decisions", map[string]any{}, 400, `{"errors":[{"key":"decision","error":"'decision' is required"}]}`},
 				{"bad decision", "POST", "/documents/" + small + "/workflow/" + wf + "/decisions", map[string]any{"decision": "MAYBE"}, 400, `{"errors":[{"key":"decision","error":"invalid 'decision', use APPROVE or REJECT"}]}`},
 				{"not in the workflow", "POST", "/documents/" + other + "/workflow/" + wf + "/decisions", map[string]any{"decision": "APPROVE"}, 404, `{"message":"Document ` + other + ` is not in workflow '` + wf + `'"}`},
 				{"unknown document", "POST", "/documents/00000000-0000-0000-0000-000000000000/workflow/" + wf + "/decisions", map[string]any{"decision": "APPROVE"}, 404, ""},
 				{"list", "GET", "/documents/" + small + "/workflows", nil, 200, `~"status":"COMPLETE"`},
 			})
-			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, s.Token("rita", name+"_read", "approvers"))
-			mustStatus(t, r, http.StatusUnauthorized)
+			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions"+site.Query, map[string]any{"decision": "APPROVE"}, s.Token("rita", name+"_read", "approvers"))
+			MustStatus(t, r, http.StatusUnauthorized)
 			r = s.Do(http.MethodPost, "/documents/"+small+"/workflow/"+wf+"/decisions?siteId="+name, map[string]any{"decision": "APPROVE"}, s.Token("oscar", otherSite(name), "approvers"))
-			mustStatus(t, r, http.StatusUnauthorized)
+			MustStatus(t, r, http.StatusUnauthorized)
 		})
 	}
 }
@@ -348,13 +348,13 @@ func TestWorkflows_DocumentThroughSteps(t *testing.T) {
 func TestWorkflows_ConcurrentDecisions(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			wf, _, _ := approvalWorkflow(t, s, admin, site.query)
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			wf, _, _ := approvalWorkflow(t, s, admin, site.Query)
 			for round := 0; round < 3; round++ {
-				doc := addDoc(t, s, admin, site.query, map[string]any{"path": fmt.Sprintf("race/%d.txt", round), "content": "x"})
-				mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
-				waitWorkflow(t, s, admin, site.query, doc, wf, "IN_PROGRESS", "approve", true)
+				doc := AddDoc(t, s, admin, site.Query, map[string]any{"path": fmt.Sprintf("race/%d.txt", round), "content": "x"})
+				MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.Query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
+				waitWorkflow(t, s, admin, site.Query, doc, wf, "IN_PROGRESS", "approve", true)
 				const n = 12
 				codes := make([]int, n)
 				bodies := make([]string, n)
@@ -369,7 +369,7 @@ func TestWorkflows_ConcurrentDecisions(t *testing.T) {
 							decision = "REJECT"
 						}
 						start.Wait()
-						r := s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.query, map[string]any{"decision": decision}, admin)
+						r := s.Do(http.MethodPost, "/documents/"+doc+"/workflow/"+wf+"/decisions"+site.Query, map[string]any{"decision": decision}, admin)
 						codes[i], bodies[i] = r.Status, string(r.Body)
 					}(i)
 				}
@@ -388,10 +388,10 @@ func TestWorkflows_ConcurrentDecisions(t *testing.T) {
 					t.Fatalf("%d decisions succeeded, want exactly 1: %v", ok, codes)
 				}
 				// Whichever won, the document left the approve step once.
-				waitFor(t, "the document to leave the approve step", func() bool {
-					return docWorkflow(t, s, admin, site.query, doc, wf)["currentStepId"] != "approve"
+				WaitFor(t, "the document to leave the approve step", func() bool {
+					return docWorkflow(t, s, admin, site.Query, doc, wf)["currentStepId"] != "approve"
 				})
-				got := actionTypes(t, s, admin, site.query, doc)
+				got := actionTypes(t, s, admin, site.Query, doc)
 				queues, next := 0, 0
 				for _, a := range got {
 					switch {
@@ -434,21 +434,21 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 	admin := s.Admin()
 	type fixture struct{ wf, q1, q3, doc string }
 	fx := map[string]*fixture{}
-	for _, site := range sites {
-		q1, q3 := addQueue(t, s, admin, site.query, "first"), addQueue(t, s, admin, site.query, "third")
-		wf := addWorkflow(t, s, admin, site.query, map[string]any{"name": "Three steps", "status": "ACTIVE", "steps": []any{
+	for _, site := range Sites {
+		q1, q3 := addQueue(t, s, admin, site.Query, "first"), addQueue(t, s, admin, site.Query, "third")
+		wf := addWorkflow(t, s, admin, site.Query, map[string]any{"name": "Three steps", "status": "ACTIVE", "steps": []any{
 			map[string]any{"stepId": "one", "queue": map[string]any{"queueId": q1}},
 			map[string]any{"stepId": "two", "action": map[string]any{"type": "WEBHOOK", "parameters": map[string]any{"url": recv.URL + "/hook"}}},
 			map[string]any{"stepId": "three", "queue": map[string]any{"queueId": q3}},
 		}})
-		doc := addDoc(t, s, admin, site.query, map[string]any{"path": "crash/doc.txt", "content": "crash-safe"})
-		mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
-		waitWorkflow(t, s, admin, site.query, doc, wf, "IN_PROGRESS", "one", true)
-		fx[site.name] = &fixture{wf, q1, q3, doc}
+		doc := AddDoc(t, s, admin, site.Query, map[string]any{"path": "crash/doc.txt", "content": "crash-safe"})
+		MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.Query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
+		waitWorkflow(t, s, admin, site.Query, doc, wf, "IN_PROGRESS", "one", true)
+		fx[site.Name] = &fixture{wf, q1, q3, doc}
 	}
-	for _, site := range sites {
-		f := fx[site.name]
-		mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
+	for _, site := range Sites {
+		f := fx[site.Name]
+		MustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.Query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
 	}
 	select {
 	case <-first:
@@ -459,22 +459,22 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 	close(release)
 	s = quiretest.StartServer(t, dir, quiretest.AllowLoopbackOutbound)
 	admin = s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			f := fx[site.name]
-			waitWorkflow(t, s, admin, site.query, f.doc, f.wf, "IN_PROGRESS", "three", true)
-			if got := actionTypes(t, s, admin, site.query, f.doc); !equalStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "WEBHOOK:COMPLETE", "QUEUE:IN_QUEUE"}) {
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			f := fx[site.Name]
+			waitWorkflow(t, s, admin, site.Query, f.doc, f.wf, "IN_PROGRESS", "three", true)
+			if got := actionTypes(t, s, admin, site.Query, f.doc); !EqualStrings(got, []string{"QUEUE:ASYNC_COMPLETE", "WEBHOOK:COMPLETE", "QUEUE:IN_QUEUE"}) {
 				t.Fatalf("actions after the restart %v", got)
 			}
 			for q, want := range map[string]bool{f.q1: false, f.q3: true} {
-				r := s.Do(http.MethodGet, "/queues/"+q+"/documents"+site.query, nil, admin)
-				mustStatus(t, r, http.StatusOK)
+				r := s.Do(http.MethodGet, "/queues/"+q+"/documents"+site.Query, nil, admin)
+				MustStatus(t, r, http.StatusOK)
 				if n := strings.Count(string(r.Body), `"documentId":"`+f.doc+`"`); (n > 0) != want {
 					t.Fatalf("queue %s lists the document %d times: %s", q, n, r.Body)
 				}
 			}
-			mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
-			dw := waitWorkflow(t, s, admin, site.query, f.doc, f.wf, "COMPLETE", "", false)
+			MustStatus(t, s.Do(http.MethodPost, "/documents/"+f.doc+"/workflow/"+f.wf+"/decisions"+site.Query, map[string]any{"decision": "APPROVE"}, admin), http.StatusCreated)
+			dw := waitWorkflow(t, s, admin, site.Query, f.doc, f.wf, "COMPLETE", "", false)
 			if _, ok := dw["completedDate"]; !ok {
 				t.Fatalf("no completedDate on the finished workflow: %v", dw)
 			}
@@ -488,28 +488,28 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 func TestRulesets_StartWorkflows(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	for _, site := range sites {
-		t.Run(site.name, func(t *testing.T) {
-			name := siteNameOf(site.query)
-			qid := addQueue(t, s, admin, site.query, "Inbox")
-			wf := addWorkflow(t, s, admin, site.query, map[string]any{"name": "Review", "status": "ACTIVE", "steps": []any{
+	for _, site := range Sites {
+		t.Run(site.Name, func(t *testing.T) {
+			name := siteNameOf(site.Query)
+			qid := addQueue(t, s, admin, site.Query, "Inbox")
+			wf := addWorkflow(t, s, admin, site.Query, map[string]any{"name": "Review", "status": "ACTIVE", "steps": []any{
 				map[string]any{"stepId": "review", "queue": map[string]any{"queueId": qid}}}})
-			before := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/old.txt", "content": "x", "contentType": "text/plain"})
-			r := s.Do(http.MethodPost, "/rulesets"+site.query, map[string]any{"ruleset": map[string]any{"description": "Invoices", "priority": 1, "version": 1, "status": "ACTIVE"}}, admin)
-			mustStatus(t, r, http.StatusCreated)
-			rs := str(t, r.JSON(t), "rulesetId")
+			before := AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/old.txt", "content": "x", "contentType": "text/plain"})
+			r := s.Do(http.MethodPost, "/rulesets"+site.Query, map[string]any{"ruleset": map[string]any{"description": "Invoices", "priority": 1, "version": 1, "status": "ACTIVE"}}, admin)
+			MustStatus(t, r, http.StatusCreated)
+			rs := quiretest.Str(t, r.JSON(t), "rulesetId")
 			rule := map[string]any{"rule": map[string]any{"priority": 1, "description": "text invoices", "workflowId": wf, "status": "ACTIVE",
 				"conditions": map[string]any{"must": []any{
 					map[string]any{"criterion": "CONTENT_TYPE", "value": "text/plain", "operation": "EQ"},
 					map[string]any{"criterion": "FIELD", "fieldName": "path", "value": "invoices/", "operation": "CONTAINS"},
 				}}}}
-			r = s.Do(http.MethodPost, "/rulesets/"+rs+"/rules"+site.query, rule, admin)
-			mustStatus(t, r, http.StatusCreated)
-			ruleID := str(t, r.JSON(t), "ruleId")
+			r = s.Do(http.MethodPost, "/rulesets/"+rs+"/rules"+site.Query, rule, admin)
+			MustStatus(t, r, http.StatusCreated)
+			ruleID := quiretest.Str(t, r.JSON(t), "ruleId")
 			withCond := func(c map[string]any) map[string]any {
 				return map[string]any{"rule": map[string]any{"workflowId": wf, "conditions": map[string]any{"must": []any{c}}}}
 			}
-			runSteps(t, s, admin, site.query, []step{
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"get ruleset", "GET", "/rulesets/" + rs, nil, 200, `~"description":"Invoices","insertedDate"`},
 				{"list rulesets", "GET", "/rulesets", nil, 200, `~"rulesetId":"` + rs + `"`},
 				{"get rule", "GET", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `~"conditions":{"must":[{"criterion":"CONTENT_TYPE","operation":"EQ","value":"text/plain"},{"criterion":"FIELD","fieldName":"path","operation":"CONTAINS","value":"invoices/"}]}`},
@@ -549,7 +549,7 @@ func TestRulesets_StartWorkflows(t *testing.T) {
 			} {
 				p := c.path
 				if !strings.Contains(p, "siteId=") {
-					p += site.query
+					p += site.Query
 				}
 				if r := s.Do(c.method, p, rule, c.tok); r.Status != c.want {
 					t.Errorf("%s: %d %s, want %d", c.name, r.Status, r.Body, c.want)
@@ -557,36 +557,36 @@ func TestRulesets_StartWorkflows(t *testing.T) {
 			}
 
 			// Matching documents created after the rule start the workflow.
-			match := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/new.txt", "content": "x", "contentType": "text/plain"})
-			dw := waitWorkflow(t, s, admin, site.query, match, wf, "IN_PROGRESS", "review", true)
+			match := AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/new.txt", "content": "x", "contentType": "text/plain"})
+			dw := waitWorkflow(t, s, admin, site.Query, match, wf, "IN_PROGRESS", "review", true)
 			if dw["ruleId"] != rs+"/"+ruleID {
 				t.Fatalf("started by %v", dw["ruleId"])
 			}
-			other := addDoc(t, s, admin, site.query, map[string]any{"path": "letters/new.txt", "content": "x", "contentType": "text/plain"})
-			if r := s.Do(http.MethodGet, "/documents/"+other+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+			other := AddDoc(t, s, admin, site.Query, map[string]any{"path": "letters/new.txt", "content": "x", "contentType": "text/plain"})
+			if r := s.Do(http.MethodGet, "/documents/"+other+"/workflows"+site.Query, nil, admin); string(r.Body) != `{"workflows":[]}` {
 				t.Fatalf("a document the rule does not match is in a workflow: %s", r.Body)
 			}
-			if r := s.Do(http.MethodGet, "/documents/"+before+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+			if r := s.Do(http.MethodGet, "/documents/"+before+"/workflows"+site.Query, nil, admin); string(r.Body) != `{"workflows":[]}` {
 				t.Fatalf("a document older than the rule is in a workflow: %s", r.Body)
 			}
 			// An update that makes a document match starts it; a later
 			// update does not start it twice.
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.query, map[string]any{"path": "invoices/moved.txt"}, admin), http.StatusOK)
-			waitWorkflow(t, s, admin, site.query, other, wf, "IN_PROGRESS", "review", true)
-			mustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.query, map[string]any{"path": "invoices/moved-again.txt"}, admin), http.StatusOK)
-			if got := actionTypes(t, s, admin, site.query, other); !equalStrings(got, []string{"QUEUE:IN_QUEUE"}) {
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.Query, map[string]any{"path": "invoices/moved.txt"}, admin), http.StatusOK)
+			waitWorkflow(t, s, admin, site.Query, other, wf, "IN_PROGRESS", "review", true)
+			MustStatus(t, s.Do(http.MethodPatch, "/documents/"+other+site.Query, map[string]any{"path": "invoices/moved-again.txt"}, admin), http.StatusOK)
+			if got := actionTypes(t, s, admin, site.Query, other); !EqualStrings(got, []string{"QUEUE:IN_QUEUE"}) {
 				t.Fatalf("actions %v, want the workflow started once", got)
 			}
 			// An INACTIVE rule (and a deleted one) starts nothing.
-			runSteps(t, s, admin, site.query, []step{
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"deactivate rule", "PATCH", "/rulesets/" + rs + "/rules/" + ruleID, map[string]any{"rule": map[string]any{"status": "INACTIVE"}}, 200, `{"message":"Rule updated"}`},
 				{"inactive", "GET", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `~"status":"INACTIVE"`},
 			})
-			quiet := addDoc(t, s, admin, site.query, map[string]any{"path": "invoices/quiet.txt", "content": "x", "contentType": "text/plain"})
-			if r := s.Do(http.MethodGet, "/documents/"+quiet+"/workflows"+site.query, nil, admin); string(r.Body) != `{"workflows":[]}` {
+			quiet := AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/quiet.txt", "content": "x", "contentType": "text/plain"})
+			if r := s.Do(http.MethodGet, "/documents/"+quiet+"/workflows"+site.Query, nil, admin); string(r.Body) != `{"workflows":[]}` {
 				t.Fatalf("an inactive rule started a workflow: %s", r.Body)
 			}
-			runSteps(t, s, admin, site.query, []step{
+			RunSteps(t, s, admin, site.Query, []Step{
 				{"patch ruleset", "PATCH", "/rulesets/" + rs, map[string]any{"ruleset": map[string]any{"description": "Invoices 2"}}, 200, `{"message":"Ruleset updated"}`},
 				{"patched", "GET", "/rulesets/" + rs, nil, 200, `~"description":"Invoices 2"`},
 				{"delete rule", "DELETE", "/rulesets/" + rs + "/rules/" + ruleID, nil, 200, `{"message":"Rule deleted"}`},
