@@ -8,6 +8,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // The permission matrix (issue 29) is generated from the route table:
@@ -291,23 +292,23 @@ func newMatrix(t *testing.T) *matrix {
 	admin := s.Admin()
 	m := &matrix{s: s, admin: admin, params: routeFixtures(t, s, admin)}
 	locked := m.params["documentId"]
-	if p := DocPath(t, s, admin, "", locked); !strings.HasPrefix(p, "f/") {
+	if p := servertest.DocPath(t, s, admin, "", locked); !strings.HasPrefix(p, "f/") {
 		t.Fatalf("the fixture document is at %q, not in f/", p)
 	}
-	MustStatus(t, s.Do(http.MethodPatch, "/documents/"+locked, map[string]any{"content": "lockedcontent", "contentType": "text/plain"}, admin), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/documents/"+locked, map[string]any{"content": "lockedcontent", "contentType": "text/plain"}, admin), http.StatusOK)
 	// An open review of the locked document (the content change above
 	// superseded the fixtures' one): GET /reviews must not list it.
-	MustStatus(t, s.Do(http.MethodPost, "/documents/"+locked+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "inbox", "requiredDecisions": 100}}, admin), http.StatusCreated)
-	lockedPdf := AddDoc(t, s, admin, "", map[string]any{"path": "f/contract.pdf", "contentType": "application/pdf", "isBase64": true, "content": B64(quiretest.TextPDF("Contract"))})
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+locked+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "inbox", "requiredDecisions": 100}}, admin), http.StatusCreated)
+	lockedPdf := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "f/contract.pdf", "contentType": "application/pdf", "isBase64": true, "content": servertest.B64(quiretest.TextPDF("Contract"))})
 	r := s.Do(http.MethodPost, "/esignature/local/"+lockedPdf+"/envelopes", map[string]any{"status": "created", "signers": []map[string]any{{"name": "A", "email": "a@example.com"}}}, admin)
-	MustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	env := quiretest.Str(t, r.JSON(t), "envelopeId")
 	m.params["envelopeId"], m.params["provider"] = env, "local"
-	open := AddDoc(t, s, admin, "", map[string]any{"path": "pub/open.txt", "content": "open"})
+	open := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "pub/open.txt", "content": "open"})
 	q := s.Do(http.MethodPost, "/documents/"+locked+"/actions", map[string]any{"actions": []map[string]any{{"type": "QUEUE", "queueId": m.params["queueId"]}}}, admin)
-	MustStatus(t, q, http.StatusOK)
+	servertest.MustStatus(t, q, http.StatusOK)
 	fKey := s.Do(http.MethodGet, "/folders", nil, admin)
-	MustStatus(t, fKey, http.StatusOK)
+	servertest.MustStatus(t, fKey, http.StatusOK)
 	fIndexKey := ""
 	for _, x := range quiretest.List(t, fKey.JSON(t), "documents") {
 		if o := quiretest.Obj(t, x); o["path"] == "f" {
@@ -319,18 +320,18 @@ func newMatrix(t *testing.T) *matrix {
 	}
 	// A notification to the callers' address about a document of nf, a
 	// folder as locked as f (outside the snapshot: its action runs on).
-	MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
-	notified := AddDoc(t, s, admin, "", map[string]any{"path": "nf/notified.txt", "content": "x"})
-	MustStatus(t, s.Do(http.MethodPost, "/documents/"+notified+"/actions", map[string]any{"actions": []map[string]any{
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
+	notified := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "nf/notified.txt", "content": "x"})
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+notified+"/actions", map[string]any{"actions": []map[string]any{
 		{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationToCc": matrixEmail,
 			"notificationSubject": "Locked", "notificationText": "t"}},
 	}}, admin), http.StatusOK)
 	// A short link to the locked document, and an artifact of it.
-	MustStatus(t, s.Do(http.MethodPost, "/shortlinks", map[string]any{"targetUrl": "/documents/" + locked, "slug": "matrixdel"}, admin), http.StatusCreated)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/shortlinks", map[string]any{"targetUrl": "/documents/" + locked, "slug": "matrixdel"}, admin), http.StatusCreated)
 	art := s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": locked, "content": "artifact", "contentType": "text/plain"}, admin)
-	MustStatus(t, art, http.StatusCreated)
-	SetFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
-	SetFolderRoles(t, s, admin, "", "nf", map[string][]string{"f_readers": {"READ"}})
+	servertest.MustStatus(t, art, http.StatusCreated)
+	servertest.SetFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
+	servertest.SetFolderRoles(t, s, admin, "", "nf", map[string][]string{"f_readers": {"READ"}})
 	m.subst = map[string]string{"<open>": open, "<locked>": locked, "<lockedPdf>": lockedPdf, "<env>": env,
 		"<notified>": notified, "<artifact>": quiretest.Str(t, art.JSON(t), "artifactId"),
 		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey, "<subIndexKey>": m.params["indexKey"],
@@ -341,11 +342,11 @@ func newMatrix(t *testing.T) *matrix {
 	}
 
 	key := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix", "permissions": []string{"READ", "WRITE", "DELETE"}}, admin)
-	MustStatus(t, key, http.StatusOK)
+	servertest.MustStatus(t, key, http.StatusOK)
 	roKey := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix-ro", "permissions": []string{"READ"}}, admin)
-	MustStatus(t, roKey, http.StatusOK)
+	servertest.MustStatus(t, roKey, http.StatusOK)
 	dl := s.Do(http.MethodPost, "/sites/default/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE", "DELETE"}, "onBehalfOf": map[string]any{"username": "clerk"}, "reason": "matrix"}, admin)
-	MustStatus(t, dl, http.StatusOK)
+	servertest.MustStatus(t, dl, http.StatusOK)
 	all := []string{"READ", "WRITE", "DELETE"}
 	email := map[string]any{"custom:email": matrixEmail}
 	m.callers = []matrixCaller{

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestIdempotencyKey_ReplayBelongsToOneCredential (issue 43, finding 5):
@@ -16,18 +17,18 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
 	gov := s.Token("gov", "default_govern")
-	secret := AddDoc(t, s, admin, "", map[string]any{"path": "secret/salaries.txt", "content": "secret salaries", "contentType": "text/plain"})
-	open := AddDoc(t, s, admin, "", map[string]any{"path": "open/memo.txt", "content": "memo", "contentType": "text/plain"})
-	SetFolderRoles(t, s, admin, "", "secret", map[string][]string{"secret_readers": {"READ"}})
+	secret := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "secret/salaries.txt", "content": "secret salaries", "contentType": "text/plain"})
+	open := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "open/memo.txt", "content": "memo", "contentType": "text/plain"})
+	servertest.SetFolderRoles(t, s, admin, "", "secret", map[string][]string{"secret_readers": {"READ"}})
 	mkKey := func(name string, perms ...string) string {
 		r := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": name, "permissions": perms}, gov)
-		MustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 		return quiretest.Str(t, r.JSON(t), "apiKey")
 	}
 	roKey, rwKey, rwKey2 := mkKey("ro", "READ"), mkKey("rw", "READ", "WRITE"), mkKey("rw2", "READ", "WRITE")
 	dl := s.Do(http.MethodPost, "/sites/default/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE"},
 		"onBehalfOf": map[string]any{"username": "gov"}, "reason": "replay scope"}, admin)
-	MustStatus(t, dl, http.StatusOK)
+	servertest.MustStatus(t, dl, http.StatusOK)
 	delegation := map[string]string{"x-formkiq-delegation-token": quiretest.Str(t, dl.JSON(t), "delegationToken")}
 	keyed := func(tok, key, method, path string, body any, extra map[string]string) *quiretest.Response {
 		h := map[string]string{"Idempotency-Key": key}
@@ -43,7 +44,7 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// no archive link.
 	compress := map[string]any{"documentIds": []string{secret}}
 	first := keyed(gov, "k-compress", http.MethodPost, "/documents/compress", compress, nil)
-	MustStatus(t, first, http.StatusCreated)
+	servertest.MustStatus(t, first, http.StatusCreated)
 	r := keyed(roKey, "k-compress", http.MethodPost, "/documents/compress", compress, nil)
 	if r.Status < 400 || replayed(r) || strings.Contains(string(r.Body), "downloadUrl") {
 		t.Errorf("a READ key without the folder replayed the governor's archive: %d %s", r.Status, r.Body)
@@ -54,7 +55,7 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// answer (its document id).
 	add := map[string]any{"path": "open/new.txt", "content": "x"}
 	g := keyed(gov, "k-add", http.MethodPost, "/documents", add, nil)
-	MustStatus(t, g, http.StatusCreated)
+	servertest.MustStatus(t, g, http.StatusCreated)
 	govDoc := quiretest.Str(t, g.JSON(t), "documentId")
 	again := keyed(gov, "k-add", http.MethodPost, "/documents", add, nil)
 	if !replayed(again) || quiretest.Str(t, again.JSON(t), "documentId") != govDoc {
@@ -88,18 +89,18 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// Authorization runs before a replay: a reader whose folder right
 	// was taken away after the first request does not get its answer.
 	rita := s.Token("rita", "default", "open_readers")
-	SetFolderRoles(t, s, admin, "", "open", map[string][]string{"open_readers": {"READ", "WRITE"}})
+	servertest.SetFolderRoles(t, s, admin, "", "open", map[string][]string{"open_readers": {"READ", "WRITE"}})
 	body := map[string]any{"documentIds": []string{open}}
-	MustStatus(t, keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil), http.StatusCreated)
-	SetFolderRoles(t, s, admin, "", "open", map[string][]string{"others": {"READ"}})
+	servertest.MustStatus(t, keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil), http.StatusCreated)
+	servertest.SetFolderRoles(t, s, admin, "", "open", map[string][]string{"others": {"READ"}})
 	r = keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil)
 	if r.Status < 400 || replayed(r) {
 		t.Errorf("a retry after the folder right was taken away: %d replayed=%v %s", r.Status, replayed(r), r.Body)
 	}
 	// So does the site role: the READ key cannot replay a write.
-	free := AddDoc(t, s, admin, "", map[string]any{"path": "free/note.txt", "content": "note"})
+	free := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "free/note.txt", "content": "note"})
 	tag := map[string]any{"tags": []map[string]any{{"key": "k", "value": "v"}}}
-	MustStatus(t, keyed(rwKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil), http.StatusCreated)
+	servertest.MustStatus(t, keyed(rwKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil), http.StatusCreated)
 	if r := keyed(roKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil); r.Status < 400 || replayed(r) {
 		t.Errorf("a READ key replayed a write: %d %s", r.Status, r.Body)
 	}
