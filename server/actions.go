@@ -7,50 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"quire/pipeline"
 	"quire/storage"
 )
-
-// convertActions validates actions as given to POST /documents, PATCH and
-// POST /documents/{id}/actions, with FormKiQ's messages.
-func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
-	var errs []storage.ValidationItem
-	var out []storage.Action
-	for _, a := range in {
-		t := strings.ToUpper(a.Type)
-		if t == "" {
-			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'type' is required"})
-			continue
-		}
-		if !s.actions.Known(t) {
-			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
-			continue
-		}
-		params := map[string]any{}
-		if len(a.Parameters) > 0 && string(a.Parameters) != "null" {
-			if a.Parameters[0] != '{' || json.Unmarshal(a.Parameters, &params) != nil {
-				errs = append(errs, storage.ValidationItem{Key: "parameters", Msg: "invalid 'parameters'"})
-				continue
-			}
-		}
-		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.site}); len(e) > 0 {
-			errs = append(errs, e...)
-			continue
-		}
-		var raw json.RawMessage
-		if len(params) > 0 {
-			raw, _ = json.Marshal(params)
-		}
-		out = append(out, storage.Action{Type: t, Status: storage.ActionPending, Parameters: raw, QueueID: a.QueueID})
-	}
-	return out, errs
-}
-
-// actionEnv answers the pipeline's parameter checks about one site.
-type actionEnv struct {
-	s    *Server
-	site string
-}
 
 func (e actionEnv) CheckWebhookURL(u string) error {
 	if e.s.dest == nil {
@@ -72,9 +30,6 @@ func (e actionEnv) LlmPromptExists(name string) bool {
 	_, err := e.s.db.LlmPrompt(e.site, name)
 	return err == nil
 }
-
-// validEmail is the pipeline's idea of an address it can send to.
-func validEmail(s string) bool { return pipeline.ValidEmail(s) }
 
 // actionJSON is FormKiQ's DocumentAction.
 func actionJSON(a *storage.Action) map[string]any {

@@ -4,32 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"quire/storage"
 )
-
-// The activity trail (API.md "Activity trail"; storage/activity.go):
-// GET /documents/{id}/userActivities and GET /userActivities.
-
-// via is where a request's commands come from, stored with each command.
-func via(r *reqCtx) *storage.Via {
-	v := &storage.Via{RequestID: requestID(r.Ctx), Source: storage.SourceUser}
-	switch {
-	case r.public:
-		v.Source = storage.SourcePublic
-	case r.p == nil:
-	case r.p.Delegation != nil:
-		v.Source, v.Actor, v.Reason = storage.SourceDelegation, r.p.Delegation.Actor, r.p.Delegation.Reason
-	case r.p.APIKeySite != "":
-		v.Source, v.Actor = storage.SourceAPIKey, r.p.APIKeyName
-	case strings.HasPrefix(r.user(), "webhook/"):
-		v.Source = storage.SourceWebhook
-	}
-	v.Govern = r.p != nil && r.p.Can(r.site, govern)
-	return v
-}
 
 // activityJSON is an entry as FormKiQ's UserActivity, with Quire's
 // fields (op, source, requestId, actor, reason, changed) beside.
@@ -132,15 +109,6 @@ func (s *Server) activityVisible(r *reqCtx, a *storage.Activity) bool {
 		}
 	}
 	return s.docAllows(r, d.Path, storage.FolderRead)
-}
-
-// validUserID accepts a user name as a query parameter: 1 to 256 bytes of
-// valid UTF-8 without control characters.
-func validUserID(u string) bool {
-	if u == "" || len(u) > 256 || !utf8.ValidString(u) {
-		return false
-	}
-	return !strings.ContainsFunc(u, unicode.IsControl)
 }
 
 // activityResources are the filters of FormKiQ's GET /activities that

@@ -4,117 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"quire/auth"
 	"quire/storage"
 )
-
-// Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
-// with "artifacts": true adds one to an existing document, artifactId on
-// the routes of artifactRoutes acts on one, GET /documents/{id}/artifacts
-// lists them and PUT .../artifacts/promoteArtifact makes one the content
-// the document serves.
-
-// artifactRoutes are the routes that take artifactId, by method and
-// registered path. Every other route refuses it with 400 (API.md).
-var artifactRoutes = map[string]bool{
-	"GET /documents/:documentId":                                             true,
-	"PATCH /documents/:documentId":                                           true,
-	"DELETE /documents/:documentId":                                          true,
-	"DELETE /documents/:documentId/purge":                                    true,
-	"GET /documents/:documentId/content":                                     true,
-	"GET /documents/:documentId/url":                                         true,
-	"GET /documents/:documentId/upload":                                      true,
-	"GET /documents/:documentId/tags":                                        true,
-	"POST /documents/:documentId/tags":                                       true,
-	"PUT /documents/:documentId/tags":                                        true,
-	"PATCH /documents/:documentId/tags":                                      true,
-	"GET /documents/:documentId/tags/:tagKey":                                true,
-	"PUT /documents/:documentId/tags/:tagKey":                                true,
-	"DELETE /documents/:documentId/tags/:tagKey":                             true,
-	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":                   true,
-	"GET /documents/:documentId/attributes":                                  true,
-	"POST /documents/:documentId/attributes":                                 true,
-	"PUT /documents/:documentId/attributes":                                  true,
-	"GET /documents/:documentId/attributes/:attributeKey":                    true,
-	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
-	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
-	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
-	"GET /documents/:documentId/versions":                                    true,
-	"PUT /documents/:documentId/versions":                                    true,
-	"DELETE /documents/:documentId/versions/:versionKey":                     true,
-	"GET /documents/:documentId/reviews":                                     true,
-	"POST /documents/:documentId/reviews":                                    true,
-	"GET /documents/:documentId/reviews/:reviewId":                           true,
-	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
-	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
-	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
-	"PUT /documents/:documentId/checkout":                                    true,
-	"GET /documents/:documentId/userActivities":                              true,
-	"GET /documents/:documentId/actions":                                     true,
-	"POST /documents/:documentId/generate":                                   true,
-	"POST /esignature/:provider/:documentId/envelopes":                       true,
-	"POST /documents/:documentId/certifications":                             true,
-	"POST /documents/:documentId/actions":                                    true,
-	"POST /documents/:documentId/actions/retry":                              true,
-	"GET /documents/:documentId/fulltext":                                    true,
-	"GET /documents/:documentId/ocr":                                         true,
-	"POST /documents/:documentId/ocr":                                        true,
-	"GET /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/antivirus":                                   true,
-	"DELETE /documents/:documentId/checkout":                                 true,
-	"PUT /documents/:documentId/legalHold":                                   true,
-	"DELETE /documents/:documentId/legalHold":                                true,
-	"GET /activities":                                                        true, // with documentId (activity.go)
-}
-
-// msgArtifactRoute refuses artifactId on a route that does not take it:
-// ignored, it would act on the document itself.
-const msgArtifactRoute = "'artifactId' is not supported on this route"
-
-// resolveDocument runs before every handler. On a route with {documentId}
-// it reads that document once: an artifact's own id is not a document id
-// (404), the document's folder must grant what the route needs (folder
-// permissions; documents in the trash are checked too, a soft delete does
-// not lift them), and artifactId, where the route takes it, must name an
-// artifact of the live document (404 otherwise), which the handler then
-// acts on (r.docID()).
-func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
-	art := r.Query("artifactId")
-	if art != "" && !artifactRoutes[queryRouteKey(r.Ctx)] {
-		return invalid("artifactId", msgArtifactRoute)
-	}
-	id := r.Params("documentId")
-	if id == "" {
-		return nil
-	}
-	d, err := s.db.GetDocumentAny(r.site, id)
-	switch {
-	case err != nil && art == "":
-		return nil // the handler answers
-	case isNotFound(err):
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
-	case err != nil:
-		return err // never act on the document instead of its artifact
-	}
-	if d.ArtifactOf != "" {
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
-	}
-	if !folderExempt(r) {
-		if err := s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method())); err != nil {
-			return err
-		}
-	}
-	if art == "" {
-		return nil
-	}
-	a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
-	if err != nil {
-		return err
-	}
-	r.art = a.DocumentID
-	return nil
-}
 
 // addArtifact serves POST /documents with "artifacts": true: a new
 // artifact of the document documentId. Without content or deepLinkPath
@@ -208,21 +99,6 @@ func (s *Server) handlePromoteArtifact(r *reqCtx) error {
 		return r.JSON(messageBody{fmt.Sprintf("Promoted artifact cleared on document '%s'", ref.DocumentID)})
 	}
 	return r.JSON(messageBody{fmt.Sprintf("Artifact '%s' promoted on document '%s'", ref.ArtifactID, ref.DocumentID)})
-}
-
-// servedDocument is the record whose content GET /content and GET /url
-// serve: the artifact the request names, else the document's promoted
-// artifact, else the document.
-func (s *Server) servedDocument(r *reqCtx) (*storage.Document, error) {
-	d, err := s.db.GetDocument(r.site, r.docID())
-	if err != nil || r.art != "" || d.PromotedArtifactID == "" {
-		return d, err
-	}
-	a, err := s.db.GetArtifact(r.site, d.DocumentID, d.PromotedArtifactID)
-	if isNotFound(err) {
-		return d, nil // deleted meanwhile: its deletion clears the promotion
-	}
-	return a, err
 }
 
 // deleteArtifact serves DELETE /documents/{id} and .../purge with

@@ -391,13 +391,6 @@ func (s *Server) handleDeleteDocumentAttribute(r *reqCtx) error {
 	return r.JSON(messageBody{fmt.Sprintf("attribute '%s' removed from document '%s'", key, r.docID())})
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // checkWatermark validates a watermark definition (API.md "Watermarks").
 func checkWatermark(raw json.RawMessage) []storage.ValidationItem {
 	var errs []storage.ValidationItem

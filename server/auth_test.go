@@ -16,13 +16,14 @@ import (
 	"quire/auth"
 	"quire/node"
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 func TestAuth_Matrix(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	docDefault := addDoc(t, s, admin, "", map[string]any{"content": "d"})
-	docFinance := addDoc(t, s, admin, "?siteId=finance", map[string]any{"content": "f"})
+	docDefault := servertest.AddDoc(t, s, admin, "", map[string]any{"content": "d"})
+	docFinance := servertest.AddDoc(t, s, admin, "?siteId=finance", map[string]any{"content": "f"})
 
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	forged, _ := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
@@ -66,9 +67,9 @@ func TestAuth_Matrix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.method, tt.path, tt.body, tt.token)
-			mustStatus(t, r, tt.want)
+			servertest.MustStatus(t, r, tt.want)
 			if tt.resp != "" {
-				mustBody(t, r, tt.resp)
+				servertest.MustBody(t, r, tt.resp)
 			}
 		})
 	}
@@ -80,32 +81,32 @@ func TestAuth_APIKeys(t *testing.T) {
 	for _, site := range []string{"default", "finance"} {
 		t.Run(site, func(t *testing.T) {
 			r := s.Do(http.MethodPost, "/sites/"+site+"/apiKeys", map[string]any{"name": "scanner", "permissions": []string{"READ", "WRITE"}}, admin)
-			mustStatus(t, r, http.StatusOK)
-			key := str(t, r.JSON(t), "apiKey")
+			servertest.MustStatus(t, r, http.StatusOK)
+			key := quiretest.Str(t, r.JSON(t), "apiKey")
 			if strings.Count(key, ".") != 0 || len(key) < 32 {
 				t.Fatalf("apiKey = %q", key)
 			}
-			id := addDoc(t, s, key, "?siteId="+site, map[string]any{"content": "scanned"})
-			mustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"?siteId="+site, nil, key), http.StatusOK)
-			mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?siteId="+site, nil, key), http.StatusUnauthorized)
+			id := servertest.AddDoc(t, s, key, "?siteId="+site, map[string]any{"content": "scanned"})
+			servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+id+"?siteId="+site, nil, key), http.StatusOK)
+			servertest.MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?siteId="+site, nil, key), http.StatusUnauthorized)
 			other := "finance"
 			if site == "finance" {
 				other = "default"
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, key), http.StatusUnauthorized)
+			servertest.MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+other, nil, key), http.StatusUnauthorized)
 			l := s.Do(http.MethodGet, "/sites/"+site+"/apiKeys", nil, admin)
-			mustStatus(t, l, http.StatusOK)
-			keys := list(t, l.JSON(t), "apiKeys")
+			servertest.MustStatus(t, l, http.StatusOK)
+			keys := quiretest.List(t, l.JSON(t), "apiKeys")
 			if len(keys) != 1 || strings.Contains(string(l.Body), key) {
 				t.Fatalf("listing = %s (must show the key masked)", l.Body)
 			}
-			mustStatus(t, s.Do(http.MethodGet, "/sites/"+site+"/apiKeys", nil, s.Token("ann", site)), http.StatusUnauthorized)
+			servertest.MustStatus(t, s.Do(http.MethodGet, "/sites/"+site+"/apiKeys", nil, s.Token("ann", site)), http.StatusUnauthorized)
 			d := s.Do(http.MethodDelete, "/sites/"+site+"/apiKeys/"+key, nil, admin)
-			mustBody(t, d, `{"message":"ApiKey deleted"}`)
-			mustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, key), http.StatusUnauthorized)
+			servertest.MustBody(t, d, `{"message":"ApiKey deleted"}`)
+			servertest.MustStatus(t, s.Do(http.MethodGet, "/documents?siteId="+site, nil, key), http.StatusUnauthorized)
 			v := s.Do(http.MethodPost, "/sites/"+site+"/apiKeys", map[string]any{}, admin)
-			mustStatus(t, v, http.StatusBadRequest)
-			mustBody(t, v, `{"errors":[{"key":"name","error":"'name' is required"}]}`)
+			servertest.MustStatus(t, v, http.StatusBadRequest)
+			servertest.MustBody(t, v, `{"errors":[{"key":"name","error":"'name' is required"}]}`)
 		})
 	}
 }
@@ -113,21 +114,21 @@ func TestAuth_APIKeys(t *testing.T) {
 func TestSitesVersionHealthCORS(t *testing.T) {
 	s := quiretest.NewServer(t)
 	r := s.Do(http.MethodGet, "/sites", nil, s.Token("ann", "default", "finance_read"))
-	mustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	b := r.JSON(t)
 	if b["username"] != "ann" {
 		t.Fatalf("username = %v", b["username"])
 	}
-	sites := list(t, b, "sites")
+	sites := quiretest.List(t, b, "sites")
 	if len(sites) != 2 {
 		t.Fatalf("sites = %s", r.Body)
 	}
-	def, fin := obj(t, sites[0]), obj(t, sites[1])
+	def, fin := quiretest.Obj(t, sites[0]), quiretest.Obj(t, sites[1])
 	if def["siteId"] != "default" || def["permission"] != "READ_WRITE" || fin["siteId"] != "finance" || fin["permission"] != "READ_ONLY" {
 		t.Fatalf("sites = %s", r.Body)
 	}
 	v := s.Do(http.MethodGet, "/version", nil, s.Admin())
-	mustStatus(t, v, http.StatusOK)
+	servertest.MustStatus(t, v, http.StatusOK)
 	var ver struct {
 		Version *string `json:"version"`
 		Type    string  `json:"type"`
@@ -136,16 +137,16 @@ func TestSitesVersionHealthCORS(t *testing.T) {
 		t.Fatalf("version = %s (%v), want version %q, type core", v.Body, err, node.Version)
 	}
 	h := s.Do(http.MethodGet, "/healthz", nil, "")
-	mustStatus(t, h, http.StatusOK)
+	servertest.MustStatus(t, h, http.StatusOK)
 	if h.Header.Get("Access-Control-Allow-Origin") != "*" || h.Header.Get("Access-Control-Allow-Methods") != "*" || h.Header.Get("Access-Control-Allow-Headers") == "" {
 		t.Fatalf("CORS headers missing: %v", h.Header)
 	}
 	o := s.Do(http.MethodOptions, "/documents", nil, "")
-	mustStatus(t, o, http.StatusOK)
+	servertest.MustStatus(t, o, http.StatusOK)
 	if o.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Fatalf("OPTIONS without CORS: %v", o.Header)
 	}
 	nf := s.Do(http.MethodGet, "/nothing/here", nil, s.Admin())
-	mustStatus(t, nf, http.StatusNotFound)
-	mustBody(t, nf, `{"message":"/nothing/here request handler not found"}`)
+	servertest.MustStatus(t, nf, http.StatusNotFound)
+	servertest.MustBody(t, nf, `{"message":"/nothing/here request handler not found"}`)
 }

@@ -1,21 +1,13 @@
 package server
 
-// The web console (issue 31): its files, embedded by package console, are
-// served at /console/ on the API's listener, and GET / leads there. The
-// sign-in routes take a refresh cookie for it (refreshCookie below), so
-// the console never holds a refresh token in script.
-
 import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"quire/auth"
 	"quire/console"
-	"quire/storage"
 )
 
 // Console routes, and the refresh cookie's name, path and header.
@@ -82,71 +74,4 @@ func (s *Server) handleConsole(c *fiber.Ctx) error {
 		return nil
 	}
 	return c.Send(body)
-}
-
-// consoleRequest checks a request that uses or asks for the refresh
-// cookie: the console header, and an Origin (browsers send one with every
-// POST) of this server. SameSite=Strict keeps the cookie off cross-site
-// requests already; these keep it off same-site, cross-origin ones
-// (another port of the same host) and off forms.
-func (s *Server) consoleRequest(c *fiber.Ctx) error {
-	if c.Get(ConsoleHeader) == "" {
-		return errStatus(http.StatusForbidden, "the refresh cookie needs the "+ConsoleHeader+" header")
-	}
-	origin := strings.TrimSuffix(c.Get(fiber.HeaderOrigin), "/")
-	if origin == "" {
-		return nil
-	}
-	self := c.Protocol() + "://" + string(c.Request().Host())
-	if strings.EqualFold(origin, self) || strings.EqualFold(origin, strings.TrimSuffix(s.deps.PublicURL, "/")) ||
-		strings.EqualFold(origin, strings.TrimSuffix(s.linkBase(c), "/")) {
-		return nil
-	}
-	return errStatus(http.StatusForbidden, "the refresh cookie is for this server's own pages (Origin "+origin+" refused)")
-}
-
-// setRefreshCookie hands a refresh token to the browser as an HttpOnly
-// cookie instead of in the answer.
-func (s *Server) setRefreshCookie(c *fiber.Ctx, token string, ttl time.Duration) {
-	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: token, Path: refreshCookiePath, HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: int(ttl / time.Second)})
-}
-
-func (s *Server) clearRefreshCookie(c *fiber.Ctx) {
-	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: "", Path: refreshCookiePath, HTTPOnly: true,
-		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: -1,
-		Expires: time.Unix(0, 0)})
-}
-
-// secureCookie: over TLS, or behind a proxy whose public URL is https.
-func (s *Server) secureCookie(c *fiber.Ctx) bool {
-	return c.Protocol() == "https" || strings.HasPrefix(s.deps.PublicURL, "https://")
-}
-
-// handleLogout serves POST /login/logout: the refresh token (the body's
-// refreshToken, or the console's cookie) ends and the cookie is cleared.
-// Access tokens already issued live out their lifetime (auth.access_token_ttl).
-func (s *Server) handleLogout(c *fiber.Ctx) error {
-	var in struct {
-		RefreshToken string `json:"refreshToken"`
-	}
-	r := s.publicCtx(c, "")
-	if err := r.readBody(&in, 16<<10); err != nil {
-		return err
-	}
-	tok := in.RefreshToken
-	if tok == "" {
-		if err := s.consoleRequest(c); err != nil {
-			return err
-		}
-		tok = c.Cookies(RefreshCookie)
-		s.clearRefreshCookie(c)
-	}
-	if tok == "" || len(tok) > 256 {
-		return invalid("refreshToken", "'refreshToken' is required")
-	}
-	if _, err := s.apply(r, storage.OpRevokeRefresh, storage.RevokeRefresh{RefreshHash: auth.SecretHash(tok)}); err != nil {
-		return err
-	}
-	return r.JSON(map[string]string{"message": "Signed out"})
 }

@@ -11,6 +11,7 @@ import (
 
 	"quire/console"
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // consoleDo sends a request with headers and cookies, without following
@@ -102,8 +103,8 @@ func TestConsole_Served(t *testing.T) {
 func TestConsole_RefreshCookie(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cora"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
-	firstSignIn(t, s, "cora", "Temp-pass-1", "Cora-pass-1")
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "cora"}, "temporaryPassword": "Temp-pass-1"}, admin), http.StatusOK)
+	servertest.FirstSignIn(t, s, "cora", "Temp-pass-1", "Cora-pass-1")
 	hdr := map[string]string{"X-Quire-Console": "1"}
 
 	// Without the console header no cookie is handed out.
@@ -167,11 +168,11 @@ func TestConsole_RefreshCookie(t *testing.T) {
 		t.Fatalf("refresh after sign-out: %d %s", resp.StatusCode, body)
 	}
 	// A body refresh token (FormKiQ's clients) is revoked the same way.
-	_, rt := tokens(t, login(s, "cora", "Cora-pass-1"))
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusUnauthorized)
-	mustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{}, ""), http.StatusForbidden)
+	_, rt := servertest.Tokens(t, servertest.Login(s, "cora", "Cora-pass-1"))
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{"refreshToken": rt}, ""), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/login/refresh", map[string]any{"refreshToken": rt}, ""), http.StatusUnauthorized)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/login/logout", map[string]any{}, ""), http.StatusForbidden)
 }
 
 // TestConsole_OpenReviewsInbox: GET /reviews lists the site's open
@@ -180,26 +181,26 @@ func TestConsole_RefreshCookie(t *testing.T) {
 func TestConsole_OpenReviewsInbox(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
-	doc := addDoc(t, s, admin, "", map[string]any{"path": "in/contract.txt", "content": "terms", "contentType": "text/plain"})
+	doc := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "in/contract.txt", "content": "terms", "contentType": "text/plain"})
 	add := func(body map[string]any) string {
 		r := s.Do(http.MethodPost, "/documents/"+doc+"/reviews", map[string]any{"review": body}, admin)
-		mustStatus(t, r, http.StatusCreated)
-		return str(t, r.JSON(t), "reviewId")
+		servertest.MustStatus(t, r, http.StatusCreated)
+		return quiretest.Str(t, r.JSON(t), "reviewId")
 	}
 	open := add(map[string]any{"reviewCategory": "anyone", "requiredDecisions": 1})
 	legal := add(map[string]any{"reviewCategory": "legal only", "requiredDecisions": 1, "approvalGroups": []string{"legal"}})
 	done := add(map[string]any{"reviewCategory": "done", "requiredDecisions": 1})
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews/"+done+"/decisions", map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, admin), http.StatusCreated)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/reviews/"+done+"/decisions", map[string]any{"decision": map[string]any{"type": "APPROVAL", "decision": "APPROVED"}}, admin), http.StatusCreated)
 	ids := func(tok, query string) []string {
 		r := s.Do(http.MethodGet, "/reviews"+query, nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 		var out []string
-		for _, x := range list(t, r.JSON(t), "reviews") {
-			o := obj(t, x)
+		for _, x := range quiretest.List(t, r.JSON(t), "reviews") {
+			o := quiretest.Obj(t, x)
 			if o["path"] != "in/contract.txt" || o["documentId"] != doc {
 				t.Errorf("review %v", o)
 			}
-			out = append(out, str(t, o, "reviewId"))
+			out = append(out, quiretest.Str(t, o, "reviewId"))
 		}
 		return out
 	}
@@ -220,15 +221,15 @@ func TestConsole_OpenReviewsInbox(t *testing.T) {
 		t.Errorf("legal inbox %v: want %s and %s", lawyer, open, legal)
 	}
 	r := s.Do(http.MethodGet, "/reviews?limit=1", nil, s.Token("lee", "default", "legal"))
-	mustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	m := r.JSON(t)
-	next := str(t, m, "next")
-	if len(list(t, m, "reviews")) != 1 || next == "" {
+	next := quiretest.Str(t, m, "next")
+	if len(quiretest.List(t, m, "reviews")) != 1 || next == "" {
 		t.Fatalf("page of 1: %s", r.Body)
 	}
 	rest := ids(s.Token("lee", "default", "legal"), "?limit=1&next="+next)
-	if len(rest) != 1 || rest[0] == str(t, obj(t, list(t, m, "reviews")[0]), "reviewId") {
+	if len(rest) != 1 || rest[0] == quiretest.Str(t, quiretest.Obj(t, quiretest.List(t, m, "reviews")[0]), "reviewId") {
 		t.Errorf("second page %v after %s", rest, r.Body)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/reviews?next=bogus", nil, admin), http.StatusBadRequest)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/reviews?next=bogus", nil, admin), http.StatusBadRequest)
 }

@@ -8,6 +8,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // The permission matrix's cross-site rows (issue 43, finding 2): a
@@ -32,31 +33,31 @@ func TestPermissionMatrix_CrossSite(t *testing.T) {
 	admin := s.Admin()
 	const sq = "?siteId=finance"
 	finGov := s.Token("gfin", "finance_govern")
-	mustStatus(t, s.Do(http.MethodPost, "/documents"+sq, map[string]any{"path": "fin/x.txt", "content": "finance"}, finGov), http.StatusCreated)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents"+sq, map[string]any{"path": "fin/x.txt", "content": "finance"}, finGov), http.StatusCreated)
 
 	// A key of finance carrying the group auditors, minted before any
 	// share names it (so only the check where the grant is used can
 	// stop it).
 	kr := s.Do(http.MethodPost, "/sites/finance/apiKeys", map[string]any{"name": "mint", "permissions": []string{"READ", "WRITE", "DELETE"}, "groups": []string{"auditors"}}, finGov)
-	mustStatus(t, kr, http.StatusOK)
-	finKey := str(t, kr.JSON(t), "apiKey")
+	servertest.MustStatus(t, kr, http.StatusOK)
+	finKey := quiretest.Str(t, kr.JSON(t), "apiKey")
 
-	doc := addDoc(t, s, admin, "", map[string]any{"path": "shared/ledger.txt", "content": "default-secret", "contentType": "text/plain"})
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+doc, map[string]any{"metadata": []map[string]any{{"key": "m", "value": "v"}}, "tags": []map[string]any{{"key": "t", "value": "v"}}}, admin), http.StatusOK)
-	shared := folderKeyOf(t, s, admin, "", "", "shared")
+	doc := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "shared/ledger.txt", "content": "default-secret", "contentType": "text/plain"})
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/documents/"+doc, map[string]any{"metadata": []map[string]any{{"key": "m", "value": "v"}}, "tags": []map[string]any{{"key": "t", "value": "v"}}}, admin), http.StatusOK)
+	shared := servertest.FolderKeyOf(t, s, admin, "", "", "shared")
 	var keys []string
 	for _, body := range []string{
 		`{"share":{"group":"auditors","permissions":["READ","WRITE","DELETE"]}}`,
 		`{"share":{"username":"clerk","permissions":["READ","WRITE","DELETE"]}}`,
 	} {
 		r := s.Do(http.MethodPost, "/shares/folders/"+shared, body, admin)
-		mustStatus(t, r, http.StatusCreated)
-		keys = append(keys, str(t, r.JSON(t), "shareKey"))
+		servertest.MustStatus(t, r, http.StatusCreated)
+		keys = append(keys, quiretest.Str(t, r.JSON(t), "shareKey"))
 	}
 	// The shares work for their own recipients (the rows below would
 	// pass for a share that never works).
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?shareKey="+keys[0], nil, s.Token("aud", "auditors")), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?shareKey="+keys[1], nil, s.Token("clerk")), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?shareKey="+keys[0], nil, s.Token("aud", "auditors")), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+doc+"?shareKey="+keys[1], nil, s.Token("clerk")), http.StatusOK)
 
 	// Issue time: foreign groups are refused.
 	for _, g := range []string{"Admins", "default", "default_read", "default_govern", "auditors"} {
@@ -71,13 +72,13 @@ func TestPermissionMatrix_CrossSite(t *testing.T) {
 		}
 	}
 	// A group of finance's own is fine.
-	mustStatus(t, s.Do(http.MethodPost, "/sites/finance/apiKeys", map[string]any{"name": "own", "groups": []string{"fin_clerks"}}, finGov), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/sites/finance/apiKeys", map[string]any{"name": "own", "groups": []string{"fin_clerks"}}, finGov), http.StatusOK)
 
 	del := func(user string) string {
 		r := s.Do(http.MethodPost, "/sites/finance/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE", "DELETE"},
 			"onBehalfOf": map[string]any{"username": user}, "reason": "cross-site"}, admin)
-		mustStatus(t, r, http.StatusOK)
-		return str(t, r.JSON(t), "delegationToken")
+		servertest.MustStatus(t, r, http.StatusOK)
+		return quiretest.Str(t, r.JSON(t), "delegationToken")
 	}
 	callers := []crossCaller{
 		{name: "finance API key with group auditors", tok: finKey},
@@ -98,7 +99,7 @@ func TestPermissionMatrix_CrossSite(t *testing.T) {
 	}
 	vs := s.Do(http.MethodGet, "/documents/"+doc+"/versions", nil, admin).JSON(t)
 	params := map[string]string{"documentId": doc, "tagKey": "t", "tagValue": "v", "indexKey": shared,
-		"versionKey": str(t, item(t, vs, "documents", 1), "versionKey")}
+		"versionKey": quiretest.Str(t, quiretest.Item(t, vs, "documents", 1), "versionKey")}
 	samples := map[string]string{
 		"POST /documents":              `{"path":"shared/planted.txt","content":"x"}`,
 		"POST /documents/upload":       `{"path":"shared/planted-upload.txt"}`,

@@ -17,7 +17,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -27,6 +26,7 @@ import (
 
 	"quire/auth"
 	"quire/intake"
+	"quire/server/internal/testhooks"
 	"quire/storage"
 )
 
@@ -178,10 +178,8 @@ func davSecure(c *fiber.Ctx) bool {
 
 // davTrusted reports whether a client may send Basic credentials without
 // TLS: a loopback client only (unless a test plays a LAN client from
-// loopback: davLoopbackUntrusted).
-func davTrusted(ip net.IP) bool { return ip.IsLoopback() && !davLoopbackUntrusted.Load() }
-
-var davLoopbackUntrusted atomic.Bool
+// loopback: testhooks.DavLoopbackUntrusted).
+func davTrusted(ip net.IP) bool { return ip.IsLoopback() && testhooks.DavLoopbackTrusted() }
 
 // davWriteMethod: the method changes state (WRITE on the site).
 func davWriteMethod(m string) bool {

@@ -2,15 +2,11 @@ package server
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"net/http"
 	"net/url"
 	"path"
@@ -19,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/h2non/filetype"
 
 	"quire/storage"
@@ -496,45 +491,4 @@ func deepLinkName(link string) string {
 		link = u.Path
 	}
 	return path.Base(strings.TrimRight(link, "/"))
-}
-
-func isUUIDv4(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.Version() == 4 && len(s) == 36
-}
-
-func newHash(t string) hash.Hash {
-	switch t {
-	case "SHA1":
-		return sha1.New()
-	case "SHA256":
-		return sha256.New()
-	case "SHA512":
-		return sha512.New()
-	}
-	return nil
-}
-
-// checksumFormat reports whether sum can be a checksum of type typ: hex
-// of the digest's length (SHA1 40, SHA256 64, SHA512 128 digits), or its
-// base64 (the x-amz-checksum-* header form).
-func checksumFormat(typ, sum string) bool {
-	h := newHash(typ)
-	if h == nil {
-		return false
-	}
-	n := h.Size()
-	if b, err := hex.DecodeString(sum); err == nil && len(b) == n {
-		return true
-	}
-	b, err := base64.StdEncoding.DecodeString(sum)
-	return err == nil && len(b) == n
-}
-
-// checksumEqual accepts a checksum as hex (any case) or base64.
-func checksumEqual(given string, sum []byte) bool {
-	if strings.EqualFold(given, hex.EncodeToString(sum)) {
-		return true
-	}
-	return given == base64.StdEncoding.EncodeToString(sum)
 }

@@ -5,22 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"quire/storage"
 )
-
-// docID is the id of the record the request acts on: the path's document,
-// or the artifact named by artifactId (resolveDocument).
-func (r *reqCtx) docID() string {
-	if r.art != "" {
-		return r.art
-	}
-	return r.pathDocID()
-}
-
-// pathDocID is the {documentId} of the path.
-func (r *reqCtx) pathDocID() string { return strings.Clone(r.Params("documentId")) }
 
 // handleGetDocument serves GET /documents/{documentId}.
 func (s *Server) handleGetDocument(r *reqCtx) error {
@@ -252,56 +239,6 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 		out["previous"] = page.Previous
 	}
 	return r.JSON(out)
-}
-
-// parseDay parses yyyy-MM-dd in the zone tz ("+0500", "-08:00", an IANA
-// name, or empty for UTC) and returns the start of that day.
-func parseDay(date, tz string) (time.Time, error) {
-	loc := time.UTC
-	if tz != "" {
-		if l, err := time.LoadLocation(tz); err == nil {
-			loc = l
-		} else if t, err := time.Parse("-0700", strings.Replace(tz, ":", "", 1)); err == nil {
-			_, off := t.Zone()
-			loc = time.FixedZone(tz, off)
-		} else {
-			return time.Time{}, invalid("tz", "invalid 'tz' parameter")
-		}
-	}
-	t, err := time.ParseInLocation("2006-01-02", date, loc)
-	if err != nil {
-		return time.Time{}, invalid("date", "invalid date string '"+date+"'")
-	}
-	return t, nil
-}
-
-// parseDateParam parses a start or end query parameter given as a day
-// (yyyy-MM-dd, the whole day counts) or a full timestamp.
-func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
-	v := r.Query(name)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{dateLayout, time.RFC3339, time.RFC3339Nano} {
-		if t, err := time.Parse(layout, v); err == nil {
-			// `end` is inclusive, like `start` (storage takes an exclusive
-			// bound): the whole given second, or the instant itself.
-			if end && t.Nanosecond() == 0 {
-				t = t.Add(time.Second)
-			} else if end {
-				t = t.Add(time.Nanosecond)
-			}
-			return t, nil
-		}
-	}
-	t, err := time.Parse("2006-01-02", v)
-	if err != nil {
-		return time.Time{}, invalid(name, "invalid '"+name+"' parameter")
-	}
-	if end {
-		t = t.AddDate(0, 0, 1)
-	}
-	return t, nil
 }
 
 var _ = http.StatusOK

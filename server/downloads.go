@@ -14,6 +14,21 @@ import (
 	"quire/storage"
 )
 
+// servedDocument is the record whose content GET /content and GET /url
+// serve: the artifact the request names, else the document's promoted
+// artifact, else the document.
+func (s *Server) servedDocument(r *reqCtx) (*storage.Document, error) {
+	d, err := s.db.GetDocument(r.site, r.docID())
+	if err != nil || r.art != "" || d.PromotedArtifactID == "" {
+		return d, err
+	}
+	a, err := s.db.GetArtifact(r.site, d.DocumentID, d.PromotedArtifactID)
+	if isNotFound(err) {
+		return d, nil // deleted meanwhile: its deletion clears the promotion
+	}
+	return a, err
+}
+
 // handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
 func (s *Server) handleGetDownload(c *fiber.Ctx) error {
@@ -138,16 +153,6 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 	}
 }
 
-func asciiName(s string) string {
-	b := []byte(s)
-	for i, ch := range b {
-		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
 func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
@@ -239,4 +244,96 @@ func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks
 	}
 	c.Response().SetBodyStream(st, int(st.Size))
 	return nil
+}
+
+// requestedVersion is the version the versionKey query parameter names, nil
+// without one. It is a version of r.docID(): the artifact the request names,
+// else the document itself (never its promoted artifact).
+func (s *Server) requestedVersion(r *reqCtx) (*storage.Version, error) {
+	k := r.Query("versionKey")
+	if k == "" {
+		return nil, nil
+	}
+	if err := checkVersionKey(k); err != nil {
+		return nil, err
+	}
+	return s.db.GetVersion(r.site, r.docID(), k)
+}
+
+// versionContent answers GET /content for version v: like the current
+// content, inline text or a signed contentUrl.
+func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
+	if v.DeepLinkPath != "" && !v.HasContent {
+		return r.JSON(map[string]any{"contentUrl": v.DeepLinkPath, "contentType": v.ContentType})
+	}
+	if !v.HasContent {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
+	}
+	if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+		return err
+	}
+	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
+		rd, err := s.db.OpenManifest(v.ContentSHA256)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		b, err := storage.ReadAllSmall(rd, maxInlineResponse)
+		if err != nil {
+			return err
+		}
+		return r.JSON(map[string]any{"content": string(b), "contentType": v.ContentType, "isBase64": false})
+	}
+	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, bypass, 0), "contentType": v.ContentType})
+}
+
+// versionURL answers GET /url for version v.
+func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
+	if r.Query("format") != "" {
+		return invalid("format", "'format' is not supported with 'versionKey'")
+	}
+	dur, err := urlDuration(r)
+	if err != nil {
+		return err
+	}
+	bypass, err := watermarkBypass(r)
+	if err != nil {
+		return err
+	}
+	resp := urlResponse{DocumentID: v.DocumentID}
+	if r.art != "" {
+		resp.DocumentID, resp.ArtifactID = r.pathDocID(), v.DocumentID
+	}
+	switch {
+	case v.DeepLinkPath != "" && !v.HasContent:
+		resp.URL = v.DeepLinkPath
+	case !v.HasContent:
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
+	default:
+		if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+			return err
+		}
+		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), bypass, dur)
+	}
+	return r.JSON(resp)
+}
+
+// openVersionDownload opens the content of version k of doc for a signed
+// download, as a document record carrying that version's name, type and
+// content id.
+func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
+	v, err := s.db.GetVersion(site, doc, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &storage.Document{DocumentID: doc, Path: v.Path, ContentType: v.ContentType, ContentSHA256: v.ContentSHA256}
+	if !v.HasContent {
+		return nil, d, storage.ErrNotFound
+	}
+	rd, err := s.db.OpenManifest(v.ContentSHA256)
+	return rd, d, err
 }

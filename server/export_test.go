@@ -42,10 +42,6 @@ func RefusedRoutes() map[string]string {
 	return out
 }
 
-// SetTestMoveStep sets how many documents one step of a folder move moves
-// in servers built until it is called again (tests only).
-func SetTestMoveStep(n int) { moveStep = n }
-
 // StoredRoutes are the routes that answer with stored bytes, as "GET
 // path" mapped to what they serve (tests only).
 func StoredRoutes() map[string]string { return storedRoutes }

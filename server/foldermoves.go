@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/server/internal/testhooks"
 	"quire/storage"
 )
 
@@ -17,7 +18,7 @@ import (
 // megabyte of writes), and each document costs its record, path index and
 // folder entries. (A variable so that a test moves a folder in several
 // steps without creating hundreds of documents.)
-var moveStep = 200
+const moveStep = 200
 
 // folderMoves runs asynchronous folder moves (POST /folders/{indexKey}/
 // moves). Jobs are recorded in storage, so a move a restart interrupted
@@ -164,7 +165,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cmd, err := storage.NewCommand(storage.OpMoveFolder, site, user, time.Now().UTC(), storage.MoveFolder{JobID: jobID, Source: source, Target: target, Limit: moveStep})
+		cmd, err := storage.NewCommand(storage.OpMoveFolder, site, user, time.Now().UTC(), storage.MoveFolder{JobID: jobID, Source: source, Target: target, Limit: testhooks.MoveStep(moveStep)})
 		if err != nil {
 			return err
 		}

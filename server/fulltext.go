@@ -442,18 +442,3 @@ func abs(n int) int {
 	}
 	return n
 }
-
-// metadataMap is a document's metadata as the fulltext responses of
-// FormKiQ's spec declare it: a map of key to value (a string, or a list
-// for several values), not the list of {key, value} of GET /documents.
-func metadataMap(md []storage.Metadata) map[string]any {
-	out := make(map[string]any, len(md))
-	for _, m := range md {
-		if len(m.Values) > 0 {
-			out[m.Key] = m.Values
-		} else {
-			out[m.Key] = m.Value
-		}
-	}
-	return out
-}

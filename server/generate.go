@@ -292,25 +292,6 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
 }
 
-// requireDocOf checks perm on the folder of the document id a request
-// body names (an artifact: its document's folder). An unknown id passes:
-// the handler answers it as it would for anyone.
-func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
-	if folderExempt(r) || id == "" {
-		return nil
-	}
-	d, err := s.db.GetDocumentAny(r.site, id)
-	if err != nil {
-		return nil
-	}
-	if d.ArtifactOf != "" {
-		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
-			return nil
-		}
-	}
-	return s.requireDocPath(r, d.Path, perm)
-}
-
 // generateData is the placeholder values: the template's attributes
 // (first value of each), then each data source's `dataRoot` object
 // (default "data"), later ones winning; nested objects give dotted keys.

@@ -1,16 +1,11 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-
-	"quire/storage"
 )
-
-func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
 
 // handleHealthz serves GET /healthz: the process is up and the store open.
 func (s *Server) handleHealthz(c *fiber.Ctx) error {

@@ -192,8 +192,8 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 	p["documentId"] = create("POST", "/documents", `{"path":"f/doc.txt","content":"x","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`, "documentId")
 	// An earlier version of the document: a metadata change keeps one.
 	create("PATCH", "/documents/"+p["documentId"], `{"metadata":[{"key":"m","value":"v"}]}`, "")
-	if vs := s.Do(http.MethodGet, "/documents/"+p["documentId"]+"/versions", nil, tok).JSON(t); len(list(t, vs, "documents")) == 2 {
-		p["versionKey"] = str(t, item(t, vs, "documents", 1), "versionKey")
+	if vs := s.Do(http.MethodGet, "/documents/"+p["documentId"]+"/versions", nil, tok).JSON(t); len(quiretest.List(t, vs, "documents")) == 2 {
+		p["versionKey"] = quiretest.Str(t, quiretest.Item(t, vs, "documents", 1), "versionKey")
 	}
 	p["apiKey"] = create("POST", "/sites/default/apiKeys", routeSamples["POST /sites/:siteId/apiKeys"], "apiKey")
 	p["classificationId"] = create("POST", "/sites/default/classifications", `{"classification":{"name":"c","attributes":{"optional":[{"attributeKey":"k"}]}}}`, "classificationId")

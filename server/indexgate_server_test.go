@@ -12,13 +12,14 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // metricValue reads one unlabelled series from GET /metrics.
 func metricValue(t *testing.T, s *quiretest.Server, name string) float64 {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/metrics", nil, "")
-	mustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	m := regexp.MustCompile(`(?m)^` + name + ` ([0-9.e+-]+)$`).FindStringSubmatch(string(r.Body))
 	if m == nil {
 		t.Fatalf("no %s in /metrics:\n%s", name, grepQuire(string(r.Body)))
@@ -120,9 +121,9 @@ func TestIndexGate_CreatesWaitForTheIndex(t *testing.T) {
 	}
 	t.Logf("max sampled lag %v", maxLag)
 
-	waitIndexed(t, s)
+	servertest.WaitIndexed(t, s)
 	for word, id := range ids {
-		docs, _ := search(t, s, tok, "", map[string]any{"query": map[string]any{"text": word}}, "")
+		docs, _ := servertest.Search(t, s, tok, "", map[string]any{"query": map[string]any{"text": word}}, "")
 		if len(docs) != 1 || docs[0]["documentId"] != id {
 			t.Fatalf("search %s: got %v, want only %s", word, docs, id)
 		}

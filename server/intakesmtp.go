@@ -20,7 +20,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,6 +28,7 @@ import (
 
 	"quire/auth"
 	"quire/intake"
+	"quire/server/internal/testhooks"
 	"quire/storage"
 )
 
@@ -185,10 +185,8 @@ func (ss *smtpSession) authOK() bool {
 
 // smtpTrusted reports whether a client may send credentials without TLS:
 // a loopback client only (unless a test plays a LAN client from
-// loopback: smtpLoopbackUntrusted).
-func smtpTrusted(ip net.IP) bool { return ip.IsLoopback() && !smtpLoopbackUntrusted.Load() }
-
-var smtpLoopbackUntrusted atomic.Bool
+// loopback: testhooks.SMTPLoopbackUntrusted).
+func smtpTrusted(ip net.IP) bool { return ip.IsLoopback() && testhooks.SMTPLoopbackTrusted() }
 
 // AuthMechanisms implements smtp.AuthSession: none advertised where
 // credentials would travel in clear text.

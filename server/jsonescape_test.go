@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestJSON_URLsAreNotHTMLEscaped checks that every answer that hands out
@@ -15,7 +16,7 @@ import (
 func TestJSON_URLsAreNotHTMLEscaped(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	doc := addDoc(t, s, tok, "", map[string]any{"path": "esc/a&b <c>.txt", "content": "pasted"})
+	doc := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "esc/a&b <c>.txt", "content": "pasted"})
 	for _, tt := range []struct {
 		name, method, path string
 		body               any
@@ -38,7 +39,7 @@ func TestJSON_URLsAreNotHTMLEscaped(t *testing.T) {
 					t.Fatalf("answer holds %s: %s", esc, r.Body)
 				}
 			}
-			v := str(t, r.JSON(t), tt.field)
+			v := quiretest.Str(t, r.JSON(t), tt.field)
 			if tt.field != "path" && !strings.Contains(v, "&") && tt.name != "short link" {
 				t.Fatalf("%s = %q: want a URL with a query", tt.field, v)
 			}
@@ -58,7 +59,7 @@ func TestJSON_URLsAreNotHTMLEscaped(t *testing.T) {
 	if j := bytes.IndexByte(u, '"'); j >= 0 {
 		u = u[:j]
 	}
-	if got := string(fetchBody(t, string(u))); got != "pasted" {
+	if got := string(servertest.FetchBody(t, string(u))); got != "pasted" {
 		t.Fatalf("the pasted URL gave %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"quire/node"
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestLinks_FromTheRequestsHost: without a public URL, the links in
@@ -83,7 +84,7 @@ func TestLinks_FromTheRequestsHost(t *testing.T) {
 			if st != http.StatusOK || !strings.HasPrefix(d, tt.wantBase+"/downloads/") {
 				t.Fatalf("download url: %d %v, want it under %s", st, dl, tt.wantBase)
 			}
-			if got := string(fetchBody(t, d)); got != "via "+tt.name {
+			if got := string(servertest.FetchBody(t, d)); got != "via "+tt.name {
 				t.Fatalf("downloaded %q", got)
 			}
 		})

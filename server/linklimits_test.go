@@ -8,6 +8,7 @@ import (
 
 	"quire/quiretest"
 	"quire/ratelimit"
+	"quire/server/internal/servertest"
 )
 
 // TestRateLimits_ValidLinksAreNotThrottled (issue 43): a signed link is
@@ -21,14 +22,14 @@ func TestRateLimits_ValidLinksAreNotThrottled(t *testing.T) {
 	const n = 40 // eight times the burst
 	var urls []string
 	for i := range n {
-		id := addDoc(t, s, admin, "", map[string]any{"path": "back/" + strconv.Itoa(i) + ".txt", "content": "document " + strconv.Itoa(i)})
+		id := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "back/" + strconv.Itoa(i) + ".txt", "content": "document " + strconv.Itoa(i)})
 		r := s.Do(http.MethodGet, "/documents/"+id+"/url", nil, admin)
-		mustStatus(t, r, http.StatusOK)
-		urls = append(urls, str(t, r.JSON(t), "url"))
+		servertest.MustStatus(t, r, http.StatusOK)
+		urls = append(urls, quiretest.Str(t, r.JSON(t), "url"))
 	}
-	client := clientFrom("127.0.0.7")
+	client := servertest.ClientFrom("127.0.0.7")
 	get := func(u string) (int, string) {
-		st, _, b := rawDo(t, client, http.MethodGet, u, "")
+		st, _, b := servertest.RawDo(t, client, http.MethodGet, u, "")
 		return st, b
 	}
 	for i, u := range urls {

@@ -10,6 +10,7 @@ import (
 
 	"quire/node"
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestMetrics scrapes /metrics after some traffic on two sites and checks
@@ -18,13 +19,13 @@ func TestMetrics(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	for i := 0; i < 3; i++ {
-		addDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+		servertest.AddDoc(t, s, tok, "", map[string]any{"content": "hello", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
 	}
-	addDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "0123456789"})
-	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-0000-0000-000000000000", nil, tok), http.StatusNotFound)
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	servertest.AddDoc(t, s, tok, "?siteId=finance", map[string]any{"content": "0123456789"})
+	id := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x"})
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/00000000-0000-0000-0000-000000000000", nil, tok), http.StatusNotFound)
+	servertest.MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
 
 	// The per-site counts are taken in the background: a scrape waits up
 	// to a second for the count it starts, so a slow machine may need
@@ -33,7 +34,7 @@ func TestMetrics(t *testing.T) {
 	var r *quiretest.Response
 	quiretest.Eventually(t, "quire_documents{site=\"default\"} 4 in /metrics", 30*time.Second, func() bool {
 		r = s.Do(http.MethodGet, "/metrics", nil, "")
-		mustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 		return counted.Match(r.Body)
 	})
 	body := string(r.Body)
@@ -94,8 +95,8 @@ func grepQuire(body string) string {
 // server exports.
 func TestMetrics_DashboardAndAlertsUseRealSeries(t *testing.T) {
 	s := quiretest.NewServer(t)
-	addDoc(t, s, s.Admin(), "", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
-	mustStatus(t, s.Do(http.MethodGet, "/nothing", nil, s.Admin()), http.StatusNotFound)
+	servertest.AddDoc(t, s, s.Admin(), "", map[string]any{"content": "x", "actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}}})
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/nothing", nil, s.Admin()), http.StatusNotFound)
 	body := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
 	// The quire_raft_* series come from a cluster member (here a cluster
 	// of one).
@@ -160,7 +161,7 @@ func TestMetrics_ListenerAndToken(t *testing.T) {
 				}
 				base = "http://" + s.Node.MetricsAddr()
 				r := s.DoHeaders(http.MethodGet, s.URL+"/metrics", nil, "", map[string]string{"Authorization": "Bearer " + tt.token})
-				mustStatus(t, r, http.StatusNotFound)
+				servertest.MustStatus(t, r, http.StatusNotFound)
 			}
 			scrape := func(auth string) *quiretest.Response {
 				h := map[string]string{}
@@ -172,7 +173,7 @@ func TestMetrics_ListenerAndToken(t *testing.T) {
 			if tt.token != "" {
 				for _, bad := range []string{"", "Bearer wrong-token-0123456789", token, "Bearer " + token + "x", "Basic " + token} {
 					r := scrape(bad)
-					mustStatus(t, r, http.StatusUnauthorized)
+					servertest.MustStatus(t, r, http.StatusUnauthorized)
 					if strings.Contains(string(r.Body), "quire_") {
 						t.Fatalf("refused scrape (%q) shows metrics", bad)
 					}
@@ -183,7 +184,7 @@ func TestMetrics_ListenerAndToken(t *testing.T) {
 				auth = "Bearer " + tt.token
 			}
 			r := scrape(auth)
-			mustStatus(t, r, http.StatusOK)
+			servertest.MustStatus(t, r, http.StatusOK)
 			if !strings.Contains(string(r.Body), "quire_build_info") {
 				t.Fatalf("scrape without quire metrics: %.300s", r.Body)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestPaging_HostileNumbers sends the paging numbers that used to
@@ -17,7 +18,7 @@ import (
 func TestPaging_HostileNumbers(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"content": "paging words", "path": "p.txt", "contentType": "text/plain",
+	id := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "paging words", "path": "p.txt", "contentType": "text/plain",
 		"tags": []map[string]any{{"key": "a", "value": "1"}, {"key": "b", "value": "2"}, {"key": "c", "value": "3"}},
 		"actions": []map[string]any{
 			{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}},
@@ -39,7 +40,7 @@ func TestPaging_HostileNumbers(t *testing.T) {
 	nextOf := func(path string) string {
 		t.Helper()
 		r := s.Do(http.MethodGet, path+"?limit=1", nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 		n, _ := r.JSON(t)["next"].(string)
 		if n == "" {
 			t.Fatalf("%s?limit=1 gave no next: %s", path, r.Body)
@@ -90,13 +91,13 @@ func TestPaging_HostileNumbers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := s.Do(c.method, c.path, c.body, tok)
-			mustStatus(t, r, c.status)
+			servertest.MustStatus(t, r, c.status)
 			if !strings.Contains(string(r.Body), c.has) {
 				t.Fatalf("body %s lacks %s", r.Body, c.has)
 			}
 		})
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
 }
 
 // TestPaging_KeyListings walks every listing paged by key with limit=1
@@ -104,7 +105,7 @@ func TestPaging_HostileNumbers(t *testing.T) {
 // order, that only the last page lacks a `next` token, and that a token of
 // one listing is refused by another.
 func TestPaging_KeyListings(t *testing.T) {
-	s := pipelineServer(t)
+	s := servertest.PipelineServer(t)
 	tok := s.Admin()
 	created := func(path string, body any, idField string) string {
 		t.Helper()
@@ -115,15 +116,15 @@ func TestPaging_KeyListings(t *testing.T) {
 		if idField == "" {
 			return ""
 		}
-		return str(t, r.JSON(t), idField)
+		return quiretest.Str(t, r.JSON(t), idField)
 	}
 	keys := []string{"pa", "pb", "pc"}
 	var docAttrs []map[string]any
 	for _, k := range keys {
-		defineAttr(t, s, tok, "", k, "STRING", nil)
+		servertest.DefineAttr(t, s, tok, "", k, "STRING", nil)
 		docAttrs = append(docAttrs, map[string]any{"key": k, "stringValue": "v"})
 	}
-	doc := addDoc(t, s, tok, "", map[string]any{"content": "x", "path": "paged.txt", "attributes": docAttrs})
+	doc := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x", "path": "paged.txt", "attributes": docAttrs})
 	var types []string
 	for _, n := range []string{"T1", "T2", "T3"} {
 		types = append(types, created("/entityTypes", map[string]any{"entityType": map[string]any{"namespace": "CUSTOM", "name": n}}, "entityTypeId"))
@@ -152,14 +153,14 @@ func TestPaging_KeyListings(t *testing.T) {
 		queues = append(queues, created("/queues", map[string]any{"name": n}, "queueId"))
 	}
 	for i := range 3 {
-		addDoc(t, s, tok, "", map[string]any{"content": "q", "path": fmt.Sprintf("queued/%d.txt", i),
+		servertest.AddDoc(t, s, tok, "", map[string]any{"content": "q", "path": fmt.Sprintf("queued/%d.txt", i),
 			"actions": []map[string]any{{"type": "QUEUE", "queueId": queues[0]}}})
 	}
 	queueDocs := "/queues/" + queues[0] + "/documents"
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		r := s.Do(http.MethodGet, queueDocs+"?limit=100", nil, tok)
-		mustStatus(t, r, http.StatusOK)
-		if len(list(t, r.JSON(t), "documents")) == 3 {
+		servertest.MustStatus(t, r, http.StatusOK)
+		if len(quiretest.List(t, r.JSON(t), "documents")) == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -194,8 +195,8 @@ func TestPaging_KeyListings(t *testing.T) {
 	}
 	ids := func(t *testing.T, page map[string]any, field, id string) []string {
 		var out []string
-		for _, it := range list(t, page, field) {
-			out = append(out, str(t, obj(t, it), id))
+		for _, it := range quiretest.List(t, page, field) {
+			out = append(out, quiretest.Str(t, quiretest.Obj(t, it), id))
 		}
 		return out
 	}
@@ -203,7 +204,7 @@ func TestPaging_KeyListings(t *testing.T) {
 	for _, l := range listings {
 		t.Run(l.path, func(t *testing.T) {
 			r := s.Do(http.MethodGet, l.path+"?limit=1000", nil, tok)
-			mustStatus(t, r, http.StatusOK)
+			servertest.MustStatus(t, r, http.StatusOK)
 			all := r.JSON(t)
 			if _, ok := all["next"]; ok {
 				t.Fatalf("one page of all has a next token: %s", r.Body)
@@ -223,7 +224,7 @@ func TestPaging_KeyListings(t *testing.T) {
 					path += "&next=" + next
 				}
 				r := s.Do(http.MethodGet, path, nil, tok)
-				mustStatus(t, r, http.StatusOK)
+				servertest.MustStatus(t, r, http.StatusOK)
 				page := r.JSON(t)
 				items := ids(t, page, l.field, l.id)
 				if len(items) != 1 {
@@ -233,7 +234,7 @@ func TestPaging_KeyListings(t *testing.T) {
 				if _, ok := page["next"]; !ok {
 					break
 				}
-				next = str(t, page, "next")
+				next = quiretest.Str(t, page, "next")
 				if i == 0 {
 					tokens = append(tokens, next)
 				}
@@ -249,7 +250,7 @@ func TestPaging_KeyListings(t *testing.T) {
 	for i, l := range listings {
 		other := tokens[(i+1)%len(tokens)]
 		r := s.Do(http.MethodGet, l.path+"?next="+other, nil, tok)
-		mustStatus(t, r, http.StatusBadRequest)
-		mustBody(t, r, `{"message":"Invalid Next token"}`)
+		servertest.MustStatus(t, r, http.StatusBadRequest)
+		servertest.MustBody(t, r, `{"message":"Invalid Next token"}`)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // The permission matrix (issue 29) is generated from the route table:
@@ -291,26 +292,26 @@ func newMatrix(t *testing.T) *matrix {
 	admin := s.Admin()
 	m := &matrix{s: s, admin: admin, params: routeFixtures(t, s, admin)}
 	locked := m.params["documentId"]
-	if p := docPath(t, s, admin, "", locked); !strings.HasPrefix(p, "f/") {
+	if p := servertest.DocPath(t, s, admin, "", locked); !strings.HasPrefix(p, "f/") {
 		t.Fatalf("the fixture document is at %q, not in f/", p)
 	}
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+locked, map[string]any{"content": "lockedcontent", "contentType": "text/plain"}, admin), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/documents/"+locked, map[string]any{"content": "lockedcontent", "contentType": "text/plain"}, admin), http.StatusOK)
 	// An open review of the locked document (the content change above
 	// superseded the fixtures' one): GET /reviews must not list it.
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+locked+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "inbox", "requiredDecisions": 100}}, admin), http.StatusCreated)
-	lockedPdf := addDoc(t, s, admin, "", map[string]any{"path": "f/contract.pdf", "contentType": "application/pdf", "isBase64": true, "content": b64(quiretest.TextPDF("Contract"))})
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+locked+"/reviews", map[string]any{"review": map[string]any{"reviewCategory": "inbox", "requiredDecisions": 100}}, admin), http.StatusCreated)
+	lockedPdf := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "f/contract.pdf", "contentType": "application/pdf", "isBase64": true, "content": servertest.B64(quiretest.TextPDF("Contract"))})
 	r := s.Do(http.MethodPost, "/esignature/local/"+lockedPdf+"/envelopes", map[string]any{"status": "created", "signers": []map[string]any{{"name": "A", "email": "a@example.com"}}}, admin)
-	mustStatus(t, r, http.StatusOK)
-	env := str(t, r.JSON(t), "envelopeId")
+	servertest.MustStatus(t, r, http.StatusOK)
+	env := quiretest.Str(t, r.JSON(t), "envelopeId")
 	m.params["envelopeId"], m.params["provider"] = env, "local"
-	open := addDoc(t, s, admin, "", map[string]any{"path": "pub/open.txt", "content": "open"})
+	open := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "pub/open.txt", "content": "open"})
 	q := s.Do(http.MethodPost, "/documents/"+locked+"/actions", map[string]any{"actions": []map[string]any{{"type": "QUEUE", "queueId": m.params["queueId"]}}}, admin)
-	mustStatus(t, q, http.StatusOK)
+	servertest.MustStatus(t, q, http.StatusOK)
 	fKey := s.Do(http.MethodGet, "/folders", nil, admin)
-	mustStatus(t, fKey, http.StatusOK)
+	servertest.MustStatus(t, fKey, http.StatusOK)
 	fIndexKey := ""
-	for _, x := range list(t, fKey.JSON(t), "documents") {
-		if o := obj(t, x); o["path"] == "f" {
+	for _, x := range quiretest.List(t, fKey.JSON(t), "documents") {
+		if o := quiretest.Obj(t, x); o["path"] == "f" {
 			fIndexKey, _ = o["indexKey"].(string)
 		}
 	}
@@ -319,20 +320,20 @@ func newMatrix(t *testing.T) *matrix {
 	}
 	// A notification to the callers' address about a document of nf, a
 	// folder as locked as f (outside the snapshot: its action runs on).
-	mustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
-	notified := addDoc(t, s, admin, "", map[string]any{"path": "nf/notified.txt", "content": "x"})
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+notified+"/actions", map[string]any{"actions": []map[string]any{
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"notificationEmail": "dms@example.com"}, admin), http.StatusOK)
+	notified := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "nf/notified.txt", "content": "x"})
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+notified+"/actions", map[string]any{"actions": []map[string]any{
 		{"type": "NOTIFICATION", "parameters": map[string]any{"notificationType": "email", "notificationToCc": matrixEmail,
 			"notificationSubject": "Locked", "notificationText": "t"}},
 	}}, admin), http.StatusOK)
 	// A short link to the locked document, and an artifact of it.
-	mustStatus(t, s.Do(http.MethodPost, "/shortlinks", map[string]any{"targetUrl": "/documents/" + locked, "slug": "matrixdel"}, admin), http.StatusCreated)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/shortlinks", map[string]any{"targetUrl": "/documents/" + locked, "slug": "matrixdel"}, admin), http.StatusCreated)
 	art := s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": locked, "content": "artifact", "contentType": "text/plain"}, admin)
-	mustStatus(t, art, http.StatusCreated)
-	setFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
-	setFolderRoles(t, s, admin, "", "nf", map[string][]string{"f_readers": {"READ"}})
+	servertest.MustStatus(t, art, http.StatusCreated)
+	servertest.SetFolderRoles(t, s, admin, "", "f", map[string][]string{"f_readers": {"READ"}})
+	servertest.SetFolderRoles(t, s, admin, "", "nf", map[string][]string{"f_readers": {"READ"}})
 	m.subst = map[string]string{"<open>": open, "<locked>": locked, "<lockedPdf>": lockedPdf, "<env>": env,
-		"<notified>": notified, "<artifact>": str(t, art.JSON(t), "artifactId"),
+		"<notified>": notified, "<artifact>": quiretest.Str(t, art.JSON(t), "artifactId"),
 		"<seq>": m.params["sequenceId"], "<queue>": m.params["queueId"], "<fIndexKey>": fIndexKey, "<subIndexKey>": m.params["indexKey"],
 		"<documentId>": locked, "<versionKey>": m.params["versionKey"], "<workflowId>": m.params["workflowId"],
 		"<queueId>": m.params["queueId"]}
@@ -341,11 +342,11 @@ func newMatrix(t *testing.T) *matrix {
 	}
 
 	key := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix", "permissions": []string{"READ", "WRITE", "DELETE"}}, admin)
-	mustStatus(t, key, http.StatusOK)
+	servertest.MustStatus(t, key, http.StatusOK)
 	roKey := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "matrix-ro", "permissions": []string{"READ"}}, admin)
-	mustStatus(t, roKey, http.StatusOK)
+	servertest.MustStatus(t, roKey, http.StatusOK)
 	dl := s.Do(http.MethodPost, "/sites/default/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE", "DELETE"}, "onBehalfOf": map[string]any{"username": "clerk"}, "reason": "matrix"}, admin)
-	mustStatus(t, dl, http.StatusOK)
+	servertest.MustStatus(t, dl, http.StatusOK)
 	all := []string{"READ", "WRITE", "DELETE"}
 	email := map[string]any{"custom:email": matrixEmail}
 	m.callers = []matrixCaller{
@@ -353,9 +354,9 @@ func newMatrix(t *testing.T) *matrix {
 		{name: "READ only on the folder", tok: s.TokenWithClaims("rita", email, "default", "f_readers"), refusedFor: []string{"WRITE", "DELETE"}},
 		{name: "another site", tok: s.TokenWithClaims("oscar", email, "finance"), refusedFor: all},
 		{name: "read-only role on the site", tok: s.TokenWithClaims("rex", email, "default_read"), refusedFor: all},
-		{name: "API key", tok: str(t, key.JSON(t), "apiKey"), refusedFor: all},
-		{name: "read-only API key", tok: str(t, roKey.JSON(t), "apiKey"), refusedFor: all},
-		{name: "delegated token", tok: admin, del: str(t, dl.JSON(t), "delegationToken"), refusedFor: all},
+		{name: "API key", tok: quiretest.Str(t, key.JSON(t), "apiKey"), refusedFor: all},
+		{name: "read-only API key", tok: quiretest.Str(t, roKey.JSON(t), "apiKey"), refusedFor: all},
+		{name: "delegated token", tok: admin, del: quiretest.Str(t, dl.JSON(t), "delegationToken"), refusedFor: all},
 	}
 	return m
 }

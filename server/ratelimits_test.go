@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"quire/quiretest"
 	"quire/ratelimit"
+	"quire/server/internal/servertest"
 )
 
 // fillPath puts x in every parameter of a route template.
@@ -25,25 +25,6 @@ func fillPath(path string) string {
 		}
 	}
 	return strings.Join(segs, "/")
-}
-
-// rawDo sends one request with c and reads the answer.
-func rawDo(t *testing.T, c *http.Client, method, url, body string) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
 }
 
 // TestRateLimits_EveryPublicRoute: every route of the route table that
@@ -76,7 +57,7 @@ func TestRateLimits_EveryPublicRoute(t *testing.T) {
 		method, path, _ := strings.Cut(r, " ")
 		t.Run(r, func(t *testing.T) {
 			url := s.URL + fillPath(path)
-			status, _, body := rawDo(t, s.Client, method, url, "")
+			status, _, body := servertest.RawDo(t, s.Client, method, url, "")
 			if _, public := classes[r]; !public {
 				// Behind the token check: without one, its 401.
 				if status != http.StatusUnauthorized || (method != http.MethodHead && strings.TrimSpace(body) != `{"message":"Unauthorized"}`) {
@@ -84,7 +65,7 @@ func TestRateLimits_EveryPublicRoute(t *testing.T) {
 				}
 				return
 			}
-			status, h, body := rawDo(t, s.Client, method, url, "")
+			status, h, body := servertest.RawDo(t, s.Client, method, url, "")
 			if status != http.StatusTooManyRequests {
 				t.Fatalf("second request: %d %s, want 429", status, body)
 			}
@@ -98,13 +79,6 @@ func TestRateLimits_EveryPublicRoute(t *testing.T) {
 	}
 }
 
-// clientFrom is an HTTP client whose connections come from the loopback
-// address ip, so the server sees another client.
-func clientFrom(ip string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 64}}
-}
-
 // TestRateLimits_JunkLoginsDoNotStarveRealLogin: a burst of junk sign-ins
 // from one address gets 429 with Retry-After beyond its budget, and a
 // real sign-in from another address meanwhile is not limited and
@@ -112,15 +86,15 @@ func clientFrom(ip string) *http.Client {
 func TestRateLimits_JunkLoginsDoNotStarveRealLogin(t *testing.T) {
 	s := quiretest.NewServer(t, quiretest.RateLimits(map[string]string{ratelimit.SignIn: "10/min burst 5, global 10/s burst 40"}))
 	admin := s.Admin()
-	mustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
-	real := clientFrom("127.0.0.2")
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "ann"}, "temporaryPassword": "ann-temp-pw"}, admin), http.StatusOK)
+	real := servertest.ClientFrom("127.0.0.2")
 	// The first sign-in and its challenge, from the real client.
-	status, _, body := rawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-temp-pw"}`)
+	status, _, body := servertest.RawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-temp-pw"}`)
 	if status != http.StatusOK || !strings.Contains(body, "NEW_PASSWORD_REQUIRED") {
 		t.Fatalf("first sign-in: %d %s", status, body)
 	}
-	session := regexpSession(t, body)
-	status, _, body = rawDo(t, real, http.MethodPost, s.URL+"/respondToAuthChallenge", `{"session":"`+session+`","username":"ann","newPassword":"ann-password"}`)
+	session := servertest.RegexpSession(t, body)
+	status, _, body = servertest.RawDo(t, real, http.MethodPost, s.URL+"/respondToAuthChallenge", `{"session":"`+session+`","username":"ann","newPassword":"ann-password"}`)
 	if status != http.StatusOK {
 		t.Fatalf("challenge: %d %s", status, body)
 	}
@@ -134,7 +108,7 @@ func TestRateLimits_JunkLoginsDoNotStarveRealLogin(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	attacker := clientFrom("127.0.0.1")
+	attacker := servertest.ClientFrom("127.0.0.1")
 	work := make(chan int)
 	for range 24 {
 		wg.Add(1)
@@ -169,7 +143,7 @@ func TestRateLimits_JunkLoginsDoNotStarveRealLogin(t *testing.T) {
 	var realBody string
 	go func() {
 		defer close(realDone)
-		realStatus, _, realBody = rawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`)
+		realStatus, _, realBody = servertest.RawDo(t, real, http.MethodPost, s.URL+"/login", `{"username":"ann","password":"ann-password"}`)
 	}()
 	for i := range junk {
 		work <- i
@@ -192,20 +166,9 @@ func TestRateLimits_JunkLoginsDoNotStarveRealLogin(t *testing.T) {
 		t.Fatalf("real sign-in: %d %s", realStatus, realBody)
 	}
 	r := s.Do(http.MethodGet, "/metrics", nil, "")
-	mustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	want := `quire_ratelimited_total{route="/login"} ` + strconv.Itoa(limited)
 	if !strings.Contains(string(r.Body), want) {
 		t.Fatalf("metrics lack %q", want)
 	}
-}
-
-// regexpSession reads the Session of a challenge answer.
-func regexpSession(t *testing.T, body string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(body, `"Session":"`)
-	if !ok {
-		t.Fatalf("no Session in %s", body)
-	}
-	session, _, _ := strings.Cut(rest, `"`)
-	return session
 }

@@ -15,6 +15,7 @@ import (
 	"quire/node"
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // TestRecover_HandlerPanic: a handler that panics gets a 500 in FormKiQ's
@@ -35,13 +36,13 @@ func TestRecover_HandlerPanic(t *testing.T) {
 	const id = "panic-test-0001"
 	for i := range 3 { // more than once: the server is still there
 		r := s.DoHeaders(http.MethodGet, "/test/panic", nil, s.Admin(), map[string]string{"X-Request-Id": id})
-		mustStatus(t, r, http.StatusInternalServerError)
-		mustBody(t, r, `{"message":"Internal Server Error"}`)
+		servertest.MustStatus(t, r, http.StatusInternalServerError)
+		servertest.MustBody(t, r, `{"message":"Internal Server Error"}`)
 		if got := guard.Count(guard.HTTP); got != before+float64(i+1) {
 			t.Fatalf("quire_panics_total{where=http} = %v after %d panics, want %v", got, i+1, before+float64(i+1))
 		}
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/healthz", nil, ""), http.StatusOK)
 	if m := string(s.Do(http.MethodGet, "/metrics", nil, "").Body); !strings.Contains(m, `quire_panics_total{where="http"}`) {
 		t.Fatalf("/metrics has no quire_panics_total{where=\"http\"}")
 	}

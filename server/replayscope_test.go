@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestIdempotencyKey_ReplayBelongsToOneCredential (issue 43, finding 5):
@@ -16,19 +17,19 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	s := quiretest.NewServer(t)
 	admin := s.Admin()
 	gov := s.Token("gov", "default_govern")
-	secret := addDoc(t, s, admin, "", map[string]any{"path": "secret/salaries.txt", "content": "secret salaries", "contentType": "text/plain"})
-	open := addDoc(t, s, admin, "", map[string]any{"path": "open/memo.txt", "content": "memo", "contentType": "text/plain"})
-	setFolderRoles(t, s, admin, "", "secret", map[string][]string{"secret_readers": {"READ"}})
+	secret := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "secret/salaries.txt", "content": "secret salaries", "contentType": "text/plain"})
+	open := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "open/memo.txt", "content": "memo", "contentType": "text/plain"})
+	servertest.SetFolderRoles(t, s, admin, "", "secret", map[string][]string{"secret_readers": {"READ"}})
 	mkKey := func(name string, perms ...string) string {
 		r := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": name, "permissions": perms}, gov)
-		mustStatus(t, r, http.StatusOK)
-		return str(t, r.JSON(t), "apiKey")
+		servertest.MustStatus(t, r, http.StatusOK)
+		return quiretest.Str(t, r.JSON(t), "apiKey")
 	}
 	roKey, rwKey, rwKey2 := mkKey("ro", "READ"), mkKey("rw", "READ", "WRITE"), mkKey("rw2", "READ", "WRITE")
 	dl := s.Do(http.MethodPost, "/sites/default/delegationTokens", map[string]any{"permissions": []string{"READ", "WRITE"},
 		"onBehalfOf": map[string]any{"username": "gov"}, "reason": "replay scope"}, admin)
-	mustStatus(t, dl, http.StatusOK)
-	delegation := map[string]string{"x-formkiq-delegation-token": str(t, dl.JSON(t), "delegationToken")}
+	servertest.MustStatus(t, dl, http.StatusOK)
+	delegation := map[string]string{"x-formkiq-delegation-token": quiretest.Str(t, dl.JSON(t), "delegationToken")}
 	keyed := func(tok, key, method, path string, body any, extra map[string]string) *quiretest.Response {
 		h := map[string]string{"Idempotency-Key": key}
 		for k, v := range extra {
@@ -43,7 +44,7 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// no archive link.
 	compress := map[string]any{"documentIds": []string{secret}}
 	first := keyed(gov, "k-compress", http.MethodPost, "/documents/compress", compress, nil)
-	mustStatus(t, first, http.StatusCreated)
+	servertest.MustStatus(t, first, http.StatusCreated)
 	r := keyed(roKey, "k-compress", http.MethodPost, "/documents/compress", compress, nil)
 	if r.Status < 400 || replayed(r) || strings.Contains(string(r.Body), "downloadUrl") {
 		t.Errorf("a READ key without the folder replayed the governor's archive: %d %s", r.Status, r.Body)
@@ -54,10 +55,10 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// answer (its document id).
 	add := map[string]any{"path": "open/new.txt", "content": "x"}
 	g := keyed(gov, "k-add", http.MethodPost, "/documents", add, nil)
-	mustStatus(t, g, http.StatusCreated)
-	govDoc := str(t, g.JSON(t), "documentId")
+	servertest.MustStatus(t, g, http.StatusCreated)
+	govDoc := quiretest.Str(t, g.JSON(t), "documentId")
 	again := keyed(gov, "k-add", http.MethodPost, "/documents", add, nil)
-	if !replayed(again) || str(t, again.JSON(t), "documentId") != govDoc {
+	if !replayed(again) || quiretest.Str(t, again.JSON(t), "documentId") != govDoc {
 		t.Fatalf("the governor's own retry was not replayed: %s %v", again.Body, again.Header)
 	}
 	seen := map[string]string{govDoc: "the governor"}
@@ -74,13 +75,13 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 			t.Errorf("%s: %d replayed=%v %s, want a create of its own", c.name, r.Status, replayed(r), r.Body)
 			continue
 		}
-		id := str(t, r.JSON(t), "documentId")
+		id := quiretest.Str(t, r.JSON(t), "documentId")
 		if who, dup := seen[id]; dup {
 			t.Errorf("%s got the answer of %s (%s)", c.name, who, id)
 		}
 		seen[id] = c.name
 		// Its own retry is its own answer.
-		if r2 := keyed(c.tok, "k-add", http.MethodPost, "/documents", add, c.extra); !replayed(r2) || str(t, r2.JSON(t), "documentId") != id {
+		if r2 := keyed(c.tok, "k-add", http.MethodPost, "/documents", add, c.extra); !replayed(r2) || quiretest.Str(t, r2.JSON(t), "documentId") != id {
 			t.Errorf("%s: its own retry: %s", c.name, r2.Body)
 		}
 	}
@@ -88,18 +89,18 @@ func TestIdempotencyKey_ReplayBelongsToOneCredential(t *testing.T) {
 	// Authorization runs before a replay: a reader whose folder right
 	// was taken away after the first request does not get its answer.
 	rita := s.Token("rita", "default", "open_readers")
-	setFolderRoles(t, s, admin, "", "open", map[string][]string{"open_readers": {"READ", "WRITE"}})
+	servertest.SetFolderRoles(t, s, admin, "", "open", map[string][]string{"open_readers": {"READ", "WRITE"}})
 	body := map[string]any{"documentIds": []string{open}}
-	mustStatus(t, keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil), http.StatusCreated)
-	setFolderRoles(t, s, admin, "", "open", map[string][]string{"others": {"READ"}})
+	servertest.MustStatus(t, keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil), http.StatusCreated)
+	servertest.SetFolderRoles(t, s, admin, "", "open", map[string][]string{"others": {"READ"}})
 	r = keyed(rita, "k-rita", http.MethodPost, "/documents/compress", body, nil)
 	if r.Status < 400 || replayed(r) {
 		t.Errorf("a retry after the folder right was taken away: %d replayed=%v %s", r.Status, replayed(r), r.Body)
 	}
 	// So does the site role: the READ key cannot replay a write.
-	free := addDoc(t, s, admin, "", map[string]any{"path": "free/note.txt", "content": "note"})
+	free := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "free/note.txt", "content": "note"})
 	tag := map[string]any{"tags": []map[string]any{{"key": "k", "value": "v"}}}
-	mustStatus(t, keyed(rwKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil), http.StatusCreated)
+	servertest.MustStatus(t, keyed(rwKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil), http.StatusCreated)
 	if r := keyed(roKey, "k-tag", http.MethodPost, "/documents/"+free+"/tags", tag, nil); r.Status < 400 || replayed(r) {
 		t.Errorf("a READ key replayed a write: %d %s", r.Status, r.Body)
 	}

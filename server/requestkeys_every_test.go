@@ -11,6 +11,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 	"quire/storage"
 )
 
@@ -85,11 +86,11 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 	mk := func(method, path string, body any, status int, field string) string {
 		t.Helper()
 		r := s.Do(method, path, body, tok)
-		mustStatus(t, r, status)
+		servertest.MustStatus(t, r, status)
 		if field == "" {
 			return ""
 		}
-		return str(t, r.JSON(t), field)
+		return quiretest.Str(t, r.JSON(t), field)
 	}
 	list := func(path, field string) func(t *testing.T) string {
 		return func(t *testing.T) string {
@@ -98,7 +99,7 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 			if r.Status != http.StatusOK {
 				return fmt.Sprintf("%d", r.Status)
 			}
-			return fmt.Sprint(len(list(t, r.JSON(t), field)), " ", string(r.Body))
+			return fmt.Sprint(len(quiretest.List(t, r.JSON(t), field)), " ", string(r.Body))
 		}
 	}
 	status := func(path string) func(t *testing.T) string {
@@ -116,7 +117,7 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 160<<10) // 2.5 MiB: chunk commands, then the create
 	nextValue := func(t *testing.T) string {
 		r := s.Do(http.MethodPost, "/sites/default/sequences/"+seq+"/next", nil, tok)
-		mustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 		return string(r.Body) // taking one changes it, but the same way each time
 	}
 	for _, tt := range []retryRow{
@@ -146,7 +147,7 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 			k := key("class " + tt.name)
 			before := tt.state(t)
 			first := s.DoHeaders(tt.method, tt.path, tt.body, tok, k)
-			mustStatus(t, first, tt.status)
+			servertest.MustStatus(t, first, tt.status)
 			after := tt.state(t)
 			if after == before && tt.name != "update that counts" {
 				t.Fatalf("the first request changed nothing: %s", after)
@@ -171,11 +172,11 @@ func TestIdempotencyKey_EveryClassOfWrite(t *testing.T) {
 			}
 			if tt.method == http.MethodGet {
 				other := s.DoHeaders(tt.method, tt.path+"x", nil, tok, k)
-				mustStatus(t, other, http.StatusConflict)
+				servertest.MustStatus(t, other, http.StatusConflict)
 				return
 			}
 			other := s.DoHeaders(tt.method, tt.path, tt.other, tok, k)
-			mustStatus(t, other, http.StatusConflict)
+			servertest.MustStatus(t, other, http.StatusConflict)
 			if !bytes.Contains(other.Body, []byte("Idempotency-Key")) {
 				t.Fatalf("same key, other request: %s, want a message naming the Idempotency-Key", other.Body)
 			}
@@ -214,8 +215,8 @@ func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
 	})
 	k := map[string]string{"Idempotency-Key": "cut-off create"}
 	first := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
-	mustStatus(t, first, http.StatusCreated)
-	id := str(t, first.JSON(t), "webhookId")
+	servertest.MustStatus(t, first, http.StatusCreated)
+	id := quiretest.Str(t, first.JSON(t), "webhookId")
 	again := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
 	if again.Status != first.Status || !bytes.Equal(again.Body, first.Body) {
 		t.Fatalf("retry of a cut-off create: %d %s, want the first answer %d %s", again.Status, again.Body, first.Status, first.Body)
@@ -231,11 +232,11 @@ func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
 	}
 
 	doc := s.Do(http.MethodPost, "/documents", map[string]any{"path": "cut/d.txt", "content": "x"}, tok)
-	mustStatus(t, doc, http.StatusCreated)
-	did := str(t, doc.JSON(t), "documentId")
+	servertest.MustStatus(t, doc, http.StatusCreated)
+	did := quiretest.Str(t, doc.JSON(t), "documentId")
 	dk := map[string]string{"Idempotency-Key": "cut-off delete"}
 	del1 := s.DoHeaders(http.MethodDelete, "/documents/"+did, nil, tok, dk)
-	mustStatus(t, del1, http.StatusOK)
+	servertest.MustStatus(t, del1, http.StatusOK)
 	// The hard delete reaches its command again, which answers its first
 	// result: the first answer, not a 404.
 	del2 := s.DoHeaders(http.MethodDelete, "/documents/"+did, nil, tok, dk)
@@ -245,15 +246,15 @@ func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
 	// An artifact's delete checks the artifact before its command: its
 	// retry cannot get there again.
 	parent := s.Do(http.MethodPost, "/documents", map[string]any{"path": "cut/p.txt", "content": "x"}, tok)
-	mustStatus(t, parent, http.StatusCreated)
-	pid := str(t, parent.JSON(t), "documentId")
+	servertest.MustStatus(t, parent, http.StatusCreated)
+	pid := quiretest.Str(t, parent.JSON(t), "documentId")
 	art := s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": pid, "content": "a"}, tok)
-	mustStatus(t, art, http.StatusCreated)
-	aid := str(t, art.JSON(t), "artifactId")
+	servertest.MustStatus(t, art, http.StatusCreated)
+	aid := quiretest.Str(t, art.JSON(t), "artifactId")
 	ak := map[string]string{"Idempotency-Key": "cut-off artifact delete"}
-	mustStatus(t, s.DoHeaders(http.MethodDelete, "/documents/"+pid+"?artifactId="+aid, nil, tok, ak), http.StatusOK)
+	servertest.MustStatus(t, s.DoHeaders(http.MethodDelete, "/documents/"+pid+"?artifactId="+aid, nil, tok, ak), http.StatusOK)
 	r := s.DoHeaders(http.MethodDelete, "/documents/"+pid+"?artifactId="+aid, nil, tok, ak)
-	mustStatus(t, r, http.StatusConflict)
+	servertest.MustStatus(t, r, http.StatusConflict)
 	if !bytes.Contains(r.Body, []byte("interrupted")) {
 		t.Fatalf("retry of a cut-off artifact delete: %s, want the documented interrupted answer", r.Body)
 	}
@@ -261,7 +262,7 @@ func TestIdempotencyKey_CutOffRequestIsCompletedNotRepeated(t *testing.T) {
 	// Answers are recorded again: the next retry of the create records
 	// its answer, and the one after replays it.
 	s.Node.DB.SetCommitFault(nil)
-	mustStatus(t, s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k), http.StatusCreated)
+	servertest.MustStatus(t, s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k), http.StatusCreated)
 	last := s.DoHeaders(http.MethodPost, "/webhooks", map[string]any{"name": "cut"}, tok, k)
 	if last.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(last.Body, first.Body) {
 		t.Fatalf("after recording resumed: %d %s (replayed %q), want the first answer, replayed", last.Status, last.Body, last.Header.Get("Idempotent-Replayed"))

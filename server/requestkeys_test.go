@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // countDocs is the number of top-level documents of the default site.
 func countTopDocs(t *testing.T, s *quiretest.Server, tok string) int {
 	t.Helper()
 	r := s.Do(http.MethodGet, "/documents?limit=100", nil, tok)
-	mustStatus(t, r, http.StatusOK)
+	servertest.MustStatus(t, r, http.StatusOK)
 	docs, _ := r.JSON(t)["documents"].([]any)
 	return len(docs)
 }
@@ -28,12 +29,12 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	body := map[string]any{"path": "idem/a.txt", "content": "once", "tags": []map[string]any{{"key": "w", "value": "1"}}}
 
 	first := s.DoHeaders(http.MethodPost, "/documents", body, tok, key("create-1"))
-	mustStatus(t, first, http.StatusCreated)
-	id := str(t, first.JSON(t), "documentId")
+	servertest.MustStatus(t, first, http.StatusCreated)
+	id := quiretest.Str(t, first.JSON(t), "documentId")
 	for i := 0; i < 2; i++ {
 		again := s.DoHeaders(http.MethodPost, "/documents", body, tok, key("create-1"))
-		mustStatus(t, again, http.StatusCreated)
-		if got := str(t, again.JSON(t), "documentId"); got != id {
+		servertest.MustStatus(t, again, http.StatusCreated)
+		if got := quiretest.Str(t, again.JSON(t), "documentId"); got != id {
 			t.Fatalf("retry %d answered documentId %s, want the first %s", i, got, id)
 		}
 	}
@@ -42,7 +43,7 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	}
 
 	other := s.DoHeaders(http.MethodPost, "/documents", map[string]any{"path": "idem/b.txt", "content": "other"}, tok, key("create-1"))
-	mustStatus(t, other, http.StatusConflict)
+	servertest.MustStatus(t, other, http.StatusConflict)
 	if msg, _ := other.JSON(t)["message"].(string); !strings.Contains(msg, "Idempotency-Key") {
 		t.Fatalf("same key, other body: %s, want a message naming the Idempotency-Key", other.Body)
 	}
@@ -50,8 +51,8 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	// Another caller's same key is its own request.
 	ann := s.Token("ann", "default")
 	theirs := s.DoHeaders(http.MethodPost, "/documents", body, ann, key("create-1"))
-	mustStatus(t, theirs, http.StatusCreated)
-	if got := str(t, theirs.JSON(t), "documentId"); got == id {
+	servertest.MustStatus(t, theirs, http.StatusCreated)
+	if got := quiretest.Str(t, theirs.JSON(t), "documentId"); got == id {
 		t.Fatalf("another caller's key answered the first caller's document %s", id)
 	}
 
@@ -59,9 +60,9 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	// key the second delete is a 404).
 	for i := 0; i < 2; i++ {
 		r := s.DoHeaders(http.MethodDelete, "/documents/"+id+"/tags/w", nil, tok, key("del-w"))
-		mustStatus(t, r, http.StatusOK)
+		servertest.MustStatus(t, r, http.StatusOK)
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"/tags/w", nil, tok), http.StatusNotFound)
+	servertest.MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"/tags/w", nil, tok), http.StatusNotFound)
 
 	// Every keyed document route answers a repeat as it answered first.
 	for _, tt := range []struct {
@@ -84,9 +85,9 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 			}
 		}
 	}
-	mustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodDelete, "/documents/"+id+"?softDelete=true", nil, tok), http.StatusOK)
 	for i := 0; i < 2; i++ {
-		mustStatus(t, s.DoHeaders(http.MethodPut, "/documents/"+id+"/restore", nil, tok, key("restore-1")), http.StatusOK)
+		servertest.MustStatus(t, s.DoHeaders(http.MethodPut, "/documents/"+id+"/restore", nil, tok, key("restore-1")), http.StatusOK)
 	}
 
 	before := countTopDocs(t, s, tok)
@@ -101,7 +102,7 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.DoHeaders(tt.method, tt.path, tt.body, tok, key(tt.key))
-			mustStatus(t, r, http.StatusBadRequest)
+			servertest.MustStatus(t, r, http.StatusBadRequest)
 			if !strings.Contains(string(r.Body), `"key":"Idempotency-Key"`) {
 				t.Fatalf("body %s, want a validation error on Idempotency-Key", r.Body)
 			}
@@ -110,7 +111,7 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	if n := countTopDocs(t, s, tok); n != before {
 		t.Fatalf("refused requests changed the documents: %d, want %d", n, before)
 	}
-	mustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
 }
 
 // A create with a client-chosen documentId sent again with the same body
@@ -122,12 +123,12 @@ func TestIdempotencyKey_DocumentIDActsAsKey(t *testing.T) {
 	body := map[string]any{"documentId": id, "path": "idem/chosen.txt", "content": "chosen"}
 	for i := 0; i < 2; i++ {
 		r := s.Do(http.MethodPost, "/documents", body, tok)
-		mustStatus(t, r, http.StatusCreated)
-		if got := str(t, r.JSON(t), "documentId"); got != id {
+		servertest.MustStatus(t, r, http.StatusCreated)
+		if got := quiretest.Str(t, r.JSON(t), "documentId"); got != id {
 			t.Fatalf("attempt %d: documentId %s, want %s", i, got, id)
 		}
 	}
-	mustStatus(t, s.Do(http.MethodPost, "/documents", map[string]any{"documentId": id, "content": "different"}, tok), http.StatusConflict)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents", map[string]any{"documentId": id, "content": "different"}, tok), http.StatusConflict)
 	if n := countTopDocs(t, s, tok); n != 1 {
 		t.Fatalf("%d documents, want 1", n)
 	}

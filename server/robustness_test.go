@@ -16,6 +16,7 @@ import (
 
 	"quire/node"
 	"quire/quiretest"
+	"quire/server/internal/servertest"
 )
 
 // TestLogs_Redacted checks that request logs hold no token, no content, no
@@ -29,12 +30,12 @@ func TestLogs_Redacted(t *testing.T) {
 	tok := s.Admin()
 	secret := "TOP-SECRET-CONTENT-4711"
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "private/salaries.xlsx"}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	u := str(t, r.JSON(t), "url")
-	mustStatus(t, put(s, u, secret), http.StatusOK)
-	addDoc(t, s, tok, "", map[string]any{"content": secret, "path": "private/other.txt"})
-	mustStatus(t, s.Do(http.MethodGet, "/documents", nil, "Bearer "+tok), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodGet, "/documents", nil, "forged."+tok[10:]), http.StatusUnauthorized)
+	servertest.MustStatus(t, r, http.StatusCreated)
+	u := quiretest.Str(t, r.JSON(t), "url")
+	servertest.MustStatus(t, servertest.Put(s, u, secret), http.StatusOK)
+	servertest.AddDoc(t, s, tok, "", map[string]any{"content": secret, "path": "private/other.txt"})
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents", nil, "Bearer "+tok), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents", nil, "forged."+tok[10:]), http.StatusUnauthorized)
 	mu.Lock()
 	logs := buf.String()
 	mu.Unlock()
@@ -65,22 +66,22 @@ func TestLimits_OversizeBodies(t *testing.T) {
 	tok := s.Admin()
 	big := `{"content":"` + strings.Repeat("A", 17<<20) + `"}`
 	r := s.Do(http.MethodPost, "/documents", big, tok)
-	mustStatus(t, r, http.StatusBadRequest)
-	mustBody(t, r, `{"message":"Request body too large"}`)
+	servertest.MustStatus(t, r, http.StatusBadRequest)
+	servertest.MustBody(t, r, `{"message":"Request body too large"}`)
 	inline := `{"content":"` + strings.Repeat("A", 5*1000*1000) + `"}`
 	r = s.Do(http.MethodPost, "/documents", inline, tok)
-	mustStatus(t, r, http.StatusBadRequest)
-	mustBody(t, r, `{"errors":[{"key":"content","error":"'content' must be less than 5 MB, use POST /documents/upload"}]}`)
+	servertest.MustStatus(t, r, http.StatusBadRequest)
+	servertest.MustBody(t, r, `{"errors":[{"key":"content","error":"'content' must be less than 5 MB, use POST /documents/upload"}]}`)
 	up := s.Do(http.MethodPost, "/documents/upload", map[string]any{}, tok).JSON(t)
-	r = put(s, str(t, up, "url"), strings.Repeat("B", 2<<20))
-	mustStatus(t, r, http.StatusBadRequest)
-	if d := s.Do(http.MethodGet, "/documents/"+str(t, up, "documentId"), nil, tok).JSON(t); d["contentLength"] != nil {
+	r = servertest.Put(s, quiretest.Str(t, up, "url"), strings.Repeat("B", 2<<20))
+	servertest.MustStatus(t, r, http.StatusBadRequest)
+	if d := s.Do(http.MethodGet, "/documents/"+quiretest.Str(t, up, "documentId"), nil, tok).JSON(t); d["contentLength"] != nil {
 		t.Fatalf("oversize upload stored content: %v", d)
 	}
 	v := s.Do(http.MethodGet, "/documents/upload?contentLength=2000000", nil, tok)
-	mustStatus(t, v, http.StatusBadRequest)
-	mustBody(t, v, `{"message":"'contentLength' cannot exceed 1048576 bytes"}`)
-	if l := list(t, s.Do(http.MethodGet, "/documents", nil, tok).JSON(t), "documents"); len(l) != 1 {
+	servertest.MustStatus(t, v, http.StatusBadRequest)
+	servertest.MustBody(t, v, `{"message":"'contentLength' cannot exceed 1048576 bytes"}`)
+	if l := quiretest.List(t, s.Do(http.MethodGet, "/documents", nil, tok).JSON(t), "documents"); len(l) != 1 {
 		t.Fatalf("documents after oversize requests = %d, want only the upload's record", len(l))
 	}
 }
@@ -101,7 +102,7 @@ func TestShutdown_UnusedConnections(t *testing.T) {
 		idle = append(idle, c)
 	}
 	// A used keep-alive connection as well.
-	mustStatus(t, s.Do(http.MethodGet, "/version", nil, s.Admin()), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodGet, "/version", nil, s.Admin()), http.StatusOK)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -123,7 +124,7 @@ func TestShutdown_UnusedConnections(t *testing.T) {
 func TestUnreadBodies_NoConnectionReset(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
-	id := addDoc(t, s, tok, "", map[string]any{"content": "x"})
+	id := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x"})
 	body := strings.Repeat("A", 4<<20)
 	cases := []struct {
 		name, method, path, tok string
@@ -153,9 +154,9 @@ func TestShutdown_InFlightUploadCompletes(t *testing.T) {
 	s := quiretest.StartServer(t, dir)
 	tok := s.Admin()
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "slow.bin"}, tok)
-	mustStatus(t, r, http.StatusCreated)
+	servertest.MustStatus(t, r, http.StatusCreated)
 	m := r.JSON(t)
-	id, u := str(t, m, "documentId"), str(t, m, "url")
+	id, u := quiretest.Str(t, m, "documentId"), quiretest.Str(t, m, "url")
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPut, u, pr)
 	req.ContentLength = 3 << 20

@@ -587,14 +587,6 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 	}
 }
 
-func splitDocPath(p string) (dir, name string) {
-	i := strings.LastIndexByte(p, '/')
-	if i < 0 {
-		return "", p
-	}
-	return p[:i], p[i+1:]
-}
-
 // searchText runs query.text on the fulltext index.
 func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit int) (*searchResults, error) {
 	from, err := parseOffsetToken(r.pageToken())

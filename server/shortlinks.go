@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
 	"fmt"
 	"net/http"
 	"strings"
@@ -82,11 +81,6 @@ func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 	return rest, isUUIDv4(rest)
 }
 
-// shortURL is the public address of a slug.
-func (s *Server) shortURL(base, slug string) string {
-	return strings.TrimSuffix(base, "/") + "/s/" + slug
-}
-
 // handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
 // link stops working at once. A link to a document needs the right that
 // made it, READ on the document's folder (API.md "Short links"): a writer
@@ -123,35 +117,4 @@ func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderLocation, target)
 	return c.SendStatus(http.StatusFound)
-}
-
-// shortDocumentURL makes a short link to a document for GET
-// /documents/{id}/url?format=short: random slug, valid as long as the URL
-// would have been.
-func (s *Server) shortDocumentURL(r *reqCtx, doc, deepLink string, valid time.Duration) (string, error) {
-	if valid <= 0 {
-		valid = defaultURLDuration
-	}
-	exp := r.now.Add(valid)
-	link := storage.Shortlink{Slug: randomSlug(), ExpiresAt: &exp}
-	if deepLink != "" {
-		link.TargetURL = deepLink
-	} else {
-		link.DocumentID = doc
-	}
-	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
-		return "", err
-	}
-	return s.shortURL(s.linkBase(r.Ctx), link.Slug), nil
-}
-
-// randomSlug is 16 random letters and digits (about 95 bits).
-func randomSlug() string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 16)
-	rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
 }

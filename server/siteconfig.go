@@ -211,13 +211,6 @@ func siteLLMURL(c *storage.SiteConfig) string {
 	return c.LLM.URL
 }
 
-// notificationConfigured reports whether NOTIFICATION actions of a site
-// have a sender address (and the server or site a mail server).
-func (s *Server) notificationConfigured(site string) bool {
-	c, err := s.db.SiteConfig(site)
-	return err == nil && c.FromEmail() != ""
-}
-
 // Destinations checks destinations users give against the outbound
 // policy (the pipeline, which calls them).
 type Destinations interface {

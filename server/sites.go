@@ -90,14 +90,6 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 	})
 }
 
-// nonNil makes a nil slice encode as [] rather than null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 var apiKeyPermissions = map[string]bool{"READ": true, "WRITE": true, "DELETE": true, "GOVERN": true}
 
 // handleAddAPIKey serves POST /sites/{siteId}/apiKeys.

@@ -19,6 +19,7 @@ import (
 	"quire/node"
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // withTimeouts shortens the server's client timeouts so tests run fast.
@@ -27,22 +28,6 @@ func withTimeouts(t server.Timeouts, maxPerClient int) quiretest.Option {
 		c.Timeouts = t
 		c.MaxConnsPerClient = maxPerClient
 	}
-}
-
-// dial opens a raw TCP connection to the test server, from local (an
-// address on the loopback, "" for any).
-func dial(t *testing.T, s *quiretest.Server, local string) net.Conn {
-	t.Helper()
-	d := net.Dialer{Timeout: 5 * time.Second}
-	if local != "" {
-		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
-	}
-	c, err := d.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // closedWithin reads c until the server closes it and fails the test if
@@ -57,20 +42,6 @@ func closedWithin(t *testing.T, c net.Conn, d time.Duration) []byte {
 		t.Fatalf("connection still open after %v (%d bytes received)", d, len(b))
 	}
 	return b
-}
-
-// newUpload creates a document and returns its id and the request URI of
-// its upload URL.
-func newUpload(t *testing.T, s *quiretest.Server, tok string) (string, string) {
-	t.Helper()
-	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "cut.bin"}, tok)
-	mustStatus(t, r, http.StatusCreated)
-	m := r.JSON(t)
-	u, err := url.Parse(fmt.Sprint(m["url"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprint(m["documentId"]), u.RequestURI()
 }
 
 // TestSlowClients_StalledHeader: a client that sends nothing, half a
@@ -89,7 +60,7 @@ func TestSlowClients_StalledHeader(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := dial(t, s, "")
+			c := servertest.Dial(t, s, "")
 			if !tc.trickle {
 				io.WriteString(c, tc.sent)
 			} else {
@@ -117,9 +88,9 @@ func TestSlowClients_BodyProgress(t *testing.T) {
 	tok := s.Admin()
 
 	t.Run("trickled upload completes", func(t *testing.T) {
-		id, uri := newUpload(t, s, tok)
+		id, uri := servertest.NewUpload(t, s, tok)
 		const size = 16<<10 + 40*64
-		c := dial(t, s, "")
+		c := servertest.Dial(t, s, "")
 		fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", uri, size)
 		c.Write(bytes.Repeat([]byte("a"), 16<<10))
 		// 40 pieces 50 ms apart: 2 s in all, far past the header timeout,
@@ -145,13 +116,13 @@ func TestSlowClients_BodyProgress(t *testing.T) {
 	})
 
 	t.Run("stalled upload is cut", func(t *testing.T) {
-		id, uri := newUpload(t, s, tok)
-		before := uploadPuts(t, s)
-		c := dial(t, s, "")
+		id, uri := servertest.NewUpload(t, s, tok)
+		before := servertest.UploadPuts(t, s)
+		c := servertest.Dial(t, s, "")
 		fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", uri, 1<<20)
 		c.Write(bytes.Repeat([]byte("a"), 64<<10))
 		closedWithin(t, c, 3*time.Second)
-		waitUploadPuts(t, s, before+1)
+		servertest.WaitUploadPuts(t, s, before+1)
 		if got := s.Do(http.MethodGet, "/documents/"+id, nil, tok).JSON(t); got["contentLength"] != nil {
 			t.Fatalf("stalled upload committed: %v", got)
 		}
@@ -163,9 +134,9 @@ func TestSlowClients_BodyProgress(t *testing.T) {
 func TestSlowClients_Downloads(t *testing.T) {
 	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Write: 500 * time.Millisecond}, 0))
 	tok := s.Admin()
-	id, uri := newUpload(t, s, tok)
+	id, uri := servertest.NewUpload(t, s, tok)
 	content := bytes.Repeat([]byte("0123456789abcdef"), 1<<20) // 16 MiB: more than the socket buffers
-	mustStatus(t, s.Do(http.MethodPut, s.URL+uri, content, ""), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPut, s.URL+uri, content, ""), http.StatusOK)
 	u, err := url.Parse(fmt.Sprint(s.Do(http.MethodGet, "/documents/"+id+"/url", nil, tok).JSON(t)["url"]))
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +146,7 @@ func TestSlowClients_Downloads(t *testing.T) {
 	}
 
 	t.Run("stopped reader", func(t *testing.T) {
-		c := dial(t, s, "")
+		c := servertest.Dial(t, s, "")
 		get(c)
 		// Not reading for three times the write timeout (the socket
 		// buffers fill long before); the deadline below is the proof.
@@ -187,7 +158,7 @@ func TestSlowClients_Downloads(t *testing.T) {
 	})
 
 	t.Run("slow steady reader", func(t *testing.T) {
-		c := dial(t, s, "")
+		c := servertest.Dial(t, s, "")
 		get(c)
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		br := bufio.NewReader(c)
@@ -224,7 +195,7 @@ func TestSlowClients_IdleSockets(t *testing.T) {
 	tok := s.Admin()
 	conns := make([]net.Conn, 0, idle)
 	for i := 0; i < idle; i++ {
-		c := dial(t, s, "")
+		c := servertest.Dial(t, s, "")
 		if i%2 == 0 {
 			io.WriteString(c, "POST /documents HTTP/1.1\r\nHost: x\r\n")
 		}
@@ -232,7 +203,7 @@ func TestSlowClients_IdleSockets(t *testing.T) {
 	}
 	for i := 0; i < 5; i++ {
 		start := time.Now()
-		mustStatus(t, s.Do(http.MethodGet, "/version", nil, tok), http.StatusOK)
+		servertest.MustStatus(t, s.Do(http.MethodGet, "/version", nil, tok), http.StatusOK)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Fatalf("request %d took %v with %d idle sockets", i, d, idle)
 		}
@@ -269,22 +240,22 @@ func TestSlowClients_PerClientCap(t *testing.T) {
 	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{}, max))
 	held := make([]net.Conn, max)
 	for i := range held {
-		held[i] = dial(t, s, "127.0.0.1")
+		held[i] = servertest.Dial(t, s, "127.0.0.1")
 		rawGet(t, held[i], "/healthz")
 	}
-	over := dial(t, s, "127.0.0.1")
+	over := servertest.Dial(t, s, "127.0.0.1")
 	io.WriteString(over, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	if b := closedWithin(t, over, 5*time.Second); len(b) != 0 {
 		t.Fatalf("connection over the cap was answered: %q", b)
 	}
 	// Another address is not affected.
-	rawGet(t, dial(t, s, "127.0.0.2"), "/healthz")
+	rawGet(t, servertest.Dial(t, s, "127.0.0.2"), "/healthz")
 	// A slot frees when a connection closes (the server notices the close
 	// asynchronously: retry within a deadline).
 	held[0].Close()
 	ok := false
 	for end := time.Now().Add(5 * time.Second); !ok && time.Now().Before(end); {
-		c := dial(t, s, "127.0.0.1")
+		c := servertest.Dial(t, s, "127.0.0.1")
 		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		if r, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil && r.StatusCode == http.StatusOK {
@@ -295,7 +266,7 @@ func TestSlowClients_PerClientCap(t *testing.T) {
 	if !ok {
 		t.Fatal("no connection accepted after one under the cap closed")
 	}
-	if r := rawGet(t, dial(t, s, "127.0.0.2"), "/metrics"); !regexp.MustCompile(`(?m)^quire_http_connections_refused_total [1-9]`).Match(r) {
+	if r := rawGet(t, servertest.Dial(t, s, "127.0.0.2"), "/metrics"); !regexp.MustCompile(`(?m)^quire_http_connections_refused_total [1-9]`).Match(r) {
 		t.Fatalf("refusals not counted in /metrics")
 	}
 }
@@ -334,7 +305,7 @@ func TestSlowClients_UnauthenticatedBody(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := dial(t, s, "")
+			c := servertest.Dial(t, s, "")
 			fmt.Fprintf(c, "POST /documents HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", tc.ctype, 100<<20)
 			c.Write([]byte("--xyz\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f\"\r\n\r\n"))
 			c.Write(bytes.Repeat([]byte("a"), 16<<10))
@@ -356,48 +327,6 @@ func TestSlowClients_UnauthenticatedBody(t *testing.T) {
 	}
 }
 
-// uploadPuts is how many PUTs to upload URLs the server has answered
-// (from its request metrics).
-func uploadPuts(t *testing.T, s *quiretest.Server) int {
-	t.Helper()
-	return routeRequests(t, s, "PUT", "/uploads/:siteId/:documentId")
-}
-
-// routeRequests is how many requests of method to route the server has
-// answered (quire_http_requests_total, every status).
-func routeRequests(t *testing.T, s *quiretest.Server, method, route string) int {
-	t.Helper()
-	r := s.Do(http.MethodGet, "/metrics", nil, "")
-	n := 0
-	for _, line := range strings.Split(string(r.Body), "\n") {
-		if strings.HasPrefix(line, `quire_http_requests_total{method="`+method+`",route="`+route+`"`) {
-			var v int
-			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
-			n += v
-		}
-	}
-	return n
-}
-
-// waitUploadPuts waits until the server has answered want PUTs to upload
-// URLs: a handler cut off by its client finishes after the client left.
-func waitUploadPuts(t *testing.T, s *quiretest.Server, want int) {
-	t.Helper()
-	waitRouteRequests(t, s, "PUT", "/uploads/:siteId/:documentId", want)
-}
-
-// waitRouteRequests waits until the server has answered want requests of
-// method to route.
-func waitRouteRequests(t *testing.T, s *quiretest.Server, method, route string, want int) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if routeRequests(t, s, method, route) >= want {
-			return
-		}
-	}
-	t.Fatalf("the server did not answer %d %s %s within 10 s", want, method, route)
-}
-
 // TestSlowClients_TLSHandshake: a client that connects to the HTTPS port
 // and never completes the handshake is closed after the handshake timeout
 // (well before the header timeout), while HTTPS requests are served.
@@ -405,11 +334,11 @@ func TestSlowClients_TLSHandshake(t *testing.T) {
 	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 20 * time.Second, TLSHandshake: 500 * time.Millisecond}, 0),
 		func(c *node.Config) { c.TLS = node.TLSConfig{SelfSigned: true} })
 	for _, sent := range []string{"", "\x16\x03\x01"} {
-		c := dial(t, s, "")
+		c := servertest.Dial(t, s, "")
 		io.WriteString(c, sent)
 		closedWithin(t, c, 3*time.Second)
 	}
-	tc := tls.Client(dial(t, s, ""), &tls.Config{InsecureSkipVerify: true})
+	tc := tls.Client(servertest.Dial(t, s, ""), &tls.Config{InsecureSkipVerify: true})
 	if !bytes.Contains(rawGet(t, tc, "/healthz"), []byte("ok")) {
 		t.Fatal("HTTPS /healthz")
 	}

@@ -10,6 +10,16 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
+func asciiName(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
 // Stored bytes on Quire's origin (issue 43, finding 1): a document's
 // content is whatever a writer uploaded. Served as the stored type on
 // the console's origin, an HTML or SVG file would run its script with

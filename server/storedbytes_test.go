@@ -11,6 +11,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/servertest"
 )
 
 // Stored bytes never run on Quire's origin (issue 43, finding 1): a
@@ -60,8 +61,8 @@ var storedExercisers = map[string]func(t *testing.T, f *storedFixture) []storedR
 			{"artifact inline", f.html, "?inline=true&artifactId=" + f.artifact(t)},
 		} {
 			r := f.s.Do(http.MethodGet, "/documents/"+c.doc+"/url"+c.query, nil, f.admin)
-			mustStatus(t, r, http.StatusOK)
-			out = append(out, storedRequest{what: c.what, url: str(t, r.JSON(t), "url"), active: true})
+			servertest.MustStatus(t, r, http.StatusOK)
+			out = append(out, storedRequest{what: c.what, url: quiretest.Str(t, r.JSON(t), "url"), active: true})
 		}
 		return out
 	},
@@ -81,8 +82,8 @@ var storedExercisers = map[string]func(t *testing.T, f *storedFixture) []storedR
 	},
 	"GET /archives/:siteId/:archiveId": func(t *testing.T, f *storedFixture) []storedRequest {
 		r := f.s.Do(http.MethodPost, "/documents/compress", map[string]any{"documentIds": []string{f.html}}, f.admin)
-		mustStatus(t, r, http.StatusCreated)
-		return []storedRequest{{what: "archive", url: str(t, r.JSON(t), "downloadUrl")}}
+		servertest.MustStatus(t, r, http.StatusCreated)
+		return []storedRequest{{what: "archive", url: quiretest.Str(t, r.JSON(t), "downloadUrl")}}
 	},
 	"GET /esign/:token/document": func(t *testing.T, f *storedFixture) []storedRequest {
 		return []storedRequest{{what: "signing PDF", url: f.signLink + "/document"}}
@@ -101,49 +102,49 @@ var storedExercisers = map[string]func(t *testing.T, f *storedFixture) []storedR
 func (f *storedFixture) versionKey(t *testing.T, doc string) string {
 	t.Helper()
 	vs := f.s.Do(http.MethodGet, "/documents/"+doc+"/versions", nil, f.admin)
-	mustStatus(t, vs, http.StatusOK)
-	l := list(t, vs.JSON(t), "documents")
+	servertest.MustStatus(t, vs, http.StatusOK)
+	l := quiretest.List(t, vs.JSON(t), "documents")
 	if len(l) < 2 {
 		t.Fatalf("no earlier version: %s", vs.Body)
 	}
-	return str(t, obj(t, l[1]), "versionKey")
+	return quiretest.Str(t, quiretest.Obj(t, l[1]), "versionKey")
 }
 
 func (f *storedFixture) artifact(t *testing.T) string {
 	t.Helper()
 	r := f.s.Do(http.MethodPost, "/documents", map[string]any{"artifacts": true, "documentId": f.html,
 		"content": "<html>" + storedMarker + "</html>", "contentType": "text/html"}, f.admin)
-	mustStatus(t, r, http.StatusCreated)
-	return str(t, r.JSON(t), "artifactId")
+	servertest.MustStatus(t, r, http.StatusCreated)
+	return quiretest.Str(t, r.JSON(t), "artifactId")
 }
 
 func newStoredFixture(t *testing.T) *storedFixture {
 	t.Helper()
-	s, mail := esignServer(t)
+	s, mail := servertest.EsignServer(t)
 	f := &storedFixture{s: s, admin: s.Admin()}
 	page := "<!DOCTYPE html><html><body>" + storedMarker + "</body></html>"
 	// The page has an earlier version (its first content) and is
 	// published (PUBLISH action).
-	f.html = addDoc(t, s, f.admin, "", map[string]any{"path": "pages/page.html", "contentType": "text/html", "content": "<html>" + storedMarker + "</html>"})
-	mustStatus(t, s.Do(http.MethodPatch, "/documents/"+f.html, map[string]any{"content": page, "contentType": "text/html"}, f.admin), http.StatusOK)
-	mustStatus(t, s.Do(http.MethodPost, "/documents/"+f.html+"/actions", map[string]any{"actions": []map[string]any{{"type": "PUBLISH"}}}, f.admin), http.StatusOK)
+	f.html = servertest.AddDoc(t, s, f.admin, "", map[string]any{"path": "pages/page.html", "contentType": "text/html", "content": "<html>" + storedMarker + "</html>"})
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/documents/"+f.html, map[string]any{"content": page, "contentType": "text/html"}, f.admin), http.StatusOK)
+	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+f.html+"/actions", map[string]any{"actions": []map[string]any{{"type": "PUBLISH"}}}, f.admin), http.StatusOK)
 	quiretest.Eventually(t, "the page is published", 30*time.Second, func() bool {
 		return s.Do(http.MethodGet, "/publications/"+f.html, nil, f.admin).Status == http.StatusOK
 	})
-	f.svg = addDoc(t, s, f.admin, "", map[string]any{"path": "pages/logo.svg", "contentType": "image/svg+xml",
+	f.svg = servertest.AddDoc(t, s, f.admin, "", map[string]any{"path": "pages/logo.svg", "contentType": "image/svg+xml",
 		"content": `<svg xmlns="http://www.w3.org/2000/svg">` + storedMarker + `</svg>`})
-	f.xml = addDoc(t, s, f.admin, "", map[string]any{"path": "pages/feed.xml", "contentType": "application/xml",
+	f.xml = servertest.AddDoc(t, s, f.admin, "", map[string]any{"path": "pages/feed.xml", "contentType": "application/xml",
 		"content": `<x:script xmlns:x="http://www.w3.org/1999/xhtml">` + storedMarker + `</x:script>`})
-	f.pdf = addDoc(t, s, f.admin, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true,
-		"content": b64(quiretest.TextPDF("Offer"))})
+	f.pdf = servertest.AddDoc(t, s, f.admin, "", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": servertest.B64(quiretest.TextPDF("Offer"))})
 	r := s.Do(http.MethodPost, "/esignature/local/"+f.pdf+"/envelopes", map[string]any{"signers": []map[string]any{{"name": "Ann", "email": "ann@example.com"}}}, f.admin)
-	mustStatus(t, r, http.StatusOK)
-	quiretest.Eventually(t, "the signing mail", 30*time.Second, func() bool { return len(linksTo(mail, "ann@example.com")) > 0 })
-	l := linksTo(mail, "ann@example.com")[0]
+	servertest.MustStatus(t, r, http.StatusOK)
+	quiretest.Eventually(t, "the signing mail", 30*time.Second, func() bool { return len(servertest.LinksTo(mail, "ann@example.com")) > 0 })
+	l := servertest.LinksTo(mail, "ann@example.com")[0]
 	f.signLink = l[strings.Index(l, "/esign/"):]
 	k := s.Do(http.MethodPost, "/sites/default/apiKeys", map[string]any{"name": "dav", "permissions": []string{"READ", "WRITE"}}, f.admin)
-	mustStatus(t, k, http.StatusOK)
-	f.key = str(t, k.JSON(t), "apiKey")
+	servertest.MustStatus(t, k, http.StatusOK)
+	f.key = quiretest.Str(t, k.JSON(t), "apiKey")
 	return f
 }
 

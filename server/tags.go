@@ -167,8 +167,6 @@ func decodeTagToken(tok string) (string, error) {
 	return string(b[2:]), nil
 }
 
-func pathParam(r *reqCtx, name string) string { return unescapedParam(r.Ctx, name) }
-
 // handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
 func (s *Server) handleGetDocumentTag(r *reqCtx) error {
 	key := pathParam(r, "tagKey")

@@ -3,6 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,6 +22,42 @@ import (
 
 	"quire/storage"
 )
+
+func newHash(t string) hash.Hash {
+	switch t {
+	case "SHA1":
+		return sha1.New()
+	case "SHA256":
+		return sha256.New()
+	case "SHA512":
+		return sha512.New()
+	}
+	return nil
+}
+
+// checksumFormat reports whether sum can be a checksum of type typ: hex
+// of the digest's length (SHA1 40, SHA256 64, SHA512 128 digits), or its
+// base64 (the x-amz-checksum-* header form).
+func checksumFormat(typ, sum string) bool {
+	h := newHash(typ)
+	if h == nil {
+		return false
+	}
+	n := h.Size()
+	if b, err := hex.DecodeString(sum); err == nil && len(b) == n {
+		return true
+	}
+	b, err := base64.StdEncoding.DecodeString(sum)
+	return err == nil && len(b) == n
+}
+
+// checksumEqual accepts a checksum as hex (any case) or base64.
+func checksumEqual(given string, sum []byte) bool {
+	if strings.EqualFold(given, hex.EncodeToString(sum)) {
+		return true
+	}
+	return given == base64.StdEncoding.EncodeToString(sum)
+}
 
 // inflight protects chunks written by uploads still in progress from the
 // sweep that follows a failed upload.
@@ -349,85 +389,6 @@ func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) error {
 	return nil
 }
 
-// handleAddDocumentUpload serves POST /documents/upload: it creates the
-// document record and returns an upload URL for its content.
-func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
-	var in uploadRequest
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
-		return err
-	}
-	o, errs := r.uploadQuery()
-	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	if err := s.checkContentLength(r, o); err != nil {
-		return err
-	}
-	if in.Content != nil {
-		errs = append(errs, storage.ValidationItem{Key: "content", Msg: "'content' is not allowed, upload it to the returned url"})
-	}
-	if in.Artifacts {
-		errs = append(errs, storage.ValidationItem{Key: "artifacts", Msg: "add an artifact with POST /documents"})
-	}
-	id := r.newID()
-	if in.DocumentID != nil {
-		id = *in.DocumentID
-		if !isUUIDv4(id) {
-			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
-		}
-	}
-	in.Checksum, in.ChecksumType = "", ""
-	p, perrs := s.prepareDocument(r, &in.documentIn, id, "")
-	errs = append(errs, perrs...)
-	if err := checkErrors(errs); err != nil {
-		return err
-	}
-	return s.createForUpload(r, p, o)
-}
-
-// handleGetDocumentUpload serves GET /documents/upload.
-func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
-	// fiber answers HEAD with the GET handler; this GET creates a
-	// document, so a HEAD (which a client or proxy may send freely,
-	// without an Idempotency-Key) must not run it.
-	if r.Method() == http.MethodHead {
-		r.Set("Allow", "GET, POST")
-		return errStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
-	}
-	o, errs := r.uploadQuery()
-	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.checkContentLength(r, o); err != nil {
-		return err
-	}
-	id := r.newID()
-	in := documentIn{}
-	if v := r.Query("path"); v != "" {
-		pv := strings.Clone(v)
-		in.Path = &pv
-	}
-	p, perrs := s.prepareDocument(r, &in, id, "")
-	errs = append(errs, perrs...)
-	if err := checkErrors(errs); err != nil {
-		return err
-	}
-	return s.createForUpload(r, p, o)
-}
-
-func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
-	id := p.nd.Document.DocumentID
-	if err := s.requireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
-		return err
-	}
-	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
-		return err
-	}
-	o.base = s.linkBase(r.Ctx)
-	u, h := s.uploadURL(r.site, id, o)
-	status := http.StatusOK
-	if r.Method() == http.MethodPost {
-		status = http.StatusCreated
-	}
-	return r.Status(status).JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
-}
-
 // handleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
 func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	id := r.docID()
@@ -448,4 +409,41 @@ func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 		return r.JSON(urlResponse{DocumentID: r.pathDocID(), ArtifactID: r.art, URL: u, Headers: h})
 	}
 	return r.JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
+}
+
+// writeBody streams the request body into content chunks, at most limit
+// bytes (and the site's maxContentLengthBytes). The chunks' hashes are
+// held as an upload's until the caller calls s.uploads.done.
+func (s *Server) writeBody(r *reqCtx, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
+	cap, err := s.uploadLimit(r.site, -1)
+	if err != nil {
+		return storage.Manifest{}, nil, nil, err
+	}
+	if cap.n <= 0 || limit < cap.n {
+		cap = uploadCap{limit, errBodyTooLarge}
+	}
+	if n := int64(r.Request().Header.ContentLength()); n >= 0 && cap.n > 0 && n > cap.n {
+		drain(r.Ctx)
+		return storage.Manifest{}, nil, nil, cap.err
+	}
+	body := bodyStream(r.Ctx)
+	if body == nil {
+		body = bytes.NewReader(r.Body())
+	}
+	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
+	var shas []string
+	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, cap.n, func(sha string) {
+		s.uploads.add(sha)
+		shas = append(shas, sha)
+	})
+	if err != nil {
+		s.sweep(shas)
+		s.uploads.done(shas)
+		if errors.Is(err, storage.ErrTooLarge) {
+			drain(r.Ctx)
+			return storage.Manifest{}, nil, nil, cap.err
+		}
+		return storage.Manifest{}, nil, nil, err
+	}
+	return m, tail, shas, nil
 }

@@ -341,12 +341,6 @@ func (s *Server) handleRemoveGroupUser(r *reqCtx) error {
 	return r.JSON(messageBody{fmt.Sprintf("user '%s' removed from group '%s'", m.Username, m.Group)})
 }
 
-// publicCtx is the request context of a route that needs no token (the
-// sign-in operations): it acts as the directory itself.
-func (s *Server) publicCtx(c *fiber.Ctx, user string) *reqCtx {
-	return &reqCtx{Ctx: c, p: &auth.Principal{Username: user, Sites: map[string][]auth.Permission{}}, now: s.now().UTC()}
-}
-
 type authResult struct {
 	AccessToken  string `json:"AccessToken"`
 	ExpiresIn    int    `json:"ExpiresIn"`

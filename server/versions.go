@@ -11,23 +11,6 @@ import (
 	"quire/storage"
 )
 
-// Versions (SERVICE-SPEC.md §2.8, §4.3; storage/versions.go): GET
-// /documents/{id}/versions lists a document's states newest first, the
-// current one first; PUT .../versions {"versionKey"} sets the document back
-// to one; DELETE .../versions/{versionKey} deletes an earlier one. With
-// artifactId they act on the artifact (artifactRoutes). versionKey on the
-// routes of versionKeyRoutes reads an earlier state's content; every other
-// route refuses it (middleware.go, API.md).
-
-// versionKeyRoutes are the routes that take the versionKey query
-// parameter, by method and registered path.
-var versionKeyRoutes = map[string]bool{
-	"GET /documents/:documentId/content": true,
-	"GET /documents/:documentId/url":     true,
-}
-
-const msgVersionKeyRoute = "'versionKey' is not supported on this route"
-
 // checkVersionKey refuses a versionKey that no listing can have returned.
 func checkVersionKey(k string) error {
 	if k == "" {
@@ -134,82 +117,6 @@ func (s *Server) handleDeleteDocumentVersion(r *reqCtx) error {
 	return r.JSON(messageBody{fmt.Sprintf("Version '%s' of document '%s' deleted", k, r.docID())})
 }
 
-// requestedVersion is the version the versionKey query parameter names, nil
-// without one. It is a version of r.docID(): the artifact the request names,
-// else the document itself (never its promoted artifact).
-func (s *Server) requestedVersion(r *reqCtx) (*storage.Version, error) {
-	k := r.Query("versionKey")
-	if k == "" {
-		return nil, nil
-	}
-	if err := checkVersionKey(k); err != nil {
-		return nil, err
-	}
-	return s.db.GetVersion(r.site, r.docID(), k)
-}
-
-// versionContent answers GET /content for version v: like the current
-// content, inline text or a signed contentUrl.
-func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
-	bypass, err := watermarkBypass(r)
-	if err != nil {
-		return err
-	}
-	if v.DeepLinkPath != "" && !v.HasContent {
-		return r.JSON(map[string]any{"contentUrl": v.DeepLinkPath, "contentType": v.ContentType})
-	}
-	if !v.HasContent {
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
-	}
-	if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
-		return err
-	}
-	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
-		rd, err := s.db.OpenManifest(v.ContentSHA256)
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		b, err := storage.ReadAllSmall(rd, maxInlineResponse)
-		if err != nil {
-			return err
-		}
-		return r.JSON(map[string]any{"content": string(b), "contentType": v.ContentType, "isBase64": false})
-	}
-	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, bypass, 0), "contentType": v.ContentType})
-}
-
-// versionURL answers GET /url for version v.
-func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
-	if r.Query("format") != "" {
-		return invalid("format", "'format' is not supported with 'versionKey'")
-	}
-	dur, err := urlDuration(r)
-	if err != nil {
-		return err
-	}
-	bypass, err := watermarkBypass(r)
-	if err != nil {
-		return err
-	}
-	resp := urlResponse{DocumentID: v.DocumentID}
-	if r.art != "" {
-		resp.DocumentID, resp.ArtifactID = r.pathDocID(), v.DocumentID
-	}
-	switch {
-	case v.DeepLinkPath != "" && !v.HasContent:
-		resp.URL = v.DeepLinkPath
-	case !v.HasContent:
-		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
-	default:
-		if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
-			return err
-		}
-		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), bypass, dur)
-	}
-	return r.JSON(resp)
-}
-
 // versionDownloadURL is downloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
@@ -227,22 +134,6 @@ func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inlin
 	}
 	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
-}
-
-// openVersionDownload opens the content of version k of doc for a signed
-// download, as a document record carrying that version's name, type and
-// content id.
-func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
-	v, err := s.db.GetVersion(site, doc, k)
-	if err != nil {
-		return nil, nil, err
-	}
-	d := &storage.Document{DocumentID: doc, Path: v.Path, ContentType: v.ContentType, ContentSHA256: v.ContentSHA256}
-	if !v.HasContent {
-		return nil, d, storage.ErrNotFound
-	}
-	rd, err := s.db.OpenManifest(v.ContentSHA256)
-	return rd, d, err
 }
 
 // pruneVersions drops every version of doc (a document or an artifact, in

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -310,41 +308,4 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 		body["siteId"] = r.site
 	}
 	return r.JSON(body)
-}
-
-// writeBody streams the request body into content chunks, at most limit
-// bytes (and the site's maxContentLengthBytes). The chunks' hashes are
-// held as an upload's until the caller calls s.uploads.done.
-func (s *Server) writeBody(r *reqCtx, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
-	cap, err := s.uploadLimit(r.site, -1)
-	if err != nil {
-		return storage.Manifest{}, nil, nil, err
-	}
-	if cap.n <= 0 || limit < cap.n {
-		cap = uploadCap{limit, errBodyTooLarge}
-	}
-	if n := int64(r.Request().Header.ContentLength()); n >= 0 && cap.n > 0 && n > cap.n {
-		drain(r.Ctx)
-		return storage.Manifest{}, nil, nil, cap.err
-	}
-	body := bodyStream(r.Ctx)
-	if body == nil {
-		body = bytes.NewReader(r.Body())
-	}
-	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
-	var shas []string
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, cap.n, func(sha string) {
-		s.uploads.add(sha)
-		shas = append(shas, sha)
-	})
-	if err != nil {
-		s.sweep(shas)
-		s.uploads.done(shas)
-		if errors.Is(err, storage.ErrTooLarge) {
-			drain(r.Ctx)
-			return storage.Manifest{}, nil, nil, cap.err
-		}
-		return storage.Manifest{}, nil, nil, err
-	}
-	return m, tail, shas, nil
 }

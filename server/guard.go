@@ -1,0 +1,420 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"quire/auth"
+	"quire/storage"
+)
+
+// Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
+// with "artifacts": true adds one to an existing document, artifactId on
+// the routes of artifactRoutes acts on one, GET /documents/{id}/artifacts
+// lists them and PUT .../artifacts/promoteArtifact makes one the content
+// the document serves.
+
+// artifactRoutes are the routes that take artifactId, by method and
+// registered path. Every other route refuses it with 400 (API.md).
+var artifactRoutes = map[string]bool{
+	"GET /documents/:documentId":                                             true,
+	"PATCH /documents/:documentId":                                           true,
+	"DELETE /documents/:documentId":                                          true,
+	"DELETE /documents/:documentId/purge":                                    true,
+	"GET /documents/:documentId/content":                                     true,
+	"GET /documents/:documentId/url":                                         true,
+	"GET /documents/:documentId/upload":                                      true,
+	"GET /documents/:documentId/tags":                                        true,
+	"POST /documents/:documentId/tags":                                       true,
+	"PUT /documents/:documentId/tags":                                        true,
+	"PATCH /documents/:documentId/tags":                                      true,
+	"GET /documents/:documentId/tags/:tagKey":                                true,
+	"PUT /documents/:documentId/tags/:tagKey":                                true,
+	"DELETE /documents/:documentId/tags/:tagKey":                             true,
+	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":                   true,
+	"GET /documents/:documentId/attributes":                                  true,
+	"POST /documents/:documentId/attributes":                                 true,
+	"PUT /documents/:documentId/attributes":                                  true,
+	"GET /documents/:documentId/attributes/:attributeKey":                    true,
+	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
+	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
+	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
+	"GET /documents/:documentId/versions":                                    true,
+	"PUT /documents/:documentId/versions":                                    true,
+	"DELETE /documents/:documentId/versions/:versionKey":                     true,
+	"GET /documents/:documentId/reviews":                                     true,
+	"POST /documents/:documentId/reviews":                                    true,
+	"GET /documents/:documentId/reviews/:reviewId":                           true,
+	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
+	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
+	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
+	"PUT /documents/:documentId/checkout":                                    true,
+	"GET /documents/:documentId/userActivities":                              true,
+	"GET /documents/:documentId/actions":                                     true,
+	"POST /documents/:documentId/generate":                                   true,
+	"POST /esignature/:provider/:documentId/envelopes":                       true,
+	"POST /documents/:documentId/certifications":                             true,
+	"POST /documents/:documentId/actions":                                    true,
+	"POST /documents/:documentId/actions/retry":                              true,
+	"GET /documents/:documentId/fulltext":                                    true,
+	"GET /documents/:documentId/ocr":                                         true,
+	"POST /documents/:documentId/ocr":                                        true,
+	"GET /documents/:documentId/malwareScan":                                 true,
+	"PUT /documents/:documentId/malwareScan":                                 true,
+	"PUT /documents/:documentId/antivirus":                                   true,
+	"DELETE /documents/:documentId/checkout":                                 true,
+	"PUT /documents/:documentId/legalHold":                                   true,
+	"DELETE /documents/:documentId/legalHold":                                true,
+	"GET /activities":                                                        true, // with documentId (activity.go)
+}
+
+// msgArtifactRoute refuses artifactId on a route that does not take it:
+// ignored, it would act on the document itself.
+const msgArtifactRoute = "'artifactId' is not supported on this route"
+
+// resolveDocument runs before every handler. On a route with {documentId}
+// it reads that document once: an artifact's own id is not a document id
+// (404), the document's folder must grant what the route needs (folder
+// permissions; documents in the trash are checked too, a soft delete does
+// not lift them), and artifactId, where the route takes it, must name an
+// artifact of the live document (404 otherwise), which the handler then
+// acts on (r.docID()).
+func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
+	art := r.Query("artifactId")
+	if art != "" && !artifactRoutes[queryRouteKey(r.Ctx)] {
+		return invalid("artifactId", msgArtifactRoute)
+	}
+	id := r.Params("documentId")
+	if id == "" {
+		return nil
+	}
+	d, err := s.db.GetDocumentAny(r.site, id)
+	switch {
+	case err != nil && art == "":
+		return nil // the handler answers
+	case isNotFound(err):
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	case err != nil:
+		return err // never act on the document instead of its artifact
+	}
+	if d.ArtifactOf != "" {
+		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
+	}
+	if !folderExempt(r) {
+		if err := s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method())); err != nil {
+			return err
+		}
+	}
+	if art == "" {
+		return nil
+	}
+	a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
+	if err != nil {
+		return err
+	}
+	r.art = a.DocumentID
+	return nil
+}
+
+// Folder permissions (FormKiQ's /folders/{indexKey}/permissions and
+// /folders/permissions): a folder's record grants roles (groups of the
+// caller) READ, WRITE and DELETE on it and everything below it, unless a
+// subfolder has a record of its own (the nearest one wins, FormKiQ #518,
+// #404). Folders without any record on their way up are governed by the
+// site permissions alone. Admins and the site's governors are not limited
+// by folder permissions (they set them).
+
+// folderExempt reports whether folder permissions do not limit the caller:
+// admins and the site's governors (they set them).
+// A request through a share (shareKey) is never exempt: the share bounds it.
+func folderExempt(r *reqCtx) bool {
+	return r.share == nil && (r.p.Admin || r.p.Can(r.site, auth.PermGovern))
+}
+
+// folderAllows reports whether the caller may use perm in the folder dir:
+// through a share (shareKey), only inside its folder with its
+// permissions; otherwise by the folder permissions, or a share of the
+// site naming the caller (shares.go).
+func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
+	if r.share != nil {
+		return r.share.Grants(dir, perm)
+	}
+	if folderExempt(r) {
+		return true
+	}
+	set, err := s.folderSet(r)
+	if err != nil {
+		return false // fail closed
+	}
+	return set.Allows(dir, r.p.Groups, perm) || s.shareAllows(r, dir, perm)
+}
+
+// folderRestricted reports whether folder permissions may hide documents
+// of the site from the caller.
+func (s *Server) folderRestricted(r *reqCtx) bool {
+	if r.share != nil {
+		return true
+	}
+	if folderExempt(r) {
+		return false
+	}
+	set, err := s.folderSet(r)
+	return err != nil || len(set) > 0
+}
+
+// folderSet returns the site's folder permissions, read once per request.
+func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
+	if !r.fpLoaded {
+		set, err := s.db.FolderPermissions(r.site)
+		if err != nil {
+			s.log.Error("folder permissions", "site", r.site, "err", err)
+			set = nil
+			r.fpErr = true
+		}
+		r.fperms, r.fpLoaded = set, true
+	}
+	if r.fpErr {
+		return nil, errors.New("folder permissions unavailable")
+	}
+	return r.fperms, nil
+}
+
+// actorOf is the caller's rights as an action records them.
+func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
+	perms := r.p.Permissions(r.site)
+	a := &storage.ActionActor{Groups: slices.Clone(r.p.Groups), Permissions: make([]string, len(perms))}
+	for i, pm := range perms {
+		a.Permissions[i] = string(pm)
+	}
+	return a
+}
+
+// stampActionRights records the caller's rights on the actions that act
+// with them (MOVE, DELETE): storage checks them when it adds the actions,
+// in the same transaction, and the pipeline again when they run.
+func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
+	for i := range acts {
+		if storage.ActsAsAdder(acts[i].Type) {
+			acts[i].Actor = s.actorOf(r)
+		}
+	}
+}
+
+// docAllows reports whether the caller may use perm on a document at path.
+func (s *Server) docAllows(r *reqCtx, path, perm string) bool {
+	dir, _ := splitDocPath(path)
+	return s.folderAllows(r, dir, perm)
+}
+
+// folderDenied is the error for an operation a folder's permissions do
+// not grant.
+func folderDenied(dir, perm string) error {
+	return &auth.Error{Status: http.StatusUnauthorized, Msg: storage.FolderDenied(dir, perm).Msg}
+}
+
+// requireDocPath checks perm for a document path a request writes.
+func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
+	if !s.docAllows(r, path, perm) {
+		dir, _ := splitDocPath(path)
+		return folderDenied(dir, perm)
+	}
+	return nil
+}
+
+// requireWritePaths checks WRITE on the folders new documents go to, and
+// records the rights their MOVE and DELETE actions need.
+func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
+	for _, d := range docs {
+		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
+			return err
+		}
+		s.stampActionRights(r, d.Actions)
+	}
+	return nil
+}
+
+// writableIDs keeps the documents among ids whose folder lets the caller
+// write: a bulk change by match (PATCH /documents/tags) skips the others
+// rather than reaching into folders the caller could not change one by one.
+func (s *Server) writableIDs(r *reqCtx, ids []string) ([]string, error) {
+	if folderExempt(r) {
+		return ids, nil
+	}
+	docs, err := s.db.GetDocuments(r.site, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if s.docAllows(r, d.Path, storage.FolderWrite) {
+			out = append(out, d.DocumentID)
+		}
+	}
+	return out, nil
+}
+
+// routeFolderPermission is the folder permission a route on a document
+// needs: the one matching the site permission the route table gives it
+// (GET /documents/{id}/upload replaces content, so it needs WRITE though it
+// is a GET), else the one its method implies.
+func routeFolderPermission(perm auth.Permission, method string) string {
+	switch perm {
+	case auth.PermRead:
+		return storage.FolderRead
+	case auth.PermWrite:
+		return storage.FolderWrite
+	case auth.PermDelete:
+		return storage.FolderDelete
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return storage.FolderRead
+	case http.MethodDelete:
+		return storage.FolderDelete
+	}
+	return storage.FolderWrite
+}
+
+// requireDocOf checks perm on the folder of the document id a request
+// body names (an artifact: its document's folder). An unknown id passes:
+// the handler answers it as it would for anyone.
+func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
+	if folderExempt(r) || id == "" {
+		return nil
+	}
+	d, err := s.db.GetDocumentAny(r.site, id)
+	if err != nil {
+		return nil
+	}
+	if d.ArtifactOf != "" {
+		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+			return nil
+		}
+	}
+	return s.requireDocPath(r, d.Path, perm)
+}
+
+// Folder shares (FormKiQ's GET /shares, POST /shares/folders/{indexKey},
+// DELETE /shares/{shareKey}; API.md "Folder shares"). A share gives a
+// group (or one user) READ, WRITE and DELETE inside a folder of a site:
+//
+//   - with shareKey on a route of shareRoutes, the request acts through
+//     the share: on its site (a recipient needs no role there), with the
+//     share's permissions, inside its folder only;
+//   - without shareKey, a caller of the site whose groups a share names
+//     gets its permissions in the folder where folder permissions would
+//     refuse them (within what the caller's site role allows).
+
+// shareRoutes are the routes that take shareKey (FormKiQ's shareKeyParam),
+// by method and registered path. Every other route refuses it with 400.
+var shareRoutes = map[string]bool{
+	"POST /documents":                                               true,
+	"GET /documents/:documentId":                                    true,
+	"PATCH /documents/:documentId":                                  true,
+	"GET /documents/:documentId/actions":                            true,
+	"GET /documents/:documentId/content":                            true,
+	"GET /documents/:documentId/fulltext":                           true,
+	"DELETE /documents/:documentId/fulltext/tags/:tagKey":           true,
+	"DELETE /documents/:documentId/fulltext/tags/:tagKey/:tagValue": true,
+	"PUT /documents/:documentId/antivirus":                          true,
+	"GET /documents/:documentId/ocr":                                true,
+	"GET /documents/:documentId/syncs":                              true,
+	"GET /documents/:documentId/tags":                               true,
+	"GET /documents/:documentId/tags/:tagKey":                       true,
+	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":          true,
+	"GET /documents/upload":                                         true,
+	"POST /documents/upload":                                        true,
+	"GET /documents/:documentId/upload":                             true,
+	"GET /documents/:documentId/url":                                true,
+	"GET /documents/:documentId/versions":                           true,
+	"DELETE /documents/:documentId/versions/:versionKey":            true,
+	"GET /folders":              true,
+	"POST /folders":             true,
+	"DELETE /folders/:indexKey": true,
+}
+
+// sharePerm is the share permission a route's site permission needs.
+var sharePerm = map[auth.Permission]string{read: storage.FolderRead, write: storage.FolderWrite, del: storage.FolderDelete}
+
+// errShareDenied refuses a shareKey the caller may not use.
+func errShareDenied(key string) error {
+	return errStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s')", key))
+}
+
+// useShare makes a request with shareKey act through the share: the
+// route must take shareKey, the caller must be the share's group member
+// (or user), a siteId given must be the share's, and the route's
+// permission must be one the share gives. It replaces the site role
+// check of wrap.
+func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
+	if !shareRoutes[queryRouteKey(r.Ctx)] {
+		return invalid("shareKey", "'shareKey' is not supported on this route")
+	}
+	sh, err := s.db.GetShare(key)
+	if isNotFound(err) {
+		return errShareDenied(key)
+	}
+	if err != nil {
+		return err
+	}
+	// A credential bound to a site (an API key, a delegation) never
+	// acts on another site's share, whatever its groups or username.
+	if b := r.p.BoundSite(); !sh.SharedWith(r.p.Username, r.p.Groups) || b != "" && b != sh.SiteID {
+		return errShareDenied(key)
+	}
+	if site := r.Query("siteId"); site != "" && site != sh.SiteID {
+		return invalid("siteId", "'siteId' is not the share's site")
+	}
+	need, ok := sharePerm[perm]
+	if !ok || !slices.Contains(sh.Permissions, need) {
+		return errStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s' does not give %s)", key, strings.ToUpper(string(perm))))
+	}
+	r.site, r.share = sh.SiteID, sh
+	return nil
+}
+
+// shareAllows reports whether a share of the site names the caller and
+// gives perm in dir (without shareKey: shares add to folder permissions).
+func (s *Server) shareAllows(r *reqCtx, dir, perm string) bool {
+	if b := r.p.BoundSite(); b != "" && b != r.site {
+		return false
+	}
+	if !r.shLoaded {
+		r.shLoaded = true
+		all, err := s.db.SiteShares(r.site)
+		if err != nil {
+			return false // fail closed
+		}
+		for i := range all {
+			if all[i].SharedWith(r.p.Username, r.p.Groups) {
+				r.shares = append(r.shares, all[i])
+			}
+		}
+	}
+	for i := range r.shares {
+		if r.shares[i].Grants(dir, perm) {
+			return true
+		}
+	}
+	return false
+}
+
+// Versions (SERVICE-SPEC.md §2.8, §4.3; storage/versions.go): GET
+// /documents/{id}/versions lists a document's states newest first, the
+// current one first; PUT .../versions {"versionKey"} sets the document back
+// to one; DELETE .../versions/{versionKey} deletes an earlier one. With
+// artifactId they act on the artifact (artifactRoutes). versionKey on the
+// routes of versionKeyRoutes reads an earlier state's content; every other
+// route refuses it (middleware.go, API.md).
+
+// versionKeyRoutes are the routes that take the versionKey query
+// parameter, by method and registered path.
+var versionKeyRoutes = map[string]bool{
+	"GET /documents/:documentId/content": true,
+	"GET /documents/:documentId/url":     true,
+}
+
+const msgVersionKeyRoute = "'versionKey' is not supported on this route"

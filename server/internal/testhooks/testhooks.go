@@ -1,0 +1,46 @@
+// Package testhooks holds the switches that tests of server's packages
+// turn. Each changes behaviour only while a test sets it; being internal,
+// nothing outside server/ can import it. Production code reads them.
+package testhooks
+
+import "sync/atomic"
+
+var (
+	moveStep              atomic.Int64
+	smtpLoopbackUntrusted atomic.Bool
+	davLoopbackUntrusted  atomic.Bool
+)
+
+// SetMoveStep sets how many documents one step of a folder move moves in
+// servers that start a move until it is called again (0: the default).
+func SetMoveStep(n int) { moveStep.Store(int64(n)) }
+
+// MoveStep is the step SetMoveStep set, or def.
+func MoveStep(def int) int {
+	if n := moveStep.Load(); n > 0 {
+		return int(n)
+	}
+	return def
+}
+
+// SMTPLoopbackUntrusted makes loopback SMTP clients count as LAN clients
+// (no AUTH before STARTTLS) until the returned restore runs.
+func SMTPLoopbackUntrusted() (restore func()) {
+	smtpLoopbackUntrusted.Store(true)
+	return func() { smtpLoopbackUntrusted.Store(false) }
+}
+
+// SMTPLoopbackTrusted reports whether loopback SMTP clients are trusted
+// (always, unless a test said otherwise).
+func SMTPLoopbackTrusted() bool { return !smtpLoopbackUntrusted.Load() }
+
+// DavLoopbackUntrusted makes loopback WebDAV clients count as LAN clients
+// (no plain HTTP) until the returned restore runs.
+func DavLoopbackUntrusted() (restore func()) {
+	davLoopbackUntrusted.Store(true)
+	return func() { davLoopbackUntrusted.Store(false) }
+}
+
+// DavLoopbackTrusted reports whether loopback WebDAV clients are trusted
+// (always, unless a test said otherwise).
+func DavLoopbackTrusted() bool { return !davLoopbackUntrusted.Load() }

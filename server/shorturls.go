@@ -1,0 +1,45 @@
+package server
+
+import (
+	"crypto/rand"
+	"strings"
+	"time"
+
+	"quire/storage"
+)
+
+// shortURL is the public address of a slug.
+func (s *Server) shortURL(base, slug string) string {
+	return strings.TrimSuffix(base, "/") + "/s/" + slug
+}
+
+// shortDocumentURL makes a short link to a document for GET
+// /documents/{id}/url?format=short: random slug, valid as long as the URL
+// would have been.
+func (s *Server) shortDocumentURL(r *reqCtx, doc, deepLink string, valid time.Duration) (string, error) {
+	if valid <= 0 {
+		valid = defaultURLDuration
+	}
+	exp := r.now.Add(valid)
+	link := storage.Shortlink{Slug: randomSlug(), ExpiresAt: &exp}
+	if deepLink != "" {
+		link.TargetURL = deepLink
+	} else {
+		link.DocumentID = doc
+	}
+	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
+		return "", err
+	}
+	return s.shortURL(s.linkBase(r.Ctx), link.Slug), nil
+}
+
+// randomSlug is 16 random letters and digits (about 95 bits).
+func randomSlug() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 16)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

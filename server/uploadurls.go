@@ -1,0 +1,88 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"quire/storage"
+)
+
+// handleAddDocumentUpload serves POST /documents/upload: it creates the
+// document record and returns an upload URL for its content.
+func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
+	var in uploadRequest
+	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	o, errs := r.uploadQuery()
+	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
+	if err := s.checkContentLength(r, o); err != nil {
+		return err
+	}
+	if in.Content != nil {
+		errs = append(errs, storage.ValidationItem{Key: "content", Msg: "'content' is not allowed, upload it to the returned url"})
+	}
+	if in.Artifacts {
+		errs = append(errs, storage.ValidationItem{Key: "artifacts", Msg: "add an artifact with POST /documents"})
+	}
+	id := r.newID()
+	if in.DocumentID != nil {
+		id = *in.DocumentID
+		if !isUUIDv4(id) {
+			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
+		}
+	}
+	in.Checksum, in.ChecksumType = "", ""
+	p, perrs := s.prepareDocument(r, &in.documentIn, id, "")
+	errs = append(errs, perrs...)
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	return s.createForUpload(r, p, o)
+}
+
+// handleGetDocumentUpload serves GET /documents/upload.
+func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
+	// fiber answers HEAD with the GET handler; this GET creates a
+	// document, so a HEAD (which a client or proxy may send freely,
+	// without an Idempotency-Key) must not run it.
+	if r.Method() == http.MethodHead {
+		r.Set("Allow", "GET, POST")
+		return errStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
+	}
+	o, errs := r.uploadQuery()
+	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
+	if err := s.checkContentLength(r, o); err != nil {
+		return err
+	}
+	id := r.newID()
+	in := documentIn{}
+	if v := r.Query("path"); v != "" {
+		pv := strings.Clone(v)
+		in.Path = &pv
+	}
+	p, perrs := s.prepareDocument(r, &in, id, "")
+	errs = append(errs, perrs...)
+	if err := checkErrors(errs); err != nil {
+		return err
+	}
+	return s.createForUpload(r, p, o)
+}
+
+func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
+	id := p.nd.Document.DocumentID
+	if err := s.requireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
+		return err
+	}
+	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
+		return err
+	}
+	o.base = s.linkBase(r.Ctx)
+	u, h := s.uploadURL(r.site, id, o)
+	status := http.StatusOK
+	if r.Method() == http.MethodPost {
+		status = http.StatusCreated
+	}
+	return r.Status(status).JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
+}
