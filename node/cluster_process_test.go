@@ -58,6 +58,17 @@ type cliProc struct {
 // until it serves.
 func startServe(t *testing.T, name string, args ...string) *cliProc {
 	t.Helper()
+	p, err := tryStartServe(t, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tryStartServe is startServe that returns an error when the process
+// exits before it serves (a refused join) or does not serve in a minute.
+func tryStartServe(t *testing.T, name string, args ...string) (*cliProc, error) {
+	t.Helper()
 	enc, err := json.Marshal(append([]string{"serve"}, args...))
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +122,12 @@ func startServe(t *testing.T, name string, args ...string) *cliProc {
 	case p.addr = <-addrc:
 	case <-p.done:
 		b, _ := os.ReadFile(logPath)
-		t.Fatalf("%s exited before serving:\n%s", name, b)
+		return nil, fmt.Errorf("%s exited before serving:\n%s", name, b)
 	case <-time.After(60 * time.Second):
-		t.Fatalf("%s did not start serving", name)
+		p.kill()
+		return nil, fmt.Errorf("%s did not start serving", name)
 	}
-	return p
+	return p, nil
 }
 
 // signal sends sig to the process (SIGSTOP, SIGCONT).
@@ -272,34 +284,77 @@ func startServeClusterWith(t *testing.T, extra func(i int) []string) *serveClust
 		st, ok := clusterStatusOf(c, "https://"+n1.addr, tok)
 		return ok && st.State == "Leader"
 	})
-	joinToken := func() string {
-		var out, errb bytes.Buffer
-		if code := cli.Main([]string{"cluster", "token", "--data-dir", sc.dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
-			t.Fatalf("quire cluster token: %d %s", code, errb.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
-	n2 := startServe(t, "n2", append(sc.args(1), "--join", "https://"+n1.addr, "--join-token", joinToken())...)
-	n3 := startServe(t, "n3", append(sc.args(2), "--join", "https://"+n2.addr, "--join-token", joinToken())...)
+	sc.procs, sc.c, sc.tok = []*cliProc{n1}, c, tok
+	sc.joinServe(t, 1, 0)
+	sc.joinServe(t, 2, 1)
 	sc.c = memberClient(t, sc.dirs...)
-	sc.procs = []*cliProc{n1, n2, n3}
 	// A token from n3's data dir works on every node: the keys are the
 	// cluster's.
 	tok3, err := auth.SignToken(sc.dirs[2], "", "ops", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.tok, sc.tok3 = tok, tok3
-	waitFor(t, "three members that know the leader", 30*time.Second, func() bool {
-		for _, p := range sc.procs {
-			st, ok := clusterStatusOf(sc.c, "https://"+p.addr, tok3)
-			if !ok || st.LeaderID != "n1" || len(st.Peers) != 3 {
-				return false
+	sc.tok3 = tok3
+	sc.agree(t, 60*time.Second)
+	return sc
+}
+
+// joinServe starts node i with --join at the member via (n3 joins
+// through n2, a follower, to test that path). A busy machine can cost
+// the leader its lease while it adds a member; the join is then refused
+// ("the leader changed while adding the node: join again with a new
+// token", a documented answer) and the process exits: it is made again,
+// with a new token and a new data dir, through whichever member leads
+// by then, for up to three minutes.
+func (sc *serveCluster) joinServe(t *testing.T, i, via int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for attempt := 1; ; attempt++ {
+		var out, errb bytes.Buffer
+		if code := cli.Main([]string{"cluster", "token", "--data-dir", sc.dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
+			t.Fatalf("quire cluster token: %d %s", code, errb.String())
+		}
+		args := append(sc.args(i), "--join", sc.url(via), "--join-token", strings.TrimSpace(out.String()))
+		p, err := tryStartServe(t, fmt.Sprintf("n%d-join%d", i+1, attempt), args...)
+		if err == nil {
+			sc.procs = append(sc.procs, p)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n%d's join, attempt %d: %v", i+1, attempt, err)
+		}
+		t.Logf("n%d's join, attempt %d, made again: %.300v", i+1, attempt, err)
+		sc.dirs[i] = t.TempDir()
+		c := memberClient(t, sc.dirs[:len(sc.procs)]...)
+		for j := range sc.procs {
+			if st, ok := clusterStatusOf(c, sc.url(j), sc.tok); ok && st.State == "Leader" {
+				via = j
 			}
 		}
-		return true
+	}
+}
+
+// agree waits until every member knows the same leader and lists three
+// peers; it returns the leader's index.
+func (sc *serveCluster) agree(t *testing.T, within time.Duration) int {
+	t.Helper()
+	lead := -1
+	waitFor(t, "three members that know one leader", within, func() bool {
+		lead = -1
+		leaderID := ""
+		for i := range sc.procs {
+			st, ok := clusterStatusOf(sc.c, sc.url(i), sc.tok3)
+			if !ok || st.LeaderID == "" || len(st.Peers) != 3 || (leaderID != "" && st.LeaderID != leaderID) {
+				return false
+			}
+			leaderID = st.LeaderID
+			if st.State == "Leader" {
+				lead = i
+			}
+		}
+		return lead >= 0
 	})
-	return sc
+	return lead
 }
 
 // TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL starts three
