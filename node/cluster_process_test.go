@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -237,6 +236,8 @@ type serveCluster struct {
 	tok3  string // signed with n3's keys (the cluster's too)
 	// extra, when set, adds flags to node i's command line.
 	extra func(i int) []string
+	// mu guards procs[i] against a restart while writers read url(i).
+	mu sync.Mutex
 }
 
 // args is node i's command line (without --bootstrap or --join).
@@ -258,11 +259,32 @@ func (sc *serveCluster) restart(t *testing.T, i int, name string) *cliProc {
 	if i == 0 {
 		args = append(args, "--bootstrap")
 	}
-	sc.procs[i] = startServe(t, name, args...)
-	return sc.procs[i]
+	p := startServe(t, name, args...)
+	sc.mu.Lock()
+	sc.procs[i] = p
+	sc.mu.Unlock()
+	return p
 }
 
-func (sc *serveCluster) url(i int) string { return "https://" + sc.procs[i].addr }
+// url is node i's API (its address changes at every restart: --listen
+// 127.0.0.1:0).
+func (sc *serveCluster) url(i int) string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return "https://" + sc.procs[i].addr
+}
+
+// at is where a history writer writes to node i (history.write).
+func (sc *serveCluster) at(i int) (*http.Client, string, string) { return sc.c, sc.url(i), sc.tok }
+
+// bases are the members' APIs now.
+func (sc *serveCluster) bases() []string {
+	var b []string
+	for i := range sc.procs {
+		b = append(b, sc.url(i))
+	}
+	return b
+}
 
 func startServeCluster(t *testing.T) *serveCluster {
 	t.Helper()
@@ -317,7 +339,9 @@ func (sc *serveCluster) joinServe(t *testing.T, i, via int) {
 		args := append(sc.args(i), "--join", sc.url(via), "--join-token", strings.TrimSpace(out.String()))
 		p, err := tryStartServe(t, fmt.Sprintf("n%d-join%d", i+1, attempt), args...)
 		if err == nil {
+			sc.mu.Lock()
 			sc.procs = append(sc.procs, p)
+			sc.mu.Unlock()
 			return
 		}
 		if time.Now().After(deadline) {
@@ -359,114 +383,45 @@ func (sc *serveCluster) agree(t *testing.T, within time.Duration) int {
 
 // TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL starts three
 // `quire serve` processes from the command line (n1 bootstraps, n2 and
-// n3 join with tokens from quire cluster token), kills the leader with
-// SIGKILL while clients write through the other two, checks every
-// acknowledged write is readable on both survivors, restarts the killed
-// node and checks it catches up.
+// n3 join with tokens from quire cluster token) and kills the leader with
+// SIGKILL while clients write through every node; the killed node
+// restarts with the same command line and catches up while they go on
+// writing. Then the history holds on every member (every acknowledged
+// write whole on all three, every other on all or none) and the leader
+// finds the replica digests equal.
 func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
 	sc := startServeCluster(t)
-	dirs, c, tok, tok3 := sc.dirs, sc.c, sc.tok, sc.tok3
-	n1, n2, n3 := sc.procs[0], sc.procs[1], sc.procs[2]
-	common := sc.args
 	var out, errb bytes.Buffer
-	if code := cli.Main([]string{"cluster", "status", "--url", "https://" + n2.addr, "--data-dir", dirs[1]}, &out, &errb); code != 0 ||
+	if code := cli.Main([]string{"cluster", "status", "--url", sc.url(1), "--data-dir", sc.dirs[1]}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "node n2") || strings.Count(out.String(), "\nn") != 3 {
 		t.Fatalf("quire cluster status: %d %q %q", code, out.String(), errb.String())
 	}
 
-	// Clients write through n2 and n3 (followers forward to the leader)
-	// before and after the leader is killed.
-	survivors := []string{"https://" + n2.addr, "https://" + n3.addr}
-	var (
-		mu        sync.Mutex
-		acked     []string
-		afterKill atomic.Int64
-		killed    atomic.Bool
-		stop      = make(chan struct{})
-		wg        sync.WaitGroup
-	)
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			base := survivors[w%2]
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := apiDo(c, http.MethodPost, base+"/documents", tok3, map[string]any{
-					"path": fmt.Sprintf("w%d/%d.txt", w, i), "content": fmt.Sprintf("w%d-%d", w, i), "contentType": "text/plain"})
-				if r.status != http.StatusCreated {
-					// No leader yet: back off before the next attempt.
-					select {
-					case <-stop:
-						return
-					case <-time.After(50 * time.Millisecond):
-					}
-					continue
-				}
-				var m struct {
-					DocumentID string `json:"documentId"`
-				}
-				if json.Unmarshal(r.body, &m) != nil || m.DocumentID == "" {
-					continue
-				}
-				mu.Lock()
-				acked = append(acked, m.DocumentID+" "+fmt.Sprintf("w%d-%d", w, i))
-				mu.Unlock()
-				if killed.Load() {
-					afterKill.Add(1)
-				}
-			}
-		}()
-	}
-	waitFor(t, "20 writes before the kill", 30*time.Second, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked) >= 20
-	})
+	// Clients write through every node (followers forward to the
+	// leader) before, during and after the leader's kill and restart;
+	// the writers on the killed node meet a refused connection meanwhile.
+	var h history
+	stop := h.write(sc.at, []int{0, 1, 2, 1, 2}, 15*time.Second, 0)
+	defer stop()
+	h.waitAcked(t, "20 writes before the kill", 20, 30*time.Second)
+	lead := procLeaderAmong(t, sc, 30*time.Second, 0, 1, 2)
 	killedAt := time.Now()
-	n1.kill()
-	killed.Store(true)
-	waitFor(t, "20 writes after the leader's SIGKILL", 30*time.Second, func() bool { return afterKill.Load() >= 20 })
-	t.Logf("first 20 writes after the kill took %v", time.Since(killedAt).Round(time.Millisecond))
-	close(stop)
-	wg.Wait()
-
-	// Every acknowledged write is on both survivors.
-	check := func(base string, wait time.Duration) {
-		t.Helper()
-		for _, a := range acked {
-			id, content, _ := strings.Cut(a, " ")
-			var r apiAnswer
-			waitFor(t, id+" on "+base, wait, func() bool {
-				r = apiDo(c, http.MethodGet, base+"/documents/"+id+"/content", tok, nil)
-				return r.status == http.StatusOK
-			})
-			var m struct {
-				Content string `json:"content"`
-			}
-			if err := json.Unmarshal(r.body, &m); err != nil || m.Content != content {
-				t.Fatalf("%s on %s: %s, want content %q", id, base, r.body, content)
-			}
-		}
-	}
-	for _, b := range survivors {
-		check(b, 10*time.Second)
-	}
+	sc.procs[lead].kill()
+	h.waitAcked(t, "20 writes after the leader's SIGKILL", 20, 30*time.Second)
+	t.Logf("first 20 writes after the kill of n%d took %v", lead+1, time.Since(killedAt).Round(time.Millisecond))
 
 	// The killed node restarts (same command line) and catches up.
-	n1 = startServe(t, "n1-again", append(common(0), "--bootstrap")...)
-	ref, ok := clusterStatusOf(c, survivors[0], tok)
-	if !ok {
-		t.Fatal("n2's status")
-	}
-	waitFor(t, "n1 to catch up", 30*time.Second, func() bool {
-		st, ok := clusterStatusOf(c, "https://"+n1.addr, tok)
-		return ok && st.LeaderID != "" && st.AppliedIndex >= ref.AppliedIndex
+	sc.restart(t, lead, fmt.Sprintf("n%d-again", lead+1))
+	h.waitAcked(t, "20 writes after the restart", 20, 30*time.Second)
+	waitFor(t, fmt.Sprintf("n%d to follow again", lead+1), 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(sc.c, sc.url(lead), sc.tok)
+		return ok && st.LeaderID != ""
 	})
-	check("https://"+n1.addr, 10*time.Second)
-	t.Logf("%d writes acknowledged, %d after the kill", len(acked), afterKill.Load())
+	stop()
+
+	bases := sc.bases()
+	idx := settle(t, sc, bases, 60*time.Second)
+	count := h.check(t, sc, bases)
+	rep := verifyEqual(t, sc.c, bases[0], sc.tok)
+	t.Logf("settled at applied index %d; %s; replica digests equal at %d", idx, h.summary(count), rep.Index)
 }
