@@ -146,8 +146,8 @@ func provisionNode(firstDir, dir, id string) error {
 	return cluster.SaveNodeCert(tlsDir, b, ca.Fingerprint())
 }
 
-// startTrio starts a three-node cluster under root: n1 bootstraps and
-// leads, n2 and n3 join it. The caller closes the nodes.
+// startTrio starts a three-node cluster under root: n1 bootstraps, n2
+// and n3 are added by whoever leads. The caller closes the nodes.
 func startTrio(ctx context.Context, root string) ([]*inproc, error) {
 	var nodes []*inproc
 	fail := func(err error) ([]*inproc, error) {
@@ -175,12 +175,26 @@ func startTrio(ctx context.Context, root string) ([]*inproc, error) {
 			}
 			continue
 		}
-		if err := nodes[0].n.Cluster.Join(id, p.n.Cluster.Addr()); err != nil {
-			return fail(fmt.Errorf("join %s: %w", id, err))
+		// Whoever leads adds the node: on a busy machine the lead can
+		// move during a join (a two-voter configuration needs the new
+		// node's answers), and Join leaves a member with the same id and
+		// address alone, so a join made again does not add it twice.
+		var joinErr error
+		if err := waitUntil(ctx, "a leader to add "+id, 60*time.Second, func() bool {
+			joinErr = errors.New("no leader")
+			for _, q := range nodes {
+				if q.n.Cluster.IsLeader() {
+					joinErr = q.n.Cluster.Join(id, p.n.Cluster.Addr())
+					break
+				}
+			}
+			return joinErr == nil
+		}); err != nil {
+			return fail(fmt.Errorf("join %s: %w (%v)", id, err, joinErr))
 		}
-		if err := waitUntil(ctx, id+" to know the leader", 30*time.Second, func() bool {
+		if err := waitUntil(ctx, id+" to know a leader", 30*time.Second, func() bool {
 			_, lid := p.n.Cluster.LeaderAddr()
-			return lid == "n1"
+			return lid != ""
 		}); err != nil {
 			return fail(err)
 		}

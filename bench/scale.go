@@ -107,6 +107,11 @@ func (s *session) scaleBench(ctx context.Context) error {
 	}
 	s.rep.addScale(s.cfg, n, rows)
 	var errs []error
+	if ctx.Err() == nil {
+		if err := s.scaleDigest(ctx, dataDir, n); err != nil {
+			errs = append(errs, fmt.Errorf("scale replica digest: %w", err))
+		}
+	}
 	for _, r := range rows {
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("scale row %s: %w", limitName(r.limit), r.err))

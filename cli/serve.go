@@ -132,7 +132,7 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 		MetricsListen:     c.Metrics.Listen,
 		MetricsToken:      c.Metrics.Token,
 		Cluster: node.ClusterConfig{NodeID: c.Cluster.NodeID, RaftListen: c.Cluster.RaftListen, Bootstrap: c.Cluster.Bootstrap,
-			Join: c.Cluster.Join, JoinToken: c.Cluster.JoinToken},
+			Join: c.Cluster.Join, JoinToken: c.Cluster.JoinToken, VerifyEvery: noneIfZero(c.Cluster.VerifyInterval)},
 		Pipeline: pipeline.Config{
 			Workers:        c.Pipeline.Workers,
 			ActionTimeout:  c.Pipeline.ActionTimeout,

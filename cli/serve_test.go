@@ -21,6 +21,7 @@ import (
 	"quire/auth"
 	"quire/config"
 	"quire/index"
+	"quire/node"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -175,6 +176,24 @@ func TestNodeConfig_Cluster(t *testing.T) {
 	got := nodeConfig(c, nil).Cluster
 	if got.NodeID != "n2" || got.RaftListen != "10.0.0.2:7001" || got.Join != "https://10.0.0.1:8080" || got.JoinToken != "tok" || got.Bootstrap {
 		t.Fatalf("node cluster config %+v", got)
+	}
+}
+
+// TestNodeConfig_VerifyInterval: cluster.verify_interval reaches the
+// node, 0 (only on demand) as a negative value (the node's zero is the
+// default), and config's default is the node's.
+func TestNodeConfig_VerifyInterval(t *testing.T) {
+	for _, tt := range []struct {
+		conf, node time.Duration
+	}{{0, -1}, {time.Hour, time.Hour}} {
+		c := config.Default()
+		c.Cluster = config.Cluster{NodeID: "n1", RaftListen: "10.0.0.1:7001", VerifyInterval: tt.conf}
+		if got := nodeConfig(c, nil).Cluster.VerifyEvery; got != tt.node {
+			t.Errorf("verify_interval %v: node gets %v, want %v", tt.conf, got, tt.node)
+		}
+	}
+	if d := config.Default().Cluster.VerifyInterval; d != node.DefaultVerifyEvery {
+		t.Errorf("default: config %v, node %v", d, node.DefaultVerifyEvery)
 	}
 }
 

@@ -264,3 +264,19 @@ func (n *Node) SetVerifyReport(r *VerifyReport) { n.lastVerify.Store(r) }
 
 // LastVerifyReport is the latest verification this node made (nil: none).
 func (n *Node) LastVerifyReport() *VerifyReport { return n.lastVerify.Load() }
+
+// SetSharedVerifyReport records a verification the leader made and sent
+// this member, so that every member's Status shows the replicas'
+// digests, not only the leader's.
+func (n *Node) SetSharedVerifyReport(r *VerifyReport) { n.sharedVerify.Store(r) }
+
+// LatestVerifyReport is the newest verification this member knows: its
+// own or the one the leader sent, whichever is at the higher index (nil:
+// none).
+func (n *Node) LatestVerifyReport() *VerifyReport {
+	own, shared := n.lastVerify.Load(), n.sharedVerify.Load()
+	if shared == nil || (own != nil && own.Index >= shared.Index) {
+		return own
+	}
+	return shared
+}

@@ -125,7 +125,10 @@ type Node struct {
 	leadStart  atomic.Uint64
 	readmitted sync.Map
 	diverged   atomic.Pointer[string]       // digest.go
-	lastVerify atomic.Pointer[VerifyReport] // the leader's latest verification
+	lastVerify atomic.Pointer[VerifyReport] // the latest verification this node made
+	// sharedVerify is the latest verification the leader sent this
+	// member (SetSharedVerifyReport).
+	sharedVerify atomic.Pointer[VerifyReport]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -652,7 +655,8 @@ type Status struct {
 	Unreadable string
 	// Diverged is set when this member was found to hold other data than
 	// the cluster's majority (digest.go); Verify is the latest
-	// verification of the replicas this node made (as leader).
+	// verification of the replicas this node made (as leader) or the
+	// leader sent it, whichever has the higher index.
 	Diverged string
 	Verify   *VerifyReport
 }
@@ -676,7 +680,7 @@ func (n *Node) Status() Status {
 	if err := n.fsm.haltedErr(); err != nil {
 		st.Halted = err.Error()
 	}
-	st.Diverged, st.Verify = n.Diverged(), n.LastVerifyReport()
+	st.Diverged, st.Verify = n.Diverged(), n.LatestVerifyReport()
 	if cf := n.raft.GetConfiguration(); cf.Error() == nil {
 		for _, s := range cf.Configuration().Servers {
 			st.Servers = append(st.Servers, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})

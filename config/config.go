@@ -51,6 +51,10 @@ type Cluster struct {
 	Bootstrap  bool   `toml:"bootstrap"`
 	Join       string `toml:"join"`
 	JoinToken  string `toml:"join_token"`
+	// VerifyInterval is how often the leader compares a digest of every
+	// member's store (cluster/DESIGN.md, "Replicas proven equal"); 0:
+	// only on demand (POST /cluster/verify).
+	VerifyInterval time.Duration `toml:"verify_interval"`
 }
 
 // Enabled reports whether the server runs as a cluster member.
@@ -255,7 +259,8 @@ func Default() *Config {
 			OIDCScopes: []string{"openid", "profile", "email"}, OIDCDisplayName: "single sign-on"},
 		Limits:  Limits{MaxBodyBytes: 16 << 20, MemoryLimitMiB: 64, MaxConnsPerClient: 512},
 		Storage: Storage{MinFreeBytes: 1 << 30, MinFreePercent: 2},
-		Index:   Index{MergeIdle: 30 * time.Second}, // index.DefaultMergeIdle
+		Index:   Index{MergeIdle: 30 * time.Second},        // index.DefaultMergeIdle
+		Cluster: Cluster{VerifyInterval: 10 * time.Minute}, // node.DefaultVerifyEvery
 		Log:     Log{Level: "info", Format: "text"},
 		Pipeline: Pipeline{
 			Workers:       4,

@@ -215,8 +215,18 @@ func TestLoad_ClusterSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := l.Cluster; c.NodeID != "n1" || !c.Bootstrap || c.RaftListen != "10.0.0.1:7001" || !c.Enabled() {
+	if c := l.Cluster; c.NodeID != "n1" || !c.Bootstrap || c.RaftListen != "10.0.0.1:7001" || !c.Enabled() || c.VerifyInterval != 10*time.Minute {
 		t.Fatalf("cluster settings: %+v", c)
+	}
+	// The verification interval: from the file, 0 (only on demand) too.
+	for _, tc := range []struct {
+		file string
+		want time.Duration
+	}{{"[cluster]\nverify_interval = \"2h\"\n", 2 * time.Hour}, {"[cluster]\nverify_interval = \"0s\"\n", 0}} {
+		l, err := load(t, tc.file, nil, "--node-id", "n1", "--raft-listen", "10.0.0.1:7001")
+		if err != nil || l.Cluster.VerifyInterval != tc.want {
+			t.Errorf("%q: %v, verify interval %v, want %v", tc.file, err, l.Cluster.VerifyInterval, tc.want)
+		}
 	}
 	if l, err = load(t, "", nil); err != nil || l.Cluster.Enabled() {
 		t.Fatalf("no cluster settings: %v %+v", err, l.Cluster)
@@ -233,6 +243,9 @@ func TestLoad_ClusterSettings(t *testing.T) {
 		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join", "https://a:8080"}, "join needs a join token"},
 		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join", "http://a:8080", "--join-token", "x"}, "https://"},
 		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--join-token", "x"}, "used with join"},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--verify-interval", "30s"}, "cluster.verify_interval: must be 0 (only on demand) or from 1m to 168h"},
+		{[]string{"--node-id", "n1", "--raft-listen", "10.0.0.1:7001", "--verify-interval", "169h"}, "cluster.verify_interval: must be 0"},
+		{[]string{"--verify-interval", "1h"}, "cluster.verify_interval: needs cluster.node_id"},
 	} {
 		_, err := load(t, "", nil, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

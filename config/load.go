@@ -532,12 +532,16 @@ func (l *Loaded) validateCluster() Problems {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"cluster.raft_listen", c.RaftListen != ""}, {"cluster.bootstrap", c.Bootstrap}, {"cluster.join", c.Join != ""}, {"cluster.join_token", c.JoinToken != ""}} {
+		}{{"cluster.raft_listen", c.RaftListen != ""}, {"cluster.bootstrap", c.Bootstrap}, {"cluster.join", c.Join != ""}, {"cluster.join_token", c.JoinToken != ""},
+			{"cluster.verify_interval", c.VerifyInterval != Default().Cluster.VerifyInterval}} {
 			if k.set {
 				bad(k.key, "needs cluster.node_id (--node-id): a server without a node id is not a cluster member")
 			}
 		}
 		return ps
+	}
+	if d := c.VerifyInterval; d != 0 && (d < time.Minute || d > 168*time.Hour) {
+		bad("cluster.verify_interval", "must be 0 (only on demand) or from 1m to 168h, got %s", d)
 	}
 	if !validNodeID.MatchString(c.NodeID) {
 		bad("cluster.node_id", "want 1 to 64 letters, digits, '.', '_' or '-' starting with a letter or digit, got %q", c.NodeID)

@@ -110,6 +110,8 @@ var settings = append([]setting{
 		example: "https://10.0.0.1:8080", ptr: func(c *Config) any { return &c.Cluster.Join }},
 	{key: "cluster.join_token", name: "join-token", help: "Join token an admin issued on a member (quire cluster token): short-lived, single use, traded for this node's certificate and the cluster's keys. QUIRE_JOIN_TOKEN keeps it out of the process list.",
 		example: "quirejoin1.…", ptr: func(c *Config) any { return &c.Cluster.JoinToken }},
+	{key: "cluster.verify_interval", name: "verify-interval", help: "How often the leader has every member hash its data at one log index and compares the digests (a member that differs is demoted and refuses to serve until rebuilt); each check reads every record of every member's store, not the content. 0: only on demand (quire cluster verify). 1m to 168h otherwise.",
+		ptr: func(c *Config) any { return &c.Cluster.VerifyInterval }},
 
 	{key: "log.level", name: "log-level", help: "Log level: debug, info, warn or error.",
 		ptr: func(c *Config) any { return &c.Log.Level }},

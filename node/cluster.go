@@ -237,7 +237,7 @@ var testDropForwardAnswer func(*storage.Command) bool
 // (serveAdmin): the leader's side of membership changes and
 // verifications, a member's side of a verification.
 var adminPaths = map[string]bool{"/join": true, "/remove": true, "/readmit": true, "/promote": true,
-	"/verify": true, "/digest": true, "/diverged": true}
+	"/verify": true, "/digest": true, "/diverged": true, "/verified": true}
 
 // serveForward is the leader's side of write forwarding: a member posts a
 // command (storage.Command.Encode) to /apply over the cluster port's

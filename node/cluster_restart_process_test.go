@@ -133,10 +133,18 @@ func procLeaderAmong(t *testing.T, sc *serveCluster, within time.Duration, idx .
 // only what it had made durable before the pause.
 func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 	sc := startServeCluster(t)
+	// L leads (n1 unless the lead moved while the cluster formed); F
+	// are its followers.
+	L := sc.agree(t, 30*time.Second)
+	F := []int{(L + 1) % 3, (L + 2) % 3}
+	nL := fmt.Sprintf("n%d", L+1)
+	var h history
 	var acked []procDoc
 	for range 3 {
 		d := newProcDoc("before")
-		if st, body := d.post(sc.c, sc.url(0), sc.tok, 20*time.Second); st != http.StatusCreated {
+		st, body := d.post(sc.c, sc.url(L), sc.tok, 20*time.Second)
+		h.add(d, L, st, body)
+		if st != http.StatusCreated {
 			t.Fatalf("write through the leader: %d %s", st, body)
 		}
 		acked = append(acked, d)
@@ -144,11 +152,11 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 	var before statusView
 	waitFor(t, "the followers to hold the leader's log", 20*time.Second, func() bool {
 		var ok bool
-		before, ok = clusterStatusOf(sc.c, sc.url(0), sc.tok)
+		before, ok = clusterStatusOf(sc.c, sc.url(L), sc.tok)
 		if !ok || before.State != "Leader" || before.CommitIndex != before.LastLogIndex {
 			return false
 		}
-		for _, i := range []int{1, 2} {
+		for _, i := range F {
 			st, ok := clusterStatusOf(sc.c, sc.url(i), sc.tok)
 			if !ok || st.LastLogIndex != before.LastLogIndex || st.CommitIndex != before.CommitIndex {
 				return false
@@ -157,10 +165,15 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 		return true
 	})
 
+	// Writers on every node from here through every fault below (the
+	// history at the end).
+	stop := h.write(sc.at, []int{0, 1, 2}, 15*time.Second, 20*time.Millisecond)
+	defer stop()
+
 	// Both followers paused; writes to the leader are appended to its log
 	// and can never commit (it steps down once its lease runs out).
-	sc.procs[1].signal(t, syscall.SIGSTOP)
-	sc.procs[2].signal(t, syscall.SIGSTOP)
+	sc.procs[F[0]].signal(t, syscall.SIGSTOP)
+	sc.procs[F[1]].signal(t, syscall.SIGSTOP)
 	var (
 		unacked []procDoc
 		mu      sync.Mutex
@@ -173,7 +186,8 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, body := d.post(sc.c, sc.url(0), sc.tok, 4*time.Second)
+			st, body := d.post(sc.c, sc.url(L), sc.tok, 4*time.Second)
+			h.add(d, L, st, body)
 			mu.Lock()
 			answers = append(answers, fmt.Sprintf("%d %.120s", st, body))
 			mu.Unlock()
@@ -182,7 +196,7 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 	var grown statusView
 	waitFor(t, "the leader to append entries its followers did not get", 5*time.Second, func() bool {
 		var ok bool
-		grown, ok = clusterStatusOf(sc.c, sc.url(0), sc.tok)
+		grown, ok = clusterStatusOf(sc.c, sc.url(L), sc.tok)
 		return ok && grown.LastLogIndex > before.LastLogIndex
 	})
 	wg.Wait()
@@ -191,19 +205,22 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 			t.Fatalf("write %d acknowledged by a leader whose followers are paused: %s", i, a)
 		}
 	}
-	after, _ := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	after, _ := clusterStatusOf(sc.c, sc.url(L), sc.tok)
 	t.Logf("the old leader's log: %d entries before the pause, %d after (commit %d); answers %q",
 		before.LastLogIndex, after.LastLogIndex, after.CommitIndex, answers)
 
-	sc.procs[0].kill()
-	sc.procs[1].kill()
-	sc.procs[2].kill()
-	sc.restart(t, 1, "n2-again")
-	sc.restart(t, 2, "n3-again")
-	lead := procLeaderAmong(t, sc, 30*time.Second, 1, 2)
+	for i := range sc.procs {
+		sc.procs[i].kill()
+	}
+	for _, i := range F {
+		sc.restart(t, i, fmt.Sprintf("n%d-again", i+1))
+	}
+	lead := procLeaderAmong(t, sc, 30*time.Second, F...)
 	for range 3 {
 		d := newProcDoc("after")
-		if st, body := d.post(sc.c, sc.url(lead), sc.tok, 20*time.Second); st != http.StatusCreated {
+		st, body := d.post(sc.c, sc.url(lead), sc.tok, 20*time.Second)
+		h.add(d, lead, st, body)
+		if st != http.StatusCreated {
 			t.Fatalf("write through the new leader: %d %s", st, body)
 		}
 		acked = append(acked, d)
@@ -211,33 +228,40 @@ func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
 
 	// The old leader comes back: the new leader's entries conflict with
 	// its suffix, which Raft clears.
-	n1 := sc.restart(t, 0, "n1-again")
-	waitFor(t, "the old leader to clear its log suffix", 30*time.Second, func() bool { return n1.logHas("clearing log suffix") })
-	waitDocs(t, sc, sc.url(0), acked, 30*time.Second)
-	n1.kill()
+	old := sc.restart(t, L, nL+"-again")
+	waitFor(t, "the old leader to clear its log suffix", 30*time.Second, func() bool { return old.logHas("clearing log suffix") })
+	waitDocs(t, sc, sc.url(L), acked, 30*time.Second)
+	old.kill()
 
 	// And once more: the start that raft-wal v0.4.0 could not make (the
 	// process panicked; now it would run without Raft).
-	sc.restart(t, 0, "n1-third")
-	if st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok); ok && st.Unreadable != "" {
-		t.Fatalf("n1 cannot read its Raft state after clearing its log suffix: %s", st.Unreadable)
+	sc.restart(t, L, nL+"-third")
+	if st, ok := clusterStatusOf(sc.c, sc.url(L), sc.tok); ok && st.Unreadable != "" {
+		t.Fatalf("%s cannot read its Raft state after clearing its log suffix: %s", nL, st.Unreadable)
 	}
 	ref, ok := clusterStatusOf(sc.c, sc.url(lead), sc.tok)
 	if !ok {
 		t.Fatal("the leader's status")
 	}
-	waitFor(t, "n1 to catch up after its restart", 30*time.Second, func() bool {
-		st, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok)
+	waitFor(t, nL+" to catch up after its restart", 30*time.Second, func() bool {
+		st, ok := clusterStatusOf(sc.c, sc.url(L), sc.tok)
 		return ok && st.LeaderID != "" && st.CommitIndex >= ref.CommitIndex
 	})
-	waitDocs(t, sc, sc.url(0), acked, 30*time.Second)
-	for _, i := range []int{0, 1, 2} {
+	waitDocs(t, sc, sc.url(L), acked, 30*time.Second)
+	h.waitAcked(t, "writes after the old leader's second restart", 10, 30*time.Second)
+	stop()
+	for i := range sc.procs {
 		for _, d := range unacked {
 			if v, msg := d.on(sc.c, sc.url(i), sc.tok); v != 0 {
 				t.Errorf("n%d holds %s, a write the paused leader never committed (%s)", i+1, d.id, msg)
 			}
 		}
 	}
+	bases := sc.bases()
+	idx := settle(t, sc, bases, 60*time.Second)
+	count := h.check(t, sc, bases)
+	rep := verifyEqual(t, sc.c, bases[0], sc.tok)
+	t.Logf("settled at applied index %d; %s; replica digests equal at %d", idx, h.summary(count), rep.Index)
 }
 
 // procMetric reads one sample of the text exposition at base/metrics
@@ -258,12 +282,13 @@ func procMetric(t *testing.T, sc *serveCluster, base, name string) float64 {
 
 // breakLogLikeRaftWAL040 leaves the stopped node's log in the state
 // raft-wal v0.4.0's tail truncation left (issue 28): the old tail
-// segment marked sealed in the metadata (entries up to last-1) without
-// an index block, and a new tail holding entry last. The log opens and
+// segment marked sealed in the metadata (entries up to last-1, last
+// being the log's last entry) without an index block, and a new tail
+// holding entry last. The log opens and
 // its last entry reads, but no entry of the old segment does: Raft
 // panics in NewRaft ("failed to get log: index=1 error=\"sealed segment
 // has no index block\"").
-func breakLogLikeRaftWAL040(t *testing.T, walDir string, last uint64) {
+func breakLogLikeRaftWAL040(t *testing.T, walDir string) {
 	t.Helper()
 	open := func() *wal.WAL {
 		t.Helper()
@@ -274,6 +299,10 @@ func breakLogLikeRaftWAL040(t *testing.T, walDir string, last uint64) {
 		return w
 	}
 	w := open()
+	last, err := w.LastIndex()
+	if err != nil || last < 2 {
+		t.Fatalf("the log's last index: %d %v", last, err)
+	}
 	var e raft.Log
 	if err := w.GetLog(last, &e); err != nil {
 		t.Fatalf("entry %d: %v", last, err)
@@ -317,11 +346,14 @@ func breakLogLikeRaftWAL040(t *testing.T, walDir string, last uint64) {
 // acknowledged document, identical to the others.
 func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	sc := startServeCluster(t)
+	var h history
 	var acked []procDoc
 	write := func(i int, tag string) {
 		t.Helper()
 		d := newProcDoc(tag)
-		if st, body := d.post(sc.c, sc.url(i), sc.tok, 20*time.Second); st != http.StatusCreated {
+		st, body := d.post(sc.c, sc.url(i), sc.tok, 20*time.Second)
+		h.add(d, i, st, body)
+		if st != http.StatusCreated {
 			t.Fatalf("write through n%d: %d %s", i+1, st, body)
 		}
 		acked = append(acked, d)
@@ -332,12 +364,19 @@ func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	for i := range 3 {
 		waitDocs(t, sc, sc.url(i), acked, 20*time.Second)
 	}
+	// Writers on every node from here to the end, through the kill,
+	// the start without Raft and the rejoin (those on n1 meet a refused
+	// connection or its 503 meanwhile).
+	stop := h.write(sc.at, []int{0, 1, 2}, 15*time.Second, 20*time.Millisecond)
+	defer stop()
+	h.waitAcked(t, "writes before n1's kill", 10, 30*time.Second)
 	st1, ok := clusterStatusOf(sc.c, sc.url(0), sc.tok)
-	if !ok || st1.LastLogIndex == 0 || st1.State != "Leader" {
+	if !ok || st1.LastLogIndex == 0 {
 		t.Fatalf("n1's status: %+v", st1)
 	}
+	t.Logf("n1 (%s) SIGKILLed at log index %d or later", st1.State, st1.LastLogIndex)
 	sc.procs[0].kill()
-	breakLogLikeRaftWAL040(t, filepath.Join(sc.dirs[0], "raft", "wal"), st1.LastLogIndex)
+	breakLogLikeRaftWAL040(t, filepath.Join(sc.dirs[0], "raft", "wal"))
 	lead := procLeaderAmong(t, sc, 30*time.Second, 1, 2)
 	for range 3 {
 		write(lead, "while-down")
@@ -431,11 +470,19 @@ func TestCluster_UnreadableRaftStateIsRebuiltByRejoin(t *testing.T) {
 	if v := procMetric(t, sc, sc.url(0), "quire_raft_state_unreadable"); v != 0 {
 		t.Errorf("n1's quire_raft_state_unreadable after the rejoin = %v, want 0", v)
 	}
+	h.waitAcked(t, "writes after the rejoin", 10, 30*time.Second)
+	stop()
+	bases := sc.bases()
+	idx := settle(t, sc, bases, 60*time.Second)
+	count := h.check(t, sc, bases)
+	rep := verifyEqual(t, sc.c, bases[0], sc.tok)
+	t.Logf("settled at applied index %d; %s; replica digests equal at %d", idx, h.summary(count), rep.Index)
 }
 
 // procOutcome is how a write answered: acknowledged (201), refused for
-// certain (it never entered the log: 503 "No cluster leader", a 4xx),
-// or unknown (no answer, a 5xx that says it may have been applied).
+// certain (it never entered the log: 503 "No cluster leader", a member
+// without Raft's 503, a 4xx, a refused connection), or unknown (no
+// answer, a 5xx that says it may have been applied).
 type procOutcome int
 
 const (
@@ -449,7 +496,9 @@ func classify(status int, body string) procOutcome {
 	case status == http.StatusCreated:
 		return procAcked
 	case status >= 400 && status < 500,
-		status == http.StatusServiceUnavailable && strings.Contains(body, "No cluster leader"):
+		status == http.StatusServiceUnavailable && strings.Contains(body, "No cluster leader"),
+		status == http.StatusServiceUnavailable && strings.Contains(body, "Raft state cannot be read"),
+		status == 0 && strings.Contains(body, "connection refused"): // nothing was sent
 		return procRefused
 	}
 	return procUnknown

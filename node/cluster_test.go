@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"testing"
@@ -63,24 +64,112 @@ func provision(t *testing.T, firstDataDir, id string) string {
 	return dir
 }
 
-// startCluster starts three nodes: n1 bootstraps and leads, n2 and n3
-// join it.
-func startCluster(t *testing.T) (leader *quiretest.Server, followers []*quiretest.Server) {
+// memberOptions gives the options of member id (bootstrap: it starts
+// the cluster).
+type memberOptions func(id string, bootstrap bool) []quiretest.Option
+
+func plainMembers(id string, bootstrap bool) []quiretest.Option {
+	return []quiretest.Option{clusterOpt(id, bootstrap)}
+}
+
+// formCluster starts the members ids: the first bootstraps, the others
+// are provisioned at its CA and joined by whoever leads when each
+// joins, retrying until a deadline (joinMember). started, when set, is
+// called with each member as soon as it runs. It returns them in order
+// once every member knows the same leader and the configuration lists
+// them all as voters.
+func formCluster(t *testing.T, ids []string, opt memberOptions, started func(id string, s *quiretest.Server)) []*quiretest.Server {
 	t.Helper()
-	leader = quiretest.NewServer(t, clusterOpt("n1", true))
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return leader.Node.Cluster.IsLeader() })
-	for _, id := range []string{"n2", "n3"} {
-		f := quiretest.StartServer(t, provision(t, leader.DataDir, id), clusterOpt(id, false))
-		if err := leader.Node.Cluster.Join(id, f.Node.Cluster.Addr()); err != nil {
-			t.Fatalf("join %s: %v", id, err)
+	first := quiretest.NewServer(t, opt(ids[0], true)...)
+	if started != nil {
+		started(ids[0], first)
+	}
+	waitFor(t, ids[0]+" to lead", 30*time.Second, func() bool { return first.Node.Cluster.IsLeader() })
+	srvs := []*quiretest.Server{first}
+	for _, id := range ids[1:] {
+		s := quiretest.StartServer(t, provision(t, first.DataDir, id), opt(id, false)...)
+		if started != nil {
+			started(id, s)
 		}
-		waitFor(t, id+" to know the leader", 20*time.Second, func() bool {
-			_, lid := f.Node.Cluster.LeaderAddr()
-			return lid == "n1"
-		})
-		followers = append(followers, f)
+		srvs = append(srvs, s)
+		joinMember(t, srvs, id, s.Node.Cluster.Addr())
+	}
+	membersAgree(t, srvs, 60*time.Second)
+	return srvs
+}
+
+// joinMember has whoever leads among srvs add id at addr as a voter. A
+// busy machine can cost the leader its lease during a join (a
+// two-voter configuration needs the new member's answers, which come
+// late under load), so a join that meets no leader, a NotLeaderError or
+// a lost leadership is made again to the next leader, for up to a
+// minute; Join leaves a member with the same id and address alone, so
+// a join that did commit is not made twice.
+func joinMember(t *testing.T, srvs []*quiretest.Server, id, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := errors.New("no leader")
+		if l := leaderAmong(srvs); l != nil {
+			if err = l.Node.Cluster.Join(id, addr); err == nil {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("join %s at %s: %v", id, addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// membersAgree waits until every member of srvs knows the same leader,
+// one of them, whose configuration lists them all as voters; it returns
+// that leader.
+func membersAgree(t *testing.T, srvs []*quiretest.Server, within time.Duration) *quiretest.Server {
+	t.Helper()
+	var leader *quiretest.Server
+	waitFor(t, "every member to know one leader that lists them all as voters", within, func() bool {
+		leader = leaderAmong(srvs)
+		if leader == nil {
+			return false
+		}
+		voters := 0
+		for _, sv := range leader.Node.Cluster.Status().Servers {
+			if sv.Voter {
+				voters++
+			}
+		}
+		if voters != len(srvs) {
+			return false
+		}
+		for _, s := range srvs {
+			if _, lid := s.Node.Cluster.LeaderAddr(); lid != leader.Node.Cluster.ID() {
+				return false
+			}
+		}
+		return true
+	})
+	return leader
+}
+
+// leaderAndFollowers splits srvs into the leader all of them know and
+// the others, in order.
+func leaderAndFollowers(t *testing.T, srvs []*quiretest.Server) (leader *quiretest.Server, followers []*quiretest.Server) {
+	t.Helper()
+	leader = membersAgree(t, srvs, 60*time.Second)
+	for _, s := range srvs {
+		if s != leader {
+			followers = append(followers, s)
+		}
 	}
 	return leader, followers
+}
+
+// startCluster starts three nodes (formCluster: n1 bootstraps, n2 and n3
+// join) and returns the one that leads and the two others.
+func startCluster(t *testing.T) (leader *quiretest.Server, followers []*quiretest.Server) {
+	t.Helper()
+	return leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, plainMembers, nil))
 }
 
 func TestCluster_FollowerForwardsWritesAndReadsItsOwn(t *testing.T) {
@@ -163,7 +252,7 @@ func TestCluster_FollowerForwardsWritesAndReadsItsOwn(t *testing.T) {
 		t.Fatalf("cluster status: %d %s", st.Status, st.Body)
 	}
 	m := st.JSON(t)
-	if quiretest.Str(t, m, "nodeId") != "n2" || quiretest.Str(t, m, "leaderId") != "n1" || quiretest.Str(t, m, "state") != "Follower" ||
+	if quiretest.Str(t, m, "nodeId") != f.Node.Cluster.ID() || quiretest.Str(t, m, "leaderId") != leader.Node.Cluster.ID() || quiretest.Str(t, m, "state") != "Follower" ||
 		len(quiretest.List(t, m, "peers")) != 3 || quiretest.Num(t, m, "appliedIndex") < float64(idx) {
 		t.Fatalf("cluster status: %s", st.Body)
 	}

@@ -11,16 +11,11 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"quire/auth"
-	"quire/cli"
-	"quire/storage"
 )
 
 // apiDoKey is apiDo with an Idempotency-Key ("" for none); a transport
@@ -84,38 +79,14 @@ var eoPathRE = regexp.MustCompile(`^eo/([ku]\d)/(\d+)`)
 // unknown-outcome 504 with its header, or a refused connection of a
 // stopped node), never a 500.
 func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	raft := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	sc := startServeCluster(t)
+	procs, c, tok := sc.procs, sc.c, sc.tok
 	args := func(i int) []string {
-		a := []string{"--data-dir", dirs[i], "--listen", "127.0.0.1:0", "--tls-self-signed",
-			"--node-id", fmt.Sprintf("n%d", i+1), "--raft-listen", raft[i],
-			"--min-free-bytes", strconv.FormatUint(storage.MinReserve(), 10), "--min-free-percent", "0"}
 		if i == 0 {
-			a = append(a, "--bootstrap")
+			return append(sc.args(i), "--bootstrap")
 		}
-		return a
+		return sc.args(i)
 	}
-	procs := make([]*cliProc, 3)
-	procs[0] = startServe(t, "n1", args(0)...)
-	c := memberClient(t, dirs[0])
-	tok, err := auth.SignToken(dirs[0], "", "ops", []string{"Admins"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "n1 to lead", 30*time.Second, func() bool {
-		st, ok := clusterStatusOf(c, "https://"+procs[0].addr, tok)
-		return ok && st.State == "Leader"
-	})
-	joinToken := func() string {
-		var out, errb bytes.Buffer
-		if code := cli.Main([]string{"cluster", "token", "--data-dir", dirs[0], "--ttl", "10m"}, &out, &errb); code != 0 {
-			t.Fatalf("quire cluster token: %d %s", code, errb.String())
-		}
-		return strings.TrimSpace(out.String())
-	}
-	procs[1] = startServe(t, "n2", append(args(1), "--join", "https://"+procs[0].addr, "--join-token", joinToken())...)
-	procs[2] = startServe(t, "n3", append(args(2), "--join", "https://"+procs[1].addr, "--join-token", joinToken())...)
-	c = memberClient(t, dirs...)
 
 	// The API addresses change at every restart (--listen :0).
 	var amu sync.Mutex
@@ -133,15 +104,6 @@ func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
 		}
 		return -1
 	}
-	waitFor(t, "three members that know the leader", 30*time.Second, func() bool {
-		for i := range procs {
-			if st, ok := statusOf(i); !ok || st.LeaderID == "" || len(st.Peers) != 3 {
-				return false
-			}
-		}
-		return true
-	})
-
 	faults := []string{"steady", "leader SIGKILL", "leader SIGSTOP 8s", "follower SIGKILL", "last node SIGKILL"}
 	var (
 		smu      sync.Mutex

@@ -22,20 +22,9 @@ import (
 func TestCluster_IntakeLeaderOnly(t *testing.T) {
 	root := t.TempDir()
 	intake := func(c *node.Config) { c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond} }
-	leader := quiretest.NewServer(t, clusterOpt("n1", true), intake)
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return leader.Node.Cluster.IsLeader() })
-	var fs []*quiretest.Server
-	for _, id := range []string{"n2", "n3"} {
-		f := quiretest.StartServer(t, provision(t, leader.DataDir, id), clusterOpt(id, false), intake)
-		if err := leader.Node.Cluster.Join(id, f.Node.Cluster.Addr()); err != nil {
-			t.Fatalf("join %s: %v", id, err)
-		}
-		waitFor(t, id+" to know the leader", 20*time.Second, func() bool {
-			_, lid := f.Node.Cluster.LeaderAddr()
-			return lid == "n1"
-		})
-		fs = append(fs, f)
-	}
+	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, func(id string, bootstrap bool) []quiretest.Option {
+		return []quiretest.Option{clusterOpt(id, bootstrap), intake}
+	}, nil))
 	f := fs[0]
 	tok := f.Admin()
 	r := f.Do(http.MethodPost, "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/smtp"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +30,10 @@ import (
 // larger files is being taken when the first of them shows through a
 // follower. After the new leader takes the folder over, every file is one
 // document on both survivors (none lost, none twice, KEEP_BOTH would keep
-// a second copy) and every file is in done/ once.
+// a second copy) and every file is in done/ once. Writers on every
+// member post documents from the batch through the kill; the old leader
+// starts again, and every acknowledged write is on all three, every
+// other on all or none, and the replica digests are equal.
 func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 	root := t.TempDir()
 	smtpAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
@@ -37,34 +41,53 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 		return []string{"--intake-folder-root", root, "--intake-poll", "100ms", "--intake-smtp-listen", smtpAddrs[i]}
 	})
 	c, tok := sc.c, sc.tok
-	r := apiDo(c, http.MethodPost, sc.url(0)+"/sites/default/intakeProfiles", tok, map[string]any{"intakeProfile": map[string]any{
+	// L leads (n1 unless the lead moved while the cluster formed), F
+	// follow.
+	L := sc.agree(t, 30*time.Second)
+	F := []int{(L + 1) % 3, (L + 2) % 3}
+	r := apiDo(c, http.MethodPost, sc.url(L)+"/sites/default/intakeProfiles", tok, map[string]any{"intakeProfile": map[string]any{
 		"name": "scan", "pathTemplate": "Scans/{filename}", "actions": []any{}, "duplicates": "KEEP_BOTH",
 		"watchFolder": map[string]any{"stableSeconds": 1}}})
 	if r.status != http.StatusCreated {
 		t.Fatalf("profile: %d %s", r.status, r.body)
 	}
-	r = apiDo(c, http.MethodPost, sc.url(0)+"/sites/default/apiKeys", tok, map[string]any{"name": "mfp", "permissions": []string{"READ", "WRITE"}})
+	r = apiDo(c, http.MethodPost, sc.url(L)+"/sites/default/apiKeys", tok, map[string]any{"name": "mfp", "permissions": []string{"READ", "WRITE"}})
 	var key struct {
 		APIKey string `json:"apiKey"`
 	}
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &key) != nil || key.APIKey == "" {
 		t.Fatalf("api key: %d %s", r.status, r.body)
 	}
+	// paths counts the intake's documents (Scans/...) on node i; the
+	// history's writers add others, so every page is read.
 	paths := func(i int) (map[string]int, bool) {
-		r := apiDo(c, http.MethodGet, sc.url(i)+"/documents?limit=100", tok, nil)
-		var m struct {
-			Documents []struct {
-				Path string `json:"path"`
-			} `json:"documents"`
-		}
-		if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
-			return nil, false
-		}
 		out := map[string]int{}
-		for _, d := range m.Documents {
-			out[d.Path]++
+		next := ""
+		for range 1000 {
+			u := sc.url(i) + "/documents?limit=100"
+			if next != "" {
+				u += "&next=" + url.QueryEscape(next)
+			}
+			r := apiDo(c, http.MethodGet, u, tok, nil)
+			var m struct {
+				Documents []struct {
+					Path string `json:"path"`
+				} `json:"documents"`
+				Next string `json:"next"`
+			}
+			if r.status != http.StatusOK || json.Unmarshal(r.body, &m) != nil {
+				return nil, false
+			}
+			for _, d := range m.Documents {
+				if strings.HasPrefix(d.Path, "Scans/") {
+					out[d.Path]++
+				}
+			}
+			if next = m.Next; next == "" || len(m.Documents) == 0 {
+				return out, true
+			}
 		}
-		return out, true
+		return nil, false
 	}
 	smtpCreated := func(i int) string {
 		r := apiDo(c, http.MethodGet, sc.url(i)+"/metrics", "", nil)
@@ -121,7 +144,7 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 			t.Fatalf("mail to n%d: %v", i+1, err)
 		}
 	}
-	send(1)
+	send(F[0])
 	for i := range 3 {
 		var p map[string]int
 		waitFor(t, fmt.Sprintf("the mail's documents on n%d", i+1), 30*time.Second, func() bool {
@@ -132,17 +155,17 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 			t.Fatalf("n%d holds %v, want each attachment once", i+1, p)
 		}
 	}
-	send(2) // the same Message-ID through the other follower
-	if got := smtpCreated(1); got != "created=2" {
-		t.Errorf("n2 (the follower that took the mail) counts %q, want created=2", got)
+	send(F[1]) // the same Message-ID through the other follower
+	if got := smtpCreated(F[0]); got != "created=2" {
+		t.Errorf("n%d (the follower that took the mail) counts %q, want created=2", F[0]+1, got)
 	}
-	if got := smtpCreated(2); got != "repeated=2" {
-		t.Errorf("n3 (the same mail again) counts %q, want repeated=2", got)
+	if got := smtpCreated(F[1]); got != "repeated=2" {
+		t.Errorf("n%d (the same mail again) counts %q, want repeated=2", F[1]+1, got)
 	}
-	if got := smtpCreated(0); got != "" {
+	if got := smtpCreated(L); got != "" {
 		t.Errorf("the leader counts %q SMTP intakes; the followers took the mail", got)
 	}
-	if p, _ := paths(0); len(p) != 2 {
+	if p, _ := paths(L); len(p) != 2 {
 		t.Fatalf("after the mail sent again the leader holds %v, want the two attachments once", p)
 	}
 
@@ -164,7 +187,7 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "stuck.pdf's document", 30*time.Second, func() bool {
-		p, _ := paths(1)
+		p, _ := paths(F[0])
 		return p["Scans/sub/stuck.pdf"] == 1
 	})
 	// A batch of larger files, each its own content, taken one after
@@ -179,8 +202,13 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 		}
 		names = append(names, name)
 	}
+	// Writers on every member from here through the leader's kill and
+	// its restart (the history at the end).
+	var h history
+	stop := h.write(sc.at, []int{0, 1, 2}, 15*time.Second, 20*time.Millisecond)
+	defer stop()
 	waitFor(t, "the first file of the batch through a follower", 60*time.Second, func() bool {
-		p, _ := paths(1)
+		p, _ := paths(F[0])
 		for i := range n {
 			if p[fmt.Sprintf("Scans/big%02d.pdf", i)] > 0 {
 				return true
@@ -191,7 +219,7 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "sub", "stuck.pdf")); err != nil {
 		t.Fatalf("stuck.pdf left its folder before the kill: %v", err)
 	}
-	sc.procs[0].kill()
+	sc.procs[L].kill()
 	left := 0
 	for i := range n {
 		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("big%02d.pdf", i))); err == nil {
@@ -205,7 +233,7 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 
 	next := -1
 	waitFor(t, "a new leader", 60*time.Second, func() bool {
-		for _, i := range []int{1, 2} {
+		for _, i := range F {
 			if st, ok := clusterStatusOf(c, sc.url(i), tok); ok && st.State == "Leader" {
 				next = i
 				return true
@@ -221,7 +249,7 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 		}
 		return true
 	})
-	for _, i := range []int{1, 2} {
+	for _, i := range F {
 		var p map[string]int
 		waitFor(t, fmt.Sprintf("every file's document on n%d", i+1), 30*time.Second, func() bool {
 			var ok bool
@@ -264,4 +292,18 @@ func TestCluster_IntakeFailoverProcesses(t *testing.T) {
 		t.Errorf("failed/ holds %d entries, want none", len(entries))
 	}
 	t.Logf("n%d took over", next+1)
+
+	// The old leader starts again and catches up; the history holds on
+	// all three and the replicas are equal.
+	sc.restart(t, L, fmt.Sprintf("n%d-again", L+1))
+	h.waitAcked(t, "writes after the old leader's restart", 10, 30*time.Second)
+	stop()
+	bases := sc.bases()
+	idx := settle(t, sc, bases, 60*time.Second)
+	if p, ok := paths(L); !ok || len(p) != len(names)+2 {
+		t.Errorf("the restarted n%d holds %d intake documents, want %d", L+1, len(p), len(names)+2)
+	}
+	count := h.check(t, sc, bases)
+	rep := verifyEqual(t, sc.c, bases[0], sc.tok)
+	t.Logf("settled at applied index %d; %s; replica digests equal at %d", idx, h.summary(count), rep.Index)
 }

@@ -277,6 +277,13 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		rep.Err = encodeAdminError(n.Cluster.SetDiverged(req.Reason))
+	case r.URL.Path == "/verified":
+		var rep2 cluster.VerifyReport
+		if err := json.Unmarshal(body, &rep2); err != nil {
+			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+			break
+		}
+		n.Cluster.SetSharedVerifyReport(&rep2)
 	}
 	if rep.Err == nil && val != nil {
 		rep.Value, _ = json.Marshal(val)

@@ -131,20 +131,7 @@ func loopbackClusterOpt(id string, bootstrap bool) []quiretest.Option {
 // loopback.
 func startLoopbackCluster(t *testing.T) (leader *quiretest.Server, followers []*quiretest.Server) {
 	t.Helper()
-	leader = quiretest.NewServer(t, loopbackClusterOpt("n1", true)...)
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return leader.Node.Cluster.IsLeader() })
-	for _, id := range []string{"n2", "n3"} {
-		f := quiretest.StartServer(t, provision(t, leader.DataDir, id), loopbackClusterOpt(id, false)...)
-		if err := leader.Node.Cluster.Join(id, f.Node.Cluster.Addr()); err != nil {
-			t.Fatalf("join %s: %v", id, err)
-		}
-		waitFor(t, id+" to know the leader", 20*time.Second, func() bool {
-			_, lid := f.Node.Cluster.LeaderAddr()
-			return lid == "n1"
-		})
-		followers = append(followers, f)
-	}
-	return leader, followers
+	return leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, loopbackClusterOpt, nil))
 }
 
 // TestLeader_ActionsRunOnTheLeaderOnlyAndResumeAfterAFailover: documents
@@ -379,12 +366,10 @@ func metricValue(t *testing.T, s *quiretest.Server, name string) float64 {
 func TestLeader_ChunkSweepIsALeaderCommandAfterTheGrace(t *testing.T) {
 	const grace = 2 * time.Second
 	opt := func(c *node.Config) { c.Cluster.ChunkSweepGrace = grace }
-	leader := quiretest.NewServer(t, clusterOpt("n1", true), opt)
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return leader.Node.Cluster.IsLeader() })
-	f := quiretest.StartServer(t, provision(t, leader.DataDir, "n2"), clusterOpt("n2", false), opt)
-	if err := leader.Node.Cluster.Join("n2", f.Node.Cluster.Addr()); err != nil {
-		t.Fatal(err)
-	}
+	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2"}, func(id string, bootstrap bool) []quiretest.Option {
+		return []quiretest.Option{clusterOpt(id, bootstrap), opt}
+	}, nil))
+	f := fs[0]
 	r := f.Do(http.MethodPost, "/documents", map[string]any{"content": "kept content", "contentType": "text/plain"}, f.Admin())
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)

@@ -302,7 +302,10 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.replicaDiverged, diverged)
 	divergent, verified := 0.0, 0.0
-	if v := st.Verify; v != nil {
+	// The leader's own verifications only: every member shows the latest
+	// report in its status, but one member (the one that made it)
+	// counts the divergent members, so an alert fires once.
+	if v := c.n.Cluster.LastVerifyReport(); v != nil {
 		divergent, verified = float64(len(v.Divergent)), float64(v.Index)
 		if v.Undecided {
 			divergent = -1

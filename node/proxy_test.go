@@ -324,26 +324,12 @@ func viaFabricAt(f *fabric, id, raftAddr string) quiretest.Option {
 }
 
 // startFabricCluster starts three nodes whose cluster traffic crosses
-// f: n1 bootstraps and leads, n2 and n3 join it.
+// f (formCluster: n1 bootstraps, n2 and n3 join).
 func startFabricCluster(t *testing.T, f *fabric) []*quiretest.Server {
 	t.Helper()
-	first := quiretest.NewServer(t, viaFabric(f, "n1", true))
-	f.register("n1", first.Node.Cluster.Addr())
-	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return first.Node.Cluster.IsLeader() })
-	srvs := []*quiretest.Server{first}
-	for _, id := range []string{"n2", "n3"} {
-		s := quiretest.StartServer(t, provision(t, first.DataDir, id), viaFabric(f, id, false))
-		f.register(id, s.Node.Cluster.Addr())
-		if err := first.Node.Cluster.Join(id, s.Node.Cluster.Addr()); err != nil {
-			t.Fatalf("join %s: %v", id, err)
-		}
-		waitFor(t, id+" to know the leader", 20*time.Second, func() bool {
-			_, lid := s.Node.Cluster.LeaderAddr()
-			return lid == "n1"
-		})
-		srvs = append(srvs, s)
-	}
-	return srvs
+	return formCluster(t, []string{"n1", "n2", "n3"}, func(id string, bootstrap bool) []quiretest.Option {
+		return []quiretest.Option{viaFabric(f, id, bootstrap)}
+	}, func(id string, s *quiretest.Server) { f.register(id, s.Node.Cluster.Addr()) })
 }
 
 // TestProxy_CutAndHeal checks the proxy itself: forwarding, a blackholed

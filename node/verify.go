@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"quire/cluster"
@@ -25,8 +26,8 @@ import (
 const DefaultVerifyEvery = 10 * time.Minute
 
 // digestWait bounds how long a verification waits for a member's digest
-// (the walk of a large store takes a while: about a minute at a million
-// documents, measured in cluster/DESIGN.md).
+// (the walk of a large store takes a while: the bench-scale row
+// "replica digest walk" measures it at a million documents).
 const digestWait = 5 * time.Minute
 
 // verifyLoop verifies the replicas every cfg.Cluster.VerifyEvery while
@@ -99,6 +100,7 @@ func (n *Node) verifyReplicas(ctx context.Context) (*cluster.VerifyReport, error
 	rep.Judge()
 	c.SetVerifyReport(rep)
 	n.verifyCount.Add(1)
+	go n.shareVerifyReport(rep, st.Servers)
 	if rep.Undecided {
 		n.cfg.Logger.Error("cluster: the replicas differ and no digest is held by a majority", "index", idx)
 	}
@@ -140,6 +142,29 @@ func (n *Node) verifyReplicas(ctx context.Context) (*cluster.VerifyReport, error
 		}
 	}
 	return rep, nil
+}
+
+// shareVerifyReport sends the report to every other member (/verified),
+// so that /cluster/status shows the replicas' digests on any member.
+// Best effort, in the background: a member that missed it shows the
+// previous one until the next verification.
+func (n *Node) shareVerifyReport(rep *cluster.VerifyReport, servers []cluster.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		if s.ID == n.Cluster.ID() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err, _ := n.forwardAdmin(ctx, s.Address, "/verified", rep, nil); err != nil {
+				n.cfg.Logger.Debug("cluster: send the verification report to a member", "nodeId", s.ID, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 type digestRequest struct {

@@ -128,3 +128,79 @@ func TestCluster_VerifyFindsADivergedReplicaAndRejoinRepairsIt(t *testing.T) {
 		t.Fatalf("quire_cluster_replica_diverged after the rebuild: %v", v)
 	}
 }
+
+// TestCluster_LeaderVerifiesInTheBackgroundAndEveryMemberShowsIt: with
+// cluster.verify_interval (here 300 ms) the leader verifies the replicas
+// by itself, every member's GET /cluster/status shows the latest
+// report with each member's digest, only the leader counts it in the
+// metric, and a member whose store changed outside the log is found and
+// demoted without anyone asking.
+func TestCluster_LeaderVerifiesInTheBackgroundAndEveryMemberShowsIt(t *testing.T) {
+	often := func(id string, bootstrap bool) []quiretest.Option {
+		return append(plainMembers(id, bootstrap), func(c *node.Config) { c.Cluster.VerifyEvery = 300 * time.Millisecond })
+	}
+	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, often, nil))
+	all := []*quiretest.Server{leader, fs[0], fs[1]}
+	const docs = 5
+	for i := range docs {
+		if r := leader.Do(http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("bg/%d.txt", i), "content": "x"}, leader.Admin()); r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	type status struct {
+		Diverged string                `json:"diverged"`
+		Verify   *cluster.VerifyReport `json:"verify"`
+	}
+	statusOf := func(s *quiretest.Server) (status, bool) {
+		var st status
+		r := s.Do(http.MethodGet, "/cluster/status", nil, s.Admin())
+		return st, r.Status == http.StatusOK && json.Unmarshal(r.Body, &st) == nil
+	}
+	var last status
+	for _, s := range all {
+		waitFor(t, s.Node.Cluster.ID()+"'s status to show every member's digest of all documents", 30*time.Second, func() bool {
+			st, ok := statusOf(s)
+			last = st
+			if !ok || st.Verify == nil || len(st.Verify.Members) != 3 || len(st.Verify.Divergent) != 0 {
+				return false
+			}
+			for _, m := range st.Verify.Members {
+				if !m.Equal || m.Digest.Documents != docs || len(m.Digest.SHA256) != 64 || m.Digest.Index != st.Verify.Index {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	t.Logf("latest report: index %d, majority %.16s", last.Verify.Index, last.Verify.Majority)
+	if v := metricValue(t, leader, "quire_cluster_verified_index"); v <= 0 {
+		t.Errorf("quire_cluster_verified_index on the leader: %v", v)
+	}
+	for _, f := range fs {
+		if v := metricValue(t, f, "quire_cluster_verified_index"); v != 0 {
+			t.Errorf("quire_cluster_verified_index on follower %s (it verified nothing): %v", f.Node.Cluster.ID(), v)
+		}
+	}
+
+	// A follower's store gets a document the log never held: the next
+	// background verification finds it, demotes it and tells it.
+	bad := fs[1]
+	badID := bad.Node.Cluster.ID()
+	rogue := storage.MustCommand(storage.OpAddDocuments, "default", "rogue", time.Now(), storage.AddDocuments{Docs: []storage.NewDocument{{Document: storage.Document{DocumentID: "22222222-2222-4222-8222-222222222222", Path: "rogue.txt"}}}})
+	if _, err := bad.Node.DB.Apply(context.Background(), rogue); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, badID+" to be found diverged by a background verification", 30*time.Second, func() bool {
+		st, ok := statusOf(bad)
+		return ok && st.Diverged != ""
+	})
+	waitFor(t, "the leader's report to name "+badID, 30*time.Second, func() bool {
+		st, ok := statusOf(leader)
+		return ok && st.Verify != nil && len(st.Verify.Divergent) == 1 && st.Verify.Divergent[0] == badID
+	})
+	for _, p := range leader.Node.Cluster.Status().Servers {
+		if p.ID == badID && p.Voter {
+			t.Errorf("%s still votes after a background verification found it diverged", badID)
+		}
+	}
+}

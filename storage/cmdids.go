@@ -80,14 +80,11 @@ func applyOnceByID(t *tx, c *Command, fn applyFunc) (any, error) {
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	v, err := runOp(t, c, fn)
+	v, typ, raw, opaque, err := runRecorded(t, c, fn)
 	if err != nil {
 		return v, err
 	}
-	rec = commandRecord{At: c.At, Op: c.Op}
-	if rec.Type, rec.Val, err = EncodeResultValue(v); err != nil {
-		rec.Type, rec.Val, rec.Opaque = "", nil, true
-	}
+	rec = commandRecord{At: c.At, Op: c.Op, Type: typ, Val: raw, Opaque: opaque}
 	if err := t.setJSON(commandKey(c.ID), rec); err != nil {
 		return nil, err
 	}
@@ -107,30 +104,5 @@ const (
 // than the window at now (the command's time: every member removes the
 // same).
 func pruneCommandIDs(t *tx, now time.Time) error {
-	cut := now.Add(-CommandIDWindow).UnixNano()
-	var old [][]byte
-	err := t.each([]byte(pfxCommandDue), func(key, _ []byte) error {
-		rest := key[len(pfxCommandDue):]
-		if len(rest) < 17 || len(old) >= pruneCommandIDsPerWrite {
-			return errStop
-		}
-		b, err := hex.DecodeString(string(rest[:16]))
-		if err != nil || int64(binary.BigEndian.Uint64(b)) > cut {
-			return errStop
-		}
-		old = append(old, append([]byte(nil), key...))
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return err
-	}
-	for _, k := range old {
-		if err := t.del([]byte(pfxCommandID + string(k[len(pfxCommandDue)+17:]))); err != nil {
-			return err
-		}
-		if err := t.del(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return pruneDue(t, pfxCommandDue, pfxCommandID, now.Add(-CommandIDWindow), pruneCommandIDsPerWrite)
 }

@@ -285,16 +285,11 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
-	v, err := runOp(t, c, fn)
+	// A result that is recorded opaque (without its value): the
+	// request's final answer (OpFinishRequest) is what a retry gets.
+	v, typ, raw, opaque, err := runRecorded(t, c, fn)
 	if err != nil {
 		return v, err
-	}
-	typ, raw, err := EncodeResultValue(v)
-	opaque := false
-	if err != nil {
-		// Recorded without its value: the request's final answer
-		// (OpFinishRequest) is what a retry gets.
-		typ, raw, opaque = "", nil, true
 	}
 	if found {
 		if err := t.del(requestDueKey(rec.At, site, id)); err != nil {
@@ -310,19 +305,41 @@ func applyOnce(t *tx, c *Command, fn applyFunc) (any, error) {
 	return v, nil
 }
 
+// runRecorded runs c's applier and encodes its result for a record (a
+// request's or a command id's); a result of a type not in resultTypes is
+// recorded opaque, without its value.
+func runRecorded(t *tx, c *Command, fn applyFunc) (v any, typ string, raw json.RawMessage, opaque bool, err error) {
+	if v, err = runOp(t, c, fn); err != nil {
+		return v, "", nil, false, err
+	}
+	if typ, raw, err = EncodeResultValue(v); err != nil {
+		return v, "", nil, true, nil
+	}
+	return v, typ, raw, false, nil
+}
+
 // pruneRequests removes up to pruneRequestsPerWrite records older than
 // RequestKeyWindow at now (the command's time, so every node removes the
 // same ones).
 func pruneRequests(t *tx, now time.Time) error {
-	cut := now.Add(-RequestKeyWindow).UnixNano()
+	return pruneDue(t, pfxRequestDue, pfxRequest, now.Add(-RequestKeyWindow), pruneRequestsPerWrite)
+}
+
+// pruneDue removes up to limit records whose due keys (dueprefix, the
+// time as 16 hex digits of big-endian nanoseconds, "/", the record's
+// key after its prefix) are at or before cut, with their records
+// (prefix + that key): the expiry of request records and command ids.
+// The due keys sort by time, so the walk stops at the first later one.
+func pruneDue(t *tx, duePrefix, prefix string, cut time.Time, limit int) error {
+	cutNano := cut.UnixNano()
 	var old [][]byte
-	err := t.each([]byte(pfxRequestDue), func(key, _ []byte) error {
-		rest := key[len(pfxRequestDue):]
-		if len(rest) < 17 || len(old) >= pruneRequestsPerWrite {
+	err := t.each([]byte(duePrefix), func(key, _ []byte) error {
+		rest := key[len(duePrefix):]
+		if len(rest) < 17 || len(old) >= limit {
 			return errStop
 		}
 		b, err := hex.DecodeString(string(rest[:16]))
-		if err != nil || int64(binary.BigEndian.Uint64(b)) > cut {
+		if err != nil || int64(binary.BigEndian.Uint64(b)) > cutNano {
 			return errStop
 		}
 		old = append(old, append([]byte(nil), key...))
@@ -332,8 +349,7 @@ func pruneRequests(t *tx, now time.Time) error {
 		return err
 	}
 	for _, k := range old {
-		rest := string(k[len(pfxRequestDue)+17:]) // <site>/<id>
-		if err := t.del([]byte(pfxRequest + rest)); err != nil {
+		if err := t.del([]byte(prefix + string(k[len(duePrefix)+17:]))); err != nil {
 			return err
 		}
 		if err := t.del(k); err != nil {
