@@ -7,7 +7,7 @@ import (
 // apply builds a command for the request's site, user and time and applies
 // it. Commands never take the request's fasthttp context: fasthttp does not
 // cancel it on disconnect, and reading it races with shutdown.
-func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, error) {
+func (s *env) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, error) {
 	cmd, err := storage.NewCommand(op, r.site, r.user(), r.now, payload)
 	if err != nil {
 		return storage.Result{}, err
@@ -25,5 +25,5 @@ func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, e
 			return storage.Result{}, err
 		}
 	}
-	return s.deps.Applier.Apply(r.UserContext(), cmd)
+	return s.applier.Apply(r.UserContext(), cmd)
 }

@@ -198,6 +198,10 @@ func (c *trackedConn) Close() error {
 func (c *trackedConn) startBody() { c.until.Store(0); c.body.Store(true) }
 func (c *trackedConn) endBody()   { c.body.Store(false); c.until.Store(0) }
 
+// LimitDrain caps reads at the drain timeout: a refused body is read
+// and discarded for at most that long (drain, encode.go).
+func (c *trackedConn) LimitDrain() { c.limitReads(c.t.timeouts.Drain) }
+
 // limitReads caps the read deadline at d from now, until endBody.
 func (c *trackedConn) limitReads(d time.Duration) {
 	c.until.Store(time.Now().Add(d).UnixNano())

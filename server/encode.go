@@ -134,6 +134,10 @@ func loneSurrogate(b []byte) bool {
 	return false
 }
 
+// drainLimiter is a connection the core's listener wraps (conns.go):
+// LimitDrain caps its reads at the drain timeout (Timeouts.Drain).
+type drainLimiter interface{ LimitDrain() }
+
 // maxDrain bounds how much of a refused body is read and discarded so the
 // client gets the 400 instead of a connection reset; past it, or past
 // Timeouts.Drain, the connection is closed.
@@ -144,8 +148,8 @@ func drain(c *fiber.Ctx) {
 	if st == nil {
 		return
 	}
-	if tc := connOf(c); tc != nil {
-		tc.limitReads(tc.t.timeouts.Drain)
+	if dl, ok := c.Context().Conn().(drainLimiter); ok {
+		dl.LimitDrain()
 	}
 	// A body left in the socket would be read as the next request.
 	if _, err := io.CopyN(io.Discard, st, maxDrain); err != io.EOF {

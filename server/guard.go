@@ -82,7 +82,7 @@ const msgArtifactRoute = "'artifactId' is not supported on this route"
 // not lift them), and artifactId, where the route takes it, must name an
 // artifact of the live document (404 otherwise), which the handler then
 // acts on (r.docID()).
-func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
+func (s *env) resolveDocument(r *reqCtx, perm auth.Permission) error {
 	art := r.Query("artifactId")
 	if art != "" && !artifactRoutes[queryRouteKey(r.Ctx)] {
 		return invalid("artifactId", msgArtifactRoute)
@@ -138,7 +138,7 @@ func folderExempt(r *reqCtx) bool {
 // through a share (shareKey), only inside its folder with its
 // permissions; otherwise by the folder permissions, or a share of the
 // site naming the caller (shares.go).
-func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
+func (s *env) folderAllows(r *reqCtx, dir, perm string) bool {
 	if r.share != nil {
 		return r.share.Grants(dir, perm)
 	}
@@ -154,7 +154,7 @@ func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
 
 // folderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
-func (s *Server) folderRestricted(r *reqCtx) bool {
+func (s *env) folderRestricted(r *reqCtx) bool {
 	if r.share != nil {
 		return true
 	}
@@ -166,7 +166,7 @@ func (s *Server) folderRestricted(r *reqCtx) bool {
 }
 
 // folderSet returns the site's folder permissions, read once per request.
-func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
+func (s *env) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
 	if !r.fpLoaded {
 		set, err := s.db.FolderPermissions(r.site)
 		if err != nil {
@@ -183,7 +183,7 @@ func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
 }
 
 // actorOf is the caller's rights as an action records them.
-func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
+func (s *env) actorOf(r *reqCtx) *storage.ActionActor {
 	perms := r.p.Permissions(r.site)
 	a := &storage.ActionActor{Groups: slices.Clone(r.p.Groups), Permissions: make([]string, len(perms))}
 	for i, pm := range perms {
@@ -195,7 +195,7 @@ func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
 // stampActionRights records the caller's rights on the actions that act
 // with them (MOVE, DELETE): storage checks them when it adds the actions,
 // in the same transaction, and the pipeline again when they run.
-func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
+func (s *env) stampActionRights(r *reqCtx, acts []storage.Action) {
 	for i := range acts {
 		if storage.ActsAsAdder(acts[i].Type) {
 			acts[i].Actor = s.actorOf(r)
@@ -204,7 +204,7 @@ func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
 }
 
 // docAllows reports whether the caller may use perm on a document at path.
-func (s *Server) docAllows(r *reqCtx, path, perm string) bool {
+func (s *env) docAllows(r *reqCtx, path, perm string) bool {
 	dir, _ := splitDocPath(path)
 	return s.folderAllows(r, dir, perm)
 }
@@ -216,7 +216,7 @@ func folderDenied(dir, perm string) error {
 }
 
 // requireDocPath checks perm for a document path a request writes.
-func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
+func (s *env) requireDocPath(r *reqCtx, path, perm string) error {
 	if !s.docAllows(r, path, perm) {
 		dir, _ := splitDocPath(path)
 		return folderDenied(dir, perm)
@@ -226,7 +226,7 @@ func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
 
 // requireWritePaths checks WRITE on the folders new documents go to, and
 // records the rights their MOVE and DELETE actions need.
-func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
+func (s *env) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
 	for _, d := range docs {
 		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
 			return err
@@ -239,7 +239,7 @@ func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error 
 // writableIDs keeps the documents among ids whose folder lets the caller
 // write: a bulk change by match (PATCH /documents/tags) skips the others
 // rather than reaching into folders the caller could not change one by one.
-func (s *Server) writableIDs(r *reqCtx, ids []string) ([]string, error) {
+func (s *env) writableIDs(r *reqCtx, ids []string) ([]string, error) {
 	if folderExempt(r) {
 		return ids, nil
 	}
@@ -281,7 +281,7 @@ func routeFolderPermission(perm auth.Permission, method string) string {
 // requireDocOf checks perm on the folder of the document id a request
 // body names (an artifact: its document's folder). An unknown id passes:
 // the handler answers it as it would for anyone.
-func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
+func (s *env) requireDocOf(r *reqCtx, id, perm string) error {
 	if folderExempt(r) || id == "" {
 		return nil
 	}
@@ -337,7 +337,7 @@ var shareRoutes = map[string]bool{
 }
 
 // sharePerm is the share permission a route's site permission needs.
-var sharePerm = map[auth.Permission]string{read: storage.FolderRead, write: storage.FolderWrite, del: storage.FolderDelete}
+var sharePerm = map[auth.Permission]string{auth.PermRead: storage.FolderRead, auth.PermWrite: storage.FolderWrite, auth.PermDelete: storage.FolderDelete}
 
 // errShareDenied refuses a shareKey the caller may not use.
 func errShareDenied(key string) error {
@@ -349,7 +349,7 @@ func errShareDenied(key string) error {
 // (or user), a siteId given must be the share's, and the route's
 // permission must be one the share gives. It replaces the site role
 // check of wrap.
-func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
+func (s *env) useShare(r *reqCtx, key string, perm auth.Permission) error {
 	if !shareRoutes[queryRouteKey(r.Ctx)] {
 		return invalid("shareKey", "'shareKey' is not supported on this route")
 	}
@@ -378,7 +378,7 @@ func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
 
 // shareAllows reports whether a share of the site names the caller and
 // gives perm in dir (without shareKey: shares add to folder permissions).
-func (s *Server) shareAllows(r *reqCtx, dir, perm string) bool {
+func (s *env) shareAllows(r *reqCtx, dir, perm string) bool {
 	if b := r.p.BoundSite(); b != "" && b != r.site {
 		return false
 	}

@@ -29,16 +29,17 @@ type linkHosts struct {
 }
 
 // newLinkHosts is nil when the public URL was configured (links always
-// start with it).
-func newLinkHosts(d Deps) *linkHosts {
-	if !d.LinksFromHost {
+// start with it): fromHost is Deps.LinksFromHost, listenAddr the API
+// listener's address, hostNames more names of this machine.
+func newLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames []string) *linkHosts {
+	if !fromHost {
 		return nil
 	}
 	h := &linkHosts{scheme: "http://"}
-	if strings.HasPrefix(d.PublicURL, "https://") {
+	if strings.HasPrefix(publicURL, "https://") {
 		h.scheme = "https://"
 	}
-	host, port, err := net.SplitHostPort(d.ListenAddr)
+	host, port, err := net.SplitHostPort(listenAddr)
 	if err != nil {
 		return nil
 	}
@@ -51,17 +52,17 @@ func newLinkHosts(d Deps) *linkHosts {
 			h.names = append(h.names, short)
 		}
 	}
-	for _, n := range d.HostNames {
+	for _, n := range hostNames {
 		h.names = append(h.names, strings.ToLower(strings.TrimSuffix(n, ".")))
 	}
 	return h
 }
 
 // linkBase is the base URL of the links in the answer to c.
-func (s *Server) linkBase(c *fiber.Ctx) string {
+func (s *env) linkBase(c *fiber.Ctx) string {
 	h := s.links
 	if h == nil {
-		return s.deps.PublicURL
+		return s.publicURL
 	}
 	if host := string(c.Request().Host()); h.accepts(host) {
 		return h.scheme + strings.ToLower(host)

@@ -112,7 +112,7 @@ type passwordCheck struct {
 // spends the client's sign-in budget unless the route did, waits its
 // address's turn and a slot, each at most hashWait, and answers
 // *errPasswordBusy instead of waiting longer.
-func (s *Server) hashWork(pc passwordCheck, work func(wait time.Duration) error) error {
+func (s *env) hashWork(pc passwordCheck, work func(wait time.Duration) error) error {
 	if !pc.charged {
 		if ok, wait := s.limits.Allow(ratelimit.SignIn, pc.addr, s.now()); !ok {
 			return &errPasswordBusy{Retry: wait}
@@ -132,7 +132,7 @@ func (s *Server) hashWork(pc passwordCheck, work func(wait time.Duration) error)
 
 // checkPassword is every check of a password against a stored hash
 // (hashWork; an empty hash checks a dummy, matching nothing).
-func (s *Server) checkPassword(pc passwordCheck, hash, pw string) (ok bool, err error) {
+func (s *env) checkPassword(pc passwordCheck, hash, pw string) (ok bool, err error) {
 	err = s.hashWork(pc, func(wait time.Duration) error {
 		ok, err = auth.VerifyPasswordWithin(hash, pw, wait)
 		return err
@@ -142,7 +142,7 @@ func (s *Server) checkPassword(pc passwordCheck, hash, pw string) (ok bool, err 
 
 // hashNewPassword hashes a password a client sets on an anonymous route
 // (hashWork).
-func (s *Server) hashNewPassword(pc passwordCheck, pw string) (h string, err error) {
+func (s *env) hashNewPassword(pc passwordCheck, pw string) (h string, err error) {
 	err = s.hashWork(pc, func(wait time.Duration) error {
 		h, err = auth.HashPasswordWithin(pw, wait)
 		return err

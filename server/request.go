@@ -30,7 +30,7 @@ func via(r *reqCtx) *storage.Via {
 	case strings.HasPrefix(r.user(), "webhook/"):
 		v.Source = storage.SourceWebhook
 	}
-	v.Govern = r.p != nil && r.p.Can(r.site, govern)
+	v.Govern = r.p != nil && r.p.Can(r.site, auth.PermGovern)
 	return v
 }
 
@@ -148,7 +148,7 @@ const (
 
 // wrap turns a handler into a fiber handler that resolves the site and
 // checks that the caller holds perm on it.
-func (s *Server) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Handler {
+func (s *env) wrap(from siteFrom, perm auth.Permission, h handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, _ := c.Locals(localPrincipal).(*auth.Principal)
 		if p == nil {
@@ -247,6 +247,6 @@ func pathParam(r *reqCtx, name string) string { return unescapedParam(r.Ctx, nam
 
 // publicCtx is the request context of a route that needs no token (the
 // sign-in operations): it acts as the directory itself.
-func (s *Server) publicCtx(c *fiber.Ctx, user string) *reqCtx {
+func (s *env) publicCtx(c *fiber.Ctx, user string) *reqCtx {
 	return &reqCtx{Ctx: c, p: &auth.Principal{Username: user, Sites: map[string][]auth.Permission{}}, now: s.now().UTC()}
 }

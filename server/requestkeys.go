@@ -168,8 +168,8 @@ const answerWait = 5 * time.Second
 // request that was cut off after it wrote and before its answer was
 // recorded is run again: each command it applied before answers its
 // first result (storage/requests.go) and only the rest are applied.
-func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
-	if err := r.bufferBody(s.deps.MaxBodyBytes); err != nil {
+func (s *env) serveKeyed(r *reqCtx, key string, run func() error) error {
+	if err := r.bufferBody(s.maxBodyBytes); err != nil {
 		return err
 	}
 	// A recorded answer belongs to one credential (issue 43): the key is
@@ -214,7 +214,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		return s.keyedWithoutWrite(r, k, st != nil, err)
 	}
 	if err != nil {
-		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+		if herr := s.renderError(r.Ctx, err); herr != nil {
 			return herr
 		}
 	}
@@ -227,7 +227,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, r.user(), r.now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans, Scope: k.user})
 	if cerr == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), answerRecordWait)
-		_, cerr = s.deps.Applier.Apply(ctx, cmd)
+		_, cerr = s.applier.Apply(ctx, cmd)
 		cancel()
 	}
 	if cerr != nil {
@@ -259,9 +259,9 @@ const answerRecordWait = 15 * time.Second
 // answer only if no run of the request wrote: one that did (a retry
 // racing the first, a first run cut off, a record this node applied only
 // now) has the answer, waited for up to answerWait.
-func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, err error) error {
+func (s *env) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, err error) error {
 	if err != nil {
-		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+		if herr := s.renderError(r.Ctx, err); herr != nil {
 			return herr
 		}
 	}
@@ -282,7 +282,7 @@ func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, e
 // retry of a cut-off run (rerun) and could not reach its commands again
 // answers the documented 409; any other is told to send the request
 // again (504, unknown outcome), which then runs as such a retry.
-func (s *Server) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) error {
+func (s *env) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) error {
 	deadline := time.Now().Add(answerWait)
 	for {
 		st, rerr := s.db.ReadRequest(k.site, k.user, k.key, r.now)

@@ -70,7 +70,7 @@ func decisionJSON(d *storage.ReviewDecision, parent string) map[string]any {
 	return m
 }
 
-func (r *reqCtx) reviewParent() string {
+func reviewParent(r *reqCtx) string {
 	if r.art != "" {
 		return r.pathDocID()
 	}
@@ -189,7 +189,7 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
-	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: r.newID(),
+	rv := storage.Review{DocumentID: r.docID(), ParentID: reviewParent(r), ReviewID: r.newID(),
 		ReviewCategory: v.ReviewCategory, ReviewStatus: v.ReviewStatus, RequiredDecisions: *v.RequiredDecisions,
 		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments, FollowsUpReviewID: v.FollowsUpReviewID}
 	if _, err := s.apply(r, storage.OpAddReview, rv); err != nil {
@@ -258,7 +258,7 @@ func (s *Server) handleGetReviewDecisions(r *reqCtx) error {
 	if _, err := s.db.GetReview(r.site, r.docID(), id); err != nil {
 		return err
 	}
-	parent := r.reviewParent()
+	parent := reviewParent(r)
 	return keyPage(r, "rd", "decisions", func(after string, limit int) ([]storage.ReviewDecision, string, error) {
 		return s.db.ReviewDecisions(r.site, r.docID(), id, after, limit)
 	}, func(d *storage.ReviewDecision) map[string]any { return decisionJSON(d, parent) })

@@ -16,7 +16,7 @@ import (
 // which refuse the header (400), each for the reason it gives.
 // TestKeyedRoutes_EveryWriteRoute checks the lists against the routes.
 
-// routeName is "METHOD path" of a registered route.
+// routeKey is "METHOD path" of a registered route.
 func routeKey(method, path string) string { return method + " " + path }
 
 // keyedRoute says whether the route of method and path honours an

@@ -20,7 +20,6 @@ import (
 	"quire/index"
 	"quire/intake"
 	"quire/pipeline"
-	"quire/ratelimit"
 	"quire/storage"
 )
 
@@ -161,10 +160,9 @@ type Server struct {
 	// check (requestkeys.go).
 	routeTable *routeTable
 	deps       Deps
-	db         *storage.DB
-	log        *slog.Logger
-	now        func() time.Time
-	bg         *background
+	// env is what the request API shares with every handler (env.go).
+	*env
+	bg *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
 	// moves runs asynchronous folder moves.
@@ -183,27 +181,17 @@ type Server struct {
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
-	// limits are the rate limits of the routes that need no token, and
-	// limitClass each such route's class ("METHOD /path"; ratelimits.go).
-	limits     *ratelimit.Set
+	// limitClass is the class of each route that needs no token ("METHOD
+	// /path"; ratelimits.go); env.limits are the classes' rate limits.
 	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
-	// gate holds back writes feeding the fulltext index while it lags
-	// (indexgate.go).
-	gate *indexGate
 	// intake is the shared create path of intake sources, watch the
 	// poller of watched folders (leader only; intake.go).
 	intake *intake.Intake
 	watch  *intake.Watcher
-	// links checks Host headers for the links in answers (nil: the
-	// configured public URL is always used).
-	links *linkHosts
 	// davCreds caches WebDAV's checked Basic credentials (dav.go).
 	davCreds davCreds
-	// pwGate lets one password check per client address run at a time
-	// (passwords.go).
-	pwGate addrGate
 }
 
 // New builds the server and its routes.
@@ -231,9 +219,13 @@ func New(d Deps) *Server {
 	if d.MaxConnsPerClient == 0 {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
-	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now, actions: d.Actions}
+	s := &Server{deps: d, actions: d.Actions, env: &env{
+		db: d.Store, applier: d.Applier, auth: d.Auth, log: d.Logger.With("component", "http"), now: d.Now,
+		publicURL: d.PublicURL, maxBodyBytes: d.MaxBodyBytes,
+		links: newLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
+	}}
+	s.renderError = s.errorHandler
 	s.certifyEnvelope = s.certifyWithSite
-	s.links = newLinkHosts(d)
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}

@@ -132,7 +132,7 @@ func storedKey(c *fiber.Ctx) string {
 // answer of Quire's needs a browser to guess its type), and refuses a
 // streamed success of a storedRoutes route that did not go through
 // serveStored: a 500 and a log line, never the bytes.
-func (s *Server) safeHeaders(c *fiber.Ctx) error {
+func (s *env) safeHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	err := c.Next()
 	if err != nil || c.Response().StatusCode() >= 300 || !c.Response().IsBodyStream() {

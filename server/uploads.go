@@ -327,7 +327,7 @@ type uploadRequest struct {
 
 // uploadQuery reads and validates the upload URL parameters shared by the
 // upload endpoints.
-func (r *reqCtx) uploadQuery() (uploadOpts, []storage.ValidationItem) {
+func uploadQuery(r *reqCtx) (uploadOpts, []storage.ValidationItem) {
 	var o uploadOpts
 	var errs []storage.ValidationItem
 	if v := r.Query("contentLength"); v != "" {
@@ -392,7 +392,7 @@ func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) error {
 // handleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
 func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
 	id := r.docID()
-	o, errs := r.uploadQuery()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err

@@ -15,7 +15,7 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	o, errs := r.uploadQuery()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err
@@ -51,7 +51,7 @@ func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 		r.Set("Allow", "GET, POST")
 		return errStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
 	}
-	o, errs := r.uploadQuery()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err

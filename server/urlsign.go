@@ -29,7 +29,7 @@ type uploadOpts struct {
 
 // uploadURL returns a signed, expiring URL that accepts a streamed PUT of
 // the document's content, and the headers the client must send with it.
-func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]string) {
+func (s *env) uploadURL(site, doc string, o uploadOpts) (string, map[string]string) {
 	if o.duration <= 0 {
 		o.duration = defaultURLDuration
 	}
@@ -38,7 +38,7 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 	if o.contentLength > 0 {
 		cl = strconv.FormatInt(o.contentLength, 10)
 	}
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, site, doc, exp, o.checksumType, o.checksum, cl)
+	sig := auth.SignURL(s.auth.URLKey(), http.MethodPut, site, doc, exp, o.checksumType, o.checksum, cl)
 	q := url.Values{}
 	q.Set("expires", exp)
 	if o.checksumType != "" {
@@ -51,7 +51,7 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 	q.Set("signature", sig)
 	base := o.base
 	if base == "" {
-		base = s.deps.PublicURL
+		base = s.publicURL
 	}
 	u := fmt.Sprintf("%s/uploads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 	var headers map[string]string
@@ -66,8 +66,8 @@ func (s *Server) uploadURL(site, doc string, o uploadOpts) (string, map[string]s
 
 // DownloadURL returns a signed URL downloading a document's content (as
 // an attachment), valid for d.
-func (s *Server) DownloadURL(site, doc string, d time.Duration) string {
-	return s.downloadURL(s.deps.PublicURL, site, doc, false, false, d)
+func (s *env) DownloadURL(site, doc string, d time.Duration) string {
+	return s.downloadURL(s.publicURL, site, doc, false, false, d)
 }
 
 // bypassField is the signed field of a download URL that serves a
@@ -77,7 +77,7 @@ const bypassField = "wm:bypass"
 
 // downloadURL returns a signed, expiring URL that streams the content;
 // with bypass, unstamped.
-func (s *Server) downloadURL(base, site, doc string, inline, bypass bool, d time.Duration) string {
+func (s *env) downloadURL(base, site, doc string, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
 		d = defaultURLDuration
 	}
@@ -89,7 +89,7 @@ func (s *Server) downloadURL(base, site, doc string, inline, bypass bool, d time
 		fields = append(fields, bypassField)
 		q.Set("bypassWatermark", "true")
 	}
-	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
+	q.Set("signature", auth.SignURL(s.auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 }
 

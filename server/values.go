@@ -106,7 +106,7 @@ func splitDocPath(p string) (dir, name string) {
 
 // notificationConfigured reports whether NOTIFICATION actions of a site
 // have a sender address (and the server or site a mail server).
-func (s *Server) notificationConfigured(site string) bool {
+func (s *env) notificationConfigured(site string) bool {
 	c, err := s.db.SiteConfig(site)
 	return err == nil && c.FromEmail() != ""
 }
