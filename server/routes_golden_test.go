@@ -202,7 +202,7 @@ func routeAccessFromSource(t *testing.T) map[string]routeAccess {
 			}
 		case *ast.SelectorExpr:
 			x, ok := fn.X.(*ast.Ident)
-			if !ok || x.Name != "api" {
+			if !ok || x.Name != "authed" {
 				return true
 			}
 			if fn.Sel.Name == "Add" { // refused routes
