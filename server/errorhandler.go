@@ -11,6 +11,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		nf *storage.NotFoundError
 		ce *storage.ConflictError
 		gv *storage.GovernedError
-		ae *apiError
+		ae *api.Error
 		au *auth.Error
 		ac *storage.AccessError
 		fe *fiber.Error
@@ -47,58 +48,58 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
 		mp *pipeline.MissingProgramError
-		pb *errPasswordBusy
+		pb *api.ErrPasswordBusy
 	)
-	status, body := http.StatusInternalServerError, any(messageBody{"Internal Server Error"})
+	status, body := http.StatusInternalServerError, any(api.MessageBody{Message: "Internal Server Error"})
 	switch {
 	case errors.As(err, &ve):
 		status, body = http.StatusBadRequest, errorsBody{Errors: ve.Items}
 	case errors.As(err, &nf):
-		status, body = http.StatusNotFound, messageBody{nf.Msg}
+		status, body = http.StatusNotFound, api.MessageBody{Message: nf.Msg}
 	case errors.As(err, &ce):
-		status, body = http.StatusConflict, messageBody{ce.Msg}
+		status, body = http.StatusConflict, api.MessageBody{Message: ce.Msg}
 	case errors.As(err, &gv): // GOVERNANCE retention: the document cannot change until its end
-		status, body = http.StatusConflict, messageBody{gv.Msg}
+		status, body = http.StatusConflict, api.MessageBody{Message: gv.Msg}
 	case errors.As(err, &ou): // before wr, which it unwraps to
 		status, body = http.StatusGatewayTimeout, outcomeBody{Message: ou.Reason, Outcome: "unknown"}
-		c.Set(headerWriteOutcome, "unknown")
+		c.Set(api.HeaderWriteOutcome, "unknown")
 	case errors.As(err, &wr):
-		status, body = writeRefusedStatus(wr), messageBody{wr.Reason}
+		status, body = writeRefusedStatus(wr), api.MessageBody{Message: wr.Reason}
 	case errors.As(err, &le):
-		status, body = http.StatusTooManyRequests, messageBody{le.Msg}
+		status, body = http.StatusTooManyRequests, api.MessageBody{Message: le.Msg}
 	case errors.As(err, &pb): // the sign-in budget or busy hash slots (passwords.go)
-		status, body = http.StatusTooManyRequests, messageBody{pb.Error()}
+		status, body = http.StatusTooManyRequests, api.MessageBody{Message: pb.Error()}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(max(1, (pb.Retry+time.Second-1)/time.Second))))
-		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
+		s.metrics.ratelimited.WithLabelValues(api.RouteName(c)).Inc()
 	case errors.As(err, &re):
-		status, body = http.StatusBadRequest, messageBody{re.Msg}
+		status, body = http.StatusBadRequest, api.MessageBody{Message: re.Msg}
 	case errors.As(err, &ae):
-		status, body = ae.status, messageBody{ae.msg}
+		status, body = ae.Status, api.MessageBody{Message: ae.Msg}
 	case errors.As(err, &au):
-		status, body = au.Status, messageBody{au.Msg}
+		status, body = au.Status, api.MessageBody{Message: au.Msg}
 	case errors.As(err, &ac):
-		status, body = http.StatusUnauthorized, messageBody{ac.Msg} // FormKiQ's access denials are 401
+		status, body = http.StatusUnauthorized, api.MessageBody{Message: ac.Msg} // FormKiQ's access denials are 401
 	case errors.Is(err, storage.ErrBadToken):
-		status, body = http.StatusBadRequest, messageBody{"Invalid Next token"}
-	case errors.As(err, &se), errors.As(err, &te), errors.Is(err, errInvalidBody):
+		status, body = http.StatusBadRequest, api.MessageBody{Message: "Invalid Next token"}
+	case errors.As(err, &se), errors.As(err, &te), errors.Is(err, api.ErrInvalidBody):
 		status, body = http.StatusBadRequest, errorsBody{Errors: []storage.ValidationItem{{Msg: "invalid body"}}}
 	case errors.As(err, &fe):
 		status = fe.Code
 		switch fe.Code {
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
-			status, body = http.StatusNotFound, messageBody{c.Path() + " request handler not found"}
+			status, body = http.StatusNotFound, api.MessageBody{Message: c.Path() + " request handler not found"}
 		case http.StatusRequestEntityTooLarge:
-			status, body = http.StatusBadRequest, messageBody{"Request body too large"}
+			status, body = http.StatusBadRequest, api.MessageBody{Message: "Request body too large"}
 		default:
-			body = messageBody{fe.Message}
+			body = api.MessageBody{Message: fe.Message}
 		}
 	case errors.Is(err, storage.ErrNotFound):
-		status, body = http.StatusNotFound, messageBody{"Not found"}
+		status, body = http.StatusNotFound, api.MessageBody{Message: "Not found"}
 	case errors.As(err, &mp): // an engine is not installed: the operator's to fix, never a 500
-		status, body = http.StatusServiceUnavailable, messageBody{"engine not available: " + mp.Name + " is not installed on this server (Debian package " + mp.Pkg + ")"}
+		status, body = http.StatusServiceUnavailable, api.MessageBody{Message: "engine not available: " + mp.Name + " is not installed on this server (Debian package " + mp.Pkg + ")"}
 	}
 	if status >= 500 {
-		s.log.Error("request failed", "requestId", requestID(c), "method", c.Method(), "route", routeName(c), "err", err)
+		s.Log.Error("request failed", "requestId", api.RequestID(c), "method", c.Method(), "route", api.RouteName(c), "err", err)
 	}
 	return c.Status(status).JSON(body)
 }

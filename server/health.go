@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
 
 // handleHealthz serves GET /healthz: the process is up and the store open.
@@ -28,7 +30,7 @@ const readyLag = 5 * time.Second
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	lag := s.deps.Indexer.TextLag()
 	ready := lag < readyLag
-	ws := s.db.WriteState()
+	ws := s.DB.WriteState()
 	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
 	if !ws.Writable {
 		storageState = "read-only"
@@ -80,7 +82,7 @@ var versionComponents = []struct{ module, release string }{
 
 // handleGetVersion serves GET /version: Quire's own version, the
 // modules it ships and (Quire) each module's FormKiQ component release.
-func (s *Server) handleGetVersion(r *reqCtx) error {
+func (s *Server) handleGetVersion(r *api.Request) error {
 	modules := make([]string, 0, len(versionComponents))
 	components := make(map[string]string, len(versionComponents))
 	for _, c := range versionComponents {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -13,7 +14,7 @@ import (
 
 // handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
 // Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *Server) handleAddSite(r *reqCtx) error {
+func (s *Server) handleAddSite(r *api.Request) error {
 	var in struct {
 		Site *struct {
 			ID     string `json:"id"`
@@ -21,71 +22,71 @@ func (s *Server) handleAddSite(r *reqCtx) error {
 			Status string `json:"status"`
 		} `json:"site"`
 	}
-	if err := r.readBody(&in, 64<<10); err != nil {
+	if err := r.ReadBody(&in, 64<<10); err != nil {
 		return err
 	}
 	if in.Site == nil || strings.TrimSpace(in.Site.ID) == "" {
-		return invalid("id", "'id' is required")
+		return api.Invalid("id", "'id' is required")
 	}
 	switch strings.ToUpper(in.Site.Status) {
 	case "", "ACTIVE":
 	case "INACTIVE":
-		return invalid("status", "sites cannot be INACTIVE on this server")
+		return api.Invalid("status", "sites cannot be INACTIVE on this server")
 	default:
-		return invalid("status", "invalid 'status': ACTIVE")
+		return api.Invalid("status", "invalid 'status': ACTIVE")
 	}
-	if _, err := s.apply(r, storage.OpAddSite, storage.AddSite{SiteID: in.Site.ID, Title: in.Site.Title}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddSite, storage.AddSite{SiteID: in.Site.ID, Title: in.Site.Title}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Site '%s' created", in.Site.ID)})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' created", in.Site.ID)})
 }
 
 // handleGetLocales serves GET /sites/{siteId}/locales.
-func (s *Server) handleGetLocales(r *reqCtx) error {
-	return keyPage(r, "lc", "locales", func(after string, limit int) ([]storage.Locale, string, error) {
-		return s.db.Locales(r.site, after, limit)
+func (s *Server) handleGetLocales(r *api.Request) error {
+	return api.KeyPage(r, "lc", "locales", func(after string, limit int) ([]storage.Locale, string, error) {
+		return s.DB.Locales(r.Site, after, limit)
 	}, func(l *storage.Locale) map[string]any { return map[string]any{"locale": l.Locale} })
 }
 
 // handleAddLocale serves POST /sites/{siteId}/locales {locale}.
-func (s *Server) handleAddLocale(r *reqCtx) error {
+func (s *Server) handleAddLocale(r *api.Request) error {
 	var in struct {
 		Locale string `json:"locale"`
 	}
-	if err := r.readBody(&in, 16<<10); err != nil {
+	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return err
 	}
 	if in.Locale == "" {
-		return invalid("locale", "'locale' is required")
+		return api.Invalid("locale", "'locale' is required")
 	}
-	if _, err := s.apply(r, storage.OpAddLocale, storage.AddLocale{Locale: in.Locale}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddLocale, storage.AddLocale{Locale: in.Locale}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Locale '%s' saved", in.Locale)})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Locale '%s' saved", in.Locale)})
 }
 
 // handleDeleteLocale serves DELETE /sites/{siteId}/locales/{locale}.
-func (s *Server) handleDeleteLocale(r *reqCtx) error {
-	l := pathParam(r, "locale")
-	if _, err := s.apply(r, storage.OpDeleteLocale, storage.DeleteLocale{Locale: l}); err != nil {
+func (s *Server) handleDeleteLocale(r *api.Request) error {
+	l := api.PathParam(r, "locale")
+	if _, err := s.Apply(r, storage.OpDeleteLocale, storage.DeleteLocale{Locale: l}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Locale '%s' deleted", l)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Locale '%s' deleted", l)})
 }
 
-func readResourceItem(r *reqCtx, limit int) (storage.ResourceItem, error) {
+func readResourceItem(r *api.Request, limit int) (storage.ResourceItem, error) {
 	var in struct {
 		ResourceItem *storage.ResourceItem `json:"resourceItem"`
 	}
-	if err := r.readBody(&in, limit); err != nil {
+	if err := r.ReadBody(&in, limit); err != nil {
 		return storage.ResourceItem{}, err
 	}
 	if in.ResourceItem == nil {
-		return storage.ResourceItem{}, invalid("resourceItem", "'resourceItem' is required")
+		return storage.ResourceItem{}, api.Invalid("resourceItem", "'resourceItem' is required")
 	}
 	it := *in.ResourceItem
 	it.ItemType = strings.ToUpper(it.ItemType)
-	if err := checkErrors(storage.CheckResourceItem(&it)); err != nil {
+	if err := api.CheckErrors(storage.CheckResourceItem(&it)); err != nil {
 		return it, err
 	}
 	it.ItemKey = storage.ItemKeyOf(&it)
@@ -93,10 +94,10 @@ func readResourceItem(r *reqCtx, limit int) (storage.ResourceItem, error) {
 }
 
 // handleGetResourceItems serves GET /sites/{siteId}/locales/{locale}/resourceItems.
-func (s *Server) handleGetResourceItems(r *reqCtx) error {
-	l := pathParam(r, "locale")
-	return keyPage(r, "lr", "resourceItems", func(after string, limit int) ([]storage.ResourceItem, string, error) {
-		return s.db.ResourceItems(r.site, l, after, limit)
+func (s *Server) handleGetResourceItems(r *api.Request) error {
+	l := api.PathParam(r, "locale")
+	return api.KeyPage(r, "lr", "resourceItems", func(after string, limit int) ([]storage.ResourceItem, string, error) {
+		return s.DB.ResourceItems(r.Site, l, after, limit)
 	}, func(it *storage.ResourceItem) map[string]any { return resourceItemJSON(it) })
 }
 
@@ -112,12 +113,12 @@ func resourceItemJSON(it *storage.ResourceItem) map[string]any {
 }
 
 // handleAddResourceItem serves POST .../resourceItems {resourceItem}.
-func (s *Server) handleAddResourceItem(r *reqCtx) error {
+func (s *Server) handleAddResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: pathParam(r, "locale"), Item: it, Create: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: api.PathParam(r, "locale"), Item: it, Create: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"itemKey": it.ItemKey})
@@ -125,7 +126,7 @@ func (s *Server) handleAddResourceItem(r *reqCtx) error {
 
 // itemKeyParam is the {itemKey} path parameter, URL-decoded (keys hold
 // '#').
-func itemKeyParam(r *reqCtx) string {
+func itemKeyParam(r *api.Request) string {
 	k := r.Params("itemKey")
 	if u, err := url.PathUnescape(k); err == nil {
 		k = u
@@ -134,8 +135,8 @@ func itemKeyParam(r *reqCtx) string {
 }
 
 // handleGetResourceItem serves GET .../resourceItems/{itemKey}.
-func (s *Server) handleGetResourceItem(r *reqCtx) error {
-	it, err := s.db.GetResourceItem(r.site, pathParam(r, "locale"), itemKeyParam(r))
+func (s *Server) handleGetResourceItem(r *api.Request) error {
+	it, err := s.DB.GetResourceItem(r.Site, api.PathParam(r, "locale"), itemKeyParam(r))
 	if err != nil {
 		return err
 	}
@@ -144,40 +145,40 @@ func (s *Server) handleGetResourceItem(r *reqCtx) error {
 
 // handleSetResourceItem serves PUT .../resourceItems/{itemKey}: the body's
 // fields must give the same key.
-func (s *Server) handleSetResourceItem(r *reqCtx) error {
+func (s *Server) handleSetResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
 	}
 	if key := itemKeyParam(r); key != it.ItemKey {
-		return invalid("itemKey", fmt.Sprintf("the resource item's fields give the key '%s', not '%s'", it.ItemKey, key))
+		return api.Invalid("itemKey", fmt.Sprintf("the resource item's fields give the key '%s', not '%s'", it.ItemKey, key))
 	}
-	if _, err := s.apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: pathParam(r, "locale"), Item: it}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: api.PathParam(r, "locale"), Item: it}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Resource item set"})
+	return r.JSON(api.MessageBody{Message: "Resource item set"})
 }
 
 // handleDeleteResourceItem serves DELETE .../resourceItems/{itemKey}.
-func (s *Server) handleDeleteResourceItem(r *reqCtx) error {
+func (s *Server) handleDeleteResourceItem(r *api.Request) error {
 	key := itemKeyParam(r)
-	if _, err := s.apply(r, storage.OpDeleteResourceItem, storage.DeleteResourceItem{Locale: pathParam(r, "locale"), ItemKey: key}); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteResourceItem, storage.DeleteResourceItem{Locale: api.PathParam(r, "locale"), ItemKey: key}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Resource item '%s' deleted", key)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Resource item '%s' deleted", key)})
 }
 
 // localized adds localizedAllowedValues to an allowedValues answer when
 // the request names a locale.
-func (s *Server) localized(r *reqCtx, out map[string]any, classification, attr string) error {
+func (s *Server) localized(r *api.Request, out map[string]any, classification, attr string) error {
 	l := r.Query("locale")
 	if l == "" {
 		return nil
 	}
 	if !storage.ValidLocale(l) {
-		return invalid("locale", "invalid 'locale'")
+		return api.Invalid("locale", "invalid 'locale'")
 	}
-	m, err := s.db.LocalizedValues(r.site, l, classification, attr)
+	m, err := s.DB.LocalizedValues(r.Site, l, classification, attr)
 	if err != nil {
 		return err
 	}
@@ -188,10 +189,10 @@ func (s *Server) localized(r *reqCtx, out map[string]any, classification, attr s
 // handleUpdateSite serves PATCH /sites/{siteId} (Admins)
 // {site:{title, status}}: the title changes; Quire's sites are always
 // ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *Server) handleUpdateSite(r *reqCtx) error {
-	site := siteParam(r.Ctx)
+func (s *Server) handleUpdateSite(r *api.Request) error {
+	site := api.SiteParam(r.Ctx)
 	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
-		return invalid("siteId", "invalid 'siteId'")
+		return api.Invalid("siteId", "invalid 'siteId'")
 	}
 	var in struct {
 		Site *struct {
@@ -199,22 +200,22 @@ func (s *Server) handleUpdateSite(r *reqCtx) error {
 			Status string  `json:"status"`
 		} `json:"site"`
 	}
-	if err := r.readBody(&in, 64<<10); err != nil {
+	if err := r.ReadBody(&in, 64<<10); err != nil {
 		return err
 	}
 	if in.Site == nil {
-		return invalid("site", "'site' is required")
+		return api.Invalid("site", "'site' is required")
 	}
 	switch in.Site.Status {
 	case "", "ACTIVE":
 	case "INACTIVE":
-		return invalid("status", "sites cannot be INACTIVE on this server")
+		return api.Invalid("status", "sites cannot be INACTIVE on this server")
 	default:
-		return invalid("status", "invalid 'status': ACTIVE")
+		return api.Invalid("status", "invalid 'status': ACTIVE")
 	}
-	r.site = site
-	if _, err := s.apply(r, storage.OpUpdateSite, storage.UpdateSite{Title: in.Site.Title}); err != nil {
+	r.Site = site
+	if _, err := s.Apply(r, storage.OpUpdateSite, storage.UpdateSite{Title: in.Site.Title}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Site '%s' updated", site)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' updated", site)})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -14,18 +15,18 @@ type mappingIn struct {
 	Classifications []storage.MappingClassification `json:"classifications"`
 }
 
-func (s *Server) readMapping(r *reqCtx) (storage.Mapping, error) {
+func (s *Server) readMapping(r *api.Request) (storage.Mapping, error) {
 	var b struct {
 		Mapping *mappingIn `json:"mapping"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
 		return storage.Mapping{}, err
 	}
 	if b.Mapping == nil {
-		return storage.Mapping{}, invalid("mapping", "'mapping' is required")
+		return storage.Mapping{}, api.Invalid("mapping", "'mapping' is required")
 	}
 	in := b.Mapping
-	return storage.Mapping{Name: deref(in.Name), Description: in.Description, Attributes: in.Attributes, Classifications: in.Classifications}, nil
+	return storage.Mapping{Name: api.Deref(in.Name), Description: in.Description, Attributes: in.Attributes, Classifications: in.Classifications}, nil
 }
 
 func mappingJSON(m *storage.Mapping) map[string]any {
@@ -33,40 +34,40 @@ func mappingJSON(m *storage.Mapping) map[string]any {
 		"mappingId":       m.MappingID,
 		"name":            m.Name,
 		"description":     m.Description,
-		"attributes":      nonNil(m.Attributes),
-		"classifications": nonNil(m.Classifications),
+		"attributes":      api.NonNil(m.Attributes),
+		"classifications": api.NonNil(m.Classifications),
 	}
 }
 
 // handleAddMapping serves POST /mappings.
-func (s *Server) handleAddMapping(r *reqCtx) error {
+func (s *Server) handleAddMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
 	}
-	m.MappingID = r.newID()
-	if _, err := s.apply(r, storage.OpPutMapping, storage.PutMapping{Mapping: m, Create: true}); err != nil {
+	m.MappingID = r.NewID()
+	if _, err := s.Apply(r, storage.OpPutMapping, storage.PutMapping{Mapping: m, Create: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"mappingId": m.MappingID})
 }
 
 // handleSetMapping serves PUT /mappings/{mappingId}.
-func (s *Server) handleSetMapping(r *reqCtx) error {
+func (s *Server) handleSetMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
 	}
-	m.MappingID = pathParam(r, "mappingId")
-	if _, err := s.apply(r, storage.OpPutMapping, storage.PutMapping{Mapping: m}); err != nil {
+	m.MappingID = api.PathParam(r, "mappingId")
+	if _, err := s.Apply(r, storage.OpPutMapping, storage.PutMapping{Mapping: m}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Mapping set"})
+	return r.JSON(api.MessageBody{Message: "Mapping set"})
 }
 
 // handleGetMapping serves GET /mappings/{mappingId}.
-func (s *Server) handleGetMapping(r *reqCtx) error {
-	m, err := s.db.GetMapping(r.site, pathParam(r, "mappingId"))
+func (s *Server) handleGetMapping(r *api.Request) error {
+	m, err := s.DB.GetMapping(r.Site, api.PathParam(r, "mappingId"))
 	if err != nil {
 		return err
 	}
@@ -74,17 +75,17 @@ func (s *Server) handleGetMapping(r *reqCtx) error {
 }
 
 // handleGetMappings serves GET /mappings.
-func (s *Server) handleGetMappings(r *reqCtx) error {
-	return keyPage(r, "mp", "mappings", func(after string, limit int) ([]storage.Mapping, string, error) {
-		return s.db.Mappings(r.site, after, limit)
+func (s *Server) handleGetMappings(r *api.Request) error {
+	return api.KeyPage(r, "mp", "mappings", func(after string, limit int) ([]storage.Mapping, string, error) {
+		return s.DB.Mappings(r.Site, after, limit)
 	}, mappingJSON)
 }
 
 // handleDeleteMapping serves DELETE /mappings/{mappingId}.
-func (s *Server) handleDeleteMapping(r *reqCtx) error {
-	id := pathParam(r, "mappingId")
-	if _, err := s.apply(r, storage.OpDeleteMapping, storage.DeleteMapping{MappingID: id}); err != nil {
+func (s *Server) handleDeleteMapping(r *api.Request) error {
+	id := api.PathParam(r, "mappingId")
+	if _, err := s.Apply(r, storage.OpDeleteMapping, storage.DeleteMapping{MappingID: id}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Mapping '%s' deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Mapping '%s' deleted", id)})
 }

@@ -1,19 +1,5 @@
 package server
 
-// The console's sign-in through an external identity provider (OpenID
-// Connect, authorization code flow with PKCE S256, state and nonce; the
-// design is in console/DESIGN.md "Sign-in through an identity provider",
-// the routes in API.md "Sign-in through an identity provider"):
-//
-//	GET /login/oidc/info      what the sign-in page shows (public)
-//	GET /login/oidc           starts a sign-in: state cookie, 302 to the IdP
-//	GET /login/oidc/callback  the IdP's redirect back: checks, code
-//	                          exchange, ID token, then the console session
-//
-// The server does the flow for the browser, so the code, the verifier
-// and the IdP's tokens never reach script; the browser ends with the same
-// HttpOnly, SameSite=Strict refresh cookie a password sign-in gives.
-
 import (
 	"context"
 	"errors"
@@ -72,7 +58,7 @@ func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
 		return c.JSON(map[string]any{"enabled": false, "automaticSignIn": false})
 	}
 	auto := false
-	if sc, err := s.db.SystemConfig(); err != nil {
+	if sc, err := s.DB.SystemConfig(); err != nil {
 		return err
 	} else if sc.WebUI != nil && sc.WebUI.SsoAutomaticSignIn != nil {
 		auto = *sc.WebUI.SsoAutomaticSignIn
@@ -91,7 +77,7 @@ func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
 	if c.Method() == http.MethodHead {
 		return c.SendStatus(http.StatusOK) // a HEAD starts nothing (no state cookie)
 	}
-	f := s.deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.linkBase(c), "/")+oidcCallback, oidcFlowTTL)
+	f := s.deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.LinkBase(c), "/")+oidcCallback, oidcFlowTTL)
 	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: int(oidcFlowTTL / time.Second)})
 	return c.Redirect(s.deps.Auth.AuthorizationURL(f), http.StatusFound)
@@ -128,7 +114,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	if !auth.SameState(f, c.Query("state")) {
 		return s.oidcFail(c, oidcErrState, "", errors.New("the state does not match the browser's"))
 	}
-	if !s.oidcSeen.first(f.State, time.Unix(f.Expires, 0), s.now()) {
+	if !s.oidcSeen.first(f.State, time.Unix(f.Expires, 0), s.Now()) {
 		return s.oidcFail(c, oidcErrReplay, "", errors.New("this sign-in's callback came before"))
 	}
 	code := c.Query("code")
@@ -150,18 +136,18 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 		}
 		return s.oidcFail(c, kind, "", err)
 	}
-	r := s.publicCtx(c, id.Username)
+	r := s.PublicCtx(c, id.Username)
 	refresh, rh := auth.NewSecret(32)
 	in := storage.ExternalSignIn{RefreshHash: rh, Refresh: storage.RefreshToken{Username: id.Username, External: true,
-		Groups: id.Groups, Email: id.Email, Expires: r.now.Add(s.deps.Auth.RefreshTTL())}}
-	if _, err := s.apply(r, storage.OpExternalSignIn, in); err != nil {
+		Groups: id.Groups, Email: id.Email, Expires: r.Now.Add(s.deps.Auth.RefreshTTL())}}
+	if _, err := s.Apply(r, storage.OpExternalSignIn, in); err != nil {
 		var ve *storage.ValidationError
 		if errors.As(err, &ve) {
 			return s.oidcFail(c, oidcErrUser, "", err)
 		}
 		return err // a store that cannot write (507, 503): the API's answer
 	}
-	s.log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
+	s.Log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
 	s.setRefreshCookie(c, refresh, s.deps.Auth.RefreshTTL())
 	return c.Redirect(consolePath, http.StatusSeeOther)
 }
@@ -170,7 +156,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 // refusal's code, and logs why.
 func (s *Server) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 	if why != nil {
-		s.log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
+		s.Log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
 	}
 	q := url.Values{"signin_error": {kind}}
 	if idpCode != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -103,7 +104,7 @@ func matchSegs(pat, segs []string) bool {
 // runs: a malformed key, or one sent to a write route that cannot honour
 // it, is refused (400) before any write.
 func (s *Server) idempotencyKey(c *fiber.Ctx) error {
-	raw := c.Request().Header.Peek(headerIdempotencyKey)
+	raw := c.Request().Header.Peek(api.HeaderIdempotencyKey)
 	if raw == nil {
 		return c.Next()
 	}
@@ -122,15 +123,15 @@ func (s *Server) idempotencyKey(c *fiber.Ctx) error {
 	}
 	key := string(raw)
 	if !storage.CheckIdempotencyKey(key) {
-		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' must be 1 to %d printable ASCII characters", storage.MaxIdempotencyKeyBytes))
+		return api.Invalid(api.HeaderIdempotencyKey, fmt.Sprintf("'Idempotency-Key' must be 1 to %d printable ASCII characters", storage.MaxIdempotencyKeyBytes))
 	}
 	found, keyed := s.routeTable.match(c.Method(), path)
 	if !found {
 		return c.Next() // FormKiQ's 404 follows
 	}
 	if !keyed {
-		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' is not supported on %s %s: send the request without it (API.md, \"Exactly-once writes\")", c.Method(), path))
+		return api.Invalid(api.HeaderIdempotencyKey, fmt.Sprintf("'Idempotency-Key' is not supported on %s %s: send the request without it (API.md, \"Exactly-once writes\")", c.Method(), path))
 	}
-	c.Locals(localIdemKey, key)
+	c.Locals(api.LocalIdemKey, key)
 	return c.Next()
 }

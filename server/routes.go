@@ -7,6 +7,7 @@ import (
 
 	"quire/auth"
 	"quire/ratelimit"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -23,12 +24,12 @@ const (
 var testRoutes func(fiber.Router)
 
 // errNotAdmin answers a caller outside the Admins group on an admin route.
-var errNotAdmin = errStatus(http.StatusUnauthorized, "fkq access denied (Admins group required)")
+var errNotAdmin = api.ErrStatus(http.StatusUnauthorized, "fkq access denied (Admins group required)")
 
 // requireAdmin refuses h to callers outside the Admins group.
-func requireAdmin(h handler) handler {
-	return func(r *reqCtx) error {
-		if !r.p.Admin {
+func requireAdmin(h api.Handler) api.Handler {
+	return func(r *api.Request) error {
+		if !r.Principal.Admin {
 			return errNotAdmin
 		}
 		return h(r)
@@ -74,7 +75,7 @@ func (s *Server) routes() {
 	a := s.app
 	// recoverPanic runs inside accessLog, so a recovered panic is logged,
 	// counted and drained like any other 500.
-	a.Use(s.accessLog, s.recoverPanic, s.safeHeaders, s.cors, s.refuseWhenDiverged, s.idempotencyKey, s.sessionIndex)
+	a.Use(s.accessLog, s.recoverPanic, s.SafeHeaders, s.cors, s.refuseWhenDiverged, s.idempotencyKey, s.sessionIndex)
 
 	// No token: each route has a rate-limit class (ratelimits.go;
 	// TestRateLimits_EveryPublicRoute finds a route left without one).
@@ -126,12 +127,12 @@ func (s *Server) routes() {
 	}
 
 	authed := a.Group("", s.authenticate)
-	q := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(siteQuery, p, h) }
-	sp := func(p auth.Permission, h handler) fiber.Handler { return s.wrap(sitePath, p, h) }
-	none := func(h handler) fiber.Handler { return s.wrap(siteNone, noPerm, h) }
+	q := func(p auth.Permission, h api.Handler) fiber.Handler { return s.Wrap(api.SiteQuery, p, h) }
+	sp := func(p auth.Permission, h api.Handler) fiber.Handler { return s.Wrap(api.SitePath, p, h) }
+	none := func(h api.Handler) fiber.Handler { return s.Wrap(api.SiteNone, noPerm, h) }
 	// admin routes are the Admins group's only; anyone else gets
 	// FormKiQ's 401, as for too few permissions on a site.
-	admin := func(h handler) fiber.Handler { return s.wrap(siteNone, noPerm, requireAdmin(h)) }
+	admin := func(h api.Handler) fiber.Handler { return s.Wrap(api.SiteNone, noPerm, requireAdmin(h)) }
 
 	authed.Get("/version", none(s.handleGetVersion))
 	authed.Get("/sites", none(s.handleGetSites))

@@ -149,6 +149,6 @@ func (s *Server) newScheduler() *Scheduler {
 	if c == nil {
 		c = realClock{now: s.deps.Now}
 	}
-	return NewScheduler(s.db, s.deps.Applier, c, s.deps.Logger.With("component", "scheduler"), dispositionJob(s.db, s.deps.Applier),
-		remindersJob(s.db, s.deps.Applier), agreementsJob(s.db, s.deps.Applier))
+	return NewScheduler(s.DB, s.deps.Applier, c, s.deps.Logger.With("component", "scheduler"), dispositionJob(s.DB, s.deps.Applier),
+		remindersJob(s.DB, s.deps.Applier), agreementsJob(s.DB, s.deps.Applier))
 }

@@ -20,8 +20,14 @@ import (
 	"quire/index"
 	"quire/intake"
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
+
+// DocumentJSON renders a stored document with FormKiQ's read fields.
+// DocumentJSON renders a document as GET /documents/{id} does (webhook
+// bodies use it too).
+func DocumentJSON(d *storage.Document) map[string]any { return api.DocumentJSON(d) }
 
 // Deps is what the server needs from the rest of the node.
 type Deps struct {
@@ -161,7 +167,7 @@ type Server struct {
 	routeTable *routeTable
 	deps       Deps
 	// env is what the request API shares with every handler (env.go).
-	*env
+	*api.Env
 	bg *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -177,7 +183,7 @@ type Server struct {
 	// public limits anonymous submissions per client address.
 	public publicLimiter
 	// backups tracks online backups.
-	backups *backups
+	backups *api.Backups
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
@@ -210,7 +216,7 @@ func New(d Deps) *Server {
 	}
 	// Every command a keyed request applies carries its key
 	// (requestkeys.go).
-	d.Applier = keyedApplier{d.Applier}
+	d.Applier = api.KeyedApplier{Applier: d.Applier}
 	if d.Actions == nil {
 		d.Actions = pipeline.Actions()
 	}
@@ -219,12 +225,12 @@ func New(d Deps) *Server {
 	if d.MaxConnsPerClient == 0 {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
-	s := &Server{deps: d, actions: d.Actions, env: &env{
-		db: d.Store, applier: d.Applier, auth: d.Auth, log: d.Logger.With("component", "http"), now: d.Now,
-		publicURL: d.PublicURL, maxBodyBytes: d.MaxBodyBytes,
-		links: newLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
+	s := &Server{deps: d, actions: d.Actions, Env: &api.Env{
+		DB: d.Store, Applier: d.Applier, Auth: d.Auth, Log: d.Logger.With("component", "http"), Now: d.Now,
+		PublicURL: d.PublicURL, MaxBodyBytes: d.MaxBodyBytes,
+		Links: api.NewLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
 	}}
-	s.renderError = s.errorHandler
+	s.RenderError = s.errorHandler
 	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
@@ -233,21 +239,21 @@ func New(d Deps) *Server {
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()
-	s.backups = newBackups()
+	s.backups = api.NewBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
-	s.limits, s.limitClass = newLimits(d), map[string]string{}
+	s.Limits, s.limitClass = newLimits(d), map[string]string{}
 	s.intake = s.newIntake(d.Metrics)
 	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
-		lag := gateLag
-		if testGateLag > 0 {
-			lag = testGateLag
+		lag := api.GateLag
+		if api.TestGateLag > 0 {
+			lag = api.TestGateLag
 		}
-		s.gate = newIndexGate(d.Indexer, lag, gateMaxWait)
-		s.gate.register(d.Metrics)
+		s.Gate = api.NewIndexGate(d.Indexer, lag, api.GateMaxWait)
+		s.Gate.Register(d.Metrics)
 	}
 	d.Metrics.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "quire_http_connections_refused_total",
@@ -259,7 +265,7 @@ func New(d Deps) *Server {
 		ErrorHandler:          s.errorHandler,
 		// Bodies are streamed: fasthttp reads at most 8 KiB of one before
 		// the handler runs (authentication included); the rest is read
-		// from RequestBodyStream. JSON handlers use readBody, which
+		// from RequestBodyStream. JSON handlers use ReadBody, which
 		// enforces MaxBodyBytes itself.
 		StreamRequestBody: true,
 		BodyLimit:         4 << 20,
@@ -275,7 +281,7 @@ func New(d Deps) *Server {
 		// Answers carry URLs (upload, download, short links): '&' must
 		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
 		// response works (encoding/json would write \u0026).
-		JSONEncoder: marshalJSON,
+		JSONEncoder: api.MarshalJSON,
 		// WebDAV's methods (dav.go) besides HTTP's.
 		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), davExtraMethods...),
 	})
@@ -297,9 +303,9 @@ func (s *Server) Listen(ln net.Listener) error {
 // background work until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
-	go guard.Do(s.log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
+	go guard.Do(s.Log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
 	// Backups can take an hour: stop them now rather than hold shutdown.
-	s.backups.close()
+	s.backups.Shutdown()
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()

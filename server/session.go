@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) sessionIndex(c *fiber.Ctx) error {
 	if h := c.Get(headerMinAppliedIndex); h != "" {
 		v, err := strconv.ParseUint(h, 10, 64)
 		if err != nil {
-			return invalid(headerMinAppliedIndex, "'"+headerMinAppliedIndex+"' must be a log index (a whole number) from Quire-Applied-Index")
+			return api.Invalid(headerMinAppliedIndex, "'"+headerMinAppliedIndex+"' must be a log index (a whole number) from Quire-Applied-Index")
 		}
 		want = v
 	} else if v, err := strconv.ParseUint(c.Cookies(cookieAppliedIndex), 10, 64); err == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -18,7 +19,7 @@ import (
 // (another port of the same host) and off forms.
 func (s *Server) consoleRequest(c *fiber.Ctx) error {
 	if c.Get(ConsoleHeader) == "" {
-		return errStatus(http.StatusForbidden, "the refresh cookie needs the "+ConsoleHeader+" header")
+		return api.ErrStatus(http.StatusForbidden, "the refresh cookie needs the "+ConsoleHeader+" header")
 	}
 	origin := strings.TrimSuffix(c.Get(fiber.HeaderOrigin), "/")
 	if origin == "" {
@@ -26,10 +27,10 @@ func (s *Server) consoleRequest(c *fiber.Ctx) error {
 	}
 	self := c.Protocol() + "://" + string(c.Request().Host())
 	if strings.EqualFold(origin, self) || strings.EqualFold(origin, strings.TrimSuffix(s.deps.PublicURL, "/")) ||
-		strings.EqualFold(origin, strings.TrimSuffix(s.linkBase(c), "/")) {
+		strings.EqualFold(origin, strings.TrimSuffix(s.LinkBase(c), "/")) {
 		return nil
 	}
-	return errStatus(http.StatusForbidden, "the refresh cookie is for this server's own pages (Origin "+origin+" refused)")
+	return api.ErrStatus(http.StatusForbidden, "the refresh cookie is for this server's own pages (Origin "+origin+" refused)")
 }
 
 // setRefreshCookie hands a refresh token to the browser as an HttpOnly
@@ -57,8 +58,8 @@ func (s *Server) handleLogout(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`
 	}
-	r := s.publicCtx(c, "")
-	if err := r.readBody(&in, 16<<10); err != nil {
+	r := s.PublicCtx(c, "")
+	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return err
 	}
 	tok := in.RefreshToken
@@ -70,9 +71,9 @@ func (s *Server) handleLogout(c *fiber.Ctx) error {
 		s.clearRefreshCookie(c)
 	}
 	if tok == "" || len(tok) > 256 {
-		return invalid("refreshToken", "'refreshToken' is required")
+		return api.Invalid("refreshToken", "'refreshToken' is required")
 	}
-	if _, err := s.apply(r, storage.OpRevokeRefresh, storage.RevokeRefresh{RefreshHash: auth.SecretHash(tok)}); err != nil {
+	if _, err := s.Apply(r, storage.OpRevokeRefresh, storage.RevokeRefresh{RefreshHash: auth.SecretHash(tok)}); err != nil {
 		return err
 	}
 	return r.JSON(map[string]string{"message": "Signed out"})

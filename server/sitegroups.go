@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -18,7 +19,7 @@ func (s *Server) siteGrants(p *auth.Principal) (*auth.Principal, error) {
 	if p.APIKeySite != "" || p.Delegation != nil || p.Admin || len(p.Groups) == 0 {
 		return p, nil
 	}
-	grants, err := s.db.SiteGrants(p.Groups)
+	grants, err := s.DB.SiteGrants(p.Groups)
 	if err != nil || len(grants) == 0 {
 		return p, err
 	}
@@ -33,8 +34,8 @@ func (s *Server) siteGrants(p *auth.Principal) (*auth.Principal, error) {
 
 // handleGetSiteGroups serves GET /sites/{siteId}/groups (GOVERN):
 // {"groupNames"} of the groups given permissions on the site.
-func (s *Server) handleGetSiteGroups(r *reqCtx) error {
-	gs, err := s.db.SiteGroups(r.site)
+func (s *Server) handleGetSiteGroups(r *api.Request) error {
+	gs, err := s.DB.SiteGroups(r.Site)
 	if err != nil {
 		return err
 	}
@@ -48,38 +49,38 @@ func (s *Server) handleGetSiteGroups(r *reqCtx) error {
 // handleGetSiteGroup serves GET /sites/{siteId}/groups/{groupName}
 // (GOVERN): {"group":{"permissions"}} plus Quire's groupName, userId and
 // insertedDate.
-func (s *Server) handleGetSiteGroup(r *reqCtx) error {
-	g, err := s.db.GetSiteGroup(r.site, pathParam(r, "groupName"))
+func (s *Server) handleGetSiteGroup(r *api.Request) error {
+	g, err := s.DB.GetSiteGroup(r.Site, api.PathParam(r, "groupName"))
 	if err != nil {
 		return err
 	}
 	return r.JSON(map[string]any{"group": map[string]any{"groupName": g.GroupName, "permissions": g.Permissions,
-		"userId": g.UserID, "insertedDate": formatDate(g.InsertedDate)}})
+		"userId": g.UserID, "insertedDate": api.FormatDate(g.InsertedDate)}})
 }
 
 // handleSetSiteGroupPermissions serves PUT
 // /sites/{siteId}/groups/{groupName}/permissions (Admins)
 // {permissions}.
-func (s *Server) handleSetSiteGroupPermissions(r *reqCtx) error {
+func (s *Server) handleSetSiteGroupPermissions(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 	}
-	if err := r.readBody(&in, 16<<10); err != nil {
+	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return err
 	}
-	group := pathParam(r, "groupName")
-	if _, err := s.apply(r, storage.OpSetSiteGroup, storage.SetSiteGroup{Group: group, Permissions: in.Permissions}); err != nil {
+	group := api.PathParam(r, "groupName")
+	if _, err := s.Apply(r, storage.OpSetSiteGroup, storage.SetSiteGroup{Group: group, Permissions: in.Permissions}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Group '%s' permissions set on site '%s'", group, r.site)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Group '%s' permissions set on site '%s'", group, r.Site)})
 }
 
 // handleDeleteSiteGroup serves DELETE /sites/{siteId}/groups/{groupName}
 // (Admins).
-func (s *Server) handleDeleteSiteGroup(r *reqCtx) error {
-	group := pathParam(r, "groupName")
-	if _, err := s.apply(r, storage.OpDeleteSiteGroup, storage.DeleteSiteGroup{Group: group}); err != nil {
+func (s *Server) handleDeleteSiteGroup(r *api.Request) error {
+	group := api.PathParam(r, "groupName")
+	if _, err := s.Apply(r, storage.OpDeleteSiteGroup, storage.DeleteSiteGroup{Group: group}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Group '%s' removed from site '%s'", group, r.site)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Group '%s' removed from site '%s'", group, r.Site)})
 }

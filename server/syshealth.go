@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
 
 // certWarnDays: a certificate expiring within this many days is marked
@@ -18,16 +20,16 @@ const certWarnDays = 30
 // gate, the index lag, the pipeline queue, the cluster members and
 // leader, certificate expiry and the version. Always 200 (the state is
 // in the body: "ready" is what /readyz would say).
-func (s *Server) handleGetSystemHealth(r *reqCtx) error {
-	now := r.now
-	ws := s.db.WriteState()
-	lsm, vlog := s.db.Size()
+func (s *Server) handleGetSystemHealth(r *api.Request) error {
+	now := r.Now
+	ws := s.DB.WriteState()
+	lsm, vlog := s.DB.Size()
 	storageOut := fiber.Map{"writable": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve, "lsmBytes": lsm, "vlogBytes": vlog}
 	if !ws.Writable {
 		storageOut["kind"], storageOut["reason"] = ws.Kind, ws.Reason
 	}
 	if !ws.Since.IsZero() {
-		storageOut["since"] = formatDate(ws.Since)
+		storageOut["since"] = api.FormatDate(ws.Since)
 	}
 	lag := s.deps.Indexer.TextLag()
 	ready := lag < readyLag
@@ -82,7 +84,7 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 		case days < certWarnDays:
 			state = "expiring"
 		}
-		c := fiber.Map{"kind": kind, "subject": subject, "notAfter": formatDate(notAfter), "daysLeft": days, "state": state}
+		c := fiber.Map{"kind": kind, "subject": subject, "notAfter": api.FormatDate(notAfter), "daysLeft": days, "state": state}
 		if site != "" {
 			c["siteId"], c["alias"] = site, alias
 		}
@@ -107,10 +109,10 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 				continue
 			}
 			c := cert("cluster-node", "", "", p.Subject, p.NotAfter)
-			c["nodeId"], c["seenAt"] = p.NodeID, formatDate(p.SeenAt)
+			c["nodeId"], c["seenAt"] = p.NodeID, api.FormatDate(p.SeenAt)
 		}
 	}
-	all, err := s.db.AllSecrets()
+	all, err := s.DB.AllSecrets()
 	if err != nil {
 		return err
 	}

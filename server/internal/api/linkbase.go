@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"net"
@@ -28,10 +28,10 @@ type linkHosts struct {
 	addrsAt time.Time
 }
 
-// newLinkHosts is nil when the public URL was configured (links always
+// NewLinkHosts is nil when the public URL was configured (links always
 // start with it): fromHost is Deps.LinksFromHost, listenAddr the API
 // listener's address, hostNames more names of this machine.
-func newLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames []string) *linkHosts {
+func NewLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames []string) *linkHosts {
 	if !fromHost {
 		return nil
 	}
@@ -58,11 +58,11 @@ func newLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames 
 	return h
 }
 
-// linkBase is the base URL of the links in the answer to c.
-func (s *env) linkBase(c *fiber.Ctx) string {
-	h := s.links
+// LinkBase is the base URL of the links in the answer to c.
+func (s *Env) LinkBase(c *fiber.Ctx) string {
+	h := s.Links
 	if h == nil {
-		return s.publicURL
+		return s.PublicURL
 	}
 	if host := string(c.Request().Host()); h.accepts(host) {
 		return h.scheme + strings.ToLower(host)
