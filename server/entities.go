@@ -31,11 +31,11 @@ type entityTypeIn struct {
 	Name      *string `json:"name"`
 }
 
-func (s *Server) readEntityType(r *api.Request) (storage.EntityType, error) {
+func (s *vocabularyHandlers) readEntityType(r *api.Request) (storage.EntityType, error) {
 	var b struct {
 		EntityType *entityTypeIn `json:"entityType"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 		return storage.EntityType{}, err
 	}
 	if b.EntityType == nil {
@@ -59,7 +59,7 @@ func (s *Server) readEntityType(r *api.Request) (storage.EntityType, error) {
 }
 
 // handleAddEntityType serves POST /entityTypes.
-func (s *Server) handleAddEntityType(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ func (s *Server) handleAddEntityType(r *api.Request) error {
 }
 
 // handleGetEntityTypes serves GET /entityTypes.
-func (s *Server) handleGetEntityTypes(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetEntityTypes(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (s *Server) handleGetEntityTypes(r *api.Request) error {
 }
 
 // handleGetEntityType serves GET /entityTypes/{entityTypeId}.
-func (s *Server) handleGetEntityType(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (s *Server) handleGetEntityType(r *api.Request) error {
 
 // handleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
 // the type under that id (createIfMissing) or confirms an existing one.
-func (s *Server) handleSetEntityType(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (s *Server) handleSetEntityType(r *api.Request) error {
 }
 
 // handleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
-func (s *Server) handleDeleteEntityType(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -153,11 +153,11 @@ type entityIn struct {
 	Attributes []entityAttributeIn `json:"attributes"`
 }
 
-func (s *Server) readEntity(r *api.Request, nameRequired bool) (storage.Entity, error) {
+func (s *vocabularyHandlers) readEntity(r *api.Request, nameRequired bool) (storage.Entity, error) {
 	var b struct {
 		Entity *entityIn `json:"entity"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 		return storage.Entity{}, err
 	}
 	if b.Entity == nil {
@@ -241,7 +241,7 @@ func entityJSON(e *storage.Entity) map[string]any {
 }
 
 // handleAddEntity serves POST /entities/{entityTypeId}.
-func (s *Server) handleAddEntity(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -259,7 +259,7 @@ func (s *Server) handleAddEntity(r *api.Request) error {
 }
 
 // handleGetEntities serves GET /entities/{entityTypeId}.
-func (s *Server) handleGetEntities(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetEntities(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -270,7 +270,7 @@ func (s *Server) handleGetEntities(r *api.Request) error {
 }
 
 // handleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleGetEntity(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -282,7 +282,7 @@ func (s *Server) handleGetEntity(r *api.Request) error {
 	return r.JSON(map[string]any{"entity": entityJSON(e)})
 }
 
-func (s *Server) putEntity(r *api.Request, mode string) error {
+func (s *vocabularyHandlers) putEntity(r *api.Request, mode string) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func (s *Server) putEntity(r *api.Request, mode string) error {
 }
 
 // handleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleSetEntity(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetEntity(r *api.Request) error {
 	if err := s.putEntity(r, "set"); err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (s *Server) handleSetEntity(r *api.Request) error {
 }
 
 // handleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleUpdateEntity(r *api.Request) error {
+func (s *vocabularyHandlers) handleUpdateEntity(r *api.Request) error {
 	if err := s.putEntity(r, "update"); err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func (s *Server) handleUpdateEntity(r *api.Request) error {
 
 // handleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
 // and …/attributes/{attributeKey}.
-func (s *Server) handleDeleteEntity(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 
 // handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
 // Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *Server) handleAddSite(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddSite(r *api.Request) error {
 	var in struct {
 		Site *struct {
 			ID     string `json:"id"`
@@ -42,14 +42,14 @@ func (s *Server) handleAddSite(r *api.Request) error {
 }
 
 // handleGetLocales serves GET /sites/{siteId}/locales.
-func (s *Server) handleGetLocales(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetLocales(r *api.Request) error {
 	return api.KeyPage(r, "lc", "locales", func(after string, limit int) ([]storage.Locale, string, error) {
 		return s.DB.Locales(r.Site, after, limit)
 	}, func(l *storage.Locale) map[string]any { return map[string]any{"locale": l.Locale} })
 }
 
 // handleAddLocale serves POST /sites/{siteId}/locales {locale}.
-func (s *Server) handleAddLocale(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddLocale(r *api.Request) error {
 	var in struct {
 		Locale string `json:"locale"`
 	}
@@ -66,7 +66,7 @@ func (s *Server) handleAddLocale(r *api.Request) error {
 }
 
 // handleDeleteLocale serves DELETE /sites/{siteId}/locales/{locale}.
-func (s *Server) handleDeleteLocale(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteLocale(r *api.Request) error {
 	l := api.PathParam(r, "locale")
 	if _, err := s.Apply(r, storage.OpDeleteLocale, storage.DeleteLocale{Locale: l}); err != nil {
 		return err
@@ -94,7 +94,7 @@ func readResourceItem(r *api.Request, limit int) (storage.ResourceItem, error) {
 }
 
 // handleGetResourceItems serves GET /sites/{siteId}/locales/{locale}/resourceItems.
-func (s *Server) handleGetResourceItems(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetResourceItems(r *api.Request) error {
 	l := api.PathParam(r, "locale")
 	return api.KeyPage(r, "lr", "resourceItems", func(after string, limit int) ([]storage.ResourceItem, string, error) {
 		return s.DB.ResourceItems(r.Site, l, after, limit)
@@ -113,7 +113,7 @@ func resourceItemJSON(it *storage.ResourceItem) map[string]any {
 }
 
 // handleAddResourceItem serves POST .../resourceItems {resourceItem}.
-func (s *Server) handleAddResourceItem(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func itemKeyParam(r *api.Request) string {
 }
 
 // handleGetResourceItem serves GET .../resourceItems/{itemKey}.
-func (s *Server) handleGetResourceItem(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetResourceItem(r *api.Request) error {
 	it, err := s.DB.GetResourceItem(r.Site, api.PathParam(r, "locale"), itemKeyParam(r))
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (s *Server) handleGetResourceItem(r *api.Request) error {
 
 // handleSetResourceItem serves PUT .../resourceItems/{itemKey}: the body's
 // fields must give the same key.
-func (s *Server) handleSetResourceItem(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *Server) handleSetResourceItem(r *api.Request) error {
 }
 
 // handleDeleteResourceItem serves DELETE .../resourceItems/{itemKey}.
-func (s *Server) handleDeleteResourceItem(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteResourceItem(r *api.Request) error {
 	key := itemKeyParam(r)
 	if _, err := s.Apply(r, storage.OpDeleteResourceItem, storage.DeleteResourceItem{Locale: api.PathParam(r, "locale"), ItemKey: key}); err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *Server) handleDeleteResourceItem(r *api.Request) error {
 
 // localized adds localizedAllowedValues to an allowedValues answer when
 // the request names a locale.
-func (s *Server) localized(r *api.Request, out map[string]any, classification, attr string) error {
+func (s *vocabularyHandlers) localized(r *api.Request, out map[string]any, classification, attr string) error {
 	l := r.Query("locale")
 	if l == "" {
 		return nil
@@ -189,7 +189,7 @@ func (s *Server) localized(r *api.Request, out map[string]any, classification, a
 // handleUpdateSite serves PATCH /sites/{siteId} (Admins)
 // {site:{title, status}}: the title changes; Quire's sites are always
 // ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *Server) handleUpdateSite(r *api.Request) error {
+func (s *vocabularyHandlers) handleUpdateSite(r *api.Request) error {
 	site := api.SiteParam(r.Ctx)
 	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
 		return api.Invalid("siteId", "invalid 'siteId'")

@@ -15,11 +15,11 @@ type mappingIn struct {
 	Classifications []storage.MappingClassification `json:"classifications"`
 }
 
-func (s *Server) readMapping(r *api.Request) (storage.Mapping, error) {
+func (s *vocabularyHandlers) readMapping(r *api.Request) (storage.Mapping, error) {
 	var b struct {
 		Mapping *mappingIn `json:"mapping"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 		return storage.Mapping{}, err
 	}
 	if b.Mapping == nil {
@@ -40,7 +40,7 @@ func mappingJSON(m *storage.Mapping) map[string]any {
 }
 
 // handleAddMapping serves POST /mappings.
-func (s *Server) handleAddMapping(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func (s *Server) handleAddMapping(r *api.Request) error {
 }
 
 // handleSetMapping serves PUT /mappings/{mappingId}.
-func (s *Server) handleSetMapping(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (s *Server) handleSetMapping(r *api.Request) error {
 }
 
 // handleGetMapping serves GET /mappings/{mappingId}.
-func (s *Server) handleGetMapping(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetMapping(r *api.Request) error {
 	m, err := s.DB.GetMapping(r.Site, api.PathParam(r, "mappingId"))
 	if err != nil {
 		return err
@@ -75,14 +75,14 @@ func (s *Server) handleGetMapping(r *api.Request) error {
 }
 
 // handleGetMappings serves GET /mappings.
-func (s *Server) handleGetMappings(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetMappings(r *api.Request) error {
 	return api.KeyPage(r, "mp", "mappings", func(after string, limit int) ([]storage.Mapping, string, error) {
 		return s.DB.Mappings(r.Site, after, limit)
 	}, mappingJSON)
 }
 
 // handleDeleteMapping serves DELETE /mappings/{mappingId}.
-func (s *Server) handleDeleteMapping(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteMapping(r *api.Request) error {
 	id := api.PathParam(r, "mappingId")
 	if _, err := s.Apply(r, storage.OpDeleteMapping, storage.DeleteMapping{MappingID: id}); err != nil {
 		return err

@@ -38,7 +38,7 @@ func schemaAttributesJSON(a *storage.SchemaAttributes) map[string]any {
 }
 
 // handleGetSitesSchema serves GET /sites/{siteId}/schema/document.
-func (s *Server) handleGetSitesSchema(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetSitesSchema(r *api.Request) error {
 	sc, err := s.DB.SiteSchema(r.Site)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ type localizedAttr struct {
 // localizedSchema is schemaAttributesJSON, with localizedAllowedValues on
 // attributes that have allowed values when the request names a ?locale=
 // (the SCHEMA or, for a classification, CLASSIFICATION resource items).
-func (s *Server) localizedSchema(r *api.Request, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
+func (s *vocabularyHandlers) localizedSchema(r *api.Request, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
 	m := schemaAttributesJSON(a)
 	l := r.Query("locale")
 	if l == "" {
@@ -93,9 +93,9 @@ func (s *Server) localizedSchema(r *api.Request, a *storage.SchemaAttributes, cl
 }
 
 // handleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
-func (s *Server) handleSetSitesSchema(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetSitesSchema(r *api.Request) error {
 	var in schemaIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.MaxBodyBytes); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpSetSchema, storage.SetSchema{Schema: in.schema()}); err != nil {
@@ -106,7 +106,7 @@ func (s *Server) handleSetSitesSchema(r *api.Request) error {
 
 // handleGetSitesSchemaAllowedValues serves GET
 // /sites/{siteId}/schema/document/attributes/{key}/allowedValues.
-func (s *Server) handleGetSitesSchemaAllowedValues(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetSitesSchemaAllowedValues(r *api.Request) error {
 	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), "", false)
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func (s *Server) handleGetSitesSchemaAllowedValues(r *api.Request) error {
 
 // handleGetClassificationAllowedValues serves GET
 // /sites/{siteId}/classifications/{classificationId}/attributes/{key}/allowedValues.
-func (s *Server) handleGetClassificationAllowedValues(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetClassificationAllowedValues(r *api.Request) error {
 	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), api.PathParam(r, "classificationId"), false)
 	if err != nil {
 		return err
@@ -132,11 +132,11 @@ func (s *Server) handleGetClassificationAllowedValues(r *api.Request) error {
 	return r.JSON(out)
 }
 
-func (s *Server) readClassification(r *api.Request) (storage.Schema, error) {
+func (s *vocabularyHandlers) readClassification(r *api.Request) (storage.Schema, error) {
 	var b struct {
 		Classification *schemaIn `json:"classification"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 		return storage.Schema{}, err
 	}
 	if b.Classification == nil {
@@ -146,7 +146,7 @@ func (s *Server) readClassification(r *api.Request) (storage.Schema, error) {
 }
 
 // handleAddClassification serves POST /sites/{siteId}/classifications.
-func (s *Server) handleAddClassification(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *Server) handleAddClassification(r *api.Request) error {
 }
 
 // handleSetClassification serves PUT /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleSetClassification(r *api.Request) error {
+func (s *vocabularyHandlers) handleSetClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
@@ -174,7 +174,7 @@ func (s *Server) handleSetClassification(r *api.Request) error {
 }
 
 // handleGetClassification serves GET /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleGetClassification(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetClassification(r *api.Request) error {
 	c, err := s.DB.GetClassification(r.Site, api.PathParam(r, "classificationId"))
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (s *Server) handleGetClassification(r *api.Request) error {
 }
 
 // handleGetClassifications serves GET /sites/{siteId}/classifications.
-func (s *Server) handleGetClassifications(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetClassifications(r *api.Request) error {
 	return api.KeyPage(r, "cl", "classifications", func(after string, limit int) ([]storage.Classification, string, error) {
 		return s.DB.Classifications(r.Site, after, limit)
 	}, func(c *storage.Classification) map[string]any {
@@ -207,7 +207,7 @@ func (s *Server) handleGetClassifications(r *api.Request) error {
 }
 
 // handleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleDeleteClassification(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteClassification(r *api.Request) error {
 	id := api.PathParam(r, "classificationId")
 	if _, err := s.Apply(r, storage.OpDeleteClassification, storage.DeleteClassification{ClassificationID: id}); err != nil {
 		return err

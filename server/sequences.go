@@ -21,7 +21,7 @@ type sequenceIn struct {
 	AssignOnCreate *bool   `json:"assignOnCreate"`
 }
 
-func (s *Server) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]any, error) {
+func (s *vocabularyHandlers) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]any, error) {
 	last, err := s.DB.SequenceCounter(r.Site, q, r.Now)
 	if err != nil {
 		return nil, err
@@ -43,11 +43,11 @@ func (s *Server) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]a
 }
 
 // handleAddSequence serves POST /sites/{siteId}/sequences.
-func (s *Server) handleAddSequence(r *api.Request) error {
+func (s *vocabularyHandlers) handleAddSequence(r *api.Request) error {
 	var b struct {
 		Sequence *sequenceIn `json:"sequence"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Sequence == nil {
@@ -89,7 +89,7 @@ func (s *Server) handleAddSequence(r *api.Request) error {
 }
 
 // handleGetSequences serves GET /sites/{siteId}/sequences.
-func (s *Server) handleGetSequences(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetSequences(r *api.Request) error {
 	list, err := s.DB.Sequences(r.Site)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *Server) handleGetSequences(r *api.Request) error {
 }
 
 // handleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
-func (s *Server) handleGetSequence(r *api.Request) error {
+func (s *vocabularyHandlers) handleGetSequence(r *api.Request) error {
 	q, err := s.DB.GetSequence(r.Site, api.PathParam(r, "sequenceId"))
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (s *Server) handleGetSequence(r *api.Request) error {
 }
 
 // handleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
-func (s *Server) handleDeleteSequence(r *api.Request) error {
+func (s *vocabularyHandlers) handleDeleteSequence(r *api.Request) error {
 	id := api.PathParam(r, "sequenceId")
 	if _, err := s.Apply(r, storage.OpDeleteSequence, storage.DeleteSequence{SequenceID: id}); err != nil {
 		return err
@@ -129,12 +129,12 @@ func (s *Server) handleDeleteSequence(r *api.Request) error {
 
 // handleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
 // it takes the next number, for a document when the body names one.
-func (s *Server) handleNextSequenceValue(r *api.Request) error {
+func (s *vocabularyHandlers) handleNextSequenceValue(r *api.Request) error {
 	var b struct {
 		DocumentID string `json:"documentId"`
 	}
 	if r.Request().Header.ContentLength() != 0 {
-		if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+		if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
 			return err
 		}
 	}

@@ -168,7 +168,9 @@ type Server struct {
 	deps       Deps
 	// env is what the request API shares with every handler (env.go).
 	*api.Env
-	bg *background
+	// The domains' handlers, each on the shared Env.
+	vocabulary *vocabularyHandlers
+	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
 	// moves runs asynchronous folder moves.
@@ -231,6 +233,7 @@ func New(d Deps) *Server {
 		Links: api.NewLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
 	}}
 	s.RenderError = s.errorHandler
+	s.vocabulary = &vocabularyHandlers{Env: s.Env}
 	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
