@@ -21,6 +21,7 @@ import (
 	"quire/intake"
 	"quire/pipeline"
 	"quire/server/internal/api"
+	"quire/server/vocabulary"
 	"quire/storage"
 )
 
@@ -169,7 +170,7 @@ type Server struct {
 	// env is what the request API shares with every handler (env.go).
 	*api.Env
 	// The domains' handlers, each on the shared Env.
-	vocabulary *vocabularyHandlers
+	vocabulary *vocabulary.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -233,7 +234,7 @@ func New(d Deps) *Server {
 		Links: api.NewLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
 	}}
 	s.RenderError = s.errorHandler
-	s.vocabulary = &vocabularyHandlers{Env: s.Env}
+	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
 	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline

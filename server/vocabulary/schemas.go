@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
@@ -37,8 +37,8 @@ func schemaAttributesJSON(a *storage.SchemaAttributes) map[string]any {
 	return m
 }
 
-// handleGetSitesSchema serves GET /sites/{siteId}/schema/document.
-func (s *vocabularyHandlers) handleGetSitesSchema(r *api.Request) error {
+// HandleGetSitesSchema serves GET /sites/{siteId}/schema/document.
+func (s *Handlers) HandleGetSitesSchema(r *api.Request) error {
 	sc, err := s.DB.SiteSchema(r.Site)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ type localizedAttr struct {
 // localizedSchema is schemaAttributesJSON, with localizedAllowedValues on
 // attributes that have allowed values when the request names a ?locale=
 // (the SCHEMA or, for a classification, CLASSIFICATION resource items).
-func (s *vocabularyHandlers) localizedSchema(r *api.Request, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
+func (s *Handlers) localizedSchema(r *api.Request, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
 	m := schemaAttributesJSON(a)
 	l := r.Query("locale")
 	if l == "" {
@@ -92,8 +92,8 @@ func (s *vocabularyHandlers) localizedSchema(r *api.Request, a *storage.SchemaAt
 	return m, nil
 }
 
-// handleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
-func (s *vocabularyHandlers) handleSetSitesSchema(r *api.Request) error {
+// HandleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
+func (s *Handlers) HandleSetSitesSchema(r *api.Request) error {
 	var in schemaIn
 	if err := r.ReadBody(&in, s.MaxBodyBytes); err != nil {
 		return err
@@ -104,9 +104,9 @@ func (s *vocabularyHandlers) handleSetSitesSchema(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Sites Schema set"})
 }
 
-// handleGetSitesSchemaAllowedValues serves GET
+// HandleGetSitesSchemaAllowedValues serves GET
 // /sites/{siteId}/schema/document/attributes/{key}/allowedValues.
-func (s *vocabularyHandlers) handleGetSitesSchemaAllowedValues(r *api.Request) error {
+func (s *Handlers) HandleGetSitesSchemaAllowedValues(r *api.Request) error {
 	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), "", false)
 	if err != nil {
 		return err
@@ -118,9 +118,9 @@ func (s *vocabularyHandlers) handleGetSitesSchemaAllowedValues(r *api.Request) e
 	return r.JSON(out)
 }
 
-// handleGetClassificationAllowedValues serves GET
+// HandleGetClassificationAllowedValues serves GET
 // /sites/{siteId}/classifications/{classificationId}/attributes/{key}/allowedValues.
-func (s *vocabularyHandlers) handleGetClassificationAllowedValues(r *api.Request) error {
+func (s *Handlers) HandleGetClassificationAllowedValues(r *api.Request) error {
 	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), api.PathParam(r, "classificationId"), false)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *vocabularyHandlers) handleGetClassificationAllowedValues(r *api.Request
 	return r.JSON(out)
 }
 
-func (s *vocabularyHandlers) readClassification(r *api.Request) (storage.Schema, error) {
+func (s *Handlers) readClassification(r *api.Request) (storage.Schema, error) {
 	var b struct {
 		Classification *schemaIn `json:"classification"`
 	}
@@ -145,8 +145,8 @@ func (s *vocabularyHandlers) readClassification(r *api.Request) (storage.Schema,
 	return b.Classification.schema(), nil
 }
 
-// handleAddClassification serves POST /sites/{siteId}/classifications.
-func (s *vocabularyHandlers) handleAddClassification(r *api.Request) error {
+// HandleAddClassification serves POST /sites/{siteId}/classifications.
+func (s *Handlers) HandleAddClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
@@ -159,8 +159,8 @@ func (s *vocabularyHandlers) handleAddClassification(r *api.Request) error {
 	return r.Status(http.StatusOK).JSON(map[string]any{"classificationId": id})
 }
 
-// handleSetClassification serves PUT /sites/{siteId}/classifications/{classificationId}.
-func (s *vocabularyHandlers) handleSetClassification(r *api.Request) error {
+// HandleSetClassification serves PUT /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleSetClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
@@ -173,8 +173,8 @@ func (s *vocabularyHandlers) handleSetClassification(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Set Classification"})
 }
 
-// handleGetClassification serves GET /sites/{siteId}/classifications/{classificationId}.
-func (s *vocabularyHandlers) handleGetClassification(r *api.Request) error {
+// HandleGetClassification serves GET /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleGetClassification(r *api.Request) error {
 	c, err := s.DB.GetClassification(r.Site, api.PathParam(r, "classificationId"))
 	if err != nil {
 		return err
@@ -192,8 +192,8 @@ func (s *vocabularyHandlers) handleGetClassification(r *api.Request) error {
 	}})
 }
 
-// handleGetClassifications serves GET /sites/{siteId}/classifications.
-func (s *vocabularyHandlers) handleGetClassifications(r *api.Request) error {
+// HandleGetClassifications serves GET /sites/{siteId}/classifications.
+func (s *Handlers) HandleGetClassifications(r *api.Request) error {
 	return api.KeyPage(r, "cl", "classifications", func(after string, limit int) ([]storage.Classification, string, error) {
 		return s.DB.Classifications(r.Site, after, limit)
 	}, func(c *storage.Classification) map[string]any {
@@ -206,8 +206,8 @@ func (s *vocabularyHandlers) handleGetClassifications(r *api.Request) error {
 	})
 }
 
-// handleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.
-func (s *vocabularyHandlers) handleDeleteClassification(r *api.Request) error {
+// HandleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleDeleteClassification(r *api.Request) error {
 	id := api.PathParam(r, "classificationId")
 	if _, err := s.Apply(r, storage.OpDeleteClassification, storage.DeleteClassification{ClassificationID: id}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"net/http"
@@ -31,7 +31,7 @@ type entityTypeIn struct {
 	Name      *string `json:"name"`
 }
 
-func (s *vocabularyHandlers) readEntityType(r *api.Request) (storage.EntityType, error) {
+func (s *Handlers) readEntityType(r *api.Request) (storage.EntityType, error) {
 	var b struct {
 		EntityType *entityTypeIn `json:"entityType"`
 	}
@@ -58,8 +58,8 @@ func (s *vocabularyHandlers) readEntityType(r *api.Request) (storage.EntityType,
 	return et, api.CheckErrors(errs)
 }
 
-// handleAddEntityType serves POST /entityTypes.
-func (s *vocabularyHandlers) handleAddEntityType(r *api.Request) error {
+// HandleAddEntityType serves POST /entityTypes.
+func (s *Handlers) HandleAddEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
@@ -72,8 +72,8 @@ func (s *vocabularyHandlers) handleAddEntityType(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"entityTypeId": res.Value})
 }
 
-// handleGetEntityTypes serves GET /entityTypes.
-func (s *vocabularyHandlers) handleGetEntityTypes(r *api.Request) error {
+// HandleGetEntityTypes serves GET /entityTypes.
+func (s *Handlers) HandleGetEntityTypes(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -86,8 +86,8 @@ func (s *vocabularyHandlers) handleGetEntityTypes(r *api.Request) error {
 	}, entityTypeJSON)
 }
 
-// handleGetEntityType serves GET /entityTypes/{entityTypeId}.
-func (s *vocabularyHandlers) handleGetEntityType(r *api.Request) error {
+// HandleGetEntityType serves GET /entityTypes/{entityTypeId}.
+func (s *Handlers) HandleGetEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -99,9 +99,9 @@ func (s *vocabularyHandlers) handleGetEntityType(r *api.Request) error {
 	return r.JSON(map[string]any{"entityType": entityTypeJSON(et)})
 }
 
-// handleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
+// HandleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
 // the type under that id (createIfMissing) or confirms an existing one.
-func (s *vocabularyHandlers) handleSetEntityType(r *api.Request) error {
+func (s *Handlers) HandleSetEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
@@ -126,8 +126,8 @@ func (s *vocabularyHandlers) handleSetEntityType(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "EntityType set"})
 }
 
-// handleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
-func (s *vocabularyHandlers) handleDeleteEntityType(r *api.Request) error {
+// HandleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
+func (s *Handlers) HandleDeleteEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ type entityIn struct {
 	Attributes []entityAttributeIn `json:"attributes"`
 }
 
-func (s *vocabularyHandlers) readEntity(r *api.Request, nameRequired bool) (storage.Entity, error) {
+func (s *Handlers) readEntity(r *api.Request, nameRequired bool) (storage.Entity, error) {
 	var b struct {
 		Entity *entityIn `json:"entity"`
 	}
@@ -240,8 +240,8 @@ func entityJSON(e *storage.Entity) map[string]any {
 	}
 }
 
-// handleAddEntity serves POST /entities/{entityTypeId}.
-func (s *vocabularyHandlers) handleAddEntity(r *api.Request) error {
+// HandleAddEntity serves POST /entities/{entityTypeId}.
+func (s *Handlers) HandleAddEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -258,8 +258,8 @@ func (s *vocabularyHandlers) handleAddEntity(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"entityId": e.EntityID})
 }
 
-// handleGetEntities serves GET /entities/{entityTypeId}.
-func (s *vocabularyHandlers) handleGetEntities(r *api.Request) error {
+// HandleGetEntities serves GET /entities/{entityTypeId}.
+func (s *Handlers) HandleGetEntities(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -269,8 +269,8 @@ func (s *vocabularyHandlers) handleGetEntities(r *api.Request) error {
 	}, entityJSON)
 }
 
-// handleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
-func (s *vocabularyHandlers) handleGetEntity(r *api.Request) error {
+// HandleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleGetEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -282,7 +282,7 @@ func (s *vocabularyHandlers) handleGetEntity(r *api.Request) error {
 	return r.JSON(map[string]any{"entity": entityJSON(e)})
 }
 
-func (s *vocabularyHandlers) putEntity(r *api.Request, mode string) error {
+func (s *Handlers) putEntity(r *api.Request, mode string) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -297,25 +297,25 @@ func (s *vocabularyHandlers) putEntity(r *api.Request, mode string) error {
 	return err
 }
 
-// handleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
-func (s *vocabularyHandlers) handleSetEntity(r *api.Request) error {
+// HandleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleSetEntity(r *api.Request) error {
 	if err := s.putEntity(r, "set"); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Entity set"})
 }
 
-// handleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
-func (s *vocabularyHandlers) handleUpdateEntity(r *api.Request) error {
+// HandleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleUpdateEntity(r *api.Request) error {
 	if err := s.putEntity(r, "update"); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Entity updated"})
 }
 
-// handleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
+// HandleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
 // and …/attributes/{attributeKey}.
-func (s *vocabularyHandlers) handleDeleteEntity(r *api.Request) error {
+func (s *Handlers) HandleDeleteEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ type sequenceIn struct {
 	AssignOnCreate *bool   `json:"assignOnCreate"`
 }
 
-func (s *vocabularyHandlers) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]any, error) {
+func (s *Handlers) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]any, error) {
 	last, err := s.DB.SequenceCounter(r.Site, q, r.Now)
 	if err != nil {
 		return nil, err
@@ -42,8 +42,8 @@ func (s *vocabularyHandlers) sequenceJSON(r *api.Request, q *storage.Sequence) (
 	return m, nil
 }
 
-// handleAddSequence serves POST /sites/{siteId}/sequences.
-func (s *vocabularyHandlers) handleAddSequence(r *api.Request) error {
+// HandleAddSequence serves POST /sites/{siteId}/sequences.
+func (s *Handlers) HandleAddSequence(r *api.Request) error {
 	var b struct {
 		Sequence *sequenceIn `json:"sequence"`
 	}
@@ -88,8 +88,8 @@ func (s *vocabularyHandlers) handleAddSequence(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"sequenceId": q.SequenceID})
 }
 
-// handleGetSequences serves GET /sites/{siteId}/sequences.
-func (s *vocabularyHandlers) handleGetSequences(r *api.Request) error {
+// HandleGetSequences serves GET /sites/{siteId}/sequences.
+func (s *Handlers) HandleGetSequences(r *api.Request) error {
 	list, err := s.DB.Sequences(r.Site)
 	if err != nil {
 		return err
@@ -105,8 +105,8 @@ func (s *vocabularyHandlers) handleGetSequences(r *api.Request) error {
 	return r.JSON(map[string]any{"sequences": out})
 }
 
-// handleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
-func (s *vocabularyHandlers) handleGetSequence(r *api.Request) error {
+// HandleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
+func (s *Handlers) HandleGetSequence(r *api.Request) error {
 	q, err := s.DB.GetSequence(r.Site, api.PathParam(r, "sequenceId"))
 	if err != nil {
 		return err
@@ -118,8 +118,8 @@ func (s *vocabularyHandlers) handleGetSequence(r *api.Request) error {
 	return r.JSON(map[string]any{"sequence": m})
 }
 
-// handleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
-func (s *vocabularyHandlers) handleDeleteSequence(r *api.Request) error {
+// HandleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
+func (s *Handlers) HandleDeleteSequence(r *api.Request) error {
 	id := api.PathParam(r, "sequenceId")
 	if _, err := s.Apply(r, storage.OpDeleteSequence, storage.DeleteSequence{SequenceID: id}); err != nil {
 		return err
@@ -127,9 +127,9 @@ func (s *vocabularyHandlers) handleDeleteSequence(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Sequence '%s' deleted", id)})
 }
 
-// handleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
+// HandleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
 // it takes the next number, for a document when the body names one.
-func (s *vocabularyHandlers) handleNextSequenceValue(r *api.Request) error {
+func (s *Handlers) HandleNextSequenceValue(r *api.Request) error {
 	var b struct {
 		DocumentID string `json:"documentId"`
 	}

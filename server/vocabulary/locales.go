@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 
 // POST /sites and the site locales (API.md "Sites and locales").
 
-// handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
+// HandleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
 // Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *vocabularyHandlers) handleAddSite(r *api.Request) error {
+func (s *Handlers) HandleAddSite(r *api.Request) error {
 	var in struct {
 		Site *struct {
 			ID     string `json:"id"`
@@ -41,15 +41,15 @@ func (s *vocabularyHandlers) handleAddSite(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' created", in.Site.ID)})
 }
 
-// handleGetLocales serves GET /sites/{siteId}/locales.
-func (s *vocabularyHandlers) handleGetLocales(r *api.Request) error {
+// HandleGetLocales serves GET /sites/{siteId}/locales.
+func (s *Handlers) HandleGetLocales(r *api.Request) error {
 	return api.KeyPage(r, "lc", "locales", func(after string, limit int) ([]storage.Locale, string, error) {
 		return s.DB.Locales(r.Site, after, limit)
 	}, func(l *storage.Locale) map[string]any { return map[string]any{"locale": l.Locale} })
 }
 
-// handleAddLocale serves POST /sites/{siteId}/locales {locale}.
-func (s *vocabularyHandlers) handleAddLocale(r *api.Request) error {
+// HandleAddLocale serves POST /sites/{siteId}/locales {locale}.
+func (s *Handlers) HandleAddLocale(r *api.Request) error {
 	var in struct {
 		Locale string `json:"locale"`
 	}
@@ -65,8 +65,8 @@ func (s *vocabularyHandlers) handleAddLocale(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Locale '%s' saved", in.Locale)})
 }
 
-// handleDeleteLocale serves DELETE /sites/{siteId}/locales/{locale}.
-func (s *vocabularyHandlers) handleDeleteLocale(r *api.Request) error {
+// HandleDeleteLocale serves DELETE /sites/{siteId}/locales/{locale}.
+func (s *Handlers) HandleDeleteLocale(r *api.Request) error {
 	l := api.PathParam(r, "locale")
 	if _, err := s.Apply(r, storage.OpDeleteLocale, storage.DeleteLocale{Locale: l}); err != nil {
 		return err
@@ -93,8 +93,8 @@ func readResourceItem(r *api.Request, limit int) (storage.ResourceItem, error) {
 	return it, nil
 }
 
-// handleGetResourceItems serves GET /sites/{siteId}/locales/{locale}/resourceItems.
-func (s *vocabularyHandlers) handleGetResourceItems(r *api.Request) error {
+// HandleGetResourceItems serves GET /sites/{siteId}/locales/{locale}/resourceItems.
+func (s *Handlers) HandleGetResourceItems(r *api.Request) error {
 	l := api.PathParam(r, "locale")
 	return api.KeyPage(r, "lr", "resourceItems", func(after string, limit int) ([]storage.ResourceItem, string, error) {
 		return s.DB.ResourceItems(r.Site, l, after, limit)
@@ -112,8 +112,8 @@ func resourceItemJSON(it *storage.ResourceItem) map[string]any {
 	return m
 }
 
-// handleAddResourceItem serves POST .../resourceItems {resourceItem}.
-func (s *vocabularyHandlers) handleAddResourceItem(r *api.Request) error {
+// HandleAddResourceItem serves POST .../resourceItems {resourceItem}.
+func (s *Handlers) HandleAddResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
@@ -134,8 +134,8 @@ func itemKeyParam(r *api.Request) string {
 	return strings.Clone(k)
 }
 
-// handleGetResourceItem serves GET .../resourceItems/{itemKey}.
-func (s *vocabularyHandlers) handleGetResourceItem(r *api.Request) error {
+// HandleGetResourceItem serves GET .../resourceItems/{itemKey}.
+func (s *Handlers) HandleGetResourceItem(r *api.Request) error {
 	it, err := s.DB.GetResourceItem(r.Site, api.PathParam(r, "locale"), itemKeyParam(r))
 	if err != nil {
 		return err
@@ -143,9 +143,9 @@ func (s *vocabularyHandlers) handleGetResourceItem(r *api.Request) error {
 	return r.JSON(map[string]any{"resourceItem": resourceItemJSON(it)})
 }
 
-// handleSetResourceItem serves PUT .../resourceItems/{itemKey}: the body's
+// HandleSetResourceItem serves PUT .../resourceItems/{itemKey}: the body's
 // fields must give the same key.
-func (s *vocabularyHandlers) handleSetResourceItem(r *api.Request) error {
+func (s *Handlers) HandleSetResourceItem(r *api.Request) error {
 	it, err := readResourceItem(r, 64<<10)
 	if err != nil {
 		return err
@@ -159,8 +159,8 @@ func (s *vocabularyHandlers) handleSetResourceItem(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Resource item set"})
 }
 
-// handleDeleteResourceItem serves DELETE .../resourceItems/{itemKey}.
-func (s *vocabularyHandlers) handleDeleteResourceItem(r *api.Request) error {
+// HandleDeleteResourceItem serves DELETE .../resourceItems/{itemKey}.
+func (s *Handlers) HandleDeleteResourceItem(r *api.Request) error {
 	key := itemKeyParam(r)
 	if _, err := s.Apply(r, storage.OpDeleteResourceItem, storage.DeleteResourceItem{Locale: api.PathParam(r, "locale"), ItemKey: key}); err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *vocabularyHandlers) handleDeleteResourceItem(r *api.Request) error {
 
 // localized adds localizedAllowedValues to an allowedValues answer when
 // the request names a locale.
-func (s *vocabularyHandlers) localized(r *api.Request, out map[string]any, classification, attr string) error {
+func (s *Handlers) localized(r *api.Request, out map[string]any, classification, attr string) error {
 	l := r.Query("locale")
 	if l == "" {
 		return nil
@@ -186,10 +186,10 @@ func (s *vocabularyHandlers) localized(r *api.Request, out map[string]any, class
 	return nil
 }
 
-// handleUpdateSite serves PATCH /sites/{siteId} (Admins)
+// HandleUpdateSite serves PATCH /sites/{siteId} (Admins)
 // {site:{title, status}}: the title changes; Quire's sites are always
 // ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *vocabularyHandlers) handleUpdateSite(r *api.Request) error {
+func (s *Handlers) HandleUpdateSite(r *api.Request) error {
 	site := api.SiteParam(r.Ctx)
 	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
 		return api.Invalid("siteId", "invalid 'siteId'")

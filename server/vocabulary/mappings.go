@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ type mappingIn struct {
 	Classifications []storage.MappingClassification `json:"classifications"`
 }
 
-func (s *vocabularyHandlers) readMapping(r *api.Request) (storage.Mapping, error) {
+func (s *Handlers) readMapping(r *api.Request) (storage.Mapping, error) {
 	var b struct {
 		Mapping *mappingIn `json:"mapping"`
 	}
@@ -39,8 +39,8 @@ func mappingJSON(m *storage.Mapping) map[string]any {
 	}
 }
 
-// handleAddMapping serves POST /mappings.
-func (s *vocabularyHandlers) handleAddMapping(r *api.Request) error {
+// HandleAddMapping serves POST /mappings.
+func (s *Handlers) HandleAddMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
@@ -52,8 +52,8 @@ func (s *vocabularyHandlers) handleAddMapping(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"mappingId": m.MappingID})
 }
 
-// handleSetMapping serves PUT /mappings/{mappingId}.
-func (s *vocabularyHandlers) handleSetMapping(r *api.Request) error {
+// HandleSetMapping serves PUT /mappings/{mappingId}.
+func (s *Handlers) HandleSetMapping(r *api.Request) error {
 	m, err := s.readMapping(r)
 	if err != nil {
 		return err
@@ -65,8 +65,8 @@ func (s *vocabularyHandlers) handleSetMapping(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Mapping set"})
 }
 
-// handleGetMapping serves GET /mappings/{mappingId}.
-func (s *vocabularyHandlers) handleGetMapping(r *api.Request) error {
+// HandleGetMapping serves GET /mappings/{mappingId}.
+func (s *Handlers) HandleGetMapping(r *api.Request) error {
 	m, err := s.DB.GetMapping(r.Site, api.PathParam(r, "mappingId"))
 	if err != nil {
 		return err
@@ -74,15 +74,15 @@ func (s *vocabularyHandlers) handleGetMapping(r *api.Request) error {
 	return r.JSON(map[string]any{"mapping": mappingJSON(m)})
 }
 
-// handleGetMappings serves GET /mappings.
-func (s *vocabularyHandlers) handleGetMappings(r *api.Request) error {
+// HandleGetMappings serves GET /mappings.
+func (s *Handlers) HandleGetMappings(r *api.Request) error {
 	return api.KeyPage(r, "mp", "mappings", func(after string, limit int) ([]storage.Mapping, string, error) {
 		return s.DB.Mappings(r.Site, after, limit)
 	}, mappingJSON)
 }
 
-// handleDeleteMapping serves DELETE /mappings/{mappingId}.
-func (s *vocabularyHandlers) handleDeleteMapping(r *api.Request) error {
+// HandleDeleteMapping serves DELETE /mappings/{mappingId}.
+func (s *Handlers) HandleDeleteMapping(r *api.Request) error {
 	id := api.PathParam(r, "mappingId")
 	if _, err := s.Apply(r, storage.OpDeleteMapping, storage.DeleteMapping{MappingID: id}); err != nil {
 		return err
