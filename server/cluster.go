@@ -17,12 +17,6 @@ import (
 	"quire/storage"
 )
 
-// ClusterInfo is what the server asks of the node's cluster member
-// (*cluster.Node); nil on a single server.
-type ClusterInfo interface {
-	Status() cluster.Status
-}
-
 // handleGetClusterStatus serves GET /cluster/status (Admins): this
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.

@@ -93,7 +93,7 @@ func (s *Server) tooMany(c *fiber.Ctx, wait time.Duration) error {
 // newLimits builds the rate limiters of d.RateLimit; the configuration
 // was validated, so a spec that does not parse here (a caller that built
 // Deps by hand) falls back to the defaults, loudly.
-func newLimits(d Deps) *ratelimit.Set {
+func newLimits(d api.Deps) *ratelimit.Set {
 	set, err := ratelimit.NewSet(d.RateLimit)
 	if err != nil {
 		d.Logger.Error("rate limits not taken, the defaults apply", "err", err)

@@ -68,7 +68,7 @@ func routesGolden(t *testing.T) string {
 	t.Helper()
 	db := openTestDB(t, t.TempDir())
 	defer db.Close()
-	s := New(Deps{Store: db, Logger: quietLog()})
+	s := New(api.Deps{Store: db, Logger: quietLog()})
 	defer s.sched.Stop()
 	access := routeAccessFromSource(t)
 	type line struct{ path, method, text string }

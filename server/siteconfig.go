@@ -212,14 +212,6 @@ func siteLLMURL(c *storage.SiteConfig) string {
 	return c.LLM.URL
 }
 
-// Destinations checks destinations users give against the outbound
-// policy (the pipeline, which calls them).
-type Destinations interface {
-	CheckWebhookURL(u string) error
-	CheckSiteLLMURL(u string) error
-	CheckSiteSMTPHost(host string) error
-}
-
 // handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
 // it sends a test e-mail with the site's saved settings.
 func (s *Server) handleNotificationTest(r *api.Request) error {
