@@ -113,7 +113,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	var in struct {
 		Actions *[]actionIn `json:"actions"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Actions == nil || len(*in.Actions) == 0 {
@@ -325,7 +325,7 @@ func (s *Server) addActionFor(typ, msg string) api.Handler {
 				OcrOutputType                  string   `json:"ocrOutputType"`
 				TextractQueries                any      `json:"textractQueries"`
 			}
-			if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+			if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 				return err
 			}
 			if len(in.ParseTypes) > 0 {

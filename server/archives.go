@@ -36,7 +36,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 			ArtifactID string `json:"artifactId"`
 		} `json:"documents"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var items []storage.ArchiveItem
@@ -87,7 +87,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 		return err
 	}
 	exp := strconv.FormatInt(expires.Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "archive", r.Site, id, exp)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodGet, "archive", r.Site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
 	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), id, q.Encode())
 	return r.Status(http.StatusCreated).JSON(map[string]any{"downloadUrl": u})
@@ -113,7 +113,7 @@ func alreadyCompressed(ct string) bool {
 func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {

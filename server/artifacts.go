@@ -86,7 +86,7 @@ func (s *Server) handlePromoteArtifact(r *api.Request) error {
 	var in struct {
 		ArtifactID *string `json:"artifactId"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	ref := storage.ArtifactRef{DocumentID: r.PathDocID()}

@@ -50,7 +50,7 @@ func (s *Server) handleAddAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {
@@ -130,7 +130,7 @@ func (s *Server) handleUpdateAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {
@@ -254,7 +254,7 @@ func (s *Server) readDocAttributes(r *api.Request) ([]storage.AttributeInput, er
 		Attributes []storage.AttributeInput `json:"attributes"`
 		Attribute  *storage.AttributeInput  `json:"attribute"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if b.Attribute != nil {
@@ -352,7 +352,7 @@ func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
 	var b struct {
 		Attribute *storage.AttributeInput `json:"attribute"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {

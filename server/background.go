@@ -169,7 +169,7 @@ func (b *background) detectOne(p storage.PendingDetection) {
 	if err != nil {
 		return
 	}
-	if _, err := b.s.deps.Applier.Apply(context.Background(), cmd); err != nil && !api.IsNotFound(err) {
+	if _, err := b.s.Deps.Applier.Apply(context.Background(), cmd); err != nil && !api.IsNotFound(err) {
 		b.s.Log.Warn("store detected content type", "err", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // size for progress bars. An error mid-stream cuts the archive short,
 // which `quire backup` and restore detect (no end frame).
 func (s *Server) handleGetBackup(r *api.Request) error {
-	if s.deps.DataDir == "" {
+	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "backup is not available on this server")
 	}
 	if r.Method() == http.MethodHead {
@@ -41,7 +41,7 @@ func (s *Server) handleGetBackup(r *api.Request) error {
 		// recover middleware.
 		var info backup.Info
 		err := guard.Run(s.Log, guard.Backup, func() (err error) {
-			info, err = backup.Write(api.StopWriter{W: w, Stop: s.backups.Stop}, s.DB, s.deps.DataDir, s.deps.Version, nil)
+			info, err = backup.Write(api.StopWriter{W: w, Stop: s.backups.Stop}, s.DB, s.Deps.DataDir, s.Deps.Version, nil)
 			return err
 		}, "requestId", id)
 		if err == nil {

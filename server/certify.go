@@ -55,7 +55,7 @@ func (s *Server) handleAddSecret(r *api.Request) error {
 		Password      string   `json:"password"`
 		AllowedGroups []string `json:"allowedGroups"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if !storage.ValidSecretAlias(in.Alias) {
@@ -90,7 +90,7 @@ func (s *Server) handleAddSecret(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	sealed, err := auth.SealSecret(s.deps.DataDir, plain, secretAAD(r.Site, in.Alias))
+	sealed, err := auth.SealSecret(s.Deps.DataDir, plain, secretAAD(r.Site, in.Alias))
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
 	if err != nil {
 		return certify.Signer{}, err
 	}
-	plain, err := auth.OpenSecret(s.deps.DataDir, sec.Sealed, secretAAD(site, alias))
+	plain, err := auth.OpenSecret(s.Deps.DataDir, sec.Sealed, secretAAD(site, alias))
 	if errors.Is(err, auth.ErrSecretsKeyPending) {
 		return certify.Signer{}, api.ErrStatus(http.StatusServiceUnavailable, "the secrets key is being rotated on this node; try again")
 	}
@@ -206,7 +206,7 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 			return nil, api.Invalid("documentId", "the document is not a PDF that can be read")
 		}
 	}
-	opt := certify.Options{Time: s.Now(), CertifyP: p, TSA: s.deps.TSA}
+	opt := certify.Options{Time: s.Now(), CertifyP: p, TSA: s.Deps.TSA}
 	var signed []byte
 	var ce *certify.Error
 	// A PDF qpdf read without a warning and certify can read as it is
@@ -251,7 +251,7 @@ func (s *Server) handleAddCertification(r *api.Request) error {
 			SourceType string `json:"sourceType"`
 		} `json:"certificates"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -308,7 +308,7 @@ func (s *Server) handleAddCertification(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(signed), 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, bytes.NewReader(signed), 0, nil)
 	if err != nil {
 		return err
 	}

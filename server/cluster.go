@@ -21,10 +21,10 @@ import (
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.
 func (s *Server) handleGetClusterStatus(r *api.Request) error {
-	if s.deps.Cluster == nil {
+	if s.Deps.Cluster == nil {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
-	st := s.deps.Cluster.Status()
+	st := s.Deps.Cluster.Status()
 	peers := make([]fiber.Map, 0, len(st.Servers))
 	for _, p := range st.Servers {
 		peers = append(peers, fiber.Map{"nodeId": p.ID, "raftAddress": p.Address, "voter": p.Voter, "leader": p.ID == st.LeaderID})
@@ -65,7 +65,7 @@ type ClusterVerifier interface {
 // them (cluster/DESIGN.md, "Replicas proven equal"); a member that
 // differs is demoted and refuses to serve.
 func (s *Server) handleVerifyCluster(r *api.Request) error {
-	v, ok := s.deps.Cluster.(ClusterVerifier)
+	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
@@ -87,7 +87,7 @@ const msgDiverged = "This cluster member's data differs from the cluster's (%s):
 // be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
 // still answer, so operators see why.
 func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
-	v, ok := s.deps.Cluster.(ClusterVerifier)
+	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return c.Next()
 	}
@@ -105,10 +105,10 @@ func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
 // clusterReady is /readyz's cluster part: a member is ready while it
 // knows a leader and has not halted.
 func (s *Server) clusterReady() (bool, fiber.Map) {
-	if s.deps.Cluster == nil {
+	if s.Deps.Cluster == nil {
 		return true, nil
 	}
-	st := s.deps.Cluster.Status()
+	st := s.Deps.Cluster.Status()
 	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
 	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
 	switch {
@@ -188,8 +188,8 @@ type ClusterReadmitter interface {
 // it of another member before it moves the node's unreadable Raft state
 // aside.
 func (s *Server) handleRejoinClusterNode(r *api.Request) error {
-	re, ok := s.deps.Cluster.(ClusterReadmitter)
-	if s.deps.Cluster == nil || !ok {
+	re, ok := s.Deps.Cluster.(ClusterReadmitter)
+	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	id := strings.Clone(r.Params("nodeId"))
@@ -225,8 +225,8 @@ func (s *Server) handleRejoinClusterNode(r *api.Request) error {
 // fingerprint the token carries), so the token never crosses the network
 // in clear and the node knows it talks to its cluster.
 func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
-	joiner, ok := s.deps.Cluster.(ClusterJoiner)
-	if s.deps.Cluster == nil || !ok {
+	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
+	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	if cs := c.Context().TLSConnectionState(); cs == nil || cs.NegotiatedProtocol != cluster.JoinALPN {
@@ -277,8 +277,8 @@ func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
 // (Admins): the leader removes the node from the cluster (a follower
 // asks the leader). Removing the node answering is how a node leaves.
 func (s *Server) handleDeleteClusterNode(r *api.Request) error {
-	joiner, ok := s.deps.Cluster.(ClusterJoiner)
-	if s.deps.Cluster == nil || !ok {
+	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
+	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	id := strings.Clone(r.Params("nodeId"))

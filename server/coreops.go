@@ -25,7 +25,7 @@ func (s *Server) handleSetDocumentOcr(r *api.Request) error {
 		ContentType string  `json:"contentType"`
 		IsBase64    bool    `json:"isBase64"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Content == nil {
@@ -114,7 +114,7 @@ func (s *Server) handleGetDocumentSyncs(r *api.Request) error {
 		}
 	}
 	status := "COMPLETE"
-	if s.deps.Indexer != nil && s.deps.Indexer.Pending(storage.DocRef{Site: r.Site, ID: d.DocumentID}) {
+	if s.Deps.Indexer != nil && s.Deps.Indexer.Pending(storage.DocRef{Site: r.Site, ID: d.DocumentID}) {
 		status = "PENDING"
 	}
 	syncs := []map[string]any{{"service": "FULLTEXT", "type": "METADATA", "status": status,

@@ -150,7 +150,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
 	if cred, ok := s.davCreds.get(k, now); ok && s.stillValid(cred) {
-		if p, err := s.deps.Auth.Authenticate(cred.tok); err == nil {
+		if p, err := s.Deps.Auth.Authenticate(cred.tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
@@ -160,7 +160,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.deps.Auth.Authenticate(cred.tok)
+	p, err := s.Deps.Auth.Authenticate(cred.tok)
 	if err != nil {
 		return nil, err
 	}
@@ -786,7 +786,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
-		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.deps.Applier, w.head, limit.n, func(sha string) {
+		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.n, func(sha string) {
 			fsys.s.uploads.add(sha)
 			w.shas = append(w.shas, sha)
 		})

@@ -73,7 +73,7 @@ func (s *Server) handleAddDelegationToken(r *api.Request) error {
 	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	tok, err := s.deps.Auth.SignDelegation(d)
+	tok, err := s.Deps.Auth.SignDelegation(d)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ type prepared struct {
 // handleAddDocument serves POST /documents.
 func (s *Server) handleAddDocument(r *api.Request) error {
 	var in documentIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
 		return api.ErrBodyRequired
 	} else if err != nil {
 		return err
@@ -369,7 +369,7 @@ func (s *Server) attachInline(r *api.Request, p *prepared) error {
 		p.nd.Content, p.nd.Chunks = &m, tail
 		return nil
 	}
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, bytes.NewReader(p.content), 0, nil)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (s *Server) handleGetDocument(r *api.Request) error {
 func (s *Server) handleUpdateDocument(r *api.Request) error {
 	id := r.DocID()
 	var in documentIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Artifacts {

@@ -44,7 +44,7 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	if bypass {
 		fields = append(fields, api.BypassField)
 	}
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), fields...) {
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), fields...) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {

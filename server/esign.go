@@ -116,14 +116,14 @@ func (s *Server) handleAddEnvelope(r *api.Request) error {
 		return err
 	}
 	var in envelopeIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
 	fail := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
 	env := in.Environment
 	if env == "" {
-		env = s.deps.ESignatureEnv
+		env = s.Deps.ESignatureEnv
 	}
 	if env == "" {
 		env = "PRODUCTION"
@@ -244,7 +244,7 @@ func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok
 		}
 		return e.EmbeddedStartURL + sep + q.Encode()
 	}
-	return s.deps.PublicURL + "/esign/" + tok
+	return s.Deps.PublicURL + "/esign/" + tok
 }
 
 // mailOutcome is what a mail to one signer did.
@@ -278,7 +278,7 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 			text := fmt.Sprintf("Hello %s,\n\nyou are asked to sign a document. Open this link to read and sign it:\n\n%s\n\nThe link is yours alone; it works until %s.\n",
 				sg.Name, s.signingURL(e, &sg, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 			mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			err := s.deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
+			err := s.Deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
 			cancel()
 			if err != nil {
 				o.Status, o.Message = "failed", err.Error()
@@ -384,7 +384,7 @@ func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *stora
 		return nil, err
 	}
 	cmd.Via = v
-	res, err := s.deps.Applier.Apply(ctx, cmd)
+	res, err := s.Deps.Applier.Apply(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func (s *Server) handleRecipientView(r *api.Request) error {
 			ReturnURL    string `json:"returnUrl"`
 		} `json:"recipientView"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	v := in.RecipientView
@@ -490,7 +490,7 @@ func (s *Server) handleSenderView(r *api.Request) error {
 		return err
 	}
 	exp := strconv.FormatInt(s.Now().Add(time.Hour).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "esign-status", r.Site, e.EnvelopeID, exp)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodGet, "esign-status", r.Site, e.EnvelopeID, exp)
 	q := url.Values{"siteId": {r.Site}, "expires": {exp}, "signature": {sig}}
 	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.LinkBase(r.Ctx), e.EnvelopeID, q.Encode())})
 }
@@ -506,7 +506,7 @@ func (s *Server) handleEnvelopeReminders(r *api.Request) error {
 	var in struct {
 		RecipientIDs []string `json:"recipientIds"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if len(in.RecipientIDs) > storage.MaxEnvelopeSigners {
@@ -558,7 +558,7 @@ func (s *Server) handleVoidEnvelope(r *api.Request) error {
 	var in struct {
 		VoidedReason string `json:"voidedReason"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.TrimSpace(in.VoidedReason) == "" {
@@ -587,7 +587,7 @@ func (s *Server) handleEnvelopeEvents(r *api.Request) error {
 		Event      string `json:"event"`
 		Reason     string `json:"reason"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.EnvelopeID == "" {
@@ -661,7 +661,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 		}
 		page.Signers = append(page.Signers, entry)
 	}
-	g, err := s.deps.Pipeline.SignedCopy(ctx, rd, page)
+	g, err := s.Deps.Pipeline.SignedCopy(ctx, rd, page)
 	if err != nil {
 		return nil, err
 	}
@@ -675,7 +675,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 			defer out.Close()
 		}
 	}
-	m, tail, err := storage.WriteContent(ctx, s.deps.Applier, out, 0, nil)
+	m, tail, err := storage.WriteContent(ctx, s.Deps.Applier, out, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -902,7 +902,7 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 // sender view, a signed link from views/sender.
 func (s *Server) handleEnvelopeStatusPage(c *fiber.Ctx) error {
 	site, id, exp := strings.Clone(c.Query("siteId")), strings.Clone(c.Params("envelopeId")), strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {

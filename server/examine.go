@@ -26,7 +26,7 @@ import (
 func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
 	id := r.NewID()
 	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, "examine", r.Site, id, exp)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodPut, "examine", r.Site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
 	u := fmt.Sprintf("%s/uploads/examine/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), id, q.Encode())
 	return r.JSON(map[string]any{"id": id, "uploadUrl": u})
@@ -37,7 +37,7 @@ func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
 func (s *Server) handlePutExamine(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("id"))
 	exp := strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
@@ -63,7 +63,7 @@ func (s *Server) handleGetExaminePdf(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.deps.Pipeline == nil {
+	if s.Deps.Pipeline == nil {
 		return api.ErrStatus(http.StatusServiceUnavailable, "no engines to examine PDFs")
 	}
 	rd, err := s.DB.OpenManifest(o.ContentSHA)
@@ -71,7 +71,7 @@ func (s *Server) handleGetExaminePdf(r *api.Request) error {
 		return err
 	}
 	defer rd.Close()
-	rep, err := s.deps.Pipeline.ExaminePDF(r.UserContext(), rd)
+	rep, err := s.Deps.Pipeline.ExaminePDF(r.UserContext(), rd)
 	var ee *pipeline.ExamineError
 	if errors.As(err, &ee) {
 		return api.BadRequest(ee.Msg)
@@ -99,7 +99,7 @@ func (s *Server) sweepExpired(kind string, list func(at time.Time, limit int) ([
 	}
 	for _, ref := range refs {
 		cmd := storage.MustCommand(op, ref.Site, "", s.Now().UTC(), payload(ref.ID))
-		if _, err := s.deps.Applier.Apply(context.Background(), cmd); err != nil {
+		if _, err := s.Deps.Applier.Apply(context.Background(), cmd); err != nil {
 			s.Log.Warn("remove an expired record", "kind", kind, "site", ref.Site, "id", ref.ID, "err", err)
 			return
 		}

@@ -139,7 +139,7 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 			m.s.Log.Warn("folder move failed", "site", site, "job", j.JobID, "err", err)
 			cmd, cerr := storage.NewCommand(storage.OpFinishFolderMove, site, j.UserID, time.Now().UTC(), storage.FinishFolderMove{JobID: j.JobID, Message: err.Error()})
 			if cerr == nil {
-				_, cerr = m.s.deps.Applier.Apply(context.Background(), cmd)
+				_, cerr = m.s.Deps.Applier.Apply(context.Background(), cmd)
 			}
 			if cerr != nil {
 				m.s.Log.Error("record failed folder move", "job", j.JobID, "err", cerr)
@@ -170,7 +170,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 		if err != nil {
 			return err
 		}
-		res, err := s.deps.Applier.Apply(ctx, cmd)
+		res, err := s.Deps.Applier.Apply(ctx, cmd)
 		var wr *storage.WriteRefusedError
 		if errors.As(err, &wr) && wr.Kind != storage.KindIOError {
 			// A full disk: wait for space, then go on where it stopped.
@@ -239,7 +239,7 @@ func (s *Server) handleMoveFolder(r *api.Request) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Path == nil {
@@ -274,7 +274,7 @@ func (s *Server) handleIndexFolderMove(r *api.Request) error {
 		Source *string `json:"source"`
 		Target *string `json:"target"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var items []storage.ValidationItem

@@ -37,7 +37,7 @@ func (s *Server) handleSetFolderPermissions(r *api.Request) error {
 			Permissions []string `json:"permissions"`
 		} `json:"roles"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	p, err := checkFolderPath(api.Deref(b.Path))

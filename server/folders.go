@@ -70,7 +70,7 @@ func (s *Server) handleAddFolder(r *api.Request) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.Trim(api.Deref(b.Path), "/") == "" {
@@ -123,7 +123,7 @@ func (s *Server) handleIndexSearch(r *api.Request) error {
 	var b struct {
 		IndexType *string `json:"indexType"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.IndexType == nil || *b.IndexType == "" {

@@ -112,7 +112,7 @@ func (s *Server) handleSearchFulltext(r *api.Request) error {
 	}
 	// The index filters, counts and pages: only the page's documents are
 	// read from storage.
-	hits, total, err := s.deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) {
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) {
 		if ok, err := s.textVisible(r, id); !ok || err != nil {
 			return false, err
 		}
@@ -264,7 +264,7 @@ func (s *Server) handleQueryFulltext(r *api.Request) error {
 	if tf != nil {
 		opts.Filter = tf.index()
 	}
-	hits, total, err := s.deps.Indexer.SearchText(r.Site, qs, opts, func(id string) (bool, error) {
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, qs, opts, func(id string) (bool, error) {
 		if ok, err := s.textVisible(r, id); !ok || err != nil {
 			return false, err
 		}
@@ -286,7 +286,7 @@ func (s *Server) handleQueryFulltext(r *api.Request) error {
 			continue
 		}
 		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": api.DocumentJSON(d)}
-		if snip := snippet(s.deps.Indexer.Text(r.Site, h.ID), queryTerms(qs)); snip != "" {
+		if snip := snippet(s.Deps.Indexer.Text(r.Site, h.ID), queryTerms(qs)); snip != "" {
 			hit["highlight"] = map[string][]string{"content": {snip}}
 		}
 		out = append(out, hit)

@@ -25,7 +25,7 @@ var fulltextFixed = []string{"path", "width", "height", "deepLinkPath", "resourc
 // base64) and the tags, each nil when absent.
 func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	var raw map[string]json.RawMessage
-	if err := r.ReadBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return nil, nil, err
 	}
 	for _, k := range fulltextFixed {

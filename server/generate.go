@@ -77,7 +77,7 @@ func templateKind(d *storage.Document) string {
 // document (or artifact) is the template.
 func (s *Server) handleGenerateDocument(r *api.Request) error {
 	var in generateIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -222,7 +222,7 @@ func (s *Server) handleGenerateDocument(r *api.Request) error {
 		}
 		req.Inserts = append(req.Inserts, pipeline.Insert{R: rd, Image: image, Prepend: ins.Position == "PREPEND"})
 	}
-	g, err := s.deps.Pipeline.Generate(r.UserContext(), req)
+	g, err := s.Deps.Pipeline.Generate(r.UserContext(), req)
 	var ge *pipeline.GenerateError
 	if errors.As(err, &ge) {
 		return api.Invalid("documentId", ge.Msg)
@@ -235,7 +235,7 @@ func (s *Server) handleGenerateDocument(r *api.Request) error {
 		return api.ErrStatus(http.StatusServiceUnavailable, "document generation is not available on this server now")
 	}
 	defer g.Close()
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, g, 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, g, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ const readyLag = 5 * time.Second
 // "writes"), and GET /readyz?writes=true answers 503 then, for checks that
 // route writes.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
-	lag := s.deps.Indexer.TextLag()
+	lag := s.Deps.Indexer.TextLag()
 	ready := lag < readyLag
 	ws := s.DB.WriteState()
 	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
@@ -40,8 +40,8 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		}
 	}
 	pipe := fiber.Map{"running": false}
-	if s.deps.Pipeline != nil {
-		running, queued, oldest := s.deps.Pipeline.Status()
+	if s.Deps.Pipeline != nil {
+		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		// In a cluster the pipeline runs on the leader only: a follower's
 		// is stopped and that is its normal state.
@@ -57,7 +57,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		"ready":    ready,
 		"storage":  storageState,
 		"writes":   writes,
-		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"index":    fiber.Map{"queued": s.Deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	}
 	if clusterState != nil {
@@ -90,7 +90,7 @@ func (s *Server) handleGetVersion(r *api.Request) error {
 		components[c.module] = c.release
 	}
 	return r.JSON(fiber.Map{
-		"version":        s.deps.Version,
+		"version":        s.Deps.Version,
 		"type":           "core",
 		"appEnvironment": "quire",
 		"modules":        modules,

@@ -26,7 +26,7 @@ func (s *Server) handleGetInferenceModels(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	require := s.deps.RequireModelAgreement
+	require := s.Deps.RequireModelAgreement
 	out := make([]map[string]any, 0, len(ids))
 	for _, id := range ids {
 		agreement := "AVAILABLE"
@@ -75,12 +75,12 @@ func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
 // inferenceModels asks the endpoint for its models; an endpoint that
 // does not answer is a 502, not a 500.
 func (s *Server) inferenceModels(r *api.Request) ([]string, error) {
-	if s.deps.Pipeline == nil {
+	if s.Deps.Pipeline == nil {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(r.UserContext(), 20*time.Second)
 	defer cancel()
-	ids, err := s.deps.Pipeline.Models(ctx)
+	ids, err := s.Deps.Pipeline.Models(ctx)
 	if err != nil {
 		return nil, api.ErrStatus(http.StatusBadGateway, err.Error())
 	}

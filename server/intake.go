@@ -42,7 +42,7 @@ const (
 // limits).
 func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 	return intake.New(intake.Config{
-		Applier: s.deps.Applier,
+		Applier: s.Deps.Applier,
 		Store:   s.DB,
 		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
@@ -152,11 +152,11 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 		if w.OnSuccess != nil {
 			p.Watch.OnSuccess = strings.ToUpper(*w.OnSuccess)
 		}
-		if p.Watch.Enabled && s.deps.IntakeFolderRoot == "" {
+		if p.Watch.Enabled && s.Deps.IntakeFolderRoot == "" {
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
-		if p.Watch.Enabled && s.deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
-			if _, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
+		if p.Watch.Enabled && s.Deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
+			if _, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
 				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
 			}
 		}
@@ -210,7 +210,7 @@ func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
+		if dir, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
@@ -222,7 +222,7 @@ func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 	var b struct {
 		Profile *intakeProfileIn `json:"intakeProfile"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
 		return nil, api.ErrBodyRequired
 	} else if err != nil {
 		return nil, err

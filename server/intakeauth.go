@@ -27,7 +27,7 @@ func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass strin
 	if err != nil {
 		return nil, err
 	}
-	return s.deps.Auth.Authenticate(c.tok)
+	return s.Deps.Auth.Authenticate(c.tok)
 }
 
 // credentialToken checks a user name and password as CredentialPrincipal
@@ -46,7 +46,7 @@ func (s *Server) credentialToken(ctx context.Context, pc api.PasswordCheck, user
 		return checkedCredential{}, errBadCredentials
 	}
 	if strings.Count(pass, ".") != 2 { // never a JWT: a token is not a password
-		if p, err := s.deps.Auth.Authenticate(pass); err == nil && p.APIKeySite != "" {
+		if p, err := s.Deps.Auth.Authenticate(pass); err == nil && p.APIKeySite != "" {
 			return checkedCredential{tok: pass}, nil
 		}
 	}
@@ -78,7 +78,7 @@ func (s *Server) credentialToken(ctx context.Context, pc api.PasswordCheck, user
 		return checkedCredential{}, err
 	}
 	cmd.Via = &storage.Via{Source: storage.SourceIntake}
-	out, err := s.deps.Applier.Apply(context.WithoutCancel(ctx), cmd)
+	out, err := s.Deps.Applier.Apply(context.WithoutCancel(ctx), cmd)
 	if err != nil {
 		return checkedCredential{}, err
 	}
@@ -89,7 +89,7 @@ func (s *Server) credentialToken(ctx context.Context, pc api.PasswordCheck, user
 	if err != nil {
 		return checkedCredential{}, err
 	}
-	tok, err := s.deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
+	tok, err := s.Deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
 	if err != nil {
 		return checkedCredential{}, err
 	}

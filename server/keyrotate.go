@@ -23,7 +23,7 @@ const defaultKeyGrace = 24 * time.Hour
 // alike). The previous keys verify tokens and signed URLs for the grace
 // (default 24 h, at most 30 days); only the new keys sign.
 func (s *Server) handleRotateKeys(r *api.Request) error {
-	if s.deps.DataDir == "" {
+	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "key rotation is not available on this server")
 	}
 	var in struct {
@@ -43,7 +43,7 @@ func (s *Server) handleRotateKeys(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	cur, err := auth.ExportKeys(s.deps.DataDir)
+	cur, err := auth.ExportKeys(s.Deps.DataDir)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *Server) handleRotateKeys(r *api.Request) error {
 // server stages it in its data dir. Each node installs it as the command
 // is applied. 409 when a secret changed meanwhile.
 func (s *Server) handleRotateSecretsKey(r *api.Request) error {
-	if s.deps.DataDir == "" {
+	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "secrets key rotation is not available on this server")
 	}
 	if err := r.ReadBody(&struct{}{}, 4<<10); err != nil {
@@ -124,7 +124,7 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		return p, err
 	}
 	for _, ss := range all {
-		sealed, err := auth.ResealSecret(s.deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
+		sealed, err := auth.ResealSecret(s.Deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
 		if errors.Is(err, auth.ErrSecretsKeyPending) {
 			return p, api.ErrStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
 		}
@@ -135,8 +135,8 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		p.Secrets = append(p.Secrets, storage.ResealedSecret{Site: ss.Site, Alias: ss.Secret.Alias, Was: hex.EncodeToString(h[:]), Sealed: sealed})
 	}
 	var wk []byte
-	if s.deps.SecretsWrapKey != nil {
-		if wk, err = s.deps.SecretsWrapKey(); err != nil {
+	if s.Deps.SecretsWrapKey != nil {
+		if wk, err = s.Deps.SecretsWrapKey(); err != nil {
 			return p, err
 		}
 	}
@@ -144,5 +144,5 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		p.Wrapped, err = auth.WrapKey(wk, next)
 		return p, err
 	}
-	return p, auth.StageSecretsKey(s.deps.DataDir, next)
+	return p, auth.StageSecretsKey(s.Deps.DataDir, next)
 }

@@ -63,7 +63,7 @@ func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
 func (s *Server) metricsHandler() fiber.Handler {
 	h := adaptor.HTTPHandler(s.MetricsHTTP())
 	return func(c *fiber.Ctx) error {
-		if s.deps.MetricsElsewhere {
+		if s.Deps.MetricsElsewhere {
 			return c.Status(http.StatusNotFound).JSON(api.MessageBody{Message: "/metrics is served on the metrics listener (metrics.listen)"})
 		}
 		return h(c)
@@ -78,9 +78,9 @@ func (s *Server) MetricsHTTP() http.Handler {
 		ErrorLog:      promLogger{s},
 		ErrorHandling: promhttp.ContinueOnError,
 	})
-	want := []byte("Bearer " + s.deps.MetricsToken)
+	want := []byte("Bearer " + s.Deps.MetricsToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.deps.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if s.Deps.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="quire metrics"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)

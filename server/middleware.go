@@ -119,7 +119,7 @@ func validRequestID(id string) bool {
 
 // authenticate verifies the Authorization header and stores the principal.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	p, err := s.deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
+	p, err := s.Deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		}
 	}
 	if tok := c.Request().Header.Peek(auth.DelegationHeader); len(tok) > 0 {
-		if p, err = s.deps.Auth.Delegate(p, string(tok)); err != nil {
+		if p, err = s.Deps.Auth.Delegate(p, string(tok)); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ var idpErrorCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // the identity provider, its button's name, and whether it goes there by
 // itself (the global webui.ssoAutomaticSignIn).
 func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
-	o, on := s.deps.Auth.OIDC()
+	o, on := s.Deps.Auth.OIDC()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !on {
 		return c.JSON(map[string]any{"enabled": false, "automaticSignIn": false})
@@ -71,16 +71,16 @@ func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
 func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer")
-	if _, on := s.deps.Auth.OIDC(); !on {
+	if _, on := s.Deps.Auth.OIDC(); !on {
 		return s.oidcFail(c, oidcErrUnavailable, "", nil)
 	}
 	if c.Method() == http.MethodHead {
 		return c.SendStatus(http.StatusOK) // a HEAD starts nothing (no state cookie)
 	}
-	f := s.deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.LinkBase(c), "/")+oidcCallback, oidcFlowTTL)
-	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
+	f := s.Deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.LinkBase(c), "/")+oidcCallback, oidcFlowTTL)
+	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.Deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: int(oidcFlowTTL / time.Second)})
-	return c.Redirect(s.deps.Auth.AuthorizationURL(f), http.StatusFound)
+	return c.Redirect(s.Deps.Auth.AuthorizationURL(f), http.StatusFound)
 }
 
 // handleOIDCCallback serves GET /login/oidc/callback: the IdP's answer.
@@ -97,7 +97,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	// The flow is spent whatever happens next.
 	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: "", Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: -1, Expires: time.Unix(0, 0)})
-	if _, on := s.deps.Auth.OIDC(); !on {
+	if _, on := s.Deps.Auth.OIDC(); !on {
 		return s.oidcFail(c, oidcErrUnavailable, "", nil)
 	}
 	if e := c.Query("error"); e != "" {
@@ -107,7 +107,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 		}
 		return s.oidcFail(c, oidcErrIdP, code, errors.New("the identity provider answered "+e+": "+c.Query("error_description")))
 	}
-	f, ok := s.deps.Auth.OpenOIDCFlow(sealed)
+	f, ok := s.Deps.Auth.OpenOIDCFlow(sealed)
 	if !ok {
 		return s.oidcFail(c, oidcErrState, "", errors.New("no valid state cookie (none, expired or forged)"))
 	}
@@ -121,7 +121,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	if code == "" || len(code) > maxOIDCCodeLen {
 		return s.oidcFail(c, oidcErrIdP, "", errors.New("no code in the callback"))
 	}
-	id, err := s.deps.Auth.ExchangeOIDCCode(context.Background(), f, code)
+	id, err := s.Deps.Auth.ExchangeOIDCCode(context.Background(), f, code)
 	if err != nil {
 		kind := oidcErrToken
 		switch {
@@ -139,7 +139,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	r := s.PublicCtx(c, id.Username)
 	refresh, rh := auth.NewSecret(32)
 	in := storage.ExternalSignIn{RefreshHash: rh, Refresh: storage.RefreshToken{Username: id.Username, External: true,
-		Groups: id.Groups, Email: id.Email, Expires: r.Now.Add(s.deps.Auth.RefreshTTL())}}
+		Groups: id.Groups, Email: id.Email, Expires: r.Now.Add(s.Deps.Auth.RefreshTTL())}}
 	if _, err := s.Apply(r, storage.OpExternalSignIn, in); err != nil {
 		var ve *storage.ValidationError
 		if errors.As(err, &ve) {
@@ -148,7 +148,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 		return err // a store that cannot write (507, 503): the API's answer
 	}
 	s.Log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
-	s.setRefreshCookie(c, refresh, s.deps.Auth.RefreshTTL())
+	s.setRefreshCookie(c, refresh, s.Deps.Auth.RefreshTTL())
 	return c.Redirect(consolePath, http.StatusSeeOther)
 }
 
@@ -170,16 +170,16 @@ func (s *Server) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 // e-mail as the ID token gave them (no directory generation: the user is
 // not a directory user).
 func (s *Server) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
-	at, err := s.deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
+	at, err := s.Deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err
 	}
-	it, err := s.deps.Auth.SignUser("id", rt.Username, rt.Email, rt.Groups, 0)
+	it, err := s.Deps.Auth.SignUser("id", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"AuthenticationResult": authResult{AccessToken: at, IdToken: it,
-		ExpiresIn: int(s.deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
+		ExpiresIn: int(s.Deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
 }
 
 // oidcSeen holds the states of finished sign-ins until their flow

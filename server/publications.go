@@ -22,7 +22,7 @@ func (s *Server) handleGetPublication(r *api.Request) error {
 		return err
 	}
 	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), "publication", r.Site, pub.DocumentID, pub.ContentSHA, exp)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), "publication", r.Site, pub.DocumentID, pub.ContentSHA, exp)
 	q := url.Values{"expires": {exp}, "v": {pub.ContentSHA}, "signature": {sig}}
 	r.Set(fiber.HeaderLocation, fmt.Sprintf("%s/published/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), pub.DocumentID, q.Encode()))
 	return r.SendStatus(http.StatusTemporaryRedirect)
@@ -40,7 +40,7 @@ func (s *Server) handleDeletePublication(r *api.Request) error {
 func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {

@@ -13,7 +13,7 @@ func (s *Server) handleAddQueue(r *api.Request) error {
 	var in struct {
 		Name string `json:"name"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	in.Name = strings.TrimSpace(in.Name)

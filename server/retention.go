@@ -53,7 +53,7 @@ func (s *Server) purgeExpired() {
 			for _, d := range p.Documents {
 				cmd, err := storage.NewCommand(storage.OpDeleteDocument, site, "retention", now, storage.DocumentRef{DocumentID: d.DocumentID})
 				if err == nil {
-					_, err = s.deps.Applier.Apply(context.Background(), cmd)
+					_, err = s.Deps.Applier.Apply(context.Background(), cmd)
 				}
 				if err != nil && !api.IsNotFound(err) {
 					s.Log.Warn("retention: purge", "site", site, "err", err)

@@ -91,7 +91,7 @@ func (s *Server) handleAddReview(r *api.Request) error {
 			FollowsUpReviewID string                       `json:"followsUpReviewId"`
 		} `json:"review"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Review == nil {
@@ -227,7 +227,7 @@ func (s *Server) handleUpdateReview(r *api.Request) error {
 			Comments          *string `json:"comments"`
 		} `json:"review"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Review == nil {
@@ -274,7 +274,7 @@ func (s *Server) handleAddReviewDecision(r *api.Request) error {
 			Comment  string `json:"comment"`
 		} `json:"decision"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Decision == nil {

@@ -39,7 +39,7 @@ func (s *Server) readRuleset(r *api.Request) (*rulesetIn, error) {
 	var in struct {
 		Ruleset *rulesetIn `json:"ruleset"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if in.Ruleset == nil {
@@ -166,7 +166,7 @@ func (s *Server) readRule(r *api.Request) (*ruleIn, error) {
 	var in struct {
 		Rule *ruleIn `json:"rule"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if in.Rule == nil {

@@ -139,10 +139,10 @@ func (s *Scheduler) RunDue(ctx context.Context, now time.Time) (failed bool) {
 
 // newScheduler is the server's scheduler with its daily jobs.
 func (s *Server) newScheduler() *Scheduler {
-	c := s.deps.Clock
+	c := s.Deps.Clock
 	if c == nil {
-		c = realClock{now: s.deps.Now}
+		c = realClock{now: s.Deps.Now}
 	}
-	return NewScheduler(s.DB, s.deps.Applier, c, s.deps.Logger.With("component", "scheduler"), dispositionJob(s.DB, s.deps.Applier),
-		remindersJob(s.DB, s.deps.Applier), agreementsJob(s.DB, s.deps.Applier))
+	return NewScheduler(s.DB, s.Deps.Applier, c, s.Deps.Logger.With("component", "scheduler"), dispositionJob(s.DB, s.Deps.Applier),
+		remindersJob(s.DB, s.Deps.Applier), agreementsJob(s.DB, s.Deps.Applier))
 }

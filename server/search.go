@@ -551,7 +551,7 @@ func (s *Server) searchPrefix(r *api.Request, field, prefix string, ids map[stri
 	res := s.newResults(r)
 	lower := strings.ToLower(prefix)
 	for {
-		hits, next, more, err := s.deps.Indexer.Prefix(r.Site, field, prefix, after, limit)
+		hits, next, more, err := s.Deps.Indexer.Prefix(r.Site, field, prefix, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -606,7 +606,7 @@ func (s *Server) searchText(r *api.Request, text string, ids map[string]bool, li
 			opts.IDs = append(opts.IDs, id)
 		}
 	}
-	hits, total, err := s.deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
 	if err != nil {
 		return nil, err
 	}

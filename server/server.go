@@ -36,7 +36,6 @@ type Server struct {
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
 	routeTable *routeTable
-	deps       api.Deps
 	// env is what the request API shares with every handler (env.go).
 	*api.Env
 	// The domains' handlers, each on the shared Env.
@@ -98,9 +97,8 @@ func New(d api.Deps) *Server {
 	if d.MaxConnsPerClient == 0 {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
-	s := &Server{deps: d, actions: d.Actions, Env: &api.Env{
-		DB: d.Store, Applier: d.Applier, Auth: d.Auth, Log: d.Logger.With("component", "http"), Now: d.Now,
-		PublicURL: d.PublicURL, MaxBodyBytes: d.MaxBodyBytes,
+	s := &Server{actions: d.Actions, Env: &api.Env{
+		Deps: d, DB: d.Store, Log: d.Logger.With("component", "http"), Now: d.Now,
 		Links: api.NewLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
 	}}
 	s.RenderError = s.errorHandler

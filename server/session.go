@@ -50,7 +50,7 @@ const msgNotApplied = "This member has applied the log up to index %d, not yet %
 // sessionIndex waits for the index a request names, and gives a write's
 // answer the index it was applied at.
 func (s *Server) sessionIndex(c *fiber.Ctx) error {
-	w, ok := s.deps.Cluster.(ClusterWaiter)
+	w, ok := s.Deps.Cluster.(ClusterWaiter)
 	if !ok {
 		return c.Next()
 	}

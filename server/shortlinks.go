@@ -24,7 +24,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 		TargetURL *string `json:"targetUrl"`
 		Slug      *string `json:"slug"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -65,7 +65,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 // /documents/<id>, or the same under the server's public URL.
 func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 	p := target
-	for _, base := range []string{s.deps.PublicURL, reqBase} {
+	for _, base := range []string{s.Deps.PublicURL, reqBase} {
 		if base = strings.TrimSuffix(base, "/"); base != "" && strings.HasPrefix(p, base+"/") {
 			p = strings.TrimPrefix(p, base)
 			break

@@ -26,7 +26,7 @@ func (s *Server) consoleRequest(c *fiber.Ctx) error {
 		return nil
 	}
 	self := c.Protocol() + "://" + string(c.Request().Host())
-	if strings.EqualFold(origin, self) || strings.EqualFold(origin, strings.TrimSuffix(s.deps.PublicURL, "/")) ||
+	if strings.EqualFold(origin, self) || strings.EqualFold(origin, strings.TrimSuffix(s.Deps.PublicURL, "/")) ||
 		strings.EqualFold(origin, strings.TrimSuffix(s.LinkBase(c), "/")) {
 		return nil
 	}
@@ -48,7 +48,7 @@ func (s *Server) clearRefreshCookie(c *fiber.Ctx) {
 
 // secureCookie: over TLS, or behind a proxy whose public URL is https.
 func (s *Server) secureCookie(c *fiber.Ctx) bool {
-	return c.Protocol() == "https" || strings.HasPrefix(s.deps.PublicURL, "https://")
+	return c.Protocol() == "https" || strings.HasPrefix(s.Deps.PublicURL, "https://")
 }
 
 // handleLogout serves POST /login/logout: the refresh token (the body's

@@ -57,7 +57,7 @@ func mask(s string) string {
 // Destinations are checked against the outbound policy.
 func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
-	if err := r.ReadBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var in storage.SiteConfig
@@ -218,7 +218,7 @@ func (s *Server) handleNotificationTest(r *api.Request) error {
 	var in struct {
 		To string `json:"to"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.To == "" {
@@ -227,12 +227,12 @@ func (s *Server) handleNotificationTest(r *api.Request) error {
 	if !api.ValidEmail(in.To) {
 		return api.Invalid("to", "invalid 'to'")
 	}
-	if s.deps.Pipeline == nil {
+	if s.Deps.Pipeline == nil {
 		return api.BadRequest("notifications are not available")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.deps.Pipeline.SendTestMail(ctx, r.Site, in.To); err != nil {
+	if err := s.Deps.Pipeline.SendTestMail(ctx, r.Site, in.To); err != nil {
 		return api.Invalid("notification", "test notification not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test notification sent"})

@@ -31,26 +31,26 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 	if !ws.Since.IsZero() {
 		storageOut["since"] = api.FormatDate(ws.Since)
 	}
-	lag := s.deps.Indexer.TextLag()
+	lag := s.Deps.Indexer.TextLag()
 	ready := lag < readyLag
 	pipe := fiber.Map{"running": false, "queued": 0, "oldestDueSeconds": 0.0}
-	if s.deps.Pipeline != nil {
-		running, queued, oldest := s.deps.Pipeline.Status()
+	if s.Deps.Pipeline != nil {
+		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && (running || !s.bg.leader.Load())
 	}
 	out := fiber.Map{
-		"version":  s.deps.Version,
+		"version":  s.Deps.Version,
 		"storage":  storageOut,
-		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"index":    fiber.Map{"queued": s.Deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	}
 	// The cluster: members and leader; a single server has one member,
 	// itself, and leads.
 	cl := fiber.Map{"clustered": false, "members": []fiber.Map{{"nodeId": "", "leader": true, "voter": true}}, "leaderId": ""}
 	var memberIDs map[string]bool // the Raft configuration's servers (nil: not a member)
-	if s.deps.Cluster != nil {
-		st := s.deps.Cluster.Status()
+	if s.Deps.Cluster != nil {
+		st := s.Deps.Cluster.Status()
 		members := make([]fiber.Map, 0, len(st.Servers))
 		memberIDs = make(map[string]bool, len(st.Servers))
 		for _, p := range st.Servers {
@@ -91,14 +91,14 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 		rows = append(rows, certRow{c, notAfter})
 		return c
 	}
-	if c := s.deps.TLSCertificate; c != nil {
+	if c := s.Deps.TLSCertificate; c != nil {
 		cert("listener", "", "", c.Subject.String(), c.NotAfter)
 	}
 	// A cluster member's Raft TLS: the cluster CA, this node's own
 	// certificate, and each peer's as it presented it to this node in a
 	// mutual TLS handshake since this node started (a member this node
 	// has not talked to is not listed: ask it; a removed one neither).
-	if id := s.deps.ClusterTLS; id != nil {
+	if id := s.Deps.ClusterTLS; id != nil {
 		cert("cluster-ca", "", "", id.CA.Subject.String(), id.CA.NotAfter)
 		own := id.Leaf()
 		self := id.NodeID

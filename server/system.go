@@ -32,7 +32,7 @@ func (s *Server) handleGetSystemConfig(r *api.Request) error {
 		}
 	}
 	// Quire's: the console's idle timeout (auth.console_idle_timeout).
-	webui["idleTimeoutSeconds"] = int(s.deps.Auth.IdleTimeout() / time.Second)
+	webui["idleTimeoutSeconds"] = int(s.Deps.Auth.IdleTimeout() / time.Second)
 	out := map[string]any{"webui": webui}
 	if c.Branding != nil {
 		out["branding"] = c.Branding
@@ -44,7 +44,7 @@ func (s *Server) handleGetSystemConfig(r *api.Request) error {
 // the sections given replace the stored ones.
 func (s *Server) handleUpdateSystemConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
-	if err := r.ReadBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var in storage.SystemConfig
@@ -69,7 +69,7 @@ func (s *Server) handleUpdateSystemConfig(r *api.Request) error {
 			if _, set := keys["idleTimeoutSeconds"]; set {
 				errs = append(errs, storage.ValidationItem{Key: "webui.idleTimeoutSeconds", Msg: "set by the server setting auth.console_idle_timeout"})
 			}
-			if _, on := s.deps.Auth.OIDC(); !on && in.WebUI != nil && in.WebUI.SsoAutomaticSignIn != nil && *in.WebUI.SsoAutomaticSignIn {
+			if _, on := s.Deps.Auth.OIDC(); !on && in.WebUI != nil && in.WebUI.SsoAutomaticSignIn != nil && *in.WebUI.SsoAutomaticSignIn {
 				errs = append(errs, storage.ValidationItem{Key: "webui.ssoAutomaticSignIn",
 					Msg: "needs an identity provider: set auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id"})
 			}

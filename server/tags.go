@@ -25,7 +25,7 @@ func (b *tagsBody) single() bool { return b.Tags == nil && b.Key != nil }
 
 func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	var b tagsBody
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, false, err
 	}
 	in := b.Tags
@@ -191,7 +191,7 @@ func (s *Server) handleSetDocumentTag(r *api.Request) error {
 		Value  *string  `json:"value"`
 		Values []string `json:"values"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Value == nil && len(b.Values) == 0 {
@@ -271,7 +271,7 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
 			Tags []tagIn `json:"tags"`
 		} `json:"update"`
 	}
-	if err := r.ReadBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem

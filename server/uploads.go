@@ -99,7 +99,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
-	if !s.deps.Auth.VerifyURL(q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
+	if !s.Deps.Auth.VerifyURL(q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
 	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
@@ -157,7 +157,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	var shas []string
 	defer func() { s.uploads.done(shas) }()
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, limit.n, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, limit.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})
@@ -206,7 +206,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 		s.sweep(shas)
 		return err
 	}
-	res, err := s.deps.Applier.Apply(context.Background(), cmd)
+	res, err := s.Deps.Applier.Apply(context.Background(), cmd)
 	if err != nil {
 		s.sweep(shas)
 		return err
@@ -263,7 +263,7 @@ type uploadCap struct {
 // set) and the server's limit. Reading stops there and nothing is
 // committed.
 func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
-	limit := uploadCap{s.deps.MaxUploadBytes, api.ErrBodyTooLarge}
+	limit := uploadCap{s.Deps.MaxUploadBytes, api.ErrBodyTooLarge}
 	c, err := s.DB.SiteConfig(site)
 	if err != nil {
 		return limit, err
@@ -298,7 +298,7 @@ func (s *Server) sweep(shas []string) {
 	}
 	cmd, err := storage.NewCommand(storage.OpSweepChunks, "", "", s.Now().UTC(), storage.SweepChunks{SHAs: free})
 	if err == nil {
-		_, err = s.deps.Applier.Apply(context.Background(), cmd)
+		_, err = s.Deps.Applier.Apply(context.Background(), cmd)
 	}
 	if err != nil {
 		s.Log.Warn("sweep chunks of failed upload", "err", err)
@@ -373,8 +373,8 @@ func checksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
 // then (uploadLimit; the commit's applier checks the size once more).
 func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
 	tooLarge := func(l int64) error { return api.BadRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
-	if s.deps.MaxUploadBytes > 0 && o.ContentLength > s.deps.MaxUploadBytes {
-		return tooLarge(s.deps.MaxUploadBytes)
+	if s.Deps.MaxUploadBytes > 0 && o.ContentLength > s.Deps.MaxUploadBytes {
+		return tooLarge(s.Deps.MaxUploadBytes)
 	}
 	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
@@ -433,7 +433,7 @@ func (s *Server) writeBody(r *api.Request, limit int64) (storage.Manifest, []sto
 	}
 	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
 	var shas []string
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, cap.n, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, cap.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})

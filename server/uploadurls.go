@@ -13,7 +13,7 @@ import (
 // document record and returns an upload URL for its content.
 func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 	var in uploadRequest
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	o, errs := uploadQuery(r)

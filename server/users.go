@@ -132,10 +132,10 @@ func (s *Server) handleAddUser(r *api.Request) error {
 // serverMail reports whether directory mail can be sent: the server's own
 // mail settings are complete (never a site's, which its governors change).
 func (s *Server) serverMail() error {
-	if s.deps.Pipeline == nil {
+	if s.Deps.Pipeline == nil {
 		return pipeline.ErrNoServerMail
 	}
-	return s.deps.Pipeline.ServerMail()
+	return s.Deps.Pipeline.ServerMail()
 }
 
 // errNoResetMail answers /forgotPassword on a server without mail
@@ -150,7 +150,7 @@ func (s *Server) mailUser(r *api.Request, to, subject, text string) error {
 	}
 	ctx, cancel := context.WithTimeout(r.UserContext(), mailTimeout)
 	defer cancel()
-	return s.deps.Pipeline.SendUserMail(ctx, to, subject, text)
+	return s.Deps.Pipeline.SendUserMail(ctx, to, subject, text)
 }
 
 // userParam is the {username} path parameter in stored form.
@@ -356,16 +356,16 @@ func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	at, err := s.deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
+	at, err := s.Deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
 	if err != nil {
 		return nil, err
 	}
-	it, err := s.deps.Auth.SignUser("id", u.Username, u.Email, groups, u.Generation)
+	it, err := s.Deps.Auth.SignUser("id", u.Username, u.Email, groups, u.Generation)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"AuthenticationResult": authResult{AccessToken: at, IdToken: it, RefreshToken: refresh,
-		ExpiresIn: int(s.deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
+		ExpiresIn: int(s.Deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
 }
 
 // handleLogin serves POST /login {username, password}.
@@ -418,7 +418,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	if ok && u.Status == storage.UserConfirmed {
 		var rh string
 		refresh, rh = auth.NewSecret(32)
-		res.RefreshHash, res.Refresh = rh, &storage.RefreshToken{Username: name, Expires: r.Now.Add(s.deps.Auth.RefreshTTL())}
+		res.RefreshHash, res.Refresh = rh, &storage.RefreshToken{Username: name, Expires: r.Now.Add(s.Deps.Auth.RefreshTTL())}
 	}
 	out, err := s.Apply(r, storage.OpLoginResult, res)
 	if err != nil {
@@ -429,7 +429,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 	}
 	switch u.Status {
 	case storage.UserForceChangePassword:
-		return r.JSON(map[string]any{"ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": s.deps.Auth.Session(name, u.Generation),
+		return r.JSON(map[string]any{"ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": s.Deps.Auth.Session(name, u.Generation),
 			"ChallengeParameters": map[string]string{"USER_ID_FOR_SRP": name, "requiredAttributes": "[]", "userAttributes": "{}"}})
 	case storage.UserResetRequired:
 		return &storage.AccessError{Msg: "Password reset required for the user"}
@@ -441,7 +441,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 // the answer or, for the console (refreshCookie), in its cookie only.
 func (s *Server) answerTokens(r *api.Request, u *storage.User, refresh string, cookie bool) error {
 	if cookie && refresh != "" {
-		s.setRefreshCookie(r.Ctx, refresh, s.deps.Auth.RefreshTTL())
+		s.setRefreshCookie(r.Ctx, refresh, s.Deps.Auth.RefreshTTL())
 		refresh = ""
 	}
 	body, err := s.issue(u, refresh)
@@ -482,7 +482,7 @@ func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 	if name := first(in.ChallengeName, in.ChallengeNameC); name != "" && name != "NEW_PASSWORD_REQUIRED" {
 		return api.Invalid("challengeName", "invalid 'challengeName': NEW_PASSWORD_REQUIRED")
 	}
-	name, gen, ok := s.deps.Auth.CheckSession(session)
+	name, gen, ok := s.Deps.Auth.CheckSession(session)
 	if !ok || (user != "" && storage.NormalizeUsername(user) != name) {
 		return &storage.AccessError{Msg: "Invalid session for the user, session is expired."}
 	}
@@ -509,7 +509,7 @@ func (s *Server) signIn(r *api.Request, name string, cookie bool) error {
 	}
 	refresh, rh := auth.NewSecret(32)
 	res := storage.LoginResult{Username: name, OK: true, PasswordHash: u.PasswordHash, RefreshHash: rh,
-		Refresh: &storage.RefreshToken{Username: name, Expires: r.Now.Add(s.deps.Auth.RefreshTTL())}}
+		Refresh: &storage.RefreshToken{Username: name, Expires: r.Now.Add(s.Deps.Auth.RefreshTTL())}}
 	if _, err := s.Apply(r, storage.OpLoginResult, res); err != nil {
 		return err
 	}
@@ -555,7 +555,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 	if rt.External {
 		// A session the identity provider opened (oidc.go): it ends with
 		// its lifetime, or when the provider is no longer configured.
-		if _, on := s.deps.Auth.OIDC(); !on || !r.Now.Before(rt.Expires) {
+		if _, on := s.Deps.Auth.OIDC(); !on || !r.Now.Before(rt.Expires) {
 			return bad
 		}
 		body, err := s.issueExternal(rt)
@@ -565,7 +565,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 		return r.JSON(body)
 	}
 	u, err := s.DB.GetUser(rt.Username)
-	if err != nil || !r.Now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, s.deps.Auth.RefreshTTL()) {
+	if err != nil || !r.Now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, s.Deps.Auth.RefreshTTL()) {
 		return bad
 	}
 	body, err := s.issue(u, "")
@@ -587,7 +587,7 @@ func (s *Server) handleChangePassword(c *fiber.Ctx) error {
 	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return err
 	}
-	p, err := s.deps.Auth.Authenticate(in.AccessToken)
+	p, err := s.Deps.Auth.Authenticate(in.AccessToken)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 	var in struct {
 		VersionKey *string `json:"versionKey"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	k := ""
@@ -133,7 +133,7 @@ func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inlin
 		fields = append(fields, api.BypassField)
 		q.Set("bypassWatermark", "true")
 	}
-	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
+	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }
 

@@ -34,7 +34,7 @@ type webhookIn struct {
 // requires a name.
 func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
 	var in webhookIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return storage.PutWebhook{}, err
 	}
 	var p storage.PutWebhook
@@ -195,7 +195,7 @@ func (s *Server) handleGetWebhookTags(r *api.Request) error {
 // handleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
 func (s *Server) handleAddWebhookTag(r *api.Request) error {
 	var in tagIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	tags, errs := convertTags([]tagIn{in}, "tag")
@@ -216,7 +216,7 @@ var errPublicWebhooksOff = api.ErrStatus(http.StatusNotFound, "public webhooks a
 // handlePublicWebhook serves POST /public/webhooks/{webhooks+}: no token;
 // the site is ?siteId= (default "default").
 func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
-	if !s.deps.PublicWebhooks {
+	if !s.Deps.PublicWebhooks {
 		return errPublicWebhooksOff
 	}
 	if err := api.CheckURLText(c); err != nil {
@@ -285,7 +285,7 @@ func (s *Server) takeWebhook(r *api.Request, private bool) error {
 		ct = "application/json"
 	}
 	doc.Document.ContentType = ct
-	m, tail, shas, err := s.writeBody(r, int64(s.deps.MaxBodyBytes))
+	m, tail, shas, err := s.writeBody(r, int64(s.Deps.MaxBodyBytes))
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 // belong in workflows).
 func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
 	var in workflowIn
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if len(in.Steps) > storage.MaxWorkflowSteps {
@@ -197,7 +197,7 @@ func (s *Server) handleUpdateWorkflow(r *api.Request) error {
 		Description *string `json:"description"`
 		Status      *string `json:"status"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Status != nil {
@@ -400,7 +400,7 @@ func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
 	var in struct {
 		WorkflowID string `json:"workflowId"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.WorkflowID == "" {
@@ -421,7 +421,7 @@ func (s *Server) readDecision(r *api.Request) (string, string, error) {
 		Decision string `json:"decision"`
 		Comments string `json:"comments"`
 	}
-	if err := r.ReadBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return "", "", err
 	}
 	in.Decision = strings.ToUpper(in.Decision)

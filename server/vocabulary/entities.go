@@ -35,7 +35,7 @@ func (s *Handlers) readEntityType(r *api.Request) (storage.EntityType, error) {
 	var b struct {
 		EntityType *entityTypeIn `json:"entityType"`
 	}
-	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.EntityType{}, err
 	}
 	if b.EntityType == nil {
@@ -157,7 +157,7 @@ func (s *Handlers) readEntity(r *api.Request, nameRequired bool) (storage.Entity
 	var b struct {
 		Entity *entityIn `json:"entity"`
 	}
-	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.Entity{}, err
 	}
 	if b.Entity == nil {

@@ -19,7 +19,7 @@ func (s *Handlers) readMapping(r *api.Request) (storage.Mapping, error) {
 	var b struct {
 		Mapping *mappingIn `json:"mapping"`
 	}
-	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.Mapping{}, err
 	}
 	if b.Mapping == nil {

@@ -95,7 +95,7 @@ func (s *Handlers) localizedSchema(r *api.Request, a *storage.SchemaAttributes, 
 // HandleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
 func (s *Handlers) HandleSetSitesSchema(r *api.Request) error {
 	var in schemaIn
-	if err := r.ReadBody(&in, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpSetSchema, storage.SetSchema{Schema: in.schema()}); err != nil {
@@ -136,7 +136,7 @@ func (s *Handlers) readClassification(r *api.Request) (storage.Schema, error) {
 	var b struct {
 		Classification *schemaIn `json:"classification"`
 	}
-	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.Schema{}, err
 	}
 	if b.Classification == nil {

@@ -47,7 +47,7 @@ func (s *Handlers) HandleAddSequence(r *api.Request) error {
 	var b struct {
 		Sequence *sequenceIn `json:"sequence"`
 	}
-	if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Sequence == nil {
@@ -134,7 +134,7 @@ func (s *Handlers) HandleNextSequenceValue(r *api.Request) error {
 		DocumentID string `json:"documentId"`
 	}
 	if r.Request().Header.ContentLength() != 0 {
-		if err := r.ReadBody(&b, s.MaxBodyBytes); err != nil {
+		if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 			return err
 		}
 	}

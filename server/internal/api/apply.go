@@ -25,5 +25,5 @@ func (s *Env) Apply(r *Request, op storage.Op, payload any) (storage.Result, err
 			return storage.Result{}, err
 		}
 	}
-	return s.Applier.Apply(r.UserContext(), cmd)
+	return s.Deps.Applier.Apply(r.UserContext(), cmd)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"quire/auth"
 	"quire/ratelimit"
 	"quire/storage"
 )
@@ -18,21 +17,15 @@ import (
 // permission checks, exactly-once writes), Apply, the request-side guard,
 // links and signed URLs.
 type Env struct {
-	// DB serves reads. Writes go through Applier (Apply).
+	// Deps are what New was given, with its defaults filled in;
+	// Deps.Applier applies every command (Apply), wrapped so that each
+	// command of a keyed request carries its key (requestkeys.go).
+	Deps Deps
+	// DB serves reads (Deps.Store). Writes go through Apply.
 	DB *storage.DB
-	// Applier applies commands: the store itself or a cluster node,
-	// wrapped so that every command of a keyed request carries its key
-	// (requestkeys.go).
-	Applier storage.Applier
-	// Auth verifies tokens and signs URLs.
-	Auth *auth.Authenticator
-	Log  *slog.Logger
-	Now  func() time.Time
-	// PublicURL is the base of upload and download URLs handed to
-	// clients (Deps.PublicURL, without a trailing slash).
-	PublicURL string
-	// MaxBodyBytes limits JSON request bodies (Deps.MaxBodyBytes).
-	MaxBodyBytes int
+	// Log is the HTTP component's logger, Now the clock (Deps.Now).
+	Log *slog.Logger
+	Now func() time.Time
 	// Links checks Host headers for the links in answers (nil: the
 	// configured public URL is always used).
 	Links *linkHosts

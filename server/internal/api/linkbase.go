@@ -62,7 +62,7 @@ func NewLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames 
 func (s *Env) LinkBase(c *fiber.Ctx) string {
 	h := s.Links
 	if h == nil {
-		return s.PublicURL
+		return s.Deps.PublicURL
 	}
 	if host := string(c.Request().Host()); h.accepts(host) {
 		return h.scheme + strings.ToLower(host)

@@ -169,7 +169,7 @@ const answerWait = 5 * time.Second
 // recorded is run again: each command it applied before answers its
 // first result (storage/requests.go) and only the rest are applied.
 func (s *Env) serveKeyed(r *Request, key string, run func() error) error {
-	if err := r.bufferBody(s.MaxBodyBytes); err != nil {
+	if err := r.bufferBody(s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	// A recorded answer belongs to one credential (issue 43): the key is
@@ -227,7 +227,7 @@ func (s *Env) serveKeyed(r *Request, key string, run func() error) error {
 	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, r.User(), r.Now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans, Scope: k.user})
 	if cerr == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), answerRecordWait)
-		_, cerr = s.Applier.Apply(ctx, cmd)
+		_, cerr = s.Deps.Applier.Apply(ctx, cmd)
 		cancel()
 	}
 	if cerr != nil {

@@ -38,7 +38,7 @@ func (s *Env) UploadURL(site, doc string, o UploadOpts) (string, map[string]stri
 	if o.ContentLength > 0 {
 		cl = strconv.FormatInt(o.ContentLength, 10)
 	}
-	sig := auth.SignURL(s.Auth.URLKey(), http.MethodPut, site, doc, exp, o.ChecksumType, o.Checksum, cl)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodPut, site, doc, exp, o.ChecksumType, o.Checksum, cl)
 	q := url.Values{}
 	q.Set("expires", exp)
 	if o.ChecksumType != "" {
@@ -51,7 +51,7 @@ func (s *Env) UploadURL(site, doc string, o UploadOpts) (string, map[string]stri
 	q.Set("signature", sig)
 	base := o.Base
 	if base == "" {
-		base = s.PublicURL
+		base = s.Deps.PublicURL
 	}
 	u := fmt.Sprintf("%s/uploads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 	var headers map[string]string
@@ -67,7 +67,7 @@ func (s *Env) UploadURL(site, doc string, o UploadOpts) (string, map[string]stri
 // DownloadURL returns a signed URL downloading a document's content (as
 // an attachment), valid for d.
 func (s *Env) DownloadURL(site, doc string, d time.Duration) string {
-	return s.SignDownloadURL(s.PublicURL, site, doc, false, false, d)
+	return s.SignDownloadURL(s.Deps.PublicURL, site, doc, false, false, d)
 }
 
 // BypassField is the signed field of a download URL that serves a
@@ -89,7 +89,7 @@ func (s *Env) SignDownloadURL(base, site, doc string, inline, bypass bool, d tim
 		fields = append(fields, BypassField)
 		q.Set("bypassWatermark", "true")
 	}
-	q.Set("signature", auth.SignURL(s.Auth.URLKey(), fields...))
+	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), doc, q.Encode())
 }
 
