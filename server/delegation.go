@@ -22,7 +22,7 @@ const (
 
 // handleAddDelegationToken serves POST /sites/{siteId}/delegationTokens
 // (ADMIN on the site).
-func (s *Server) handleAddDelegationToken(r *api.Request) error {
+func (s *directoryHandlers) handleAddDelegationToken(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 		OnBehalfOf  *struct {

@@ -51,7 +51,7 @@ var idpErrorCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // handleOIDCInfo serves GET /login/oidc/info: whether the console offers
 // the identity provider, its button's name, and whether it goes there by
 // itself (the global webui.ssoAutomaticSignIn).
-func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleOIDCInfo(c *fiber.Ctx) error {
 	o, on := s.Deps.Auth.OIDC()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !on {
@@ -68,7 +68,7 @@ func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
 
 // handleOIDCStart serves GET /login/oidc: a new flow in the state cookie
 // and a redirect to the IdP's authorization endpoint.
-func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleOIDCStart(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer")
 	if _, on := s.Deps.Auth.OIDC(); !on {
@@ -87,7 +87,7 @@ func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
 // Every refusal lands on the console's sign-in page with a code (never
 // a 500, never a session); a success stores the session's refresh token
 // (OpExternalSignIn), sets the refresh cookie and opens the console.
-func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleOIDCCallback(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer") // the code is in this URL
 	if c.Method() == http.MethodHead {
@@ -154,7 +154,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 
 // oidcFail sends the browser to the console's sign-in page with the
 // refusal's code, and logs why.
-func (s *Server) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
+func (s *directoryHandlers) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 	if why != nil {
 		s.Log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
 	}
@@ -169,7 +169,7 @@ func (s *Server) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 // server's own tokens for the identity provider's user, its groups and
 // e-mail as the ID token gave them (no directory generation: the user is
 // not a directory user).
-func (s *Server) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
+func (s *directoryHandlers) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
 	at, err := s.Deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err

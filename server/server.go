@@ -31,8 +31,6 @@ type Server struct {
 	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
 
 	app *fiber.App
-	// oidcSeen remembers the states of finished OIDC sign-ins (oidc.go).
-	oidcSeen oidcSeen
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
 	routeTable *routeTable
@@ -40,6 +38,7 @@ type Server struct {
 	*api.Env
 	// The domains' handlers, each on the shared Env.
 	vocabulary *vocabulary.Handlers
+	directory  *directoryHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -103,6 +102,7 @@ func New(d api.Deps) *Server {
 	}}
 	s.RenderError = s.errorHandler
 	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
+	s.directory = &directoryHandlers{Env: s.Env}
 	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline

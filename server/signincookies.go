@@ -17,7 +17,7 @@ import (
 // POST) of this server. SameSite=Strict keeps the cookie off cross-site
 // requests already; these keep it off same-site, cross-origin ones
 // (another port of the same host) and off forms.
-func (s *Server) consoleRequest(c *fiber.Ctx) error {
+func (s *directoryHandlers) consoleRequest(c *fiber.Ctx) error {
 	if c.Get(ConsoleHeader) == "" {
 		return api.ErrStatus(http.StatusForbidden, "the refresh cookie needs the "+ConsoleHeader+" header")
 	}
@@ -35,26 +35,26 @@ func (s *Server) consoleRequest(c *fiber.Ctx) error {
 
 // setRefreshCookie hands a refresh token to the browser as an HttpOnly
 // cookie instead of in the answer.
-func (s *Server) setRefreshCookie(c *fiber.Ctx, token string, ttl time.Duration) {
+func (s *directoryHandlers) setRefreshCookie(c *fiber.Ctx, token string, ttl time.Duration) {
 	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: token, Path: refreshCookiePath, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: int(ttl / time.Second)})
 }
 
-func (s *Server) clearRefreshCookie(c *fiber.Ctx) {
+func (s *directoryHandlers) clearRefreshCookie(c *fiber.Ctx) {
 	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: "", Path: refreshCookiePath, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: -1,
 		Expires: time.Unix(0, 0)})
 }
 
 // secureCookie: over TLS, or behind a proxy whose public URL is https.
-func (s *Server) secureCookie(c *fiber.Ctx) bool {
+func (s *directoryHandlers) secureCookie(c *fiber.Ctx) bool {
 	return c.Protocol() == "https" || strings.HasPrefix(s.Deps.PublicURL, "https://")
 }
 
 // handleLogout serves POST /login/logout: the refresh token (the body's
 // refreshToken, or the console's cookie) ends and the cookie is cleared.
 // Access tokens already issued live out their lifetime (auth.access_token_ttl).
-func (s *Server) handleLogout(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleLogout(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`
 	}

@@ -15,7 +15,7 @@ import (
 // siteGrants adds the stored site group permissions of the caller's
 // groups to a signed-in user's principal. API keys (their permissions are
 // the key's) and delegated requests (the token's) are left as they are.
-func (s *Server) siteGrants(p *auth.Principal) (*auth.Principal, error) {
+func (s *directoryHandlers) siteGrants(p *auth.Principal) (*auth.Principal, error) {
 	if p.APIKeySite != "" || p.Delegation != nil || p.Admin || len(p.Groups) == 0 {
 		return p, nil
 	}
@@ -34,7 +34,7 @@ func (s *Server) siteGrants(p *auth.Principal) (*auth.Principal, error) {
 
 // handleGetSiteGroups serves GET /sites/{siteId}/groups (GOVERN):
 // {"groupNames"} of the groups given permissions on the site.
-func (s *Server) handleGetSiteGroups(r *api.Request) error {
+func (s *directoryHandlers) handleGetSiteGroups(r *api.Request) error {
 	gs, err := s.DB.SiteGroups(r.Site)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func (s *Server) handleGetSiteGroups(r *api.Request) error {
 // handleGetSiteGroup serves GET /sites/{siteId}/groups/{groupName}
 // (GOVERN): {"group":{"permissions"}} plus Quire's groupName, userId and
 // insertedDate.
-func (s *Server) handleGetSiteGroup(r *api.Request) error {
+func (s *directoryHandlers) handleGetSiteGroup(r *api.Request) error {
 	g, err := s.DB.GetSiteGroup(r.Site, api.PathParam(r, "groupName"))
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Server) handleGetSiteGroup(r *api.Request) error {
 // handleSetSiteGroupPermissions serves PUT
 // /sites/{siteId}/groups/{groupName}/permissions (Admins)
 // {permissions}.
-func (s *Server) handleSetSiteGroupPermissions(r *api.Request) error {
+func (s *directoryHandlers) handleSetSiteGroupPermissions(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 	}
@@ -77,7 +77,7 @@ func (s *Server) handleSetSiteGroupPermissions(r *api.Request) error {
 
 // handleDeleteSiteGroup serves DELETE /sites/{siteId}/groups/{groupName}
 // (Admins).
-func (s *Server) handleDeleteSiteGroup(r *api.Request) error {
+func (s *directoryHandlers) handleDeleteSiteGroup(r *api.Request) error {
 	group := api.PathParam(r, "groupName")
 	if _, err := s.Apply(r, storage.OpDeleteSiteGroup, storage.DeleteSiteGroup{Group: group}); err != nil {
 		return err

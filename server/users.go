@@ -57,7 +57,7 @@ var userAttributeKeys = map[string]bool{"address": true, "birthdate": true, "fam
 // handleAddUser serves POST /users (Admins) {user:{username, attributes},
 // temporaryPassword?}: without a temporary password one is made and
 // mailed to the username (an e-mail address).
-func (s *Server) handleAddUser(r *api.Request) error {
+func (s *directoryHandlers) handleAddUser(r *api.Request) error {
 	var in struct {
 		User *struct {
 			Username   string      `json:"username"`
@@ -131,7 +131,7 @@ func (s *Server) handleAddUser(r *api.Request) error {
 
 // serverMail reports whether directory mail can be sent: the server's own
 // mail settings are complete (never a site's, which its governors change).
-func (s *Server) serverMail() error {
+func (s *directoryHandlers) serverMail() error {
 	if s.Deps.Pipeline == nil {
 		return pipeline.ErrNoServerMail
 	}
@@ -144,7 +144,7 @@ func (s *Server) serverMail() error {
 var errNoResetMail = api.ErrStatus(http.StatusBadRequest, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
 
 // mailUser sends a directory mail through the server's own mail settings.
-func (s *Server) mailUser(r *api.Request, to, subject, text string) error {
+func (s *directoryHandlers) mailUser(r *api.Request, to, subject, text string) error {
 	if err := s.serverMail(); err != nil {
 		return err
 	}
@@ -157,12 +157,12 @@ func (s *Server) mailUser(r *api.Request, to, subject, text string) error {
 func userParam(r *api.Request) string { return storage.NormalizeUsername(api.PathParam(r, "username")) }
 
 // handleGetUsers serves GET /users.
-func (s *Server) handleGetUsers(r *api.Request) error {
+func (s *directoryHandlers) handleGetUsers(r *api.Request) error {
 	return api.KeyPage(r, "us", "users", s.DB.Users, userJSON)
 }
 
 // handleGetUser serves GET /users/{username}.
-func (s *Server) handleGetUser(r *api.Request) error {
+func (s *directoryHandlers) handleGetUser(r *api.Request) error {
 	u, err := s.DB.GetUser(userParam(r))
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (s *Server) handleGetUser(r *api.Request) error {
 }
 
 // handleDeleteUser serves DELETE /users/{username}.
-func (s *Server) handleDeleteUser(r *api.Request) error {
+func (s *directoryHandlers) handleDeleteUser(r *api.Request) error {
 	name := userParam(r)
 	if _, err := s.Apply(r, storage.OpDeleteUser, storage.DeleteUser{Username: name}); err != nil {
 		return err
@@ -180,7 +180,7 @@ func (s *Server) handleDeleteUser(r *api.Request) error {
 }
 
 // handleGetUserGroups serves GET /users/{username}/groups.
-func (s *Server) handleGetUserGroups(r *api.Request) error {
+func (s *directoryHandlers) handleGetUserGroups(r *api.Request) error {
 	name := userParam(r)
 	if _, err := s.DB.GetUser(name); err != nil {
 		return err
@@ -202,7 +202,7 @@ func (s *Server) handleGetUserGroups(r *api.Request) error {
 // DISABLE, ENABLE or RESET_PASSWORD (also as disable, enable,
 // reset-password). A reset mails a code, or with {"temporaryPassword"}
 // sets one the user replaces at the next sign-in.
-func (s *Server) handleUserOperation(r *api.Request) error {
+func (s *directoryHandlers) handleUserOperation(r *api.Request) error {
 	name := userParam(r)
 	op := strings.ToUpper(strings.ReplaceAll(api.PathParam(r, "userOperation"), "-", "_"))
 	switch op {
@@ -262,12 +262,12 @@ func resetText(user, code string) string {
 }
 
 // handleGetGroups serves GET /groups.
-func (s *Server) handleGetGroups(r *api.Request) error {
+func (s *directoryHandlers) handleGetGroups(r *api.Request) error {
 	return api.KeyPage(r, "gr", "groups", s.DB.Groups, groupJSON)
 }
 
 // handleAddGroup serves POST /groups {group:{name, description}}.
-func (s *Server) handleAddGroup(r *api.Request) error {
+func (s *directoryHandlers) handleAddGroup(r *api.Request) error {
 	var in struct {
 		Group *struct {
 			Name        string `json:"name"`
@@ -288,7 +288,7 @@ func (s *Server) handleAddGroup(r *api.Request) error {
 }
 
 // handleGetGroup serves GET /groups/{groupName}.
-func (s *Server) handleGetGroup(r *api.Request) error {
+func (s *directoryHandlers) handleGetGroup(r *api.Request) error {
 	g, err := s.DB.GetGroup(api.PathParam(r, "groupName"))
 	if err != nil {
 		return err
@@ -297,7 +297,7 @@ func (s *Server) handleGetGroup(r *api.Request) error {
 }
 
 // handleDeleteGroup serves DELETE /groups/{groupName}.
-func (s *Server) handleDeleteGroup(r *api.Request) error {
+func (s *directoryHandlers) handleDeleteGroup(r *api.Request) error {
 	name := api.PathParam(r, "groupName")
 	if _, err := s.Apply(r, storage.OpDeleteGroup, storage.DeleteGroup{Name: name}); err != nil {
 		return err
@@ -306,7 +306,7 @@ func (s *Server) handleDeleteGroup(r *api.Request) error {
 }
 
 // handleGetGroupUsers serves GET /groups/{groupName}/users.
-func (s *Server) handleGetGroupUsers(r *api.Request) error {
+func (s *directoryHandlers) handleGetGroupUsers(r *api.Request) error {
 	group := api.PathParam(r, "groupName")
 	return api.KeyPage(r, "gu", "users", func(after string, limit int) ([]storage.User, string, error) {
 		return s.DB.GroupUsers(group, after, limit)
@@ -314,7 +314,7 @@ func (s *Server) handleGetGroupUsers(r *api.Request) error {
 }
 
 // handleAddGroupUser serves POST /groups/{groupName}/users {user:{username}}.
-func (s *Server) handleAddGroupUser(r *api.Request) error {
+func (s *directoryHandlers) handleAddGroupUser(r *api.Request) error {
 	var in struct {
 		User *struct {
 			Username string `json:"username"`
@@ -334,7 +334,7 @@ func (s *Server) handleAddGroupUser(r *api.Request) error {
 }
 
 // handleRemoveGroupUser serves DELETE /groups/{groupName}/users/{username}.
-func (s *Server) handleRemoveGroupUser(r *api.Request) error {
+func (s *directoryHandlers) handleRemoveGroupUser(r *api.Request) error {
 	m := storage.GroupMember{Group: api.PathParam(r, "groupName"), Username: userParam(r)}
 	if _, err := s.Apply(r, storage.OpRemoveGroupMember, m); err != nil {
 		return err
@@ -351,7 +351,7 @@ type authResult struct {
 }
 
 // issue signs a directory user's access and ID tokens.
-func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) {
+func (s *directoryHandlers) issue(u *storage.User, refresh string) (map[string]any, error) {
 	groups, err := s.DB.UserGroups(u.Username)
 	if err != nil {
 		return nil, err
@@ -369,7 +369,7 @@ func (s *Server) issue(u *storage.User, refresh string) (map[string]any, error) 
 }
 
 // handleLogin serves POST /login {username, password}.
-func (s *Server) handleLogin(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleLogin(c *fiber.Ctx) error {
 	var in struct {
 		Username      string `json:"username"`
 		Password      string `json:"password"`
@@ -439,7 +439,7 @@ func (s *Server) handleLogin(c *fiber.Ctx) error {
 
 // answerTokens answers a sign-in: the tokens, with the refresh token in
 // the answer or, for the console (refreshCookie), in its cookie only.
-func (s *Server) answerTokens(r *api.Request, u *storage.User, refresh string, cookie bool) error {
+func (s *directoryHandlers) answerTokens(r *api.Request, u *storage.User, refresh string, cookie bool) error {
 	if cookie && refresh != "" {
 		s.setRefreshCookie(r.Ctx, refresh, s.Deps.Auth.RefreshTTL())
 		refresh = ""
@@ -455,7 +455,7 @@ func (s *Server) answerTokens(r *api.Request, u *storage.User, refresh string, c
 // new password of a first sign-in. It takes {session, username,
 // newPassword} or Cognito's {ChallengeName, Session,
 // ChallengeResponses:{USERNAME, NEW_PASSWORD}}.
-func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 	var in struct {
 		Session            string            `json:"session"`
 		SessionC           string            `json:"Session"`
@@ -502,7 +502,7 @@ func (s *Server) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 
 // signIn issues tokens and a refresh token for a user whose password was
 // just set.
-func (s *Server) signIn(r *api.Request, name string, cookie bool) error {
+func (s *directoryHandlers) signIn(r *api.Request, name string, cookie bool) error {
 	u, err := s.DB.GetUser(name)
 	if err != nil {
 		return err
@@ -525,7 +525,7 @@ func first(a, b string) string {
 
 // handleRefresh serves POST /login/refresh {refreshToken}: new access and
 // ID tokens while the user is enabled and nothing ended the session.
-func (s *Server) handleRefresh(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleRefresh(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`
 	}
@@ -577,7 +577,7 @@ func (s *Server) handleRefresh(c *fiber.Ctx) error {
 
 // handleChangePassword serves POST /changePassword {accessToken,
 // previousPassword, proposedPassword}: other sessions of the user end.
-func (s *Server) handleChangePassword(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleChangePassword(c *fiber.Ctx) error {
 	var in struct {
 		AccessToken      string `json:"accessToken"`
 		PreviousPassword string `json:"previousPassword"`
@@ -617,7 +617,7 @@ func (s *Server) handleChangePassword(c *fiber.Ctx) error {
 // handleForgotPassword serves POST /forgotPassword {username}: a code by
 // mail to an enabled user with an address. The answer is the same for
 // every username, so it tells nobody which exist.
-func (s *Server) handleForgotPassword(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleForgotPassword(c *fiber.Ctx) error {
 	var in struct {
 		Username string `json:"username"`
 	}
@@ -651,7 +651,7 @@ func (s *Server) handleForgotPassword(c *fiber.Ctx) error {
 
 // handleForgotPasswordConfirm serves POST /forgotPasswordConfirm
 // {username, code, password}.
-func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 	var in struct {
 		Username string `json:"username"`
 		Code     string `json:"code"`
@@ -698,6 +698,6 @@ func (s *Server) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 
 // handleConfirmRegistration serves POST /confirmRegistration: Quire has no
 // self sign-up (admins create users), so there is nothing to confirm.
-func (s *Server) handleConfirmRegistration(c *fiber.Ctx) error {
+func (s *directoryHandlers) handleConfirmRegistration(c *fiber.Ctx) error {
 	return api.BadRequest("self registration is not enabled on this server: an admin creates users (POST /users)")
 }
