@@ -126,7 +126,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if len(c.Request().Header.Peek(auth.DelegationHeader)) == 0 {
 		// Site groups: permissions an administrator gave the caller's
 		// groups on a site (sitegroups.go).
-		if p, err = s.directory.siteGrants(p); err != nil {
+		if p, err = s.directory.SiteGrants(p); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"quire/guard"
 	"quire/intake"
 	"quire/pipeline"
+	"quire/server/directory"
 	"quire/server/internal/api"
 	"quire/server/vocabulary"
 	"quire/storage"
@@ -38,7 +39,7 @@ type Server struct {
 	*api.Env
 	// The domains' handlers, each on the shared Env.
 	vocabulary *vocabulary.Handlers
-	directory  *directoryHandlers
+	directory  *directory.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -102,7 +103,7 @@ func New(d api.Deps) *Server {
 	}}
 	s.RenderError = s.errorHandler
 	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
-	s.directory = &directoryHandlers{Env: s.Env}
+	s.directory = &directory.Handlers{Env: s.Env}
 	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline

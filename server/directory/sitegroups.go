@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 
 // Site groups (FormKiQ's /sites/{siteId}/groups; API.md "Site groups"):
 // an administrator gives a group permissions on a site; members of the
-// group then hold them there (siteGrants, at authentication).
+// group then hold them there (SiteGrants, at authentication).
 
-// siteGrants adds the stored site group permissions of the caller's
+// SiteGrants adds the stored site group permissions of the caller's
 // groups to a signed-in user's principal. API keys (their permissions are
 // the key's) and delegated requests (the token's) are left as they are.
-func (s *directoryHandlers) siteGrants(p *auth.Principal) (*auth.Principal, error) {
+func (s *Handlers) SiteGrants(p *auth.Principal) (*auth.Principal, error) {
 	if p.APIKeySite != "" || p.Delegation != nil || p.Admin || len(p.Groups) == 0 {
 		return p, nil
 	}
@@ -32,9 +32,9 @@ func (s *directoryHandlers) siteGrants(p *auth.Principal) (*auth.Principal, erro
 	return p.WithSiteGrants(out), nil
 }
 
-// handleGetSiteGroups serves GET /sites/{siteId}/groups (GOVERN):
+// HandleGetSiteGroups serves GET /sites/{siteId}/groups (GOVERN):
 // {"groupNames"} of the groups given permissions on the site.
-func (s *directoryHandlers) handleGetSiteGroups(r *api.Request) error {
+func (s *Handlers) HandleGetSiteGroups(r *api.Request) error {
 	gs, err := s.DB.SiteGroups(r.Site)
 	if err != nil {
 		return err
@@ -46,10 +46,10 @@ func (s *directoryHandlers) handleGetSiteGroups(r *api.Request) error {
 	return r.JSON(map[string]any{"groupNames": names})
 }
 
-// handleGetSiteGroup serves GET /sites/{siteId}/groups/{groupName}
+// HandleGetSiteGroup serves GET /sites/{siteId}/groups/{groupName}
 // (GOVERN): {"group":{"permissions"}} plus Quire's groupName, userId and
 // insertedDate.
-func (s *directoryHandlers) handleGetSiteGroup(r *api.Request) error {
+func (s *Handlers) HandleGetSiteGroup(r *api.Request) error {
 	g, err := s.DB.GetSiteGroup(r.Site, api.PathParam(r, "groupName"))
 	if err != nil {
 		return err
@@ -58,10 +58,10 @@ func (s *directoryHandlers) handleGetSiteGroup(r *api.Request) error {
 		"userId": g.UserID, "insertedDate": api.FormatDate(g.InsertedDate)}})
 }
 
-// handleSetSiteGroupPermissions serves PUT
+// HandleSetSiteGroupPermissions serves PUT
 // /sites/{siteId}/groups/{groupName}/permissions (Admins)
 // {permissions}.
-func (s *directoryHandlers) handleSetSiteGroupPermissions(r *api.Request) error {
+func (s *Handlers) HandleSetSiteGroupPermissions(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 	}
@@ -75,9 +75,9 @@ func (s *directoryHandlers) handleSetSiteGroupPermissions(r *api.Request) error 
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Group '%s' permissions set on site '%s'", group, r.Site)})
 }
 
-// handleDeleteSiteGroup serves DELETE /sites/{siteId}/groups/{groupName}
+// HandleDeleteSiteGroup serves DELETE /sites/{siteId}/groups/{groupName}
 // (Admins).
-func (s *directoryHandlers) handleDeleteSiteGroup(r *api.Request) error {
+func (s *Handlers) HandleDeleteSiteGroup(r *api.Request) error {
 	group := api.PathParam(r, "groupName")
 	if _, err := s.Apply(r, storage.OpDeleteSiteGroup, storage.DeleteSiteGroup{Group: group}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"context"
@@ -48,10 +48,10 @@ const (
 // idpErrorCode is the shape of an OAuth error code worth repeating.
 var idpErrorCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// handleOIDCInfo serves GET /login/oidc/info: whether the console offers
+// HandleOIDCInfo serves GET /login/oidc/info: whether the console offers
 // the identity provider, its button's name, and whether it goes there by
 // itself (the global webui.ssoAutomaticSignIn).
-func (s *directoryHandlers) handleOIDCInfo(c *fiber.Ctx) error {
+func (s *Handlers) HandleOIDCInfo(c *fiber.Ctx) error {
 	o, on := s.Deps.Auth.OIDC()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !on {
@@ -66,9 +66,9 @@ func (s *directoryHandlers) handleOIDCInfo(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{"enabled": true, "displayName": o.DisplayName, "automaticSignIn": auto, "start": oidcStartPath})
 }
 
-// handleOIDCStart serves GET /login/oidc: a new flow in the state cookie
+// HandleOIDCStart serves GET /login/oidc: a new flow in the state cookie
 // and a redirect to the IdP's authorization endpoint.
-func (s *directoryHandlers) handleOIDCStart(c *fiber.Ctx) error {
+func (s *Handlers) HandleOIDCStart(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer")
 	if _, on := s.Deps.Auth.OIDC(); !on {
@@ -83,11 +83,11 @@ func (s *directoryHandlers) handleOIDCStart(c *fiber.Ctx) error {
 	return c.Redirect(s.Deps.Auth.AuthorizationURL(f), http.StatusFound)
 }
 
-// handleOIDCCallback serves GET /login/oidc/callback: the IdP's answer.
+// HandleOIDCCallback serves GET /login/oidc/callback: the IdP's answer.
 // Every refusal lands on the console's sign-in page with a code (never
 // a 500, never a session); a success stores the session's refresh token
 // (OpExternalSignIn), sets the refresh cookie and opens the console.
-func (s *directoryHandlers) handleOIDCCallback(c *fiber.Ctx) error {
+func (s *Handlers) HandleOIDCCallback(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer") // the code is in this URL
 	if c.Method() == http.MethodHead {
@@ -149,12 +149,12 @@ func (s *directoryHandlers) handleOIDCCallback(c *fiber.Ctx) error {
 	}
 	s.Log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
 	s.setRefreshCookie(c, refresh, s.Deps.Auth.RefreshTTL())
-	return c.Redirect(consolePath, http.StatusSeeOther)
+	return c.Redirect(ConsolePath, http.StatusSeeOther)
 }
 
 // oidcFail sends the browser to the console's sign-in page with the
 // refusal's code, and logs why.
-func (s *directoryHandlers) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
+func (s *Handlers) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 	if why != nil {
 		s.Log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
 	}
@@ -162,14 +162,14 @@ func (s *directoryHandlers) oidcFail(c *fiber.Ctx, kind, idpCode string, why err
 	if idpCode != "" {
 		q.Set("idp_error", idpCode)
 	}
-	return c.Redirect(consolePath+"?"+q.Encode(), http.StatusSeeOther)
+	return c.Redirect(ConsolePath+"?"+q.Encode(), http.StatusSeeOther)
 }
 
 // issueExternal signs an external session's access and ID tokens: the
 // server's own tokens for the identity provider's user, its groups and
 // e-mail as the ID token gave them (no directory generation: the user is
 // not a directory user).
-func (s *directoryHandlers) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
+func (s *Handlers) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
 	at, err := s.Deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err

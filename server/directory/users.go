@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"context"
@@ -54,10 +54,10 @@ var userAttributeKeys = map[string]bool{"address": true, "birthdate": true, "fam
 	"givenName": true, "locale": true, "middleName": true, "name": true, "nickname": true, "phoneNumber": true,
 	"picture": true, "preferredUsername": true, "profile": true, "zoneinfo": true, "website": true}
 
-// handleAddUser serves POST /users (Admins) {user:{username, attributes},
+// HandleAddUser serves POST /users (Admins) {user:{username, attributes},
 // temporaryPassword?}: without a temporary password one is made and
 // mailed to the username (an e-mail address).
-func (s *directoryHandlers) handleAddUser(r *api.Request) error {
+func (s *Handlers) HandleAddUser(r *api.Request) error {
 	var in struct {
 		User *struct {
 			Username   string      `json:"username"`
@@ -131,7 +131,7 @@ func (s *directoryHandlers) handleAddUser(r *api.Request) error {
 
 // serverMail reports whether directory mail can be sent: the server's own
 // mail settings are complete (never a site's, which its governors change).
-func (s *directoryHandlers) serverMail() error {
+func (s *Handlers) serverMail() error {
 	if s.Deps.Pipeline == nil {
 		return pipeline.ErrNoServerMail
 	}
@@ -144,7 +144,7 @@ func (s *directoryHandlers) serverMail() error {
 var errNoResetMail = api.ErrStatus(http.StatusBadRequest, "password reset by mail is not available: "+pipeline.ErrNoServerMail.Error()+"; an admin can set a temporary password instead (PUT /users/{username}/RESET_PASSWORD {\"temporaryPassword\"})")
 
 // mailUser sends a directory mail through the server's own mail settings.
-func (s *directoryHandlers) mailUser(r *api.Request, to, subject, text string) error {
+func (s *Handlers) mailUser(r *api.Request, to, subject, text string) error {
 	if err := s.serverMail(); err != nil {
 		return err
 	}
@@ -156,13 +156,13 @@ func (s *directoryHandlers) mailUser(r *api.Request, to, subject, text string) e
 // userParam is the {username} path parameter in stored form.
 func userParam(r *api.Request) string { return storage.NormalizeUsername(api.PathParam(r, "username")) }
 
-// handleGetUsers serves GET /users.
-func (s *directoryHandlers) handleGetUsers(r *api.Request) error {
+// HandleGetUsers serves GET /users.
+func (s *Handlers) HandleGetUsers(r *api.Request) error {
 	return api.KeyPage(r, "us", "users", s.DB.Users, userJSON)
 }
 
-// handleGetUser serves GET /users/{username}.
-func (s *directoryHandlers) handleGetUser(r *api.Request) error {
+// HandleGetUser serves GET /users/{username}.
+func (s *Handlers) HandleGetUser(r *api.Request) error {
 	u, err := s.DB.GetUser(userParam(r))
 	if err != nil {
 		return err
@@ -170,8 +170,8 @@ func (s *directoryHandlers) handleGetUser(r *api.Request) error {
 	return r.JSON(map[string]any{"user": userJSON(u)})
 }
 
-// handleDeleteUser serves DELETE /users/{username}.
-func (s *directoryHandlers) handleDeleteUser(r *api.Request) error {
+// HandleDeleteUser serves DELETE /users/{username}.
+func (s *Handlers) HandleDeleteUser(r *api.Request) error {
 	name := userParam(r)
 	if _, err := s.Apply(r, storage.OpDeleteUser, storage.DeleteUser{Username: name}); err != nil {
 		return err
@@ -179,8 +179,8 @@ func (s *directoryHandlers) handleDeleteUser(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("user '%s' deleted", name)})
 }
 
-// handleGetUserGroups serves GET /users/{username}/groups.
-func (s *directoryHandlers) handleGetUserGroups(r *api.Request) error {
+// HandleGetUserGroups serves GET /users/{username}/groups.
+func (s *Handlers) HandleGetUserGroups(r *api.Request) error {
 	name := userParam(r)
 	if _, err := s.DB.GetUser(name); err != nil {
 		return err
@@ -198,11 +198,11 @@ func (s *directoryHandlers) handleGetUserGroups(r *api.Request) error {
 	return r.JSON(map[string]any{"groups": out})
 }
 
-// handleUserOperation serves PUT /users/{username}/{userOperation}:
+// HandleUserOperation serves PUT /users/{username}/{userOperation}:
 // DISABLE, ENABLE or RESET_PASSWORD (also as disable, enable,
 // reset-password). A reset mails a code, or with {"temporaryPassword"}
 // sets one the user replaces at the next sign-in.
-func (s *directoryHandlers) handleUserOperation(r *api.Request) error {
+func (s *Handlers) HandleUserOperation(r *api.Request) error {
 	name := userParam(r)
 	op := strings.ToUpper(strings.ReplaceAll(api.PathParam(r, "userOperation"), "-", "_"))
 	switch op {
@@ -261,13 +261,13 @@ func resetText(user, code string) string {
 	return fmt.Sprintf("A password reset was asked for your Quire account %s.\n\nCode: %s\n\nIt works for one hour (POST /forgotPasswordConfirm with username, code and password).\n", user, code)
 }
 
-// handleGetGroups serves GET /groups.
-func (s *directoryHandlers) handleGetGroups(r *api.Request) error {
+// HandleGetGroups serves GET /groups.
+func (s *Handlers) HandleGetGroups(r *api.Request) error {
 	return api.KeyPage(r, "gr", "groups", s.DB.Groups, groupJSON)
 }
 
-// handleAddGroup serves POST /groups {group:{name, description}}.
-func (s *directoryHandlers) handleAddGroup(r *api.Request) error {
+// HandleAddGroup serves POST /groups {group:{name, description}}.
+func (s *Handlers) HandleAddGroup(r *api.Request) error {
 	var in struct {
 		Group *struct {
 			Name        string `json:"name"`
@@ -287,8 +287,8 @@ func (s *directoryHandlers) handleAddGroup(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("group '%s' created", g.Name)})
 }
 
-// handleGetGroup serves GET /groups/{groupName}.
-func (s *directoryHandlers) handleGetGroup(r *api.Request) error {
+// HandleGetGroup serves GET /groups/{groupName}.
+func (s *Handlers) HandleGetGroup(r *api.Request) error {
 	g, err := s.DB.GetGroup(api.PathParam(r, "groupName"))
 	if err != nil {
 		return err
@@ -296,8 +296,8 @@ func (s *directoryHandlers) handleGetGroup(r *api.Request) error {
 	return r.JSON(map[string]any{"group": groupJSON(g)})
 }
 
-// handleDeleteGroup serves DELETE /groups/{groupName}.
-func (s *directoryHandlers) handleDeleteGroup(r *api.Request) error {
+// HandleDeleteGroup serves DELETE /groups/{groupName}.
+func (s *Handlers) HandleDeleteGroup(r *api.Request) error {
 	name := api.PathParam(r, "groupName")
 	if _, err := s.Apply(r, storage.OpDeleteGroup, storage.DeleteGroup{Name: name}); err != nil {
 		return err
@@ -305,16 +305,16 @@ func (s *directoryHandlers) handleDeleteGroup(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("group '%s' deleted", name)})
 }
 
-// handleGetGroupUsers serves GET /groups/{groupName}/users.
-func (s *directoryHandlers) handleGetGroupUsers(r *api.Request) error {
+// HandleGetGroupUsers serves GET /groups/{groupName}/users.
+func (s *Handlers) HandleGetGroupUsers(r *api.Request) error {
 	group := api.PathParam(r, "groupName")
 	return api.KeyPage(r, "gu", "users", func(after string, limit int) ([]storage.User, string, error) {
 		return s.DB.GroupUsers(group, after, limit)
 	}, userJSON)
 }
 
-// handleAddGroupUser serves POST /groups/{groupName}/users {user:{username}}.
-func (s *directoryHandlers) handleAddGroupUser(r *api.Request) error {
+// HandleAddGroupUser serves POST /groups/{groupName}/users {user:{username}}.
+func (s *Handlers) HandleAddGroupUser(r *api.Request) error {
 	var in struct {
 		User *struct {
 			Username string `json:"username"`
@@ -333,8 +333,8 @@ func (s *directoryHandlers) handleAddGroupUser(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("user '%s' added to group '%s'", m.Username, m.Group)})
 }
 
-// handleRemoveGroupUser serves DELETE /groups/{groupName}/users/{username}.
-func (s *directoryHandlers) handleRemoveGroupUser(r *api.Request) error {
+// HandleRemoveGroupUser serves DELETE /groups/{groupName}/users/{username}.
+func (s *Handlers) HandleRemoveGroupUser(r *api.Request) error {
 	m := storage.GroupMember{Group: api.PathParam(r, "groupName"), Username: userParam(r)}
 	if _, err := s.Apply(r, storage.OpRemoveGroupMember, m); err != nil {
 		return err
@@ -351,7 +351,7 @@ type authResult struct {
 }
 
 // issue signs a directory user's access and ID tokens.
-func (s *directoryHandlers) issue(u *storage.User, refresh string) (map[string]any, error) {
+func (s *Handlers) issue(u *storage.User, refresh string) (map[string]any, error) {
 	groups, err := s.DB.UserGroups(u.Username)
 	if err != nil {
 		return nil, err
@@ -368,8 +368,8 @@ func (s *directoryHandlers) issue(u *storage.User, refresh string) (map[string]a
 		ExpiresIn: int(s.Deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
 }
 
-// handleLogin serves POST /login {username, password}.
-func (s *directoryHandlers) handleLogin(c *fiber.Ctx) error {
+// HandleLogin serves POST /login {username, password}.
+func (s *Handlers) HandleLogin(c *fiber.Ctx) error {
 	var in struct {
 		Username      string `json:"username"`
 		Password      string `json:"password"`
@@ -439,7 +439,7 @@ func (s *directoryHandlers) handleLogin(c *fiber.Ctx) error {
 
 // answerTokens answers a sign-in: the tokens, with the refresh token in
 // the answer or, for the console (refreshCookie), in its cookie only.
-func (s *directoryHandlers) answerTokens(r *api.Request, u *storage.User, refresh string, cookie bool) error {
+func (s *Handlers) answerTokens(r *api.Request, u *storage.User, refresh string, cookie bool) error {
 	if cookie && refresh != "" {
 		s.setRefreshCookie(r.Ctx, refresh, s.Deps.Auth.RefreshTTL())
 		refresh = ""
@@ -451,11 +451,11 @@ func (s *directoryHandlers) answerTokens(r *api.Request, u *storage.User, refres
 	return r.JSON(body)
 }
 
-// handleRespondToAuthChallenge serves POST /respondToAuthChallenge: the
+// HandleRespondToAuthChallenge serves POST /respondToAuthChallenge: the
 // new password of a first sign-in. It takes {session, username,
 // newPassword} or Cognito's {ChallengeName, Session,
 // ChallengeResponses:{USERNAME, NEW_PASSWORD}}.
-func (s *directoryHandlers) handleRespondToAuthChallenge(c *fiber.Ctx) error {
+func (s *Handlers) HandleRespondToAuthChallenge(c *fiber.Ctx) error {
 	var in struct {
 		Session            string            `json:"session"`
 		SessionC           string            `json:"Session"`
@@ -502,7 +502,7 @@ func (s *directoryHandlers) handleRespondToAuthChallenge(c *fiber.Ctx) error {
 
 // signIn issues tokens and a refresh token for a user whose password was
 // just set.
-func (s *directoryHandlers) signIn(r *api.Request, name string, cookie bool) error {
+func (s *Handlers) signIn(r *api.Request, name string, cookie bool) error {
 	u, err := s.DB.GetUser(name)
 	if err != nil {
 		return err
@@ -523,9 +523,9 @@ func first(a, b string) string {
 	return b
 }
 
-// handleRefresh serves POST /login/refresh {refreshToken}: new access and
+// HandleRefresh serves POST /login/refresh {refreshToken}: new access and
 // ID tokens while the user is enabled and nothing ended the session.
-func (s *directoryHandlers) handleRefresh(c *fiber.Ctx) error {
+func (s *Handlers) HandleRefresh(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`
 	}
@@ -575,9 +575,9 @@ func (s *directoryHandlers) handleRefresh(c *fiber.Ctx) error {
 	return r.JSON(body)
 }
 
-// handleChangePassword serves POST /changePassword {accessToken,
+// HandleChangePassword serves POST /changePassword {accessToken,
 // previousPassword, proposedPassword}: other sessions of the user end.
-func (s *directoryHandlers) handleChangePassword(c *fiber.Ctx) error {
+func (s *Handlers) HandleChangePassword(c *fiber.Ctx) error {
 	var in struct {
 		AccessToken      string `json:"accessToken"`
 		PreviousPassword string `json:"previousPassword"`
@@ -614,10 +614,10 @@ func (s *directoryHandlers) handleChangePassword(c *fiber.Ctx) error {
 	return r.JSON(api.MessageBody{Message: "Password changed"})
 }
 
-// handleForgotPassword serves POST /forgotPassword {username}: a code by
+// HandleForgotPassword serves POST /forgotPassword {username}: a code by
 // mail to an enabled user with an address. The answer is the same for
 // every username, so it tells nobody which exist.
-func (s *directoryHandlers) handleForgotPassword(c *fiber.Ctx) error {
+func (s *Handlers) HandleForgotPassword(c *fiber.Ctx) error {
 	var in struct {
 		Username string `json:"username"`
 	}
@@ -649,9 +649,9 @@ func (s *directoryHandlers) handleForgotPassword(c *fiber.Ctx) error {
 	return done
 }
 
-// handleForgotPasswordConfirm serves POST /forgotPasswordConfirm
+// HandleForgotPasswordConfirm serves POST /forgotPasswordConfirm
 // {username, code, password}.
-func (s *directoryHandlers) handleForgotPasswordConfirm(c *fiber.Ctx) error {
+func (s *Handlers) HandleForgotPasswordConfirm(c *fiber.Ctx) error {
 	var in struct {
 		Username string `json:"username"`
 		Code     string `json:"code"`
@@ -696,8 +696,8 @@ func (s *directoryHandlers) handleForgotPasswordConfirm(c *fiber.Ctx) error {
 	return r.JSON(api.MessageBody{Message: "Password reset"})
 }
 
-// handleConfirmRegistration serves POST /confirmRegistration: Quire has no
+// HandleConfirmRegistration serves POST /confirmRegistration: Quire has no
 // self sign-up (admins create users), so there is nothing to confirm.
-func (s *directoryHandlers) handleConfirmRegistration(c *fiber.Ctx) error {
+func (s *Handlers) HandleConfirmRegistration(c *fiber.Ctx) error {
 	return api.BadRequest("self registration is not enabled on this server: an admin creates users (POST /users)")
 }

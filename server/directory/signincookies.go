@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"net/http"
@@ -12,12 +12,26 @@ import (
 	"quire/storage"
 )
 
+// Console routes, and the refresh cookie's name, path and header.
+const (
+	ConsolePath = "/console/"
+	// RefreshCookie holds a console's refresh token: HttpOnly,
+	// SameSite=Strict, Secure over TLS, sent only to /login/... .
+	RefreshCookie     = "quire_refresh"
+	refreshCookiePath = "/login"
+	// ConsoleHeader must be on every request that uses the refresh
+	// cookie (refresh, sign-out) or asks for one (sign-in): a cross-origin
+	// page cannot add it without a CORS preflight, which a credentialed
+	// request does not pass (Access-Control-Allow-Origin is *).
+	ConsoleHeader = "X-Quire-Console"
+)
+
 // consoleRequest checks a request that uses or asks for the refresh
 // cookie: the console header, and an Origin (browsers send one with every
 // POST) of this server. SameSite=Strict keeps the cookie off cross-site
 // requests already; these keep it off same-site, cross-origin ones
 // (another port of the same host) and off forms.
-func (s *directoryHandlers) consoleRequest(c *fiber.Ctx) error {
+func (s *Handlers) consoleRequest(c *fiber.Ctx) error {
 	if c.Get(ConsoleHeader) == "" {
 		return api.ErrStatus(http.StatusForbidden, "the refresh cookie needs the "+ConsoleHeader+" header")
 	}
@@ -35,26 +49,26 @@ func (s *directoryHandlers) consoleRequest(c *fiber.Ctx) error {
 
 // setRefreshCookie hands a refresh token to the browser as an HttpOnly
 // cookie instead of in the answer.
-func (s *directoryHandlers) setRefreshCookie(c *fiber.Ctx, token string, ttl time.Duration) {
+func (s *Handlers) setRefreshCookie(c *fiber.Ctx, token string, ttl time.Duration) {
 	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: token, Path: refreshCookiePath, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: int(ttl / time.Second)})
 }
 
-func (s *directoryHandlers) clearRefreshCookie(c *fiber.Ctx) {
+func (s *Handlers) clearRefreshCookie(c *fiber.Ctx) {
 	c.Cookie(&fiber.Cookie{Name: RefreshCookie, Value: "", Path: refreshCookiePath, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteStrictMode, Secure: s.secureCookie(c), MaxAge: -1,
 		Expires: time.Unix(0, 0)})
 }
 
 // secureCookie: over TLS, or behind a proxy whose public URL is https.
-func (s *directoryHandlers) secureCookie(c *fiber.Ctx) bool {
+func (s *Handlers) secureCookie(c *fiber.Ctx) bool {
 	return c.Protocol() == "https" || strings.HasPrefix(s.Deps.PublicURL, "https://")
 }
 
-// handleLogout serves POST /login/logout: the refresh token (the body's
+// HandleLogout serves POST /login/logout: the refresh token (the body's
 // refreshToken, or the console's cookie) ends and the cookie is cleared.
 // Access tokens already issued live out their lifetime (auth.access_token_ttl).
-func (s *directoryHandlers) handleLogout(c *fiber.Ctx) error {
+func (s *Handlers) HandleLogout(c *fiber.Ctx) error {
 	var in struct {
 		RefreshToken string `json:"refreshToken"`
 	}

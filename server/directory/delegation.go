@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ const (
 	maxDelegationUser   = 256
 )
 
-// handleAddDelegationToken serves POST /sites/{siteId}/delegationTokens
+// HandleAddDelegationToken serves POST /sites/{siteId}/delegationTokens
 // (ADMIN on the site).
-func (s *directoryHandlers) handleAddDelegationToken(r *api.Request) error {
+func (s *Handlers) HandleAddDelegationToken(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 		OnBehalfOf  *struct {
