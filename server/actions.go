@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -17,17 +18,17 @@ func (e actionEnv) CheckWebhookURL(u string) error {
 	return e.s.dest.CheckWebhookURL(u)
 }
 
-func (e actionEnv) NotificationConfigured() bool { return e.s.notificationConfigured(e.site) }
+func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
 
 func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
 
 func (e actionEnv) MappingExists(id string) bool {
-	_, err := e.s.db.GetMapping(e.site, id)
+	_, err := e.s.DB.GetMapping(e.site, id)
 	return err == nil
 }
 
 func (e actionEnv) LlmPromptExists(name string) bool {
-	_, err := e.s.db.LlmPrompt(e.site, name)
+	_, err := e.s.DB.LlmPrompt(e.site, name)
 	return err == nil
 }
 
@@ -37,7 +38,7 @@ func actionJSON(a *storage.Action) map[string]any {
 		"type":         a.Type,
 		"status":       a.Status,
 		"userId":       a.UserID,
-		"insertedDate": formatDate(a.InsertedDate),
+		"insertedDate": api.FormatDate(a.InsertedDate),
 		"retryCount":   a.RetryCount,
 		"maxRetries":   a.MaxRetries,
 	}
@@ -60,10 +61,10 @@ func actionJSON(a *storage.Action) map[string]any {
 		m["message"] = a.Message
 	}
 	if a.StartDate != nil {
-		m["startDate"] = formatDate(*a.StartDate)
+		m["startDate"] = api.FormatDate(*a.StartDate)
 	}
 	if a.CompletedDate != nil {
-		m["completedDate"] = formatDate(*a.CompletedDate)
+		m["completedDate"] = api.FormatDate(*a.CompletedDate)
 	}
 	if len(a.Metadata) > 0 {
 		m["metadata"] = a.Metadata
@@ -71,15 +72,15 @@ func actionJSON(a *storage.Action) map[string]any {
 	return m
 }
 
-func (s *Server) handleGetDocumentActions(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetDocumentActions(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.GetDocumentAny(r.site, r.docID()); err != nil {
+	if _, err := s.DB.GetDocumentAny(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	acts, err := s.db.GetActions(r.site, r.docID())
+	acts, err := s.DB.GetActions(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (s *Server) handleGetDocumentActions(r *reqCtx) error {
 			}
 		}
 		if after < 0 {
-			return invalid("next", "invalid 'next' parameter")
+			return api.Invalid("next", "invalid 'next' parameter")
 		}
 		start = after + 1
 	}
@@ -108,45 +109,45 @@ func (s *Server) handleGetDocumentActions(r *reqCtx) error {
 	return r.JSON(out)
 }
 
-func (s *Server) handleAddDocumentActions(r *reqCtx) error {
+func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	var in struct {
 		Actions *[]actionIn `json:"actions"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Actions == nil || len(*in.Actions) == 0 {
-		return invalid("actions", "'actions' is required")
+		return api.Invalid("actions", "'actions' is required")
 	}
-	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
 	acts, errs := s.convertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
-	s.stampActionRights(r, acts)
-	if _, err := s.apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.docID(), Actions: acts}); err != nil {
+	s.StampActionRights(r, acts)
+	if _, err := s.Apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.DocID(), Actions: acts}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Actions saved"})
+	return r.JSON(api.MessageBody{Message: "Actions saved"})
 }
 
-func (s *Server) handleRetryDocumentActions(r *reqCtx) error {
-	_, err := s.apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.docID(), Actor: s.actorOf(r)})
+func (s *Server) handleRetryDocumentActions(r *api.Request) error {
+	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r)})
 	if errors.Is(err, storage.ErrNoFailedAction) {
-		return errStatus(http.StatusNotFound, "Failed action not found")
+		return api.ErrStatus(http.StatusNotFound, "Failed action not found")
 	}
 	if err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Actions retrying"})
+	return r.JSON(api.MessageBody{Message: "Actions retrying"})
 }
 
 // handleGetDocumentFulltext returns the text the FULLTEXT action kept,
 // with the document's fields.
-func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetDocumentFulltext(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 	// What the fulltext index holds: the text and tags set through the
 	// API when there are (fulltextwrites.go), else the FULLTEXT text and
 	// the document's tags.
-	v, err := s.db.ViewForIndex(r.site, d.DocumentID)
+	v, err := s.DB.ViewForIndex(r.Site, d.DocumentID)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 	if v.Text != nil {
 		text = *v.Text
 	} else {
-		tr, err := s.db.Text(r.site, d.DocumentID, storage.TextFulltext)
+		tr, err := s.DB.Text(r.Site, d.DocumentID, storage.TextFulltext)
 		if err != nil {
 			return err
 		}
@@ -174,9 +175,9 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 		}
 		text = tr.Text
 	}
-	out := documentJSON(d)
+	out := api.DocumentJSON(d)
 	out["content"] = text
-	out["metadata"] = metadataMap(d.Metadata)
+	out["metadata"] = api.MetadataMap(d.Metadata)
 	tm := map[string]any{}
 	for _, t := range v.Tags {
 		if len(t.Values) > 0 {
@@ -190,17 +191,17 @@ func (s *Server) handleGetDocumentFulltext(r *reqCtx) error {
 }
 
 // handleGetDocumentOcr returns the OCR text of the document's content.
-func (s *Server) handleGetDocumentOcr(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetDocumentOcr(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	tr, err := s.db.Text(r.site, d.DocumentID, storage.TextOCR)
+	tr, err := s.DB.Text(r.Site, d.DocumentID, storage.TextOCR)
 	if err != nil {
 		return err
 	}
 	status := ""
-	acts, err := s.db.GetActions(r.site, d.DocumentID)
+	acts, err := s.DB.GetActions(r.Site, d.DocumentID)
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (s *Server) handleGetDocumentOcr(r *reqCtx) error {
 	}
 	out := map[string]any{
 		"documentId": d.DocumentID, "ocrEngine": tr.Engine, "ocrStatus": "SUCCESSFUL",
-		"contentType": "text/plain", "isBase64": false, "userId": tr.UserID, "insertedDate": formatDate(tr.InsertedDate),
+		"contentType": "text/plain", "isBase64": false, "userId": tr.UserID, "insertedDate": api.FormatDate(tr.InsertedDate),
 	}
 	switch strings.ToUpper(r.Query("outputType")) {
 	case "KEY_VALUE":
@@ -255,12 +256,12 @@ func ocrKeyValues(text string) []map[string]any {
 
 // handleGetMalwareScan serves GET /documents/{id}/malwareScan: the scans of
 // ANTIVIRUS and MALWARE_SCAN actions, newest first.
-func (s *Server) handleGetMalwareScan(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetMalwareScan(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	res, err := s.db.Results(r.site, d.DocumentID, "malwareScan")
+	res, err := s.DB.Results(r.Site, d.DocumentID, "malwareScan")
 	if err != nil {
 		return err
 	}
@@ -273,19 +274,19 @@ func (s *Server) handleGetMalwareScan(r *reqCtx) error {
 
 // resultList serves the LLM results of a document: kind's results (of one
 // prompt entity when the route names it) under the field list.
-func (s *Server) resultList(kind, list string, named bool) handler {
-	return func(r *reqCtx) error {
-		d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) resultList(kind, list string, named bool) api.Handler {
+	return func(r *api.Request) error {
+		d, err := s.DB.GetDocument(r.Site, r.DocID())
 		if err != nil {
 			return err
 		}
-		res, err := s.db.Results(r.site, d.DocumentID, kind)
+		res, err := s.DB.Results(r.Site, d.DocumentID, kind)
 		if err != nil {
 			return err
 		}
 		name := ""
 		if named {
-			name = pathParam(r, "llmPromptEntityName")
+			name = api.PathParam(r, "llmPromptEntityName")
 		}
 		category := r.Query("analysisCategory")
 		out := make([]map[string]any, 0, len(res))
@@ -312,8 +313,8 @@ func (s *Server) resultList(kind, list string, named bool) handler {
 
 // addActionFor serves the endpoints that request one action: POST
 // /documents/{id}/ocr, PUT /documents/{id}/antivirus and /malwareScan.
-func (s *Server) addActionFor(typ, msg string) handler {
-	return func(r *reqCtx) error {
+func (s *Server) addActionFor(typ, msg string) api.Handler {
+	return func(r *api.Request) error {
 		params := map[string]any{}
 		if typ == "OCR" {
 			var in struct {
@@ -324,7 +325,7 @@ func (s *Server) addActionFor(typ, msg string) handler {
 				OcrOutputType                  string   `json:"ocrOutputType"`
 				TextractQueries                any      `json:"textractQueries"`
 			}
-			if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+			if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 				return err
 			}
 			if len(in.ParseTypes) > 0 {
@@ -346,7 +347,7 @@ func (s *Server) addActionFor(typ, msg string) handler {
 				params["ocrTextractQueries"] = in.TextractQueries
 			}
 		}
-		if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+		if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 			return err
 		}
 		raw, _ := json.Marshal(params)
@@ -354,9 +355,9 @@ func (s *Server) addActionFor(typ, msg string) handler {
 		if len(errs) > 0 {
 			return &storage.ValidationError{Items: errs}
 		}
-		if _, err := s.apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.docID(), Actions: acts}); err != nil {
+		if _, err := s.Apply(r, storage.OpAddActions, storage.AddActions{DocumentID: r.DocID(), Actions: acts}); err != nil {
 			return err
 		}
-		return r.JSON(messageBody{msg})
+		return r.JSON(api.MessageBody{Message: msg})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -19,7 +20,7 @@ func activityJSON(a *storage.Activity) map[string]any {
 		doc["artifactId"] = a.ArtifactID
 	}
 	m := map[string]any{
-		"type": a.Type, "insertedDate": formatDate(a.InsertedDate), "userId": a.UserID,
+		"type": a.Type, "insertedDate": api.FormatDate(a.InsertedDate), "userId": a.UserID,
 		"document": doc, "documentId": a.DocumentID, "op": a.Op, "source": a.Source,
 	}
 	opt := func(k, v string) {
@@ -42,24 +43,24 @@ func activityJSON(a *storage.Activity) map[string]any {
 
 // handleGetDocumentActivities serves GET /documents/{id}/userActivities
 // (with artifactId: the artifact's own trail).
-func (s *Server) handleGetDocumentActivities(r *reqCtx) error {
-	if _, err := s.db.GetDocumentAny(r.site, r.docID()); err != nil {
+func (s *Server) handleGetDocumentActivities(r *api.Request) error {
+	if _, err := s.DB.GetDocumentAny(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	return keyPage(r, "activity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
-		return s.db.DocumentActivities(r.site, r.docID(), after, limit)
+	return api.KeyPage(r, "activity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
+		return s.DB.DocumentActivities(r.Site, r.DocID(), after, limit)
 	}, activityJSON)
 }
 
 // activitiesUser is whose activities a request reads: the caller's, or
 // with userId another user's (Admins and the site's governors only).
-func activitiesUser(r *reqCtx) (string, error) {
-	user := r.user()
+func activitiesUser(r *api.Request) (string, error) {
+	user := r.User()
 	if u := r.Query("userId"); u != "" && u != user {
-		if !r.p.Admin && !r.p.Can(r.site, govern) {
-			return "", errStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
+		if !r.Principal.Admin && !r.Principal.Can(r.Site, govern) {
+			return "", api.ErrStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
 		}
-		if !validUserID(u) {
+		if !api.ValidUserID(u) {
 			return "", storage.Invalid("userId", "invalid 'userId'")
 		}
 		user = u
@@ -70,13 +71,13 @@ func activitiesUser(r *reqCtx) (string, error) {
 // handleGetUserActivities serves GET /userActivities: the caller's
 // changes in the site, or with userId another user's (Admins and the
 // site's governors only).
-func (s *Server) handleGetUserActivities(r *reqCtx) error {
+func (s *Server) handleGetUserActivities(r *api.Request) error {
 	user, err := activitiesUser(r)
 	if err != nil {
 		return err
 	}
-	return keyPage(r, "useractivity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
-		return s.db.UserActivities(r.site, user, after, limit)
+	return api.KeyPage(r, "useractivity", "userActivities", func(after string, limit int) ([]storage.Activity, string, error) {
+		return s.DB.UserActivities(r.Site, user, after, limit)
 	}, func(a *storage.Activity) map[string]any {
 		if !s.activityVisible(r, a) {
 			return nil
@@ -89,26 +90,26 @@ func (s *Server) handleGetUserActivities(r *reqCtx) error {
 // the folder its document was in then and is in now (issue 29: an API
 // key acts as the user who created it, and that user's trail names
 // documents of folders the key cannot read).
-func (s *Server) activityVisible(r *reqCtx, a *storage.Activity) bool {
-	if !s.folderRestricted(r) {
+func (s *Server) activityVisible(r *api.Request, a *storage.Activity) bool {
+	if !s.FolderRestricted(r) {
 		return true
 	}
-	if a.Path != "" && !s.docAllows(r, a.Path, storage.FolderRead) {
+	if a.Path != "" && !s.DocAllows(r, a.Path, storage.FolderRead) {
 		return false
 	}
 	if a.DocumentID == "" {
 		return true
 	}
-	d, err := s.db.GetDocumentAny(r.site, a.DocumentID)
+	d, err := s.DB.GetDocumentAny(r.Site, a.DocumentID)
 	if err != nil {
 		return true // gone: the recorded path decided
 	}
 	if d.ArtifactOf != "" {
-		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+		if d, err = s.DB.GetDocumentAny(r.Site, d.ArtifactOf); err != nil {
 			return true
 		}
 	}
-	return s.docAllows(r, d.Path, storage.FolderRead)
+	return s.DocAllows(r, d.Path, storage.FolderRead)
 }
 
 // activityResources are the filters of FormKiQ's GET /activities that
@@ -128,20 +129,20 @@ var activityResources = []struct{ param, what string }{
 // /documents/{id}/userActivities; otherwise the caller's or, with userId,
 // another user's, as GET /userActivities. start and end bound
 // insertedDate; sort is DESC (newest first) only.
-func (s *Server) handleGetActivities(r *reqCtx) error {
+func (s *Server) handleGetActivities(r *api.Request) error {
 	for _, res := range activityResources {
 		if r.Query(res.param) != "" {
-			return invalid(res.param, fmt.Sprintf("activities of %s are not recorded: Quire records document changes (use documentId or userId)", res.what))
+			return api.Invalid(res.param, fmt.Sprintf("activities of %s are not recorded: Quire records document changes (use documentId or userId)", res.what))
 		}
 	}
 	if v := strings.ToUpper(r.Query("sort")); v != "" && v != "DESC" {
-		return invalid("sort", "invalid 'sort': activities are listed newest first (DESC)")
+		return api.Invalid("sort", "invalid 'sort': activities are listed newest first (DESC)")
 	}
-	start, err := parseDateParam(r, "start", false)
+	start, err := api.ParseDateParam(r, "start", false)
 	if err != nil {
 		return err
 	}
-	end, err := parseDateParam(r, "end", true)
+	end, err := api.ParseDateParam(r, "end", true)
 	if err != nil {
 		return err
 	}
@@ -150,32 +151,32 @@ func (s *Server) handleGetActivities(r *reqCtx) error {
 	}
 	docID, art := strings.Clone(r.Query("documentId")), strings.Clone(r.Query("artifactId"))
 	if docID == "" && art != "" {
-		return invalid("artifactId", "'artifactId' needs 'documentId'")
+		return api.Invalid("artifactId", "'artifactId' needs 'documentId'")
 	}
 	if docID != "" {
 		if r.Query("userId") != "" {
-			return invalid("userId", "give 'documentId' or 'userId', not both")
+			return api.Invalid("userId", "give 'documentId' or 'userId', not both")
 		}
-		d, err := s.db.GetDocumentAny(r.site, docID)
-		if isNotFound(err) || (err == nil && d.ArtifactOf != "") {
+		d, err := s.DB.GetDocumentAny(r.Site, docID)
+		if api.IsNotFound(err) || (err == nil && d.ArtifactOf != "") {
 			return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", docID)}
 		}
 		if err != nil {
 			return err
 		}
-		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+		if err := s.RequireDocPath(r, d.Path, storage.FolderRead); err != nil {
 			return err
 		}
 		rec := d.DocumentID
 		if art != "" {
-			a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
+			a, err := s.DB.GetArtifact(r.Site, d.DocumentID, art)
 			if err != nil {
 				return err
 			}
 			rec = a.DocumentID
 		}
-		return keyPage(r, "activity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
-			return s.db.DocumentActivities(r.site, rec, after, limit)
+		return api.KeyPage(r, "activity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
+			return s.DB.DocumentActivities(r.Site, rec, after, limit)
 		}, func(a *storage.Activity) map[string]any {
 			if !inRange(a) {
 				return nil
@@ -187,8 +188,8 @@ func (s *Server) handleGetActivities(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return keyPage(r, "useractivity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
-		return s.db.UserActivities(r.site, user, after, limit)
+	return api.KeyPage(r, "useractivity", "activities", func(after string, limit int) ([]storage.Activity, string, error) {
+		return s.DB.UserActivities(r.Site, user, after, limit)
 	}, func(a *storage.Activity) map[string]any {
 		if !inRange(a) || !s.activityVisible(r, a) {
 			return nil

@@ -17,6 +17,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -27,7 +28,7 @@ import (
 
 // handleCompressDocuments serves POST /documents/compress {documentIds} or
 // {documents:[{documentId, artifactId}]} → 201 {downloadUrl}.
-func (s *Server) handleCompressDocuments(r *reqCtx) error {
+func (s *Server) handleCompressDocuments(r *api.Request) error {
 	var in struct {
 		DocumentIDs []string `json:"documentIds"`
 		Documents   []struct {
@@ -35,7 +36,7 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 			ArtifactID string `json:"artifactId"`
 		} `json:"documents"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var items []storage.ArchiveItem
@@ -44,15 +45,15 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	}
 	for _, d := range in.Documents {
 		if d.DocumentID == "" {
-			return invalid("documents.documentId", "'documentId' is required")
+			return api.Invalid("documents.documentId", "'documentId' is required")
 		}
 		items = append(items, storage.ArchiveItem{DocumentID: d.DocumentID, ArtifactID: d.ArtifactID})
 	}
 	if len(items) == 0 {
-		return invalid("documentIds", "'documentIds' or 'documents' is required")
+		return api.Invalid("documentIds", "'documentIds' or 'documents' is required")
 	}
 	if len(items) > storage.MaxArchiveDocuments {
-		return invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
+		return api.Invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
 	}
 	bypass, err := watermarkBypass(r)
 	if err != nil {
@@ -60,35 +61,35 @@ func (s *Server) handleCompressDocuments(r *reqCtx) error {
 	}
 	// Folder permissions: every document must be readable by the caller.
 	for _, it := range items {
-		d, err := s.db.GetDocument(r.site, it.DocumentID)
+		d, err := s.DB.GetDocument(r.Site, it.DocumentID)
 		if err != nil {
 			return err
 		}
-		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+		if err := s.RequireDocPath(r, d.Path, storage.FolderRead); err != nil {
 			return err
 		}
 		// A watermarked document whose content cannot be stamped is
 		// refused now, not cut from the ZIP later (its artifacts are
 		// checked when the archive is written).
 		if d.HasContent && it.ArtifactID == "" {
-			if err := s.checkStampable(r.site, d.DocumentID, d.ContentType, bypass); err != nil {
+			if err := s.checkStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
 				return err
 			}
 		}
 	}
-	dur, err := urlDuration(r)
+	dur, err := api.UrlDuration(r)
 	if err != nil {
 		return err
 	}
-	id := r.newID()
-	expires := r.now.Add(dur)
-	if _, err := s.apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires, BypassWatermark: bypass}); err != nil {
+	id := r.NewID()
+	expires := r.Now.Add(dur)
+	if _, err := s.Apply(r, storage.OpAddArchive, storage.AddArchive{ID: id, Items: items, Expires: expires, BypassWatermark: bypass}); err != nil {
 		return err
 	}
 	exp := strconv.FormatInt(expires.Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "archive", r.site, id, exp)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodGet, "archive", r.Site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
-	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), id, q.Encode())
+	u := fmt.Sprintf("%s/archives/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), id, q.Encode())
 	return r.Status(http.StatusCreated).JSON(map[string]any{"downloadUrl": u})
 }
 
@@ -110,37 +111,37 @@ func alreadyCompressed(ct string) bool {
 // handleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
 // streamed (ZIP64 beyond 4 GiB), with the signature as the credential.
 func (s *Server) handleGetArchive(c *fiber.Ctx) error {
-	site, id := siteParam(c), strings.Clone(c.Params("archiveId"))
+	site, id := api.SiteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
-	a, err := s.db.GetArchive(site, id, s.now())
+	a, err := s.DB.GetArchive(site, id, s.Now())
 	if err != nil {
 		return err
 	}
-	serveStored(c, storedFile{ContentType: "application/zip", Name: "documents.zip"})
+	api.ServeStored(c, api.StoredFile{ContentType: "application/zip", Name: "documents.zip"})
 	if c.Method() == http.MethodHead {
 		return nil // no stream after a HEAD answer
 	}
 	conn := c.Context().Conn()
-	if !s.backups.begin(conn) {
-		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())
+	if !s.backups.Begin(conn) {
+		return api.ErrStatus(http.StatusServiceUnavailable, api.ErrShuttingDown.Error())
 	}
-	rid := requestID(c)
+	rid := api.RequestID(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.backups.done(conn)
-		err := guard.Run(s.log, guard.HTTP, func() error {
-			if err := s.writeArchive(stopWriter{w, s.backups.stop}, a); err != nil {
+		defer s.backups.Done(conn)
+		err := guard.Run(s.Log, guard.HTTP, func() error {
+			if err := s.writeArchive(api.StopWriter{W: w, Stop: s.backups.Stop}, a); err != nil {
 				return err
 			}
 			return w.Flush()
 		}, "requestId", rid)
 		if err != nil {
-			s.log.Warn("archive download cut short", "requestId", rid, "archive", id, "err", err)
+			s.Log.Warn("archive download cut short", "requestId", rid, "archive", id, "err", err)
 		}
 	})
 	return nil
@@ -164,7 +165,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 		if err != nil {
 			return err
 		}
-		rd, err := s.db.OpenManifest(e.ContentSHA)
+		rd, err := s.DB.OpenManifest(e.ContentSHA)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
@@ -194,7 +195,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 
 // sweepArchives removes archives past their time (leader only).
 func (s *Server) sweepArchives() {
-	s.sweepExpired("archive", s.db.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+	s.sweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})
 }

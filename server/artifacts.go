@@ -4,23 +4,24 @@ import (
 	"fmt"
 	"net/http"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // addArtifact serves POST /documents with "artifacts": true: a new
 // artifact of the document documentId. Without content or deepLinkPath
 // the response carries an uploadUrl for the artifact's content.
-func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
+func (s *Server) addArtifact(r *api.Request, in *documentIn) error {
 	if in.DocumentID == nil {
-		return invalid("documentId", "'documentId' is required when 'artifacts' is true")
+		return api.Invalid("documentId", "'documentId' is required when 'artifacts' is true")
 	}
 	parent := *in.DocumentID
-	if !isUUIDv4(parent) {
-		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", parent))
+	if !api.IsUUIDv4(parent) {
+		return api.Invalid("documentId", fmt.Sprintf("invalid documentId '%s'", parent))
 	}
 	// An artifact is written into its document: WRITE in the document's
 	// folder (issue 29).
-	if err := s.requireDocOf(r, parent, storage.FolderWrite); err != nil {
+	if err := s.RequireDocOf(r, parent, storage.FolderWrite); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -30,13 +31,13 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	if len(in.Actions) > 0 {
 		errs = append(errs, storage.ValidationItem{Key: "actions", Msg: "actions cannot be added to an artifact"})
 	}
-	artID := r.newID()
+	artID := r.NewID()
 	p, perrs := s.prepareDocument(r, in, artID, "")
 	errs = append(errs, perrs...)
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if err := checkErrors(storage.CheckNewDocuments([]storage.NewDocument{p.nd})); err != nil {
+	if err := api.CheckErrors(storage.CheckNewDocuments([]storage.NewDocument{p.nd})); err != nil {
 		return err
 	}
 	if err := s.checkInlineSize(r, p); err != nil {
@@ -45,12 +46,12 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 	if err := s.attachInline(r, p); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent, Artifact: p.nd}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent, Artifact: p.nd}); err != nil {
 		return err
 	}
-	resp := map[string]any{"documentId": parent, "artifactId": artID, "siteId": r.site}
+	resp := map[string]any{"documentId": parent, "artifactId": artID, "siteId": r.Site}
 	if !p.hasBody && p.nd.Document.DeepLinkPath == "" {
-		resp["uploadUrl"], resp["headers"] = s.uploadURL(r.site, artID, uploadOpts{base: s.linkBase(r.Ctx)})
+		resp["uploadUrl"], resp["headers"] = s.UploadURL(r.Site, artID, api.UploadOpts{Base: s.LinkBase(r.Ctx)})
 	}
 	return r.Status(http.StatusCreated).JSON(resp)
 }
@@ -58,18 +59,18 @@ func (s *Server) addArtifact(r *reqCtx, in *documentIn) error {
 // handleGetDocumentArtifacts serves GET /documents/{documentId}/artifacts:
 // FormKiQ's documents-list shape, oldest first, paged with next.
 // artifactCategory filters (Quire's addition, API.md).
-func (s *Server) handleGetDocumentArtifacts(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetDocumentArtifacts(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	page, err := s.db.ListArtifacts(r.site, r.pathDocID(), r.Query("artifactCategory"), r.Query("next"), limit)
+	page, err := s.DB.ListArtifacts(r.Site, r.PathDocID(), r.Query("artifactCategory"), r.Query("next"), limit)
 	if err != nil {
 		return err
 	}
 	docs := make([]map[string]any, 0, len(page.Artifacts))
 	for _, a := range page.Artifacts {
-		docs = append(docs, documentJSON(a))
+		docs = append(docs, api.DocumentJSON(a))
 	}
 	out := map[string]any{"documents": docs}
 	if page.Next != "" {
@@ -81,34 +82,34 @@ func (s *Server) handleGetDocumentArtifacts(r *reqCtx) error {
 // handlePromoteArtifact serves PUT
 // /documents/{documentId}/artifacts/promoteArtifact {"artifactId"}; a body
 // without artifactId clears the promotion.
-func (s *Server) handlePromoteArtifact(r *reqCtx) error {
+func (s *Server) handlePromoteArtifact(r *api.Request) error {
 	var in struct {
 		ArtifactID *string `json:"artifactId"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	ref := storage.ArtifactRef{DocumentID: r.pathDocID()}
+	ref := storage.ArtifactRef{DocumentID: r.PathDocID()}
 	if in.ArtifactID != nil {
 		ref.ArtifactID = *in.ArtifactID
 	}
-	if _, err := s.apply(r, storage.OpPromoteArtifact, ref); err != nil {
+	if _, err := s.Apply(r, storage.OpPromoteArtifact, ref); err != nil {
 		return err
 	}
 	if ref.ArtifactID == "" {
-		return r.JSON(messageBody{fmt.Sprintf("Promoted artifact cleared on document '%s'", ref.DocumentID)})
+		return r.JSON(api.MessageBody{Message: fmt.Sprintf("Promoted artifact cleared on document '%s'", ref.DocumentID)})
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Artifact '%s' promoted on document '%s'", ref.ArtifactID, ref.DocumentID)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Artifact '%s' promoted on document '%s'", ref.ArtifactID, ref.DocumentID)})
 }
 
 // deleteArtifact serves DELETE /documents/{id} and .../purge with
 // artifactId: the artifact goes at once (artifacts are not soft deleted);
 // msg names the artifact.
-func (s *Server) deleteArtifact(r *reqCtx, msg string) error {
-	if _, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: r.pathDocID(), ArtifactID: r.art}); err != nil {
+func (s *Server) deleteArtifact(r *api.Request, msg string) error {
+	if _, err := s.Apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf(msg, r.art)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf(msg, r.ArtifactID)})
 }
 
 // deleteDocument hard-deletes a document with its artifacts and children
@@ -118,7 +119,7 @@ func (s *Server) deleteArtifact(r *reqCtx, msg string) error {
 // one command each, and then the document: an interrupted delete leaves
 // the document with fewer artifacts, never an artifact without its
 // document, and deleting again finishes it.
-func (s *Server) deleteDocument(r *reqCtx, id string) error {
+func (s *Server) deleteDocument(r *api.Request, id string) error {
 	err := s.applyRef(r, storage.OpDeleteDocument, id)
 	if !storage.IsTooBig(err) {
 		return err
@@ -127,7 +128,7 @@ func (s *Server) deleteDocument(r *reqCtx, id string) error {
 		return err
 	}
 	for {
-		ids, err := s.db.ArtifactIDs(r.site, id, 100)
+		ids, err := s.DB.ArtifactIDs(r.Site, id, 100)
 		if err != nil {
 			return err
 		}
@@ -136,11 +137,11 @@ func (s *Server) deleteDocument(r *reqCtx, id string) error {
 			if err := s.pruneVersions(r, a); err != nil {
 				return err
 			}
-			_, err := s.apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: id, ArtifactID: a})
+			_, err := s.Apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: id, ArtifactID: a})
 			switch {
 			case err == nil:
 				done++
-			case !isNotFound(err):
+			case !api.IsNotFound(err):
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -45,19 +46,19 @@ func checkAttributeKey(k string) string {
 }
 
 // handleAddAttribute serves POST /attributes.
-func (s *Server) handleAddAttribute(r *reqCtx) error {
+func (s *Server) handleAddAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {
-		return badRequest("invalid request body") // FormKiQ's message
+		return api.BadRequest("invalid request body") // FormKiQ's message
 	}
 	in := b.Attribute
 	var errs []storage.ValidationItem
-	key := deref(in.Key)
+	key := api.Deref(in.Key)
 	if msg := checkAttributeKey(key); msg != "" {
 		errs = append(errs, storage.ValidationItem{Key: "key", Msg: msg})
 	} else if storage.IsReservedAttributeName(key) { // early answer; the applier decides
@@ -94,29 +95,29 @@ func (s *Server) handleAddAttribute(r *reqCtx) error {
 		def.Watermark = nil
 	}
 	if def.Type == storage.AttrGovernance {
-		if err := r.p.Require(r.site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, govern); err != nil {
 			return err
 		}
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpAddAttribute, storage.AddAttribute{Def: def}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddAttribute, storage.AddAttribute{Def: def}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Attribute '%s' created", key)})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' created", key)})
 }
 
 // handleGetAttributes serves GET /attributes.
-func (s *Server) handleGetAttributes(r *reqCtx) error {
-	return keyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
-		return s.db.AttributeDefs(r.site, after, limit)
+func (s *Server) handleGetAttributes(r *api.Request) error {
+	return api.KeyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
+		return s.DB.AttributeDefs(r.Site, after, limit)
 	}, attributeDefJSON)
 }
 
 // handleGetAttribute serves GET /attributes/{key}.
-func (s *Server) handleGetAttribute(r *reqCtx) error {
-	d, err := s.db.AttributeDefinition(r.site, pathParam(r, "key"))
+func (s *Server) handleGetAttribute(r *api.Request) error {
+	d, err := s.DB.AttributeDefinition(r.Site, api.PathParam(r, "key"))
 	if err != nil {
 		return err
 	}
@@ -124,16 +125,16 @@ func (s *Server) handleGetAttribute(r *reqCtx) error {
 }
 
 // handleUpdateAttribute serves PATCH /attributes/{key}.
-func (s *Server) handleUpdateAttribute(r *reqCtx) error {
-	key := pathParam(r, "key")
+func (s *Server) handleUpdateAttribute(r *api.Request) error {
+	key := api.PathParam(r, "key")
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {
-		return invalid("attribute", "'attribute' is required")
+		return api.Invalid("attribute", "'attribute' is required")
 	}
 	in := b.Attribute
 	var errs []storage.ValidationItem
@@ -156,7 +157,7 @@ func (s *Server) handleUpdateAttribute(r *reqCtx) error {
 	} else if len(in.Watermark) > 0 {
 		// The applier refuses it on an attribute that is not WATERMARK.
 		// Changing a watermark could lift it: GOVERN's, as a bypass is.
-		if err := r.p.Require(r.site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, govern); err != nil {
 			return err
 		}
 		errs = append(errs, checkWatermark(in.Watermark)...)
@@ -167,35 +168,35 @@ func (s *Server) handleUpdateAttribute(r *reqCtx) error {
 	if storage.IsReservedAttribute(key) {
 		errs = append(errs, storage.ValidationItem{Key: "key", Msg: fmt.Sprintf("'%s' is a reserved attribute name", key)})
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpUpdateAttribute, upd); err != nil {
+	if _, err := s.Apply(r, storage.OpUpdateAttribute, upd); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Attribute '%s' updated", key)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' updated", key)})
 }
 
 // handleDeleteAttribute serves DELETE /attributes/{key}.
-func (s *Server) handleDeleteAttribute(r *reqCtx) error {
-	key := pathParam(r, "key")
+func (s *Server) handleDeleteAttribute(r *api.Request) error {
+	key := api.PathParam(r, "key")
 	if storage.IsReservedAttribute(key) {
-		return invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
+		return api.Invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
 	}
-	if _, err := s.apply(r, storage.OpDeleteAttribute, storage.DeleteAttribute{Key: key}); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteAttribute, storage.DeleteAttribute{Key: key}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Attribute '%s' deleted", key)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' deleted", key)})
 }
 
 // handleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
 // (site schema and every classification).
-func (s *Server) handleGetAttributeAllowedValues(r *reqCtx) error {
-	key := pathParam(r, "key")
-	if _, err := s.db.AttributeDefinition(r.site, key); err != nil {
+func (s *Server) handleGetAttributeAllowedValues(r *api.Request) error {
+	key := api.PathParam(r, "key")
+	if _, err := s.DB.AttributeDefinition(r.Site, key); err != nil {
 		return err
 	}
-	vals, err := s.db.AllowedValues(r.site, key, "", true)
+	vals, err := s.DB.AllowedValues(r.Site, key, "", true)
 	if err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func docAttributeJSON(a *storage.DocAttribute) map[string]any {
 	m := map[string]any{
 		"key":          a.Key,
 		"valueType":    a.ValueType,
-		"insertedDate": formatDate(a.InsertedDate),
+		"insertedDate": api.FormatDate(a.InsertedDate),
 		"userId":       a.UserID,
 	}
 	strs := "string"
@@ -248,21 +249,21 @@ func docAttributeJSON(a *storage.DocAttribute) map[string]any {
 
 // readDocAttributes reads {"attributes":[…]} or the single form
 // {"attribute":{…}}.
-func (s *Server) readDocAttributes(r *reqCtx) ([]storage.AttributeInput, error) {
+func (s *Server) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
 	var b struct {
 		Attributes []storage.AttributeInput `json:"attributes"`
 		Attribute  *storage.AttributeInput  `json:"attribute"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if b.Attribute != nil {
 		b.Attributes = append(b.Attributes, *b.Attribute)
 	}
 	if len(b.Attributes) == 0 {
-		return nil, invalid("attributes", "'attributes' is required")
+		return nil, api.Invalid("attributes", "'attributes' is required")
 	}
-	return b.Attributes, checkErrors(checkAttributeInputs(b.Attributes, "attributes"))
+	return b.Attributes, api.CheckErrors(checkAttributeInputs(b.Attributes, "attributes"))
 }
 
 // checkAttributeInputs validates the shape of attribute inputs: each is one
@@ -300,29 +301,29 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 }
 
 // handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
-func (s *Server) handleGetDocumentAttributes(r *reqCtx) error {
-	return keyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
-		return s.db.DocAttributes(r.site, r.docID(), after, limit)
+func (s *Server) handleGetDocumentAttributes(r *api.Request) error {
+	return api.KeyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
+		return s.DB.DocAttributes(r.Site, r.DocID(), after, limit)
 	}, docAttributeJSON)
 }
 
 // handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleGetDocumentAttribute(r *reqCtx) error {
-	a, err := s.db.DocAttribute(r.site, r.docID(), pathParam(r, "attributeKey"))
+func (s *Server) handleGetDocumentAttribute(r *api.Request) error {
+	a, err := s.DB.DocAttribute(r.Site, r.DocID(), api.PathParam(r, "attributeKey"))
 	if err != nil {
 		return err
 	}
 	return r.JSON(map[string]any{"attribute": docAttributeJSON(a)})
 }
 
-func (s *Server) setDocAttributes(r *reqCtx, p storage.SetDocAttributes) error {
-	p.DocumentID = r.docID()
-	_, err := s.apply(r, storage.OpSetDocAttributes, p)
+func (s *Server) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
+	p.DocumentID = r.DocID()
+	_, err := s.Apply(r, storage.OpSetDocAttributes, p)
 	return err
 }
 
 // handleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
-func (s *Server) handleAddDocumentAttributes(r *reqCtx) error {
+func (s *Server) handleAddDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -330,11 +331,11 @@ func (s *Server) handleAddDocumentAttributes(r *reqCtx) error {
 	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrAdd, Attributes: ins}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("added attributes to documentId '%s'", r.docID())})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("added attributes to documentId '%s'", r.DocID())})
 }
 
 // handleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
-func (s *Server) handleSetDocumentAttributes(r *reqCtx) error {
+func (s *Server) handleSetDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -342,20 +343,20 @@ func (s *Server) handleSetDocumentAttributes(r *reqCtx) error {
 	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrReplace, Attributes: ins}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("set attributes on documentId '%s'", r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("set attributes on documentId '%s'", r.DocID())})
 }
 
 // handleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleSetDocumentAttributeValue(r *reqCtx) error {
-	key := pathParam(r, "attributeKey")
+func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
+	key := api.PathParam(r, "attributeKey")
 	var b struct {
 		Attribute *storage.AttributeInput `json:"attribute"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Attribute == nil {
-		return invalid("attribute", "'attribute' is required")
+		return api.Invalid("attribute", "'attribute' is required")
 	}
 	in := storage.AttributeInput{
 		Key: key, StringValue: b.Attribute.StringValue, StringValues: b.Attribute.StringValues,
@@ -364,31 +365,31 @@ func (s *Server) handleSetDocumentAttributeValue(r *reqCtx) error {
 		EntityTypeID: b.Attribute.EntityTypeID, EntityID: b.Attribute.EntityID, Namespace: b.Attribute.Namespace,
 		Entities: b.Attribute.Entities,
 	}
-	if err := checkErrors(checkAttributeInputs([]storage.AttributeInput{in}, "attribute")); err != nil {
+	if err := api.CheckErrors(checkAttributeInputs([]storage.AttributeInput{in}, "attribute")); err != nil {
 		return err
 	}
 	if err := s.setDocAttributes(r, storage.SetDocAttributes{Mode: storage.AttrSet, Attributes: []storage.AttributeInput{in}}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Updated attribute '%s' on document '%s'", key, r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated attribute '%s' on document '%s'", key, r.DocID())})
 }
 
 // handleDeleteDocumentAttribute serves DELETE
 // /documents/{documentId}/attributes/{attributeKey}[/{attributeValue}].
-func (s *Server) handleDeleteDocumentAttribute(r *reqCtx) error {
-	key := pathParam(r, "attributeKey")
+func (s *Server) handleDeleteDocumentAttribute(r *api.Request) error {
+	key := api.PathParam(r, "attributeKey")
 	p := storage.SetDocAttributes{Mode: storage.AttrDelete, DeleteKey: key}
 	if r.Params("attributeValue") != "" {
-		v := pathParam(r, "attributeValue")
+		v := api.PathParam(r, "attributeValue")
 		p.DeleteValue = &v
 	}
 	if err := s.setDocAttributes(r, p); err != nil {
 		return err
 	}
 	if p.DeleteValue != nil {
-		return r.JSON(messageBody{fmt.Sprintf("attribute value '%s' removed from attribute '%s', document '%s'", *p.DeleteValue, key, r.docID())})
+		return r.JSON(api.MessageBody{Message: fmt.Sprintf("attribute value '%s' removed from attribute '%s', document '%s'", *p.DeleteValue, key, r.DocID())})
 	}
-	return r.JSON(messageBody{fmt.Sprintf("attribute '%s' removed from document '%s'", key, r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("attribute '%s' removed from document '%s'", key, r.DocID())})
 }
 
 // checkWatermark validates a watermark definition (API.md "Watermarks").

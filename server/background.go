@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -136,9 +137,9 @@ func (b *background) run() {
 				continue
 			}
 			b.do(func() {
-				pending, err := b.s.db.PendingDetections(256)
+				pending, err := b.s.DB.PendingDetections(256)
 				if err != nil {
-					b.s.log.Warn("list pending content type detections", "err", err)
+					b.s.Log.Warn("list pending content type detections", "err", err)
 				}
 				for _, p := range pending {
 					b.detectOne(p)
@@ -150,11 +151,11 @@ func (b *background) run() {
 
 // do runs one task of the loop: a panic fails that task, not the loop (a
 // detection left pending is retried by the next rescan).
-func (b *background) do(task func()) { guard.Do(b.s.log, guard.Background, task) }
+func (b *background) do(task func()) { guard.Do(b.s.Log, guard.Background, task) }
 
 func (b *background) detectOne(p storage.PendingDetection) {
 	ctype := "application/octet-stream"
-	rd, _, err := b.s.db.OpenContent(p.Site, p.DocumentID)
+	rd, _, err := b.s.DB.OpenContent(p.Site, p.DocumentID)
 	if err == nil {
 		head, rerr := storage.ReadAllSmall(rd, 8192)
 		rd.Close()
@@ -162,13 +163,13 @@ func (b *background) detectOne(p storage.PendingDetection) {
 			ctype = detectContentType(head)
 		}
 	}
-	cmd, err := storage.NewCommand(storage.OpSetContentType, p.Site, "", b.s.now().UTC(), storage.SetContentType{
+	cmd, err := storage.NewCommand(storage.OpSetContentType, p.Site, "", b.s.Now().UTC(), storage.SetContentType{
 		DocumentID: p.DocumentID, ContentSHA: p.ContentSHA, ContentType: ctype,
 	})
 	if err != nil {
 		return
 	}
-	if _, err := b.s.deps.Applier.Apply(context.Background(), cmd); err != nil && !isNotFound(err) {
-		b.s.log.Warn("store detected content type", "err", err)
+	if _, err := b.s.Deps.Applier.Apply(context.Background(), cmd); err != nil && !api.IsNotFound(err) {
+		b.s.Log.Warn("store detected content type", "err", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"quire/backup"
 	"quire/guard"
+	"quire/server/internal/api"
 )
 
 // handleGetBackup serves GET /system/backup (admin route): a consistent
@@ -15,42 +16,42 @@ import (
 // clients keep writing. X-Quire-Backup-Estimate carries the approximate
 // size for progress bars. An error mid-stream cuts the archive short,
 // which `quire backup` and restore detect (no end frame).
-func (s *Server) handleGetBackup(r *reqCtx) error {
-	if s.deps.DataDir == "" {
-		return errStatus(http.StatusNotFound, "backup is not available on this server")
+func (s *Server) handleGetBackup(r *api.Request) error {
+	if s.Deps.DataDir == "" {
+		return api.ErrStatus(http.StatusNotFound, "backup is not available on this server")
 	}
 	if r.Method() == http.MethodHead {
 		// fiber answers HEAD with the GET handler; a body stream writer
 		// would put bytes after a HEAD response and break the connection.
-		serveStored(r.Ctx, storedFile{ContentType: "application/octet-stream"})
+		api.ServeStored(r.Ctx, api.StoredFile{ContentType: "application/octet-stream"})
 		return nil
 	}
 	conn := r.Context().Conn()
-	if !s.backups.begin(conn) {
-		return errStatus(http.StatusServiceUnavailable, errShuttingDown.Error())
+	if !s.backups.Begin(conn) {
+		return api.ErrStatus(http.StatusServiceUnavailable, api.ErrShuttingDown.Error())
 	}
-	name := "quire-" + s.now().UTC().Format("20060102-150405") + ".qbk"
-	serveStored(r.Ctx, storedFile{ContentType: "application/octet-stream", Name: name})
-	r.Set("X-Quire-Backup-Estimate", strconv.FormatInt(backup.Estimate(s.db), 10))
-	id := requestID(r.Ctx)
+	name := "quire-" + s.Now().UTC().Format("20060102-150405") + ".qbk"
+	api.ServeStored(r.Ctx, api.StoredFile{ContentType: "application/octet-stream", Name: name})
+	r.Set("X-Quire-Backup-Estimate", strconv.FormatInt(backup.Estimate(s.DB), 10))
+	id := api.RequestID(r.Ctx)
 	r.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.backups.done(conn)
+		defer s.backups.Done(conn)
 		start := time.Now()
 		// The stream is written after the handler returned, outside the
 		// recover middleware.
 		var info backup.Info
-		err := guard.Run(s.log, guard.Backup, func() (err error) {
-			info, err = backup.Write(stopWriter{w, s.backups.stop}, s.db, s.deps.DataDir, s.deps.Version, nil)
+		err := guard.Run(s.Log, guard.Backup, func() (err error) {
+			info, err = backup.Write(api.StopWriter{W: w, Stop: s.backups.Stop}, s.DB, s.Deps.DataDir, s.Deps.Version, nil)
 			return err
 		}, "requestId", id)
 		if err == nil {
 			err = w.Flush()
 		}
 		if err != nil {
-			s.log.Warn("backup failed", "requestId", id, "err", err)
+			s.Log.Warn("backup failed", "requestId", id, "err", err)
 			return
 		}
-		s.log.Info("backup written", "requestId", id, "keys", info.Keys, "storeBytes", info.StoreBytes, "seconds", time.Since(start).Seconds())
+		s.Log.Info("backup written", "requestId", id, "keys", info.Keys, "storeBytes", info.StoreBytes, "seconds", time.Since(start).Seconds())
 	})
 	return nil
 }

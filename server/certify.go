@@ -20,10 +20,11 @@ import (
 	"strings"
 	"time"
 
-	"software.sslmate.com/src/go-pkcs12"
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"quire/auth"
 	"quire/certify"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -46,7 +47,7 @@ func secretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + s
 
 // handleAddSecret serves POST /sites/{siteId}/secrets {alias, type:
 // PKCS12, data (base64), password}.
-func (s *Server) handleAddSecret(r *reqCtx) error {
+func (s *Server) handleAddSecret(r *api.Request) error {
 	var in struct {
 		Alias         string   `json:"alias"`
 		Type          string   `json:"type"`
@@ -54,32 +55,32 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 		Password      string   `json:"password"`
 		AllowedGroups []string `json:"allowedGroups"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if !storage.ValidSecretAlias(in.Alias) {
-		return invalid("alias", "invalid 'alias': 1 to 64 letters, digits, '_', '.' or '-'")
+		return api.Invalid("alias", "invalid 'alias': 1 to 64 letters, digits, '_', '.' or '-'")
 	}
 	if in.Type != "" && in.Type != "PKCS12" {
-		return invalid("type", "invalid 'type', use PKCS12")
+		return api.Invalid("type", "invalid 'type', use PKCS12")
 	}
 	if err := storage.CheckSecretGroups(in.AllowedGroups); err != nil {
 		return err
 	}
 	raw, err := base64.StdEncoding.DecodeString(in.Data)
 	if err != nil || len(raw) == 0 || len(raw) > maxPKCS12Bytes {
-		return invalid("data", fmt.Sprintf("'data' must be a base64 PKCS #12 file under %d KiB", maxPKCS12Bytes>>10))
+		return api.Invalid("data", fmt.Sprintf("'data' must be a base64 PKCS #12 file under %d KiB", maxPKCS12Bytes>>10))
 	}
 	key, leaf, chain, err := pkcs12.DecodeChain(raw, in.Password)
 	if err != nil {
-		return invalid("data", "the PKCS #12 file or its password is not valid")
+		return api.Invalid("data", "the PKCS #12 file or its password is not valid")
 	}
 	if _, ok := key.(crypto.Signer); !ok {
-		return invalid("data", "the PKCS #12 key cannot sign")
+		return api.Invalid("data", "the PKCS #12 key cannot sign")
 	}
 	kder, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return invalid("data", "the PKCS #12 key cannot be kept")
+		return api.Invalid("data", "the PKCS #12 key cannot be kept")
 	}
 	sc := sealedCert{Key: kder, Certs: [][]byte{leaf.Raw}}
 	for _, c := range chain {
@@ -89,14 +90,14 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	sealed, err := auth.SealSecret(s.deps.DataDir, plain, secretAAD(r.site, in.Alias))
+	sealed, err := auth.SealSecret(s.Deps.DataDir, plain, secretAAD(r.Site, in.Alias))
 	if err != nil {
 		return err
 	}
 	fp := sha256.Sum256(leaf.Raw)
 	sec := storage.Secret{Alias: in.Alias, Type: "CERTIFICATE", Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(),
 		NotAfter: leaf.NotAfter.UTC(), Fingerprint: hex.EncodeToString(fp[:]), Sealed: sealed, AllowedGroups: in.AllowedGroups}
-	if _, err := s.apply(r, storage.OpPutSecret, storage.PutSecret{Secret: sec}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutSecret, storage.PutSecret{Secret: sec}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(secretJSON(&sec))
@@ -104,37 +105,37 @@ func (s *Server) handleAddSecret(r *reqCtx) error {
 
 func secretJSON(sec *storage.Secret) map[string]any {
 	m := map[string]any{"alias": sec.Alias, "type": sec.Type, "subject": sec.Subject, "issuer": sec.Issuer,
-		"notAfter": formatDate(sec.NotAfter), "fingerprint": sec.Fingerprint, "allowedGroups": nonNilStrings(sec.AllowedGroups)}
+		"notAfter": api.FormatDate(sec.NotAfter), "fingerprint": sec.Fingerprint, "allowedGroups": api.NonNilStrings(sec.AllowedGroups)}
 	if !sec.InsertedDate.IsZero() {
-		m["insertedDate"] = formatDate(sec.InsertedDate)
+		m["insertedDate"] = api.FormatDate(sec.InsertedDate)
 	}
 	return m
 }
 
 // handleGetSecrets serves GET /sites/{siteId}/secrets: aliases and
 // certificate facts, never the secrets.
-func (s *Server) handleGetSecrets(r *reqCtx) error {
-	return keyPage(r, "secret", "secrets", func(after string, limit int) ([]storage.Secret, string, error) {
-		return s.db.Secrets(r.site, after, limit)
+func (s *Server) handleGetSecrets(r *api.Request) error {
+	return api.KeyPage(r, "secret", "secrets", func(after string, limit int) ([]storage.Secret, string, error) {
+		return s.DB.Secrets(r.Site, after, limit)
 	}, secretJSON)
 }
 
-func (s *Server) handleDeleteSecret(r *reqCtx) error {
-	if _, err := s.apply(r, storage.OpDeleteSecret, storage.SecretRef{Alias: r.Params("alias")}); err != nil {
+func (s *Server) handleDeleteSecret(r *api.Request) error {
+	if _, err := s.Apply(r, storage.OpDeleteSecret, storage.SecretRef{Alias: r.Params("alias")}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Secret deleted"})
+	return r.JSON(api.MessageBody{Message: "Secret deleted"})
 }
 
 // certSigner opens a site's certificate secret.
 func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
-	sec, err := s.db.GetSecret(site, alias)
+	sec, err := s.DB.GetSecret(site, alias)
 	if err != nil {
 		return certify.Signer{}, err
 	}
-	plain, err := auth.OpenSecret(s.deps.DataDir, sec.Sealed, secretAAD(site, alias))
+	plain, err := auth.OpenSecret(s.Deps.DataDir, sec.Sealed, secretAAD(site, alias))
 	if errors.Is(err, auth.ErrSecretsKeyPending) {
-		return certify.Signer{}, errStatus(http.StatusServiceUnavailable, "the secrets key is being rotated on this node; try again")
+		return certify.Signer{}, api.ErrStatus(http.StatusServiceUnavailable, "the secrets key is being rotated on this node; try again")
 	}
 	if err != nil {
 		return certify.Signer{}, fmt.Errorf("open secret %s: %w", alias, err)
@@ -167,7 +168,7 @@ func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
 func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
 	qpdf, err := exec.LookPath("qpdf")
 	if err != nil {
-		return nil, errStatus(http.StatusServiceUnavailable, "certification needs qpdf on this server")
+		return nil, api.ErrStatus(http.StatusServiceUnavailable, "certification needs qpdf on this server")
 	}
 	dir, err := os.MkdirTemp("", "certify-")
 	if err != nil {
@@ -187,13 +188,13 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 		return nil, err
 	}
 	if n > maxCertifyBytes {
-		return nil, invalid("documentId", fmt.Sprintf("the PDF is over %d MiB", maxCertifyBytes>>20))
+		return nil, api.Invalid("documentId", fmt.Sprintf("the PDF is over %d MiB", maxCertifyBytes>>20))
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	// --is-encrypted exits 0 for an encrypted file, 2 for an unencrypted one.
 	if exec.CommandContext(cctx, qpdf, "--is-encrypted", in).Run() == nil {
-		return nil, invalid("documentId", "the PDF is encrypted")
+		return nil, api.Invalid("documentId", "the PDF is encrypted")
 	}
 	b, err := exec.CommandContext(cctx, qpdf, "--object-streams=disable", in, out).CombinedOutput()
 	clean := err == nil
@@ -201,11 +202,11 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 		var ee *exec.ExitError
 		// Exit 3: warnings (qpdf repaired something), the output is written.
 		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-			s.log.Info("qpdf refused a PDF to certify", "err", err, "out", strings.TrimSpace(string(b)))
-			return nil, invalid("documentId", "the document is not a PDF that can be read")
+			s.Log.Info("qpdf refused a PDF to certify", "err", err, "out", strings.TrimSpace(string(b)))
+			return nil, api.Invalid("documentId", "the document is not a PDF that can be read")
 		}
 	}
-	opt := certify.Options{Time: s.now(), CertifyP: p, TSA: s.deps.TSA}
+	opt := certify.Options{Time: s.Now(), CertifyP: p, TSA: s.Deps.TSA}
 	var signed []byte
 	var ce *certify.Error
 	// A PDF qpdf read without a warning and certify can read as it is
@@ -228,12 +229,12 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 		signed, err = certify.Sign(norm, signers, opt)
 	}
 	if errors.As(err, &ce) {
-		return nil, invalid("documentId", "the PDF cannot be signed: "+ce.Msg)
+		return nil, api.Invalid("documentId", "the PDF cannot be signed: "+ce.Msg)
 	}
 	var te *certify.TSAError
 	if errors.As(err, &te) {
-		s.log.Warn("no timestamp for a signature", "err", err)
-		return nil, errStatus(http.StatusBadGateway, "the PDF was not signed: "+te.Error())
+		s.Log.Warn("no timestamp for a signature", "err", err)
+		return nil, api.ErrStatus(http.StatusBadGateway, "the PDF was not signed: "+te.Error())
 	}
 	return signed, err
 }
@@ -242,7 +243,7 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 // {target: DOWNLOAD, certificates: [{alias, sourceType}]}: the first
 // certificate certifies (DocMDP, form filling and signing allowed), the
 // others approve; the signed copy is a CERTIFIED artifact.
-func (s *Server) handleAddCertification(r *reqCtx) error {
+func (s *Server) handleAddCertification(r *api.Request) error {
 	var in struct {
 		Target       string `json:"target"`
 		Certificates []struct {
@@ -250,7 +251,7 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 			SourceType string `json:"sourceType"`
 		} `json:"certificates"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -279,9 +280,9 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 	}
 	var signers []certify.Signer
 	for i, c := range in.Certificates {
-		sec, err := s.db.GetSecret(r.site, c.Alias)
-		if isNotFound(err) {
-			return invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
+		sec, err := s.DB.GetSecret(r.Site, c.Alias)
+		if api.IsNotFound(err) {
+			return api.Invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
 		}
 		if err != nil {
 			return err
@@ -289,16 +290,16 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 		if !mayUseCertificate(r, sec) {
 			return &auth.Error{Status: http.StatusUnauthorized, Msg: fmt.Sprintf("fkq access denied: certificate '%s' may be used only by the site's governors and its allowedGroups", c.Alias)}
 		}
-		sg, err := s.certSigner(r.site, c.Alias)
-		if isNotFound(err) {
-			return invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
+		sg, err := s.certSigner(r.Site, c.Alias)
+		if api.IsNotFound(err) {
+			return api.Invalid(fmt.Sprintf("certificates[%d].alias", i), fmt.Sprintf("certificate '%s' not found", c.Alias))
 		}
 		if err != nil {
 			return err
 		}
 		signers = append(signers, sg)
 	}
-	rd, d, err := s.db.OpenContent(r.site, r.docID())
+	rd, d, err := s.DB.OpenContent(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
@@ -307,22 +308,22 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(signed), 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, bytes.NewReader(signed), 0, nil)
 	if err != nil {
 		return err
 	}
-	id := r.newID()
+	id := r.NewID()
 	name := strings.TrimSuffix(d.Path, ".pdf")
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	art := storage.Document{DocumentID: id, Path: name + "-certified.pdf", ContentType: "application/pdf", ArtifactCategory: "CERTIFIED", UserID: r.user()}
-	if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: r.pathDocID(),
-		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}, Writer: s.actorOf(r)}); err != nil {
+	art := storage.Document{DocumentID: id, Path: name + "-certified.pdf", ContentType: "application/pdf", ArtifactCategory: "CERTIFIED", UserID: r.User()}
+	if _, err := s.Apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: r.PathDocID(),
+		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}, Writer: s.ActorOf(r)}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.pathDocID(), "artifactId": id,
-		"url": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, false, defaultURLDuration)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": r.PathDocID(), "artifactId": id,
+		"url": s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, false, false, api.DefaultURLDuration)})
 }
 
 // mayUseCertificate reports whether the caller may sign with a site's
@@ -330,11 +331,11 @@ func (s *Server) handleAddCertification(r *reqCtx) error {
 // site, so only its governors and Admins may, and the members of the
 // groups its allowedGroups names (WRITE on the document is needed too:
 // the route's).
-func mayUseCertificate(r *reqCtx, sec *storage.Secret) bool {
-	if r.p.Admin || r.p.Can(r.site, auth.PermGovern) {
+func mayUseCertificate(r *api.Request, sec *storage.Secret) bool {
+	if r.Principal.Admin || r.Principal.Can(r.Site, auth.PermGovern) {
 		return true
 	}
-	for _, g := range r.p.Groups {
+	for _, g := range r.Principal.Groups {
 		if slices.Contains(sec.AllowedGroups, g) {
 			return true
 		}
@@ -346,7 +347,7 @@ func mayUseCertificate(r *reqCtx, sec *storage.Secret) bool {
 // certificate named `esignature` when the site has one (esign.go).
 func (s *Server) certifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
 	sg, err := s.certSigner(site, esignCertificateAlias)
-	if isNotFound(err) {
+	if api.IsNotFound(err) {
 		return in, nil
 	}
 	if err != nil {

@@ -13,23 +13,18 @@ import (
 
 	"quire/auth"
 	"quire/cluster"
+	"quire/server/internal/api"
 	"quire/storage"
 )
-
-// ClusterInfo is what the server asks of the node's cluster member
-// (*cluster.Node); nil on a single server.
-type ClusterInfo interface {
-	Status() cluster.Status
-}
 
 // handleGetClusterStatus serves GET /cluster/status (Admins): this
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.
-func (s *Server) handleGetClusterStatus(r *reqCtx) error {
-	if s.deps.Cluster == nil {
-		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+func (s *Server) handleGetClusterStatus(r *api.Request) error {
+	if s.Deps.Cluster == nil {
+		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
-	st := s.deps.Cluster.Status()
+	st := s.Deps.Cluster.Status()
 	peers := make([]fiber.Map, 0, len(st.Servers))
 	for _, p := range st.Servers {
 		peers = append(peers, fiber.Map{"nodeId": p.ID, "raftAddress": p.Address, "voter": p.Voter, "leader": p.ID == st.LeaderID})
@@ -69,10 +64,10 @@ type ClusterVerifier interface {
 // takes a digest of every member's store at one index now and compares
 // them (cluster/DESIGN.md, "Replicas proven equal"); a member that
 // differs is demoted and refuses to serve.
-func (s *Server) handleVerifyCluster(r *reqCtx) error {
-	v, ok := s.deps.Cluster.(ClusterVerifier)
+func (s *Server) handleVerifyCluster(r *api.Request) error {
+	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
-		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), 5*time.Minute)
 	defer cancel()
@@ -92,7 +87,7 @@ const msgDiverged = "This cluster member's data differs from the cluster's (%s):
 // be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
 // still answer, so operators see why.
 func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
-	v, ok := s.deps.Cluster.(ClusterVerifier)
+	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return c.Next()
 	}
@@ -110,10 +105,10 @@ func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
 // clusterReady is /readyz's cluster part: a member is ready while it
 // knows a leader and has not halted.
 func (s *Server) clusterReady() (bool, fiber.Map) {
-	if s.deps.Cluster == nil {
+	if s.Deps.Cluster == nil {
 		return true, nil
 	}
-	st := s.deps.Cluster.Status()
+	st := s.Deps.Cluster.Status()
 	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
 	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
 	switch {
@@ -192,34 +187,34 @@ type ClusterReadmitter interface {
 // (Admins), body {"raftAddress":"host:port"}: quire cluster rejoin asks
 // it of another member before it moves the node's unreadable Raft state
 // aside.
-func (s *Server) handleRejoinClusterNode(r *reqCtx) error {
-	re, ok := s.deps.Cluster.(ClusterReadmitter)
-	if s.deps.Cluster == nil || !ok {
-		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+func (s *Server) handleRejoinClusterNode(r *api.Request) error {
+	re, ok := s.Deps.Cluster.(ClusterReadmitter)
+	if s.Deps.Cluster == nil || !ok {
+		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	id := strings.Clone(r.Params("nodeId"))
 	if !cluster.ValidNodeID(id) {
-		return invalid("nodeId", "invalid 'nodeId'")
+		return api.Invalid("nodeId", "invalid 'nodeId'")
 	}
 	var req struct {
 		RaftAddress string `json:"raftAddress"`
 	}
-	if err := r.readBody(&req, 4<<10); err != nil {
+	if err := r.ReadBody(&req, 4<<10); err != nil {
 		return err
 	}
 	if host, port, err := net.SplitHostPort(req.RaftAddress); err != nil || host == "" || port == "" || port == "0" {
-		return invalid("raftAddress", "invalid 'raftAddress': want host:port")
+		return api.Invalid("raftAddress", "invalid 'raftAddress': want host:port")
 	} else if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return invalid("raftAddress", "invalid 'raftAddress': members dial it, not "+host)
+		return api.Invalid("raftAddress", "invalid 'raftAddress': members dial it, not "+host)
 	}
 	if err := re.ReadmitNode(r.UserContext(), id, req.RaftAddress); err != nil {
 		var ce *ClusterError
 		if errors.As(err, &ce) {
-			return errStatus(ce.Status, ce.Msg)
+			return api.ErrStatus(ce.Status, ce.Msg)
 		}
 		return err
 	}
-	s.log.Info("cluster node readmitted as a nonvoter", "nodeId", id, "raftAddress", req.RaftAddress, "by", r.user())
+	s.Log.Info("cluster node readmitted as a nonvoter", "nodeId", id, "raftAddress", req.RaftAddress, "by", r.User())
 	return r.JSON(fiber.Map{"message": "node '" + id + "' readmitted as a nonvoter: start it; it becomes a voter once it caught up"})
 }
 
@@ -230,21 +225,21 @@ func (s *Server) handleRejoinClusterNode(r *reqCtx) error {
 // fingerprint the token carries), so the token never crosses the network
 // in clear and the node knows it talks to its cluster.
 func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
-	joiner, ok := s.deps.Cluster.(ClusterJoiner)
-	if s.deps.Cluster == nil || !ok {
-		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
+	if s.Deps.Cluster == nil || !ok {
+		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	if cs := c.Context().TLSConnectionState(); cs == nil || cs.NegotiatedProtocol != cluster.JoinALPN {
-		drain(c)
-		return errStatus(http.StatusBadRequest, "join over HTTPS with the cluster's join protocol: quire serve --join or quire cluster join")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusBadRequest, "join over HTTPS with the cluster's join protocol: quire serve --join or quire cluster join")
 	}
-	r := &reqCtx{Ctx: c, now: s.now().UTC()}
+	r := &api.Request{Ctx: c, Now: s.Now().UTC()}
 	var req ClusterJoinRequest
-	if err := r.readBody(&req, 64<<10); err != nil {
+	if err := r.ReadBody(&req, 64<<10); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Token) == "" {
-		return errStatus(http.StatusUnauthorized, "a join token is required")
+		return api.ErrStatus(http.StatusUnauthorized, "a join token is required")
 	}
 	var items []storage.ValidationItem
 	if !cluster.ValidNodeID(req.NodeID) {
@@ -258,45 +253,45 @@ func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
 	if req.CSR == "" {
 		items = append(items, storage.ValidationItem{Key: "csr", Msg: "'csr' is required"})
 	}
-	if err := checkErrors(items); err != nil {
+	if err := api.CheckErrors(items); err != nil {
 		return err
 	}
 	out, err := joiner.JoinCluster(r.UserContext(), req)
 	if err != nil {
 		if errors.Is(err, cluster.ErrJoinToken) {
-			s.log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "reason", err)
-			return errStatus(http.StatusForbidden, "join token refused")
+			s.Log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "reason", err)
+			return api.ErrStatus(http.StatusForbidden, "join token refused")
 		}
 		var ce *ClusterError
 		if errors.As(err, &ce) {
-			s.log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "status", ce.Status, "reason", ce.Msg)
-			return errStatus(ce.Status, ce.Msg)
+			s.Log.Warn("cluster join refused", "remote", c.IP(), "nodeId", req.NodeID, "status", ce.Status, "reason", ce.Msg)
+			return api.ErrStatus(ce.Status, ce.Msg)
 		}
 		return err
 	}
-	s.log.Info("cluster join", "remote", c.IP(), "nodeId", out.NodeID, "raftAddress", req.RaftAddress, "leaderId", out.LeaderID)
+	s.Log.Info("cluster join", "remote", c.IP(), "nodeId", out.NodeID, "raftAddress", req.RaftAddress, "leaderId", out.LeaderID)
 	return c.JSON(out)
 }
 
 // handleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
 // (Admins): the leader removes the node from the cluster (a follower
 // asks the leader). Removing the node answering is how a node leaves.
-func (s *Server) handleDeleteClusterNode(r *reqCtx) error {
-	joiner, ok := s.deps.Cluster.(ClusterJoiner)
-	if s.deps.Cluster == nil || !ok {
-		return errStatus(http.StatusNotFound, "this server is not a cluster member")
+func (s *Server) handleDeleteClusterNode(r *api.Request) error {
+	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
+	if s.Deps.Cluster == nil || !ok {
+		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
 	id := strings.Clone(r.Params("nodeId"))
 	if !cluster.ValidNodeID(id) {
-		return invalid("nodeId", "invalid 'nodeId'")
+		return api.Invalid("nodeId", "invalid 'nodeId'")
 	}
 	if err := joiner.RemoveNode(r.UserContext(), id); err != nil {
 		var ce *ClusterError
 		if errors.As(err, &ce) {
-			return errStatus(ce.Status, ce.Msg)
+			return api.ErrStatus(ce.Status, ce.Msg)
 		}
 		return err
 	}
-	s.log.Info("cluster node removed", "nodeId", id, "by", r.user())
+	s.Log.Info("cluster node removed", "nodeId", id, "by", r.User())
 	return r.JSON(fiber.Map{"message": "node '" + id + "' removed"})
 }

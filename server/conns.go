@@ -8,61 +8,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
-
-// Timeouts bound how long a client may hold a connection without making
-// progress. Zero fields take the defaults below.
-//
-// fasthttp's own ReadTimeout covers a whole request, body included, and
-// its WriteTimeout a whole response: either would cut off a 1 GiB upload
-// or download over a slow link. So fasthttp only enforces Header (its
-// ReadTimeout) and Idle; once a handler runs, the wrapped connection
-// extends its read deadline by Body each time it reads, and every write by
-// Write, so a transfer that keeps moving never times out while one that
-// stalls is closed.
-type Timeouts struct {
-	// Header bounds the request line, the headers and the first 8 KiB of
-	// the body fasthttp reads before the handler runs, from the moment
-	// the connection is accepted or the next request's first byte. A
-	// client that sends half a header and waits is closed after it.
-	Header time.Duration
-	// Idle bounds the wait for the next request on a kept-alive
-	// connection.
-	Idle time.Duration
-	// Body bounds each pause in a request body a handler reads.
-	Body time.Duration
-	// Write bounds each write of a response (a pause of the reader).
-	Write time.Duration
-	// Drain bounds the whole discard of a body a handler left unread
-	// (the answer was an error); past it the connection is closed.
-	Drain time.Duration
-	// TLSHandshake bounds the TLS handshake of a new connection.
-	TLSHandshake time.Duration
-}
-
-// DefaultTimeouts are the production values.
-var DefaultTimeouts = Timeouts{
-	Header:       30 * time.Second,
-	Idle:         120 * time.Second,
-	Body:         60 * time.Second,
-	Write:        60 * time.Second,
-	Drain:        30 * time.Second,
-	TLSHandshake: 10 * time.Second,
-}
-
-// orDefault fills zero fields from DefaultTimeouts.
-func (t Timeouts) orDefault() Timeouts {
-	d := DefaultTimeouts
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&t.Header, &d.Header}, {&t.Idle, &d.Idle}, {&t.Body, &d.Body},
-		{&t.Write, &d.Write}, {&t.Drain, &d.Drain}, {&t.TLSHandshake, &d.TLSHandshake},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return t
-}
 
 // DefaultMaxConnsPerClient is the default cap of concurrent connections
 // from one client address: generous, as a fleet of scanners or a whole
@@ -82,7 +30,7 @@ const DefaultMaxConnsPerClient = 512
 //   - applies the progress deadlines of Timeouts while handlers read and
 //     write, and the TLS handshake deadline.
 type connTracker struct {
-	timeouts Timeouts
+	timeouts api.Timeouts
 	maxPer   int // per client address; <= 0: unlimited
 	refused  atomic.Uint64
 
@@ -91,7 +39,7 @@ type connTracker struct {
 	perIP map[string]int
 }
 
-func newConnTracker(t Timeouts, maxPerClient int) *connTracker {
+func newConnTracker(t api.Timeouts, maxPerClient int) *connTracker {
 	return &connTracker{timeouts: t, maxPer: maxPerClient, conns: map[*trackedConn]struct{}{}, perIP: map[string]int{}}
 }
 
@@ -197,6 +145,10 @@ func (c *trackedConn) Close() error {
 // endBody hands the deadlines back to fasthttp (idle, then header).
 func (c *trackedConn) startBody() { c.until.Store(0); c.body.Store(true) }
 func (c *trackedConn) endBody()   { c.body.Store(false); c.until.Store(0) }
+
+// LimitDrain caps reads at the drain timeout: a refused body is read
+// and discarded for at most that long (drain, encode.go).
+func (c *trackedConn) LimitDrain() { c.limitReads(c.t.timeouts.Drain) }
 
 // limitReads caps the read deadline at d from now, until endBody.
 func (c *trackedConn) limitReads(d time.Duration) {

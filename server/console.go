@@ -8,20 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/console"
-)
-
-// Console routes, and the refresh cookie's name, path and header.
-const (
-	consolePath = "/console/"
-	// RefreshCookie holds a console's refresh token: HttpOnly,
-	// SameSite=Strict, Secure over TLS, sent only to /login/... .
-	RefreshCookie     = "quire_refresh"
-	refreshCookiePath = "/login"
-	// ConsoleHeader must be on every request that uses the refresh
-	// cookie (refresh, sign-out) or asks for one (sign-in): a cross-origin
-	// page cannot add it without a CORS preflight, which a credentialed
-	// request does not pass (Access-Control-Allow-Origin is *).
-	ConsoleHeader = "X-Quire-Console"
+	"quire/server/directory"
 )
 
 // consoleHeaders are the security headers of every console file.
@@ -41,17 +28,17 @@ func consoleHeaders(c *fiber.Ctx) {
 // handleConsoleRoot serves GET /: the console.
 func (s *Server) handleConsoleRoot(c *fiber.Ctx) error {
 	consoleHeaders(c)
-	return c.Redirect(consolePath, http.StatusFound)
+	return c.Redirect(directory.ConsolePath, http.StatusFound)
 }
 
 // handleConsole serves GET /console/*: an embedded file, gzip-compressed
 // for clients that take it, revalidated by ETag (index.html is never
 // cached: it names the modules).
 func (s *Server) handleConsole(c *fiber.Ctx) error {
-	if !strings.HasPrefix(c.Path(), consolePath) {
+	if !strings.HasPrefix(c.Path(), directory.ConsolePath) {
 		return s.handleConsoleRoot(c) // "/console"
 	}
-	name := strings.TrimPrefix(c.Path(), consolePath)
+	name := strings.TrimPrefix(c.Path(), directory.ConsolePath)
 	a, ok := console.Lookup(name)
 	if !ok {
 		return fiber.ErrNotFound

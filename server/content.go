@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -12,7 +13,7 @@ import (
 const maxInlineResponse = 6 * 1000 * 1000
 
 // handleGetDocumentContent serves GET /documents/{documentId}/content.
-func (s *Server) handleGetDocumentContent(r *reqCtx) error {
+func (s *Server) handleGetDocumentContent(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -34,11 +35,11 @@ func (s *Server) handleGetDocumentContent(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkStampable(r.site, id, d.ContentType, bypass); err != nil {
+	if err := s.checkStampable(r.Site, id, d.ContentType, bypass); err != nil {
 		return err
 	}
 	if isTextType(d.ContentType) && d.ContentLength < maxInlineResponse {
-		rd, _, err := s.db.OpenContent(r.site, id)
+		rd, _, err := s.DB.OpenContent(r.Site, id)
 		if err != nil {
 			return err
 		}
@@ -49,7 +50,7 @@ func (s *Server) handleGetDocumentContent(r *reqCtx) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": d.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.downloadURL(s.linkBase(r.Ctx), r.site, id, false, bypass, 0), "contentType": d.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, false, bypass, 0), "contentType": d.ContentType})
 }
 
 func isTextType(t string) bool {

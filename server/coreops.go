@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -18,75 +19,75 @@ import (
 // handleSetDocumentOcr serves PUT /documents/{id}/ocr {content,
 // contentType, isBase64}: OCR text a client made itself, used as an
 // engine's would be (GET /ocr, FULLTEXT).
-func (s *Server) handleSetDocumentOcr(r *reqCtx) error {
+func (s *Server) handleSetDocumentOcr(r *api.Request) error {
 	var in struct {
 		Content     *string `json:"content"`
 		ContentType string  `json:"contentType"`
 		IsBase64    bool    `json:"isBase64"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Content == nil {
-		return invalid("content", "'content' is required")
+		return api.Invalid("content", "'content' is required")
 	}
 	text := *in.Content
 	if in.IsBase64 {
 		b, err := base64.StdEncoding.DecodeString(text)
 		if err != nil {
-			return invalid("content", "invalid base64 content")
+			return api.Invalid("content", "invalid base64 content")
 		}
 		if !utf8.Valid(b) {
-			return invalid("content", "OCR content must be UTF-8 text")
+			return api.Invalid("content", "OCR content must be UTF-8 text")
 		}
 		text = string(b)
 	}
 	if len(text) > storage.MaxSetTextBytes {
-		return invalid("content", fmt.Sprintf("'content' must be less than %d bytes", storage.MaxSetTextBytes))
+		return api.Invalid("content", fmt.Sprintf("'content' must be less than %d bytes", storage.MaxSetTextBytes))
 	}
 	if in.ContentType != "" && !strings.HasPrefix(strings.ToLower(in.ContentType), "text/") {
-		return invalid("contentType", "OCR content must be text (text/plain)")
+		return api.Invalid("contentType", "OCR content must be text (text/plain)")
 	}
-	cmd := storage.SetText{DocumentID: r.docID(), Kind: storage.TextOCR, Text: text, ContentType: in.ContentType, Engine: "manual"}
-	if _, err := s.apply(r, storage.OpSetText, cmd); err != nil {
+	cmd := storage.SetText{DocumentID: r.DocID(), Kind: storage.TextOCR, Text: text, ContentType: in.ContentType, Engine: "manual"}
+	if _, err := s.Apply(r, storage.OpSetText, cmd); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"OCR content set"})
+	return r.JSON(api.MessageBody{Message: "OCR content set"})
 }
 
 // handleDeleteDocumentOcr serves DELETE /documents/{id}/ocr.
-func (s *Server) handleDeleteDocumentOcr(r *reqCtx) error {
-	id := r.docID()
-	res, err := s.apply(r, storage.OpDeleteText, storage.DeleteText{DocumentID: id, Kind: storage.TextOCR})
+func (s *Server) handleDeleteDocumentOcr(r *api.Request) error {
+	id := r.DocID()
+	res, err := s.Apply(r, storage.OpDeleteText, storage.DeleteText{DocumentID: id, Kind: storage.TextOCR})
 	if err != nil {
 		return err
 	}
 	if ok, _ := res.Value.(bool); !ok {
 		return &storage.NotFoundError{Msg: "OCR for document " + id + " not found"}
 	}
-	return r.JSON(messageBody{"OCR content deleted"})
+	return r.JSON(api.MessageBody{Message: "OCR content deleted"})
 }
 
 // handleReindexDocument serves POST /reindex/documents/{id} {target}:
 // the document's tag and attribute index entries are written again from
 // its tags and attributes, and the search index reads it again.
-func (s *Server) handleReindexDocument(r *reqCtx) error {
+func (s *Server) handleReindexDocument(r *api.Request) error {
 	var in struct {
 		Target string `json:"target"`
 	}
 	if r.Request().Header.ContentLength() != 0 {
-		if err := r.readBody(&in, 16<<10); err != nil {
+		if err := r.ReadBody(&in, 16<<10); err != nil {
 			return err
 		}
 	}
 	if in.Target != "" && in.Target != "ATTRIBUTES" {
-		return invalid("target", "invalid 'target': ATTRIBUTES")
+		return api.Invalid("target", "invalid 'target': ATTRIBUTES")
 	}
-	id := r.docID()
-	if _, err := s.apply(r, storage.OpReindexDocument, storage.ReindexDocument{DocumentID: id}); err != nil {
+	id := r.DocID()
+	if _, err := s.Apply(r, storage.OpReindexDocument, storage.ReindexDocument{DocumentID: id}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Document '%s' reindexed", id)})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' reindexed", id)})
 }
 
 // syncTypes are the actions that deliver a document somewhere else.
@@ -95,17 +96,17 @@ var syncTypes = []string{"WEBHOOK", "EVENTBUS", "NOTIFICATION", "PUBLISH"}
 // handleGetDocumentSyncs serves GET /documents/{id}/syncs: the search
 // index (service FULLTEXT) and every delivery action (WEBHOOK, EVENTBUS,
 // NOTIFICATION, PUBLISH), from Quire's state, paged by `limit`/`next`.
-func (s *Server) handleGetDocumentSyncs(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetDocumentSyncs(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	limit, err := listLimit(r)
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
 	from := 0
-	if tok, err := parseKeyToken(r, "sy"); err != nil {
+	if tok, err := api.ParseKeyToken(r, "sy"); err != nil {
 		return err
 	} else if tok != "" {
 		if from, err = strconv.Atoi(tok); err != nil || from < 0 {
@@ -113,12 +114,12 @@ func (s *Server) handleGetDocumentSyncs(r *reqCtx) error {
 		}
 	}
 	status := "COMPLETE"
-	if s.deps.Indexer != nil && s.deps.Indexer.Pending(storage.DocRef{Site: r.site, ID: d.DocumentID}) {
+	if s.Deps.Indexer != nil && s.Deps.Indexer.Pending(storage.DocRef{Site: r.Site, ID: d.DocumentID}) {
 		status = "PENDING"
 	}
 	syncs := []map[string]any{{"service": "FULLTEXT", "type": "METADATA", "status": status,
-		"insertedDate": formatDate(d.LastModifiedDate), "userId": d.UserID}}
-	acts, err := s.db.GetActions(r.site, d.DocumentID)
+		"insertedDate": api.FormatDate(d.LastModifiedDate), "userId": d.UserID}}
+	acts, err := s.DB.GetActions(r.Site, d.DocumentID)
 	if err != nil {
 		return err
 	}
@@ -127,9 +128,9 @@ func (s *Server) handleGetDocumentSyncs(r *reqCtx) error {
 			continue
 		}
 		m := map[string]any{"service": a.Type, "type": "METADATA", "status": syncStatus(a.Status),
-			"insertedDate": formatDate(a.InsertedDate), "userId": a.UserID}
+			"insertedDate": api.FormatDate(a.InsertedDate), "userId": a.UserID}
 		if a.CompletedDate != nil {
-			m["syncDate"] = formatDate(*a.CompletedDate)
+			m["syncDate"] = api.FormatDate(*a.CompletedDate)
 		}
 		if a.Message != "" {
 			m["message"] = a.Message
@@ -141,7 +142,7 @@ func (s *Server) handleGetDocumentSyncs(r *reqCtx) error {
 		end := min(len(syncs), from+limit)
 		out["syncs"] = syncs[from:end]
 		if end < len(syncs) {
-			out["next"] = keyToken("sy", strconv.Itoa(end))
+			out["next"] = api.KeyToken("sy", strconv.Itoa(end))
 		}
 	}
 	return r.JSON(out)
@@ -162,7 +163,7 @@ func syncStatus(s string) string {
 
 // handleAddDocumentSync serves POST /documents/{id}/syncs {sync:{service:
 // FULLTEXT, type}}: the search index reads the document again.
-func (s *Server) handleAddDocumentSync(r *reqCtx) error {
+func (s *Server) handleAddDocumentSync(r *api.Request) error {
 	var in struct {
 		Sync *struct {
 			Service string `json:"service"`
@@ -170,22 +171,22 @@ func (s *Server) handleAddDocumentSync(r *reqCtx) error {
 		} `json:"sync"`
 	}
 	if r.Request().Header.ContentLength() != 0 {
-		if err := r.readBody(&in, 16<<10); err != nil {
+		if err := r.ReadBody(&in, 16<<10); err != nil {
 			return err
 		}
 	}
 	if in.Sync != nil {
 		if in.Sync.Service != "" && in.Sync.Service != "FULLTEXT" {
-			return invalid("service", "invalid 'service': FULLTEXT")
+			return api.Invalid("service", "invalid 'service': FULLTEXT")
 		}
 		switch in.Sync.Type {
 		case "", "METADATA", "CONTENT":
 		default:
-			return invalid("type", "invalid 'type': METADATA or CONTENT")
+			return api.Invalid("type", "invalid 'type': METADATA or CONTENT")
 		}
 	}
-	if _, err := s.apply(r, storage.OpReindexDocument, storage.ReindexDocument{DocumentID: r.docID()}); err != nil {
+	if _, err := s.Apply(r, storage.OpReindexDocument, storage.ReindexDocument{DocumentID: r.DocID()}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Added Document sync"})
+	return r.JSON(api.MessageBody{Message: "Added Document sync"})
 }

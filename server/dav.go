@@ -26,6 +26,7 @@ import (
 
 	"quire/auth"
 	"quire/intake"
+	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/storage"
 )
@@ -136,7 +137,7 @@ func davOptions(c *fiber.Ctx) {
 // davUnauthorized asks for Basic credentials.
 func davUnauthorized(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="Quire WebDAV", charset="UTF-8"`)
-	return errStatus(http.StatusUnauthorized, "Unauthorized")
+	return api.ErrStatus(http.StatusUnauthorized, "Unauthorized")
 }
 
 // davPrincipal checks the request's Basic credentials.
@@ -147,19 +148,19 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 		return nil, errBadCredentials
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
-	now := s.now()
+	now := s.Now()
 	if cred, ok := s.davCreds.get(k, now); ok && s.stillValid(cred) {
-		if p, err := s.deps.Auth.Authenticate(cred.tok); err == nil {
+		if p, err := s.Deps.Auth.Authenticate(cred.tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.credentialToken(context.Background(), passwordCheck{addr: c.IP()}, user, pass)
+	cred, err := s.credentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.deps.Auth.Authenticate(cred.tok)
+	p, err := s.Deps.Auth.Authenticate(cred.tok)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +194,8 @@ func davWriteMethod(m string) bool {
 // handleDav serves /dav/{siteId}/...
 func (s *Server) handleDav(c *fiber.Ctx) error {
 	if !davSecure(c) {
-		drain(c)
-		return errStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
 	}
 	raw := string(c.Request().URI().Path())
 	rest := strings.TrimPrefix(raw, "/dav")
@@ -202,21 +203,21 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	siteEsc, sub, _ := strings.Cut(rest, "/")
 	site, err := url.PathUnescape(siteEsc)
 	if err != nil || !utf8.ValidString(site) {
-		drain(c)
-		return errStatus(http.StatusBadRequest, "invalid path")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusBadRequest, "invalid path")
 	}
 	p, err := s.davPrincipal(c)
 	if errors.Is(err, errBadCredentials) {
-		drain(c)
+		api.Drain(c)
 		return davUnauthorized(c)
 	}
 	if err != nil {
-		drain(c)
+		api.Drain(c)
 		return err
 	}
 	if site == "" || !storage.CheckSiteID(site) {
-		drain(c)
-		return errStatus(http.StatusNotFound, "WebDAV paths are /dav/{siteId}/...")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusNotFound, "WebDAV paths are /dav/{siteId}/...")
 	}
 	perm := auth.PermRead
 	switch {
@@ -226,20 +227,20 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 		perm = auth.PermWrite
 	}
 	if !p.Can(site, auth.PermRead) || !p.Can(site, perm) {
-		drain(c)
-		return errStatus(http.StatusForbidden, "no "+string(perm)+" permission on site "+site)
+		api.Drain(c)
+		return api.ErrStatus(http.StatusForbidden, "no "+string(perm)+" permission on site "+site)
 	}
-	r := &reqCtx{Ctx: c, p: p, site: site, now: s.now().UTC()}
+	r := &api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC()}
 	fsys := &davFS{s: s, r: r}
 	qp, err := url.PathUnescape(sub)
 	if err != nil || !utf8.ValidString(qp) {
-		drain(c)
-		return errStatus(http.StatusBadRequest, "invalid path")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusBadRequest, "invalid path")
 	}
 	qp = davClean(qp)
 	if msg := fsys.precheck(c, qp); msg != "" {
-		drain(c)
-		return errStatus(http.StatusForbidden, msg)
+		api.Drain(c)
+		return api.ErrStatus(http.StatusForbidden, msg)
 	}
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead:
@@ -247,7 +248,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 	case "PROPFIND":
 		if strings.EqualFold(strings.TrimSpace(string(c.Request().Header.Peek("Depth"))), "infinity") || len(c.Request().Header.Peek("Depth")) == 0 {
 			// RFC 4918 9.1: a server may refuse an unbounded walk.
-			drain(c)
+			api.Drain(c)
 			c.Set(fiber.HeaderContentType, "application/xml; charset=utf-8")
 			return c.Status(http.StatusForbidden).SendString(`<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`)
 		}
@@ -260,30 +261,30 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 // 405 or 404).
 func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 	deny := func(dir, perm string) string { return storage.FolderDenied(dir, perm).Msg }
-	dir, _ := splitDocPath(qp)
+	dir, _ := api.SplitDocPath(qp)
 	switch c.Method() {
 	case http.MethodGet, http.MethodHead, "PROPFIND", http.MethodOptions:
 		if _, err := fsys.Stat(context.Background(), qp); errors.Is(err, fs.ErrPermission) {
 			return deny(qp, storage.FolderRead)
 		}
 	case http.MethodPut, "MKCOL", "PROPPATCH":
-		if !fsys.s.folderAllows(fsys.r, dir, storage.FolderWrite) {
+		if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
 	case http.MethodDelete:
-		if !fsys.s.folderAllows(fsys.r, dir, storage.FolderDelete) {
+		if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 			return deny(dir, storage.FolderDelete)
 		}
 	case "MOVE", "COPY":
-		if c.Method() == "MOVE" && !fsys.s.folderAllows(fsys.r, dir, storage.FolderWrite) {
+		if c.Method() == "MOVE" && !fsys.s.FolderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
-		if c.Method() == "COPY" && !fsys.r.p.Can(fsys.r.site, govern) {
+		if c.Method() == "COPY" && !fsys.r.Principal.Can(fsys.r.Site, govern) {
 			// A copy of a watermarked document would carry no watermark
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
 			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
-				if marks, err := fsys.s.docMarks(fsys.r.site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+				if marks, err := fsys.s.docMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
 			} else if err == nil {
@@ -293,9 +294,9 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 			}
 		}
 		if u, err := url.Parse(string(c.Request().Header.Peek("Destination"))); err == nil {
-			d := strings.TrimPrefix(u.Path, "/dav/"+fsys.r.site)
-			ddir, _ := splitDocPath(davClean(d))
-			if !fsys.s.folderAllows(fsys.r, ddir, storage.FolderWrite) {
+			d := strings.TrimPrefix(u.Path, "/dav/"+fsys.r.Site)
+			ddir, _ := api.SplitDocPath(davClean(d))
+			if !fsys.s.FolderAllows(fsys.r, ddir, storage.FolderWrite) {
 				return deny(ddir, storage.FolderWrite)
 			}
 		}
@@ -329,7 +330,7 @@ func (fsys *davFS) markedInside(qp string) string {
 				todo = append(todo, full)
 				continue
 			}
-			if marks, err := fsys.s.docMarks(fsys.r.site, in.id); err != nil || len(marks) > 0 {
+			if marks, err := fsys.s.docMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
 				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
@@ -344,7 +345,7 @@ func davClean(p string) string { return strings.Trim(path.Clean("/"+p), "/") }
 func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	fi, err := fsys.Stat(context.Background(), qp)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errStatus(http.StatusNotFound, "Not Found")
+		return api.ErrStatus(http.StatusNotFound, "Not Found")
 	}
 	if err != nil {
 		return err
@@ -368,19 +369,19 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 		c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 		return c.SendString(b.String())
 	}
-	cr, doc, err := s.db.OpenContent(fsys.r.site, info.id)
+	cr, doc, err := s.DB.OpenContent(fsys.r.Site, info.id)
 	if err != nil {
-		if isNotFound(err) {
-			return errStatus(http.StatusNotFound, "Not Found")
+		if api.IsNotFound(err) {
+			return api.ErrStatus(http.StatusNotFound, "Not Found")
 		}
 		return err
 	}
 	// Passive types show in a browser that follows a WebDAV link; active
-	// ones are saved, never run on Quire's origin (serveStored).
-	serveStored(c, storedFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
+	// ones are saved, never run on Quire's origin (ServeStored).
+	api.ServeStored(c, api.StoredFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	if sent, err := s.sendIfMarked(c, fsys.r.site, info.id, cr, doc.ContentType); sent {
+	if sent, err := s.sendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, info.etag)
@@ -401,18 +402,18 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	u, err := url.ParseRequestURI(string(c.Request().RequestURI()))
 	if err != nil {
-		drain(c)
-		return errStatus(http.StatusBadRequest, "invalid request URI")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusBadRequest, "invalid request URI")
 	}
-	body := bodyStream(c)
+	body := api.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
 	fsys.body = &davBody{r: &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}}
 	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(fsys.body))
 	if err != nil {
-		drain(c)
-		return errStatus(http.StatusBadRequest, "invalid request")
+		api.Drain(c)
+		return api.ErrStatus(http.StatusBadRequest, "invalid request")
 	}
 	req.Host = string(c.Request().Host())
 	req.ContentLength = int64(c.Request().Header.ContentLength())
@@ -421,13 +422,13 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	h := &webdav.Handler{Prefix: "/dav/" + site, FileSystem: fsys, LockSystem: davLocks(),
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
-				s.log.Debug("webdav", "method", r.Method, "err", err)
+				s.Log.Debug("webdav", "method", r.Method, "err", err)
 			}
 		}}
 	w := &davResponse{h: http.Header{}}
 	h.ServeHTTP(w, req)
 	if fsys.failed != nil {
-		drain(c)
+		api.Drain(c)
 		return fsys.failed
 	}
 	for k, vs := range w.h {
@@ -439,7 +440,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 		w.status = http.StatusOK
 	}
 	if w.over {
-		return errStatus(http.StatusInsufficientStorage, "the answer is too large")
+		return api.ErrStatus(http.StatusInsufficientStorage, "the answer is too large")
 	}
 	if w.status >= 400 && !strings.Contains(w.h.Get("Content-Type"), "xml") {
 		// webdav's plain status text, in Quire's error shape.
@@ -447,7 +448,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 		if msg == "" {
 			msg = http.StatusText(w.status)
 		}
-		return errStatus(w.status, msg)
+		return api.ErrStatus(w.status, msg)
 	}
 	c.Status(w.status)
 	return c.Send(w.buf.Bytes())
@@ -482,7 +483,7 @@ func (w *davResponse) Write(p []byte) (int, error) {
 // one request.
 type davFS struct {
 	s *Server
-	r *reqCtx
+	r *api.Request
 	// failed is a failure that must answer as Quire answers it (a
 	// refused write: 507, a site limit: 413) rather than webdav's 405.
 	failed error
@@ -564,33 +565,33 @@ func docInfo(name string, d *storage.Document) *davInfo {
 // is fs.ErrPermission.
 func (fsys *davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 	p := davClean(name)
-	s, site := fsys.s, fsys.r.site
+	s, site := fsys.s, fsys.r.Site
 	if p == "" {
 		return &davInfo{name: "/", dir: true, mod: time.Unix(0, 0)}, nil
 	}
-	dir, base := splitDocPath(p)
-	if id, err := s.db.DocumentIDByPath(site, p); err == nil && id != "" {
-		d, err := s.db.GetDocument(site, id)
+	dir, base := api.SplitDocPath(p)
+	if id, err := s.DB.DocumentIDByPath(site, p); err == nil && id != "" {
+		d, err := s.DB.GetDocument(site, id)
 		if err == nil {
-			if !s.folderAllows(fsys.r, dir, storage.FolderRead) {
+			if !s.FolderAllows(fsys.r, dir, storage.FolderRead) {
 				return nil, fs.ErrPermission
 			}
 			return docInfo(base, d), nil
 		}
-		if !isNotFound(err) {
+		if !api.IsNotFound(err) {
 			return nil, err
 		}
-	} else if err != nil && !isNotFound(err) {
+	} else if err != nil && !api.IsNotFound(err) {
 		return nil, err
 	}
-	ok, err := s.db.FolderExists(site, p)
+	ok, err := s.DB.FolderExists(site, p)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
-	if !s.folderAllows(fsys.r, p, storage.FolderRead) {
+	if !s.FolderAllows(fsys.r, p, storage.FolderRead) {
 		return nil, fs.ErrPermission
 	}
 	return &davInfo{name: base, dir: true, mod: time.Unix(0, 0)}, nil
@@ -598,11 +599,11 @@ func (fsys *davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 
 // list is a folder's entries the caller may read.
 func (fsys *davFS) list(p string) ([]os.FileInfo, error) {
-	s, site := fsys.s, fsys.r.site
+	s, site := fsys.s, fsys.r.Site
 	var out []os.FileInfo
 	after := ""
 	for len(out) < davMaxListing {
-		page, err := s.db.ListFolderPage(site, p, after, 500)
+		page, err := s.DB.ListFolderPage(site, p, after, 500)
 		if err != nil {
 			return nil, err
 		}
@@ -612,12 +613,12 @@ func (fsys *davFS) list(p string) ([]os.FileInfo, error) {
 				full = p + "/" + it.Name
 			}
 			if it.Entry.Folder {
-				if s.folderAllows(fsys.r, full, storage.FolderRead) {
+				if s.FolderAllows(fsys.r, full, storage.FolderRead) {
 					out = append(out, &davInfo{name: it.Name, dir: true, mod: time.Unix(0, 0)})
 				}
 				continue
 			}
-			if it.Doc != nil && s.folderAllows(fsys.r, p, storage.FolderRead) {
+			if it.Doc != nil && s.FolderAllows(fsys.r, p, storage.FolderRead) {
 				out = append(out, docInfo(it.Name, it.Doc))
 			}
 		}
@@ -638,8 +639,8 @@ func (fsys *davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 	if _, err := fsys.Stat(context.Background(), p); err == nil {
 		return fs.ErrExist
 	}
-	dir, _ := splitDocPath(p)
-	if ok, err := fsys.s.db.FolderExists(fsys.r.site, dir); err != nil {
+	dir, _ := api.SplitDocPath(p)
+	if ok, err := fsys.s.DB.FolderExists(fsys.r.Site, dir); err != nil {
 		return err
 	} else if !ok {
 		return fs.ErrNotExist // 409: the parent is missing
@@ -647,7 +648,7 @@ func (fsys *davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 	if _, err := checkFolderPath(p); err != nil {
 		return fs.ErrInvalid
 	}
-	_, err := fsys.s.apply(fsys.r, storage.OpAddFolder, storage.FolderRef{Path: p})
+	_, err := fsys.s.Apply(fsys.r, storage.OpAddFolder, storage.FolderRef{Path: p})
 	return err
 }
 
@@ -684,8 +685,8 @@ func (f *davFile) open() error {
 	}
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
-	if r := f.fsys.r; !r.p.Can(r.site, govern) {
-		marks, err := f.fsys.s.docMarks(r.site, f.info.id)
+	if r := f.fsys.r; !r.Principal.Can(r.Site, govern) {
+		marks, err := f.fsys.s.docMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
 		}
@@ -693,7 +694,7 @@ func (f *davFile) open() error {
 			return fs.ErrPermission
 		}
 	}
-	cr, _, err := f.fsys.s.db.OpenContent(f.fsys.r.site, f.info.id)
+	cr, _, err := f.fsys.s.DB.OpenContent(f.fsys.r.Site, f.info.id)
 	if err != nil {
 		return err
 	}
@@ -754,14 +755,14 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 // content chunks; Close makes the document, or a new version of the
 // document at the path.
 func (fsys *davFS) create(p string) (webdav.File, error) {
-	dir, base := splitDocPath(p)
+	dir, base := api.SplitDocPath(p)
 	if p == "" || base == "" {
 		return nil, fs.ErrInvalid
 	}
 	if fi, err := fsys.Stat(context.Background(), p); err == nil && fi.IsDir() {
 		return nil, fs.ErrInvalid
 	}
-	if ok, err := fsys.s.db.FolderExists(fsys.r.site, dir); err != nil {
+	if ok, err := fsys.s.DB.FolderExists(fsys.r.Site, dir); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, fs.ErrNotExist // 409
@@ -770,12 +771,12 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 		return nil, fs.ErrInvalid
 	}
 	existing := ""
-	if id, err := fsys.s.db.DocumentIDByPath(fsys.r.site, p); err == nil {
-		if _, err := fsys.s.db.GetDocument(fsys.r.site, id); err == nil {
+	if id, err := fsys.s.DB.DocumentIDByPath(fsys.r.Site, p); err == nil {
+		if _, err := fsys.s.DB.GetDocument(fsys.r.Site, id); err == nil {
 			existing = id
 		}
 	}
-	limit, err := fsys.s.uploadLimit(fsys.r.site, -1)
+	limit, err := fsys.s.uploadLimit(fsys.r.Site, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -785,7 +786,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
-		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.deps.Applier, w.head, limit.n, func(sha string) {
+		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.n, func(sha string) {
 			fsys.s.uploads.add(sha)
 			w.shas = append(w.shas, sha)
 		})
@@ -828,7 +829,7 @@ func (w *davWriter) Seek(int64, int) (int64, error)     { return 0, fs.ErrPermis
 func (w *davWriter) Readdir(int) ([]os.FileInfo, error) { return nil, fs.ErrInvalid }
 
 func (w *davWriter) Stat() (os.FileInfo, error) {
-	return &davInfo{name: w.name, size: w.n, mod: w.fsys.r.now}, nil
+	return &davInfo{name: w.name, size: w.n, mod: w.fsys.r.Now}, nil
 }
 
 // Close ends the body and commits the document (or its new version)
@@ -842,20 +843,20 @@ func (w *davWriter) Close() error {
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
 	defer s.uploads.done(w.shas)
-	prof, stored, perr := s.davProfile(r.site)
+	prof, stored, perr := s.davProfile(r.Site)
 	name := davProfileName
 	if prof != nil {
 		name = prof.Name
 	}
-	dir, _ := splitDocPath(w.path)
+	dir, _ := api.SplitDocPath(w.path)
 	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
-		Actor: r.user(), RequestID: requestID(r.Ctx)}
+		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
 		s.sweep(w.shas)
 		w.fsys.failed = err
 		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
 		if stored && intake.Permanent(err) {
-			s.intakeFailed(r.site, name, src, err)
+			s.intakeFailed(r.Site, name, src, err)
 		}
 		return err
 	}
@@ -868,21 +869,21 @@ func (w *davWriter) Close() error {
 	if perr != nil {
 		return fail(perr)
 	}
-	if err := s.gate.wait(context.Background()); err != nil {
+	if err := s.Gate.Wait(context.Background()); err != nil {
 		return fail(err)
 	}
 	nd := s.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
-	nd.Document.UserID = r.user()
+	nd.Document.UserID = r.User()
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
 	if w.existing != "" {
 		ct := nd.Document.ContentType
 		up := storage.UpdateDocument{DocumentID: w.existing, Content: nd.Content, Chunks: nd.Chunks, ContentType: &ct,
-			Tags: nd.Tags, Attributes: nd.Attributes, Actions: nd.Actions, Writer: s.actorOf(r)}
-		_, err = s.apply(r, storage.OpUpdateDocument, up)
+			Tags: nd.Tags, Attributes: nd.Attributes, Actions: nd.Actions, Writer: s.ActorOf(r)}
+		_, err = s.Apply(r, storage.OpUpdateDocument, up)
 		outcome = strings.ToLower(storage.IntakeVersioned)
 	} else {
-		_, err = s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: s.actorOf(r)})
+		_, err = s.Apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: s.ActorOf(r)})
 	}
 	if err != nil {
 		return fail(err)
@@ -898,11 +899,11 @@ const davProfileName = "webdav"
 // davProfile is the site's WebDAV intake profile (stored: true) or,
 // without one, a new profile's defaults: OCR then FULLTEXT.
 func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
-	p, err := s.db.IntakeProfile(site, davProfileName)
+	p, err := s.DB.IntakeProfile(site, davProfileName)
 	if err == nil {
 		return p, true, nil
 	}
-	if !isNotFound(err) {
+	if !api.IsNotFound(err) {
 		return nil, false, err
 	}
 	return &storage.IntakeProfile{Name: davProfileName, Actions: defaultIntakeActions()}, false, nil
@@ -927,8 +928,8 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 			return fmt.Errorf("more than %d documents and folders", davMaxTreeOps)
 		}
 		if !info.dir {
-			dir, _ := splitDocPath(p)
-			if !fsys.s.folderAllows(fsys.r, dir, storage.FolderDelete) {
+			dir, _ := api.SplitDocPath(p)
+			if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 				return fs.ErrPermission
 			}
 			return fsys.s.applyRef(fsys.r, storage.OpSoftDelete, info.id)
@@ -942,10 +943,10 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 				return err
 			}
 		}
-		if !fsys.s.folderAllows(fsys.r, p, storage.FolderDelete) {
+		if !fsys.s.FolderAllows(fsys.r, p, storage.FolderDelete) {
 			return fs.ErrPermission
 		}
-		_, err = fsys.s.apply(fsys.r, storage.OpDeleteFolder, storage.FolderRef{Path: p})
+		_, err = fsys.s.Apply(fsys.r, storage.OpDeleteFolder, storage.FolderRef{Path: p})
 		return err
 	}
 	return rm(p, fi.(*davInfo))
@@ -963,22 +964,22 @@ func (fsys *davFS) Rename(ctx context.Context, oldName, newName string) error {
 	if err != nil {
 		return err
 	}
-	toDir, toBase := splitDocPath(to)
-	if ok, err := fsys.s.db.FolderExists(fsys.r.site, toDir); err != nil {
+	toDir, toBase := api.SplitDocPath(to)
+	if ok, err := fsys.s.DB.FolderExists(fsys.r.Site, toDir); err != nil {
 		return err
 	} else if !ok {
 		return fs.ErrNotExist
 	}
 	info := fi.(*davInfo)
 	if !info.dir {
-		up := storage.UpdateDocument{DocumentID: info.id, Path: &to, Writer: fsys.s.actorOf(fsys.r)}
-		_, err := fsys.s.apply(fsys.r, storage.OpUpdateDocument, up)
+		up := storage.UpdateDocument{DocumentID: info.id, Path: &to, Writer: fsys.s.ActorOf(fsys.r)}
+		_, err := fsys.s.Apply(fsys.r, storage.OpUpdateDocument, up)
 		return err
 	}
 	if to == from || strings.HasPrefix(to+"/", from+"/") {
 		return fs.ErrInvalid
 	}
-	_, fromBase := splitDocPath(from)
+	_, fromBase := api.SplitDocPath(from)
 	if fromBase == toBase {
 		return fsys.moveFolder(from, toDir)
 	}
@@ -996,16 +997,16 @@ func (fsys *davFS) Rename(ctx context.Context, oldName, newName string) error {
 			return err
 		}
 	}
-	_, err = fsys.s.apply(fsys.r, storage.OpDeleteFolder, storage.FolderRef{Path: from})
+	_, err = fsys.s.Apply(fsys.r, storage.OpDeleteFolder, storage.FolderRef{Path: from})
 	return err
 }
 
 // moveFolder moves folder source into target ("" the root) and waits.
 func (fsys *davFS) moveFolder(source, target string) error {
 	s, r := fsys.s, fsys.r
-	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: uuid.NewString(), Source: source, Target: target})
+	res, err := s.Apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: uuid.NewString(), Source: source, Target: target})
 	if err != nil {
 		return err
 	}
-	return <-s.moves.run(r.site, res.Value.(storage.FolderMoveJob))
+	return <-s.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
 }

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // convertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
-func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
+func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	var out []storage.Action
 	for _, a := range in {
@@ -29,7 +30,7 @@ func (s *Server) convertActions(r *reqCtx, in []actionIn) ([]storage.Action, []s
 				continue
 			}
 		}
-		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.site}); len(e) > 0 {
+		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.Site}); len(e) > 0 {
 			errs = append(errs, e...)
 			continue
 		}

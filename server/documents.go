@@ -17,6 +17,7 @@ import (
 
 	"github.com/h2non/filetype"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -113,25 +114,25 @@ type prepared struct {
 }
 
 // handleAddDocument serves POST /documents.
-func (s *Server) handleAddDocument(r *reqCtx) error {
+func (s *Server) handleAddDocument(r *api.Request) error {
 	var in documentIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); errors.Is(err, errNoBody) {
-		return errBodyRequired
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
+		return api.ErrBodyRequired
 	} else if err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
-	if r.public {
+	if r.Public {
 		// Anyone may post here: no actions (they act with the adder's
 		// rights and reach out to other services) and content required.
 		if len(in.Actions) > 0 || slices.ContainsFunc(in.Documents, func(d documentIn) bool { return len(d.Actions) > 0 }) {
-			return invalid("actions", "'actions' are not accepted on public documents")
+			return api.Invalid("actions", "'actions' are not accepted on public documents")
 		}
 		if in.Content == nil {
-			return invalid("content", "'content' is required")
+			return api.Invalid("content", "'content' is required")
 		}
 		if in.Artifacts {
-			return invalid("artifacts", "artifacts cannot be added to documents through public documents")
+			return api.Invalid("artifacts", "artifacts cannot be added to documents through public documents")
 		}
 	}
 	if in.Artifacts {
@@ -140,30 +141,30 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	id := ""
 	if in.DocumentID != nil {
 		id = *in.DocumentID
-		if !isUUIDv4(id) {
-			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
+		if !api.IsUUIDv4(id) {
+			return api.Invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
 		}
 	} else {
-		id = r.newID()
+		id = r.NewID()
 	}
 	if in.Content == nil && len(in.Documents) == 0 && in.DeepLinkPath == nil && in.ResourceType != storage.ResourceDossier {
 		errs = append(errs, storage.ValidationItem{Msg: "either 'content', 'documents', or 'deepLinkPath' are required"})
 	}
 	if len(in.Documents) > storage.MaxChildDocuments {
 		// Refused before preparing thousands of children for nothing.
-		return checkErrors(storage.CheckNewDocuments(make([]storage.NewDocument, len(in.Documents)+1)))
+		return api.CheckErrors(storage.CheckNewDocuments(make([]storage.NewDocument, len(in.Documents)+1)))
 	}
 	parent, perrs := s.prepareDocument(r, &in, id, "")
 	errs = append(errs, perrs...)
 	docs := []*prepared{parent}
 	for i := range in.Documents {
 		ch := &in.Documents[i]
-		cp, cerrs := s.prepareDocument(r, ch, r.newID(), id)
+		cp, cerrs := s.prepareDocument(r, ch, r.NewID(), id)
 		errs = append(errs, cerrs...)
 		docs = append(docs, cp)
 		parent.nd.Document.Children = append(parent.nd.Document.Children, cp.nd.Document.DocumentID)
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	payload := storage.AddDocuments{Docs: make([]storage.NewDocument, len(docs))}
@@ -172,7 +173,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 	}
 	// The limits of the request as a whole, before any content is written
 	// (the applier checks them again).
-	if err := checkErrors(storage.CheckNewDocuments(payload.Docs)); err != nil {
+	if err := api.CheckErrors(storage.CheckNewDocuments(payload.Docs)); err != nil {
 		return err
 	}
 	if err := s.checkInlineSize(r, docs...); err != nil {
@@ -184,16 +185,16 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		}
 		payload.Docs[i] = p.nd
 	}
-	if err := s.requireWritePaths(r, payload.Docs); err != nil {
+	if err := s.RequireWritePaths(r, payload.Docs); err != nil {
 		return err
 	}
-	if in.DocumentID != nil && !r.public {
+	if in.DocumentID != nil && !r.Public {
 		// The same create again (same caller, same body) answers the first
 		// while the document exists (requestkeys.go); an Idempotency-Key
 		// takes precedence.
-		r.implicitKey = &storage.Idempotency{Key: "documentId " + id, Doc: id, Implicit: true}
+		r.ImplicitKey = &storage.Idempotency{Key: "documentId " + id, Doc: id, Implicit: true}
 	}
-	res, err := s.apply(r, storage.OpAddDocuments, payload)
+	res, err := s.Apply(r, storage.OpAddDocuments, payload)
 	if err != nil {
 		return err
 	}
@@ -207,14 +208,14 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 		ids = ar.DocumentIDs
 	}
 	id = ids[0]
-	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
+	resp := addDocumentResponse{DocumentID: id, SiteID: r.Site}
 	if !parent.hasBody && parent.nd.Document.ResourceType == storage.ResourceDocument && parent.nd.Document.DeepLinkPath == "" {
-		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{base: s.linkBase(r.Ctx)})
+		resp.UploadURL, resp.Headers = s.UploadURL(r.Site, id, api.UploadOpts{Base: s.LinkBase(r.Ctx)})
 	}
 	for i, p := range docs[1:] {
 		cr := childResult{DocumentID: ids[i+1]}
 		if !p.hasBody && p.nd.Document.DeepLinkPath == "" && p.nd.Document.ResourceType == storage.ResourceDocument {
-			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{base: s.linkBase(r.Ctx)})
+			cr.UploadURL, cr.Headers = s.UploadURL(r.Site, cr.DocumentID, api.UploadOpts{Base: s.LinkBase(r.Ctx)})
 		}
 		resp.Documents = append(resp.Documents, cr)
 	}
@@ -223,7 +224,7 @@ func (s *Server) handleAddDocument(r *reqCtx) error {
 
 // prepareDocument validates one document of a request and builds its
 // storage form. Inline content is decoded and checked against checksum.
-func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
+func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
 	p := &prepared{}
@@ -341,8 +342,8 @@ func (s *Server) prepareDocument(r *reqCtx, in *documentIn, id, parent string) (
 // checkInlineSize refuses inline content over the site's
 // maxContentLengthBytes before any of it is written (the applier checks
 // again, in the transaction).
-func (s *Server) checkInlineSize(r *reqCtx, docs ...*prepared) error {
-	c, err := s.db.SiteConfig(r.site)
+func (s *Server) checkInlineSize(r *api.Request, docs ...*prepared) error {
+	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func (s *Server) checkInlineSize(r *reqCtx, docs ...*prepared) error {
 
 // attachInline chunks a prepared document's inline content: a small one
 // goes into the command itself, a larger one is written first.
-func (s *Server) attachInline(r *reqCtx, p *prepared) error {
+func (s *Server) attachInline(r *api.Request, p *prepared) error {
 	if !p.hasBody {
 		return nil
 	}
@@ -368,7 +369,7 @@ func (s *Server) attachInline(r *reqCtx, p *prepared) error {
 		p.nd.Content, p.nd.Chunks = &m, tail
 		return nil
 	}
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, bytes.NewReader(p.content), 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, bytes.NewReader(p.content), 0, nil)
 	if err != nil {
 		return err
 	}

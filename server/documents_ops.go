@@ -6,24 +6,25 @@ import (
 	"slices"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleGetDocument serves GET /documents/{documentId}.
-func (s *Server) handleGetDocument(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetDocument(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	out := documentJSON(d)
+	out := api.DocumentJSON(d)
 	if len(d.Children) > 0 {
-		kids, err := s.db.GetDocuments(r.site, d.Children)
+		kids, err := s.DB.GetDocuments(r.Site, d.Children)
 		if err != nil {
 			return err
 		}
 		var list []map[string]any
 		for _, k := range kids {
-			list = append(list, documentJSON(k))
+			list = append(list, api.DocumentJSON(k))
 		}
 		out["documents"] = list
 	}
@@ -31,27 +32,27 @@ func (s *Server) handleGetDocument(r *reqCtx) error {
 }
 
 // handleUpdateDocument serves PATCH /documents/{documentId}.
-func (s *Server) handleUpdateDocument(r *reqCtx) error {
-	id := r.docID()
+func (s *Server) handleUpdateDocument(r *api.Request) error {
+	id := r.DocID()
 	var in documentIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Artifacts {
-		return invalid("artifacts", "add an artifact with POST /documents")
+		return api.Invalid("artifacts", "add an artifact with POST /documents")
 	}
-	cur, err := s.db.GetDocument(r.site, id)
+	cur, err := s.DB.GetDocument(r.Site, id)
 	if err != nil {
 		return err
 	}
 	p, errs := s.prepareDocument(r, &in, id, cur.BelongsToDocumentID)
 	var children []*prepared
 	for i := range in.Documents {
-		cp, cerrs := s.prepareDocument(r, &in.Documents[i], r.newID(), id)
+		cp, cerrs := s.prepareDocument(r, &in.Documents[i], r.NewID(), id)
 		errs = append(errs, cerrs...)
 		children = append(children, cp)
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	if err := s.checkInlineSize(r, append(children, p)...); err != nil {
@@ -96,45 +97,45 @@ func (s *Server) handleUpdateDocument(r *reqCtx) error {
 		upd.Children = append(upd.Children, cp.nd)
 	}
 	if upd.Path != nil {
-		if err := s.requireDocPath(r, *upd.Path, storage.FolderWrite); err != nil {
+		if err := s.RequireDocPath(r, *upd.Path, storage.FolderWrite); err != nil {
 			return err
 		}
 	}
-	if err := s.requireWritePaths(r, upd.Children); err != nil {
+	if err := s.RequireWritePaths(r, upd.Children); err != nil {
 		return err
 	}
-	s.stampActionRights(r, upd.Actions)
-	if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
+	s.StampActionRights(r, upd.Actions)
+	if _, err := s.Apply(r, storage.OpUpdateDocument, upd); err != nil {
 		return err
 	}
-	resp := addDocumentResponse{DocumentID: id, SiteID: r.site}
-	if r.art != "" {
-		resp.DocumentID, resp.ArtifactID = r.pathDocID(), r.art
+	resp := addDocumentResponse{DocumentID: id, SiteID: r.Site}
+	if r.ArtifactID != "" {
+		resp.DocumentID, resp.ArtifactID = r.PathDocID(), r.ArtifactID
 	}
 	if !p.hasBody && cur.DeepLinkPath == "" && d.DeepLinkPath == "" {
-		resp.UploadURL, resp.Headers = s.uploadURL(r.site, id, uploadOpts{base: s.linkBase(r.Ctx)})
+		resp.UploadURL, resp.Headers = s.UploadURL(r.Site, id, api.UploadOpts{Base: s.LinkBase(r.Ctx)})
 	}
 	for _, cp := range children {
 		cr := childResult{DocumentID: cp.nd.Document.DocumentID}
 		if !cp.hasBody && cp.nd.Document.DeepLinkPath == "" {
-			cr.UploadURL, cr.Headers = s.uploadURL(r.site, cr.DocumentID, uploadOpts{base: s.linkBase(r.Ctx)})
+			cr.UploadURL, cr.Headers = s.UploadURL(r.Site, cr.DocumentID, api.UploadOpts{Base: s.LinkBase(r.Ctx)})
 		}
 		resp.Documents = append(resp.Documents, cr)
 	}
 	return r.JSON(resp)
 }
 
-func (s *Server) applyRef(r *reqCtx, op storage.Op, id string) error {
-	_, err := s.apply(r, op, storage.DocumentRef{DocumentID: id})
+func (s *Server) applyRef(r *api.Request, op storage.Op, id string) error {
+	_, err := s.Apply(r, op, storage.DocumentRef{DocumentID: id})
 	return err
 }
 
 // handleDeleteDocument serves DELETE /documents/{documentId}.
-func (s *Server) handleDeleteDocument(r *reqCtx) error {
-	id := r.docID()
-	if r.art != "" {
+func (s *Server) handleDeleteDocument(r *api.Request) error {
+	id := r.DocID()
+	if r.ArtifactID != "" {
 		if r.QueryBool("softDelete") {
-			return invalid("softDelete", "an artifact cannot be soft deleted")
+			return api.Invalid("softDelete", "an artifact cannot be soft deleted")
 		}
 		return s.deleteArtifact(r, "'%s' object deleted")
 	}
@@ -142,37 +143,37 @@ func (s *Server) handleDeleteDocument(r *reqCtx) error {
 		if err := s.applyRef(r, storage.OpSoftDelete, id); err != nil {
 			return err
 		}
-		return r.JSON(messageBody{fmt.Sprintf("'%s' object soft deleted", id)})
+		return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object soft deleted", id)})
 	}
 	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object deleted", id)})
 }
 
 // handleRestoreDocument serves PUT /documents/{documentId}/restore.
-func (s *Server) handleRestoreDocument(r *reqCtx) error {
-	if err := s.applyRef(r, storage.OpRestore, r.docID()); err != nil {
+func (s *Server) handleRestoreDocument(r *api.Request) error {
+	if err := s.applyRef(r, storage.OpRestore, r.DocID()); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"document restored"})
+	return r.JSON(api.MessageBody{Message: "document restored"})
 }
 
 // handlePurgeDocument serves DELETE /documents/{documentId}/purge.
-func (s *Server) handlePurgeDocument(r *reqCtx) error {
-	id := r.docID()
-	if r.art != "" {
+func (s *Server) handlePurgeDocument(r *api.Request) error {
+	id := r.DocID()
+	if r.ArtifactID != "" {
 		return s.deleteArtifact(r, "Deleted document '%s' permanently")
 	}
 	if err := s.deleteDocument(r, id); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Deleted document '%s' permanently", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Deleted document '%s' permanently", id)})
 }
 
 // handleGetDocuments serves GET /documents.
-func (s *Server) handleGetDocuments(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetDocuments(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
@@ -184,17 +185,17 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 		// failed. Quire's index is fed from storage and catches up on
 		// its own, so no document is ever in these states.
 		if !slices.Contains([]string{"FULLTEXT_METADATA_FAILED", "FULLTEXT_CONTENT_FAILED"}, strings.ToUpper(st)) {
-			return invalid("syncStatus", "invalid 'syncStatus' parameter")
+			return api.Invalid("syncStatus", "invalid 'syncStatus' parameter")
 		}
 		return r.JSON(map[string]any{"documents": []any{}})
 	}
 	o := storage.ListOptions{Limit: limit, Next: r.Query("next"), Previous: r.Query("previous")}
 	if r.QueryBool("softDeleted") || r.QueryBool("deleted") {
 		o.SoftDeleted = true
-		if o.Start, err = parseDateParam(r, "start", false); err != nil {
+		if o.Start, err = api.ParseDateParam(r, "start", false); err != nil {
 			return err
 		}
-		if o.End, err = parseDateParam(r, "end", true); err != nil {
+		if o.End, err = api.ParseDateParam(r, "end", true); err != nil {
 			return err
 		}
 		switch strings.ToUpper(r.Query("sort")) {
@@ -202,33 +203,33 @@ func (s *Server) handleGetDocuments(r *reqCtx) error {
 		case "ASC":
 			o.Ascending = true
 		default:
-			return invalid("sort", "invalid 'sort' parameter")
+			return api.Invalid("sort", "invalid 'sort' parameter")
 		}
 	} else if r.Query("start") != "" || r.Query("end") != "" {
 		// FormKiQ's start and end select soft-deleted documents by the
 		// date of their deletion: without softDeleted=true nothing matches.
 		for i, name := range []string{"start", "end"} {
-			if _, err := parseDateParam(r, name, i == 1); err != nil {
+			if _, err := api.ParseDateParam(r, name, i == 1); err != nil {
 				return err
 			}
 		}
 		return r.JSON(map[string]any{"documents": []any{}})
 	} else if r.Query("date") != "" {
-		day, err := parseDay(r.Query("date"), r.Query("tz"))
+		day, err := api.ParseDay(r.Query("date"), r.Query("tz"))
 		if err != nil {
 			return err
 		}
 		// List from the end of that day on, into older days.
 		o.From = day.AddDate(0, 0, 1)
 	}
-	page, err := s.db.ListDocuments(r.site, o)
+	page, err := s.DB.ListDocuments(r.Site, o)
 	if err != nil {
 		return err
 	}
 	docs := make([]map[string]any, 0, len(page.Documents))
 	for _, d := range page.Documents {
-		if s.docAllows(r, d.Path, storage.FolderRead) {
-			docs = append(docs, documentJSON(d))
+		if s.DocAllows(r, d.Path, storage.FolderRead) {
+			docs = append(docs, api.DocumentJSON(d))
 		}
 	}
 	out := map[string]any{"documents": docs}
@@ -245,12 +246,12 @@ var _ = http.StatusOK
 
 // listByActionStatus serves GET /documents?actionStatus=: documents that
 // have an action in that status, by document id.
-func (s *Server) listByActionStatus(r *reqCtx, status string, limit int) error {
+func (s *Server) listByActionStatus(r *api.Request, status string, limit int) error {
 	status = strings.ToUpper(status)
 	if !slices.Contains(storage.ListableActionStatuses, status) {
-		return badRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")
+		return api.BadRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")
 	}
-	ids, err := s.db.DocsWithActionStatus(r.site, status, r.Query("next"), limit+1)
+	ids, err := s.DB.DocsWithActionStatus(r.Site, status, r.Query("next"), limit+1)
 	if err != nil {
 		return err
 	}
@@ -261,12 +262,12 @@ func (s *Server) listByActionStatus(r *reqCtx, status string, limit int) error {
 	}
 	docs := make([]map[string]any, 0, len(ids))
 	for _, id := range ids {
-		d, err := s.db.GetDocument(r.site, id)
+		d, err := s.DB.GetDocument(r.Site, id)
 		if err != nil {
 			continue
 		}
-		if s.docAllows(r, d.Path, storage.FolderRead) {
-			docs = append(docs, documentJSON(d))
+		if s.DocAllows(r, d.Path, storage.FolderRead) {
+			docs = append(docs, api.DocumentJSON(d))
 		}
 	}
 	out["documents"] = docs

@@ -11,19 +11,20 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // servedDocument is the record whose content GET /content and GET /url
 // serve: the artifact the request names, else the document's promoted
 // artifact, else the document.
-func (s *Server) servedDocument(r *reqCtx) (*storage.Document, error) {
-	d, err := s.db.GetDocument(r.site, r.docID())
-	if err != nil || r.art != "" || d.PromotedArtifactID == "" {
+func (s *Server) servedDocument(r *api.Request) (*storage.Document, error) {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
+	if err != nil || r.ArtifactID != "" || d.PromotedArtifactID == "" {
 		return d, err
 	}
-	a, err := s.db.GetArtifact(r.site, d.DocumentID, d.PromotedArtifactID)
-	if isNotFound(err) {
+	a, err := s.DB.GetArtifact(r.Site, d.DocumentID, d.PromotedArtifactID)
+	if api.IsNotFound(err) {
 		return d, nil // deleted meanwhile: its deletion clears the promotion
 	}
 	return a, err
@@ -32,7 +33,7 @@ func (s *Server) servedDocument(r *reqCtx) (*storage.Document, error) {
 // handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
 func (s *Server) handleGetDownload(c *fiber.Ctx) error {
-	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
+	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
 	fields := []string{http.MethodGet, site, doc, exp, in}
 	vk := strings.Clone(c.Query("versionKey"))
@@ -41,12 +42,12 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	}
 	bypass := c.Query("bypassWatermark") == "true"
 	if bypass {
-		fields = append(fields, bypassField)
+		fields = append(fields, api.BypassField)
 	}
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), fields...) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), fields...) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
 	var rd *storage.ContentReader
@@ -55,7 +56,7 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	if vk != "" {
 		rd, d, err = s.openVersionDownload(site, doc, vk)
 	} else {
-		rd, d, err = s.db.OpenContent(site, doc)
+		rd, d, err = s.DB.OpenContent(site, doc)
 	}
 	if errors.Is(err, storage.ErrNotFound) && d != nil {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s content not found.", doc)}
@@ -72,8 +73,8 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 		name = name[i+1:]
 	}
 	// SVG, HTML and the other active types are never rendered inline
-	// (SERVICE-SPEC.md §5.12; serveStored).
-	serveStored(c, storedFile{ContentType: ctype, Name: name, Inline: in == "true"})
+	// (SERVICE-SPEC.md §5.12; ServeStored).
+	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name, Inline: in == "true"})
 	if !bypass {
 		if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
 			return err
@@ -154,7 +155,7 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 }
 
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
-func (s *Server) handleGetDocumentURL(r *reqCtx) error {
+func (s *Server) handleGetDocumentURL(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -166,11 +167,11 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 		return err
 	}
 	id := d.DocumentID
-	resp := urlResponse{DocumentID: id}
+	resp := api.UrlResponse{DocumentID: id}
 	if d.ArtifactOf != "" {
 		resp.DocumentID, resp.ArtifactID = d.ArtifactOf, id
 	}
-	dur, err := urlDuration(r)
+	dur, err := api.UrlDuration(r)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 	case "short":
 		short = true
 	default:
-		return invalid("format", "invalid 'format': only 'short' is supported")
+		return api.Invalid("format", "invalid 'format': only 'short' is supported")
 	}
 	if d.DeepLinkPath != "" && !d.HasContent {
 		resp.URL = d.DeepLinkPath
@@ -199,12 +200,12 @@ func (s *Server) handleGetDocumentURL(r *reqCtx) error {
 		return err
 	}
 	if bypass && short {
-		return invalid("bypassWatermark", "'bypassWatermark' is not supported with format 'short'")
+		return api.Invalid("bypassWatermark", "'bypassWatermark' is not supported with format 'short'")
 	}
-	if err := s.checkStampable(r.site, id, d.ContentType, bypass); err != nil {
+	if err := s.checkStampable(r.Site, id, d.ContentType, bypass); err != nil {
 		return err
 	}
-	resp.URL = s.downloadURL(s.linkBase(r.Ctx), r.site, id, r.QueryBool("inline"), bypass, dur)
+	resp.URL = s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, r.QueryBool("inline"), bypass, dur)
 	if short {
 		if resp.URL, err = s.shortDocumentURL(r, id, "", dur); err != nil {
 			return err
@@ -249,7 +250,7 @@ func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks
 // requestedVersion is the version the versionKey query parameter names, nil
 // without one. It is a version of r.docID(): the artifact the request names,
 // else the document itself (never its promoted artifact).
-func (s *Server) requestedVersion(r *reqCtx) (*storage.Version, error) {
+func (s *Server) requestedVersion(r *api.Request) (*storage.Version, error) {
 	k := r.Query("versionKey")
 	if k == "" {
 		return nil, nil
@@ -257,12 +258,12 @@ func (s *Server) requestedVersion(r *reqCtx) (*storage.Version, error) {
 	if err := checkVersionKey(k); err != nil {
 		return nil, err
 	}
-	return s.db.GetVersion(r.site, r.docID(), k)
+	return s.DB.GetVersion(r.Site, r.DocID(), k)
 }
 
 // versionContent answers GET /content for version v: like the current
 // content, inline text or a signed contentUrl.
-func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
+func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
 	bypass, err := watermarkBypass(r)
 	if err != nil {
 		return err
@@ -273,11 +274,11 @@ func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
 	if !v.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	}
-	if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+	if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 		return err
 	}
 	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
-		rd, err := s.db.OpenManifest(v.ContentSHA256)
+		rd, err := s.DB.OpenManifest(v.ContentSHA256)
 		if err != nil {
 			return err
 		}
@@ -288,15 +289,15 @@ func (s *Server) versionContent(r *reqCtx, v *storage.Version) error {
 		}
 		return r.JSON(map[string]any{"content": string(b), "contentType": v.ContentType, "isBase64": false})
 	}
-	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, false, bypass, 0), "contentType": v.ContentType})
+	return r.JSON(map[string]any{"contentUrl": s.versionDownloadURL(s.LinkBase(r.Ctx), r.Site, v, false, bypass, 0), "contentType": v.ContentType})
 }
 
 // versionURL answers GET /url for version v.
-func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
+func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
 	if r.Query("format") != "" {
-		return invalid("format", "'format' is not supported with 'versionKey'")
+		return api.Invalid("format", "'format' is not supported with 'versionKey'")
 	}
-	dur, err := urlDuration(r)
+	dur, err := api.UrlDuration(r)
 	if err != nil {
 		return err
 	}
@@ -304,9 +305,9 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 	if err != nil {
 		return err
 	}
-	resp := urlResponse{DocumentID: v.DocumentID}
-	if r.art != "" {
-		resp.DocumentID, resp.ArtifactID = r.pathDocID(), v.DocumentID
+	resp := api.UrlResponse{DocumentID: v.DocumentID}
+	if r.ArtifactID != "" {
+		resp.DocumentID, resp.ArtifactID = r.PathDocID(), v.DocumentID
 	}
 	switch {
 	case v.DeepLinkPath != "" && !v.HasContent:
@@ -314,10 +315,10 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 	case !v.HasContent:
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	default:
-		if err := s.checkStampable(r.site, v.DocumentID, v.ContentType, bypass); err != nil {
+		if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 			return err
 		}
-		resp.URL = s.versionDownloadURL(s.linkBase(r.Ctx), r.site, v, r.QueryBool("inline"), bypass, dur)
+		resp.URL = s.versionDownloadURL(s.LinkBase(r.Ctx), r.Site, v, r.QueryBool("inline"), bypass, dur)
 	}
 	return r.JSON(resp)
 }
@@ -326,7 +327,7 @@ func (s *Server) versionURL(r *reqCtx, v *storage.Version) error {
 // download, as a document record carrying that version's name, type and
 // content id.
 func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
-	v, err := s.db.GetVersion(site, doc, k)
+	v, err := s.DB.GetVersion(site, doc, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -334,6 +335,6 @@ func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReade
 	if !v.HasContent {
 		return nil, d, storage.ErrNotFound
 	}
-	rd, err := s.db.OpenManifest(v.ContentSHA256)
+	rd, err := s.DB.OpenManifest(v.ContentSHA256)
 	return rd, d, err
 }

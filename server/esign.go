@@ -21,6 +21,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -39,14 +40,14 @@ const (
 	signingTokenBytes   = 24
 )
 
-func (s *Server) checkProvider(r *reqCtx) error {
+func (s *Server) checkProvider(r *api.Request) error {
 	p := r.Params("provider")
 	ok, known := esignProviders[p]
 	switch {
 	case !known:
-		return invalid("provider", fmt.Sprintf("unknown e-signature provider '%s': use 'local'", p))
+		return api.Invalid("provider", fmt.Sprintf("unknown e-signature provider '%s': use 'local'", p))
 	case !ok:
-		return invalid("provider", "the docusign provider needs DocuSign's cloud service, which this server does not use: use 'local'")
+		return api.Invalid("provider", "the docusign provider needs DocuSign's cloud service, which this server does not use: use 'local'")
 	}
 	return nil
 }
@@ -107,22 +108,22 @@ func routingOrder(v any) (int, bool) {
 }
 
 // handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
-func (s *Server) handleAddEnvelope(r *reqCtx) error {
-	if err := s.requireGovernIfMarked(r, r.pathDocID()); err != nil {
+func (s *Server) handleAddEnvelope(r *api.Request) error {
+	if err := s.requireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
 	var in envelopeIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
 	fail := func(k, m string) { errs = append(errs, storage.ValidationItem{Key: k, Msg: m}) }
 	env := in.Environment
 	if env == "" {
-		env = s.deps.ESignatureEnv
+		env = s.Deps.ESignatureEnv
 	}
 	if env == "" {
 		env = "PRODUCTION"
@@ -162,8 +163,8 @@ func (s *Server) handleAddEnvelope(r *reqCtx) error {
 		}
 		days = d
 	}
-	e := storage.Envelope{EnvelopeID: r.newID(), DocumentID: r.pathDocID(), ArtifactID: r.art, Provider: r.Params("provider"),
-		EmailSubject: in.EmailSubject, Environment: env, EmbeddedStartURL: in.EmbeddedStartURL, ExpiresAt: r.now.AddDate(0, 0, days)}
+	e := storage.Envelope{EnvelopeID: r.NewID(), DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID, Provider: r.Params("provider"),
+		EmailSubject: in.EmailSubject, Environment: env, EmbeddedStartURL: in.EmbeddedStartURL, ExpiresAt: r.Now.AddDate(0, 0, days)}
 	seen := map[string]bool{}
 	for i, sg := range in.Signers {
 		k := fmt.Sprintf("signers[%d]", i)
@@ -197,24 +198,24 @@ func (s *Server) handleAddEnvelope(r *reqCtx) error {
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
-	d, err := s.db.GetDocument(r.site, r.docID())
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(d.ContentType, "pdf") {
-		return invalid("documentId", "the local provider signs PDF documents")
+		return api.Invalid("documentId", "the local provider signs PDF documents")
 	}
 	p := storage.PutEnvelope{Envelope: e}
 	var tokens map[string]string
 	if status == storage.EnvelopeSent {
 		p.Tokens, tokens = s.signerTokens(e.NextSigners())
 	}
-	res, err := s.apply(r, storage.OpPutEnvelope, p)
+	res, err := s.Apply(r, storage.OpPutEnvelope, p)
 	if err != nil {
 		return err
 	}
 	if ne, ok := res.Value.(*storage.Envelope); ok {
-		s.mailSigners(r.UserContext(), r.site, ne, tokens)
+		s.mailSigners(r.UserContext(), r.Site, ne, tokens)
 	}
 	return r.JSON(map[string]any{"envelopeId": e.EnvelopeID})
 }
@@ -243,7 +244,7 @@ func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok
 		}
 		return e.EmbeddedStartURL + sep + q.Encode()
 	}
-	return s.deps.PublicURL + "/esign/" + tok
+	return s.Deps.PublicURL + "/esign/" + tok
 }
 
 // mailOutcome is what a mail to one signer did.
@@ -277,11 +278,11 @@ func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelo
 			text := fmt.Sprintf("Hello %s,\n\nyou are asked to sign a document. Open this link to read and sign it:\n\n%s\n\nThe link is yours alone; it works until %s.\n",
 				sg.Name, s.signingURL(e, &sg, tok), e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 			mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			err := s.deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
+			err := s.Deps.Pipeline.SendSiteMail(mctx, site, sg.Email, subject, text)
 			cancel()
 			if err != nil {
 				o.Status, o.Message = "failed", err.Error()
-				s.log.Warn("envelope mail failed", "envelopeId", e.EnvelopeID, "recipientId", sg.RecipientID, "err", err)
+				s.Log.Warn("envelope mail failed", "envelopeId", e.EnvelopeID, "recipientId", sg.RecipientID, "err", err)
 			}
 		}
 		out = append(out, o)
@@ -300,7 +301,7 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 			m["clientUserId"] = sg.ClientUserID
 		}
 		if sg.SignedDate != nil {
-			m["signedDate"] = formatDate(*sg.SignedDate)
+			m["signedDate"] = api.FormatDate(*sg.SignedDate)
 		}
 		if sg.DeclineReason != "" {
 			m["declinedReason"] = sg.DeclineReason
@@ -308,8 +309,8 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 		signers = append(signers, m)
 	}
 	m := map[string]any{"envelopeId": e.EnvelopeID, "documentId": e.DocumentID, "provider": e.Provider, "status": e.Status,
-		"environment": e.Environment, "signers": signers, "insertedDate": formatDate(e.InsertedDate),
-		"lastModifiedDate": formatDate(e.LastModifiedDate), "expirationDate": formatDate(e.ExpiresAt)}
+		"environment": e.Environment, "signers": signers, "insertedDate": api.FormatDate(e.InsertedDate),
+		"lastModifiedDate": api.FormatDate(e.LastModifiedDate), "expirationDate": api.FormatDate(e.ExpiresAt)}
 	opt := func(k, v string) {
 		if v != "" {
 			m[k] = v
@@ -324,50 +325,50 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 	opt("contentSha256", e.ContentSHA256)
 	opt("contentVersionKey", e.ContentVersionKey)
 	if e.CompletedDate != nil {
-		m["completedDate"] = formatDate(*e.CompletedDate)
+		m["completedDate"] = api.FormatDate(*e.CompletedDate)
 	}
 	return m
 }
 
 // envelopeOf reads the path's envelope, checking it belongs to the path's
 // document and provider.
-func (s *Server) envelopeOf(r *reqCtx) (*storage.Envelope, error) {
+func (s *Server) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	if err := s.checkProvider(r); err != nil {
 		return nil, err
 	}
 	id := r.Params("envelopeId")
-	e, err := s.db.GetEnvelope(r.site, id)
+	e, err := s.DB.GetEnvelope(r.Site, id)
 	if err != nil {
 		return nil, err
 	}
-	if e.DocumentID != r.pathDocID() || e.Provider != r.Params("provider") {
+	if e.DocumentID != r.PathDocID() || e.Provider != r.Params("provider") {
 		return nil, &storage.NotFoundError{Msg: fmt.Sprintf("Envelope '%s' not found", id)}
 	}
 	return e, nil
 }
 
-func (s *Server) handleGetEnvelope(r *reqCtx) error {
+func (s *Server) handleGetEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
 	}
 	if e.Status == storage.EnvelopeSigned {
-		if ce, err := s.completeEnvelope(r.UserContext(), r.site, e, via(r)); err == nil {
+		if ce, err := s.completeEnvelope(r.UserContext(), r.Site, e, api.Via(r)); err == nil {
 			e = ce
 		}
 	}
 	return r.JSON(map[string]any{"envelope": envelopeJSON(e)})
 }
 
-func (s *Server) handleGetEnvelopes(r *reqCtx) error {
+func (s *Server) handleGetEnvelopes(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
-	if _, err := s.db.GetDocument(r.site, r.pathDocID()); err != nil {
+	if _, err := s.DB.GetDocument(r.Site, r.PathDocID()); err != nil {
 		return err
 	}
-	return keyPage(r, "envelope", "envelopes", func(after string, limit int) ([]storage.Envelope, string, error) {
-		return s.db.DocumentEnvelopes(r.site, r.pathDocID(), after, limit)
+	return api.KeyPage(r, "envelope", "envelopes", func(after string, limit int) ([]storage.Envelope, string, error) {
+		return s.DB.DocumentEnvelopes(r.Site, r.PathDocID(), after, limit)
 	}, func(e *storage.Envelope) map[string]any {
 		if e.Provider != r.Params("provider") {
 			return nil
@@ -378,12 +379,12 @@ func (s *Server) handleGetEnvelopes(r *reqCtx) error {
 
 // changeEnvelope applies one transition through the applier.
 func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
-	cmd, err := storage.NewCommand(storage.OpEnvelopeChange, site, user, s.now(), ch)
+	cmd, err := storage.NewCommand(storage.OpEnvelopeChange, site, user, s.Now(), ch)
 	if err != nil {
 		return nil, err
 	}
 	cmd.Via = v
-	res, err := s.deps.Applier.Apply(ctx, cmd)
+	res, err := s.Deps.Applier.Apply(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -396,23 +397,23 @@ func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *stora
 
 // handleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
 // goes to its first signers.
-func (s *Server) handleSendEnvelope(r *reqCtx) error {
+func (s *Server) handleSendEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
 	}
 	hashes, toks := s.signerTokens(e.NextSigners())
-	ne, err := s.changeEnvelope(r.UserContext(), r.site, r.user(), via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionSend, Tokens: hashes})
+	ne, err := s.changeEnvelope(r.UserContext(), r.Site, r.User(), api.Via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionSend, Tokens: hashes})
 	if err != nil {
 		return err
 	}
-	s.mailSigners(r.UserContext(), r.site, ne, toks)
-	return r.JSON(messageBody{"Envelope sent"})
+	s.mailSigners(r.UserContext(), r.Site, ne, toks)
+	return r.JSON(api.MessageBody{Message: "Envelope sent"})
 }
 
 // handleRecipientView serves POST .../views/recipient: a fresh signing
 // link for a signer whose turn it is (embedded signing).
-func (s *Server) handleRecipientView(r *reqCtx) error {
+func (s *Server) handleRecipientView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -425,12 +426,12 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 			ReturnURL    string `json:"returnUrl"`
 		} `json:"recipientView"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	v := in.RecipientView
 	if v == nil {
-		return invalid("recipientView", "'recipientView' is required")
+		return api.Invalid("recipientView", "'recipientView' is required")
 	}
 	var who *storage.EnvelopeSigner
 	for i := range e.Signers {
@@ -442,7 +443,7 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 		}
 	}
 	if who == nil {
-		return invalid("recipientView", "no such recipient in the envelope")
+		return api.Invalid("recipientView", "no such recipient in the envelope")
 	}
 	// DocuSign's clientUserId semantics (issue 29): only an embedded
 	// recipient (one with a clientUserId, or suppressEmails) gets a
@@ -452,22 +453,22 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 		return &auth.Error{Status: http.StatusUnauthorized, Msg: "fkq access denied: only the envelope's sender (the user who created it), a site governor or an Admin can open a recipient view"}
 	}
 	if who.ClientUserID == "" {
-		return invalid("recipientView", fmt.Sprintf("recipient '%s' is a remote signer: they sign only through the link mailed to them", who.RecipientID))
+		return api.Invalid("recipientView", fmt.Sprintf("recipient '%s' is a remote signer: they sign only through the link mailed to them", who.RecipientID))
 	}
 	if who.ClientUserID != "suppressed" && v.ClientUserID != who.ClientUserID {
-		return invalid("recipientView.clientUserId", fmt.Sprintf("'clientUserId' must be recipient '%s''s clientUserId", who.RecipientID))
+		return api.Invalid("recipientView.clientUserId", fmt.Sprintf("'clientUserId' must be recipient '%s''s clientUserId", who.RecipientID))
 	}
 	if v.ReturnURL != "" {
 		if u, err := url.Parse(v.ReturnURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
-			return invalid("recipientView.returnUrl", "invalid 'returnUrl'")
+			return api.Invalid("recipientView.returnUrl", "invalid 'returnUrl'")
 		}
 	}
 	tok, h := newSigningToken()
-	if _, err := s.changeEnvelope(r.UserContext(), r.site, r.user(), via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionTokens,
+	if _, err := s.changeEnvelope(r.UserContext(), r.Site, r.User(), api.Via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionTokens,
 		Tokens: storage.SignerTokens{who.RecipientID: h}}); err != nil {
 		return err
 	}
-	u := s.linkBase(r.Ctx) + "/esign/" + tok
+	u := s.LinkBase(r.Ctx) + "/esign/" + tok
 	if v.ReturnURL != "" {
 		u += "?returnUrl=" + url.QueryEscape(v.ReturnURL)
 	}
@@ -477,27 +478,27 @@ func (s *Server) handleRecipientView(r *reqCtx) error {
 // isSender reports whether the caller acts for the envelope's sender:
 // the user (or API key) who created it, a governor of the site or an
 // Admin.
-func isSender(r *reqCtx, e *storage.Envelope) bool {
-	return folderExempt(r) || (e.UserID != "" && r.user() == e.UserID)
+func isSender(r *api.Request, e *storage.Envelope) bool {
+	return api.FolderExempt(r) || (e.UserID != "" && r.User() == e.UserID)
 }
 
 // handleSenderView serves POST .../views/sender: a signed link to the
 // envelope's status page, valid one hour.
-func (s *Server) handleSenderView(r *reqCtx) error {
+func (s *Server) handleSenderView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
 	}
-	exp := strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodGet, "esign-status", r.site, e.EnvelopeID, exp)
-	q := url.Values{"siteId": {r.site}, "expires": {exp}, "signature": {sig}}
-	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.linkBase(r.Ctx), e.EnvelopeID, q.Encode())})
+	exp := strconv.FormatInt(s.Now().Add(time.Hour).Unix(), 10)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodGet, "esign-status", r.Site, e.EnvelopeID, exp)
+	q := url.Values{"siteId": {r.Site}, "expires": {exp}, "signature": {sig}}
+	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.LinkBase(r.Ctx), e.EnvelopeID, q.Encode())})
 }
 
 // handleEnvelopeReminders serves POST .../reminders {recipientIds}: each
 // listed signer whose turn it is gets a new link by mail; the answer says
 // what happened to each.
-func (s *Server) handleEnvelopeReminders(r *reqCtx) error {
+func (s *Server) handleEnvelopeReminders(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -505,11 +506,11 @@ func (s *Server) handleEnvelopeReminders(r *reqCtx) error {
 	var in struct {
 		RecipientIDs []string `json:"recipientIds"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if len(in.RecipientIDs) > storage.MaxEnvelopeSigners {
-		return invalid("recipientIds", fmt.Sprintf("at most %d recipientIds", storage.MaxEnvelopeSigners))
+		return api.Invalid("recipientIds", fmt.Sprintf("at most %d recipientIds", storage.MaxEnvelopeSigners))
 	}
 	if e.Status != storage.EnvelopeSent {
 		return &storage.ConflictError{Msg: fmt.Sprintf("Envelope '%s' is %s", e.EnvelopeID, e.Status)}
@@ -539,17 +540,17 @@ func (s *Server) handleEnvelopeReminders(r *reqCtx) error {
 		}
 	}
 	if len(send) > 0 {
-		ne, err := s.changeEnvelope(r.UserContext(), r.site, r.user(), via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionTokens, Tokens: send})
+		ne, err := s.changeEnvelope(r.UserContext(), r.Site, r.User(), api.Via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionTokens, Tokens: send})
 		if err != nil {
 			return err
 		}
-		out = append(out, s.mailSigners(r.UserContext(), r.site, ne, toks)...)
+		out = append(out, s.mailSigners(r.UserContext(), r.Site, ne, toks)...)
 	}
 	return r.JSON(map[string]any{"recipients": out})
 }
 
 // handleVoidEnvelope serves POST .../void {voidedReason}.
-func (s *Server) handleVoidEnvelope(r *reqCtx) error {
+func (s *Server) handleVoidEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -557,19 +558,19 @@ func (s *Server) handleVoidEnvelope(r *reqCtx) error {
 	var in struct {
 		VoidedReason string `json:"voidedReason"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.TrimSpace(in.VoidedReason) == "" {
-		return invalid("voidedReason", "'voidedReason' is required")
+		return api.Invalid("voidedReason", "'voidedReason' is required")
 	}
 	if len(in.VoidedReason) > storage.MaxEnvelopeTextBytes {
-		return invalid("voidedReason", "'voidedReason' is too long")
+		return api.Invalid("voidedReason", "'voidedReason' is too long")
 	}
-	if _, err := s.changeEnvelope(r.UserContext(), r.site, r.user(), via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionVoid, Reason: in.VoidedReason}); err != nil {
+	if _, err := s.changeEnvelope(r.UserContext(), r.Site, r.User(), api.Via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionVoid, Reason: in.VoidedReason}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Envelope voided"})
+	return r.JSON(api.MessageBody{Message: "Envelope voided"})
 }
 
 // handleEnvelopeEvents serves POST /esignature/{provider}/events: status
@@ -577,7 +578,7 @@ func (s *Server) handleVoidEnvelope(r *reqCtx) error {
 // completes, and only once the signed PDF is stored; recipient events
 // change nothing; a terminal envelope never changes again, so events
 // arriving twice or out of order are answered 200 and ignored.
-func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
+func (s *Server) handleEnvelopeEvents(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -586,29 +587,29 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 		Event      string `json:"event"`
 		Reason     string `json:"reason"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.EnvelopeID == "" {
-		return invalid("envelopeId", "'envelopeId' is required")
+		return api.Invalid("envelopeId", "'envelopeId' is required")
 	}
-	e, err := s.db.GetEnvelope(r.site, in.EnvelopeID)
+	e, err := s.DB.GetEnvelope(r.Site, in.EnvelopeID)
 	if err != nil {
 		return err
 	}
 	// The body names an envelope, so its document: WRITE in the
 	// document's folder, as the envelope's own routes need (issue 29).
-	if err := s.requireDocOf(r, e.DocumentID, storage.FolderWrite); err != nil {
+	if err := s.RequireDocOf(r, e.DocumentID, storage.FolderWrite); err != nil {
 		return err
 	}
-	msg := func(m string) error { return r.JSON(messageBody{m}) }
+	msg := func(m string) error { return r.JSON(api.MessageBody{Message: m}) }
 	switch in.Event {
 	case "envelope-completed":
 		if storage.EnvelopeTerminal(e.Status) && e.Status != storage.EnvelopeCompleted {
 			return msg(fmt.Sprintf("Envelope '%s' is already %s", e.EnvelopeID, e.Status))
 		}
 		if e.Status == storage.EnvelopeSigned {
-			if e, err = s.completeEnvelope(r.UserContext(), r.site, e, via(r)); err != nil {
+			if e, err = s.completeEnvelope(r.UserContext(), r.Site, e, api.Via(r)); err != nil {
 				return err
 			}
 		}
@@ -624,14 +625,14 @@ func (s *Server) handleEnvelopeEvents(r *reqCtx) error {
 		if reason == "" {
 			reason = "provider event " + in.Event
 		}
-		if _, err := s.changeEnvelope(r.UserContext(), r.site, r.user(), via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionVoid, Reason: reason}); err != nil {
+		if _, err := s.changeEnvelope(r.UserContext(), r.Site, r.User(), api.Via(r), storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionVoid, Reason: reason}); err != nil {
 			return err
 		}
 		return msg("Envelope voided")
 	case "recipient-sent", "recipient-delivered", "recipient-completed", "recipient-declined", "envelope-sent", "envelope-delivered":
 		return msg("Event recorded")
 	}
-	return invalid("event", "unknown 'event'")
+	return api.Invalid("event", "unknown 'event'")
 }
 
 // completeEnvelope makes the signed PDF of an envelope every signer
@@ -645,7 +646,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 	// applier voids the envelope instead of completing it.
 	d, rd, err := s.envelopeContent(site, e)
 	if err != nil {
-		if !isNotFound(err) && !errors.Is(err, errEnvelopeContentChanged) {
+		if !api.IsNotFound(err) && !errors.Is(err, errEnvelopeContentChanged) {
 			return nil, err
 		}
 		return s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete})
@@ -660,7 +661,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 		}
 		page.Signers = append(page.Signers, entry)
 	}
-	g, err := s.deps.Pipeline.SignedCopy(ctx, rd, page)
+	g, err := s.Deps.Pipeline.SignedCopy(ctx, rd, page)
 	if err != nil {
 		return nil, err
 	}
@@ -674,7 +675,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 			defer out.Close()
 		}
 	}
-	m, tail, err := storage.WriteContent(ctx, s.deps.Applier, out, 0, nil)
+	m, tail, err := storage.WriteContent(ctx, s.Deps.Applier, out, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -687,7 +688,7 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 	ne, err := s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete, Artifact: &art, SourceSHA256: e.ContentSHA256})
 	var ce *storage.ConflictError
 	if errors.As(err, &ce) {
-		return s.db.GetEnvelope(site, e.EnvelopeID) // completed meanwhile
+		return s.DB.GetEnvelope(site, e.EnvelopeID) // completed meanwhile
 	}
 	return ne, err
 }
@@ -702,14 +703,14 @@ func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Doc
 	if e.ArtifactID != "" {
 		rec = e.ArtifactID
 	}
-	d, err := s.db.GetDocumentAny(site, rec)
+	d, err := s.DB.GetDocumentAny(site, rec)
 	if err != nil {
 		return nil, nil, err
 	}
 	if e.ContentSHA256 == "" || d.ContentSHA256 != e.ContentSHA256 {
 		return nil, nil, errEnvelopeContentChanged
 	}
-	rd, err := s.db.OpenManifest(e.ContentSHA256)
+	rd, err := s.DB.OpenManifest(e.ContentSHA256)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -719,18 +720,18 @@ func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Doc
 // resumeSignedEnvelopes completes the envelopes a crash left signed (the
 // leader, at start).
 func (s *Server) resumeSignedEnvelopes(ctx context.Context) {
-	sites, err := s.db.Sites()
+	sites, err := s.DB.Sites()
 	if err != nil {
 		return
 	}
 	for _, site := range sites {
-		es, err := s.db.SignedEnvelopes(site)
+		es, err := s.DB.SignedEnvelopes(site)
 		if err != nil {
 			continue
 		}
 		for i := range es {
 			if _, err := s.completeEnvelope(ctx, site, &es[i], &storage.Via{Source: storage.SourceSystem}); err != nil {
-				s.log.Warn("completing a signed envelope", "site", site, "envelopeId", es[i].EnvelopeID, "err", err)
+				s.Log.Warn("completing a signed envelope", "site", site, "envelopeId", es[i].EnvelopeID, "err", err)
 			}
 		}
 	}
@@ -745,11 +746,11 @@ var signingPage = template.Must(template.New("sign").Parse(signingPageHTML))
 // the same 404, so a token tells nothing unless it is one.
 func (s *Server) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
 	tok := c.Params("token")
-	notFound := errStatus(http.StatusNotFound, "This signing link is not valid (it was used, replaced, or the envelope ended).")
+	notFound := api.ErrStatus(http.StatusNotFound, "This signing link is not valid (it was used, replaced, or the envelope ended).")
 	if len(tok) > 64 {
 		return nil, nil, nil, notFound
 	}
-	ref, e, err := s.db.EnvelopeByToken(tokenHash(tok))
+	ref, e, err := s.DB.EnvelopeByToken(tokenHash(tok))
 	if err != nil {
 		return nil, nil, nil, notFound
 	}
@@ -768,24 +769,24 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 		return err
 	}
 	_, rd, err := s.envelopeContent(ref.Site, e)
-	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
-		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed. Ask the sender to send it again.")
+	if errors.Is(err, errEnvelopeContentChanged) || api.IsNotFound(err) {
+		return api.ErrStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed. Ask the sender to send it again.")
 	}
 	if err != nil {
 		return err
 	}
 	rd.Close()
-	expired := !s.now().Before(e.ExpiresAt)
+	expired := !s.Now().Before(e.ExpiresAt)
 	ret := c.Query("returnUrl")
 	if u, err := url.Parse(ret); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		ret = ""
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-src 'self' "+s.linkBase(c))
+	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; frame-src 'self' "+s.LinkBase(c))
 	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
 	c.Set("Referrer-Policy", "no-referrer")
 	return signingPage.Execute(c.Response().BodyWriter(), map[string]any{
-		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.linkBase(c) + "/esign/" + url.PathEscape(c.Params("token")) + "/document",
+		"Subject": e.EmailSubject, "Name": sg.Name, "PDF": s.LinkBase(c) + "/esign/" + url.PathEscape(c.Params("token")) + "/document",
 		"Development": e.Environment == "DEVELOPMENT", "Expired": expired, "Expires": e.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"),
 		"ReturnURL": ret,
 	})
@@ -800,13 +801,13 @@ func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
 		return err
 	}
 	_, rd, err := s.envelopeContent(ref.Site, e)
-	if errors.Is(err, errEnvelopeContentChanged) || isNotFound(err) {
-		return errStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed.")
+	if errors.Is(err, errEnvelopeContentChanged) || api.IsNotFound(err) {
+		return api.ErrStatus(http.StatusConflict, "This document changed after it was sent for signing: it cannot be signed.")
 	}
 	if err != nil {
 		return err
 	}
-	serveStored(c, storedFile{ContentType: "application/pdf", Inline: true})
+	api.ServeStored(c, api.StoredFile{ContentType: "application/pdf", Inline: true})
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderETag, `"`+e.ContentSHA256+`"`)
 	size := rd.Size()
@@ -832,7 +833,7 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 		Drawing   string `json:"drawing"`
 		Reason    string `json:"reason"`
 	}
-	if err := s.publicCtx(c, ref.Site).readBody(&in, 1<<20); err != nil {
+	if err := s.PublicCtx(c, ref.Site).ReadBody(&in, 1<<20); err != nil {
 		return err
 	}
 	ch := storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, RecipientID: sg.RecipientID, TokenHash: tokenHash(c.Params("token"))}
@@ -840,23 +841,23 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 	case "sign":
 		ch.Action, ch.TypedName = storage.EnvelopeActionSign, strings.TrimSpace(in.TypedName)
 		if len(ch.TypedName) > 256 {
-			return invalid("typedName", "'typedName' is too long")
+			return api.Invalid("typedName", "'typedName' is too long")
 		}
 		if in.Drawing != "" {
 			b64, ok := strings.CutPrefix(in.Drawing, "data:image/png;base64,")
 			png, err := base64.StdEncoding.DecodeString(b64)
 			if !ok || err != nil || len(png) > storage.MaxSignatureDrawing {
-				return invalid("drawing", "'drawing' must be a PNG data URL under 256 KiB")
+				return api.Invalid("drawing", "'drawing' must be a PNG data URL under 256 KiB")
 			}
 			ch.Drawing = png
 		}
 	case "decline":
 		ch.Action, ch.Reason = storage.EnvelopeActionDecline, in.Reason
 		if len(ch.Reason) > storage.MaxEnvelopeTextBytes {
-			return invalid("reason", "'reason' is too long")
+			return api.Invalid("reason", "'reason' is too long")
 		}
 	default:
-		return invalid("action", "invalid 'action', use sign or decline")
+		return api.Invalid("action", "invalid 'action', use sign or decline")
 	}
 	// The next routing order's tokens go with the signature, in one write.
 	var toks map[string]string
@@ -878,7 +879,7 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 		}
 		ch.Tokens, toks = s.signerTokens(next)
 	}
-	v := &storage.Via{RequestID: requestID(c), Source: "signer", Actor: sg.Email}
+	v := &storage.Via{RequestID: api.RequestID(c), Source: "signer", Actor: sg.Email}
 	ne, err := s.changeEnvelope(c.UserContext(), ref.Site, "esign/"+sg.Name, v, ch)
 	if err != nil {
 		return err
@@ -889,7 +890,7 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 	s.mailSigners(c.UserContext(), ref.Site, ne, toks)
 	if ne.Status == storage.EnvelopeSigned {
 		if ce, err := s.completeEnvelope(c.UserContext(), ref.Site, ne, v); err != nil {
-			s.log.Warn("completing an envelope", "envelopeId", ne.EnvelopeID, "err", err)
+			s.Log.Warn("completing an envelope", "envelopeId", ne.EnvelopeID, "err", err)
 		} else {
 			ne = ce
 		}
@@ -901,13 +902,13 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 // sender view, a signed link from views/sender.
 func (s *Server) handleEnvelopeStatusPage(c *fiber.Ctx) error {
 	site, id, exp := strings.Clone(c.Query("siteId")), strings.Clone(c.Params("envelopeId")), strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
-	e, err := s.db.GetEnvelope(site, id)
+	e, err := s.DB.GetEnvelope(site, id)
 	if err != nil {
 		return err
 	}

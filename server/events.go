@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -22,9 +23,9 @@ type eventSubIn struct {
 
 // readEventSub validates a subscription body; old is the stored one a
 // PATCH changes (nil for POST).
-func (s *Server) readEventSub(r *reqCtx, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
+func (s *Server) readEventSub(r *api.Request, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
 	var in eventSubIn
-	if err := r.readBody(&in, 16<<10); err != nil {
+	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return storage.PutEventSubscription{}, err
 	}
 	var p storage.PutEventSubscription
@@ -63,7 +64,7 @@ func (s *Server) readEventSub(r *reqCtx, old *storage.EventSubscription) (storag
 			}
 		}
 	}
-	return p, checkErrors(errs)
+	return p, api.CheckErrors(errs)
 }
 
 func contains(list []string, v string) bool {
@@ -81,13 +82,13 @@ func eventSubJSON(e *storage.EventSubscription) map[string]any {
 		types = storage.EventTypes
 	}
 	return map[string]any{"eventSubscriptionId": e.ID, "siteId": e.SiteID, "url": e.URL, "eventTypes": types,
-		"insertedDate": formatDate(e.InsertedDate), "userId": e.UserID}
+		"insertedDate": api.FormatDate(e.InsertedDate), "userId": e.UserID}
 }
 
 // handleGetEventSubs serves GET /sites/{siteId}/eventSubscriptions: one
 // page (a site holds at most storage.MaxEventSubscriptions).
-func (s *Server) handleGetEventSubs(r *reqCtx) error {
-	subs, err := s.db.EventSubscriptions(r.site)
+func (s *Server) handleGetEventSubs(r *api.Request) error {
+	subs, err := s.DB.EventSubscriptions(r.Site)
 	if err != nil {
 		return err
 	}
@@ -100,21 +101,21 @@ func (s *Server) handleGetEventSubs(r *reqCtx) error {
 
 // handleAddEventSub serves POST /sites/{siteId}/eventSubscriptions
 // {url, eventTypes}: 201 {"eventSubscriptionId"}.
-func (s *Server) handleAddEventSub(r *reqCtx) error {
+func (s *Server) handleAddEventSub(r *api.Request) error {
 	p, err := s.readEventSub(r, nil)
 	if err != nil {
 		return err
 	}
-	p.ID, p.Create = r.newID(), true
-	if _, err := s.apply(r, storage.OpPutEventSubscription, p); err != nil {
+	p.ID, p.Create = r.NewID(), true
+	if _, err := s.Apply(r, storage.OpPutEventSubscription, p); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"eventSubscriptionId": p.ID, "siteId": r.site})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"eventSubscriptionId": p.ID, "siteId": r.Site})
 }
 
 // handleGetEventSub serves GET /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleGetEventSub(r *reqCtx) error {
-	e, err := s.db.GetEventSubscription(r.site, pathParam(r, "eventSubscriptionId"))
+func (s *Server) handleGetEventSub(r *api.Request) error {
+	e, err := s.DB.GetEventSubscription(r.Site, api.PathParam(r, "eventSubscriptionId"))
 	if err != nil {
 		return err
 	}
@@ -122,9 +123,9 @@ func (s *Server) handleGetEventSub(r *reqCtx) error {
 }
 
 // handleUpdateEventSub serves PATCH /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleUpdateEventSub(r *reqCtx) error {
-	id := pathParam(r, "eventSubscriptionId")
-	old, err := s.db.GetEventSubscription(r.site, id)
+func (s *Server) handleUpdateEventSub(r *api.Request) error {
+	id := api.PathParam(r, "eventSubscriptionId")
+	old, err := s.DB.GetEventSubscription(r.Site, id)
 	if err != nil {
 		return err
 	}
@@ -133,17 +134,17 @@ func (s *Server) handleUpdateEventSub(r *reqCtx) error {
 		return err
 	}
 	p.ID = id
-	if _, err := s.apply(r, storage.OpPutEventSubscription, p); err != nil {
+	if _, err := s.Apply(r, storage.OpPutEventSubscription, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("'%s' object updated", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object updated", id)})
 }
 
 // handleDeleteEventSub serves DELETE /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleDeleteEventSub(r *reqCtx) error {
-	id := pathParam(r, "eventSubscriptionId")
-	if _, err := s.apply(r, storage.OpDeleteEventSubscription, storage.DeleteEventSubscription{ID: id}); err != nil {
+func (s *Server) handleDeleteEventSub(r *api.Request) error {
+	id := api.PathParam(r, "eventSubscriptionId")
+	if _, err := s.Apply(r, storage.OpDeleteEventSubscription, storage.DeleteEventSubscription{ID: id}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object deleted", id)})
 }

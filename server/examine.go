@@ -14,6 +14,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -22,33 +23,33 @@ import (
 
 // handleGetExaminePdfURL serves GET /objects/examine/pdf: an id and a
 // signed URL to PUT the PDF to.
-func (s *Server) handleGetExaminePdfURL(r *reqCtx) error {
-	id := r.newID()
-	exp := strconv.FormatInt(s.now().Add(defaultURLDuration).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), http.MethodPut, "examine", r.site, id, exp)
+func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
+	id := r.NewID()
+	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodPut, "examine", r.Site, id, exp)
 	q := url.Values{"expires": {exp}, "signature": {sig}}
-	u := fmt.Sprintf("%s/uploads/examine/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), id, q.Encode())
+	u := fmt.Sprintf("%s/uploads/examine/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), id, q.Encode())
 	return r.JSON(map[string]any{"id": id, "uploadUrl": u})
 }
 
 // handlePutExamine serves PUT /uploads/examine/{siteId}/{id}: the target
 // of the examine upload URL (the signature is the credential).
 func (s *Server) handlePutExamine(c *fiber.Ctx) error {
-	site, id := siteParam(c), strings.Clone(c.Params("id"))
+	site, id := api.SiteParam(c), strings.Clone(c.Params("id"))
 	exp := strings.Clone(c.Query("expires"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
-	r := &reqCtx{Ctx: c, p: &auth.Principal{Username: "examine", Sites: map[string][]auth.Permission{}}, site: site, now: s.now().UTC()}
+	r := &api.Request{Ctx: c, Principal: &auth.Principal{Username: "examine", Sites: map[string][]auth.Permission{}}, Site: site, Now: s.Now().UTC()}
 	m, tail, shas, err := s.writeBody(r, storage.MaxExamineBytes)
 	if err != nil {
 		return err
 	}
 	defer s.uploads.done(shas)
-	if _, err := s.apply(r, storage.OpPutExamine, storage.PutExamine{ID: id, Content: m, Chunks: tail}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutExamine, storage.PutExamine{ID: id, Content: m, Chunks: tail}); err != nil {
 		s.sweep(shas)
 		return err
 	}
@@ -57,23 +58,23 @@ func (s *Server) handlePutExamine(c *fiber.Ctx) error {
 
 // handleGetExaminePdf serves GET /objects/examine/{id}/pdf: what the
 // uploaded PDF holds. FormKiQ answers 201.
-func (s *Server) handleGetExaminePdf(r *reqCtx) error {
-	o, err := s.db.GetExamine(r.site, pathParam(r, "id"), r.now)
+func (s *Server) handleGetExaminePdf(r *api.Request) error {
+	o, err := s.DB.GetExamine(r.Site, api.PathParam(r, "id"), r.Now)
 	if err != nil {
 		return err
 	}
-	if s.deps.Pipeline == nil {
-		return errStatus(http.StatusServiceUnavailable, "no engines to examine PDFs")
+	if s.Deps.Pipeline == nil {
+		return api.ErrStatus(http.StatusServiceUnavailable, "no engines to examine PDFs")
 	}
-	rd, err := s.db.OpenManifest(o.ContentSHA)
+	rd, err := s.DB.OpenManifest(o.ContentSHA)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	rep, err := s.deps.Pipeline.ExaminePDF(r.UserContext(), rd)
+	rep, err := s.Deps.Pipeline.ExaminePDF(r.UserContext(), rd)
 	var ee *pipeline.ExamineError
 	if errors.As(err, &ee) {
-		return badRequest(ee.Msg)
+		return api.BadRequest(ee.Msg)
 	}
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func (s *Server) handleGetExaminePdf(r *reqCtx) error {
 
 // sweepExamines removes examine objects past their time (leader only).
 func (s *Server) sweepExamines() {
-	s.sweepExpired("examine object", s.db.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
+	s.sweepExpired("examine object", s.DB.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
 		return storage.DeleteExamine{ID: id, Expired: true}
 	})
 }
@@ -91,15 +92,15 @@ func (s *Server) sweepExamines() {
 // sweepExpired removes up to 500 records of a kind past their time, one
 // command each (the applier checks the time again).
 func (s *Server) sweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
-	refs, err := list(s.now(), 500)
+	refs, err := list(s.Now(), 500)
 	if err != nil {
-		s.log.Warn("list expired records", "kind", kind, "err", err)
+		s.Log.Warn("list expired records", "kind", kind, "err", err)
 		return
 	}
 	for _, ref := range refs {
-		cmd := storage.MustCommand(op, ref.Site, "", s.now().UTC(), payload(ref.ID))
-		if _, err := s.deps.Applier.Apply(context.Background(), cmd); err != nil {
-			s.log.Warn("remove an expired record", "kind", kind, "site", ref.Site, "id", ref.ID, "err", err)
+		cmd := storage.MustCommand(op, ref.Site, "", s.Now().UTC(), payload(ref.ID))
+		if _, err := s.Deps.Applier.Apply(context.Background(), cmd); err != nil {
+			s.Log.Warn("remove an expired record", "kind", kind, "site", ref.Site, "id", ref.ID, "err", err)
 			return
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
 
 // SetTestRoutes adds routes to every server built until it is called
@@ -12,7 +14,7 @@ func SetTestRoutes(f func(fiber.Router)) { testRoutes = f }
 
 // SetTestIndexGateLag sets the index lag above which servers built until
 // it is called with 0 hold back index-feeding writes (tests only).
-func SetTestIndexGateLag(d time.Duration) { testGateLag = d }
+func SetTestIndexGateLag(d time.Duration) { api.TestGateLag = d }
 
 // KeyedRoute says whether the route of method and path (as registered)
 // honours an Idempotency-Key; UnkeyedRoutes are the write routes that
@@ -29,8 +31,8 @@ func (s *Server) LimitClasses() map[string]string { return s.limitClass }
 // ArtifactRoutes and VersionKeyRoutes are the routes that take the
 // artifactId and versionKey query parameters, as "METHOD path" (tests
 // only).
-func ArtifactRoutes() map[string]bool   { return artifactRoutes }
-func VersionKeyRoutes() map[string]bool { return versionKeyRoutes }
+func ArtifactRoutes() map[string]bool   { return api.ArtifactRoutes }
+func VersionKeyRoutes() map[string]bool { return api.VersionKeyRoutes }
 
 // RefusedRoutes are the routes refused on purpose with 501, as "METHOD
 // path" mapped to the reason (tests only).
@@ -44,8 +46,8 @@ func RefusedRoutes() map[string]string {
 
 // StoredRoutes are the routes that answer with stored bytes, as "GET
 // path" mapped to what they serve (tests only).
-func StoredRoutes() map[string]string { return storedRoutes }
+func StoredRoutes() map[string]string { return api.StoredRoutes }
 
 // ShareRoutes are the routes that take shareKey, as "METHOD path" (tests
 // only).
-func ShareRoutes() map[string]bool { return shareRoutes }
+func ShareRoutes() map[string]bool { return api.ShareRoutes }

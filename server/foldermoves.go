@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/storage"
 )
@@ -77,9 +78,9 @@ func (m *folderMoves) resume() {
 	if ctx.Err() != nil {
 		return
 	}
-	jobs, err := m.s.db.PendingFolderMoves()
+	jobs, err := m.s.DB.PendingFolderMoves()
 	if err != nil {
-		m.s.log.Error("list pending folder moves", "err", err)
+		m.s.Log.Error("list pending folder moves", "err", err)
 		return
 	}
 	for site, js := range jobs {
@@ -123,7 +124,7 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 			m.mu.Unlock()
 		}()
 		// A panic fails the job like an error: recorded, not left running.
-		err := guard.Run(m.s.log, guard.FolderMove, func() error {
+		err := guard.Run(m.s.Log, guard.FolderMove, func() error {
 			return m.s.moveFolder(ctx, site, j.UserID, j.JobID, j.Source, j.Target)
 		}, "site", site, "job", j.JobID)
 		out <- err
@@ -133,15 +134,15 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 		case errors.As(err, &wr):
 			// A failed disk: the job is not the move's fault and stays
 			// pending, to resume at the next start.
-			m.s.log.Warn("folder move stopped: the store refuses writes", "site", site, "job", j.JobID, "err", err)
+			m.s.Log.Warn("folder move stopped: the store refuses writes", "site", site, "job", j.JobID, "err", err)
 		default:
-			m.s.log.Warn("folder move failed", "site", site, "job", j.JobID, "err", err)
+			m.s.Log.Warn("folder move failed", "site", site, "job", j.JobID, "err", err)
 			cmd, cerr := storage.NewCommand(storage.OpFinishFolderMove, site, j.UserID, time.Now().UTC(), storage.FinishFolderMove{JobID: j.JobID, Message: err.Error()})
 			if cerr == nil {
-				_, cerr = m.s.deps.Applier.Apply(context.Background(), cmd)
+				_, cerr = m.s.Deps.Applier.Apply(context.Background(), cmd)
 			}
 			if cerr != nil {
-				m.s.log.Error("record failed folder move", "job", j.JobID, "err", cerr)
+				m.s.Log.Error("record failed folder move", "job", j.JobID, "err", cerr)
 			}
 		}
 	}()
@@ -150,7 +151,7 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 
 // errMoveNotRun: the job is already running, the server is stopping (a
 // pending job resumes at the next start) or the request stopped waiting.
-var errMoveNotRun = errStatus(http.StatusServiceUnavailable, "the folder move continues in the background")
+var errMoveNotRun = api.ErrStatus(http.StatusServiceUnavailable, "the folder move continues in the background")
 
 func (m *folderMoves) close() {
 	m.stop()
@@ -169,7 +170,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 		if err != nil {
 			return err
 		}
-		res, err := s.deps.Applier.Apply(ctx, cmd)
+		res, err := s.Deps.Applier.Apply(ctx, cmd)
 		var wr *storage.WriteRefusedError
 		if errors.As(err, &wr) && wr.Kind != storage.KindIOError {
 			// A full disk: wait for space, then go on where it stopped.
@@ -192,7 +193,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 func (s *Server) waitWritable(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for !s.db.WriteState().Writable {
+	for !s.DB.WriteState().Writable {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -210,27 +211,27 @@ func checkMoveTarget(key, p string) (string, error) {
 	}
 	q, err := checkFolderPath(p)
 	if err != nil {
-		return "", invalid(key, "invalid '"+key+"'")
+		return "", api.Invalid(key, "invalid '"+key+"'")
 	}
 	return q, nil
 }
 
 // requireMoveAccess checks the folder permissions a move needs: DELETE
 // where the folder leaves, WRITE where it arrives.
-func (s *Server) requireMoveAccess(r *reqCtx, source, target string) error {
-	if !s.folderAllows(r, source, storage.FolderDelete) {
-		return folderDenied(source, storage.FolderDelete)
+func (s *Server) requireMoveAccess(r *api.Request, source, target string) error {
+	if !s.FolderAllows(r, source, storage.FolderDelete) {
+		return api.FolderDenied(source, storage.FolderDelete)
 	}
-	if !s.folderAllows(r, target, storage.FolderWrite) {
-		return folderDenied(target, storage.FolderWrite)
+	if !s.FolderAllows(r, target, storage.FolderWrite) {
+		return api.FolderDenied(target, storage.FolderWrite)
 	}
 	return nil
 }
 
 // handleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
 // into the folder given by path, asynchronously (201).
-func (s *Server) handleMoveFolder(r *reqCtx) error {
-	k := pathParam(r, "indexKey")
+func (s *Server) handleMoveFolder(r *api.Request) error {
+	k := api.PathParam(r, "indexKey")
 	source, err := parseFolderIndexKey(k)
 	if err != nil {
 		return err
@@ -238,11 +239,11 @@ func (s *Server) handleMoveFolder(r *reqCtx) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Path == nil {
-		return invalid("path", "'path' is required")
+		return api.Invalid("path", "'path' is required")
 	}
 	target, err := checkMoveTarget("path", *b.Path)
 	if err != nil {
@@ -254,26 +255,26 @@ func (s *Server) handleMoveFolder(r *reqCtx) error {
 	if _, err := s.folderOfIndexKey(r, k); err != nil { // early answer; the applier decides
 		return err
 	}
-	id := r.newID()
-	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target})
+	id := r.NewID()
+	res, err := s.Apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target})
 	if err != nil {
 		return err
 	}
-	s.moves.run(r.site, res.Value.(storage.FolderMoveJob))
-	return r.Status(http.StatusCreated).JSON(messageBody{"folder move request created"})
+	s.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "folder move request created"})
 }
 
 // handleIndexFolderMove serves POST /indices/{indexType}/move: the source
 // folder moves into the target folder before the answer.
-func (s *Server) handleIndexFolderMove(r *reqCtx) error {
+func (s *Server) handleIndexFolderMove(r *api.Request) error {
 	if r.Params("indexType") != "folder" {
-		return invalid("indexType", "invalid 'indexType'")
+		return api.Invalid("indexType", "invalid 'indexType'")
 	}
 	var b struct {
 		Source *string `json:"source"`
 		Target *string `json:"target"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var items []storage.ValidationItem
@@ -283,12 +284,12 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	if b.Target == nil {
 		items = append(items, storage.ValidationItem{Key: "target", Msg: "'target' is required"})
 	}
-	if err := checkErrors(items); err != nil {
+	if err := api.CheckErrors(items); err != nil {
 		return err
 	}
 	source, err := checkFolderPath(*b.Source)
 	if err != nil {
-		return invalid("source", "invalid 'source'")
+		return api.Invalid("source", "invalid 'source'")
 	}
 	target, err := checkMoveTarget("target", *b.Target)
 	if err != nil {
@@ -302,12 +303,12 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	// leaves a job the next start resumes; the request waits for it. The
 	// move runs on the server's context: a client that hangs up does not
 	// stop it half-way.
-	res, err := s.apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: r.newID(), Source: source, Target: target})
+	res, err := s.Apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: r.NewID(), Source: source, Target: target})
 	if err != nil {
 		return err
 	}
 	select {
-	case err = <-s.moves.run(r.site, res.Value.(storage.FolderMoveJob)):
+	case err = <-s.moves.run(r.Site, res.Value.(storage.FolderMoveJob)):
 	case <-r.UserContext().Done():
 		return errMoveNotRun
 	}
@@ -317,5 +318,5 @@ func (s *Server) handleIndexFolderMove(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Folder moved"})
+	return r.JSON(api.MessageBody{Message: "Folder moved"})
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -10,12 +11,12 @@ var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWr
 
 // handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
 // the roles set on that folder itself.
-func (s *Server) handleGetFolderPermissions(r *reqCtx) error {
-	p, err := s.folderOfIndexKey(r, pathParam(r, "indexKey"))
+func (s *Server) handleGetFolderPermissions(r *api.Request) error {
+	p, err := s.folderOfIndexKey(r, api.PathParam(r, "indexKey"))
 	if err != nil {
 		return err
 	}
-	set, err := s.db.FolderPermissions(r.site)
+	set, err := s.DB.FolderPermissions(r.Site)
 	if err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func (s *Server) handleGetFolderPermissions(r *reqCtx) error {
 
 // handleSetFolderPermissions serves PUT /folders/permissions (ADMIN or
 // GOVERN): the roles of a folder; an empty list removes them.
-func (s *Server) handleSetFolderPermissions(r *reqCtx) error {
+func (s *Server) handleSetFolderPermissions(r *api.Request) error {
 	var b struct {
 		Path  *string `json:"path"`
 		Roles []struct {
@@ -36,17 +37,17 @@ func (s *Server) handleSetFolderPermissions(r *reqCtx) error {
 			Permissions []string `json:"permissions"`
 		} `json:"roles"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	p, err := checkFolderPath(deref(b.Path))
+	p, err := checkFolderPath(api.Deref(b.Path))
 	if err != nil {
 		return err
 	}
 	var roles []storage.FolderRole
 	var errs []storage.ValidationItem
 	for _, role := range b.Roles {
-		name := strings.TrimSpace(deref(role.RoleName))
+		name := strings.TrimSpace(api.Deref(role.RoleName))
 		if name == "" {
 			errs = append(errs, storage.ValidationItem{Key: "roleName", Msg: "'roleName' is required"})
 			continue
@@ -63,13 +64,13 @@ func (s *Server) handleSetFolderPermissions(r *reqCtx) error {
 				perms = append(perms, pm)
 			}
 		}
-		roles = append(roles, storage.FolderRole{RoleName: name, Permissions: nonNilStrings(perms)})
+		roles = append(roles, storage.FolderRole{RoleName: name, Permissions: api.NonNilStrings(perms)})
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpSetFolderPermissions, storage.SetFolderPermissions{Path: p, Roles: roles}); err != nil {
+	if _, err := s.Apply(r, storage.OpSetFolderPermissions, storage.SetFolderPermissions{Path: p, Roles: roles}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Folder permissions set"})
+	return r.JSON(api.MessageBody{Message: "Folder permissions set"})
 }

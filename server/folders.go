@@ -4,12 +4,13 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // folderFromQuery reads the folder of GET /folders: indexKey, else path,
 // else the root.
-func (s *Server) folderFromQuery(r *reqCtx) (string, error) {
+func (s *Server) folderFromQuery(r *api.Request) (string, error) {
 	if k := r.Query("indexKey"); k != "" {
 		return s.folderOfIndexKey(r, k)
 	}
@@ -17,17 +18,17 @@ func (s *Server) folderFromQuery(r *reqCtx) (string, error) {
 }
 
 // handleGetFolders serves GET /folders.
-func (s *Server) handleGetFolders(r *reqCtx) error {
+func (s *Server) handleGetFolders(r *api.Request) error {
 	folder, err := s.folderFromQuery(r)
 	if err != nil {
 		return err
 	}
-	limit, err := listLimit(r)
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
 	if folder != "" && r.Query("indexKey") == "" {
-		ok, err := s.db.FolderExists(r.site, folder)
+		ok, err := s.DB.FolderExists(r.Site, folder)
 		if err != nil {
 			return err
 		}
@@ -39,7 +40,7 @@ func (s *Server) handleGetFolders(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"documents": nonNil(res.docs)}
+	out := map[string]any{"documents": api.NonNil(res.docs)}
 	if res.next != "" {
 		out["next"] = res.next
 	}
@@ -51,41 +52,41 @@ func checkFolderPath(p string) (string, error) {
 	p = strings.Trim(p, "/")
 	switch {
 	case p == "":
-		return "", invalid("path", "'path' is required")
+		return "", api.Invalid("path", "'path' is required")
 	}
 	if errs := storage.CheckPath("path", p); errs != nil {
-		return "", checkErrors(errs)
+		return "", api.CheckErrors(errs)
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "." || seg == ".." {
-			return "", invalid("path", "invalid 'path'")
+			return "", api.Invalid("path", "invalid 'path'")
 		}
 	}
 	return p, nil
 }
 
 // handleAddFolder serves POST /folders.
-func (s *Server) handleAddFolder(r *reqCtx) error {
+func (s *Server) handleAddFolder(r *api.Request) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	if strings.Trim(deref(b.Path), "/") == "" {
-		return badRequest("missing 'path' parameters") // FormKiQ's message
+	if strings.Trim(api.Deref(b.Path), "/") == "" {
+		return api.BadRequest("missing 'path' parameters") // FormKiQ's message
 	}
-	p, err := checkFolderPath(deref(b.Path))
+	p, err := checkFolderPath(api.Deref(b.Path))
 	if err != nil {
 		return err
 	}
 	// WRITE where the folder goes, as for a document created there
 	// (issue 29).
-	if !s.folderAllows(r, p, storage.FolderWrite) {
-		dir, _ := splitDocPath(p)
-		return folderDenied(dir, storage.FolderWrite)
+	if !s.FolderAllows(r, p, storage.FolderWrite) {
+		dir, _ := api.SplitDocPath(p)
+		return api.FolderDenied(dir, storage.FolderWrite)
 	}
-	if _, err := s.apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "created folder", "indexKey": folderIndexKey(p)})
@@ -93,52 +94,52 @@ func (s *Server) handleAddFolder(r *reqCtx) error {
 
 // handleDeleteFolder serves DELETE /folders/{indexKey} and
 // DELETE /indices/folder/{indexKey}.
-func (s *Server) handleDeleteFolder(r *reqCtx) error {
+func (s *Server) handleDeleteFolder(r *api.Request) error {
 	if t := r.Params("indexType"); t != "" && t != "folder" {
-		return invalid("indexType", "invalid 'indexType'")
+		return api.Invalid("indexType", "invalid 'indexType'")
 	}
-	k := pathParam(r, "indexKey")
+	k := api.PathParam(r, "indexKey")
 	p, err := parseFolderIndexKey(k)
 	if err != nil {
 		return err
 	}
 	// DELETE in the folder's own permissions (its own or inherited), as
 	// for the documents in it (issue 29).
-	if !s.folderAllows(r, p, storage.FolderDelete) {
-		return folderDenied(p, storage.FolderDelete)
+	if !s.FolderAllows(r, p, storage.FolderDelete) {
+		return api.FolderDenied(p, storage.FolderDelete)
 	}
 	// The applier decides whether the folder exists and is empty.
-	if _, err := s.apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); isNotFound(err) {
+	if _, err := s.Apply(r, storage.OpDeleteFolder, storage.FolderRef{Path: p}); api.IsNotFound(err) {
 		return errInvalidIndexKey(k)
 	} else if err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"deleted folder"})
+	return r.JSON(api.MessageBody{Message: "deleted folder"})
 }
 
 // handleIndexSearch serves POST /indices/search: the values of an index
 // (folders: every folder path of the site).
-func (s *Server) handleIndexSearch(r *reqCtx) error {
+func (s *Server) handleIndexSearch(r *api.Request) error {
 	var b struct {
 		IndexType *string `json:"indexType"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.IndexType == nil || *b.IndexType == "" {
-		return invalid("indexType", "'indexType' is required")
+		return api.Invalid("indexType", "'indexType' is required")
 	}
 	switch *b.IndexType {
 	case "folder":
 	case "tags":
 		// FormKiQ returns the site's tag keys as values.
-		return keyPage(r, "tk", "values", func(after string, limit int) ([]string, string, error) {
-			return s.db.TagKeys(r.site, after, limit)
+		return api.KeyPage(r, "tk", "values", func(after string, limit int) ([]string, string, error) {
+			return s.DB.TagKeys(r.Site, after, limit)
 		}, func(k *string) map[string]any { return map[string]any{"value": *k} })
 	default:
-		return invalid("indexType", "invalid 'indexType': folder or tags")
+		return api.Invalid("indexType", "invalid 'indexType': folder or tags")
 	}
-	limit, err := listLimit(r)
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (s *Server) handleIndexSearch(r *reqCtx) error {
 			return storage.ErrBadToken
 		}
 	}
-	names, err := s.db.FolderNames(r.site, "", 0)
+	names, err := s.DB.FolderNames(r.Site, "", 0)
 	if err != nil {
 		return err
 	}

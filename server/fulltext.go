@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"quire/index"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -50,23 +51,23 @@ type fulltextRequest struct {
 // handleSearchFulltext serves POST /searchFulltext (FormKiQ's enhanced
 // search, here on Bleve): text over content, path, tags and attribute
 // values, narrowed by exact tags and attributes.
-func (s *Server) handleSearchFulltext(r *reqCtx) error {
+func (s *Server) handleSearchFulltext(r *api.Request) error {
 	var in fulltextRequest
-	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
+	if err := r.ReadBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	if in.Query == nil {
-		return invalid("query", "'query' is required")
+		return api.Invalid("query", "'query' is required")
 	}
 	q := in.Query
 	if strings.TrimSpace(q.Text) == "" && len(q.Tags) == 0 && len(q.Attributes) == 0 {
-		return invalid("text", "'text' is required")
+		return api.Invalid("text", "'text' is required")
 	}
-	limit, err := listLimit(r)
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	offset, err := pageOffset(q.Page, limit)
+	offset, err := api.PageOffset(q.Page, limit)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	var bq []index.Query
 	for _, t := range q.Tags {
 		if t.Key == "" {
-			return invalid("tags", "tag 'key' is required")
+			return api.Invalid("tags", "tag 'key' is required")
 		}
 		vals := append([]string(nil), t.EqOr...)
 		if t.Eq != nil {
@@ -88,7 +89,7 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	}
 	for _, a := range q.Attributes {
 		if a.Key == "" {
-			return invalid("attributes", "attribute 'key' is required")
+			return api.Invalid("attributes", "attribute 'key' is required")
 		}
 		var vals []string
 		if a.Eq != nil {
@@ -111,27 +112,27 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 	}
 	// The index filters, counts and pages: only the page's documents are
 	// read from storage.
-	hits, total, err := s.deps.Indexer.SearchText(r.site, text, opts, func(id string) (bool, error) {
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) {
 		if ok, err := s.textVisible(r, id); !ok || err != nil {
 			return false, err
 		}
-		return s.matchFilters(r.site, id, filters)
+		return s.matchFilters(r.Site, id, filters)
 	})
 	if err != nil {
 		return err
 	}
 	res := s.newResults(r)
 	for _, h := range hits {
-		d, err := s.db.GetDocument(r.site, h.ID)
-		if isNotFound(err) {
+		d, err := s.DB.GetDocument(r.Site, h.ID)
+		if api.IsNotFound(err) {
 			continue // deleted since the search
 		}
 		if err != nil {
 			return err
 		}
-		m := documentJSON(d)
+		m := api.DocumentJSON(d)
 		m["createdBy"] = d.UserID
-		m["metadata"] = metadataMap(d.Metadata)
+		m["metadata"] = api.MetadataMap(d.Metadata)
 		res.add(m, d.DocumentID)
 	}
 	if in.ResponseFields != nil {
@@ -139,35 +140,35 @@ func (s *Server) handleSearchFulltext(r *reqCtx) error {
 			return err
 		}
 	}
-	return r.JSON(map[string]any{"documents": nonNil(res.docs), "totalCount": total})
+	return r.JSON(map[string]any{"documents": api.NonNil(res.docs), "totalCount": total})
 }
 
 // textHide is the index query for the documents the caller's folder
 // permissions do not let them read (nil: none), so that fulltext searches
 // leave them out of their pages and totals.
-func (s *Server) textHide(r *reqCtx) index.Query {
-	if folderExempt(r) {
+func (s *Server) textHide(r *api.Request) index.Query {
+	if api.FolderExempt(r) {
 		return nil
 	}
-	set, err := s.folderSet(r)
+	set, err := s.FolderSet(r)
 	if err != nil {
 		return index.MatchAll() // fail closed
 	}
-	return index.FolderHide(set, r.p.Groups, storage.FolderRead)
+	return index.FolderHide(set, r.Principal.Groups, storage.FolderRead)
 }
 
 // textVisible reports whether a document the index found still exists,
 // is not in the trash, and lies in a folder the caller may read: the
 // check of a document changed since its indexing (SearchText's keep).
-func (s *Server) textVisible(r *reqCtx, id string) (bool, error) {
-	d, err := s.db.GetDocument(r.site, id)
-	if isNotFound(err) {
+func (s *Server) textVisible(r *api.Request, id string) (bool, error) {
+	d, err := s.DB.GetDocument(r.Site, id)
+	if api.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return s.docAllows(r, d.Path, storage.FolderRead), nil
+	return s.DocAllows(r, d.Path, storage.FolderRead), nil
 }
 
 type queryFilter struct {
@@ -180,8 +181,8 @@ func (s *Server) matchFilters(site, id string, fs []queryFilter) (bool, error) {
 	for _, f := range fs {
 		var have []string
 		if f.attr {
-			a, err := s.db.DocAttribute(site, id, f.key)
-			if isNotFound(err) {
+			a, err := s.DB.DocAttribute(site, id, f.key)
+			if api.IsNotFound(err) {
 				return false, nil
 			}
 			if err != nil {
@@ -189,8 +190,8 @@ func (s *Server) matchFilters(site, id string, fs []queryFilter) (bool, error) {
 			}
 			have = attrDisplayValues(a)
 		} else {
-			t, err := s.db.GetTag(site, id, f.key)
-			if isNotFound(err) {
+			t, err := s.DB.GetTag(site, id, f.key)
+			if api.IsNotFound(err) {
 				return false, nil
 			}
 			if err != nil {
@@ -230,14 +231,14 @@ func attrDisplayValues(a *storage.DocAttribute) []string {
 // handleQueryFulltext serves POST /queryFulltext: a subset of the
 // OpenSearch search API (query_string, match, match_phrase, prefix, fuzzy,
 // from, size, highlight) answered by Bleve in OpenSearch's result shape.
-func (s *Server) handleQueryFulltext(r *reqCtx) error {
+func (s *Server) handleQueryFulltext(r *api.Request) error {
 	var in struct {
 		Query     map[string]json.RawMessage `json:"query"`
 		From      int                        `json:"from"`
 		Size      int                        `json:"size"`
 		Highlight json.RawMessage            `json:"highlight"`
 	}
-	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
+	if err := r.ReadBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	var tf *textFilter
@@ -255,7 +256,7 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 			return err
 		}
 	}
-	from, size, err := resultWindow(in.From, in.Size)
+	from, size, err := api.ResultWindow(in.From, in.Size)
 	if err != nil {
 		return err
 	}
@@ -263,29 +264,29 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 	if tf != nil {
 		opts.Filter = tf.index()
 	}
-	hits, total, err := s.deps.Indexer.SearchText(r.site, qs, opts, func(id string) (bool, error) {
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, qs, opts, func(id string) (bool, error) {
 		if ok, err := s.textVisible(r, id); !ok || err != nil {
 			return false, err
 		}
-		return s.textFilterMatch(r.site, id, tf)
+		return s.textFilterMatch(r.Site, id, tf)
 	})
 	if err != nil {
 		return err // a query that does not parse or asks too much is a 400 already
 	}
 	out := []map[string]any{}
 	for _, h := range hits {
-		d, err := s.db.GetDocument(r.site, h.ID)
-		if isNotFound(err) {
+		d, err := s.DB.GetDocument(r.Site, h.ID)
+		if api.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if !s.docAllows(r, d.Path, storage.FolderRead) {
+		if !s.DocAllows(r, d.Path, storage.FolderRead) {
 			continue
 		}
-		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": documentJSON(d)}
-		if snip := snippet(s.deps.Indexer.Text(r.site, h.ID), queryTerms(qs)); snip != "" {
+		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": api.DocumentJSON(d)}
+		if snip := snippet(s.Deps.Indexer.Text(r.Site, h.ID), queryTerms(qs)); snip != "" {
 			hit["highlight"] = map[string][]string{"content": {snip}}
 		}
 		out = append(out, hit)
@@ -300,7 +301,7 @@ func (s *Server) handleQueryFulltext(r *reqCtx) error {
 // into Bleve's query string syntax.
 func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 	if len(q) != 1 {
-		return "", invalid("query", "'query' must hold one of query_string, match, match_phrase, prefix, fuzzy")
+		return "", api.Invalid("query", "'query' must hold one of query_string, match, match_phrase, prefix, fuzzy")
 	}
 	field := func(f string) string {
 		switch f {
@@ -323,13 +324,13 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 				Query string `json:"query"`
 			}
 			if err := json.Unmarshal(raw, &b); err != nil || b.Query == "" {
-				return "", invalid("query", "'query_string.query' is required")
+				return "", api.Invalid("query", "'query_string.query' is required")
 			}
 			return b.Query, nil
 		case "match", "match_phrase", "prefix", "fuzzy":
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal(raw, &m); err != nil || len(m) != 1 {
-				return "", invalid("query", fmt.Sprintf("'%s' needs one field", kind))
+				return "", api.Invalid("query", fmt.Sprintf("'%s' needs one field", kind))
 			}
 			for f, v := range m {
 				var text string
@@ -339,12 +340,12 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 						Value string `json:"value"`
 					}
 					if json.Unmarshal(v, &obj) != nil {
-						return "", invalid("query", "invalid '"+kind+"' value")
+						return "", api.Invalid("query", "invalid '"+kind+"' value")
 					}
 					text = obj.Query + obj.Value
 				}
 				if strings.TrimSpace(text) == "" {
-					return "", invalid("query", "empty '"+kind+"' value")
+					return "", api.Invalid("query", "empty '"+kind+"' value")
 				}
 				switch kind {
 				case "match":
@@ -362,7 +363,7 @@ func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
 				}
 			}
 		}
-		return "", invalid("query", "unsupported query '"+kind+"'")
+		return "", api.Invalid("query", "unsupported query '"+kind+"'")
 	}
 	return "", nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"quire/index"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -51,8 +52,8 @@ func (s *Server) textFilterMatch(site, id string, f *textFilter) (bool, error) {
 	if f == nil {
 		return true, nil
 	}
-	d, err := s.db.GetDocument(site, id)
-	if isNotFound(err) {
+	d, err := s.DB.GetDocument(site, id)
+	if api.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -76,7 +77,7 @@ func (s *Server) textFilterMatch(site, id string, f *textFilter) (bool, error) {
 func boolQuery(raw json.RawMessage) (map[string]json.RawMessage, *textFilter, error) {
 	var b map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, nil, invalid("query", "'bool' must be an object")
+		return nil, nil, api.Invalid("query", "'bool' must be an object")
 	}
 	var must map[string]json.RawMessage
 	f := &textFilter{}
@@ -87,12 +88,12 @@ func boolQuery(raw json.RawMessage) (map[string]json.RawMessage, *textFilter, er
 			if json.Unmarshal(v, &list) != nil {
 				var one map[string]json.RawMessage
 				if err := json.Unmarshal(v, &one); err != nil {
-					return nil, nil, invalid("query", "'bool.must' must be a query or a list of one")
+					return nil, nil, api.Invalid("query", "'bool.must' must be a query or a list of one")
 				}
 				list = []map[string]json.RawMessage{one}
 			}
 			if len(list) > 1 {
-				return nil, nil, invalid("query", "'bool.must' takes one query")
+				return nil, nil, api.Invalid("query", "'bool.must' takes one query")
 			}
 			if len(list) == 1 {
 				must = list[0]
@@ -102,12 +103,12 @@ func boolQuery(raw json.RawMessage) (map[string]json.RawMessage, *textFilter, er
 			if json.Unmarshal(v, &list) != nil {
 				var one map[string]json.RawMessage
 				if err := json.Unmarshal(v, &one); err != nil {
-					return nil, nil, invalid("query", "'bool.filter' must be a list of filters")
+					return nil, nil, api.Invalid("query", "'bool.filter' must be a list of filters")
 				}
 				list = []map[string]json.RawMessage{one}
 			}
 			if len(list) > maxBoolFilters {
-				return nil, nil, invalid("query", fmt.Sprintf("at most %d filters", maxBoolFilters))
+				return nil, nil, api.Invalid("query", fmt.Sprintf("at most %d filters", maxBoolFilters))
 			}
 			for _, c := range list {
 				if err := f.add(c); err != nil {
@@ -115,7 +116,7 @@ func boolQuery(raw json.RawMessage) (map[string]json.RawMessage, *textFilter, er
 				}
 			}
 		default:
-			return nil, nil, invalid("query", "unsupported 'bool' clause '"+k+"' (must, filter)")
+			return nil, nil, api.Invalid("query", "unsupported 'bool' clause '"+k+"' (must, filter)")
 		}
 	}
 	if must != nil {
@@ -158,17 +159,17 @@ func filterField(name string) (kind, key string, err error) {
 	case strings.HasPrefix(name, "attributes.") && len(name) > len("attributes."):
 		return "attr", name[len("attributes."):], nil
 	}
-	return "", "", invalid("query", "unsupported filter field '"+name+"' (folder, tags.<key>, attributes.<key>)")
+	return "", "", api.Invalid("query", "unsupported filter field '"+name+"' (folder, tags.<key>, attributes.<key>)")
 }
 
 func (f *textFilter) add(c map[string]json.RawMessage) error {
 	if len(c) != 1 {
-		return invalid("query", "a filter holds one of term, terms, exists, range")
+		return api.Invalid("query", "a filter holds one of term, terms, exists, range")
 	}
 	for kind, raw := range c {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil || len(m) != 1 {
-			return invalid("query", "'"+kind+"' needs one field")
+			return api.Invalid("query", "'"+kind+"' needs one field")
 		}
 		for name, v := range m {
 			switch kind {
@@ -177,24 +178,24 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 				field := name
 				if kind == "exists" {
 					if name != "field" || json.Unmarshal(v, &field) != nil {
-						return invalid("query", "'exists' needs 'field'")
+						return api.Invalid("query", "'exists' needs 'field'")
 					}
 				} else if kind == "terms" {
 					var list []json.RawMessage
 					if json.Unmarshal(v, &list) != nil || len(list) == 0 || len(list) > 100 {
-						return invalid("query", "'terms' needs 1 to 100 values")
+						return api.Invalid("query", "'terms' needs 1 to 100 values")
 					}
 					for _, x := range list {
 						s, ok := scalar(x)
 						if !ok {
-							return invalid("query", "invalid 'terms' value of '"+name+"'")
+							return api.Invalid("query", "invalid 'terms' value of '"+name+"'")
 						}
 						vals = append(vals, s)
 					}
 				} else {
 					s, ok := scalar(v)
 					if !ok {
-						return invalid("query", "invalid 'term' value of '"+name+"'")
+						return api.Invalid("query", "invalid 'term' value of '"+name+"'")
 					}
 					vals = []string{s}
 				}
@@ -204,7 +205,7 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 				}
 				if fk == "folder" {
 					if kind != "term" || f.folder != nil {
-						return invalid("query", "'folder' takes one 'term'")
+						return api.Invalid("query", "'folder' takes one 'term'")
 					}
 					dir := strings.Trim(vals[0], "/")
 					f.folder = &dir
@@ -213,16 +214,16 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 				f.kv = append(f.kv, queryFilter{attr: fk == "attr", key: key, values: vals})
 			case "range":
 				if name != "insertedDate" {
-					return invalid("query", "'range' takes insertedDate")
+					return api.Invalid("query", "'range' takes insertedDate")
 				}
 				var r map[string]string
 				if err := json.Unmarshal(v, &r); err != nil || len(r) == 0 {
-					return invalid("query", "'range.insertedDate' needs gte, gt, lte or lt dates")
+					return api.Invalid("query", "'range.insertedDate' needs gte, gt, lte or lt dates")
 				}
 				for op, val := range r {
 					t, dateOnly, err := filterDate(val)
 					if err != nil {
-						return invalid("query", "invalid date '"+op+"': use yyyy-MM-dd or an RFC 3339 time, years 1700 to 2200")
+						return api.Invalid("query", "invalid date '"+op+"': use yyyy-MM-dd or an RFC 3339 time, years 1700 to 2200")
 					}
 					switch op {
 					case "gte":
@@ -240,11 +241,11 @@ func (f *textFilter) add(c map[string]json.RawMessage) error {
 							f.to = t.AddDate(0, 0, 1)
 						}
 					default:
-						return invalid("query", "unsupported range operator '"+op+"' (gte, gt, lte, lt)")
+						return api.Invalid("query", "unsupported range operator '"+op+"' (gte, gt, lte, lt)")
 					}
 				}
 			default:
-				return invalid("query", "unsupported filter '"+kind+"' (term, terms, exists, range)")
+				return api.Invalid("query", "unsupported filter '"+kind+"' (term, terms, exists, range)")
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -22,14 +23,14 @@ var fulltextFixed = []string{"path", "width", "height", "deepLinkPath", "resourc
 
 // readFulltext reads a fulltext body: the text (content, possibly
 // base64) and the tags, each nil when absent.
-func (s *Server) readFulltext(r *reqCtx) (*string, *[]storage.Tag, error) {
+func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	var raw map[string]json.RawMessage
-	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return nil, nil, err
 	}
 	for _, k := range fulltextFixed {
 		if v, ok := raw[k]; ok && string(v) != "null" {
-			return nil, nil, invalid(k, fmt.Sprintf("'%s' cannot be set in the fulltext index: it follows the document", k))
+			return nil, nil, api.Invalid(k, fmt.Sprintf("'%s' cannot be set in the fulltext index: it follows the document", k))
 		}
 	}
 	var in struct {
@@ -40,30 +41,30 @@ func (s *Server) readFulltext(r *reqCtx) (*string, *[]storage.Tag, error) {
 	}
 	b, _ := json.Marshal(raw)
 	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, nil, errInvalidBody
+		return nil, nil, api.ErrInvalidBody
 	}
 	if in.ContentType != "" && !strings.HasPrefix(strings.ToLower(in.ContentType), "text/") {
-		return nil, nil, invalid("contentType", "fulltext content must be text (text/plain)")
+		return nil, nil, api.Invalid("contentType", "fulltext content must be text (text/plain)")
 	}
 	text := in.Content
 	if text != nil && in.IsBase64 {
 		dec, err := base64.StdEncoding.DecodeString(*text)
 		if err != nil {
-			return nil, nil, invalid("content", "invalid base64 content")
+			return nil, nil, api.Invalid("content", "invalid base64 content")
 		}
 		if !utf8.Valid(dec) {
-			return nil, nil, invalid("content", "fulltext content must be UTF-8 text")
+			return nil, nil, api.Invalid("content", "fulltext content must be UTF-8 text")
 		}
 		t := string(dec)
 		text = &t
 	}
 	if text != nil && len(*text) > storage.MaxSetTextBytes {
-		return nil, nil, invalid("content", fmt.Sprintf("'content' must be less than %d bytes", storage.MaxSetTextBytes))
+		return nil, nil, api.Invalid("content", fmt.Sprintf("'content' must be less than %d bytes", storage.MaxSetTextBytes))
 	}
 	var tags *[]storage.Tag
 	if _, ok := raw["tags"]; ok {
 		tg, errs := convertTags(in.Tags, "tags")
-		if err := checkErrors(errs); err != nil {
+		if err := api.CheckErrors(errs); err != nil {
 			return nil, nil, err
 		}
 		if tg == nil {
@@ -72,63 +73,63 @@ func (s *Server) readFulltext(r *reqCtx) (*string, *[]storage.Tag, error) {
 		tags = &tg
 	}
 	if text == nil && tags == nil {
-		return nil, nil, invalid("", "'content' or 'tags' is required")
+		return nil, nil, api.Invalid("", "'content' or 'tags' is required")
 	}
 	return text, tags, nil
 }
 
 // handleSetDocumentFulltext serves PUT and POST /documents/{id}/fulltext:
 // the index holds the text and tags given (absent ones: the document's).
-func (s *Server) handleSetDocumentFulltext(r *reqCtx) error {
+func (s *Server) handleSetDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
 	}
-	p := storage.SetFulltext{DocumentID: r.docID(), Mode: storage.FulltextSet, Text: text, Tags: tags}
-	if _, err := s.apply(r, storage.OpSetFulltext, p); err != nil {
+	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextSet, Text: text, Tags: tags}
+	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
 	}
 	if r.Method() == http.MethodPost {
-		return r.Status(http.StatusCreated).JSON(messageBody{"Added document to fulltext index"})
+		return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "Added document to fulltext index"})
 	}
-	return r.JSON(messageBody{"Set document in fulltext index"})
+	return r.JSON(api.MessageBody{Message: "Set document in fulltext index"})
 }
 
 // handleUpdateDocumentFulltext serves PATCH /documents/{id}/fulltext: the
 // text if given, the tags given merged by key into those the index holds.
-func (s *Server) handleUpdateDocumentFulltext(r *reqCtx) error {
+func (s *Server) handleUpdateDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
 	}
-	p := storage.SetFulltext{DocumentID: r.docID(), Mode: storage.FulltextUpdate, Text: text, Tags: tags}
-	if _, err := s.apply(r, storage.OpSetFulltext, p); err != nil {
+	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextUpdate, Text: text, Tags: tags}
+	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Updated document in fulltext index"})
+	return r.JSON(api.MessageBody{Message: "Updated document in fulltext index"})
 }
 
 // handleDeleteDocumentFulltext serves DELETE /documents/{id}/fulltext: the
 // document leaves the fulltext index (its name and folder stay
 // searchable) until the text is set again or new content is uploaded.
-func (s *Server) handleDeleteDocumentFulltext(r *reqCtx) error {
-	p := storage.SetFulltext{DocumentID: r.docID(), Mode: storage.FulltextDelete}
-	if _, err := s.apply(r, storage.OpSetFulltext, p); err != nil {
+func (s *Server) handleDeleteDocumentFulltext(r *api.Request) error {
+	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDelete}
+	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Deleted document from fulltext index"})
+	return r.JSON(api.MessageBody{Message: "Deleted document from fulltext index"})
 }
 
 // handleDeleteDocumentFulltextTag serves DELETE
 // /documents/{id}/fulltext/tags/{tagKey}[/{tagValue}].
-func (s *Server) handleDeleteDocumentFulltextTag(r *reqCtx) error {
-	p := storage.SetFulltext{DocumentID: r.docID(), Mode: storage.FulltextDeleteTag, TagKey: pathParam(r, "tagKey")}
+func (s *Server) handleDeleteDocumentFulltextTag(r *api.Request) error {
+	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDeleteTag, TagKey: api.PathParam(r, "tagKey")}
 	if r.Params("tagValue") != "" {
-		v := pathParam(r, "tagValue")
+		v := api.PathParam(r, "tagValue")
 		p.TagValue = &v
 	}
-	if _, err := s.apply(r, storage.OpSetFulltext, p); err != nil {
+	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Removed tag from fulltext index"})
+	return r.JSON(api.MessageBody{Message: "Removed tag from fulltext index"})
 }

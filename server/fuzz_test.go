@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"quire/index"
+	"quire/server/internal/api"
 )
 
 // The fuzz targets of package server. `make fuzz` runs each for a while
@@ -26,24 +27,24 @@ func FuzzPagingNumbers(f *testing.F) {
 	f.Add(1, 10001, 9990, 10, "10000")
 	f.Add(1000, 10, 10000, 0, "0010")
 	f.Fuzz(func(t *testing.T, limit, page, from, size int, tok string) {
-		l := clampLimit(limit, defaultPageLimit)
-		if l < 1 || l > maxPageLimit {
+		l := api.ClampLimit(limit, api.DefaultPageLimit)
+		if l < 1 || l > api.MaxPageLimit {
 			t.Fatalf("clampLimit(%d) = %d", limit, l)
 		}
-		if off, err := pageOffset(page, l); err == nil && (off < 0 || off > index.MaxResultWindow-l) {
+		if off, err := api.PageOffset(page, l); err == nil && (off < 0 || off > index.MaxResultWindow-l) {
 			t.Fatalf("pageOffset(%d, %d) = %d outside the window", page, l, off)
 		}
-		if fr, sz, err := resultWindow(from, size); err == nil && (fr < 0 || sz < 1 || sz > maxPageLimit || fr > index.MaxResultWindow-sz) {
+		if fr, sz, err := api.ResultWindow(from, size); err == nil && (fr < 0 || sz < 1 || sz > api.MaxPageLimit || fr > index.MaxResultWindow-sz) {
 			t.Fatalf("resultWindow(%d, %d) = %d, %d", from, size, fr, sz)
 		}
-		n, err := parseOffsetToken(tok)
+		n, err := api.ParseOffsetToken(tok)
 		if err != nil {
 			return
 		}
 		if n < 0 || n > index.MaxResultWindow {
 			t.Fatalf("parseOffsetToken(%q) = %d", tok, n)
 		}
-		if back, err := parseOffsetToken(offsetToken(n)); err != nil || back != n {
+		if back, err := api.ParseOffsetToken(api.OffsetToken(n)); err != nil || back != n {
 			t.Fatalf("offset %d round trips to %d, %v", n, back, err)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"quire/pipeline"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -74,9 +75,9 @@ func templateKind(d *storage.Document) string {
 
 // handleGenerateDocument serves POST /documents/{id}/generate: the
 // document (or artifact) is the template.
-func (s *Server) handleGenerateDocument(r *reqCtx) error {
+func (s *Server) handleGenerateDocument(r *api.Request) error {
 	var in generateIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -111,13 +112,13 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	if toArtifact && in.SaveAsDocumentID != "" {
 		fail("saveAsDocumentId", "'saveAsDocumentId' and an artifact target exclude each other")
 	}
-	if in.SaveAsDocumentID != "" && !isUUIDv4(in.SaveAsDocumentID) {
+	if in.SaveAsDocumentID != "" && !api.IsUUIDv4(in.SaveAsDocumentID) {
 		fail("saveAsDocumentId", "invalid 'saveAsDocumentId'")
 	}
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
-	tmpl, err := s.db.GetDocument(r.site, r.docID())
+	tmpl, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
@@ -134,26 +135,26 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	if pdfSource {
 		switch {
 		case out != "PDF":
-			return invalid("outputType", "a PDF source document generates a PDF: use outputType PDF")
+			return api.Invalid("outputType", "a PDF source document generates a PDF: use outputType PDF")
 		case len(in.Datasources) > 0:
-			return invalid("datasources", "a PDF source document has no placeholders: 'datasources' needs a DOCX or ODT template")
+			return api.Invalid("datasources", "a PDF source document has no placeholders: 'datasources' needs a DOCX or ODT template")
 		case len(in.InsertDocuments) == 0:
-			return invalid("insertDocuments", "a PDF source document needs 'insertDocuments' (package generation)")
+			return api.Invalid("insertDocuments", "a PDF source document needs 'insertDocuments' (package generation)")
 		}
 	} else if len(in.InsertDocuments) > 0 && out != "PDF" {
-		return invalid("insertDocuments", "'insertDocuments' needs outputType PDF")
+		return api.Invalid("insertDocuments", "'insertDocuments' needs outputType PDF")
 	}
 	// Folder permissions (issue 29): READ on every document read, WRITE
 	// where the output goes. They are checked here, before the engines
 	// run, and the write target again by the applier when the output is
 	// written (Writer), so a change meanwhile cannot widen them.
 	for _, ds := range in.Datasources {
-		if err := s.requireDocOf(r, ds.DocumentID, storage.FolderRead); err != nil {
+		if err := s.RequireDocOf(r, ds.DocumentID, storage.FolderRead); err != nil {
 			return err
 		}
 	}
 	for _, ins := range in.InsertDocuments {
-		if err := s.requireDocOf(r, ins.DocumentID, storage.FolderRead); err != nil {
+		if err := s.RequireDocOf(r, ins.DocumentID, storage.FolderRead); err != nil {
 			return err
 		}
 	}
@@ -168,34 +169,34 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 		target = tmpl.Path // the default output goes beside the template
 	}
 	if in.SaveAsDocumentID != "" {
-		if d, err := s.db.GetDocumentAny(r.site, in.SaveAsDocumentID); err == nil {
+		if d, err := s.DB.GetDocumentAny(r.Site, in.SaveAsDocumentID); err == nil {
 			target = d.Path
 			if d.ArtifactOf != "" {
-				return invalid("saveAsDocumentId", "invalid 'saveAsDocumentId': it is an artifact")
+				return api.Invalid("saveAsDocumentId", "invalid 'saveAsDocumentId': it is an artifact")
 			}
 		}
 	}
 	if !toArtifact {
-		if err := s.requireDocPath(r, target, storage.FolderWrite); err != nil {
+		if err := s.RequireDocPath(r, target, storage.FolderWrite); err != nil {
 			return err
 		}
 	}
-	writer := s.actorOf(r)
+	writer := s.ActorOf(r)
 	kind := templateKind(tmpl)
 	if kind == "" {
-		return invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document, or a PDF to insert documents around", tmpl.ContentType))
+		return api.Invalid("documentId", fmt.Sprintf("unsupported template type '%s': use a DOCX or ODT document, or a PDF to insert documents around", tmpl.ContentType))
 	}
 	if pdfSource && tmpl.ContentLength > maxAppendBytes {
-		return invalid("documentId", fmt.Sprintf("the PDF source document is over %d MiB", maxAppendBytes>>20))
+		return api.Invalid("documentId", fmt.Sprintf("the PDF source document is over %d MiB", maxAppendBytes>>20))
 	}
 	if !pdfSource && tmpl.ContentLength > maxTemplateBytes {
-		return invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
+		return api.Invalid("documentId", fmt.Sprintf("the template is over %d MiB", maxTemplateBytes>>20))
 	}
 	data, err := s.generateData(r, tmpl, &in)
 	if err != nil {
 		return err
 	}
-	tr, _, err := s.db.OpenContent(r.site, tmpl.DocumentID)
+	tr, _, err := s.DB.OpenContent(r.Site, tmpl.DocumentID)
 	if err != nil {
 		return err
 	}
@@ -204,61 +205,61 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	for i, ins := range in.InsertDocuments {
 		id := ins.DocumentID
 		if ins.ArtifactID != "" {
-			a, err := s.db.GetArtifact(r.site, ins.DocumentID, ins.ArtifactID)
+			a, err := s.DB.GetArtifact(r.Site, ins.DocumentID, ins.ArtifactID)
 			if err != nil {
-				return invalid(fmt.Sprintf("insertDocuments[%d].artifactId", i), err.Error())
+				return api.Invalid(fmt.Sprintf("insertDocuments[%d].artifactId", i), err.Error())
 			}
 			id = a.DocumentID
 		}
-		rd, d, err := s.db.OpenContent(r.site, id)
+		rd, d, err := s.DB.OpenContent(r.Site, id)
 		if err != nil {
-			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' has no content to append", ins.DocumentID))
+			return api.Invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' has no content to append", ins.DocumentID))
 		}
 		defer rd.Close()
 		image := d.ContentType == "image/png" || d.ContentType == "image/jpeg"
 		if d.ContentLength > maxAppendBytes || (!strings.Contains(d.ContentType, "pdf") && !image) {
-			return invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF, PNG or JPEG under %d MiB", ins.DocumentID, maxAppendBytes>>20))
+			return api.Invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF, PNG or JPEG under %d MiB", ins.DocumentID, maxAppendBytes>>20))
 		}
 		req.Inserts = append(req.Inserts, pipeline.Insert{R: rd, Image: image, Prepend: ins.Position == "PREPEND"})
 	}
-	g, err := s.deps.Pipeline.Generate(r.UserContext(), req)
+	g, err := s.Deps.Pipeline.Generate(r.UserContext(), req)
 	var ge *pipeline.GenerateError
 	if errors.As(err, &ge) {
-		return invalid("documentId", ge.Msg)
+		return api.Invalid("documentId", ge.Msg)
 	}
 	if err != nil {
 		if r.UserContext().Err() != nil {
 			return err
 		}
-		s.log.Warn("document generation failed", "requestId", requestID(r.Ctx), "err", err)
-		return errStatus(http.StatusServiceUnavailable, "document generation is not available on this server now")
+		s.Log.Warn("document generation failed", "requestId", api.RequestID(r.Ctx), "err", err)
+		return api.ErrStatus(http.StatusServiceUnavailable, "document generation is not available on this server now")
 	}
 	defer g.Close()
-	m, tail, err := storage.WriteContent(r.UserContext(), s.deps.Applier, g, 0, nil)
+	m, tail, err := storage.WriteContent(r.UserContext(), s.Deps.Applier, g, 0, nil)
 	if err != nil {
 		return err
 	}
 	ct := g.ContentType
-	parent := r.pathDocID()
+	parent := r.PathDocID()
 	switch {
 	case in.SaveAsArtifactID != "":
-		a, err := s.db.GetArtifact(r.site, parent, in.SaveAsArtifactID)
+		a, err := s.DB.GetArtifact(r.Site, parent, in.SaveAsArtifactID)
 		if err != nil {
 			return err
 		}
 		upd := storage.UpdateDocument{DocumentID: a.DocumentID, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer}
-		if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
+		if _, err := s.Apply(r, storage.OpUpdateDocument, upd); err != nil {
 			return err
 		}
 		return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": parent, "artifactId": a.DocumentID})
 	case toArtifact:
-		id := r.newID()
+		id := r.NewID()
 		cat := in.ArtifactCategory
 		if cat == "" {
 			cat = "GENERATED"
 		}
-		art := storage.Document{DocumentID: id, ContentType: ct, ArtifactCategory: cat, UserID: r.user()}
-		if _, err := s.apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent,
+		art := storage.Document{DocumentID: id, ContentType: ct, ArtifactCategory: cat, UserID: r.User()}
+		if _, err := s.Apply(r, storage.OpAddArtifact, storage.AddArtifact{DocumentID: parent,
 			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}, Writer: writer}); err != nil {
 			return err
 		}
@@ -266,17 +267,17 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 	}
 	id := in.SaveAsDocumentID
 	if id != "" {
-		if _, err := s.db.GetDocument(r.site, id); err == nil {
+		if _, err := s.DB.GetDocument(r.Site, id); err == nil {
 			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer}
-			if _, err := s.apply(r, storage.OpUpdateDocument, upd); err != nil {
+			if _, err := s.Apply(r, storage.OpUpdateDocument, upd); err != nil {
 				return err
 			}
 			return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
-		} else if !isNotFound(err) {
+		} else if !api.IsNotFound(err) {
 			return err
 		}
 	} else {
-		id = r.newID()
+		id = r.NewID()
 	}
 	p := in.Path
 	if p == "" {
@@ -285,8 +286,8 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 			p = ""
 		}
 	}
-	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.user()}, Content: &m, Chunks: tail}
-	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: writer}); err != nil {
+	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.User()}, Content: &m, Chunks: tail}
+	if _, err := s.Apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: writer}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"documentId": id})
@@ -295,9 +296,9 @@ func (s *Server) handleGenerateDocument(r *reqCtx) error {
 // generateData is the placeholder values: the template's attributes
 // (first value of each), then each data source's `dataRoot` object
 // (default "data"), later ones winning; nested objects give dotted keys.
-func (s *Server) generateData(r *reqCtx, tmpl *storage.Document, in *generateIn) (map[string]string, error) {
+func (s *Server) generateData(r *api.Request, tmpl *storage.Document, in *generateIn) (map[string]string, error) {
 	data := map[string]string{}
-	attrs, _, err := s.db.DocAttributes(r.site, tmpl.DocumentID, "", 0)
+	attrs, _, err := s.DB.DocAttributes(r.Site, tmpl.DocumentID, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -315,19 +316,19 @@ func (s *Server) generateData(r *reqCtx, tmpl *storage.Document, in *generateIn)
 		key := fmt.Sprintf("datasources[%d]", i)
 		id := ds.DocumentID
 		if ds.ArtifactID != "" {
-			a, err := s.db.GetArtifact(r.site, ds.DocumentID, ds.ArtifactID)
+			a, err := s.DB.GetArtifact(r.Site, ds.DocumentID, ds.ArtifactID)
 			if err != nil {
-				return nil, invalid(key+".artifactId", err.Error())
+				return nil, api.Invalid(key+".artifactId", err.Error())
 			}
 			id = a.DocumentID
 		}
-		rd, d, err := s.db.OpenContent(r.site, id)
+		rd, d, err := s.DB.OpenContent(r.Site, id)
 		if err != nil {
-			return nil, invalid(key+".documentId", fmt.Sprintf("document '%s' has no content", ds.DocumentID))
+			return nil, api.Invalid(key+".documentId", fmt.Sprintf("document '%s' has no content", ds.DocumentID))
 		}
 		if d.ContentLength > maxDataSourceBytes {
 			rd.Close()
-			return nil, invalid(key+".documentId", fmt.Sprintf("a data source is over %d MiB", maxDataSourceBytes>>20))
+			return nil, api.Invalid(key+".documentId", fmt.Sprintf("a data source is over %d MiB", maxDataSourceBytes>>20))
 		}
 		b, err := io.ReadAll(io.LimitReader(rd, maxDataSourceBytes+1))
 		rd.Close()
@@ -336,7 +337,7 @@ func (s *Server) generateData(r *reqCtx, tmpl *storage.Document, in *generateIn)
 		}
 		var v any
 		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, invalid(key+".documentId", fmt.Sprintf("document '%s' is not JSON", ds.DocumentID))
+			return nil, api.Invalid(key+".documentId", fmt.Sprintf("document '%s' is not JSON", ds.DocumentID))
 		}
 		root := ds.DataRoot
 		if root == "" {
@@ -352,7 +353,7 @@ func (s *Server) generateData(r *reqCtx, tmpl *storage.Document, in *generateIn)
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, invalid(key+".dataRoot", fmt.Sprintf("document '%s' has no object at '%s'", ds.DocumentID, root))
+			return nil, api.Invalid(key+".dataRoot", fmt.Sprintf("document '%s' has no object at '%s'", ds.DocumentID, root))
 		}
 		flatten("", m, data)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
 
 // handleHealthz serves GET /healthz: the process is up and the store open.
@@ -26,9 +28,9 @@ const readyLag = 5 * time.Second
 // "writes"), and GET /readyz?writes=true answers 503 then, for checks that
 // route writes.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
-	lag := s.deps.Indexer.TextLag()
+	lag := s.Deps.Indexer.TextLag()
 	ready := lag < readyLag
-	ws := s.db.WriteState()
+	ws := s.DB.WriteState()
 	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
 	if !ws.Writable {
 		storageState = "read-only"
@@ -38,8 +40,8 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		}
 	}
 	pipe := fiber.Map{"running": false}
-	if s.deps.Pipeline != nil {
-		running, queued, oldest := s.deps.Pipeline.Status()
+	if s.Deps.Pipeline != nil {
+		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		// In a cluster the pipeline runs on the leader only: a follower's
 		// is stopped and that is its normal state.
@@ -55,7 +57,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		"ready":    ready,
 		"storage":  storageState,
 		"writes":   writes,
-		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"index":    fiber.Map{"queued": s.Deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	}
 	if clusterState != nil {
@@ -80,7 +82,7 @@ var versionComponents = []struct{ module, release string }{
 
 // handleGetVersion serves GET /version: Quire's own version, the
 // modules it ships and (Quire) each module's FormKiQ component release.
-func (s *Server) handleGetVersion(r *reqCtx) error {
+func (s *Server) handleGetVersion(r *api.Request) error {
 	modules := make([]string, 0, len(versionComponents))
 	components := make(map[string]string, len(versionComponents))
 	for _, c := range versionComponents {
@@ -88,7 +90,7 @@ func (s *Server) handleGetVersion(r *reqCtx) error {
 		components[c.module] = c.release
 	}
 	return r.JSON(fiber.Map{
-		"version":        s.deps.Version,
+		"version":        s.Deps.Version,
 		"type":           "core",
 		"appEnvironment": "quire",
 		"modules":        modules,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -16,16 +17,16 @@ import (
 // listing, with the values that are true of an on-prem endpoint.
 
 // handleGetInferenceModels serves GET /system/inferenceModels.
-func (s *Server) handleGetInferenceModels(r *reqCtx) error {
+func (s *Server) handleGetInferenceModels(r *api.Request) error {
 	ids, err := s.inferenceModels(r)
 	if err != nil {
 		return err
 	}
-	agreed, err := s.db.ModelAgreements()
+	agreed, err := s.DB.ModelAgreements()
 	if err != nil {
 		return err
 	}
-	require := s.deps.RequireModelAgreement
+	require := s.Deps.RequireModelAgreement
 	out := make([]map[string]any, 0, len(ids))
 	for _, id := range ids {
 		agreement := "AVAILABLE"
@@ -48,40 +49,40 @@ func (s *Server) handleGetInferenceModels(r *reqCtx) error {
 
 // handleAgreeInferenceModel serves POST /system/inferenceModels/agreement
 // (Admins): the model must be one the endpoint offers.
-func (s *Server) handleAgreeInferenceModel(r *reqCtx) error {
+func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
 	var in struct {
 		ModelID *string `json:"modelId"`
 	}
-	if err := r.readBody(&in, 64<<10); err != nil {
+	if err := r.ReadBody(&in, 64<<10); err != nil {
 		return err
 	}
 	if in.ModelID == nil || strings.TrimSpace(*in.ModelID) == "" {
-		return invalid("modelId", "'modelId' is required")
+		return api.Invalid("modelId", "'modelId' is required")
 	}
 	ids, err := s.inferenceModels(r)
 	if err != nil {
 		return err
 	}
 	if !slices.Contains(ids, *in.ModelID) {
-		return invalid("modelId", fmt.Sprintf("model '%s' is not offered by the LLM endpoint", *in.ModelID))
+		return api.Invalid("modelId", fmt.Sprintf("model '%s' is not offered by the LLM endpoint", *in.ModelID))
 	}
-	if _, err := s.apply(r, storage.OpAgreeModel, storage.AgreeModel{ModelID: *in.ModelID}); err != nil {
+	if _, err := s.Apply(r, storage.OpAgreeModel, storage.AgreeModel{ModelID: *in.ModelID}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Agreement to model '%s' recorded", *in.ModelID)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Agreement to model '%s' recorded", *in.ModelID)})
 }
 
 // inferenceModels asks the endpoint for its models; an endpoint that
 // does not answer is a 502, not a 500.
-func (s *Server) inferenceModels(r *reqCtx) ([]string, error) {
-	if s.deps.Pipeline == nil {
+func (s *Server) inferenceModels(r *api.Request) ([]string, error) {
+	if s.Deps.Pipeline == nil {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(r.UserContext(), 20*time.Second)
 	defer cancel()
-	ids, err := s.deps.Pipeline.Models(ctx)
+	ids, err := s.Deps.Pipeline.Models(ctx)
 	if err != nil {
-		return nil, errStatus(http.StatusBadGateway, err.Error())
+		return nil, api.ErrStatus(http.StatusBadGateway, err.Error())
 	}
 	return ids, nil
 }

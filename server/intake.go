@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/intake"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -41,14 +42,14 @@ const (
 // limits).
 func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 	return intake.New(intake.Config{
-		Applier: s.deps.Applier,
-		Store:   s.db,
-		Now:     s.now,
+		Applier: s.Deps.Applier,
+		Store:   s.DB,
+		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
 			c, err := s.uploadLimit(site, -1)
 			return c.n, c.err, err
 		},
-		BeforeCommit: func(ctx context.Context) error { return s.gate.wait(ctx) },
+		BeforeCommit: func(ctx context.Context) error { return s.Gate.Wait(ctx) },
 		Track:        s.uploads.add,
 		Untrack:      s.uploads.done,
 		Sweep:        s.sweep,
@@ -93,12 +94,12 @@ func defaultIntakeActions() []storage.IntakeAction {
 
 // intakeProfileFrom validates a profile from the API (name from the path
 // when replacing) and builds its stored form.
-func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
+func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
 	var errs []storage.ValidationItem
-	p := &storage.IntakeProfile{Name: name, PathTemplate: defaultIntakeTemplate, UserID: r.user(), Duplicates: storage.IntakeSkip,
+	p := &storage.IntakeProfile{Name: name, PathTemplate: defaultIntakeTemplate, UserID: r.User(), Duplicates: storage.IntakeSkip,
 		Actions: defaultIntakeActions()}
 	if name == "" {
-		p.Name = deref(in.Name)
+		p.Name = api.Deref(in.Name)
 		if in.Name == nil {
 			errs = append(errs, storage.ValidationItem{Key: "name", Msg: "'name' is required"})
 		}
@@ -109,7 +110,7 @@ func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) 
 		p.PathTemplate = *in.PathTemplate
 	}
 	for _, t := range in.Tags {
-		p.Tags = append(p.Tags, storage.IntakeValue{Key: t.Key, Value: deref(t.Value)})
+		p.Tags = append(p.Tags, storage.IntakeValue{Key: t.Key, Value: api.Deref(t.Value)})
 	}
 	for _, a := range in.Attributes {
 		v := a.StringValue
@@ -119,7 +120,7 @@ func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) 
 		if v == nil {
 			errs = append(errs, storage.ValidationItem{Key: "attributes", Msg: "attribute '" + a.Key + "' needs a 'stringValue'"})
 		}
-		p.Attributes = append(p.Attributes, storage.IntakeValue{Key: a.Key, Value: deref(v)})
+		p.Attributes = append(p.Attributes, storage.IntakeValue{Key: a.Key, Value: api.Deref(v)})
 	}
 	if in.Actions != nil {
 		if len(*in.Actions) > storage.MaxIntakeActions {
@@ -151,23 +152,23 @@ func (s *Server) intakeProfileFrom(r *reqCtx, in *intakeProfileIn, name string) 
 		if w.OnSuccess != nil {
 			p.Watch.OnSuccess = strings.ToUpper(*w.OnSuccess)
 		}
-		if p.Watch.Enabled && s.deps.IntakeFolderRoot == "" {
+		if p.Watch.Enabled && s.Deps.IntakeFolderRoot == "" {
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
-		if p.Watch.Enabled && s.deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
-			if _, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err != nil {
+		if p.Watch.Enabled && s.Deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
+			if _, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
 				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
 			}
 		}
 	}
 	errs = append(errs, storage.CheckIntakeProfile(p)...)
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func (s *Server) intakeProfileJSON(r *reqCtx, p *storage.IntakeProfile) map[string]any {
+func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map[string]any {
 	tags := make([]map[string]any, 0, len(p.Tags))
 	for _, t := range p.Tags {
 		tags = append(tags, map[string]any{"key": t.Key, "value": t.Value})
@@ -200,16 +201,16 @@ func (s *Server) intakeProfileJSON(r *reqCtx, p *storage.IntakeProfile) map[stri
 		"userId":           p.UserID,
 		"groups":           groups,
 		"duplicates":       p.Duplicates,
-		"insertedDate":     formatDate(p.InsertedDate),
-		"lastModifiedDate": formatDate(p.LastModifiedDate),
-		"intakeUrl":        s.linkBase(r.Ctx) + "/sites/" + url.PathEscape(r.site) + "/intake/" + p.Name,
+		"insertedDate":     api.FormatDate(p.InsertedDate),
+		"lastModifiedDate": api.FormatDate(p.LastModifiedDate),
+		"intakeUrl":        s.LinkBase(r.Ctx) + "/sites/" + url.PathEscape(r.Site) + "/intake/" + p.Name,
 	}
 	if p.ModifiedBy != "" {
 		out["modifiedBy"] = p.ModifiedBy
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir, err := intake.WatchDir(s.deps.IntakeFolderRoot, r.site, p.Name); err == nil && dir != "" {
+		if dir, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
@@ -217,23 +218,23 @@ func (s *Server) intakeProfileJSON(r *reqCtx, p *storage.IntakeProfile) map[stri
 	return out
 }
 
-func (s *Server) readIntakeProfile(r *reqCtx) (*intakeProfileIn, error) {
+func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 	var b struct {
 		Profile *intakeProfileIn `json:"intakeProfile"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); errors.Is(err, errNoBody) {
-		return nil, errBodyRequired
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
+		return nil, api.ErrBodyRequired
 	} else if err != nil {
 		return nil, err
 	}
 	if b.Profile == nil {
-		return nil, invalid("intakeProfile", "'intakeProfile' is required")
+		return nil, api.Invalid("intakeProfile", "'intakeProfile' is required")
 	}
 	return b.Profile, nil
 }
 
 // handleAddIntakeProfile serves POST /sites/{siteId}/intakeProfiles.
-func (s *Server) handleAddIntakeProfile(r *reqCtx) error {
+func (s *Server) handleAddIntakeProfile(r *api.Request) error {
 	in, err := s.readIntakeProfile(r)
 	if err != nil {
 		return err
@@ -242,7 +243,7 @@ func (s *Server) handleAddIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true, OwnGroups: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()
@@ -251,9 +252,9 @@ func (s *Server) handleAddIntakeProfile(r *reqCtx) error {
 
 // handleSetIntakeProfile serves PUT /sites/{siteId}/intakeProfiles/{name}:
 // the profile is replaced (fields not given take their defaults).
-func (s *Server) handleSetIntakeProfile(r *reqCtx) error {
-	name := pathParam(r, "name")
-	if _, err := s.db.IntakeProfile(r.site, name); err != nil {
+func (s *Server) handleSetIntakeProfile(r *api.Request) error {
+	name := api.PathParam(r, "name")
+	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
 	}
 	in, err := s.readIntakeProfile(r)
@@ -264,7 +265,7 @@ func (s *Server) handleSetIntakeProfile(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, OwnGroups: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, OwnGroups: true}); err != nil {
 		return err
 	}
 	s.watch.Poke()
@@ -272,8 +273,8 @@ func (s *Server) handleSetIntakeProfile(r *reqCtx) error {
 }
 
 // handleGetIntakeProfiles serves GET /sites/{siteId}/intakeProfiles.
-func (s *Server) handleGetIntakeProfiles(r *reqCtx) error {
-	list, err := s.db.IntakeProfiles(r.site)
+func (s *Server) handleGetIntakeProfiles(r *api.Request) error {
+	list, err := s.DB.IntakeProfiles(r.Site)
 	if err != nil {
 		return err
 	}
@@ -285,8 +286,8 @@ func (s *Server) handleGetIntakeProfiles(r *reqCtx) error {
 }
 
 // handleGetIntakeProfile serves GET /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleGetIntakeProfile(r *reqCtx) error {
-	p, err := s.db.IntakeProfile(r.site, pathParam(r, "name"))
+func (s *Server) handleGetIntakeProfile(r *api.Request) error {
+	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
 		return err
 	}
@@ -294,9 +295,9 @@ func (s *Server) handleGetIntakeProfile(r *reqCtx) error {
 }
 
 // handleDeleteIntakeProfile serves DELETE /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleDeleteIntakeProfile(r *reqCtx) error {
-	name := pathParam(r, "name")
-	if _, err := s.apply(r, storage.OpDeleteIntakeProfile, storage.DeleteIntakeProfile{Name: name}); err != nil {
+func (s *Server) handleDeleteIntakeProfile(r *api.Request) error {
+	name := api.PathParam(r, "name")
+	if _, err := s.Apply(r, storage.OpDeleteIntakeProfile, storage.DeleteIntakeProfile{Name: name}); err != nil {
 		return err
 	}
 	s.watch.Poke()
@@ -306,18 +307,18 @@ func (s *Server) handleDeleteIntakeProfile(r *reqCtx) error {
 // handleGetIntakeErrors serves GET
 // /sites/{siteId}/intakeProfiles/{name}/errors: the profile's recent
 // failed intakes, newest first.
-func (s *Server) handleGetIntakeErrors(r *reqCtx) error {
-	name := pathParam(r, "name")
-	if _, err := s.db.IntakeProfile(r.site, name); err != nil {
+func (s *Server) handleGetIntakeErrors(r *api.Request) error {
+	name := api.PathParam(r, "name")
+	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
 	}
-	list, err := s.db.IntakeErrors(r.site, name)
+	list, err := s.DB.IntakeErrors(r.Site, name)
 	if err != nil {
 		return err
 	}
 	out := make([]map[string]any, 0, len(list))
 	for _, e := range list {
-		m := map[string]any{"source": e.Source, "error": e.Error, "insertedDate": formatDate(e.At)}
+		m := map[string]any{"source": e.Source, "error": e.Error, "insertedDate": api.FormatDate(e.At)}
 		if e.Name != "" {
 			m["fileName"] = e.Name
 		}
@@ -346,7 +347,7 @@ func (p *partReader) Read(b []byte) (int, error) {
 // intakeFailed records a failed file in its profile's error list.
 func (s *Server) intakeFailed(site, profile string, src intake.Source, cause error) {
 	if err := s.intake.Fail(site, profile, src, cause); err != nil {
-		s.log.Warn("record intake error", "site", site, "profile", profile, "err", err)
+		s.Log.Warn("record intake error", "site", site, "profile", profile, "err", err)
 	}
 }
 
@@ -363,26 +364,26 @@ type intakeFileResult struct {
 // profile. All files are written first and only then committed, so a file
 // over a limit (or a broken body) refuses the whole post with nothing
 // created.
-func (s *Server) handlePostIntake(r *reqCtx) error {
-	p, err := s.db.IntakeProfile(r.site, pathParam(r, "name"))
+func (s *Server) handlePostIntake(r *api.Request) error {
+	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
-		drain(r.Ctx)
+		api.Drain(r.Ctx)
 		return err
 	}
 	mt, params, err := mime.ParseMediaType(string(r.Request().Header.ContentType()))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		drain(r.Ctx)
-		return errStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
+		api.Drain(r.Ctx)
+		return api.ErrStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
 	}
-	limit, err := s.uploadLimit(r.site, -1)
+	limit, err := s.uploadLimit(r.Site, -1)
 	if err != nil {
 		return err
 	}
 	if n := int64(r.Request().Header.ContentLength()); n > 0 && limit.n > 0 && n > limit.n*maxIntakeFiles+(1<<20) {
-		drain(r.Ctx)
+		api.Drain(r.Ctx)
 		return limit.err
 	}
-	var body io.Reader = bodyStream(r.Ctx)
+	var body io.Reader = api.BodyStream(r.Ctx)
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
@@ -395,7 +396,7 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 			pd.Abort()
 		}
 		if err != errIncompleteBody {
-			drain(r.Ctx)
+			api.Drain(r.Ctx)
 		}
 		return err
 	}
@@ -408,48 +409,48 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 			if errors.Is(err, errIncompleteBody) {
 				return abort(errIncompleteBody)
 			}
-			return abort(badRequest("invalid multipart body: " + err.Error()))
+			return abort(api.BadRequest("invalid multipart body: " + err.Error()))
 		}
 		if parts >= maxIntakeParts {
-			return abort(badRequest(fmt.Sprintf("a post may have at most %d parts", maxIntakeParts)))
+			return abort(api.BadRequest(fmt.Sprintf("a post may have at most %d parts", maxIntakeParts)))
 		}
 		name := part.FileName()
 		if name == "" {
 			// A plain field: read and ignored, bounded.
 			n, err := io.Copy(io.Discard, io.LimitReader(part, maxIntakeFieldBytes+1))
 			if err != nil {
-				return abort(badRequest("invalid multipart body: " + err.Error()))
+				return abort(api.BadRequest("invalid multipart body: " + err.Error()))
 			}
 			if n > maxIntakeFieldBytes {
-				return abort(badRequest(fmt.Sprintf("a form field cannot exceed %d bytes", maxIntakeFieldBytes)))
+				return abort(api.BadRequest(fmt.Sprintf("a form field cannot exceed %d bytes", maxIntakeFieldBytes)))
 			}
 			continue
 		}
 		if len(pending) >= maxIntakeFiles {
-			return abort(badRequest(fmt.Sprintf("a post may carry at most %d files", maxIntakeFiles)))
+			return abort(api.BadRequest(fmt.Sprintf("a post may carry at most %d files", maxIntakeFiles)))
 		}
 		if !utf8.ValidString(name) {
-			return abort(errInvalidUTF8)
+			return abort(api.ErrInvalidUTF8)
 		}
 		if errs := storage.CheckText("fileName", name, storage.MaxPathBytes); errs != nil {
-			return abort(checkErrors(errs))
+			return abort(api.CheckErrors(errs))
 		}
 		src := intake.Source{Kind: intake.KindPost, Name: name, ContentType: part.Header.Get("Content-Type"),
-			RequestID: requestID(r.Ctx), Actor: r.user()}
-		if r.p.APIKeyName != "" {
-			src.Actor = "apiKey " + r.p.APIKeyName
+			RequestID: api.RequestID(r.Ctx), Actor: r.User()}
+		if r.Principal.APIKeyName != "" {
+			src.Actor = "apiKey " + r.Principal.APIKeyName
 		}
-		pd, err := s.intake.Prepare(context.Background(), r.site, p, src, &partReader{r: part})
+		pd, err := s.intake.Prepare(context.Background(), r.Site, p, src, &partReader{r: part})
 		if err != nil {
 			var be *bodyReadError
 			switch {
 			case errors.Is(err, errIncompleteBody):
 				return abort(errIncompleteBody)
 			case errors.As(err, &be):
-				return abort(badRequest("invalid multipart body: " + be.err.Error()))
+				return abort(api.BadRequest("invalid multipart body: " + be.err.Error()))
 			}
 			if intake.Permanent(err) {
-				s.intakeFailed(r.site, p.Name, src, err)
+				s.intakeFailed(r.Site, p.Name, src, err)
 			}
 			return abort(err) // a limit, or the store's refusal (507...)
 		}
@@ -457,20 +458,20 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 		names = append(names, name)
 	}
 	if len(pending) == 0 {
-		return invalid("file", "no file in the post: send each file as a part with a filename (curl -F file=@scan.pdf)")
+		return api.Invalid("file", "no file in the post: send each file as a part with a filename (curl -F file=@scan.pdf)")
 	}
 	docs, skipped := []intakeFileResult{}, []intakeFileResult{}
 	for i, pd := range pending {
 		res, err := pd.Commit(context.Background())
 		if err != nil {
-			s.intakeFailed(r.site, p.Name, intake.Source{Kind: intake.KindPost, Name: names[i]}, err)
+			s.intakeFailed(r.Site, p.Name, intake.Source{Kind: intake.KindPost, Name: names[i]}, err)
 			for _, rest := range pending[i+1:] {
 				rest.Abort()
 			}
 			// Files before it are documents already: name them, so the
 			// client does not send them again.
 			if i > 0 {
-				s.log.Warn("intake post failed part way", "site", r.site, "profile", p.Name, "committed", i, "err", err)
+				s.Log.Warn("intake post failed part way", "site", r.Site, "profile", p.Name, "committed", i, "err", err)
 			}
 			return err
 		}
@@ -485,5 +486,5 @@ func (s *Server) handlePostIntake(r *reqCtx) error {
 	if len(docs) == 0 {
 		status = http.StatusOK
 	}
-	return r.Status(status).JSON(map[string]any{"siteId": r.site, "documents": docs, "skipped": skipped})
+	return r.Status(status).JSON(map[string]any{"siteId": r.Site, "documents": docs, "skipped": skipped})
 }

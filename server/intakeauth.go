@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -22,11 +23,11 @@ var errBadCredentials = errors.New("invalid user name or password")
 // sign-in counts toward the user's lockout as POST /login does, and the
 // principal is the one the user's access token would carry.
 func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass string) (*auth.Principal, error) {
-	c, err := s.credentialToken(ctx, passwordCheck{addr: from}, user, pass)
+	c, err := s.credentialToken(ctx, api.PasswordCheck{Addr: from}, user, pass)
 	if err != nil {
 		return nil, err
 	}
-	return s.deps.Auth.Authenticate(c.tok)
+	return s.Deps.Auth.Authenticate(c.tok)
 }
 
 // credentialToken checks a user name and password as CredentialPrincipal
@@ -37,15 +38,15 @@ func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass strin
 // (WebDAV's) never outlives a revoked key, a disabled user or a changed
 // password (the cache compares the user's password hash too).
 //
-// A directory password is checked through checkPassword: it spends the
+// A directory password is checked through CheckPassword: it spends the
 // client's sign-in budget (pc) and is refused busy rather than queued
-// (*errPasswordBusy; issue 43). An API key costs neither.
-func (s *Server) credentialToken(ctx context.Context, pc passwordCheck, user, pass string) (checkedCredential, error) {
+// (*ErrPasswordBusy; issue 43). An API key costs neither.
+func (s *Server) credentialToken(ctx context.Context, pc api.PasswordCheck, user, pass string) (checkedCredential, error) {
 	if pass == "" || len(pass) > auth.MaxPasswordBytes || len(user) > 256 || !utf8.ValidString(user) || !utf8.ValidString(pass) {
 		return checkedCredential{}, errBadCredentials
 	}
 	if strings.Count(pass, ".") != 2 { // never a JWT: a token is not a password
-		if p, err := s.deps.Auth.Authenticate(pass); err == nil && p.APIKeySite != "" {
+		if p, err := s.Deps.Auth.Authenticate(pass); err == nil && p.APIKeySite != "" {
 			return checkedCredential{tok: pass}, nil
 		}
 	}
@@ -53,11 +54,11 @@ func (s *Server) credentialToken(ctx context.Context, pc passwordCheck, user, pa
 	if name == "" || storage.CheckUsername(name) != nil {
 		return checkedCredential{}, errBadCredentials
 	}
-	u, err := s.db.GetUser(name)
-	if err != nil && !isNotFound(err) {
+	u, err := s.DB.GetUser(name)
+	if err != nil && !api.IsNotFound(err) {
 		return checkedCredential{}, err
 	}
-	now := s.now().UTC()
+	now := s.Now().UTC()
 	hash := ""
 	if u != nil {
 		if u.Locked(now) {
@@ -65,7 +66,7 @@ func (s *Server) credentialToken(ctx context.Context, pc passwordCheck, user, pa
 		}
 		hash = u.PasswordHash
 	}
-	ok, err := s.checkPassword(pc, hash, pass)
+	ok, err := s.CheckPassword(pc, hash, pass)
 	if err != nil {
 		return checkedCredential{}, err
 	}
@@ -77,18 +78,18 @@ func (s *Server) credentialToken(ctx context.Context, pc passwordCheck, user, pa
 		return checkedCredential{}, err
 	}
 	cmd.Via = &storage.Via{Source: storage.SourceIntake}
-	out, err := s.deps.Applier.Apply(context.WithoutCancel(ctx), cmd)
+	out, err := s.Deps.Applier.Apply(context.WithoutCancel(ctx), cmd)
 	if err != nil {
 		return checkedCredential{}, err
 	}
 	if good, _ := out.Value.(bool); !good || u.Status != storage.UserConfirmed {
 		return checkedCredential{}, errBadCredentials
 	}
-	groups, err := s.db.UserGroups(u.Username)
+	groups, err := s.DB.UserGroups(u.Username)
 	if err != nil {
 		return checkedCredential{}, err
 	}
-	tok, err := s.deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
+	tok, err := s.Deps.Auth.SignUser("access", u.Username, u.Email, groups, u.Generation)
 	if err != nil {
 		return checkedCredential{}, err
 	}
@@ -109,6 +110,6 @@ func (s *Server) stillValid(c checkedCredential) bool {
 	if c.user == "" {
 		return true
 	}
-	u, err := s.db.GetUser(c.user)
-	return err == nil && u != nil && u.PasswordHash == c.hash && !u.Locked(s.now().UTC())
+	u, err := s.DB.GetUser(c.user)
+	return err == nil && u != nil && u.PasswordHash == c.hash && !u.Locked(s.Now().UTC())
 }

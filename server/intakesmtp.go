@@ -23,11 +23,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
+	sasl "github.com/emersion/go-sasl"
+	smtp "github.com/emersion/go-smtp"
 
 	"quire/auth"
 	"quire/intake"
+	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/storage"
 )
@@ -112,7 +113,7 @@ func (s *Server) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
 	srv.AllowInsecureAuth = true
 	srv.TLSConfig = cfg.TLS
 	srv.ReadTimeout, srv.WriteTimeout = smtpTimeout, smtpTimeout
-	srv.ErrorLog = slogPrinter{s.log.With("component", "smtp-intake")}
+	srv.ErrorLog = slogPrinter{s.Log.With("component", "smtp-intake")}
 	m.srv = srv
 	return m
 }
@@ -210,7 +211,7 @@ func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
 	}
 	check := func(user, pass string) error {
 		p, err := ss.m.s.CredentialPrincipal(context.Background(), ss.clientAddr(), user, pass)
-		var busy *errPasswordBusy
+		var busy *api.ErrPasswordBusy
 		if errors.As(err, &busy) {
 			ss.authFails++
 			return errSMTPAuthBusy
@@ -220,7 +221,7 @@ func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
 			return errSMTPBadAuth
 		}
 		if err != nil {
-			ss.m.s.log.Warn("smtp intake: authentication failed", "err", err)
+			ss.m.s.Log.Warn("smtp intake: authentication failed", "err", err)
 			return smtpErr(454, smtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure")
 		}
 		ss.p = p
@@ -293,7 +294,7 @@ func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 		return smtpErr(550, smtp.EnhancedCode{5, 7, 1}, "Not allowed to send to this intake profile")
 	}
 	p, err := ss.m.s.intake.Profile(site, name)
-	if isNotFound(err) {
+	if api.IsNotFound(err) {
 		return smtpErr(550, smtp.EnhancedCode{5, 1, 1}, "No such intake profile: "+name)
 	}
 	if err != nil {
@@ -346,7 +347,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	m := ss.m
 	f, err := os.CreateTemp(m.cfg.SpoolDir, "quire-smtp-*.eml")
 	if err != nil {
-		m.s.log.Error("smtp intake: spool", "err", err)
+		m.s.Log.Error("smtp intake: spool", "err", err)
 		return smtpErr(452, smtp.EnhancedCode{4, 3, 1}, "Insufficient system storage, try again later")
 	}
 	defer func() {
@@ -388,7 +389,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 			for _, rest := range pending[i+1:] {
 				rest.Abort()
 			}
-			m.s.log.Warn("smtp intake: commit failed", "committed", i, "err", err)
+			m.s.Log.Warn("smtp intake: commit failed", "committed", i, "err", err)
 			// Temporary: the client sends the mail again, and the
 			// journal keeps what was committed from being duplicated.
 			return smtpErr(451, smtp.EnhancedCode{4, 3, 0}, "Storing the documents failed, try again later")
@@ -410,7 +411,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 	if err != nil {
 		return nil, smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message header cannot be read: "+err.Error())
 	}
-	info := mailInfo{sender: ss.from, date: ss.m.s.now().UTC()}
+	info := mailInfo{sender: ss.from, date: ss.m.s.Now().UTC()}
 	dec := &mime.WordDecoder{}
 	if a, err := mail.ParseAddress(msg.Header.Get("From")); err == nil {
 		info.sender = a.Address
@@ -489,14 +490,14 @@ func (ss *smtpSession) prepareError(t smtpTarget, name string, err error) error 
 		ss.fail(t, name, err)
 		return smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message cannot be read: "+err.Error())
 	}
-	ss.m.s.log.Warn("smtp intake: attachment failed", "site", t.site, "profile", t.p.Name, "err", err)
+	ss.m.s.Log.Warn("smtp intake: attachment failed", "site", t.site, "profile", t.p.Name, "err", err)
 	return smtpErr(451, smtp.EnhancedCode{4, 3, 0}, "Storing the attachment failed, try again later")
 }
 
 func (ss *smtpSession) fail(t smtpTarget, name string, err error) {
 	src := intake.Source{Kind: intake.KindSMTP, Name: name}
 	if ferr := ss.m.s.intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
-		ss.m.s.log.Warn("smtp intake: recording an error", "err", ferr)
+		ss.m.s.Log.Warn("smtp intake: recording an error", "err", ferr)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -21,14 +22,14 @@ const defaultKeyGrace = 24 * time.Hour
 // as one command by every node of a cluster (the single server applies it
 // alike). The previous keys verify tokens and signed URLs for the grace
 // (default 24 h, at most 30 days); only the new keys sign.
-func (s *Server) handleRotateKeys(r *reqCtx) error {
-	if s.deps.DataDir == "" {
-		return errStatus(http.StatusNotFound, "key rotation is not available on this server")
+func (s *Server) handleRotateKeys(r *api.Request) error {
+	if s.Deps.DataDir == "" {
+		return api.ErrStatus(http.StatusNotFound, "key rotation is not available on this server")
 	}
 	var in struct {
 		GraceSeconds *int64 `json:"graceSeconds"`
 	}
-	if err := r.readBody(&in, 4<<10); err != nil {
+	if err := r.ReadBody(&in, 4<<10); err != nil {
 		return err
 	}
 	grace := int64(defaultKeyGrace / time.Second)
@@ -36,24 +37,24 @@ func (s *Server) handleRotateKeys(r *reqCtx) error {
 		grace = *in.GraceSeconds
 	}
 	if grace < 0 || grace > int64(storage.MaxKeyGrace/time.Second) {
-		return invalid("graceSeconds", "invalid 'graceSeconds': between 0 and 2592000")
+		return api.Invalid("graceSeconds", "invalid 'graceSeconds': between 0 and 2592000")
 	}
 	next, err := auth.NewKeys()
 	if err != nil {
 		return err
 	}
-	cur, err := auth.ExportKeys(s.deps.DataDir)
+	cur, err := auth.ExportKeys(s.Deps.DataDir)
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpRotateKeys, storage.RotateKeys{
+	if _, err := s.Apply(r, storage.OpRotateKeys, storage.RotateKeys{
 		Keys:         storage.SigningKeys{SigningKey: next.SigningKey, URLKey: next.URLKey},
 		Previous:     storage.SigningKeys{SigningKey: cur.SigningKey, URLKey: cur.URLKey},
 		GraceSeconds: grace,
 	}); err != nil {
 		return err
 	}
-	ring, err := s.db.KeyRing()
+	ring, err := s.DB.KeyRing()
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Server) handleRotateKeys(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("signing keys rotated", "kid", kid, "previousValidUntil", ring.PreviousUntil, "by", r.user())
+	s.Log.Info("signing keys rotated", "kid", kid, "previousValidUntil", ring.PreviousUntil, "by", r.User())
 	return r.JSON(map[string]any{
 		"tokenKeyId":         kid,
 		"rotatedAt":          ring.RotatedAt.UTC().Format(time.RFC3339),
@@ -76,11 +77,11 @@ func (s *Server) handleRotateKeys(r *reqCtx) error {
 // wrapped with the key the members derive from the cluster CA; a single
 // server stages it in its data dir. Each node installs it as the command
 // is applied. 409 when a secret changed meanwhile.
-func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
-	if s.deps.DataDir == "" {
-		return errStatus(http.StatusNotFound, "secrets key rotation is not available on this server")
+func (s *Server) handleRotateSecretsKey(r *api.Request) error {
+	if s.Deps.DataDir == "" {
+		return api.ErrStatus(http.StatusNotFound, "secrets key rotation is not available on this server")
 	}
-	if err := r.readBody(&struct{}{}, 4<<10); err != nil {
+	if err := r.ReadBody(&struct{}{}, 4<<10); err != nil {
 		return err
 	}
 	next, err := auth.NewSecretsKey()
@@ -96,7 +97,7 @@ func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
 	for attempt := 1; ; attempt++ {
 		p, err = s.resealAll(next)
 		if err == nil {
-			_, err = s.apply(r, storage.OpRotateSecretsKey, p)
+			_, err = s.Apply(r, storage.OpRotateSecretsKey, p)
 		}
 		var ce *storage.ConflictError
 		if err == nil || !errors.As(err, &ce) || attempt == 3 {
@@ -106,7 +107,7 @@ func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("secrets key rotated", "keyId", p.KeyID, "secrets", len(p.Secrets), "by", r.user())
+	s.Log.Info("secrets key rotated", "keyId", p.KeyID, "secrets", len(p.Secrets), "by", r.User())
 	return r.JSON(map[string]any{"keyId": p.KeyID, "secrets": len(p.Secrets)})
 }
 
@@ -115,17 +116,17 @@ func (s *Server) handleRotateSecretsKey(r *reqCtx) error {
 // this data dir.
 func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 	p := storage.RotateSecretsKey{KeyID: auth.SecretsKeyID(next), Secrets: []storage.ResealedSecret{}}
-	all, err := s.db.SealedSecrets()
+	all, err := s.DB.SealedSecrets()
 	if errors.Is(err, storage.ErrTooManySecrets) {
-		return p, errStatus(http.StatusBadRequest, err.Error())
+		return p, api.ErrStatus(http.StatusBadRequest, err.Error())
 	}
 	if err != nil {
 		return p, err
 	}
 	for _, ss := range all {
-		sealed, err := auth.ResealSecret(s.deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
+		sealed, err := auth.ResealSecret(s.Deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
 		if errors.Is(err, auth.ErrSecretsKeyPending) {
-			return p, errStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
+			return p, api.ErrStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
 		}
 		if err != nil {
 			return p, fmt.Errorf("open secret %s of site %s: %w", ss.Secret.Alias, ss.Site, err)
@@ -134,8 +135,8 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		p.Secrets = append(p.Secrets, storage.ResealedSecret{Site: ss.Site, Alias: ss.Secret.Alias, Was: hex.EncodeToString(h[:]), Sealed: sealed})
 	}
 	var wk []byte
-	if s.deps.SecretsWrapKey != nil {
-		if wk, err = s.deps.SecretsWrapKey(); err != nil {
+	if s.Deps.SecretsWrapKey != nil {
+		if wk, err = s.Deps.SecretsWrapKey(); err != nil {
 			return p, err
 		}
 	}
@@ -143,5 +144,5 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		p.Wrapped, err = auth.WrapKey(wk, next)
 		return p, err
 	}
-	return p, auth.StageSecretsKey(s.deps.DataDir, next)
+	return p, auth.StageSecretsKey(s.Deps.DataDir, next)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -14,10 +15,10 @@ import (
 // and their DELETE (check in, lift the hold). An administrator may check
 // in another user's checkout; only the site's governors set or lift a
 // legal hold (the route's permission).
-func (s *Server) handleSetLock(kind string, release bool) handler {
-	return func(r *reqCtx) error {
-		ref := storage.SetDocumentLock{DocumentID: r.pathDocID(), ArtifactID: r.art, Kind: kind, Release: release, Force: r.p.Admin}
-		if _, err := s.apply(r, storage.OpSetDocumentLock, ref); err != nil {
+func (s *Server) handleSetLock(kind string, release bool) api.Handler {
+	return func(r *api.Request) error {
+		ref := storage.SetDocumentLock{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID, Kind: kind, Release: release, Force: r.Principal.Admin}
+		if _, err := s.Apply(r, storage.OpSetDocumentLock, ref); err != nil {
 			return err
 		}
 		id := ref.DocumentID
@@ -35,6 +36,6 @@ func (s *Server) handleSetLock(kind string, release bool) handler {
 		default:
 			msg = "Legal hold removed from document '%s'"
 		}
-		return r.JSON(messageBody{fmt.Sprintf(msg, id)})
+		return r.JSON(api.MessageBody{Message: fmt.Sprintf(msg, id)})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"quire/server/internal/api"
 )
 
 // httpMetrics are the API's request metrics, labelled by route template
@@ -51,7 +53,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
 	// c.Method() aliases fasthttp's reused buffer; a label kept by the
 	// registry must be a copy.
-	route, method := routeName(c), strings.Clone(c.Method())
+	route, method := api.RouteName(c), strings.Clone(c.Method())
 	m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().StatusCode())).Inc()
 	m.duration.WithLabelValues(route, method).Observe(took.Seconds())
 }
@@ -61,8 +63,8 @@ func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
 func (s *Server) metricsHandler() fiber.Handler {
 	h := adaptor.HTTPHandler(s.MetricsHTTP())
 	return func(c *fiber.Ctx) error {
-		if s.deps.MetricsElsewhere {
-			return c.Status(http.StatusNotFound).JSON(messageBody{"/metrics is served on the metrics listener (metrics.listen)"})
+		if s.Deps.MetricsElsewhere {
+			return c.Status(http.StatusNotFound).JSON(api.MessageBody{Message: "/metrics is served on the metrics listener (metrics.listen)"})
 		}
 		return h(c)
 	}
@@ -76,9 +78,9 @@ func (s *Server) MetricsHTTP() http.Handler {
 		ErrorLog:      promLogger{s},
 		ErrorHandling: promhttp.ContinueOnError,
 	})
-	want := []byte("Bearer " + s.deps.MetricsToken)
+	want := []byte("Bearer " + s.Deps.MetricsToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.deps.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if s.Deps.MetricsToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="quire metrics"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -91,4 +93,4 @@ func (s *Server) MetricsHTTP() http.Handler {
 
 type promLogger struct{ s *Server }
 
-func (p promLogger) Println(v ...any) { p.s.log.Warn("metrics", "err", v) }
+func (p promLogger) Println(v ...any) { p.s.Log.Warn("metrics", "err", v) }

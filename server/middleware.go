@@ -12,6 +12,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/internal/api"
 )
 
 // corsHeaders are FormKiQ's CORS response headers, sent on every response.
@@ -45,7 +46,7 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	} else {
 		id = strings.Clone(id)
 	}
-	c.Locals(localRequestID, id)
+	c.Locals(api.LocalRequestID, id)
 	c.Set("X-Request-Id", id)
 	// From here on the body is read as the handler needs it: each read
 	// gets its own deadline rather than one for the whole body.
@@ -66,20 +67,20 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	// route that takes none) leaves it in the socket; closing the
 	// connection on unread bytes resets it before the client reads the
 	// answer, so read and discard what is left (bounded).
-	drain(c)
+	api.Drain(c)
 	took := time.Since(start)
 	s.metrics.observe(c, took)
-	s.log.Info("request",
+	s.Log.Info("request",
 		"requestId", id,
 		"method", c.Method(),
-		"route", routeName(c),
+		"route", api.RouteName(c),
 		"status", c.Response().StatusCode(),
 		"durationMs", float64(took.Microseconds())/1000,
 	)
-	if p, _ := c.Locals(localPrincipal).(*auth.Principal); p != nil && p.Delegation != nil {
+	if p, _ := c.Locals(api.LocalPrincipal).(*auth.Principal); p != nil && p.Delegation != nil {
 		// Both identities and the reason, for the audit trail.
 		d := p.Delegation
-		s.log.Info("delegated request", "requestId", id, "actor", d.Actor, "onBehalfOf", d.OnBehalfOf,
+		s.Log.Info("delegated request", "requestId", id, "actor", d.Actor, "onBehalfOf", d.OnBehalfOf,
 			"site", d.Site, "delegatedBy", d.IssuedBy, "reason", d.Reason)
 	}
 	return nil
@@ -92,7 +93,7 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			guard.Report(s.log, guard.HTTP, v, "requestId", requestID(c), "method", c.Method(), "route", routeName(c))
+			guard.Report(s.Log, guard.HTTP, v, "requestId", api.RequestID(c), "method", c.Method(), "route", api.RouteName(c))
 			err = errHandlerPanic
 		}
 	}()
@@ -118,22 +119,22 @@ func validRequestID(id string) bool {
 
 // authenticate verifies the Authorization header and stores the principal.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	p, err := s.deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
+	p, err := s.Deps.Auth.Authenticate(string(c.Request().Header.Peek(fiber.HeaderAuthorization)))
 	if err != nil {
 		return err
 	}
 	if len(c.Request().Header.Peek(auth.DelegationHeader)) == 0 {
 		// Site groups: permissions an administrator gave the caller's
 		// groups on a site (sitegroups.go).
-		if p, err = s.siteGrants(p); err != nil {
+		if p, err = s.directory.SiteGrants(p); err != nil {
 			return err
 		}
 	}
 	if tok := c.Request().Header.Peek(auth.DelegationHeader); len(tok) > 0 {
-		if p, err = s.deps.Auth.Delegate(p, string(tok)); err != nil {
+		if p, err = s.Deps.Auth.Delegate(p, string(tok)); err != nil {
 			return err
 		}
 	}
-	c.Locals(localPrincipal, p)
+	c.Locals(api.LocalPrincipal, p)
 	return c.Next()
 }

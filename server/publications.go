@@ -10,49 +10,50 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleGetPublication serves GET /publications/{documentId}: a redirect
 // (307) to a signed URL of the published content.
-func (s *Server) handleGetPublication(r *reqCtx) error {
-	pub, err := s.db.GetPublication(r.site, r.docID())
+func (s *Server) handleGetPublication(r *api.Request) error {
+	pub, err := s.DB.GetPublication(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	exp := strconv.FormatInt(s.now().Add(defaultURLDuration).Unix(), 10)
-	sig := auth.SignURL(s.deps.Auth.URLKey(), "publication", r.site, pub.DocumentID, pub.ContentSHA, exp)
+	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
+	sig := auth.SignURL(s.Deps.Auth.URLKey(), "publication", r.Site, pub.DocumentID, pub.ContentSHA, exp)
 	q := url.Values{"expires": {exp}, "v": {pub.ContentSHA}, "signature": {sig}}
-	r.Set(fiber.HeaderLocation, fmt.Sprintf("%s/published/%s/%s?%s", s.linkBase(r.Ctx), url.PathEscape(r.site), pub.DocumentID, q.Encode()))
+	r.Set(fiber.HeaderLocation, fmt.Sprintf("%s/published/%s/%s?%s", s.LinkBase(r.Ctx), url.PathEscape(r.Site), pub.DocumentID, q.Encode()))
 	return r.SendStatus(http.StatusTemporaryRedirect)
 }
 
 // handleDeletePublication serves DELETE /publications/{documentId}.
-func (s *Server) handleDeletePublication(r *reqCtx) error {
-	if _, err := s.apply(r, storage.OpUnpublish, storage.DocumentRef{DocumentID: r.docID()}); err != nil {
+func (s *Server) handleDeletePublication(r *api.Request) error {
+	if _, err := s.Apply(r, storage.OpUnpublish, storage.DocumentRef{DocumentID: r.DocID()}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Publication deleted"})
+	return r.JSON(api.MessageBody{Message: "Publication deleted"})
 }
 
 // handleGetPublished streams published content for a signed URL.
 func (s *Server) handleGetPublished(c *fiber.Ctx) error {
-	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
+	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
-	if !s.deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
-	pub, err := s.db.GetPublication(site, doc)
+	pub, err := s.DB.GetPublication(site, doc)
 	if err != nil {
 		return err
 	}
 	if pub.ContentSHA != v {
 		return &storage.NotFoundError{Msg: "Publication for document " + doc + " changed"}
 	}
-	rd, err := s.db.OpenManifest(v)
+	rd, err := s.DB.OpenManifest(v)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 		ctype = "application/octet-stream"
 	}
 	name := pub.Path[strings.LastIndexByte(pub.Path, '/')+1:]
-	serveStored(c, storedFile{ContentType: ctype, Name: name})
+	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name})
 	// A watermarked document's publication is stamped as its content is
 	// (API.md "Watermarks"); a type that cannot be is refused.
 	if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {

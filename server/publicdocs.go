@@ -13,6 +13,7 @@ import (
 
 	"quire/auth"
 	"quire/ratelimit"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -60,7 +61,7 @@ func (p *publicLimiter) allow(site, client string, now time.Time, perMinute int)
 // handlePublicAddDocument serves POST /public/documents?siteId=: the body
 // of POST /documents, with content and without actions, from anyone.
 func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
-	if err := checkURLText(c); err != nil {
+	if err := api.CheckURLText(c); err != nil {
 		return err
 	}
 	site := strings.Clone(c.Query("siteId"))
@@ -68,26 +69,26 @@ func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
 		site = auth.DefaultSite
 	}
 	if !storage.CheckSiteID(site) {
-		return errStatus(http.StatusBadRequest, "invalid siteId")
+		return api.ErrStatus(http.StatusBadRequest, "invalid siteId")
 	}
-	cfg, err := s.db.SiteConfig(site)
+	cfg, err := s.DB.SiteConfig(site)
 	if err != nil {
 		return err
 	}
 	pd := cfg.PublicDocuments
 	if pd == nil || !pd.Enabled {
-		return errStatus(http.StatusNotFound, fmt.Sprintf("public documents are not enabled for site '%s'", site))
+		return api.ErrStatus(http.StatusNotFound, fmt.Sprintf("public documents are not enabled for site '%s'", site))
 	}
 	limit := pd.PerClientPerMinute
 	if limit <= 0 {
 		limit = defaultPublicPerMinute
 	}
-	if ok, wait := s.public.allow(site, c.IP(), s.now(), limit); !ok {
-		s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
-		drain(c)
+	if ok, wait := s.public.allow(site, c.IP(), s.Now(), limit); !ok {
+		s.metrics.ratelimited.WithLabelValues(api.RouteName(c)).Inc()
+		api.Drain(c)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, int(wait.Seconds()+0.5))))
-		return errStatus(http.StatusTooManyRequests, "Too many documents from this address: try again later")
+		return api.ErrStatus(http.StatusTooManyRequests, "Too many documents from this address: try again later")
 	}
 	p := &auth.Principal{Username: "public", Sites: map[string][]auth.Permission{site: {auth.PermWrite}}}
-	return s.handleAddDocument(&reqCtx{Ctx: c, p: p, site: site, now: s.now().UTC(), public: true})
+	return s.handleAddDocument(&api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC(), Public: true})
 }

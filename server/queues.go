@@ -4,42 +4,43 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleAddQueue serves POST /queues.
-func (s *Server) handleAddQueue(r *reqCtx) error {
+func (s *Server) handleAddQueue(r *api.Request) error {
 	var in struct {
 		Name string `json:"name"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" {
-		return invalid("name", "'name' is required")
+		return api.Invalid("name", "'name' is required")
 	}
-	q := storage.Queue{QueueID: r.newID(), Name: in.Name}
-	if _, err := s.apply(r, storage.OpAddQueue, q); err != nil {
+	q := storage.Queue{QueueID: r.NewID(), Name: in.Name}
+	if _, err := s.Apply(r, storage.OpAddQueue, q); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"queueId": q.QueueID})
 }
 
 func queueJSON(q *storage.Queue) map[string]any {
-	return map[string]any{"queueId": q.QueueID, "name": q.Name, "insertedDate": formatDate(q.InsertedDate), "userId": q.UserID}
+	return map[string]any{"queueId": q.QueueID, "name": q.Name, "insertedDate": api.FormatDate(q.InsertedDate), "userId": q.UserID}
 }
 
 // handleGetQueues serves GET /queues.
-func (s *Server) handleGetQueues(r *reqCtx) error {
-	return keyPage(r, "qu", "queues", func(after string, limit int) ([]storage.Queue, string, error) {
-		return s.db.Queues(r.site, after, limit)
+func (s *Server) handleGetQueues(r *api.Request) error {
+	return api.KeyPage(r, "qu", "queues", func(after string, limit int) ([]storage.Queue, string, error) {
+		return s.DB.Queues(r.Site, after, limit)
 	}, queueJSON)
 }
 
 // handleGetQueue serves GET /queues/{queueId}.
-func (s *Server) handleGetQueue(r *reqCtx) error {
-	q, err := s.db.GetQueue(r.site, pathParam(r, "queueId"))
+func (s *Server) handleGetQueue(r *api.Request) error {
+	q, err := s.DB.GetQueue(r.Site, api.PathParam(r, "queueId"))
 	if err != nil {
 		return err
 	}
@@ -47,45 +48,45 @@ func (s *Server) handleGetQueue(r *reqCtx) error {
 }
 
 // handleDeleteQueue serves DELETE /queues/{queueId}.
-func (s *Server) handleDeleteQueue(r *reqCtx) error {
-	if _, err := s.apply(r, storage.OpDeleteQueue, storage.Queue{QueueID: pathParam(r, "queueId")}); err != nil {
+func (s *Server) handleDeleteQueue(r *api.Request) error {
+	if _, err := s.Apply(r, storage.OpDeleteQueue, storage.Queue{QueueID: api.PathParam(r, "queueId")}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Queue deleted"})
+	return r.JSON(api.MessageBody{Message: "Queue deleted"})
 }
 
 // handleGetQueueDocuments serves GET /queues/{queueId}/documents: the
 // documents a QUEUE action put there (FormKiQ's WorkflowDocument).
-func (s *Server) handleGetQueueDocuments(r *reqCtx) error {
-	id := pathParam(r, "queueId")
-	if _, err := s.db.GetQueue(r.site, id); err != nil {
+func (s *Server) handleGetQueueDocuments(r *api.Request) error {
+	id := api.PathParam(r, "queueId")
+	if _, err := s.DB.GetQueue(r.Site, id); err != nil {
 		return err
 	}
-	return keyPage(r, "qd", "documents", func(after string, limit int) ([]storage.QueuedDocument, string, error) {
-		return s.db.QueueDocuments(r.site, id, after, limit)
+	return api.KeyPage(r, "qd", "documents", func(after string, limit int) ([]storage.QueuedDocument, string, error) {
+		return s.DB.QueueDocuments(r.Site, id, after, limit)
 	}, func(q *storage.QueuedDocument) map[string]any {
-		d, err := s.db.GetDocument(r.site, q.DocumentID)
-		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+		d, err := s.DB.GetDocument(r.Site, q.DocumentID)
+		if err != nil || !s.DocAllows(r, d.Path, storage.FolderRead) {
 			return nil // gone or out of reach: left out of the page
 		}
 		// FormKiQ's WorkflowDocument ({document, workflow}); the
 		// document's fields stay at the top level too (Quire's earlier
 		// shape, API.md).
-		m := documentJSON(d)
-		m["document"] = documentJSON(d)
-		if a, err := s.db.GetAction(r.site, storage.ActionRef{DocumentID: q.DocumentID, Seq: q.Seq, Retry: q.Retry}); err == nil && a.WorkflowID != "" {
-			if w, err := s.db.GetWorkflow(r.site, a.WorkflowID); err == nil {
-				m["workflow"] = s.workflowSummary(r.site, w)
+		m := api.DocumentJSON(d)
+		m["document"] = api.DocumentJSON(d)
+		if a, err := s.DB.GetAction(r.Site, storage.ActionRef{DocumentID: q.DocumentID, Seq: q.Seq, Retry: q.Retry}); err == nil && a.WorkflowID != "" {
+			if w, err := s.DB.GetWorkflow(r.Site, a.WorkflowID); err == nil {
+				m["workflow"] = s.workflowSummary(r.Site, w)
 			}
 		}
 		m["queueId"] = q.QueueID
-		m["queueInsertedDate"] = formatDate(q.InsertedDate)
+		m["queueInsertedDate"] = api.FormatDate(q.InsertedDate)
 		return m
 	})
 }
 
 func (s *Server) queueExists(site, id string) bool {
-	_, err := s.db.GetQueue(site, id)
+	_, err := s.DB.GetQueue(site, id)
 	return err == nil
 }
 
@@ -95,18 +96,18 @@ func (s *Server) queueExists(site, id string) bool {
 // queue (the same applier decides, API.md "Workflows"); for a QUEUE
 // action added on its own, approval completes the action (ASYNC_COMPLETE)
 // and its next actions run, rejection fails it.
-func (s *Server) handleQueueDecision(r *reqCtx) error {
+func (s *Server) handleQueueDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err
 	}
-	qid := pathParam(r, "queueId")
-	if _, err := s.db.GetQueue(r.site, qid); err != nil {
+	qid := api.PathParam(r, "queueId")
+	if _, err := s.DB.GetQueue(r.Site, qid); err != nil {
 		return err
 	}
-	d := storage.QueueDecision{QueueID: qid, DocumentID: r.docID(), Decision: decision, Comments: comments, Decider: s.actorOf(r)}
-	if _, err := s.apply(r, storage.OpQueueDecision, d); err != nil {
+	d := storage.QueueDecision{QueueID: qid, DocumentID: r.DocID(), Decision: decision, Comments: comments, Decider: s.ActorOf(r)}
+	if _, err := s.Apply(r, storage.OpQueueDecision, d); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Decision saved"})
+	return r.JSON(api.MessageBody{Message: "Decision saved"})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/ratelimit"
+	"quire/server/internal/api"
 )
 
 // Rate limits of the routes that answer without a token (API.md "Rate
@@ -58,7 +59,7 @@ func (s *Server) limitFailures(class string) fiber.Handler {
 		if st < 400 || st >= 500 || st == http.StatusRequestedRangeNotSatisfiable {
 			return nil
 		}
-		ok, wait := s.limits.Allow(class, c.IP(), s.now())
+		ok, wait := s.Limits.Allow(class, c.IP(), s.Now())
 		if ok {
 			return nil
 		}
@@ -71,7 +72,7 @@ func (s *Server) limitFailures(class string) fiber.Handler {
 // budget of class is spent, and counts it in quire_ratelimited_total.
 func (s *Server) limit(class string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ok, wait := s.limits.Allow(class, c.IP(), s.now())
+		ok, wait := s.Limits.Allow(class, c.IP(), s.Now())
 		if ok {
 			return c.Next()
 		}
@@ -82,17 +83,17 @@ func (s *Server) limit(class string) fiber.Handler {
 // tooMany answers a request over its rate limit: 429 with Retry-After,
 // counted in quire_ratelimited_total.
 func (s *Server) tooMany(c *fiber.Ctx, wait time.Duration) error {
-	s.metrics.ratelimited.WithLabelValues(routeName(c)).Inc()
+	s.metrics.ratelimited.WithLabelValues(api.RouteName(c)).Inc()
 	secs := int(math.Ceil(wait.Seconds()))
 	secs = max(1, min(secs, int((24*time.Hour).Seconds())))
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-	return errStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
+	return api.ErrStatus(http.StatusTooManyRequests, fmt.Sprintf("Too many requests: try again in %d s", secs))
 }
 
 // newLimits builds the rate limiters of d.RateLimit; the configuration
 // was validated, so a spec that does not parse here (a caller that built
 // Deps by hand) falls back to the defaults, loudly.
-func newLimits(d Deps) *ratelimit.Set {
+func newLimits(d api.Deps) *ratelimit.Set {
 	set, err := ratelimit.NewSet(d.RateLimit)
 	if err != nil {
 		d.Logger.Error("rate limits not taken, the defaults apply", "err", err)

@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"quire/server/internal/api"
+)
 
 // FormKiQ 1.19.1 routes Quire refuses on purpose (issue 33 item 7): each
 // answers 501 {"message": <reason>} to a signed-in caller instead of
@@ -59,6 +63,6 @@ var refusedRoutes = []refusedRoute{
 }
 
 // notServed answers a refused route.
-func notServed(reason string) handler {
-	return func(*reqCtx) error { return errStatus(http.StatusNotImplemented, reason) }
+func notServed(reason string) api.Handler {
+	return func(*api.Request) error { return api.ErrStatus(http.StatusNotImplemented, reason) }
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -82,8 +83,8 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 	return func(n *storage.DocNotification) map[string]any {
 		m := map[string]any{
 			"documentId": n.DocumentID, "siteId": site, "notificationType": n.NotificationType,
-			"notificationDate": formatDate(n.NotificationDate), "status": n.Status,
-			"cc": nonNil(n.CC), "bcc": nonNil(n.BCC), "insertedDate": formatDate(n.InsertedDate),
+			"notificationDate": api.FormatDate(n.NotificationDate), "status": n.Status,
+			"cc": api.NonNil(n.CC), "bcc": api.NonNil(n.BCC), "insertedDate": api.FormatDate(n.InsertedDate),
 		}
 		opt := func(k, v string) {
 			if v != "" {
@@ -104,14 +105,14 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 
 // handleGetDocumentNotifications serves GET /documents/{id}/notifications:
 // the document's notification records, oldest first.
-func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
-	d, err := s.db.GetDocument(r.site, r.docID())
+func (s *Server) handleGetDocumentNotifications(r *api.Request) error {
+	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
-	return keyPage(r, "notification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
-		return s.db.DocumentNotifications(r.site, d.DocumentID, after, limit)
-	}, notificationJSON(r.site))
+	return api.KeyPage(r, "notification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
+		return s.DB.DocumentNotifications(r.Site, d.DocumentID, after, limit)
+	}, notificationJSON(r.Site))
 }
 
 // handleGetUserNotifications serves GET /userNotifications: the
@@ -120,20 +121,20 @@ func (s *Server) handleGetDocumentNotifications(r *reqCtx) error {
 // A caller without the claim has none. A notification names its document
 // (id, subject): those of documents in folders the caller cannot READ are
 // left out, as GET /userActivities leaves out their activities.
-func (s *Server) handleGetUserNotifications(r *reqCtx) error {
-	addr, _ := r.p.Claims["custom:email"].(string)
-	if addr == "" && r.p.DirectoryUser() {
+func (s *Server) handleGetUserNotifications(r *api.Request) error {
+	addr, _ := r.Principal.Claims["custom:email"].(string)
+	if addr == "" && r.Principal.DirectoryUser() {
 		// A user of the built-in directory: its token carries the address
 		// an Admin gave the user as "email" (auth.SignUser).
-		addr, _ = r.p.Claims["email"].(string)
+		addr, _ = r.Principal.Claims["email"].(string)
 	}
 	addr = strings.ToLower(strings.TrimSpace(addr))
-	conv := notificationJSON(r.site)
-	return keyPage(r, "usernotification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
+	conv := notificationJSON(r.Site)
+	return api.KeyPage(r, "usernotification", "notifications", func(after string, limit int) ([]storage.DocNotification, string, error) {
 		if addr == "" || len(addr) > 320 {
 			return nil, "", nil
 		}
-		return s.db.UserNotifications(addr, r.site, after, limit)
+		return s.DB.UserNotifications(addr, r.Site, after, limit)
 	}, func(n *storage.DocNotification) map[string]any {
 		if !s.notificationVisible(r, n) {
 			return nil
@@ -141,7 +142,7 @@ func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 		m := conv(n)
 		if n.ActionSk != "" {
 			if seq, err := strconv.Atoi(n.ActionSk); err != nil {
-			} else if a, err := s.db.GetAction(r.site, storage.ActionRef{DocumentID: n.DocumentID, Seq: seq}); err == nil {
+			} else if a, err := s.DB.GetAction(r.Site, storage.ActionRef{DocumentID: n.DocumentID, Seq: seq}); err == nil {
 				m["action"] = map[string]any{"type": a.Type, "status": a.Status}
 			}
 		}
@@ -153,18 +154,18 @@ func (s *Server) handleGetUserNotifications(r *reqCtx) error {
 // READ on its document's folder (an artifact's: its parent's). Where
 // folder permissions may hide documents, one whose document is gone is
 // left out too: nothing tells which folder it was in.
-func (s *Server) notificationVisible(r *reqCtx, n *storage.DocNotification) bool {
-	if n.DocumentID == "" || !s.folderRestricted(r) {
+func (s *Server) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
+	if n.DocumentID == "" || !s.FolderRestricted(r) {
 		return true
 	}
-	d, err := s.db.GetDocumentAny(r.site, n.DocumentID)
+	d, err := s.DB.GetDocumentAny(r.Site, n.DocumentID)
 	if err != nil {
 		return false
 	}
 	if d.ArtifactOf != "" {
-		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+		if d, err = s.DB.GetDocumentAny(r.Site, d.ArtifactOf); err != nil {
 			return false
 		}
 	}
-	return s.docAllows(r, d.Path, storage.FolderRead)
+	return s.DocAllows(r, d.Path, storage.FolderRead)
 }

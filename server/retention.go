@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // softDeleteRetention is a site's document.retentionAndDisposition
 // softDeleteRetentionInDays (-1, the default: keep soft-deleted documents).
 func (s *Server) softDeleteRetention(site string) int {
-	c, err := s.db.SiteConfig(site)
+	c, err := s.DB.SiteConfig(site)
 	if err != nil || len(c.Document) == 0 {
 		return -1
 	}
@@ -30,12 +31,12 @@ func (s *Server) softDeleteRetention(site string) int {
 // site's softDeleteRetentionInDays. A pass handles at most 1,000
 // documents per site; the next pass goes on.
 func (s *Server) purgeExpired() {
-	sites, err := s.db.Sites()
+	sites, err := s.DB.Sites()
 	if err != nil {
-		s.log.Warn("retention: list sites", "err", err)
+		s.Log.Warn("retention: list sites", "err", err)
 		return
 	}
-	now := s.now().UTC()
+	now := s.Now().UTC()
 	for _, site := range sites {
 		days := s.softDeleteRetention(site)
 		if days < 0 {
@@ -44,18 +45,18 @@ func (s *Server) purgeExpired() {
 		cutoff := now.Add(-time.Duration(days) * 24 * time.Hour)
 		purged := 0
 		for page := 0; page < 10; page++ {
-			p, err := s.db.ListDocuments(site, storage.ListOptions{SoftDeleted: true, End: cutoff, Ascending: true, Limit: 100})
+			p, err := s.DB.ListDocuments(site, storage.ListOptions{SoftDeleted: true, End: cutoff, Ascending: true, Limit: 100})
 			if err != nil {
-				s.log.Warn("retention: list soft-deleted documents", "site", site, "err", err)
+				s.Log.Warn("retention: list soft-deleted documents", "site", site, "err", err)
 				break
 			}
 			for _, d := range p.Documents {
 				cmd, err := storage.NewCommand(storage.OpDeleteDocument, site, "retention", now, storage.DocumentRef{DocumentID: d.DocumentID})
 				if err == nil {
-					_, err = s.deps.Applier.Apply(context.Background(), cmd)
+					_, err = s.Deps.Applier.Apply(context.Background(), cmd)
 				}
-				if err != nil && !isNotFound(err) {
-					s.log.Warn("retention: purge", "site", site, "err", err)
+				if err != nil && !api.IsNotFound(err) {
+					s.Log.Warn("retention: purge", "site", site, "err", err)
 					return
 				}
 				purged++
@@ -65,7 +66,7 @@ func (s *Server) purgeExpired() {
 			}
 		}
 		if purged > 0 {
-			s.log.Info("retention: purged soft-deleted documents", "site", site, "count", purged, "retentionDays", days)
+			s.Log.Info("retention: purged soft-deleted documents", "site", site, "count", purged, "retentionDays", days)
 		}
 	}
 }

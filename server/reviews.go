@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -26,25 +27,25 @@ var reviewDecisionTypes = []string{"APPROVAL", "RECOMMENDATION", "ACKNOWLEDGMENT
 
 func checkReviewText(key, v string) error {
 	if utf8.RuneCountInString(v) > storage.MaxReviewTextLen {
-		return invalid(key, fmt.Sprintf("'%s' is longer than %d characters", key, storage.MaxReviewTextLen))
+		return api.Invalid(key, fmt.Sprintf("'%s' is longer than %d characters", key, storage.MaxReviewTextLen))
 	}
 	return nil
 }
 
 // reviewDoc answers 404 for a document that does not exist (an artifact
 // was resolved already by resolveDocument).
-func (s *Server) reviewDoc(r *reqCtx) error {
-	if r.art != "" {
+func (s *Server) reviewDoc(r *api.Request) error {
+	if r.ArtifactID != "" {
 		return nil
 	}
-	_, err := s.db.GetDocument(r.site, r.pathDocID())
+	_, err := s.DB.GetDocument(r.Site, r.PathDocID())
 	return err
 }
 
 func reviewJSON(rv *storage.Review) map[string]any {
 	m := map[string]any{"documentId": rv.DocumentID, "reviewId": rv.ReviewID, "reviewCategory": rv.ReviewCategory,
 		"reviewStatus": rv.ReviewStatus, "requiredDecisions": rv.RequiredDecisions, "userId": rv.UserID,
-		"comments": rv.Comments, "insertedDate": formatDate(rv.InsertedDate), "lastModifiedDate": formatDate(rv.LastModifiedDate),
+		"comments": rv.Comments, "insertedDate": api.FormatDate(rv.InsertedDate), "lastModifiedDate": api.FormatDate(rv.LastModifiedDate),
 		"approvalGroups": rv.ApprovalGroups}
 	if rv.ApprovalGroups == nil {
 		m["approvalGroups"] = []string{}
@@ -63,22 +64,22 @@ func reviewJSON(rv *storage.Review) map[string]any {
 
 func decisionJSON(d *storage.ReviewDecision, parent string) map[string]any {
 	m := map[string]any{"documentId": d.DocumentID, "reviewId": d.ReviewID, "decisionId": d.DecisionID, "type": d.Type,
-		"decision": d.Decision, "comment": d.Comment, "userId": d.UserID, "insertedDate": formatDate(d.InsertedDate)}
+		"decision": d.Decision, "comment": d.Comment, "userId": d.UserID, "insertedDate": api.FormatDate(d.InsertedDate)}
 	if parent != "" {
 		m["documentId"], m["artifactId"] = parent, d.DocumentID
 	}
 	return m
 }
 
-func (r *reqCtx) reviewParent() string {
-	if r.art != "" {
-		return r.pathDocID()
+func reviewParent(r *api.Request) string {
+	if r.ArtifactID != "" {
+		return r.PathDocID()
 	}
 	return ""
 }
 
 // handleAddReview serves POST /documents/{id}/reviews.
-func (s *Server) handleAddReview(r *reqCtx) error {
+func (s *Server) handleAddReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewCategory    string                       `json:"reviewCategory"`
@@ -90,11 +91,11 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 			FollowsUpReviewID string                       `json:"followsUpReviewId"`
 		} `json:"review"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Review == nil {
-		return invalid("review", "'review' is required")
+		return api.Invalid("review", "'review' is required")
 	}
 	v := in.Review
 	var errs []storage.ValidationItem
@@ -170,7 +171,7 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 		add("followsUpReviewId", "invalid 'followsUpReviewId'")
 	}
 	if slices.ContainsFunc(v.Notifications, func(n storage.ReviewNotification) bool { return n.NotificationType == "EMAIL" }) &&
-		!s.notificationConfigured(r.site) {
+		!s.NotificationConfigured(r.Site) {
 		add("notifications", "notificationEmail is not configured")
 	}
 	for i, n := range v.Notifications {
@@ -189,28 +190,28 @@ func (s *Server) handleAddReview(r *reqCtx) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
-	rv := storage.Review{DocumentID: r.docID(), ParentID: r.reviewParent(), ReviewID: r.newID(),
+	rv := storage.Review{DocumentID: r.DocID(), ParentID: reviewParent(r), ReviewID: r.NewID(),
 		ReviewCategory: v.ReviewCategory, ReviewStatus: v.ReviewStatus, RequiredDecisions: *v.RequiredDecisions,
 		ApprovalGroups: v.ApprovalGroups, Notifications: v.Notifications, Comments: v.Comments, FollowsUpReviewID: v.FollowsUpReviewID}
-	if _, err := s.apply(r, storage.OpAddReview, rv); err != nil {
+	if _, err := s.Apply(r, storage.OpAddReview, rv); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"reviewId": rv.ReviewID})
 }
 
 // handleGetReviews serves GET /documents/{id}/reviews.
-func (s *Server) handleGetReviews(r *reqCtx) error {
+func (s *Server) handleGetReviews(r *api.Request) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
-	return keyPage(r, "rv", "reviews", func(after string, limit int) ([]storage.Review, string, error) {
-		return s.db.Reviews(r.site, r.docID(), after, limit)
+	return api.KeyPage(r, "rv", "reviews", func(after string, limit int) ([]storage.Review, string, error) {
+		return s.DB.Reviews(r.Site, r.DocID(), after, limit)
 	}, reviewJSON)
 }
 
 // handleGetReview serves GET /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleGetReview(r *reqCtx) error {
-	rv, err := s.db.GetReview(r.site, r.docID(), pathParam(r, "reviewId"))
+func (s *Server) handleGetReview(r *api.Request) error {
+	rv, err := s.DB.GetReview(r.Site, r.DocID(), api.PathParam(r, "reviewId"))
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (s *Server) handleGetReview(r *reqCtx) error {
 }
 
 // handleUpdateReview serves PATCH /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleUpdateReview(r *reqCtx) error {
+func (s *Server) handleUpdateReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewStatus      *string `json:"reviewStatus"`
@@ -226,46 +227,46 @@ func (s *Server) handleUpdateReview(r *reqCtx) error {
 			Comments          *string `json:"comments"`
 		} `json:"review"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Review == nil {
-		return invalid("review", "'review' is required")
+		return api.Invalid("review", "'review' is required")
 	}
 	v := in.Review
 	if v.ReviewStatus != nil && !slices.Contains(reviewStatuses, *v.ReviewStatus) {
-		return invalid("reviewStatus", "invalid 'reviewStatus'")
+		return api.Invalid("reviewStatus", "invalid 'reviewStatus'")
 	}
 	if v.RequiredDecisions != nil && (*v.RequiredDecisions < 1 || *v.RequiredDecisions > storage.MaxRequiredDecisions) {
-		return invalid("requiredDecisions", fmt.Sprintf("'requiredDecisions' must be between 1 and %d", storage.MaxRequiredDecisions))
+		return api.Invalid("requiredDecisions", fmt.Sprintf("'requiredDecisions' must be between 1 and %d", storage.MaxRequiredDecisions))
 	}
 	if v.Comments != nil {
 		if err := checkReviewText("comments", *v.Comments); err != nil {
 			return err
 		}
 	}
-	u := storage.ReviewUpdate{DocumentID: r.docID(), ReviewID: pathParam(r, "reviewId"), ReviewStatus: v.ReviewStatus,
+	u := storage.ReviewUpdate{DocumentID: r.DocID(), ReviewID: api.PathParam(r, "reviewId"), ReviewStatus: v.ReviewStatus,
 		RequiredDecisions: v.RequiredDecisions, Comments: v.Comments}
-	if _, err := s.apply(r, storage.OpUpdateReview, u); err != nil {
+	if _, err := s.Apply(r, storage.OpUpdateReview, u); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Review updated"})
+	return r.JSON(api.MessageBody{Message: "Review updated"})
 }
 
 // handleGetReviewDecisions serves GET /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleGetReviewDecisions(r *reqCtx) error {
-	id := pathParam(r, "reviewId")
-	if _, err := s.db.GetReview(r.site, r.docID(), id); err != nil {
+func (s *Server) handleGetReviewDecisions(r *api.Request) error {
+	id := api.PathParam(r, "reviewId")
+	if _, err := s.DB.GetReview(r.Site, r.DocID(), id); err != nil {
 		return err
 	}
-	parent := r.reviewParent()
-	return keyPage(r, "rd", "decisions", func(after string, limit int) ([]storage.ReviewDecision, string, error) {
-		return s.db.ReviewDecisions(r.site, r.docID(), id, after, limit)
+	parent := reviewParent(r)
+	return api.KeyPage(r, "rd", "decisions", func(after string, limit int) ([]storage.ReviewDecision, string, error) {
+		return s.DB.ReviewDecisions(r.Site, r.DocID(), id, after, limit)
 	}, func(d *storage.ReviewDecision) map[string]any { return decisionJSON(d, parent) })
 }
 
 // handleAddReviewDecision serves POST /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleAddReviewDecision(r *reqCtx) error {
+func (s *Server) handleAddReviewDecision(r *api.Request) error {
 	var in struct {
 		Decision *struct {
 			Type     string `json:"type"`
@@ -273,35 +274,35 @@ func (s *Server) handleAddReviewDecision(r *reqCtx) error {
 			Comment  string `json:"comment"`
 		} `json:"decision"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Decision == nil {
-		return invalid("decision", "'decision' is required")
+		return api.Invalid("decision", "'decision' is required")
 	}
 	v := in.Decision
 	switch {
 	case v.Type == "":
-		return invalid("type", "'type' is required")
+		return api.Invalid("type", "'type' is required")
 	case !slices.Contains(reviewDecisionTypes, v.Type):
-		return invalid("type", "invalid 'type', use APPROVAL, RECOMMENDATION, ACKNOWLEDGMENT or COMMENT")
+		return api.Invalid("type", "invalid 'type', use APPROVAL, RECOMMENDATION, ACKNOWLEDGMENT or COMMENT")
 	case utf8.RuneCountInString(v.Decision) > 255:
-		return invalid("decision", "'decision' is longer than 255 characters")
+		return api.Invalid("decision", "'decision' is longer than 255 characters")
 	}
 	if err := checkReviewText("comment", v.Comment); err != nil {
 		return err
 	}
-	id := pathParam(r, "reviewId")
-	rv, err := s.db.GetReview(r.site, r.docID(), id)
+	id := api.PathParam(r, "reviewId")
+	rv, err := s.DB.GetReview(r.Site, r.DocID(), id)
 	if err != nil {
 		return err
 	}
-	if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.p.Groups, g) }) {
-		return errStatus(http.StatusUnauthorized, "fkq access denied (approval group required: "+strings.Join(rv.ApprovalGroups, ",")+")")
+	if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.Principal.Groups, g) }) {
+		return api.ErrStatus(http.StatusUnauthorized, "fkq access denied (approval group required: "+strings.Join(rv.ApprovalGroups, ",")+")")
 	}
-	d := storage.ReviewDecision{DocumentID: r.docID(), ReviewID: id, DecisionID: r.newID(), Type: v.Type,
+	d := storage.ReviewDecision{DocumentID: r.DocID(), ReviewID: id, DecisionID: r.NewID(), Type: v.Type,
 		Decision: v.Decision, Comment: v.Comment}
-	if _, err := s.apply(r, storage.OpAddReviewDecision, d); err != nil {
+	if _, err := s.Apply(r, storage.OpAddReviewDecision, d); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"decisionId": d.DecisionID})
@@ -314,26 +315,26 @@ const openReviewScan = 10000
 // the site's open reviews the caller could decide (no approval groups, or
 // one of the caller's groups among them) on documents the caller may read
 // (folder permissions), with the document's path. Paged by `next`.
-func (s *Server) handleGetOpenReviews(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetOpenReviews(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	after, err := parseKeyToken(r, "rvo")
+	after, err := api.ParseKeyToken(r, "rvo")
 	if err != nil {
 		return err
 	}
 	paths := map[string]string{}
-	items, next, err := s.db.OpenReviews(r.site, after, limit, openReviewScan, func(rv *storage.Review) bool {
-		if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.p.Groups, g) }) {
+	items, next, err := s.DB.OpenReviews(r.Site, after, limit, openReviewScan, func(rv *storage.Review) bool {
+		if len(rv.ApprovalGroups) > 0 && !slices.ContainsFunc(rv.ApprovalGroups, func(g string) bool { return slices.Contains(r.Principal.Groups, g) }) {
 			return false
 		}
 		doc := rv.DocumentID
 		if rv.ParentID != "" {
 			doc = rv.ParentID
 		}
-		d, err := s.db.GetDocument(r.site, doc)
-		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+		d, err := s.DB.GetDocument(r.Site, doc)
+		if err != nil || !s.DocAllows(r, d.Path, storage.FolderRead) {
 			return false
 		}
 		paths[rv.DocumentID+"/"+rv.ReviewID] = d.Path
@@ -350,7 +351,7 @@ func (s *Server) handleGetOpenReviews(r *reqCtx) error {
 	}
 	out := map[string]any{"reviews": list}
 	if next != "" {
-		out["next"] = keyToken("rvo", next)
+		out["next"] = api.KeyToken("rvo", next)
 	}
 	return r.JSON(out)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"quire/server/internal/api"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files from the code")
@@ -66,7 +68,7 @@ func routesGolden(t *testing.T) string {
 	t.Helper()
 	db := openTestDB(t, t.TempDir())
 	defer db.Close()
-	s := New(Deps{Store: db, Logger: quietLog()})
+	s := New(api.Deps{Store: db, Logger: quietLog()})
 	defer s.sched.Stop()
 	access := routeAccessFromSource(t)
 	type line struct{ path, method, text string }
@@ -114,16 +116,16 @@ func routesGolden(t *testing.T) string {
 		if writingReads[k] {
 			f = append(f, "writingRead")
 		}
-		if artifactRoutes[get] {
+		if api.ArtifactRoutes[get] {
 			f = append(f, "artifactId")
 		}
-		if versionKeyRoutes[get] {
+		if api.VersionKeyRoutes[get] {
 			f = append(f, "versionKey")
 		}
-		if shareRoutes[k] {
+		if api.ShareRoutes[k] {
 			f = append(f, "shareKey")
 		}
-		if v, ok := storedRoutes[get]; ok {
+		if v, ok := api.StoredRoutes[get]; ok {
 			f = append(f, "stored="+strconv.Quote(v))
 		}
 		for _, rr := range refusedRoutes {
@@ -202,7 +204,7 @@ func routeAccessFromSource(t *testing.T) map[string]routeAccess {
 			}
 		case *ast.SelectorExpr:
 			x, ok := fn.X.(*ast.Ident)
-			if !ok || x.Name != "api" {
+			if !ok || x.Name != "authed" {
 				return true
 			}
 			if fn.Sel.Name == "Add" { // refused routes

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -34,26 +35,26 @@ func (in *rulesetIn) merge(r *storage.Ruleset) {
 	}
 }
 
-func (s *Server) readRuleset(r *reqCtx) (*rulesetIn, error) {
+func (s *Server) readRuleset(r *api.Request) (*rulesetIn, error) {
 	var in struct {
 		Ruleset *rulesetIn `json:"ruleset"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if in.Ruleset == nil {
-		return nil, invalid("ruleset", "'ruleset' is required")
+		return nil, api.Invalid("ruleset", "'ruleset' is required")
 	}
 	return in.Ruleset, nil
 }
 
 func rulesetJSON(r *storage.Ruleset) map[string]any {
 	return map[string]any{"rulesetId": r.RulesetID, "description": r.Description, "priority": r.Priority,
-		"version": r.Version, "status": r.Status, "insertedDate": formatDate(r.InsertedDate)}
+		"version": r.Version, "status": r.Status, "insertedDate": api.FormatDate(r.InsertedDate)}
 }
 
 // handleAddRuleset serves POST /rulesets.
-func (s *Server) handleAddRuleset(r *reqCtx) error {
+func (s *Server) handleAddRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
@@ -63,19 +64,19 @@ func (s *Server) handleAddRuleset(r *reqCtx) error {
 	if err := storage.CheckRuleset(&rs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: rs, Create: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: rs, Create: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"rulesetId": rs.RulesetID})
 }
 
 // handleUpdateRuleset serves PATCH /rulesets/{rulesetId}.
-func (s *Server) handleUpdateRuleset(r *reqCtx) error {
+func (s *Server) handleUpdateRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
 	}
-	rs, err := s.db.GetRuleset(r.site, pathParam(r, "rulesetId"))
+	rs, err := s.DB.GetRuleset(r.Site, api.PathParam(r, "rulesetId"))
 	if err != nil {
 		return err
 	}
@@ -83,22 +84,22 @@ func (s *Server) handleUpdateRuleset(r *reqCtx) error {
 	if err := storage.CheckRuleset(rs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: *rs}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutRuleset, storage.PutRuleset{Ruleset: *rs}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Ruleset updated"})
+	return r.JSON(api.MessageBody{Message: "Ruleset updated"})
 }
 
 // handleGetRulesets serves GET /rulesets.
-func (s *Server) handleGetRulesets(r *reqCtx) error {
-	return keyPage(r, "rs", "rulesets", func(after string, limit int) ([]storage.Ruleset, string, error) {
-		return s.db.Rulesets(r.site, after, limit)
+func (s *Server) handleGetRulesets(r *api.Request) error {
+	return api.KeyPage(r, "rs", "rulesets", func(after string, limit int) ([]storage.Ruleset, string, error) {
+		return s.DB.Rulesets(r.Site, after, limit)
 	}, rulesetJSON)
 }
 
 // handleGetRuleset serves GET /rulesets/{rulesetId}.
-func (s *Server) handleGetRuleset(r *reqCtx) error {
-	rs, err := s.db.GetRuleset(r.site, pathParam(r, "rulesetId"))
+func (s *Server) handleGetRuleset(r *api.Request) error {
+	rs, err := s.DB.GetRuleset(r.Site, api.PathParam(r, "rulesetId"))
 	if err != nil {
 		return err
 	}
@@ -107,11 +108,11 @@ func (s *Server) handleGetRuleset(r *reqCtx) error {
 
 // handleDeleteRuleset serves DELETE /rulesets/{rulesetId}: the ruleset and
 // its rules.
-func (s *Server) handleDeleteRuleset(r *reqCtx) error {
-	if _, err := s.apply(r, storage.OpDeleteRuleset, storage.DeleteRule{RulesetID: pathParam(r, "rulesetId")}); err != nil {
+func (s *Server) handleDeleteRuleset(r *api.Request) error {
+	if _, err := s.Apply(r, storage.OpDeleteRuleset, storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId")}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Ruleset deleted"})
+	return r.JSON(api.MessageBody{Message: "Ruleset deleted"})
 }
 
 type ruleIn struct {
@@ -146,7 +147,7 @@ func (in *ruleIn) merge(r *storage.Rule) error {
 	}
 	if in.Conditions != nil {
 		if len(in.Conditions.Must) > storage.MaxRuleConditions {
-			return invalid("conditions.must", "too many conditions")
+			return api.Invalid("conditions.must", "too many conditions")
 		}
 		r.Conditions.Must = r.Conditions.Must[:0]
 		for _, m := range in.Conditions.Must {
@@ -161,15 +162,15 @@ func (in *ruleIn) merge(r *storage.Rule) error {
 	return storage.CheckRule(r)
 }
 
-func (s *Server) readRule(r *reqCtx) (*ruleIn, error) {
+func (s *Server) readRule(r *api.Request) (*ruleIn, error) {
 	var in struct {
 		Rule *ruleIn `json:"rule"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if in.Rule == nil {
-		return nil, invalid("rule", "'rule' is required")
+		return nil, api.Invalid("rule", "'rule' is required")
 	}
 	return in.Rule, nil
 }
@@ -191,51 +192,51 @@ func ruleJSON(r *storage.Rule) map[string]any {
 }
 
 // handleAddRule serves POST /rulesets/{rulesetId}/rules.
-func (s *Server) handleAddRule(r *reqCtx) error {
+func (s *Server) handleAddRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
 	}
-	rule := storage.Rule{RulesetID: pathParam(r, "rulesetId"), RuleID: uuid.NewString(), Status: storage.WorkflowActive}
+	rule := storage.Rule{RulesetID: api.PathParam(r, "rulesetId"), RuleID: uuid.NewString(), Status: storage.WorkflowActive}
 	if err := in.merge(&rule); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutRule, storage.PutRule{Rule: rule, Create: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutRule, storage.PutRule{Rule: rule, Create: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"ruleId": rule.RuleID})
 }
 
 // handleUpdateRule serves PATCH /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleUpdateRule(r *reqCtx) error {
+func (s *Server) handleUpdateRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
 	}
-	rule, err := s.db.GetRule(r.site, pathParam(r, "rulesetId"), pathParam(r, "ruleId"))
+	rule, err := s.DB.GetRule(r.Site, api.PathParam(r, "rulesetId"), api.PathParam(r, "ruleId"))
 	if err != nil {
 		return err
 	}
 	if err := in.merge(rule); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutRule, storage.PutRule{Rule: *rule}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutRule, storage.PutRule{Rule: *rule}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Rule updated"})
+	return r.JSON(api.MessageBody{Message: "Rule updated"})
 }
 
 // handleGetRules serves GET /rulesets/{rulesetId}/rules.
-func (s *Server) handleGetRules(r *reqCtx) error {
-	rs := pathParam(r, "rulesetId")
-	return keyPage(r, "ru", "rules", func(after string, limit int) ([]storage.Rule, string, error) {
-		return s.db.Rules(r.site, rs, after, limit)
+func (s *Server) handleGetRules(r *api.Request) error {
+	rs := api.PathParam(r, "rulesetId")
+	return api.KeyPage(r, "ru", "rules", func(after string, limit int) ([]storage.Rule, string, error) {
+		return s.DB.Rules(r.Site, rs, after, limit)
 	}, ruleJSON)
 }
 
 // handleGetRule serves GET /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleGetRule(r *reqCtx) error {
-	rule, err := s.db.GetRule(r.site, pathParam(r, "rulesetId"), pathParam(r, "ruleId"))
+func (s *Server) handleGetRule(r *api.Request) error {
+	rule, err := s.DB.GetRule(r.Site, api.PathParam(r, "rulesetId"), api.PathParam(r, "ruleId"))
 	if err != nil {
 		return err
 	}
@@ -243,10 +244,10 @@ func (s *Server) handleGetRule(r *reqCtx) error {
 }
 
 // handleDeleteRule serves DELETE /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleDeleteRule(r *reqCtx) error {
-	p := storage.DeleteRule{RulesetID: pathParam(r, "rulesetId"), RuleID: pathParam(r, "ruleId")}
-	if _, err := s.apply(r, storage.OpDeleteRule, p); err != nil {
+func (s *Server) handleDeleteRule(r *api.Request) error {
+	p := storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId"), RuleID: api.PathParam(r, "ruleId")}
+	if _, err := s.Apply(r, storage.OpDeleteRule, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Rule deleted"})
+	return r.JSON(api.MessageBody{Message: "Rule deleted"})
 }

@@ -8,15 +8,9 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/server/internal/api"
 	"quire/storage"
 )
-
-// Clock is the scheduler's time: Now, and a channel that receives once d
-// has passed. Tests give a clock they move by hand.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
 
 // realClock is Deps.Now with the runtime's timers.
 type realClock struct{ now func() time.Time }
@@ -42,7 +36,7 @@ type Job struct {
 type Scheduler struct {
 	db    *storage.DB
 	ap    storage.Applier
-	clock Clock
+	clock api.Clock
 	log   *slog.Logger
 	jobs  []Job
 
@@ -55,7 +49,7 @@ type Scheduler struct {
 const schedulerRetry = 10 * time.Minute
 
 // NewScheduler returns a stopped scheduler of jobs.
-func NewScheduler(db *storage.DB, ap storage.Applier, clock Clock, log *slog.Logger, jobs ...Job) *Scheduler {
+func NewScheduler(db *storage.DB, ap storage.Applier, clock api.Clock, log *slog.Logger, jobs ...Job) *Scheduler {
 	return &Scheduler{db: db, ap: ap, clock: clock, log: log, jobs: jobs}
 }
 
@@ -145,10 +139,10 @@ func (s *Scheduler) RunDue(ctx context.Context, now time.Time) (failed bool) {
 
 // newScheduler is the server's scheduler with its daily jobs.
 func (s *Server) newScheduler() *Scheduler {
-	c := s.deps.Clock
+	c := s.Deps.Clock
 	if c == nil {
-		c = realClock{now: s.deps.Now}
+		c = realClock{now: s.Deps.Now}
 	}
-	return NewScheduler(s.db, s.deps.Applier, c, s.deps.Logger.With("component", "scheduler"), dispositionJob(s.db, s.deps.Applier),
-		remindersJob(s.db, s.deps.Applier), agreementsJob(s.db, s.deps.Applier))
+	return NewScheduler(s.DB, s.Deps.Applier, c, s.Deps.Logger.With("component", "scheduler"), dispositionJob(s.DB, s.Deps.Applier),
+		remindersJob(s.DB, s.Deps.Applier), agreementsJob(s.DB, s.Deps.Applier))
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -292,7 +293,7 @@ func TestScheduler_RunsOnlyWhileLeading(t *testing.T) {
 	db := openTestDB(t, t.TempDir())
 	defer db.Close()
 	clock := &fakeClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	s := New(Deps{Store: db, Clock: clock, Logger: quietLog()})
+	s := New(api.Deps{Store: db, Clock: clock, Logger: quietLog()})
 	defer s.sched.Stop()
 	clock.Advance(time.Hour)
 	if clock.waited(1) || marked(db, jobDisposition, "2026-11-22") {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"quire/index"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -111,26 +112,26 @@ func (q *searchQueryIn) validate() error {
 	for i := range q.Attributes {
 		check("attribute", &q.Attributes[i])
 	}
-	return checkErrors(errs)
+	return api.CheckErrors(errs)
 }
 
 // handleSearch serves POST /search.
-func (s *Server) handleSearch(r *reqCtx) error {
+func (s *Server) handleSearch(r *api.Request) error {
 	var in searchRequest
-	if err := r.readBody(&in, storage.MaxSearchBytes); err != nil {
+	if err := r.ReadBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
 	}
 	if in.Query == nil || in.Query.empty() {
-		return errInvalidBody
+		return api.ErrInvalidBody
 	}
 	q := in.Query
 	if len(q.DocumentIDs) > 100 {
-		return badRequest("Maximum number of DocumentIds is 100")
+		return api.BadRequest("Maximum number of DocumentIds is 100")
 	}
 	if err := q.validate(); err != nil {
 		return err
 	}
-	limit, err := listLimit(r)
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (s *Server) handleSearch(r *reqCtx) error {
 		}
 	}
 	run := func(tok string) (*searchResults, error) {
-		r.pageTok = &tok
+		r.PageTok = &tok
 		switch {
 		case q.Meta != nil:
 			return s.searchMeta(r, q.Meta, limit)
@@ -172,7 +173,7 @@ func (s *Server) handleSearch(r *reqCtx) error {
 			return err
 		}
 	}
-	out := map[string]any{"documents": nonNil(res.docs)}
+	out := map[string]any{"documents": api.NonNil(res.docs)}
 	if res.next != "" {
 		out["next"] = res.next
 	}
@@ -222,15 +223,15 @@ type searchResults struct {
 
 // newResults returns results that keep out what the caller's folder
 // permissions do not let them read.
-func (s *Server) newResults(r *reqCtx) *searchResults {
-	return &searchResults{visible: func(dir string) bool { return s.folderAllows(r, dir, storage.FolderRead) }}
+func (s *Server) newResults(r *api.Request) *searchResults {
+	return &searchResults{visible: func(dir string) bool { return s.FolderAllows(r, dir, storage.FolderRead) }}
 }
 
 // add appends a document (its JSON carries its full path).
 func (res *searchResults) add(m map[string]any, id string) {
 	if res.visible != nil {
 		p, _ := m["path"].(string)
-		if dir, _ := splitDocPath(p); !res.visible(dir) {
+		if dir, _ := api.SplitDocPath(p); !res.visible(dir) {
 			return
 		}
 	}
@@ -249,7 +250,7 @@ func (res *searchResults) addFolder(m map[string]any, full string) {
 
 // indexValue converts a query value of key to the index form: numbers of
 // NUMBER attributes encoded, DATE values normalized.
-func (s *Server) indexValue(r *reqCtx, attr bool, key, v string, dataType string) (string, error) {
+func (s *Server) indexValue(r *api.Request, attr bool, key, v string, dataType string) (string, error) {
 	if !attr {
 		return v, nil
 	}
@@ -257,14 +258,14 @@ func (s *Server) indexValue(r *reqCtx, attr bool, key, v string, dataType string
 	case storage.DataNumber:
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return "", invalid(key, "attribute only support number value")
+			return "", api.Invalid(key, "attribute only support number value")
 		}
 		return storage.EncodeNumber(n), nil
 	case storage.DataDate:
 		if d, ok := storage.NormalizeDate(v); ok {
 			return d, nil
 		}
-		return "", invalid(key, fmt.Sprintf("invalid date value '%s'", v))
+		return "", api.Invalid(key, fmt.Sprintf("invalid date value '%s'", v))
 	case storage.DataBoolean:
 		return strings.ToLower(v), nil
 	}
@@ -272,13 +273,13 @@ func (s *Server) indexValue(r *reqCtx, attr bool, key, v string, dataType string
 }
 
 // toIndexMatch converts one request match.
-func (s *Server) toIndexMatch(r *reqCtx, attr bool, m *searchMatch) (storage.IndexMatch, error) {
+func (s *Server) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storage.IndexMatch, error) {
 	key := *m.Key
 	out := storage.IndexMatch{Key: key}
 	dataType := ""
 	if attr {
-		def, err := s.db.AttributeDefinition(r.site, key)
-		if err != nil && !isNotFound(err) {
+		def, err := s.DB.AttributeDefinition(r.Site, key)
+		if err != nil && !api.IsNotFound(err) {
 			return out, err
 		}
 		if def != nil {
@@ -312,14 +313,14 @@ func (s *Server) toIndexMatch(r *reqCtx, attr bool, m *searchMatch) (storage.Ind
 			a, err1 := strconv.ParseFloat(lo, 64)
 			b, err2 := strconv.ParseFloat(hi, 64)
 			if err1 != nil || err2 != nil {
-				return out, invalid("range", "range start and end must be numbers")
+				return out, api.Invalid("range", "range start and end must be numbers")
 			}
 			out.Range = &storage.IndexRange{Start: storage.EncodeNumber(a), End: storage.EncodeNumber(b)}
 		case attr && (dataType == storage.DataDate || rt == "DATE"):
 			a, ok1 := storage.NormalizeDate(lo)
 			b, ok2 := storage.NormalizeDate(hi)
 			if !ok1 || !ok2 {
-				return out, invalid("range", "range start and end must be dates")
+				return out, api.Invalid("range", "range start and end must be dates")
 			}
 			out.Range = &storage.IndexRange{Start: a, End: b}
 		case rt == "NUMBER":
@@ -332,7 +333,7 @@ func (s *Server) toIndexMatch(r *reqCtx, attr bool, m *searchMatch) (storage.Ind
 }
 
 // searchIndex runs tag and attribute queries on storage's exact indexes.
-func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, limit int) (*searchResults, error) {
+func (s *Server) searchIndex(r *api.Request, q *searchQueryIn, ids map[string]bool, limit int) (*searchResults, error) {
 	var sq storage.SearchQuery
 	sq.DocumentIDs = ids
 	attrs := q.Attributes
@@ -351,7 +352,7 @@ func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, l
 			return nil, err
 		}
 		if i == 0 {
-			if def, err := s.db.AttributeDefinition(r.site, m.Key); err == nil {
+			if def, err := s.DB.AttributeDefinition(r.Site, m.Key); err == nil {
 				primaryType = def.DataType
 			}
 			sq.Attribute, sq.Primary, primaryIsAttr = true, m, true
@@ -373,14 +374,14 @@ func (s *Server) searchIndex(r *reqCtx, q *searchQueryIn, ids map[string]bool, l
 			sq.And = append(sq.And, m)
 		}
 	}
-	hits, next, err := s.db.Search(r.site, sq, r.pageToken(), limit)
+	hits, next, err := s.DB.Search(r.Site, sq, r.PageToken(), limit)
 	if err != nil {
 		return nil, err
 	}
 	res := s.newResults(r)
 	res.next = next
 	for _, h := range hits {
-		m := documentJSON(h.Document)
+		m := api.DocumentJSON(h.Document)
 		if sq.Attribute {
 			m["matchedAttribute"] = matchedAttribute(h, primaryType)
 		} else {
@@ -398,27 +399,27 @@ func matchedAttribute(h storage.SearchHit, dataType string) map[string]any {
 }
 
 // searchMeta lists a folder (meta.folder, meta.indexType) or finds a path.
-func (s *Server) searchMeta(r *reqCtx, m *searchMeta, limit int) (*searchResults, error) {
+func (s *Server) searchMeta(r *api.Request, m *searchMeta, limit int) (*searchResults, error) {
 	if m.IndexType != nil && !strings.EqualFold(*m.IndexType, "folder") {
-		return nil, invalid("indexType", "invalid 'indexType'")
+		return nil, api.Invalid("indexType", "invalid 'indexType'")
 	}
 	if m.Path != nil {
 		res := s.newResults(r)
-		id, err := s.db.DocumentIDByPath(r.site, *m.Path)
-		if isNotFound(err) {
+		id, err := s.DB.DocumentIDByPath(r.Site, *m.Path)
+		if api.IsNotFound(err) {
 			return res, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		d, err := s.db.GetDocument(r.site, id)
-		if isNotFound(err) {
+		d, err := s.DB.GetDocument(r.Site, id)
+		if api.IsNotFound(err) {
 			return res, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		res.add(documentJSON(d), id)
+		res.add(api.DocumentJSON(d), id)
 		return res, nil
 	}
 	folder := ""
@@ -436,16 +437,16 @@ func (s *Server) searchMeta(r *reqCtx, m *searchMeta, limit int) (*searchResults
 }
 
 // listFolder renders one page of a folder: subfolders first, then files.
-func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter string, limit int) (*searchResults, error) {
-	if ok, err := s.db.FolderExists(r.site, folder); err != nil {
+func (s *Server) listFolder(r *api.Request, folder string, onlyFolders bool, filter string, limit int) (*searchResults, error) {
+	if ok, err := s.DB.FolderExists(r.Site, folder); err != nil {
 		return nil, err
 	} else if !ok {
 		return s.newResults(r), nil
 	}
 	res := s.newResults(r)
-	after := r.pageToken()
+	after := r.PageToken()
 	for {
-		page, err := s.db.ListFolderPage(r.site, folder, after, limit-len(res.docs))
+		page, err := s.DB.ListFolderPage(r.Site, folder, after, limit-len(res.docs))
 		if err != nil {
 			return nil, err
 		}
@@ -459,12 +460,12 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 			}
 			if it.Entry.Folder {
 				res.addFolder(map[string]any{
-					"siteId":       r.site,
+					"siteId":       r.Site,
 					"folder":       true,
 					"path":         it.Name,
-					"documentId":   folderID(r.site, full),
+					"documentId":   folderID(r.Site, full),
 					"indexKey":     folderIndexKey(full),
-					"insertedDate": formatDate(it.Entry.InsertedDate),
+					"insertedDate": api.FormatDate(it.Entry.InsertedDate),
 					"userId":       it.Entry.UserID,
 				}, full)
 				continue
@@ -473,7 +474,7 @@ func (s *Server) listFolder(r *reqCtx, folder string, onlyFolders bool, filter s
 			if d == nil {
 				continue
 			}
-			m := documentJSON(d)
+			m := api.DocumentJSON(d)
 			m["indexKey"] = folderIndexKey(full)
 			res.add(m, d.DocumentID)
 		}
@@ -520,12 +521,12 @@ func errInvalidIndexKey(k string) error {
 
 // folderOfIndexKey decodes the indexKey of a route and checks that the
 // folder exists (an early answer: appliers check again).
-func (s *Server) folderOfIndexKey(r *reqCtx, k string) (string, error) {
+func (s *Server) folderOfIndexKey(r *api.Request, k string) (string, error) {
 	p, err := parseFolderIndexKey(k)
 	if err != nil {
 		return "", err
 	}
-	ok, err := s.db.FolderExists(r.site, p)
+	ok, err := s.DB.FolderExists(r.Site, p)
 	if err != nil {
 		return "", err
 	}
@@ -539,9 +540,9 @@ func (s *Server) folderOfIndexKey(r *reqCtx, k string) (string, error) {
 func folderID(site, p string) string { return storage.NameUUID(site + "/" + p) }
 
 // searchPrefix finds documents by file name or folder prefix (Bleve).
-func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
+func (s *Server) searchPrefix(r *api.Request, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
 	var after []string
-	if tok := r.pageToken(); tok != "" {
+	if tok := r.PageToken(); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil || json.Unmarshal(b, &after) != nil || len(after) != 1 {
 			return nil, storage.ErrBadToken
@@ -550,7 +551,7 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 	res := s.newResults(r)
 	lower := strings.ToLower(prefix)
 	for {
-		hits, next, more, err := s.deps.Indexer.Prefix(r.site, field, prefix, after, limit)
+		hits, next, more, err := s.Deps.Indexer.Prefix(r.Site, field, prefix, after, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -561,19 +562,19 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 			}
 			// The index may lag a crash or hold a stale entry: storage
 			// has the last word.
-			d, err := s.db.GetDocument(r.site, h.ID)
-			if isNotFound(err) {
+			d, err := s.DB.GetDocument(r.Site, h.ID)
+			if api.IsNotFound(err) {
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
-			dir, name := splitDocPath(d.Path)
+			dir, name := api.SplitDocPath(d.Path)
 			if field == "filename" && !strings.HasPrefix(strings.ToLower(name), lower) ||
 				field == "folder" && !strings.HasPrefix(strings.ToLower(dir), lower) {
 				continue
 			}
-			res.add(documentJSON(d), d.DocumentID)
+			res.add(api.DocumentJSON(d), d.DocumentID)
 			if len(res.docs) == limit {
 				b, _ := json.Marshal(after)
 				res.next = base64.RawURLEncoding.EncodeToString(b)
@@ -588,8 +589,8 @@ func (s *Server) searchPrefix(r *reqCtx, field, prefix string, ids map[string]bo
 }
 
 // searchText runs query.text on the fulltext index.
-func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit int) (*searchResults, error) {
-	from, err := parseOffsetToken(r.pageToken())
+func (s *Server) searchText(r *api.Request, text string, ids map[string]bool, limit int) (*searchResults, error) {
+	from, err := api.ParseOffsetToken(r.PageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -605,42 +606,42 @@ func (s *Server) searchText(r *reqCtx, text string, ids map[string]bool, limit i
 			opts.IDs = append(opts.IDs, id)
 		}
 	}
-	hits, total, err := s.deps.Indexer.SearchText(r.site, text, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
+	hits, total, err := s.Deps.Indexer.SearchText(r.Site, text, opts, func(id string) (bool, error) { return s.textVisible(r, id) })
 	if err != nil {
 		return nil, err
 	}
 	res := s.newResults(r)
 	for _, h := range hits {
-		d, err := s.db.GetDocument(r.site, h.ID)
-		if isNotFound(err) {
+		d, err := s.DB.GetDocument(r.Site, h.ID)
+		if api.IsNotFound(err) {
 			continue // deleted since the search
 		}
 		if err != nil {
 			return nil, err
 		}
-		res.add(documentJSON(d), d.DocumentID)
+		res.add(api.DocumentJSON(d), d.DocumentID)
 	}
 	if n := from + len(hits); uint64(n) < total && n < index.MaxResultWindow {
-		res.next = offsetToken(n)
+		res.next = api.OffsetToken(n)
 	}
 	return res, nil
 }
 
 // searchIDs returns the listed documents.
-func (s *Server) searchIDs(r *reqCtx, ids []string) (*searchResults, error) {
-	docs, err := s.db.GetDocuments(r.site, ids)
+func (s *Server) searchIDs(r *api.Request, ids []string) (*searchResults, error) {
+	docs, err := s.DB.GetDocuments(r.Site, ids)
 	if err != nil {
 		return nil, err
 	}
 	res := s.newResults(r)
 	for _, d := range docs {
-		res.add(documentJSON(d), d.DocumentID)
+		res.add(api.DocumentJSON(d), d.DocumentID)
 	}
 	return res, nil
 }
 
 // addResponseFields adds the requested tags and attributes to each result.
-func (s *Server) addResponseFields(r *reqCtx, res *searchResults, f *responseFields) error {
+func (s *Server) addResponseFields(r *api.Request, res *searchResults, f *responseFields) error {
 	for i, id := range res.ids {
 		if id == "" {
 			continue
@@ -648,8 +649,8 @@ func (s *Server) addResponseFields(r *reqCtx, res *searchResults, f *responseFie
 		if len(f.Tags) > 0 {
 			tags := map[string]any{}
 			for _, k := range f.Tags {
-				t, err := s.db.GetTag(r.site, id, k)
-				if isNotFound(err) {
+				t, err := s.DB.GetTag(r.Site, id, k)
+				if api.IsNotFound(err) {
 					continue
 				}
 				if err != nil {
@@ -666,8 +667,8 @@ func (s *Server) addResponseFields(r *reqCtx, res *searchResults, f *responseFie
 		if len(f.Attributes) > 0 {
 			attrs := map[string]any{}
 			for _, k := range f.Attributes {
-				a, err := s.db.DocAttribute(r.site, id, k)
-				if isNotFound(err) {
+				a, err := s.DB.DocAttribute(r.Site, id, k)
+				if api.IsNotFound(err) {
 					continue
 				}
 				if err != nil {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/x509"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -13,140 +11,19 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"quire/auth"
-	"quire/certify"
-	"quire/cluster"
 	"quire/guard"
-	"quire/index"
 	"quire/intake"
 	"quire/pipeline"
-	"quire/ratelimit"
+	"quire/server/directory"
+	"quire/server/internal/api"
+	"quire/server/vocabulary"
 	"quire/storage"
 )
 
-// Deps is what the server needs from the rest of the node.
-type Deps struct {
-	// Store serves reads. Writes go through Applier.
-	Store *storage.DB
-	// Applier applies commands: the store itself, or a cluster node.
-	Applier storage.Applier
-	// Cluster is the node's cluster member (nil: a single server): GET
-	// /cluster/status and /readyz report it.
-	Cluster ClusterInfo
-	// Index answers fulltext, filename and folder-prefix searches.
-	Index *index.Index
-	// Indexer feeds the index (tests wait on its text extraction).
-	Indexer *index.Indexer
-	// Auth verifies tokens and API keys and signs URLs.
-	Auth *auth.Authenticator
-	// PublicURL is the base of upload and download URLs handed to clients.
-	PublicURL string
-	// LinksFromHost: no public URL was configured, PublicURL is derived
-	// from the listener. Links in answers then start with the request's
-	// Host when it names this machine on ListenAddr's port (localhost,
-	// the host name, HostNames, an address of the machine), else with the
-	// address the client connected to (linkbase.go); links made outside a
-	// request (mails, webhook payloads) keep PublicURL.
-	LinksFromHost bool
-	// ListenAddr is the API listener's bound address.
-	ListenAddr string
-	// HostNames are more names of this machine (tls.hosts).
-	HostNames []string
-	// Pipeline runs actions: /readyz reports its state, a site's test
-	// notification goes through it, and destinations users give are
-	// checked against its outbound policy (nil: none of these).
-	Pipeline Pipeline
-	// Actions are the action types the API accepts, with their parameter
-	// checks: the ones the pipeline runs (default: pipeline.Actions()).
-	Actions *pipeline.Registry
-	// Logger receives access and error logs. Default: slog.Default().
-	Logger *slog.Logger
-	// Version is reported by GET /version.
-	Version string
-	// Now returns the current time. Default: time.Now.
-	Now func() time.Time
-	// Clock is the daily scheduler's time (scheduler.go). Default: Now
-	// with the runtime's timers.
-	Clock Clock
-	// MaxBodyBytes limits JSON request bodies. Default: 16 MiB, enough for
-	// 5 MB of base64 inline content.
-	MaxBodyBytes int
-	// MaxUploadBytes limits a single upload (0: unlimited).
-	MaxUploadBytes int64
-	// PublicWebhooks takes webhook payloads without a token at
-	// /public/webhooks/ (FormKiQ's public webhooks, off by default).
-	PublicWebhooks bool
-	// ESignatureEnv is the default environment of envelopes
-	// (esignature.environment).
-	ESignatureEnv string
-	// TSA timestamps every PDF signature (certify.tsa_url; nil: none).
-	TSA *certify.TSA
-	// RequireModelAgreement: LLM actions use only agreed models, and the
-	// model listing says which are (llm.require_agreement).
-	RequireModelAgreement bool
-	// DataDir is the node's data dir; online backups carry its keys.
-	DataDir string
-	// TLSCertificate is the listener's certificate (nil: plain HTTP); GET
-	// /system/health reports its expiry.
-	TLSCertificate *x509.Certificate
-	// ClusterTLS is a cluster member's TLS identity (nil: a single
-	// server): GET /system/health reports the expiry of its certificate,
-	// the certificates peers presented to it, and the cluster CA's.
-	ClusterTLS *cluster.Identity
-	// SecretsWrapKey is the key a rotated secrets key is wrapped with for
-	// a cluster's members (nil, or returning nil: a single server, which
-	// stages the new key in its data dir).
-	SecretsWrapKey func() ([]byte, error)
-	// Metrics receives the HTTP metrics and is served at /metrics
-	// (default: a registry of the server's own).
-	Metrics *prometheus.Registry
-	// MetricsToken, when set, is the bearer token every scrape of
-	// /metrics must send (metrics.token).
-	MetricsToken string
-	// MetricsElsewhere: /metrics is served by a listener of its own
-	// (metrics.listen, MetricsHTTP), and the API listener answers 404.
-	MetricsElsewhere bool
-	// Timeouts bound slow and idle clients (zero fields: DefaultTimeouts).
-	Timeouts Timeouts
-	// MaxConnsPerClient caps concurrent connections from one client
-	// address (0: DefaultMaxConnsPerClient; negative: unlimited).
-	MaxConnsPerClient int
-	// IntakeFolderRoot is the root of intake profiles' watched folders
-	// (intake.folder_root; empty: watched folders cannot be enabled).
-	IntakeFolderRoot string
-	// IntakePoll is how often watched folders are polled (default 2s).
-	IntakePoll time.Duration
-	// RateLimit is the limit spec of each route class of the routes that
-	// need no token (ratelimit.Parse's format; a class not named: its
-	// default).
-	RateLimit map[string]string
-}
-
-// Pipeline is what the server asks of the action pipeline.
-type Pipeline interface {
-	// Status reports whether the pipeline runs, how many documents wait
-	// or run, and how overdue the oldest is (GET /readyz).
-	Status() (running bool, queued int, oldest time.Duration)
-	// SendTestMail sends a site's test notification.
-	SendTestMail(ctx context.Context, site, to string) error
-	// Models lists the model ids of the server's LLM endpoint.
-	Models(ctx context.Context) ([]string, error)
-	// ExaminePDF reports what a PDF holds (GET /objects/examine/{id}/pdf).
-	ExaminePDF(ctx context.Context, r io.Reader) (*pipeline.PDFReport, error)
-	// SendUserMail mails a directory user (a temporary password, a reset
-	// code) through the server's own mail settings only, never a site's.
-	SendUserMail(ctx context.Context, to, subject, text string) error
-	// ServerMail reports whether the server has mail settings of its own
-	// (nil) or why not (pipeline.ErrNoServerMail).
-	ServerMail() error
-	// SendSiteMail sends one mail through a site's mail settings.
-	SendSiteMail(ctx context.Context, site, to, subject, text string) error
-	// SignedCopy appends a signature page to a PDF (e-signature).
-	SignedCopy(ctx context.Context, src io.Reader, page pipeline.SignaturePage) (*pipeline.Generated, error)
-	// Generate fills a template and renders it (POST .../generate).
-	Generate(ctx context.Context, req pipeline.GenerateRequest) (*pipeline.Generated, error)
-	Destinations
-}
+// DocumentJSON renders a stored document with FormKiQ's read fields.
+// DocumentJSON renders a document as GET /documents/{id} does (webhook
+// bodies use it too).
+func DocumentJSON(d *storage.Document) map[string]any { return api.DocumentJSON(d) }
 
 // Server is Quire's HTTP API.
 type Server struct {
@@ -155,15 +32,14 @@ type Server struct {
 	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
 
 	app *fiber.App
-	// oidcSeen remembers the states of finished OIDC sign-ins (oidc.go).
-	oidcSeen oidcSeen
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
 	routeTable *routeTable
-	deps       Deps
-	db         *storage.DB
-	log        *slog.Logger
-	now        func() time.Time
+	// env is what the request API shares with every handler (env.go).
+	*api.Env
+	// The domains' handlers, each on the shared Env.
+	vocabulary *vocabulary.Handlers
+	directory  *directory.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -171,7 +47,7 @@ type Server struct {
 	moves *folderMoves
 	// dest checks destinations users give (webhook urls, a site's LLM
 	// url and SMTP host) against the outbound policy (Deps.Pipeline).
-	dest Destinations
+	dest api.Destinations
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
 	// uploads tracks chunks of uploads in progress.
@@ -179,35 +55,25 @@ type Server struct {
 	// public limits anonymous submissions per client address.
 	public publicLimiter
 	// backups tracks online backups.
-	backups *backups
+	backups *api.Backups
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
-	// limits are the rate limits of the routes that need no token, and
-	// limitClass each such route's class ("METHOD /path"; ratelimits.go).
-	limits     *ratelimit.Set
+	// limitClass is the class of each route that needs no token ("METHOD
+	// /path"; ratelimits.go); env.limits are the classes' rate limits.
 	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
-	// gate holds back writes feeding the fulltext index while it lags
-	// (indexgate.go).
-	gate *indexGate
 	// intake is the shared create path of intake sources, watch the
 	// poller of watched folders (leader only; intake.go).
 	intake *intake.Intake
 	watch  *intake.Watcher
-	// links checks Host headers for the links in answers (nil: the
-	// configured public URL is always used).
-	links *linkHosts
 	// davCreds caches WebDAV's checked Basic credentials (dav.go).
 	davCreds davCreds
-	// pwGate lets one password check per client address run at a time
-	// (passwords.go).
-	pwGate addrGate
 }
 
 // New builds the server and its routes.
-func New(d Deps) *Server {
+func New(d api.Deps) *Server {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -222,18 +88,23 @@ func New(d Deps) *Server {
 	}
 	// Every command a keyed request applies carries its key
 	// (requestkeys.go).
-	d.Applier = keyedApplier{d.Applier}
+	d.Applier = api.KeyedApplier{Applier: d.Applier}
 	if d.Actions == nil {
 		d.Actions = pipeline.Actions()
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	d.Timeouts = d.Timeouts.orDefault()
+	d.Timeouts = d.Timeouts.OrDefault()
 	if d.MaxConnsPerClient == 0 {
 		d.MaxConnsPerClient = DefaultMaxConnsPerClient
 	}
-	s := &Server{deps: d, db: d.Store, log: d.Logger.With("component", "http"), now: d.Now, actions: d.Actions}
+	s := &Server{actions: d.Actions, Env: &api.Env{
+		Deps: d, DB: d.Store, Log: d.Logger.With("component", "http"), Now: d.Now,
+		Links: api.NewLinkHosts(d.PublicURL, d.LinksFromHost, d.ListenAddr, d.HostNames),
+	}}
+	s.RenderError = s.errorHandler
+	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
+	s.directory = &directory.Handlers{Env: s.Env}
 	s.certifyEnvelope = s.certifyWithSite
-	s.links = newLinkHosts(d)
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}
@@ -241,21 +112,21 @@ func New(d Deps) *Server {
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()
-	s.backups = newBackups()
+	s.backups = api.NewBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
-	s.limits, s.limitClass = newLimits(d), map[string]string{}
+	s.Limits, s.limitClass = newLimits(d), map[string]string{}
 	s.intake = s.newIntake(d.Metrics)
 	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
-		lag := gateLag
-		if testGateLag > 0 {
-			lag = testGateLag
+		lag := api.GateLag
+		if api.TestGateLag > 0 {
+			lag = api.TestGateLag
 		}
-		s.gate = newIndexGate(d.Indexer, lag, gateMaxWait)
-		s.gate.register(d.Metrics)
+		s.Gate = api.NewIndexGate(d.Indexer, lag, api.GateMaxWait)
+		s.Gate.Register(d.Metrics)
 	}
 	d.Metrics.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "quire_http_connections_refused_total",
@@ -267,7 +138,7 @@ func New(d Deps) *Server {
 		ErrorHandler:          s.errorHandler,
 		// Bodies are streamed: fasthttp reads at most 8 KiB of one before
 		// the handler runs (authentication included); the rest is read
-		// from RequestBodyStream. JSON handlers use readBody, which
+		// from RequestBodyStream. JSON handlers use ReadBody, which
 		// enforces MaxBodyBytes itself.
 		StreamRequestBody: true,
 		BodyLimit:         4 << 20,
@@ -283,7 +154,7 @@ func New(d Deps) *Server {
 		// Answers carry URLs (upload, download, short links): '&' must
 		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
 		// response works (encoding/json would write \u0026).
-		JSONEncoder: marshalJSON,
+		JSONEncoder: api.MarshalJSON,
 		// WebDAV's methods (dav.go) besides HTTP's.
 		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), davExtraMethods...),
 	})
@@ -305,9 +176,9 @@ func (s *Server) Listen(ln net.Listener) error {
 // background work until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
-	go guard.Do(s.log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
+	go guard.Do(s.Log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
 	// Backups can take an hour: stop them now rather than hold shutdown.
-	s.backups.close()
+	s.backups.Shutdown()
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
@@ -315,28 +186,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.sched.Stop()
 	s.moves.close()
 	return err
-}
-
-// apply builds a command for the request's site, user and time and applies
-// it. Commands never take the request's fasthttp context: fasthttp does not
-// cancel it on disconnect, and reading it races with shutdown.
-func (s *Server) apply(r *reqCtx, op storage.Op, payload any) (storage.Result, error) {
-	cmd, err := storage.NewCommand(op, r.site, r.user(), r.now, payload)
-	if err != nil {
-		return storage.Result{}, err
-	}
-	cmd.Via = via(r)
-	if k := r.implicitKey; k != nil && keyedFrom(r.UserContext()) == nil {
-		// A client-chosen documentId stands for the key, once.
-		r.implicitKey = nil
-		idem := *k
-		idem.Hash = r.requestHash()
-		cmd.Idem = &idem
-	}
-	if indexFed[op] {
-		if err := s.gate.wait(r.UserContext()); err != nil {
-			return storage.Result{}, err
-		}
-	}
-	return s.deps.Applier.Apply(r.UserContext(), cmd)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -49,7 +50,7 @@ const msgNotApplied = "This member has applied the log up to index %d, not yet %
 // sessionIndex waits for the index a request names, and gives a write's
 // answer the index it was applied at.
 func (s *Server) sessionIndex(c *fiber.Ctx) error {
-	w, ok := s.deps.Cluster.(ClusterWaiter)
+	w, ok := s.Deps.Cluster.(ClusterWaiter)
 	if !ok {
 		return c.Next()
 	}
@@ -57,7 +58,7 @@ func (s *Server) sessionIndex(c *fiber.Ctx) error {
 	if h := c.Get(headerMinAppliedIndex); h != "" {
 		v, err := strconv.ParseUint(h, 10, 64)
 		if err != nil {
-			return invalid(headerMinAppliedIndex, "'"+headerMinAppliedIndex+"' must be a log index (a whole number) from Quire-Applied-Index")
+			return api.Invalid(headerMinAppliedIndex, "'"+headerMinAppliedIndex+"' must be a log index (a whole number) from Quire-Applied-Index")
 		}
 		want = v
 	} else if v, err := strconv.ParseUint(c.Cookies(cookieAppliedIndex), 10, 64); err == nil {

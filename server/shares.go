@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -16,7 +17,7 @@ func shareJSON(sh *storage.Share) map[string]any {
 	m := map[string]any{
 		"shareKey": sh.ShareKey, "siteId": sh.SiteID, "type": sh.Type, "path": sh.Path,
 		"permissions": sh.Permissions, "permissionType": sh.PermissionType, "userId": sh.UserID,
-		"insertedDate": formatDate(sh.InsertedDate),
+		"insertedDate": api.FormatDate(sh.InsertedDate),
 	}
 	if sh.Group != "" {
 		m["group"] = sh.Group
@@ -30,28 +31,28 @@ func shareJSON(sh *storage.Share) map[string]any {
 // handleGetShares serves GET /shares: the shares made to the caller
 // (their groups, or them), of every site; `group` narrows to one group.
 // Admins see every share.
-func (s *Server) handleGetShares(r *reqCtx) error {
+func (s *Server) handleGetShares(r *api.Request) error {
 	group := strings.Clone(r.Query("group"))
-	if group != "" && !validUserID(group) {
-		return invalid("group", "invalid 'group'")
+	if group != "" && !api.ValidUserID(group) {
+		return api.Invalid("group", "invalid 'group'")
 	}
 	keep := func(sh *storage.Share) bool {
 		if group != "" && sh.Group != group {
 			return false
 		}
-		if b := r.p.BoundSite(); b != "" && sh.SiteID != b {
+		if b := r.Principal.BoundSite(); b != "" && sh.SiteID != b {
 			return false
 		}
-		return r.p.Admin || sh.SharedWith(r.p.Username, r.p.Groups)
+		return r.Principal.Admin || sh.SharedWith(r.Principal.Username, r.Principal.Groups)
 	}
-	return keyPage(r, "share", "shares", func(after string, limit int) ([]storage.Share, string, error) {
-		return s.db.Shares(keep, after, limit)
+	return api.KeyPage(r, "share", "shares", func(after string, limit int) ([]storage.Share, string, error) {
+		return s.DB.Shares(keep, after, limit)
 	}, shareJSON)
 }
 
 // handleAddFolderShare serves POST /shares/folders/{indexKey} (GOVERN)
 // {share:{group | username, permissions}}: 201 {message, shareKey}.
-func (s *Server) handleAddFolderShare(r *reqCtx) error {
+func (s *Server) handleAddFolderShare(r *api.Request) error {
 	var in struct {
 		Share *struct {
 			Group       string   `json:"group"`
@@ -59,20 +60,20 @@ func (s *Server) handleAddFolderShare(r *reqCtx) error {
 			Permissions []string `json:"permissions"`
 		} `json:"share"`
 	}
-	if err := r.readBody(&in, 64<<10); err != nil {
+	if err := r.ReadBody(&in, 64<<10); err != nil {
 		return err
 	}
 	if in.Share == nil {
-		return invalid("share", "'share' is required")
+		return api.Invalid("share", "'share' is required")
 	}
-	path, err := s.folderOfIndexKey(r, pathParam(r, "indexKey"))
+	path, err := s.folderOfIndexKey(r, api.PathParam(r, "indexKey"))
 	if err != nil {
 		return err
 	}
 	key := uuid.NewString()
 	sh := storage.Share{ShareKey: key, Path: path, Group: strings.TrimSpace(in.Share.Group),
 		Username: strings.TrimSpace(in.Share.Username), Permissions: in.Share.Permissions}
-	if _, err := s.apply(r, storage.OpAddShare, storage.AddShare{Share: sh}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddShare, storage.AddShare{Share: sh}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "Folder share created", "shareKey": key})
@@ -80,20 +81,20 @@ func (s *Server) handleAddFolderShare(r *reqCtx) error {
 
 // handleDeleteShare serves DELETE /shares/{shareKey}: an admin, or a
 // governor of the share's site.
-func (s *Server) handleDeleteShare(r *reqCtx) error {
-	key := pathParam(r, "shareKey")
-	sh, err := s.db.GetShare(key)
+func (s *Server) handleDeleteShare(r *api.Request) error {
+	key := api.PathParam(r, "shareKey")
+	sh, err := s.DB.GetShare(key)
 	if err != nil {
 		return err
 	}
-	if !r.p.Admin && !r.p.Can(sh.SiteID, govern) {
+	if !r.Principal.Admin && !r.Principal.Can(sh.SiteID, govern) {
 		// Neither a recipient nor anyone else learns more than a
 		// governor would: the share exists, it is not theirs to delete.
-		return errStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (GOVERN on site '%s' required)", sh.SiteID))
+		return api.ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (GOVERN on site '%s' required)", sh.SiteID))
 	}
-	r.site = sh.SiteID
-	if _, err := s.apply(r, storage.OpDeleteShare, storage.DeleteShare{ShareKey: key}); err != nil {
+	r.Site = sh.SiteID
+	if _, err := s.Apply(r, storage.OpDeleteShare, storage.DeleteShare{ShareKey: key}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Share '%s' deleted", key)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Share '%s' deleted", key)})
 }

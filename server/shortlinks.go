@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -18,12 +19,12 @@ import (
 const shortlinkClickValid = 5 * time.Minute
 
 // handleAddShortlink serves POST /shortlinks {targetUrl, slug}.
-func (s *Server) handleAddShortlink(r *reqCtx) error {
+func (s *Server) handleAddShortlink(r *api.Request) error {
 	var in struct {
 		TargetURL *string `json:"targetUrl"`
 		Slug      *string `json:"slug"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -35,36 +36,36 @@ func (s *Server) handleAddShortlink(r *reqCtx) error {
 	} else if !storage.ValidSlug(*in.Slug) {
 		errs = append(errs, storage.ValidationItem{Key: "slug", Msg: "invalid 'slug': 1 to 64 letters, digits, '-' or '_'"})
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	link := storage.Shortlink{Slug: *in.Slug}
 	target := strings.TrimSpace(*in.TargetURL)
-	if doc, ok := s.documentTarget(s.linkBase(r.Ctx), target); ok {
-		d, err := s.db.GetDocument(r.site, doc)
+	if doc, ok := s.documentTarget(s.LinkBase(r.Ctx), target); ok {
+		d, err := s.DB.GetDocument(r.Site, doc)
 		if err != nil {
 			return err
 		}
-		if err := s.requireDocPath(r, d.Path, storage.FolderRead); err != nil {
+		if err := s.RequireDocPath(r, d.Path, storage.FolderRead); err != nil {
 			return err
 		}
 		link.DocumentID = doc
 	} else if len(target) > storage.MaxURLBytes || !validDeepLink(target) {
-		return invalid("targetUrl", "invalid 'targetUrl': an http or https URL, or /documents/<documentId>")
+		return api.Invalid("targetUrl", "invalid 'targetUrl': an http or https URL, or /documents/<documentId>")
 	} else {
 		link.TargetURL = target
 	}
-	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(s.linkBase(r.Ctx), link.Slug)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(s.LinkBase(r.Ctx), link.Slug)})
 }
 
 // documentTarget recognises a target naming a document of this server:
 // /documents/<id>, or the same under the server's public URL.
 func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 	p := target
-	for _, base := range []string{s.deps.PublicURL, reqBase} {
+	for _, base := range []string{s.Deps.PublicURL, reqBase} {
 		if base = strings.TrimSuffix(base, "/"); base != "" && strings.HasPrefix(p, base+"/") {
 			p = strings.TrimPrefix(p, base)
 			break
@@ -78,41 +79,41 @@ func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 		rest = rest[:i]
 	}
 	rest = strings.TrimSuffix(rest, "/")
-	return rest, isUUIDv4(rest)
+	return rest, api.IsUUIDv4(rest)
 }
 
 // handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
 // link stops working at once. A link to a document needs the right that
 // made it, READ on the document's folder (API.md "Short links"): a writer
 // of the site cannot break the links of a folder closed to them.
-func (s *Server) handleDeleteShortlink(r *reqCtx) error {
-	slug := pathParam(r, "slug")
-	l, err := s.db.GetShortlink(r.site, slug)
+func (s *Server) handleDeleteShortlink(r *api.Request) error {
+	slug := api.PathParam(r, "slug")
+	l, err := s.DB.GetShortlink(r.Site, slug)
 	if err != nil {
 		return err
 	}
 	if l.DocumentID != "" {
-		if err := s.requireDocOf(r, l.DocumentID, storage.FolderRead); err != nil {
+		if err := s.RequireDocOf(r, l.DocumentID, storage.FolderRead); err != nil {
 			return err
 		}
 	}
-	if _, err := s.apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug, Checked: true, DocumentID: l.DocumentID}); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteShortlink, storage.DeleteShortlink{Slug: slug, Checked: true, DocumentID: l.DocumentID}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Shortlink '%s' deleted", slug)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Shortlink '%s' deleted", slug)})
 }
 
 // handleResolveShortlink serves GET /s/{slug}: no token; a temporary
 // redirect to the target, for a document a download URL made now.
 func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
 	slug := strings.Clone(c.Params("slug"))
-	l, err := s.db.ResolveShortlink(slug, s.now())
+	l, err := s.DB.ResolveShortlink(slug, s.Now())
 	if err != nil {
 		return err
 	}
 	target := l.TargetURL
 	if l.DocumentID != "" {
-		target = s.downloadURL(s.linkBase(c), l.Site, l.DocumentID, false, false, shortlinkClickValid)
+		target = s.SignDownloadURL(s.LinkBase(c), l.Site, l.DocumentID, false, false, shortlinkClickValid)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderLocation, target)

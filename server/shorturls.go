@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -16,21 +17,21 @@ func (s *Server) shortURL(base, slug string) string {
 // shortDocumentURL makes a short link to a document for GET
 // /documents/{id}/url?format=short: random slug, valid as long as the URL
 // would have been.
-func (s *Server) shortDocumentURL(r *reqCtx, doc, deepLink string, valid time.Duration) (string, error) {
+func (s *Server) shortDocumentURL(r *api.Request, doc, deepLink string, valid time.Duration) (string, error) {
 	if valid <= 0 {
-		valid = defaultURLDuration
+		valid = api.DefaultURLDuration
 	}
-	exp := r.now.Add(valid)
+	exp := r.Now.Add(valid)
 	link := storage.Shortlink{Slug: randomSlug(), ExpiresAt: &exp}
 	if deepLink != "" {
 		link.TargetURL = deepLink
 	} else {
 		link.DocumentID = doc
 	}
-	if _, err := s.apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return "", err
 	}
-	return s.shortURL(s.linkBase(r.Ctx), link.Slug), nil
+	return s.shortURL(s.LinkBase(r.Ctx), link.Slug), nil
 }
 
 // randomSlug is 16 random letters and digits (about 95 bits).

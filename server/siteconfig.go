@@ -8,13 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleGetSiteConfig serves GET /sites/{siteId}/configuration. Secrets
 // (API keys, SMTP password) are masked.
-func (s *Server) handleGetSiteConfig(r *reqCtx) error {
-	c, err := s.db.SiteConfig(r.site)
+func (s *Server) handleGetSiteConfig(r *api.Request) error {
+	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
 	}
@@ -54,17 +55,17 @@ func mask(s string) string {
 // otherwise), so that whoever may change a site's configuration cannot
 // redirect a secret someone else entered to a server of their own.
 // Destinations are checked against the outbound policy.
-func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
+func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
-	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var in storage.SiteConfig
 	b, _ := json.Marshal(raw)
 	if err := json.Unmarshal(b, &in); err != nil {
-		return invalid("", "invalid configuration: "+err.Error())
+		return api.Invalid("", "invalid configuration: "+err.Error())
 	}
-	cur, err := s.db.SiteConfig(r.site)
+	cur, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		if n == nil {
 			return
 		}
-		if n.Email != "" && !validEmail(n.Email) {
+		if n.Email != "" && !api.ValidEmail(n.Email) {
 			errs = append(errs, storage.ValidationItem{Key: "notification.email", Msg: "invalid 'email'"})
 		}
 		switch n.Provider {
@@ -188,19 +189,19 @@ func (s *Server) handleUpdateSiteConfig(r *reqCtx) error {
 		next.ChatGptAPIKey != "" && siteLLMURL(cur) != siteLLMURL(&next) && (next.LLM == nil || next.LLM.APIKey == "") {
 		errs = append(errs, storage.ValidationItem{Key: "chatGptApiKey", Msg: "'chatGptApiKey' is sent to the site's LLM endpoint: give it again, or an 'llm.apiKey', when 'llm.url' changes"})
 	}
-	if next.NotificationEmail != "" && !validEmail(next.NotificationEmail) {
+	if next.NotificationEmail != "" && !api.ValidEmail(next.NotificationEmail) {
 		errs = append(errs, storage.ValidationItem{Key: "notificationEmail", Msg: "invalid 'notificationEmail'"})
 	}
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
-	if _, err := s.apply(r, storage.OpSetSiteConfig, next); err != nil {
+	if _, err := s.Apply(r, storage.OpSetSiteConfig, next); err != nil {
 		return err
 	}
 	if _, ok := raw["document"]; ok {
 		s.bg.sweepRetention()
 	}
-	return r.JSON(messageBody{"Config saved"})
+	return r.JSON(api.MessageBody{Message: "Config saved"})
 }
 
 // siteLLMURL is the LLM endpoint a site chose ("": the server's).
@@ -211,38 +212,30 @@ func siteLLMURL(c *storage.SiteConfig) string {
 	return c.LLM.URL
 }
 
-// Destinations checks destinations users give against the outbound
-// policy (the pipeline, which calls them).
-type Destinations interface {
-	CheckWebhookURL(u string) error
-	CheckSiteLLMURL(u string) error
-	CheckSiteSMTPHost(host string) error
-}
-
 // handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
 // it sends a test e-mail with the site's saved settings.
-func (s *Server) handleNotificationTest(r *reqCtx) error {
+func (s *Server) handleNotificationTest(r *api.Request) error {
 	var in struct {
 		To string `json:"to"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.To == "" {
-		return invalid("to", "'to' is required")
+		return api.Invalid("to", "'to' is required")
 	}
-	if !validEmail(in.To) {
-		return invalid("to", "invalid 'to'")
+	if !api.ValidEmail(in.To) {
+		return api.Invalid("to", "invalid 'to'")
 	}
-	if s.deps.Pipeline == nil {
-		return badRequest("notifications are not available")
+	if s.Deps.Pipeline == nil {
+		return api.BadRequest("notifications are not available")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.deps.Pipeline.SendTestMail(ctx, r.site, in.To); err != nil {
-		return invalid("notification", "test notification not sent: "+err.Error())
+	if err := s.Deps.Pipeline.SendTestMail(ctx, r.Site, in.To); err != nil {
+		return api.Invalid("notification", "test notification not sent: "+err.Error())
 	}
-	return r.Status(http.StatusAccepted).JSON(messageBody{"Test notification sent"})
+	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test notification sent"})
 }
 
 // limitUnit names what each numeric site limit counts, for its message.

@@ -6,18 +6,19 @@ import (
 	"strings"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleGetSites serves GET /sites: the caller, its roles and the sites it
 // can use with their permissions.
-func (s *Server) handleGetSites(r *reqCtx) error {
-	p := r.p
+func (s *Server) handleGetSites(r *api.Request) error {
+	p := r.Principal
 	// Every Quire site is ACTIVE (sites cannot be deactivated), so the
 	// status filter keeps all or none.
 	status := strings.ToUpper(r.Query("status"))
 	if status != "" && status != "ACTIVE" && status != "INACTIVE" {
-		return invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
+		return api.Invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
 	}
 	ids := map[string]bool{}
 	for site := range p.Sites {
@@ -25,7 +26,7 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 	}
 	if p.Admin {
 		ids["default"] = true
-		stored, err := s.db.Sites()
+		stored, err := s.DB.Sites()
 		if err != nil {
 			return err
 		}
@@ -40,7 +41,7 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 		}
 	}
 	sort.Strings(sorted)
-	titles, err := s.db.SiteTitles()
+	titles, err := s.DB.SiteTitles()
 	if err != nil {
 		return err
 	}
@@ -64,14 +65,14 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 			"status":      "ACTIVE",
 			"permission":  permission,
 			"permissions": perms,
-			"roles":       nonNil(roles),
+			"roles":       api.NonNil(roles),
 		}
 		if t := titles[id]; t != "" {
 			site["title"] = t
 		}
 		// The site's own branding (Quire): every member of the site may
 		// see how it is presented, not only its governors.
-		if c, err := s.db.SiteConfig(id); err != nil {
+		if c, err := s.DB.SiteConfig(id); err != nil {
 			return err
 		} else if c.Branding != nil {
 			site["branding"] = c.Branding
@@ -84,7 +85,7 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 	}
 	return r.JSON(map[string]any{
 		"username":   p.Username,
-		"roles":      nonNil(p.Groups),
+		"roles":      api.NonNil(p.Groups),
 		"userClaims": claims,
 		"sites":      sites,
 	})
@@ -93,13 +94,13 @@ func (s *Server) handleGetSites(r *reqCtx) error {
 var apiKeyPermissions = map[string]bool{"READ": true, "WRITE": true, "DELETE": true, "GOVERN": true}
 
 // handleAddAPIKey serves POST /sites/{siteId}/apiKeys.
-func (s *Server) handleAddAPIKey(r *reqCtx) error {
+func (s *Server) handleAddAPIKey(r *api.Request) error {
 	var b struct {
 		Name        string   `json:"name"`
 		Groups      []string `json:"groups"`
 		Permissions []string `json:"permissions"`
 	}
-	if err := r.readBody(&b, 64<<10); err != nil {
+	if err := r.ReadBody(&b, 64<<10); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -116,7 +117,7 @@ func (s *Server) handleAddAPIKey(r *reqCtx) error {
 			errs = append(errs, storage.ValidationItem{Key: "permissions", Msg: "invalid permission '" + pm + "'"})
 		}
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	sort.Strings(perms)
@@ -131,7 +132,7 @@ func (s *Server) handleAddAPIKey(r *reqCtx) error {
 		Permissions: perms,
 		Groups:      b.Groups,
 	}
-	if _, err := s.apply(r, storage.OpAddAPIKey, storage.AddAPIKey{Key: rec, OwnGroups: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddAPIKey, storage.AddAPIKey{Key: rec, OwnGroups: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusOK).JSON(map[string]any{"apiKey": key})
@@ -146,8 +147,8 @@ func maskAPIKey(k string) string {
 }
 
 // handleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
-func (s *Server) handleGetAPIKeys(r *reqCtx) error {
-	keys, err := s.db.ListAPIKeys(r.site)
+func (s *Server) handleGetAPIKeys(r *api.Request) error {
+	keys, err := s.DB.ListAPIKeys(r.Site)
 	if err != nil {
 		return err
 	}
@@ -158,9 +159,9 @@ func (s *Server) handleGetAPIKeys(r *reqCtx) error {
 			"apiKey":       k.Masked,
 			"userId":       k.UserID,
 			"siteId":       k.SiteID,
-			"insertedDate": formatDate(k.InsertedDate),
+			"insertedDate": api.FormatDate(k.InsertedDate),
 			"permissions":  k.Permissions,
-			"groups":       nonNil(k.Groups),
+			"groups":       api.NonNil(k.Groups),
 		})
 	}
 	return r.JSON(map[string]any{"apiKeys": out})
@@ -168,14 +169,14 @@ func (s *Server) handleGetAPIKeys(r *reqCtx) error {
 
 // handleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
 // key may be given in full or masked as listed.
-func (s *Server) handleDeleteAPIKey(r *reqCtx) error {
-	k := pathParam(r, "apiKey")
+func (s *Server) handleDeleteAPIKey(r *api.Request) error {
+	k := api.PathParam(r, "apiKey")
 	p := storage.DeleteAPIKey{Masked: k}
 	if !strings.Contains(k, "*") {
 		p = storage.DeleteAPIKey{Hash: auth.HashAPIKey(k)}
 	}
-	if _, err := s.apply(r, storage.OpDeleteAPIKey, p); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteAPIKey, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"ApiKey deleted"})
+	return r.JSON(api.MessageBody{Message: "ApiKey deleted"})
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"quire/server/internal/api"
 )
 
 // certWarnDays: a certificate expiring within this many days is marked
@@ -18,37 +20,37 @@ const certWarnDays = 30
 // gate, the index lag, the pipeline queue, the cluster members and
 // leader, certificate expiry and the version. Always 200 (the state is
 // in the body: "ready" is what /readyz would say).
-func (s *Server) handleGetSystemHealth(r *reqCtx) error {
-	now := r.now
-	ws := s.db.WriteState()
-	lsm, vlog := s.db.Size()
+func (s *Server) handleGetSystemHealth(r *api.Request) error {
+	now := r.Now
+	ws := s.DB.WriteState()
+	lsm, vlog := s.DB.Size()
 	storageOut := fiber.Map{"writable": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve, "lsmBytes": lsm, "vlogBytes": vlog}
 	if !ws.Writable {
 		storageOut["kind"], storageOut["reason"] = ws.Kind, ws.Reason
 	}
 	if !ws.Since.IsZero() {
-		storageOut["since"] = formatDate(ws.Since)
+		storageOut["since"] = api.FormatDate(ws.Since)
 	}
-	lag := s.deps.Indexer.TextLag()
+	lag := s.Deps.Indexer.TextLag()
 	ready := lag < readyLag
 	pipe := fiber.Map{"running": false, "queued": 0, "oldestDueSeconds": 0.0}
-	if s.deps.Pipeline != nil {
-		running, queued, oldest := s.deps.Pipeline.Status()
+	if s.Deps.Pipeline != nil {
+		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
 		ready = ready && (running || !s.bg.leader.Load())
 	}
 	out := fiber.Map{
-		"version":  s.deps.Version,
+		"version":  s.Deps.Version,
 		"storage":  storageOut,
-		"index":    fiber.Map{"queued": s.deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
+		"index":    fiber.Map{"queued": s.Deps.Indexer.Queued(), "lagSeconds": lag.Seconds()},
 		"pipeline": pipe,
 	}
 	// The cluster: members and leader; a single server has one member,
 	// itself, and leads.
 	cl := fiber.Map{"clustered": false, "members": []fiber.Map{{"nodeId": "", "leader": true, "voter": true}}, "leaderId": ""}
 	var memberIDs map[string]bool // the Raft configuration's servers (nil: not a member)
-	if s.deps.Cluster != nil {
-		st := s.deps.Cluster.Status()
+	if s.Deps.Cluster != nil {
+		st := s.Deps.Cluster.Status()
 		members := make([]fiber.Map, 0, len(st.Servers))
 		memberIDs = make(map[string]bool, len(st.Servers))
 		for _, p := range st.Servers {
@@ -82,21 +84,21 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 		case days < certWarnDays:
 			state = "expiring"
 		}
-		c := fiber.Map{"kind": kind, "subject": subject, "notAfter": formatDate(notAfter), "daysLeft": days, "state": state}
+		c := fiber.Map{"kind": kind, "subject": subject, "notAfter": api.FormatDate(notAfter), "daysLeft": days, "state": state}
 		if site != "" {
 			c["siteId"], c["alias"] = site, alias
 		}
 		rows = append(rows, certRow{c, notAfter})
 		return c
 	}
-	if c := s.deps.TLSCertificate; c != nil {
+	if c := s.Deps.TLSCertificate; c != nil {
 		cert("listener", "", "", c.Subject.String(), c.NotAfter)
 	}
 	// A cluster member's Raft TLS: the cluster CA, this node's own
 	// certificate, and each peer's as it presented it to this node in a
 	// mutual TLS handshake since this node started (a member this node
 	// has not talked to is not listed: ask it; a removed one neither).
-	if id := s.deps.ClusterTLS; id != nil {
+	if id := s.Deps.ClusterTLS; id != nil {
 		cert("cluster-ca", "", "", id.CA.Subject.String(), id.CA.NotAfter)
 		own := id.Leaf()
 		self := id.NodeID
@@ -107,10 +109,10 @@ func (s *Server) handleGetSystemHealth(r *reqCtx) error {
 				continue
 			}
 			c := cert("cluster-node", "", "", p.Subject, p.NotAfter)
-			c["nodeId"], c["seenAt"] = p.NodeID, formatDate(p.SeenAt)
+			c["nodeId"], c["seenAt"] = p.NodeID, api.FormatDate(p.SeenAt)
 		}
 	}
-	all, err := s.db.AllSecrets()
+	all, err := s.DB.AllSecrets()
 	if err != nil {
 		return err
 	}

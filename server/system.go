@@ -9,14 +9,15 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleGetSystemConfig serves GET /system/configuration: FormKiQ's webui
 // settings plus the global branding. Every signed-in user may read it (a
 // web client needs both before it shows anything).
-func (s *Server) handleGetSystemConfig(r *reqCtx) error {
-	c, err := s.db.SystemConfig()
+func (s *Server) handleGetSystemConfig(r *api.Request) error {
+	c, err := s.DB.SystemConfig()
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,7 @@ func (s *Server) handleGetSystemConfig(r *reqCtx) error {
 		}
 	}
 	// Quire's: the console's idle timeout (auth.console_idle_timeout).
-	webui["idleTimeoutSeconds"] = int(s.deps.Auth.IdleTimeout() / time.Second)
+	webui["idleTimeoutSeconds"] = int(s.Deps.Auth.IdleTimeout() / time.Second)
 	out := map[string]any{"webui": webui}
 	if c.Branding != nil {
 		out["branding"] = c.Branding
@@ -41,9 +42,9 @@ func (s *Server) handleGetSystemConfig(r *reqCtx) error {
 
 // handleUpdateSystemConfig serves PATCH /system/configuration (admin route):
 // the sections given replace the stored ones.
-func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
+func (s *Server) handleUpdateSystemConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
-	if err := r.readBody(&raw, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var in storage.SystemConfig
@@ -51,11 +52,11 @@ func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
 	if err := json.Unmarshal(b, &in); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return invalid(te.Field, "invalid '"+te.Field+"' type")
+			return api.Invalid(te.Field, "invalid '"+te.Field+"' type")
 		}
-		return errInvalidBody
+		return api.ErrInvalidBody
 	}
-	cur, err := s.db.SystemConfig()
+	cur, err := s.DB.SystemConfig()
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
 			if _, set := keys["idleTimeoutSeconds"]; set {
 				errs = append(errs, storage.ValidationItem{Key: "webui.idleTimeoutSeconds", Msg: "set by the server setting auth.console_idle_timeout"})
 			}
-			if _, on := s.deps.Auth.OIDC(); !on && in.WebUI != nil && in.WebUI.SsoAutomaticSignIn != nil && *in.WebUI.SsoAutomaticSignIn {
+			if _, on := s.Deps.Auth.OIDC(); !on && in.WebUI != nil && in.WebUI.SsoAutomaticSignIn != nil && *in.WebUI.SsoAutomaticSignIn {
 				errs = append(errs, storage.ValidationItem{Key: "webui.ssoAutomaticSignIn",
 					Msg: "needs an identity provider: set auth.oidc_authorization_url, auth.oidc_token_url and auth.oidc_client_id"})
 			}
@@ -84,10 +85,10 @@ func (s *Server) handleUpdateSystemConfig(r *reqCtx) error {
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
-	if _, err := s.apply(r, storage.OpSetSystemConfig, next); err != nil {
+	if _, err := s.Apply(r, storage.OpSetSystemConfig, next); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Config saved"})
+	return r.JSON(api.MessageBody{Message: "Config saved"})
 }
 
 var hexColor = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
@@ -122,7 +123,7 @@ func validateBranding(b *storage.Branding) []storage.ValidationItem {
 			}
 		}
 	}
-	if b.SupportEmail != "" && !validEmail(b.SupportEmail) {
+	if b.SupportEmail != "" && !api.ValidEmail(b.SupportEmail) {
 		bad("supportEmail", "invalid 'supportEmail'")
 	}
 	return errs

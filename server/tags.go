@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -22,9 +23,9 @@ type tagsBody struct {
 // single reports whether the body used the single-tag form.
 func (b *tagsBody) single() bool { return b.Tags == nil && b.Key != nil }
 
-func (s *Server) readTags(r *reqCtx) ([]storage.Tag, bool, error) {
+func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	var b tagsBody
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, false, err
 	}
 	in := b.Tags
@@ -32,32 +33,32 @@ func (s *Server) readTags(r *reqCtx) ([]storage.Tag, bool, error) {
 		in = []tagIn{{Key: b.Key, Value: b.Value, Values: b.Values}}
 	}
 	if len(in) == 0 {
-		return nil, false, invalid("tags", "invalid body")
+		return nil, false, api.Invalid("tags", "invalid body")
 	}
 	seen := map[string]bool{}
 	for _, t := range in {
 		if t.Key != nil && seen[*t.Key] {
 			return nil, false, errDuplicateTagKey
 		}
-		seen[deref(t.Key)] = t.Key != nil
+		seen[api.Deref(t.Key)] = t.Key != nil
 	}
 	tags, errs := convertTags(in, "tags")
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return nil, false, err
 	}
 	return tags, b.single(), nil
 }
 
 // errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
-var errDuplicateTagKey = badRequest("Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key")
+var errDuplicateTagKey = api.BadRequest("Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key")
 
-func (s *Server) applyTags(r *reqCtx, mode string, tags []storage.Tag) error {
-	_, err := s.apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.docID(), Mode: mode, Tags: tags})
+func (s *Server) applyTags(r *api.Request, mode string, tags []storage.Tag) error {
+	_, err := s.Apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.DocID(), Mode: mode, Tags: tags})
 	return err
 }
 
 // handleAddDocumentTags serves POST /documents/{documentId}/tags.
-func (s *Server) handleAddDocumentTags(r *reqCtx) error {
+func (s *Server) handleAddDocumentTags(r *api.Request) error {
 	tags, single, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -69,12 +70,12 @@ func (s *Server) handleAddDocumentTags(r *reqCtx) error {
 	if single {
 		msg = fmt.Sprintf("Created Tag '%s'.", tags[0].Key)
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{msg})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: msg})
 }
 
 // handleSetDocumentTags serves PUT /documents/{documentId}/tags: the given
 // tags replace all user-defined tags.
-func (s *Server) handleSetDocumentTags(r *reqCtx) error {
+func (s *Server) handleSetDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -82,11 +83,11 @@ func (s *Server) handleSetDocumentTags(r *reqCtx) error {
 	if err := s.applyTags(r, "replace", tags); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Set Tags"})
+	return r.JSON(api.MessageBody{Message: "Set Tags"})
 }
 
 // handleUpdateDocumentTags serves PATCH /documents/{documentId}/tags.
-func (s *Server) handleUpdateDocumentTags(r *reqCtx) error {
+func (s *Server) handleUpdateDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -94,7 +95,7 @@ func (s *Server) handleUpdateDocumentTags(r *reqCtx) error {
 	if err := s.applyTags(r, "update", tags); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Updated Tags"})
+	return r.JSON(api.MessageBody{Message: "Updated Tags"})
 }
 
 // tagJSON renders a tag with FormKiQ's read fields.
@@ -104,7 +105,7 @@ func tagJSON(t *storage.Tag) map[string]any {
 		"documentId":   t.DocumentID,
 		"type":         t.Type,
 		"userId":       t.UserID,
-		"insertedDate": formatDate(t.InsertedDate),
+		"insertedDate": api.FormatDate(t.InsertedDate),
 	}
 	if len(t.Values) > 0 {
 		m["values"] = t.Values
@@ -116,12 +117,12 @@ func tagJSON(t *storage.Tag) map[string]any {
 
 // handleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
 // key with next/previous tokens.
-func (s *Server) handleGetDocumentTags(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetDocumentTags(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	tags, err := s.db.GetTags(r.site, r.docID())
+	tags, err := s.DB.GetTags(r.Site, r.DocID())
 	if err != nil {
 		return err
 	}
@@ -168,11 +169,11 @@ func decodeTagToken(tok string) (string, error) {
 }
 
 // handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleGetDocumentTag(r *reqCtx) error {
-	key := pathParam(r, "tagKey")
-	t, err := s.db.GetTag(r.site, r.docID(), key)
-	if isNotFound(err) {
-		if _, derr := s.db.GetDocument(r.site, r.docID()); derr != nil {
+func (s *Server) handleGetDocumentTag(r *api.Request) error {
+	key := api.PathParam(r, "tagKey")
+	t, err := s.DB.GetTag(r.Site, r.DocID(), key)
+	if api.IsNotFound(err) {
+		if _, derr := s.DB.GetDocument(r.Site, r.DocID()); derr != nil {
 			return derr
 		}
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
@@ -184,28 +185,28 @@ func (s *Server) handleGetDocumentTag(r *reqCtx) error {
 }
 
 // handleSetDocumentTag serves PUT /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleSetDocumentTag(r *reqCtx) error {
-	key := pathParam(r, "tagKey")
+func (s *Server) handleSetDocumentTag(r *api.Request) error {
+	key := api.PathParam(r, "tagKey")
 	var b struct {
 		Value  *string  `json:"value"`
 		Values []string `json:"values"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Value == nil && len(b.Values) == 0 {
-		return invalid("value", "'value' or 'values' is required")
+		return api.Invalid("value", "'value' or 'values' is required")
 	}
 	tags, errs := convertTags([]tagIn{{Key: &key, Value: b.Value, Values: b.Values}}, "tags")
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	if storage.IsSystemTag(key) { // early answer; the applier decides
-		return invalid(key, storage.MsgUnallowedTagKey)
+		return api.Invalid(key, storage.MsgUnallowedTagKey)
 	}
-	if _, err := s.db.GetTag(r.site, r.docID(), key); err != nil {
-		if isNotFound(err) {
-			if _, derr := s.db.GetDocument(r.site, r.docID()); derr != nil {
+	if _, err := s.DB.GetTag(r.Site, r.DocID(), key); err != nil {
+		if api.IsNotFound(err) {
+			if _, derr := s.DB.GetDocument(r.Site, r.DocID()); derr != nil {
 				return derr
 			}
 			return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
@@ -215,11 +216,11 @@ func (s *Server) handleSetDocumentTag(r *reqCtx) error {
 	if err := s.applyTags(r, "update", tags); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Updated tag '%s' on document '%s'.", key, r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated tag '%s' on document '%s'.", key, r.DocID())})
 }
 
-func (s *Server) deleteTag(r *reqCtx, key string, value *string) (bool, error) {
-	res, err := s.apply(r, storage.OpDeleteTag, storage.DeleteTag{DocumentID: r.docID(), Key: key, Value: value})
+func (s *Server) deleteTag(r *api.Request, key string, value *string) (bool, error) {
+	res, err := s.Apply(r, storage.OpDeleteTag, storage.DeleteTag{DocumentID: r.DocID(), Key: key, Value: value})
 	if err != nil {
 		return false, err
 	}
@@ -228,8 +229,8 @@ func (s *Server) deleteTag(r *reqCtx, key string, value *string) (bool, error) {
 }
 
 // handleDeleteDocumentTag serves DELETE /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleDeleteDocumentTag(r *reqCtx) error {
-	key := pathParam(r, "tagKey")
+func (s *Server) handleDeleteDocumentTag(r *api.Request) error {
+	key := api.PathParam(r, "tagKey")
 	removed, err := s.deleteTag(r, key, nil)
 	if err != nil {
 		return err
@@ -237,18 +238,18 @@ func (s *Server) handleDeleteDocumentTag(r *reqCtx) error {
 	if !removed {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Tag %s not found.", key)}
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Removed '%s' from document '%s'.", key, r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Removed '%s' from document '%s'.", key, r.DocID())})
 }
 
 // handleDeleteDocumentTagAndValue serves
 // DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}; a value the tag
 // does not have is ignored, as FormKiQ does.
-func (s *Server) handleDeleteDocumentTagAndValue(r *reqCtx) error {
-	key, val := pathParam(r, "tagKey"), pathParam(r, "tagValue")
+func (s *Server) handleDeleteDocumentTagAndValue(r *api.Request) error {
+	key, val := api.PathParam(r, "tagKey"), api.PathParam(r, "tagValue")
 	if _, err := s.deleteTag(r, key, &val); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Removed Tag value from document '%s'.", r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Removed Tag value from document '%s'.", r.DocID())})
 }
 
 // matchBatch is how many documents one OpUpdateMatchTags touches at most,
@@ -257,7 +258,7 @@ func (s *Server) handleDeleteDocumentTagAndValue(r *reqCtx) error {
 const matchBatch = 200
 
 // handleUpdateMatchingDocumentTags serves PATCH /documents/tags.
-func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
+func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
 	var b struct {
 		Match *struct {
 			Tag *struct {
@@ -270,7 +271,7 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
 			Tags []tagIn `json:"tags"`
 		} `json:"update"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
@@ -282,28 +283,28 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *reqCtx) error {
 	if b.Update == nil || len(b.Update.Tags) == 0 {
 		errs = append(errs, storage.ValidationItem{Key: "update", Msg: "'update' is required"})
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	tags, errs := convertTags(b.Update.Tags, "update.tags")
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	m := storage.TagMatch{Key: b.Match.Tag.Key, Eq: b.Match.Tag.Eq, BeginsWith: b.Match.Tag.BeginsWith}
-	ids, err := s.db.FindByTag(r.site, m, 0)
+	ids, err := s.DB.FindByTag(r.Site, m, 0)
 	if err != nil {
 		return err
 	}
-	if ids, err = s.writableIDs(r, ids); err != nil {
+	if ids, err = s.WritableIDs(r, ids); err != nil {
 		return err
 	}
 	batch := storage.DocsPerBatch(tags, matchBatch)
 	for len(ids) > 0 {
 		n := min(batch, len(ids))
-		if _, err := s.apply(r, storage.OpUpdateMatchTags, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags}); err != nil {
+		if _, err := s.Apply(r, storage.OpUpdateMatchTags, storage.UpdateMatchTags{Match: m, DocumentIDs: ids[:n], Tags: tags}); err != nil {
 			return err
 		}
 		ids = ids[n:]
 	}
-	return r.JSON(messageBody{"received update tags request"})
+	return r.JSON(api.MessageBody{Message: "received update tags request"})
 }

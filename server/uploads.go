@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -95,16 +96,16 @@ func (f *inflight) busy(sha string) bool {
 // upload URLs. The body is streamed into chunks; the content only becomes
 // the document's when size and checksums match.
 func (s *Server) handlePutUpload(c *fiber.Ctx) error {
-	site, doc := siteParam(c), strings.Clone(c.Params("documentId"))
+	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
-	if !s.deps.Auth.VerifyURL(q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
-		return errStatus(http.StatusForbidden, "invalid signature")
+	if !s.Deps.Auth.VerifyURL(q("signature"), http.MethodPut, site, doc, exp, ct, cs, cl) {
+		return api.ErrStatus(http.StatusForbidden, "invalid signature")
 	}
-	if err := checkURLExpiry(s.now(), exp); err != nil {
+	if err := api.CheckURLExpiry(s.Now(), exp); err != nil {
 		return err
 	}
-	if _, err := s.db.GetDocument(site, doc); err != nil {
+	if _, err := s.DB.GetDocument(site, doc); err != nil {
 		return err
 	}
 	want := int64(-1)
@@ -117,10 +118,10 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	if n := int64(c.Request().Header.ContentLength()); n >= 0 {
 		if want >= 0 && n != want {
-			return badRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
+			return api.BadRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
 		}
 		if limit.n > 0 && n > limit.n {
-			drain(c)
+			api.Drain(c)
 			return limit.err
 		}
 	}
@@ -139,7 +140,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 			checks = append(checks, &check{typ: typ, want: v, h: newHash(typ)})
 		}
 	}
-	body := bodyStream(c)
+	body := api.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
@@ -147,7 +148,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	var writers []io.Writer
 	for _, ck := range checks {
 		if ck.h == nil {
-			return badRequest("invalid checksumType")
+			return api.BadRequest("invalid checksumType")
 		}
 		writers = append(writers, ck.h)
 	}
@@ -156,30 +157,30 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	var shas []string
 	defer func() { s.uploads.done(shas) }()
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, limit.n, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, limit.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})
 	if errors.Is(err, storage.ErrTooLarge) {
 		s.sweep(shas)
-		drain(c)
+		api.Drain(c)
 		return limit.err
 	}
 	if err != nil {
 		s.sweep(shas)
 		if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
-			drain(c) // so the client reads the 507 rather than a reset
+			api.Drain(c) // so the client reads the 507 rather than a reset
 		}
 		return err
 	}
 	if want >= 0 && m.Size != want {
 		s.sweep(shas)
-		return badRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", m.Size, want))
+		return api.BadRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", m.Size, want))
 	}
 	for _, ck := range checks {
 		if !checksumEqual(ck.want, ck.h.Sum(nil)) {
 			s.sweep(shas)
-			return badRequest(fmt.Sprintf("the %s checksum of the content does not match", ck.typ))
+			return api.BadRequest(fmt.Sprintf("the %s checksum of the content does not match", ck.typ))
 		}
 	}
 	commit := storage.CommitContent{DocumentID: doc, Content: m, Chunks: tail}
@@ -190,7 +191,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if t := string(c.Request().Header.ContentType()); t != "" && !genericContentType(t) {
 		commit.ContentType = strings.Clone(t)
 	}
-	cmd, err := storage.NewCommand(storage.OpCommitContent, site, "", s.now().UTC(), commit)
+	cmd, err := storage.NewCommand(storage.OpCommitContent, site, "", s.Now().UTC(), commit)
 	if err != nil {
 		return err
 	}
@@ -200,12 +201,12 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	// idempotent already): the upload outlives a failover.
 	cmd.Idem = &storage.Idempotency{Key: "upload-commit " + uuid.NewString(), Hash: "upload"}
 	// New content for the fulltext index: wait while it lags (bounded by
-	// gateMaxWait; the chunks are written, no transaction is held).
-	if err := s.gate.wait(context.Background()); err != nil {
+	// GateMaxWait; the chunks are written, no transaction is held).
+	if err := s.Gate.Wait(context.Background()); err != nil {
 		s.sweep(shas)
 		return err
 	}
-	res, err := s.deps.Applier.Apply(context.Background(), cmd)
+	res, err := s.Deps.Applier.Apply(context.Background(), cmd)
 	if err != nil {
 		s.sweep(shas)
 		return err
@@ -219,7 +220,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 
 // errIncompleteBody answers an upload whose client went away (or stalled)
 // before the end of its body. Nothing is committed.
-var errIncompleteBody = badRequest("request body ended before its declared end")
+var errIncompleteBody = api.BadRequest("request body ended before its declared end")
 
 // completeBody fails an upload body that ends early. fasthttp's body
 // stream reports a plain io.EOF when the client closes a Content-Length
@@ -256,14 +257,14 @@ type uploadCap struct {
 	err error
 }
 
-// uploadLimit is the least of the signed contentLength (a client that
+// uploadLimit is the least of the signed ContentLength (a client that
 // declared less cannot send more, chunked or not), the site's
 // maxContentLengthBytes as it is now (also for URLs signed before it was
 // set) and the server's limit. Reading stops there and nothing is
 // committed.
 func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
-	limit := uploadCap{s.deps.MaxUploadBytes, errBodyTooLarge}
-	c, err := s.db.SiteConfig(site)
+	limit := uploadCap{s.Deps.MaxUploadBytes, api.ErrBodyTooLarge}
+	c, err := s.DB.SiteConfig(site)
 	if err != nil {
 		return limit, err
 	}
@@ -271,7 +272,7 @@ func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
 		limit = uploadCap{l, storage.ContentTooLarge(l)}
 	}
 	if signed > 0 && (limit.n <= 0 || signed <= limit.n) {
-		limit = uploadCap{signed, badRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))}
+		limit = uploadCap{signed, api.BadRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))}
 	}
 	return limit, nil
 }
@@ -295,12 +296,12 @@ func (s *Server) sweep(shas []string) {
 	if len(free) == 0 {
 		return
 	}
-	cmd, err := storage.NewCommand(storage.OpSweepChunks, "", "", s.now().UTC(), storage.SweepChunks{SHAs: free})
+	cmd, err := storage.NewCommand(storage.OpSweepChunks, "", "", s.Now().UTC(), storage.SweepChunks{SHAs: free})
 	if err == nil {
-		_, err = s.deps.Applier.Apply(context.Background(), cmd)
+		_, err = s.Deps.Applier.Apply(context.Background(), cmd)
 	}
 	if err != nil {
-		s.log.Warn("sweep chunks of failed upload", "err", err)
+		s.Log.Warn("sweep chunks of failed upload", "err", err)
 	}
 }
 
@@ -327,25 +328,25 @@ type uploadRequest struct {
 
 // uploadQuery reads and validates the upload URL parameters shared by the
 // upload endpoints.
-func (r *reqCtx) uploadQuery() (uploadOpts, []storage.ValidationItem) {
-	var o uploadOpts
+func uploadQuery(r *api.Request) (api.UploadOpts, []storage.ValidationItem) {
+	var o api.UploadOpts
 	var errs []storage.ValidationItem
 	if v := r.Query("contentLength"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
 			errs = append(errs, storage.ValidationItem{Key: "contentLength", Msg: "invalid 'contentLength'"})
 		}
-		o.contentLength = n
+		o.ContentLength = n
 	}
-	if d, err := urlDuration(r); err != nil {
-		errs = append(errs, storage.ValidationItem{Key: "duration", Msg: msgDuration})
+	if d, err := api.UrlDuration(r); err != nil {
+		errs = append(errs, storage.ValidationItem{Key: "duration", Msg: api.MsgDuration})
 	} else {
-		o.duration = d
+		o.Duration = d
 	}
 	return o, errs
 }
 
-func checksumOpts(o *uploadOpts, typ, sum string) []storage.ValidationItem {
+func checksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
 	typ = strings.ToUpper(typ)
 	var errs []storage.ValidationItem
 	if sum != "" && typ == "" {
@@ -361,78 +362,78 @@ func checksumOpts(o *uploadOpts, typ, sum string) []storage.ValidationItem {
 			errs = append(errs, storage.ValidationItem{Key: "checksum", Msg: "invalid checksum"})
 		}
 	}
-	o.checksumType, o.checksum = typ, sum
+	o.ChecksumType, o.Checksum = typ, sum
 	return errs
 }
 
-// checkContentLength checks the contentLength of an upload URL request
+// checkContentLength checks the ContentLength of an upload URL request
 // against the server's limit and the site's maxContentLengthBytes, which
 // makes it required: 400s with FormKiQ's {"message"}. The signed URL
 // carries it, and the PUT is held to it and to the site's limit as it is
 // then (uploadLimit; the commit's applier checks the size once more).
-func (s *Server) checkContentLength(r *reqCtx, o uploadOpts) error {
-	tooLarge := func(l int64) error { return badRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
-	if s.deps.MaxUploadBytes > 0 && o.contentLength > s.deps.MaxUploadBytes {
-		return tooLarge(s.deps.MaxUploadBytes)
+func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
+	tooLarge := func(l int64) error { return api.BadRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
+	if s.Deps.MaxUploadBytes > 0 && o.ContentLength > s.Deps.MaxUploadBytes {
+		return tooLarge(s.Deps.MaxUploadBytes)
 	}
-	c, err := s.db.SiteConfig(r.site)
+	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
 	}
 	switch l := c.ContentLimit(); {
 	case l == 0:
 	case r.Query("contentLength") == "":
-		return badRequest("'contentLength' is required when MaxContentLengthBytes is configured")
-	case o.contentLength > l:
+		return api.BadRequest("'contentLength' is required when MaxContentLengthBytes is configured")
+	case o.ContentLength > l:
 		return tooLarge(l)
 	}
 	return nil
 }
 
 // handleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
-func (s *Server) handleGetDocumentIDUpload(r *reqCtx) error {
-	id := r.docID()
-	o, errs := r.uploadQuery()
+func (s *Server) handleGetDocumentIDUpload(r *api.Request) error {
+	id := r.DocID()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if _, err := s.db.GetDocument(r.site, id); err != nil {
+	if _, err := s.DB.GetDocument(r.Site, id); err != nil {
 		return err
 	}
-	o.base = s.linkBase(r.Ctx)
-	u, h := s.uploadURL(r.site, id, o)
-	if r.art != "" {
-		return r.JSON(urlResponse{DocumentID: r.pathDocID(), ArtifactID: r.art, URL: u, Headers: h})
+	o.Base = s.LinkBase(r.Ctx)
+	u, h := s.UploadURL(r.Site, id, o)
+	if r.ArtifactID != "" {
+		return r.JSON(api.UrlResponse{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID, URL: u, Headers: h})
 	}
-	return r.JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
+	return r.JSON(api.UrlResponse{DocumentID: id, URL: u, Headers: h})
 }
 
 // writeBody streams the request body into content chunks, at most limit
 // bytes (and the site's maxContentLengthBytes). The chunks' hashes are
 // held as an upload's until the caller calls s.uploads.done.
-func (s *Server) writeBody(r *reqCtx, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
-	cap, err := s.uploadLimit(r.site, -1)
+func (s *Server) writeBody(r *api.Request, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
+	cap, err := s.uploadLimit(r.Site, -1)
 	if err != nil {
 		return storage.Manifest{}, nil, nil, err
 	}
 	if cap.n <= 0 || limit < cap.n {
-		cap = uploadCap{limit, errBodyTooLarge}
+		cap = uploadCap{limit, api.ErrBodyTooLarge}
 	}
 	if n := int64(r.Request().Header.ContentLength()); n >= 0 && cap.n > 0 && n > cap.n {
-		drain(r.Ctx)
+		api.Drain(r.Ctx)
 		return storage.Manifest{}, nil, nil, cap.err
 	}
-	body := bodyStream(r.Ctx)
+	body := api.BodyStream(r.Ctx)
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
 	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
 	var shas []string
-	m, tail, err := storage.WriteContent(context.Background(), s.deps.Applier, body, cap.n, func(sha string) {
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, cap.n, func(sha string) {
 		s.uploads.add(sha)
 		shas = append(shas, sha)
 	})
@@ -440,7 +441,7 @@ func (s *Server) writeBody(r *reqCtx, limit int64) (storage.Manifest, []storage.
 		s.sweep(shas)
 		s.uploads.done(shas)
 		if errors.Is(err, storage.ErrTooLarge) {
-			drain(r.Ctx)
+			api.Drain(r.Ctx)
 			return storage.Manifest{}, nil, nil, cap.err
 		}
 		return storage.Manifest{}, nil, nil, err

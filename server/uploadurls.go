@@ -5,17 +5,18 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // handleAddDocumentUpload serves POST /documents/upload: it creates the
 // document record and returns an upload URL for its content.
-func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
+func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 	var in uploadRequest
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	o, errs := r.uploadQuery()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err
@@ -26,37 +27,37 @@ func (s *Server) handleAddDocumentUpload(r *reqCtx) error {
 	if in.Artifacts {
 		errs = append(errs, storage.ValidationItem{Key: "artifacts", Msg: "add an artifact with POST /documents"})
 	}
-	id := r.newID()
+	id := r.NewID()
 	if in.DocumentID != nil {
 		id = *in.DocumentID
-		if !isUUIDv4(id) {
-			return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
+		if !api.IsUUIDv4(id) {
+			return api.Invalid("documentId", fmt.Sprintf("invalid documentId '%s'", id))
 		}
 	}
 	in.Checksum, in.ChecksumType = "", ""
 	p, perrs := s.prepareDocument(r, &in.documentIn, id, "")
 	errs = append(errs, perrs...)
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	return s.createForUpload(r, p, o)
 }
 
 // handleGetDocumentUpload serves GET /documents/upload.
-func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
+func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 	// fiber answers HEAD with the GET handler; this GET creates a
 	// document, so a HEAD (which a client or proxy may send freely,
 	// without an Idempotency-Key) must not run it.
 	if r.Method() == http.MethodHead {
 		r.Set("Allow", "GET, POST")
-		return errStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
+		return api.ErrStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
 	}
-	o, errs := r.uploadQuery()
+	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
 	if err := s.checkContentLength(r, o); err != nil {
 		return err
 	}
-	id := r.newID()
+	id := r.NewID()
 	in := documentIn{}
 	if v := r.Query("path"); v != "" {
 		pv := strings.Clone(v)
@@ -64,25 +65,25 @@ func (s *Server) handleGetDocumentUpload(r *reqCtx) error {
 	}
 	p, perrs := s.prepareDocument(r, &in, id, "")
 	errs = append(errs, perrs...)
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
 	return s.createForUpload(r, p, o)
 }
 
-func (s *Server) createForUpload(r *reqCtx, p *prepared, o uploadOpts) error {
+func (s *Server) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
 	id := p.nd.Document.DocumentID
-	if err := s.requireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
+	if err := s.RequireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{p.nd}}); err != nil {
 		return err
 	}
-	o.base = s.linkBase(r.Ctx)
-	u, h := s.uploadURL(r.site, id, o)
+	o.Base = s.LinkBase(r.Ctx)
+	u, h := s.UploadURL(r.Site, id, o)
 	status := http.StatusOK
 	if r.Method() == http.MethodPost {
 		status = http.StatusCreated
 	}
-	return r.Status(status).JSON(urlResponse{DocumentID: id, URL: u, Headers: h})
+	return r.Status(status).JSON(api.UrlResponse{DocumentID: id, URL: u, Headers: h})
 }

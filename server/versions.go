@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 // checkVersionKey refuses a versionKey that no listing can have returned.
 func checkVersionKey(k string) error {
 	if k == "" {
-		return invalid("versionKey", "'versionKey' is required")
+		return api.Invalid("versionKey", "'versionKey' is required")
 	}
 	if !storage.ValidVersionKey(k) {
-		return invalid("versionKey", fmt.Sprintf("invalid versionKey '%s'", k))
+		return api.Invalid("versionKey", fmt.Sprintf("invalid versionKey '%s'", k))
 	}
 	return nil
 }
@@ -30,8 +31,8 @@ func versionJSON(v *storage.Version, artifactOf string) map[string]any {
 		"documentId":       v.DocumentID,
 		"path":             v.Path,
 		"userId":           v.UserID,
-		"insertedDate":     formatDate(v.InsertedDate),
-		"lastModifiedDate": formatDate(v.LastModifiedDate),
+		"insertedDate":     api.FormatDate(v.InsertedDate),
+		"lastModifiedDate": api.FormatDate(v.LastModifiedDate),
 	}
 	if artifactOf != "" {
 		m["documentId"], m["artifactId"] = artifactOf, v.DocumentID
@@ -58,18 +59,18 @@ func versionJSON(v *storage.Version, artifactOf string) map[string]any {
 }
 
 // handleGetDocumentVersions serves GET /documents/{documentId}/versions.
-func (s *Server) handleGetDocumentVersions(r *reqCtx) error {
-	limit, err := listLimit(r)
+func (s *Server) handleGetDocumentVersions(r *api.Request) error {
+	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
 	}
-	page, err := s.db.ListVersions(r.site, r.docID(), r.Query("next"), limit)
+	page, err := s.DB.ListVersions(r.Site, r.DocID(), r.Query("next"), limit)
 	if err != nil {
 		return err
 	}
 	artifactOf := ""
-	if r.art != "" {
-		artifactOf = r.pathDocID()
+	if r.ArtifactID != "" {
+		artifactOf = r.PathDocID()
 	}
 	docs := make([]map[string]any, 0, len(page.Versions))
 	for i := range page.Versions {
@@ -84,11 +85,11 @@ func (s *Server) handleGetDocumentVersions(r *reqCtx) error {
 
 // handleSetDocumentVersion serves PUT /documents/{documentId}/versions
 // {"versionKey"}.
-func (s *Server) handleSetDocumentVersion(r *reqCtx) error {
+func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 	var in struct {
 		VersionKey *string `json:"versionKey"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	k := ""
@@ -98,41 +99,41 @@ func (s *Server) handleSetDocumentVersion(r *reqCtx) error {
 	if err := checkVersionKey(k); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.docID(), VersionKey: k}); err != nil {
+	if _, err := s.Apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Document '%s' set to version '%s'", r.docID(), k)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' set to version '%s'", r.DocID(), k)})
 }
 
 // handleDeleteDocumentVersion serves DELETE
 // /documents/{documentId}/versions/{versionKey}.
-func (s *Server) handleDeleteDocumentVersion(r *reqCtx) error {
-	k := unescapedParam(r.Ctx, "versionKey")
+func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
+	k := api.UnescapedParam(r.Ctx, "versionKey")
 	if err := checkVersionKey(k); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpDeleteVersion, storage.VersionRef{DocumentID: r.docID(), VersionKey: k}); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Version '%s' of document '%s' deleted", k, r.docID())})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Version '%s' of document '%s' deleted", k, r.DocID())})
 }
 
-// versionDownloadURL is downloadURL for an earlier version: versionKey is
+// versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
 func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
-		d = defaultURLDuration
+		d = api.DefaultURLDuration
 	}
-	exp := strconv.FormatInt(s.now().Add(d).Unix(), 10)
+	exp := strconv.FormatInt(s.Now().Add(d).Unix(), 10)
 	in := strconv.FormatBool(inline)
 	fields := []string{http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey}
 	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}}
 	if bypass {
-		fields = append(fields, bypassField)
+		fields = append(fields, api.BypassField)
 		q.Set("bypassWatermark", "true")
 	}
-	q.Set("signature", auth.SignURL(s.deps.Auth.URLKey(), fields...))
+	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
 	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }
 
@@ -142,21 +143,21 @@ func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inlin
 // purge too large for one transaction (deleteDocument); an interrupted
 // prune leaves the document with fewer versions, and purging again
 // finishes it.
-func (s *Server) pruneVersions(r *reqCtx, doc string) error {
+func (s *Server) pruneVersions(r *api.Request, doc string) error {
 	n := 100
 	for range 2*storage.MaxVersions + 10 {
-		d, err := s.db.GetDocumentAny(r.site, doc)
-		if isNotFound(err) || (err == nil && d.VersionCount == 0) {
+		d, err := s.DB.GetDocumentAny(r.Site, doc)
+		if api.IsNotFound(err) || (err == nil && d.VersionCount == 0) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		_, err = s.apply(r, storage.OpPruneVersions, storage.PruneVersions{DocumentID: doc, Max: n})
+		_, err = s.Apply(r, storage.OpPruneVersions, storage.PruneVersions{DocumentID: doc, Max: n})
 		switch {
 		case storage.IsTooBig(err) && n > 1:
 			n /= 2
-		case isNotFound(err):
+		case api.IsNotFound(err):
 			return nil
 		case err != nil:
 			return err

@@ -1,11 +1,5 @@
 package server
 
-// Watermarks (API.md "Watermarks"): content of a document carrying a
-// WATERMARK attribute is served stamped through /content, /url (the
-// signed download URL) and archives; bypassWatermark=true, for GOVERN and
-// Admins, serves it as stored. The stamped copy is made per download in
-// a temporary file and streamed; stored content is never changed.
-
 import (
 	"context"
 	"encoding/json"
@@ -17,6 +11,7 @@ import (
 	"time"
 
 	"quire/pipeline"
+	"quire/server/internal/api"
 )
 
 // watermarkTimeout bounds the stamping of one download.
@@ -24,15 +19,15 @@ const watermarkTimeout = 5 * time.Minute
 
 // watermarkBypass reads the bypassWatermark query parameter: true only
 // for a caller with GOVERN on the site (or an Admin).
-func watermarkBypass(r *reqCtx) (bool, error) {
+func watermarkBypass(r *api.Request) (bool, error) {
 	switch v := strings.ToLower(r.Query("bypassWatermark")); v {
 	case "", "false":
 		return false, nil
 	case "true":
 	default:
-		return false, invalid("bypassWatermark", "invalid 'bypassWatermark': use true or false")
+		return false, api.Invalid("bypassWatermark", "invalid 'bypassWatermark': use true or false")
 	}
-	if err := r.p.Require(r.site, govern); err != nil {
+	if err := r.Principal.Require(r.Site, govern); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -54,7 +49,7 @@ func parseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
 // docMarks returns the marks doc's content is served with (none: as
 // stored).
 func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
-	raw, err := s.db.DocumentWatermarks(site, doc)
+	raw, err := s.DB.DocumentWatermarks(site, doc)
 	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
@@ -65,15 +60,15 @@ func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
 // doc's stored content that hands out a copy nobody stamps (a signature
 // envelope, a generated document): a watermarked document's stored bytes
 // are its governors' (API.md "Watermarks").
-func (s *Server) requireGovernIfMarked(r *reqCtx, doc string) error {
-	if r.p.Can(r.site, govern) {
+func (s *Server) requireGovernIfMarked(r *api.Request, doc string) error {
+	if r.Principal.Can(r.Site, govern) {
 		return nil
 	}
-	marks, err := s.docMarks(r.site, doc)
+	marks, err := s.docMarks(r.Site, doc)
 	if err != nil || len(marks) == 0 {
 		return err
 	}
-	return errStatus(http.StatusUnauthorized, fmt.Sprintf("document %s carries a watermark: only GOVERN may use its content unstamped (signature envelopes, document generation)", doc))
+	return api.ErrStatus(http.StatusUnauthorized, fmt.Sprintf("document %s carries a watermark: only GOVERN may use its content unstamped (signature envelopes, document generation)", doc))
 }
 
 // checkStampable refuses, before a URL is handed out, content that is to
@@ -87,7 +82,7 @@ func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {
 		return err
 	}
 	if !pipeline.CanWatermark(ctype) {
-		return errStatus(http.StatusBadRequest, fmt.Sprintf("document %s carries a watermark and its content of type '%s' cannot be watermarked (PDF, PNG and JPEG can); 'bypassWatermark' (GOVERN) serves it as stored", doc, ctype))
+		return api.ErrStatus(http.StatusBadRequest, fmt.Sprintf("document %s carries a watermark and its content of type '%s' cannot be watermarked (PDF, PNG and JPEG can); 'bypassWatermark' (GOVERN) serves it as stored", doc, ctype))
 	}
 	return nil
 }
@@ -100,11 +95,11 @@ func stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline
 	st, err := pipeline.Watermark(ctx, "", rd, ctype, marks)
 	var we *pipeline.WatermarkError
 	if errors.As(err, &we) {
-		return nil, errStatus(http.StatusBadRequest, "the document carries a watermark: "+we.Msg)
+		return nil, api.ErrStatus(http.StatusBadRequest, "the document carries a watermark: "+we.Msg)
 	}
 	var mp *pipeline.MissingProgramError
 	if errors.As(err, &mp) {
-		return nil, errStatus(http.StatusServiceUnavailable, "the document carries a watermark and this server cannot stamp it: "+mp.Error())
+		return nil, api.ErrStatus(http.StatusServiceUnavailable, "the document carries a watermark and this server cannot stamp it: "+mp.Error())
 	}
 	return st, err
 }

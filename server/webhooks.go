@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -31,9 +32,9 @@ type webhookIn struct {
 
 // readWebhook validates a webhook body into the command's fields; create
 // requires a name.
-func (s *Server) readWebhook(r *reqCtx, create bool) (storage.PutWebhook, error) {
+func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
 	var in webhookIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return storage.PutWebhook{}, err
 	}
 	var p storage.PutWebhook
@@ -70,10 +71,10 @@ func (s *Server) readWebhook(r *reqCtx, create bool) (storage.PutWebhook, error)
 	if in.Actions != nil {
 		acts, aerrs := s.convertActions(r, in.Actions)
 		errs = append(errs, aerrs...)
-		s.stampActionRights(r, acts)
+		s.StampActionRights(r, acts)
 		p.Actions = &acts
 	}
-	return p, checkErrors(errs)
+	return p, api.CheckErrors(errs)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -104,7 +105,7 @@ func (s *Server) webhookJSON(base, site string, w *storage.Webhook) map[string]a
 		"webhookId":    w.WebhookID,
 		"name":         w.Name,
 		"url":          s.webhookURL(base, site, w.WebhookID),
-		"insertedDate": formatDate(w.InsertedDate),
+		"insertedDate": api.FormatDate(w.InsertedDate),
 		"userId":       w.UserID,
 		"enabled":      strconv.FormatBool(w.Enabled),
 		"tags":         webhookTagsJSON(w),
@@ -119,7 +120,7 @@ func webhookTagsJSON(w *storage.Webhook) []map[string]any {
 	out := make([]map[string]any, 0, len(w.Tags))
 	for _, tg := range w.Tags {
 		m := map[string]any{"key": tg.Key, "webhookId": w.WebhookID, "type": tg.Type,
-			"userId": tg.UserID, "insertedDate": formatDate(tg.InsertedDate)}
+			"userId": tg.UserID, "insertedDate": api.FormatDate(tg.InsertedDate)}
 		if len(tg.Values) > 0 {
 			m["values"] = tg.Values
 		} else {
@@ -131,60 +132,60 @@ func webhookTagsJSON(w *storage.Webhook) []map[string]any {
 }
 
 // handleAddWebhook serves POST /webhooks.
-func (s *Server) handleAddWebhook(r *reqCtx) error {
+func (s *Server) handleAddWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, true)
 	if err != nil {
 		return err
 	}
-	p.WebhookID, p.Create = r.newID(), true
-	if _, err := s.apply(r, storage.OpPutWebhook, p); err != nil {
+	p.WebhookID, p.Create = r.NewID(), true
+	if _, err := s.Apply(r, storage.OpPutWebhook, p); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"webhookId": p.WebhookID, "siteId": r.site})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"webhookId": p.WebhookID, "siteId": r.Site})
 }
 
 // handleGetWebhooks serves GET /webhooks.
-func (s *Server) handleGetWebhooks(r *reqCtx) error {
-	return keyPage(r, "wh", "webhooks", func(after string, limit int) ([]storage.Webhook, string, error) {
-		return s.db.Webhooks(r.site, after, limit)
-	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(s.linkBase(r.Ctx), r.site, w) })
+func (s *Server) handleGetWebhooks(r *api.Request) error {
+	return api.KeyPage(r, "wh", "webhooks", func(after string, limit int) ([]storage.Webhook, string, error) {
+		return s.DB.Webhooks(r.Site, after, limit)
+	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(s.LinkBase(r.Ctx), r.Site, w) })
 }
 
 // handleGetWebhook serves GET /webhooks/{webhookId}.
-func (s *Server) handleGetWebhook(r *reqCtx) error {
-	w, err := s.db.GetWebhook(r.site, pathParam(r, "webhookId"))
+func (s *Server) handleGetWebhook(r *api.Request) error {
+	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
 	}
-	return r.JSON(s.webhookJSON(s.linkBase(r.Ctx), r.site, w))
+	return r.JSON(s.webhookJSON(s.LinkBase(r.Ctx), r.Site, w))
 }
 
 // handleUpdateWebhook serves PATCH /webhooks/{webhookId}.
-func (s *Server) handleUpdateWebhook(r *reqCtx) error {
+func (s *Server) handleUpdateWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, false)
 	if err != nil {
 		return err
 	}
-	p.WebhookID = pathParam(r, "webhookId")
-	if _, err := s.apply(r, storage.OpPutWebhook, p); err != nil {
+	p.WebhookID = api.PathParam(r, "webhookId")
+	if _, err := s.Apply(r, storage.OpPutWebhook, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("'%s' object updated", p.WebhookID)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object updated", p.WebhookID)})
 }
 
 // handleDeleteWebhook serves DELETE /webhooks/{webhookId}.
-func (s *Server) handleDeleteWebhook(r *reqCtx) error {
-	id := pathParam(r, "webhookId")
-	if _, err := s.apply(r, storage.OpDeleteWebhook, storage.DeleteWebhook{WebhookID: id}); err != nil {
+func (s *Server) handleDeleteWebhook(r *api.Request) error {
+	id := api.PathParam(r, "webhookId")
+	if _, err := s.Apply(r, storage.OpDeleteWebhook, storage.DeleteWebhook{WebhookID: id}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("'%s' object deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object deleted", id)})
 }
 
 // handleGetWebhookTags serves GET /webhooks/{webhookId}/tags. A webhook
 // holds at most storage.MaxTagsPerRequest tags: one page.
-func (s *Server) handleGetWebhookTags(r *reqCtx) error {
-	w, err := s.db.GetWebhook(r.site, pathParam(r, "webhookId"))
+func (s *Server) handleGetWebhookTags(r *api.Request) error {
+	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
 	}
@@ -192,33 +193,33 @@ func (s *Server) handleGetWebhookTags(r *reqCtx) error {
 }
 
 // handleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
-func (s *Server) handleAddWebhookTag(r *reqCtx) error {
+func (s *Server) handleAddWebhookTag(r *api.Request) error {
 	var in tagIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	tags, errs := convertTags([]tagIn{in}, "tag")
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	id := pathParam(r, "webhookId")
-	if _, err := s.apply(r, storage.OpAddWebhookTag, storage.AddWebhookTag{WebhookID: id, Tag: tags[0]}); err != nil {
+	id := api.PathParam(r, "webhookId")
+	if _, err := s.Apply(r, storage.OpAddWebhookTag, storage.AddWebhookTag{WebhookID: id, Tag: tags[0]}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{fmt.Sprintf("Created Tag '%s'.", tags[0].Key)})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Created Tag '%s'.", tags[0].Key)})
 }
 
 // errPublicWebhooksOff answers the public intake route on a server that
 // has not opened it (config webhooks.public).
-var errPublicWebhooksOff = errStatus(http.StatusNotFound, "public webhooks are not enabled on this server (webhooks.public)")
+var errPublicWebhooksOff = api.ErrStatus(http.StatusNotFound, "public webhooks are not enabled on this server (webhooks.public)")
 
 // handlePublicWebhook serves POST /public/webhooks/{webhooks+}: no token;
 // the site is ?siteId= (default "default").
 func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
-	if !s.deps.PublicWebhooks {
+	if !s.Deps.PublicWebhooks {
 		return errPublicWebhooksOff
 	}
-	if err := checkURLText(c); err != nil {
+	if err := api.CheckURLText(c); err != nil {
 		return err
 	}
 	site := strings.Clone(c.Query("siteId"))
@@ -226,18 +227,18 @@ func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
 		site = auth.DefaultSite
 	}
 	if !storage.CheckSiteID(site) {
-		return errStatus(http.StatusBadRequest, "invalid siteId")
+		return api.ErrStatus(http.StatusBadRequest, "invalid siteId")
 	}
 	p := &auth.Principal{Username: "public", Sites: map[string][]auth.Permission{}}
-	return s.takeWebhook(&reqCtx{Ctx: c, p: p, site: site, now: s.now().UTC()}, false)
+	return s.takeWebhook(&api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC()}, false)
 }
 
 // handlePrivateWebhook serves POST /private/webhooks/{webhooks+}.
-func (s *Server) handlePrivateWebhook(r *reqCtx) error { return s.takeWebhook(r, true) }
+func (s *Server) handlePrivateWebhook(r *api.Request) error { return s.takeWebhook(r, true) }
 
 // takeWebhook stores the request body as sent (its content type kept) as
 // a document of the webhook named by the path's first segment.
-func (s *Server) takeWebhook(r *reqCtx, private bool) error {
+func (s *Server) takeWebhook(r *api.Request, private bool) error {
 	seg := strings.Trim(r.Params("*"), "/")
 	id, _, _ := strings.Cut(seg, "/")
 	if u, err := url.PathUnescape(id); err == nil {
@@ -250,7 +251,7 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 	var idem string
 	if k := r.Get("Idempotency-Key"); k != "" {
 		if len(k) > storage.MaxIdempotencyKeyBytes {
-			return invalid("Idempotency-Key", fmt.Sprintf("'Idempotency-Key' must be at most %d bytes", storage.MaxIdempotencyKeyBytes))
+			return api.Invalid("Idempotency-Key", fmt.Sprintf("'Idempotency-Key' must be at most %d bytes", storage.MaxIdempotencyKeyBytes))
 		}
 		sum := sha256.Sum256([]byte(k))
 		idem = hex.EncodeToString(sum[:])
@@ -258,24 +259,24 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 	redirect := strings.Clone(r.Query("redirect_uri"))
 	if redirect != "" {
 		if u, err := url.Parse(redirect); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid("redirect_uri", "invalid 'redirect_uri': an http or https URL")
+			return api.Invalid("redirect_uri", "invalid 'redirect_uri': an http or https URL")
 		}
 	}
 	// Refuse early what the applier would refuse, before any content is
 	// written (the applier decides again, in its transaction).
-	w, err := s.db.GetWebhook(r.site, id)
+	w, err := s.DB.GetWebhook(r.Site, id)
 	if err != nil {
 		return err
 	}
-	if w.Expired(r.now) {
-		return badRequest("webhook is expired")
+	if w.Expired(r.Now) {
+		return api.BadRequest("webhook is expired")
 	}
 	if !w.Enabled {
-		return errStatus(http.StatusTooManyRequests, "webhook is disabled")
+		return api.ErrStatus(http.StatusTooManyRequests, "webhook is disabled")
 	}
-	doc := storage.NewDocument{Document: storage.Document{DocumentID: r.newID(), ResourceType: storage.ResourceDocument}}
+	doc := storage.NewDocument{Document: storage.Document{DocumentID: r.NewID(), ResourceType: storage.ResourceDocument}}
 	if private {
-		if err := s.requireDocPath(r, "webhooks/"+id, storage.FolderWrite); err != nil {
+		if err := s.RequireDocPath(r, "webhooks/"+id, storage.FolderWrite); err != nil {
 			return err
 		}
 	}
@@ -284,13 +285,13 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 		ct = "application/json"
 	}
 	doc.Document.ContentType = ct
-	m, tail, shas, err := s.writeBody(r, int64(s.deps.MaxBodyBytes))
+	m, tail, shas, err := s.writeBody(r, int64(s.Deps.MaxBodyBytes))
 	if err != nil {
 		return err
 	}
 	defer s.uploads.done(shas)
 	doc.Content, doc.Chunks = &m, tail
-	res, err := s.apply(r, storage.OpAddWebhookDocument, storage.AddWebhookDocument{WebhookID: id, IdempotencyKey: idem, Doc: doc})
+	res, err := s.Apply(r, storage.OpAddWebhookDocument, storage.AddWebhookDocument{WebhookID: id, IdempotencyKey: idem, Doc: doc})
 	if err != nil {
 		s.sweep(shas)
 		return err
@@ -304,8 +305,8 @@ func (s *Server) takeWebhook(r *reqCtx, private bool) error {
 		return r.SendStatus(http.StatusMovedPermanently)
 	}
 	body := map[string]any{"documentId": out.DocumentID}
-	if r.site != auth.DefaultSite {
-		body["siteId"] = r.site
+	if r.Site != auth.DefaultSite {
+		body["siteId"] = r.Site
 	}
 	return r.JSON(body)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -61,12 +62,12 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 	src := strings.TrimSpace(string(c.Source))
 	switch {
 	case src == "" || src == "null":
-		return out, invalid(key+".source", "'source' is required")
+		return out, api.Invalid(key+".source", "'source' is required")
 	case src[0] == '"':
 		var f string
 		_ = json.Unmarshal(c.Source, &f)
 		if f != "PATH" && f != "CONTENT_TYPE" {
-			return out, invalid(key+".source", "invalid 'source', use PATH, CONTENT_TYPE or {\"attributeKey\"}")
+			return out, api.Invalid(key+".source", "invalid 'source', use PATH, CONTENT_TYPE or {\"attributeKey\"}")
 		}
 		out.Field = f
 	case src[0] == '{':
@@ -75,17 +76,17 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 			SourceType   string `json:"sourceType"`
 		}
 		if json.Unmarshal(c.Source, &o) != nil {
-			return out, invalid(key+".source", "invalid 'source'")
+			return out, api.Invalid(key+".source", "invalid 'source'")
 		}
 		if o.SourceType != "" {
-			return out, invalid(key+".source", "source type '"+o.SourceType+"' is not supported")
+			return out, api.Invalid(key+".source", "source type '"+o.SourceType+"' is not supported")
 		}
 		if o.AttributeKey == "" {
-			return out, invalid(key+".source.attributeKey", "'attributeKey' is required")
+			return out, api.Invalid(key+".source.attributeKey", "'attributeKey' is required")
 		}
 		out.AttributeKey = o.AttributeKey
 	default:
-		return out, invalid(key+".source", "invalid 'source'")
+		return out, api.Invalid(key+".source", "invalid 'source'")
 	}
 	return out, nil
 }
@@ -93,16 +94,16 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 // workflowFromBody reads and converts a workflow definition; the step
 // actions are checked as on the action routes (but MOVE, DELETE and QUEUE
 // belong in workflows).
-func (s *Server) workflowFromBody(r *reqCtx, id string) (*storage.Workflow, error) {
+func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
 	var in workflowIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
 	}
 	if len(in.Steps) > storage.MaxWorkflowSteps {
-		return nil, invalid("steps", fmt.Sprintf("a workflow has at most %d steps", storage.MaxWorkflowSteps))
+		return nil, api.Invalid("steps", fmt.Sprintf("a workflow has at most %d steps", storage.MaxWorkflowSteps))
 	}
 	w := &storage.Workflow{WorkflowID: id, Name: strings.TrimSpace(in.Name), Description: in.Description,
-		Status: strings.ToUpper(in.Status), Actor: s.actorOf(r)}
+		Status: strings.ToUpper(in.Status), Actor: s.ActorOf(r)}
 	var errs []storage.ValidationItem
 	for i, st := range in.Steps {
 		k := fmt.Sprintf("steps[%d]", i)
@@ -122,12 +123,12 @@ func (s *Server) workflowFromBody(r *reqCtx, id string) (*storage.Workflow, erro
 		}
 		if st.Decision != nil {
 			if len(st.Decision.Conditions) > storage.MaxStepConditions {
-				return nil, invalid(k+".decision.conditions", fmt.Sprintf("at most %d conditions", storage.MaxStepConditions))
+				return nil, api.Invalid(k+".decision.conditions", fmt.Sprintf("at most %d conditions", storage.MaxStepConditions))
 			}
 			dec := &storage.StepDecision{DefaultTransition: st.Decision.DefaultTransition}
 			for j, c := range st.Decision.Conditions {
 				if len(c.All) > storage.MaxConditionCriteria || len(c.Any) > storage.MaxConditionCriteria {
-					return nil, invalid(fmt.Sprintf("%s.decision.conditions[%d]", k, j), fmt.Sprintf("at most %d criteria in 'all' and in 'any'", storage.MaxConditionCriteria))
+					return nil, api.Invalid(fmt.Sprintf("%s.decision.conditions[%d]", k, j), fmt.Sprintf("at most %d criteria in 'all' and in 'any'", storage.MaxConditionCriteria))
 				}
 				sc := storage.StepCondition{Transition: c.Transition}
 				for _, list := range []struct {
@@ -158,45 +159,45 @@ func (s *Server) workflowFromBody(r *reqCtx, id string) (*storage.Workflow, erro
 }
 
 // handleAddWorkflow serves POST /workflows.
-func (s *Server) handleAddWorkflow(r *reqCtx) error {
+func (s *Server) handleAddWorkflow(r *api.Request) error {
 	w, err := s.workflowFromBody(r, uuid.NewString())
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, Create: true}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, Create: true}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"workflowId": w.WorkflowID})
 }
 
 // handleSetWorkflow serves PUT /workflows/{workflowId}[?createIfMissing=true].
-func (s *Server) handleSetWorkflow(r *reqCtx) error {
+func (s *Server) handleSetWorkflow(r *api.Request) error {
 	create := false
 	switch v := r.Query("createIfMissing"); v {
 	case "", "false":
 	case "true":
 		create = true
 	default:
-		return invalid("createIfMissing", "invalid 'createIfMissing' parameter")
+		return api.Invalid("createIfMissing", "invalid 'createIfMissing' parameter")
 	}
-	w, err := s.workflowFromBody(r, pathParam(r, "workflowId"))
+	w, err := s.workflowFromBody(r, api.PathParam(r, "workflowId"))
 	if err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, CreateIfMissing: create}); err != nil {
+	if _, err := s.Apply(r, storage.OpPutWorkflow, storage.PutWorkflow{Workflow: *w, CreateIfMissing: create}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Workflow set"})
+	return r.JSON(api.MessageBody{Message: "Workflow set"})
 }
 
 // handleUpdateWorkflow serves PATCH /workflows/{workflowId}.
-func (s *Server) handleUpdateWorkflow(r *reqCtx) error {
+func (s *Server) handleUpdateWorkflow(r *api.Request) error {
 	var in struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
 		Status      *string `json:"status"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.Status != nil {
@@ -207,40 +208,40 @@ func (s *Server) handleUpdateWorkflow(r *reqCtx) error {
 		n := strings.TrimSpace(*in.Name)
 		in.Name = &n
 	}
-	p := storage.UpdateWorkflow{WorkflowID: pathParam(r, "workflowId"), Name: in.Name, Description: in.Description, Status: in.Status}
-	if _, err := s.apply(r, storage.OpUpdateWorkflow, p); err != nil {
+	p := storage.UpdateWorkflow{WorkflowID: api.PathParam(r, "workflowId"), Name: in.Name, Description: in.Description, Status: in.Status}
+	if _, err := s.Apply(r, storage.OpUpdateWorkflow, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Workflow updated"})
+	return r.JSON(api.MessageBody{Message: "Workflow updated"})
 }
 
 // handleDeleteWorkflow serves DELETE /workflows/{workflowId}.
-func (s *Server) handleDeleteWorkflow(r *reqCtx) error {
-	if _, err := s.apply(r, storage.OpDeleteWorkflow, storage.UpdateWorkflow{WorkflowID: pathParam(r, "workflowId")}); err != nil {
+func (s *Server) handleDeleteWorkflow(r *api.Request) error {
+	if _, err := s.Apply(r, storage.OpDeleteWorkflow, storage.UpdateWorkflow{WorkflowID: api.PathParam(r, "workflowId")}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Workflow deleted"})
+	return r.JSON(api.MessageBody{Message: "Workflow deleted"})
 }
 
 func (s *Server) workflowSummary(site string, w *storage.Workflow) map[string]any {
 	return map[string]any{"workflowId": w.WorkflowID, "name": w.Name, "description": w.Description,
-		"status": w.Status, "insertedDate": formatDate(w.InsertedDate), "userId": w.UserID,
-		"inUse": s.db.WorkflowInUse(site, w.WorkflowID)}
+		"status": w.Status, "insertedDate": api.FormatDate(w.InsertedDate), "userId": w.UserID,
+		"inUse": s.DB.WorkflowInUse(site, w.WorkflowID)}
 }
 
 // handleGetWorkflows serves GET /workflows[?status=].
-func (s *Server) handleGetWorkflows(r *reqCtx) error {
+func (s *Server) handleGetWorkflows(r *api.Request) error {
 	status := strings.ToUpper(r.Query("status"))
 	if status != "" && status != storage.WorkflowActive && status != storage.WorkflowInactive {
-		return invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
+		return api.Invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
 	}
-	return keyPage(r, "wf", "workflows", func(after string, limit int) ([]storage.Workflow, string, error) {
-		return s.db.Workflows(r.site, after, limit)
+	return api.KeyPage(r, "wf", "workflows", func(after string, limit int) ([]storage.Workflow, string, error) {
+		return s.DB.Workflows(r.Site, after, limit)
 	}, func(w *storage.Workflow) map[string]any {
 		if status != "" && w.Status != status {
 			return nil
 		}
-		return s.workflowSummary(r.site, w)
+		return s.workflowSummary(r.Site, w)
 	})
 }
 
@@ -322,12 +323,12 @@ func stepJSON(st *storage.WorkflowStep) map[string]any {
 }
 
 // handleGetWorkflow serves GET /workflows/{workflowId}.
-func (s *Server) handleGetWorkflow(r *reqCtx) error {
-	w, err := s.db.GetWorkflow(r.site, pathParam(r, "workflowId"))
+func (s *Server) handleGetWorkflow(r *api.Request) error {
+	w, err := s.DB.GetWorkflow(r.Site, api.PathParam(r, "workflowId"))
 	if err != nil {
 		return err
 	}
-	out := s.workflowSummary(r.site, w)
+	out := s.workflowSummary(r.Site, w)
 	steps := make([]map[string]any, 0, len(w.Steps))
 	for i := range w.Steps {
 		steps = append(steps, stepJSON(&w.Steps[i]))
@@ -338,30 +339,30 @@ func (s *Server) handleGetWorkflow(r *reqCtx) error {
 
 // handleGetWorkflowDocuments serves GET /workflows/{workflowId}/documents:
 // the documents in the workflow (not COMPLETE) the caller may read.
-func (s *Server) handleGetWorkflowDocuments(r *reqCtx) error {
-	id := pathParam(r, "workflowId")
-	return keyPage(r, "wd", "documents", func(after string, limit int) ([]string, string, error) {
-		return s.db.WorkflowDocuments(r.site, id, after, limit)
+func (s *Server) handleGetWorkflowDocuments(r *api.Request) error {
+	id := api.PathParam(r, "workflowId")
+	return api.KeyPage(r, "wd", "documents", func(after string, limit int) ([]string, string, error) {
+		return s.DB.WorkflowDocuments(r.Site, id, after, limit)
 	}, func(doc *string) map[string]any {
-		d, err := s.db.GetDocument(r.site, *doc)
-		if err != nil || !s.docAllows(r, d.Path, storage.FolderRead) {
+		d, err := s.DB.GetDocument(r.Site, *doc)
+		if err != nil || !s.DocAllows(r, d.Path, storage.FolderRead) {
 			return nil
 		}
-		return documentJSON(d)
+		return api.DocumentJSON(d)
 	})
 }
 
 func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
 	m := map[string]any{"workflowId": dw.WorkflowID, "status": dw.Status, "actionCount": dw.ActionCount,
-		"completedActionCount": dw.Completed, "insertedDate": formatDate(dw.InsertedDate), "userId": dw.UserID}
+		"completedActionCount": dw.Completed, "insertedDate": api.FormatDate(dw.InsertedDate), "userId": dw.UserID}
 	if dw.CurrentStepID != "" {
 		m["currentStepId"] = dw.CurrentStepID
 	}
-	if w, err := s.db.GetWorkflow(site, dw.WorkflowID); err == nil {
+	if w, err := s.DB.GetWorkflow(site, dw.WorkflowID); err == nil {
 		m["name"], m["description"] = w.Name, w.Description
 	}
 	if dw.CompletedDate != nil {
-		m["completedDate"] = formatDate(*dw.CompletedDate)
+		m["completedDate"] = api.FormatDate(*dw.CompletedDate)
 	}
 	if dw.Message != "" {
 		m["message"] = dw.Message
@@ -373,63 +374,63 @@ func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[strin
 }
 
 // handleGetDocumentWorkflows serves GET /documents/{documentId}/workflows.
-func (s *Server) handleGetDocumentWorkflows(r *reqCtx) error {
-	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+func (s *Server) handleGetDocumentWorkflows(r *api.Request) error {
+	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	return keyPage(r, "dw", "workflows", func(after string, limit int) ([]storage.DocWorkflow, string, error) {
-		return s.db.DocWorkflows(r.site, r.docID(), after, limit)
-	}, func(dw *storage.DocWorkflow) map[string]any { return s.docWorkflowJSON(r.site, dw) })
+	return api.KeyPage(r, "dw", "workflows", func(after string, limit int) ([]storage.DocWorkflow, string, error) {
+		return s.DB.DocWorkflows(r.Site, r.DocID(), after, limit)
+	}, func(dw *storage.DocWorkflow) map[string]any { return s.docWorkflowJSON(r.Site, dw) })
 }
 
 // handleGetDocumentWorkflow serves GET /documents/{documentId}/workflows/{workflowId}.
-func (s *Server) handleGetDocumentWorkflow(r *reqCtx) error {
-	if _, err := s.db.GetDocument(r.site, r.docID()); err != nil {
+func (s *Server) handleGetDocumentWorkflow(r *api.Request) error {
+	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	dw, err := s.db.DocWorkflow(r.site, r.docID(), pathParam(r, "workflowId"))
+	dw, err := s.DB.DocWorkflow(r.Site, r.DocID(), api.PathParam(r, "workflowId"))
 	if err != nil {
 		return err
 	}
-	return r.JSON(map[string]any{"workflow": s.docWorkflowJSON(r.site, dw)})
+	return r.JSON(map[string]any{"workflow": s.docWorkflowJSON(r.Site, dw)})
 }
 
 // handleAddDocumentWorkflow serves POST /documents/{documentId}/workflows.
-func (s *Server) handleAddDocumentWorkflow(r *reqCtx) error {
+func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
 	var in struct {
 		WorkflowID string `json:"workflowId"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if in.WorkflowID == "" {
-		return invalid("workflowId", "'workflowId' is required")
+		return api.Invalid("workflowId", "'workflowId' is required")
 	}
 	if err := storage.CheckText("workflowId", in.WorkflowID, storage.MaxKeyBytes); len(err) > 0 {
 		return &storage.ValidationError{Items: err}
 	}
-	if _, err := s.apply(r, storage.OpStartWorkflow, storage.StartWorkflow{DocumentID: r.docID(), WorkflowID: in.WorkflowID}); err != nil {
+	if _, err := s.Apply(r, storage.OpStartWorkflow, storage.StartWorkflow{DocumentID: r.DocID(), WorkflowID: in.WorkflowID}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{"Document added to workflow"})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "Document added to workflow"})
 }
 
 // decisionIn reads {"decision":"APPROVE"|"REJECT","comments"}.
-func (s *Server) readDecision(r *reqCtx) (string, string, error) {
+func (s *Server) readDecision(r *api.Request) (string, string, error) {
 	var in struct {
 		Decision string `json:"decision"`
 		Comments string `json:"comments"`
 	}
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return "", "", err
 	}
 	in.Decision = strings.ToUpper(in.Decision)
 	switch in.Decision {
 	case "":
-		return "", "", invalid("decision", "'decision' is required")
+		return "", "", api.Invalid("decision", "'decision' is required")
 	case storage.DecisionApprove, storage.DecisionReject:
 	default:
-		return "", "", invalid("decision", "invalid 'decision', use APPROVE or REJECT")
+		return "", "", api.Invalid("decision", "invalid 'decision', use APPROVE or REJECT")
 	}
 	if e := storage.CheckText("comments", in.Comments, storage.MaxDescriptionBytes); len(e) > 0 {
 		return "", "", &storage.ValidationError{Items: e}
@@ -439,15 +440,15 @@ func (s *Server) readDecision(r *reqCtx) (string, string, error) {
 
 // handleWorkflowDecision serves POST
 // /documents/{documentId}/workflow/{workflowId}/decisions.
-func (s *Server) handleWorkflowDecision(r *reqCtx) error {
+func (s *Server) handleWorkflowDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err
 	}
-	p := storage.WorkflowDecision{DocumentID: r.docID(), WorkflowID: pathParam(r, "workflowId"), Decision: decision,
-		Comments: comments, Decider: s.actorOf(r)}
-	if _, err := s.apply(r, storage.OpWorkflowDecision, p); err != nil {
+	p := storage.WorkflowDecision{DocumentID: r.DocID(), WorkflowID: api.PathParam(r, "workflowId"), Decision: decision,
+		Comments: comments, Decider: s.ActorOf(r)}
+	if _, err := s.Apply(r, storage.OpWorkflowDecision, p); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(messageBody{"Decision saved"})
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "Decision saved"})
 }

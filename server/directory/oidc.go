@@ -1,18 +1,4 @@
-package server
-
-// The console's sign-in through an external identity provider (OpenID
-// Connect, authorization code flow with PKCE S256, state and nonce; the
-// design is in console/DESIGN.md "Sign-in through an identity provider",
-// the routes in API.md "Sign-in through an identity provider"):
-//
-//	GET /login/oidc/info      what the sign-in page shows (public)
-//	GET /login/oidc           starts a sign-in: state cookie, 302 to the IdP
-//	GET /login/oidc/callback  the IdP's redirect back: checks, code
-//	                          exchange, ID token, then the console session
-//
-// The server does the flow for the browser, so the code, the verifier
-// and the IdP's tokens never reach script; the browser ends with the same
-// HttpOnly, SameSite=Strict refresh cookie a password sign-in gives.
+package directory
 
 import (
 	"context"
@@ -62,17 +48,17 @@ const (
 // idpErrorCode is the shape of an OAuth error code worth repeating.
 var idpErrorCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// handleOIDCInfo serves GET /login/oidc/info: whether the console offers
+// HandleOIDCInfo serves GET /login/oidc/info: whether the console offers
 // the identity provider, its button's name, and whether it goes there by
 // itself (the global webui.ssoAutomaticSignIn).
-func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
-	o, on := s.deps.Auth.OIDC()
+func (s *Handlers) HandleOIDCInfo(c *fiber.Ctx) error {
+	o, on := s.Deps.Auth.OIDC()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !on {
 		return c.JSON(map[string]any{"enabled": false, "automaticSignIn": false})
 	}
 	auto := false
-	if sc, err := s.db.SystemConfig(); err != nil {
+	if sc, err := s.DB.SystemConfig(); err != nil {
 		return err
 	} else if sc.WebUI != nil && sc.WebUI.SsoAutomaticSignIn != nil {
 		auto = *sc.WebUI.SsoAutomaticSignIn
@@ -80,28 +66,28 @@ func (s *Server) handleOIDCInfo(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{"enabled": true, "displayName": o.DisplayName, "automaticSignIn": auto, "start": oidcStartPath})
 }
 
-// handleOIDCStart serves GET /login/oidc: a new flow in the state cookie
+// HandleOIDCStart serves GET /login/oidc: a new flow in the state cookie
 // and a redirect to the IdP's authorization endpoint.
-func (s *Server) handleOIDCStart(c *fiber.Ctx) error {
+func (s *Handlers) HandleOIDCStart(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer")
-	if _, on := s.deps.Auth.OIDC(); !on {
+	if _, on := s.Deps.Auth.OIDC(); !on {
 		return s.oidcFail(c, oidcErrUnavailable, "", nil)
 	}
 	if c.Method() == http.MethodHead {
 		return c.SendStatus(http.StatusOK) // a HEAD starts nothing (no state cookie)
 	}
-	f := s.deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.linkBase(c), "/")+oidcCallback, oidcFlowTTL)
-	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
+	f := s.Deps.Auth.NewOIDCFlow(strings.TrimSuffix(s.LinkBase(c), "/")+oidcCallback, oidcFlowTTL)
+	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: s.Deps.Auth.SealOIDCFlow(f), Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: int(oidcFlowTTL / time.Second)})
-	return c.Redirect(s.deps.Auth.AuthorizationURL(f), http.StatusFound)
+	return c.Redirect(s.Deps.Auth.AuthorizationURL(f), http.StatusFound)
 }
 
-// handleOIDCCallback serves GET /login/oidc/callback: the IdP's answer.
+// HandleOIDCCallback serves GET /login/oidc/callback: the IdP's answer.
 // Every refusal lands on the console's sign-in page with a code (never
 // a 500, never a session); a success stores the session's refresh token
 // (OpExternalSignIn), sets the refresh cookie and opens the console.
-func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
+func (s *Handlers) HandleOIDCCallback(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Referrer-Policy", "no-referrer") // the code is in this URL
 	if c.Method() == http.MethodHead {
@@ -111,7 +97,7 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 	// The flow is spent whatever happens next.
 	c.Cookie(&fiber.Cookie{Name: oidcCookie, Value: "", Path: oidcCallback, HTTPOnly: true,
 		SameSite: fiber.CookieSameSiteLaxMode, Secure: s.secureCookie(c), MaxAge: -1, Expires: time.Unix(0, 0)})
-	if _, on := s.deps.Auth.OIDC(); !on {
+	if _, on := s.Deps.Auth.OIDC(); !on {
 		return s.oidcFail(c, oidcErrUnavailable, "", nil)
 	}
 	if e := c.Query("error"); e != "" {
@@ -121,21 +107,21 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 		}
 		return s.oidcFail(c, oidcErrIdP, code, errors.New("the identity provider answered "+e+": "+c.Query("error_description")))
 	}
-	f, ok := s.deps.Auth.OpenOIDCFlow(sealed)
+	f, ok := s.Deps.Auth.OpenOIDCFlow(sealed)
 	if !ok {
 		return s.oidcFail(c, oidcErrState, "", errors.New("no valid state cookie (none, expired or forged)"))
 	}
 	if !auth.SameState(f, c.Query("state")) {
 		return s.oidcFail(c, oidcErrState, "", errors.New("the state does not match the browser's"))
 	}
-	if !s.oidcSeen.first(f.State, time.Unix(f.Expires, 0), s.now()) {
+	if !s.oidcSeen.first(f.State, time.Unix(f.Expires, 0), s.Now()) {
 		return s.oidcFail(c, oidcErrReplay, "", errors.New("this sign-in's callback came before"))
 	}
 	code := c.Query("code")
 	if code == "" || len(code) > maxOIDCCodeLen {
 		return s.oidcFail(c, oidcErrIdP, "", errors.New("no code in the callback"))
 	}
-	id, err := s.deps.Auth.ExchangeOIDCCode(context.Background(), f, code)
+	id, err := s.Deps.Auth.ExchangeOIDCCode(context.Background(), f, code)
 	if err != nil {
 		kind := oidcErrToken
 		switch {
@@ -150,50 +136,50 @@ func (s *Server) handleOIDCCallback(c *fiber.Ctx) error {
 		}
 		return s.oidcFail(c, kind, "", err)
 	}
-	r := s.publicCtx(c, id.Username)
+	r := s.PublicCtx(c, id.Username)
 	refresh, rh := auth.NewSecret(32)
 	in := storage.ExternalSignIn{RefreshHash: rh, Refresh: storage.RefreshToken{Username: id.Username, External: true,
-		Groups: id.Groups, Email: id.Email, Expires: r.now.Add(s.deps.Auth.RefreshTTL())}}
-	if _, err := s.apply(r, storage.OpExternalSignIn, in); err != nil {
+		Groups: id.Groups, Email: id.Email, Expires: r.Now.Add(s.Deps.Auth.RefreshTTL())}}
+	if _, err := s.Apply(r, storage.OpExternalSignIn, in); err != nil {
 		var ve *storage.ValidationError
 		if errors.As(err, &ve) {
 			return s.oidcFail(c, oidcErrUser, "", err)
 		}
 		return err // a store that cannot write (507, 503): the API's answer
 	}
-	s.log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
-	s.setRefreshCookie(c, refresh, s.deps.Auth.RefreshTTL())
-	return c.Redirect(consolePath, http.StatusSeeOther)
+	s.Log.Info("console sign-in through the identity provider", "user", id.Username, "sub", id.Subject, "groups", len(id.Groups))
+	s.setRefreshCookie(c, refresh, s.Deps.Auth.RefreshTTL())
+	return c.Redirect(ConsolePath, http.StatusSeeOther)
 }
 
 // oidcFail sends the browser to the console's sign-in page with the
 // refusal's code, and logs why.
-func (s *Server) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
+func (s *Handlers) oidcFail(c *fiber.Ctx, kind, idpCode string, why error) error {
 	if why != nil {
-		s.log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
+		s.Log.Warn("console sign-in through the identity provider refused", "code", kind, "err", why)
 	}
 	q := url.Values{"signin_error": {kind}}
 	if idpCode != "" {
 		q.Set("idp_error", idpCode)
 	}
-	return c.Redirect(consolePath+"?"+q.Encode(), http.StatusSeeOther)
+	return c.Redirect(ConsolePath+"?"+q.Encode(), http.StatusSeeOther)
 }
 
 // issueExternal signs an external session's access and ID tokens: the
 // server's own tokens for the identity provider's user, its groups and
 // e-mail as the ID token gave them (no directory generation: the user is
 // not a directory user).
-func (s *Server) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
-	at, err := s.deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
+func (s *Handlers) issueExternal(rt *storage.RefreshToken) (map[string]any, error) {
+	at, err := s.Deps.Auth.SignUser("access", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err
 	}
-	it, err := s.deps.Auth.SignUser("id", rt.Username, rt.Email, rt.Groups, 0)
+	it, err := s.Deps.Auth.SignUser("id", rt.Username, rt.Email, rt.Groups, 0)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"AuthenticationResult": authResult{AccessToken: at, IdToken: it,
-		ExpiresIn: int(s.deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
+		ExpiresIn: int(s.Deps.Auth.AccessTTL() / time.Second), TokenType: "Bearer"}}, nil
 }
 
 // oidcSeen holds the states of finished sign-ins until their flow

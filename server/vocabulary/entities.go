@@ -1,26 +1,27 @@
-package server
+package vocabulary
 
 import (
 	"net/http"
 	"slices"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
 func entityTypeJSON(et *storage.EntityType) map[string]any {
 	m := map[string]any{"entityTypeId": et.EntityTypeID, "namespace": et.Namespace, "name": et.Name}
 	if !et.InsertedDate.IsZero() {
-		m["insertedDate"] = formatDate(et.InsertedDate)
+		m["insertedDate"] = api.FormatDate(et.InsertedDate)
 	}
 	return m
 }
 
 // namespaceQuery reads the optional namespace query parameter.
-func namespaceQuery(r *reqCtx) (string, error) {
+func namespaceQuery(r *api.Request) (string, error) {
 	ns := strings.ToUpper(r.Query("namespace"))
 	if ns != "" && ns != storage.NamespacePreset && ns != storage.NamespaceCustom {
-		return "", invalid("namespace", "invalid 'namespace'")
+		return "", api.Invalid("namespace", "invalid 'namespace'")
 	}
 	return ns, nil
 }
@@ -30,18 +31,18 @@ type entityTypeIn struct {
 	Name      *string `json:"name"`
 }
 
-func (s *Server) readEntityType(r *reqCtx) (storage.EntityType, error) {
+func (s *Handlers) readEntityType(r *api.Request) (storage.EntityType, error) {
 	var b struct {
 		EntityType *entityTypeIn `json:"entityType"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.EntityType{}, err
 	}
 	if b.EntityType == nil {
-		return storage.EntityType{}, invalid("entityType", "'entityType' is required")
+		return storage.EntityType{}, api.Invalid("entityType", "'entityType' is required")
 	}
 	var errs []storage.ValidationItem
-	et := storage.EntityType{Namespace: strings.ToUpper(deref(b.EntityType.Namespace)), Name: deref(b.EntityType.Name)}
+	et := storage.EntityType{Namespace: strings.ToUpper(api.Deref(b.EntityType.Namespace)), Name: api.Deref(b.EntityType.Name)}
 	switch {
 	case et.Namespace == "":
 		errs = append(errs, storage.ValidationItem{Key: "namespace", Msg: "'namespace' is required"})
@@ -54,25 +55,25 @@ func (s *Server) readEntityType(r *reqCtx) (storage.EntityType, error) {
 	case len(et.Name) > 128 || strings.ContainsAny(et.Name, "/#\x00"):
 		errs = append(errs, storage.ValidationItem{Key: "name", Msg: "invalid 'name'"})
 	}
-	return et, checkErrors(errs)
+	return et, api.CheckErrors(errs)
 }
 
-// handleAddEntityType serves POST /entityTypes.
-func (s *Server) handleAddEntityType(r *reqCtx) error {
+// HandleAddEntityType serves POST /entityTypes.
+func (s *Handlers) HandleAddEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
 	}
-	et.EntityTypeID = r.newID()
-	res, err := s.apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et})
+	et.EntityTypeID = r.NewID()
+	res, err := s.Apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et})
 	if err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"entityTypeId": res.Value})
 }
 
-// handleGetEntityTypes serves GET /entityTypes.
-func (s *Server) handleGetEntityTypes(r *reqCtx) error {
+// HandleGetEntityTypes serves GET /entityTypes.
+func (s *Handlers) HandleGetEntityTypes(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -80,62 +81,62 @@ func (s *Server) handleGetEntityTypes(r *reqCtx) error {
 	if ns == "" {
 		ns = storage.NamespaceCustom
 	}
-	return keyPage(r, "et", "entityTypes", func(after string, limit int) ([]storage.EntityType, string, error) {
-		return s.db.EntityTypes(r.site, ns, after, limit)
+	return api.KeyPage(r, "et", "entityTypes", func(after string, limit int) ([]storage.EntityType, string, error) {
+		return s.DB.EntityTypes(r.Site, ns, after, limit)
 	}, entityTypeJSON)
 }
 
-// handleGetEntityType serves GET /entityTypes/{entityTypeId}.
-func (s *Server) handleGetEntityType(r *reqCtx) error {
+// HandleGetEntityType serves GET /entityTypes/{entityTypeId}.
+func (s *Handlers) HandleGetEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
 	}
-	et, err := s.db.GetEntityType(r.site, pathParam(r, "entityTypeId"), ns)
+	et, err := s.DB.GetEntityType(r.Site, api.PathParam(r, "entityTypeId"), ns)
 	if err != nil {
 		return err
 	}
 	return r.JSON(map[string]any{"entityType": entityTypeJSON(et)})
 }
 
-// handleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
+// HandleSetEntityType serves PUT /entityTypes/{entityTypeId}: it creates
 // the type under that id (createIfMissing) or confirms an existing one.
-func (s *Server) handleSetEntityType(r *reqCtx) error {
+func (s *Handlers) HandleSetEntityType(r *api.Request) error {
 	et, err := s.readEntityType(r)
 	if err != nil {
 		return err
 	}
-	id := pathParam(r, "entityTypeId")
-	cur, err := s.db.GetEntityType(r.site, id, et.Namespace)
+	id := api.PathParam(r, "entityTypeId")
+	cur, err := s.DB.GetEntityType(r.Site, id, et.Namespace)
 	switch {
 	case err == nil:
 		if cur.Name != et.Name {
-			return invalid("name", "an entity type cannot be renamed")
+			return api.Invalid("name", "an entity type cannot be renamed")
 		}
-		return r.JSON(messageBody{"EntityType set"})
-	case !isNotFound(err):
+		return r.JSON(api.MessageBody{Message: "EntityType set"})
+	case !api.IsNotFound(err):
 		return err
 	case !r.QueryBool("createIfMissing"):
 		return err
 	}
 	et.EntityTypeID = id
-	if _, err := s.apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddEntityType, storage.AddEntityType{EntityType: et}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"EntityType set"})
+	return r.JSON(api.MessageBody{Message: "EntityType set"})
 }
 
-// handleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
-func (s *Server) handleDeleteEntityType(r *reqCtx) error {
+// HandleDeleteEntityType serves DELETE /entityTypes/{entityTypeId}.
+func (s *Handlers) HandleDeleteEntityType(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
 	}
-	p := storage.DeleteEntityType{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns}
-	if _, err := s.apply(r, storage.OpDeleteEntityType, p); err != nil {
+	p := storage.DeleteEntityType{EntityTypeID: api.PathParam(r, "entityTypeId"), Namespace: ns}
+	if _, err := s.Apply(r, storage.OpDeleteEntityType, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"EntityType deleted"})
+	return r.JSON(api.MessageBody{Message: "EntityType deleted"})
 }
 
 type entityAttributeIn struct {
@@ -152,18 +153,18 @@ type entityIn struct {
 	Attributes []entityAttributeIn `json:"attributes"`
 }
 
-func (s *Server) readEntity(r *reqCtx, nameRequired bool) (storage.Entity, error) {
+func (s *Handlers) readEntity(r *api.Request, nameRequired bool) (storage.Entity, error) {
 	var b struct {
 		Entity *entityIn `json:"entity"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.Entity{}, err
 	}
 	if b.Entity == nil {
-		return storage.Entity{}, invalid("entity", "'entity' is required")
+		return storage.Entity{}, api.Invalid("entity", "'entity' is required")
 	}
 	var errs []storage.ValidationItem
-	e := storage.Entity{Name: deref(b.Entity.Name)}
+	e := storage.Entity{Name: api.Deref(b.Entity.Name)}
 	if nameRequired && e.Name == "" {
 		errs = append(errs, storage.ValidationItem{Key: "name", Msg: "'name' is required"})
 	}
@@ -204,7 +205,7 @@ func (s *Server) readEntity(r *reqCtx, nameRequired bool) (storage.Entity, error
 		}
 		e.Attributes = append(e.Attributes, ea)
 	}
-	return e, checkErrors(errs)
+	return e, api.CheckErrors(errs)
 }
 
 func entityJSON(e *storage.Entity) map[string]any {
@@ -234,13 +235,13 @@ func entityJSON(e *storage.Entity) map[string]any {
 		"entityId":     e.EntityID,
 		"entityTypeId": e.EntityTypeID,
 		"name":         e.Name,
-		"insertedDate": formatDate(e.InsertedDate),
+		"insertedDate": api.FormatDate(e.InsertedDate),
 		"attributes":   attrs,
 	}
 }
 
-// handleAddEntity serves POST /entities/{entityTypeId}.
-func (s *Server) handleAddEntity(r *reqCtx) error {
+// HandleAddEntity serves POST /entities/{entityTypeId}.
+func (s *Handlers) HandleAddEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -249,39 +250,39 @@ func (s *Server) handleAddEntity(r *reqCtx) error {
 	if err != nil {
 		return err
 	}
-	e.EntityID = r.newID()
-	p := storage.PutEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: "add"}
-	if _, err := s.apply(r, storage.OpPutEntity, p); err != nil {
+	e.EntityID = r.NewID()
+	p := storage.PutEntity{EntityTypeID: api.PathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: "add"}
+	if _, err := s.Apply(r, storage.OpPutEntity, p); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"entityId": e.EntityID})
 }
 
-// handleGetEntities serves GET /entities/{entityTypeId}.
-func (s *Server) handleGetEntities(r *reqCtx) error {
+// HandleGetEntities serves GET /entities/{entityTypeId}.
+func (s *Handlers) HandleGetEntities(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
 	}
-	return keyPage(r, "en", "entities", func(after string, limit int) ([]storage.Entity, string, error) {
-		return s.db.Entities(r.site, pathParam(r, "entityTypeId"), ns, after, limit)
+	return api.KeyPage(r, "en", "entities", func(after string, limit int) ([]storage.Entity, string, error) {
+		return s.DB.Entities(r.Site, api.PathParam(r, "entityTypeId"), ns, after, limit)
 	}, entityJSON)
 }
 
-// handleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleGetEntity(r *reqCtx) error {
+// HandleGetEntity serves GET /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleGetEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
 	}
-	e, err := s.db.GetEntity(r.site, pathParam(r, "entityTypeId"), ns, pathParam(r, "entityId"))
+	e, err := s.DB.GetEntity(r.Site, api.PathParam(r, "entityTypeId"), ns, api.PathParam(r, "entityId"))
 	if err != nil {
 		return err
 	}
 	return r.JSON(map[string]any{"entity": entityJSON(e)})
 }
 
-func (s *Server) putEntity(r *reqCtx, mode string) error {
+func (s *Handlers) putEntity(r *api.Request, mode string) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
@@ -290,44 +291,44 @@ func (s *Server) putEntity(r *reqCtx, mode string) error {
 	if err != nil {
 		return err
 	}
-	e.EntityID = pathParam(r, "entityId")
-	p := storage.PutEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: mode, CreateIfMissing: r.QueryBool("createIfMissing")}
-	_, err = s.apply(r, storage.OpPutEntity, p)
+	e.EntityID = api.PathParam(r, "entityId")
+	p := storage.PutEntity{EntityTypeID: api.PathParam(r, "entityTypeId"), Namespace: ns, Entity: e, Mode: mode, CreateIfMissing: r.QueryBool("createIfMissing")}
+	_, err = s.Apply(r, storage.OpPutEntity, p)
 	return err
 }
 
-// handleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleSetEntity(r *reqCtx) error {
+// HandleSetEntity serves PUT /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleSetEntity(r *api.Request) error {
 	if err := s.putEntity(r, "set"); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Entity set"})
+	return r.JSON(api.MessageBody{Message: "Entity set"})
 }
 
-// handleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
-func (s *Server) handleUpdateEntity(r *reqCtx) error {
+// HandleUpdateEntity serves PATCH /entities/{entityTypeId}/{entityId}.
+func (s *Handlers) HandleUpdateEntity(r *api.Request) error {
 	if err := s.putEntity(r, "update"); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Entity updated"})
+	return r.JSON(api.MessageBody{Message: "Entity updated"})
 }
 
-// handleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
+// HandleDeleteEntity serves DELETE /entities/{entityTypeId}/{entityId}
 // and …/attributes/{attributeKey}.
-func (s *Server) handleDeleteEntity(r *reqCtx) error {
+func (s *Handlers) HandleDeleteEntity(r *api.Request) error {
 	ns, err := namespaceQuery(r)
 	if err != nil {
 		return err
 	}
-	p := storage.DeleteEntity{EntityTypeID: pathParam(r, "entityTypeId"), Namespace: ns, EntityID: pathParam(r, "entityId")}
+	p := storage.DeleteEntity{EntityTypeID: api.PathParam(r, "entityTypeId"), Namespace: ns, EntityID: api.PathParam(r, "entityId")}
 	if r.Params("attributeKey") != "" {
-		p.AttributeKey = pathParam(r, "attributeKey")
+		p.AttributeKey = api.PathParam(r, "attributeKey")
 	}
-	if _, err := s.apply(r, storage.OpDeleteEntity, p); err != nil {
+	if _, err := s.Apply(r, storage.OpDeleteEntity, p); err != nil {
 		return err
 	}
 	if p.AttributeKey != "" {
-		return r.JSON(messageBody{"Entity attribute deleted"})
+		return r.JSON(api.MessageBody{Message: "Entity attribute deleted"})
 	}
-	return r.JSON(messageBody{"Entity deleted"})
+	return r.JSON(api.MessageBody{Message: "Entity deleted"})
 }

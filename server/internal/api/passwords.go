@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"errors"
@@ -36,11 +36,11 @@ const hashWait = 500 * time.Millisecond
 // busyRetry is the Retry-After of a busy answer.
 const busyRetry = time.Second
 
-// errPasswordBusy is a password check refused for the budget or for busy
+// ErrPasswordBusy is a password check refused for the budget or for busy
 // hash slots; Retry says when to try again.
-type errPasswordBusy struct{ Retry time.Duration }
+type ErrPasswordBusy struct{ Retry time.Duration }
 
-func (e *errPasswordBusy) Error() string {
+func (e *ErrPasswordBusy) Error() string {
 	return fmt.Sprintf("Too many sign-in attempts: try again in %d s", int(max(1, e.Retry.Round(time.Second)/time.Second)))
 }
 
@@ -100,39 +100,39 @@ func (g *addrGate) done(addr string, t *addrTurn) {
 	}
 }
 
-// passwordCheck says who a password check is for: the client's address,
+// PasswordCheck says who a password check is for: the client's address,
 // and whether the route table already charged the sign-in budget for
 // this request (the signin class routes).
-type passwordCheck struct {
-	addr    string
+type PasswordCheck struct {
+	Addr    string
 	charged bool
 }
 
 // hashWork runs one argon2 operation (a check or a hash) for a client: it
 // spends the client's sign-in budget unless the route did, waits its
 // address's turn and a slot, each at most hashWait, and answers
-// *errPasswordBusy instead of waiting longer.
-func (s *Server) hashWork(pc passwordCheck, work func(wait time.Duration) error) error {
+// *ErrPasswordBusy instead of waiting longer.
+func (s *Env) hashWork(pc PasswordCheck, work func(wait time.Duration) error) error {
 	if !pc.charged {
-		if ok, wait := s.limits.Allow(ratelimit.SignIn, pc.addr, s.now()); !ok {
-			return &errPasswordBusy{Retry: wait}
+		if ok, wait := s.Limits.Allow(ratelimit.SignIn, pc.Addr, s.Now()); !ok {
+			return &ErrPasswordBusy{Retry: wait}
 		}
 	}
 	start := time.Now()
-	if !s.pwGate.enter(pc.addr, hashWait) {
-		return &errPasswordBusy{Retry: busyRetry}
+	if !s.PasswordGate.enter(pc.Addr, hashWait) {
+		return &ErrPasswordBusy{Retry: busyRetry}
 	}
-	defer s.pwGate.leave(pc.addr)
+	defer s.PasswordGate.leave(pc.Addr)
 	err := work(max(0, hashWait-time.Since(start)))
 	if errors.Is(err, auth.ErrHashBusy) {
-		return &errPasswordBusy{Retry: busyRetry}
+		return &ErrPasswordBusy{Retry: busyRetry}
 	}
 	return err
 }
 
-// checkPassword is every check of a password against a stored hash
+// CheckPassword is every check of a password against a stored hash
 // (hashWork; an empty hash checks a dummy, matching nothing).
-func (s *Server) checkPassword(pc passwordCheck, hash, pw string) (ok bool, err error) {
+func (s *Env) CheckPassword(pc PasswordCheck, hash, pw string) (ok bool, err error) {
 	err = s.hashWork(pc, func(wait time.Duration) error {
 		ok, err = auth.VerifyPasswordWithin(hash, pw, wait)
 		return err
@@ -140,9 +140,9 @@ func (s *Server) checkPassword(pc passwordCheck, hash, pw string) (ok bool, err 
 	return ok, err
 }
 
-// hashNewPassword hashes a password a client sets on an anonymous route
+// HashNewPassword hashes a password a client sets on an anonymous route
 // (hashWork).
-func (s *Server) hashNewPassword(pc passwordCheck, pw string) (h string, err error) {
+func (s *Env) HashNewPassword(pc PasswordCheck, pw string) (h string, err error) {
 	err = s.hashWork(pc, func(wait time.Duration) error {
 		h, err = auth.HashPasswordWithin(pw, wait)
 		return err
@@ -150,5 +150,5 @@ func (s *Server) hashNewPassword(pc passwordCheck, pw string) (h string, err err
 	return h, err
 }
 
-// signInRoute is the passwordCheck of a request on a signin-class route.
-func signInRoute(r *reqCtx) passwordCheck { return passwordCheck{addr: r.IP(), charged: true} }
+// SignInRoute is the PasswordCheck of a request on a signin-class route.
+func SignInRoute(r *Request) PasswordCheck { return PasswordCheck{Addr: r.IP(), charged: true} }

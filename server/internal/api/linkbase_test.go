@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"net"
@@ -11,7 +11,7 @@ import (
 // names this machine (its host name, tls.hosts, localhost, any of its
 // addresses) on the listener's port, and nothing else.
 func TestLinkHosts_Wildcard(t *testing.T) {
-	h := newLinkHosts(Deps{LinksFromHost: true, PublicURL: "https://10.0.0.1:8443", ListenAddr: "[::]:8443", HostNames: []string{"Quire.Office.LAN."}})
+	h := NewLinkHosts("https://10.0.0.1:8443", true, "[::]:8443", []string{"Quire.Office.LAN."})
 	if h == nil || h.scheme != "https://" {
 		t.Fatalf("linkHosts %+v", h)
 	}
@@ -52,7 +52,7 @@ func TestLinkHosts_Wildcard(t *testing.T) {
 			t.Errorf("accepts(%q) = %v, want %v", tt.host, got, tt.want)
 		}
 	}
-	if newLinkHosts(Deps{PublicURL: "https://quire.office.lan"}) != nil {
+	if NewLinkHosts("https://quire.office.lan", false, "", nil) != nil {
 		t.Error("a configured public URL must make every link start with it")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func (f *fakeLag) readCount() int {
 // waitAsync runs g.wait in a goroutine; the channel gets its result.
 func waitAsync(g *indexGate, ctx context.Context) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- g.wait(ctx) }()
+	go func() { done <- g.Wait(ctx) }()
 	return done
 }
 
@@ -84,8 +84,8 @@ func pollWaiting(t *testing.T, g *indexGate, n int64) {
 func TestIndexGate_UnderThresholdPassesAtOnce(t *testing.T) {
 	for _, lag := range []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond} {
 		src := newFakeLag(lag)
-		g := newIndexGate(src, 500*time.Millisecond, time.Hour)
-		if err := g.wait(context.Background()); err != nil {
+		g := NewIndexGate(src, 500*time.Millisecond, time.Hour)
+		if err := g.Wait(context.Background()); err != nil {
 			t.Fatalf("lag %v: %v", lag, err)
 		}
 		if g.waits.Load() != 0 || g.waitedNS.Load() != 0 || src.hurried != 0 {
@@ -93,14 +93,14 @@ func TestIndexGate_UnderThresholdPassesAtOnce(t *testing.T) {
 		}
 	}
 	var nilGate *indexGate
-	if err := nilGate.wait(context.Background()); err != nil {
+	if err := nilGate.Wait(context.Background()); err != nil {
 		t.Errorf("nil gate: %v", err)
 	}
 }
 
 func TestIndexGate_WaitsUntilABatchBringsTheLagDown(t *testing.T) {
 	src := newFakeLag(2 * time.Second)
-	g := newIndexGate(src, 500*time.Millisecond, time.Hour)
+	g := NewIndexGate(src, 500*time.Millisecond, time.Hour)
 	done := waitAsync(g, context.Background())
 	pollWaiting(t, g, 1)
 	// A batch that leaves the lag above the threshold releases nobody.
@@ -136,7 +136,7 @@ func TestIndexGate_WaitsUntilABatchBringsTheLagDown(t *testing.T) {
 
 func TestIndexGate_ManyWaitersReleasedByOneBatch(t *testing.T) {
 	src := newFakeLag(3 * time.Second)
-	g := newIndexGate(src, 500*time.Millisecond, time.Hour)
+	g := NewIndexGate(src, 500*time.Millisecond, time.Hour)
 	var dones []<-chan error
 	for range 16 {
 		dones = append(dones, waitAsync(g, context.Background()))
@@ -163,7 +163,7 @@ func TestIndexGate_BacklogHoldsWritesBeforeTheLagShows(t *testing.T) {
 	// young, but a write now would wait behind all of it.
 	src := newFakeLag(10 * time.Millisecond)
 	src.backlog = 3 * time.Second
-	g := newIndexGate(src, 500*time.Millisecond, time.Hour)
+	g := NewIndexGate(src, 500*time.Millisecond, time.Hour)
 	done := waitAsync(g, context.Background())
 	pollWaiting(t, g, 1)
 	src.batch(100 * time.Millisecond)
@@ -178,7 +178,7 @@ func TestIndexGate_BacklogHoldsWritesBeforeTheLagShows(t *testing.T) {
 }
 
 func TestIndexGate_RequestContextEndsTheWait(t *testing.T) {
-	g := newIndexGate(newFakeLag(time.Minute), 500*time.Millisecond, time.Hour)
+	g := NewIndexGate(newFakeLag(time.Minute), 500*time.Millisecond, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := waitAsync(g, ctx)
 	pollWaiting(t, g, 1)
@@ -197,9 +197,9 @@ func TestIndexGate_RequestContextEndsTheWait(t *testing.T) {
 }
 
 func TestIndexGate_StuckIndexerLetsWritesThroughAfterMaxWait(t *testing.T) {
-	g := newIndexGate(newFakeLag(time.Minute), 500*time.Millisecond, 50*time.Millisecond)
+	g := NewIndexGate(newFakeLag(time.Minute), 500*time.Millisecond, 50*time.Millisecond)
 	start := time.Now()
-	if err := g.wait(context.Background()); err != nil {
+	if err := g.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took < 50*time.Millisecond {

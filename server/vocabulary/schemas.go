@@ -1,9 +1,10 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
 	"net/http"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -13,7 +14,7 @@ type schemaIn struct {
 }
 
 func (in *schemaIn) schema() storage.Schema {
-	s := storage.Schema{Name: deref(in.Name)}
+	s := storage.Schema{Name: api.Deref(in.Name)}
 	if in.Attributes != nil {
 		s.Attributes = *in.Attributes
 	}
@@ -26,8 +27,8 @@ func schemaAttributesJSON(a *storage.SchemaAttributes) map[string]any {
 		allow = *a.AllowAdditionalAttributes
 	}
 	m := map[string]any{
-		"required":                  nonNil(a.Required),
-		"optional":                  nonNil(a.Optional),
+		"required":                  api.NonNil(a.Required),
+		"optional":                  api.NonNil(a.Optional),
 		"allowAdditionalAttributes": allow,
 	}
 	if len(a.CompositeKeys) > 0 {
@@ -36,9 +37,9 @@ func schemaAttributesJSON(a *storage.SchemaAttributes) map[string]any {
 	return m
 }
 
-// handleGetSitesSchema serves GET /sites/{siteId}/schema/document.
-func (s *Server) handleGetSitesSchema(r *reqCtx) error {
-	sc, err := s.db.SiteSchema(r.site)
+// HandleGetSitesSchema serves GET /sites/{siteId}/schema/document.
+func (s *Handlers) HandleGetSitesSchema(r *api.Request) error {
+	sc, err := s.DB.SiteSchema(r.Site)
 	if err != nil {
 		return err
 	}
@@ -59,14 +60,14 @@ type localizedAttr struct {
 // localizedSchema is schemaAttributesJSON, with localizedAllowedValues on
 // attributes that have allowed values when the request names a ?locale=
 // (the SCHEMA or, for a classification, CLASSIFICATION resource items).
-func (s *Server) localizedSchema(r *reqCtx, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
+func (s *Handlers) localizedSchema(r *api.Request, a *storage.SchemaAttributes, classification string) (map[string]any, error) {
 	m := schemaAttributesJSON(a)
 	l := r.Query("locale")
 	if l == "" {
 		return m, nil
 	}
 	if !storage.ValidLocale(l) {
-		return nil, invalid("locale", "invalid 'locale'")
+		return nil, api.Invalid("locale", "invalid 'locale'")
 	}
 	for _, part := range []struct {
 		key   string
@@ -78,7 +79,7 @@ func (s *Server) localizedSchema(r *reqCtx, a *storage.SchemaAttributes, classif
 			if len(at.AllowedValues) == 0 {
 				continue
 			}
-			lv, err := s.db.LocalizedValues(r.site, l, classification, at.AttributeKey)
+			lv, err := s.DB.LocalizedValues(r.Site, l, classification, at.AttributeKey)
 			if err != nil {
 				return nil, err
 			}
@@ -91,90 +92,90 @@ func (s *Server) localizedSchema(r *reqCtx, a *storage.SchemaAttributes, classif
 	return m, nil
 }
 
-// handleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
-func (s *Server) handleSetSitesSchema(r *reqCtx) error {
+// HandleSetSitesSchema serves PUT /sites/{siteId}/schema/document.
+func (s *Handlers) HandleSetSitesSchema(r *api.Request) error {
 	var in schemaIn
-	if err := r.readBody(&in, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpSetSchema, storage.SetSchema{Schema: in.schema()}); err != nil {
+	if _, err := s.Apply(r, storage.OpSetSchema, storage.SetSchema{Schema: in.schema()}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Sites Schema set"})
+	return r.JSON(api.MessageBody{Message: "Sites Schema set"})
 }
 
-// handleGetSitesSchemaAllowedValues serves GET
+// HandleGetSitesSchemaAllowedValues serves GET
 // /sites/{siteId}/schema/document/attributes/{key}/allowedValues.
-func (s *Server) handleGetSitesSchemaAllowedValues(r *reqCtx) error {
-	vals, err := s.db.AllowedValues(r.site, pathParam(r, "key"), "", false)
+func (s *Handlers) HandleGetSitesSchemaAllowedValues(r *api.Request) error {
+	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), "", false)
 	if err != nil {
 		return err
 	}
 	out := map[string]any{"allowedValues": vals}
-	if err := s.localized(r, out, "", pathParam(r, "key")); err != nil {
+	if err := s.localized(r, out, "", api.PathParam(r, "key")); err != nil {
 		return err
 	}
 	return r.JSON(out)
 }
 
-// handleGetClassificationAllowedValues serves GET
+// HandleGetClassificationAllowedValues serves GET
 // /sites/{siteId}/classifications/{classificationId}/attributes/{key}/allowedValues.
-func (s *Server) handleGetClassificationAllowedValues(r *reqCtx) error {
-	vals, err := s.db.AllowedValues(r.site, pathParam(r, "key"), pathParam(r, "classificationId"), false)
+func (s *Handlers) HandleGetClassificationAllowedValues(r *api.Request) error {
+	vals, err := s.DB.AllowedValues(r.Site, api.PathParam(r, "key"), api.PathParam(r, "classificationId"), false)
 	if err != nil {
 		return err
 	}
 	out := map[string]any{"allowedValues": vals}
-	if err := s.localized(r, out, pathParam(r, "classificationId"), pathParam(r, "key")); err != nil {
+	if err := s.localized(r, out, api.PathParam(r, "classificationId"), api.PathParam(r, "key")); err != nil {
 		return err
 	}
 	return r.JSON(out)
 }
 
-func (s *Server) readClassification(r *reqCtx) (storage.Schema, error) {
+func (s *Handlers) readClassification(r *api.Request) (storage.Schema, error) {
 	var b struct {
 		Classification *schemaIn `json:"classification"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return storage.Schema{}, err
 	}
 	if b.Classification == nil {
-		return storage.Schema{}, invalid("classification", "'classification' is required")
+		return storage.Schema{}, api.Invalid("classification", "'classification' is required")
 	}
 	return b.Classification.schema(), nil
 }
 
-// handleAddClassification serves POST /sites/{siteId}/classifications.
-func (s *Server) handleAddClassification(r *reqCtx) error {
+// HandleAddClassification serves POST /sites/{siteId}/classifications.
+func (s *Handlers) HandleAddClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
 	}
-	id := r.newID()
+	id := r.NewID()
 	p := storage.SetClassification{Create: true, Classification: storage.Classification{ClassificationID: id, Schema: sc}}
-	if _, err := s.apply(r, storage.OpSetClassification, p); err != nil {
+	if _, err := s.Apply(r, storage.OpSetClassification, p); err != nil {
 		return err
 	}
 	return r.Status(http.StatusOK).JSON(map[string]any{"classificationId": id})
 }
 
-// handleSetClassification serves PUT /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleSetClassification(r *reqCtx) error {
+// HandleSetClassification serves PUT /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleSetClassification(r *api.Request) error {
 	sc, err := s.readClassification(r)
 	if err != nil {
 		return err
 	}
-	id := pathParam(r, "classificationId")
+	id := api.PathParam(r, "classificationId")
 	p := storage.SetClassification{Classification: storage.Classification{ClassificationID: id, Schema: sc}}
-	if _, err := s.apply(r, storage.OpSetClassification, p); err != nil {
+	if _, err := s.Apply(r, storage.OpSetClassification, p); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{"Set Classification"})
+	return r.JSON(api.MessageBody{Message: "Set Classification"})
 }
 
-// handleGetClassification serves GET /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleGetClassification(r *reqCtx) error {
-	c, err := s.db.GetClassification(r.site, pathParam(r, "classificationId"))
+// HandleGetClassification serves GET /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleGetClassification(r *api.Request) error {
+	c, err := s.DB.GetClassification(r.Site, api.PathParam(r, "classificationId"))
 	if err != nil {
 		return err
 	}
@@ -186,30 +187,30 @@ func (s *Server) handleGetClassification(r *reqCtx) error {
 		"classificationId": c.ClassificationID,
 		"name":             c.Schema.Name,
 		"userId":           c.UserID,
-		"insertedDate":     formatDate(c.InsertedDate),
+		"insertedDate":     api.FormatDate(c.InsertedDate),
 		"attributes":       attrs,
 	}})
 }
 
-// handleGetClassifications serves GET /sites/{siteId}/classifications.
-func (s *Server) handleGetClassifications(r *reqCtx) error {
-	return keyPage(r, "cl", "classifications", func(after string, limit int) ([]storage.Classification, string, error) {
-		return s.db.Classifications(r.site, after, limit)
+// HandleGetClassifications serves GET /sites/{siteId}/classifications.
+func (s *Handlers) HandleGetClassifications(r *api.Request) error {
+	return api.KeyPage(r, "cl", "classifications", func(after string, limit int) ([]storage.Classification, string, error) {
+		return s.DB.Classifications(r.Site, after, limit)
 	}, func(c *storage.Classification) map[string]any {
 		return map[string]any{
 			"classificationId": c.ClassificationID,
 			"name":             c.Schema.Name,
 			"userId":           c.UserID,
-			"insertedDate":     formatDate(c.InsertedDate),
+			"insertedDate":     api.FormatDate(c.InsertedDate),
 		}
 	})
 }
 
-// handleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.
-func (s *Server) handleDeleteClassification(r *reqCtx) error {
-	id := pathParam(r, "classificationId")
-	if _, err := s.apply(r, storage.OpDeleteClassification, storage.DeleteClassification{ClassificationID: id}); err != nil {
+// HandleDeleteClassification serves DELETE /sites/{siteId}/classifications/{classificationId}.
+func (s *Handlers) HandleDeleteClassification(r *api.Request) error {
+	id := api.PathParam(r, "classificationId")
+	if _, err := s.Apply(r, storage.OpDeleteClassification, storage.DeleteClassification{ClassificationID: id}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Classification '%s' deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Classification '%s' deleted", id)})
 }

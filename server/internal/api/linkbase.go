@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"net"
@@ -28,17 +28,18 @@ type linkHosts struct {
 	addrsAt time.Time
 }
 
-// newLinkHosts is nil when the public URL was configured (links always
-// start with it).
-func newLinkHosts(d Deps) *linkHosts {
-	if !d.LinksFromHost {
+// NewLinkHosts is nil when the public URL was configured (links always
+// start with it): fromHost is Deps.LinksFromHost, listenAddr the API
+// listener's address, hostNames more names of this machine.
+func NewLinkHosts(publicURL string, fromHost bool, listenAddr string, hostNames []string) *linkHosts {
+	if !fromHost {
 		return nil
 	}
 	h := &linkHosts{scheme: "http://"}
-	if strings.HasPrefix(d.PublicURL, "https://") {
+	if strings.HasPrefix(publicURL, "https://") {
 		h.scheme = "https://"
 	}
-	host, port, err := net.SplitHostPort(d.ListenAddr)
+	host, port, err := net.SplitHostPort(listenAddr)
 	if err != nil {
 		return nil
 	}
@@ -51,17 +52,17 @@ func newLinkHosts(d Deps) *linkHosts {
 			h.names = append(h.names, short)
 		}
 	}
-	for _, n := range d.HostNames {
+	for _, n := range hostNames {
 		h.names = append(h.names, strings.ToLower(strings.TrimSuffix(n, ".")))
 	}
 	return h
 }
 
-// linkBase is the base URL of the links in the answer to c.
-func (s *Server) linkBase(c *fiber.Ctx) string {
-	h := s.links
+// LinkBase is the base URL of the links in the answer to c.
+func (s *Env) LinkBase(c *fiber.Ctx) string {
+	h := s.Links
 	if h == nil {
-		return s.deps.PublicURL
+		return s.Deps.PublicURL
 	}
 	if host := string(c.Request().Host()); h.accepts(host) {
 		return h.scheme + strings.ToLower(host)

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 // Before such a write is applied, the gate waits while the index is too
 // far behind (behind, below): creates then proceed at the rate the index
 // takes them instead of queueing work it cannot do.
-//   - gateLag: writes wait while more than this much work is queued for
+//   - GateLag: writes wait while more than this much work is queued for
 //     the next batch, or the oldest change is more than twice this old.
 //     A change then waits for the batch in flight and its own, each at
-//     most about gateLag: freshness within a second.
-//   - gateMaxWait: a write waits at most this long, then goes ahead (and
+//     most about GateLag: freshness within a second.
+//   - GateMaxWait: a write waits at most this long, then goes ahead (and
 //     counts in quire_index_backpressure_timeouts_total): a stuck or failed
 //     indexer must not stop writes, and storage stays the truth.
 //
@@ -31,12 +31,12 @@ import (
 // a cluster the node that takes the request waits on its own index; Raft
 // followers apply and index the same commands without a gate.
 const (
-	gateLag     = 200 * time.Millisecond
-	gateMaxWait = 5 * time.Second
+	GateLag     = 200 * time.Millisecond
+	GateMaxWait = 5 * time.Second
 )
 
-// testGateLag replaces gateLag in servers built while it is set (tests).
-var testGateLag time.Duration
+// TestGateLag replaces GateLag in servers built while it is set (tests).
+var TestGateLag time.Duration
 
 // indexFed are the commands that hand the indexer documents to analyse:
 // new documents and new content, and changes of a document's indexed
@@ -78,13 +78,13 @@ type indexGate struct {
 	timeouts atomic.Int64
 }
 
-func newIndexGate(src lagSource, lag, maxWait time.Duration) *indexGate {
+func NewIndexGate(src lagSource, lag, maxWait time.Duration) *indexGate {
 	return &indexGate{src: src, lag: lag, maxWait: maxWait}
 }
 
-// wait returns once the index lag is at most the threshold, maxWait has
+// Wait returns once the index lag is at most the threshold, maxWait has
 // passed (nil: the write goes ahead), or ctx ends (its error).
-func (g *indexGate) wait(ctx context.Context) error {
+func (g *indexGate) Wait(ctx context.Context) error {
 	if g == nil || g.src == nil {
 		return nil
 	}
@@ -132,8 +132,8 @@ func (g *indexGate) behind() time.Duration {
 	return max(g.src.TextLag()/2, g.src.TextBacklog())
 }
 
-// register exports the gate's counters.
-func (g *indexGate) register(reg prometheus.Registerer) {
+// Register exports the gate's counters.
+func (g *indexGate) Register(reg prometheus.Registerer) {
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "quire_index_backpressure_seconds_total",

@@ -1,4 +1,4 @@
-package server
+package vocabulary
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -20,8 +21,8 @@ type sequenceIn struct {
 	AssignOnCreate *bool   `json:"assignOnCreate"`
 }
 
-func (s *Server) sequenceJSON(r *reqCtx, q *storage.Sequence) (map[string]any, error) {
-	last, err := s.db.SequenceCounter(r.site, q, r.now)
+func (s *Handlers) sequenceJSON(r *api.Request, q *storage.Sequence) (map[string]any, error) {
+	last, err := s.DB.SequenceCounter(r.Site, q, r.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,7 @@ func (s *Server) sequenceJSON(r *reqCtx, q *storage.Sequence) (map[string]any, e
 		"start":          q.Start,
 		"reset":          q.Reset,
 		"assignOnCreate": q.AssignOnCreate,
-		"insertedDate":   formatDate(q.InsertedDate),
+		"insertedDate":   api.FormatDate(q.InsertedDate),
 		"userId":         q.UserID,
 	}
 	if last > 0 || q.Start == 0 {
@@ -41,20 +42,20 @@ func (s *Server) sequenceJSON(r *reqCtx, q *storage.Sequence) (map[string]any, e
 	return m, nil
 }
 
-// handleAddSequence serves POST /sites/{siteId}/sequences.
-func (s *Server) handleAddSequence(r *reqCtx) error {
+// HandleAddSequence serves POST /sites/{siteId}/sequences.
+func (s *Handlers) HandleAddSequence(r *api.Request) error {
 	var b struct {
 		Sequence *sequenceIn `json:"sequence"`
 	}
-	if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	if b.Sequence == nil {
-		return invalid("sequence", "'sequence' is required")
+		return api.Invalid("sequence", "'sequence' is required")
 	}
 	in := b.Sequence
 	var errs []storage.ValidationItem
-	q := storage.Sequence{SequenceID: r.newID(), AttributeKey: deref(in.AttributeKey), Pattern: deref(in.Pattern), Start: 1, Reset: "NEVER", AssignOnCreate: true}
+	q := storage.Sequence{SequenceID: r.NewID(), AttributeKey: api.Deref(in.AttributeKey), Pattern: api.Deref(in.Pattern), Start: 1, Reset: "NEVER", AssignOnCreate: true}
 	if q.AttributeKey == "" {
 		errs = append(errs, storage.ValidationItem{Key: "attributeKey", Msg: "'attributeKey' is required"})
 	}
@@ -78,18 +79,18 @@ func (s *Server) handleAddSequence(r *reqCtx) error {
 	if in.AssignOnCreate != nil {
 		q.AssignOnCreate = *in.AssignOnCreate
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	if _, err := s.apply(r, storage.OpAddSequence, storage.AddSequence{Sequence: q}); err != nil {
+	if _, err := s.Apply(r, storage.OpAddSequence, storage.AddSequence{Sequence: q}); err != nil {
 		return err
 	}
 	return r.Status(http.StatusCreated).JSON(map[string]any{"sequenceId": q.SequenceID})
 }
 
-// handleGetSequences serves GET /sites/{siteId}/sequences.
-func (s *Server) handleGetSequences(r *reqCtx) error {
-	list, err := s.db.Sequences(r.site)
+// HandleGetSequences serves GET /sites/{siteId}/sequences.
+func (s *Handlers) HandleGetSequences(r *api.Request) error {
+	list, err := s.DB.Sequences(r.Site)
 	if err != nil {
 		return err
 	}
@@ -104,9 +105,9 @@ func (s *Server) handleGetSequences(r *reqCtx) error {
 	return r.JSON(map[string]any{"sequences": out})
 }
 
-// handleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
-func (s *Server) handleGetSequence(r *reqCtx) error {
-	q, err := s.db.GetSequence(r.site, pathParam(r, "sequenceId"))
+// HandleGetSequence serves GET /sites/{siteId}/sequences/{sequenceId}.
+func (s *Handlers) HandleGetSequence(r *api.Request) error {
+	q, err := s.DB.GetSequence(r.Site, api.PathParam(r, "sequenceId"))
 	if err != nil {
 		return err
 	}
@@ -117,35 +118,35 @@ func (s *Server) handleGetSequence(r *reqCtx) error {
 	return r.JSON(map[string]any{"sequence": m})
 }
 
-// handleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
-func (s *Server) handleDeleteSequence(r *reqCtx) error {
-	id := pathParam(r, "sequenceId")
-	if _, err := s.apply(r, storage.OpDeleteSequence, storage.DeleteSequence{SequenceID: id}); err != nil {
+// HandleDeleteSequence serves DELETE /sites/{siteId}/sequences/{sequenceId}.
+func (s *Handlers) HandleDeleteSequence(r *api.Request) error {
+	id := api.PathParam(r, "sequenceId")
+	if _, err := s.Apply(r, storage.OpDeleteSequence, storage.DeleteSequence{SequenceID: id}); err != nil {
 		return err
 	}
-	return r.JSON(messageBody{fmt.Sprintf("Sequence '%s' deleted", id)})
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Sequence '%s' deleted", id)})
 }
 
-// handleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
+// HandleNextSequenceValue serves POST /sites/{siteId}/sequences/{sequenceId}/next:
 // it takes the next number, for a document when the body names one.
-func (s *Server) handleNextSequenceValue(r *reqCtx) error {
+func (s *Handlers) HandleNextSequenceValue(r *api.Request) error {
 	var b struct {
 		DocumentID string `json:"documentId"`
 	}
 	if r.Request().Header.ContentLength() != 0 {
-		if err := r.readBody(&b, s.deps.MaxBodyBytes); err != nil {
+		if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 			return err
 		}
 	}
-	if b.DocumentID != "" && !isUUIDv4(b.DocumentID) {
-		return invalid("documentId", fmt.Sprintf("invalid documentId '%s'", b.DocumentID))
+	if b.DocumentID != "" && !api.IsUUIDv4(b.DocumentID) {
+		return api.Invalid("documentId", fmt.Sprintf("invalid documentId '%s'", b.DocumentID))
 	}
 	// The number becomes an attribute of the document: WRITE in its
 	// folder, as for setting the attribute by hand (issue 29).
-	if err := s.requireDocOf(r, b.DocumentID, storage.FolderWrite); err != nil {
+	if err := s.RequireDocOf(r, b.DocumentID, storage.FolderWrite); err != nil {
 		return err
 	}
-	res, err := s.apply(r, storage.OpNextSequenceValue, storage.NextSequenceValue{SequenceID: pathParam(r, "sequenceId"), DocumentID: b.DocumentID})
+	res, err := s.Apply(r, storage.OpNextSequenceValue, storage.NextSequenceValue{SequenceID: api.PathParam(r, "sequenceId"), DocumentID: b.DocumentID})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,140 +28,15 @@ import (
 // failover, on every node, and a request cut off between two of its
 // commands is completed, not repeated, by its retry.
 
-// headerIdempotencyKey is the request header.
-const headerIdempotencyKey = "Idempotency-Key"
+// HeaderIdempotencyKey is the request header.
+const HeaderIdempotencyKey = "Idempotency-Key"
 
-// localIdemKey holds a request's valid, honoured Idempotency-Key.
-const localIdemKey = "idempotencyKey"
-
-// Which routes honour the key is a property of the route table
-// (routes.go): every POST, PUT, PATCH and DELETE route does, and so do
-// the GET routes of writingReads, except the routes of unkeyedRoutes,
-// which refuse the header (400), each for the reason it gives.
-// TestKeyedRoutes_EveryWriteRoute checks the lists against the routes.
-
-// routeName is "METHOD path" of a registered route.
-func routeKey(method, path string) string { return method + " " + path }
-
-// keyedRoute says whether the route of method and path honours an
-// Idempotency-Key (reads outside writingReads take it without effect;
-// the webhook intake routes keep their own keys, webhooks.go).
-func keyedRoute(method, path string) bool {
-	switch method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-	case http.MethodGet:
-		return writingReads[routeKey(method, path)]
-	default:
-		return false
-	}
-	_, out := unkeyedRoutes[routeKey(method, path)]
-	return !out
-}
-
-// routeTable matches a request to the route fiber serves it with: the
-// first route of its method, in registration order, whose pattern
-// matches (":name" one segment, "*" the rest), case-insensitively and
-// without a trailing slash, as fiber's default routing does.
-type routeTable struct {
-	routes map[string][]routePattern
-}
-
-type routePattern struct {
-	segs  []string
-	keyed bool
-}
-
-func newRouteTable(routes []fiber.Route) *routeTable {
-	t := &routeTable{routes: map[string][]routePattern{}}
-	for _, r := range routes {
-		t.routes[r.Method] = append(t.routes[r.Method], routePattern{
-			segs:  splitPath(r.Path),
-			keyed: keyedRoute(r.Method, r.Path),
-		})
-	}
-	return t
-}
-
-func splitPath(p string) []string {
-	p = strings.Trim(strings.ToLower(p), "/")
-	if p == "" {
-		return nil
-	}
-	return strings.Split(p, "/")
-}
-
-// match says whether method and path name a route, and whether it
-// honours the Idempotency-Key.
-func (t *routeTable) match(method, path string) (found, keyed bool) {
-	segs := splitPath(path)
-	for _, r := range t.routes[method] {
-		if matchSegs(r.segs, segs) {
-			return true, r.keyed
-		}
-	}
-	return false, false
-}
-
-func matchSegs(pat, segs []string) bool {
-	for i, p := range pat {
-		if p == "*" {
-			return true
-		}
-		if i >= len(segs) {
-			return false
-		}
-		if strings.HasPrefix(p, ":") {
-			if segs[i] == "" {
-				return false
-			}
-			continue
-		}
-		if p != segs[i] {
-			return false
-		}
-	}
-	return len(pat) == len(segs)
-}
-
-// idempotencyKey checks a request's Idempotency-Key before anything else
-// runs: a malformed key, or one sent to a write route that cannot honour
-// it, is refused (400) before any write.
-func (s *Server) idempotencyKey(c *fiber.Ctx) error {
-	raw := c.Request().Header.Peek(headerIdempotencyKey)
-	if raw == nil {
-		return c.Next()
-	}
-	path := c.Path()
-	switch c.Method() {
-	case http.MethodGet:
-		if found, keyed := s.routeTable.match(c.Method(), path); !found || !keyed {
-			return c.Next() // a read: the header has no effect
-		}
-	case http.MethodHead, http.MethodOptions:
-		return c.Next()
-	}
-	lower := strings.ToLower(path)
-	if strings.HasPrefix(lower, "/public/webhooks/") || strings.HasPrefix(lower, "/private/webhooks/") {
-		return c.Next() // the webhooks' own keys (webhooks.go)
-	}
-	key := string(raw)
-	if !storage.CheckIdempotencyKey(key) {
-		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' must be 1 to %d printable ASCII characters", storage.MaxIdempotencyKeyBytes))
-	}
-	found, keyed := s.routeTable.match(c.Method(), path)
-	if !found {
-		return c.Next() // FormKiQ's 404 follows
-	}
-	if !keyed {
-		return invalid(headerIdempotencyKey, fmt.Sprintf("'Idempotency-Key' is not supported on %s %s: send the request without it (API.md, \"Exactly-once writes\")", c.Method(), path))
-	}
-	c.Locals(localIdemKey, key)
-	return c.Next()
-}
+// LocalIdemKey holds a request's valid, honoured Idempotency-Key.
+const LocalIdemKey = "idempotencyKey"
 
 // requestHash identifies a request for its Idempotency-Key: method, path
 // and query (the URI as sent) and the body (bufferBody).
-func (r *reqCtx) requestHash() string {
+func (r *Request) requestHash() string {
 	h := sha256.New()
 	h.Write([]byte(r.Method()))
 	h.Write([]byte{0})
@@ -175,7 +49,7 @@ func (r *reqCtx) requestHash() string {
 // bufferBody reads a keyed request's body (at most limit bytes) so that
 // its digest is known before the handler runs; the handler then reads it
 // from memory as it would from the connection.
-func (r *reqCtx) bufferBody(limit int) error {
+func (r *Request) bufferBody(limit int) error {
 	b, err := r.bodyBytes(limit)
 	if err != nil {
 		return err
@@ -188,7 +62,7 @@ func (r *reqCtx) bufferBody(limit int) error {
 }
 
 // keyedRequest is a request that carries an Idempotency-Key: every
-// command it applies carries the key with its number (keyedApplier).
+// command it applies carries the key with its number (KeyedApplier).
 type keyedRequest struct {
 	key, hash, site, user string
 	mu                    sync.Mutex
@@ -196,7 +70,7 @@ type keyedRequest struct {
 	// wrote: a command carrying the key was applied (its record holds
 	// it), so the request's answer is recorded when it ends.
 	wrote bool
-	// ids counts the ids the request picked (newID).
+	// ids counts the ids the request picked (NewID).
 	ids int
 	// rerun: the request's record was found before it ran (a run cut
 	// off after it wrote): its commands are expected to answer their
@@ -214,12 +88,12 @@ type keyedRequest struct {
 // first, and its answer is the answer (serveKeyed waits for it).
 var errRacingRun = errors.New("server: another run of this keyed request wrote first")
 
-// newID is a new id for something the request creates. A keyed request
+// NewID is a new id for something the request creates. A keyed request
 // picks its ids from its key, request and time, so that a run of it cut
 // off after it wrote and run again by its retry (at the first run's
 // time, serveKeyed) picks the same ones and answers as the first run
 // would have; any other request picks a random UUID.
-func (r *reqCtx) newID() string {
+func (r *Request) NewID() string {
 	k := keyedFrom(r.UserContext())
 	if k == nil {
 		return uuid.NewString()
@@ -229,7 +103,7 @@ func (r *reqCtx) newID() string {
 	k.ids++
 	k.mu.Unlock()
 	h := sha256.New()
-	fmt.Fprintf(h, "quire id\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", k.site, k.user, k.key, k.hash, r.now.UnixNano(), n)
+	fmt.Fprintf(h, "quire id\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", k.site, k.user, k.key, k.hash, r.Now.UnixNano(), n)
 	var b [16]byte
 	copy(b[:], h.Sum(nil))
 	b[6] = b[6]&0x0f | 0x40 // version 4
@@ -244,17 +118,17 @@ func keyedFrom(ctx context.Context) *keyedRequest {
 	return k
 }
 
-// keyedApplier gives every command applied for a keyed request (by its
+// KeyedApplier gives every command applied for a keyed request (by its
 // context) the request's key, numbered in the order the handler applies
 // them: one place, whatever path a handler takes to the store.
-type keyedApplier struct{ storage.Applier }
+type KeyedApplier struct{ storage.Applier }
 
 // unkeyedOps are applied without the key: chunk commands are idempotent
 // by their content hash and their binary wire form carries no key; the
 // answer itself is recorded by OpFinishRequest.
 var unkeyedOps = map[storage.Op]bool{storage.OpPutChunks: true, storage.OpFinishRequest: true}
 
-func (a keyedApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
+func (a KeyedApplier) Apply(ctx context.Context, cmd *storage.Command) (storage.Result, error) {
 	k := keyedFrom(ctx)
 	if k == nil || cmd.Idem != nil || unkeyedOps[cmd.Op] {
 		return a.Applier.Apply(ctx, cmd)
@@ -294,16 +168,16 @@ const answerWait = 5 * time.Second
 // request that was cut off after it wrote and before its answer was
 // recorded is run again: each command it applied before answers its
 // first result (storage/requests.go) and only the rest are applied.
-func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
-	if err := r.bufferBody(s.deps.MaxBodyBytes); err != nil {
+func (s *Env) serveKeyed(r *Request, key string, run func() error) error {
+	if err := r.bufferBody(s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	// A recorded answer belongs to one credential (issue 43): the key is
 	// scoped by the site and the caller's credential, not its username,
 	// which every API key of a creator and a delegation on its behalf
 	// share.
-	k := &keyedRequest{key: key, hash: r.requestHash(), site: r.site, user: r.p.Credential()}
-	st, err := s.db.ReadRequest(k.site, k.user, key, r.now)
+	k := &keyedRequest{key: key, hash: r.requestHash(), site: r.Site, user: r.Principal.Credential()}
+	st, err := s.DB.ReadRequest(k.site, k.user, key, r.Now)
 	if err != nil {
 		return err
 	}
@@ -316,8 +190,8 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		// handler checks before it writes) is decided now, and its first
 		// command answers the recorded answer (RequestReplayError below).
 		// It runs at the first run's time, so that it picks the same ids
-		// and times (newID).
-		r.now = st.At.UTC()
+		// and times (NewID).
+		r.Now = st.At.UTC()
 		k.rerun = true
 	}
 	r.SetUserContext(context.WithValue(r.UserContext(), keyedCtxKey{}, k))
@@ -340,7 +214,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		return s.keyedWithoutWrite(r, k, st != nil, err)
 	}
 	if err != nil {
-		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+		if herr := s.RenderError(r.Ctx, err); herr != nil {
 			return herr
 		}
 	}
@@ -350,16 +224,16 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		return nil // not recorded: a retry runs again, replaying what was applied
 	}
 	ans := storage.RequestAnswer{Status: status, ContentType: string(resp.Header.ContentType()), Body: bytes.Clone(resp.Body())}
-	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, r.user(), r.now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans, Scope: k.user})
+	cmd, cerr := storage.NewCommand(storage.OpFinishRequest, k.site, r.User(), r.Now, storage.FinishRequest{Key: key, Hash: k.hash, Answer: ans, Scope: k.user})
 	if cerr == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.UserContext()), answerRecordWait)
-		_, cerr = s.deps.Applier.Apply(ctx, cmd)
+		_, cerr = s.Deps.Applier.Apply(ctx, cmd)
 		cancel()
 	}
 	if cerr != nil {
 		// The write stands and this is its answer; a retry runs the
 		// request again, each applied command answering its result.
-		s.log.Warn("keyed request: answer not recorded", "requestId", requestID(r.Ctx), "route", routeName(r.Ctx), "err", cerr)
+		s.Log.Warn("keyed request: answer not recorded", "requestId", RequestID(r.Ctx), "route", RouteName(r.Ctx), "err", cerr)
 	}
 	if !fresh {
 		// Every command of this run answered another run's result (a
@@ -367,7 +241,7 @@ func (s *Server) serveKeyed(r *reqCtx, key string, run func() error) error {
 		// one still running): this is a replay. The answer recorded
 		// first is the answer, as first sent; this run's own if it was
 		// the first recorded.
-		if st, rerr := s.db.ReadRequest(k.site, k.user, key, r.now); rerr == nil && st != nil && st.Hash == k.hash && st.Answer != nil {
+		if st, rerr := s.DB.ReadRequest(k.site, k.user, key, r.Now); rerr == nil && st != nil && st.Hash == k.hash && st.Answer != nil {
 			resetAnswer(r)
 			return replayAnswer(r, *st.Answer)
 		}
@@ -385,9 +259,9 @@ const answerRecordWait = 15 * time.Second
 // answer only if no run of the request wrote: one that did (a retry
 // racing the first, a first run cut off, a record this node applied only
 // now) has the answer, waited for up to answerWait.
-func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, err error) error {
+func (s *Env) keyedWithoutWrite(r *Request, k *keyedRequest, hadRecord bool, err error) error {
 	if err != nil {
-		if herr := s.errorHandler(r.Ctx, err); herr != nil {
+		if herr := s.RenderError(r.Ctx, err); herr != nil {
 			return herr
 		}
 	}
@@ -408,10 +282,10 @@ func (s *Server) keyedWithoutWrite(r *reqCtx, k *keyedRequest, hadRecord bool, e
 // retry of a cut-off run (rerun) and could not reach its commands again
 // answers the documented 409; any other is told to send the request
 // again (504, unknown outcome), which then runs as such a retry.
-func (s *Server) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) error {
+func (s *Env) awaitAnswer(r *Request, k *keyedRequest, rerun, racing bool) error {
 	deadline := time.Now().Add(answerWait)
 	for {
-		st, rerr := s.db.ReadRequest(k.site, k.user, k.key, r.now)
+		st, rerr := s.DB.ReadRequest(k.site, k.user, k.key, r.Now)
 		if !racing && (rerr != nil || st == nil) {
 			return nil // no run of this request wrote: this answer stands
 		}
@@ -441,15 +315,15 @@ func (s *Server) awaitAnswer(r *reqCtx, k *keyedRequest, rerun, racing bool) err
 const msgAnotherRun = "Another request with this Idempotency-Key wrote first and has no answer yet (still running, or cut off): send the request again with the same Idempotency-Key to get its answer"
 
 // resetAnswer clears the answer a run wrote, for another one.
-func resetAnswer(r *reqCtx) {
+func resetAnswer(r *Request) {
 	r.Response().ResetBody()
 	r.Response().Header.Del(fiber.HeaderContentType)
-	r.Response().Header.Del(headerWriteOutcome)
+	r.Response().Header.Del(HeaderWriteOutcome)
 	r.Status(http.StatusOK)
 }
 
 // replayAnswer sends a recorded answer as first sent.
-func replayAnswer(r *reqCtx, a storage.RequestAnswer) error {
+func replayAnswer(r *Request, a storage.RequestAnswer) error {
 	r.Set(headerReplayed, "true")
 	if a.ContentType != "" {
 		r.Set(fiber.HeaderContentType, a.ContentType)

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"errors"
@@ -13,33 +13,33 @@ import (
 	"quire/storage"
 )
 
-// validEmail is the pipeline's idea of an address it can send to.
-func validEmail(s string) bool { return pipeline.ValidEmail(s) }
+// ValidEmail is the pipeline's idea of an address it can send to.
+func ValidEmail(s string) bool { return pipeline.ValidEmail(s) }
 
-// validUserID accepts a user name as a query parameter: 1 to 256 bytes of
+// ValidUserID accepts a user name as a query parameter: 1 to 256 bytes of
 // valid UTF-8 without control characters.
-func validUserID(u string) bool {
+func ValidUserID(u string) bool {
 	if u == "" || len(u) > 256 || !utf8.ValidString(u) {
 		return false
 	}
 	return !strings.ContainsFunc(u, unicode.IsControl)
 }
 
-func deref(p *string) string {
+func Deref(p *string) string {
 	if p == nil {
 		return ""
 	}
 	return *p
 }
 
-func isUUIDv4(s string) bool {
+func IsUUIDv4(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && u.Version() == 4 && len(s) == 36
 }
 
-// parseDay parses yyyy-MM-dd in the zone tz ("+0500", "-08:00", an IANA
+// ParseDay parses yyyy-MM-dd in the zone tz ("+0500", "-08:00", an IANA
 // name, or empty for UTC) and returns the start of that day.
-func parseDay(date, tz string) (time.Time, error) {
+func ParseDay(date, tz string) (time.Time, error) {
 	loc := time.UTC
 	if tz != "" {
 		if l, err := time.LoadLocation(tz); err == nil {
@@ -48,19 +48,19 @@ func parseDay(date, tz string) (time.Time, error) {
 			_, off := t.Zone()
 			loc = time.FixedZone(tz, off)
 		} else {
-			return time.Time{}, invalid("tz", "invalid 'tz' parameter")
+			return time.Time{}, Invalid("tz", "invalid 'tz' parameter")
 		}
 	}
 	t, err := time.ParseInLocation("2006-01-02", date, loc)
 	if err != nil {
-		return time.Time{}, invalid("date", "invalid date string '"+date+"'")
+		return time.Time{}, Invalid("date", "invalid date string '"+date+"'")
 	}
 	return t, nil
 }
 
-// parseDateParam parses a start or end query parameter given as a day
+// ParseDateParam parses a start or end query parameter given as a day
 // (yyyy-MM-dd, the whole day counts) or a full timestamp.
-func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
+func ParseDateParam(r *Request, name string, end bool) (time.Time, error) {
 	v := r.Query(name)
 	if v == "" {
 		return time.Time{}, nil
@@ -79,7 +79,7 @@ func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
 	}
 	t, err := time.Parse("2006-01-02", v)
 	if err != nil {
-		return time.Time{}, invalid(name, "invalid '"+name+"' parameter")
+		return time.Time{}, Invalid(name, "invalid '"+name+"' parameter")
 	}
 	if end {
 		t = t.AddDate(0, 0, 1)
@@ -87,16 +87,16 @@ func parseDateParam(r *reqCtx, name string, end bool) (time.Time, error) {
 	return t, nil
 }
 
-func nonNilStrings(s []string) []string {
+func NonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
 }
 
-func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
+func IsNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
 
-func splitDocPath(p string) (dir, name string) {
+func SplitDocPath(p string) (dir, name string) {
 	i := strings.LastIndexByte(p, '/')
 	if i < 0 {
 		return "", p
@@ -104,15 +104,15 @@ func splitDocPath(p string) (dir, name string) {
 	return p[:i], p[i+1:]
 }
 
-// notificationConfigured reports whether NOTIFICATION actions of a site
+// NotificationConfigured reports whether NOTIFICATION actions of a site
 // have a sender address (and the server or site a mail server).
-func (s *Server) notificationConfigured(site string) bool {
-	c, err := s.db.SiteConfig(site)
+func (s *Env) NotificationConfigured(site string) bool {
+	c, err := s.DB.SiteConfig(site)
 	return err == nil && c.FromEmail() != ""
 }
 
-// nonNil makes a nil slice encode as [] rather than null.
-func nonNil[T any](s []T) []T {
+// NonNil makes a nil slice encode as [] rather than null.
+func NonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}

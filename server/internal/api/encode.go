@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"bytes"
@@ -18,17 +18,17 @@ import (
 // dateLayout is FormKiQ's date format: yyyy-MM-dd'T'HH:mm:ssZ in UTC.
 const dateLayout = "2006-01-02T15:04:05-0700"
 
-func formatDate(t time.Time) string {
+func FormatDate(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.UTC().Format(dateLayout)
 }
 
-// marshalJSON encodes v as JSON without HTML escaping ('&', '<' and '>'
+// MarshalJSON encodes v as JSON without HTML escaping ('&', '<' and '>'
 // stay as they are) and without encoding/json's trailing newline. Every
 // JSON answer goes through it (fiber.Config.JSONEncoder).
-func marshalJSON(v any) ([]byte, error) {
+func MarshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -39,65 +39,65 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 // bodyBytes reads the request body, at most limit bytes (over it:
-// errBodyTooLarge, the rest drained), from the stream when fiber streams
+// ErrBodyTooLarge, the rest drained), from the stream when fiber streams
 // it, else from fiber's buffer (which the caller must not keep past the
 // request).
-func (r *reqCtx) bodyBytes(limit int) ([]byte, error) {
+func (r *Request) bodyBytes(limit int) ([]byte, error) {
 	if n := r.Request().Header.ContentLength(); n > limit {
-		drain(r.Ctx)
-		return nil, errBodyTooLarge
+		Drain(r.Ctx)
+		return nil, ErrBodyTooLarge
 	}
 	var body []byte
-	if st := bodyStream(r.Ctx); st != nil {
+	if st := BodyStream(r.Ctx); st != nil {
 		b, err := io.ReadAll(io.LimitReader(st, int64(limit)+1))
 		if err != nil {
-			return nil, errInvalidBody
+			return nil, ErrInvalidBody
 		}
 		body = b
 	} else {
 		body = r.Body()
 	}
 	if len(body) > limit {
-		drain(r.Ctx)
-		return nil, errBodyTooLarge
+		Drain(r.Ctx)
+		return nil, ErrBodyTooLarge
 	}
 	return body, nil
 }
 
-// readBody reads a JSON request body into v. Bodies over MaxBodyBytes,
+// ReadBody reads a JSON request body into v. Bodies over MaxBodyBytes,
 // malformed JSON and values of the wrong type are 400s; an empty body is
-// "invalid body" too (errNoBody, which a route may answer differently).
-func (r *reqCtx) readBody(v any, limit int) error {
+// "invalid body" too (ErrNoBody, which a route may answer differently).
+func (r *Request) ReadBody(v any, limit int) error {
 	body, err := r.bodyBytes(limit)
 	if err != nil {
 		return err
 	}
 	if t := bytes.TrimSpace(body); len(t) == 0 || string(t) == "null" {
-		return errNoBody
+		return ErrNoBody
 	}
 	sum := sha256.Sum256(body)
 	r.bodySum = sum[:]
 	// encoding/json silently replaces invalid UTF-8 and unpaired
 	// surrogate escapes with U+FFFD: refuse them here, on the raw bytes.
 	if !utf8.Valid(body) || loneSurrogate(body) {
-		return errInvalidUTF8
+		return ErrInvalidUTF8
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return invalid(te.Field, "invalid '"+te.Field+"' type")
+			return Invalid(te.Field, "invalid '"+te.Field+"' type")
 		}
-		return errInvalidBody
+		return ErrInvalidBody
 	}
 	// One JSON value and nothing after it, as FormKiQ's Gson reads it.
 	if _, err := dec.Token(); err != io.EOF {
-		return errInvalidBody
+		return ErrInvalidBody
 	}
 	return nil
 }
 
-var errInvalidUTF8 = invalid("", "request body is not valid UTF-8")
+var ErrInvalidUTF8 = Invalid("", "request body is not valid UTF-8")
 
 // loneSurrogate reports a \uD800-\uDFFF escape that is not a high
 // surrogate followed by a low one (JSON escapes only occur in strings, so
@@ -134,18 +134,22 @@ func loneSurrogate(b []byte) bool {
 	return false
 }
 
+// drainLimiter is a connection the core's listener wraps (conns.go):
+// LimitDrain caps its reads at the drain timeout (Timeouts.Drain).
+type drainLimiter interface{ LimitDrain() }
+
 // maxDrain bounds how much of a refused body is read and discarded so the
 // client gets the 400 instead of a connection reset; past it, or past
 // Timeouts.Drain, the connection is closed.
 const maxDrain = 64 << 20
 
-func drain(c *fiber.Ctx) {
-	st := bodyStream(c)
+func Drain(c *fiber.Ctx) {
+	st := BodyStream(c)
 	if st == nil {
 		return
 	}
-	if tc := connOf(c); tc != nil {
-		tc.limitReads(tc.t.timeouts.Drain)
+	if dl, ok := c.Context().Conn().(drainLimiter); ok {
+		dl.LimitDrain()
 	}
 	// A body left in the socket would be read as the next request.
 	if _, err := io.CopyN(io.Discard, st, maxDrain); err != io.EOF {
@@ -153,13 +157,13 @@ func drain(c *fiber.Ctx) {
 	}
 }
 
-// bodyStream is the request's streamed body (nil when there is none),
+// BodyStream is the request's streamed body (nil when there is none),
 // the same reader for every caller of a request. Once it has failed or
 // ended, it keeps answering that error: fasthttp's chunked stream, read
 // again after its terminating chunk, waits for another chunk, so draining
 // a fully read chunked upload used to hold the request until the client
 // gave up.
-func bodyStream(c *fiber.Ctx) io.Reader {
+func BodyStream(c *fiber.Ctx) io.Reader {
 	if s, ok := c.Locals(localBody).(*stickyReader); ok {
 		return s
 	}
@@ -186,18 +190,13 @@ func (s *stickyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// documentJSON renders a stored document with FormKiQ's read fields.
-// DocumentJSON renders a document as GET /documents/{id} does (webhook
-// bodies use it too).
-func DocumentJSON(d *storage.Document) map[string]any { return documentJSON(d) }
-
-func documentJSON(d *storage.Document) map[string]any {
+func DocumentJSON(d *storage.Document) map[string]any {
 	m := map[string]any{
 		"siteId":           d.SiteID,
 		"documentId":       d.DocumentID,
 		"path":             d.Path,
-		"insertedDate":     formatDate(d.InsertedDate),
-		"lastModifiedDate": formatDate(d.LastModifiedDate),
+		"insertedDate":     FormatDate(d.InsertedDate),
+		"lastModifiedDate": FormatDate(d.LastModifiedDate),
 		"userId":           d.UserID,
 	}
 	opt := func(k, v string) {
@@ -225,7 +224,7 @@ func documentJSON(d *storage.Document) map[string]any {
 		m["contentLength"] = d.ContentLength
 	}
 	if d.DeletedDate != nil {
-		m["deletedDate"] = formatDate(*d.DeletedDate)
+		m["deletedDate"] = FormatDate(*d.DeletedDate)
 	}
 	if len(d.Metadata) > 0 {
 		m["metadata"] = d.Metadata
@@ -233,10 +232,10 @@ func documentJSON(d *storage.Document) map[string]any {
 	return m
 }
 
-// metadataMap is a document's metadata as the fulltext responses of
+// MetadataMap is a document's metadata as the fulltext responses of
 // FormKiQ's spec declare it: a map of key to value (a string, or a list
 // for several values), not the list of {key, value} of GET /documents.
-func metadataMap(md []storage.Metadata) map[string]any {
+func MetadataMap(md []storage.Metadata) map[string]any {
 	out := make(map[string]any, len(md))
 	for _, m := range md {
 		if len(m.Values) > 0 {

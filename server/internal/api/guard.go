@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"errors"
@@ -13,13 +13,13 @@ import (
 
 // Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
 // with "artifacts": true adds one to an existing document, artifactId on
-// the routes of artifactRoutes acts on one, GET /documents/{id}/artifacts
+// the routes of ArtifactRoutes acts on one, GET /documents/{id}/artifacts
 // lists them and PUT .../artifacts/promoteArtifact makes one the content
 // the document serves.
 
-// artifactRoutes are the routes that take artifactId, by method and
+// ArtifactRoutes are the routes that take artifactId, by method and
 // registered path. Every other route refuses it with 400 (API.md).
-var artifactRoutes = map[string]bool{
+var ArtifactRoutes = map[string]bool{
 	"GET /documents/:documentId":                                             true,
 	"PATCH /documents/:documentId":                                           true,
 	"DELETE /documents/:documentId":                                          true,
@@ -82,20 +82,20 @@ const msgArtifactRoute = "'artifactId' is not supported on this route"
 // not lift them), and artifactId, where the route takes it, must name an
 // artifact of the live document (404 otherwise), which the handler then
 // acts on (r.docID()).
-func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
+func (s *Env) resolveDocument(r *Request, perm auth.Permission) error {
 	art := r.Query("artifactId")
-	if art != "" && !artifactRoutes[queryRouteKey(r.Ctx)] {
-		return invalid("artifactId", msgArtifactRoute)
+	if art != "" && !ArtifactRoutes[queryRouteKey(r.Ctx)] {
+		return Invalid("artifactId", msgArtifactRoute)
 	}
 	id := r.Params("documentId")
 	if id == "" {
 		return nil
 	}
-	d, err := s.db.GetDocumentAny(r.site, id)
+	d, err := s.DB.GetDocumentAny(r.Site, id)
 	switch {
 	case err != nil && art == "":
 		return nil // the handler answers
-	case isNotFound(err):
+	case IsNotFound(err):
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	case err != nil:
 		return err // never act on the document instead of its artifact
@@ -103,19 +103,19 @@ func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
 	if d.ArtifactOf != "" {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	if !folderExempt(r) {
-		if err := s.requireDocPath(r, d.Path, routeFolderPermission(perm, r.Method())); err != nil {
+	if !FolderExempt(r) {
+		if err := s.RequireDocPath(r, d.Path, routeFolderPermission(perm, r.Method())); err != nil {
 			return err
 		}
 	}
 	if art == "" {
 		return nil
 	}
-	a, err := s.db.GetArtifact(r.site, d.DocumentID, art)
+	a, err := s.DB.GetArtifact(r.Site, d.DocumentID, art)
 	if err != nil {
 		return err
 	}
-	r.art = a.DocumentID
+	r.ArtifactID = a.DocumentID
 	return nil
 }
 
@@ -127,50 +127,50 @@ func (s *Server) resolveDocument(r *reqCtx, perm auth.Permission) error {
 // site permissions alone. Admins and the site's governors are not limited
 // by folder permissions (they set them).
 
-// folderExempt reports whether folder permissions do not limit the caller:
+// FolderExempt reports whether folder permissions do not limit the caller:
 // admins and the site's governors (they set them).
 // A request through a share (shareKey) is never exempt: the share bounds it.
-func folderExempt(r *reqCtx) bool {
-	return r.share == nil && (r.p.Admin || r.p.Can(r.site, auth.PermGovern))
+func FolderExempt(r *Request) bool {
+	return r.share == nil && (r.Principal.Admin || r.Principal.Can(r.Site, auth.PermGovern))
 }
 
-// folderAllows reports whether the caller may use perm in the folder dir:
+// FolderAllows reports whether the caller may use perm in the folder dir:
 // through a share (shareKey), only inside its folder with its
 // permissions; otherwise by the folder permissions, or a share of the
 // site naming the caller (shares.go).
-func (s *Server) folderAllows(r *reqCtx, dir, perm string) bool {
+func (s *Env) FolderAllows(r *Request, dir, perm string) bool {
 	if r.share != nil {
 		return r.share.Grants(dir, perm)
 	}
-	if folderExempt(r) {
+	if FolderExempt(r) {
 		return true
 	}
-	set, err := s.folderSet(r)
+	set, err := s.FolderSet(r)
 	if err != nil {
 		return false // fail closed
 	}
-	return set.Allows(dir, r.p.Groups, perm) || s.shareAllows(r, dir, perm)
+	return set.Allows(dir, r.Principal.Groups, perm) || s.shareAllows(r, dir, perm)
 }
 
-// folderRestricted reports whether folder permissions may hide documents
+// FolderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
-func (s *Server) folderRestricted(r *reqCtx) bool {
+func (s *Env) FolderRestricted(r *Request) bool {
 	if r.share != nil {
 		return true
 	}
-	if folderExempt(r) {
+	if FolderExempt(r) {
 		return false
 	}
-	set, err := s.folderSet(r)
+	set, err := s.FolderSet(r)
 	return err != nil || len(set) > 0
 }
 
-// folderSet returns the site's folder permissions, read once per request.
-func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
+// FolderSet returns the site's folder permissions, read once per request.
+func (s *Env) FolderSet(r *Request) (storage.FolderPermissionSet, error) {
 	if !r.fpLoaded {
-		set, err := s.db.FolderPermissions(r.site)
+		set, err := s.DB.FolderPermissions(r.Site)
 		if err != nil {
-			s.log.Error("folder permissions", "site", r.site, "err", err)
+			s.Log.Error("folder permissions", "site", r.Site, "err", err)
 			set = nil
 			r.fpErr = true
 		}
@@ -182,74 +182,74 @@ func (s *Server) folderSet(r *reqCtx) (storage.FolderPermissionSet, error) {
 	return r.fperms, nil
 }
 
-// actorOf is the caller's rights as an action records them.
-func (s *Server) actorOf(r *reqCtx) *storage.ActionActor {
-	perms := r.p.Permissions(r.site)
-	a := &storage.ActionActor{Groups: slices.Clone(r.p.Groups), Permissions: make([]string, len(perms))}
+// ActorOf is the caller's rights as an action records them.
+func (s *Env) ActorOf(r *Request) *storage.ActionActor {
+	perms := r.Principal.Permissions(r.Site)
+	a := &storage.ActionActor{Groups: slices.Clone(r.Principal.Groups), Permissions: make([]string, len(perms))}
 	for i, pm := range perms {
 		a.Permissions[i] = string(pm)
 	}
 	return a
 }
 
-// stampActionRights records the caller's rights on the actions that act
+// StampActionRights records the caller's rights on the actions that act
 // with them (MOVE, DELETE): storage checks them when it adds the actions,
 // in the same transaction, and the pipeline again when they run.
-func (s *Server) stampActionRights(r *reqCtx, acts []storage.Action) {
+func (s *Env) StampActionRights(r *Request, acts []storage.Action) {
 	for i := range acts {
 		if storage.ActsAsAdder(acts[i].Type) {
-			acts[i].Actor = s.actorOf(r)
+			acts[i].Actor = s.ActorOf(r)
 		}
 	}
 }
 
-// docAllows reports whether the caller may use perm on a document at path.
-func (s *Server) docAllows(r *reqCtx, path, perm string) bool {
-	dir, _ := splitDocPath(path)
-	return s.folderAllows(r, dir, perm)
+// DocAllows reports whether the caller may use perm on a document at path.
+func (s *Env) DocAllows(r *Request, path, perm string) bool {
+	dir, _ := SplitDocPath(path)
+	return s.FolderAllows(r, dir, perm)
 }
 
-// folderDenied is the error for an operation a folder's permissions do
+// FolderDenied is the error for an operation a folder's permissions do
 // not grant.
-func folderDenied(dir, perm string) error {
+func FolderDenied(dir, perm string) error {
 	return &auth.Error{Status: http.StatusUnauthorized, Msg: storage.FolderDenied(dir, perm).Msg}
 }
 
-// requireDocPath checks perm for a document path a request writes.
-func (s *Server) requireDocPath(r *reqCtx, path, perm string) error {
-	if !s.docAllows(r, path, perm) {
-		dir, _ := splitDocPath(path)
-		return folderDenied(dir, perm)
+// RequireDocPath checks perm for a document path a request writes.
+func (s *Env) RequireDocPath(r *Request, path, perm string) error {
+	if !s.DocAllows(r, path, perm) {
+		dir, _ := SplitDocPath(path)
+		return FolderDenied(dir, perm)
 	}
 	return nil
 }
 
-// requireWritePaths checks WRITE on the folders new documents go to, and
+// RequireWritePaths checks WRITE on the folders new documents go to, and
 // records the rights their MOVE and DELETE actions need.
-func (s *Server) requireWritePaths(r *reqCtx, docs []storage.NewDocument) error {
+func (s *Env) RequireWritePaths(r *Request, docs []storage.NewDocument) error {
 	for _, d := range docs {
-		if err := s.requireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
+		if err := s.RequireDocPath(r, d.Document.Path, storage.FolderWrite); err != nil {
 			return err
 		}
-		s.stampActionRights(r, d.Actions)
+		s.StampActionRights(r, d.Actions)
 	}
 	return nil
 }
 
-// writableIDs keeps the documents among ids whose folder lets the caller
+// WritableIDs keeps the documents among ids whose folder lets the caller
 // write: a bulk change by match (PATCH /documents/tags) skips the others
 // rather than reaching into folders the caller could not change one by one.
-func (s *Server) writableIDs(r *reqCtx, ids []string) ([]string, error) {
-	if folderExempt(r) {
+func (s *Env) WritableIDs(r *Request, ids []string) ([]string, error) {
+	if FolderExempt(r) {
 		return ids, nil
 	}
-	docs, err := s.db.GetDocuments(r.site, ids)
+	docs, err := s.DB.GetDocuments(r.Site, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(docs))
 	for _, d := range docs {
-		if s.docAllows(r, d.Path, storage.FolderWrite) {
+		if s.DocAllows(r, d.Path, storage.FolderWrite) {
 			out = append(out, d.DocumentID)
 		}
 	}
@@ -278,39 +278,39 @@ func routeFolderPermission(perm auth.Permission, method string) string {
 	return storage.FolderWrite
 }
 
-// requireDocOf checks perm on the folder of the document id a request
+// RequireDocOf checks perm on the folder of the document id a request
 // body names (an artifact: its document's folder). An unknown id passes:
 // the handler answers it as it would for anyone.
-func (s *Server) requireDocOf(r *reqCtx, id, perm string) error {
-	if folderExempt(r) || id == "" {
+func (s *Env) RequireDocOf(r *Request, id, perm string) error {
+	if FolderExempt(r) || id == "" {
 		return nil
 	}
-	d, err := s.db.GetDocumentAny(r.site, id)
+	d, err := s.DB.GetDocumentAny(r.Site, id)
 	if err != nil {
 		return nil
 	}
 	if d.ArtifactOf != "" {
-		if d, err = s.db.GetDocumentAny(r.site, d.ArtifactOf); err != nil {
+		if d, err = s.DB.GetDocumentAny(r.Site, d.ArtifactOf); err != nil {
 			return nil
 		}
 	}
-	return s.requireDocPath(r, d.Path, perm)
+	return s.RequireDocPath(r, d.Path, perm)
 }
 
 // Folder shares (FormKiQ's GET /shares, POST /shares/folders/{indexKey},
 // DELETE /shares/{shareKey}; API.md "Folder shares"). A share gives a
 // group (or one user) READ, WRITE and DELETE inside a folder of a site:
 //
-//   - with shareKey on a route of shareRoutes, the request acts through
+//   - with shareKey on a route of ShareRoutes, the request acts through
 //     the share: on its site (a recipient needs no role there), with the
 //     share's permissions, inside its folder only;
 //   - without shareKey, a caller of the site whose groups a share names
 //     gets its permissions in the folder where folder permissions would
 //     refuse them (within what the caller's site role allows).
 
-// shareRoutes are the routes that take shareKey (FormKiQ's shareKeyParam),
+// ShareRoutes are the routes that take shareKey (FormKiQ's shareKeyParam),
 // by method and registered path. Every other route refuses it with 400.
-var shareRoutes = map[string]bool{
+var ShareRoutes = map[string]bool{
 	"POST /documents":                                               true,
 	"GET /documents/:documentId":                                    true,
 	"PATCH /documents/:documentId":                                  true,
@@ -337,11 +337,11 @@ var shareRoutes = map[string]bool{
 }
 
 // sharePerm is the share permission a route's site permission needs.
-var sharePerm = map[auth.Permission]string{read: storage.FolderRead, write: storage.FolderWrite, del: storage.FolderDelete}
+var sharePerm = map[auth.Permission]string{auth.PermRead: storage.FolderRead, auth.PermWrite: storage.FolderWrite, auth.PermDelete: storage.FolderDelete}
 
 // errShareDenied refuses a shareKey the caller may not use.
 func errShareDenied(key string) error {
-	return errStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s')", key))
+	return ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s')", key))
 }
 
 // useShare makes a request with shareKey act through the share: the
@@ -349,12 +349,12 @@ func errShareDenied(key string) error {
 // (or user), a siteId given must be the share's, and the route's
 // permission must be one the share gives. It replaces the site role
 // check of wrap.
-func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
-	if !shareRoutes[queryRouteKey(r.Ctx)] {
-		return invalid("shareKey", "'shareKey' is not supported on this route")
+func (s *Env) useShare(r *Request, key string, perm auth.Permission) error {
+	if !ShareRoutes[queryRouteKey(r.Ctx)] {
+		return Invalid("shareKey", "'shareKey' is not supported on this route")
 	}
-	sh, err := s.db.GetShare(key)
-	if isNotFound(err) {
+	sh, err := s.DB.GetShare(key)
+	if IsNotFound(err) {
 		return errShareDenied(key)
 	}
 	if err != nil {
@@ -362,34 +362,34 @@ func (s *Server) useShare(r *reqCtx, key string, perm auth.Permission) error {
 	}
 	// A credential bound to a site (an API key, a delegation) never
 	// acts on another site's share, whatever its groups or username.
-	if b := r.p.BoundSite(); !sh.SharedWith(r.p.Username, r.p.Groups) || b != "" && b != sh.SiteID {
+	if b := r.Principal.BoundSite(); !sh.SharedWith(r.Principal.Username, r.Principal.Groups) || b != "" && b != sh.SiteID {
 		return errShareDenied(key)
 	}
 	if site := r.Query("siteId"); site != "" && site != sh.SiteID {
-		return invalid("siteId", "'siteId' is not the share's site")
+		return Invalid("siteId", "'siteId' is not the share's site")
 	}
 	need, ok := sharePerm[perm]
 	if !ok || !slices.Contains(sh.Permissions, need) {
-		return errStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s' does not give %s)", key, strings.ToUpper(string(perm))))
+		return ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s' does not give %s)", key, strings.ToUpper(string(perm))))
 	}
-	r.site, r.share = sh.SiteID, sh
+	r.Site, r.share = sh.SiteID, sh
 	return nil
 }
 
 // shareAllows reports whether a share of the site names the caller and
 // gives perm in dir (without shareKey: shares add to folder permissions).
-func (s *Server) shareAllows(r *reqCtx, dir, perm string) bool {
-	if b := r.p.BoundSite(); b != "" && b != r.site {
+func (s *Env) shareAllows(r *Request, dir, perm string) bool {
+	if b := r.Principal.BoundSite(); b != "" && b != r.Site {
 		return false
 	}
 	if !r.shLoaded {
 		r.shLoaded = true
-		all, err := s.db.SiteShares(r.site)
+		all, err := s.DB.SiteShares(r.Site)
 		if err != nil {
 			return false // fail closed
 		}
 		for i := range all {
-			if all[i].SharedWith(r.p.Username, r.p.Groups) {
+			if all[i].SharedWith(r.Principal.Username, r.Principal.Groups) {
 				r.shares = append(r.shares, all[i])
 			}
 		}
@@ -406,13 +406,13 @@ func (s *Server) shareAllows(r *reqCtx, dir, perm string) bool {
 // /documents/{id}/versions lists a document's states newest first, the
 // current one first; PUT .../versions {"versionKey"} sets the document back
 // to one; DELETE .../versions/{versionKey} deletes an earlier one. With
-// artifactId they act on the artifact (artifactRoutes). versionKey on the
-// routes of versionKeyRoutes reads an earlier state's content; every other
+// artifactId they act on the artifact (ArtifactRoutes). versionKey on the
+// routes of VersionKeyRoutes reads an earlier state's content; every other
 // route refuses it (middleware.go, API.md).
 
-// versionKeyRoutes are the routes that take the versionKey query
+// VersionKeyRoutes are the routes that take the versionKey query
 // parameter, by method and registered path.
-var versionKeyRoutes = map[string]bool{
+var VersionKeyRoutes = map[string]bool{
 	"GET /documents/:documentId/content": true,
 	"GET /documents/:documentId/url":     true,
 }

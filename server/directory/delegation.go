@@ -1,4 +1,4 @@
-package server
+package directory
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -19,9 +20,9 @@ const (
 	maxDelegationUser   = 256
 )
 
-// handleAddDelegationToken serves POST /sites/{siteId}/delegationTokens
+// HandleAddDelegationToken serves POST /sites/{siteId}/delegationTokens
 // (ADMIN on the site).
-func (s *Server) handleAddDelegationToken(r *reqCtx) error {
+func (s *Handlers) HandleAddDelegationToken(r *api.Request) error {
 	var in struct {
 		Permissions []string `json:"permissions"`
 		OnBehalfOf  *struct {
@@ -29,12 +30,12 @@ func (s *Server) handleAddDelegationToken(r *reqCtx) error {
 		} `json:"onBehalfOf"`
 		Reason *string `json:"reason"`
 	}
-	if err := r.readBody(&in, 64<<10); err != nil {
+	if err := r.ReadBody(&in, 64<<10); err != nil {
 		return err
 	}
 	var errs []storage.ValidationItem
 	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
-	d := auth.Delegation{Site: r.site, IssuedBy: r.user()}
+	d := auth.Delegation{Site: r.Site, IssuedBy: r.User()}
 	if len(in.Permissions) == 0 {
 		add("permissions", "'permissions' is required")
 	}
@@ -45,8 +46,8 @@ func (s *Server) handleAddDelegationToken(r *reqCtx) error {
 			add("permissions", "a delegation token cannot grant ADMIN")
 		case !slices.Contains(auth.DelegablePerms, pm):
 			add("permissions", fmt.Sprintf("invalid permission '%s'", p))
-		case !r.p.Can(r.site, pm):
-			add("permissions", fmt.Sprintf("permission '%s' is not held by the caller on site '%s'", pm, r.site))
+		case !r.Principal.Can(r.Site, pm):
+			add("permissions", fmt.Sprintf("permission '%s' is not held by the caller on site '%s'", pm, r.Site))
 		case !slices.Contains(d.Permissions, pm):
 			d.Permissions = append(d.Permissions, pm)
 		}
@@ -69,10 +70,10 @@ func (s *Server) handleAddDelegationToken(r *reqCtx) error {
 			d.OnBehalfOf = *u
 		}
 	}
-	if err := checkErrors(errs); err != nil {
+	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	tok, err := s.deps.Auth.SignDelegation(d)
+	tok, err := s.Deps.Auth.SignDelegation(d)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"fmt"
@@ -26,15 +26,15 @@ func asciiName(s string) string {
 // the console's cookies. Every answer that carries stored bytes (signed
 // downloads of content, versions, artifacts and watermarked copies,
 // published copies, archives, the e-sign document, WebDAV GET, the
-// backup) therefore goes through serveStored, and only routes listed in
-// storedRoutes may answer with them: TestStoredBytes_* walk the route
+// backup) therefore goes through ServeStored, and only routes listed in
+// StoredRoutes may answer with them: TestStoredBytes_* walk the route
 // table and fail for a route that answers stored bytes without these
 // headers, and storedGuard turns a listed route that streams bytes
 // without them into a 500 at run time.
 
-// storedRoutes are the routes that answer with stored bytes ("GET path";
+// StoredRoutes are the routes that answer with stored bytes ("GET path";
 // fiber's HEAD runs the GET handler), with what they serve.
-var storedRoutes = map[string]string{
+var StoredRoutes = map[string]string{
 	"GET /downloads/:siteId/:documentId": "signed download: a document's content, an artifact, an earlier version, a watermarked copy",
 	"GET /published/:siteId/:documentId": "a published copy",
 	"GET /archives/:siteId/:archiveId":   "a ZIP of stored documents (/documents/compress)",
@@ -43,11 +43,11 @@ var storedRoutes = map[string]string{
 	"GET /system/backup":                 "the backup stream (every document)",
 }
 
-// localStored marks a response whose safe headers serveStored set.
+// localStored marks a response whose safe headers ServeStored set.
 const localStored = "storedBytes"
 
-// storedFile is stored bytes about to be answered.
-type storedFile struct {
+// StoredFile is stored bytes about to be answered.
+type StoredFile struct {
 	// ContentType is the stored type ("" is application/octet-stream).
 	ContentType string
 	// Name is the file name offered to a browser that saves it.
@@ -57,13 +57,13 @@ type storedFile struct {
 	Inline bool
 }
 
-// serveStored sets the headers every answer of stored bytes carries:
+// ServeStored sets the headers every answer of stored bytes carries:
 // the type, Content-Disposition (attachment for every active type
 // whatever the caller asked, as FormKiQ's S3 URLs serve them),
 // X-Content-Type-Options: nosniff so a browser never guesses a more
 // dangerous type, and Content-Security-Policy: sandbox so that a page
 // opened anyway runs as a unique origin with no script and no cookies.
-func serveStored(c *fiber.Ctx, f storedFile) {
+func ServeStored(c *fiber.Ctx, f StoredFile) {
 	ctype := f.ContentType
 	if ctype == "" {
 		ctype = "application/octet-stream"
@@ -115,7 +115,7 @@ func activeType(ctype, name string) bool {
 	return false
 }
 
-// storedKey is the storedRoutes key of c's route.
+// storedKey is the StoredRoutes key of c's route.
 func storedKey(c *fiber.Ctx) string {
 	r := c.Route()
 	if r == nil {
@@ -128,28 +128,28 @@ func storedKey(c *fiber.Ctx) string {
 	return m + " " + r.Path
 }
 
-// safeHeaders sends X-Content-Type-Options: nosniff on every answer (no
+// SafeHeaders sends X-Content-Type-Options: nosniff on every answer (no
 // answer of Quire's needs a browser to guess its type), and refuses a
-// streamed success of a storedRoutes route that did not go through
-// serveStored: a 500 and a log line, never the bytes.
-func (s *Server) safeHeaders(c *fiber.Ctx) error {
+// streamed success of a StoredRoutes route that did not go through
+// ServeStored: a 500 and a log line, never the bytes.
+func (s *Env) SafeHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	err := c.Next()
 	if err != nil || c.Response().StatusCode() >= 300 || !c.Response().IsBodyStream() {
 		return err
 	}
-	if _, stored := storedRoutes[storedKey(c)]; !stored {
+	if _, stored := StoredRoutes[storedKey(c)]; !stored {
 		return nil
 	}
 	if ok, _ := c.Locals(localStored).(bool); ok {
 		return nil
 	}
-	s.log.Error("stored bytes answered without serveStored", "requestId", requestID(c), "route", routeName(c))
+	s.Log.Error("stored bytes answered without serveStored", "requestId", RequestID(c), "route", RouteName(c))
 	c.Response().ResetBody()
 	c.Response().Header.Del(fiber.HeaderContentDisposition)
 	return errStoredUnsafe
 }
 
-// errStoredUnsafe is a stored-bytes route that skipped serveStored: a
+// errStoredUnsafe is a stored-bytes route that skipped ServeStored: a
 // bug, answered as a plain 500.
 var errStoredUnsafe = fmt.Errorf("stored bytes without safe headers")
