@@ -227,10 +227,15 @@ func TestOCR_Office(t *testing.T) {
 				}
 				return
 			}
+			// It is built after the action (the text does not wait for
+			// it): the action names it, and it appears.
 			art, _ := md["artifactId"].(string)
-			ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts?siteId="+tc.site, nil, tok)
-			if art == "" || !strings.Contains(string(ar.Body), art) || !strings.Contains(string(ar.Body), `"artifactCategory":"OCR"`) {
-				t.Fatalf("no OCR artifact %q: %s", art, ar.Body)
+			if art == "" {
+				t.Fatalf("no OCR artifact named: %v", md)
+			}
+			ar := waitArtifact(t, s, tok, tc.site, id, art)
+			if !strings.Contains(string(ar), `"artifactCategory":"OCR"`) {
+				t.Fatalf("OCR artifact %q: %s", art, ar)
 			}
 			d := s.Do(http.MethodGet, "/documents/"+id+"?siteId="+tc.site, nil, tok).JSON(t)
 			if p, _ := d["promotedArtifactId"].(string); p != "" {
@@ -249,6 +254,23 @@ func TestOCR_Office(t *testing.T) {
 				t.Fatalf("artifact is not a PDF/A (%d bytes)", pdf.Len())
 			}
 		})
+	}
+}
+
+// waitArtifact waits until the document's artifacts list art and returns
+// the list.
+func waitArtifact(t *testing.T, s *quiretest.Server, tok, site, id, art string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts?siteId="+site, nil, tok)
+		if strings.Contains(string(ar.Body), art) {
+			return ar.Body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OCR artifact %q not kept within 2m: %s", art, ar.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -94,6 +95,11 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed when workers must take no more work
 	wg       sync.WaitGroup
+	// ocrSlots bounds the OCR pages read at once across the pipeline
+	// (ocrpages.go); bgSlots the background work (OCR renditions) done
+	// at once, counted by bg.
+	ocrSlots, bgSlots chan struct{}
+	bg                sync.WaitGroup
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
@@ -138,7 +144,8 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		userHTTP: cfg.Outbound.Client(30 * time.Second), userLLM: cfg.Outbound.Client(0),
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		unrecorded: map[storage.DocRef]unrecorded{},
-		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
+		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
+		ocrSlots: make(chan struct{}, max(runtime.NumCPU(), cfg.Workers)), bgSlots: make(chan struct{}, ocrBackground)}
 	db.OnCommit(p.onCommit)
 	db.OnCommit(p.onEventCommit)
 	return p
@@ -199,7 +206,7 @@ func (p *Pipeline) Stop(ctx context.Context) error {
 	close(p.stopping)
 	p.mu.Unlock()
 	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
+	go func() { p.wg.Wait(); p.bg.Wait(); close(done) }()
 	var err error
 	select {
 	case <-done:
@@ -542,6 +549,9 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	a := job.Action
 	out := p.run(job)
 	if p.ctx.Err() != nil {
+		if out.discard != nil {
+			out.discard()
+		}
 		return // shutting down: the action stays RUNNING and runs again
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
@@ -555,7 +565,12 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	if startHere && n.ref.Site == r.Site {
 		fin.Next = n.ref.ID
 	}
-	st := p.record(r, a.UserID, a.Type, fin)
+	st, ok := p.record(r, a.UserID, a.Type, fin)
+	if ok && out.background != nil {
+		p.background(out.background)
+	} else if out.discard != nil {
+		out.discard()
+	}
 	switch {
 	case n == nil:
 	case st != nil:
@@ -596,22 +611,23 @@ type unrecorded struct {
 }
 
 // record applies an action's outcome fin and returns what its transaction
-// started for fin.Next (nil when it started nothing).
-func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) *storage.StartedAction {
+// started for fin.Next (nil when it started nothing), and whether the
+// outcome was recorded as it is.
+func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) (*storage.StartedAction, bool) {
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
 	if err == nil {
 		st, _ := res.Value.(*storage.StartedAction)
-		return st
+		return st, true
 	}
 	if p.refused(r, err) {
 		fin.Next = "" // the worker has gone on meanwhile
 		p.mu.Lock()
 		p.unrecorded[r] = unrecorded{user, fin}
 		p.mu.Unlock()
-		return nil
+		return nil, false
 	}
 	if errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
-		return nil
+		return nil, false
 	}
 	if fin.Next != "" {
 		// Starting the next document may be what failed (its records
@@ -629,8 +645,29 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
 	}
-	return nil
+	return nil, false
 }
+
+// background runs f off the worker once a slot is free (at most
+// ocrBackground at once), with the pipeline's context: Stop waits for it
+// as for a running action and cancels it with them. It is not durable: a
+// stop or a crash before it is done loses what it would have made.
+func (p *Pipeline) background(f func(context.Context)) {
+	ctx := p.ctx
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		select {
+		case p.bgSlots <- struct{}{}:
+			defer func() { <-p.bgSlots }()
+		case <-ctx.Done():
+		}
+		guard.Do(p.log, guard.Pipeline, func() { f(ctx) })
+	}()
+}
+
+// ocrBackground is how many OCR renditions are built at once.
+const ocrBackground = 1
 
 // refused reports whether err is the store refusing writes (a full disk,
 // a failed disk) and, if so, looks at r again after RetryBase: an action
