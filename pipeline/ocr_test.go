@@ -182,6 +182,8 @@ func TestOCR_Office(t *testing.T) {
 			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "deu+eng", "pages": "1"}},
 		{"rotated scan in a PDF", "default", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
 			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng", "pages": "1"}},
+		{"upside-down scan (turned by OSD, read again)", "default", "upside-down.png", "image/png", func() []byte { return quiretest.PNG(rotate90(rotate90(letter))) }, nil,
+			[]string{"Zebracorn", "Rechnung"}, map[string]string{"pagesFixed": "1: turned 180"}},
 		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
 			[]string{"Rechnung", "Zebracorn"}, nil},
 		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
