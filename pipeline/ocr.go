@@ -366,6 +366,13 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 		last = min(*pages, last)
 	}
 	out, err := runProgram(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
+	if ee := (*engineError)(nil); errors.As(err, &ee) && ctx.Err() == nil {
+		// The reasons a person can act on, as the action's message.
+		if strings.Contains(ee.stderr, "Incorrect password") {
+			return 0, nil, nil, errors.New("the PDF is encrypted: OCR cannot read it without its password")
+		}
+		return 0, nil, nil, fmt.Errorf("the scan cannot be read as a PDF: %s", ee.stderr)
+	}
 	if err != nil {
 		return 0, nil, nil, err
 	}
