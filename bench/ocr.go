@@ -313,6 +313,11 @@ func quireOCR(ctx context.Context, srv *server, docs []scanDoc) (ocrRun, error) 
 	return r, nil
 }
 
+// artifactInfo is an item of GET /documents/{id}/artifacts.
+type artifactInfo struct {
+	ArtifactID string `json:"artifactId"`
+}
+
 // waitRenditions waits until the OCR artifact each OCR action names
 // (metadata artifactId) is kept, and says when that was, from t0.
 func waitRenditions(ctx context.Context, srv *server, ids []string, acts [][]actionInfo, t0 time.Time) string {
@@ -324,18 +329,12 @@ func waitRenditions(ctx context.Context, srv *server, ids []string, acts [][]act
 		}
 		for {
 			var out struct {
-				Artifacts []struct {
-					ArtifactID string `json:"artifactId"`
-				} `json:"artifacts"`
+				Documents []artifactInfo `json:"documents"`
 			}
 			if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/artifacts", nil, http.StatusOK, &out); err != nil {
 				return "not known: " + err.Error()
 			}
-			if slices.ContainsFunc(out.Artifacts, func(x struct {
-				ArtifactID string `json:"artifactId"`
-			}) bool {
-				return x.ArtifactID == a.Metadata["artifactId"]
-			}) {
+			if slices.ContainsFunc(out.Documents, func(x artifactInfo) bool { return x.ArtifactID == a.Metadata["artifactId"] }) {
 				break
 			}
 			if time.Now().After(deadline) {

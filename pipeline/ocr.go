@@ -95,9 +95,25 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	tools := ocrTools{tess: tess, langs: strings.Join(langs, "+"), wantTSV: csvOut || tables || forms}
 	var list []*ocrPage
 	var in string
-	if mt != "application/pdf" {
-		if in, err = j.ContentFile(dir, "in"+ocrImageTypes[mt]); err != nil {
+	total := 1
+	if mt == "image/tiff" {
+		// A scanner's multi-page TIFF is read as the PDF of its pages
+		// (img2pdf keeps each page's image as it is).
+		if in, err = j.ContentFile(dir, "in.tif"); err != nil {
 			return nil, err
+		}
+		if tiffPages(in) > 1 {
+			if in, err = tiffToPDF(ctx, dir, in); err != nil {
+				return nil, err
+			}
+			mt = "application/pdf"
+		}
+	}
+	if mt != "application/pdf" {
+		if in == "" {
+			if in, err = j.ContentFile(dir, "in"+ocrImageTypes[mt]); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkImageFile(in, maxOCRPixels); err != nil {
 			return nil, err
@@ -115,11 +131,14 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		if tools.pdftoppm, err = program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils"); err != nil {
 			return nil, err
 		}
-		if in, err = j.ContentFile(dir, "in.pdf"); err != nil {
-			return nil, err
+		if in == "" {
+			if in, err = j.ContentFile(dir, "in.pdf"); err != nil {
+				return nil, err
+			}
 		}
-		total, sizes, rots, err := j.checkPDFRender(ctx, dir, tools.pdftoppm, in, &pages)
-		if err != nil {
+		var sizes [][2]float64
+		var rots []int
+		if total, sizes, rots, err = j.checkPDFRender(ctx, dir, tools.pdftoppm, in, &pages); err != nil {
 			return nil, err
 		}
 		if pages < total && !promote {
@@ -196,7 +215,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return out, nil
 	}
 	if promote || j.Doc.ArtifactOf != "" {
-		pdf, err := buildSearchablePDF(ctx, dir, in, list)
+		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +231,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	out.discard = func() { os.RemoveAll(dir) }
 	out.background = func(bctx context.Context) {
 		defer os.RemoveAll(dir)
-		if err := j.keepRendition(bctx, dir, in, list, id); err != nil && bctx.Err() == nil {
+		if err := j.keepRendition(bctx, dir, in, total, list, id); err != nil && bctx.Err() == nil {
 			j.p.log.Warn("OCR searchable PDF not kept", "site", j.Site, "document", j.Doc.DocumentID, "err", err)
 		}
 	}
@@ -221,8 +240,8 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 
 // keepRendition builds the searchable PDF/A after the OCR action and adds
 // it as the OCR artifact id, unless the document has new content since.
-func (j *Job) keepRendition(ctx context.Context, dir, in string, pages []*ocrPage, id string) error {
-	pdf, err := buildSearchablePDF(ctx, dir, in, pages)
+func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, pages []*ocrPage, id string) error {
+	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true)
 	if err != nil {
 		return err
 	}

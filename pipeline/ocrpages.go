@@ -495,3 +495,53 @@ func joinPageTexts(pages []*ocrPage) string {
 	}
 	return b.String()
 }
+
+// tiffPages counts the pages (image file directories) of a TIFF, 0 when
+// it cannot tell.
+func tiffPages(fn string) int {
+	f, err := os.Open(fn)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var h [8]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return 0
+	}
+	var bo binary.ByteOrder
+	switch string(h[:4]) {
+	case "II*\x00":
+		bo = binary.LittleEndian
+	case "MM\x00*":
+		bo = binary.BigEndian
+	default:
+		return 0
+	}
+	off, n := int64(bo.Uint32(h[4:])), 0
+	for off != 0 && n < 10_000 {
+		var c [2]byte
+		if _, err := f.ReadAt(c[:], off); err != nil {
+			return n
+		}
+		var next [4]byte
+		if _, err := f.ReadAt(next[:], off+2+12*int64(bo.Uint16(c[:]))); err != nil {
+			return n + 1
+		}
+		n++
+		off = int64(bo.Uint32(next[:]))
+	}
+	return n
+}
+
+// tiffToPDF makes a PDF of a multi-page TIFF's pages (img2pdf).
+func tiffToPDF(ctx context.Context, dir, fn string) (string, error) {
+	img2pdf, err := program("", "img2pdf", "img2pdf")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "in.pdf")
+	if _, err := runProgram(ctx, dir, img2pdf, "-o", out, fn); err != nil {
+		return "", fmt.Errorf("the TIFF cannot be read: %w", err)
+	}
+	return out, nil
+}

@@ -20,8 +20,11 @@ import (
 // without waiting for it.
 
 // buildSearchablePDF writes the PDF/A rendition of pages to dir and
-// returns its path. in is the document's PDF ("" for an image).
-func buildSearchablePDF(ctx context.Context, dir, in string, pages []*ocrPage) (string, error) {
+// returns its path. in is the document's PDF ("" for an image) of total
+// pages: pages past those read (ocrNumberOfPages with promotion) follow
+// as they are. In the background (bg) its programs run at a low priority,
+// so that they take no time from the pages still being read.
+func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []*ocrPage, bg bool) (string, error) {
 	qpdf, err := program("", "qpdf", "qpdf")
 	if err != nil {
 		return "", err
@@ -41,26 +44,43 @@ func buildSearchablePDF(ctx context.Context, dir, in string, pages []*ocrPage) (
 			rotate = append(rotate, fmt.Sprintf("--rotate=+%d:%d", pg.turn, i+1))
 		}
 	}
+	if in != "" && total > len(pages) {
+		args = append(args, in, fmt.Sprintf("%d-%d", len(pages)+1, total))
+	}
 	joined := filepath.Join(dir, "joined.pdf")
 	args = append(append(args, "--"), rotate...)
-	if _, err := runProgram(ctx, dir, qpdf, append(args, joined)...); err != nil {
+	prog, args := lowPriority(bg, qpdf, append(args, joined))
+	if _, err := runProgram(ctx, dir, prog, args...); err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "searchable.pdf")
-	return out, pdfA(ctx, dir, joined, out)
+	return out, pdfA(ctx, dir, joined, out, bg)
+}
+
+// lowPriority runs prog through nice(1) when bg and nice is there.
+func lowPriority(bg bool, prog string, args []string) (string, []string) {
+	if !bg {
+		return prog, args
+	}
+	nice, err := program("", "nice", "coreutils")
+	if err != nil {
+		return prog, args
+	}
+	return nice, append([]string{"-n", "15", prog}, args...)
 }
 
 // pdfA converts a PDF to PDF/A-2b with ghostscript and an sRGB output
 // intent; without an sRGB profile to embed, ocrmypdf does it (slower: a
 // Python start).
-func pdfA(ctx context.Context, dir, in, out string) error {
+func pdfA(ctx context.Context, dir, in, out string, bg bool) error {
 	icc := srgbProfile()
 	if icc == "" {
 		ocrmypdf, err := program("", "ocrmypdf", "ocrmypdf")
 		if err != nil {
 			return err
 		}
-		_, err = runProgram(ctx, dir, ocrmypdf, "--skip-text", "--output-type", "pdfa", "--optimize", "0", in, out)
+		prog, args := lowPriority(bg, ocrmypdf, []string{"--skip-text", "--output-type", "pdfa", "--optimize", "0", in, out})
+		_, err = runProgram(ctx, dir, prog, args...)
 		return err
 	}
 	gs, err := program("", "gs", "ghostscript")
@@ -79,9 +99,10 @@ func pdfA(ctx context.Context, dir, in, out string) error {
 	if err := os.WriteFile(def, []byte(ps), 0o600); err != nil {
 		return err
 	}
-	_, err = runProgram(ctx, dir, gs, "-q", "-dPDFA=2", "-dBATCH", "-dNOPAUSE", "-dSAFER", "--permit-file-read="+icc,
+	prog, args := lowPriority(bg, gs, []string{"-q", "-dPDFA=2", "-dBATCH", "-dNOPAUSE", "-dSAFER", "--permit-file-read=" + icc,
 		"-sColorConversionStrategy=RGB", "-dPDFACompatibilityPolicy=1", "-sDEVICE=pdfwrite", "-dAutoRotatePages=/None",
-		"-sOutputFile="+out, def, in)
+		"-sOutputFile=" + out, def, in})
+	_, err = runProgram(ctx, dir, prog, args...)
 	return err
 }
 
