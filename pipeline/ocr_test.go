@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"image"
 	"image/color"
 	"image/draw"
@@ -98,6 +99,47 @@ func grayTIFF(t *testing.T, img image.Image) []byte {
 	return b.Bytes()
 }
 
+// grayTIFFPages encodes images as one multi-page TIFF, as a scanner's
+// feeder makes it: 8-bit gray, uncompressed, 300 dpi, one strip a page.
+func grayTIFFPages(t *testing.T, imgs ...image.Image) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	b := []byte{'I', 'I', 42, 0, 0, 0, 0, 0}
+	next := 4 // where the offset of the next IFD goes
+	for _, img := range imgs {
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		pix := b[len(b):]
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				pix = append(pix, color.GrayModel.Convert(img.At(img.Bounds().Min.X+x, img.Bounds().Min.Y+y)).(color.Gray).Y)
+			}
+		}
+		strip := len(b)
+		b = append(b, pix...)
+		if len(b)%2 == 1 {
+			b = append(b, 0)
+		}
+		res := len(b) // 300/1, for X and Y resolution
+		b = le.AppendUint32(le.AppendUint32(b, 300), 1)
+		ifd := len(b)
+		le.PutUint32(b[next:], uint32(ifd))
+		type entry struct {
+			tag, typ uint16
+			val      uint32
+		}
+		es := []entry{{256, 4, uint32(w)}, {257, 4, uint32(h)}, {258, 3, 8}, {259, 3, 1}, {262, 3, 1}, {273, 4, uint32(strip)},
+			{277, 3, 1}, {278, 4, uint32(h)}, {279, 4, uint32(w * h)}, {282, 5, uint32(res)}, {283, 5, uint32(res)}, {296, 3, 2}}
+		b = le.AppendUint16(b, uint16(len(es)))
+		for _, e := range es {
+			b = le.AppendUint32(le.AppendUint16(le.AppendUint16(b, e.tag), e.typ), 1)
+			b = le.AppendUint32(b, e.val)
+		}
+		next = len(b)
+		b = le.AppendUint32(b, 0)
+	}
+	return b
+}
+
 // joinPDFs makes one PDF of the pages of pdfs (qpdf).
 func joinPDFs(t *testing.T, pdfs ...[]byte) []byte {
 	t.Helper()
@@ -188,6 +230,8 @@ func TestOCR_Office(t *testing.T) {
 			[]string{"Rechnung", "Zebracorn"}, nil},
 		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
 			[]string{"Zebracorn"}, nil},
+		{"two-page TIFF from a scanner", "default", "scanner-2p.tif", "image/tiff", func() []byte { return grayTIFFPages(t, letter, page2) }, nil,
+			[]string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
 		{"two-page PDF", "default", "two.pdf", "application/pdf", func() []byte {
 			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
 		}, nil, []string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
