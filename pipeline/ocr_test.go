@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -296,11 +298,49 @@ func TestOCR_Office(t *testing.T) {
 			var pdf bytes.Buffer
 			pdf.ReadFrom(resp.Body)
 			resp.Body.Close()
-			if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) || !bytes.Contains(pdf.Bytes(), []byte("pdfaid:part")) {
-				t.Fatalf("artifact is not a PDF/A (%d bytes)", pdf.Len())
+			if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) || !bytes.Contains(pdf.Bytes(), []byte("pdfaid:part")) || !bytes.Contains(pdf.Bytes(), []byte("/OutputIntents")) {
+				t.Fatalf("artifact is not a PDF/A with its output intent (%d bytes)", pdf.Len())
+			}
+			if tc.name == "rotated scan in a PDF" {
+				// The sideways page stands upright in the searchable PDF:
+				// as wide as the letter (wider than tall), not as its scan.
+				if w, h := shownPageSize(t, pdf.Bytes()); w <= h {
+					t.Fatalf("the searchable PDF shows the letter sideways: %v x %v", w, h)
+				}
 			}
 		})
 	}
+}
+
+// shownPageSize is the size of the first page of a PDF as a viewer shows
+// it (pdfinfo: the page box, turned by its /Rotate).
+func shownPageSize(t *testing.T, pdf []byte) (float64, float64) {
+	t.Helper()
+	fn := filepath.Join(t.TempDir(), "a.pdf")
+	if err := os.WriteFile(fn, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdfinfo", "-f", "1", "-l", "1", fn).Output()
+	if err != nil {
+		t.Fatalf("pdfinfo: %v", err)
+	}
+	var w, h float64
+	rot := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, rest, ok := strings.Cut(l, " size:"); ok && strings.HasPrefix(l, "Page ") {
+			fmt.Sscanf(strings.TrimSpace(rest), "%g x %g", &w, &h)
+		}
+		if _, rest, ok := strings.Cut(l, " rot:"); ok && strings.HasPrefix(l, "Page ") {
+			rot, _ = strconv.Atoi(strings.TrimSpace(rest))
+		}
+	}
+	if w == 0 || h == 0 {
+		t.Fatalf("pdfinfo gave no page size: %s", out)
+	}
+	if rot%180 != 0 {
+		w, h = h, w
+	}
+	return w, h
 }
 
 // waitArtifact waits until the document's artifacts list art and returns
