@@ -122,7 +122,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 			return nil, err
 		}
 		dpi := imageDPI(in)
-		if dpi == 0 && filepath.Ext(in) != ".tif" {
+		if dpi < 70 || dpi > 2400 {
 			dpi = ocrDPI // a scan without a resolution (most PNGs): read as 300 dpi
 		}
 		list = []*ocrPage{{n: 1, src: in, dpi: dpi}}
@@ -246,6 +246,9 @@ func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, page
 		return err
 	}
 	doc, err := j.p.db.GetDocument(j.Site, j.Doc.DocumentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted meanwhile
+	}
 	if err != nil {
 		return err
 	}

@@ -439,8 +439,8 @@ func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes 
 	return pages, nil
 }
 
-// imageDPI reads the resolution a PNG (pHYs) or JPEG (JFIF) declares, 0
-// when it declares none.
+// imageDPI reads the resolution a PNG (pHYs), JPEG (JFIF) or TIFF (its
+// first page's XResolution) declares, 0 when it declares none.
 func imageDPI(fn string) int {
 	f, err := os.Open(fn)
 	if err != nil {
@@ -450,6 +450,8 @@ func imageDPI(fn string) int {
 	br := bufio.NewReaderSize(f, 4096)
 	head, _ := br.Peek(20)
 	switch {
+	case len(head) >= 8 && (string(head[:4]) == "II*\x00" || string(head[:4]) == "MM\x00*"):
+		return tiffDPI(f)
 	case len(head) >= 18 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF && head[3] == 0xE0 && string(head[6:11]) == "JFIF\x00":
 		units, x := head[13], float64(binary.BigEndian.Uint16(head[14:16]))
 		switch units {
@@ -494,6 +496,50 @@ func joinPageTexts(pages []*ocrPage) string {
 		b.WriteString("\f")
 	}
 	return b.String()
+}
+
+// tiffDPI reads the XResolution and ResolutionUnit of a TIFF's first
+// page, 0 when it has none.
+func tiffDPI(f *os.File) int {
+	var h [8]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return 0
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if h[0] == 'M' {
+		bo = binary.BigEndian
+	}
+	off := int64(bo.Uint32(h[4:]))
+	var c [2]byte
+	if _, err := f.ReadAt(c[:], off); err != nil {
+		return 0
+	}
+	res, unit := 0.0, 2 // inches unless told otherwise
+	for i := range int64(min(bo.Uint16(c[:]), 1000)) {
+		var e [12]byte
+		if _, err := f.ReadAt(e[:], off+2+12*i); err != nil {
+			return 0
+		}
+		switch bo.Uint16(e[:2]) {
+		case 282: // XResolution, RATIONAL at an offset
+			var r [8]byte
+			if _, err := f.ReadAt(r[:], int64(bo.Uint32(e[8:]))); err != nil {
+				return 0
+			}
+			if d := bo.Uint32(r[4:]); d != 0 {
+				res = float64(bo.Uint32(r[:4])) / float64(d)
+			}
+		case 296: // ResolutionUnit, SHORT
+			unit = int(bo.Uint16(e[8:10]))
+		}
+	}
+	switch unit {
+	case 2:
+		return int(math.Round(res))
+	case 3:
+		return int(math.Round(res * 2.54))
+	}
+	return 0
 }
 
 // tiffPages counts the pages (image file directories) of a TIFF, 0 when
