@@ -30,7 +30,8 @@ import (
 // ocrServer is a server whose OCR is ready to run (engines installed).
 func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
-	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"ocrmypdf", "ocrmypdf"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"qpdf", "qpdf"}} {
+	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"pdfimages", "poppler-utils"},
+		{"pdftoppm", "poppler-utils"}, {"qpdf", "qpdf"}, {"gs", "ghostscript"}, {"img2pdf", "img2pdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
 	base := func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
