@@ -231,6 +231,10 @@ func TestOCR_Office(t *testing.T) {
 			[]string{"Zebracorn", "Rechnung"}, map[string]string{"pagesFixed": "1: turned 180"}},
 		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
 			[]string{"Rechnung", "Zebracorn"}, nil},
+		{"scan skewed by 6 degrees (straightened, read again)", "default", "askew6.png", "image/png", func() []byte {
+			return quiretest.PNG(skew(quiretest.TextImage("Quarterly report of the Zebracorn warehouse for the board",
+				"The umbrella invoices were paid in full by the end of March", "Please file this letter with the other records"), 6))
+		}, nil, []string{"Zebracorn", "umbrella", "records"}, map[string]string{"pagesFixed": "1: straightened 6.0"}},
 		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
 			[]string{"Zebracorn"}, nil},
 		{"two-page TIFF from a scanner", "default", "scanner-2p.tif", "image/tiff", func() []byte { return grayTIFFPages(t, letter, page2) }, nil,
