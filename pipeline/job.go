@@ -127,6 +127,13 @@ type Outcome struct {
 	discard    func()
 }
 
+// discardWork drops the outcome's background work (o may be nil).
+func (o *Outcome) discardWork() {
+	if o != nil && o.discard != nil {
+		o.discard()
+	}
+}
+
 // Engine runs one action type. An error fails the action (FAILED), or,
 // when marked with retryable, schedules another attempt.
 type Engine func(ctx context.Context, j *Job) (*Outcome, error)

@@ -230,6 +230,9 @@ func (p *Pipeline) resetLocked() {
 	p.queued = map[storage.DocRef]time.Time{}
 	p.running = map[storage.DocRef]bool{}
 	p.again = map[storage.DocRef]time.Time{}
+	for _, u := range p.unrecorded {
+		u.after.discardWork()
+	}
 	p.unrecorded = map[storage.DocRef]unrecorded{}
 }
 
@@ -522,8 +525,11 @@ func (p *Pipeline) runNext(r storage.DocRef, after **carried) {
 	delete(p.unrecorded, r)
 	p.mu.Unlock()
 	if ok && next.Status == storage.ActionRunning && u.fin.ActionRef == ref {
-		p.record(r, u.user, next.Type, u.fin)
+		p.record(r, u.user, next.Type, u.fin, u.after)
 		return
+	}
+	if ok {
+		u.after.discardWork()
 	}
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
 	if p.refused(r, err) {
@@ -549,9 +555,7 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	a := job.Action
 	out := p.run(job)
 	if p.ctx.Err() != nil {
-		if out.discard != nil {
-			out.discard()
-		}
+		out.discardWork()
 		return // shutting down: the action stays RUNNING and runs again
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
@@ -565,12 +569,7 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	if startHere && n.ref.Site == r.Site {
 		fin.Next = n.ref.ID
 	}
-	st, ok := p.record(r, a.UserID, a.Type, fin)
-	if ok && out.background != nil {
-		p.background(out.background)
-	} else if out.discard != nil {
-		out.discard()
-	}
+	st := p.record(r, a.UserID, a.Type, fin, out)
 	switch {
 	case n == nil:
 	case st != nil:
@@ -604,38 +603,46 @@ func (p *Pipeline) chain(r storage.DocRef) (*carried, bool) {
 	return &carried{ref: n}, !pending
 }
 
-// unrecorded is an outcome the store refused to record.
+// unrecorded is an outcome the store refused to record, with the
+// engine's outcome whose background work follows its recording.
 type unrecorded struct {
-	user string
-	fin  storage.FinishAction
+	user  string
+	fin   storage.FinishAction
+	after *Outcome
 }
 
 // record applies an action's outcome fin and returns what its transaction
-// started for fin.Next (nil when it started nothing), and whether the
-// outcome was recorded as it is.
-func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) (*storage.StartedAction, bool) {
+// started for fin.Next (nil when it started nothing). Once fin is
+// recorded as it is, after's background work starts; if it is not, the
+// work is discarded, or kept with the outcome the store refused.
+func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction, after *Outcome) *storage.StartedAction {
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
 	if err == nil {
+		if after != nil && after.background != nil {
+			p.background(after.background)
+		}
 		st, _ := res.Value.(*storage.StartedAction)
-		return st, true
+		return st
 	}
 	if p.refused(r, err) {
 		fin.Next = "" // the worker has gone on meanwhile
 		p.mu.Lock()
-		p.unrecorded[r] = unrecorded{user, fin}
+		p.unrecorded[r] = unrecorded{user, fin, after}
 		p.mu.Unlock()
-		return nil, false
+		return nil
 	}
 	if errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
-		return nil, false
+		after.discardWork()
+		return nil
 	}
 	if fin.Next != "" {
 		// Starting the next document may be what failed (its records
 		// unreadable): the outcome is recorded alone, and fails only if
 		// it is refused on its own.
 		fin.Next = ""
-		return p.record(r, user, typ, fin)
+		return p.record(r, user, typ, fin, after)
 	}
+	after.discardWork()
 	// What the action wanted to change was refused (a path or tag that
 	// does not validate, a document deleted meanwhile): record it as the
 	// action's failure, changing nothing else.
@@ -645,13 +652,15 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 		!errors.Is(err, storage.ErrActionChanged) && p.ctx.Err() == nil {
 		p.log.Warn("record action failure", "site", r.Site, "document", r.ID, "err", err)
 	}
-	return nil, false
+	return nil
 }
 
 // background runs f off the worker once a slot is free (at most
 // ocrBackground at once), with the pipeline's context: Stop waits for it
 // as for a running action and cancels it with them. It is not durable: a
-// stop or a crash before it is done loses what it would have made.
+// stop or a crash before it is done loses what it would have made (an
+// outcome the store refused keeps its work until it is recorded, in
+// memory only).
 func (p *Pipeline) background(f func(context.Context)) {
 	ctx := p.ctx
 	p.bg.Add(1)
