@@ -23,6 +23,7 @@ import (
 	"golang.org/x/image/tiff"
 
 	"quire/node"
+	"quire/pipeline"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -472,4 +473,45 @@ func TestOCR_Layout(t *testing.T) {
 	if !strings.Contains(got["keyValues"], `{"key":"Invoice","values":["4711"]}`) || !strings.Contains(got["keyValues"], `{"key":"Customer","values":["Globex"]}`) {
 		t.Errorf("keyValues %s", got["keyValues"])
 	}
+}
+
+// TestOCR_TextBeforePDF: the OCR text is recorded, FULLTEXT runs after it
+// and search finds the scan by a word on it while its searchable PDF/A is
+// still to be made (the pipeline's background work held); the PDF/A then
+// follows as the artifact the action named.
+func TestOCR_TextBeforePDF(t *testing.T) {
+	s := ocrServer(t)
+	tok := s.Admin()
+	release := pipeline.HoldBackground(s.Node.Pipeline)
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	id := addScan(t, s, tok, "default", "held.pdf", "application/pdf", quiretest.ImagePDF(quiretest.TextImage("Zebracorn held letter")), nil)
+	waitComplete(t, s, tok, id)
+	a := ocrAction(t, s, tok, "default", id)
+	md, _ := a["metadata"].(map[string]any)
+	art, _ := md["artifactId"].(string)
+	if art == "" {
+		t.Fatalf("OCR names no searchable PDF: %v", a)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sr := s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": "Zebracorn"}}, tok)
+		if strings.Contains(string(sr.Body), id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the OCR text does not find the scan: %s", sr.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts", nil, tok); strings.Contains(string(ar.Body), art) {
+		t.Fatalf("the PDF/A was made before the text was searchable: %s", ar.Body)
+	}
+	release()
+	released = true
+	waitArtifact(t, s, tok, "default", id, art)
 }
