@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -179,6 +180,16 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	}
 	tools.wantPDF = keep
 	if err := j.readPages(ctx, dir, tools, list); err != nil {
+		if strings.Contains(err.Error(), "Failed loading language") {
+			// A language package removed since tesseract's list was
+			// read: say which, as checkLanguages does.
+			langCache.Lock()
+			delete(langCache.have, tess)
+			langCache.Unlock()
+			if lerr := checkLanguages(ctx, dir, tess, langs); lerr != nil {
+				return nil, lerr
+			}
+		}
 		return nil, err
 	}
 	text := joinPageTexts(list)
@@ -271,9 +282,20 @@ func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, page
 // one of langs (a site's processing.languages set before the package was
 // removed, or on another node).
 func checkLanguages(ctx context.Context, dir, tess string, langs []string) error {
-	have, err := installedLanguages(ctx, dir, tess)
-	if err != nil {
-		return err
+	// tesseract's list is asked once and then again only when it lacks
+	// a language (one may have been installed since): a process less for
+	// every document.
+	langCache.Lock()
+	have, ok := langCache.have[tess]
+	langCache.Unlock()
+	if !ok || slices.ContainsFunc(langs, func(l string) bool { return !slices.Contains(have, l) }) {
+		var err error
+		if have, err = installedLanguages(ctx, dir, tess); err != nil {
+			return err
+		}
+		langCache.Lock()
+		langCache.have[tess] = have
+		langCache.Unlock()
 	}
 	for _, l := range langs {
 		if !slices.Contains(have, l) {
@@ -282,6 +304,12 @@ func checkLanguages(ctx context.Context, dir, tess string, langs []string) error
 	}
 	return nil
 }
+
+// langCache holds the languages each tesseract program listed.
+var langCache = struct {
+	sync.Mutex
+	have map[string][]string
+}{have: map[string][]string{}}
 
 // installedLanguages lists tesseract's languages (--list-langs).
 func installedLanguages(ctx context.Context, dir, tess string) ([]string, error) {

@@ -398,7 +398,9 @@ func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes 
 		m.h, _ = strconv.Atoi(f[4])
 		m.xppi, _ = strconv.ParseFloat(f[12], 64)
 		m.yppi, _ = strconv.ParseFloat(f[13], 64)
-		m.ok = f[2] == "image" && (f[5] == "gray" || f[5] == "rgb") && f[8] != "jpx"
+		// Gray or RGB (an ICC-based space of one or three components
+		// too); not CMYK, indexed or JPEG 2000, which are rendered.
+		m.ok = f[2] == "image" && (f[5] == "gray" || f[5] == "rgb" || f[5] == "icc" && (f[6] == "1" || f[6] == "3")) && f[8] != "jpx"
 		if f[2] == "smask" || f[2] == "stencil" || f[2] == "image" {
 			per[page] = append(per[page], m)
 		}
