@@ -295,9 +295,33 @@ func judgeTSV(tsv string) *pageRead {
 // straightens (by the skew of the image's lines) a page that read badly,
 // and reads it again; nil when there is nothing to fix.
 func fixPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *pageRead) (*pageRead, string, error) {
+	fn, how, err := fixImage(ctx, dir, t, pg, first)
+	if fn == "" || err != nil {
+		return nil, "", err
+	}
+	second, err := tesseractPass(ctx, dir, t, fn, pg.dpi, fmt.Sprintf("p%d-b", pg.n))
+	if err != nil {
+		return nil, "", err
+	}
+	return second, how, nil
+}
+
+// fixSlots bounds the pages turned or straightened in memory at once: a
+// page is up to maxFixPixels bytes, held twice while it is turned.
+var fixSlots = make(chan struct{}, 2)
+
+// fixImage writes the page turned and straightened as it needs, and says
+// what was done; "" when nothing was.
+func fixImage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *pageRead) (string, string, error) {
+	select {
+	case fixSlots <- struct{}{}:
+	case <-ctx.Done():
+		return "", "", ctx.Err()
+	}
+	defer func() { <-fixSlots }()
 	r, err := readRaster(pg.src, false)
 	if err != nil {
-		return nil, "", nil // too large or unreadable to fix: the first reading stands
+		return "", "", nil // too large or unreadable to fix: the first reading stands
 	}
 	var how []string
 	if first.words == 0 || first.meanConf < ocrGoodConf {
@@ -305,7 +329,7 @@ func fixPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *pa
 			r = r.rotate(deg)
 			how = append(how, fmt.Sprintf("turned %d", deg))
 		} else if ctx.Err() != nil {
-			return nil, "", ctx.Err()
+			return "", "", ctx.Err()
 		}
 	}
 	if skew, ok := estimateSkew(r); ok && math.Abs(skew) >= 0.5 {
@@ -313,17 +337,13 @@ func fixPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *pa
 		how = append(how, fmt.Sprintf("straightened %.1f", skew))
 	}
 	if len(how) == 0 {
-		return nil, "", nil
+		return "", "", nil
 	}
 	fn := filepath.Join(dir, fmt.Sprintf("fixed-%d.pnm", pg.n))
 	if err := r.writePNM(fn); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
-	second, err := tesseractPass(ctx, dir, t, fn, pg.dpi, fmt.Sprintf("p%d-b", pg.n))
-	if err != nil {
-		return nil, "", err
-	}
-	return second, strings.Join(how, ", "), nil
+	return fn, strings.Join(how, ", "), nil
 }
 
 // osdRotation is the turn (degrees clockwise) tesseract's orientation
