@@ -323,6 +323,9 @@ func fixImage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *p
 	if err != nil {
 		return "", "", nil // too large or unreadable to fix: the first reading stands
 	}
+	if nearlyBlank(r) {
+		return "", "", nil // a blank sheet (a separator page): nothing to turn
+	}
 	var how []string
 	if first.words == 0 || first.meanConf < ocrGoodConf {
 		if deg := osdRotation(ctx, dir, t.tess, pg.src, pg.dpi); deg != 0 {
@@ -344,6 +347,20 @@ func fixImage(ctx context.Context, dir string, t ocrTools, pg *ocrPage, first *p
 		return "", "", err
 	}
 	return fn, strings.Join(how, ", "), nil
+}
+
+// nearlyBlank reports whether under one pixel in a thousand (sampled) is
+// dark: a page without text to turn or straighten.
+func nearlyBlank(r *raster) bool {
+	g := r.gray()
+	dark, n := 0, 0
+	for i := 0; i < len(g.pix); i += 7 {
+		n++
+		if g.pix[i] < 128 {
+			dark++
+		}
+	}
+	return dark*1000 < n
 }
 
 // osdRotation is the turn (degrees clockwise) tesseract's orientation
