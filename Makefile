@@ -43,7 +43,7 @@ vet:
 
 # Programs the tests run for real (the action pipeline's engines, chromium for
 # the console, npm for axe-core): program -> Debian package.
-ENGINES := curl:curl smbd:samba smbclient:smbclient qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl npm:npm wine:wine
+ENGINES := curl:curl smbd:samba smbclient:smbclient qemu-aarch64-static:qemu-user-static tesseract:tesseract-ocr clamd:clamav-daemon ocrmypdf:ocrmypdf gs:ghostscript img2pdf:img2pdf pdftotext:poppler-utils pdftoppm:poppler-utils pdfinfo:poppler-utils qpdf:qpdf soffice:libreoffice-writer-nogui chromium:chromium pdfsig:poppler-utils openssl:openssl npm:npm wine:wine
 
 # axe-core, the accessibility checker the console's Chromium tests inject
 # (npm, into build/tools; the tests skip it where it is missing, outside CI).

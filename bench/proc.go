@@ -208,3 +208,35 @@ func majorFaults(pid int) (uint64, error) {
 	}
 	return strconv.ParseUint(f[9], 10, 64)
 }
+
+// processCPU is the CPU time a process used and that of its children it
+// has waited for (/proc/<pid>/stat: utime, stime, cutime, cstime; Linux
+// only): for the server, its own work and its engines'.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, k := range f[11:15] { // utime stime cutime cstime (fields 14-17)
+		n, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times (100
+// on every Linux architecture Quire ships for).
+const clockTicks = 100

@@ -58,7 +58,11 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 	prog("tesseract", e.Tesseract, "tesseract-ocr", "OCR", "--version")
 	prog("pdftotext", e.Pdftotext, "poppler-utils", "FULLTEXT of PDFs", "-v")
 	prog("pdftoppm", e.Pdftoppm, "poppler-utils", "OCR of PDFs", "-v")
-	prog("ocrmypdf", e.Ocrmypdf, "ocrmypdf", "OCR addPdfDetectedCharactersAsText", "--version")
+	prog("pdfimages", "", "poppler-utils", "OCR of scanned PDFs", "-v")
+	prog("qpdf", "", "qpdf", "OCR searchable PDFs", "--version")
+	prog("gs", "", "ghostscript", "OCR searchable PDF/A", "--version")
+	prog("img2pdf", "", "img2pdf", "OCR of multi-page TIFFs", "--version")
+	prog("ocrmypdf", e.Ocrmypdf, "ocrmypdf", "OCR searchable PDF/A without an sRGB profile to embed", "--version")
 	prog("soffice", e.Soffice, "libreoffice-writer-nogui", "FULLTEXT of Office files, PDFEXPORT", "--version")
 	out = append(out, e.checkClamd(ctx), e.checkSMTP(ctx), e.checkLLM(ctx))
 	return out

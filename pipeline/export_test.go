@@ -2,3 +2,16 @@ package pipeline
 
 // IsRetryable tells the external tests whether an error is retried.
 var IsRetryable = isRetryable
+
+// HoldBackground keeps the pipeline's background work (the OCR PDF/A)
+// from starting until release is called.
+func HoldBackground(p *Pipeline) (release func()) {
+	for range cap(p.bgSlots) {
+		p.bgSlots <- struct{}{}
+	}
+	return func() {
+		for range cap(p.bgSlots) {
+			<-p.bgSlots
+		}
+	}
+}

@@ -120,6 +120,18 @@ type Outcome struct {
 	// Uncounted: the attempt failed for a cause outside the action (a
 	// full disk) and does not count against its retries.
 	Uncounted bool
+	// background runs once the outcome is recorded, off the worker, at
+	// most ocrBackground at a time (OCR's searchable PDF); discard runs
+	// instead when the outcome is not recorded.
+	background func(ctx context.Context)
+	discard    func()
+}
+
+// discardWork drops the outcome's background work (o may be nil).
+func (o *Outcome) discardWork() {
+	if o != nil && o.discard != nil {
+		o.discard()
+	}
 }
 
 // Engine runs one action type. An error fails the action (FAILED), or,

@@ -9,11 +9,11 @@ import (
 	"io"
 	"mime"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -27,16 +27,18 @@ var ocrImageTypes = map[string]string{
 	"image/gif": ".gif", "image/webp": ".webp", "image/x-portable-pixmap": ".ppm",
 }
 
-// runOCR reads the text of a scan, an image or a PDF, with ocrmypdf
-// (tesseract underneath) in the site's languages (processing.languages):
-// pages are turned upright and straightened (--rotate-pages, --deskew),
-// pages that already carry text keep it (--skip-text), each page gets
-// pipeline.ocr_page_timeout, and the result is a searchable PDF/A whose
-// text layer (pdftotext) is the OCR text, pages separated by form feeds.
-// The PDF/A is kept as an OCR artifact of the document; with
-// addPdfDetectedCharactersAsText it is also promoted, so the document
-// serves it. A PDF with text on every page is not recognized again: its
-// own text is the result.
+// runOCR reads the text of a scan, an image or a PDF, with tesseract in
+// the site's languages (processing.languages), one pass per page, pages
+// in parallel (ocrpages.go): a page that reads badly is turned upright
+// (tesseract's OSD) and straightened (ocrimage.go) and read again, pages
+// that already carry text keep it, and each page gets
+// pipeline.ocr_page_timeout. The text, pages separated by form feeds, is
+// the result. A searchable PDF/A of the pages (ocrpdfa.go) is kept as an
+// OCR artifact of the document: built after the action is recorded, so
+// FULLTEXT and search do not wait for it; with
+// addPdfDetectedCharactersAsText it is built within the action and
+// promoted, so the document serves it. A PDF with text on every page is
+// not recognized again: its own text is the result.
 func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	if e := strings.ToUpper(j.Param("ocrEngine")); e != "" && e != "TESSERACT" {
 		return nil, fmt.Errorf("ocrEngine '%s' is not available on this server; use 'TESSERACT'", j.Param("ocrEngine"))
@@ -58,10 +60,6 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, retryable(err)
 	}
 	langs := conf.OCRLanguages()
-	ocrmypdf, err := program(j.p.cfg.Engines.Ocrmypdf, "ocrmypdf", "ocrmypdf")
-	if err != nil {
-		return nil, err
-	}
 	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
@@ -74,16 +72,49 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	// The scratch dir goes with the rendition when it is built after the
+	// action; otherwise it goes now.
+	owned := false
+	defer func() {
+		if !owned {
+			os.RemoveAll(dir)
+		}
+	}()
 	if err := checkLanguages(ctx, dir, tess, langs); err != nil {
 		return nil, err
 	}
+	promote := strings.EqualFold(j.Param("addPdfDetectedCharactersAsText"), "true")
+	// A searchable PDF is kept of a whole document, by a document that
+	// may have artifacts (or promotes it as its new content).
+	keep := j.Doc.ArtifactOf == "" || promote
+	csvOut := strings.EqualFold(j.Param("ocrOutputType"), "CSV")
+	var tables, forms bool
+	for _, t := range splitList(j.Param("ocrParseTypes")) {
+		tables = tables || strings.EqualFold(t, "TABLES")
+		forms = forms || strings.EqualFold(t, "FORMS")
+	}
+	tools := ocrTools{tess: tess, langs: strings.Join(langs, "+"), wantTSV: csvOut || tables || forms}
+	var list []*ocrPage
 	var in string
-	image := mt != "application/pdf"
-	promote, keep := strings.EqualFold(j.Param("addPdfDetectedCharactersAsText"), "true"), true
-	if image {
-		if in, err = j.ContentFile(dir, "in"+ocrImageTypes[mt]); err != nil {
+	total := 1
+	if mt == "image/tiff" {
+		// A scanner's multi-page TIFF is read as the PDF of its pages
+		// (img2pdf keeps each page's image as it is).
+		if in, err = j.ContentFile(dir, "in.tif"); err != nil {
 			return nil, err
+		}
+		if tiffPages(in) > 1 {
+			if in, err = tiffToPDF(ctx, dir, in); err != nil {
+				return nil, err
+			}
+			mt = "application/pdf"
+		}
+	}
+	if mt != "application/pdf" {
+		if in == "" {
+			if in, err = j.ContentFile(dir, "in"+ocrImageTypes[mt]); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkImageFile(in, maxOCRPixels); err != nil {
 			return nil, err
@@ -91,94 +122,180 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		if in, err = ocrInputImage(in); err != nil {
 			return nil, err
 		}
+		dpi := imageDPI(in)
+		if dpi < 70 || dpi > 2400 {
+			dpi = ocrDPI // a scan without a resolution (most PNGs): read as 300 dpi
+		}
+		list = []*ocrPage{{n: 1, src: in, dpi: dpi}}
+		in = ""
 	} else {
-		ppm, err := program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
-		if err != nil {
+		if tools.pdftoppm, err = program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils"); err != nil {
 			return nil, err
 		}
-		if in, err = j.ContentFile(dir, "in.pdf"); err != nil {
-			return nil, err
+		if in == "" {
+			if in, err = j.ContentFile(dir, "in.pdf"); err != nil {
+				return nil, err
+			}
 		}
-		total, err := j.checkPDFRender(ctx, dir, ppm, in, &pages)
-		if err != nil {
+		var sizes [][2]float64
+		var rots []int
+		if total, sizes, rots, err = j.checkPDFRender(ctx, dir, tools.pdftoppm, in, &pages); err != nil {
 			return nil, err
 		}
 		if pages < total && !promote {
-			// The first pages only (ocrNumberOfPages): OCR a copy of
-			// them, not the whole PDF (ocrmypdf would still convert every
-			// page to PDF/A), and keep no artifact of a part.
-			if in, err = firstPages(ctx, dir, in, pages); err != nil {
-				return nil, err
-			}
-			keep = false
+			keep = false // no searchable copy of a part
 		}
 		// A PDF whose every page has text needs no OCR: its text is
 		// the result (what FULLTEXT would read), nothing is rewritten.
-		if text, err := pdfPagesText(ctx, dir, totext, in, pages); err == nil && allPagesHaveText(text) {
+		text, err := pdfPagesText(ctx, dir, totext, in, pages)
+		if err == nil && allPagesHaveText(text) {
 			return &Outcome{
 				Texts:    []storage.TextRecord{{Kind: storage.TextOCR, ContentSHA: j.Doc.ContentSHA256, Text: truncateChars(text, -1), ContentType: "text/plain", Engine: "tesseract"}},
 				Metadata: map[string]string{"pages": strconv.Itoa(strings.Count(text, "\f")), "textLayer": "true"},
 				Message:  "every page has a text layer: its text is used, nothing was recognized",
 			}, nil
 		}
+		layers := strings.Split(text, "\f")
+		pdfimages, err := program(filepath.Join(filepath.Dir(tools.pdftoppm), "pdfimages"), "pdfimages", "poppler-utils")
+		if err != nil {
+			pdfimages, _ = program("", "pdfimages", "poppler-utils")
+		}
+		scans := map[int]*ocrPage{}
+		if pdfimages != "" {
+			if scans, err = pdfPageImages(ctx, dir, pdfimages, in, pages, sizes, rots); err != nil {
+				return nil, err
+			}
+		}
+		for n := 1; n <= pages; n++ {
+			pg := scans[n]
+			if pg == nil {
+				pg = &ocrPage{n: n}
+			}
+			if n-1 < len(layers) && allPagesHaveText(layers[n-1]) {
+				pg.keep, pg.layer = true, layers[n-1]
+			}
+			list = append(list, pg)
+		}
+		tools.pdf = in
 	}
-	pdf := filepath.Join(dir, "ocr.pdf")
-	skipped, err := j.ocrmypdf(ctx, dir, ocrmypdf, in, pdf, langs, pages, image)
-	if err != nil {
+	tools.wantPDF = keep
+	if err := j.readPages(ctx, dir, tools, list); err != nil {
+		if strings.Contains(err.Error(), "Failed loading language") {
+			// A language package removed since tesseract's list was
+			// read: say which, as checkLanguages does.
+			langCache.Lock()
+			delete(langCache.have, tess)
+			langCache.Unlock()
+			if lerr := checkLanguages(ctx, dir, tess, langs); lerr != nil {
+				return nil, lerr
+			}
+		}
 		return nil, err
 	}
-	text, err := pdfPagesText(ctx, dir, totext, pdf, pages)
-	if err != nil {
-		return nil, err
-	}
+	text := joinPageTexts(list)
 	out := &Outcome{
 		Texts:    []storage.TextRecord{{Kind: storage.TextOCR, ContentSHA: j.Doc.ContentSHA256, Text: truncateChars(text, -1), ContentType: "text/plain", Engine: "tesseract"}},
-		Metadata: map[string]string{"pages": strconv.Itoa(strings.Count(text, "\f")), "languages": strings.Join(langs, "+")},
+		Metadata: map[string]string{"pages": strconv.Itoa(len(list)), "languages": strings.Join(langs, "+")},
+	}
+	var skipped, fixed []string
+	read := 0
+	for _, pg := range list {
+		if pg.timedOut {
+			skipped = append(skipped, strconv.Itoa(pg.n))
+		} else if !pg.keep {
+			read++
+		}
+		if pg.fixed != "" {
+			fixed = append(fixed, fmt.Sprintf("%d: %s", pg.n, pg.fixed))
+		}
 	}
 	if len(skipped) > 0 {
 		out.Message = fmt.Sprintf("page %s not recognized within the per-page limit of %s (pipeline.ocr_page_timeout); retry the action to try again",
 			strings.Join(skipped, ", "), j.p.cfg.OCRPageTimeout)
 		out.Metadata["pagesTimedOut"] = strings.Join(skipped, ",")
 	}
-	csvOut := strings.EqualFold(j.Param("ocrOutputType"), "CSV")
-	var tables, forms bool
-	for _, t := range splitList(j.Param("ocrParseTypes")) {
-		tables = tables || strings.EqualFold(t, "TABLES")
-		forms = forms || strings.EqualFold(t, "FORMS")
+	if len(fixed) > 0 {
+		out.Metadata["pagesFixed"] = strings.Join(fixed, "; ")
 	}
 	if csvOut || tables || forms {
-		if err := j.ocrLayout(ctx, dir, pdf, langs, pages, csvOut, tables, forms, out); err != nil {
+		if err := j.ocrLayout(ctx, list, csvOut, tables, forms, out); err != nil {
 			return nil, err
 		}
 	}
-	if keep {
-		if err := j.keepSearchablePDF(ctx, pdf, promote, out); err != nil {
+	if !keep || read == 0 && in == "" {
+		return out, nil
+	}
+	if promote || j.Doc.ArtifactOf != "" {
+		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false)
+		if err != nil {
 			return nil, err
+		}
+		if err := j.keepSearchablePDF(ctx, pdf, promote, "", out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// The rendition follows the action: its artifact id is known now.
+	id := uuid.NewString()
+	out.Metadata["artifactId"] = id
+	owned = true
+	out.discard = func() { os.RemoveAll(dir) }
+	out.background = func(bctx context.Context) {
+		defer os.RemoveAll(dir)
+		if err := j.keepRendition(bctx, dir, in, total, list, id); err != nil && bctx.Err() == nil {
+			j.p.log.Warn("OCR searchable PDF not kept", "site", j.Site, "document", j.Doc.DocumentID, "err", err)
 		}
 	}
 	return out, nil
 }
 
-// firstPages writes the first n pages of the PDF fn to a copy (qpdf).
-func firstPages(ctx context.Context, dir, fn string, n int) (string, error) {
-	qpdf, err := program("", "qpdf", "qpdf")
+// keepRendition builds the searchable PDF/A after the OCR action and adds
+// it as the OCR artifact id, unless the document has new content since.
+func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, pages []*ocrPage, id string) error {
+	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true)
 	if err != nil {
-		return "", err
+		return err
 	}
-	out := filepath.Join(dir, "first.pdf")
-	if _, err := runProgram(ctx, dir, qpdf, "--warning-exit-0", fn, "--pages", ".", "1-"+strconv.Itoa(n), "--", out); err != nil {
-		return "", err
+	doc, err := j.p.db.GetDocument(j.Site, j.Doc.DocumentID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted meanwhile
 	}
-	return out, nil
+	if err != nil {
+		return err
+	}
+	if doc.ContentSHA256 != j.Doc.ContentSHA256 {
+		return nil // a new version came meanwhile: its own OCR keeps its own
+	}
+	out := &Outcome{Metadata: map[string]string{}}
+	if err := j.keepSearchablePDF(ctx, pdf, false, id, out); err != nil {
+		return err
+	}
+	for _, c := range out.Then {
+		if _, err := j.p.apply.Apply(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkLanguages fails, naming the Debian package, when tesseract lacks
 // one of langs (a site's processing.languages set before the package was
 // removed, or on another node).
 func checkLanguages(ctx context.Context, dir, tess string, langs []string) error {
-	have, err := installedLanguages(ctx, dir, tess)
-	if err != nil {
-		return err
+	// tesseract's list is asked once and then again only when it lacks
+	// a language (one may have been installed since): a process less for
+	// every document.
+	langCache.Lock()
+	have, ok := langCache.have[tess]
+	langCache.Unlock()
+	if !ok || slices.ContainsFunc(langs, func(l string) bool { return !slices.Contains(have, l) }) {
+		var err error
+		if have, err = installedLanguages(ctx, dir, tess); err != nil {
+			return err
+		}
+		langCache.Lock()
+		langCache.have[tess] = have
+		langCache.Unlock()
 	}
 	for _, l := range langs {
 		if !slices.Contains(have, l) {
@@ -187,6 +304,12 @@ func checkLanguages(ctx context.Context, dir, tess string, langs []string) error
 	}
 	return nil
 }
+
+// langCache holds the languages each tesseract program listed.
+var langCache = struct {
+	sync.Mutex
+	have map[string][]string
+}{have: map[string][]string{}}
 
 // installedLanguages lists tesseract's languages (--list-langs).
 func installedLanguages(ctx context.Context, dir, tess string) ([]string, error) {
@@ -229,64 +352,6 @@ func ocrInputImage(fn string) (string, error) {
 		return "", err
 	}
 	return out, w.Close()
-}
-
-// ocrmypdf makes the searchable PDF/A out of in (a PDF or an image) and
-// returns the pages it gave up on at the per-page time limit.
-func (j *Job) ocrmypdf(ctx context.Context, dir, prog, in, out string, langs []string, pages int, image bool) ([]string, error) {
-	args := []string{"--rotate-pages", "--rotate-pages-threshold", ocrRotateThreshold, "--deskew", "--skip-text",
-		"-l", strings.Join(langs, "+"), "--output-type", "pdfa", "--jobs", "1",
-		"--tesseract-timeout", strconv.FormatFloat(j.p.cfg.OCRPageTimeout.Seconds(), 'f', -1, 64)}
-	if pages > 0 {
-		args = append(args, "--pages", "1-"+strconv.Itoa(pages))
-	}
-	_, log, err := runProgramLog(ctx, dir, prog, 64<<10, append(args, in, out)...)
-	if err != nil && image && strings.Contains(log, "--image-dpi") {
-		// A scan without a resolution (most PNGs): read as 300 dpi.
-		_, log, err = runProgramLog(ctx, dir, prog, 64<<10, append(args, "--image-dpi", strconv.Itoa(ocrDPI), in, out)...)
-	}
-	if err != nil {
-		return nil, ocrmypdfError(err, log)
-	}
-	var skipped []string
-	for _, l := range strings.Split(log, "\n") {
-		// "    3 [tesseract] took too long to OCR - skipping"
-		if f := strings.Fields(l); len(f) > 1 && strings.Contains(l, "took too long") {
-			skipped = append(skipped, f[0])
-		}
-	}
-	return skipped, nil
-}
-
-// ocrRotateThreshold is the orientation confidence above which ocrmypdf
-// turns a page (its own default is 14: a letter of a few lines turned by
-// 90 degrees scores 2-3 and would stay sideways in the PDF/A; tesseract
-// reads it either way).
-const ocrRotateThreshold = "2"
-
-// ocrmypdfError turns ocrmypdf's exit codes into the reasons a person can
-// act on; the action's message shows it.
-func ocrmypdfError(err error, log string) error {
-	var ee *engineError
-	var xe *exec.ExitError
-	if !errors.As(err, &ee) || !errors.As(err, &xe) {
-		return err
-	}
-	last := ""
-	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
-		if l = strings.TrimSpace(l); l != "" && l != "Opened a file" {
-			last = l
-		}
-	}
-	switch xe.ExitCode() {
-	case 2:
-		return fmt.Errorf("the scan cannot be read as a PDF or an image: %s", last)
-	case 8:
-		return errors.New("the PDF is encrypted: OCR cannot read it without its password")
-	case 5:
-		return retryable(fmt.Errorf("OCR could not write its files: %s", last))
-	}
-	return fmt.Errorf("ocrmypdf failed (exit %d): %s", xe.ExitCode(), last)
 }
 
 // pdfPagesText is the text layer of a PDF's first pages (-1: all), each
@@ -336,12 +401,13 @@ const maxOCRPixels = 100_000_000
 // before anything is rendered, and refuses a run that would render more
 // pages than the configured limit (a 10,000-page PDF), a page too large
 // to hold in memory, or more than the temp dir has room for. pages (-1:
-// all) becomes the number of pages to render.
-func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, error) {
+// all) becomes the number of pages to render. It returns the page count,
+// and the sizes (points) and /Rotate of the pages to render.
+func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, [][2]float64, []int, error) {
 	info, err := program(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
 	if err != nil {
 		if info, err = program("", "pdfinfo", "poppler-utils"); err != nil {
-			return 0, err
+			return 0, nil, nil, err
 		}
 	}
 	limit := j.p.cfg.OCRMaxPages
@@ -350,33 +416,40 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 		last = min(*pages, last)
 	}
 	out, err := runProgram(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
+	if ee := (*engineError)(nil); errors.As(err, &ee) && ctx.Err() == nil {
+		// The reasons a person can act on, as the action's message.
+		if strings.Contains(ee.stderr, "Incorrect password") {
+			return 0, nil, nil, errors.New("the PDF is encrypted: OCR cannot read it without its password")
+		}
+		return 0, nil, nil, fmt.Errorf("the scan cannot be read as a PDF: %s", ee.stderr)
+	}
 	if err != nil {
-		return 0, err
+		return 0, nil, nil, err
 	}
 	total, sizes := parsePDFInfo(string(out))
 	if total <= 0 {
-		return 0, errors.New("pdfinfo did not report the PDF's page count")
+		return 0, nil, nil, errors.New("pdfinfo did not report the PDF's page count")
 	}
 	n := total
 	if *pages > 0 {
 		n = min(*pages, total)
 	}
 	if n > limit {
-		return 0, fmt.Errorf("the PDF has %d pages; OCR renders at most %d (pipeline.ocr_max_pages): set ocrNumberOfPages to read the first ones", total, limit)
+		return 0, nil, nil, fmt.Errorf("the PDF has %d pages; OCR renders at most %d (pipeline.ocr_max_pages): set ocrNumberOfPages to read the first ones", total, limit)
 	}
 	var need int64
 	for i, sz := range sizes[:min(n, len(sizes))] {
 		px := int64(sz[0]/72*ocrDPI) * int64(sz[1]/72*ocrDPI)
 		if px > maxOCRPixels {
-			return 0, fmt.Errorf("page %d is %.0f x %.0f points, too large to render for OCR (at most %d megapixels at %d dpi)", i+1, sz[0], sz[1], maxOCRPixels/1_000_000, ocrDPI)
+			return 0, nil, nil, fmt.Errorf("page %d is %.0f x %.0f points, too large to render for OCR (at most %d megapixels at %d dpi)", i+1, sz[0], sz[1], maxOCRPixels/1_000_000, ocrDPI)
 		}
 		need += px // a gray PNG holds at most about a byte per pixel
 	}
 	if free, _, err := storage.DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
-		return 0, retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
+		return 0, nil, nil, retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
 	}
 	*pages = n
-	return total, nil
+	return total, sizes, parsePDFRots(string(out)), nil
 }
 
 // ocrTempReserve is room left in the temp dir beyond what rendering needs.
@@ -408,14 +481,30 @@ func parsePDFInfo(out string) (int, [][2]float64) {
 	return total, sizes
 }
 
+// parsePDFRots reads the /Rotate of the pages pdfinfo listed ("Page    1
+// rot:  90").
+func parsePDFRots(out string) []int {
+	var rots []int
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "Page ") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(l, " rot:"); ok {
+			r, _ := strconv.Atoi(strings.TrimSpace(rest))
+			rots = append(rots, r)
+		}
+	}
+	return rots
+}
+
 // keepSearchablePDF stores the searchable PDF/A OCR made as an OCR
 // artifact of the document. Promoted (addPdfDetectedCharactersAsText), the
 // document's content, url and fulltext serve it, as FormKiQ's rewrite
 // does, while the scan stays the document's own content. An artifact,
 // which has no artifacts of its own, gets the PDF as new content when
 // promoting was asked for (its earlier content stays a version), and keeps
-// none otherwise.
-func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, out *Outcome) error {
+// none otherwise. id is the artifact's id ("": a new one).
+func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, id string, out *Outcome) error {
 	if j.Doc.ArtifactOf != "" && !promote {
 		return nil
 	}
@@ -429,7 +518,7 @@ func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, ou
 		return fmt.Errorf("store searchable PDF: %w", err)
 	}
 	if len(m.Chunks) == 0 {
-		return errors.New("ocrmypdf wrote an empty PDF")
+		return errors.New("OCR wrote an empty PDF")
 	}
 	out.Metadata["searchablePdf"] = "true"
 	if j.Doc.ArtifactOf != "" {
@@ -444,7 +533,9 @@ func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, ou
 		}
 		return nil
 	}
-	id := uuid.NewString()
+	if id == "" {
+		id = uuid.NewString()
+	}
 	art := storage.Document{DocumentID: id, ContentType: "application/pdf", UserID: j.Action.UserID, ArtifactCategory: OCRArtifactCategory}
 	add, err := j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
 		Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"golang.org/x/image/tiff"
 
 	"quire/node"
+	"quire/pipeline"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -27,7 +31,8 @@ import (
 // ocrServer is a server whose OCR is ready to run (engines installed).
 func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
-	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"ocrmypdf", "ocrmypdf"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"qpdf", "qpdf"}} {
+	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"pdfimages", "poppler-utils"},
+		{"pdftoppm", "poppler-utils"}, {"qpdf", "qpdf"}, {"gs", "ghostscript"}, {"img2pdf", "img2pdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
 	base := func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
@@ -96,6 +101,47 @@ func grayTIFF(t *testing.T, img image.Image) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// grayTIFFPages encodes images as one multi-page TIFF, as a scanner's
+// feeder makes it: 8-bit gray, uncompressed, 300 dpi, one strip a page.
+func grayTIFFPages(t *testing.T, imgs ...image.Image) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	b := []byte{'I', 'I', 42, 0, 0, 0, 0, 0}
+	next := 4 // where the offset of the next IFD goes
+	for _, img := range imgs {
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		pix := b[len(b):]
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				pix = append(pix, color.GrayModel.Convert(img.At(img.Bounds().Min.X+x, img.Bounds().Min.Y+y)).(color.Gray).Y)
+			}
+		}
+		strip := len(b)
+		b = append(b, pix...)
+		if len(b)%2 == 1 {
+			b = append(b, 0)
+		}
+		res := len(b) // 300/1, for X and Y resolution
+		b = le.AppendUint32(le.AppendUint32(b, 300), 1)
+		ifd := len(b)
+		le.PutUint32(b[next:], uint32(ifd))
+		type entry struct {
+			tag, typ uint16
+			val      uint32
+		}
+		es := []entry{{256, 4, uint32(w)}, {257, 4, uint32(h)}, {258, 3, 8}, {259, 3, 1}, {262, 3, 1}, {273, 4, uint32(strip)},
+			{277, 3, 1}, {278, 4, uint32(h)}, {279, 4, uint32(w * h)}, {282, 5, uint32(res)}, {283, 5, uint32(res)}, {296, 3, 2}}
+		b = le.AppendUint16(b, uint16(len(es)))
+		for _, e := range es {
+			b = le.AppendUint32(le.AppendUint16(le.AppendUint16(b, e.tag), e.typ), 1)
+			b = le.AppendUint32(b, e.val)
+		}
+		next = len(b)
+		b = le.AppendUint32(b, 0)
+	}
+	return b
 }
 
 // joinPDFs makes one PDF of the pages of pdfs (qpdf).
@@ -182,10 +228,18 @@ func TestOCR_Office(t *testing.T) {
 			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "deu+eng", "pages": "1"}},
 		{"rotated scan in a PDF", "default", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
 			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng", "pages": "1"}},
+		{"upside-down scan (turned by OSD, read again)", "default", "upside-down.png", "image/png", func() []byte { return quiretest.PNG(rotate90(rotate90(letter))) }, nil,
+			[]string{"Zebracorn", "Rechnung"}, map[string]string{"pagesFixed": "1: turned 180"}},
 		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
 			[]string{"Rechnung", "Zebracorn"}, nil},
+		{"scan skewed by 6 degrees (straightened, read again)", "default", "askew6.png", "image/png", func() []byte {
+			return quiretest.PNG(skew(quiretest.TextImage("Quarterly report of the Zebracorn warehouse for the board",
+				"The umbrella invoices were paid in full by the end of March", "Please file this letter with the other records"), 6))
+		}, nil, []string{"Zebracorn", "umbrella", "records"}, map[string]string{"pagesFixed": "1: straightened 6.0"}},
 		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
 			[]string{"Zebracorn"}, nil},
+		{"two-page TIFF from a scanner", "default", "scanner-2p.tif", "image/tiff", func() []byte { return grayTIFFPages(t, letter, page2) }, nil,
+			[]string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
 		{"two-page PDF", "default", "two.pdf", "application/pdf", func() []byte {
 			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
 		}, nil, []string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
@@ -227,10 +281,15 @@ func TestOCR_Office(t *testing.T) {
 				}
 				return
 			}
+			// It is built after the action (the text does not wait for
+			// it): the action names it, and it appears.
 			art, _ := md["artifactId"].(string)
-			ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts?siteId="+tc.site, nil, tok)
-			if art == "" || !strings.Contains(string(ar.Body), art) || !strings.Contains(string(ar.Body), `"artifactCategory":"OCR"`) {
-				t.Fatalf("no OCR artifact %q: %s", art, ar.Body)
+			if art == "" {
+				t.Fatalf("no OCR artifact named: %v", md)
+			}
+			ar := waitArtifact(t, s, tok, tc.site, id, art)
+			if !strings.Contains(string(ar), `"artifactCategory":"OCR"`) {
+				t.Fatalf("OCR artifact %q: %s", art, ar)
 			}
 			d := s.Do(http.MethodGet, "/documents/"+id+"?siteId="+tc.site, nil, tok).JSON(t)
 			if p, _ := d["promotedArtifactId"].(string); p != "" {
@@ -245,10 +304,65 @@ func TestOCR_Office(t *testing.T) {
 			var pdf bytes.Buffer
 			pdf.ReadFrom(resp.Body)
 			resp.Body.Close()
-			if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) || !bytes.Contains(pdf.Bytes(), []byte("pdfaid:part")) {
-				t.Fatalf("artifact is not a PDF/A (%d bytes)", pdf.Len())
+			if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF")) || !bytes.Contains(pdf.Bytes(), []byte("pdfaid:part")) || !bytes.Contains(pdf.Bytes(), []byte("/OutputIntents")) {
+				t.Fatalf("artifact is not a PDF/A with its output intent (%d bytes)", pdf.Len())
+			}
+			if tc.name == "rotated scan in a PDF" {
+				// The sideways page stands upright in the searchable PDF:
+				// as wide as the letter (wider than tall), not as its scan.
+				if w, h := shownPageSize(t, pdf.Bytes()); w <= h {
+					t.Fatalf("the searchable PDF shows the letter sideways: %v x %v", w, h)
+				}
 			}
 		})
+	}
+}
+
+// shownPageSize is the size of the first page of a PDF as a viewer shows
+// it (pdfinfo: the page box, turned by its /Rotate).
+func shownPageSize(t *testing.T, pdf []byte) (float64, float64) {
+	t.Helper()
+	fn := filepath.Join(t.TempDir(), "a.pdf")
+	if err := os.WriteFile(fn, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdfinfo", "-f", "1", "-l", "1", fn).Output()
+	if err != nil {
+		t.Fatalf("pdfinfo: %v", err)
+	}
+	var w, h float64
+	rot := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, rest, ok := strings.Cut(l, " size:"); ok && strings.HasPrefix(l, "Page ") {
+			fmt.Sscanf(strings.TrimSpace(rest), "%g x %g", &w, &h)
+		}
+		if _, rest, ok := strings.Cut(l, " rot:"); ok && strings.HasPrefix(l, "Page ") {
+			rot, _ = strconv.Atoi(strings.TrimSpace(rest))
+		}
+	}
+	if w == 0 || h == 0 {
+		t.Fatalf("pdfinfo gave no page size: %s", out)
+	}
+	if rot%180 != 0 {
+		w, h = h, w
+	}
+	return w, h
+}
+
+// waitArtifact waits until the document's artifacts list art and returns
+// the list.
+func waitArtifact(t *testing.T, s *quiretest.Server, tok, site, id, art string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts?siteId="+site, nil, tok)
+		if strings.Contains(string(ar.Body), art) {
+			return ar.Body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OCR artifact %q not kept within 2m: %s", art, ar.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -359,4 +473,45 @@ func TestOCR_Layout(t *testing.T) {
 	if !strings.Contains(got["keyValues"], `{"key":"Invoice","values":["4711"]}`) || !strings.Contains(got["keyValues"], `{"key":"Customer","values":["Globex"]}`) {
 		t.Errorf("keyValues %s", got["keyValues"])
 	}
+}
+
+// TestOCR_TextBeforePDF: the OCR text is recorded, FULLTEXT runs after it
+// and search finds the scan by a word on it while its searchable PDF/A is
+// still to be made (the pipeline's background work held); the PDF/A then
+// follows as the artifact the action named.
+func TestOCR_TextBeforePDF(t *testing.T) {
+	s := ocrServer(t)
+	tok := s.Admin()
+	release := pipeline.HoldBackground(s.Node.Pipeline)
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	id := addScan(t, s, tok, "default", "held.pdf", "application/pdf", quiretest.ImagePDF(quiretest.TextImage("Zebracorn held letter")), nil)
+	waitComplete(t, s, tok, id)
+	a := ocrAction(t, s, tok, "default", id)
+	md, _ := a["metadata"].(map[string]any)
+	art, _ := md["artifactId"].(string)
+	if art == "" {
+		t.Fatalf("OCR names no searchable PDF: %v", a)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sr := s.Do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": "Zebracorn"}}, tok)
+		if strings.Contains(string(sr.Body), id) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the OCR text does not find the scan: %s", sr.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ar := s.Do(http.MethodGet, "/documents/"+id+"/artifacts", nil, tok); strings.Contains(string(ar.Body), art) {
+		t.Fatalf("the PDF/A was made before the text was searchable: %s", ar.Body)
+	}
+	release()
+	released = true
+	waitArtifact(t, s, tok, "default", id, art)
 }

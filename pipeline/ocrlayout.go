@@ -6,8 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,37 +232,26 @@ func ocrCSV(lines []ocrLine) []byte {
 	return b.Bytes()
 }
 
-// ocrLayout reads the lines of the searchable PDF's pages (at most pages)
-// with tesseract's TSV, and adds what ocrOutputType CSV and ocrParseTypes
-// TABLES and FORMS ask for to out.
-func (j *Job) ocrLayout(ctx context.Context, dir, pdf string, langs []string, pages int, csvOut, tables, forms bool, out *Outcome) error {
-	ppm, err := program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
-	if err != nil {
-		return err
-	}
-	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
-	if err != nil {
-		return err
-	}
-	args := []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-png"}
-	if pages > 0 {
-		args = append(args, "-l", strconv.Itoa(pages))
-	}
-	if _, err := runProgram(ctx, dir, ppm, append(args, pdf, filepath.Join(dir, "layout"))...); err != nil {
-		return err
-	}
-	imgs, _ := filepath.Glob(filepath.Join(dir, "layout-*.png"))
-	sort.Slice(imgs, func(a, b int) bool { return layoutPage(imgs[a]) < layoutPage(imgs[b]) })
+// ocrLayout reads the lines of the pages tesseract read (its TSV, in
+// pixels at ocrDPI: a page read at another resolution is scaled) and adds
+// what ocrOutputType CSV and ocrParseTypes TABLES and FORMS ask for to out.
+func (j *Job) ocrLayout(ctx context.Context, pages []*ocrPage, csvOut, tables, forms bool, out *Outcome) error {
 	var lines []ocrLine
-	for _, img := range imgs {
-		pctx, cancel := context.WithTimeout(ctx, j.p.cfg.OCRPageTimeout)
-		tsv, err := runProgram(pctx, dir, tess, img, "stdout", "-l", strings.Join(langs, "+"), "tsv")
-		cancel()
-		if err != nil {
-			return fmt.Errorf("reading the layout of page %d: %w", layoutPage(img), err)
+	for _, pg := range pages {
+		ls := parseTSV(pg.n, pg.tsv)
+		if pg.dpi > 0 && pg.dpi != ocrDPI {
+			f := float64(ocrDPI) / float64(pg.dpi)
+			sc := func(v int) int { return int(float64(v)*f + 0.5) }
+			for i := range ls {
+				l := &ls[i]
+				l.left, l.top, l.right, l.bottom = sc(l.left), sc(l.top), sc(l.right), sc(l.bottom)
+				for k := range l.words {
+					w := &l.words[k]
+					w.left, w.right, w.height = sc(w.left), sc(w.right), sc(w.height)
+				}
+			}
 		}
-		os.Remove(img)
-		lines = append(lines, parseTSV(layoutPage(img), string(tsv))...)
+		lines = append(lines, ls...)
 	}
 	if tables {
 		t := ocrTables(lines)
@@ -297,10 +284,4 @@ func (j *Job) ocrLayout(ctx context.Context, dir, pdf string, langs []string, pa
 		out.Metadata["csvArtifactId"] = id
 	}
 	return nil
-}
-
-func layoutPage(fn string) int {
-	base := strings.TrimSuffix(filepath.Base(fn), ".png")
-	n, _ := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:])
-	return n
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -94,6 +95,11 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed when workers must take no more work
 	wg       sync.WaitGroup
+	// ocrSlots bounds the OCR pages read at once across the pipeline
+	// (ocrpages.go); bgSlots the background work (OCR renditions) done
+	// at once, counted by bg.
+	ocrSlots, bgSlots chan struct{}
+	bg                sync.WaitGroup
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
@@ -138,7 +144,8 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		userHTTP: cfg.Outbound.Client(30 * time.Second), userLLM: cfg.Outbound.Client(0),
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		unrecorded: map[storage.DocRef]unrecorded{},
-		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{})}
+		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
+		ocrSlots: make(chan struct{}, max(runtime.NumCPU(), cfg.Workers)), bgSlots: make(chan struct{}, ocrBackground)}
 	db.OnCommit(p.onCommit)
 	db.OnCommit(p.onEventCommit)
 	return p
@@ -199,7 +206,7 @@ func (p *Pipeline) Stop(ctx context.Context) error {
 	close(p.stopping)
 	p.mu.Unlock()
 	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
+	go func() { p.wg.Wait(); p.bg.Wait(); close(done) }()
 	var err error
 	select {
 	case <-done:
@@ -223,6 +230,9 @@ func (p *Pipeline) resetLocked() {
 	p.queued = map[storage.DocRef]time.Time{}
 	p.running = map[storage.DocRef]bool{}
 	p.again = map[storage.DocRef]time.Time{}
+	for _, u := range p.unrecorded {
+		u.after.discardWork()
+	}
 	p.unrecorded = map[storage.DocRef]unrecorded{}
 }
 
@@ -515,8 +525,11 @@ func (p *Pipeline) runNext(r storage.DocRef, after **carried) {
 	delete(p.unrecorded, r)
 	p.mu.Unlock()
 	if ok && next.Status == storage.ActionRunning && u.fin.ActionRef == ref {
-		p.record(r, u.user, next.Type, u.fin)
+		p.record(r, u.user, next.Type, u.fin, u.after)
 		return
+	}
+	if ok {
+		u.after.discardWork()
 	}
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpStartAction, r.Site, next.UserID, p.cfg.Now(), ref))
 	if p.refused(r, err) {
@@ -542,6 +555,7 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	a := job.Action
 	out := p.run(job)
 	if p.ctx.Err() != nil {
+		out.discardWork()
 		return // shutting down: the action stays RUNNING and runs again
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
@@ -555,7 +569,7 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	if startHere && n.ref.Site == r.Site {
 		fin.Next = n.ref.ID
 	}
-	st := p.record(r, a.UserID, a.Type, fin)
+	st := p.record(r, a.UserID, a.Type, fin, out)
 	switch {
 	case n == nil:
 	case st != nil:
@@ -589,28 +603,36 @@ func (p *Pipeline) chain(r storage.DocRef) (*carried, bool) {
 	return &carried{ref: n}, !pending
 }
 
-// unrecorded is an outcome the store refused to record.
+// unrecorded is an outcome the store refused to record, with the
+// engine's outcome whose background work follows its recording.
 type unrecorded struct {
-	user string
-	fin  storage.FinishAction
+	user  string
+	fin   storage.FinishAction
+	after *Outcome
 }
 
 // record applies an action's outcome fin and returns what its transaction
-// started for fin.Next (nil when it started nothing).
-func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction) *storage.StartedAction {
+// started for fin.Next (nil when it started nothing). Once fin is
+// recorded as it is, after's background work starts; if it is not, the
+// work is discarded, or kept with the outcome the store refused.
+func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.FinishAction, after *Outcome) *storage.StartedAction {
 	res, err := p.apply.Apply(p.ctx, storage.MustCommand(storage.OpFinishAction, r.Site, user, p.cfg.Now(), fin))
 	if err == nil {
+		if after != nil && after.background != nil {
+			p.background(after.background)
+		}
 		st, _ := res.Value.(*storage.StartedAction)
 		return st
 	}
 	if p.refused(r, err) {
 		fin.Next = "" // the worker has gone on meanwhile
 		p.mu.Lock()
-		p.unrecorded[r] = unrecorded{user, fin}
+		p.unrecorded[r] = unrecorded{user, fin, after}
 		p.mu.Unlock()
 		return nil
 	}
 	if errors.Is(err, storage.ErrActionChanged) || p.ctx.Err() != nil {
+		after.discardWork()
 		return nil
 	}
 	if fin.Next != "" {
@@ -618,8 +640,9 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 		// unreadable): the outcome is recorded alone, and fails only if
 		// it is refused on its own.
 		fin.Next = ""
-		return p.record(r, user, typ, fin)
+		return p.record(r, user, typ, fin, after)
 	}
+	after.discardWork()
 	// What the action wanted to change was refused (a path or tag that
 	// does not validate, a document deleted meanwhile): record it as the
 	// action's failure, changing nothing else.
@@ -631,6 +654,29 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 	}
 	return nil
 }
+
+// background runs f off the worker once a slot is free (at most
+// ocrBackground at once), with the pipeline's context: Stop waits for it
+// as for a running action and cancels it with them. It is not durable: a
+// stop or a crash before it is done loses what it would have made (an
+// outcome the store refused keeps its work until it is recorded, in
+// memory only).
+func (p *Pipeline) background(f func(context.Context)) {
+	ctx := p.ctx
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		select {
+		case p.bgSlots <- struct{}{}:
+			defer func() { <-p.bgSlots }()
+		case <-ctx.Done():
+		}
+		guard.Do(p.log, guard.Pipeline, func() { f(ctx) })
+	}()
+}
+
+// ocrBackground is how many OCR renditions are built at once.
+const ocrBackground = 1
 
 // refused reports whether err is the store refusing writes (a full disk,
 // a failed disk) and, if so, looks at r again after RetryBase: an action

@@ -29,9 +29,15 @@ func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, 
 // of the engine's stderr (its warnings: ocrmypdf names the pages it gave
 // up on there); a failure carries them too.
 func runProgramLog(ctx context.Context, dir, prog string, stderrMax int, args ...string) ([]byte, string, error) {
+	return runProgramLogEnv(ctx, dir, nil, prog, stderrMax, args...)
+}
+
+// runProgramLogEnv is runProgramLog with variables added to the engine's
+// environment.
+func runProgramLogEnv(ctx context.Context, dir string, env []string, prog string, stderrMax int, args ...string) ([]byte, string, error) {
 	stdout := limitedBuffer{n: maxEngineOutput}
 	var stderr strings.Builder
-	err := runEngine(ctx, dir, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
+	err := runEngineEnv(ctx, dir, env, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stderr.String(), ctx.Err()
@@ -62,6 +68,12 @@ func (e *engineError) Unwrap() error { return e.err }
 // either, so no helper process it started outlives the run or holds the
 // run open (LibreOffice's launcher leaves soffice.bin holding stdout).
 func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
+	return runEngineEnv(ctx, dir, nil, stdout, stderr, prog, args...)
+}
+
+// runEngineEnv is runEngine with variables added to the engine's
+// environment (OMP_THREAD_LIMIT for tesseract).
+func runEngineEnv(ctx context.Context, dir string, env []string, stdout, stderr io.Writer, prog string, args ...string) error {
 	dir, args = absArgs(dir, args)
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
@@ -69,7 +81,10 @@ func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog s
 		// Scratch files of the engine's own (ocrmypdf, LibreOffice) go
 		// to the job's directory, whose free space OCR checks and which
 		// is removed after the run.
-		cmd.Env = append(os.Environ(), "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+		env = append([]string{"TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir}, env...)
+	}
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	ownGroup(cmd)

@@ -18,8 +18,9 @@ import (
 
 // TestEngines_RelativeDataDir runs every external engine on a server whose
 // data dir is given relative, as make run gives it (--data-dir ./data):
-// tesseract, pdfinfo, pdftoppm and ocrmypdf (OCR of a PNG and of a scanned
-// PDF, with the searchable rewrite), pdftotext (FULLTEXT of a PDF),
+// tesseract, pdfinfo, pdfimages or pdftoppm, qpdf and ghostscript (OCR of a
+// PNG, whose searchable PDF/A follows the action, and of a scanned PDF,
+// with the searchable rewrite), pdftotext (FULLTEXT of a PDF),
 // soffice (PDFEXPORT of a Word document), clamd (ANTIVIRUS), pdfinfo and
 // qpdf (examine), and qpdf's overlay (a watermark stamped in a relative
 // temp dir). Before issue 46 the engines got paths relative to the server's
@@ -27,7 +28,7 @@ import (
 // answered "Couldn't open file 'data/tmp/quire-action-N/in.pdf'".
 func TestEngines_RelativeDataDir(t *testing.T) {
 	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"pdfinfo", "poppler-utils"}, {"pdftoppm", "poppler-utils"},
-		{"pdftotext", "poppler-utils"}, {"ocrmypdf", "ocrmypdf"}, {"soffice", "libreoffice-writer-nogui"}, {"qpdf", "qpdf"}} {
+		{"pdfimages", "poppler-utils"}, {"pdftotext", "poppler-utils"}, {"gs", "ghostscript"}, {"soffice", "libreoffice-writer-nogui"}, {"qpdf", "qpdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
 	clamd := quiretest.Clamd(t)
@@ -45,7 +46,16 @@ func TestEngines_RelativeDataDir(t *testing.T) {
 		check func(t *testing.T, id string)
 	}{
 		{"OCR of a PNG", map[string]any{"path": "scan.png", "contentType": "image/png", "isBase64": true, "content": b64(quiretest.PNG(img)),
-			"actions": []map[string]any{{"type": "OCR"}}}, func(t *testing.T, id string) { wantOCR(t, s, tok, id, "Zebracorn") }},
+			"actions": []map[string]any{{"type": "OCR"}}}, func(t *testing.T, id string) {
+			wantOCR(t, s, tok, id, "Zebracorn")
+			r := s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, tok)
+			md, _ := quiretest.Obj(t, quiretest.List(t, r.JSON(t), "actions")[0])["metadata"].(map[string]any)
+			art, _ := md["artifactId"].(string)
+			if art == "" {
+				t.Fatalf("OCR names no searchable PDF: %s", r.Body)
+			}
+			waitArtifact(t, s, tok, "default", id, art)
+		}},
 		{"OCR of a scanned PDF, searchable rewrite", map[string]any{"path": "scan.pdf", "contentType": "application/pdf", "isBase64": true,
 			"content": b64(quiretest.ImagePDF(img)),
 			"actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"addPdfDetectedCharactersAsText": "true"}}}},
