@@ -321,11 +321,6 @@ func countOf(list []string, v string) int {
 	return n
 }
 
-// uploadRequest is the body of POST /documents/upload.
-type uploadRequest struct {
-	documentIn
-}
-
 // uploadQuery reads and validates the upload URL parameters shared by the
 // upload endpoints.
 func uploadQuery(r *api.Request) (api.UploadOpts, []storage.ValidationItem) {

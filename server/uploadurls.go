@@ -9,6 +9,11 @@ import (
 	"quire/storage"
 )
 
+// uploadRequest is the body of POST /documents/upload.
+type uploadRequest struct {
+	documentIn
+}
+
 // handleAddDocumentUpload serves POST /documents/upload: it creates the
 // document record and returns an upload URL for its content.
 func (s *Server) handleAddDocumentUpload(r *api.Request) error {

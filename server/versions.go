@@ -2,26 +2,10 @@ package server
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
-	"time"
 
-	"quire/auth"
 	"quire/server/internal/api"
 	"quire/storage"
 )
-
-// checkVersionKey refuses a versionKey that no listing can have returned.
-func checkVersionKey(k string) error {
-	if k == "" {
-		return api.Invalid("versionKey", "'versionKey' is required")
-	}
-	if !storage.ValidVersionKey(k) {
-		return api.Invalid("versionKey", fmt.Sprintf("invalid versionKey '%s'", k))
-	}
-	return nil
-}
 
 // versionJSON is one entry of the version listing: FormKiQ's
 // DocumentVersion fields and the versioned fields of the state.
@@ -116,25 +100,6 @@ func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Version '%s' of document '%s' deleted", k, r.DocID())})
-}
-
-// versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
-// in the query and signed as one more field, so neither a document's URL
-// nor another version's can be turned into it.
-func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
-	if d <= 0 {
-		d = api.DefaultURLDuration
-	}
-	exp := strconv.FormatInt(s.Now().Add(d).Unix(), 10)
-	in := strconv.FormatBool(inline)
-	fields := []string{http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey}
-	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}}
-	if bypass {
-		fields = append(fields, api.BypassField)
-		q.Set("bypassWatermark", "true")
-	}
-	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
-	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }
 
 // pruneVersions drops every version of doc (a document or an artifact, in
