@@ -72,7 +72,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 		// refused now, not cut from the ZIP later (its artifacts are
 		// checked when the archive is written).
 		if d.HasContent && it.ArtifactID == "" {
-			if err := s.checkStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
+			if err := s.content.checkStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
 				return err
 			}
 		}
@@ -195,7 +195,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 
 // sweepArchives removes archives past their time (leader only).
 func (s *Server) sweepArchives() {
-	s.sweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+	s.content.sweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})
 }

@@ -13,7 +13,7 @@ import (
 const maxInlineResponse = 6 * 1000 * 1000
 
 // handleGetDocumentContent serves GET /documents/{documentId}/content.
-func (s *Server) handleGetDocumentContent(r *api.Request) error {
+func (s *contentHandlers) handleGetDocumentContent(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err

@@ -284,7 +284,7 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
 			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
-				if marks, err := fsys.s.docMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+				if marks, err := fsys.s.content.docMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
 			} else if err == nil {
@@ -330,7 +330,7 @@ func (fsys *davFS) markedInside(qp string) string {
 				todo = append(todo, full)
 				continue
 			}
-			if marks, err := fsys.s.docMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
+			if marks, err := fsys.s.content.docMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
 				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
@@ -381,7 +381,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	api.ServeStored(c, api.StoredFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	if sent, err := s.sendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
+	if sent, err := s.content.sendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, info.etag)
@@ -686,7 +686,7 @@ func (f *davFile) open() error {
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
 	if r := f.fsys.r; !r.Principal.Can(r.Site, govern) {
-		marks, err := f.fsys.s.docMarks(r.Site, f.info.id)
+		marks, err := f.fsys.s.content.docMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
 		}
@@ -776,7 +776,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 			existing = id
 		}
 	}
-	limit, err := fsys.s.uploadLimit(fsys.r.Site, -1)
+	limit, err := fsys.s.content.uploadLimit(fsys.r.Site, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -787,7 +787,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 		defer close(w.done)
 		defer pr.Close()
 		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.n, func(sha string) {
-			fsys.s.uploads.add(sha)
+			fsys.s.content.uploads.add(sha)
 			w.shas = append(w.shas, sha)
 		})
 		if errors.Is(w.err, storage.ErrTooLarge) {
@@ -842,7 +842,7 @@ func (w *davWriter) Close() error {
 	w.pw.Close()
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
-	defer s.uploads.done(w.shas)
+	defer s.content.uploads.done(w.shas)
 	prof, stored, perr := s.davProfile(r.Site)
 	name := davProfileName
 	if prof != nil {
@@ -852,7 +852,7 @@ func (w *davWriter) Close() error {
 	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
 		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
-		s.sweep(w.shas)
+		s.content.sweep(w.shas)
 		w.fsys.failed = err
 		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
 		if stored && intake.Permanent(err) {

@@ -21,7 +21,7 @@ import (
 // servedDocument is the record whose content GET /content and GET /url
 // serve: the artifact the request names, else the document's promoted
 // artifact, else the document.
-func (s *Server) servedDocument(r *api.Request) (*storage.Document, error) {
+func (s *contentHandlers) servedDocument(r *api.Request) (*storage.Document, error) {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil || r.ArtifactID != "" || d.PromotedArtifactID == "" {
 		return d, err
@@ -35,7 +35,7 @@ func (s *Server) servedDocument(r *api.Request) (*storage.Document, error) {
 
 // handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
-func (s *Server) handleGetDownload(c *fiber.Ctx) error {
+func (s *contentHandlers) handleGetDownload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
 	fields := []string{http.MethodGet, site, doc, exp, in}
@@ -158,7 +158,7 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 }
 
 // handleGetDocumentURL serves GET /documents/{documentId}/url.
-func (s *Server) handleGetDocumentURL(r *api.Request) error {
+func (s *contentHandlers) handleGetDocumentURL(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (s *Server) handleGetDocumentURL(r *api.Request) error {
 
 // sendIfMarked sends rd stamped when document doc carries watermarks
 // (sent; rd is closed on failure); otherwise the caller sends rd as it is.
-func (s *Server) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
+func (s *contentHandlers) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
 	marks, err := s.docMarks(site, doc)
 	if err != nil {
 		rd.Close()
@@ -233,7 +233,7 @@ func (s *Server) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, 
 
 // sendStamped answers a download of watermarked content: the whole
 // stamped copy (no ranges), with its own ETag, never cached.
-func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
+func (s *contentHandlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
 	st, err := stamp(c.UserContext(), rd, ctype, marks)
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks
 // requestedVersion is the version the versionKey query parameter names, nil
 // without one. It is a version of r.docID(): the artifact the request names,
 // else the document itself (never its promoted artifact).
-func (s *Server) requestedVersion(r *api.Request) (*storage.Version, error) {
+func (s *contentHandlers) requestedVersion(r *api.Request) (*storage.Version, error) {
 	k := r.Query("versionKey")
 	if k == "" {
 		return nil, nil
@@ -266,7 +266,7 @@ func (s *Server) requestedVersion(r *api.Request) (*storage.Version, error) {
 
 // versionContent answers GET /content for version v: like the current
 // content, inline text or a signed contentUrl.
-func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
+func (s *contentHandlers) versionContent(r *api.Request, v *storage.Version) error {
 	bypass, err := watermarkBypass(r)
 	if err != nil {
 		return err
@@ -296,7 +296,7 @@ func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
 }
 
 // versionURL answers GET /url for version v.
-func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
+func (s *contentHandlers) versionURL(r *api.Request, v *storage.Version) error {
 	if r.Query("format") != "" {
 		return api.Invalid("format", "'format' is not supported with 'versionKey'")
 	}
@@ -329,7 +329,7 @@ func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
 // openVersionDownload opens the content of version k of doc for a signed
 // download, as a document record carrying that version's name, type and
 // content id.
-func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
+func (s *contentHandlers) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
 	v, err := s.DB.GetVersion(site, doc, k)
 	if err != nil {
 		return nil, nil, err
@@ -356,7 +356,7 @@ func checkVersionKey(k string) error {
 // versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
-func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
+func (s *contentHandlers) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
 		d = api.DefaultURLDuration
 	}

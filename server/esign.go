@@ -109,7 +109,7 @@ func routingOrder(v any) (int, bool) {
 
 // handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
 func (s *Server) handleAddEnvelope(r *api.Request) error {
-	if err := s.requireGovernIfMarked(r, r.PathDocID()); err != nil {
+	if err := s.content.requireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
 	if err := s.checkProvider(r); err != nil {

@@ -23,7 +23,7 @@ import (
 
 // handleGetExaminePdfURL serves GET /objects/examine/pdf: an id and a
 // signed URL to PUT the PDF to.
-func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
+func (s *contentHandlers) handleGetExaminePdfURL(r *api.Request) error {
 	id := r.NewID()
 	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
 	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodPut, "examine", r.Site, id, exp)
@@ -34,7 +34,7 @@ func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
 
 // handlePutExamine serves PUT /uploads/examine/{siteId}/{id}: the target
 // of the examine upload URL (the signature is the credential).
-func (s *Server) handlePutExamine(c *fiber.Ctx) error {
+func (s *contentHandlers) handlePutExamine(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("id"))
 	exp := strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
@@ -58,7 +58,7 @@ func (s *Server) handlePutExamine(c *fiber.Ctx) error {
 
 // handleGetExaminePdf serves GET /objects/examine/{id}/pdf: what the
 // uploaded PDF holds. FormKiQ answers 201.
-func (s *Server) handleGetExaminePdf(r *api.Request) error {
+func (s *contentHandlers) handleGetExaminePdf(r *api.Request) error {
 	o, err := s.DB.GetExamine(r.Site, api.PathParam(r, "id"), r.Now)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (s *Server) handleGetExaminePdf(r *api.Request) error {
 }
 
 // sweepExamines removes examine objects past their time (leader only).
-func (s *Server) sweepExamines() {
+func (s *contentHandlers) sweepExamines() {
 	s.sweepExpired("examine object", s.DB.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
 		return storage.DeleteExamine{ID: id, Expired: true}
 	})
@@ -91,7 +91,7 @@ func (s *Server) sweepExamines() {
 
 // sweepExpired removes up to 500 records of a kind past their time, one
 // command each (the applier checks the time again).
-func (s *Server) sweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
+func (s *contentHandlers) sweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
 	refs, err := list(s.Now(), 500)
 	if err != nil {
 		s.Log.Warn("list expired records", "kind", kind, "err", err)

@@ -46,13 +46,13 @@ func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 		Store:   s.DB,
 		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
-			c, err := s.uploadLimit(site, -1)
+			c, err := s.content.uploadLimit(site, -1)
 			return c.n, c.err, err
 		},
 		BeforeCommit: func(ctx context.Context) error { return s.Gate.Wait(ctx) },
-		Track:        s.uploads.add,
-		Untrack:      s.uploads.done,
-		Sweep:        s.sweep,
+		Track:        s.content.uploads.add,
+		Untrack:      s.content.uploads.done,
+		Sweep:        s.content.sweep,
 		Metrics:      reg,
 	})
 }
@@ -375,7 +375,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		api.Drain(r.Ctx)
 		return api.ErrStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
 	}
-	limit, err := s.uploadLimit(r.Site, -1)
+	limit, err := s.content.uploadLimit(r.Site, -1)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ type Server struct {
 	// The domains' handlers, each on the shared Env.
 	vocabulary *vocabulary.Handlers
 	directory  *directory.Handlers
+	content    *contentHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -50,8 +51,6 @@ type Server struct {
 	dest api.Destinations
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
-	// uploads tracks chunks of uploads in progress.
-	uploads inflight
 	// public limits anonymous submissions per client address.
 	public publicLimiter
 	// backups tracks online backups.
@@ -109,6 +108,7 @@ func New(d api.Deps) *Server {
 		s.dest = d.Pipeline
 	}
 	s.bg = newBackground(s)
+	s.content = &contentHandlers{Env: s.Env, detect: s.bg.detect}
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()

@@ -10,14 +10,14 @@ import (
 )
 
 // shortURL is the public address of a slug.
-func (s *Server) shortURL(base, slug string) string {
+func (s *contentHandlers) shortURL(base, slug string) string {
 	return strings.TrimSuffix(base, "/") + "/s/" + slug
 }
 
 // shortDocumentURL makes a short link to a document for GET
 // /documents/{id}/url?format=short: random slug, valid as long as the URL
 // would have been.
-func (s *Server) shortDocumentURL(r *api.Request, doc, deepLink string, valid time.Duration) (string, error) {
+func (s *contentHandlers) shortDocumentURL(r *api.Request, doc, deepLink string, valid time.Duration) (string, error) {
 	if valid <= 0 {
 		valid = api.DefaultURLDuration
 	}

@@ -95,7 +95,7 @@ func (f *inflight) busy(sha string) bool {
 // handlePutUpload serves PUT /uploads/{siteId}/{documentId}: the target of
 // upload URLs. The body is streamed into chunks; the content only becomes
 // the document's when size and checksums match.
-func (s *Server) handlePutUpload(c *fiber.Ctx) error {
+func (s *contentHandlers) handlePutUpload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
@@ -144,7 +144,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	body = &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}
+	body = &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: api.ConnOf(c)}
 	var writers []io.Writer
 	for _, ck := range checks {
 		if ck.h == nil {
@@ -212,7 +212,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 		return err
 	}
 	if d, ok := res.Value.(*storage.Document); ok && d.DetectContentType {
-		s.bg.detect(storage.PendingDetection{Site: site, DocumentID: doc, ContentSHA: d.ContentSHA256})
+		s.detect(storage.PendingDetection{Site: site, DocumentID: doc, ContentSHA: d.ContentSHA256})
 	}
 	c.Set(fiber.HeaderETag, `"`+m.SHA256+`"`)
 	return c.SendStatus(http.StatusOK)
@@ -234,7 +234,7 @@ type completeBody struct {
 	// conn, when known, tells a chunked body's last-chunk EOF from the
 	// client's: fasthttp reads no further than the terminating chunk, so
 	// a failed connection read means the body was cut.
-	conn *trackedConn
+	conn api.ReadFailer
 }
 
 func (b *completeBody) Read(p []byte) (int, error) {
@@ -244,7 +244,7 @@ func (b *completeBody) Read(p []byte) (int, error) {
 	case err == nil:
 	case err != io.EOF:
 		err = errIncompleteBody
-	case b.want >= 0 && b.n != b.want, b.want < 0 && b.conn != nil && b.conn.readErr.Load():
+	case b.want >= 0 && b.n != b.want, b.want < 0 && b.conn != nil && b.conn.ReadFailed():
 		err = errIncompleteBody
 	}
 	return n, err
@@ -262,7 +262,7 @@ type uploadCap struct {
 // maxContentLengthBytes as it is now (also for URLs signed before it was
 // set) and the server's limit. Reading stops there and nothing is
 // committed.
-func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
+func (s *contentHandlers) uploadLimit(site string, signed int64) (uploadCap, error) {
 	limit := uploadCap{s.Deps.MaxUploadBytes, api.ErrBodyTooLarge}
 	c, err := s.DB.SiteConfig(site)
 	if err != nil {
@@ -286,7 +286,7 @@ func genericContentType(t string) bool {
 
 // sweep removes chunks of a failed upload that nothing references and no
 // other upload in progress wrote too.
-func (s *Server) sweep(shas []string) {
+func (s *contentHandlers) sweep(shas []string) {
 	var free []string
 	for _, sha := range shas {
 		if !s.uploads.busy(sha) || countOf(shas, sha) == s.uploadsCount(sha) {
@@ -305,7 +305,7 @@ func (s *Server) sweep(shas []string) {
 	}
 }
 
-func (s *Server) uploadsCount(sha string) int {
+func (s *contentHandlers) uploadsCount(sha string) int {
 	s.uploads.mu.Lock()
 	defer s.uploads.mu.Unlock()
 	return s.uploads.n[sha]
@@ -366,7 +366,7 @@ func checksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
 // makes it required: 400s with FormKiQ's {"message"}. The signed URL
 // carries it, and the PUT is held to it and to the site's limit as it is
 // then (uploadLimit; the commit's applier checks the size once more).
-func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
+func (s *contentHandlers) checkContentLength(r *api.Request, o api.UploadOpts) error {
 	tooLarge := func(l int64) error { return api.BadRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
 	if s.Deps.MaxUploadBytes > 0 && o.ContentLength > s.Deps.MaxUploadBytes {
 		return tooLarge(s.Deps.MaxUploadBytes)
@@ -386,7 +386,7 @@ func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
 }
 
 // handleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
-func (s *Server) handleGetDocumentIDUpload(r *api.Request) error {
+func (s *contentHandlers) handleGetDocumentIDUpload(r *api.Request) error {
 	id := r.DocID()
 	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
@@ -410,7 +410,7 @@ func (s *Server) handleGetDocumentIDUpload(r *api.Request) error {
 // writeBody streams the request body into content chunks, at most limit
 // bytes (and the site's maxContentLengthBytes). The chunks' hashes are
 // held as an upload's until the caller calls s.uploads.done.
-func (s *Server) writeBody(r *api.Request, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
+func (s *contentHandlers) writeBody(r *api.Request, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
 	cap, err := s.uploadLimit(r.Site, -1)
 	if err != nil {
 		return storage.Manifest{}, nil, nil, err
@@ -426,7 +426,7 @@ func (s *Server) writeBody(r *api.Request, limit int64) (storage.Manifest, []sto
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
+	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: api.ConnOf(r.Ctx)}
 	var shas []string
 	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, cap.n, func(sha string) {
 		s.uploads.add(sha)

@@ -23,7 +23,7 @@ func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 	}
 	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	if err := s.checkContentLength(r, o); err != nil {
+	if err := s.content.checkContentLength(r, o); err != nil {
 		return err
 	}
 	if in.Content != nil {
@@ -59,7 +59,7 @@ func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 	}
 	o, errs := uploadQuery(r)
 	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.checkContentLength(r, o); err != nil {
+	if err := s.content.checkContentLength(r, o); err != nil {
 		return err
 	}
 	id := r.NewID()

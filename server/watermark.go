@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/auth"
 	"quire/pipeline"
 	"quire/server/internal/api"
 )
@@ -27,7 +28,7 @@ func watermarkBypass(r *api.Request) (bool, error) {
 	default:
 		return false, api.Invalid("bypassWatermark", "invalid 'bypassWatermark': use true or false")
 	}
-	if err := r.Principal.Require(r.Site, govern); err != nil {
+	if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -48,7 +49,7 @@ func parseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
 
 // docMarks returns the marks doc's content is served with (none: as
 // stored).
-func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
+func (s *contentHandlers) docMarks(site, doc string) ([]pipeline.Mark, error) {
 	raw, err := s.DB.DocumentWatermarks(site, doc)
 	if err != nil || len(raw) == 0 {
 		return nil, err
@@ -60,8 +61,8 @@ func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
 // doc's stored content that hands out a copy nobody stamps (a signature
 // envelope, a generated document): a watermarked document's stored bytes
 // are its governors' (API.md "Watermarks").
-func (s *Server) requireGovernIfMarked(r *api.Request, doc string) error {
-	if r.Principal.Can(r.Site, govern) {
+func (s *contentHandlers) requireGovernIfMarked(r *api.Request, doc string) error {
+	if r.Principal.Can(r.Site, auth.PermGovern) {
 		return nil
 	}
 	marks, err := s.docMarks(r.Site, doc)
@@ -73,7 +74,7 @@ func (s *Server) requireGovernIfMarked(r *api.Request, doc string) error {
 
 // checkStampable refuses, before a URL is handed out, content that is to
 // be stamped and cannot be: it is never served unstamped instead.
-func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {
+func (s *contentHandlers) checkStampable(site, doc, ctype string, bypass bool) error {
 	if bypass {
 		return nil
 	}
