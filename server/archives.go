@@ -17,6 +17,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -55,7 +56,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 	if len(items) > storage.MaxArchiveDocuments {
 		return api.Invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := content.WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 		// refused now, not cut from the ZIP later (its artifacts are
 		// checked when the archive is written).
 		if d.HasContent && it.ArtifactID == "" {
-			if err := s.content.checkStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
+			if err := s.content.CheckStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
 				return err
 			}
 		}
@@ -173,12 +174,12 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 		if len(e.Watermarks) > 0 {
 			// Stamped as the archive was asked for; an entry that cannot
 			// be stamped ends the archive (never written unstamped).
-			marks, err := parseMarks(e.Watermarks)
+			marks, err := content.ParseMarks(e.Watermarks)
 			if err != nil {
 				rd.Close()
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
-			st, err := stamp(context.Background(), rd, e.ContentType, marks)
+			st, err := content.Stamp(context.Background(), rd, e.ContentType, marks)
 			if err != nil {
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
@@ -195,7 +196,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 
 // sweepArchives removes archives past their time (leader only).
 func (s *Server) sweepArchives() {
-	s.content.sweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+	s.content.SweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})
 }

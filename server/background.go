@@ -119,7 +119,7 @@ func (b *background) run() {
 		case <-retention.C:
 			if b.leader.Load() {
 				b.do(b.s.purgeExpired)
-				b.do(b.s.content.sweepExamines)
+				b.do(b.s.content.SweepExamines)
 				b.do(b.s.sweepArchives)
 				// Jobs a member started and left behind when it stopped.
 				b.do(b.s.moves.resume)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/h2non/filetype"
 
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -294,9 +295,9 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 	if in.Checksum != "" && d.ChecksumType == "" {
 		add("checksumType", "'checksumType' required when 'checksum' is set")
 	}
-	if d.ChecksumType != "" && newHash(d.ChecksumType) == nil {
+	if d.ChecksumType != "" && content.NewHash(d.ChecksumType) == nil {
 		add("checksumType", "invalid 'checksumType'")
-	} else if in.Checksum != "" && d.ChecksumType != "" && !checksumFormat(d.ChecksumType, in.Checksum) {
+	} else if in.Checksum != "" && d.ChecksumType != "" && !content.ChecksumFormat(d.ChecksumType, in.Checksum) {
 		add("checksum", "invalid checksum")
 	}
 	if in.Content != nil {
@@ -313,10 +314,10 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 			add("content", "'content' must be less than 5 MB, use POST /documents/upload")
 		}
 		p.content = raw
-		if h := newHash(d.ChecksumType); h != nil && len(errs) == 0 {
+		if h := content.NewHash(d.ChecksumType); h != nil && len(errs) == 0 {
 			h.Write(raw)
 			sum := hex.EncodeToString(h.Sum(nil))
-			if in.Checksum != "" && !checksumEqual(in.Checksum, h.Sum(nil)) {
+			if in.Checksum != "" && !content.ChecksumEqual(in.Checksum, h.Sum(nil)) {
 				add("checksum", "invalid checksum")
 			}
 			d.Checksum = sum

@@ -21,6 +21,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -109,7 +110,7 @@ func routingOrder(v any) (int, bool) {
 
 // handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
 func (s *Server) handleAddEnvelope(r *api.Request) error {
-	if err := s.content.requireGovernIfMarked(r, r.PathDocID()); err != nil {
+	if err := s.content.RequireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
 	if err := s.checkProvider(r); err != nil {
@@ -816,7 +817,7 @@ func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
 		c.Response().Header.SetContentLength(int(size))
 		return nil
 	}
-	c.Response().SetBodyStream(&closingReader{Reader: rd, c: rd}, int(size))
+	c.Response().SetBodyStream(&content.ClosingReader{Reader: rd, C: rd}, int(size))
 	return nil
 }
 

@@ -160,7 +160,7 @@ func (s *Server) handleGenerateDocument(r *api.Request) error {
 	}
 	// The output is a new document nobody stamps.
 	for _, id := range append(docIDsOf(in), tmpl.DocumentID) {
-		if err := s.content.requireGovernIfMarked(r, id); err != nil {
+		if err := s.content.RequireGovernIfMarked(r, id); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/intake"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -46,13 +47,13 @@ func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 		Store:   s.DB,
 		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
-			c, err := s.content.uploadLimit(site, -1)
-			return c.n, c.err, err
+			c, err := s.content.UploadLimit(site, -1)
+			return c.N, c.Err, err
 		},
 		BeforeCommit: func(ctx context.Context) error { return s.Gate.Wait(ctx) },
-		Track:        s.content.uploads.add,
-		Untrack:      s.content.uploads.done,
-		Sweep:        s.content.sweep,
+		Track:        s.content.Uploads.Add,
+		Untrack:      s.content.Uploads.Done,
+		Sweep:        s.content.Sweep,
 		Metrics:      reg,
 	})
 }
@@ -375,19 +376,19 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		api.Drain(r.Ctx)
 		return api.ErrStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
 	}
-	limit, err := s.content.uploadLimit(r.Site, -1)
+	limit, err := s.content.UploadLimit(r.Site, -1)
 	if err != nil {
 		return err
 	}
-	if n := int64(r.Request().Header.ContentLength()); n > 0 && limit.n > 0 && n > limit.n*maxIntakeFiles+(1<<20) {
+	if n := int64(r.Request().Header.ContentLength()); n > 0 && limit.N > 0 && n > limit.N*maxIntakeFiles+(1<<20) {
 		api.Drain(r.Ctx)
-		return limit.err
+		return limit.Err
 	}
 	var body io.Reader = api.BodyStream(r.Ctx)
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
+	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: connOf(r.Ctx)}
 	mr := multipart.NewReader(body, params["boundary"])
 	var pending []*intake.Pending
 	var names []string
@@ -395,7 +396,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		for _, pd := range pending {
 			pd.Abort()
 		}
-		if err != errIncompleteBody {
+		if err != content.ErrIncompleteBody {
 			api.Drain(r.Ctx)
 		}
 		return err
@@ -406,8 +407,8 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errIncompleteBody) {
-				return abort(errIncompleteBody)
+			if errors.Is(err, content.ErrIncompleteBody) {
+				return abort(content.ErrIncompleteBody)
 			}
 			return abort(api.BadRequest("invalid multipart body: " + err.Error()))
 		}
@@ -444,8 +445,8 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		if err != nil {
 			var be *bodyReadError
 			switch {
-			case errors.Is(err, errIncompleteBody):
-				return abort(errIncompleteBody)
+			case errors.Is(err, content.ErrIncompleteBody):
+				return abort(content.ErrIncompleteBody)
 			case errors.As(err, &be):
 				return abort(api.BadRequest("invalid multipart body: " + be.err.Error()))
 			}

@@ -65,7 +65,7 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name})
 	// A watermarked document's publication is stamped as its content is
 	// (API.md "Watermarks"); a type that cannot be is refused.
-	if sent, err := s.content.sendIfMarked(c, site, doc, rd, ctype); sent {
+	if sent, err := s.content.SendIfMarked(c, site, doc, rd, ctype); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, `"`+v+`"`)

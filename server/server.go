@@ -14,6 +14,7 @@ import (
 	"quire/guard"
 	"quire/intake"
 	"quire/pipeline"
+	"quire/server/content"
 	"quire/server/directory"
 	"quire/server/internal/api"
 	"quire/server/vocabulary"
@@ -40,7 +41,7 @@ type Server struct {
 	// The domains' handlers, each on the shared Env.
 	vocabulary *vocabulary.Handlers
 	directory  *directory.Handlers
-	content    *contentHandlers
+	content    *content.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -108,7 +109,7 @@ func New(d api.Deps) *Server {
 		s.dest = d.Pipeline
 	}
 	s.bg = newBackground(s)
-	s.content = &contentHandlers{Env: s.Env, detect: s.bg.detect}
+	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()

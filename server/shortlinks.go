@@ -58,7 +58,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.content.shortURL(s.LinkBase(r.Ctx), link.Slug)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.content.ShortURL(s.LinkBase(r.Ctx), link.Slug)})
 }
 
 // documentTarget recognises a target naming a document of this server:

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -21,9 +22,9 @@ func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	o, errs := uploadQuery(r)
-	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	if err := s.content.checkContentLength(r, o); err != nil {
+	o, errs := content.UploadQuery(r)
+	errs = append(errs, content.ChecksumOpts(&o, in.ChecksumType, in.Checksum)...)
+	if err := s.content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	if in.Content != nil {
@@ -57,9 +58,9 @@ func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 		r.Set("Allow", "GET, POST")
 		return api.ErrStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
 	}
-	o, errs := uploadQuery(r)
-	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.content.checkContentLength(r, o); err != nil {
+	o, errs := content.UploadQuery(r)
+	errs = append(errs, content.ChecksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
+	if err := s.content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	id := r.NewID()

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -80,7 +81,7 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 	if in.VersionKey != nil {
 		k = *in.VersionKey
 	}
-	if err := checkVersionKey(k); err != nil {
+	if err := content.CheckVersionKey(k); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
@@ -93,7 +94,7 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 // /documents/{documentId}/versions/{versionKey}.
 func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
 	k := api.UnescapedParam(r.Ctx, "versionKey")
-	if err := checkVersionKey(k); err != nil {
+	if err := content.CheckVersionKey(k); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpDeleteVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {

@@ -285,15 +285,15 @@ func (s *Server) takeWebhook(r *api.Request, private bool) error {
 		ct = "application/json"
 	}
 	doc.Document.ContentType = ct
-	m, tail, shas, err := s.content.writeBody(r, int64(s.Deps.MaxBodyBytes))
+	m, tail, shas, err := s.content.WriteBody(r, int64(s.Deps.MaxBodyBytes))
 	if err != nil {
 		return err
 	}
-	defer s.content.uploads.done(shas)
+	defer s.content.Uploads.Done(shas)
 	doc.Content, doc.Chunks = &m, tail
 	res, err := s.Apply(r, storage.OpAddWebhookDocument, storage.AddWebhookDocument{WebhookID: id, IdempotencyKey: idem, Doc: doc})
 	if err != nil {
-		s.content.sweep(shas)
+		s.content.Sweep(shas)
 		return err
 	}
 	out, _ := res.Value.(*storage.WebhookDocumentResult)

@@ -1,18 +1,18 @@
-package server
+package content
 
 import (
 	"quire/server/internal/api"
 	"quire/storage"
 )
 
-// contentHandlers serve a document's bytes: uploads (whole, chunked,
+// Handlers serve a document's bytes: uploads (whole, chunked,
 // through signed URLs), downloads and ranges, checksums, watermark
 // stamping, PDF examination and the short URLs of documents.
-type contentHandlers struct {
+type Handlers struct {
 	*api.Env
 	// uploads tracks chunks of uploads in progress (against the sweep).
-	uploads inflight
+	Uploads inflight
 	// detect asks the background to detect the content type of an
 	// upload that came without one (the core's background.go).
-	detect func(storage.PendingDetection)
+	Detect func(storage.PendingDetection)
 }

@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ import (
 // servedDocument is the record whose content GET /content and GET /url
 // serve: the artifact the request names, else the document's promoted
 // artifact, else the document.
-func (s *contentHandlers) servedDocument(r *api.Request) (*storage.Document, error) {
+func (s *Handlers) servedDocument(r *api.Request) (*storage.Document, error) {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil || r.ArtifactID != "" || d.PromotedArtifactID == "" {
 		return d, err
@@ -33,9 +33,9 @@ func (s *contentHandlers) servedDocument(r *api.Request) (*storage.Document, err
 	return a, err
 }
 
-// handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
+// HandleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
-func (s *contentHandlers) handleGetDownload(c *fiber.Ctx) error {
+func (s *Handlers) HandleGetDownload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
 	fields := []string{http.MethodGet, site, doc, exp, in}
@@ -79,7 +79,7 @@ func (s *contentHandlers) handleGetDownload(c *fiber.Ctx) error {
 	// (SERVICE-SPEC.md §5.12; ServeStored).
 	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name, Inline: in == "true"})
 	if !bypass {
-		if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
+		if sent, err := s.SendIfMarked(c, site, doc, rd, ctype); sent {
 			return err
 		}
 	}
@@ -105,16 +105,17 @@ func (s *contentHandlers) handleGetDownload(c *fiber.Ctx) error {
 		rd.Close()
 		return err
 	}
-	c.Response().SetBodyStream(&closingReader{Reader: io.LimitReader(rd, end-start), c: rd}, int(end-start))
+	c.Response().SetBodyStream(&ClosingReader{Reader: io.LimitReader(rd, end-start), C: rd}, int(end-start))
 	return nil
 }
 
-type closingReader struct {
+// ClosingReader is a body stream that closes C once sent.
+type ClosingReader struct {
 	io.Reader
-	c io.Closer
+	C io.Closer
 }
 
-func (r *closingReader) Close() error { return r.c.Close() }
+func (r *ClosingReader) Close() error { return r.C.Close() }
 
 // parseRange parses a single "bytes=a-b" range. No header gives the whole
 // content; an unsatisfiable or multi-range header gives ok=false (multi
@@ -157,8 +158,8 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 	}
 }
 
-// handleGetDocumentURL serves GET /documents/{documentId}/url.
-func (s *contentHandlers) handleGetDocumentURL(r *api.Request) error {
+// HandleGetDocumentURL serves GET /documents/{documentId}/url.
+func (s *Handlers) HandleGetDocumentURL(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -198,14 +199,14 @@ func (s *contentHandlers) handleGetDocumentURL(r *api.Request) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
 	if bypass && short {
 		return api.Invalid("bypassWatermark", "'bypassWatermark' is not supported with format 'short'")
 	}
-	if err := s.checkStampable(r.Site, id, d.ContentType, bypass); err != nil {
+	if err := s.CheckStampable(r.Site, id, d.ContentType, bypass); err != nil {
 		return err
 	}
 	resp.URL = s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, r.QueryBool("inline"), bypass, dur)
@@ -217,10 +218,10 @@ func (s *contentHandlers) handleGetDocumentURL(r *api.Request) error {
 	return r.JSON(resp)
 }
 
-// sendIfMarked sends rd stamped when document doc carries watermarks
+// SendIfMarked sends rd stamped when document doc carries watermarks
 // (sent; rd is closed on failure); otherwise the caller sends rd as it is.
-func (s *contentHandlers) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
-	marks, err := s.docMarks(site, doc)
+func (s *Handlers) SendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
+	marks, err := s.DocMarks(site, doc)
 	if err != nil {
 		rd.Close()
 		return true, err
@@ -233,8 +234,8 @@ func (s *contentHandlers) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.Rea
 
 // sendStamped answers a download of watermarked content: the whole
 // stamped copy (no ranges), with its own ETag, never cached.
-func (s *contentHandlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
-	st, err := stamp(c.UserContext(), rd, ctype, marks)
+func (s *Handlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
+	st, err := Stamp(c.UserContext(), rd, ctype, marks)
 	if err != nil {
 		return err
 	}
@@ -253,12 +254,12 @@ func (s *contentHandlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype stri
 // requestedVersion is the version the versionKey query parameter names, nil
 // without one. It is a version of r.docID(): the artifact the request names,
 // else the document itself (never its promoted artifact).
-func (s *contentHandlers) requestedVersion(r *api.Request) (*storage.Version, error) {
+func (s *Handlers) requestedVersion(r *api.Request) (*storage.Version, error) {
 	k := r.Query("versionKey")
 	if k == "" {
 		return nil, nil
 	}
-	if err := checkVersionKey(k); err != nil {
+	if err := CheckVersionKey(k); err != nil {
 		return nil, err
 	}
 	return s.DB.GetVersion(r.Site, r.DocID(), k)
@@ -266,8 +267,8 @@ func (s *contentHandlers) requestedVersion(r *api.Request) (*storage.Version, er
 
 // versionContent answers GET /content for version v: like the current
 // content, inline text or a signed contentUrl.
-func (s *contentHandlers) versionContent(r *api.Request, v *storage.Version) error {
-	bypass, err := watermarkBypass(r)
+func (s *Handlers) versionContent(r *api.Request, v *storage.Version) error {
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func (s *contentHandlers) versionContent(r *api.Request, v *storage.Version) err
 	if !v.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	}
-	if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
+	if err := s.CheckStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 		return err
 	}
 	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
@@ -296,7 +297,7 @@ func (s *contentHandlers) versionContent(r *api.Request, v *storage.Version) err
 }
 
 // versionURL answers GET /url for version v.
-func (s *contentHandlers) versionURL(r *api.Request, v *storage.Version) error {
+func (s *Handlers) versionURL(r *api.Request, v *storage.Version) error {
 	if r.Query("format") != "" {
 		return api.Invalid("format", "'format' is not supported with 'versionKey'")
 	}
@@ -304,7 +305,7 @@ func (s *contentHandlers) versionURL(r *api.Request, v *storage.Version) error {
 	if err != nil {
 		return err
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -318,7 +319,7 @@ func (s *contentHandlers) versionURL(r *api.Request, v *storage.Version) error {
 	case !v.HasContent:
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	default:
-		if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
+		if err := s.CheckStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 			return err
 		}
 		resp.URL = s.versionDownloadURL(s.LinkBase(r.Ctx), r.Site, v, r.QueryBool("inline"), bypass, dur)
@@ -329,7 +330,7 @@ func (s *contentHandlers) versionURL(r *api.Request, v *storage.Version) error {
 // openVersionDownload opens the content of version k of doc for a signed
 // download, as a document record carrying that version's name, type and
 // content id.
-func (s *contentHandlers) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
+func (s *Handlers) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
 	v, err := s.DB.GetVersion(site, doc, k)
 	if err != nil {
 		return nil, nil, err
@@ -342,8 +343,8 @@ func (s *contentHandlers) openVersionDownload(site, doc, k string) (*storage.Con
 	return rd, d, err
 }
 
-// checkVersionKey refuses a versionKey that no listing can have returned.
-func checkVersionKey(k string) error {
+// CheckVersionKey refuses a versionKey that no listing can have returned.
+func CheckVersionKey(k string) error {
 	if k == "" {
 		return api.Invalid("versionKey", "'versionKey' is required")
 	}
@@ -356,7 +357,7 @@ func checkVersionKey(k string) error {
 // versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
 // in the query and signed as one more field, so neither a document's URL
 // nor another version's can be turned into it.
-func (s *contentHandlers) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
+func (s *Handlers) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
 	if d <= 0 {
 		d = api.DefaultURLDuration
 	}
