@@ -47,7 +47,7 @@ func secretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + s
 
 // handleAddSecret serves POST /sites/{siteId}/secrets {alias, type:
 // PKCS12, data (base64), password}.
-func (s *Server) handleAddSecret(r *api.Request) error {
+func (s *signaturesHandlers) handleAddSecret(r *api.Request) error {
 	var in struct {
 		Alias         string   `json:"alias"`
 		Type          string   `json:"type"`
@@ -114,13 +114,13 @@ func secretJSON(sec *storage.Secret) map[string]any {
 
 // handleGetSecrets serves GET /sites/{siteId}/secrets: aliases and
 // certificate facts, never the secrets.
-func (s *Server) handleGetSecrets(r *api.Request) error {
+func (s *signaturesHandlers) handleGetSecrets(r *api.Request) error {
 	return api.KeyPage(r, "secret", "secrets", func(after string, limit int) ([]storage.Secret, string, error) {
 		return s.DB.Secrets(r.Site, after, limit)
 	}, secretJSON)
 }
 
-func (s *Server) handleDeleteSecret(r *api.Request) error {
+func (s *signaturesHandlers) handleDeleteSecret(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteSecret, storage.SecretRef{Alias: r.Params("alias")}); err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (s *Server) handleDeleteSecret(r *api.Request) error {
 }
 
 // certSigner opens a site's certificate secret.
-func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
+func (s *signaturesHandlers) certSigner(site, alias string) (certify.Signer, error) {
 	sec, err := s.DB.GetSecret(site, alias)
 	if err != nil {
 		return certify.Signer{}, err
@@ -165,7 +165,7 @@ func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
 
 // certifyPDF signs the PDF in rd with signers: qpdf refuses what is not a
 // PDF or is encrypted, and rewrites the rest into the form certify reads.
-func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
+func (s *signaturesHandlers) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
 	qpdf, err := exec.LookPath("qpdf")
 	if err != nil {
 		return nil, api.ErrStatus(http.StatusServiceUnavailable, "certification needs qpdf on this server")
@@ -243,7 +243,7 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 // {target: DOWNLOAD, certificates: [{alias, sourceType}]}: the first
 // certificate certifies (DocMDP, form filling and signing allowed), the
 // others approve; the signed copy is a CERTIFIED artifact.
-func (s *Server) handleAddCertification(r *api.Request) error {
+func (s *signaturesHandlers) handleAddCertification(r *api.Request) error {
 	var in struct {
 		Target       string `json:"target"`
 		Certificates []struct {
@@ -345,7 +345,7 @@ func mayUseCertificate(r *api.Request, sec *storage.Secret) bool {
 
 // certifyWithSite certifies an envelope's signed copy with the site's
 // certificate named `esignature` when the site has one (esign.go).
-func (s *Server) certifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
+func (s *signaturesHandlers) certifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
 	sg, err := s.certSigner(site, esignCertificateAlias)
 	if api.IsNotFound(err) {
 		return in, nil

@@ -41,7 +41,7 @@ const (
 	signingTokenBytes   = 24
 )
 
-func (s *Server) checkProvider(r *api.Request) error {
+func (s *signaturesHandlers) checkProvider(r *api.Request) error {
 	p := r.Params("provider")
 	ok, known := esignProviders[p]
 	switch {
@@ -109,7 +109,7 @@ func routingOrder(v any) (int, bool) {
 }
 
 // handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
-func (s *Server) handleAddEnvelope(r *api.Request) error {
+func (s *signaturesHandlers) handleAddEnvelope(r *api.Request) error {
 	if err := s.content.RequireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (s *Server) handleAddEnvelope(r *api.Request) error {
 
 // signerTokens makes a token for each recipient: the hashes for the
 // command, the tokens for the mails.
-func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
+func (s *signaturesHandlers) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
 	hashes, toks := storage.SignerTokens{}, map[string]string{}
 	for _, id := range ids {
 		tok, h := newSigningToken()
@@ -235,7 +235,7 @@ func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]st
 // signingURL is a signer's link: Quire's page, or the envelope's
 // embeddedRecipientStartUrl (hybrid signing: the application asks for a
 // recipient view itself).
-func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
+func (s *signaturesHandlers) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
 	if e.EmbeddedStartURL != "" && sg.ClientUserID != "" {
 		recipient := sg.RecipientID
 		q := url.Values{"envelopeId": {e.EnvelopeID}, "recipientId": {recipient}}
@@ -257,7 +257,7 @@ type mailOutcome struct {
 
 // mailSigners mails each signer in tokens its link; embedded signers
 // (clientUserId) get none.
-func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
+func (s *signaturesHandlers) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
 	var out []mailOutcome
 	for _, sg := range e.Signers {
 		tok, ok := tokens[sg.RecipientID]
@@ -333,7 +333,7 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 
 // envelopeOf reads the path's envelope, checking it belongs to the path's
 // document and provider.
-func (s *Server) envelopeOf(r *api.Request) (*storage.Envelope, error) {
+func (s *signaturesHandlers) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	if err := s.checkProvider(r); err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func (s *Server) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	return e, nil
 }
 
-func (s *Server) handleGetEnvelope(r *api.Request) error {
+func (s *signaturesHandlers) handleGetEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -361,7 +361,7 @@ func (s *Server) handleGetEnvelope(r *api.Request) error {
 	return r.JSON(map[string]any{"envelope": envelopeJSON(e)})
 }
 
-func (s *Server) handleGetEnvelopes(r *api.Request) error {
+func (s *signaturesHandlers) handleGetEnvelopes(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (s *Server) handleGetEnvelopes(r *api.Request) error {
 }
 
 // changeEnvelope applies one transition through the applier.
-func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
+func (s *signaturesHandlers) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
 	cmd, err := storage.NewCommand(storage.OpEnvelopeChange, site, user, s.Now(), ch)
 	if err != nil {
 		return nil, err
@@ -398,7 +398,7 @@ func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *stora
 
 // handleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
 // goes to its first signers.
-func (s *Server) handleSendEnvelope(r *api.Request) error {
+func (s *signaturesHandlers) handleSendEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -414,7 +414,7 @@ func (s *Server) handleSendEnvelope(r *api.Request) error {
 
 // handleRecipientView serves POST .../views/recipient: a fresh signing
 // link for a signer whose turn it is (embedded signing).
-func (s *Server) handleRecipientView(r *api.Request) error {
+func (s *signaturesHandlers) handleRecipientView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -485,7 +485,7 @@ func isSender(r *api.Request, e *storage.Envelope) bool {
 
 // handleSenderView serves POST .../views/sender: a signed link to the
 // envelope's status page, valid one hour.
-func (s *Server) handleSenderView(r *api.Request) error {
+func (s *signaturesHandlers) handleSenderView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -499,7 +499,7 @@ func (s *Server) handleSenderView(r *api.Request) error {
 // handleEnvelopeReminders serves POST .../reminders {recipientIds}: each
 // listed signer whose turn it is gets a new link by mail; the answer says
 // what happened to each.
-func (s *Server) handleEnvelopeReminders(r *api.Request) error {
+func (s *signaturesHandlers) handleEnvelopeReminders(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -551,7 +551,7 @@ func (s *Server) handleEnvelopeReminders(r *api.Request) error {
 }
 
 // handleVoidEnvelope serves POST .../void {voidedReason}.
-func (s *Server) handleVoidEnvelope(r *api.Request) error {
+func (s *signaturesHandlers) handleVoidEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -579,7 +579,7 @@ func (s *Server) handleVoidEnvelope(r *api.Request) error {
 // completes, and only once the signed PDF is stored; recipient events
 // change nothing; a terminal envelope never changes again, so events
 // arriving twice or out of order are answered 200 and ignored.
-func (s *Server) handleEnvelopeEvents(r *api.Request) error {
+func (s *signaturesHandlers) handleEnvelopeEvents(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -641,7 +641,7 @@ func (s *Server) handleEnvelopeEvents(r *api.Request) error {
 // the envelope: completed always comes with its PDF, and a crash before
 // leaves it signed, to be completed again (on the next read, event or
 // leader start).
-func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
+func (s *signaturesHandlers) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
 	// The signed copy is made of the bytes the envelope was sent with
 	// (issue 29); when they are no longer the document's, or are gone, the
 	// applier voids the envelope instead of completing it.
@@ -699,7 +699,7 @@ var errEnvelopeContentChanged = errors.New(storage.EnvelopeContentChanged)
 // envelopeContent opens the content e was sent with: its document (or
 // artifact) record and a reader of exactly the recorded bytes.
 // errEnvelopeContentChanged when the document no longer holds them.
-func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
+func (s *signaturesHandlers) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
 	rec := e.DocumentID
 	if e.ArtifactID != "" {
 		rec = e.ArtifactID
@@ -720,7 +720,7 @@ func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Doc
 
 // resumeSignedEnvelopes completes the envelopes a crash left signed (the
 // leader, at start).
-func (s *Server) resumeSignedEnvelopes(ctx context.Context) {
+func (s *signaturesHandlers) resumeSignedEnvelopes(ctx context.Context) {
 	sites, err := s.DB.Sites()
 	if err != nil {
 		return
@@ -745,7 +745,7 @@ var signingPage = template.Must(template.New("sign").Parse(signingPageHTML))
 
 // signingContext reads the envelope and signer of a token; any failure is
 // the same 404, so a token tells nothing unless it is one.
-func (s *Server) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
+func (s *signaturesHandlers) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
 	tok := c.Params("token")
 	notFound := api.ErrStatus(http.StatusNotFound, "This signing link is not valid (it was used, replaced, or the envelope ended).")
 	if len(tok) > 64 {
@@ -764,7 +764,7 @@ func (s *Server) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *stora
 }
 
 // handleSigningPage serves GET /esign/{token}: the page a signer signs on.
-func (s *Server) handleSigningPage(c *fiber.Ctx) error {
+func (s *signaturesHandlers) handleSigningPage(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -796,7 +796,7 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 // handleSigningDocument serves GET /esign/{token}/document: the exact
 // bytes the envelope was sent with, which are what the signer signs
 // (issue 29); none once the document's content changed.
-func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
+func (s *signaturesHandlers) handleSigningDocument(c *fiber.Ctx) error {
 	ref, e, _, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -823,7 +823,7 @@ func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
 
 // handleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
 // typedName, drawing (a data: URL of a PNG), reason}.
-func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
+func (s *signaturesHandlers) handleSigningSubmit(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -901,7 +901,7 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 
 // handleEnvelopeStatusPage serves GET /esign-status/{envelopeId}: the
 // sender view, a signed link from views/sender.
-func (s *Server) handleEnvelopeStatusPage(c *fiber.Ctx) error {
+func (s *signaturesHandlers) handleEnvelopeStatusPage(c *fiber.Ctx) error {
 	site, id, exp := strings.Clone(c.Query("siteId")), strings.Clone(c.Params("envelopeId")), strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -28,10 +27,6 @@ func DocumentJSON(d *storage.Document) map[string]any { return api.DocumentJSON(
 
 // Server is Quire's HTTP API.
 type Server struct {
-	// certifyEnvelope, when set, certifies the signed copy of an envelope
-	// with the site's certificate (esign.go).
-	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
-
 	app *fiber.App
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
@@ -42,6 +37,7 @@ type Server struct {
 	vocabulary *vocabulary.Handlers
 	directory  *directory.Handlers
 	content    *content.Handlers
+	signatures *signaturesHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -104,12 +100,13 @@ func New(d api.Deps) *Server {
 	s.RenderError = s.errorHandler
 	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
 	s.directory = &directory.Handlers{Env: s.Env}
-	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
 		s.dest = d.Pipeline
 	}
 	s.bg = newBackground(s)
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
+	s.signatures = &signaturesHandlers{Env: s.Env, content: s.content}
+	s.signatures.certifyEnvelope = s.signatures.certifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()
