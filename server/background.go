@@ -30,7 +30,7 @@ func (s *Server) SetLeader(leader bool) {
 			s.moves.lead()
 			s.sched.Start()
 			s.watch.Start()
-			go s.signatures.resumeSignedEnvelopes(context.Background())
+			go s.signatures.ResumeSignedEnvelopes(context.Background())
 		}
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"quire/server/content"
 	"quire/server/directory"
 	"quire/server/internal/api"
+	"quire/server/signatures"
 	"quire/server/vocabulary"
 	"quire/storage"
 )
@@ -37,7 +38,7 @@ type Server struct {
 	vocabulary *vocabulary.Handlers
 	directory  *directory.Handlers
 	content    *content.Handlers
-	signatures *signaturesHandlers
+	signatures *signatures.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -105,8 +106,8 @@ func New(d api.Deps) *Server {
 	}
 	s.bg = newBackground(s)
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
-	s.signatures = &signaturesHandlers{Env: s.Env, content: s.content}
-	s.signatures.certifyEnvelope = s.signatures.certifyWithSite
+	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
+	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()

@@ -1,4 +1,4 @@
-package server
+package signatures
 
 import (
 	"context"
@@ -41,7 +41,7 @@ const (
 	signingTokenBytes   = 24
 )
 
-func (s *signaturesHandlers) checkProvider(r *api.Request) error {
+func (s *Handlers) checkProvider(r *api.Request) error {
 	p := r.Params("provider")
 	ok, known := esignProviders[p]
 	switch {
@@ -108,9 +108,9 @@ func routingOrder(v any) (int, bool) {
 	return 0, false
 }
 
-// handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
-func (s *signaturesHandlers) handleAddEnvelope(r *api.Request) error {
-	if err := s.content.RequireGovernIfMarked(r, r.PathDocID()); err != nil {
+// HandleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
+func (s *Handlers) HandleAddEnvelope(r *api.Request) error {
+	if err := s.Content.RequireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
 	if err := s.checkProvider(r); err != nil {
@@ -223,7 +223,7 @@ func (s *signaturesHandlers) handleAddEnvelope(r *api.Request) error {
 
 // signerTokens makes a token for each recipient: the hashes for the
 // command, the tokens for the mails.
-func (s *signaturesHandlers) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
+func (s *Handlers) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
 	hashes, toks := storage.SignerTokens{}, map[string]string{}
 	for _, id := range ids {
 		tok, h := newSigningToken()
@@ -235,7 +235,7 @@ func (s *signaturesHandlers) signerTokens(ids []string) (storage.SignerTokens, m
 // signingURL is a signer's link: Quire's page, or the envelope's
 // embeddedRecipientStartUrl (hybrid signing: the application asks for a
 // recipient view itself).
-func (s *signaturesHandlers) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
+func (s *Handlers) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
 	if e.EmbeddedStartURL != "" && sg.ClientUserID != "" {
 		recipient := sg.RecipientID
 		q := url.Values{"envelopeId": {e.EnvelopeID}, "recipientId": {recipient}}
@@ -257,7 +257,7 @@ type mailOutcome struct {
 
 // mailSigners mails each signer in tokens its link; embedded signers
 // (clientUserId) get none.
-func (s *signaturesHandlers) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
+func (s *Handlers) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
 	var out []mailOutcome
 	for _, sg := range e.Signers {
 		tok, ok := tokens[sg.RecipientID]
@@ -333,7 +333,7 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 
 // envelopeOf reads the path's envelope, checking it belongs to the path's
 // document and provider.
-func (s *signaturesHandlers) envelopeOf(r *api.Request) (*storage.Envelope, error) {
+func (s *Handlers) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	if err := s.checkProvider(r); err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func (s *signaturesHandlers) envelopeOf(r *api.Request) (*storage.Envelope, erro
 	return e, nil
 }
 
-func (s *signaturesHandlers) handleGetEnvelope(r *api.Request) error {
+func (s *Handlers) HandleGetEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -361,7 +361,7 @@ func (s *signaturesHandlers) handleGetEnvelope(r *api.Request) error {
 	return r.JSON(map[string]any{"envelope": envelopeJSON(e)})
 }
 
-func (s *signaturesHandlers) handleGetEnvelopes(r *api.Request) error {
+func (s *Handlers) HandleGetEnvelopes(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (s *signaturesHandlers) handleGetEnvelopes(r *api.Request) error {
 }
 
 // changeEnvelope applies one transition through the applier.
-func (s *signaturesHandlers) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
+func (s *Handlers) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
 	cmd, err := storage.NewCommand(storage.OpEnvelopeChange, site, user, s.Now(), ch)
 	if err != nil {
 		return nil, err
@@ -396,9 +396,9 @@ func (s *signaturesHandlers) changeEnvelope(ctx context.Context, site, user stri
 	return e, nil
 }
 
-// handleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
+// HandleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
 // goes to its first signers.
-func (s *signaturesHandlers) handleSendEnvelope(r *api.Request) error {
+func (s *Handlers) HandleSendEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -412,9 +412,9 @@ func (s *signaturesHandlers) handleSendEnvelope(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Envelope sent"})
 }
 
-// handleRecipientView serves POST .../views/recipient: a fresh signing
+// HandleRecipientView serves POST .../views/recipient: a fresh signing
 // link for a signer whose turn it is (embedded signing).
-func (s *signaturesHandlers) handleRecipientView(r *api.Request) error {
+func (s *Handlers) HandleRecipientView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -483,9 +483,9 @@ func isSender(r *api.Request, e *storage.Envelope) bool {
 	return api.FolderExempt(r) || (e.UserID != "" && r.User() == e.UserID)
 }
 
-// handleSenderView serves POST .../views/sender: a signed link to the
+// HandleSenderView serves POST .../views/sender: a signed link to the
 // envelope's status page, valid one hour.
-func (s *signaturesHandlers) handleSenderView(r *api.Request) error {
+func (s *Handlers) HandleSenderView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -496,10 +496,10 @@ func (s *signaturesHandlers) handleSenderView(r *api.Request) error {
 	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.LinkBase(r.Ctx), e.EnvelopeID, q.Encode())})
 }
 
-// handleEnvelopeReminders serves POST .../reminders {recipientIds}: each
+// HandleEnvelopeReminders serves POST .../reminders {recipientIds}: each
 // listed signer whose turn it is gets a new link by mail; the answer says
 // what happened to each.
-func (s *signaturesHandlers) handleEnvelopeReminders(r *api.Request) error {
+func (s *Handlers) HandleEnvelopeReminders(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -550,8 +550,8 @@ func (s *signaturesHandlers) handleEnvelopeReminders(r *api.Request) error {
 	return r.JSON(map[string]any{"recipients": out})
 }
 
-// handleVoidEnvelope serves POST .../void {voidedReason}.
-func (s *signaturesHandlers) handleVoidEnvelope(r *api.Request) error {
+// HandleVoidEnvelope serves POST .../void {voidedReason}.
+func (s *Handlers) HandleVoidEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -574,12 +574,12 @@ func (s *signaturesHandlers) handleVoidEnvelope(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Envelope voided"})
 }
 
-// handleEnvelopeEvents serves POST /esignature/{provider}/events: status
+// HandleEnvelopeEvents serves POST /esignature/{provider}/events: status
 // events of a provider, {envelopeId, event}. Only envelope-completed
 // completes, and only once the signed PDF is stored; recipient events
 // change nothing; a terminal envelope never changes again, so events
 // arriving twice or out of order are answered 200 and ignored.
-func (s *signaturesHandlers) handleEnvelopeEvents(r *api.Request) error {
+func (s *Handlers) HandleEnvelopeEvents(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -641,7 +641,7 @@ func (s *signaturesHandlers) handleEnvelopeEvents(r *api.Request) error {
 // the envelope: completed always comes with its PDF, and a crash before
 // leaves it signed, to be completed again (on the next read, event or
 // leader start).
-func (s *signaturesHandlers) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
+func (s *Handlers) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
 	// The signed copy is made of the bytes the envelope was sent with
 	// (issue 29); when they are no longer the document's, or are gone, the
 	// applier voids the envelope instead of completing it.
@@ -668,8 +668,8 @@ func (s *signaturesHandlers) completeEnvelope(ctx context.Context, site string, 
 	}
 	defer g.Close()
 	out := g.File
-	if s.certifyEnvelope != nil {
-		if out, err = s.certifyEnvelope(ctx, site, g.File); err != nil {
+	if s.CertifyEnvelope != nil {
+		if out, err = s.CertifyEnvelope(ctx, site, g.File); err != nil {
 			return nil, err
 		}
 		if out != g.File {
@@ -699,7 +699,7 @@ var errEnvelopeContentChanged = errors.New(storage.EnvelopeContentChanged)
 // envelopeContent opens the content e was sent with: its document (or
 // artifact) record and a reader of exactly the recorded bytes.
 // errEnvelopeContentChanged when the document no longer holds them.
-func (s *signaturesHandlers) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
+func (s *Handlers) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
 	rec := e.DocumentID
 	if e.ArtifactID != "" {
 		rec = e.ArtifactID
@@ -718,9 +718,9 @@ func (s *signaturesHandlers) envelopeContent(site string, e *storage.Envelope) (
 	return d, rd, nil
 }
 
-// resumeSignedEnvelopes completes the envelopes a crash left signed (the
+// ResumeSignedEnvelopes completes the envelopes a crash left signed (the
 // leader, at start).
-func (s *signaturesHandlers) resumeSignedEnvelopes(ctx context.Context) {
+func (s *Handlers) ResumeSignedEnvelopes(ctx context.Context) {
 	sites, err := s.DB.Sites()
 	if err != nil {
 		return
@@ -745,7 +745,7 @@ var signingPage = template.Must(template.New("sign").Parse(signingPageHTML))
 
 // signingContext reads the envelope and signer of a token; any failure is
 // the same 404, so a token tells nothing unless it is one.
-func (s *signaturesHandlers) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
+func (s *Handlers) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
 	tok := c.Params("token")
 	notFound := api.ErrStatus(http.StatusNotFound, "This signing link is not valid (it was used, replaced, or the envelope ended).")
 	if len(tok) > 64 {
@@ -763,8 +763,8 @@ func (s *signaturesHandlers) signingContext(c *fiber.Ctx) (*storage.EnvelopeToke
 	return nil, nil, nil, notFound
 }
 
-// handleSigningPage serves GET /esign/{token}: the page a signer signs on.
-func (s *signaturesHandlers) handleSigningPage(c *fiber.Ctx) error {
+// HandleSigningPage serves GET /esign/{token}: the page a signer signs on.
+func (s *Handlers) HandleSigningPage(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -793,10 +793,10 @@ func (s *signaturesHandlers) handleSigningPage(c *fiber.Ctx) error {
 	})
 }
 
-// handleSigningDocument serves GET /esign/{token}/document: the exact
+// HandleSigningDocument serves GET /esign/{token}/document: the exact
 // bytes the envelope was sent with, which are what the signer signs
 // (issue 29); none once the document's content changed.
-func (s *signaturesHandlers) handleSigningDocument(c *fiber.Ctx) error {
+func (s *Handlers) HandleSigningDocument(c *fiber.Ctx) error {
 	ref, e, _, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -821,9 +821,9 @@ func (s *signaturesHandlers) handleSigningDocument(c *fiber.Ctx) error {
 	return nil
 }
 
-// handleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
+// HandleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
 // typedName, drawing (a data: URL of a PNG), reason}.
-func (s *signaturesHandlers) handleSigningSubmit(c *fiber.Ctx) error {
+func (s *Handlers) HandleSigningSubmit(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -899,9 +899,9 @@ func (s *signaturesHandlers) handleSigningSubmit(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{"status": ne.Status})
 }
 
-// handleEnvelopeStatusPage serves GET /esign-status/{envelopeId}: the
+// HandleEnvelopeStatusPage serves GET /esign-status/{envelopeId}: the
 // sender view, a signed link from views/sender.
-func (s *signaturesHandlers) handleEnvelopeStatusPage(c *fiber.Ctx) error {
+func (s *Handlers) HandleEnvelopeStatusPage(c *fiber.Ctx) error {
 	site, id, exp := strings.Clone(c.Query("siteId")), strings.Clone(c.Params("envelopeId")), strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")
