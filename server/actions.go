@@ -11,27 +11,6 @@ import (
 	"quire/storage"
 )
 
-func (e actionEnv) CheckWebhookURL(u string) error {
-	if e.s.dest == nil {
-		return nil
-	}
-	return e.s.dest.CheckWebhookURL(u)
-}
-
-func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
-
-func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
-
-func (e actionEnv) MappingExists(id string) bool {
-	_, err := e.s.DB.GetMapping(e.site, id)
-	return err == nil
-}
-
-func (e actionEnv) LlmPromptExists(name string) bool {
-	_, err := e.s.DB.LlmPrompt(e.site, name)
-	return err == nil
-}
-
 // actionJSON is FormKiQ's DocumentAction.
 func actionJSON(a *storage.Action) map[string]any {
 	m := map[string]any{

@@ -8,6 +8,27 @@ import (
 	"quire/storage"
 )
 
+func (e actionEnv) CheckWebhookURL(u string) error {
+	if e.s.dest == nil {
+		return nil
+	}
+	return e.s.dest.CheckWebhookURL(u)
+}
+
+func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
+
+func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
+
+func (e actionEnv) MappingExists(id string) bool {
+	_, err := e.s.DB.GetMapping(e.site, id)
+	return err == nil
+}
+
+func (e actionEnv) LlmPromptExists(name string) bool {
+	_, err := e.s.DB.LlmPrompt(e.site, name)
+	return err == nil
+}
+
 // convertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
 func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
@@ -47,4 +68,9 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 type actionEnv struct {
 	s    *Server
 	site string
+}
+
+func (s *Server) queueExists(site, id string) bool {
+	_, err := s.DB.GetQueue(site, id)
+	return err == nil
 }
