@@ -101,7 +101,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	acts, errs := s.convertActions(r, *in.Actions)
+	acts, errs := s.documents.convertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
@@ -330,7 +330,7 @@ func (s *Server) addActionFor(typ, msg string) api.Handler {
 			return err
 		}
 		raw, _ := json.Marshal(params)
-		acts, errs := s.convertActions(r, []actionIn{{Type: typ, Parameters: raw}})
+		acts, errs := s.documents.convertActions(r, []actionIn{{Type: typ, Parameters: raw}})
 		if len(errs) > 0 {
 			return &storage.ValidationError{Items: errs}
 		}

@@ -29,7 +29,7 @@ import (
 
 // handleCompressDocuments serves POST /documents/compress {documentIds} or
 // {documents:[{documentId, artifactId}]} → 201 {downloadUrl}.
-func (s *Server) handleCompressDocuments(r *api.Request) error {
+func (s *documentsHandlers) handleCompressDocuments(r *api.Request) error {
 	var in struct {
 		DocumentIDs []string `json:"documentIds"`
 		Documents   []struct {
@@ -111,7 +111,7 @@ func alreadyCompressed(ct string) bool {
 
 // handleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
 // streamed (ZIP64 beyond 4 GiB), with the signature as the credential.
-func (s *Server) handleGetArchive(c *fiber.Ctx) error {
+func (s *documentsHandlers) handleGetArchive(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
@@ -129,14 +129,14 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 		return nil // no stream after a HEAD answer
 	}
 	conn := c.Context().Conn()
-	if !s.backups.Begin(conn) {
+	if !s.Backups.Begin(conn) {
 		return api.ErrStatus(http.StatusServiceUnavailable, api.ErrShuttingDown.Error())
 	}
 	rid := api.RequestID(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.backups.Done(conn)
+		defer s.Backups.Done(conn)
 		err := guard.Run(s.Log, guard.HTTP, func() error {
-			if err := s.writeArchive(api.StopWriter{W: w, Stop: s.backups.Stop}, a); err != nil {
+			if err := s.writeArchive(api.StopWriter{W: w, Stop: s.Backups.Stop}, a); err != nil {
 				return err
 			}
 			return w.Flush()
@@ -149,7 +149,7 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 }
 
 // writeArchive writes a's files as a ZIP to w, one stored content at a time.
-func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
+func (s *documentsHandlers) writeArchive(w io.Writer, a *storage.Archive) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
@@ -195,7 +195,7 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 }
 
 // sweepArchives removes archives past their time (leader only).
-func (s *Server) sweepArchives() {
+func (s *documentsHandlers) sweepArchives() {
 	s.content.SweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})

@@ -11,7 +11,7 @@ import (
 // addArtifact serves POST /documents with "artifacts": true: a new
 // artifact of the document documentId. Without content or deepLinkPath
 // the response carries an uploadUrl for the artifact's content.
-func (s *Server) addArtifact(r *api.Request, in *documentIn) error {
+func (s *documentsHandlers) addArtifact(r *api.Request, in *documentIn) error {
 	if in.DocumentID == nil {
 		return api.Invalid("documentId", "'documentId' is required when 'artifacts' is true")
 	}
@@ -59,7 +59,7 @@ func (s *Server) addArtifact(r *api.Request, in *documentIn) error {
 // handleGetDocumentArtifacts serves GET /documents/{documentId}/artifacts:
 // FormKiQ's documents-list shape, oldest first, paged with next.
 // artifactCategory filters (Quire's addition, API.md).
-func (s *Server) handleGetDocumentArtifacts(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentArtifacts(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (s *Server) handleGetDocumentArtifacts(r *api.Request) error {
 // handlePromoteArtifact serves PUT
 // /documents/{documentId}/artifacts/promoteArtifact {"artifactId"}; a body
 // without artifactId clears the promotion.
-func (s *Server) handlePromoteArtifact(r *api.Request) error {
+func (s *documentsHandlers) handlePromoteArtifact(r *api.Request) error {
 	var in struct {
 		ArtifactID *string `json:"artifactId"`
 	}
@@ -105,7 +105,7 @@ func (s *Server) handlePromoteArtifact(r *api.Request) error {
 // deleteArtifact serves DELETE /documents/{id} and .../purge with
 // artifactId: the artifact goes at once (artifacts are not soft deleted);
 // msg names the artifact.
-func (s *Server) deleteArtifact(r *api.Request, msg string) error {
+func (s *documentsHandlers) deleteArtifact(r *api.Request, msg string) error {
 	if _, err := s.Apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID}); err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *Server) deleteArtifact(r *api.Request, msg string) error {
 // one command each, and then the document: an interrupted delete leaves
 // the document with fewer artifacts, never an artifact without its
 // document, and deleting again finishes it.
-func (s *Server) deleteDocument(r *api.Request, id string) error {
+func (s *documentsHandlers) deleteDocument(r *api.Request, id string) error {
 	err := s.applyRef(r, storage.OpDeleteDocument, id)
 	if !storage.IsTooBig(err) {
 		return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"quire/auth"
 	"quire/pipeline"
 	"quire/server/internal/api"
 	"quire/storage"
@@ -46,7 +47,7 @@ func checkAttributeKey(k string) string {
 }
 
 // handleAddAttribute serves POST /attributes.
-func (s *Server) handleAddAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleAddAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
@@ -95,7 +96,7 @@ func (s *Server) handleAddAttribute(r *api.Request) error {
 		def.Watermark = nil
 	}
 	if def.Type == storage.AttrGovernance {
-		if err := r.Principal.Require(r.Site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 			return err
 		}
 	}
@@ -109,14 +110,14 @@ func (s *Server) handleAddAttribute(r *api.Request) error {
 }
 
 // handleGetAttributes serves GET /attributes.
-func (s *Server) handleGetAttributes(r *api.Request) error {
+func (s *documentsHandlers) handleGetAttributes(r *api.Request) error {
 	return api.KeyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
 		return s.DB.AttributeDefs(r.Site, after, limit)
 	}, attributeDefJSON)
 }
 
 // handleGetAttribute serves GET /attributes/{key}.
-func (s *Server) handleGetAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleGetAttribute(r *api.Request) error {
 	d, err := s.DB.AttributeDefinition(r.Site, api.PathParam(r, "key"))
 	if err != nil {
 		return err
@@ -125,7 +126,7 @@ func (s *Server) handleGetAttribute(r *api.Request) error {
 }
 
 // handleUpdateAttribute serves PATCH /attributes/{key}.
-func (s *Server) handleUpdateAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleUpdateAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
@@ -157,7 +158,7 @@ func (s *Server) handleUpdateAttribute(r *api.Request) error {
 	} else if len(in.Watermark) > 0 {
 		// The applier refuses it on an attribute that is not WATERMARK.
 		// Changing a watermark could lift it: GOVERN's, as a bypass is.
-		if err := r.Principal.Require(r.Site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 			return err
 		}
 		errs = append(errs, checkWatermark(in.Watermark)...)
@@ -178,7 +179,7 @@ func (s *Server) handleUpdateAttribute(r *api.Request) error {
 }
 
 // handleDeleteAttribute serves DELETE /attributes/{key}.
-func (s *Server) handleDeleteAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if storage.IsReservedAttribute(key) {
 		return api.Invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
@@ -191,7 +192,7 @@ func (s *Server) handleDeleteAttribute(r *api.Request) error {
 
 // handleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
 // (site schema and every classification).
-func (s *Server) handleGetAttributeAllowedValues(r *api.Request) error {
+func (s *documentsHandlers) handleGetAttributeAllowedValues(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if _, err := s.DB.AttributeDefinition(r.Site, key); err != nil {
 		return err
@@ -249,7 +250,7 @@ func docAttributeJSON(a *storage.DocAttribute) map[string]any {
 
 // readDocAttributes reads {"attributes":[…]} or the single form
 // {"attribute":{…}}.
-func (s *Server) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
+func (s *documentsHandlers) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
 	var b struct {
 		Attributes []storage.AttributeInput `json:"attributes"`
 		Attribute  *storage.AttributeInput  `json:"attribute"`
@@ -301,14 +302,14 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 }
 
 // handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
-func (s *Server) handleGetDocumentAttributes(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentAttributes(r *api.Request) error {
 	return api.KeyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
 		return s.DB.DocAttributes(r.Site, r.DocID(), after, limit)
 	}, docAttributeJSON)
 }
 
 // handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleGetDocumentAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentAttribute(r *api.Request) error {
 	a, err := s.DB.DocAttribute(r.Site, r.DocID(), api.PathParam(r, "attributeKey"))
 	if err != nil {
 		return err
@@ -316,14 +317,14 @@ func (s *Server) handleGetDocumentAttribute(r *api.Request) error {
 	return r.JSON(map[string]any{"attribute": docAttributeJSON(a)})
 }
 
-func (s *Server) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
+func (s *documentsHandlers) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
 	p.DocumentID = r.DocID()
 	_, err := s.Apply(r, storage.OpSetDocAttributes, p)
 	return err
 }
 
 // handleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
-func (s *Server) handleAddDocumentAttributes(r *api.Request) error {
+func (s *documentsHandlers) handleAddDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -335,7 +336,7 @@ func (s *Server) handleAddDocumentAttributes(r *api.Request) error {
 }
 
 // handleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
-func (s *Server) handleSetDocumentAttributes(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -347,7 +348,7 @@ func (s *Server) handleSetDocumentAttributes(r *api.Request) error {
 }
 
 // handleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentAttributeValue(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	var b struct {
 		Attribute *storage.AttributeInput `json:"attribute"`
@@ -376,7 +377,7 @@ func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
 
 // handleDeleteDocumentAttribute serves DELETE
 // /documents/{documentId}/attributes/{attributeKey}[/{attributeValue}].
-func (s *Server) handleDeleteDocumentAttribute(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocumentAttribute(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	p := storage.SetDocAttributes{Mode: storage.AttrDelete, DeleteKey: key}
 	if r.Params("attributeValue") != "" {

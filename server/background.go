@@ -118,15 +118,15 @@ func (b *background) run() {
 			return
 		case <-retention.C:
 			if b.leader.Load() {
-				b.do(b.s.purgeExpired)
+				b.do(b.s.documents.purgeExpired)
 				b.do(b.s.content.SweepExamines)
-				b.do(b.s.sweepArchives)
+				b.do(b.s.documents.sweepArchives)
 				// Jobs a member started and left behind when it stopped.
 				b.do(b.s.moves.resume)
 			}
 		case <-b.retain:
 			if b.leader.Load() {
-				b.do(b.s.purgeExpired)
+				b.do(b.s.documents.purgeExpired)
 			}
 		case p := <-b.ch:
 			b.do(func() { b.detectOne(p) })

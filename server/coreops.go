@@ -19,7 +19,7 @@ import (
 // handleSetDocumentOcr serves PUT /documents/{id}/ocr {content,
 // contentType, isBase64}: OCR text a client made itself, used as an
 // engine's would be (GET /ocr, FULLTEXT).
-func (s *Server) handleSetDocumentOcr(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentOcr(r *api.Request) error {
 	var in struct {
 		Content     *string `json:"content"`
 		ContentType string  `json:"contentType"`
@@ -56,7 +56,7 @@ func (s *Server) handleSetDocumentOcr(r *api.Request) error {
 }
 
 // handleDeleteDocumentOcr serves DELETE /documents/{id}/ocr.
-func (s *Server) handleDeleteDocumentOcr(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocumentOcr(r *api.Request) error {
 	id := r.DocID()
 	res, err := s.Apply(r, storage.OpDeleteText, storage.DeleteText{DocumentID: id, Kind: storage.TextOCR})
 	if err != nil {
@@ -71,7 +71,7 @@ func (s *Server) handleDeleteDocumentOcr(r *api.Request) error {
 // handleReindexDocument serves POST /reindex/documents/{id} {target}:
 // the document's tag and attribute index entries are written again from
 // its tags and attributes, and the search index reads it again.
-func (s *Server) handleReindexDocument(r *api.Request) error {
+func (s *documentsHandlers) handleReindexDocument(r *api.Request) error {
 	var in struct {
 		Target string `json:"target"`
 	}
@@ -96,7 +96,7 @@ var syncTypes = []string{"WEBHOOK", "EVENTBUS", "NOTIFICATION", "PUBLISH"}
 // handleGetDocumentSyncs serves GET /documents/{id}/syncs: the search
 // index (service FULLTEXT) and every delivery action (WEBHOOK, EVENTBUS,
 // NOTIFICATION, PUBLISH), from Quire's state, paged by `limit`/`next`.
-func (s *Server) handleGetDocumentSyncs(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentSyncs(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func syncStatus(s string) string {
 
 // handleAddDocumentSync serves POST /documents/{id}/syncs {sync:{service:
 // FULLTEXT, type}}: the search index reads the document again.
-func (s *Server) handleAddDocumentSync(r *api.Request) error {
+func (s *documentsHandlers) handleAddDocumentSync(r *api.Request) error {
 	var in struct {
 		Sync *struct {
 			Service string `json:"service"`

@@ -9,10 +9,10 @@ import (
 )
 
 func (e actionEnv) CheckWebhookURL(u string) error {
-	if e.s.dest == nil {
+	if e.s.Dest == nil {
 		return nil
 	}
-	return e.s.dest.CheckWebhookURL(u)
+	return e.s.Dest.CheckWebhookURL(u)
 }
 
 func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
@@ -31,7 +31,7 @@ func (e actionEnv) LlmPromptExists(name string) bool {
 
 // convertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
-func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
+func (s *documentsHandlers) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	var out []storage.Action
 	for _, a := range in {
@@ -40,7 +40,7 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'type' is required"})
 			continue
 		}
-		if !s.actions.Known(t) {
+		if !s.Deps.Actions.Known(t) {
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
 			continue
 		}
@@ -51,7 +51,7 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 				continue
 			}
 		}
-		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.Site}); len(e) > 0 {
+		if e := s.Deps.Actions.Check(t, a.QueueID, params, actionEnv{s, r.Site}); len(e) > 0 {
 			errs = append(errs, e...)
 			continue
 		}
@@ -66,11 +66,11 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 
 // actionEnv answers the pipeline's parameter checks about one site.
 type actionEnv struct {
-	s    *Server
+	s    *documentsHandlers
 	site string
 }
 
-func (s *Server) queueExists(site, id string) bool {
+func (s *documentsHandlers) queueExists(site, id string) bool {
 	_, err := s.DB.GetQueue(site, id)
 	return err == nil
 }

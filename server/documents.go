@@ -115,7 +115,7 @@ type prepared struct {
 }
 
 // handleAddDocument serves POST /documents.
-func (s *Server) handleAddDocument(r *api.Request) error {
+func (s *documentsHandlers) handleAddDocument(r *api.Request) error {
 	var in documentIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
 		return api.ErrBodyRequired
@@ -225,7 +225,7 @@ func (s *Server) handleAddDocument(r *api.Request) error {
 
 // prepareDocument validates one document of a request and builds its
 // storage form. Inline content is decoded and checked against checksum.
-func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
+func (s *documentsHandlers) prepareDocument(r *api.Request, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
 	p := &prepared{}
@@ -343,7 +343,7 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 // checkInlineSize refuses inline content over the site's
 // maxContentLengthBytes before any of it is written (the applier checks
 // again, in the transaction).
-func (s *Server) checkInlineSize(r *api.Request, docs ...*prepared) error {
+func (s *documentsHandlers) checkInlineSize(r *api.Request, docs ...*prepared) error {
 	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
@@ -358,7 +358,7 @@ func (s *Server) checkInlineSize(r *api.Request, docs ...*prepared) error {
 
 // attachInline chunks a prepared document's inline content: a small one
 // goes into the command itself, a larger one is written first.
-func (s *Server) attachInline(r *api.Request, p *prepared) error {
+func (s *documentsHandlers) attachInline(r *api.Request, p *prepared) error {
 	if !p.hasBody {
 		return nil
 	}

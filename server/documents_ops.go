@@ -11,7 +11,7 @@ import (
 )
 
 // handleGetDocument serves GET /documents/{documentId}.
-func (s *Server) handleGetDocument(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocument(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (s *Server) handleGetDocument(r *api.Request) error {
 }
 
 // handleUpdateDocument serves PATCH /documents/{documentId}.
-func (s *Server) handleUpdateDocument(r *api.Request) error {
+func (s *documentsHandlers) handleUpdateDocument(r *api.Request) error {
 	id := r.DocID()
 	var in documentIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
@@ -125,13 +125,13 @@ func (s *Server) handleUpdateDocument(r *api.Request) error {
 	return r.JSON(resp)
 }
 
-func (s *Server) applyRef(r *api.Request, op storage.Op, id string) error {
+func (s *documentsHandlers) applyRef(r *api.Request, op storage.Op, id string) error {
 	_, err := s.Apply(r, op, storage.DocumentRef{DocumentID: id})
 	return err
 }
 
 // handleDeleteDocument serves DELETE /documents/{documentId}.
-func (s *Server) handleDeleteDocument(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocument(r *api.Request) error {
 	id := r.DocID()
 	if r.ArtifactID != "" {
 		if r.QueryBool("softDelete") {
@@ -152,7 +152,7 @@ func (s *Server) handleDeleteDocument(r *api.Request) error {
 }
 
 // handleRestoreDocument serves PUT /documents/{documentId}/restore.
-func (s *Server) handleRestoreDocument(r *api.Request) error {
+func (s *documentsHandlers) handleRestoreDocument(r *api.Request) error {
 	if err := s.applyRef(r, storage.OpRestore, r.DocID()); err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *Server) handleRestoreDocument(r *api.Request) error {
 }
 
 // handlePurgeDocument serves DELETE /documents/{documentId}/purge.
-func (s *Server) handlePurgeDocument(r *api.Request) error {
+func (s *documentsHandlers) handlePurgeDocument(r *api.Request) error {
 	id := r.DocID()
 	if r.ArtifactID != "" {
 		return s.deleteArtifact(r, "Deleted document '%s' permanently")
@@ -172,7 +172,7 @@ func (s *Server) handlePurgeDocument(r *api.Request) error {
 }
 
 // handleGetDocuments serves GET /documents.
-func (s *Server) handleGetDocuments(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocuments(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -246,7 +246,7 @@ var _ = http.StatusOK
 
 // listByActionStatus serves GET /documents?actionStatus=: documents that
 // have an action in that status, by document id.
-func (s *Server) listByActionStatus(r *api.Request, status string, limit int) error {
+func (s *documentsHandlers) listByActionStatus(r *api.Request, status string, limit int) error {
 	status = strings.ToUpper(status)
 	if !slices.Contains(storage.ListableActionStatuses, status) {
 		return api.BadRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")

@@ -127,7 +127,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 		if len(*in.Actions) > storage.MaxIntakeActions {
 			errs = append(errs, storage.ValidationItem{Key: "actions", Msg: fmt.Sprintf("at most %d actions", storage.MaxIntakeActions)})
 		} else {
-			acts, aerrs := s.convertActions(r, *in.Actions)
+			acts, aerrs := s.documents.convertActions(r, *in.Actions)
 			errs = append(errs, aerrs...)
 			p.Actions = nil
 			for _, a := range acts {

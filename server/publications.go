@@ -16,7 +16,7 @@ import (
 
 // handleGetPublication serves GET /publications/{documentId}: a redirect
 // (307) to a signed URL of the published content.
-func (s *Server) handleGetPublication(r *api.Request) error {
+func (s *documentsHandlers) handleGetPublication(r *api.Request) error {
 	pub, err := s.DB.GetPublication(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (s *Server) handleGetPublication(r *api.Request) error {
 }
 
 // handleDeletePublication serves DELETE /publications/{documentId}.
-func (s *Server) handleDeletePublication(r *api.Request) error {
+func (s *documentsHandlers) handleDeletePublication(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpUnpublish, storage.DocumentRef{DocumentID: r.DocID()}); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Server) handleDeletePublication(r *api.Request) error {
 }
 
 // handleGetPublished streams published content for a signed URL.
-func (s *Server) handleGetPublished(c *fiber.Ctx) error {
+func (s *documentsHandlers) handleGetPublished(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {

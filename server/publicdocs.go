@@ -60,7 +60,7 @@ func (p *publicLimiter) allow(site, client string, now time.Time, perMinute int)
 
 // handlePublicAddDocument serves POST /public/documents?siteId=: the body
 // of POST /documents, with content and without actions, from anyone.
-func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
+func (s *documentsHandlers) handlePublicAddDocument(c *fiber.Ctx) error {
 	if err := api.CheckURLText(c); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
 		limit = defaultPublicPerMinute
 	}
 	if ok, wait := s.public.allow(site, c.IP(), s.Now(), limit); !ok {
-		s.metrics.ratelimited.WithLabelValues(api.RouteName(c)).Inc()
+		s.rateLimited(api.RouteName(c))
 		api.Drain(c)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, int(wait.Seconds()+0.5))))
 		return api.ErrStatus(http.StatusTooManyRequests, "Too many documents from this address: try again later")

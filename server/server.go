@@ -39,20 +39,14 @@ type Server struct {
 	directory  *directory.Handlers
 	content    *content.Handlers
 	signatures *signatures.Handlers
+	documents  *documentsHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
-	// dest checks destinations users give (webhook urls, a site's LLM
-	// url and SMTP host) against the outbound policy (Deps.Pipeline).
-	dest api.Destinations
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
-	// public limits anonymous submissions per client address.
-	public publicLimiter
-	// backups tracks online backups.
-	backups *api.Backups
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
@@ -102,16 +96,18 @@ func New(d api.Deps) *Server {
 	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
 	s.directory = &directory.Handlers{Env: s.Env}
 	if d.Pipeline != nil {
-		s.dest = d.Pipeline
+		s.Dest = d.Pipeline
 	}
 	s.bg = newBackground(s)
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
+	s.documents = &documentsHandlers{Env: s.Env, content: s.content,
+		rateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()
-	s.backups = api.NewBackups()
+	s.Backups = api.NewBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
 	}
@@ -177,7 +173,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go guard.Do(s.Log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
 	// Backups can take an hour: stop them now rather than hold shutdown.
-	s.backups.Shutdown()
+	s.Backups.Shutdown()
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()

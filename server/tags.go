@@ -23,7 +23,7 @@ type tagsBody struct {
 // single reports whether the body used the single-tag form.
 func (b *tagsBody) single() bool { return b.Tags == nil && b.Key != nil }
 
-func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
+func (s *documentsHandlers) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	var b tagsBody
 	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, false, err
@@ -52,13 +52,13 @@ func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 // errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
 var errDuplicateTagKey = api.BadRequest("Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key")
 
-func (s *Server) applyTags(r *api.Request, mode string, tags []storage.Tag) error {
+func (s *documentsHandlers) applyTags(r *api.Request, mode string, tags []storage.Tag) error {
 	_, err := s.Apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.DocID(), Mode: mode, Tags: tags})
 	return err
 }
 
 // handleAddDocumentTags serves POST /documents/{documentId}/tags.
-func (s *Server) handleAddDocumentTags(r *api.Request) error {
+func (s *documentsHandlers) handleAddDocumentTags(r *api.Request) error {
 	tags, single, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (s *Server) handleAddDocumentTags(r *api.Request) error {
 
 // handleSetDocumentTags serves PUT /documents/{documentId}/tags: the given
 // tags replace all user-defined tags.
-func (s *Server) handleSetDocumentTags(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (s *Server) handleSetDocumentTags(r *api.Request) error {
 }
 
 // handleUpdateDocumentTags serves PATCH /documents/{documentId}/tags.
-func (s *Server) handleUpdateDocumentTags(r *api.Request) error {
+func (s *documentsHandlers) handleUpdateDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func tagJSON(t *storage.Tag) map[string]any {
 
 // handleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
 // key with next/previous tokens.
-func (s *Server) handleGetDocumentTags(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentTags(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func decodeTagToken(tok string) (string, error) {
 }
 
 // handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleGetDocumentTag(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	t, err := s.DB.GetTag(r.Site, r.DocID(), key)
 	if api.IsNotFound(err) {
@@ -185,7 +185,7 @@ func (s *Server) handleGetDocumentTag(r *api.Request) error {
 }
 
 // handleSetDocumentTag serves PUT /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleSetDocumentTag(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	var b struct {
 		Value  *string  `json:"value"`
@@ -219,7 +219,7 @@ func (s *Server) handleSetDocumentTag(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated tag '%s' on document '%s'.", key, r.DocID())})
 }
 
-func (s *Server) deleteTag(r *api.Request, key string, value *string) (bool, error) {
+func (s *documentsHandlers) deleteTag(r *api.Request, key string, value *string) (bool, error) {
 	res, err := s.Apply(r, storage.OpDeleteTag, storage.DeleteTag{DocumentID: r.DocID(), Key: key, Value: value})
 	if err != nil {
 		return false, err
@@ -229,7 +229,7 @@ func (s *Server) deleteTag(r *api.Request, key string, value *string) (bool, err
 }
 
 // handleDeleteDocumentTag serves DELETE /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleDeleteDocumentTag(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	removed, err := s.deleteTag(r, key, nil)
 	if err != nil {
@@ -244,7 +244,7 @@ func (s *Server) handleDeleteDocumentTag(r *api.Request) error {
 // handleDeleteDocumentTagAndValue serves
 // DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}; a value the tag
 // does not have is ignored, as FormKiQ does.
-func (s *Server) handleDeleteDocumentTagAndValue(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocumentTagAndValue(r *api.Request) error {
 	key, val := api.PathParam(r, "tagKey"), api.PathParam(r, "tagValue")
 	if _, err := s.deleteTag(r, key, &val); err != nil {
 		return err
@@ -258,7 +258,7 @@ func (s *Server) handleDeleteDocumentTagAndValue(r *api.Request) error {
 const matchBatch = 200
 
 // handleUpdateMatchingDocumentTags serves PATCH /documents/tags.
-func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
+func (s *documentsHandlers) handleUpdateMatchingDocumentTags(r *api.Request) error {
 	var b struct {
 		Match *struct {
 			Tag *struct {

@@ -17,7 +17,7 @@ type uploadRequest struct {
 
 // handleAddDocumentUpload serves POST /documents/upload: it creates the
 // document record and returns an upload URL for its content.
-func (s *Server) handleAddDocumentUpload(r *api.Request) error {
+func (s *documentsHandlers) handleAddDocumentUpload(r *api.Request) error {
 	var in uploadRequest
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 }
 
 // handleGetDocumentUpload serves GET /documents/upload.
-func (s *Server) handleGetDocumentUpload(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentUpload(r *api.Request) error {
 	// fiber answers HEAD with the GET handler; this GET creates a
 	// document, so a HEAD (which a client or proxy may send freely,
 	// without an Idempotency-Key) must not run it.
@@ -77,7 +77,7 @@ func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 	return s.createForUpload(r, p, o)
 }
 
-func (s *Server) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
+func (s *documentsHandlers) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
 	id := p.nd.Document.DocumentID
 	if err := s.RequireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
 		return err

@@ -44,7 +44,7 @@ func versionJSON(v *storage.Version, artifactOf string) map[string]any {
 }
 
 // handleGetDocumentVersions serves GET /documents/{documentId}/versions.
-func (s *Server) handleGetDocumentVersions(r *api.Request) error {
+func (s *documentsHandlers) handleGetDocumentVersions(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (s *Server) handleGetDocumentVersions(r *api.Request) error {
 
 // handleSetDocumentVersion serves PUT /documents/{documentId}/versions
 // {"versionKey"}.
-func (s *Server) handleSetDocumentVersion(r *api.Request) error {
+func (s *documentsHandlers) handleSetDocumentVersion(r *api.Request) error {
 	var in struct {
 		VersionKey *string `json:"versionKey"`
 	}
@@ -92,7 +92,7 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 
 // handleDeleteDocumentVersion serves DELETE
 // /documents/{documentId}/versions/{versionKey}.
-func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
+func (s *documentsHandlers) handleDeleteDocumentVersion(r *api.Request) error {
 	k := api.UnescapedParam(r.Ctx, "versionKey")
 	if err := content.CheckVersionKey(k); err != nil {
 		return err
@@ -109,7 +109,7 @@ func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
 // purge too large for one transaction (deleteDocument); an interrupted
 // prune leaves the document with fewer versions, and purging again
 // finishes it.
-func (s *Server) pruneVersions(r *api.Request, doc string) error {
+func (s *documentsHandlers) pruneVersions(r *api.Request, doc string) error {
 	n := 100
 	for range 2*storage.MaxVersions + 10 {
 		d, err := s.DB.GetDocumentAny(r.Site, doc)

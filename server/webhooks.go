@@ -69,7 +69,7 @@ func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, e
 		p.Tags = &tags
 	}
 	if in.Actions != nil {
-		acts, aerrs := s.convertActions(r, in.Actions)
+		acts, aerrs := s.documents.convertActions(r, in.Actions)
 		errs = append(errs, aerrs...)
 		s.StampActionRights(r, acts)
 		p.Actions = &acts

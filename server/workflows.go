@@ -113,7 +113,7 @@ func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow,
 			step.Decisions[j].Type = strings.ToUpper(step.Decisions[j].Type)
 		}
 		if st.Action != nil {
-			acts, e := s.convertActions(r, []actionIn{*st.Action})
+			acts, e := s.documents.convertActions(r, []actionIn{*st.Action})
 			for _, x := range e {
 				errs = append(errs, storage.ValidationItem{Key: k + ".action." + x.Key, Msg: x.Msg})
 			}
