@@ -46,6 +46,9 @@ var layers = map[string]int{
 var sideways = map[string]bool{
 	// A signed or generated copy follows the document's watermark rules.
 	"quire/server/signatures -> quire/server/content": true,
+	// A document is created with its content (checksums, upload URLs),
+	// archived and published through it.
+	"quire/server/documents -> quire/server/content": true,
 }
 
 type listedPackage struct {
