@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -90,7 +91,7 @@ func (s *Server) handleGetDocumentActions(r *api.Request) error {
 
 func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	var in struct {
-		Actions *[]actionIn `json:"actions"`
+		Actions *[]documents.ActionIn `json:"actions"`
 	}
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -101,7 +102,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	acts, errs := s.documents.convertActions(r, *in.Actions)
+	acts, errs := s.documents.ConvertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
@@ -330,7 +331,7 @@ func (s *Server) addActionFor(typ, msg string) api.Handler {
 			return err
 		}
 		raw, _ := json.Marshal(params)
-		acts, errs := s.documents.convertActions(r, []actionIn{{Type: typ, Parameters: raw}})
+		acts, errs := s.documents.ConvertActions(r, []documents.ActionIn{{Type: typ, Parameters: raw}})
 		if len(errs) > 0 {
 			return &storage.ValidationError{Items: errs}
 		}

@@ -933,7 +933,7 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 			if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 				return fs.ErrPermission
 			}
-			return fsys.s.documents.applyRef(fsys.r, storage.OpSoftDelete, info.id)
+			return fsys.s.documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
 		}
 		items, err := fsys.list(p)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"quire/intake"
 	"quire/server/content"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -74,15 +75,15 @@ type intakeWatchIn struct {
 }
 
 type intakeProfileIn struct {
-	Name         *string         `json:"name"`
-	PathTemplate *string         `json:"pathTemplate"`
-	Tags         []intakeValueIn `json:"tags"`
-	Attributes   []intakeValueIn `json:"attributes"`
-	Actions      *[]actionIn     `json:"actions"`
-	UserID       *string         `json:"userId"`
-	Groups       []string        `json:"groups"`
-	Duplicates   *string         `json:"duplicates"`
-	WatchFolder  *intakeWatchIn  `json:"watchFolder"`
+	Name         *string               `json:"name"`
+	PathTemplate *string               `json:"pathTemplate"`
+	Tags         []intakeValueIn       `json:"tags"`
+	Attributes   []intakeValueIn       `json:"attributes"`
+	Actions      *[]documents.ActionIn `json:"actions"`
+	UserID       *string               `json:"userId"`
+	Groups       []string              `json:"groups"`
+	Duplicates   *string               `json:"duplicates"`
+	WatchFolder  *intakeWatchIn        `json:"watchFolder"`
 }
 
 // defaultIntakeTemplate is a profile's path template when none is given.
@@ -127,7 +128,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 		if len(*in.Actions) > storage.MaxIntakeActions {
 			errs = append(errs, storage.ValidationItem{Key: "actions", Msg: fmt.Sprintf("at most %d actions", storage.MaxIntakeActions)})
 		} else {
-			acts, aerrs := s.documents.convertActions(r, *in.Actions)
+			acts, aerrs := s.documents.ConvertActions(r, *in.Actions)
 			errs = append(errs, aerrs...)
 			p.Actions = nil
 			for _, a := range acts {

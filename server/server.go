@@ -15,6 +15,7 @@ import (
 	"quire/pipeline"
 	"quire/server/content"
 	"quire/server/directory"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/server/signatures"
 	"quire/server/vocabulary"
@@ -39,7 +40,7 @@ type Server struct {
 	directory  *directory.Handlers
 	content    *content.Handlers
 	signatures *signatures.Handlers
-	documents  *documentsHandlers
+	documents  *documents.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -100,8 +101,8 @@ func New(d api.Deps) *Server {
 	}
 	s.bg = newBackground(s)
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
-	s.documents = &documentsHandlers{Env: s.Env, content: s.content,
-		rateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
+	s.documents = &documents.Handlers{Env: s.Env, Content: s.content,
+		RateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)

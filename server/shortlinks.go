@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -50,7 +51,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 			return err
 		}
 		link.DocumentID = doc
-	} else if len(target) > storage.MaxURLBytes || !validDeepLink(target) {
+	} else if len(target) > storage.MaxURLBytes || !documents.ValidDeepLink(target) {
 		return api.Invalid("targetUrl", "invalid 'targetUrl': an http or https URL, or /documents/<documentId>")
 	} else {
 		link.TargetURL = target

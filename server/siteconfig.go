@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -113,8 +114,8 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 	})
 	set("publicDocuments", func() {
 		next.PublicDocuments = in.PublicDocuments
-		if pd := in.PublicDocuments; pd != nil && (pd.PerClientPerMinute < 0 || pd.PerClientPerMinute > maxPublicPerMinute) {
-			errs = append(errs, storage.ValidationItem{Key: "publicDocuments.perClientPerMinute", Msg: fmt.Sprintf("'perClientPerMinute' must be between 1 and %d", maxPublicPerMinute)})
+		if pd := in.PublicDocuments; pd != nil && (pd.PerClientPerMinute < 0 || pd.PerClientPerMinute > documents.MaxPublicPerMinute) {
+			errs = append(errs, storage.ValidationItem{Key: "publicDocuments.perClientPerMinute", Msg: fmt.Sprintf("'perClientPerMinute' must be between 1 and %d", documents.MaxPublicPerMinute)})
 		}
 	})
 	set("branding", func() {

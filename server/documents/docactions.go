@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/json"
@@ -29,9 +29,9 @@ func (e actionEnv) LlmPromptExists(name string) bool {
 	return err == nil
 }
 
-// convertActions validates actions as given to POST /documents, PATCH and
+// ConvertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
-func (s *documentsHandlers) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
+func (s *Handlers) ConvertActions(r *api.Request, in []ActionIn) ([]storage.Action, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	var out []storage.Action
 	for _, a := range in {
@@ -66,11 +66,11 @@ func (s *documentsHandlers) convertActions(r *api.Request, in []actionIn) ([]sto
 
 // actionEnv answers the pipeline's parameter checks about one site.
 type actionEnv struct {
-	s    *documentsHandlers
+	s    *Handlers
 	site string
 }
 
-func (s *documentsHandlers) queueExists(site, id string) bool {
+func (s *Handlers) queueExists(site, id string) bool {
 	_, err := s.DB.GetQueue(site, id)
 	return err == nil
 }

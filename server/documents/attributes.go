@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/json"
@@ -46,8 +46,8 @@ func checkAttributeKey(k string) string {
 	return ""
 }
 
-// handleAddAttribute serves POST /attributes.
-func (s *documentsHandlers) handleAddAttribute(r *api.Request) error {
+// HandleAddAttribute serves POST /attributes.
+func (s *Handlers) HandleAddAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
@@ -109,15 +109,15 @@ func (s *documentsHandlers) handleAddAttribute(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' created", key)})
 }
 
-// handleGetAttributes serves GET /attributes.
-func (s *documentsHandlers) handleGetAttributes(r *api.Request) error {
+// HandleGetAttributes serves GET /attributes.
+func (s *Handlers) HandleGetAttributes(r *api.Request) error {
 	return api.KeyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
 		return s.DB.AttributeDefs(r.Site, after, limit)
 	}, attributeDefJSON)
 }
 
-// handleGetAttribute serves GET /attributes/{key}.
-func (s *documentsHandlers) handleGetAttribute(r *api.Request) error {
+// HandleGetAttribute serves GET /attributes/{key}.
+func (s *Handlers) HandleGetAttribute(r *api.Request) error {
 	d, err := s.DB.AttributeDefinition(r.Site, api.PathParam(r, "key"))
 	if err != nil {
 		return err
@@ -125,8 +125,8 @@ func (s *documentsHandlers) handleGetAttribute(r *api.Request) error {
 	return r.JSON(map[string]any{"attribute": attributeDefJSON(d)})
 }
 
-// handleUpdateAttribute serves PATCH /attributes/{key}.
-func (s *documentsHandlers) handleUpdateAttribute(r *api.Request) error {
+// HandleUpdateAttribute serves PATCH /attributes/{key}.
+func (s *Handlers) HandleUpdateAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
@@ -178,8 +178,8 @@ func (s *documentsHandlers) handleUpdateAttribute(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' updated", key)})
 }
 
-// handleDeleteAttribute serves DELETE /attributes/{key}.
-func (s *documentsHandlers) handleDeleteAttribute(r *api.Request) error {
+// HandleDeleteAttribute serves DELETE /attributes/{key}.
+func (s *Handlers) HandleDeleteAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if storage.IsReservedAttribute(key) {
 		return api.Invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
@@ -190,9 +190,9 @@ func (s *documentsHandlers) handleDeleteAttribute(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' deleted", key)})
 }
 
-// handleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
+// HandleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
 // (site schema and every classification).
-func (s *documentsHandlers) handleGetAttributeAllowedValues(r *api.Request) error {
+func (s *Handlers) HandleGetAttributeAllowedValues(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if _, err := s.DB.AttributeDefinition(r.Site, key); err != nil {
 		return err
@@ -250,7 +250,7 @@ func docAttributeJSON(a *storage.DocAttribute) map[string]any {
 
 // readDocAttributes reads {"attributes":[…]} or the single form
 // {"attribute":{…}}.
-func (s *documentsHandlers) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
+func (s *Handlers) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
 	var b struct {
 		Attributes []storage.AttributeInput `json:"attributes"`
 		Attribute  *storage.AttributeInput  `json:"attribute"`
@@ -301,15 +301,15 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 	return errs
 }
 
-// handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
-func (s *documentsHandlers) handleGetDocumentAttributes(r *api.Request) error {
+// HandleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
+func (s *Handlers) HandleGetDocumentAttributes(r *api.Request) error {
 	return api.KeyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
 		return s.DB.DocAttributes(r.Site, r.DocID(), after, limit)
 	}, docAttributeJSON)
 }
 
-// handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
-func (s *documentsHandlers) handleGetDocumentAttribute(r *api.Request) error {
+// HandleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
+func (s *Handlers) HandleGetDocumentAttribute(r *api.Request) error {
 	a, err := s.DB.DocAttribute(r.Site, r.DocID(), api.PathParam(r, "attributeKey"))
 	if err != nil {
 		return err
@@ -317,14 +317,14 @@ func (s *documentsHandlers) handleGetDocumentAttribute(r *api.Request) error {
 	return r.JSON(map[string]any{"attribute": docAttributeJSON(a)})
 }
 
-func (s *documentsHandlers) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
+func (s *Handlers) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
 	p.DocumentID = r.DocID()
 	_, err := s.Apply(r, storage.OpSetDocAttributes, p)
 	return err
 }
 
-// handleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
-func (s *documentsHandlers) handleAddDocumentAttributes(r *api.Request) error {
+// HandleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
+func (s *Handlers) HandleAddDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -335,8 +335,8 @@ func (s *documentsHandlers) handleAddDocumentAttributes(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("added attributes to documentId '%s'", r.DocID())})
 }
 
-// handleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
-func (s *documentsHandlers) handleSetDocumentAttributes(r *api.Request) error {
+// HandleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
+func (s *Handlers) HandleSetDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -347,8 +347,8 @@ func (s *documentsHandlers) handleSetDocumentAttributes(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("set attributes on documentId '%s'", r.DocID())})
 }
 
-// handleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
-func (s *documentsHandlers) handleSetDocumentAttributeValue(r *api.Request) error {
+// HandleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
+func (s *Handlers) HandleSetDocumentAttributeValue(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	var b struct {
 		Attribute *storage.AttributeInput `json:"attribute"`
@@ -375,9 +375,9 @@ func (s *documentsHandlers) handleSetDocumentAttributeValue(r *api.Request) erro
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated attribute '%s' on document '%s'", key, r.DocID())})
 }
 
-// handleDeleteDocumentAttribute serves DELETE
+// HandleDeleteDocumentAttribute serves DELETE
 // /documents/{documentId}/attributes/{attributeKey}[/{attributeValue}].
-func (s *documentsHandlers) handleDeleteDocumentAttribute(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentAttribute(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	p := storage.SetDocAttributes{Mode: storage.AttrDelete, DeleteKey: key}
 	if r.Params("attributeValue") != "" {

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -43,8 +43,8 @@ func versionJSON(v *storage.Version, artifactOf string) map[string]any {
 	return m
 }
 
-// handleGetDocumentVersions serves GET /documents/{documentId}/versions.
-func (s *documentsHandlers) handleGetDocumentVersions(r *api.Request) error {
+// HandleGetDocumentVersions serves GET /documents/{documentId}/versions.
+func (s *Handlers) HandleGetDocumentVersions(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -68,9 +68,9 @@ func (s *documentsHandlers) handleGetDocumentVersions(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleSetDocumentVersion serves PUT /documents/{documentId}/versions
+// HandleSetDocumentVersion serves PUT /documents/{documentId}/versions
 // {"versionKey"}.
-func (s *documentsHandlers) handleSetDocumentVersion(r *api.Request) error {
+func (s *Handlers) HandleSetDocumentVersion(r *api.Request) error {
 	var in struct {
 		VersionKey *string `json:"versionKey"`
 	}
@@ -90,9 +90,9 @@ func (s *documentsHandlers) handleSetDocumentVersion(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' set to version '%s'", r.DocID(), k)})
 }
 
-// handleDeleteDocumentVersion serves DELETE
+// HandleDeleteDocumentVersion serves DELETE
 // /documents/{documentId}/versions/{versionKey}.
-func (s *documentsHandlers) handleDeleteDocumentVersion(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentVersion(r *api.Request) error {
 	k := api.UnescapedParam(r.Ctx, "versionKey")
 	if err := content.CheckVersionKey(k); err != nil {
 		return err
@@ -109,7 +109,7 @@ func (s *documentsHandlers) handleDeleteDocumentVersion(r *api.Request) error {
 // purge too large for one transaction (deleteDocument); an interrupted
 // prune leaves the document with fewer versions, and purging again
 // finishes it.
-func (s *documentsHandlers) pruneVersions(r *api.Request, doc string) error {
+func (s *Handlers) pruneVersions(r *api.Request, doc string) error {
 	n := 100
 	for range 2*storage.MaxVersions + 10 {
 		d, err := s.DB.GetDocumentAny(r.Site, doc)

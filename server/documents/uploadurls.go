@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -15,16 +15,16 @@ type uploadRequest struct {
 	documentIn
 }
 
-// handleAddDocumentUpload serves POST /documents/upload: it creates the
+// HandleAddDocumentUpload serves POST /documents/upload: it creates the
 // document record and returns an upload URL for its content.
-func (s *documentsHandlers) handleAddDocumentUpload(r *api.Request) error {
+func (s *Handlers) HandleAddDocumentUpload(r *api.Request) error {
 	var in uploadRequest
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
 	o, errs := content.UploadQuery(r)
 	errs = append(errs, content.ChecksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	if err := s.content.CheckContentLength(r, o); err != nil {
+	if err := s.Content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	if in.Content != nil {
@@ -49,8 +49,8 @@ func (s *documentsHandlers) handleAddDocumentUpload(r *api.Request) error {
 	return s.createForUpload(r, p, o)
 }
 
-// handleGetDocumentUpload serves GET /documents/upload.
-func (s *documentsHandlers) handleGetDocumentUpload(r *api.Request) error {
+// HandleGetDocumentUpload serves GET /documents/upload.
+func (s *Handlers) HandleGetDocumentUpload(r *api.Request) error {
 	// fiber answers HEAD with the GET handler; this GET creates a
 	// document, so a HEAD (which a client or proxy may send freely,
 	// without an Idempotency-Key) must not run it.
@@ -60,7 +60,7 @@ func (s *documentsHandlers) handleGetDocumentUpload(r *api.Request) error {
 	}
 	o, errs := content.UploadQuery(r)
 	errs = append(errs, content.ChecksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.content.CheckContentLength(r, o); err != nil {
+	if err := s.Content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	id := r.NewID()
@@ -77,7 +77,7 @@ func (s *documentsHandlers) handleGetDocumentUpload(r *api.Request) error {
 	return s.createForUpload(r, p, o)
 }
 
-func (s *documentsHandlers) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
+func (s *Handlers) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
 	id := p.nd.Document.DocumentID
 	if err := s.RequireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
 		return err

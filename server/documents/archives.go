@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"archive/zip"
@@ -27,9 +27,9 @@ import (
 // the request is made, and the ZIP is written while it is downloaded, so
 // it is never held whole in memory or on disk and is ready at once.
 
-// handleCompressDocuments serves POST /documents/compress {documentIds} or
+// HandleCompressDocuments serves POST /documents/compress {documentIds} or
 // {documents:[{documentId, artifactId}]} → 201 {downloadUrl}.
-func (s *documentsHandlers) handleCompressDocuments(r *api.Request) error {
+func (s *Handlers) HandleCompressDocuments(r *api.Request) error {
 	var in struct {
 		DocumentIDs []string `json:"documentIds"`
 		Documents   []struct {
@@ -73,7 +73,7 @@ func (s *documentsHandlers) handleCompressDocuments(r *api.Request) error {
 		// refused now, not cut from the ZIP later (its artifacts are
 		// checked when the archive is written).
 		if d.HasContent && it.ArtifactID == "" {
-			if err := s.content.CheckStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
+			if err := s.Content.CheckStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
 				return err
 			}
 		}
@@ -109,9 +109,9 @@ func alreadyCompressed(ct string) bool {
 	return false
 }
 
-// handleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
+// HandleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
 // streamed (ZIP64 beyond 4 GiB), with the signature as the credential.
-func (s *documentsHandlers) handleGetArchive(c *fiber.Ctx) error {
+func (s *Handlers) HandleGetArchive(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
@@ -149,7 +149,7 @@ func (s *documentsHandlers) handleGetArchive(c *fiber.Ctx) error {
 }
 
 // writeArchive writes a's files as a ZIP to w, one stored content at a time.
-func (s *documentsHandlers) writeArchive(w io.Writer, a *storage.Archive) error {
+func (s *Handlers) writeArchive(w io.Writer, a *storage.Archive) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
@@ -194,9 +194,9 @@ func (s *documentsHandlers) writeArchive(w io.Writer, a *storage.Archive) error 
 	return zw.Close()
 }
 
-// sweepArchives removes archives past their time (leader only).
-func (s *documentsHandlers) sweepArchives() {
-	s.content.SweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+// SweepArchives removes archives past their time (leader only).
+func (s *Handlers) SweepArchives() {
+	s.Content.SweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})
 }
