@@ -7,30 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
-
-func (e actionEnv) CheckWebhookURL(u string) error {
-	if e.s.dest == nil {
-		return nil
-	}
-	return e.s.dest.CheckWebhookURL(u)
-}
-
-func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
-
-func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
-
-func (e actionEnv) MappingExists(id string) bool {
-	_, err := e.s.DB.GetMapping(e.site, id)
-	return err == nil
-}
-
-func (e actionEnv) LlmPromptExists(name string) bool {
-	_, err := e.s.DB.LlmPrompt(e.site, name)
-	return err == nil
-}
 
 // actionJSON is FormKiQ's DocumentAction.
 func actionJSON(a *storage.Action) map[string]any {
@@ -111,7 +91,7 @@ func (s *Server) handleGetDocumentActions(r *api.Request) error {
 
 func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	var in struct {
-		Actions *[]actionIn `json:"actions"`
+		Actions *[]documents.ActionIn `json:"actions"`
 	}
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -122,7 +102,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	acts, errs := s.convertActions(r, *in.Actions)
+	acts, errs := s.documents.ConvertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
@@ -351,7 +331,7 @@ func (s *Server) addActionFor(typ, msg string) api.Handler {
 			return err
 		}
 		raw, _ := json.Marshal(params)
-		acts, errs := s.convertActions(r, []actionIn{{Type: typ, Parameters: raw}})
+		acts, errs := s.documents.ConvertActions(r, []documents.ActionIn{{Type: typ, Parameters: raw}})
 		if len(errs) > 0 {
 			return &storage.ValidationError{Items: errs}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -30,7 +31,7 @@ func (s *Server) SetLeader(leader bool) {
 			s.moves.lead()
 			s.sched.Start()
 			s.watch.Start()
-			go s.resumeSignedEnvelopes(context.Background())
+			go s.signatures.ResumeSignedEnvelopes(context.Background())
 		}
 		return
 	}
@@ -118,15 +119,15 @@ func (b *background) run() {
 			return
 		case <-retention.C:
 			if b.leader.Load() {
-				b.do(b.s.purgeExpired)
-				b.do(b.s.sweepExamines)
-				b.do(b.s.sweepArchives)
+				b.do(b.s.documents.PurgeExpired)
+				b.do(b.s.content.SweepExamines)
+				b.do(b.s.documents.SweepArchives)
 				// Jobs a member started and left behind when it stopped.
 				b.do(b.s.moves.resume)
 			}
 		case <-b.retain:
 			if b.leader.Load() {
-				b.do(b.s.purgeExpired)
+				b.do(b.s.documents.PurgeExpired)
 			}
 		case p := <-b.ch:
 			b.do(func() { b.detectOne(p) })
@@ -160,7 +161,7 @@ func (b *background) detectOne(p storage.PendingDetection) {
 		head, rerr := storage.ReadAllSmall(rd, 8192)
 		rd.Close()
 		if rerr == nil {
-			ctype = detectContentType(head)
+			ctype = documents.DetectContentType(head)
 		}
 	}
 	cmd, err := storage.NewCommand(storage.OpSetContentType, p.Site, "", b.s.Now().UTC(), storage.SetContentType{

@@ -27,7 +27,7 @@ func (s *Server) handleGetBackup(r *api.Request) error {
 		return nil
 	}
 	conn := r.Context().Conn()
-	if !s.backups.Begin(conn) {
+	if !s.Backups.Begin(conn) {
 		return api.ErrStatus(http.StatusServiceUnavailable, api.ErrShuttingDown.Error())
 	}
 	name := "quire-" + s.Now().UTC().Format("20060102-150405") + ".qbk"
@@ -35,13 +35,13 @@ func (s *Server) handleGetBackup(r *api.Request) error {
 	r.Set("X-Quire-Backup-Estimate", strconv.FormatInt(backup.Estimate(s.DB), 10))
 	id := api.RequestID(r.Ctx)
 	r.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.backups.Done(conn)
+		defer s.Backups.Done(conn)
 		start := time.Now()
 		// The stream is written after the handler returned, outside the
 		// recover middleware.
 		var info backup.Info
 		err := guard.Run(s.Log, guard.Backup, func() (err error) {
-			info, err = backup.Write(api.StopWriter{W: w, Stop: s.backups.Stop}, s.DB, s.Deps.DataDir, s.Deps.Version, nil)
+			info, err = backup.Write(api.StopWriter{W: w, Stop: s.Backups.Stop}, s.DB, s.Deps.DataDir, s.Deps.Version, nil)
 			return err
 		}, "requestId", id)
 		if err == nil {

@@ -146,6 +146,10 @@ func (c *trackedConn) Close() error {
 func (c *trackedConn) startBody() { c.until.Store(0); c.body.Store(true) }
 func (c *trackedConn) endBody()   { c.body.Store(false); c.until.Store(0) }
 
+// ReadFailed reports whether a read from the connection failed (EOF
+// included): a body that ends early was cut off, not complete.
+func (c *trackedConn) ReadFailed() bool { return c.readErr.Load() }
+
 // LimitDrain caps reads at the drain timeout: a refused body is read
 // and discarded for at most that long (drain, encode.go).
 func (c *trackedConn) LimitDrain() { c.limitReads(c.t.timeouts.Drain) }

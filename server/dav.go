@@ -26,6 +26,7 @@ import (
 
 	"quire/auth"
 	"quire/intake"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/storage"
@@ -284,7 +285,7 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
 			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
-				if marks, err := fsys.s.docMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+				if marks, err := fsys.s.content.DocMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
 			} else if err == nil {
@@ -330,7 +331,7 @@ func (fsys *davFS) markedInside(qp string) string {
 				todo = append(todo, full)
 				continue
 			}
-			if marks, err := fsys.s.docMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
+			if marks, err := fsys.s.content.DocMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
 				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
@@ -381,7 +382,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	api.ServeStored(c, api.StoredFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	if sent, err := s.sendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
+	if sent, err := s.content.SendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, info.etag)
@@ -409,7 +410,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	fsys.body = &davBody{r: &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}}
+	fsys.body = &davBody{r: &content.CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: connOf(c)}}
 	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(fsys.body))
 	if err != nil {
 		api.Drain(c)
@@ -686,7 +687,7 @@ func (f *davFile) open() error {
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
 	if r := f.fsys.r; !r.Principal.Can(r.Site, govern) {
-		marks, err := f.fsys.s.docMarks(r.Site, f.info.id)
+		marks, err := f.fsys.s.content.DocMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
 		}
@@ -776,7 +777,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 			existing = id
 		}
 	}
-	limit, err := fsys.s.uploadLimit(fsys.r.Site, -1)
+	limit, err := fsys.s.content.UploadLimit(fsys.r.Site, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -786,12 +787,12 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
-		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.n, func(sha string) {
-			fsys.s.uploads.add(sha)
+		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.N, func(sha string) {
+			fsys.s.content.Uploads.Add(sha)
 			w.shas = append(w.shas, sha)
 		})
 		if errors.Is(w.err, storage.ErrTooLarge) {
-			w.err = limit.err
+			w.err = limit.Err
 		}
 		if w.err != nil {
 			pr.CloseWithError(w.err)
@@ -842,7 +843,7 @@ func (w *davWriter) Close() error {
 	w.pw.Close()
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
-	defer s.uploads.done(w.shas)
+	defer s.content.Uploads.Done(w.shas)
 	prof, stored, perr := s.davProfile(r.Site)
 	name := davProfileName
 	if prof != nil {
@@ -852,7 +853,7 @@ func (w *davWriter) Close() error {
 	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
 		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
-		s.sweep(w.shas)
+		s.content.Sweep(w.shas)
 		w.fsys.failed = err
 		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
 		if stored && intake.Permanent(err) {
@@ -932,7 +933,7 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 			if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 				return fs.ErrPermission
 			}
-			return fsys.s.applyRef(fsys.r, storage.OpSoftDelete, info.id)
+			return fsys.s.documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
 		}
 		items, err := fsys.list(p)
 		if err != nil {

@@ -19,7 +19,7 @@
 //
 // Action parameters are the one exception: each action type's check lives
 // with its engine in pipeline's action spec (pipeline/actions.go), which
-// convertActions runs through Deps.Actions, answering what it asks of
+// ConvertActions runs through Deps.Actions, answering what it asks of
 // stored state (a queue, a mapping exists) through pipeline.CheckEnv.
 //
 // The size and text limits (storage/limits.go) are defined once, in

@@ -49,8 +49,8 @@ func (s *Server) readEventSub(r *api.Request, old *storage.EventSubscription) (s
 		p.URL = u
 		if err := storage.CheckEventURL(u); err != nil {
 			add(err)
-		} else if s.dest != nil {
-			if err := s.dest.CheckWebhookURL(u); err != nil {
+		} else if s.Dest != nil {
+			if err := s.Dest.CheckWebhookURL(u); err != nil {
 				add(storage.Invalid("url", fmt.Sprintf("'url' is not allowed: %v", err)))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -34,10 +35,10 @@ func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 		}
 	}
 	var in struct {
-		Content     *string `json:"content"`
-		ContentType string  `json:"contentType"`
-		IsBase64    bool    `json:"isBase64"`
-		Tags        []tagIn `json:"tags"`
+		Content     *string           `json:"content"`
+		ContentType string            `json:"contentType"`
+		IsBase64    bool              `json:"isBase64"`
+		Tags        []documents.TagIn `json:"tags"`
 	}
 	b, _ := json.Marshal(raw)
 	if err := json.Unmarshal(b, &in); err != nil {
@@ -63,7 +64,7 @@ func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	}
 	var tags *[]storage.Tag
 	if _, ok := raw["tags"]; ok {
-		tg, errs := convertTags(in.Tags, "tags")
+		tg, errs := documents.ConvertTags(in.Tags, "tags")
 		if err := api.CheckErrors(errs); err != nil {
 			return nil, nil, err
 		}

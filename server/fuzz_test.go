@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"quire/index"
+	"quire/server/documents"
 	"quire/server/internal/api"
 )
 
@@ -59,11 +60,11 @@ func FuzzPagingTokens(f *testing.F) {
 	f.Add("dir/sub", "dDpr")
 	f.Add("\x00", "%%")
 	f.Fuzz(func(t *testing.T, key, tok string) {
-		if got, err := decodeTagToken(encodeTagToken(key)); err != nil || got != key {
+		if got, err := documents.DecodeTagToken(documents.EncodeTagToken(key)); err != nil || got != key {
 			t.Fatalf("tag token of %q gives %q, %v", key, got, err)
 		}
-		if k, err := decodeTagToken(tok); err == nil {
-			if back, err := decodeTagToken(encodeTagToken(k)); err != nil || back != k {
+		if k, err := documents.DecodeTagToken(tok); err == nil {
+			if back, err := documents.DecodeTagToken(documents.EncodeTagToken(k)); err != nil || back != k {
 				t.Fatalf("tag key %q from %q does not round trip", k, tok)
 			}
 		}
@@ -84,8 +85,8 @@ func FuzzNormalizePath(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		n := normalizePath(p)
-		if normalizePath(n) != n || strings.HasPrefix(n, "/") || strings.HasSuffix(n, "/") || strings.Contains(n, "//") {
+		n := documents.NormalizePath(p)
+		if documents.NormalizePath(n) != n || strings.HasPrefix(n, "/") || strings.HasSuffix(n, "/") || strings.Contains(n, "//") {
 			t.Fatalf("normalizePath(%q) = %q", p, n)
 		}
 		var segs []string

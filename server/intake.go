@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/intake"
+	"quire/server/content"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -46,13 +48,13 @@ func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 		Store:   s.DB,
 		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
-			c, err := s.uploadLimit(site, -1)
-			return c.n, c.err, err
+			c, err := s.content.UploadLimit(site, -1)
+			return c.N, c.Err, err
 		},
 		BeforeCommit: func(ctx context.Context) error { return s.Gate.Wait(ctx) },
-		Track:        s.uploads.add,
-		Untrack:      s.uploads.done,
-		Sweep:        s.sweep,
+		Track:        s.content.Uploads.Add,
+		Untrack:      s.content.Uploads.Done,
+		Sweep:        s.content.Sweep,
 		Metrics:      reg,
 	})
 }
@@ -73,15 +75,15 @@ type intakeWatchIn struct {
 }
 
 type intakeProfileIn struct {
-	Name         *string         `json:"name"`
-	PathTemplate *string         `json:"pathTemplate"`
-	Tags         []intakeValueIn `json:"tags"`
-	Attributes   []intakeValueIn `json:"attributes"`
-	Actions      *[]actionIn     `json:"actions"`
-	UserID       *string         `json:"userId"`
-	Groups       []string        `json:"groups"`
-	Duplicates   *string         `json:"duplicates"`
-	WatchFolder  *intakeWatchIn  `json:"watchFolder"`
+	Name         *string               `json:"name"`
+	PathTemplate *string               `json:"pathTemplate"`
+	Tags         []intakeValueIn       `json:"tags"`
+	Attributes   []intakeValueIn       `json:"attributes"`
+	Actions      *[]documents.ActionIn `json:"actions"`
+	UserID       *string               `json:"userId"`
+	Groups       []string              `json:"groups"`
+	Duplicates   *string               `json:"duplicates"`
+	WatchFolder  *intakeWatchIn        `json:"watchFolder"`
 }
 
 // defaultIntakeTemplate is a profile's path template when none is given.
@@ -126,7 +128,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 		if len(*in.Actions) > storage.MaxIntakeActions {
 			errs = append(errs, storage.ValidationItem{Key: "actions", Msg: fmt.Sprintf("at most %d actions", storage.MaxIntakeActions)})
 		} else {
-			acts, aerrs := s.convertActions(r, *in.Actions)
+			acts, aerrs := s.documents.ConvertActions(r, *in.Actions)
 			errs = append(errs, aerrs...)
 			p.Actions = nil
 			for _, a := range acts {
@@ -375,19 +377,19 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		api.Drain(r.Ctx)
 		return api.ErrStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
 	}
-	limit, err := s.uploadLimit(r.Site, -1)
+	limit, err := s.content.UploadLimit(r.Site, -1)
 	if err != nil {
 		return err
 	}
-	if n := int64(r.Request().Header.ContentLength()); n > 0 && limit.n > 0 && n > limit.n*maxIntakeFiles+(1<<20) {
+	if n := int64(r.Request().Header.ContentLength()); n > 0 && limit.N > 0 && n > limit.N*maxIntakeFiles+(1<<20) {
 		api.Drain(r.Ctx)
-		return limit.err
+		return limit.Err
 	}
 	var body io.Reader = api.BodyStream(r.Ctx)
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
+	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: connOf(r.Ctx)}
 	mr := multipart.NewReader(body, params["boundary"])
 	var pending []*intake.Pending
 	var names []string
@@ -395,7 +397,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		for _, pd := range pending {
 			pd.Abort()
 		}
-		if err != errIncompleteBody {
+		if err != content.ErrIncompleteBody {
 			api.Drain(r.Ctx)
 		}
 		return err
@@ -406,8 +408,8 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, errIncompleteBody) {
-				return abort(errIncompleteBody)
+			if errors.Is(err, content.ErrIncompleteBody) {
+				return abort(content.ErrIncompleteBody)
 			}
 			return abort(api.BadRequest("invalid multipart body: " + err.Error()))
 		}
@@ -444,8 +446,8 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		if err != nil {
 			var be *bodyReadError
 			switch {
-			case errors.Is(err, errIncompleteBody):
-				return abort(errIncompleteBody)
+			case errors.Is(err, content.ErrIncompleteBody):
+				return abort(content.ErrIncompleteBody)
 			case errors.As(err, &be):
 				return abort(api.BadRequest("invalid multipart body: " + be.err.Error()))
 			}

@@ -10,6 +10,7 @@ import (
 
 	"quire/auth"
 	"quire/server/internal/api"
+	"quire/server/signatures"
 	"quire/storage"
 )
 
@@ -124,7 +125,7 @@ func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 		return p, err
 	}
 	for _, ss := range all {
-		sealed, err := auth.ResealSecret(s.Deps.DataDir, next, ss.Secret.Sealed, secretAAD(ss.Site, ss.Secret.Alias))
+		sealed, err := auth.ResealSecret(s.Deps.DataDir, next, ss.Secret.Sealed, signatures.SecretAAD(ss.Site, ss.Secret.Alias))
 		if errors.Is(err, auth.ErrSecretsKeyPending) {
 			return p, api.ErrStatus(http.StatusServiceUnavailable, "this node has not installed the current secrets key yet; try again")
 		}

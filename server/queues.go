@@ -85,11 +85,6 @@ func (s *Server) handleGetQueueDocuments(r *api.Request) error {
 	})
 }
 
-func (s *Server) queueExists(site, id string) bool {
-	_, err := s.DB.GetQueue(site, id)
-	return err == nil
-}
-
 // handleQueueDecision serves POST /queues/{queueId}/documents/{documentId}/decisions
 // (Quire): {"decision":"APPROVE"|"REJECT","comments"}. It is an alias of
 // the workflow decision route for a document a workflow step put in the

@@ -9,22 +9,23 @@ import (
 	"unicode/utf8"
 
 	"quire/index"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
 
 type searchRange struct {
-	Start *flexString `json:"start"`
-	End   *flexString `json:"end"`
-	Type  string      `json:"type"`
+	Start *documents.FlexString `json:"start"`
+	End   *documents.FlexString `json:"end"`
+	Type  string                `json:"type"`
 }
 
 type searchMatch struct {
-	Key        *string      `json:"key"`
-	Eq         *flexString  `json:"eq"`
-	EqOr       []flexString `json:"eqOr"`
-	BeginsWith *string      `json:"beginsWith"`
-	Range      *searchRange `json:"range"`
+	Key        *string                `json:"key"`
+	Eq         *documents.FlexString  `json:"eq"`
+	EqOr       []documents.FlexString `json:"eqOr"`
+	BeginsWith *string                `json:"beginsWith"`
+	Range      *searchRange           `json:"range"`
 }
 
 type searchMeta struct {
@@ -289,14 +290,14 @@ func (s *Server) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storag
 	conv := func(v string) (string, error) { return s.indexValue(r, attr, key, v, dataType) }
 	switch {
 	case m.Eq != nil:
-		v, err := conv(m.Eq.v)
+		v, err := conv(m.Eq.V)
 		if err != nil {
 			return out, err
 		}
 		out.Eq = &v
 	case m.EqOr != nil:
 		for _, e := range m.EqOr {
-			v, err := conv(e.v)
+			v, err := conv(e.V)
 			if err != nil {
 				return out, err
 			}
@@ -307,7 +308,7 @@ func (s *Server) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storag
 		out.BeginsWith = &v
 	case m.Range != nil:
 		rt := strings.ToUpper(m.Range.Type)
-		lo, hi := m.Range.Start.v, m.Range.End.v
+		lo, hi := m.Range.Start.V, m.Range.End.V
 		switch {
 		case attr && (dataType == storage.DataNumber || rt == "NUMBER"):
 			a, err1 := strconv.ParseFloat(lo, 64)

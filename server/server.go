@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -14,8 +13,11 @@ import (
 	"quire/guard"
 	"quire/intake"
 	"quire/pipeline"
+	"quire/server/content"
 	"quire/server/directory"
+	"quire/server/documents"
 	"quire/server/internal/api"
+	"quire/server/signatures"
 	"quire/server/vocabulary"
 	"quire/storage"
 )
@@ -27,10 +29,6 @@ func DocumentJSON(d *storage.Document) map[string]any { return api.DocumentJSON(
 
 // Server is Quire's HTTP API.
 type Server struct {
-	// certifyEnvelope, when set, certifies the signed copy of an envelope
-	// with the site's certificate (esign.go).
-	certifyEnvelope func(ctx context.Context, site string, in *os.File) (*os.File, error)
-
 	app *fiber.App
 	// routeTable matches requests to routes for the Idempotency-Key
 	// check (requestkeys.go).
@@ -40,22 +38,16 @@ type Server struct {
 	// The domains' handlers, each on the shared Env.
 	vocabulary *vocabulary.Handlers
 	directory  *directory.Handlers
+	content    *content.Handlers
+	signatures *signatures.Handlers
+	documents  *documents.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
 	// moves runs asynchronous folder moves.
 	moves *folderMoves
-	// dest checks destinations users give (webhook urls, a site's LLM
-	// url and SMTP host) against the outbound policy (Deps.Pipeline).
-	dest api.Destinations
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
-	// uploads tracks chunks of uploads in progress.
-	uploads inflight
-	// public limits anonymous submissions per client address.
-	public publicLimiter
-	// backups tracks online backups.
-	backups *api.Backups
 	// metrics are the HTTP metrics; gatherer serves /metrics.
 	metrics  *httpMetrics
 	gatherer prometheus.Gatherer
@@ -104,15 +96,19 @@ func New(d api.Deps) *Server {
 	s.RenderError = s.errorHandler
 	s.vocabulary = &vocabulary.Handlers{Env: s.Env}
 	s.directory = &directory.Handlers{Env: s.Env}
-	s.certifyEnvelope = s.certifyWithSite
 	if d.Pipeline != nil {
-		s.dest = d.Pipeline
+		s.Dest = d.Pipeline
 	}
 	s.bg = newBackground(s)
+	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
+	s.documents = &documents.Handlers{Env: s.Env, Content: s.content,
+		RateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
+	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
+	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
 	s.moves = newFolderMoves(s)
 	s.sched = s.newScheduler()
-	s.backups = api.NewBackups()
+	s.Backups = api.NewBackups()
 	if d.Metrics == nil {
 		d.Metrics = prometheus.NewRegistry()
 	}
@@ -178,7 +174,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go guard.Do(s.Log, guard.HTTP, func() { s.conns.closeUnusedUntil(done) })
 	// Backups can take an hour: stop them now rather than hold shutdown.
-	s.backups.Shutdown()
+	s.Backups.Shutdown()
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -50,7 +51,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 			return err
 		}
 		link.DocumentID = doc
-	} else if len(target) > storage.MaxURLBytes || !validDeepLink(target) {
+	} else if len(target) > storage.MaxURLBytes || !documents.ValidDeepLink(target) {
 		return api.Invalid("targetUrl", "invalid 'targetUrl': an http or https URL, or /documents/<documentId>")
 	} else {
 		link.TargetURL = target
@@ -58,7 +59,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.shortURL(s.LinkBase(r.Ctx), link.Slug)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.content.ShortURL(s.LinkBase(r.Ctx), link.Slug)})
 }
 
 // documentTarget recognises a target naming a document of this server:

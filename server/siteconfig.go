@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -113,8 +114,8 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 	})
 	set("publicDocuments", func() {
 		next.PublicDocuments = in.PublicDocuments
-		if pd := in.PublicDocuments; pd != nil && (pd.PerClientPerMinute < 0 || pd.PerClientPerMinute > maxPublicPerMinute) {
-			errs = append(errs, storage.ValidationItem{Key: "publicDocuments.perClientPerMinute", Msg: fmt.Sprintf("'perClientPerMinute' must be between 1 and %d", maxPublicPerMinute)})
+		if pd := in.PublicDocuments; pd != nil && (pd.PerClientPerMinute < 0 || pd.PerClientPerMinute > documents.MaxPublicPerMinute) {
+			errs = append(errs, storage.ValidationItem{Key: "publicDocuments.perClientPerMinute", Msg: fmt.Sprintf("'perClientPerMinute' must be between 1 and %d", documents.MaxPublicPerMinute)})
 		}
 	})
 	set("branding", func() {
@@ -143,8 +144,8 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 		if n.SMTP != nil {
 			if n.SMTP.Host == "" {
 				errs = append(errs, storage.ValidationItem{Key: "notification.smtp.host", Msg: "'host' is required"})
-			} else if s.dest != nil {
-				if err := s.dest.CheckSiteSMTPHost(n.SMTP.Host); err != nil {
+			} else if s.Dest != nil {
+				if err := s.Dest.CheckSiteSMTPHost(n.SMTP.Host); err != nil {
 					errs = append(errs, storage.ValidationItem{Key: "notification.smtp.host", Msg: err.Error()})
 				}
 			}
@@ -177,8 +178,8 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 			"llm.apiKey", "the masked 'apiKey' is kept only while 'url' stays the same: give the key again")
 		if in.LLM.URL != "" && !strings.HasPrefix(in.LLM.URL, "http://") && !strings.HasPrefix(in.LLM.URL, "https://") {
 			errs = append(errs, storage.ValidationItem{Key: "llm.url", Msg: "invalid 'url'"})
-		} else if in.LLM.URL != "" && s.dest != nil {
-			if err := s.dest.CheckSiteLLMURL(in.LLM.URL); err != nil {
+		} else if in.LLM.URL != "" && s.Dest != nil {
+			if err := s.Dest.CheckSiteLLMURL(in.LLM.URL); err != nil {
 				errs = append(errs, storage.ValidationItem{Key: "llm.url", Msg: err.Error()})
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -23,11 +24,11 @@ import (
 
 // webhookIn is FormKiQ's AddWebhookRequest, plus Quire's actions.
 type webhookIn struct {
-	Name    *string    `json:"name"`
-	TTL     flexString `json:"ttl"`
-	Enabled flexBool   `json:"enabled"`
-	Tags    []tagIn    `json:"tags"`
-	Actions []actionIn `json:"actions"`
+	Name    *string              `json:"name"`
+	TTL     documents.FlexString `json:"ttl"`
+	Enabled flexBool             `json:"enabled"`
+	Tags    []documents.TagIn    `json:"tags"`
+	Actions []documents.ActionIn `json:"actions"`
 }
 
 // readWebhook validates a webhook body into the command's fields; create
@@ -46,8 +47,8 @@ func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, e
 	case create || in.Name != nil:
 		add("name", "'name' is required")
 	}
-	if in.Enabled.set {
-		switch strings.ToLower(in.Enabled.v) {
+	if in.Enabled.Set {
+		switch strings.ToLower(in.Enabled.V) {
 		case "true":
 			p.Enabled = ptr(true)
 		case "false":
@@ -56,20 +57,20 @@ func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, e
 			add("enabled", "invalid 'enabled': \"true\" or \"false\"")
 		}
 	}
-	if in.TTL.set {
-		n, err := strconv.ParseInt(in.TTL.v, 10, 64)
+	if in.TTL.Set {
+		n, err := strconv.ParseInt(in.TTL.V, 10, 64)
 		if err != nil || n < 1 || n > storage.MaxWebhookTTL {
 			add("ttl", fmt.Sprintf("'ttl' must be between 1 and %d seconds", storage.MaxWebhookTTL))
 		}
 		p.TTL = &n
 	}
 	if in.Tags != nil {
-		tags, terrs := convertTags(in.Tags, "tags")
+		tags, terrs := documents.ConvertTags(in.Tags, "tags")
 		errs = append(errs, terrs...)
 		p.Tags = &tags
 	}
 	if in.Actions != nil {
-		acts, aerrs := s.convertActions(r, in.Actions)
+		acts, aerrs := s.documents.ConvertActions(r, in.Actions)
 		errs = append(errs, aerrs...)
 		s.StampActionRights(r, acts)
 		p.Actions = &acts
@@ -80,14 +81,14 @@ func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, e
 func ptr[T any](v T) *T { return &v }
 
 // flexBool accepts FormKiQ's "true"/"false" strings and JSON booleans.
-type flexBool struct{ flexString }
+type flexBool struct{ documents.FlexString }
 
 func (f *flexBool) UnmarshalJSON(b []byte) error {
 	if s := string(b); s == "true" || s == "false" {
-		f.set, f.v = true, s
+		f.Set, f.V = true, s
 		return nil
 	}
-	return f.flexString.UnmarshalJSON(b)
+	return f.FlexString.UnmarshalJSON(b)
 }
 
 // webhookURL is where a webhook takes payloads.
@@ -194,11 +195,11 @@ func (s *Server) handleGetWebhookTags(r *api.Request) error {
 
 // handleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
 func (s *Server) handleAddWebhookTag(r *api.Request) error {
-	var in tagIn
+	var in documents.TagIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	tags, errs := convertTags([]tagIn{in}, "tag")
+	tags, errs := documents.ConvertTags([]documents.TagIn{in}, "tag")
 	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
@@ -285,15 +286,15 @@ func (s *Server) takeWebhook(r *api.Request, private bool) error {
 		ct = "application/json"
 	}
 	doc.Document.ContentType = ct
-	m, tail, shas, err := s.writeBody(r, int64(s.Deps.MaxBodyBytes))
+	m, tail, shas, err := s.content.WriteBody(r, int64(s.Deps.MaxBodyBytes))
 	if err != nil {
 		return err
 	}
-	defer s.uploads.done(shas)
+	defer s.content.Uploads.Done(shas)
 	doc.Content, doc.Chunks = &m, tail
 	res, err := s.Apply(r, storage.OpAddWebhookDocument, storage.AddWebhookDocument{WebhookID: id, IdempotencyKey: idem, Doc: doc})
 	if err != nil {
-		s.sweep(shas)
+		s.content.Sweep(shas)
 		return err
 	}
 	out, _ := res.Value.(*storage.WebhookDocumentResult)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -29,7 +30,7 @@ type workflowIn struct {
 type stepIn struct {
 	StepID      string                     `json:"stepId"`
 	Description string                     `json:"description"`
-	Action      *actionIn                  `json:"action"`
+	Action      *documents.ActionIn        `json:"action"`
 	Queue       *storage.StepQueue         `json:"queue"`
 	Mappings    []storage.StepMapping      `json:"mappings"`
 	Decision    *decisionIn                `json:"decision"`
@@ -113,7 +114,7 @@ func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow,
 			step.Decisions[j].Type = strings.ToUpper(step.Decisions[j].Type)
 		}
 		if st.Action != nil {
-			acts, e := s.convertActions(r, []actionIn{*st.Action})
+			acts, e := s.documents.ConvertActions(r, []documents.ActionIn{*st.Action})
 			for _, x := range e {
 				errs = append(errs, storage.ValidationItem{Key: k + ".action." + x.Key, Msg: x.Msg})
 			}

@@ -134,6 +134,18 @@ func loneSurrogate(b []byte) bool {
 	return false
 }
 
+// ReadFailer is a connection the core's listener wraps (conns.go):
+// ReadFailed says a read from it failed, so a body that ended short was
+// cut off by the client.
+type ReadFailer interface{ ReadFailed() bool }
+
+// ConnOf is the connection of c as the core's listener wrapped it (nil
+// for one it did not wrap).
+func ConnOf(c *fiber.Ctx) ReadFailer {
+	rf, _ := c.Context().Conn().(ReadFailer)
+	return rf
+}
+
 // drainLimiter is a connection the core's listener wraps (conns.go):
 // LimitDrain caps its reads at the drain timeout (Timeouts.Drain).
 type drainLimiter interface{ LimitDrain() }

@@ -26,6 +26,13 @@ type Env struct {
 	// Log is the HTTP component's logger, Now the clock (Deps.Now).
 	Log *slog.Logger
 	Now func() time.Time
+	// Dest checks destinations users give (webhook URLs, a site's LLM
+	// URL and SMTP host) against the outbound policy (Deps.Pipeline; nil:
+	// none).
+	Dest Destinations
+	// Backups tracks the long streams (online backups, archives) that
+	// shutdown stops.
+	Backups *Backups
 	// Links checks Host headers for the links in answers (nil: the
 	// configured public URL is always used).
 	Links *linkHosts

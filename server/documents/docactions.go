@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/json"
@@ -8,9 +8,30 @@ import (
 	"quire/storage"
 )
 
-// convertActions validates actions as given to POST /documents, PATCH and
+func (e actionEnv) CheckWebhookURL(u string) error {
+	if e.s.Dest == nil {
+		return nil
+	}
+	return e.s.Dest.CheckWebhookURL(u)
+}
+
+func (e actionEnv) NotificationConfigured() bool { return e.s.NotificationConfigured(e.site) }
+
+func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, id) }
+
+func (e actionEnv) MappingExists(id string) bool {
+	_, err := e.s.DB.GetMapping(e.site, id)
+	return err == nil
+}
+
+func (e actionEnv) LlmPromptExists(name string) bool {
+	_, err := e.s.DB.LlmPrompt(e.site, name)
+	return err == nil
+}
+
+// ConvertActions validates actions as given to POST /documents, PATCH and
 // POST /documents/{id}/actions, with FormKiQ's messages.
-func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action, []storage.ValidationItem) {
+func (s *Handlers) ConvertActions(r *api.Request, in []ActionIn) ([]storage.Action, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	var out []storage.Action
 	for _, a := range in {
@@ -19,7 +40,7 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "'type' is required"})
 			continue
 		}
-		if !s.actions.Known(t) {
+		if !s.Deps.Actions.Known(t) {
 			errs = append(errs, storage.ValidationItem{Key: "type", Msg: "invalid action type '" + a.Type + "'"})
 			continue
 		}
@@ -30,7 +51,7 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 				continue
 			}
 		}
-		if e := s.actions.Check(t, a.QueueID, params, actionEnv{s, r.Site}); len(e) > 0 {
+		if e := s.Deps.Actions.Check(t, a.QueueID, params, actionEnv{s, r.Site}); len(e) > 0 {
 			errs = append(errs, e...)
 			continue
 		}
@@ -45,6 +66,11 @@ func (s *Server) convertActions(r *api.Request, in []actionIn) ([]storage.Action
 
 // actionEnv answers the pipeline's parameter checks about one site.
 type actionEnv struct {
-	s    *Server
+	s    *Handlers
 	site string
+}
+
+func (s *Handlers) queueExists(site, id string) bool {
+	_, err := s.DB.GetQueue(site, id)
+	return err == nil
 }

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 	"quire/storage"
 )
 
-// handleGetPublication serves GET /publications/{documentId}: a redirect
+// HandleGetPublication serves GET /publications/{documentId}: a redirect
 // (307) to a signed URL of the published content.
-func (s *Server) handleGetPublication(r *api.Request) error {
+func (s *Handlers) HandleGetPublication(r *api.Request) error {
 	pub, err := s.DB.GetPublication(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -28,16 +28,16 @@ func (s *Server) handleGetPublication(r *api.Request) error {
 	return r.SendStatus(http.StatusTemporaryRedirect)
 }
 
-// handleDeletePublication serves DELETE /publications/{documentId}.
-func (s *Server) handleDeletePublication(r *api.Request) error {
+// HandleDeletePublication serves DELETE /publications/{documentId}.
+func (s *Handlers) HandleDeletePublication(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpUnpublish, storage.DocumentRef{DocumentID: r.DocID()}); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Publication deleted"})
 }
 
-// handleGetPublished streams published content for a signed URL.
-func (s *Server) handleGetPublished(c *fiber.Ctx) error {
+// HandleGetPublished streams published content for a signed URL.
+func (s *Handlers) HandleGetPublished(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, v := strings.Clone(c.Query("expires")), strings.Clone(c.Query("v"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), "publication", site, doc, v, exp) {
@@ -65,7 +65,7 @@ func (s *Server) handleGetPublished(c *fiber.Ctx) error {
 	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name})
 	// A watermarked document's publication is stamped as its content is
 	// (API.md "Watermarks"); a type that cannot be is refused.
-	if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
+	if sent, err := s.Content.SendIfMarked(c, site, doc, rd, ctype); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, `"`+v+`"`)

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"quire/auth"
 	"quire/pipeline"
 	"quire/server/internal/api"
 	"quire/storage"
@@ -45,8 +46,8 @@ func checkAttributeKey(k string) string {
 	return ""
 }
 
-// handleAddAttribute serves POST /attributes.
-func (s *Server) handleAddAttribute(r *api.Request) error {
+// HandleAddAttribute serves POST /attributes.
+func (s *Handlers) HandleAddAttribute(r *api.Request) error {
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
 	}
@@ -95,7 +96,7 @@ func (s *Server) handleAddAttribute(r *api.Request) error {
 		def.Watermark = nil
 	}
 	if def.Type == storage.AttrGovernance {
-		if err := r.Principal.Require(r.Site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 			return err
 		}
 	}
@@ -108,15 +109,15 @@ func (s *Server) handleAddAttribute(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' created", key)})
 }
 
-// handleGetAttributes serves GET /attributes.
-func (s *Server) handleGetAttributes(r *api.Request) error {
+// HandleGetAttributes serves GET /attributes.
+func (s *Handlers) HandleGetAttributes(r *api.Request) error {
 	return api.KeyPage(r, "a", "attributes", func(after string, limit int) ([]storage.AttributeDef, string, error) {
 		return s.DB.AttributeDefs(r.Site, after, limit)
 	}, attributeDefJSON)
 }
 
-// handleGetAttribute serves GET /attributes/{key}.
-func (s *Server) handleGetAttribute(r *api.Request) error {
+// HandleGetAttribute serves GET /attributes/{key}.
+func (s *Handlers) HandleGetAttribute(r *api.Request) error {
 	d, err := s.DB.AttributeDefinition(r.Site, api.PathParam(r, "key"))
 	if err != nil {
 		return err
@@ -124,8 +125,8 @@ func (s *Server) handleGetAttribute(r *api.Request) error {
 	return r.JSON(map[string]any{"attribute": attributeDefJSON(d)})
 }
 
-// handleUpdateAttribute serves PATCH /attributes/{key}.
-func (s *Server) handleUpdateAttribute(r *api.Request) error {
+// HandleUpdateAttribute serves PATCH /attributes/{key}.
+func (s *Handlers) HandleUpdateAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	var b struct {
 		Attribute *attributeDefIn `json:"attribute"`
@@ -157,7 +158,7 @@ func (s *Server) handleUpdateAttribute(r *api.Request) error {
 	} else if len(in.Watermark) > 0 {
 		// The applier refuses it on an attribute that is not WATERMARK.
 		// Changing a watermark could lift it: GOVERN's, as a bypass is.
-		if err := r.Principal.Require(r.Site, govern); err != nil {
+		if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 			return err
 		}
 		errs = append(errs, checkWatermark(in.Watermark)...)
@@ -177,8 +178,8 @@ func (s *Server) handleUpdateAttribute(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' updated", key)})
 }
 
-// handleDeleteAttribute serves DELETE /attributes/{key}.
-func (s *Server) handleDeleteAttribute(r *api.Request) error {
+// HandleDeleteAttribute serves DELETE /attributes/{key}.
+func (s *Handlers) HandleDeleteAttribute(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if storage.IsReservedAttribute(key) {
 		return api.Invalid("key", fmt.Sprintf("'%s' is a reserved attribute name", key))
@@ -189,9 +190,9 @@ func (s *Server) handleDeleteAttribute(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Attribute '%s' deleted", key)})
 }
 
-// handleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
+// HandleGetAttributeAllowedValues serves GET /attributes/{key}/allowedValues
 // (site schema and every classification).
-func (s *Server) handleGetAttributeAllowedValues(r *api.Request) error {
+func (s *Handlers) HandleGetAttributeAllowedValues(r *api.Request) error {
 	key := api.PathParam(r, "key")
 	if _, err := s.DB.AttributeDefinition(r.Site, key); err != nil {
 		return err
@@ -249,7 +250,7 @@ func docAttributeJSON(a *storage.DocAttribute) map[string]any {
 
 // readDocAttributes reads {"attributes":[…]} or the single form
 // {"attribute":{…}}.
-func (s *Server) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
+func (s *Handlers) readDocAttributes(r *api.Request) ([]storage.AttributeInput, error) {
 	var b struct {
 		Attributes []storage.AttributeInput `json:"attributes"`
 		Attribute  *storage.AttributeInput  `json:"attribute"`
@@ -300,15 +301,15 @@ func checkAttributeInputs(ins []storage.AttributeInput, field string) []storage.
 	return errs
 }
 
-// handleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
-func (s *Server) handleGetDocumentAttributes(r *api.Request) error {
+// HandleGetDocumentAttributes serves GET /documents/{documentId}/attributes.
+func (s *Handlers) HandleGetDocumentAttributes(r *api.Request) error {
 	return api.KeyPage(r, "da", "attributes", func(after string, limit int) ([]storage.DocAttribute, string, error) {
 		return s.DB.DocAttributes(r.Site, r.DocID(), after, limit)
 	}, docAttributeJSON)
 }
 
-// handleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleGetDocumentAttribute(r *api.Request) error {
+// HandleGetDocumentAttribute serves GET /documents/{documentId}/attributes/{attributeKey}.
+func (s *Handlers) HandleGetDocumentAttribute(r *api.Request) error {
 	a, err := s.DB.DocAttribute(r.Site, r.DocID(), api.PathParam(r, "attributeKey"))
 	if err != nil {
 		return err
@@ -316,14 +317,14 @@ func (s *Server) handleGetDocumentAttribute(r *api.Request) error {
 	return r.JSON(map[string]any{"attribute": docAttributeJSON(a)})
 }
 
-func (s *Server) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
+func (s *Handlers) setDocAttributes(r *api.Request, p storage.SetDocAttributes) error {
 	p.DocumentID = r.DocID()
 	_, err := s.Apply(r, storage.OpSetDocAttributes, p)
 	return err
 }
 
-// handleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
-func (s *Server) handleAddDocumentAttributes(r *api.Request) error {
+// HandleAddDocumentAttributes serves POST /documents/{documentId}/attributes.
+func (s *Handlers) HandleAddDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -334,8 +335,8 @@ func (s *Server) handleAddDocumentAttributes(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("added attributes to documentId '%s'", r.DocID())})
 }
 
-// handleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
-func (s *Server) handleSetDocumentAttributes(r *api.Request) error {
+// HandleSetDocumentAttributes serves PUT /documents/{documentId}/attributes.
+func (s *Handlers) HandleSetDocumentAttributes(r *api.Request) error {
 	ins, err := s.readDocAttributes(r)
 	if err != nil {
 		return err
@@ -346,8 +347,8 @@ func (s *Server) handleSetDocumentAttributes(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("set attributes on documentId '%s'", r.DocID())})
 }
 
-// handleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
-func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
+// HandleSetDocumentAttributeValue serves PUT /documents/{documentId}/attributes/{attributeKey}.
+func (s *Handlers) HandleSetDocumentAttributeValue(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	var b struct {
 		Attribute *storage.AttributeInput `json:"attribute"`
@@ -374,9 +375,9 @@ func (s *Server) handleSetDocumentAttributeValue(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated attribute '%s' on document '%s'", key, r.DocID())})
 }
 
-// handleDeleteDocumentAttribute serves DELETE
+// HandleDeleteDocumentAttribute serves DELETE
 // /documents/{documentId}/attributes/{attributeKey}[/{attributeValue}].
-func (s *Server) handleDeleteDocumentAttribute(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentAttribute(r *api.Request) error {
 	key := api.PathParam(r, "attributeKey")
 	p := storage.SetDocAttributes{Mode: storage.AttrDelete, DeleteKey: key}
 	if r.Params("attributeValue") != "" {

@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 // PDF examination (FormKiQ's GET /objects/examine/pdf and
 // /objects/examine/{id}/pdf; API.md "Examine PDF").
 
-// handleGetExaminePdfURL serves GET /objects/examine/pdf: an id and a
+// HandleGetExaminePdfURL serves GET /objects/examine/pdf: an id and a
 // signed URL to PUT the PDF to.
-func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
+func (s *Handlers) HandleGetExaminePdfURL(r *api.Request) error {
 	id := r.NewID()
 	exp := strconv.FormatInt(s.Now().Add(api.DefaultURLDuration).Unix(), 10)
 	sig := auth.SignURL(s.Deps.Auth.URLKey(), http.MethodPut, "examine", r.Site, id, exp)
@@ -32,9 +32,9 @@ func (s *Server) handleGetExaminePdfURL(r *api.Request) error {
 	return r.JSON(map[string]any{"id": id, "uploadUrl": u})
 }
 
-// handlePutExamine serves PUT /uploads/examine/{siteId}/{id}: the target
+// HandlePutExamine serves PUT /uploads/examine/{siteId}/{id}: the target
 // of the examine upload URL (the signature is the credential).
-func (s *Server) handlePutExamine(c *fiber.Ctx) error {
+func (s *Handlers) HandlePutExamine(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("id"))
 	exp := strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodPut, "examine", site, id, exp) {
@@ -44,21 +44,21 @@ func (s *Server) handlePutExamine(c *fiber.Ctx) error {
 		return err
 	}
 	r := &api.Request{Ctx: c, Principal: &auth.Principal{Username: "examine", Sites: map[string][]auth.Permission{}}, Site: site, Now: s.Now().UTC()}
-	m, tail, shas, err := s.writeBody(r, storage.MaxExamineBytes)
+	m, tail, shas, err := s.WriteBody(r, storage.MaxExamineBytes)
 	if err != nil {
 		return err
 	}
-	defer s.uploads.done(shas)
+	defer s.Uploads.Done(shas)
 	if _, err := s.Apply(r, storage.OpPutExamine, storage.PutExamine{ID: id, Content: m, Chunks: tail}); err != nil {
-		s.sweep(shas)
+		s.Sweep(shas)
 		return err
 	}
 	return c.SendStatus(http.StatusOK)
 }
 
-// handleGetExaminePdf serves GET /objects/examine/{id}/pdf: what the
+// HandleGetExaminePdf serves GET /objects/examine/{id}/pdf: what the
 // uploaded PDF holds. FormKiQ answers 201.
-func (s *Server) handleGetExaminePdf(r *api.Request) error {
+func (s *Handlers) HandleGetExaminePdf(r *api.Request) error {
 	o, err := s.DB.GetExamine(r.Site, api.PathParam(r, "id"), r.Now)
 	if err != nil {
 		return err
@@ -82,16 +82,16 @@ func (s *Server) handleGetExaminePdf(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"fileinfo": rep})
 }
 
-// sweepExamines removes examine objects past their time (leader only).
-func (s *Server) sweepExamines() {
-	s.sweepExpired("examine object", s.DB.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
+// SweepExamines removes examine objects past their time (leader only).
+func (s *Handlers) SweepExamines() {
+	s.SweepExpired("examine object", s.DB.ExpiredExamines, storage.OpDeleteExamine, func(id string) any {
 		return storage.DeleteExamine{ID: id, Expired: true}
 	})
 }
 
-// sweepExpired removes up to 500 records of a kind past their time, one
+// SweepExpired removes up to 500 records of a kind past their time, one
 // command each (the applier checks the time again).
-func (s *Server) sweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
+func (s *Handlers) SweepExpired(kind string, list func(at time.Time, limit int) ([]storage.DocRef, error), op storage.Op, payload func(id string) any) {
 	refs, err := list(s.Now(), 500)
 	if err != nil {
 		s.Log.Warn("list expired records", "kind", kind, "err", err)

@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 	"quire/storage"
 )
 
-func newHash(t string) hash.Hash {
+func NewHash(t string) hash.Hash {
 	switch t {
 	case "SHA1":
 		return sha1.New()
@@ -36,11 +36,11 @@ func newHash(t string) hash.Hash {
 	return nil
 }
 
-// checksumFormat reports whether sum can be a checksum of type typ: hex
+// ChecksumFormat reports whether sum can be a checksum of type typ: hex
 // of the digest's length (SHA1 40, SHA256 64, SHA512 128 digits), or its
 // base64 (the x-amz-checksum-* header form).
-func checksumFormat(typ, sum string) bool {
-	h := newHash(typ)
+func ChecksumFormat(typ, sum string) bool {
+	h := NewHash(typ)
 	if h == nil {
 		return false
 	}
@@ -52,8 +52,8 @@ func checksumFormat(typ, sum string) bool {
 	return err == nil && len(b) == n
 }
 
-// checksumEqual accepts a checksum as hex (any case) or base64.
-func checksumEqual(given string, sum []byte) bool {
+// ChecksumEqual accepts a checksum as hex (any case) or base64.
+func ChecksumEqual(given string, sum []byte) bool {
 	if strings.EqualFold(given, hex.EncodeToString(sum)) {
 		return true
 	}
@@ -67,7 +67,7 @@ type inflight struct {
 	n  map[string]int
 }
 
-func (f *inflight) add(sha string) {
+func (f *inflight) Add(sha string) {
 	f.mu.Lock()
 	if f.n == nil {
 		f.n = map[string]int{}
@@ -76,7 +76,7 @@ func (f *inflight) add(sha string) {
 	f.mu.Unlock()
 }
 
-func (f *inflight) done(shas []string) {
+func (f *inflight) Done(shas []string) {
 	f.mu.Lock()
 	for _, s := range shas {
 		if f.n[s]--; f.n[s] <= 0 {
@@ -92,10 +92,10 @@ func (f *inflight) busy(sha string) bool {
 	return f.n[sha] > 0
 }
 
-// handlePutUpload serves PUT /uploads/{siteId}/{documentId}: the target of
+// HandlePutUpload serves PUT /uploads/{siteId}/{documentId}: the target of
 // upload URLs. The body is streamed into chunks; the content only becomes
 // the document's when size and checksums match.
-func (s *Server) handlePutUpload(c *fiber.Ctx) error {
+func (s *Handlers) HandlePutUpload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	q := func(k string) string { return strings.Clone(c.Query(k)) }
 	exp, ct, cs, cl := q("expires"), q("checksumType"), q("checksum"), q("contentLength")
@@ -112,7 +112,7 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	if cl != "" {
 		want, _ = strconv.ParseInt(cl, 10, 64)
 	}
-	limit, err := s.uploadLimit(site, want)
+	limit, err := s.UploadLimit(site, want)
 	if err != nil {
 		return err
 	}
@@ -120,9 +120,9 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 		if want >= 0 && n != want {
 			return api.BadRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))
 		}
-		if limit.n > 0 && n > limit.n {
+		if limit.N > 0 && n > limit.N {
 			api.Drain(c)
-			return limit.err
+			return limit.Err
 		}
 	}
 	// Every checksum the client asked to verify: the one signed into the
@@ -133,18 +133,18 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	}
 	var checks []*check
 	if ct != "" {
-		checks = append(checks, &check{typ: ct, want: cs, h: newHash(ct)})
+		checks = append(checks, &check{typ: ct, want: cs, h: NewHash(ct)})
 	}
 	for _, typ := range []string{"SHA1", "SHA256", "SHA512"} {
 		if v := string(c.Request().Header.Peek("x-amz-checksum-" + strings.ToLower(typ))); v != "" {
-			checks = append(checks, &check{typ: typ, want: v, h: newHash(typ)})
+			checks = append(checks, &check{typ: typ, want: v, h: NewHash(typ)})
 		}
 	}
 	body := api.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	body = &completeBody{r: body, want: int64(c.Request().Header.ContentLength()), conn: connOf(c)}
+	body = &CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: api.ConnOf(c)}
 	var writers []io.Writer
 	for _, ck := range checks {
 		if ck.h == nil {
@@ -156,30 +156,30 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 		body = io.TeeReader(body, io.MultiWriter(writers...))
 	}
 	var shas []string
-	defer func() { s.uploads.done(shas) }()
-	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, limit.n, func(sha string) {
-		s.uploads.add(sha)
+	defer func() { s.Uploads.Done(shas) }()
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, limit.N, func(sha string) {
+		s.Uploads.Add(sha)
 		shas = append(shas, sha)
 	})
 	if errors.Is(err, storage.ErrTooLarge) {
-		s.sweep(shas)
+		s.Sweep(shas)
 		api.Drain(c)
-		return limit.err
+		return limit.Err
 	}
 	if err != nil {
-		s.sweep(shas)
+		s.Sweep(shas)
 		if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
 			api.Drain(c) // so the client reads the 507 rather than a reset
 		}
 		return err
 	}
 	if want >= 0 && m.Size != want {
-		s.sweep(shas)
+		s.Sweep(shas)
 		return api.BadRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", m.Size, want))
 	}
 	for _, ck := range checks {
-		if !checksumEqual(ck.want, ck.h.Sum(nil)) {
-			s.sweep(shas)
+		if !ChecksumEqual(ck.want, ck.h.Sum(nil)) {
+			s.Sweep(shas)
 			return api.BadRequest(fmt.Sprintf("the %s checksum of the content does not match", ck.typ))
 		}
 	}
@@ -203,49 +203,49 @@ func (s *Server) handlePutUpload(c *fiber.Ctx) error {
 	// New content for the fulltext index: wait while it lags (bounded by
 	// GateMaxWait; the chunks are written, no transaction is held).
 	if err := s.Gate.Wait(context.Background()); err != nil {
-		s.sweep(shas)
+		s.Sweep(shas)
 		return err
 	}
 	res, err := s.Deps.Applier.Apply(context.Background(), cmd)
 	if err != nil {
-		s.sweep(shas)
+		s.Sweep(shas)
 		return err
 	}
 	if d, ok := res.Value.(*storage.Document); ok && d.DetectContentType {
-		s.bg.detect(storage.PendingDetection{Site: site, DocumentID: doc, ContentSHA: d.ContentSHA256})
+		s.Detect(storage.PendingDetection{Site: site, DocumentID: doc, ContentSHA: d.ContentSHA256})
 	}
 	c.Set(fiber.HeaderETag, `"`+m.SHA256+`"`)
 	return c.SendStatus(http.StatusOK)
 }
 
-// errIncompleteBody answers an upload whose client went away (or stalled)
+// ErrIncompleteBody answers an upload whose client went away (or stalled)
 // before the end of its body. Nothing is committed.
-var errIncompleteBody = api.BadRequest("request body ended before its declared end")
+var ErrIncompleteBody = api.BadRequest("request body ended before its declared end")
 
-// completeBody fails an upload body that ends early. fasthttp's body
+// CompleteBody fails an upload body that ends early. fasthttp's body
 // stream reports a plain io.EOF when the client closes a Content-Length
 // body short or a chunked one at a chunk boundary before its terminating
 // chunk, and WriteContent takes io.ErrUnexpectedEOF for a normal end too;
 // without this a cut upload would commit as a complete, truncated document.
-type completeBody struct {
-	r    io.Reader
-	want int64 // declared Content-Length; -1: chunked
+type CompleteBody struct {
+	R    io.Reader
+	Want int64 // declared Content-Length; -1: chunked
 	n    int64
 	// conn, when known, tells a chunked body's last-chunk EOF from the
 	// client's: fasthttp reads no further than the terminating chunk, so
 	// a failed connection read means the body was cut.
-	conn *trackedConn
+	Conn api.ReadFailer
 }
 
-func (b *completeBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
+func (b *CompleteBody) Read(p []byte) (int, error) {
+	n, err := b.R.Read(p)
 	b.n += int64(n)
 	switch {
 	case err == nil:
 	case err != io.EOF:
-		err = errIncompleteBody
-	case b.want >= 0 && b.n != b.want, b.want < 0 && b.conn != nil && b.conn.readErr.Load():
-		err = errIncompleteBody
+		err = ErrIncompleteBody
+	case b.Want >= 0 && b.n != b.Want, b.Want < 0 && b.Conn != nil && b.Conn.ReadFailed():
+		err = ErrIncompleteBody
 	}
 	return n, err
 }
@@ -253,25 +253,25 @@ func (b *completeBody) Read(p []byte) (int, error) {
 // uploadCap is the most a PUT to an upload URL may carry (0: no limit)
 // and the error for going over it.
 type uploadCap struct {
-	n   int64
-	err error
+	N   int64
+	Err error
 }
 
-// uploadLimit is the least of the signed ContentLength (a client that
+// UploadLimit is the least of the signed ContentLength (a client that
 // declared less cannot send more, chunked or not), the site's
 // maxContentLengthBytes as it is now (also for URLs signed before it was
 // set) and the server's limit. Reading stops there and nothing is
 // committed.
-func (s *Server) uploadLimit(site string, signed int64) (uploadCap, error) {
+func (s *Handlers) UploadLimit(site string, signed int64) (uploadCap, error) {
 	limit := uploadCap{s.Deps.MaxUploadBytes, api.ErrBodyTooLarge}
 	c, err := s.DB.SiteConfig(site)
 	if err != nil {
 		return limit, err
 	}
-	if l := c.ContentLimit(); l > 0 && (limit.n <= 0 || l <= limit.n) {
+	if l := c.ContentLimit(); l > 0 && (limit.N <= 0 || l <= limit.N) {
 		limit = uploadCap{l, storage.ContentTooLarge(l)}
 	}
-	if signed > 0 && (limit.n <= 0 || signed <= limit.n) {
+	if signed > 0 && (limit.N <= 0 || signed <= limit.N) {
 		limit = uploadCap{signed, api.BadRequest(fmt.Sprintf("the content is longer than the signed contentLength %d", signed))}
 	}
 	return limit, nil
@@ -284,12 +284,12 @@ func genericContentType(t string) bool {
 	return t == "" || t == "application/octet-stream" || t == "application/x-www-form-urlencoded" || t == "binary/octet-stream"
 }
 
-// sweep removes chunks of a failed upload that nothing references and no
+// Sweep removes chunks of a failed upload that nothing references and no
 // other upload in progress wrote too.
-func (s *Server) sweep(shas []string) {
+func (s *Handlers) Sweep(shas []string) {
 	var free []string
 	for _, sha := range shas {
-		if !s.uploads.busy(sha) || countOf(shas, sha) == s.uploadsCount(sha) {
+		if !s.Uploads.busy(sha) || countOf(shas, sha) == s.uploadsCount(sha) {
 			free = append(free, sha)
 		}
 	}
@@ -305,10 +305,10 @@ func (s *Server) sweep(shas []string) {
 	}
 }
 
-func (s *Server) uploadsCount(sha string) int {
-	s.uploads.mu.Lock()
-	defer s.uploads.mu.Unlock()
-	return s.uploads.n[sha]
+func (s *Handlers) uploadsCount(sha string) int {
+	s.Uploads.mu.Lock()
+	defer s.Uploads.mu.Unlock()
+	return s.Uploads.n[sha]
 }
 
 func countOf(list []string, v string) int {
@@ -321,14 +321,9 @@ func countOf(list []string, v string) int {
 	return n
 }
 
-// uploadRequest is the body of POST /documents/upload.
-type uploadRequest struct {
-	documentIn
-}
-
-// uploadQuery reads and validates the upload URL parameters shared by the
+// UploadQuery reads and validates the upload URL parameters shared by the
 // upload endpoints.
-func uploadQuery(r *api.Request) (api.UploadOpts, []storage.ValidationItem) {
+func UploadQuery(r *api.Request) (api.UploadOpts, []storage.ValidationItem) {
 	var o api.UploadOpts
 	var errs []storage.ValidationItem
 	if v := r.Query("contentLength"); v != "" {
@@ -346,19 +341,19 @@ func uploadQuery(r *api.Request) (api.UploadOpts, []storage.ValidationItem) {
 	return o, errs
 }
 
-func checksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
+func ChecksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
 	typ = strings.ToUpper(typ)
 	var errs []storage.ValidationItem
 	if sum != "" && typ == "" {
 		errs = append(errs, storage.ValidationItem{Key: "checksumType", Msg: "'checksumType' required when 'checksum' is set"})
 	}
 	if typ != "" {
-		if newHash(typ) == nil {
+		if NewHash(typ) == nil {
 			errs = append(errs, storage.ValidationItem{Key: "checksumType", Msg: "invalid 'checksumType'"})
 		}
 		if sum == "" {
 			errs = append(errs, storage.ValidationItem{Key: "checksum", Msg: "'checksum' is required"})
-		} else if newHash(typ) != nil && !checksumFormat(typ, sum) {
+		} else if NewHash(typ) != nil && !ChecksumFormat(typ, sum) {
 			errs = append(errs, storage.ValidationItem{Key: "checksum", Msg: "invalid checksum"})
 		}
 	}
@@ -366,12 +361,12 @@ func checksumOpts(o *api.UploadOpts, typ, sum string) []storage.ValidationItem {
 	return errs
 }
 
-// checkContentLength checks the ContentLength of an upload URL request
+// CheckContentLength checks the ContentLength of an upload URL request
 // against the server's limit and the site's maxContentLengthBytes, which
 // makes it required: 400s with FormKiQ's {"message"}. The signed URL
 // carries it, and the PUT is held to it and to the site's limit as it is
-// then (uploadLimit; the commit's applier checks the size once more).
-func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
+// then (UploadLimit; the commit's applier checks the size once more).
+func (s *Handlers) CheckContentLength(r *api.Request, o api.UploadOpts) error {
 	tooLarge := func(l int64) error { return api.BadRequest(fmt.Sprintf("'contentLength' cannot exceed %d bytes", l)) }
 	if s.Deps.MaxUploadBytes > 0 && o.ContentLength > s.Deps.MaxUploadBytes {
 		return tooLarge(s.Deps.MaxUploadBytes)
@@ -390,12 +385,12 @@ func (s *Server) checkContentLength(r *api.Request, o api.UploadOpts) error {
 	return nil
 }
 
-// handleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
-func (s *Server) handleGetDocumentIDUpload(r *api.Request) error {
+// HandleGetDocumentIDUpload serves GET /documents/{documentId}/upload.
+func (s *Handlers) HandleGetDocumentIDUpload(r *api.Request) error {
 	id := r.DocID()
-	o, errs := uploadQuery(r)
-	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.checkContentLength(r, o); err != nil {
+	o, errs := UploadQuery(r)
+	errs = append(errs, ChecksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
+	if err := s.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	if err := api.CheckErrors(errs); err != nil {
@@ -412,37 +407,37 @@ func (s *Server) handleGetDocumentIDUpload(r *api.Request) error {
 	return r.JSON(api.UrlResponse{DocumentID: id, URL: u, Headers: h})
 }
 
-// writeBody streams the request body into content chunks, at most limit
+// WriteBody streams the request body into content chunks, at most limit
 // bytes (and the site's maxContentLengthBytes). The chunks' hashes are
 // held as an upload's until the caller calls s.uploads.done.
-func (s *Server) writeBody(r *api.Request, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
-	cap, err := s.uploadLimit(r.Site, -1)
+func (s *Handlers) WriteBody(r *api.Request, limit int64) (storage.Manifest, []storage.Chunk, []string, error) {
+	cap, err := s.UploadLimit(r.Site, -1)
 	if err != nil {
 		return storage.Manifest{}, nil, nil, err
 	}
-	if cap.n <= 0 || limit < cap.n {
+	if cap.N <= 0 || limit < cap.N {
 		cap = uploadCap{limit, api.ErrBodyTooLarge}
 	}
-	if n := int64(r.Request().Header.ContentLength()); n >= 0 && cap.n > 0 && n > cap.n {
+	if n := int64(r.Request().Header.ContentLength()); n >= 0 && cap.N > 0 && n > cap.N {
 		api.Drain(r.Ctx)
-		return storage.Manifest{}, nil, nil, cap.err
+		return storage.Manifest{}, nil, nil, cap.Err
 	}
 	body := api.BodyStream(r.Ctx)
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &completeBody{r: body, want: int64(r.Request().Header.ContentLength()), conn: connOf(r.Ctx)}
+	body = &CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: api.ConnOf(r.Ctx)}
 	var shas []string
-	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, cap.n, func(sha string) {
-		s.uploads.add(sha)
+	m, tail, err := storage.WriteContent(context.Background(), s.Deps.Applier, body, cap.N, func(sha string) {
+		s.Uploads.Add(sha)
 		shas = append(shas, sha)
 	})
 	if err != nil {
-		s.sweep(shas)
-		s.uploads.done(shas)
+		s.Sweep(shas)
+		s.Uploads.Done(shas)
 		if errors.Is(err, storage.ErrTooLarge) {
 			api.Drain(r.Ctx)
-			return storage.Manifest{}, nil, nil, cap.err
+			return storage.Manifest{}, nil, nil, cap.Err
 		}
 		return storage.Manifest{}, nil, nil, err
 	}

@@ -1,27 +1,12 @@
-package server
+package documents
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
-	"strconv"
-	"time"
 
-	"quire/auth"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
-
-// checkVersionKey refuses a versionKey that no listing can have returned.
-func checkVersionKey(k string) error {
-	if k == "" {
-		return api.Invalid("versionKey", "'versionKey' is required")
-	}
-	if !storage.ValidVersionKey(k) {
-		return api.Invalid("versionKey", fmt.Sprintf("invalid versionKey '%s'", k))
-	}
-	return nil
-}
 
 // versionJSON is one entry of the version listing: FormKiQ's
 // DocumentVersion fields and the versioned fields of the state.
@@ -58,8 +43,8 @@ func versionJSON(v *storage.Version, artifactOf string) map[string]any {
 	return m
 }
 
-// handleGetDocumentVersions serves GET /documents/{documentId}/versions.
-func (s *Server) handleGetDocumentVersions(r *api.Request) error {
+// HandleGetDocumentVersions serves GET /documents/{documentId}/versions.
+func (s *Handlers) HandleGetDocumentVersions(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -83,9 +68,9 @@ func (s *Server) handleGetDocumentVersions(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleSetDocumentVersion serves PUT /documents/{documentId}/versions
+// HandleSetDocumentVersion serves PUT /documents/{documentId}/versions
 // {"versionKey"}.
-func (s *Server) handleSetDocumentVersion(r *api.Request) error {
+func (s *Handlers) HandleSetDocumentVersion(r *api.Request) error {
 	var in struct {
 		VersionKey *string `json:"versionKey"`
 	}
@@ -96,7 +81,7 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 	if in.VersionKey != nil {
 		k = *in.VersionKey
 	}
-	if err := checkVersionKey(k); err != nil {
+	if err := content.CheckVersionKey(k); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
@@ -105,11 +90,11 @@ func (s *Server) handleSetDocumentVersion(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' set to version '%s'", r.DocID(), k)})
 }
 
-// handleDeleteDocumentVersion serves DELETE
+// HandleDeleteDocumentVersion serves DELETE
 // /documents/{documentId}/versions/{versionKey}.
-func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentVersion(r *api.Request) error {
 	k := api.UnescapedParam(r.Ctx, "versionKey")
-	if err := checkVersionKey(k); err != nil {
+	if err := content.CheckVersionKey(k); err != nil {
 		return err
 	}
 	if _, err := s.Apply(r, storage.OpDeleteVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
@@ -118,32 +103,13 @@ func (s *Server) handleDeleteDocumentVersion(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Version '%s' of document '%s' deleted", k, r.DocID())})
 }
 
-// versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
-// in the query and signed as one more field, so neither a document's URL
-// nor another version's can be turned into it.
-func (s *Server) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
-	if d <= 0 {
-		d = api.DefaultURLDuration
-	}
-	exp := strconv.FormatInt(s.Now().Add(d).Unix(), 10)
-	in := strconv.FormatBool(inline)
-	fields := []string{http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey}
-	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}}
-	if bypass {
-		fields = append(fields, api.BypassField)
-		q.Set("bypassWatermark", "true")
-	}
-	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
-	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
-}
-
 // pruneVersions drops every version of doc (a document or an artifact, in
 // the trash or not), oldest first, in commands each small enough for one
 // transaction: the batch halves while a command is too big. It serves a
 // purge too large for one transaction (deleteDocument); an interrupted
 // prune leaves the document with fewer versions, and purging again
 // finishes it.
-func (s *Server) pruneVersions(r *api.Request, doc string) error {
+func (s *Handlers) pruneVersions(r *api.Request, doc string) error {
 	n := 100
 	for range 2*storage.MaxVersions + 10 {
 		d, err := s.DB.GetDocumentAny(r.Site, doc)

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/base64"
@@ -16,10 +16,10 @@ import (
 // The rest of FormKiQ's core document operations (issue 18; API.md
 // "Document syncs, OCR results by hand, reindex").
 
-// handleSetDocumentOcr serves PUT /documents/{id}/ocr {content,
+// HandleSetDocumentOcr serves PUT /documents/{id}/ocr {content,
 // contentType, isBase64}: OCR text a client made itself, used as an
 // engine's would be (GET /ocr, FULLTEXT).
-func (s *Server) handleSetDocumentOcr(r *api.Request) error {
+func (s *Handlers) HandleSetDocumentOcr(r *api.Request) error {
 	var in struct {
 		Content     *string `json:"content"`
 		ContentType string  `json:"contentType"`
@@ -55,8 +55,8 @@ func (s *Server) handleSetDocumentOcr(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "OCR content set"})
 }
 
-// handleDeleteDocumentOcr serves DELETE /documents/{id}/ocr.
-func (s *Server) handleDeleteDocumentOcr(r *api.Request) error {
+// HandleDeleteDocumentOcr serves DELETE /documents/{id}/ocr.
+func (s *Handlers) HandleDeleteDocumentOcr(r *api.Request) error {
 	id := r.DocID()
 	res, err := s.Apply(r, storage.OpDeleteText, storage.DeleteText{DocumentID: id, Kind: storage.TextOCR})
 	if err != nil {
@@ -68,10 +68,10 @@ func (s *Server) handleDeleteDocumentOcr(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "OCR content deleted"})
 }
 
-// handleReindexDocument serves POST /reindex/documents/{id} {target}:
+// HandleReindexDocument serves POST /reindex/documents/{id} {target}:
 // the document's tag and attribute index entries are written again from
 // its tags and attributes, and the search index reads it again.
-func (s *Server) handleReindexDocument(r *api.Request) error {
+func (s *Handlers) HandleReindexDocument(r *api.Request) error {
 	var in struct {
 		Target string `json:"target"`
 	}
@@ -93,10 +93,10 @@ func (s *Server) handleReindexDocument(r *api.Request) error {
 // syncTypes are the actions that deliver a document somewhere else.
 var syncTypes = []string{"WEBHOOK", "EVENTBUS", "NOTIFICATION", "PUBLISH"}
 
-// handleGetDocumentSyncs serves GET /documents/{id}/syncs: the search
+// HandleGetDocumentSyncs serves GET /documents/{id}/syncs: the search
 // index (service FULLTEXT) and every delivery action (WEBHOOK, EVENTBUS,
 // NOTIFICATION, PUBLISH), from Quire's state, paged by `limit`/`next`.
-func (s *Server) handleGetDocumentSyncs(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentSyncs(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -161,9 +161,9 @@ func syncStatus(s string) string {
 	return "PENDING"
 }
 
-// handleAddDocumentSync serves POST /documents/{id}/syncs {sync:{service:
+// HandleAddDocumentSync serves POST /documents/{id}/syncs {sync:{service:
 // FULLTEXT, type}}: the search index reads the document again.
-func (s *Server) handleAddDocumentSync(r *api.Request) error {
+func (s *Handlers) HandleAddDocumentSync(r *api.Request) error {
 	var in struct {
 		Sync *struct {
 			Service string `json:"service"`

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"quire/storage"
 )
 
-// handleGetDocument serves GET /documents/{documentId}.
-func (s *Server) handleGetDocument(r *api.Request) error {
+// HandleGetDocument serves GET /documents/{documentId}.
+func (s *Handlers) HandleGetDocument(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -31,8 +31,8 @@ func (s *Server) handleGetDocument(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleUpdateDocument serves PATCH /documents/{documentId}.
-func (s *Server) handleUpdateDocument(r *api.Request) error {
+// HandleUpdateDocument serves PATCH /documents/{documentId}.
+func (s *Handlers) HandleUpdateDocument(r *api.Request) error {
 	id := r.DocID()
 	var in documentIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
@@ -69,10 +69,10 @@ func (s *Server) handleUpdateDocument(r *api.Request) error {
 	if in.ContentType != nil {
 		upd.ContentType = &d.ContentType
 	}
-	if in.Width.set {
+	if in.Width.Set {
 		upd.Width = &d.Width
 	}
-	if in.Height.set {
+	if in.Height.Set {
 		upd.Height = &d.Height
 	}
 	if in.ArtifactCategory != nil {
@@ -125,13 +125,13 @@ func (s *Server) handleUpdateDocument(r *api.Request) error {
 	return r.JSON(resp)
 }
 
-func (s *Server) applyRef(r *api.Request, op storage.Op, id string) error {
+func (s *Handlers) ApplyRef(r *api.Request, op storage.Op, id string) error {
 	_, err := s.Apply(r, op, storage.DocumentRef{DocumentID: id})
 	return err
 }
 
-// handleDeleteDocument serves DELETE /documents/{documentId}.
-func (s *Server) handleDeleteDocument(r *api.Request) error {
+// HandleDeleteDocument serves DELETE /documents/{documentId}.
+func (s *Handlers) HandleDeleteDocument(r *api.Request) error {
 	id := r.DocID()
 	if r.ArtifactID != "" {
 		if r.QueryBool("softDelete") {
@@ -140,7 +140,7 @@ func (s *Server) handleDeleteDocument(r *api.Request) error {
 		return s.deleteArtifact(r, "'%s' object deleted")
 	}
 	if r.QueryBool("softDelete") {
-		if err := s.applyRef(r, storage.OpSoftDelete, id); err != nil {
+		if err := s.ApplyRef(r, storage.OpSoftDelete, id); err != nil {
 			return err
 		}
 		return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object soft deleted", id)})
@@ -151,16 +151,16 @@ func (s *Server) handleDeleteDocument(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object deleted", id)})
 }
 
-// handleRestoreDocument serves PUT /documents/{documentId}/restore.
-func (s *Server) handleRestoreDocument(r *api.Request) error {
-	if err := s.applyRef(r, storage.OpRestore, r.DocID()); err != nil {
+// HandleRestoreDocument serves PUT /documents/{documentId}/restore.
+func (s *Handlers) HandleRestoreDocument(r *api.Request) error {
+	if err := s.ApplyRef(r, storage.OpRestore, r.DocID()); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "document restored"})
 }
 
-// handlePurgeDocument serves DELETE /documents/{documentId}/purge.
-func (s *Server) handlePurgeDocument(r *api.Request) error {
+// HandlePurgeDocument serves DELETE /documents/{documentId}/purge.
+func (s *Handlers) HandlePurgeDocument(r *api.Request) error {
 	id := r.DocID()
 	if r.ArtifactID != "" {
 		return s.deleteArtifact(r, "Deleted document '%s' permanently")
@@ -171,8 +171,8 @@ func (s *Server) handlePurgeDocument(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Deleted document '%s' permanently", id)})
 }
 
-// handleGetDocuments serves GET /documents.
-func (s *Server) handleGetDocuments(r *api.Request) error {
+// HandleGetDocuments serves GET /documents.
+func (s *Handlers) HandleGetDocuments(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -246,7 +246,7 @@ var _ = http.StatusOK
 
 // listByActionStatus serves GET /documents?actionStatus=: documents that
 // have an action in that status, by document id.
-func (s *Server) listByActionStatus(r *api.Request, status string, limit int) error {
+func (s *Handlers) listByActionStatus(r *api.Request, status string, limit int) error {
 	status = strings.ToUpper(status)
 	if !slices.Contains(storage.ListableActionStatuses, status) {
 		return api.BadRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")

@@ -1,4 +1,4 @@
-package server
+package signatures
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -40,7 +41,7 @@ const (
 	signingTokenBytes   = 24
 )
 
-func (s *Server) checkProvider(r *api.Request) error {
+func (s *Handlers) checkProvider(r *api.Request) error {
 	p := r.Params("provider")
 	ok, known := esignProviders[p]
 	switch {
@@ -107,9 +108,9 @@ func routingOrder(v any) (int, bool) {
 	return 0, false
 }
 
-// handleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
-func (s *Server) handleAddEnvelope(r *api.Request) error {
-	if err := s.requireGovernIfMarked(r, r.PathDocID()); err != nil {
+// HandleAddEnvelope serves POST /esignature/{provider}/{documentId}/envelopes.
+func (s *Handlers) HandleAddEnvelope(r *api.Request) error {
+	if err := s.Content.RequireGovernIfMarked(r, r.PathDocID()); err != nil {
 		return err
 	}
 	if err := s.checkProvider(r); err != nil {
@@ -222,7 +223,7 @@ func (s *Server) handleAddEnvelope(r *api.Request) error {
 
 // signerTokens makes a token for each recipient: the hashes for the
 // command, the tokens for the mails.
-func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
+func (s *Handlers) signerTokens(ids []string) (storage.SignerTokens, map[string]string) {
 	hashes, toks := storage.SignerTokens{}, map[string]string{}
 	for _, id := range ids {
 		tok, h := newSigningToken()
@@ -234,7 +235,7 @@ func (s *Server) signerTokens(ids []string) (storage.SignerTokens, map[string]st
 // signingURL is a signer's link: Quire's page, or the envelope's
 // embeddedRecipientStartUrl (hybrid signing: the application asks for a
 // recipient view itself).
-func (s *Server) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
+func (s *Handlers) signingURL(e *storage.Envelope, sg *storage.EnvelopeSigner, tok string) string {
 	if e.EmbeddedStartURL != "" && sg.ClientUserID != "" {
 		recipient := sg.RecipientID
 		q := url.Values{"envelopeId": {e.EnvelopeID}, "recipientId": {recipient}}
@@ -256,7 +257,7 @@ type mailOutcome struct {
 
 // mailSigners mails each signer in tokens its link; embedded signers
 // (clientUserId) get none.
-func (s *Server) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
+func (s *Handlers) mailSigners(ctx context.Context, site string, e *storage.Envelope, tokens map[string]string) []mailOutcome {
 	var out []mailOutcome
 	for _, sg := range e.Signers {
 		tok, ok := tokens[sg.RecipientID]
@@ -332,7 +333,7 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 
 // envelopeOf reads the path's envelope, checking it belongs to the path's
 // document and provider.
-func (s *Server) envelopeOf(r *api.Request) (*storage.Envelope, error) {
+func (s *Handlers) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	if err := s.checkProvider(r); err != nil {
 		return nil, err
 	}
@@ -347,7 +348,7 @@ func (s *Server) envelopeOf(r *api.Request) (*storage.Envelope, error) {
 	return e, nil
 }
 
-func (s *Server) handleGetEnvelope(r *api.Request) error {
+func (s *Handlers) HandleGetEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -360,7 +361,7 @@ func (s *Server) handleGetEnvelope(r *api.Request) error {
 	return r.JSON(map[string]any{"envelope": envelopeJSON(e)})
 }
 
-func (s *Server) handleGetEnvelopes(r *api.Request) error {
+func (s *Handlers) HandleGetEnvelopes(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -378,7 +379,7 @@ func (s *Server) handleGetEnvelopes(r *api.Request) error {
 }
 
 // changeEnvelope applies one transition through the applier.
-func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
+func (s *Handlers) changeEnvelope(ctx context.Context, site, user string, v *storage.Via, ch storage.EnvelopeChange) (*storage.Envelope, error) {
 	cmd, err := storage.NewCommand(storage.OpEnvelopeChange, site, user, s.Now(), ch)
 	if err != nil {
 		return nil, err
@@ -395,9 +396,9 @@ func (s *Server) changeEnvelope(ctx context.Context, site, user string, v *stora
 	return e, nil
 }
 
-// handleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
+// HandleSendEnvelope serves POST .../envelopes/{envelopeId}/send: a draft
 // goes to its first signers.
-func (s *Server) handleSendEnvelope(r *api.Request) error {
+func (s *Handlers) HandleSendEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -411,9 +412,9 @@ func (s *Server) handleSendEnvelope(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Envelope sent"})
 }
 
-// handleRecipientView serves POST .../views/recipient: a fresh signing
+// HandleRecipientView serves POST .../views/recipient: a fresh signing
 // link for a signer whose turn it is (embedded signing).
-func (s *Server) handleRecipientView(r *api.Request) error {
+func (s *Handlers) HandleRecipientView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -482,9 +483,9 @@ func isSender(r *api.Request, e *storage.Envelope) bool {
 	return api.FolderExempt(r) || (e.UserID != "" && r.User() == e.UserID)
 }
 
-// handleSenderView serves POST .../views/sender: a signed link to the
+// HandleSenderView serves POST .../views/sender: a signed link to the
 // envelope's status page, valid one hour.
-func (s *Server) handleSenderView(r *api.Request) error {
+func (s *Handlers) HandleSenderView(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -495,10 +496,10 @@ func (s *Server) handleSenderView(r *api.Request) error {
 	return r.JSON(map[string]any{"viewUrl": fmt.Sprintf("%s/esign-status/%s?%s", s.LinkBase(r.Ctx), e.EnvelopeID, q.Encode())})
 }
 
-// handleEnvelopeReminders serves POST .../reminders {recipientIds}: each
+// HandleEnvelopeReminders serves POST .../reminders {recipientIds}: each
 // listed signer whose turn it is gets a new link by mail; the answer says
 // what happened to each.
-func (s *Server) handleEnvelopeReminders(r *api.Request) error {
+func (s *Handlers) HandleEnvelopeReminders(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -549,8 +550,8 @@ func (s *Server) handleEnvelopeReminders(r *api.Request) error {
 	return r.JSON(map[string]any{"recipients": out})
 }
 
-// handleVoidEnvelope serves POST .../void {voidedReason}.
-func (s *Server) handleVoidEnvelope(r *api.Request) error {
+// HandleVoidEnvelope serves POST .../void {voidedReason}.
+func (s *Handlers) HandleVoidEnvelope(r *api.Request) error {
 	e, err := s.envelopeOf(r)
 	if err != nil {
 		return err
@@ -573,12 +574,12 @@ func (s *Server) handleVoidEnvelope(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Envelope voided"})
 }
 
-// handleEnvelopeEvents serves POST /esignature/{provider}/events: status
+// HandleEnvelopeEvents serves POST /esignature/{provider}/events: status
 // events of a provider, {envelopeId, event}. Only envelope-completed
 // completes, and only once the signed PDF is stored; recipient events
 // change nothing; a terminal envelope never changes again, so events
 // arriving twice or out of order are answered 200 and ignored.
-func (s *Server) handleEnvelopeEvents(r *api.Request) error {
+func (s *Handlers) HandleEnvelopeEvents(r *api.Request) error {
 	if err := s.checkProvider(r); err != nil {
 		return err
 	}
@@ -640,7 +641,7 @@ func (s *Server) handleEnvelopeEvents(r *api.Request) error {
 // the envelope: completed always comes with its PDF, and a crash before
 // leaves it signed, to be completed again (on the next read, event or
 // leader start).
-func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
+func (s *Handlers) completeEnvelope(ctx context.Context, site string, e *storage.Envelope, v *storage.Via) (*storage.Envelope, error) {
 	// The signed copy is made of the bytes the envelope was sent with
 	// (issue 29); when they are no longer the document's, or are gone, the
 	// applier voids the envelope instead of completing it.
@@ -667,8 +668,8 @@ func (s *Server) completeEnvelope(ctx context.Context, site string, e *storage.E
 	}
 	defer g.Close()
 	out := g.File
-	if s.certifyEnvelope != nil {
-		if out, err = s.certifyEnvelope(ctx, site, g.File); err != nil {
+	if s.CertifyEnvelope != nil {
+		if out, err = s.CertifyEnvelope(ctx, site, g.File); err != nil {
 			return nil, err
 		}
 		if out != g.File {
@@ -698,7 +699,7 @@ var errEnvelopeContentChanged = errors.New(storage.EnvelopeContentChanged)
 // envelopeContent opens the content e was sent with: its document (or
 // artifact) record and a reader of exactly the recorded bytes.
 // errEnvelopeContentChanged when the document no longer holds them.
-func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
+func (s *Handlers) envelopeContent(site string, e *storage.Envelope) (*storage.Document, *storage.ContentReader, error) {
 	rec := e.DocumentID
 	if e.ArtifactID != "" {
 		rec = e.ArtifactID
@@ -717,9 +718,9 @@ func (s *Server) envelopeContent(site string, e *storage.Envelope) (*storage.Doc
 	return d, rd, nil
 }
 
-// resumeSignedEnvelopes completes the envelopes a crash left signed (the
+// ResumeSignedEnvelopes completes the envelopes a crash left signed (the
 // leader, at start).
-func (s *Server) resumeSignedEnvelopes(ctx context.Context) {
+func (s *Handlers) ResumeSignedEnvelopes(ctx context.Context) {
 	sites, err := s.DB.Sites()
 	if err != nil {
 		return
@@ -744,7 +745,7 @@ var signingPage = template.Must(template.New("sign").Parse(signingPageHTML))
 
 // signingContext reads the envelope and signer of a token; any failure is
 // the same 404, so a token tells nothing unless it is one.
-func (s *Server) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
+func (s *Handlers) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *storage.Envelope, *storage.EnvelopeSigner, error) {
 	tok := c.Params("token")
 	notFound := api.ErrStatus(http.StatusNotFound, "This signing link is not valid (it was used, replaced, or the envelope ended).")
 	if len(tok) > 64 {
@@ -762,8 +763,8 @@ func (s *Server) signingContext(c *fiber.Ctx) (*storage.EnvelopeTokenRef, *stora
 	return nil, nil, nil, notFound
 }
 
-// handleSigningPage serves GET /esign/{token}: the page a signer signs on.
-func (s *Server) handleSigningPage(c *fiber.Ctx) error {
+// HandleSigningPage serves GET /esign/{token}: the page a signer signs on.
+func (s *Handlers) HandleSigningPage(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -792,10 +793,10 @@ func (s *Server) handleSigningPage(c *fiber.Ctx) error {
 	})
 }
 
-// handleSigningDocument serves GET /esign/{token}/document: the exact
+// HandleSigningDocument serves GET /esign/{token}/document: the exact
 // bytes the envelope was sent with, which are what the signer signs
 // (issue 29); none once the document's content changed.
-func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
+func (s *Handlers) HandleSigningDocument(c *fiber.Ctx) error {
 	ref, e, _, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -816,13 +817,13 @@ func (s *Server) handleSigningDocument(c *fiber.Ctx) error {
 		c.Response().Header.SetContentLength(int(size))
 		return nil
 	}
-	c.Response().SetBodyStream(&closingReader{Reader: rd, c: rd}, int(size))
+	c.Response().SetBodyStream(&content.ClosingReader{Reader: rd, C: rd}, int(size))
 	return nil
 }
 
-// handleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
+// HandleSigningSubmit serves POST /esign/{token}: {action: sign|decline,
 // typedName, drawing (a data: URL of a PNG), reason}.
-func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
+func (s *Handlers) HandleSigningSubmit(c *fiber.Ctx) error {
 	ref, e, sg, err := s.signingContext(c)
 	if err != nil {
 		return err
@@ -898,9 +899,9 @@ func (s *Server) handleSigningSubmit(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{"status": ne.Status})
 }
 
-// handleEnvelopeStatusPage serves GET /esign-status/{envelopeId}: the
+// HandleEnvelopeStatusPage serves GET /esign-status/{envelopeId}: the
 // sender view, a signed link from views/sender.
-func (s *Server) handleEnvelopeStatusPage(c *fiber.Ctx) error {
+func (s *Handlers) HandleEnvelopeStatusPage(c *fiber.Ctx) error {
 	site, id, exp := strings.Clone(c.Query("siteId")), strings.Clone(c.Params("envelopeId")), strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "esign-status", site, id, exp) {
 		return api.ErrStatus(http.StatusForbidden, "invalid signature")

@@ -1,24 +1,30 @@
-package server
+package documents
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
 
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
 
-// handleAddDocumentUpload serves POST /documents/upload: it creates the
+// uploadRequest is the body of POST /documents/upload.
+type uploadRequest struct {
+	documentIn
+}
+
+// HandleAddDocumentUpload serves POST /documents/upload: it creates the
 // document record and returns an upload URL for its content.
-func (s *Server) handleAddDocumentUpload(r *api.Request) error {
+func (s *Handlers) HandleAddDocumentUpload(r *api.Request) error {
 	var in uploadRequest
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	o, errs := uploadQuery(r)
-	errs = append(errs, checksumOpts(&o, in.ChecksumType, in.Checksum)...)
-	if err := s.checkContentLength(r, o); err != nil {
+	o, errs := content.UploadQuery(r)
+	errs = append(errs, content.ChecksumOpts(&o, in.ChecksumType, in.Checksum)...)
+	if err := s.Content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	if in.Content != nil {
@@ -43,8 +49,8 @@ func (s *Server) handleAddDocumentUpload(r *api.Request) error {
 	return s.createForUpload(r, p, o)
 }
 
-// handleGetDocumentUpload serves GET /documents/upload.
-func (s *Server) handleGetDocumentUpload(r *api.Request) error {
+// HandleGetDocumentUpload serves GET /documents/upload.
+func (s *Handlers) HandleGetDocumentUpload(r *api.Request) error {
 	// fiber answers HEAD with the GET handler; this GET creates a
 	// document, so a HEAD (which a client or proxy may send freely,
 	// without an Idempotency-Key) must not run it.
@@ -52,9 +58,9 @@ func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 		r.Set("Allow", "GET, POST")
 		return api.ErrStatus(http.StatusMethodNotAllowed, "HEAD is not served on /documents/upload: GET creates a document")
 	}
-	o, errs := uploadQuery(r)
-	errs = append(errs, checksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
-	if err := s.checkContentLength(r, o); err != nil {
+	o, errs := content.UploadQuery(r)
+	errs = append(errs, content.ChecksumOpts(&o, r.Query("checksumType"), r.Query("checksum"))...)
+	if err := s.Content.CheckContentLength(r, o); err != nil {
 		return err
 	}
 	id := r.NewID()
@@ -71,7 +77,7 @@ func (s *Server) handleGetDocumentUpload(r *api.Request) error {
 	return s.createForUpload(r, p, o)
 }
 
-func (s *Server) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
+func (s *Handlers) createForUpload(r *api.Request, p *prepared, o api.UploadOpts) error {
 	id := p.nd.Document.DocumentID
 	if err := s.RequireWritePaths(r, []storage.NewDocument{p.nd}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 // storage/locks.go). The lock shows as the reserved attributes Checkout or
 // CheckoutForLegalHold, LockedBy and LockedDate.
 
-// handleSetLock serves PUT /documents/{id}/checkout and .../legalHold,
+// HandleSetLock serves PUT /documents/{id}/checkout and .../legalHold,
 // and their DELETE (check in, lift the hold). An administrator may check
 // in another user's checkout; only the site's governors set or lift a
 // legal hold (the route's permission).
-func (s *Server) handleSetLock(kind string, release bool) api.Handler {
+func (s *Handlers) HandleSetLock(kind string, release bool) api.Handler {
 	return func(r *api.Request) error {
 		ref := storage.SetDocumentLock{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID, Kind: kind, Release: release, Force: r.Principal.Admin}
 		if _, err := s.Apply(r, storage.OpSetDocumentLock, ref); err != nil {

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/h2non/filetype"
 
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -24,31 +25,31 @@ import (
 // maxInlineContent is FormKiQ's limit for content sent in the JSON body.
 const maxInlineContent = 5 * 1000 * 1000
 
-// flexString accepts a JSON string or number (FormKiQ sends width and
+// FlexString accepts a JSON string or number (FormKiQ sends width and
 // height as strings, clients often send numbers).
-type flexString struct {
-	set bool
-	v   string
+type FlexString struct {
+	Set bool   `json:"-"`
+	V   string `json:"-"`
 }
 
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	f.set = true
+func (f *FlexString) UnmarshalJSON(b []byte) error {
+	f.Set = true
 	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &f.v)
+		return json.Unmarshal(b, &f.V)
 	}
 	if string(b) == "null" {
-		f.set = false
+		f.Set = false
 		return nil
 	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil {
 		return err
 	}
-	f.v = n.String()
+	f.V = n.String()
 	return nil
 }
 
-type tagIn struct {
+type TagIn struct {
 	Key    *string  `json:"key"`
 	Value  *string  `json:"value"`
 	Values []string `json:"values"`
@@ -60,7 +61,7 @@ type metadataIn struct {
 	Values []string `json:"values"`
 }
 
-type actionIn struct {
+type ActionIn struct {
 	Type       string          `json:"type"`
 	Parameters json.RawMessage `json:"parameters"`
 	QueueID    string          `json:"queueId"`
@@ -76,16 +77,16 @@ type documentIn struct {
 	Path             *string                  `json:"path"`
 	ChecksumType     string                   `json:"checksumType"`
 	Checksum         string                   `json:"checksum"`
-	Width            flexString               `json:"width"`
-	Height           flexString               `json:"height"`
+	Width            FlexString               `json:"width"`
+	Height           FlexString               `json:"height"`
 	DeepLinkPath     *string                  `json:"deepLinkPath"`
 	ResourceType     string                   `json:"resourceType"`
 	ContentType      *string                  `json:"contentType"`
 	IsBase64         bool                     `json:"isBase64"`
 	Content          *string                  `json:"content"`
-	Tags             []tagIn                  `json:"tags"`
+	Tags             []TagIn                  `json:"tags"`
 	Metadata         []metadataIn             `json:"metadata"`
-	Actions          []actionIn               `json:"actions"`
+	Actions          []ActionIn               `json:"actions"`
 	Attributes       []storage.AttributeInput `json:"attributes"`
 	Documents        []documentIn             `json:"documents"`
 }
@@ -113,8 +114,8 @@ type prepared struct {
 	hasBody bool   // content was given (possibly empty)
 }
 
-// handleAddDocument serves POST /documents.
-func (s *Server) handleAddDocument(r *api.Request) error {
+// HandleAddDocument serves POST /documents.
+func (s *Handlers) HandleAddDocument(r *api.Request) error {
 	var in documentIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); errors.Is(err, api.ErrNoBody) {
 		return api.ErrBodyRequired
@@ -224,7 +225,7 @@ func (s *Server) handleAddDocument(r *api.Request) error {
 
 // prepareDocument validates one document of a request and builds its
 // storage form. Inline content is decoded and checked against checksum.
-func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
+func (s *Handlers) prepareDocument(r *api.Request, in *documentIn, id, parent string) (*prepared, []storage.ValidationItem) {
 	var errs []storage.ValidationItem
 	add := func(key, msg string) { errs = append(errs, storage.ValidationItem{Key: key, Msg: msg}) }
 	p := &prepared{}
@@ -255,22 +256,22 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 		d.DeepLinkPath = *in.DeepLinkPath
 		if strings.TrimSpace(d.DeepLinkPath) == "" {
 			add("deepLinkPath", "'deepLinkPath' is required")
-		} else if !validDeepLink(d.DeepLinkPath) {
+		} else if !ValidDeepLink(d.DeepLinkPath) {
 			add("deepLinkPath", fmt.Sprintf("DeepLinkPath '%s' is not a valid URL", strings.ToValidUTF8(d.DeepLinkPath, "?")))
 		}
 	}
 	for _, wh := range []struct {
 		name string
-		f    flexString
+		f    FlexString
 		dst  *string
 	}{{"width", in.Width, &d.Width}, {"height", in.Height, &d.Height}} {
-		if !wh.f.set {
+		if !wh.f.Set {
 			continue
 		}
-		if _, err := strconv.ParseFloat(wh.f.v, 64); err != nil && wh.f.v != "auto" {
+		if _, err := strconv.ParseFloat(wh.f.V, 64); err != nil && wh.f.V != "auto" {
 			add(wh.name, fmt.Sprintf("invalid '%s' must be numeric or 'auto'", wh.name))
 		}
-		*wh.dst = wh.f.v
+		*wh.dst = wh.f.V
 	}
 	if in.ContentType != nil {
 		d.ContentType = *in.ContentType
@@ -278,7 +279,7 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 	pth := ""
 	if in.Path != nil {
 		errs = append(errs, storage.CheckPath("path", *in.Path)...)
-		pth = normalizePath(*in.Path)
+		pth = NormalizePath(*in.Path)
 	}
 	if pth == "" && d.DeepLinkPath != "" {
 		pth = deepLinkName(d.DeepLinkPath)
@@ -294,9 +295,9 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 	if in.Checksum != "" && d.ChecksumType == "" {
 		add("checksumType", "'checksumType' required when 'checksum' is set")
 	}
-	if d.ChecksumType != "" && newHash(d.ChecksumType) == nil {
+	if d.ChecksumType != "" && content.NewHash(d.ChecksumType) == nil {
 		add("checksumType", "invalid 'checksumType'")
-	} else if in.Checksum != "" && d.ChecksumType != "" && !checksumFormat(d.ChecksumType, in.Checksum) {
+	} else if in.Checksum != "" && d.ChecksumType != "" && !content.ChecksumFormat(d.ChecksumType, in.Checksum) {
 		add("checksum", "invalid checksum")
 	}
 	if in.Content != nil {
@@ -313,22 +314,22 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 			add("content", "'content' must be less than 5 MB, use POST /documents/upload")
 		}
 		p.content = raw
-		if h := newHash(d.ChecksumType); h != nil && len(errs) == 0 {
+		if h := content.NewHash(d.ChecksumType); h != nil && len(errs) == 0 {
 			h.Write(raw)
 			sum := hex.EncodeToString(h.Sum(nil))
-			if in.Checksum != "" && !checksumEqual(in.Checksum, h.Sum(nil)) {
+			if in.Checksum != "" && !content.ChecksumEqual(in.Checksum, h.Sum(nil)) {
 				add("checksum", "invalid checksum")
 			}
 			d.Checksum = sum
 		}
 	}
-	tags, terrs := convertTags(in.Tags, "tags")
+	tags, terrs := ConvertTags(in.Tags, "tags")
 	errs = append(errs, terrs...)
 	p.nd.Tags = tags
 	md, merrs := convertMetadata(in.Metadata)
 	errs = append(errs, merrs...)
 	d.Metadata = md
-	acts, aerrs := s.convertActions(r, in.Actions)
+	acts, aerrs := s.ConvertActions(r, in.Actions)
 	errs = append(errs, aerrs...)
 	p.nd.Actions = acts
 	errs = append(errs, checkAttributeInputs(in.Attributes, "attributes")...)
@@ -342,7 +343,7 @@ func (s *Server) prepareDocument(r *api.Request, in *documentIn, id, parent stri
 // checkInlineSize refuses inline content over the site's
 // maxContentLengthBytes before any of it is written (the applier checks
 // again, in the transaction).
-func (s *Server) checkInlineSize(r *api.Request, docs ...*prepared) error {
+func (s *Handlers) checkInlineSize(r *api.Request, docs ...*prepared) error {
 	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
@@ -357,13 +358,13 @@ func (s *Server) checkInlineSize(r *api.Request, docs ...*prepared) error {
 
 // attachInline chunks a prepared document's inline content: a small one
 // goes into the command itself, a larger one is written first.
-func (s *Server) attachInline(r *api.Request, p *prepared) error {
+func (s *Handlers) attachInline(r *api.Request, p *prepared) error {
 	if !p.hasBody {
 		return nil
 	}
 	d := &p.nd.Document
 	if d.ContentType == "" {
-		d.ContentType = detectContentType(p.content)
+		d.ContentType = DetectContentType(p.content)
 	}
 	if m, tail, ok := storage.SmallContent(p.content); ok {
 		p.nd.Content, p.nd.Chunks = &m, tail
@@ -377,9 +378,9 @@ func (s *Server) attachInline(r *api.Request, p *prepared) error {
 	return nil
 }
 
-// detectContentType sniffs binary signatures; anything else is
+// DetectContentType sniffs binary signatures; anything else is
 // application/octet-stream, as FormKiQ stores it.
-func detectContentType(head []byte) string {
+func DetectContentType(head []byte) string {
 	if len(head) > 8192 {
 		head = head[:8192]
 	}
@@ -389,7 +390,7 @@ func detectContentType(head []byte) string {
 	return "application/octet-stream"
 }
 
-func convertTags(in []tagIn, field string) ([]storage.Tag, []storage.ValidationItem) {
+func ConvertTags(in []TagIn, field string) ([]storage.Tag, []storage.ValidationItem) {
 	if len(in) > storage.MaxTagsPerRequest {
 		return nil, storage.CheckTags(field, make([]storage.Tag, len(in)))
 	}
@@ -462,9 +463,9 @@ func convertMetadata(in []metadataIn) ([]storage.Metadata, []storage.ValidationI
 	return out, errs
 }
 
-// normalizePath strips leading slashes and empty segments: "/a//b.txt"
+// NormalizePath strips leading slashes and empty segments: "/a//b.txt"
 // becomes "a/b.txt".
-func normalizePath(p string) string {
+func NormalizePath(p string) string {
 	parts := strings.Split(p, "/")
 	out := parts[:0]
 	for _, s := range parts {
@@ -475,10 +476,10 @@ func normalizePath(p string) string {
 	return strings.Join(out, "/")
 }
 
-// validDeepLink accepts an absolute http or https URL with a host and no
+// ValidDeepLink accepts an absolute http or https URL with a host and no
 // control characters (url.Parse refuses those): a deep link is shown to
 // users as a link, so javascript: and other schemes are refused.
-func validDeepLink(link string) bool {
+func ValidDeepLink(link string) bool {
 	if len(link) > storage.MaxURLBytes || storage.CheckText("", link, storage.MaxURLBytes) != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package server
+package signatures
 
 import (
 	"encoding/json"
@@ -73,9 +73,9 @@ func templateKind(d *storage.Document) string {
 	return ""
 }
 
-// handleGenerateDocument serves POST /documents/{id}/generate: the
+// HandleGenerateDocument serves POST /documents/{id}/generate: the
 // document (or artifact) is the template.
-func (s *Server) handleGenerateDocument(r *api.Request) error {
+func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 	var in generateIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -160,7 +160,7 @@ func (s *Server) handleGenerateDocument(r *api.Request) error {
 	}
 	// The output is a new document nobody stamps.
 	for _, id := range append(docIDsOf(in), tmpl.DocumentID) {
-		if err := s.requireGovernIfMarked(r, id); err != nil {
+		if err := s.Content.RequireGovernIfMarked(r, id); err != nil {
 			return err
 		}
 	}
@@ -296,7 +296,7 @@ func (s *Server) handleGenerateDocument(r *api.Request) error {
 // generateData is the placeholder values: the template's attributes
 // (first value of each), then each data source's `dataRoot` object
 // (default "data"), later ones winning; nested objects give dotted keys.
-func (s *Server) generateData(r *api.Request, tmpl *storage.Document, in *generateIn) (map[string]string, error) {
+func (s *Handlers) generateData(r *api.Request, tmpl *storage.Document, in *generateIn) (map[string]string, error) {
 	data := map[string]string{}
 	attrs, _, err := s.DB.DocAttributes(r.Site, tmpl.DocumentID, "", 0)
 	if err != nil {

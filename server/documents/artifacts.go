@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // addArtifact serves POST /documents with "artifacts": true: a new
 // artifact of the document documentId. Without content or deepLinkPath
 // the response carries an uploadUrl for the artifact's content.
-func (s *Server) addArtifact(r *api.Request, in *documentIn) error {
+func (s *Handlers) addArtifact(r *api.Request, in *documentIn) error {
 	if in.DocumentID == nil {
 		return api.Invalid("documentId", "'documentId' is required when 'artifacts' is true")
 	}
@@ -56,10 +56,10 @@ func (s *Server) addArtifact(r *api.Request, in *documentIn) error {
 	return r.Status(http.StatusCreated).JSON(resp)
 }
 
-// handleGetDocumentArtifacts serves GET /documents/{documentId}/artifacts:
+// HandleGetDocumentArtifacts serves GET /documents/{documentId}/artifacts:
 // FormKiQ's documents-list shape, oldest first, paged with next.
 // artifactCategory filters (Quire's addition, API.md).
-func (s *Server) handleGetDocumentArtifacts(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentArtifacts(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -79,10 +79,10 @@ func (s *Server) handleGetDocumentArtifacts(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handlePromoteArtifact serves PUT
+// HandlePromoteArtifact serves PUT
 // /documents/{documentId}/artifacts/promoteArtifact {"artifactId"}; a body
 // without artifactId clears the promotion.
-func (s *Server) handlePromoteArtifact(r *api.Request) error {
+func (s *Handlers) HandlePromoteArtifact(r *api.Request) error {
 	var in struct {
 		ArtifactID *string `json:"artifactId"`
 	}
@@ -105,7 +105,7 @@ func (s *Server) handlePromoteArtifact(r *api.Request) error {
 // deleteArtifact serves DELETE /documents/{id} and .../purge with
 // artifactId: the artifact goes at once (artifacts are not soft deleted);
 // msg names the artifact.
-func (s *Server) deleteArtifact(r *api.Request, msg string) error {
+func (s *Handlers) deleteArtifact(r *api.Request, msg string) error {
 	if _, err := s.Apply(r, storage.OpDeleteArtifact, storage.ArtifactRef{DocumentID: r.PathDocID(), ArtifactID: r.ArtifactID}); err != nil {
 		return err
 	}
@@ -119,8 +119,8 @@ func (s *Server) deleteArtifact(r *api.Request, msg string) error {
 // one command each, and then the document: an interrupted delete leaves
 // the document with fewer artifacts, never an artifact without its
 // document, and deleting again finishes it.
-func (s *Server) deleteDocument(r *api.Request, id string) error {
-	err := s.applyRef(r, storage.OpDeleteDocument, id)
+func (s *Handlers) deleteDocument(r *api.Request, id string) error {
+	err := s.ApplyRef(r, storage.OpDeleteDocument, id)
 	if !storage.IsTooBig(err) {
 		return err
 	}
@@ -149,5 +149,5 @@ func (s *Server) deleteDocument(r *api.Request, id string) error {
 			break // none left, or only index entries the delete below removes
 		}
 	}
-	return s.applyRef(r, storage.OpDeleteDocument, id)
+	return s.ApplyRef(r, storage.OpDeleteDocument, id)
 }

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 
 const (
 	defaultPublicPerMinute = 10
-	maxPublicPerMinute     = 10000
+	MaxPublicPerMinute     = 10000
 )
 
 // publicLimiter applies each site's publicDocuments.perClientPerMinute
@@ -58,9 +58,9 @@ func (p *publicLimiter) allow(site, client string, now time.Time, perMinute int)
 	return e.l.Allow(client, now)
 }
 
-// handlePublicAddDocument serves POST /public/documents?siteId=: the body
+// HandlePublicAddDocument serves POST /public/documents?siteId=: the body
 // of POST /documents, with content and without actions, from anyone.
-func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
+func (s *Handlers) HandlePublicAddDocument(c *fiber.Ctx) error {
 	if err := api.CheckURLText(c); err != nil {
 		return err
 	}
@@ -84,11 +84,11 @@ func (s *Server) handlePublicAddDocument(c *fiber.Ctx) error {
 		limit = defaultPublicPerMinute
 	}
 	if ok, wait := s.public.allow(site, c.IP(), s.Now(), limit); !ok {
-		s.metrics.ratelimited.WithLabelValues(api.RouteName(c)).Inc()
+		s.RateLimited(api.RouteName(c))
 		api.Drain(c)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(1, int(wait.Seconds()+0.5))))
 		return api.ErrStatus(http.StatusTooManyRequests, "Too many documents from this address: try again later")
 	}
 	p := &auth.Principal{Username: "public", Sites: map[string][]auth.Permission{site: {auth.PermWrite}}}
-	return s.handleAddDocument(&api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC(), Public: true})
+	return s.HandleAddDocument(&api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC(), Public: true})
 }

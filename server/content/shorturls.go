@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"crypto/rand"
@@ -9,15 +9,15 @@ import (
 	"quire/storage"
 )
 
-// shortURL is the public address of a slug.
-func (s *Server) shortURL(base, slug string) string {
+// ShortURL is the public address of a slug.
+func (s *Handlers) ShortURL(base, slug string) string {
 	return strings.TrimSuffix(base, "/") + "/s/" + slug
 }
 
 // shortDocumentURL makes a short link to a document for GET
 // /documents/{id}/url?format=short: random slug, valid as long as the URL
 // would have been.
-func (s *Server) shortDocumentURL(r *api.Request, doc, deepLink string, valid time.Duration) (string, error) {
+func (s *Handlers) shortDocumentURL(r *api.Request, doc, deepLink string, valid time.Duration) (string, error) {
 	if valid <= 0 {
 		valid = api.DefaultURLDuration
 	}
@@ -31,7 +31,7 @@ func (s *Server) shortDocumentURL(r *api.Request, doc, deepLink string, valid ti
 	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return "", err
 	}
-	return s.shortURL(s.LinkBase(r.Ctx), link.Slug), nil
+	return s.ShortURL(s.LinkBase(r.Ctx), link.Slug), nil
 }
 
 // randomSlug is 16 random letters and digits (about 95 bits).

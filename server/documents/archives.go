@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"archive/zip"
@@ -17,6 +17,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -26,9 +27,9 @@ import (
 // the request is made, and the ZIP is written while it is downloaded, so
 // it is never held whole in memory or on disk and is ready at once.
 
-// handleCompressDocuments serves POST /documents/compress {documentIds} or
+// HandleCompressDocuments serves POST /documents/compress {documentIds} or
 // {documents:[{documentId, artifactId}]} → 201 {downloadUrl}.
-func (s *Server) handleCompressDocuments(r *api.Request) error {
+func (s *Handlers) HandleCompressDocuments(r *api.Request) error {
 	var in struct {
 		DocumentIDs []string `json:"documentIds"`
 		Documents   []struct {
@@ -55,7 +56,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 	if len(items) > storage.MaxArchiveDocuments {
 		return api.Invalid("documentIds", fmt.Sprintf("an archive holds at most %d documents", storage.MaxArchiveDocuments))
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := content.WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (s *Server) handleCompressDocuments(r *api.Request) error {
 		// refused now, not cut from the ZIP later (its artifacts are
 		// checked when the archive is written).
 		if d.HasContent && it.ArtifactID == "" {
-			if err := s.checkStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
+			if err := s.Content.CheckStampable(r.Site, d.DocumentID, d.ContentType, bypass); err != nil {
 				return err
 			}
 		}
@@ -108,9 +109,9 @@ func alreadyCompressed(ct string) bool {
 	return false
 }
 
-// handleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
+// HandleGetArchive serves GET /archives/{siteId}/{archiveId}: the ZIP,
 // streamed (ZIP64 beyond 4 GiB), with the signature as the credential.
-func (s *Server) handleGetArchive(c *fiber.Ctx) error {
+func (s *Handlers) HandleGetArchive(c *fiber.Ctx) error {
 	site, id := api.SiteParam(c), strings.Clone(c.Params("archiveId"))
 	exp := strings.Clone(c.Query("expires"))
 	if !s.Deps.Auth.VerifyURL(c.Query("signature"), http.MethodGet, "archive", site, id, exp) {
@@ -128,14 +129,14 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 		return nil // no stream after a HEAD answer
 	}
 	conn := c.Context().Conn()
-	if !s.backups.Begin(conn) {
+	if !s.Backups.Begin(conn) {
 		return api.ErrStatus(http.StatusServiceUnavailable, api.ErrShuttingDown.Error())
 	}
 	rid := api.RequestID(c)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.backups.Done(conn)
+		defer s.Backups.Done(conn)
 		err := guard.Run(s.Log, guard.HTTP, func() error {
-			if err := s.writeArchive(api.StopWriter{W: w, Stop: s.backups.Stop}, a); err != nil {
+			if err := s.writeArchive(api.StopWriter{W: w, Stop: s.Backups.Stop}, a); err != nil {
 				return err
 			}
 			return w.Flush()
@@ -148,7 +149,7 @@ func (s *Server) handleGetArchive(c *fiber.Ctx) error {
 }
 
 // writeArchive writes a's files as a ZIP to w, one stored content at a time.
-func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
+func (s *Handlers) writeArchive(w io.Writer, a *storage.Archive) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
@@ -173,12 +174,12 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 		if len(e.Watermarks) > 0 {
 			// Stamped as the archive was asked for; an entry that cannot
 			// be stamped ends the archive (never written unstamped).
-			marks, err := parseMarks(e.Watermarks)
+			marks, err := content.ParseMarks(e.Watermarks)
 			if err != nil {
 				rd.Close()
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
-			st, err := stamp(context.Background(), rd, e.ContentType, marks)
+			st, err := content.Stamp(context.Background(), rd, e.ContentType, marks)
 			if err != nil {
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
@@ -193,9 +194,9 @@ func (s *Server) writeArchive(w io.Writer, a *storage.Archive) error {
 	return zw.Close()
 }
 
-// sweepArchives removes archives past their time (leader only).
-func (s *Server) sweepArchives() {
-	s.sweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
+// SweepArchives removes archives past their time (leader only).
+func (s *Handlers) SweepArchives() {
+	s.Content.SweepExpired("archive", s.DB.ExpiredArchives, storage.OpDeleteArchive, func(id string) any {
 		return storage.DeleteArchive{ID: id, Expired: true}
 	})
 }

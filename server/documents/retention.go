@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // softDeleteRetention is a site's document.retentionAndDisposition
 // softDeleteRetentionInDays (-1, the default: keep soft-deleted documents).
-func (s *Server) softDeleteRetention(site string) int {
+func (s *Handlers) softDeleteRetention(site string) int {
 	c, err := s.DB.SiteConfig(site)
 	if err != nil || len(c.Document) == 0 {
 		return -1
@@ -27,10 +27,10 @@ func (s *Server) softDeleteRetention(site string) int {
 	return *d.RetentionAndDisposition.SoftDeleteRetentionInDays
 }
 
-// purgeExpired deletes soft-deleted documents kept longer than their
+// PurgeExpired deletes soft-deleted documents kept longer than their
 // site's softDeleteRetentionInDays. A pass handles at most 1,000
 // documents per site; the next pass goes on.
-func (s *Server) purgeExpired() {
+func (s *Handlers) PurgeExpired() {
 	sites, err := s.DB.Sites()
 	if err != nil {
 		s.Log.Warn("retention: list sites", "err", err)

@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 // the JSON body; larger content gets a contentUrl.
 const maxInlineResponse = 6 * 1000 * 1000
 
-// handleGetDocumentContent serves GET /documents/{documentId}/content.
-func (s *Server) handleGetDocumentContent(r *api.Request) error {
+// HandleGetDocumentContent serves GET /documents/{documentId}/content.
+func (s *Handlers) HandleGetDocumentContent(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -31,11 +31,11 @@ func (s *Server) handleGetDocumentContent(r *api.Request) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
-	if err := s.checkStampable(r.Site, id, d.ContentType, bypass); err != nil {
+	if err := s.CheckStampable(r.Site, id, d.ContentType, bypass); err != nil {
 		return err
 	}
 	if isTextType(d.ContentType) && d.ContentLength < maxInlineResponse {

@@ -1,4 +1,4 @@
-package server
+package documents
 
 import (
 	"encoding/base64"
@@ -14,7 +14,7 @@ import (
 // tagsBody is the body of the document tag endpoints: {"tags":[...]} or
 // the single-tag form {"key","value"|"values"}.
 type tagsBody struct {
-	Tags   []tagIn  `json:"tags"`
+	Tags   []TagIn  `json:"tags"`
 	Key    *string  `json:"key"`
 	Value  *string  `json:"value"`
 	Values []string `json:"values"`
@@ -23,14 +23,14 @@ type tagsBody struct {
 // single reports whether the body used the single-tag form.
 func (b *tagsBody) single() bool { return b.Tags == nil && b.Key != nil }
 
-func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
+func (s *Handlers) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	var b tagsBody
 	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return nil, false, err
 	}
 	in := b.Tags
 	if b.single() {
-		in = []tagIn{{Key: b.Key, Value: b.Value, Values: b.Values}}
+		in = []TagIn{{Key: b.Key, Value: b.Value, Values: b.Values}}
 	}
 	if len(in) == 0 {
 		return nil, false, api.Invalid("tags", "invalid body")
@@ -42,7 +42,7 @@ func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 		}
 		seen[api.Deref(t.Key)] = t.Key != nil
 	}
-	tags, errs := convertTags(in, "tags")
+	tags, errs := ConvertTags(in, "tags")
 	if err := api.CheckErrors(errs); err != nil {
 		return nil, false, err
 	}
@@ -52,13 +52,13 @@ func (s *Server) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 // errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
 var errDuplicateTagKey = api.BadRequest("Tag key can only be included once in body; please use 'values' to assign multiple tag values to that key")
 
-func (s *Server) applyTags(r *api.Request, mode string, tags []storage.Tag) error {
+func (s *Handlers) applyTags(r *api.Request, mode string, tags []storage.Tag) error {
 	_, err := s.Apply(r, storage.OpSetTags, storage.SetTags{DocumentID: r.DocID(), Mode: mode, Tags: tags})
 	return err
 }
 
-// handleAddDocumentTags serves POST /documents/{documentId}/tags.
-func (s *Server) handleAddDocumentTags(r *api.Request) error {
+// HandleAddDocumentTags serves POST /documents/{documentId}/tags.
+func (s *Handlers) HandleAddDocumentTags(r *api.Request) error {
 	tags, single, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -73,9 +73,9 @@ func (s *Server) handleAddDocumentTags(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: msg})
 }
 
-// handleSetDocumentTags serves PUT /documents/{documentId}/tags: the given
+// HandleSetDocumentTags serves PUT /documents/{documentId}/tags: the given
 // tags replace all user-defined tags.
-func (s *Server) handleSetDocumentTags(r *api.Request) error {
+func (s *Handlers) HandleSetDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -86,8 +86,8 @@ func (s *Server) handleSetDocumentTags(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Set Tags"})
 }
 
-// handleUpdateDocumentTags serves PATCH /documents/{documentId}/tags.
-func (s *Server) handleUpdateDocumentTags(r *api.Request) error {
+// HandleUpdateDocumentTags serves PATCH /documents/{documentId}/tags.
+func (s *Handlers) HandleUpdateDocumentTags(r *api.Request) error {
 	tags, _, err := s.readTags(r)
 	if err != nil {
 		return err
@@ -115,9 +115,9 @@ func tagJSON(t *storage.Tag) map[string]any {
 	return m
 }
 
-// handleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
+// HandleGetDocumentTags serves GET /documents/{documentId}/tags, paged by
 // key with next/previous tokens.
-func (s *Server) handleGetDocumentTags(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentTags(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -129,13 +129,13 @@ func (s *Server) handleGetDocumentTags(r *api.Request) error {
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 	start := 0
 	if tok := r.Query("next"); tok != "" {
-		after, err := decodeTagToken(tok)
+		after, err := DecodeTagToken(tok)
 		if err != nil {
 			return err
 		}
 		start = sort.Search(len(tags), func(i int) bool { return tags[i].Key > after })
 	} else if tok := r.Query("previous"); tok != "" {
-		before, err := decodeTagToken(tok)
+		before, err := DecodeTagToken(tok)
 		if err != nil {
 			return err
 		}
@@ -150,17 +150,17 @@ func (s *Server) handleGetDocumentTags(r *api.Request) error {
 	}
 	out["tags"] = list
 	if end < len(tags) {
-		out["next"] = encodeTagToken(tags[end-1].Key)
+		out["next"] = EncodeTagToken(tags[end-1].Key)
 	}
 	if start > 0 {
-		out["previous"] = encodeTagToken(tags[start].Key)
+		out["previous"] = EncodeTagToken(tags[start].Key)
 	}
 	return r.JSON(out)
 }
 
-func encodeTagToken(k string) string { return base64.RawURLEncoding.EncodeToString([]byte("t:" + k)) }
+func EncodeTagToken(k string) string { return base64.RawURLEncoding.EncodeToString([]byte("t:" + k)) }
 
-func decodeTagToken(tok string) (string, error) {
+func DecodeTagToken(tok string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil || !strings.HasPrefix(string(b), "t:") {
 		return "", storage.ErrBadToken
@@ -168,8 +168,8 @@ func decodeTagToken(tok string) (string, error) {
 	return string(b[2:]), nil
 }
 
-// handleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleGetDocumentTag(r *api.Request) error {
+// HandleGetDocumentTag serves GET /documents/{documentId}/tags/{tagKey}.
+func (s *Handlers) HandleGetDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	t, err := s.DB.GetTag(r.Site, r.DocID(), key)
 	if api.IsNotFound(err) {
@@ -184,8 +184,8 @@ func (s *Server) handleGetDocumentTag(r *api.Request) error {
 	return r.JSON(tagJSON(t))
 }
 
-// handleSetDocumentTag serves PUT /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleSetDocumentTag(r *api.Request) error {
+// HandleSetDocumentTag serves PUT /documents/{documentId}/tags/{tagKey}.
+func (s *Handlers) HandleSetDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	var b struct {
 		Value  *string  `json:"value"`
@@ -197,7 +197,7 @@ func (s *Server) handleSetDocumentTag(r *api.Request) error {
 	if b.Value == nil && len(b.Values) == 0 {
 		return api.Invalid("value", "'value' or 'values' is required")
 	}
-	tags, errs := convertTags([]tagIn{{Key: &key, Value: b.Value, Values: b.Values}}, "tags")
+	tags, errs := ConvertTags([]TagIn{{Key: &key, Value: b.Value, Values: b.Values}}, "tags")
 	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (s *Server) handleSetDocumentTag(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Updated tag '%s' on document '%s'.", key, r.DocID())})
 }
 
-func (s *Server) deleteTag(r *api.Request, key string, value *string) (bool, error) {
+func (s *Handlers) deleteTag(r *api.Request, key string, value *string) (bool, error) {
 	res, err := s.Apply(r, storage.OpDeleteTag, storage.DeleteTag{DocumentID: r.DocID(), Key: key, Value: value})
 	if err != nil {
 		return false, err
@@ -228,8 +228,8 @@ func (s *Server) deleteTag(r *api.Request, key string, value *string) (bool, err
 	return out != nil && out.Removed, nil
 }
 
-// handleDeleteDocumentTag serves DELETE /documents/{documentId}/tags/{tagKey}.
-func (s *Server) handleDeleteDocumentTag(r *api.Request) error {
+// HandleDeleteDocumentTag serves DELETE /documents/{documentId}/tags/{tagKey}.
+func (s *Handlers) HandleDeleteDocumentTag(r *api.Request) error {
 	key := api.PathParam(r, "tagKey")
 	removed, err := s.deleteTag(r, key, nil)
 	if err != nil {
@@ -241,10 +241,10 @@ func (s *Server) handleDeleteDocumentTag(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Removed '%s' from document '%s'.", key, r.DocID())})
 }
 
-// handleDeleteDocumentTagAndValue serves
+// HandleDeleteDocumentTagAndValue serves
 // DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}; a value the tag
 // does not have is ignored, as FormKiQ does.
-func (s *Server) handleDeleteDocumentTagAndValue(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentTagAndValue(r *api.Request) error {
 	key, val := api.PathParam(r, "tagKey"), api.PathParam(r, "tagValue")
 	if _, err := s.deleteTag(r, key, &val); err != nil {
 		return err
@@ -257,8 +257,8 @@ func (s *Server) handleDeleteDocumentTagAndValue(r *api.Request) error {
 // the batches smaller still, see storage.DocsPerBatch).
 const matchBatch = 200
 
-// handleUpdateMatchingDocumentTags serves PATCH /documents/tags.
-func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
+// HandleUpdateMatchingDocumentTags serves PATCH /documents/tags.
+func (s *Handlers) HandleUpdateMatchingDocumentTags(r *api.Request) error {
 	var b struct {
 		Match *struct {
 			Tag *struct {
@@ -268,7 +268,7 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
 			} `json:"tag"`
 		} `json:"match"`
 		Update *struct {
-			Tags []tagIn `json:"tags"`
+			Tags []TagIn `json:"tags"`
 		} `json:"update"`
 	}
 	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
@@ -286,7 +286,7 @@ func (s *Server) handleUpdateMatchingDocumentTags(r *api.Request) error {
 	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}
-	tags, errs := convertTags(b.Update.Tags, "update.tags")
+	tags, errs := ConvertTags(b.Update.Tags, "update.tags")
 	if err := api.CheckErrors(errs); err != nil {
 		return err
 	}

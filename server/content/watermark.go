@@ -1,4 +1,4 @@
-package server
+package content
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/auth"
 	"quire/pipeline"
 	"quire/server/internal/api"
 )
@@ -17,9 +18,9 @@ import (
 // watermarkTimeout bounds the stamping of one download.
 const watermarkTimeout = 5 * time.Minute
 
-// watermarkBypass reads the bypassWatermark query parameter: true only
+// WatermarkBypass reads the bypassWatermark query parameter: true only
 // for a caller with GOVERN on the site (or an Admin).
-func watermarkBypass(r *api.Request) (bool, error) {
+func WatermarkBypass(r *api.Request) (bool, error) {
 	switch v := strings.ToLower(r.Query("bypassWatermark")); v {
 	case "", "false":
 		return false, nil
@@ -27,14 +28,14 @@ func watermarkBypass(r *api.Request) (bool, error) {
 	default:
 		return false, api.Invalid("bypassWatermark", "invalid 'bypassWatermark': use true or false")
 	}
-	if err := r.Principal.Require(r.Site, govern); err != nil {
+	if err := r.Principal.Require(r.Site, auth.PermGovern); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// parseMarks turns stored watermark definitions into marks.
-func parseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
+// ParseMarks turns stored watermark definitions into marks.
+func ParseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
 	marks := make([]pipeline.Mark, 0, len(raw))
 	for _, w := range raw {
 		m, probs := pipeline.ParseMark(w)
@@ -46,38 +47,38 @@ func parseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
 	return marks, nil
 }
 
-// docMarks returns the marks doc's content is served with (none: as
+// DocMarks returns the marks doc's content is served with (none: as
 // stored).
-func (s *Server) docMarks(site, doc string) ([]pipeline.Mark, error) {
+func (s *Handlers) DocMarks(site, doc string) ([]pipeline.Mark, error) {
 	raw, err := s.DB.DocumentWatermarks(site, doc)
 	if err != nil || len(raw) == 0 {
 		return nil, err
 	}
-	return parseMarks(raw)
+	return ParseMarks(raw)
 }
 
-// requireGovernIfMarked refuses a caller without GOVERN a use of document
+// RequireGovernIfMarked refuses a caller without GOVERN a use of document
 // doc's stored content that hands out a copy nobody stamps (a signature
 // envelope, a generated document): a watermarked document's stored bytes
 // are its governors' (API.md "Watermarks").
-func (s *Server) requireGovernIfMarked(r *api.Request, doc string) error {
-	if r.Principal.Can(r.Site, govern) {
+func (s *Handlers) RequireGovernIfMarked(r *api.Request, doc string) error {
+	if r.Principal.Can(r.Site, auth.PermGovern) {
 		return nil
 	}
-	marks, err := s.docMarks(r.Site, doc)
+	marks, err := s.DocMarks(r.Site, doc)
 	if err != nil || len(marks) == 0 {
 		return err
 	}
 	return api.ErrStatus(http.StatusUnauthorized, fmt.Sprintf("document %s carries a watermark: only GOVERN may use its content unstamped (signature envelopes, document generation)", doc))
 }
 
-// checkStampable refuses, before a URL is handed out, content that is to
+// CheckStampable refuses, before a URL is handed out, content that is to
 // be stamped and cannot be: it is never served unstamped instead.
-func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {
+func (s *Handlers) CheckStampable(site, doc, ctype string, bypass bool) error {
 	if bypass {
 		return nil
 	}
-	marks, err := s.docMarks(site, doc)
+	marks, err := s.DocMarks(site, doc)
 	if err != nil || len(marks) == 0 {
 		return err
 	}
@@ -87,8 +88,8 @@ func (s *Server) checkStampable(site, doc, ctype string, bypass bool) error {
 	return nil
 }
 
-// stamp returns rd's content stamped with marks; rd is closed.
-func stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline.Mark) (*pipeline.Stamped, error) {
+// Stamp returns rd's content stamped with marks; rd is closed.
+func Stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline.Mark) (*pipeline.Stamped, error) {
 	defer rd.Close()
 	ctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
 	defer cancel()

@@ -1,15 +1,18 @@
-package server
+package content
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/auth"
 	"quire/pipeline"
 	"quire/server/internal/api"
 	"quire/storage"
@@ -18,7 +21,7 @@ import (
 // servedDocument is the record whose content GET /content and GET /url
 // serve: the artifact the request names, else the document's promoted
 // artifact, else the document.
-func (s *Server) servedDocument(r *api.Request) (*storage.Document, error) {
+func (s *Handlers) servedDocument(r *api.Request) (*storage.Document, error) {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil || r.ArtifactID != "" || d.PromotedArtifactID == "" {
 		return d, err
@@ -30,9 +33,9 @@ func (s *Server) servedDocument(r *api.Request) (*storage.Document, error) {
 	return a, err
 }
 
-// handleGetDownload serves GET /downloads/{siteId}/{documentId}: the
+// HandleGetDownload serves GET /downloads/{siteId}/{documentId}: the
 // target of signed download URLs. It supports single byte ranges.
-func (s *Server) handleGetDownload(c *fiber.Ctx) error {
+func (s *Handlers) HandleGetDownload(c *fiber.Ctx) error {
 	site, doc := api.SiteParam(c), strings.Clone(c.Params("documentId"))
 	exp, in := strings.Clone(c.Query("expires")), strings.Clone(c.Query("inline"))
 	fields := []string{http.MethodGet, site, doc, exp, in}
@@ -76,7 +79,7 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 	// (SERVICE-SPEC.md §5.12; ServeStored).
 	api.ServeStored(c, api.StoredFile{ContentType: ctype, Name: name, Inline: in == "true"})
 	if !bypass {
-		if sent, err := s.sendIfMarked(c, site, doc, rd, ctype); sent {
+		if sent, err := s.SendIfMarked(c, site, doc, rd, ctype); sent {
 			return err
 		}
 	}
@@ -102,16 +105,17 @@ func (s *Server) handleGetDownload(c *fiber.Ctx) error {
 		rd.Close()
 		return err
 	}
-	c.Response().SetBodyStream(&closingReader{Reader: io.LimitReader(rd, end-start), c: rd}, int(end-start))
+	c.Response().SetBodyStream(&ClosingReader{Reader: io.LimitReader(rd, end-start), C: rd}, int(end-start))
 	return nil
 }
 
-type closingReader struct {
+// ClosingReader is a body stream that closes C once sent.
+type ClosingReader struct {
 	io.Reader
-	c io.Closer
+	C io.Closer
 }
 
-func (r *closingReader) Close() error { return r.c.Close() }
+func (r *ClosingReader) Close() error { return r.C.Close() }
 
 // parseRange parses a single "bytes=a-b" range. No header gives the whole
 // content; an unsatisfiable or multi-range header gives ok=false (multi
@@ -154,8 +158,8 @@ func parseRange(h string, size int64) (start, end int64, partial, ok bool) {
 	}
 }
 
-// handleGetDocumentURL serves GET /documents/{documentId}/url.
-func (s *Server) handleGetDocumentURL(r *api.Request) error {
+// HandleGetDocumentURL serves GET /documents/{documentId}/url.
+func (s *Handlers) HandleGetDocumentURL(r *api.Request) error {
 	if v, err := s.requestedVersion(r); v != nil || err != nil {
 		if err != nil {
 			return err
@@ -195,14 +199,14 @@ func (s *Server) handleGetDocumentURL(r *api.Request) error {
 	if !d.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", id)}
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
 	if bypass && short {
 		return api.Invalid("bypassWatermark", "'bypassWatermark' is not supported with format 'short'")
 	}
-	if err := s.checkStampable(r.Site, id, d.ContentType, bypass); err != nil {
+	if err := s.CheckStampable(r.Site, id, d.ContentType, bypass); err != nil {
 		return err
 	}
 	resp.URL = s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, r.QueryBool("inline"), bypass, dur)
@@ -214,10 +218,10 @@ func (s *Server) handleGetDocumentURL(r *api.Request) error {
 	return r.JSON(resp)
 }
 
-// sendIfMarked sends rd stamped when document doc carries watermarks
+// SendIfMarked sends rd stamped when document doc carries watermarks
 // (sent; rd is closed on failure); otherwise the caller sends rd as it is.
-func (s *Server) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
-	marks, err := s.docMarks(site, doc)
+func (s *Handlers) SendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, ctype string) (sent bool, err error) {
+	marks, err := s.DocMarks(site, doc)
 	if err != nil {
 		rd.Close()
 		return true, err
@@ -230,8 +234,8 @@ func (s *Server) sendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser, 
 
 // sendStamped answers a download of watermarked content: the whole
 // stamped copy (no ranges), with its own ETag, never cached.
-func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
-	st, err := stamp(c.UserContext(), rd, ctype, marks)
+func (s *Handlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
+	st, err := Stamp(c.UserContext(), rd, ctype, marks)
 	if err != nil {
 		return err
 	}
@@ -250,12 +254,12 @@ func (s *Server) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks
 // requestedVersion is the version the versionKey query parameter names, nil
 // without one. It is a version of r.docID(): the artifact the request names,
 // else the document itself (never its promoted artifact).
-func (s *Server) requestedVersion(r *api.Request) (*storage.Version, error) {
+func (s *Handlers) requestedVersion(r *api.Request) (*storage.Version, error) {
 	k := r.Query("versionKey")
 	if k == "" {
 		return nil, nil
 	}
-	if err := checkVersionKey(k); err != nil {
+	if err := CheckVersionKey(k); err != nil {
 		return nil, err
 	}
 	return s.DB.GetVersion(r.Site, r.DocID(), k)
@@ -263,8 +267,8 @@ func (s *Server) requestedVersion(r *api.Request) (*storage.Version, error) {
 
 // versionContent answers GET /content for version v: like the current
 // content, inline text or a signed contentUrl.
-func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
-	bypass, err := watermarkBypass(r)
+func (s *Handlers) versionContent(r *api.Request, v *storage.Version) error {
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -274,7 +278,7 @@ func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
 	if !v.HasContent {
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	}
-	if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
+	if err := s.CheckStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 		return err
 	}
 	if isTextType(v.ContentType) && v.ContentLength < maxInlineResponse {
@@ -293,7 +297,7 @@ func (s *Server) versionContent(r *api.Request, v *storage.Version) error {
 }
 
 // versionURL answers GET /url for version v.
-func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
+func (s *Handlers) versionURL(r *api.Request, v *storage.Version) error {
 	if r.Query("format") != "" {
 		return api.Invalid("format", "'format' is not supported with 'versionKey'")
 	}
@@ -301,7 +305,7 @@ func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
 	if err != nil {
 		return err
 	}
-	bypass, err := watermarkBypass(r)
+	bypass, err := WatermarkBypass(r)
 	if err != nil {
 		return err
 	}
@@ -315,7 +319,7 @@ func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
 	case !v.HasContent:
 		return &storage.NotFoundError{Msg: fmt.Sprintf("Document %s not found.", v.DocumentID)}
 	default:
-		if err := s.checkStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
+		if err := s.CheckStampable(r.Site, v.DocumentID, v.ContentType, bypass); err != nil {
 			return err
 		}
 		resp.URL = s.versionDownloadURL(s.LinkBase(r.Ctx), r.Site, v, r.QueryBool("inline"), bypass, dur)
@@ -326,7 +330,7 @@ func (s *Server) versionURL(r *api.Request, v *storage.Version) error {
 // openVersionDownload opens the content of version k of doc for a signed
 // download, as a document record carrying that version's name, type and
 // content id.
-func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
+func (s *Handlers) openVersionDownload(site, doc, k string) (*storage.ContentReader, *storage.Document, error) {
 	v, err := s.DB.GetVersion(site, doc, k)
 	if err != nil {
 		return nil, nil, err
@@ -337,4 +341,34 @@ func (s *Server) openVersionDownload(site, doc, k string) (*storage.ContentReade
 	}
 	rd, err := s.DB.OpenManifest(v.ContentSHA256)
 	return rd, d, err
+}
+
+// CheckVersionKey refuses a versionKey that no listing can have returned.
+func CheckVersionKey(k string) error {
+	if k == "" {
+		return api.Invalid("versionKey", "'versionKey' is required")
+	}
+	if !storage.ValidVersionKey(k) {
+		return api.Invalid("versionKey", fmt.Sprintf("invalid versionKey '%s'", k))
+	}
+	return nil
+}
+
+// versionDownloadURL is SignDownloadURL for an earlier version: versionKey is
+// in the query and signed as one more field, so neither a document's URL
+// nor another version's can be turned into it.
+func (s *Handlers) versionDownloadURL(base, site string, v *storage.Version, inline, bypass bool, d time.Duration) string {
+	if d <= 0 {
+		d = api.DefaultURLDuration
+	}
+	exp := strconv.FormatInt(s.Now().Add(d).Unix(), 10)
+	in := strconv.FormatBool(inline)
+	fields := []string{http.MethodGet, site, v.DocumentID, exp, in, v.VersionKey}
+	q := url.Values{"expires": {exp}, "inline": {in}, "versionKey": {v.VersionKey}}
+	if bypass {
+		fields = append(fields, api.BypassField)
+		q.Set("bypassWatermark", "true")
+	}
+	q.Set("signature", auth.SignURL(s.Deps.Auth.URLKey(), fields...))
+	return fmt.Sprintf("%s/downloads/%s/%s?%s", base, url.PathEscape(site), v.DocumentID, q.Encode())
 }

@@ -1,4 +1,4 @@
-package server
+package signatures
 
 import (
 	"bytes"
@@ -43,11 +43,11 @@ type sealedCert struct {
 	Certs [][]byte `json:"certs"` // leaf first
 }
 
-func secretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + site + "\x00" + alias) }
+func SecretAAD(site, alias string) []byte { return []byte("quire-secret\x00" + site + "\x00" + alias) }
 
-// handleAddSecret serves POST /sites/{siteId}/secrets {alias, type:
+// HandleAddSecret serves POST /sites/{siteId}/secrets {alias, type:
 // PKCS12, data (base64), password}.
-func (s *Server) handleAddSecret(r *api.Request) error {
+func (s *Handlers) HandleAddSecret(r *api.Request) error {
 	var in struct {
 		Alias         string   `json:"alias"`
 		Type          string   `json:"type"`
@@ -90,7 +90,7 @@ func (s *Server) handleAddSecret(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	sealed, err := auth.SealSecret(s.Deps.DataDir, plain, secretAAD(r.Site, in.Alias))
+	sealed, err := auth.SealSecret(s.Deps.DataDir, plain, SecretAAD(r.Site, in.Alias))
 	if err != nil {
 		return err
 	}
@@ -112,15 +112,15 @@ func secretJSON(sec *storage.Secret) map[string]any {
 	return m
 }
 
-// handleGetSecrets serves GET /sites/{siteId}/secrets: aliases and
+// HandleGetSecrets serves GET /sites/{siteId}/secrets: aliases and
 // certificate facts, never the secrets.
-func (s *Server) handleGetSecrets(r *api.Request) error {
+func (s *Handlers) HandleGetSecrets(r *api.Request) error {
 	return api.KeyPage(r, "secret", "secrets", func(after string, limit int) ([]storage.Secret, string, error) {
 		return s.DB.Secrets(r.Site, after, limit)
 	}, secretJSON)
 }
 
-func (s *Server) handleDeleteSecret(r *api.Request) error {
+func (s *Handlers) HandleDeleteSecret(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteSecret, storage.SecretRef{Alias: r.Params("alias")}); err != nil {
 		return err
 	}
@@ -128,12 +128,12 @@ func (s *Server) handleDeleteSecret(r *api.Request) error {
 }
 
 // certSigner opens a site's certificate secret.
-func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
+func (s *Handlers) certSigner(site, alias string) (certify.Signer, error) {
 	sec, err := s.DB.GetSecret(site, alias)
 	if err != nil {
 		return certify.Signer{}, err
 	}
-	plain, err := auth.OpenSecret(s.Deps.DataDir, sec.Sealed, secretAAD(site, alias))
+	plain, err := auth.OpenSecret(s.Deps.DataDir, sec.Sealed, SecretAAD(site, alias))
 	if errors.Is(err, auth.ErrSecretsKeyPending) {
 		return certify.Signer{}, api.ErrStatus(http.StatusServiceUnavailable, "the secrets key is being rotated on this node; try again")
 	}
@@ -165,7 +165,7 @@ func (s *Server) certSigner(site, alias string) (certify.Signer, error) {
 
 // certifyPDF signs the PDF in rd with signers: qpdf refuses what is not a
 // PDF or is encrypted, and rewrites the rest into the form certify reads.
-func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
+func (s *Handlers) certifyPDF(ctx context.Context, rd io.Reader, signers []certify.Signer, p int) ([]byte, error) {
 	qpdf, err := exec.LookPath("qpdf")
 	if err != nil {
 		return nil, api.ErrStatus(http.StatusServiceUnavailable, "certification needs qpdf on this server")
@@ -239,11 +239,11 @@ func (s *Server) certifyPDF(ctx context.Context, rd io.Reader, signers []certify
 	return signed, err
 }
 
-// handleAddCertification serves POST /documents/{id}/certifications
+// HandleAddCertification serves POST /documents/{id}/certifications
 // {target: DOWNLOAD, certificates: [{alias, sourceType}]}: the first
 // certificate certifies (DocMDP, form filling and signing allowed), the
 // others approve; the signed copy is a CERTIFIED artifact.
-func (s *Server) handleAddCertification(r *api.Request) error {
+func (s *Handlers) HandleAddCertification(r *api.Request) error {
 	var in struct {
 		Target       string `json:"target"`
 		Certificates []struct {
@@ -343,9 +343,9 @@ func mayUseCertificate(r *api.Request, sec *storage.Secret) bool {
 	return false
 }
 
-// certifyWithSite certifies an envelope's signed copy with the site's
+// CertifyWithSite certifies an envelope's signed copy with the site's
 // certificate named `esignature` when the site has one (esign.go).
-func (s *Server) certifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
+func (s *Handlers) CertifyWithSite(ctx context.Context, site string, in *os.File) (*os.File, error) {
 	sg, err := s.certSigner(site, esignCertificateAlias)
 	if api.IsNotFound(err) {
 		return in, nil
