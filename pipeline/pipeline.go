@@ -185,6 +185,7 @@ func (p *Pipeline) Start() error {
 		p.wg.Add(1)
 		go p.worker()
 	}
+	p.resumeRenditions() // renditions.go
 	p.wg.Add(1)
 	go p.eventLoop(p.ctx, p.stopping)
 	return nil
@@ -560,7 +561,8 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
 	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
-		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted}
+		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted,
+		Rendition: out.rendition}
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}
