@@ -227,7 +227,9 @@ func renditionKey(site, doc, art string) []byte {
 	return []byte(pfxRendition + sk(site) + "/" + doc + "/" + art)
 }
 
-func renditionPrefix(site, doc string) []byte { return []byte(pfxRendition + sk(site) + "/" + doc + "/") }
+func renditionPrefix(site, doc string) []byte {
+	return []byte(pfxRendition + sk(site) + "/" + doc + "/")
+}
 
 func textPrefix(site, doc string) []byte { return []byte(pfxText + sk(site) + "/" + doc + "/") }
 
