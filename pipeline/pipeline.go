@@ -659,10 +659,11 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 
 // background runs f off the worker once a slot is free (at most
 // ocrBackground at once), with the pipeline's context: Stop waits for it
-// as for a running action and cancels it with them. It is not durable: a
-// stop or a crash before it is done loses what it would have made (an
-// outcome the store refused keeps its work until it is recorded, in
-// memory only).
+// as for a running action and cancels it with them. f itself is not
+// durable: a stop or a crash before it is done loses it (an outcome the
+// store refused keeps its work until it is recorded, in memory only);
+// what must survive is recorded with the outcome and made again at the
+// next Start (OCR renditions: renditions.go).
 func (p *Pipeline) background(f func(context.Context)) {
 	ctx := p.ctx
 	p.bg.Add(1)
