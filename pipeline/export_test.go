@@ -15,3 +15,7 @@ func HoldBackground(p *Pipeline) (release func()) {
 		}
 	}
 }
+
+// Successor is a new pipeline on p's store with p's configuration, as a
+// restarted process (or a new cluster leader) builds it; not started.
+func Successor(p *Pipeline) *Pipeline { return New(p.db, p.apply, p.cfg) }

@@ -25,6 +25,9 @@ type Job struct {
 	Action  *storage.Action
 	Actions []storage.Action // all actions of the document, as read before the run
 	params  map[string]any
+	// pendingArtifact is the artifact id of a pending rendition this run makes
+	// again (renditions.go); "" for an action's run.
+	pendingArtifact string
 	// content is the document's content when the transaction that
 	// started the action read it (small content; nil: read it from the
 	// store).
@@ -125,6 +128,9 @@ type Outcome struct {
 	// instead when the outcome is not recorded.
 	background func(ctx context.Context)
 	discard    func()
+	// rendition is recorded as pending with the outcome: what background
+	// promises (renditions.go).
+	rendition *storage.PendingRendition
 }
 
 // discardWork drops the outcome's background work (o may be nil).

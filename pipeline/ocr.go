@@ -179,6 +179,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		tools.pdf = in
 	}
 	tools.wantPDF = keep
+	tools.bg = j.pendingArtifact != ""
 	if err := j.readPages(ctx, dir, tools, list); err != nil {
 		if strings.Contains(err.Error(), "Failed loading language") {
 			// A language package removed since tesseract's list was
@@ -235,9 +236,15 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		}
 		return out, nil
 	}
-	// The rendition follows the action: its artifact id is known now.
-	id := uuid.NewString()
+	// The rendition follows the action: its artifact id is known now,
+	// and the outcome records it as pending (renditions.go), so that it
+	// is made even if this process stops before it is kept.
+	id := j.pendingArtifact
+	if id == "" {
+		id = uuid.NewString()
+	}
 	out.Metadata["artifactId"] = id
+	out.rendition = &storage.PendingRendition{ArtifactID: id, ContentSHA256: j.Doc.ContentSHA256}
 	owned = true
 	out.discard = func() { os.RemoveAll(dir) }
 	out.background = func(bctx context.Context) {

@@ -53,6 +53,7 @@ type ocrTools struct {
 	tess, pdftoppm, pdf string // pdf: the document's PDF ("" for an image)
 	langs               string
 	wantPDF, wantTSV    bool
+	bg                  bool // a pending rendition made again: low priority (lowPriority)
 }
 
 // ocrEnv is tesseract's environment: one thread per process (pages run
@@ -127,7 +128,8 @@ func (j *Job) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage)
 	if pg.src == "" {
 		base := filepath.Join(dir, fmt.Sprintf("page-%d", pg.n))
 		n := strconv.Itoa(pg.n)
-		if _, err := runProgram(ctx, dir, t.pdftoppm, "-r", strconv.Itoa(ocrDPI), "-gray", "-f", n, "-l", n, "-singlefile", t.pdf, base); err != nil {
+		prog, args := lowPriority(t.bg, t.pdftoppm, []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-f", n, "-l", n, "-singlefile", t.pdf, base})
+		if _, err := runProgram(ctx, dir, prog, args...); err != nil {
 			return err
 		}
 		pg.src, pg.dpi = base+".pgm", ocrDPI
@@ -181,7 +183,8 @@ func tesseractPass(ctx context.Context, dir string, t ocrTools, img string, dpi 
 	if t.wantPDF {
 		args = append(args, "pdf")
 	}
-	if _, _, err := runProgramLogEnv(ctx, dir, ocrEnv, t.tess, 4096, args...); err != nil {
+	prog, args := lowPriority(t.bg, t.tess, args)
+	if _, _, err := runProgramLogEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
 		return nil, err
 	}
 	text, err := readLimited(base+".txt", maxText)

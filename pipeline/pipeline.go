@@ -185,6 +185,7 @@ func (p *Pipeline) Start() error {
 		p.wg.Add(1)
 		go p.worker()
 	}
+	p.resumeRenditions() // renditions.go
 	p.wg.Add(1)
 	go p.eventLoop(p.ctx, p.stopping)
 	return nil
@@ -560,7 +561,8 @@ func (p *Pipeline) runJob(r storage.DocRef, job *Job, next **carried) {
 	}
 	ref := storage.ActionRef{DocumentID: r.ID, Seq: a.Seq, Retry: a.Retry}
 	fin := storage.FinishAction{ActionRef: ref, Status: out.Status, Message: out.Message, NextAttempt: out.NextAttempt,
-		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted}
+		Metadata: out.Metadata, Texts: out.Texts, Reindex: out.Reindex, Results: out.Results, Uncounted: out.Uncounted,
+		Rendition: out.rendition}
 	for _, c := range out.Then {
 		fin.Then = append(fin.Then, *c)
 	}
@@ -657,10 +659,11 @@ func (p *Pipeline) record(r storage.DocRef, user, typ string, fin storage.Finish
 
 // background runs f off the worker once a slot is free (at most
 // ocrBackground at once), with the pipeline's context: Stop waits for it
-// as for a running action and cancels it with them. It is not durable: a
-// stop or a crash before it is done loses what it would have made (an
-// outcome the store refused keeps its work until it is recorded, in
-// memory only).
+// as for a running action and cancels it with them. f itself is not
+// durable: a stop or a crash before it is done loses it (an outcome the
+// store refused keeps its work until it is recorded, in memory only);
+// what must survive is recorded with the outcome and made again at the
+// next Start (OCR renditions: renditions.go).
 func (p *Pipeline) background(f func(context.Context)) {
 	ctx := p.ctx
 	p.bg.Add(1)

@@ -252,9 +252,10 @@ func loadActions(t *tx, site, doc string) ([]Action, error) {
 }
 
 // clearActions removes a deleted document's actions, queue entry, status
-// index entries, texts and results.
+// index entries, texts, results and pending renditions.
 func clearActions(t *tx, d *Document) error {
-	for _, p := range [][]byte{actionPrefix(d.SiteID, d.DocumentID), textPrefix(d.SiteID, d.DocumentID), resultPrefix(d.SiteID, d.DocumentID, "")} {
+	for _, p := range [][]byte{actionPrefix(d.SiteID, d.DocumentID), textPrefix(d.SiteID, d.DocumentID), resultPrefix(d.SiteID, d.DocumentID, ""),
+		renditionPrefix(d.SiteID, d.DocumentID)} {
 		for _, k := range t.keys(p) {
 			if err := t.del(k); err != nil {
 				return err
@@ -518,6 +519,9 @@ type FinishAction struct {
 	// transaction: document updates, tags, attributes, deletes, new
 	// documents. Only the ops in finishOps are allowed.
 	Then []Command `json:"then,omitempty"`
+	// Rendition records, in the same transaction, a rendition the
+	// outcome promises and that is built after it (renditions.go).
+	Rendition *PendingRendition `json:"rendition,omitempty"`
 	// Uncounted gives the attempt back: it failed for a cause outside the
 	// action (a full disk), so it does not count against MaxRetries.
 	Uncounted bool `json:"uncounted,omitempty"`
@@ -676,6 +680,11 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 	}
 	if err := put(t, d); err != nil {
 		return nil, err
+	}
+	if p.Rendition != nil {
+		if err := addRendition(t, c, d, a, *p.Rendition); err != nil {
+			return nil, err
+		}
 	}
 	if p.Status != ActionWaitingForRetry && p.Status != ActionInQueue {
 		// The document events of a finished action (events.go).

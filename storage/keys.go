@@ -26,6 +26,7 @@ const (
 	pfxActionQueue      = "aq/"   // aq/<site>/<doc> -> uint64 unix nanos: the document has an action to run from then
 	pfxActionStat       = "as/"   // as/<site>/<status>/<doc> -> "" (documents with an action in that status)
 	pfxText             = "tx/"   // tx/<site>/<doc>/<kind> -> TextRecord (extracted text: fulltext, ocr)
+	pfxRendition        = "ocp/"  // ocp/<site>/<doc>/<artifactId> -> PendingRendition: an OCR PDF/A promised, not kept yet (renditions.go)
 	pfxQueue            = "qu/"   // qu/<site>/<queueId> -> Queue
 	pfxQueueDoc         = "qd/"   // qd/<site>/<queueId>/<doc> -> QueuedDocument
 	pfxSiteConfig       = "cfg/"  // cfg/<site> -> SiteConfig
@@ -220,6 +221,14 @@ func actionStatusPrefix(site, status string) []byte {
 
 func textKey(site, doc, kind string) []byte {
 	return []byte(pfxText + sk(site) + "/" + doc + "/" + kind)
+}
+
+func renditionKey(site, doc, art string) []byte {
+	return []byte(pfxRendition + sk(site) + "/" + doc + "/" + art)
+}
+
+func renditionPrefix(site, doc string) []byte {
+	return []byte(pfxRendition + sk(site) + "/" + doc + "/")
 }
 
 func textPrefix(site, doc string) []byte { return []byte(pfxText + sk(site) + "/" + doc + "/") }

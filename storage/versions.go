@@ -173,6 +173,12 @@ func startVersion(t *tx, d *Document, contentChange bool) (*versionHook, error) 
 // written, differs from it in a versioned field; it sets d's new
 // versionKey and author.
 func (h *versionHook) finish(t *tx, c *Command, d *Document) error {
+	if h.prev.HasContent && (h.prev.ContentSHA256 != d.ContentSHA256 || !d.HasContent) {
+		// A rendition still to be made is of the old content (renditions.go).
+		if err := dropRenditions(t, c.Site, d.DocumentID); err != nil {
+			return err
+		}
+	}
 	old := versionedFields(&h.prev)
 	if sameVersion(old, versionedFields(d)) || firstContent(old, versionedFields(d), h.prev.VersionCount) {
 		if h.pinned {
