@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,12 +216,19 @@ type MemberDigest struct {
 	Err string `json:"error,omitempty"`
 	// Equal: the digest is the majority's.
 	Equal bool `json:"equal"`
+	// NotComparable says why the member's digest was not compared: it
+	// was taken by another version of the algorithm than the leader's
+	// (a rolling upgrade). Such a member is neither equal nor divergent.
+	NotComparable string `json:"notComparable,omitempty"`
 }
 
 // VerifyReport is the outcome of one verification of the replicas.
 type VerifyReport struct {
-	Index   uint64         `json:"index"`
-	At      time.Time      `json:"at"`
+	Index uint64    `json:"index"`
+	At    time.Time `json:"at"`
+	// Version is the leader's digest algorithm (storage.DigestVersion of
+	// its code): only members' digests of this version are compared.
+	Version int            `json:"version"`
 	Members []MemberDigest `json:"members"`
 	// Majority is the digest most members hold, when more than half do.
 	Majority string `json:"majority,omitempty"`
@@ -228,19 +236,37 @@ type VerifyReport struct {
 	Divergent []string `json:"divergent"`
 	// Undecided: no digest is held by more than half of the members.
 	Undecided bool `json:"undecided,omitempty"`
+	// NotComparable lists the members whose digest is of another
+	// algorithm version than the leader's: not judged, never demoted.
+	NotComparable []string `json:"notComparable,omitempty"`
 }
 
 // Judge fills the report's verdict from its members' digests: the
 // digest more than half of all members hold is the cluster's; a member
-// with another differs. Members that gave none are not judged.
+// with another differs. Members that gave none are not judged, nor are
+// members whose digest is of another algorithm version than the
+// report's (the leader's; 0: this code's): a mixed-version cluster in a
+// rolling upgrade is not divergent. They still count among all members,
+// so a majority is always one of the whole cluster.
 func (r *VerifyReport) Judge() {
-	count := map[string]int{}
-	for _, m := range r.Members {
-		if m.Err == "" {
-			count[m.Digest.SHA256]++
-		}
+	if r.Version == 0 {
+		r.Version = storage.DigestVersion
 	}
-	r.Majority, r.Divergent, r.Undecided = "", nil, false
+	r.Majority, r.Divergent, r.Undecided, r.NotComparable = "", nil, false, nil
+	count := map[string]int{}
+	for i := range r.Members {
+		m := &r.Members[i]
+		m.Equal, m.NotComparable = false, ""
+		if m.Err != "" {
+			continue
+		}
+		if v := m.Digest.AlgorithmVersion(); v != r.Version {
+			m.NotComparable = fmt.Sprintf("not comparable (digest version %d, leader's %d)", v, r.Version)
+			r.NotComparable = append(r.NotComparable, m.NodeID)
+			continue
+		}
+		count[m.Digest.SHA256]++
+	}
 	for sha, c := range count {
 		if 2*c > len(r.Members) {
 			r.Majority = sha
@@ -252,8 +278,11 @@ func (r *VerifyReport) Judge() {
 	}
 	for i := range r.Members {
 		m := &r.Members[i]
-		m.Equal = m.Err == "" && m.Digest.SHA256 == r.Majority
-		if m.Err == "" && !m.Equal {
+		if m.Err != "" || m.NotComparable != "" {
+			continue
+		}
+		m.Equal = m.Digest.SHA256 == r.Majority
+		if !m.Equal {
 			r.Divergent = append(r.Divergent, m.NodeID)
 		}
 	}

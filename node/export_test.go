@@ -43,3 +43,13 @@ func ForwardResends(n *Node) int64 {
 	}
 	return 0
 }
+
+// SetTestDigestVersion makes members report their digests as taken by
+// the algorithm version of returns for their id (0: their own), with
+// another sum, as a member running other code would. It returns a func
+// that restores the default.
+func SetTestDigestVersion(of func(nodeID string) int) (restore func()) {
+	old := testDigestVersion
+	testDigestVersion = of
+	return func() { testDigestVersion = old }
+}

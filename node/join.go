@@ -212,7 +212,9 @@ func (n *Node) forwardAdmin(ctx context.Context, addr, path string, in, out any)
 	return nil, false
 }
 
-// serveAdmin is the leader's side of forwarded joins and removals.
+// serveAdmin serves the forwarding service's adminPaths: the leader's
+// side of forwarded membership changes and verifications, a member's
+// side of a verification. Every case decodes its body before it acts.
 func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	var (
@@ -260,6 +262,11 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		rep.Err = encodeAdminError(err)
 		val = pr
 	case r.URL.Path == "/verify":
+		var req struct{}
+		if err := json.Unmarshal(body, &req); err != nil {
+			rep.Err = &adminError{Status: http.StatusBadRequest, Msg: err.Error()}
+			break
+		}
 		out, err := n.verifyReplicas(r.Context())
 		rep.Err, val = encodeAdminError(err), out
 	case r.URL.Path == "/digest":
@@ -284,6 +291,11 @@ func (n *Node) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		n.Cluster.SetSharedVerifyReport(&rep2)
+	default:
+		// A path in adminPaths without a case here (a registry and a
+		// switch that disagree: TestServeAdmin_ServesEveryAdminPath): a
+		// clear refusal, never a silent empty success.
+		rep.Err = &adminError{Status: http.StatusNotFound, Msg: fmt.Sprintf("cluster: no handler for the admin path %q on this member", r.URL.Path)}
 	}
 	if rep.Err == nil && val != nil {
 		rep.Value, _ = json.Marshal(val)

@@ -204,3 +204,103 @@ func TestCluster_LeaderVerifiesInTheBackgroundAndEveryMemberShowsIt(t *testing.T
 		}
 	}
 }
+
+// TestCluster_AMemberOfAnotherDigestVersionIsNotComparedNorDemoted: in a
+// rolling upgrade that changes how the digest is computed, a member
+// whose code takes another version's digest holds the same data under
+// another sum. The leader compares only digests of its own version: the
+// member is reported as not comparable (in POST /cluster/verify, every
+// member's /cluster/status and quire cluster verify), neither equal nor
+// divergent; it is not demoted, not told it diverged, and no metric
+// counts it divergent.
+func TestCluster_AMemberOfAnotherDigestVersionIsNotComparedNorDemoted(t *testing.T) {
+	leader, fs := startCluster(t)
+	for i := range 5 {
+		if r := leader.Do(http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("dv/%d.txt", i), "content": "x"}, leader.Admin()); r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	other := fs[1]
+	otherID := other.Node.Cluster.ID()
+	newer := storage.DigestVersion + 1
+	defer node.SetTestDigestVersion(func(id string) int {
+		if id == otherID {
+			return newer
+		}
+		return 0
+	})()
+	want := fmt.Sprintf("not comparable (digest version %d, leader's %d)", newer, storage.DigestVersion)
+
+	r := fs[0].Do(http.MethodPost, "/cluster/verify", nil, fs[0].Admin())
+	var rep cluster.VerifyReport
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &rep) != nil {
+		t.Fatalf("verify through a follower: %d %s", r.Status, r.Body)
+	}
+	if rep.Version != storage.DigestVersion || len(rep.Divergent) != 0 || rep.Undecided || rep.Majority == "" ||
+		len(rep.NotComparable) != 1 || rep.NotComparable[0] != otherID {
+		t.Fatalf("verify with %s on digest version %d: %+v", otherID, newer, rep)
+	}
+	for _, m := range rep.Members {
+		switch {
+		case m.NodeID == otherID && (m.Equal || m.NotComparable != want || m.Digest.Version != newer || m.Digest.SHA256 == rep.Majority):
+			t.Errorf("member %s of digest version %d: %+v, want %q", m.NodeID, newer, m, want)
+		case m.NodeID != otherID && (!m.Equal || m.NotComparable != "" || m.Digest.Version != storage.DigestVersion || m.Digest.Documents != 5):
+			t.Errorf("member %s of the leader's digest version: %+v", m.NodeID, m)
+		}
+	}
+
+	// Not demoted, not told it diverged, not counted.
+	for _, p := range leader.Node.Cluster.Status().Servers {
+		if !p.Voter {
+			t.Errorf("%s no longer votes after a verification", p.ID)
+		}
+	}
+	if d := other.Node.Cluster.Diverged(); d != "" {
+		t.Errorf("%s was marked diverged: %s", otherID, d)
+	}
+	if g := other.Do(http.MethodGet, "/documents", nil, other.Admin()); g.Status != http.StatusOK {
+		t.Errorf("a read on %s: %d %s", otherID, g.Status, g.Body)
+	}
+	if v := metricValue(t, leader, "quire_cluster_divergent_members"); v != 0 {
+		t.Errorf("quire_cluster_divergent_members on the leader: %v", v)
+	}
+	if v := metricValue(t, other, "quire_cluster_replica_diverged"); v != 0 {
+		t.Errorf("quire_cluster_replica_diverged on %s: %v", otherID, v)
+	}
+
+	// Every member's status says so (the leader sends its report).
+	for _, s := range []*quiretest.Server{leader, fs[0], other} {
+		waitFor(t, s.Node.Cluster.ID()+"'s status to show "+otherID+" not comparable", 20*time.Second, func() bool {
+			var st struct {
+				Diverged string                `json:"diverged"`
+				Verify   *cluster.VerifyReport `json:"verify"`
+			}
+			g := s.Do(http.MethodGet, "/cluster/status", nil, s.Admin())
+			if g.Status != http.StatusOK || json.Unmarshal(g.Body, &st) != nil || st.Diverged != "" || st.Verify == nil || st.Verify.Index < rep.Index {
+				return false
+			}
+			for _, m := range st.Verify.Members {
+				if m.NodeID == otherID {
+					return m.NotComparable == want && !m.Equal && len(st.Verify.Divergent) == 0
+				}
+			}
+			return false
+		})
+	}
+
+	// quire cluster verify prints it and does not fail.
+	var out, errb bytes.Buffer
+	if code := cli.Main([]string{"cluster", "verify", "--url", other.URL, "--token", other.Admin()}, &out, &errb); code != 0 {
+		t.Fatalf("quire cluster verify: %d %s %q", code, out.String(), errb.String())
+	}
+	for _, s := range []string{want, "not compared: [" + otherID + "]"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("quire cluster verify does not say %q:\n%s", s, out.String())
+		}
+	}
+	for _, p := range leader.Node.Cluster.Status().Servers {
+		if !p.Voter {
+			t.Errorf("%s no longer votes after quire cluster verify", p.ID)
+		}
+	}
+}

@@ -26,10 +26,24 @@ const OpDigestMark Op = "DigestMark"
 
 func applyDigestMark(*tx, *Command) (any, error) { return nil, nil }
 
+// DigestVersion names the algorithm Snapshot.Digest computes. Raise it
+// with any change to what the walk hashes or how (the keys it skips, the
+// chunk rule, the length framing, the kinds and their prefixes): the
+// leader compares only digests of its own version
+// (cluster.VerifyReport.Judge), so during a rolling upgrade that changes
+// the algorithm, members still on the other version are reported as not
+// comparable instead of divergent, and nobody is demoted. The release
+// that brought versions kept the algorithm unchanged, so a digest
+// without a version (a release before them) is of version 1.
+const DigestVersion = 1
+
 // Digest sums a member's state at an applied index.
 type Digest struct {
 	// Index is the applied index the digest was taken at (the mark's).
 	Index uint64 `json:"index"`
+	// Version is the algorithm's (DigestVersion of the code that took
+	// it; 0 from a release before versions: see AlgorithmVersion).
+	Version int `json:"version"`
 	// SHA256 covers every key and value in key order but the restore
 	// marker; a content chunk counts by its key (which names the SHA-256
 	// of its content) and its stored size, so a digest never reads the
@@ -72,7 +86,7 @@ func digestKind(key []byte) string {
 // holds one value at a time, and stops when ctx ends (the node closes).
 func (s *Snapshot) Digest(ctx context.Context) (Digest, error) {
 	start := time.Now()
-	d := Digest{Index: s.applied, Kinds: map[string]string{}}
+	d := Digest{Index: s.applied, Version: DigestVersion, Kinds: map[string]string{}}
 	all := sha256.New()
 	kinds := map[string]interface {
 		Write([]byte) (int, error)
@@ -130,6 +144,16 @@ func (s *Snapshot) Digest(ctx context.Context) (Digest, error) {
 	}
 	d.Took = time.Since(start)
 	return d, nil
+}
+
+// AlgorithmVersion is the version of the algorithm that took d: its
+// Version, or 1 for a digest of a release before versions (which
+// computed version 1's algorithm).
+func (d Digest) AlgorithmVersion() int {
+	if d.Version == 0 {
+		return 1
+	}
+	return d.Version
 }
 
 // DifferingKinds names the kinds whose sums differ between a and b.
