@@ -135,21 +135,14 @@ func pathOnlyBest(ctx context.Context, r bleveindex.IndexReader, term string, k 
 	for _, ss := range snap.Segments() {
 		segBase := base
 		base += uint64(ss.FullSize())
-		pdict, err := ss.Segment().Dictionary(fPath)
-		if err != nil {
-			return nil, 0, err
-		}
-		if ppl, err = pdict.PostingsList([]byte(term), ss.Deleted(), ppl); err != nil {
+		var err error
+		if ppl, err = segmentPostings(ss, fPath, term, ppl); err != nil {
 			return nil, 0, err
 		}
 		if ppl.Count() == 0 {
 			continue
 		}
-		cdict, err := ss.Segment().Dictionary(fContent)
-		if err != nil {
-			return nil, 0, err
-		}
-		if cpl, err = cdict.PostingsList([]byte(term), ss.Deleted(), cpl); err != nil {
+		if cpl, err = segmentPostings(ss, fContent, term, cpl); err != nil {
 			return nil, 0, err
 		}
 		var inText *roaring.Bitmap
@@ -185,6 +178,16 @@ func pathOnlyBest(ctx context.Context, r bleveindex.IndexReader, term string, k 
 	return best, total, err
 }
 
+// segmentPostings returns the live postings of term in field in the
+// segment ss, reusing reuse (which may be nil).
+func segmentPostings(ss *scorch.SegmentSnapshot, field, term string, reuse segment.PostingsList) (segment.PostingsList, error) {
+	dict, err := ss.Segment().Dictionary(field)
+	if err != nil {
+		return nil, err
+	}
+	return dict.PostingsList([]byte(term), ss.Deleted(), reuse)
+}
+
 // actualBitmap returns the live documents of pl as a bitmap (not to be
 // changed), and the iterator it used for reuse.
 func actualBitmap(pl segment.PostingsList, it segment.PostingsIterator) (*roaring.Bitmap, segment.PostingsIterator, error) {
@@ -218,11 +221,8 @@ func (x *Index) termBest(ctx context.Context, r bleveindex.IndexReader, field, t
 	for _, ss := range snap.Segments() {
 		segBase := base
 		base += uint64(ss.FullSize())
-		dict, err := ss.Segment().Dictionary(field)
-		if err != nil {
-			return nil, 0, err
-		}
-		if pl, err = dict.PostingsList([]byte(term), ss.Deleted(), pl); err != nil {
+		var err error
+		if pl, err = segmentPostings(ss, field, term, pl); err != nil {
 			return nil, 0, err
 		}
 		n := pl.Count()
