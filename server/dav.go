@@ -1009,5 +1009,5 @@ func (fsys *davFS) moveFolder(source, target string) error {
 	if err != nil {
 		return err
 	}
-	return <-s.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
+	return <-s.search.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
 }

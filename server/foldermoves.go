@@ -32,7 +32,7 @@ const moveStep = 200
 // commands, so a job that two servers run at once (a member's and the
 // leader's resumption) still moves each document once.
 type folderMoves struct {
-	s    *Server
+	s    *searchHandlers
 	mu   sync.Mutex
 	busy map[string]bool // site/jobId running
 	wg   sync.WaitGroup
@@ -45,7 +45,7 @@ type folderMoves struct {
 	leadWG   sync.WaitGroup
 }
 
-func newFolderMoves(s *Server) *folderMoves {
+func newFolderMoves(s *searchHandlers) *folderMoves {
 	ctx, cancel := context.WithCancel(context.Background())
 	lc, lcancel := context.WithCancel(ctx)
 	lcancel() // not leading until lead
@@ -161,7 +161,7 @@ func (m *folderMoves) close() {
 // moveFolder applies the steps of a move until it is done. Each step is
 // its own command; a crash between steps leaves every document whole, in
 // the source or in the target, and the job resumes.
-func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
+func (s *searchHandlers) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
 	for range 1 << 20 { // bounded: a step moves up to moveStep documents
 		if err := ctx.Err(); err != nil {
 			return err
@@ -190,7 +190,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 }
 
 // waitWritable waits until the store takes writes again or ctx ends.
-func (s *Server) waitWritable(ctx context.Context) error {
+func (s *searchHandlers) waitWritable(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for !s.DB.WriteState().Writable {
@@ -218,7 +218,7 @@ func checkMoveTarget(key, p string) (string, error) {
 
 // requireMoveAccess checks the folder permissions a move needs: DELETE
 // where the folder leaves, WRITE where it arrives.
-func (s *Server) requireMoveAccess(r *api.Request, source, target string) error {
+func (s *searchHandlers) requireMoveAccess(r *api.Request, source, target string) error {
 	if !s.FolderAllows(r, source, storage.FolderDelete) {
 		return api.FolderDenied(source, storage.FolderDelete)
 	}
@@ -230,7 +230,7 @@ func (s *Server) requireMoveAccess(r *api.Request, source, target string) error 
 
 // handleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
 // into the folder given by path, asynchronously (201).
-func (s *Server) handleMoveFolder(r *api.Request) error {
+func (s *searchHandlers) handleMoveFolder(r *api.Request) error {
 	k := api.PathParam(r, "indexKey")
 	source, err := parseFolderIndexKey(k)
 	if err != nil {
@@ -266,7 +266,7 @@ func (s *Server) handleMoveFolder(r *api.Request) error {
 
 // handleIndexFolderMove serves POST /indices/{indexType}/move: the source
 // folder moves into the target folder before the answer.
-func (s *Server) handleIndexFolderMove(r *api.Request) error {
+func (s *searchHandlers) handleIndexFolderMove(r *api.Request) error {
 	if r.Params("indexType") != "folder" {
 		return api.Invalid("indexType", "invalid 'indexType'")
 	}

@@ -11,7 +11,7 @@ var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWr
 
 // handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
 // the roles set on that folder itself.
-func (s *Server) handleGetFolderPermissions(r *api.Request) error {
+func (s *searchHandlers) handleGetFolderPermissions(r *api.Request) error {
 	p, err := s.folderOfIndexKey(r, api.PathParam(r, "indexKey"))
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (s *Server) handleGetFolderPermissions(r *api.Request) error {
 
 // handleSetFolderPermissions serves PUT /folders/permissions (ADMIN or
 // GOVERN): the roles of a folder; an empty list removes them.
-func (s *Server) handleSetFolderPermissions(r *api.Request) error {
+func (s *searchHandlers) handleSetFolderPermissions(r *api.Request) error {
 	var b struct {
 		Path  *string `json:"path"`
 		Roles []struct {

@@ -10,7 +10,7 @@ import (
 
 // folderFromQuery reads the folder of GET /folders: indexKey, else path,
 // else the root.
-func (s *Server) folderFromQuery(r *api.Request) (string, error) {
+func (s *searchHandlers) folderFromQuery(r *api.Request) (string, error) {
 	if k := r.Query("indexKey"); k != "" {
 		return s.folderOfIndexKey(r, k)
 	}
@@ -18,7 +18,7 @@ func (s *Server) folderFromQuery(r *api.Request) (string, error) {
 }
 
 // handleGetFolders serves GET /folders.
-func (s *Server) handleGetFolders(r *api.Request) error {
+func (s *searchHandlers) handleGetFolders(r *api.Request) error {
 	folder, err := s.folderFromQuery(r)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func checkFolderPath(p string) (string, error) {
 }
 
 // handleAddFolder serves POST /folders.
-func (s *Server) handleAddFolder(r *api.Request) error {
+func (s *searchHandlers) handleAddFolder(r *api.Request) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
@@ -94,7 +94,7 @@ func (s *Server) handleAddFolder(r *api.Request) error {
 
 // handleDeleteFolder serves DELETE /folders/{indexKey} and
 // DELETE /indices/folder/{indexKey}.
-func (s *Server) handleDeleteFolder(r *api.Request) error {
+func (s *searchHandlers) handleDeleteFolder(r *api.Request) error {
 	if t := r.Params("indexType"); t != "" && t != "folder" {
 		return api.Invalid("indexType", "invalid 'indexType'")
 	}
@@ -119,7 +119,7 @@ func (s *Server) handleDeleteFolder(r *api.Request) error {
 
 // handleIndexSearch serves POST /indices/search: the values of an index
 // (folders: every folder path of the site).
-func (s *Server) handleIndexSearch(r *api.Request) error {
+func (s *searchHandlers) handleIndexSearch(r *api.Request) error {
 	var b struct {
 		IndexType *string `json:"indexType"`
 	}

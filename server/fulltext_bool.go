@@ -48,7 +48,7 @@ func (f *textFilter) index() index.Query {
 }
 
 // textFilterMatch checks a document against f in storage.
-func (s *Server) textFilterMatch(site, id string, f *textFilter) (bool, error) {
+func (s *searchHandlers) textFilterMatch(site, id string, f *textFilter) (bool, error) {
 	if f == nil {
 		return true, nil
 	}

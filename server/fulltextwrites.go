@@ -24,7 +24,7 @@ var fulltextFixed = []string{"path", "width", "height", "deepLinkPath", "resourc
 
 // readFulltext reads a fulltext body: the text (content, possibly
 // base64) and the tags, each nil when absent.
-func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
+func (s *searchHandlers) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return nil, nil, err
@@ -81,7 +81,7 @@ func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 
 // handleSetDocumentFulltext serves PUT and POST /documents/{id}/fulltext:
 // the index holds the text and tags given (absent ones: the document's).
-func (s *Server) handleSetDocumentFulltext(r *api.Request) error {
+func (s *searchHandlers) handleSetDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (s *Server) handleSetDocumentFulltext(r *api.Request) error {
 
 // handleUpdateDocumentFulltext serves PATCH /documents/{id}/fulltext: the
 // text if given, the tags given merged by key into those the index holds.
-func (s *Server) handleUpdateDocumentFulltext(r *api.Request) error {
+func (s *searchHandlers) handleUpdateDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Server) handleUpdateDocumentFulltext(r *api.Request) error {
 // handleDeleteDocumentFulltext serves DELETE /documents/{id}/fulltext: the
 // document leaves the fulltext index (its name and folder stay
 // searchable) until the text is set again or new content is uploaded.
-func (s *Server) handleDeleteDocumentFulltext(r *api.Request) error {
+func (s *searchHandlers) handleDeleteDocumentFulltext(r *api.Request) error {
 	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDelete}
 	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
@@ -123,7 +123,7 @@ func (s *Server) handleDeleteDocumentFulltext(r *api.Request) error {
 
 // handleDeleteDocumentFulltextTag serves DELETE
 // /documents/{id}/fulltext/tags/{tagKey}[/{tagValue}].
-func (s *Server) handleDeleteDocumentFulltextTag(r *api.Request) error {
+func (s *searchHandlers) handleDeleteDocumentFulltextTag(r *api.Request) error {
 	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDeleteTag, TagKey: api.PathParam(r, "tagKey")}
 	if r.Params("tagValue") != "" {
 		v := api.PathParam(r, "tagValue")

@@ -41,11 +41,10 @@ type Server struct {
 	content    *content.Handlers
 	signatures *signatures.Handlers
 	documents  *documents.Handlers
+	search     *searchHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
-	// moves runs asynchronous folder moves.
-	moves *folderMoves
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
 	// metrics are the HTTP metrics; gatherer serves /metrics.
@@ -106,7 +105,8 @@ func New(d api.Deps) *Server {
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
-	s.moves = newFolderMoves(s)
+	s.search = &searchHandlers{Env: s.Env}
+	s.search.moves = newFolderMoves(s.search)
 	s.sched = s.newScheduler()
 	s.Backups = api.NewBackups()
 	if d.Metrics == nil {
@@ -180,6 +180,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.bg.stop()
 	s.watch.Stop()
 	s.sched.Stop()
-	s.moves.close()
+	s.search.moves.close()
 	return err
 }
