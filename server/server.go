@@ -17,6 +17,7 @@ import (
 	"quire/server/directory"
 	"quire/server/documents"
 	"quire/server/internal/api"
+	"quire/server/search"
 	"quire/server/signatures"
 	"quire/server/vocabulary"
 	"quire/storage"
@@ -41,7 +42,7 @@ type Server struct {
 	content    *content.Handlers
 	signatures *signatures.Handlers
 	documents  *documents.Handlers
-	search     *searchHandlers
+	search     *search.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -105,8 +106,8 @@ func New(d api.Deps) *Server {
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
-	s.search = &searchHandlers{Env: s.Env}
-	s.search.moves = newFolderMoves(s.search)
+	s.search = &search.Handlers{Env: s.Env}
+	s.search.Moves = search.NewFolderMoves(s.search)
 	s.sched = s.newScheduler()
 	s.Backups = api.NewBackups()
 	if d.Metrics == nil {
@@ -180,6 +181,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.bg.stop()
 	s.watch.Stop()
 	s.sched.Stop()
-	s.search.moves.close()
+	s.search.Moves.Shutdown()
 	return err
 }
