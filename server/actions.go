@@ -52,7 +52,7 @@ func actionJSON(a *storage.Action) map[string]any {
 	return m
 }
 
-func (s *Server) handleGetDocumentActions(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentActions(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (s *Server) handleGetDocumentActions(r *api.Request) error {
 	return r.JSON(out)
 }
 
-func (s *Server) handleAddDocumentActions(r *api.Request) error {
+func (s *flowHandlers) handleAddDocumentActions(r *api.Request) error {
 	var in struct {
 		Actions *[]documents.ActionIn `json:"actions"`
 	}
@@ -113,7 +113,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Actions saved"})
 }
 
-func (s *Server) handleRetryDocumentActions(r *api.Request) error {
+func (s *flowHandlers) handleRetryDocumentActions(r *api.Request) error {
 	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r)})
 	if errors.Is(err, storage.ErrNoFailedAction) {
 		return api.ErrStatus(http.StatusNotFound, "Failed action not found")
@@ -126,7 +126,7 @@ func (s *Server) handleRetryDocumentActions(r *api.Request) error {
 
 // handleGetDocumentFulltext returns the text the FULLTEXT action kept,
 // with the document's fields.
-func (s *Server) handleGetDocumentFulltext(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentFulltext(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (s *Server) handleGetDocumentFulltext(r *api.Request) error {
 }
 
 // handleGetDocumentOcr returns the OCR text of the document's content.
-func (s *Server) handleGetDocumentOcr(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentOcr(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func ocrKeyValues(text string) []map[string]any {
 
 // handleGetMalwareScan serves GET /documents/{id}/malwareScan: the scans of
 // ANTIVIRUS and MALWARE_SCAN actions, newest first.
-func (s *Server) handleGetMalwareScan(r *api.Request) error {
+func (s *flowHandlers) handleGetMalwareScan(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -254,7 +254,7 @@ func (s *Server) handleGetMalwareScan(r *api.Request) error {
 
 // resultList serves the LLM results of a document: kind's results (of one
 // prompt entity when the route names it) under the field list.
-func (s *Server) resultList(kind, list string, named bool) api.Handler {
+func (s *flowHandlers) resultList(kind, list string, named bool) api.Handler {
 	return func(r *api.Request) error {
 		d, err := s.DB.GetDocument(r.Site, r.DocID())
 		if err != nil {
@@ -293,7 +293,7 @@ func (s *Server) resultList(kind, list string, named bool) api.Handler {
 
 // addActionFor serves the endpoints that request one action: POST
 // /documents/{id}/ocr, PUT /documents/{id}/antivirus and /malwareScan.
-func (s *Server) addActionFor(typ, msg string) api.Handler {
+func (s *flowHandlers) addActionFor(typ, msg string) api.Handler {
 	return func(r *api.Request) error {
 		params := map[string]any{}
 		if typ == "OCR" {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"quire/auth"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -43,7 +44,7 @@ func activityJSON(a *storage.Activity) map[string]any {
 
 // handleGetDocumentActivities serves GET /documents/{id}/userActivities
 // (with artifactId: the artifact's own trail).
-func (s *Server) handleGetDocumentActivities(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentActivities(r *api.Request) error {
 	if _, err := s.DB.GetDocumentAny(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Server) handleGetDocumentActivities(r *api.Request) error {
 func activitiesUser(r *api.Request) (string, error) {
 	user := r.User()
 	if u := r.Query("userId"); u != "" && u != user {
-		if !r.Principal.Admin && !r.Principal.Can(r.Site, govern) {
+		if !r.Principal.Admin && !r.Principal.Can(r.Site, auth.PermGovern) {
 			return "", api.ErrStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
 		}
 		if !api.ValidUserID(u) {
@@ -71,7 +72,7 @@ func activitiesUser(r *api.Request) (string, error) {
 // handleGetUserActivities serves GET /userActivities: the caller's
 // changes in the site, or with userId another user's (Admins and the
 // site's governors only).
-func (s *Server) handleGetUserActivities(r *api.Request) error {
+func (s *flowHandlers) handleGetUserActivities(r *api.Request) error {
 	user, err := activitiesUser(r)
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func (s *Server) handleGetUserActivities(r *api.Request) error {
 // the folder its document was in then and is in now (issue 29: an API
 // key acts as the user who created it, and that user's trail names
 // documents of folders the key cannot read).
-func (s *Server) activityVisible(r *api.Request, a *storage.Activity) bool {
+func (s *flowHandlers) activityVisible(r *api.Request, a *storage.Activity) bool {
 	if !s.FolderRestricted(r) {
 		return true
 	}
@@ -129,7 +130,7 @@ var activityResources = []struct{ param, what string }{
 // /documents/{id}/userActivities; otherwise the caller's or, with userId,
 // another user's, as GET /userActivities. start and end bound
 // insertedDate; sort is DESC (newest first) only.
-func (s *Server) handleGetActivities(r *api.Request) error {
+func (s *flowHandlers) handleGetActivities(r *api.Request) error {
 	for _, res := range activityResources {
 		if r.Query(res.param) != "" {
 			return api.Invalid(res.param, fmt.Sprintf("activities of %s are not recorded: Quire records document changes (use documentId or userId)", res.what))

@@ -9,7 +9,7 @@ import (
 )
 
 // handleAddQueue serves POST /queues.
-func (s *Server) handleAddQueue(r *api.Request) error {
+func (s *flowHandlers) handleAddQueue(r *api.Request) error {
 	var in struct {
 		Name string `json:"name"`
 	}
@@ -32,14 +32,14 @@ func queueJSON(q *storage.Queue) map[string]any {
 }
 
 // handleGetQueues serves GET /queues.
-func (s *Server) handleGetQueues(r *api.Request) error {
+func (s *flowHandlers) handleGetQueues(r *api.Request) error {
 	return api.KeyPage(r, "qu", "queues", func(after string, limit int) ([]storage.Queue, string, error) {
 		return s.DB.Queues(r.Site, after, limit)
 	}, queueJSON)
 }
 
 // handleGetQueue serves GET /queues/{queueId}.
-func (s *Server) handleGetQueue(r *api.Request) error {
+func (s *flowHandlers) handleGetQueue(r *api.Request) error {
 	q, err := s.DB.GetQueue(r.Site, api.PathParam(r, "queueId"))
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func (s *Server) handleGetQueue(r *api.Request) error {
 }
 
 // handleDeleteQueue serves DELETE /queues/{queueId}.
-func (s *Server) handleDeleteQueue(r *api.Request) error {
+func (s *flowHandlers) handleDeleteQueue(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteQueue, storage.Queue{QueueID: api.PathParam(r, "queueId")}); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Server) handleDeleteQueue(r *api.Request) error {
 
 // handleGetQueueDocuments serves GET /queues/{queueId}/documents: the
 // documents a QUEUE action put there (FormKiQ's WorkflowDocument).
-func (s *Server) handleGetQueueDocuments(r *api.Request) error {
+func (s *flowHandlers) handleGetQueueDocuments(r *api.Request) error {
 	id := api.PathParam(r, "queueId")
 	if _, err := s.DB.GetQueue(r.Site, id); err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *Server) handleGetQueueDocuments(r *api.Request) error {
 // queue (the same applier decides, API.md "Workflows"); for a QUEUE
 // action added on its own, approval completes the action (ASYNC_COMPLETE)
 // and its next actions run, rejection fails it.
-func (s *Server) handleQueueDecision(r *api.Request) error {
+func (s *flowHandlers) handleQueueDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err

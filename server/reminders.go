@@ -36,7 +36,7 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 
 // handleGetDocumentNotifications serves GET /documents/{id}/notifications:
 // the document's notification records, oldest first.
-func (s *Server) handleGetDocumentNotifications(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentNotifications(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Server) handleGetDocumentNotifications(r *api.Request) error {
 // A caller without the claim has none. A notification names its document
 // (id, subject): those of documents in folders the caller cannot READ are
 // left out, as GET /userActivities leaves out their activities.
-func (s *Server) handleGetUserNotifications(r *api.Request) error {
+func (s *flowHandlers) handleGetUserNotifications(r *api.Request) error {
 	addr, _ := r.Principal.Claims["custom:email"].(string)
 	if addr == "" && r.Principal.DirectoryUser() {
 		// A user of the built-in directory: its token carries the address
@@ -85,7 +85,7 @@ func (s *Server) handleGetUserNotifications(r *api.Request) error {
 // READ on its document's folder (an artifact's: its parent's). Where
 // folder permissions may hide documents, one whose document is gone is
 // left out too: nothing tells which folder it was in.
-func (s *Server) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
+func (s *flowHandlers) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
 	if n.DocumentID == "" || !s.FolderRestricted(r) {
 		return true
 	}

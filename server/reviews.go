@@ -34,7 +34,7 @@ func checkReviewText(key, v string) error {
 
 // reviewDoc answers 404 for a document that does not exist (an artifact
 // was resolved already by resolveDocument).
-func (s *Server) reviewDoc(r *api.Request) error {
+func (s *flowHandlers) reviewDoc(r *api.Request) error {
 	if r.ArtifactID != "" {
 		return nil
 	}
@@ -79,7 +79,7 @@ func reviewParent(r *api.Request) string {
 }
 
 // handleAddReview serves POST /documents/{id}/reviews.
-func (s *Server) handleAddReview(r *api.Request) error {
+func (s *flowHandlers) handleAddReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewCategory    string                       `json:"reviewCategory"`
@@ -200,7 +200,7 @@ func (s *Server) handleAddReview(r *api.Request) error {
 }
 
 // handleGetReviews serves GET /documents/{id}/reviews.
-func (s *Server) handleGetReviews(r *api.Request) error {
+func (s *flowHandlers) handleGetReviews(r *api.Request) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (s *Server) handleGetReviews(r *api.Request) error {
 }
 
 // handleGetReview serves GET /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleGetReview(r *api.Request) error {
+func (s *flowHandlers) handleGetReview(r *api.Request) error {
 	rv, err := s.DB.GetReview(r.Site, r.DocID(), api.PathParam(r, "reviewId"))
 	if err != nil {
 		return err
@@ -219,7 +219,7 @@ func (s *Server) handleGetReview(r *api.Request) error {
 }
 
 // handleUpdateReview serves PATCH /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleUpdateReview(r *api.Request) error {
+func (s *flowHandlers) handleUpdateReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewStatus      *string `json:"reviewStatus"`
@@ -254,7 +254,7 @@ func (s *Server) handleUpdateReview(r *api.Request) error {
 }
 
 // handleGetReviewDecisions serves GET /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleGetReviewDecisions(r *api.Request) error {
+func (s *flowHandlers) handleGetReviewDecisions(r *api.Request) error {
 	id := api.PathParam(r, "reviewId")
 	if _, err := s.DB.GetReview(r.Site, r.DocID(), id); err != nil {
 		return err
@@ -266,7 +266,7 @@ func (s *Server) handleGetReviewDecisions(r *api.Request) error {
 }
 
 // handleAddReviewDecision serves POST /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleAddReviewDecision(r *api.Request) error {
+func (s *flowHandlers) handleAddReviewDecision(r *api.Request) error {
 	var in struct {
 		Decision *struct {
 			Type     string `json:"type"`
@@ -315,7 +315,7 @@ const openReviewScan = 10000
 // the site's open reviews the caller could decide (no approval groups, or
 // one of the caller's groups among them) on documents the caller may read
 // (folder permissions), with the document's path. Paged by `next`.
-func (s *Server) handleGetOpenReviews(r *api.Request) error {
+func (s *flowHandlers) handleGetOpenReviews(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err

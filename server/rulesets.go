@@ -35,7 +35,7 @@ func (in *rulesetIn) merge(r *storage.Ruleset) {
 	}
 }
 
-func (s *Server) readRuleset(r *api.Request) (*rulesetIn, error) {
+func (s *flowHandlers) readRuleset(r *api.Request) (*rulesetIn, error) {
 	var in struct {
 		Ruleset *rulesetIn `json:"ruleset"`
 	}
@@ -54,7 +54,7 @@ func rulesetJSON(r *storage.Ruleset) map[string]any {
 }
 
 // handleAddRuleset serves POST /rulesets.
-func (s *Server) handleAddRuleset(r *api.Request) error {
+func (s *flowHandlers) handleAddRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (s *Server) handleAddRuleset(r *api.Request) error {
 }
 
 // handleUpdateRuleset serves PATCH /rulesets/{rulesetId}.
-func (s *Server) handleUpdateRuleset(r *api.Request) error {
+func (s *flowHandlers) handleUpdateRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
@@ -91,14 +91,14 @@ func (s *Server) handleUpdateRuleset(r *api.Request) error {
 }
 
 // handleGetRulesets serves GET /rulesets.
-func (s *Server) handleGetRulesets(r *api.Request) error {
+func (s *flowHandlers) handleGetRulesets(r *api.Request) error {
 	return api.KeyPage(r, "rs", "rulesets", func(after string, limit int) ([]storage.Ruleset, string, error) {
 		return s.DB.Rulesets(r.Site, after, limit)
 	}, rulesetJSON)
 }
 
 // handleGetRuleset serves GET /rulesets/{rulesetId}.
-func (s *Server) handleGetRuleset(r *api.Request) error {
+func (s *flowHandlers) handleGetRuleset(r *api.Request) error {
 	rs, err := s.DB.GetRuleset(r.Site, api.PathParam(r, "rulesetId"))
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ func (s *Server) handleGetRuleset(r *api.Request) error {
 
 // handleDeleteRuleset serves DELETE /rulesets/{rulesetId}: the ruleset and
 // its rules.
-func (s *Server) handleDeleteRuleset(r *api.Request) error {
+func (s *flowHandlers) handleDeleteRuleset(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteRuleset, storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId")}); err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (in *ruleIn) merge(r *storage.Rule) error {
 	return storage.CheckRule(r)
 }
 
-func (s *Server) readRule(r *api.Request) (*ruleIn, error) {
+func (s *flowHandlers) readRule(r *api.Request) (*ruleIn, error) {
 	var in struct {
 		Rule *ruleIn `json:"rule"`
 	}
@@ -192,7 +192,7 @@ func ruleJSON(r *storage.Rule) map[string]any {
 }
 
 // handleAddRule serves POST /rulesets/{rulesetId}/rules.
-func (s *Server) handleAddRule(r *api.Request) error {
+func (s *flowHandlers) handleAddRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func (s *Server) handleAddRule(r *api.Request) error {
 }
 
 // handleUpdateRule serves PATCH /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleUpdateRule(r *api.Request) error {
+func (s *flowHandlers) handleUpdateRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
@@ -227,7 +227,7 @@ func (s *Server) handleUpdateRule(r *api.Request) error {
 }
 
 // handleGetRules serves GET /rulesets/{rulesetId}/rules.
-func (s *Server) handleGetRules(r *api.Request) error {
+func (s *flowHandlers) handleGetRules(r *api.Request) error {
 	rs := api.PathParam(r, "rulesetId")
 	return api.KeyPage(r, "ru", "rules", func(after string, limit int) ([]storage.Rule, string, error) {
 		return s.DB.Rules(r.Site, rs, after, limit)
@@ -235,7 +235,7 @@ func (s *Server) handleGetRules(r *api.Request) error {
 }
 
 // handleGetRule serves GET /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleGetRule(r *api.Request) error {
+func (s *flowHandlers) handleGetRule(r *api.Request) error {
 	rule, err := s.DB.GetRule(r.Site, api.PathParam(r, "rulesetId"), api.PathParam(r, "ruleId"))
 	if err != nil {
 		return err
@@ -244,7 +244,7 @@ func (s *Server) handleGetRule(r *api.Request) error {
 }
 
 // handleDeleteRule serves DELETE /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleDeleteRule(r *api.Request) error {
+func (s *flowHandlers) handleDeleteRule(r *api.Request) error {
 	p := storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId"), RuleID: api.PathParam(r, "ruleId")}
 	if _, err := s.Apply(r, storage.OpDeleteRule, p); err != nil {
 		return err

@@ -43,6 +43,7 @@ type Server struct {
 	signatures *signatures.Handlers
 	documents  *documents.Handlers
 	search     *search.Handlers
+	flow       *flowHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -103,6 +104,7 @@ func New(d api.Deps) *Server {
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
 	s.documents = &documents.Handlers{Env: s.Env, Content: s.content,
 		RateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
+	s.flow = &flowHandlers{Env: s.Env, documents: s.documents}
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)

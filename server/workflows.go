@@ -95,7 +95,7 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 // workflowFromBody reads and converts a workflow definition; the step
 // actions are checked as on the action routes (but MOVE, DELETE and QUEUE
 // belong in workflows).
-func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
+func (s *flowHandlers) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
 	var in workflowIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow,
 }
 
 // handleAddWorkflow serves POST /workflows.
-func (s *Server) handleAddWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleAddWorkflow(r *api.Request) error {
 	w, err := s.workflowFromBody(r, uuid.NewString())
 	if err != nil {
 		return err
@@ -172,7 +172,7 @@ func (s *Server) handleAddWorkflow(r *api.Request) error {
 }
 
 // handleSetWorkflow serves PUT /workflows/{workflowId}[?createIfMissing=true].
-func (s *Server) handleSetWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleSetWorkflow(r *api.Request) error {
 	create := false
 	switch v := r.Query("createIfMissing"); v {
 	case "", "false":
@@ -192,7 +192,7 @@ func (s *Server) handleSetWorkflow(r *api.Request) error {
 }
 
 // handleUpdateWorkflow serves PATCH /workflows/{workflowId}.
-func (s *Server) handleUpdateWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleUpdateWorkflow(r *api.Request) error {
 	var in struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
@@ -217,21 +217,21 @@ func (s *Server) handleUpdateWorkflow(r *api.Request) error {
 }
 
 // handleDeleteWorkflow serves DELETE /workflows/{workflowId}.
-func (s *Server) handleDeleteWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleDeleteWorkflow(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteWorkflow, storage.UpdateWorkflow{WorkflowID: api.PathParam(r, "workflowId")}); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Workflow deleted"})
 }
 
-func (s *Server) workflowSummary(site string, w *storage.Workflow) map[string]any {
+func (s *flowHandlers) workflowSummary(site string, w *storage.Workflow) map[string]any {
 	return map[string]any{"workflowId": w.WorkflowID, "name": w.Name, "description": w.Description,
 		"status": w.Status, "insertedDate": api.FormatDate(w.InsertedDate), "userId": w.UserID,
 		"inUse": s.DB.WorkflowInUse(site, w.WorkflowID)}
 }
 
 // handleGetWorkflows serves GET /workflows[?status=].
-func (s *Server) handleGetWorkflows(r *api.Request) error {
+func (s *flowHandlers) handleGetWorkflows(r *api.Request) error {
 	status := strings.ToUpper(r.Query("status"))
 	if status != "" && status != storage.WorkflowActive && status != storage.WorkflowInactive {
 		return api.Invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
@@ -324,7 +324,7 @@ func stepJSON(st *storage.WorkflowStep) map[string]any {
 }
 
 // handleGetWorkflow serves GET /workflows/{workflowId}.
-func (s *Server) handleGetWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleGetWorkflow(r *api.Request) error {
 	w, err := s.DB.GetWorkflow(r.Site, api.PathParam(r, "workflowId"))
 	if err != nil {
 		return err
@@ -340,7 +340,7 @@ func (s *Server) handleGetWorkflow(r *api.Request) error {
 
 // handleGetWorkflowDocuments serves GET /workflows/{workflowId}/documents:
 // the documents in the workflow (not COMPLETE) the caller may read.
-func (s *Server) handleGetWorkflowDocuments(r *api.Request) error {
+func (s *flowHandlers) handleGetWorkflowDocuments(r *api.Request) error {
 	id := api.PathParam(r, "workflowId")
 	return api.KeyPage(r, "wd", "documents", func(after string, limit int) ([]string, string, error) {
 		return s.DB.WorkflowDocuments(r.Site, id, after, limit)
@@ -353,7 +353,7 @@ func (s *Server) handleGetWorkflowDocuments(r *api.Request) error {
 	})
 }
 
-func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
+func (s *flowHandlers) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
 	m := map[string]any{"workflowId": dw.WorkflowID, "status": dw.Status, "actionCount": dw.ActionCount,
 		"completedActionCount": dw.Completed, "insertedDate": api.FormatDate(dw.InsertedDate), "userId": dw.UserID}
 	if dw.CurrentStepID != "" {
@@ -375,7 +375,7 @@ func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[strin
 }
 
 // handleGetDocumentWorkflows serves GET /documents/{documentId}/workflows.
-func (s *Server) handleGetDocumentWorkflows(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentWorkflows(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ func (s *Server) handleGetDocumentWorkflows(r *api.Request) error {
 }
 
 // handleGetDocumentWorkflow serves GET /documents/{documentId}/workflows/{workflowId}.
-func (s *Server) handleGetDocumentWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleGetDocumentWorkflow(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -397,7 +397,7 @@ func (s *Server) handleGetDocumentWorkflow(r *api.Request) error {
 }
 
 // handleAddDocumentWorkflow serves POST /documents/{documentId}/workflows.
-func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
+func (s *flowHandlers) handleAddDocumentWorkflow(r *api.Request) error {
 	var in struct {
 		WorkflowID string `json:"workflowId"`
 	}
@@ -417,7 +417,7 @@ func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
 }
 
 // decisionIn reads {"decision":"APPROVE"|"REJECT","comments"}.
-func (s *Server) readDecision(r *api.Request) (string, string, error) {
+func (s *flowHandlers) readDecision(r *api.Request) (string, string, error) {
 	var in struct {
 		Decision string `json:"decision"`
 		Comments string `json:"comments"`
@@ -441,7 +441,7 @@ func (s *Server) readDecision(r *api.Request) (string, string, error) {
 
 // handleWorkflowDecision serves POST
 // /documents/{documentId}/workflow/{workflowId}/decisions.
-func (s *Server) handleWorkflowDecision(r *api.Request) error {
+func (s *flowHandlers) handleWorkflowDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err
