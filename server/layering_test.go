@@ -53,6 +53,9 @@ var sideways = map[string]bool{
 	// Search and fulltext writes take tags and values in the documents'
 	// body shapes (TagIn, FlexString).
 	"quire/server/search -> quire/server/documents": true,
+	// Actions and workflows are given in the documents' body shapes and
+	// checked as a document's create checks them.
+	"quire/server/flow -> quire/server/documents": true,
 }
 
 type listedPackage struct {
