@@ -16,6 +16,7 @@ import (
 	"quire/server/content"
 	"quire/server/directory"
 	"quire/server/documents"
+	"quire/server/flow"
 	"quire/server/internal/api"
 	"quire/server/search"
 	"quire/server/signatures"
@@ -43,7 +44,7 @@ type Server struct {
 	signatures *signatures.Handlers
 	documents  *documents.Handlers
 	search     *search.Handlers
-	flow       *flowHandlers
+	flow       *flow.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -104,7 +105,7 @@ func New(d api.Deps) *Server {
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
 	s.documents = &documents.Handlers{Env: s.Env, Content: s.content,
 		RateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
-	s.flow = &flowHandlers{Env: s.Env, documents: s.documents}
+	s.flow = &flow.Handlers{Env: s.Env, Documents: s.documents}
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)

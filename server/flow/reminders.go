@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"strconv"
@@ -34,9 +34,9 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 	}
 }
 
-// handleGetDocumentNotifications serves GET /documents/{id}/notifications:
+// HandleGetDocumentNotifications serves GET /documents/{id}/notifications:
 // the document's notification records, oldest first.
-func (s *flowHandlers) handleGetDocumentNotifications(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentNotifications(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -46,13 +46,13 @@ func (s *flowHandlers) handleGetDocumentNotifications(r *api.Request) error {
 	}, notificationJSON(r.Site))
 }
 
-// handleGetUserNotifications serves GET /userNotifications: the
+// HandleGetUserNotifications serves GET /userNotifications: the
 // notifications of the site addressed (cc or bcc) to the address in the
 // caller's custom:email claim, newest first, with the action each made.
 // A caller without the claim has none. A notification names its document
 // (id, subject): those of documents in folders the caller cannot READ are
 // left out, as GET /userActivities leaves out their activities.
-func (s *flowHandlers) handleGetUserNotifications(r *api.Request) error {
+func (s *Handlers) HandleGetUserNotifications(r *api.Request) error {
 	addr, _ := r.Principal.Claims["custom:email"].(string)
 	if addr == "" && r.Principal.DirectoryUser() {
 		// A user of the built-in directory: its token carries the address
@@ -85,7 +85,7 @@ func (s *flowHandlers) handleGetUserNotifications(r *api.Request) error {
 // READ on its document's folder (an artifact's: its parent's). Where
 // folder permissions may hide documents, one whose document is gone is
 // left out too: nothing tells which folder it was in.
-func (s *flowHandlers) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
+func (s *Handlers) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
 	if n.DocumentID == "" || !s.FolderRestricted(r) {
 		return true
 	}

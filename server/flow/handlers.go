@@ -1,15 +1,15 @@
-package server
+package flow
 
 import (
 	"quire/server/documents"
 	"quire/server/internal/api"
 )
 
-// flowHandlers serve how documents move through an office: actions,
+// Handlers serve how documents move through an office: actions,
 // workflows, rulesets, queues, reviews, notifications and the activity
 // trail.
-type flowHandlers struct {
+type Handlers struct {
 	*api.Env
 	// documents converts the actions given with a document.
-	documents *documents.Handlers
+	Documents *documents.Handlers
 }
