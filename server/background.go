@@ -28,7 +28,7 @@ func (s *Server) SetLeader(leader bool) {
 		if !s.bg.leader.Swap(true) {
 			s.bg.sweepRetention()
 			s.bg.rescanNow()
-			s.moves.lead()
+			s.search.Moves.Lead()
 			s.sched.Start()
 			s.watch.Start()
 			go s.signatures.ResumeSignedEnvelopes(context.Background())
@@ -38,7 +38,7 @@ func (s *Server) SetLeader(leader bool) {
 	if s.bg.leader.Swap(false) {
 		s.sched.Stop()
 		s.watch.Stop()
-		s.moves.stepDown()
+		s.search.Moves.StepDown()
 	}
 }
 
@@ -123,7 +123,7 @@ func (b *background) run() {
 				b.do(b.s.content.SweepExamines)
 				b.do(b.s.documents.SweepArchives)
 				// Jobs a member started and left behind when it stopped.
-				b.do(b.s.moves.resume)
+				b.do(b.s.search.Moves.Resume)
 			}
 		case <-b.retain:
 			if b.leader.Load() {

@@ -29,6 +29,7 @@ import (
 	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
+	"quire/server/search"
 	"quire/storage"
 )
 
@@ -646,7 +647,7 @@ func (fsys *davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 	} else if !ok {
 		return fs.ErrNotExist // 409: the parent is missing
 	}
-	if _, err := checkFolderPath(p); err != nil {
+	if _, err := search.CheckFolderPath(p); err != nil {
 		return fs.ErrInvalid
 	}
 	_, err := fsys.s.Apply(fsys.r, storage.OpAddFolder, storage.FolderRef{Path: p})
@@ -1009,5 +1010,5 @@ func (fsys *davFS) moveFolder(source, target string) error {
 	if err != nil {
 		return err
 	}
-	return <-s.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
+	return <-s.search.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
 }

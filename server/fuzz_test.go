@@ -12,6 +12,7 @@ import (
 	"quire/index"
 	"quire/server/documents"
 	"quire/server/internal/api"
+	"quire/server/search"
 )
 
 // The fuzz targets of package server. `make fuzz` runs each for a while
@@ -68,10 +69,10 @@ func FuzzPagingTokens(f *testing.F) {
 				t.Fatalf("tag key %q from %q does not round trip", k, tok)
 			}
 		}
-		if got, err := parseFolderIndexKey(folderIndexKey(key)); (err == nil) != (key != "" && !strings.ContainsRune(key, 0)) || err == nil && got != key {
+		if got, err := search.ParseFolderIndexKey(search.FolderIndexKey(key)); (err == nil) != (key != "" && !strings.ContainsRune(key, 0)) || err == nil && got != key {
 			t.Fatalf("folder key %q gives %q, %v", key, got, err)
 		}
-		if k, err := parseFolderIndexKey(tok); err == nil && (k == "" || strings.ContainsRune(k, 0)) {
+		if k, err := search.ParseFolderIndexKey(tok); err == nil && (k == "" || strings.ContainsRune(k, 0)) {
 			t.Fatalf("folder key %q accepted from %q", k, tok)
 		}
 	})
@@ -79,7 +80,7 @@ func FuzzPagingTokens(f *testing.F) {
 
 // FuzzNormalizePath: a normalized document path has no empty segment,
 // keeps every non-empty segment in order and does not change again; a
-// folder path checkFolderPath accepts has no empty, "." or ".." segment.
+// folder path CheckFolderPath accepts has no empty, "." or ".." segment.
 func FuzzNormalizePath(f *testing.F) {
 	for _, p := range []string{"/a//b.txt", "", "/", "a/./../b", "dir/", "x\x00y", "//", "a/b/c.pdf"} {
 		f.Add(p)
@@ -98,11 +99,11 @@ func FuzzNormalizePath(f *testing.F) {
 		if strings.Join(segs, "/") != n {
 			t.Fatalf("normalizePath(%q) = %q lost or changed a segment", p, n)
 		}
-		fp, err := checkFolderPath(p)
+		fp, err := search.CheckFolderPath(p)
 		if err != nil {
 			return
 		}
-		if again, err := checkFolderPath(fp); err != nil || again != fp {
+		if again, err := search.CheckFolderPath(fp); err != nil || again != fp {
 			t.Fatalf("checkFolderPath(%q) = %q, which checks to %q, %v", p, fp, again, err)
 		}
 		for _, s := range strings.Split(fp, "/") {
@@ -129,7 +130,7 @@ func FuzzQueryTranslate(f *testing.F) {
 		if json.Unmarshal(body, &q) != nil {
 			return
 		}
-		qs, err := openSearchQueryString(q)
+		qs, err := search.OpenSearchQueryString(q)
 		if err != nil {
 			return
 		}
@@ -148,7 +149,7 @@ func FuzzMatchPhrase(f *testing.F) {
 			return
 		}
 		v, _ := json.Marshal(map[string]string{"content": text})
-		qs, err := openSearchQueryString(map[string]json.RawMessage{"match_phrase": v})
+		qs, err := search.OpenSearchQueryString(map[string]json.RawMessage{"match_phrase": v})
 		if err != nil {
 			t.Fatalf("match_phrase %q refused: %v", text, err)
 		}

@@ -41,14 +41,21 @@ var layers = map[string]int{
 }
 
 // sideways are the imports allowed within one floor, as "from -> to",
-// each with its reason. content is the domain others stand on: a
-// document's bytes and the rules for serving them.
+// each with its reason. content (a document's bytes and the rules for
+// serving them) and documents are the domains others stand on; they
+// import no domain but content.
 var sideways = map[string]bool{
 	// A signed or generated copy follows the document's watermark rules.
 	"quire/server/signatures -> quire/server/content": true,
 	// A document is created with its content (checksums, upload URLs),
 	// archived and published through it.
 	"quire/server/documents -> quire/server/content": true,
+	// Search and fulltext writes take tags and values in the documents'
+	// body shapes (TagIn, FlexString).
+	"quire/server/search -> quire/server/documents": true,
+	// Actions and workflows are given in the documents' body shapes and
+	// checked as a document's create checks them.
+	"quire/server/flow -> quire/server/documents": true,
 }
 
 type listedPackage struct {

@@ -16,7 +16,9 @@ import (
 	"quire/server/content"
 	"quire/server/directory"
 	"quire/server/documents"
+	"quire/server/flow"
 	"quire/server/internal/api"
+	"quire/server/search"
 	"quire/server/signatures"
 	"quire/server/vocabulary"
 	"quire/storage"
@@ -41,11 +43,11 @@ type Server struct {
 	content    *content.Handlers
 	signatures *signatures.Handlers
 	documents  *documents.Handlers
+	search     *search.Handlers
+	flow       *flow.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
-	// moves runs asynchronous folder moves.
-	moves *folderMoves
 	// actions are the action types (Deps.Actions).
 	actions *pipeline.Registry
 	// metrics are the HTTP metrics; gatherer serves /metrics.
@@ -103,10 +105,12 @@ func New(d api.Deps) *Server {
 	s.content = &content.Handlers{Env: s.Env, Detect: s.bg.detect}
 	s.documents = &documents.Handlers{Env: s.Env, Content: s.content,
 		RateLimited: func(route string) { s.metrics.ratelimited.WithLabelValues(route).Inc() }}
+	s.flow = &flow.Handlers{Env: s.Env, Documents: s.documents}
 	s.signatures = &signatures.Handlers{Env: s.Env, Content: s.content}
 	s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite
 	s.conns = newConnTracker(d.Timeouts, d.MaxConnsPerClient)
-	s.moves = newFolderMoves(s)
+	s.search = &search.Handlers{Env: s.Env}
+	s.search.Moves = search.NewFolderMoves(s.search)
 	s.sched = s.newScheduler()
 	s.Backups = api.NewBackups()
 	if d.Metrics == nil {
@@ -180,6 +184,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.bg.stop()
 	s.watch.Stop()
 	s.sched.Stop()
-	s.moves.close()
+	s.search.Moves.Shutdown()
 	return err
 }

@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"encoding/json"
@@ -48,7 +48,7 @@ func (f *textFilter) index() index.Query {
 }
 
 // textFilterMatch checks a document against f in storage.
-func (s *Server) textFilterMatch(site, id string, f *textFilter) (bool, error) {
+func (s *Handlers) textFilterMatch(site, id string, f *textFilter) (bool, error) {
 	if f == nil {
 		return true, nil
 	}
@@ -71,7 +71,7 @@ func (s *Server) textFilterMatch(site, id string, f *textFilter) (bool, error) {
 }
 
 // boolQuery reads OpenSearch's bool query as far as Quire serves it:
-// "must" (one query of the forms openSearchQueryString reads, or none:
+// "must" (one query of the forms OpenSearchQueryString reads, or none:
 // every document) and "filter" (term, terms and exists on folder,
 // tags.<key> and attributes.<key>; range on insertedDate).
 func boolQuery(raw json.RawMessage) (map[string]json.RawMessage, *textFilter, error) {

@@ -1,81 +1,12 @@
-package server
+package flow
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"quire/server/internal/api"
 	"quire/storage"
 )
-
-// Reminders, agreement expiration and notification listings (API.md
-// "Reminders and notifications"; storage/notifications.go,
-// storage/agreements.go).
-
-const (
-	jobReminders  = "reminders"
-	jobAgreements = "agreements"
-)
-
-// dueBatches walks every site's due items in batches, each applied as one
-// command; the cursor moves past every batch, and 1,000 batches bound a
-// night (the next one goes on).
-func dueBatches(ctx context.Context, db *storage.DB, ap storage.Applier, op storage.Op, now time.Time,
-	list func(site string, after string) ([]string, string, error), payload func([]string) any) error {
-	sites, err := db.Sites()
-	if err != nil {
-		return err
-	}
-	for _, site := range sites {
-		after := ""
-		for i := 0; i < 1000; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			items, next, err := list(site, after)
-			if err != nil {
-				return err
-			}
-			if len(items) == 0 {
-				break
-			}
-			cmd, err := storage.NewCommand(op, site, string(op), now, payload(items))
-			if err != nil {
-				return err
-			}
-			if _, err := ap.Apply(ctx, cmd); err != nil {
-				return fmt.Errorf("%s on site %s: %w", op, site, err)
-			}
-			after = next
-		}
-	}
-	return nil
-}
-
-// remindersJob turns due reminder notifications into NOTIFICATION actions.
-func remindersJob(db *storage.DB, ap storage.Applier) Job {
-	return Job{Name: jobReminders, Run: func(ctx context.Context, _ string, now time.Time) error {
-		return dueBatches(ctx, db, ap, storage.OpRemindersDue, now,
-			func(site, after string) ([]string, string, error) {
-				return db.RemindersDue(site, now, after, dispositionBatch)
-			},
-			func(due []string) any { return storage.RemindersDue{Due: due} })
-	}}
-}
-
-// agreementsJob expires Agreement dossiers past their expiration date.
-func agreementsJob(db *storage.DB, ap storage.Applier) Job {
-	return Job{Name: jobAgreements, Run: func(ctx context.Context, _ string, now time.Time) error {
-		return dueBatches(ctx, db, ap, storage.OpExpireAgreements, now,
-			func(site, after string) ([]string, string, error) {
-				return db.AgreementsDue(site, now, after, dispositionBatch)
-			},
-			func(ids []string) any { return storage.ExpireAgreements{DocumentIDs: ids} })
-	}}
-}
 
 // notificationJSON is a record as FormKiQ's DocumentNotification, with
 // Quire's documentId, siteId and subject beside.
@@ -103,9 +34,9 @@ func notificationJSON(site string) func(n *storage.DocNotification) map[string]a
 	}
 }
 
-// handleGetDocumentNotifications serves GET /documents/{id}/notifications:
+// HandleGetDocumentNotifications serves GET /documents/{id}/notifications:
 // the document's notification records, oldest first.
-func (s *Server) handleGetDocumentNotifications(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentNotifications(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -115,13 +46,13 @@ func (s *Server) handleGetDocumentNotifications(r *api.Request) error {
 	}, notificationJSON(r.Site))
 }
 
-// handleGetUserNotifications serves GET /userNotifications: the
+// HandleGetUserNotifications serves GET /userNotifications: the
 // notifications of the site addressed (cc or bcc) to the address in the
 // caller's custom:email claim, newest first, with the action each made.
 // A caller without the claim has none. A notification names its document
 // (id, subject): those of documents in folders the caller cannot READ are
 // left out, as GET /userActivities leaves out their activities.
-func (s *Server) handleGetUserNotifications(r *api.Request) error {
+func (s *Handlers) HandleGetUserNotifications(r *api.Request) error {
 	addr, _ := r.Principal.Claims["custom:email"].(string)
 	if addr == "" && r.Principal.DirectoryUser() {
 		// A user of the built-in directory: its token carries the address
@@ -154,7 +85,7 @@ func (s *Server) handleGetUserNotifications(r *api.Request) error {
 // READ on its document's folder (an artifact's: its parent's). Where
 // folder permissions may hide documents, one whose document is gone is
 // left out too: nothing tells which folder it was in.
-func (s *Server) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
+func (s *Handlers) notificationVisible(r *api.Request, n *storage.DocNotification) bool {
 	if n.DocumentID == "" || !s.FolderRestricted(r) {
 		return true
 	}

@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"context"
@@ -32,7 +32,7 @@ const moveStep = 200
 // commands, so a job that two servers run at once (a member's and the
 // leader's resumption) still moves each document once.
 type folderMoves struct {
-	s    *Server
+	s    *Handlers
 	mu   sync.Mutex
 	busy map[string]bool // site/jobId running
 	wg   sync.WaitGroup
@@ -45,33 +45,33 @@ type folderMoves struct {
 	leadWG   sync.WaitGroup
 }
 
-func newFolderMoves(s *Server) *folderMoves {
+func NewFolderMoves(s *Handlers) *folderMoves {
 	ctx, cancel := context.WithCancel(context.Background())
 	lc, lcancel := context.WithCancel(ctx)
 	lcancel() // not leading until lead
 	return &folderMoves{s: s, busy: map[string]bool{}, ctx: ctx, stop: cancel, leadCtx: lc, leadStop: lcancel}
 }
 
-// lead makes the server resume pending jobs, and resumes them now.
-func (m *folderMoves) lead() {
+// Lead makes the server resume pending jobs, and resumes them now.
+func (m *folderMoves) Lead() {
 	m.mu.Lock()
 	m.leadCtx, m.leadStop = context.WithCancel(m.ctx)
 	m.mu.Unlock()
-	m.resume()
+	m.Resume()
 }
 
-// stepDown cancels the jobs this server resumed and waits for them; they
+// StepDown cancels the jobs this server resumed and waits for them; they
 // stay pending for the next leader.
-func (m *folderMoves) stepDown() {
+func (m *folderMoves) StepDown() {
 	m.mu.Lock()
 	m.leadStop()
 	m.mu.Unlock()
 	m.leadWG.Wait()
 }
 
-// resume starts every pending job found in storage that does not run
+// Resume starts every pending job found in storage that does not run
 // here already (only while leading).
-func (m *folderMoves) resume() {
+func (m *folderMoves) Resume() {
 	m.mu.Lock()
 	ctx := m.leadCtx
 	m.mu.Unlock()
@@ -90,11 +90,11 @@ func (m *folderMoves) resume() {
 	}
 }
 
-// run moves a job's folder step by step in the background. The channel
+// Run moves a job's folder step by step in the background. The channel
 // gets the outcome: nil once the move is done, else why it stopped (a
 // failure is also recorded on the job; a shutdown leaves it pending, to
 // resume at the next start).
-func (m *folderMoves) run(site string, j storage.FolderMoveJob) <-chan error {
+func (m *folderMoves) Run(site string, j storage.FolderMoveJob) <-chan error {
 	return m.start(m.ctx, false, site, j)
 }
 
@@ -153,7 +153,7 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 // pending job resumes at the next start) or the request stopped waiting.
 var errMoveNotRun = api.ErrStatus(http.StatusServiceUnavailable, "the folder move continues in the background")
 
-func (m *folderMoves) close() {
+func (m *folderMoves) Shutdown() {
 	m.stop()
 	m.wg.Wait()
 }
@@ -161,7 +161,7 @@ func (m *folderMoves) close() {
 // moveFolder applies the steps of a move until it is done. Each step is
 // its own command; a crash between steps leaves every document whole, in
 // the source or in the target, and the job resumes.
-func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
+func (s *Handlers) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
 	for range 1 << 20 { // bounded: a step moves up to moveStep documents
 		if err := ctx.Err(); err != nil {
 			return err
@@ -190,7 +190,7 @@ func (s *Server) moveFolder(ctx context.Context, site, user, jobID, source, targ
 }
 
 // waitWritable waits until the store takes writes again or ctx ends.
-func (s *Server) waitWritable(ctx context.Context) error {
+func (s *Handlers) waitWritable(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for !s.DB.WriteState().Writable {
@@ -209,7 +209,7 @@ func checkMoveTarget(key, p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
-	q, err := checkFolderPath(p)
+	q, err := CheckFolderPath(p)
 	if err != nil {
 		return "", api.Invalid(key, "invalid '"+key+"'")
 	}
@@ -218,7 +218,7 @@ func checkMoveTarget(key, p string) (string, error) {
 
 // requireMoveAccess checks the folder permissions a move needs: DELETE
 // where the folder leaves, WRITE where it arrives.
-func (s *Server) requireMoveAccess(r *api.Request, source, target string) error {
+func (s *Handlers) requireMoveAccess(r *api.Request, source, target string) error {
 	if !s.FolderAllows(r, source, storage.FolderDelete) {
 		return api.FolderDenied(source, storage.FolderDelete)
 	}
@@ -228,11 +228,11 @@ func (s *Server) requireMoveAccess(r *api.Request, source, target string) error 
 	return nil
 }
 
-// handleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
+// HandleMoveFolder serves POST /folders/{indexKey}/moves: the folder moves
 // into the folder given by path, asynchronously (201).
-func (s *Server) handleMoveFolder(r *api.Request) error {
+func (s *Handlers) HandleMoveFolder(r *api.Request) error {
 	k := api.PathParam(r, "indexKey")
-	source, err := parseFolderIndexKey(k)
+	source, err := ParseFolderIndexKey(k)
 	if err != nil {
 		return err
 	}
@@ -260,13 +260,13 @@ func (s *Server) handleMoveFolder(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	s.moves.run(r.Site, res.Value.(storage.FolderMoveJob))
+	s.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "folder move request created"})
 }
 
-// handleIndexFolderMove serves POST /indices/{indexType}/move: the source
+// HandleIndexFolderMove serves POST /indices/{indexType}/move: the source
 // folder moves into the target folder before the answer.
-func (s *Server) handleIndexFolderMove(r *api.Request) error {
+func (s *Handlers) HandleIndexFolderMove(r *api.Request) error {
 	if r.Params("indexType") != "folder" {
 		return api.Invalid("indexType", "invalid 'indexType'")
 	}
@@ -287,7 +287,7 @@ func (s *Server) handleIndexFolderMove(r *api.Request) error {
 	if err := api.CheckErrors(items); err != nil {
 		return err
 	}
-	source, err := checkFolderPath(*b.Source)
+	source, err := CheckFolderPath(*b.Source)
 	if err != nil {
 		return api.Invalid("source", "invalid 'source'")
 	}
@@ -308,7 +308,7 @@ func (s *Server) handleIndexFolderMove(r *api.Request) error {
 		return err
 	}
 	select {
-	case err = <-s.moves.run(r.Site, res.Value.(storage.FolderMoveJob)):
+	case err = <-s.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob)):
 	case <-r.UserContext().Done():
 		return errMoveNotRun
 	}

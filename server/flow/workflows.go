@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"encoding/json"
@@ -95,7 +95,7 @@ func (c *criterionIn) criterion(key string) (storage.StepCriterion, error) {
 // workflowFromBody reads and converts a workflow definition; the step
 // actions are checked as on the action routes (but MOVE, DELETE and QUEUE
 // belong in workflows).
-func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
+func (s *Handlers) workflowFromBody(r *api.Request, id string) (*storage.Workflow, error) {
 	var in workflowIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow,
 			step.Decisions[j].Type = strings.ToUpper(step.Decisions[j].Type)
 		}
 		if st.Action != nil {
-			acts, e := s.documents.ConvertActions(r, []documents.ActionIn{*st.Action})
+			acts, e := s.Documents.ConvertActions(r, []documents.ActionIn{*st.Action})
 			for _, x := range e {
 				errs = append(errs, storage.ValidationItem{Key: k + ".action." + x.Key, Msg: x.Msg})
 			}
@@ -159,8 +159,8 @@ func (s *Server) workflowFromBody(r *api.Request, id string) (*storage.Workflow,
 	return w, nil
 }
 
-// handleAddWorkflow serves POST /workflows.
-func (s *Server) handleAddWorkflow(r *api.Request) error {
+// HandleAddWorkflow serves POST /workflows.
+func (s *Handlers) HandleAddWorkflow(r *api.Request) error {
 	w, err := s.workflowFromBody(r, uuid.NewString())
 	if err != nil {
 		return err
@@ -171,8 +171,8 @@ func (s *Server) handleAddWorkflow(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"workflowId": w.WorkflowID})
 }
 
-// handleSetWorkflow serves PUT /workflows/{workflowId}[?createIfMissing=true].
-func (s *Server) handleSetWorkflow(r *api.Request) error {
+// HandleSetWorkflow serves PUT /workflows/{workflowId}[?createIfMissing=true].
+func (s *Handlers) HandleSetWorkflow(r *api.Request) error {
 	create := false
 	switch v := r.Query("createIfMissing"); v {
 	case "", "false":
@@ -191,8 +191,8 @@ func (s *Server) handleSetWorkflow(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Workflow set"})
 }
 
-// handleUpdateWorkflow serves PATCH /workflows/{workflowId}.
-func (s *Server) handleUpdateWorkflow(r *api.Request) error {
+// HandleUpdateWorkflow serves PATCH /workflows/{workflowId}.
+func (s *Handlers) HandleUpdateWorkflow(r *api.Request) error {
 	var in struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
@@ -216,22 +216,22 @@ func (s *Server) handleUpdateWorkflow(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Workflow updated"})
 }
 
-// handleDeleteWorkflow serves DELETE /workflows/{workflowId}.
-func (s *Server) handleDeleteWorkflow(r *api.Request) error {
+// HandleDeleteWorkflow serves DELETE /workflows/{workflowId}.
+func (s *Handlers) HandleDeleteWorkflow(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteWorkflow, storage.UpdateWorkflow{WorkflowID: api.PathParam(r, "workflowId")}); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Workflow deleted"})
 }
 
-func (s *Server) workflowSummary(site string, w *storage.Workflow) map[string]any {
+func (s *Handlers) workflowSummary(site string, w *storage.Workflow) map[string]any {
 	return map[string]any{"workflowId": w.WorkflowID, "name": w.Name, "description": w.Description,
 		"status": w.Status, "insertedDate": api.FormatDate(w.InsertedDate), "userId": w.UserID,
 		"inUse": s.DB.WorkflowInUse(site, w.WorkflowID)}
 }
 
-// handleGetWorkflows serves GET /workflows[?status=].
-func (s *Server) handleGetWorkflows(r *api.Request) error {
+// HandleGetWorkflows serves GET /workflows[?status=].
+func (s *Handlers) HandleGetWorkflows(r *api.Request) error {
 	status := strings.ToUpper(r.Query("status"))
 	if status != "" && status != storage.WorkflowActive && status != storage.WorkflowInactive {
 		return api.Invalid("status", "invalid 'status' parameter, use ACTIVE or INACTIVE")
@@ -323,8 +323,8 @@ func stepJSON(st *storage.WorkflowStep) map[string]any {
 	return m
 }
 
-// handleGetWorkflow serves GET /workflows/{workflowId}.
-func (s *Server) handleGetWorkflow(r *api.Request) error {
+// HandleGetWorkflow serves GET /workflows/{workflowId}.
+func (s *Handlers) HandleGetWorkflow(r *api.Request) error {
 	w, err := s.DB.GetWorkflow(r.Site, api.PathParam(r, "workflowId"))
 	if err != nil {
 		return err
@@ -338,9 +338,9 @@ func (s *Server) handleGetWorkflow(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleGetWorkflowDocuments serves GET /workflows/{workflowId}/documents:
+// HandleGetWorkflowDocuments serves GET /workflows/{workflowId}/documents:
 // the documents in the workflow (not COMPLETE) the caller may read.
-func (s *Server) handleGetWorkflowDocuments(r *api.Request) error {
+func (s *Handlers) HandleGetWorkflowDocuments(r *api.Request) error {
 	id := api.PathParam(r, "workflowId")
 	return api.KeyPage(r, "wd", "documents", func(after string, limit int) ([]string, string, error) {
 		return s.DB.WorkflowDocuments(r.Site, id, after, limit)
@@ -353,7 +353,7 @@ func (s *Server) handleGetWorkflowDocuments(r *api.Request) error {
 	})
 }
 
-func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
+func (s *Handlers) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[string]any {
 	m := map[string]any{"workflowId": dw.WorkflowID, "status": dw.Status, "actionCount": dw.ActionCount,
 		"completedActionCount": dw.Completed, "insertedDate": api.FormatDate(dw.InsertedDate), "userId": dw.UserID}
 	if dw.CurrentStepID != "" {
@@ -374,8 +374,8 @@ func (s *Server) docWorkflowJSON(site string, dw *storage.DocWorkflow) map[strin
 	return m
 }
 
-// handleGetDocumentWorkflows serves GET /documents/{documentId}/workflows.
-func (s *Server) handleGetDocumentWorkflows(r *api.Request) error {
+// HandleGetDocumentWorkflows serves GET /documents/{documentId}/workflows.
+func (s *Handlers) HandleGetDocumentWorkflows(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -384,8 +384,8 @@ func (s *Server) handleGetDocumentWorkflows(r *api.Request) error {
 	}, func(dw *storage.DocWorkflow) map[string]any { return s.docWorkflowJSON(r.Site, dw) })
 }
 
-// handleGetDocumentWorkflow serves GET /documents/{documentId}/workflows/{workflowId}.
-func (s *Server) handleGetDocumentWorkflow(r *api.Request) error {
+// HandleGetDocumentWorkflow serves GET /documents/{documentId}/workflows/{workflowId}.
+func (s *Handlers) HandleGetDocumentWorkflow(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -396,8 +396,8 @@ func (s *Server) handleGetDocumentWorkflow(r *api.Request) error {
 	return r.JSON(map[string]any{"workflow": s.docWorkflowJSON(r.Site, dw)})
 }
 
-// handleAddDocumentWorkflow serves POST /documents/{documentId}/workflows.
-func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
+// HandleAddDocumentWorkflow serves POST /documents/{documentId}/workflows.
+func (s *Handlers) HandleAddDocumentWorkflow(r *api.Request) error {
 	var in struct {
 		WorkflowID string `json:"workflowId"`
 	}
@@ -417,7 +417,7 @@ func (s *Server) handleAddDocumentWorkflow(r *api.Request) error {
 }
 
 // decisionIn reads {"decision":"APPROVE"|"REJECT","comments"}.
-func (s *Server) readDecision(r *api.Request) (string, string, error) {
+func (s *Handlers) readDecision(r *api.Request) (string, string, error) {
 	var in struct {
 		Decision string `json:"decision"`
 		Comments string `json:"comments"`
@@ -439,9 +439,9 @@ func (s *Server) readDecision(r *api.Request) (string, string, error) {
 	return in.Decision, in.Comments, nil
 }
 
-// handleWorkflowDecision serves POST
+// HandleWorkflowDecision serves POST
 // /documents/{documentId}/workflow/{workflowId}/decisions.
-func (s *Server) handleWorkflowDecision(r *api.Request) error {
+func (s *Handlers) HandleWorkflowDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err

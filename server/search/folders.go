@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"net/http"
@@ -10,15 +10,15 @@ import (
 
 // folderFromQuery reads the folder of GET /folders: indexKey, else path,
 // else the root.
-func (s *Server) folderFromQuery(r *api.Request) (string, error) {
+func (s *Handlers) folderFromQuery(r *api.Request) (string, error) {
 	if k := r.Query("indexKey"); k != "" {
 		return s.folderOfIndexKey(r, k)
 	}
 	return strings.Trim(r.Query("path"), "/"), nil
 }
 
-// handleGetFolders serves GET /folders.
-func (s *Server) handleGetFolders(r *api.Request) error {
+// HandleGetFolders serves GET /folders.
+func (s *Handlers) HandleGetFolders(r *api.Request) error {
 	folder, err := s.folderFromQuery(r)
 	if err != nil {
 		return err
@@ -47,8 +47,8 @@ func (s *Server) handleGetFolders(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// checkFolderPath validates a folder path given by a client.
-func checkFolderPath(p string) (string, error) {
+// CheckFolderPath validates a folder path given by a client.
+func CheckFolderPath(p string) (string, error) {
 	p = strings.Trim(p, "/")
 	switch {
 	case p == "":
@@ -65,8 +65,8 @@ func checkFolderPath(p string) (string, error) {
 	return p, nil
 }
 
-// handleAddFolder serves POST /folders.
-func (s *Server) handleAddFolder(r *api.Request) error {
+// HandleAddFolder serves POST /folders.
+func (s *Handlers) HandleAddFolder(r *api.Request) error {
 	var b struct {
 		Path *string `json:"path"`
 	}
@@ -76,7 +76,7 @@ func (s *Server) handleAddFolder(r *api.Request) error {
 	if strings.Trim(api.Deref(b.Path), "/") == "" {
 		return api.BadRequest("missing 'path' parameters") // FormKiQ's message
 	}
-	p, err := checkFolderPath(api.Deref(b.Path))
+	p, err := CheckFolderPath(api.Deref(b.Path))
 	if err != nil {
 		return err
 	}
@@ -89,17 +89,17 @@ func (s *Server) handleAddFolder(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpAddFolder, storage.FolderRef{Path: p}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "created folder", "indexKey": folderIndexKey(p)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "created folder", "indexKey": FolderIndexKey(p)})
 }
 
-// handleDeleteFolder serves DELETE /folders/{indexKey} and
+// HandleDeleteFolder serves DELETE /folders/{indexKey} and
 // DELETE /indices/folder/{indexKey}.
-func (s *Server) handleDeleteFolder(r *api.Request) error {
+func (s *Handlers) HandleDeleteFolder(r *api.Request) error {
 	if t := r.Params("indexType"); t != "" && t != "folder" {
 		return api.Invalid("indexType", "invalid 'indexType'")
 	}
 	k := api.PathParam(r, "indexKey")
-	p, err := parseFolderIndexKey(k)
+	p, err := ParseFolderIndexKey(k)
 	if err != nil {
 		return err
 	}
@@ -117,9 +117,9 @@ func (s *Server) handleDeleteFolder(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "deleted folder"})
 }
 
-// handleIndexSearch serves POST /indices/search: the values of an index
+// HandleIndexSearch serves POST /indices/search: the values of an index
 // (folders: every folder path of the site).
-func (s *Server) handleIndexSearch(r *api.Request) error {
+func (s *Handlers) HandleIndexSearch(r *api.Request) error {
 	var b struct {
 		IndexType *string `json:"indexType"`
 	}
@@ -145,7 +145,7 @@ func (s *Server) handleIndexSearch(r *api.Request) error {
 	}
 	after := ""
 	if tok := r.Query("next"); tok != "" {
-		if after, err = parseFolderIndexKey(tok); err != nil {
+		if after, err = ParseFolderIndexKey(tok); err != nil {
 			return storage.ErrBadToken
 		}
 	}
@@ -160,7 +160,7 @@ func (s *Server) handleIndexSearch(r *api.Request) error {
 			continue
 		}
 		if len(vals) == limit {
-			next = folderIndexKey(vals[len(vals)-1]["value"].(string))
+			next = FolderIndexKey(vals[len(vals)-1]["value"].(string))
 			break
 		}
 		vals = append(vals, map[string]any{"value": n})

@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"net/http"
@@ -8,8 +8,8 @@ import (
 	"quire/storage"
 )
 
-// handleAddQueue serves POST /queues.
-func (s *Server) handleAddQueue(r *api.Request) error {
+// HandleAddQueue serves POST /queues.
+func (s *Handlers) HandleAddQueue(r *api.Request) error {
 	var in struct {
 		Name string `json:"name"`
 	}
@@ -31,15 +31,15 @@ func queueJSON(q *storage.Queue) map[string]any {
 	return map[string]any{"queueId": q.QueueID, "name": q.Name, "insertedDate": api.FormatDate(q.InsertedDate), "userId": q.UserID}
 }
 
-// handleGetQueues serves GET /queues.
-func (s *Server) handleGetQueues(r *api.Request) error {
+// HandleGetQueues serves GET /queues.
+func (s *Handlers) HandleGetQueues(r *api.Request) error {
 	return api.KeyPage(r, "qu", "queues", func(after string, limit int) ([]storage.Queue, string, error) {
 		return s.DB.Queues(r.Site, after, limit)
 	}, queueJSON)
 }
 
-// handleGetQueue serves GET /queues/{queueId}.
-func (s *Server) handleGetQueue(r *api.Request) error {
+// HandleGetQueue serves GET /queues/{queueId}.
+func (s *Handlers) HandleGetQueue(r *api.Request) error {
 	q, err := s.DB.GetQueue(r.Site, api.PathParam(r, "queueId"))
 	if err != nil {
 		return err
@@ -47,17 +47,17 @@ func (s *Server) handleGetQueue(r *api.Request) error {
 	return r.JSON(queueJSON(q))
 }
 
-// handleDeleteQueue serves DELETE /queues/{queueId}.
-func (s *Server) handleDeleteQueue(r *api.Request) error {
+// HandleDeleteQueue serves DELETE /queues/{queueId}.
+func (s *Handlers) HandleDeleteQueue(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteQueue, storage.Queue{QueueID: api.PathParam(r, "queueId")}); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "Queue deleted"})
 }
 
-// handleGetQueueDocuments serves GET /queues/{queueId}/documents: the
+// HandleGetQueueDocuments serves GET /queues/{queueId}/documents: the
 // documents a QUEUE action put there (FormKiQ's WorkflowDocument).
-func (s *Server) handleGetQueueDocuments(r *api.Request) error {
+func (s *Handlers) HandleGetQueueDocuments(r *api.Request) error {
 	id := api.PathParam(r, "queueId")
 	if _, err := s.DB.GetQueue(r.Site, id); err != nil {
 		return err
@@ -85,13 +85,13 @@ func (s *Server) handleGetQueueDocuments(r *api.Request) error {
 	})
 }
 
-// handleQueueDecision serves POST /queues/{queueId}/documents/{documentId}/decisions
+// HandleQueueDecision serves POST /queues/{queueId}/documents/{documentId}/decisions
 // (Quire): {"decision":"APPROVE"|"REJECT","comments"}. It is an alias of
 // the workflow decision route for a document a workflow step put in the
 // queue (the same applier decides, API.md "Workflows"); for a QUEUE
 // action added on its own, approval completes the action (ASYNC_COMPLETE)
 // and its next actions run, rejection fails it.
-func (s *Server) handleQueueDecision(r *api.Request) error {
+func (s *Handlers) HandleQueueDecision(r *api.Request) error {
 	decision, comments, err := s.readDecision(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ func actionJSON(a *storage.Action) map[string]any {
 	return m
 }
 
-func (s *Server) handleGetDocumentActions(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentActions(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (s *Server) handleGetDocumentActions(r *api.Request) error {
 	return r.JSON(out)
 }
 
-func (s *Server) handleAddDocumentActions(r *api.Request) error {
+func (s *Handlers) HandleAddDocumentActions(r *api.Request) error {
 	var in struct {
 		Actions *[]documents.ActionIn `json:"actions"`
 	}
@@ -102,7 +102,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	if _, err := s.DB.GetDocument(r.Site, r.DocID()); err != nil {
 		return err
 	}
-	acts, errs := s.documents.ConvertActions(r, *in.Actions)
+	acts, errs := s.Documents.ConvertActions(r, *in.Actions)
 	if len(errs) > 0 {
 		return &storage.ValidationError{Items: errs}
 	}
@@ -113,7 +113,7 @@ func (s *Server) handleAddDocumentActions(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Actions saved"})
 }
 
-func (s *Server) handleRetryDocumentActions(r *api.Request) error {
+func (s *Handlers) HandleRetryDocumentActions(r *api.Request) error {
 	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r)})
 	if errors.Is(err, storage.ErrNoFailedAction) {
 		return api.ErrStatus(http.StatusNotFound, "Failed action not found")
@@ -124,9 +124,9 @@ func (s *Server) handleRetryDocumentActions(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Actions retrying"})
 }
 
-// handleGetDocumentFulltext returns the text the FULLTEXT action kept,
+// HandleGetDocumentFulltext returns the text the FULLTEXT action kept,
 // with the document's fields.
-func (s *Server) handleGetDocumentFulltext(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentFulltext(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -170,8 +170,8 @@ func (s *Server) handleGetDocumentFulltext(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleGetDocumentOcr returns the OCR text of the document's content.
-func (s *Server) handleGetDocumentOcr(r *api.Request) error {
+// HandleGetDocumentOcr returns the OCR text of the document's content.
+func (s *Handlers) HandleGetDocumentOcr(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -234,9 +234,9 @@ func ocrKeyValues(text string) []map[string]any {
 	return out
 }
 
-// handleGetMalwareScan serves GET /documents/{id}/malwareScan: the scans of
+// HandleGetMalwareScan serves GET /documents/{id}/malwareScan: the scans of
 // ANTIVIRUS and MALWARE_SCAN actions, newest first.
-func (s *Server) handleGetMalwareScan(r *api.Request) error {
+func (s *Handlers) HandleGetMalwareScan(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
 		return err
@@ -252,9 +252,9 @@ func (s *Server) handleGetMalwareScan(r *api.Request) error {
 	return r.JSON(map[string]any{"malwareScanResults": list})
 }
 
-// resultList serves the LLM results of a document: kind's results (of one
+// ResultList serves the LLM results of a document: kind's results (of one
 // prompt entity when the route names it) under the field list.
-func (s *Server) resultList(kind, list string, named bool) api.Handler {
+func (s *Handlers) ResultList(kind, list string, named bool) api.Handler {
 	return func(r *api.Request) error {
 		d, err := s.DB.GetDocument(r.Site, r.DocID())
 		if err != nil {
@@ -291,9 +291,9 @@ func (s *Server) resultList(kind, list string, named bool) api.Handler {
 	}
 }
 
-// addActionFor serves the endpoints that request one action: POST
+// AddActionFor serves the endpoints that request one action: POST
 // /documents/{id}/ocr, PUT /documents/{id}/antivirus and /malwareScan.
-func (s *Server) addActionFor(typ, msg string) api.Handler {
+func (s *Handlers) AddActionFor(typ, msg string) api.Handler {
 	return func(r *api.Request) error {
 		params := map[string]any{}
 		if typ == "OCR" {
@@ -331,7 +331,7 @@ func (s *Server) addActionFor(typ, msg string) api.Handler {
 			return err
 		}
 		raw, _ := json.Marshal(params)
-		acts, errs := s.documents.ConvertActions(r, []documents.ActionIn{{Type: typ, Parameters: raw}})
+		acts, errs := s.Documents.ConvertActions(r, []documents.ActionIn{{Type: typ, Parameters: raw}})
 		if len(errs) > 0 {
 			return &storage.ValidationError{Items: errs}
 		}

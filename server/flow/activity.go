@@ -1,10 +1,11 @@
-package server
+package flow
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
 
+	"quire/auth"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -41,9 +42,9 @@ func activityJSON(a *storage.Activity) map[string]any {
 	return m
 }
 
-// handleGetDocumentActivities serves GET /documents/{id}/userActivities
+// HandleGetDocumentActivities serves GET /documents/{id}/userActivities
 // (with artifactId: the artifact's own trail).
-func (s *Server) handleGetDocumentActivities(r *api.Request) error {
+func (s *Handlers) HandleGetDocumentActivities(r *api.Request) error {
 	if _, err := s.DB.GetDocumentAny(r.Site, r.DocID()); err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Server) handleGetDocumentActivities(r *api.Request) error {
 func activitiesUser(r *api.Request) (string, error) {
 	user := r.User()
 	if u := r.Query("userId"); u != "" && u != user {
-		if !r.Principal.Admin && !r.Principal.Can(r.Site, govern) {
+		if !r.Principal.Admin && !r.Principal.Can(r.Site, auth.PermGovern) {
 			return "", api.ErrStatus(http.StatusUnauthorized, "fkq access denied (GOVERN permission required to read another user's activities)")
 		}
 		if !api.ValidUserID(u) {
@@ -68,10 +69,10 @@ func activitiesUser(r *api.Request) (string, error) {
 	return user, nil
 }
 
-// handleGetUserActivities serves GET /userActivities: the caller's
+// HandleGetUserActivities serves GET /userActivities: the caller's
 // changes in the site, or with userId another user's (Admins and the
 // site's governors only).
-func (s *Server) handleGetUserActivities(r *api.Request) error {
+func (s *Handlers) HandleGetUserActivities(r *api.Request) error {
 	user, err := activitiesUser(r)
 	if err != nil {
 		return err
@@ -90,7 +91,7 @@ func (s *Server) handleGetUserActivities(r *api.Request) error {
 // the folder its document was in then and is in now (issue 29: an API
 // key acts as the user who created it, and that user's trail names
 // documents of folders the key cannot read).
-func (s *Server) activityVisible(r *api.Request, a *storage.Activity) bool {
+func (s *Handlers) activityVisible(r *api.Request, a *storage.Activity) bool {
 	if !s.FolderRestricted(r) {
 		return true
 	}
@@ -123,13 +124,13 @@ var activityResources = []struct{ param, what string }{
 	{"controlPolicy", "control policies"},
 }
 
-// handleGetActivities serves FormKiQ's GET /activities
+// HandleGetActivities serves FormKiQ's GET /activities
 // (GetResourceActivities) over Quire's trail of document changes: with
 // documentId (and artifactId) a document's trail, as GET
 // /documents/{id}/userActivities; otherwise the caller's or, with userId,
 // another user's, as GET /userActivities. start and end bound
 // insertedDate; sort is DESC (newest first) only.
-func (s *Server) handleGetActivities(r *api.Request) error {
+func (s *Handlers) HandleGetActivities(r *api.Request) error {
 	for _, res := range activityResources {
 		if r.Query(res.param) != "" {
 			return api.Invalid(res.param, fmt.Sprintf("activities of %s are not recorded: Quire records document changes (use documentId or userId)", res.what))

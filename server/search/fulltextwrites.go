@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"encoding/base64"
@@ -24,7 +24,7 @@ var fulltextFixed = []string{"path", "width", "height", "deepLinkPath", "resourc
 
 // readFulltext reads a fulltext body: the text (content, possibly
 // base64) and the tags, each nil when absent.
-func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
+func (s *Handlers) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return nil, nil, err
@@ -79,9 +79,9 @@ func (s *Server) readFulltext(r *api.Request) (*string, *[]storage.Tag, error) {
 	return text, tags, nil
 }
 
-// handleSetDocumentFulltext serves PUT and POST /documents/{id}/fulltext:
+// HandleSetDocumentFulltext serves PUT and POST /documents/{id}/fulltext:
 // the index holds the text and tags given (absent ones: the document's).
-func (s *Server) handleSetDocumentFulltext(r *api.Request) error {
+func (s *Handlers) HandleSetDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
@@ -96,9 +96,9 @@ func (s *Server) handleSetDocumentFulltext(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Set document in fulltext index"})
 }
 
-// handleUpdateDocumentFulltext serves PATCH /documents/{id}/fulltext: the
+// HandleUpdateDocumentFulltext serves PATCH /documents/{id}/fulltext: the
 // text if given, the tags given merged by key into those the index holds.
-func (s *Server) handleUpdateDocumentFulltext(r *api.Request) error {
+func (s *Handlers) HandleUpdateDocumentFulltext(r *api.Request) error {
 	text, tags, err := s.readFulltext(r)
 	if err != nil {
 		return err
@@ -110,10 +110,10 @@ func (s *Server) handleUpdateDocumentFulltext(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Updated document in fulltext index"})
 }
 
-// handleDeleteDocumentFulltext serves DELETE /documents/{id}/fulltext: the
+// HandleDeleteDocumentFulltext serves DELETE /documents/{id}/fulltext: the
 // document leaves the fulltext index (its name and folder stay
 // searchable) until the text is set again or new content is uploaded.
-func (s *Server) handleDeleteDocumentFulltext(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentFulltext(r *api.Request) error {
 	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDelete}
 	if _, err := s.Apply(r, storage.OpSetFulltext, p); err != nil {
 		return err
@@ -121,9 +121,9 @@ func (s *Server) handleDeleteDocumentFulltext(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Deleted document from fulltext index"})
 }
 
-// handleDeleteDocumentFulltextTag serves DELETE
+// HandleDeleteDocumentFulltextTag serves DELETE
 // /documents/{id}/fulltext/tags/{tagKey}[/{tagValue}].
-func (s *Server) handleDeleteDocumentFulltextTag(r *api.Request) error {
+func (s *Handlers) HandleDeleteDocumentFulltextTag(r *api.Request) error {
 	p := storage.SetFulltext{DocumentID: r.DocID(), Mode: storage.FulltextDeleteTag, TagKey: api.PathParam(r, "tagKey")}
 	if r.Params("tagValue") != "" {
 		v := api.PathParam(r, "tagValue")

@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func checkReviewText(key, v string) error {
 
 // reviewDoc answers 404 for a document that does not exist (an artifact
 // was resolved already by resolveDocument).
-func (s *Server) reviewDoc(r *api.Request) error {
+func (s *Handlers) reviewDoc(r *api.Request) error {
 	if r.ArtifactID != "" {
 		return nil
 	}
@@ -78,8 +78,8 @@ func reviewParent(r *api.Request) string {
 	return ""
 }
 
-// handleAddReview serves POST /documents/{id}/reviews.
-func (s *Server) handleAddReview(r *api.Request) error {
+// HandleAddReview serves POST /documents/{id}/reviews.
+func (s *Handlers) HandleAddReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewCategory    string                       `json:"reviewCategory"`
@@ -199,8 +199,8 @@ func (s *Server) handleAddReview(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"reviewId": rv.ReviewID})
 }
 
-// handleGetReviews serves GET /documents/{id}/reviews.
-func (s *Server) handleGetReviews(r *api.Request) error {
+// HandleGetReviews serves GET /documents/{id}/reviews.
+func (s *Handlers) HandleGetReviews(r *api.Request) error {
 	if err := s.reviewDoc(r); err != nil {
 		return err
 	}
@@ -209,8 +209,8 @@ func (s *Server) handleGetReviews(r *api.Request) error {
 	}, reviewJSON)
 }
 
-// handleGetReview serves GET /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleGetReview(r *api.Request) error {
+// HandleGetReview serves GET /documents/{id}/reviews/{reviewId}.
+func (s *Handlers) HandleGetReview(r *api.Request) error {
 	rv, err := s.DB.GetReview(r.Site, r.DocID(), api.PathParam(r, "reviewId"))
 	if err != nil {
 		return err
@@ -218,8 +218,8 @@ func (s *Server) handleGetReview(r *api.Request) error {
 	return r.JSON(map[string]any{"review": reviewJSON(rv)})
 }
 
-// handleUpdateReview serves PATCH /documents/{id}/reviews/{reviewId}.
-func (s *Server) handleUpdateReview(r *api.Request) error {
+// HandleUpdateReview serves PATCH /documents/{id}/reviews/{reviewId}.
+func (s *Handlers) HandleUpdateReview(r *api.Request) error {
 	var in struct {
 		Review *struct {
 			ReviewStatus      *string `json:"reviewStatus"`
@@ -253,8 +253,8 @@ func (s *Server) handleUpdateReview(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Review updated"})
 }
 
-// handleGetReviewDecisions serves GET /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleGetReviewDecisions(r *api.Request) error {
+// HandleGetReviewDecisions serves GET /documents/{id}/reviews/{reviewId}/decisions.
+func (s *Handlers) HandleGetReviewDecisions(r *api.Request) error {
 	id := api.PathParam(r, "reviewId")
 	if _, err := s.DB.GetReview(r.Site, r.DocID(), id); err != nil {
 		return err
@@ -265,8 +265,8 @@ func (s *Server) handleGetReviewDecisions(r *api.Request) error {
 	}, func(d *storage.ReviewDecision) map[string]any { return decisionJSON(d, parent) })
 }
 
-// handleAddReviewDecision serves POST /documents/{id}/reviews/{reviewId}/decisions.
-func (s *Server) handleAddReviewDecision(r *api.Request) error {
+// HandleAddReviewDecision serves POST /documents/{id}/reviews/{reviewId}/decisions.
+func (s *Handlers) HandleAddReviewDecision(r *api.Request) error {
 	var in struct {
 		Decision *struct {
 			Type     string `json:"type"`
@@ -311,11 +311,11 @@ func (s *Server) handleAddReviewDecision(r *api.Request) error {
 // openReviewScan bounds the records GET /reviews examines for one page.
 const openReviewScan = 10000
 
-// handleGetOpenReviews serves GET /reviews (Quire's; the console's inbox):
+// HandleGetOpenReviews serves GET /reviews (Quire's; the console's inbox):
 // the site's open reviews the caller could decide (no approval groups, or
 // one of the caller's groups among them) on documents the caller may read
 // (folder permissions), with the document's path. Paged by `next`.
-func (s *Server) handleGetOpenReviews(r *api.Request) error {
+func (s *Handlers) HandleGetOpenReviews(r *api.Request) error {
 	limit, err := api.ListLimit(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package flow
 
 import (
 	"net/http"
@@ -35,7 +35,7 @@ func (in *rulesetIn) merge(r *storage.Ruleset) {
 	}
 }
 
-func (s *Server) readRuleset(r *api.Request) (*rulesetIn, error) {
+func (s *Handlers) readRuleset(r *api.Request) (*rulesetIn, error) {
 	var in struct {
 		Ruleset *rulesetIn `json:"ruleset"`
 	}
@@ -53,8 +53,8 @@ func rulesetJSON(r *storage.Ruleset) map[string]any {
 		"version": r.Version, "status": r.Status, "insertedDate": api.FormatDate(r.InsertedDate)}
 }
 
-// handleAddRuleset serves POST /rulesets.
-func (s *Server) handleAddRuleset(r *api.Request) error {
+// HandleAddRuleset serves POST /rulesets.
+func (s *Handlers) HandleAddRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
@@ -70,8 +70,8 @@ func (s *Server) handleAddRuleset(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"rulesetId": rs.RulesetID})
 }
 
-// handleUpdateRuleset serves PATCH /rulesets/{rulesetId}.
-func (s *Server) handleUpdateRuleset(r *api.Request) error {
+// HandleUpdateRuleset serves PATCH /rulesets/{rulesetId}.
+func (s *Handlers) HandleUpdateRuleset(r *api.Request) error {
 	in, err := s.readRuleset(r)
 	if err != nil {
 		return err
@@ -90,15 +90,15 @@ func (s *Server) handleUpdateRuleset(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Ruleset updated"})
 }
 
-// handleGetRulesets serves GET /rulesets.
-func (s *Server) handleGetRulesets(r *api.Request) error {
+// HandleGetRulesets serves GET /rulesets.
+func (s *Handlers) HandleGetRulesets(r *api.Request) error {
 	return api.KeyPage(r, "rs", "rulesets", func(after string, limit int) ([]storage.Ruleset, string, error) {
 		return s.DB.Rulesets(r.Site, after, limit)
 	}, rulesetJSON)
 }
 
-// handleGetRuleset serves GET /rulesets/{rulesetId}.
-func (s *Server) handleGetRuleset(r *api.Request) error {
+// HandleGetRuleset serves GET /rulesets/{rulesetId}.
+func (s *Handlers) HandleGetRuleset(r *api.Request) error {
 	rs, err := s.DB.GetRuleset(r.Site, api.PathParam(r, "rulesetId"))
 	if err != nil {
 		return err
@@ -106,9 +106,9 @@ func (s *Server) handleGetRuleset(r *api.Request) error {
 	return r.JSON(map[string]any{"ruleset": rulesetJSON(rs)})
 }
 
-// handleDeleteRuleset serves DELETE /rulesets/{rulesetId}: the ruleset and
+// HandleDeleteRuleset serves DELETE /rulesets/{rulesetId}: the ruleset and
 // its rules.
-func (s *Server) handleDeleteRuleset(r *api.Request) error {
+func (s *Handlers) HandleDeleteRuleset(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpDeleteRuleset, storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId")}); err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (in *ruleIn) merge(r *storage.Rule) error {
 	return storage.CheckRule(r)
 }
 
-func (s *Server) readRule(r *api.Request) (*ruleIn, error) {
+func (s *Handlers) readRule(r *api.Request) (*ruleIn, error) {
 	var in struct {
 		Rule *ruleIn `json:"rule"`
 	}
@@ -191,8 +191,8 @@ func ruleJSON(r *storage.Rule) map[string]any {
 		"workflowId": r.WorkflowID, "status": r.Status, "conditions": map[string]any{"must": must}}
 }
 
-// handleAddRule serves POST /rulesets/{rulesetId}/rules.
-func (s *Server) handleAddRule(r *api.Request) error {
+// HandleAddRule serves POST /rulesets/{rulesetId}/rules.
+func (s *Handlers) HandleAddRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
@@ -207,8 +207,8 @@ func (s *Server) handleAddRule(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"ruleId": rule.RuleID})
 }
 
-// handleUpdateRule serves PATCH /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleUpdateRule(r *api.Request) error {
+// HandleUpdateRule serves PATCH /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Handlers) HandleUpdateRule(r *api.Request) error {
 	in, err := s.readRule(r)
 	if err != nil {
 		return err
@@ -226,16 +226,16 @@ func (s *Server) handleUpdateRule(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Rule updated"})
 }
 
-// handleGetRules serves GET /rulesets/{rulesetId}/rules.
-func (s *Server) handleGetRules(r *api.Request) error {
+// HandleGetRules serves GET /rulesets/{rulesetId}/rules.
+func (s *Handlers) HandleGetRules(r *api.Request) error {
 	rs := api.PathParam(r, "rulesetId")
 	return api.KeyPage(r, "ru", "rules", func(after string, limit int) ([]storage.Rule, string, error) {
 		return s.DB.Rules(r.Site, rs, after, limit)
 	}, ruleJSON)
 }
 
-// handleGetRule serves GET /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleGetRule(r *api.Request) error {
+// HandleGetRule serves GET /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Handlers) HandleGetRule(r *api.Request) error {
 	rule, err := s.DB.GetRule(r.Site, api.PathParam(r, "rulesetId"), api.PathParam(r, "ruleId"))
 	if err != nil {
 		return err
@@ -243,8 +243,8 @@ func (s *Server) handleGetRule(r *api.Request) error {
 	return r.JSON(map[string]any{"rule": ruleJSON(rule)})
 }
 
-// handleDeleteRule serves DELETE /rulesets/{rulesetId}/rules/{ruleId}.
-func (s *Server) handleDeleteRule(r *api.Request) error {
+// HandleDeleteRule serves DELETE /rulesets/{rulesetId}/rules/{ruleId}.
+func (s *Handlers) HandleDeleteRule(r *api.Request) error {
 	p := storage.DeleteRule{RulesetID: api.PathParam(r, "rulesetId"), RuleID: api.PathParam(r, "ruleId")}
 	if _, err := s.Apply(r, storage.OpDeleteRule, p); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"encoding/base64"
@@ -116,8 +116,8 @@ func (q *searchQueryIn) validate() error {
 	return api.CheckErrors(errs)
 }
 
-// handleSearch serves POST /search.
-func (s *Server) handleSearch(r *api.Request) error {
+// HandleSearch serves POST /search.
+func (s *Handlers) HandleSearch(r *api.Request) error {
 	var in searchRequest
 	if err := r.ReadBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
@@ -224,7 +224,7 @@ type searchResults struct {
 
 // newResults returns results that keep out what the caller's folder
 // permissions do not let them read.
-func (s *Server) newResults(r *api.Request) *searchResults {
+func (s *Handlers) newResults(r *api.Request) *searchResults {
 	return &searchResults{visible: func(dir string) bool { return s.FolderAllows(r, dir, storage.FolderRead) }}
 }
 
@@ -251,7 +251,7 @@ func (res *searchResults) addFolder(m map[string]any, full string) {
 
 // indexValue converts a query value of key to the index form: numbers of
 // NUMBER attributes encoded, DATE values normalized.
-func (s *Server) indexValue(r *api.Request, attr bool, key, v string, dataType string) (string, error) {
+func (s *Handlers) indexValue(r *api.Request, attr bool, key, v string, dataType string) (string, error) {
 	if !attr {
 		return v, nil
 	}
@@ -274,7 +274,7 @@ func (s *Server) indexValue(r *api.Request, attr bool, key, v string, dataType s
 }
 
 // toIndexMatch converts one request match.
-func (s *Server) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storage.IndexMatch, error) {
+func (s *Handlers) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storage.IndexMatch, error) {
 	key := *m.Key
 	out := storage.IndexMatch{Key: key}
 	dataType := ""
@@ -334,7 +334,7 @@ func (s *Server) toIndexMatch(r *api.Request, attr bool, m *searchMatch) (storag
 }
 
 // searchIndex runs tag and attribute queries on storage's exact indexes.
-func (s *Server) searchIndex(r *api.Request, q *searchQueryIn, ids map[string]bool, limit int) (*searchResults, error) {
+func (s *Handlers) searchIndex(r *api.Request, q *searchQueryIn, ids map[string]bool, limit int) (*searchResults, error) {
 	var sq storage.SearchQuery
 	sq.DocumentIDs = ids
 	attrs := q.Attributes
@@ -400,7 +400,7 @@ func matchedAttribute(h storage.SearchHit, dataType string) map[string]any {
 }
 
 // searchMeta lists a folder (meta.folder, meta.indexType) or finds a path.
-func (s *Server) searchMeta(r *api.Request, m *searchMeta, limit int) (*searchResults, error) {
+func (s *Handlers) searchMeta(r *api.Request, m *searchMeta, limit int) (*searchResults, error) {
 	if m.IndexType != nil && !strings.EqualFold(*m.IndexType, "folder") {
 		return nil, api.Invalid("indexType", "invalid 'indexType'")
 	}
@@ -438,7 +438,7 @@ func (s *Server) searchMeta(r *api.Request, m *searchMeta, limit int) (*searchRe
 }
 
 // listFolder renders one page of a folder: subfolders first, then files.
-func (s *Server) listFolder(r *api.Request, folder string, onlyFolders bool, filter string, limit int) (*searchResults, error) {
+func (s *Handlers) listFolder(r *api.Request, folder string, onlyFolders bool, filter string, limit int) (*searchResults, error) {
 	if ok, err := s.DB.FolderExists(r.Site, folder); err != nil {
 		return nil, err
 	} else if !ok {
@@ -465,7 +465,7 @@ func (s *Server) listFolder(r *api.Request, folder string, onlyFolders bool, fil
 					"folder":       true,
 					"path":         it.Name,
 					"documentId":   folderID(r.Site, full),
-					"indexKey":     folderIndexKey(full),
+					"indexKey":     FolderIndexKey(full),
 					"insertedDate": api.FormatDate(it.Entry.InsertedDate),
 					"userId":       it.Entry.UserID,
 				}, full)
@@ -476,7 +476,7 @@ func (s *Server) listFolder(r *api.Request, folder string, onlyFolders bool, fil
 				continue
 			}
 			m := api.DocumentJSON(d)
-			m["indexKey"] = folderIndexKey(full)
+			m["indexKey"] = FolderIndexKey(full)
 			res.add(m, d.DocumentID)
 		}
 		if page.Next == "" || len(res.docs) >= limit {
@@ -487,13 +487,13 @@ func (s *Server) listFolder(r *api.Request, folder string, onlyFolders bool, fil
 	}
 }
 
-// folderIndexKey is the opaque key of a folder or filed document: its full
+// FolderIndexKey is the opaque key of a folder or filed document: its full
 // path, base64url-encoded.
-func folderIndexKey(p string) string { return base64.RawURLEncoding.EncodeToString([]byte(p)) }
+func FolderIndexKey(p string) string { return base64.RawURLEncoding.EncodeToString([]byte(p)) }
 
-// parseFolderIndexKey decodes a folder's indexKey; anything that is not
+// ParseFolderIndexKey decodes a folder's indexKey; anything that is not
 // one (a folder path, garbage) is FormKiQ's 404 "invalid indexKey".
-func parseFolderIndexKey(k string) (string, error) {
+func ParseFolderIndexKey(k string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(k)
 	if err != nil || len(b) == 0 || !utf8.Valid(b) || strings.ContainsRune(string(b), 0) {
 		return "", errInvalidIndexKey(k)
@@ -522,8 +522,8 @@ func errInvalidIndexKey(k string) error {
 
 // folderOfIndexKey decodes the indexKey of a route and checks that the
 // folder exists (an early answer: appliers check again).
-func (s *Server) folderOfIndexKey(r *api.Request, k string) (string, error) {
-	p, err := parseFolderIndexKey(k)
+func (s *Handlers) folderOfIndexKey(r *api.Request, k string) (string, error) {
+	p, err := ParseFolderIndexKey(k)
 	if err != nil {
 		return "", err
 	}
@@ -541,7 +541,7 @@ func (s *Server) folderOfIndexKey(r *api.Request, k string) (string, error) {
 func folderID(site, p string) string { return storage.NameUUID(site + "/" + p) }
 
 // searchPrefix finds documents by file name or folder prefix (Bleve).
-func (s *Server) searchPrefix(r *api.Request, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
+func (s *Handlers) searchPrefix(r *api.Request, field, prefix string, ids map[string]bool, limit int) (*searchResults, error) {
 	var after []string
 	if tok := r.PageToken(); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
@@ -590,7 +590,7 @@ func (s *Server) searchPrefix(r *api.Request, field, prefix string, ids map[stri
 }
 
 // searchText runs query.text on the fulltext index.
-func (s *Server) searchText(r *api.Request, text string, ids map[string]bool, limit int) (*searchResults, error) {
+func (s *Handlers) searchText(r *api.Request, text string, ids map[string]bool, limit int) (*searchResults, error) {
 	from, err := api.ParseOffsetToken(r.PageToken())
 	if err != nil {
 		return nil, err
@@ -629,7 +629,7 @@ func (s *Server) searchText(r *api.Request, text string, ids map[string]bool, li
 }
 
 // searchIDs returns the listed documents.
-func (s *Server) searchIDs(r *api.Request, ids []string) (*searchResults, error) {
+func (s *Handlers) searchIDs(r *api.Request, ids []string) (*searchResults, error) {
 	docs, err := s.DB.GetDocuments(r.Site, ids)
 	if err != nil {
 		return nil, err
@@ -642,7 +642,7 @@ func (s *Server) searchIDs(r *api.Request, ids []string) (*searchResults, error)
 }
 
 // addResponseFields adds the requested tags and attributes to each result.
-func (s *Server) addResponseFields(r *api.Request, res *searchResults, f *responseFields) error {
+func (s *Handlers) addResponseFields(r *api.Request, res *searchResults, f *responseFields) error {
 	for i, id := range res.ids {
 		if id == "" {
 			continue

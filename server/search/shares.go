@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/auth"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -28,10 +29,10 @@ func shareJSON(sh *storage.Share) map[string]any {
 	return m
 }
 
-// handleGetShares serves GET /shares: the shares made to the caller
+// HandleGetShares serves GET /shares: the shares made to the caller
 // (their groups, or them), of every site; `group` narrows to one group.
 // Admins see every share.
-func (s *Server) handleGetShares(r *api.Request) error {
+func (s *Handlers) HandleGetShares(r *api.Request) error {
 	group := strings.Clone(r.Query("group"))
 	if group != "" && !api.ValidUserID(group) {
 		return api.Invalid("group", "invalid 'group'")
@@ -50,9 +51,9 @@ func (s *Server) handleGetShares(r *api.Request) error {
 	}, shareJSON)
 }
 
-// handleAddFolderShare serves POST /shares/folders/{indexKey} (GOVERN)
+// HandleAddFolderShare serves POST /shares/folders/{indexKey} (GOVERN)
 // {share:{group | username, permissions}}: 201 {message, shareKey}.
-func (s *Server) handleAddFolderShare(r *api.Request) error {
+func (s *Handlers) HandleAddFolderShare(r *api.Request) error {
 	var in struct {
 		Share *struct {
 			Group       string   `json:"group"`
@@ -79,15 +80,15 @@ func (s *Server) handleAddFolderShare(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"message": "Folder share created", "shareKey": key})
 }
 
-// handleDeleteShare serves DELETE /shares/{shareKey}: an admin, or a
+// HandleDeleteShare serves DELETE /shares/{shareKey}: an admin, or a
 // governor of the share's site.
-func (s *Server) handleDeleteShare(r *api.Request) error {
+func (s *Handlers) HandleDeleteShare(r *api.Request) error {
 	key := api.PathParam(r, "shareKey")
 	sh, err := s.DB.GetShare(key)
 	if err != nil {
 		return err
 	}
-	if !r.Principal.Admin && !r.Principal.Can(sh.SiteID, govern) {
+	if !r.Principal.Admin && !r.Principal.Can(sh.SiteID, auth.PermGovern) {
 		// Neither a recipient nor anyone else learns more than a
 		// governor would: the share exists, it is not theirs to delete.
 		return api.ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (GOVERN on site '%s' required)", sh.SiteID))

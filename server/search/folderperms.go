@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"strings"
@@ -9,9 +9,9 @@ import (
 
 var folderPermNames = map[string]bool{storage.FolderRead: true, storage.FolderWrite: true, storage.FolderDelete: true}
 
-// handleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
+// HandleGetFolderPermissions serves GET /folders/{indexKey}/permissions:
 // the roles set on that folder itself.
-func (s *Server) handleGetFolderPermissions(r *api.Request) error {
+func (s *Handlers) HandleGetFolderPermissions(r *api.Request) error {
 	p, err := s.folderOfIndexKey(r, api.PathParam(r, "indexKey"))
 	if err != nil {
 		return err
@@ -27,9 +27,9 @@ func (s *Server) handleGetFolderPermissions(r *api.Request) error {
 	return r.JSON(map[string]any{"roles": roles})
 }
 
-// handleSetFolderPermissions serves PUT /folders/permissions (ADMIN or
+// HandleSetFolderPermissions serves PUT /folders/permissions (ADMIN or
 // GOVERN): the roles of a folder; an empty list removes them.
-func (s *Server) handleSetFolderPermissions(r *api.Request) error {
+func (s *Handlers) HandleSetFolderPermissions(r *api.Request) error {
 	var b struct {
 		Path  *string `json:"path"`
 		Roles []struct {
@@ -40,7 +40,7 @@ func (s *Server) handleSetFolderPermissions(r *api.Request) error {
 	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
 	}
-	p, err := checkFolderPath(api.Deref(b.Path))
+	p, err := CheckFolderPath(api.Deref(b.Path))
 	if err != nil {
 		return err
 	}

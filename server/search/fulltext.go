@@ -1,4 +1,4 @@
-package server
+package search
 
 import (
 	"encoding/json"
@@ -48,10 +48,10 @@ type fulltextRequest struct {
 	ResponseFields *responseFields `json:"responseFields"`
 }
 
-// handleSearchFulltext serves POST /searchFulltext (FormKiQ's enhanced
+// HandleSearchFulltext serves POST /searchFulltext (FormKiQ's enhanced
 // search, here on Bleve): text over content, path, tags and attribute
 // values, narrowed by exact tags and attributes.
-func (s *Server) handleSearchFulltext(r *api.Request) error {
+func (s *Handlers) HandleSearchFulltext(r *api.Request) error {
 	var in fulltextRequest
 	if err := r.ReadBody(&in, storage.MaxSearchBytes); err != nil {
 		return err
@@ -146,7 +146,7 @@ func (s *Server) handleSearchFulltext(r *api.Request) error {
 // textHide is the index query for the documents the caller's folder
 // permissions do not let them read (nil: none), so that fulltext searches
 // leave them out of their pages and totals.
-func (s *Server) textHide(r *api.Request) index.Query {
+func (s *Handlers) textHide(r *api.Request) index.Query {
 	if api.FolderExempt(r) {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (s *Server) textHide(r *api.Request) index.Query {
 // textVisible reports whether a document the index found still exists,
 // is not in the trash, and lies in a folder the caller may read: the
 // check of a document changed since its indexing (SearchText's keep).
-func (s *Server) textVisible(r *api.Request, id string) (bool, error) {
+func (s *Handlers) textVisible(r *api.Request, id string) (bool, error) {
 	d, err := s.DB.GetDocument(r.Site, id)
 	if api.IsNotFound(err) {
 		return false, nil
@@ -177,7 +177,7 @@ type queryFilter struct {
 	values []string // any of; empty: the key exists
 }
 
-func (s *Server) matchFilters(site, id string, fs []queryFilter) (bool, error) {
+func (s *Handlers) matchFilters(site, id string, fs []queryFilter) (bool, error) {
 	for _, f := range fs {
 		var have []string
 		if f.attr {
@@ -228,10 +228,10 @@ func attrDisplayValues(a *storage.DocAttribute) []string {
 	return out
 }
 
-// handleQueryFulltext serves POST /queryFulltext: a subset of the
+// HandleQueryFulltext serves POST /queryFulltext: a subset of the
 // OpenSearch search API (query_string, match, match_phrase, prefix, fuzzy,
 // from, size, highlight) answered by Bleve in OpenSearch's result shape.
-func (s *Server) handleQueryFulltext(r *api.Request) error {
+func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 	var in struct {
 		Query     map[string]json.RawMessage `json:"query"`
 		From      int                        `json:"from"`
@@ -252,7 +252,7 @@ func (s *Server) handleQueryFulltext(r *api.Request) error {
 	qs := "*"
 	if query != nil {
 		var err error
-		if qs, err = openSearchQueryString(query); err != nil {
+		if qs, err = OpenSearchQueryString(query); err != nil {
 			return err
 		}
 	}
@@ -297,9 +297,9 @@ func (s *Server) handleQueryFulltext(r *api.Request) error {
 	}})
 }
 
-// openSearchQueryString translates the supported OpenSearch query forms
+// OpenSearchQueryString translates the supported OpenSearch query forms
 // into Bleve's query string syntax.
-func openSearchQueryString(q map[string]json.RawMessage) (string, error) {
+func OpenSearchQueryString(q map[string]json.RawMessage) (string, error) {
 	if len(q) != 1 {
 		return "", api.Invalid("query", "'query' must hold one of query_string, match, match_phrase, prefix, fuzzy")
 	}
