@@ -110,7 +110,9 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 	id := e.addDoc(t, "post/letter.pdf", "application/pdf", scan, []map[string]any{
 		{"type": "QUEUE", "queueId": queue}, {"type": "OCR"}, {"type": "FULLTEXT"}})
 	photo := e.addDoc(t, "post/photo.png", "image/png", quiretest.PNG(quiretest.TextImage("Walrus delivery note")), []map[string]any{})
+	note := e.addDoc(t, "post/note.txt", "text/plain", []byte("a typed note"), []map[string]any{{"type": "OCR"}})
 
+	toOCR := js(`document.querySelector("#ocr").scrollIntoView(), true`, nil)
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("sam", password)...)
 	steps = append(steps,
@@ -131,14 +133,19 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 			textOf(`#ocr-pages .ocr-page[data-page="2"] h3`, "Page 2"), textOf(`#ocr-pages .ocr-page[data-page="2"] pre`, "umbrella")}},
 		step{"the searchable PDF once it is made", chromedp.Tasks{chromedp.WaitVisible("#ocr-pdf-download", chromedp.ByQuery),
 			textOf("#ocr-pdf-download", "Download the searchable PDF"), wait(`document.querySelector("#ocr-text").open`),
-			axeAll(src, "document with recognized text")}},
-		step{"on a phone", chromedp.Tasks{viewport(390, 844), noSideways("document with recognized text"), axeAll(src, "phone document with recognized text")}},
+			axeAll(src, "document with recognized text"), toOCR, shot("document-ocr")}},
+		step{"on a phone", chromedp.Tasks{viewport(390, 844), noSideways("document with recognized text"), axeAll(src, "phone document with recognized text"),
+			toOCR, shot("phone-document-ocr")}},
 		step{"in dark mode", chromedp.Tasks{colorScheme("dark"), wait(`getComputedStyle(document.body).backgroundColor === "rgb(13, 17, 23)"`),
-			axeAll(src, "dark document with recognized text"), colorScheme("light"), viewport(1280, 900)}},
+			axeAll(src, "dark document with recognized text"), toOCR, shot("dark-phone-document-ocr"), colorScheme("light"), viewport(1280, 900)}},
 		step{"a photo never read offers to read it", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + photo), ocrState("NONE"),
 			textOf("#ocr-state", "has not been recognized yet"), textOf("#ocr-run", "Recognize text")}},
 		step{"recognize its text", chromedp.Tasks{click("#ocr-run"), textOf("#status", "The text is being recognized"),
 			ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 1 page."), click("#ocr-text summary"), textOf("#ocr-pages", "Walrus")}},
+		step{"recognize it again", chromedp.Tasks{click("#ocr-again"), textOf("#status", "The text is being recognized"),
+			wait(`document.querySelectorAll('#actions tr[data-status]').length === 4`), ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 1 page.")}},
+		step{"a typed note has no text recognition", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + note), chromedp.WaitVisible("#preview", chromedp.ByQuery),
+			textOf("#actions", "skipped"), absent("#ocr")}},
 	)
 	b.run(steps...)
 	// FULLTEXT ran after the OCR the console asked for: the photo is

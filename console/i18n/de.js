@@ -716,6 +716,7 @@ export default {
   "ocr.timedOut.one": "Seite {pages} dauerte zu lange und blieb ohne Text: Erkennen Sie den Text erneut, um es noch einmal zu versuchen.",
   "ocr.timedOut.other": "Die Seiten {pages} dauerten zu lange und blieben ohne Text: Erkennen Sie den Text erneut, um es noch einmal zu versuchen.",
   "ocr.pdfMaking": "Ein durchsuchbares PDF wird erstellt…",
+  "ocr.pdfMissing": "Das durchsuchbare PDF fehlt: Es konnte nicht erstellt werden oder wurde gelöscht. Erkennen Sie den Text erneut, um es zu erstellen.",
   "ocr.pdfDownload": "Durchsuchbares PDF herunterladen",
   "ocr.text": "Erkannter Text",
   "ocr.textPages.one": "({n} Seite)",

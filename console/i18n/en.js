@@ -717,6 +717,7 @@ export default {
   "ocr.timedOut.one": "Page {pages} took too long and was left without text: recognize the text again to try once more.",
   "ocr.timedOut.other": "Pages {pages} took too long and were left without text: recognize the text again to try once more.",
   "ocr.pdfMaking": "A searchable PDF is being made…",
+  "ocr.pdfMissing": "The searchable PDF is not there: it could not be made or was deleted. Recognize the text again to make it.",
   "ocr.pdfDownload": "Download the searchable PDF",
   "ocr.text": "Recognized text",
   "ocr.textPages.one": "({n} page)",

@@ -19,6 +19,17 @@ import { t, num, lang } from "../i18n/index.js";
 const enc = encodeURIComponent;
 const busy = new Set(["PENDING", "RUNNING", "WAITING_FOR_RETRY", "IN_QUEUE"]);
 const POLL_MS = 2000, MAX_POLLS = 600;
+// PDF_LATE: a searchable PDF not there this long after the OCR finished
+// is not coming (it could not be made, or was deleted); the API does not
+// say which (HOOKS-46.md).
+const PDF_LATE_MS = 10 * 60 * 1000;
+
+// since is how long ago an API date was (ms), 0 when it has none.
+function since(s) {
+  if (!s) return 0;
+  const d = Date.parse(String(s).replace(/([+-]\d\d)(\d\d)$/, "$1:$2"));
+  return isNaN(d) ? 0 : Date.now() - d;
+}
 
 // reads tells whether OCR reads a content type (the pipeline's images
 // and PDFs).
@@ -95,7 +106,9 @@ export function pagesOf(text) {
 // artifacts) and kept up to date while the OCR or its PDF is under way.
 // It is null for a document OCR cannot read and has never been asked to.
 export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }) {
-  if (!lastOCR(actions) && !reads(doc.contentType)) return null;
+  // What OCR does not read (OCR by default skips it) gets no panel.
+  const first = lastOCR(actions);
+  if (!reads(doc.contentType) && (!first || first.status === "SKIPPED")) return null;
   const q = siteQuery();
   const line = h("p#ocr-state", { role: "status" });
   const body = h("div.ocr-body");
@@ -138,7 +151,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     const md = (a && a.metadata) || {};
     const pdfId = a && a.status === "COMPLETE" ? md.artifactId : "";
     const pdf = pdfId ? (arts || []).find((x) => x.artifactId === pdfId) : null;
-    const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf]);
+    const late = !!pdfId && !pdf && since(a.completedDate) > PDF_LATE_MS;
+    const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf, late]);
     if (key === shown) return false;
     shown = key;
     const st = a ? a.status : "NONE";
@@ -166,13 +180,13 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
       if (md.languages) facts.push(t("ocr.languages", { languages: list(String(md.languages).split("+").map(languageName)) }));
       facts.push(...fixedWords(md.pagesFixed));
       if (md.pagesTimedOut) {
-        const late = String(md.pagesTimedOut).split(",").filter(Boolean);
-        facts.push(t("ocr.timedOut", { n: late.length, pages: list(late.map((p) => num(Number(p)))) }));
+        const slow = String(md.pagesTimedOut).split(",").filter(Boolean);
+        facts.push(t("ocr.timedOut", { n: slow.length, pages: list(slow.map((p) => num(Number(p)))) }));
       }
       if (facts.length) parts.push(h("ul.ocr-facts#ocr-facts", facts.map((f) => h("li", f))));
       if (pdfId) {
         parts.push(pdf ? h("p#ocr-pdf", h("button.link#ocr-pdf-download", { type: "button", onclick: downloadPDF(pdfId) }, t("ocr.pdfDownload")))
-          : h("p.meta#ocr-pdf", t("ocr.pdfMaking")));
+          : h("p.meta#ocr-pdf", t(late ? "ocr.pdfMissing" : "ocr.pdfMaking")));
       }
       parts.push(await textBlock());
       if (again) { again.onclick = run(() => recognize(a), t("ocr.started")); parts.push(again); }
@@ -188,7 +202,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     if (!a) return false;
     if (busy.has(a.status)) return true;
     const md = a.metadata || {};
-    return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId);
+    return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId) &&
+      since(a.completedDate) <= PDF_LATE_MS;
   };
   const poll = async () => {
     if (section.isConnected) attached = true;
