@@ -170,6 +170,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the panel shows the text by itself", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 2 pages."),
 			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English."),
+			textOf("#ocr-facts", "Search finds this document by these words."),
 			textOf("#ocr-text summary", "Recognized text (2 pages)"), wait(`!document.querySelector("#ocr-text").open`)}},
 		step{"the text page by page", chromedp.Tasks{click("#ocr-text summary"),
 			textOf(`#ocr-pages .ocr-page[data-page="1"] h3`, "Page 1"), textOf(`#ocr-pages .ocr-page[data-page="1"] pre`, "Zebracorn"),
@@ -244,7 +245,7 @@ func TestOCRPanel_FailureAndRetry(t *testing.T) {
 	steps = append(steps, signIn("rita", password)...)
 	steps = append(steps,
 		step{"a reader sees the text, not the buttons", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), ocrState("COMPLETE"),
-			click("#ocr-text summary"), textOf("#ocr-pages", "Zebracorn"), absent("#ocr-again")}},
+			click("#ocr-text summary"), textOf("#ocr-pages", "Zebracorn"), textOf("#ocr-facts", "Die Suche findet dieses Dokument über diese Wörter."), absent("#ocr-again")}},
 		step{"a reader cannot ask for text recognition", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + unread), ocrState("NONE"),
 			textOf("#ocr-state", "noch nicht erkannt"), absent("#ocr-run")}},
 	)

@@ -715,6 +715,8 @@ export default {
   "ocr.straightened": "um {deg}° begradigt",
   "ocr.timedOut.one": "Seite {pages} dauerte zu lange und blieb ohne Text: Erkennen Sie den Text erneut, um es noch einmal zu versuchen.",
   "ocr.timedOut.other": "Die Seiten {pages} dauerten zu lange und blieben ohne Text: Erkennen Sie den Text erneut, um es noch einmal zu versuchen.",
+  "ocr.indexing": "Die Wörter werden in die Suche aufgenommen…",
+  "ocr.indexed": "Die Suche findet dieses Dokument über diese Wörter.",
   "ocr.pdfMaking": "Ein durchsuchbares PDF wird erstellt…",
   "ocr.pdfMissing": "Das durchsuchbare PDF fehlt: Es konnte nicht erstellt werden oder wurde gelöscht. Erkennen Sie den Text erneut, um es zu erstellen.",
   "ocr.pdfDownload": "Durchsuchbares PDF herunterladen",

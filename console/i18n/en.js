@@ -716,6 +716,8 @@ export default {
   "ocr.straightened": "straightened by {deg}°",
   "ocr.timedOut.one": "Page {pages} took too long and was left without text: recognize the text again to try once more.",
   "ocr.timedOut.other": "Pages {pages} took too long and were left without text: recognize the text again to try once more.",
+  "ocr.indexing": "The words are being added to search…",
+  "ocr.indexed": "Search finds this document by these words.",
   "ocr.pdfMaking": "A searchable PDF is being made…",
   "ocr.pdfMissing": "The searchable PDF is not there: it could not be made or was deleted. Recognize the text again to make it.",
   "ocr.pdfDownload": "Download the searchable PDF",

@@ -716,6 +716,8 @@ export default {
   "ocr.straightened": "redressée de {deg}°",
   "ocr.timedOut.one": "La page {pages} a pris trop de temps et est restée sans texte : reconnaissez le texte à nouveau pour réessayer.",
   "ocr.timedOut.other": "Les pages {pages} ont pris trop de temps et sont restées sans texte : reconnaissez le texte à nouveau pour réessayer.",
+  "ocr.indexing": "Les mots sont en cours d'ajout à la recherche…",
+  "ocr.indexed": "La recherche trouve ce document par ces mots.",
   "ocr.pdfMaking": "Un PDF consultable est en cours de création…",
   "ocr.pdfMissing": "Le PDF consultable manque : il n'a pas pu être créé ou a été supprimé. Reconnaissez le texte à nouveau pour le créer.",
   "ocr.pdfDownload": "Télécharger le PDF consultable",

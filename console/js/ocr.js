@@ -9,8 +9,8 @@
 // with a new OCR action (the retry route takes failed actions only), and
 // a document without one gets OCR then FULLTEXT (POST .../actions; the
 // server reads in the site's languages, processing.languages).
-// While the OCR runs or its PDF is being made the panel asks again every
-// two seconds, until it is off the page (bounded: about 20 minutes).
+// While the OCR runs, the FULLTEXT after it puts its words into search or
+// its PDF is being made the panel asks again every two seconds, until it is off the page (bounded: about 20 minutes).
 import { h, clear } from "./dom.js";
 import { api } from "./api.js";
 import { siteQuery, status, errorText } from "./ctx.js";
@@ -43,6 +43,16 @@ export function lastOCR(actions) {
   let last = null;
   for (const a of actions || []) if (a.type === "OCR") last = a;
   return last;
+}
+
+// indexAfter is the FULLTEXT action after the newest OCR (it puts the
+// recognized words into search), or null.
+function indexAfter(actions) {
+  let seen = false, out = null;
+  for (const a of actions || []) {
+    if (a.type === "OCR") { seen = true; out = null; } else if (seen && a.type === "FULLTEXT") out = a;
+  }
+  return out;
 }
 
 // list joins words as the language does ("1, 2 and 3").
@@ -152,7 +162,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     const pdfId = a && a.status === "COMPLETE" ? md.artifactId : "";
     const pdf = pdfId ? (arts || []).find((x) => x.artifactId === pdfId) : null;
     const late = !!pdfId && !pdf && since(a.completedDate) > PDF_LATE_MS;
-    const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf, late]);
+    const ft = indexAfter(acts);
+    const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf, late, ft && ft.status]);
     if (key === shown) return false;
     shown = key;
     const st = a ? a.status : "NONE";
@@ -183,6 +194,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
         const slow = String(md.pagesTimedOut).split(",").filter(Boolean);
         facts.push(t("ocr.timedOut", { n: slow.length, pages: list(slow.map((p) => num(Number(p)))) }));
       }
+      if (ft && busy.has(ft.status)) facts.push(t("ocr.indexing"));
+      else if (ft && ft.status === "COMPLETE") facts.push(t("ocr.indexed"));
       if (facts.length) parts.push(h("ul.ocr-facts#ocr-facts", facts.map((f) => h("li", f))));
       if (pdfId) {
         parts.push(pdf ? h("p#ocr-pdf", h("button.link#ocr-pdf-download", { type: "button", onclick: downloadPDF(pdfId) }, t("ocr.pdfDownload")))
@@ -201,6 +214,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     const a = lastOCR(actions);
     if (!a) return false;
     if (busy.has(a.status)) return true;
+    const ft = indexAfter(actions);
+    if (a.status === "COMPLETE" && ft && busy.has(ft.status)) return true;
     const md = a.metadata || {};
     return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId) &&
       since(a.completedDate) <= PDF_LATE_MS;
