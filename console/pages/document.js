@@ -10,6 +10,7 @@ import { state, can, siteQuery, status, flash, errorText, navigate } from "../js
 import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
+import { ocrSection } from "../js/ocr.js";
 import { named, kindOf } from "../js/words.js";
 import { definitions, input, body, typeName } from "../js/attrs.js";
 import { findByPath, freeName } from "../js/upload.js";
@@ -95,6 +96,10 @@ export default {
     const { types, allowed, labels } = defn;
     const esign = (doc.contentType || "") === "application/pdf" ? await esignSection(id, write, () => navigate(location.hash)).catch(() => null) : null;
     if (ctx.stale()) return;
+
+    // Text recognition (OCR): its state, text and searchable PDF, kept
+    // up to date while it runs (js/ocr.js).
+    const ocr = ocrSection({ id, doc, actions: actions.actions || [], artifacts: artifacts.documents || [], write, reload, stale: ctx.stale });
 
     // Tags.
     const tagRows = (tags.tags || []).map((tg) => h("li", h("span.tag", tg.key, tg.value ? " = " + tg.value : ""),
@@ -314,6 +319,7 @@ export default {
           h("section#attributes", h("h2", t("doc.attributes")),
             attrRows.length ? h("table.kv", h("tbody", attrRows)) : h("p", t("doc.noAttrs")), attrForm),
           write ? shareSection(id) : null)),
+      ocr,
       esign,
       h("section#versions", h("h2", t("doc.versions")), h("table.list",
         h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
