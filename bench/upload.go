@@ -158,6 +158,20 @@ func quireUpload(ctx context.Context, srv *server, size int64, seed [32]byte) (t
 	return transferResult{documentID: up.DocumentID, elapsed: d, rate: mbps(size, d)}, err
 }
 
+// putUpload sends data to an upload URL and expects its 200.
+func putUpload(ctx context.Context, srv *server, url string, data []byte, ctype string) error {
+	resp, err := srv.request(ctx, http.MethodPut, url, bytes.NewReader(data), int64(len(data)), ctype)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, http.StatusOK); err != nil {
+		return fmt.Errorf("PUT upload url: %w", err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
 // verifyUpload checks that the document reports size bytes and that its
 // content, downloaded through GET /documents/{id}/url, hashes to want.
 // It returns the timing of the download.
