@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"slices"
@@ -512,13 +513,28 @@ func (a *clusterApplier) forward(ctx context.Context, addr string, cmd *storage.
 		// dedups it).
 		req.Header.Set("Idempotency-Key", "forward")
 	}
+	// wrote records whether any attempt net/http made delivered the whole
+	// command: a replayable request whose connection broke after sending
+	// is sent again on a new connection, and when that dial fails
+	// client.Do reports only the dial error, although the leader may have
+	// applied the first attempt (a CI run answered such a write 503 "it
+	// was not applied" while every member held it).
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
 	resp, err := a.client.Do(req)
 	if err != nil {
-		// A dial error means it was never sent: retry. Anything else
-		// (the connection broke after sending, the leader changed) is
-		// an unknown outcome, unless the caller gave up.
+		// A dial error before any attempt was written means it was never
+		// sent: retry. Anything else (the connection broke after sending,
+		// the leader changed) is an unknown outcome, unless the caller
+		// gave up.
 		var oe *net.OpError
-		if errors.Is(err, errForwardDial) || errors.As(err, &oe) && oe.Op == "dial" {
+		if !wrote.Load() && (errors.Is(err, errForwardDial) || errors.As(err, &oe) && oe.Op == "dial") {
 			return storage.Result{}, 0, nil, true
 		}
 		if ctx.Err() != nil {
