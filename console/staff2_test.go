@@ -94,7 +94,7 @@ func TestConsole_StaffFeatures(t *testing.T) {
 		"optional": []map[string]any{{"attributeKey": "state", "allowedValues": []string{"open", "closed"}}}}}, http.StatusOK)
 	e.must(t, "POST", "/sites/default/locales", map[string]any{"locale": "en"}, http.StatusCreated)
 	e.must(t, "POST", "/sites/default/locales/en/resourceItems", map[string]any{"resourceItem": map[string]any{"itemType": "SCHEMA", "attributeKey": "state",
-		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusCreated)
+		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusOK)
 	// More results than a page (20): the search pages.
 	for i := 0; i < 23; i++ {
 		add(fmt.Sprintf("many/zebra-%02d.txt", i), fmt.Sprintf("zebra crossing number %d", i), nil)

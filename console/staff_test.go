@@ -191,7 +191,7 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 		"optional": []map[string]any{{"attributeKey": "state", "allowedValues": []string{"open", "closed"}}}}}, http.StatusOK)
 	e.must(t, "POST", "/sites/default/locales", map[string]any{"locale": "en"}, http.StatusCreated)
 	e.must(t, "POST", "/sites/default/locales/en/resourceItems", map[string]any{"resourceItem": map[string]any{"itemType": "SCHEMA", "attributeKey": "state",
-		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusCreated)
+		"allowedValue": "open", "localizedValue": "Open for work"}}, http.StatusOK)
 	e.must(t, "PUT", "/documents/"+id+"/attributes/state?siteId=default", map[string]any{"attribute": map[string]any{"stringValue": "open"}}, http.StatusOK)
 
 	b := newBrowser(t, "en-US")

@@ -114,22 +114,40 @@ func TestIdempotencyKey_RetryAnswersFirstAndWritesOnce(t *testing.T) {
 	servertest.MustStatus(t, s.Do(http.MethodGet, "/documents/"+id, nil, tok), http.StatusOK)
 }
 
-// A create with a client-chosen documentId sent again with the same body
-// answers the first answer; another body with that id is the usual 409.
+// A create with a client-chosen documentId that exists is a 409, as
+// FormKiQ answers, also with the same body again (issue 48); the same
+// create under an Idempotency-Key answers the first answer.
 func TestIdempotencyKey_DocumentIDActsAsKey(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	id := "3f9c0b7e-2a4d-4c6e-9b1a-5d8e7f6a4b3c"
 	body := map[string]any{"documentId": id, "path": "idem/chosen.txt", "content": "chosen"}
-	for i := 0; i < 2; i++ {
-		r := s.Do(http.MethodPost, "/documents", body, tok)
-		servertest.MustStatus(t, r, http.StatusCreated)
-		if got := quiretest.Str(t, r.JSON(t), "documentId"); got != id {
-			t.Fatalf("attempt %d: documentId %s, want %s", i, got, id)
+	conflict := `{"message":"documentId '` + id + `' already exists"}`
+	steps := []struct {
+		name string
+		key  string
+		body map[string]any
+		want int
+		resp string
+	}{
+		{"the create", "", body, http.StatusCreated, ""},
+		{"the same body again", "", body, http.StatusConflict, conflict},
+		{"another body", "", map[string]any{"documentId": id, "content": "different"}, http.StatusConflict, conflict},
+		{"a keyed create of another id", "chosen-1", map[string]any{"documentId": "4a9c0b7e-2a4d-4c6e-9b1a-5d8e7f6a4b3c", "content": "k"}, http.StatusCreated, ""},
+		{"the keyed create again", "chosen-1", map[string]any{"documentId": "4a9c0b7e-2a4d-4c6e-9b1a-5d8e7f6a4b3c", "content": "k"}, http.StatusCreated, ""},
+	}
+	for _, st := range steps {
+		h := map[string]string{}
+		if st.key != "" {
+			h["Idempotency-Key"] = st.key
+		}
+		r := s.DoHeaders(http.MethodPost, "/documents", st.body, tok, h)
+		servertest.MustStatus(t, r, st.want)
+		if st.resp != "" {
+			servertest.MustBody(t, r, st.resp)
 		}
 	}
-	servertest.MustStatus(t, s.Do(http.MethodPost, "/documents", map[string]any{"documentId": id, "content": "different"}, tok), http.StatusConflict)
-	if n := countTopDocs(t, s, tok); n != 1 {
-		t.Fatalf("%d documents, want 1", n)
+	if n := countTopDocs(t, s, tok); n != 2 {
+		t.Fatalf("%d documents, want 2", n)
 	}
 }

@@ -246,7 +246,8 @@ func applyDeleteAttribute(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if inUse {
-		return nil, Invalid("key", msgAttrInUse(p.Key))
+		// Under the attribute's own key, as FormKiQ answers (issue 48).
+		return nil, Invalid(p.Key, msgAttrInUse(p.Key))
 	}
 	return nil, t.del(attrDefKey(c.Site, p.Key))
 }

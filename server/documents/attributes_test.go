@@ -67,7 +67,7 @@ func TestAttributes_Definitions(t *testing.T) {
 			servertest.AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "attributes": []map[string]any{{"key": "category", "stringValue": "a"}}})
 			r := s.Do(http.MethodDelete, "/attributes/category"+site.Query, nil, tok)
 			servertest.MustStatus(t, r, http.StatusBadRequest)
-			servertest.MustBody(t, r, `{"errors":[{"key":"key","error":"attribute 'category' is in use, cannot be deleted"}]}`)
+			servertest.MustBody(t, r, `{"errors":[{"key":"category","error":"attribute 'category' is in use, cannot be deleted"}]}`)
 		})
 	}
 	// Definitions are per site.
@@ -272,7 +272,7 @@ func TestAttributes_SchemaAndClassifications(t *testing.T) {
 				{Name: "not allowed", Method: "POST", Path: "/documents" + sq, Body: map[string]any{"content": "x", "attributes": []map[string]any{{"key": "category", "stringValue": "memo"}}}, Want: 400, Resp: `{"errors":[{"key":"category","error":"invalid attribute value 'memo', only allowed values are invoice,letter"}]}`},
 				{Name: "additional refused", Method: "POST", Path: "/documents" + sq, Body: map[string]any{"content": "x", "attributes": []map[string]any{{"key": "extra", "stringValue": "e"}}}, Want: 400, Resp: `{"errors":[{"key":"extra","error":"attribute 'extra' is not listed in the schema"}]}`},
 				{Name: "too many values", Method: "POST", Path: "/documents" + sq, Body: map[string]any{"content": "x", "attributes": []map[string]any{{"key": "pages", "numberValues": []float64{1, 2}}}}, Want: 400, Resp: `~"attribute 'pages' allows at most 1 values"`},
-				{Name: "in use by schema", Method: "DELETE", Path: "/attributes/dept" + sq, Body: nil, Want: 400, Resp: `{"errors":[{"key":"key","error":"attribute 'dept' is in use, cannot be deleted"}]}`},
+				{Name: "in use by schema", Method: "DELETE", Path: "/attributes/dept" + sq, Body: nil, Want: 400, Resp: `{"errors":[{"key":"dept","error":"attribute 'dept' is in use, cannot be deleted"}]}`},
 			})
 			// The default fills a missing required attribute on creation.
 			id := servertest.AddDoc(t, s, tok, sq, map[string]any{"content": "x"})
@@ -524,7 +524,7 @@ func TestMappings_WithClassificationConditions(t *testing.T) {
 			servertest.DefineAttr(t, s, tok, site.Query, "mappedOnly", "STRING", nil)
 			servertest.RunSteps(t, s, tok, site.Query, []servertest.Step{
 				{Name: "mapping of one attribute", Method: "POST", Path: "/mappings", Body: map[string]any{"mapping": map[string]any{"name": "m2", "attributes": []map[string]any{{"attributeKey": "mappedOnly", "sourceType": "MANUAL", "defaultValue": "1"}}}}, Want: 201, Resp: ""},
-				{Name: "attribute only a mapping uses", Method: "DELETE", Path: "/attributes/mappedOnly", Body: nil, Want: 400, Resp: `{"errors":[{"key":"key","error":"attribute 'mappedOnly' is in use, cannot be deleted"}]}`},
+				{Name: "attribute only a mapping uses", Method: "DELETE", Path: "/attributes/mappedOnly", Body: nil, Want: 400, Resp: `{"errors":[{"key":"mappedOnly","error":"attribute 'mappedOnly' is in use, cannot be deleted"}]}`},
 			})
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -90,12 +89,12 @@ func (s *Handlers) HandleReindexDocument(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' reindexed", id)})
 }
 
-// syncTypes are the actions that deliver a document somewhere else.
-var syncTypes = []string{"WEBHOOK", "EVENTBUS", "NOTIFICATION", "PUBLISH"}
-
-// HandleGetDocumentSyncs serves GET /documents/{id}/syncs: the search
-// index (service FULLTEXT) and every delivery action (WEBHOOK, EVENTBUS,
-// NOTIFICATION, PUBLISH), from Quire's state, paged by `limit`/`next`.
+// HandleGetDocumentSyncs serves GET /documents/{id}/syncs: the document's
+// entry in the fulltext index, from Quire's state. Its service is
+// OPENSEARCH, the one of the OpenAPI's DocumentSyncService values whose
+// routes Quire's fulltext index answers (/queryFulltext,
+// /documents/{id}/fulltext); delivery actions are not syncs in FormKiQ's
+// sense and are listed by GET /documents/{id}/actions (API.md).
 func (s *Handlers) HandleGetDocumentSyncs(r *api.Request) error {
 	d, err := s.DB.GetDocument(r.Site, r.DocID())
 	if err != nil {
@@ -117,26 +116,12 @@ func (s *Handlers) HandleGetDocumentSyncs(r *api.Request) error {
 	if s.Deps.Indexer != nil && s.Deps.Indexer.Pending(storage.DocRef{Site: r.Site, ID: d.DocumentID}) {
 		status = "PENDING"
 	}
-	syncs := []map[string]any{{"service": "FULLTEXT", "type": "METADATA", "status": status,
-		"insertedDate": api.FormatDate(d.LastModifiedDate), "userId": d.UserID}}
-	acts, err := s.DB.GetActions(r.Site, d.DocumentID)
-	if err != nil {
-		return err
+	sync := map[string]any{"service": "OPENSEARCH", "type": "METADATA", "status": status,
+		"insertedDate": api.FormatDate(d.LastModifiedDate), "userId": d.UserID}
+	if status == "COMPLETE" {
+		sync["syncDate"] = api.FormatDate(d.LastModifiedDate)
 	}
-	for _, a := range acts {
-		if !slices.Contains(syncTypes, a.Type) {
-			continue
-		}
-		m := map[string]any{"service": a.Type, "type": "METADATA", "status": syncStatus(a.Status),
-			"insertedDate": api.FormatDate(a.InsertedDate), "userId": a.UserID}
-		if a.CompletedDate != nil {
-			m["syncDate"] = api.FormatDate(*a.CompletedDate)
-		}
-		if a.Message != "" {
-			m["message"] = a.Message
-		}
-		syncs = append(syncs, m)
-	}
+	syncs := []map[string]any{sync}
 	out := map[string]any{"syncs": []map[string]any{}}
 	if from < len(syncs) {
 		end := min(len(syncs), from+limit)
@@ -146,19 +131,6 @@ func (s *Handlers) HandleGetDocumentSyncs(r *api.Request) error {
 		}
 	}
 	return r.JSON(out)
-}
-
-// syncStatus maps an action status to FormKiQ's DocumentSyncStatus.
-func syncStatus(s string) string {
-	switch s {
-	case storage.ActionComplete, storage.ActionAsyncComplete:
-		return "COMPLETE"
-	case storage.ActionFailed, storage.ActionMaxRetries, storage.ActionSkipped:
-		return "FAILED"
-	case storage.ActionWaitingForRetry, storage.ActionFailedRetry:
-		return "FAILED_RETRY"
-	}
-	return "PENDING"
 }
 
 // HandleAddDocumentSync serves POST /documents/{id}/syncs {sync:{service:

@@ -189,12 +189,9 @@ func (s *Handlers) HandleAddDocument(r *api.Request) error {
 	if err := s.RequireWritePaths(r, payload.Docs); err != nil {
 		return err
 	}
-	if in.DocumentID != nil && !r.Public {
-		// The same create again (same caller, same body) answers the first
-		// while the document exists (requestkeys.go); an Idempotency-Key
-		// takes precedence.
-		r.ImplicitKey = &storage.Idempotency{Key: "documentId " + id, Doc: id, Implicit: true}
-	}
+	// A client-chosen documentId that exists is a 409, as FormKiQ answers,
+	// also for the same body again: a client that retries sends an
+	// Idempotency-Key, which answers the first create (API.md).
 	res, err := s.Apply(r, storage.OpAddDocuments, payload)
 	if err != nil {
 		return err

@@ -177,8 +177,12 @@ func (s *Handlers) HandleGetDocuments(r *api.Request) error {
 	if err != nil {
 		return err
 	}
+	view, err := listProjection(r)
+	if err != nil {
+		return err
+	}
 	if st := r.Query("actionStatus"); st != "" {
-		return s.listByActionStatus(r, st, limit)
+		return s.listByActionStatus(r, st, limit, view)
 	}
 	if st := r.Query("syncStatus"); st != "" {
 		// FormKiQ lists documents whose copy to its search service
@@ -229,7 +233,7 @@ func (s *Handlers) HandleGetDocuments(r *api.Request) error {
 	docs := make([]map[string]any, 0, len(page.Documents))
 	for _, d := range page.Documents {
 		if s.DocAllows(r, d.Path, storage.FolderRead) {
-			docs = append(docs, api.DocumentJSON(d))
+			docs = append(docs, view(d))
 		}
 	}
 	out := map[string]any{"documents": docs}
@@ -244,9 +248,22 @@ func (s *Handlers) HandleGetDocuments(r *api.Request) error {
 
 var _ = http.StatusOK
 
+// listProjection reads GET /documents' projection: DOCUMENT_ID_ONLY (the
+// OpenAPI's one value) lists each document as its documentId alone; no
+// value, the whole document; anything else is refused.
+func listProjection(r *api.Request) (func(*storage.Document) map[string]any, error) {
+	switch r.Query("projection") {
+	case "":
+		return api.DocumentJSON, nil
+	case "DOCUMENT_ID_ONLY":
+		return func(d *storage.Document) map[string]any { return map[string]any{"documentId": d.DocumentID} }, nil
+	}
+	return nil, api.Invalid("projection", "invalid 'projection' parameter: the only projection is DOCUMENT_ID_ONLY")
+}
+
 // listByActionStatus serves GET /documents?actionStatus=: documents that
 // have an action in that status, by document id.
-func (s *Handlers) listByActionStatus(r *api.Request, status string, limit int) error {
+func (s *Handlers) listByActionStatus(r *api.Request, status string, limit int, view func(*storage.Document) map[string]any) error {
 	status = strings.ToUpper(status)
 	if !slices.Contains(storage.ListableActionStatuses, status) {
 		return api.BadRequest("invalid actionStatus '" + r.Query("actionStatus") + "'")
@@ -267,7 +284,7 @@ func (s *Handlers) listByActionStatus(r *api.Request, status string, limit int) 
 			continue
 		}
 		if s.DocAllows(r, d.Path, storage.FolderRead) {
-			docs = append(docs, api.DocumentJSON(d))
+			docs = append(docs, view(d))
 		}
 	}
 	out["documents"] = docs

@@ -6,6 +6,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -308,6 +309,52 @@ func TestDocuments_ListPaging(t *testing.T) {
 			r := s.Do(http.MethodGet, "/documents"+servertest.Query(site.Query, "next=garbage"), nil, tok)
 			servertest.MustStatus(t, r, http.StatusBadRequest)
 			servertest.MustBody(t, r, `{"message":"Invalid Next token"}`)
+		})
+	}
+}
+
+// GET /documents?projection=DOCUMENT_ID_ONLY lists ids only (FormKiQ's
+// OpenAPI: "Use 'DOCUMENT_ID_ONLY' to return only the documentId
+// attribute"); another projection is refused, never ignored.
+func TestDocuments_ListProjection(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	id := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x", "path": "proj/a.txt"})
+	cases := []struct {
+		name, query string
+		want        int
+		keys        []string // the keys of the listed document
+	}{
+		{"ids only", "?projection=DOCUMENT_ID_ONLY", 200, []string{"documentId"}},
+		{"ids only with a limit", "?projection=DOCUMENT_ID_ONLY&limit=5", 200, []string{"documentId"}},
+		{"whole documents", "", 200, nil},
+		{"another projection", "?projection=FULL", 400, nil},
+		{"lower case", "?projection=document_id_only", 400, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(http.MethodGet, "/documents"+c.query, nil, tok)
+			servertest.MustStatus(t, r, c.want)
+			if c.want != 200 {
+				servertest.MustBody(t, r, `{"errors":[{"key":"projection","error":"invalid 'projection' parameter: the only projection is DOCUMENT_ID_ONLY"}]}`)
+				return
+			}
+			var out struct {
+				Documents []map[string]any `json:"documents"`
+			}
+			if err := json.Unmarshal(r.Body, &out); err != nil || len(out.Documents) != 1 {
+				t.Fatalf("list: %v %s", err, r.Body)
+			}
+			d := out.Documents[0]
+			if d["documentId"] != id {
+				t.Fatalf("listed %v, want %s", d, id)
+			}
+			if c.keys != nil && len(d) != len(c.keys) {
+				t.Fatalf("projected document %v, want only %v", d, c.keys)
+			}
+			if c.keys == nil && d["path"] != "proj/a.txt" {
+				t.Fatalf("whole document %v lacks its path", d)
+			}
 		})
 	}
 }

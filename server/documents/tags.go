@@ -242,15 +242,24 @@ func (s *Handlers) HandleDeleteDocumentTag(r *api.Request) error {
 }
 
 // HandleDeleteDocumentTagAndValue serves
-// DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}; a value the tag
-// does not have is ignored, as FormKiQ does.
+// DELETE /documents/{documentId}/tags/{tagKey}/{tagValue}. A key the
+// document lacks, or a value its tag does not have, is a 404 with
+// FormKiQ's message (its handler answers so, although the OpenAPI text
+// says the request is ignored; API.md).
 func (s *Handlers) HandleDeleteDocumentTagAndValue(r *api.Request) error {
 	key, val := api.PathParam(r, "tagKey"), api.PathParam(r, "tagValue")
-	if _, err := s.deleteTag(r, key, &val); err != nil {
+	removed, err := s.deleteTag(r, key, &val)
+	if err != nil {
 		return err
 	}
-	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Removed Tag value from document '%s'.", r.DocID())})
+	if !removed {
+		return &storage.NotFoundError{Msg: msgTagValueNotFound}
+	}
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Removed Tag from document '%s'.", r.DocID())})
 }
+
+// msgTagValueNotFound answers a tag value delete that removed nothing.
+const msgTagValueNotFound = "Tag/Value combination not found."
 
 // matchBatch is how many documents one OpUpdateMatchTags touches at most,
 // so a large match never makes one oversized transaction (large tags make

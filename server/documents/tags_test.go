@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"quire/quiretest"
@@ -28,8 +29,9 @@ func TestTags_CRUD(t *testing.T) {
 				{"patch", "PATCH", base, map[string]any{"tags": []map[string]any{{"key": "a", "value": "2"}}}, 200, `{"message":"Updated Tags"}`},
 				{"get one", "GET", base + "/a", nil, 200, ""},
 				{"set one", "PUT", base + "/b", map[string]any{"values": []string{"p", "q", "r"}}, 200, `{"message":"Updated tag 'b' on document '` + id + `'."}`},
-				{"delete value", "DELETE", base + "/b/q", nil, 200, `{"message":"Removed Tag value from document '` + id + `'."}`},
-				{"delete missing value is ignored", "DELETE", base + "/b/zzz", nil, 200, `{"message":"Removed Tag value from document '` + id + `'."}`},
+				{"delete value", "DELETE", base + "/b/q", nil, 200, `{"message":"Removed Tag from document '` + id + `'."}`},
+				{"delete missing value", "DELETE", base + "/b/zzz", nil, 404, `{"message":"Tag/Value combination not found."}`},
+				{"delete value of a missing key", "DELETE", base + "/nokey/zzz", nil, 404, `{"message":"Tag/Value combination not found."}`},
 				{"delete key", "DELETE", base + "/c", nil, 200, `{"message":"Removed 'c' from document '` + id + `'."}`},
 				{"get deleted", "GET", base + "/c", nil, 404, `{"message":"Tag c not found."}`},
 				{"no key", "POST", base, map[string]any{"tags": []map[string]any{{"value": "1"}}}, 400, `{"errors":[{"key":"tags","error":"'key' is required"}]}`},
@@ -44,6 +46,9 @@ func TestTags_CRUD(t *testing.T) {
 				if st.resp != "" {
 					servertest.MustBody(t, r, st.resp)
 				}
+			}
+			if b := s.Do(http.MethodGet, base+"/b"+site.Query, nil, tok); !strings.Contains(string(b.Body), `"values":["p","r"]`) {
+				t.Fatalf("tag b after removing q and a value it lacks: %d %s, want values p, r", b.Status, b.Body)
 			}
 			a := s.Do(http.MethodGet, base+"/a"+site.Query, nil, tok).JSON(t)
 			if a["value"] != "2" || a["documentId"] != id || a["type"] != "USERDEFINED" || a["userId"] != "admin" {

@@ -91,7 +91,8 @@ func (s *Handlers) HandleSetDocumentFulltext(r *api.Request) error {
 		return err
 	}
 	if r.Method() == http.MethodPost {
-		return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: "Added document to fulltext index"})
+		// 200, as the OpenAPI's AddDocumentFulltext answers.
+		return r.JSON(api.MessageBody{Message: "Added document to fulltext index"})
 	}
 	return r.JSON(api.MessageBody{Message: "Set document in fulltext index"})
 }

@@ -84,7 +84,7 @@ func TestFulltextWrites(t *testing.T) {
 			if names, _ := servertest.Search(t, s, tok, site.Query, map[string]any{"query": map[string]any{"filename": map[string]any{"beginsWith": "orig-name"}}}, ""); len(names) != 1 {
 				t.Errorf("its name is no longer searchable: %v", names)
 			}
-			servertest.MustStatus(t, s.Do(http.MethodPost, ft, map[string]any{"content": "quokkaword back"}, tok), http.StatusCreated)
+			servertest.MustStatus(t, s.Do(http.MethodPost, ft, map[string]any{"content": "quokkaword back"}, tok), http.StatusOK)
 			if n := fulltextHits(t, s, tok, site.Query, map[string]any{"text": "quokkaword"}, 1); n != 1 {
 				t.Errorf("set again: not found: %d", n)
 			}

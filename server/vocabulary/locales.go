@@ -121,7 +121,8 @@ func (s *Handlers) HandleAddResourceItem(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpPutResourceItem, storage.PutResourceItem{Locale: api.PathParam(r, "locale"), Item: it, Create: true}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"itemKey": it.ItemKey})
+	// 200, as the OpenAPI's AddLocaleResourceItem answers.
+	return r.JSON(map[string]any{"itemKey": it.ItemKey})
 }
 
 // itemKeyParam is the {itemKey} path parameter, URL-decoded (keys hold

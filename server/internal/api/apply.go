@@ -13,13 +13,6 @@ func (s *Env) Apply(r *Request, op storage.Op, payload any) (storage.Result, err
 		return storage.Result{}, err
 	}
 	cmd.Via = Via(r)
-	if k := r.ImplicitKey; k != nil && keyedFrom(r.UserContext()) == nil {
-		// A client-chosen documentId stands for the key, once.
-		r.ImplicitKey = nil
-		idem := *k
-		idem.Hash = r.requestHash()
-		cmd.Idem = &idem
-	}
 	if indexFed[op] {
 		if err := s.Gate.Wait(r.UserContext()); err != nil {
 			return storage.Result{}, err

@@ -104,12 +104,8 @@ type Request struct {
 	// the artifact's record id.
 	ArtifactID string
 
-	// bodySum is the SHA-256 of the body (ReadBody, bufferBody);
-	// ImplicitKey the key a client-chosen documentId stands for, used
-	// by the request's create when it carries no Idempotency-Key
-	// (requestkeys.go).
-	bodySum     []byte
-	ImplicitKey *storage.Idempotency
+	// bodySum is the SHA-256 of the body (ReadBody, bufferBody).
+	bodySum []byte
 
 	// The site's folder permissions, read on first use.
 	fperms   storage.FolderPermissionSet
