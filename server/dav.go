@@ -25,7 +25,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	"quire/auth"
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
@@ -151,14 +151,14 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
-	if cred, ok := s.davCreds.get(k, now); ok && s.stillValid(cred) {
+	if cred, ok := s.davCreds.get(k, now); ok && s.intake.stillValid(cred) {
 		if p, err := s.Deps.Auth.Authenticate(cred.tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.credentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
+	cred, err := s.intake.credentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -784,7 +784,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 	}
 	pr, pw := io.Pipe()
 	w := &davWriter{fsys: fsys, path: p, name: base, existing: existing, pw: pw, done: make(chan struct{}),
-		head: intake.NewHeadReader(pr), ctype: string(fsys.r.Request().Header.ContentType())}
+		head: qintake.NewHeadReader(pr), ctype: string(fsys.r.Request().Header.ContentType())}
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
@@ -816,7 +816,7 @@ type davWriter struct {
 	shas     []string
 	err      error
 	closed   bool
-	head     *intake.HeadReader
+	head     *qintake.HeadReader
 	ctype    string // the request's Content-Type
 }
 
@@ -851,14 +851,14 @@ func (w *davWriter) Close() error {
 		name = prof.Name
 	}
 	dir, _ := api.SplitDocPath(w.path)
-	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
+	src := qintake.Source{Kind: qintake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
 		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
 		s.content.Sweep(w.shas)
 		w.fsys.failed = err
-		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
-		if stored && intake.Permanent(err) {
-			s.intakeFailed(r.Site, name, src, err)
+		s.intake.intake.Counted(qintake.KindWebDAV, name, "failed", 0)
+		if stored && qintake.Permanent(err) {
+			s.intake.intakeFailed(r.Site, name, src, err)
 		}
 		return err
 	}
@@ -874,7 +874,7 @@ func (w *davWriter) Close() error {
 	if err := s.Gate.Wait(context.Background()); err != nil {
 		return fail(err)
 	}
-	nd := s.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
+	nd := s.intake.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
 	nd.Document.UserID = r.User()
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
@@ -890,7 +890,7 @@ func (w *davWriter) Close() error {
 	if err != nil {
 		return fail(err)
 	}
-	s.intake.Counted(intake.KindWebDAV, name, outcome, w.m.Size)
+	s.intake.intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
 	return nil
 }
 

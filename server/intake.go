@@ -15,7 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/server/content"
 	"quire/server/documents"
 	"quire/server/internal/api"
@@ -42,8 +42,8 @@ const (
 // newIntake is the server's intake: the create path of POST /documents'
 // uploads (chunks tracked against the sweep, the index gate, the upload
 // limits).
-func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
-	return intake.New(intake.Config{
+func (s *intakeHandlers) newIntake(reg prometheus.Registerer) *qintake.Intake {
+	return qintake.New(qintake.Config{
 		Applier: s.Deps.Applier,
 		Store:   s.DB,
 		Now:     s.Now,
@@ -58,9 +58,6 @@ func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
 		Metrics:      reg,
 	})
 }
-
-// Intake is the server's intake (for other sources: SMTP, WebDAV).
-func (s *Server) Intake() *intake.Intake { return s.intake }
 
 type intakeValueIn struct {
 	Key         string  `json:"key"`
@@ -96,7 +93,7 @@ func defaultIntakeActions() []storage.IntakeAction {
 
 // intakeProfileFrom validates a profile from the API (name from the path
 // when replacing) and builds its stored form.
-func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
+func (s *intakeHandlers) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
 	var errs []storage.ValidationItem
 	p := &storage.IntakeProfile{Name: name, PathTemplate: defaultIntakeTemplate, UserID: r.User(), Duplicates: storage.IntakeSkip,
 		Actions: defaultIntakeActions()}
@@ -158,7 +155,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
 		if p.Watch.Enabled && s.Deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
-			if _, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
+			if _, err := qintake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
 				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
 			}
 		}
@@ -170,7 +167,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 	return p, nil
 }
 
-func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map[string]any {
+func (s *intakeHandlers) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map[string]any {
 	tags := make([]map[string]any, 0, len(p.Tags))
 	for _, t := range p.Tags {
 		tags = append(tags, map[string]any{"key": t.Key, "value": t.Value})
@@ -212,7 +209,7 @@ func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
+		if dir, err := qintake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
@@ -220,7 +217,7 @@ func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map
 	return out
 }
 
-func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
+func (s *intakeHandlers) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 	var b struct {
 		Profile *intakeProfileIn `json:"intakeProfile"`
 	}
@@ -236,7 +233,7 @@ func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 }
 
 // handleAddIntakeProfile serves POST /sites/{siteId}/intakeProfiles.
-func (s *Server) handleAddIntakeProfile(r *api.Request) error {
+func (s *intakeHandlers) handleAddIntakeProfile(r *api.Request) error {
 	in, err := s.readIntakeProfile(r)
 	if err != nil {
 		return err
@@ -254,7 +251,7 @@ func (s *Server) handleAddIntakeProfile(r *api.Request) error {
 
 // handleSetIntakeProfile serves PUT /sites/{siteId}/intakeProfiles/{name}:
 // the profile is replaced (fields not given take their defaults).
-func (s *Server) handleSetIntakeProfile(r *api.Request) error {
+func (s *intakeHandlers) handleSetIntakeProfile(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
@@ -275,7 +272,7 @@ func (s *Server) handleSetIntakeProfile(r *api.Request) error {
 }
 
 // handleGetIntakeProfiles serves GET /sites/{siteId}/intakeProfiles.
-func (s *Server) handleGetIntakeProfiles(r *api.Request) error {
+func (s *intakeHandlers) handleGetIntakeProfiles(r *api.Request) error {
 	list, err := s.DB.IntakeProfiles(r.Site)
 	if err != nil {
 		return err
@@ -288,7 +285,7 @@ func (s *Server) handleGetIntakeProfiles(r *api.Request) error {
 }
 
 // handleGetIntakeProfile serves GET /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleGetIntakeProfile(r *api.Request) error {
+func (s *intakeHandlers) handleGetIntakeProfile(r *api.Request) error {
 	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
 		return err
@@ -297,7 +294,7 @@ func (s *Server) handleGetIntakeProfile(r *api.Request) error {
 }
 
 // handleDeleteIntakeProfile serves DELETE /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleDeleteIntakeProfile(r *api.Request) error {
+func (s *intakeHandlers) handleDeleteIntakeProfile(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.Apply(r, storage.OpDeleteIntakeProfile, storage.DeleteIntakeProfile{Name: name}); err != nil {
 		return err
@@ -309,7 +306,7 @@ func (s *Server) handleDeleteIntakeProfile(r *api.Request) error {
 // handleGetIntakeErrors serves GET
 // /sites/{siteId}/intakeProfiles/{name}/errors: the profile's recent
 // failed intakes, newest first.
-func (s *Server) handleGetIntakeErrors(r *api.Request) error {
+func (s *intakeHandlers) handleGetIntakeErrors(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
@@ -347,7 +344,7 @@ func (p *partReader) Read(b []byte) (int, error) {
 }
 
 // intakeFailed records a failed file in its profile's error list.
-func (s *Server) intakeFailed(site, profile string, src intake.Source, cause error) {
+func (s *intakeHandlers) intakeFailed(site, profile string, src qintake.Source, cause error) {
 	if err := s.intake.Fail(site, profile, src, cause); err != nil {
 		s.Log.Warn("record intake error", "site", site, "profile", profile, "err", err)
 	}
@@ -366,7 +363,7 @@ type intakeFileResult struct {
 // profile. All files are written first and only then committed, so a file
 // over a limit (or a broken body) refuses the whole post with nothing
 // created.
-func (s *Server) handlePostIntake(r *api.Request) error {
+func (s *intakeHandlers) handlePostIntake(r *api.Request) error {
 	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
 		api.Drain(r.Ctx)
@@ -389,9 +386,9 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: connOf(r.Ctx)}
+	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: api.ConnOf(r.Ctx)}
 	mr := multipart.NewReader(body, params["boundary"])
-	var pending []*intake.Pending
+	var pending []*qintake.Pending
 	var names []string
 	abort := func(err error) error {
 		for _, pd := range pending {
@@ -437,7 +434,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		if errs := storage.CheckText("fileName", name, storage.MaxPathBytes); errs != nil {
 			return abort(api.CheckErrors(errs))
 		}
-		src := intake.Source{Kind: intake.KindPost, Name: name, ContentType: part.Header.Get("Content-Type"),
+		src := qintake.Source{Kind: qintake.KindPost, Name: name, ContentType: part.Header.Get("Content-Type"),
 			RequestID: api.RequestID(r.Ctx), Actor: r.User()}
 		if r.Principal.APIKeyName != "" {
 			src.Actor = "apiKey " + r.Principal.APIKeyName
@@ -451,7 +448,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 			case errors.As(err, &be):
 				return abort(api.BadRequest("invalid multipart body: " + be.err.Error()))
 			}
-			if intake.Permanent(err) {
+			if qintake.Permanent(err) {
 				s.intakeFailed(r.Site, p.Name, src, err)
 			}
 			return abort(err) // a limit, or the store's refusal (507...)
@@ -466,7 +463,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 	for i, pd := range pending {
 		res, err := pd.Commit(context.Background())
 		if err != nil {
-			s.intakeFailed(r.Site, p.Name, intake.Source{Kind: intake.KindPost, Name: names[i]}, err)
+			s.intakeFailed(r.Site, p.Name, qintake.Source{Kind: qintake.KindPost, Name: names[i]}, err)
 			for _, rest := range pending[i+1:] {
 				rest.Abort()
 			}

@@ -22,7 +22,7 @@ var errBadCredentials = errors.New("invalid user name or password")
 // convention "apikey"), or a directory user's password. A directory
 // sign-in counts toward the user's lockout as POST /login does, and the
 // principal is the one the user's access token would carry.
-func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass string) (*auth.Principal, error) {
+func (s *intakeHandlers) CredentialPrincipal(ctx context.Context, from, user, pass string) (*auth.Principal, error) {
 	c, err := s.credentialToken(ctx, api.PasswordCheck{Addr: from}, user, pass)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (s *Server) CredentialPrincipal(ctx context.Context, from, user, pass strin
 // A directory password is checked through CheckPassword: it spends the
 // client's sign-in budget (pc) and is refused busy rather than queued
 // (*ErrPasswordBusy; issue 43). An API key costs neither.
-func (s *Server) credentialToken(ctx context.Context, pc api.PasswordCheck, user, pass string) (checkedCredential, error) {
+func (s *intakeHandlers) credentialToken(ctx context.Context, pc api.PasswordCheck, user, pass string) (checkedCredential, error) {
 	if pass == "" || len(pass) > auth.MaxPasswordBytes || len(user) > 256 || !utf8.ValidString(user) || !utf8.ValidString(pass) {
 		return checkedCredential{}, errBadCredentials
 	}
@@ -106,7 +106,7 @@ type checkedCredential struct {
 // stillValid says whether a checked credential still stands: the user's
 // password is the one it was checked against and sign-in is not locked
 // (the token's own checks, Authenticate, come after).
-func (s *Server) stillValid(c checkedCredential) bool {
+func (s *intakeHandlers) stillValid(c checkedCredential) bool {
 	if c.user == "" {
 		return true
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/guard"
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/pipeline"
 	"quire/server/content"
 	"quire/server/directory"
@@ -45,6 +45,7 @@ type Server struct {
 	documents  *documents.Handlers
 	search     *search.Handlers
 	flow       *flow.Handlers
+	intake     *intakeHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -58,10 +59,6 @@ type Server struct {
 	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
-	// intake is the shared create path of intake sources, watch the
-	// poller of watched folders (leader only; intake.go).
-	intake *intake.Intake
-	watch  *intake.Watcher
 	// davCreds caches WebDAV's checked Basic credentials (dav.go).
 	davCreds davCreds
 }
@@ -118,8 +115,9 @@ func New(d api.Deps) *Server {
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.Limits, s.limitClass = newLimits(d), map[string]string{}
-	s.intake = s.newIntake(d.Metrics)
-	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
+	s.intake = &intakeHandlers{Env: s.Env, content: s.content, documents: s.documents}
+	s.intake.intake = s.intake.newIntake(d.Metrics)
+	s.intake.watch = qintake.NewWatcher(s.intake.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
 		lag := api.GateLag
 		if api.TestGateLag > 0 {
@@ -163,6 +161,12 @@ func New(d api.Deps) *Server {
 	return s
 }
 
+// Intake is the server's intake (for other sources: SMTP, WebDAV).
+func (s *Server) Intake() *qintake.Intake { return s.intake.intake }
+
+// NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
+func (s *Server) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake { return s.intake.NewSMTPIntake(cfg) }
+
 // App exposes the fiber app (for app.Test in middleware tests).
 func (s *Server) App() *fiber.App { return s.app }
 
@@ -182,7 +186,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
-	s.watch.Stop()
+	s.intake.watch.Stop()
 	s.sched.Stop()
 	s.search.Moves.Shutdown()
 	return err

@@ -33,7 +33,7 @@ type webhookIn struct {
 
 // readWebhook validates a webhook body into the command's fields; create
 // requires a name.
-func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
+func (s *intakeHandlers) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
 	var in webhookIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return storage.PutWebhook{}, err
@@ -92,7 +92,7 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 }
 
 // webhookURL is where a webhook takes payloads.
-func (s *Server) webhookURL(base, site, id string) string {
+func (s *intakeHandlers) webhookURL(base, site, id string) string {
 	u := strings.TrimSuffix(base, "/") + "/public/webhooks/" + url.PathEscape(id)
 	if site != auth.DefaultSite {
 		u += "?siteId=" + url.QueryEscape(site)
@@ -100,7 +100,7 @@ func (s *Server) webhookURL(base, site, id string) string {
 	return u
 }
 
-func (s *Server) webhookJSON(base, site string, w *storage.Webhook) map[string]any {
+func (s *intakeHandlers) webhookJSON(base, site string, w *storage.Webhook) map[string]any {
 	m := map[string]any{
 		"siteId":       site,
 		"webhookId":    w.WebhookID,
@@ -133,7 +133,7 @@ func webhookTagsJSON(w *storage.Webhook) []map[string]any {
 }
 
 // handleAddWebhook serves POST /webhooks.
-func (s *Server) handleAddWebhook(r *api.Request) error {
+func (s *intakeHandlers) handleAddWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, true)
 	if err != nil {
 		return err
@@ -146,14 +146,14 @@ func (s *Server) handleAddWebhook(r *api.Request) error {
 }
 
 // handleGetWebhooks serves GET /webhooks.
-func (s *Server) handleGetWebhooks(r *api.Request) error {
+func (s *intakeHandlers) handleGetWebhooks(r *api.Request) error {
 	return api.KeyPage(r, "wh", "webhooks", func(after string, limit int) ([]storage.Webhook, string, error) {
 		return s.DB.Webhooks(r.Site, after, limit)
 	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(s.LinkBase(r.Ctx), r.Site, w) })
 }
 
 // handleGetWebhook serves GET /webhooks/{webhookId}.
-func (s *Server) handleGetWebhook(r *api.Request) error {
+func (s *intakeHandlers) handleGetWebhook(r *api.Request) error {
 	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (s *Server) handleGetWebhook(r *api.Request) error {
 }
 
 // handleUpdateWebhook serves PATCH /webhooks/{webhookId}.
-func (s *Server) handleUpdateWebhook(r *api.Request) error {
+func (s *intakeHandlers) handleUpdateWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, false)
 	if err != nil {
 		return err
@@ -175,7 +175,7 @@ func (s *Server) handleUpdateWebhook(r *api.Request) error {
 }
 
 // handleDeleteWebhook serves DELETE /webhooks/{webhookId}.
-func (s *Server) handleDeleteWebhook(r *api.Request) error {
+func (s *intakeHandlers) handleDeleteWebhook(r *api.Request) error {
 	id := api.PathParam(r, "webhookId")
 	if _, err := s.Apply(r, storage.OpDeleteWebhook, storage.DeleteWebhook{WebhookID: id}); err != nil {
 		return err
@@ -185,7 +185,7 @@ func (s *Server) handleDeleteWebhook(r *api.Request) error {
 
 // handleGetWebhookTags serves GET /webhooks/{webhookId}/tags. A webhook
 // holds at most storage.MaxTagsPerRequest tags: one page.
-func (s *Server) handleGetWebhookTags(r *api.Request) error {
+func (s *intakeHandlers) handleGetWebhookTags(r *api.Request) error {
 	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
@@ -194,7 +194,7 @@ func (s *Server) handleGetWebhookTags(r *api.Request) error {
 }
 
 // handleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
-func (s *Server) handleAddWebhookTag(r *api.Request) error {
+func (s *intakeHandlers) handleAddWebhookTag(r *api.Request) error {
 	var in documents.TagIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -216,7 +216,7 @@ var errPublicWebhooksOff = api.ErrStatus(http.StatusNotFound, "public webhooks a
 
 // handlePublicWebhook serves POST /public/webhooks/{webhooks+}: no token;
 // the site is ?siteId= (default "default").
-func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
+func (s *intakeHandlers) handlePublicWebhook(c *fiber.Ctx) error {
 	if !s.Deps.PublicWebhooks {
 		return errPublicWebhooksOff
 	}
@@ -235,11 +235,11 @@ func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
 }
 
 // handlePrivateWebhook serves POST /private/webhooks/{webhooks+}.
-func (s *Server) handlePrivateWebhook(r *api.Request) error { return s.takeWebhook(r, true) }
+func (s *intakeHandlers) handlePrivateWebhook(r *api.Request) error { return s.takeWebhook(r, true) }
 
 // takeWebhook stores the request body as sent (its content type kept) as
 // a document of the webhook named by the path's first segment.
-func (s *Server) takeWebhook(r *api.Request, private bool) error {
+func (s *intakeHandlers) takeWebhook(r *api.Request, private bool) error {
 	seg := strings.Trim(r.Params("*"), "/")
 	id, _, _ := strings.Cut(seg, "/")
 	if u, err := url.PathUnescape(id); err == nil {
