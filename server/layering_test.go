@@ -56,6 +56,11 @@ var sideways = map[string]bool{
 	// Actions and workflows are given in the documents' body shapes and
 	// checked as a document's create checks them.
 	"quire/server/flow -> quire/server/documents": true,
+	// Intake writes a file's bytes through content (upload limits, chunks
+	// tracked against the sweep) and converts a profile's or webhook's
+	// actions and tags in the documents' body shapes.
+	"quire/server/intake -> quire/server/content":   true,
+	"quire/server/intake -> quire/server/documents": true,
 }
 
 type listedPackage struct {
