@@ -27,6 +27,7 @@ import (
 	"quire/auth"
 	qintake "quire/intake"
 	"quire/server/content"
+	"quire/server/intake"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/server/search"
@@ -81,7 +82,7 @@ const (
 )
 
 // davCreds caches checked Basic credentials (hash of user and password)
-// as the token that stands for them (credentialToken), which every
+// as the token that stands for them (CredentialToken), which every
 // request authenticates again against the store: the cache saves the
 // password hash and the sign-in's log entry, never a revocation.
 type davCreds struct {
@@ -90,21 +91,21 @@ type davCreds struct {
 }
 
 type davCred struct {
-	c   checkedCredential
+	c   intake.CheckedCredential
 	exp time.Time
 }
 
-func (c *davCreds) get(k [32]byte, now time.Time) (checkedCredential, bool) {
+func (c *davCreds) get(k [32]byte, now time.Time) (intake.CheckedCredential, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[k]; ok && now.Before(e.exp) {
 		return e.c, true
 	}
 	delete(c.m, k)
-	return checkedCredential{}, false
+	return intake.CheckedCredential{}, false
 }
 
-func (c *davCreds) put(k [32]byte, cred checkedCredential, now time.Time) {
+func (c *davCreds) put(k [32]byte, cred intake.CheckedCredential, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 10000 {
@@ -147,22 +148,22 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	h := string(c.Request().Header.Peek(fiber.HeaderAuthorization))
 	user, pass, ok := (&http.Request{Header: http.Header{"Authorization": {h}}}).BasicAuth()
 	if !ok {
-		return nil, errBadCredentials
+		return nil, intake.ErrBadCredentials
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
-	if cred, ok := s.davCreds.get(k, now); ok && s.intake.stillValid(cred) {
-		if p, err := s.Deps.Auth.Authenticate(cred.tok); err == nil {
+	if cred, ok := s.davCreds.get(k, now); ok && s.intake.StillValid(cred) {
+		if p, err := s.Deps.Auth.Authenticate(cred.Tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.intake.credentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
+	cred, err := s.intake.CredentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.Deps.Auth.Authenticate(cred.tok)
+	p, err := s.Deps.Auth.Authenticate(cred.Tok)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 		return api.ErrStatus(http.StatusBadRequest, "invalid path")
 	}
 	p, err := s.davPrincipal(c)
-	if errors.Is(err, errBadCredentials) {
+	if errors.Is(err, intake.ErrBadCredentials) {
 		api.Drain(c)
 		return davUnauthorized(c)
 	}
@@ -856,9 +857,9 @@ func (w *davWriter) Close() error {
 	fail := func(err error) error {
 		s.content.Sweep(w.shas)
 		w.fsys.failed = err
-		s.intake.intake.Counted(qintake.KindWebDAV, name, "failed", 0)
+		s.intake.Intake.Counted(qintake.KindWebDAV, name, "failed", 0)
 		if stored && qintake.Permanent(err) {
-			s.intake.intakeFailed(r.Site, name, src, err)
+			s.intake.IntakeFailed(r.Site, name, src, err)
 		}
 		return err
 	}
@@ -874,7 +875,7 @@ func (w *davWriter) Close() error {
 	if err := s.Gate.Wait(context.Background()); err != nil {
 		return fail(err)
 	}
-	nd := s.intake.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
+	nd := s.intake.Intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
 	nd.Document.UserID = r.User()
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
@@ -890,7 +891,7 @@ func (w *davWriter) Close() error {
 	if err != nil {
 		return fail(err)
 	}
-	s.intake.intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
+	s.intake.Intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
 	return nil
 }
 
@@ -908,7 +909,7 @@ func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	if !api.IsNotFound(err) {
 		return nil, false, err
 	}
-	return &storage.IntakeProfile{Name: davProfileName, Actions: defaultIntakeActions()}, false, nil
+	return &storage.IntakeProfile{Name: davProfileName, Actions: intake.DefaultIntakeActions()}, false, nil
 }
 
 // RemoveAll implements webdav.FileSystem: a document is soft-deleted; a

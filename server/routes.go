@@ -117,7 +117,7 @@ func (s *Server) routes() {
 	// Anonymous documents, where the site's configuration enables them.
 	pub("POST", "/public/documents", ratelimit.Public, s.documents.HandlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
-	pub("POST", "/public/webhooks/*", ratelimit.Public, s.intake.handlePublicWebhook)
+	pub("POST", "/public/webhooks/*", ratelimit.Public, s.intake.HandlePublicWebhook)
 	// The join token in the body is the credential (cluster.go).
 	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
 	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
@@ -365,14 +365,14 @@ func (s *Server) routes() {
 	authed.Delete("/mappings/:mappingId", q(govern, s.vocabulary.HandleDeleteMapping))
 
 	// Webhooks: managed by site governors (SERVICE-SPEC.md §5.2).
-	authed.Get("/webhooks", q(govern, s.intake.handleGetWebhooks))
-	authed.Post("/webhooks", q(govern, s.intake.handleAddWebhook))
-	authed.Get("/webhooks/:webhookId", q(govern, s.intake.handleGetWebhook))
-	authed.Patch("/webhooks/:webhookId", q(govern, s.intake.handleUpdateWebhook))
-	authed.Delete("/webhooks/:webhookId", q(govern, s.intake.handleDeleteWebhook))
-	authed.Get("/webhooks/:webhookId/tags", q(govern, s.intake.handleGetWebhookTags))
-	authed.Post("/webhooks/:webhookId/tags", q(govern, s.intake.handleAddWebhookTag))
-	authed.Post("/private/webhooks/*", q(write, s.intake.handlePrivateWebhook))
+	authed.Get("/webhooks", q(govern, s.intake.HandleGetWebhooks))
+	authed.Post("/webhooks", q(govern, s.intake.HandleAddWebhook))
+	authed.Get("/webhooks/:webhookId", q(govern, s.intake.HandleGetWebhook))
+	authed.Patch("/webhooks/:webhookId", q(govern, s.intake.HandleUpdateWebhook))
+	authed.Delete("/webhooks/:webhookId", q(govern, s.intake.HandleDeleteWebhook))
+	authed.Get("/webhooks/:webhookId/tags", q(govern, s.intake.HandleGetWebhookTags))
+	authed.Post("/webhooks/:webhookId/tags", q(govern, s.intake.HandleAddWebhookTag))
+	authed.Post("/private/webhooks/*", q(write, s.intake.HandlePrivateWebhook))
 	authed.Get("/objects/examine/pdf", q(write, s.content.HandleGetExaminePdfURL))
 	authed.Get("/objects/examine/:id/pdf", q(read, s.content.HandleGetExaminePdf))
 	authed.Post("/shortlinks", q(write, s.handleAddShortlink))
@@ -391,13 +391,13 @@ func (s *Server) routes() {
 		authed.Add(r.method, r.path, none(notServed(r.reason)))
 	}
 	// Scanner intake (Quire's own API, see API.md "Scanner intake").
-	authed.Get("/sites/:siteId/intakeProfiles", sp(govern, s.intake.handleGetIntakeProfiles))
-	authed.Post("/sites/:siteId/intakeProfiles", sp(govern, s.intake.handleAddIntakeProfile))
-	authed.Get("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.handleGetIntakeProfile))
-	authed.Put("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.handleSetIntakeProfile))
-	authed.Delete("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.handleDeleteIntakeProfile))
-	authed.Get("/sites/:siteId/intakeProfiles/:name/errors", sp(govern, s.intake.handleGetIntakeErrors))
-	authed.Post("/sites/:siteId/intake/:name", sp(write, s.intake.handlePostIntake))
+	authed.Get("/sites/:siteId/intakeProfiles", sp(govern, s.intake.HandleGetIntakeProfiles))
+	authed.Post("/sites/:siteId/intakeProfiles", sp(govern, s.intake.HandleAddIntakeProfile))
+	authed.Get("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleGetIntakeProfile))
+	authed.Put("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleSetIntakeProfile))
+	authed.Delete("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleDeleteIntakeProfile))
+	authed.Get("/sites/:siteId/intakeProfiles/:name/errors", sp(govern, s.intake.HandleGetIntakeErrors))
+	authed.Post("/sites/:siteId/intake/:name", sp(write, s.intake.HandlePostIntake))
 
 	// Anything else is FormKiQ's "request handler not found".
 	if testRoutes != nil {

@@ -17,6 +17,7 @@ import (
 	"quire/server/directory"
 	"quire/server/documents"
 	"quire/server/flow"
+	"quire/server/intake"
 	"quire/server/internal/api"
 	"quire/server/search"
 	"quire/server/signatures"
@@ -45,7 +46,7 @@ type Server struct {
 	documents  *documents.Handlers
 	search     *search.Handlers
 	flow       *flow.Handlers
-	intake     *intakeHandlers
+	intake     *intake.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -115,9 +116,9 @@ func New(d api.Deps) *Server {
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.Limits, s.limitClass = newLimits(d), map[string]string{}
-	s.intake = &intakeHandlers{Env: s.Env, content: s.content, documents: s.documents}
-	s.intake.intake = s.intake.newIntake(d.Metrics)
-	s.intake.watch = qintake.NewWatcher(s.intake.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
+	s.intake = &intake.Handlers{Env: s.Env, Content: s.content, Documents: s.documents}
+	s.intake.Intake = s.intake.NewIntake(d.Metrics)
+	s.intake.Watch = qintake.NewWatcher(s.intake.Intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
 	if d.Indexer != nil {
 		lag := api.GateLag
 		if api.TestGateLag > 0 {
@@ -162,10 +163,17 @@ func New(d api.Deps) *Server {
 }
 
 // Intake is the server's intake (for other sources: SMTP, WebDAV).
-func (s *Server) Intake() *qintake.Intake { return s.intake.intake }
+func (s *Server) Intake() *qintake.Intake { return s.intake.Intake }
 
 // NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
 func (s *Server) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake { return s.intake.NewSMTPIntake(cfg) }
+
+// SMTPConfig configures the scan-to-e-mail listener; SMTPIntake is a
+// running one (server/intake; node starts it).
+type (
+	SMTPConfig = intake.SMTPConfig
+	SMTPIntake = intake.SMTPIntake
+)
 
 // App exposes the fiber app (for app.Test in middleware tests).
 func (s *Server) App() *fiber.App { return s.app }
@@ -186,7 +194,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
-	s.intake.watch.Stop()
+	s.intake.Watch.Stop()
 	s.sched.Stop()
 	s.search.Moves.Shutdown()
 	return err

@@ -1,4 +1,4 @@
-package server
+package intake
 
 import (
 	"bufio"
@@ -85,12 +85,12 @@ type SMTPConfig struct {
 // SMTPIntake is a running scan-to-e-mail listener.
 type SMTPIntake struct {
 	srv *smtp.Server
-	s   *intakeHandlers
+	s   *Handlers
 	cfg SMTPConfig
 }
 
 // NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
-func (s *intakeHandlers) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
+func (s *Handlers) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultSMTPMaxMessageBytes
 	}
@@ -216,7 +216,7 @@ func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
 			ss.authFails++
 			return errSMTPAuthBusy
 		}
-		if errors.Is(err, errBadCredentials) {
+		if errors.Is(err, ErrBadCredentials) {
 			ss.authFails++
 			return errSMTPBadAuth
 		}
@@ -293,7 +293,7 @@ func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if !storage.CheckSiteID(site) || ss.p.Require(site, auth.PermWrite) != nil {
 		return smtpErr(550, smtp.EnhancedCode{5, 7, 1}, "Not allowed to send to this intake profile")
 	}
-	p, err := ss.m.s.intake.Profile(site, name)
+	p, err := ss.m.s.Intake.Profile(site, name)
 	if api.IsNotFound(err) {
 		return smtpErr(550, smtp.EnhancedCode{5, 1, 1}, "No such intake profile: "+name)
 	}
@@ -406,7 +406,7 @@ type mailInfo struct {
 
 // prepare writes the attachments of the spooled mail for one target.
 func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*qintake.Pending, error) {
-	in := ss.m.s.intake
+	in := ss.m.s.Intake
 	msg, err := mail.ReadMessage(r)
 	if err != nil {
 		return nil, smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message header cannot be read: "+err.Error())
@@ -496,7 +496,7 @@ func (ss *smtpSession) prepareError(t smtpTarget, name string, err error) error 
 
 func (ss *smtpSession) fail(t smtpTarget, name string, err error) {
 	src := qintake.Source{Kind: qintake.KindSMTP, Name: name}
-	if ferr := ss.m.s.intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
+	if ferr := ss.m.s.Intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
 		ss.m.s.Log.Warn("smtp intake: recording an error", "err", ferr)
 	}
 }
