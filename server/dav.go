@@ -144,7 +144,7 @@ func davUnauthorized(c *fiber.Ctx) error {
 }
 
 // davPrincipal checks the request's Basic credentials.
-func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
+func (s *davHandlers) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	h := string(c.Request().Header.Peek(fiber.HeaderAuthorization))
 	user, pass, ok := (&http.Request{Header: http.Header{"Authorization": {h}}}).BasicAuth()
 	if !ok {
@@ -152,7 +152,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
-	if cred, ok := s.davCreds.get(k, now); ok && s.intake.StillValid(cred) {
+	if cred, ok := s.creds.get(k, now); ok && s.intake.StillValid(cred) {
 		if p, err := s.Deps.Auth.Authenticate(cred.Tok); err == nil {
 			return p, nil
 		}
@@ -167,7 +167,7 @@ func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.davCreds.put(k, cred, now)
+	s.creds.put(k, cred, now)
 	return p, nil
 }
 
@@ -195,7 +195,7 @@ func davWriteMethod(m string) bool {
 }
 
 // handleDav serves /dav/{siteId}/...
-func (s *Server) handleDav(c *fiber.Ctx) error {
+func (s *davHandlers) handleDav(c *fiber.Ctx) error {
 	if !davSecure(c) {
 		api.Drain(c)
 		return api.ErrStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
@@ -282,7 +282,7 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 		if c.Method() == "MOVE" && !fsys.s.FolderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
-		if c.Method() == "COPY" && !fsys.r.Principal.Can(fsys.r.Site, govern) {
+		if c.Method() == "COPY" && !fsys.r.Principal.Can(fsys.r.Site, auth.PermGovern) {
 			// A copy of a watermarked document would carry no watermark
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
@@ -345,7 +345,7 @@ func (fsys *davFS) markedInside(qp string) string {
 func davClean(p string) string { return strings.Trim(path.Clean("/"+p), "/") }
 
 // davGet streams a document (GET, HEAD), or lists a folder as HTML.
-func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
+func (s *davHandlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	fi, err := fsys.Stat(context.Background(), qp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return api.ErrStatus(http.StatusNotFound, "Not Found")
@@ -402,7 +402,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 // davServe runs x/net/webdav's handler for the other methods on a
 // net/http request made from fiber's: the request body is streamed, the
 // answer (a status, or PROPFIND's multistatus) is buffered, bounded.
-func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
+func (s *davHandlers) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	u, err := url.ParseRequestURI(string(c.Request().RequestURI()))
 	if err != nil {
 		api.Drain(c)
@@ -412,7 +412,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	fsys.body = &davBody{r: &content.CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: connOf(c)}}
+	fsys.body = &davBody{r: &content.CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: api.ConnOf(c)}}
 	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(fsys.body))
 	if err != nil {
 		api.Drain(c)
@@ -485,7 +485,7 @@ func (w *davResponse) Write(p []byte) (int, error) {
 // davFS is a site's folders and documents as a webdav.FileSystem, for
 // one request.
 type davFS struct {
-	s *Server
+	s *davHandlers
 	r *api.Request
 	// failed is a failure that must answer as Quire answers it (a
 	// refused write: 507, a site limit: 413) rather than webdav's 405.
@@ -688,7 +688,7 @@ func (f *davFile) open() error {
 	}
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
-	if r := f.fsys.r; !r.Principal.Can(r.Site, govern) {
+	if r := f.fsys.r; !r.Principal.Can(r.Site, auth.PermGovern) {
 		marks, err := f.fsys.s.content.DocMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
@@ -901,7 +901,7 @@ const davProfileName = "webdav"
 
 // davProfile is the site's WebDAV intake profile (stored: true) or,
 // without one, a new profile's defaults: OCR then FULLTEXT.
-func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
+func (s *davHandlers) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	p, err := s.DB.IntakeProfile(site, davProfileName)
 	if err == nil {
 		return p, true, nil

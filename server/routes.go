@@ -122,8 +122,8 @@ func (s *Server) routes() {
 	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
 	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
 	for _, m := range davMethods {
-		pub(m, "/dav", ratelimit.Dav, s.handleDav)
-		pub(m, "/dav/*", ratelimit.Dav, s.handleDav)
+		pub(m, "/dav", ratelimit.Dav, s.dav.handleDav)
+		pub(m, "/dav/*", ratelimit.Dav, s.dav.handleDav)
 	}
 
 	authed := a.Group("", s.authenticate)

@@ -47,6 +47,7 @@ type Server struct {
 	search     *search.Handlers
 	flow       *flow.Handlers
 	intake     *intake.Handlers
+	dav        *davHandlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -60,8 +61,6 @@ type Server struct {
 	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
-	// davCreds caches WebDAV's checked Basic credentials (dav.go).
-	davCreds davCreds
 }
 
 // New builds the server and its routes.
@@ -119,6 +118,7 @@ func New(d api.Deps) *Server {
 	s.intake = &intake.Handlers{Env: s.Env, Content: s.content, Documents: s.documents}
 	s.intake.Intake = s.intake.NewIntake(d.Metrics)
 	s.intake.Watch = qintake.NewWatcher(s.intake.Intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
+	s.dav = &davHandlers{Env: s.Env, content: s.content, documents: s.documents, search: s.search, intake: s.intake}
 	if d.Indexer != nil {
 		lag := api.GateLag
 		if api.TestGateLag > 0 {
