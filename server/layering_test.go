@@ -61,6 +61,14 @@ var sideways = map[string]bool{
 	// actions and tags in the documents' body shapes.
 	"quire/server/intake -> quire/server/content":   true,
 	"quire/server/intake -> quire/server/documents": true,
+	// WebDAV is a file manager's view of the same documents: it writes
+	// bytes through content, deletes and moves as documents and search do
+	// (DELETE /documents, PATCH /folders), and takes files as an intake
+	// source (Basic credentials, the webdav profile's errors).
+	"quire/server/dav -> quire/server/content":   true,
+	"quire/server/dav -> quire/server/documents": true,
+	"quire/server/dav -> quire/server/search":    true,
+	"quire/server/dav -> quire/server/intake":    true,
 }
 
 type listedPackage struct {
