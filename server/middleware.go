@@ -12,6 +12,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/dav"
 	"quire/server/internal/api"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) cors(c *fiber.Ctx) error {
 	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 	if c.Method() == http.MethodOptions {
 		h.Set("Access-Control-Allow-Headers", "*")
-		davOptions(c) // WebDAV's OPTIONS (dav.go)
+		dav.Options(c) // WebDAV's OPTIONS (server/dav)
 		return c.SendStatus(http.StatusOK)
 	}
 	return c.Next()

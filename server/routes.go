@@ -7,6 +7,7 @@ import (
 
 	"quire/auth"
 	"quire/ratelimit"
+	"quire/server/dav"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -121,9 +122,9 @@ func (s *Server) routes() {
 	// The join token in the body is the credential (cluster.go).
 	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
 	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
-	for _, m := range davMethods {
-		pub(m, "/dav", ratelimit.Dav, s.dav.handleDav)
-		pub(m, "/dav/*", ratelimit.Dav, s.dav.handleDav)
+	for _, m := range dav.Methods {
+		pub(m, "/dav", ratelimit.Dav, s.dav.HandleDav)
+		pub(m, "/dav/*", ratelimit.Dav, s.dav.HandleDav)
 	}
 
 	authed := a.Group("", s.authenticate)

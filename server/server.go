@@ -14,6 +14,7 @@ import (
 	qintake "quire/intake"
 	"quire/pipeline"
 	"quire/server/content"
+	"quire/server/dav"
 	"quire/server/directory"
 	"quire/server/documents"
 	"quire/server/flow"
@@ -47,7 +48,7 @@ type Server struct {
 	search     *search.Handlers
 	flow       *flow.Handlers
 	intake     *intake.Handlers
-	dav        *davHandlers
+	dav        *dav.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -118,7 +119,7 @@ func New(d api.Deps) *Server {
 	s.intake = &intake.Handlers{Env: s.Env, Content: s.content, Documents: s.documents}
 	s.intake.Intake = s.intake.NewIntake(d.Metrics)
 	s.intake.Watch = qintake.NewWatcher(s.intake.Intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
-	s.dav = &davHandlers{Env: s.Env, content: s.content, documents: s.documents, search: s.search, intake: s.intake}
+	s.dav = &dav.Handlers{Env: s.Env, Content: s.content, Documents: s.documents, Search: s.search, Intake: s.intake}
 	if d.Indexer != nil {
 		lag := api.GateLag
 		if api.TestGateLag > 0 {
@@ -155,7 +156,7 @@ func New(d api.Deps) *Server {
 		// response works (encoding/json would write \u0026).
 		JSONEncoder: api.MarshalJSON,
 		// WebDAV's methods (dav.go) besides HTTP's.
-		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), davExtraMethods...),
+		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), dav.ExtraMethods...),
 	})
 	s.routes()
 	s.routeTable = newRouteTable(s.app.GetRoutes(true))

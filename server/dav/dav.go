@@ -1,4 +1,4 @@
-package server
+package dav
 
 import (
 	"bytes"
@@ -56,12 +56,12 @@ import (
 // file expects it at the path it named (an existing document there gets
 // a new version, with the profile's actions queued again).
 
-// davMethods are the methods of the WebDAV route (fiber must know the
+// Methods are the methods of the WebDAV route (fiber must know the
 // ones HTTP does not).
-var davMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
+var Methods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
 
-// davExtraMethods are the WebDAV methods fiber's default list lacks.
-var davExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
+// ExtraMethods are the WebDAV methods fiber's default list lacks.
+var ExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
 
 // Limits of the WebDAV source.
 const (
@@ -127,13 +127,13 @@ func davLocks() webdav.LockSystem {
 	return davState.locks
 }
 
-// davOptions answers OPTIONS on /dav/...: the WebDAV classes and
+// Options answers OPTIONS on /dav/...: the WebDAV classes and
 // methods (the CORS middleware answers every OPTIONS, without a token).
-func davOptions(c *fiber.Ctx) {
+func Options(c *fiber.Ctx) {
 	if p := c.Path(); p == "/dav" || strings.HasPrefix(p, "/dav/") {
 		c.Set("DAV", "1, 2")
 		c.Set("MS-Author-Via", "DAV")
-		c.Set(fiber.HeaderAllow, "OPTIONS, HEAD, "+strings.Join(davMethods, ", "))
+		c.Set(fiber.HeaderAllow, "OPTIONS, HEAD, "+strings.Join(Methods, ", "))
 	}
 }
 
@@ -144,7 +144,7 @@ func davUnauthorized(c *fiber.Ctx) error {
 }
 
 // davPrincipal checks the request's Basic credentials.
-func (s *davHandlers) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
+func (s *Handlers) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	h := string(c.Request().Header.Peek(fiber.HeaderAuthorization))
 	user, pass, ok := (&http.Request{Header: http.Header{"Authorization": {h}}}).BasicAuth()
 	if !ok {
@@ -152,14 +152,14 @@ func (s *davHandlers) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
-	if cred, ok := s.creds.get(k, now); ok && s.intake.StillValid(cred) {
+	if cred, ok := s.creds.get(k, now); ok && s.Intake.StillValid(cred) {
 		if p, err := s.Deps.Auth.Authenticate(cred.Tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.intake.CredentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
+	cred, err := s.Intake.CredentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +194,8 @@ func davWriteMethod(m string) bool {
 	return false
 }
 
-// handleDav serves /dav/{siteId}/...
-func (s *davHandlers) handleDav(c *fiber.Ctx) error {
+// HandleDav serves /dav/{siteId}/...
+func (s *Handlers) HandleDav(c *fiber.Ctx) error {
 	if !davSecure(c) {
 		api.Drain(c)
 		return api.ErrStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
@@ -287,7 +287,7 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
 			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
-				if marks, err := fsys.s.content.DocMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+				if marks, err := fsys.s.Content.DocMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
 			} else if err == nil {
@@ -333,7 +333,7 @@ func (fsys *davFS) markedInside(qp string) string {
 				todo = append(todo, full)
 				continue
 			}
-			if marks, err := fsys.s.content.DocMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
+			if marks, err := fsys.s.Content.DocMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
 				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
@@ -345,7 +345,7 @@ func (fsys *davFS) markedInside(qp string) string {
 func davClean(p string) string { return strings.Trim(path.Clean("/"+p), "/") }
 
 // davGet streams a document (GET, HEAD), or lists a folder as HTML.
-func (s *davHandlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
+func (s *Handlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	fi, err := fsys.Stat(context.Background(), qp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return api.ErrStatus(http.StatusNotFound, "Not Found")
@@ -384,7 +384,7 @@ func (s *davHandlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	api.ServeStored(c, api.StoredFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	if sent, err := s.content.SendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
+	if sent, err := s.Content.SendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, info.etag)
@@ -402,7 +402,7 @@ func (s *davHandlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 // davServe runs x/net/webdav's handler for the other methods on a
 // net/http request made from fiber's: the request body is streamed, the
 // answer (a status, or PROPFIND's multistatus) is buffered, bounded.
-func (s *davHandlers) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
+func (s *Handlers) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	u, err := url.ParseRequestURI(string(c.Request().RequestURI()))
 	if err != nil {
 		api.Drain(c)
@@ -485,7 +485,7 @@ func (w *davResponse) Write(p []byte) (int, error) {
 // davFS is a site's folders and documents as a webdav.FileSystem, for
 // one request.
 type davFS struct {
-	s *davHandlers
+	s *Handlers
 	r *api.Request
 	// failed is a failure that must answer as Quire answers it (a
 	// refused write: 507, a site limit: 413) rather than webdav's 405.
@@ -689,7 +689,7 @@ func (f *davFile) open() error {
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
 	if r := f.fsys.r; !r.Principal.Can(r.Site, auth.PermGovern) {
-		marks, err := f.fsys.s.content.DocMarks(r.Site, f.info.id)
+		marks, err := f.fsys.s.Content.DocMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
 		}
@@ -779,7 +779,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 			existing = id
 		}
 	}
-	limit, err := fsys.s.content.UploadLimit(fsys.r.Site, -1)
+	limit, err := fsys.s.Content.UploadLimit(fsys.r.Site, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -790,7 +790,7 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 		defer close(w.done)
 		defer pr.Close()
 		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.N, func(sha string) {
-			fsys.s.content.Uploads.Add(sha)
+			fsys.s.Content.Uploads.Add(sha)
 			w.shas = append(w.shas, sha)
 		})
 		if errors.Is(w.err, storage.ErrTooLarge) {
@@ -845,7 +845,7 @@ func (w *davWriter) Close() error {
 	w.pw.Close()
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
-	defer s.content.Uploads.Done(w.shas)
+	defer s.Content.Uploads.Done(w.shas)
 	prof, stored, perr := s.davProfile(r.Site)
 	name := davProfileName
 	if prof != nil {
@@ -855,11 +855,11 @@ func (w *davWriter) Close() error {
 	src := qintake.Source{Kind: qintake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
 		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
-		s.content.Sweep(w.shas)
+		s.Content.Sweep(w.shas)
 		w.fsys.failed = err
-		s.intake.Intake.Counted(qintake.KindWebDAV, name, "failed", 0)
+		s.Intake.Intake.Counted(qintake.KindWebDAV, name, "failed", 0)
 		if stored && qintake.Permanent(err) {
-			s.intake.IntakeFailed(r.Site, name, src, err)
+			s.Intake.IntakeFailed(r.Site, name, src, err)
 		}
 		return err
 	}
@@ -875,7 +875,7 @@ func (w *davWriter) Close() error {
 	if err := s.Gate.Wait(context.Background()); err != nil {
 		return fail(err)
 	}
-	nd := s.intake.Intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
+	nd := s.Intake.Intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
 	nd.Document.UserID = r.User()
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
@@ -891,7 +891,7 @@ func (w *davWriter) Close() error {
 	if err != nil {
 		return fail(err)
 	}
-	s.intake.Intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
+	s.Intake.Intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
 	return nil
 }
 
@@ -901,7 +901,7 @@ const davProfileName = "webdav"
 
 // davProfile is the site's WebDAV intake profile (stored: true) or,
 // without one, a new profile's defaults: OCR then FULLTEXT.
-func (s *davHandlers) davProfile(site string) (*storage.IntakeProfile, bool, error) {
+func (s *Handlers) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	p, err := s.DB.IntakeProfile(site, davProfileName)
 	if err == nil {
 		return p, true, nil
@@ -935,7 +935,7 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 			if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 				return fs.ErrPermission
 			}
-			return fsys.s.documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
+			return fsys.s.Documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
 		}
 		items, err := fsys.list(p)
 		if err != nil {
@@ -1011,5 +1011,5 @@ func (fsys *davFS) moveFolder(source, target string) error {
 	if err != nil {
 		return err
 	}
-	return <-s.search.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
+	return <-s.Search.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
 }
