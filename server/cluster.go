@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -76,52 +75,6 @@ func (s *Server) handleVerifyCluster(r *api.Request) error {
 		return err
 	}
 	return r.JSON(rep)
-}
-
-// msgDiverged answers every request but the cluster's own and the probes
-// on a member found to hold other data than the cluster.
-const msgDiverged = "This cluster member's data differs from the cluster's (%s): it serves nothing until it is rebuilt with quire cluster rejoin; use another member"
-
-// refuseWhenDiverged answers 503 on a member found to differ from the
-// cluster's majority: its store holds other data, so no read of it may
-// be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
-// still answer, so operators see why.
-func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
-	v, ok := s.Deps.Cluster.(ClusterVerifier)
-	if !ok {
-		return c.Next()
-	}
-	reason := v.Diverged()
-	if reason == "" {
-		return c.Next()
-	}
-	p := strings.ToLower(c.Path())
-	if strings.HasPrefix(p, "/cluster/") || p == "/readyz" || p == "/healthz" || p == "/metrics" || p == "/system/health" {
-		return c.Next()
-	}
-	return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"message": fmt.Sprintf(msgDiverged, reason)})
-}
-
-// clusterReady is /readyz's cluster part: a member is ready while it
-// knows a leader and has not halted.
-func (s *Server) clusterReady() (bool, fiber.Map) {
-	if s.Deps.Cluster == nil {
-		return true, nil
-	}
-	st := s.Deps.Cluster.Status()
-	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
-	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
-	switch {
-	case st.Diverged != "":
-		out["reason"] = "this member's data differs from the cluster's (" + st.Diverged + "): it serves nothing and does not vote; rebuild it with quire cluster rejoin"
-	case st.Unreadable != "":
-		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
-	case st.Halted != "":
-		out["reason"] = "halted: " + st.Halted
-	case st.LeaderID == "":
-		out["reason"] = "no cluster leader known"
-	}
-	return ok, out
 }
 
 // ClusterJoinRequest is the body of POST /cluster/join: what a new node

@@ -9,17 +9,36 @@ import (
 	"quire/server/internal/api"
 )
 
+// clusterReady is /readyz's cluster part: a member is ready while it
+// knows a leader and has not halted.
+func (s *Server) clusterReady() (bool, fiber.Map) {
+	if s.Deps.Cluster == nil {
+		return true, nil
+	}
+	st := s.Deps.Cluster.Status()
+	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
+	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
+	switch {
+	case st.Diverged != "":
+		out["reason"] = "this member's data differs from the cluster's (" + st.Diverged + "): it serves nothing and does not vote; rebuild it with quire cluster rejoin"
+	case st.Unreadable != "":
+		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
+	case st.Halted != "":
+		out["reason"] = "halted: " + st.Halted
+	case st.LeaderID == "":
+		out["reason"] = "no cluster leader known"
+	}
+	return ok, out
+}
+
 // handleHealthz serves GET /healthz: the process is up and the store open.
 func (s *Server) handleHealthz(c *fiber.Ctx) error {
 	return c.Status(http.StatusOK).JSON(fiber.Map{"status": "ok"})
 }
 
-// readyLag is how far behind storage the index may be for /readyz.
-const readyLag = 5 * time.Second
-
 // handleReadyz serves GET /readyz (no auth): 200 when the store is open
 // and the index has caught up (its oldest queued change younger than
-// readyLag), otherwise 503. The body says where the index stands, so
+// api.ReadyLag), otherwise 503. The body says where the index stands, so
 // tools can wait for an empty queue.
 //
 // Refused writes (a full or failed disk) do not make the node unready: it
@@ -29,7 +48,7 @@ const readyLag = 5 * time.Second
 // route writes.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	lag := s.Deps.Indexer.TextLag()
-	ready := lag < readyLag
+	ready := lag < api.ReadyLag
 	ws := s.DB.WriteState()
 	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
 	if !ws.Writable {

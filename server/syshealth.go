@@ -32,7 +32,7 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 		storageOut["since"] = api.FormatDate(ws.Since)
 	}
 	lag := s.Deps.Indexer.TextLag()
-	ready := lag < readyLag
+	ready := lag < api.ReadyLag
 	pipe := fiber.Map{"running": false, "queued": 0, "oldestDueSeconds": 0.0}
 	if s.Deps.Pipeline != nil {
 		running, queued, oldest := s.Deps.Pipeline.Status()
