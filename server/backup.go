@@ -16,7 +16,7 @@ import (
 // clients keep writing. X-Quire-Backup-Estimate carries the approximate
 // size for progress bars. An error mid-stream cuts the archive short,
 // which `quire backup` and restore detect (no end frame).
-func (s *Server) handleGetBackup(r *api.Request) error {
+func (s *adminHandlers) handleGetBackup(r *api.Request) error {
 	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "backup is not available on this server")
 	}

@@ -19,7 +19,7 @@ import (
 // handleGetClusterStatus serves GET /cluster/status (Admins): this
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.
-func (s *Server) handleGetClusterStatus(r *api.Request) error {
+func (s *adminHandlers) handleGetClusterStatus(r *api.Request) error {
 	if s.Deps.Cluster == nil {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
@@ -63,7 +63,7 @@ type ClusterVerifier interface {
 // takes a digest of every member's store at one index now and compares
 // them (cluster/DESIGN.md, "Replicas proven equal"); a member that
 // differs is demoted and refuses to serve.
-func (s *Server) handleVerifyCluster(r *api.Request) error {
+func (s *adminHandlers) handleVerifyCluster(r *api.Request) error {
 	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -140,7 +140,7 @@ type ClusterReadmitter interface {
 // (Admins), body {"raftAddress":"host:port"}: quire cluster rejoin asks
 // it of another member before it moves the node's unreadable Raft state
 // aside.
-func (s *Server) handleRejoinClusterNode(r *api.Request) error {
+func (s *adminHandlers) handleRejoinClusterNode(r *api.Request) error {
 	re, ok := s.Deps.Cluster.(ClusterReadmitter)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -177,7 +177,7 @@ func (s *Server) handleRejoinClusterNode(r *api.Request) error {
 // cluster.JoinALPN, the server's cluster certificate pinned by the CA
 // fingerprint the token carries), so the token never crosses the network
 // in clear and the node knows it talks to its cluster.
-func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
+func (s *adminHandlers) handleClusterJoin(c *fiber.Ctx) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -229,7 +229,7 @@ func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
 // handleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
 // (Admins): the leader removes the node from the cluster (a follower
 // asks the leader). Removing the node answering is how a node leaves.
-func (s *Server) handleDeleteClusterNode(r *api.Request) error {
+func (s *adminHandlers) handleDeleteClusterNode(r *api.Request) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")

@@ -23,7 +23,7 @@ type eventSubIn struct {
 
 // readEventSub validates a subscription body; old is the stored one a
 // PATCH changes (nil for POST).
-func (s *Server) readEventSub(r *api.Request, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
+func (s *adminHandlers) readEventSub(r *api.Request, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
 	var in eventSubIn
 	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return storage.PutEventSubscription{}, err
@@ -87,7 +87,7 @@ func eventSubJSON(e *storage.EventSubscription) map[string]any {
 
 // handleGetEventSubs serves GET /sites/{siteId}/eventSubscriptions: one
 // page (a site holds at most storage.MaxEventSubscriptions).
-func (s *Server) handleGetEventSubs(r *api.Request) error {
+func (s *adminHandlers) handleGetEventSubs(r *api.Request) error {
 	subs, err := s.DB.EventSubscriptions(r.Site)
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (s *Server) handleGetEventSubs(r *api.Request) error {
 
 // handleAddEventSub serves POST /sites/{siteId}/eventSubscriptions
 // {url, eventTypes}: 201 {"eventSubscriptionId"}.
-func (s *Server) handleAddEventSub(r *api.Request) error {
+func (s *adminHandlers) handleAddEventSub(r *api.Request) error {
 	p, err := s.readEventSub(r, nil)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (s *Server) handleAddEventSub(r *api.Request) error {
 }
 
 // handleGetEventSub serves GET /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleGetEventSub(r *api.Request) error {
+func (s *adminHandlers) handleGetEventSub(r *api.Request) error {
 	e, err := s.DB.GetEventSubscription(r.Site, api.PathParam(r, "eventSubscriptionId"))
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (s *Server) handleGetEventSub(r *api.Request) error {
 }
 
 // handleUpdateEventSub serves PATCH /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleUpdateEventSub(r *api.Request) error {
+func (s *adminHandlers) handleUpdateEventSub(r *api.Request) error {
 	id := api.PathParam(r, "eventSubscriptionId")
 	old, err := s.DB.GetEventSubscription(r.Site, id)
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Server) handleUpdateEventSub(r *api.Request) error {
 }
 
 // handleDeleteEventSub serves DELETE /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleDeleteEventSub(r *api.Request) error {
+func (s *adminHandlers) handleDeleteEventSub(r *api.Request) error {
 	id := api.PathParam(r, "eventSubscriptionId")
 	if _, err := s.Apply(r, storage.OpDeleteEventSubscription, storage.DeleteEventSubscription{ID: id}); err != nil {
 		return err

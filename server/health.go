@@ -9,28 +9,6 @@ import (
 	"quire/server/internal/api"
 )
 
-// clusterReady is /readyz's cluster part: a member is ready while it
-// knows a leader and has not halted.
-func (s *Server) clusterReady() (bool, fiber.Map) {
-	if s.Deps.Cluster == nil {
-		return true, nil
-	}
-	st := s.Deps.Cluster.Status()
-	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
-	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
-	switch {
-	case st.Diverged != "":
-		out["reason"] = "this member's data differs from the cluster's (" + st.Diverged + "): it serves nothing and does not vote; rebuild it with quire cluster rejoin"
-	case st.Unreadable != "":
-		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
-	case st.Halted != "":
-		out["reason"] = "halted: " + st.Halted
-	case st.LeaderID == "":
-		out["reason"] = "no cluster leader known"
-	}
-	return ok, out
-}
-
 // handleHealthz serves GET /healthz: the process is up and the store open.
 func (s *Server) handleHealthz(c *fiber.Ctx) error {
 	return c.Status(http.StatusOK).JSON(fiber.Map{"status": "ok"})
@@ -66,7 +44,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		// is stopped and that is its normal state.
 		ready = ready && (running || !s.bg.leader.Load())
 	}
-	clusterOK, clusterState := s.clusterReady()
+	clusterOK, clusterState := api.ClusterReady(s.Deps.Cluster)
 	ready = ready && clusterOK
 	status := http.StatusOK
 	if !ready {

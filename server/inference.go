@@ -17,7 +17,7 @@ import (
 // listing, with the values that are true of an on-prem endpoint.
 
 // handleGetInferenceModels serves GET /system/inferenceModels.
-func (s *Server) handleGetInferenceModels(r *api.Request) error {
+func (s *adminHandlers) handleGetInferenceModels(r *api.Request) error {
 	ids, err := s.inferenceModels(r)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func (s *Server) handleGetInferenceModels(r *api.Request) error {
 
 // handleAgreeInferenceModel serves POST /system/inferenceModels/agreement
 // (Admins): the model must be one the endpoint offers.
-func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
+func (s *adminHandlers) handleAgreeInferenceModel(r *api.Request) error {
 	var in struct {
 		ModelID *string `json:"modelId"`
 	}
@@ -74,7 +74,7 @@ func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
 
 // inferenceModels asks the endpoint for its models; an endpoint that
 // does not answer is a 502, not a 500.
-func (s *Server) inferenceModels(r *api.Request) ([]string, error) {
+func (s *adminHandlers) inferenceModels(r *api.Request) ([]string, error) {
 	if s.Deps.Pipeline == nil {
 		return nil, nil
 	}

@@ -20,7 +20,7 @@ import (
 const shortlinkClickValid = 5 * time.Minute
 
 // handleAddShortlink serves POST /shortlinks {targetUrl, slug}.
-func (s *Server) handleAddShortlink(r *api.Request) error {
+func (s *adminHandlers) handleAddShortlink(r *api.Request) error {
 	var in struct {
 		TargetURL *string `json:"targetUrl"`
 		Slug      *string `json:"slug"`
@@ -64,7 +64,7 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 
 // documentTarget recognises a target naming a document of this server:
 // /documents/<id>, or the same under the server's public URL.
-func (s *Server) documentTarget(reqBase, target string) (string, bool) {
+func (s *adminHandlers) documentTarget(reqBase, target string) (string, bool) {
 	p := target
 	for _, base := range []string{s.Deps.PublicURL, reqBase} {
 		if base = strings.TrimSuffix(base, "/"); base != "" && strings.HasPrefix(p, base+"/") {
@@ -87,7 +87,7 @@ func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 // link stops working at once. A link to a document needs the right that
 // made it, READ on the document's folder (API.md "Short links"): a writer
 // of the site cannot break the links of a folder closed to them.
-func (s *Server) handleDeleteShortlink(r *api.Request) error {
+func (s *adminHandlers) handleDeleteShortlink(r *api.Request) error {
 	slug := api.PathParam(r, "slug")
 	l, err := s.DB.GetShortlink(r.Site, slug)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Server) handleDeleteShortlink(r *api.Request) error {
 
 // handleResolveShortlink serves GET /s/{slug}: no token; a temporary
 // redirect to the target, for a document a download URL made now.
-func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
+func (s *adminHandlers) handleResolveShortlink(c *fiber.Ctx) error {
 	slug := strings.Clone(c.Params("slug"))
 	l, err := s.DB.ResolveShortlink(slug, s.Now())
 	if err != nil {

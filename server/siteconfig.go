@@ -15,7 +15,7 @@ import (
 
 // handleGetSiteConfig serves GET /sites/{siteId}/configuration. Secrets
 // (API keys, SMTP password) are masked.
-func (s *Server) handleGetSiteConfig(r *api.Request) error {
+func (s *adminHandlers) handleGetSiteConfig(r *api.Request) error {
 	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
@@ -56,7 +56,7 @@ func mask(s string) string {
 // otherwise), so that whoever may change a site's configuration cannot
 // redirect a secret someone else entered to a server of their own.
 // Destinations are checked against the outbound policy.
-func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
+func (s *adminHandlers) handleUpdateSiteConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -200,7 +200,7 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 		return err
 	}
 	if _, ok := raw["document"]; ok {
-		s.bg.sweepRetention()
+		s.sweepRetention()
 	}
 	return r.JSON(api.MessageBody{Message: "Config saved"})
 }
@@ -215,7 +215,7 @@ func siteLLMURL(c *storage.SiteConfig) string {
 
 // handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
 // it sends a test e-mail with the site's saved settings.
-func (s *Server) handleNotificationTest(r *api.Request) error {
+func (s *adminHandlers) handleNotificationTest(r *api.Request) error {
 	var in struct {
 		To string `json:"to"`
 	}

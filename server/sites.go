@@ -13,7 +13,7 @@ import (
 
 // handleGetSites serves GET /sites: the caller, its roles and the sites it
 // can use with their permissions.
-func (s *Server) handleGetSites(r *api.Request) error {
+func (s *adminHandlers) handleGetSites(r *api.Request) error {
 	p := r.Principal
 	// Every Quire site is ACTIVE (sites cannot be deactivated), so the
 	// status filter keeps all or none.
@@ -95,7 +95,7 @@ func (s *Server) handleGetSites(r *api.Request) error {
 var apiKeyPermissions = map[string]bool{"READ": true, "WRITE": true, "DELETE": true, "GOVERN": true}
 
 // handleAddAPIKey serves POST /sites/{siteId}/apiKeys.
-func (s *Server) handleAddAPIKey(r *api.Request) error {
+func (s *adminHandlers) handleAddAPIKey(r *api.Request) error {
 	var b struct {
 		Name        string   `json:"name"`
 		Groups      []string `json:"groups"`
@@ -148,7 +148,7 @@ func maskAPIKey(k string) string {
 }
 
 // handleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
-func (s *Server) handleGetAPIKeys(r *api.Request) error {
+func (s *adminHandlers) handleGetAPIKeys(r *api.Request) error {
 	keys, err := s.DB.ListAPIKeys(r.Site)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (s *Server) handleGetAPIKeys(r *api.Request) error {
 
 // handleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
 // key may be given in full or masked as listed.
-func (s *Server) handleDeleteAPIKey(r *api.Request) error {
+func (s *adminHandlers) handleDeleteAPIKey(r *api.Request) error {
 	k := api.PathParam(r, "apiKey")
 	p := storage.DeleteAPIKey{Masked: k}
 	if !strings.Contains(k, "*") {
@@ -184,7 +184,7 @@ func (s *Server) handleDeleteAPIKey(r *api.Request) error {
 
 // handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
 // Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *Server) handleAddSite(r *api.Request) error {
+func (s *adminHandlers) handleAddSite(r *api.Request) error {
 	var in struct {
 		Site *struct {
 			ID     string `json:"id"`
@@ -214,7 +214,7 @@ func (s *Server) handleAddSite(r *api.Request) error {
 // handleUpdateSite serves PATCH /sites/{siteId} (Admins)
 // {site:{title, status}}: the title changes; Quire's sites are always
 // ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *Server) handleUpdateSite(r *api.Request) error {
+func (s *adminHandlers) handleUpdateSite(r *api.Request) error {
 	site := api.SiteParam(r.Ctx)
 	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
 		return api.Invalid("siteId", "invalid 'siteId'")

@@ -20,7 +20,7 @@ const certWarnDays = 30
 // gate, the index lag, the pipeline queue, the cluster members and
 // leader, certificate expiry and the version. Always 200 (the state is
 // in the body: "ready" is what /readyz would say).
-func (s *Server) handleGetSystemHealth(r *api.Request) error {
+func (s *adminHandlers) handleGetSystemHealth(r *api.Request) error {
 	now := r.Now
 	ws := s.DB.WriteState()
 	lsm, vlog := s.DB.Size()
@@ -37,7 +37,7 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 	if s.Deps.Pipeline != nil {
 		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
-		ready = ready && (running || !s.bg.leader.Load())
+		ready = ready && (running || !s.leads())
 	}
 	out := fiber.Map{
 		"version":  s.Deps.Version,
@@ -64,7 +64,7 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 		if st.Unreadable != "" {
 			cl["raftStateUnreadable"] = st.Unreadable
 		}
-		ok, _ := s.clusterReady()
+		ok, _ := api.ClusterReady(s.Deps.Cluster)
 		ready = ready && ok
 	}
 	out["cluster"] = cl

@@ -16,7 +16,7 @@ import (
 // handleGetSystemConfig serves GET /system/configuration: FormKiQ's webui
 // settings plus the global branding. Every signed-in user may read it (a
 // web client needs both before it shows anything).
-func (s *Server) handleGetSystemConfig(r *api.Request) error {
+func (s *adminHandlers) handleGetSystemConfig(r *api.Request) error {
 	c, err := s.DB.SystemConfig()
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func (s *Server) handleGetSystemConfig(r *api.Request) error {
 
 // handleUpdateSystemConfig serves PATCH /system/configuration (admin route):
 // the sections given replace the stored ones.
-func (s *Server) handleUpdateSystemConfig(r *api.Request) error {
+func (s *adminHandlers) handleUpdateSystemConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
