@@ -13,6 +13,7 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/admin"
 	"quire/server/dav"
 	"quire/server/internal/api"
 )
@@ -26,7 +27,7 @@ const msgDiverged = "This cluster member's data differs from the cluster's (%s):
 // be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
 // still answer, so operators see why.
 func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
-	v, ok := s.Deps.Cluster.(ClusterVerifier)
+	v, ok := s.Deps.Cluster.(admin.ClusterVerifier)
 	if !ok {
 		return c.Next()
 	}

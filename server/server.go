@@ -13,6 +13,7 @@ import (
 	"quire/guard"
 	qintake "quire/intake"
 	"quire/pipeline"
+	"quire/server/admin"
 	"quire/server/content"
 	"quire/server/dav"
 	"quire/server/directory"
@@ -49,7 +50,7 @@ type Server struct {
 	flow       *flow.Handlers
 	intake     *intake.Handlers
 	dav        *dav.Handlers
-	admin      *adminHandlers
+	admin      *admin.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -120,7 +121,7 @@ func New(d api.Deps) *Server {
 	s.intake = &intake.Handlers{Env: s.Env, Content: s.content, Documents: s.documents}
 	s.intake.Intake = s.intake.NewIntake(d.Metrics)
 	s.intake.Watch = qintake.NewWatcher(s.intake.Intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
-	s.admin = &adminHandlers{Env: s.Env, content: s.content, leads: s.bg.leader.Load, sweepRetention: s.bg.sweepRetention}
+	s.admin = &admin.Handlers{Env: s.Env, Content: s.content, Leads: s.bg.leader.Load, SweepRetention: s.bg.sweepRetention}
 	s.dav = &dav.Handlers{Env: s.Env, Content: s.content, Documents: s.documents, Search: s.search, Intake: s.intake}
 	if d.Indexer != nil {
 		lag := api.GateLag

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"quire/storage"
 )
 
-// handleGetSites serves GET /sites: the caller, its roles and the sites it
+// HandleGetSites serves GET /sites: the caller, its roles and the sites it
 // can use with their permissions.
-func (s *adminHandlers) handleGetSites(r *api.Request) error {
+func (s *Handlers) HandleGetSites(r *api.Request) error {
 	p := r.Principal
 	// Every Quire site is ACTIVE (sites cannot be deactivated), so the
 	// status filter keeps all or none.
@@ -94,8 +94,8 @@ func (s *adminHandlers) handleGetSites(r *api.Request) error {
 
 var apiKeyPermissions = map[string]bool{"READ": true, "WRITE": true, "DELETE": true, "GOVERN": true}
 
-// handleAddAPIKey serves POST /sites/{siteId}/apiKeys.
-func (s *adminHandlers) handleAddAPIKey(r *api.Request) error {
+// HandleAddAPIKey serves POST /sites/{siteId}/apiKeys.
+func (s *Handlers) HandleAddAPIKey(r *api.Request) error {
 	var b struct {
 		Name        string   `json:"name"`
 		Groups      []string `json:"groups"`
@@ -147,8 +147,8 @@ func maskAPIKey(k string) string {
 	return k[:4] + strings.Repeat("*", len(k)-8) + k[len(k)-4:]
 }
 
-// handleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
-func (s *adminHandlers) handleGetAPIKeys(r *api.Request) error {
+// HandleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
+func (s *Handlers) HandleGetAPIKeys(r *api.Request) error {
 	keys, err := s.DB.ListAPIKeys(r.Site)
 	if err != nil {
 		return err
@@ -168,9 +168,9 @@ func (s *adminHandlers) handleGetAPIKeys(r *api.Request) error {
 	return r.JSON(map[string]any{"apiKeys": out})
 }
 
-// handleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
+// HandleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
 // key may be given in full or masked as listed.
-func (s *adminHandlers) handleDeleteAPIKey(r *api.Request) error {
+func (s *Handlers) HandleDeleteAPIKey(r *api.Request) error {
 	k := api.PathParam(r, "apiKey")
 	p := storage.DeleteAPIKey{Masked: k}
 	if !strings.Contains(k, "*") {
@@ -182,9 +182,9 @@ func (s *adminHandlers) handleDeleteAPIKey(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "ApiKey deleted"})
 }
 
-// handleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
+// HandleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
 // Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *adminHandlers) handleAddSite(r *api.Request) error {
+func (s *Handlers) HandleAddSite(r *api.Request) error {
 	var in struct {
 		Site *struct {
 			ID     string `json:"id"`
@@ -211,10 +211,10 @@ func (s *adminHandlers) handleAddSite(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' created", in.Site.ID)})
 }
 
-// handleUpdateSite serves PATCH /sites/{siteId} (Admins)
+// HandleUpdateSite serves PATCH /sites/{siteId} (Admins)
 // {site:{title, status}}: the title changes; Quire's sites are always
 // ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *adminHandlers) handleUpdateSite(r *api.Request) error {
+func (s *Handlers) HandleUpdateSite(r *api.Request) error {
 	site := api.SiteParam(r.Ctx)
 	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
 		return api.Invalid("siteId", "invalid 'siteId'")

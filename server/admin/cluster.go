@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"quire/storage"
 )
 
-// handleGetClusterStatus serves GET /cluster/status (Admins): this
+// HandleGetClusterStatus serves GET /cluster/status (Admins): this
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.
-func (s *adminHandlers) handleGetClusterStatus(r *api.Request) error {
+func (s *Handlers) HandleGetClusterStatus(r *api.Request) error {
 	if s.Deps.Cluster == nil {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
@@ -59,11 +59,11 @@ type ClusterVerifier interface {
 	Diverged() string
 }
 
-// handleVerifyCluster serves POST /cluster/verify (Admins): the leader
+// HandleVerifyCluster serves POST /cluster/verify (Admins): the leader
 // takes a digest of every member's store at one index now and compares
 // them (cluster/DESIGN.md, "Replicas proven equal"); a member that
 // differs is demoted and refuses to serve.
-func (s *adminHandlers) handleVerifyCluster(r *api.Request) error {
+func (s *Handlers) HandleVerifyCluster(r *api.Request) error {
 	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -136,11 +136,11 @@ type ClusterReadmitter interface {
 	ReadmitNode(ctx context.Context, nodeID, raftAddress string) error
 }
 
-// handleRejoinClusterNode serves POST /cluster/nodes/{nodeId}/rejoin
+// HandleRejoinClusterNode serves POST /cluster/nodes/{nodeId}/rejoin
 // (Admins), body {"raftAddress":"host:port"}: quire cluster rejoin asks
 // it of another member before it moves the node's unreadable Raft state
 // aside.
-func (s *adminHandlers) handleRejoinClusterNode(r *api.Request) error {
+func (s *Handlers) HandleRejoinClusterNode(r *api.Request) error {
 	re, ok := s.Deps.Cluster.(ClusterReadmitter)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -171,13 +171,13 @@ func (s *adminHandlers) handleRejoinClusterNode(r *api.Request) error {
 	return r.JSON(fiber.Map{"message": "node '" + id + "' readmitted as a nonvoter: start it; it becomes a voter once it caught up"})
 }
 
-// handleClusterJoin serves POST /cluster/join (no token: the join token
+// HandleClusterJoin serves POST /cluster/join (no token: the join token
 // in the body is the credential). Only over the HTTPS connection a
 // joining node opens with cluster.JoinClientConfig (ALPN
 // cluster.JoinALPN, the server's cluster certificate pinned by the CA
 // fingerprint the token carries), so the token never crosses the network
 // in clear and the node knows it talks to its cluster.
-func (s *adminHandlers) handleClusterJoin(c *fiber.Ctx) error {
+func (s *Handlers) HandleClusterJoin(c *fiber.Ctx) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -226,10 +226,10 @@ func (s *adminHandlers) handleClusterJoin(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// handleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
+// HandleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
 // (Admins): the leader removes the node from the cluster (a follower
 // asks the leader). Removing the node answering is how a node leaves.
-func (s *adminHandlers) handleDeleteClusterNode(r *api.Request) error {
+func (s *Handlers) HandleDeleteClusterNode(r *api.Request) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
