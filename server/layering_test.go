@@ -70,9 +70,12 @@ var sideways = map[string]bool{
 	"quire/server/dav -> quire/server/search":    true,
 	"quire/server/dav -> quire/server/intake":    true,
 	// A short link to a document is given as the document's short URL
-	// (content); rotating the secrets key reseals the signing secrets
-	// under the signatures' additional data (SecretAAD).
+	// (content) and its target checked as a document deep link
+	// (documents); a site's public documents rate is bounded as documents
+	// bound it; rotating the secrets key reseals the signing secrets under
+	// the signatures' additional data (SecretAAD).
 	"quire/server/admin -> quire/server/content":    true,
+	"quire/server/admin -> quire/server/documents":  true,
 	"quire/server/admin -> quire/server/signatures": true,
 }
 
