@@ -23,9 +23,7 @@ import (
 var layers = map[string]int{
 	"quire/server/internal/servertest": 4,
 	"quire/server":                     3,
-	// The test-only packages of the domains (black-box tests over HTTP)
-	// hold no code yet besides tests; their domain's handlers move in
-	// one domain at a time.
+	// The domains, each with its black-box tests over HTTP beside it.
 	"quire/server/admin":              2,
 	"quire/server/content":            2,
 	"quire/server/dav":                2,

@@ -119,9 +119,9 @@ func (s *Server) routes() {
 	pub("POST", "/public/documents", ratelimit.Public, s.documents.HandlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
 	pub("POST", "/public/webhooks/*", ratelimit.Public, s.intake.HandlePublicWebhook)
-	// The join token in the body is the credential (cluster.go).
+	// The join token in the body is the credential (server/admin/cluster.go).
 	pub("POST", "/cluster/join", ratelimit.Cluster, s.admin.HandleClusterJoin)
-	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
+	// WebDAV: Basic auth on every request, checked by the handler (server/dav).
 	for _, m := range dav.Methods {
 		pub(m, "/dav", ratelimit.Dav, s.dav.HandleDav)
 		pub(m, "/dav/*", ratelimit.Dav, s.dav.HandleDav)

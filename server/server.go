@@ -158,7 +158,7 @@ func New(d api.Deps) *Server {
 		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
 		// response works (encoding/json would write \u0026).
 		JSONEncoder: api.MarshalJSON,
-		// WebDAV's methods (dav.go) besides HTTP's.
+		// WebDAV's methods (server/dav) besides HTTP's.
 		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), dav.ExtraMethods...),
 	})
 	s.routes()
