@@ -30,14 +30,14 @@ func (s *Server) SetLeader(leader bool) {
 			s.bg.rescanNow()
 			s.search.Moves.Lead()
 			s.sched.Start()
-			s.watch.Start()
+			s.intake.Watch.Start()
 			go s.signatures.ResumeSignedEnvelopes(context.Background())
 		}
 		return
 	}
 	if s.bg.leader.Swap(false) {
 		s.sched.Stop()
-		s.watch.Stop()
+		s.intake.Watch.Stop()
 		s.search.Moves.StepDown()
 	}
 }

@@ -1,6 +1,9 @@
 package server
 
-import "quire/server/internal/api"
+import (
+	"quire/server/admin"
+	"quire/server/internal/api"
+)
 
 // What New takes lives with the request API, which hands it to every
 // handler (api.Env); these names keep it server's to the rest of Quire.
@@ -18,4 +21,17 @@ type (
 	Clock = api.Clock
 	// Timeouts bound slow and idle clients.
 	Timeouts = api.Timeouts
+)
+
+// The cluster's join, readmission and verification contract lives with
+// the admin handlers that serve it (server/admin, cluster.go); these names
+// keep it server's for node, which implements it.
+type (
+	ClusterVerifier     = admin.ClusterVerifier
+	ClusterJoinRequest  = admin.ClusterJoinRequest
+	ClusterIdentity     = admin.ClusterIdentity
+	ClusterJoinResponse = admin.ClusterJoinResponse
+	ClusterError        = admin.ClusterError
+	ClusterJoiner       = admin.ClusterJoiner
+	ClusterReadmitter   = admin.ClusterReadmitter
 )

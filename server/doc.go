@@ -1,9 +1,22 @@
 // Package server is Quire's HTTP API, wire compatible with FormKiQ 1.19.1.
 //
 // Handlers parse and validate a request, build storage commands and hand
-// them to the Applier; they never write Badger directly. errors.go is the
-// single place where errors become FormKiQ's two error shapes. Routes are
-// all listed in routes.go; handlers live in one file per resource.
+// them to the Applier; they never write Badger directly. internal/api's
+// errors.go is the single place where errors become FormKiQ's two error
+// shapes. Routes are all listed in routes.go; handlers live in one file
+// per resource, in the domain packages (issue 45):
+//
+//   - server: the core (New, Listen, Shutdown, the route table, transport
+//     middleware, connections, metrics, rate limits, health, console
+//     files, the background and the leader's scheduled jobs)
+//   - content, documents, search, flow, vocabulary, signatures, intake,
+//     dav, admin, directory: one part of the API each, a Handlers type on
+//     the shared api.Env
+//   - internal/api: the request API the domains stand on (the request,
+//     errors, encoding, paging, links, the index gate, exactly-once
+//     writes, Apply)
+//
+// The layering test (layering_test.go) holds the allowed imports.
 //
 // # Where validation lives
 //

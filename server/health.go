@@ -14,12 +14,9 @@ func (s *Server) handleHealthz(c *fiber.Ctx) error {
 	return c.Status(http.StatusOK).JSON(fiber.Map{"status": "ok"})
 }
 
-// readyLag is how far behind storage the index may be for /readyz.
-const readyLag = 5 * time.Second
-
 // handleReadyz serves GET /readyz (no auth): 200 when the store is open
 // and the index has caught up (its oldest queued change younger than
-// readyLag), otherwise 503. The body says where the index stands, so
+// api.ReadyLag), otherwise 503. The body says where the index stands, so
 // tools can wait for an empty queue.
 //
 // Refused writes (a full or failed disk) do not make the node unready: it
@@ -29,7 +26,7 @@ const readyLag = 5 * time.Second
 // route writes.
 func (s *Server) handleReadyz(c *fiber.Ctx) error {
 	lag := s.Deps.Indexer.TextLag()
-	ready := lag < readyLag
+	ready := lag < api.ReadyLag
 	ws := s.DB.WriteState()
 	storageState, writes := "ok", fiber.Map{"ready": ws.Writable, "freeBytes": ws.Free, "reserveBytes": ws.Reserve}
 	if !ws.Writable {
@@ -47,7 +44,7 @@ func (s *Server) handleReadyz(c *fiber.Ctx) error {
 		// is stopped and that is its normal state.
 		ready = ready && (running || !s.bg.leader.Load())
 	}
-	clusterOK, clusterState := s.clusterReady()
+	clusterOK, clusterState := api.ClusterReady(s.Deps.Cluster)
 	ready = ready && clusterOK
 	status := http.StatusOK
 	if !ready {

@@ -23,9 +23,7 @@ import (
 var layers = map[string]int{
 	"quire/server/internal/servertest": 4,
 	"quire/server":                     3,
-	// The test-only packages of the domains (black-box tests over HTTP)
-	// hold no code yet besides tests; their domain's handlers move in
-	// one domain at a time.
+	// The domains, each with its black-box tests over HTTP beside it.
 	"quire/server/admin":              2,
 	"quire/server/content":            2,
 	"quire/server/dav":                2,
@@ -56,6 +54,27 @@ var sideways = map[string]bool{
 	// Actions and workflows are given in the documents' body shapes and
 	// checked as a document's create checks them.
 	"quire/server/flow -> quire/server/documents": true,
+	// Intake writes a file's bytes through content (upload limits, chunks
+	// tracked against the sweep) and converts a profile's or webhook's
+	// actions and tags in the documents' body shapes.
+	"quire/server/intake -> quire/server/content":   true,
+	"quire/server/intake -> quire/server/documents": true,
+	// WebDAV is a file manager's view of the same documents: it writes
+	// bytes through content, deletes and moves as documents and search do
+	// (DELETE /documents, PATCH /folders), and takes files as an intake
+	// source (Basic credentials, the webdav profile's errors).
+	"quire/server/dav -> quire/server/content":   true,
+	"quire/server/dav -> quire/server/documents": true,
+	"quire/server/dav -> quire/server/search":    true,
+	"quire/server/dav -> quire/server/intake":    true,
+	// A short link to a document is given as the document's short URL
+	// (content) and its target checked as a document deep link
+	// (documents); a site's public documents rate is bounded as documents
+	// bound it; rotating the secrets key reseals the signing secrets under
+	// the signatures' additional data (SecretAAD).
+	"quire/server/admin -> quire/server/content":    true,
+	"quire/server/admin -> quire/server/documents":  true,
+	"quire/server/admin -> quire/server/signatures": true,
 }
 
 type listedPackage struct {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -12,8 +13,34 @@ import (
 
 	"quire/auth"
 	"quire/guard"
+	"quire/server/admin"
+	"quire/server/dav"
 	"quire/server/internal/api"
 )
+
+// msgDiverged answers every request but the cluster's own and the probes
+// on a member found to hold other data than the cluster.
+const msgDiverged = "This cluster member's data differs from the cluster's (%s): it serves nothing until it is rebuilt with quire cluster rejoin; use another member"
+
+// refuseWhenDiverged answers 503 on a member found to differ from the
+// cluster's majority: its store holds other data, so no read of it may
+// be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
+// still answer, so operators see why.
+func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
+	v, ok := s.Deps.Cluster.(admin.ClusterVerifier)
+	if !ok {
+		return c.Next()
+	}
+	reason := v.Diverged()
+	if reason == "" {
+		return c.Next()
+	}
+	p := strings.ToLower(c.Path())
+	if strings.HasPrefix(p, "/cluster/") || p == "/readyz" || p == "/healthz" || p == "/metrics" || p == "/system/health" {
+		return c.Next()
+	}
+	return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"message": fmt.Sprintf(msgDiverged, reason)})
+}
 
 // corsHeaders are FormKiQ's CORS response headers, sent on every response.
 const corsAllowHeaders = "Content-Type,X-Amz-Date,Authorization,X-Api-Key,x-formkiq-delegation-token,Idempotency-Key"
@@ -25,7 +52,7 @@ func (s *Server) cors(c *fiber.Ctx) error {
 	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 	if c.Method() == http.MethodOptions {
 		h.Set("Access-Control-Allow-Headers", "*")
-		davOptions(c) // WebDAV's OPTIONS (dav.go)
+		dav.Options(c) // WebDAV's OPTIONS (server/dav)
 		return c.SendStatus(http.StatusOK)
 	}
 	return c.Next()

@@ -22,7 +22,7 @@ func routeKey(method, path string) string { return method + " " + path }
 
 // keyedRoute says whether the route of method and path honours an
 // Idempotency-Key (reads outside writingReads take it without effect;
-// the webhook intake routes keep their own keys, webhooks.go).
+// the webhook intake routes keep their own keys, server/intake/webhooks.go).
 func keyedRoute(method, path string) bool {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
@@ -119,7 +119,7 @@ func (s *Server) idempotencyKey(c *fiber.Ctx) error {
 	}
 	lower := strings.ToLower(path)
 	if strings.HasPrefix(lower, "/public/webhooks/") || strings.HasPrefix(lower, "/private/webhooks/") {
-		return c.Next() // the webhooks' own keys (webhooks.go)
+		return c.Next() // the webhooks' own keys (server/intake/webhooks.go)
 	}
 	key := string(raw)
 	if !storage.CheckIdempotencyKey(key) {

@@ -7,6 +7,7 @@ import (
 
 	"quire/auth"
 	"quire/ratelimit"
+	"quire/server/dav"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -113,17 +114,17 @@ func (s *Server) routes() {
 	pub("GET", "/esign/:token/document", ratelimit.Signing, s.signatures.HandleSigningDocument)
 	pub("GET", "/esign-status/:envelopeId", ratelimit.Signing, s.signatures.HandleEnvelopeStatusPage)
 	// Short links: the slug is the credential, as for signed URLs.
-	pub("GET", "/s/:slug", ratelimit.Links, s.handleResolveShortlink)
+	pub("GET", "/s/:slug", ratelimit.Links, s.admin.HandleResolveShortlink)
 	// Anonymous documents, where the site's configuration enables them.
 	pub("POST", "/public/documents", ratelimit.Public, s.documents.HandlePublicAddDocument)
 	// Public webhook intake: no token, only with webhooks.public set.
-	pub("POST", "/public/webhooks/*", ratelimit.Public, s.handlePublicWebhook)
-	// The join token in the body is the credential (cluster.go).
-	pub("POST", "/cluster/join", ratelimit.Cluster, s.handleClusterJoin)
-	// WebDAV: Basic auth on every request, checked by the handler (dav.go).
-	for _, m := range davMethods {
-		pub(m, "/dav", ratelimit.Dav, s.handleDav)
-		pub(m, "/dav/*", ratelimit.Dav, s.handleDav)
+	pub("POST", "/public/webhooks/*", ratelimit.Public, s.intake.HandlePublicWebhook)
+	// The join token in the body is the credential (server/admin/cluster.go).
+	pub("POST", "/cluster/join", ratelimit.Cluster, s.admin.HandleClusterJoin)
+	// WebDAV: Basic auth on every request, checked by the handler (server/dav).
+	for _, m := range dav.Methods {
+		pub(m, "/dav", ratelimit.Dav, s.dav.HandleDav)
+		pub(m, "/dav/*", ratelimit.Dav, s.dav.HandleDav)
 	}
 
 	authed := a.Group("", s.authenticate)
@@ -135,17 +136,17 @@ func (s *Server) routes() {
 	admin := func(h api.Handler) fiber.Handler { return s.Wrap(api.SiteNone, noPerm, requireAdmin(h)) }
 
 	authed.Get("/version", none(s.handleGetVersion))
-	authed.Get("/sites", none(s.handleGetSites))
-	authed.Get("/system/backup", admin(s.handleGetBackup))
-	authed.Get("/cluster/status", admin(s.handleGetClusterStatus))
-	authed.Get("/system/health", admin(s.handleGetSystemHealth))
-	authed.Delete("/cluster/nodes/:nodeId", admin(s.handleDeleteClusterNode))
-	authed.Post("/cluster/nodes/:nodeId/rejoin", admin(s.handleRejoinClusterNode))
-	authed.Post("/cluster/verify", admin(s.handleVerifyCluster))
-	authed.Post("/system/keys/rotate", admin(s.handleRotateKeys))
-	authed.Post("/system/secrets/rotate", admin(s.handleRotateSecretsKey))
-	authed.Get("/system/configuration", none(s.handleGetSystemConfig))
-	authed.Patch("/system/configuration", admin(s.handleUpdateSystemConfig))
+	authed.Get("/sites", none(s.admin.HandleGetSites))
+	authed.Get("/system/backup", admin(s.admin.HandleGetBackup))
+	authed.Get("/cluster/status", admin(s.admin.HandleGetClusterStatus))
+	authed.Get("/system/health", admin(s.admin.HandleGetSystemHealth))
+	authed.Delete("/cluster/nodes/:nodeId", admin(s.admin.HandleDeleteClusterNode))
+	authed.Post("/cluster/nodes/:nodeId/rejoin", admin(s.admin.HandleRejoinClusterNode))
+	authed.Post("/cluster/verify", admin(s.admin.HandleVerifyCluster))
+	authed.Post("/system/keys/rotate", admin(s.admin.HandleRotateKeys))
+	authed.Post("/system/secrets/rotate", admin(s.admin.HandleRotateSecretsKey))
+	authed.Get("/system/configuration", none(s.admin.HandleGetSystemConfig))
+	authed.Patch("/system/configuration", admin(s.admin.HandleUpdateSystemConfig))
 	authed.Get("/users", admin(s.directory.HandleGetUsers))
 	authed.Post("/users", admin(s.directory.HandleAddUser))
 	authed.Get("/users/:username", admin(s.directory.HandleGetUser))
@@ -159,19 +160,19 @@ func (s *Server) routes() {
 	authed.Get("/groups/:groupName/users", admin(s.directory.HandleGetGroupUsers))
 	authed.Post("/groups/:groupName/users", admin(s.directory.HandleAddGroupUser))
 	authed.Delete("/groups/:groupName/users/:username", admin(s.directory.HandleRemoveGroupUser))
-	authed.Get("/system/inferenceModels", none(s.handleGetInferenceModels))
-	authed.Post("/system/inferenceModels/agreement", admin(s.handleAgreeInferenceModel))
-	authed.Post("/sites", admin(s.vocabulary.HandleAddSite))
-	authed.Patch("/sites/:siteId", admin(s.vocabulary.HandleUpdateSite))
+	authed.Get("/system/inferenceModels", none(s.admin.HandleGetInferenceModels))
+	authed.Post("/system/inferenceModels/agreement", admin(s.admin.HandleAgreeInferenceModel))
+	authed.Post("/sites", admin(s.admin.HandleAddSite))
+	authed.Patch("/sites/:siteId", admin(s.admin.HandleUpdateSite))
 	authed.Get("/sites/:siteId/groups", sp(govern, s.directory.HandleGetSiteGroups))
 	authed.Get("/sites/:siteId/groups/:groupName", sp(govern, s.directory.HandleGetSiteGroup))
 	authed.Delete("/sites/:siteId/groups/:groupName", sp(govern, requireAdmin(s.directory.HandleDeleteSiteGroup)))
 	authed.Put("/sites/:siteId/groups/:groupName/permissions", sp(govern, requireAdmin(s.directory.HandleSetSiteGroupPermissions)))
-	authed.Get("/sites/:siteId/eventSubscriptions", sp(govern, s.handleGetEventSubs))
-	authed.Post("/sites/:siteId/eventSubscriptions", sp(govern, s.handleAddEventSub))
-	authed.Get("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.handleGetEventSub))
-	authed.Patch("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.handleUpdateEventSub))
-	authed.Delete("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.handleDeleteEventSub))
+	authed.Get("/sites/:siteId/eventSubscriptions", sp(govern, s.admin.HandleGetEventSubs))
+	authed.Post("/sites/:siteId/eventSubscriptions", sp(govern, s.admin.HandleAddEventSub))
+	authed.Get("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.admin.HandleGetEventSub))
+	authed.Patch("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.admin.HandleUpdateEventSub))
+	authed.Delete("/sites/:siteId/eventSubscriptions/:eventSubscriptionId", sp(govern, s.admin.HandleDeleteEventSub))
 	authed.Get("/sites/:siteId/locales", sp(read, s.vocabulary.HandleGetLocales))
 	authed.Post("/sites/:siteId/locales", sp(govern, s.vocabulary.HandleAddLocale))
 	authed.Delete("/sites/:siteId/locales/:locale", sp(govern, s.vocabulary.HandleDeleteLocale))
@@ -180,9 +181,9 @@ func (s *Server) routes() {
 	authed.Get("/sites/:siteId/locales/:locale/resourceItems/:itemKey", sp(read, s.vocabulary.HandleGetResourceItem))
 	authed.Put("/sites/:siteId/locales/:locale/resourceItems/:itemKey", sp(govern, s.vocabulary.HandleSetResourceItem))
 	authed.Delete("/sites/:siteId/locales/:locale/resourceItems/:itemKey", sp(govern, s.vocabulary.HandleDeleteResourceItem))
-	authed.Get("/sites/:siteId/apiKeys", sp(govern, s.handleGetAPIKeys))
-	authed.Post("/sites/:siteId/apiKeys", sp(govern, s.handleAddAPIKey))
-	authed.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.handleDeleteAPIKey))
+	authed.Get("/sites/:siteId/apiKeys", sp(govern, s.admin.HandleGetAPIKeys))
+	authed.Post("/sites/:siteId/apiKeys", sp(govern, s.admin.HandleAddAPIKey))
+	authed.Delete("/sites/:siteId/apiKeys/:apiKey", sp(govern, s.admin.HandleDeleteAPIKey))
 	authed.Post("/sites/:siteId/delegationTokens", sp(auth.PermAdmin, s.directory.HandleAddDelegationToken))
 
 	authed.Get("/documents", q(read, s.documents.HandleGetDocuments))
@@ -285,9 +286,9 @@ func (s *Server) routes() {
 	authed.Get("/rulesets/:rulesetId/rules/:ruleId", q(read, s.flow.HandleGetRule))
 	authed.Patch("/rulesets/:rulesetId/rules/:ruleId", q(govern, s.flow.HandleUpdateRule))
 	authed.Delete("/rulesets/:rulesetId/rules/:ruleId", q(govern, s.flow.HandleDeleteRule))
-	authed.Get("/sites/:siteId/configuration", sp(govern, s.handleGetSiteConfig))
-	authed.Patch("/sites/:siteId/configuration", sp(govern, s.handleUpdateSiteConfig))
-	authed.Post("/sites/:siteId/configuration/notification/test", sp(govern, s.handleNotificationTest))
+	authed.Get("/sites/:siteId/configuration", sp(govern, s.admin.HandleGetSiteConfig))
+	authed.Patch("/sites/:siteId/configuration", sp(govern, s.admin.HandleUpdateSiteConfig))
+	authed.Post("/sites/:siteId/configuration/notification/test", sp(govern, s.admin.HandleNotificationTest))
 	authed.Get("/documents/:documentId/notifications", q(read, s.flow.HandleGetDocumentNotifications))
 	authed.Get("/documents/:documentId/ai/prompts", q(read, s.flow.ResultList("aiPrompt", "aiPromptResults", false)))
 	authed.Get("/documents/:documentId/ai/prompts/:llmPromptEntityName", q(read, s.flow.ResultList("aiPrompt", "aiPromptResults", true)))
@@ -365,18 +366,18 @@ func (s *Server) routes() {
 	authed.Delete("/mappings/:mappingId", q(govern, s.vocabulary.HandleDeleteMapping))
 
 	// Webhooks: managed by site governors (SERVICE-SPEC.md §5.2).
-	authed.Get("/webhooks", q(govern, s.handleGetWebhooks))
-	authed.Post("/webhooks", q(govern, s.handleAddWebhook))
-	authed.Get("/webhooks/:webhookId", q(govern, s.handleGetWebhook))
-	authed.Patch("/webhooks/:webhookId", q(govern, s.handleUpdateWebhook))
-	authed.Delete("/webhooks/:webhookId", q(govern, s.handleDeleteWebhook))
-	authed.Get("/webhooks/:webhookId/tags", q(govern, s.handleGetWebhookTags))
-	authed.Post("/webhooks/:webhookId/tags", q(govern, s.handleAddWebhookTag))
-	authed.Post("/private/webhooks/*", q(write, s.handlePrivateWebhook))
+	authed.Get("/webhooks", q(govern, s.intake.HandleGetWebhooks))
+	authed.Post("/webhooks", q(govern, s.intake.HandleAddWebhook))
+	authed.Get("/webhooks/:webhookId", q(govern, s.intake.HandleGetWebhook))
+	authed.Patch("/webhooks/:webhookId", q(govern, s.intake.HandleUpdateWebhook))
+	authed.Delete("/webhooks/:webhookId", q(govern, s.intake.HandleDeleteWebhook))
+	authed.Get("/webhooks/:webhookId/tags", q(govern, s.intake.HandleGetWebhookTags))
+	authed.Post("/webhooks/:webhookId/tags", q(govern, s.intake.HandleAddWebhookTag))
+	authed.Post("/private/webhooks/*", q(write, s.intake.HandlePrivateWebhook))
 	authed.Get("/objects/examine/pdf", q(write, s.content.HandleGetExaminePdfURL))
 	authed.Get("/objects/examine/:id/pdf", q(read, s.content.HandleGetExaminePdf))
-	authed.Post("/shortlinks", q(write, s.handleAddShortlink))
-	authed.Delete("/shortlinks/:slug", q(write, s.handleDeleteShortlink))
+	authed.Post("/shortlinks", q(write, s.admin.HandleAddShortlink))
+	authed.Delete("/shortlinks/:slug", q(write, s.admin.HandleDeleteShortlink))
 
 	// Numbering sequences (Quire's own API, see API.md).
 	authed.Get("/sites/:siteId/sequences", sp(read, s.vocabulary.HandleGetSequences))
@@ -391,13 +392,13 @@ func (s *Server) routes() {
 		authed.Add(r.method, r.path, none(notServed(r.reason)))
 	}
 	// Scanner intake (Quire's own API, see API.md "Scanner intake").
-	authed.Get("/sites/:siteId/intakeProfiles", sp(govern, s.handleGetIntakeProfiles))
-	authed.Post("/sites/:siteId/intakeProfiles", sp(govern, s.handleAddIntakeProfile))
-	authed.Get("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleGetIntakeProfile))
-	authed.Put("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleSetIntakeProfile))
-	authed.Delete("/sites/:siteId/intakeProfiles/:name", sp(govern, s.handleDeleteIntakeProfile))
-	authed.Get("/sites/:siteId/intakeProfiles/:name/errors", sp(govern, s.handleGetIntakeErrors))
-	authed.Post("/sites/:siteId/intake/:name", sp(write, s.handlePostIntake))
+	authed.Get("/sites/:siteId/intakeProfiles", sp(govern, s.intake.HandleGetIntakeProfiles))
+	authed.Post("/sites/:siteId/intakeProfiles", sp(govern, s.intake.HandleAddIntakeProfile))
+	authed.Get("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleGetIntakeProfile))
+	authed.Put("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleSetIntakeProfile))
+	authed.Delete("/sites/:siteId/intakeProfiles/:name", sp(govern, s.intake.HandleDeleteIntakeProfile))
+	authed.Get("/sites/:siteId/intakeProfiles/:name/errors", sp(govern, s.intake.HandleGetIntakeErrors))
+	authed.Post("/sites/:siteId/intake/:name", sp(write, s.intake.HandlePostIntake))
 
 	// Anything else is FormKiQ's "request handler not found".
 	if testRoutes != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"quire/server/dav"
 	"quire/server/internal/api"
 )
 
@@ -195,7 +196,7 @@ func routeAccessFromSource(t *testing.T) map[string]routeAccess {
 				m, p := str(call.Args[0]), str(call.Args[1])
 				cls := call.Args[2].(*ast.SelectorExpr).Sel.Name
 				if m == "" { // the WebDAV loop: every WebDAV method
-					for _, dm := range davMethods {
+					for _, dm := range dav.Methods {
 						out[dm+" "+p] = routeAccess{public: true, class: strings.ToLower(cls)}
 					}
 					return true

@@ -11,12 +11,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"quire/guard"
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/pipeline"
+	"quire/server/admin"
 	"quire/server/content"
+	"quire/server/dav"
 	"quire/server/directory"
 	"quire/server/documents"
 	"quire/server/flow"
+	"quire/server/intake"
 	"quire/server/internal/api"
 	"quire/server/search"
 	"quire/server/signatures"
@@ -45,6 +48,9 @@ type Server struct {
 	documents  *documents.Handlers
 	search     *search.Handlers
 	flow       *flow.Handlers
+	intake     *intake.Handlers
+	dav        *dav.Handlers
+	admin      *admin.Handlers
 	bg         *background
 	// conns lets Shutdown close connections that never sent a request.
 	conns *connTracker
@@ -58,12 +64,6 @@ type Server struct {
 	limitClass map[string]string
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
-	// intake is the shared create path of intake sources, watch the
-	// poller of watched folders (leader only; intake.go).
-	intake *intake.Intake
-	watch  *intake.Watcher
-	// davCreds caches WebDAV's checked Basic credentials (dav.go).
-	davCreds davCreds
 }
 
 // New builds the server and its routes.
@@ -118,8 +118,11 @@ func New(d api.Deps) *Server {
 	}
 	s.metrics, s.gatherer = newHTTPMetrics(d.Metrics), d.Metrics
 	s.Limits, s.limitClass = newLimits(d), map[string]string{}
-	s.intake = s.newIntake(d.Metrics)
-	s.watch = intake.NewWatcher(s.intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
+	s.intake = &intake.Handlers{Env: s.Env, Content: s.content, Documents: s.documents}
+	s.intake.Intake = s.intake.NewIntake(d.Metrics)
+	s.intake.Watch = qintake.NewWatcher(s.intake.Intake, d.IntakeFolderRoot, d.IntakePoll, d.Logger)
+	s.admin = &admin.Handlers{Env: s.Env, Content: s.content, Leads: s.bg.leader.Load, SweepRetention: s.bg.sweepRetention}
+	s.dav = &dav.Handlers{Env: s.Env, Content: s.content, Documents: s.documents, Search: s.search, Intake: s.intake}
 	if d.Indexer != nil {
 		lag := api.GateLag
 		if api.TestGateLag > 0 {
@@ -155,13 +158,26 @@ func New(d api.Deps) *Server {
 		// stay '&', as FormKiQ's answers read, so that a URL pasted from a
 		// response works (encoding/json would write \u0026).
 		JSONEncoder: api.MarshalJSON,
-		// WebDAV's methods (dav.go) besides HTTP's.
-		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), davExtraMethods...),
+		// WebDAV's methods (server/dav) besides HTTP's.
+		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), dav.ExtraMethods...),
 	})
 	s.routes()
 	s.routeTable = newRouteTable(s.app.GetRoutes(true))
 	return s
 }
+
+// Intake is the server's intake (for other sources: SMTP, WebDAV).
+func (s *Server) Intake() *qintake.Intake { return s.intake.Intake }
+
+// NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
+func (s *Server) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake { return s.intake.NewSMTPIntake(cfg) }
+
+// SMTPConfig configures the scan-to-e-mail listener; SMTPIntake is a
+// running one (server/intake; node starts it).
+type (
+	SMTPConfig = intake.SMTPConfig
+	SMTPIntake = intake.SMTPIntake
+)
 
 // App exposes the fiber app (for app.Test in middleware tests).
 func (s *Server) App() *fiber.App { return s.app }
@@ -182,7 +198,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	close(done)
 	s.bg.stop()
-	s.watch.Stop()
+	s.intake.Watch.Stop()
 	s.sched.Stop()
 	s.search.Moves.Shutdown()
 	return err

@@ -10,36 +10,7 @@ import (
 	"quire/storage"
 )
 
-// POST /sites and the site locales (API.md "Sites and locales").
-
-// HandleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
-// Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
-func (s *Handlers) HandleAddSite(r *api.Request) error {
-	var in struct {
-		Site *struct {
-			ID     string `json:"id"`
-			Title  string `json:"title"`
-			Status string `json:"status"`
-		} `json:"site"`
-	}
-	if err := r.ReadBody(&in, 64<<10); err != nil {
-		return err
-	}
-	if in.Site == nil || strings.TrimSpace(in.Site.ID) == "" {
-		return api.Invalid("id", "'id' is required")
-	}
-	switch strings.ToUpper(in.Site.Status) {
-	case "", "ACTIVE":
-	case "INACTIVE":
-		return api.Invalid("status", "sites cannot be INACTIVE on this server")
-	default:
-		return api.Invalid("status", "invalid 'status': ACTIVE")
-	}
-	if _, err := s.Apply(r, storage.OpAddSite, storage.AddSite{SiteID: in.Site.ID, Title: in.Site.Title}); err != nil {
-		return err
-	}
-	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' created", in.Site.ID)})
-}
+// The site locales (API.md "Sites and locales"; POST /sites is admin's).
 
 // HandleGetLocales serves GET /sites/{siteId}/locales.
 func (s *Handlers) HandleGetLocales(r *api.Request) error {
@@ -185,38 +156,4 @@ func (s *Handlers) localized(r *api.Request, out map[string]any, classification,
 	}
 	out["localizedAllowedValues"] = m
 	return nil
-}
-
-// HandleUpdateSite serves PATCH /sites/{siteId} (Admins)
-// {site:{title, status}}: the title changes; Quire's sites are always
-// ACTIVE, so status INACTIVE is refused, not ignored.
-func (s *Handlers) HandleUpdateSite(r *api.Request) error {
-	site := api.SiteParam(r.Ctx)
-	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
-		return api.Invalid("siteId", "invalid 'siteId'")
-	}
-	var in struct {
-		Site *struct {
-			Title  *string `json:"title"`
-			Status string  `json:"status"`
-		} `json:"site"`
-	}
-	if err := r.ReadBody(&in, 64<<10); err != nil {
-		return err
-	}
-	if in.Site == nil {
-		return api.Invalid("site", "'site' is required")
-	}
-	switch in.Site.Status {
-	case "", "ACTIVE":
-	case "INACTIVE":
-		return api.Invalid("status", "sites cannot be INACTIVE on this server")
-	default:
-		return api.Invalid("status", "invalid 'status': ACTIVE")
-	}
-	r.Site = site
-	if _, err := s.Apply(r, storage.OpUpdateSite, storage.UpdateSite{Title: in.Site.Title}); err != nil {
-		return err
-	}
-	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' updated", site)})
 }

@@ -1,4 +1,4 @@
-package server
+package dav
 
 import (
 	"bytes"
@@ -25,8 +25,9 @@ import (
 	"golang.org/x/net/webdav"
 
 	"quire/auth"
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/server/content"
+	"quire/server/intake"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/server/search"
@@ -55,12 +56,12 @@ import (
 // file expects it at the path it named (an existing document there gets
 // a new version, with the profile's actions queued again).
 
-// davMethods are the methods of the WebDAV route (fiber must know the
+// Methods are the methods of the WebDAV route (fiber must know the
 // ones HTTP does not).
-var davMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
+var Methods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "GET", "PUT", "DELETE", "MOVE", "COPY", "LOCK", "UNLOCK"}
 
-// davExtraMethods are the WebDAV methods fiber's default list lacks.
-var davExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
+// ExtraMethods are the WebDAV methods fiber's default list lacks.
+var ExtraMethods = []string{"PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"}
 
 // Limits of the WebDAV source.
 const (
@@ -81,7 +82,7 @@ const (
 )
 
 // davCreds caches checked Basic credentials (hash of user and password)
-// as the token that stands for them (credentialToken), which every
+// as the token that stands for them (CredentialToken), which every
 // request authenticates again against the store: the cache saves the
 // password hash and the sign-in's log entry, never a revocation.
 type davCreds struct {
@@ -90,21 +91,21 @@ type davCreds struct {
 }
 
 type davCred struct {
-	c   checkedCredential
+	c   intake.CheckedCredential
 	exp time.Time
 }
 
-func (c *davCreds) get(k [32]byte, now time.Time) (checkedCredential, bool) {
+func (c *davCreds) get(k [32]byte, now time.Time) (intake.CheckedCredential, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[k]; ok && now.Before(e.exp) {
 		return e.c, true
 	}
 	delete(c.m, k)
-	return checkedCredential{}, false
+	return intake.CheckedCredential{}, false
 }
 
-func (c *davCreds) put(k [32]byte, cred checkedCredential, now time.Time) {
+func (c *davCreds) put(k [32]byte, cred intake.CheckedCredential, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) > 10000 {
@@ -126,13 +127,13 @@ func davLocks() webdav.LockSystem {
 	return davState.locks
 }
 
-// davOptions answers OPTIONS on /dav/...: the WebDAV classes and
+// Options answers OPTIONS on /dav/...: the WebDAV classes and
 // methods (the CORS middleware answers every OPTIONS, without a token).
-func davOptions(c *fiber.Ctx) {
+func Options(c *fiber.Ctx) {
 	if p := c.Path(); p == "/dav" || strings.HasPrefix(p, "/dav/") {
 		c.Set("DAV", "1, 2")
 		c.Set("MS-Author-Via", "DAV")
-		c.Set(fiber.HeaderAllow, "OPTIONS, HEAD, "+strings.Join(davMethods, ", "))
+		c.Set(fiber.HeaderAllow, "OPTIONS, HEAD, "+strings.Join(Methods, ", "))
 	}
 }
 
@@ -143,30 +144,30 @@ func davUnauthorized(c *fiber.Ctx) error {
 }
 
 // davPrincipal checks the request's Basic credentials.
-func (s *Server) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
+func (s *Handlers) davPrincipal(c *fiber.Ctx) (*auth.Principal, error) {
 	h := string(c.Request().Header.Peek(fiber.HeaderAuthorization))
 	user, pass, ok := (&http.Request{Header: http.Header{"Authorization": {h}}}).BasicAuth()
 	if !ok {
-		return nil, errBadCredentials
+		return nil, intake.ErrBadCredentials
 	}
 	k := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := s.Now()
-	if cred, ok := s.davCreds.get(k, now); ok && s.stillValid(cred) {
-		if p, err := s.Deps.Auth.Authenticate(cred.tok); err == nil {
+	if cred, ok := s.creds.get(k, now); ok && s.Intake.StillValid(cred) {
+		if p, err := s.Deps.Auth.Authenticate(cred.Tok); err == nil {
 			return p, nil
 		}
 		// Revoked, disabled or of another generation since: check the
 		// password again.
 	}
-	cred, err := s.credentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
+	cred, err := s.Intake.CredentialToken(context.Background(), api.PasswordCheck{Addr: c.IP()}, user, pass)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.Deps.Auth.Authenticate(cred.tok)
+	p, err := s.Deps.Auth.Authenticate(cred.Tok)
 	if err != nil {
 		return nil, err
 	}
-	s.davCreds.put(k, cred, now)
+	s.creds.put(k, cred, now)
 	return p, nil
 }
 
@@ -193,8 +194,8 @@ func davWriteMethod(m string) bool {
 	return false
 }
 
-// handleDav serves /dav/{siteId}/...
-func (s *Server) handleDav(c *fiber.Ctx) error {
+// HandleDav serves /dav/{siteId}/...
+func (s *Handlers) HandleDav(c *fiber.Ctx) error {
 	if !davSecure(c) {
 		api.Drain(c)
 		return api.ErrStatus(http.StatusForbidden, "WebDAV needs HTTPS (plain HTTP is taken from loopback clients only)")
@@ -209,7 +210,7 @@ func (s *Server) handleDav(c *fiber.Ctx) error {
 		return api.ErrStatus(http.StatusBadRequest, "invalid path")
 	}
 	p, err := s.davPrincipal(c)
-	if errors.Is(err, errBadCredentials) {
+	if errors.Is(err, intake.ErrBadCredentials) {
 		api.Drain(c)
 		return davUnauthorized(c)
 	}
@@ -281,12 +282,12 @@ func (fsys *davFS) precheck(c *fiber.Ctx, qp string) string {
 		if c.Method() == "MOVE" && !fsys.s.FolderAllows(fsys.r, dir, storage.FolderWrite) {
 			return deny(dir, storage.FolderWrite)
 		}
-		if c.Method() == "COPY" && !fsys.r.Principal.Can(fsys.r.Site, govern) {
+		if c.Method() == "COPY" && !fsys.r.Principal.Can(fsys.r.Site, auth.PermGovern) {
 			// A copy of a watermarked document would carry no watermark
 			// (API.md "Watermarks"); in a folder's copy, davFile.open
 			// refuses it.
 			if fi, err := fsys.Stat(context.Background(), qp); err == nil && !fi.(*davInfo).dir {
-				if marks, err := fsys.s.content.DocMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
+				if marks, err := fsys.s.Content.DocMarks(fsys.r.Site, fi.(*davInfo).id); err != nil || len(marks) > 0 {
 					return "the document carries a watermark: only GOVERN may copy it"
 				}
 			} else if err == nil {
@@ -332,7 +333,7 @@ func (fsys *davFS) markedInside(qp string) string {
 				todo = append(todo, full)
 				continue
 			}
-			if marks, err := fsys.s.content.DocMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
+			if marks, err := fsys.s.Content.DocMarks(fsys.r.Site, in.id); err != nil || len(marks) > 0 {
 				return "'" + full + "' carries a watermark: only GOVERN may copy its folder"
 			}
 		}
@@ -344,7 +345,7 @@ func (fsys *davFS) markedInside(qp string) string {
 func davClean(p string) string { return strings.Trim(path.Clean("/"+p), "/") }
 
 // davGet streams a document (GET, HEAD), or lists a folder as HTML.
-func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
+func (s *Handlers) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	fi, err := fsys.Stat(context.Background(), qp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return api.ErrStatus(http.StatusNotFound, "Not Found")
@@ -383,7 +384,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 	api.ServeStored(c, api.StoredFile{ContentType: info.ctype, Name: path.Base(qp), Inline: true})
 	c.Set(fiber.HeaderLastModified, doc.LastModifiedDate.UTC().Format(http.TimeFormat))
 	// A watermarked document is served stamped (WebDAV has no bypass).
-	if sent, err := s.content.SendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
+	if sent, err := s.Content.SendIfMarked(c, fsys.r.Site, info.id, cr, doc.ContentType); sent {
 		return err
 	}
 	c.Set(fiber.HeaderETag, info.etag)
@@ -401,7 +402,7 @@ func (s *Server) davGet(c *fiber.Ctx, fsys *davFS, qp string) error {
 // davServe runs x/net/webdav's handler for the other methods on a
 // net/http request made from fiber's: the request body is streamed, the
 // answer (a status, or PROPFIND's multistatus) is buffered, bounded.
-func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
+func (s *Handlers) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	u, err := url.ParseRequestURI(string(c.Request().RequestURI()))
 	if err != nil {
 		api.Drain(c)
@@ -411,7 +412,7 @@ func (s *Server) davServe(c *fiber.Ctx, fsys *davFS, site string) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	fsys.body = &davBody{r: &content.CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: connOf(c)}}
+	fsys.body = &davBody{r: &content.CompleteBody{R: body, Want: int64(c.Request().Header.ContentLength()), Conn: api.ConnOf(c)}}
 	req, err := http.NewRequestWithContext(context.Background(), c.Method(), u.String(), io.NopCloser(fsys.body))
 	if err != nil {
 		api.Drain(c)
@@ -484,7 +485,7 @@ func (w *davResponse) Write(p []byte) (int, error) {
 // davFS is a site's folders and documents as a webdav.FileSystem, for
 // one request.
 type davFS struct {
-	s *Server
+	s *Handlers
 	r *api.Request
 	// failed is a failure that must answer as Quire answers it (a
 	// refused write: 507, a site limit: 413) rather than webdav's 405.
@@ -687,8 +688,8 @@ func (f *davFile) open() error {
 	}
 	// Reads here serve COPY: a watermarked document's content is not
 	// copied into an unwatermarked one, but by its governors.
-	if r := f.fsys.r; !r.Principal.Can(r.Site, govern) {
-		marks, err := f.fsys.s.content.DocMarks(r.Site, f.info.id)
+	if r := f.fsys.r; !r.Principal.Can(r.Site, auth.PermGovern) {
+		marks, err := f.fsys.s.Content.DocMarks(r.Site, f.info.id)
 		if err != nil {
 			return err
 		}
@@ -778,18 +779,18 @@ func (fsys *davFS) create(p string) (webdav.File, error) {
 			existing = id
 		}
 	}
-	limit, err := fsys.s.content.UploadLimit(fsys.r.Site, -1)
+	limit, err := fsys.s.Content.UploadLimit(fsys.r.Site, -1)
 	if err != nil {
 		return nil, err
 	}
 	pr, pw := io.Pipe()
 	w := &davWriter{fsys: fsys, path: p, name: base, existing: existing, pw: pw, done: make(chan struct{}),
-		head: intake.NewHeadReader(pr), ctype: string(fsys.r.Request().Header.ContentType())}
+		head: qintake.NewHeadReader(pr), ctype: string(fsys.r.Request().Header.ContentType())}
 	go func() {
 		defer close(w.done)
 		defer pr.Close()
 		w.m, w.tail, w.err = storage.WriteContent(context.Background(), fsys.s.Deps.Applier, w.head, limit.N, func(sha string) {
-			fsys.s.content.Uploads.Add(sha)
+			fsys.s.Content.Uploads.Add(sha)
 			w.shas = append(w.shas, sha)
 		})
 		if errors.Is(w.err, storage.ErrTooLarge) {
@@ -816,7 +817,7 @@ type davWriter struct {
 	shas     []string
 	err      error
 	closed   bool
-	head     *intake.HeadReader
+	head     *qintake.HeadReader
 	ctype    string // the request's Content-Type
 }
 
@@ -844,21 +845,21 @@ func (w *davWriter) Close() error {
 	w.pw.Close()
 	<-w.done
 	s, r := w.fsys.s, w.fsys.r
-	defer s.content.Uploads.Done(w.shas)
+	defer s.Content.Uploads.Done(w.shas)
 	prof, stored, perr := s.davProfile(r.Site)
 	name := davProfileName
 	if prof != nil {
 		name = prof.Name
 	}
 	dir, _ := api.SplitDocPath(w.path)
-	src := intake.Source{Kind: intake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
+	src := qintake.Source{Kind: qintake.KindWebDAV, Name: w.name, Folder: dir, ContentType: w.ctype,
 		Actor: r.User(), RequestID: api.RequestID(r.Ctx)}
 	fail := func(err error) error {
-		s.content.Sweep(w.shas)
+		s.Content.Sweep(w.shas)
 		w.fsys.failed = err
-		s.intake.Counted(intake.KindWebDAV, name, "failed", 0)
-		if stored && intake.Permanent(err) {
-			s.intakeFailed(r.Site, name, src, err)
+		s.Intake.Intake.Counted(qintake.KindWebDAV, name, "failed", 0)
+		if stored && qintake.Permanent(err) {
+			s.Intake.IntakeFailed(r.Site, name, src, err)
 		}
 		return err
 	}
@@ -874,7 +875,7 @@ func (w *davWriter) Close() error {
 	if err := s.Gate.Wait(context.Background()); err != nil {
 		return fail(err)
 	}
-	nd := s.intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
+	nd := s.Intake.Intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
 	nd.Document.UserID = r.User()
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
@@ -890,7 +891,7 @@ func (w *davWriter) Close() error {
 	if err != nil {
 		return fail(err)
 	}
-	s.intake.Counted(intake.KindWebDAV, name, outcome, w.m.Size)
+	s.Intake.Intake.Counted(qintake.KindWebDAV, name, outcome, w.m.Size)
 	return nil
 }
 
@@ -900,7 +901,7 @@ const davProfileName = "webdav"
 
 // davProfile is the site's WebDAV intake profile (stored: true) or,
 // without one, a new profile's defaults: OCR then FULLTEXT.
-func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
+func (s *Handlers) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	p, err := s.DB.IntakeProfile(site, davProfileName)
 	if err == nil {
 		return p, true, nil
@@ -908,7 +909,7 @@ func (s *Server) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	if !api.IsNotFound(err) {
 		return nil, false, err
 	}
-	return &storage.IntakeProfile{Name: davProfileName, Actions: defaultIntakeActions()}, false, nil
+	return &storage.IntakeProfile{Name: davProfileName, Actions: intake.DefaultIntakeActions()}, false, nil
 }
 
 // RemoveAll implements webdav.FileSystem: a document is soft-deleted; a
@@ -934,7 +935,7 @@ func (fsys *davFS) RemoveAll(ctx context.Context, name string) error {
 			if !fsys.s.FolderAllows(fsys.r, dir, storage.FolderDelete) {
 				return fs.ErrPermission
 			}
-			return fsys.s.documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
+			return fsys.s.Documents.ApplyRef(fsys.r, storage.OpSoftDelete, info.id)
 		}
 		items, err := fsys.list(p)
 		if err != nil {
@@ -1010,5 +1011,5 @@ func (fsys *davFS) moveFolder(source, target string) error {
 	if err != nil {
 		return err
 	}
-	return <-s.search.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
+	return <-s.Search.Moves.Run(r.Site, res.Value.(storage.FolderMoveJob))
 }

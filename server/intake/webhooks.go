@@ -1,4 +1,4 @@
-package server
+package intake
 
 import (
 	"crypto/sha256"
@@ -33,7 +33,7 @@ type webhookIn struct {
 
 // readWebhook validates a webhook body into the command's fields; create
 // requires a name.
-func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
+func (s *Handlers) readWebhook(r *api.Request, create bool) (storage.PutWebhook, error) {
 	var in webhookIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return storage.PutWebhook{}, err
@@ -70,7 +70,7 @@ func (s *Server) readWebhook(r *api.Request, create bool) (storage.PutWebhook, e
 		p.Tags = &tags
 	}
 	if in.Actions != nil {
-		acts, aerrs := s.documents.ConvertActions(r, in.Actions)
+		acts, aerrs := s.Documents.ConvertActions(r, in.Actions)
 		errs = append(errs, aerrs...)
 		s.StampActionRights(r, acts)
 		p.Actions = &acts
@@ -92,7 +92,7 @@ func (f *flexBool) UnmarshalJSON(b []byte) error {
 }
 
 // webhookURL is where a webhook takes payloads.
-func (s *Server) webhookURL(base, site, id string) string {
+func (s *Handlers) webhookURL(base, site, id string) string {
 	u := strings.TrimSuffix(base, "/") + "/public/webhooks/" + url.PathEscape(id)
 	if site != auth.DefaultSite {
 		u += "?siteId=" + url.QueryEscape(site)
@@ -100,7 +100,7 @@ func (s *Server) webhookURL(base, site, id string) string {
 	return u
 }
 
-func (s *Server) webhookJSON(base, site string, w *storage.Webhook) map[string]any {
+func (s *Handlers) webhookJSON(base, site string, w *storage.Webhook) map[string]any {
 	m := map[string]any{
 		"siteId":       site,
 		"webhookId":    w.WebhookID,
@@ -132,8 +132,8 @@ func webhookTagsJSON(w *storage.Webhook) []map[string]any {
 	return out
 }
 
-// handleAddWebhook serves POST /webhooks.
-func (s *Server) handleAddWebhook(r *api.Request) error {
+// HandleAddWebhook serves POST /webhooks.
+func (s *Handlers) HandleAddWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, true)
 	if err != nil {
 		return err
@@ -145,15 +145,15 @@ func (s *Server) handleAddWebhook(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"webhookId": p.WebhookID, "siteId": r.Site})
 }
 
-// handleGetWebhooks serves GET /webhooks.
-func (s *Server) handleGetWebhooks(r *api.Request) error {
+// HandleGetWebhooks serves GET /webhooks.
+func (s *Handlers) HandleGetWebhooks(r *api.Request) error {
 	return api.KeyPage(r, "wh", "webhooks", func(after string, limit int) ([]storage.Webhook, string, error) {
 		return s.DB.Webhooks(r.Site, after, limit)
 	}, func(w *storage.Webhook) map[string]any { return s.webhookJSON(s.LinkBase(r.Ctx), r.Site, w) })
 }
 
-// handleGetWebhook serves GET /webhooks/{webhookId}.
-func (s *Server) handleGetWebhook(r *api.Request) error {
+// HandleGetWebhook serves GET /webhooks/{webhookId}.
+func (s *Handlers) HandleGetWebhook(r *api.Request) error {
 	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
@@ -161,8 +161,8 @@ func (s *Server) handleGetWebhook(r *api.Request) error {
 	return r.JSON(s.webhookJSON(s.LinkBase(r.Ctx), r.Site, w))
 }
 
-// handleUpdateWebhook serves PATCH /webhooks/{webhookId}.
-func (s *Server) handleUpdateWebhook(r *api.Request) error {
+// HandleUpdateWebhook serves PATCH /webhooks/{webhookId}.
+func (s *Handlers) HandleUpdateWebhook(r *api.Request) error {
 	p, err := s.readWebhook(r, false)
 	if err != nil {
 		return err
@@ -174,8 +174,8 @@ func (s *Server) handleUpdateWebhook(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object updated", p.WebhookID)})
 }
 
-// handleDeleteWebhook serves DELETE /webhooks/{webhookId}.
-func (s *Server) handleDeleteWebhook(r *api.Request) error {
+// HandleDeleteWebhook serves DELETE /webhooks/{webhookId}.
+func (s *Handlers) HandleDeleteWebhook(r *api.Request) error {
 	id := api.PathParam(r, "webhookId")
 	if _, err := s.Apply(r, storage.OpDeleteWebhook, storage.DeleteWebhook{WebhookID: id}); err != nil {
 		return err
@@ -183,9 +183,9 @@ func (s *Server) handleDeleteWebhook(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object deleted", id)})
 }
 
-// handleGetWebhookTags serves GET /webhooks/{webhookId}/tags. A webhook
+// HandleGetWebhookTags serves GET /webhooks/{webhookId}/tags. A webhook
 // holds at most storage.MaxTagsPerRequest tags: one page.
-func (s *Server) handleGetWebhookTags(r *api.Request) error {
+func (s *Handlers) HandleGetWebhookTags(r *api.Request) error {
 	w, err := s.DB.GetWebhook(r.Site, api.PathParam(r, "webhookId"))
 	if err != nil {
 		return err
@@ -193,8 +193,8 @@ func (s *Server) handleGetWebhookTags(r *api.Request) error {
 	return r.JSON(map[string]any{"tags": webhookTagsJSON(w)})
 }
 
-// handleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
-func (s *Server) handleAddWebhookTag(r *api.Request) error {
+// HandleAddWebhookTag serves POST /webhooks/{webhookId}/tags.
+func (s *Handlers) HandleAddWebhookTag(r *api.Request) error {
 	var in documents.TagIn
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -214,9 +214,9 @@ func (s *Server) handleAddWebhookTag(r *api.Request) error {
 // has not opened it (config webhooks.public).
 var errPublicWebhooksOff = api.ErrStatus(http.StatusNotFound, "public webhooks are not enabled on this server (webhooks.public)")
 
-// handlePublicWebhook serves POST /public/webhooks/{webhooks+}: no token;
+// HandlePublicWebhook serves POST /public/webhooks/{webhooks+}: no token;
 // the site is ?siteId= (default "default").
-func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
+func (s *Handlers) HandlePublicWebhook(c *fiber.Ctx) error {
 	if !s.Deps.PublicWebhooks {
 		return errPublicWebhooksOff
 	}
@@ -234,12 +234,12 @@ func (s *Server) handlePublicWebhook(c *fiber.Ctx) error {
 	return s.takeWebhook(&api.Request{Ctx: c, Principal: p, Site: site, Now: s.Now().UTC()}, false)
 }
 
-// handlePrivateWebhook serves POST /private/webhooks/{webhooks+}.
-func (s *Server) handlePrivateWebhook(r *api.Request) error { return s.takeWebhook(r, true) }
+// HandlePrivateWebhook serves POST /private/webhooks/{webhooks+}.
+func (s *Handlers) HandlePrivateWebhook(r *api.Request) error { return s.takeWebhook(r, true) }
 
 // takeWebhook stores the request body as sent (its content type kept) as
 // a document of the webhook named by the path's first segment.
-func (s *Server) takeWebhook(r *api.Request, private bool) error {
+func (s *Handlers) takeWebhook(r *api.Request, private bool) error {
 	seg := strings.Trim(r.Params("*"), "/")
 	id, _, _ := strings.Cut(seg, "/")
 	if u, err := url.PathUnescape(id); err == nil {
@@ -286,15 +286,15 @@ func (s *Server) takeWebhook(r *api.Request, private bool) error {
 		ct = "application/json"
 	}
 	doc.Document.ContentType = ct
-	m, tail, shas, err := s.content.WriteBody(r, int64(s.Deps.MaxBodyBytes))
+	m, tail, shas, err := s.Content.WriteBody(r, int64(s.Deps.MaxBodyBytes))
 	if err != nil {
 		return err
 	}
-	defer s.content.Uploads.Done(shas)
+	defer s.Content.Uploads.Done(shas)
 	doc.Content, doc.Chunks = &m, tail
 	res, err := s.Apply(r, storage.OpAddWebhookDocument, storage.AddWebhookDocument{WebhookID: id, IdempotencyKey: idem, Doc: doc})
 	if err != nil {
-		s.content.Sweep(shas)
+		s.Content.Sweep(shas)
 		return err
 	}
 	out, _ := res.Value.(*storage.WebhookDocumentResult)

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -14,13 +14,13 @@ import (
 // "expiring" in GET /system/health (as quire doctor warns).
 const certWarnDays = 30
 
-// handleGetSystemHealth serves GET /system/health (Admins; Quire): one
+// HandleGetSystemHealth serves GET /system/health (Admins; Quire): one
 // summary of what /readyz, /cluster/status, /version and the metrics say
 // separately, for the web console's health page: the disk and its write
 // gate, the index lag, the pipeline queue, the cluster members and
 // leader, certificate expiry and the version. Always 200 (the state is
 // in the body: "ready" is what /readyz would say).
-func (s *Server) handleGetSystemHealth(r *api.Request) error {
+func (s *Handlers) HandleGetSystemHealth(r *api.Request) error {
 	now := r.Now
 	ws := s.DB.WriteState()
 	lsm, vlog := s.DB.Size()
@@ -32,12 +32,12 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 		storageOut["since"] = api.FormatDate(ws.Since)
 	}
 	lag := s.Deps.Indexer.TextLag()
-	ready := lag < readyLag
+	ready := lag < api.ReadyLag
 	pipe := fiber.Map{"running": false, "queued": 0, "oldestDueSeconds": 0.0}
 	if s.Deps.Pipeline != nil {
 		running, queued, oldest := s.Deps.Pipeline.Status()
 		pipe = fiber.Map{"running": running, "queued": queued, "oldestDueSeconds": oldest.Seconds()}
-		ready = ready && (running || !s.bg.leader.Load())
+		ready = ready && (running || !s.Leads())
 	}
 	out := fiber.Map{
 		"version":  s.Deps.Version,
@@ -64,7 +64,7 @@ func (s *Server) handleGetSystemHealth(r *api.Request) error {
 		if st.Unreadable != "" {
 			cl["raftStateUnreadable"] = st.Unreadable
 		}
-		ok, _ := s.clusterReady()
+		ok, _ := api.ClusterReady(s.Deps.Cluster)
 		ready = ready && ok
 	}
 	out["cluster"] = cl

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type eventSubIn struct {
 
 // readEventSub validates a subscription body; old is the stored one a
 // PATCH changes (nil for POST).
-func (s *Server) readEventSub(r *api.Request, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
+func (s *Handlers) readEventSub(r *api.Request, old *storage.EventSubscription) (storage.PutEventSubscription, error) {
 	var in eventSubIn
 	if err := r.ReadBody(&in, 16<<10); err != nil {
 		return storage.PutEventSubscription{}, err
@@ -85,9 +85,9 @@ func eventSubJSON(e *storage.EventSubscription) map[string]any {
 		"insertedDate": api.FormatDate(e.InsertedDate), "userId": e.UserID}
 }
 
-// handleGetEventSubs serves GET /sites/{siteId}/eventSubscriptions: one
+// HandleGetEventSubs serves GET /sites/{siteId}/eventSubscriptions: one
 // page (a site holds at most storage.MaxEventSubscriptions).
-func (s *Server) handleGetEventSubs(r *api.Request) error {
+func (s *Handlers) HandleGetEventSubs(r *api.Request) error {
 	subs, err := s.DB.EventSubscriptions(r.Site)
 	if err != nil {
 		return err
@@ -99,9 +99,9 @@ func (s *Server) handleGetEventSubs(r *api.Request) error {
 	return r.JSON(map[string]any{"eventSubscriptions": out})
 }
 
-// handleAddEventSub serves POST /sites/{siteId}/eventSubscriptions
+// HandleAddEventSub serves POST /sites/{siteId}/eventSubscriptions
 // {url, eventTypes}: 201 {"eventSubscriptionId"}.
-func (s *Server) handleAddEventSub(r *api.Request) error {
+func (s *Handlers) HandleAddEventSub(r *api.Request) error {
 	p, err := s.readEventSub(r, nil)
 	if err != nil {
 		return err
@@ -113,8 +113,8 @@ func (s *Server) handleAddEventSub(r *api.Request) error {
 	return r.Status(http.StatusCreated).JSON(map[string]any{"eventSubscriptionId": p.ID, "siteId": r.Site})
 }
 
-// handleGetEventSub serves GET /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleGetEventSub(r *api.Request) error {
+// HandleGetEventSub serves GET /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Handlers) HandleGetEventSub(r *api.Request) error {
 	e, err := s.DB.GetEventSubscription(r.Site, api.PathParam(r, "eventSubscriptionId"))
 	if err != nil {
 		return err
@@ -122,8 +122,8 @@ func (s *Server) handleGetEventSub(r *api.Request) error {
 	return r.JSON(eventSubJSON(e))
 }
 
-// handleUpdateEventSub serves PATCH /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleUpdateEventSub(r *api.Request) error {
+// HandleUpdateEventSub serves PATCH /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Handlers) HandleUpdateEventSub(r *api.Request) error {
 	id := api.PathParam(r, "eventSubscriptionId")
 	old, err := s.DB.GetEventSubscription(r.Site, id)
 	if err != nil {
@@ -140,8 +140,8 @@ func (s *Server) handleUpdateEventSub(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("'%s' object updated", id)})
 }
 
-// handleDeleteEventSub serves DELETE /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
-func (s *Server) handleDeleteEventSub(r *api.Request) error {
+// HandleDeleteEventSub serves DELETE /sites/{siteId}/eventSubscriptions/{eventSubscriptionId}.
+func (s *Handlers) HandleDeleteEventSub(r *api.Request) error {
 	id := api.PathParam(r, "eventSubscriptionId")
 	if _, err := s.Apply(r, storage.OpDeleteEventSubscription, storage.DeleteEventSubscription{ID: id}); err != nil {
 		return err

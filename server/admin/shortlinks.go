@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ import (
 // redirects to stays valid: long enough to start the download.
 const shortlinkClickValid = 5 * time.Minute
 
-// handleAddShortlink serves POST /shortlinks {targetUrl, slug}.
-func (s *Server) handleAddShortlink(r *api.Request) error {
+// HandleAddShortlink serves POST /shortlinks {targetUrl, slug}.
+func (s *Handlers) HandleAddShortlink(r *api.Request) error {
 	var in struct {
 		TargetURL *string `json:"targetUrl"`
 		Slug      *string `json:"slug"`
@@ -59,12 +59,12 @@ func (s *Server) handleAddShortlink(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpAddShortlink, storage.AddShortlink{Link: link}); err != nil {
 		return err
 	}
-	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.content.ShortURL(s.LinkBase(r.Ctx), link.Slug)})
+	return r.Status(http.StatusCreated).JSON(map[string]any{"url": s.Content.ShortURL(s.LinkBase(r.Ctx), link.Slug)})
 }
 
 // documentTarget recognises a target naming a document of this server:
 // /documents/<id>, or the same under the server's public URL.
-func (s *Server) documentTarget(reqBase, target string) (string, bool) {
+func (s *Handlers) documentTarget(reqBase, target string) (string, bool) {
 	p := target
 	for _, base := range []string{s.Deps.PublicURL, reqBase} {
 		if base = strings.TrimSuffix(base, "/"); base != "" && strings.HasPrefix(p, base+"/") {
@@ -83,11 +83,11 @@ func (s *Server) documentTarget(reqBase, target string) (string, bool) {
 	return rest, api.IsUUIDv4(rest)
 }
 
-// handleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
+// HandleDeleteShortlink serves DELETE /shortlinks/{slug} (Quire's): the
 // link stops working at once. A link to a document needs the right that
 // made it, READ on the document's folder (API.md "Short links"): a writer
 // of the site cannot break the links of a folder closed to them.
-func (s *Server) handleDeleteShortlink(r *api.Request) error {
+func (s *Handlers) HandleDeleteShortlink(r *api.Request) error {
 	slug := api.PathParam(r, "slug")
 	l, err := s.DB.GetShortlink(r.Site, slug)
 	if err != nil {
@@ -104,9 +104,9 @@ func (s *Server) handleDeleteShortlink(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Shortlink '%s' deleted", slug)})
 }
 
-// handleResolveShortlink serves GET /s/{slug}: no token; a temporary
+// HandleResolveShortlink serves GET /s/{slug}: no token; a temporary
 // redirect to the target, for a document a download URL made now.
-func (s *Server) handleResolveShortlink(c *fiber.Ctx) error {
+func (s *Handlers) HandleResolveShortlink(c *fiber.Ctx) error {
 	slug := strings.Clone(c.Params("slug"))
 	l, err := s.DB.ResolveShortlink(slug, s.Now())
 	if err != nil {

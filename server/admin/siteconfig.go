@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"quire/storage"
 )
 
-// handleGetSiteConfig serves GET /sites/{siteId}/configuration. Secrets
+// HandleGetSiteConfig serves GET /sites/{siteId}/configuration. Secrets
 // (API keys, SMTP password) are masked.
-func (s *Server) handleGetSiteConfig(r *api.Request) error {
+func (s *Handlers) HandleGetSiteConfig(r *api.Request) error {
 	c, err := s.DB.SiteConfig(r.Site)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func mask(s string) string {
 	return "****" + s[len(s)-4:]
 }
 
-// handleUpdateSiteConfig serves PATCH /sites/{siteId}/configuration: the
+// HandleUpdateSiteConfig serves PATCH /sites/{siteId}/configuration: the
 // sections given replace the stored ones. A secret sent back masked (as
 // GET shows it) keeps its stored value only while the destination it is
 // sent to stays the same (the SMTP password: host and port; the LLM key:
@@ -56,7 +56,7 @@ func mask(s string) string {
 // otherwise), so that whoever may change a site's configuration cannot
 // redirect a secret someone else entered to a server of their own.
 // Destinations are checked against the outbound policy.
-func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
+func (s *Handlers) HandleUpdateSiteConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -200,7 +200,7 @@ func (s *Server) handleUpdateSiteConfig(r *api.Request) error {
 		return err
 	}
 	if _, ok := raw["document"]; ok {
-		s.bg.sweepRetention()
+		s.SweepRetention()
 	}
 	return r.JSON(api.MessageBody{Message: "Config saved"})
 }
@@ -213,9 +213,9 @@ func siteLLMURL(c *storage.SiteConfig) string {
 	return c.LLM.URL
 }
 
-// handleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
+// HandleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
 // it sends a test e-mail with the site's saved settings.
-func (s *Server) handleNotificationTest(r *api.Request) error {
+func (s *Handlers) HandleNotificationTest(r *api.Request) error {
 	var in struct {
 		To string `json:"to"`
 	}

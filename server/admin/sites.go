@@ -1,6 +1,7 @@
-package server
+package admin
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -10,9 +11,9 @@ import (
 	"quire/storage"
 )
 
-// handleGetSites serves GET /sites: the caller, its roles and the sites it
+// HandleGetSites serves GET /sites: the caller, its roles and the sites it
 // can use with their permissions.
-func (s *Server) handleGetSites(r *api.Request) error {
+func (s *Handlers) HandleGetSites(r *api.Request) error {
 	p := r.Principal
 	// Every Quire site is ACTIVE (sites cannot be deactivated), so the
 	// status filter keeps all or none.
@@ -93,8 +94,8 @@ func (s *Server) handleGetSites(r *api.Request) error {
 
 var apiKeyPermissions = map[string]bool{"READ": true, "WRITE": true, "DELETE": true, "GOVERN": true}
 
-// handleAddAPIKey serves POST /sites/{siteId}/apiKeys.
-func (s *Server) handleAddAPIKey(r *api.Request) error {
+// HandleAddAPIKey serves POST /sites/{siteId}/apiKeys.
+func (s *Handlers) HandleAddAPIKey(r *api.Request) error {
 	var b struct {
 		Name        string   `json:"name"`
 		Groups      []string `json:"groups"`
@@ -146,8 +147,8 @@ func maskAPIKey(k string) string {
 	return k[:4] + strings.Repeat("*", len(k)-8) + k[len(k)-4:]
 }
 
-// handleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
-func (s *Server) handleGetAPIKeys(r *api.Request) error {
+// HandleGetAPIKeys serves GET /sites/{siteId}/apiKeys.
+func (s *Handlers) HandleGetAPIKeys(r *api.Request) error {
 	keys, err := s.DB.ListAPIKeys(r.Site)
 	if err != nil {
 		return err
@@ -167,9 +168,9 @@ func (s *Server) handleGetAPIKeys(r *api.Request) error {
 	return r.JSON(map[string]any{"apiKeys": out})
 }
 
-// handleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
+// HandleDeleteAPIKey serves DELETE /sites/{siteId}/apiKeys/{apiKey}; the
 // key may be given in full or masked as listed.
-func (s *Server) handleDeleteAPIKey(r *api.Request) error {
+func (s *Handlers) HandleDeleteAPIKey(r *api.Request) error {
 	k := api.PathParam(r, "apiKey")
 	p := storage.DeleteAPIKey{Masked: k}
 	if !strings.Contains(k, "*") {
@@ -179,4 +180,67 @@ func (s *Server) handleDeleteAPIKey(r *api.Request) error {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: "ApiKey deleted"})
+}
+
+// HandleAddSite serves POST /sites (Admins) {site:{id, title, status}}.
+// Quire's sites are always ACTIVE: INACTIVE is refused, not ignored.
+func (s *Handlers) HandleAddSite(r *api.Request) error {
+	var in struct {
+		Site *struct {
+			ID     string `json:"id"`
+			Title  string `json:"title"`
+			Status string `json:"status"`
+		} `json:"site"`
+	}
+	if err := r.ReadBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.Site == nil || strings.TrimSpace(in.Site.ID) == "" {
+		return api.Invalid("id", "'id' is required")
+	}
+	switch strings.ToUpper(in.Site.Status) {
+	case "", "ACTIVE":
+	case "INACTIVE":
+		return api.Invalid("status", "sites cannot be INACTIVE on this server")
+	default:
+		return api.Invalid("status", "invalid 'status': ACTIVE")
+	}
+	if _, err := s.Apply(r, storage.OpAddSite, storage.AddSite{SiteID: in.Site.ID, Title: in.Site.Title}); err != nil {
+		return err
+	}
+	return r.Status(http.StatusCreated).JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' created", in.Site.ID)})
+}
+
+// HandleUpdateSite serves PATCH /sites/{siteId} (Admins)
+// {site:{title, status}}: the title changes; Quire's sites are always
+// ACTIVE, so status INACTIVE is refused, not ignored.
+func (s *Handlers) HandleUpdateSite(r *api.Request) error {
+	site := api.SiteParam(r.Ctx)
+	if !storage.CheckSiteID(site) || strings.ContainsAny(site, " ") {
+		return api.Invalid("siteId", "invalid 'siteId'")
+	}
+	var in struct {
+		Site *struct {
+			Title  *string `json:"title"`
+			Status string  `json:"status"`
+		} `json:"site"`
+	}
+	if err := r.ReadBody(&in, 64<<10); err != nil {
+		return err
+	}
+	if in.Site == nil {
+		return api.Invalid("site", "'site' is required")
+	}
+	switch in.Site.Status {
+	case "", "ACTIVE":
+	case "INACTIVE":
+		return api.Invalid("status", "sites cannot be INACTIVE on this server")
+	default:
+		return api.Invalid("status", "invalid 'status': ACTIVE")
+	}
+	r.Site = site
+	if _, err := s.Apply(r, storage.OpUpdateSite, storage.UpdateSite{Title: in.Site.Title}); err != nil {
+		return err
+	}
+	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Site '%s' updated", site)})
 }

@@ -1,4 +1,4 @@
-package server
+package intake
 
 import (
 	"bufio"
@@ -27,7 +27,7 @@ import (
 	smtp "github.com/emersion/go-smtp"
 
 	"quire/auth"
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/server/internal/api"
 	"quire/server/internal/testhooks"
 	"quire/storage"
@@ -85,12 +85,12 @@ type SMTPConfig struct {
 // SMTPIntake is a running scan-to-e-mail listener.
 type SMTPIntake struct {
 	srv *smtp.Server
-	s   *Server
+	s   *Handlers
 	cfg SMTPConfig
 }
 
 // NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
-func (s *Server) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
+func (s *Handlers) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultSMTPMaxMessageBytes
 	}
@@ -216,7 +216,7 @@ func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
 			ss.authFails++
 			return errSMTPAuthBusy
 		}
-		if errors.Is(err, errBadCredentials) {
+		if errors.Is(err, ErrBadCredentials) {
 			ss.authFails++
 			return errSMTPBadAuth
 		}
@@ -293,7 +293,7 @@ func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if !storage.CheckSiteID(site) || ss.p.Require(site, auth.PermWrite) != nil {
 		return smtpErr(550, smtp.EnhancedCode{5, 7, 1}, "Not allowed to send to this intake profile")
 	}
-	p, err := ss.m.s.intake.Profile(site, name)
+	p, err := ss.m.s.Intake.Profile(site, name)
 	if api.IsNotFound(err) {
 		return smtpErr(550, smtp.EnhancedCode{5, 1, 1}, "No such intake profile: "+name)
 	}
@@ -366,7 +366,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 		return smtpErr(452, smtp.EnhancedCode{4, 3, 1}, "Insufficient system storage, try again later")
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	var pending []*intake.Pending
+	var pending []*qintake.Pending
 	abort := func() {
 		for _, pd := range pending {
 			pd.Abort()
@@ -405,8 +405,8 @@ type mailInfo struct {
 }
 
 // prepare writes the attachments of the spooled mail for one target.
-func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake.Pending, error) {
-	in := ss.m.s.intake
+func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*qintake.Pending, error) {
+	in := ss.m.s.Intake
 	msg, err := mail.ReadMessage(r)
 	if err != nil {
 		return nil, smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message header cannot be read: "+err.Error())
@@ -430,7 +430,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 	if info.messageID != "" {
 		tags = append(tags, storage.Tag{Key: "mailMessageId", Value: mailTagValue(info.messageID)})
 	}
-	var pending []*intake.Pending
+	var pending []*qintake.Pending
 	n, parts := 0, 0
 	take := func(name, ctype string, body io.Reader) error {
 		n++
@@ -439,7 +439,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 			ss.fail(t, name, err)
 			return smtpErr(550, smtp.EnhancedCode{5, 3, 4}, "Too many attachments: at most "+fmt.Sprint(ss.m.cfg.MaxAttachments)+" per message")
 		}
-		src := intake.Source{Kind: intake.KindSMTP, Name: name, ContentType: ctype, Sender: info.sender, Subject: info.subject,
+		src := qintake.Source{Kind: qintake.KindSMTP, Name: name, ContentType: ctype, Sender: info.sender, Subject: info.subject,
 			Date: info.date, Actor: smtpActor(ss.p), Tags: tags}
 		// The journal: one intake per profile, Message-ID (or, without
 		// one, the mail's SHA-256) and attachment, whichever node the
@@ -460,7 +460,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 	if err == nil && n == 0 {
 		err = errors.New("the message has no attachment")
 		ss.fail(t, "", err)
-		in.Count(intake.KindSMTP, t.p.Name, "failed") // no file reached Prepare
+		in.Count(qintake.KindSMTP, t.p.Name, "failed") // no file reached Prepare
 		err = smtpErr(550, smtp.EnhancedCode{5, 6, 0}, "The message has no attachment: scan to e-mail takes each attachment as a document")
 	}
 	if err != nil {
@@ -477,7 +477,7 @@ func (ss *smtpSession) prepare(t smtpTarget, r io.Reader, sum string) ([]*intake
 // permanent (5xx, recorded in the profile's errors), the server's is
 // temporary (4xx: the client sends the mail again).
 func (ss *smtpSession) prepareError(t smtpTarget, name string, err error) error {
-	var tl *intake.TooLargeError
+	var tl *qintake.TooLargeError
 	var ve *storage.ValidationError
 	switch {
 	case errors.As(err, &tl):
@@ -495,8 +495,8 @@ func (ss *smtpSession) prepareError(t smtpTarget, name string, err error) error 
 }
 
 func (ss *smtpSession) fail(t smtpTarget, name string, err error) {
-	src := intake.Source{Kind: intake.KindSMTP, Name: name}
-	if ferr := ss.m.s.intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
+	src := qintake.Source{Kind: qintake.KindSMTP, Name: name}
+	if ferr := ss.m.s.Intake.Fail(t.site, t.p.Name, src, err); ferr != nil {
 		ss.m.s.Log.Warn("smtp intake: recording an error", "err", ferr)
 	}
 }

@@ -1,9 +1,8 @@
-package server
+package admin
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -17,10 +16,10 @@ import (
 	"quire/storage"
 )
 
-// handleGetClusterStatus serves GET /cluster/status (Admins): this
+// HandleGetClusterStatus serves GET /cluster/status (Admins): this
 // node's view of the Raft cluster. 404 on a server that is not a
 // cluster member.
-func (s *Server) handleGetClusterStatus(r *api.Request) error {
+func (s *Handlers) HandleGetClusterStatus(r *api.Request) error {
 	if s.Deps.Cluster == nil {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
 	}
@@ -60,11 +59,11 @@ type ClusterVerifier interface {
 	Diverged() string
 }
 
-// handleVerifyCluster serves POST /cluster/verify (Admins): the leader
+// HandleVerifyCluster serves POST /cluster/verify (Admins): the leader
 // takes a digest of every member's store at one index now and compares
 // them (cluster/DESIGN.md, "Replicas proven equal"); a member that
 // differs is demoted and refuses to serve.
-func (s *Server) handleVerifyCluster(r *api.Request) error {
+func (s *Handlers) HandleVerifyCluster(r *api.Request) error {
 	v, ok := s.Deps.Cluster.(ClusterVerifier)
 	if !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -76,52 +75,6 @@ func (s *Server) handleVerifyCluster(r *api.Request) error {
 		return err
 	}
 	return r.JSON(rep)
-}
-
-// msgDiverged answers every request but the cluster's own and the probes
-// on a member found to hold other data than the cluster.
-const msgDiverged = "This cluster member's data differs from the cluster's (%s): it serves nothing until it is rebuilt with quire cluster rejoin; use another member"
-
-// refuseWhenDiverged answers 503 on a member found to differ from the
-// cluster's majority: its store holds other data, so no read of it may
-// be served. /cluster/*, /readyz, /healthz, /metrics and /system/health
-// still answer, so operators see why.
-func (s *Server) refuseWhenDiverged(c *fiber.Ctx) error {
-	v, ok := s.Deps.Cluster.(ClusterVerifier)
-	if !ok {
-		return c.Next()
-	}
-	reason := v.Diverged()
-	if reason == "" {
-		return c.Next()
-	}
-	p := strings.ToLower(c.Path())
-	if strings.HasPrefix(p, "/cluster/") || p == "/readyz" || p == "/healthz" || p == "/metrics" || p == "/system/health" {
-		return c.Next()
-	}
-	return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"message": fmt.Sprintf(msgDiverged, reason)})
-}
-
-// clusterReady is /readyz's cluster part: a member is ready while it
-// knows a leader and has not halted.
-func (s *Server) clusterReady() (bool, fiber.Map) {
-	if s.Deps.Cluster == nil {
-		return true, nil
-	}
-	st := s.Deps.Cluster.Status()
-	ok := st.LeaderID != "" && st.Halted == "" && st.Unreadable == "" && st.Diverged == ""
-	out := fiber.Map{"ready": ok, "state": st.State, "leaderId": st.LeaderID, "appliedIndex": st.AppliedIndex}
-	switch {
-	case st.Diverged != "":
-		out["reason"] = "this member's data differs from the cluster's (" + st.Diverged + "): it serves nothing and does not vote; rebuild it with quire cluster rejoin"
-	case st.Unreadable != "":
-		out["reason"] = "the Raft state cannot be read (" + st.Unreadable + "): this node serves reads from its store and refuses writes and cluster traffic; rebuild its Raft state with quire cluster rejoin"
-	case st.Halted != "":
-		out["reason"] = "halted: " + st.Halted
-	case st.LeaderID == "":
-		out["reason"] = "no cluster leader known"
-	}
-	return ok, out
 }
 
 // ClusterJoinRequest is the body of POST /cluster/join: what a new node
@@ -183,11 +136,11 @@ type ClusterReadmitter interface {
 	ReadmitNode(ctx context.Context, nodeID, raftAddress string) error
 }
 
-// handleRejoinClusterNode serves POST /cluster/nodes/{nodeId}/rejoin
+// HandleRejoinClusterNode serves POST /cluster/nodes/{nodeId}/rejoin
 // (Admins), body {"raftAddress":"host:port"}: quire cluster rejoin asks
 // it of another member before it moves the node's unreadable Raft state
 // aside.
-func (s *Server) handleRejoinClusterNode(r *api.Request) error {
+func (s *Handlers) HandleRejoinClusterNode(r *api.Request) error {
 	re, ok := s.Deps.Cluster.(ClusterReadmitter)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -218,13 +171,13 @@ func (s *Server) handleRejoinClusterNode(r *api.Request) error {
 	return r.JSON(fiber.Map{"message": "node '" + id + "' readmitted as a nonvoter: start it; it becomes a voter once it caught up"})
 }
 
-// handleClusterJoin serves POST /cluster/join (no token: the join token
+// HandleClusterJoin serves POST /cluster/join (no token: the join token
 // in the body is the credential). Only over the HTTPS connection a
 // joining node opens with cluster.JoinClientConfig (ALPN
 // cluster.JoinALPN, the server's cluster certificate pinned by the CA
 // fingerprint the token carries), so the token never crosses the network
 // in clear and the node knows it talks to its cluster.
-func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
+func (s *Handlers) HandleClusterJoin(c *fiber.Ctx) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")
@@ -273,10 +226,10 @@ func (s *Server) handleClusterJoin(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// handleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
+// HandleDeleteClusterNode serves DELETE /cluster/nodes/{nodeId}
 // (Admins): the leader removes the node from the cluster (a follower
 // asks the leader). Removing the node answering is how a node leaves.
-func (s *Server) handleDeleteClusterNode(r *api.Request) error {
+func (s *Handlers) HandleDeleteClusterNode(r *api.Request) error {
 	joiner, ok := s.Deps.Cluster.(ClusterJoiner)
 	if s.Deps.Cluster == nil || !ok {
 		return api.ErrStatus(http.StatusNotFound, "this server is not a cluster member")

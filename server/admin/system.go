@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"quire/storage"
 )
 
-// handleGetSystemConfig serves GET /system/configuration: FormKiQ's webui
+// HandleGetSystemConfig serves GET /system/configuration: FormKiQ's webui
 // settings plus the global branding. Every signed-in user may read it (a
 // web client needs both before it shows anything).
-func (s *Server) handleGetSystemConfig(r *api.Request) error {
+func (s *Handlers) HandleGetSystemConfig(r *api.Request) error {
 	c, err := s.DB.SystemConfig()
 	if err != nil {
 		return err
@@ -40,9 +40,9 @@ func (s *Server) handleGetSystemConfig(r *api.Request) error {
 	return r.JSON(out)
 }
 
-// handleUpdateSystemConfig serves PATCH /system/configuration (admin route):
+// HandleUpdateSystemConfig serves PATCH /system/configuration (admin route):
 // the sections given replace the stored ones.
-func (s *Server) handleUpdateSystemConfig(r *api.Request) error {
+func (s *Handlers) HandleUpdateSystemConfig(r *api.Request) error {
 	var raw map[string]json.RawMessage
 	if err := r.ReadBody(&raw, s.Deps.MaxBodyBytes); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 // of the server's OpenAI-compatible endpoint in FormKiQ's Bedrock-shaped
 // listing, with the values that are true of an on-prem endpoint.
 
-// handleGetInferenceModels serves GET /system/inferenceModels.
-func (s *Server) handleGetInferenceModels(r *api.Request) error {
+// HandleGetInferenceModels serves GET /system/inferenceModels.
+func (s *Handlers) HandleGetInferenceModels(r *api.Request) error {
 	ids, err := s.inferenceModels(r)
 	if err != nil {
 		return err
@@ -47,9 +47,9 @@ func (s *Server) handleGetInferenceModels(r *api.Request) error {
 	return r.JSON(map[string]any{"inferenceModels": out})
 }
 
-// handleAgreeInferenceModel serves POST /system/inferenceModels/agreement
+// HandleAgreeInferenceModel serves POST /system/inferenceModels/agreement
 // (Admins): the model must be one the endpoint offers.
-func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
+func (s *Handlers) HandleAgreeInferenceModel(r *api.Request) error {
 	var in struct {
 		ModelID *string `json:"modelId"`
 	}
@@ -74,7 +74,7 @@ func (s *Server) handleAgreeInferenceModel(r *api.Request) error {
 
 // inferenceModels asks the endpoint for its models; an endpoint that
 // does not answer is a 502, not a 500.
-func (s *Server) inferenceModels(r *api.Request) ([]string, error) {
+func (s *Handlers) inferenceModels(r *api.Request) ([]string, error) {
 	if s.Deps.Pipeline == nil {
 		return nil, nil
 	}

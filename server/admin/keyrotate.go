@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"crypto/sha256"
@@ -18,12 +18,12 @@ import (
 // when the request does not say.
 const defaultKeyGrace = 24 * time.Hour
 
-// handleRotateKeys serves POST /system/keys/rotate (Admins),
+// HandleRotateKeys serves POST /system/keys/rotate (Admins),
 // {graceSeconds?}: new token and URL signing keys, made here and applied
 // as one command by every node of a cluster (the single server applies it
 // alike). The previous keys verify tokens and signed URLs for the grace
 // (default 24 h, at most 30 days); only the new keys sign.
-func (s *Server) handleRotateKeys(r *api.Request) error {
+func (s *Handlers) HandleRotateKeys(r *api.Request) error {
 	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "key rotation is not available on this server")
 	}
@@ -71,14 +71,14 @@ func (s *Server) handleRotateKeys(r *api.Request) error {
 	})
 }
 
-// handleRotateSecretsKey serves POST /system/secrets/rotate (Admins): a
+// HandleRotateSecretsKey serves POST /system/secrets/rotate (Admins): a
 // new secrets key, every site's secrets opened with the current one and
 // sealed again with it, applied as one command
 // (storage.OpRotateSecretsKey). In a cluster the command carries the key
 // wrapped with the key the members derive from the cluster CA; a single
 // server stages it in its data dir. Each node installs it as the command
 // is applied. 409 when a secret changed meanwhile.
-func (s *Server) handleRotateSecretsKey(r *api.Request) error {
+func (s *Handlers) HandleRotateSecretsKey(r *api.Request) error {
 	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "secrets key rotation is not available on this server")
 	}
@@ -115,7 +115,7 @@ func (s *Server) handleRotateSecretsKey(r *api.Request) error {
 // resealAll is the rotation command to next: every site's secrets sealed
 // again with it, and next wrapped for a cluster's members or staged in
 // this data dir.
-func (s *Server) resealAll(next []byte) (storage.RotateSecretsKey, error) {
+func (s *Handlers) resealAll(next []byte) (storage.RotateSecretsKey, error) {
 	p := storage.RotateSecretsKey{KeyID: auth.SecretsKeyID(next), Secrets: []storage.ResealedSecret{}}
 	all, err := s.DB.SealedSecrets()
 	if errors.Is(err, storage.ErrTooManySecrets) {

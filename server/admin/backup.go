@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bufio"
@@ -11,12 +11,12 @@ import (
 	"quire/server/internal/api"
 )
 
-// handleGetBackup serves GET /system/backup (admin route): a consistent
+// HandleGetBackup serves GET /system/backup (admin route): a consistent
 // backup archive of the store and the data dir's keys, streamed while
 // clients keep writing. X-Quire-Backup-Estimate carries the approximate
 // size for progress bars. An error mid-stream cuts the archive short,
 // which `quire backup` and restore detect (no end frame).
-func (s *Server) handleGetBackup(r *api.Request) error {
+func (s *Handlers) HandleGetBackup(r *api.Request) error {
 	if s.Deps.DataDir == "" {
 		return api.ErrStatus(http.StatusNotFound, "backup is not available on this server")
 	}

@@ -1,4 +1,4 @@
-package server
+package intake
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"quire/intake"
+	qintake "quire/intake"
 	"quire/server/content"
 	"quire/server/documents"
 	"quire/server/internal/api"
@@ -39,28 +39,25 @@ const (
 	maxIntakeFieldBytes = 64 << 10
 )
 
-// newIntake is the server's intake: the create path of POST /documents'
+// NewIntake is the server's intake: the create path of POST /documents'
 // uploads (chunks tracked against the sweep, the index gate, the upload
 // limits).
-func (s *Server) newIntake(reg prometheus.Registerer) *intake.Intake {
-	return intake.New(intake.Config{
+func (s *Handlers) NewIntake(reg prometheus.Registerer) *qintake.Intake {
+	return qintake.New(qintake.Config{
 		Applier: s.Deps.Applier,
 		Store:   s.DB,
 		Now:     s.Now,
 		Limit: func(site string) (int64, error, error) {
-			c, err := s.content.UploadLimit(site, -1)
+			c, err := s.Content.UploadLimit(site, -1)
 			return c.N, c.Err, err
 		},
 		BeforeCommit: func(ctx context.Context) error { return s.Gate.Wait(ctx) },
-		Track:        s.content.Uploads.Add,
-		Untrack:      s.content.Uploads.Done,
-		Sweep:        s.content.Sweep,
+		Track:        s.Content.Uploads.Add,
+		Untrack:      s.Content.Uploads.Done,
+		Sweep:        s.Content.Sweep,
 		Metrics:      reg,
 	})
 }
-
-// Intake is the server's intake (for other sources: SMTP, WebDAV).
-func (s *Server) Intake() *intake.Intake { return s.intake }
 
 type intakeValueIn struct {
 	Key         string  `json:"key"`
@@ -89,17 +86,17 @@ type intakeProfileIn struct {
 // defaultIntakeTemplate is a profile's path template when none is given.
 const defaultIntakeTemplate = "Inbox/{yyyy}-{mm}/{source}/{filename}"
 
-// defaultIntakeActions are a new profile's actions: OCR then FULLTEXT.
-func defaultIntakeActions() []storage.IntakeAction {
+// DefaultIntakeActions are a new profile's actions: OCR then FULLTEXT.
+func DefaultIntakeActions() []storage.IntakeAction {
 	return []storage.IntakeAction{{Type: "OCR"}, {Type: "FULLTEXT"}}
 }
 
 // intakeProfileFrom validates a profile from the API (name from the path
 // when replacing) and builds its stored form.
-func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
+func (s *Handlers) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name string) (*storage.IntakeProfile, error) {
 	var errs []storage.ValidationItem
 	p := &storage.IntakeProfile{Name: name, PathTemplate: defaultIntakeTemplate, UserID: r.User(), Duplicates: storage.IntakeSkip,
-		Actions: defaultIntakeActions()}
+		Actions: DefaultIntakeActions()}
 	if name == "" {
 		p.Name = api.Deref(in.Name)
 		if in.Name == nil {
@@ -128,7 +125,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 		if len(*in.Actions) > storage.MaxIntakeActions {
 			errs = append(errs, storage.ValidationItem{Key: "actions", Msg: fmt.Sprintf("at most %d actions", storage.MaxIntakeActions)})
 		} else {
-			acts, aerrs := s.documents.ConvertActions(r, *in.Actions)
+			acts, aerrs := s.Documents.ConvertActions(r, *in.Actions)
 			errs = append(errs, aerrs...)
 			p.Actions = nil
 			for _, a := range acts {
@@ -158,7 +155,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 			errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "this server has no intake folder root (intake.folder_root): a watched folder cannot be enabled"})
 		}
 		if p.Watch.Enabled && s.Deps.IntakeFolderRoot != "" && storage.CheckIntakeName(p.Name) == "" {
-			if _, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
+			if _, err := qintake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err != nil {
 				errs = append(errs, storage.ValidationItem{Key: "watchFolder", Msg: "no watched folder for this site and profile: " + err.Error()})
 			}
 		}
@@ -170,7 +167,7 @@ func (s *Server) intakeProfileFrom(r *api.Request, in *intakeProfileIn, name str
 	return p, nil
 }
 
-func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map[string]any {
+func (s *Handlers) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map[string]any {
 	tags := make([]map[string]any, 0, len(p.Tags))
 	for _, t := range p.Tags {
 		tags = append(tags, map[string]any{"key": t.Key, "value": t.Value})
@@ -212,7 +209,7 @@ func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map
 	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
-		if dir, err := intake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
+		if dir, err := qintake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {
 			wf["path"] = dir
 		}
 		out["watchFolder"] = wf
@@ -220,7 +217,7 @@ func (s *Server) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) map
 	return out
 }
 
-func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
+func (s *Handlers) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 	var b struct {
 		Profile *intakeProfileIn `json:"intakeProfile"`
 	}
@@ -235,8 +232,8 @@ func (s *Server) readIntakeProfile(r *api.Request) (*intakeProfileIn, error) {
 	return b.Profile, nil
 }
 
-// handleAddIntakeProfile serves POST /sites/{siteId}/intakeProfiles.
-func (s *Server) handleAddIntakeProfile(r *api.Request) error {
+// HandleAddIntakeProfile serves POST /sites/{siteId}/intakeProfiles.
+func (s *Handlers) HandleAddIntakeProfile(r *api.Request) error {
 	in, err := s.readIntakeProfile(r)
 	if err != nil {
 		return err
@@ -248,13 +245,13 @@ func (s *Server) handleAddIntakeProfile(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, Create: true, OwnGroups: true}); err != nil {
 		return err
 	}
-	s.watch.Poke()
+	s.Watch.Poke()
 	return r.Status(http.StatusCreated).JSON(map[string]any{"name": p.Name})
 }
 
-// handleSetIntakeProfile serves PUT /sites/{siteId}/intakeProfiles/{name}:
+// HandleSetIntakeProfile serves PUT /sites/{siteId}/intakeProfiles/{name}:
 // the profile is replaced (fields not given take their defaults).
-func (s *Server) handleSetIntakeProfile(r *api.Request) error {
+func (s *Handlers) HandleSetIntakeProfile(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
@@ -270,12 +267,12 @@ func (s *Server) handleSetIntakeProfile(r *api.Request) error {
 	if _, err := s.Apply(r, storage.OpPutIntakeProfile, storage.PutIntakeProfile{Profile: *p, OwnGroups: true}); err != nil {
 		return err
 	}
-	s.watch.Poke()
+	s.Watch.Poke()
 	return r.JSON(map[string]any{"message": "Intake profile '" + name + "' saved"})
 }
 
-// handleGetIntakeProfiles serves GET /sites/{siteId}/intakeProfiles.
-func (s *Server) handleGetIntakeProfiles(r *api.Request) error {
+// HandleGetIntakeProfiles serves GET /sites/{siteId}/intakeProfiles.
+func (s *Handlers) HandleGetIntakeProfiles(r *api.Request) error {
 	list, err := s.DB.IntakeProfiles(r.Site)
 	if err != nil {
 		return err
@@ -287,8 +284,8 @@ func (s *Server) handleGetIntakeProfiles(r *api.Request) error {
 	return r.JSON(map[string]any{"intakeProfiles": out})
 }
 
-// handleGetIntakeProfile serves GET /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleGetIntakeProfile(r *api.Request) error {
+// HandleGetIntakeProfile serves GET /sites/{siteId}/intakeProfiles/{name}.
+func (s *Handlers) HandleGetIntakeProfile(r *api.Request) error {
 	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
 		return err
@@ -296,20 +293,20 @@ func (s *Server) handleGetIntakeProfile(r *api.Request) error {
 	return r.JSON(map[string]any{"intakeProfile": s.intakeProfileJSON(r, p)})
 }
 
-// handleDeleteIntakeProfile serves DELETE /sites/{siteId}/intakeProfiles/{name}.
-func (s *Server) handleDeleteIntakeProfile(r *api.Request) error {
+// HandleDeleteIntakeProfile serves DELETE /sites/{siteId}/intakeProfiles/{name}.
+func (s *Handlers) HandleDeleteIntakeProfile(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.Apply(r, storage.OpDeleteIntakeProfile, storage.DeleteIntakeProfile{Name: name}); err != nil {
 		return err
 	}
-	s.watch.Poke()
+	s.Watch.Poke()
 	return r.JSON(map[string]any{"message": "Intake profile '" + name + "' deleted"})
 }
 
-// handleGetIntakeErrors serves GET
+// HandleGetIntakeErrors serves GET
 // /sites/{siteId}/intakeProfiles/{name}/errors: the profile's recent
 // failed intakes, newest first.
-func (s *Server) handleGetIntakeErrors(r *api.Request) error {
+func (s *Handlers) HandleGetIntakeErrors(r *api.Request) error {
 	name := api.PathParam(r, "name")
 	if _, err := s.DB.IntakeProfile(r.Site, name); err != nil {
 		return err
@@ -346,9 +343,9 @@ func (p *partReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// intakeFailed records a failed file in its profile's error list.
-func (s *Server) intakeFailed(site, profile string, src intake.Source, cause error) {
-	if err := s.intake.Fail(site, profile, src, cause); err != nil {
+// IntakeFailed records a failed file in its profile's error list.
+func (s *Handlers) IntakeFailed(site, profile string, src qintake.Source, cause error) {
+	if err := s.Intake.Fail(site, profile, src, cause); err != nil {
 		s.Log.Warn("record intake error", "site", site, "profile", profile, "err", err)
 	}
 }
@@ -361,12 +358,12 @@ type intakeFileResult struct {
 	Status     string `json:"status"`
 }
 
-// handlePostIntake serves POST /sites/{siteId}/intake/{name}: every file
+// HandlePostIntake serves POST /sites/{siteId}/intake/{name}: every file
 // part of a multipart/form-data body becomes a document through the
 // profile. All files are written first and only then committed, so a file
 // over a limit (or a broken body) refuses the whole post with nothing
 // created.
-func (s *Server) handlePostIntake(r *api.Request) error {
+func (s *Handlers) HandlePostIntake(r *api.Request) error {
 	p, err := s.DB.IntakeProfile(r.Site, api.PathParam(r, "name"))
 	if err != nil {
 		api.Drain(r.Ctx)
@@ -377,7 +374,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		api.Drain(r.Ctx)
 		return api.ErrStatus(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary (curl -F file=@scan.pdf)")
 	}
-	limit, err := s.content.UploadLimit(r.Site, -1)
+	limit, err := s.Content.UploadLimit(r.Site, -1)
 	if err != nil {
 		return err
 	}
@@ -389,9 +386,9 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 	if body == nil {
 		body = bytes.NewReader(r.Body())
 	}
-	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: connOf(r.Ctx)}
+	body = &content.CompleteBody{R: body, Want: int64(r.Request().Header.ContentLength()), Conn: api.ConnOf(r.Ctx)}
 	mr := multipart.NewReader(body, params["boundary"])
-	var pending []*intake.Pending
+	var pending []*qintake.Pending
 	var names []string
 	abort := func(err error) error {
 		for _, pd := range pending {
@@ -437,12 +434,12 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 		if errs := storage.CheckText("fileName", name, storage.MaxPathBytes); errs != nil {
 			return abort(api.CheckErrors(errs))
 		}
-		src := intake.Source{Kind: intake.KindPost, Name: name, ContentType: part.Header.Get("Content-Type"),
+		src := qintake.Source{Kind: qintake.KindPost, Name: name, ContentType: part.Header.Get("Content-Type"),
 			RequestID: api.RequestID(r.Ctx), Actor: r.User()}
 		if r.Principal.APIKeyName != "" {
 			src.Actor = "apiKey " + r.Principal.APIKeyName
 		}
-		pd, err := s.intake.Prepare(context.Background(), r.Site, p, src, &partReader{r: part})
+		pd, err := s.Intake.Prepare(context.Background(), r.Site, p, src, &partReader{r: part})
 		if err != nil {
 			var be *bodyReadError
 			switch {
@@ -451,8 +448,8 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 			case errors.As(err, &be):
 				return abort(api.BadRequest("invalid multipart body: " + be.err.Error()))
 			}
-			if intake.Permanent(err) {
-				s.intakeFailed(r.Site, p.Name, src, err)
+			if qintake.Permanent(err) {
+				s.IntakeFailed(r.Site, p.Name, src, err)
 			}
 			return abort(err) // a limit, or the store's refusal (507...)
 		}
@@ -466,7 +463,7 @@ func (s *Server) handlePostIntake(r *api.Request) error {
 	for i, pd := range pending {
 		res, err := pd.Commit(context.Background())
 		if err != nil {
-			s.intakeFailed(r.Site, p.Name, intake.Source{Kind: intake.KindPost, Name: names[i]}, err)
+			s.IntakeFailed(r.Site, p.Name, qintake.Source{Kind: qintake.KindPost, Name: names[i]}, err)
 			for _, rest := range pending[i+1:] {
 				rest.Abort()
 			}
