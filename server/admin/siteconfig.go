@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +111,7 @@ func (s *Handlers) HandleUpdateSiteConfig(r *api.Request) error {
 	limit("maxWebhooks", &next.MaxWebhooks, in.MaxWebhooks)
 	set("notificationEmail", func() { next.NotificationEmail = in.NotificationEmail })
 	errs = append(errs, unsupportedSiteConfig(raw)...)
+	errs = append(errs, unknownSiteConfig(raw)...)
 	set("document", func() {
 		next.Document = in.Document
 		errs = append(errs, validateDocumentConfig(in.Document)...)
@@ -164,6 +168,16 @@ func (s *Handlers) HandleUpdateSiteConfig(r *api.Request) error {
 			n.SMTP.Password = keepFor(n.SMTP.Password, old.Password, old.Host == n.SMTP.Host && old.Port == n.SMTP.Port,
 				"notification.smtp.password", "the masked 'password' is kept only while 'host' and 'port' stay the same: give the password again")
 		}
+	})
+	set("processing", func() {
+		next.Processing = in.Processing
+		if s.Deps.Pipeline == nil {
+			if in.Processing != nil {
+				errs = append(errs, storage.ValidationItem{Key: "processing", Msg: "this server runs no actions: 'processing' cannot take effect"})
+			}
+			return
+		}
+		errs = append(errs, s.Deps.Pipeline.CheckProcessing(r.UserContext(), in.Processing)...)
 	})
 	set("llm", func() {
 		next.LLM = in.LLM
@@ -241,6 +255,32 @@ func (s *Handlers) HandleNotificationTest(r *api.Request) error {
 
 // limitUnit names what each numeric site limit counts, for its message.
 var limitUnit = map[string]string{"maxContentLengthBytes": "bytes", "maxDocuments": "documents", "maxWebhooks": "webhooks"}
+
+// siteConfigSections are the top-level keys of a site's configuration:
+// the JSON names of storage.SiteConfig's fields, each of which
+// HandleUpdateSiteConfig applies (TestSiteConfig_EverySectionTakesEffect).
+var siteConfigSections = func() []string {
+	var keys []string
+	t := reflect.TypeFor[storage.SiteConfig]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}()
+
+// unknownSiteConfig refuses top-level keys that are no section of the
+// configuration: accepted and ignored, a misspelt setting would look saved.
+func unknownSiteConfig(raw map[string]json.RawMessage) []storage.ValidationItem {
+	var errs []storage.ValidationItem
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(siteConfigSections, k) {
+			errs = append(errs, storage.ValidationItem{Key: k, Msg: fmt.Sprintf("unknown setting '%s'", k)})
+		}
+	}
+	return errs
+}
 
 // unsupportedSiteSettings are FormKiQ site settings Quire has nothing to apply
 // to, with the reason given to a client that sets one. Accepting them

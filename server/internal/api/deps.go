@@ -205,6 +205,9 @@ type Pipeline interface {
 	SignedCopy(ctx context.Context, src io.Reader, page pipeline.SignaturePage) (*pipeline.Generated, error)
 	// Generate fills a template and renders it (POST .../generate).
 	Generate(ctx context.Context, req pipeline.GenerateRequest) (*pipeline.Generated, error)
+	// CheckProcessing validates a site's processing section (its OCR
+	// languages against the installed ones, its default actions).
+	CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem
 	Destinations
 }
 
