@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -27,10 +28,10 @@ type IntakeSMTPConfig struct {
 	TLS *tls.Config
 }
 
-// startSMTP starts the scan-to-e-mail listener, when configured. Every
-// node of a cluster listens: a follower's intake forwards through the
-// log (server/intakesmtp.go).
-func (n *Node) startSMTP() error {
+// smtpTLS prepares STARTTLS for the scan-to-e-mail listener, when one is
+// configured, before the server is built (GET /system/health shows its
+// certificate): n.smtpTLS and n.smtpLeaf.
+func (n *Node) smtpTLS() error {
 	c := n.cfg.IntakeSMTP
 	if c.Listen == "" {
 		return nil
@@ -55,8 +56,8 @@ func (n *Node) startSMTP() error {
 		// after STARTTLS, so without one it could never send. The
 		// server's self-signed certificate (<data>/tls, as tls.self_signed
 		// makes it) covers this machine's names and the listen address;
-		// scanners do not check it, and its fingerprint is in the log and
-		// in quire doctor for those that pin.
+		// scanners do not check it, and its fingerprint is in the log, in
+		// quire doctor and on the console's health page for those that pin.
 		var (
 			fp  string
 			err error
@@ -67,6 +68,24 @@ func (n *Node) startSMTP() error {
 		n.cfg.Logger.Info("scan to e-mail: STARTTLS with the self-signed certificate in the data dir (set intake_smtp.cert_file for one of your own)",
 			"cert", SelfSignedCertFile(n.cfg.DataDir), "sha256", fp)
 	}
+	n.smtpTLSConf = tc
+	if tc != nil && len(tc.Certificates) > 0 && len(tc.Certificates[0].Certificate) > 0 {
+		if leaf, err := x509.ParseCertificate(tc.Certificates[0].Certificate[0]); err == nil {
+			n.smtpLeaf = leaf
+		}
+	}
+	return nil
+}
+
+// startSMTP starts the scan-to-e-mail listener, when configured (smtpTLS
+// prepared its STARTTLS). Every node of a cluster listens: a follower's
+// intake forwards through the log (server/intake/intakesmtp.go).
+func (n *Node) startSMTP() error {
+	c := n.cfg.IntakeSMTP
+	if c.Listen == "" {
+		return nil
+	}
+	tc := n.smtpTLSConf
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("intake_smtp listener %s: %w", c.Listen, err)

@@ -120,6 +120,8 @@ type Node struct {
 	metricsSrv     *http.Server // metrics.listen's server (nil: none)
 	metricsLn      net.Listener
 	smtp           *server.SMTPIntake // intake_smtp's listener (nil: none)
+	smtpTLSConf    *tls.Config        // its STARTTLS (nil: none)
+	smtpLeaf       *x509.Certificate  // its STARTTLS certificate (nil: none)
 	smtpLn         net.Listener
 	metrics        *prometheus.Registry
 	collector      *collector // stops its background count at close
@@ -286,6 +288,7 @@ func (n *Node) newServer(publicURL string) *server.Server {
 		TSA:              n.tsa,
 		DataDir:          cfg.DataDir,
 		TLSCertificate:   n.tlsLeaf,
+		SMTPCertificate:  n.smtpLeaf,
 		ClusterTLS:       n.clusterID,
 		SecretsWrapKey:   n.secretsWrapKey,
 
@@ -411,6 +414,10 @@ func (n *Node) Start(ln net.Listener) error {
 		if publicURL != scheme+ln.Addr().String() {
 			n.cfg.Logger.Warn("no public_url set and the listener takes every address: links in answers use the request's Host (when it names this machine) or the address the client connected to; mailed links use "+publicURL, "listen", ln.Addr().String())
 		}
+	}
+	if err := n.smtpTLS(); err != nil {
+		ln.Close()
+		return err
 	}
 	n.Server = n.newServer(publicURL)
 	if err := n.startMetrics(); err != nil {

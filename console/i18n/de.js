@@ -147,6 +147,8 @@ export default {
   "admin.health.expires": "Läuft ab",
   "admin.health.daysLeft": "Tage übrig",
   "admin.health.listener": "HTTPS-Listener",
+  "admin.health.smtpIntake": "Scan-to-E-Mail (STARTTLS)",
+  "admin.health.fingerprint": "SHA-256-Fingerabdruck",
   "admin.health.expired": "abgelaufen",
   "admin.health.noCerts": "Keine Zertifikate.",
   "admin.health.clusterNode": "Clusterknoten {node}",

@@ -148,6 +148,8 @@ export default {
   "admin.health.expires": "Expires",
   "admin.health.daysLeft": "Days left",
   "admin.health.listener": "HTTPS listener",
+  "admin.health.smtpIntake": "Scan to e-mail (STARTTLS)",
+  "admin.health.fingerprint": "SHA-256 fingerprint",
   "admin.health.expired": "expired",
   "admin.health.noCerts": "No certificates.",
   "admin.health.clusterNode": "Cluster node {node}",

@@ -148,6 +148,8 @@ export default {
   "admin.health.expires": "Expire le",
   "admin.health.daysLeft": "Jours restants",
   "admin.health.listener": "Écoute HTTPS",
+  "admin.health.smtpIntake": "Numérisation vers e-mail (STARTTLS)",
+  "admin.health.fingerprint": "Empreinte SHA-256",
   "admin.health.expired": "expiré",
   "admin.health.noCerts": "Aucun certificat.",
   "admin.health.clusterNode": "Nœud de grappe {node}",

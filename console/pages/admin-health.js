@@ -27,12 +27,19 @@ function flag(ok, good, bad) {
 function certName(c) {
   switch (c.kind) {
     case "listener": return t("admin.health.listener");
+    case "smtp-intake": return t("admin.health.smtpIntake");
     case "cluster-ca": return t("admin.health.clusterCA");
     case "cluster-node": return [t("admin.health.clusterNode", { node: c.nodeId }),
       c.self ? " (" + t("admin.health.thisNode") + ")" : null,
       c.seenAt ? h("small.meta", " · " + t("admin.health.peerSeen", { when: fmtDate(c.seenAt, lang()) })) : null];
   }
   return `${c.siteId} / ${c.alias}`;
+}
+
+// fingerprint writes a hex SHA-256 as scanners' pinning screens show it:
+// byte pairs separated by colons, upper case.
+function fingerprint(hex) {
+  return String(hex).toUpperCase().match(/../g).join(":");
 }
 
 export default {
@@ -79,7 +86,9 @@ export default {
           .map((k) => h("th", { scope: "col" }, t(k))))),
         h("tbody", certs.length ? certs.map((c) => h("tr", { class: "cert-" + c.state },
           h("td", certName(c)),
-          h("td", c.subject || ""), h("td", fmtDate(c.notAfter, lang())),
+          h("td", c.subject || "", c.sha256 ? h("small.meta.fingerprint", { title: t("admin.health.fingerprint") },
+            h("br"), t("admin.health.fingerprint"), ": ", h("code", fingerprint(c.sha256))) : null),
+          h("td", fmtDate(c.notAfter, lang())),
           h("td", flag(c.state === "ok", num(c.daysLeft), c.state === "expired" ? t("admin.health.expired") : t("admin.health.expiring", { n: c.daysLeft })))))
           : h("tr", h("td", { colspan: 4 }, t("admin.health.noCerts"))))));
     }

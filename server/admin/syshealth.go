@@ -1,6 +1,9 @@
 package admin
 
 import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"net/http"
 	"sort"
 	"time"
@@ -91,8 +94,13 @@ func (s *Handlers) HandleGetSystemHealth(r *api.Request) error {
 		rows = append(rows, certRow{c, notAfter})
 		return c
 	}
+	// The listeners' certificates carry their SHA-256 fingerprint: a
+	// scanner or client that pins a self-signed certificate is given it.
 	if c := s.Deps.TLSCertificate; c != nil {
-		cert("listener", "", "", c.Subject.String(), c.NotAfter)
+		cert("listener", "", "", c.Subject.String(), c.NotAfter)["sha256"] = certSHA256(c)
+	}
+	if c := s.Deps.SMTPCertificate; c != nil {
+		cert("smtp-intake", "", "", c.Subject.String(), c.NotAfter)["sha256"] = certSHA256(c)
 	}
 	// A cluster member's Raft TLS: the cluster CA, this node's own
 	// certificate, and each peer's as it presented it to this node in a
@@ -129,4 +137,11 @@ func (s *Handlers) HandleGetSystemHealth(r *api.Request) error {
 	out["certificates"] = certs
 	out["ready"] = ready
 	return r.Status(http.StatusOK).JSON(out)
+}
+
+// certSHA256 is a certificate's SHA-256 fingerprint in hex, as quire
+// doctor and the log print it.
+func certSHA256(c *x509.Certificate) string {
+	sum := sha256.Sum256(c.Raw)
+	return hex.EncodeToString(sum[:])
 }

@@ -149,6 +149,10 @@ type Deps struct {
 	// TLSCertificate is the listener's certificate (nil: plain HTTP); GET
 	// /system/health reports its expiry.
 	TLSCertificate *x509.Certificate
+	// SMTPCertificate is the scan-to-e-mail listener's STARTTLS
+	// certificate (nil: none): GET /system/health reports its expiry and
+	// SHA-256 fingerprint, which scanners that pin are given.
+	SMTPCertificate *x509.Certificate
 	// ClusterTLS is a cluster member's TLS identity (nil: a single
 	// server): GET /system/health reports the expiry of its certificate,
 	// the certificates peers presented to it, and the cluster CA's.
