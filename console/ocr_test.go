@@ -31,10 +31,20 @@ func ocrEnv(t *testing.T) *env {
 	return newEnv(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 }
 
-// siteLanguages sets the site's OCR languages (processing.languages) in
-// storage: the PATCH handler does not store that section yet (API.md).
+// siteLanguages sets the site's OCR languages (processing.languages)
+// through PATCH /sites/{siteId}/configuration, as an administrator does.
 func siteLanguages(t *testing.T, e *env, site string, langs ...string) {
 	t.Helper()
+	e.must(t, http.MethodPatch, "/sites/"+site+"/configuration", map[string]any{"processing": map[string]any{"languages": langs}}, http.StatusOK)
+}
+
+// languageRemovedLater stores processing.languages as PATCH did when all
+// of them were installed; one of them is not on this machine.
+func languageRemovedLater(t *testing.T, e *env, site string, langs ...string) {
+	t.Helper()
+	if r := e.s.Do(http.MethodPatch, "/sites/"+site+"/configuration", map[string]any{"processing": map[string]any{"languages": langs}}, e.admin); r.Status != http.StatusBadRequest {
+		t.Fatalf("PATCH with a language tesseract lacks: %d %s, want 400", r.Status, r.Body)
+	}
 	c, err := e.s.Node.DB.SiteConfig(site)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +231,10 @@ func TestOCRPanel_FailureAndRetry(t *testing.T) {
 	src := axeFile()
 	e := ocrEnv(t)
 	e.user(t, "sam", "default", "temporary-1", true)
-	siteLanguages(t, e, "default", "eng", "xyz")
+	// A language the machine no longer has (its package removed after the
+	// site chose it): PATCH refuses one that is missing, so the test
+	// writes the setting as an earlier, valid PATCH would have left it.
+	languageRemovedLater(t, e, "default", "eng", "xyz")
 	id := e.addDoc(t, "post/scan.pdf", "application/pdf", scanPDF(t, quiretest.TextImage("Zebracorn retry")), []map[string]any{{"type": "OCR"}, {"type": "FULLTEXT"}})
 
 	e.user(t, "rita", "default_read", "temporary-1", true)
