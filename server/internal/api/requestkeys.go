@@ -297,14 +297,14 @@ func (s *Env) awaitAnswer(r *Request, k *keyedRequest, rerun, racing bool) error
 		case st.Answer != nil:
 			return replayAnswer(r, *st.Answer)
 		}
-		if time.Now().After(deadline) || r.Context().Err() != nil {
+		if time.Now().After(deadline) || r.UserContext().Err() != nil {
 			if rerun {
 				return &storage.ConflictError{Msg: storage.MsgRequestInterrupted}
 			}
 			return &storage.OutcomeUnknownError{Reason: msgAnotherRun}
 		}
 		select {
-		case <-r.Context().Done():
+		case <-r.UserContext().Done():
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
