@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -330,24 +329,17 @@ const badUTF8 = "\x01badutf8\x01"
 // first element, and empty; each object null.
 func mutations(t *testing.T, sample string) []string {
 	t.Helper()
+	var root any
+	if err := json.Unmarshal([]byte(sample), &root); err != nil {
+		t.Fatalf("sample %s: %v", sample, err)
+	}
 	var out []string
-	mutate(t, sample, func(v any) {
+	emit := func(v any) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatalf("encode mutation: %v", err)
 		}
 		out = append(out, string(bytes.ReplaceAll(b, []byte(strings.ReplaceAll(badUTF8, "\x01", `\u0001`)), []byte("bi\xff\xfe"))))
-	})
-	return out
-}
-
-// mutate calls emit with the root of each mutation of sample (see
-// mutations); counting them this way costs no encoding.
-func mutate(t *testing.T, sample string, emit func(root any)) {
-	t.Helper()
-	var root any
-	if err := json.Unmarshal([]byte(sample), &root); err != nil {
-		t.Fatalf("sample %s: %v", sample, err)
 	}
 	// walk visits every value with a setter that replaces it in root.
 	var walk func(v any, key string, set func(any))
@@ -390,6 +382,7 @@ func mutate(t *testing.T, sample string, emit func(root any)) {
 		}
 	}
 	walk(root, "", func(n any) { root = n })
+	return out
 }
 
 // queryNames are the query parameters the handlers read, found in the
@@ -438,71 +431,15 @@ func queryNames(t *testing.T) []string {
 var hostileQueryValues = []string{"%FF%FE", "9223372036854775807", "-9223372036854775808", "99999999999999999999999", "-1",
 	"%00a%0D%0Ab", url.QueryEscape(strings.Repeat("z", 8<<10))}
 
-// sweepShards is how many servers the robustness sweep runs at once,
-// each with its own fixtures and a share of the routes.
-const sweepShards = 4
-
 // TestRobustness_NoServerErrors sends hostile bodies and query strings to
 // every route of the route table: each must get an answer below 500, and
 // the server must stay up.
-//
-// The routes are dealt to sweepShards parallel shards, each a server of
-// its own with the same fixtures (routeFixtures), so every route meets
-// the state it met on the one server the sweep used before: the fixtures,
-// with its own shard's deleting routes last. What a shard no longer sees
-// is what the other shards' accepted writes left behind, which is no input
-// of the route under test; on one server it was what made the sweep slow:
-// each document a mutated POST /documents created (1 MiB strings, 10,000
-// tags) was indexed, merged and reindexed again by every later route that
-// reads, syncs or reindexes them (POST /reindex/documents/... took 131 s
-// after the other POSTs, 5 s on fresh fixtures). Every route still gets
-// every body and every query string it got before.
 func TestRobustness_NoServerErrors(t *testing.T) {
-	names := queryNames(t)
-	probe := quiretest.NewServer(t)
-	routes := apiRoutes(probe)
-	probe.Close()
-	// Deal the routes to the shards by weight (the number of requests a
-	// route gets, its bodies counted twice: they are what costs), heaviest
-	// first, each to the lightest shard: the same split every run.
-	weights := map[apiRoute]int{}
-	for _, rt := range routes {
-		w := len(names) * len(hostileQueryValues)
-		if takesBody(rt.method) {
-			w += 2 * len(genericBodies)
-			if sample := routeSamples[rt.String()]; sample != "" {
-				mutate(t, sample, func(any) { w += 2 })
-			}
-		}
-		weights[rt] = w
-	}
-	weight := func(rt apiRoute) int { return weights[rt] }
-	byWeight := slices.Clone(routes)
-	sort.SliceStable(byWeight, func(i, j int) bool { return weight(byWeight[i]) > weight(byWeight[j]) })
-	shards := make([][]apiRoute, sweepShards)
-	load := make([]int, sweepShards)
-	for _, rt := range byWeight {
-		k := slices.Index(load, slices.Min(load))
-		shards[k] = append(shards[k], rt)
-		load[k] += weight(rt)
-	}
-	for k, shard := range shards {
-		t.Run(fmt.Sprintf("shard%dof%d", k+1, sweepShards), func(t *testing.T) {
-			t.Parallel()
-			sweepRoutes(t, shard, names)
-		})
-	}
-}
-
-// sweepRoutes is one shard of the robustness sweep: a server with the
-// fixtures, every hostile body and query string to each of routes (in
-// the route table's order, deleting routes last), then the odd values
-// below when the shard holds DELETE /documents/:documentId (where they
-// ran on the single server: after every route), and a health check.
-func sweepRoutes(t *testing.T, routes []apiRoute, names []string) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
 	params := routeFixtures(t, s, tok)
+	routes := apiRoutes(s)
+	names := queryNames(t)
 	// The sweep judges each route's own answer: a redirect is not followed.
 	// GET /s/:slug answers 302 to its link's target, https://example.com/
 	// here, and following it dialed out of loopback once per request (50 s
@@ -527,14 +464,10 @@ func sweepRoutes(t *testing.T, routes []apiRoute, names []string) {
 		}
 	}
 	// Deleting routes go last so the others still find the fixtures.
-	routes = slices.Clone(routes)
-	sort.Slice(routes, func(i, j int) bool { return routes[i].String() < routes[j].String() })
 	sort.SliceStable(routes, func(i, j int) bool {
 		return routes[i].method != http.MethodDelete && routes[j].method == http.MethodDelete
 	})
-	oddValues := false
 	for _, rt := range routes {
-		oddValues = oddValues || rt.String() == "DELETE /documents/:documentId"
 		t.Run(rt.String(), func(t *testing.T) {
 			path, ok := fill(rt, params)
 			if !ok {
@@ -566,24 +499,22 @@ func sweepRoutes(t *testing.T, routes []apiRoute, names []string) {
 			}
 		})
 	}
-	if oddValues {
-		// Odd values of particular parameters (dates, zones, tokens).
-		id := params["documentId"]
-		gets := []string{"/documents?limit=abc", "/documents?limit=-5", "/documents?date=2026-13-45", "/documents?date=2026-01-01&tz=Mars/Base",
-			"/documents?softDeleted=true&start=yesterday", "/documents?softDeleted=true&sort=UP", "/documents?previous=%25%25",
-			"/documents/" + id + "/tags?next=zzz", "/documents/" + id + "/url?duration=-1", "/documents/not-a-uuid",
-			"/documents/" + id + "/tags/a%2Fb%25ZZ", "/documents/upload?contentLength=-1", "/documents/upload?duration=x",
-			"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1",
-			"/attributes?next=%%", "/attributes?limit=x", "/documents/" + id + "/attributes?next=abc", "/entityTypes?namespace=X",
-			"/entities/nope?next=zz", "/sites/default/classifications?next=@@", "/attributes/%00/allowedValues",
-			"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none",
-			"/folders?indexKey=%%", "/folders?indexKey=AA", "/folders?path=../../x", "/folders?next=zz",
-			"/documents/" + id + "/actions?next=zz", "/documents/" + id + "/actions?limit=x", "/documents?actionStatus=%00",
-			"/queues?next=@@", "/queues/x/documents", "/publications/" + id, "/published/default/" + id + "?v=x&signature=y&expires=1",
-			"/documents/" + id + "/ai/prompts/x", "/documents/" + id + "/ocr?outputType=X", "/documents/" + id + "/fulltext"}
-		for _, g := range gets {
-			check(t, http.MethodGet, g, "")
-		}
+	// Odd values of particular parameters (dates, zones, tokens).
+	id := params["documentId"]
+	gets := []string{"/documents?limit=abc", "/documents?limit=-5", "/documents?date=2026-13-45", "/documents?date=2026-01-01&tz=Mars/Base",
+		"/documents?softDeleted=true&start=yesterday", "/documents?softDeleted=true&sort=UP", "/documents?previous=%25%25",
+		"/documents/" + id + "/tags?next=zzz", "/documents/" + id + "/url?duration=-1", "/documents/not-a-uuid",
+		"/documents/" + id + "/tags/a%2Fb%25ZZ", "/documents/upload?contentLength=-1", "/documents/upload?duration=x",
+		"/documents/" + id + "/content?siteId=../../etc", "/uploads/default/" + id, "/downloads/default/" + id + "?signature=x&expires=1",
+		"/attributes?next=%%", "/attributes?limit=x", "/documents/" + id + "/attributes?next=abc", "/entityTypes?namespace=X",
+		"/entities/nope?next=zz", "/sites/default/classifications?next=@@", "/attributes/%00/allowedValues",
+		"/sites/default/schema/document/attributes/x/allowedValues", "/sites/default/sequences/none",
+		"/folders?indexKey=%%", "/folders?indexKey=AA", "/folders?path=../../x", "/folders?next=zz",
+		"/documents/" + id + "/actions?next=zz", "/documents/" + id + "/actions?limit=x", "/documents?actionStatus=%00",
+		"/queues?next=@@", "/queues/x/documents", "/publications/" + id, "/published/default/" + id + "?v=x&signature=y&expires=1",
+		"/documents/" + id + "/ai/prompts/x", "/documents/" + id + "/ocr?outputType=X", "/documents/" + id + "/fulltext"}
+	for _, g := range gets {
+		check(t, http.MethodGet, g, "")
 	}
 	if r := s.Do(http.MethodGet, "/healthz", nil, ""); r.Status != http.StatusOK {
 		t.Fatalf("server not healthy after abuse: %d", r.Status)
