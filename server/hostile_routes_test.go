@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"quire/quiretest"
+	"quire/storage"
 )
 
 // The hostile-input tests are generated from the server's route table
@@ -317,16 +318,32 @@ var genericBodies = []string{``, `null`, `[]`, `"str"`, `123`, `{`, `{} {}`, `{"
 	`{"query":{"fuzzy":{"a":"","b":""}}}`, `{"query":{"meta":{"folder":"../.."}}}`, `{"query":{"filename":{"beginsWith":""}}}`,
 	`{"query":{"documentIds":[null]}}`, `{"path":"a/../b"}`, `{"indexType":"tags"}`, `{"query":{"page":-5,"text":"x"}}`,
 	`{"mapping":{"name":"m","classifications":[{"conditions":[null]}]}}`, strings.Repeat(`[`, 10000),
-	`{"content":"` + strings.Repeat("A", 1<<20) + `","isBase64":true}`}
+	`{"content":"` + strings.Repeat("A", hostileStringBytes) + `","isBase64":true}`}
+
+// hostileStringBytes and hostileCopies are the sizes the sweep makes a
+// string and an array: just over every bound of storage/limits.go (the
+// largest, MaxDefinitionBytes, 256 KiB; MaxDocumentValues, 2,000 values)
+// and Badger's 65,000-byte key limit, so each takes a route past every
+// limit check, as 1 MiB and 10,000 copies did, at a quarter of the bytes
+// the race detector follows through each copy of the body (issue 45: the
+// sweep was the long pole of make test, CPU-bound, 58% of it the race
+// detector on these bodies). Bounds that only a larger value exceeds
+// (inline content's 5 MB, a 1 MiB e-sign or data source body) are each
+// a ReadBody or content limit the same generic code checks for the
+// routes whose limit these values do exceed.
+var (
+	hostileStringBytes = storage.MaxDefinitionBytes + 1024
+	hostileCopies      = storage.MaxDocumentValues + 1
+)
 
 // badUTF8 marks where mutate puts raw invalid UTF-8 (json.Marshal would
 // escape it).
 const badUTF8 = "\x01badutf8\x01"
 
 // mutations derives hostile bodies from a valid sample: each string
-// becomes 1 MiB, invalid UTF-8, a path with '//' and CR LF, and empty;
-// each number huge, negative and 1e308; each array 10,000 copies of its
-// first element, and empty; each object null.
+// becomes hostileStringBytes long, invalid UTF-8, a path with '//' and
+// CR LF, and empty; each number huge, negative and 1e308; each array
+// hostileCopies copies of its first element, and empty; each object null.
 func mutations(t *testing.T, sample string) []string {
 	t.Helper()
 	var root any
@@ -347,7 +364,7 @@ func mutations(t *testing.T, sample string) []string {
 		var variants []any
 		switch x := v.(type) {
 		case string:
-			variants = []any{strings.Repeat("a", 1<<20), badUTF8, "a//b\r\nc", ""}
+			variants = []any{strings.Repeat("a", hostileStringBytes), badUTF8, "a//b\r\nc", ""}
 		case float64:
 			variants = []any{json.Number("9223372036854775807"), json.Number("-99999999999999999999"), 1e308, -1.0}
 		case bool:
@@ -355,7 +372,7 @@ func mutations(t *testing.T, sample string) []string {
 		case []any:
 			variants = []any{[]any{}, nil}
 			if len(x) > 0 {
-				many := make([]any, 10000)
+				many := make([]any, hostileCopies)
 				for i := range many {
 					many[i] = x[0]
 				}
