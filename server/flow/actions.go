@@ -3,7 +3,9 @@ package flow
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,8 +115,32 @@ func (s *Handlers) HandleAddDocumentActions(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Actions saved"})
 }
 
+// HandleRetryDocumentActions serves POST /documents/{id}/actions/retry:
+// every failed action again (FormKiQ), or with Quire's optional body
+// {"actionTypes": [...]} only those types, a finished one run again
+// (API.md "Retrying one kind of action").
 func (s *Handlers) HandleRetryDocumentActions(r *api.Request) error {
-	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r)})
+	var in struct {
+		ActionTypes []string `json:"actionTypes"`
+	}
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil && !errors.Is(err, api.ErrNoBody) {
+		return err
+	}
+	if len(in.ActionTypes) > storage.MaxActionsPerRequest {
+		return api.Invalid("actionTypes", fmt.Sprintf("at most %d action types", storage.MaxActionsPerRequest))
+	}
+	var types []string
+	for _, t := range in.ActionTypes {
+		u := strings.ToUpper(t)
+		switch {
+		case !s.Deps.Actions.Known(u):
+			return api.Invalid("actionTypes", "invalid action type '"+t+"'")
+		case slices.Contains(types, u):
+			return api.Invalid("actionTypes", "action type '"+t+"' is listed twice")
+		}
+		types = append(types, u)
+	}
+	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r), Types: types})
 	if errors.Is(err, storage.ErrNoFailedAction) {
 		return api.ErrStatus(http.StatusNotFound, "Failed action not found")
 	}
