@@ -233,3 +233,34 @@ func TestDefaultProcessing_ScanUploadedAsTheConsoleDoes(t *testing.T) {
 	}
 	waitFound(t, s, tok, "", "zebracorn", id)
 }
+
+// TestDefaultProcessing_SiteSetting: the site's processing.defaultActions
+// (PATCH /sites/{siteId}/configuration) is what a document created
+// without actions gets: another list, none, or the default again when
+// the setting is removed; each site its own.
+func TestDefaultProcessing_SiteSetting(t *testing.T) {
+	s := servertest.PipelineServer(t)
+	tok := s.Admin()
+	for _, tt := range []struct {
+		name    string
+		setting any // processing.defaultActions; nil: not set
+		want    []string
+	}{
+		{"checksum only", []string{"CHECKSUM"}, []string{"CHECKSUM"}},
+		{"none", []string{}, nil},
+		{"FULLTEXT then ANTIVIRUS", []string{"FULLTEXT", "ANTIVIRUS"}, []string{"FULLTEXT", "ANTIVIRUS"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			servertest.SetSiteConfig(t, s, tok, "?siteId=finance", map[string]any{"processing": map[string]any{"defaultActions": tt.setting}})
+			id := servertest.AddDoc(t, s, tok, "?siteId=finance", map[string]any{"path": "s.txt", "content": "x", "contentType": "text/plain"})
+			if got := actionTypes(t, s, tok, "?siteId=finance", id); !slices.Equal(got, tt.want) {
+				t.Errorf("finance: actions %v, want %v", got, tt.want)
+			}
+			// The default site keeps the default.
+			other := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "s.txt", "content": "x", "contentType": "text/plain"})
+			if got := actionTypes(t, s, tok, "", other); !slices.Equal(got, []string{"OCR", "FULLTEXT"}) {
+				t.Errorf("default site: actions %v, want OCR, FULLTEXT", got)
+			}
+		})
+	}
+}
