@@ -223,6 +223,23 @@ func (ix *Indexer) MatchedPages(site, id, q string) []int {
 	return ix.x.MatchedPages(ix.siteLanguage(site), ix.Text(site, id), q)
 }
 
+// HitPages returns the pages of a search hit's text that a plain text
+// query matched (MatchedPages), for a document whose text is in pages:
+// the text a FULLTEXT action read from a PDF, a scan or an Office
+// document (pages separated by form feeds). Plain text types, whose text
+// is their content, and texts without a form feed have no pages to name:
+// nil. Only the text record is read, never a text type's content.
+func (ix *Indexer) HitPages(site, id, contentType, q string) []int {
+	if Extractable(contentType) {
+		return nil
+	}
+	text := ix.Text(site, id)
+	if !strings.ContainsRune(text, '\f') {
+		return nil
+	}
+	return ix.x.MatchedPages(ix.siteLanguage(site), text, q)
+}
+
 // siteLanguage is the main language of a site's documents ("" when unset
 // or unreadable: the default analyzer).
 func (ix *Indexer) siteLanguage(site string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -472,6 +473,47 @@ func TestOCR_Layout(t *testing.T) {
 	}
 	if !strings.Contains(got["keyValues"], `{"key":"Invoice","values":["4711"]}`) || !strings.Contains(got["keyValues"], `{"key":"Customer","values":["Globex"]}`) {
 		t.Errorf("keyValues %s", got["keyValues"])
+	}
+	// GET /documents/{id}/ocr answers them: outputType TABLES the tables,
+	// KEY_VALUE the pairs found in the layout. Once the text is another
+	// one's (set by hand here; new content's OCR alike), the results of
+	// the earlier OCR are not its: no tables, and the pairs of its lines.
+	ocrOut := func(outputType string) map[string]any {
+		t.Helper()
+		r := s.Do(http.MethodGet, "/documents/"+id+"/ocr?outputType="+outputType, nil, tok)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET ocr %s: %d %s", outputType, r.Status, r.Body)
+		}
+		return r.JSON(t)
+	}
+	for _, tc := range []struct {
+		outputType, field, want string
+	}{
+		{"TABLES", "tables", got["tables"]},
+		{"tables", "tables", got["tables"]},
+		{"KEY_VALUE", "keyValues", got["keyValues"]},
+	} {
+		m := ocrOut(tc.outputType)
+		var want any // the stored JSON, its keys in the order a map has them
+		if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+			t.Fatalf("stored %s: %v", tc.field, err)
+		}
+		b, _ := json.Marshal(m[tc.field])
+		if w, _ := json.Marshal(want); string(b) != string(w) {
+			t.Errorf("GET ocr %s: %s %s, want %s", tc.outputType, tc.field, b, tc.want)
+		}
+		if _, ok := m["data"]; ok {
+			t.Errorf("GET ocr %s answers data too: %v", tc.outputType, m)
+		}
+	}
+	if r := s.Do(http.MethodPut, "/documents/"+id+"/ocr", map[string]any{"content": "Total: 99", "contentType": "text/plain"}, tok); r.Status != http.StatusOK {
+		t.Fatalf("PUT ocr: %d %s", r.Status, r.Body)
+	}
+	if b, _ := json.Marshal(ocrOut("TABLES")["tables"]); string(b) != "[]" {
+		t.Errorf("tables of an earlier OCR answered for the text set by hand: %s", b)
+	}
+	if b, _ := json.Marshal(ocrOut("KEY_VALUE")["keyValues"]); string(b) != `[{"key":"Total","values":["99"]}]` {
+		t.Errorf("keyValues of the text set by hand: %s", b)
 	}
 }
 

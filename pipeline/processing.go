@@ -19,9 +19,11 @@ import (
 // detection is not an action: a document's actions wait until its type is
 // known (storage's detect queue) whatever they are.
 //
-// The doors that create documents or content call DefaultActions when
-// their request names none; CheckProcessing is the site configuration's
-// validation of the section.
+// The doors that create documents or content set their command's
+// DefaultActions flag (storage.NewDocument, UpdateDocument, CommitContent,
+// VersionRef) when their request names none: the applier adds the site's
+// default actions in the command's transaction (storage/defaultactions.go).
+// CheckProcessing is the site configuration's validation of the section.
 
 // DefaultActionChoices are the action types a site may make default: those
 // that need no parameters and act on the document alone.
@@ -29,14 +31,10 @@ var DefaultActionChoices = []string{"OCR", "FULLTEXT", "CHECKSUM", "ANTIVIRUS", 
 
 // DefaultActions returns the actions a new document or content version of
 // a site with configuration c gets when its request names none (PENDING,
-// by user).
+// by user). A door does not add them itself: it sets its command's
+// DefaultActions flag, and storage adds these in the transaction.
 func DefaultActions(c *storage.SiteConfig, user string) []storage.Action {
-	types := c.DefaultActions()
-	out := make([]storage.Action, 0, len(types))
-	for _, t := range types {
-		out = append(out, storage.Action{Type: t, Status: storage.ActionPending, UserID: user})
-	}
-	return out
+	return storage.DefaultActionsOf(c, user)
 }
 
 // maxLanguages bounds processing.languages: tesseract reads a page once

@@ -361,6 +361,11 @@ type AddActions struct {
 type RetryActions struct {
 	DocumentID string       `json:"documentId"`
 	Actor      *ActionActor `json:"actor,omitempty"`
+	// Types, when set, limits the retry to actions of these types (Quire's
+	// actionTypes): a failed one is retried as any, and one whose latest
+	// action finished (COMPLETE, SKIPPED) runs again as a new action at the
+	// end, in the order of Types.
+	Types []string `json:"types,omitempty"`
 }
 
 // ActionRef names one action of a document.
@@ -416,6 +421,9 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 		if a.Status != ActionFailed && a.Status != ActionMaxRetries {
 			continue
 		}
+		if len(p.Types) > 0 && !slices.Contains(p.Types, a.Type) {
+			continue
+		}
 		retry := a.Retry + 1
 		for _, b := range acts[i+1:] {
 			if b.Seq == a.Seq && b.Retry >= retry {
@@ -437,10 +445,46 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 		}
 		n++
 	}
-	if n == 0 {
+	again, err := runAgain(t, c, d, acts, *p)
+	if err != nil {
+		return nil, err
+	}
+	if n+again == 0 {
 		return nil, ErrNoFailedAction
 	}
 	return nil, putDocActions(t, d)
+}
+
+// runAgain adds, for each of p.Types whose latest action finished (not
+// failed: those are retried in place; not pending or running: those run
+// anyway), a new PENDING action of that type with its parameters at the
+// end of d's actions, and returns how many. A workflow's step is not run
+// again on its own (its workflow routed on from it).
+func runAgain(t *tx, c *Command, d *Document, acts []Action, p RetryActions) (int, error) {
+	var add []Action
+	for _, typ := range p.Types {
+		var last *Action
+		for i := range acts {
+			if acts[i].Type == typ {
+				last = &acts[i]
+			}
+		}
+		if last == nil || !ActionDone(last.Status) || last.WorkflowID != "" {
+			continue
+		}
+		a := Action{Type: last.Type, Status: ActionPending, Parameters: last.Parameters, QueueID: last.QueueID, UserID: c.User, MaxRetries: last.MaxRetries}
+		if ActsAsAdder(a.Type) {
+			a.Actor = p.Actor // it runs as whoever asked for it
+		}
+		add = append(add, a)
+	}
+	if len(add) == 0 {
+		return 0, nil
+	}
+	if err := checkNotificationSender(t, c.Site, add); err != nil {
+		return 0, err
+	}
+	return len(add), addActions(t, c, d, add)
 }
 
 func loadAction(t *tx, site string, r ActionRef) (*Document, *Action, error) {

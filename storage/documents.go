@@ -84,6 +84,10 @@ type NewDocument struct {
 	// Chunks carries small content inline so that the document and its
 	// bytes are written in one transaction.
 	Chunks []Chunk `json:"chunks,omitempty"`
+	// DefaultActions: the request named no actions, so the document gets
+	// its site's default processing (defaultactions.go) when Actions is
+	// empty.
+	DefaultActions bool `json:"defaultActions,omitempty"`
 }
 
 // AddDocuments is the payload of OpAddDocuments: a parent document first,
@@ -163,6 +167,11 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 		}
 		if err := addActions(t, c, d, nd.Actions); err != nil {
 			return nil, err
+		}
+		if nd.DefaultActions && len(nd.Actions) == 0 {
+			if err := addDefaultActions(t, c, d); err != nil {
+				return nil, err
+			}
 		}
 		if d.BelongsToDocumentID == "" {
 			if err := t.set(insertedKey(c.Site, d.InsertedDate, d.DocumentID), nil); err != nil {
@@ -345,6 +354,10 @@ type UpdateDocument struct {
 	// Writer is the caller's rights, checked here against the
 	// document's folder (and the new path's) (actionrights.go checkWriter).
 	Writer *ActionActor `json:"writer,omitempty"`
+	// DefaultActions: the request named no actions, so new content (a
+	// new content version) gets the site's default processing
+	// (defaultactions.go) when Actions is empty.
+	DefaultActions bool `json:"defaultActions,omitempty"`
 }
 
 func applyUpdateDocument(t *tx, c *Command) (any, error) {
@@ -440,6 +453,11 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	if err := addActions(t, c, d, p.Actions); err != nil {
 		return nil, err
 	}
+	if p.DefaultActions && len(p.Actions) == 0 && newContentVersion(&ver.prev, d) {
+		if err := addDefaultActions(t, c, d); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.Tags) > 0 {
 		if err := writeTags(t, c, d.DocumentID, p.Tags, tagsUpdate); err != nil {
 			return nil, err
@@ -522,6 +540,11 @@ type CommitContent struct {
 	ChecksumType string    `json:"checksumType,omitempty"`
 	ContentType  string    `json:"contentType,omitempty"`
 	NotAfter     time.Time `json:"notAfter,omitempty"`
+	// DefaultActions: new content of a document that had content (a new
+	// content version) gets the site's default processing
+	// (defaultactions.go). A document's first content gets none here: the
+	// request that created the document chose its actions.
+	DefaultActions bool `json:"defaultActions,omitempty"`
 }
 
 func applyCommitContent(t *tx, c *Command) (any, error) {
@@ -561,6 +584,11 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	} else if d.ContentType == "" || d.DetectContentType {
 		d.DetectContentType = true
 		if err := t.set(detectKey(c.Site, d.DocumentID), []byte(d.ContentSHA256)); err != nil {
+			return nil, err
+		}
+	}
+	if p.DefaultActions && newContentVersion(&ver.prev, d) {
+		if err := addDefaultActions(t, c, d); err != nil {
 			return nil, err
 		}
 	}

@@ -347,6 +347,10 @@ func versionNotFound(k string) error {
 type VersionRef struct {
 	DocumentID string `json:"documentId"`
 	VersionKey string `json:"versionKey"`
+	// DefaultActions (OpSetVersion): content set back gets the site's
+	// default processing (defaultactions.go), as new content does: the
+	// text recorded for the content it replaces is not its text.
+	DefaultActions bool `json:"defaultActions,omitempty"`
 }
 
 // applySetVersion sets a document back to an earlier version: content and
@@ -409,6 +413,11 @@ func applySetVersion(t *tx, c *Command) (any, error) {
 	if d.DetectContentType {
 		d.DetectContentType = false
 		if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
+			return nil, err
+		}
+	}
+	if p.DefaultActions && newContentVersion(&h.prev, d) {
+		if err := addDefaultActions(t, c, d); err != nil {
 			return nil, err
 		}
 	}

@@ -424,6 +424,8 @@ export default {
   "bulk.someFailed.other": "{ok} erledigt; {n} fehlgeschlagen:",
   "search.count.one": "{n} Treffer",
   "search.count.other": "{n} Treffer",
+  "search.pages.one": "gefunden auf Seite {pages}",
+  "search.pages.other": "gefunden auf den Seiten {pages}",
   "upload.allDone.one": "{n} Datei hochgeladen.",
   "upload.allDone.other": "{n} Dateien hochgeladen.",
   "upload.someFailed.one": "{n} Datei fehlgeschlagen: siehe unten.",

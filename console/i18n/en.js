@@ -425,6 +425,8 @@ export default {
   "bulk.someFailed.other": "{ok} done; {n} failed:",
   "search.count.one": "{n} result",
   "search.count.other": "{n} results",
+  "search.pages.one": "found on page {pages}",
+  "search.pages.other": "found on pages {pages}",
   "upload.allDone.one": "{n} file uploaded.",
   "upload.allDone.other": "{n} files uploaded.",
   "upload.someFailed.one": "{n} file failed: see below.",

@@ -425,6 +425,8 @@ export default {
   "bulk.someFailed.other": "{ok} réussi(s) ; {n} échecs :",
   "search.count.one": "{n} résultat",
   "search.count.other": "{n} résultats",
+  "search.pages.one": "trouvé page {pages}",
+  "search.pages.other": "trouvé pages {pages}",
   "upload.allDone.one": "{n} fichier envoyé.",
   "upload.allDone.other": "{n} fichiers envoyés.",
   "upload.someFailed.one": "{n} fichier a échoué : voir ci-dessous.",

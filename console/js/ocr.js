@@ -5,8 +5,8 @@
 // searchable PDF the action names (metadata.artifactId) once it is among
 // GET /documents/{id}/artifacts. A failed OCR says why in plain words
 // (the engine's own text stays behind "Details") and runs again through
-// POST /documents/{id}/actions/retry; a finished one is recognized again
-// with a new OCR action (the retry route takes failed actions only), and
+// POST /documents/{id}/actions/retry {"actionTypes":["OCR"]} (that OCR
+// only); a finished one is recognized again with a new OCR action, and
 // a document without one gets OCR then FULLTEXT (POST .../actions; the
 // server reads in the site's languages, processing.languages).
 // While the OCR runs, the FULLTEXT after it puts its words into search or
@@ -179,7 +179,9 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
       line.textContent = t("ocr.failed");
       parts.push(h("p.msg.error#ocr-reason", failReason(a.message)));
       if (a.message) parts.push(h("details.ocr-details", h("summary", t("doc.details")), h("span.meta", a.message)));
-      if (again) { again.onclick = run(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("ocr.started")); parts.push(again); }
+      // Only the OCR: another failed action of the document (a webhook)
+      // is not run again from here (API.md "Retrying one kind of action").
+      if (again) { again.onclick = run(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q, body: { actionTypes: ["OCR"] } }), t("ocr.started")); parts.push(again); }
     } else if (st === "SKIPPED") {
       line.textContent = t("ocr.skipped");
       if (again && reads(doc.contentType)) { again.onclick = run(() => recognize(a), t("ocr.started")); parts.push(again); }

@@ -121,9 +121,14 @@ export default {
         h("ol.results", { start: start + 1 }, hits.hits.map((hit) => {
           const d = hit._source || {};
           const snip = hit.highlight && hit.highlight.content && hit.highlight.content[0];
+          // The pages of a scan or PDF the words are on (API.md, "Pages a
+          // search hit matched"), the first eight of them.
+          const pages = Array.isArray(hit.matchedPages) ? hit.matchedPages : [];
+          const shown = pages.slice(0, 8).join(", ") + (pages.length > 8 ? ", …" : "");
           return h("li", { dataset: { id: hit._id } }, sel.box({ id: hit._id, path: d.path || hit._id }), " ",
             h("a", { href: "#/doc/" + encodeURIComponent(hit._id) }, d.path || hit._id),
             h("span.meta", " · ", fmtDate(d.lastModifiedDate, lang())),
+            pages.length ? h("span.meta.pages", " · ", t("search.pages", { n: pages.length, pages: shown })) : null,
             snip ? h("p.snippet", highlight(snip)) : null);
         })),
         total > SIZE ? h("div.pager",

@@ -198,7 +198,8 @@ func TestOCR_OutputTypeRefused(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
-			id := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan.txt", "content": "x"})
+			// No default processing: the actions counted are the requests'.
+			id := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "scan.txt", "content": "x", "actions": []any{}})
 			for _, tt := range []struct {
 				name, path string
 				body       any

@@ -183,7 +183,10 @@ func (s *Handlers) HandlePutUpload(c *fiber.Ctx) error {
 			return api.BadRequest(fmt.Sprintf("the %s checksum of the content does not match", ck.typ))
 		}
 	}
-	commit := storage.CommitContent{DocumentID: doc, Content: m, Chunks: tail}
+	// An upload names no actions: new content of a document that had
+	// some gets the site's default processing (API.md "Default
+	// processing"); a first upload runs what its document was created with.
+	commit := storage.CommitContent{DocumentID: doc, Content: m, Chunks: tail, DefaultActions: true}
 	if ct != "" {
 		commit.ChecksumType = ct
 		commit.Checksum = hex.EncodeToString(checks[0].h.Sum(nil))

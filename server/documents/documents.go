@@ -329,6 +329,9 @@ func (s *Handlers) prepareDocument(r *api.Request, in *documentIn, id, parent st
 	acts, aerrs := s.ConvertActions(r, in.Actions)
 	errs = append(errs, aerrs...)
 	p.nd.Actions = acts
+	// A request without "actions" gets the site's default processing
+	// (API.md "Default processing"); "actions": [] asks for none.
+	p.nd.DefaultActions = in.Actions == nil
 	errs = append(errs, checkAttributeInputs(in.Attributes, "attributes")...)
 	p.nd.Attributes = in.Attributes
 	if parent != "" && len(in.Documents) > 0 {

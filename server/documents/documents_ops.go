@@ -59,7 +59,8 @@ func (s *Handlers) HandleUpdateDocument(r *api.Request) error {
 		return err
 	}
 	d := &p.nd.Document
-	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: p.nd.Attributes}
+	upd := storage.UpdateDocument{DocumentID: id, Metadata: d.Metadata, Tags: p.nd.Tags, Actions: p.nd.Actions, Attributes: p.nd.Attributes,
+		DefaultActions: p.nd.DefaultActions}
 	if in.Path != nil {
 		upd.Path = &d.Path
 	}

@@ -187,8 +187,10 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 			}
 			setup := func(t *testing.T, folder string, held bool) fixture {
 				t.Helper()
-				f := fixture{id: servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": folder + "/doc.txt", "content": "old", "contentType": "text/plain"})}
-				servertest.MustStatus(t, s.Do(http.MethodPatch, doc(f.id, ""), map[string]any{"content": "kept", "contentType": "text/plain"}, tok), http.StatusOK)
+				// No default processing ("actions": []): the action tests
+				// below look at the one action they add.
+				f := fixture{id: servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": folder + "/doc.txt", "content": "old", "contentType": "text/plain", "actions": []any{}})}
+				servertest.MustStatus(t, s.Do(http.MethodPatch, doc(f.id, ""), map[string]any{"content": "kept", "contentType": "text/plain", "actions": []any{}}, tok), http.StatusOK)
 				vs := s.Do(http.MethodGet, doc(f.id, "/versions"), nil, tok)
 				servertest.MustStatus(t, vs, http.StatusOK)
 				if vl := quiretest.List(t, vs.JSON(t), "documents"); len(vl) == 2 {

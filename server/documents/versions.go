@@ -84,7 +84,7 @@ func (s *Handlers) HandleSetDocumentVersion(r *api.Request) error {
 	if err := content.CheckVersionKey(k); err != nil {
 		return err
 	}
-	if _, err := s.Apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k}); err != nil {
+	if _, err := s.Apply(r, storage.OpSetVersion, storage.VersionRef{DocumentID: r.DocID(), VersionKey: k, DefaultActions: true}); err != nil {
 		return err
 	}
 	return r.JSON(api.MessageBody{Message: fmt.Sprintf("Document '%s' set to version '%s'", r.DocID(), k)})

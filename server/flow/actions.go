@@ -3,7 +3,9 @@ package flow
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,8 +115,32 @@ func (s *Handlers) HandleAddDocumentActions(r *api.Request) error {
 	return r.JSON(api.MessageBody{Message: "Actions saved"})
 }
 
+// HandleRetryDocumentActions serves POST /documents/{id}/actions/retry:
+// every failed action again (FormKiQ), or with Quire's optional body
+// {"actionTypes": [...]} only those types, a finished one run again
+// (API.md "Retrying one kind of action").
 func (s *Handlers) HandleRetryDocumentActions(r *api.Request) error {
-	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r)})
+	var in struct {
+		ActionTypes []string `json:"actionTypes"`
+	}
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil && !errors.Is(err, api.ErrNoBody) {
+		return err
+	}
+	if len(in.ActionTypes) > storage.MaxActionsPerRequest {
+		return api.Invalid("actionTypes", fmt.Sprintf("at most %d action types", storage.MaxActionsPerRequest))
+	}
+	var types []string
+	for _, t := range in.ActionTypes {
+		u := strings.ToUpper(t)
+		switch {
+		case !s.Deps.Actions.Known(u):
+			return api.Invalid("actionTypes", "invalid action type '"+t+"'")
+		case slices.Contains(types, u):
+			return api.Invalid("actionTypes", "action type '"+t+"' is listed twice")
+		}
+		types = append(types, u)
+	}
+	_, err := s.Apply(r, storage.OpRetryActions, storage.RetryActions{DocumentID: r.DocID(), Actor: s.ActorOf(r), Types: types})
 	if errors.Is(err, storage.ErrNoFailedAction) {
 		return api.ErrStatus(http.StatusNotFound, "Failed action not found")
 	}
@@ -202,11 +228,50 @@ func (s *Handlers) HandleGetDocumentOcr(r *api.Request) error {
 	}
 	switch strings.ToUpper(r.Query("outputType")) {
 	case "KEY_VALUE":
-		out["keyValues"] = ocrKeyValues(tr.Text)
+		// The pairs the OCR found in the layout (ocrParseTypes FORMS),
+		// else the text's "Key: value" lines.
+		kv, err := s.ocrResult(r.Site, d.DocumentID, "keyValues", tr)
+		if err != nil {
+			return err
+		}
+		if kv != nil {
+			out["keyValues"] = kv
+		} else {
+			out["keyValues"] = ocrKeyValues(tr.Text)
+		}
+	case "TABLES":
+		// The tables the OCR found (ocrParseTypes TABLES); none when it
+		// was not asked to look for them.
+		tables, err := s.ocrResult(r.Site, d.DocumentID, "tables", tr)
+		if err != nil {
+			return err
+		}
+		if tables == nil {
+			tables = json.RawMessage("[]")
+		}
+		out["tables"] = tables
 	default:
 		out["data"] = tr.Text
 	}
 	return r.JSON(out)
+}
+
+// ocrResult returns the OCR result name (tables, keyValues) recorded by
+// the OCR whose text tr is, or nil: the text and the results of one OCR
+// are recorded by the same command, at the same time, and a later OCR of
+// new content that did not look for them leaves an earlier one's results
+// in place, which are not this text's.
+func (s *Handlers) ocrResult(site, id, name string, tr *storage.TextRecord) (json.RawMessage, error) {
+	res, err := s.DB.Results(site, id, "ocr")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res {
+		if r.Name == name && r.InsertedDate.Equal(tr.InsertedDate) {
+			return r.Value, nil
+		}
+	}
+	return nil, nil
 }
 
 func ocrStatus(action string) string {

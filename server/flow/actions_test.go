@@ -22,7 +22,7 @@ func TestActions_Validation(t *testing.T) {
 	tok := s.Admin()
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
-			id := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"content": "x"})
+			id := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"content": "x", "actions": []any{}})
 			p := "/documents/" + id + "/actions"
 			act := func(typ string, params map[string]any) map[string]any {
 				return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
@@ -389,7 +389,7 @@ func TestActions_ParameterChecks(t *testing.T) {
 	site := servertest.Sites[1].Query
 	// Accepted actions run: they go on a document of their own, whose
 	// content no engine here can do anything with.
-	id := servertest.AddDoc(t, s, tok, site, map[string]any{"content": "x"})
+	id := servertest.AddDoc(t, s, tok, site, map[string]any{"content": "x", "actions": []any{}})
 	p := "/documents/" + id + "/actions"
 	act := func(typ string, params any) map[string]any {
 		return map[string]any{"actions": []map[string]any{{"type": typ, "parameters": params}}}
@@ -423,7 +423,7 @@ func TestActions_ParameterChecks(t *testing.T) {
 	// The parameters of NOTIFICATION are checked on a site with a sender
 	// address (without one, that is the only answer).
 	servertest.SetSiteConfig(t, s, tok, "", map[string]any{"notificationEmail": "dms@example.com"})
-	mailed := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x"})
+	mailed := servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x", "actions": []any{}})
 	servertest.RunSteps(t, s, tok, "", []servertest.Step{
 		{Name: "notification all", Method: "POST", Path: "/documents/" + mailed + "/actions", Body: act("NOTIFICATION", m{"notificationType": "sms", "notificationToBcc": "a@example.com, nope"}), Want: 400,
 			Resp: `{"errors":[{"key":"parameters.notificationType","error":"invalid 'notificationType' parameter"},{"key":"parameters.notificationSubject","error":"action 'notificationSubject' parameter is required"},{"key":"parameters.notificationText","error":"action 'notificationText' parameter is required"},{"key":"parameters.notificationToBcc","error":"invalid email address 'nope'"}]}`},

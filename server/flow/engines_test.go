@@ -462,7 +462,7 @@ func TestActions_OnArtifacts(t *testing.T) {
 	img := quiretest.TextImage("Delivery note", "Acme Warehouse")
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
-			doc := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "notes/original.txt", "content": "original"})
+			doc := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "notes/original.txt", "content": "original", "actions": []any{}})
 			r := s.Do(http.MethodPost, "/documents"+site.Query, map[string]any{"documentId": doc, "artifacts": true, "contentType": "image/png",
 				"isBase64": true, "content": servertest.B64(quiretest.PNG(img))}, tok)
 			servertest.MustStatus(t, r, http.StatusCreated)

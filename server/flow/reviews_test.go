@@ -245,7 +245,7 @@ func TestReviews_NotificationMail(t *testing.T) {
 			sid := servertest.SiteID(site.Query)
 			servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/"+sid+"/configuration", map[string]any{"notification": map[string]any{
 				"email": sid + "-dms@example.com", "provider": "SMTP", "smtp": map[string]any{"host": mail.Host, "port": mail.Port}}}, tok), http.StatusOK)
-			doc := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "mail.txt", "content": "x"})
+			doc := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "mail.txt", "content": "x", "actions": []any{}})
 			art := servertest.AddArtifact(t, s, tok, site.Query, doc, map[string]any{"content": "a"})
 			before := len(mail.Messages())
 			servertest.AddReview(t, s, tok, "/documents/"+doc+"/reviews"+servertest.Query(site.Query, "artifactId="+art), map[string]any{"reviewCategory": "c", "requiredDecisions": 1,

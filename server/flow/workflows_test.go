@@ -252,7 +252,7 @@ func TestWorkflows_DocumentThroughSteps(t *testing.T) {
 			wf, q1, q2 := approvalWorkflow(t, s, admin, site.Query)
 			approver, writer := s.Token("alice", name, "approvers"), s.Token("wendy", name)
 			newDoc := func(path string, amount float64) string {
-				id := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": path, "content": "invoice", "attributes": []any{map[string]any{"key": "amount", "numberValue": amount}}})
+				id := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": path, "content": "invoice", "attributes": []any{map[string]any{"key": "amount", "numberValue": amount}}, "actions": []any{}})
 				servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+id+"/workflows"+site.Query, map[string]any{"workflowId": wf}, writer), http.StatusCreated)
 				return id
 			}
@@ -353,7 +353,7 @@ func TestWorkflows_ConcurrentDecisions(t *testing.T) {
 		t.Run(site.Name, func(t *testing.T) {
 			wf, _, _ := approvalWorkflow(t, s, admin, site.Query)
 			for round := 0; round < 3; round++ {
-				doc := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": fmt.Sprintf("race/%d.txt", round), "content": "x"})
+				doc := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": fmt.Sprintf("race/%d.txt", round), "content": "x", "actions": []any{}})
 				servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.Query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
 				waitWorkflow(t, s, admin, site.Query, doc, wf, "IN_PROGRESS", "approve", true)
 				const n = 12
@@ -442,7 +442,7 @@ func TestWorkflows_CrashSafe(t *testing.T) {
 			map[string]any{"stepId": "two", "action": map[string]any{"type": "WEBHOOK", "parameters": map[string]any{"url": recv.URL + "/hook"}}},
 			map[string]any{"stepId": "three", "queue": map[string]any{"queueId": q3}},
 		}})
-		doc := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "crash/doc.txt", "content": "crash-safe"})
+		doc := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "crash/doc.txt", "content": "crash-safe", "actions": []any{}})
 		servertest.MustStatus(t, s.Do(http.MethodPost, "/documents/"+doc+"/workflows"+site.Query, map[string]any{"workflowId": wf}, admin), http.StatusCreated)
 		waitWorkflow(t, s, admin, site.Query, doc, wf, "IN_PROGRESS", "one", true)
 		fx[site.Name] = &fixture{wf, q1, q3, doc}
@@ -495,7 +495,7 @@ func TestRulesets_StartWorkflows(t *testing.T) {
 			qid := addQueue(t, s, admin, site.Query, "Inbox")
 			wf := addWorkflow(t, s, admin, site.Query, map[string]any{"name": "Review", "status": "ACTIVE", "steps": []any{
 				map[string]any{"stepId": "review", "queue": map[string]any{"queueId": qid}}}})
-			before := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/old.txt", "content": "x", "contentType": "text/plain"})
+			before := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/old.txt", "content": "x", "contentType": "text/plain", "actions": []any{}})
 			r := s.Do(http.MethodPost, "/rulesets"+site.Query, map[string]any{"ruleset": map[string]any{"description": "Invoices", "priority": 1, "version": 1, "status": "ACTIVE"}}, admin)
 			servertest.MustStatus(t, r, http.StatusCreated)
 			rs := quiretest.Str(t, r.JSON(t), "rulesetId")
@@ -558,12 +558,12 @@ func TestRulesets_StartWorkflows(t *testing.T) {
 			}
 
 			// Matching documents created after the rule start the workflow.
-			match := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/new.txt", "content": "x", "contentType": "text/plain"})
+			match := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/new.txt", "content": "x", "contentType": "text/plain", "actions": []any{}})
 			dw := waitWorkflow(t, s, admin, site.Query, match, wf, "IN_PROGRESS", "review", true)
 			if dw["ruleId"] != rs+"/"+ruleID {
 				t.Fatalf("started by %v", dw["ruleId"])
 			}
-			other := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "letters/new.txt", "content": "x", "contentType": "text/plain"})
+			other := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "letters/new.txt", "content": "x", "contentType": "text/plain", "actions": []any{}})
 			if r := s.Do(http.MethodGet, "/documents/"+other+"/workflows"+site.Query, nil, admin); string(r.Body) != `{"workflows":[]}` {
 				t.Fatalf("a document the rule does not match is in a workflow: %s", r.Body)
 			}
@@ -583,7 +583,7 @@ func TestRulesets_StartWorkflows(t *testing.T) {
 				{Name: "deactivate rule", Method: "PATCH", Path: "/rulesets/" + rs + "/rules/" + ruleID, Body: map[string]any{"rule": map[string]any{"status": "INACTIVE"}}, Want: 200, Resp: `{"message":"Rule updated"}`},
 				{Name: "inactive", Method: "GET", Path: "/rulesets/" + rs + "/rules/" + ruleID, Body: nil, Want: 200, Resp: `~"status":"INACTIVE"`},
 			})
-			quiet := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/quiet.txt", "content": "x", "contentType": "text/plain"})
+			quiet := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "invoices/quiet.txt", "content": "x", "contentType": "text/plain", "actions": []any{}})
 			if r := s.Do(http.MethodGet, "/documents/"+quiet+"/workflows"+site.Query, nil, admin); string(r.Body) != `{"workflows":[]}` {
 				t.Fatalf("an inactive rule started a workflow: %s", r.Body)
 			}

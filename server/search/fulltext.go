@@ -133,6 +133,9 @@ func (s *Handlers) HandleSearchFulltext(r *api.Request) error {
 		m := api.DocumentJSON(d)
 		m["createdBy"] = d.UserID
 		m["metadata"] = api.MetadataMap(d.Metadata)
+		if !opts.Syntax {
+			s.addMatchedPages(r, m, d, text)
+		}
 		res.add(m, d.DocumentID)
 	}
 	if in.ResponseFields != nil {
@@ -141,6 +144,15 @@ func (s *Handlers) HandleSearchFulltext(r *api.Request) error {
 		}
 	}
 	return r.JSON(map[string]any{"documents": api.NonNil(res.docs), "totalCount": total})
+}
+
+// addMatchedPages sets a text hit's matchedPages (Quire; API.md "Pages
+// a search hit matched"): the pages of its text (1 on) a word of the
+// query is on, when its text is in pages (a scan's, a PDF's).
+func (s *Handlers) addMatchedPages(r *api.Request, m map[string]any, d *storage.Document, text string) {
+	if p := s.Deps.Indexer.HitPages(r.Site, d.DocumentID, d.ContentType, text); len(p) > 0 {
+		m["matchedPages"] = p
+	}
 }
 
 // textHide is the index query for the documents the caller's folder
@@ -274,6 +286,7 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 		return err // a query that does not parse or asks too much is a 400 already
 	}
 	out := []map[string]any{}
+	words := pageWords(qs)
 	for _, h := range hits {
 		d, err := s.DB.GetDocument(r.Site, h.ID)
 		if api.IsNotFound(err) {
@@ -288,6 +301,9 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": api.DocumentJSON(d)}
 		if snip := snippet(s.Deps.Indexer.Text(r.Site, h.ID), queryTerms(qs)); snip != "" {
 			hit["highlight"] = map[string][]string{"content": {snip}}
+		}
+		if p := s.Deps.Indexer.HitPages(r.Site, h.ID, d.ContentType, words); len(p) > 0 {
+			hit["matchedPages"] = p
 		}
 		out = append(out, hit)
 	}
@@ -391,6 +407,18 @@ func queryTerms(qs string) []string {
 		}
 	}
 	return out
+}
+
+// pageWords is the plain text of a query string's words, for the pages
+// a hit matched: its operators are no words.
+func pageWords(qs string) string {
+	var out []string
+	for _, w := range queryTerms(qs) {
+		if w != "and" && w != "or" && w != "not" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // snippet cuts about 160 characters of text around the first query term

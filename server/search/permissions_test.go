@@ -23,8 +23,10 @@ func TestPermissions_ActionsActAsTheirAdder(t *testing.T) {
 			servertest.MustStatus(t, r, http.StatusOK)
 			key := quiretest.Str(t, r.JSON(t), "apiKey")
 
-			report := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/report.txt", "content": "q3"})
-			menu := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "content": "menu"})
+			// No default processing: the statuses below are of the
+			// actions this test adds.
+			report := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "hr/report.txt", "content": "q3", "actions": []any{}})
+			menu := servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "public/menu.txt", "content": "menu", "actions": []any{}})
 			servertest.AddDoc(t, s, admin, site.Query, map[string]any{"path": "secret/plans.txt", "content": "x"})
 			servertest.MustStatus(t, s.Do(http.MethodPost, "/folders"+site.Query, map[string]any{"path": "hr/archive"}, admin), http.StatusCreated)
 			servertest.SetFolderRoles(t, s, admin, site.Query, "hr", map[string][]string{"hr_team": {"READ", "WRITE"}})

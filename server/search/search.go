@@ -620,7 +620,9 @@ func (s *Handlers) searchText(r *api.Request, text string, ids map[string]bool, 
 		if err != nil {
 			return nil, err
 		}
-		res.add(api.DocumentJSON(d), d.DocumentID)
+		m := api.DocumentJSON(d)
+		s.addMatchedPages(r, m, d, text)
+		res.add(m, d.DocumentID)
 	}
 	if n := from + len(hits); uint64(n) < total && n < index.MaxResultWindow {
 		res.next = api.OffsetToken(n)

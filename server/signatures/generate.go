@@ -268,7 +268,7 @@ func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 	id := in.SaveAsDocumentID
 	if id != "" {
 		if _, err := s.DB.GetDocument(r.Site, id); err == nil {
-			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer}
+			upd := storage.UpdateDocument{DocumentID: id, Content: &m, Chunks: tail, ContentType: &ct, Writer: writer, DefaultActions: true}
 			if _, err := s.Apply(r, storage.OpUpdateDocument, upd); err != nil {
 				return err
 			}
@@ -286,7 +286,9 @@ func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 			p = ""
 		}
 	}
-	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.User()}, Content: &m, Chunks: tail}
+	// A generated document gets the site's default processing (API.md
+	// "Default processing"): its request names no actions.
+	nd := storage.NewDocument{Document: storage.Document{DocumentID: id, Path: p, ContentType: ct, UserID: r.User()}, Content: &m, Chunks: tail, DefaultActions: true}
 	if _, err := s.Apply(r, storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{nd}, Writer: writer}); err != nil {
 		return err
 	}

@@ -63,6 +63,17 @@ func TestGenerate_FromTemplate(t *testing.T) {
 			if d := s.Do(http.MethodGet, "/documents/"+out+site.Query, nil, tok); quiretest.Str(t, d.JSON(t), "path") != "out/invoice.pdf" {
 				t.Errorf("generated document: %s", d.Body)
 			}
+			// A generated document gets the site's default processing
+			// (API.md "Default processing"), and so does new content
+			// generated into an existing document (saveAsDocumentId).
+			if st := servertest.WaitActions(t, s, tok, site.Query, out); !servertest.EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
+				t.Errorf("generated document's actions %v, want OCR and FULLTEXT COMPLETE", servertest.Actions(t, s, tok, site.Query, out))
+			}
+			r = s.Do(http.MethodPost, gen, map[string]any{"outputType": "PDF", "saveAsDocumentId": out, "datasources": []map[string]any{{"documentId": data}}}, tok)
+			servertest.MustStatus(t, r, http.StatusCreated)
+			if st := servertest.WaitActions(t, s, tok, site.Query, out); len(st) != 4 || servertest.NthAction(t, s, tok, site.Query, out, 3)["type"] != "FULLTEXT" {
+				t.Errorf("generated new content's actions %v, want a second OCR and FULLTEXT", servertest.Actions(t, s, tok, site.Query, out))
+			}
 
 			// DOCX output, kept as an artifact of the template, then replaced.
 			r = s.Do(http.MethodPost, gen, map[string]any{"saveAsArtifact": true, "artifactCategory": "DRAFT", "datasources": []map[string]any{{"documentId": data}}}, tok)
