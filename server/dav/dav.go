@@ -877,12 +877,15 @@ func (w *davWriter) Close() error {
 	}
 	nd := s.Intake.Intake.Build(prof, src, w.path, w.m, w.tail, w.head.Head())
 	nd.Document.UserID = r.User()
+	// Without a webdav profile the site's processing.defaultActions apply,
+	// added by the applier in the writing transaction (issue 46).
+	nd.DefaultActions = !stored
 	var err error
 	outcome := strings.ToLower(storage.IntakeCreated)
 	if w.existing != "" {
 		ct := nd.Document.ContentType
 		up := storage.UpdateDocument{DocumentID: w.existing, Content: nd.Content, Chunks: nd.Chunks, ContentType: &ct,
-			Tags: nd.Tags, Attributes: nd.Attributes, Actions: nd.Actions, Writer: s.ActorOf(r)}
+			Tags: nd.Tags, Attributes: nd.Attributes, Actions: nd.Actions, Writer: s.ActorOf(r), DefaultActions: nd.DefaultActions}
 		_, err = s.Apply(r, storage.OpUpdateDocument, up)
 		outcome = strings.ToLower(storage.IntakeVersioned)
 	} else {
@@ -900,7 +903,8 @@ func (w *davWriter) Close() error {
 const davProfileName = "webdav"
 
 // davProfile is the site's WebDAV intake profile (stored: true) or,
-// without one, a new profile's defaults: OCR then FULLTEXT.
+// without one, a profile with no actions of its own: the site's default
+// processing applies (the PUT sets DefaultActions).
 func (s *Handlers) davProfile(site string) (*storage.IntakeProfile, bool, error) {
 	p, err := s.DB.IntakeProfile(site, davProfileName)
 	if err == nil {
@@ -909,7 +913,7 @@ func (s *Handlers) davProfile(site string) (*storage.IntakeProfile, bool, error)
 	if !api.IsNotFound(err) {
 		return nil, false, err
 	}
-	return &storage.IntakeProfile{Name: davProfileName, Actions: intake.DefaultIntakeActions()}, false, nil
+	return &storage.IntakeProfile{Name: davProfileName}, false, nil
 }
 
 // RemoveAll implements webdav.FileSystem: a document is soft-deleted; a

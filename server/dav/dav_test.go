@@ -379,6 +379,32 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	if got := actions(docAt("plain.pdf")); got != "OCR FULLTEXT" {
 		t.Errorf("without a webdav profile the actions are %q, want OCR FULLTEXT", got)
 	}
+	// Without a profile the site's processing.defaultActions apply, to a
+	// new document and to a new version (issue 46).
+	for _, tt := range []struct {
+		name    string
+		setting []string
+		want    string
+	}{
+		{"checksum only", []string{"CHECKSUM"}, "CHECKSUM"},
+		{"none", []string{}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			servertest.SetSiteConfig(t, s, admin, "", map[string]any{"processing": map[string]any{"defaultActions": tt.setting}})
+			p := "setting-" + strings.ReplaceAll(tt.name, " ", "-") + ".pdf"
+			put(p, []byte("%PDF-1.4 "+tt.name))
+			id := docAt(p)
+			if got := actions(id); got != tt.want {
+				t.Errorf("new document with defaultActions %v: actions %q, want %q", tt.setting, got, tt.want)
+			}
+			put(p, []byte("%PDF-1.4 "+tt.name+", a second version"))
+			want := strings.TrimSpace(tt.want + " " + tt.want)
+			if got := actions(id); got != want {
+				t.Errorf("new version with defaultActions %v: actions %q, want %q", tt.setting, got, want)
+			}
+		})
+	}
+	servertest.SetSiteConfig(t, s, admin, "", map[string]any{"processing": nil})
 
 	servertest.AddIntakeProfile(t, s, admin, map[string]any{"name": "webdav", "actions": []any{map[string]any{"type": "FULLTEXT"}},
 		"tags": []map[string]any{{"key": "intakeSource", "value": "{source}"}, {"key": "scanFolder", "value": "{folder}"}}})
@@ -403,9 +429,11 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 	}
 	m := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
 	for _, want := range []string{
-		`quire_intake_files_total{outcome="created",profile="webdav",source="WEBDAV"} 2`,
-		`quire_intake_files_total{outcome="versioned",profile="webdav",source="WEBDAV"} 1`,
-		`quire_intake_bytes_total{outcome="versioned",profile="webdav",source="WEBDAV"} 25`,
+		// 2 new documents and 2 versions of the defaultActions rows, then
+		// the profile's 2 and 1 (25 bytes; the rows' versions 71).
+		`quire_intake_files_total{outcome="created",profile="webdav",source="WEBDAV"} 4`,
+		`quire_intake_files_total{outcome="versioned",profile="webdav",source="WEBDAV"} 3`,
+		`quire_intake_bytes_total{outcome="versioned",profile="webdav",source="WEBDAV"} 96`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)

@@ -275,7 +275,9 @@ func (s *Handlers) takeWebhook(r *api.Request, private bool) error {
 	if !w.Enabled {
 		return api.ErrStatus(http.StatusTooManyRequests, "webhook is disabled")
 	}
-	doc := storage.NewDocument{Document: storage.Document{DocumentID: r.NewID(), ResourceType: storage.ResourceDocument}}
+	// A webhook names no actions: the site's default processing applies
+	// (issue 46), added by the applier.
+	doc := storage.NewDocument{Document: storage.Document{DocumentID: r.NewID(), ResourceType: storage.ResourceDocument}, DefaultActions: true}
 	if private {
 		if err := s.RequireDocPath(r, "webhooks/"+id, storage.FolderWrite); err != nil {
 			return err

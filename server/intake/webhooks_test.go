@@ -403,3 +403,35 @@ func countDocs(t *testing.T, s *quiretest.Server, tok string) int {
 	t.Fatal("more than 100 pages of documents")
 	return n
 }
+
+// A webhook that names no actions gives its documents the site's default
+// processing (processing.defaultActions; issue 46), one that names some
+// exactly those (TestWebhooks_Intake).
+func TestWebhooks_DefaultProcessing(t *testing.T) {
+	s := quiretest.NewServer(t, publicWebhooks)
+	tok := s.Admin()
+	id := addWebhook(t, s, tok, "", map[string]any{"name": "plain", "enabled": true})
+	for _, tt := range []struct {
+		name    string
+		setting any
+		want    string
+	}{
+		{"the default", nil, "OCR FULLTEXT"},
+		{"the site's list", []string{"FULLTEXT"}, "FULLTEXT"},
+		{"none", []string{}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			servertest.SetSiteConfig(t, s, tok, "", map[string]any{"processing": map[string]any{"defaultActions": tt.setting}})
+			r := post(t, s, "/public/webhooks/"+id, "application/json", []byte(`{"n":1}`), nil)
+			servertest.MustStatus(t, r, http.StatusOK)
+			doc := quiretest.Str(t, r.JSON(t), "documentId")
+			var types []string
+			for _, a := range servertest.Actions(t, s, tok, "", doc) {
+				types = append(types, quiretest.Str(t, a, "type"))
+			}
+			if got := strings.Join(types, " "); got != tt.want {
+				t.Errorf("actions %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
