@@ -178,3 +178,137 @@ func FolderDenied(dir, perm string) *Error {
 	}
 	return &Error{Msg: fmt.Sprintf("fkq access denied to folder (%s) (%s)", dir, perm)}
 }
+
+// Rights is what the rule knows of one caller in one site: the request
+// context loads it once per request (server/internal/api/guard.go), an
+// applier builds it from an Actor inside its transaction.
+type Rights struct {
+	// Exempt: folder permissions do not limit the caller (an admin or a
+	// governor of the site, who set them; see Exempt).
+	Exempt bool
+	// Groups are the caller's groups (folder permissions name groups).
+	Groups []string
+	// Folders are the site's folder permissions.
+	Folders Folders
+	// Failed: the folder permissions could not be read; the rule refuses
+	// (fails closed).
+	Failed bool
+	// Through is the share a request with shareKey acts through: it
+	// bounds the request to its folder and permissions.
+	Through *Share
+	// Shares are the site's shares naming the caller: without shareKey
+	// they add to what folder permissions grant.
+	Shares []Share
+}
+
+// Exempt reports whether folder permissions do not limit a caller: site
+// admins and governors are not limited (they set them), unless the
+// request acts through a share (the share bounds it).
+func Exempt(admin, governs bool, through *Share) bool {
+	return through == nil && (admin || governs)
+}
+
+// Allows is the permission rule: whether the caller may use perm (READ,
+// WRITE, DELETE) in the folder dir. Through a share, only inside its
+// folder with its permissions; an exempt caller everywhere; otherwise as
+// the nearest folder with permissions grants the caller's groups (none on
+// the way up: the site's permissions alone decide), or as a share naming
+// the caller grants.
+func (r *Rights) Allows(dir, perm string) bool {
+	switch {
+	case r.Through != nil:
+		return r.Through.Grants(dir, perm)
+	case r.Exempt:
+		return true
+	case r.Failed:
+		return false
+	case r.Folders.Allows(dir, r.Groups, perm):
+		return true
+	}
+	for i := range r.Shares {
+		if r.Shares[i].Grants(dir, perm) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check is Allows as an error: FolderDenied when the rule refuses.
+func (r *Rights) Check(dir, perm string) error {
+	if !r.Allows(dir, perm) {
+		return FolderDenied(dir, perm)
+	}
+	return nil
+}
+
+// Restricted reports whether the rule may hide some folders of the site
+// from the caller (when not, listings need no per-document check).
+func (r *Rights) Restricted() bool {
+	switch {
+	case r.Through != nil:
+		return true
+	case r.Exempt:
+		return false
+	}
+	return r.Failed || len(r.Folders) > 0
+}
+
+// Exempt reports whether the actor's site permissions lift folder
+// permissions (ADMIN, GOVERN).
+func (a *Actor) Exempt() bool { return a.Has(siteAdmin) || a.Has(siteGovern) }
+
+// Rights are the actor's rights under the folder permissions set (an
+// actor acts through no share and is named by none: its recorded groups
+// and site permissions are all it carries).
+func (a *Actor) Rights(set Folders) Rights {
+	return Rights{Exempt: a.Exempt(), Groups: a.Groups, Folders: set}
+}
+
+// groupsDenied refuses an actor whose site permissions lack one.
+func (a *Actor) groupsDenied(site string) *Error {
+	return &Error{Msg: fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(a.Permissions, ","))}
+}
+
+// Need is one permission in one folder an action or a write needs.
+type Need struct{ Dir, Perm string }
+
+// CheckAction reports whether the actor who added an action (MOVE,
+// DELETE) may do what it does: for each need, the site permission (or
+// ADMIN) and the folder's, by the rule.
+func CheckAction(site string, a *Actor, set Folders, needs ...Need) error {
+	rights := a.Rights(set)
+	for _, n := range needs {
+		if !a.Has(n.Perm) && !a.Has(siteAdmin) {
+			return a.groupsDenied(site)
+		}
+		if err := rights.Check(n.Dir, n.Perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckWriter reports whether a late writer w (a write that runs long
+// after its request) may write documents at each of paths: WRITE on the
+// site and, by the rule, in each path's folder. w nil (the server's own
+// writes) and exempt writers pass without reading the folder
+// permissions; load reads them (inside the applier's transaction).
+func CheckWriter(site string, w *Actor, load func() (Folders, error), paths ...string) error {
+	if w == nil || w.Exempt() {
+		return nil
+	}
+	if !w.Has(Write) {
+		return w.groupsDenied(site)
+	}
+	set, err := load()
+	if err != nil {
+		return err
+	}
+	rights := w.Rights(set)
+	for _, p := range paths {
+		if err := rights.Check(Dir(p), Write); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"quire/access"
 	"quire/auth"
 	"quire/storage"
 )
@@ -131,55 +132,57 @@ func (s *Env) resolveDocument(r *Request, perm auth.Permission) error {
 // admins and the site's governors (they set them).
 // A request through a share (shareKey) is never exempt: the share bounds it.
 func FolderExempt(r *Request) bool {
-	return r.share == nil && (r.Principal.Admin || r.Principal.Can(r.Site, auth.PermGovern))
+	return access.Exempt(r.Principal.Admin, r.Principal.Can(r.Site, auth.PermGovern), r.share)
 }
 
-// FolderAllows reports whether the caller may use perm in the folder dir:
-// through a share (shareKey), only inside its folder with its
-// permissions; otherwise by the folder permissions, or a share of the
-// site naming the caller (shares.go).
+// Rights are the caller's rights in the request's site, loaded on the
+// first check and kept for the request (the one permission rule, package
+// access, decides over them): the site's folder permissions and the
+// site's shares naming the caller (these only when folder permissions
+// exist: without any, nothing is left for a share to add). Every folder
+// check of the request side goes through here.
+func (s *Env) Rights(r *Request) *access.Rights {
+	if r.rights != nil && r.rightsSite == r.Site {
+		return r.rights
+	}
+	rt := &access.Rights{Exempt: FolderExempt(r), Groups: r.Principal.Groups, Through: r.share}
+	if !rt.Exempt {
+		set, err := s.DB.FolderPermissions(r.Site)
+		if err != nil {
+			s.Log.Error("folder permissions", "site", r.Site, "err", err)
+			set, rt.Failed = nil, true // fail closed
+		}
+		rt.Folders = set
+		if len(set) > 0 && rt.Through == nil {
+			rt.Shares = s.sharesNaming(r)
+		}
+	}
+	r.rights, r.rightsSite = rt, r.Site
+	return rt
+}
+
+// FolderAllows reports whether the caller may use perm in the folder dir
+// (Rights: through a share, only inside its folder with its permissions;
+// otherwise by the folder permissions, or a share of the site naming the
+// caller).
 func (s *Env) FolderAllows(r *Request, dir, perm string) bool {
-	if r.share != nil {
-		return r.share.Grants(dir, perm)
-	}
-	if FolderExempt(r) {
-		return true
-	}
-	set, err := s.FolderSet(r)
-	if err != nil {
-		return false // fail closed
-	}
-	return set.Allows(dir, r.Principal.Groups, perm) || s.shareAllows(r, dir, perm)
+	return s.Rights(r).Allows(dir, perm)
 }
 
 // FolderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
 func (s *Env) FolderRestricted(r *Request) bool {
-	if r.share != nil {
-		return true
-	}
-	if FolderExempt(r) {
-		return false
-	}
-	set, err := s.FolderSet(r)
-	return err != nil || len(set) > 0
+	return s.Rights(r).Restricted()
 }
 
-// FolderSet returns the site's folder permissions, read once per request.
+// FolderSet returns the site's folder permissions, read once per request
+// (Rights).
 func (s *Env) FolderSet(r *Request) (storage.FolderPermissionSet, error) {
-	if !r.fpLoaded {
-		set, err := s.DB.FolderPermissions(r.Site)
-		if err != nil {
-			s.Log.Error("folder permissions", "site", r.Site, "err", err)
-			set = nil
-			r.fpErr = true
-		}
-		r.fperms, r.fpLoaded = set, true
-	}
-	if r.fpErr {
+	rt := s.Rights(r)
+	if rt.Failed {
 		return nil, errors.New("folder permissions unavailable")
 	}
-	return r.fperms, nil
+	return rt.Folders, nil
 }
 
 // ActorOf is the caller's rights as an action records them.
@@ -217,8 +220,8 @@ func FolderDenied(dir, perm string) error {
 
 // RequireDocPath checks perm for a document path a request writes.
 func (s *Env) RequireDocPath(r *Request, path, perm string) error {
-	if !s.DocAllows(r, path, perm) {
-		dir, _ := SplitDocPath(path)
+	dir, _ := SplitDocPath(path)
+	if !s.FolderAllows(r, dir, perm) {
 		return FolderDenied(dir, perm)
 	}
 	return nil
@@ -369,37 +372,41 @@ func (s *Env) useShare(r *Request, key string, perm auth.Permission) error {
 		return Invalid("siteId", "'siteId' is not the share's site")
 	}
 	need, ok := sharePerm[perm]
-	if !ok || !slices.Contains(sh.Permissions, need) {
+	if !ok || !sh.Grants(sh.Path, need) {
 		return ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s' does not give %s)", key, strings.ToUpper(string(perm))))
 	}
 	r.Site, r.share = sh.SiteID, sh
 	return nil
 }
 
-// shareAllows reports whether a share of the site names the caller and
-// gives perm in dir (without shareKey: shares add to folder permissions).
-func (s *Env) shareAllows(r *Request, dir, perm string) bool {
+// sharesNaming returns the site's shares naming the caller (without
+// shareKey: shares add to folder permissions); none for a credential
+// bound to another site, and none when they cannot be read (fail closed).
+func (s *Env) sharesNaming(r *Request) []storage.Share {
 	if b := r.Principal.BoundSite(); b != "" && b != r.Site {
+		return nil
+	}
+	all, err := s.DB.SiteShares(r.Site)
+	if err != nil {
+		return nil
+	}
+	var out []storage.Share
+	for i := range all {
+		if all[i].SharedWith(r.Principal.Username, r.Principal.Groups) {
+			out = append(out, all[i])
+		}
+	}
+	return out
+}
+
+// ShareListed reports whether GET /shares lists sh to the caller: a
+// share of the caller's bound site (if any) made to them, or any share
+// for an admin.
+func ShareListed(r *Request, sh *storage.Share) bool {
+	if b := r.Principal.BoundSite(); b != "" && sh.SiteID != b {
 		return false
 	}
-	if !r.shLoaded {
-		r.shLoaded = true
-		all, err := s.DB.SiteShares(r.Site)
-		if err != nil {
-			return false // fail closed
-		}
-		for i := range all {
-			if all[i].SharedWith(r.Principal.Username, r.Principal.Groups) {
-				r.shares = append(r.shares, all[i])
-			}
-		}
-	}
-	for i := range r.shares {
-		if r.shares[i].Grants(dir, perm) {
-			return true
-		}
-	}
-	return false
+	return r.Principal.Admin || sh.SharedWith(r.Principal.Username, r.Principal.Groups)
 }
 
 // Versions (SERVICE-SPEC.md §2.8, §4.3; storage/versions.go): GET

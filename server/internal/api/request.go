@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/access"
 	"quire/auth"
 	"quire/storage"
 )
@@ -107,17 +108,14 @@ type Request struct {
 	// bodySum is the SHA-256 of the body (ReadBody, bufferBody).
 	bodySum []byte
 
-	// The site's folder permissions, read on first use.
-	fperms   storage.FolderPermissionSet
-	fpLoaded bool
-	fpErr    bool
-
 	// share is the folder share a request with shareKey acts through
-	// (shares.go); shares are the site's shares naming the caller, read
-	// on first use.
-	share    *storage.Share
-	shares   []storage.Share
-	shLoaded bool
+	// (guard.go useShare).
+	share *storage.Share
+	// rights are the caller's rights in the site (the site's folder
+	// permissions and the shares naming the caller), loaded once on the
+	// first check (guard.go Rights): every later check is in memory.
+	rights     *access.Rights
+	rightsSite string
 }
 
 // PageToken is the paging token a search starts from.
