@@ -14,63 +14,9 @@ import (
 
 // Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
 // with "artifacts": true adds one to an existing document, artifactId on
-// the routes of ArtifactRoutes acts on one, GET /documents/{id}/artifacts
-// lists them and PUT .../artifacts/promoteArtifact makes one the content
-// the document serves.
-
-// ArtifactRoutes are the routes that take artifactId, by method and
-// registered path. Every other route refuses it with 400 (API.md).
-var ArtifactRoutes = map[string]bool{
-	"GET /documents/:documentId":                                             true,
-	"PATCH /documents/:documentId":                                           true,
-	"DELETE /documents/:documentId":                                          true,
-	"DELETE /documents/:documentId/purge":                                    true,
-	"GET /documents/:documentId/content":                                     true,
-	"GET /documents/:documentId/url":                                         true,
-	"GET /documents/:documentId/upload":                                      true,
-	"GET /documents/:documentId/tags":                                        true,
-	"POST /documents/:documentId/tags":                                       true,
-	"PUT /documents/:documentId/tags":                                        true,
-	"PATCH /documents/:documentId/tags":                                      true,
-	"GET /documents/:documentId/tags/:tagKey":                                true,
-	"PUT /documents/:documentId/tags/:tagKey":                                true,
-	"DELETE /documents/:documentId/tags/:tagKey":                             true,
-	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":                   true,
-	"GET /documents/:documentId/attributes":                                  true,
-	"POST /documents/:documentId/attributes":                                 true,
-	"PUT /documents/:documentId/attributes":                                  true,
-	"GET /documents/:documentId/attributes/:attributeKey":                    true,
-	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
-	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
-	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
-	"GET /documents/:documentId/versions":                                    true,
-	"PUT /documents/:documentId/versions":                                    true,
-	"DELETE /documents/:documentId/versions/:versionKey":                     true,
-	"GET /documents/:documentId/reviews":                                     true,
-	"POST /documents/:documentId/reviews":                                    true,
-	"GET /documents/:documentId/reviews/:reviewId":                           true,
-	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
-	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
-	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
-	"PUT /documents/:documentId/checkout":                                    true,
-	"GET /documents/:documentId/userActivities":                              true,
-	"GET /documents/:documentId/actions":                                     true,
-	"POST /documents/:documentId/generate":                                   true,
-	"POST /esignature/:provider/:documentId/envelopes":                       true,
-	"POST /documents/:documentId/certifications":                             true,
-	"POST /documents/:documentId/actions":                                    true,
-	"POST /documents/:documentId/actions/retry":                              true,
-	"GET /documents/:documentId/fulltext":                                    true,
-	"GET /documents/:documentId/ocr":                                         true,
-	"POST /documents/:documentId/ocr":                                        true,
-	"GET /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/antivirus":                                   true,
-	"DELETE /documents/:documentId/checkout":                                 true,
-	"PUT /documents/:documentId/legalHold":                                   true,
-	"DELETE /documents/:documentId/legalHold":                                true,
-	"GET /activities":                                                        true, // with documentId (activity.go)
-}
+// the routes whose row takes it (server/routes.go) acts on one, GET
+// /documents/{id}/artifacts lists them and PUT
+// .../artifacts/promoteArtifact makes one the content the document serves.
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:
 // ignored, it would act on the document itself.
@@ -85,7 +31,7 @@ const msgArtifactRoute = "'artifactId' is not supported on this route"
 // acts on (r.docID()).
 func (s *Env) resolveDocument(r *Request, perm auth.Permission) error {
 	art := r.Query("artifactId")
-	if art != "" && !ArtifactRoutes[queryRouteKey(r.Ctx)] {
+	if art != "" && !s.Flags(r.Ctx).ArtifactID {
 		return Invalid("artifactId", msgArtifactRoute)
 	}
 	id := r.Params("documentId")
@@ -304,40 +250,12 @@ func (s *Env) RequireDocOf(r *Request, id, perm string) error {
 // DELETE /shares/{shareKey}; API.md "Folder shares"). A share gives a
 // group (or one user) READ, WRITE and DELETE inside a folder of a site:
 //
-//   - with shareKey on a route of ShareRoutes, the request acts through
+//   - with shareKey on a route whose row takes it (server/routes.go), the request acts through
 //     the share: on its site (a recipient needs no role there), with the
 //     share's permissions, inside its folder only;
 //   - without shareKey, a caller of the site whose groups a share names
 //     gets its permissions in the folder where folder permissions would
 //     refuse them (within what the caller's site role allows).
-
-// ShareRoutes are the routes that take shareKey (FormKiQ's shareKeyParam),
-// by method and registered path. Every other route refuses it with 400.
-var ShareRoutes = map[string]bool{
-	"POST /documents":                                               true,
-	"GET /documents/:documentId":                                    true,
-	"PATCH /documents/:documentId":                                  true,
-	"GET /documents/:documentId/actions":                            true,
-	"GET /documents/:documentId/content":                            true,
-	"GET /documents/:documentId/fulltext":                           true,
-	"DELETE /documents/:documentId/fulltext/tags/:tagKey":           true,
-	"DELETE /documents/:documentId/fulltext/tags/:tagKey/:tagValue": true,
-	"PUT /documents/:documentId/antivirus":                          true,
-	"GET /documents/:documentId/ocr":                                true,
-	"GET /documents/:documentId/syncs":                              true,
-	"GET /documents/:documentId/tags":                               true,
-	"GET /documents/:documentId/tags/:tagKey":                       true,
-	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":          true,
-	"GET /documents/upload":                                         true,
-	"POST /documents/upload":                                        true,
-	"GET /documents/:documentId/upload":                             true,
-	"GET /documents/:documentId/url":                                true,
-	"GET /documents/:documentId/versions":                           true,
-	"DELETE /documents/:documentId/versions/:versionKey":            true,
-	"GET /folders":              true,
-	"POST /folders":             true,
-	"DELETE /folders/:indexKey": true,
-}
 
 // sharePerm is the share permission a route's site permission needs.
 var sharePerm = map[auth.Permission]string{auth.PermRead: storage.FolderRead, auth.PermWrite: storage.FolderWrite, auth.PermDelete: storage.FolderDelete}
@@ -353,7 +271,7 @@ func errShareDenied(key string) error {
 // permission must be one the share gives. It replaces the site role
 // check of wrap.
 func (s *Env) useShare(r *Request, key string, perm auth.Permission) error {
-	if !ShareRoutes[queryRouteKey(r.Ctx)] {
+	if !s.Flags(r.Ctx).ShareKey {
 		return Invalid("shareKey", "'shareKey' is not supported on this route")
 	}
 	sh, err := s.DB.GetShare(key)
@@ -413,15 +331,8 @@ func ShareListed(r *Request, sh *storage.Share) bool {
 // /documents/{id}/versions lists a document's states newest first, the
 // current one first; PUT .../versions {"versionKey"} sets the document back
 // to one; DELETE .../versions/{versionKey} deletes an earlier one. With
-// artifactId they act on the artifact (ArtifactRoutes). versionKey on the
-// routes of VersionKeyRoutes reads an earlier state's content; every other
+// artifactId they act on the artifact (their rows take artifactId). versionKey on the
+// routes whose rows take it reads an earlier state's content; every other
 // route refuses it (middleware.go, API.md).
-
-// VersionKeyRoutes are the routes that take the versionKey query
-// parameter, by method and registered path.
-var VersionKeyRoutes = map[string]bool{
-	"GET /documents/:documentId/content": true,
-	"GET /documents/:documentId/url":     true,
-}
 
 const msgVersionKeyRoute = "'versionKey' is not supported on this route"
