@@ -250,9 +250,10 @@ func (s *Env) RequireDocOf(r *Request, id, perm string) error {
 // DELETE /shares/{shareKey}; API.md "Folder shares"). A share gives a
 // group (or one user) READ, WRITE and DELETE inside a folder of a site:
 //
-//   - with shareKey on a route whose row takes it (server/routes.go), the request acts through
-//     the share: on its site (a recipient needs no role there), with the
-//     share's permissions, inside its folder only;
+//   - with shareKey on a route whose row takes it (server/routes.go),
+//     the request acts through the share: on its site (a recipient needs
+//     no role there), with the share's permissions, inside its folder
+//     only;
 //   - without shareKey, a caller of the site whose groups a share names
 //     gets its permissions in the folder where folder permissions would
 //     refuse them (within what the caller's site role allows).
