@@ -20,9 +20,36 @@ func SetTestIndexGateLag(d time.Duration) { api.TestGateLag = d }
 // honours an Idempotency-Key; UnkeyedRoutes are the write routes that
 // refuse it, with their reasons, and WritingReads the GET routes that
 // honour it (tests only).
-func KeyedRoute(method, path string) bool { return keyedRoute(method, path) }
-func UnkeyedRoutes() map[string]string    { return unkeyedRoutes }
-func WritingReads() map[string]bool       { return writingReads }
+func KeyedRoute(method, path string) bool { return keyedRoute(tableIndex(), method, path) }
+func UnkeyedRoutes() map[string]string {
+	return rowsWith(func(r *route) (string, bool) { return r.unkeyed, r.unkeyed != "" })
+}
+func WritingReads() map[string]bool { return flagged(func(r *route) bool { return r.writingRead }) }
+
+// tableRows are the route table's rows, read from a Server that serves
+// nothing (routeRows only names handlers).
+func tableRows() []route { return (&Server{}).routeRows() }
+
+func tableIndex() map[string]*route { return indexRows(tableRows()) }
+
+// rowsWith maps "METHOD path" of the rows f picks to f's value.
+func rowsWith(f func(*route) (string, bool)) map[string]string {
+	out := map[string]string{}
+	for _, r := range tableRows() {
+		if v, ok := f(&r); ok {
+			out[r.method+" "+r.path] = v
+		}
+	}
+	return out
+}
+
+func flagged(f func(*route) bool) map[string]bool {
+	out := map[string]bool{}
+	for k := range rowsWith(func(r *route) (string, bool) { return "", f(r) }) {
+		out[k] = true
+	}
+	return out
+}
 
 // LimitClasses is the rate-limit class of every route that needs no
 // token ("METHOD /path"), as the route table declared them (tests only).
@@ -31,23 +58,21 @@ func (s *Server) LimitClasses() map[string]string { return s.limitClass }
 // ArtifactRoutes and VersionKeyRoutes are the routes that take the
 // artifactId and versionKey query parameters, as "METHOD path" (tests
 // only).
-func ArtifactRoutes() map[string]bool   { return api.ArtifactRoutes }
-func VersionKeyRoutes() map[string]bool { return api.VersionKeyRoutes }
+func ArtifactRoutes() map[string]bool   { return flagged(func(r *route) bool { return r.artifactID }) }
+func VersionKeyRoutes() map[string]bool { return flagged(func(r *route) bool { return r.versionKey }) }
 
 // RefusedRoutes are the routes refused on purpose with 501, as "METHOD
 // path" mapped to the reason (tests only).
 func RefusedRoutes() map[string]string {
-	out := map[string]string{}
-	for _, r := range refusedRoutes {
-		out[r.method+" "+r.path] = r.reason
-	}
-	return out
+	return rowsWith(func(r *route) (string, bool) { return r.refused, r.refused != "" })
 }
 
 // StoredRoutes are the routes that answer with stored bytes, as "GET
 // path" mapped to what they serve (tests only).
-func StoredRoutes() map[string]string { return api.StoredRoutes }
+func StoredRoutes() map[string]string {
+	return rowsWith(func(r *route) (string, bool) { return r.stored, r.stored != "" })
+}
 
 // ShareRoutes are the routes that take shareKey, as "METHOD path" (tests
 // only).
-func ShareRoutes() map[string]bool { return api.ShareRoutes }
+func ShareRoutes() map[string]bool { return flagged(func(r *route) bool { return r.shareKey }) }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -60,12 +61,16 @@ func (m *httpMetrics) observe(c *fiber.Ctx, took time.Duration) {
 
 // metricsHandler serves GET /metrics on the API listener: 404 when a
 // listener of its own serves it (metrics.listen).
+// The handler is made on the first request, so that the route table can
+// be read from a Server that serves nothing (tests list its rows).
 func (s *Server) metricsHandler() fiber.Handler {
-	h := adaptor.HTTPHandler(s.MetricsHTTP())
+	var once sync.Once
+	var h fiber.Handler
 	return func(c *fiber.Ctx) error {
 		if s.Deps.MetricsElsewhere {
 			return c.Status(http.StatusNotFound).JSON(api.MessageBody{Message: "/metrics is served on the metrics listener (metrics.listen)"})
 		}
+		once.Do(func() { h = adaptor.HTTPHandler(s.MetricsHTTP()) })
 		return h(c)
 	}
 }

@@ -13,26 +13,26 @@ import (
 
 // Which routes honour the key is a property of the route table
 // (routes.go): every POST, PUT, PATCH and DELETE route does, and so do
-// the GET routes of writingReads, except the routes of unkeyedRoutes,
-// which refuse the header (400), each for the reason it gives.
+// the GET routes whose row says writingRead, except the routes whose row
+// gives an unkeyed reason, which refuse the header (400).
 // TestKeyedRoutes_EveryWriteRoute checks the lists against the routes.
 
 // routeKey is "METHOD path" of a registered route.
 func routeKey(method, path string) string { return method + " " + path }
 
 // keyedRoute says whether the route of method and path honours an
-// Idempotency-Key (reads outside writingReads take it without effect;
+// Idempotency-Key (reads that are not writingRead take it without effect;
 // the webhook intake routes keep their own keys, server/intake/webhooks.go).
-func keyedRoute(method, path string) bool {
+func keyedRoute(rows map[string]*route, method, path string) bool {
+	rt := rows[routeKey(method, path)]
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	case http.MethodGet:
-		return writingReads[routeKey(method, path)]
+		return rt != nil && rt.writingRead
 	default:
 		return false
 	}
-	_, out := unkeyedRoutes[routeKey(method, path)]
-	return !out
+	return rt == nil || rt.unkeyed == ""
 }
 
 // routeTable matches a request to the route fiber serves it with: the
@@ -48,12 +48,12 @@ type routePattern struct {
 	keyed bool
 }
 
-func newRouteTable(routes []fiber.Route) *routeTable {
+func newRouteTable(routes []fiber.Route, rows map[string]*route) *routeTable {
 	t := &routeTable{routes: map[string][]routePattern{}}
 	for _, r := range routes {
 		t.routes[r.Method] = append(t.routes[r.Method], routePattern{
 			segs:  splitPath(r.Path),
-			keyed: keyedRoute(r.Method, r.Path),
+			keyed: keyedRoute(rows, r.Method, r.Path),
 		})
 	}
 	return t

@@ -3,16 +3,12 @@ package server
 import (
 	"flag"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
-	"quire/server/dav"
 	"quire/server/internal/api"
 )
 
@@ -22,9 +18,10 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files from the
 // route fiber serves, with its method, path, credential (public with its
 // rate-limit class, or a token with where the site comes from, the
 // permission and the Admins-only wrapper) and its flags (Idempotency-Key,
-// artifactId, versionKey, shareKey, stored bytes, refused). The golden
-// file was recorded before server/ was split into packages (issue 45): a
-// route, a permission or a flag that changes fails here.
+// artifactId, versionKey, shareKey, stored bytes, refused), all read from
+// the route table's rows (routes.go). The golden file was recorded before
+// server/ was split into packages and its side lists became row fields
+// (issue 45): a route, a permission or a flag that changes fails here.
 func TestRoutes_Golden(t *testing.T) {
 	got := routesGolden(t)
 	const file = "testdata/routes.golden"
@@ -54,15 +51,6 @@ func TestRoutes_Golden(t *testing.T) {
 	}
 }
 
-// routeAccess is what the route table gives a route: its credential.
-type routeAccess struct {
-	public bool
-	class  string // rate-limit class of a public route
-	site   string // query, path or none
-	perm   string // the site permission wrap checks ("-": none)
-	admins bool   // wrapped in requireAdmin
-}
-
 // routesGolden renders every route of a server with its access and flags,
 // one line each, sorted by path then method.
 func routesGolden(t *testing.T) string {
@@ -71,7 +59,6 @@ func routesGolden(t *testing.T) string {
 	defer db.Close()
 	s := New(api.Deps{Store: db, Logger: quietLog()})
 	defer s.sched.Stop()
-	access := routeAccessFromSource(t)
 	type line struct{ path, method, text string }
 	var lines []line
 	seen := map[string]bool{}
@@ -84,55 +71,60 @@ func routesGolden(t *testing.T) string {
 			continue
 		}
 		seen[k] = true
-		a, ok := access[k]
-		if !ok && r.Method == "HEAD" {
-			a, ok = access["GET "+r.Path]
+		// A row of its own (HEAD /dav), else the GET row fiber's Get
+		// registered HEAD for: credential and the GET's query flags, but
+		// not the flags of the method itself (keys, shareKey, refused).
+		a, own := s.rows[k]
+		get := a
+		if r.Method == "HEAD" {
+			get = s.rows["GET "+r.Path]
+			if !own {
+				a = get
+			}
 		}
-		if !ok {
-			t.Errorf("route %s: not found in routes.go", k)
+		if a == nil {
+			t.Errorf("route %s: no row in routes.go", k)
 			continue
 		}
 		var f []string
-		if a.public {
-			f = append(f, "public", "class="+a.class)
+		if a.public != nil {
+			f = append(f, "public", "class="+strings.ToLower(a.class))
 			if c := s.limitClass[k]; c != a.class {
 				t.Errorf("route %s: class %q in routes.go, %q registered", k, a.class, c)
 			}
 		} else {
-			f = append(f, "token", "site="+a.site, "perm="+a.perm)
+			perm := string(a.perm)
+			if perm == "" {
+				perm = "-"
+			}
+			f = append(f, "token", "site="+map[api.SiteFrom]string{api.SiteQuery: "query", api.SitePath: "path", api.SiteNone: "none"}[a.site], "perm="+perm)
 			if a.admins {
 				f = append(f, "admins")
 			}
 		}
-		get := k
-		if r.Method == "HEAD" {
-			get = "GET " + r.Path
-		}
 		switch {
-		case keyedRoute(r.Method, r.Path):
+		case keyedRoute(s.rows, r.Method, r.Path):
 			f = append(f, "keyed")
-		case unkeyedRoutes[k] != "":
-			f = append(f, "unkeyed="+strconv.Quote(unkeyedRoutes[k]))
+		case own && a.unkeyed != "":
+			f = append(f, "unkeyed="+strconv.Quote(a.unkeyed))
 		}
-		if writingReads[k] {
+		if own && a.writingRead {
 			f = append(f, "writingRead")
 		}
-		if api.ArtifactRoutes[get] {
+		if get != nil && get.artifactID {
 			f = append(f, "artifactId")
 		}
-		if api.VersionKeyRoutes[get] {
+		if get != nil && get.versionKey {
 			f = append(f, "versionKey")
 		}
-		if api.ShareRoutes[k] {
+		if own && a.shareKey {
 			f = append(f, "shareKey")
 		}
-		if v, ok := api.StoredRoutes[get]; ok {
-			f = append(f, "stored="+strconv.Quote(v))
+		if get != nil && get.stored != "" {
+			f = append(f, "stored="+strconv.Quote(get.stored))
 		}
-		for _, rr := range refusedRoutes {
-			if rr.method+" "+rr.path == k {
-				f = append(f, "refused="+strconv.Quote(rr.reason))
-			}
+		if own && a.refused != "" {
+			f = append(f, "refused="+strconv.Quote(a.refused))
 		}
 		lines = append(lines, line{r.Path, r.Method, k + "\t" + strings.Join(f, " ")})
 	}
@@ -147,94 +139,6 @@ func routesGolden(t *testing.T) string {
 		b.WriteString(l.text + "\n")
 	}
 	return b.String()
-}
-
-// routeAccessFromSource reads each route's credential from routes.go as
-// written (pub, q, sp, none, admin and requireAdmin), by method and path.
-func routeAccessFromSource(t *testing.T) map[string]routeAccess {
-	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "routes.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]routeAccess{}
-	str := func(e ast.Expr) string {
-		if l, ok := e.(*ast.BasicLit); ok {
-			v, _ := strconv.Unquote(l.Value)
-			return v
-		}
-		return ""
-	}
-	perms := map[string]string{"read": "READ", "write": "WRITE", "del": "DELETE", "govern": "GOVERN", "noPerm": "-"}
-	permOf := func(e ast.Expr) string {
-		switch e := e.(type) {
-		case *ast.Ident:
-			return perms[e.Name]
-		case *ast.SelectorExpr:
-			return strings.ToUpper(strings.TrimPrefix(e.Sel.Name, "Perm"))
-		}
-		t.Fatalf("permission %T", e)
-		return ""
-	}
-	isAdmin := func(e ast.Expr) bool {
-		c, ok := e.(*ast.CallExpr)
-		if !ok {
-			return false
-		}
-		id, ok := c.Fun.(*ast.Ident)
-		return ok && id.Name == "requireAdmin"
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		switch fn := call.Fun.(type) {
-		case *ast.Ident:
-			if fn.Name == "pub" {
-				m, p := str(call.Args[0]), str(call.Args[1])
-				cls := call.Args[2].(*ast.SelectorExpr).Sel.Name
-				if m == "" { // the WebDAV loop: every WebDAV method
-					for _, dm := range dav.Methods {
-						out[dm+" "+p] = routeAccess{public: true, class: strings.ToLower(cls)}
-					}
-					return true
-				}
-				out[m+" "+p] = routeAccess{public: true, class: strings.ToLower(cls)}
-			}
-		case *ast.SelectorExpr:
-			x, ok := fn.X.(*ast.Ident)
-			if !ok || x.Name != "authed" {
-				return true
-			}
-			if fn.Sel.Name == "Add" { // refused routes
-				for _, r := range refusedRoutes {
-					out[r.method+" "+r.path] = routeAccess{site: "none", perm: "-"}
-				}
-				return true
-			}
-			m, p := strings.ToUpper(fn.Sel.Name), str(call.Args[0])
-			w := call.Args[1].(*ast.CallExpr)
-			var a routeAccess
-			switch wn := w.Fun.(*ast.Ident).Name; wn {
-			case "q", "sp":
-				a = routeAccess{site: map[string]string{"q": "query", "sp": "path"}[wn], perm: permOf(w.Args[0]), admins: isAdmin(w.Args[1])}
-			case "none":
-				a = routeAccess{site: "none", perm: "-"}
-			case "admin":
-				a = routeAccess{site: "none", perm: "-", admins: true}
-			default:
-				t.Fatalf("wrapper %s", wn)
-			}
-			out[m+" "+p] = a
-		}
-		return true
-	})
-	if len(out) < 100 {
-		t.Fatalf("only %d routes read from routes.go", len(out))
-	}
-	return out
 }
 
 var _ = fmt.Sprint

@@ -62,6 +62,8 @@ type Server struct {
 	// limitClass is the class of each route that needs no token ("METHOD
 	// /path"; ratelimits.go); env.limits are the classes' rate limits.
 	limitClass map[string]string
+	// rows are the route table's rows by "METHOD path" (routes.go).
+	rows map[string]*route
 	// sched runs the daily jobs on the leader (scheduler.go).
 	sched *Scheduler
 }
@@ -162,7 +164,7 @@ func New(d api.Deps) *Server {
 		RequestMethods: append(append([]string{}, fiber.DefaultMethods...), dav.ExtraMethods...),
 	})
 	s.routes()
-	s.routeTable = newRouteTable(s.app.GetRoutes(true))
+	s.routeTable = newRouteTable(s.app.GetRoutes(true), s.rows)
 	return s
 }
 

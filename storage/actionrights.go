@@ -3,8 +3,9 @@ package storage
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
+
+	"quire/access"
 )
 
 // Quire accepts MOVE and DELETE actions on documents (FormKiQ keeps them
@@ -16,40 +17,21 @@ import (
 
 // ActionActor is the rights of whoever added an action that acts with
 // them: the groups of the token or API key (folder permissions name
-// groups) and the permissions on the action's site.
-type ActionActor struct {
-	Groups      []string `json:"groups,omitempty"`
-	Permissions []string `json:"permissions,omitempty"`
-}
+// groups) and the permissions on the action's site (access.Actor).
+type ActionActor = access.Actor
 
 // ActsAsAdder reports whether actions of typ act with their adder's
 // rights and so record them.
 func ActsAsAdder(typ string) bool { return typ == "MOVE" || typ == "DELETE" }
 
-func (a *ActionActor) has(perm string) bool { return slices.Contains(a.Permissions, perm) }
-
-// mayUseFolder reports whether the actor may use perm in the folder dir:
-// site admins and governors are not limited by folder permissions (they
-// set them), like callers of the API.
-func (a *ActionActor) mayUseFolder(set FolderPermissionSet, dir, perm string) bool {
-	return a.has("ADMIN") || a.has("GOVERN") || set.Allows(dir, a.Groups, perm)
-}
-
-// AccessError is a permission the caller (or an action's adder) lacks.
-// The server answers it as FormKiQ answers access denials (401 with the
-// message).
-type AccessError struct{ Msg string }
-
-func (e *AccessError) Error() string { return e.Msg }
+// AccessError is a permission the caller (or an action's adder) lacks
+// (access.Error). The server answers it as FormKiQ answers access denials
+// (401 with the message).
+type AccessError = access.Error
 
 // FolderDenied is the error for an operation a folder's permissions do
 // not grant, in FormKiQ's words.
-func FolderDenied(dir, perm string) *AccessError {
-	if dir == "" {
-		dir = "/"
-	}
-	return &AccessError{Msg: fmt.Sprintf("fkq access denied to folder (%s) (%s)", dir, perm)}
-}
+func FolderDenied(dir, perm string) *AccessError { return access.FolderDenied(dir, perm) }
 
 // MoveActionPath is where a MOVE action puts a document at docPath (its
 // path parameter is the destination folder, ending in "/"); a document
@@ -79,24 +61,15 @@ func CheckActionRights(site string, a *Action, docID, docPath string, set Folder
 		return &AccessError{Msg: fmt.Sprintf("%s action has no recorded rights of the user who added it; add it again", a.Type)}
 	}
 	dir, _ := splitPath(docPath)
-	need := []struct{ dir, perm string }{{dir, FolderDelete}}
 	if a.Type == "MOVE" {
 		var params struct {
 			Path string `json:"path"`
 		}
 		_ = json.Unmarshal(a.Parameters, &params) // validated when added
 		dest, _ := splitPath(MoveActionPath(params.Path, docPath, docID))
-		need = []struct{ dir, perm string }{{dir, FolderWrite}, {dest, FolderWrite}}
+		return access.CheckAction(site, actor, set, access.Need{Dir: dir, Perm: FolderWrite}, access.Need{Dir: dest, Perm: FolderWrite})
 	}
-	for _, n := range need {
-		if !actor.has(n.perm) && !actor.has("ADMIN") {
-			return &AccessError{Msg: fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(actor.Permissions, ","))}
-		}
-		if !actor.mayUseFolder(set, n.dir, n.perm) {
-			return FolderDenied(n.dir, n.perm)
-		}
-	}
-	return nil
+	return access.CheckAction(site, actor, set, access.Need{Dir: dir, Perm: FolderDelete})
 }
 
 // A write that runs long after the request's own checks (document
@@ -106,25 +79,10 @@ func CheckActionRights(site string, a *Action, docID, docPath string, set Folder
 // document's path of that moment, so the check cannot go stale. Writer nil
 // (the server's own writes, commands before it existed) checks nothing.
 
-// checkWriter reports whether w may write documents at each of paths.
+// checkWriter reports whether w may write documents at each of paths
+// (access.CheckWriter), reading the folder permissions in t.
 func checkWriter(t *tx, site string, w *ActionActor, paths ...string) error {
-	if w == nil || w.has("ADMIN") || w.has("GOVERN") {
-		return nil
-	}
-	if !w.has(FolderWrite) {
-		return &AccessError{Msg: fmt.Sprintf("fkq access denied (groups: %s (%s))", site, strings.Join(w.Permissions, ","))}
-	}
-	set, err := loadFolderPermissions(t, site)
-	if err != nil {
-		return err
-	}
-	for _, p := range paths {
-		dir, _ := splitPath(p)
-		if !set.Allows(dir, w.Groups, FolderWrite) {
-			return FolderDenied(dir, FolderWrite)
-		}
-	}
-	return nil
+	return access.CheckWriter(site, w, func() (FolderPermissionSet, error) { return loadFolderPermissions(t, site) }, paths...)
 }
 
 // writerPath is the path whose folder governs writes to d: its own, or

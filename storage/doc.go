@@ -37,8 +37,9 @@
 //   - content: content.go (chunks), contenttypes.go, examine.go,
 //     watermarks.go, renditions.go
 //   - search: search.go, fulltextdoc.go, texts.go, folders.go,
-//     foldermove.go, folderperms.go, shares.go, actionrights.go (the
-//     permission rules issue 45 puts in one leaf)
+//     foldermove.go, folderperms.go, shares.go (the records; the rule
+//     that reads them is package access, whose types storage names as
+//     aliases), actionrights.go (the appliers' re-check, through access)
 //   - flow: actions.go, workflows.go, rulesets.go, queues.go, reviews.go,
 //     notifications.go, activity.go, agreements.go
 //   - vocabulary: schemas.go, entities.go, sequences.go, mappings.go,

@@ -5,22 +5,21 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"quire/access"
 )
 
-// Folder permission types.
+// Folder permission types (the permission rule's, package access).
 const (
-	FolderRead   = "READ"
-	FolderWrite  = "WRITE"
-	FolderDelete = "DELETE"
+	FolderRead   = access.Read
+	FolderWrite  = access.Write
+	FolderDelete = access.Delete
 )
 
 // FolderRole grants a role (a group of the caller's token) permissions on
 // a folder and everything below it, unless a folder further down has its
-// own permissions.
-type FolderRole struct {
-	RoleName    string   `json:"roleName"`
-	Permissions []string `json:"permissions"`
-}
+// own permissions (access.Role).
+type FolderRole = access.Role
 
 // FolderPermissions is the record of a folder's role permissions.
 type FolderPermissions struct {
@@ -102,8 +101,9 @@ func moveFolderPermissions(t *tx, site, source, dest string, keep bool) error {
 	return nil
 }
 
-// FolderPermissionSet holds a site's folder permissions for access checks.
-type FolderPermissionSet map[string][]FolderRole
+// FolderPermissionSet holds a site's folder permissions for access checks
+// (access.Folders: Allows is the permission rule's).
+type FolderPermissionSet = access.Folders
 
 // FolderPermissions returns every folder permission record of site.
 func (d *DB) FolderPermissions(site string) (FolderPermissionSet, error) {
@@ -127,45 +127,4 @@ func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
 		return nil
 	})
 	return out, err
-}
-
-// Governing returns the permissions that govern the folder dir: its own,
-// else those of its nearest ancestor that has some. ok is false when no
-// folder on the way up has permissions (the site's permissions alone
-// apply).
-func (s FolderPermissionSet) Governing(dir string) (roles []FolderRole, at string, ok bool) {
-	if len(s) == 0 {
-		return nil, "", false
-	}
-	for {
-		if r, found := s[dir]; found {
-			return r, dir, true
-		}
-		if dir == "" {
-			return nil, "", false
-		}
-		dir, _ = splitPath(dir)
-	}
-}
-
-// Allows reports whether a caller in groups may use permission on the
-// folder dir under these folder permissions.
-func (s FolderPermissionSet) Allows(dir string, groups []string, permission string) bool {
-	roles, _, ok := s.Governing(dir)
-	if !ok {
-		return true
-	}
-	for _, r := range roles {
-		for _, g := range groups {
-			if g != r.RoleName {
-				continue
-			}
-			for _, p := range r.Permissions {
-				if p == permission {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
+
+	"quire/access"
 )
 
 // Folder shares (FormKiQ's /shares): a folder of a site shared with a
@@ -14,46 +15,18 @@ import (
 // are server-wide under their key, so GET /shares lists a caller's shares
 // of every site; each site indexes its own.
 
-// Share permission types.
+// Share permission types (the permission rule's, package access).
 const (
-	SharePermissionGroup = "GROUP"
-	SharePermissionUser  = "USER" // Quire's: shared with one user
-	ShareTypeFolder      = "FOLDER"
+	SharePermissionGroup = access.SharePermissionGroup
+	SharePermissionUser  = access.SharePermissionUser // Quire's: shared with one user
+	ShareTypeFolder      = access.ShareTypeFolder
 	// MaxSharesPerSite bounds a site's shares.
 	MaxSharesPerSite = 1000
 )
 
-// Share is one folder share.
-type Share struct {
-	ShareKey       string    `json:"shareKey"`
-	SiteID         string    `json:"siteId"`
-	Type           string    `json:"type"`
-	Path           string    `json:"path"`
-	Group          string    `json:"group,omitempty"`
-	Username       string    `json:"username,omitempty"`
-	PermissionType string    `json:"permissionType"`
-	Permissions    []string  `json:"permissions"`
-	UserID         string    `json:"userId"`
-	InsertedDate   time.Time `json:"insertedDate"`
-}
-
-// Grants reports whether the share gives perm (READ, WRITE, DELETE) in
-// the folder dir: dir is the shared folder or below it.
-func (s *Share) Grants(dir, perm string) bool {
-	if dir != s.Path && !strings.HasPrefix(dir, s.Path+"/") {
-		return false
-	}
-	return slices.Contains(s.Permissions, perm)
-}
-
-// SharedWith reports whether the share is for a caller with these
-// username and groups.
-func (s *Share) SharedWith(username string, groups []string) bool {
-	if s.PermissionType == SharePermissionUser {
-		return s.Username == username
-	}
-	return slices.Contains(groups, s.Group)
-}
+// Share is one folder share (access.Share: Grants and SharedWith are the
+// permission rule's).
+type Share = access.Share
 
 func shareKeyOf(key string) []byte         { return []byte(pfxShare + key) }
 func siteShareKey(site, key string) []byte { return []byte(pfxSiteShare + sk(site) + "/" + key) }

@@ -900,7 +900,7 @@ func mayDecide(a *ActionActor, groups []string) bool {
 	if a == nil {
 		return true // the server's own commands
 	}
-	if a.has("ADMIN") || a.has("GOVERN") {
+	if a.Exempt() {
 		return true
 	}
 	return slices.ContainsFunc(a.Groups, func(g string) bool { return slices.Contains(groups, g) })

@@ -41,10 +41,7 @@ func (s *Handlers) HandleGetShares(r *api.Request) error {
 		if group != "" && sh.Group != group {
 			return false
 		}
-		if b := r.Principal.BoundSite(); b != "" && sh.SiteID != b {
-			return false
-		}
-		return r.Principal.Admin || sh.SharedWith(r.Principal.Username, r.Principal.Groups)
+		return api.ShareListed(r, sh)
 	}
 	return api.KeyPage(r, "share", "shares", func(after string, limit int) ([]storage.Share, string, error) {
 		return s.DB.Shares(keep, after, limit)

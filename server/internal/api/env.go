@@ -46,6 +46,9 @@ type Env struct {
 	// handler does (the core's errorhandler.go): exactly-once writes render a run's
 	// error before they record its answer.
 	RenderError func(c *fiber.Ctx, err error) error
+	// RouteFlags are the route table's flags of each route ("METHOD
+	// path"; the core's routes.go builds them from its rows).
+	RouteFlags map[string]RouteFlags
 	// PasswordGate lets one password check per client address run at a time
 	// (passwords.go).
 	PasswordGate addrGate

@@ -7,69 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"quire/access"
 	"quire/auth"
 	"quire/storage"
 )
 
 // Artifacts (SERVICE-SPEC.md §1; storage/artifacts.go): POST /documents
 // with "artifacts": true adds one to an existing document, artifactId on
-// the routes of ArtifactRoutes acts on one, GET /documents/{id}/artifacts
-// lists them and PUT .../artifacts/promoteArtifact makes one the content
-// the document serves.
-
-// ArtifactRoutes are the routes that take artifactId, by method and
-// registered path. Every other route refuses it with 400 (API.md).
-var ArtifactRoutes = map[string]bool{
-	"GET /documents/:documentId":                                             true,
-	"PATCH /documents/:documentId":                                           true,
-	"DELETE /documents/:documentId":                                          true,
-	"DELETE /documents/:documentId/purge":                                    true,
-	"GET /documents/:documentId/content":                                     true,
-	"GET /documents/:documentId/url":                                         true,
-	"GET /documents/:documentId/upload":                                      true,
-	"GET /documents/:documentId/tags":                                        true,
-	"POST /documents/:documentId/tags":                                       true,
-	"PUT /documents/:documentId/tags":                                        true,
-	"PATCH /documents/:documentId/tags":                                      true,
-	"GET /documents/:documentId/tags/:tagKey":                                true,
-	"PUT /documents/:documentId/tags/:tagKey":                                true,
-	"DELETE /documents/:documentId/tags/:tagKey":                             true,
-	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":                   true,
-	"GET /documents/:documentId/attributes":                                  true,
-	"POST /documents/:documentId/attributes":                                 true,
-	"PUT /documents/:documentId/attributes":                                  true,
-	"GET /documents/:documentId/attributes/:attributeKey":                    true,
-	"PUT /documents/:documentId/attributes/:attributeKey":                    true,
-	"DELETE /documents/:documentId/attributes/:attributeKey":                 true,
-	"DELETE /documents/:documentId/attributes/:attributeKey/:attributeValue": true,
-	"GET /documents/:documentId/versions":                                    true,
-	"PUT /documents/:documentId/versions":                                    true,
-	"DELETE /documents/:documentId/versions/:versionKey":                     true,
-	"GET /documents/:documentId/reviews":                                     true,
-	"POST /documents/:documentId/reviews":                                    true,
-	"GET /documents/:documentId/reviews/:reviewId":                           true,
-	"PATCH /documents/:documentId/reviews/:reviewId":                         true,
-	"GET /documents/:documentId/reviews/:reviewId/decisions":                 true,
-	"POST /documents/:documentId/reviews/:reviewId/decisions":                true,
-	"PUT /documents/:documentId/checkout":                                    true,
-	"GET /documents/:documentId/userActivities":                              true,
-	"GET /documents/:documentId/actions":                                     true,
-	"POST /documents/:documentId/generate":                                   true,
-	"POST /esignature/:provider/:documentId/envelopes":                       true,
-	"POST /documents/:documentId/certifications":                             true,
-	"POST /documents/:documentId/actions":                                    true,
-	"POST /documents/:documentId/actions/retry":                              true,
-	"GET /documents/:documentId/fulltext":                                    true,
-	"GET /documents/:documentId/ocr":                                         true,
-	"POST /documents/:documentId/ocr":                                        true,
-	"GET /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/malwareScan":                                 true,
-	"PUT /documents/:documentId/antivirus":                                   true,
-	"DELETE /documents/:documentId/checkout":                                 true,
-	"PUT /documents/:documentId/legalHold":                                   true,
-	"DELETE /documents/:documentId/legalHold":                                true,
-	"GET /activities":                                                        true, // with documentId (activity.go)
-}
+// the routes whose row takes it (server/routes.go) acts on one, GET
+// /documents/{id}/artifacts lists them and PUT
+// .../artifacts/promoteArtifact makes one the content the document serves.
 
 // msgArtifactRoute refuses artifactId on a route that does not take it:
 // ignored, it would act on the document itself.
@@ -84,7 +31,7 @@ const msgArtifactRoute = "'artifactId' is not supported on this route"
 // acts on (r.docID()).
 func (s *Env) resolveDocument(r *Request, perm auth.Permission) error {
 	art := r.Query("artifactId")
-	if art != "" && !ArtifactRoutes[queryRouteKey(r.Ctx)] {
+	if art != "" && !s.Flags(r.Ctx).ArtifactID {
 		return Invalid("artifactId", msgArtifactRoute)
 	}
 	id := r.Params("documentId")
@@ -131,55 +78,57 @@ func (s *Env) resolveDocument(r *Request, perm auth.Permission) error {
 // admins and the site's governors (they set them).
 // A request through a share (shareKey) is never exempt: the share bounds it.
 func FolderExempt(r *Request) bool {
-	return r.share == nil && (r.Principal.Admin || r.Principal.Can(r.Site, auth.PermGovern))
+	return access.Exempt(r.Principal.Admin, r.Principal.Can(r.Site, auth.PermGovern), r.share)
 }
 
-// FolderAllows reports whether the caller may use perm in the folder dir:
-// through a share (shareKey), only inside its folder with its
-// permissions; otherwise by the folder permissions, or a share of the
-// site naming the caller (shares.go).
+// Rights are the caller's rights in the request's site, loaded on the
+// first check and kept for the request (the one permission rule, package
+// access, decides over them): the site's folder permissions and the
+// site's shares naming the caller (these only when folder permissions
+// exist: without any, nothing is left for a share to add). Every folder
+// check of the request side goes through here.
+func (s *Env) Rights(r *Request) *access.Rights {
+	if r.rights != nil && r.rightsSite == r.Site {
+		return r.rights
+	}
+	rt := &access.Rights{Exempt: FolderExempt(r), Groups: r.Principal.Groups, Through: r.share}
+	if !rt.Exempt {
+		set, err := s.DB.FolderPermissions(r.Site)
+		if err != nil {
+			s.Log.Error("folder permissions", "site", r.Site, "err", err)
+			set, rt.Failed = nil, true // fail closed
+		}
+		rt.Folders = set
+		if len(set) > 0 && rt.Through == nil {
+			rt.Shares = s.sharesNaming(r)
+		}
+	}
+	r.rights, r.rightsSite = rt, r.Site
+	return rt
+}
+
+// FolderAllows reports whether the caller may use perm in the folder dir
+// (Rights: through a share, only inside its folder with its permissions;
+// otherwise by the folder permissions, or a share of the site naming the
+// caller).
 func (s *Env) FolderAllows(r *Request, dir, perm string) bool {
-	if r.share != nil {
-		return r.share.Grants(dir, perm)
-	}
-	if FolderExempt(r) {
-		return true
-	}
-	set, err := s.FolderSet(r)
-	if err != nil {
-		return false // fail closed
-	}
-	return set.Allows(dir, r.Principal.Groups, perm) || s.shareAllows(r, dir, perm)
+	return s.Rights(r).Allows(dir, perm)
 }
 
 // FolderRestricted reports whether folder permissions may hide documents
 // of the site from the caller.
 func (s *Env) FolderRestricted(r *Request) bool {
-	if r.share != nil {
-		return true
-	}
-	if FolderExempt(r) {
-		return false
-	}
-	set, err := s.FolderSet(r)
-	return err != nil || len(set) > 0
+	return s.Rights(r).Restricted()
 }
 
-// FolderSet returns the site's folder permissions, read once per request.
+// FolderSet returns the site's folder permissions, read once per request
+// (Rights).
 func (s *Env) FolderSet(r *Request) (storage.FolderPermissionSet, error) {
-	if !r.fpLoaded {
-		set, err := s.DB.FolderPermissions(r.Site)
-		if err != nil {
-			s.Log.Error("folder permissions", "site", r.Site, "err", err)
-			set = nil
-			r.fpErr = true
-		}
-		r.fperms, r.fpLoaded = set, true
-	}
-	if r.fpErr {
+	rt := s.Rights(r)
+	if rt.Failed {
 		return nil, errors.New("folder permissions unavailable")
 	}
-	return r.fperms, nil
+	return rt.Folders, nil
 }
 
 // ActorOf is the caller's rights as an action records them.
@@ -217,8 +166,8 @@ func FolderDenied(dir, perm string) error {
 
 // RequireDocPath checks perm for a document path a request writes.
 func (s *Env) RequireDocPath(r *Request, path, perm string) error {
-	if !s.DocAllows(r, path, perm) {
-		dir, _ := SplitDocPath(path)
+	dir, _ := SplitDocPath(path)
+	if !s.FolderAllows(r, dir, perm) {
 		return FolderDenied(dir, perm)
 	}
 	return nil
@@ -301,40 +250,13 @@ func (s *Env) RequireDocOf(r *Request, id, perm string) error {
 // DELETE /shares/{shareKey}; API.md "Folder shares"). A share gives a
 // group (or one user) READ, WRITE and DELETE inside a folder of a site:
 //
-//   - with shareKey on a route of ShareRoutes, the request acts through
-//     the share: on its site (a recipient needs no role there), with the
-//     share's permissions, inside its folder only;
+//   - with shareKey on a route whose row takes it (server/routes.go),
+//     the request acts through the share: on its site (a recipient needs
+//     no role there), with the share's permissions, inside its folder
+//     only;
 //   - without shareKey, a caller of the site whose groups a share names
 //     gets its permissions in the folder where folder permissions would
 //     refuse them (within what the caller's site role allows).
-
-// ShareRoutes are the routes that take shareKey (FormKiQ's shareKeyParam),
-// by method and registered path. Every other route refuses it with 400.
-var ShareRoutes = map[string]bool{
-	"POST /documents":                                               true,
-	"GET /documents/:documentId":                                    true,
-	"PATCH /documents/:documentId":                                  true,
-	"GET /documents/:documentId/actions":                            true,
-	"GET /documents/:documentId/content":                            true,
-	"GET /documents/:documentId/fulltext":                           true,
-	"DELETE /documents/:documentId/fulltext/tags/:tagKey":           true,
-	"DELETE /documents/:documentId/fulltext/tags/:tagKey/:tagValue": true,
-	"PUT /documents/:documentId/antivirus":                          true,
-	"GET /documents/:documentId/ocr":                                true,
-	"GET /documents/:documentId/syncs":                              true,
-	"GET /documents/:documentId/tags":                               true,
-	"GET /documents/:documentId/tags/:tagKey":                       true,
-	"DELETE /documents/:documentId/tags/:tagKey/:tagValue":          true,
-	"GET /documents/upload":                                         true,
-	"POST /documents/upload":                                        true,
-	"GET /documents/:documentId/upload":                             true,
-	"GET /documents/:documentId/url":                                true,
-	"GET /documents/:documentId/versions":                           true,
-	"DELETE /documents/:documentId/versions/:versionKey":            true,
-	"GET /folders":              true,
-	"POST /folders":             true,
-	"DELETE /folders/:indexKey": true,
-}
 
 // sharePerm is the share permission a route's site permission needs.
 var sharePerm = map[auth.Permission]string{auth.PermRead: storage.FolderRead, auth.PermWrite: storage.FolderWrite, auth.PermDelete: storage.FolderDelete}
@@ -350,7 +272,7 @@ func errShareDenied(key string) error {
 // permission must be one the share gives. It replaces the site role
 // check of wrap.
 func (s *Env) useShare(r *Request, key string, perm auth.Permission) error {
-	if !ShareRoutes[queryRouteKey(r.Ctx)] {
+	if !s.Flags(r.Ctx).ShareKey {
 		return Invalid("shareKey", "'shareKey' is not supported on this route")
 	}
 	sh, err := s.DB.GetShare(key)
@@ -369,52 +291,49 @@ func (s *Env) useShare(r *Request, key string, perm auth.Permission) error {
 		return Invalid("siteId", "'siteId' is not the share's site")
 	}
 	need, ok := sharePerm[perm]
-	if !ok || !slices.Contains(sh.Permissions, need) {
+	if !ok || !sh.Grants(sh.Path, need) {
 		return ErrStatus(http.StatusUnauthorized, fmt.Sprintf("fkq access denied (share '%s' does not give %s)", key, strings.ToUpper(string(perm))))
 	}
 	r.Site, r.share = sh.SiteID, sh
 	return nil
 }
 
-// shareAllows reports whether a share of the site names the caller and
-// gives perm in dir (without shareKey: shares add to folder permissions).
-func (s *Env) shareAllows(r *Request, dir, perm string) bool {
+// sharesNaming returns the site's shares naming the caller (without
+// shareKey: shares add to folder permissions); none for a credential
+// bound to another site, and none when they cannot be read (fail closed).
+func (s *Env) sharesNaming(r *Request) []storage.Share {
 	if b := r.Principal.BoundSite(); b != "" && b != r.Site {
+		return nil
+	}
+	all, err := s.DB.SiteShares(r.Site)
+	if err != nil {
+		return nil
+	}
+	var out []storage.Share
+	for i := range all {
+		if all[i].SharedWith(r.Principal.Username, r.Principal.Groups) {
+			out = append(out, all[i])
+		}
+	}
+	return out
+}
+
+// ShareListed reports whether GET /shares lists sh to the caller: a
+// share of the caller's bound site (if any) made to them, or any share
+// for an admin.
+func ShareListed(r *Request, sh *storage.Share) bool {
+	if b := r.Principal.BoundSite(); b != "" && sh.SiteID != b {
 		return false
 	}
-	if !r.shLoaded {
-		r.shLoaded = true
-		all, err := s.DB.SiteShares(r.Site)
-		if err != nil {
-			return false // fail closed
-		}
-		for i := range all {
-			if all[i].SharedWith(r.Principal.Username, r.Principal.Groups) {
-				r.shares = append(r.shares, all[i])
-			}
-		}
-	}
-	for i := range r.shares {
-		if r.shares[i].Grants(dir, perm) {
-			return true
-		}
-	}
-	return false
+	return r.Principal.Admin || sh.SharedWith(r.Principal.Username, r.Principal.Groups)
 }
 
 // Versions (SERVICE-SPEC.md §2.8, §4.3; storage/versions.go): GET
 // /documents/{id}/versions lists a document's states newest first, the
 // current one first; PUT .../versions {"versionKey"} sets the document back
 // to one; DELETE .../versions/{versionKey} deletes an earlier one. With
-// artifactId they act on the artifact (ArtifactRoutes). versionKey on the
-// routes of VersionKeyRoutes reads an earlier state's content; every other
+// artifactId they act on the artifact (their rows take artifactId). versionKey on the
+// routes whose rows take it reads an earlier state's content; every other
 // route refuses it (middleware.go, API.md).
-
-// VersionKeyRoutes are the routes that take the versionKey query
-// parameter, by method and registered path.
-var VersionKeyRoutes = map[string]bool{
-	"GET /documents/:documentId/content": true,
-	"GET /documents/:documentId/url":     true,
-}
 
 const msgVersionKeyRoute = "'versionKey' is not supported on this route"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"quire/access"
 	"quire/auth"
 	"quire/storage"
 )
@@ -107,17 +108,14 @@ type Request struct {
 	// bodySum is the SHA-256 of the body (ReadBody, bufferBody).
 	bodySum []byte
 
-	// The site's folder permissions, read on first use.
-	fperms   storage.FolderPermissionSet
-	fpLoaded bool
-	fpErr    bool
-
 	// share is the folder share a request with shareKey acts through
-	// (shares.go); shares are the site's shares naming the caller, read
-	// on first use.
-	share    *storage.Share
-	shares   []storage.Share
-	shLoaded bool
+	// (guard.go useShare).
+	share *storage.Share
+	// rights are the caller's rights in the site (the site's folder
+	// permissions and the shares naming the caller), loaded once on the
+	// first check (guard.go Rights): every later check is in memory.
+	rights     *access.Rights
+	rightsSite string
 }
 
 // PageToken is the paging token a search starts from.
@@ -133,18 +131,18 @@ func (r *Request) User() string { return r.Principal.Username }
 
 type Handler func(r *Request) error
 
-// siteFrom says where a route takes its site id from.
-type siteFrom int
+// SiteFrom says where a route takes its site id from.
+type SiteFrom int
 
 const (
-	SiteQuery siteFrom = iota // ?siteId= with FormKiQ's fallback rules
+	SiteQuery SiteFrom = iota // ?siteId= with FormKiQ's fallback rules
 	SitePath                  // the {siteId} path parameter
 	SiteNone                  // not site scoped (GET /sites, /version)
 )
 
 // Wrap turns a handler into a fiber handler that resolves the site and
 // checks that the caller holds perm on it.
-func (s *Env) Wrap(from siteFrom, perm auth.Permission, h Handler) fiber.Handler {
+func (s *Env) Wrap(from SiteFrom, perm auth.Permission, h Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, _ := c.Locals(LocalPrincipal).(*auth.Principal)
 		if p == nil {
@@ -184,7 +182,7 @@ func (s *Env) Wrap(from siteFrom, perm auth.Permission, h Handler) fiber.Handler
 				return err
 			}
 		}
-		if err := refuseUnsupportedQuery(c); err != nil {
+		if err := s.refuseUnsupportedQuery(c); err != nil {
 			return err
 		}
 		run := func() error {
@@ -217,20 +215,39 @@ func UnescapedParam(c *fiber.Ctx, name string) string {
 
 // refuseUnsupportedQuery refuses FormKiQ query parameters that name
 // another object than the one the route answers for: versionKey (an
-// earlier version of a document) outside VersionKeyRoutes (versions.go).
-// Ignored, it would read, replace or delete the document itself instead.
-// artifactId is refused the same way on the routes that do not take it
-// (ArtifactRoutes, artifacts.go).
-func refuseUnsupportedQuery(c *fiber.Ctx) error {
-	if c.Query("versionKey") != "" && !VersionKeyRoutes[queryRouteKey(c)] {
+// earlier version of a document) on a route whose row does not take it
+// (RouteFlags). Ignored, it would read, replace or delete the document
+// itself instead. artifactId is refused the same way on the routes that
+// do not take it (guard.go resolveDocument).
+func (s *Env) refuseUnsupportedQuery(c *fiber.Ctx) error {
+	if c.Query("versionKey") != "" && !s.Flags(c).VersionKey {
 		return Invalid("versionKey", msgVersionKeyRoute)
 	}
 	return nil
 }
 
-// queryRouteKey is the route a request matched as ArtifactRoutes and
-// VersionKeyRoutes name it: "METHOD path", HEAD as the GET it runs (a
-// HEAD answers as its GET would, folder check included).
+// RouteFlags are what a row of the route table (server/routes.go) says a
+// route takes and answers, as the request API reads them.
+type RouteFlags struct {
+	// ArtifactID, VersionKey, ShareKey: the route takes that query
+	// parameter; every other route refuses it with 400.
+	ArtifactID, VersionKey, ShareKey bool
+	// Stored says what stored bytes the route answers with (stored.go).
+	Stored string
+}
+
+// Flags are the route table's flags of the route c matched (HEAD as
+// the GET it runs).
+func (s *Env) Flags(c *fiber.Ctx) RouteFlags {
+	if c.Route() == nil {
+		return RouteFlags{}
+	}
+	return s.RouteFlags[queryRouteKey(c)]
+}
+
+// queryRouteKey is the route a request matched, as the route table's
+// flags are indexed: "METHOD path", HEAD as the GET it runs (a HEAD
+// answers as its GET would, folder check included).
 func queryRouteKey(c *fiber.Ctx) string {
 	m := c.Method()
 	if m == fiber.MethodHead {

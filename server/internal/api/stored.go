@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"mime"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -26,22 +25,11 @@ func asciiName(s string) string {
 // the console's cookies. Every answer that carries stored bytes (signed
 // downloads of content, versions, artifacts and watermarked copies,
 // published copies, archives, the e-sign document, WebDAV GET, the
-// backup) therefore goes through ServeStored, and only routes listed in
-// StoredRoutes may answer with them: TestStoredBytes_* walk the route
+// backup) therefore goes through ServeStored, and only routes whose row
+// (server/routes.go) says stored may answer with them: TestStoredBytes_* walk the route
 // table and fail for a route that answers stored bytes without these
 // headers, and storedGuard turns a listed route that streams bytes
 // without them into a 500 at run time.
-
-// StoredRoutes are the routes that answer with stored bytes ("GET path";
-// fiber's HEAD runs the GET handler), with what they serve.
-var StoredRoutes = map[string]string{
-	"GET /downloads/:siteId/:documentId": "signed download: a document's content, an artifact, an earlier version, a watermarked copy",
-	"GET /published/:siteId/:documentId": "a published copy",
-	"GET /archives/:siteId/:archiveId":   "a ZIP of stored documents (/documents/compress)",
-	"GET /esign/:token/document":         "the PDF an envelope was sent with",
-	"GET /dav/*":                         "WebDAV GET of a document",
-	"GET /system/backup":                 "the backup stream (every document)",
-}
 
 // localStored marks a response whose safe headers ServeStored set.
 const localStored = "storedBytes"
@@ -115,30 +103,17 @@ func activeType(ctype, name string) bool {
 	return false
 }
 
-// storedKey is the StoredRoutes key of c's route.
-func storedKey(c *fiber.Ctx) string {
-	r := c.Route()
-	if r == nil {
-		return ""
-	}
-	m := r.Method
-	if m == http.MethodHead {
-		m = http.MethodGet
-	}
-	return m + " " + r.Path
-}
-
 // SafeHeaders sends X-Content-Type-Options: nosniff on every answer (no
 // answer of Quire's needs a browser to guess its type), and refuses a
-// streamed success of a StoredRoutes route that did not go through
-// ServeStored: a 500 and a log line, never the bytes.
+// streamed success of a stored-bytes route (RouteFlags.Stored) that did
+// not go through ServeStored: a 500 and a log line, never the bytes.
 func (s *Env) SafeHeaders(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	err := c.Next()
 	if err != nil || c.Response().StatusCode() >= 300 || !c.Response().IsBodyStream() {
 		return err
 	}
-	if _, stored := StoredRoutes[storedKey(c)]; !stored {
+	if s.Flags(c).Stored == "" {
 		return nil
 	}
 	if ok, _ := c.Locals(localStored).(bool); ok {
