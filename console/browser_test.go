@@ -24,8 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"quire/quiretest"
@@ -45,18 +47,85 @@ type browser struct {
 	log []string
 }
 
-// newBrowser starts headless Chromium (skipped without it, failed under
-// CI) with a fresh profile; init scripts run before the console loads.
-func newBrowser(t *testing.T, lang string, init ...string) *browser {
+// TestMain stops the shared Chromium processes after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	chromiums.Lock()
+	for _, stop := range chromiums.stop {
+		stop()
+	}
+	chromiums.Unlock()
+	os.Exit(code)
+}
+
+// chromiums are the package's headless Chromium processes, one per
+// language (--lang is a process flag), started by the first test that
+// asks and shared by the tests after it: each test gets a browser context
+// of its own (cookies, storage, cache and permissions as a fresh profile
+// has them) and a tab in it.
+var chromiums struct {
+	sync.Mutex
+	ctx  map[string]context.Context
+	stop []func()
+}
+
+// chromium returns the shared Chromium process for lang, starting it.
+func chromium(t *testing.T, lang string) context.Context {
 	t.Helper()
 	exe := quiretest.NeedProgram(t, "chromium", "chromium")
+	chromiums.Lock()
+	defer chromiums.Unlock()
+	if ctx, ok := chromiums.ctx[lang]; ok && ctx.Err() == nil {
+		return ctx
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Run(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	if chromiums.ctx == nil {
+		chromiums.ctx = map[string]context.Context{}
+	}
+	chromiums.ctx[lang] = ctx
+	chromiums.stop = append(chromiums.stop, func() { cancel(); cancelAlloc() })
+	return ctx
+}
+
+// newBrowser opens a tab in a fresh browser context of the shared
+// headless Chromium for lang (skipped without it, failed under CI); init
+// scripts run before the console loads.
+func newBrowser(t *testing.T, lang string, init ...string) *browser {
+	t.Helper()
+	shared := chromium(t, lang)
+	// The browser context and its tab are made here, not with
+	// chromedp.WithNewBrowserContext: headless Chromium opens a tab in a
+	// new browser context only as a new window.
+	var bc cdp.BrowserContextID
+	var tab target.ID
+	if err := chromedp.Run(shared, chromedp.ActionFunc(func(ctx context.Context) error {
+		exec := cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Browser)
+		var err error
+		if bc, err = target.CreateBrowserContext().Do(exec); err != nil {
+			return err
+		}
+		tab, err = target.CreateTarget("about:blank").WithBrowserContextID(bc).WithNewWindow(true).Do(exec)
+		return err
+	})); err != nil {
+		t.Fatalf("open a browser context: %v", err)
+	}
+	ctx, cancel := chromedp.NewContext(shared, chromedp.WithTargetID(tab))
+	t.Cleanup(func() {
+		cancel()
+		_ = chromedp.Run(shared, chromedp.ActionFunc(func(ctx context.Context) error {
+			return target.DisposeBrowserContext(bc).Do(cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Browser))
+		}))
+	})
 	b := &browser{t: t, ctx: ctx}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		b.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -37,7 +38,13 @@ func shiftClick(sel string) chromedp.Action {
 // downloadsTo lets the tab save downloads into dir.
 func downloadsTo(dir string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
-		return cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).Do(ctx)
+		// The tab's own browser context: the shared Chromium holds one per test.
+		info, err := target.GetTargetInfo().Do(ctx)
+		if err != nil {
+			return err
+		}
+		return cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).
+			WithBrowserContextID(info.BrowserContextID).Do(ctx)
 	})
 }
 

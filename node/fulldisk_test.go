@@ -14,6 +14,7 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,9 +78,19 @@ type writeOutcome struct {
 // acknowledged document is there byte for byte after a restart.
 func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
 	dir := t.TempDir()
-	mountTmpfsAt(t, dir, 360<<20)
+	// The file system holds the reserve (storage.MinReserve, about 195 MiB)
+	// and the ballast the store preallocates on top of it, plus about 40 MiB
+	// of documents: the disk fills after a few dozen writes.
+	const fsSize = 272 << 20
+	mountTmpfsAt(t, dir, fsSize)
 	child, addr := startChild(t, "^TestHelperFullDiskServer$", "QUIRE_FULLDISK_DIR="+dir)
 	defer func() { child.Process.Kill(); child.Wait() }()
+	// The store opened with room for its ballast (the file it deletes to
+	// make room on a full disk), so the fill below is the one a real disk
+	// sees, not an open that was already short of space.
+	if fi, err := os.Stat(filepath.Join(dir, "db", "QUIRE-RESERVE")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the store's ballast is missing on a %d MiB file system: %v", fsSize>>20, err)
+	}
 	base := "http://" + addr
 	tok, err := auth.SignToken(dir, "", "filler", []string{"Admins"}, time.Hour)
 	if err != nil {
