@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -113,5 +114,44 @@ func TestSiteConfig_ProcessingAndUnknownSections(t *testing.T) {
 	}
 	if strings.Contains(string(r.Body), "procesing") {
 		t.Fatalf("the refused section was stored: %s", r.Body)
+	}
+}
+
+// Every member sees the languages the site's scans are read in on GET
+// /sites (processing.languages; eng when unset), as "recognize text" will
+// use them; the rest of the configuration stays with its governors.
+func TestSites_MembersSeeTheOCRLanguages(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	reader := s.Token("rita", "default_read")
+	languages := func() []any {
+		t.Helper()
+		r := s.Do(http.MethodGet, "/sites", nil, reader)
+		servertest.MustStatus(t, r, http.StatusOK)
+		for _, x := range quiretest.List(t, r.JSON(t), "sites") {
+			if m := quiretest.Obj(t, x); m["siteId"] == "default" {
+				return quiretest.List(t, quiretest.Obj(t, m["processing"]), "languages")
+			}
+		}
+		t.Fatalf("GET /sites for a reader lacks the default site: %s", r.Body)
+		return nil
+	}
+	for _, tt := range []struct {
+		name    string
+		setting any
+		want    string
+	}{
+		{"unset", nil, "[eng]"},
+		{"German first", []string{"deu", "eng"}, "[deu eng]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			servertest.SetSiteConfig(t, s, admin, "", map[string]any{"processing": map[string]any{"languages": tt.setting}})
+			if got := fmt.Sprint(languages()); got != tt.want {
+				t.Errorf("languages %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if r := s.Do(http.MethodGet, "/sites/default/configuration", nil, reader); r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
+		t.Errorf("a reader reads the configuration: %d %s", r.Status, r.Body)
 	}
 }

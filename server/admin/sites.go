@@ -73,11 +73,17 @@ func (s *Handlers) HandleGetSites(r *api.Request) error {
 		}
 		// The site's own branding (Quire): every member of the site may
 		// see how it is presented, not only its governors.
-		if c, err := s.DB.SiteConfig(id); err != nil {
+		c, err := s.DB.SiteConfig(id)
+		if err != nil {
 			return err
-		} else if c.Branding != nil {
+		}
+		if c.Branding != nil {
 			site["branding"] = c.Branding
 		}
+		// The languages the site's scans are read in (Quire, issue 46):
+		// a member sees what "recognize text" will use, not only its
+		// governors (the rest of processing stays in the configuration).
+		site["processing"] = map[string]any{"languages": c.OCRLanguages()}
 		sites = append(sites, site)
 	}
 	claims := p.Claims
