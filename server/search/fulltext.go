@@ -261,8 +261,13 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 			return err
 		}
 	}
-	qs := "*"
-	if query != nil {
+	qs, syntax := "*", true
+	if text, ok := plainMatch(query); ok {
+		// A match on every field is what a person types (the console's
+		// search): it is searched as /search's text is, so stems and
+		// fragments (`zebracor`) find what the words begin (issue 46).
+		qs, syntax = text, false
+	} else if query != nil {
 		var err error
 		if qs, err = OpenSearchQueryString(query); err != nil {
 			return err
@@ -272,7 +277,7 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	opts := index.TextOptions{Syntax: true, From: from, Size: size, Hide: s.textHide(r)}
+	opts := index.TextOptions{Syntax: syntax, From: from, Size: size, Hide: s.textHide(r)}
 	if tf != nil {
 		opts.Filter = tf.index()
 	}
@@ -311,6 +316,38 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 	return r.JSON(map[string]any{"result": map[string]any{
 		"hits": map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "hits": out},
 	}})
+}
+
+// plainMatch returns the text of a `match` on every field ("_all", "*"
+// or none named), the form a person's search takes; ok is false for any
+// other query.
+func plainMatch(q map[string]json.RawMessage) (text string, ok bool) {
+	raw, found := q["match"]
+	if !found || len(q) != 1 {
+		return "", false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || len(m) != 1 {
+		return "", false
+	}
+	for f, v := range m {
+		if f != "_all" && f != "*" && f != "" {
+			return "", false
+		}
+		if json.Unmarshal(v, &text) != nil {
+			var obj struct {
+				Query string `json:"query"`
+			}
+			if json.Unmarshal(v, &obj) != nil {
+				return "", false
+			}
+			text = obj.Query
+		}
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", false // OpenSearchQueryString refuses it with its message
+	}
+	return text, true
 }
 
 // OpenSearchQueryString translates the supported OpenSearch query forms

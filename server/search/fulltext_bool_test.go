@@ -124,3 +124,47 @@ func TestUserNotifications_DirectoryUser(t *testing.T) {
 		})
 	}
 }
+
+// A match on every field, the console's search, forgives as /search does:
+// a stem, a fragment of a word and a word of the file name find the
+// document; a field named keeps OpenSearch's exact words (issue 46).
+func TestQueryFulltext_MatchOnEveryFieldForgives(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	id := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "post/quarterly-report.txt", "contentType": "text/plain",
+		"content": "the zebracorn grazes by the river", "actions": []any{map[string]any{"type": "FULLTEXT"}}})
+	servertest.WaitIndexed(t, s)
+	for _, tt := range []struct {
+		name  string
+		query map[string]any
+		found bool
+	}{
+		{"the word", map[string]any{"match": map[string]any{"_all": "zebracorn"}}, true},
+		{"a stem", map[string]any{"match": map[string]any{"_all": "Zebracorns"}}, true},
+		{"a fragment", map[string]any{"match": map[string]any{"_all": "zebracor"}}, true},
+		{"a fragment, query form", map[string]any{"match": map[string]any{"_all": map[string]any{"query": "zebrac river"}}}, true},
+		{"a word of the file name", map[string]any{"match": map[string]any{"_all": "quarterly"}}, true},
+		{"two words, one absent", map[string]any{"match": map[string]any{"_all": "zebracorn elephant"}}, false},
+		{"syntax is text", map[string]any{"match": map[string]any{"_all": "content:zebracorn"}}, false},
+		{"a named field stays exact", map[string]any{"match": map[string]any{"content": "zebracor"}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			deadline := time.Now().Add(5 * time.Second) // fulltext may lag by a second
+			for {
+				r := s.Do(http.MethodPost, "/queryFulltext", map[string]any{"query": tt.query}, admin)
+				servertest.MustStatus(t, r, http.StatusOK)
+				found := false
+				for _, h := range quiretest.List(t, quiretest.Obj(t, quiretest.Obj(t, r.JSON(t)["result"])["hits"]), "hits") {
+					found = found || quiretest.Str(t, quiretest.Obj(t, h), "_id") == id
+				}
+				if found == tt.found {
+					return
+				}
+				if !tt.found || time.Now().After(deadline) {
+					t.Fatalf("found %v, want %v: %s", found, tt.found, r.Body)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
