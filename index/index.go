@@ -838,6 +838,15 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 			return nil, 0, err
 		}
 	} else {
+		// Plain text has the query string's bounds (API.md): each word
+		// may expand to the words it begins, so a long text would ask
+		// for thousands of expansions.
+		if len(text) > maxQueryBytes {
+			return nil, 0, storage.Invalid("query", fmt.Sprintf("the query is longer than %d bytes", maxQueryBytes))
+		}
+		if n := len(strings.Fields(text)); n > maxQueryClauses {
+			return nil, 0, storage.Invalid("query", fmt.Sprintf("the query has %d words; at most %d", n, maxQueryClauses))
+		}
 		tq = x.wordsQuery(text, AnalyzerFor(o.Language))
 		if tq == nil {
 			return nil, 0, nil

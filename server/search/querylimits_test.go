@@ -69,4 +69,23 @@ func TestQueryFulltext_Limits(t *testing.T) {
 			}
 		})
 	}
+	// Plain text (the console's match on every field, /searchFulltext's
+	// text) has the same bounds: each word may expand to the words it
+	// begins.
+	for _, tc := range []struct {
+		name, path string
+		body       map[string]any
+		want       string
+	}{
+		{"match, too many words", "/queryFulltext", map[string]any{"query": map[string]any{"match": map[string]any{"_all": many(300)}}}, "the query has 300 words; at most 256"},
+		{"match, too long", "/queryFulltext", map[string]any{"query": map[string]any{"match": map[string]any{"_all": strings.Repeat("a", 5000)}}}, "the query is longer than 4096 bytes"},
+		{"searchFulltext text, too many words", "/searchFulltext", map[string]any{"query": map[string]any{"text": many(300)}}, "the query has 300 words; at most 256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, tc.path, tc.body, tok)
+			if r.Status != 400 || !strings.Contains(string(r.Body), tc.want) || !strings.Contains(string(r.Body), `"key":"query"`) {
+				t.Fatalf("status %d %s, want 400 with %q", r.Status, r.Body, tc.want)
+			}
+		})
+	}
 }
