@@ -72,7 +72,11 @@ func TestSearch_MatchedPages(t *testing.T) {
 							got[id] = nil
 							if v, ok := m["matchedPages"]; ok {
 								for _, p := range quiretest.List(t, m, "matchedPages") {
-									got[id] = append(got[id], int(p.(float64)))
+									n, ok := p.(float64)
+									if !ok {
+										t.Fatalf("%s: a matched page is not a number: %v", id, v)
+									}
+									got[id] = append(got[id], int(n))
 								}
 								if len(got[id]) == 0 {
 									t.Errorf("%s: matchedPages present but empty: %v", id, v)
