@@ -79,7 +79,7 @@ func uploadTo(t *testing.T, s *quiretest.Server, r *quiretest.Response, body []b
 // found exactly when FULLTEXT ran.
 func TestDefaultProcessing_Doors(t *testing.T) {
 	quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := servertest.PipelineServer(t)
+	s := servertest.PipelineServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	defaults := []string{"OCR", "FULLTEXT"}
 	for _, site := range servertest.Sites {
