@@ -131,9 +131,36 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 	s := &Server{t: t, Node: n, URL: url, DataDir: dir, Client: &http.Client{Timeout: 60 * time.Second}}
 	t.Cleanup(s.Close)
 	if !cfg.DefaultProcessing && cfg.Cluster.NodeID == "" {
-		s.NoDefaultProcessing(t)
+		s.noDefaultProcessing(t)
 	}
 	return s
+}
+
+// noDefaultProcessing is NoDefaultProcessing for a single server, applied
+// to its store as the PATCH's command would be: requests of its own would
+// hold connections a test counts (a per-client connection cap) and would
+// need the test's TLS settings.
+func (s *Server) noDefaultProcessing(t testing.TB) {
+	t.Helper()
+	cur, err := s.Node.DB.SiteConfig("default")
+	if err != nil {
+		t.Fatalf("read the default site's configuration: %v", err)
+	}
+	var next storage.SiteConfig
+	if cur != nil {
+		if cur.Processing != nil {
+			return
+		}
+		next = *cur
+	}
+	next.Processing = &storage.ProcessingConfig{DefaultActions: &[]string{}}
+	c, err := storage.NewCommand(storage.OpSetSiteConfig, "default", "quiretest", time.Now(), next)
+	if err == nil {
+		_, err = s.Node.DB.Apply(context.Background(), c)
+	}
+	if err != nil {
+		t.Fatalf("turn the default site's default processing off: %v", err)
+	}
 }
 
 // NoDefaultProcessing sets the default site's processing.defaultActions to
