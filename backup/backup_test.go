@@ -256,11 +256,11 @@ func TestEveryFlipDetected(t *testing.T) {
 	}
 	var passed []int
 	for _, off := range offs {
-		b := bytes.Clone(arch)
-		b[off] ^= 0x01
-		if _, err := Verify(bytes.NewReader(b), nil); err == nil {
+		arch[off] ^= 0x01 // flipped in place, and back: a copy per flip was most of the test's time
+		if _, err := Verify(bytes.NewReader(arch), nil); err == nil {
 			passed = append(passed, off)
 		}
+		arch[off] ^= 0x01
 	}
 	if len(passed) > 0 {
 		t.Fatalf("%d of %d single-byte flips passed Verify, at offsets %v (archive %d bytes, end frame at %d)",

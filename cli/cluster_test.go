@@ -53,7 +53,7 @@ func TestCluster_CommandLine(t *testing.T) {
 // quire cluster token, join, status and leave against running members.
 func TestCluster_JoinStatusLeaveThroughTheCLI(t *testing.T) {
 	opt := func(id string, bootstrap bool, raft string) quiretest.Option {
-		return func(c *node.Config) {
+		return func(c *quiretest.Config) {
 			c.TLS = node.TLSConfig{SelfSigned: true}
 			c.PublicURL = "https://" + c.Listen
 			c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: raft, Bootstrap: bootstrap}

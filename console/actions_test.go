@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"quire/node"
 	"quire/quiretest"
 )
 
@@ -18,7 +17,7 @@ import (
 // the page, and the activity trail lists the document's changes.
 func TestConsole_ActionsAndActivity(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, quiretest.AllowLoopbackOutbound, func(c *node.Config) { c.Pipeline.RetryBase = 20 * time.Millisecond })
+	e := newEnv(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) { c.Pipeline.RetryBase = 20 * time.Millisecond })
 	e.user(t, "ali", "default", "temporary-1", true)
 	out := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "hooks/order.txt", "content": "order 42", "contentType": "text/plain"}, http.StatusCreated)
 	id, _ := out["documentId"].(string)

@@ -22,7 +22,7 @@ import (
 // node's own cluster certificate with their expiry.
 func TestConsole_HealthCluster(t *testing.T) {
 	t.Parallel()
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: "n1", RaftListen: "127.0.0.1:0", Bootstrap: true}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -60,7 +60,7 @@ func TestConsole_HealthCluster(t *testing.T) {
 // scanner that pins is given (issue 48) — the one the listener presents.
 func TestConsole_HealthSMTPFingerprint(t *testing.T) {
 	t.Parallel()
-	s := quiretest.NewServer(t, func(c *node.Config) { c.IntakeSMTP = node.IntakeSMTPConfig{Listen: "127.0.0.1:0"} })
+	s := quiretest.NewServer(t, func(c *quiretest.Config) { c.IntakeSMTP = node.IntakeSMTPConfig{Listen: "127.0.0.1:0"} })
 	presented := smtpCertFingerprint(t, s.Node.SMTPAddr())
 	e := &env{s: s, admin: s.Admin()}
 	if r := s.Do("POST", "/groups", map[string]any{"group": map[string]any{"name": "Admins"}}, e.admin); r.Status != http.StatusOK && r.Status != http.StatusConflict {

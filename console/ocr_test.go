@@ -15,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -28,7 +27,8 @@ func ocrEnv(t *testing.T) *env {
 		{"pdftoppm", "poppler-utils"}, {"qpdf", "qpdf"}, {"gs", "ghostscript"}, {"img2pdf", "img2pdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
-	return newEnv(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
+	// Scans dropped in the console get the production default processing.
+	return newEnv(t, quiretest.DefaultProcessing, func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 }
 
 // siteLanguages sets the site's OCR languages (processing.languages)

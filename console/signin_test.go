@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 )
@@ -80,7 +79,7 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 // minutes in the server's configuration, not in the page) and says why.
 func TestConsole_IdleTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *node.Config) { c.Auth.IdleTimeout = 2 * time.Second })
+	e := newEnv(t, func(c *quiretest.Config) { c.Auth.IdleTimeout = 2 * time.Second })
 	e.user(t, "ida", "default", "temporary-1", true)
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
@@ -113,7 +112,7 @@ func TestConsole_German(t *testing.T) {
 func TestConsole_ForgottenPassword(t *testing.T) {
 	t.Parallel()
 	mail := quiretest.NewMailServer(t)
-	e := newEnv(t, func(c *node.Config) {
+	e := newEnv(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	e.user(t, "fay@example.com", "default", "temporary-1", true)

@@ -307,6 +307,13 @@ func startServeClusterWith(t *testing.T, extra func(i int) []string) *serveClust
 		return ok && st.State == "Leader"
 	})
 	sc.procs, sc.c, sc.tok = []*cliProc{n1}, c, tok
+	// Documents created without actions get none, as on quiretest's
+	// servers (quiretest.Config's DefaultProcessing): the writes of these
+	// tests are about the log, not the pipeline.
+	off := map[string]any{"processing": map[string]any{"defaultActions": []string{}}}
+	if r := apiDoKey(c, http.MethodPatch, "https://"+n1.addr+"/sites/default/configuration", tok, "", off); r.status != http.StatusOK {
+		t.Fatalf("turn default processing off: %d %s", r.status, r.body)
+	}
 	sc.joinServe(t, 1, 0)
 	sc.joinServe(t, 2, 1)
 	sc.c = memberClient(t, sc.dirs...)

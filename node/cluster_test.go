@@ -16,7 +16,7 @@ import (
 // clusterOpt makes a quiretest server a cluster member on a loopback
 // Raft port.
 func clusterOpt(id string, bootstrap bool) quiretest.Option {
-	return func(c *node.Config) {
+	return func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: "127.0.0.1:0", Bootstrap: bootstrap}
 	}
 }
@@ -85,6 +85,9 @@ func formCluster(t *testing.T, ids []string, opt memberOptions, started func(id 
 		started(ids[0], first)
 	}
 	waitFor(t, ids[0]+" to lead", 30*time.Second, func() bool { return first.Node.Cluster.IsLeader() })
+	// Documents created without actions get none (quiretest.Config's
+	// DefaultProcessing): cluster tests name the actions they are about.
+	first.NoDefaultProcessing(t)
 	srvs := []*quiretest.Server{first}
 	for _, id := range ids[1:] {
 		s := quiretest.StartServer(t, provision(t, first.DataDir, id), opt(id, false)...)

@@ -36,8 +36,9 @@ func TestHelperCrashServer(t *testing.T) {
 	}
 	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, PublicURL: "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	// The pipeline crash test's webhook receiver is on loopback.
-	quiretest.AllowLoopbackOutbound(&cfg)
-	serveChild(cfg)
+	qc := quiretest.Config{Config: cfg}
+	quiretest.AllowLoopbackOutbound(&qc)
+	serveChild(qc.Config)
 }
 
 // serveChild serves a node with cfg in a child process, printing its

@@ -30,7 +30,7 @@ import (
 // fullDiskConfig gives the full-disk tests' node the smallest reserve a
 // configuration may set (what the store may still write through mmap), so
 // that a small file system fills quickly.
-func fullDiskConfig(c *node.Config) {
+func fullDiskConfig(c *quiretest.Config) {
 	c.MinFreeBytes, c.MinFreePercent, c.DiskCheckEvery = int64(storage.MinReserve()), -1, 50*time.Millisecond
 }
 
@@ -44,9 +44,9 @@ func TestHelperFullDiskServer(t *testing.T) {
 	if dir == "" {
 		return
 	}
-	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := quiretest.Config{Config: node.Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	fullDiskConfig(&cfg)
-	serveChild(cfg)
+	serveChild(cfg.Config)
 }
 
 // mountTmpfsAt mounts a tmpfs of size bytes on dir, unmounted when the

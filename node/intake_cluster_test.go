@@ -21,7 +21,9 @@ import (
 // leader stops, the next one takes the folder over.
 func TestCluster_IntakeLeaderOnly(t *testing.T) {
 	root := t.TempDir()
-	intake := func(c *node.Config) { c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond} }
+	intake := func(c *quiretest.Config) {
+		c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond}
+	}
 	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, func(id string, bootstrap bool) []quiretest.Option {
 		return []quiretest.Option{clusterOpt(id, bootstrap), intake}
 	}, nil))

@@ -27,7 +27,7 @@ import (
 // joinOpt makes a quiretest server a cluster member serving HTTPS
 // (self-signed): n bootstraps, or joins at joinURL with token.
 func joinOpt(id string, bootstrap bool, joinURL, token string) quiretest.Option {
-	return func(c *node.Config) {
+	return func(c *quiretest.Config) {
 		c.TLS = node.TLSConfig{SelfSigned: true}
 		c.PublicURL = "https://" + c.Listen
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: "127.0.0.1:0", Bootstrap: bootstrap, Join: joinURL, JoinToken: token}

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -365,7 +364,7 @@ func metricValue(t *testing.T, s *quiretest.Server, name string) float64 {
 // content of a document stays.
 func TestLeader_ChunkSweepIsALeaderCommandAfterTheGrace(t *testing.T) {
 	const grace = 2 * time.Second
-	opt := func(c *node.Config) { c.Cluster.ChunkSweepGrace = grace }
+	opt := func(c *quiretest.Config) { c.Cluster.ChunkSweepGrace = grace }
 	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2"}, func(id string, bootstrap bool) []quiretest.Option {
 		return []quiretest.Option{clusterOpt(id, bootstrap), opt}
 	}, nil))

@@ -309,7 +309,7 @@ func (f *fabric) ids() []string {
 // viaFabric makes a quiretest server a cluster member whose peer
 // connections go through f.
 func viaFabric(f *fabric, id string, bootstrap bool) quiretest.Option {
-	return func(c *node.Config) {
+	return func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: "127.0.0.1:0", Bootstrap: bootstrap,
 			Tune: func(cc *cluster.Config) { cc.Dial = f.dialer(id) }}
 	}
@@ -317,7 +317,7 @@ func viaFabric(f *fabric, id string, bootstrap bool) quiretest.Option {
 
 // viaFabricAt is viaFabric for a member restarting on its Raft address.
 func viaFabricAt(f *fabric, id, raftAddr string) quiretest.Option {
-	return func(c *node.Config) {
+	return func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: raftAddr,
 			Tune: func(cc *cluster.Config) { cc.Dial = f.dialer(id) }}
 	}

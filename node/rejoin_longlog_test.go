@@ -106,7 +106,7 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	if _, err := node.MoveRaftStateAside(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	g := quiretest.StartServer(t, dir, func(c *node.Config) {
+	g := quiretest.StartServer(t, dir, func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: addr}
 	})
 	for i, s := range all {
@@ -167,7 +167,7 @@ func TestCluster_ReadmittedMemberStartedBeforeALeaderVotesAgain(t *testing.T) {
 	all[0].Close()
 	all[1].Close()
 	start := func(m member) *quiretest.Server {
-		return quiretest.StartServer(t, m.dir, func(c *node.Config) {
+		return quiretest.StartServer(t, m.dir, func(c *quiretest.Config) {
 			c.Cluster = node.ClusterConfig{NodeID: m.id, RaftListen: m.addr}
 		})
 	}

@@ -97,7 +97,7 @@ func TestCluster_VerifyFindsADivergedReplicaAndRejoinRepairsIt(t *testing.T) {
 	if !strings.Contains(out.String(), "rebuilt from the leader") {
 		t.Fatalf("rejoin did not rebuild the store: %s", out.String())
 	}
-	g := quiretest.StartServer(t, dir, func(c *node.Config) {
+	g := quiretest.StartServer(t, dir, func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: id, RaftListen: addr, Bootstrap: true}
 	})
 	all[2] = g
@@ -137,7 +137,7 @@ func TestCluster_VerifyFindsADivergedReplicaAndRejoinRepairsIt(t *testing.T) {
 // demoted without anyone asking.
 func TestCluster_LeaderVerifiesInTheBackgroundAndEveryMemberShowsIt(t *testing.T) {
 	often := func(id string, bootstrap bool) []quiretest.Option {
-		return append(plainMembers(id, bootstrap), func(c *node.Config) { c.Cluster.VerifyEvery = 300 * time.Millisecond })
+		return append(plainMembers(id, bootstrap), func(c *quiretest.Config) { c.Cluster.VerifyEvery = 300 * time.Millisecond })
 	}
 	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2", "n3"}, often, nil))
 	all := []*quiretest.Server{leader, fs[0], fs[1]}

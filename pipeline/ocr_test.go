@@ -23,7 +23,6 @@ import (
 
 	"golang.org/x/image/tiff"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/storage"
@@ -36,7 +35,7 @@ func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 		{"pdftoppm", "poppler-utils"}, {"qpdf", "qpdf"}, {"gs", "ghostscript"}, {"img2pdf", "img2pdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
-	base := func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
+	base := func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
 	return quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
 }
 
@@ -422,7 +421,7 @@ func waitComplete2(t *testing.T, s *quiretest.Server, tok, id string) {
 // is left without text and named in the action's message; the action
 // still completes with what was read.
 func TestOCR_PageTimeLimit(t *testing.T) {
-	s := ocrServer(t, func(c *node.Config) { c.Pipeline.OCRPageTimeout = time.Millisecond })
+	s := ocrServer(t, func(c *quiretest.Config) { c.Pipeline.OCRPageTimeout = time.Millisecond })
 	tok := s.Admin()
 	id := addScan(t, s, tok, "default", "slow.pdf", "application/pdf", quiretest.ImagePDF(quiretest.TextImage("Zebracorn")), nil)
 	a := ocrAction(t, s, tok, "default", id)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 )
@@ -33,7 +32,7 @@ func TestEngines_RelativeDataDir(t *testing.T) {
 	}
 	clamd := quiretest.Clamd(t)
 	t.Chdir(t.TempDir())
-	s := quiretest.StartServer(t, "data", func(c *node.Config) {
+	s := quiretest.StartServer(t, "data", func(c *quiretest.Config) {
 		c.Pipeline.RetryBase = 50 * time.Millisecond
 		c.Pipeline.Engines.Clamd = clamd
 	})

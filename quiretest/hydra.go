@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"quire/auth"
-	"quire/node"
 )
 
 // Hydra is a real OpenID provider for sign-in tests: ory/hydra v2.3.0
@@ -238,7 +237,7 @@ func (h *Hydra) Configure(t testing.TB, clientID, secret string) Option {
 	if err := os.WriteFile(f, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return func(c *node.Config) {
+	return func(c *Config) {
 		c.Auth.JWKSFile = h.JWKSFile
 		c.Auth.ExternalIssuer = h.Issuer
 		c.Auth.GroupsClaim = "groups"

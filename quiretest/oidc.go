@@ -19,7 +19,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"quire/auth"
-	"quire/node"
 )
 
 // IdP is an OpenID Connect provider on a loopback port for tests of the
@@ -123,7 +122,7 @@ func (i *IdP) Configure(t testing.TB) Option {
 	if err := os.WriteFile(secret, []byte(i.Secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return func(c *node.Config) {
+	return func(c *Config) {
 		c.Auth.JWKSFile = i.JWKSFile
 		c.Auth.ExternalIssuer = i.Issuer
 		c.Auth.GroupsClaim = "groups"

@@ -36,14 +36,32 @@ type Server struct {
 	Client  *http.Client
 }
 
-// Option changes the node config before it opens.
-type Option func(*node.Config)
+// Config is what a test server starts with: the node's configuration and
+// what quiretest does once it runs.
+type Config struct {
+	node.Config
+	// DefaultProcessing keeps the site's production default processing
+	// (OCR then FULLTEXT on every document created without actions; API.md
+	// "Default processing"). Without it a single server's default site is
+	// set to `processing.defaultActions: []` once the server runs, through
+	// the API as an administrator would, so tests not about processing do
+	// not pay for a pipeline run per document (issue 45: a fifth to a
+	// quarter of a package's CPU). Cluster members are left as configured:
+	// a cluster's tests set it once the cluster has a leader.
+	DefaultProcessing bool
+}
+
+// Option changes the config before the node opens.
+type Option func(*Config)
+
+// DefaultProcessing keeps the production default processing (Config).
+func DefaultProcessing(c *Config) { c.DefaultProcessing = true }
 
 // AllowLoopbackOutbound lets destinations users give (webhook urls, a
 // site's SMTP host and LLM url) reach loopback, where tests run their
 // receivers. The outbound policy refuses loopback by default; a test
 // that calls a receiver on 127.0.0.1 says so with this option.
-func AllowLoopbackOutbound(c *node.Config) {
+func AllowLoopbackOutbound(c *Config) {
 	p, err := outbound.New([]string{"127.0.0.0/8", "::1/128"}, nil)
 	if err != nil {
 		panic(err) // constant input
@@ -63,7 +81,7 @@ func NoRateLimits() map[string]string {
 // RateLimits sets the rate limits of the listed classes (the others stay
 // out of the way).
 func RateLimits(specs map[string]string) Option {
-	return func(c *node.Config) {
+	return func(c *Config) {
 		for k, v := range specs {
 			c.RateLimit[k] = v
 		}
@@ -86,7 +104,7 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 		t.Fatalf("listen: %v", err)
 	}
 	url := "http://" + ln.Addr().String()
-	cfg := node.Config{
+	cfg := Config{Config: node.Config{
 		Listen:    ln.Addr().String(),
 		DataDir:   dir,
 		PublicURL: url,
@@ -98,11 +116,11 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 		// Tests send many requests from one address: rate limits are out
 		// of the way unless a test sets them (RateLimits).
 		RateLimit: NoRateLimits(),
-	}
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n, err := node.Open(cfg)
+	n, err := node.Open(cfg.Config)
 	if err != nil {
 		ln.Close()
 		t.Fatalf("open node: %v", err)
@@ -112,7 +130,63 @@ func StartServer(t testing.TB, dir string, opts ...Option) *Server {
 	}
 	s := &Server{t: t, Node: n, URL: url, DataDir: dir, Client: &http.Client{Timeout: 60 * time.Second}}
 	t.Cleanup(s.Close)
+	if !cfg.DefaultProcessing && cfg.Cluster.NodeID == "" {
+		s.noDefaultProcessing(t)
+	}
 	return s
+}
+
+// noDefaultProcessing is NoDefaultProcessing for a single server, applied
+// to its store as the PATCH's command would be: requests of its own would
+// hold connections a test counts (a per-client connection cap) and would
+// need the test's TLS settings.
+func (s *Server) noDefaultProcessing(t testing.TB) {
+	t.Helper()
+	cur, err := s.Node.DB.SiteConfig("default")
+	if err != nil {
+		t.Fatalf("read the default site's configuration: %v", err)
+	}
+	var next storage.SiteConfig
+	if cur != nil {
+		if cur.Processing != nil {
+			return
+		}
+		next = *cur
+	}
+	next.Processing = &storage.ProcessingConfig{DefaultActions: &[]string{}}
+	c, err := storage.NewCommand(storage.OpSetSiteConfig, "default", "quiretest", time.Now(), next)
+	if err == nil {
+		_, err = s.Node.DB.Apply(context.Background(), c)
+	}
+	if err != nil {
+		t.Fatalf("turn the default site's default processing off: %v", err)
+	}
+}
+
+// NoDefaultProcessing sets the default site's processing.defaultActions to
+// none (Config.DefaultProcessing), unless the site already says what its
+// processing is (a restart on a data dir a test configured). A cluster's
+// test calls it on the leader.
+func (s *Server) NoDefaultProcessing(t testing.TB) {
+	t.Helper()
+	const path = "/sites/default/configuration"
+	r := s.Do(http.MethodGet, path, nil, s.Admin())
+	if r.Err != nil || r.Status != http.StatusOK {
+		t.Fatalf("read the default site's configuration: %d %s %v", r.Status, r.Body, r.Err)
+	}
+	var got struct {
+		Processing json.RawMessage `json:"processing"`
+	}
+	if err := json.Unmarshal(r.Body, &got); err != nil {
+		t.Fatalf("the default site's configuration: %v: %s", err, r.Body)
+	}
+	if len(got.Processing) > 0 && string(got.Processing) != "null" {
+		return
+	}
+	body := map[string]any{"processing": map[string]any{"defaultActions": []string{}}}
+	if r := s.Do(http.MethodPatch, path, body, s.Admin()); r.Err != nil || r.Status != http.StatusOK {
+		t.Fatalf("turn the default site's default processing off: %d %s %v", r.Status, r.Body, r.Err)
+	}
 }
 
 // Close stops the node (idempotent).

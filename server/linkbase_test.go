@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -20,7 +19,7 @@ import (
 // does not (a forged Host cannot send an upload elsewhere). The links
 // work.
 func TestLinks_FromTheRequestsHost(t *testing.T) {
-	s := quiretest.NewServer(t, func(c *node.Config) { c.PublicURL = "" })
+	s := quiretest.NewServer(t, func(c *quiretest.Config) { c.PublicURL = "" })
 	tok := s.Admin()
 	addr := strings.TrimPrefix(s.URL, "http://")
 	_, port, _ := net.SplitHostPort(addr)

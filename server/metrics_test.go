@@ -100,7 +100,7 @@ func TestMetrics_DashboardAndAlertsUseRealSeries(t *testing.T) {
 	body := string(s.Do(http.MethodGet, "/metrics", nil, "").Body)
 	// The quire_raft_* series come from a cluster member (here a cluster
 	// of one).
-	member := quiretest.NewServer(t, func(c *node.Config) {
+	member := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Cluster = node.ClusterConfig{NodeID: "m1", RaftListen: "127.0.0.1:0", Bootstrap: true}
 	})
 	body += "\n" + string(member.Do(http.MethodGet, "/metrics", nil, "").Body)
@@ -148,7 +148,7 @@ func TestMetrics_ListenerAndToken(t *testing.T) {
 		{"own listener and token", true, token},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := quiretest.NewServer(t, func(c *node.Config) {
+			s := quiretest.NewServer(t, func(c *quiretest.Config) {
 				c.MetricsToken = tt.token
 				if tt.separate {
 					c.MetricsListen = "127.0.0.1:0"

@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/guard"
-	"quire/node"
 	"quire/quiretest"
 	"quire/server"
 	"quire/server/internal/servertest"
@@ -29,7 +28,7 @@ func TestRecover_HandlerPanic(t *testing.T) {
 	t.Cleanup(func() { server.SetTestRoutes(nil) })
 	var mu sync.Mutex
 	var buf bytes.Buffer
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
 	})
 	before := guard.Count(guard.HTTP)

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -24,7 +23,7 @@ import (
 func TestLogs_Redacted(t *testing.T) {
 	var mu sync.Mutex
 	var buf bytes.Buffer
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	tok := s.Admin()
@@ -62,7 +61,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestLimits_OversizeBodies(t *testing.T) {
-	s := quiretest.NewServer(t, func(c *node.Config) { c.MaxUploadBytes = 1 << 20 })
+	s := quiretest.NewServer(t, func(c *quiretest.Config) { c.MaxUploadBytes = 1 << 20 })
 	tok := s.Admin()
 	big := `{"content":"` + strings.Repeat("A", 17<<20) + `"}`
 	r := s.Do(http.MethodPost, "/documents", big, tok)
@@ -218,7 +217,7 @@ func TestShutdown_InFlightUploadCompletes(t *testing.T) {
 func TestRequestID(t *testing.T) {
 	var mu sync.Mutex
 	var buf bytes.Buffer
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
 	})
 	tests := []struct {

@@ -24,7 +24,7 @@ import (
 
 // withTimeouts shortens the server's client timeouts so tests run fast.
 func withTimeouts(t server.Timeouts, maxPerClient int) quiretest.Option {
-	return func(c *node.Config) {
+	return func(c *quiretest.Config) {
 		c.Timeouts = t
 		c.MaxConnsPerClient = maxPerClient
 	}
@@ -332,7 +332,7 @@ func TestSlowClients_UnauthenticatedBody(t *testing.T) {
 // (well before the header timeout), while HTTPS requests are served.
 func TestSlowClients_TLSHandshake(t *testing.T) {
 	s := quiretest.NewServer(t, withTimeouts(server.Timeouts{Header: 20 * time.Second, TLSHandshake: 500 * time.Millisecond}, 0),
-		func(c *node.Config) { c.TLS = node.TLSConfig{SelfSigned: true} })
+		func(c *quiretest.Config) { c.TLS = node.TLSConfig{SelfSigned: true} })
 	for _, sent := range []string{"", "\x16\x03\x01"} {
 		c := servertest.Dial(t, s, "")
 		io.WriteString(c, sent)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 	"quire/storage"
@@ -75,7 +74,7 @@ func hasAll(got []string, want ...string) bool {
 // one site reaches the other's subscription.
 func TestEvents_DeliveredPerSite(t *testing.T) {
 	bus := servertest.NewReceiver(t)
-	s := servertest.PipelineServer(t, func(c *node.Config) {
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.EventBuses = map[string]string{"office": bus.URL + "/bus"}
 	})
 	tok := s.Admin()
@@ -180,7 +179,7 @@ func TestEvents_DeliveredAfterRestart(t *testing.T) {
 	}))
 	t.Cleanup(rc.Close)
 	events := func() []cloudEvent { mu.Lock(); defer mu.Unlock(); return append([]cloudEvent(nil), got...) }
-	opts := []quiretest.Option{func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }, quiretest.AllowLoopbackOutbound}
+	opts := []quiretest.Option{func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }, quiretest.AllowLoopbackOutbound}
 	s := quiretest.NewServer(t, opts...)
 	tok := s.Admin()
 	servertest.MustStatus(t, s.Do(http.MethodPost, "/sites/default/eventSubscriptions", map[string]any{"url": rc.URL, "eventTypes": []string{storage.EventCreated}}, tok), http.StatusCreated)

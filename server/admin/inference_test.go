@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -26,12 +25,12 @@ func TestInferenceModels(t *testing.T) {
 		}
 		dead := "http://" + ln.Addr().String() + "/v1"
 		ln.Close()
-		s := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.Engines.LLM.URL = dead })
+		s := quiretest.NewServer(t, func(c *quiretest.Config) { c.Pipeline.Engines.LLM.URL = dead })
 		servertest.MustStatus(t, s.Do(http.MethodGet, "/system/inferenceModels", nil, s.Admin()), http.StatusBadGateway)
 	})
 
 	llm := servertest.NewLLMServer(t)
-	s := servertest.PipelineServer(t, func(c *node.Config) {
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.LLM.URL = llm.URL + "/v1"
 		c.Pipeline.Engines.LLM.ModelID = "llama3"
 		c.Pipeline.Engines.LLM.RequireAgreement = true

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"quire/auth"
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -131,7 +130,7 @@ func TestTokenLifetimes_Configured(t *testing.T) {
 		{"long", 24 * time.Hour, 90 * 24 * time.Hour},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := quiretest.NewServer(t, func(c *node.Config) { c.Auth.AccessTTL, c.Auth.RefreshTTL = tt.access, tt.refresh })
+			s := quiretest.NewServer(t, func(c *quiretest.Config) { c.Auth.AccessTTL, c.Auth.RefreshTTL = tt.access, tt.refresh })
 			wantAccess, wantRefresh := tt.access, tt.refresh
 			if wantAccess == 0 {
 				wantAccess, wantRefresh = 15*time.Minute, 30*24*time.Hour

@@ -344,7 +344,7 @@ func TestDav_InterruptedPutIsNotCommitted(t *testing.T) {
 // default actions (OCR then FULLTEXT); with one, its tags and actions,
 // for a new document and a new version; quire_intake_* counts both.
 func TestDav_PutThroughIntakeProfile(t *testing.T) {
-	s := quiretest.NewServer(t)
+	s := quiretest.NewServer(t, quiretest.DefaultProcessing)
 	admin := s.Admin()
 	key := servertest.APIKey(t, s, "READ", "WRITE", "DELETE")
 	docAt := func(path string) string {

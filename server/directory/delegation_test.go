@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -29,7 +28,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func TestDelegationTokens(t *testing.T) {
 	var logs syncBuffer
-	s := quiretest.NewServer(t, func(c *node.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	s := quiretest.NewServer(t, func(c *quiretest.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	admin := s.Admin()
 	mint := func(t *testing.T, site string, body any) string {
 		t.Helper()

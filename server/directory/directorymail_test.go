@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
@@ -43,7 +42,7 @@ func mailsTo(m *quiretest.MailServer, addr string) []quiretest.Received {
 func TestDirectoryMail_OnlyServerSettings(t *testing.T) {
 	server := quiretest.NewMailServer(t)
 	relay := quiretest.NewMailServer(t)
-	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound, func(c *node.Config) {
+	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: server.Host, Port: server.Port, From: "quire@example.com"}
 	})
 	admin := s.Admin()
@@ -136,7 +135,7 @@ func TestDirectoryMail_SendFailureLeavesNoUser(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens there now: the connection is refused
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: "127.0.0.1", Port: port, From: "quire@example.com"}
 	})
 	admin := s.Admin()

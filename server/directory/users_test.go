@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
@@ -100,7 +99,7 @@ func TestUsers_Lockout(t *testing.T) {
 
 func TestUsers_ForgotPasswordByMail(t *testing.T) {
 	mail := quiretest.NewMailServer(t)
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	admin := s.Admin()

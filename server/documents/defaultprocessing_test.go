@@ -79,7 +79,7 @@ func uploadTo(t *testing.T, s *quiretest.Server, r *quiretest.Response, body []b
 // found exactly when FULLTEXT ran.
 func TestDefaultProcessing_Doors(t *testing.T) {
 	quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := servertest.PipelineServer(t)
+	s := servertest.PipelineServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	defaults := []string{"OCR", "FULLTEXT"}
 	for _, site := range servertest.Sites {
@@ -160,7 +160,7 @@ func TestDefaultProcessing_Doors(t *testing.T) {
 // only; a PATCH without content, or naming actions, adds none.
 func TestDefaultProcessing_NewVersionReplacesText(t *testing.T) {
 	quiretest.NeedProgram(t, "pdftotext", "poppler-utils")
-	s := servertest.PipelineServer(t)
+	s := servertest.PipelineServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestDefaultProcessing_NewVersionReplacesText(t *testing.T) {
 // by a word printed on it.
 func TestDefaultProcessing_ScanUploadedAsTheConsoleDoes(t *testing.T) {
 	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
-	s := servertest.PipelineServer(t)
+	s := servertest.PipelineServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	scan := quiretest.PNG(quiretest.TextImage("Dear customer", "your zebracorn order shipped"))
 	r := s.Do(http.MethodPost, "/documents/upload", map[string]any{"path": "post/letter.png", "contentType": "image/png"}, tok)
@@ -239,7 +239,7 @@ func TestDefaultProcessing_ScanUploadedAsTheConsoleDoes(t *testing.T) {
 // without actions gets: another list, none, or the default again when
 // the setting is removed; each site its own.
 func TestDefaultProcessing_SiteSetting(t *testing.T) {
-	s := servertest.PipelineServer(t)
+	s := servertest.PipelineServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	for _, tt := range []struct {
 		name    string

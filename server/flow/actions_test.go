@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
@@ -307,7 +306,7 @@ func TestActions_MoveDeleteQueue(t *testing.T) {
 // TestActions_EventBus posts a CloudEvents JSON event to the configured bus.
 func TestActions_EventBus(t *testing.T) {
 	bus := servertest.NewReceiver(t)
-	s := servertest.PipelineServer(t, func(c *node.Config) {
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.EventBuses = map[string]string{"office-bus": bus.URL + "/events"}
 	})
 	tok := s.Admin()

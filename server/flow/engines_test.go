@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -140,7 +139,7 @@ func TestActions_FulltextFormats(t *testing.T) {
 func TestActions_Antivirus(t *testing.T) {
 	addr := quiretest.Clamd(t)
 	bus := servertest.NewReceiver(t)
-	s := servertest.PipelineServer(t, func(c *node.Config) {
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.Clamd = addr
 		c.Pipeline.Engines.EventBuses = map[string]string{"security": bus.URL}
 	})

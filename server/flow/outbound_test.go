@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
@@ -20,7 +19,7 @@ import (
 // when the action runs, with the receiver getting no request), and runs
 // when the operator allows loopback.
 func TestOutbound_Webhook(t *testing.T) {
-	strict := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
+	strict := quiretest.NewServer(t, func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 	allowing := servertest.PipelineServer(t)
 	for _, tc := range []struct {
 		name      string
@@ -133,7 +132,7 @@ func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
 // endpoint of their own does not receive it.
 func TestOutbound_ServerLLMKeyStaysHome(t *testing.T) {
 	operators, governors := servertest.NewLLMServer(t), servertest.NewLLMServer(t)
-	s := servertest.PipelineServer(t, func(c *node.Config) {
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.LLM = pipeline.LLMConfig{URL: operators.URL + "/v1", APIKey: "server-wide-key", ModelID: "m"}
 	})
 	admin := s.Admin()
@@ -207,7 +206,7 @@ func TestSiteConfig_MaskedSecretsFollowDestination(t *testing.T) {
 // LLM url naming loopback by a name pass validation and are refused when
 // the action connects; nothing reaches the receivers.
 func TestOutbound_SiteDestinationsRefusedWhenDialed(t *testing.T) {
-	s := quiretest.NewServer(t, func(c *node.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
+	s := quiretest.NewServer(t, func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 	tok := s.Admin()
 	mail := quiretest.NewMailServer(t)
 	llm := servertest.NewLLMServer(t)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -78,7 +77,7 @@ func TestActions_OCRRefusesBeforeRendering(t *testing.T) {
 	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
 	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
 	quiretest.NeedProgram(t, "pdfinfo", "poppler-utils")
-	s := servertest.PipelineServer(t, func(c *node.Config) { c.Pipeline.OCRMaxPages = 50 })
+	s := servertest.PipelineServer(t, func(c *quiretest.Config) { c.Pipeline.OCRMaxPages = 50 })
 	tok := s.Admin()
 	many := quiretest.BlankPDF(10000, 612, 792)
 	for _, tc := range []struct {

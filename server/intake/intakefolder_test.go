@@ -18,7 +18,9 @@ import (
 
 // intakeRoot makes a node poll watched folders under root every 100 ms.
 func intakeRoot(root string) quiretest.Option {
-	return func(c *node.Config) { c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond} }
+	return func(c *quiretest.Config) {
+		c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond}
+	}
 }
 
 // docsByPath lists site default's documents by path.

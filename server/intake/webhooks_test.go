@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
 
-func publicWebhooks(c *node.Config) { c.PublicWebhooks = true }
+func publicWebhooks(c *quiretest.Config) { c.PublicWebhooks = true }
 
 // addWebhook creates a webhook and returns its id.
 func addWebhook(t *testing.T, s *quiretest.Server, tok, site string, body any) string {

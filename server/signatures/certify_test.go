@@ -202,10 +202,10 @@ func TestCertification_SecretsAndSignatures(t *testing.T) {
 func TestCertification_Timestamped(t *testing.T) {
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
 	tsa := quiretest.NewTSA(t)
-	live := quiretest.NewServer(t, func(c *node.Config) {
+	live := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.TSA = node.TSAConfig{URL: tsa.URL, CAFile: filepath.Join(tsa.Dir, "ca.pem")}
 	})
-	dead := quiretest.NewServer(t, func(c *node.Config) { c.TSA = node.TSAConfig{URL: "http://127.0.0.1:1/tsa"} })
+	dead := quiretest.NewServer(t, func(c *quiretest.Config) { c.TSA = node.TSAConfig{URL: "http://127.0.0.1:1/tsa"} })
 	notary := servertest.Pkcs12File(t, "Nora Notary", "pw1")
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {

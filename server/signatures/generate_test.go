@@ -21,7 +21,7 @@ const docxType = "application/vnd.openxmlformats-officedocument.wordprocessingml
 func TestGenerate_FromTemplate(t *testing.T) {
 	quiretest.NeedProgram(t, "soffice", "libreoffice-writer-nogui")
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
-	s := quiretest.NewServer(t)
+	s := quiretest.NewServer(t, quiretest.DefaultProcessing)
 	tok := s.Admin()
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/quiretest"
 )
 
@@ -19,7 +18,7 @@ import (
 // outbound policy must allow.
 func PipelineServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
-	base := func(c *node.Config) {
+	base := func(c *quiretest.Config) {
 		c.Pipeline.RetryBase = 50 * time.Millisecond
 		c.Pipeline.Engines.WebhookSecret = "test-secret"
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 )
@@ -30,7 +29,7 @@ func LinksTo(mail *quiretest.MailServer, addr string) []string {
 
 func EsignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
 	mail := quiretest.NewMailServer(t)
-	s := quiretest.NewServer(t, func(c *node.Config) {
+	s := quiretest.NewServer(t, func(c *quiretest.Config) {
 		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	return s, mail

@@ -10,7 +10,7 @@ import (
 // SmtpServer starts a node with the scan-to-e-mail listener on loopback.
 func SmtpServer(t *testing.T, set func(c *node.IntakeSMTPConfig), opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
-	opts = append(opts, func(c *node.Config) {
+	opts = append(opts, func(c *quiretest.Config) {
 		c.IntakeSMTP.Listen = "127.0.0.1:0"
 		c.IntakeSMTP.Domain = "scans.test"
 		if set != nil {
