@@ -251,6 +251,12 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		defer os.RemoveAll(dir)
 		if err := j.keepRendition(bctx, dir, in, total, list, id); err != nil && bctx.Err() == nil {
 			j.p.log.Warn("OCR searchable PDF not kept", "site", j.Site, "document", j.Doc.DocumentID, "err", err)
+			// The action says so (artifactStatus FAILED): the first
+			// make is given up at once, a rebuild after a start is
+			// counted (renditions.go). A stop is no failure: the
+			// rendition stays pending for the next start.
+			j.p.failRendition(bctx, j.Site, j.Action.UserID, storage.FailRendition{DocumentID: j.Doc.DocumentID, ArtifactID: id,
+				Message: "the searchable PDF could not be made: " + errorMessage(err), GiveUp: j.pendingArtifact == ""})
 		}
 	}
 	return out, nil
@@ -551,6 +557,7 @@ func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, id
 	}
 	out.Then = append(out.Then, add)
 	out.Metadata["artifactId"] = id
+	out.Metadata["artifactStatus"] = storage.ArtifactComplete // added with the outcome
 	if promote {
 		p, err := j.command(storage.OpPromoteArtifact, storage.ArtifactRef{DocumentID: j.Doc.DocumentID, ArtifactID: id})
 		if err != nil {
