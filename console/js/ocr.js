@@ -161,7 +161,9 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     const md = (a && a.metadata) || {};
     const pdfId = a && a.status === "COMPLETE" ? md.artifactId : "";
     const pdf = pdfId ? (arts || []).find((x) => x.artifactId === pdfId) : null;
-    const late = !!pdfId && !pdf && since(a.completedDate) > PDF_LATE_MS;
+    // artifactStatus FAILED: given up (artifactMessage says why); a
+    // server without artifactStatus: late after PDF_LATE_MS.
+    const late = !!pdfId && !pdf && (md.artifactStatus === "FAILED" || since(a.completedDate) > PDF_LATE_MS);
     const ft = indexAfter(acts);
     const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf, late, ft && ft.status]);
     if (key === shown) return false;
@@ -201,7 +203,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
       if (facts.length) parts.push(h("ul.ocr-facts#ocr-facts", facts.map((f) => h("li", f))));
       if (pdfId) {
         parts.push(pdf ? h("p#ocr-pdf", h("button.link#ocr-pdf-download", { type: "button", onclick: downloadPDF(pdfId) }, t("ocr.pdfDownload")))
-          : h("p.meta#ocr-pdf", t(late ? "ocr.pdfMissing" : "ocr.pdfMaking")));
+          : h("p.meta#ocr-pdf", t(late ? "ocr.pdfMissing" : "ocr.pdfMaking"),
+            late && md.artifactMessage ? h("span.ocr-pdf-why", " (" + md.artifactMessage + ")") : null));
       }
       parts.push(await textBlock());
       if (again) { again.onclick = run(() => recognize(a), t("ocr.started")); parts.push(again); }
@@ -220,7 +223,7 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     if (a.status === "COMPLETE" && ft && busy.has(ft.status)) return true;
     const md = a.metadata || {};
     return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId) &&
-      since(a.completedDate) <= PDF_LATE_MS;
+      md.artifactStatus !== "FAILED" && since(a.completedDate) <= PDF_LATE_MS;
   };
   const poll = async () => {
     if (section.isConnected) attached = true;
@@ -230,8 +233,9 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     if (attached) {
       try {
         const [acts, arts] = await Promise.all([
-          api("GET", `/documents/${enc(id)}/actions`, { query: q }),
-          api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 } }),
+          // If-None-Match: a turn that finds nothing new is two 304s.
+          api("GET", `/documents/${enc(id)}/actions`, { query: q, revalidate: true }),
+          api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 }, revalidate: true }),
         ]);
         if (stale && stale()) return;
         actions = acts.actions || [];
