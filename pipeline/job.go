@@ -34,16 +34,21 @@ type Job struct {
 	content []byte
 }
 
-// Param returns a string parameter of the action ("" when absent). Numbers
-// and booleans are given as their JSON text.
-func (j *Job) Param(name string) string {
+// paramMap returns the action's parameters, decoded once.
+func (j *Job) paramMap() Params {
 	if j.params == nil {
 		j.params = map[string]any{}
 		if len(j.Action.Parameters) > 0 {
 			_ = json.Unmarshal(j.Action.Parameters, &j.params)
 		}
 	}
-	switch v := j.params[name].(type) {
+	return j.params
+}
+
+// Param returns a string parameter of the action ("" when absent). Numbers
+// and booleans are given as their JSON text.
+func (j *Job) Param(name string) string {
+	switch v := j.paramMap()[name].(type) {
 	case nil:
 		return ""
 	case string:

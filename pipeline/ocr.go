@@ -60,6 +60,14 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, retryable(err)
 	}
 	langs := conf.OCRLanguages()
+	// An action's own ocrLanguages (checked against tesseract's when it
+	// was added; checkLanguages says which is gone if one was removed
+	// since) replace the site's for this scan.
+	if own, ok := OCRLanguagesParam(j.paramMap()); ok && len(own) > 0 {
+		langs = own
+	} else if !ok {
+		return nil, fmt.Errorf("invalid ocrLanguages '%s'", j.Param("ocrLanguages"))
+	}
 	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
