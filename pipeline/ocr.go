@@ -235,7 +235,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return out, nil
 	}
 	if promote || j.Doc.ArtifactOf != "" {
-		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false)
+		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false, j.p.cfg.Engines.Ocrmypdf)
 		if err != nil {
 			return nil, err
 		}
@@ -273,7 +273,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 // keepRendition builds the searchable PDF/A after the OCR action and adds
 // it as the OCR artifact id, unless the document has new content since.
 func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, pages []*ocrPage, id string) error {
-	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true)
+	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true, j.p.cfg.Engines.Ocrmypdf)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/storage"
@@ -258,5 +259,51 @@ func TestOCR_ArtifactStatus(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOCR_PDFAFallbackUsesConfiguredOcrmypdf: without an sRGB profile for
+// ghostscript, ocrmypdf makes the PDF/A, and it is the configured
+// engines.ocrmypdf (the real one), not the first ocrmypdf on PATH (here
+// a broken one): the setting takes effect.
+func TestOCR_PDFAFallbackUsesConfiguredOcrmypdf(t *testing.T) {
+	quiretest.NeedProgram(t, "ocrmypdf", "ocrmypdf")
+	real, err := exec.LookPath("ocrmypdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline.NoSRGBProfile(t) // before the server: restored after it stops
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ocrmypdf"), []byte("#!/bin/sh\necho 'the ocrmypdf on PATH, not the configured one' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	s := ocrServer(t, func(c *node.Config) { c.Pipeline.Engines.Ocrmypdf = real })
+	tok := s.Admin()
+	id := addScan(t, s, tok, "default", "fallback.png", "image/png", quiretest.PNG(quiretest.TextImage("Zebracorn fallback letter")), nil)
+	md, _ := ocrAction(t, s, tok, "default", id)["metadata"].(map[string]any)
+	art, _ := md["artifactId"].(string)
+	if msg := waitArtifactStatusDone(t, s, tok, id); msg != "" {
+		t.Fatalf("the PDF/A was not made by the configured ocrmypdf: %s", msg)
+	}
+	waitArtifact(t, s, tok, "default", id, art)
+}
+
+// waitArtifactStatusDone waits until the OCR action's PDF/A is COMPLETE
+// ("") or FAILED (its artifactMessage).
+func waitArtifactStatusDone(t *testing.T, s *quiretest.Server, tok, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		switch st, msg := artifactStatus(t, s, tok, id); st {
+		case storage.ArtifactComplete:
+			return ""
+		case storage.ArtifactFailed:
+			return "FAILED: " + msg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the PDF/A of %s is neither made nor given up after 3m", id)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
