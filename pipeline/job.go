@@ -32,6 +32,9 @@ type Job struct {
 	// started the action read it (small content; nil: read it from the
 	// store).
 	content []byte
+	// textExact: the text j.text read from plain-text content is the
+	// content's first bytes as they are (valid UTF-8).
+	textExact bool
 }
 
 // paramMap returns the action's parameters, decoded once.

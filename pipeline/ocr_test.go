@@ -580,6 +580,15 @@ func TestOCR_Languages(t *testing.T) {
 			t.Fatalf("OCR text in deu lacks %q: %q", w, text)
 		}
 	}
+	// FULLTEXT keeps no second copy of the OCR text: its record names it
+	// (storage/textref.go), and GET .../fulltext reads it.
+	waitComplete(t, s, tok, id)
+	if tr, err := s.Node.DB.StoredText("default", id, storage.TextFulltext); err != nil || tr == nil || tr.Text != "" || tr.From != storage.TextOCR {
+		t.Fatalf("stored FULLTEXT record of a scan: %+v %v, want a reference to the OCR text", tr, err)
+	}
+	if c, _ := s.Do(http.MethodGet, "/documents/"+id+"/fulltext", nil, tok).JSON(t)["content"].(string); c != strings.TrimRight(text, "\f") && c != text {
+		t.Fatalf("GET /fulltext %q, want the OCR text %q", c, text)
+	}
 	before := len(quiretest.List(t, s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, tok).JSON(t), "actions"))
 	bad := func(v any) map[string]any {
 		return map[string]any{"actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrLanguages": v}}}}
