@@ -115,7 +115,9 @@ export function pagesOf(text) {
 // ocrSection is the panel, drawn from the page's own answers (actions,
 // artifacts) and kept up to date while the OCR or its PDF is under way.
 // It is null for a document OCR cannot read and has never been asked to.
-export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }) {
+// onChange(actions, artifacts), when given, gets each new answer of its
+// polls (the page's Actions table follows them).
+export function ocrSection({ id, doc, actions, artifacts, write, reload, stale, onChange }) {
   // What OCR does not read (OCR by default skips it) gets no panel.
   const first = lastOCR(actions);
   if (!reads(doc.contentType) && (!first || first.status === "SKIPPED")) return null;
@@ -123,7 +125,7 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
   const line = h("p#ocr-state", { role: "status" });
   const body = h("div.ocr-body");
   const section = h("section#ocr.ocr", { "aria-labelledby": "ocr-title" }, h("h2#ocr-title", t("ocr.title")), line, body);
-  let shown = "", polls = 0, attached = false, textOpen = false;
+  let shown = "", polls = 0, attached = false, textOpen = false, lastActs = null, lastArts = null;
 
   const run = (fn, done) => async () => {
     try { await fn(); status(done, "info"); reload(); } catch (ex) { status(errorText(ex), "error"); }
@@ -238,9 +240,14 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
           api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 }, revalidate: true }),
         ]);
         if (stale && stale()) return;
+        // A 304 gives the answer kept from the previous turn: the same
+        // object, so nothing new to draw.
+        const changed = acts !== lastActs || arts !== lastArts;
+        lastActs = acts; lastArts = arts;
         actions = acts.actions || [];
         artifacts = arts.documents || [];
         await draw(actions, artifacts);
+        if (changed && onChange) onChange(actions, artifacts);
       } catch (_) { /* asked again at the next turn */ }
     }
     if (waiting()) setTimeout(poll, POLL_MS);
