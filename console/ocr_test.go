@@ -139,6 +139,17 @@ func (e *env) ocrFinished(t *testing.T, id string, n int, pdf bool) chromedp.Act
 	})
 }
 
+// approve lets document id go from the work queue (as a reviewer does).
+func (e *env) approve(t *testing.T, queue, id string) chromedp.Action {
+	return check(func() error {
+		r := e.s.Do("POST", "/queues/"+queue+"/documents/"+id+"/decisions?siteId=default", map[string]any{"decision": "APPROVE"}, e.admin)
+		if r.Status != http.StatusOK {
+			t.Errorf("approve: %d %s", r.Status, r.Body)
+		}
+		return r.Err
+	})
+}
+
 // ocrState waits until the panel shows the OCR action in state.
 func ocrState(state string) chromedp.Action {
 	return wait(`document.querySelector('#ocr[data-state="` + state + `"]')`)
@@ -170,13 +181,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 	steps = append(steps,
 		step{"the scan waits to be read", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), ocrState("PENDING"),
 			textOf("#ocr-state", "Waiting to recognize the text"), absent("#ocr-text"), absent("#ocr-again")}},
-		step{"the queue lets it go", check(func() error {
-			r := e.s.Do("POST", "/queues/"+queue+"/documents/"+id+"/decisions?siteId=default", map[string]any{"decision": "APPROVE"}, e.admin)
-			if r.Status != http.StatusOK {
-				t.Errorf("approve: %d %s", r.Status, r.Body)
-			}
-			return r.Err
-		})},
+		step{"the queue lets it go", e.approve(t, queue, id)},
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the panel shows the text by itself", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 2 pages."),
 			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English."),
@@ -289,13 +294,7 @@ func TestOCRPanel_ActionsTableFollows(t *testing.T) {
 			wait(`document.querySelectorAll('#actions tr[data-status="COMPLETE"]').length === 0`),
 			js(`document.querySelector("#doc-title").dataset.opened = "yes", true`, nil)}},
 		step{"polls that find nothing new are 304s", wait(`window.__polls.n304 >= 2`)},
-		step{"the queue lets it go", check(func() error {
-			r := e.s.Do("POST", "/queues/"+queue+"/documents/"+id+"/decisions?siteId=default", map[string]any{"decision": "APPROVE"}, e.admin)
-			if r.Status != http.StatusOK {
-				t.Errorf("approve: %d %s", r.Status, r.Body)
-			}
-			return r.Err
-		})},
+		step{"the queue lets it go", e.approve(t, queue, id)},
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the Actions table shows it by itself", chromedp.Tasks{
 			wait(`[...document.querySelectorAll('#actions tr[data-status]')].map((r) => r.dataset.status).join() === "ASYNC_COMPLETE,COMPLETE,COMPLETE"`),
