@@ -149,7 +149,7 @@ var settings = append([]setting{
 
 	{key: "engines.tesseract", name: "tesseract", help: "tesseract program for OCR (default: found on PATH; Debian package tesseract-ocr).",
 		example: "/usr/bin/tesseract", ptr: func(c *Config) any { return &c.Engines.Tesseract }},
-	{key: "engines.ocrmypdf", name: "ocrmypdf", help: "ocrmypdf program for searchable PDFs (addPdfDetectedCharactersAsText; package ocrmypdf).",
+	{key: "engines.ocrmypdf", name: "ocrmypdf", help: "ocrmypdf program that makes OCR's searchable PDF/A when ghostscript has no sRGB profile to embed (package ocrmypdf).",
 		example: "/usr/bin/ocrmypdf", ptr: func(c *Config) any { return &c.Engines.Ocrmypdf }},
 	{key: "engines.pdftotext", name: "pdftotext", help: "pdftotext program for the text of PDFs (package poppler-utils).",
 		example: "/usr/bin/pdftotext", ptr: func(c *Config) any { return &c.Engines.Pdftotext }},

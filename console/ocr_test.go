@@ -139,6 +139,17 @@ func (e *env) ocrFinished(t *testing.T, id string, n int, pdf bool) chromedp.Act
 	})
 }
 
+// approve lets document id go from the work queue (as a reviewer does).
+func (e *env) approve(t *testing.T, queue, id string) chromedp.Action {
+	return check(func() error {
+		r := e.s.Do("POST", "/queues/"+queue+"/documents/"+id+"/decisions?siteId=default", map[string]any{"decision": "APPROVE"}, e.admin)
+		if r.Status != http.StatusOK {
+			t.Errorf("approve: %d %s", r.Status, r.Body)
+		}
+		return r.Err
+	})
+}
+
 // ocrState waits until the panel shows the OCR action in state.
 func ocrState(state string) chromedp.Action {
 	return wait(`document.querySelector('#ocr[data-state="` + state + `"]')`)
@@ -170,13 +181,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 	steps = append(steps,
 		step{"the scan waits to be read", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), ocrState("PENDING"),
 			textOf("#ocr-state", "Waiting to recognize the text"), absent("#ocr-text"), absent("#ocr-again")}},
-		step{"the queue lets it go", check(func() error {
-			r := e.s.Do("POST", "/queues/"+queue+"/documents/"+id+"/decisions?siteId=default", map[string]any{"decision": "APPROVE"}, e.admin)
-			if r.Status != http.StatusOK {
-				t.Errorf("approve: %d %s", r.Status, r.Body)
-			}
-			return r.Err
-		})},
+		step{"the queue lets it go", e.approve(t, queue, id)},
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the panel shows the text by itself", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 2 pages."),
 			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English."),
@@ -261,6 +266,40 @@ func TestOCRPanel_FailureAndRetry(t *testing.T) {
 			click("#ocr-text summary"), textOf("#ocr-pages", "Zebracorn"), textOf("#ocr-facts", "Die Suche findet dieses Dokument über diese Wörter."), absent("#ocr-again")}},
 		step{"a reader cannot ask for text recognition", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + unread), ocrState("NONE"),
 			textOf("#ocr-state", "noch nicht erkannt"), absent("#ocr-run")}},
+	)
+	b.run(steps...)
+}
+
+// TestOCRPanel_ActionsTableFollows: while the OCR panel follows a scan
+// held in a queue, the document page's Actions table follows the same
+// polls: once the queue lets the scan go, the table shows the OCR and
+// FULLTEXT rows complete by itself, without the page being drawn again
+// (the title element is the one the page opened with), and the polls that
+// find nothing new are 304s (If-None-Match).
+func TestOCRPanel_ActionsTableFollows(t *testing.T) {
+	t.Parallel()
+	e := ocrEnv(t)
+	e.user(t, "sam", "default", "temporary-1", true)
+	queue := quiretest.Str(t, e.must(t, "POST", "/queues?siteId=default", map[string]any{"name": "scans"}, http.StatusCreated), "queueId")
+	id := e.addDoc(t, "post/table.png", "image/png", quiretest.PNG(quiretest.TextImage("Zebracorn table letter")), []map[string]any{
+		{"type": "QUEUE", "queueId": queue}, {"type": "OCR"}, {"type": "FULLTEXT"}})
+	b := newBrowser(t, "en-US")
+	// Counts the 304s of the panel's polls as the page sees them.
+	const count304 = `(() => { if (!window.__polls) { window.__polls = { n304: 0 }; const f = window.fetch;
+		window.fetch = async (...a) => { const r = await f(...a); if (r.status === 304) window.__polls.n304++; return r; }; } return true; })()`
+	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("sam", password)...)
+	steps = append(steps,
+		step{"the scan waits in the queue", chromedp.Tasks{js(count304, nil), navigate(e.s.URL + "/console/#/doc/" + id), ocrState("PENDING"),
+			wait(`document.querySelectorAll('#actions tr[data-status]').length === 3`),
+			wait(`document.querySelectorAll('#actions tr[data-status="COMPLETE"]').length === 0`),
+			js(`document.querySelector("#doc-title").dataset.opened = "yes", true`, nil)}},
+		step{"polls that find nothing new are 304s", wait(`window.__polls.n304 >= 2`)},
+		step{"the queue lets it go", e.approve(t, queue, id)},
+		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
+		step{"the Actions table shows it by itself", chromedp.Tasks{
+			wait(`[...document.querySelectorAll('#actions tr[data-status]')].map((r) => r.dataset.status).join() === "ASYNC_COMPLETE,COMPLETE,COMPLETE"`),
+			textOf("#actions", "complete"),
+			wait(`document.querySelector("#doc-title").dataset.opened === "yes"`)}},
 	)
 	b.run(steps...)
 }

@@ -19,3 +19,11 @@ func HoldBackground(p *Pipeline) (release func()) {
 // Successor is a new pipeline on p's store with p's configuration, as a
 // restarted process (or a new cluster leader) builds it; not started.
 func Successor(p *Pipeline) *Pipeline { return New(p.db, p.apply, p.cfg) }
+
+// NoSRGBProfile makes the PDF/A rendition find no sRGB profile, so that
+// ocrmypdf makes it (the fallback), until the test ends.
+func NoSRGBProfile(t interface{ Cleanup(func()) }) {
+	old := srgbProfiles
+	srgbProfiles = nil
+	t.Cleanup(func() { srgbProfiles = old })
+}

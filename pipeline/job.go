@@ -32,18 +32,26 @@ type Job struct {
 	// started the action read it (small content; nil: read it from the
 	// store).
 	content []byte
+	// textExact: the text j.text read from plain-text content is the
+	// content's first bytes as they are (valid UTF-8).
+	textExact bool
 }
 
-// Param returns a string parameter of the action ("" when absent). Numbers
-// and booleans are given as their JSON text.
-func (j *Job) Param(name string) string {
+// paramMap returns the action's parameters, decoded once.
+func (j *Job) paramMap() Params {
 	if j.params == nil {
 		j.params = map[string]any{}
 		if len(j.Action.Parameters) > 0 {
 			_ = json.Unmarshal(j.Action.Parameters, &j.params)
 		}
 	}
-	switch v := j.params[name].(type) {
+	return j.params
+}
+
+// Param returns a string parameter of the action ("" when absent). Numbers
+// and booleans are given as their JSON text.
+func (j *Job) Param(name string) string {
+	switch v := j.paramMap()[name].(type) {
 	case nil:
 		return ""
 	case string:

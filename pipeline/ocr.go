@@ -60,6 +60,14 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, retryable(err)
 	}
 	langs := conf.OCRLanguages()
+	// An action's own ocrLanguages (checked against tesseract's when it
+	// was added; checkLanguages says which is gone if one was removed
+	// since) replace the site's for this scan.
+	if own, ok := OCRLanguagesParam(j.paramMap()); ok && len(own) > 0 {
+		langs = own
+	} else if !ok {
+		return nil, fmt.Errorf("invalid ocrLanguages '%s'", j.Param("ocrLanguages"))
+	}
 	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
@@ -227,7 +235,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		return out, nil
 	}
 	if promote || j.Doc.ArtifactOf != "" {
-		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false)
+		pdf, err := buildSearchablePDF(ctx, dir, in, total, list, false, j.p.cfg.Engines.Ocrmypdf)
 		if err != nil {
 			return nil, err
 		}
@@ -251,6 +259,12 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		defer os.RemoveAll(dir)
 		if err := j.keepRendition(bctx, dir, in, total, list, id); err != nil && bctx.Err() == nil {
 			j.p.log.Warn("OCR searchable PDF not kept", "site", j.Site, "document", j.Doc.DocumentID, "err", err)
+			// The action says so (artifactStatus FAILED): the first
+			// make is given up at once, a rebuild after a start is
+			// counted (renditions.go). A stop is no failure: the
+			// rendition stays pending for the next start.
+			j.p.failRendition(bctx, j.Site, j.Action.UserID, storage.FailRendition{DocumentID: j.Doc.DocumentID, ArtifactID: id,
+				Message: "the searchable PDF could not be made: " + errorMessage(err), GiveUp: j.pendingArtifact == ""})
 		}
 	}
 	return out, nil
@@ -259,7 +273,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 // keepRendition builds the searchable PDF/A after the OCR action and adds
 // it as the OCR artifact id, unless the document has new content since.
 func (j *Job) keepRendition(ctx context.Context, dir, in string, total int, pages []*ocrPage, id string) error {
-	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true)
+	pdf, err := buildSearchablePDF(ctx, dir, in, total, pages, true, j.p.cfg.Engines.Ocrmypdf)
 	if err != nil {
 		return err
 	}
@@ -551,6 +565,7 @@ func (j *Job) keepSearchablePDF(ctx context.Context, fn string, promote bool, id
 	}
 	out.Then = append(out.Then, add)
 	out.Metadata["artifactId"] = id
+	out.Metadata["artifactStatus"] = storage.ArtifactComplete // added with the outcome
 	if promote {
 		p, err := j.command(storage.OpPromoteArtifact, storage.ArtifactRef{DocumentID: j.Doc.DocumentID, ArtifactID: id})
 		if err != nil {

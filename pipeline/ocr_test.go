@@ -556,3 +556,83 @@ func TestOCR_TextBeforePDF(t *testing.T) {
 	released = true
 	waitArtifact(t, s, tok, "default", id, art)
 }
+
+// TestOCR_Languages: an OCR action's ocrLanguages (Quire extension) read
+// one letter in another language than the site's (here a German letter
+// on a site reading English): the action's metadata names them and the
+// text keeps its ß and umlauts. A language tesseract lacks, osd, a code
+// twice or a value that names none is refused with FormKiQ's validation
+// shape, on POST /documents/{id}/actions, POST /documents and POST
+// /documents/{id}/ocr alike, and adds no action.
+func TestOCR_Languages(t *testing.T) {
+	s := ocrServer(t)
+	tok := s.Admin()
+	letter := quiretest.TextImage("Sehr geehrter Herr Becker,", "die Rechnung für die Straße", "Zebracorn 4711")
+	id := addScan(t, s, tok, "default", "brief.png", "image/png", quiretest.PNG(letter), map[string]any{"ocrLanguages": "deu"})
+	a := ocrAction(t, s, tok, "default", id)
+	if md, _ := a["metadata"].(map[string]any); a["status"] != "COMPLETE" || md["languages"] != "deu" {
+		t.Fatalf("OCR with ocrLanguages deu: %v", a)
+	}
+	text, _ := s.Do(http.MethodGet, "/documents/"+id+"/ocr", nil, tok).JSON(t)["data"].(string)
+	for _, w := range []string{"Straße", "für", "Zebracorn"} {
+		if !strings.Contains(text, w) {
+			t.Fatalf("OCR text in deu lacks %q: %q", w, text)
+		}
+	}
+	// FULLTEXT keeps no second copy of the OCR text: its record names it
+	// (storage/textref.go), and GET .../fulltext reads it.
+	waitComplete(t, s, tok, id)
+	if tr, err := s.Node.DB.StoredText("default", id, storage.TextFulltext); err != nil || tr == nil || tr.Text != "" || tr.From != storage.TextOCR {
+		t.Fatalf("stored FULLTEXT record of a scan: %+v %v, want a reference to the OCR text", tr, err)
+	}
+	if c, _ := s.Do(http.MethodGet, "/documents/"+id+"/fulltext", nil, tok).JSON(t)["content"].(string); c != strings.TrimRight(text, "\f") && c != text {
+		t.Fatalf("GET /fulltext %q, want the OCR text %q", c, text)
+	}
+	before := len(quiretest.List(t, s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, tok).JSON(t), "actions"))
+	bad := func(v any) map[string]any {
+		return map[string]any{"actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrLanguages": v}}}}
+	}
+	const key = `{"errors":[{"key":"parameters.ocrLanguages","error":`
+	tests := []struct {
+		name, method, path string
+		body               any
+		want               int
+		resp               string
+	}{
+		{"two languages", "POST", "/documents/" + id + "/actions", bad("deu+eng"), http.StatusOK, `{"message":"Actions saved"}`},
+		{"a list", "POST", "/documents/" + id + "/ocr", map[string]any{"ocrLanguages": []string{"fra", "eng"}}, http.StatusOK, `{"message":"OCR request submitted"}`},
+		{"not installed", "POST", "/documents/" + id + "/actions", bad("xyz"), http.StatusBadRequest,
+			key + `"language 'xyz' is not installed: install the Debian package tesseract-ocr-xyz"}]}`},
+		{"not installed on create", "POST", "/documents", map[string]any{"content": "x", "actions": bad("deu+qaa")["actions"]}, http.StatusBadRequest,
+			key + `"language 'qaa' is not installed: install the Debian package tesseract-ocr-qaa"}]}`},
+		{"not installed on /ocr", "POST", "/documents/" + id + "/ocr", map[string]any{"ocrLanguages": "xyz"}, http.StatusBadRequest,
+			key + `"language 'xyz' is not installed: install the Debian package tesseract-ocr-xyz"}]}`},
+		{"osd", "POST", "/documents/" + id + "/actions", bad("osd"), http.StatusBadRequest,
+			key + `"invalid language 'osd': a tesseract language code such as eng, deu or fra"}]}`},
+		{"twice", "POST", "/documents/" + id + "/actions", bad("deu,deu"), http.StatusBadRequest, key + `"language 'deu' is listed twice"}]}`},
+		{"empty", "POST", "/documents/" + id + "/actions", bad(""), http.StatusBadRequest,
+			key + `"invalid 'ocrLanguages' parameter: tesseract language codes such as 'deu' or 'deu+eng'"}]}`},
+		{"a number", "POST", "/documents/" + id + "/actions", bad(7), http.StatusBadRequest,
+			key + `"invalid 'ocrLanguages' parameter: tesseract language codes such as 'deu' or 'deu+eng'"}]}`},
+		{"too many", "POST", "/documents/" + id + "/actions", bad("eng+deu+fra+ita+spa+nld"), http.StatusBadRequest, key + `"at most 5 languages"}]}`},
+	}
+	added := 0
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.Do(tc.method, tc.path, tc.body, tok)
+			if r.Status != tc.want || string(r.Body) != tc.resp {
+				t.Fatalf("%d %s, want %d %s", r.Status, r.Body, tc.want, tc.resp)
+			}
+		})
+		if tc.want == http.StatusOK {
+			added++
+		}
+	}
+	acts := quiretest.List(t, s.Do(http.MethodGet, "/documents/"+id+"/actions", nil, tok).JSON(t), "actions")
+	if len(acts) != before+added {
+		t.Fatalf("%d actions after %d accepted requests (had %d): %v", len(acts), added, before, acts)
+	}
+	if p := quiretest.Obj(t, quiretest.Obj(t, acts[len(acts)-1])["parameters"]); fmt.Sprint(p["ocrLanguages"]) != "[fra eng]" {
+		t.Fatalf("POST /ocr's ocrLanguages stored as %v", p)
+	}
+}

@@ -23,8 +23,10 @@ import (
 // returns its path. in is the document's PDF ("" for an image) of total
 // pages: pages past those read (ocrNumberOfPages with promotion) follow
 // as they are. In the background (bg) its programs run at a low priority,
-// so that they take no time from the pages still being read.
-func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []*ocrPage, bg bool) (string, error) {
+// so that they take no time from the pages still being read. ocrmypdf is
+// the configured engines.ocrmypdf ("": the one on PATH), used only
+// without an sRGB profile (pdfA).
+func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []*ocrPage, bg bool, ocrmypdf string) (string, error) {
 	qpdf, err := program("", "qpdf", "qpdf")
 	if err != nil {
 		return "", err
@@ -54,7 +56,7 @@ func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []
 		return "", err
 	}
 	out := filepath.Join(dir, "searchable.pdf")
-	return out, pdfA(ctx, dir, joined, out, bg)
+	return out, pdfA(ctx, dir, joined, out, bg, ocrmypdf)
 }
 
 // lowPriority runs prog through nice(1) when bg and nice is there.
@@ -71,11 +73,11 @@ func lowPriority(bg bool, prog string, args []string) (string, []string) {
 
 // pdfA converts a PDF to PDF/A-2b with ghostscript and an sRGB output
 // intent; without an sRGB profile to embed, ocrmypdf does it (slower: a
-// Python start).
-func pdfA(ctx context.Context, dir, in, out string, bg bool) error {
+// Python start): the configured one (engines.ocrmypdf), else PATH's.
+func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) error {
 	icc := srgbProfile()
 	if icc == "" {
-		ocrmypdf, err := program("", "ocrmypdf", "ocrmypdf")
+		ocrmypdf, err := program(configured, "ocrmypdf", "ocrmypdf")
 		if err != nil {
 			return err
 		}
@@ -106,11 +108,15 @@ func pdfA(ctx context.Context, dir, in, out string, bg bool) error {
 	return err
 }
 
+// srgbProfiles are where srgbProfile looks (tests empty it to take the
+// ocrmypdf path).
+var srgbProfiles = []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
+	"/usr/share/color/icc/sRGB.icc", "/usr/share/color/icc/colord/sRGB.icc"}
+
 // srgbProfile finds an sRGB ICC profile on the machine (ghostscript's
 // own, then the usual colour profile packages), "" when none.
 func srgbProfile() string {
-	for _, pat := range []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
-		"/usr/share/color/icc/sRGB.icc", "/usr/share/color/icc/colord/sRGB.icc"} {
+	for _, pat := range srgbProfiles {
 		if m, _ := filepath.Glob(pat); len(m) > 0 {
 			return m[len(m)-1]
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -27,6 +28,9 @@ type CheckEnv interface {
 	MappingExists(id string) bool
 	// LlmPromptExists reports whether the site has the LlmPrompt entity.
 	LlmPromptExists(name string) bool
+	// OCRLanguages lists the languages the server's tesseract has
+	// (Pipeline.InstalledOCRLanguages).
+	OCRLanguages(ctx context.Context) ([]string, error)
 }
 
 // Params are an action's parameters as the API takes them.
@@ -119,6 +123,41 @@ func checkOCR(c *ParamCheck) {
 	if v := strings.ToLower(c.get("addPdfDetectedCharactersAsText")); v != "" && v != "true" && v != "false" {
 		c.add("parameters.addPdfDetectedCharactersAsText", "invalid 'addPdfDetectedCharactersAsText' parameter")
 	}
+	// ocrLanguages (Quire extension): the languages of this one scan
+	// instead of the site's processing.languages, as tesseract has them.
+	if _, given := c.Params["ocrLanguages"]; given {
+		langs, ok := OCRLanguagesParam(c.Params)
+		switch {
+		case !ok:
+			c.add("parameters.ocrLanguages", "invalid 'ocrLanguages' parameter: tesseract language codes such as 'deu' or 'deu+eng'")
+		default:
+			c.Items = append(c.Items, checkLanguageList(context.Background(), "parameters.ocrLanguages", langs, c.Env.OCRLanguages)...)
+		}
+	}
+}
+
+// OCRLanguagesParam reads an OCR action's ocrLanguages parameter: a
+// string of codes joined by '+' (tesseract's way) or ',', or a JSON list
+// of codes. ok is false when it is given but names none or is of another
+// type.
+func OCRLanguagesParam(p Params) (langs []string, ok bool) {
+	switch v := p["ocrLanguages"].(type) {
+	case nil:
+		return nil, true
+	case string:
+		langs = strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' || r == ' ' })
+	case []any:
+		for _, x := range v {
+			s, isStr := x.(string)
+			if !isStr {
+				return nil, false
+			}
+			langs = append(langs, strings.TrimSpace(s))
+		}
+	default:
+		return nil, false
+	}
+	return langs, len(langs) > 0
 }
 
 func checkFulltext(c *ParamCheck) {

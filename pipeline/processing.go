@@ -43,6 +43,53 @@ const maxLanguages = 5
 
 var langCode = regexp.MustCompile(`^[a-z]{3}(_[a-z]+)?$`)
 
+// checkLanguageList checks OCR languages given under key (a site's
+// processing.languages, an action's ocrLanguages): tesseract codes (not
+// osd, which is no language), at most maxLanguages, each once, each one
+// tesseract has (installed lists them; asked only when langs is not
+// empty).
+func checkLanguageList(ctx context.Context, key string, langs []string, installed func(context.Context) ([]string, error)) []storage.ValidationItem {
+	var items []storage.ValidationItem
+	add := func(msg string) { items = append(items, storage.ValidationItem{Key: key, Msg: msg}) }
+	if len(langs) > maxLanguages {
+		add(fmt.Sprintf("at most %d languages", maxLanguages))
+	}
+	var have []string
+	if len(langs) > 0 {
+		var err error
+		if have, err = installed(ctx); err != nil {
+			add(err.Error())
+		}
+	}
+	for i, l := range langs {
+		switch {
+		case !langCode.MatchString(l) || l == "osd":
+			add(fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
+		case slices.Contains(langs[:i], l):
+			add(fmt.Sprintf("language '%s' is listed twice", l))
+		case have != nil && !slices.Contains(have, l):
+			add(fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
+		}
+	}
+	return items
+}
+
+// InstalledOCRLanguages lists the languages the configured tesseract has
+// (its --list-langs, osd among them), within 30 s.
+func (p *Pipeline) InstalledOCRLanguages(ctx context.Context) ([]string, error) {
+	tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	have, err := installedLanguages(cctx, "", tess)
+	if err != nil {
+		return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
+	}
+	return have, nil
+}
+
 // CheckProcessing validates a site's processing section: languages are
 // tesseract codes the server has (not osd, which is no language), at most
 // maxLanguages of them, each once; default actions are among
@@ -51,34 +98,8 @@ func (p *Pipeline) CheckProcessing(ctx context.Context, c *storage.ProcessingCon
 	if c == nil {
 		return nil
 	}
-	var items []storage.ValidationItem
+	items := checkLanguageList(ctx, "processing.languages", c.Languages, p.InstalledOCRLanguages)
 	add := func(key, msg string) { items = append(items, storage.ValidationItem{Key: key, Msg: msg}) }
-	if len(c.Languages) > maxLanguages {
-		add("processing.languages", fmt.Sprintf("at most %d languages", maxLanguages))
-	}
-	var have []string
-	if len(c.Languages) > 0 {
-		if tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr"); err != nil {
-			add("processing.languages", err.Error())
-		} else {
-			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			have, err = installedLanguages(cctx, "", tess)
-			cancel()
-			if err != nil {
-				add("processing.languages", "tesseract does not list its languages: "+err.Error())
-			}
-		}
-	}
-	for i, l := range c.Languages {
-		switch {
-		case !langCode.MatchString(l) || l == "osd":
-			add("processing.languages", fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
-		case slices.Contains(c.Languages[:i], l):
-			add("processing.languages", fmt.Sprintf("language '%s' is listed twice", l))
-		case have != nil && !slices.Contains(have, l):
-			add("processing.languages", fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
-		}
-	}
 	if c.DefaultActions != nil {
 		for i, t := range *c.DefaultActions {
 			switch {

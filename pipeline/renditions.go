@@ -72,6 +72,14 @@ func (p *Pipeline) makePending(ctx context.Context, r storage.PendingRendition) 
 	if doc.DeletedDate != nil || doc.ContentSHA256 != r.ContentSHA256 {
 		return
 	}
+	// The attempt is counted before it begins, so that one that stops
+	// the process counts too; past MaxRenditionAttempts the store gives
+	// the rendition up (artifactStatus FAILED) instead.
+	user := r.UserID
+	if !p.failRendition(ctx, r.SiteID, user, storage.FailRendition{DocumentID: r.DocumentID, ArtifactID: r.ArtifactID, Attempt: true}) {
+		log.Warn("pending OCR rendition given up", "attempts", r.Attempts)
+		return
+	}
 	a, err := p.db.GetAction(r.SiteID, r.Action)
 	if err != nil {
 		// Its action is gone (actions are kept with their document):
@@ -86,11 +94,33 @@ func (p *Pipeline) makePending(ctx context.Context, r storage.PendingRendition) 
 	case err != nil:
 		if ctx.Err() == nil {
 			log.Warn("pending OCR rendition not made; it is tried again at the next start", "err", err)
+			p.failRendition(ctx, r.SiteID, user, storage.FailRendition{DocumentID: r.DocumentID, ArtifactID: r.ArtifactID,
+				Message: "the searchable PDF could not be made: " + errorMessage(err)})
 		}
 	case out.background == nil:
 		out.discardWork()
 		log.Warn("pending OCR rendition: the document no longer makes one")
+		p.failRendition(ctx, r.SiteID, user, storage.FailRendition{DocumentID: r.DocumentID, ArtifactID: r.ArtifactID,
+			Message: "the searchable PDF was not made: the document no longer reads as a scan", GiveUp: true})
 	default:
 		out.background(ctx)
 	}
+}
+
+// failRendition applies OpFailRendition f and reports whether the
+// rendition is still pending. A failure to record it is logged, and the
+// rendition is then taken as pending (the next start tries again).
+func (p *Pipeline) failRendition(ctx context.Context, site, user string, f storage.FailRendition) bool {
+	c, err := storage.NewCommand(storage.OpFailRendition, site, user, p.cfg.Now(), f)
+	if err == nil {
+		var res storage.Result
+		if res, err = p.apply.Apply(ctx, c); err == nil {
+			pending, _ := res.Value.(bool)
+			return pending
+		}
+	}
+	if ctx.Err() == nil {
+		p.log.Warn("OCR rendition state not recorded", "site", site, "document", f.DocumentID, "artifact", f.ArtifactID, "err", err)
+	}
+	return true
 }

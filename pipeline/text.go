@@ -46,11 +46,21 @@ func runFulltext(ctx context.Context, j *Job) (*Outcome, error) {
 		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("no text can be read from content of type '%s'; add an OCR action before FULLTEXT", j.Doc.ContentType)}, nil
 	}
 	text = truncateChars(text, limit)
+	rec := storage.TextRecord{Kind: storage.TextFulltext, ContentSHA: j.Doc.ContentSHA256, Text: text, ContentType: "text/plain", Engine: source}
+	// A text that is the start of the content (valid UTF-8 plain text)
+	// or of the OCR text is not stored a second time: the record names
+	// it (storage/textref.go) and reads give it back.
+	switch {
+	case source == "content" && j.textExact:
+		rec.Text, rec.From, rec.Bytes = "", storage.TextFromContent, int64(len(text))
+	case source == "ocr":
+		rec.Text, rec.From, rec.Bytes = "", storage.TextOCR, int64(len(text))
+	}
 	return &Outcome{
 		// The index reads plain text content itself, whole; other text
 		// (PDF, Office, OCR) it takes from this record.
 		Reindex:  source != "content",
-		Texts:    []storage.TextRecord{{Kind: storage.TextFulltext, ContentSHA: j.Doc.ContentSHA256, Text: text, ContentType: "text/plain", Engine: source}},
+		Texts:    []storage.TextRecord{rec},
 		Metadata: map[string]string{"source": source, "characters": strconv.Itoa(utf8.RuneCountInString(text))},
 	}, nil
 }
@@ -103,6 +113,8 @@ func (j *Job) text(ctx context.Context) (string, string, error) {
 		if err != nil {
 			return "", "", err
 		}
+		// Valid UTF-8, the text is the content's first bytes.
+		j.textExact = utf8.Valid(b)
 		return strings.ToValidUTF8(string(b), ""), "content", nil
 	case mt == "application/pdf":
 		t, err := j.pdfText(ctx)

@@ -707,6 +707,14 @@ func applyFinishAction(t *tx, c *Command) (any, error) {
 	}
 	for _, tr := range p.Texts {
 		tr.InsertedDate, tr.UserID = c.At, a.UserID
+		if err := checkTextRef(&tr); err != nil {
+			return nil, err
+		}
+		if tr.Kind == TextOCR {
+			if err := detachFulltext(t, c.Site, d.DocumentID); err != nil {
+				return nil, err
+			}
+		}
 		if err := t.setJSON(textKey(c.Site, d.DocumentID, tr.Kind), tr); err != nil {
 			return nil, err
 		}
@@ -786,6 +794,11 @@ type TextRecord struct {
 	Engine       string    `json:"engine,omitempty"`
 	UserID       string    `json:"userId,omitempty"`
 	InsertedDate time.Time `json:"insertedDate"`
+	// From, on a FULLTEXT record, says its text is not held here but is
+	// the first Bytes bytes of the content (TextFromContent) or of the OCR
+	// text (TextOCR) of the same content (textref.go). Reads resolve it.
+	From  string `json:"from,omitempty"`
+	Bytes int64  `json:"bytes,omitempty"`
 }
 
 // Text kinds.
@@ -820,10 +833,11 @@ func (d *DB) Text(site, doc, kind string) (*TextRecord, error) {
 			}
 			return err
 		}
-		if tr.ContentSHA == dc.ContentSHA256 {
-			out = &tr
+		if tr.ContentSHA != dc.ContentSHA256 {
+			return nil
 		}
-		return nil
+		out = &tr
+		return resolveText(t, site, doc, &tr)
 	})
 	return out, err
 }

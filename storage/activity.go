@@ -124,6 +124,7 @@ var activityOps = map[Op]bool{
 	OpPutIntakeProfile: false, OpDeleteIntakeProfile: false, OpIntakeDocument: true, OpAddIntakeError: false, OpPruneIntakeJournal: false,
 	OpFinishRequest:        false,
 	OpDigestMark:           false,
+	OpFailRendition:        false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 }
 

@@ -92,8 +92,9 @@ func applyAddArtifact(t *tx, c *Command) (any, error) {
 	if err := t.set(artifactKey(c.Site, parent.DocumentID, d.InsertedDate, d.DocumentID), nil); err != nil {
 		return nil, err
 	}
-	// The rendition it keeps is no longer pending (renditions.go).
-	if err := t.del(renditionKey(c.Site, parent.DocumentID, d.DocumentID)); err != nil {
+	// The rendition it keeps is no longer pending, and its action says
+	// so (renditions.go).
+	if err := keptRendition(t, c.Site, parent.DocumentID, d.DocumentID); err != nil {
 		return nil, err
 	}
 	if err := putDoc(t, d); err != nil {

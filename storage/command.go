@@ -324,6 +324,9 @@ func init() {
 
 		// digest.go
 		OpDigestMark: applyDigestMark,
+
+		// renditions.go
+		OpFailRendition: applyFailRendition,
 	}
 }
 

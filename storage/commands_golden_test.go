@@ -160,6 +160,7 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpRotateSecretsKey:        payloadOf[RotateSecretsKey],
 	OpFinishRequest:           payloadOf[FinishRequest],
 	OpDigestMark:              nil, // no payload
+	OpFailRendition:           payloadOf[FailRendition],
 }
 
 // TestCommands_Golden proves the Raft log's bytes unchanged: every op has

@@ -111,6 +111,9 @@ func (d *DB) indexText(t *tx, r DocRef, doc *Document, extractable func(string) 
 		if err != nil || tr.ContentSHA != doc.ContentSHA256 {
 			return "", nil
 		}
+		if err := resolveText(t, r.Site, r.ID, &tr); err != nil { // textref.go
+			return "", err
+		}
 		return tr.Text, nil
 	}
 	if !doc.HasContent {

@@ -19,22 +19,25 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 		then     func(t *testing.T, d *DB, doc, art string)
 		pending  bool // after the outcome
 		afterwds bool // after then
+		// artStatus is the action's metadata.artifactStatus after then
+		// ("" when the action is gone with its document).
+		artStatus string
 	}{
-		{name: "kept as the artifact", pending: true, then: func(t *testing.T, d *DB, doc, art string) {
+		{name: "kept as the artifact", pending: true, artStatus: ArtifactComplete, then: func(t *testing.T, d *DB, doc, art string) {
 			m, ch, _ := SmallContent([]byte("%PDF-1.7 searchable"))
 			mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{
 				Document: Document{DocumentID: art, ContentType: "application/pdf", ArtifactCategory: "OCR"}, Content: &m, Chunks: ch}})
 		}},
-		{name: "another artifact leaves it", pending: true, afterwds: true, then: func(t *testing.T, d *DB, doc, _ string) {
+		{name: "another artifact leaves it", pending: true, afterwds: true, artStatus: ArtifactPending, then: func(t *testing.T, d *DB, doc, _ string) {
 			m, ch, _ := SmallContent([]byte("other"))
 			mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{
 				Document: Document{DocumentID: "99999999-9999-4999-8999-999999999999", ContentType: "text/plain"}, Content: &m, Chunks: ch}})
 		}},
-		{name: "new content", pending: true, then: func(t *testing.T, d *DB, doc, _ string) {
+		{name: "new content", pending: true, artStatus: ArtifactFailed, then: func(t *testing.T, d *DB, doc, _ string) {
 			m, ch, _ := SmallContent([]byte("new text"))
 			mustApply(t, d, OpUpdateDocument, "default", t0, UpdateDocument{DocumentID: doc, Content: &m, Chunks: ch})
 		}},
-		{name: "metadata change leaves it", pending: true, afterwds: true, then: func(t *testing.T, d *DB, doc, _ string) {
+		{name: "metadata change leaves it", pending: true, afterwds: true, artStatus: ArtifactPending, then: func(t *testing.T, d *DB, doc, _ string) {
 			p := "renamed.txt"
 			mustApply(t, d, OpUpdateDocument, "default", t0, UpdateDocument{DocumentID: doc, Path: &p})
 		}},
@@ -79,7 +82,16 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 			if r.SiteID != "default" || r.DocumentID != doc || r.ArtifactID != art || r.ContentSHA256 != cur.ContentSHA256 || r.Action != ref {
 				t.Fatalf("record = %+v", r)
 			}
+			if a, err := d.GetAction("default", ref); err != nil || a.Metadata["artifactStatus"] != ArtifactPending {
+				t.Fatalf("action after the outcome: %+v %v, want artifactStatus PENDING", a, err)
+			}
 			tc.then(t, d, doc, art)
+			if tc.artStatus != "" {
+				a, err := d.GetAction("default", ref)
+				if err != nil || a.Metadata["artifactStatus"] != tc.artStatus {
+					t.Fatalf("action afterwards: %+v %v, want artifactStatus %s", a, err, tc.artStatus)
+				}
+			}
 			_, err = d.PendingRendition("default", doc, art)
 			if tc.afterwds != (err == nil) {
 				t.Fatalf("pending afterwards = %v (%v), want %v", err == nil, err, tc.afterwds)
@@ -111,5 +123,63 @@ func TestPendingRendition_BadArtifactID(t *testing.T) {
 	}
 	if a, _ := d.GetAction("default", ref); a == nil || a.Status != ActionRunning {
 		t.Fatalf("action after the refused outcome: %+v", a)
+	}
+}
+
+// TestFailRendition: OpFailRendition counts the rebuilds begun, keeps a
+// failed one pending until it used its attempts, and gives it up (record
+// gone, action FAILED with the message) at once when asked or once the
+// attempts are used; a rendition no longer pending is left alone.
+func TestFailRendition(t *testing.T) {
+	tests := []struct {
+		name    string
+		steps   []FailRendition
+		pending bool
+		msg     string // artifactMessage when given up
+	}{
+		{name: "first make failed", steps: []FailRendition{{Message: "gs: broken", GiveUp: true}}, msg: "gs: broken"},
+		{name: "one failed rebuild stays pending", steps: []FailRendition{{Attempt: true}, {Message: "gs: broken"}}, pending: true},
+		{name: "interrupted rebuilds stay pending up to the bound", steps: []FailRendition{{Attempt: true}, {Attempt: true}, {Attempt: true}}, pending: true},
+		{name: "a rebuild past the bound gives up", steps: []FailRendition{{Attempt: true}, {Message: "gs: one"}, {Attempt: true}, {Attempt: true}, {Attempt: true}},
+			msg: "the searchable PDF was not made in 3 attempts: gs: one"},
+		{name: "the last rebuild failing gives up", steps: []FailRendition{{Attempt: true}, {Attempt: true}, {Attempt: true}, {Message: "gs: three"}}, msg: "gs: three"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustOpen(t)
+			doc := fmt.Sprintf("3333333%d-3333-4333-8333-333333333333", i)
+			art := fmt.Sprintf("4444444%d-4444-4444-8444-444444444444", i)
+			addActionDoc(t, d, doc, "OCR")
+			ref := ActionRef{DocumentID: doc}
+			mustApply(t, d, OpStartAction, "default", t0, ref)
+			cur, err := d.GetDocument("default", doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustApply(t, d, OpFinishAction, "default", t0, FinishAction{ActionRef: ref, Status: ActionComplete,
+				Metadata: map[string]string{"artifactId": art}, Rendition: &PendingRendition{ArtifactID: art, ContentSHA256: cur.ContentSHA256}})
+			for _, st := range tc.steps {
+				st.DocumentID, st.ArtifactID = doc, art
+				mustApply(t, d, OpFailRendition, "default", t0, st)
+			}
+			_, err = d.PendingRendition("default", doc, art)
+			if tc.pending != (err == nil) {
+				t.Fatalf("pending = %v (%v), want %v", err == nil, err, tc.pending)
+			}
+			a, err := d.GetAction("default", ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[bool]string{true: ArtifactPending, false: ArtifactFailed}[tc.pending]
+			if a.Metadata["artifactStatus"] != want || a.Metadata["artifactMessage"] != tc.msg {
+				t.Fatalf("action metadata %v, want artifactStatus %s artifactMessage %q", a.Metadata, want, tc.msg)
+			}
+			// Given up or not, a failure of a rendition no longer pending
+			// (or never promised) changes nothing.
+			mustApply(t, d, OpFailRendition, "default", t0, FailRendition{DocumentID: doc, ArtifactID: "55555555-5555-4555-8555-555555555555", GiveUp: true, Message: "x"})
+			if b, _ := d.GetAction("default", ref); b.Metadata["artifactStatus"] != want {
+				t.Fatalf("an unknown rendition's failure changed the action: %v", b.Metadata)
+			}
+		})
 	}
 }

@@ -58,6 +58,11 @@ func applySetText(t *tx, c *Command) (any, error) {
 	}
 	tr := TextRecord{Kind: p.Kind, ContentSHA: d.ContentSHA256, Text: p.Text, ContentType: p.ContentType,
 		Engine: p.Engine, UserID: c.User, InsertedDate: c.At}
+	if p.Kind == TextOCR {
+		if err := detachFulltext(t, c.Site, d.DocumentID); err != nil { // textref.go
+			return nil, err
+		}
+	}
 	if err := t.setJSON(textKey(c.Site, d.DocumentID, p.Kind), tr); err != nil {
 		return nil, err
 	}
@@ -85,6 +90,11 @@ func applyDeleteText(t *tx, c *Command) (any, error) {
 	}
 	if !ok {
 		return false, nil
+	}
+	if p.Kind == TextOCR {
+		if err := detachFulltext(t, c.Site, p.DocumentID); err != nil { // textref.go
+			return nil, err
+		}
 	}
 	if err := t.del(textKey(c.Site, p.DocumentID, p.Kind)); err != nil {
 		return nil, err

@@ -83,6 +83,7 @@ export async function refresh() {
 export async function signOut() {
   clearTimeout(refreshTimer);
   accessToken = null;
+  polled.clear();
   try { await authCall("/login/logout", {}); } catch (_) { /* already gone */ }
 }
 
@@ -94,28 +95,48 @@ function url(path, query) {
   return u.pathname + u.search;
 }
 
+// polled keeps the last answer of each revalidated GET (api's
+// revalidate), by URL, with its ETag: the next poll sends If-None-Match
+// and a 304 gives the kept answer (API.md "Revalidating polls"). Bounded;
+// forgotten at sign-out.
+const polled = new Map();
+const MAX_POLLED = 64;
+
 // api calls the API; a 401 gets one refresh and retry, then signs out.
-export async function api(method, path, { query, body, retry = true } = {}) {
+// With revalidate (a GET polled every few seconds), an answer the server
+// says is unchanged (304) is the one kept from the previous call.
+export async function api(method, path, { query, body, retry = true, revalidate = false } = {}) {
   const opts = { method, headers: {}, credentials: "omit" };
   if (accessToken) opts.headers.Authorization = "Bearer " + accessToken;
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
-  const res = await fetch(url(path, query), opts);
+  const u = url(path, query);
+  const kept = revalidate ? polled.get(u) : null;
+  if (kept) opts.headers["If-None-Match"] = kept.etag;
+  const res = await fetch(u, opts);
   if (res.status === 401 && retry && accessToken) {
     const out = await parse(res);
     // A refused permission is a 401 too (FormKiQ): only a token the
     // server no longer takes is worth a refresh.
     if (out.message === "Unauthorized") {
-      if (await refresh()) return api(method, path, { query, body, retry: false });
+      if (await refresh()) return api(method, path, { query, body, retry: false, revalidate });
       accessToken = null;
+      polled.clear();
       onSignedOut();
     }
     throw new ApiError(401, out);
   }
+  if (res.status === 304 && kept) return kept.out;
   const out = await parse(res);
   if (!res.ok) throw new ApiError(res.status, out);
+  const etag = revalidate && res.headers.get("ETag");
+  if (etag) {
+    polled.delete(u);
+    if (polled.size >= MAX_POLLED) polled.delete(polled.keys().next().value);
+    polled.set(u, { etag, out });
+  }
   return out;
 }
 

@@ -115,7 +115,9 @@ export function pagesOf(text) {
 // ocrSection is the panel, drawn from the page's own answers (actions,
 // artifacts) and kept up to date while the OCR or its PDF is under way.
 // It is null for a document OCR cannot read and has never been asked to.
-export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }) {
+// onChange(actions, artifacts), when given, gets each new answer of its
+// polls (the page's Actions table follows them).
+export function ocrSection({ id, doc, actions, artifacts, write, reload, stale, onChange }) {
   // What OCR does not read (OCR by default skips it) gets no panel.
   const first = lastOCR(actions);
   if (!reads(doc.contentType) && (!first || first.status === "SKIPPED")) return null;
@@ -123,7 +125,7 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
   const line = h("p#ocr-state", { role: "status" });
   const body = h("div.ocr-body");
   const section = h("section#ocr.ocr", { "aria-labelledby": "ocr-title" }, h("h2#ocr-title", t("ocr.title")), line, body);
-  let shown = "", polls = 0, attached = false, textOpen = false;
+  let shown = "", polls = 0, attached = false, textOpen = false, lastActs = null, lastArts = null;
 
   const run = (fn, done) => async () => {
     try { await fn(); status(done, "info"); reload(); } catch (ex) { status(errorText(ex), "error"); }
@@ -161,7 +163,9 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     const md = (a && a.metadata) || {};
     const pdfId = a && a.status === "COMPLETE" ? md.artifactId : "";
     const pdf = pdfId ? (arts || []).find((x) => x.artifactId === pdfId) : null;
-    const late = !!pdfId && !pdf && since(a.completedDate) > PDF_LATE_MS;
+    // artifactStatus FAILED: given up (artifactMessage says why); a
+    // server without artifactStatus: late after PDF_LATE_MS.
+    const late = !!pdfId && !pdf && (md.artifactStatus === "FAILED" || since(a.completedDate) > PDF_LATE_MS);
     const ft = indexAfter(acts);
     const key = JSON.stringify([a && a.status, a && a.message, md, !!pdf, late, ft && ft.status]);
     if (key === shown) return false;
@@ -201,7 +205,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
       if (facts.length) parts.push(h("ul.ocr-facts#ocr-facts", facts.map((f) => h("li", f))));
       if (pdfId) {
         parts.push(pdf ? h("p#ocr-pdf", h("button.link#ocr-pdf-download", { type: "button", onclick: downloadPDF(pdfId) }, t("ocr.pdfDownload")))
-          : h("p.meta#ocr-pdf", t(late ? "ocr.pdfMissing" : "ocr.pdfMaking")));
+          : h("p.meta#ocr-pdf", t(late ? "ocr.pdfMissing" : "ocr.pdfMaking"),
+            late && md.artifactMessage ? h("span.ocr-pdf-why", " (" + md.artifactMessage + ")") : null));
       }
       parts.push(await textBlock());
       if (again) { again.onclick = run(() => recognize(a), t("ocr.started")); parts.push(again); }
@@ -220,7 +225,7 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     if (a.status === "COMPLETE" && ft && busy.has(ft.status)) return true;
     const md = a.metadata || {};
     return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId) &&
-      since(a.completedDate) <= PDF_LATE_MS;
+      md.artifactStatus !== "FAILED" && since(a.completedDate) <= PDF_LATE_MS;
   };
   const poll = async () => {
     if (section.isConnected) attached = true;
@@ -230,13 +235,19 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale }
     if (attached) {
       try {
         const [acts, arts] = await Promise.all([
-          api("GET", `/documents/${enc(id)}/actions`, { query: q }),
-          api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 } }),
+          // If-None-Match: a turn that finds nothing new is two 304s.
+          api("GET", `/documents/${enc(id)}/actions`, { query: q, revalidate: true }),
+          api("GET", `/documents/${enc(id)}/artifacts`, { query: { ...q, limit: 50 }, revalidate: true }),
         ]);
         if (stale && stale()) return;
+        // A 304 gives the answer kept from the previous turn: the same
+        // object, so nothing new to draw.
+        const changed = acts !== lastActs || arts !== lastArts;
+        lastActs = acts; lastArts = arts;
         actions = acts.actions || [];
         artifacts = arts.documents || [];
         await draw(actions, artifacts);
+        if (changed && onChange) onChange(actions, artifacts);
       } catch (_) { /* asked again at the next turn */ }
     }
     if (waiting()) setTimeout(poll, POLL_MS);

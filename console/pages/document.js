@@ -99,7 +99,16 @@ export default {
 
     // Text recognition (OCR): its state, text and searchable PDF, kept
     // up to date while it runs (js/ocr.js).
-    const ocr = ocrSection({ id, doc, actions: actions.actions || [], artifacts: artifacts.documents || [], write, reload, stale: ctx.stale });
+    // The panel's poll also brings the Actions table up to date (a new
+    // answer only: If-None-Match makes the others 304s).
+    let actionsBox = null;
+    const ocr = ocrSection({ id, doc, actions: actions.actions || [], artifacts: artifacts.documents || [], write, reload, stale: ctx.stale,
+      onChange: (acts) => {
+        if (!actionsBox || !actionsBox.isConnected) return;
+        const next = actionsSection(acts);
+        actionsBox.replaceWith(next);
+        actionsBox = next;
+      } });
 
     // Tags.
     const tagRows = (tags.tags || []).map((tg) => h("li", h("span.tag", tg.key, tg.value ? " = " + tg.value : ""),
@@ -194,14 +203,20 @@ export default {
 
     // Actions (the pipeline's work on the document), with a retry of
     // the failed ones.
-    const acts = actions.actions || [];
-    // The engine's own message (an error's text) is there to read on
-    // demand, for whoever fixes it.
-    const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", named("actiontype.", a.type)), h("td.status", named("action.", a.status)),
-      h("td", a.message ? h("details", h("summary", t("doc.details")), h("span.meta", a.message)) : ""),
-      h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
-    const retry = write && acts.some((a) => a.status === "FAILED" || a.status === "MAX_RETRIES_REACHED") ? h("button#retry-actions", { type: "button",
-      onclick: act(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("doc.retrying")) }, t("doc.retry")) : null;
+    // The Actions table, drawn again from the OCR panel's polls.
+    const actionsSection = (acts) => {
+      // The engine's own message (an error's text) is there to read on
+      // demand, for whoever fixes it.
+      const actionRows = acts.map((a) => h("tr", { dataset: { status: a.status } }, h("td", named("actiontype.", a.type)), h("td.status", named("action.", a.status)),
+        h("td", a.message ? h("details", h("summary", t("doc.details")), h("span.meta", a.message)) : ""),
+        h("td", fmtDate(a.completedDate || a.startDate || a.insertedDate, lang()))));
+      const retry = write && acts.some((a) => a.status === "FAILED" || a.status === "MAX_RETRIES_REACHED") ? h("button#retry-actions", { type: "button",
+        onclick: act(() => api("POST", `/documents/${enc(id)}/actions/retry`, { query: q }), t("doc.retrying")) }, t("doc.retry")) : null;
+      return h("section#actions", h("h2", t("doc.actions")), acts.length ? h("table.list",
+        h("thead", h("tr", [t("doc.action"), t("doc.status"), t("doc.message"), t("doc.when")].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", actionRows)) : h("p", t("doc.noActions")), retry);
+    };
+    actionsBox = actionsSection(actions.actions || []);
 
     // Artifacts (OCR text, renditions, certified and signed copies).
     const artifactRows = (artifacts.documents || []).map((a) => h("tr", h("td", named("artifact.", a.artifactCategory)), h("td", a.path || a.artifactId),
@@ -324,9 +339,7 @@ export default {
       h("section#versions", h("h2", t("doc.versions")), h("table.list",
         h("thead", h("tr", [t("doc.when"), t("doc.by"), t("browse.size"), t("doc.path"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", verRows))),
-      h("section#actions", h("h2", t("doc.actions")), acts.length ? h("table.list",
-        h("thead", h("tr", [t("doc.action"), t("doc.status"), t("doc.message"), t("doc.when")].map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", actionRows)) : h("p", t("doc.noActions")), retry),
+      actionsBox,
       artifactRows.length ? h("section#artifacts", h("h2", t("doc.artifacts")), h("table.list",
         h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", artifactRows))) : null,

@@ -76,7 +76,8 @@ func (s *Handlers) HandleGetDocumentArtifacts(r *api.Request) error {
 	if page.Next != "" {
 		out["next"] = page.Next
 	}
-	return r.JSON(out)
+	return r.JSONRevalidated(out) // polled by the console's OCR panel
+
 }
 
 // HandlePromoteArtifact serves PUT

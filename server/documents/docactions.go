@@ -1,7 +1,9 @@
 package documents
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"quire/server/internal/api"
@@ -22,6 +24,15 @@ func (e actionEnv) QueueExists(id string) bool { return e.s.queueExists(e.site, 
 func (e actionEnv) MappingExists(id string) bool {
 	_, err := e.s.DB.GetMapping(e.site, id)
 	return err == nil
+}
+
+// OCRLanguages lists the languages the pipeline's tesseract has (an OCR
+// action's ocrLanguages are checked against them).
+func (e actionEnv) OCRLanguages(ctx context.Context) ([]string, error) {
+	if e.s.Deps.Pipeline == nil {
+		return nil, errors.New("this server runs no OCR engine")
+	}
+	return e.s.Deps.Pipeline.InstalledOCRLanguages(ctx)
 }
 
 func (e actionEnv) LlmPromptExists(name string) bool {

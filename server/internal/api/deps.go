@@ -212,6 +212,9 @@ type Pipeline interface {
 	// CheckProcessing validates a site's processing section (its OCR
 	// languages against the installed ones, its default actions).
 	CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem
+	// InstalledOCRLanguages lists the languages tesseract has (an OCR
+	// action's ocrLanguages parameter is checked against them).
+	InstalledOCRLanguages(ctx context.Context) ([]string, error)
 	Destinations
 }
 
