@@ -460,15 +460,7 @@ func (s *Handlers) listFolder(r *api.Request, folder string, onlyFolders bool, f
 				full = folder + "/" + it.Name
 			}
 			if it.Entry.Folder {
-				res.addFolder(map[string]any{
-					"siteId":       r.Site,
-					"folder":       true,
-					"path":         it.Name,
-					"documentId":   folderID(r.Site, full),
-					"indexKey":     FolderIndexKey(full),
-					"insertedDate": api.FormatDate(it.Entry.InsertedDate),
-					"userId":       it.Entry.UserID,
-				}, full)
+				res.addFolder(folderJSON(r, it, full), full)
 				continue
 			}
 			d := it.Doc
