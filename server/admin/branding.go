@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -35,8 +36,17 @@ func (s *Handlers) HandleGetLogo(c *fiber.Ctx) error {
 // only, so the URL's hash is the credential: without the current v the
 // answer is 404, whether or not the site or its logo exist.
 func (s *Handlers) HandleGetSiteLogo(c *fiber.Ctx) error {
-	site := c.Params("siteId")
-	if site == "" || len(site) > 256 || c.Query("v") == "" {
+	site := api.UnescapedParam(c, "siteId")
+	if !storage.CheckSiteID(site) || c.Query("v") == "" {
+		return errNoLogo
+	}
+	// Only a site that exists is looked up: the configuration cache keeps
+	// every site it is asked about, and this route has no caller to trust.
+	sites, err := s.DB.Sites()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(sites, site) {
 		return errNoLogo
 	}
 	cfg, err := s.DB.SiteConfig(site)

@@ -81,6 +81,8 @@ func TestBranding_LogoFile(t *testing.T) {
 		{"site logo without its hash", "/sites/default/branding/logo", nil, http.StatusNotFound, `{"message":"Logo not found"}`},
 		{"site logo, a wrong hash", "/sites/default/branding/logo?v=x", nil, http.StatusNotFound, `{"message":"Logo not found"}`},
 		{"a site without a logo", "/sites/finance/branding/logo?v=x", nil, http.StatusNotFound, `{"message":"Logo not found"}`},
+		{"a site that does not exist", "/sites/nowhere-" + strings.Repeat("x", 200) + "/branding/logo?v=x", nil, http.StatusNotFound, `{"message":"Logo not found"}`},
+		{"a site id that cannot be one", "/sites/%2e%2e/branding/logo?v=x", nil, http.StatusNotFound, `{"message":"Logo not found"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.DoHeaders(http.MethodGet, tt.path, nil, "", tt.headers)
