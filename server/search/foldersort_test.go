@@ -26,6 +26,29 @@ func folderNames(t *testing.T, r *quiretest.Response) (names []string, total flo
 	return names, total, hasTotal, next
 }
 
+// walkFolderPages follows a listing's next tokens (at most 5 pages),
+// checking each page, and returns the entries' names in order.
+func walkFolderPages(t *testing.T, s *quiretest.Server, tok, query string, check func(r *quiretest.Response, m map[string]any, total float64, hasTotal bool)) []string {
+	t.Helper()
+	var all []string
+	next := ""
+	for range 5 {
+		q := query
+		if next != "" {
+			q += "&next=" + url.QueryEscape(next)
+		}
+		r := s.Do(http.MethodGet, q, nil, tok)
+		names, total, ok, n := folderNames(t, r)
+		check(r, r.JSON(t), total, ok)
+		all = append(all, names...)
+		if next = n; next == "" {
+			return all
+		}
+	}
+	t.Fatalf("%s: more than 5 pages", query)
+	return nil
+}
+
 // TestFolders_Sorted: GET /folders with sort and sortBy (issue 47, item
 // 1) answers the folder in that order, folders first in either
 // direction, names in natural order (n2 before n15 before n144, without
@@ -70,22 +93,11 @@ func TestFolders_Sorted(t *testing.T) {
 	}
 
 	t.Run("pages in the order", func(t *testing.T) {
-		var all []string
-		next := ""
-		for page := 0; page < 3; page++ {
-			q := "/folders?path=sorted&limit=4&sort=ASC&sortBy=path"
-			if next != "" {
-				q += "&next=" + url.QueryEscape(next)
-			}
-			names, total, ok, n := folderNames(t, s.Do(http.MethodGet, q, nil, tok))
+		all := walkFolderPages(t, s, tok, "/folders?path=sorted&limit=4&sort=ASC&sortBy=path", func(r *quiretest.Response, _ map[string]any, total float64, ok bool) {
 			if !ok || total != 6 {
-				t.Fatalf("page %d: totalCount %v", page, total)
+				t.Fatalf("totalCount %v (given %v): %s", total, ok, r.Body)
 			}
-			all = append(all, names...)
-			if next = n; next == "" {
-				break
-			}
-		}
+		})
 		if got := strings.Join(all, " "); got != "N2 n15 B.txt n2.txt n15.txt n144.txt" {
 			t.Fatalf("pages gave %q", got)
 		}
@@ -113,23 +125,11 @@ func TestFolders_Sorted(t *testing.T) {
 	t.Run("above the bound: the stored order, unsorted", func(t *testing.T) {
 		testhooks.SetSortedFolderBound(5)
 		defer testhooks.SetSortedFolderBound(0)
-		var all []string
-		next := ""
-		for page := 0; page < 4; page++ {
-			q := "/folders?path=sorted&limit=4&sort=DESC&sortBy=contentLength"
-			if next != "" {
-				q += "&next=" + url.QueryEscape(next)
+		all := walkFolderPages(t, s, tok, "/folders?path=sorted&limit=4&sort=DESC&sortBy=contentLength", func(r *quiretest.Response, m map[string]any, _ float64, hasTotal bool) {
+			if sorted, ok := m["sorted"].(bool); !ok || sorted || hasTotal {
+				t.Fatalf("sorted %v, totalCount given %v: %s", m["sorted"], hasTotal, r.Body)
 			}
-			r := s.Do(http.MethodGet, q, nil, tok)
-			names, _, hasTotal, n := folderNames(t, r)
-			if sorted, ok := r.JSON(t)["sorted"].(bool); !ok || sorted || hasTotal {
-				t.Fatalf("page %d: sorted %v, totalCount given %v: %s", page, r.JSON(t)["sorted"], hasTotal, r.Body)
-			}
-			all = append(all, names...)
-			if next = n; next == "" {
-				break
-			}
-		}
+		})
 		if len(all) != 6 {
 			t.Fatalf("the stored order's pages gave %v", all)
 		}
