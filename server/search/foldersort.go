@@ -122,7 +122,7 @@ func (s *Handlers) listFolderSorted(r *api.Request, folder string, o folderSort,
 			res.addFolder(folderJSON(r, it, full), full)
 			e.date = it.Entry.InsertedDate
 		} else if d := it.Doc; d != nil {
-			m := api.DocumentJSON(d)
+			m := s.WithThumbnail(r, api.DocumentJSON(d), d)
 			m["indexKey"] = FolderIndexKey(full)
 			res.add(m, d.DocumentID)
 			e.date, e.length, e.ctype = d.LastModifiedDate, d.ContentLength, d.ContentType
