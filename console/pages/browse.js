@@ -183,10 +183,10 @@ export default {
       return li;
     }
 
-    // thumb: an image shows itself (small ones, loaded when scrolled to);
-    // other documents show their kind's icon. First-page thumbnails of
-    // PDFs and office files need a rendition from the pipeline (the API
-    // has none yet; an entry's `thumbnailUrl` is used when it comes).
+    // thumb: the entry's first-page thumbnail (`thumbnailUrl`, made once
+    // by the server's pipeline: API.md "Thumbnails"); until it is made, a
+    // small image shows itself (loaded when scrolled to) and other
+    // documents their kind's icon.
     function thumb(d) {
       if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", loading: "lazy" });
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
