@@ -138,8 +138,8 @@ func TestConsole_Accessibility(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := []step{
 		{"sign-in page", chromedp.Tasks{navigate(e.s.URL + "/console/"), chromedp.WaitVisible("#login", chromedp.ByQuery), axeAll(src, "sign-in"), keyboardReachable("sign-in")}},
-		{"forgotten-password page", chromedp.Tasks{click("#forgot"), chromedp.WaitVisible("#forgotpw", chromedp.ByQuery), axeAll(src, "forgotten password"),
-			click("#forgotpw button.link"), chromedp.WaitVisible("#login", chromedp.ByQuery)}},
+		// The forgotten-password page shows only where the server can
+		// mail: TestConsole_ForgottenPassword holds it to axe-core.
 	}
 	steps = append(steps, signIn("ava", password)...)
 	steps = append(steps,

@@ -120,7 +120,8 @@ func TestConsole_ForgottenPassword(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	b.run(
 		step{"open the console", navigate(e.s.URL + "/console/")},
-		step{"forgot the password", chromedp.Tasks{click("#forgot"), chromedp.WaitVisible("#forgotpw", chromedp.ByQuery)}},
+		step{"the server can mail: \"Forgot your password?\"", chromedp.Tasks{chromedp.WaitVisible(`#login[data-reset="yes"]`, chromedp.ByQuery), chromedp.WaitVisible("#forgot", chromedp.ByQuery)}},
+		step{"forgot the password", chromedp.Tasks{click("#forgot"), chromedp.WaitVisible("#forgotpw", chromedp.ByQuery), axeAll(axeFile(), "forgotten password")}},
 		step{"ask for a code", chromedp.Tasks{setValue("#forgotpw #username", "fay@example.com"), click("#forgotpw button[type=submit]"),
 			chromedp.WaitVisible("#resetpw", chromedp.ByQuery)}},
 		step{"the code arrives by mail", check(func() error {

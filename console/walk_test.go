@@ -34,6 +34,13 @@ func tabTo(id string) chromedp.Action {
 // since it loaded.
 const configFetches = `performance.getEntriesByType("resource").filter(e => new URL(e.name).pathname === "/system/configuration").length`
 
+// tinyPNGLogo is a 1×1 PNG as a data: URL: a branding logo.
+const tinyPNGLogo = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+// logoShown waits until the header's logo is the server's logo file
+// (/branding/logo?v=), loaded (the CSP lets it in), not an inline copy.
+var logoShown = wait(`(() => { const i = document.getElementById("brand-logo"); return !!i && i.getAttribute("src").startsWith("/branding/logo?v=") && i.complete && i.naturalWidth === 1; })()`)
+
 // TestConsole_WalkBugs: the bugs found on issue 47's walk through the
 // console, each as a person meets it. An admin's page load asks for the
 // system configuration once; a site the admin creates shows in the
@@ -51,7 +58,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 	e := newEnv(t)
 	e.adminUser(t, "ada")
 	e.user(t, "sam", "default", "temporary-2", true)
-	e.must(t, "PATCH", "/system/configuration", map[string]any{"branding": map[string]any{"title": "Acme Records", "primaryColor": "#7a1f3d"}}, http.StatusOK)
+	e.must(t, "PATCH", "/system/configuration", map[string]any{"branding": map[string]any{"title": "Acme Records", "primaryColor": "#7a1f3d", "logo": tinyPNGLogo}}, http.StatusOK)
 	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "walk/letter.txt", "content": "first draft", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "second draft", "contentType": "text/plain"}, http.StatusOK)
 	for _, p := range []string{"walk/old-1.txt", "walk/old-2.txt", "walk/old-3.txt"} {
@@ -75,13 +82,16 @@ func TestConsole_WalkBugs(t *testing.T) {
 		step{"the documents page", textOf("main h1", "Documents")},
 		step{"the system configuration was fetched once", countIs(1)},
 		step{"a reload fetches it once", chromedp.Tasks{chromedp.Reload(), textOf("#user", "ada"), textOf("main h1", "Documents"), countIs(1)}},
+		step{"the branding page, opened first, fetches it once too", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/branding"), chromedp.Reload(),
+			chromedp.WaitVisible("#brand-global", chromedp.ByQuery), wait(`document.querySelector("#brand-global .logo-preview img").getAttribute("src").startsWith("/branding/logo?v=")`),
+			chromedp.WaitVisible("#brand-site", chromedp.ByQuery), countIs(1)}},
 		step{"create a site in Administration", chromedp.Tasks{js(`window.__same = true`, nil), navigate(e.s.URL + "/console/#/admin/sites"),
 			chromedp.WaitVisible("#site-form", chromedp.ByQuery), setValue("#site-id", "finance"), click("#site-form button[type=submit]"), textOf("#site-list", "finance")}},
 		step{"the header's site switch offers it without a reload", wait(`!!document.querySelector('#site option[value="finance"]') && window.__same === true`)},
 		step{"the admin leaves the users page and signs out", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/users"), textOf("#user-list", "sam"), click("#signout"),
 			chromedp.WaitVisible("#login", chromedp.ByQuery)}},
 		step{"the sign-in page keeps the branding", chromedp.Tasks{textOf("#brand-name", "Acme Records"), wait(`document.title === "Acme Records"`),
-			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`)}},
+			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`), logoShown}},
 		step{"and forgets the admin's page", wait(`location.hash === ""`)},
 	)
 	steps = append(steps, signIn("sam", password)...)
@@ -107,12 +117,21 @@ func TestConsole_WalkBugs(t *testing.T) {
 			e.must(t, "PUT", "/users/sam/DISABLE", nil, http.StatusOK)
 			return nil
 		})},
-		step{"sam's next click: the sign-in page says why", chromedp.Tasks{click(`nav a[href="#/browse"]`), chromedp.WaitVisible("#login", chromedp.ByQuery),
-			textOf("#signin-note", "no longer accepts your session")}},
+		step{"sam's next click: the sign-in page says the account is disabled", chromedp.Tasks{click(`nav a[href="#/browse"]`), chromedp.WaitVisible("#login", chromedp.ByQuery),
+			textOf("#signin-note", "Your account is disabled. Ask your administrator")}},
 		step{"signing in again: plain words", chromedp.Tasks{setValue("#username", "sam"), setValue("#password", password), click("#login button[type=submit]"),
 			textOf("#login .msg.error", "Your account is disabled. Ask your administrator"), absent("#user")}},
 	)
 	b.run(steps...)
+
+	// A fresh tab (a new browser, no session, nothing seen before) shows
+	// the global branding on its sign-in page, logo included.
+	b = newBrowser(t, "en-US")
+	b.run(
+		step{"open the console in a new browser", chromedp.Tasks{navigate(e.s.URL + "/console/"), chromedp.WaitVisible("#login", chromedp.ByQuery)}},
+		step{"the sign-in page is branded", chromedp.Tasks{textOf("#brand-name", "Acme Records"), wait(`document.title === "Acme Records"`),
+			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`), logoShown, axeAll(src, "branded sign-in")}},
+	)
 
 	// German: one word for a site, in the header as in Administration.
 	e.must(t, "PUT", "/users/sam/ENABLE", nil, http.StatusOK)

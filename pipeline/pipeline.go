@@ -103,6 +103,8 @@ type Pipeline struct {
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
+	// thumbs: first-page thumbnails being made (thumbnail.go).
+	thumbs thumbnails
 }
 
 // New builds a pipeline on db; commands go through apply (db itself, or a

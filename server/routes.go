@@ -221,6 +221,9 @@ func (s *Server) routeRows() []route {
 		// to /console/.
 		public("GET", "/", ratelimit.Console, s.handleConsoleRoot),
 		public("GET", "/console/*", ratelimit.Console, s.handleConsole),
+		// Branding logos as their own files (issue 47; API.md "Branding").
+		public("GET", "/branding/logo", ratelimit.Console, s.admin.HandleGetLogo, stored("the global branding's logo")),
+		public("GET", "/sites/:siteId/branding/logo", ratelimit.Console, s.admin.HandleGetSiteLogo, stored("a site's branding logo")),
 		// Sign-in (FormKiQ's auth API) against the built-in directory.
 		public("POST", "/login", ratelimit.SignIn, s.directory.HandleLogin, unkeyed("sign-in: answers fresh tokens, which are never recorded")),
 		public("POST", "/login/refresh", ratelimit.Refresh, s.directory.HandleRefresh, unkeyed("sign-in: answers fresh tokens, which are never recorded")),

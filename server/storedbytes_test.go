@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -94,10 +95,25 @@ var storedExercisers = map[string]func(t *testing.T, f *storedFixture) []storedR
 			{what: "svg", url: "/dav/default/pages/logo.svg", basic: f.key, active: true},
 		}
 	},
+	"GET /branding/logo": func(t *testing.T, f *storedFixture) []storedRequest {
+		r := f.s.Do(http.MethodPatch, "/system/configuration", map[string]any{"branding": map[string]any{"logo": svgLogo}}, f.admin)
+		servertest.MustStatus(t, r, http.StatusOK)
+		c := f.s.Do(http.MethodGet, "/system/configuration", nil, f.admin)
+		return []storedRequest{{what: "svg logo", url: quiretest.Str(t, quiretest.Obj(t, c.JSON(t)["branding"]), "logoUrl"), active: true}}
+	},
+	"GET /sites/:siteId/branding/logo": func(t *testing.T, f *storedFixture) []storedRequest {
+		r := f.s.Do(http.MethodPatch, "/sites/default/configuration", map[string]any{"branding": map[string]any{"logo": svgLogo}}, f.admin)
+		servertest.MustStatus(t, r, http.StatusOK)
+		c := f.s.Do(http.MethodGet, "/sites/default/configuration", nil, f.admin)
+		return []storedRequest{{what: "site svg logo", url: quiretest.Str(t, quiretest.Obj(t, c.JSON(t)["branding"]), "logoUrl"), active: true}}
+	},
 	"GET /system/backup": func(t *testing.T, f *storedFixture) []storedRequest {
 		return []storedRequest{{what: "backup", url: "/system/backup", token: f.admin}}
 	},
 }
+
+// svgLogo is a branding logo that would run script if served as itself.
+var svgLogo = "data:image/svg+xml," + url.PathEscape(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script>`+storedMarker+`</svg>`)
 
 func (f *storedFixture) versionKey(t *testing.T, doc string) string {
 	t.Helper()

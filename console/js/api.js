@@ -65,15 +65,28 @@ export function useTokens(result) {
   refreshTimer = setTimeout(() => { refresh().catch(() => {}); }, ms);
 }
 
+// Why the last refresh was refused: "disabled" when the server said the
+// user is disabled (401 "User is disabled."), else "".
+let refusedWhy = "";
+export function refusal() { return refusedWhy; }
+
 // refresh trades the refresh cookie for a new access token; false when
-// there is no valid cookie (not signed in).
+// there is no valid cookie (not signed in). A refusal because the user
+// was disabled ends the session here at once (whenSignedOut), with that
+// reason, even when the scheduled refresh finds it.
 export async function refresh() {
+  refusedWhy = "";
   try {
     const out = await authCall("/login/refresh", {});
     if (!out.AuthenticationResult) return false;
     useTokens(out.AuthenticationResult);
     return true;
-  } catch (_) {
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401 && e.body && e.body.message === "User is disabled.") {
+      refusedWhy = "disabled";
+      polled.clear();
+      if (accessToken) { accessToken = null; onSignedOut(refusedWhy); }
+    }
     return false;
   }
 }
@@ -122,9 +135,8 @@ export async function api(method, path, { query, body, retry = true, revalidate 
     // server no longer takes is worth a refresh.
     if (out.message === "Unauthorized") {
       if (await refresh()) return api(method, path, { query, body, retry: false, revalidate });
-      accessToken = null;
       polled.clear();
-      onSignedOut();
+      if (accessToken) { accessToken = null; onSignedOut(refusedWhy); }
     }
     throw new ApiError(401, out);
   }

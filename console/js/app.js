@@ -4,7 +4,7 @@
 // export is {path, nav?, render}; pages/index.js lists them, so a new
 // page is one file and one line there.
 import { h, clear } from "./dom.js";
-import { api, refresh, signOut, signedIn, whenSignedOut } from "./api.js";
+import { api, refresh, refusal, signOut, signedIn, whenSignedOut } from "./api.js";
 import { state, navigate, status, errorText, takeFlash } from "./ctx.js";
 import { t, lang, setLanguage, pickLanguage, languages, languageNames } from "../i18n/index.js";
 import pages from "../pages/index.js";
@@ -47,7 +47,7 @@ async function leave(why) {
   clearTimeout(idleTimer);
   try { await signOut(); } finally { leaving = false; }
   sessionStorage.removeItem("quire.site");
-  sessionStorage.setItem(why === "idle" ? "quire.idle" : why === "ended" ? "quire.ended" : "quire.signedout", "1");
+  sessionStorage.setItem(why === "idle" ? "quire.idle" : why === "disabled" ? "quire.disabled" : why === "ended" ? "quire.ended" : "quire.signedout", "1");
   state.user = null;
   state.sites = [];
   state.site = null;
@@ -173,11 +173,12 @@ function labelCells() {
 new MutationObserver(labelCells).observe(app, { childList: true, subtree: true });
 // The server no longer takes the session (the user was disabled or
 // deleted, the password or the groups changed): say so on the sign-in page.
-whenSignedOut(() => leave("ended"));
+// The server says why when it is because the user was disabled.
+whenSignedOut((why) => leave(why === "disabled" ? "disabled" : "ended"));
 
 // start: a session from the refresh cookie, else the sign-in page.
 async function start() {
-  if (!signedIn()) await refresh();
+  if (!signedIn() && !(await refresh()) && refusal() === "disabled") sessionStorage.setItem("quire.disabled", "1");
   if (signedIn()) {
     try {
       // One GET /system/configuration per start: the global branding
@@ -188,7 +189,7 @@ async function start() {
       state.sites = me.sites || [];
       const saved = sessionStorage.getItem("quire.site");
       state.site = state.sites.some((s) => s.siteId === saved) ? saved : (state.sites[0] || {}).siteId || null;
-      for (const k of ["quire.idle", "quire.ended", "quire.signedout"]) sessionStorage.removeItem(k); // automatic sign-in may go to the IdP again
+      for (const k of ["quire.idle", "quire.ended", "quire.disabled", "quire.signedout"]) sessionStorage.removeItem(k); // automatic sign-in may go to the IdP again
       const secs = Number(sys.webui && sys.webui.idleTimeoutSeconds);
       if (secs > 0) idleMs = secs * 1000;
       touchIdle();

@@ -28,8 +28,10 @@ export function current() {
   const site = s && s.branding;
   const g = global || {};
   if (!site) return g;
+  // A site's logo (its own file, logoUrl, or an inline one) before the global one.
+  const logos = site.logoUrl || site.logo ? site : g;
   return {
-    title: site.title || g.title, logo: site.logo || g.logo,
+    title: site.title || g.title, logoUrl: logos.logoUrl, logo: logos.logo,
     primaryColor: site.primaryColor || g.primaryColor, secondaryColor: site.secondaryColor || g.secondaryColor,
     supportEmail: site.supportEmail || g.supportEmail,
   };
@@ -37,12 +39,22 @@ export function current() {
 
 export function brandName() { return current().title || "Quire"; }
 
-// A logo the console can show: an inline data:image/ URL. A logo at an
-// http(s) URL is not loaded (img-src 'self' data: blob:, air-gapped).
+// A logo the console can show: the server's logo file (logoUrl,
+// /branding/logo?v= or /sites/{siteId}/branding/logo?v=, cached for good
+// by the browser), or an inline data:image/ URL (a logo just chosen on
+// the branding page). A logo at an http(s) URL is not loaded (img-src
+// 'self' data: blob:, air-gapped).
+const logoFile = /^\/(branding|sites\/[^/?#]+\/branding)\/logo\?v=[A-Za-z0-9_-]+$/;
+export function usableLogo(l) { return logoFile.test(l || "") || /^data:image\//.test(l || ""); }
 export function brandLogo() {
-  const l = current().logo || "";
-  return /^data:image\//.test(l) ? l : "favicon.svg";
+  const b = current();
+  for (const l of [b.logoUrl, b.logo]) if (usableLogo(l)) return l;
+  return "favicon.svg";
 }
+
+// globalBranding is the global branding as read at start (GET
+// /system/configuration), for the branding page: no second request.
+export function globalBranding() { return global; }
 
 function rgb(c) {
   let x = c.slice(1);

@@ -7,7 +7,7 @@ import { h, clear } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { state, status } from "../js/ctx.js";
 import { isAdmin, canGovern, tabNav, field, submitting } from "../js/admin.js";
-import { setGlobalBranding, setSiteBranding, applyBranding } from "../js/brand.js";
+import { setGlobalBranding, setSiteBranding, applyBranding, globalBranding, usableLogo } from "../js/brand.js";
 import { t } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -26,14 +26,16 @@ function readDataURL(file) {
 // (null: none).
 function brandForm(id, heading, b, save) {
   b = b || {};
-  let logo = b.logo || "";
+  // The stored logo is its own file (logoUrl): sent back as it is, the
+  // API keeps it.
+  let logo = b.logoUrl || b.logo || "";
   const title = h("input", { type: "text", maxlength: 100, value: b.title || "" });
   const primary = h("input", { type: "text", value: b.primaryColor || "", placeholder: "#1f4e79", pattern: "#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})" });
   const secondary = h("input", { type: "text", value: b.secondaryColor || "", placeholder: "#d4a017", pattern: "#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})" });
   const email = h("input", { type: "email", value: b.supportEmail || "" });
   const file = h("input", { type: "file", accept: "image/png,image/jpeg,image/svg+xml,image/webp,image/gif" });
   const preview = h("span.logo-preview");
-  const showLogo = () => clear(preview, /^data:image\//.test(logo)
+  const showLogo = () => clear(preview, usableLogo(logo)
     ? h("img", { src: logo, alt: t("admin.branding.logoPreview"), height: 32 })
     : logo ? h("code", logo) : h("span.meta", t("admin.branding.noLogo")));
   showLogo();
@@ -74,9 +76,8 @@ export default {
     const forms = h("div.forms");
     const parts = [tabNav("#/admin/branding"), h("h1", t("admin.branding.title")), h("p.meta", t("admin.branding.intro")), forms];
     if (isAdmin()) {
-      const sys = await api("GET", "/system/configuration");
-      if (ctx.stale()) return;
-      forms.append(brandForm("brand-global", t("admin.branding.global"), sys.branding, async (b) => {
+      // As read at start: GET /system/configuration once per page load.
+      forms.append(brandForm("brand-global", t("admin.branding.global"), globalBranding(), async (b) => {
         await api("PATCH", "/system/configuration", { body: { branding: b } });
         setGlobalBranding(b);
         applyBranding();

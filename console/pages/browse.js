@@ -5,14 +5,12 @@
 // js/bulkbar.js); rename, move (a button, or dragging onto a folder or a
 // breadcrumb) and delete.
 //
-// The API lists a folder in its own order, a page at a time (GET
-// /folders, `next` tokens, at most 1,000 a page) with no total and no
-// sort. So the console shows the first page of 50 at once, then reads the
-// rest of the folder in pages of 1,000 behind it: a folder of up to
-// LOCAL_MAX entries is then sorted, counted and paged here. A larger one
-// stays in the API's order, paged by its tokens, without a total or a
-// sort, until the API sorts and counts (console/DESIGN.md, "Large
-// folders").
+// The API sorts and counts a folder (GET /folders with sort, sortBy:
+// totalCount and `next` tokens in that order, API.md "Folder listings in
+// an order"): the console asks for one page of 50 in the chosen order, at
+// any folder size. A folder of more than SERVER_MAX entries the API
+// answers in its stored order ("sorted": false): paged by its tokens,
+// without a total or a sort (console/DESIGN.md, "Folders").
 import { h, clear, fmtBytes, fmtDate } from "../js/dom.js";
 import { api } from "../js/api.js";
 import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js";
@@ -23,35 +21,17 @@ import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
 const PAGE = 50;
-const LOCAL_MAX = 5000;
+const SERVER_MAX = 5000; // the API's MaxSortedFolder
 const enc = encodeURIComponent;
 
 export function folderHref(path) {
   return "#/browse/" + path.split("/").filter(Boolean).map(encodeURIComponent).join("/");
 }
 
-// The columns one can sort by, each with its comparison.
-const SORTS = ["name", "kind", "size", "modified"];
-
-function collator() {
-  return new Intl.Collator(lang(), { numeric: true, sensitivity: "base" });
-}
-
-// sortEntries orders a folder's entries: folders first, then by the
-// column; names in natural order (n15 before n144) in the language's
-// collation.
-export function sortEntries(list, by, dir) {
-  const c = collator();
-  const name = (e) => e.name || e.path || "";
-  const key = {
-    name: (a, b) => c.compare(name(a), name(b)),
-    kind: (a, b) => c.compare(a.folder ? "" : kindOf(a.contentType), b.folder ? "" : kindOf(b.contentType)) || c.compare(name(a), name(b)),
-    size: (a, b) => (Number(a.contentLength) || 0) - (Number(b.contentLength) || 0) || c.compare(name(a), name(b)),
-    modified: (a, b) => String(a.lastModifiedDate || a.insertedDate || "").localeCompare(String(b.lastModifiedDate || b.insertedDate || "")) || c.compare(name(a), name(b)),
-  }[by] || ((a, b) => c.compare(name(a), name(b)));
-  const sign = dir === "desc" ? -1 : 1;
-  return list.slice().sort((a, b) => (b.folder ? 1 : 0) - (a.folder ? 1 : 0) || sign * key(a, b));
-}
+// The columns one can sort by, each with the API's sortBy (the kind
+// column sorts by content type).
+const SORT_BY = { name: "path", kind: "contentType", size: "contentLength", modified: "lastModifiedDate" };
+const SORTS = Object.keys(SORT_BY);
 
 function view() {
   try { return localStorage.getItem("quire.view") === "grid" ? "grid" : "table"; } catch (_) { return "table"; }
@@ -70,12 +50,10 @@ export default {
       view: view(),
       page: 0,
     };
-    // The listing: `all` once the whole folder is read (local), else the
-    // API's pages (tokens of the pages seen, the rows of the one shown).
-    let all = null;
-    let remote = { tokens: [""], docs: [], next: null };
-    let tooMany = false;
-    let first = null;     // the API's first page
+    // The listing: the API's pages in the chosen order (tokens of the
+    // pages seen, the rows of the one shown), its total, and whether the
+    // API sorted it (not above SERVER_MAX entries).
+    const list = { tokens: [""], docs: [], next: null, total: null, sorted: true };
     let dragging = null;  // what is being dragged: {docs, folder}
     const write = can("WRITE");
 
@@ -96,59 +74,45 @@ export default {
       history.replaceState(null, "", folderHref(folder) + (qs ? "?" + qs : ""));
     }
 
-    // rows is the page shown: a slice of the sorted folder, or the API's page.
-    function rows() {
-      if (!all) return remote.docs;
-      return sortEntries(all, o.sort, o.dir).slice(o.page * PAGE, o.page * PAGE + PAGE);
-    }
+    function rows() { return list.docs; }
 
-    function pages() { return all ? Math.max(1, Math.ceil(all.length / PAGE)) : null; }
+    function pages() { return list.total === null ? null : Math.max(1, Math.ceil(list.total / PAGE)); }
 
-    function go(step) {
-      if (all) {
-        o.page = Math.min(Math.max(0, o.page + step), pages() - 1);
-        draw();
-        return;
-      }
-      if (step > 0 && remote.next) { remote.tokens.push(remote.next); loadRemote(remote.next); }
-      if (step < 0 && remote.tokens.length > 1) { remote.tokens.pop(); loadRemote(remote.tokens[remote.tokens.length - 1]); }
-    }
-
-    async function loadRemote(token) {
-      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE, next: token }) });
-      if (ctx.stale()) return;
-      remote.docs = entries(out);
-      remote.next = out.next || null;
-      o.page = remote.tokens.length - 1;
-      draw();
-    }
-
-    // readAll reads the rest of the folder behind the first page; true
-    // when the whole folder is here.
-    async function readAll(first) {
-      const list = entries(first);
-      let token = first.next || "";
-      while (token) {
-        if (list.length > LOCAL_MAX) return false;
-        const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1000, next: token }) });
-        if (ctx.stale()) return false;
-        list.push(...entries(out));
-        token = out.next || "";
-      }
-      if (list.length > LOCAL_MAX) return false;
-      all = list;
+    // load reads the page at token in the chosen order; false when the
+    // page was left meanwhile.
+    async function load(token) {
+      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE, next: token,
+        sortBy: SORT_BY[o.sort], sort: o.dir === "desc" ? "DESC" : "ASC" }) });
+      if (ctx.stale()) return false;
+      list.docs = entries(out);
+      list.next = out.next || null;
+      list.sorted = out.sorted !== false;
+      list.total = typeof out.totalCount === "number" ? out.totalCount : null;
+      o.page = list.tokens.length - 1;
       return true;
     }
 
+    async function go(step) {
+      if (step > 0 && list.next) list.tokens.push(list.next);
+      else if (step < 0 && list.tokens.length > 1) list.tokens.pop();
+      else return;
+      try {
+        if (await load(list.tokens[list.tokens.length - 1])) draw();
+      } catch (e) { status(errorText(e), "error"); }
+    }
+
     function sortHeader(col, label) {
-      const active = all && o.sort === col;
+      const active = list.sorted && o.sort === col;
       const th = h("th", { scope: "col", "aria-sort": active ? (o.dir === "asc" ? "ascending" : "descending") : null });
-      if (!all) { th.append(label); return th; }
-      th.append(h("button.sort", { type: "button", dataset: { sort: col }, onclick: () => {
+      if (!list.sorted) { th.append(label); return th; }
+      th.append(h("button.sort", { type: "button", dataset: { sort: col }, onclick: async () => {
         o.dir = o.sort === col && o.dir === "asc" ? "desc" : "asc";
         o.sort = col;
-        o.page = 0;
+        list.tokens = [""];
         setHash();
+        try {
+          if (!(await load(""))) return;
+        } catch (e) { status(errorText(e), "error"); return; }
         draw();
         const b = body.querySelector(`button.sort[data-sort="${col}"]`);
         if (b) b.focus();
@@ -169,15 +133,15 @@ export default {
     function item(d) { return { id: d.documentId, path: d.full }; }
 
     function draw() {
-      const list = rows();
+      const shown = rows();
       sel.rows();
       if (o.view === "grid") {
-        clear(body, sel.size || list.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
-          h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, list.map((d) => card(d))));
-        if (!list.length) body.append(h("p#empty-folder", t("browse.empty")));
+        clear(body, sel.size || shown.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
+          h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, shown.map((d) => card(d))));
+        if (!shown.length) body.append(h("p#empty-folder", t("browse.empty")));
       } else {
-        const tbody = h("tbody", list.map((d) => row(d)));
-        if (!list.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
+        const tbody = h("tbody", shown.map((d) => row(d)));
+        if (!shown.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
         clear(body, h("table.list#entries", h("caption.sr", t("browse.caption", { folder: folder || "/" })),
           h("thead", h("tr", h("th.check", { scope: "col" }, h("span.sr", t("select.column")), sel.headerBox),
             sortHeader("name", t("browse.name")), sortHeader("kind", t("browse.kind")), sortHeader("size", t("browse.size")), sortHeader("modified", t("browse.modified")))),
@@ -185,11 +149,11 @@ export default {
       }
       sel.refresh();
       const n = pages();
-      prev.disabled = all ? o.page === 0 : remote.tokens.length < 2;
-      next.disabled = all ? o.page >= n - 1 : !remote.next;
+      prev.disabled = list.tokens.length < 2;
+      next.disabled = !list.next;
       pageEl.textContent = n ? t("common.pageOf", { n: o.page + 1, of: n }) : t("common.page", { n: o.page + 1 });
-      pagerEl.hidden = all ? n < 2 : remote.tokens.length < 2 && !remote.next;
-      countEl.textContent = all ? t("browse.count", { n: all.length }) : tooMany ? t("browse.countMany", { n: LOCAL_MAX }) : "";
+      pagerEl.hidden = list.tokens.length < 2 && !list.next;
+      countEl.textContent = list.total !== null ? t("browse.count", { n: list.total }) : !list.sorted ? t("browse.countMany", { n: SERVER_MAX }) : "";
     }
 
     function icon(d) {
@@ -219,10 +183,10 @@ export default {
       return li;
     }
 
-    // thumb: an image shows itself (small ones, loaded when scrolled to);
-    // other documents show their kind's icon. First-page thumbnails of
-    // PDFs and office files need a rendition from the pipeline (the API
-    // has none yet; an entry's `thumbnailUrl` is used when it comes).
+    // thumb: the entry's first-page thumbnail (`thumbnailUrl`, made once
+    // by the server's pipeline: API.md "Thumbnails"); until it is made, a
+    // small image shows itself (loaded when scrolled to) and other
+    // documents their kind's icon.
     function thumb(d) {
       if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", loading: "lazy" });
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
@@ -258,8 +222,7 @@ export default {
       if (d.folder) dropTarget(el, d.full);
     }
 
-    await loadFirst();
-    if (ctx.stale()) return;
+    if (!(await load(""))) return;
 
     const parts = [crumbs(folder, dropTarget), h("div.titlebar", h("h1", folder ? folder.split("/").pop() : t("browse.title")), folderTools())];
     if (write) {
@@ -289,54 +252,34 @@ export default {
     clear(main, parts);
     draw();
     bar.update();
-    if (!all && !tooMany) completeInBackground();
 
-    async function loadFirst() {
-      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE }) });
-      if (ctx.stale()) return;
-      first = out;
-      if (!out.next) { all = entries(out); return; }
-      remote = { tokens: [""], docs: entries(out), next: out.next };
-    }
-
-    async function completeInBackground() {
-      try {
-        if (await readAll(first)) {
-          if (ctx.stale()) return;
-          // The whole folder is here: sorted, counted and paged locally,
-          // on the page the user is on.
-          o.page = Math.min(remote.tokens.length - 1, pages() - 1);
-          draw();
-        } else if (!ctx.stale()) {
-          tooMany = true;
-          draw();
-        }
-      } catch (_) { /* the API's pages still work */ }
-    }
-
+    // reload reads the page shown again (after an upload, a move...); a
+    // page that no longer exists starts the listing over.
     async function reload() {
-      all = null;
-      tooMany = false;
-      await loadFirst();
-      if (ctx.stale()) return;
+      try {
+        if (!(await load(list.tokens[list.tokens.length - 1]))) return;
+      } catch (_) {
+        list.tokens = [""];
+        if (!(await load(""))) return;
+      }
+      if (!list.docs.length && list.tokens.length > 1) {
+        list.tokens = [""];
+        if (!(await load(""))) return;
+      }
       draw();
-      if (!all) completeInBackground();
     }
 
     // selectFolder selects every document of the folder (not of its
-    // subfolders): from the listing when it is whole, else page by page.
+    // subfolders), page by page.
     async function selectFolder() {
       try {
-        let docs = all;
-        if (!docs) {
-          docs = [];
-          let token = "";
-          do {
-            const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1000, next: token }) });
-            docs.push(...entries(out));
-            token = out.next || "";
-          } while (token);
-        }
+        const docs = [];
+        let token = "";
+        do {
+          const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1000, next: token }) });
+          docs.push(...entries(out));
+          token = out.next || "";
+        } while (token);
         sel.add(docs.filter((d) => !d.folder).map(item));
       } catch (e) { status(errorText(e), "error"); }
     }

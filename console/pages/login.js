@@ -15,6 +15,7 @@ import { authCall, useTokens, signInOptions } from "../js/api.js";
 import { errorText } from "../js/ctx.js";
 import { PlainError, explainKey } from "../js/errors.js";
 import { t } from "../i18n/index.js";
+import { setGlobalBranding, applyBranding } from "../js/brand.js";
 
 function field(id, label, attrs) {
   return h("div.field", h("label", { for: id }, label), h("input", { id, name: id, required: true, ...attrs }));
@@ -77,17 +78,14 @@ function signInErrorText() {
   return (f ? f() : t("login.oidc.failed")) + (signInError.idp ? " (" + signInError.idp + ")" : "");
 }
 
-// "Forgot your password?" shows only where the server can mail a code.
-// No API says so today (API.md: /forgotPassword answers 400 without the
-// server's own mail settings): the console offers the link until the
-// server answers that, then not again in this tab. A `passwordReset`
-// boolean in GET /login/oidc/info's answer (asked for in console/DESIGN.md)
-// is honoured when the server gives it.
-function resetByMail() {
-  return sessionStorage.getItem("quire.noResetMail") !== "1";
-}
+// "Forgot your password?" shows only where the server can mail a code:
+// GET /login/oidc/info says so (`passwordReset`, true only with the
+// server's own mail settings). Until it has answered, and if
+// /forgotPassword answers that it cannot mail after all, the link is not
+// there.
+let resetByMail = false;
 function noResetMail() {
-  sessionStorage.setItem("quire.noResetMail", "1");
+  resetByMail = false;
   const link = document.getElementById("forgot");
   if (link) link.remove();
 }
@@ -106,7 +104,8 @@ export default {
       const out = await authCall("/login", { username, password: fd.get("password"), refreshCookie: true });
       if (out.ChallengeName === "NEW_PASSWORD_REQUIRED") show(newPassword(username, out.Session));
       else if (out.AuthenticationResult) done(out);
-    }, resetByMail() ? h("button.link#forgot", { type: "button", onclick: () => show(forgot()) }, t("login.forgot")) : null);
+    }, resetByMail ? forgotLink() : null);
+    const forgotLink = () => h("button.link#forgot", { type: "button", onclick: () => show(forgot()) }, t("login.forgot"));
 
     const newPassword = (username, session) => form("newpw", t("login.newTitle"), [
       h("p", t("login.newIntro")),
@@ -147,19 +146,28 @@ export default {
     });
 
     const idle = sessionStorage.getItem("quire.idle");
-    const ended = sessionStorage.getItem("quire.ended");
+    const disabled = sessionStorage.getItem("quire.disabled");
+    const ended = sessionStorage.getItem("quire.ended") || disabled;
     const start = () => {
-      const f = signIn(idle ? t("login.idle") : ended ? t("login.ended") : null, !!ended);
+      const f = signIn(idle ? t("login.idle") : disabled ? t("err.userDisabled") : ended ? t("login.ended") : null, !!ended);
       const err = signInErrorText();
       if (err) f.querySelector("h1").after(h("p.msg.error#signin-error", { role: "alert" }, err));
       return f;
     };
     show(start());
     signInOptions().then((o) => {
+      // The global branding, public before anyone signs in: a fresh
+      // tab's sign-in page is branded too.
+      if (o.branding) { setGlobalBranding(o.branding); applyBranding(); }
+      resetByMail = o.passwordReset === true;
+      const actions = main.querySelector("#login .actions");
+      if (resetByMail && actions && !actions.querySelector("#forgot")) actions.append(forgotLink());
+      if (!resetByMail) noResetMail();
+      const lf = main.querySelector("#login");
+      if (lf) lf.dataset.reset = resetByMail ? "yes" : "no"; // the server has answered
       if (!o.enabled || !main.querySelector("#login")) return;
       const name = o.displayName || "SSO";
       const local = new URLSearchParams(location.search).has("local");
-      if (o.passwordReset === false) noResetMail();
       if (o.automaticSignIn && !local && !signInError && !idle && !ended && !sessionStorage.getItem("quire.signedout")) {
         clear(main, h("div.card#oidc-redirect", h("h1", t("login.title")),
           h("p", { role: "status" }, t("login.oidc.redirecting", { name })),

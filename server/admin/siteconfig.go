@@ -37,7 +37,21 @@ func (s *Handlers) HandleGetSiteConfig(r *api.Request) error {
 		n.SMTP = &smtp
 		out.Notification = &n
 	}
-	return r.JSON(out)
+	if c.Branding == nil {
+		return api.CompressedJSON(r.Ctx, out)
+	}
+	// The logo as its own file (api.BrandingJSON): logoUrl, not its bytes.
+	out.Branding = nil
+	b, err := api.MarshalJSON(out)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	m["branding"] = api.BrandingJSON(r.Site, c.Branding)
+	return api.CompressedJSON(r.Ctx, m)
 }
 
 // mask shows the last four characters of a secret.
@@ -124,6 +138,7 @@ func (s *Handlers) HandleUpdateSiteConfig(r *api.Request) error {
 	})
 	set("branding", func() {
 		next.Branding = in.Branding
+		api.KeepLogo(r.Site, next.Branding, cur.Branding)
 		errs = append(errs, validateBranding(in.Branding)...)
 	})
 	// Only empty values get here (unsupportedSiteConfig refuses others):

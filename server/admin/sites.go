@@ -78,7 +78,7 @@ func (s *Handlers) HandleGetSites(r *api.Request) error {
 			return err
 		}
 		if c.Branding != nil {
-			site["branding"] = c.Branding
+			site["branding"] = api.BrandingJSON(id, c.Branding)
 		}
 		// The languages the site's scans are read in (Quire, issue 46):
 		// a member sees what "recognize text" will use, not only its
@@ -90,7 +90,7 @@ func (s *Handlers) HandleGetSites(r *api.Request) error {
 	if claims == nil {
 		claims = map[string]any{}
 	}
-	return r.JSON(map[string]any{
+	return api.CompressedJSON(r.Ctx, map[string]any{
 		"username":   p.Username,
 		"roles":      api.NonNil(p.Groups),
 		"userClaims": claims,

@@ -35,9 +35,10 @@ func (s *Handlers) HandleGetSystemConfig(r *api.Request) error {
 	webui["idleTimeoutSeconds"] = int(s.Deps.Auth.IdleTimeout() / time.Second)
 	out := map[string]any{"webui": webui}
 	if c.Branding != nil {
-		out["branding"] = c.Branding
+		// The logo is its own file (branding.logoUrl, GET /branding/logo).
+		out["branding"] = api.BrandingJSON("", c.Branding)
 	}
-	return r.JSON(out)
+	return api.CompressedJSON(r.Ctx, out)
 }
 
 // HandleUpdateSystemConfig serves PATCH /system/configuration (admin route):
@@ -77,6 +78,7 @@ func (s *Handlers) HandleUpdateSystemConfig(r *api.Request) error {
 	}
 	if _, ok := raw["branding"]; ok {
 		next.Branding = in.Branding
+		api.KeepLogo("", next.Branding, cur.Branding)
 		errs = append(errs, validateBranding(in.Branding)...)
 	}
 	if len(raw) == 0 {

@@ -45,7 +45,7 @@ func TestSystemConfiguration(t *testing.T) {
 	}
 	// Failed updates changed nothing; each section kept its value.
 	servertest.MustBody(t, s.Do(http.MethodGet, "/system/configuration", nil, user),
-		`{"branding":{"title":"Acme Docs","logo":"data:image/png;base64,iVBORw0KGgo=","primaryColor":"#0a5"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":true}}`)
+		`{"branding":{"logoUrl":"/branding/logo?v=TEtqO-ExSrhhOL70MU3eAg","primaryColor":"#0a5","title":"Acme Docs"},"webui":{"idleTimeoutSeconds":900,"ssoAutomaticSignIn":false,"ssoLoginRedirectEnabled":true}}`)
 	servertest.MustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoLoginRedirectEnabled": false}}, admin), http.StatusOK)
 	if w := quiretest.Obj(t, s.Do(http.MethodGet, "/system/configuration", nil, user).JSON(t)["webui"]); w["ssoLoginRedirectEnabled"] != false || w["ssoAutomaticSignIn"] != false {
 		t.Fatalf("webui after setting ssoLoginRedirectEnabled: %v", w)

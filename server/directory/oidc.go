@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -48,22 +49,34 @@ const (
 // idpErrorCode is the shape of an OAuth error code worth repeating.
 var idpErrorCode = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// HandleOIDCInfo serves GET /login/oidc/info: whether the console offers
-// the identity provider, its button's name, and whether it goes there by
-// itself (the global webui.ssoAutomaticSignIn).
+// HandleOIDCInfo serves GET /login/oidc/info: what a sign-in page needs
+// before anyone signs in. Whether the console offers the identity
+// provider, its button's name, and whether it goes there by itself (the
+// global webui.ssoAutomaticSignIn); and Quire's (issue 47): whether a
+// password can be reset by mail (passwordReset: the server has mail
+// settings of its own) and the global branding without secrets
+// (api.PublicBranding: title, colours, logoUrl), so a fresh tab's
+// sign-in page is branded.
 func (s *Handlers) HandleOIDCInfo(c *fiber.Ctx) error {
 	o, on := s.Deps.Auth.OIDC()
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	sc, err := s.DB.SystemConfig()
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"enabled": false, "automaticSignIn": false, "passwordReset": s.serverMail() == nil}
+	if b := api.PublicBranding(sc.Branding); b != nil {
+		out["branding"] = b
+	}
 	if !on {
-		return c.JSON(map[string]any{"enabled": false, "automaticSignIn": false})
+		return c.JSON(out)
 	}
 	auto := false
-	if sc, err := s.DB.SystemConfig(); err != nil {
-		return err
-	} else if sc.WebUI != nil && sc.WebUI.SsoAutomaticSignIn != nil {
+	if sc.WebUI != nil && sc.WebUI.SsoAutomaticSignIn != nil {
 		auto = *sc.WebUI.SsoAutomaticSignIn
 	}
-	return c.JSON(map[string]any{"enabled": true, "displayName": o.DisplayName, "automaticSignIn": auto, "start": oidcStartPath})
+	out["enabled"], out["displayName"], out["automaticSignIn"], out["start"] = true, o.DisplayName, auto, oidcStartPath
+	return c.JSON(out)
 }
 
 // HandleOIDCStart serves GET /login/oidc: a new flow in the state cookie

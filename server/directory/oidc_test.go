@@ -145,9 +145,9 @@ func TestOIDC_SignIn(t *testing.T) {
 	// What the sign-in page asks before anyone is signed in.
 	info := s.Do(http.MethodGet, "/login/oidc/info", nil, "")
 	servertest.MustStatus(t, info, http.StatusOK)
-	servertest.MustBody(t, info, `{"automaticSignIn":false,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
+	servertest.MustBody(t, info, `{"automaticSignIn":false,"displayName":"Office SSO","enabled":true,"passwordReset":false,"start":"/login/oidc"}`)
 	servertest.MustStatus(t, s.Do(http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, s.Admin()), http.StatusOK)
-	servertest.MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":true,"displayName":"Office SSO","enabled":true,"start":"/login/oidc"}`)
+	servertest.MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":true,"displayName":"Office SSO","enabled":true,"passwordReset":false,"start":"/login/oidc"}`)
 
 	idp.Set(quiretest.IdPBehaviour{User: "Ines@Example.com", Groups: []string{"default", "finance_read"}})
 	b := newOIDCBrowser()
@@ -293,7 +293,7 @@ func TestOIDC_Refusals(t *testing.T) {
 // so, and automatic sign-in cannot be switched on (system_test.go).
 func TestOIDC_NotConfigured(t *testing.T) {
 	s := quiretest.NewServer(t)
-	servertest.MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":false,"enabled":false}`)
+	servertest.MustBody(t, s.Do(http.MethodGet, "/login/oidc/info", nil, ""), `{"automaticSignIn":false,"enabled":false,"passwordReset":false}`)
 	b := newOIDCBrowser()
 	for _, p := range []string{"/login/oidc", "/login/oidc/callback?code=x&state=y"} {
 		r := b.get(t, s.URL+p)

@@ -565,7 +565,15 @@ func (s *Handlers) HandleRefresh(c *fiber.Ctx) error {
 		return r.JSON(body)
 	}
 	u, err := s.DB.GetUser(rt.Username)
-	if err != nil || !r.Now.Before(rt.Expires) || !u.Enabled || !rt.Of(u, s.Deps.Auth.RefreshTTL()) {
+	if err != nil || !r.Now.Before(rt.Expires) {
+		return bad
+	}
+	if !u.Enabled && disabledSince(rt, u, s.Deps.Auth.RefreshTTL()) {
+		// Say why, as a sign-in does (Cognito's answer): the console
+		// tells a user disabled mid-session instead of guessing.
+		return storage.ErrUserDisabled
+	}
+	if !u.Enabled || !rt.Of(u, s.Deps.Auth.RefreshTTL()) {
 		return bad
 	}
 	body, err := s.issue(u, "")
@@ -573,6 +581,16 @@ func (s *Handlers) HandleRefresh(c *fiber.Ctx) error {
 		return err
 	}
 	return r.JSON(body)
+}
+
+// disabledSince tells whether rt was a session of u, disabled since: the
+// same user (not a deleted one's namesake) whose generation moved on by
+// the disable alone. A token that had ended before (a password change,
+// a left group) stays "Invalid Refresh Token".
+func disabledSince(rt *storage.RefreshToken, u *storage.User, ttl time.Duration) bool {
+	was := *rt
+	was.Generation++ // DISABLE moves the generation on once
+	return was.Of(u, ttl)
 }
 
 // HandleChangePassword serves POST /changePassword {accessToken,

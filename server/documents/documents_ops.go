@@ -234,7 +234,11 @@ func (s *Handlers) HandleGetDocuments(r *api.Request) error {
 	docs := make([]map[string]any, 0, len(page.Documents))
 	for _, d := range page.Documents {
 		if s.DocAllows(r, d.Path, storage.FolderRead) {
-			docs = append(docs, view(d))
+			m := view(d)
+			if r.Query("projection") == "" {
+				m = s.WithThumbnail(r, m, d)
+			}
+			docs = append(docs, m)
 		}
 	}
 	out := map[string]any{"documents": docs}

@@ -36,6 +36,15 @@ func (s *Handlers) HandleGetFolders(r *api.Request) error {
 			return &storage.NotFoundError{Msg: "folder not found"}
 		}
 	}
+	if o, sorted, err := parseFolderSort(r); err != nil {
+		return err
+	} else if sorted {
+		out, err := s.listFolderSorted(r, folder, o, limit)
+		if err != nil {
+			return err
+		}
+		return r.JSON(out)
+	}
 	res, err := s.listFolder(r, folder, false, "", limit)
 	if err != nil {
 		return err

@@ -130,7 +130,7 @@ func (s *Handlers) HandleSearchFulltext(r *api.Request) error {
 		if err != nil {
 			return err
 		}
-		m := api.DocumentJSON(d)
+		m := s.WithThumbnail(r, api.DocumentJSON(d), d)
 		m["createdBy"] = d.UserID
 		m["metadata"] = api.MetadataMap(d.Metadata)
 		if !opts.Syntax {
@@ -303,7 +303,7 @@ func (s *Handlers) HandleQueryFulltext(r *api.Request) error {
 		if !s.DocAllows(r, d.Path, storage.FolderRead) {
 			continue
 		}
-		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": api.DocumentJSON(d)}
+		hit := map[string]any{"_id": h.ID, "_score": h.Score, "_source": s.WithThumbnail(r, api.DocumentJSON(d), d)}
 		if snip := snippet(s.Deps.Indexer.Text(r.Site, h.ID), queryTerms(qs)); snip != "" {
 			hit["highlight"] = map[string][]string{"content": {snip}}
 		}

@@ -382,7 +382,7 @@ func (s *Handlers) searchIndex(r *api.Request, q *searchQueryIn, ids map[string]
 	res := s.newResults(r)
 	res.next = next
 	for _, h := range hits {
-		m := api.DocumentJSON(h.Document)
+		m := s.WithThumbnail(r, api.DocumentJSON(h.Document), h.Document)
 		if sq.Attribute {
 			m["matchedAttribute"] = matchedAttribute(h, primaryType)
 		} else {
@@ -420,7 +420,7 @@ func (s *Handlers) searchMeta(r *api.Request, m *searchMeta, limit int) (*search
 		if err != nil {
 			return nil, err
 		}
-		res.add(api.DocumentJSON(d), id)
+		res.add(s.WithThumbnail(r, api.DocumentJSON(d), d), id)
 		return res, nil
 	}
 	folder := ""
@@ -460,22 +460,14 @@ func (s *Handlers) listFolder(r *api.Request, folder string, onlyFolders bool, f
 				full = folder + "/" + it.Name
 			}
 			if it.Entry.Folder {
-				res.addFolder(map[string]any{
-					"siteId":       r.Site,
-					"folder":       true,
-					"path":         it.Name,
-					"documentId":   folderID(r.Site, full),
-					"indexKey":     FolderIndexKey(full),
-					"insertedDate": api.FormatDate(it.Entry.InsertedDate),
-					"userId":       it.Entry.UserID,
-				}, full)
+				res.addFolder(folderJSON(r, it, full), full)
 				continue
 			}
 			d := it.Doc
 			if d == nil {
 				continue
 			}
-			m := api.DocumentJSON(d)
+			m := s.WithThumbnail(r, api.DocumentJSON(d), d)
 			m["indexKey"] = FolderIndexKey(full)
 			res.add(m, d.DocumentID)
 		}
@@ -575,7 +567,7 @@ func (s *Handlers) searchPrefix(r *api.Request, field, prefix string, ids map[st
 				field == "folder" && !strings.HasPrefix(strings.ToLower(dir), lower) {
 				continue
 			}
-			res.add(api.DocumentJSON(d), d.DocumentID)
+			res.add(s.WithThumbnail(r, api.DocumentJSON(d), d), d.DocumentID)
 			if len(res.docs) == limit {
 				b, _ := json.Marshal(after)
 				res.next = base64.RawURLEncoding.EncodeToString(b)
@@ -620,7 +612,7 @@ func (s *Handlers) searchText(r *api.Request, text string, ids map[string]bool, 
 		if err != nil {
 			return nil, err
 		}
-		m := api.DocumentJSON(d)
+		m := s.WithThumbnail(r, api.DocumentJSON(d), d)
 		s.addMatchedPages(r, m, d, text)
 		res.add(m, d.DocumentID)
 	}
@@ -638,7 +630,7 @@ func (s *Handlers) searchIDs(r *api.Request, ids []string) (*searchResults, erro
 	}
 	res := s.newResults(r)
 	for _, d := range docs {
-		res.add(api.DocumentJSON(d), d.DocumentID)
+		res.add(s.WithThumbnail(r, api.DocumentJSON(d), d), d.DocumentID)
 	}
 	return res, nil
 }

@@ -44,3 +44,17 @@ func DavLoopbackUntrusted() (restore func()) {
 // DavLoopbackTrusted reports whether loopback WebDAV clients are trusted
 // (always, unless a test said otherwise).
 func DavLoopbackTrusted() bool { return !davLoopbackUntrusted.Load() }
+
+var sortedFolderBound atomic.Int64
+
+// SetSortedFolderBound sets the most entries GET /folders sorts (0: the
+// default), so a test reaches the bound with a few documents.
+func SetSortedFolderBound(n int) { sortedFolderBound.Store(int64(n)) }
+
+// SortedFolderBound is the bound SetSortedFolderBound set, or def.
+func SortedFolderBound(def int) int {
+	if n := sortedFolderBound.Load(); n > 0 {
+		return int(n)
+	}
+	return def
+}

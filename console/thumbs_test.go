@@ -1,0 +1,50 @@
+package console_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
+)
+
+// TestConsole_Thumbnails: once the server has made a PDF's first-page
+// thumbnail (issue 47, item 2), the folder's grid shows it (the entry's
+// thumbnailUrl, a signed download of the THUMBNAIL artifact, loaded under
+// the console's CSP), and the table view is unchanged; axe-core finds
+// nothing in the grid.
+func TestConsole_Thumbnails(t *testing.T) {
+	t.Parallel()
+	src := axeFile()
+	e := newEnv(t)
+	e.user(t, "tia", "default", "temporary-1", true)
+	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/letter.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Dear Anna", "the first page"))}, http.StatusCreated)
+	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/notes.txt", "content": "no picture", "contentType": "text/plain"}, http.StatusCreated)
+	// The first listing asks for the thumbnail; it is made in the background.
+	quiretest.Eventually(t, "the PDF's thumbnail", 60*time.Second, func() bool {
+		out := e.must(t, "GET", "/folders?siteId=default&path=pics", nil, http.StatusOK)
+		docs, _ := out["documents"].([]any)
+		for _, d := range docs {
+			if m, _ := d.(map[string]any); m["path"] == "pics/letter.pdf" && m["thumbnailUrl"] != nil {
+				return true
+			}
+		}
+		return false
+	})
+	b := newBrowser(t, "en-US")
+	steps := []step{{"open the console", navigate(e.s.URL + "/console/")}}
+	steps = append(steps, signIn("tia", password)...)
+	steps = append(steps,
+		step{"the grid shows the PDF's first page", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/pics"), textOf("#entry-count", "2 items"),
+			click(`.views button[data-view="grid"]`), chromedp.WaitVisible("#grid", chromedp.ByQuery),
+			wait(`(() => { const i = document.querySelector('#grid li[data-name="letter.pdf"] img.thumb-img'); return !!i && i.getAttribute("src").includes("/downloads/") && i.complete && i.naturalWidth > 0 && i.naturalWidth <= 256; })()`),
+			wait(`!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-img') && !!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-icon')`),
+			axeAll(src, "grid with thumbnails"), shot("folder-grid-thumbnails")}},
+		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", chromedp.ByQuery), textOf("#entries", "letter.pdf")}},
+	)
+	b.run(steps...)
+}
