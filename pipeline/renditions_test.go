@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/storage"
@@ -278,7 +277,7 @@ func TestOCR_PDFAFallbackUsesConfiguredOcrmypdf(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	s := ocrServer(t, func(c *node.Config) { c.Pipeline.Engines.Ocrmypdf = real })
+	s := ocrServer(t, func(c *quiretest.Config) { c.Pipeline.Engines.Ocrmypdf = real })
 	tok := s.Admin()
 	id := addScan(t, s, tok, "default", "fallback.png", "image/png", quiretest.PNG(quiretest.TextImage("Zebracorn fallback letter")), nil)
 	md, _ := ocrAction(t, s, tok, "default", id)["metadata"].(map[string]any)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"quire/node"
 	"quire/pipeline"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
@@ -27,7 +26,7 @@ func TestSignInInfo_ResetAndBranding(t *testing.T) {
 		wantReset bool
 	}{
 		{"no mail settings", nil, false},
-		{"the server's own mail", []quiretest.Option{quiretest.AllowLoopbackOutbound, func(c *node.Config) {
+		{"the server's own mail", []quiretest.Option{quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
 			c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 		}}, true},
 	} {
