@@ -92,9 +92,13 @@ $(HYDRA): tools/hydra/go.mod tools/hydra/go.sum
 # longest first keeps both cores busy to the end instead of leaving the
 # server package (10 minutes under -race) running alone at the tail.
 TEST_FIRST := ./server ./node . ./console ./storage ./packaging
+# Test binaries run at once: one more than the 2 cores, because the node
+# package (three-member clusters, kills and restarts) waits far more than
+# it computes and would otherwise hold a core's slot for most of the run.
+TEST_P ?= 3
 
 test: deps $(HYDRA) fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
-	QUIRE_HYDRA=$(CURDIR)/$(HYDRA) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
+	QUIRE_HYDRA=$(CURDIR)/$(HYDRA) $(GO) test -race -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
 
 # Every fuzz target, as package:FuzzName: `go test -fuzz` takes one target
 # per run. fuzz-check (part of `make test`) fails when this list and the
