@@ -160,6 +160,10 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpRotateSecretsKey:        payloadOf[RotateSecretsKey],
 	OpFinishRequest:           payloadOf[FinishRequest],
 	OpDigestMark:              nil, // no payload
+	OpAddNote:                 payloadOf[Note],
+	OpDeleteNote:              payloadOf[NoteRef],
+	OpAddSavedSearch:          payloadOf[SavedSearch],
+	OpDeleteSavedSearch:       payloadOf[SavedSearchRef],
 }
 
 // TestCommands_Golden proves the Raft log's bytes unchanged: every op has
