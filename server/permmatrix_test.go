@@ -165,6 +165,7 @@ func init() {
 	for _, r := range []string{
 		"GET /sites/:siteId/intakeProfiles", "POST /sites/:siteId/intakeProfiles", "GET /sites/:siteId/intakeProfiles/:name",
 		"PUT /sites/:siteId/intakeProfiles/:name", "DELETE /sites/:siteId/intakeProfiles/:name", "GET /sites/:siteId/intakeProfiles/:name/errors",
+		"POST /sites/:siteId/intakeProfiles/:name/test",
 	} {
 		notDocumentRoutes[r] = "intake profiles: site governors' settings, no document"
 	}

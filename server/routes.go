@@ -552,6 +552,7 @@ func (s *Server) routeRows() []route {
 		byPath("PUT", "/sites/:siteId/intakeProfiles/:name", govern, s.intake.HandleSetIntakeProfile),
 		byPath("DELETE", "/sites/:siteId/intakeProfiles/:name", govern, s.intake.HandleDeleteIntakeProfile),
 		byPath("GET", "/sites/:siteId/intakeProfiles/:name/errors", govern, s.intake.HandleGetIntakeErrors),
+		byPath("POST", "/sites/:siteId/intakeProfiles/:name/test", govern, s.intake.HandleTestIntakeProfile, unkeyed("a test of a watched folder and a mail listener: it writes no state, and a repeat tests again")),
 		byPath("POST", "/sites/:siteId/intake/:name", write, s.intake.HandlePostIntake),
 	}...)
 }
