@@ -74,6 +74,7 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/reviews":                                          `{"review":{"reviewCategory":"c","requiredDecisions":100}}`,
 	"POST /documents/:documentId/notes":                                            `{"note":{"text":"n"}}`,
 	"POST /sites/:siteId/savedSearches":                                            `{"savedSearch":{"name":"v","query":{"query":{}}}}`,
+	"POST /sites/:siteId/intakeProfiles/:name/test":                                `{"source":"mail"}`,
 	"PATCH /documents/:documentId/reviews/:reviewId":                               `{"review":{"comments":"c"}}`,
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                      `{"decision":{"type":"COMMENT"}}`,
 	"PATCH /sites/:siteId/configuration":                                           `{"notificationEmail":"a@example.com"}`,
