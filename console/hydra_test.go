@@ -48,7 +48,7 @@ func TestOIDC_Hydra(t *testing.T) {
 			step{"Hydra's login app asks who", chromedp.Tasks{arrive(`location.host !== "` + strings.TrimPrefix(e.s.URL, "http://") + `" && document.querySelector("#username")`),
 				chromedp.SendKeys("#username", "ines@example.com", chromedp.ByQuery), click("#signin")}},
 			step{"signed in as Hydra's user", chromedp.Tasks{arrive(`document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`),
-				textOf("main h1", "Documents")}},
+				textOf("main h1", "Start")}},
 			step{"the session is the user's, with Hydra's groups", chromedp.Tasks{
 				js(`fetch("/login/refresh", {method: "POST", headers: {"X-Quire-Console": "1", "Content-Type": "application/json"}, body: "{}"}).then(r => r.json()).then(j => window.__tok = j.AuthenticationResult.AccessToken)`, nil),
 				wait(`!!window.__tok`)}},

@@ -28,7 +28,7 @@ func TestConsole_SignInWithIdP(t *testing.T) {
 		step{"open the console", navigate(e.s.URL + "/console/")},
 		step{"the IdP's button", chromedp.Tasks{textOf("#login #oidc", "Sign in with Office SSO"), shot("sign-in-idp")}},
 		step{"click it", click("#login #oidc")},
-		step{"signed in as the IdP's user", chromedp.Tasks{arrive(`document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`), textOf("main h1", "Documents")}},
+		step{"signed in as the IdP's user", chromedp.Tasks{arrive(`document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`), textOf("main h1", "Start")}},
 		step{"sign out", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login #oidc", chromedp.ByQuery)}},
 		step{"switch automatic sign-in on", check(func() error {
 			e.must(t, http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, http.StatusOK)

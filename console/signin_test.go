@@ -38,7 +38,7 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 			click("#newpw button[type=submit]"), textOf("#newpw .msg.error", "differ")}},
 		step{"choose a password", chromedp.Tasks{setValue("#newpassword2", password), click("#newpw button[type=submit]")}},
 		step{"signed in", textOf("#user", "nora")},
-		step{"the documents page", textOf("main h1", "Documents")},
+		step{"the start page", textOf("main h1", "Start")},
 		step{"the refresh cookie is HttpOnly and SameSite=Strict", chromedp.ActionFunc(func(ctx context.Context) error {
 			cookies, err := network.GetCookies().WithURLs([]string{e.s.URL + "/login/refresh"}).Do(ctx)
 			if err != nil {

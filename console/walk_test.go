@@ -79,9 +79,9 @@ func TestConsole_WalkBugs(t *testing.T) {
 	steps := []step{{"open the console", navigate(e.s.URL + "/console/")}}
 	steps = append(steps, signIn("ada", password)...)
 	steps = append(steps,
-		step{"the documents page", textOf("main h1", "Documents")},
+		step{"the start page", textOf("main h1", "Start")},
 		step{"the system configuration was fetched once", countIs(1)},
-		step{"a reload fetches it once", chromedp.Tasks{chromedp.Reload(), textOf("#user", "ada"), textOf("main h1", "Documents"), countIs(1)}},
+		step{"a reload fetches it once", chromedp.Tasks{chromedp.Reload(), textOf("#user", "ada"), textOf("main h1", "Start"), countIs(1)}},
 		step{"the branding page, opened first, fetches it once too", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/branding"), chromedp.Reload(),
 			chromedp.WaitVisible("#brand-global", chromedp.ByQuery), wait(`document.querySelector("#brand-global .logo-preview img").getAttribute("src").startsWith("/branding/logo?v=")`),
 			chromedp.WaitVisible("#brand-site", chromedp.ByQuery), countIs(1)}},
@@ -96,7 +96,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 	)
 	steps = append(steps, signIn("sam", password)...)
 	steps = append(steps,
-		step{"the next user lands on the documents", chromedp.Tasks{textOf("main h1", "Documents"), absent("#user-list"), wait(`!location.hash.startsWith("#/admin")`)}},
+		step{"the next user lands on the start page", chromedp.Tasks{textOf("main h1", "Start"), absent("#user-list"), wait(`!location.hash.startsWith("#/admin")`)}},
 		step{"Tab reaches choose files, and its focus shows", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/walk"), textOf("#entries", "letter.txt"),
 			tabTo("file-input"), wait(`getComputedStyle(document.querySelector('label[for="file-input"]')).outlineStyle !== "none"`)}},
 		step{"and choose a folder", chromedp.Tasks{tabTo("dir-input"), wait(`getComputedStyle(document.querySelector('label[for="dir-input"]')).outlineStyle !== "none"`),

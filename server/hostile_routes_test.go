@@ -72,6 +72,9 @@ var routeSamples = map[string]string{
 	"POST /rulesets/:rulesetId/rules":                                              sampleRule,
 	"PATCH /rulesets/:rulesetId/rules/:ruleId":                                     sampleRule,
 	"POST /documents/:documentId/reviews":                                          `{"review":{"reviewCategory":"c","requiredDecisions":100}}`,
+	"POST /documents/:documentId/notes":                                            `{"note":{"text":"n"}}`,
+	"POST /sites/:siteId/savedSearches":                                            `{"savedSearch":{"name":"v","query":{"query":{}}}}`,
+	"POST /sites/:siteId/intakeProfiles/:name/test":                                `{"source":"mail"}`,
 	"PATCH /documents/:documentId/reviews/:reviewId":                               `{"review":{"comments":"c"}}`,
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                      `{"decision":{"type":"COMMENT"}}`,
 	"PATCH /sites/:siteId/configuration":                                           `{"notificationEmail":"a@example.com"}`,
@@ -219,6 +222,8 @@ func routeFixtures(t *testing.T, s *quiretest.Server, tok string) map[string]str
 		time.Sleep(20 * time.Millisecond)
 	}
 	p["reviewId"] = create("POST", "/documents/"+p["documentId"]+"/reviews", `{"review":{"reviewCategory":"c","requiredDecisions":100}}`, "reviewId")
+	p["noteId"] = create("POST", "/documents/"+p["documentId"]+"/notes", `{"note":{"text":"n"}}`, "noteId")
+	p["savedSearchId"] = create("POST", "/sites/default/savedSearches", `{"savedSearch":{"name":"v","query":{"query":{}}}}`, "savedSearchId")
 	p["mappingId"] = create("POST", "/mappings", strings.Replace(routeSamples["POST /mappings"], `"m2"`, `"m"`, 1), "mappingId")
 	create("POST", "/sites/default/intakeProfiles", `{"intakeProfile":{"name":"fx","actions":[]}}`, "")
 	p["name"] = "fx"

@@ -157,11 +157,15 @@ func init() {
 	for _, r := range []string{"GET /console/*", "HEAD /console/*"} {
 		notDocumentRoutes[r] = "the web console's embedded files: no document"
 	}
+	for _, r := range []string{"GET /sites/:siteId/savedSearches", "POST /sites/:siteId/savedSearches", "DELETE /sites/:siteId/savedSearches/:savedSearchId"} {
+		notDocumentRoutes[r] = "saved searches: a user's named queries, no document (running one is /queryFulltext, in the matrix)"
+	}
 	notDocumentRoutes["POST /public/documents"] = "anonymous intake where a governor enables it: adds new documents only, at the site configuration's folder"
 	notDocumentRoutes["POST /public/webhooks/*"] = "anonymous webhook intake (webhooks.public): a new document under webhooks/, checked there"
 	for _, r := range []string{
 		"GET /sites/:siteId/intakeProfiles", "POST /sites/:siteId/intakeProfiles", "GET /sites/:siteId/intakeProfiles/:name",
 		"PUT /sites/:siteId/intakeProfiles/:name", "DELETE /sites/:siteId/intakeProfiles/:name", "GET /sites/:siteId/intakeProfiles/:name/errors",
+		"POST /sites/:siteId/intakeProfiles/:name/test",
 	} {
 		notDocumentRoutes[r] = "intake profiles: site governors' settings, no document"
 	}

@@ -309,6 +309,9 @@ func (s *Server) routeRows() []route {
 		byPath("GET", "/sites/:siteId/locales/:locale/resourceItems/:itemKey", read, s.vocabulary.HandleGetResourceItem),
 		byPath("PUT", "/sites/:siteId/locales/:locale/resourceItems/:itemKey", govern, s.vocabulary.HandleSetResourceItem),
 		byPath("DELETE", "/sites/:siteId/locales/:locale/resourceItems/:itemKey", govern, s.vocabulary.HandleDeleteResourceItem),
+		byPath("GET", "/sites/:siteId/savedSearches", read, s.search.HandleGetSavedSearches),
+		byPath("POST", "/sites/:siteId/savedSearches", read, s.search.HandleAddSavedSearch),
+		byPath("DELETE", "/sites/:siteId/savedSearches/:savedSearchId", read, s.search.HandleDeleteSavedSearch),
 		byPath("GET", "/sites/:siteId/apiKeys", govern, s.admin.HandleGetAPIKeys),
 		byPath("POST", "/sites/:siteId/apiKeys", govern, s.admin.HandleAddAPIKey),
 		byPath("DELETE", "/sites/:siteId/apiKeys/:apiKey", govern, s.admin.HandleDeleteAPIKey),
@@ -365,6 +368,9 @@ func (s *Server) routeRows() []route {
 		byQuery("GET", "/documents/:documentId/reviews/:reviewId/decisions", read, s.flow.HandleGetReviewDecisions, artifactID),
 		byQuery("POST", "/documents/:documentId/reviews/:reviewId/decisions", write, s.flow.HandleAddReviewDecision, artifactID),
 		byQuery("GET", "/reviews", read, s.flow.HandleGetOpenReviews),
+		byQuery("GET", "/documents/:documentId/notes", read, s.flow.HandleGetNotes),
+		byQuery("POST", "/documents/:documentId/notes", write, s.flow.HandleAddNote),
+		byQuery("DELETE", "/documents/:documentId/notes/:noteId", del, s.flow.HandleDeleteNote),
 		byQuery("POST", "/documents/:documentId/actions/retry", write, s.flow.HandleRetryDocumentActions, artifactID),
 		byQuery("GET", "/documents/:documentId/fulltext", read, s.flow.HandleGetDocumentFulltext, artifactID, shareKey),
 		byQuery("PUT", "/documents/:documentId/fulltext", write, s.search.HandleSetDocumentFulltext),
@@ -549,6 +555,7 @@ func (s *Server) routeRows() []route {
 		byPath("PUT", "/sites/:siteId/intakeProfiles/:name", govern, s.intake.HandleSetIntakeProfile),
 		byPath("DELETE", "/sites/:siteId/intakeProfiles/:name", govern, s.intake.HandleDeleteIntakeProfile),
 		byPath("GET", "/sites/:siteId/intakeProfiles/:name/errors", govern, s.intake.HandleGetIntakeErrors),
+		byPath("POST", "/sites/:siteId/intakeProfiles/:name/test", govern, s.intake.HandleTestIntakeProfile, unkeyed("a test of a watched folder and a mail listener: it writes no state, and a repeat tests again")),
 		byPath("POST", "/sites/:siteId/intake/:name", write, s.intake.HandlePostIntake),
 	}...)
 }

@@ -155,6 +155,14 @@ const (
 	OpEventsDelivered         Op = "EventsDelivered"         // targets that took outbox events (or were given up)
 )
 
+// Issue 47 rows (notes.go, savedsearches.go).
+const (
+	OpAddNote           Op = "AddNote"           // a note on a document
+	OpDeleteNote        Op = "DeleteNote"        // remove a note of a document
+	OpAddSavedSearch    Op = "AddSavedSearch"    // save a named search in a site
+	OpDeleteSavedSearch Op = "DeleteSavedSearch" // remove one of the user's saved searches
+)
+
 // appliers is the one registry of appliers: every Op constant above has
 // exactly one entry (the compiler refuses a duplicate key, and
 // TestEveryOpHasAnApplier refuses a missing one). The appliers live in the
@@ -325,8 +333,16 @@ func init() {
 		// digest.go
 		OpDigestMark: applyDigestMark,
 
+<<<<<<< HEAD
 		// renditions.go
 		OpFailRendition: applyFailRendition,
+=======
+		// notes.go, savedsearches.go
+		OpAddNote:           applyAddNote,
+		OpDeleteNote:        applyDeleteNote,
+		OpAddSavedSearch:    applyAddSavedSearch,
+		OpDeleteSavedSearch: applyDeleteSavedSearch,
+>>>>>>> issue-47-api-b
 	}
 }
 

@@ -161,6 +161,10 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpFinishRequest:           payloadOf[FinishRequest],
 	OpDigestMark:              nil, // no payload
 	OpFailRendition:           payloadOf[FailRendition],
+	OpAddNote:                 payloadOf[Note],
+	OpDeleteNote:              payloadOf[NoteRef],
+	OpAddSavedSearch:          payloadOf[SavedSearch],
+	OpDeleteSavedSearch:       payloadOf[SavedSearchRef],
 }
 
 // TestCommands_Golden proves the Raft log's bytes unchanged: every op has

@@ -772,6 +772,9 @@ func deleteRecord(t *tx, site string, d *Document) error {
 	if err := deleteReviews(t, site, d.DocumentID); err != nil {
 		return err
 	}
+	if err := deleteNotes(t, site, d.DocumentID); err != nil { // notes.go
+		return err
+	}
 	if err := clearActions(t, d); err != nil {
 		return err
 	}

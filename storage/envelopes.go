@@ -58,6 +58,11 @@ type EnvelopeSigner struct {
 	TypedName     string     `json:"typedName,omitempty"`
 	Drawing       []byte     `json:"drawing,omitempty"` // PNG
 	DeclineReason string     `json:"declineReason,omitempty"`
+	// Delivery is what the last mail of the signer's link did (issue 47):
+	// "sent" or "failed"; empty for a signer never mailed (embedded, or
+	// not their turn yet). A signer whose mail failed may be given a
+	// recipient view by the sender (views/recipient).
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // Envelope is an envelope of the local provider.
@@ -300,6 +305,9 @@ type EnvelopeChange struct {
 	Artifact    *NewDocument `json:"artifact,omitempty"`
 	// SourceSHA256 (complete): the content the signed copy was made of.
 	SourceSHA256 string `json:"sourceSha256,omitempty"`
+	// Delivery (delivery): what mailing each recipient's link did, "sent"
+	// or "failed" (issue 47).
+	Delivery map[string]string `json:"delivery,omitempty"`
 }
 
 // Envelope actions.
@@ -310,6 +318,15 @@ const (
 	EnvelopeActionDecline  = "decline"
 	EnvelopeActionVoid     = "void"
 	EnvelopeActionComplete = "complete"
+	// EnvelopeActionDelivery records whether the mails of signers' links
+	// went out (after they were sent: the mail follows the write).
+	EnvelopeActionDelivery = "delivery"
+)
+
+// Signer deliveries (EnvelopeSigner.Delivery).
+const (
+	DeliverySent   = "sent"
+	DeliveryFailed = "failed"
 )
 
 func (e *Envelope) signer(id string) *EnvelopeSigner {
@@ -403,6 +420,17 @@ func applyEnvelopeChange(t *tx, c *Command) (any, error) {
 		}
 		if err := e.sendTo(p.Tokens, c.At, t, c.Site); err != nil {
 			return nil, err
+		}
+	case EnvelopeActionDelivery:
+		// Only signers waiting to sign are marked; a signer who acted in
+		// between keeps their state (the outcome no longer matters).
+		for id, d := range p.Delivery {
+			if d != DeliverySent && d != DeliveryFailed {
+				return nil, Invalid("delivery", "a delivery is sent or failed")
+			}
+			if s := e.signer(id); s != nil && s.Status == SignerSent {
+				s.Delivery = d
+			}
 		}
 	case EnvelopeActionVoid:
 		if p.Reason == "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A folder move takes a folder with everything below it into another
@@ -28,6 +29,7 @@ type FolderMoveJob struct {
 	JobID        string     `json:"jobId"`
 	Source       string     `json:"source"`
 	Target       string     `json:"target"`
+	Name         string     `json:"name,omitempty"` // the folder's new name (a rename), else its own
 	Status       string     `json:"status"`
 	Moved        int        `json:"moved"`
 	Message      string     `json:"message,omitempty"`
@@ -42,6 +44,9 @@ type StartFolderMove struct {
 	JobID  string `json:"jobId"`
 	Source string `json:"source"`
 	Target string `json:"target"`
+	// Name, when set, is the name the folder takes in Target (a rename,
+	// issue 47); a folder of that name there already is refused (409).
+	Name string `json:"name,omitempty"`
 }
 
 // MoveFolder is the payload of OpMoveFolder: one step of a move, at most
@@ -52,6 +57,7 @@ type MoveFolder struct {
 	Source string `json:"source"`
 	Target string `json:"target"`
 	Limit  int    `json:"limit"`
+	Name   string `json:"name,omitempty"` // StartFolderMove's Name
 }
 
 // MoveFolderResult reports one step.
@@ -69,17 +75,21 @@ type FinishFolderMove struct {
 
 func moveJobKey(site, id string) []byte { return []byte(pfxMoveJob + sk(site) + "/" + id) }
 
-// moveDest is where source lands in target.
-func moveDest(source, target string) string {
+// moveDest is where source lands in target: under its own name, or
+// under rename when set.
+func moveDest(source, target, rename string) string {
 	_, name := splitPath(source)
+	if rename != "" {
+		name = rename
+	}
 	if target == "" {
 		return name
 	}
 	return target + "/" + name
 }
 
-// checkMove validates a move of source into target.
-func checkMove(t *tx, site, source, target string) error {
+// checkMove validates a move of source into target (as rename when set).
+func checkMove(t *tx, site, source, target, rename string) error {
 	parent, name := splitPath(source)
 	ok, err := t.exists(folderKey(site, parent, true, name))
 	if err != nil {
@@ -91,8 +101,25 @@ func checkMove(t *tx, site, source, target string) error {
 	switch {
 	case target == source || strings.HasPrefix(target, source+"/"):
 		return Invalid("target", "cannot move a folder into itself")
-	case moveDest(source, target) == source:
+	case moveDest(source, target, rename) == source:
 		return Invalid("target", "folder is already in target")
+	}
+	return nil
+}
+
+// checkRename refuses a rename onto a folder that exists (a move without
+// a new name merges into it, as before).
+func checkRename(t *tx, site, source, target, rename string) error {
+	if rename == "" {
+		return nil
+	}
+	dp, dn := splitPath(moveDest(source, target, rename))
+	ok, err := t.exists(folderKey(site, dp, true, dn))
+	if err != nil {
+		return err
+	}
+	if ok {
+		return &ConflictError{Msg: fmt.Sprintf("folder '%s' already exists", moveDest(source, target, rename))}
 	}
 	return nil
 }
@@ -102,14 +129,34 @@ func applyStartFolderMove(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMove(t, c.Site, p.Source, p.Target); err != nil {
+	if p.Name != "" && !validFolderName(p.Name) {
+		return nil, Invalid("name", "invalid 'name'")
+	}
+	if err := checkMove(t, c.Site, p.Source, p.Target, p.Name); err != nil {
+		return nil, err
+	}
+	if err := checkRename(t, c.Site, p.Source, p.Target, p.Name); err != nil {
 		return nil, err
 	}
 	if err := checkMoveSet(t, c, p.Source); err != nil {
 		return nil, err
 	}
-	j := FolderMoveJob{JobID: p.JobID, Source: p.Source, Target: p.Target, Status: MovePending, UserID: c.User, InsertedDate: c.At}
+	j := FolderMoveJob{JobID: p.JobID, Source: p.Source, Target: p.Target, Name: p.Name, Status: MovePending, UserID: c.User, InsertedDate: c.At}
 	return j, t.setJSON(moveJobKey(c.Site, p.JobID), j)
+}
+
+// validFolderName reports whether s may name one folder: 1 to 255 bytes
+// of valid UTF-8, no "/", no control character, not "." or "..".
+func validFolderName(s string) bool {
+	if s == "" || len(s) > 255 || !utf8.ValidString(s) || s == "." || s == ".." || strings.ContainsRune(s, '/') {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // checkMoveSet refuses a move before its first step when a document
@@ -199,12 +246,15 @@ func applyMoveFolder(t *tx, c *Command) (any, error) {
 			return MoveFolderResult{Done: true}, nil
 		}
 	}
-	if err := checkMove(t, c.Site, p.Source, p.Target); err != nil {
+	if p.Name != "" && !validFolderName(p.Name) {
+		return nil, Invalid("name", "invalid 'name'")
+	}
+	if err := checkMove(t, c.Site, p.Source, p.Target, p.Name); err != nil {
 		return nil, err
 	}
 	parent, name := splitPath(p.Source)
 	srcKey := folderKey(c.Site, parent, true, name)
-	dest := moveDest(p.Source, p.Target)
+	dest := moveDest(p.Source, p.Target, p.Name)
 	relocate := func(dir string) string { return dest + strings.TrimPrefix(dir, p.Source) }
 	res := MoveFolderResult{}
 	if err := moveFolderPermissions(t, c.Site, p.Source, dest, true); err != nil {

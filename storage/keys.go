@@ -82,6 +82,8 @@ const (
 	pfxNotification     = "dn/"   // dn/<site>/<doc>/<key> -> DocNotification (notifications.go)
 	pfxNotificationDue  = "dnd/"  // dnd/<site>/<ts>/<doc>/<key> -> "" (PENDING notifications by date)
 	pfxUserNotification = "un/"   // un/<address>\x00<site>/<inverted ts>/<doc>/<key> -> "" (notifications by recipient)
+	pfxNote             = "dnt/"  // dnt/<site>/<doc>/<ts>/<noteId> -> Note (notes.go)
+	pfxSavedSearch      = "ssv/"  // ssv/<site>/<savedSearchId> -> SavedSearch (savedsearches.go)
 	pfxEnvelope         = "env/"  // env/<site>/<envelopeId> -> Envelope (envelopes.go)
 	pfxEnvelopeDoc      = "envd/" // envd/<site>/<doc>/<envelopeId> -> "" (a document's envelopes)
 	pfxEnvelopeToken    = "envt/" // envt/<sha256 of a signing token> -> EnvelopeTokenRef

@@ -80,7 +80,7 @@ function header() {
   // screens, where the menu always shows).
   const toggle = h("button#menu-toggle", { type: "button", "aria-expanded": "false", "aria-controls": "menu" }, h("span.burger", { "aria-hidden": "true" }), t("header.menu"));
   const top = h("header.top",
-    h("a.brand", { href: "#/browse" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
+    h("a.brand", { href: "#/home" }, h("img#brand-logo", { src: brandLogo(), alt: "", width: 24, height: 24 }), " ", h("span#brand-name", brandName())),
     toggle,
     h("div.menu#menu", nav,
       h("div.tools", h("span#site-switch", siteSwitch()), langSwitch(),
@@ -124,7 +124,7 @@ async function route() {
   if (!signedIn()) return;
   const main = document.getElementById("main");
   if (!main) return;
-  const raw = location.hash.replace(/^#/, "") || "/browse";
+  const raw = location.hash.replace(/^#/, "") || "/home"; // the start page: pages/home.js
   const [path, qs] = raw.split("?");
   const query = new URLSearchParams(qs || "");
   const seq = ++routeSeq;

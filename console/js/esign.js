@@ -10,6 +10,31 @@ import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
 
+// linkSlot is a button that asks for a signer's link (views/recipient,
+// which the API gives the envelope's sender for a signer whose mail
+// failed) and shows it to copy.
+function linkSlot(base, q, envelopeId, s) {
+  const slot = h("div.signlink");
+  const fid = "sign-link-" + envelopeId + "-" + s.recipientId;
+  const get = h("button.small.get-link", { type: "button", onclick: async () => {
+    try {
+      const out = await api("POST", `${base}/${enc(envelopeId)}/views/recipient`, { query: q, body: { recipientView: { recipientId: s.recipientId } } });
+      const field = h("input.sign-link", { id: fid, type: "text", readonly: true, value: out.viewUrl });
+      const copied = h("span.meta", { role: "status" });
+      clear(slot, h("label", { for: fid }, t("esign.linkFor", { name: s.name || s.email || "" })), " ", field, " ",
+        h("button.small.copy-link", { type: "button", onclick: async () => {
+          field.select();
+          try { await navigator.clipboard.writeText(field.value); copied.textContent = t("share.copied"); }
+          catch (_) { copied.textContent = t("share.selectToCopy"); }
+        } }, t("share.copy")), " ", copied, h("p.meta", t("esign.linkHint")));
+      field.focus();
+      field.select();
+    } catch (ex) { status(errorText(ex), "error"); }
+  } }, t("esign.getLink"));
+  slot.append(get);
+  return slot;
+}
+
 export async function esignSection(id, write, reload) {
   const base = `/esignature/local/${enc(id)}/envelopes`;
   const q = siteQuery();
@@ -17,8 +42,13 @@ export async function esignSection(id, write, reload) {
   const rows = (out.envelopes || []).map((e) => h("li.envelope", { dataset: { envelope: e.envelopeId, status: e.status } },
     h("p", h("strong", e.emailSubject || t("esign.noSubject")), " · ", h("span.status", named("esign.status.", e.status)),
       " · ", fmtDate(e.insertedDate, lang())),
-    h("ul.signers", (e.signers || []).map((s) => h("li", s.name || "", " <", s.email || "", "> · ", named("esign.status.", s.status),
-      s.signedDate ? " · " + fmtDate(s.signedDate, lang()) : "", s.declinedReason ? " · " + s.declinedReason : ""))),
+    h("ul.signers", (e.signers || []).map((s) => h("li", { dataset: { recipient: s.recipientId, delivery: s.delivery || "" } },
+      s.name || "", " <", s.email || "", "> · ",
+      // The mail with the link failed (signers[].delivery, issue 47): say
+      // it was not sent, and let the sender hand the link over.
+      s.status === "sent" && s.delivery === "failed" ? h("strong.notsent", t("esign.notSent")) : named("esign.status.", s.status),
+      s.signedDate ? " · " + fmtDate(s.signedDate, lang()) : "", s.declinedReason ? " · " + s.declinedReason : "",
+      e.status === "sent" && s.status === "sent" && s.delivery === "failed" ? linkSlot(base, q, e.envelopeId, s) : null))),
     e.voidedReason ? h("p.meta", t("esign.voided", { reason: e.voidedReason })) : null,
     write && ["created", "sent", "signed"].includes(e.status) ? h("button.small.void", { type: "button", onclick: async () => {
       try {
@@ -41,8 +71,9 @@ export async function esignSection(id, write, reload) {
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       try {
-        await api("POST", base, { query: q, body: { emailSubject: subject.value, signers: [{ name: name.value, email: email.value }] } });
-        status(t("esign.sent", { email: email.value }), "info");
+        const res = await api("POST", base, { query: q, body: { emailSubject: subject.value, signers: [{ name: name.value, email: email.value }] } });
+        if ((res.signers || []).some((x) => x.delivery === "failed")) status(t("esign.notSentTo", { email: email.value }), "error");
+        else status(t("esign.sent", { email: email.value }), "info");
         reload();
       } catch (ex) { status(errorText(ex), "error"); }
     });

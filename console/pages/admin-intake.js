@@ -8,7 +8,9 @@
 // (GET .../{name}/errors, the newest 100, newest first). "Test" sends a
 // small file through the profile's upload address (POST
 // /sites/{siteId}/intake/{name}), shows the document it made and deletes
-// it again; the watched folder and e-mail have no test in the API.
+// it again, then has the server check the watched folder and the e-mail
+// address (POST .../{name}/test: the folder is there and takes files,
+// mail to the address reaches the profile).
 import { h, clear, fmtDate } from "../js/dom.js";
 import { api, apiForm } from "../js/api.js";
 import { state, can, status, errorText } from "../js/ctx.js";
@@ -112,6 +114,27 @@ export default {
       } catch (e) {
         clear(testOut, h("p.msg.error#intake-test-result", { role: "alert" }, t("admin.intake.testFailed", { name: p.name }), " ", errorText(e)));
       }
+      // The watched folder and the e-mail address, where the profile has
+      // them; a failure says so in words, the server's reason behind
+      // "Details".
+      const sources = [];
+      if (p.watchFolder && p.watchFolder.enabled !== false) sources.push("watchFolder");
+      if (p.mailAddress) sources.push("mail");
+      const lines = [];
+      for (const src of sources) {
+        try {
+          const out = await api("POST", `${base}/${enc(p.name)}/test`, { body: { source: src } });
+          const c = (out.tests || [])[0] || {};
+          const ok = c.ok === true;
+          const key = src === "mail" ? (ok ? "admin.intake.mailOk" : "admin.intake.mailFailed") : (ok ? "admin.intake.folderOk" : "admin.intake.folderFailed");
+          lines.push(h("li", { dataset: { source: src, ok: String(ok) } }, h(ok ? "span.state.good" : "span.state.bad", t(key, { name: p.name, path: c.path || "", address: c.mailAddress || p.mailAddress || "" })),
+            !ok && c.message ? h("details", h("summary", t("doc.details")), h("span.meta", c.message)) : null));
+        } catch (e) {
+          lines.push(h("li", { dataset: { source: src, ok: "false" } }, h("span.state.bad", errorText(e))));
+        }
+      }
+      if (!p.mailAddress) lines.push(h("li", { dataset: { source: "mail", ok: "none" } }, t("admin.intake.noMail")));
+      testOut.append(h("ul.intake-checks#intake-checks", lines));
       await load();
     }
 
@@ -142,9 +165,8 @@ export default {
               h("td",
                 h("div", t("admin.intake.post"), " ", h("code", p.intakeUrl || "")),
                 wf ? h("div", t("admin.intake.folder"), " ", h("code", wf)) : null,
-                // The scan-to-e-mail address: the API does not say whether
-                // the server listens for mail, nor under which name
-                // (`mailAddress` is asked for in console/DESIGN.md).
+                // The scan-to-e-mail address, where the server listens for
+                // mail (API.md "Scanner intake").
                 p.mailAddress ? h("div", t("admin.intake.mail"), " ", h("code", p.mailAddress)) : null,
                 p.name === "webdav" ? h("div", t("admin.intake.webdav"), " ", h("code", `${location.origin}/dav/${enc(site)}/`)) : null),
               h("td", !Array.isArray(errors[i]) ? h("a", { href: "#intake-errors-" + i }, "—")

@@ -327,10 +327,10 @@ export default {
       } catch (e) { status(errorText(e), "error"); }
     }
 
-    // folderTools: rename (an empty folder), move, delete (an empty
-    // folder). The API moves a folder with what it holds, keeping its
-    // name (POST /indices/folder/move) but cannot rename one; an empty
-    // folder is renamed by making the new one and deleting the old.
+    // folderTools: rename, move, delete (an empty folder). The API moves
+    // a folder with what it holds (POST /indices/folder/move) and renames
+    // one (POST /folders/{indexKey}/moves with name), keeping its
+    // permissions either way.
     function folderTools() {
       if (!folder || !write) return null;
       const name = folder.split("/").pop();
@@ -356,11 +356,18 @@ export default {
             const to = input.value.trim().replace(/\//g, "");
             if (!to || to === name) { clear(slot); return; }
             const target = (parent ? parent + "/" : "") + to;
-            const out2 = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: 1 }) });
-            if ((out2.documents || []).length) { status(t("browse.renameNotEmpty"), "error"); return; }
-            await api("POST", "/folders", { query: siteQuery(), body: { path: target } });
-            await api("DELETE", `/folders/${enc(await indexKeyOf(folder))}`, { query: siteQuery() });
-            flash(t("browse.renamed", { name: to }), "info");
+            // A rename is a move into its own parent under the new name
+            // (POST /folders/{indexKey}/moves with name): the folder keeps
+            // its documents and permissions. The move runs in steps; the
+            // page waits (up to a minute) until the old name is gone.
+            await api("POST", `/folders/${enc(await indexKeyOf(folder))}/moves`, { query: siteQuery(), body: { path: parent || "/", name: to } });
+            status(t("browse.renaming", { name: to }), "info");
+            let done = false;
+            for (const end = Date.now() + 60000; Date.now() < end;) {
+              if (!(await folderThere(folder))) { done = true; break; }
+              await new Promise((ok) => setTimeout(ok, 250));
+            }
+            flash(t(done ? "browse.renamed" : "browse.stillRenaming", { name: to }), "info");
             navigate(folderHref(target));
           });
         } }, t("browse.rename")),
@@ -384,6 +391,11 @@ export default {
           } catch (ex) { status(errorText(ex), "error"); }
         } }, t("browse.deleteFolder")) : null);
       return h("div.folder-bar", out, slot);
+    }
+
+    // folderThere says whether a folder is still in its parent's listing.
+    async function folderThere(path) {
+      try { await indexKeyOf(path); return true; } catch (e) { if (e.plain === "err.notFound") return false; throw e; }
     }
 
     // indexKeyOf finds a folder's indexKey in its parent's listing.

@@ -11,6 +11,7 @@ import { folderHref } from "./browse.js";
 import { shareSection } from "../js/share.js";
 import { esignSection } from "../js/esign.js";
 import { ocrSection } from "../js/ocr.js";
+import { notesSection } from "../js/notes.js";
 import { named, kindOf } from "../js/words.js";
 import { definitions, input, body, typeName } from "../js/attrs.js";
 import { findByPath, freeName } from "../js/upload.js";
@@ -343,6 +344,7 @@ export default {
       artifactRows.length ? h("section#artifacts", h("h2", t("doc.artifacts")), h("table.list",
         h("thead", h("tr", [t("doc.category"), t("doc.path"), t("doc.type"), t("browse.size"), t("doc.versionActions")].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", artifactRows))) : null,
+      notesSection(id, write, del),
       h("section#doc-reviews", h("h2", t("doc.reviews")), reviewRows.length ? h("ul.doc-reviews", reviewRows) : h("p", t("doc.noReviews")), reviewForm),
       h("section#activity", h("h2", t("doc.activity")), activityRows.length ? h("ul.activity", activityRows) : h("p", t("doc.noActivity"))));
   },

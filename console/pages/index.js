@@ -3,6 +3,7 @@
 // and for the navigation nav (an i18n key), href, visible()?}. A new
 // page (the admin screens, for one) is a new file here and one line
 // below; pages share state through js/ctx.js.
+import home from "./home.js";
 import browse from "./browse.js";
 // The admin and governor pages (js/admin.js: tabs, who sees them).
 import admin from "./admin.js";
@@ -21,4 +22,4 @@ import reviews from "./reviews.js";
 import docPage from "./document.js";
 import notifications from "./notifications.js";
 
-export default [browse, search, reviews, trash, docPage, notifications, ...adminPages];
+export default [home, browse, search, reviews, trash, docPage, notifications, ...adminPages];

@@ -9,6 +9,7 @@ import { api } from "../js/api.js";
 import { siteQuery, navigate, errorText } from "../js/ctx.js";
 import { selection } from "../js/select.js";
 import { bulkBar } from "../js/bulkbar.js";
+import { saveForm, viewsAside } from "../js/views.js";
 import { t, lang } from "../i18n/index.js";
 
 const SIZE = 20;
@@ -82,7 +83,15 @@ export default {
     const sel = selection(() => bar.update());
     const bar = bulkBar(sel, () => run(current(), start));
     let start = from;
-    clear(main, h("h1", t("search.title")), form, bar.el, results);
+    // Saved views: this search (its words and filters) saved by name, and
+    // the user's views beside the results (js/views.js).
+    const aside = viewsAside();
+    const saveSlot = h("div#view-slot");
+    const saveView = h("button#save-view", { type: "button", onclick: () => {
+      const { query } = searchBody(current(), 0);
+      clear(saveSlot, saveForm({ query }, aside.draw));
+    } }, t("views.save"));
+    clear(main, h("h1", t("search.title")), h("div.withside", h("div.mainside", form, h("div.actions", saveView), saveSlot, bar.el, results), aside.el));
     box.focus();
     box.setSelectionRange(box.value.length, box.value.length);
 

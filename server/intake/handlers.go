@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"sync/atomic"
+
 	qintake "quire/intake"
 	"quire/server/content"
 	"quire/server/documents"
@@ -20,4 +22,8 @@ type Handlers struct {
 	// poller of watched folders (the leader starts and stops it).
 	Intake *qintake.Intake
 	Watch  *qintake.Watcher
+	// smtp is the scan-to-e-mail listener once built (NewSMTPIntake;
+	// nil: intake_smtp.listen is not set): profiles' mailAddress and
+	// their mail test.
+	smtp atomic.Pointer[SMTPIntake]
 }

@@ -207,6 +207,9 @@ func (s *Handlers) intakeProfileJSON(r *api.Request, p *storage.IntakeProfile) m
 	if p.ModifiedBy != "" {
 		out["modifiedBy"] = p.ModifiedBy
 	}
+	if a := s.mailAddress(r.Site, p.Name); a != "" {
+		out["mailAddress"] = a
+	}
 	if w := p.Watch; w != nil {
 		wf := map[string]any{"enabled": w.Enabled, "stableSeconds": w.StableSeconds, "onSuccess": w.OnSuccess}
 		if dir, err := qintake.WatchDir(s.Deps.IntakeFolderRoot, r.Site, p.Name); err == nil && dir != "" {

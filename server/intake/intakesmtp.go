@@ -20,6 +20,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -87,6 +88,9 @@ type SMTPIntake struct {
 	srv *smtp.Server
 	s   *Handlers
 	cfg SMTPConfig
+	// addr is the listener's address once Serve runs (the intake test
+	// dials it: intaketest.go).
+	addr atomic.Pointer[string]
 }
 
 // NewSMTPIntake builds the scan-to-e-mail listener; Serve runs it.
@@ -115,11 +119,16 @@ func (s *Handlers) NewSMTPIntake(cfg SMTPConfig) *SMTPIntake {
 	srv.ReadTimeout, srv.WriteTimeout = smtpTimeout, smtpTimeout
 	srv.ErrorLog = slogPrinter{s.Log.With("component", "smtp-intake")}
 	m.srv = srv
+	s.smtp.Store(m)
 	return m
 }
 
 // Serve takes connections from ln until Close.
-func (m *SMTPIntake) Serve(ln net.Listener) error { return m.srv.Serve(ln) }
+func (m *SMTPIntake) Serve(ln net.Listener) error {
+	a := ln.Addr().String()
+	m.addr.Store(&a)
+	return m.srv.Serve(ln)
+}
 
 // Close stops listening and closes the connections.
 func (m *SMTPIntake) Close() error { return m.srv.Close() }

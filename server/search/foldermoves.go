@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -125,7 +126,7 @@ func (m *folderMoves) start(ctx context.Context, led bool, site string, j storag
 		}()
 		// A panic fails the job like an error: recorded, not left running.
 		err := guard.Run(m.s.Log, guard.FolderMove, func() error {
-			return m.s.moveFolder(ctx, site, j.UserID, j.JobID, j.Source, j.Target)
+			return m.s.moveFolder(ctx, site, j.UserID, j.JobID, j.Source, j.Target, j.Name)
 		}, "site", site, "job", j.JobID)
 		out <- err
 		var wr *storage.WriteRefusedError
@@ -161,12 +162,12 @@ func (m *folderMoves) Shutdown() {
 // moveFolder applies the steps of a move until it is done. Each step is
 // its own command; a crash between steps leaves every document whole, in
 // the source or in the target, and the job resumes.
-func (s *Handlers) moveFolder(ctx context.Context, site, user, jobID, source, target string) error {
+func (s *Handlers) moveFolder(ctx context.Context, site, user, jobID, source, target, name string) error {
 	for range 1 << 20 { // bounded: a step moves up to moveStep documents
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cmd, err := storage.NewCommand(storage.OpMoveFolder, site, user, time.Now().UTC(), storage.MoveFolder{JobID: jobID, Source: source, Target: target, Limit: testhooks.MoveStep(moveStep)})
+		cmd, err := storage.NewCommand(storage.OpMoveFolder, site, user, time.Now().UTC(), storage.MoveFolder{JobID: jobID, Source: source, Target: target, Limit: testhooks.MoveStep(moveStep), Name: name})
 		if err != nil {
 			return err
 		}
@@ -216,6 +217,19 @@ func checkMoveTarget(key, p string) (string, error) {
 	return q, nil
 }
 
+// checkFolderName validates a folder's new name: one path segment, as
+// CheckFolderPath takes it.
+func checkFolderName(n string) (string, error) {
+	if strings.Contains(n, "/") || strings.TrimSpace(n) == "" {
+		return "", api.Invalid("name", "invalid 'name': one folder name, without '/'")
+	}
+	q, err := CheckFolderPath(n)
+	if err != nil || q != n {
+		return "", api.Invalid("name", "invalid 'name': one folder name, without '/'")
+	}
+	return q, nil
+}
+
 // requireMoveAccess checks the folder permissions a move needs: DELETE
 // where the folder leaves, WRITE where it arrives.
 func (s *Handlers) requireMoveAccess(r *api.Request, source, target string) error {
@@ -238,6 +252,9 @@ func (s *Handlers) HandleMoveFolder(r *api.Request) error {
 	}
 	var b struct {
 		Path *string `json:"path"`
+		// Name (Quire, issue 47): the folder's name in path, a rename;
+		// default its own.
+		Name *string `json:"name"`
 	}
 	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
 		return err
@@ -249,6 +266,15 @@ func (s *Handlers) HandleMoveFolder(r *api.Request) error {
 	if err != nil {
 		return err
 	}
+	name := ""
+	if b.Name != nil {
+		if name, err = checkFolderName(*b.Name); err != nil {
+			return err
+		}
+		if _, own := path.Split(source); own == name {
+			name = "" // its own name: a plain move
+		}
+	}
 	if err := s.requireMoveAccess(r, source, target); err != nil {
 		return err
 	}
@@ -256,7 +282,7 @@ func (s *Handlers) HandleMoveFolder(r *api.Request) error {
 		return err
 	}
 	id := r.NewID()
-	res, err := s.Apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target})
+	res, err := s.Apply(r, storage.OpStartFolderMove, storage.StartFolderMove{JobID: id, Source: source, Target: target, Name: name})
 	if err != nil {
 		return err
 	}

@@ -215,10 +215,23 @@ func (s *Handlers) HandleAddEnvelope(r *api.Request) error {
 	if err != nil {
 		return err
 	}
+	out := map[string]any{"envelopeId": e.EnvelopeID}
 	if ne, ok := res.Value.(*storage.Envelope); ok {
-		s.mailSigners(r.UserContext(), r.Site, ne, tokens)
+		// Whether each link went out by mail (issue 47): a signer whose
+		// mail failed is told "not sent", and the sender may hand them
+		// the link (views/recipient).
+		sent := s.mailSigners(r.UserContext(), r.Site, ne, tokens)
+		signers := make([]map[string]any, 0, len(sent))
+		for _, o := range sent {
+			m := map[string]any{"recipientId": o.RecipientID, "delivery": o.Status}
+			if o.Message != "" {
+				m["message"] = o.Message
+			}
+			signers = append(signers, m)
+		}
+		out["signers"] = signers
 	}
-	return r.JSON(map[string]any{"envelopeId": e.EnvelopeID})
+	return r.JSON(out)
 }
 
 // signerTokens makes a token for each recipient: the hashes for the
@@ -288,7 +301,30 @@ func (s *Handlers) mailSigners(ctx context.Context, site string, e *storage.Enve
 		}
 		out = append(out, o)
 	}
+	s.recordDelivery(ctx, site, e, out)
 	return out
+}
+
+// recordDelivery keeps, on the envelope, whether each signer's mail went
+// out (EnvelopeSigner.Delivery): views/recipient hands the link of a
+// signer whose mail failed to the sender. A failure to record it is
+// logged; the mails went (or not) already.
+func (s *Handlers) recordDelivery(ctx context.Context, site string, e *storage.Envelope, out []mailOutcome) {
+	d := map[string]string{}
+	for _, o := range out {
+		switch o.Status {
+		case "sent":
+			d[o.RecipientID] = storage.DeliverySent
+		case "failed":
+			d[o.RecipientID] = storage.DeliveryFailed
+		}
+	}
+	if len(d) == 0 {
+		return
+	}
+	if _, err := s.changeEnvelope(ctx, site, e.UserID, nil, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionDelivery, Delivery: d}); err != nil {
+		s.Log.Warn("envelope delivery not recorded", "envelopeId", e.EnvelopeID, "err", err)
+	}
 }
 
 func envelopeJSON(e *storage.Envelope) map[string]any {
@@ -306,6 +342,9 @@ func envelopeJSON(e *storage.Envelope) map[string]any {
 		}
 		if sg.DeclineReason != "" {
 			m["declinedReason"] = sg.DeclineReason
+		}
+		if sg.Delivery != "" {
+			m["delivery"] = sg.Delivery
 		}
 		signers = append(signers, m)
 	}
@@ -453,10 +492,13 @@ func (s *Handlers) HandleRecipientView(r *api.Request) error {
 	if !isSender(r, e) {
 		return &auth.Error{Status: http.StatusUnauthorized, Msg: "fkq access denied: only the envelope's sender (the user who created it), a site governor or an Admin can open a recipient view"}
 	}
-	if who.ClientUserID == "" {
+	// A remote signer whose mail failed (issue 47) is handed to the
+	// sender like an embedded one: the link could not reach them.
+	failed := who.ClientUserID == "" && who.Delivery == storage.DeliveryFailed && who.Status == storage.SignerSent
+	if who.ClientUserID == "" && !failed {
 		return api.Invalid("recipientView", fmt.Sprintf("recipient '%s' is a remote signer: they sign only through the link mailed to them", who.RecipientID))
 	}
-	if who.ClientUserID != "suppressed" && v.ClientUserID != who.ClientUserID {
+	if !failed && who.ClientUserID != "suppressed" && v.ClientUserID != who.ClientUserID {
 		return api.Invalid("recipientView.clientUserId", fmt.Sprintf("'clientUserId' must be recipient '%s''s clientUserId", who.RecipientID))
 	}
 	if v.ReturnURL != "" {
