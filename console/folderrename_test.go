@@ -47,4 +47,3 @@ func TestConsole_RenameFolderWithDocuments(t *testing.T) {
 	)
 	b.run(steps...)
 }
-

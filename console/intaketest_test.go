@@ -20,7 +20,7 @@ func TestConsole_IntakeTestFolderAndMail(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
 	root := t.TempDir()
-	e := newEnv(t, func(c *node.Config) {
+	e := newEnv(t, func(c *quiretest.Config) {
 		c.IntakeSMTP = node.IntakeSMTPConfig{Listen: "127.0.0.1:0", Domain: "scans.test"}
 		c.Intake = node.IntakeConfig{FolderRoot: root, Poll: time.Hour}
 	})

@@ -333,16 +333,14 @@ func init() {
 		// digest.go
 		OpDigestMark: applyDigestMark,
 
-<<<<<<< HEAD
 		// renditions.go
 		OpFailRendition: applyFailRendition,
-=======
+
 		// notes.go, savedsearches.go
 		OpAddNote:           applyAddNote,
 		OpDeleteNote:        applyDeleteNote,
 		OpAddSavedSearch:    applyAddSavedSearch,
 		OpDeleteSavedSearch: applyDeleteSavedSearch,
->>>>>>> issue-47-api-b
 	}
 }
 
