@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"quire/node"
+	"quire/quiretest"
 )
 
 // TestConsole_IntakeTestFolderAndMail (issue 47): a profile's e-mail
