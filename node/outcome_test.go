@@ -40,8 +40,13 @@ func TestCluster_PlainWriteWhoseForwardBrokeIsResolvedByTheLeader(t *testing.T) 
 	mu.Lock()
 	n := dropped
 	mu.Unlock()
-	if n < 2 || node.ForwardResends(f.Node) == 0 {
-		t.Fatalf("the forward was not broken and sent again (%d forwards seen by the leader, %d resends)", n, node.ForwardResends(f.Node))
+	// Sent again with its id: by the member (ForwardResends), or, when the
+	// forward went over a kept-alive connection, by net/http itself on a
+	// new one (TestPartition_BrokenForwardThenFailedDialIsNotCalledUnapplied
+	// is about that path); either way the leader saw it twice and answered
+	// the first result.
+	if n < 2 {
+		t.Fatalf("the forward was not broken and sent again (%d forwards seen by the leader, %d resends by the member)", n, node.ForwardResends(f.Node))
 	}
 	waitSameState(t, leader, append(fs, leader))
 	for _, s := range append(fs, leader) {
