@@ -49,17 +49,8 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustOpen(t)
-			doc := fmt.Sprintf("1111111%d-1111-4111-8111-111111111111", i)
-			art := fmt.Sprintf("2222222%d-2222-4222-8222-222222222222", i)
-			addActionDoc(t, d, doc, "OCR")
-			ref := ActionRef{DocumentID: doc}
-			mustApply(t, d, OpStartAction, "default", t0, ref)
-			cur, err := d.GetDocument("default", doc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sha := cur.ContentSHA256
+			d, doc, art, ref, content := startedOCR(t, fmt.Sprintf("1111111%d-1111-4111-8111-111111111111", i), fmt.Sprintf("2222222%d-2222-4222-8222-222222222222", i))
+			sha := content
 			if tc.sha != nil {
 				sha = tc.sha(sha)
 			}
@@ -79,7 +70,7 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 			if !tc.pending {
 				return
 			}
-			if r.SiteID != "default" || r.DocumentID != doc || r.ArtifactID != art || r.ContentSHA256 != cur.ContentSHA256 || r.Action != ref {
+			if r.SiteID != "default" || r.DocumentID != doc || r.ArtifactID != art || r.ContentSHA256 != content || r.Action != ref {
 				t.Fatalf("record = %+v", r)
 			}
 			if a, err := d.GetAction("default", ref); err != nil || a.Metadata["artifactStatus"] != ArtifactPending {
@@ -146,23 +137,14 @@ func TestFailRendition(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustOpen(t)
-			doc := fmt.Sprintf("3333333%d-3333-4333-8333-333333333333", i)
-			art := fmt.Sprintf("4444444%d-4444-4444-8444-444444444444", i)
-			addActionDoc(t, d, doc, "OCR")
-			ref := ActionRef{DocumentID: doc}
-			mustApply(t, d, OpStartAction, "default", t0, ref)
-			cur, err := d.GetDocument("default", doc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, doc, art, ref, sha := startedOCR(t, fmt.Sprintf("3333333%d-3333-4333-8333-333333333333", i), fmt.Sprintf("4444444%d-4444-4444-8444-444444444444", i))
 			mustApply(t, d, OpFinishAction, "default", t0, FinishAction{ActionRef: ref, Status: ActionComplete,
-				Metadata: map[string]string{"artifactId": art}, Rendition: &PendingRendition{ArtifactID: art, ContentSHA256: cur.ContentSHA256}})
+				Metadata: map[string]string{"artifactId": art}, Rendition: &PendingRendition{ArtifactID: art, ContentSHA256: sha}})
 			for _, st := range tc.steps {
 				st.DocumentID, st.ArtifactID = doc, art
 				mustApply(t, d, OpFailRendition, "default", t0, st)
 			}
-			_, err = d.PendingRendition("default", doc, art)
+			_, err := d.PendingRendition("default", doc, art)
 			if tc.pending != (err == nil) {
 				t.Fatalf("pending = %v (%v), want %v", err == nil, err, tc.pending)
 			}
@@ -182,4 +164,20 @@ func TestFailRendition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startedOCR opens a store with document doc whose OCR action has
+// started; art is the id its outcome will promise. It returns the
+// document's content hash too.
+func startedOCR(t *testing.T, doc, art string) (d *DB, _, _ string, ref ActionRef, sha string) {
+	t.Helper()
+	d = mustOpen(t)
+	addActionDoc(t, d, doc, "OCR")
+	ref = ActionRef{DocumentID: doc}
+	mustApply(t, d, OpStartAction, "default", t0, ref)
+	cur, err := d.GetDocument("default", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, doc, art, ref, cur.ContentSHA256
 }
