@@ -66,6 +66,11 @@ func TestCheckProcessing(t *testing.T) {
 				if a.Status != storage.ActionPending || a.UserID != "joe" {
 					t.Fatalf("action %+v", a)
 				}
+				// A default FULLTEXT keeps the whole text, not FormKiQ's
+				// 2,048 characters: a scan's later pages are found.
+				if a.Type == "FULLTEXT" && string(a.Parameters) != `{"characterMax":"-1"}` {
+					t.Fatalf("default FULLTEXT parameters %s, want characterMax -1", a.Parameters)
+				}
 				got = append(got, a.Type)
 			}
 			if !slices.Equal(got, tc.want) {

@@ -1,6 +1,9 @@
 package storage
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Default processing (issue 46; API.md "Default processing"). A document
 // created, or given new content, by a request that names no actions gets
@@ -19,10 +22,22 @@ func DefaultActionsOf(c *SiteConfig, user string) []Action {
 	types := c.DefaultActions()
 	out := make([]Action, 0, len(types))
 	for _, t := range types {
-		out = append(out, Action{Type: t, Status: ActionPending, UserID: user})
+		a := Action{Type: t, Status: ActionPending, UserID: user}
+		if t == "FULLTEXT" {
+			// The whole text (up to the pipeline's bound), not FormKiQ's
+			// 2,048 characters for a FULLTEXT a client names without
+			// characterMax: a scan's later pages must be findable (make
+			// bench's 10-page upload-to-searchable row found nothing past
+			// page 2).
+			a.Parameters = defaultFulltextParameters
+		}
+		out = append(out, a)
 	}
 	return out
 }
+
+// defaultFulltextParameters are the parameters of a default FULLTEXT.
+var defaultFulltextParameters = json.RawMessage(`{"characterMax":"-1"}`)
 
 // wantsDefaultActions reports whether a document takes default processing
 // at all: an artifact takes no actions, and a deep link or a folder
