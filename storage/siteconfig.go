@@ -224,7 +224,8 @@ func (d *DB) SiteConfig(site string) (*SiteConfig, error) {
 }
 
 // siteConfigCache holds the stored JSON of site configurations (nil: none
-// saved). A read that started before a clear does not fill the cache.
+// saved), at most maxCachedSiteConfigs of them. A read that started before
+// a clear does not fill the cache.
 type siteConfigCache struct {
 	mu  sync.Mutex
 	gen uint64
@@ -247,11 +248,17 @@ func (c *siteConfigCache) put(site string, raw []byte, gen uint64) {
 	if gen != c.gen {
 		return
 	}
-	if c.m == nil {
+	if c.m == nil || len(c.m) >= maxCachedSiteConfigs {
+		// A caller naming many site ids (most of them unknown) starts
+		// the cache again instead of growing it without bound.
 		c.m = map[string][]byte{}
 	}
 	c.m[site] = raw
 }
+
+// maxCachedSiteConfigs bounds the site configuration cache: an office has
+// a handful of sites, but a site id in a request is the caller's choice.
+const maxCachedSiteConfigs = 1024
 
 // clear empties the cache; reads under way do not refill it.
 func (c *siteConfigCache) clear() {

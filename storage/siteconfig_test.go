@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -74,4 +75,30 @@ func TestSiteConfig_ReadsDuringWrites(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestSiteConfig_CacheIsBounded: a caller naming many site ids, most of
+// them unknown, never grows the cache past maxCachedSiteConfigs, and a
+// configured site still answers its stored configuration afterwards.
+func TestSiteConfig_CacheIsBounded(t *testing.T) {
+	d := mustOpen(t)
+	mustApply(t, d, OpSetSiteConfig, "default", t0, SiteConfig{MaxContentLengthBytes: "1000"})
+	for i := range 3 * maxCachedSiteConfigs {
+		if _, err := d.SiteConfig(fmt.Sprintf("unknown-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		d.siteCfg.mu.Lock()
+		n := len(d.siteCfg.m)
+		d.siteCfg.mu.Unlock()
+		if n > maxCachedSiteConfigs {
+			t.Fatalf("after %d site ids the cache holds %d configurations (bound %d)", i+1, n, maxCachedSiteConfigs)
+		}
+	}
+	c, err := d.SiteConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxContentLengthBytes != "1000" {
+		t.Fatalf("default's configuration after the flood: %+v", c)
+	}
 }
