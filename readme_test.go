@@ -68,8 +68,9 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 }
 
 // TestREADME runs every sh block of README.md as written, in a fresh
-// directory where bin/quire is the shipped quire command, with each 127.0.0.1 port the
-// README names moved to a free one. The walk-through's blocks run while
+// directory where bin/quire is the shipped quire command
+// (quiretest.QuireBinary), with each 127.0.0.1 port the README names
+// moved to a free one. The walk-through's blocks run while
 // a server started as `make run` starts it serves; the cluster block
 // starts its own nodes. A failing command (curl answers 4xx/5xx too)
 // fails the block.
