@@ -16,18 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"quire/cli"
 	"quire/quiretest"
 )
 
-// TestMain lets the test binary stand in for bin/quire: the README's
-// blocks run bin/quire, a script that executes this binary with
-// QUIRE_README_CLI=1 and the command line.
+// TestMain removes the quire command TestREADME built
+// (quiretest.QuireBinary) when the package's tests end.
 func TestMain(m *testing.M) {
-	if os.Getenv("QUIRE_README_CLI") == "1" {
-		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
+	code := m.Run()
+	quiretest.RemoveQuireBinary()
+	os.Exit(code)
 }
 
 // readmeBlock is one fenced block of README.md.
@@ -71,18 +68,17 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 }
 
 // TestREADME runs every sh block of README.md as written, in a fresh
-// directory where bin/quire is this binary, with each 127.0.0.1 port the
-// README names moved to a free one. The walk-through's blocks run while
+// directory where bin/quire is the shipped quire command
+// (quiretest.QuireBinary), with each 127.0.0.1 port the README names
+// moved to a free one. The walk-through's blocks run while
 // a server started as `make run` starts it serves; the cluster block
 // starts its own nodes. A failing command (curl answers 4xx/5xx too)
 // fails the block.
 func TestREADME(t *testing.T) {
 	quiretest.NeedProgram(t, "curl", "curl")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := runREADME(t, fmt.Sprintf("QUIRE_README_CLI=1 exec %q \"$@\"", self), func(readmeBlock) bool { return true })
+	// bin/quire is the shipped program, as `make build` makes it from
+	// this tree (not this race-built test binary).
+	ran := runREADME(t, fmt.Sprintf("exec %q \"$@\"", quiretest.QuireBinary(t)), func(readmeBlock) bool { return true })
 	if ran < 3 {
 		t.Fatalf("%d sh blocks ran: the walk-through, sign-in and cluster blocks are missing", ran)
 	}

@@ -23,29 +23,21 @@ import (
 
 	"quire/auth"
 	"quire/cli"
+	"quire/quiretest"
 	"quire/storage"
 )
 
-// TestHelperQuireCLI is not a test: the multi-process cluster test runs
-// the test binary again with QUIRE_CLI_ARGS set (a JSON list), and this
-// runs the quire command line with them (quire serve ...) until the
-// parent kills it.
-func TestHelperQuireCLI(t *testing.T) {
-	raw := os.Getenv("QUIRE_CLI_ARGS")
-	if raw == "" {
-		return
-	}
-	var args []string
-	if err := json.Unmarshal([]byte(raw), &args); err != nil {
-		fmt.Fprintln(os.Stderr, "bad QUIRE_CLI_ARGS:", err)
-		os.Exit(2)
-	}
-	os.Exit(cli.Main(args, os.Stdout, os.Stderr))
+// TestMain removes the quire command the process tests built
+// (quiretest.QuireBinary) when the package's tests end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	quiretest.RemoveQuireBinary()
+	os.Exit(code)
 }
 
 var servingRE = regexp.MustCompile(`msg="quire serving" listen=(\S+)`)
 
-// cliProc is a `quire serve` child process.
+// cliProc is a `quire serve` child process (the shipped binary).
 type cliProc struct {
 	cmd  *exec.Cmd
 	addr string
@@ -68,12 +60,9 @@ func startServe(t *testing.T, name string, args ...string) *cliProc {
 // exits before it serves (a refused join) or does not serve in a minute.
 func tryStartServe(t *testing.T, name string, args ...string) (*cliProc, error) {
 	t.Helper()
-	enc, err := json.Marshal(append([]string{"serve"}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperQuireCLI$")
-	cmd.Env = append(os.Environ(), "QUIRE_CLI_ARGS="+string(enc))
+	// The shipped program, as `make build` makes it (not this race-built
+	// test binary): what users run, at a fraction of the CPU.
+	cmd := exec.Command(quiretest.QuireBinary(t), append([]string{"serve"}, args...)...)
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	lf, err := os.Create(logPath)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand"
 	"net/http"
 	"os"
@@ -24,22 +23,6 @@ import (
 	"quire/node"
 	"quire/quiretest"
 )
-
-// TestHelperCrashServer is not a test: the crash test runs the test binary
-// again with QUIRE_CRASH_DIR set, and this serves a node on that data dir
-// until the parent kills it with SIGKILL, or stops it with SIGTERM (a clean
-// close, exit status 0).
-func TestHelperCrashServer(t *testing.T) {
-	dir := os.Getenv("QUIRE_CRASH_DIR")
-	if dir == "" {
-		return
-	}
-	cfg := node.Config{Listen: "127.0.0.1:0", DataDir: dir, PublicURL: "", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	// The pipeline crash test's webhook receiver is on loopback.
-	qc := quiretest.Config{Config: cfg}
-	quiretest.AllowLoopbackOutbound(&qc)
-	serveChild(qc.Config)
-}
 
 // serveChild serves a node with cfg in a child process, printing its
 // address for startChild, until the parent kills it.
@@ -66,11 +49,42 @@ func serveChild(cfg node.Config) {
 	os.Exit(0)
 }
 
-// startCrashChild runs TestHelperCrashServer in a child process serving
-// dir and returns it with its address.
+// startCrashChild runs `quire serve` (the shipped binary,
+// quiretest.QuireBinary) on dir in a child process until the test kills
+// it with SIGKILL, and returns it with its address. The pipeline crash
+// test's webhook receiver is on loopback: --outbound-allow lets it be
+// reached.
 func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	return startChild(t, "^TestHelperCrashServer$", "QUIRE_CRASH_DIR="+dir)
+	cmd := exec.Command(quiretest.QuireBinary(t), "serve", "--data-dir", dir, "--listen", "127.0.0.1:0",
+		"--outbound-allow", "127.0.0.0/8,::1/128")
+	logs, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := ""
+	var head bytes.Buffer
+	sc := bufio.NewScanner(logs)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if head.Len() < 16<<10 {
+			fmt.Fprintln(&head, sc.Text())
+		}
+		if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	if addr == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("quire serve did not start:\n%s", head.String())
+	}
+	go io.Copy(io.Discard, logs)
+	return cmd, addr
 }
 
 // startChild runs the helper test run (which calls serveChild) in a child
