@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"quire/cli"
 	"quire/quiretest"
 )
 
@@ -47,8 +48,14 @@ type browser struct {
 	log []string
 }
 
-// TestMain stops the shared Chromium processes after the tests.
+// TestMain stops the shared Chromium processes after the tests. With
+// quiretest.CLIEnv set the binary is bin/quire instead (cli.Main): the
+// tests on a server started as make run starts it (quiretest.MakeRun)
+// run it so.
 func TestMain(m *testing.M) {
+	if os.Getenv(quiretest.CLIEnv) == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	chromiums.Lock()
 	for _, stop := range chromiums.stop {
