@@ -203,7 +203,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 		step{"the queue lets it go", e.approve(t, queue, id)},
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the panel shows the text by itself", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 2 pages."),
-			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English."),
+			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English, German"),
 			textOf("#ocr-facts", "Search finds this document by these words."),
 			textOf("#ocr-text summary", "Recognized text (2 pages)"), wait(`!document.querySelector("#ocr-text").open`)}},
 		step{"the text page by page", chromedp.Tasks{click("#ocr-text summary"),
