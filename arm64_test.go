@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -66,11 +65,11 @@ func TestARM64_UnderQEMU(t *testing.T) {
 // acknowledged document.
 func crashRound(t *testing.T, run string) {
 	dir := t.TempDir()
-	addr := freeLoopbackAddr(t)
+	addr := quiretest.FreeLoopbackAddr(t)
 	base := "http://" + addr
 	serve := fmt.Sprintf("sh -c '%s' quire serve --listen %s --data-dir ./data --public-url %s", run, addr, base)
-	p := startProcessGroup(t, dir, serve, "arm64-serve")
-	waitReady(t, base+"/readyz", p)
+	p := quiretest.StartProcessGroup(t, dir, serve, "arm64-serve")
+	quiretest.WaitReady(t, base+"/readyz", p)
 	tok, err := auth.SignToken(filepath.Join(dir, "data"), "", "admin", []string{"Admins"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -131,13 +130,12 @@ func crashRound(t *testing.T, run string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	p.Kill()
 	close(stop)
 	wg.Wait()
 
-	p = startProcessGroup(t, dir, serve, "arm64-serve-again")
-	waitReady(t, base+"/readyz", p)
+	p = quiretest.StartProcessGroup(t, dir, serve, "arm64-serve-again")
+	quiretest.WaitReady(t, base+"/readyz", p)
 	for id, content := range acked {
 		req, _ := http.NewRequest(http.MethodGet, base+"/documents/"+id+"/content", nil)
 		req.Header.Set("Authorization", tok)

@@ -3,16 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,7 +73,7 @@ func TestREADME(t *testing.T) {
 	quiretest.NeedProgram(t, "curl", "curl")
 	// bin/quire is the shipped program, as `make build` makes it from
 	// this tree (not this race-built test binary).
-	ran := runREADME(t, fmt.Sprintf("exec %q \"$@\"", quiretest.QuireBinary(t)), func(readmeBlock) bool { return true })
+	ran := runREADME(t, quiretest.QuireCommand(t), func(readmeBlock) bool { return true })
 	if ran < 3 {
 		t.Fatalf("%d sh blocks ran: the walk-through, sign-in and cluster blocks are missing", ran)
 	}
@@ -95,39 +90,20 @@ func runREADME(t *testing.T, quireCmd string, pick func(readmeBlock) bool) int {
 	if len(blocks) == 0 || blocks[0].section != "Quick start" || blocks[0].text != "make run\nmake test\n" {
 		t.Fatalf("the README's first block must be the Quick start, exactly make run and make test: %+v", blocks[:min(1, len(blocks))])
 	}
-	mk, err := os.ReadFile("Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const runLine = "$(BIN) serve --listen $(LISTEN) --data-dir $(DATA) --public-url http://$(LISTEN)"
-	if !bytes.Contains(mk, []byte(runLine)) {
-		t.Fatalf("the Makefile's run target no longer runs %q: this test starts the server as it did", runLine)
-	}
-
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bin", "quire"), []byte("#!/bin/sh\n"+quireCmd+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	ports := map[string]string{}
+	// make run: bin/quire serve on 127.0.0.1:8080 with its data in ./data
+	// (on a free port, which the blocks' 127.0.0.1:8080 is moved to).
+	dir, listen := quiretest.MakeRun(t, quireCmd)
+	ports := map[string]string{"127.0.0.1:8080": listen}
 	portRE := regexp.MustCompile(`127\.0\.0\.1:(\d{4,5})`)
 	moved := func(s string) string {
 		return portRE.ReplaceAllStringFunc(s, func(m string) string {
 			if p, ok := ports[m]; ok {
 				return p
 			}
-			ports[m] = freeLoopbackAddr(t)
+			ports[m] = quiretest.FreeLoopbackAddr(t)
 			return ports[m]
 		})
 	}
-
-	// make run: bin/quire serve on 127.0.0.1:8080 with its data in ./data.
-	listen := moved("127.0.0.1:8080")
-	serve := startProcessGroup(t, dir, "bin/quire serve --listen "+listen+" --data-dir ./data --public-url http://"+listen, "make-run")
-	waitReady(t, "http://"+listen+"/readyz", serve)
 
 	ran := 0
 	for _, b := range blocks[1:] {
@@ -141,16 +117,16 @@ func runREADME(t *testing.T, quireCmd string, pick func(readmeBlock) bool) int {
 				// README line (wait loops) keeps its own meaning.
 				"curl() { case \" $* \" in *\" -sf \"*|*\" -f \"*|*\" --fail \"*) command curl \"$@\";; *) command curl --fail-with-body \"$@\";; esac; }\n" +
 				moved(b.text) + "\n"
-			p := startProcessGroup(t, dir, script, b.section)
+			p := quiretest.StartProcessGroup(t, dir, script, b.section)
 			select {
-			case <-p.done:
+			case <-p.Done():
 			case <-time.After(6 * time.Minute):
-				t.Fatalf("the block did not finish in 6 minutes; output:\n%s", p.out.String())
+				t.Fatalf("the block did not finish in 6 minutes; output:\n%s", p.Output())
 			}
-			if p.err != nil {
-				t.Fatalf("the block failed (%v); output:\n%s", p.err, p.out.String())
+			if p.Err() != nil {
+				t.Fatalf("the block failed (%v); output:\n%s", p.Err(), p.Output())
 			}
-			t.Logf("output:\n%.3000s", p.out.String())
+			t.Logf("output:\n%.3000s", p.Output())
 		})
 	}
 	if left := notIgnored(t, dir); len(left) > 0 {
@@ -218,93 +194,4 @@ func notIgnored(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return left
-}
-
-// freeLoopbackAddr is a loopback address nothing listens on now.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// groupProc is a bash script run in a process group of its own, so that
-// the servers it starts in the background end with it. Its output goes
-// to a file, not a pipe: the script is done when bash exits, whatever
-// its background children still hold open.
-type groupProc struct {
-	cmd  *exec.Cmd
-	out  outFile
-	done chan struct{}
-	err  error
-}
-
-// outFile is the file a process writes its output to.
-type outFile string
-
-func (f outFile) String() string {
-	b, _ := os.ReadFile(string(f))
-	return string(b)
-}
-
-func startProcessGroup(t *testing.T, dir, script, name string) *groupProc {
-	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p := &groupProc{out: outFile(f.Name()), done: make(chan struct{})}
-	p.cmd = exec.Command("bash", "-c", script)
-	p.cmd.Dir = dir
-	p.cmd.Env = append(os.Environ(), "HOME="+dir)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-		if t.Failed() {
-			t.Logf("%s's output (tail):\n%s", name, tail(p.out.String(), 4000))
-		}
-	})
-	return p
-}
-
-func waitReady(t *testing.T, url string, p *groupProc) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("the server exited: %v\n%s", p.err, p.out.String())
-		case <-ctx.Done():
-			t.Fatalf("%s not ready in 60 s:\n%s", url, p.out.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }

@@ -123,7 +123,7 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 	}
 	t.Cleanup(func() { keepIn.Close(); keeper.Process.Kill(); keeper.Wait() })
 
-	addr := freeLoopbackAddr(t)
+	addr := quiretest.FreeLoopbackAddr(t)
 	base := "http://" + addr
 	cfg := `C:\ProgramData\Quire Service\quire.toml`
 	dataDir := `C:\ProgramData\Quire Service\data`
@@ -162,7 +162,7 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the service is not %s in 2 minutes (readyz: %v); its log:\n%s", map[bool]string{true: "serving", false: "stopped"}[want], err, tail(readFile(drive(dataDir+`\quire.log`)), 3000))
+				t.Fatalf("the service is not %s in 2 minutes (readyz: %v); its log:\n%s", map[bool]string{true: "serving", false: "stopped"}[want], err, quiretest.Tail(readFile(drive(dataDir+`\quire.log`)), 3000))
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -266,7 +266,7 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 	}
 	stopSvc()
 	if log := readFile(drive(dataDir + `\quire.log`)); !strings.Contains(log, "quire serving") || !strings.Contains(log, `C:\\ProgramData\\Quire Service\\data`) {
-		t.Fatalf("the service's log in the data dir:\n%s", tail(log, 3000))
+		t.Fatalf("the service's log in the data dir:\n%s", quiretest.Tail(log, 3000))
 	}
 
 	// The backup restored into another data dir, which the service then serves.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"quire/storage"
 )
 
 // The OCR rows (issue 46; go run ./bench -ocr-only runs them alone), on
@@ -66,6 +68,27 @@ const (
 // pages with tesseract itself (issue 46), for the ocrmypdf info row.
 var ocrmypdfArgs = []string{"--rotate-pages", "--rotate-pages-threshold", "2", "--deskew", "--skip-text",
 	"-l", "eng", "--output-type", "pdfa", "--jobs", "1", "--tesseract-timeout", "120"}
+
+// ocrLanguages are the languages the server reads a site's scans in when
+// the site chose none (storage.DefaultOCRLanguages, those tesseract has):
+// the tesseract baseline reads the same pages in the same languages.
+func ocrLanguages(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "tesseract", "--list-langs").Output()
+	if err != nil {
+		return "eng"
+	}
+	have := strings.Fields(string(out))
+	var langs []string
+	for _, l := range storage.DefaultOCRLanguages {
+		if slices.Contains(have, l) {
+			langs = append(langs, l)
+		}
+	}
+	if len(langs) == 0 {
+		return "eng"
+	}
+	return strings.Join(langs, "+")
+}
 
 // ocrEnv is the engines' environment: one thread per tesseract, as
 // ocrmypdf sets it for a --jobs 1 run of more than one page (its
@@ -176,8 +199,8 @@ func (s *session) ocrBench(ctx context.Context) error {
 		ratio: fmt.Sprintf("%.2f", perMin(myTook)/perMin(tessTook)), target: "-", status: "info"})
 	s.rep.note("OCR throughput: quire %.1fs from the first create to the last OCR action done (the searchable PDF/A renditions, built after the actions, were all kept at %s), tesseract %.1fs, ocrmypdf %.1fs; markers read (one made-up word per page): quire %d/%d, tesseract %d/%d, ocrmypdf %d/%d%s",
 		q.took.Seconds(), q.renditions, tessTook.Seconds(), myTook.Seconds(), q.found, total, tessFound, total, myFound, total, missingNote(q.missing, tessMissing, myMissing))
-	s.rep.note("OCR baselines: %s (txt, --dpi %d) on each page's JPEG, %d processes at a time (the pipeline's workers), OMP_THREAD_LIMIT=1 as ocrmypdf sets it; ocrmypdf %s on each PDF, then pdftotext, %d at a time",
-		tesseractVersion(ctx), scanDPI, pipelineWorkers, strings.Join(ocrmypdfArgs, " "), pipelineWorkers)
+	s.rep.note("OCR baselines: %s (txt, -l %s: the server's default languages, --dpi %d) on each page's JPEG, %d processes at a time (the pipeline's workers), OMP_THREAD_LIMIT=1 as ocrmypdf sets it; ocrmypdf %s on each PDF, then pdftotext, %d at a time",
+		tesseractVersion(ctx), ocrLanguages(ctx), scanDPI, pipelineWorkers, strings.Join(ocrmypdfArgs, " "), pipelineWorkers)
 	s.rep.addAnon("server peak anonymous memory, OCR", idle, srv.rss.resetPeak(), anonTarget)
 	return s.scanToSearchable(ctx, srv, dir, scan, scanFiles)
 }
@@ -226,7 +249,7 @@ func tesseractPagesCPU(ctx context.Context, dir string, pages []string, workers 
 	t0 := time.Now()
 	err := parallel(ctx, len(pages), workers, func(i int) error {
 		out := strings.TrimSuffix(pages[i], ".jpg") + "-tess"
-		cmd := exec.CommandContext(ctx, "tesseract", pages[i], out, "-l", "eng", "--dpi", strconv.Itoa(scanDPI))
+		cmd := exec.CommandContext(ctx, "tesseract", pages[i], out, "-l", ocrLanguages(ctx), "--dpi", strconv.Itoa(scanDPI))
 		cmd.Dir, cmd.Env = dir, ocrEnv()
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("tesseract %s: %w: %s", filepath.Base(pages[i]), err, tail(b))

@@ -47,9 +47,12 @@ type browser struct {
 	log []string
 }
 
-// TestMain stops the shared Chromium processes after the tests.
+// TestMain stops the shared Chromium processes after the tests and
+// removes the quire command the make-run tests built
+// (quiretest.QuireBinary).
 func TestMain(m *testing.M) {
 	code := m.Run()
+	quiretest.RemoveQuireBinary()
 	chromiums.Lock()
 	for _, stop := range chromiums.stop {
 		stop()

@@ -19,16 +19,22 @@ import (
 	"quire/storage"
 )
 
-// ocrEnv is a console server whose OCR is ready to run (the engines
-// installed: skipped without them outside CI, failed under CI).
+// ocrEnv is a console server whose OCR is ready to run (ocrEngines).
 func ocrEnv(t *testing.T) *env {
+	t.Helper()
+	ocrEngines(t)
+	// Scans dropped in the console get the production default processing.
+	return newEnv(t, quiretest.DefaultProcessing, func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
+}
+
+// ocrEngines are the programs OCR runs, installed: skipped without them
+// outside CI, failed under CI.
+func ocrEngines(t *testing.T) {
 	t.Helper()
 	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"pdfimages", "poppler-utils"},
 		{"pdftoppm", "poppler-utils"}, {"qpdf", "qpdf"}, {"gs", "ghostscript"}, {"img2pdf", "img2pdf"}} {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
-	// Scans dropped in the console get the production default processing.
-	return newEnv(t, quiretest.DefaultProcessing, func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond })
 }
 
 // siteLanguages sets the site's OCR languages (processing.languages)
@@ -62,6 +68,19 @@ func upsideDown(src image.Image) image.Image {
 	for y := 0; y < b.Dy(); y++ {
 		for x := 0; x < b.Dx(); x++ {
 			dst.Set(b.Dx()-1-x, b.Dy()-1-y, src.At(b.Min.X+x, b.Min.Y+y))
+		}
+	}
+	return dst
+}
+
+// turned90 turns an image by 90 degrees clockwise, as a letter laid
+// sideways on the scanner's glass.
+func turned90(src image.Image) image.Image {
+	b := src.Bounds()
+	dst := image.NewRGBA(image.Rect(0, 0, b.Dy(), b.Dx()))
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			dst.Set(b.Dy()-1-y, x, src.At(b.Min.X+x, b.Min.Y+y))
 		}
 	}
 	return dst
@@ -184,7 +203,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 		step{"the queue lets it go", e.approve(t, queue, id)},
 		step{"the OCR finishes (asked of the API)", e.ocrFinished(t, id, 1, false)},
 		step{"the panel shows the text by itself", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 2 pages."),
-			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English."),
+			textOf("#ocr-facts", "Page 2 was turned by 180° before it could be read."), textOf("#ocr-facts", "Read in English, German"),
 			textOf("#ocr-facts", "Search finds this document by these words."),
 			textOf("#ocr-text summary", "Recognized text (2 pages)"), wait(`!document.querySelector("#ocr-text").open`)}},
 		step{"the text page by page", chromedp.Tasks{click("#ocr-text summary"),

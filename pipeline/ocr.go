@@ -59,7 +59,10 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, retryable(err)
 	}
-	langs := conf.OCRLanguages()
+	langs, err := j.p.SiteOCRLanguages(ctx, conf)
+	if err != nil {
+		return nil, err
+	}
 	// An action's own ocrLanguages (checked against tesseract's when it
 	// was added; checkLanguages says which is gone if one was removed
 	// since) replace the site's for this scan.

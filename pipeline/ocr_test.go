@@ -210,7 +210,8 @@ func ocrAction(t *testing.T, s *quiretest.Server, tok, site, id string) map[stri
 // by what a client sees: the OCR text (GET /ocr), the action's status,
 // message and metadata, the artifacts, and a search by a word of the scan.
 // The site's processing.languages choose tesseract's languages: a German
-// letter read in "deu" keeps its ß and umlauts.
+// letter read in "deu" keeps its ß and umlauts, and so does one on a site
+// that chose none (the default languages: English, German, French).
 func TestOCR_Office(t *testing.T) {
 	s := ocrServer(t)
 	tok := s.Admin()
@@ -227,7 +228,12 @@ func TestOCR_Office(t *testing.T) {
 		{"German letter, site in deu", "de", "brief.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
 			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "deu+eng", "pages": "1"}},
 		{"rotated scan in a PDF", "default", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
-			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng", "pages": "1"}},
+			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng+deu+fra", "pages": "1"}},
+		// A site that chose no languages reads in the console's
+		// (storage.DefaultOCRLanguages, make deps installs them):
+		// English alone read Straße as StraRe and für as fiir.
+		{"German letter, site without languages", "default", "brief-default.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
+			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "eng+deu+fra", "pages": "1"}},
 		{"upside-down scan (turned by OSD, read again)", "default", "upside-down.png", "image/png", func() []byte { return quiretest.PNG(rotate90(rotate90(letter))) }, nil,
 			[]string{"Zebracorn", "Rechnung"}, map[string]string{"pagesFixed": "1: turned 180"}},
 		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,

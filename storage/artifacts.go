@@ -176,6 +176,9 @@ func applyDeleteArtifact(t *tx, c *Command) (any, error) {
 	if err := putDoc(t, parent); err != nil {
 		return nil, err
 	}
+	if err := deletedRendition(t, c.Site, parent.DocumentID, a.DocumentID); err != nil {
+		return nil, err
+	}
 	return nil, countDocuments(t, c.Site, -1)
 }
 

@@ -27,7 +27,8 @@ import (
 // added (in that transaction), FAILED (with artifactMessage) when it is
 // given up through OpFailRendition: the first make failed, or the
 // rebuilds after a start failed or were interrupted MaxRenditionAttempts
-// times. Each state change is one of these transactions, so the status
+// times; DELETED when the artifact, once made, is deleted
+// (OpDeleteArtifact). Each state change is one of these transactions, so the status
 // and the record never disagree.
 
 // Artifact statuses of an action's metadata.artifactStatus.
@@ -35,6 +36,9 @@ const (
 	ArtifactPending  = "PENDING"
 	ArtifactComplete = "COMPLETE"
 	ArtifactFailed   = "FAILED"
+	// ArtifactDeleted: the artifact was made and has been deleted since
+	// (OpDeleteArtifact); the action no longer claims it exists.
+	ArtifactDeleted = "DELETED"
 )
 
 // MaxRenditionAttempts bounds the rebuilds of a pending rendition (one
@@ -160,6 +164,24 @@ func keptRendition(t *tx, site, doc, art string) error {
 		return err
 	}
 	return setArtifactStatus(t, site, r.Action, ArtifactComplete, "")
+}
+
+// deletedRendition marks the actions of doc that made artifact art (their
+// metadata.artifactId) as having made one that is gone: artifactStatus
+// DELETED (OpDeleteArtifact, in its transaction).
+func deletedRendition(t *tx, site, doc, art string) error {
+	acts, err := loadActions(t, site, doc)
+	if err != nil {
+		return err
+	}
+	for _, a := range acts {
+		if a.Metadata["artifactId"] == art && a.Metadata["artifactStatus"] != ArtifactDeleted {
+			if err := setArtifactStatus(t, site, ActionRef{DocumentID: doc, Seq: a.Seq, Retry: a.Retry}, ArtifactDeleted, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // truncRunes cuts s to at most n characters.

@@ -11,6 +11,8 @@ import (
 // it promises in its own transaction, of the document's current content
 // only and only when COMPLETE; keeping the artifact, new content and
 // deleting the document each remove the record in their transaction.
+// Deleting the kept artifact makes the action say so (artifactStatus
+// DELETED); deleting another artifact leaves it COMPLETE.
 func TestPendingRendition_Lifecycle(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -27,6 +29,20 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 			m, ch, _ := SmallContent([]byte("%PDF-1.7 searchable"))
 			mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{
 				Document: Document{DocumentID: art, ContentType: "application/pdf", ArtifactCategory: "OCR"}, Content: &m, Chunks: ch}})
+		}},
+		{name: "kept, then the artifact deleted", pending: true, artStatus: ArtifactDeleted, then: func(t *testing.T, d *DB, doc, art string) {
+			m, ch, _ := SmallContent([]byte("%PDF-1.7 searchable"))
+			mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{
+				Document: Document{DocumentID: art, ContentType: "application/pdf", ArtifactCategory: "OCR"}, Content: &m, Chunks: ch}})
+			mustApply(t, d, OpDeleteArtifact, "default", t0, ArtifactRef{DocumentID: doc, ArtifactID: art})
+		}},
+		{name: "another artifact deleted leaves it", pending: true, artStatus: ArtifactComplete, then: func(t *testing.T, d *DB, doc, art string) {
+			for _, a := range []string{art, "99999999-9999-4999-8999-999999999999"} {
+				m, ch, _ := SmallContent([]byte("%PDF-1.7 " + a))
+				mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{
+					Document: Document{DocumentID: a, ContentType: "application/pdf"}, Content: &m, Chunks: ch}})
+			}
+			mustApply(t, d, OpDeleteArtifact, "default", t0, ArtifactRef{DocumentID: doc, ArtifactID: "99999999-9999-4999-8999-999999999999"})
 		}},
 		{name: "another artifact leaves it", pending: true, afterwds: true, artStatus: ArtifactPending, then: func(t *testing.T, d *DB, doc, _ string) {
 			m, ch, _ := SmallContent([]byte("other"))

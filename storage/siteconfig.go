@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -39,7 +40,9 @@ type SiteConfig struct {
 type ProcessingConfig struct {
 	// Languages are the tesseract languages OCR reads the site's scans in
 	// ("eng", "deu", "fra", ...), most used first; the first also chooses
-	// the analyzer of the site's fulltext search. Empty: English.
+	// the analyzer of the site's fulltext search. Empty: those of
+	// DefaultOCRLanguages tesseract has (the search analyzer stays the
+	// default one, which folds German letters and stems English).
 	Languages []string `json:"languages,omitempty"`
 	// DefaultActions are the action types every new document and new
 	// content version gets when its request names no actions. Nil: the
@@ -53,13 +56,25 @@ type ProcessingConfig struct {
 // where every page has one) and FULLTEXT (issue 46).
 var DefaultActionTypes = []string{"OCR", "FULLTEXT"}
 
-// OCRLanguages returns the tesseract languages of the site's scans
-// ("eng" when none are set).
-func (c *SiteConfig) OCRLanguages() []string {
+// DefaultOCRLanguages are the languages a site's scans are read in when
+// the site chose none (processing.languages unset), English first: the
+// languages Quire's console speaks (console/i18n), so that an office
+// that works in German or French finds its letters by their words
+// (Straße, Grüße, réparation) without a setting. Of them, OCR uses those
+// tesseract has (pipeline.SiteOCRLanguages): a server with only
+// tesseract-ocr-eng reads English. Issue 46 measured the cost, in CPU per
+// A4 page against English alone: about the same on an English page, a
+// quarter more on a German one, which English alone misreads.
+var DefaultOCRLanguages = []string{"eng", "deu", "fra"}
+
+// OCRLanguages returns the tesseract languages of the site's scans and
+// whether the site chose them; when it did not, DefaultOCRLanguages (of
+// which the pipeline reads in those tesseract has).
+func (c *SiteConfig) OCRLanguages() ([]string, bool) {
 	if c == nil || c.Processing == nil || len(c.Processing.Languages) == 0 {
-		return []string{"eng"}
+		return slices.Clone(DefaultOCRLanguages), false
 	}
-	return c.Processing.Languages
+	return c.Processing.Languages, true
 }
 
 // SearchLanguage returns the site's main language (the first of

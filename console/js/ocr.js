@@ -161,7 +161,8 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale, 
   const draw = async (acts, arts) => {
     const a = lastOCR(acts);
     const md = (a && a.metadata) || {};
-    const pdfId = a && a.status === "COMPLETE" ? md.artifactId : "";
+    // artifactStatus DELETED: the PDF was made and deleted since; nothing to offer.
+    const pdfId = a && a.status === "COMPLETE" && md.artifactStatus !== "DELETED" ? md.artifactId : "";
     const pdf = pdfId ? (arts || []).find((x) => x.artifactId === pdfId) : null;
     // artifactStatus FAILED: given up (artifactMessage says why); a
     // server without artifactStatus: late after PDF_LATE_MS.
@@ -225,7 +226,7 @@ export function ocrSection({ id, doc, actions, artifacts, write, reload, stale, 
     if (a.status === "COMPLETE" && ft && busy.has(ft.status)) return true;
     const md = a.metadata || {};
     return a.status === "COMPLETE" && !!md.artifactId && !(artifacts || []).some((x) => x.artifactId === md.artifactId) &&
-      md.artifactStatus !== "FAILED" && since(a.completedDate) <= PDF_LATE_MS;
+      md.artifactStatus !== "FAILED" && md.artifactStatus !== "DELETED" && since(a.completedDate) <= PDF_LATE_MS;
   };
   const poll = async () => {
     if (section.isConnected) attached = true;

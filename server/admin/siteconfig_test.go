@@ -118,7 +118,8 @@ func TestSiteConfig_ProcessingAndUnknownSections(t *testing.T) {
 }
 
 // Every member sees the languages the site's scans are read in on GET
-// /sites (processing.languages; eng when unset), as "recognize text" will
+// /sites (processing.languages; when unset the default ones tesseract
+// has, English, German and French with make deps), as "recognize text" will
 // use them; the rest of the configuration stays with its governors.
 func TestSites_MembersSeeTheOCRLanguages(t *testing.T) {
 	s := quiretest.NewServer(t)
@@ -141,7 +142,7 @@ func TestSites_MembersSeeTheOCRLanguages(t *testing.T) {
 		setting any
 		want    string
 	}{
-		{"unset", nil, "[eng]"},
+		{"unset", nil, "[eng deu fra]"},
 		{"German first", []string{"deu", "eng"}, "[deu eng]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,7 +83,13 @@ func (s *Handlers) HandleGetSites(r *api.Request) error {
 		// The languages the site's scans are read in (Quire, issue 46):
 		// a member sees what "recognize text" will use, not only its
 		// governors (the rest of processing stays in the configuration).
-		site["processing"] = map[string]any{"languages": c.OCRLanguages()}
+		langs, _ := c.OCRLanguages()
+		if s.Deps.Pipeline != nil {
+			if have, err := s.Deps.Pipeline.SiteOCRLanguages(r.Ctx.UserContext(), c); err == nil {
+				langs = have
+			}
+		}
+		site["processing"] = map[string]any{"languages": langs}
 		sites = append(sites, site)
 	}
 	claims := p.Claims

@@ -219,6 +219,9 @@ type Pipeline interface {
 	// InstalledOCRLanguages lists the languages tesseract has (an OCR
 	// action's ocrLanguages parameter is checked against them).
 	InstalledOCRLanguages(ctx context.Context) ([]string, error)
+	// SiteOCRLanguages lists the languages a site's scans are read in
+	// (its processing.languages, or the default ones tesseract has).
+	SiteOCRLanguages(ctx context.Context, c *storage.SiteConfig) ([]string, error)
 	Destinations
 }
 
