@@ -27,6 +27,7 @@ const tabs = [
   { href: "#/admin/mail", key: "admin.mail.title", show: canGovern },
   { href: "#/admin/branding", key: "admin.branding.title", show: canGovern },
   { href: "#/admin/attributes", key: "admin.attributes.title", show: canGovern },
+  { href: "#/admin/schemas", key: "admin.schemas.title", show: canGovern },
   { href: "#/admin/intake", key: "admin.intake.title", show: canGovern },
   { href: "#/admin/health", key: "admin.health.title", show: isAdmin },
 ];
