@@ -102,3 +102,10 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 	)
 	b.run(steps...)
 }
+
+// phoneShot takes the page as it is at phone size (390×844) too: it must
+// fit, pass axe-core, and is saved as phone-<name>.png; the tab is then
+// the desktop again.
+func phoneShot(src, name string) chromedp.Action {
+	return chromedp.Tasks{viewport(390, 844), noSideways("phone " + name), axeAll(src, "phone "+name), shot("phone-" + name), viewport(1280, 900)}
+}
