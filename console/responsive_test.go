@@ -60,6 +60,8 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 		{"api-keys", "#/admin/keys", `document.querySelector("#key-list")`},
 		{"sites", "#/admin/sites", `document.querySelector("#site-list")`},
 		{"configuration", "#/admin/config", `document.querySelector("#config-form")`},
+		{"mail", "#/admin/mail", `document.querySelector("#mail-form")`},
+		{"schemas", "#/admin/schemas", `document.querySelector("#class-list")`},
 		{"branding", "#/admin/branding", `document.querySelector("#brand-site")`},
 		{"intake", "#/admin/intake", `document.querySelector("#intake-list")`},
 		{"health", "#/admin/health", `document.querySelector("#health-version")`},
