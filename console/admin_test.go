@@ -154,6 +154,8 @@ func TestConsole_AdminPages(t *testing.T) {
 		step{"create a site", chromedp.Tasks{setValue("#site-id", "finance"), setValue("#site-title", "Finance"), click("#site-form button[type=submit]"),
 			textOf("#site-list", "finance")}},
 
+		page("mail", "#/admin/mail", `document.querySelector("#mail-form")`),
+		page("schemas", "#/admin/schemas", `document.querySelector("#class-list")`),
 		page("configuration", "#/admin/config", `document.querySelector("#config-form")`),
 		step{"set a limit", chromedp.Tasks{setValue("#cfg-maxdocs", "500"), click("#config-form button[type=submit]"), textOf("#status", "saved"),
 			check(func() error {

@@ -51,6 +51,7 @@ func TestConsole_DarkMode(t *testing.T) {
 		{"reviews", "#/reviews", `document.querySelector("#review-list li.review")`},
 		{"users", "#/admin/users", `document.querySelector("#user-list")`},
 		{"configuration", "#/admin/config", `document.querySelector("#config-form")`},
+		{"mail", "#/admin/mail", `document.querySelector("#mail-form")`},
 		{"branding", "#/admin/branding", `document.querySelector("#brand-site")`},
 	} {
 		steps = append(steps, step{"dark " + p.name + " page", chromedp.Tasks{navigate(e.s.URL + "/console/" + p.hash), wait(p.ready), wait(darkBody),

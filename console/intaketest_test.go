@@ -37,7 +37,7 @@ func TestConsole_IntakeTestFolderAndMail(t *testing.T) {
 			textOf("#intake-test-result", "scans works: the test file became Scans/quire-intake-test.txt"),
 			textOf(`#intake-checks li[data-source="watchFolder"][data-ok="true"]`, "is there and takes files"),
 			textOf(`#intake-checks li[data-source="mail"][data-ok="true"]`, "Mail to default+scans@scans.test reaches scans."),
-			axeAll(src, "intake test with folder and mail"), shot("admin-intake-test")}},
+			axeAll(src, "intake test with folder and mail"), shot("admin-intake-test"), phoneShot(src, "admin-intake-test")}},
 		step{"a folder that cannot take files", chromedp.Tasks{check(func() error {
 			dir := filepath.Join(root, "default", "scans")
 			if err := os.RemoveAll(dir); err != nil {

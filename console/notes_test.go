@@ -39,7 +39,7 @@ func TestConsole_DocumentNotes(t *testing.T) {
 		step{"type a note and add it", chromedp.Tasks{chromedp.SendKeys("#note-text", "Call Anna before Friday", chromedp.ByQuery), click("#note-add"),
 			textOf("#status", "Note added."), textOf("#notes ul.notes", "Call Anna before Friday"), textOf("#notes ul.notes", "nora"),
 			wait(`document.querySelector("#note-text").value === ""`), notes(1, "Call Anna before Friday")}},
-		step{"the page with a note", chromedp.Tasks{axeAll(src, "notes: one"), shot("document-notes")}},
+		step{"the page with a note", chromedp.Tasks{axeAll(src, "notes: one"), shot("document-notes"), phoneShot(src, "document-notes")}},
 	)
 	b.run(steps...)
 

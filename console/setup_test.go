@@ -117,9 +117,10 @@ func TestConsole_Setup(t *testing.T) {
 		})}},
 
 		step{"request a review of a document", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + doc), textOf("#doc-reviews", "No review asked for"),
-			setValue("#review-category", "Contract check"), setValue("#review-group", "legal"), setValue("#review-comments", "Clause 4, please"),
+			setValue("#review-category", "Contract check"), setValue("#review-who", "*other"),
+			js(`document.getElementById("review-who").dispatchEvent(new Event("change")), true`, nil), chromedp.WaitVisible("#review-group", chromedp.ByQuery), setValue("#review-group", "legal"), setValue("#review-comments", "Clause 4, please"),
 			axeAll(src, "request a review"), click("#review-form button[type=submit]"), textOf("#status", "The review is asked for"),
-			textOf("#doc-reviews", "Contract check · pending · needs 1 decision · decided by legal"), textOf("#doc-reviews", "Clause 4, please")}},
+			textOf("#doc-reviews", "Contract check · pending · needs 1 decision · decided by group legal"), textOf("#doc-reviews", "Clause 4, please")}},
 		step{"the review is there", check(func() error {
 			out := e.must(t, "GET", "/documents/"+doc+"/reviews?siteId=default", nil, http.StatusOK)
 			if s := fmt.Sprint(out["reviews"]); !strings.Contains(s, "Contract check") || !strings.Contains(s, "legal") {

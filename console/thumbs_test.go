@@ -43,7 +43,7 @@ func TestConsole_Thumbnails(t *testing.T) {
 			click(`.views button[data-view="grid"]`), chromedp.WaitVisible("#grid", chromedp.ByQuery),
 			wait(`(() => { const i = document.querySelector('#grid li[data-name="letter.pdf"] img.thumb-img'); return !!i && i.getAttribute("src").includes("/downloads/") && i.complete && i.naturalWidth > 0 && i.naturalWidth <= 256; })()`),
 			wait(`!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-img') && !!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-icon')`),
-			axeAll(src, "grid with thumbnails"), shot("folder-grid-thumbnails")}},
+			axeAll(src, "grid with thumbnails"), shot("folder-grid-thumbnails"), phoneShot(src, "folder-grid-thumbnails")}},
 		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", chromedp.ByQuery), textOf("#entries", "letter.pdf")}},
 	)
 	b.run(steps...)

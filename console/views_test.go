@@ -54,7 +54,7 @@ func TestConsole_SavedViews(t *testing.T) {
 			chromedp.SendKeys("#view-name", "Invoices", chromedp.ByQuery), click("#view-shared"), axeAll(src, "save a view"), click("#view-save"),
 			textOf("#status", "Saved as Invoices."), textOf("#saved-views", "Invoices"), textOf("#saved-views", "shared"), absent("#view-form"),
 			saved(`"name":"Invoices"`), saved(`"shared":true`), saved(`{"term":{"folder":"invoices"}}`)}},
-		step{"the view on the start page", chromedp.Tasks{click("a.brand"), textOf("#home-views", "Invoices"), axeAll(src, "start page with a view"), shot("start-page")}},
+		step{"the view on the start page", chromedp.Tasks{click("a.brand"), textOf("#home-views", "Invoices"), axeAll(src, "start page with a view"), shot("start-page"), phoneShot(src, "start-page")}},
 		step{"opens as the same search", chromedp.Tasks{click(`#home-views a`), wait(`location.hash.startsWith("#/search?")`),
 			wait(`document.querySelector("#f-folder").value === "invoices" && document.querySelector("#q").value === "invoice"`),
 			wait(results + `.split(",").length === 2 && !` + results + `.includes("letters")`)}},

@@ -126,6 +126,38 @@ func (p *Pipeline) ServerMail() error {
 	return nil
 }
 
+// ServerMailInfo describes the server's own mail settings for an
+// administrator (GET /system/health "serverMail"): where directory mail
+// goes, never the credentials.
+type ServerMailInfo struct {
+	Configured bool
+	Host       string
+	Port       int
+	Security   string
+	From       string
+}
+
+// ServerMailSettings is what ServerMailInfo says of this server.
+func (p *Pipeline) ServerMailSettings() ServerMailInfo {
+	c := p.cfg.Engines.SMTP
+	port := c.Port
+	if port == 0 && c.Host != "" {
+		port = 25
+		if c.Security == "IMPLICIT_TLS" {
+			port = 465
+		}
+	}
+	return ServerMailInfo{Configured: p.ServerMail() == nil, Host: c.Host, Port: port, Security: c.Security, From: c.From}
+}
+
+// SendServerTestMail sends a test mail through the server's own mail
+// settings only (POST /system/mail/test): the path reset codes and
+// temporary passwords take.
+func (p *Pipeline) SendServerTestMail(ctx context.Context, to string) error {
+	return p.SendUserMail(ctx, to, "Quire test mail",
+		"This is a test mail from Quire. Password mail of this server (temporary passwords, reset codes) is delivered.")
+}
+
 // SendUserMail sends a directory mail (a temporary password, a reset
 // code: mail that grants access) through the server's own mail settings
 // only. A site's notification settings, which that site's governors

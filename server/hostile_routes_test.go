@@ -79,6 +79,7 @@ var routeSamples = map[string]string{
 	"POST /documents/:documentId/reviews/:reviewId/decisions":                      `{"decision":{"type":"COMMENT"}}`,
 	"PATCH /sites/:siteId/configuration":                                           `{"notificationEmail":"a@example.com"}`,
 	"POST /sites/:siteId/configuration/notification/test":                          `{"to":"a@example.com"}`,
+	"POST /system/mail/test":                                                       `{"to":"a@example.com"}`,
 	"POST /documents/:documentId/tags":                                             `{"tags":[{"key":"t","value":"v"}]}`,
 	"PUT /documents/:documentId/tags":                                              `{"tags":[{"key":"t","value":"v"}]}`,
 	"PATCH /documents/:documentId/tags":                                            `{"tags":[{"key":"t","values":["v","w"]}]}`,

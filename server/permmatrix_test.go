@@ -177,7 +177,7 @@ func init() {
 	notDocumentRoutes["POST /sites/:siteId/intake/:name"] = "scanner intake: new documents only, at the path a governor's profile sets, WRITE on that folder checked for the profile's identity (intake.go)"
 	notDocumentRoutes["POST /private/webhooks/*"] = "webhook intake: a new document under webhooks/<id>, WRITE checked on that folder (webhooks.go)"
 	for _, r := range []string{
-		"GET /system/backup", "GET /cluster/status", "GET /system/health", "DELETE /cluster/nodes/:nodeId", "POST /cluster/nodes/:nodeId/rejoin", "POST /cluster/verify", "POST /system/keys/rotate",
+		"GET /system/backup", "GET /cluster/status", "GET /system/health", "POST /system/mail/test", "DELETE /cluster/nodes/:nodeId", "POST /cluster/nodes/:nodeId/rejoin", "POST /cluster/verify", "POST /system/keys/rotate",
 		"POST /system/secrets/rotate", "PATCH /system/configuration", "GET /users", "POST /users", "GET /users/:username",
 		"DELETE /users/:username", "GET /users/:username/groups", "PUT /users/:username/:userOperation", "GET /groups",
 		"POST /groups", "GET /groups/:groupName", "DELETE /groups/:groupName", "GET /groups/:groupName/users",

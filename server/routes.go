@@ -268,6 +268,7 @@ func (s *Server) routeRows() []route {
 		adminRoute("GET", "/system/backup", s.admin.HandleGetBackup, stored("the backup stream (every document)")),
 		adminRoute("GET", "/cluster/status", s.admin.HandleGetClusterStatus),
 		adminRoute("GET", "/system/health", s.admin.HandleGetSystemHealth),
+		adminRoute("POST", "/system/mail/test", s.admin.HandleServerMailTest, unkeyed("sends a test mail and changes no state: there is nothing to record, and a retry would mail again")),
 		adminRoute("DELETE", "/cluster/nodes/:nodeId", s.admin.HandleDeleteClusterNode, unkeyed("cluster membership: a Raft configuration change, not a command, so no record can be kept with it; removing a node twice leaves the same configuration")),
 		adminRoute("POST", "/cluster/nodes/:nodeId/rejoin", s.admin.HandleRejoinClusterNode, unkeyed("cluster membership: a Raft configuration change, not a command, so no record can be kept with it; readmitting a node twice leaves the same configuration")),
 		adminRoute("POST", "/cluster/verify", s.admin.HandleVerifyCluster, unkeyed("a verification of the replicas: it writes only a digest mark, and a second one is a new verification")),

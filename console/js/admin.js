@@ -24,8 +24,10 @@ const tabs = [
   { href: "#/admin/keys", key: "admin.keys.title", show: canGovern },
   { href: "#/admin/sites", key: "admin.sites.title", show: isAdmin },
   { href: "#/admin/config", key: "admin.config.title", show: canGovern },
+  { href: "#/admin/mail", key: "admin.mail.title", show: canGovern },
   { href: "#/admin/branding", key: "admin.branding.title", show: canGovern },
   { href: "#/admin/attributes", key: "admin.attributes.title", show: canGovern },
+  { href: "#/admin/schemas", key: "admin.schemas.title", show: canGovern },
   { href: "#/admin/intake", key: "admin.intake.title", show: canGovern },
   { href: "#/admin/health", key: "admin.health.title", show: isAdmin },
 ];

@@ -1,6 +1,7 @@
 // The current site's configuration (GOVERN; API.md "Site configuration"):
-// limits, notifications (the sender and the mail server) and AI (an
-// OpenAI-compatible endpoint). Secrets come back masked; sent back
+// limits and AI (an OpenAI-compatible endpoint). The site's mail server
+// and addresses are on the Mail page (admin-mail.js); a PATCH here names
+// only its own sections, so it leaves them as they are. Secrets come back masked; sent back
 // unchanged they keep their stored value while their destination stays
 // (the API's rule), so the form can show and resend them as they are.
 import { h, clear } from "../js/dom.js";
@@ -23,21 +24,11 @@ export default {
     const path = `/sites/${enc(site)}/configuration`;
     const c = await api("GET", path);
     if (ctx.stale()) return;
-    const n = c.notification || {};
-    const smtp = n.smtp || {};
     const llm = c.llm || {};
     const f = {
       maxContentLengthBytes: text(c.maxContentLengthBytes, { inputmode: "numeric" }),
       maxDocuments: text(c.maxDocuments, { inputmode: "numeric" }),
       maxWebhooks: text(c.maxWebhooks, { inputmode: "numeric" }),
-      notificationEmail: h("input", { type: "email", value: c.notificationEmail || "" }),
-      sender: h("input", { type: "email", value: n.email || "" }),
-      host: text(smtp.host),
-      port: h("input", { type: "number", min: 1, max: 65535, value: smtp.port || "" }),
-      security: h("select", ["", "STARTTLS", "IMPLICIT_TLS", "NONE"].map((v) =>
-        h("option", { value: v, selected: (smtp.connectionSecurity || "") === v }, t("admin.config.security." + (v || "default"))))),
-      smtpUser: text(smtp.username),
-      smtpPassword: h("input", { type: "password", autocomplete: "new-password", value: smtp.password || "" }),
       llmURL: h("input", { type: "url", value: llm.url || "", placeholder: "http://127.0.0.1:11434/v1" }),
       llmKey: h("input", { type: "password", autocomplete: "new-password", value: llm.apiKey || "" }),
       llmModel: text(llm.modelId),
@@ -47,14 +38,7 @@ export default {
         field("cfg-maxlen", t("admin.config.maxContentLengthBytes"), f.maxContentLengthBytes, t("admin.config.limitHint")),
         field("cfg-maxdocs", t("admin.config.maxDocuments"), f.maxDocuments, t("admin.config.limitHint")),
         field("cfg-maxhooks", t("admin.config.maxWebhooks"), f.maxWebhooks, t("admin.config.limitHint"))),
-      h("fieldset", h("legend", t("admin.config.notifications")),
-        field("cfg-notifyto", t("admin.config.notificationEmail"), f.notificationEmail),
-        field("cfg-sender", t("admin.config.sender"), f.sender),
-        field("cfg-host", t("admin.config.smtpHost"), f.host),
-        field("cfg-port", t("admin.config.smtpPort"), f.port),
-        field("cfg-security", t("admin.config.smtpSecurity"), f.security),
-        field("cfg-smtpuser", t("admin.config.smtpUser"), f.smtpUser),
-        field("cfg-smtppw", t("admin.config.smtpPassword"), f.smtpPassword)),
+      h("p.meta#cfg-mail-moved", t("admin.config.mailMoved"), " ", h("a", { href: "#/admin/mail" }, t("admin.mail.title"))),
       h("fieldset", h("legend", t("admin.config.ai")),
         field("cfg-llmurl", t("admin.config.llmURL"), f.llmURL),
         field("cfg-llmkey", t("admin.config.llmKey"), f.llmKey),
@@ -64,16 +48,7 @@ export default {
         maxContentLengthBytes: f.maxContentLengthBytes.value.trim(),
         maxDocuments: f.maxDocuments.value.trim(),
         maxWebhooks: f.maxWebhooks.value.trim(),
-        notificationEmail: f.notificationEmail.value.trim(),
       };
-      const note = {};
-      if (f.sender.value.trim()) note.email = f.sender.value.trim();
-      if (f.host.value.trim()) {
-        note.provider = "SMTP";
-        note.smtp = { host: f.host.value.trim(), port: Number(f.port.value) || 0, connectionSecurity: f.security.value,
-          username: f.smtpUser.value, password: f.smtpPassword.value };
-      }
-      body.notification = Object.keys(note).length ? note : null;
       const ai = { url: f.llmURL.value.trim(), apiKey: f.llmKey.value, modelId: f.llmModel.value.trim() };
       body.llm = ai.url || ai.apiKey || ai.modelId ? ai : null;
       await api("PATCH", path, { body });

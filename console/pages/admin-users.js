@@ -12,31 +12,12 @@ import { api } from "../js/api.js";
 import { state, pager, status } from "../js/ctx.js";
 import { isAdmin, tabNav, field, submitting, run } from "../js/admin.js";
 import { named } from "../js/words.js";
+import { groupOf, roleOf, groupLabel } from "../js/groups.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
 const PAGE = 25;
 const ROLES = ["reader", "writer", "governor", "admin"];
-
-// groupOf is the group giving role on site; roleOf reads a group's name
-// back as {site, role}, or null for a group of its own.
-export function groupOf(site, role) {
-  return role === "admin" ? "Admins" : role === "reader" ? site + "_read" : role === "governor" ? site + "_govern" : site;
-}
-export function roleOf(group, sites) {
-  if (group === "Admins") return { site: "", role: "admin" };
-  for (const [suffix, role] of [["_read", "reader"], ["_govern", "governor"]]) {
-    if (group.endsWith(suffix) && sites.includes(group.slice(0, -suffix.length))) return { site: group.slice(0, -suffix.length), role };
-  }
-  return sites.includes(group) ? { site: group, role: "writer" } : null;
-}
-
-// groupLabel names a group in words: "finance: reader", "administrator".
-function groupLabel(group, sites) {
-  const r = roleOf(group, sites);
-  if (!r) return t("admin.users.ownGroup", { name: group });
-  return r.role === "admin" ? t("admin.users.role.admin") : t("admin.users.access", { site: r.site, role: t("admin.users.role." + r.role) });
-}
 
 // accessPicker is a site list and a role list.
 function accessPicker(prefix, sites, labelFor) {

@@ -16,6 +16,7 @@ import { named, kindOf } from "../js/words.js";
 import { definitions, input, body, typeName } from "../js/attrs.js";
 import { findByPath, freeName } from "../js/upload.js";
 import { choose } from "../js/dialog.js";
+import { SITE_ROLES, groupOf, groupLabel } from "../js/groups.js";
 import { nearFolders } from "../js/bulkbar.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -234,27 +235,43 @@ export default {
     // check, how many decisions it needs, and who may decide (a group,
     // offered from the user's own groups; anyone with write access when
     // left empty).
+    const siteIds = state.sites.map((x) => x.siteId);
     const reviewRows = (reviews.reviews || []).map((rv) => h("li", { dataset: { review: rv.reviewId } },
       h("strong", rv.reviewCategory || ""), " · ", named("reviews.status.", rv.reviewStatus), " · ",
       t("doc.reviewNeeds", { n: Number(rv.requiredDecisions) || 1 }),
-      (rv.approvalGroups || []).length ? [" · ", t("doc.reviewBy", { groups: rv.approvalGroups.join(", ") })] : null,
+      (rv.approvalGroups || []).length ? [" · ", t("doc.reviewBy", { groups: rv.approvalGroups.map((g) => groupLabel(g, siteIds)).join(", ") })] : null,
       rv.comments ? h("p.meta", rv.comments) : null));
     let reviewForm = null;
     if (write) {
       const cat = h("input#review-category", { type: "text", required: true, maxlength: 255, autocomplete: "off" });
       const needs = h("input#review-needs", { type: "number", min: 1, max: 100, value: 1, required: true });
-      const group = h("input#review-group", { type: "text", autocomplete: "off", list: "review-groups" });
+      // Who decides: anyone with write access, a role of this site or
+      // one of the user's own teams, chosen from a list; another group
+      // (an identity provider's) typed by name.
+      const own = SITE_ROLES.map((r) => groupOf(state.site, r));
+      const teams = (state.user && state.user.roles || []).filter((r) => r !== "Admins" && !own.includes(r));
+      const who = h("select#review-who",
+        h("option", { value: "" }, t("doc.reviewAnyone")),
+        h("optgroup", { label: t("doc.reviewRoles", { site: state.site }) },
+          SITE_ROLES.map((r) => h("option", { value: groupOf(state.site, r) }, groupLabel(groupOf(state.site, r), siteIds)))),
+        teams.length ? h("optgroup", { label: t("doc.reviewTeams") }, teams.map((g) => h("option", { value: g }, groupLabel(g, siteIds)))) : null,
+        h("option", { value: "*other" }, t("doc.reviewOther")));
+      const group = h("input#review-group", { type: "text", autocomplete: "off" });
+      const otherField = h("div.field", h("label", { for: "review-group" }, t("doc.reviewOtherName")), group);
+      const syncWho = () => { otherField.hidden = who.value !== "*other"; };
+      who.addEventListener("change", syncWho);
+      syncWho();
       const note = h("textarea#review-comments", { rows: 2 });
       reviewForm = h("form.panel#review-form", { "aria-labelledby": "review-form-title" }, h("h3#review-form-title", t("doc.requestReview")),
         h("div.field", h("label", { for: "review-category" }, t("doc.reviewCategory")), cat, h("small.meta", t("doc.reviewCategoryHint"))),
         h("div.field", h("label", { for: "review-needs" }, t("doc.reviewDecisions")), needs),
-        h("div.field", h("label", { for: "review-group" }, t("doc.reviewGroup")), group, h("small.meta", t("doc.reviewGroupHint"))),
-        h("datalist#review-groups", (state.user && state.user.roles || []).filter((r) => r !== "Admins").map((r) => h("option", { value: r }))),
+        h("div.field", h("label", { for: "review-who" }, t("doc.reviewGroup")), who), otherField,
         h("div.field", h("label", { for: "review-comments" }, t("reviews.comment")), note),
         h("div.actions", h("button.primary", { type: "submit" }, t("doc.requestReview"))));
       reviewForm.addEventListener("submit", act(() => {
         const review = { reviewCategory: cat.value.trim(), requiredDecisions: Math.max(1, Number(needs.value) || 1) };
-        if (group.value.trim()) review.approvalGroups = group.value.split(",").map((x) => x.trim()).filter(Boolean);
+        const chosen = who.value === "*other" ? group.value.split(",").map((x) => x.trim()).filter(Boolean) : who.value ? [who.value] : [];
+        if (chosen.length) review.approvalGroups = chosen;
         if (note.value.trim()) review.comments = note.value.trim();
         return api("POST", `/documents/${enc(id)}/reviews`, { query: q, body: { review } });
       }, t("doc.reviewRequested")));

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/pipeline"
 	"quire/server/documents"
 	"quire/server/internal/api"
 	"quire/storage"
@@ -266,6 +267,34 @@ func (s *Handlers) HandleNotificationTest(r *api.Request) error {
 		return api.Invalid("notification", "test notification not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test notification sent"})
+}
+
+// HandleServerMailTest serves POST /system/mail/test (Admins; Quire): a
+// test mail through the server's own mail settings, the only path of
+// reset codes and temporary passwords (never a site's notification
+// settings, which a governor sets).
+func (s *Handlers) HandleServerMailTest(r *api.Request) error {
+	var in struct {
+		To string `json:"to"`
+	}
+	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if in.To == "" {
+		return api.Invalid("to", "'to' is required")
+	}
+	if !api.ValidEmail(in.To) {
+		return api.Invalid("to", "invalid 'to'")
+	}
+	if s.Deps.Pipeline == nil || s.Deps.Pipeline.ServerMail() != nil {
+		return api.BadRequest("password mail is not available: " + pipeline.ErrNoServerMail.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.Deps.Pipeline.SendServerTestMail(ctx, in.To); err != nil {
+		return api.Invalid("smtp", "test mail not sent: "+err.Error())
+	}
+	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test mail sent"})
 }
 
 // limitUnit names what each numeric site limit counts, for its message.

@@ -71,6 +71,17 @@ func (s *Handlers) HandleGetSystemHealth(r *api.Request) error {
 		ready = ready && ok
 	}
 	out["cluster"] = cl
+	// The server's own mail settings (the configuration file's [smtp]):
+	// the only way reset codes and temporary passwords leave the server
+	// (never a site's notification.smtp). Where they go, not the
+	// credentials.
+	mail := fiber.Map{"configured": false}
+	if s.Deps.Pipeline != nil {
+		if m := s.Deps.Pipeline.ServerMailSettings(); m.Host != "" || m.From != "" {
+			mail = fiber.Map{"configured": m.Configured, "host": m.Host, "port": m.Port, "connectionSecurity": m.Security, "from": m.From}
+		}
+	}
+	out["serverMail"] = mail
 	// Certificates: the listener's (HTTPS) and every site's signing
 	// certificates, soonest expiry first.
 	type certRow struct {

@@ -148,3 +148,61 @@ func TestDirectoryMail_SendFailureLeavesNoUser(t *testing.T) {
 	// Given a temporary password, the same user is created.
 	servertest.MustStatus(t, s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "dee@example.com"}, "temporaryPassword": "dee-temp-pw"}, admin), http.StatusOK)
 }
+
+// TestServerMail_HealthAndTest: GET /system/health says where password
+// mail goes (host, port, sender; never the credentials) and POST
+// /system/mail/test (Admins) mails through the server's own settings
+// only, never through a site's that a governor set; without server mail
+// settings the test refuses and health says so (issue 47, the console's
+// Mail page).
+func TestServerMail_HealthAndTest(t *testing.T) {
+	server := quiretest.NewMailServer(t)
+	relay := quiretest.NewMailServer(t)
+	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
+		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: server.Host, Port: server.Port, From: "quire@example.com", Username: "u", Password: "server-secret"}
+	})
+	bare := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound)
+	governSiteMail(t, s, relay)
+	governSiteMail(t, bare, relay)
+	admin, gov := s.Admin(), s.Token("gov", "default_govern")
+	for _, tt := range []struct {
+		name   string
+		srv    *quiretest.Server
+		method string
+		path   string
+		body   any
+		tok    string
+		status int
+		want   []string // substrings of the body
+		not    string   // must not be in the body
+		mails  int      // mails to it@example.com on the server's own mail server after the step
+	}{
+		{"health names the server's mail", s, http.MethodGet, "/system/health", nil, admin, 200,
+			[]string{`"serverMail":{`, `"configured":true`, `"host":"` + server.Host + `"`, `"from":"quire@example.com"`}, "server-secret", 0},
+		{"a governor may not test", s, http.MethodPost, "/system/mail/test", map[string]any{"to": "it@example.com"}, gov, 401, nil, "", 0},
+		{"to is required", s, http.MethodPost, "/system/mail/test", map[string]any{}, admin, 400, []string{`{"errors":[{"key":"to","error":"'to' is required"}]}`}, "", 0},
+		{"to must be an address", s, http.MethodPost, "/system/mail/test", map[string]any{"to": "nobody"}, admin, 400, []string{`"key":"to"`}, "", 0},
+		{"test through the server's mail", s, http.MethodPost, "/system/mail/test", map[string]any{"to": "it@example.com"}, admin, 202, []string{`{"message":"Test mail sent"}`}, "", 1},
+		{"health without server mail", bare, http.MethodGet, "/system/health", nil, bare.Admin(), 200, []string{`"serverMail":{"configured":false}`}, "", 1},
+		{"no test without server mail", bare, http.MethodPost, "/system/mail/test", map[string]any{"to": "it@example.com"}, bare.Admin(), 400, []string{"password mail is not available"}, "", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.srv.Do(tt.method, tt.path, tt.body, tt.tok)
+			servertest.MustStatus(t, r, tt.status)
+			for _, w := range tt.want {
+				if !strings.Contains(string(r.Body), w) {
+					t.Fatalf("body %s, want it to contain %s", r.Body, w)
+				}
+			}
+			if tt.not != "" && strings.Contains(string(r.Body), tt.not) {
+				t.Fatalf("body %s holds %q", r.Body, tt.not)
+			}
+			if got := len(mailsTo(server, "it@example.com")); got != tt.mails {
+				t.Fatalf("the server's mail server has %d test mails, want %d", got, tt.mails)
+			}
+			if got := relay.Messages(); len(got) != 0 {
+				t.Fatalf("the governor's relay received %d mails", len(got))
+			}
+		})
+	}
+}

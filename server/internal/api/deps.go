@@ -207,6 +207,12 @@ type Pipeline interface {
 	// ServerMail reports whether the server has mail settings of its own
 	// (nil) or why not (pipeline.ErrNoServerMail).
 	ServerMail() error
+	// ServerMailSettings describes the server's own mail settings (no
+	// credentials), for GET /system/health.
+	ServerMailSettings() pipeline.ServerMailInfo
+	// SendServerTestMail sends a test mail through the server's own mail
+	// settings only (POST /system/mail/test).
+	SendServerTestMail(ctx context.Context, to string) error
 	// SendSiteMail sends one mail through a site's mail settings.
 	SendSiteMail(ctx context.Context, site, to, subject, text string) error
 	// SignedCopy appends a signature page to a PDF (e-signature).
