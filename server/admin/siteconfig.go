@@ -243,27 +243,36 @@ func siteLLMURL(c *storage.SiteConfig) string {
 	return c.LLM.URL
 }
 
-// HandleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
-// it sends a test e-mail with the site's saved settings.
-func (s *Handlers) HandleNotificationTest(r *api.Request) error {
+// readTestMailTo reads a test mail's body, {"to": an e-mail address}.
+func (s *Handlers) readTestMailTo(r *api.Request) (string, error) {
 	var in struct {
 		To string `json:"to"`
 	}
 	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
-		return err
+		return "", err
 	}
 	if in.To == "" {
-		return api.Invalid("to", "'to' is required")
+		return "", api.Invalid("to", "'to' is required")
 	}
 	if !api.ValidEmail(in.To) {
-		return api.Invalid("to", "invalid 'to'")
+		return "", api.Invalid("to", "invalid 'to'")
+	}
+	return in.To, nil
+}
+
+// HandleNotificationTest serves POST /sites/{siteId}/configuration/notification/test:
+// it sends a test e-mail with the site's saved settings.
+func (s *Handlers) HandleNotificationTest(r *api.Request) error {
+	to, err := s.readTestMailTo(r)
+	if err != nil {
+		return err
 	}
 	if s.Deps.Pipeline == nil {
 		return api.BadRequest("notifications are not available")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.Deps.Pipeline.SendTestMail(ctx, r.Site, in.To); err != nil {
+	if err := s.Deps.Pipeline.SendTestMail(ctx, r.Site, to); err != nil {
 		return api.Invalid("notification", "test notification not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test notification sent"})
@@ -274,24 +283,16 @@ func (s *Handlers) HandleNotificationTest(r *api.Request) error {
 // reset codes and temporary passwords (never a site's notification
 // settings, which a governor sets).
 func (s *Handlers) HandleServerMailTest(r *api.Request) error {
-	var in struct {
-		To string `json:"to"`
-	}
-	if err := r.ReadBody(&in, s.Deps.MaxBodyBytes); err != nil {
+	to, err := s.readTestMailTo(r)
+	if err != nil {
 		return err
-	}
-	if in.To == "" {
-		return api.Invalid("to", "'to' is required")
-	}
-	if !api.ValidEmail(in.To) {
-		return api.Invalid("to", "invalid 'to'")
 	}
 	if s.Deps.Pipeline == nil || s.Deps.Pipeline.ServerMail() != nil {
 		return api.BadRequest("password mail is not available: " + pipeline.ErrNoServerMail.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := s.Deps.Pipeline.SendServerTestMail(ctx, in.To); err != nil {
+	if err := s.Deps.Pipeline.SendServerTestMail(ctx, to); err != nil {
 		return api.Invalid("smtp", "test mail not sent: "+err.Error())
 	}
 	return r.Status(http.StatusAccepted).JSON(api.MessageBody{Message: "Test mail sent"})
