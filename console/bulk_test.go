@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // box is the selector of a row's check box in the folder table.
@@ -89,7 +91,7 @@ func TestConsole_BulkWork(t *testing.T) {
 	e.must(t, "POST", "/folders?siteId=default", map[string]any{"path": "archive"}, http.StatusCreated)
 	ids := map[string]string{}
 	for _, n := range []string{"n1", "n2", "n3", "n15", "n144"} {
-		id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "bulk/" + n + ".txt", "content": "bulk quokka " + n, "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+		id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "bulk/" + n + ".txt", "content": "bulk quokka " + n, "contentType": "text/plain"}, http.StatusCreated), "documentId")
 		ids[n] = id
 	}
 	e.must(t, "PUT", "/documents/"+ids["n144"]+"/legalHold?siteId=default", nil, http.StatusOK)

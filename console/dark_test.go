@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // colorScheme sets the system colour scheme the page sees
@@ -27,10 +29,10 @@ func TestConsole_DarkMode(t *testing.T) {
 	src := axeFile()
 	e := newEnv(t)
 	e.adminUser(t, "ada")
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "dark/report.txt", "content": "the night owl report", "contentType": "text/plain",
-		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "dark/report.txt", "content": "the night owl report", "contentType": "text/plain",
+		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated), "documentId")
 	e.must(t, "POST", "/documents/"+id+"/reviews?siteId=default", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1}}, http.StatusCreated)
-	gone, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "dark/old.txt", "content": "old", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	gone := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "dark/old.txt", "content": "old", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	e.must(t, "DELETE", "/documents/"+gone+"?siteId=default&softDelete=true", nil, http.StatusOK)
 
 	darkBody := `getComputedStyle(document.body).backgroundColor === "rgb(13, 17, 23)"`

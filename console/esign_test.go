@@ -21,8 +21,8 @@ func TestConsole_ESignNotSent(t *testing.T) {
 	src := axeFile()
 	e := newEnv(t) // no mail server
 	e.user(t, "sara", "default", "temporary-1", true)
-	pdf, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true,
-		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Offer"))}, http.StatusCreated)["documentId"].(string)
+	pdf := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "sign/offer.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Offer"))}, http.StatusCreated), "documentId")
 	var link string
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("sara", password)...)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // TestConsole_RenameFolderWithDocuments (issue 47): a folder that holds
@@ -20,7 +22,7 @@ func TestConsole_RenameFolderWithDocuments(t *testing.T) {
 	e.user(t, "rene", "default", "temporary-1", true)
 	ids := map[string]string{}
 	for _, p := range []string{"office/2026/a.txt", "office/2026/b.txt", "office/2026/old/c.txt", "office/2025/z.txt"} {
-		ids[p], _ = e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": p, "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+		ids[p] = quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": p, "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	}
 	at := func(old, want string) chromedp.Action {
 		return check(func() error {

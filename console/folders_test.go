@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // dragOnto drags the element at from onto the element at to with the
@@ -43,7 +45,7 @@ func TestConsole_FoldersAndDocuments(t *testing.T) {
 	}
 	ids := map[string]string{}
 	for _, p := range []string{"docs/inbox/a.txt", "docs/inbox/b.txt", "docs/inbox/c.txt", "docs/archive/b.txt"} {
-		ids[p], _ = e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": "text of " + p, "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+		ids[p] = quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": "text of " + p, "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	}
 	at := func(key, want string) chromedp.Action {
 		return check(func() error {

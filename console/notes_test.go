@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // TestConsole_DocumentNotes: a writer adds a note on a document's page
@@ -19,7 +21,7 @@ func TestConsole_DocumentNotes(t *testing.T) {
 	e := newEnv(t)
 	e.user(t, "nora", "default", "temporary-1", true)
 	e.user(t, "rudi", "default_read", "temporary-1", true)
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "letters/offer.txt", "content": "the offer", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "letters/offer.txt", "content": "the offer", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	notes := func(want int, text string) chromedp.Action {
 		return check(func() error {
 			out := e.must(t, "GET", "/documents/"+id+"/notes?siteId=default", nil, http.StatusOK)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // setLang picks a language in the header's switch, as a person does.
@@ -39,7 +41,7 @@ func TestConsole_PlainWords(t *testing.T) {
 	e.user(t, "newbie", "default", "temporary-2", false)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/big.txt", "content": strings.Repeat("x", 50500) + " walrus", "contentType": "text/plain"}, http.StatusCreated)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/other.txt", "content": "walrus and penguin", "contentType": "text/plain"}, http.StatusCreated)
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/letter.txt", "content": "first penguin", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "plain/letter.txt", "content": "first penguin", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "second", "contentType": "text/plain"}, http.StatusOK)
 	vs := e.must(t, "GET", "/documents/"+id+"/versions?siteId=default", nil, http.StatusOK)
 	list, _ := vs["documents"].([]any)

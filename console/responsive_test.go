@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // viewport sizes the tab as a phone or a tablet (a mobile viewport: the
@@ -40,12 +42,12 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 	e := newEnv(t)
 	e.adminUser(t, "ada")
 	long := "a-very-long-file-name-that-a-scanner-made-" + strings.Repeat("x", 40) + ".txt"
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/" + long, "content": "the mobile walrus report", "contentType": "text/plain",
-		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/" + long, "content": "the mobile walrus report", "contentType": "text/plain",
+		"tags": []map[string]any{{"key": "dept", "value": "sales"}}}, http.StatusCreated), "documentId")
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "the mobile walrus report, second", "contentType": "text/plain"}, http.StatusOK)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/notes.txt", "content": "walrus notes", "contentType": "text/plain"}, http.StatusCreated)
 	e.must(t, "POST", "/documents/"+id+"/reviews?siteId=default", map[string]any{"review": map[string]any{"reviewCategory": "check", "requiredDecisions": 1}}, http.StatusCreated)
-	gone, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/old.txt", "content": "old", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	gone := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "mobile/old.txt", "content": "old", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	e.must(t, "DELETE", "/documents/"+gone+"?siteId=default&softDelete=true", nil, http.StatusOK)
 	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "scans", "actions": []any{}}}, http.StatusCreated)
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // TestConsole_ReviewGroupFromList (issue 47): who decides a review is
@@ -23,7 +25,7 @@ func TestConsole_ReviewGroupFromList(t *testing.T) {
 	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "legal"}}, http.StatusOK)
 	e.user(t, "wes", "default", "temporary-1", true)
 	e.must(t, "POST", "/groups/legal/users", map[string]any{"user": map[string]any{"username": "wes"}}, http.StatusOK)
-	doc, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "contract.txt", "content": "contract", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	doc := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "contract.txt", "content": "contract", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	reviews := func(want string) chromedp.Action {
 		return check(func() error {
 			out := e.must(t, "GET", "/documents/"+doc+"/reviews?siteId=default", nil, http.StatusOK)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // TestConsole_DocumentTypes (issue 47): the site's classifications
@@ -25,8 +27,8 @@ func TestConsole_DocumentTypes(t *testing.T) {
 		e.must(t, "POST", "/attributes?siteId=default", map[string]any{"attribute": a}, http.StatusCreated)
 	}
 	base := "/sites/default/classifications"
-	inv, _ := e.must(t, "POST", base, map[string]any{"classification": map[string]any{"name": "Invoice",
-		"attributes": map[string]any{"required": []any{map[string]any{"attributeKey": "invoiceNumber"}}}}}, http.StatusOK)["classificationId"].(string)
+	inv := quiretest.Str(t, e.must(t, "POST", base, map[string]any{"classification": map[string]any{"name": "Invoice",
+		"attributes": map[string]any{"required": []any{map[string]any{"attributeKey": "invoiceNumber"}}}}}, http.StatusOK), "classificationId")
 	e.must(t, "POST", base, map[string]any{"classification": map[string]any{"name": "Contract",
 		"attributes": map[string]any{"optional": []any{map[string]any{"attributeKey": "amount"}}}}}, http.StatusOK)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "inv-1.txt", "content": "invoice", "contentType": "text/plain",

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"quire/quiretest"
 )
 
 // inGroup checks through the API that user is a member of group.
@@ -34,7 +36,7 @@ func TestConsole_Setup(t *testing.T) {
 	e.must(t, "POST", "/sites", map[string]any{"site": map[string]any{"id": "finance"}}, http.StatusCreated)
 	e.adminUser(t, "ada")
 	e.user(t, "sam", "", "temporary-2", true)
-	doc, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "setup/contract.txt", "content": "a contract", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	doc := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "setup/contract.txt", "content": "a contract", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	schema := func(want string) chromedp.Action {
 		return check(func() error {
 			out := e.must(t, "GET", "/sites/default/schema/document", nil, http.StatusOK)

@@ -81,7 +81,7 @@ func TestConsole_StaffFeatures(t *testing.T) {
 		for k, v := range tags {
 			body["tags"] = []map[string]any{{"key": k, "value": v}}
 		}
-		id, _ := e.must(t, "POST", "/documents?siteId=default", body, http.StatusCreated)["documentId"].(string)
+		id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", body, http.StatusCreated), "documentId")
 		return id
 	}
 	alpha := add("filters/a/alpha.txt", "the walrus alpha report", map[string]string{"dept": "sales"})
@@ -99,8 +99,8 @@ func TestConsole_StaffFeatures(t *testing.T) {
 	for i := 0; i < 23; i++ {
 		add(fmt.Sprintf("many/zebra-%02d.txt", i), fmt.Sprintf("zebra crossing number %d", i), nil)
 	}
-	pdf, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
-		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Service agreement"))}, http.StatusCreated)["documentId"].(string)
+	pdf := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "sign/contract.pdf", "contentType": "application/pdf", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Service agreement"))}, http.StatusCreated), "documentId")
 
 	src := ""
 	axe := func(page string) chromedp.Action {

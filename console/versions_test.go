@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // dropOne drops one text file named name with text on the folder's drop
@@ -63,7 +65,7 @@ func TestConsole_Versions(t *testing.T) {
 	src := axeFile()
 	e := newEnv(t)
 	e.user(t, "vera", "default", "temporary-1", true)
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "ver/contract.txt", "content": "version one", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "ver/contract.txt", "content": "version one", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "version two", "contentType": "text/plain"}, http.StatusOK)
 	content := func(want string) chromedp.Action {
 		return check(func() error {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"quire/quiretest"
 )
 
 // tabTo presses Tab, as a keyboard user does, until the element with id
@@ -59,10 +61,10 @@ func TestConsole_WalkBugs(t *testing.T) {
 	e.adminUser(t, "ada")
 	e.user(t, "sam", "default", "temporary-2", true)
 	e.must(t, "PATCH", "/system/configuration", map[string]any{"branding": map[string]any{"title": "Acme Records", "primaryColor": "#7a1f3d", "logo": tinyPNGLogo}}, http.StatusOK)
-	id, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "walk/letter.txt", "content": "first draft", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+	id := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "walk/letter.txt", "content": "first draft", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 	e.must(t, "PATCH", "/documents/"+id+"?siteId=default", map[string]any{"content": "second draft", "contentType": "text/plain"}, http.StatusOK)
 	for _, p := range []string{"walk/old-1.txt", "walk/old-2.txt", "walk/old-3.txt"} {
-		gone, _ := e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": "old", "contentType": "text/plain"}, http.StatusCreated)["documentId"].(string)
+		gone := quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": p, "content": "old", "contentType": "text/plain"}, http.StatusCreated), "documentId")
 		e.must(t, "DELETE", "/documents/"+gone+"?siteId=default&softDelete=true", nil, http.StatusOK)
 	}
 
