@@ -125,6 +125,7 @@ var activityOps = map[Op]bool{
 	OpFinishRequest:        false,
 	OpDigestMark:           false,
 	OpFailRendition:        false,
+	OpSetThumbnail:         false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 	OpAddNote: false, OpDeleteNote: false, OpAddSavedSearch: false, OpDeleteSavedSearch: false,
 }

@@ -336,6 +336,9 @@ func init() {
 		// renditions.go
 		OpFailRendition: applyFailRendition,
 
+		// thumbnails.go
+		OpSetThumbnail: applySetThumbnail,
+
 		// notes.go, savedsearches.go
 		OpAddNote:           applyAddNote,
 		OpDeleteNote:        applyDeleteNote,

@@ -161,6 +161,7 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpFinishRequest:           payloadOf[FinishRequest],
 	OpDigestMark:              nil, // no payload
 	OpFailRendition:           payloadOf[FailRendition],
+	OpSetThumbnail:            payloadOf[SetThumbnail],
 	OpAddNote:                 payloadOf[Note],
 	OpDeleteNote:              payloadOf[NoteRef],
 	OpAddSavedSearch:          payloadOf[SavedSearch],

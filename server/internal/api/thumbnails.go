@@ -12,14 +12,12 @@ const thumbnailURLDuration = time.Hour
 // WithThumbnail adds to m, a listing's entry of document d, Quire's
 // thumbnailUrl (issue 47): a signed URL of d's first-page thumbnail, an
 // artifact of category THUMBNAIL served through the signed downloads
-// (stored-bytes headers), when it has been made; asking makes it once,
-// in the background. It returns m.
+// (stored-bytes headers), when the pipeline has made it (it does when
+// the document gets new content: storage/thumbnails.go). A listing only
+// names what exists; it never renders. It returns m.
 func (s *Env) WithThumbnail(r *Request, m map[string]any, d *storage.Document) map[string]any {
-	if s.Deps.Pipeline == nil || d == nil {
-		return m
-	}
-	if id := s.Deps.Pipeline.Thumbnail(r.Site, d); id != "" {
-		m["thumbnailUrl"] = s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, id, true, false, thumbnailURLDuration)
+	if d != nil && d.ThumbnailID != "" && d.ArtifactOf == "" {
+		m["thumbnailUrl"] = s.SignDownloadURL(s.LinkBase(r.Ctx), r.Site, d.ThumbnailID, true, false, thumbnailURLDuration)
 	}
 	return m
 }
