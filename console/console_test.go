@@ -53,6 +53,30 @@ func TestBundle_EveryFileEmbedded(t *testing.T) {
 	}
 }
 
+// TestIndex_PreloadsEveryModule: index.html names every module with
+// <link rel="modulepreload">, so a first load asks for them all at once
+// instead of one level of imports after another (issue 47's first-load
+// goal), and names no file that is not there.
+func TestIndex_PreloadsEveryModule(t *testing.T) {
+	a, ok := Lookup("index.html")
+	if !ok {
+		t.Fatal("no index.html")
+	}
+	preload := regexp.MustCompile(`<link rel="modulepreload" href="([^"]+)">`)
+	named := map[string]bool{}
+	for _, m := range preload.FindAllStringSubmatch(string(a.Body), -1) {
+		if _, ok := Lookup(m[1]); !ok {
+			t.Errorf("index.html preloads %s, which is not a console file", m[1])
+		}
+		named[m[1]] = true
+	}
+	for _, n := range Names() {
+		if strings.HasSuffix(n, ".js") && !named[n] {
+			t.Errorf("index.html does not preload %s", n)
+		}
+	}
+}
+
 var (
 	keyLine = regexp.MustCompile(`(?m)^\s*"([a-zA-Z0-9_.]+)":`)
 	keyUse  = regexp.MustCompile(`\bt\("([a-zA-Z0-9_.]*[a-zA-Z0-9_])"|nav: "([a-zA-Z0-9_.]+)"`)

@@ -188,7 +188,7 @@ export default {
     // small image shows itself (loaded when scrolled to) and other
     // documents their kind's icon.
     function thumb(d) {
-      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", loading: "lazy" });
+      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", decoding: "async" });
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
       if (!d.folder && /^image\/(png|jpeg|gif|webp)$/.test(d.contentType || "") && Number(d.contentLength) <= 1 << 20) {
         lazyImage(big, d);
