@@ -11,8 +11,8 @@ import (
 	"quire/quiretest"
 )
 
-// TestConsole_Thumbnails: once the server has made a PDF's first-page
-// thumbnail (issue 47, item 2), the folder's grid shows it (the entry's
+// TestConsole_Thumbnails: once the server's pipeline has made a PDF's
+// first-page thumbnail (issue 47), the folder's grid shows it (the entry's
 // thumbnailUrl, a signed download of the THUMBNAIL artifact, loaded under
 // the console's CSP), and the table view is unchanged; axe-core finds
 // nothing in the grid.
@@ -24,7 +24,8 @@ func TestConsole_Thumbnails(t *testing.T) {
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/letter.pdf", "contentType": "application/pdf", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Dear Anna", "the first page"))}, http.StatusCreated)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/notes.txt", "content": "no picture", "contentType": "text/plain"}, http.StatusCreated)
-	// The first listing asks for the thumbnail; it is made in the background.
+	// The pipeline makes the thumbnail when the PDF is stored, in the
+	// background; a listing only names it once it exists.
 	quiretest.Eventually(t, "the PDF's thumbnail", 60*time.Second, func() bool {
 		out := e.must(t, "GET", "/folders?siteId=default&path=pics", nil, http.StatusOK)
 		docs, _ := out["documents"].([]any)
