@@ -51,7 +51,7 @@ func TestConsole_IntakeFormPickers(t *testing.T) {
 		step{"the user from the list, a group with Space", chromedp.Tasks{
 			wait(`[...document.querySelectorAll("#intake-form-users option")].some(o => o.value === "scanbot")`),
 			chromedp.SendKeys("#intake-form-user", "scanbot", chromedp.ByQuery),
-			chromedp.Focus(writer, chromedp.ByQuery), chromedp.KeyEvent(" "), wait(`document.querySelector(`+jsq(writer)+`).checked`),
+			chromedp.Focus(writer, chromedp.ByQuery), chromedp.KeyEvent(" "), wait(`document.querySelector(` + jsq(writer) + `).checked`),
 			js(`document.querySelector("#intake-form-attrs").scrollIntoView({block: "center"}), true`, nil), axeAll(src, "intake form with attributes, user and groups"), shot("admin-intake-form-pickers"),
 			viewport(390, 844), js(`document.querySelector("#intake-form-attrs").scrollIntoView({block: "start"}), true`, nil), phoneShot(src, "admin-intake-form-pickers")}},
 		step{"saved", chromedp.Tasks{click(form + " button[type=submit]"), absent(form), textOf(`#intake-list tr[data-profile="letters"]`, "letters")}},
