@@ -181,6 +181,63 @@ func TestI18n_SameKeys(t *testing.T) {
 	}
 }
 
+// literal finds the string literals of a module: "…" and `…` templates
+// (of which the text before the first ${ counts: a key built there,
+// `doc.${x}`).
+var literal = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"|` + "`((?:[^`\\\\]|\\\\.)*)`")
+
+// pluralForm is the suffix of a plural's forms (t(key, {n}) picks one).
+var pluralForm = regexp.MustCompile(`\.(zero|one|two|few|many|other)$`)
+
+// TestI18n_EveryKeyUsed: every string of en.js is used by the console
+// (the other languages hold en.js's keys, TestI18n_SameKeys): its key
+// appears as a literal in a module or index.html (a plural's key without
+// its .one/.other), or it starts with a literal ending in "." that the
+// code completes (t("admin.intake.dup." + d), named("actiontype.", x),
+// a template `doc.${x}`). A key nothing names is dead weight that every
+// language has to translate.
+func TestI18n_EveryKeyUsed(t *testing.T) {
+	lits := map[string]bool{}
+	var prefixes []string
+	for _, n := range Names() {
+		if !(strings.HasSuffix(n, ".js") || strings.HasSuffix(n, ".html")) || strings.HasPrefix(n, "i18n/") && n != "i18n/index.js" {
+			continue
+		}
+		a, _ := Lookup(n)
+		for _, m := range literal.FindAllStringSubmatch(string(a.Body), -1) {
+			l := m[1]
+			if m[0][0] == '`' {
+				l, _, _ = strings.Cut(m[2], "${")
+			}
+			lits[l] = true
+			if strings.HasSuffix(l, ".") && strings.Contains(l[:len(l)-1], ".") || strings.HasSuffix(l, ".") && len(l) > 3 {
+				prefixes = append(prefixes, l)
+			}
+		}
+	}
+	var unused []string
+	for k := range keysOf(t, "i18n/en.js") {
+		base := pluralForm.ReplaceAllString(k, "")
+		if lits[k] || lits[base] {
+			continue
+		}
+		used := false
+		for _, p := range prefixes {
+			if strings.HasPrefix(k, p) {
+				used = true
+				break
+			}
+		}
+		if !used {
+			unused = append(unused, k)
+		}
+	}
+	sort.Strings(unused)
+	if len(unused) > 0 {
+		t.Errorf("%d strings of en.js no module uses (remove them from every language):\n%s", len(unused), strings.Join(unused, "\n"))
+	}
+}
+
 // TestI18n_OneWordPerThing: the words people stumbled over on the walk
 // (issue 47) stay out: German calls a site "Bereich" everywhere, never
 // "Mandant"; no string shows an API status code or enum name.
