@@ -82,6 +82,22 @@ function groupBoxes(id, site, siteIds, given) {
   return { box, read: () => boxes.filter((b) => b.checked).map((b) => b.value) };
 }
 
+// why says in plain words why a file was not taken, from the server's
+// own reason (which stays behind "Details" for whoever set it up).
+const WHY = [
+  [/\bempty\b|\b0 bytes\b/i, "admin.intake.why.empty"],
+  [/virus|malware|infected/i, "admin.intake.why.virus"],
+  [/too large|larger than|exceeds|maximum (content )?size|size limit/i, "admin.intake.why.tooLarge"],
+  [/content.?type|kind of file|not an allowed type/i, "admin.intake.why.type"],
+  [/maximum number of documents|document limit/i, "admin.intake.why.full"],
+  [/attribute/i, "admin.intake.why.attribute"],
+  [/permission|not allowed|forbidden|access|write to/i, "admin.intake.why.access"],
+];
+function why(text) {
+  const hit = WHY.find(([re]) => re.test(String(text || "")));
+  return t(hit ? hit[1] : "admin.intake.why.other");
+}
+
 // tagsText and tagsOf turn tags into lines "key=value" and back.
 function tagsText(tags) { return (tags || []).map((x) => x.value ? x.key + "=" + x.value : x.key).join("\n"); }
 function tagsOf(text) {
@@ -261,7 +277,8 @@ export default {
               h("table.list", h("thead", h("tr", ["admin.intake.when", "admin.intake.source", "admin.intake.file", "admin.intake.error"]
                 .map((k) => h("th", { scope: "col" }, t(k))))),
               h("tbody", errs.map((x) => h("tr", h("td", fmtDate(x.insertedDate, lang())), h("td", source(x.source)),
-                h("td", x.fileName || "—"), h("td.error", x.error || ""))))));
+                h("td", x.fileName || "—"), h("td.error", why(x.error),
+                  x.error ? h("details", h("summary", t("doc.details")), h("span.meta", x.error)) : null))))));
         }));
     }
 
