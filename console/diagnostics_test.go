@@ -1,9 +1,7 @@
 package console_test
 
 import (
-	"bytes"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"syscall"
 	"testing"
@@ -26,15 +24,7 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 	e := newEnv(t)
 	e.adminUser(t, "ida")
 	e.must(t, "POST", "/sites/default/intakeProfiles", map[string]any{"intakeProfile": map[string]any{"name": "scans", "actions": []any{}}}, http.StatusCreated)
-	var form bytes.Buffer
-	mw := multipart.NewWriter(&form)
-	if _, err := mw.CreateFormFile("file", "blank-page.pdf"); err != nil {
-		t.Fatal(err)
-	}
-	mw.Close()
-	if r := e.s.DoHeaders("POST", "/sites/default/intake/scans", form.Bytes(), e.admin, map[string]string{"Content-Type": mw.FormDataContentType()}); r.Status != http.StatusBadRequest {
-		t.Fatalf("intake of an empty file: %d %s, want 400", r.Status, r.Body)
-	}
+	e.emptyScan(t, "scans")
 	failRow := `section.intake-errors[data-profile="scans"] tbody tr`
 	// shown: the element holding the server's text is rendered (a closed
 	// details hides it).

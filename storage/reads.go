@@ -337,19 +337,7 @@ func (d *DB) ListFolder(site, folder string) ([]FolderItem, error) {
 func (d *DB) FolderLarger(site, folder string, n int) (bool, error) {
 	var larger bool
 	err := d.view(func(t *tx) error {
-		prefix := folderPrefix(site, folder)
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		opts.Prefix = prefix
-		it := t.txn.NewIterator(opts)
-		defer it.Close()
-		seen := 0
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			if seen++; seen > n {
-				larger = true
-				return nil
-			}
-		}
+		larger = t.countMax(folderPrefix(site, folder), n+1) > n
 		return nil
 	})
 	return larger, err
