@@ -458,6 +458,11 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if p.Content != nil || p.ContentType != nil {
+		if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
+			return nil, err
+		}
+	}
 	if len(p.Tags) > 0 {
 		if err := writeTags(t, c, d.DocumentID, p.Tags, tagsUpdate); err != nil {
 			return nil, err
@@ -592,6 +597,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
+		return nil, err
+	}
 	if err := ver.finish(t, c, d); err != nil { // versions.go
 		return nil, err
 	}
@@ -623,6 +631,9 @@ func applySetContentType(t *tx, c *Command) (any, error) {
 	}
 	d.ContentType, d.DetectContentType = p.ContentType, false
 	if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
+		return nil, err
+	}
+	if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
 		return nil, err
 	}
 	if _, err := applyRules(t, c, d); err != nil { // rulesets.go
