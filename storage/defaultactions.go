@@ -193,7 +193,11 @@ func settleFulltext(t *tx, c *Command, d *Document, a *Action) error {
 	at := c.At
 	a.Status, a.StartDate, a.CompletedDate = ActionComplete, &at, &at
 	a.Metadata = map[string]string{"source": TextFromContent, "characters": strconv.Itoa(chars)}
-	return actionEvents(t, c, d, a, &FinishAction{})
+	// Its actionCompleted event follows the write's own (created,
+	// updated): it is written after the activity trail.
+	doc, done := *d, *a
+	t.afterTrail = append(t.afterTrail, func() error { return actionEvents(t, c, &doc, &done, &FinishAction{}) })
+	return nil
 }
 
 // settleDefaults decides d's stored PENDING default actions (settleDefault)

@@ -176,3 +176,31 @@ func TestDefaultActions_DecidedByContentType(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultActions_SettledEventFollowsCreated: the actionCompleted
+// event of a FULLTEXT recorded COMPLETE by the create comes after the
+// document's created event, and a replay writes the same events.
+func TestDefaultActions_SettledEventFollowsCreated(t *testing.T) {
+	run := func(d *DB) []Event {
+		mustApply(t, d, OpPutEventSubscription, "default", t0, PutEventSubscription{ID: "s1", Create: true, URL: "http://127.0.0.1:9/x",
+			EventTypes: []string{EventCreated, EventActionCompleted}})
+		mustApply(t, d, OpAddDocuments, "default", t0.Add(time.Second), AddDocuments{Docs: []NewDocument{newDocWith(t, "typed.txt", "text/plain", []byte("typed"))}})
+		var evs []Event
+		if err := d.PendingEvents(100, func(e *Event) bool { evs = append(evs, *e); return true }); err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	a, b := run(mustOpen(t)), run(mustOpen(t))
+	if len(a) != 2 || a[0].Type != EventCreated || a[1].Type != EventActionCompleted {
+		t.Fatalf("events %+v, want created then actionCompleted", a)
+	}
+	if !strings.Contains(string(a[1].Data), `"actionType":"FULLTEXT"`) || !strings.Contains(string(a[1].Data), `"actionStatus":"COMPLETE"`) {
+		t.Errorf("actionCompleted data %s", a[1].Data)
+	}
+	for i := range a {
+		if len(b) != len(a) || a[i].ID != b[i].ID || a[i].Key != b[i].Key {
+			t.Fatalf("a replay wrote other events: %+v / %+v", a, b)
+		}
+	}
+}
