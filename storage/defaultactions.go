@@ -54,7 +54,8 @@ func wantsDefaultActions(d *Document) bool {
 
 // addDefaultActions adds the site's default actions to d (the caller
 // writes d), marked Default and decided by settleDefault where d's
-// content type is known already. A type the document already has a
+// content type is known already (by a command of RulesDefaultsByType or
+// later: the command's rules decide, not the release applying it). A type the document already has a
 // PENDING action of is not added again: that action has not started, so
 // it reads the content the document has when it runs (a second upload of
 // the same document before its first actions ran adds nothing); the
@@ -79,6 +80,11 @@ func addDefaultActions(t *tx, c *Command, d *Document) error {
 		add = slices.DeleteFunc(add, func(a Action) bool {
 			return slices.ContainsFunc(have, func(h Action) bool { return h.Type == a.Type && h.Status == ActionPending })
 		})
+	}
+	if c.Rules < RulesDefaultsByType {
+		// A command of an earlier release: its defaults stay PENDING for
+		// the pipeline, unmarked, as that release applied it.
+		return addActions(t, c, d, add)
 	}
 	kept := add[:0]
 	for _, a := range add {

@@ -204,3 +204,62 @@ func TestDefaultActions_SettledEventFollowsCreated(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultActions_EarlierRulesApplyAsBefore: a log entry of a release
+// before RulesDefaultsByType (no "rules" in its JSON) applies as that
+// release applied it, on whichever release replays it — a text's OCR and
+// FULLTEXT stay PENDING and unmarked, and a later write of the current
+// rules does not settle them — while the same create built now is
+// decided by its content type.
+func TestDefaultActions_EarlierRulesApplyAsBefore(t *testing.T) {
+	cmd := func(t *testing.T, nd NewDocument, rules int) *Command {
+		t.Helper()
+		c := MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{Docs: []NewDocument{nd}})
+		c.Rules = rules
+		b, err := c.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(b, []byte(`"rules":`)); got != (rules != 0) {
+			t.Fatalf("encoded command %s: rules field present %v, want %v", b, got, rules != 0)
+		}
+		dc, err := DecodeCommand(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dc.Rules != rules {
+			t.Fatalf("decoded rules %d, want %d", dc.Rules, rules)
+		}
+		return dc
+	}
+	if c := MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{}); c.Rules != Rules {
+		t.Fatalf("NewCommand's rules %d, want the current %d", c.Rules, Rules)
+	}
+	for _, tt := range []struct {
+		name  string
+		rules int
+		want  []string
+	}{
+		{"an entry of an earlier release", 0, []string{"OCR PENDING", "FULLTEXT PENDING"}},
+		{"an entry of the current rules", Rules, []string{"FULLTEXT COMPLETE*"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for replay := 0; replay < 2; replay++ { // the same entry on two stores: the same outcome
+				d := mustOpen(t)
+				if _, err := d.Apply(t.Context(), cmd(t, newDocWith(t, "note.txt", "text/plain", []byte("zebracorn")), tt.rules)); err != nil {
+					t.Fatal(err)
+				}
+				// A later write of the current rules (a content type set
+				// again) leaves an earlier release's defaults alone.
+				doc, err := d.GetDocument("default", "note.txt")
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustApply(t, d, OpSetContentType, "default", t0.Add(time.Second), SetContentType{DocumentID: "note.txt", ContentSHA: doc.ContentSHA256, ContentType: "text/plain"})
+				if got := actionSummary(t, d, "note.txt"); !slices.Equal(got, tt.want) {
+					t.Fatalf("store %d: actions %v, want %v", replay, got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -470,7 +470,7 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	}
 	res := &AddDocumentsResult{Paths: map[string]string{d.DocumentID: d.Path}}
 	if len(p.Children) > 0 {
-		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At}
+		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules}
 		for i := range p.Children {
 			p.Children[i].Document.BelongsToDocumentID = d.DocumentID
 			d.Children = append(d.Children, p.Children[i].Document.DocumentID)
