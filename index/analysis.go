@@ -103,7 +103,7 @@ func (x *Index) wordQuery(term string) query.Query {
 	if len(qs) == 1 {
 		return qs[0]
 	}
-	return bleve.NewDisjunctionQuery(qs...)
+	return &fragmentTerms{DisjunctionQuery: bleve.NewDisjunctionQuery(qs...), content: cterms, path: pterms}
 }
 
 // pathBoost is the weight of a match in the path words against one in the

@@ -366,8 +366,20 @@ func newTopHits(r bleveindex.IndexReader, k int) *topHits {
 }
 
 // offer keeps c (a copy of its iid) if it ranks among the best k so far,
-// and reports whether it did.
+// and reports whether it did. A match scoring below the worst kept is
+// turned away here, without the comparison through worse: that takes c's
+// address, which moved every match offered to the heap (a sixth of a
+// fragment query's CPU at 100,000 documents: index/DESIGN.md,
+// "Fragments").
 func (t *topHits) offer(c candidate) bool {
+	if t.k == 0 || len(t.h) == t.k && c.score < t.h[0].score {
+		return false
+	}
+	return t.offerRanked(c)
+}
+
+// offerRanked is offer for a match that may rank among the best k.
+func (t *topHits) offerRanked(c candidate) bool {
 	if !t.admits(&c) {
 		return false
 	}

@@ -902,6 +902,15 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 			}
 			return hits, total, nil
 		}
+		if f, ok := tq.(*fragmentTerms); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+			defer cancel()
+			hits, total, err := x.collectFragment(ctx, f, o.From, o.Size)
+			if err != nil {
+				return nil, 0, searchErr(err, false)
+			}
+			return hits, total, nil
+		}
 		if t, ok := tq.(*query.TermQuery); ok && !o.Syntax {
 			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 			defer cancel()

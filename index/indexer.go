@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -650,21 +649,10 @@ func toDoc(v *storage.DocView) Doc {
 }
 
 // Extractable reports whether Quire reads text straight from content of
-// this type. Other types (PDF, images, Office) get their text from the
+// this type (storage.TextContent, which storage's default FULLTEXT also
+// decides by). Other types (PDF, images, Office) get their text from the
 // FULLTEXT and OCR actions.
-func Extractable(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	switch {
-	case strings.HasPrefix(mt, "text/"):
-		return true
-	case mt == "application/json", mt == "application/xml", mt == "application/x-yaml", mt == "application/yaml":
-		return true
-	}
-	return false
-}
+func Extractable(contentType string) bool { return storage.TextContent(contentType) }
 
 func (ix *Indexer) textLoop() {
 	defer ix.wg.Done()

@@ -14,11 +14,13 @@ import (
 
 // Default processing (issue 46): every new document and new content
 // version whose request names no actions gets its site's default actions
-// (processing.defaultActions; by default OCR then FULLTEXT). OCR decides
-// by itself where it is needed: it skips what is neither an image nor a
-// PDF and reads a PDF's own text where every page has some. Content type
-// detection is not an action: a document's actions wait until its type is
-// known (storage's detect queue) whatever they are.
+// (processing.defaultActions; by default OCR then FULLTEXT). Storage
+// decides them by the content type once it is known (storage's
+// settleDefault): OCR only for images and PDFs, FULLTEXT of text content
+// recorded COMPLETE in the write's transaction. OCR reads a PDF's own text
+// where every page has some. Content type detection is not an action: a
+// document's actions wait until its type is known (storage's detect
+// queue) whatever they are.
 //
 // The doors that create documents or content set their command's
 // DefaultActions flag (storage.NewDocument, UpdateDocument, CommitContent,

@@ -55,6 +55,11 @@ type Action struct {
 	// Actor is the adder's rights, for types that act with them (MOVE,
 	// DELETE; see CheckActionRights). Never shown in the API.
 	Actor *ActionActor `json:"actor,omitempty"`
+	// Default marks an action of the site's default processing (no
+	// request named it): storage may drop or finish it while it is
+	// PENDING once the content's type is known (defaultactions.go).
+	// Never shown in the API.
+	Default bool `json:"default,omitempty"`
 }
 
 // ID names the action within its document ("000003", or "000003.001" for

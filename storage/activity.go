@@ -183,10 +183,17 @@ func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
 func runOp(t *tx, c *Command, fn applyFunc) (any, error) {
 	t.trail = activityOps[c.Op]
 	v, err := fn(t, c)
-	if err != nil || !t.trail {
-		return v, err
+	if err == nil && t.trail {
+		err = recordActivity(t, c)
 	}
-	return v, recordActivity(t, c)
+	for _, f := range t.afterTrail {
+		if err != nil {
+			break
+		}
+		err = f()
+	}
+	t.afterTrail = nil
+	return v, err
 }
 
 func recordActivity(t *tx, c *Command) error {

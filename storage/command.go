@@ -369,6 +369,15 @@ type Command struct {
 	// it answers its first result. Absent from entries of earlier
 	// releases, which apply as before.
 	ID string `json:"id,omitempty"`
+	// Rules is the version of the applier rules the release that built
+	// the command wrote it for (NewCommand sets Rules, the current one).
+	// An applier whose outcome a later release changed keeps the earlier
+	// outcome for commands of earlier rules, so a log entry applies the
+	// same on every member and at every replay, whichever release
+	// replays it: entries of releases before it have none (0) and apply
+	// as they did. A command an applier applies within another carries
+	// the other's.
+	Rules int `json:"rules,omitempty"`
 
 	// local holds the payload of a command built in this process whose
 	// payload type asks to skip JSON (bulk content: encoding 4 MiB of
@@ -381,6 +390,17 @@ type Command struct {
 	wire []byte
 }
 
+// The applier rules (Command.Rules), one constant per change of an
+// applier's outcome, the newest last; Rules is the current one.
+const (
+	// RulesDefaultsByType: default processing is decided by the content
+	// type (defaultactions.go, issue 46); before it every default action
+	// the site names is added PENDING.
+	RulesDefaultsByType = 1
+
+	Rules = RulesDefaultsByType
+)
+
 // inMemoryPayload marks payload types that Apply may take without a JSON
 // round trip. Such payloads must not be changed by their applier, and must
 // still encode to JSON losslessly (Encode falls back to it).
@@ -389,7 +409,7 @@ type inMemoryPayload interface{ inMemory() }
 // NewCommand encodes payload into a Command. The payload type must match
 // the one the op's applier decodes.
 func NewCommand(op Op, site, user string, at time.Time, payload any) (*Command, error) {
-	c := &Command{Op: op, Site: site, User: user, At: at.UTC()}
+	c := &Command{Op: op, Site: site, User: user, At: at.UTC(), Rules: Rules}
 	if p, ok := payload.(inMemoryPayload); ok {
 		c.local = p
 		return c, nil

@@ -467,6 +467,11 @@ type tx struct {
 	before   map[DocRef][]byte
 	// events counts the document events written (events.go).
 	events int
+	// afterTrail is work of the command's transaction that follows its
+	// activity trail (runOp): the events of default actions recorded
+	// COMPLETE by the write itself (defaultactions.go), so that a
+	// subscriber hears of a document before it hears of its actions.
+	afterTrail []func() error
 	// scans caches scanCached's reads by prefix.
 	scans map[string][]kv
 }

@@ -462,6 +462,11 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if p.Content != nil || p.ContentType != nil {
+		if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
+			return nil, err
+		}
+	}
 	if len(p.Tags) > 0 {
 		if err := writeTags(t, c, d.DocumentID, p.Tags, tagsUpdate); err != nil {
 			return nil, err
@@ -469,7 +474,7 @@ func applyUpdateDocument(t *tx, c *Command) (any, error) {
 	}
 	res := &AddDocumentsResult{Paths: map[string]string{d.DocumentID: d.Path}}
 	if len(p.Children) > 0 {
-		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At}
+		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules}
 		for i := range p.Children {
 			p.Children[i].Document.BelongsToDocumentID = d.DocumentID
 			d.Children = append(d.Children, p.Children[i].Document.DocumentID)
@@ -596,6 +601,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
+		return nil, err
+	}
 	if err := ver.finish(t, c, d); err != nil { // versions.go
 		return nil, err
 	}
@@ -627,6 +635,9 @@ func applySetContentType(t *tx, c *Command) (any, error) {
 	}
 	d.ContentType, d.DetectContentType = p.ContentType, false
 	if err := t.del(detectKey(c.Site, d.DocumentID)); err != nil {
+		return nil, err
+	}
+	if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
 		return nil, err
 	}
 	if _, err := applyRules(t, c, d); err != nil { // rulesets.go

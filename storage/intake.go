@@ -538,7 +538,7 @@ func applyIntakeDocument(t *tx, c *Command) (any, error) {
 		path := nd.Document.Path
 		up := UpdateDocument{DocumentID: existing, Path: &path, Tags: nd.Tags, Attributes: nd.Attributes,
 			Actions: nd.Actions, Content: nd.Content, Chunks: nd.Chunks, Writer: p.Writer}
-		sub := &Command{Op: OpUpdateDocument, Site: c.Site, User: c.User, At: c.At, Via: c.Via, local: up}
+		sub := &Command{Op: OpUpdateDocument, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules, Via: c.Via, local: up}
 		v, err := applyUpdateDocument(t, sub)
 		if err != nil {
 			return nil, err
@@ -549,7 +549,7 @@ func applyIntakeDocument(t *tx, c *Command) (any, error) {
 		}
 	default:
 		add := AddDocuments{Docs: []NewDocument{p.Doc}, Writer: p.Writer}
-		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At, Via: c.Via, local: add}
+		sub := &Command{Op: OpAddDocuments, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules, Via: c.Via, local: add}
 		v, err := applyAddDocuments(t, sub)
 		if err != nil {
 			return nil, err

@@ -162,7 +162,7 @@ func applyQueueDecision(t *tx, c *Command) (any, error) {
 		return nil, t.del(queueDocKey(c.Site, p.QueueID, p.DocumentID))
 	}
 	if a.WorkflowID != "" {
-		return applyWorkflowDecision(t, &Command{Op: OpWorkflowDecision, Site: c.Site, User: c.User, At: c.At,
+		return applyWorkflowDecision(t, &Command{Op: OpWorkflowDecision, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules,
 			local: WorkflowDecision{DocumentID: p.DocumentID, WorkflowID: a.WorkflowID, Decision: p.Decision, Comments: p.Comments, Decider: p.Decider}})
 	}
 	return nil, decideQueued(t, c, d, a, p.Decision, p.Comments)

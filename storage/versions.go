@@ -421,6 +421,9 @@ func applySetVersion(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	if err := settleDefaults(t, c, d); err != nil { // defaultactions.go
+		return nil, err
+	}
 	if err := h.finish(t, c, d); err != nil {
 		return nil, err
 	}

@@ -304,7 +304,7 @@ func applyAddWebhookDocument(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub := &Command{Op: OpAddDocuments, Site: c.Site, User: d.UserID, At: c.At, Data: data}
+	sub := &Command{Op: OpAddDocuments, Site: c.Site, User: d.UserID, At: c.At, Rules: c.Rules, Data: data}
 	if _, err := applyAddDocuments(t, sub); err != nil {
 		return nil, err
 	}

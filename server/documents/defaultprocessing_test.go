@@ -256,10 +256,11 @@ func TestDefaultProcessing_SiteSetting(t *testing.T) {
 			if got := actionTypes(t, s, tok, "?siteId=finance", id); !slices.Equal(got, tt.want) {
 				t.Errorf("finance: actions %v, want %v", got, tt.want)
 			}
-			// The default site keeps the default.
+			// The default site keeps the default (OCR, FULLTEXT: a text
+			// gets no OCR).
 			other := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "s.txt", "content": "x", "contentType": "text/plain"})
-			if got := actionTypes(t, s, tok, "", other); !slices.Equal(got, []string{"OCR", "FULLTEXT"}) {
-				t.Errorf("default site: actions %v, want OCR, FULLTEXT", got)
+			if got := actionTypes(t, s, tok, "", other); !slices.Equal(got, []string{"FULLTEXT"}) {
+				t.Errorf("default site: actions %v, want FULLTEXT", got)
 			}
 		})
 	}

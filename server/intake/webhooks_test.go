@@ -415,7 +415,7 @@ func TestWebhooks_DefaultProcessing(t *testing.T) {
 		setting any
 		want    string
 	}{
-		{"the default", nil, "OCR FULLTEXT"},
+		{"the default (OCR, FULLTEXT: a JSON body is text, so no OCR)", nil, "FULLTEXT"},
 		{"the site's list", []string{"FULLTEXT"}, "FULLTEXT"},
 		{"none", []string{}, ""},
 	} {
