@@ -170,6 +170,7 @@ func (t *tx) noteWrite(ref DocRef, prefix string, key []byte, write bool) {
 // A command that carries an Idempotency-Key (c.Idem) is applied at most
 // once per key (requests.go).
 func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
+	t.rules = c.Rules
 	if c.Idem != nil {
 		return applyOnce(t, c, fn)
 	}

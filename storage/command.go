@@ -397,8 +397,13 @@ const (
 	// type (defaultactions.go, issue 46); before it every default action
 	// the site names is added PENDING.
 	RulesDefaultsByType = 1
+	// RulesThumbnailsWithContent: the transaction that gives a document
+	// new content (or an office document a PDF rendition) records a
+	// pending thumbnail (thumbnails.go, issue 47); before it none is
+	// recorded.
+	RulesThumbnailsWithContent = 2
 
-	Rules = RulesDefaultsByType
+	Rules = RulesThumbnailsWithContent
 )
 
 // inMemoryPayload marks payload types that Apply may take without a JSON

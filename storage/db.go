@@ -474,6 +474,10 @@ type tx struct {
 	afterTrail []func() error
 	// scans caches scanCached's reads by prefix.
 	scans map[string][]kv
+	// rules are the applier rules of the command applied (Command.Rules;
+	// a command applied within another carries the other's), for
+	// helpers that take no command (putDoc's pending thumbnail).
+	rules int
 }
 
 // kv is one key and value read by scanCached.

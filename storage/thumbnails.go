@@ -67,8 +67,13 @@ func thumbnailQueueKey(site, doc string) []byte {
 }
 
 // askThumbnail records a pending thumbnail when d, about to be written
-// over old (nil: d is new), has something new to show (see above).
+// over old (nil: d is new), has something new to show (see above), by a
+// command of RulesThumbnailsWithContent or later: the same entry of an
+// earlier release records nothing, as that release did not.
 func askThumbnail(t *tx, old, d *Document) error {
+	if t.rules < RulesThumbnailsWithContent {
+		return nil
+	}
 	if d.ArtifactOf != "" {
 		if old != nil || d.ArtifactCategory != "RENDITION" || d.ContentType != "application/pdf" || !d.HasContent {
 			return nil

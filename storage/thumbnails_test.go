@@ -137,3 +137,74 @@ func TestThumbnails_Lifecycle(t *testing.T) {
 		})
 	}
 }
+
+// applyWithRules applies op as a log entry built for the applier rules
+// rules (0: a release before Command.Rules) and read back from its wire
+// form, as a member replaying the log does.
+func applyWithRules(t *testing.T, d *DB, op Op, rules int, payload any) {
+	t.Helper()
+	c := MustCommand(op, "default", "joe", t0, payload)
+	c.Rules = rules
+	b, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := DecodeCommand(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Apply(t.Context(), dc); err != nil {
+		t.Fatalf("apply %s: %v", op, err)
+	}
+}
+
+// TestThumbnails_EarlierRulesRecordNone: a log entry built before
+// RulesThumbnailsWithContent (a create with a PDF, new PNG content, an
+// office file's PDF rendition) records no pending thumbnail, as the
+// release that applied it first did not, whichever release replays it;
+// the same entries of the current rules record one.
+func TestThumbnails_EarlierRulesRecordNone(t *testing.T) {
+	const (
+		pdf    = "22222222-0000-4000-8000-000000000001"
+		pic    = "22222222-0000-4000-8000-000000000002"
+		office = "22222222-0000-4000-8000-000000000003"
+	)
+	for _, tt := range []struct {
+		name  string
+		rules int
+		want  bool
+	}{
+		{"an entry of a release before Command.Rules", 0, false},
+		{"an entry of RulesDefaultsByType", RulesDefaultsByType, false},
+		{"an entry of the current rules", Rules, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustOpen(t)
+			applyWithRules(t, d, OpAddDocuments, tt.rules, AddDocuments{Docs: []NewDocument{newDocWith(t, pdf, "application/pdf", []byte("%PDF-1.7 letter"))}})
+			addDoc(t, d, "default", pic, "pic", t0)
+			png := "image/png"
+			m := newDocWith(t, "", png, []byte("\x89PNG picture"))
+			applyWithRules(t, d, OpUpdateDocument, tt.rules, UpdateDocument{DocumentID: pic, ContentType: &png, Content: m.Content, Chunks: m.Chunks})
+			docx := "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+			o := newDocWith(t, "", docx, []byte("PK docx"))
+			addDoc(t, d, "default", office, "office", t0)
+			mustApply(t, d, OpUpdateDocument, "default", t0, UpdateDocument{DocumentID: office, ContentType: &docx, Content: o.Content, Chunks: o.Chunks})
+			r := newDocWith(t, "22222222-0000-4000-8000-000000000009", "application/pdf", []byte("%PDF-1.7 rendition"))
+			r.Document.ArtifactCategory, r.DefaultActions = "RENDITION", false
+			applyWithRules(t, d, OpAddArtifact, tt.rules, AddArtifact{DocumentID: office, Artifact: r})
+			list, err := d.PendingThumbnails(10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, p := range list {
+				got[p.DocumentID] = true
+			}
+			for _, doc := range []string{pdf, pic, office} {
+				if got[doc] != tt.want {
+					t.Errorf("%s: pending thumbnail %v, want %v (all: %+v)", doc, got[doc], tt.want, list)
+				}
+			}
+		})
+	}
+}
