@@ -126,6 +126,7 @@ var activityOps = map[Op]bool{
 	OpDigestMark:           false,
 	OpFailRendition:        false,
 	OpSetThumbnail:         false,
+	OpQueueThumbnails:      false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 	OpAddNote: false, OpDeleteNote: false, OpAddSavedSearch: false, OpDeleteSavedSearch: false,
 }

@@ -337,7 +337,8 @@ func init() {
 		OpFailRendition: applyFailRendition,
 
 		// thumbnails.go
-		OpSetThumbnail: applySetThumbnail,
+		OpSetThumbnail:    applySetThumbnail,
+		OpQueueThumbnails: applyQueueThumbnails,
 
 		// notes.go, savedsearches.go
 		OpAddNote:           applyAddNote,
