@@ -51,6 +51,11 @@ const (
 	thumbnailBatch = 64
 	// thumbnailTimeout bounds one thumbnail's work.
 	thumbnailTimeout = time.Minute
+	// thumbnailWalkScan is how many documents one step of the walk for
+	// documents without a thumbnail reads (storage/thumbnailwalk.go).
+	thumbnailWalkScan = 512
+	// thumbnailWalkPause is the pause between two steps of the walk.
+	thumbnailWalkPause = 50 * time.Millisecond
 )
 
 // thumbnails counts the thumbnails made (metrics, and the tests' proof
@@ -58,6 +63,8 @@ const (
 type thumbnails struct {
 	wake         chan struct{}
 	made, failed atomic.Uint64
+	// walked: the walk for documents without a thumbnail has ended.
+	walked atomic.Bool
 }
 
 // ThumbnailStats counts thumbnails since the process started (metrics
@@ -83,6 +90,9 @@ func (p *Pipeline) onThumbnailCommit(_ *storage.Command, res storage.Result) {
 // thumbnailLoop makes the pending thumbnails, then waits for a commit
 // that may have asked for more, until the pipeline stops. A pass that
 // could record nothing (a full disk) waits RetryBase before the next.
+// With none pending, it takes a step of the walk for documents of an
+// earlier store without a thumbnail (walkThumbnails), until that ends:
+// the walk yields to every thumbnail asked for meanwhile.
 func (p *Pipeline) thumbnailLoop(ctx context.Context, stopping <-chan struct{}) {
 	defer p.wg.Done()
 	wait := func(d time.Duration) bool {
@@ -115,10 +125,13 @@ func (p *Pipeline) thumbnailLoop(ctx context.Context, stopping <-chan struct{}) 
 			}
 		}
 		next := time.Hour
-		if err != nil || (len(list) > 0 && done == 0) {
+		switch {
+		case err != nil || (len(list) > 0 && done == 0):
 			next = p.cfg.RetryBase
-		} else if len(list) > 0 {
+		case len(list) > 0:
 			next = 0
+		case !p.thumbs.walked.Load():
+			next = p.walkThumbnails(ctx)
 		}
 		if next == 0 {
 			select {
@@ -132,6 +145,32 @@ func (p *Pipeline) thumbnailLoop(ctx context.Context, stopping <-chan struct{}) 
 			return
 		}
 	}
+}
+
+// walkThumbnails takes one step of the walk for documents without a
+// thumbnail (storage.ThumbnailWalk, OpQueueThumbnails, which names an
+// earlier thumbnail of a document's content or records a pending one)
+// and returns how long to wait before the next pass: a short pause while
+// the walk goes on, RetryBase after a failure.
+func (p *Pipeline) walkThumbnails(ctx context.Context) time.Duration {
+	site, step, err := p.db.ThumbnailWalk(thumbnailWalkScan, storage.MaxQueueThumbnails)
+	if err == nil && step == nil {
+		p.thumbs.walked.Store(true)
+		return time.Hour
+	}
+	if err == nil {
+		var cmd *storage.Command
+		if cmd, err = storage.NewCommand(storage.OpQueueThumbnails, site, "system", p.cfg.Now().UTC(), *step); err == nil {
+			_, err = p.apply.Apply(ctx, cmd)
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Warn("documents without a thumbnail not queued", "site", site, "err", err)
+		}
+		return p.cfg.RetryBase
+	}
+	return thumbnailWalkPause
 }
 
 // makeThumbnail renders the pending thumbnail r and keeps it

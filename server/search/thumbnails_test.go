@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/http"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server/internal/servertest"
+	"quire/storage"
 )
 
 // thumbURLs maps a listing's entries (by name) to their thumbnailUrl.
@@ -235,4 +237,93 @@ func hasDark(img image.Image) bool {
 		}
 	}
 	return false
+}
+
+// TestThumbnails_EarlierStore: a store written before thumbnails were
+// recorded with the content (commands of RulesDefaultsByType; an earlier
+// thumbnail made when a listing asked, an artifact whose metadata
+// thumbnailOf names the content) gets its thumbnails once the server
+// starts, with no listing asking: a PDF's and an image's are made, the
+// earlier one of a document's content is named as it is, not made again;
+// the walk that found them has ended, and a restart makes none again.
+func TestThumbnails_EarlierStore(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		pdf   = "77777777-0000-4000-8000-000000000001"
+		pic   = "77777777-0000-4000-8000-000000000002"
+		kept  = "77777777-0000-4000-8000-000000000003"
+		thumb = "77777777-0000-4000-8000-000000000009"
+	)
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := func(op storage.Op, payload any) {
+		c := storage.MustCommand(op, "default", "joe", time.Now(), payload)
+		c.Rules = storage.RulesDefaultsByType
+		if _, err := db.Apply(context.Background(), c); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+	doc := func(id, name, ct string, body []byte, category string, meta ...storage.Metadata) storage.NewDocument {
+		m, chunks, ok := storage.SmallContent(body)
+		if !ok {
+			t.Fatalf("%s: no small content", name)
+		}
+		return storage.NewDocument{Document: storage.Document{DocumentID: id, Path: name, ContentType: ct, ArtifactCategory: category, Metadata: meta},
+			Content: &m, Chunks: chunks}
+	}
+	earlier(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
+		doc(pdf, "old/letter.pdf", "application/pdf", quiretest.TextPDF("Dear Anna"), ""),
+		doc(pic, "old/scan.png", "image/png", quiretest.PNG(quiretest.TextImage("Hi")), ""),
+		doc(kept, "old/kept.png", "image/png", quiretest.PNG(quiretest.TextImage("Kept")), ""),
+	}})
+	k, err := db.GetDocument("default", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier(storage.OpAddArtifact, storage.AddArtifact{DocumentID: kept, Artifact: doc(thumb, "", "image/png", quiretest.PNG(quiretest.TextImage("K")),
+		"THUMBNAIL", storage.Metadata{Key: "thumbnailOf", Value: k.ContentSHA256})})
+	if p, err := db.PendingThumbnails(10); err != nil || len(p) != 0 {
+		t.Fatalf("the earlier store has pending thumbnails: %+v, %v", p, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := quiretest.StartServer(t, dir)
+	tok := s.Admin()
+	quiretest.Eventually(t, "the earlier documents' thumbnails, without a listing", 60*time.Second, func() bool {
+		return len(thumbnailArtifacts(t, s, tok, pdf)) == 1 && len(thumbnailArtifacts(t, s, tok, pic)) == 1 && thumbnailsMade(t, s) == 2
+	})
+	if ids := thumbnailArtifacts(t, s, tok, kept); len(ids) != 1 || ids[0] != thumb {
+		t.Fatalf("the earlier thumbnail of kept.png: %v, want only %s", ids, thumb)
+	}
+	urls := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=old", nil, tok), "documents")
+	for _, name := range []string{"letter.pdf", "scan.png", "kept.png"} {
+		if urls[name] == "" {
+			t.Errorf("%s has no thumbnailUrl: %v", name, urls)
+		}
+	}
+	if r := s.Do(http.MethodGet, urls["kept.png"], nil, ""); r.Status != http.StatusOK || !strings.Contains(r.Header.Get("Content-Type"), "image/png") {
+		t.Errorf("the earlier thumbnail served: %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	if _, step, err := s.Node.DB.ThumbnailWalk(1000, 64); err != nil || step != nil {
+		t.Fatalf("the walk has not ended: %+v, %v", step, err)
+	}
+	s.Close()
+
+	// A restart walks nothing again and makes nothing.
+	s = quiretest.StartServer(t, dir)
+	if p, err := s.Node.DB.PendingThumbnails(10); err != nil || len(p) != 0 {
+		t.Fatalf("pending thumbnails after a restart: %+v, %v", p, err)
+	}
+	for _, d := range []string{pdf, pic, kept} {
+		if ids := thumbnailArtifacts(t, s, s.Admin(), d); len(ids) != 1 {
+			t.Errorf("%s after a restart: thumbnails %v", d, ids)
+		}
+	}
+	if n := thumbnailsMade(t, s); n != 0 {
+		t.Errorf("quire_thumbnails_made_total %d after a restart, want 0", n)
+	}
 }
