@@ -8,6 +8,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"net/http"
+	"net/url"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -325,5 +326,55 @@ func TestThumbnails_EarlierStore(t *testing.T) {
 	}
 	if n := thumbnailsMade(t, s); n != 0 {
 		t.Errorf("quire_thumbnails_made_total %d after a restart, want 0", n)
+	}
+}
+
+// TestThumbnails_CachedLinks: listings within one window name the same
+// thumbnailUrl, so a browser loads a thumbnail once: it expires at least
+// an hour later, at the end of a half-hour window, and is served with
+// Cache-Control letting a browser keep it until then; a document's own
+// download (its content may change under the same URL) is not.
+func TestThumbnails_CachedLinks(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	doc := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "cached/scan.png", "contentType": "image/png", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.PNG(quiretest.TextImage("Hi")))})
+	quiretest.Eventually(t, "the thumbnail", 60*time.Second, func() bool { return len(thumbnailArtifacts(t, s, tok, doc)) == 1 })
+	list := func() string {
+		return thumbURLs(t, s.Do(http.MethodGet, "/folders?path=cached", nil, tok), "documents")["scan.png"]
+	}
+	a, b := list(), list()
+	if a != b { // the two straddle a window's end: the next two do not
+		a, b = b, list()
+	}
+	if a == "" || a != b {
+		t.Fatalf("two listings name other links:\n%s\n%s", a, b)
+	}
+	u, err := url.Parse(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := strconv.ParseInt(u.Query().Get("expires"), 10, 64)
+	if err != nil {
+		t.Fatalf("expires of %s: %v", a, err)
+	}
+	now := time.Now().Unix()
+	if exp%1800 != 0 || exp < now+3600-60 || exp > now+5400 {
+		t.Fatalf("the link expires at %d, %d s from now: want the end of a half-hour window an hour or more away", exp, exp-now)
+	}
+	r := s.Do(http.MethodGet, a, nil, "")
+	servertest.MustStatus(t, r, http.StatusOK)
+	cc := r.Header.Get("Cache-Control")
+	maxAge, ok := strings.CutPrefix(cc, "private, max-age=")
+	n, err := strconv.ParseInt(maxAge, 10, 64)
+	if !ok || err != nil || n <= 0 || n > exp-now+1 || n < exp-now-60 {
+		t.Fatalf("Cache-Control %q, want private until the link expires (%d s)", cc, exp-now)
+	}
+	r = s.Do(http.MethodGet, "/documents/"+doc+"/url", nil, tok)
+	servertest.MustStatus(t, r, http.StatusOK)
+	r = s.Do(http.MethodGet, quiretest.Str(t, r.JSON(t), "url"), nil, "")
+	servertest.MustStatus(t, r, http.StatusOK)
+	if cc := r.Header.Get("Cache-Control"); strings.Contains(cc, "max-age") {
+		t.Errorf("a document's download is cached: %q", cc)
 	}
 }
