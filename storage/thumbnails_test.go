@@ -145,15 +145,7 @@ func applyWithRules(t *testing.T, d *DB, op Op, rules int, payload any) {
 	t.Helper()
 	c := MustCommand(op, "default", "joe", t0, payload)
 	c.Rules = rules
-	b, err := c.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := DecodeCommand(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Apply(t.Context(), dc); err != nil {
+	if _, err := d.Apply(t.Context(), replicate(t, c)); err != nil {
 		t.Fatalf("apply %s: %v", op, err)
 	}
 }
