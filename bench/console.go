@@ -137,8 +137,9 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	}
 	// First load of the big folder: the page loaded with the cache off
 	// while signed in (the refresh cookie), until its first rows show.
-	// A listing that shows a document asks for its thumbnail (made in
-	// the background): the first page's are made before the row.
+	// The pipeline makes each image's thumbnail when it is stored (in the
+	// background; a listing never makes one): the first page's are made
+	// before the row.
 	var thumbs int
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
 		n, err := folderThumbnails(ctx, srv, "big", 50)

@@ -53,6 +53,30 @@ func TestBundle_EveryFileEmbedded(t *testing.T) {
 	}
 }
 
+// TestIndex_PreloadsEveryModule: index.html names every module with
+// <link rel="modulepreload">, so a first load asks for them all at once
+// instead of one level of imports after another (issue 47's first-load
+// goal), and names no file that is not there.
+func TestIndex_PreloadsEveryModule(t *testing.T) {
+	a, ok := Lookup("index.html")
+	if !ok {
+		t.Fatal("no index.html")
+	}
+	preload := regexp.MustCompile(`<link rel="modulepreload" href="([^"]+)">`)
+	named := map[string]bool{}
+	for _, m := range preload.FindAllStringSubmatch(string(a.Body), -1) {
+		if _, ok := Lookup(m[1]); !ok {
+			t.Errorf("index.html preloads %s, which is not a console file", m[1])
+		}
+		named[m[1]] = true
+	}
+	for _, n := range Names() {
+		if strings.HasSuffix(n, ".js") && !named[n] {
+			t.Errorf("index.html does not preload %s", n)
+		}
+	}
+}
+
 var (
 	keyLine = regexp.MustCompile(`(?m)^\s*"([a-zA-Z0-9_.]+)":`)
 	keyUse  = regexp.MustCompile(`\bt\("([a-zA-Z0-9_.]*[a-zA-Z0-9_])"|nav: "([a-zA-Z0-9_.]+)"`)
@@ -154,6 +178,63 @@ func TestI18n_SameKeys(t *testing.T) {
 				t.Errorf("%s uses %q, which en.js lacks", n, k)
 			}
 		}
+	}
+}
+
+// literal finds the string literals of a module: "…" and `…` templates
+// (of which the text before the first ${ counts: a key built there,
+// `doc.${x}`).
+var literal = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"|` + "`((?:[^`\\\\]|\\\\.)*)`")
+
+// pluralForm is the suffix of a plural's forms (t(key, {n}) picks one).
+var pluralForm = regexp.MustCompile(`\.(zero|one|two|few|many|other)$`)
+
+// TestI18n_EveryKeyUsed: every string of en.js is used by the console
+// (the other languages hold en.js's keys, TestI18n_SameKeys): its key
+// appears as a literal in a module or index.html (a plural's key without
+// its .one/.other), or it starts with a literal ending in "." that the
+// code completes (t("admin.intake.dup." + d), named("actiontype.", x),
+// a template `doc.${x}`). A key nothing names is dead weight that every
+// language has to translate.
+func TestI18n_EveryKeyUsed(t *testing.T) {
+	lits := map[string]bool{}
+	var prefixes []string
+	for _, n := range Names() {
+		if !(strings.HasSuffix(n, ".js") || strings.HasSuffix(n, ".html")) || strings.HasPrefix(n, "i18n/") && n != "i18n/index.js" {
+			continue
+		}
+		a, _ := Lookup(n)
+		for _, m := range literal.FindAllStringSubmatch(string(a.Body), -1) {
+			l := m[1]
+			if m[0][0] == '`' {
+				l, _, _ = strings.Cut(m[2], "${")
+			}
+			lits[l] = true
+			if strings.HasSuffix(l, ".") && strings.Contains(l[:len(l)-1], ".") || strings.HasSuffix(l, ".") && len(l) > 3 {
+				prefixes = append(prefixes, l)
+			}
+		}
+	}
+	var unused []string
+	for k := range keysOf(t, "i18n/en.js") {
+		base := pluralForm.ReplaceAllString(k, "")
+		if lits[k] || lits[base] {
+			continue
+		}
+		used := false
+		for _, p := range prefixes {
+			if strings.HasPrefix(k, p) {
+				used = true
+				break
+			}
+		}
+		if !used {
+			unused = append(unused, k)
+		}
+	}
+	sort.Strings(unused)
+	if len(unused) > 0 {
+		t.Errorf("%d strings of en.js no module uses (remove them from every language):\n%s", len(unused), strings.Join(unused, "\n"))
 	}
 }
 

@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -11,8 +13,8 @@ import (
 	"quire/quiretest"
 )
 
-// TestConsole_Thumbnails: once the server has made a PDF's first-page
-// thumbnail (issue 47, item 2), the folder's grid shows it (the entry's
+// TestConsole_Thumbnails: once the server's pipeline has made a PDF's
+// first-page thumbnail (issue 47), the folder's grid shows it (the entry's
 // thumbnailUrl, a signed download of the THUMBNAIL artifact, loaded under
 // the console's CSP), and the table view is unchanged; axe-core finds
 // nothing in the grid.
@@ -24,7 +26,8 @@ func TestConsole_Thumbnails(t *testing.T) {
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/letter.pdf", "contentType": "application/pdf", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Dear Anna", "the first page"))}, http.StatusCreated)
 	e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "pics/notes.txt", "content": "no picture", "contentType": "text/plain"}, http.StatusCreated)
-	// The first listing asks for the thumbnail; it is made in the background.
+	// The pipeline makes the thumbnail when the PDF is stored, in the
+	// background; a listing only names it once it exists.
 	quiretest.Eventually(t, "the PDF's thumbnail", 60*time.Second, func() bool {
 		out := e.must(t, "GET", "/folders?siteId=default&path=pics", nil, http.StatusOK)
 		docs, _ := out["documents"].([]any)
@@ -45,6 +48,24 @@ func TestConsole_Thumbnails(t *testing.T) {
 			wait(`!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-img') && !!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-icon')`),
 			axeAll(src, "grid with thumbnails"), shot("folder-grid-thumbnails"), phoneShot(src, "folder-grid-thumbnails")}},
 		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", chromedp.ByQuery), textOf("#entries", "letter.pdf")}},
+		// A PDF whose thumbnail is not made yet (the pipeline stopped, as
+		// on a busy server) shows its kind's icon; the grid picks the
+		// thumbnail up once it is made, without a reload.
+		step{"a new PDF before its thumbnail", chromedp.Tasks{check(func() error {
+			if err := e.s.Node.Pipeline.Stop(context.Background()); err != nil {
+				return err
+			}
+			r := e.s.Do("POST", "/documents?siteId=default", map[string]any{"path": "pics/late.pdf", "contentType": "application/pdf", "isBase64": true,
+				"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("A late letter"))}, e.admin)
+			if r.Status != http.StatusCreated {
+				return fmt.Errorf("add late.pdf: %d %s", r.Status, r.Body)
+			}
+			return nil
+		}), navigate(e.s.URL + "/console/#/browse"), navigate(e.s.URL + "/console/#/browse/pics"), textOf("#entry-count", "3 items"),
+			click(`.views button[data-view="grid"]`), chromedp.WaitVisible("#grid", chromedp.ByQuery),
+			wait(`!!document.querySelector('#grid li[data-name="late.pdf"] img.thumb-icon')`)}},
+		step{"its thumbnail shows once made", chromedp.Tasks{check(func() error { return e.s.Node.Pipeline.Start() }),
+			wait(`(() => { const i = document.querySelector('#grid li[data-name="late.pdf"] img.thumb-img'); return !!i && i.complete && i.naturalWidth > 0; })()`)}},
 	)
 	b.run(steps...)
 }

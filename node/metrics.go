@@ -68,6 +68,7 @@ type collector struct {
 	writeRefused, diskFree, diskReserve                          *prometheus.Desc
 	pipeRunning, pipeBusy, pipeOldest                            *prometheus.Desc
 	eventsDelivered, eventsFailed, eventsDropped, eventsPending  *prometheus.Desc
+	thumbsMade, thumbsFailed                                     *prometheus.Desc
 	leading, certExpiry                                          *prometheus.Desc
 	raftState, raftTerm, raftLastIndex, raftCommit, raftApplied  *prometheus.Desc
 	raftPeers, raftVoters, raftSnapAge, raftSnapIndex            *prometheus.Desc
@@ -115,6 +116,8 @@ func newCollector(n *Node) *collector {
 		eventsFailed:    d("quire_events_failed_total", "Posts of document events that failed (each is tried again until EventMaxAge)."),
 		eventsDropped:   d("quire_events_dropped_total", "Document events given up for a target: subscription gone, destination refused, bus not configured, or older than 24 h."),
 		eventsPending:   d("quire_events_pending", "Document events in the outbox at the delivery worker's last pass (0 on a node that does not deliver)."),
+		thumbsMade:      d("quire_thumbnails_made_total", "First-page thumbnails the pipeline made since the process started (listings never make one)."),
+		thumbsFailed:    d("quire_thumbnails_failed_total", "Thumbnails that could not be made (the document then shows its kind's icon)."),
 		certExpiry:      d("quire_certificate_expiry_timestamp_seconds", "When a certificate of a site's secrets store expires (Unix time).", "site", "alias"),
 		leading:         d("quire_schedulers_running", "1 while this node runs the schedulers (action pipeline, retention, folder moves, chunk sweep): always on a single server, on the leader only in a cluster."),
 
@@ -218,6 +221,9 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.eventsDelivered, prometheus.CounterValue, float64(es.Delivered))
 	ch <- prometheus.MustNewConstMetric(c.eventsFailed, prometheus.CounterValue, float64(es.Failed))
 	ch <- prometheus.MustNewConstMetric(c.eventsDropped, prometheus.CounterValue, float64(es.Dropped))
+	ts := c.n.Pipeline.ThumbnailStats()
+	ch <- prometheus.MustNewConstMetric(c.thumbsMade, prometheus.CounterValue, float64(ts.Made))
+	ch <- prometheus.MustNewConstMetric(c.thumbsFailed, prometheus.CounterValue, float64(ts.Failed))
 	pend := 0.0
 	if running {
 		pend = float64(es.Pending)

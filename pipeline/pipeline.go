@@ -103,7 +103,7 @@ type Pipeline struct {
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
-	// thumbs: first-page thumbnails being made (thumbnail.go).
+	// thumbs: the first-page thumbnails' loop (thumbnail.go).
 	thumbs thumbnails
 }
 
@@ -148,8 +148,10 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		unrecorded: map[storage.DocRef]unrecorded{},
 		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
 		ocrSlots: make(chan struct{}, max(runtime.NumCPU(), cfg.Workers)), bgSlots: make(chan struct{}, ocrBackground)}
+	p.thumbs.wake = make(chan struct{}, 1)
 	db.OnCommit(p.onCommit)
 	db.OnCommit(p.onEventCommit)
+	db.OnCommit(p.onThumbnailCommit)
 	return p
 }
 
@@ -190,6 +192,8 @@ func (p *Pipeline) Start() error {
 	p.resumeRenditions() // renditions.go
 	p.wg.Add(1)
 	go p.eventLoop(p.ctx, p.stopping)
+	p.wg.Add(1)
+	go p.thumbnailLoop(p.ctx, p.stopping) // thumbnail.go
 	return nil
 }
 

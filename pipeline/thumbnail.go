@@ -12,7 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,194 +27,239 @@ import (
 // of artifactCategory THUMBNAIL: a PNG of at most ThumbnailSize pixels a
 // side of the first page (a PDF, through pdftoppm), of the image (PNG,
 // JPEG, GIF, TIFF, decoded here), or of an office file's PDF rendition
-// (an artifact of category RENDITION, which CONVERT makes). It is made
-// once per content (metadata thumbnailOf names the content's SHA-256),
-// in the background where the pipeline runs, the first time a listing
-// asks for it (Thumbnail), and kept through storage commands like every
-// artifact; a listing names it (thumbnailUrl) from then on.
+// (an artifact of category RENDITION, which CONVERT makes). The store
+// records a pending thumbnail in the transaction that gives a document
+// new content or a rendition (storage/thumbnails.go); where the pipeline
+// runs (a cluster's leader), thumbnailLoop takes the records one at a
+// time, renders, and keeps the result with OpSetThumbnail, which replaces
+// the document's old thumbnail in the same transaction. Listings only
+// name what exists (the document's ThumbnailID): they never render.
 
 // ThumbnailCategory is the artifactCategory of a thumbnail.
-const ThumbnailCategory = "THUMBNAIL"
+const ThumbnailCategory = storage.ThumbnailCategory
 
 // ThumbnailSize bounds a thumbnail's width and height, in pixels.
 const ThumbnailSize = 256
 
 const (
-	// thumbnailOf is the metadata key naming the content a thumbnail shows.
-	thumbnailOf = "thumbnailOf"
 	// thumbnailMaxBytes: larger content gets no thumbnail (it would be
 	// copied to the scratch dir first).
 	thumbnailMaxBytes = 256 << 20
 	// thumbnailMaxPixels bounds an image decoded whole.
 	thumbnailMaxPixels = 50_000_000
-	// thumbnailMaxPending bounds the thumbnails asked for and not yet made.
-	thumbnailMaxPending = 256
+	// thumbnailBatch is how many pending records one pass reads.
+	thumbnailBatch = 64
 	// thumbnailTimeout bounds one thumbnail's work.
 	thumbnailTimeout = time.Minute
+	// thumbnailWalkScan is how many documents one step of the walk for
+	// documents without a thumbnail reads (storage/thumbnailwalk.go).
+	thumbnailWalkScan = 512
+	// thumbnailWalkPause is the pause between two steps of the walk.
+	thumbnailWalkPause = 50 * time.Millisecond
 )
 
-// thumbnails is the pipeline's state of thumbnails being made.
+// thumbnails counts the thumbnails made (metrics, and the tests' proof
+// that listings make none).
 type thumbnails struct {
-	mu      sync.Mutex
-	pending map[storage.DocRef]bool
-	slots   chan struct{} // thumbnails made at once
+	wake         chan struct{}
+	made, failed atomic.Uint64
+	// walked: the walk for documents without a thumbnail has ended.
+	walked atomic.Bool
 }
 
-// thumbnailable reports whether a thumbnail can be made of content type
-// ct itself.
-func thumbnailable(ct string) bool {
-	switch ct {
-	case "application/pdf", "image/png", "image/jpeg", "image/gif", "image/tiff":
-		return true
-	}
-	return false
+// ThumbnailStats counts thumbnails since the process started (metrics
+// quire_thumbnails_*).
+type ThumbnailStats struct{ Made, Failed uint64 }
+
+// ThumbnailStats reports the thumbnail counters.
+func (p *Pipeline) ThumbnailStats() ThumbnailStats {
+	return ThumbnailStats{Made: p.thumbs.made.Load(), Failed: p.thumbs.failed.Load()}
 }
 
-// Thumbnail returns the record id of the thumbnail artifact of d's
-// current content, or "" when there is none yet; then, where the pipeline
-// runs, one is made in the background (once: asking again meanwhile adds
-// nothing). A document of a kind with no thumbnail gets none.
-func (p *Pipeline) Thumbnail(site string, d *storage.Document) string {
-	if d == nil || !d.HasContent || d.ArtifactOf != "" || d.ContentLength > thumbnailMaxBytes {
-		return ""
-	}
-	src, _ := p.thumbnailSource(site, d)
-	if src == nil {
-		return ""
-	}
-	if id := p.findThumbnail(site, d); id != "" {
-		return id
-	}
-	p.askThumbnail(storage.DocRef{Site: site, ID: d.DocumentID})
-	return ""
-}
-
-// thumbnailSource is what a thumbnail of d shows: d itself, or its PDF
-// rendition (nil: nothing to show).
-func (p *Pipeline) thumbnailSource(site string, d *storage.Document) (*storage.Document, error) {
-	if thumbnailable(d.ContentType) {
-		return d, nil
-	}
-	page, err := p.db.ListArtifacts(site, d.DocumentID, "RENDITION", "", 10)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range page.Artifacts {
-		if a.ContentType == "application/pdf" && a.HasContent {
-			return a, nil
-		}
-	}
-	return nil, nil
-}
-
-// findThumbnail returns the id of d's thumbnail of its current content.
-func (p *Pipeline) findThumbnail(site string, d *storage.Document) string {
-	page, err := p.db.ListArtifacts(site, d.DocumentID, ThumbnailCategory, "", 20)
-	if err != nil {
-		return ""
-	}
-	for i := len(page.Artifacts) - 1; i >= 0; i-- {
-		a := page.Artifacts[i]
-		for _, m := range a.Metadata {
-			if m.Key == thumbnailOf && m.Value == d.ContentSHA256 && a.HasContent {
-				return a.DocumentID
-			}
-		}
-	}
-	return ""
-}
-
-// askThumbnail makes ref's thumbnail in the background, unless it is
-// being made, too many are waiting, or the pipeline does not run here.
-func (p *Pipeline) askThumbnail(ref storage.DocRef) {
-	t := &p.thumbs
-	t.mu.Lock()
-	if t.pending == nil {
-		t.pending, t.slots = map[storage.DocRef]bool{}, make(chan struct{}, 1)
-	}
-	if t.pending[ref] || len(t.pending) >= thumbnailMaxPending {
-		t.mu.Unlock()
-		return
-	}
-	// Only while the pipeline runs: Stop closes stopping under mu and
-	// then waits for bg, so nothing is added to bg after it.
-	p.mu.Lock()
-	running := p.started
-	if running {
+// onThumbnailCommit wakes thumbnailLoop when a command changed a document
+// (it may have asked for a thumbnail).
+func (p *Pipeline) onThumbnailCommit(_ *storage.Command, res storage.Result) {
+	if len(res.Touched) > 0 {
 		select {
-		case <-p.stopping:
-			running = false
+		case p.thumbs.wake <- struct{}{}:
 		default:
 		}
 	}
-	if !running {
-		p.mu.Unlock()
-		t.mu.Unlock()
-		return
-	}
-	ctx := p.ctx
-	p.bg.Add(1)
-	p.mu.Unlock()
-	t.pending[ref] = true
-	t.mu.Unlock()
-	go func() {
-		defer p.bg.Done()
-		defer func() { t.mu.Lock(); delete(t.pending, ref); t.mu.Unlock() }()
-		select {
-		case t.slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		defer func() { <-t.slots }()
-		guard.Do(p.log, guard.Pipeline, func() {
-			if err := p.makeThumbnail(ctx, ref); err != nil && ctx.Err() == nil {
-				p.log.Warn("thumbnail not made", "site", ref.Site, "document", ref.ID, "err", err)
-			}
-		})
-	}()
 }
 
-// makeThumbnail renders ref's thumbnail and keeps it as an artifact
-// (OpAddArtifact), unless the document has one of its content already.
-func (p *Pipeline) makeThumbnail(ctx context.Context, ref storage.DocRef) error {
-	ctx, cancel := context.WithTimeout(ctx, thumbnailTimeout)
-	defer cancel()
-	d, err := p.db.GetDocument(ref.Site, ref.ID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
+// thumbnailLoop makes the pending thumbnails, then waits for a commit
+// that may have asked for more, until the pipeline stops. A pass that
+// could record nothing (a full disk) waits RetryBase before the next.
+// With none pending, it takes a step of the walk for documents of an
+// earlier store without a thumbnail (walkThumbnails), until that ends:
+// the walk yields to every thumbnail asked for meanwhile.
+func (p *Pipeline) thumbnailLoop(ctx context.Context, stopping <-chan struct{}) {
+	defer p.wg.Done()
+	wait := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-stopping:
+			return false
+		case <-p.thumbs.wake:
+		case <-timer.C:
+		}
+		return true
+	}
+	for {
+		list, err := p.db.PendingThumbnails(thumbnailBatch)
+		if err != nil {
+			p.log.Warn("pending thumbnails not read", "err", err)
+		}
+		done := 0
+		for _, r := range list {
+			select {
+			case <-stopping:
+				return
+			default:
+			}
+			ok := false
+			guard.Do(p.log, guard.Pipeline, func() { ok = p.makeThumbnail(ctx, r) })
+			if ok {
+				done++
+			}
+		}
+		next := time.Hour
+		switch {
+		case err != nil || (len(list) > 0 && done == 0):
+			next = p.cfg.RetryBase
+		case len(list) > 0:
+			next = 0
+		case !p.thumbs.walked.Load():
+			next = p.walkThumbnails(ctx)
+		}
+		if next == 0 {
+			select {
+			case <-stopping:
+				return
+			default:
+			}
+			continue
+		}
+		if !wait(next) {
+			return
+		}
+	}
+}
+
+// walkThumbnails takes one step of the walk for documents without a
+// thumbnail (storage.ThumbnailWalk, OpQueueThumbnails, which names an
+// earlier thumbnail of a document's content or records a pending one)
+// and returns how long to wait before the next pass: a short pause while
+// the walk goes on, RetryBase after a failure.
+func (p *Pipeline) walkThumbnails(ctx context.Context) time.Duration {
+	site, step, err := p.db.ThumbnailWalk(thumbnailWalkScan, storage.MaxQueueThumbnails)
+	if err == nil && step == nil {
+		p.thumbs.walked.Store(true)
+		return time.Hour
+	}
+	if err == nil {
+		var cmd *storage.Command
+		if cmd, err = storage.NewCommand(storage.OpQueueThumbnails, site, "system", p.cfg.Now().UTC(), *step); err == nil {
+			_, err = p.apply.Apply(ctx, cmd)
+		}
 	}
 	if err != nil {
-		return err
+		if ctx.Err() == nil {
+			p.log.Warn("documents without a thumbnail not queued", "site", site, "err", err)
+		}
+		return p.cfg.RetryBase
 	}
-	if p.findThumbnail(ref.Site, d) != "" {
-		return nil
+	return thumbnailWalkPause
+}
+
+// makeThumbnail renders the pending thumbnail r and keeps it
+// (OpSetThumbnail; without an artifact when none can be made). It reports
+// whether the record was dealt with.
+func (p *Pipeline) makeThumbnail(ctx context.Context, r storage.PendingThumbnail) bool {
+	log := p.log.With("site", r.SiteID, "document", r.DocumentID)
+	img, user, err := p.renderPending(ctx, r)
+	if ctx.Err() != nil {
+		return false
 	}
-	src, err := p.thumbnailSource(ref.Site, d)
-	if err != nil || src == nil {
-		return err
+	if err != nil {
+		log.Warn("thumbnail not made", "err", err)
+	}
+	var art *storage.NewDocument
+	if img != nil {
+		m, tail, err := storage.WriteContent(ctx, p.apply, bytes.NewReader(img), 0, nil)
+		if err != nil {
+			log.Warn("thumbnail not stored", "err", err)
+			return false
+		}
+		art = &storage.NewDocument{Document: storage.Document{DocumentID: uuid.NewString(), ContentType: "image/png", UserID: user,
+			ArtifactCategory: ThumbnailCategory}, Content: &m, Chunks: tail}
+	}
+	if p.setThumbnail(ctx, r, user, art) {
+		if art != nil {
+			p.thumbs.made.Add(1)
+		} else if err != nil {
+			p.thumbs.failed.Add(1)
+		}
+		return true
+	}
+	if art == nil {
+		return false
+	}
+	// The store refused the artifact (the site's limits, say): the
+	// record goes without one.
+	p.thumbs.failed.Add(1)
+	return p.setThumbnail(ctx, r, user, nil)
+}
+
+// setThumbnail applies OpSetThumbnail and reports whether it was applied.
+func (p *Pipeline) setThumbnail(ctx context.Context, r storage.PendingThumbnail, user string, art *storage.NewDocument) bool {
+	cmd, err := storage.NewCommand(storage.OpSetThumbnail, r.SiteID, user, p.cfg.Now().UTC(), storage.SetThumbnail{Pending: r, Artifact: art})
+	if err == nil {
+		_, err = p.apply.Apply(ctx, cmd)
+	}
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn("thumbnail not recorded", "site", r.SiteID, "document", r.DocumentID, "err", err)
+	}
+	return err == nil
+}
+
+// renderPending returns the PNG thumbnail r asks for and the document's
+// owner, or no image when none is to be made (the document is gone or has
+// other content: the store then leaves things as they are; or nothing of
+// it can be shown).
+func (p *Pipeline) renderPending(ctx context.Context, r storage.PendingThumbnail) ([]byte, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, thumbnailTimeout)
+	defer cancel()
+	d, err := p.db.GetDocument(r.SiteID, r.DocumentID)
+	if err != nil || d.DeletedDate != nil || !d.HasContent || d.ContentSHA256 != r.ContentSHA256 {
+		if errors.Is(err, storage.ErrNotFound) {
+			err = nil
+		}
+		return nil, "", err
+	}
+	src := d
+	if r.Rendition != "" {
+		if src, err = p.db.GetDocument(r.SiteID, r.Rendition); err != nil || src.ArtifactOf != d.DocumentID ||
+			src.ContentType != "application/pdf" || !src.HasContent {
+			if errors.Is(err, storage.ErrNotFound) {
+				err = nil
+			}
+			return nil, d.UserID, err
+		}
+	} else if !storage.Thumbnailable(d.ContentType) {
+		return nil, d.UserID, nil
+	}
+	if src.ContentLength > thumbnailMaxBytes {
+		return nil, d.UserID, nil
 	}
 	dir, err := os.MkdirTemp(p.cfg.TempDir, "thumbnail-")
 	if err != nil {
-		return err
+		return nil, d.UserID, err
 	}
 	defer os.RemoveAll(dir)
-	img, err := p.renderThumbnail(ctx, ref.Site, src, dir)
-	if err != nil {
-		return err
-	}
-	m, tail, err := storage.WriteContent(ctx, p.apply, bytes.NewReader(img), 0, nil)
-	if err != nil {
-		return fmt.Errorf("store thumbnail: %w", err)
-	}
-	art := storage.Document{DocumentID: uuid.NewString(), ContentType: "image/png", UserID: d.UserID, ArtifactCategory: ThumbnailCategory,
-		Metadata: []storage.Metadata{{Key: thumbnailOf, Value: d.ContentSHA256}}}
-	cmd, err := storage.NewCommand(storage.OpAddArtifact, ref.Site, d.UserID, p.cfg.Now().UTC(),
-		storage.AddArtifact{DocumentID: d.DocumentID, Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})
-	if err != nil {
-		return err
-	}
-	_, err = p.apply.Apply(ctx, cmd)
-	return err
+	img, err := p.renderThumbnail(ctx, r.SiteID, src, dir)
+	return img, d.UserID, err
 }
 
 // renderThumbnail returns the PNG thumbnail of src's content.

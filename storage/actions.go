@@ -125,15 +125,24 @@ func putDoc(t *tx, d *Document) error {
 	if err != nil {
 		return err
 	}
-	old, err := t.getRaw(key)
+	raw, err := t.getRaw(key)
 	if errors.Is(err, ErrNotFound) {
+		if err := askThumbnail(t, nil, d); err != nil { // thumbnails.go
+			return err
+		}
 		return t.set(key, b)
 	}
 	if err != nil {
 		return err
 	}
-	same, err := sameForIndex(old, d)
-	if err != nil || !same {
+	var old Document
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return t.set(key, b)
+	}
+	if err := askThumbnail(t, &old, d); err != nil {
+		return err
+	}
+	if !sameForIndex(&old, d) {
 		return t.set(key, b)
 	}
 	return t.txn.Set(key, b)
@@ -142,29 +151,26 @@ func putDoc(t *tx, d *Document) error {
 // sameForIndex reports whether the stored record old and d differ only in
 // fields the search index does not read. It lists the fields known to be
 // left out of the index (the checksum the CHECKSUM action sets, action
-// bookkeeping, the modification time) rather than the ones in it, so a
+// bookkeeping, the modification time, the thumbnail) rather than the ones in it, so a
 // field the index starts reading is compared without anyone remembering
 // this function: a false "changed" costs a re-index, never a stale index.
-func sameForIndex(old []byte, d *Document) (bool, error) {
-	var o Document
-	if err := json.Unmarshal(old, &o); err != nil {
-		return false, err
-	}
-	n := *d
+func sameForIndex(old, d *Document) bool {
+	o, n := *old, *d
 	for _, x := range []*Document{&o, &n} {
 		x.Checksum, x.ChecksumType = "", ""
 		x.ActionSeq, x.ActionStatuses = 0, nil
 		x.LastModifiedDate = time.Time{}
+		x.ThumbnailID = ""
 	}
 	ob, err := json.Marshal(o)
 	if err != nil {
-		return false, err
+		return false
 	}
 	nb, err := json.Marshal(n)
 	if err != nil {
-		return false, err
+		return false
 	}
-	return bytes.Equal(ob, nb), nil
+	return bytes.Equal(ob, nb)
 }
 
 // putDocActions writes a document record whose change is only action
@@ -257,7 +263,7 @@ func loadActions(t *tx, site, doc string) ([]Action, error) {
 }
 
 // clearActions removes a deleted document's actions, queue entry, status
-// index entries, texts, results and pending renditions.
+// index entries, texts, results, pending renditions and pending thumbnail.
 func clearActions(t *tx, d *Document) error {
 	for _, p := range [][]byte{actionPrefix(d.SiteID, d.DocumentID), textPrefix(d.SiteID, d.DocumentID), resultPrefix(d.SiteID, d.DocumentID, ""),
 		renditionPrefix(d.SiteID, d.DocumentID)} {
@@ -271,6 +277,9 @@ func clearActions(t *tx, d *Document) error {
 		if err := t.del(actionStatusKey(d.SiteID, s, d.DocumentID)); err != nil {
 			return err
 		}
+	}
+	if err := dropThumbnailQueue(t, d.SiteID, d.DocumentID); err != nil { // thumbnails.go
+		return err
 	}
 	if err := unpublish(t, d.SiteID, d.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err

@@ -125,6 +125,8 @@ var activityOps = map[Op]bool{
 	OpFinishRequest:        false,
 	OpDigestMark:           false,
 	OpFailRendition:        false,
+	OpSetThumbnail:         false,
+	OpQueueThumbnails:      false,
 	OpPutEventSubscription: false, OpDeleteEventSubscription: false, OpSetEventBuses: false, OpEventsDelivered: false,
 	OpAddNote: false, OpDeleteNote: false, OpAddSavedSearch: false, OpDeleteSavedSearch: false,
 }
@@ -169,6 +171,7 @@ func (t *tx) noteWrite(ref DocRef, prefix string, key []byte, write bool) {
 // A command that carries an Idempotency-Key (c.Idem) is applied at most
 // once per key (requests.go).
 func runApplier(t *tx, c *Command, fn applyFunc) (any, error) {
+	t.rules = c.Rules
 	if c.Idem != nil {
 		return applyOnce(t, c, fn)
 	}

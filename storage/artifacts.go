@@ -54,67 +54,76 @@ func applyAddArtifact(t *tx, c *Command) (any, error) {
 	if err := checkWriter(t, c.Site, p.Writer, parent.Path); err != nil {
 		return nil, err
 	}
+	if err := insertArtifact(t, c, parent, nd); err != nil {
+		return nil, err
+	}
+	if err := putDoc(t, parent); err != nil {
+		return nil, err
+	}
+	return nil, ensureSite(t, c)
+}
+
+// insertArtifact adds the artifact nd to parent (a live document, which
+// the caller writes back: its ArtifactCount has grown).
+func insertArtifact(t *tx, c *Command, parent *Document, nd *NewDocument) error {
 	if parent.ArtifactCount >= MaxArtifacts {
-		return nil, Invalid("artifacts", fmt.Sprintf("maximum number of artifacts per document is %d", MaxArtifacts))
+		return Invalid("artifacts", fmt.Sprintf("maximum number of artifacts per document is %d", MaxArtifacts))
 	}
 	if err := countDocuments(t, c.Site, 1); err != nil {
-		return nil, err
+		return err
 	}
 	d := &nd.Document
 	ok, err := t.exists(docKey(c.Site, d.DocumentID))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok {
-		return nil, &ConflictError{Msg: fmt.Sprintf("artifactId '%s' already exists", d.DocumentID)}
+		return &ConflictError{Msg: fmt.Sprintf("artifactId '%s' already exists", d.DocumentID)}
 	}
 	d.SiteID, d.ArtifactOf, d.BelongsToDocumentID, d.Children = c.Site, parent.DocumentID, "", nil
-	d.ArtifactCount, d.PromotedArtifactID, d.DeletedDate = 0, "", nil
+	d.ArtifactCount, d.PromotedArtifactID, d.DeletedDate, d.ThumbnailID = 0, "", nil, ""
 	if d.UserID == "" {
 		d.UserID = c.User
 	}
 	d.InsertedDate, d.LastModifiedDate = c.At, c.At
 	if err := putChunks(t, nd.Chunks); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkContentTypeAllowed(t, c.Site, d.ContentType, nd.Content != nil); err != nil {
-		return nil, err
+		return err
 	}
 	if nd.Content != nil {
 		if err := checkContentSize(t, c.Site, nd.Content.Size); err != nil {
-			return nil, err
+			return err
 		}
 		if err := attachManifest(t, *nd.Content); err != nil {
-			return nil, err
+			return err
 		}
 		d.HasContent, d.ContentSHA256, d.ContentLength = true, nd.Content.SHA256, nd.Content.Size
 	}
 	if err := t.set(artifactKey(c.Site, parent.DocumentID, d.InsertedDate, d.DocumentID), nil); err != nil {
-		return nil, err
+		return err
 	}
 	// The rendition it keeps is no longer pending, and its action says
 	// so (renditions.go).
 	if err := keptRendition(t, c.Site, parent.DocumentID, d.DocumentID); err != nil {
-		return nil, err
+		return err
 	}
 	if err := putDoc(t, d); err != nil {
-		return nil, err
+		return err
 	}
 	if err := writeTags(t, c, d.DocumentID, nd.Tags, tagsAdd); err != nil {
-		return nil, err
+		return err
 	}
 	// The site schema describes documents: its required attributes and
 	// numbering sequences do not apply to artifacts.
 	if len(nd.Attributes) > 0 {
 		if err := writeDocAttributes(t, c, d.DocumentID, nd.Attributes, AttrAdd, false); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	parent.ArtifactCount++
-	if err := putDoc(t, parent); err != nil {
-		return nil, err
-	}
-	return nil, ensureSite(t, c)
+	return nil
 }
 
 // ArtifactRef names an artifact of a document in a command payload.

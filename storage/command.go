@@ -336,6 +336,10 @@ func init() {
 		// renditions.go
 		OpFailRendition: applyFailRendition,
 
+		// thumbnails.go
+		OpSetThumbnail:    applySetThumbnail,
+		OpQueueThumbnails: applyQueueThumbnails,
+
 		// notes.go, savedsearches.go
 		OpAddNote:           applyAddNote,
 		OpDeleteNote:        applyDeleteNote,
@@ -394,8 +398,13 @@ const (
 	// type (defaultactions.go, issue 46); before it every default action
 	// the site names is added PENDING.
 	RulesDefaultsByType = 1
+	// RulesThumbnailsWithContent: the transaction that gives a document
+	// new content (or an office document a PDF rendition) records a
+	// pending thumbnail (thumbnails.go, issue 47); before it none is
+	// recorded.
+	RulesThumbnailsWithContent = 2
 
-	Rules = RulesDefaultsByType
+	Rules = RulesThumbnailsWithContent
 )
 
 // inMemoryPayload marks payload types that Apply may take without a JSON

@@ -161,6 +161,8 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpFinishRequest:           payloadOf[FinishRequest],
 	OpDigestMark:              nil, // no payload
 	OpFailRendition:           payloadOf[FailRendition],
+	OpSetThumbnail:            payloadOf[SetThumbnail],
+	OpQueueThumbnails:         payloadOf[QueueThumbnails],
 	OpAddNote:                 payloadOf[Note],
 	OpDeleteNote:              payloadOf[NoteRef],
 	OpAddSavedSearch:          payloadOf[SavedSearch],
@@ -210,7 +212,7 @@ func TestCommands_Golden(t *testing.T) {
 		if b[0] == wireChunks {
 			again, err = NewCommand(op, c.Site, c.User, c.At, *(payload.(*PutChunks)))
 		} else {
-			again = &Command{Op: c.Op, Site: c.Site, User: c.User, At: c.At, Via: c.Via, Idem: c.Idem, ID: c.ID}
+			again = &Command{Op: c.Op, Site: c.Site, User: c.User, At: c.At, Via: c.Via, Idem: c.Idem, ID: c.ID, Rules: c.Rules}
 			if payload != nil && len(c.Data) > 0 {
 				again.Data, err = json.Marshal(payload)
 				if err == nil && !bytes.Equal(again.Data, c.Data) {

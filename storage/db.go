@@ -474,6 +474,10 @@ type tx struct {
 	afterTrail []func() error
 	// scans caches scanCached's reads by prefix.
 	scans map[string][]kv
+	// rules are the applier rules of the command applied (Command.Rules;
+	// a command applied within another carries the other's), for
+	// helpers that take no command (putDoc's pending thumbnail).
+	rules int
 }
 
 // kv is one key and value read by scanCached.
@@ -621,14 +625,18 @@ func (t *tx) keys(prefix []byte) [][]byte { return t.keysFrom(prefix, prefix) }
 
 // count returns how many keys are under prefix, without copying them
 // (len(keys) over a million documents held about 100 MB at once).
-func (t *tx) count(prefix []byte) int {
+func (t *tx) count(prefix []byte) int { return t.countMax(prefix, 0) }
+
+// countMax counts the keys under prefix, reading keys only, and stops at
+// limit (limit <= 0: no limit).
+func (t *tx) countMax(prefix []byte, limit int) int {
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = prefix
 	it := t.txn.NewIterator(opts)
 	defer it.Close()
 	n := 0
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for it.Seek(prefix); it.ValidForPrefix(prefix) && (limit <= 0 || n < limit); it.Next() {
 		n++
 	}
 	return n

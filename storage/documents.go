@@ -72,6 +72,10 @@ type Document struct {
 	// ActionStatuses are the listable statuses its actions are in (the
 	// as/ index holds the same).
 	ActionStatuses []string `json:"actionStatuses,omitempty"`
+	// ThumbnailID is the artifact holding the document's first-page
+	// thumbnail (thumbnails.go): kept through new content until the
+	// pipeline has made the new one.
+	ThumbnailID string `json:"thumbnailId,omitempty"`
 }
 
 // NewDocument is one document to create in OpAddDocuments.
@@ -130,7 +134,7 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 	for i := range p.Docs {
 		nd := &p.Docs[i]
 		d := &nd.Document
-		d.SiteID = c.Site
+		d.SiteID, d.ThumbnailID = c.Site, ""
 		if d.UserID == "" {
 			d.UserID = c.User
 		}

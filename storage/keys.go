@@ -27,6 +27,8 @@ const (
 	pfxActionStat       = "as/"   // as/<site>/<status>/<doc> -> "" (documents with an action in that status)
 	pfxText             = "tx/"   // tx/<site>/<doc>/<kind> -> TextRecord (extracted text: fulltext, ocr)
 	pfxRendition        = "ocp/"  // ocp/<site>/<doc>/<artifactId> -> PendingRendition: an OCR PDF/A promised, not kept yet (renditions.go)
+	pfxThumbnailQueue   = "tnq/"  // tnq/<site>/<doc> -> PendingThumbnail: a first-page thumbnail to make (thumbnails.go)
+	pfxThumbnailWalk    = "tnw/"  // tnw/<site> -> thumbnailWalk: how far the walk for documents without a thumbnail got (thumbnails.go)
 	pfxQueue            = "qu/"   // qu/<site>/<queueId> -> Queue
 	pfxQueueDoc         = "qd/"   // qd/<site>/<queueId>/<doc> -> QueuedDocument
 	pfxSiteConfig       = "cfg/"  // cfg/<site> -> SiteConfig

@@ -332,6 +332,17 @@ func (d *DB) ListFolder(site, folder string) ([]FolderItem, error) {
 	return out, err
 }
 
+// FolderLarger reports whether folder holds more than n entries, reading
+// keys only (no entry or document is decoded).
+func (d *DB) FolderLarger(site, folder string, n int) (bool, error) {
+	var larger bool
+	err := d.view(func(t *tx) error {
+		larger = t.countMax(folderPrefix(site, folder), n+1) > n
+		return nil
+	})
+	return larger, err
+}
+
 // Sites returns the ids of all sites that have been written to.
 func (d *DB) Sites() ([]string, error) {
 	var out []string

@@ -15,6 +15,13 @@ function kv(id, caption, rows) {
     h("tbody", rows.filter(Boolean).map(([k, v]) => h("tr", h("th", { scope: "row" }, k), h("td", v)))));
 }
 
+// Plain words for why the store takes no writes, and for a cluster
+// member that stopped; the server's own text stays behind "Details".
+const REFUSED = { "low-space": "admin.health.why.lowSpace", "read-only-open": "admin.health.why.readOnlyOpen", "io-error": "admin.health.why.ioError" };
+function plain(key, detail) {
+  return [t(key), detail ? h("details", h("summary", t("doc.details")), h("span.meta", detail)) : null];
+}
+
 function yes(b) { return b ? t("common.yes") : t("common.no"); }
 
 function flag(ok, good, bad) {
@@ -59,7 +66,7 @@ export default {
         h("div.health-grid",
           kv("health-storage", t("admin.health.storage"), [
             [t("admin.health.writes"), flag(st.writable, t("admin.health.writesOpen"), t("admin.health.writesRefused"))],
-            !st.writable && st.reason ? [t("admin.health.reason"), st.reason] : null,
+            !st.writable ? [t("admin.health.reason"), h("div#health-refused", plain(REFUSED[st.kind] || "admin.health.why.other", st.reason))] : null,
             [t("admin.health.free"), fmtBytes(st.freeBytes)],
             [t("admin.health.reserve"), fmtBytes(st.reserveBytes)],
             [t("admin.health.store"), fmtBytes((st.lsmBytes || 0) + (st.vlogBytes || 0))],
@@ -77,7 +84,7 @@ export default {
         h("h2", t("admin.health.cluster")),
         h("p", !cl.clustered ? t("admin.health.single") : cl.leaderId && cl.leaderId === cl.nodeId ? t("admin.health.leads", { node: cl.nodeId })
           : t("admin.health.clustered", { node: cl.nodeId, state: named("admin.health.state.", cl.state), leader: cl.leaderId || "—" })),
-        cl.halted || cl.raftStateUnreadable ? h("p.msg.error", cl.halted || cl.raftStateUnreadable) : null,
+        cl.halted || cl.raftStateUnreadable ? h("div.msg.error#health-cluster-problem", plain(cl.halted ? "admin.health.halted" : "admin.health.unreadable", cl.halted || cl.raftStateUnreadable)) : null,
         cl.clustered ? h("table.list#health-members", h("thead", h("tr", ["admin.health.node", "admin.health.address", "admin.health.voter", "admin.health.leader"]
           .map((k) => h("th", { scope: "col" }, t(k))))),
         h("tbody", members.map((m) => h("tr", h("td", m.nodeId), h("td", m.raftAddress || ""), h("td", yes(m.voter)), h("td", m.leader ? t("admin.health.isLeader") : ""))))) : null,

@@ -2,7 +2,9 @@
 // intake profiles, set up here (POST, PUT and DELETE
 // /sites/{siteId}/intakeProfiles): where documents go (a path template),
 // what they get (tags, actions), what happens to a file already there,
-// and a watched folder; each with where it takes files (the upload
+// the attributes (keys from the site's attributes), the user and the
+// groups (from lists) its documents are made with, and a watched folder;
+// each with where it takes files (the upload
 // address, the watched folder, the e-mail address, WebDAV for the profile
 // named "webdav") and the recent failures it recorded
 // (GET .../{name}/errors, the newest 100, newest first). "Test" sends a
@@ -16,6 +18,8 @@ import { api, apiForm } from "../js/api.js";
 import { state, can, status, errorText } from "../js/ctx.js";
 import { canGovern, tabNav, field, submitting } from "../js/admin.js";
 import { named } from "../js/words.js";
+import { definitions } from "../js/attrs.js";
+import { SITE_ROLES, groupOf, groupLabel } from "../js/groups.js";
 import { t, lang } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
@@ -27,6 +31,71 @@ const DEFAULT_PATH = "Inbox/{yyyy}-{mm}/{source}/{filename}";
 function source(s) {
   const k = SOURCES[String(s || "").toUpperCase()];
   return k ? t(k) : String(s || "");
+}
+
+// attrRows edits the attributes a profile gives each document: a row per
+// attribute, its key chosen from the site's attributes (one the site no
+// longer defines stays, named as it is), its value text (placeholders
+// such as {sender} allowed: API.md "Scanner intake").
+function attrRows(id, defs, given) {
+  const list = h("ul.intake-attrs", { id: id + "-attrs" });
+  let n = 0;
+  const add = (a, focus) => {
+    const i = n++;
+    const keys = defs.map((d) => d.key);
+    if (a && a.key && !keys.includes(a.key)) keys.push(a.key);
+    const key = h("select", { id: `${id}-attr-${i}-key`, "aria-label": t("admin.intake.attrKey") },
+      keys.map((k) => h("option", { value: k, selected: !!a && a.key === k }, k)));
+    const value = h("input", { type: "text", id: `${id}-attr-${i}-value`, autocomplete: "off", "aria-label": t("admin.intake.attrValue"),
+      value: a ? a.stringValue ?? (a.numberValue !== undefined ? String(a.numberValue) : "") : "" });
+    const rm = h("button.small.remove-attr", { type: "button", onclick: () => { li.remove(); addBtn.focus(); } }, t("admin.intake.attrRemove"));
+    const named = () => rm.setAttribute("aria-label", t("admin.intake.attrRemoveNamed", { key: key.value }));
+    key.addEventListener("change", named);
+    named();
+    const li = h("li", key, " ", value, " ", rm);
+    list.append(li);
+    if (focus) key.focus();
+  };
+  const addBtn = h("button.small", { type: "button", id: id + "-attr-add", disabled: !defs.length, onclick: () => add(null, true) }, t("admin.intake.attrAdd"));
+  for (const a of given || []) add(a, false);
+  const read = () => [...list.children].map((li) => {
+    const [k, v] = li.querySelectorAll("select, input");
+    return { key: k.value, stringValue: v.value };
+  }).filter((a) => a.key);
+  const box = h("fieldset", h("legend", t("admin.intake.attributes")), list, addBtn,
+    h("small.meta", { id: id + "-attrs-hint" }, defs.length ? t("admin.intake.attrHint") : t("admin.intake.attrNone")));
+  return { box, read };
+}
+
+// groupBoxes chooses the groups a profile's documents are made as: the
+// site's roles in words and the user's own teams, from a list; a group
+// the profile has already (an identity provider's) stays on the list.
+function groupBoxes(id, site, siteIds, given) {
+  const own = SITE_ROLES.map((r) => groupOf(site, r));
+  const teams = ((state.user && state.user.roles) || []).filter((r) => r !== "Admins" && !own.includes(r));
+  const all = [...own, ...teams];
+  for (const g of given || []) if (!all.includes(g)) all.push(g);
+  const boxes = all.map((g, i) => h("input", { type: "checkbox", id: `${id}-group-${i}`, value: g, checked: (given || []).includes(g) }));
+  const box = h("fieldset", { "aria-describedby": id + "-groups-hint" }, h("legend", t("admin.intake.groups")),
+    boxes.map((b) => h("label.check", b, " ", groupLabel(b.value, siteIds))),
+    h("small.meta", { id: id + "-groups-hint" }, t("admin.intake.groupsHint")));
+  return { box, read: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+}
+
+// why says in plain words why a file was not taken, from the server's
+// own reason (which stays behind "Details" for whoever set it up).
+const WHY = [
+  [/\bempty\b|\b0 bytes\b/i, "admin.intake.why.empty"],
+  [/virus|malware|infected/i, "admin.intake.why.virus"],
+  [/too large|larger than|exceeds|maximum (content )?size|size limit/i, "admin.intake.why.tooLarge"],
+  [/content.?type|kind of file|not an allowed type/i, "admin.intake.why.type"],
+  [/maximum number of documents|document limit/i, "admin.intake.why.full"],
+  [/attribute/i, "admin.intake.why.attribute"],
+  [/permission|not allowed|forbidden|access|write to/i, "admin.intake.why.access"],
+];
+function why(text) {
+  const hit = WHY.find(([re]) => re.test(String(text || "")));
+  return t(hit ? hit[1] : "admin.intake.why.other");
 }
 
 // tagsText and tagsOf turn tags into lines "key=value" and back.
@@ -49,8 +118,20 @@ export default {
     const testOut = h("div#intake-test", { role: "status" });
 
     // profileForm creates a profile (p null) or changes one.
-    function profileForm(p) {
+    async function profileForm(p) {
       const id = "intake-form";
+      // The site's attributes and, for an administrator, its users: the
+      // lists the pickers offer.
+      const [defs, users] = await Promise.all([
+        definitions().then((d) => d.list, () => []),
+        api("GET", "/users", { query: { limit: 60 } }).then((o) => (o.users || []).map((u) => u.username), () => []),
+      ]);
+      if (ctx.stale()) return;
+      const siteIds = (state.sites || []).map((x) => x.siteId);
+      const attrs = attrRows(id, defs, p && p.attributes);
+      const groups = groupBoxes(id, site, siteIds, p && p.groups);
+      const user = h("input", { type: "text", autocomplete: "off", list: id + "-users", value: p ? p.userId || "" : "", placeholder: state.user ? state.user.username : "" });
+      const userList = h("datalist", { id: id + "-users" }, users.map((u) => h("option", { value: u })));
       const name = h("input", { type: "text", required: true, autocomplete: "off", pattern: "[a-z0-9][a-z0-9_-]{0,63}", value: p ? p.name : "", readonly: !!p });
       const path = h("input", { type: "text", autocomplete: "off", value: p ? p.pathTemplate || "" : "", placeholder: DEFAULT_PATH });
       const dup = h("select", DUPLICATES.map((d) => h("option", { value: d, selected: (p ? p.duplicates || "SKIP" : "SKIP") === d }, t("admin.intake.dup." + d))));
@@ -66,6 +147,9 @@ export default {
         field(id + "-dup", t("admin.intake.duplicates"), dup),
         h("fieldset", h("legend", t("admin.intake.actions")), boxes.map((b) => h("label.check", b, " ", named("actiontype.", b.value)))),
         field(id + "-tags", t("admin.intake.tags"), tags, t("admin.intake.tagsHint")),
+        attrs.box,
+        field(id + "-user", t("admin.intake.user"), user, t("admin.intake.userHint")), userList,
+        groups.box,
         h("p", watch, " ", h("label", { for: id + "-watch" }, t("admin.intake.watch"))),
         h("div.actions", h("button.primary", { type: "submit" }, p ? t("common.save") : t("admin.intake.create")),
           h("button", { type: "button", onclick: () => clear(formSlot) }, t("admin.cancel")))), async () => {
@@ -76,9 +160,9 @@ export default {
           tags: tagsOf(tags.value),
         };
         if (path.value.trim()) profile.pathTemplate = path.value.trim();
-        if (p && p.attributes) profile.attributes = p.attributes;
-        if (p && p.userId) profile.userId = p.userId;
-        if (p && p.groups) profile.groups = p.groups;
+        profile.attributes = attrs.read();
+        if (user.value.trim()) profile.userId = user.value.trim();
+        profile.groups = groups.read();
         if (watch.checked) profile.watchFolder = { ...(wf || {}), enabled: true };
         else if (wf) profile.watchFolder = { ...wf, enabled: false };
         delete (profile.watchFolder || {}).path;
@@ -193,7 +277,8 @@ export default {
               h("table.list", h("thead", h("tr", ["admin.intake.when", "admin.intake.source", "admin.intake.file", "admin.intake.error"]
                 .map((k) => h("th", { scope: "col" }, t(k))))),
               h("tbody", errs.map((x) => h("tr", h("td", fmtDate(x.insertedDate, lang())), h("td", source(x.source)),
-                h("td", x.fileName || "—"), h("td.error", x.error || ""))))));
+                h("td", x.fileName || "—"), h("td.error", why(x.error),
+                  x.error ? h("details", h("summary", t("doc.details")), h("span.meta", x.error)) : null))))));
         }));
     }
 

@@ -55,6 +55,7 @@ export default {
     // API sorted it (not above SERVER_MAX entries).
     const list = { tokens: [""], docs: [], next: null, total: null, sorted: true };
     let dragging = null;  // what is being dragged: {docs, folder}
+    let thumbTimer = null, thumbTries = 0; // awaitThumbs
     const write = can("WRITE");
 
     const sel = selection(() => bar.update());
@@ -80,10 +81,13 @@ export default {
 
     // load reads the page at token in the chosen order; false when the
     // page was left meanwhile.
+    function pageQuery(token) {
+      return siteQuery({ path: folder, limit: PAGE, next: token, sortBy: SORT_BY[o.sort], sort: o.dir === "desc" ? "DESC" : "ASC" });
+    }
     async function load(token) {
-      const out = await api("GET", "/folders", { query: siteQuery({ path: folder, limit: PAGE, next: token,
-        sortBy: SORT_BY[o.sort], sort: o.dir === "desc" ? "DESC" : "ASC" }) });
+      const out = await api("GET", "/folders", { query: pageQuery(token) });
       if (ctx.stale()) return false;
+      thumbTries = 0;
       list.docs = entries(out);
       list.next = out.next || null;
       list.sorted = out.sorted !== false;
@@ -139,6 +143,7 @@ export default {
         clear(body, sel.size || shown.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
           h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, shown.map((d) => card(d))));
         if (!shown.length) body.append(h("p#empty-folder", t("browse.empty")));
+        awaitThumbs();
       } else {
         const tbody = h("tbody", shown.map((d) => row(d)));
         if (!shown.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
@@ -188,7 +193,7 @@ export default {
     // small image shows itself (loaded when scrolled to) and other
     // documents their kind's icon.
     function thumb(d) {
-      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", loading: "lazy" });
+      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", decoding: "async" });
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
       if (!d.folder && /^image\/(png|jpeg|gif|webp)$/.test(d.contentType || "") && Number(d.contentLength) <= 1 << 20) {
         lazyImage(big, d);
@@ -207,6 +212,34 @@ export default {
       }
     }) : null;
     function lazyImage(img, d) { if (seen) { img._doc = d; seen.observe(img); } }
+
+    // Thumbnails still being made (a PDF or an image the pipeline has not
+    // rendered yet; a listing never makes one): the grid asks for the same
+    // page again every few seconds, ten times at most, and each card whose
+    // thumbnail has come shows it.
+    const THUMBABLE = /^(application\/pdf|image\/(png|jpeg|gif|tiff))\b/;
+    function awaitThumbs() {
+      clearTimeout(thumbTimer);
+      const waiting = list.docs.some((d) => !d.folder && !d.thumbnailUrl && THUMBABLE.test(d.contentType || ""));
+      if (o.view !== "grid" || !waiting || thumbTries >= 10) return;
+      const token = list.tokens[list.tokens.length - 1];
+      thumbTimer = setTimeout(async () => {
+        thumbTries++;
+        if (ctx.stale() || o.view !== "grid") return;
+        let out;
+        try { out = await api("GET", "/folders", { query: pageQuery(token) }); } catch (_) { return; }
+        if (ctx.stale() || token !== list.tokens[list.tokens.length - 1]) return;
+        const got = new Map((out.documents || []).filter((d) => d.thumbnailUrl).map((d) => [d.documentId, d.thumbnailUrl]));
+        for (const d of list.docs) {
+          const u = got.get(d.documentId);
+          if (!u || d.thumbnailUrl) continue;
+          d.thumbnailUrl = u;
+          const a = body.querySelector(`#grid li[data-id="${CSS.escape(d.documentId)}"] a.thumb`);
+          if (a) clear(a, thumb(d));
+        }
+        awaitThumbs();
+      }, 3000);
+    }
 
     // Dragging a document (or the selection it belongs to) or a folder
     // onto a folder row, a folder card or a breadcrumb moves it there.

@@ -85,6 +85,13 @@ func (s *Handlers) HandleGetDownload(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
 	c.Set(fiber.HeaderETag, `"`+d.ContentSHA256+`"`)
+	if d.ArtifactOf != "" && d.ArtifactCategory == storage.ThumbnailCategory && vk == "" {
+		// A thumbnail's content never changes (new content gets another
+		// artifact): a browser may keep it while its URL is valid.
+		if n, err := strconv.ParseInt(exp, 10, 64); err == nil && n > s.Now().Unix() {
+			c.Set(fiber.HeaderCacheControl, fmt.Sprintf("private, max-age=%d", n-s.Now().Unix()))
+		}
+	}
 	size := rd.Size()
 	start, end, partial, ok := parseRange(string(c.Request().Header.Peek(fiber.HeaderRange)), size)
 	if !ok {

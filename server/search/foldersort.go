@@ -79,11 +79,19 @@ func (s *Handlers) listFolderSorted(r *api.Request, folder string, o folderSort,
 			offset = -1 // a token of the stored order: a large folder's next page
 		}
 	}
-	page, err := s.DB.ListFolderPage(r.Site, folder, "", bound+1)
+	// A folder past the bound is known from its keys alone: its entries
+	// and documents are not read twice.
+	large, err := s.DB.FolderLarger(r.Site, folder, bound)
 	if err != nil {
 		return nil, err
 	}
-	large := len(page.Items) > bound
+	page := &storage.FolderPage{}
+	if !large {
+		if page, err = s.DB.ListFolderPage(r.Site, folder, "", bound+1); err != nil {
+			return nil, err
+		}
+		large = len(page.Items) > bound
+	}
 	if large || offset < 0 {
 		if offset >= 0 && tok != "" {
 			return nil, storage.ErrBadToken // a sorted token, but the folder has grown past the bound

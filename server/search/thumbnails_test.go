@@ -2,18 +2,23 @@ package search_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"image"
 	"image/jpeg"
 	"image/png"
 	"net/http"
+	"net/url"
 	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"quire/quiretest"
 	"quire/server/internal/servertest"
+	"quire/storage"
 )
 
 // thumbURLs maps a listing's entries (by name) to their thumbnailUrl.
@@ -32,12 +37,49 @@ func thumbURLs(t *testing.T, r *quiretest.Response, field string) map[string]str
 	return out
 }
 
+// thumbnailArtifacts lists the ids of a document's THUMBNAIL artifacts
+// (GET /documents/{id}/artifacts, which is no listing of documents).
+func thumbnailArtifacts(t *testing.T, s *quiretest.Server, tok, doc string) []string {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts", nil, tok)
+	servertest.MustStatus(t, r, http.StatusOK)
+	var ids []string
+	for _, x := range quiretest.List(t, r.JSON(t), "documents") {
+		m := quiretest.Obj(t, x)
+		if m["artifactCategory"] == "THUMBNAIL" {
+			ids = append(ids, quiretest.Str(t, m, "artifactId"))
+		}
+	}
+	return ids
+}
+
+// thumbnailsMade reads quire_thumbnails_made_total from /metrics.
+func thumbnailsMade(t *testing.T, s *quiretest.Server) int {
+	t.Helper()
+	r := s.Do(http.MethodGet, "/metrics", nil, "")
+	servertest.MustStatus(t, r, http.StatusOK)
+	for _, l := range strings.Split(string(r.Body), "\n") {
+		if v, ok := strings.CutPrefix(l, "quire_thumbnails_made_total "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("quire_thumbnails_made_total %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no quire_thumbnails_made_total in /metrics")
+	return 0
+}
+
 // TestThumbnails_FirstPage: a PDF's first page, a PNG and a JPEG get a
-// thumbnail (issue 47, item 2): a PNG of at most 256 px a side, made once
-// in the background the first time a listing asks, kept as an artifact of
-// category THUMBNAIL and named by a signed thumbnailUrl on the entries of
-// GET /folders, GET /documents and searches, served with the stored-bytes
-// headers; a text file gets none; new content gets a new thumbnail.
+// thumbnail (issue 47): a PNG of at most 256 px a side, made by the
+// pipeline when the document gets its content, with no listing asking,
+// kept as an artifact of category THUMBNAIL and named by a signed
+// thumbnailUrl on the entries of GET /folders, GET /documents and
+// searches, served with the stored-bytes headers; a text file gets none;
+// listings render nothing (quire_thumbnails_made_total stays); new
+// content gets a new thumbnail, the old one served until it is ready and
+// deleted then.
 func TestThumbnails_FirstPage(t *testing.T) {
 	s := quiretest.NewServer(t)
 	tok := s.Admin()
@@ -47,19 +89,33 @@ func TestThumbnails_FirstPage(t *testing.T) {
 	}
 	pdf := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/letter.pdf", "contentType": "application/pdf", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("Dear Anna", "page one"))})
-	servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/scan.png", "contentType": "image/png", "isBase64": true,
+	png1 := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/scan.png", "contentType": "image/png", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.PNG(quiretest.TextImage("Hi")))})
-	servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/photo.jpg", "contentType": "image/jpeg", "isBase64": true,
+	jpg1 := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/photo.jpg", "contentType": "image/jpeg", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(jpg.Bytes())})
-	servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/notes.txt", "contentType": "text/plain", "content": "no picture"})
+	txt := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "thumbs/notes.txt", "contentType": "text/plain", "content": "no picture"})
 
-	var urls map[string]string
-	quiretest.Eventually(t, "thumbnails of the PDF and the images", 60*time.Second, func() bool {
-		urls = thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs", nil, tok), "documents")
-		return urls["letter.pdf"] != "" && urls["scan.png"] != "" && urls["photo.jpg"] != ""
+	// Made with the content: nobody lists the folder.
+	quiretest.Eventually(t, "thumbnails of the PDF and the images, without a listing", 60*time.Second, func() bool {
+		for _, d := range []string{pdf, png1, jpg1} {
+			if len(thumbnailArtifacts(t, s, tok, d)) != 1 {
+				return false
+			}
+		}
+		return true
 	})
+	if ids := thumbnailArtifacts(t, s, tok, txt); len(ids) != 0 {
+		t.Errorf("a text file has a thumbnail: %v", ids)
+	}
+	if n := thumbnailsMade(t, s); n != 3 {
+		t.Fatalf("quire_thumbnails_made_total %d before any listing, want 3", n)
+	}
+	urls := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs", nil, tok), "documents")
+	if urls["letter.pdf"] == "" || urls["scan.png"] == "" || urls["photo.jpg"] == "" {
+		t.Fatalf("the first listing names not every thumbnail: %v", urls)
+	}
 	if urls["notes.txt"] != "" {
-		t.Errorf("a text file has a thumbnail: %s", urls["notes.txt"])
+		t.Errorf("a text file has a thumbnailUrl: %s", urls["notes.txt"])
 	}
 	for name, u := range urls {
 		if u == "" {
@@ -88,21 +144,13 @@ func TestThumbnails_FirstPage(t *testing.T) {
 		t.Errorf("the PDF's thumbnail shows no text")
 	}
 
-	// Made once: listing again adds no second thumbnail.
-	for range 3 {
-		thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs&sortBy=path", nil, tok), "documents")
-	}
-	arts := s.Do(http.MethodGet, "/documents/"+pdf+"/artifacts", nil, tok)
-	if n := strings.Count(string(arts.Body), `"THUMBNAIL"`); n != 1 {
-		t.Fatalf("%d THUMBNAIL artifacts after four listings: %s", n, arts.Body)
-	}
-
-	// The other listings name it too.
+	// The other listings name it too; none of them makes one.
 	for _, tt := range []struct {
 		name, method, path string
 		body               any
 		field              string
 	}{
+		{"GET /folders sorted", http.MethodGet, "/folders?path=thumbs&sortBy=path", nil, "documents"},
 		{"GET /documents", http.MethodGet, "/documents?limit=100", nil, "documents"},
 		{"POST /search by folder", http.MethodPost, "/search", map[string]any{"query": map[string]any{"meta": map[string]any{"folder": "thumbs"}}}, "documents"},
 	} {
@@ -113,14 +161,69 @@ func TestThumbnails_FirstPage(t *testing.T) {
 			}
 		})
 	}
+	if n := thumbnailsMade(t, s); n != 3 {
+		t.Errorf("quire_thumbnails_made_total %d after the listings, want 3", n)
+	}
+	if ids := thumbnailArtifacts(t, s, tok, pdf); len(ids) != 1 {
+		t.Fatalf("THUMBNAIL artifacts after the listings: %v", ids)
+	}
 
-	// New content: a new thumbnail, of the new first page.
+	// New content: the old thumbnail is served until the new one is made,
+	// which replaces it.
+	old := thumbnailArtifacts(t, s, tok, pdf)[0]
 	servertest.MustStatus(t, s.Do(http.MethodPatch, "/documents/"+pdf, map[string]any{"contentType": "application/pdf", "isBase64": true,
 		"content": base64.StdEncoding.EncodeToString(quiretest.TextPDF("A new first page"))}, tok), http.StatusOK)
-	quiretest.Eventually(t, "a thumbnail of the new content", 60*time.Second, func() bool {
-		u := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs", nil, tok), "documents")["letter.pdf"]
-		return u != "" && u != urls["letter.pdf"]
+	quiretest.Eventually(t, "a thumbnail of the new content in place of the old", 60*time.Second, func() bool {
+		if u := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs", nil, tok), "documents")["letter.pdf"]; u == "" {
+			t.Fatalf("the PDF has no thumbnailUrl while its new one is made")
+		}
+		ids := thumbnailArtifacts(t, s, tok, pdf)
+		return len(ids) == 1 && ids[0] != old
 	})
+	if u := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=thumbs", nil, tok), "documents")["letter.pdf"]; u == urls["letter.pdf"] || u == "" {
+		t.Errorf("the listing names the old thumbnail: %s", u)
+	}
+	if n := thumbnailsMade(t, s); n != 4 {
+		t.Errorf("quire_thumbnails_made_total %d after new content, want 4", n)
+	}
+}
+
+// TestThumbnails_ListingNeverRenders: with the pipeline stopped (a
+// cluster follower's state), a new image is listed again and again and
+// gets no thumbnail: its request waits in the store; once the pipeline
+// runs again it is made, with no listing asking.
+func TestThumbnails_ListingNeverRenders(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	if err := s.Node.Pipeline.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	doc := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "still/scan.png", "contentType": "image/png", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.PNG(quiretest.TextImage("Hi")))})
+	for range 5 {
+		if u := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=still", nil, tok), "documents")["scan.png"]; u != "" {
+			t.Fatalf("a thumbnailUrl with the pipeline stopped: %s", u)
+		}
+	}
+	pending, err := s.Node.DB.PendingThumbnails(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].DocumentID != doc {
+		t.Fatalf("pending thumbnails after the listings: %+v", pending)
+	}
+	if n := thumbnailsMade(t, s); n != 0 {
+		t.Fatalf("quire_thumbnails_made_total %d with the pipeline stopped", n)
+	}
+	if err := s.Node.Pipeline.Start(); err != nil {
+		t.Fatal(err)
+	}
+	quiretest.Eventually(t, "the thumbnail made once the pipeline runs", 60*time.Second, func() bool {
+		return len(thumbnailArtifacts(t, s, tok, doc)) == 1
+	})
+	if pending, err := s.Node.DB.PendingThumbnails(10); err != nil || len(pending) != 0 {
+		t.Fatalf("pending thumbnails after it was made: %+v, %v", pending, err)
+	}
 }
 
 // hasDark reports whether img has a pixel darker than light grey (text
@@ -135,4 +238,143 @@ func hasDark(img image.Image) bool {
 		}
 	}
 	return false
+}
+
+// TestThumbnails_EarlierStore: a store written before thumbnails were
+// recorded with the content (commands of RulesDefaultsByType; an earlier
+// thumbnail made when a listing asked, an artifact whose metadata
+// thumbnailOf names the content) gets its thumbnails once the server
+// starts, with no listing asking: a PDF's and an image's are made, the
+// earlier one of a document's content is named as it is, not made again;
+// the walk that found them has ended, and a restart makes none again.
+func TestThumbnails_EarlierStore(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		pdf   = "77777777-0000-4000-8000-000000000001"
+		pic   = "77777777-0000-4000-8000-000000000002"
+		kept  = "77777777-0000-4000-8000-000000000003"
+		thumb = "77777777-0000-4000-8000-000000000009"
+	)
+	db, err := storage.Open(storage.Config{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := func(op storage.Op, payload any) {
+		c := storage.MustCommand(op, "default", "joe", time.Now(), payload)
+		c.Rules = storage.RulesDefaultsByType
+		if _, err := db.Apply(context.Background(), c); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+	doc := func(id, name, ct string, body []byte, category string, meta ...storage.Metadata) storage.NewDocument {
+		m, chunks, ok := storage.SmallContent(body)
+		if !ok {
+			t.Fatalf("%s: no small content", name)
+		}
+		return storage.NewDocument{Document: storage.Document{DocumentID: id, Path: name, ContentType: ct, ArtifactCategory: category, Metadata: meta},
+			Content: &m, Chunks: chunks}
+	}
+	earlier(storage.OpAddDocuments, storage.AddDocuments{Docs: []storage.NewDocument{
+		doc(pdf, "old/letter.pdf", "application/pdf", quiretest.TextPDF("Dear Anna"), ""),
+		doc(pic, "old/scan.png", "image/png", quiretest.PNG(quiretest.TextImage("Hi")), ""),
+		doc(kept, "old/kept.png", "image/png", quiretest.PNG(quiretest.TextImage("Kept")), ""),
+	}})
+	k, err := db.GetDocument("default", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier(storage.OpAddArtifact, storage.AddArtifact{DocumentID: kept, Artifact: doc(thumb, "", "image/png", quiretest.PNG(quiretest.TextImage("K")),
+		"THUMBNAIL", storage.Metadata{Key: "thumbnailOf", Value: k.ContentSHA256})})
+	if p, err := db.PendingThumbnails(10); err != nil || len(p) != 0 {
+		t.Fatalf("the earlier store has pending thumbnails: %+v, %v", p, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := quiretest.StartServer(t, dir)
+	tok := s.Admin()
+	quiretest.Eventually(t, "the earlier documents' thumbnails, without a listing", 60*time.Second, func() bool {
+		return len(thumbnailArtifacts(t, s, tok, pdf)) == 1 && len(thumbnailArtifacts(t, s, tok, pic)) == 1 && thumbnailsMade(t, s) == 2
+	})
+	if ids := thumbnailArtifacts(t, s, tok, kept); len(ids) != 1 || ids[0] != thumb {
+		t.Fatalf("the earlier thumbnail of kept.png: %v, want only %s", ids, thumb)
+	}
+	urls := thumbURLs(t, s.Do(http.MethodGet, "/folders?path=old", nil, tok), "documents")
+	for _, name := range []string{"letter.pdf", "scan.png", "kept.png"} {
+		if urls[name] == "" {
+			t.Errorf("%s has no thumbnailUrl: %v", name, urls)
+		}
+	}
+	if r := s.Do(http.MethodGet, urls["kept.png"], nil, ""); r.Status != http.StatusOK || !strings.Contains(r.Header.Get("Content-Type"), "image/png") {
+		t.Errorf("the earlier thumbnail served: %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	if _, step, err := s.Node.DB.ThumbnailWalk(1000, 64); err != nil || step != nil {
+		t.Fatalf("the walk has not ended: %+v, %v", step, err)
+	}
+	s.Close()
+
+	// A restart walks nothing again and makes nothing.
+	s = quiretest.StartServer(t, dir)
+	if p, err := s.Node.DB.PendingThumbnails(10); err != nil || len(p) != 0 {
+		t.Fatalf("pending thumbnails after a restart: %+v, %v", p, err)
+	}
+	for _, d := range []string{pdf, pic, kept} {
+		if ids := thumbnailArtifacts(t, s, s.Admin(), d); len(ids) != 1 {
+			t.Errorf("%s after a restart: thumbnails %v", d, ids)
+		}
+	}
+	if n := thumbnailsMade(t, s); n != 0 {
+		t.Errorf("quire_thumbnails_made_total %d after a restart, want 0", n)
+	}
+}
+
+// TestThumbnails_CachedLinks: listings within one window name the same
+// thumbnailUrl, so a browser loads a thumbnail once: it expires at least
+// an hour later, at the end of a half-hour window, and is served with
+// Cache-Control letting a browser keep it until then; a document's own
+// download (its content may change under the same URL) is not.
+func TestThumbnails_CachedLinks(t *testing.T) {
+	s := quiretest.NewServer(t)
+	tok := s.Admin()
+	doc := servertest.AddDoc(t, s, tok, "", map[string]any{"path": "cached/scan.png", "contentType": "image/png", "isBase64": true,
+		"content": base64.StdEncoding.EncodeToString(quiretest.PNG(quiretest.TextImage("Hi")))})
+	quiretest.Eventually(t, "the thumbnail", 60*time.Second, func() bool { return len(thumbnailArtifacts(t, s, tok, doc)) == 1 })
+	list := func() string {
+		return thumbURLs(t, s.Do(http.MethodGet, "/folders?path=cached", nil, tok), "documents")["scan.png"]
+	}
+	a, b := list(), list()
+	if a != b { // the two straddle a window's end: the next two do not
+		a, b = b, list()
+	}
+	if a == "" || a != b {
+		t.Fatalf("two listings name other links:\n%s\n%s", a, b)
+	}
+	u, err := url.Parse(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := strconv.ParseInt(u.Query().Get("expires"), 10, 64)
+	if err != nil {
+		t.Fatalf("expires of %s: %v", a, err)
+	}
+	now := time.Now().Unix()
+	if exp%1800 != 0 || exp < now+3600-60 || exp > now+5400 {
+		t.Fatalf("the link expires at %d, %d s from now: want the end of a half-hour window an hour or more away", exp, exp-now)
+	}
+	r := s.Do(http.MethodGet, a, nil, "")
+	servertest.MustStatus(t, r, http.StatusOK)
+	cc := r.Header.Get("Cache-Control")
+	maxAge, ok := strings.CutPrefix(cc, "private, max-age=")
+	n, err := strconv.ParseInt(maxAge, 10, 64)
+	if !ok || err != nil || n <= 0 || n > exp-now+1 || n < exp-now-60 {
+		t.Fatalf("Cache-Control %q, want private until the link expires (%d s)", cc, exp-now)
+	}
+	r = s.Do(http.MethodGet, "/documents/"+doc+"/url", nil, tok)
+	servertest.MustStatus(t, r, http.StatusOK)
+	r = s.Do(http.MethodGet, quiretest.Str(t, r.JSON(t), "url"), nil, "")
+	servertest.MustStatus(t, r, http.StatusOK)
+	if cc := r.Header.Get("Cache-Control"); strings.Contains(cc, "max-age") {
+		t.Errorf("a document's download is cached: %q", cc)
+	}
 }

@@ -200,10 +200,6 @@ type Pipeline interface {
 	// SendUserMail mails a directory user (a temporary password, a reset
 	// code) through the server's own mail settings only, never a site's.
 	SendUserMail(ctx context.Context, to, subject, text string) error
-	// Thumbnail returns the record id of the thumbnail artifact of d's
-	// current content ("" while there is none: one is then made in the
-	// background where the pipeline runs; issue 47).
-	Thumbnail(site string, d *storage.Document) string
 	// ServerMail reports whether the server has mail settings of its own
 	// (nil) or why not (pipeline.ErrNoServerMail).
 	ServerMail() error

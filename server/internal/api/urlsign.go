@@ -81,7 +81,12 @@ func (s *Env) SignDownloadURL(base, site, doc string, inline, bypass bool, d tim
 	if d <= 0 {
 		d = DefaultURLDuration
 	}
-	exp := strconv.FormatInt(s.Now().Add(d).Unix(), 10)
+	return s.signDownloadURLUntil(base, site, doc, inline, bypass, s.Now().Add(d))
+}
+
+// signDownloadURLUntil is SignDownloadURL of a URL valid until until.
+func (s *Env) signDownloadURLUntil(base, site, doc string, inline, bypass bool, until time.Time) string {
+	exp := strconv.FormatInt(until.Unix(), 10)
 	in := strconv.FormatBool(inline)
 	fields := []string{http.MethodGet, site, doc, exp, in}
 	q := url.Values{"expires": {exp}, "inline": {in}}
