@@ -210,7 +210,9 @@ func TestCommands_Golden(t *testing.T) {
 		}
 		var again *Command
 		if b[0] == wireChunks {
-			again, err = NewCommand(op, c.Site, c.User, c.At, *(payload.(*PutChunks)))
+			if again, err = NewCommand(op, c.Site, c.User, c.At, *(payload.(*PutChunks))); err == nil {
+				again.Rules = c.Rules // the recorded command's, as an entry of its release
+			}
 		} else {
 			again = &Command{Op: c.Op, Site: c.Site, User: c.User, At: c.At, Via: c.Via, Idem: c.Idem, ID: c.ID, Rules: c.Rules}
 			if payload != nil && len(c.Data) > 0 {

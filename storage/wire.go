@@ -27,7 +27,7 @@ const (
 
 // encodeChunks returns the version 2 form of c, whose payload is p.
 func encodeChunks(c *Command, p PutChunks) ([]byte, error) {
-	hdr, err := json.Marshal(&Command{Op: c.Op, Site: c.Site, User: c.User, At: c.At})
+	hdr, err := json.Marshal(&Command{Op: c.Op, Site: c.Site, User: c.User, At: c.At, Rules: c.Rules})
 	if err != nil {
 		return nil, err
 	}
