@@ -148,6 +148,12 @@ func applyAddArchive(t *tx, c *Command) (any, error) {
 			if err != nil {
 				return nil, err
 			}
+			if art.ArtifactCategory == ThumbnailCategory && c.Rules >= RulesThumbnailsWithContent {
+				// A thumbnail is the console's picture of the content,
+				// made for every PDF and image: an archive of documents
+				// leaves it out (named by its artifactId, it is in).
+				continue
+			}
 			if err := add(artifactName(d, id), art); err != nil {
 				return nil, err
 			}

@@ -317,7 +317,11 @@ func (d *DB) ListArtifacts(site, doc, category, next string, limit int) (*Artifa
 				return err
 			}
 			last = k[len(prefix):]
-			if category != "" && a.ArtifactCategory != category {
+			if category != "" && a.ArtifactCategory != category ||
+				category == "" && a.ArtifactCategory == ThumbnailCategory {
+				// Without a category, thumbnails (which the pipeline makes
+				// for every PDF and image) are left out: a client lists
+				// the artifacts it and its actions made.
 				continue
 			}
 			page.Artifacts = append(page.Artifacts, a)

@@ -400,8 +400,9 @@ const (
 	RulesDefaultsByType = 1
 	// RulesThumbnailsWithContent: the transaction that gives a document
 	// new content (or an office document a PDF rendition) records a
-	// pending thumbnail (thumbnails.go, issue 47); before it none is
-	// recorded.
+	// pending thumbnail (thumbnails.go, issue 47), and an archive of a
+	// document leaves its thumbnail out (archives.go); before it no
+	// thumbnail is recorded and an archive holds every artifact.
 	RulesThumbnailsWithContent = 2
 
 	Rules = RulesThumbnailsWithContent

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestThumbnails_Lifecycle: the transaction that gives a document
@@ -196,6 +198,48 @@ func TestThumbnails_EarlierRulesRecordNone(t *testing.T) {
 				if got[doc] != tt.want {
 					t.Errorf("%s: pending thumbnail %v, want %v (all: %+v)", doc, got[doc], tt.want, list)
 				}
+			}
+		})
+	}
+}
+
+// TestThumbnails_ArchiveByRules: an archive of a document built with
+// RulesThumbnailsWithContent or later leaves its thumbnail out (the
+// pipeline made it, no client asked for it) and keeps its other
+// artifacts; an entry of earlier rules holds every artifact, as the
+// release that applied it first made it.
+func TestThumbnails_ArchiveByRules(t *testing.T) {
+	const doc = "33333333-0000-4000-8000-000000000001"
+	for _, tt := range []struct {
+		name  string
+		rules int
+		want  []string
+	}{
+		{"an entry of RulesDefaultsByType", RulesDefaultsByType, []string{"letter.pdf", "letter.pdf.artifacts/" + doc[:30] + "02", "letter.pdf.artifacts/" + doc[:30] + "03"}},
+		{"an entry of the current rules", Rules, []string{"letter.pdf", "letter.pdf.artifacts/" + doc[:30] + "03"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustOpen(t)
+			nd := newDocWith(t, doc, "application/pdf", []byte("%PDF-1.7 letter"))
+			nd.Document.Path = "letter.pdf"
+			mustApply(t, d, OpAddDocuments, "default", t0, AddDocuments{Docs: []NewDocument{nd}})
+			for id, category := range map[string]string{doc[:30] + "02": ThumbnailCategory, doc[:30] + "03": "RENDITION"} {
+				a := newDocWith(t, id, "application/pdf", []byte("%PDF-1.7 "+category))
+				a.Document.Path, a.DefaultActions, a.Document.ArtifactCategory = "", false, category
+				mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: a})
+			}
+			applyWithRules(t, d, OpAddArchive, tt.rules, AddArchive{ID: "a1", Items: []ArchiveItem{{DocumentID: doc}}, Expires: t0.Add(time.Hour)})
+			a, err := d.GetArchive("default", "a1", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range a.Entries {
+				got = append(got, e.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("entries %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,10 +39,11 @@ func thumbURLs(t *testing.T, r *quiretest.Response, field string) map[string]str
 }
 
 // thumbnailArtifacts lists the ids of a document's THUMBNAIL artifacts
-// (GET /documents/{id}/artifacts, which is no listing of documents).
+// (GET /documents/{id}/artifacts?artifactCategory=THUMBNAIL, which is no
+// listing of documents).
 func thumbnailArtifacts(t *testing.T, s *quiretest.Server, tok, doc string) []string {
 	t.Helper()
-	r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts", nil, tok)
+	r := s.Do(http.MethodGet, "/documents/"+doc+"/artifacts?artifactCategory=THUMBNAIL", nil, tok)
 	servertest.MustStatus(t, r, http.StatusOK)
 	var ids []string
 	for _, x := range quiretest.List(t, r.JSON(t), "documents") {
@@ -107,6 +109,37 @@ func TestThumbnails_FirstPage(t *testing.T) {
 	if ids := thumbnailArtifacts(t, s, tok, txt); len(ids) != 0 {
 		t.Errorf("a text file has a thumbnail: %v", ids)
 	}
+	// A client lists the artifacts it made: thumbnails only when asked
+	// for by category; an archive of the document leaves it out unless it
+	// names it.
+	r := s.Do(http.MethodGet, "/documents/"+png1+"/artifacts", nil, tok)
+	servertest.MustStatus(t, r, http.StatusOK)
+	if n := len(quiretest.List(t, r.JSON(t), "documents")); n != 0 {
+		t.Errorf("GET /documents/{id}/artifacts lists %d artifacts of an image nobody added one to: %s", n, r.Body)
+	}
+	thumb := thumbnailArtifacts(t, s, tok, png1)[0]
+	for _, tt := range []struct {
+		name string
+		body map[string]any
+		want []string
+	}{
+		{"the document", map[string]any{"documentIds": []string{png1}}, []string{"thumbs/scan.png"}},
+		{"its thumbnail named", map[string]any{"documents": []map[string]any{{"documentId": png1, "artifactId": thumb}}},
+			[]string{"thumbs/scan.png.artifacts/" + thumb}},
+	} {
+		t.Run("archive of "+tt.name, func(t *testing.T) {
+			r := s.Do(http.MethodPost, "/documents/compress", tt.body, tok)
+			servertest.MustStatus(t, r, http.StatusCreated)
+			files, _ := servertest.Unzip(t, quiretest.Str(t, r.JSON(t), "downloadUrl"))
+			var got []string
+			for name := range files {
+				got = append(got, name)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("entries %v, want %v", got, tt.want)
+			}
+		})
+	}
 	if n := thumbnailsMade(t, s); n != 3 {
 		t.Fatalf("quire_thumbnails_made_total %d before any listing, want 3", n)
 	}
@@ -139,7 +172,7 @@ func TestThumbnails_FirstPage(t *testing.T) {
 		})
 	}
 	// A PDF's page is white with black text: the thumbnail is not blank.
-	r := s.Do(http.MethodGet, urls["letter.pdf"], nil, "")
+	r = s.Do(http.MethodGet, urls["letter.pdf"], nil, "")
 	if img, err := png.Decode(bytes.NewReader(r.Body)); err == nil && !hasDark(img) {
 		t.Errorf("the PDF's thumbnail shows no text")
 	}
