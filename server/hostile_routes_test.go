@@ -310,8 +310,8 @@ func TestRobustness_RouteTableComplete(t *testing.T) {
 		}
 	}
 	// Every query parameter read anywhere is one some route reads, by the
-	// sweep's count: a name read where no route's handler package reaches
-	// would be swept only as a foreign name.
+	// sweep's count: a name read where no route's handler reaches would be
+	// swept only as a foreign name.
 	scope := queryNames(t)
 	read, sent := map[string]bool{}, 0
 	for _, r := range routes {
@@ -324,7 +324,7 @@ func TestRobustness_RouteTableComplete(t *testing.T) {
 	t.Logf("%d routes read %d query parameter names each on average, of %d", len(routes), sent/len(routes), len(scope.all))
 	for _, n := range scope.all {
 		if !read[n] {
-			t.Errorf("query parameter %q is read by no route's handler package or the core (queryNames)", n)
+			t.Errorf("query parameter %q is read by no route's code nor the core (queryNames)", n)
 		}
 	}
 }
@@ -452,11 +452,12 @@ var queryByVariable = regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt)\(\s*
 // that names: a function or package variable of its own package or of a
 // server package it names, and for a method call x.M every method or
 // function M of its package and of the server packages it imports (the
-// receiver's type is not resolved; a superset). Code outside server/ and
-// the functions package server hands the domains (its own files) read
-// no name but the core's. A name a route's code never reads is answered
-// as the route without it, as the foreign names show; sending every
-// name to every route was most of the sweep's requests (issue 45).
+// receiver's type is not resolved; a superset), and the functions
+// package server hands the domains as values (handed). Code outside
+// server/ reads no query parameter (the sweep never looked there). A
+// name a route's code never reads is answered as the route without it,
+// as the foreign names show; sending every name to every route was most
+// of the sweep's requests (issue 45).
 type queryScope struct {
 	all      []string                          // every name read anywhere (siteId aside)
 	core     map[string]bool                   // sent to every route
@@ -711,7 +712,7 @@ func (q *queryScope) forRoute(t *testing.T, rt apiRoute) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// foreignQueryNames are names a route does not read, sent to show an
+// foreign are names a route does not read, sent to show an
 // unknown name is harmless: one no handler reads anywhere, and two read
 // elsewhere, taken in turn from every name (i counts the routes, so the
 // sweep sends each name somewhere as a foreign one).
