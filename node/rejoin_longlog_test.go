@@ -37,7 +37,7 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	// A long log over many terms: writes through every node, the lead
 	// handed on between bursts.
 	var n atomic.Int64
-	// 108 documents of 112 KB of random bytes each: every entry is as
+	// 360 documents of 32 KB of random bytes each: every entry is as
 	// large in the log as its content (it does not compress), so the
 	// log holds about 12 MB and the rebuilt member takes seconds to
 	// receive and replay it while its configuration is an old one, over
@@ -45,15 +45,13 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	// of text that compressed to almost nothing: the log was short in
 	// bytes (the rebuilt member voted 1.5 s after it started; now 2 s),
 	// while writing its 1,800 documents was 9 of the test's 10 minutes
-	// under -race on a loaded 2-core box (599 s, 322 s of CPU): a cost
-	// per document on every member (the request, its entry, its index
-	// update and Bleve's segment merges). Binary content keeps the index
-	// to the document's fields (indexing the text was about a tenth of
-	// the time). The same 12 MB went in 360 documents of 32 KB (95 s of
-	// CPU); in a third as many, each three and a half times larger, the
-	// per-document cost is paid a third as often (issue 45).
-	const perTerm = 18
-	const size = 112 << 10
+	// under -race on a loaded 2-core box (599 s, 322 s of CPU; now 120
+	// s, 95 s): a cost per document on every member (the request, its
+	// entry, its index update and Bleve's segment merges). Binary
+	// content keeps the index to the document's fields (indexing the
+	// text was about a tenth of the time).
+	const perTerm = 60
+	const size = 32 << 10
 	began := time.Now()
 	for term := range 6 {
 		var wg sync.WaitGroup
