@@ -10,9 +10,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
-	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,44 +18,18 @@ import (
 	"time"
 
 	"quire/auth"
-	"quire/node"
 	"quire/quiretest"
 )
-
-// serveChild serves a node with cfg in a child process, printing its
-// address for startChild, until the parent kills it.
-func serveChild(cfg node.Config) {
-	n, err := node.Open(cfg)
-	if err != nil {
-		fmt.Println("ERR", err)
-		os.Exit(1)
-	}
-	if err := n.Start(nil); err != nil {
-		fmt.Println("ERR", err)
-		os.Exit(1)
-	}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	fmt.Println("ADDR", n.Addr())
-	<-term
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.Close(ctx); err != nil {
-		fmt.Println("ERR", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
 
 // startCrashChild runs `quire serve` (the shipped binary,
 // quiretest.QuireBinary) on dir in a child process until the test kills
 // it with SIGKILL, and returns it with its address. The pipeline crash
 // test's webhook receiver is on loopback: --outbound-allow lets it be
-// reached.
-func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
+// reached. extra are more flags.
+func startCrashChild(t *testing.T, dir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(quiretest.QuireBinary(t), "serve", "--data-dir", dir, "--listen", "127.0.0.1:0",
-		"--outbound-allow", "127.0.0.0/8,::1/128")
+	cmd := exec.Command(quiretest.QuireBinary(t), append([]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0",
+		"--outbound-allow", "127.0.0.0/8,::1/128"}, extra...)...)
 	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -84,37 +56,6 @@ func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 		t.Fatalf("quire serve did not start:\n%s", head.String())
 	}
 	go io.Copy(io.Discard, logs)
-	return cmd, addr
-}
-
-// startChild runs the helper test run (which calls serveChild) in a child
-// process with env added, and returns it with its address.
-func startChild(t *testing.T, run, env string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run="+run)
-	cmd.Env = append(os.Environ(), env)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("child did not start")
-	}
-	go io.Copy(io.Discard, out)
 	return cmd, addr
 }
 

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand"
 	"net/http"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"time"
 
 	"quire/auth"
-	"quire/node"
 	"quire/quiretest"
 	"quire/storage"
 )
@@ -32,21 +30,6 @@ import (
 // that a small file system fills quickly.
 func fullDiskConfig(c *quiretest.Config) {
 	c.MinFreeBytes, c.MinFreePercent, c.DiskCheckEvery = int64(storage.MinReserve()), -1, 50*time.Millisecond
-}
-
-// TestHelperFullDiskServer is not a test: the full-disk test runs the test
-// binary again with QUIRE_FULLDISK_DIR set, and this serves a node on that
-// data dir until the parent kills it. A separate process, so that a
-// SIGBUS (what a full disk used to cause) shows as a dead child instead
-// of taking the test binary down.
-func TestHelperFullDiskServer(t *testing.T) {
-	dir := os.Getenv("QUIRE_FULLDISK_DIR")
-	if dir == "" {
-		return
-	}
-	cfg := quiretest.Config{Config: node.Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	fullDiskConfig(&cfg)
-	serveChild(cfg.Config)
 }
 
 // mountTmpfsAt mounts a tmpfs of size bytes on dir, unmounted when the
@@ -83,7 +66,7 @@ func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
 	// of documents: the disk fills after a few dozen writes.
 	const fsSize = 272 << 20
 	mountTmpfsAt(t, dir, fsSize)
-	child, addr := startChild(t, "^TestHelperFullDiskServer$", "QUIRE_FULLDISK_DIR="+dir)
+	child, addr := startFullDiskChild(t, dir)
 	defer func() { child.Process.Kill(); child.Wait() }()
 	// The store opened with room for its ballast (the file it deletes to
 	// make room on a full disk), so the fill below is the one a real disk

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"reflect"
+	"runtime"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -76,3 +78,20 @@ func StoredRoutes() map[string]string {
 // ShareRoutes are the routes that take shareKey, as "METHOD path" (tests
 // only).
 func ShareRoutes() map[string]bool { return flagged(func(r *route) bool { return r.shareKey }) }
+
+// RouteHandlers maps every route of the table ("METHOD path") to its
+// handler function's symbol, as the runtime names it:
+// "quire/server/documents.(*Handlers).HandleGetDocuments-fm" (tests only:
+// the robustness sweep sends a route the query parameters the code its
+// handler reaches reads).
+func RouteHandlers() map[string]string {
+	out := map[string]string{}
+	for _, r := range tableRows() {
+		var h any = r.h
+		if r.public != nil {
+			h = r.public
+		}
+		out[r.method+" "+r.path] = runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
+	}
+	return out
+}

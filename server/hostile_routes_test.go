@@ -3,7 +3,11 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +20,7 @@ import (
 	"time"
 
 	"quire/quiretest"
+	"quire/server"
 	"quire/storage"
 )
 
@@ -304,6 +309,24 @@ func TestRobustness_RouteTableComplete(t *testing.T) {
 			t.Errorf("routeSamples has %q, which is not a route", k)
 		}
 	}
+	// Every query parameter read anywhere is one some route reads, by the
+	// sweep's count: a name read where no route's handler reaches would be
+	// swept only as a foreign name.
+	scope := queryNames(t)
+	read, sent := map[string]bool{}, 0
+	for _, r := range routes {
+		own := scope.forRoute(t, r)
+		for _, n := range own {
+			read[n] = true
+		}
+		sent += len(own)
+	}
+	t.Logf("%d routes read %d query parameter names each on average, of %d", len(routes), sent/len(routes), len(scope.all))
+	for _, n := range scope.all {
+		if !read[n] {
+			t.Errorf("query parameter %q is read by no route's code nor the core (queryNames)", n)
+		}
+	}
 }
 
 // genericBodies are hostile bodies sent to every route whatever it takes.
@@ -408,49 +431,297 @@ func mutations(t *testing.T, sample string) []string {
 	return out
 }
 
-// queryNames are the query parameters the handlers read, found in the
-// server's source so a new one is covered too.
-func queryNames(t *testing.T) []string {
+// queryNameRE finds a query parameter a file reads. \b: the route
+// table's byQuery("GET", ...) rows name a method, not a query parameter;
+// without it GET, POST, PUT, PATCH and DELETE were swept as five more
+// names no handler reads (issue 45).
+var queryNameRE = regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt|[pP]arseDateParam\(r,)\(?\s*"(\w+)"`)
+
+// queryByVariable finds a query read whose name is a variable (a table of
+// names, a helper's parameter): the code that holds one may read any
+// name, so a route that reaches it is sent every name. ParseDateParam's
+// callers name theirs (queryNameRE).
+var queryByVariable = regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt)\(\s*[^"\s)]`)
+
+// queryScope is what the sweep knows of the query parameters the
+// handlers read, found in the server's source so a new one is covered
+// too. A route is sent the names read by the code its handler reaches,
+// and the names the core reads (package server's own files and
+// server/internal: the middleware and request API every request runs).
+// The code a handler reaches is its declaration and, transitively, what
+// that names: a function or package variable of its own package or of a
+// server package it names, and for a method call x.M every method or
+// function M of its package and of the server packages it imports (the
+// receiver's type is not resolved; a superset), and the functions
+// package server hands the domains as values (handed). Code outside
+// server/ reads no query parameter (the sweep never looked there). A
+// name a route's code never reads is answered as the route without it,
+// as the foreign names show; sending every name to every route was most
+// of the sweep's requests (issue 45).
+type queryScope struct {
+	all      []string                          // every name read anywhere (siteId aside)
+	core     map[string]bool                   // sent to every route
+	decls    map[string]map[string][]*declRead // package import path -> declared name -> each declaration
+	imports  map[string]map[string]bool        // package import path -> the server packages it imports, transitively
+	handlers map[string]string                 // "METHOD path" -> its handler's symbol (server.RouteHandlers)
+	// handed are the functions package server hands the domains as
+	// values (s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite):
+	// a domain calls them through a field, so every route may reach them.
+	handed []string
+}
+
+// declRead is one declaration of a function, method or package
+// variable: the query names its text reads and what it names.
+type declRead struct {
+	names     []string
+	anyName   bool        // it reads a query parameter named by a variable
+	local     []string    // identifiers of its own package
+	qualified [][2]string // pkg.Name of another server package: {import path, Name}
+	selectors []string    // x.M where x is not a package
+}
+
+const serverPkg = "quire/server"
+
+func queryNames(t *testing.T) *queryScope {
 	t.Helper()
+	q := &queryScope{core: map[string]bool{}, decls: map[string]map[string][]*declRead{},
+		imports: map[string]map[string]bool{}, handlers: server.RouteHandlers()}
 	// Every package of the server reads query parameters: the core, the
 	// request API and the domains (issue 45).
-	var files []string
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
-			files = append(files, p)
+	fset := token.NewFileSet()
+	all := map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
 		}
-		return err
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, b, 0)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		pkg := serverPkg
+		if dir != "." {
+			pkg += "/" + dir
+		}
+		for _, m := range queryNameRE.FindAllSubmatch(b, -1) {
+			all[string(m[1])] = true
+			if dir == "." || strings.HasPrefix(dir, "internal/") {
+				q.core[string(m[1])] = true
+			}
+		}
+		if q.imports[pkg] == nil {
+			q.imports[pkg], q.decls[pkg] = map[string]bool{}, map[string][]*declRead{}
+		}
+		imported := map[string]string{} // name in this file -> server package
+		for _, im := range f.Imports {
+			path := strings.Trim(im.Path.Value, `"`)
+			if !strings.HasPrefix(path, serverPkg+"/") {
+				continue
+			}
+			q.imports[pkg][path] = true
+			name := path[strings.LastIndex(path, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			imported[name] = path
+		}
+		add := func(name string, n ast.Node) {
+			text := b[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset]
+			d := &declRead{anyName: name != "ParseDateParam" && queryByVariable.Match(text)}
+			for _, m := range queryNameRE.FindAllSubmatch(text, -1) {
+				d.names = append(d.names, string(m[1]))
+			}
+			sels := map[*ast.Ident]bool{}
+			ast.Inspect(n, func(x ast.Node) bool {
+				switch x := x.(type) {
+				case *ast.SelectorExpr:
+					sels[x.Sel] = true
+					if id, ok := x.X.(*ast.Ident); ok && imported[id.Name] != "" {
+						sels[id] = true
+						d.qualified = append(d.qualified, [2]string{imported[id.Name], x.Sel.Name})
+					} else {
+						d.selectors = append(d.selectors, x.Sel.Name)
+					}
+				case *ast.Ident:
+					if !sels[x] {
+						d.local = append(d.local, x.Name)
+					}
+				}
+				return true
+			})
+			q.decls[pkg][name] = append(q.decls[pkg][name], d)
+		}
+		for _, decl := range f.Decls {
+			switch x := decl.(type) {
+			case *ast.FuncDecl:
+				add(x.Name.Name, x)
+				if pkg == serverPkg && x.Name.Name != "routeRows" {
+					q.handed = append(q.handed, methodValues(x)...)
+				}
+			case *ast.GenDecl:
+				for _, spec := range x.Specs {
+					if vs, ok := spec.(*ast.ValueSpec); ok {
+						for _, n := range vs.Names {
+							add(n.Name, vs)
+						}
+					}
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// \b: the route table's byQuery("GET", ...) rows name a method, not a
-	// query parameter; without it GET, POST, PUT, PATCH and DELETE were
-	// swept as five more names no handler reads, a tenth of the query
-	// requests (issue 45): a name no handler reads is answered as the
-	// route without it, as every real name a route does not read is.
-	re := regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt|[pP]arseDateParam\(r,)\(?\s*"(\w+)"`)
-	seen := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllSubmatch(b, -1) {
-			seen[string(m[1])] = true
+	// Imports, transitively.
+	for changed := true; changed; {
+		changed = false
+		for _, deps := range q.imports {
+			for d := range deps {
+				for dd := range q.imports[d] {
+					if !deps[dd] {
+						deps[dd], changed = true, true
+					}
+				}
+			}
 		}
 	}
-	delete(seen, "siteId") // a hostile siteId is a 401/403 before anything else runs
+	// Only the packages the server is built from: not the test helpers of
+	// internal/servertest.
+	for p := range q.decls {
+		if p != serverPkg && !q.imports[serverPkg][p] {
+			delete(q.decls, p)
+		}
+	}
+	delete(all, "siteId") // a hostile siteId is a 401/403 before anything else runs
+	for k := range all {
+		q.all = append(q.all, k)
+	}
+	sort.Strings(q.all)
+	if len(q.all) < 15 {
+		t.Fatalf("found only %d query parameter names: %v", len(q.all), q.all)
+	}
+	return q
+}
+
+// methodValues are the names of the selectors x.M that n names but does
+// not call: method values and fields it reads.
+func methodValues(n ast.Node) []string {
+	called := map[ast.Expr]bool{}
 	var out []string
-	for k := range seen {
-		out = append(out, k)
+	ast.Inspect(n, func(x ast.Node) bool {
+		switch x := x.(type) {
+		case *ast.CallExpr:
+			called[x.Fun] = true
+		case *ast.SelectorExpr:
+			if !called[x] {
+				out = append(out, x.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+var funcLiteral = regexp.MustCompile(`^func\d+$`)
+
+// handlerDecl is the package and declaration a handler symbol names:
+// the method of "pkg.(*T).Method-fm", the function that holds the
+// literal of "pkg.(*T).Method.func1".
+func handlerDecl(symbol string) (pkg, name string) {
+	slash := strings.LastIndex(symbol, "/")
+	pkg, rest, _ := strings.Cut(symbol[slash+1:], ".")
+	for _, part := range strings.Split(strings.TrimSuffix(rest, "-fm"), ".") {
+		if part != "" && !strings.HasPrefix(part, "(") && !funcLiteral.MatchString(part) {
+			name = part
+		}
 	}
-	sort.Strings(out)
-	if len(out) < 15 {
-		t.Fatalf("found only %d query parameter names: %v", len(out), out)
+	return symbol[:slash+1] + pkg, name
+}
+
+// forRoute is the names rt reads (siteId aside), sorted: the core's and
+// those of the code its handler reaches.
+func (q *queryScope) forRoute(t *testing.T, rt apiRoute) []string {
+	t.Helper()
+	key := rt.String()
+	if rt.method == http.MethodHead {
+		key = http.MethodGet + " " + rt.template
+	}
+	symbol, ok := q.handlers[key]
+	if !ok {
+		t.Fatalf("%s has no handler in the route table (server.RouteHandlers)", rt)
+	}
+	pkg, name := handlerDecl(symbol)
+	set := maps.Clone(q.core)
+	seen := map[[2]string]bool{}
+	var todo [][2]string
+	visit := func(pkg, name string) {
+		k := [2]string{pkg, name}
+		if !seen[k] && len(q.decls[pkg][name]) > 0 {
+			seen[k] = true
+			todo = append(todo, k)
+		}
+	}
+	visit(pkg, name)
+	if len(todo) == 0 {
+		// An inlined literal names its caller's package: the declaration
+		// of that name in any package.
+		for p := range q.decls {
+			visit(p, name)
+		}
+		if len(todo) == 0 {
+			t.Fatalf("%s: handler %s has no declaration under server/", rt, symbol)
+		}
+	}
+	for _, n := range q.handed {
+		for p := range q.decls {
+			if p != serverPkg {
+				visit(p, n)
+			}
+		}
+	}
+	for len(todo) > 0 {
+		k := todo[0]
+		todo = todo[1:]
+		for _, d := range q.decls[k[0]][k[1]] {
+			if d.anyName {
+				return q.all
+			}
+			for _, n := range d.names {
+				set[n] = true
+			}
+			for _, n := range d.local {
+				visit(k[0], n)
+			}
+			for _, pn := range d.qualified {
+				visit(pn[0], pn[1])
+			}
+			for _, n := range d.selectors {
+				visit(k[0], n)
+				for p := range q.imports[k[0]] {
+					visit(p, n)
+				}
+			}
+		}
+	}
+	delete(set, "siteId")
+	return slices.Sorted(maps.Keys(set))
+}
+
+// foreign are names a route does not read, sent to show an
+// unknown name is harmless: one no handler reads anywhere, and two read
+// elsewhere, taken in turn from every name (i counts the routes, so the
+// sweep sends each name somewhere as a foreign one).
+func (q *queryScope) foreign(i int, own []string) []string {
+	out := []string{"quireNoSuchParameter"}
+	for j := 0; j < len(q.all) && len(out) < 3; j++ {
+		if n := q.all[(2*i+j)%len(q.all)]; !slices.Contains(own, n) {
+			out = append(out, n)
+		}
 	}
 	return out
 }
@@ -467,7 +738,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 	tok := s.Admin()
 	params := routeFixtures(t, s, tok)
 	routes := apiRoutes(s)
-	names := queryNames(t)
+	scope := queryNames(t)
 	// The sweep judges each route's own answer: a redirect is not followed.
 	// GET /s/:slug answers 302 to its link's target, https://example.com/
 	// here, and following it dialed out of loopback once per request (50 s
@@ -495,7 +766,7 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 	sort.SliceStable(routes, func(i, j int) bool {
 		return routes[i].method != http.MethodDelete && routes[j].method == http.MethodDelete
 	})
-	for _, rt := range routes {
+	for i, rt := range routes {
 		t.Run(rt.String(), func(t *testing.T) {
 			path, ok := fill(rt, params)
 			if !ok {
@@ -520,7 +791,8 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 				// answer gathers every metric (a third of the sweep's time).
 				values = values[:1]
 			}
-			for _, n := range names {
+			own := scope.forRoute(t, rt)
+			for _, n := range append(own, scope.foreign(i, own)...) {
 				for _, v := range values {
 					check(t, rt.method, path+"?"+n+"="+v, "")
 				}
