@@ -124,9 +124,9 @@ func (x *Index) collectWordIn(ctx context.Context, r bleveindex.IndexReader, ter
 // times pathBoost), best first, and how many there are. k may be 0: the
 // count alone reads the postings' bitmaps, not the postings.
 func pathOnlyBest(ctx context.Context, r bleveindex.IndexReader, term string, k int) ([]candidate, uint64, error) {
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	snap, err := scorchSnapshot(r)
+	if err != nil {
+		return nil, 0, err
 	}
 	top := newTopHits(r, k)
 	var total, base uint64
@@ -209,9 +209,9 @@ func actualBitmap(pl segment.PostingsList, it segment.PostingsIterator) (*roarin
 // termBest returns the best k matches of term in field in r, ranked, and
 // how many matches there are.
 func (x *Index) termBest(ctx context.Context, r bleveindex.IndexReader, field, term string, k int) ([]candidate, uint64, error) {
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	snap, err := scorchSnapshot(r)
+	if err != nil {
+		return nil, 0, err
 	}
 	top := newTopHits(r, k)
 	var total, base uint64
@@ -291,6 +291,16 @@ func (x *Index) textReader() (bleveindex.IndexReader, error) {
 		return nil, err
 	}
 	return adv.Reader()
+}
+
+// scorchSnapshot is r as the scorch snapshot whose segments the
+// collectors read.
+func scorchSnapshot(r bleveindex.IndexReader) (*scorch.IndexSnapshot, error) {
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	}
+	return snap, nil
 }
 
 // topN keeps the best from+size of the matches next returns (a nil id

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 
@@ -41,9 +40,9 @@ func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, from, siz
 		return nil, 0, err
 	}
 	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, 0, fmt.Errorf("index: the text index reader is a %T, not scorch's", r)
+	snap, err := scorchSnapshot(r)
+	if err != nil {
+		return nil, 0, err
 	}
 	n, err := r.DocCount()
 	if err != nil {
