@@ -25,7 +25,7 @@ import (
 // of fParts), a tier between the text and the path words.
 type fragmentTerms struct {
 	*query.DisjunctionQuery
-	content, path        []string
+	content, path       []string
 	contentParts, parts []string
 }
 
