@@ -1,0 +1,103 @@
+package search_test
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	"quire/quiretest"
+	"quire/server/internal/servertest"
+)
+
+// TestSearch_GermanCompounds: on a site whose language is German a word
+// finds the compounds it is part of (Straße: Gartenstraße, Hauptstrasse;
+// Rechnung: Stromrechnung; Versicherung: Krankenversicherungsnummer;
+// Garten: Gartenstraße though Garten is a word of another letter), the
+// documents with the word itself first and those with it only in their
+// file name last, in /search, /searchFulltext and the console's
+// /queryFulltext; the same letters in an English site are found as
+// before, by the word alone (issue 46).
+func TestSearch_GermanCompounds(t *testing.T) {
+	s := quiretest.NewServer(t)
+	admin := s.Admin()
+	const german, english = "?siteId=finance", ""
+	servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration",
+		map[string]any{"processing": map[string]any{"languages": []string{"deu"}, "defaultActions": []string{}}}, admin), http.StatusOK)
+	letters := []struct{ name, path, content string }{
+		{"street", "post/a.txt", "Die Straße ist ab Montag gesperrt"},
+		{"garden-street", "post/b.txt", "Wir wohnen in der Gartenstraße 5"},
+		{"main-street", "post/c.txt", "Lieferung an die Hauptstrasse 12"},
+		{"garden", "post/d.txt", "Der Garten blüht im Mai"},
+		{"bill", "post/e.txt", "Die Rechnung liegt bei"},
+		{"power-bill", "post/f.txt", "Ihre Stromrechnung für März"},
+		{"insurance-no", "post/g.txt", "Ihre Krankenversicherungsnummer lautet A123"},
+		{"pension", "post/h.txt", "Die Rente kommt im Mai"},
+		{"file-name", "post/strasse-plan.txt", "Ein Plan der Stadt"},
+	}
+	name := map[string]string{}
+	for _, site := range []string{german, english} {
+		for _, l := range letters {
+			id := servertest.AddDoc(t, s, admin, site, map[string]any{"path": l.path, "contentType": "text/plain", "content": l.content, "actions": []any{}})
+			name[id] = l.name
+		}
+	}
+	servertest.WaitIndexed(t, s)
+	for _, tt := range []struct {
+		name, site, text string
+		want             [][]string // groups in rank order, each in any order
+	}{
+		{"German: the word, then its compounds, then the file name", german, "Straße", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
+		{"German: folded", german, "strasse", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
+		{"German: capitals", german, "STRASSE", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
+		{"German: the head of a compound", german, "Rechnung", [][]string{{"bill"}, {"power-bill"}}},
+		{"German: the first part, a word itself", german, "Garten", [][]string{{"garden"}, {"garden-street"}}},
+		{"German: a part before a linking s", german, "Versicherung", [][]string{{"insurance-no"}}},
+		{"German: the compound", german, "Hauptstraße", [][]string{{"main-street"}}},
+		{"German: two words", german, "Garten Strasse", [][]string{{"garden-street"}}},
+		{"German: a word that only ends another", german, "Ente", nil},
+		{"English: the word and the file name", english, "Straße", [][]string{{"street"}, {"file-name"}}},
+		{"English: no compound", english, "Rechnung", [][]string{{"bill"}}},
+		{"English: no part", english, "Versicherung", nil},
+		{"English: the word alone", english, "Garten", [][]string{{"garden"}}},
+	} {
+		for _, route := range []string{"/search", "/searchFulltext", "/queryFulltext"} {
+			t.Run(tt.name+" "+route, func(t *testing.T) {
+				body, items, idKey := map[string]any{"query": map[string]any{"text": tt.text}}, "documents", "documentId"
+				if route == "/queryFulltext" {
+					body, idKey = map[string]any{"query": map[string]any{"match": map[string]any{"_all": tt.text}}}, "_id"
+				}
+				r := s.Do(http.MethodPost, route+tt.site, body, admin)
+				servertest.MustStatus(t, r, http.StatusOK)
+				res := r.JSON(t)
+				if route == "/queryFulltext" {
+					res, items = quiretest.Obj(t, quiretest.Obj(t, res["result"])["hits"]), "hits"
+				}
+				var got []string
+				for _, d := range quiretest.List(t, res, items) {
+					got = append(got, name[quiretest.Str(t, quiretest.Obj(t, d), idKey)])
+				}
+				if !inTiers(got, tt.want) {
+					t.Errorf("%q found %v, want %v (groups in that order)", tt.text, got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// inTiers reports whether got is want's groups one after another, each
+// group's members in any order among themselves.
+func inTiers(got []string, want [][]string) bool {
+	for _, g := range want {
+		if len(got) < len(g) {
+			return false
+		}
+		a, b := slices.Clone(got[:len(g)]), slices.Clone(g)
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			return false
+		}
+		got = got[len(g):]
+	}
+	return len(got) == 0
+}
