@@ -48,7 +48,7 @@ const (
 	// (haus finds krankenhaus; amt is too short to tell from gesamt).
 	minPartRunes = 4
 	// minModifierRunes: a part leaves at least this much of the compound
-	// before it (ente is no part of rente).
+	// before it (the first part of a compound is a word).
 	minModifierRunes = 3
 	// maxPartVisits bounds the entries one part walk reads.
 	maxPartVisits = 4 * maxFragmentTerms

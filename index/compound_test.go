@@ -134,6 +134,25 @@ func TestCompoundParts(t *testing.T) {
 			t.Errorf("compoundParts(%q) = %q, want %q", tc.term, got, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		term, w string
+		want    bool
+	}{
+		{"gartenstrass", "strass", true},
+		{"krankenversicherungsnumm", "versicherung", true},
+		{"krankenversicherungsnumm", "nummer", false}, // not stemmed as the index stems it
+		{"krankenversicherungsnumm", "numm", true},
+		{"abendstrass", "strass", true},
+		{"gartenstrass", "artenstrass", false}, // "g" is too short to be a word before it
+		{"gartenstrass", "garten", false}, // a prefix is the fragments' business
+		{"strassenbahn", "strass", false},
+		{"gartenstrass", "rass", true},
+		{"gartenstrass", "ass", false}, // shorter than minPartRunes
+	} {
+		if got := hasPart(tc.term, tc.w); got != tc.want {
+			t.Errorf("hasPart(%q, %q) = %v, want %v", tc.term, tc.w, got, tc.want)
+		}
+	}
 }
 
 // inTiers reports whether got is want's groups one after another, each
