@@ -144,7 +144,7 @@ func TestCompoundParts(t *testing.T) {
 		{"krankenversicherungsnumm", "numm", true},
 		{"abendstrass", "strass", true},
 		{"gartenstrass", "artenstrass", false}, // "g" is too short to be a word before it
-		{"gartenstrass", "garten", false}, // a prefix is the fragments' business
+		{"gartenstrass", "garten", false},      // a prefix is the fragments' business
 		{"strassenbahn", "strass", false},
 		{"gartenstrass", "rass", true},
 		{"gartenstrass", "ass", false}, // shorter than minPartRunes
