@@ -2,14 +2,17 @@ package index
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
 // compoundDocs are German letters: whole words, compounds of them, and
 // words that only end like one (Rente, Ente).
 var compoundDocs = []Doc{
-	{ID: "street", Path: "a.txt", Content: "Die Straße ist gesperrt"},
-	{ID: "garden-street", Path: "b.txt", Content: "Wir wohnen in der Gartenstraße 5"},
+	// The word once in a long letter, a compound thrice in a short one:
+	// the word still ranks first.
+	{ID: "street", Path: "a.txt", Content: "Die Straße ist gesperrt. " + strings.Repeat("Wir bitten um Verständnis für die Arbeiten. ", 40)},
+	{ID: "garden-street", Path: "b.txt", Content: "Gartenstraße 5, Gartenstraße 7, Gartenstraße 9"},
 	{ID: "main-street", Path: "c.txt", Content: "Lieferung an die Hauptstrasse 12"},
 	{ID: "garden", Path: "d.txt", Content: "Der Garten blüht"},
 	{ID: "bill", Path: "e.txt", Content: "Die Rechnung liegt bei"},

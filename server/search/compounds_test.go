@@ -3,6 +3,7 @@ package search_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"quire/quiretest"
@@ -24,8 +25,10 @@ func TestSearch_GermanCompounds(t *testing.T) {
 	servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/finance/configuration",
 		map[string]any{"processing": map[string]any{"languages": []string{"deu"}, "defaultActions": []string{}}}, admin), http.StatusOK)
 	letters := []struct{ name, path, content string }{
-		{"street", "post/a.txt", "Die Straße ist ab Montag gesperrt"},
-		{"garden-street", "post/b.txt", "Wir wohnen in der Gartenstraße 5"},
+		// The word once in a long letter, a compound thrice in a short
+		// one: the word still ranks first.
+		{"street", "post/a.txt", "Die Straße ist ab Montag gesperrt. " + strings.Repeat("Wir bitten um Verständnis für die Arbeiten. ", 40)},
+		{"garden-street", "post/b.txt", "Gartenstraße 5, Gartenstraße 7, Gartenstraße 9"},
 		{"main-street", "post/c.txt", "Lieferung an die Hauptstrasse 12"},
 		{"garden", "post/d.txt", "Der Garten blüht im Mai"},
 		{"bill", "post/e.txt", "Die Rechnung liegt bei"},
