@@ -44,46 +44,56 @@ func TestSearch_GermanCompounds(t *testing.T) {
 			name[id] = l.name
 		}
 	}
+	// A scanned letter whose recognized text (two pages) names the
+	// street on its second page: the hit says so (matchedPages).
+	scan := servertest.AddDoc(t, s, admin, german, map[string]any{"path": "post/scan.png", "contentType": "image/png", "isBase64": true,
+		"content": servertest.B64(quiretest.PNG(quiretest.TextImage("x"))), "actions": []any{}})
+	servertest.MustStatus(t, s.Do(http.MethodPut, "/documents/"+scan+"/fulltext"+german,
+		map[string]any{"content": "Sehr geehrte Damen und Herren\fWir wohnen jetzt in der Gartenstraße 5", "contentType": "text/plain"}, admin), http.StatusOK)
+	name[scan] = "scan"
 	servertest.WaitIndexed(t, s)
 	for _, tt := range []struct {
 		name, site, text string
 		want             [][]string // groups in rank order, each in any order
 	}{
-		{"German: the word, then its compounds, then the file name", german, "Straße", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
-		{"German: folded", german, "strasse", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
-		{"German: capitals", german, "STRASSE", [][]string{{"street"}, {"garden-street", "main-street"}, {"file-name"}}},
+		{"German: the word, then its compounds, then the file name", german, "Straße", [][]string{{"street"}, {"garden-street", "main-street", "scan"}, {"file-name"}}},
+		{"German: folded", german, "strasse", [][]string{{"street"}, {"garden-street", "main-street", "scan"}, {"file-name"}}},
+		{"German: capitals", german, "STRASSE", [][]string{{"street"}, {"garden-street", "main-street", "scan"}, {"file-name"}}},
 		{"German: the head of a compound", german, "Rechnung", [][]string{{"bill"}, {"power-bill"}}},
-		{"German: the first part, a word itself", german, "Garten", [][]string{{"garden"}, {"garden-street"}}},
+		{"German: the first part, a word itself", german, "Garten", [][]string{{"garden"}, {"garden-street", "scan"}}},
 		{"German: a part before a linking s", german, "Versicherung", [][]string{{"insurance-no"}}},
 		{"German: the compound", german, "Hauptstraße", [][]string{{"main-street"}}},
-		{"German: two words", german, "Garten Strasse", [][]string{{"garden-street"}}},
+		{"German: two words", german, "Garten Strasse", [][]string{{"garden-street", "scan"}}},
 		{"German: a word that only ends another", german, "Ente", nil},
 		{"English: the word and the file name", english, "Straße", [][]string{{"street"}, {"file-name"}}},
 		{"English: no compound", english, "Rechnung", [][]string{{"bill"}}},
 		{"English: no part", english, "Versicherung", nil},
 		{"English: the word alone", english, "Garten", [][]string{{"garden"}}},
 	} {
-		for _, route := range []string{"/search", "/searchFulltext", "/queryFulltext"} {
+		for _, route := range servertest.TextRoutes {
 			t.Run(tt.name+" "+route, func(t *testing.T) {
-				body, items, idKey := map[string]any{"query": map[string]any{"text": tt.text}}, "documents", "documentId"
-				if route == "/queryFulltext" {
-					body, idKey = map[string]any{"query": map[string]any{"match": map[string]any{"_all": tt.text}}}, "_id"
-				}
-				r := s.Do(http.MethodPost, route+tt.site, body, admin)
-				servertest.MustStatus(t, r, http.StatusOK)
-				res := r.JSON(t)
-				if route == "/queryFulltext" {
-					res, items = quiretest.Obj(t, quiretest.Obj(t, res["result"])["hits"]), "hits"
-				}
+				_, ids, _ := servertest.TextHits(t, s, admin, route, tt.site, tt.text)
 				var got []string
-				for _, d := range quiretest.List(t, res, items) {
-					got = append(got, name[quiretest.Str(t, quiretest.Obj(t, d), idKey)])
+				for _, id := range ids {
+					got = append(got, name[id])
 				}
 				if !inTiers(got, tt.want) {
 					t.Errorf("%q found %v, want %v (groups in that order)", tt.text, got, tt.want)
 				}
 			})
 		}
+	}
+	for _, route := range servertest.TextRoutes {
+		t.Run("the page of the compound "+route, func(t *testing.T) {
+			hits, ids, body := servertest.TextHits(t, s, admin, route, german, "Straße")
+			i := slices.Index(ids, scan)
+			if i < 0 {
+				t.Fatalf("the scan is not found: %s", body)
+			}
+			if pages := quiretest.List(t, hits[i], "matchedPages"); len(pages) != 1 || pages[0] != float64(2) {
+				t.Errorf("matchedPages %v, want [2]", pages)
+			}
+		})
 	}
 }
 
