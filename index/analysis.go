@@ -125,7 +125,11 @@ func (x *Index) compoundWordQuery(term string) query.Query {
 	if len(cterms)+len(parts) == 0 {
 		return newWordTerm(term)
 	}
-	return newFragmentTerms([]string{term}, cterms, parts, []string{term})
+	q := newFragmentTerms([]string{term}, cterms, parts, []string{term})
+	if f, ok := q.(*fragmentTerms); ok {
+		f.word = true // collectFragment ranks it from its best hits
+	}
+	return q
 }
 
 // pathBoost is the weight of a match in the path words against one in the

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +176,60 @@ func inTiers(got []string, want [][]string) bool {
 		got = got[len(g):]
 	}
 	return len(got) == 0
+}
+
+// TestText_CompoundWordFromBestHits: a German word the index has, with
+// compounds, is ranked unfiltered from the word's best hits (cached in a
+// segment where it is common) and then the parts' and path words'
+// postings; that gives every page and the total exactly as summing every
+// tier's postings does (the path an index of several sites takes).
+func TestText_CompoundWordFromBestHits(t *testing.T) {
+	x := openTest(t)
+	filler := strings.Repeat("Wir bitten um Verständnis. ", 9)
+	var docs []Doc
+	for i := range 5000 {
+		d := Doc{ID: fmt.Sprintf("d%04d", i), Site: "office", Language: "deu", Path: fmt.Sprintf("post/%d.txt", i)}
+		switch i % 3 {
+		case 0, 1:
+			d.Content = strings.Repeat("Straße ", i%5+1) + filler[:i%7*20]
+		default:
+			d.Content = "Hauptstraße " + filler[:i%7*20]
+		}
+		if i%4 == 0 {
+			d.Content += " Gartenstraße"
+		}
+		if i%10 == 0 {
+			d.Path, d.Content = fmt.Sprintf("post/strasse-%d.txt", i), "Ein Plan"
+		}
+		docs = append(docs, d)
+	}
+	if err := x.Put(docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := x.wordQuery("strass", "de").(*fragmentTerms)
+	if !ok || !f.word {
+		t.Fatalf("strass is no word with parts: %#v", f)
+	}
+	used := x.best.used.Load()
+	for _, page := range []struct{ from, size int }{{0, 10}, {3000, 40}, {3290, 30}, {3300, 50}, {4490, 20}, {4990, 10}} {
+		got, total, err := x.Text("office", "Straße", TextOptions{From: page.from, Size: page.size, Language: "deu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantTotal, err := x.collectFragment(context.Background(), f, "office", page.from, page.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != wantTotal || total != 5000 || len(got) != len(want) {
+			t.Fatalf("page %v: %d hits of %d, summed %d of %d", page, len(got), total, len(want), wantTotal)
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID {
+				t.Fatalf("page %v, hit %d: %s, summed %s", page, i, got[i].ID, want[i].ID)
+			}
+		}
+	}
+	if x.best.used.Load() == used {
+		t.Fatal("no cached best hits used")
+	}
 }

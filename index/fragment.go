@@ -27,6 +27,9 @@ type fragmentTerms struct {
 	*query.DisjunctionQuery
 	content, path       []string
 	contentParts, parts []string
+	// word: content is the word itself (a term of the index), not the
+	// words a fragment begins.
+	word bool
 }
 
 // newFragmentTerms returns the disjunction of the terms in their fields,
@@ -71,7 +74,10 @@ func isCompound(q query.Query) bool {
 // word with compound parts has a tier between those two: the documents
 // with a part and not the word in their text, times partBoost. site, when
 // not "", keeps the documents of that site only (an index of several
-// sites).
+// sites). Unfiltered, the tier of a word the index has is the word's best
+// hits as collectWord ranks them (termBest: cached for a common word), and
+// only the parts' and path words' postings are summed here.
+
 func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, site string, from, size int) ([]Hit, uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -107,6 +113,16 @@ func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, site stri
 		}
 	}
 	k := from + size
+	var best []candidate
+	var total uint64
+	wordFirst := site == "" && f.word && len(f.content) == 1
+	if wordFirst {
+		if best, total, err = x.termBest(ctx, r, fContent, f.content[0], k); err != nil {
+			return nil, 0, err
+		}
+	}
+	var wordPL segment.PostingsList
+	var wordIt segment.PostingsIterator
 	text, path := newTopHits(r, k), newTopHits(r, k)
 	tiers := []*topHits{text, path}
 	var parts *topHits
@@ -114,7 +130,7 @@ func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, site stri
 		parts = newTopHits(r, k)
 		tiers = []*topHits{text, parts, path}
 	}
-	var total, base uint64
+	var base uint64
 	var sitePL segment.PostingsList
 	var siteIt segment.PostingsIterator
 	// The accumulator goes back to the pool clean: only after every
@@ -135,13 +151,26 @@ func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, site stri
 				return nil, 0, err
 			}
 		}
-		inText, err := acc.add(ctx, ss, fContent, f.content, cw, nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		total += inText.GetCardinality()
-		if err := acc.offer(text, inText, segBase, 1); err != nil {
-			return nil, 0, err
+		var inText *roaring.Bitmap
+		if wordFirst {
+			// Counted and ranked by termBest: only which documents.
+			if wordPL, err = segmentPostings(ss, fContent, f.content[0], wordPL); err != nil {
+				return nil, 0, err
+			}
+			inText = roaring.New()
+			if wordPL.Count() > 0 {
+				if inText, wordIt, err = actualBitmap(wordPL, wordIt); err != nil {
+					return nil, 0, err
+				}
+			}
+		} else {
+			if inText, err = acc.add(ctx, ss, fContent, f.content, cw, nil); err != nil {
+				return nil, 0, err
+			}
+			total += inText.GetCardinality()
+			if err := acc.offer(text, inText, segBase, 1); err != nil {
+				return nil, 0, err
+			}
 		}
 		before := inText
 		if f.hasParts() {
@@ -171,7 +200,6 @@ func (x *Index) collectFragment(ctx context.Context, f *fragmentTerms, site stri
 	}
 	acc.only = nil
 	fragmentAccs.Put(acc)
-	var best []candidate
 	for _, tier := range tiers {
 		if len(best) >= k {
 			break
