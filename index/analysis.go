@@ -67,6 +67,7 @@ func addAnalyzers(im *mapping.IndexMappingImpl) {
 	if err != nil {
 		panic(err) // constant input
 	}
+	addPartsAnalyzer(im)
 }
 
 // Fragments: a word of a plain text query that is no term of the index
@@ -83,27 +84,52 @@ const (
 // term when the index has it (in the text or in the path words), else the
 // terms it is a prefix of. A term is looked up in the text (content) and
 // in the path words (path): a document that has it only in its path ranks
-// below every document that has it in its text (pathBoost).
-func (x *Index) wordQuery(term string) query.Query {
+// below every document that has it in its text (pathBoost). A site whose
+// analyzer indexes compound parts (compoundAnalyzers) gets
+// compoundWordQuery instead.
+func (x *Index) wordQuery(term, analyzer string) query.Query {
 	if utf8.RuneCountInString(term) < minFragmentRunes {
 		return newWordTerm(term)
+	}
+	if compoundAnalyzers[analyzer] {
+		return x.compoundWordQuery(term)
 	}
 	cterms, cexact := x.expand(fContent, term)
 	pterms, pexact := x.expand(fPath, term)
 	if cexact || pexact || len(cterms)+len(pterms) == 0 {
 		return newWordTerm(term)
 	}
-	qs := make([]query.Query, 0, len(cterms)+len(pterms))
-	for _, t := range cterms {
-		qs = append(qs, termQuery(fContent, t))
+	return newFragmentTerms(cterms, nil, nil, pterms)
+}
+
+// compoundWordQuery is wordQuery for a site that indexes compound parts
+// (compound.go), in three tiers. When the index has the term: the term in
+// the text; then, as parts, the words of the text it begins (garten:
+// gartenstrasse) and the compounds it ends or precedes a link in
+// (partTerms: strasse, gartenstrasse); then the term in the path words.
+// Otherwise the words it begins in the text (a fragment, as wordQuery),
+// then the compounds, then the path words it begins. Without parts it is
+// wordQuery's query. Its extra work is two dictionary walks, each bounded
+// (maxFragmentTerms terms).
+func (x *Index) compoundWordQuery(term string) query.Query {
+	cterms, cexact := x.prefixTerms(fContent, term, true)
+	parts := x.partTerms(term)
+	if !cexact {
+		if pterms, pexact := x.expand(fPath, term); !pexact {
+			if len(cterms)+len(parts)+len(pterms) == 0 {
+				return newWordTerm(term)
+			}
+			return newFragmentTerms(cterms, nil, parts, pterms)
+		}
 	}
-	for _, t := range pterms {
-		qs = append(qs, pathQuery(termQuery(fPath, t)))
+	if len(cterms)+len(parts) == 0 {
+		return newWordTerm(term)
 	}
-	if len(qs) == 1 {
-		return qs[0]
+	q := newFragmentTerms([]string{term}, cterms, parts, []string{term})
+	if f, ok := q.(*fragmentTerms); ok {
+		f.word = true // collectFragment ranks it from its best hits
 	}
-	return &fragmentTerms{DisjunctionQuery: bleve.NewDisjunctionQuery(qs...), content: cterms, path: pterms}
+	return q
 }
 
 // pathBoost is the weight of a match in the path words against one in the
@@ -117,9 +143,12 @@ func (x *Index) wordQuery(term string) query.Query {
 const pathBoost = 1e-7
 
 // pathQuery weighs q, a query of the path words, by pathBoost.
-func pathQuery(q query.Query) query.Query {
+func pathQuery(q query.Query) query.Query { return boosted(q, pathBoost) }
+
+// boosted weighs q by boost.
+func boosted(q query.Query, boost float64) query.Query {
 	if b, ok := q.(query.BoostableQuery); ok {
-		b.SetBoost(pathBoost)
+		b.SetBoost(boost)
 	}
 	return q
 }
@@ -142,6 +171,12 @@ func newWordTerm(term string) *wordTerm {
 // expand reads field's dictionary from term on: whether term itself is
 // there, and else up to maxFragmentTerms terms that begin with it.
 func (x *Index) expand(field, term string) ([]string, bool) {
+	return x.prefixTerms(field, term, false)
+}
+
+// prefixTerms is expand; past goes on past term itself, returning the
+// terms that begin with it (term left out) and whether term is there.
+func (x *Index) prefixTerms(field, term string, past bool) ([]string, bool) {
 	r, err := x.textReader()
 	if err != nil {
 		return nil, false
@@ -153,6 +188,7 @@ func (x *Index) expand(field, term string) ([]string, bool) {
 	}
 	defer d.Close()
 	var out []string
+	exact := false
 	for len(out) < maxFragmentTerms {
 		e, err := d.Next()
 		if err != nil || e == nil {
@@ -162,11 +198,15 @@ func (x *Index) expand(field, term string) ([]string, bool) {
 			continue
 		}
 		if e.Term == term {
-			return nil, true
+			if !past {
+				return nil, true
+			}
+			exact = true
+			continue
 		}
 		out = append(out, e.Term)
 	}
-	return out, false
+	return out, exact
 }
 
 // analyze returns the terms the analyzer makes of text.
@@ -185,7 +225,8 @@ func (x *Index) analyze(analyzer, text string) []string {
 // MatchedPages returns the pages (1 on; pages are separated by form
 // feeds, as OCR and pdftotext write them) of text on which a word of the
 // plain text query occurs as the index matches it: the same term after
-// the site language's analysis, or for a fragment a term it begins. It
+// the site language's analysis, or for a fragment a term it begins, or on
+// a site that indexes compound parts a compound it is a part of. It
 // names the page of a hit without the index storing positions: the hit's
 // text is read back from storage anyway for its snippet.
 func (x *Index) MatchedPages(lang, text, q string) []int {
@@ -199,17 +240,17 @@ func (x *Index) MatchedPages(lang, text, q string) []int {
 		if strings.TrimSpace(page) == "" {
 			continue
 		}
-		if pageMatches(x.analyze(an, page), words) {
+		if pageMatches(x.analyze(an, page), words, compoundAnalyzers[an]) {
 			pages = append(pages, i+1)
 		}
 	}
 	return pages
 }
 
-func pageMatches(terms, words []string) bool {
+func pageMatches(terms, words []string, parts bool) bool {
 	for _, t := range terms {
 		for _, w := range words {
-			if t == w || utf8.RuneCountInString(w) >= minFragmentRunes && strings.HasPrefix(t, w) {
+			if t == w || utf8.RuneCountInString(w) >= minFragmentRunes && strings.HasPrefix(t, w) || parts && hasPart(t, w) {
 				return true
 			}
 		}

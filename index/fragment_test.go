@@ -41,9 +41,9 @@ func TestText_FragmentFromPostings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, ok := x.wordQuery("quark").(*fragmentTerms)
+	f, ok := x.wordQuery("quark", defaultAnalyzer).(*fragmentTerms)
 	if !ok {
-		t.Fatalf("quark is no fragment query: %T", x.wordQuery("quark"))
+		t.Fatalf("quark is no fragment query: %T", x.wordQuery("quark", defaultAnalyzer))
 	}
 	want, wantTotal, err := x.collect(context.Background(), f.DisjunctionQuery, 0, 100)
 	if err != nil {

@@ -150,6 +150,11 @@ func textDocMapping(analyzer string) *mapping.DocumentMapping {
 	dm.AddFieldMappingsAt(fContent, text(true))
 	dm.AddFieldMappingsAt(fTags, text(false))
 	dm.AddFieldMappingsAt(fAttrs, text(false))
+	if compoundAnalyzers[analyzer] {
+		parts := text(false)
+		parts.Analyzer = partsAnalyzer
+		dm.AddFieldMappingsAt(fParts, parts)
+	}
 	dm.AddFieldMappingsAt(fSHA, kw(false))
 	dm.AddFieldMappingsAt(fType, kw(false))
 	dt := bleve.NewDateTimeFieldMapping()
@@ -230,8 +235,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 // formatVersion names the layout of the index (its mappings included); a
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
 // values (nothing is sorted or faceted by a text-index field). 6: an
-// analyzer per site language (stems, German folding; analysis.go).
-const formatVersion = "7"
+// analyzer per site language (stems, German folding; analysis.go). 7:
+// path words out of content. 8: German compound parts (compound.go).
+const formatVersion = "8"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {
@@ -366,6 +372,9 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 		}
 		if a := AnalyzerFor(d.Language); a != defaultAnalyzer {
 			fields[fLang] = a
+			if compoundAnalyzers[a] {
+				fields[fParts] = fields[fContent] // compound.go
+			}
 		}
 		addKV(fields, fTagKey, fTagVal, d.TagValues)
 		addKV(fields, fAttrKey, fAttrVal, d.AttrValues)
@@ -864,7 +873,8 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	// Filters and exclusions are matched in the index, so the total is
 	// exact and only the page's documents are read from storage.
 	var filters, hide []query.Query
-	if !x.onlySite(site) {
+	siteFilter := !x.onlySite(site)
+	if siteFilter {
 		filters = append(filters, siteQuery(site))
 	}
 	if o.Filter != nil {
@@ -905,7 +915,7 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		if f, ok := tq.(*fragmentTerms); ok {
 			ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 			defer cancel()
-			hits, total, err := x.collectFragment(ctx, f, o.From, o.Size)
+			hits, total, err := x.collectFragment(ctx, f, "", o.From, o.Size)
 			if err != nil {
 				return nil, 0, searchErr(err, false)
 			}
@@ -921,6 +931,17 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 			return hits, total, nil
 		}
 		return x.textSearch(tq, o)
+	case siteFilter && len(filters) == 1 && len(hide) == 0 && isCompound(tq):
+		// A word with compound parts in an index of several sites: its
+		// tiers from the postings, the site's documents only, so parts
+		// rank below the word itself here too.
+		ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+		defer cancel()
+		hits, total, err := x.collectFragment(ctx, tq.(*fragmentTerms), site, o.From, o.Size)
+		if err != nil {
+			return nil, 0, searchErr(err, false)
+		}
+		return hits, total, nil
 	case all && len(filters) > 0:
 		// Tags or attributes alone (/searchFulltext without text): the
 		// filters' postings drive instead of every document's.
@@ -962,7 +983,7 @@ func (x *Index) wordsQuery(text, analyzer string) query.Query {
 		tokens := x.analyze(analyzer, w)
 		terms := make([]query.Query, len(tokens))
 		for i, tk := range tokens {
-			terms[i] = x.wordQuery(tk)
+			terms[i] = x.wordQuery(tk, analyzer)
 		}
 		switch len(terms) {
 		case 0:

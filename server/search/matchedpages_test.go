@@ -48,27 +48,17 @@ func TestSearch_MatchedPages(t *testing.T) {
 				{"words on different pages", "thank terms", map[string][]int{scan: {1, 4}}, false},
 				{"file name only", "okapi", map[string][]int{scan: nil, plain: nil}, true},
 			} {
-				for _, route := range []string{"/search", "/searchFulltext", "/queryFulltext"} {
+				for _, route := range servertest.TextRoutes {
 					if tt.textOnly && route == "/queryFulltext" {
 						continue
 					}
 					t.Run(tt.name+" "+route, func(t *testing.T) {
 						// /queryFulltext (the console's search) has it on
 						// each OpenSearch hit, the others on each document.
-						body, items, idKey := map[string]any{"query": map[string]any{"text": tt.text}}, "documents", "documentId"
-						if route == "/queryFulltext" {
-							body, idKey = map[string]any{"query": map[string]any{"match": map[string]any{"_all": tt.text}}}, "_id"
-						}
-						r := s.Do(http.MethodPost, route+site.Query, body, tok)
-						servertest.MustStatus(t, r, http.StatusOK)
-						res := r.JSON(t)
-						if route == "/queryFulltext" {
-							res, items = quiretest.Obj(t, quiretest.Obj(t, res["result"])["hits"]), "hits"
-						}
+						hits, ids, body := servertest.TextHits(t, s, tok, route, site.Query, tt.text)
 						got := map[string][]int{}
-						for _, d := range quiretest.List(t, res, items) {
-							m := quiretest.Obj(t, d)
-							id := quiretest.Str(t, m, idKey)
+						for i, m := range hits {
+							id := ids[i]
 							got[id] = nil
 							if v, ok := m["matchedPages"]; ok {
 								for _, p := range quiretest.List(t, m, "matchedPages") {
@@ -86,7 +76,7 @@ func TestSearch_MatchedPages(t *testing.T) {
 						for id, want := range tt.want {
 							pages, found := got[id]
 							if !found {
-								t.Errorf("%q does not find %s: %s", tt.text, id, r.Body)
+								t.Errorf("%q does not find %s: %s", tt.text, id, body)
 								continue
 							}
 							if !slices.Equal(pages, want) {

@@ -22,6 +22,33 @@ func Search(t *testing.T, s *quiretest.Server, tok, site string, body any, extra
 	return docs, next
 }
 
+// TextRoutes are the routes of a plain text search; TextHits asks them.
+var TextRoutes = []string{"/search", "/searchFulltext", "/queryFulltext"}
+
+// TextHits asks route (one of TextRoutes) for the plain text text in the
+// site (its query: "" or "?siteId=…"), and returns the hits in rank order
+// with their document ids, and the answer's body for messages:
+// /search's and /searchFulltext's documents, /queryFulltext's OpenSearch
+// hits for a match on every field (the console's search).
+func TextHits(t *testing.T, s *quiretest.Server, tok, route, site, text string) (hits []map[string]any, ids []string, body string) {
+	t.Helper()
+	req, items, idKey := map[string]any{"query": map[string]any{"text": text}}, "documents", "documentId"
+	if route == "/queryFulltext" {
+		req, idKey = map[string]any{"query": map[string]any{"match": map[string]any{"_all": text}}}, "_id"
+	}
+	r := s.Do(http.MethodPost, route+site, req, tok)
+	MustStatus(t, r, http.StatusOK)
+	res := r.JSON(t)
+	if route == "/queryFulltext" {
+		res, items = quiretest.Obj(t, quiretest.Obj(t, res["result"])["hits"]), "hits"
+	}
+	for _, h := range quiretest.List(t, res, items) {
+		m := quiretest.Obj(t, h)
+		hits, ids = append(hits, m), append(ids, quiretest.Str(t, m, idKey))
+	}
+	return hits, ids, string(r.Body)
+}
+
 func FolderKeyOf(t *testing.T, s *quiretest.Server, tok, site, folder, name string) string {
 	t.Helper()
 	docs, _ := Search(t, s, tok, site, map[string]any{"query": map[string]any{"meta": map[string]any{"folder": folder}}}, "limit=100")
