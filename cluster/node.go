@@ -258,8 +258,20 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	n.stream = stream
+	// MaxRPCsInFlight 1: no pipelined replication. hashicorp/raft's
+	// pipeline (v1.8.0, its issue 612, unfixed) can stop replicating to a
+	// follower for good after that follower refuses one append: the
+	// pipeline's decoder returns on the refusal while the next answer is
+	// in flight, that answer waits for a reader that is gone, the next
+	// send waits for the decoder, and the pipeline's close waits for the
+	// send. Heartbeats go on apart, so the follower never calls the
+	// election that would heal it, and the leader's shutdown waits
+	// forever. Synchronous appends still carry up to MaxAppendEntries
+	// entries each. TestReplication_AFollowersRefusalNeverStops... stopped
+	// the replication in its first round with pipelining on.
 	n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl.Named("transport"),
+		MaxRPCsInFlight: 1,
 	})
 	n.gate = newHeartbeatGate(n.trans)
 
