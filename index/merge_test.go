@@ -213,6 +213,14 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 	const batches, per = 30, 3
 	for b := 0; b < batches; b++ {
 		addBatch(t, db, ix, b*per, per)
+		// Each batch persisted before the next: scorch's persister
+		// merges the in-memory segments it finds waiting into one file
+		// (on a loaded machine three batches of 3 became one segment of
+		// 9), a merge of fresh batches that is not the plan's.
+		waitUntil(t, 5*time.Millisecond, func() string { return fmt.Sprintf("batch %d not persisted in time", b) }, func() bool {
+			_, mem := segments(x.text)
+			return mem == 0
+		})
 	}
 	var docs []int64
 	waitUntil(t, 20*time.Millisecond, func() string {
