@@ -17,6 +17,7 @@ import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js
 import { uploader } from "../js/upload.js";
 import { selection } from "../js/select.js";
 import { bulkBar, moveDoc, nearFolders } from "../js/bulkbar.js";
+import { runBulk, progressPanel } from "../js/bulk.js";
 import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -342,7 +343,6 @@ export default {
 
     async function moveDocs(docs, target) {
       if (!docs.length) return;
-      const { runBulk, progressPanel } = await import("../js/bulk.js");
       const panel = progressPanel("drop-progress");
       body.before(panel.el);
       const notes = [];
