@@ -3372,7 +3372,7 @@ function selection(onChange) {
 }
 
 // js/bulkbar.js
-import { api as api5 } from "./js/api.js";
+import { api as api5, ApiError as ApiError2 } from "./js/api.js";
 
 // js/bulk.js
 var PARALLEL2 = 4;
@@ -3427,6 +3427,26 @@ async function runBulk(panel, label, items, work, name) {
         failed.push({ item: it, name: name(it), error: e });
       }
       done++;
+      panel.progress(done, items.length);
+    }
+  }));
+  return failed;
+}
+async function runBatches(panel, label, items, size, work, name) {
+  const failed = [];
+  let done = 0;
+  panel.start(label, items.length);
+  const queue2 = [];
+  for (let i = 0; i < items.length; i += size) queue2.push(items.slice(i, i + size));
+  await Promise.all(Array.from({ length: Math.min(PARALLEL2, queue2.length) }, async () => {
+    while (queue2.length) {
+      const batch = queue2.shift();
+      try {
+        for (const f of await work(batch) || []) failed.push({ item: f.item, name: name(f.item), error: f.error });
+      } catch (e) {
+        for (const it of batch) failed.push({ item: it, name: name(it), error: e });
+      }
+      done += batch.length;
       panel.progress(done, items.length);
     }
   }));
@@ -3491,6 +3511,15 @@ function typeName(dataType) {
 // js/bulkbar.js
 var enc5 = encodeURIComponent;
 var ZIP_MAX = 1e3;
+var TAG_BATCH = 200;
+async function tagBatch(docs, tags) {
+  const out = await api5("POST", "/documents/tags/batch", { query: siteQuery(), body: { documentIds: docs.map((d) => d.id), tags } });
+  const byId = new Map(docs.map((d) => [d.id, d]));
+  return (out.errors || []).map((e) => ({
+    item: byId.get(e.key) || { id: e.key, path: e.key },
+    error: new ApiError2(/not found/i.test(e.error) ? 404 : 403, { message: e.error })
+  }));
+}
 var baseName = (p) => String(p || "").split("/").pop();
 function moveTo(path, folder) {
   const name = baseName(path);
@@ -3547,10 +3576,10 @@ function bulkBar(sel, done, folders) {
     const first = f.querySelector("input, select");
     if (first) first.focus();
   }
-  async function job(label, work, after, notes) {
+  async function job(label, work, after, notes, batch) {
     const docs = sel.list();
     clear(form2);
-    const failed = await runBulk(panel, label, docs, work, (d) => d.path);
+    const failed = batch ? await runBatches(panel, label, docs, batch, work, (d) => d.path) : await runBulk(panel, label, docs, work, (d) => d.path);
     panel.finish(docs.length, failed, null, notes);
     if (after) after(docs.filter((d) => !failed.some((f) => f.item.id === d.id)));
     done();
@@ -3575,7 +3604,7 @@ function bulkBar(sel, done, folders) {
     return panelForm("bulk-tag-form", t("bulk.tagTitle", { n: sel.size }), [
       h("div.field", h("label", { for: "bulk-tag-key" }, t("doc.tagKey")), k),
       h("div.field", h("label", { for: "bulk-tag-value" }, t("doc.tagValue")), v)
-    ], t("bulk.apply"), () => job(t("bulk.tagging"), (d) => api5("POST", `/documents/${enc5(d.id)}/tags`, { query: siteQuery(), body: { tags: [{ key: k.value.trim(), value: v.value }] } })));
+    ], t("bulk.apply"), () => job(t("bulk.tagging"), (docs) => tagBatch(docs, [{ key: k.value.trim(), value: v.value }]), null, null, TAG_BATCH));
   }
   async function attrForm() {
     const defs = await definitions();
