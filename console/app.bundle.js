@@ -3806,19 +3806,19 @@ var browse_default = {
       return { id: d.documentId, path: d.full };
     }
     function draw() {
-      const shown = rows();
+      const shown2 = rows();
       sel.rows();
       if (o.view === "grid") {
         clear(
           body2,
-          sel.size || shown.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
-          h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, shown.map((d) => card(d)))
+          sel.size || shown2.some((d) => !d.folder) ? h("div.grid-head", h("label.check", sel.headerBox, " ", t("select.page"))) : null,
+          h("ul.grid#grid", { "aria-label": t("browse.caption", { folder: folder || "/" }) }, shown2.map((d) => card(d)))
         );
-        if (!shown.length) body2.append(h("p#empty-folder", t("browse.empty")));
+        if (!shown2.length) body2.append(h("p#empty-folder", t("browse.empty")));
         awaitThumbs();
       } else {
-        const tbody = h("tbody", shown.map((d) => row(d)));
-        if (!shown.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
+        const tbody = h("tbody", shown2.map((d) => row(d)));
+        if (!shown2.length) tbody.append(h("tr", h("td", { colspan: 5 }, t("browse.empty"))));
         clear(body2, h(
           "table.list#entries",
           h("caption.sr", t("browse.caption", { folder: folder || "/" })),
@@ -3875,7 +3875,7 @@ var browse_default = {
       return li;
     }
     function thumb(d) {
-      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", decoding: "async" });
+      if (d.thumbnailUrl) return inView(h("img.thumb-img", { alt: "", decoding: "async" }), d.thumbnailUrl);
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
       if (!d.folder && /^image\/(png|jpeg|gif|webp)$/.test(d.contentType || "") && Number(d.contentLength) <= 1 << 20) {
         lazyImage(big, d);
@@ -3901,6 +3901,22 @@ var browse_default = {
         img._doc = d;
         seen2.observe(img);
       }
+    }
+    const shown = typeof IntersectionObserver === "function" ? new IntersectionObserver((list3) => {
+      for (const e of list3) {
+        if (!e.isIntersecting) continue;
+        shown.unobserve(e.target);
+        e.target.src = e.target._src;
+      }
+    }, { rootMargin: "0px 0px 100px 0px" }) : null;
+    function inView(img, url) {
+      if (!shown) {
+        img.src = url;
+        return img;
+      }
+      img._src = url;
+      shown.observe(img);
+      return img;
     }
     const THUMBABLE = /^(application\/pdf|image\/(png|jpeg|gif|tiff))\b/;
     function awaitThumbs() {
