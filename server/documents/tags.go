@@ -35,18 +35,26 @@ func (s *Handlers) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	if len(in) == 0 {
 		return nil, false, api.Invalid("tags", "invalid body")
 	}
-	seen := map[string]bool{}
-	for _, t := range in {
-		if t.Key != nil && seen[*t.Key] {
-			return nil, false, errDuplicateTagKey
-		}
-		seen[api.Deref(t.Key)] = t.Key != nil
+	if err := onceEach(in); err != nil {
+		return nil, false, err
 	}
 	tags, errs := ConvertTags(in, "tags")
 	if err := api.CheckErrors(errs); err != nil {
 		return nil, false, err
 	}
 	return tags, b.single(), nil
+}
+
+// onceEach refuses a body that gives a tag key twice.
+func onceEach(in []TagIn) error {
+	seen := map[string]bool{}
+	for _, t := range in {
+		if t.Key != nil && seen[*t.Key] {
+			return errDuplicateTagKey
+		}
+		seen[api.Deref(t.Key)] = t.Key != nil
+	}
+	return nil
 }
 
 // errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
@@ -342,12 +350,8 @@ func (s *Handlers) HandleTagDocuments(r *api.Request) error {
 	if len(b.Tags) == 0 {
 		return api.Invalid("tags", "'tags' is required")
 	}
-	seen := map[string]bool{}
-	for _, t := range b.Tags {
-		if t.Key != nil && seen[*t.Key] {
-			return errDuplicateTagKey
-		}
-		seen[api.Deref(t.Key)] = t.Key != nil
+	if err := onceEach(b.Tags); err != nil {
+		return err
 	}
 	tags, errs := ConvertTags(b.Tags, "tags")
 	if err := api.CheckErrors(errs); err != nil {
