@@ -96,8 +96,8 @@ export async function refresh() {
 // server): as authCall answers, or its ApiError.
 async function bootRefresh() {
   const sent = window.quireBoot;
+  window.quireBoot = null; // taken, or a late js/boot.js sends none
   if (!sent) return null;
-  window.quireBoot = null;
   const r = await sent;
   if (!r) return null;
   let out = {};
