@@ -32,6 +32,8 @@ require (
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
+require github.com/evanw/esbuild v0.28.2 // indirect
+
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5
 	github.com/andybalholm/brotli v1.1.0 // indirect

@@ -187,3 +187,45 @@ func TestConsole_BulkWork(t *testing.T) {
 func setLangMenu(l string) chromedp.Action {
 	return chromedp.Tasks{click("#menu-toggle"), chromedp.WaitVisible("#lang", chromedp.ByQuery), setLang(l)}
 }
+
+// TestConsole_BulkTagInBatches: the bulk bar tags a selection with one
+// POST /documents/tags/batch per 200 documents (not a request per
+// document), and a document the server left out (deleted meanwhile) is in
+// the summary with its reason in plain words while the others are tagged.
+func TestConsole_BulkTagInBatches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.user(t, "bo", "default", "temporary-1", true)
+	ids := map[string]string{}
+	for _, n := range []string{"t1", "t2", "t3"} {
+		ids[n] = quiretest.Str(t, e.must(t, "POST", "/documents?siteId=default", map[string]any{"path": "tagme/" + n + ".txt", "content": "x", "contentType": "text/plain"}, http.StatusCreated), "documentId")
+	}
+	batches := `performance.getEntriesByType("resource").filter(e => new URL(e.name).pathname === "/documents/tags/batch").length`
+	single := `performance.getEntriesByType("resource").filter(e => /^\/documents\/[^/]+\/tags$/.test(new URL(e.name).pathname)).length`
+	b := newBrowser(t, "en-US")
+	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("bo", password)...)
+	steps = append(steps,
+		step{"the folder", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/tagme"), wait(`document.querySelectorAll("#entries tr.doc").length === 3`)}},
+		step{"select all three", chromedp.Tasks{click(box("t1.txt")), shiftClick(box("t3.txt")), textOf("#selected-count", "3 documents selected")}},
+		step{"t2 is deleted meanwhile", check(func() error {
+			if r := e.s.Do("DELETE", "/documents/"+ids["t2"]+"?siteId=default&softDelete=true", nil, e.admin); r.Status != http.StatusOK {
+				return fmt.Errorf("delete t2: %d %s", r.Status, r.Body)
+			}
+			return nil
+		})},
+		step{"tag them: two done, t2 failed with a reason", chromedp.Tasks{click("#bulk-tag"), chromedp.WaitVisible("#bulk-tag-form", chromedp.ByQuery),
+			setValue("#bulk-tag-key", "sorted"), setValue("#bulk-tag-value", "yes"), click("#bulk-tag-form button[type=submit]"),
+			textOf("#bulk-progress", "2 done; 1 failed:"),
+			textOf("#bulk-progress .bulk-failures", "tagme/t2.txt: This is no longer there"), noRawText()}},
+		step{"one batch request, no request per document", wait(batches + ` === 1 && ` + single + ` === 0`)},
+		step{"t1 and t3 are tagged", check(func() error {
+			for _, n := range []string{"t1", "t3"} {
+				if r := e.s.Do("GET", "/documents/"+ids[n]+"/tags/sorted?siteId=default", nil, e.admin); r.Status != http.StatusOK {
+					return fmt.Errorf("%s not tagged: %d %s", n, r.Status, r.Body)
+				}
+			}
+			return nil
+		})},
+	)
+	b.run(steps...)
+}

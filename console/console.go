@@ -19,7 +19,9 @@ import (
 	"sync"
 )
 
-//go:embed index.html app.css favicon.svg icons js pages i18n
+//go:generate go run ./internal/bundle/gen
+
+//go:embed index.html app.css app.bundle.js favicon.svg icons js pages i18n
 var files embed.FS
 
 // FS is the console's files, rooted at the console folder (index.html at

@@ -17,7 +17,7 @@ import (
 // empty file is "The file was empty." and a disk that failed a write
 // says to have it checked and restart Quire; the server's own text is
 // behind a closed "Details" (opened with the keyboard, then shown), in
-// English and in German.
+// English, German and French.
 func TestConsole_PlainDiagnostics(t *testing.T) {
 	t.Parallel()
 	src := axeFile()
@@ -34,6 +34,7 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 	for _, tt := range []struct{ lang, empty string }{
 		{"en-US", "The file was empty."},
 		{"de-DE", "Die Datei war leer."},
+		{"fr-FR", "Le fichier était vide."},
 	} {
 		b := newBrowser(t, tt.lang, fmt.Sprintf(`Object.defineProperty(navigator, "languages", {get: () => [%q]});`, tt.lang))
 		steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
@@ -57,6 +58,7 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 	}{
 		{"en-US", "A write to the data disk failed, so Quire stopped writing.", nil},
 		{"de-DE", "Ein Schreibvorgang auf den Datenträger ist fehlgeschlagen", nil},
+		{"fr-FR", "Une écriture sur le disque de données a échoué, Quire n'écrit donc plus.", nil},
 	}
 	for i := range health {
 		tt := &health[i]

@@ -55,7 +55,8 @@ func TestConsole_Served(t *testing.T) {
 	tests := []struct {
 		path, ctype, contains string
 	}{
-		{"/console/", "text/html; charset=utf-8", `<script type="module" src="js/app.js">`},
+		{"/console/", "text/html; charset=utf-8", `<script type="module" src="app.bundle.js">`},
+		{"/console/app.bundle.js", "text/javascript; charset=utf-8", "from \"./js/api.js\""},
 		{"/console/js/app.js", "text/javascript; charset=utf-8", "import"},
 		{"/console/app.css", "text/css; charset=utf-8", "font-family"},
 		{"/console/i18n/de.js", "text/javascript; charset=utf-8", "Anmelden"},

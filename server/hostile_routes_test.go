@@ -43,6 +43,7 @@ var routeSamples = map[string]string{
 	"POST /documents":                                                              `{"path":"s/a.txt","content":"x","contentType":"text/plain","checksumType":"SHA1","tags":[{"key":"t","value":"v"},{"key":"u","values":["a","b"]}],"metadata":[{"key":"m","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}],"actions":[{"type":"FULLTEXT"}],"documents":[{"content":"c","path":"s/c.txt","tags":[{"key":"t","value":"w"}]}]}`,
 	"POST /documents/upload":                                                       `{"path":"u/a.txt","tags":[{"key":"t","value":"v"}],"attributes":[{"key":"k","stringValue":"v"}]}`,
 	"PATCH /documents/tags":                                                        `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"t2","value":"v"}]}}`,
+	"POST /documents/tags/batch":                                                   `{"documentIds":["<documentId>"],"tags":[{"key":"t","value":"v"},{"key":"u","values":["a","b"]}]}`,
 	"PATCH /documents/:documentId":                                                 `{"path":"p/b.txt","deepLinkPath":"https://example.com/x","width":"10","tags":[{"key":"t","value":"v"}],"metadata":[{"key":"m","values":["a"]}],"attributes":[{"key":"k","stringValue":"v"}]}`,
 	"PUT /documents/:documentId/restore":                                           "",
 	"PUT /documents/:documentId/versions":                                          `{"versionKey":"<versionKey>"}`,

@@ -123,8 +123,11 @@ var filterDocRoutes = map[string]struct{ path, body, hide string }{
 	"POST /indices/search":           {"/indices/search", `{"indexType":"folder","indexKey":"f"}`, ""},
 	"GET /queues/:queueId/documents": {"/queues/<queue>/documents", "", ""},
 	"PATCH /documents/tags":          {"/documents/tags", `{"match":{"tag":{"key":"t","eq":"v"}},"update":{"tags":[{"key":"stolen","value":"x"}]}}`, ""},
-	"GET /userActivities":            {"/userActivities", "", ""},
-	"GET /reviews":                   {"/reviews", "", ""},
+	// A batch names the document it leaves out (its errors); it must not
+	// be among those tagged.
+	"POST /documents/tags/batch": {"/documents/tags/batch", `{"documentIds":["<locked>"],"tags":[{"key":"stolen","value":"x"}]}`, `"documentIds":["<locked>"`},
+	"GET /userActivities":        {"/userActivities", "", ""},
+	"GET /reviews":               {"/reviews", "", ""},
 	// The fixture document is in the fixture workflow (routeFixtures).
 	"GET /workflows/:workflowId/documents": {"/workflows/<workflowId>/documents", "", ""},
 	// The callers' custom:email is in the cc of a notification of a

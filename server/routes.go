@@ -324,6 +324,7 @@ func (s *Server) routeRows() []route {
 		byQuery("POST", "/documents/compress", read, s.documents.HandleCompressDocuments),
 		byQuery("GET", "/documents/upload", write, s.documents.HandleGetDocumentUpload, writingRead, shareKey),
 		byQuery("PATCH", "/documents/tags", write, s.documents.HandleUpdateMatchingDocumentTags),
+		byQuery("POST", "/documents/tags/batch", write, s.documents.HandleTagDocuments),
 		byQuery("GET", "/documents/:documentId", read, s.documents.HandleGetDocument, artifactID, shareKey),
 		byQuery("PATCH", "/documents/:documentId", write, s.documents.HandleUpdateDocument, artifactID, shareKey),
 		byQuery("DELETE", "/documents/:documentId", del, s.documents.HandleDeleteDocument, artifactID),

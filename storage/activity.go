@@ -97,7 +97,7 @@ type ActivityChange struct {
 var activityOps = map[Op]bool{
 	OpAddDocuments: true, OpUpdateDocument: true, OpCommitContent: true, OpPutChunks: false,
 	OpSetContentType: false, OpSoftDelete: true, OpRestore: true, OpDeleteDocument: true,
-	OpSetTags: true, OpDeleteTag: true, OpUpdateMatchTags: true, OpAddAPIKey: false,
+	OpSetTags: true, OpDeleteTag: true, OpUpdateMatchTags: true, OpTagDocuments: true, OpAddAPIKey: false,
 	OpDeleteAPIKey: false, OpSweepChunks: false, OpAddArtifact: true, OpDeleteArtifact: true,
 	OpPromoteArtifact: true, OpSetVersion: true, OpDeleteVersion: true, OpPruneVersions: false,
 	OpAddAttribute: false, OpUpdateAttribute: false, OpDeleteAttribute: false, OpSetDocAttributes: true,

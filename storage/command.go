@@ -26,6 +26,7 @@ const (
 	OpSetTags         Op = "SetTags"         // add, replace or update tags
 	OpDeleteTag       Op = "DeleteTag"       // remove a tag or one of its values
 	OpUpdateMatchTags Op = "UpdateMatchTags" // PATCH /documents/tags
+	OpTagDocuments    Op = "TagDocuments"    // POST /documents/tags/batch: the same tags added to many documents
 	OpAddAPIKey       Op = "AddAPIKey"       // create a per-site API key
 	OpDeleteAPIKey    Op = "DeleteAPIKey"    // delete a per-site API key
 	OpSweepChunks     Op = "SweepChunks"     // remove unreferenced chunks left by aborted uploads
@@ -184,6 +185,7 @@ func init() {
 		OpSetTags:         applySetTags,
 		OpDeleteTag:       applyDeleteTag,
 		OpUpdateMatchTags: applyUpdateMatchTags,
+		OpTagDocuments:    applyTagDocuments,
 		OpAddAPIKey:       applyAddAPIKey,
 		OpDeleteAPIKey:    applyDeleteAPIKey,
 		OpSweepChunks:     applySweepChunks,

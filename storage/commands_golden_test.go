@@ -45,6 +45,7 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 	OpSetTags:                 payloadOf[SetTags],
 	OpDeleteTag:               payloadOf[DeleteTag],
 	OpUpdateMatchTags:         payloadOf[UpdateMatchTags],
+	OpTagDocuments:            payloadOf[TagDocuments],
 	OpAddAPIKey:               payloadOf[AddAPIKey],
 	OpDeleteAPIKey:            payloadOf[DeleteAPIKey],
 	OpSweepChunks:             payloadOf[SweepChunks],

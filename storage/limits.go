@@ -22,6 +22,7 @@ const (
 	MaxValueBytes           = 1024 // one tag value or attribute string value
 	MaxValuesPerKey         = 100  // values of one tag or attribute
 	MaxTagsPerRequest       = 100  // tags of one document in one request
+	MaxBatchDocuments       = 200  // documents one batch request names (POST /documents/tags/batch)
 	MaxAttributesPerRequest = 100  // attributes of one document in one request
 	MaxChildDocuments       = 100  // child documents created in one request
 	MaxActionsPerRequest    = 50   // actions added to one document in one request
@@ -186,6 +187,37 @@ func DocsPerBatch(tags []Tag, most int) int {
 	checkTags("tags", tags, &sz) // for the sizes: the tags were checked before
 	n := min(most, MaxValuesPerRequest/max(sz.values, 1), MaxRequestValueBytes/max(sz.bytes, 1))
 	return max(n, 1)
+}
+
+// CheckTagBatch checks the documents a batch request gives the same tags
+// (POST /documents/tags/batch): at least one, at most MaxBatchDocuments
+// and no more than DocsPerBatch allows for these tags, each id named once
+// and within MaxKeyBytes.
+func CheckTagBatch(field string, ids []string, tags []Tag) []ValidationItem {
+	if len(ids) == 0 {
+		return []ValidationItem{{Key: field, Msg: fmt.Sprintf("'%s' is required", field)}}
+	}
+	if n := DocsPerBatch(tags, MaxBatchDocuments); len(ids) > n {
+		msg := fmt.Sprintf("a request can tag at most %d documents", n)
+		if n < MaxBatchDocuments {
+			msg = fmt.Sprintf("a request can give these tags to at most %d documents", n)
+		}
+		return []ValidationItem{{Key: field, Msg: msg}}
+	}
+	var errs []ValidationItem
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		switch {
+		case id == "":
+			errs = append(errs, ValidationItem{Key: field, Msg: fmt.Sprintf("'%s' cannot hold an empty id", field)})
+		case seen[id]:
+			errs = append(errs, ValidationItem{Key: field, Msg: fmt.Sprintf("document '%s' is named more than once", id)})
+		default:
+			errs = append(errs, CheckText(field, id, MaxKeyBytes)...)
+		}
+		seen[id] = true
+	}
+	return errs
 }
 
 // CheckAttributes checks attribute inputs against the limits.

@@ -77,7 +77,7 @@ export function refusal() { return refusedWhy; }
 export async function refresh() {
   refusedWhy = "";
   try {
-    const out = await authCall("/login/refresh", {});
+    const out = (await bootRefresh()) || (await authCall("/login/refresh", {}));
     if (!out.AuthenticationResult) return false;
     useTokens(out.AuthenticationResult);
     return true;
@@ -91,11 +91,29 @@ export async function refresh() {
   }
 }
 
+// bootRefresh is the answer to the refresh js/boot.js sent as the page
+// loaded, taken once (null when there is none, or it did not reach the
+// server): as authCall answers, or its ApiError.
+async function bootRefresh() {
+  const sent = window.quireBoot;
+  window.quireBoot = null; // taken, or a late js/boot.js sends none
+  if (!sent) return null;
+  const r = await sent;
+  if (!r) return null;
+  let out = {};
+  if (r.text) {
+    try { out = JSON.parse(r.text); } catch (_) { out = { message: r.text }; }
+  }
+  if (!r.ok) throw new ApiError(r.status, out);
+  return out;
+}
+
 // signOut ends the refresh token on the server and forgets the access
 // token here.
 export async function signOut() {
   clearTimeout(refreshTimer);
   accessToken = null;
+  window.quireBoot = null; // an answer not taken yet is not this session's any more
   polled.clear();
   try { await authCall("/login/logout", {}); } catch (_) { /* already gone */ }
 }

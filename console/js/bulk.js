@@ -1,5 +1,6 @@
 // Work on many documents at once (empty the trash, tag, move, trash a
-// selection): one API request per document, a few at a time, with a
+// selection): one API request per document, a few at a time, or one per
+// batch of documents where the API takes many (runBatches), with a
 // progress bar and, at the end, what was done and what failed and why,
 // in plain words. A failure never stops the others.
 import { h, clear } from "./dom.js";
@@ -56,6 +57,31 @@ export async function runBulk(panel, label, items, work, name) {
       const it = queue.shift();
       try { await work(it); } catch (e) { failed.push({ item: it, name: name(it), error: e }); }
       done++;
+      panel.progress(done, items.length);
+    }
+  }));
+  return failed;
+}
+
+// runBatches is runBulk for an API that takes many documents in one
+// request (POST /documents/tags/batch): work(batch) gets up to size items
+// and answers the ones it could not do as [{item, error}]; a request that
+// fails fails every item of its batch. PARALLEL batches at a time.
+export async function runBatches(panel, label, items, size, work, name) {
+  const failed = [];
+  let done = 0;
+  panel.start(label, items.length);
+  const queue = [];
+  for (let i = 0; i < items.length; i += size) queue.push(items.slice(i, i + size));
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
+    while (queue.length) {
+      const batch = queue.shift();
+      try {
+        for (const f of (await work(batch)) || []) failed.push({ item: f.item, name: name(f.item), error: f.error });
+      } catch (e) {
+        for (const it of batch) failed.push({ item: it, name: name(it), error: e });
+      }
+      done += batch.length;
       panel.progress(done, items.length);
     }
   }));

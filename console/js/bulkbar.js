@@ -1,14 +1,15 @@
 // The bar over a list with a selection (a folder, search results): how
 // many are selected, and what to do with all of them: add a tag, set an
 // attribute, move to a folder, download as one ZIP, move to the trash.
-// The API works on one document per request (POST .../tags, PUT
-// .../attributes/{key}, PATCH path, DELETE ?softDelete=true), so each is
+// A tag goes to up to TAG_BATCH documents per request (POST
+// /documents/tags/batch); the other changes are one document per request
+// (PUT .../attributes/{key}, PATCH path, DELETE ?softDelete=true). Each is
 // a bulk job (js/bulk.js: progress, then what failed and why); the ZIP is
 // one request (POST /documents/compress, up to 1,000 documents).
 import { h, clear } from "./dom.js";
-import { api } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { can, siteQuery, status, errorText } from "./ctx.js";
-import { progressPanel, runBulk } from "./bulk.js";
+import { progressPanel, runBulk, runBatches } from "./bulk.js";
 import { definitions, input, body, typeName } from "./attrs.js";
 import { PlainError } from "./errors.js";
 import { findByPath, freeName } from "./upload.js";
@@ -16,6 +17,20 @@ import { t } from "../i18n/index.js";
 
 const enc = encodeURIComponent;
 const ZIP_MAX = 1000;
+// TAG_BATCH is how many documents one POST /documents/tags/batch names
+// (the API takes up to 200).
+const TAG_BATCH = 200;
+
+// tagBatch adds tags to the documents docs in one request and answers the
+// ones the server left out, each with its reason as an API error.
+async function tagBatch(docs, tags) {
+  const out = await api("POST", "/documents/tags/batch", { query: siteQuery(), body: { documentIds: docs.map((d) => d.id), tags } });
+  const byId = new Map(docs.map((d) => [d.id, d]));
+  return (out.errors || []).map((e) => ({
+    item: byId.get(e.key) || { id: e.key, path: e.key },
+    error: new ApiError(/not found/i.test(e.error) ? 404 : 403, { message: e.error }),
+  }));
+}
 
 const baseName = (p) => String(p || "").split("/").pop();
 
@@ -84,11 +99,12 @@ export function bulkBar(sel, done, folders) {
     if (first) first.focus();
   }
 
-  // job runs work on every selected document, then reports.
-  async function job(label, work, after, notes) {
+  // job runs work on every selected document, then reports; with
+  // batch, work takes up to batch documents at once (runBatches).
+  async function job(label, work, after, notes, batch) {
     const docs = sel.list();
     clear(form);
-    const failed = await runBulk(panel, label, docs, work, (d) => d.path);
+    const failed = batch ? await runBatches(panel, label, docs, batch, work, (d) => d.path) : await runBulk(panel, label, docs, work, (d) => d.path);
     panel.finish(docs.length, failed, null, notes);
     if (after) after(docs.filter((d) => !failed.some((f) => f.item.id === d.id)));
     done();
@@ -108,8 +124,7 @@ export function bulkBar(sel, done, folders) {
     return panelForm("bulk-tag-form", t("bulk.tagTitle", { n: sel.size }), [
       h("div.field", h("label", { for: "bulk-tag-key" }, t("doc.tagKey")), k),
       h("div.field", h("label", { for: "bulk-tag-value" }, t("doc.tagValue")), v),
-    ], t("bulk.apply"), () => job(t("bulk.tagging"), (d) =>
-      api("POST", `/documents/${enc(d.id)}/tags`, { query: siteQuery(), body: { tags: [{ key: k.value.trim(), value: v.value }] } })));
+    ], t("bulk.apply"), () => job(t("bulk.tagging"), (docs) => tagBatch(docs, [{ key: k.value.trim(), value: v.value }]), null, null, TAG_BATCH));
   }
 
   async function attrForm() {

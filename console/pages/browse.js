@@ -17,6 +17,7 @@ import { can, siteQuery, status, errorText, navigate, flash } from "../js/ctx.js
 import { uploader } from "../js/upload.js";
 import { selection } from "../js/select.js";
 import { bulkBar, moveDoc, nearFolders } from "../js/bulkbar.js";
+import { runBulk, progressPanel } from "../js/bulk.js";
 import { kindOf } from "../js/words.js";
 import { t, lang } from "../i18n/index.js";
 
@@ -193,7 +194,7 @@ export default {
     // small image shows itself (loaded when scrolled to) and other
     // documents their kind's icon.
     function thumb(d) {
-      if (d.thumbnailUrl) return h("img.thumb-img", { src: d.thumbnailUrl, alt: "", decoding: "async" });
+      if (d.thumbnailUrl) return inView(h("img.thumb-img", { alt: "", decoding: "async" }), d.thumbnailUrl);
       const big = h("img.thumb-icon", { src: d.folder ? "icons/folder.svg" : "icons/file.svg", alt: "", width: 48, height: 48 });
       if (!d.folder && /^image\/(png|jpeg|gif|webp)$/.test(d.contentType || "") && Number(d.contentLength) <= 1 << 20) {
         lazyImage(big, d);
@@ -212,6 +213,24 @@ export default {
       }
     }) : null;
     function lazyImage(img, d) { if (seen) { img._doc = d; seen.observe(img); } }
+
+    // inView gives a thumbnail its URL once its card is on the screen (or
+    // about to be): a first load asks for the thumbnails a person sees
+    // first, not all 50 of the page at once, six at a time, in page order
+    // (issue 47's first-load goal).
+    const shown = typeof IntersectionObserver === "function" ? new IntersectionObserver((list) => {
+      for (const e of list) {
+        if (!e.isIntersecting) continue;
+        shown.unobserve(e.target);
+        e.target.src = e.target._src;
+      }
+    }, { rootMargin: "0px 0px 100px 0px" }) : null;
+    function inView(img, url) {
+      if (!shown) { img.src = url; return img; }
+      img._src = url;
+      shown.observe(img);
+      return img;
+    }
 
     // Thumbnails still being made (a PDF or an image the pipeline has not
     // rendered yet; a listing never makes one): the grid asks for the same
@@ -342,7 +361,6 @@ export default {
 
     async function moveDocs(docs, target) {
       if (!docs.length) return;
-      const { runBulk, progressPanel } = await import("../js/bulk.js");
       const panel = progressPanel("drop-progress");
       body.before(panel.el);
       const notes = [];

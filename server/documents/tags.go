@@ -35,18 +35,26 @@ func (s *Handlers) readTags(r *api.Request) ([]storage.Tag, bool, error) {
 	if len(in) == 0 {
 		return nil, false, api.Invalid("tags", "invalid body")
 	}
-	seen := map[string]bool{}
-	for _, t := range in {
-		if t.Key != nil && seen[*t.Key] {
-			return nil, false, errDuplicateTagKey
-		}
-		seen[api.Deref(t.Key)] = t.Key != nil
+	if err := onceEach(in); err != nil {
+		return nil, false, err
 	}
 	tags, errs := ConvertTags(in, "tags")
 	if err := api.CheckErrors(errs); err != nil {
 		return nil, false, err
 	}
 	return tags, b.single(), nil
+}
+
+// onceEach refuses a body that gives a tag key twice.
+func onceEach(in []TagIn) error {
+	seen := map[string]bool{}
+	for _, t := range in {
+		if t.Key != nil && seen[*t.Key] {
+			return errDuplicateTagKey
+		}
+		seen[api.Deref(t.Key)] = t.Key != nil
+	}
+	return nil
 }
 
 // errDuplicateTagKey is FormKiQ's answer to a tag key given twice.
@@ -316,4 +324,66 @@ func (s *Handlers) HandleUpdateMatchingDocumentTags(r *api.Request) error {
 		ids = ids[n:]
 	}
 	return r.JSON(api.MessageBody{Message: "received update tags request"})
+}
+
+// tagBatchFailure is a document POST /documents/tags/batch left out, in
+// FormKiQ's error item shape: the document id and why.
+type tagBatchFailure struct {
+	Key   string `json:"key"`
+	Error string `json:"error"`
+}
+
+// HandleTagDocuments serves POST /documents/tags/batch (Quire; API.md
+// "Tagging many documents at once"): the same tags added to up to
+// storage.MaxBatchDocuments documents by one command. The request is
+// checked whole before anything is written; each document is checked by
+// the applier, in its transaction (live, and WRITE in its folder), and
+// one it leaves out is named in the answer's errors.
+func (s *Handlers) HandleTagDocuments(r *api.Request) error {
+	var b struct {
+		DocumentIDs []string `json:"documentIds"`
+		Tags        []TagIn  `json:"tags"`
+	}
+	if err := r.ReadBody(&b, s.Deps.MaxBodyBytes); err != nil {
+		return err
+	}
+	if len(b.Tags) == 0 {
+		return api.Invalid("tags", "'tags' is required")
+	}
+	if err := onceEach(b.Tags); err != nil {
+		return err
+	}
+	tags, errs := ConvertTags(b.Tags, "tags")
+	if err := api.CheckErrors(errs); err != nil {
+		return err
+	}
+	for _, t := range tags {
+		if storage.IsSystemTag(t.Key) {
+			errs = append(errs, storage.ValidationItem{Key: t.Key, Msg: storage.MsgUnallowedTagKey})
+		}
+	}
+	errs = append(errs, storage.CheckTagBatch("documentIds", b.DocumentIDs, tags)...)
+	if err := api.CheckErrors(errs); err != nil {
+		return err
+	}
+	res, err := s.Apply(r, storage.OpTagDocuments, storage.TagDocuments{DocumentIDs: b.DocumentIDs, Tags: tags, Writer: s.ActorOf(r)})
+	if err != nil {
+		return err
+	}
+	done, ok := res.Value.(*storage.TagDocumentsResult)
+	if !ok {
+		return fmt.Errorf("tag documents: the command answered %T", res.Value)
+	}
+	failed := make([]tagBatchFailure, 0, len(done.Failed))
+	for _, f := range done.Failed {
+		failed = append(failed, tagBatchFailure{Key: f.DocumentID, Error: f.Msg})
+	}
+	out := map[string]any{
+		"message":     fmt.Sprintf("Tagged %d of %d documents.", len(done.Tagged), len(b.DocumentIDs)),
+		"documentIds": done.Tagged,
+	}
+	if len(failed) > 0 {
+		out["errors"] = failed
+	}
+	return r.JSON(out)
 }

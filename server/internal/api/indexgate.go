@@ -51,6 +51,7 @@ var indexFed = map[storage.Op]bool{
 	storage.OpIntakeDocument:     true,
 	storage.OpSetTags:            true,
 	storage.OpUpdateMatchTags:    true,
+	storage.OpTagDocuments:       true,
 	storage.OpSetDocAttributes:   true,
 	storage.OpSetText:            true,
 	storage.OpSetFulltext:        true,
