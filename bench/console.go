@@ -647,7 +647,7 @@ const bulkTagScript = `(async (n, key, value) => {
   const text = () => document.querySelector("#bulk-progress .bulk-text").textContent;
   await wait(() => /^Done/.test(text()) || /failed:$/.test(text()), 600000);
   const t3 = performance.now();
-  const each = performance.getEntriesByType("resource").filter((e) => /\/tags(\?|$)/.test(e.name))
+  const each = performance.getEntriesByType("resource").filter((e) => /\/tags\/batch(\?|$)/.test(e.name))
     .map((e) => e.responseEnd - e.startTime).sort((a, b) => a - b);
   return { select: t1 - t0, tag: t3 - t2, total: t3 - t0, summary: text(), request: each.length ? each[each.length >> 1] : -1,
     failures: document.querySelectorAll("#bulk-progress .bulk-failures li").length };
@@ -705,12 +705,17 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 		reqs = append(reqs, ms(out.Request))
 
 		gokey := fmt.Sprintf("bench-go-%d", r)
-		each := make([]time.Duration, n)
+		batches := (n + consoleTagBatch - 1) / consoleTagBatch
+		each := make([]time.Duration, batches)
 		t0 := time.Now()
-		err := parallel(ctx, n, consoleBulkParallel, func(i int) error {
+		err := parallel(ctx, batches, consoleBulkParallel, func(i int) error {
+			ids := []string{}
+			for _, e := range es[i*consoleTagBatch : min(n, (i+1)*consoleTagBatch)] {
+				ids = append(ids, e.DocumentID)
+			}
 			t := time.Now()
-			err := postAs(ctx, srv, bearer, "/documents/"+url.PathEscape(es[i].DocumentID)+"/tags",
-				map[string]any{"tags": []map[string]any{{"key": gokey, "value": "yes"}}}, http.StatusCreated)
+			err := postAs(ctx, srv, bearer, "/documents/tags/batch",
+				map[string]any{"documentIds": ids, "tags": []map[string]any{{"key": gokey, "value": "yes"}}}, http.StatusOK)
 			each[i] = time.Since(t)
 			return err
 		})
@@ -721,8 +726,8 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 		goReqs = append(goReqs, medianDuration(each))
 	}
 	s.addConsoleRow(fmt.Sprintf("console: bulk-tag %d documents (select all in folder, add a tag), median", n), total, base, bulkTagTarget)
-	s.rep.note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/{id}/tags per document, %d at a time, each answered in %s, median of the browser's resource timings); baseline: the same %d requests from Go with the console user's access token, %d at a time, each answered in %s; every round's tag checked on 20 documents through the API",
-		consoleMs(medianDuration(selects)), consoleMs(medianDuration(tagOnly)), rounds, consoleBulkParallel, consoleMs(medianDuration(reqs)), n, consoleBulkParallel, consoleMs(medianDuration(goReqs)))
+	s.rep.note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/tags/batch per %d documents, %d at a time, each answered in %s, median of the browser's resource timings); baseline: the same %d requests from Go with the console user's access token, %d at a time, each answered in %s; every round's tag checked on 20 documents through the API",
+		consoleMs(medianDuration(selects)), consoleMs(medianDuration(tagOnly)), rounds, consoleTagBatch, consoleBulkParallel, consoleMs(medianDuration(reqs)), (n+consoleTagBatch-1)/consoleTagBatch, consoleBulkParallel, consoleMs(medianDuration(goReqs)))
 	return nil
 }
 
@@ -754,6 +759,10 @@ func postAs(ctx context.Context, srv *server, auth, path string, body any, want 
 // consoleBulkParallel is how many requests the console's bulk jobs send
 // at a time (console/js/bulk.js, PARALLEL).
 const consoleBulkParallel = 4
+
+// consoleTagBatch is how many documents the console's bulk bar names in
+// one POST /documents/tags/batch (console/js/bulkbar.js, TAG_BATCH).
+const consoleTagBatch = 200
 
 // checkTagged checks through the API that 20 of the documents (spread
 // over the folder) carry the tag.

@@ -157,8 +157,9 @@ func TestScan_ImageOnlyPages(t *testing.T) {
 }
 
 // TestConsoleRows_AgreeWithConsole: the console rows' baseline sends as
-// many tag requests at a time as the console's bulk jobs do, and the
-// search page's pause after a key leaves room for the 150 ms goal.
+// many tag requests at a time, each naming as many documents, as the
+// console's bulk jobs do, and the search page's pause after a key leaves
+// room for the 150 ms goal.
 func TestConsoleRows_AgreeWithConsole(t *testing.T) {
 	for _, c := range []struct {
 		file, re string
@@ -166,6 +167,7 @@ func TestConsoleRows_AgreeWithConsole(t *testing.T) {
 		what     string
 	}{
 		{"../console/js/bulk.js", `const PARALLEL = (\d+);`, func(n int) bool { return n == consoleBulkParallel }, "PARALLEL is consoleBulkParallel"},
+		{"../console/js/bulkbar.js", `const TAG_BATCH = (\d+);`, func(n int) bool { return n == consoleTagBatch }, "TAG_BATCH is consoleTagBatch"},
 		{"../console/pages/search.js", `const TYPING_MS = (\d+);`, func(n int) bool { return time.Duration(n)*time.Millisecond <= typingTarget/2 }, "TYPING_MS at most half of typingTarget"},
 	} {
 		b, err := os.ReadFile(c.file)
