@@ -168,8 +168,10 @@ func (b *browser) run(steps ...step) {
 	b.t.Helper()
 	for _, s := range steps {
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		began := time.Now()
 		err := chromedp.Run(ctx, s.do)
 		cancel()
+		b.t.Logf("step %q: %v", s.name, time.Since(began).Round(time.Millisecond))
 		if err != nil {
 			b.t.Fatalf("step %q: %v\n%s", s.name, err, b.artifacts(s.name))
 		}

@@ -29,6 +29,16 @@ import (
 
 // TestMain removes the quire command the process tests built
 // (quiretest.QuireBinary) when the package's tests end.
+//
+// The tests whose members are quire serve children (SIGKILL, SIGSTOP,
+// restarts, a full tmpfs) call t.Parallel: they wait on their children,
+// which run without the race detector, more than they compute, and each
+// has its own data dirs, loopback ports and tmpfs. go test runs them
+// after every serial test, -parallel (the core count) at a time, so none
+// overlaps a test that sets a package hook (node.SetTest...) or an
+// environment variable (TestCluster_UnreadableRaftStateIsRebuiltByRejoin,
+// which stays serial), nor the in-process clusters, whose elections run
+// under the race detector.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	quiretest.RemoveQuireBinary()
@@ -386,6 +396,7 @@ func (sc *serveCluster) agree(t *testing.T, within time.Duration) int {
 // write whole on all three, every other on all or none) and the leader
 // finds the replica digests equal.
 func TestCluster_ThreeServeProcessesSurviveTheLeadersSIGKILL(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	sc := startServeCluster(t)
 	var out, errb bytes.Buffer
 	if code := cli.Main([]string{"cluster", "status", "--url", sc.url(1), "--data-dir", sc.dirs[1]}, &out, &errb); code != 0 ||

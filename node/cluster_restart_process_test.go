@@ -132,6 +132,7 @@ func procLeaderAmong(t *testing.T, sc *serveCluster, within time.Duration, idx .
 // leader's entries and nothing is truncated. A restarted follower has
 // only what it had made durable before the pause.
 func TestCluster_OldLeaderThatClearedItsLogSuffixStartsAgain(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	sc := startServeCluster(t)
 	// L leads (n1 unless the lead moved while the cluster formed); F
 	// are its followers.
@@ -516,6 +517,7 @@ func classify(status int, body string) procOutcome {
 // the in-process partition and porcupine tests cannot pause a node's
 // goroutines, and a blackholing proxy keeps its timers running.)
 func TestCluster_PausedLeaderWithWritesInFlightLosesNothing(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	sc := startServeCluster(t)
 	type attempt struct {
 		d          procDoc

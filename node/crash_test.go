@@ -69,6 +69,7 @@ type acked struct {
 // data dir and checks that every document that got a 2xx is there with
 // byte-identical content.
 func TestCrash_AcknowledgedDocumentsSurviveSIGKILL(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	dir := t.TempDir()
 	for round := 0; round < 2; round++ {
 		cmd, addr := startCrashChild(t, dir)

@@ -25,6 +25,7 @@ import (
 // signature answered "completed" is there, and after a restart the
 // leader completes the envelopes left signed.
 func TestCrash_EnvelopeCompletionIsAllOrNothing(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
 	const n = 40
 	dir := t.TempDir()

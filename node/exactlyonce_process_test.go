@@ -79,6 +79,7 @@ var eoPathRE = regexp.MustCompile(`^eo/([ku]\d)/(\d+)`)
 // unknown-outcome 504 with its header, or a refused connection of a
 // stopped node), never a 500.
 func TestCluster_ExactlyOnceThroughKillsAndPauses(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	sc := startServeCluster(t)
 	procs, c, tok := sc.procs, sc.c, sc.tok
 	args := func(i int) []string {

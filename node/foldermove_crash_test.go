@@ -21,6 +21,8 @@ import (
 // half-way, and expects the restarted server to finish it: every document
 // ends up in the target, none stays behind.
 func TestCrash_SyncFolderMoveResumesAfterSIGKILL(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
+
 	const n = 1200 // six steps of a move
 	dir := t.TempDir()
 	cmd, addr := startCrashChild(t, dir)

@@ -89,6 +89,7 @@ func stopChild(t *testing.T, cmd *exec.Cmd) {
 // and say so in /readyz; once space is freed it takes writes again without
 // a restart, and every document is intact.
 func TestFullDisk_RestartWhileFull(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	for _, tc := range []struct {
 		name string
 		kill bool

@@ -60,6 +60,7 @@ type writeOutcome struct {
 // resume without a restart once the file system grows, and every
 // acknowledged document is there byte for byte after a restart.
 func TestFullDisk_RefusesWritesKeepsReadsRecovers(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	dir := t.TempDir()
 	// The file system holds the reserve (storage.MinReserve, about 195 MiB)
 	// and the ballast the store preallocates on top of it, plus about 40 MiB

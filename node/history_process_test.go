@@ -268,6 +268,7 @@ func settle(t *testing.T, sc *serveCluster, bases []string, within time.Duration
 // instead. The writes it appended were on it alone and the acknowledged
 // writes at those indices were missing on it for good.
 func TestCluster_PausedLeadersNeverLeaveAReplicaDifferent(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	sc := startServeCluster(t)
 	var h history
 	stop := h.write(sc.at, []int{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}, 15*time.Second, 0)

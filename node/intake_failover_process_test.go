@@ -35,6 +35,7 @@ import (
 // starts again, and every acknowledged write is on all three, every
 // other on all or none, and the replica digests are equal.
 func TestCluster_IntakeFailoverProcesses(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	root := t.TempDir()
 	smtpAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	sc := startServeClusterWith(t, func(i int) []string {

@@ -26,6 +26,7 @@ import (
 // (the first when the restore was answered); and its content with its
 // versions are exactly the two contents it ever had, each readable.
 func TestCrash_PromoteAndVersionRestoreAreAllOrNothing(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	const n = 300
 	dir := t.TempDir()
 	cmd, addr := startCrashChild(t, dir)

@@ -19,6 +19,7 @@ import (
 // fulltext), restarts on the same data dir and checks that every action of
 // every acknowledged document reaches a final status, each recorded once.
 func TestCrash_ActionsInFlightFinishAfterRestart(t *testing.T) {
+	t.Parallel() // quire serve children: see TestMain
 	dir := t.TempDir()
 	var mu sync.Mutex
 	hooks := map[string]int{}

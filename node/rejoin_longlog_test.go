@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"quire/node"
 	"quire/quiretest"
 )
@@ -37,20 +39,25 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	// A long log over many terms: writes through every node, the lead
 	// handed on between bursts.
 	var n atomic.Int64
-	// 360 documents of 32 KB of random bytes each: every entry is as
-	// large in the log as its content (it does not compress), so the
-	// log holds about 12 MB and the rebuilt member takes seconds to
-	// receive and replay it while its configuration is an old one, over
-	// as many lead transfers as before. It held 1,800 documents of 18 KB
-	// of text that compressed to almost nothing: the log was short in
-	// bytes (the rebuilt member voted 1.5 s after it started; now 2 s),
-	// while writing its 1,800 documents was 9 of the test's 10 minutes
-	// under -race on a loaded 2-core box (599 s, 322 s of CPU; now 120
-	// s, 95 s): a cost per document on every member (the request, its
-	// entry, its index update and Bleve's segment merges). Binary
-	// content keeps the index to the document's fields (indexing the
-	// text was about a tenth of the time).
-	const perTerm = 60
+	// 72 documents of 32 KB of random bytes (it does not compress) over
+	// 6 lead transfers: about 100 entries and 2.4 MB, more than one
+	// append carries (raft's MaxAppendEntries, 64), so the rebuilt
+	// member receives the log in pieces over several terms and holds, in
+	// between, an old configuration that lists it as a voter (its
+	// original join): the case of issue 44. The log cannot be shorter in
+	// entries and still make that case; its bytes only stretch the
+	// replay. Measured under -race on a loaded 2-core box (load 17): 31 s
+	// to write, the member voted 1 s after it started empty, at its
+	// second promotion look; the test took 37 s (15 s of CPU). With 360
+	// such documents (12 MB) it voted after 2 s and the test took 115 s
+	// quiet, 233 s loaded: the bigger log proved nothing more. With 1,800
+	// documents of text it voted after 1.5 s and took 10 minutes: a cost
+	// per document on every member (the request, its entry, its index
+	// update and Bleve's segment merges). Binary content keeps the index
+	// to the document's fields. TestCluster_ReadmittedMemberStartedBefore
+	// ALeaderVotesAgain makes the member hold an old voter configuration
+	// for certain.
+	const perTerm = 12
 	const size = 32 << 10
 	began := time.Now()
 	for term := range 6 {
@@ -101,6 +108,9 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	var l *quiretest.Server
 	waitFor(t, "a leader", 30*time.Second, func() bool { l = leaderOf(); return l != nil })
 	st := l.Node.Cluster.Status()
+	if maxAppend := raft.DefaultConfig().MaxAppendEntries; st.LastLogIndex <= uint64(maxAppend) {
+		t.Fatalf("the log holds %d entries, no more than one append carries (%d): the test does not make the case", st.LastLogIndex, maxAppend)
+	}
 	t.Logf("log: %d entries, term %d, written in %v", st.LastLogIndex, st.Term, time.Since(began).Round(time.Millisecond))
 
 	// Rebuild a follower as quire cluster rejoin does: stopped, readmitted
@@ -139,7 +149,7 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 	}
 	rebuilt := time.Now()
 	waitFor(t, id+" to vote again", 90*time.Second, voter)
-	t.Logf("%s votes again %v after it started empty", id, time.Since(rebuilt).Round(time.Millisecond))
+	t.Logf("%s votes again %v after it started empty, at its promotion look %d", id, time.Since(rebuilt).Round(time.Millisecond), node.PromoteChecks(g.Node))
 	if gl := g.Node.Cluster.LastIndex(); gl < st.LastLogIndex {
 		t.Fatalf("%s votes with its log at %d, below the %d the cluster held when it was rebuilt", id, gl, st.LastLogIndex)
 	}
