@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -33,6 +34,31 @@ func mustApply(t *testing.T, d *DB, op Op, site string, at time.Time, payload an
 		t.Fatalf("apply %s: %v", op, err)
 	}
 	return res
+}
+
+// applyConcurrently applies cmd(0) … cmd(n-1) from setupWriters goroutines,
+// so that group commit syncs each round of them once instead of each
+// command (group.go). Only for setup whose order nothing asserts; it fails
+// t with the first command refused.
+func applyConcurrently(t *testing.T, d *DB, n int, cmd func(i int) *Command) {
+	t.Helper()
+	const setupWriters = 16
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range setupWriters {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				_, errs[i] = d.Apply(context.Background(), cmd(i))
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
 }
 
 func addDoc(t *testing.T, d *DB, site, id, path string, at time.Time) string {
@@ -133,15 +159,16 @@ func TestContent_RoundTripAndDedup(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	sizes := []int{0, 1, 100, ChunkSize - 1, ChunkSize, ChunkSize + 1, 3*ChunkSize + 12345, 9 * ChunkSize}
 	for i, size := range sizes {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			data := make([]byte, size)
-			if i%2 == 0 {
-				rnd.Read(data)
-			} else {
-				for j := range data {
-					data[j] = byte('a' + j%7)
-				}
+		data := make([]byte, size)
+		if i%2 == 0 {
+			rnd.Read(data)
+		} else {
+			for j := range data {
+				data[j] = byte('a' + j%7)
 			}
+		}
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			t.Parallel() // distinct contents and document ids: independent
 			m, tail, err := WriteContent(context.Background(), d, bytes.NewReader(data), 0, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -154,11 +154,16 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 func TestVersions_OldestDroppedAtLimit(t *testing.T) {
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "v.txt", t0)
-	at := t0
-	for i := 0; i <= MaxVersions+1; i++ {
-		at = at.Add(time.Millisecond)
-		commitBytes(t, d, vdoc, []byte{byte(i), byte(i >> 8)}, at)
-	}
+	// Contents 0 and 1 first, in order; the other 1,000 concurrently, in
+	// groups (their order among themselves is not asserted).
+	at := func(i int) time.Time { return t0.Add(time.Duration(i+1) * time.Millisecond) }
+	commitBytes(t, d, vdoc, []byte{0, 0}, at(0))
+	commitBytes(t, d, vdoc, []byte{1, 0}, at(1))
+	applyConcurrently(t, d, MaxVersions, func(i int) *Command {
+		i += 2
+		m, chunks, _ := SmallContent([]byte{byte(i), byte(i >> 8)})
+		return MustCommand(OpCommitContent, "default", "joe", at(i), CommitContent{DocumentID: vdoc, Content: m, Chunks: chunks, ContentType: "text/plain"})
+	})
 	doc, err := d.GetDocument("default", vdoc)
 	if err != nil {
 		t.Fatal(err)
