@@ -27,6 +27,7 @@ func addArtifact(d *DB, site, doc, art string) error {
 // delete of the document removes every artifact, its tags and its index
 // entry in the same transaction, and gives back their document count.
 func TestArtifacts_LimitAndCascade(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)
@@ -80,6 +81,7 @@ func TestArtifacts_LimitAndCascade(t *testing.T) {
 // act on an artifact's record by its id (OpDeleteArtifact does), and a
 // deleted artifact's promotion is cleared with it.
 func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)
@@ -118,6 +120,7 @@ func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
 // (deleteDocument): artifacts can hold more than one transaction can
 // delete, and Apply says so with IsTooBig, writing nothing.
 func TestArtifacts_DeleteTooBig(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)

@@ -50,6 +50,7 @@ func readVersion(t *testing.T, d *DB, doc, key string) []byte {
 }
 
 func TestVersions_KeepChunksUntilReleased(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "v.txt", t0)
 	v1, v2 := []byte("version one"), []byte("version two")
@@ -152,6 +153,7 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 }
 
 func TestVersions_OldestDroppedAtLimit(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "v.txt", t0)
 	// Contents 0 and 1 first, in order; the other 1,000 concurrently, in
@@ -191,6 +193,7 @@ func TestVersions_OldestDroppedAtLimit(t *testing.T) {
 }
 
 func TestVersions_SameInstantKeysIncrease(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	k := versionKeyOf(t0, 0)
 	n := nextVersionKey(k, t0)
 	if n <= k || !ValidVersionKey(n) || nextVersionKey(n, t0.Add(-time.Hour)) <= n {
@@ -202,6 +205,7 @@ func TestVersions_SameInstantKeysIncrease(t *testing.T) {
 // soft-deleted document and releases their chunks; the purge then finds
 // nothing left to release twice.
 func TestVersions_PruneInTrash(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "p.txt", t0)
 	for i := range 6 { // the first content makes no version (firstContent): five
