@@ -136,6 +136,7 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 	tok := toks["admin"]
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
+			t.Parallel() // each site its own documents, folders and hold
 			doc := func(id, extra string) string { return "/documents/" + id + extra + site.Query }
 			// fixture is a document with an older version and an artifact.
 			type fixture struct{ id, art, oldVersion string }
