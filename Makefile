@@ -89,9 +89,12 @@ $(HYDRA): tools/hydra/go.mod tools/hydra/go.sum
 
 # The slowest test packages first: go test runs -p (the core count) test
 # binaries at once in the order the packages are named, so naming the
-# longest first keeps both cores busy to the end instead of leaving the
-# server package (10 minutes under -race) running alone at the tail.
-TEST_FIRST := ./server ./node . ./console ./storage ./packaging
+# longest first keeps both cores busy to the end instead of leaving a long
+# package running alone at the tail. Order measured per package (wall,
+# -race, 2026-12-02 testtimes, after the storage and server/documents test
+# setup went concurrent): node, console, server, server/documents,
+# server/flow, pipeline, the root package, storage, server/content.
+TEST_FIRST := ./node ./console ./server ./server/documents ./server/flow ./pipeline . ./storage ./server/content ./packaging
 # Test binaries run at once (go test's default is the core count). 3 on 2
 # cores was measured on the same tree (2026-12-02): 22:55 wall against
 # 19:27 at 2 (the node package 932 s instead of 620 s), so the default stays.

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckActionRights(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	set := FolderPermissionSet{
 		"hr":      {{RoleName: "hr_team", Permissions: []string{FolderRead, FolderWrite}}},
 		"archive": {{RoleName: "hr_team", Permissions: []string{FolderRead, FolderWrite, FolderDelete}}},
@@ -50,6 +51,7 @@ func TestCheckActionRights(t *testing.T) {
 // the document's path of that moment, so a check made by the handler
 // before a long generation cannot go stale (issue 29, finding 2).
 func TestCheckWriter_AtApply(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const site = "default"
 	addDoc(t, d, site, "d1", "hr/a.txt", t0)

@@ -56,6 +56,7 @@ func queued(res Result, id string) bool {
 // CHECKSUM action's checksum), do not re-queue the document for indexing;
 // a change the index reads, or new text, does.
 func TestActions_IndexToldOnlyOfIndexedChanges(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	h := newHooked(t)
 	d := h.d
 	id := "11111111-1111-4111-8111-111111111111"
@@ -98,6 +99,7 @@ func TestActions_IndexToldOnlyOfIndexedChanges(t *testing.T) {
 // OpStartAction would (status, attempt count, the document no longer
 // reported queued), and starts nothing it may not start yet.
 func TestFinishAction_StartsNext(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	h := newHooked(t)
 	d := h.d
 	a, b, c := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
@@ -173,6 +175,7 @@ func TestFinishAction_StartsNext(t *testing.T) {
 // address (whatever the API checked before), on every command that adds
 // actions; once the site has one, it is added.
 func TestActions_NotificationNeedsSender(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addActionDoc(t, d, "doc")
 	notify := []Action{{Type: "NOTIFICATION"}}

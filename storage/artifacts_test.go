@@ -10,11 +10,15 @@ import (
 
 func artifactID(i int) string { return fmt.Sprintf("a%07d-0000-4000-8000-000000000000", i) }
 
-func addArtifact(d *DB, site, doc, art string) error {
-	_, err := d.Apply(context.Background(), MustCommand(OpAddArtifact, site, "joe", t0, AddArtifact{
+func addArtifactCmd(site, doc, art string) *Command {
+	return MustCommand(OpAddArtifact, site, "joe", t0, AddArtifact{
 		DocumentID: doc,
 		Artifact:   NewDocument{Document: Document{DocumentID: art, Path: art, ArtifactCategory: "OCR"}, Tags: []Tag{{Key: "k", Value: "v"}}},
-	}))
+	})
+}
+
+func addArtifact(d *DB, site, doc, art string) error {
+	_, err := d.Apply(context.Background(), addArtifactCmd(site, doc, art))
 	return err
 }
 
@@ -23,15 +27,14 @@ func addArtifact(d *DB, site, doc, art string) error {
 // delete of the document removes every artifact, its tags and its index
 // entry in the same transaction, and gives back their document count.
 func TestArtifacts_LimitAndCascade(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)
 	mustApply(t, d, OpSetSiteConfig, "default", t0, SiteConfig{MaxDocuments: "5000"})
-	for i := range MaxArtifacts {
-		if err := addArtifact(d, "default", doc, artifactID(i)); err != nil {
-			t.Fatalf("artifact %d: %v", i, err)
-		}
-	}
+	// Concurrent, in groups: the limit is counted in the applier, inside
+	// each command's turn of the group's transaction.
+	applyConcurrently(t, d, MaxArtifacts, func(i int) *Command { return addArtifactCmd("default", doc, artifactID(i)) })
 	var ve *ValidationError
 	if err := addArtifact(d, "default", doc, artifactID(MaxArtifacts)); !errors.As(err, &ve) {
 		t.Fatalf("artifact over the limit: err = %v, want a validation error", err)
@@ -78,6 +81,7 @@ func TestArtifacts_LimitAndCascade(t *testing.T) {
 // act on an artifact's record by its id (OpDeleteArtifact does), and a
 // deleted artifact's promotion is cleared with it.
 func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)
@@ -116,17 +120,18 @@ func TestArtifacts_DirectOpsRefuseArtifacts(t *testing.T) {
 // (deleteDocument): artifacts can hold more than one transaction can
 // delete, and Apply says so with IsTooBig, writing nothing.
 func TestArtifacts_DeleteTooBig(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", doc, "a.txt", t0)
 	value := string(bytes.Repeat([]byte("v"), MaxValueBytes))
-	for i := range 20 {
-		var tags []Tag
-		for j := range MaxTagsPerRequest {
-			tags = append(tags, Tag{Key: fmt.Sprintf("t%03d", j), Value: value})
-		}
-		mustApply(t, d, OpAddArtifact, "default", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{Document: Document{DocumentID: artifactID(i)}, Tags: tags}})
+	var tags []Tag
+	for j := range MaxTagsPerRequest {
+		tags = append(tags, Tag{Key: fmt.Sprintf("t%03d", j), Value: value})
 	}
+	applyConcurrently(t, d, 20, func(i int) *Command {
+		return MustCommand(OpAddArtifact, "default", "joe", t0, AddArtifact{DocumentID: doc, Artifact: NewDocument{Document: Document{DocumentID: artifactID(i)}, Tags: tags}})
+	})
 	_, err := d.Apply(context.Background(), MustCommand(OpDeleteDocument, "default", "joe", t0, DocumentRef{DocumentID: doc}))
 	if !IsTooBig(err) {
 		t.Fatalf("delete of 20 artifacts with 100 KB of tags each: err = %v, want IsTooBig", err)

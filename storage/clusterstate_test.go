@@ -9,6 +9,7 @@ import (
 // A join token is spent once; records of tokens expired before a later
 // spend's time are dropped by that spend, on every node alike.
 func TestSpendJoinToken_OnceAndExpiredRecordsDropped(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	spend := func(id string, at, exp time.Time) error {
 		_, err := d.Apply(t.Context(), MustCommand(OpSpendJoinToken, "", "cluster", at, SpendJoinToken{ID: id, Expires: exp}))

@@ -11,6 +11,7 @@ import (
 // is a new command; records older than the window are pruned by later
 // commands; a command of another op under the id is applied as usual.
 func TestCommandID_AppliesOnceAndIsPruned(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	var index uint64
 	add := func(id, path string, at time.Time) (Result, error) {

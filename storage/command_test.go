@@ -69,6 +69,7 @@ func declaredOps(t *testing.T) map[string]Op {
 // TestEveryOpHasAnApplier checks that the appliers table in command.go and
 // the Op constants declared anywhere in the package are the same set.
 func TestEveryOpHasAnApplier(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	declared := declaredOps(t)
 	if len(declared) < 40 {
 		t.Fatalf("found %d Op constants, the parser missed some", len(declared))
@@ -108,6 +109,7 @@ func TestEveryOpHasAnApplier(t *testing.T) {
 // with a sample one, and checks DecodeCommand gives it back unchanged and
 // that it encodes again to the same bytes.
 func TestCommandRoundTrip(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	ops := make([]Op, 0, len(appliers))
 	for op := range appliers {
 		ops = append(ops, op)

@@ -175,6 +175,7 @@ var payloadTypes = map[Op]func(*Command) (any, error){
 // the same bytes (its version byte, the command's JSON, the payload's
 // field names and tags), through the payload type its applier decodes.
 func TestCommands_Golden(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	golden := readCommandsGolden(t)
 	if *updateCommands {
 		addZeroCommands(t, golden)
@@ -245,6 +246,7 @@ func TestCommands_Golden(t *testing.T) {
 // source: each op's applier (the appliers table in command.go) decodes the
 // type payloadTypes gives it.
 func TestCommands_PayloadTypesAreTheAppliers(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 	if err != nil {

@@ -50,6 +50,7 @@ func (a *recordingApplier) Apply(ctx context.Context, c *Command) (Result, error
 // most 1 MiB of content), the last chunk rides in the commit command, and
 // nothing is visible before that commit.
 func TestWriteContent_ReplicatedAppliersGetOneChunkPerCommand(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	for _, size := range []int{ChunkSize / 2, ChunkSize, ChunkSize + 1, 5*ChunkSize + 77} {
 		d := mustOpen(t)
 		a := &recordingApplier{d: d}
@@ -92,6 +93,7 @@ func TestWriteContent_ReplicatedAppliersGetOneChunkPerCommand(t *testing.T) {
 // The single server keeps its batches: up to 8 chunks per command, two in
 // flight; anything else gets one chunk per command.
 func TestWriteContent_PutShape(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	if c, b, f := putShape(d); c != 8 || b != 4*ChunkSize || f != 2 {
 		t.Fatalf("the store: %d chunks, %d bytes, %d in flight", c, b, f)
@@ -136,6 +138,7 @@ func (a *flakyApplier) Apply(ctx context.Context, c *Command) (Result, error) {
 // A chunk command whose outcome is unknown is sent again (it is
 // idempotent); a refusal fails the upload at once.
 func TestWriteContent_RetriesChunkCommandsOfUnknownOutcome(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	data := make([]byte, 6*ChunkSize+5)
 	rand.New(rand.NewSource(6)).Read(data)
@@ -223,6 +226,7 @@ func (f *failingReader) Read(p []byte) (int, error) {
 // log. Were a put cut off instead, it could be applied after the sweep
 // and leave its chunk behind (a flaky cluster test found this).
 func TestWriteContent_FailureWaitsForChunkCommandsInFlight(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	data := make([]byte, 4*ChunkSize+99)
 	rand.New(rand.NewSource(7)).Read(data)

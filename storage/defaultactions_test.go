@@ -45,6 +45,7 @@ func newDocWith(t *testing.T, id, ct string, b []byte) NewDocument {
 // as the pipeline writes it; Office: FULLTEXT for the pipeline; image and
 // PDF: both for the pipeline; named actions as they are.
 func TestDefaultActions_DecidedByContentType(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	at := t0
 	next := func() time.Time { at = at.Add(time.Second); return at }
@@ -181,6 +182,7 @@ func TestDefaultActions_DecidedByContentType(t *testing.T) {
 // event of a FULLTEXT recorded COMPLETE by the create comes after the
 // document's created event, and a replay writes the same events.
 func TestDefaultActions_SettledEventFollowsCreated(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	run := func(d *DB) []Event {
 		mustApply(t, d, OpPutEventSubscription, "default", t0, PutEventSubscription{ID: "s1", Create: true, URL: "http://127.0.0.1:9/x",
 			EventTypes: []string{EventCreated, EventActionCompleted}})
@@ -212,6 +214,7 @@ func TestDefaultActions_SettledEventFollowsCreated(t *testing.T) {
 // rules does not settle them — while the same create built now is
 // decided by its content type.
 func TestDefaultActions_EarlierRulesApplyAsBefore(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	cmd := func(t *testing.T, nd NewDocument, rules int) *Command {
 		t.Helper()
 		c := MustCommand(OpAddDocuments, "default", "joe", t0, AddDocuments{Docs: []NewDocument{nd}})

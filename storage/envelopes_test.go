@@ -34,6 +34,7 @@ func setContent(t *testing.T, d *DB, site, id, data string) {
 // changed voids it instead, and a completion must be made of the recorded
 // bytes (issue 29, finding 3).
 func TestEnvelope_BoundToSentContent(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	put := func(env, doc string) *Envelope {
 		e := Envelope{EnvelopeID: env, DocumentID: doc, Provider: "local", ExpiresAt: t0.AddDate(0, 0, 1),
@@ -98,6 +99,7 @@ func TestEnvelope_BoundToSentContent(t *testing.T) {
 // expired is refused; a decline ends the envelope, after which nothing
 // moves it (a late void or a completion).
 func TestEnvelope_ExpiryAndTerminal(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	contentDoc(t, d, "s", "doc", "%PDF-1.4 a")
 	env := Envelope{EnvelopeID: "e1", DocumentID: "doc", Provider: "local", ExpiresAt: t0.AddDate(0, 0, 1),

@@ -10,6 +10,7 @@ import (
 // target writes none; the deliveries of the last target delete the
 // event, and recording them again changes nothing.
 func TestEvents_FromTheLog(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	run := func(d *DB) []Event {
 		addDoc(t, d, "default", "11111111-1111-4111-8111-111111111111", "none.txt", t0) // no target yet

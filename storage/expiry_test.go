@@ -9,6 +9,7 @@ import (
 // content until they expire; the sweep's command removes only expired
 // ones and releases the content.
 func TestExpiry_ExamineAndArchive(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	raw := []byte("%PDF-1.4 examine me")
 	m, tail, ok := SmallContent(raw)

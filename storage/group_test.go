@@ -14,6 +14,7 @@ import (
 // while its group's others are applied; everything acknowledged is there
 // after a reopen.
 func TestGroupCommit(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	dir := t.TempDir()
 	d, err := Open(Config{Dir: dir})
 	if err != nil {
@@ -96,6 +97,7 @@ func TestGroupCommit(t *testing.T) {
 // its applier refuses, that command is handed back to be applied alone
 // and the others are committed together.
 func TestCommitGroup_RefusedCommandGoesAlone(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", "00000000-0000-4000-8000-0000000000aa", "taken.txt", t0)
 	ids := []string{

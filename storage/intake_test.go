@@ -7,6 +7,7 @@ import (
 )
 
 func TestExpandIntakePath(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	at := time.Date(2026, 3, 7, 23, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name, tpl string
@@ -38,6 +39,7 @@ func TestExpandIntakePath(t *testing.T) {
 }
 
 func TestCheckIntakeTemplate(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	for _, tt := range []struct {
 		tpl string
 		ok  bool

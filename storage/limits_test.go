@@ -12,6 +12,7 @@ import (
 // builds can set or delete the antivirus verdict, whatever type it
 // claims; the follow-up commands of a finished action can.
 func TestSystemTags_OnlyFromThePipeline(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	id := "11111111-1111-4111-8111-111111111111"
 	m, ch, _ := SmallContent([]byte("x"))

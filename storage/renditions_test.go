@@ -14,6 +14,7 @@ import (
 // Deleting the kept artifact makes the action say so (artifactStatus
 // DELETED); deleting another artifact leaves it COMPLETE.
 func TestPendingRendition_Lifecycle(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	tests := []struct {
 		name     string
 		status   string
@@ -117,6 +118,7 @@ func TestPendingRendition_Lifecycle(t *testing.T) {
 // TestPendingRendition_BadArtifactID: an artifact id a key cannot hold is
 // refused with the outcome (nothing is half-written).
 func TestPendingRendition_BadArtifactID(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	doc := "11111111-1111-4111-8111-111111111111"
 	addActionDoc(t, d, doc, "OCR")
@@ -138,6 +140,7 @@ func TestPendingRendition_BadArtifactID(t *testing.T) {
 // gone, action FAILED with the message) at once when asked or once the
 // attempts are used; a rendition no longer pending is left alone.
 func TestFailRendition(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	tests := []struct {
 		name    string
 		steps   []FailRendition

@@ -39,6 +39,7 @@ func mustApplied(t *testing.T, d *DB) uint64 {
 }
 
 func TestApplyAt_IndexTravelsWithTheCommand(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	if got := mustApplied(t, d); got != 0 {
 		t.Fatalf("fresh store applied index = %d, want 0", got)
@@ -77,6 +78,7 @@ func TestApplyAt_IndexTravelsWithTheCommand(t *testing.T) {
 }
 
 func TestApplyAt_NodeFailureRecordsNothing(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	if _, err := d.ApplyAt(addDocCmd("a1", "a.txt"), 1); err != nil {
 		t.Fatal(err)
@@ -101,6 +103,7 @@ func TestApplyAt_NodeFailureRecordsNothing(t *testing.T) {
 }
 
 func TestSnapshot_ReplaceFromGivesTheSameState(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	src := mustOpen(t)
 	for i := 1; i <= 20; i++ {
 		if _, err := src.ApplyAt(addDocCmd(fmt.Sprint("d", i), fmt.Sprint("p", i)), uint64(i)); err != nil {
@@ -172,6 +175,7 @@ func TestSnapshot_ReplaceFromGivesTheSameState(t *testing.T) {
 // restores as a store that has applied no Raft entry, so the new
 // cluster's log (counting from 1) is applied, not skipped.
 func TestBackup_LeavesOutReplicationState(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	if _, err := d.ApplyAt(replicate(t, addDocCmd("a1", "a.txt")), 42); err != nil {
 		t.Fatal(err)
@@ -202,6 +206,7 @@ func TestBackup_LeavesOutReplicationState(t *testing.T) {
 // its pre-checks fails alone; an applier refusing its command makes the
 // whole batch write nothing (the FSM then applies the entries one by one).
 func TestApplyBatchAt_OneTransactionSameStateAsOneByOne(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	cmds := func() []IndexedCommand {
 		return []IndexedCommand{
 			{10, replicate(t, addDocCmd("b1", "x/1.txt"))},
@@ -259,6 +264,7 @@ func TestApplyBatchAt_OneTransactionSameStateAsOneByOne(t *testing.T) {
 // snapshot answers the site configuration the snapshot holds, not the one
 // it had cached before the load.
 func TestSnapshot_ReplaceFromForgetsCachedSiteConfig(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	src := mustOpen(t)
 	if _, err := src.ApplyAt(MustCommand(OpSetSiteConfig, "default", "joe", time.Now(), SiteConfig{MaxDocuments: "7"}), 1); err != nil {
 		t.Fatal(err)

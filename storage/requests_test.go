@@ -35,6 +35,7 @@ func countRequestKeys(t *testing.T, d *DB) (recs, due int) {
 }
 
 func TestApplyOnce_SameKeyOneWriteSameAnswer(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	ids := []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333", "44444444-4444-4444-8444-444444444444", "55555555-5555-4555-8555-555555555555"}
 	first, err := keyedAdd(d, "joe", "k-1", "h1", ids[0], t0)
@@ -85,6 +86,7 @@ func TestApplyOnce_SameKeyOneWriteSameAnswer(t *testing.T) {
 
 // A failed write records nothing: its retry is decided again.
 func TestApplyOnce_FailureRecordsNothing(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	id := "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", id, "x", t0)
@@ -101,6 +103,7 @@ func TestApplyOnce_FailureRecordsNothing(t *testing.T) {
 // again answers the first while the document exists; another request
 // with that id conflicts as before.
 func TestApplyOnce_ImplicitDocumentKey(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	id := "11111111-1111-4111-8111-111111111111"
 	add := func(hash string, at time.Time) error {
@@ -129,6 +132,7 @@ func TestApplyOnce_ImplicitDocumentKey(t *testing.T) {
 }
 
 func TestCheckIdempotencyKey(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	long := make([]byte, MaxIdempotencyKeyBytes+1)
 	for i := range long {
 		long[i] = 'a'
@@ -153,6 +157,7 @@ func TestCheckIdempotencyKey(t *testing.T) {
 // (OpFinishRequest), every command under the key answers that answer and
 // applies nothing; another request under the key is refused.
 func TestApplyOnce_NumberedCommandsAndFinalAnswer(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	ids := []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333", "44444444-4444-4444-8444-444444444444"}
 	step := func(seq int, id string, at time.Time) (*AddDocumentsResult, error) {

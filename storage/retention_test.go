@@ -40,6 +40,7 @@ func retainedDoc(t *testing.T, d *DB, site, id, path, policy string, disp bool) 
 }
 
 func TestRetention_ComputedAttributes(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	putPolicy(t, d, "s", "seven", RetentionOnly, 7, "")
 	retainedDoc(t, d, "s", "doc1", "a.txt", "seven", false)
@@ -101,6 +102,7 @@ func ptr[T any](v T) *T { return &v }
 // change to a governed document (refused) and to the same document
 // under RETENTION_ONLY (accepted).
 func TestGovernance_EveryMutatingApplierRefuses(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	putPolicy(t, d, "s", "gov", RetentionGovernance, 30, "")
 	putPolicy(t, d, "s", "keep", RetentionOnly, 30, "")
@@ -169,6 +171,7 @@ func TestGovernance_EveryMutatingApplierRefuses(t *testing.T) {
 }
 
 func TestScheduler_MarkJobRunOnce(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	if _, err := d.JobRan("disposition", "2026-11-22"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before: %v", err)
@@ -190,6 +193,7 @@ func TestScheduler_MarkJobRunOnce(t *testing.T) {
 }
 
 func TestDisposition_RetentionDue(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	putPolicy(t, d, "s", "soft", RetentionGovernance, 2, DispositionSoftDelete)
 	putPolicy(t, d, "s", "hard", RetentionOnly, 2, DispositionDelete)
@@ -254,6 +258,7 @@ func TestDisposition_RetentionDue(t *testing.T) {
 // the documents after it; once the hold is lifted the next run disposes
 // of it.
 func TestDisposition_HeldDocumentWaits(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	putPolicy(t, d, "s", "hard", RetentionOnly, 2, DispositionDelete)
 	retainedDoc(t, d, "s", "held", "held.txt", "hard", true)

@@ -13,6 +13,7 @@ import (
 // needs K give exactly K accepted; a hard delete of the document (and of
 // its artifact) removes every review and decision in the same transaction.
 func TestReviews_DecisionsAndCascade(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "22222222-2222-4222-8222-222222222222"
 	addDoc(t, d, "default", doc, "r.txt", t0)

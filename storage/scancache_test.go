@@ -11,6 +11,7 @@ import (
 // or a delete under its prefix in the same transaction, and kept by a
 // write elsewhere.
 func TestScanCached_SeesItsOwnWrites(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d, err := Open(Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

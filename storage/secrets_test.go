@@ -22,6 +22,7 @@ func wasOf(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h
 // 409 and nothing written); afterwards a secret sealed with another key
 // is refused; a bad key ID is a validation error.
 func TestRotateSecretsKey(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const k1, k2 = "1111111111111111", "2222222222222222"
 	put := func(site, alias string, sealed []byte) error {

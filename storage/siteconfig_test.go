@@ -10,6 +10,7 @@ import (
 // a SetSiteConfig that returned is seen by the next read, for that site
 // only; a caller changing the answer changes nothing stored or cached.
 func TestSiteConfig_CacheFollowsWrites(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	read := func(site string) *SiteConfig {
 		t.Helper()
@@ -41,6 +42,7 @@ func TestSiteConfig_CacheFollowsWrites(t *testing.T) {
 // TestSiteConfig_ReadsDuringWrites: reads racing with writes never leave
 // a stale configuration behind once the last write returned.
 func TestSiteConfig_ReadsDuringWrites(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -81,6 +83,7 @@ func TestSiteConfig_ReadsDuringWrites(t *testing.T) {
 // them unknown, never grows the cache past maxCachedSiteConfigs, and a
 // configured site still answers its stored configuration afterwards.
 func TestSiteConfig_CacheIsBounded(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	mustApply(t, d, OpSetSiteConfig, "default", t0, SiteConfig{MaxContentLengthBytes: "1000"})
 	for i := range 3 * maxCachedSiteConfigs {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,6 +36,31 @@ func mustApply(t *testing.T, d *DB, op Op, site string, at time.Time, payload an
 	return res
 }
 
+// applyConcurrently applies cmd(0) … cmd(n-1) from setupWriters goroutines,
+// so that group commit syncs each round of them once instead of each
+// command (group.go). Only for setup whose order nothing asserts; it fails
+// t with the first command refused.
+func applyConcurrently(t *testing.T, d *DB, n int, cmd func(i int) *Command) {
+	t.Helper()
+	const setupWriters = 16
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range setupWriters {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				_, errs[i] = d.Apply(context.Background(), cmd(i))
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
+}
+
 func addDoc(t *testing.T, d *DB, site, id, path string, at time.Time) string {
 	t.Helper()
 	res := mustApply(t, d, OpAddDocuments, site, at, AddDocuments{Docs: []NewDocument{{Document: Document{DocumentID: id, Path: path}}}})
@@ -42,6 +68,7 @@ func addDoc(t *testing.T, d *DB, site, id, path string, at time.Time) string {
 }
 
 func TestAddDocuments_PathRules(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	tests := []struct {
 		name, site, id, path, want string
@@ -73,6 +100,7 @@ func TestAddDocuments_PathRules(t *testing.T) {
 }
 
 func TestAddDocuments_ConflictWritesNothing(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	id := "11111111-1111-4111-8111-111111111111"
 	addDoc(t, d, "default", id, "x.txt", t0)
@@ -94,6 +122,7 @@ func TestAddDocuments_ConflictWritesNothing(t *testing.T) {
 }
 
 func TestConcurrentSamePath(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const n = 20
 	var wg sync.WaitGroup
@@ -129,19 +158,21 @@ func TestConcurrentSamePath(t *testing.T) {
 }
 
 func TestContent_RoundTripAndDedup(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	rnd := rand.New(rand.NewSource(1))
 	sizes := []int{0, 1, 100, ChunkSize - 1, ChunkSize, ChunkSize + 1, 3*ChunkSize + 12345, 9 * ChunkSize}
 	for i, size := range sizes {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			data := make([]byte, size)
-			if i%2 == 0 {
-				rnd.Read(data)
-			} else {
-				for j := range data {
-					data[j] = byte('a' + j%7)
-				}
+		data := make([]byte, size)
+		if i%2 == 0 {
+			rnd.Read(data)
+		} else {
+			for j := range data {
+				data[j] = byte('a' + j%7)
 			}
+		}
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			t.Parallel() // distinct contents and document ids: independent
 			m, tail, err := WriteContent(context.Background(), d, bytes.NewReader(data), 0, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -179,6 +210,7 @@ func TestContent_RoundTripAndDedup(t *testing.T) {
 }
 
 func TestDelete_ReleasesContent(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	data := bytes.Repeat([]byte("quire"), ChunkSize/2)
 	m, tail, err := WriteContent(context.Background(), d, bytes.NewReader(data), 0, nil)
@@ -205,6 +237,7 @@ func TestDelete_ReleasesContent(t *testing.T) {
 }
 
 func TestSweep_UnreferencedChunks(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	data := bytes.Repeat([]byte{7}, 3*ChunkSize)
 	rnd := rand.New(rand.NewSource(2))
@@ -224,6 +257,7 @@ func TestSweep_UnreferencedChunks(t *testing.T) {
 }
 
 func TestWriteContent_Limit(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	_, _, err := WriteContent(context.Background(), d, bytes.NewReader(make([]byte, 2*ChunkSize+1)), 2*ChunkSize, nil)
 	if !errors.Is(err, ErrTooLarge) {
@@ -232,6 +266,7 @@ func TestWriteContent_Limit(t *testing.T) {
 }
 
 func TestListDocuments_PagingAcrossDays(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	var ids []string
 	for i := 0; i < 25; i++ {
@@ -276,6 +311,7 @@ func TestListDocuments_PagingAcrossDays(t *testing.T) {
 }
 
 func TestSoftDelete_HardDeleteLeavesOthers(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	a, b := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 	addDoc(t, d, "default", a, "a.txt", t0)
@@ -299,6 +335,7 @@ func TestSoftDelete_HardDeleteLeavesOthers(t *testing.T) {
 }
 
 func TestCommand_EncodeDecode(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	c := MustCommand(OpSetTags, "default", "joe", t0, SetTags{DocumentID: "x", Mode: "add", Tags: []Tag{{Key: "k", Value: "v"}}})
 	b, err := c.Encode()
 	if err != nil {
@@ -316,6 +353,7 @@ func TestCommand_EncodeDecode(t *testing.T) {
 // A command whose payload skipped JSON locally must still replicate: its
 // encoded form applied on another store gives the same content.
 func TestCommand_InMemoryPayloadReplicates(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	src, dst := mustOpen(t), mustOpen(t)
 	text := bytes.Repeat([]byte("quire replicates chunks "), 50000) // compressible, > 1 chunk
 	noise := make([]byte, ChunkSize)
@@ -361,6 +399,7 @@ func TestCommand_InMemoryPayloadReplicates(t *testing.T) {
 // SmallContent must describe content exactly as WriteContent does, so the
 // inline and the streamed paths share manifests.
 func TestSmallContent_MatchesWriteContent(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	for _, size := range []int{0, 1, 4096, ChunkSize} {
 		data := bytes.Repeat([]byte{'q'}, size)
@@ -385,6 +424,7 @@ func TestSmallContent_MatchesWriteContent(t *testing.T) {
 // of uploads never committed interleave in sha order; exactly the second
 // are listed, and limit caps the list.
 func TestSweep_UnreferencedAmongReferenced(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	rnd := rand.New(rand.NewSource(3))
 	want := map[string]bool{}

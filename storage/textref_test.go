@@ -9,6 +9,7 @@ import (
 // OCR text is replaced or deleted keeps the text it had (filled in first);
 // a reference a read cannot resolve is refused.
 func TestTextRef(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	const doc = "77777777-7777-4777-8777-777777777777"
 	tests := []struct {
 		name string

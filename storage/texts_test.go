@@ -8,6 +8,7 @@ import (
 // entry removed behind the applier's back come back with
 // OpReindexDocument, and nothing else is written.
 func TestReindexDocument_RestoresLostEntries(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	mustApply(t, d, OpAddAttribute, "s", t0, AddAttribute{Def: AttributeDef{Key: "invoice", DataType: "STRING", Type: "STANDARD"}})
 	v := "INV-1"

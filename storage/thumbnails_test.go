@@ -16,6 +16,7 @@ import (
 // again, and OpSetThumbnail without an artifact then deletes the old one;
 // a delete drops the record.
 func TestThumbnails_Lifecycle(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	png := func(s string) NewDocument {
 		m, ch, _ := SmallContent([]byte("\x89PNG " + s))
 		return NewDocument{Document: Document{DocumentID: "", ContentType: "image/png", ArtifactCategory: ThumbnailCategory}, Content: &m, Chunks: ch}
@@ -158,6 +159,7 @@ func applyWithRules(t *testing.T, d *DB, op Op, rules int, payload any) {
 // release that applied it first did not, whichever release replays it;
 // the same entries of the current rules record one.
 func TestThumbnails_EarlierRulesRecordNone(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	const (
 		pdf    = "22222222-0000-4000-8000-000000000001"
 		pic    = "22222222-0000-4000-8000-000000000002"
@@ -209,6 +211,7 @@ func TestThumbnails_EarlierRulesRecordNone(t *testing.T) {
 // artifacts; an entry of earlier rules holds every artifact, as the
 // release that applied it first made it.
 func TestThumbnails_ArchiveByRules(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	const doc = "33333333-0000-4000-8000-000000000001"
 	for _, tt := range []struct {
 		name  string

@@ -15,6 +15,7 @@ import (
 // content only by queuing it; it then has ended, and a step naming
 // documents that meanwhile have one or are gone changes nothing.
 func TestThumbnails_Walk(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	const (
 		adopt  = "33333333-0000-4000-8000-000000000001"
 		pic    = "33333333-0000-4000-8000-000000000002"

@@ -42,6 +42,7 @@ func vlogResident(t *testing.T, dir string) (kb int, mapped bool) {
 // process (they stay in the page cache): content read through the
 // mapping no longer counts in the server's RSS.
 func TestTrimMappedFiles_ValueLog(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	dir, err := filepath.Abs(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

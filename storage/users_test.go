@@ -9,6 +9,7 @@ import (
 // generation and creation; a token stored before the creation was
 // recorded counts when it was issued after the user was made.
 func TestRefreshToken_Of(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	made := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	ttl := 30 * 24 * time.Hour
 	u := &User{Username: "eve", Generation: 3, InsertedDate: made}

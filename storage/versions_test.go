@@ -50,6 +50,7 @@ func readVersion(t *testing.T, d *DB, doc, key string) []byte {
 }
 
 func TestVersions_KeepChunksUntilReleased(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "v.txt", t0)
 	v1, v2 := []byte("version one"), []byte("version two")
@@ -152,13 +153,19 @@ func TestVersions_KeepChunksUntilReleased(t *testing.T) {
 }
 
 func TestVersions_OldestDroppedAtLimit(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "v.txt", t0)
-	at := t0
-	for i := 0; i <= MaxVersions+1; i++ {
-		at = at.Add(time.Millisecond)
-		commitBytes(t, d, vdoc, []byte{byte(i), byte(i >> 8)}, at)
-	}
+	// Contents 0 and 1 first, in order; the other 1,000 concurrently, in
+	// groups (their order among themselves is not asserted).
+	at := func(i int) time.Time { return t0.Add(time.Duration(i+1) * time.Millisecond) }
+	commitBytes(t, d, vdoc, []byte{0, 0}, at(0))
+	commitBytes(t, d, vdoc, []byte{1, 0}, at(1))
+	applyConcurrently(t, d, MaxVersions, func(i int) *Command {
+		i += 2
+		m, chunks, _ := SmallContent([]byte{byte(i), byte(i >> 8)})
+		return MustCommand(OpCommitContent, "default", "joe", at(i), CommitContent{DocumentID: vdoc, Content: m, Chunks: chunks, ContentType: "text/plain"})
+	})
 	doc, err := d.GetDocument("default", vdoc)
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +193,7 @@ func TestVersions_OldestDroppedAtLimit(t *testing.T) {
 }
 
 func TestVersions_SameInstantKeysIncrease(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	k := versionKeyOf(t0, 0)
 	n := nextVersionKey(k, t0)
 	if n <= k || !ValidVersionKey(n) || nextVersionKey(n, t0.Add(-time.Hour)) <= n {
@@ -197,6 +205,7 @@ func TestVersions_SameInstantKeysIncrease(t *testing.T) {
 // soft-deleted document and releases their chunks; the purge then finds
 // nothing left to release twice.
 func TestVersions_PruneInTrash(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	addDoc(t, d, "default", vdoc, "p.txt", t0)
 	for i := range 6 { // the first content makes no version (firstContent): five

@@ -13,6 +13,7 @@ import (
 // decoded command gives the bytes it came from, and every truncation or
 // corruption is an error, never a panic or a half command.
 func TestWire_ChunkCommandsAreBinary(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	big := make([]byte, ChunkSize+1)
 	if _, err := rand.Read(big); err != nil {
 		t.Fatal(err)

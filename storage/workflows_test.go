@@ -10,6 +10,7 @@ import (
 // refuses a decision on a step that is already decided (the server does
 // no such check), and the refused command writes nothing.
 func TestWorkflowDecision_RefusedInApplier(t *testing.T) {
+	t.Parallel() // own store, no package or process state
 	d := mustOpen(t)
 	const doc = "33333333-3333-4333-8333-333333333333"
 	mustApply(t, d, OpAddQueue, "default", t0, Queue{QueueID: "q1", Name: "q"})

@@ -180,14 +180,15 @@ func TestBadInput_MatchTagsBatched(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a server each
 			if n := storage.DocsPerBatch(bigTags(tc.tags, tc.valueSize), 200); tc.docs <= n {
 				t.Fatalf("%d documents fit one batch of %d: the case tests no batching", tc.docs, n)
 			}
 			s := quiretest.NewServer(t)
 			tok := s.Admin()
-			for i := range tc.docs {
-				servertest.AddDoc(t, s, tok, "", map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}})
-			}
+			servertest.AddDocs(t, s, tok, "", tc.docs, func(i int) any {
+				return map[string]any{"content": "x", "path": fmt.Sprintf("d%03d.txt", i), "tags": []map[string]any{{"key": "batch", "value": "1"}}}
+			})
 			var tags []map[string]any
 			for _, tg := range bigTags(tc.tags, tc.valueSize) {
 				tags = append(tags, map[string]any{"key": tg.Key, "value": tg.Value})

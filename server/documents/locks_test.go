@@ -136,6 +136,7 @@ func TestLegalHold_EveryMutatingRouteRefused(t *testing.T) {
 	tok := toks["admin"]
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
+			t.Parallel() // each site its own documents, folders and hold
 			doc := func(id, extra string) string { return "/documents/" + id + extra + site.Query }
 			// fixture is a document with an older version and an artifact.
 			type fixture struct{ id, art, oldVersion string }
@@ -340,10 +341,9 @@ func TestLegalHold_FolderMoveAllOrNothing(t *testing.T) {
 	s := quiretest.NewServer(t)
 	toks := lockTokens(s)
 	admin := toks["admin"]
-	var ids []string
-	for i := range 450 {
-		ids = append(ids, servertest.AddDoc(t, s, admin, "", map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}))
-	}
+	ids := servertest.AddDocs(t, s, admin, "", 450, func(i int) any {
+		return map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}
+	})
 	held := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "big/zz-held.txt", "content": "x"})
 	servertest.MustStatus(t, s.Do(http.MethodPut, "/documents/"+held+"/legalHold", nil, toks["gina"]), http.StatusOK)
 	r := s.Do(http.MethodPost, "/indices/folder/move", map[string]any{"source": "big", "target": "moved/"}, admin)
