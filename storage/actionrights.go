@@ -85,6 +85,24 @@ func checkWriter(t *tx, site string, w *ActionActor, paths ...string) error {
 	return access.CheckWriter(site, w, func() (FolderPermissionSet, error) { return loadFolderPermissions(t, site) }, paths...)
 }
 
+// writerCheck is checkWriter for the many documents of one command: the
+// site's folder permissions are read from t once, at the first check.
+func writerCheck(t *tx, site string, w *ActionActor) func(paths ...string) error {
+	var set FolderPermissionSet
+	loaded := false
+	load := func() (FolderPermissionSet, error) {
+		if !loaded {
+			var err error
+			if set, err = loadFolderPermissions(t, site); err != nil {
+				return nil, err
+			}
+			loaded = true
+		}
+		return set, nil
+	}
+	return func(paths ...string) error { return access.CheckWriter(site, w, load, paths...) }
+}
+
 // writerPath is the path whose folder governs writes to d: its own, or
 // for an artifact its document's.
 func writerPath(t *tx, site string, d *Document) (string, error) {

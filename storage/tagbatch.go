@@ -3,8 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-
-	"quire/access"
 )
 
 // TagDocuments is the payload of OpTagDocuments (POST
@@ -44,19 +42,7 @@ func applyTagDocuments(t *tx, c *Command) (any, error) {
 	if err := limitsErr(CheckTagBatch("documentIds", p.DocumentIDs, p.Tags)); err != nil {
 		return nil, err
 	}
-	// The site's folder permissions, read once for the whole batch.
-	var set FolderPermissionSet
-	loaded := false
-	load := func() (FolderPermissionSet, error) {
-		if !loaded {
-			var err error
-			if set, err = loadFolderPermissions(t, c.Site); err != nil {
-				return nil, err
-			}
-			loaded = true
-		}
-		return set, nil
-	}
+	check := writerCheck(t, c.Site, p.Writer) // the folder permissions read once for the batch
 	res := &TagDocumentsResult{Tagged: make([]string, 0, len(p.DocumentIDs))}
 	for _, id := range p.DocumentIDs {
 		d, err := getLiveDoc(t, c.Site, id)
@@ -70,8 +56,8 @@ func applyTagDocuments(t *tx, c *Command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := access.CheckWriter(c.Site, p.Writer, load, d.Path); err != nil {
-			var denied *access.Error
+		if err := check(d.Path); err != nil {
+			var denied *AccessError
 			if !errors.As(err, &denied) {
 				return nil, err
 			}
