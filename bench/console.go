@@ -168,7 +168,7 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	s.addConsoleRow(fmt.Sprintf("console: open a folder of %d documents (first page of 50), median", docs+consoleImages), folder, folderBase, 0)
 	view := "table; no thumbnails: the API gave no thumbnailUrl"
 	if thumbs > 0 {
-		view = fmt.Sprintf("grid, with the %d thumbnails in view loaded", thumbs)
+		view = fmt.Sprintf("grid, every thumbnail in view loaded, %d of the 50 entries have one", thumbs)
 	}
 	s.addConsoleRow(fmt.Sprintf("console: first load of a folder of %d documents to its first rows (cache off, %s), median", docs+consoleImages, view), first, firstBase, firstLoadTarget)
 	s.addConsoleRow("console: search as you type, a word in one document, last key to results shown, median", typing, typingBase, 0)
