@@ -63,8 +63,8 @@ func TestCluster_ThumbnailsReachEveryMember(t *testing.T) {
 		var u string
 		for _, x := range quiretest.List(t, r.JSON(t), "documents") {
 			m := quiretest.Obj(t, x)
-			if path.Base(quiretest.Str(t, m, "path")) == "hi.png" {
-				u, _ = m["thumbnailUrl"].(string)
+			if _, has := m["thumbnailUrl"]; has && path.Base(quiretest.Str(t, m, "path")) == "hi.png" {
+				u = quiretest.Str(t, m, "thumbnailUrl")
 			}
 		}
 		if u == "" {
