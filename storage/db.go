@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -474,6 +476,10 @@ type tx struct {
 	afterTrail []func() error
 	// scans caches scanCached's reads by prefix.
 	scans map[string][]kv
+	// fresh holds, per prefix of a document this command created (its
+	// actions, tags and attributes: markFresh), the keys written under it
+	// by this command; each reads them instead of opening an iterator.
+	fresh map[string]map[string][]byte
 	// rules are the applier rules of the command applied (Command.Rules;
 	// a command applied within another carries the other's), for
 	// helpers that take no command (putDoc's pending thumbnail).
@@ -570,13 +576,64 @@ func (t *tx) set(key, val []byte) error {
 	}
 	t.touchKey(key, true)
 	t.dropCaches(key)
+	if keys := t.freshOf(key); keys != nil {
+		keys[string(key)] = val
+	}
 	return t.txn.Set(key, val)
 }
 
 func (t *tx) del(key []byte) error {
 	t.touchKey(key, true)
 	t.dropCaches(key)
+	if keys := t.freshOf(key); keys != nil {
+		delete(keys, string(key))
+	}
 	return t.txn.Delete(key)
+}
+
+// Fresh prefixes. Every iterator a read-write Badger transaction opens
+// first copies and sorts all of the transaction's pending writes
+// (newPendingWritesIterator), and a group commit runs up to hundreds of
+// commands in one transaction: the creates late in a group sorted the
+// writes of all the creates before them, several times each (reading a
+// new document's actions to queue them, its tags and attributes to
+// bound their size), in the committer every write waits for. Under a
+// prefix that holds only keys of a document created by this command no
+// committed key and no earlier command's write can exist (the document
+// did not exist: a deleted document's keys go with its record, and a
+// soft-deleted one keeps its record), so the keys this command wrote
+// there are all there is, and each reads them from fresh. Reads of
+// pending writes add nothing to Badger's read set either, so conflict
+// detection is unchanged.
+
+// markFresh notes that the document doc of site is created by this
+// command: nothing is stored under its action, tag and attribute
+// prefixes yet.
+func (t *tx) markFresh(site, doc string) {
+	if t.fresh == nil {
+		t.fresh = map[string]map[string][]byte{}
+	}
+	for _, p := range [][]byte{actionPrefix(site, doc), tagPrefix(site, doc), docAttrPrefix(site, doc)} {
+		t.fresh[string(p)] = map[string][]byte{}
+	}
+}
+
+// freshOf returns the keys written under the fresh prefix key falls
+// under, nil when there is none. Fresh prefixes end in "/": each of the
+// key's leading parts up to a "/" is looked up.
+func (t *tx) freshOf(key []byte) map[string][]byte {
+	if len(t.fresh) == 0 {
+		return nil
+	}
+	for i, c := range key {
+		if c != '/' {
+			continue
+		}
+		if keys, ok := t.fresh[string(key[:i+1])]; ok {
+			return keys
+		}
+	}
+	return nil
 }
 
 // dropCaches forgets the cached scans a write to key changes.
@@ -658,6 +715,9 @@ func (t *tx) firstKey(prefix []byte) []byte {
 
 // each calls fn for every key/value under prefix, in key order.
 func (t *tx) each(prefix []byte, fn func(key, val []byte) error) error {
+	if keys := t.freshOf(prefix); keys != nil {
+		return eachFresh(keys, prefix, fn)
+	}
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = prefix
 	it := t.txn.NewIterator(opts)
@@ -665,6 +725,24 @@ func (t *tx) each(prefix []byte, fn func(key, val []byte) error) error {
 	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 		item := it.Item()
 		if err := item.Value(func(v []byte) error { return fn(item.Key(), v) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachFresh calls fn for every key/value of keys under prefix, in key
+// order.
+func eachFresh(keys map[string][]byte, prefix []byte, fn func(key, val []byte) error) error {
+	under := make([]string, 0, len(keys))
+	for k := range keys {
+		if strings.HasPrefix(k, string(prefix)) {
+			under = append(under, k)
+		}
+	}
+	slices.Sort(under)
+	for _, k := range under {
+		if err := fn([]byte(k), keys[k]); err != nil {
 			return err
 		}
 	}

@@ -146,6 +146,7 @@ func applyAddDocuments(t *tx, c *Command) (any, error) {
 		if ok {
 			return nil, &ConflictError{Msg: fmt.Sprintf("documentId '%s' already exists", d.DocumentID)}
 		}
+		t.markFresh(c.Site, d.DocumentID)
 		if err := putChunks(t, nd.Chunks); err != nil {
 			return nil, err
 		}

@@ -249,8 +249,14 @@ func (d *DB) runGroup(live []*pendingApply) (txs []*tx, vals []any, bad int, err
 	defer txn.Discard()
 	txs = make([]*tx, len(live))
 	vals = make([]any, len(live))
+	// The commands share their cached scans (tx.scanCached: rulesets,
+	// sequences, event subscriptions): they read and write one
+	// transaction, and a write under a cached prefix by any of them drops
+	// the cache for all. Each command reading them afresh opened an
+	// iterator that sorted every write of the commands before it.
+	scans := map[string][]kv{}
 	for i, p := range live {
-		t := &tx{txn: txn}
+		t := &tx{txn: txn, scans: scans}
 		v, err := runApplierSafe(t, p.c, p.fn)
 		if err != nil {
 			return nil, nil, i, err

@@ -180,11 +180,12 @@ func (d *DB) ApplyBatchAt(batch []IndexedCommand) (res []Result, errs []error, o
 	vals := make([]any, len(batch))
 	txn := d.bdb.NewTransaction(true)
 	defer txn.Discard()
+	scans := map[string][]kv{} // shared as a group commit's are (runGroup)
 	for i, e := range batch {
 		if errs[i] != nil {
 			continue
 		}
-		t := &tx{txn: txn}
+		t := &tx{txn: txn, scans: scans}
 		v, err := runApplier(t, e.Cmd, fns[i])
 		if err == nil {
 			err = d.commitFault(e.Cmd)
