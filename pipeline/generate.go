@@ -151,7 +151,10 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 		if err != nil {
 			return nil, err
 		}
-		profile := "-env:UserInstallation=file://" + filepath.ToSlash(filepath.Join(dir, "profile"))
+		profile, err := sofficeProfile(dir)
+		if err != nil {
+			return nil, err
+		}
 		if _, err := runProgram(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, out); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
