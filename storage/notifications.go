@@ -271,16 +271,32 @@ func (s *docAttrSet) reminderBase(src string) (time.Time, bool) {
 // dropPendingReminders removes the document's PENDING reminder records.
 func (s *docAttrSet) dropPendingReminders() error {
 	var drop []DocNotification
-	err := s.t.each(notificationPrefix(s.c.Site, s.doc), func(_, v []byte) error {
-		var n DocNotification
-		if err := json.Unmarshal(v, &n); err != nil {
-			return err
-		}
+	keep := func(n DocNotification) {
 		if n.Status == NotificationPending {
 			drop = append(drop, n)
 		}
-		return nil
-	})
+	}
+	var err error
+	if s.purging {
+		for _, k := range s.reminders {
+			var n DocNotification
+			if err := s.t.getJSON(k, &n); errors.Is(err, ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			keep(n)
+		}
+	} else {
+		err = s.t.each(notificationPrefix(s.c.Site, s.doc), func(_, v []byte) error {
+			var n DocNotification
+			if err := json.Unmarshal(v, &n); err != nil {
+				return err
+			}
+			keep(n)
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}

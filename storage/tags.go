@@ -178,16 +178,17 @@ func removeTag(t *tx, site, doc string, tg *Tag) error {
 	return t.del(tagKey(site, doc, tg.Key))
 }
 
-func deleteAllTags(t *tx, site, doc string) error {
-	var all []Tag
-	if err := eachTag(t, site, doc, func(tg *Tag) error {
-		all = append(all, *tg)
-		return nil
-	}); err != nil {
-		return err
-	}
-	for i := range all {
-		if err := removeTag(t, site, doc, &all[i]); err != nil {
+// deleteTags removes doc's tags at keys (gathered by a purge, purge.go)
+// and their index entries.
+func deleteTags(t *tx, site, doc string, keys [][]byte) error {
+	for _, k := range keys {
+		var tg Tag
+		if err := t.getJSON(k, &tg); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := removeTag(t, site, doc, &tg); err != nil {
 			return err
 		}
 	}

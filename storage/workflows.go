@@ -942,18 +942,24 @@ func decideQueued(t *tx, c *Command, d *Document, a *Action, decision, comments 
 	return putDocActions(t, d)
 }
 
-// clearWorkflows removes a deleted document's workflow records.
-func clearWorkflows(t *tx, site, doc string) error {
-	return t.each(docWorkflowPrefix(site, doc), func(k, v []byte) error {
+// clearWorkflows removes a purged document's workflow records (keys: its
+// docWorkflowPrefix keys, gathered by the purge, purge.go).
+func clearWorkflows(t *tx, site, doc string, keys [][]byte) error {
+	for _, k := range keys {
 		var dw DocWorkflow
-		if err := json.Unmarshal(v, &dw); err != nil {
+		if err := t.getJSON(k, &dw); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
 			return err
 		}
 		if err := t.del(workflowDocKey(site, dw.WorkflowID, doc)); err != nil {
 			return err
 		}
-		return t.del(k)
-	})
+		if err := t.del(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // GetWorkflow returns one workflow.
