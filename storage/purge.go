@@ -7,15 +7,15 @@ import (
 
 // A purge (hard delete) removes a document with its artifacts and its
 // children and theirs, in the command's one transaction, in two phases:
-// first (scanPurge) every key of every record of the cascade that only an
-// iterator finds, before the cascade's first write; then (run) the deletes,
-// which read with point reads only. Every iterator a read-write Badger
-// transaction opens first copies and sorts all the transaction's pending
-// writes (newPendingWritesIterator; scanCached in db.go avoids the same
-// cost): with the iterators opened between the deletes, the hard delete of
-// a document with 1,000 artifacts opened about 11,000 iterators over up to
-// about 20,000 pending deletes each, quadratic (about 30 CPU seconds under
-// the race detector; BenchmarkPurge_Artifacts).
+// first (newPurge, addDoc) every key of every record of the cascade that
+// only an iterator finds, before the cascade's first write; then (run) the
+// deletes, which read with point reads only. Every iterator a read-write
+// Badger transaction opens first copies and sorts all the transaction's
+// pending writes (newPendingWritesIterator; scanCached in db.go avoids the
+// same cost): with the iterators opened between the deletes, the hard
+// delete of a document with 1,000 artifacts opened about 11,000 iterators
+// over up to about 20,000 pending deletes each, quadratic (about 22 CPU
+// seconds under the race detector; BenchmarkPurge_Artifacts).
 //
 // Run reads the values behind the gathered keys when it gets to them: a
 // record's purge changes another record's keys (a relationship attribute
