@@ -637,15 +637,12 @@ func writeDocAttributes(t *tx, c *Command, doc string, ins []AttributeInput, mod
 func deleteDocAttributes(t *tx, site, doc string, keys, reminders [][]byte) error {
 	c := &Command{Site: site}
 	s := &docAttrSet{t: t, c: c, doc: doc, cur: map[string]*DocAttribute{}, old: map[string]*DocAttribute{}, reminders: reminders}
-	for _, k := range keys {
-		var a DocAttribute
-		if err := t.getJSON(k, &a); errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		b := a
-		s.cur[a.Key], s.old[a.Key] = &a, &b
+	if err := eachGathered(t, keys, func(_ []byte, a *DocAttribute) error {
+		b := *a
+		s.cur[a.Key], s.old[a.Key] = a, &b
+		return nil
+	}); err != nil {
+		return err
 	}
 	if rel, ok := s.cur[KeyRelationships]; ok {
 		for _, v := range rel.Strings {

@@ -278,15 +278,10 @@ func (s *docAttrSet) dropPendingReminders() error {
 	}
 	var err error
 	if s.purging {
-		for _, k := range s.reminders {
-			var n DocNotification
-			if err := s.t.getJSON(k, &n); errors.Is(err, ErrNotFound) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			keep(n)
-		}
+		err = eachGathered(s.t, s.reminders, func(_ []byte, n *DocNotification) error {
+			keep(*n)
+			return nil
+		})
 	} else {
 		err = s.t.each(notificationPrefix(s.c.Site, s.doc), func(_, v []byte) error {
 			var n DocNotification

@@ -199,6 +199,23 @@ func (p *purge) deleteRecord(t *tx, r *recordScan) error {
 	return t.del(docKey(site, d.DocumentID))
 }
 
+// eachGathered calls fn with the value of each of keys (gathered by a
+// purge before its first delete) still there when the delete reads it.
+func eachGathered[T any](t *tx, keys [][]byte, fn func(k []byte, v *T) error) error {
+	for _, k := range keys {
+		var v T
+		if err := t.getJSON(k, &v); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := fn(k, &v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // deleteRecord purges one record (a document without its artifacts and
 // children, or an artifact).
 func deleteRecord(t *tx, site string, d *Document) error {

@@ -181,18 +181,7 @@ func removeTag(t *tx, site, doc string, tg *Tag) error {
 // deleteTags removes doc's tags at keys (gathered by a purge, purge.go)
 // and their index entries.
 func deleteTags(t *tx, site, doc string, keys [][]byte) error {
-	for _, k := range keys {
-		var tg Tag
-		if err := t.getJSON(k, &tg); errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		if err := removeTag(t, site, doc, &tg); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachGathered(t, keys, func(_ []byte, tg *Tag) error { return removeTag(t, site, doc, tg) })
 }
 
 func eachTag(t *tx, site, doc string, fn func(*Tag) error) error {

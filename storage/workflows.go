@@ -945,21 +945,12 @@ func decideQueued(t *tx, c *Command, d *Document, a *Action, decision, comments 
 // clearWorkflows removes a purged document's workflow records (keys: its
 // docWorkflowPrefix keys, gathered by the purge, purge.go).
 func clearWorkflows(t *tx, site, doc string, keys [][]byte) error {
-	for _, k := range keys {
-		var dw DocWorkflow
-		if err := t.getJSON(k, &dw); errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return err
-		}
+	return eachGathered(t, keys, func(k []byte, dw *DocWorkflow) error {
 		if err := t.del(workflowDocKey(site, dw.WorkflowID, doc)); err != nil {
 			return err
 		}
-		if err := t.del(k); err != nil {
-			return err
-		}
-	}
-	return nil
+		return t.del(k)
+	})
 }
 
 // GetWorkflow returns one workflow.
