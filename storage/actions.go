@@ -262,17 +262,12 @@ func loadActions(t *tx, site, doc string) ([]Action, error) {
 	return out, err
 }
 
-// clearActions removes a deleted document's actions, queue entry, status
-// index entries, texts, results, pending renditions and pending thumbnail.
-func clearActions(t *tx, d *Document) error {
-	for _, p := range [][]byte{actionPrefix(d.SiteID, d.DocumentID), textPrefix(d.SiteID, d.DocumentID), resultPrefix(d.SiteID, d.DocumentID, ""),
-		renditionPrefix(d.SiteID, d.DocumentID)} {
-		for _, k := range t.keys(p) {
-			if err := t.del(k); err != nil {
-				return err
-			}
-		}
-	}
+// clearActions removes a purged document's queue entries, status index
+// entries, publication, pending thumbnail and workflow records (its
+// actions, texts, results and pending renditions go with the purge's
+// gathered keys, purge.go); queues are the ids of the site's queues,
+// workflows the document's workflow keys.
+func clearActions(t *tx, d *Document, queues []string, workflows [][]byte) error {
 	for _, s := range d.ActionStatuses {
 		if err := t.del(actionStatusKey(d.SiteID, s, d.DocumentID)); err != nil {
 			return err
@@ -284,10 +279,10 @@ func clearActions(t *tx, d *Document) error {
 	if err := unpublish(t, d.SiteID, d.DocumentID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if err := removeFromQueues(t, d.SiteID, d.DocumentID); err != nil {
+	if err := removeFromQueues(t, d.SiteID, d.DocumentID, queues); err != nil {
 		return err
 	}
-	if err := clearWorkflows(t, d.SiteID, d.DocumentID); err != nil { // workflows.go
+	if err := clearWorkflows(t, d.SiteID, d.DocumentID, workflows); err != nil { // workflows.go
 		return err
 	}
 	if ok, err := t.exists(actionQueueKey(d.SiteID, d.DocumentID)); err != nil || !ok {

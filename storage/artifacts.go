@@ -217,32 +217,6 @@ func applyPromoteArtifact(t *tx, c *Command) (any, error) {
 	return nil, putDoc(t, parent)
 }
 
-// deleteArtifacts removes every artifact of d (not d itself); n is the
-// number of records removed.
-func deleteArtifacts(t *tx, site string, d *Document) (n int64, err error) {
-	if d.ArtifactCount == 0 {
-		return 0, nil
-	}
-	for _, k := range t.keys(artifactPrefix(site, d.DocumentID)) {
-		id := string(k[strings.LastIndexByte(string(k), '/')+1:])
-		a, err := getDoc(t, site, id)
-		if errors.Is(err, ErrNotFound) {
-			if err := t.del(k); err != nil {
-				return n, err
-			}
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		if err := deleteRecord(t, site, a); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
 // IsTooBig reports whether err is Apply's answer to a command whose
 // transaction grew past Badger's limit (errTxnTooBig).
 func IsTooBig(err error) bool { return errors.Is(err, errTxnTooBig) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func artifactID(i int) string { return fmt.Sprintf("a%07d-0000-4000-8000-000000000000", i) }
@@ -33,8 +34,15 @@ func TestArtifacts_LimitAndCascade(t *testing.T) {
 	addDoc(t, d, "default", doc, "a.txt", t0)
 	mustApply(t, d, OpSetSiteConfig, "default", t0, SiteConfig{MaxDocuments: "5000"})
 	// Concurrent, in groups: the limit is counted in the applier, inside
-	// each command's turn of the group's transaction.
-	applyConcurrently(t, d, MaxArtifacts, func(i int) *Command { return addArtifactCmd("default", doc, artifactID(i)) })
+	// each command's turn of the group's transaction. Each command has a
+	// time of its own, as commands from a clock do: at one shared time
+	// the parent's activity entries took 1,000 numbers under one time,
+	// each found by probing every one before it (putActivity).
+	applyConcurrently(t, d, MaxArtifacts, func(i int) *Command {
+		c := addArtifactCmd("default", doc, artifactID(i))
+		c.At = t0.Add(time.Duration(i) * time.Millisecond)
+		return c
+	})
 	var ve *ValidationError
 	if err := addArtifact(d, "default", doc, artifactID(MaxArtifacts)); !errors.As(err, &ve) {
 		t.Fatalf("artifact over the limit: err = %v, want a validation error", err)

@@ -33,6 +33,7 @@
 //   - documents: documents.go, tags.go, docattrs.go, attrdefs.go,
 //     attrreads.go, attrvalues.go, versions.go, artifacts.go, archives.go,
 //     publications.go, locks.go, retention.go, quota.go, stats.go,
+//     purge.go (hard deletes and their cascade),
 //     indexsrc.go (what the index holds of a document)
 //   - content: content.go (chunks), contenttypes.go, examine.go,
 //     watermarks.go, renditions.go

@@ -91,6 +91,9 @@ type docAttrSet struct {
 	created bool // the document is being created (defaults apply)
 	purging bool // the document is being removed (its retention record goes too)
 	locking bool // OpSetDocumentLock: the lock attributes may change (locks.go)
+	// reminders are a purge's notification keys of the document, gathered
+	// before its first delete (purge.go).
+	reminders [][]byte
 }
 
 func loadDocAttrs(t *tx, c *Command, doc string, created bool) (*docAttrSet, error) {
@@ -628,11 +631,17 @@ func writeDocAttributes(t *tx, c *Command, doc string, ins []AttributeInput, mod
 }
 
 // deleteDocAttributes removes every attribute of doc and its index entries
-// (hard delete), and the inverse relationships other documents hold.
-func deleteDocAttributes(t *tx, site, doc string) error {
+// (hard delete), and the inverse relationships other documents hold: keys
+// and reminders are doc's attribute and notification keys, gathered by the
+// purge (purge.go).
+func deleteDocAttributes(t *tx, site, doc string, keys, reminders [][]byte) error {
 	c := &Command{Site: site}
-	s, err := loadDocAttrs(t, c, doc, false)
-	if err != nil {
+	s := &docAttrSet{t: t, c: c, doc: doc, cur: map[string]*DocAttribute{}, old: map[string]*DocAttribute{}, reminders: reminders}
+	if err := eachGathered(t, keys, func(_ []byte, a *DocAttribute) error {
+		b := *a
+		s.cur[a.Key], s.old[a.Key] = a, &b
+		return nil
+	}); err != nil {
 		return err
 	}
 	if rel, ok := s.cur[KeyRelationships]; ok {

@@ -101,16 +101,6 @@ func applyDeleteNote(t *tx, c *Command) (any, error) {
 	return nil, noteNotFound(p.NoteID)
 }
 
-// deleteNotes removes every note of a document (its purge).
-func deleteNotes(t *tx, site, doc string) error {
-	for _, k := range t.keys(notePrefix(site, doc)) {
-		if err := t.del(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Notes lists a document's notes, oldest first, after the cursor after
 // (a previous page's next).
 func (d *DB) Notes(site, doc, after string, limit int) ([]Note, string, error) {

@@ -271,16 +271,27 @@ func (s *docAttrSet) reminderBase(src string) (time.Time, bool) {
 // dropPendingReminders removes the document's PENDING reminder records.
 func (s *docAttrSet) dropPendingReminders() error {
 	var drop []DocNotification
-	err := s.t.each(notificationPrefix(s.c.Site, s.doc), func(_, v []byte) error {
-		var n DocNotification
-		if err := json.Unmarshal(v, &n); err != nil {
-			return err
-		}
+	keep := func(n DocNotification) {
 		if n.Status == NotificationPending {
 			drop = append(drop, n)
 		}
-		return nil
-	})
+	}
+	var err error
+	if s.purging {
+		err = eachGathered(s.t, s.reminders, func(_ []byte, n *DocNotification) error {
+			keep(*n)
+			return nil
+		})
+	} else {
+		err = s.t.each(notificationPrefix(s.c.Site, s.doc), func(_, v []byte) error {
+			var n DocNotification
+			if err := json.Unmarshal(v, &n); err != nil {
+				return err
+			}
+			keep(n)
+			return nil
+		})
+	}
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -87,19 +86,21 @@ func applyQueueDocument(t *tx, c *Command) (any, error) {
 	return nil, t.setJSON(queueDocKey(c.Site, p.QueueID, p.DocumentID), q)
 }
 
-// removeFromQueues takes a deleted document out of every queue.
-func removeFromQueues(t *tx, site, doc string) error {
-	return t.each(queuePrefix(site), func(_, v []byte) error {
-		var q Queue
-		if err := json.Unmarshal(v, &q); err != nil {
+// removeFromQueues takes a deleted document out of every queue of the
+// site (queues: their ids, gathered by the purge, purge.go).
+func removeFromQueues(t *tx, site, doc string, queues []string) error {
+	for _, id := range queues {
+		k := queueDocKey(site, id, doc)
+		if ok, err := t.exists(k); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		if err := t.del(k); err != nil {
 			return err
 		}
-		k := queueDocKey(site, q.QueueID, doc)
-		if ok, err := t.exists(k); err != nil || !ok {
-			return err
-		}
-		return t.del(k)
-	})
+	}
+	return nil
 }
 
 // GetQueue returns one queue.

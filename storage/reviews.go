@@ -103,6 +103,12 @@ func reviewDecisionPrefix(site, doc, review string) []byte {
 	return []byte(pfxReviewDecision + sk(site) + "/" + doc + "/" + review + "/")
 }
 
+// docDecisionPrefix is the prefix of the decisions of every review of doc
+// (a purge removes them with the reviews).
+func docDecisionPrefix(site, doc string) []byte {
+	return []byte(pfxReviewDecision + sk(site) + "/" + doc + "/")
+}
+
 func reviewNotFound(id string) error {
 	return &NotFoundError{Msg: fmt.Sprintf("Review '%s' not found", id)}
 }
@@ -336,18 +342,6 @@ func supersedeReviews(t *tx, c *Command, doc string) error {
 		rv.ReviewStatus, rv.LastModifiedDate = ReviewSuperseded, c.At
 		if err := t.setJSON(reviewKey(c.Site, doc, rv.ReviewID), rv); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// deleteReviews removes a deleted document's reviews and their decisions.
-func deleteReviews(t *tx, site, doc string) error {
-	for _, p := range [][]byte{reviewPrefix(site, doc), []byte(pfxReviewDecision + sk(site) + "/" + doc + "/")} {
-		for _, k := range t.keys(p) {
-			if err := t.del(k); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -178,20 +178,10 @@ func removeTag(t *tx, site, doc string, tg *Tag) error {
 	return t.del(tagKey(site, doc, tg.Key))
 }
 
-func deleteAllTags(t *tx, site, doc string) error {
-	var all []Tag
-	if err := eachTag(t, site, doc, func(tg *Tag) error {
-		all = append(all, *tg)
-		return nil
-	}); err != nil {
-		return err
-	}
-	for i := range all {
-		if err := removeTag(t, site, doc, &all[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+// deleteTags removes doc's tags at keys (gathered by a purge, purge.go)
+// and their index entries.
+func deleteTags(t *tx, site, doc string, keys [][]byte) error {
+	return eachGathered(t, keys, func(_ []byte, tg *Tag) error { return removeTag(t, site, doc, tg) })
 }
 
 func eachTag(t *tx, site, doc string, fn func(*Tag) error) error {

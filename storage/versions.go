@@ -248,14 +248,6 @@ func dropVersion(t *tx, k []byte) error {
 	return t.del(k)
 }
 
-// deleteVersions removes every version of d with their content references.
-func deleteVersions(t *tx, site string, d *Document) error {
-	if d.VersionCount == 0 {
-		return nil
-	}
-	return dropVersions(t, t.keys(versionPrefix(site, d.DocumentID)))
-}
-
 // dropVersions deletes the version records at keys and their content
 // references; a manifest several of them share is written once.
 func dropVersions(t *tx, keys [][]byte) error {

@@ -942,13 +942,10 @@ func decideQueued(t *tx, c *Command, d *Document, a *Action, decision, comments 
 	return putDocActions(t, d)
 }
 
-// clearWorkflows removes a deleted document's workflow records.
-func clearWorkflows(t *tx, site, doc string) error {
-	return t.each(docWorkflowPrefix(site, doc), func(k, v []byte) error {
-		var dw DocWorkflow
-		if err := json.Unmarshal(v, &dw); err != nil {
-			return err
-		}
+// clearWorkflows removes a purged document's workflow records (keys: its
+// docWorkflowPrefix keys, gathered by the purge, purge.go).
+func clearWorkflows(t *tx, site, doc string, keys [][]byte) error {
+	return eachGathered(t, keys, func(k []byte, dw *DocWorkflow) error {
 		if err := t.del(workflowDocKey(site, dw.WorkflowID, doc)); err != nil {
 			return err
 		}
