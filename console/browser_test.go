@@ -87,7 +87,8 @@ func chromium(t *testing.T, lang string) context.Context {
 		// omnibox's WebUI popups: every window of headless Chromium 156
 		// preloads two in a renderer of their own (chrome://omnibox-popup.top-chrome),
 		// about as much CPU as the console's own renderer; no test has an
-		// omnibox. 40% less CPU for the package (issue 45).
+		// omnibox. The package took 706 CPU-s with them, 499 and 510
+		// without (all processes, Chromium's included; issue 45).
 		chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,"+
 			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI"),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
