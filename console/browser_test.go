@@ -83,6 +83,14 @@ func chromium(t *testing.T, lang string) context.Context {
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang),
+		// chromedp's defaults (a flag given twice keeps the last) and the
+		// omnibox's WebUI popups: every window of headless Chromium 156
+		// preloads two in a renderer of their own (chrome://omnibox-popup.top-chrome),
+		// about as much CPU as the console's own renderer; no test has an
+		// omnibox. The package took 706 CPU-s with them, 499 and 510
+		// without (all processes, Chromium's included; issue 45).
+		chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,"+
+			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI"),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
