@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -154,7 +156,10 @@ func newBrowser(t *testing.T, lang string, init ...string) *browser {
 			b.log = append(b.log, "exception: "+e.ExceptionDetails.Error())
 		}
 	})
-	actions := []chromedp.Action{}
+	// chromedp enables the Network and CSS domains on every tab; no test
+	// reads their events (a navigation waits on Page's), and each request
+	// and style sheet would be reported to this process (issue 45).
+	actions := []chromedp.Action{network.Disable(), css.Disable()}
 	for _, src := range init {
 		actions = append(actions, chromedp.ActionFunc(func(ctx context.Context) error {
 			_, err := page.AddScriptToEvaluateOnNewDocument(src).Do(ctx)
