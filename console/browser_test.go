@@ -92,9 +92,14 @@ func chromium(t *testing.T, lang string) context.Context {
 		// preloads two in a renderer of their own (chrome://omnibox-popup.top-chrome),
 		// about as much CPU as the console's own renderer; no test has an
 		// omnibox. The package took 706 CPU-s with them, 499 and 510
-		// without (all processes, Chromium's included; issue 45).
+		// without (all processes, Chromium's included; issue 45). Nor a
+		// spare renderer, started ahead for a navigation to come: each
+		// test's browser context started one more that it never used
+		// (ten contexts with a sign-in page each: 15.3 CPU-s against
+		// 17.6, three runs each).
 		chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,"+
-			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI"),
+			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI,"+
+			"SpareRendererForSitePerProcess"),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
