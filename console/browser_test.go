@@ -25,12 +25,16 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"quire/auth"
 	"quire/quiretest"
+	"quire/storage"
 )
 
 // step is one thing a person does or sees.
@@ -88,9 +92,14 @@ func chromium(t *testing.T, lang string) context.Context {
 		// preloads two in a renderer of their own (chrome://omnibox-popup.top-chrome),
 		// about as much CPU as the console's own renderer; no test has an
 		// omnibox. The package took 706 CPU-s with them, 499 and 510
-		// without (all processes, Chromium's included; issue 45).
+		// without (all processes, Chromium's included; issue 45). Nor a
+		// spare renderer, started ahead for a navigation to come: each
+		// test's browser context started one more that it never used
+		// (ten contexts with a sign-in page each: 15.3 CPU-s against
+		// 17.6, three runs each).
 		chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,"+
-			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI"),
+			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI,"+
+			"SpareRendererForSitePerProcess"),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -152,7 +161,10 @@ func newBrowser(t *testing.T, lang string, init ...string) *browser {
 			b.log = append(b.log, "exception: "+e.ExceptionDetails.Error())
 		}
 	})
-	actions := []chromedp.Action{}
+	// chromedp enables the Network and CSS domains on every tab; no test
+	// reads their events (a navigation waits on Page's), and each request
+	// and style sheet would be reported to this process (issue 45).
+	actions := []chromedp.Action{network.Disable(), css.Disable()}
 	for _, src := range init {
 		actions = append(actions, chromedp.ActionFunc(func(ctx context.Context) error {
 			_, err := page.AddScriptToEvaluateOnNewDocument(src).Do(ctx)
@@ -340,24 +352,61 @@ func (e *env) adminUser(t *testing.T, name string) {
 }
 
 // user creates a directory user in group with a temporary password; with
-// set, the first-password challenge is answered through the API.
+// set, the first password is chosen as the challenge does (seedUser).
+// A user name that is an e-mail address is the user's address too, as
+// POST /users makes it.
 func (e *env) user(t *testing.T, name, group, temp string, set bool) {
 	t.Helper()
-	e.must(t, "POST", "/users", map[string]any{"user": map[string]any{"username": name}, "temporaryPassword": temp}, http.StatusOK)
+	email := ""
+	if strings.Contains(name, "@") {
+		email = name
+	}
+	e.seedUser(t, name, email, temp, set)
 	if group != "" {
 		e.must(t, "POST", "/groups/"+group+"/users", map[string]any{"user": map[string]any{"username": name}}, http.StatusOK)
 	}
-	if !set {
-		return
+}
+
+// hashes are the argon2 hashes of the package's test passwords, each made
+// once per process: a hash costs about a quarter of a CPU-second under
+// -race, and making each user through POST /users, POST /login and
+// POST /respondToAuthChallenge cost three (issue 45). A sign-in in the
+// browser still checks the password against its hash.
+var hashes sync.Map // password -> func() (string, error)
+
+func hashOf(t *testing.T, pw string) string {
+	t.Helper()
+	f, _ := hashes.LoadOrStore(pw, sync.OnceValues(func() (string, error) { return auth.HashPassword(pw) }))
+	h, err := f.(func() (string, error))()
+	if err != nil {
+		t.Fatalf("hash a test password: %v", err)
 	}
-	r := e.s.Do("POST", "/login", map[string]any{"username": name, "password": temp}, "")
-	var ch struct{ Session string }
-	if err := json.Unmarshal(r.Body, &ch); err != nil || ch.Session == "" {
-		t.Fatalf("login %s: %d %s", name, r.Status, r.Body)
+	return h
+}
+
+// seedUser makes a directory user through the commands POST /users and,
+// with set, the first-password challenge apply (OpAddUser with the
+// temporary password's hash; OpSetPassword "challenge" with the hash of
+// password), each through the store's Apply as a handler's is, with the
+// hashes of hashOf.
+func (e *env) seedUser(t *testing.T, name, email, temp string, set bool) {
+	t.Helper()
+	name = storage.NormalizeUsername(name)
+	apply := func(op storage.Op, payload any) storage.Result {
+		t.Helper()
+		c, err := storage.NewCommand(op, "", "admin", time.Now(), payload)
+		if err != nil {
+			t.Fatalf("%s %s: %v", op, name, err)
+		}
+		res, err := e.s.Node.DB.Apply(context.Background(), c)
+		if err != nil {
+			t.Fatalf("%s %s: %v", op, name, err)
+		}
+		return res
 	}
-	r = e.s.Do("POST", "/respondToAuthChallenge", map[string]any{"session": ch.Session, "username": name, "newPassword": password}, "")
-	if r.Status != http.StatusOK {
-		t.Fatalf("challenge %s: %d %s", name, r.Status, r.Body)
+	apply(storage.OpAddUser, storage.AddUser{User: storage.User{Username: name, Email: email, PasswordHash: hashOf(t, temp)}})
+	if set {
+		apply(storage.OpSetPassword, storage.SetPassword{Username: name, Hash: hashOf(t, password), Via: "challenge"})
 	}
 }
 

@@ -31,12 +31,15 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 	shown := func(sel, text string) string {
 		return fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.textContent.includes(%s) && e.checkVisibility(); })()`, jsq(sel), jsq(text))
 	}
+	// Each language's tab stays signed in for the health page below.
+	tabs := map[string]*browser{}
 	for _, tt := range []struct{ lang, empty string }{
 		{"en-US", "The file was empty."},
 		{"de-DE", "Die Datei war leer."},
 		{"fr-FR", "Le fichier était vide."},
 	} {
 		b := newBrowser(t, tt.lang, fmt.Sprintf(`Object.defineProperty(navigator, "languages", {get: () => [%q]});`, tt.lang))
+		tabs[tt.lang] = b
 		steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
 		steps = append(steps,
 			step{"an intake failure in plain words", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/intake"), textOf(failRow, tt.empty),
@@ -50,20 +53,12 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 		b.run(steps...)
 	}
 
-	// Two admins signed in, then a write fails as a broken disk's would:
-	// the store stops writing (a sign-in would be refused now).
-	health := []struct {
-		lang, disk string
-		b          *browser
-	}{
-		{"en-US", "A write to the data disk failed, so Quire stopped writing.", nil},
-		{"de-DE", "Ein Schreibvorgang auf den Datenträger ist fehlgeschlagen", nil},
-		{"fr-FR", "Une écriture sur le disque de données a échoué, Quire n'écrit donc plus.", nil},
-	}
-	for i := range health {
-		tt := &health[i]
-		tt.b = newBrowser(t, tt.lang, fmt.Sprintf(`Object.defineProperty(navigator, "languages", {get: () => [%q]});`, tt.lang))
-		tt.b.run(append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)...)
+	// The three tabs are signed in, then a write fails as a broken disk's
+	// would: the store stops writing (a sign-in would be refused now).
+	health := []struct{ lang, disk string }{
+		{"en-US", "A write to the data disk failed, so Quire stopped writing."},
+		{"de-DE", "Ein Schreibvorgang auf den Datenträger ist fehlgeschlagen"},
+		{"fr-FR", "Une écriture sur le disque de données a échoué, Quire n'écrit donc plus."},
 	}
 	e.s.Node.DB.SetCommitFault(func(*storage.Command) error { return fmt.Errorf("write 000001.vlog: %w", syscall.EIO) })
 	if r := e.s.Do("POST", "/documents?siteId=default", map[string]any{"path": "x.txt", "content": "x", "contentType": "text/plain"}, e.admin); r.Status < 500 {
@@ -78,6 +73,6 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 		if tt.lang == "en-US" {
 			steps = append(steps, step{"screenshots", chromedp.Tasks{shot("admin-health-refused"), phoneShot(src, "admin-health-refused")}})
 		}
-		tt.b.run(steps...)
+		tabs[tt.lang].run(steps...)
 	}
 }

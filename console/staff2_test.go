@@ -18,19 +18,11 @@ import (
 
 // emailUser creates a directory user with an e-mail address (the
 // custom:email claim /userNotifications addresses) in group, its
-// password set through the first-password challenge.
+// password set as the first-password challenge sets it (seedUser).
 func (e *env) emailUser(t *testing.T, name, email, group string) {
 	t.Helper()
-	e.must(t, "POST", "/users", map[string]any{"user": map[string]any{"username": name, "email": email}, "temporaryPassword": "temporary-1"}, http.StatusOK)
+	e.seedUser(t, name, email, "temporary-1", true)
 	e.must(t, "POST", "/groups/"+group+"/users", map[string]any{"user": map[string]any{"username": name}}, http.StatusOK)
-	r := e.s.Do("POST", "/login", map[string]any{"username": name, "password": "temporary-1"}, "")
-	var ch struct{ Session string }
-	if err := json.Unmarshal(r.Body, &ch); err != nil || ch.Session == "" {
-		t.Fatalf("login %s: %d %s", name, r.Status, r.Body)
-	}
-	if r = e.s.Do("POST", "/respondToAuthChallenge", map[string]any{"session": ch.Session, "username": name, "newPassword": password}, ""); r.Status != http.StatusOK {
-		t.Fatalf("challenge %s: %d %s", name, r.Status, r.Body)
-	}
 }
 
 // dropFolder drops a folder "proj" holding a.txt and sub/b.txt on the
