@@ -109,8 +109,8 @@ func TestText_TokenCap(t *testing.T) {
 // length is storage's validation (storage/limits.go), named here.
 var exactFields = map[string]string{
 	fSite:      "site id (MaxKeyBytes)",
-	fSHA:       "content checksum",
-	fType:      "content type (MaxKeyBytes)",
+	fSHA:       "content checksum (SHA-256, hex)",
+	fType:      "content type (MaxContentTypeBytes)",
 	fFolders:   "folders of the path (MaxPathBytes)",
 	fTagKey:    "tag key (MaxKeyBytes)",
 	fTagVal:    "tag key and value (MaxKeyBytes + MaxValueBytes)",
