@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -9,10 +11,11 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	_ "github.com/blevesearch/bleve/v2/analysis/lang/es" // the es analyzer (spa)
-	_ "github.com/blevesearch/bleve/v2/analysis/lang/fr" // the fr analyzer (fra)
-	_ "github.com/blevesearch/bleve/v2/analysis/lang/it" // the it analyzer (ita)
-	_ "github.com/blevesearch/bleve/v2/analysis/lang/nl" // the nl analyzer (nld)
+	"github.com/blevesearch/bleve/v2/analysis/lang/es"
+	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
+	"github.com/blevesearch/bleve/v2/analysis/lang/it"
+	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
+	"github.com/blevesearch/bleve/v2/analysis/token/length"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
@@ -35,17 +38,57 @@ const (
 	// are one word, Straße and Strasse too), English stop words, Porter's
 	// stemmer (Zebracorns → zebracorn).
 	defaultAnalyzer = "quire"
+	// The language analyzers: Bleve's de, fr, it, es and nl chains, each
+	// with the token cap (analyzerChains).
+	deAnalyzer = "quire_de"
+	frAnalyzer = "quire_fr"
+	itAnalyzer = "quire_it"
+	esAnalyzer = "quire_es"
+	nlAnalyzer = "quire_nl"
 	// fLang is the type field: the analyzer a document was indexed with.
 	fLang = "_lang"
 )
 
-// languageAnalyzers maps tesseract's language codes to Bleve analyzers.
+// The token cap (index/DESIGN.md, "Token cap"): a token of the tokenizer
+// longer than maxTokenRunes letters (Lucene's StandardTokenizer default)
+// is dropped, before any other filter, by every analyzer of the text
+// mapping, at indexing and at query time alike. No word a person types is
+// that long; a base64 blob, a hex dump or a run of OCR noise is, and each
+// such "word" was a term of its own in the dictionary (a 256 KiB one cost
+// every merge of its segment the copy of 256 KiB). A query word over the
+// cap analyses to nothing, as a stop word does, and matches nothing.
+const (
+	maxTokenRunes = 255
+	// tokenCapFilter is Bleve's length filter with maxTokenRunes, defined
+	// in the text mapping.
+	tokenCapFilter = "quire_token_cap"
+)
+
+// analyzerChains is every analyzer the text mapping defines (and the only
+// analyzers its text fields use; TestAnalyzers_AllCapped checks the
+// mapping against it): each is Bleve's unicode tokenizer, tokenCapFilter,
+// then these token filters. The language analyzers' filters are those of
+// Bleve's analyzer of the language, in its order.
+var analyzerChains = map[string][]string{
+	defaultAnalyzer: {lowercase.Name, de.NormalizeName, en.StopName, porter.Name},
+	deAnalyzer:      deFilters,
+	frAnalyzer:      {lowercase.Name, fr.ElisionName, fr.StopName, fr.LightStemmerName},
+	itAnalyzer:      {lowercase.Name, it.ElisionName, it.StopName, it.LightStemmerName},
+	esAnalyzer:      {lowercase.Name, es.StopName, es.NormalizeName, es.LightStemmerName},
+	nlAnalyzer:      {lowercase.Name, nl.StopName, nl.SnowballStemmerName},
+	partsAnalyzer:   append(slices.Clip(deFilters), decompoundFilter), // compound.go
+}
+
+// deFilters are the token filters of Bleve's de analyzer.
+var deFilters = []string{lowercase.Name, de.StopName, de.NormalizeName, de.LightStemmerName}
+
+// languageAnalyzers maps tesseract's language codes to analyzers.
 var languageAnalyzers = map[string]string{
-	"deu": de.AnalyzerName, // lower case, German stop words, German folding (as above), light stemmer
-	"fra": "fr",            // elision (l', d'), lower case, French stop words, light stemmer
-	"ita": "it",
-	"spa": "es",
-	"nld": "nl",
+	"deu": deAnalyzer, // lower case, German stop words, German folding (as above), light stemmer
+	"fra": frAnalyzer, // lower case, elision (l', d'), French stop words, light stemmer
+	"ita": itAnalyzer,
+	"spa": esAnalyzer,
+	"nld": nlAnalyzer,
 }
 
 // AnalyzerFor returns the analyzer of a site whose main language is lang
@@ -57,17 +100,24 @@ func AnalyzerFor(lang string) string {
 	return defaultAnalyzer
 }
 
-// addAnalyzers registers Quire's own analyzer in the text mapping.
+// addAnalyzers defines the token cap and every analyzer of analyzerChains
+// in the text mapping.
 func addAnalyzers(im *mapping.IndexMappingImpl) {
-	err := im.AddCustomAnalyzer(defaultAnalyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
-		"token_filters": []any{lowercase.Name, de.NormalizeName, en.StopName, porter.Name},
-	})
+	// The length filter reads its bounds as JSON numbers (float64).
+	err := im.AddCustomTokenFilter(tokenCapFilter, map[string]any{"type": length.Name, "max": float64(maxTokenRunes)})
 	if err != nil {
 		panic(err) // constant input
 	}
-	addPartsAnalyzer(im)
+	for _, name := range slices.Sorted(maps.Keys(analyzerChains)) {
+		filters := []any{tokenCapFilter}
+		for _, f := range analyzerChains[name] {
+			filters = append(filters, f)
+		}
+		err := im.AddCustomAnalyzer(name, map[string]any{"type": custom.Name, "tokenizer": unicode.Name, "token_filters": filters})
+		if err != nil {
+			panic(err) // constant input
+		}
+	}
 }
 
 // Fragments: a word of a plain text query that is no term of the index

@@ -5,11 +5,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/lang/de"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 )
 
@@ -37,7 +32,8 @@ import (
 const (
 	// fParts is the field of compound parts (German sites only).
 	fParts = "parts"
-	// partsAnalyzer is the de analyzer followed by decompoundFilter.
+	// partsAnalyzer is the German analyzer (deAnalyzer) followed by
+	// decompoundFilter (analyzerChains).
 	partsAnalyzer = "de_parts"
 	// decompoundFilter turns each term into its reversed parts.
 	decompoundFilter = "quire_decompound"
@@ -58,7 +54,7 @@ const (
 )
 
 // compoundAnalyzers are the analyzers whose sites index compound parts.
-var compoundAnalyzers = map[string]bool{de.AnalyzerName: true}
+var compoundAnalyzers = map[string]bool{deAnalyzer: true}
 
 // linkingEnds are the endings (German letters folded, as normalize_de
 // leaves them) after which a compound takes a linking -s-.
@@ -149,19 +145,6 @@ func init() {
 	})
 	if err != nil {
 		panic(err) // registered once
-	}
-}
-
-// addPartsAnalyzer registers partsAnalyzer in the text mapping: the de
-// analyzer's chain, then decompoundFilter.
-func addPartsAnalyzer(im *mapping.IndexMappingImpl) {
-	err := im.AddCustomAnalyzer(partsAnalyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
-		"token_filters": []any{lowercase.Name, de.StopName, de.NormalizeName, de.LightStemmerName, decompoundFilter},
-	})
-	if err != nil {
-		panic(err) // constant input
 	}
 }
 

@@ -206,7 +206,7 @@ func TestText_CompoundWordFromBestHits(t *testing.T) {
 	if err := x.Put(docs, nil); err != nil {
 		t.Fatal(err)
 	}
-	f, ok := x.wordQuery("strass", "de").(*fragmentTerms)
+	f, ok := x.wordQuery("strass", deAnalyzer).(*fragmentTerms)
 	if !ok || !f.word {
 		t.Fatalf("strass is no word with parts: %#v", f)
 	}

@@ -236,8 +236,10 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
 // values (nothing is sorted or faceted by a text-index field). 6: an
 // analyzer per site language (stems, German folding; analysis.go). 7:
-// path words out of content. 8: German compound parts (compound.go).
-const formatVersion = "8"
+// path words out of content. 8: German compound parts (compound.go). 9:
+// the token cap in every analyzer (analysis.go), whose analyzers are now
+// Quire's (quire_de for Bleve's de …).
+const formatVersion = "9"
 
 // Open opens the index in dir, creating it when missing.
 func Open(dir string) (*Index, error) {

@@ -562,6 +562,9 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := limitsErr(checkContentType(p.ContentType)); err != nil {
+		return nil, err
+	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)
 	if err != nil {
 		return nil, err

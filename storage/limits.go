@@ -20,6 +20,7 @@ const (
 	MaxURLBytes             = 4096 // a deepLinkPath
 	MaxKeyBytes             = 256  // a tag key, attribute key, metadata key or other name or id
 	MaxValueBytes           = 1024 // one tag value or attribute string value
+	MaxContentTypeBytes     = 1024 // a document's contentType (a term of the fulltext index: index/DESIGN.md, "Token cap")
 	MaxValuesPerKey         = 100  // values of one tag or attribute
 	MaxTagsPerRequest       = 100  // tags of one document in one request
 	MaxBatchDocuments       = 200  // documents one batch request names (POST /documents/tags/batch)
@@ -126,6 +127,15 @@ func CheckPath(field, p string) []ValidationItem {
 	}
 	if strings.Contains(p, "//") {
 		return []ValidationItem{{Key: field, Msg: "invalid Path contains multiple '//' characters"}}
+	}
+	return nil
+}
+
+// checkContentType bounds a content type a write brings to
+// MaxContentTypeBytes; it is otherwise free text, as in FormKiQ.
+func checkContentType(ct string) []ValidationItem {
+	if len(ct) > MaxContentTypeBytes {
+		return []ValidationItem{{Key: "contentType", Msg: fmt.Sprintf("'contentType' cannot exceed %d bytes", MaxContentTypeBytes)}}
 	}
 	return nil
 }
@@ -284,6 +294,7 @@ func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []Vali
 	for i := range docs {
 		nd := &docs[i]
 		errs = append(errs, CheckPath("path", nd.Document.Path)...)
+		errs = append(errs, checkContentType(nd.Document.ContentType)...)
 		errs = append(errs, checkTags("tags", nd.Tags, sz)...)
 		errs = append(errs, checkAttributes("attributes", nd.Attributes, sz)...)
 	}
@@ -296,6 +307,9 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 	var errs []ValidationItem
 	if p.Path != nil {
 		errs = append(errs, CheckPath("path", *p.Path)...)
+	}
+	if p.ContentType != nil {
+		errs = append(errs, checkContentType(*p.ContentType)...)
 	}
 	errs = append(errs, checkTags("tags", p.Tags, &sz)...)
 	errs = append(errs, checkAttributes("attributes", p.Attributes, &sz)...)

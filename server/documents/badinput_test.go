@@ -42,6 +42,10 @@ func TestBadInput_Refused(t *testing.T) {
 		return "[" + strings.Join(m, ",") + "]"
 	}
 	values := `["` + strings.TrimSuffix(strings.Repeat(`v",  "`, 101), `,  "`) + `]`
+	// A content type is a term of the fulltext index (index/DESIGN.md,
+	// "Token cap").
+	longType := "text/" + strings.Repeat("x", storage.MaxContentTypeBytes)
+	longTypeErr := fmt.Sprintf(`{"errors":[{"key":"contentType","error":"'contentType' cannot exceed %d bytes"}]}`, storage.MaxContentTypeBytes)
 	tagsOf := func(key string) string { return `{"tags":[{"key":"` + key + `","value":"CLEAN"}]}` }
 	const (
 		invalidBody = `{"errors":[{"error":"invalid body"}]}`
@@ -70,6 +74,11 @@ func TestBadInput_Refused(t *testing.T) {
 			`{"errors":[{"key":"actions","error":"a request can add at most 50 actions"}]}`},
 		{"20 metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("a", 20) + `}`, 200, ""},
 		{"20 more metadata", "PATCH", "/documents/" + id, `{"metadata":` + metadata("b", 20) + `}`, 400, `{"errors":[{"key":"metadata","error":"maximum number of metadata is 25"}]}`},
+		{"content type at the limit", "PATCH", "/documents/" + id, `{"contentType":"` + longType[:storage.MaxContentTypeBytes] + `"}`, 200, ""},
+		{"long content type", "POST", "/documents", `{"content":"x","contentType":"` + longType + `"}`, 400, longTypeErr},
+		{"long content type of a child", "POST", "/documents", `{"content":"x","documents":[{"content":"y","contentType":"` + longType + `"}]}`, 400, longTypeErr},
+		{"long content type on PATCH", "PATCH", "/documents/" + id, `{"contentType":"` + longType + `"}`, 400, longTypeErr},
+		{"long content type on upload", "POST", "/documents/upload", `{"path":"u.txt","contentType":"` + longType + `"}`, 400, longTypeErr},
 		{"1 MiB folder", "POST", "/folders", `{"path":"` + mib + `"}`, 400, `{"errors":[{"key":"path","error":"'path' cannot exceed 1024 bytes"}]}`},
 		{"1 MiB entity type", "POST", "/entityTypes", `{"entityType":{"namespace":"CUSTOM","name":"` + mib + `"}}`, 400, ""},
 		{"1 MiB search term", "POST", "/queryFulltext", `{"query":{"match":{"content":"` + mib + `"}}}`, 400, `{"message":"Request body too large"}`},
