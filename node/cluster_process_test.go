@@ -43,9 +43,13 @@ import (
 // overlaps a test that stays serial: one that sets a package hook
 // (node.SetTest...) or an environment variable
 // (TestCluster_UnreadableRaftStateIsRebuiltByRejoin), one that measures
-// the process's Go heap (TestCluster_LargeUploadThroughAFollower), and
-// the verification tests, which assert who verified and whom it demoted
-// at a leader they found once.
+// the process's Go heap (TestCluster_LargeUploadThroughAFollower), the
+// verification tests, which assert who verified and whom it demoted at
+// a leader they found once, the two-member chunk sweep test, which
+// counts the leader's scheduler starts (a two-voter cluster loses its
+// leader at one late heartbeat: three starts in a parallel run), and
+// TestCluster_ReadmittedMemberStartedBeforeALeaderVotesAgain (its
+// readmit was answered 500 in a parallel run, 2026-12-02).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	quiretest.RemoveQuireBinary()

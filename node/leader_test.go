@@ -365,7 +365,6 @@ func metricValue(t *testing.T, s *quiretest.Server, name string) float64 {
 // every member, never before it was unreferenced for the grace; the
 // content of a document stays.
 func TestLeader_ChunkSweepIsALeaderCommandAfterTheGrace(t *testing.T) {
-	t.Parallel() // in-process cluster of its own: see TestMain
 	const grace = 2 * time.Second
 	opt := func(c *quiretest.Config) { c.Cluster.ChunkSweepGrace = grace }
 	leader, fs := leaderAndFollowers(t, formCluster(t, []string{"n1", "n2"}, func(id string, bootstrap bool) []quiretest.Option {

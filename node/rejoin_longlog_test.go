@@ -173,7 +173,6 @@ func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
 // stay a nonvoter once the leader's configuration reached it; it asks
 // the leader until the leader says it votes.
 func TestCluster_ReadmittedMemberStartedBeforeALeaderVotesAgain(t *testing.T) {
-	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{leader, fs[0], fs[1]}
 	for i := range 20 {
