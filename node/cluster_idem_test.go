@@ -17,6 +17,7 @@ import (
 // find nothing), an upload URL request; another request under the key
 // is a 409 on every node.
 func TestCluster_IdempotencyKeyAnswersOnEveryNode(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{fs[0], fs[1], leader}
 	doc := leader.Do(http.MethodPost, "/documents", map[string]any{"path": "idem/hard.txt", "content": "x"}, leader.Admin())
@@ -74,6 +75,7 @@ func TestCluster_IdempotencyKeyAnswersOnEveryNode(t *testing.T) {
 // found the first run's commands applied and its answer not yet
 // recorded used to run the handler again and answer without the header.
 func TestCluster_KeyedResendsRacingTheFirstRunAreMarkedReplayed(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{leader, fs[0], fs[1]}
 	const keys = 12

@@ -33,12 +33,23 @@ import (
 // The tests whose members are quire serve children (SIGKILL, SIGSTOP,
 // restarts, a full tmpfs) call t.Parallel: they wait on their children,
 // which run without the race detector, more than they compute, and each
-// has its own data dirs, loopback ports and tmpfs. go test runs them
-// after every serial test, -parallel (the core count) at a time, so none
-// overlaps a test that sets a package hook (node.SetTest...) or an
-// environment variable (TestCluster_UnreadableRaftStateIsRebuiltByRejoin,
-// which stays serial), nor the in-process clusters, whose elections run
-// under the race detector.
+// has its own data dirs, loopback ports and tmpfs. So do the in-process
+// cluster tests that set no package hook and read nothing of the whole
+// process ("in-process cluster of its own"): they wait on elections,
+// timers and fsyncs more than they compute (about a third of a core
+// each under -race), and each finds its leader, and any change of it,
+// as the fault tests always did. go test runs the parallel tests after
+// every serial test, -parallel (the core count) at a time, so none
+// overlaps a test that stays serial: one that sets a package hook
+// (node.SetTest...) or an environment variable
+// (TestCluster_UnreadableRaftStateIsRebuiltByRejoin), one that measures
+// the process's Go heap (TestCluster_LargeUploadThroughAFollower), the
+// verification tests, which assert who verified and whom it demoted at
+// a leader they found once, the two-member chunk sweep test, which
+// counts the leader's scheduler starts (a two-voter cluster loses its
+// leader at one late heartbeat: three starts in a parallel run), and
+// TestCluster_ReadmittedMemberStartedBeforeALeaderVotesAgain (its
+// readmit was answered 500 in a parallel run, 2026-12-02).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	quiretest.RemoveQuireBinary()

@@ -176,6 +176,7 @@ func startCluster(t *testing.T) (leader *quiretest.Server, followers []*quiretes
 }
 
 func TestCluster_FollowerForwardsWritesAndReadsItsOwn(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	f := fs[0]
 	ftok, ltok := f.Admin(), leader.Admin()

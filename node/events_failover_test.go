@@ -18,6 +18,7 @@ import (
 // the log); the leader is stopped abruptly, and the new leader delivers
 // it, with the same id.
 func TestLeader_EventsOutliveTheLeader(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	var down atomic.Bool
 	down.Store(true)
 	var mu sync.Mutex

@@ -20,6 +20,7 @@ import (
 // posted through a follower go through the leader's log; after the
 // leader stops, the next one takes the folder over.
 func TestCluster_IntakeLeaderOnly(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	root := t.TempDir()
 	intake := func(c *quiretest.Config) {
 		c.Intake = node.IntakeConfig{FolderRoot: root, Poll: 100 * time.Millisecond}

@@ -123,6 +123,7 @@ func joinRequest(t *testing.T, id, token string) server.ClusterJoinRequest {
 }
 
 func TestJoin_ThreeNodesFormOverHTTPAndShareOneIdentity(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
 	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
 
@@ -329,6 +330,7 @@ func TestJoin_ThreeNodesFormOverHTTPAndShareOneIdentity(t *testing.T) {
 // leader that redeemed it: after that leader is gone, the new leader
 // refuses the token (403), at itself and through a follower.
 func TestJoin_SpentTokenStaysSpentAfterAFailover(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
 	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
 	tok2, err := node.IssueJoinToken(n1.DataDir, time.Hour)

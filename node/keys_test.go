@@ -15,6 +15,7 @@ import (
 // rotation still verify everywhere within the grace, and a rotation
 // without grace makes them invalid on every node.
 func TestKeys_RotationThroughTheLogKeepsOldTokensWithinTheGrace(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	nodes := joinedCluster(t)
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	followers := []*quiretest.Server{n2, n3}

@@ -141,6 +141,7 @@ func startLoopbackCluster(t *testing.T) (leader *quiretest.Server, followers []*
 // action (all COMPLETE on both survivors), and each webhook was delivered
 // at most once per leader that ran it (≤ 2).
 func TestLeader_ActionsRunOnTheLeaderOnlyAndResumeAfterAFailover(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startLoopbackCluster(t)
 	hook := newHookCounter(t, 30*time.Millisecond)
 
@@ -258,6 +259,7 @@ func TestLeader_ActionsRunOnTheLeaderOnlyAndResumeAfterAFailover(t *testing.T) {
 // metrics with sane values; after the leader is stopped the survivors'
 // term is higher and they count a second leader.
 func TestMetrics_RaftStateOnMembers(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	// A few writes, so the commit histogram and indexes move.
 	tok := leader.Admin()

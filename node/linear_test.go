@@ -241,6 +241,7 @@ func TestLinearizability_CheckersRejectBadHistories(t *testing.T) {
 // off, a follower is cut off, the leader is stopped and restarted, and
 // the next leader is stopped; then checks the history.
 func TestLinearizability_RegistersUnderPartitionsAndLeaderKills(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	nodes := make([]*node.Node, len(srvs)) // kept: Close clears Server.Node

@@ -243,6 +243,7 @@ func historyHolds(t *testing.T, h *history, srvs []*quiretest.Server, toks []str
 }
 
 func TestPartition_MinorityLeaderCannotAcknowledgeAndHealingLosesNothing(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	toks := map[*quiretest.Server]string{}
@@ -377,6 +378,7 @@ func TestPartition_MinorityLeaderCannotAcknowledgeAndHealingLosesNothing(t *test
 }
 
 func TestPartition_FollowerCutOffCatchesUp(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	leader := leaderAmong(srvs)
@@ -462,6 +464,7 @@ func TestPartition_FollowerCutOffCatchesUp(t *testing.T) {
 // connection it was written to) within the leader wait, never held for
 // ever (the 40 s client timeout), and is not applied anywhere. After healing it forwards again.
 func TestPartition_OneWayToLeaderAnswers(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	toks := adminTokens(srvs)

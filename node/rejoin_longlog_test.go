@@ -26,6 +26,7 @@ import (
 // part: the two others are stopped in turn and the cluster keeps a
 // leader with it.
 func TestCluster_RejoinedMemberVotesAgainOnALongLog(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{leader, fs[0], fs[1]}
 	leaderOf := func() *quiretest.Server {

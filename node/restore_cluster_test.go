@@ -17,6 +17,7 @@ import (
 // new one-node cluster (its own CA; the old members are not in it) holding
 // every document, and takes writes.
 func TestCluster_BackupRestoresToANewSingleNodeCluster(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	f := fs[0]
 	tok := f.Admin()

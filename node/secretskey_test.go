@@ -20,6 +20,7 @@ import (
 // log and the store never hold it in clear), and each member still
 // signs with the site's certificate through its own key.
 func TestSecretsKey_RotationThroughTheLog(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	quiretest.NeedProgram(t, "qpdf", "qpdf")
 	nodes := joinedCluster(t)
 	n1 := nodes[0]

@@ -24,6 +24,7 @@ import (
 // cookie: 43 of its 150 requests found the previous write missing on
 // the member asked, in process on this machine.)
 func TestCluster_ReadYourWritesOnAnyMemberWithTheAppliedIndex(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{leader, fs[0], fs[1]}
 	for _, mode := range []string{"header", "cookie"} {

@@ -66,6 +66,7 @@ func certOf(out healthOut, kind, nodeID string) *healthCert {
 // certificate (a year) and each peer's as it presented it to this node
 // in a mutual TLS handshake (with when).
 func TestSystemHealth_ClusterAndListener(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	n1 := httpsClient(t, quiretest.NewServer(t, joinOpt("n1", true, "", "")))
 	waitFor(t, "n1 to lead", 20*time.Second, func() bool { return n1.Node.Cluster.IsLeader() })
 	out := health(t, n1)

@@ -17,6 +17,7 @@ import (
 // then lists the same THUMBNAIL artifact and serves the same PNG through
 // its listing's thumbnailUrl, whichever member took the upload.
 func TestCluster_ThumbnailsReachEveryMember(t *testing.T) {
+	t.Parallel() // in-process cluster of its own: see TestMain
 	leader, fs := startCluster(t)
 	all := []*quiretest.Server{leader, fs[0], fs[1]}
 	img := base64.StdEncoding.EncodeToString(quiretest.PNG(quiretest.TextImage("Hi")))
