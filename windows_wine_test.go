@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -89,6 +90,21 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 
 	// A new prefix (Wine's C: drive and registry).
 	must(5*time.Minute, "wineboot", "--init")
+	// Wine's service manager gives a starting service 10 s to connect
+	// (Windows gives 30 s) and then kills it: under a loaded CI machine a
+	// cold start of quire.exe under Wine has taken longer. Wine reads the
+	// timeout, as a string, from the registry when services.exe starts;
+	// wineserver -w waits until this session (and its services.exe) has
+	// ended, so the next one reads it.
+	must(time.Minute, "reg", "add", `HKLM\System\CurrentControlSet\Control`, "/v", "ServicesPipeTimeout", "/t", "REG_SZ", "/d", "60000", "/f")
+	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	waitWineserver := exec.CommandContext(wctx, filepath.Join(filepath.Dir(wine), "wineserver"), "-w")
+	waitWineserver.Env = env
+	out, err := waitWineserver.CombinedOutput()
+	cancel()
+	if err != nil {
+		t.Fatalf("wineserver -w: %v\n%s", err, out)
+	}
 	// Go's runtime needs bcryptprimitives.dll's ProcessPrng, which Wine
 	// 8.0 lacks (Windows has it since 8): a DLL of forwarders hands it to
 	// advapi32's RtlGenRandom, which takes the same arguments.
@@ -176,6 +192,7 @@ func TestWindows_ServiceUnderWine(t *testing.T) {
 		// net start answers once the service reports running, or times
 		// out under a slow Wine while it starts: readyz decides.
 		out, err := wineRun(3*time.Minute, "net", "start", "quire")
+		t.Logf("net start: %v\n%s", err, out)
 		ready(true)
 		if st := state(); !strings.Contains(st, "RUNNING") {
 			t.Fatalf("net start (%v: %s): sc query says\n%s", err, out, st)
