@@ -1,12 +1,18 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"quire/server"
 )
 
 // TestServeAdmin_ServesEveryAdminPath: adminPaths (what serveForward
@@ -50,5 +56,70 @@ func TestServeAdmin_ServesEveryAdminPath(t *testing.T) {
 	// One outside adminPaths is not handed to serveAdmin at all.
 	if code, _ := post(n.serveForward, "/no-such-admin-path", "{}"); code != http.StatusNotFound {
 		t.Errorf("serveForward of a path outside adminPaths: %d, want 404", code)
+	}
+}
+
+// TestForwardAdmin_LeaderFailures: what a follower makes of each way the
+// leader's forwarding service can answer. A leader that cannot be dialed
+// or no longer leads is asked again (retry); one that went away after
+// the request reached it, or whose answer is cut short, is a 503 the
+// client can retry, never a 500; the leader's own refusal keeps its
+// status.
+func TestForwardAdmin_LeaderFailures(t *testing.T) {
+	reply := func(rep adminReply) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { json.NewEncoder(w).Encode(rep) }
+	}
+	tests := []struct {
+		name       string
+		leader     http.HandlerFunc // nil: nothing listens at the address
+		wantRetry  bool
+		wantStatus int // of the *server.ClusterError; 0: no error
+	}{
+		{name: "not dialable", wantRetry: true},
+		{name: "no longer the leader", leader: reply(adminReply{Err: &adminError{NotLeader: true, Msg: "not the leader"}}), wantRetry: true},
+		{name: "connection dropped after the request", leader: func(w http.ResponseWriter, _ *http.Request) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, wantStatus: http.StatusServiceUnavailable},
+		{name: "answer cut short", leader: func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"err":{"sta`)) }, wantStatus: http.StatusServiceUnavailable},
+		{name: "answer not JSON", leader: func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
+		}, wantStatus: http.StatusServiceUnavailable},
+		{name: "the leader refuses", leader: reply(adminReply{Err: &adminError{Status: http.StatusConflict, Msg: "node 'n1' leads the cluster"}}), wantStatus: http.StatusConflict},
+		{name: "done", leader: reply(adminReply{})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var addr string
+			client := &http.Client{Timeout: 10 * time.Second}
+			if tc.leader != nil {
+				srv := httptest.NewTLSServer(tc.leader)
+				t.Cleanup(srv.Close)
+				addr, client = strings.TrimPrefix(srv.URL, "https://"), srv.Client()
+			} else {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr = l.Addr().String()
+				l.Close()
+			}
+			n := &Node{join: joinState{client: client}}
+			err, retry := n.forwardAdmin(context.Background(), addr, "/readmit", readmitRequest{NodeID: "n2", RaftAddress: "127.0.0.1:1"}, nil)
+			if retry != tc.wantRetry {
+				t.Errorf("retry %v, want %v (err %v)", retry, tc.wantRetry, err)
+			}
+			var ce *server.ClusterError
+			switch {
+			case tc.wantStatus == 0 && err != nil:
+				t.Errorf("err %v, want none", err)
+			case tc.wantStatus != 0 && !errors.As(err, &ce):
+				t.Errorf("err %v (%T), want a ClusterError with status %d", err, err, tc.wantStatus)
+			case tc.wantStatus != 0 && ce.Status != tc.wantStatus:
+				t.Errorf("status %d (%s), want %d", ce.Status, ce.Msg, tc.wantStatus)
+			}
+		})
 	}
 }

@@ -191,12 +191,15 @@ func (n *Node) forwardAdmin(ctx context.Context, addr, path string, in, out any)
 		if errors.As(err, &oe) && oe.Op == "dial" {
 			return nil, true
 		}
-		return fmt.Errorf("cluster: ask the leader: %w", err), false
+		// The leader went away after the request was sent (a restart, a
+		// lost connection): whether it acted is unknown, so it is not
+		// resent, and the caller gets a 503 to try again, not a 500.
+		return &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "the cluster leader did not answer (" + err.Error() + "): try again"}, false
 	}
 	defer resp.Body.Close()
 	var rep adminReply
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&rep); err != nil {
-		return fmt.Errorf("cluster: the leader's answer: %w", err), false
+		return &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("the cluster leader's answer (%d) was cut short or unreadable (%v): try again", resp.StatusCode, err)}, false
 	}
 	if rep.Err != nil && rep.Err.NotLeader {
 		return nil, true
