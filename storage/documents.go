@@ -562,7 +562,7 @@ func applyCommitContent(t *tx, c *Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := limitsErr(checkContentType(p.ContentType)); err != nil {
+	if err := limitsErr(CheckContentType(p.ContentType)); err != nil {
 		return nil, err
 	}
 	d, err := getLiveDoc(t, c.Site, p.DocumentID)

@@ -131,9 +131,11 @@ func CheckPath(field, p string) []ValidationItem {
 	return nil
 }
 
-// checkContentType bounds a content type a write brings to
-// MaxContentTypeBytes; it is otherwise free text, as in FormKiQ.
-func checkContentType(ct string) []ValidationItem {
+// CheckContentType bounds a content type a write brings to
+// MaxContentTypeBytes; it is otherwise free text, as in FormKiQ. The
+// appliers check it; an upload's handler checks its header before it
+// streams the body.
+func CheckContentType(ct string) []ValidationItem {
 	if len(ct) > MaxContentTypeBytes {
 		return []ValidationItem{{Key: "contentType", Msg: fmt.Sprintf("'contentType' cannot exceed %d bytes", MaxContentTypeBytes)}}
 	}
@@ -294,7 +296,7 @@ func checkNewDocuments(docs []NewDocument, children int, sz *requestSize) []Vali
 	for i := range docs {
 		nd := &docs[i]
 		errs = append(errs, CheckPath("path", nd.Document.Path)...)
-		errs = append(errs, checkContentType(nd.Document.ContentType)...)
+		errs = append(errs, CheckContentType(nd.Document.ContentType)...)
 		errs = append(errs, checkTags("tags", nd.Tags, sz)...)
 		errs = append(errs, checkAttributes("attributes", nd.Attributes, sz)...)
 	}
@@ -309,7 +311,7 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 		errs = append(errs, CheckPath("path", *p.Path)...)
 	}
 	if p.ContentType != nil {
-		errs = append(errs, checkContentType(*p.ContentType)...)
+		errs = append(errs, CheckContentType(*p.ContentType)...)
 	}
 	errs = append(errs, checkTags("tags", p.Tags, &sz)...)
 	errs = append(errs, checkAttributes("attributes", p.Attributes, &sz)...)

@@ -116,6 +116,12 @@ func (s *Handlers) HandlePutUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A content type the commit would refuse is refused before the
+	// body is streamed into chunks.
+	if err := api.CheckErrors(storage.CheckContentType(string(c.Request().Header.ContentType()))); err != nil {
+		api.Drain(c)
+		return err
+	}
 	if n := int64(c.Request().Header.ContentLength()); n >= 0 {
 		if want >= 0 && n != want {
 			return api.BadRequest(fmt.Sprintf("content length %d does not match the signed contentLength %d", n, want))

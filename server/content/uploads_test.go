@@ -12,6 +12,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server/internal/servertest"
+	"quire/storage"
 )
 
 func TestUploads_PresignedPut(t *testing.T) {
@@ -42,6 +43,15 @@ func TestUploads_PresignedPut(t *testing.T) {
 			servertest.MustStatus(t, bad, http.StatusBadRequest)
 			if doc := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t); doc["contentLength"] != nil {
 				t.Fatalf("failed upload left content: %v", doc)
+			}
+			// So is the right body with a content type over its limit.
+			long := s.DoHeaders(http.MethodPut, u, content, "", map[string]string{"Content-Type": "text/" + strings.Repeat("x", storage.MaxContentTypeBytes)})
+			servertest.MustStatus(t, long, http.StatusBadRequest)
+			if !strings.Contains(string(long.Body), `"key":"contentType"`) {
+				t.Fatalf("a content type over its limit: %s", long.Body)
+			}
+			if doc := s.Do(http.MethodGet, "/documents/"+id+site.Query, nil, tok).JSON(t); doc["contentLength"] != nil {
+				t.Fatalf("a refused upload left content: %v", doc)
 			}
 			put := s.DoHeaders(http.MethodPut, u, content, "", map[string]string{"Content-Type": "application/octet-stream"})
 			servertest.MustStatus(t, put, http.StatusOK)
