@@ -345,6 +345,26 @@ func (ix *Indexer) siteLanguage(site string) string {
 // are indexed with.
 func langKey(site string) string { return "analyzer/" + site }
 
+// recordSiteAnalyzers records, for a new index, the analyzer each
+// configured site's documents are about to be indexed with. Without it
+// the next configuration change of a site with a language of its own
+// (any change, its language kept) found no record and indexed the whole
+// site a second time.
+func (ix *Indexer) recordSiteAnalyzers() error {
+	sites, err := ix.db.ConfiguredSites()
+	if err != nil {
+		return err
+	}
+	for _, site := range sites {
+		if a := AnalyzerFor(ix.siteLanguage(site)); a != defaultAnalyzer {
+			if err := ix.x.setInternalString(langKey(site), a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkSiteAnalyzer reindexes a site's documents when its analyzer
 // changed (a new main language in its processing.languages): their terms
 // were made by the old one. It runs after the site configuration's commit,

@@ -1,11 +1,17 @@
 package index
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"quire/storage"
 )
 
 // TestText_Forgiving: office users type stems, fragments, German words
@@ -129,4 +135,77 @@ func TestOpen_RebuildsFormat5(t *testing.T) {
 	if strings.TrimSpace(string(b)) != formatVersion {
 		t.Fatalf("FORMAT %q", b)
 	}
+}
+
+// TestRebuild_RecordsSiteAnalyzers: a new index (a first start, a format
+// change) is built with each site's analyzer of now and records it, so
+// the site's next configuration change reindexes its documents only when
+// it changes the language. Before, the first change of a German site's
+// configuration after a rebuild indexed the whole site a second time.
+func TestRebuild_RecordsSiteAnalyzers(t *testing.T) {
+	db := diskStore(t, t.TempDir())
+	setLangs := func(langs ...string) {
+		t.Helper()
+		MustApply(t, db, storage.OpSetSiteConfig, storage.SiteConfig{Processing: &storage.ProcessingConfig{Languages: langs}})
+	}
+	setLangs("deu", "eng")
+	addDoc(t, db, "11111111-1111-4111-8111-111111111111", "Straßenbau.txt")
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var log syncBuffer
+	ix := NewIndexer(db, x, slog.New(slog.NewTextHandler(&log, nil)))
+	if err := ix.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got, want := x.internalString(langKey("default")), AnalyzerFor("deu"); got != want {
+		t.Fatalf("after the build the site's recorded analyzer is %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		name    string
+		langs   []string
+		reindex bool
+	}{
+		{"language kept", []string{"deu"}, false},
+		{"language changed", []string{"fra"}, true},
+		{"changed back", []string{"deu", "fra"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := strings.Count(log.String(), "reindexing its documents")
+			// What a configuration commit runs in the background, run here
+			// to its end.
+			setLangs(tc.langs...)
+			if err := ix.checkSiteAnalyzer(context.Background(), "default"); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Count(log.String(), "reindexing its documents") > before; got != tc.reindex {
+				t.Errorf("reindexed %v, want %v; log:\n%s", got, tc.reindex, log.String())
+			}
+			if got, want := x.internalString(langKey("default")), AnalyzerFor(tc.langs[0]); got != want {
+				t.Errorf("recorded analyzer %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// syncBuffer is a log sink the indexer's goroutines may write to while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -154,6 +154,14 @@ func (ix *Indexer) Start(ctx context.Context) error {
 		ix.log.Info("index format changed: rebuilding it from storage", "from", old, "to", formatVersion)
 	}
 	since := ix.x.GetInternal(keyStorageVersion)
+	if since == 0 {
+		// A new index: the catch-up indexes every document with its
+		// site's analyzer of now, so that is the one each site's
+		// documents are indexed with.
+		if err := ix.recordSiteAnalyzers(); err != nil {
+			return err
+		}
+	}
 	if since > 0 && since < ix.db.MaxVersion() {
 		if err := ix.dropPurged(ctx); err != nil {
 			return err

@@ -201,6 +201,18 @@ func applySetSiteConfig(t *tx, c *Command) (any, error) {
 	return nil, ensureSite(t, c)
 }
 
+// ConfiguredSites lists the sites that have a stored configuration.
+func (d *DB) ConfiguredSites() ([]string, error) {
+	var out []string
+	err := d.view(func(t *tx) error {
+		for _, k := range t.keys([]byte(pfxSiteConfig)) {
+			out = append(out, siteOfKey(string(k[len(pfxSiteConfig):])))
+		}
+		return nil
+	})
+	return out, err
+}
+
 // SiteConfig returns a site's configuration (empty when none was saved).
 //
 // It is answered from a cache of the stored JSON: every POST /documents
