@@ -179,7 +179,7 @@ func settleDefault(t *tx, c *Command, d *Document, a *Action) (drop bool, err er
 func settleFulltext(t *tx, c *Command, d *Document, a *Action) error {
 	// Only the text's validity and length are kept (the record refers to
 	// the content): the content is decoded into a recycled buffer, not
-	// copied (index/DESIGN.md, "Default processing on the write path").
+	// copied (storage/DESIGN.md, "Default processing on the write path").
 	buf := chunkBufs.Get().(*[]byte)
 	defer chunkBufs.Put(buf)
 	b, err := oneChunkContent(t, d.ContentSHA256, (*buf)[:0])
