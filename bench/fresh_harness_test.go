@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -114,14 +111,15 @@ func harnessRun(ctx context.Context, dir string, cfg config, want []string, dur 
 	profDone := make(chan error, 1)
 	if pprofAt != "" {
 		go func() {
-			// The middle of the load: from a quarter in, for half of it.
+			// The middle of the load: from a quarter in (cpuProfile
+			// waits its first second), for half of it.
 			select {
 			case <-ctx.Done():
 				profDone <- ctx.Err()
 				return
-			case <-time.After(dur / 4):
+			case <-time.After(max(dur/4-time.Second, 0)):
 			}
-			profDone <- harnessProfile(ctx, pprofAt, dur/2, filepath.Join(profDir, "cpu-"+label+".pprof"))
+			profDone <- cpuProfile(ctx, pprofAt, dur/2, filepath.Join(profDir, "cpu-"+label+".pprof"))
 		}()
 	} else {
 		profDone <- nil
@@ -150,32 +148,4 @@ func harnessRun(ctx context.Context, dir string, cfg config, want []string, dur 
 	h = harnessResult{rate: q.rate(), cores: cores, cpuPerDoc: cores * 1000 / q.rate(), createP99: ms(q.percentile(0.99)),
 		freshP50: ms(pr.percentile(0.5)), freshP99: ms(pr.percentile(0.99)), lagZero: ms(lag), samples: len(pr.lat)}
 	return h, nil
-}
-
-// harnessProfile writes a CPU profile of d taken from the server's pprof
-// listener at addr into path.
-func harnessProfile(ctx context.Context, addr string, d time.Duration, path string) error {
-	secs := max(int(d/time.Second), 1)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
