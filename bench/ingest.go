@@ -158,7 +158,14 @@ func (s *session) sustainedBench(ctx context.Context) error {
 			return fmt.Errorf("sustained baseline: %w", err)
 		}
 		bs = append(bs, b)
-		for _, v := range vs {
+		// Every other run the variants go the other way round: the
+		// machine's state after the baseline and the run before (page
+		// cache, the disk's writeback) favours neither.
+		order := slices.Clone(vs)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, v := range order {
 			if v.skip != "" {
 				continue
 			}

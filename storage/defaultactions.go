@@ -177,7 +177,12 @@ func settleDefault(t *tx, c *Command, d *Document, a *Action) (drop bool, err er
 // text record the pipeline's FULLTEXT writes for plain text content
 // (pipeline/text.go runFulltext: source "content", the whole text).
 func settleFulltext(t *tx, c *Command, d *Document, a *Action) error {
-	b, err := contentPrefix(t, d.ContentSHA256, maxSettledText)
+	// Only the text's validity and length are kept (the record refers to
+	// the content): the content is decoded into a recycled buffer, not
+	// copied (storage/DESIGN.md, "Default processing on the write path").
+	buf := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(buf)
+	b, err := oneChunkContent(t, d.ContentSHA256, (*buf)[:0])
 	if err != nil {
 		return err
 	}
@@ -200,7 +205,12 @@ func settleFulltext(t *tx, c *Command, d *Document, a *Action) error {
 	a.Status, a.StartDate, a.CompletedDate = ActionComplete, &at, &at
 	a.Metadata = map[string]string{"source": TextFromContent, "characters": strconv.Itoa(chars)}
 	// Its actionCompleted event follows the write's own (created,
-	// updated): it is written after the activity trail.
+	// updated): it is written after the activity trail, when the site has
+	// a target for it (a document write adds none meanwhile). Without one
+	// nothing is copied for it (the usual office: no subscription).
+	if targets, err := eventTargets(t, c.Site, EventActionCompleted); err != nil || len(targets) == 0 {
+		return err
+	}
 	doc, done := *d, *a
 	t.afterTrail = append(t.afterTrail, func() error { return actionEvents(t, c, &doc, &done, &FinishAction{}) })
 	return nil

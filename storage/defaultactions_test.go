@@ -2,6 +2,8 @@ package storage
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,6 +82,14 @@ func TestDefaultActions_DecidedByContentType(t *testing.T) {
 			}
 			return NewDocument{Document: Document{DocumentID: id, Path: id, ContentType: "text/plain"}, Content: &m, Chunks: chunks, DefaultActions: true}
 		}, nil, []string{"FULLTEXT PENDING*"}, ""},
+		{"short text in two chunks", func(t *testing.T, id string) NewDocument {
+			// Content of one chunk is read as that chunk; this one has no
+			// chunk of its own hash and is read through its manifest.
+			a, b := EncodeChunk([]byte("two chunks, ")), EncodeChunk([]byte("one text"))
+			sum := sha256.Sum256([]byte("two chunks, one text"))
+			m := Manifest{SHA256: hex.EncodeToString(sum[:]), Size: a.Size + b.Size, Chunks: []ChunkRef{{SHA: a.SHA, Size: a.Size}, {SHA: b.SHA, Size: b.Size}}}
+			return NewDocument{Document: Document{DocumentID: id, Path: id, ContentType: "text/plain"}, Content: &m, Chunks: []Chunk{a, b}, DefaultActions: true}
+		}, nil, []string{"FULLTEXT COMPLETE*"}, "two chunks, one text"},
 		{"office", func(t *testing.T, id string) NewDocument { return newDocWith(t, id, docx, []byte("PK\x03\x04")) },
 			nil, []string{"FULLTEXT PENDING*"}, ""},
 		{"PNG", func(t *testing.T, id string) NewDocument { return newDocWith(t, id, "image/png", []byte("\x89PNG")) },

@@ -144,7 +144,8 @@ func TestCommitGroup_RefusedCommandGoesAlone(t *testing.T) {
 // Apply took before group commit), in one process on one disk; "defaults"
 // is grouped with a tag and the site's default processing (a FULLTEXT
 // recorded COMPLETE, an OCR dropped), as the console's and most doors'
-// creates are:
+// creates are; "processing" is grouped with the default processing alone,
+// the A/B of the bench's sustained rows (processing on against grouped):
 //
 //	go test -run XXX -bench ConcurrentCreates -benchtime 3000x ./storage/
 func BenchmarkConcurrentCreates(b *testing.B) {
@@ -152,7 +153,7 @@ func BenchmarkConcurrentCreates(b *testing.B) {
 	for i := range content {
 		content[i] = 'a' + byte(i%26)
 	}
-	for _, mode := range []string{"alone", "grouped", "defaults"} {
+	for _, mode := range []string{"alone", "grouped", "defaults", "processing"} {
 		b.Run(mode, func(b *testing.B) {
 			d, err := Open(Config{Dir: b.TempDir()})
 			if err != nil {
@@ -174,6 +175,9 @@ func BenchmarkConcurrentCreates(b *testing.B) {
 						nd := NewDocument{
 							Document: Document{DocumentID: id, Path: fmt.Sprintf("b/%02d/%s.txt", w, id), ContentType: "text/plain"},
 							Content:  &m, Chunks: chunks}
+						if mode == "processing" {
+							nd.DefaultActions = true
+						}
 						if mode == "defaults" {
 							nd.DefaultActions, nd.Tags = true, []Tag{{Key: "source", Value: "scanner"}}
 						}

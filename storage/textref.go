@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // Text references (issue 46: plain text stored twice). FULLTEXT's text of
@@ -69,6 +71,28 @@ func resolveText(t *tx, site, doc string, tr *TextRecord) error {
 		tr.Text = tr.Text[:len(tr.Text)-1]
 	}
 	return nil
+}
+
+// oneChunkContent returns the content sha of at most ChunkSize bytes
+// (settleFulltext's), decoded into dst's storage (dst[:0]): read as its one
+// chunk when it has one (the hash of a content of one chunk is the
+// chunk's, SmallContent), without reading its manifest or copying the
+// chunk, else through contentPrefix. Fewer bytes than the content has when
+// its chunks are gone.
+func oneChunkContent(t *tx, sha string, dst []byte) ([]byte, error) {
+	item, err := t.txn.Get(chunkKey(sha))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		b, err := contentPrefix(t, sha, ChunkSize)
+		return append(dst, b...), err
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = item.Value(func(val []byte) error {
+		dst, err = decodeChunk(val, dst)
+		return err
+	})
+	return dst, err
 }
 
 // contentPrefix reads the first n bytes of the content sha (fewer when it
