@@ -216,7 +216,7 @@ func (b *browser) artifacts(name string) string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
 	var html string
-	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, chromedp.ByQuery))
+	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, byQuery))
 	_ = os.WriteFile(filepath.Join(dir, "screenshot.jpg"), png, 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "page.html"), []byte(html), 0o644)
 	b.mu.Lock()
@@ -294,12 +294,21 @@ func check(f func() error) chromedp.Action {
 	return chromedp.ActionFunc(func(context.Context) error { return f() })
 }
 
+// byQuery selects by CSS selector and, while nothing matches yet (or the
+// match is not yet visible), asks again every 50 ms: chromedp's default of
+// 5 ms made each waiting step a DevTools round trip through Chromium's
+// renderer and browser processes and this one every 5 ms (issue 45).
+func byQuery(s *chromedp.Selector) {
+	chromedp.ByQuery(s)
+	chromedp.RetryInterval(50 * time.Millisecond)(s)
+}
+
 func setValue(sel, value string) chromedp.Action {
-	return fresh(chromedp.SetValue(sel, value, chromedp.ByQuery))
+	return fresh(chromedp.SetValue(sel, value, byQuery))
 }
 
 func click(sel string) chromedp.Action {
-	return fresh(chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible))
+	return fresh(chromedp.Click(sel, byQuery, chromedp.NodeVisible))
 }
 
 func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
@@ -307,7 +316,7 @@ func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
 // signIn fills the sign-in form and waits for the signed-in header.
 func signIn(user, password string) []step {
 	return []step{
-		{"sign-in page", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		{"sign-in page", chromedp.WaitVisible("#login", byQuery)},
 		{"type user name and password", chromedp.Tasks{setValue("#username", user), setValue("#password", password)}},
 		{"sign in", click("#login button[type=submit]")},
 		{"signed in as " + user, textOf("#user", user)},
