@@ -8,6 +8,8 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -31,6 +33,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/argon2"
 
 	"quire/auth"
 	"quire/quiretest"
@@ -213,7 +216,7 @@ func (b *browser) artifacts(name string) string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
 	var html string
-	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, chromedp.ByQuery))
+	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, byQuery))
 	_ = os.WriteFile(filepath.Join(dir, "screenshot.jpg"), png, 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "page.html"), []byte(html), 0o644)
 	b.mu.Lock()
@@ -291,12 +294,21 @@ func check(f func() error) chromedp.Action {
 	return chromedp.ActionFunc(func(context.Context) error { return f() })
 }
 
+// byQuery selects by CSS selector and, while nothing matches yet (or the
+// match is not yet visible), asks again every 50 ms: chromedp's default of
+// 5 ms made each waiting step a DevTools round trip through Chromium's
+// renderer and browser processes and this one every 5 ms (issue 45).
+func byQuery(s *chromedp.Selector) {
+	chromedp.ByQuery(s)
+	chromedp.RetryInterval(50 * time.Millisecond)(s)
+}
+
 func setValue(sel, value string) chromedp.Action {
-	return fresh(chromedp.SetValue(sel, value, chromedp.ByQuery))
+	return fresh(chromedp.SetValue(sel, value, byQuery))
 }
 
 func click(sel string) chromedp.Action {
-	return fresh(chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible))
+	return fresh(chromedp.Click(sel, byQuery, chromedp.NodeVisible))
 }
 
 func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
@@ -304,7 +316,7 @@ func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
 // signIn fills the sign-in form and waits for the signed-in header.
 func signIn(user, password string) []step {
 	return []step{
-		{"sign-in page", chromedp.WaitVisible("#login", chromedp.ByQuery)},
+		{"sign-in page", chromedp.WaitVisible("#login", byQuery)},
 		{"type user name and password", chromedp.Tasks{setValue("#username", user), setValue("#password", password)}},
 		{"sign in", click("#login button[type=submit]")},
 		{"signed in as " + user, textOf("#user", user)},
@@ -367,16 +379,34 @@ func (e *env) user(t *testing.T, name, group, temp string, set bool) {
 	}
 }
 
-// hashes are the argon2 hashes of the package's test passwords, each made
-// once per process: a hash costs about a quarter of a CPU-second under
-// -race, and making each user through POST /users, POST /login and
-// POST /respondToAuthChallenge cost three (issue 45). A sign-in in the
-// browser still checks the password against its hash.
+// hashes are the argon2id hashes of the package's test passwords, each
+// made once per process, with a memory cost of 1 MiB and one pass
+// (production hashes take 19 MiB and two, auth.HashPassword). A sign-in
+// in the browser checks the password against the stored hash with the
+// parameters the hash names (auth.VerifyPassword), so each of the
+// package's sign-ins cost a production hash under -race: about a quarter
+// of a CPU-second, 45 sign-ins and more (issue 45). Making the users
+// through POST /users, POST /login and POST /respondToAuthChallenge cost
+// three more each. A password a test sets in the browser (the
+// first-password challenge, a reset) is hashed as in production.
 var hashes sync.Map // password -> func() (string, error)
 
 func hashOf(t *testing.T, pw string) string {
 	t.Helper()
-	f, _ := hashes.LoadOrStore(pw, sync.OnceValues(func() (string, error) { return auth.HashPassword(pw) }))
+	f, _ := hashes.LoadOrStore(pw, sync.OnceValues(func() (string, error) {
+		salt := make([]byte, 16)
+		if _, err := rand.Read(salt); err != nil {
+			return "", err
+		}
+		const memory, passes = 1024, 1 // KiB
+		b64 := base64.RawStdEncoding
+		h := fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=1$%s$%s", argon2.Version, memory, passes, b64.EncodeToString(salt),
+			b64.EncodeToString(argon2.IDKey([]byte(pw), salt, passes, memory, 1, 32)))
+		if !auth.VerifyPassword(h, pw) {
+			return "", fmt.Errorf("the hash %s does not verify", h)
+		}
+		return h, nil
+	}))
 	h, err := f.(func() (string, error))()
 	if err != nil {
 		t.Fatalf("hash a test password: %v", err)
