@@ -34,6 +34,12 @@ import (
 //     reindex, tools) Bleve batches take up to maxBatchTextFree, which
 //     costs less CPU when the heap may grow (DESIGN.md, "Memory limit and
 //     Bleve batch size").
+//   - burstQuiet, burstMax: after a batch that let writes go that the
+//     index gate held back, the first changes are no quiet spell: they
+//     are those writes, committed over a few group commits. The worker
+//     gathers them until none came for burstQuiet (at most burstMax from
+//     the first) instead of indexing the first few alone (index/DESIGN.md,
+//     "The released burst").
 //   - freeIdle, freeAfter: once freeAfter documents were indexed and no
 //     change came for freeIdle, the worker returns Bleve's working memory
 //     to the system.
@@ -45,6 +51,8 @@ const (
 	maxBatch         = 500
 	maxBatchText     = 1 << 20
 	maxBatchTextFree = 2 << 20
+	burstQuiet       = 25 * time.Millisecond
+	burstMax         = 60 * time.Millisecond
 	freeAfter        = 1000
 	freeIdle         = time.Second
 )
@@ -67,6 +75,7 @@ type Indexer struct {
 	textMu    sync.Mutex
 	textQ     []storage.DocRef // documents whose index entries are due
 	textSince time.Time        // when the oldest entry of textQ was queued
+	textLast  time.Time        // when the newest entry of textQ was queued
 	queued    uint64           // queue entries ever added
 	processed uint64           // and done
 	textWake  chan struct{}
@@ -508,9 +517,11 @@ func (ix *Indexer) queueText(r storage.DocRef) {
 	}
 	ix.lagMu.Unlock()
 	ix.textMu.Lock()
+	now := time.Now()
 	if len(ix.textQ) == 0 {
-		ix.textSince = time.Now()
+		ix.textSince = now
 	}
+	ix.textLast = now
 	ix.textQ = append(ix.textQ, r)
 	ix.queued++
 	ix.textMu.Unlock()
@@ -666,6 +677,10 @@ func (ix *Indexer) textLoop() {
 	defer ix.wg.Done()
 	burst := 0                // documents indexed since the memory was last returned
 	var idle <-chan time.Time // fires once no change came for freeIdle after a burst
+	// released: the last batch let writes go that the gate held back
+	// (they had called Hurry before it was taken or while it ran); their
+	// changes come next.
+	released := false
 	for {
 		select {
 		case <-ix.stop:
@@ -688,7 +703,7 @@ func (ix *Indexer) textLoop() {
 		case <-time.After(textGather):
 		}
 		for first := true; ; first = false {
-			if wait := ix.batchWait(first); wait > 0 {
+			if wait := ix.batchWait(first, released); wait > 0 {
 				select {
 				case <-ix.stop:
 					return
@@ -696,7 +711,9 @@ func (ix *Indexer) textLoop() {
 				}
 				continue
 			}
-			ix.hurry.Store(false)
+			// Writes that wait for the index called Hurry: before this
+			// batch was taken (it is theirs to wait for) or while it runs.
+			waited := ix.hurry.Swap(false)
 			ix.textMu.Lock()
 			n := min(len(ix.textQ), maxBatch)
 			work := append([]storage.DocRef(nil), ix.textQ[:n]...)
@@ -722,6 +739,9 @@ func (ix *Indexer) textLoop() {
 				ix.overlayDone(seqs)
 				ix.notePerDoc(time.Since(began), len(work))
 			}
+			// Writes that waited for this batch go on once textIndexed
+			// says it is in.
+			released = waited || ix.hurry.Load()
 			ix.textIndexed(work)
 			ix.textMu.Lock()
 			ix.processed += uint64(len(work))
@@ -741,12 +761,25 @@ func (ix *Indexer) textLoop() {
 
 // batchWait returns how long the worker should let changes pile up before
 // its next batch; 0 means now (also when nothing is queued: the loop then
-// ends). first is the batch after a quiet spell.
-func (ix *Indexer) batchWait(first bool) time.Duration {
+// ends). first is the first batch since the queue was empty; released
+// says the batch before it let writes go that the index gate held back:
+// then the queue's first changes are those writes, arriving as their
+// commits end, not a quiet spell's.
+func (ix *Indexer) batchWait(first, released bool) time.Duration {
 	ix.textMu.Lock()
 	defer ix.textMu.Unlock()
 	n := len(ix.textQ)
-	if n == 0 || n >= batchTarget || (first && n < lowLoad) || ix.hurry.Load() {
+	if n == 0 || n >= batchTarget || ix.hurry.Load() {
+		return 0
+	}
+	if first && released {
+		// The released burst: gather it while it keeps coming.
+		if time.Since(ix.textLast) >= burstQuiet || time.Since(ix.textSince) >= burstMax {
+			return 0
+		}
+		return 5 * time.Millisecond
+	}
+	if first && n < lowLoad {
 		return 0
 	}
 	wait := maxWait - time.Since(ix.textSince)

@@ -89,16 +89,58 @@ func TestHurry_WorkerTakesTheQueueAtOnce(t *testing.T) {
 		ix.textQ = append(ix.textQ, storage.DocRef{Site: "s", ID: string(rune('a' + i))})
 	}
 	ix.textSince = time.Now()
-	if w := ix.batchWait(false); w <= 0 {
+	if w := ix.batchWait(false, false); w <= 0 {
 		t.Fatalf("under a load with 20 queued the worker should gather, wait %v", w)
 	}
 	ix.Hurry()
-	if w := ix.batchWait(false); w != 0 {
+	if w := ix.batchWait(false, false); w != 0 {
 		t.Fatalf("hurried: wait %v", w)
 	}
 	select {
 	case <-ix.textWake:
 	default:
 		t.Fatal("Hurry did not wake the worker")
+	}
+}
+
+// TestBatchWait_GathersTheReleasedBurst: after a quiet spell a few
+// changes are indexed at once; after a batch that let writes go which
+// the index gate held back, the first changes are the start of those
+// writes' burst, gathered while it keeps coming (and no longer than
+// burstMax, and at once when the gate hurries the worker).
+func TestBatchWait_GathersTheReleasedBurst(t *testing.T) {
+	queued := func(n int, since, last time.Duration) *Indexer {
+		ix := newLagIndexer()
+		for i := range n {
+			ix.textQ = append(ix.textQ, storage.DocRef{Site: "s", ID: string(rune('a' + i))})
+		}
+		now := time.Now()
+		ix.textSince, ix.textLast = now.Add(-since), now.Add(-last)
+		return ix
+	}
+	for _, tt := range []struct {
+		name       string
+		ix         *Indexer
+		released   bool
+		hurry      bool
+		wantGather bool
+	}{
+		{"quiet spell: a few changes at once", queued(2, 0, 0), false, false, false},
+		{"released burst still coming", queued(2, 0, 0), true, false, true},
+		{"released burst, more than lowLoad, still coming", queued(lowLoad+4, 5*time.Millisecond, 0), true, false, true},
+		{"released burst ended", queued(2, 3*burstQuiet, 2*burstQuiet), true, false, false},
+		{"released burst coming for burstMax", queued(40, burstMax, 0), true, false, false},
+		{"released burst, hurried", queued(2, 0, 0), true, true, false},
+		{"released burst of batchTarget", queued(batchTarget, 0, 0), true, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.hurry {
+				tt.ix.Hurry()
+			}
+			w := tt.ix.batchWait(true, tt.released)
+			if gathers := w > 0; gathers != tt.wantGather {
+				t.Errorf("wait %v, want gathering %v", w, tt.wantGather)
+			}
+		})
 	}
 }
