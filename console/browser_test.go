@@ -26,8 +26,10 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -54,42 +56,45 @@ type browser struct {
 	log []string
 }
 
-// TestMain stops the shared Chromium processes after the tests and
+// TestMain stops the shared Chromium process after the tests and
 // removes the quire command the make-run tests built
 // (quiretest.QuireBinary).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	quiretest.RemoveQuireBinary()
 	chromiums.Lock()
-	for _, stop := range chromiums.stop {
-		stop()
+	if chromiums.stop != nil {
+		chromiums.stop()
 	}
 	chromiums.Unlock()
 	os.Exit(code)
 }
 
-// chromiums are the package's headless Chromium processes, one per
-// language (--lang is a process flag), started by the first test that
-// asks and shared by the tests after it: each test gets a browser context
-// of its own (cookies, storage, cache and permissions as a fresh profile
-// has them) and a tab in it.
+// chromiums is the package's headless Chromium process, started by the
+// first test that asks and shared by the tests after it: each test gets a
+// browser context of its own (cookies, storage, cache and permissions as
+// a fresh profile has them) and a tab in it. A tab in another language
+// than the process's en-US is given it by the tab's emulation (newBrowser):
+// one process for every language, where a process per language (--lang)
+// cost a browser, GPU, network and zygote processes each (issue 45).
 var chromiums struct {
 	sync.Mutex
-	ctx  map[string]context.Context
-	stop []func()
+	ctx  context.Context
+	ua   string // the browser's user agent, kept when a tab's languages are set
+	stop func()
 }
 
-// chromium returns the shared Chromium process for lang, starting it.
-func chromium(t *testing.T, lang string) context.Context {
+// chromium returns the shared Chromium process, starting it.
+func chromium(t *testing.T) context.Context {
 	t.Helper()
 	exe := quiretest.NeedProgram(t, "chromium", "chromium")
 	chromiums.Lock()
 	defer chromiums.Unlock()
-	if ctx, ok := chromiums.ctx[lang]; ok && ctx.Err() == nil {
-		return ctx
+	if chromiums.ctx != nil && chromiums.ctx.Err() == nil {
+		return chromiums.ctx
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", lang),
+		chromedp.Headless, chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("lang", "en-US"),
 		// chromedp's defaults (a flag given twice keeps the last) and the
 		// omnibox's WebUI popups: every window of headless Chromium 156
 		// preloads two in a renderer of their own (chrome://omnibox-popup.top-chrome),
@@ -107,25 +112,29 @@ func chromium(t *testing.T, lang string) context.Context {
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	if err := chromedp.Run(ctx); err != nil {
+	var ua string
+	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		_, _, _, ua, _, err = cdpbrowser.GetVersion().Do(ctx)
+		return err
+	})); err != nil {
 		cancel()
 		cancelAlloc()
 		t.Fatalf("start chromium: %v", err)
 	}
-	if chromiums.ctx == nil {
-		chromiums.ctx = map[string]context.Context{}
-	}
-	chromiums.ctx[lang] = ctx
-	chromiums.stop = append(chromiums.stop, func() { cancel(); cancelAlloc() })
+	chromiums.ctx, chromiums.ua = ctx, ua
+	chromiums.stop = func() { cancel(); cancelAlloc() }
 	return ctx
 }
 
 // newBrowser opens a tab in a fresh browser context of the shared
-// headless Chromium for lang (skipped without it, failed under CI); init
-// scripts run before the console loads.
+// headless Chromium (skipped without it, failed under CI), in language
+// lang as a browser set to it has it: the Accept-Language it sends, the
+// page's navigator.language and navigator.languages, and the locale of
+// Intl's dates and numbers; init scripts run before the console loads.
 func newBrowser(t *testing.T, lang string, init ...string) *browser {
 	t.Helper()
-	shared := chromium(t, lang)
+	shared := chromium(t)
 	// The browser context and its tab are made here, not with
 	// chromedp.WithNewBrowserContext: headless Chromium opens a tab in a
 	// new browser context only as a new window.
@@ -168,6 +177,19 @@ func newBrowser(t *testing.T, lang string, init ...string) *browser {
 	// reads their events (a navigation waits on Page's), and each request
 	// and style sheet would be reported to this process (issue 45).
 	actions := []chromedp.Action{network.Disable(), css.Disable()}
+	if lang != "en-US" {
+		// What --lang=de-DE makes of a browser: Accept-Language de-DE,de
+		// and navigator.languages ["de-DE", "de"].
+		accept := lang
+		if base, _, ok := strings.Cut(lang, "-"); ok {
+			accept += "," + base
+		}
+		chromiums.Lock()
+		ua := chromiums.ua
+		chromiums.Unlock()
+		actions = append(actions, emulation.SetLocaleOverride().WithLocale(lang),
+			emulation.SetUserAgentOverride(ua).WithAcceptLanguage(accept))
+	}
 	for _, src := range init {
 		actions = append(actions, chromedp.ActionFunc(func(ctx context.Context) error {
 			_, err := page.AddScriptToEvaluateOnNewDocument(src).Do(ctx)
