@@ -766,6 +766,13 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 			b = body
 		}
 		r := s.DoHeaders(method, path, b, tok, map[string]string{"Content-Type": "application/json"})
+		if r.Status == http.StatusOK && method == http.MethodPost && path == "/system/keys/rotate" {
+			// A rotation keeps the keys before it verifying until the
+			// next one: the token signed with them stops working at the
+			// second. The sweep signs a new one after each, so the
+			// requests after it reach their handlers as the admin's.
+			tok = s.Admin()
+		}
 		if r.Status == http.StatusNotImplemented && refusedReason(r) {
 			return // a route refused on purpose (refused.go)
 		}
@@ -807,6 +814,13 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 				for _, v := range values {
 					check(t, rt.method, path+"?"+n+"="+v, "")
 				}
+			}
+			// The token must still be the admin's: with it rejected,
+			// every later request is a 401 that checks nothing of its
+			// route (the key rotation's second success did that to the
+			// third of the sweep after it, unseen, until issue 45).
+			if r := s.Do(http.MethodGet, "/version", nil, tok); r.Status != http.StatusOK {
+				t.Fatalf("the sweep's admin token no longer works after this route: GET /version %d %s", r.Status, r.Body)
 			}
 		})
 	}
