@@ -21,6 +21,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server"
+	"quire/server/internal/api"
 	"quire/storage"
 )
 
@@ -316,7 +317,7 @@ func TestRobustness_RouteTableComplete(t *testing.T) {
 	scope := queryNames(t)
 	read, sent := map[string]bool{}, 0
 	for _, r := range routes {
-		own := scope.forRoute(t, r)
+		own, _ := scope.forRoute(t, r)
 		for _, n := range own {
 			read[n] = true
 		}
@@ -457,8 +458,12 @@ var queryByVariable = regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt)\(\s*
 // queryScope is what the sweep knows of the query parameters the
 // handlers read, found in the server's source so a new one is covered
 // too. A route is sent the names read by the code its handler reaches,
-// and the names the core reads (package server's own files and
-// server/internal: the middleware and request API every request runs).
+// and the names the core reads: the code routes wraps every request in
+// (the middleware, the token check, api's Wrap), found by the same walk
+// from routes. A helper of package server or server/internal that only
+// some handlers call (paging's limit and next, the URL routes' duration)
+// is the code those handlers reach, not the core: sending its names to
+// every route was 30% of the sweep's requests (issue 45).
 // The code a handler reaches is its declaration and, transitively, what
 // that names: a function or package variable of its own package or of a
 // server package it names, and for a method call x.M every method or
@@ -471,7 +476,7 @@ var queryByVariable = regexp.MustCompile(`\b(?:Query|QueryBool|[qQ]ueryInt)\(\s*
 // of the sweep's requests (issue 45).
 type queryScope struct {
 	all      []string                          // every name read anywhere (siteId aside)
-	core     map[string]bool                   // sent to every route
+	core     map[string]bool                   // read by the code every request runs: sent to every route
 	decls    map[string]map[string][]*declRead // package import path -> declared name -> each declaration
 	imports  map[string]map[string]bool        // package import path -> the server packages it imports, transitively
 	handlers map[string]string                 // "METHOD path" -> its handler's symbol (server.RouteHandlers)
@@ -479,6 +484,22 @@ type queryScope struct {
 	// values (s.signatures.CertifyEnvelope = s.signatures.CertifyWithSite):
 	// a domain calls them through a field, so every route may reach them.
 	handed []string
+	// The walk from handed, made once: the names read, the declarations
+	// visited, whether a name held in a variable is read.
+	handedNames map[string]bool
+	handedSeen  map[[2]string]bool
+	handedAny   bool
+}
+
+// coreNameTaken says, for each query parameter the core reads, whether
+// a route's row takes it (api.RouteFlags). The core refuses it with 400
+// before the handler on every other route, whatever its value, so there
+// the sweep sends it one hostile value, not each: the same refusal six
+// times over was a sixth of the sweep's requests (issue 45).
+var coreNameTaken = map[string]func(api.RouteFlags) bool{
+	"artifactId": func(f api.RouteFlags) bool { return f.ArtifactID },
+	"versionKey": func(f api.RouteFlags) bool { return f.VersionKey },
+	"shareKey":   func(f api.RouteFlags) bool { return f.ShareKey },
 }
 
 // declRead is one declaration of a function, method or package
@@ -520,9 +541,6 @@ func queryNames(t *testing.T) *queryScope {
 		}
 		for _, m := range queryNameRE.FindAllSubmatch(b, -1) {
 			all[string(m[1])] = true
-			if dir == "." || strings.HasPrefix(dir, "internal/") {
-				q.core[string(m[1])] = true
-			}
 		}
 		if q.imports[pkg] == nil {
 			q.imports[pkg], q.decls[pkg] = map[string]bool{}, map[string][]*declRead{}
@@ -608,6 +626,28 @@ func queryNames(t *testing.T) *queryScope {
 			delete(q.decls, p)
 		}
 	}
+	// The core: what routes wraps every request in (the middleware, the
+	// token check, Wrap), not the handlers the route table's rows name.
+	core, _, anyName := q.reach([][2]string{{serverPkg, "routes"}}, map[[2]string]bool{{serverPkg, "routeRows"}: true})
+	if anyName {
+		t.Fatalf("the code every request runs reads a query parameter named by a variable: the sweep cannot tell which")
+	}
+	delete(core, "siteId")
+	for n := range core {
+		if coreNameTaken[n] == nil {
+			t.Fatalf("the code every request runs reads the query parameter %q: coreNameTaken must say which routes' rows take it", n)
+		}
+	}
+	q.core = core
+	var handed [][2]string
+	for _, n := range q.handed {
+		for p := range q.decls {
+			if p != serverPkg {
+				handed = append(handed, [2]string{p, n})
+			}
+		}
+	}
+	q.handedNames, q.handedSeen, q.handedAny = q.reach(handed, nil)
 	delete(all, "siteId") // a hostile siteId is a 401/403 before anything else runs
 	for k := range all {
 		q.all = append(q.all, k)
@@ -654,53 +694,30 @@ func handlerDecl(symbol string) (pkg, name string) {
 	return symbol[:slash+1] + pkg, name
 }
 
-// forRoute is the names rt reads (siteId aside), sorted: the core's and
-// those of the code its handler reaches.
-func (q *queryScope) forRoute(t *testing.T, rt apiRoute) []string {
-	t.Helper()
-	key := rt.String()
-	if rt.method == http.MethodHead {
-		key = http.MethodGet + " " + rt.template
-	}
-	symbol, ok := q.handlers[key]
-	if !ok {
-		t.Fatalf("%s has no handler in the route table (server.RouteHandlers)", rt)
-	}
-	pkg, name := handlerDecl(symbol)
-	set := maps.Clone(q.core)
+// reach walks the code the declarations roots name (pkg, name pairs)
+// reaches, past the declarations done holds (their walk is done): it
+// returns the query names that code reads, the declarations it visited,
+// and whether it reads a name held in a variable.
+func (q *queryScope) reach(roots [][2]string, done map[[2]string]bool) (map[string]bool, map[[2]string]bool, bool) {
+	set := map[string]bool{}
 	seen := map[[2]string]bool{}
 	var todo [][2]string
 	visit := func(pkg, name string) {
 		k := [2]string{pkg, name}
-		if !seen[k] && len(q.decls[pkg][name]) > 0 {
+		if !seen[k] && !done[k] && len(q.decls[pkg][name]) > 0 {
 			seen[k] = true
 			todo = append(todo, k)
 		}
 	}
-	visit(pkg, name)
-	if len(todo) == 0 {
-		// An inlined literal names its caller's package: the declaration
-		// of that name in any package.
-		for p := range q.decls {
-			visit(p, name)
-		}
-		if len(todo) == 0 {
-			t.Fatalf("%s: handler %s has no declaration under server/", rt, symbol)
-		}
-	}
-	for _, n := range q.handed {
-		for p := range q.decls {
-			if p != serverPkg {
-				visit(p, n)
-			}
-		}
+	for _, r := range roots {
+		visit(r[0], r[1])
 	}
 	for len(todo) > 0 {
 		k := todo[0]
 		todo = todo[1:]
 		for _, d := range q.decls[k[0]][k[1]] {
 			if d.anyName {
-				return q.all
+				return nil, nil, true
 			}
 			for _, n := range d.names {
 				set[n] = true
@@ -719,8 +736,52 @@ func (q *queryScope) forRoute(t *testing.T, rt apiRoute) []string {
 			}
 		}
 	}
+	return set, seen, false
+}
+
+// forRoute is the names rt reads (siteId aside), sorted: the core's and
+// those of the code its handler reaches; own are the latter (nil when
+// that code reads a name held in a variable: it is sent every name).
+func (q *queryScope) forRoute(t *testing.T, rt apiRoute) (names []string, own map[string]bool) {
+	t.Helper()
+	key := rt.String()
+	if rt.method == http.MethodHead {
+		key = http.MethodGet + " " + rt.template
+	}
+	symbol, ok := q.handlers[key]
+	if !ok {
+		t.Fatalf("%s has no handler in the route table (server.RouteHandlers)", rt)
+	}
+	pkg, name := handlerDecl(symbol)
+	roots := [][2]string{{pkg, name}}
+	if len(q.decls[pkg][name]) == 0 {
+		// An inlined literal names its caller's package: the declaration
+		// of that name in any package.
+		roots = roots[:0]
+		for p := range q.decls {
+			if len(q.decls[p][name]) > 0 {
+				roots = append(roots, [2]string{p, name})
+			}
+		}
+		if len(roots) == 0 {
+			t.Fatalf("%s: handler %s has no declaration under server/", rt, symbol)
+		}
+	}
+	if q.handedAny {
+		return q.all, nil
+	}
+	// The walk of the handed functions, the same for every route, was
+	// made once (queryNames).
+	own, _, anyName := q.reach(roots, q.handedSeen)
+	if anyName {
+		return q.all, nil
+	}
+	maps.Copy(own, q.handedNames)
+	delete(own, "siteId")
+	set := maps.Clone(own)
+	maps.Copy(set, q.core)
 	delete(set, "siteId")
-	return slices.Sorted(maps.Keys(set))
+	return slices.Sorted(maps.Keys(set)), own
 }
 
 // foreign are names a route does not read, sent to show an
@@ -766,6 +827,13 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 			b = body
 		}
 		r := s.DoHeaders(method, path, b, tok, map[string]string{"Content-Type": "application/json"})
+		if r.Status == http.StatusOK && method == http.MethodPost && path == "/system/keys/rotate" {
+			// A rotation keeps the keys before it verifying until the
+			// next one: the token signed with them stops working at the
+			// second. The sweep signs a new one after each, so the
+			// requests after it reach their handlers as the admin's.
+			tok = s.Admin()
+		}
 		if r.Status == http.StatusNotImplemented && refusedReason(r) {
 			return // a route refused on purpose (refused.go)
 		}
@@ -802,11 +870,26 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 				// answer gathers every metric (a third of the sweep's time).
 				values = values[:1]
 			}
-			own := scope.forRoute(t, rt)
+			own, handler := scope.forRoute(t, rt)
+			flags := s.Node.Server.RouteFlags[http.MethodGet+" "+rt.template]
+			if rt.method != http.MethodHead {
+				flags = s.Node.Server.RouteFlags[rt.String()]
+			}
 			for _, n := range append(own, scope.foreign(i, own)...) {
-				for _, v := range values {
+				vals := values
+				if taken := coreNameTaken[n]; taken != nil && handler != nil && !handler[n] && !taken(flags) {
+					vals = vals[:1] // refused before the handler (coreNameTaken)
+				}
+				for _, v := range vals {
 					check(t, rt.method, path+"?"+n+"="+v, "")
 				}
+			}
+			// The token must still be the admin's: with it rejected,
+			// every later request is a 401 that checks nothing of its
+			// route (the key rotation's second success did that to the
+			// third of the sweep after it, unseen, until issue 45).
+			if r := s.Do(http.MethodGet, "/version", nil, tok); r.Status != http.StatusOK {
+				t.Fatalf("the sweep's admin token no longer works after this route: GET /version %d %s", r.Status, r.Body)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"quire/quiretest"
 	"quire/server/internal/servertest"
+	"quire/server/internal/testhooks"
 )
 
 // lockStep is one request of a checkout or legal-hold walk, by one caller.
@@ -338,10 +339,16 @@ func TestReviews_SupersededByContentChange(t *testing.T) {
 // document (several move steps in) is under legal hold is refused before
 // its first step, so no document moves.
 func TestLegalHold_FolderMoveAllOrNothing(t *testing.T) {
+	// A move of 20 documents a step: the held document, last in the
+	// folder, is in the third step, as it was among 450 documents at the
+	// 200 of a production step, at a tenth of the documents to create
+	// and read back (issue 45).
+	testhooks.SetMoveStep(20)
+	t.Cleanup(func() { testhooks.SetMoveStep(0) })
 	s := quiretest.NewServer(t)
 	toks := lockTokens(s)
 	admin := toks["admin"]
-	ids := servertest.AddDocs(t, s, admin, "", 450, func(i int) any {
+	ids := servertest.AddDocs(t, s, admin, "", 45, func(i int) any {
 		return map[string]any{"path": fmt.Sprintf("big/f%04d.txt", i), "content": "x"}
 	})
 	held := servertest.AddDoc(t, s, admin, "", map[string]any{"path": "big/zz-held.txt", "content": "x"})
