@@ -206,8 +206,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// The merge plan rounds small segments up to floorSegmentSize
 	// documents instead of scorch's 2,000 and makes no segment of
 	// maxSegmentDocs (merge.go) instead of 5,000,000; the persister keeps its
-	// defaults (index/DESIGN.md, "Batching" and "Merge plan").
-	cfg := map[string]any{"unsafe_batch": true,
+	// defaults but naps while the index is small (nap.go; index/DESIGN.md,
+	// "Batching", "Merge plan" and "Persister nap for a small index").
+	cfg := map[string]any{"unsafe_batch": true, "eventCallbackName": napCallback,
 		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": floorSegmentSize, "MaxSegmentSize": maxSegmentDocs}}
 	for k, v := range scorchExtra {
 		cfg[k] = v
@@ -229,6 +230,7 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
+	watchNap(b)
 	return b, nil
 }
 
@@ -287,6 +289,7 @@ func (x *Index) Rebuilt() string { return x.rebuilt }
 // or from nothing.
 func (x *Index) Close() error {
 	for _, b := range []bleve.Index{x.names, x.text} {
+		wakeNap(b)
 		waitPersisted(b, 10*time.Second)
 	}
 	return errors.Join(x.names.Close(), x.text.Close())

@@ -11,12 +11,14 @@ import (
 )
 
 // mergeFixture opens an index whose own merge plan merges nothing (every
-// segment is too large for it), so only the idle merge reduces segments,
-// and an indexer that merges after idle of quiet.
+// segment is too large for it) and whose persister does not nap (it would
+// merge the batches of a nap in memory), so only the idle merge reduces
+// segments, and an indexer that merges after idle of quiet.
 func mergeFixture(t *testing.T, idle time.Duration) (*storage.DB, *Index, *Indexer) {
 	t.Helper()
 	scorchExtra = map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": 2}}
-	defer func() { scorchExtra = nil }()
+	persistNap = 0
+	defer func() { scorchExtra, persistNap = nil, defaultPersistNap }()
 	return indexerFixture(t, idle)
 }
 
@@ -209,7 +211,9 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 	old := maxSegmentDocs
 	maxSegmentDocs = 8
 	defer func() { maxSegmentDocs = old }()
+	persistNap = 0                    // each batch persisted alone, at once
 	db, x, ix := indexerFixture(t, 0) // scorch's plan alone
+	persistNap = defaultPersistNap
 	const batches, per = 30, 3
 	for b := 0; b < batches; b++ {
 		addBatch(t, db, ix, b*per, per)

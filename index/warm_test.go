@@ -32,8 +32,9 @@ const warmSegs, warmPer = 4, 100
 func warmFixture(t *testing.T) *Index {
 	t.Helper()
 	scorchExtra = map[string]any{"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": 2}}
+	persistNap = 0
 	x := openTest(t)
-	scorchExtra = nil
+	scorchExtra, persistNap = nil, defaultPersistNap
 	x.best.minPostings = 8
 	r := rand.New(rand.NewPCG(11, 12))
 	for s := range warmSegs {
