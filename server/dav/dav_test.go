@@ -397,6 +397,11 @@ func TestDav_PutThroughIntakeProfile(t *testing.T) {
 			if got := actions(id); got != tt.want {
 				t.Errorf("new document with defaultActions %v: actions %q, want %q", tt.setting, got, tt.want)
 			}
+			// A default action still PENDING is not added again for a new
+			// version (it reads the newest content when it runs), so the
+			// first version's actions must have run for the second's to
+			// show beside them.
+			servertest.WaitActions(t, s, admin, "", id)
 			put(p, []byte("%PDF-1.4 "+tt.name+", a second version"))
 			want := strings.TrimSpace(tt.want + " " + tt.want)
 			if got := actions(id); got != want {
