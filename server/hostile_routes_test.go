@@ -22,6 +22,7 @@ import (
 	"quire/quiretest"
 	"quire/server"
 	"quire/server/internal/api"
+	"quire/server/internal/servertest"
 	"quire/storage"
 )
 
@@ -820,8 +821,28 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 	s.Client = &http.Client{Timeout: 60 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
+	// WebDAV wants Basic credentials (an API key as the password), not the
+	// admin's bearer token: with the token every /dav request was a 401
+	// that reached no WebDAV handler. davReached counts the answers that
+	// got past the credential check.
+	davKey := servertest.APIKey(t, s, "READ", "WRITE", "DELETE")
+	davReached := 0
 	check := func(t *testing.T, method, path, body string) {
 		t.Helper()
+		if path == "/dav" || strings.HasPrefix(path, "/dav/") || strings.HasPrefix(path, "/dav?") {
+			var b []byte
+			if body != "" {
+				b = []byte(body)
+			}
+			code, rb, _ := servertest.DavDo(t, s, method, path, davKey, b, map[string]string{"Content-Type": "application/json"})
+			if code != http.StatusUnauthorized {
+				davReached++
+			}
+			if code >= 500 {
+				t.Errorf("%s %.200s with %.80q: %d %.300s", method, path, body, code, rb)
+			}
+			return
+		}
 		var b any
 		if body != "" {
 			b = body
@@ -892,6 +913,9 @@ func TestRobustness_NoServerErrors(t *testing.T) {
 				t.Fatalf("the sweep's admin token no longer works after this route: GET /version %d %s", r.Status, r.Body)
 			}
 		})
+	}
+	if davReached == 0 {
+		t.Errorf("no /dav request of the sweep got past WebDAV's credential check")
 	}
 	// Odd values of particular parameters (dates, zones, tokens).
 	id := params["documentId"]
