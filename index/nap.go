@@ -2,6 +2,7 @@ package index
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -46,9 +47,10 @@ func init() {
 // wake is closed when the index starts closing (or Index.Close wants its
 // last batches persisted).
 type napper struct {
-	d    time.Duration
-	once sync.Once
-	wake chan struct{}
+	d       time.Duration
+	once    sync.Once
+	wake    chan struct{}
+	napping atomic.Bool // the persister is in a nap (tests wait for it)
 }
 
 func (n *napper) end() { n.once.Do(func() { close(n.wake) }) }
@@ -87,6 +89,8 @@ func (n *napper) nap(s *scorch.Scorch) {
 	if n.d <= 0 || !smallIndex(s) {
 		return
 	}
+	n.napping.Store(true)
+	defer n.napping.Store(false)
 	t := time.NewTimer(n.d)
 	defer t.Stop()
 	tick := time.NewTicker(napCheck)

@@ -52,6 +52,12 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 		_, mem := segments(x.text)
 		return mem == 0
 	})
+	// The persister naps after it: nothing it holds now is written
+	// until the nap ends (a minute, or Close).
+	waitUntil(t, 5*time.Millisecond, func() string { return "the persister did not nap after the first batch" }, func() bool {
+		v, ok := nappers.Load(scorchOf(x.text))
+		return ok && v.(*napper).napping.Load()
+	})
 	st := textStats(t, x)
 	before := atomic.LoadUint64(&st.TotFileMergeZapBeg)
 	const batches = 10
@@ -64,7 +70,6 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 			t.Fatalf("batch %d not found at once during the nap: %v %v", i, hits, err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // a persister without the nap writes them meanwhile
 	if _, mem := segments(x.text); mem < 2 {
 		t.Fatalf("%d of %d batches in memory during the nap, want them all held", mem, batches)
 	}
