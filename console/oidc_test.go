@@ -36,7 +36,10 @@ func TestConsole_SignInWithIdP(t *testing.T) {
 		})},
 		step{"a new visit signs in by itself", chromedp.Tasks{fresh, navigate(e.s.URL + "/console/"),
 			arrive(`location.pathname === "/console/" && document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`)}},
-		step{"the IdP refuses the next one", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login", byQuery),
+		// The IdP's button shows once the signed-out page has read its
+		// flags; clearing them before that lets the old page go to the
+		// IdP by itself, racing the navigation below (net::ERR_ABORTED).
+		step{"the IdP refuses the next one", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login #oidc", byQuery),
 			check(func() error { idp.Set(quiretest.IdPBehaviour{Deny: "access_denied"}); return nil }),
 			fresh, navigate(e.s.URL + "/console/")}},
 		step{"told why, on the sign-in page, without going round again", chromedp.Tasks{
