@@ -152,6 +152,10 @@ func TextContent(contentType string) bool {
 // document's content. Longer text is the pipeline's FULLTEXT.
 const maxSettledText = ChunkSize
 
+// smallSettledText is the largest text settled in a buffer of its own
+// size rather than a recycled 1 MiB chunk buffer (settleFulltext).
+const smallSettledText = 64 << 10
+
 // typeKnown reports whether d's content is there with its type.
 func typeKnown(d *Document) bool {
 	return d.HasContent && !d.DetectContentType && d.DeletedDate == nil
@@ -178,11 +182,20 @@ func settleDefault(t *tx, c *Command, d *Document, a *Action) (drop bool, err er
 // (pipeline/text.go runFulltext: source "content", the whole text).
 func settleFulltext(t *tx, c *Command, d *Document, a *Action) error {
 	// Only the text's validity and length are kept (the record refers to
-	// the content): the content is decoded into a recycled buffer, not
-	// copied (storage/DESIGN.md, "Default processing on the write path").
-	buf := chunkBufs.Get().(*[]byte)
-	defer chunkBufs.Put(buf)
-	b, err := oneChunkContent(t, d.ContentSHA256, (*buf)[:0])
+	// the content): the content is decoded into a scratch buffer, not
+	// kept (storage/DESIGN.md, "Default processing on the write path").
+	// A small text (the usual create) gets one of its own size: a
+	// recycled chunk buffer is 1 MiB, and each one the pool had dropped
+	// at a collection was allocated and zeroed again for a 4 KiB text.
+	var dst []byte
+	if d.ContentLength <= smallSettledText {
+		dst = make([]byte, 0, d.ContentLength)
+	} else {
+		buf := chunkBufs.Get().(*[]byte)
+		defer chunkBufs.Put(buf)
+		dst = (*buf)[:0]
+	}
+	b, err := oneChunkContent(t, d.ContentSHA256, dst)
 	if err != nil {
 		return err
 	}
