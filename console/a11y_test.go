@@ -137,7 +137,7 @@ func TestConsole_Accessibility(t *testing.T) {
 
 	b := newBrowser(t, "en-US")
 	steps := []step{
-		{"sign-in page", chromedp.Tasks{navigate(e.s.URL + "/console/"), chromedp.WaitVisible("#login", byQuery), axeAll(src, "sign-in"), keyboardReachable("sign-in")}},
+		{"sign-in page", chromedp.Tasks{navigate(e.s.URL + "/console/"), visible("#login"), axeAll(src, "sign-in"), keyboardReachable("sign-in")}},
 		// The forgotten-password page shows only where the server can
 		// mail: TestConsole_ForgottenPassword holds it to axe-core.
 	}

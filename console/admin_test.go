@@ -102,7 +102,7 @@ func TestConsole_AdminPages(t *testing.T) {
 		step{"the admin navigation leads to users", chromedp.Tasks{click(`header nav a[href="#/admin"]`), textOf("#user-list", "rita"),
 			axeClean(src, "users"), keyboardReachable("users")}},
 		step{"create a user with a temporary password, in a group", chromedp.Tasks{setValue("#new-username", "newbie"), setValue("#new-temp", "temporary-77"),
-			chromedp.SetValue("#new-role", "writer", byQuery), click("#user-form button[type=submit]"),
+			setValue("#new-role", "writer"), click("#user-form button[type=submit]"),
 			textOf(`tr[data-user="newbie"]`, "default"), js(`document.getElementById("user-list").scrollIntoView()`, nil), shot("admin-users")}},
 		step{"the user exists, with a password to change", loginAnswer("newbie", "temporary-77", "NEW_PASSWORD_REQUIRED")},
 		step{"reset the password", chromedp.Tasks{click(`tr[data-user="newbie"] button.reset`), setValue(`tr[data-user="newbie"] .reset-form input`, "another-pass-8"),
@@ -114,11 +114,11 @@ func TestConsole_AdminPages(t *testing.T) {
 		page("api-keys", "#/admin/keys", `document.querySelector("#key-list")`),
 		step{"create an API key: shown once", chromedp.Tasks{setValue("#key-name", "scanner"), click("#key-form button[type=submit]"),
 			wait(`document.querySelector("#new-key-value") && document.querySelector("#new-key-value").value.length > 20`),
-			chromedp.Value("#new-key-value", &key, byQuery), textOf("#key-list", "scanner"), shot("admin-api-key-once")}},
+			valueOf("#new-key-value", &key), textOf("#key-list", "scanner"), shot("admin-api-key-once")}},
 		step{"the key works", apiKeyWorks(http.StatusOK)},
 		step{"the list shows it masked only", chromedp.ActionFunc(func(ctx context.Context) error {
 			var text string
-			if err := chromedp.Text("#key-list", &text, byQuery).Do(ctx); err != nil {
+			if err := textIn("#key-list", &text).Do(ctx); err != nil {
 				return err
 			}
 			if strings.Contains(text, key) {
@@ -175,7 +175,7 @@ func TestConsole_AdminPages(t *testing.T) {
 	steps = append(steps, signIn("gus", password)...)
 	steps = append(steps,
 		step{"a governor's admin pages are the site's", chromedp.Tasks{click(`header nav a[href="#/admin"]`), wait(`location.hash === "#/admin/keys"`),
-			chromedp.WaitVisible(`nav.tabs a[href="#/admin/branding"]`, byQuery), chromedp.WaitVisible(`nav.tabs a[href="#/admin/intake"]`, byQuery), absent(`nav.tabs a[href="#/admin/users"]`), absent(`nav.tabs a[href="#/admin/health"]`),
+			visible(`nav.tabs a[href="#/admin/branding"]`), visible(`nav.tabs a[href="#/admin/intake"]`), absent(`nav.tabs a[href="#/admin/users"]`), absent(`nav.tabs a[href="#/admin/health"]`),
 			absent("#brand-global")}},
 		step{"a governor reads the site's intake failures", chromedp.Tasks{click(`nav.tabs a[href="#/admin/intake"]`), textOf(`section.intake-errors[data-profile="scans"]`, "blank-page.pdf")}},
 		step{"sign out", click("#signout")},
@@ -183,7 +183,7 @@ func TestConsole_AdminPages(t *testing.T) {
 	// A reader: no admin navigation; a forced request is refused.
 	steps = append(steps, signIn("rita", password)...)
 	steps = append(steps,
-		step{"a reader sees no admin navigation", chromedp.Tasks{chromedp.WaitVisible("header nav", byQuery), absent(`header nav a[href="#/admin"]`)}},
+		step{"a reader sees no admin navigation", chromedp.Tasks{visible("header nav"), absent(`header nav a[href="#/admin"]`)}},
 		step{"a reader opening an admin page gets no controls", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/users"), textOf("#main", "administrators"),
 			absent("#user-form"), absent("#user-list")}},
 		step{"a request forced from the reader's browser is refused", chromedp.ActionFunc(func(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -108,6 +109,17 @@ func chromium(t *testing.T) context.Context {
 		chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,"+
 			"WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup,PreloadTopChromeWebUI,"+
 			"SpareRendererForSitePerProcess"),
+		// One renderer process for each browser context, not two: every
+		// test's tab opens on about:blank, which has a renderer, and its
+		// first navigation to the console swapped to a second one, since
+		// the console's Cross-Origin-Opener-Policy: same-origin puts it in
+		// a browsing context group of its own (a tab opened at a console
+		// URL did the same). Above the limit Chromium gives a new group a
+		// renderer of the same browser context; contexts never share one,
+		// so each test keeps its own. Ten tabs, each opening the sign-in
+		// page: 21 renderers and 31.2/31.7 CPU-s, 11 and 25.3/23.2 with
+		// the limit (issue 45).
+		chromedp.Flag("renderer-process-limit", "1"),
 		// A loaded CI machine starts Chromium slowly (the default is 20 s).
 		chromedp.WSURLReadTimeout(90*time.Second))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -238,7 +250,7 @@ func (b *browser) artifacts(name string) string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
 	var html string
-	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.OuterHTML("html", &html, byQuery))
+	_ = chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80), chromedp.Evaluate(`document.documentElement.outerHTML`, &html))
 	_ = os.WriteFile(filepath.Join(dir, "screenshot.jpg"), png, 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "page.html"), []byte(html), 0o644)
 	b.mu.Lock()
@@ -292,45 +304,127 @@ func absent(sel string) chromedp.Action {
 	})
 }
 
-// fresh runs an action that finds a node and then acts on it again while
-// the node was replaced in between (a page re-rendering after an answer:
-// Chromium's "Could not find node with given id"), up to 20 s.
-func fresh(a chromedp.Action) chromedp.Action {
-	return chromedp.ActionFunc(func(ctx context.Context) error {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			err := a.Do(ctx)
-			if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") || time.Now().After(deadline) {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	})
-}
-
 func check(f func() error) chromedp.Action {
 	return chromedp.ActionFunc(func(context.Context) error { return f() })
 }
 
-// byQuery selects by CSS selector and, while nothing matches yet (or the
-// match is not yet visible), asks again every 50 ms: chromedp's default of
-// 5 ms made each waiting step a DevTools round trip through Chromium's
-// renderer and browser processes and this one every 5 ms (issue 45).
+// The helpers below find an element with document.querySelector in the
+// page, polling there (chromedp.Poll: one DevTools call for a wait), not
+// with chromedp's DOM-domain queries: a DOM query took four or five
+// calls (querySelector, box model, resolve, call, release) each time it
+// asked, and pushed the element's ancestors and their children to this
+// process, after which Chromium reported changes under them as DOM
+// events that chromedp mirrored (35 to 385 a tab; 2 to 19 with these;
+// issue 45). Each does what the chromedp action named in its doc does.
+
+// rendered is chromedp.NodeVisible's test in JavaScript about e: the
+// element has a box.
+const rendered = `(e.offsetWidth || e.offsetHeight || e.getClientRects().length)`
+
+// query waits up to 20 s until sel matches an element (the first) for
+// which cond holds, then evaluates do in the same turn of the page and
+// keeps its value in out (when out is not nil); cond and do are
+// JavaScript about e, the element. A cond that throws counts as false; a
+// do that throws fails.
+func query(sel, cond, do string, out any) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		expr := fmt.Sprintf(`(() => { let e; try { e = document.querySelector(%s); if (!e || !(%s)) return false; } catch (err) { return false; }
+			try { return {v: (() => %s)() ?? null}; } catch (err) { return {err: String(err)}; } })()`, jsq(sel), cond, do)
+		var raw []byte // {"v": do's value} or {"err": what it threw}
+		err := chromedp.Poll(expr, &raw, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)).Do(ctx)
+		if errors.Is(err, chromedp.ErrPollingTimeout) {
+			return fmt.Errorf("no element %s for which %s after 20 s", sel, cond)
+		}
+		if err != nil {
+			return err
+		}
+		var res struct {
+			V   json.RawMessage
+			Err string
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return err
+		}
+		if res.Err != "" {
+			return fmt.Errorf("%s: %s", sel, res.Err)
+		}
+		if out == nil {
+			return nil
+		}
+		return json.Unmarshal(res.V, out)
+	})
+}
+
+// byQuery is the option of a chromedp DOM-domain query (the helpers
+// above are cheaper): by CSS selector, asking again every 50 ms while
+// nothing matches, not chromedp's 5 ms.
 func byQuery(s *chromedp.Selector) {
 	chromedp.ByQuery(s)
 	chromedp.RetryInterval(50 * time.Millisecond)(s)
 }
 
+// visible waits until sel's element is rendered (chromedp.WaitVisible).
+func visible(sel string) chromedp.Action { return query(sel, rendered, "true", nil) }
+
+// present waits until sel matches an element (chromedp.WaitReady).
+func present(sel string) chromedp.Action { return query(sel, "true", "true", nil) }
+
+// setValue sets the value of sel's element and sends input and change
+// events, as chromedp.SetValue.
 func setValue(sel, value string) chromedp.Action {
-	return fresh(chromedp.SetValue(sel, value, byQuery))
+	return query(sel, "true", fmt.Sprintf(`(e.value = %s, e.dispatchEvent(new Event("input", {bubbles: true})), e.dispatchEvent(new Event("change", {bubbles: true})))`, jsq(value)), nil)
 }
 
-func click(sel string) chromedp.Action {
-	return fresh(chromedp.Click(sel, byQuery, chromedp.NodeVisible))
+// valueOf reads the value of sel's element (chromedp.Value).
+func valueOf(sel string, value *string) chromedp.Action { return query(sel, "true", "e.value", value) }
+
+// textIn reads the text of sel's element as it is rendered (chromedp.Text).
+func textIn(sel string, text *string) chromedp.Action {
+	return query(sel, "true", rendered+` ? e.innerText : ""`, text)
+}
+
+// attrOf reads an attribute of sel's element (chromedp.AttributeValue).
+func attrOf(sel, name string, value *string) chromedp.Action {
+	return query(sel, "true", fmt.Sprintf(`e.getAttribute(%s)`, jsq(name)), value)
+}
+
+// scrollTo scrolls sel's element into view (chromedp.ScrollIntoView).
+func scrollTo(sel string) chromedp.Action {
+	return query(sel, "true", "e.scrollIntoViewIfNeeded()", nil)
+}
+
+// focus gives sel's element the focus (chromedp.Focus), failing when it
+// does not take it.
+func focus(sel string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var ok bool
+		if err := query(sel, "true", "(e.focus(), document.activeElement === e)", &ok).Do(ctx); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s did not take the focus", sel)
+		}
+		return nil
+	})
+}
+
+// sendKeys types keys into sel's element once it is rendered, focusing
+// it first (chromedp.SendKeys).
+func sendKeys(sel, keys string) chromedp.Action {
+	return chromedp.Tasks{visible(sel), focus(sel), chromedp.KeyEvent(keys)}
+}
+
+// click waits until sel's element is rendered, scrolls it into view and
+// clicks the middle of its first box with the mouse, as chromedp.Click:
+// the page's hit test decides what the click lands on.
+func click(sel string, opts ...chromedp.MouseOption) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var at struct{ X, Y float64 }
+		if err := query(sel, rendered, `(e.scrollIntoViewIfNeeded(), (r => ({x: r.left + r.width / 2, y: r.top + r.height / 2}))(e.getClientRects()[0]))`, &at).Do(ctx); err != nil {
+			return err
+		}
+		return chromedp.MouseClickXY(at.X, at.Y, opts...).Do(ctx)
+	})
 }
 
 func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
@@ -338,7 +432,7 @@ func navigate(url string) chromedp.Action { return chromedp.Navigate(url) }
 // signIn fills the sign-in form and waits for the signed-in header.
 func signIn(user, password string) []step {
 	return []step{
-		{"sign-in page", chromedp.WaitVisible("#login", byQuery)},
+		{"sign-in page", visible("#login")},
 		{"type user name and password", chromedp.Tasks{setValue("#username", user), setValue("#password", password)}},
 		{"sign in", click("#login button[type=submit]")},
 		{"signed in as " + user, textOf("#user", user)},

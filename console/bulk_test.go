@@ -13,7 +13,6 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -28,13 +27,7 @@ func box(name string) string { return fmt.Sprintf(`#entries tr[data-name=%q] inp
 // shiftClick clicks an element with Shift held, as a person selecting a
 // range does.
 func shiftClick(sel string) chromedp.Action {
-	return chromedp.ActionFunc(func(ctx context.Context) error {
-		var nodes []*cdp.Node
-		if err := chromedp.Nodes(sel, &nodes, byQuery, chromedp.NodeVisible).Do(ctx); err != nil {
-			return err
-		}
-		return chromedp.MouseClickNode(nodes[0], chromedp.ButtonModifiers(input.ModifierShift)).Do(ctx)
-	})
+	return click(sel, chromedp.ButtonModifiers(input.ModifierShift))
 }
 
 // downloadsTo lets the tab save downloads into dir.
@@ -110,7 +103,7 @@ func TestConsole_BulkWork(t *testing.T) {
 		step{"click one, Shift+click another: the range is selected", chromedp.Tasks{click(box("n1.txt")), shiftClick(box("n3.txt")),
 			textOf("#selected-count", "3 documents selected"),
 			wait(`[...document.querySelectorAll("#entries input.select:checked")].map(b => b.closest("tr").dataset.name).join() === "n1.txt,n2.txt,n3.txt"`)}},
-		step{"add a tag to the three", chromedp.Tasks{click("#bulk-tag"), chromedp.WaitVisible("#bulk-tag-form", byQuery), axeAll(src, "bulk tag form"),
+		step{"add a tag to the three", chromedp.Tasks{click("#bulk-tag"), visible("#bulk-tag-form"), axeAll(src, "bulk tag form"),
 			setValue("#bulk-tag-key", "batch"), setValue("#bulk-tag-value", "may"),
 			click("#bulk-tag-form button[type=submit]"), textOf("#bulk-progress", "Done: 3 documents."), wait(`document.querySelector("#bulk-progress progress").value === 3`)}},
 		step{"the three are tagged, the others not", check(func() error {
@@ -124,8 +117,8 @@ func TestConsole_BulkWork(t *testing.T) {
 			}
 			return nil
 		})},
-		step{"set an attribute on them", chromedp.Tasks{click("#bulk-attr"), chromedp.WaitVisible("#bulk-attr-form", byQuery),
-			chromedp.SetValue("#bulk-attr-key", "project", byQuery), setValue("#bulk-attr-value", "apollo"), axeAll(src, "bulk attribute form"),
+		step{"set an attribute on them", chromedp.Tasks{click("#bulk-attr"), visible("#bulk-attr-form"),
+			setValue("#bulk-attr-key", "project"), setValue("#bulk-attr-value", "apollo"), axeAll(src, "bulk attribute form"),
 			click("#bulk-attr-form button[type=submit]"), textOf("#bulk-progress", "Done: 3 documents."), shot("bulk-attribute")}},
 		step{"the attribute is set", check(func() error {
 			out := e.must(t, "GET", "/documents/"+ids["n2"]+"/attributes/project?siteId=default", nil, http.StatusOK)
@@ -135,8 +128,8 @@ func TestConsole_BulkWork(t *testing.T) {
 			return nil
 		})},
 		step{"keyboard: Space and Shift+Space", chromedp.Tasks{click("#bulk-clear"), absent("#bulkbar:not([hidden])"),
-			chromedp.Focus(box("n15.txt"), byQuery), chromedp.KeyEvent(" "), textOf("#selected-count", "1 document selected"),
-			chromedp.Focus(box("n3.txt"), byQuery), chromedp.KeyEvent(" ", chromedp.KeyModifiers(input.ModifierShift)),
+			focus(box("n15.txt")), chromedp.KeyEvent(" "), textOf("#selected-count", "1 document selected"),
+			focus(box("n3.txt")), chromedp.KeyEvent(" ", chromedp.KeyModifiers(input.ModifierShift)),
 			wait(`document.querySelectorAll("#entries input.select:checked").length === 2`)}},
 		step{"select the whole folder, download it as one ZIP", chromedp.Tasks{click("#select-folder"), textOf("#selected-count", "5 documents selected"),
 			click("#bulk-zip"), textOf("#status", "The ZIP of 5 documents is downloading")}},
@@ -151,7 +144,7 @@ func TestConsole_BulkWork(t *testing.T) {
 			return nil
 		})},
 		step{"move two, one under legal hold: the summary names it and why", chromedp.Tasks{click("#bulk-clear"), click(box("n15.txt")), click(box("n144.txt")),
-			click("#bulk-move"), chromedp.WaitVisible("#bulk-move-form", byQuery), setValue("#bulk-move-to", "archive"),
+			click("#bulk-move"), visible("#bulk-move-form"), setValue("#bulk-move-to", "archive"),
 			click("#bulk-move-form button[type=submit]"), textOf("#bulk-progress", "1 done; 1 failed:"),
 			textOf("#bulk-progress .bulk-failures", "bulk/n144.txt: This document is on legal hold"), noRawText(), axeAll(src, "bulk summary with a failure"), shot("bulk-failed")}},
 		step{"the one moved is gone from the folder; the held one stays selected", chromedp.Tasks{wait(`!document.querySelector('#entries tr[data-name="n15.txt"]')`),
@@ -164,7 +157,7 @@ func TestConsole_BulkWork(t *testing.T) {
 			click("#bulk-tag"), setValue("#bulk-tag-key", "found"), click("#bulk-tag-form button[type=submit]"), textOf("#bulk-progress", "Done: 4 documents.")}},
 		step{"phone, German: the bar and its forms", chromedp.Tasks{viewport(390, 844), setLangMenu("de"), navigate(e.s.URL + "/console/#/browse/bulk"),
 			textOf("#entries", "n1.txt"), click(box("n1.txt")), textOf("#selected-count", "1 Dokument ausgewählt"), click("#bulk-move"),
-			chromedp.WaitVisible("#bulk-move-form", byQuery), noSideways("bulk move, phone"), axeAll(src, "bulk move form, phone, German"), shot("phone-bulk-move"),
+			visible("#bulk-move-form"), noSideways("bulk move, phone"), axeAll(src, "bulk move form, phone, German"), shot("phone-bulk-move"),
 			chromedp.KeyEvent(kb.Escape), viewport(1280, 900)}},
 	)
 	b.run(steps...)
@@ -185,7 +178,7 @@ func TestConsole_BulkWork(t *testing.T) {
 
 // setLangMenu picks a language on a phone, where the switch is in the menu.
 func setLangMenu(l string) chromedp.Action {
-	return chromedp.Tasks{click("#menu-toggle"), chromedp.WaitVisible("#lang", byQuery), setLang(l)}
+	return chromedp.Tasks{click("#menu-toggle"), visible("#lang"), setLang(l)}
 }
 
 // TestConsole_BulkTagInBatches: the bulk bar tags a selection with one
@@ -213,7 +206,7 @@ func TestConsole_BulkTagInBatches(t *testing.T) {
 			}
 			return nil
 		})},
-		step{"tag them: two done, t2 failed with a reason", chromedp.Tasks{click("#bulk-tag"), chromedp.WaitVisible("#bulk-tag-form", byQuery),
+		step{"tag them: two done, t2 failed with a reason", chromedp.Tasks{click("#bulk-tag"), visible("#bulk-tag-form"),
 			setValue("#bulk-tag-key", "sorted"), setValue("#bulk-tag-value", "yes"), click("#bulk-tag-form button[type=submit]"),
 			textOf("#bulk-progress", "2 done; 1 failed:"),
 			textOf("#bulk-progress .bulk-failures", "tagme/t2.txt: This is no longer there"), noRawText()}},

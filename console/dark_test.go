@@ -39,10 +39,10 @@ func TestConsole_DarkMode(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := []step{
 		{"the system is in dark mode", colorScheme("dark")},
-		{"a dark sign-in page", chromedp.Tasks{navigate(e.s.URL + "/console/"), chromedp.WaitVisible("#login", byQuery), wait(darkBody),
+		{"a dark sign-in page", chromedp.Tasks{navigate(e.s.URL + "/console/"), visible("#login"), wait(darkBody),
 			axeAll(src, "dark sign-in"), shot("dark-sign-in")}},
 		{"a wrong password, in the dark", chromedp.Tasks{setValue("#username", "ada"), setValue("#password", "wrong-password"), click("#login button[type=submit]"),
-			chromedp.WaitVisible("#login .msg.error", byQuery), axeAll(src, "dark sign-in error")}},
+			visible("#login .msg.error"), axeAll(src, "dark sign-in error")}},
 	}
 	steps = append(steps, signIn("ada", password)...)
 	for _, p := range []struct{ name, hash, ready string }{
@@ -62,13 +62,13 @@ func TestConsole_DarkMode(t *testing.T) {
 	steps = append(steps,
 		step{"a message in the dark", chromedp.Tasks{navigate(e.s.URL + "/console/#/trash"), textOf("#trash-list", "old.txt"),
 			click(`#trash-list button.restore`), textOf("#status", "is restored"), axeAll(src, "dark status message")}},
-		step{"a primary colour too dark to read as a link on dark", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/branding"), chromedp.WaitVisible("#brand-global", byQuery),
+		step{"a primary colour too dark to read as a link on dark", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/branding"), visible("#brand-global"),
 			setValue("#brand-global-primary", "#1a237e"), click("#brand-global button[type=submit]"),
 			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(26, 35, 126)"`),
 			navigate(e.s.URL + "/console/#/browse/dark"), textOf("#entries", "report.txt"),
 			wait(`getComputedStyle(document.querySelector("#entries a")).color === "rgb(121, 192, 255)"`), axeAll(src, "dark branded folder")}},
 		step{"a dark phone", chromedp.Tasks{viewport(390, 844), navigate(e.s.URL + "/console/#/doc/" + id), wait(`document.querySelector("#preview")`),
-			click("#menu-toggle"), chromedp.WaitVisible(`#menu nav a[href="#/search"]`, byQuery), axeAll(src, "dark phone menu"), shot("dark-phone-menu"), viewport(1280, 900)}},
+			click("#menu-toggle"), visible(`#menu nav a[href="#/search"]`), axeAll(src, "dark phone menu"), shot("dark-phone-menu"), viewport(1280, 900)}},
 		step{"back in light mode without a reload", chromedp.Tasks{colorScheme("light"), wait(`getComputedStyle(document.body).backgroundColor === "rgb(255, 255, 255)"`),
 			wait(`getComputedStyle(document.querySelector("#entries a, main a")).color === "rgb(26, 35, 126)"`)}},
 	)

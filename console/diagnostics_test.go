@@ -44,7 +44,7 @@ func TestConsole_PlainDiagnostics(t *testing.T) {
 		steps = append(steps,
 			step{"an intake failure in plain words", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/intake"), textOf(failRow, tt.empty),
 				textOf(failRow+" details", "the file is empty"), wait(`!` + shown(failRow+" details span", "the file is empty")), noRawText(), axeAll(src, "intake failures "+tt.lang)}},
-			step{"its details with the keyboard", chromedp.Tasks{chromedp.Focus(failRow+" details summary", byQuery), chromedp.KeyEvent(kb.Enter),
+			step{"its details with the keyboard", chromedp.Tasks{focus(failRow + " details summary"), chromedp.KeyEvent(kb.Enter),
 				wait(`document.querySelector(` + jsq(failRow+" details") + `).open`), wait(shown(failRow+" details span", "the file is empty"))}},
 		)
 		if tt.lang == "en-US" {

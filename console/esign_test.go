@@ -33,7 +33,7 @@ func TestConsole_ESignNotSent(t *testing.T) {
 			wait(`!document.getElementById("status").textContent.includes("Sent for signature")`),
 			textOf(`#envelopes li[data-delivery="failed"]`, "not sent: the mail could not be delivered")}},
 		step{"the signing link to hand over", chromedp.Tasks{click("#envelopes button.get-link"), wait(`/\/esign\/[^/]+$/.test(document.querySelector("#envelopes input.sign-link").value)`),
-			textOf("#envelopes .signlink label", "Signing link for Anna Berg"), chromedp.Value("#envelopes input.sign-link", &link, byQuery),
+			textOf("#envelopes .signlink label", "Signing link for Anna Berg"), valueOf("#envelopes input.sign-link", &link),
 			axeAll(src, "e-signature not sent"), shot("esignature-not-sent"), phoneShot(src, "esignature-not-sent")}},
 		step{"the link opens the signing page", chromedp.Tasks{check(func() error {
 			if !strings.HasPrefix(link, e.s.URL+"/esign/") {
@@ -43,7 +43,7 @@ func TestConsole_ESignNotSent(t *testing.T) {
 		})}},
 	)
 	b.run(steps...)
-	b.run(step{"the signing page", chromedp.Tasks{navigate(link), chromedp.WaitVisible("#sign", chromedp.ByID)}})
+	b.run(step{"the signing page", chromedp.Tasks{navigate(link), visible("#sign")}})
 	envs := e.must(t, "GET", "/esignature/local/"+pdf+"/envelopes?siteId=default", nil, http.StatusOK)
 	if s := fmt.Sprint(envs); !strings.Contains(s, "delivery:failed") {
 		t.Fatalf("envelopes: %s", s)

@@ -46,7 +46,7 @@ func TestConsole_GridAndSort(t *testing.T) {
 			axeAll(src, "sorted folder")}},
 		step{"the name header sorts the other way", chromedp.Tasks{click(`#entries button.sort[data-sort="name"]`),
 			wait(names + ` === "zsub,picture.png,n144.txt,n15.txt,N3.txt,n2.txt,n1.txt"`), wait(`document.querySelector('#entries th[aria-sort]').getAttribute("aria-sort") === "descending"`)}},
-		step{"by size, with the keyboard", chromedp.Tasks{chromedp.Focus(`#entries button.sort[data-sort="size"]`, byQuery), chromedp.KeyEvent(kb.Enter),
+		step{"by size, with the keyboard", chromedp.Tasks{focus(`#entries button.sort[data-sort="size"]`), chromedp.KeyEvent(kb.Enter),
 			wait(names + ` .startsWith("zsub,n144.txt,n2.txt,n15.txt,n1.txt,N3.txt")`), wait(`document.activeElement.dataset.sort === "size"`),
 			wait(`location.hash === "#/browse/sort?sort=size"`)}},
 		step{"a reload keeps the sort", chromedp.Tasks{chromedp.Reload(), textOf("#entry-count", "7 items"), wait(names + ` .startsWith("zsub,n144.txt,n2.txt")`)}},
@@ -59,12 +59,12 @@ func TestConsole_GridAndSort(t *testing.T) {
 		// redraw (the table came back and no grid ever showed).
 		step{"the grid view: an image is its own thumbnail", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/sort"), textOf("#entry-count", "7 items"),
 			click(`.views button[data-view="grid"]`),
-			chromedp.WaitVisible("#grid", byQuery), wait(`(() => { const i = document.querySelector('#grid li[data-name="picture.png"] img.thumb-img'); return !!i && i.complete && i.naturalWidth > 0; })()`),
+			visible("#grid"), wait(`(() => { const i = document.querySelector('#grid li[data-name="picture.png"] img.thumb-img'); return !!i && i.complete && i.naturalWidth > 0; })()`),
 			wait(`document.querySelector('.views button[data-view="grid"]').getAttribute("aria-pressed") === "true"`), axeAll(src, "grid"), shot("folder-grid-images")}},
-		step{"the grid is remembered", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#grid", byQuery), absent("#entries")}},
+		step{"the grid is remembered", chromedp.Tasks{chromedp.Reload(), visible("#grid"), absent("#entries")}},
 		step{"German, phone: the grid", chromedp.Tasks{viewport(390, 844), setLangMenu("de"), navigate(e.s.URL + "/console/#/browse/many"), textOf("#entry-count", "55 Einträge"),
 			textOf(".pager .page", "Seite 1 von 2"), noSideways("grid, phone"), axeAll(src, "grid, phone, German"), shot("phone-folder-grid"), viewport(1280, 900)}},
-		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", byQuery)}},
+		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), visible("#entries")}},
 	)
 	b.run(steps...)
 }

@@ -46,7 +46,7 @@ func TestOIDC_Hydra(t *testing.T) {
 			step{"the provider's button", textOf("#login #oidc", "Sign in with Hydra")},
 			step{"click it", click("#login #oidc")},
 			step{"Hydra's login app asks who", chromedp.Tasks{arrive(`location.host !== "` + strings.TrimPrefix(e.s.URL, "http://") + `" && document.querySelector("#username")`),
-				chromedp.SendKeys("#username", "ines@example.com", byQuery), click("#signin")}},
+				sendKeys("#username", "ines@example.com"), click("#signin")}},
 			step{"signed in as Hydra's user", chromedp.Tasks{arrive(`document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`),
 				textOf("main h1", "Start")}},
 			step{"the session is the user's, with Hydra's groups", chromedp.Tasks{

@@ -37,21 +37,21 @@ func TestConsole_IntakeFormPickers(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
 	steps = append(steps,
-		step{"a new profile's form", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/intake"), click("#intake-new"), chromedp.WaitVisible(form, byQuery),
+		step{"a new profile's form", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/intake"), click("#intake-new"), visible(form),
 			wait(`document.querySelector("#intake-form-attr-add") && !document.querySelector("#intake-form-attr-add").disabled`),
-			textOf(form, "default: writer"), chromedp.SendKeys("#intake-form-name", "letters", byQuery)}},
-		step{"an attribute with the keyboard: its key from the list", chromedp.Tasks{chromedp.Focus("#intake-form-attr-add", byQuery), chromedp.KeyEvent(kb.Enter),
+			textOf(form, "default: writer"), sendKeys("#intake-form-name", "letters")}},
+		step{"an attribute with the keyboard: its key from the list", chromedp.Tasks{focus("#intake-form-attr-add"), chromedp.KeyEvent(kb.Enter),
 			wait(`document.activeElement && document.activeElement.id === "intake-form-attr-0-key"`),
 			wait(`[...document.querySelectorAll("#intake-form-attr-0-key option")].map(o => o.value).join() === "department,sender"`),
-			chromedp.SetValue("#intake-form-attr-0-key", "sender", byQuery), chromedp.KeyEvent(kb.Tab),
+			setValue("#intake-form-attr-0-key", "sender"), chromedp.KeyEvent(kb.Tab),
 			wait(`document.activeElement.id === "intake-form-attr-0-value"`), chromedp.KeyEvent("{sender}")}},
-		step{"another with the mouse, removed again", chromedp.Tasks{click("#intake-form-attr-add"), chromedp.WaitVisible("#intake-form-attr-1-key", byQuery),
-			chromedp.SendKeys("#intake-form-attr-1-value", "Finance", byQuery), click(`#intake-form-attrs li:nth-child(2) button.remove-attr`),
+		step{"another with the mouse, removed again", chromedp.Tasks{click("#intake-form-attr-add"), visible("#intake-form-attr-1-key"),
+			sendKeys("#intake-form-attr-1-value", "Finance"), click(`#intake-form-attrs li:nth-child(2) button.remove-attr`),
 			wait(`document.querySelectorAll("#intake-form-attrs li").length === 1 && document.activeElement.id === "intake-form-attr-add"`)}},
 		step{"the user from the list, a group with Space", chromedp.Tasks{
 			wait(`[...document.querySelectorAll("#intake-form-users option")].some(o => o.value === "scanbot")`),
-			chromedp.SendKeys("#intake-form-user", "scanbot", byQuery),
-			chromedp.Focus(writer, byQuery), chromedp.KeyEvent(" "), wait(`document.querySelector(` + jsq(writer) + `).checked`),
+			sendKeys("#intake-form-user", "scanbot"),
+			focus(writer), chromedp.KeyEvent(" "), wait(`document.querySelector(` + jsq(writer) + `).checked`),
 			js(`document.querySelector("#intake-form-attrs").scrollIntoView({block: "center"}), true`, nil), axeAll(src, "intake form with attributes, user and groups"), shot("admin-intake-form-pickers"),
 			viewport(390, 844), js(`document.querySelector("#intake-form-attrs").scrollIntoView({block: "start"}), true`, nil), phoneShot(src, "admin-intake-form-pickers")}},
 		step{"saved", chromedp.Tasks{click(form + " button[type=submit]"), absent(form), textOf(`#intake-list tr[data-profile="letters"]`, "letters")}},
@@ -63,7 +63,7 @@ func TestConsole_IntakeFormPickers(t *testing.T) {
 			}
 			return nil
 		})},
-		step{"opened again, the form shows them", chromedp.Tasks{click(`#intake-list tr[data-profile="letters"] button.edit`), chromedp.WaitVisible(form, byQuery),
+		step{"opened again, the form shows them", chromedp.Tasks{click(`#intake-list tr[data-profile="letters"] button.edit`), visible(form),
 			wait(`document.querySelector("#intake-form-attr-0-key").value === "sender" && document.querySelector("#intake-form-attr-0-value").value === "{sender}"`),
 			wait(`document.querySelector("#intake-form-user").value === "scanbot"`), wait(`document.querySelector(` + jsq(writer) + `).checked`)}},
 		step{"the attribute and the group taken away", chromedp.Tasks{click(`#intake-form-attrs li button.remove-attr`), click(writer),

@@ -70,7 +70,7 @@ func TestConsole_MailSettings(t *testing.T) {
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("mia", password)...)
 	steps = append(steps,
 		step{"the Mail tab from the configuration", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/config"),
-			chromedp.WaitVisible("#cfg-mail-moved", byQuery), absent("#config-form #cfg-host"),
+			visible("#cfg-mail-moved"), absent("#config-form #cfg-host"),
 			click(`nav.tabs a[href="#/admin/mail"]`), textOf("#mail-title", "Mail")}},
 		step{"where password mail goes", chromedp.Tasks{
 			textOf(`#mail-server-state[data-configured="true"]`, fmt.Sprintf("The server can send password mail: through %s:%d, from quire@example.com.", server.Host, server.Port)),
@@ -99,14 +99,14 @@ func TestConsole_MailSettings(t *testing.T) {
 		step{"French", chromedp.Tasks{setLang("fr"), textOf("#mail-title", "Messagerie"),
 			textOf("#mail-server-state", "Le serveur peut envoyer les courriels de mot de passe"), axeAll(src, "mail page fr"), setLang("en")}},
 		step{"on a phone", chromedp.Tasks{viewport(390, 844), navigate(e.s.URL + "/console/#/admin/mail"),
-			chromedp.WaitVisible("#mail-form", byQuery), noSideways("phone mail"), axeAll(src, "phone mail"), shot("phone-mail"), viewport(1280, 900)}},
-		step{"sign out", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login", byQuery)}},
+			visible("#mail-form"), noSideways("phone mail"), axeAll(src, "phone mail"), shot("phone-mail"), viewport(1280, 900)}},
+		step{"sign out", chromedp.Tasks{click("#signout"), visible("#login")}},
 	)
 	steps = append(steps, signIn("gus", password)...)
 	steps = append(steps,
 		step{"a governor sees whether password mail works, and no test of it", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/mail"),
 			textOf(`#mail-server-state[data-configured="true"]`, "The server can send password mail."), absent("#mail-server-test"),
-			chromedp.WaitVisible("#mail-site-test", byQuery), axeAll(src, "governor mail page")}},
+			visible("#mail-site-test"), axeAll(src, "governor mail page")}},
 	)
 	b.run(steps...)
 }

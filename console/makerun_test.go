@@ -41,10 +41,10 @@ func TestMakeRun_ScannedLettersFound(t *testing.T) {
 	b := newBrowser(t, "de-DE")
 	b.run(
 		step{"open the server's address", navigate(base + "/")},
-		step{"the sign-in page", chromedp.WaitVisible("#login", byQuery)},
+		step{"the sign-in page", visible("#login")},
 		step{"type the temporary password", chromedp.Tasks{setValue("#username", "lena"), setValue("#password", "Temporary-pass-1")}},
 		step{"sign in", click("#login button[type=submit]")},
-		step{"asked for a new password", chromedp.WaitVisible("#newpw", byQuery)},
+		step{"asked for a new password", visible("#newpw")},
 		step{"choose a password", chromedp.Tasks{setValue("#newpassword", password), setValue("#newpassword2", password), click("#newpw button[type=submit]")}},
 		step{"signed in", textOf("#user", "lena")},
 		step{"drop the two letters", chromedp.Tasks{navigate(base + "/console/#/browse"),
@@ -63,7 +63,7 @@ func TestMakeRun_ScannedLettersFound(t *testing.T) {
 		{"überweisen", "brief-mueller.pdf"},    // an umlaut first
 		{"Rechnung", "brief-mueller.pdf"},      // no umlaut at all
 	} {
-		b.run(step{"search " + c.query, chromedp.Tasks{navigate(base + "/console/#/search"), chromedp.WaitVisible("#q", byQuery),
+		b.run(step{"search " + c.query, chromedp.Tasks{navigate(base + "/console/#/search"), visible("#q"),
 			setValue("#q", c.query), searchUntil(c.want)}})
 	}
 }

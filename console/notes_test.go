@@ -38,7 +38,7 @@ func TestConsole_DocumentNotes(t *testing.T) {
 	steps = append(steps,
 		step{"the document has no notes", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + id), textOf("#notes", "No notes yet."), axeAll(src, "notes: none")}},
 		step{"an empty note is not sent", chromedp.Tasks{click("#note-add"), notes(0, "")}},
-		step{"type a note and add it", chromedp.Tasks{chromedp.SendKeys("#note-text", "Call Anna before Friday", byQuery), click("#note-add"),
+		step{"type a note and add it", chromedp.Tasks{sendKeys("#note-text", "Call Anna before Friday"), click("#note-add"),
 			textOf("#status", "Note added."), textOf("#notes ul.notes", "Call Anna before Friday"), textOf("#notes ul.notes", "nora"),
 			wait(`document.querySelector("#note-text").value === ""`), notes(1, "Call Anna before Friday")}},
 		step{"the page with a note", chromedp.Tasks{axeAll(src, "notes: one"), shot("document-notes"), phoneShot(src, "document-notes")}},

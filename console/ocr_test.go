@@ -210,7 +210,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 			textOf(`#ocr-pages .ocr-page[data-page="1"] h3`, "Page 1"), textOf(`#ocr-pages .ocr-page[data-page="1"] pre`, "Zebracorn"),
 			textOf(`#ocr-pages .ocr-page[data-page="2"] h3`, "Page 2"), textOf(`#ocr-pages .ocr-page[data-page="2"] pre`, "umbrella")}},
 		step{"the searchable PDF is made (asked of the API)", e.ocrFinished(t, id, 1, true)},
-		step{"the searchable PDF once it is made", chromedp.Tasks{chromedp.WaitVisible("#ocr-pdf-download", byQuery),
+		step{"the searchable PDF once it is made", chromedp.Tasks{visible("#ocr-pdf-download"),
 			textOf("#ocr-pdf-download", "Download the searchable PDF"), wait(`document.querySelector("#ocr-text").open`),
 			axeAll(src, "document with recognized text"), toOCR, shot("document-ocr")}},
 		step{"on a phone", chromedp.Tasks{viewport(390, 844), noSideways("document with recognized text"), axeAll(src, "phone document with recognized text"),
@@ -226,7 +226,7 @@ func TestOCRPanel_ScanPendingToDone(t *testing.T) {
 			wait(`document.querySelectorAll('#actions tr[data-status]').length === 4`)}},
 		step{"the second OCR finishes (asked of the API)", e.ocrFinished(t, photo, 2, false)},
 		step{"done again", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text recognized on 1 page.")}},
-		step{"a typed note has no text recognition", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + note), chromedp.WaitVisible("#preview", byQuery),
+		step{"a typed note has no text recognition", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + note), visible("#preview"),
 			textOf("#actions", "skipped"), absent("#ocr")}},
 	)
 	b.run(steps...)
@@ -277,7 +277,7 @@ func TestOCRPanel_FailureAndRetry(t *testing.T) {
 		step{"the retried OCR finishes (asked of the API)", e.ocrFinished(t, id, 2, false)},
 		step{"the word of the scan", chromedp.Tasks{ocrState("COMPLETE"), textOf("#ocr-state", "Text auf 1 Seite erkannt."),
 			click("#ocr-text summary"), textOf("#ocr-pages", "Zebracorn")}},
-		step{"sign out", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login", byQuery)}},
+		step{"sign out", chromedp.Tasks{click("#signout"), visible("#login")}},
 	)
 	steps = append(steps, signIn("rita", password)...)
 	steps = append(steps,

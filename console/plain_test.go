@@ -13,7 +13,7 @@ import (
 
 // setLang picks a language in the header's switch, as a person does.
 func setLang(l string) chromedp.Action {
-	return chromedp.Tasks{chromedp.SetValue("#lang", l, byQuery),
+	return chromedp.Tasks{setValue("#lang", l),
 		js(`document.getElementById("lang").dispatchEvent(new Event("change")), true`, nil),
 		wait(fmt.Sprintf(`document.documentElement.lang === %q`, l))}
 }
@@ -56,7 +56,7 @@ func TestConsole_PlainWords(t *testing.T) {
 		{"open the console in German", chromedp.Tasks{navigate(e.s.URL + "/console/"), textOf("#login h1", "Bei Quire anmelden")}},
 		{"a wrong password, in plain German", chromedp.Tasks{setValue("#username", "ada"), setValue("#password", "not-the-password"), click("#login button[type=submit]"),
 			textOf("#login .msg.error", "Benutzername oder Passwort ist falsch"), noRawText()}},
-		{"this server cannot mail: no \"Passwort vergessen?\"", chromedp.Tasks{chromedp.WaitVisible(`#login[data-reset="no"]`, byQuery),
+		{"this server cannot mail: no \"Passwort vergessen?\"", chromedp.Tasks{visible(`#login[data-reset="no"]`),
 			absent("#forgot"), noRawText(), axeAll(src, "sign-in, no reset by mail")}},
 		{"sign in", chromedp.Tasks{setValue("#username", "ada"), setValue("#password", password), click("#login button[type=submit]"), textOf("#user", "ada")}},
 		{"sizes in German", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/plain"), textOf("#entries", "big.txt"), textOf("#entries", "50,5\u00a0KB")}},

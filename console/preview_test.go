@@ -34,7 +34,7 @@ func TestConsole_Previews(t *testing.T) {
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("pia", password)...)
 	steps = append(steps,
 		step{"a PDF in the browser's viewer", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + pdf), textOf("#doc-title", "lease.pdf"),
-			chromedp.WaitReady("iframe#preview", byQuery), shot("pdf-preview"), chromedp.AttributeValue("iframe#preview", "src", &src, nil, byQuery)}},
+			present("iframe#preview"), shot("pdf-preview"), attrOf("iframe#preview", "src", &src)}},
 		step{"from a same-origin signed URL, inline", check(func() error {
 			if !strings.HasPrefix(src, e.s.URL+"/downloads/") || !strings.Contains(src, "inline=true") {
 				return fmt.Errorf("iframe src %q", src)
@@ -52,7 +52,7 @@ func TestConsole_Previews(t *testing.T) {
 		step{"an image shows (allowed by the CSP)", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + png), textOf("#doc-title", "scan.png"),
 			wait(`(() => { const i = document.querySelector("img#preview"); return !!i && i.complete && i.naturalWidth > 0; })()`)}},
 		step{"other content: no preview, a download", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + bin), textOf("#doc-title", "data.bin"),
-			textOf("main", "No preview"), chromedp.WaitVisible("#download", byQuery)}},
+			textOf("main", "No preview"), visible("#download")}},
 	)
 	b.run(steps...)
 }

@@ -70,14 +70,14 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 	}
 	b := newBrowser(t, "en-US")
 	steps := []step{{"a phone opens the console", chromedp.Tasks{viewport(390, 844), navigate(e.s.URL + "/console/")}},
-		{"the sign-in page fits", chromedp.Tasks{chromedp.WaitVisible("#login", byQuery), noSideways("sign-in"), axeAll(src, "phone sign-in"), shot("phone-sign-in")}}}
+		{"the sign-in page fits", chromedp.Tasks{visible("#login"), noSideways("sign-in"), axeAll(src, "phone sign-in"), shot("phone-sign-in")}}}
 	steps = append(steps, signIn("ada", password)...)
 	steps = append(steps,
-		step{"the header shows the menu button, not the navigation", chromedp.Tasks{chromedp.WaitVisible("#menu-toggle", byQuery),
+		step{"the header shows the menu button, not the navigation", chromedp.Tasks{visible("#menu-toggle"),
 			wait(`getComputedStyle(document.getElementById("menu")).display === "none"`), shot("phone-documents")}},
-		step{"the menu opens with the mouse", chromedp.Tasks{click("#menu-toggle"), chromedp.WaitVisible(`#menu nav a[href="#/search"]`, byQuery),
+		step{"the menu opens with the mouse", chromedp.Tasks{click("#menu-toggle"), visible(`#menu nav a[href="#/search"]`),
 			wait(`document.getElementById("menu-toggle").getAttribute("aria-expanded") === "true"`), noSideways("menu"), axeAll(src, "phone menu"), shot("phone-menu")}},
-		step{"a link leads there and closes the menu", chromedp.Tasks{click(`#menu nav a[href="#/search"]`), chromedp.WaitVisible("#q", byQuery),
+		step{"a link leads there and closes the menu", chromedp.Tasks{click(`#menu nav a[href="#/search"]`), visible("#q"),
 			wait(`getComputedStyle(document.getElementById("menu")).display === "none" && document.getElementById("menu-toggle").getAttribute("aria-expanded") === "false"`)}},
 		step{"the keyboard opens it too, and Escape closes it", chromedp.Tasks{tabTo("menu-toggle"), chromedp.KeyEvent(kb.Enter),
 			wait(`document.getElementById("menu-toggle").getAttribute("aria-expanded") === "true"`), chromedp.KeyEvent(kb.Tab),
@@ -102,7 +102,7 @@ func TestConsole_PhoneAndTablet(t *testing.T) {
 			wait(`document.querySelector("#entries tbody td[data-label]") && getComputedStyle(document.querySelector("#entries tbody tr")).display === "block"`),
 			wait(`[...document.querySelectorAll("#entries tbody tr.doc td")].some(td => td.dataset.label === "Size")`)}},
 		step{"the desktop shows the navigation again", chromedp.Tasks{viewport(1280, 900), wait(`getComputedStyle(document.getElementById("menu-toggle")).display === "none"`),
-			chromedp.WaitVisible(`header nav a[href="#/search"]`, byQuery)}},
+			visible(`header nav a[href="#/search"]`)}},
 	)
 	b.run(steps...)
 }

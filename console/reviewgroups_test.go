@@ -39,7 +39,7 @@ func TestConsole_ReviewGroupFromList(t *testing.T) {
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("wes", password)...)
 	steps = append(steps,
 		step{"the list offers roles in words and the user's teams", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + doc),
-			chromedp.WaitVisible("#review-who", byQuery),
+			visible("#review-who"),
 			textOf(`#review-who option[value="default_govern"]`, "default: governor"), textOf(`#review-who option[value="default_read"]`, "default: reader"),
 			textOf(`#review-who option[value="legal"]`, "legal: writer"), wait(`document.getElementById("review-group").closest(".field").hidden`),
 			wait(`![...document.querySelectorAll("#review-form option")].some(o => o.textContent.includes("_govern") || o.textContent.includes("_read"))`),
@@ -51,15 +51,15 @@ func TestConsole_ReviewGroupFromList(t *testing.T) {
 			textOf("#doc-reviews", "decided by default: governor"), reviews("default_govern"),
 			wait(`!document.body.innerText.includes("default_govern")`)}},
 		step{"another group is typed only when chosen", chromedp.Tasks{setValue("#review-category", "Legal check"), setValue("#review-who", "*other"),
-			js(`document.getElementById("review-who").dispatchEvent(new Event("change")), true`, nil), chromedp.WaitVisible("#review-group", byQuery),
+			js(`document.getElementById("review-who").dispatchEvent(new Event("change")), true`, nil), visible("#review-group"),
 			tabTo("review-group"), chromedp.KeyEvent("idp-lawyers"), click("#review-form button[type=submit]"),
 			textOf("#doc-reviews", "decided by group idp-lawyers"), reviews("idp-lawyers"), axeAll(src, "review requested")}},
 		step{"German", chromedp.Tasks{setLang("de"), textOf(`label[for="review-who"]`, "Wer entscheidet"),
 			textOf(`#review-who option[value="default_govern"]`, "default: Verwalten"), noRawText(), axeAll(src, "review request de")}},
 		step{"French", chromedp.Tasks{setLang("fr"), textOf(`label[for="review-who"]`, "Qui décide"), axeAll(src, "review request fr"), setLang("en")}},
-		step{"on a phone", chromedp.Tasks{viewport(390, 844), navigate(e.s.URL + "/console/#/doc/" + doc), chromedp.WaitVisible("#review-who", byQuery),
+		step{"on a phone", chromedp.Tasks{viewport(390, 844), navigate(e.s.URL + "/console/#/doc/" + doc), visible("#review-who"),
 			noSideways("phone review request"), axeAll(src, "phone review request"),
-			chromedp.ScrollIntoView("#review-form", byQuery), shot("phone-review-request"), viewport(1280, 900)}},
+			scrollTo("#review-form"), shot("phone-review-request"), viewport(1280, 900)}},
 	)
 	b.run(steps...)
 }

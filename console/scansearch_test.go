@@ -49,7 +49,7 @@ func dropOn(files ...droppedFile) chromedp.Action {
 	for _, f := range files {
 		fmt.Fprintf(&add, "  add(%q, %q, %q);\n", base64.StdEncoding.EncodeToString(f.content), f.name, f.ctype)
 	}
-	return chromedp.Tasks{chromedp.WaitVisible("#dropzone", byQuery), js(`(() => {
+	return chromedp.Tasks{visible("#dropzone"), js(`(() => {
   const dt = new DataTransfer();
   const add = (b64, name, type) => {
     const bin = atob(b64);

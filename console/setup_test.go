@@ -53,14 +53,14 @@ func TestConsole_Setup(t *testing.T) {
 		step{"the attributes page", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/attributes"), textOf("#attr-list", "No attributes defined yet"),
 			keyboardReachable("attributes")}},
 		step{"define a text attribute with allowed values, optional in the schema", chromedp.Tasks{setValue("#attr-new-key", "dept"),
-			chromedp.SetValue("#attr-new-where", "optional", byQuery), js(`document.getElementById("attr-new-where").dispatchEvent(new Event("change")), true`, nil),
-			chromedp.WaitVisible("#attr-new-allowed", byQuery), setValue("#attr-new-allowed", "sales\nhr"), axeAll(src, "define an attribute"),
+			setValue("#attr-new-where", "optional"), js(`document.getElementById("attr-new-where").dispatchEvent(new Event("change")), true`, nil),
+			visible("#attr-new-allowed"), setValue("#attr-new-allowed", "sales\nhr"), axeAll(src, "define an attribute"),
 			click("#attr-form button[type=submit]"), textOf("#status", "The attribute dept is defined"),
 			textOf(`#attr-list tr[data-key="dept"]`, "optional"), textOf(`#attr-list tr[data-key="dept"]`, "sales, hr"), schema("allowedValues:[sales hr]")}},
-		step{"define a date, not in the schema", chromedp.Tasks{setValue("#attr-new-key", "dueDate"), chromedp.SetValue("#attr-new-type", "DATE", byQuery),
+		step{"define a date, not in the schema", chromedp.Tasks{setValue("#attr-new-key", "dueDate"), setValue("#attr-new-type", "DATE"),
 			js(`document.getElementById("attr-new-type").dispatchEvent(new Event("change")), true`, nil), wait(`document.getElementById("attr-new-allowed").offsetParent === null`),
 			click("#attr-form button[type=submit]"), textOf(`#attr-list tr[data-key="dueDate"]`, "date"), textOf(`#attr-list tr[data-key="dueDate"]`, "not in the schema")}},
-		step{"change the allowed values", chromedp.Tasks{click(`#attr-list tr[data-key="dept"] button.edit`), chromedp.WaitVisible("#attr-edit-form", byQuery),
+		step{"change the allowed values", chromedp.Tasks{click(`#attr-list tr[data-key="dept"] button.edit`), visible("#attr-edit-form"),
 			setValue("#attr-edit-allowed", "sales\nhr\nlegal"), axeAll(src, "edit an attribute"), click("#attr-edit-form button[type=submit]"),
 			textOf(`#attr-list tr[data-key="dept"]`, "sales, hr, legal"), schema("allowedValues:[sales hr legal]")}},
 		step{"delete one", chromedp.Tasks{click(`#attr-list tr[data-key="dueDate"] button.remove`), textOf("#status", "The attribute dueDate is deleted"),
@@ -75,18 +75,18 @@ func TestConsole_Setup(t *testing.T) {
 			viewport(1280, 900), setLang("en")}},
 
 		step{"give sam read access to the default site, from lists", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/users"), textOf("#user-list", "sam"),
-			chromedp.SetValue(`tr[data-user="sam"] select[id$="-site"]`, "default", byQuery), chromedp.SetValue(`tr[data-user="sam"] select[id$="-role"]`, "reader", byQuery),
+			setValue(`tr[data-user="sam"] select[id$="-site"]`, "default"), setValue(`tr[data-user="sam"] select[id$="-role"]`, "reader"),
 			click(`tr[data-user="sam"] button.give`), textOf(`tr[data-user="sam"]`, "default: reader"), e.inGroup(t, "sam", "default_read")}},
-		step{"and govern finance: its group is made", chromedp.Tasks{chromedp.SetValue(`tr[data-user="sam"] select[id$="-site"]`, "finance", byQuery),
-			chromedp.SetValue(`tr[data-user="sam"] select[id$="-role"]`, "governor", byQuery), click(`tr[data-user="sam"] button.give`),
+		step{"and govern finance: its group is made", chromedp.Tasks{setValue(`tr[data-user="sam"] select[id$="-site"]`, "finance"),
+			setValue(`tr[data-user="sam"] select[id$="-role"]`, "governor"), click(`tr[data-user="sam"] button.give`),
 			textOf(`tr[data-user="sam"]`, "finance: governor"), e.inGroup(t, "sam", "finance_govern"), axeAll(src, "users with roles"), shot("admin-users-roles")}},
 		step{"a new user with a role", chromedp.Tasks{setValue("#new-username", "neo"), setValue("#new-temp", "temporary-55"),
-			chromedp.SetValue("#new-role", "writer", byQuery), click("#user-form button[type=submit]"), textOf(`tr[data-user="neo"]`, "default: writer"),
+			setValue("#new-role", "writer"), click("#user-form button[type=submit]"), textOf(`tr[data-user="neo"]`, "default: writer"),
 			e.inGroup(t, "neo", "default")}},
 
 		step{"make an intake profile", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/intake"), textOf("#intake", "No intake profiles"), click("#intake-new"),
-			chromedp.WaitVisible("#intake-form", byQuery), setValue("#intake-form-name", "scans"), setValue("#intake-form-tags", "source=scanner"),
-			click("#intake-form-act-OCR"), chromedp.SetValue("#intake-form-dup", "VERSION", byQuery), axeAll(src, "intake profile form"), shot("admin-intake-form"),
+			visible("#intake-form"), setValue("#intake-form-name", "scans"), setValue("#intake-form-tags", "source=scanner"),
+			click("#intake-form-act-OCR"), setValue("#intake-form-dup", "VERSION"), axeAll(src, "intake profile form"), shot("admin-intake-form"),
 			click("#intake-form button[type=submit]"), textOf("#status", "The intake profile scans is made"), textOf(`#intake-list tr[data-profile="scans"]`, "/sites/default/intake/scans")}},
 		step{"the profile is as set", check(func() error {
 			p := e.must(t, "GET", "/sites/default/intakeProfiles/scans", nil, http.StatusOK)
@@ -101,7 +101,7 @@ func TestConsole_Setup(t *testing.T) {
 			}
 			return nil
 		})},
-		step{"change where documents go", chromedp.Tasks{click(`#intake-list tr[data-profile="scans"] button.edit`), chromedp.WaitVisible("#intake-form", byQuery),
+		step{"change where documents go", chromedp.Tasks{click(`#intake-list tr[data-profile="scans"] button.edit`), visible("#intake-form"),
 			setValue("#intake-form-path", "Scans/{filename}"), click("#intake-form button[type=submit]"), textOf("#status", "The intake profile scans is saved")}},
 		step{"test it: a file goes through and is deleted again", chromedp.Tasks{click(`#intake-list tr[data-profile="scans"] button.test`),
 			textOf("#intake-test-result", "scans works: the test file became Scans/quire-intake-test.txt and was deleted again"), axeAll(src, "intake test result"),
@@ -120,7 +120,7 @@ func TestConsole_Setup(t *testing.T) {
 
 		step{"request a review of a document", chromedp.Tasks{navigate(e.s.URL + "/console/#/doc/" + doc), textOf("#doc-reviews", "No review asked for"),
 			setValue("#review-category", "Contract check"), setValue("#review-who", "*other"),
-			js(`document.getElementById("review-who").dispatchEvent(new Event("change")), true`, nil), chromedp.WaitVisible("#review-group", byQuery), setValue("#review-group", "legal"), setValue("#review-comments", "Clause 4, please"),
+			js(`document.getElementById("review-who").dispatchEvent(new Event("change")), true`, nil), visible("#review-group"), setValue("#review-group", "legal"), setValue("#review-comments", "Clause 4, please"),
 			axeAll(src, "request a review"), click("#review-form button[type=submit]"), textOf("#status", "The review is asked for"),
 			textOf("#doc-reviews", "Contract check · pending · needs 1 decision · decided by group legal"), textOf("#doc-reviews", "Clause 4, please")}},
 		step{"the review is there", check(func() error {

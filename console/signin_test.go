@@ -29,11 +29,11 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 	var storage string
 	b.run(
 		step{"open the server's address", navigate(e.s.URL + "/")},
-		step{"redirected to the console's sign-in", chromedp.Tasks{chromedp.WaitVisible("#login", byQuery), shot("sign-in")}},
+		step{"redirected to the console's sign-in", chromedp.Tasks{visible("#login"), shot("sign-in")}},
 		step{"at /console/", wait(`location.pathname === "/console/"`)},
 		step{"type the temporary password", chromedp.Tasks{setValue("#username", "nora"), setValue("#password", "temporary-1")}},
 		step{"sign in", click("#login button[type=submit]")},
-		step{"asked for a new password", chromedp.Tasks{chromedp.WaitVisible("#newpw", byQuery), shot("first-password")}},
+		step{"asked for a new password", chromedp.Tasks{visible("#newpw"), shot("first-password")}},
 		step{"two different passwords are refused", chromedp.Tasks{setValue("#newpassword", password), setValue("#newpassword2", "other-pass-1"),
 			click("#newpw button[type=submit]"), textOf("#newpw .msg.error", "differ")}},
 		step{"choose a password", chromedp.Tasks{setValue("#newpassword2", password), click("#newpw button[type=submit]")}},
@@ -66,8 +66,8 @@ func TestConsole_SignInFirstPassword(t *testing.T) {
 			js(`import("/console/js/api.js").then(m => { m.useTokens({AccessToken: "expired.token.x", ExpiresIn: 900}); return true; })`, nil),
 			click(`nav a[href="#/trash"]`), textOf("main h1", "Trash"), textOf("#trash-list", "The trash is empty"), textOf("#user", "nora")}},
 		step{"sign out", click("#signout")},
-		step{"the sign-in page", chromedp.WaitVisible("#login", byQuery)},
-		step{"reload: still signed out (refresh token revoked)", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#login", byQuery), absent("#user")}},
+		step{"the sign-in page", visible("#login")},
+		step{"reload: still signed out (refresh token revoked)", chromedp.Tasks{chromedp.Reload(), visible("#login"), absent("#user")}},
 		step{"sign in with the new password", chromedp.Tasks{setValue("#username", "nora"), setValue("#password", password),
 			click("#login button[type=submit]"), textOf("#user", "nora")}},
 	)
@@ -84,9 +84,9 @@ func TestConsole_IdleTimeout(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("ida", password)...)
 	steps = append(steps,
-		step{"idle: signed out", chromedp.WaitVisible("#login", byQuery)},
+		step{"idle: signed out", visible("#login")},
 		step{"told why", textOf("#login", "inactivity")},
-		step{"reload: still signed out", chromedp.Tasks{chromedp.Reload(), chromedp.WaitVisible("#login", byQuery)}},
+		step{"reload: still signed out", chromedp.Tasks{chromedp.Reload(), visible("#login")}},
 	)
 	b.run(steps...)
 }
@@ -100,7 +100,7 @@ func TestConsole_German(t *testing.T) {
 	b.run(
 		step{"open the console", navigate(e.s.URL + "/console/")},
 		step{"German sign-in", textOf("#login h1", "Bei Quire anmelden")},
-		step{"switch to English", chromedp.Tasks{chromedp.SetValue("#lang", "en", byQuery),
+		step{"switch to English", chromedp.Tasks{setValue("#lang", "en"),
 			js(`document.getElementById("lang").dispatchEvent(new Event("change")), true`, nil)}},
 		step{"English sign-in", textOf("#login h1", "Sign in to Quire")},
 		step{"the choice stays after a reload", chromedp.Tasks{chromedp.Reload(), textOf("#login h1", "Sign in to Quire")}},
@@ -120,10 +120,10 @@ func TestConsole_ForgottenPassword(t *testing.T) {
 	b := newBrowser(t, "en-US")
 	b.run(
 		step{"open the console", navigate(e.s.URL + "/console/")},
-		step{"the server can mail: \"Forgot your password?\"", chromedp.Tasks{chromedp.WaitVisible(`#login[data-reset="yes"]`, byQuery), chromedp.WaitVisible("#forgot", byQuery)}},
-		step{"forgot the password", chromedp.Tasks{click("#forgot"), chromedp.WaitVisible("#forgotpw", byQuery), axeAll(axeFile(), "forgotten password")}},
+		step{"the server can mail: \"Forgot your password?\"", chromedp.Tasks{visible(`#login[data-reset="yes"]`), visible("#forgot")}},
+		step{"forgot the password", chromedp.Tasks{click("#forgot"), visible("#forgotpw"), axeAll(axeFile(), "forgotten password")}},
 		step{"ask for a code", chromedp.Tasks{setValue("#forgotpw #username", "fay@example.com"), click("#forgotpw button[type=submit]"),
-			chromedp.WaitVisible("#resetpw", byQuery)}},
+			visible("#resetpw")}},
 		step{"the code arrives by mail", check(func() error {
 			re := regexp.MustCompile(`Code: (\S+)`)
 			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

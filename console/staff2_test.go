@@ -114,7 +114,7 @@ func TestConsole_StaffFeatures(t *testing.T) {
 		step{"read: the count is gone", wait(`document.getElementById("unread").hidden`)},
 		step{"the notification leads to its document", chromedp.Tasks{click("#notification-list a"), textOf("#doc-title", "alpha.txt")}},
 
-		step{"search as you type", chromedp.Tasks{click(`nav a[href="#/search"]`), chromedp.WaitVisible("#q", byQuery), typeSearch("walrus"), countIs(3)}},
+		step{"search as you type", chromedp.Tasks{click(`nav a[href="#/search"]`), visible("#q"), typeSearch("walrus"), countIs(3)}},
 		step{"the hash follows the typing", wait(`location.hash === "#/search?q=walrus"`)},
 		step{"filter by folder (and below)", chromedp.Tasks{setValue("#f-folder", "filters"), click("#search-form button[type=submit]"),
 			countIs(2), textOf("#results", "alpha.txt"), textOf("#results", "beta.txt"), textOf("#results .snippet mark", "walrus")}},
@@ -136,10 +136,10 @@ func TestConsole_StaffFeatures(t *testing.T) {
 
 		step{"a short link to a document", chromedp.Tasks{chromedp.Navigate(e.s.URL + "/console/#/doc/" + alpha), textOf("#doc-title", "alpha.txt"),
 			click("#share"), wait(`/\/s\/[A-Za-z0-9]{12}$/.test(document.getElementById("share-url").value)`),
-			chromedp.Value("#share-url", &shortURL, byQuery), click("#share-copy"), wait(`document.getElementById("share-copied").textContent !== ""`)}},
+			valueOf("#share-url", &shortURL), click("#share-copy"), wait(`document.getElementById("share-copied").textContent !== ""`)}},
 		step{"the allowed values carry the locale's labels", wait(`(() => { const s = document.getElementById("attr-new");
 			return s && s.tagName === "SELECT" && [...s.options].map(o => o.value + "=" + o.textContent).join() === "closed=closed,open=Open for work"; })()`)},
-		step{"choose one by its label", chromedp.Tasks{chromedp.SetValue("#attr-new", "open", byQuery), click("#attr-form button[type=submit]"),
+		step{"choose one by its label", chromedp.Tasks{setValue("#attr-new", "open"), click("#attr-form button[type=submit]"),
 			wait(`(() => { const s = document.querySelector('tr[data-key="state"] select'); return s && s.value === "open" && s.selectedOptions[0].textContent === "Open for work"; })()`)}},
 		step{"the document page passes axe", chromedp.Tasks{shot("document-share"), axe("document with sharing")}},
 

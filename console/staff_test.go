@@ -60,7 +60,7 @@ func searchUntil(want string) chromedp.Action {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("no search result %q within 20 s", want)
 			}
-			if err := chromedp.Click("#search-form button", byQuery).Do(ctx); err != nil {
+			if err := click("#search-form button").Do(ctx); err != nil {
 				return err
 			}
 			if err := chromedp.Poll(`!!document.querySelector("#result-count")`, nil, chromedp.WithPollingTimeout(5*time.Second)).Do(ctx); err != nil {
@@ -94,10 +94,10 @@ func TestConsole_StaffWork(t *testing.T) {
 	var uploadsSeen, progressBars int
 	steps := append([]step{{"open the console", navigate(e.s.URL + "/console/")}}, signIn("sam", password)...)
 	steps = append(steps,
-		step{"switch to the finance site", chromedp.Tasks{chromedp.SetValue("#site", "finance", byQuery),
+		step{"switch to the finance site", chromedp.Tasks{setValue("#site", "finance"),
 			js(`document.getElementById("site").dispatchEvent(new Event("change")), true`, nil)}},
 		step{"the finance documents", textOf("#entries", "ledger.txt")},
-		step{"switch back", chromedp.Tasks{chromedp.SetValue("#site", "default", byQuery),
+		step{"switch back", chromedp.Tasks{setValue("#site", "default"),
 			js(`document.getElementById("site").dispatchEvent(new Event("change")), true`, nil), textOf("#entries", "inbox")}},
 		step{"open the inbox folder", chromedp.Tasks{click(`#entries a[href="#/browse/inbox"]`), textOf(".crumbs", "inbox"), textOf("#entries", "empty")}},
 		step{"drop three files", js(dropFiles, nil)},
@@ -113,20 +113,20 @@ func TestConsole_StaffWork(t *testing.T) {
 			}
 			return nil
 		})},
-		step{"search for a word of an uploaded file", chromedp.Tasks{click(`nav a[href="#/search"]`), chromedp.WaitVisible("#q", byQuery),
+		step{"search for a word of an uploaded file", chromedp.Tasks{click(`nav a[href="#/search"]`), visible("#q"),
 			setValue("#q", "zebra"), click("#search-form button"), searchUntil("zebra.txt")}},
 		step{"the word is highlighted in the snippet", chromedp.Tasks{textOf("#results .snippet mark", "zebra"), shot("search")}},
 		step{"open the result", chromedp.Tasks{click("#results ol.results a"), textOf("#doc-title", "zebra.txt")}},
 		step{"the text preview", textOf("#preview", "the quick zebra jumps")},
-		step{"pick the DATE attribute: a date picker", chromedp.Tasks{chromedp.SetValue("#attr-key", "dueDate", byQuery),
+		step{"pick the DATE attribute: a date picker", chromedp.Tasks{setValue("#attr-key", "dueDate"),
 			js(`document.getElementById("attr-key").dispatchEvent(new Event("change")), true`, nil),
 			wait(`document.getElementById("attr-new").type === "date"`)}},
 		step{"set a date", chromedp.Tasks{setValue("#attr-new", "2026-12-24"), click("#attr-form button[type=submit]")}},
 		step{"the date is shown in its picker", chromedp.Tasks{shot("document"), wait(`(() => { const i = document.querySelector('tr[data-key="dueDate"] input'); return !!i && i.type === "date" && i.value === "2026-12-24"; })()`)}},
-		step{"a STRING attribute with allowed values from the site schema: a list", chromedp.Tasks{chromedp.SetValue("#attr-key", "dept", byQuery),
+		step{"a STRING attribute with allowed values from the site schema: a list", chromedp.Tasks{setValue("#attr-key", "dept"),
 			js(`document.getElementById("attr-key").dispatchEvent(new Event("change")), true`, nil),
 			wait(`(() => { const s = document.getElementById("attr-new"); return s.tagName === "SELECT" && [...s.options].map(o => o.value).join() === "hr,sales"; })()`)}},
-		step{"choose a value", chromedp.Tasks{chromedp.SetValue("#attr-new", "sales", byQuery), click("#attr-form button[type=submit]"),
+		step{"choose a value", chromedp.Tasks{setValue("#attr-new", "sales"), click("#attr-form button[type=submit]"),
 			wait(`document.querySelector('tr[data-key="dept"] select').value === "sales"`)}},
 	)
 	b.run(steps...)
@@ -205,9 +205,9 @@ func TestConsole_ReaderHasNoEditControls(t *testing.T) {
 			textOf(`#attributes tr[data-key="state"] td.value`, "Open for work"), shot("document-reader"), wait(`document.querySelectorAll("#versions tbody tr").length === 2`)}},
 		step{"no edit control", chromedp.Tasks{absent("#tag-form"), absent("#attr-form"), absent("#attributes input"), absent("#attributes select"),
 			absent("#tags button"), absent("#trash"), absent("#versions button.restore"), absent("#new-version"), absent("#rename"), absent("#move")}},
-		step{"a reader may open and download any version", chromedp.Tasks{chromedp.WaitVisible("#versions tbody tr:nth-child(2) button.open", byQuery),
-			chromedp.WaitVisible("#versions tbody tr:nth-child(2) button.download", byQuery)}},
-		step{"the download stays", chromedp.WaitVisible("#download", byQuery)},
+		step{"a reader may open and download any version", chromedp.Tasks{visible("#versions tbody tr:nth-child(2) button.open"),
+			visible("#versions tbody tr:nth-child(2) button.download")}},
+		step{"the download stays", visible("#download")},
 		step{"a forced write from the page is refused", js(fmt.Sprintf(`import("/console/js/api.js").then(m => m.api("DELETE", "/documents/%s", {query: {siteId: "default", softDelete: "true"}}))
 			.then(() => "allowed", (e) => String(e.status))`, id), &forced)},
 		step{"refused with 401 or 403", check(func() error {

@@ -43,11 +43,11 @@ func TestConsole_Thumbnails(t *testing.T) {
 	steps = append(steps, signIn("tia", password)...)
 	steps = append(steps,
 		step{"the grid shows the PDF's first page", chromedp.Tasks{navigate(e.s.URL + "/console/#/browse/pics"), textOf("#entry-count", "2 items"),
-			click(`.views button[data-view="grid"]`), chromedp.WaitVisible("#grid", byQuery),
+			click(`.views button[data-view="grid"]`), visible("#grid"),
 			wait(`(() => { const i = document.querySelector('#grid li[data-name="letter.pdf"] img.thumb-img'); return !!i && i.getAttribute("src").includes("/downloads/") && i.complete && i.naturalWidth > 0 && i.naturalWidth <= 256; })()`),
 			wait(`!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-img') && !!document.querySelector('#grid li[data-name="notes.txt"] img.thumb-icon')`),
 			axeAll(src, "grid with thumbnails"), shot("folder-grid-thumbnails"), phoneShot(src, "folder-grid-thumbnails")}},
-		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), chromedp.WaitVisible("#entries", byQuery), textOf("#entries", "letter.pdf")}},
+		step{"back to the table", chromedp.Tasks{click(`.views button[data-view="table"]`), visible("#entries"), textOf("#entries", "letter.pdf")}},
 		// A PDF whose thumbnail is not made yet (the pipeline stopped, as
 		// on a busy server) shows its kind's icon; the grid picks the
 		// thumbnail up once it is made, without a reload.
@@ -62,7 +62,7 @@ func TestConsole_Thumbnails(t *testing.T) {
 			}
 			return nil
 		}), navigate(e.s.URL + "/console/#/browse"), navigate(e.s.URL + "/console/#/browse/pics"), textOf("#entry-count", "3 items"),
-			click(`.views button[data-view="grid"]`), chromedp.WaitVisible("#grid", byQuery),
+			click(`.views button[data-view="grid"]`), visible("#grid"),
 			wait(`!!document.querySelector('#grid li[data-name="late.pdf"] img.thumb-icon')`)}},
 		step{"its thumbnail shows once made", chromedp.Tasks{check(func() error { return e.s.Node.Pipeline.Start() }),
 			wait(`(() => { const i = document.querySelector('#grid li[data-name="late.pdf"] img.thumb-img'); return !!i && i.complete && i.naturalWidth > 0; })()`)}},

@@ -85,13 +85,13 @@ func TestConsole_WalkBugs(t *testing.T) {
 		step{"the system configuration was fetched once", countIs(1)},
 		step{"a reload fetches it once", chromedp.Tasks{chromedp.Reload(), textOf("#user", "ada"), textOf("main h1", "Start"), countIs(1)}},
 		step{"the branding page, opened first, fetches it once too", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/branding"), chromedp.Reload(),
-			chromedp.WaitVisible("#brand-global", byQuery), wait(`document.querySelector("#brand-global .logo-preview img").getAttribute("src").startsWith("/branding/logo?v=")`),
-			chromedp.WaitVisible("#brand-site", byQuery), countIs(1)}},
+			visible("#brand-global"), wait(`document.querySelector("#brand-global .logo-preview img").getAttribute("src").startsWith("/branding/logo?v=")`),
+			visible("#brand-site"), countIs(1)}},
 		step{"create a site in Administration", chromedp.Tasks{js(`window.__same = true`, nil), navigate(e.s.URL + "/console/#/admin/sites"),
-			chromedp.WaitVisible("#site-form", byQuery), setValue("#site-id", "finance"), click("#site-form button[type=submit]"), textOf("#site-list", "finance")}},
+			visible("#site-form"), setValue("#site-id", "finance"), click("#site-form button[type=submit]"), textOf("#site-list", "finance")}},
 		step{"the header's site switch offers it without a reload", wait(`!!document.querySelector('#site option[value="finance"]') && window.__same === true`)},
 		step{"the admin leaves the users page and signs out", chromedp.Tasks{navigate(e.s.URL + "/console/#/admin/users"), textOf("#user-list", "sam"), click("#signout"),
-			chromedp.WaitVisible("#login", byQuery)}},
+			visible("#login")}},
 		step{"the sign-in page keeps the branding", chromedp.Tasks{textOf("#brand-name", "Acme Records"), wait(`document.title === "Acme Records"`),
 			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`), logoShown}},
 		step{"and forgets the admin's page", wait(`location.hash === ""`)},
@@ -119,7 +119,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 			e.must(t, "PUT", "/users/sam/DISABLE", nil, http.StatusOK)
 			return nil
 		})},
-		step{"sam's next click: the sign-in page says the account is disabled", chromedp.Tasks{click(`nav a[href="#/browse"]`), chromedp.WaitVisible("#login", byQuery),
+		step{"sam's next click: the sign-in page says the account is disabled", chromedp.Tasks{click(`nav a[href="#/browse"]`), visible("#login"),
 			textOf("#signin-note", "Your account is disabled. Ask your administrator")}},
 		step{"signing in again: plain words", chromedp.Tasks{setValue("#username", "sam"), setValue("#password", password), click("#login button[type=submit]"),
 			textOf("#login .msg.error", "Your account is disabled. Ask your administrator"), absent("#user")}},
@@ -130,7 +130,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 	// the global branding on its sign-in page, logo included.
 	b = newBrowser(t, "en-US")
 	b.run(
-		step{"open the console in a new browser", chromedp.Tasks{navigate(e.s.URL + "/console/"), chromedp.WaitVisible("#login", byQuery)}},
+		step{"open the console in a new browser", chromedp.Tasks{navigate(e.s.URL + "/console/"), visible("#login")}},
 		step{"the sign-in page is branded", chromedp.Tasks{textOf("#brand-name", "Acme Records"), wait(`document.title === "Acme Records"`),
 			wait(`getComputedStyle(document.querySelector("header.top")).backgroundColor === "rgb(122, 31, 61)"`), logoShown, axeAll(src, "branded sign-in")}},
 	)
@@ -139,7 +139,7 @@ func TestConsole_WalkBugs(t *testing.T) {
 	e.must(t, "PUT", "/users/sam/ENABLE", nil, http.StatusOK)
 	b = newBrowser(t, "de-DE", `Object.defineProperty(navigator, "languages", {get: () => ["de-DE", "de"]});`)
 	steps = []step{{"open the console", navigate(e.s.URL + "/console/")}}
-	steps = append(steps, step{"sign in", chromedp.Tasks{chromedp.WaitVisible("#login", byQuery), setValue("#username", "ada"), setValue("#password", password),
+	steps = append(steps, step{"sign in", chromedp.Tasks{visible("#login"), setValue("#username", "ada"), setValue("#password", password),
 		click("#login button[type=submit]"), textOf("#user", "ada")}})
 	steps = append(steps,
 		step{"the header says Bereich", textOf("header label.site", "Bereich")},
