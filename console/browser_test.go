@@ -355,14 +355,6 @@ func query(sel, cond, do string, out any) chromedp.Action {
 	})
 }
 
-// byQuery is the option of a chromedp DOM-domain query (the helpers
-// above are cheaper): by CSS selector, asking again every 50 ms while
-// nothing matches, not chromedp's 5 ms.
-func byQuery(s *chromedp.Selector) {
-	chromedp.ByQuery(s)
-	chromedp.RetryInterval(50 * time.Millisecond)(s)
-}
-
 // visible waits until sel's element is rendered (chromedp.WaitVisible).
 func visible(sel string) chromedp.Action { return query(sel, rendered, "true", nil) }
 

@@ -29,7 +29,7 @@ func TestConsole_SignInWithIdP(t *testing.T) {
 		step{"the IdP's button", chromedp.Tasks{textOf("#login #oidc", "Sign in with Office SSO"), shot("sign-in-idp")}},
 		step{"click it", click("#login #oidc")},
 		step{"signed in as the IdP's user", chromedp.Tasks{arrive(`document.querySelector("#user") && document.querySelector("#user").textContent.includes("ines@example.com")`), textOf("main h1", "Start")}},
-		step{"sign out", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login #oidc", byQuery)}},
+		step{"sign out", chromedp.Tasks{click("#signout"), visible("#login #oidc")}},
 		step{"switch automatic sign-in on", check(func() error {
 			e.must(t, http.MethodPatch, "/system/configuration", map[string]any{"webui": map[string]any{"ssoAutomaticSignIn": true}}, http.StatusOK)
 			return nil
@@ -39,14 +39,14 @@ func TestConsole_SignInWithIdP(t *testing.T) {
 		// The IdP's button shows once the signed-out page has read its
 		// flags; clearing them before that lets the old page go to the
 		// IdP by itself, racing the navigation below (net::ERR_ABORTED).
-		step{"the IdP refuses the next one", chromedp.Tasks{click("#signout"), chromedp.WaitVisible("#login #oidc", byQuery),
+		step{"the IdP refuses the next one", chromedp.Tasks{click("#signout"), visible("#login #oidc"),
 			check(func() error { idp.Set(quiretest.IdPBehaviour{Deny: "access_denied"}); return nil }),
 			fresh, navigate(e.s.URL + "/console/")}},
 		step{"told why, on the sign-in page, without going round again", chromedp.Tasks{
 			arrive(`document.querySelector("#signin-error")`), textOf("#signin-error", "did not sign you in. (access_denied)"), textOf("#login #oidc", "Office SSO"),
 			wait(`location.pathname === "/console/" && location.search === ""`)}},
 		step{"?local keeps the password form", chromedp.Tasks{fresh, navigate(e.s.URL + "/console/?local"),
-			textOf("#login #oidc", "Office SSO"), chromedp.WaitVisible("#password", byQuery), absent("#oidc-redirect")}},
+			textOf("#login #oidc", "Office SSO"), visible("#password"), absent("#oidc-redirect")}},
 	)
 }
 
