@@ -29,6 +29,11 @@ import (
 )
 
 // ocrServer is a server whose OCR is ready to run (engines installed).
+// Its default site reads English alone (and keeps quiretest's default
+// actions off): the tests' scans are English unless a test is about
+// languages, which sets its own or uses a site that chose none
+// (TestOCR_Office), and tesseract reads a page once per language (the
+// default three were half of each reading's CPU; issue 45).
 func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 	t.Helper()
 	for _, p := range [][2]string{{"tesseract", "tesseract-ocr"}, {"pdftotext", "poppler-utils"}, {"pdfinfo", "poppler-utils"}, {"pdfimages", "poppler-utils"},
@@ -36,7 +41,9 @@ func ocrServer(t *testing.T, opts ...quiretest.Option) *quiretest.Server {
 		quiretest.NeedProgram(t, p[0], p[1])
 	}
 	base := func(c *quiretest.Config) { c.Pipeline.RetryBase = 50 * time.Millisecond }
-	return quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
+	s := quiretest.NewServer(t, append([]quiretest.Option{base}, opts...)...)
+	setProcessing(t, s, "default", &storage.ProcessingConfig{Languages: []string{"eng"}, DefaultActions: &[]string{}})
+	return s
 }
 
 // setProcessing stores a site's processing configuration (the storage side
@@ -211,11 +218,16 @@ func ocrAction(t *testing.T, s *quiretest.Server, tok, site, id string) map[stri
 // message and metadata, the artifacts, and a search by a word of the scan.
 // The site's processing.languages choose tesseract's languages: a German
 // letter read in "deu" keeps its ß and umlauts, and so does one on a site
-// that chose none (the default languages: English, German, French).
+// that chose none (the default languages: English, German, French). The
+// cases about the scan itself (turned, skewed, TIFF, pages, a text layer)
+// are read on a site that chose English alone: tesseract reads a page once
+// per language, and three models for words an English one reads as well
+// were most of the test's CPU (issue 45).
 func TestOCR_Office(t *testing.T) {
 	s := ocrServer(t)
 	tok := s.Admin()
 	setProcessing(t, s, "de", &storage.ProcessingConfig{Languages: []string{"deu", "eng"}})
+	setProcessing(t, s, "en", &storage.ProcessingConfig{Languages: []string{"eng"}})
 	letter := quiretest.TextImage("Sehr geehrter Herr Becker,", "die Rechnung für die Straße", "Zebracorn 4711")
 	page2 := quiretest.TextImage("Second page", "Quarterly umbrella report")
 	for _, tc := range []struct {
@@ -227,32 +239,32 @@ func TestOCR_Office(t *testing.T) {
 	}{
 		{"German letter, site in deu", "de", "brief.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
 			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "deu+eng", "pages": "1"}},
-		{"rotated scan in a PDF", "default", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
-			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng+deu+fra", "pages": "1"}},
+		{"rotated scan in a PDF", "en", "sideways.pdf", "application/pdf", func() []byte { return quiretest.ImagePDF(rotate90(letter)) }, nil,
+			[]string{"Zebracorn", "Rechnung"}, map[string]string{"languages": "eng", "pages": "1"}},
 		// A site that chose no languages reads in the console's
 		// (storage.DefaultOCRLanguages, make deps installs them):
 		// English alone read Straße as StraRe and für as fiir.
-		{"German letter, site without languages", "default", "brief-default.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
+		{"German letter, site without languages", "plain", "brief-default.png", "image/png", func() []byte { return quiretest.PNG(letter) }, nil,
 			[]string{"Straße", "für", "Zebracorn"}, map[string]string{"languages": "eng+deu+fra", "pages": "1"}},
-		{"upside-down scan (turned by OSD, read again)", "default", "upside-down.png", "image/png", func() []byte { return quiretest.PNG(rotate90(rotate90(letter))) }, nil,
+		{"upside-down scan (turned by OSD, read again)", "en", "upside-down.png", "image/png", func() []byte { return quiretest.PNG(rotate90(rotate90(letter))) }, nil,
 			[]string{"Zebracorn", "Rechnung"}, map[string]string{"pagesFixed": "1: turned 180"}},
-		{"skewed scan", "default", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
+		{"skewed scan", "en", "askew.jpg", "image/jpeg", func() []byte { return jpegBytes(t, skew(letter, 3)) }, nil,
 			[]string{"Rechnung", "Zebracorn"}, nil},
-		{"scan skewed by 6 degrees (straightened, read again)", "default", "askew6.png", "image/png", func() []byte {
+		{"scan skewed by 6 degrees (straightened, read again)", "en", "askew6.png", "image/png", func() []byte {
 			return quiretest.PNG(skew(quiretest.TextImage("Quarterly report of the Zebracorn warehouse for the board",
 				"The umbrella invoices were paid in full by the end of March", "Please file this letter with the other records"), 6))
 		}, nil, []string{"Zebracorn", "umbrella", "records"}, map[string]string{"pagesFixed": "1: straightened 6.0"}},
-		{"TIFF from a scanner", "default", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
+		{"TIFF from a scanner", "en", "scanner.tif", "image/tiff", func() []byte { return grayTIFF(t, letter) }, nil,
 			[]string{"Zebracorn"}, nil},
-		{"two-page TIFF from a scanner", "default", "scanner-2p.tif", "image/tiff", func() []byte { return grayTIFFPages(t, letter, page2) }, nil,
+		{"two-page TIFF from a scanner", "en", "scanner-2p.tif", "image/tiff", func() []byte { return grayTIFFPages(t, letter, page2) }, nil,
 			[]string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
-		{"two-page PDF", "default", "two.pdf", "application/pdf", func() []byte {
+		{"two-page PDF", "en", "two.pdf", "application/pdf", func() []byte {
 			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
 		}, nil, []string{"Zebracorn", "\fSecond page", "umbrella"}, map[string]string{"pages": "2"}},
-		{"two-page PDF, first page only", "default", "first.pdf", "application/pdf", func() []byte {
+		{"two-page PDF, first page only", "en", "first.pdf", "application/pdf", func() []byte {
 			return joinPDFs(t, quiretest.ImagePDF(letter), quiretest.ImagePDF(page2))
 		}, map[string]any{"ocrNumberOfPages": "1"}, []string{"Zebracorn"}, map[string]string{"pages": "1"}},
-		{"PDF with a text layer", "default", "born-digital.pdf", "application/pdf", func() []byte { return quiretest.TextPDF("Umbrella Logistics agreement") }, nil,
+		{"PDF with a text layer", "en", "born-digital.pdf", "application/pdf", func() []byte { return quiretest.TextPDF("Umbrella Logistics agreement") }, nil,
 			[]string{"Umbrella Logistics"}, map[string]string{"textLayer": "true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,10 @@ import (
 // TestActions_OCR reads rendered text with tesseract from a PNG and from a
 // scanned (image-only) PDF. With addPdfDetectedCharactersAsText the PDF is
 // rewritten with a text layer, and a FULLTEXT after the OCR indexes the OCR
-// text (FormKiQ #172).
+// text (FormKiQ #172). The sites read English alone: the scans are in
+// English, and tesseract reads a page once per language (the default
+// three were half of each reading's CPU; pipeline's TestOCR_Office reads
+// with them).
 func TestActions_OCR(t *testing.T) {
 	quiretest.NeedProgram(t, "tesseract", "tesseract-ocr")
 	quiretest.NeedProgram(t, "pdftoppm", "poppler-utils")
@@ -30,6 +33,8 @@ func TestActions_OCR(t *testing.T) {
 	img := quiretest.TextImage("Quarterly invoice", "Customer Globex Corporation", "Total 4200 dollars")
 	for _, site := range servertest.Sites {
 		t.Run(site.Name, func(t *testing.T) {
+			english := map[string]any{"processing": map[string]any{"languages": []string{"eng"}, "defaultActions": []string{}}}
+			servertest.MustStatus(t, s.Do(http.MethodPatch, "/sites/"+site.Name+"/configuration", english, tok), http.StatusOK)
 			png := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "scans/invoice.png", "contentType": "image/png", "isBase64": true,
 				"content": servertest.B64(quiretest.PNG(img)), "actions": []map[string]any{{"type": "OCR", "parameters": map[string]any{"ocrParseTypes": "text"}}, {"type": "FULLTEXT"}}})
 			pdf := servertest.AddDoc(t, s, tok, site.Query, map[string]any{"path": "scans/invoice.pdf", "contentType": "application/pdf", "isBase64": true,
@@ -39,6 +44,9 @@ func TestActions_OCR(t *testing.T) {
 			for _, id := range []string{png, pdf} {
 				if st := servertest.WaitActions(t, s, tok, site.Query, id); !servertest.EqualStrings(st, []string{"COMPLETE", "COMPLETE"}) {
 					t.Fatalf("%s: %v %v", id, st, servertest.Actions(t, s, tok, site.Query, id))
+				}
+				if md := quiretest.Obj(t, servertest.NthAction(t, s, tok, site.Query, id, 0)["metadata"]); md["languages"] != "eng" {
+					t.Fatalf("%s read in %v, want the site's eng", id, md["languages"])
 				}
 				r := s.Do(http.MethodGet, "/documents/"+id+"/ocr"+site.Query, nil, tok)
 				servertest.MustStatus(t, r, http.StatusOK)
