@@ -296,25 +296,48 @@ func (x *Index) Close() error {
 }
 
 // waitPersisted waits until b's persister has written its latest
-// snapshot, for at most timeout.
-func waitPersisted(b bleve.Index, timeout time.Duration) {
+// snapshot, for at most timeout, or until it fails to write one: on a
+// full disk it fails again at every attempt, and a clean stop waited
+// out the timeout for each index (20 s of a stop on a full disk; node's
+// TestFullDisk_RestartWhileFull). What it did not write is what a
+// timeout leaves unwritten: the next start indexes it again from the
+// storage version recorded before it. It says which ended the wait.
+func waitPersisted(b bleve.Index, timeout time.Duration) persistWait {
 	adv, err := b.Advanced()
 	if err != nil {
-		return
+		return persistUnknown
 	}
 	s, ok := adv.(*scorch.Scorch)
 	if !ok {
-		return
+		return persistUnknown
 	}
 	st, ok := s.Stats().(*scorch.Stats)
 	if !ok {
-		return
+		return persistUnknown
 	}
+	failed := atomic.LoadUint64(&st.TotPersistLoopErr)
 	deadline := time.Now().Add(timeout)
-	for atomic.LoadUint64(&st.LastPersistedEpoch) < atomic.LoadUint64(&st.CurRootEpoch) && time.Now().Before(deadline) {
+	for atomic.LoadUint64(&st.LastPersistedEpoch) < atomic.LoadUint64(&st.CurRootEpoch) {
+		if atomic.LoadUint64(&st.TotPersistLoopErr) != failed {
+			return persistFailed
+		}
+		if time.Now().After(deadline) {
+			return persistTimedOut
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return persistDone
 }
+
+// persistWait is how waitPersisted's wait ended.
+type persistWait int
+
+const (
+	persistDone     persistWait = iota // the latest snapshot is on disk
+	persistFailed                      // the persister failed to write it
+	persistTimedOut                    // the timeout passed
+	persistUnknown                     // not a scorch index: not waited for
+)
 
 func docID(site, id string) string { return site + "/" + id }
 

@@ -2,6 +2,8 @@ package index
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,5 +110,38 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a batch of an index at the floor waited for a nap")
 		}
+	}
+}
+
+// TestWaitPersisted_EndsWhenThePersisterFails: a persister that cannot
+// write (its directory is gone, as writes fail on a full disk) ends the
+// wait for the latest snapshot as soon as it fails, not at the timeout:
+// it fails at every attempt, and a clean stop on a full disk waited 10 s
+// for each index. Without the failure the wait ends with the snapshot on
+// disk.
+func TestWaitPersisted_EndsWhenThePersisterFails(t *testing.T) {
+	dir := t.TempDir()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	put := func(id string) {
+		t.Helper()
+		if err := x.Put([]Doc{{Site: "default", ID: id, Path: id + ".txt", Content: "words " + id, Inserted: time.Now()}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		wakeNap(x.text)
+	}
+	put("written")
+	if got := waitPersisted(x.text, time.Minute); got != persistDone {
+		t.Fatalf("the wait on a writable index ended with %d, want %d (persisted)", got, persistDone)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "text")); err != nil {
+		t.Fatal(err)
+	}
+	put("unwritable")
+	if got := waitPersisted(x.text, time.Minute); got != persistFailed {
+		t.Fatalf("the wait on a persister that cannot write ended with %d, want %d (failed)", got, persistFailed)
 	}
 }

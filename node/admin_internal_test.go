@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
+	"quire/cluster"
 	"quire/server"
+	"quire/storage"
 )
 
 // TestServeAdmin_ServesEveryAdminPath: adminPaths (what serveForward
@@ -119,6 +123,47 @@ func TestForwardAdmin_LeaderFailures(t *testing.T) {
 				t.Errorf("err %v (%T), want a ClusterError with status %d", err, err, tc.wantStatus)
 			case tc.wantStatus != 0 && ce.Status != tc.wantStatus:
 				t.Errorf("status %d (%s), want %d", ce.Status, ce.Msg, tc.wantStatus)
+			}
+		})
+	}
+}
+
+// TestVerify_AFailedMarkIsNeverA500: a verification whose digest mark
+// failed with an unknown outcome (Raft lost the lead, its queue was
+// full, the node closes) is taken to the next leader (NotLeaderError,
+// which onLeader retries) or answered 503, here and when forwarded from
+// a follower (encodeAdminError); any other error is kept as it is.
+func TestVerify_AFailedMarkIsNeverA500(t *testing.T) {
+	refused := &storage.WriteRefusedError{Kind: storage.KindIOError, Reason: "disk"}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		leading bool
+		want    string // "retry", "503" or "same"
+	}{
+		{"lead lost", raft.ErrLeadershipLost, false, "retry"},
+		{"lead lost, then won again", raft.ErrLeadershipLost, true, "503"},
+		{"queue full", raft.ErrEnqueueTimeout, true, "503"},
+		{"closing", cluster.ErrClosed, false, "503"},
+		{"a refused write", refused, true, "same"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := markErr(tc.err, tc.leading)
+			var nl *cluster.NotLeaderError
+			var ce *server.ClusterError
+			switch tc.want {
+			case "retry":
+				if !errors.As(err, &nl) || !encodeAdminError(err).NotLeader {
+					t.Fatalf("markErr(%v) = %v (%T), want a NotLeaderError", tc.err, err, err)
+				}
+			case "503":
+				if !errors.As(err, &ce) || ce.Status != http.StatusServiceUnavailable || encodeAdminError(err).Status != http.StatusServiceUnavailable {
+					t.Fatalf("markErr(%v) = %v (%T), want a 503 ClusterError", tc.err, err, err)
+				}
+			case "same":
+				if err != tc.err {
+					t.Fatalf("markErr(%v) = %v, want it unchanged", tc.err, err)
+				}
 			}
 		})
 	}

@@ -342,8 +342,9 @@ const msgAppliedNoAnswer = "The write was applied, but its answer cannot be give
 
 // leaderWait bounds how long a write waits for a leader to be known; a
 // keyed write whose outcome became unknown gets leaderWait again (once)
-// to resolve it by sending it again.
-const leaderWait = 10 * time.Second
+// to resolve it by sending it again. A variable for tests only
+// (SetTestLeaderWait).
+var leaderWait = 10 * time.Second
 
 func (a *clusterApplier) WriteState() storage.WriteState { return a.c.WriteState() }
 

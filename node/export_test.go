@@ -53,3 +53,13 @@ func SetTestDigestVersion(of func(nodeID string) int) (restore func()) {
 	testDigestVersion = of
 	return func() { testDigestVersion = old }
 }
+
+// SetTestLeaderWait sets how long writes and admin requests wait for a
+// leader (leaderWait), for nodes running until it is restored. It returns
+// a func that restores the default: register it with t.Cleanup before the
+// nodes start, so it runs after they closed.
+func SetTestLeaderWait(d time.Duration) (restore func()) {
+	old := leaderWait
+	leaderWait = d
+	return func() { leaderWait = old }
+}

@@ -65,6 +65,9 @@ func TestCluster_PlainWriteWhoseForwardBrokeIsResolvedByTheLeader(t *testing.T) 
 // it. The answer is 201 (resolved) or 504 (unknown); the write is on every
 // member after healing.
 func TestPartition_BrokenForwardThenFailedDialIsNotCalledUnapplied(t *testing.T) {
+	// The resends that cannot dial go on for the leader wait, then the
+	// answer is 504: 2 s of them prove what 10 did.
+	t.Cleanup(node.SetTestLeaderWait(2 * time.Second))
 	f := newFabric(t)
 	srvs := startFabricCluster(t, f)
 	var leader, follower *quiretest.Server

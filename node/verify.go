@@ -69,7 +69,7 @@ func (n *Node) verifyReplicas(ctx context.Context) (*cluster.VerifyReport, error
 	}
 	idx, err := c.MarkDigest(ctx)
 	if err != nil {
-		return nil, err
+		return nil, markErr(err, c.IsLeader())
 	}
 	st := c.Status()
 	rep := &cluster.VerifyReport{Index: idx, At: time.Now().UTC(), Version: storage.DigestVersion}
@@ -149,6 +149,22 @@ func (n *Node) verifyReplicas(ctx context.Context) (*cluster.VerifyReport, error
 		}
 	}
 	return rep, nil
+}
+
+// markErr is what a verification answers when its digest mark failed.
+// A mark whose outcome is unknown (the lead lost while it replicated,
+// Raft's queue full, the node closing) is only a verification not made:
+// on a node that no longer leads it is a NotLeaderError, which onLeader
+// takes to the next leader; otherwise a 503 to try again. It was a 500
+// (POST /cluster/verify in a partition test under load).
+func markErr(err error, leading bool) error {
+	if !cluster.OutcomeUnknown(err) {
+		return err
+	}
+	if !leading && !errors.Is(err, cluster.ErrClosed) {
+		return &cluster.NotLeaderError{}
+	}
+	return &server.ClusterError{Status: http.StatusServiceUnavailable, Msg: "the verification could not be made (" + err.Error() + "): try again"}
 }
 
 // shareVerifyReport sends the report to every other member (/verified),
