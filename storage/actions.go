@@ -293,7 +293,7 @@ func clearActions(t *tx, d *Document, queues []string, workflows [][]byte) error
 
 // addActions appends actions to d (the caller writes d).
 func addActions(t *tx, c *Command, d *Document, actions []Action) error {
-	if err := checkActionCount(len(actions)); err != nil {
+	if err := checkActionCount(t, d, len(actions)); err != nil {
 		return err
 	}
 	var set FolderPermissionSet
@@ -453,6 +453,9 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 		n++
+	}
+	if err := checkDocumentActions(len(acts) + n); err != nil {
+		return nil, err
 	}
 	again, err := runAgain(t, c, d, acts, *p)
 	if err != nil {

@@ -27,6 +27,7 @@ const (
 	MaxAttributesPerRequest = 100  // attributes of one document in one request
 	MaxChildDocuments       = 100  // child documents created in one request
 	MaxActionsPerRequest    = 50   // actions added to one document in one request
+	MaxDocumentActions      = 1000 // actions a document holds, retries included (actions.go)
 	MaxMetadata             = 25   // metadata entries of a document (FormKiQ's limit)
 	MaxMetadataBytes        = 1000 // key and values of one metadata entry (FormKiQ's limit)
 	MaxArtifacts            = 1000 // artifacts of one document (artifacts.go)
@@ -320,10 +321,27 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 }
 
 // checkActionCount bounds the actions one command adds to a document
-// (addActions runs it for every command that adds actions).
-func checkActionCount(n int) error {
+// (addActions runs it for every command that adds actions), and with
+// checkDocumentActions what the document holds after it.
+func checkActionCount(t *tx, d *Document, n int) error {
 	if n > MaxActionsPerRequest {
 		return Invalid("actions", fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest))
+	}
+	if d.ActionSeq == 0 {
+		// Never given an action (a new document: the create path), so
+		// it holds none; retries only copy existing ones.
+		return checkDocumentActions(n)
+	}
+	return checkDocumentActions(t.countMax(actionPrefix(d.SiteID, d.DocumentID), MaxDocumentActions+1) + n)
+}
+
+// checkDocumentActions refuses a write that leaves a document with more
+// than MaxDocumentActions actions: every action change reads them all
+// (refreshActions), so an unbounded list would make each one slower and
+// at last too large for one transaction.
+func checkDocumentActions(n int) error {
+	if n > MaxDocumentActions {
+		return Invalid("actions", fmt.Sprintf("a document can hold at most %d actions", MaxDocumentActions))
 	}
 	return nil
 }
