@@ -131,17 +131,57 @@ disk-check:
 # pass of a subset of its checks is off; the test binaries are linked
 # without DWARF (-w: ~1.6 of a package's ~5.7 CPU-s link under -race;
 # panics and the race detector's reports keep their stacks, which come
-# from the symbol and line tables -w keeps). Bleve's segment code (zapx)
-# and its FST builder (vellum) are compiled without the race detector's
-# instrumentation: each segment built or merged clears a 10,000-entry vellum
-# registry per field, and under -race those loads and stores were most of
-# the cost of indexing in every test that writes documents (index/DESIGN.md,
-# "Persister nap for a small index"). Quire's own code, Bleve's and every
-# other package stay instrumented, and the happens-before edges of
-# channels and locks are still tracked.
-TEST_FLAGS ?= -vet=off -ldflags=-w -gcflags=github.com/blevesearch/vellum=-race=false -gcflags=github.com/blevesearch/zapx/v17=-race=false
+# from the symbol and line tables -w keeps).
+#
+# A few third-party packages that only compute, on data the call that
+# runs them made or was handed, are compiled without the race detector's
+# instrumentation (-race=false); Quire's own code and every other package
+# stay instrumented, and the happens-before edges of channels and locks
+# (the runtime's and package sync's) stay tracked, so a race in our code
+# is still found where our code writes or reads. What such a package no longer reports is a race whose both sides
+# are inside it, or whose other side is in it: each is listed with why
+# our code gives it nothing another goroutine writes meanwhile.
+# - Bleve's segment code (zapx) and its FST builder (vellum, with its
+#   query automata): each segment built or merged clears a 10,000-entry
+#   vellum registry per field, and under -race those loads and stores were
+#   most of the cost of indexing in every test that writes documents
+#   (index/DESIGN.md, "Persister nap for a small index"). A segment is
+#   built from one batch's analysed documents, which nothing changes
+#   after the batch is handed to Bleve (zapx's sync/atomic counters,
+#   statistics only, become atomic instructions the detector does not see).
+# - Bleve's text analysis: its tokenizers, token filters and analyzers
+#   (bleve/v2/analysis/...), the Unicode word segmenter they run
+#   (blevesearch/segment) and the stemmers (go-porterstemmer,
+#   snowballstem): each call turns one field's bytes into a token stream
+#   it allocates; the analyzers themselves are built once and only read.
+#   Quire's own analysis code (index: the token cap, the chains) stays
+#   instrumented. Under -race the segmenter and the Porter stemmer were
+#   the two largest owners of server/content's test CPU (17% and 13% of
+#   the samples, perf) and 11% and 2% of index's.
+# - golang.org/x/image (thumbnail and OCR scaling, TIFF/BMP/WebP decoders,
+#   the watermark's font rasteriser): each image is decoded, scaled and
+#   drawn within one call on images that call made; the one object shared
+#   between goroutines, the parsed watermark font, is only read (a face is
+#   made per drawing).
+# Measured (race-built test binaries with and without these, alternated
+# on the shared 2-core machine, user + system CPU-s): see the commit.
+TEST_NORACE := github.com/blevesearch/zapx/v17 github.com/blevesearch/vellum/... \
+	github.com/blevesearch/bleve/v2/analysis/... github.com/blevesearch/segment \
+	github.com/blevesearch/go-porterstemmer github.com/blevesearch/snowballstem/... \
+	golang.org/x/image/...
+TEST_FLAGS ?= -vet=off -ldflags=-w $(foreach p,$(TEST_NORACE),-gcflags=$(p)=-race=false)
+# TEST_GORACE: the race runtime's options for the test binaries, before
+# any the caller's GORACE sets (a later option wins). atexit_sleep_ms=0:
+# by default a race-built program that exits with goroutines still alive
+# sleeps 1 s first, for races those goroutines might still make; a test
+# binary exits once every test has ended and stopped what it started, so
+# what is left are idle loops (a closed server's keep-alive timers, a
+# client's idle connections) and the second was idle wall in each of the
+# 35 test binaries: about 35 s of package wall, 17 s of make test's at
+# -p 2. Races made while the tests run are found as before.
+TEST_GORACE ?= atexit_sleep_ms=0
 test: deps $(HYDRA) fmt-check vet fuzz-check disk-check build ## gofmt, go vet and all tests with the race detector
-	QUIRE_HYDRA=$(CURDIR)/$(HYDRA) $(GO) test -race -count=1 $(TEST_FLAGS) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
+	GORACE="$(TEST_GORACE) $$GORACE" QUIRE_HYDRA=$(CURDIR)/$(HYDRA) $(GO) test -race -count=1 $(TEST_FLAGS) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FIRST) ./...
 
 # Every fuzz target, as package:FuzzName: `go test -fuzz` takes one target
 # per run. fuzz-check (part of `make test`) fails when this list and the

@@ -17,55 +17,28 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"quire/quiretest"
 	"quire/upgrade"
-)
-
-// The current build, made once for the package's tests (buildCurrent).
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	quiretest.RemoveQuireBinary()
 	os.Exit(code)
 }
 
-// buildCurrent builds this tree's quire binary (as make build does).
+// buildCurrent is this tree's quire binary as make build ships it
+// (quiretest.QuireBinary: built once per source tree and reused while the
+// tree is unchanged, by the other packages that run quire too; the
+// version it reports is the tree's default, which no test here reads).
 func buildCurrent(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		if buildDir, buildErr = os.MkdirTemp("", "quire-upgrade-bin-"); buildErr != nil {
-			return
-		}
-		buildBin = filepath.Join(buildDir, "quire")
-		cmd := exec.Command(gobin, "build", "-trimpath", "-ldflags", "-X quire/node.Version=current-test", "-o", buildBin, ".")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
+	return quiretest.QuireBinary(t)
 }
 
 func readManifest(t *testing.T) *upgrade.Manifest {
