@@ -33,6 +33,7 @@ import (
 // What Wine does not prove is in packaging/windows/README.txt ("Tested
 // under Wine").
 func TestWindows_ServiceUnderWine(t *testing.T) {
+	t.Parallel()
 	wine := quiretest.NeedProgram(t, "wine", "wine")
 	if _, err := os.Stat("/usr/lib/wine/wine64"); err != nil {
 		quiretest.SkipUnlessCI(t, "no /usr/lib/wine/wine64: install the Debian package wine64 (make deps does)")
