@@ -25,6 +25,7 @@ import (
 // round (SIGKILL while clients write, restart, every acknowledged
 // document is there).
 func TestARM64_UnderQEMU(t *testing.T) {
+	t.Parallel()
 	qemu := quiretest.NeedProgram(t, "qemu-aarch64-static", "qemu-user-static")
 	quiretest.NeedProgram(t, "curl", "curl")
 	gobin, err := exec.LookPath("go")

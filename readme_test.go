@@ -70,6 +70,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 // starts its own nodes. A failing command (curl answers 4xx/5xx too)
 // fails the block.
 func TestREADME(t *testing.T) {
+	t.Parallel()
 	quiretest.NeedProgram(t, "curl", "curl")
 	// bin/quire is the shipped program, as `make build` makes it from
 	// this tree (not this race-built test binary).

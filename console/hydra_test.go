@@ -30,6 +30,7 @@ import (
 // disabled account. Each refusal lands on the console's sign-in page with
 // its code and no session.
 func TestOIDC_Hydra(t *testing.T) {
+	t.Parallel()
 	const codeTTL = 4 * time.Second
 	h := quiretest.NewHydra(t, codeTTL)
 	e := newEnv(t, h.Configure(t, "quire-console", "quire-console-secret"))
