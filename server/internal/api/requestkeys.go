@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"quire/server/internal/testhooks"
 	"quire/storage"
 )
 
@@ -283,7 +284,7 @@ func (s *Env) keyedWithoutWrite(r *Request, k *keyedRequest, hadRecord bool, err
 // answers the documented 409; any other is told to send the request
 // again (504, unknown outcome), which then runs as such a retry.
 func (s *Env) awaitAnswer(r *Request, k *keyedRequest, rerun, racing bool) error {
-	deadline := time.Now().Add(answerWait)
+	deadline := time.Now().Add(testhooks.AnswerWait(answerWait))
 	for {
 		st, rerr := s.DB.ReadRequest(k.site, k.user, k.key, r.Now)
 		if !racing && (rerr != nil || st == nil) {

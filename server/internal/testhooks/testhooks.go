@@ -3,13 +3,29 @@
 // nothing outside server/ can import it. Production code reads them.
 package testhooks
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 var (
 	moveStep              atomic.Int64
 	smtpLoopbackUntrusted atomic.Bool
 	davLoopbackUntrusted  atomic.Bool
+	answerWait            atomic.Int64
 )
+
+// SetAnswerWait sets how long a keyed request's retry waits for the
+// answer of another run of it, until it is called again (0: the default).
+func SetAnswerWait(d time.Duration) { answerWait.Store(int64(d)) }
+
+// AnswerWait is the wait SetAnswerWait set, or def.
+func AnswerWait(def time.Duration) time.Duration {
+	if d := answerWait.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return def
+}
 
 // SetMoveStep sets how many documents one step of a folder move moves in
 // servers that start a move until it is called again (0: the default).
