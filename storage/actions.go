@@ -293,7 +293,7 @@ func clearActions(t *tx, d *Document, queues []string, workflows [][]byte) error
 
 // addActions appends actions to d (the caller writes d).
 func addActions(t *tx, c *Command, d *Document, actions []Action) error {
-	if err := checkActionCount(t, d, len(actions)); err != nil {
+	if err := checkActionCount(t, d, actions); err != nil {
 		return err
 	}
 	var set FolderPermissionSet
@@ -454,7 +454,7 @@ func applyRetryActions(t *tx, c *Command) (any, error) {
 		}
 		n++
 	}
-	if err := checkDocumentActions(len(acts) + n); err != nil {
+	if err := checkDocumentActions(t, len(acts)+n); err != nil {
 		return nil, err
 	}
 	again, err := runAgain(t, c, d, acts, *p)

@@ -406,8 +406,12 @@ const (
 	// document leaves its thumbnail out (archives.go); before it no
 	// thumbnail is recorded and an archive holds every artifact.
 	RulesThumbnailsWithContent = 2
+	// RulesActionCap: a document holds at most MaxDocumentActions actions
+	// (limits.go): a command that adds or retries past it is refused;
+	// before it nothing bounded them.
+	RulesActionCap = 3
 
-	Rules = RulesThumbnailsWithContent
+	Rules = RulesActionCap
 )
 
 // inMemoryPayload marks payload types that Apply may take without a JSON

@@ -323,23 +323,46 @@ func CheckUpdateDocument(p *UpdateDocument) []ValidationItem {
 // checkActionCount bounds the actions one command adds to a document
 // (addActions runs it for every command that adds actions), and with
 // checkDocumentActions what the document holds after it.
-func checkActionCount(t *tx, d *Document, n int) error {
-	if n > MaxActionsPerRequest {
+// The default processing of new content (marked Default) is never
+// refused for the document's count: a version upload must not fail
+// because of the actions of the versions before it; it adds at most one
+// action of each default type.
+func checkActionCount(t *tx, d *Document, actions []Action) error {
+	if len(actions) > MaxActionsPerRequest {
 		return Invalid("actions", fmt.Sprintf("a request can add at most %d actions", MaxActionsPerRequest))
+	}
+	n := len(actions) - countFunc(actions, func(a Action) bool { return a.Default })
+	if n == 0 {
+		return nil
 	}
 	if d.ActionSeq == 0 {
 		// Never given an action (a new document: the create path), so
 		// it holds none; retries only copy existing ones.
-		return checkDocumentActions(n)
+		return checkDocumentActions(t, n)
 	}
-	return checkDocumentActions(t.countMax(actionPrefix(d.SiteID, d.DocumentID), MaxDocumentActions+1) + n)
+	return checkDocumentActions(t, t.countMax(actionPrefix(d.SiteID, d.DocumentID), MaxDocumentActions+1)+n)
+}
+
+// countFunc counts the elements of s for which f is true.
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // checkDocumentActions refuses a write that leaves a document with more
 // than MaxDocumentActions actions: every action change reads them all
 // (refreshActions), so an unbounded list would make each one slower and
-// at last too large for one transaction.
-func checkDocumentActions(n int) error {
+// at last too large for one transaction. Commands of releases before
+// RulesActionCap apply as they did.
+func checkDocumentActions(t *tx, n int) error {
+	if t.rules < RulesActionCap {
+		return nil
+	}
 	if n > MaxDocumentActions {
 		return Invalid("actions", fmt.Sprintf("a document can hold at most %d actions", MaxDocumentActions))
 	}
