@@ -106,13 +106,9 @@ func TestCluster_IntakeLeaderOnly(t *testing.T) {
 	// lead moved again under load after next was seen leading, the other.
 	// The count follows the document's commit, which a read can see
 	// first (a loaded machine failed a single look).
-	deadline := time.Now().Add(10 * time.Second)
-	for !counted(fs[0], "created") && !counted(fs[1], "created") {
-		if time.Now().After(deadline) {
-			t.Fatal("no member that led after the failover counted the file it took")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "a member that led after the failover counting the file it took", 10*time.Second, func() bool {
+		return counted(fs[0], "created") || counted(fs[1], "created")
+	})
 	p := paths(next)
 	if len(p) != 5 {
 		t.Errorf("documents %v, want five, one per file", p)
