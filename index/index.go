@@ -22,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
+	"quire/index/analysis"
 	"quire/storage"
 )
 
@@ -45,7 +46,7 @@ type Doc struct {
 	// folders are still indexed).
 	NoText bool
 	// Language is the main language of the document's site (tesseract's
-	// code, "" for none): it chooses the analyzer of its text (AnalyzerFor).
+	// code, "" for none): it chooses the analyzer of its text (analysis.For).
 	Language string
 }
 
@@ -118,13 +119,13 @@ func splitDocPath(p string) (dir, name string) {
 // analyzer's.
 func newTextMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
-	addAnalyzers(im)
-	im.DefaultMapping = textDocMapping(defaultAnalyzer)
-	for _, a := range languageAnalyzers {
+	analysis.AddTo(im)
+	im.DefaultMapping = textDocMapping(analysis.Default)
+	for _, a := range analysis.Languages() {
 		im.AddDocumentMapping(a, textDocMapping(a))
 	}
 	im.TypeField = fLang
-	im.DefaultAnalyzer = defaultAnalyzer
+	im.DefaultAnalyzer = analysis.Default
 	im.DefaultField = fContent // query-string terms without a field
 	return im
 }
@@ -150,9 +151,9 @@ func textDocMapping(analyzer string) *mapping.DocumentMapping {
 	dm.AddFieldMappingsAt(fContent, text(true))
 	dm.AddFieldMappingsAt(fTags, text(false))
 	dm.AddFieldMappingsAt(fAttrs, text(false))
-	if compoundAnalyzers[analyzer] {
+	if analysis.Compound(analyzer) {
 		parts := text(false)
-		parts.Analyzer = partsAnalyzer
+		parts.Analyzer = analysis.DeParts
 		dm.AddFieldMappingsAt(fParts, parts)
 	}
 	dm.AddFieldMappingsAt(fSHA, kw(false))
@@ -237,9 +238,9 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 // formatVersion names the layout of the index (its mappings included); a
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
 // values (nothing is sorted or faceted by a text-index field). 6: an
-// analyzer per site language (stems, German folding; analysis.go). 7:
-// path words out of content. 8: German compound parts (compound.go). 9:
-// the token cap in every analyzer (analysis.go), whose analyzers are now
+// analyzer per site language (stems, German folding; index/analysis). 7:
+// path words out of content. 8: German compound parts (index/analysis). 9:
+// the token cap in every analyzer (index/analysis), whose analyzers are now
 // Quire's (quire_de for Bleve's de …).
 const formatVersion = "9"
 
@@ -398,9 +399,9 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 			fInserted: d.Inserted,
 			fFolders:  folderTerms(d.Path),
 		}
-		if a := AnalyzerFor(d.Language); a != defaultAnalyzer {
+		if a := analysis.For(d.Language); a != analysis.Default {
 			fields[fLang] = a
-			if compoundAnalyzers[a] {
+			if analysis.Compound(a) {
 				fields[fParts] = fields[fContent] // compound.go
 			}
 		}
@@ -871,7 +872,7 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	var tq query.Query
 	if o.Syntax {
 		var err error
-		if tq, err = parseQueryString(text, AnalyzerFor(o.Language)); err != nil {
+		if tq, err = parseQueryString(text, analysis.For(o.Language)); err != nil {
 			return nil, 0, err
 		}
 	} else {
@@ -884,7 +885,7 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		if n := len(strings.Fields(text)); n > maxQueryClauses {
 			return nil, 0, storage.Invalid("query", fmt.Sprintf("the query has %d words; at most %d", n, maxQueryClauses))
 		}
-		tq = x.wordsQuery(text, AnalyzerFor(o.Language))
+		tq = x.wordsQuery(text, analysis.For(o.Language))
 		if tq == nil {
 			return nil, 0, nil
 		}

@@ -399,7 +399,7 @@ func (ix *Indexer) checkpointLoop() {
 func (ix *Indexer) onCommit(c *storage.Command, res storage.Result) {
 	if c != nil && c.Op == storage.OpSetSiteConfig {
 		// A new main language changes the site's analyzer: its documents
-		// are indexed again, in the background (analysis.go).
+		// are indexed again, in the background (words.go).
 		site := c.Site
 		go func() {
 			err := guard.Run(ix.log, guard.Indexer, func() error { return ix.checkSiteAnalyzer(context.Background(), site) })
