@@ -13,7 +13,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -23,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
 	"quire/index/analysis"
+	"quire/index/segments"
 	"quire/storage"
 )
 
@@ -195,6 +195,16 @@ type Index struct {
 // node with query latency unchanged (index/DESIGN.md, "Merge plan").
 const floorSegmentSize = 500
 
+// persistNap is how long the persister of a small index (fewer than
+// floorSegmentSize live documents) naps after each persist, so that a
+// trickle of batches is persisted and merged as one file
+// (index/segments, "The persister's nap"; index/DESIGN.md, "Persister
+// nap for a small index"). A test of scorch's own plan sets it to 0
+// before opening its index.
+var persistNap = defaultPersistNap
+
+const defaultPersistNap = 2 * time.Second
+
 // scorchExtra are scorch options added to openOne's (benchmarks of the
 // merge plan and persister settings; nil in Quire).
 var scorchExtra map[string]any
@@ -207,9 +217,10 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// The merge plan rounds small segments up to floorSegmentSize
 	// documents instead of scorch's 2,000 and makes no segment of
 	// maxSegmentDocs (merge.go) instead of 5,000,000; the persister keeps its
-	// defaults but naps while the index is small (nap.go; index/DESIGN.md,
-	// "Batching", "Merge plan" and "Persister nap for a small index").
-	cfg := map[string]any{"unsafe_batch": true, "eventCallbackName": napCallback,
+	// defaults but naps while the index is small (persistNap,
+	// index/segments; index/DESIGN.md, "Batching", "Merge plan" and
+	// "Persister nap for a small index").
+	cfg := map[string]any{"unsafe_batch": true, "eventCallbackName": segments.NapCallback,
 		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": floorSegmentSize, "MaxSegmentSize": maxSegmentDocs}}
 	for k, v := range scorchExtra {
 		cfg[k] = v
@@ -231,7 +242,7 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
-	watchNap(b)
+	segments.WatchNap(b, persistNap, floorSegmentSize)
 	return b, nil
 }
 
@@ -290,55 +301,11 @@ func (x *Index) Rebuilt() string { return x.rebuilt }
 // or from nothing.
 func (x *Index) Close() error {
 	for _, b := range []bleve.Index{x.names, x.text} {
-		wakeNap(b)
-		waitPersisted(b, 10*time.Second)
+		segments.WakeNap(b)
+		segments.WaitPersisted(b, 10*time.Second)
 	}
 	return errors.Join(x.names.Close(), x.text.Close())
 }
-
-// waitPersisted waits until b's persister has written its latest
-// snapshot, for at most timeout, or until it fails to write one: on a
-// full disk it fails again at every attempt, and a clean stop waited
-// out the timeout for each index (20 s of a stop on a full disk; node's
-// TestFullDisk_RestartWhileFull). What it did not write is what a
-// timeout leaves unwritten: the next start indexes it again from the
-// storage version recorded before it. It says which ended the wait.
-func waitPersisted(b bleve.Index, timeout time.Duration) persistWait {
-	adv, err := b.Advanced()
-	if err != nil {
-		return persistUnknown
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return persistUnknown
-	}
-	st, ok := s.Stats().(*scorch.Stats)
-	if !ok {
-		return persistUnknown
-	}
-	failed := atomic.LoadUint64(&st.TotPersistLoopErr)
-	deadline := time.Now().Add(timeout)
-	for atomic.LoadUint64(&st.LastPersistedEpoch) < atomic.LoadUint64(&st.CurRootEpoch) {
-		if atomic.LoadUint64(&st.TotPersistLoopErr) != failed {
-			return persistFailed
-		}
-		if time.Now().After(deadline) {
-			return persistTimedOut
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return persistDone
-}
-
-// persistWait is how waitPersisted's wait ended.
-type persistWait int
-
-const (
-	persistDone     persistWait = iota // the latest snapshot is on disk
-	persistFailed                      // the persister failed to write it
-	persistTimedOut                    // the timeout passed
-	persistUnknown                     // not a scorch index: not waited for
-)
 
 func docID(site, id string) string { return site + "/" + id }
 
