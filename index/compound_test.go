@@ -174,7 +174,7 @@ func TestText_CompoundWordFromBestHits(t *testing.T) {
 	if !ok || !f.word {
 		t.Fatalf("strass is no word with parts: %#v", f)
 	}
-	used := x.best.used.Load()
+	used := x.best.Used.Load()
 	for _, page := range []struct{ from, size int }{{0, 10}, {3000, 40}, {3290, 30}, {3300, 50}, {4490, 20}, {4990, 10}} {
 		got, total, err := x.Text("office", "Straße", TextOptions{From: page.from, Size: page.size, Language: "deu"})
 		if err != nil {
@@ -193,7 +193,7 @@ func TestText_CompoundWordFromBestHits(t *testing.T) {
 			}
 		}
 	}
-	if x.best.used.Load() == used {
+	if x.best.Used.Load() == used {
 		t.Fatal("no cached best hits used")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
 	"quire/index/analysis"
+	"quire/index/besthits"
 	"quire/index/segments"
 	"quire/storage"
 )
@@ -182,7 +183,7 @@ type Index struct {
 	names   bleve.Index
 	text    bleve.Index
 	rebuilt string // see Rebuilt
-	best    *bestHits
+	best    *besthits.Cache
 }
 
 // floorSegmentSize is the merge plan's FloorSegmentSize: segments
@@ -286,7 +287,7 @@ func Open(dir string) (*Index, error) {
 		names.Close()
 		return nil, err
 	}
-	return &Index{names: names, text: text, rebuilt: rebuilt, best: newBestHits()}, nil
+	return &Index{names: names, text: text, rebuilt: rebuilt, best: besthits.New()}, nil
 }
 
 // Rebuilt returns the format of the index Open found and removed because
