@@ -12,6 +12,7 @@ import (
 
 	"quire/config"
 	"quire/index"
+	"quire/index/memlimit"
 	"quire/storage"
 )
 
@@ -37,7 +38,7 @@ func cmdReindex(args []string, stderr io.Writer) error {
 	// without one the heap grew to twice its live size, 231 MB of
 	// anonymous memory at 100,000 documents against the 150 MB goal. Set
 	// before the store opens, so that everything runs under it.
-	defer index.FixedMemoryLimit(reindexMemoryLimit)()
+	defer memlimit.Fixed(reindexMemoryLimit)()
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(*dataDir, "db"), Logger: newLogger(stderr, "warn", "text")})
 	if err != nil {
 		return fmt.Errorf("%w (is the server still running?)", err)

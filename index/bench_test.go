@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/index/memlimit"
 	"quire/storage"
 )
 
@@ -175,7 +176,7 @@ func BenchmarkSearchTextOverlay(b *testing.B) {
 	}
 }
 
-// BenchmarkIndexUnderLimit measures the indexer's batches (withHeadroom,
+// BenchmarkIndexUnderLimit measures the indexer's batches (memlimit.WithHeadroom,
 // PutNames and PutText of 500 documents) under soft memory limits (0:
 // none), with 24 MiB of other live heap standing in for Badger's
 // memtables and block cache: CPU per document (Bleve's merges included)
@@ -236,7 +237,7 @@ func BenchmarkIndexUnderLimit(b *testing.B) {
 				for j := range batch {
 					batch[j].ID = fmt.Sprintf("%s-%d", batch[j].ID, i)
 				}
-				if err := withHeadroom(func() error {
+				if err := memlimit.WithHeadroom(func() error {
 					if err := x.PutNames(batch, nil); err != nil {
 						return err
 					}
@@ -310,7 +311,7 @@ func BenchmarkMergePlan(b *testing.B) {
 		for j := range batch {
 			batch[j].ID = fmt.Sprintf("%s-%d", batch[j].ID, i)
 		}
-		if err := withHeadroom(func() error {
+		if err := memlimit.WithHeadroom(func() error {
 			if err := x.PutNames(batch, nil); err != nil {
 				return err
 			}

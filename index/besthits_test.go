@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -56,7 +55,7 @@ func bleveOrder(t *testing.T, x *Index, q query.Query) ([]string, uint64) {
 // a segment then lose its deleted documents, or are built again).
 func TestText_BestHitsRankAsBleve(t *testing.T) {
 	x := openTest(t)
-	x.best.minPostings = 8
+	x.best.MinPostings = 8
 	r := rand.New(rand.NewPCG(5, 6))
 	docs := wordDocs(r, 600, 0)
 	for end := len(docs); end > 0; end -= 100 {
@@ -99,13 +98,13 @@ func TestText_BestHitsRankAsBleve(t *testing.T) {
 			step.change(t)
 			want, total := bleveOrder(t, x, termQuery(fContent, "word"))
 			for _, size := range []int{10, 7, 33} {
-				used := x.best.used.Load()
+				used := x.best.Used.Load()
 				got, totals := allIDs(t, x, "default", "word", TextOptions{}, size)
 				if !slices.Equal(got, want) || totals[0] != total {
 					t.Fatalf("pages of %d (total %d) differ from Bleve's order (total %d):\n got %v\nwant %v", size, totals[0], total, got, want)
 				}
-				if x.best.used.Load() == used {
-					t.Fatalf("pages of %d used no cached best hits (%d built)", size, x.best.built.Load())
+				if x.best.Used.Load() == used {
+					t.Fatalf("pages of %d used no cached best hits (%d built)", size, x.best.Built.Load())
 				}
 			}
 		})
@@ -127,7 +126,7 @@ func TestText_BestHitsOlderSnapshot(t *testing.T) {
 	}
 	defer old.Close()
 	ctx := context.Background()
-	x.best.minPostings = 1 << 62
+	x.best.MinPostings = 1 << 62
 	want, wantTotal, err := x.collectTermIn(ctx, old, fContent, "word", 0, 50)
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +138,11 @@ func TestText_BestHitsOlderSnapshot(t *testing.T) {
 	if err := x.Put(nil, del); err != nil {
 		t.Fatal(err)
 	}
-	x.best.minPostings = 8
+	x.best.MinPostings = 8
 	if _, _, err := x.Text("default", "word", TextOptions{Size: 50}); err != nil {
 		t.Fatal(err)
 	}
-	if x.best.built.Load() == 0 {
+	if x.best.Built.Load() == 0 {
 		t.Fatal("the query on the new snapshot built no best hits")
 	}
 	got, total, err := x.collectTermIn(ctx, old, fContent, "word", 0, 50)
@@ -153,91 +152,5 @@ func TestText_BestHitsOlderSnapshot(t *testing.T) {
 	same := func(a, b Hit) bool { return a.ID == b.ID && a.Score == b.Score }
 	if !slices.EqualFunc(got, want, same) || total != wantTotal {
 		t.Fatalf("the old snapshot answers %d hits (total %d), without the cache %d (total %d):\n got %v\nwant %v", len(got), total, len(want), wantTotal, got, want)
-	}
-}
-
-// TestBestHits_Bound: the entries together hold at most maxHits hits,
-// the least recently used going first.
-func TestBestHits_Bound(t *testing.T) {
-	b := newBestHits()
-	b.maxHits = 100
-	for i := range 10 {
-		b.put(&bestEntry{key: bestKey{seg: uint64(i), field: "f", term: "t"}, hits: make([]segHit, 30)})
-		if b.held > b.maxHits {
-			t.Fatalf("after %d entries %d hits are held, more than %d", i+1, b.held, b.maxHits)
-		}
-	}
-	if _, ok := b.entries[bestKey{seg: 9, field: "f", term: "t"}]; !ok {
-		t.Fatal("the entry put last was evicted")
-	}
-	if _, ok := b.entries[bestKey{seg: 0, field: "f", term: "t"}]; ok {
-		t.Fatal("the entry put first is still held")
-	}
-	if n := len(b.entries); n != b.lru.Len() || n != 3 {
-		t.Fatalf("%d entries in the map and %d in the list, want 3 each", n, b.lru.Len())
-	}
-}
-
-// TestIDRanks_IDOrder: a segment's ranks number its documents in the
-// order of their ids, and reading a segment's ranks drops those of the
-// segments not in the snapshot it came from.
-func TestIDRanks_IDOrder(t *testing.T) {
-	x := openTest(t)
-	r := rand.New(rand.NewPCG(9, 10))
-	for i := range 4 {
-		if err := x.Put(wordDocs(r, 150, i), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rd, err := x.textReader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	snap := rd.(*scorch.IndexSnapshot)
-	segs := snap.Segments()
-	if len(segs) < 2 {
-		t.Fatalf("%d segments, want several", len(segs))
-	}
-	ranks := newIDRanks()
-	for _, ss := range segs {
-		rk, err := ranks.of(ss, segs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rk) != int(ss.FullSize()) {
-			t.Fatalf("segment %d: %d ranks for %d documents", ss.Id(), len(rk), ss.FullSize())
-		}
-		byRank := make([]string, len(rk))
-		for num, rank := range rk {
-			if int(rank) >= len(rk) || byRank[rank] != "" {
-				t.Fatalf("segment %d: rank %d of document %d is out of range or taken", ss.Id(), rank, num)
-			}
-			id, err := ss.DocID(uint64(num))
-			if err != nil {
-				t.Fatal(err)
-			}
-			byRank[rank] = string(id)
-		}
-		if !slices.IsSorted(byRank) {
-			t.Fatalf("segment %d: ids in rank order are not sorted: %v", ss.Id(), byRank)
-		}
-	}
-	if got := ranks.built.Load(); got != uint64(len(segs)) {
-		t.Fatalf("ranks read %d times for %d segments", got, len(segs))
-	}
-	if _, err := ranks.of(segs[0], segs); err != nil || ranks.built.Load() != uint64(len(segs)) {
-		t.Fatalf("asking again read the ranks again (err %v)", err)
-	}
-	last := segs[len(segs)-1]
-	ranks.segs = map[uint64]*segRanks{}
-	if _, err := ranks.of(segs[0], segs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ranks.of(last, segs[len(segs)-1:]); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := ranks.held(), int(last.FullSize()); got != want {
-		t.Fatalf("%d ranks held after the other segments left, want %d", got, want)
 	}
 }

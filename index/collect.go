@@ -1,10 +1,8 @@
 package index
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -14,6 +12,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"quire/index/besthits"
 )
 
 // collect runs q on the text index and returns its hits from from to
@@ -65,7 +65,8 @@ func (x *Index) collect(ctx context.Context, q query.Query, from, size int) ([]H
 // postings without a searcher. Its ranking is Bleve's: a term query scores
 // sqrt(frequency) times the field's length norm times factors equal for
 // every match; the hits' Score is that product. In a segment where the
-// term has many matches, the segment's best come from x.best and only the
+// term has many matches, the segment's best come from x.best (the best
+// hits cache, index/besthits) and only the
 // postings' count is read.
 func (x *Index) collectTerm(ctx context.Context, field, term string, from, size int) ([]Hit, uint64, error) {
 	if err := ctx.Err(); err != nil {
@@ -162,7 +163,7 @@ func pathOnlyBest(ctx context.Context, r bleveindex.IndexReader, term string, k 
 			continue
 		}
 		var iid bleveindex.IndexInternalID
-		pit, err = eachPosting(ctx, ppl, pit, func(num uint64, score float64) error {
+		pit, err = besthits.EachPosting(ctx, ppl, pit, func(num uint64, score float64) error {
 			if inText != nil && inText.Contains(uint32(num)) {
 				return nil
 			}
@@ -230,14 +231,14 @@ func (x *Index) termBest(ctx context.Context, r bleveindex.IndexReader, field, t
 			continue
 		}
 		total += n
-		best, ok, err := x.best.segmentBest(ctx, snap, ss, field, term, pl, top.k)
+		best, ok, err := x.best.SegmentBest(ctx, snap, ss, field, term, pl, top.K)
 		if err != nil {
 			return nil, 0, err
 		}
 		if ok {
 			for _, h := range best {
-				iid = bleveindex.NewIndexInternalID(iid, segBase+h.num)
-				if !top.offer(candidate{score: h.score, iid: iid, id: h.id}) {
+				iid = bleveindex.NewIndexInternalID(iid, segBase+h.Num)
+				if !top.offer(candidate{score: h.Score, iid: iid, id: h.ID}) {
 					break // the rest of the segment's best rank lower still
 				}
 			}
@@ -257,32 +258,17 @@ func (x *Index) termBest(ctx context.Context, r bleveindex.IndexReader, field, t
 // It returns the iterator for reuse (it may be nil).
 func offerPostings(ctx context.Context, top *topHits, pl segment.PostingsList, it segment.PostingsIterator, base uint64) (segment.PostingsIterator, error) {
 	var iid bleveindex.IndexInternalID
-	return eachPosting(ctx, pl, it, func(num uint64, score float64) error {
+	return besthits.EachPosting(ctx, pl, it, func(num uint64, score float64) error {
 		iid = bleveindex.NewIndexInternalID(iid, base+num)
 		top.offer(candidate{score: score, iid: iid})
 		return top.err
 	})
 }
 
-// eachPosting calls fn with the document number and the term query's
-// score of every posting of pl, stopping at fn's first error. It returns
-// the iterator for reuse (it may be nil).
-func eachPosting(ctx context.Context, pl segment.PostingsList, it segment.PostingsIterator, fn func(num uint64, score float64) error) (segment.PostingsIterator, error) {
-	it = pl.Iterator(true, true, false, it)
-	for n := 0; ; n++ {
-		if n&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return it, err
-			}
-		}
-		p, err := it.Next()
-		if err != nil || p == nil {
-			return it, err
-		}
-		if err := fn(p.Number(), math.Sqrt(float64(p.Frequency()))*p.Norm()); err != nil {
-			return it, err
-		}
-	}
+// BestHits reports how many times a segment's cached best hits answered
+// a one-word query (used) and how many times they were computed (built).
+func (x *Index) BestHits() (used, built uint64) {
+	return x.best.Used.Load(), x.best.Built.Load()
 }
 
 func (x *Index) textReader() (bleveindex.IndexReader, error) {
@@ -364,14 +350,14 @@ type candidate struct {
 
 // topHits keeps the best k hits offered, the worst on top.
 type topHits struct {
-	worstFirst[candidate]
+	besthits.TopK[candidate]
 	r   bleveindex.IndexReader
 	err error // of reading an id
 }
 
 func newTopHits(r bleveindex.IndexReader, k int) *topHits {
 	t := &topHits{r: r}
-	t.k, t.worse = k, t.worseHit
+	t.K, t.Worse = k, t.worseHit
 	return t
 }
 
@@ -382,7 +368,7 @@ func newTopHits(r bleveindex.IndexReader, k int) *topHits {
 // fragment query's CPU at 100,000 documents: index/DESIGN.md,
 // "Fragments").
 func (t *topHits) offer(c candidate) bool {
-	if t.k == 0 || len(t.h) == t.k && c.score < t.h[0].score {
+	if t.K == 0 || len(t.H) == t.K && c.score < t.H[0].score {
 		return false
 	}
 	return t.offerRanked(c)
@@ -390,17 +376,17 @@ func (t *topHits) offer(c candidate) bool {
 
 // offerRanked is offer for a match that may rank among the best k.
 func (t *topHits) offerRanked(c candidate) bool {
-	if !t.admits(&c) {
+	if !t.Admits(&c) {
 		return false
 	}
 	c.iid = slices.Clone(c.iid)
-	t.add(c)
+	t.Add(c)
 	return true
 }
 
 // ranked empties t and returns what it kept, best first.
 func (t *topHits) ranked() ([]candidate, error) {
-	return t.drain(), t.err
+	return t.Drain(), t.err
 }
 
 // idOf reads (once) the external id of c.
@@ -418,46 +404,4 @@ func (t *topHits) worseHit(a, b *candidate) bool {
 		return a.score < b.score
 	}
 	return strings.Compare(t.idOf(a), t.idOf(b)) > 0
-}
-
-// worstFirst holds the best k of the hits added, as worse ranks them, in
-// a heap with the worst on top.
-type worstFirst[T any] struct {
-	h     []T
-	k     int
-	worse func(a, b *T) bool
-}
-
-// admits reports whether c ranks among the best k so far.
-func (w *worstFirst[T]) admits(c *T) bool {
-	return len(w.h) < w.k || (w.k > 0 && w.worse(&w.h[0], c))
-}
-
-// add keeps c, which admits accepted, in place of the worst if full.
-func (w *worstFirst[T]) add(c T) {
-	if len(w.h) < w.k {
-		heap.Push(w, c)
-		return
-	}
-	w.h[0] = c
-	heap.Fix(w, 0)
-}
-
-// drain empties w and returns what it held, best first.
-func (w *worstFirst[T]) drain() []T {
-	out := make([]T, len(w.h))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(w).(T)
-	}
-	return out
-}
-
-func (w *worstFirst[T]) Len() int           { return len(w.h) }
-func (w *worstFirst[T]) Less(i, j int) bool { return w.worse(&w.h[i], &w.h[j]) }
-func (w *worstFirst[T]) Swap(i, j int)      { w.h[i], w.h[j] = w.h[j], w.h[i] }
-func (w *worstFirst[T]) Push(v any)         { w.h = append(w.h, v.(T)) }
-func (w *worstFirst[T]) Pop() any {
-	v := w.h[len(w.h)-1]
-	w.h = w.h[:len(w.h)-1]
-	return v
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"quire/index/analysis"
 )
 
 // compoundDocs are German letters: whole words, compounds of them, and
@@ -122,44 +124,6 @@ func TestMatchedPages_Compounds(t *testing.T) {
 	}
 }
 
-// TestCompoundParts: the terms the parts field holds for a term of the de
-// analyzer.
-func TestCompoundParts(t *testing.T) {
-	for _, tc := range []struct {
-		term string
-		want []string
-	}{
-		{"haus", nil},
-		{"gartenstrass", []string{"ssartsnetrag"}},
-		{"krankenversicherungsnumm", []string{"mmunsgnurehcisrevneknark", "gnurehcisrevneknark"}},
-		{"rechnungsnumm", []string{"mmunsgnunhcer", "gnunhcer"}},
-		{"versicherungs", []string{"sgnurehcisrev"}}, // an s at the end links nothing
-	} {
-		if got := compoundParts(tc.term); !slices.Equal(got, tc.want) {
-			t.Errorf("compoundParts(%q) = %q, want %q", tc.term, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		term, w string
-		want    bool
-	}{
-		{"gartenstrass", "strass", true},
-		{"krankenversicherungsnumm", "versicherung", true},
-		{"krankenversicherungsnumm", "nummer", false}, // not stemmed as the index stems it
-		{"krankenversicherungsnumm", "numm", true},
-		{"abendstrass", "strass", true},
-		{"gartenstrass", "artenstrass", false}, // "g" is too short to be a word before it
-		{"gartenstrass", "garten", false},      // a prefix is the fragments' business
-		{"strassenbahn", "strass", false},
-		{"gartenstrass", "rass", true},
-		{"gartenstrass", "ass", false}, // shorter than minPartRunes
-	} {
-		if got := hasPart(tc.term, tc.w); got != tc.want {
-			t.Errorf("hasPart(%q, %q) = %v, want %v", tc.term, tc.w, got, tc.want)
-		}
-	}
-}
-
 // inTiers reports whether got is want's groups one after another, each
 // group's members in any order among themselves.
 func inTiers(got []string, want [][]string) bool {
@@ -206,11 +170,11 @@ func TestText_CompoundWordFromBestHits(t *testing.T) {
 	if err := x.Put(docs, nil); err != nil {
 		t.Fatal(err)
 	}
-	f, ok := x.wordQuery("strass", deAnalyzer).(*fragmentTerms)
+	f, ok := x.wordQuery("strass", analysis.De).(*fragmentTerms)
 	if !ok || !f.word {
 		t.Fatalf("strass is no word with parts: %#v", f)
 	}
-	used := x.best.used.Load()
+	used := x.best.Used.Load()
 	for _, page := range []struct{ from, size int }{{0, 10}, {3000, 40}, {3290, 30}, {3300, 50}, {4490, 20}, {4990, 10}} {
 		got, total, err := x.Text("office", "Straße", TextOptions{From: page.from, Size: page.size, Language: "deu"})
 		if err != nil {
@@ -229,7 +193,7 @@ func TestText_CompoundWordFromBestHits(t *testing.T) {
 			}
 		}
 	}
-	if x.best.used.Load() == used {
+	if x.best.Used.Load() == used {
 		t.Fatal("no cached best hits used")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"quire/index/besthits"
 )
 
 // fragmentTerms is the query of a fragment of plain text (wordQuery): the
@@ -260,7 +262,7 @@ func (a *fragmentAcc) add(ctx context.Context, ss *scorch.SegmentSnapshot, field
 		if a.pl.Count() == 0 {
 			continue
 		}
-		a.it, err = eachPosting(ctx, a.pl, a.it, func(num uint64, score float64) error {
+		a.it, err = besthits.EachPosting(ctx, a.pl, a.it, func(num uint64, score float64) error {
 			if skip != nil && skip.Contains(uint32(num)) || a.only != nil && !a.only.Contains(uint32(num)) {
 				return nil
 			}
@@ -284,7 +286,7 @@ func (a *fragmentAcc) offer(top *topHits, docs *roaring.Bitmap, base uint64, boo
 		num := it.Next()
 		s := a.score[num]
 		a.score[num] = 0
-		if top.k == 0 || len(top.h) == top.k && s*boost < top.h[0].score {
+		if top.K == 0 || len(top.H) == top.K && s*boost < top.H[0].score {
 			continue
 		}
 		iid = bleveindex.NewIndexInternalID(iid, base+uint64(num))

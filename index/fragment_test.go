@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"quire/index/analysis"
 )
 
 // TestText_FragmentFromPostings: a fragment alone is ranked from the
@@ -41,9 +43,9 @@ func TestText_FragmentFromPostings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, ok := x.wordQuery("quark", defaultAnalyzer).(*fragmentTerms)
+	f, ok := x.wordQuery("quark", analysis.Default).(*fragmentTerms)
 	if !ok {
-		t.Fatalf("quark is no fragment query: %T", x.wordQuery("quark", defaultAnalyzer))
+		t.Fatalf("quark is no fragment query: %T", x.wordQuery("quark", analysis.Default))
 	}
 	want, wantTotal, err := x.collect(context.Background(), f.DisjunctionQuery, 0, 100)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -22,6 +21,9 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
+	"quire/index/analysis"
+	"quire/index/besthits"
+	"quire/index/segments"
 	"quire/storage"
 )
 
@@ -45,7 +47,7 @@ type Doc struct {
 	// folders are still indexed).
 	NoText bool
 	// Language is the main language of the document's site (tesseract's
-	// code, "" for none): it chooses the analyzer of its text (AnalyzerFor).
+	// code, "" for none): it chooses the analyzer of its text (analysis.For).
 	Language string
 }
 
@@ -118,13 +120,13 @@ func splitDocPath(p string) (dir, name string) {
 // analyzer's.
 func newTextMapping() mapping.IndexMapping {
 	im := bleve.NewIndexMapping()
-	addAnalyzers(im)
-	im.DefaultMapping = textDocMapping(defaultAnalyzer)
-	for _, a := range languageAnalyzers {
+	analysis.AddTo(im)
+	im.DefaultMapping = textDocMapping(analysis.Default)
+	for _, a := range analysis.Languages() {
 		im.AddDocumentMapping(a, textDocMapping(a))
 	}
 	im.TypeField = fLang
-	im.DefaultAnalyzer = defaultAnalyzer
+	im.DefaultAnalyzer = analysis.Default
 	im.DefaultField = fContent // query-string terms without a field
 	return im
 }
@@ -150,9 +152,9 @@ func textDocMapping(analyzer string) *mapping.DocumentMapping {
 	dm.AddFieldMappingsAt(fContent, text(true))
 	dm.AddFieldMappingsAt(fTags, text(false))
 	dm.AddFieldMappingsAt(fAttrs, text(false))
-	if compoundAnalyzers[analyzer] {
+	if analysis.Compound(analyzer) {
 		parts := text(false)
-		parts.Analyzer = partsAnalyzer
+		parts.Analyzer = analysis.DeParts
 		dm.AddFieldMappingsAt(fParts, parts)
 	}
 	dm.AddFieldMappingsAt(fSHA, kw(false))
@@ -181,7 +183,7 @@ type Index struct {
 	names   bleve.Index
 	text    bleve.Index
 	rebuilt string // see Rebuilt
-	best    *bestHits
+	best    *besthits.Cache
 }
 
 // floorSegmentSize is the merge plan's FloorSegmentSize: segments
@@ -193,6 +195,16 @@ type Index struct {
 // the merge bytes and raised the 3-node ingest from 0.25 to 0.38 of one
 // node with query latency unchanged (index/DESIGN.md, "Merge plan").
 const floorSegmentSize = 500
+
+// persistNap is how long the persister of a small index (fewer than
+// floorSegmentSize live documents) naps after each persist, so that a
+// trickle of batches is persisted and merged as one file
+// (index/segments, "The persister's nap"; index/DESIGN.md, "Persister
+// nap for a small index"). A test of scorch's own plan sets it to 0
+// before opening its index.
+var persistNap = defaultPersistNap
+
+const defaultPersistNap = 2 * time.Second
 
 // scorchExtra are scorch options added to openOne's (benchmarks of the
 // merge plan and persister settings; nil in Quire).
@@ -206,9 +218,10 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	// The merge plan rounds small segments up to floorSegmentSize
 	// documents instead of scorch's 2,000 and makes no segment of
 	// maxSegmentDocs (merge.go) instead of 5,000,000; the persister keeps its
-	// defaults but naps while the index is small (nap.go; index/DESIGN.md,
-	// "Batching", "Merge plan" and "Persister nap for a small index").
-	cfg := map[string]any{"unsafe_batch": true, "eventCallbackName": napCallback,
+	// defaults but naps while the index is small (persistNap,
+	// index/segments; index/DESIGN.md, "Batching", "Merge plan" and
+	// "Persister nap for a small index").
+	cfg := map[string]any{"unsafe_batch": true, "eventCallbackName": segments.NapCallback,
 		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": floorSegmentSize, "MaxSegmentSize": maxSegmentDocs}}
 	for k, v := range scorchExtra {
 		cfg[k] = v
@@ -230,16 +243,16 @@ func openOne(dir string, m mapping.IndexMapping) (bleve.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", dir, err)
 	}
-	watchNap(b)
+	segments.WatchNap(b, persistNap, floorSegmentSize)
 	return b, nil
 }
 
 // formatVersion names the layout of the index (its mappings included); a
 // change rebuilds it. 4: the filter fields of the text index. 5: no doc
 // values (nothing is sorted or faceted by a text-index field). 6: an
-// analyzer per site language (stems, German folding; analysis.go). 7:
-// path words out of content. 8: German compound parts (compound.go). 9:
-// the token cap in every analyzer (analysis.go), whose analyzers are now
+// analyzer per site language (stems, German folding; index/analysis). 7:
+// path words out of content. 8: German compound parts (index/analysis). 9:
+// the token cap in every analyzer (index/analysis), whose analyzers are now
 // Quire's (quire_de for Bleve's de …).
 const formatVersion = "9"
 
@@ -274,7 +287,7 @@ func Open(dir string) (*Index, error) {
 		names.Close()
 		return nil, err
 	}
-	return &Index{names: names, text: text, rebuilt: rebuilt, best: newBestHits()}, nil
+	return &Index{names: names, text: text, rebuilt: rebuilt, best: besthits.New()}, nil
 }
 
 // Rebuilt returns the format of the index Open found and removed because
@@ -289,55 +302,11 @@ func (x *Index) Rebuilt() string { return x.rebuilt }
 // or from nothing.
 func (x *Index) Close() error {
 	for _, b := range []bleve.Index{x.names, x.text} {
-		wakeNap(b)
-		waitPersisted(b, 10*time.Second)
+		segments.WakeNap(b)
+		segments.WaitPersisted(b, 10*time.Second)
 	}
 	return errors.Join(x.names.Close(), x.text.Close())
 }
-
-// waitPersisted waits until b's persister has written its latest
-// snapshot, for at most timeout, or until it fails to write one: on a
-// full disk it fails again at every attempt, and a clean stop waited
-// out the timeout for each index (20 s of a stop on a full disk; node's
-// TestFullDisk_RestartWhileFull). What it did not write is what a
-// timeout leaves unwritten: the next start indexes it again from the
-// storage version recorded before it. It says which ended the wait.
-func waitPersisted(b bleve.Index, timeout time.Duration) persistWait {
-	adv, err := b.Advanced()
-	if err != nil {
-		return persistUnknown
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return persistUnknown
-	}
-	st, ok := s.Stats().(*scorch.Stats)
-	if !ok {
-		return persistUnknown
-	}
-	failed := atomic.LoadUint64(&st.TotPersistLoopErr)
-	deadline := time.Now().Add(timeout)
-	for atomic.LoadUint64(&st.LastPersistedEpoch) < atomic.LoadUint64(&st.CurRootEpoch) {
-		if atomic.LoadUint64(&st.TotPersistLoopErr) != failed {
-			return persistFailed
-		}
-		if time.Now().After(deadline) {
-			return persistTimedOut
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return persistDone
-}
-
-// persistWait is how waitPersisted's wait ended.
-type persistWait int
-
-const (
-	persistDone     persistWait = iota // the latest snapshot is on disk
-	persistFailed                      // the persister failed to write it
-	persistTimedOut                    // the timeout passed
-	persistUnknown                     // not a scorch index: not waited for
-)
 
 func docID(site, id string) string { return site + "/" + id }
 
@@ -398,9 +367,9 @@ func (x *Index) PutText(docs []Doc, del []string) error {
 			fInserted: d.Inserted,
 			fFolders:  folderTerms(d.Path),
 		}
-		if a := AnalyzerFor(d.Language); a != defaultAnalyzer {
+		if a := analysis.For(d.Language); a != analysis.Default {
 			fields[fLang] = a
-			if compoundAnalyzers[a] {
+			if analysis.Compound(a) {
 				fields[fParts] = fields[fContent] // compound.go
 			}
 		}
@@ -871,7 +840,7 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 	var tq query.Query
 	if o.Syntax {
 		var err error
-		if tq, err = parseQueryString(text, AnalyzerFor(o.Language)); err != nil {
+		if tq, err = parseQueryString(text, analysis.For(o.Language)); err != nil {
 			return nil, 0, err
 		}
 	} else {
@@ -884,7 +853,7 @@ func (x *Index) Text(site, text string, o TextOptions) ([]Hit, uint64, error) {
 		if n := len(strings.Fields(text)); n > maxQueryClauses {
 			return nil, 0, storage.Invalid("query", fmt.Sprintf("the query has %d words; at most %d", n, maxQueryClauses))
 		}
-		tq = x.wordsQuery(text, AnalyzerFor(o.Language))
+		tq = x.wordsQuery(text, analysis.For(o.Language))
 		if tq == nil {
 			return nil, 0, nil
 		}

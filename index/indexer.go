@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/index/memlimit"
 	"quire/storage"
 )
 
@@ -398,7 +399,7 @@ func (ix *Indexer) checkpointLoop() {
 func (ix *Indexer) onCommit(c *storage.Command, res storage.Result) {
 	if c != nil && c.Op == storage.OpSetSiteConfig {
 		// A new main language changes the site's analyzer: its documents
-		// are indexed again, in the background (analysis.go).
+		// are indexed again, in the background (words.go).
 		site := c.Site
 		go func() {
 			err := guard.Run(ix.log, guard.Indexer, func() error { return ix.checkSiteAnalyzer(context.Background(), site) })
@@ -454,7 +455,7 @@ func (ix *Indexer) put(docs []Doc, del []string) error {
 	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		limit = maxBatchTextFree
 	}
-	err := withHeadroom(func() error {
+	err := memlimit.WithHeadroom(func() error {
 		for len(text) > 0 || len(textDel) > 0 {
 			n, size := 0, 0
 			for n < len(text) && (n == 0 || size+len(text[n].Content) <= limit) {

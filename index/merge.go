@@ -2,14 +2,12 @@ package index
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 
 	"quire/guard"
+	"quire/index/segments"
 )
 
 // Idle merge (index/DESIGN.md, "Idle merge"). Scorch's merge plan keeps
@@ -46,101 +44,24 @@ var mergeStep = 10
 // small.
 var maxSegmentDocs int64 = 250_000
 
-// scorchOf returns b's scorch index (nil if it is not one).
-func scorchOf(b bleve.Index) *scorch.Scorch {
-	adv, err := b.Advanced()
-	if err != nil {
-		return nil
-	}
-	s, _ := adv.(*scorch.Scorch)
-	return s
-}
-
-// segments counts the segments of b's current snapshot: on disk (file)
-// and in memory, not yet persisted.
-func segments(b bleve.Index) (file, mem int) {
-	s := scorchOf(b)
-	if s == nil {
-		return 0, 0
-	}
-	st, ok := s.Stats().(*scorch.Stats)
-	if !ok {
-		return 0, 0
-	}
-	return int(atomic.LoadUint64(&st.TotFileSegmentsAtRoot)), int(atomic.LoadUint64(&st.TotMemorySegmentsAtRoot))
-}
-
 // Segments returns how many segments the text and the names index have
 // (on disk and in memory).
 func (x *Index) Segments() (text, names int) {
-	tf, tm := segments(x.text)
-	nf, nm := segments(x.names)
+	tf, tm := segments.Count(x.text)
+	nf, nm := segments.Count(x.names)
 	return tf + tm, nf + nm
-}
-
-// segmentDocs returns the live documents of each of b's segments.
-func segmentDocs(b bleve.Index) []int64 {
-	s := scorchOf(b)
-	if s == nil {
-		return nil
-	}
-	r, err := s.Reader()
-	if err != nil {
-		return nil
-	}
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil
-	}
-	var docs []int64
-	for _, seg := range snap.Segments() {
-		docs = append(docs, seg.LiveSize())
-	}
-	return docs
 }
 
 // mergeable counts b's segments, and those a merge may still take: under
 // half of maxSegmentDocs live documents, as scorch's planner decides.
-func mergeable(b bleve.Index) (n, eligible int) {
-	for _, d := range segmentDocs(b) {
-		n++
-		if d < maxSegmentDocs/2 {
-			eligible++
-		}
-	}
-	return n, eligible
-}
+func mergeable(b bleve.Index) (n, eligible int) { return segments.Mergeable(b, maxSegmentDocs) }
 
 // mergeStepOnce merges at most mergeStep of b's n segments (eligible of
 // them mergeable) into one, so that no fewer than mergeTo are left and
 // no segment gets maxSegmentDocs documents. It returns once scorch has
 // introduced the merged segment, or dropped it because ctx was canceled.
 func mergeStepOnce(ctx context.Context, b bleve.Index, n, eligible int) error {
-	s := scorchOf(b)
-	if s == nil {
-		return nil
-	}
-	k := min(mergeStep, eligible, n-mergeTo+1)
-	// The planner keeps adding merge tasks while eligible segments +
-	// tasks exceed the budget; a budget of eligible-k+1 stops it after
-	// one task of k segments. It picks the k (adjacent by size) that
-	// score best: similar sizes, small, with deletions to reclaim; a
-	// segment that would take the task to maxSegmentDocs is left out.
-	budget := eligible - k + 1
-	opts := mergeplan.MergePlanOptions{
-		MaxSegmentsPerTier:   1,
-		MaxSegmentSize:       maxSegmentDocs,
-		MaxSegmentFileSize:   1 << 40,
-		TierGrowth:           1,
-		SegmentsPerMergeTask: k,
-		FloorSegmentSize:     1,
-		ReclaimDeletesWeight: 2,
-		CalcBudget: func(int64, int64, *mergeplan.MergePlanOptions) int {
-			return budget
-		},
-	}
-	return s.ForceMerge(ctx, &opts)
+	return segments.Merge(ctx, b, min(mergeStep, eligible, n-mergeTo+1), eligible, maxSegmentDocs)
 }
 
 // MergeStats counts the idle merge's steps: merged (a segment made of
@@ -248,7 +169,7 @@ func (ix *Indexer) idleMerge() error {
 		from := n
 		ix.log.Info("index idle: merging segments", "index", one.name, "segments", from, "mergeable", eligible)
 		for {
-			file, _ := segments(one.b)
+			file, _ := segments.Count(one.b)
 			n, eligible = mergeable(one.b)
 			if n <= mergeTo || file < 2 || eligible < 2 {
 				break

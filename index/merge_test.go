@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/index/segments"
 	"quire/storage"
 )
 
@@ -29,8 +30,8 @@ func mergeFixture(t *testing.T, idle time.Duration) (*storage.DB, *Index, *Index
 func waitFilesOnly(t *testing.T, x *Index, b int) {
 	t.Helper()
 	waitUntil(t, 5*time.Millisecond, func() string { return fmt.Sprintf("batch %d not persisted in time", b) }, func() bool {
-		_, tm := segments(x.text)
-		_, nm := segments(x.names)
+		_, tm := segments.Count(x.text)
+		_, nm := segments.Count(x.names)
 		return tm == 0 && nm == 0
 	})
 }
@@ -221,7 +222,7 @@ func TestIdleMergeSegmentCap(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		docs []int64
-	}{{"text", segmentDocs(x.text)}, {"names", segmentDocs(x.names)}} {
+	}{{"text", segments.Docs(x.text)}, {"names", segments.Docs(x.names)}} {
 		slices.Sort(tc.docs)
 		if !slices.Equal(tc.docs, []int64{6, 6, 6}) {
 			t.Errorf("%s index segments after the idle merge: %v documents, want [6 6 6]", tc.name, tc.docs)
@@ -252,7 +253,7 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 		// (on a loaded machine three batches of 3 became one segment of
 		// 9), a merge of fresh batches that is not the plan's.
 		waitUntil(t, 5*time.Millisecond, func() string { return fmt.Sprintf("batch %d not persisted in time", b) }, func() bool {
-			_, mem := segments(x.text)
+			_, mem := segments.Count(x.text)
 			return mem == 0
 		})
 	}
@@ -260,8 +261,8 @@ func TestScorchMergeSegmentCap(t *testing.T) {
 	waitUntil(t, 20*time.Millisecond, func() string {
 		return fmt.Sprintf("scorch did not merge in time: %d segments %v", len(docs), docs)
 	}, func() bool {
-		docs = segmentDocs(x.text)
-		file, mem := segments(x.text)
+		docs = segments.Docs(x.text)
+		file, mem := segments.Count(x.text)
 		return mem == 0 && file <= batches/2
 	})
 	for _, d := range docs {

@@ -2,19 +2,19 @@ package index
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"quire/index/segments"
 )
 
 // textStats are the live counters of x's text index (kept after Close).
 func textStats(t *testing.T, x *Index) *scorch.Stats {
 	t.Helper()
-	st, ok := scorchOf(x.text).Stats().(*scorch.Stats)
+	st, ok := segments.Scorch(x.text).Stats().(*scorch.Stats)
 	if !ok {
 		t.Fatal("the text index is not scorch")
 	}
@@ -51,14 +51,13 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 5*time.Millisecond, func() string { return "the first batch was not persisted" }, func() bool {
-		_, mem := segments(x.text)
+		_, mem := segments.Count(x.text)
 		return mem == 0
 	})
 	// The persister naps after it: nothing it holds now is written
 	// until the nap ends (a minute, or Close).
 	waitUntil(t, 5*time.Millisecond, func() string { return "the persister did not nap after the first batch" }, func() bool {
-		v, ok := nappers.Load(scorchOf(x.text))
-		return ok && v.(*napper).napping.Load()
+		return segments.Napping(x.text)
 	})
 	st := textStats(t, x)
 	before := atomic.LoadUint64(&st.TotFileMergeZapBeg)
@@ -72,7 +71,7 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 			t.Fatalf("batch %d not found at once during the nap: %v %v", i, hits, err)
 		}
 	}
-	if _, mem := segments(x.text); mem < 2 {
+	if _, mem := segments.Count(x.text); mem < 2 {
 		t.Fatalf("%d of %d batches in memory during the nap, want them all held", mem, batches)
 	}
 	began := time.Now()
@@ -104,44 +103,11 @@ func TestPersisterNap_SmallIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, mem := segments(x.text); mem == 0 {
+		if _, mem := segments.Count(x.text); mem == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("a batch of an index at the floor waited for a nap")
 		}
-	}
-}
-
-// TestWaitPersisted_EndsWhenThePersisterFails: a persister that cannot
-// write (its directory is gone, as writes fail on a full disk) ends the
-// wait for the latest snapshot as soon as it fails, not at the timeout:
-// it fails at every attempt, and a clean stop on a full disk waited 10 s
-// for each index. Without the failure the wait ends with the snapshot on
-// disk.
-func TestWaitPersisted_EndsWhenThePersisterFails(t *testing.T) {
-	dir := t.TempDir()
-	x, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	put := func(id string) {
-		t.Helper()
-		if err := x.Put([]Doc{{Site: "default", ID: id, Path: id + ".txt", Content: "words " + id, Inserted: time.Now()}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		wakeNap(x.text)
-	}
-	put("written")
-	if got := waitPersisted(x.text, time.Minute); got != persistDone {
-		t.Fatalf("the wait on a writable index ended with %d, want %d (persisted)", got, persistDone)
-	}
-	if err := os.RemoveAll(filepath.Join(dir, "text")); err != nil {
-		t.Fatal(err)
-	}
-	put("unwritable")
-	if got := waitPersisted(x.text, time.Minute); got != persistFailed {
-		t.Fatalf("the wait on a persister that cannot write ended with %d, want %d (failed)", got, persistFailed)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"quire/index/segments"
 	"quire/storage"
 )
 
@@ -371,7 +372,7 @@ func TestText_TextHitsAboveFileNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Written to disk, where such a list is kept without a bitmap.
-	waitPersisted(x.text, 10*time.Second)
+	segments.WaitPersisted(x.text, 10*time.Second)
 	// A word only in names is found through them, in the tiers' order.
 	for _, c := range []struct {
 		text string

@@ -7,22 +7,15 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/lang/de"
-	"github.com/blevesearch/bleve/v2/analysis/lang/es"
-	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
-	"github.com/blevesearch/bleve/v2/analysis/lang/it"
-	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
+
+	"quire/index/analysis"
 )
 
 // TestText_TokenCap: per site language, a text holding a 64 KiB "word",
 // a 256-letter one (one over the cap) and a 255-letter one (at the cap)
-// among ordinary words leaves no term over maxTokenRunes letters in any
+// among ordinary words leaves no term over analysis.MaxTokenRunes letters in any
 // text field's dictionary; the ordinary words and the word at the cap are
 // found, the words over it are not (alone or beside a word the document
 // has: a word the index does not hold matches nothing), and the page
@@ -30,10 +23,10 @@ import (
 func TestText_TokenCap(t *testing.T) {
 	x := openTest(t)
 	giant := strings.Repeat("g", 64<<10)
-	over := strings.Repeat("z", maxTokenRunes+1)
-	atCap := strings.Repeat("ж", maxTokenRunes) // two bytes a letter: the cap counts letters
-	overWide := strings.Repeat("ж", maxTokenRunes+1)
-	pathWord := strings.Repeat("p", maxTokenRunes+1)
+	over := strings.Repeat("z", analysis.MaxTokenRunes+1)
+	atCap := strings.Repeat("ж", analysis.MaxTokenRunes) // two bytes a letter: the cap counts letters
+	overWide := strings.Repeat("ж", analysis.MaxTokenRunes+1)
+	pathWord := strings.Repeat("p", analysis.MaxTokenRunes+1)
 	langs := []struct{ lang, word, other string }{
 		{"", "zebracorn", "invoice"},
 		{"eng", "zebracorn", "invoice"},
@@ -65,7 +58,7 @@ func TestText_TokenCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		for e, err := d.Next(); e != nil && err == nil; e, err = d.Next() {
-			if n := utf8.RuneCountInString(e.Term); n > maxTokenRunes {
+			if n := utf8.RuneCountInString(e.Term); n > analysis.MaxTokenRunes {
 				t.Errorf("field %s holds a term of %d letters (%.20s…)", field, n, e.Term)
 			}
 		}
@@ -158,10 +151,10 @@ func mappedAnalyzers(t *testing.T, name string, im *mapping.IndexMappingImpl) ma
 	return used
 }
 
-// TestAnalyzers_AllCapped: the registry analyzerChains and the mappings
-// agree. Every analyzer a text field (or a document mapping's or the text
-// index's default) names is in analyzerChains and every entry is used;
-// every language of languageAnalyzers is; each analyzer, as the mapping
+// TestAnalyzers_AllCapped: the analyzers index/analysis defines and the
+// mappings agree. Every analyzer a text field (or a document mapping's or
+// the text index's default) names is defined there and every one is used;
+// every language analyzer is; each analyzer, as the mapping
 // defines it and as an index reopened from disk reads it back, has the
 // cap first and drops a word over it while keeping one at it; and the
 // names index has keyword fields only.
@@ -169,19 +162,19 @@ func TestAnalyzers_AllCapped(t *testing.T) {
 	tm := newTextMapping().(*mapping.IndexMappingImpl)
 	used := mappedAnalyzers(t, "text", tm)
 	used[tm.DefaultAnalyzer] = true
-	for _, a := range languageAnalyzers {
+	for _, a := range analysis.Languages() {
 		used[a] = true
 	}
-	if got, want := slices.Sorted(maps.Keys(used)), slices.Sorted(maps.Keys(analyzerChains)); !slices.Equal(got, want) {
-		t.Errorf("the text mapping uses the analyzers %v, analyzerChains defines %v", got, want)
+	if got, want := slices.Sorted(maps.Keys(used)), analysis.Names(); !slices.Equal(got, want) {
+		t.Errorf("the text mapping uses the analyzers %v, index/analysis defines %v", got, want)
 	}
 	if used := mappedAnalyzers(t, "names", newNamesMapping().(*mapping.IndexMappingImpl)); len(used) != 0 {
 		t.Errorf("the names mapping uses analyzers %v: only keyword fields are expected", slices.Sorted(maps.Keys(used)))
 	}
-	for name := range analyzerChains {
+	for _, name := range analysis.Names() {
 		filters, _ := tm.CustomAnalysis.Analyzers[name]["token_filters"].([]any)
-		if len(filters) == 0 || filters[0] != tokenCapFilter {
-			t.Errorf("analyzer %s: token filters %v, want %s first", name, filters, tokenCapFilter)
+		if len(filters) == 0 || filters[0] != analysis.TokenCapFilter {
+			t.Errorf("analyzer %s: token filters %v, want %s first", name, filters, analysis.TokenCapFilter)
 		}
 	}
 	// As an index reads its mapping back from disk.
@@ -195,9 +188,9 @@ func TestAnalyzers_AllCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	keep, drop := strings.Repeat("ab", maxTokenRunes)[:maxTokenRunes], strings.Repeat("ab", maxTokenRunes)[:maxTokenRunes+1]
+	keep, drop := strings.Repeat("ab", analysis.MaxTokenRunes)[:analysis.MaxTokenRunes], strings.Repeat("ab", analysis.MaxTokenRunes)[:analysis.MaxTokenRunes+1]
 	for _, m := range []mapping.IndexMapping{tm, x.text.Mapping()} {
-		for name := range analyzerChains {
+		for _, name := range analysis.Names() {
 			an := m.AnalyzerNamed(name)
 			if an == nil {
 				t.Errorf("analyzer %s is not defined", name)
@@ -207,61 +200,7 @@ func TestAnalyzers_AllCapped(t *testing.T) {
 				t.Errorf("analyzer %s keeps a word over the cap: %d tokens", name, len(tks))
 			}
 			if tks := an.Analyze([]byte(keep)); len(tks) == 0 {
-				t.Errorf("analyzer %s drops a word of %d letters", name, maxTokenRunes)
-			}
-		}
-	}
-}
-
-// bleveAnalyzers are Bleve's analyzers whose chains the language
-// analyzers copy.
-var bleveAnalyzers = map[string]string{
-	deAnalyzer: de.AnalyzerName,
-	frAnalyzer: fr.AnalyzerName,
-	itAnalyzer: it.AnalyzerName,
-	esAnalyzer: es.AnalyzerName,
-	nlAnalyzer: nl.AnalyzerName,
-}
-
-// TestAnalyzers_SameTokensBelowCap: below the cap every analyzer makes
-// exactly the tokens (term, position, offsets, type) it made before the
-// cap: the same chain without it, and for the language analyzers Bleve's
-// analyzer of the language. So documents and queries of ordinary words
-// are analysed as before the cap.
-func TestAnalyzers_SameTokensBelowCap(t *testing.T) {
-	text := "The zebracorns' Invoices: l'avion d'été, dell'aereo; Straße, Müller & Mueller, Rechnungsnummern " +
-		"Krankenversicherungsnummer; camión, niños, ¿Dónde? vliegtuigen, fietsen 4711 2026-12-02 x@y.z " +
-		"ВЕЛИКИЙ ж 東京都 " + strings.Repeat("ab", maxTokenRunes)[:maxTokenRunes]
-	tm := newTextMapping().(*mapping.IndexMappingImpl)
-	bare := bleve.NewIndexMapping()
-	for name, chain := range analyzerChains {
-		filters := make([]any, len(chain))
-		for i, f := range chain {
-			filters[i] = f
-		}
-		if err := bare.AddCustomAnalyzer(name, map[string]any{"type": custom.Name, "tokenizer": unicode.Name, "token_filters": filters}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name := range analyzerChains {
-		got := tm.AnalyzerNamed(name).Analyze([]byte(text))
-		if len(got) < 5 { // de_parts keeps the long words only
-			t.Fatalf("analyzer %s: %d tokens", name, len(got))
-		}
-		wants := map[string]analysis.TokenStream{"without the cap": bare.AnalyzerNamed(name).Analyze([]byte(text))}
-		if b, ok := bleveAnalyzers[name]; ok {
-			wants["Bleve's "+b] = bare.AnalyzerNamed(b).Analyze([]byte(text))
-		}
-		for what, want := range wants {
-			if len(got) != len(want) {
-				t.Errorf("analyzer %s: %d tokens, %d %s", name, len(got), len(want), what)
-				continue
-			}
-			for i := range got {
-				if g, w := got[i], want[i]; string(g.Term) != string(w.Term) || g.Position != w.Position ||
-					g.Start != w.Start || g.End != w.End || g.Type != w.Type || g.KeyWord != w.KeyWord {
-					t.Errorf("analyzer %s, token %d: %+v, %s %+v", name, i, *g, what, *w)
-				}
+				t.Errorf("analyzer %s drops a word of %d letters", name, analysis.MaxTokenRunes)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 
+	"quire/index/besthits"
 	"quire/storage"
 )
 
@@ -35,7 +36,7 @@ func warmFixture(t *testing.T) *Index {
 	persistNap = 0
 	x := openTest(t)
 	scorchExtra, persistNap = nil, defaultPersistNap
-	x.best.minPostings = 8
+	x.best.MinPostings = 8
 	r := rand.New(rand.NewPCG(11, 12))
 	for s := range warmSegs {
 		var docs []Doc
@@ -100,13 +101,7 @@ func persisted(t *testing.T, x *Index) int {
 // warmedWords returns the words the cache holds entries of, with how
 // many segments each.
 func warmedWords(x *Index) map[string]int {
-	x.best.mu.Lock()
-	defer x.best.mu.Unlock()
-	m := map[string]int{}
-	for k := range x.best.entries {
-		m[k.term]++
-	}
-	return m
+	return x.best.Terms()
 }
 
 // firstPageAsBleve checks that the first page of size of a one-word query
@@ -133,8 +128,8 @@ func TestWarm_QueriesUseWarmedEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 3 * warmSegs; entries != want || x.best.warmed.Load() != uint64(want) || x.best.built.Load() != 0 {
-		t.Fatalf("warmed %d entries (%d hits; counter %d, built %d), want %d", entries, hits, x.best.warmed.Load(), x.best.built.Load(), want)
+	if want := 3 * warmSegs; entries != want || x.best.Warmed.Load() != uint64(want) || x.best.Built.Load() != 0 {
+		t.Fatalf("warmed %d entries (%d hits; counter %d, built %d), want %d", entries, hits, x.best.Warmed.Load(), x.best.Built.Load(), want)
 	}
 	for _, tt := range []struct {
 		word   string
@@ -167,14 +162,14 @@ func TestWarm_Budget(t *testing.T) {
 		maxHits int
 		want    map[string]int
 	}{
-		// alpha's entries hold warmKeep (64) hits, beta's its 50 matches.
-		{"two entries", 4 * warmKeep, map[string]int{"alpha": 2}},
-		{"one word", 2*warmSegs*warmKeep + 1, map[string]int{"alpha": warmSegs}},
-		{"two words", 2 * warmSegs * (warmKeep + 50), map[string]int{"alpha": warmSegs, "beta": warmSegs}},
+		// alpha's entries hold besthits.WarmKeep (64) hits, beta's its 50 matches.
+		{"two entries", 4 * besthits.WarmKeep, map[string]int{"alpha": 2}},
+		{"one word", 2*warmSegs*besthits.WarmKeep + 1, map[string]int{"alpha": warmSegs}},
+		{"two words", 2 * warmSegs * (besthits.WarmKeep + 50), map[string]int{"alpha": warmSegs, "beta": warmSegs}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			x := warmFixture(t)
-			x.best.maxHits = tt.maxHits
+			x.best.MaxHits = tt.maxHits
 			_, hits, err := x.warmBest(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -182,8 +177,8 @@ func TestWarm_Budget(t *testing.T) {
 			if got := warmedWords(x); !mapsEqual(got, tt.want) {
 				t.Fatalf("warmed %v, want %v", got, tt.want)
 			}
-			if hits > tt.maxHits/2 || x.best.warmHeld != hits {
-				t.Fatalf("warmed %d hits (held %d), budget %d", hits, x.best.warmHeld, tt.maxHits/2)
+			if hits > tt.maxHits/2 || x.best.WarmHeld() != hits {
+				t.Fatalf("warmed %d hits (held %d), budget %d", hits, x.best.WarmHeld(), tt.maxHits/2)
 			}
 		})
 	}
@@ -214,13 +209,13 @@ func TestWarm_ChangeStopsThePass(t *testing.T) {
 		del = append(del, docID("default", id))
 	}
 	var hookErr error
-	warmHook = func() {
-		if x.best.warmed.Load() == 1 {
+	besthits.WarmHook = func() {
+		if x.best.Warmed.Load() == 1 {
 			hookErr = x.Put(nil, del)
 			ix.noteWrite()
 		}
 	}
-	defer func() { warmHook = nil }()
+	defer func() { besthits.WarmHook = nil }()
 	done := make(chan error, 1)
 	go func() { done <- ix.idleWarm() }()
 	select {
@@ -262,7 +257,7 @@ func TestWarm_AfterIdlePeriod(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	x := openTest(t)
-	x.best.minPostings = 2
+	x.best.MinPostings = 2
 	ix := NewIndexer(db, x, quiet())
 	ix.SetMergeIdle(time.Second)
 	if err := ix.Start(context.Background()); err != nil {

@@ -1,4 +1,4 @@
-package index
+package memlimit
 
 import (
 	"runtime/debug"
@@ -24,7 +24,7 @@ func TestWithHeadroom_RaisesThenRestores(t *testing.T) {
 	batch := func(t *testing.T, more func() bool) {
 		t.Helper()
 		var during int64
-		if err := withHeadroom(func() error {
+		if err := WithHeadroom(func() error {
 			during = limit()
 			return nil
 		}, more); err != nil {

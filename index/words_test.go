@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"quire/index/analysis"
 	"quire/storage"
 )
 
@@ -161,7 +162,7 @@ func TestRebuild_RecordsSiteAnalyzers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	if got, want := x.internalString(langKey("default")), AnalyzerFor("deu"); got != want {
+	if got, want := x.internalString(langKey("default")), analysis.For("deu"); got != want {
 		t.Fatalf("after the build the site's recorded analyzer is %q, want %q", got, want)
 	}
 	for _, tc := range []struct {
@@ -184,7 +185,7 @@ func TestRebuild_RecordsSiteAnalyzers(t *testing.T) {
 			if got := strings.Count(log.String(), "reindexing its documents") > before; got != tc.reindex {
 				t.Errorf("reindexed %v, want %v; log:\n%s", got, tc.reindex, log.String())
 			}
-			if got, want := x.internalString(langKey("default")), AnalyzerFor(tc.langs[0]); got != want {
+			if got, want := x.internalString(langKey("default")), analysis.For(tc.langs[0]); got != want {
 				t.Errorf("recorded analyzer %q, want %q", got, want)
 			}
 		})

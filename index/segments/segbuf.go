@@ -1,4 +1,4 @@
-package index
+package segments
 
 import zapx "github.com/blevesearch/zapx/v17"
 

@@ -1,4 +1,13 @@
-package index
+// Package besthits is the cache of each segment's best hits of a word
+// (index/DESIGN.md, "A word in most documents: each segment's best hits"
+// and "Warming the best hits"): the index's one-word queries take a
+// common word's best matches in a large segment from here instead of
+// decoding its postings, and the warm pass builds the entries of the
+// costliest words ahead of the queries once the index is quiet. It also
+// holds the two pieces the index's collectors rank with as the cache
+// does: a posting's term-query score (EachPosting) and the best k of what
+// is offered (TopK).
+package besthits
 
 import (
 	"container/list"
@@ -22,7 +31,7 @@ import (
 // less the ones deleted since. A query then reads the posting list of a
 // common word in a large segment only for its count, which the postings'
 // bitmaps answer without decoding a posting, and takes the segment's best
-// from bestHits; its cost no longer grows with the number of matches.
+// from the Cache; its cost no longer grows with the number of matches.
 //
 // What scorch hands a query is a snapshot: its segments, each with the set
 // of its documents deleted as of that snapshot. A segment's deleted set
@@ -50,21 +59,23 @@ const (
 	bestMaxHits = 262144
 )
 
-// bestHits is the cache of the best hits per segment and word, with
+// Cache is the cache of the best hits per segment and word, with
 // least-recently-used eviction by the number of hits held.
-type bestHits struct {
+type Cache struct {
 	mu      sync.Mutex
 	entries map[bestKey]*list.Element // of *bestEntry
 	lru     list.List                 // most recent first
 	held    int                       // hits of every entry
 
-	// minPostings and maxHits are the constants, changed by tests.
-	minPostings uint64
-	maxHits     int
+	// MinPostings and MaxHits are bestMinPostings and bestMaxHits; tests
+	// change them before the cache is used.
+	MinPostings uint64
+	MaxHits     int
 
-	used, built atomic.Uint64 // entries used, and computed (tests, metrics)
-	warmed      atomic.Uint64 // entries computed by the warm pass (warm.go)
-	warmHeld    int           // hits of the entries the warm pass put
+	// Used and Built count the entries used and computed by queries,
+	// Warmed those computed by the warm pass (warm.go): tests, metrics.
+	Used, Built, Warmed atomic.Uint64
+	warmHeld            int // hits of the entries the warm pass put
 
 	ranks *idRanks // tie-breaking while an entry is computed
 }
@@ -76,36 +87,31 @@ type bestKey struct {
 
 type bestEntry struct {
 	key      bestKey
-	deleted  uint64   // size of the segment's deleted set it was built against
-	hits     []segHit // best first
-	complete bool     // every match that was live then, not only the best
-	warm     bool     // put by the warm pass (warm.go)
+	deleted  uint64 // size of the segment's deleted set it was built against
+	hits     []Hit  // best first
+	complete bool   // every match that was live then, not only the best
+	warm     bool   // put by the warm pass (warm.go)
 }
 
-// segHit is a match in a segment: its document number there, its score,
-// and its id once read (to break a tie).
-type segHit struct {
-	num   uint64
-	score float64
-	id    string
+// Hit is a match in a segment: its document number there, its score,
+// and its external id once read (to break a tie).
+type Hit struct {
+	Num   uint64
+	Score float64
+	ID    string
 }
 
-// BestHits reports how many times a segment's cached best hits answered
-// a one-word query (used) and how many times they were computed (built).
-func (x *Index) BestHits() (used, built uint64) {
-	return x.best.used.Load(), x.best.built.Load()
+// New returns an empty cache.
+func New() *Cache {
+	return &Cache{entries: map[bestKey]*list.Element{}, MinPostings: bestMinPostings, MaxHits: bestMaxHits, ranks: newIDRanks()}
 }
 
-func newBestHits() *bestHits {
-	return &bestHits{entries: map[bestKey]*list.Element{}, minPostings: bestMinPostings, maxHits: bestMaxHits, ranks: newIDRanks()}
-}
-
-// segmentBest returns the best k live matches of term in field in one
+// SegmentBest returns the best k live matches of term in field in one
 // segment ss of snap, best first, given the term's postings pl there. It uses or builds an
 // entry; it returns ok false when the segment is better read directly
 // (few matches, a page too deep, an older snapshot than the entry's).
-func (b *bestHits) segmentBest(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, field, term string, pl segment.PostingsList, k int) ([]segHit, bool, error) {
-	if pl.Count() < b.minPostings || k > bestMaxKeep {
+func (b *Cache) SegmentBest(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, field, term string, pl segment.PostingsList, k int) ([]Hit, bool, error) {
+	if pl.Count() < b.MinPostings || k > bestMaxKeep {
 		return nil, false, nil
 	}
 	var deleted uint64
@@ -128,15 +134,15 @@ func (b *bestHits) segmentBest(ctx context.Context, snap *scorch.IndexSnapshot, 
 	if found {
 		live := e.hits
 		if e.deleted < deleted {
-			live = make([]segHit, 0, len(e.hits))
+			live = make([]Hit, 0, len(e.hits))
 			for _, h := range e.hits {
-				if !ss.Deleted().Contains(uint32(h.num)) {
+				if !ss.Deleted().Contains(uint32(h.Num)) {
 					live = append(live, h)
 				}
 			}
 		}
 		if len(live) >= k || e.complete {
-			b.used.Add(1)
+			b.Used.Add(1)
 			return live[:min(k, len(live))], true, nil
 		}
 	}
@@ -154,15 +160,15 @@ func keepFor(k int) int { return min(max(2*k, bestMinKeep), bestMaxKeep) }
 // (pl: its postings less the deleted set of deleted documents) and stores
 // them as the entry of key. Queries and the warm pass (warm) both build
 // entries here.
-func (b *bestHits) build(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, key bestKey, pl segment.PostingsList, deleted uint64, keep int, warm bool) ([]segHit, error) {
+func (b *Cache) build(ctx context.Context, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, key bestKey, pl segment.PostingsList, deleted uint64, keep int, warm bool) ([]Hit, error) {
 	hits, err := readBest(ctx, b.ranks, snap, ss, pl, keep)
 	if err != nil {
 		return nil, err
 	}
 	if warm {
-		b.warmed.Add(1)
+		b.Warmed.Add(1)
 	} else {
-		b.built.Add(1)
+		b.Built.Add(1)
 	}
 	b.put(&bestEntry{key: key, deleted: deleted, hits: hits, complete: uint64(len(hits)) == pl.Count(), warm: warm})
 	return hits, nil
@@ -170,7 +176,7 @@ func (b *bestHits) build(ctx context.Context, snap *scorch.IndexSnapshot, ss *sc
 
 // has reports whether key has an entry a snapshot whose segment has
 // deleted deletions can use.
-func (b *bestHits) has(key bestKey, deleted uint64) bool {
+func (b *Cache) has(key bestKey, deleted uint64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	el, ok := b.entries[key]
@@ -179,7 +185,7 @@ func (b *bestHits) has(key bestKey, deleted uint64) bool {
 
 // put stores e unless an entry built against more deletions is there,
 // and evicts the least recently used entries over the bound.
-func (b *bestHits) put(e *bestEntry) {
+func (b *Cache) put(e *bestEntry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if el, ok := b.entries[e.key]; ok {
@@ -194,13 +200,13 @@ func (b *bestHits) put(e *bestEntry) {
 	if e.warm {
 		b.warmHeld += len(e.hits)
 	}
-	for b.held > b.maxHits && b.lru.Len() > 1 {
+	for b.held > b.MaxHits && b.lru.Len() > 1 {
 		b.removeLocked(b.lru.Back())
 	}
 }
 
 // removeLocked drops the entry of el.
-func (b *bestHits) removeLocked(el *list.Element) {
+func (b *Cache) removeLocked(el *list.Element) {
 	old := el.Value.(*bestEntry)
 	b.held -= len(old.hits)
 	if old.warm {
@@ -218,32 +224,32 @@ func (b *bestHits) removeLocked(el *list.Element) {
 // the cost of building an entry at a million documents, nearly all of it
 // page faults on the segments' stored ids (index/DESIGN.md, "Ties inside a
 // segment: id ranks").
-func readBest(ctx context.Context, ranks *idRanks, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, pl segment.PostingsList, keep int) ([]segHit, error) {
+func readBest(ctx context.Context, ranks *idRanks, snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot, pl segment.PostingsList, keep int) ([]Hit, error) {
 	rk, err := ranks.of(ss, snap.Segments())
 	if err != nil {
 		return nil, err
 	}
-	top := &worstFirst[segHit]{k: keep, worse: func(a, b *segHit) bool {
-		if a.score != b.score {
-			return a.score < b.score
+	top := &TopK[Hit]{K: keep, Worse: func(a, b *Hit) bool {
+		if a.Score != b.Score {
+			return a.Score < b.Score
 		}
-		return rk[a.num] > rk[b.num]
+		return rk[a.Num] > rk[b.Num]
 	}}
-	if _, err := eachPosting(ctx, pl, nil, func(num uint64, score float64) error {
-		if h := (segHit{num: num, score: score}); top.admits(&h) {
-			top.add(h)
+	if _, err := EachPosting(ctx, pl, nil, func(num uint64, score float64) error {
+		if h := (Hit{Num: num, Score: score}); top.Admits(&h) {
+			top.Add(h)
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	out := top.drain()
+	out := top.Drain()
 	for i := range out {
-		id, err := ss.DocID(out[i].num)
+		id, err := ss.DocID(out[i].Num)
 		if err != nil {
 			return nil, err
 		}
-		out[i].id = string(id)
+		out[i].ID = string(id)
 	}
 	return out, nil
 }

@@ -2,123 +2,20 @@ package index
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/lang/de"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/lang/es"
-	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
-	"github.com/blevesearch/bleve/v2/analysis/lang/it"
-	"github.com/blevesearch/bleve/v2/analysis/lang/nl"
-	"github.com/blevesearch/bleve/v2/analysis/token/length"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"quire/index/analysis"
 	"quire/storage"
 )
 
-// Analyzers (index/DESIGN.md, "Analyzers"). A site's text is analysed by
-// the analyzer of its main language (the first of the site's
-// processing.languages, tesseract's codes): every document of the site
-// is indexed under a Bleve type of that name (fLang), whose mapping gives
-// its text fields that analyzer, and its queries are analysed the same
-// way. Sites without a language, English ones and languages without an
-// analyzer here get defaultAnalyzer.
-const (
-	// defaultAnalyzer: Unicode words, lower case, German letters folded
-	// (ä/ae → a, ö/oe → o, ü/ue → u, ß → ss: Müller, Mueller and muller
-	// are one word, Straße and Strasse too), English stop words, Porter's
-	// stemmer (Zebracorns → zebracorn).
-	defaultAnalyzer = "quire"
-	// The language analyzers: Bleve's de, fr, it, es and nl chains, each
-	// with the token cap (analyzerChains).
-	deAnalyzer = "quire_de"
-	frAnalyzer = "quire_fr"
-	itAnalyzer = "quire_it"
-	esAnalyzer = "quire_es"
-	nlAnalyzer = "quire_nl"
-	// fLang is the type field: the analyzer a document was indexed with.
-	fLang = "_lang"
-)
-
-// The token cap (index/DESIGN.md, "Token cap"): a token of the tokenizer
-// longer than maxTokenRunes letters (Lucene's StandardTokenizer default)
-// is dropped, before any other filter, by every analyzer of the text
-// mapping, at indexing and at query time alike. No word a person types is
-// that long; a base64 blob, a hex dump or a run of OCR noise is, and each
-// such "word" was a term of its own in the dictionary (a 256 KiB one cost
-// every merge of its segment the copy of 256 KiB). A query word over the
-// cap analyses to nothing, as a stop word does, and matches nothing.
-const (
-	maxTokenRunes = 255
-	// tokenCapFilter is Bleve's length filter with maxTokenRunes, defined
-	// in the text mapping.
-	tokenCapFilter = "quire_token_cap"
-)
-
-// analyzerChains is every analyzer the text mapping defines (and the only
-// analyzers its text fields use; TestAnalyzers_AllCapped checks the
-// mapping against it): each is Bleve's unicode tokenizer, tokenCapFilter,
-// then these token filters. The language analyzers' filters are those of
-// Bleve's analyzer of the language, in its order.
-var analyzerChains = map[string][]string{
-	defaultAnalyzer: {lowercase.Name, de.NormalizeName, en.StopName, porter.Name},
-	deAnalyzer:      deFilters,
-	frAnalyzer:      {lowercase.Name, fr.ElisionName, fr.StopName, fr.LightStemmerName},
-	itAnalyzer:      {lowercase.Name, it.ElisionName, it.StopName, it.LightStemmerName},
-	esAnalyzer:      {lowercase.Name, es.StopName, es.NormalizeName, es.LightStemmerName},
-	nlAnalyzer:      {lowercase.Name, nl.StopName, nl.SnowballStemmerName},
-	partsAnalyzer:   append(slices.Clip(deFilters), decompoundFilter), // compound.go
-}
-
-// deFilters are the token filters of Bleve's de analyzer.
-var deFilters = []string{lowercase.Name, de.StopName, de.NormalizeName, de.LightStemmerName}
-
-// languageAnalyzers maps tesseract's language codes to analyzers.
-var languageAnalyzers = map[string]string{
-	"deu": deAnalyzer, // lower case, German stop words, German folding (as above), light stemmer
-	"fra": frAnalyzer, // lower case, elision (l', d'), French stop words, light stemmer
-	"ita": itAnalyzer,
-	"spa": esAnalyzer,
-	"nld": nlAnalyzer,
-}
-
-// AnalyzerFor returns the analyzer of a site whose main language is lang
-// (a tesseract code; "" for none).
-func AnalyzerFor(lang string) string {
-	if a, ok := languageAnalyzers[lang]; ok {
-		return a
-	}
-	return defaultAnalyzer
-}
-
-// addAnalyzers defines the token cap and every analyzer of analyzerChains
-// in the text mapping.
-func addAnalyzers(im *mapping.IndexMappingImpl) {
-	// The length filter reads its bounds as JSON numbers (float64).
-	err := im.AddCustomTokenFilter(tokenCapFilter, map[string]any{"type": length.Name, "max": float64(maxTokenRunes)})
-	if err != nil {
-		panic(err) // constant input
-	}
-	for _, name := range slices.Sorted(maps.Keys(analyzerChains)) {
-		filters := []any{tokenCapFilter}
-		for _, f := range analyzerChains[name] {
-			filters = append(filters, f)
-		}
-		err := im.AddCustomAnalyzer(name, map[string]any{"type": custom.Name, "tokenizer": unicode.Name, "token_filters": filters})
-		if err != nil {
-			panic(err) // constant input
-		}
-	}
-}
+// fLang is the type field of the text index: the analyzer a document was
+// indexed with (the analyzer of its site's main language, analysis.For),
+// whose document mapping gives its text fields that analyzer.
+const fLang = "_lang"
 
 // Fragments: a word of a plain text query that is no term of the index
 // (zebracor, the first part of Rechnungsnummer) stands for the terms it
@@ -135,13 +32,13 @@ const (
 // terms it is a prefix of. A term is looked up in the text (content) and
 // in the path words (path): a document that has it only in its path ranks
 // below every document that has it in its text (pathBoost). A site whose
-// analyzer indexes compound parts (compoundAnalyzers) gets
+// analyzer indexes compound parts (analysis.Compound) gets
 // compoundWordQuery instead.
 func (x *Index) wordQuery(term, analyzer string) query.Query {
 	if utf8.RuneCountInString(term) < minFragmentRunes {
 		return newWordTerm(term)
 	}
-	if compoundAnalyzers[analyzer] {
+	if analysis.Compound(analyzer) {
 		return x.compoundWordQuery(term)
 	}
 	cterms, cexact := x.expand(fContent, term)
@@ -263,7 +160,7 @@ func (x *Index) prefixTerms(field, term string, past bool) ([]string, bool) {
 func (x *Index) analyze(analyzer, text string) []string {
 	an := x.text.Mapping().AnalyzerNamed(analyzer)
 	if an == nil {
-		an = x.text.Mapping().AnalyzerNamed(defaultAnalyzer)
+		an = x.text.Mapping().AnalyzerNamed(analysis.Default)
 	}
 	var out []string
 	for _, tk := range an.Analyze([]byte(text)) {
@@ -280,7 +177,7 @@ func (x *Index) analyze(analyzer, text string) []string {
 // names the page of a hit without the index storing positions: the hit's
 // text is read back from storage anyway for its snippet.
 func (x *Index) MatchedPages(lang, text, q string) []int {
-	an := AnalyzerFor(lang)
+	an := analysis.For(lang)
 	words := x.analyze(an, q)
 	if len(words) == 0 {
 		return nil
@@ -290,7 +187,7 @@ func (x *Index) MatchedPages(lang, text, q string) []int {
 		if strings.TrimSpace(page) == "" {
 			continue
 		}
-		if pageMatches(x.analyze(an, page), words, compoundAnalyzers[an]) {
+		if pageMatches(x.analyze(an, page), words, analysis.Compound(an)) {
 			pages = append(pages, i+1)
 		}
 	}
@@ -300,7 +197,7 @@ func (x *Index) MatchedPages(lang, text, q string) []int {
 func pageMatches(terms, words []string, parts bool) bool {
 	for _, t := range terms {
 		for _, w := range words {
-			if t == w || utf8.RuneCountInString(w) >= minFragmentRunes && strings.HasPrefix(t, w) || parts && hasPart(t, w) {
+			if t == w || utf8.RuneCountInString(w) >= minFragmentRunes && strings.HasPrefix(t, w) || parts && analysis.HasPart(t, w) {
 				return true
 			}
 		}
@@ -356,7 +253,7 @@ func (ix *Indexer) recordSiteAnalyzers() error {
 		return err
 	}
 	for _, site := range sites {
-		if a := AnalyzerFor(ix.siteLanguage(site)); a != defaultAnalyzer {
+		if a := analysis.For(ix.siteLanguage(site)); a != analysis.Default {
 			if err := ix.x.setInternalString(langKey(site), a); err != nil {
 				return err
 			}
@@ -371,9 +268,9 @@ func (ix *Indexer) recordSiteAnalyzers() error {
 // in the background; the documents go through the indexer's queue and
 // overlay like any change.
 func (ix *Indexer) checkSiteAnalyzer(ctx context.Context, site string) error {
-	want := AnalyzerFor(ix.siteLanguage(site))
+	want := analysis.For(ix.siteLanguage(site))
 	had := ix.x.internalString(langKey(site))
-	if had == want || had == "" && want == defaultAnalyzer {
+	if had == want || had == "" && want == analysis.Default {
 		return nil
 	}
 	ix.log.Info("site language changed: reindexing its documents", "site", site, "analyzer", want, "was", had)

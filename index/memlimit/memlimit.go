@@ -1,4 +1,10 @@
-package index
+// Package memlimit is how the indexer lives with the process's soft memory
+// limit (index/DESIGN.md, "Memory"): the limit is raised by a headroom
+// while a Bleve batch is built (WithHeadroom), so that the garbage
+// collector does not run continuously through a batch's analysis, and
+// lowered again after it; a process that does nothing but index (quire
+// reindex) fixes it instead (Fixed).
+package memlimit
 
 import (
 	"math"
@@ -34,14 +40,14 @@ const batchHeadroom = 64 << 20
 // peak RssAnon of the upload phase of make bench from 77 to 131 MB).
 const headroomLinger = time.Second
 
-// FixedMemoryLimit sets the process's soft memory limit for a process
-// that does nothing but index (quire reindex): the limit is not raised
-// while batches are built, as it is for a server, whose batches come
-// between other work, and Bleve batches hold at most maxBatchText of
-// text (as under any limit). index/DESIGN.md, "Reindex memory". The
-// returned func restores the previous limit and behaviour (a command run
-// in a test's process).
-func FixedMemoryLimit(limit int64) (restore func()) {
+// Fixed sets the process's soft memory limit for a process that does
+// nothing but index (quire reindex): the limit is not raised while
+// batches are built, as it is for a server, whose batches come between
+// other work, and the indexer's Bleve batches hold at most its
+// maxBatchText of text (as under any limit). index/DESIGN.md, "Reindex
+// memory". The returned func restores the previous limit and behaviour
+// (a command run in a test's process).
+func Fixed(limit int64) (restore func()) {
 	headroom.Lock()
 	defer headroom.Unlock()
 	headroom.fixed = true
@@ -56,7 +62,7 @@ func FixedMemoryLimit(limit int64) (restore func()) {
 
 var headroom struct {
 	sync.Mutex
-	fixed  bool // FixedMemoryLimit: never raised
+	fixed  bool // Fixed: never raised
 	users  int
 	base   int64       // the limit to restore
 	raised bool        // the limit is base + batchHeadroom
@@ -64,11 +70,11 @@ var headroom struct {
 	gen    uint64      // counts the timers, so that a late one does nothing
 }
 
-// withHeadroom runs fn with the soft memory limit raised by batchHeadroom,
+// WithHeadroom runs fn with the soft memory limit raised by batchHeadroom,
 // when a limit is set. When it ends and more (if not nil) reports changes
 // waiting for the next batch, the limit stays raised for headroomLinger
 // or until that batch; otherwise it is restored.
-func withHeadroom(fn func() error, more func() bool) error {
+func WithHeadroom(fn func() error, more func() bool) error {
 	headroom.Lock()
 	if headroom.timer != nil {
 		headroom.timer.Stop()
