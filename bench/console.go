@@ -559,10 +559,11 @@ func consoleSearchBody(word string) map[string]any {
 }
 
 // consoleSearchRow measures search as you type in the console over the
-// search benchmark's corpus of n documents: words of the corpus below the
-// ranks the query rows use (so their best hits are not cached by them),
-// typed into the search page, beside the same query from Go.
-func (s *session) consoleSearchRow(ctx context.Context, srv *server, c *corpus, n int) error {
+// search benchmark's corpus of n documents (words: its vocabulary, most
+// frequent first): words of the corpus below the ranks the query rows use
+// (so their best hits are not cached by them), typed into the search
+// page, beside the same query from Go.
+func (s *session) consoleSearchRow(ctx context.Context, srv *server, words []string, n int) error {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		s.rep.notMeasured(fmt.Sprintf("console: search as you type at %dk documents", n/1000), "no chromium on PATH (make deps installs it)")
 		return nil
@@ -584,7 +585,7 @@ func (s *session) consoleSearchRow(ctx context.Context, srv *server, c *corpus, 
 	var typed []typedSearch
 	picks := rand.New(rand.NewPCG(47, 47)).Perm(500)
 	for i := 0; i < rounds; i++ {
-		word := c.words[500+picks[i]]
+		word := words[500+picks[i]]
 		ts, err := b.typeSearch(word, -1)
 		if err != nil {
 			return fmt.Errorf("console search: %w", err)

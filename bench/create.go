@@ -2,67 +2,14 @@ package main
 
 import (
 	"context"
-	"math/rand/v2"
-	"strings"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
-
-// textGen makes text of realistic words: a Zipf-distributed vocabulary of
-// 20,000 made-up words, like the search benchmark's corpus. Every document
-// differs, so neither the server's content deduplication nor a cache
-// flatters the figures. (Random letter soup would make every word a new
-// term, the worst case of any fulltext index and unlike any office's
-// documents.)
-type textGen struct {
-	r     *rand.Rand
-	z     *rand.Zipf
-	vocab []string
-}
-
-// benchVocab is the shared vocabulary of the text generators.
-var benchVocab = func() []string {
-	r := rand.New(rand.NewPCG(11, 11))
-	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "an", "el", "or", "us", "ber", "din", "gar", "hol", "mar", "pen", "quo", "stin", "fe", "ja"}
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < 20000 {
-		var b strings.Builder
-		for range 1 + r.IntN(4) {
-			b.WriteString(syl[r.IntN(len(syl))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}()
-
-// newTextGens returns one generator per worker, each seeded differently.
-func newTextGens(n int) []*textGen {
-	gs := make([]*textGen, n)
-	for i := range gs {
-		r := rand.New(rand.NewPCG(rand.Uint64(), uint64(i)))
-		gs[i] = &textGen{r: r, z: rand.NewZipf(r, 1.1, 4, uint64(len(benchVocab)-1)), vocab: benchVocab}
-	}
-	return gs
-}
-
-// text returns n new bytes of text.
-func (g *textGen) text(n int) []byte {
-	b := make([]byte, 0, n+32)
-	for len(b) < n {
-		w := g.vocab[g.z.Uint64()]
-		if g.r.IntN(12) == 0 {
-			b = append(b, ". "...)
-		} else if len(b) > 0 {
-			b = append(b, ' ')
-		}
-		b = append(b, w...)
-	}
-	return b[:n]
-}
 
 // badgerCreate is the baseline of the creation benchmark: raw Badger in
 // dir, SyncWrites and otherwise default options, doing the durable work of
@@ -88,13 +35,6 @@ func badgerCreate(ctx context.Context, dir string, cfg config) (loadResult, erro
 	return res, res.err()
 }
 
-// createRequest is the body of POST /documents.
-type createRequest struct {
-	Path        string `json:"path"`
-	ContentType string `json:"contentType"`
-	Content     string `json:"content"`
-}
-
 // quireCreate is the creation benchmark: cfg.clients HTTP clients POST
 // /documents with cfg.docSize bytes of inline text and a path each.
 func quireCreate(ctx context.Context, srv *server, cfg config) (loadResult, error) {
@@ -104,4 +44,139 @@ func quireCreate(ctx context.Context, srv *server, cfg config) (loadResult, erro
 		return res, err
 	}
 	return res, res.err()
+}
+
+// badgerBaseline runs the baseline of the creation benchmark.
+func (s *session) badgerBaseline(ctx context.Context) (loadResult, error) {
+	s.logf("badger baseline: %d goroutines, %s", s.cfg.clients, s.cfg.window)
+	dir := filepath.Join(s.root, "badger")
+	defer os.RemoveAll(dir)
+	cpu := startCPU(os.Getpid())
+	base, err := badgerCreate(ctx, dir, s.cfg)
+	if err != nil {
+		return base, fmt.Errorf("badger baseline: %w", err)
+	}
+	s.rep.note("CPU, badger baseline: %.2f cores", cpu.cores()[0])
+	return base, nil
+}
+
+// create runs the creation benchmark against srv; idle is the server's
+// memory before it.
+func (s *session) create(ctx context.Context, srv *server, base loadResult, idle procStatus) error {
+	s.logf("quire create: %d clients, %s", s.cfg.clients, s.cfg.window)
+	srv.rss.resetPeak()
+	cpu := startCPU(srv.pid(), os.Getpid())
+	q, err := quireCreate(ctx, srv, s.cfg)
+	if err != nil {
+		return fmt.Errorf("quire create: %w", err)
+	}
+	c := cpu.cores()
+	s.rep.addCreate(s.cfg, q, base)
+	s.rep.addAnon("server peak anonymous memory, create", idle, srv.rss.resetPeak(), anonTarget)
+	s.rep.note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
+	return nil
+}
+
+// upload runs the streamed-upload benchmark and its baseline, then checks
+// the uploaded content.
+func (s *session) upload(ctx context.Context, srv *server) error {
+	size := s.cfg.uploadSize
+	seed := uploadSeed()
+	src, dst := filepath.Join(s.root, "source.bin"), filepath.Join(s.root, "dd.out")
+	s.logf("writing %s source file for the disk baseline", sizeName(size))
+	sum, err := writeSource(src, size, seed)
+	if err != nil {
+		return fmt.Errorf("source file: %w", err)
+	}
+	s.logf("disk baseline")
+	disk, err := diskBaseline(ctx, src, dst, size)
+	var ceil diskResult
+	if err == nil {
+		s.logf("badger value-log ceiling")
+		ceil, err = badgerVlogCeiling(src, filepath.Join(s.root, "badger-vlog"))
+	}
+	// Free the space now; removing root catches anything left.
+	os.Remove(src)
+	os.Remove(dst)
+	if err != nil {
+		return fmt.Errorf("disk baseline: %w", err)
+	}
+
+	s.logf("quire upload: %s", sizeName(size))
+	before := srv.rss.current()
+	srv.rss.resetPeak()
+	cpu := startCPU(srv.pid(), os.Getpid())
+	up, err := quireUpload(ctx, srv, size, seed)
+	if err != nil {
+		return fmt.Errorf("quire upload: %w", err)
+	}
+	c := cpu.cores()
+	s.rep.addUpload(s.cfg, up, disk)
+	s.rep.addCeiling(ceil, disk)
+	s.rep.addAnon("server peak anonymous memory, upload", before, srv.rss.resetPeak(), anonTarget)
+	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
+
+	s.logf("verifying the upload")
+	dl, err := verifyUpload(ctx, srv, up.documentID, size, sum)
+	s.rep.addVerify(dl, err)
+	if err != nil {
+		return fmt.Errorf("verify upload: %w", err)
+	}
+	return nil
+}
+
+// badgerVlogCeiling writes src into a raw Badger in dir the way Quire
+// stores content, without Quire: 1 MiB values (raw, no hashing or
+// compression), 8 per SyncWrites transaction. Badger copies values into an
+// mmapped value log and msyncs it on every commit, which bounds what any
+// Badger-backed upload can reach on this disk; the report shows it beside
+// dd so a low upload ratio can be told apart from a slow Quire.
+func badgerVlogCeiling(src, dir string) (diskResult, error) {
+	defer os.RemoveAll(dir)
+	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithValueThreshold(8 << 10))
+	if err != nil {
+		return diskResult{}, err
+	}
+	defer db.Close()
+	f, err := os.Open(src)
+	if err != nil {
+		return diskResult{}, err
+	}
+	defer f.Close()
+	const chunk, perTxn = 1 << 20, 8
+	bufs := make([][]byte, perTxn)
+	for i := range bufs {
+		bufs[i] = make([]byte, chunk)
+	}
+	var total int64
+	t0 := time.Now()
+	for n := 0; ; n += perTxn {
+		var vals [][]byte
+		for i := range bufs {
+			k, err := io.ReadFull(f, bufs[i])
+			if k > 0 {
+				vals = append(vals, bufs[i][:k])
+				total += int64(k)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if len(vals) == 0 {
+			break
+		}
+		err := db.Update(func(txn *badger.Txn) error {
+			for i, v := range vals {
+				if err := txn.Set(fmt.Appendf(nil, "c/%012d", n+i), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return diskResult{}, err
+		}
+	}
+	d := time.Since(t0)
+	return diskResult{tool: "raw Badger, 1 MiB values, 8 per synced txn", elapsed: d, rate: mbps(total, d)}, nil
 }

@@ -50,49 +50,6 @@ const (
 	lagZeroTarget      = time.Second            // load stopped → index queue empty
 )
 
-// runCount runs op on workers goroutines until n operations have
-// succeeded (or failed past maxLoadErrors); its window is the whole run.
-func runCount(ctx context.Context, workers, n int, op loadOp) loadResult {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next, errs atomic.Int64
-	var mu sync.Mutex
-	var lat []time.Duration
-	var firstErr error
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			var mine []time.Duration
-			for j := 0; ctx.Err() == nil; j++ {
-				if next.Add(1) > int64(n) {
-					break
-				}
-				t0 := time.Now()
-				if err := op(ctx, w, j); err != nil {
-					next.Add(-1) // retried by someone
-					mu.Lock()
-					if firstErr == nil && ctx.Err() == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					if errs.Add(1) >= maxLoadErrors {
-						cancel()
-					}
-					continue
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	slices.Sort(lat)
-	return loadResult{ops: len(lat), errors: int(errs.Load()), firstErr: firstErr, window: time.Since(start), lat: lat}
-}
-
 // ingestBench runs the sustained-ingest and freshness benchmarks.
 // ingestBench runs the sustained-ingest and freshness benchmarks.
 func (s *session) ingestBench(ctx context.Context) error {
@@ -357,22 +314,6 @@ func spread(xs []float64) float64 {
 	return d
 }
 
-// badgerOp returns the baseline's operation on db: one synced transaction
-// of a 4 KiB value and a small key.
-func badgerOp(db *badger.DB, cfg config) loadOp {
-	gens := newTextGens(cfg.clients)
-	return func(_ context.Context, w, i int) error {
-		key := fmt.Appendf(nil, "d/%02d/%08d", w, i)
-		val := gens[w].text(cfg.docSize)
-		return db.Update(func(txn *badger.Txn) error {
-			if err := txn.Set(key, val); err != nil {
-				return err
-			}
-			return txn.Set(fmt.Appendf(nil, "p/%02d/%08d", w, i), key)
-		})
-	}
-}
-
 // badgerCount writes n baseline transactions into a new Badger in dir.
 func badgerCount(ctx context.Context, dir string, cfg config, n int) (loadResult, error) {
 	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
@@ -387,57 +328,9 @@ func badgerCount(ctx context.Context, dir string, cfg config, n int) (loadResult
 	return res, res.err()
 }
 
-// createOp returns the operation of the creation benchmarks: POST
-// /documents with cfg.docSize bytes of text; word, when it returns one,
-// is put in front of the text.
-func createOp(srv *server, cfg config, prefix string, word func() string, created func(word string)) loadOp {
-	gens := newTextGens(cfg.clients)
-	return func(ctx context.Context, w, i int) error {
-		text := gens[w].text(cfg.docSize)
-		var wd string
-		if word != nil {
-			wd = word()
-			text = append([]byte(wd+" "), text[:len(text)-len(wd)-1]...)
-		}
-		body, err := json.Marshal(createRequest{
-			Path:        fmt.Sprintf("bench/%s%02d/doc-%07d.txt", prefix, w, i),
-			ContentType: "text/plain",
-			Content:     string(text),
-		})
-		if err != nil {
-			return err
-		}
-		resp, err := srv.request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if err := checkStatus(resp, http.StatusCreated); err != nil {
-			return err
-		}
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if created != nil {
-			created(wd)
-		}
-		return nil
-	}
-}
-
-// quireCount creates n documents from cfg.clients clients.
-func quireCount(ctx context.Context, srv *server, cfg config, n int) (loadResult, error) {
-	return quireCountSampled(ctx, srv, cfg, n, nil)
-}
-
-// quireCountSampled is quireCount with freshness samples taken by fs
-// (nil for none).
+// quireCountSampled is quireCount with freshness samples taken by fs.
 func quireCountSampled(ctx context.Context, srv *server, cfg config, n int, fs *freshSampler) (loadResult, error) {
-	op := createOp(srv, cfg, "s", nil, nil)
-	if fs != nil {
-		op = createOp(srv, cfg, "s", fs.word, fs.created)
-	}
-	res := runCount(ctx, cfg.clients, n, op)
+	res := runCount(ctx, cfg.clients, n, createOp(srv, cfg, "s", fs.word, fs.created))
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -766,23 +659,4 @@ func createStatus(ctx context.Context, srv *server, text []byte, w, i int) (int,
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, resp.Header.Get("Retry-After") != "", nil
-}
-
-// indexState reads the index queue and lag from /readyz.
-func (s *server) indexState(ctx context.Context) (uint64, time.Duration, error) {
-	var body struct {
-		Index struct {
-			Queued     uint64  `json:"queued"`
-			LagSeconds float64 `json:"lagSeconds"`
-		} `json:"index"`
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := jsonDecode(resp, &body); err != nil {
-		return 0, 0, err
-	}
-	return body.Index.Queued, time.Duration(body.Index.LagSeconds * float64(time.Second)), nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -129,35 +128,4 @@ func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
 	})
 	s.rep.note("signed links: baseline is GET /documents/{id}/content (inline text) of the same documents with a token, same clients; best of 2 rounds each; default rate limits (links 20/s per address), no 429 allowed")
 	return nil
-}
-
-// parallel runs fn(0..n-1) on workers goroutines and returns the first
-// error (the others stop taking work).
-func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
-	var next atomic.Int64
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(i); err != nil {
-					once.Do(func() { first = err })
-					next.Store(int64(n))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
 }

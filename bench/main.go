@@ -74,54 +74,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
-
-// config holds the benchmark parameters, set from the flags.
-type config struct {
-	bin          string        // the quire binary
-	out          string        // Markdown report file, "" for none
-	quick        bool          // smoke-run sizes
-	cpuProfile   string        // CPU profiles of the 3-node rows: PREFIX.ingest, PREFIX.upload
-	clients      int           // concurrent creators
-	docSize      int           // bytes of inline content per document
-	warmup       time.Duration // load before the measured window
-	window       time.Duration // measured window of the creation benchmark
-	uploadSize   int64         // bytes of the streamed upload
-	skipSearch   bool          // leave out the search benchmark
-	searchOnly   bool          // run the search benchmark alone
-	pipelineOnly bool          // run the pipeline benchmark alone
-	ocrOnly      bool          // run the OCR benchmarks alone
-	ocrPages     int           // pages per document of the OCR throughput row, 0 for its default
-	ocrScanPages int           // pages of the upload-to-searchable scan, 0 for its default
-	ocrDefaults  string        // how that scan asks for OCR: auto, named, default
-	ingestProc   string        // sustained rows without (off), with (on) a site's default processing, or both
-	bulkDocs     int           // documents of the console's bulk-tag row, 0 for its default
-	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
-	clusterOnly  bool          // run the three-node cluster benchmarks alone
-	versionsOnly bool          // run the versions benchmark alone
-	consoleOnly  bool          // run the web console benchmark (Chromium) alone
-	intakeOnly   bool          // run the scanner intake benchmark alone
-	linksOnly    bool          // run the signed-links benchmark alone
-	linksDocs    int           // documents of the signed-links benchmark, 0 for its default
-	ingestRuns   int           // repetitions of the sustained-ingest benchmark
-	searchDocs   int           // documents of the search benchmark, 0 for its default
-	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
-	scaleOnly    bool          // run the scale benchmark (memory cgroups) alone
-	scaleLoad    bool          // only load and index the scale corpus
-	scaleDocs    int           // documents of the scale benchmark
-	scaleData    string        // where the scale corpus is kept between runs, "" for a temporary one
-	scaleLimits  []int64       // the rows' memory limits, MiB, 0 for none
-	scaleReindex bool          // time a reindex inside each row's limit
-	scaleIngest  int           // documents created in each row's ingest
-	serverEnv    []string      // KEY=VALUE added to the scale rows' server environment
-	scaleProfile string        // directory for CPU profiles of the scale rows' query phases, "" for none
-}
 
 // newConfig returns the parameters of a full or a quick run.
 func newConfig(bin, out string, quick bool) config {
@@ -251,20 +209,6 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// session is one run of the benchmarks: its parameters, the report being
-// filled and the temporary directory everything lives in.
-type session struct {
-	cfg      config
-	rep      *report
-	root     string
-	progress io.Writer
-}
-
-// logf prints a progress line.
-func (s *session) logf(format string, args ...any) {
-	fmt.Fprintf(s.progress, "bench: "+format+"\n", args...)
 }
 
 // runAll runs the benchmarks in order, adding rows to rep as results come.
@@ -399,89 +343,4 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return nil
 	}
 	return s.searchBench(ctx)
-}
-
-// badgerBaseline runs the baseline of the creation benchmark.
-func (s *session) badgerBaseline(ctx context.Context) (loadResult, error) {
-	s.logf("badger baseline: %d goroutines, %s", s.cfg.clients, s.cfg.window)
-	dir := filepath.Join(s.root, "badger")
-	defer os.RemoveAll(dir)
-	cpu := startCPU(os.Getpid())
-	base, err := badgerCreate(ctx, dir, s.cfg)
-	if err != nil {
-		return base, fmt.Errorf("badger baseline: %w", err)
-	}
-	s.rep.note("CPU, badger baseline: %.2f cores", cpu.cores()[0])
-	return base, nil
-}
-
-// create runs the creation benchmark against srv; idle is the server's
-// memory before it.
-func (s *session) create(ctx context.Context, srv *server, base loadResult, idle procStatus) error {
-	s.logf("quire create: %d clients, %s", s.cfg.clients, s.cfg.window)
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	q, err := quireCreate(ctx, srv, s.cfg)
-	if err != nil {
-		return fmt.Errorf("quire create: %w", err)
-	}
-	c := cpu.cores()
-	s.rep.addCreate(s.cfg, q, base)
-	s.rep.addAnon("server peak anonymous memory, create", idle, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
-	return nil
-}
-
-// upload runs the streamed-upload benchmark and its baseline, then checks
-// the uploaded content.
-func (s *session) upload(ctx context.Context, srv *server) error {
-	size := s.cfg.uploadSize
-	seed := uploadSeed()
-	src, dst := filepath.Join(s.root, "source.bin"), filepath.Join(s.root, "dd.out")
-	s.logf("writing %s source file for the disk baseline", sizeName(size))
-	sum, err := writeSource(src, size, seed)
-	if err != nil {
-		return fmt.Errorf("source file: %w", err)
-	}
-	s.logf("disk baseline")
-	disk, err := diskBaseline(ctx, src, dst, size)
-	var ceil diskResult
-	if err == nil {
-		s.logf("badger value-log ceiling")
-		ceil, err = badgerVlogCeiling(src, filepath.Join(s.root, "badger-vlog"))
-	}
-	// Free the space now; removing root catches anything left.
-	os.Remove(src)
-	os.Remove(dst)
-	if err != nil {
-		return fmt.Errorf("disk baseline: %w", err)
-	}
-
-	s.logf("quire upload: %s", sizeName(size))
-	before := srv.rss.current()
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	up, err := quireUpload(ctx, srv, size, seed)
-	if err != nil {
-		return fmt.Errorf("quire upload: %w", err)
-	}
-	c := cpu.cores()
-	s.rep.addUpload(s.cfg, up, disk)
-	s.rep.addCeiling(ceil, disk)
-	s.rep.addAnon("server peak anonymous memory, upload", before, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
-
-	s.logf("verifying the upload")
-	dl, err := verifyUpload(ctx, srv, up.documentID, size, sum)
-	s.rep.addVerify(dl, err)
-	if err != nil {
-		return fmt.Errorf("verify upload: %w", err)
-	}
-	return nil
-}
-
-// hostInfo describes the machine for the report header.
-func hostInfo() string {
-	h, _ := os.Hostname()
-	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", h, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 }

@@ -426,68 +426,6 @@ func ocrProblem(a *actionInfo, pages int) string {
 	return ""
 }
 
-// actionInfo is one action as GET /documents/{id}/actions shows it.
-type actionInfo struct {
-	Type     string            `json:"type"`
-	Status   string            `json:"status"`
-	Message  string            `json:"message"`
-	Metadata map[string]string `json:"metadata"`
-}
-
-// finalAction reports whether an action status is final.
-func finalAction(status string) bool {
-	switch status {
-	case "COMPLETE", "FAILED", "SKIPPED", "MAX_RETRIES_REACHED":
-		return true
-	}
-	return false
-}
-
-// findAction returns the last action of type typ, nil if none.
-func findAction(acts []actionInfo, typ string) *actionInfo {
-	for i := len(acts) - 1; i >= 0; i-- {
-		if acts[i].Type == typ {
-			return &acts[i]
-		}
-	}
-	return nil
-}
-
-// documentActions reads a document's actions.
-func documentActions(ctx context.Context, srv *server, id string) ([]actionInfo, error) {
-	var out struct {
-		Actions []actionInfo `json:"actions"`
-	}
-	err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/actions", nil, http.StatusOK, &out)
-	return out.Actions, err
-}
-
-// waitActions polls a document's actions every 100 ms until each has a
-// final status, for at most limit.
-func waitActions(ctx context.Context, srv *server, id string, limit time.Duration) ([]actionInfo, error) {
-	deadline := time.Now().Add(limit)
-	for {
-		if err := srv.checkAlive(); err != nil {
-			return nil, err
-		}
-		acts, err := documentActions(ctx, srv, id)
-		if err != nil {
-			return nil, err
-		}
-		if len(acts) > 0 && !slices.ContainsFunc(acts, func(a actionInfo) bool { return !finalAction(a.Status) }) {
-			return acts, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("actions of %s not finished after %s: %+v", id, limit, acts)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // ocrText reads a document's OCR text (GET /documents/{id}/ocr).
 func ocrText(ctx context.Context, srv *server, id string) (string, error) {
 	var out struct {
@@ -650,14 +588,4 @@ func searchFinds(ctx context.Context, srv *server, word, id string) (bool, error
 		}
 	}
 	return false, nil
-}
-
-// secs formats d in seconds.
-func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
-
-// notMeasured adds a row that could not be measured on this server or
-// machine, and why.
-func (r *report) notMeasured(name, why string) {
-	r.rows = append(r.rows, row{name: name, quire: "not measured", baseline: "-", ratio: "-", target: "-", status: "n/a"})
-	r.note("%s: not measured: %s", strings.TrimSpace(name), why)
 }

@@ -19,7 +19,6 @@ import (
 // with a CHECKSUM and a FULLTEXT action.
 const (
 	pipelineDocs    = 2000
-	pipelineWorkers = 4   // quire's default pipeline workers
 	pipelineClients = 16  // concurrent creators
 	latencySample   = 100 // every 100th document is timed until searchable
 )
@@ -323,33 +322,4 @@ func waitSearchable(ctx context.Context, srv *server, word string, created time.
 		}
 	}
 	return 0, fmt.Errorf("%s not searchable after 5 minutes", word)
-}
-
-// waitPipelineIdle waits until /readyz reports no queued or running
-// actions.
-func waitPipelineIdle(ctx context.Context, srv *server, limit time.Duration) (time.Duration, error) {
-	start := time.Now()
-	for time.Since(start) < limit {
-		if err := srv.checkAlive(); err != nil {
-			return 0, err
-		}
-		var body struct {
-			Pipeline struct {
-				Queued *int `json:"queued"`
-			} `json:"pipeline"`
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/readyz", nil)
-		if resp, err := srv.client.Do(req); err == nil {
-			err := jsonDecode(resp, &body)
-			if err == nil && body.Pipeline.Queued != nil && *body.Pipeline.Queued == 0 {
-				return time.Since(start), nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return 0, fmt.Errorf("pipeline not idle after %s", limit)
 }

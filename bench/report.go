@@ -223,3 +223,13 @@ func sizeName(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// secs formats d in seconds.
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// notMeasured adds a row that could not be measured on this server or
+// machine, and why.
+func (r *report) notMeasured(name, why string) {
+	r.rows = append(r.rows, row{name: name, quire: "not measured", baseline: "-", ratio: "-", target: "-", status: "n/a"})
+	r.note("%s: not measured: %s", strings.TrimSpace(name), why)
+}

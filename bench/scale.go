@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +103,7 @@ func (s *session) scaleBench(ctx context.Context) error {
 			break
 		}
 	}
-	s.rep.addScale(s.cfg, n, rows)
+	addScale(s.rep, s.cfg, n, rows)
 	var errs []error
 	if ctx.Err() == nil {
 		if err := s.scaleDigest(ctx, dataDir, n); err != nil {
@@ -152,14 +150,6 @@ func (s *session) scaleCorpus(ctx context.Context, c *corpus, dataDir string, n 
 	}
 	s.rep.note("scale: corpus indexed (quire reindex, outside any cgroup) in %s", time.Since(t0).Round(time.Second))
 	return os.WriteFile(indexed, nil, 0o644)
-}
-
-// tail returns the end of a command's output.
-func tail(b []byte) string {
-	if len(b) > logTail {
-		b = b[len(b)-logTail:]
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // limitName names a row.
@@ -319,7 +309,7 @@ func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *
 // scaleReindex times quire reindex of a copy of the corpus's documents
 // inside cg.
 func (s *session) scaleReindex(ctx context.Context, cg *cgroup, dataDir string, r *scaleRow) error {
-	scratch := filepath.Join(s.cfg.scaleScratch(s.root), "reindex")
+	scratch := filepath.Join(scaleScratch(s.cfg, s.root), "reindex")
 	defer os.RemoveAll(scratch)
 	os.RemoveAll(scratch)
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
@@ -347,7 +337,7 @@ func (s *session) scaleReindex(ctx context.Context, cg *cgroup, dataDir string, 
 
 // scaleScratch is where a row's copies go: beside the kept corpus, on
 // the same disk.
-func (c config) scaleScratch(root string) string {
+func scaleScratch(c config, root string) string {
 	if c.scaleData != "" {
 		return filepath.Join(c.scaleData, "scratch")
 	}
@@ -357,7 +347,7 @@ func (c config) scaleScratch(root string) string {
 // scaleIngest creates cfg.scaleIngest documents in an empty server
 // inside the row's cgroup.
 func (s *session) scaleIngest(ctx context.Context, opts serverOpts, r *scaleRow) error {
-	data := filepath.Join(s.cfg.scaleScratch(s.root), "ingest")
+	data := filepath.Join(scaleScratch(s.cfg, s.root), "ingest")
 	os.RemoveAll(data)
 	defer os.RemoveAll(data)
 	opts.cg.resetPeak()
@@ -385,7 +375,7 @@ func (s *session) scaleIngest(ctx context.Context, opts serverOpts, r *scaleRow)
 
 // addScale adds the scale benchmark's rows: one line per figure, each
 // limit's value against the unlimited row's.
-func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
+func addScale(r *report, cfg config, n int, rows []*scaleRow) {
 	var free *scaleRow
 	for _, x := range rows {
 		if x.limit == 0 && x.err == nil {
@@ -464,39 +454,4 @@ func (r *report) addScale(cfg config, n int, rows []*scaleRow) {
 	if len(cfg.serverEnv) > 0 {
 		r.note("scale: server environment %s", strings.Join(cfg.serverEnv, " "))
 	}
-}
-
-// cpuProfile writes a CPU profile of the server at pprofAt over d
-// (starting after the load's warm-up second) to path.
-func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Second):
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAt, max(int(d.Seconds()), 1))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cpu profile: %w", err)
-	}
-	defer resp.Body.Close()
-	if err := checkStatus(resp, http.StatusOK); err != nil {
-		return fmt.Errorf("cpu profile: %w", err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

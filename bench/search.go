@@ -357,7 +357,7 @@ func (s *session) searchBench(ctx context.Context) error {
 	s.rep.addRestAnon(fmt.Sprintf("server anonymous memory at rest after search (%dk docs)", n/1000), srv.rss.current(), restSettle, restAnonTarget)
 	// Search as you type over the same documents (issue 47), after the
 	// memory rows: the browser's queries are not theirs to count.
-	if err := s.consoleSearchRow(ctx, srv, c, n); err != nil {
+	if err := s.consoleSearchRow(ctx, srv, c.words, n); err != nil {
 		return srv.withLog(err)
 	}
 	return srv.checkAlive()

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -335,4 +336,66 @@ func exitDetail(err error) error {
 func jsonDecode(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// indexState reads the index queue and lag from /readyz.
+func (s *server) indexState(ctx context.Context) (uint64, time.Duration, error) {
+	var body struct {
+		Index struct {
+			Queued     uint64  `json:"queued"`
+			LagSeconds float64 `json:"lagSeconds"`
+		} `json:"index"`
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := jsonDecode(resp, &body); err != nil {
+		return 0, 0, err
+	}
+	return body.Index.Queued, time.Duration(body.Index.LagSeconds * float64(time.Second)), nil
+}
+
+// tail returns the end of a command's output.
+func tail(b []byte) string {
+	if len(b) > logTail {
+		b = b[len(b)-logTail:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// cpuProfile writes a CPU profile of the server at pprofAt over d
+// (starting after the load's warm-up second) to path.
+func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAt, max(int(d.Seconds()), 1))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if err := checkStatus(resp, http.StatusOK); err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -13,8 +13,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // copyBuf is the buffer size of local copies: dd's bs=1M.
@@ -212,60 +210,4 @@ func verifyUpload(ctx context.Context, srv *server, id string, size int64, want 
 		return transferResult{}, fmt.Errorf("downloaded SHA-256 %x differs from the uploaded %x", h.Sum(nil), want)
 	}
 	return transferResult{documentID: id, elapsed: d, rate: mbps(size, d)}, nil
-}
-
-// badgerVlogCeiling writes src into a raw Badger in dir the way Quire
-// stores content, without Quire: 1 MiB values (raw, no hashing or
-// compression), 8 per SyncWrites transaction. Badger copies values into an
-// mmapped value log and msyncs it on every commit, which bounds what any
-// Badger-backed upload can reach on this disk; the report shows it beside
-// dd so a low upload ratio can be told apart from a slow Quire.
-func badgerVlogCeiling(src, dir string) (diskResult, error) {
-	defer os.RemoveAll(dir)
-	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithValueThreshold(8 << 10))
-	if err != nil {
-		return diskResult{}, err
-	}
-	defer db.Close()
-	f, err := os.Open(src)
-	if err != nil {
-		return diskResult{}, err
-	}
-	defer f.Close()
-	const chunk, perTxn = 1 << 20, 8
-	bufs := make([][]byte, perTxn)
-	for i := range bufs {
-		bufs[i] = make([]byte, chunk)
-	}
-	var total int64
-	t0 := time.Now()
-	for n := 0; ; n += perTxn {
-		var vals [][]byte
-		for i := range bufs {
-			k, err := io.ReadFull(f, bufs[i])
-			if k > 0 {
-				vals = append(vals, bufs[i][:k])
-				total += int64(k)
-			}
-			if err != nil {
-				break
-			}
-		}
-		if len(vals) == 0 {
-			break
-		}
-		err := db.Update(func(txn *badger.Txn) error {
-			for i, v := range vals {
-				if err := txn.Set(fmt.Appendf(nil, "c/%012d", n+i), v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return diskResult{}, err
-		}
-	}
-	d := time.Since(t0)
-	return diskResult{tool: "raw Badger, 1 MiB values, 8 per synced txn", elapsed: d, rate: mbps(total, d)}, nil
 }

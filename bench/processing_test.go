@@ -2,14 +2,8 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,99 +105,4 @@ func TestProcessing_Measurable(t *testing.T) {
 			t.Errorf("%s: measurable() = %v, %q; want %v, %q", tt.name, ok, why, tt.ok, tt.why)
 		}
 	}
-}
-
-// TestScan_ImageOnlyPages: the OCR rows' scans are PDFs of A4 pages with
-// no text layer (the pipeline's OCR takes a PDF's own text instead of
-// reading it when every page has some, which would make the throughput
-// row measure pdftotext), one distinct marker word per page.
-func TestScan_ImageOnlyPages(t *testing.T) {
-	for _, p := range []string{"pdfinfo", "pdftotext"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Fatalf("%s not found: install the Debian package poppler-utils (make deps does)", p)
-		}
-	}
-	sd, err := makeScan(ocrSeed, 0, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	fn := filepath.Join(dir, "scan.pdf")
-	if err := os.WriteFile(fn, sd.pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	info, err := exec.Command("pdfinfo", fn).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdfinfo: %v: %s", err, info)
-	}
-	for _, want := range []string{`(?m)^Pages:\s+2$`, `(?m)^Page size:\s+595 x 842 pts \(A4\)`} {
-		if !regexp.MustCompile(want).Match(info) {
-			t.Errorf("pdfinfo does not match %s:\n%s", want, info)
-		}
-	}
-	text, err := exec.Command("pdftotext", fn, "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v: %s", err, text)
-	}
-	if s := strings.TrimSpace(strings.ReplaceAll(string(text), "\f", "")); s != "" {
-		t.Errorf("the scan has a text layer: %q", s)
-	}
-	if len(sd.markers) != 2 || sd.markers[0] == sd.markers[1] {
-		t.Errorf("markers %v: want two distinct words", sd.markers)
-	}
-	if n, missing := markersIn("... "+strings.ToUpper(sd.markers[1])+" ...", sd.markers); n != 1 || missing != sd.markers[0] {
-		t.Errorf("markersIn = %d, %q; want 1, %q", n, missing, sd.markers[0])
-	}
-}
-
-// TestConsoleRows_AgreeWithConsole: the console rows' baseline sends as
-// many tag requests at a time, each naming as many documents, as the
-// console's bulk jobs do, and the search page's pause after a key leaves
-// room for the 150 ms goal.
-func TestConsoleRows_AgreeWithConsole(t *testing.T) {
-	for _, c := range []struct {
-		file, re string
-		check    func(n int) bool
-		what     string
-	}{
-		{"../console/js/bulk.js", `const PARALLEL = (\d+);`, func(n int) bool { return n == consoleBulkParallel }, "PARALLEL is consoleBulkParallel"},
-		{"../console/js/bulkbar.js", `const TAG_BATCH = (\d+);`, func(n int) bool { return n == consoleTagBatch }, "TAG_BATCH is consoleTagBatch"},
-		{"../console/pages/search.js", `const TYPING_MS = (\d+);`, func(n int) bool { return time.Duration(n)*time.Millisecond <= typingTarget/2 }, "TYPING_MS at most half of typingTarget"},
-	} {
-		b, err := os.ReadFile(c.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(c.re).FindSubmatch(b)
-		if m == nil {
-			t.Errorf("%s: no %s", c.file, c.re)
-			continue
-		}
-		n, _ := strconv.Atoi(string(m[1]))
-		if !c.check(n) {
-			t.Errorf("%s: %s: want %s", c.file, m[0], c.what)
-		}
-	}
-}
-
-// TestScaleDigest_Row runs the replica digest row on a small corpus: it
-// counts the corpus's documents, and the row and its note are reported.
-func TestScaleDigest_Row(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	if err := loadCorpus(ctx, dir, newCorpus(), 200); err != nil {
-		t.Fatal(err)
-	}
-	s := &session{rep: &report{}, root: t.TempDir(), progress: io.Discard}
-	if err := s.scaleDigest(ctx, dir, 200); err != nil {
-		t.Fatal(err)
-	}
-	if len(s.rep.rows) != 1 || !strings.HasPrefix(s.rep.rows[0].name, "replica digest walk") || s.rep.rows[0].ratio == "" {
-		t.Fatalf("rows %+v", s.rep.rows)
-	}
-	if len(s.rep.notes) != 1 || !strings.Contains(s.rep.notes[0], ": 200 documents,") {
-		t.Fatalf("notes %q", s.rep.notes)
-	}
-	t.Logf("%+v; %s", s.rep.rows[0], s.rep.notes[0])
 }
