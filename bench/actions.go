@@ -10,18 +10,18 @@ import (
 )
 
 // pipelineWorkers is quire's default number of pipeline workers.
-const pipelineWorkers = 4
+const PipelineWorkers = 4
 
-// actionInfo is one action as GET /documents/{id}/actions shows it.
-type actionInfo struct {
+// ActionInfo is one action as GET /documents/{id}/actions shows it.
+type ActionInfo struct {
 	Type     string            `json:"type"`
 	Status   string            `json:"status"`
 	Message  string            `json:"message"`
 	Metadata map[string]string `json:"metadata"`
 }
 
-// finalAction reports whether an action status is final.
-func finalAction(status string) bool {
+// FinalAction reports whether an action status is final.
+func FinalAction(status string) bool {
 	switch status {
 	case "COMPLETE", "FAILED", "SKIPPED", "MAX_RETRIES_REACHED":
 		return true
@@ -29,8 +29,8 @@ func finalAction(status string) bool {
 	return false
 }
 
-// findAction returns the last action of type typ, nil if none.
-func findAction(acts []actionInfo, typ string) *actionInfo {
+// FindAction returns the last action of type typ, nil if none.
+func FindAction(acts []ActionInfo, typ string) *ActionInfo {
 	for i := len(acts) - 1; i >= 0; i-- {
 		if acts[i].Type == typ {
 			return &acts[i]
@@ -39,28 +39,28 @@ func findAction(acts []actionInfo, typ string) *actionInfo {
 	return nil
 }
 
-// documentActions reads a document's actions.
-func documentActions(ctx context.Context, srv *server, id string) ([]actionInfo, error) {
+// DocumentActions reads a document's actions.
+func DocumentActions(ctx context.Context, srv *Server, id string) ([]ActionInfo, error) {
 	var out struct {
-		Actions []actionInfo `json:"actions"`
+		Actions []ActionInfo `json:"actions"`
 	}
-	err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/actions", nil, http.StatusOK, &out)
+	err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/actions", nil, http.StatusOK, &out)
 	return out.Actions, err
 }
 
-// waitActions polls a document's actions every 100 ms until each has a
+// WaitActions polls a document's actions every 100 ms until each has a
 // final status, for at most limit.
-func waitActions(ctx context.Context, srv *server, id string, limit time.Duration) ([]actionInfo, error) {
+func WaitActions(ctx context.Context, srv *Server, id string, limit time.Duration) ([]ActionInfo, error) {
 	deadline := time.Now().Add(limit)
 	for {
-		if err := srv.checkAlive(); err != nil {
+		if err := srv.CheckAlive(); err != nil {
 			return nil, err
 		}
-		acts, err := documentActions(ctx, srv, id)
+		acts, err := DocumentActions(ctx, srv, id)
 		if err != nil {
 			return nil, err
 		}
-		if len(acts) > 0 && !slices.ContainsFunc(acts, func(a actionInfo) bool { return !finalAction(a.Status) }) {
+		if len(acts) > 0 && !slices.ContainsFunc(acts, func(a ActionInfo) bool { return !FinalAction(a.Status) }) {
 			return acts, nil
 		}
 		if time.Now().After(deadline) {
@@ -74,12 +74,12 @@ func waitActions(ctx context.Context, srv *server, id string, limit time.Duratio
 	}
 }
 
-// waitPipelineIdle waits until /readyz reports no queued or running
+// WaitPipelineIdle waits until /readyz reports no queued or running
 // actions.
-func waitPipelineIdle(ctx context.Context, srv *server, limit time.Duration) (time.Duration, error) {
+func WaitPipelineIdle(ctx context.Context, srv *Server, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	for time.Since(start) < limit {
-		if err := srv.checkAlive(); err != nil {
+		if err := srv.CheckAlive(); err != nil {
 			return 0, err
 		}
 		var body struct {
@@ -87,9 +87,9 @@ func waitPipelineIdle(ctx context.Context, srv *server, limit time.Duration) (ti
 				Queued *int `json:"queued"`
 			} `json:"pipeline"`
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/readyz", nil)
-		if resp, err := srv.client.Do(req); err == nil {
-			err := jsonDecode(resp, &body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.Base+"/readyz", nil)
+		if resp, err := srv.Client.Do(req); err == nil {
+			err := JSONDecode(resp, &body)
 			if err == nil && body.Pipeline.Queued != nil && *body.Pipeline.Queued == 0 {
 				return time.Since(start), nil
 			}

@@ -26,12 +26,12 @@ import (
 const (
 	cgroupV1Root = "/sys/fs/cgroup/memory"
 	cgroupV2Root = "/sys/fs/cgroup"
-	// cgroupEvery is the period of the peak samples.
-	cgroupEvery = 100 * time.Millisecond
+	// CgroupEvery is the period of the peak samples.
+	CgroupEvery = 100 * time.Millisecond
 )
 
-// cgroup is one memory cgroup made by the benchmark.
-type cgroup struct {
+// Cgroup is one memory cgroup made by the benchmark.
+type Cgroup struct {
 	dir   string
 	v2    bool
 	limit int64 // bytes, 0 for none
@@ -39,27 +39,27 @@ type cgroup struct {
 	quit chan struct{}
 	done chan struct{}
 	mu   sync.Mutex
-	peak cgroupStat // field-wise peak since the last resetPeak
+	peak CgroupStat // field-wise peak since the last resetPeak
 }
 
-// cgroupStat is what the benchmark reads of a cgroup, in bytes and counts.
-type cgroupStat struct {
-	anon     int64  // anonymous pages (heap, stacks): v1 total_rss, v2 anon
-	file     int64  // page cache charged to it: v1 total_cache, v2 file
-	usage    int64  // charged memory: v1 usage_in_bytes, v2 memory.current
-	majFault uint64 // major page faults of its processes: pgmajfault
-	oomKills uint64 // OOM kills inside it: oom_kill of oom_control / memory.events
+// CgroupStat is what the benchmark reads of a cgroup, in bytes and counts.
+type CgroupStat struct {
+	Anon     int64  // anonymous pages (heap, stacks): v1 total_rss, v2 anon
+	File     int64  // page cache charged to it: v1 total_cache, v2 file
+	Usage    int64  // charged memory: v1 usage_in_bytes, v2 memory.current
+	MajFault uint64 // major page faults of its processes: pgmajfault
+	OOMKills uint64 // OOM kills inside it: oom_kill of oom_control / memory.events
 }
 
-// newCgroup makes a memory cgroup named name with a limit of limit bytes
+// NewCgroup makes a memory cgroup named name with a limit of limit bytes
 // (0: none) and starts sampling its peaks. It says plainly why when it
 // cannot.
-func newCgroup(name string, limit int64) (*cgroup, error) {
-	var c *cgroup
+func NewCgroup(name string, limit int64) (*Cgroup, error) {
+	var c *Cgroup
 	switch {
-	case fileExists(filepath.Join(cgroupV1Root, "memory.limit_in_bytes")):
-		c = &cgroup{dir: filepath.Join(cgroupV1Root, name)}
-	case fileExists(filepath.Join(cgroupV2Root, "cgroup.controllers")):
+	case FileExists(filepath.Join(cgroupV1Root, "memory.limit_in_bytes")):
+		c = &Cgroup{dir: filepath.Join(cgroupV1Root, name)}
+	case FileExists(filepath.Join(cgroupV2Root, "cgroup.controllers")):
 		b, err := os.ReadFile(filepath.Join(cgroupV2Root, "cgroup.controllers"))
 		if err != nil || !strings.Contains(" "+string(b)+" ", " memory ") {
 			return nil, fmt.Errorf("cgroup v2 at %s has no memory controller", cgroupV2Root)
@@ -69,7 +69,7 @@ func newCgroup(name string, limit int64) (*cgroup, error) {
 		if err := os.WriteFile(filepath.Join(cgroupV2Root, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
 			return nil, fmt.Errorf("cgroup v2: enable memory for children: %w", err)
 		}
-		c = &cgroup{dir: filepath.Join(cgroupV2Root, name), v2: true}
+		c = &Cgroup{dir: filepath.Join(cgroupV2Root, name), v2: true}
 	default:
 		return nil, fmt.Errorf("no memory cgroup: neither %s (v1) nor %s with cgroup.controllers (v2)", cgroupV1Root, cgroupV2Root)
 	}
@@ -88,7 +88,7 @@ func newCgroup(name string, limit int64) (*cgroup, error) {
 		os.Remove(c.dir)
 		return nil, fmt.Errorf("cgroup %s: set %s: %w", c.dir, file, err)
 	}
-	if _, err := c.stat(); err != nil {
+	if _, err := c.Stat(); err != nil {
 		os.Remove(c.dir)
 		return nil, err
 	}
@@ -97,25 +97,25 @@ func newCgroup(name string, limit int64) (*cgroup, error) {
 	return c, nil
 }
 
-func fileExists(path string) bool {
+func FileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
 
-// command returns a command that runs name inside the cgroup (nil: as
+// Command returns a command that runs name inside the cgroup (nil: as
 // exec.CommandContext does): a shell writes its own pid into
 // cgroup.procs and then execs name, so every page name touches is
 // charged to the cgroup from its first instruction.
-func (c *cgroup) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+func (c *Cgroup) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	if c == nil {
 		return exec.CommandContext(ctx, name, args...)
 	}
 	return exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, c.dir, name}, args...)...)
 }
 
-// stat reads the cgroup's counters.
-func (c *cgroup) stat() (cgroupStat, error) {
-	var st cgroupStat
+// Stat reads the cgroup's counters.
+func (c *Cgroup) Stat() (CgroupStat, error) {
+	var st CgroupStat
 	kv, err := readKV(filepath.Join(c.dir, "memory.stat"))
 	if err != nil {
 		return st, err
@@ -126,7 +126,7 @@ func (c *cgroup) stat() (cgroupStat, error) {
 		usageFile, events = "memory.current", "memory.events"
 		anon, file, maj = "anon", "file", "pgmajfault"
 	}
-	st.anon, st.file, st.majFault = int64(kv[anon]), int64(kv[file]), kv[maj]
+	st.Anon, st.File, st.MajFault = int64(kv[anon]), int64(kv[file]), kv[maj]
 	b, err := os.ReadFile(filepath.Join(c.dir, usageFile))
 	if err != nil {
 		return st, err
@@ -135,7 +135,7 @@ func (c *cgroup) stat() (cgroupStat, error) {
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", usageFile, err)
 	}
-	st.usage = u
+	st.Usage = u
 	ev, err := readKV(filepath.Join(c.dir, events))
 	if err != nil {
 		return st, err
@@ -144,7 +144,7 @@ func (c *cgroup) stat() (cgroupStat, error) {
 	if !ok {
 		return st, fmt.Errorf("%s has no oom_kill count (kernel too old to count OOM kills)", filepath.Join(c.dir, events))
 	}
-	st.oomKills = k
+	st.OOMKills = k
 	return st, nil
 }
 
@@ -170,7 +170,7 @@ func readKV(path string) (map[string]uint64, error) {
 // kernelPeak is the kernel's own high-water mark of the cgroup's charged
 // memory since the last resetPeak (v1 max_usage_in_bytes; v2 memory.peak,
 // Linux 5.19 and later), 0 when there is none.
-func (c *cgroup) kernelPeak() int64 {
+func (c *Cgroup) kernelPeak() int64 {
 	f := "memory.max_usage_in_bytes"
 	if c.v2 {
 		f = "memory.peak"
@@ -183,9 +183,9 @@ func (c *cgroup) kernelPeak() int64 {
 	return n
 }
 
-func (c *cgroup) loop() {
+func (c *Cgroup) loop() {
 	defer close(c.done)
-	t := time.NewTicker(cgroupEvery)
+	t := time.NewTicker(CgroupEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -197,36 +197,36 @@ func (c *cgroup) loop() {
 	}
 }
 
-func (c *cgroup) sample() {
-	st, err := c.stat()
+func (c *Cgroup) sample() {
+	st, err := c.Stat()
 	if err != nil {
 		return
 	}
 	c.mu.Lock()
-	c.peak.anon = max(c.peak.anon, st.anon)
-	c.peak.file = max(c.peak.file, st.file)
-	c.peak.usage = max(c.peak.usage, st.usage)
+	c.peak.Anon = max(c.peak.Anon, st.Anon)
+	c.peak.File = max(c.peak.File, st.File)
+	c.peak.Usage = max(c.peak.Usage, st.Usage)
 	c.mu.Unlock()
 }
 
-// resetPeak returns the peaks since the last call (usage also from the
+// ResetPeak returns the peaks since the last call (usage also from the
 // kernel's high-water mark, which sees between samples) and starts anew.
-func (c *cgroup) resetPeak() cgroupStat {
+func (c *Cgroup) ResetPeak() CgroupStat {
 	c.sample()
 	c.mu.Lock()
 	p := c.peak
-	c.peak = cgroupStat{}
+	c.peak = CgroupStat{}
 	c.mu.Unlock()
-	p.usage = max(p.usage, c.kernelPeak())
+	p.Usage = max(p.Usage, c.kernelPeak())
 	if !c.v2 {
 		os.WriteFile(filepath.Join(c.dir, "memory.max_usage_in_bytes"), []byte("0"), 0)
 	}
 	return p
 }
 
-// remove stops the sampling and removes the cgroup; its processes must
+// Remove stops the sampling and removes the cgroup; its processes must
 // have exited. Its remaining page cache is charged to the parent.
-func (c *cgroup) remove() error {
+func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}

@@ -35,23 +35,23 @@ import (
 // rounds beside the same work asked of the API directly from Go (the
 // floor the browser adds to). Search as you type at 100,000 documents is
 // measured by the search benchmark over its corpus (consoleSearchRow).
-func (s *session) consoleBench(ctx context.Context, srv *server) error {
+func (s *Session) consoleBench(ctx context.Context, srv *Server) error {
 	if _, err := exec.LookPath("chromium"); err != nil {
-		s.rep.note("console: skipped, no chromium on PATH (make deps installs it)")
+		s.Rep.Note("console: skipped, no chromium on PATH (make deps installs it)")
 		return nil
 	}
 	const docs, per, rounds = 10000, 101, 5
-	bulk, bulkRounds := s.cfg.bulkDocs, 3
+	bulk, bulkRounds := s.Cfg.BulkDocs, 3
 	if bulk <= 0 {
 		bulk = consoleBulkDocs
-		if s.cfg.quick {
+		if s.Cfg.Quick {
 			bulk = 200
 		}
 	}
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		bulkRounds = 1
 	}
-	s.logf("console: %d documents in one folder, %d in another", docs, bulk)
+	s.Logf("console: %d documents in one folder, %d in another", docs, bulk)
 	if err := createFolder(ctx, srv, "big", "d%05d.txt", docs, "ledger entry %d"); err != nil {
 		return err
 	}
@@ -64,16 +64,16 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	if err := createFolder(ctx, srv, "bulk", "b%04d.txt", bulk, "delivery note %d"); err != nil {
 		return err
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": "notes/zeppelin.txt", "contentType": "text/plain", "content": "the zeppelin hangar lease"}, http.StatusCreated, nil); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": "notes/zeppelin.txt", "contentType": "text/plain", "content": "the zeppelin hangar lease"}, http.StatusCreated, nil); err != nil {
 		return err
 	}
-	if _, err := srv.waitIndexed(ctx, 10*time.Minute); err != nil {
+	if _, err := srv.WaitIndexed(ctx, 10*time.Minute); err != nil {
 		return err
 	}
 	// Once new documents get default processing (issue 46), its actions
 	// (and the thumbnails the pipeline is to render, issue 47) are done
 	// before the browser starts; today there are none.
-	if _, err := waitPipelineIdle(ctx, srv, 30*time.Minute); err != nil {
+	if _, err := WaitPipelineIdle(ctx, srv, 30*time.Minute); err != nil {
 		return err
 	}
 	b, user, pw, err := openConsole(ctx, srv)
@@ -84,7 +84,7 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	api := func(method, path string, body any) (time.Duration, error) {
 		t0 := time.Now()
 		var out json.RawMessage
-		err := srv.doJSON(ctx, method, path, body, http.StatusOK, &out)
+		err := srv.DoJSON(ctx, method, path, body, http.StatusOK, &out)
 		return time.Since(t0), err
 	}
 	var load, loadBase, folder, folderBase, typing, typingBase, first, firstBase []time.Duration
@@ -95,17 +95,17 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 		if _, err := b.run(chromedp.Navigate("about:blank")); err != nil {
 			return err
 		}
-		d, err := b.run(disableCache(), chromedp.Navigate(srv.base+"/console/"), consolePoll(`document.getElementById("login")`))
+		d, err := b.run(disableCache(), chromedp.Navigate(srv.Base+"/console/"), consolePoll(`document.getElementById("login")`))
 		if err != nil {
 			return fmt.Errorf("console first load: %w", err)
 		}
 		load = append(load, d)
-		if d, err = b.run(chromedp.Navigate(srv.base + "/console/favicon.svg")); err != nil {
+		if d, err = b.run(chromedp.Navigate(srv.Base + "/console/favicon.svg")); err != nil {
 			return err
 		}
 		loadBase = append(loadBase, d)
 	}
-	if err := b.signIn(srv.base, user, pw); err != nil {
+	if err := b.signIn(srv.Base, user, pw); err != nil {
 		return err
 	}
 	for r := 0; r < rounds; r++ {
@@ -151,10 +151,10 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 		}
 	}
 	if thumbs < consoleImages {
-		s.rep.note("console first load of a folder: only %d of the %d images had a thumbnail after 3 minutes", thumbs, consoleImages)
+		s.Rep.Note("console first load of a folder: only %d of the %d images had a thumbnail after 3 minutes", thumbs, consoleImages)
 	}
 	for r := 0; r < rounds; r++ {
-		d, err := b.firstLoadFolder(srv.base, "big", thumbs > 0)
+		d, err := b.firstLoadFolder(srv.Base, "big", thumbs > 0)
 		if err != nil {
 			return fmt.Errorf("console first load of a folder: %w", err)
 		}
@@ -172,8 +172,8 @@ func (s *session) consoleBench(ctx context.Context, srv *server) error {
 	}
 	s.addConsoleRow(fmt.Sprintf("console: first load of a folder of %d documents to its first rows (cache off, %s), median", docs+consoleImages, view), first, firstBase, firstLoadTarget)
 	s.addConsoleRow("console: search as you type, a word in one document, last key to results shown, median", typing, typingBase, 0)
-	s.rep.note("console (Chromium): baselines are the console's favicon in the same tab, GET /folders?limit=50 and POST /queryFulltext (the console's body) from Go; %d rounds each", rounds)
-	s.rep.note("console first load of a folder: from the navigation to /console/#/browse/big in a tab signed in by its refresh cookie, HTTP cache off, until the first page of 50 entries is drawn%s (performance.now() in the page, taken by a MutationObserver installed before the page's scripts); the entries of the API's first page with a thumbnailUrl: %d of 50",
+	s.Rep.Note("console (Chromium): baselines are the console's favicon in the same tab, GET /folders?limit=50 and POST /queryFulltext (the console's body) from Go; %d rounds each", rounds)
+	s.Rep.Note("console first load of a folder: from the navigation to /console/#/browse/big in a tab signed in by its refresh cookie, HTTP cache off, until the first page of 50 entries is drawn%s (performance.now() in the page, taken by a MutationObserver installed before the page's scripts); the entries of the API's first page with a thumbnailUrl: %d of 50",
 		map[bool]string{true: " and every thumbnail in view has loaded (grid view)", false: ""}[thumbs > 0], thumbs)
 	s.noteTyped("console search as you type (a word in one document)", typed)
 	return s.bulkTagRows(ctx, srv, b, user, pw, bulk, bulkRounds)
@@ -199,14 +199,14 @@ const (
 
 // addConsoleRow adds a row of medians against their baseline; target 0
 // is none.
-func (s *session) addConsoleRow(name string, q, b []time.Duration, target time.Duration) {
+func (s *Session) addConsoleRow(name string, q, b []time.Duration, target time.Duration) {
 	mq, mb := medianDuration(q), medianDuration(b)
-	r := row{name: name, quire: consoleMs(mq), baseline: consoleMs(mb),
-		ratio: fmt.Sprintf("%.1f", float64(mq)/float64(max(mb, time.Microsecond))), target: "-", status: "info"}
+	r := Row{Name: name, Quire: consoleMs(mq), Baseline: consoleMs(mb),
+		Ratio: fmt.Sprintf("%.1f", float64(mq)/float64(max(mb, time.Microsecond))), Target: "-", Status: "info"}
 	if target > 0 {
-		r.target, r.status = "< "+consoleMs(target), status(mq < target)
+		r.Target, r.Status = "< "+consoleMs(target), Status(mq < target)
 	}
-	s.rep.rows = append(s.rep.rows, r)
+	s.Rep.Rows = append(s.Rep.Rows, r)
 }
 
 func consoleMs(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -224,14 +224,14 @@ func medianDuration(ds []time.Duration) time.Duration {
 
 // createFolder creates n text documents in folder, named by the format
 // name and holding text, 101 per request.
-func createFolder(ctx context.Context, srv *server, folder, name string, n int, text string) error {
+func createFolder(ctx context.Context, srv *Server, folder, name string, n int, text string) error {
 	const per = 101
 	for i := 0; i < n; i += per {
 		var children []map[string]any
 		for j := i + 1; j < i+per && j < n; j++ {
 			children = append(children, map[string]any{"path": folder + "/" + fmt.Sprintf(name, j), "contentType": "text/plain", "content": fmt.Sprintf(text, j)})
 		}
-		if err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": folder + "/" + fmt.Sprintf(name, i), "contentType": "text/plain",
+		if err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": folder + "/" + fmt.Sprintf(name, i), "contentType": "text/plain",
 			"content": fmt.Sprintf(text, i), "documents": children}, http.StatusCreated, nil); err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ const consoleImages = 50
 // createImages creates n PNG images (1,240 x 1,754, an A4 page at 150 dpi
 // with a few bands of "text") named folder/name (a printf pattern of the
 // index), one request each.
-func createImages(ctx context.Context, srv *server, folder, name string, n int) error {
+func createImages(ctx context.Context, srv *Server, folder, name string, n int) error {
 	for i := 0; i < n; i++ {
 		img := image.NewGray(image.Rect(0, 0, 1240, 1754))
 		for j := range img.Pix {
@@ -263,7 +263,7 @@ func createImages(ctx context.Context, srv *server, folder, name string, n int) 
 		if err := png.Encode(&b, img); err != nil {
 			return err
 		}
-		if err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": folder + "/" + fmt.Sprintf(name, i), "contentType": "image/png",
+		if err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": folder + "/" + fmt.Sprintf(name, i), "contentType": "image/png",
 			"isBase64": true, "content": base64.StdEncoding.EncodeToString(b.Bytes())}, http.StatusCreated, nil); err != nil {
 			return err
 		}
@@ -273,7 +273,7 @@ func createImages(ctx context.Context, srv *server, folder, name string, n int) 
 
 // folderEntries lists a folder's documents (ids and thumbnail URLs), up
 // to limit.
-func folderEntries(ctx context.Context, srv *server, folder string, limit int) ([]folderEntry, error) {
+func folderEntries(ctx context.Context, srv *Server, folder string, limit int) ([]folderEntry, error) {
 	var out []folderEntry
 	next := ""
 	for len(out) < limit {
@@ -285,7 +285,7 @@ func folderEntries(ctx context.Context, srv *server, folder string, limit int) (
 		if next != "" {
 			q.Set("next", next)
 		}
-		if err := srv.doJSON(ctx, http.MethodGet, "/folders?"+q.Encode(), nil, http.StatusOK, &page); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodGet, "/folders?"+q.Encode(), nil, http.StatusOK, &page); err != nil {
 			return nil, err
 		}
 		for _, d := range page.Documents {
@@ -310,7 +310,7 @@ type folderEntry struct {
 // folderThumbnails counts the entries of a folder's first page (of
 // limit) that carry a thumbnailUrl (issue 47: none until the pipeline
 // renders thumbnails).
-func folderThumbnails(ctx context.Context, srv *server, folder string, limit int) (int, error) {
+func folderThumbnails(ctx context.Context, srv *Server, folder string, limit int) (int, error) {
 	es, err := folderEntries(ctx, srv, folder, limit)
 	if err != nil {
 		return 0, err
@@ -326,28 +326,28 @@ func folderThumbnails(ctx context.Context, srv *server, folder string, limit int
 
 // consoleUser makes a directory user with a password, as a person signs
 // in, and returns the name and password.
-func consoleUser(ctx context.Context, srv *server) (string, string, error) {
+func consoleUser(ctx context.Context, srv *Server) (string, string, error) {
 	const user, pw = "bench-staff", "bench-password-9"
 	// The user may exist already (the search benchmark's kept data,
 	// -search-data): signing in is what must work.
 	var in struct{ AuthenticationResult *json.RawMessage }
-	if srv.doJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, http.StatusOK, &in) == nil && in.AuthenticationResult != nil {
+	if srv.DoJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, http.StatusOK, &in) == nil && in.AuthenticationResult != nil {
 		return user, pw, nil
 	}
 	// The group may exist already (a full run): joining it below is
 	// what must work.
-	_ = srv.doJSON(ctx, http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, http.StatusOK, nil)
-	if err := srv.doJSON(ctx, http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": user}, "temporaryPassword": "temporary-1"}, http.StatusOK, nil); err != nil {
+	_ = srv.DoJSON(ctx, http.MethodPost, "/groups", map[string]any{"group": map[string]any{"name": "default"}}, http.StatusOK, nil)
+	if err := srv.DoJSON(ctx, http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": user}, "temporaryPassword": "temporary-1"}, http.StatusOK, nil); err != nil {
 		return "", "", err
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": user}}, http.StatusOK, nil); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/groups/default/users", map[string]any{"user": map[string]any{"username": user}}, http.StatusOK, nil); err != nil {
 		return "", "", err
 	}
 	var ch struct{ Session string }
-	if err := srv.doJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": "temporary-1"}, http.StatusOK, &ch); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": "temporary-1"}, http.StatusOK, &ch); err != nil {
 		return "", "", err
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": ch.Session, "username": user, "newPassword": pw}, http.StatusOK, nil); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/respondToAuthChallenge", map[string]any{"session": ch.Session, "username": user, "newPassword": pw}, http.StatusOK, nil); err != nil {
 		return "", "", err
 	}
 	return user, pw, nil
@@ -355,7 +355,7 @@ func consoleUser(ctx context.Context, srv *server) (string, string, error) {
 
 // openConsole makes the bench's console user on srv and starts a browser
 // (not signed in yet); the caller closes it.
-func openConsole(ctx context.Context, srv *server) (*consoleBrowser, string, string, error) {
+func openConsole(ctx context.Context, srv *Server) (*consoleBrowser, string, string, error) {
 	user, pw, err := consoleUser(ctx, srv)
 	if err != nil {
 		return nil, "", "", err
@@ -541,14 +541,14 @@ func (b *consoleBrowser) typeSearch(word string, want int) (typedSearch, error) 
 }
 
 // noteTyped notes the medians of the parts of typed searches.
-func (s *session) noteTyped(what string, ts []typedSearch) {
+func (s *Session) noteTyped(what string, ts []typedSearch) {
 	var drawn, sent, answered []time.Duration
 	extra := 0
 	for _, t := range ts {
 		drawn, sent, answered = append(drawn, t.drawn), append(sent, t.sent), append(answered, t.answered)
 		extra += t.requests - 1
 	}
-	s.rep.note("%s: one key every %s (an input event each); the row's figure is the last key to the start of the frame that shows the results; medians from the last key: query sent %s (the console's pause before searching, TYPING_MS), answer in %s, results drawn %s; %d queries sent before the last key's",
+	s.Rep.Note("%s: one key every %s (an input event each); the row's figure is the last key to the start of the frame that shows the results; medians from the last key: query sent %s (the console's pause before searching, TYPING_MS), answer in %s, results drawn %s; %d queries sent before the last key's",
 		what, typingGap, consoleMs(medianDuration(sent)), consoleMs(medianDuration(answered)), consoleMs(medianDuration(drawn)), extra)
 }
 
@@ -563,22 +563,22 @@ func consoleSearchBody(word string) map[string]any {
 // frequent first): words of the corpus below the ranks the query rows use
 // (so their best hits are not cached by them), typed into the search
 // page, beside the same query from Go.
-func (s *session) consoleSearchRow(ctx context.Context, srv *server, words []string, n int) error {
+func (s *Session) consoleSearchRow(ctx context.Context, srv *Server, words []string, n int) error {
 	if _, err := exec.LookPath("chromium"); err != nil {
-		s.rep.notMeasured(fmt.Sprintf("console: search as you type at %dk documents", n/1000), "no chromium on PATH (make deps installs it)")
+		s.Rep.NotMeasured(fmt.Sprintf("console: search as you type at %dk documents", n/1000), "no chromium on PATH (make deps installs it)")
 		return nil
 	}
 	rounds := 7
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		rounds = 3
 	}
-	s.logf("console: search as you type at %d documents, %d words", n, rounds)
+	s.Logf("console: search as you type at %d documents, %d words", n, rounds)
 	b, user, pw, err := openConsole(ctx, srv)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	if err := b.signIn(srv.base, user, pw); err != nil {
+	if err := b.signIn(srv.Base, user, pw); err != nil {
 		return err
 	}
 	var shown, base []time.Duration
@@ -598,7 +598,7 @@ func (s *session) consoleSearchRow(ctx context.Context, srv *server, words []str
 			} `json:"result"`
 		}
 		t0 := time.Now()
-		if err := srv.doJSON(ctx, http.MethodPost, "/queryFulltext", consoleSearchBody(word), http.StatusOK, &out); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodPost, "/queryFulltext", consoleSearchBody(word), http.StatusOK, &out); err != nil {
 			return err
 		}
 		base = append(base, time.Since(t0))
@@ -613,7 +613,7 @@ func (s *session) consoleSearchRow(ctx context.Context, srv *server, words []str
 		counts = append(counts, strings.TrimSpace(t.count))
 	}
 	s.noteTyped(fmt.Sprintf("console search as you type (%dk documents; %d words of the corpus, each typed once: %s)", n/1000, rounds, strings.Join(counts, ", ")), typed)
-	s.rep.note("console search as you type (%dk documents): baseline is the same POST /queryFulltext from Go, after the console's; the goal (< %s after the last key) includes the console's pause before it searches", n/1000, consoleMs(typingTarget))
+	s.Rep.Note("console search as you type (%dk documents): baseline is the same POST /queryFulltext from Go, after the console's; the goal (< %s after the last key) includes the console's pause before it searches", n/1000, consoleMs(typingTarget))
 	return nil
 }
 
@@ -658,7 +658,7 @@ const bulkTagScript = `(async (n, key, value) => {
 // bulk bar, rounds times (a new tag key each), beside the same tag
 // requests from Go, as many at a time as the console sends (js/bulk.js,
 // PARALLEL); each round is checked through the API.
-func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowser, user, pw string, n, rounds int) error {
+func (s *Session) bulkTagRows(ctx context.Context, srv *Server, b *consoleBrowser, user, pw string, n, rounds int) error {
 	es, err := folderEntries(ctx, srv, "bulk", n+1)
 	if err != nil {
 		return err
@@ -668,7 +668,7 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 	var in struct {
 		AuthenticationResult struct{ AccessToken string }
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, http.StatusOK, &in); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/login", map[string]any{"username": user, "password": pw}, http.StatusOK, &in); err != nil {
 		return err
 	}
 	if in.AuthenticationResult.AccessToken == "" {
@@ -678,7 +678,7 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 	if len(es) != n {
 		return fmt.Errorf("bulk folder: %d documents listed, want %d", len(es), n)
 	}
-	s.logf("console: bulk-tag %d documents, %d rounds", n, rounds)
+	s.Logf("console: bulk-tag %d documents, %d rounds", n, rounds)
 	var total, tagOnly, base []time.Duration
 	var selects, reqs, goReqs []time.Duration
 	for r := 1; r <= rounds; r++ {
@@ -709,7 +709,7 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 		batches := (n + consoleTagBatch - 1) / consoleTagBatch
 		each := make([]time.Duration, batches)
 		t0 := time.Now()
-		err := parallel(ctx, batches, consoleBulkParallel, func(i int) error {
+		err := Parallel(ctx, batches, consoleBulkParallel, func(i int) error {
 			ids := []string{}
 			for _, e := range es[i*consoleTagBatch : min(n, (i+1)*consoleTagBatch)] {
 				ids = append(ids, e.DocumentID)
@@ -727,30 +727,30 @@ func (s *session) bulkTagRows(ctx context.Context, srv *server, b *consoleBrowse
 		goReqs = append(goReqs, medianDuration(each))
 	}
 	s.addConsoleRow(fmt.Sprintf("console: bulk-tag %d documents (select all in folder, add a tag), median", n), total, base, bulkTagTarget)
-	s.rep.note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/tags/batch per %d documents, %d at a time, each answered in %s, median of the browser's resource timings); baseline: the same %d requests from Go with the console user's access token, %d at a time, each answered in %s; every round's tag checked on 20 documents through the API",
+	s.Rep.Note("console bulk tag: from the click on \"Select all documents in this folder\" until the bar's summary says done (selecting %s, tagging %s, medians of %d rounds; the bar sends one POST /documents/tags/batch per %d documents, %d at a time, each answered in %s, median of the browser's resource timings); baseline: the same %d requests from Go with the console user's access token, %d at a time, each answered in %s; every round's tag checked on 20 documents through the API",
 		consoleMs(medianDuration(selects)), consoleMs(medianDuration(tagOnly)), rounds, consoleTagBatch, consoleBulkParallel, consoleMs(medianDuration(reqs)), (n+consoleTagBatch-1)/consoleTagBatch, consoleBulkParallel, consoleMs(medianDuration(goReqs)))
 	return nil
 }
 
 // postAs posts body as JSON to path with the Authorization header auth
 // and checks the status is want.
-func postAs(ctx context.Context, srv *server, auth, path string, body any, want int) error {
+func postAs(ctx context.Context, srv *Server, auth, path string, body any, want int) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.Base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", auth)
-	resp, err := srv.client.Do(req)
+	resp, err := srv.Client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if err := checkStatus(resp, want); err != nil {
+	if err := CheckStatus(resp, want); err != nil {
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
@@ -767,7 +767,7 @@ const consoleTagBatch = 200
 
 // checkTagged checks through the API that 20 of the documents (spread
 // over the folder) carry the tag.
-func checkTagged(ctx context.Context, srv *server, es []folderEntry, key, value string) error {
+func checkTagged(ctx context.Context, srv *Server, es []folderEntry, key, value string) error {
 	step := max(1, len(es)/20)
 	for i := 0; i < len(es); i += step {
 		var out struct {
@@ -776,7 +776,7 @@ func checkTagged(ctx context.Context, srv *server, es []folderEntry, key, value 
 				Value string `json:"value"`
 			} `json:"tags"`
 		}
-		if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(es[i].DocumentID)+"/tags", nil, http.StatusOK, &out); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(es[i].DocumentID)+"/tags", nil, http.StatusOK, &out); err != nil {
 			return err
 		}
 		if !slices.ContainsFunc(out.Tags, func(t struct {

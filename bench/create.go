@@ -21,79 +21,79 @@ import (
 // fills and speed up again after each flush. The 10 s window covers most
 // of a cycle; the 3 s window of -quick sees only the fast start, which
 // flatters the baseline.
-func badgerCreate(ctx context.Context, dir string, cfg config) (loadResult, error) {
+func badgerCreate(ctx context.Context, dir string, cfg Config) (LoadResult, error) {
 	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
 	if err != nil {
-		return loadResult{}, err
+		return LoadResult{}, err
 	}
 	defer db.Close()
-	op := badgerOp(db, cfg)
-	res := runLoad(ctx, cfg.clients, cfg.warmup, cfg.window, op)
+	op := BadgerOp(db, cfg)
+	res := RunLoad(ctx, cfg.Clients, cfg.Warmup, cfg.Window, op)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, res.err()
+	return res, res.Err()
 }
 
 // quireCreate is the creation benchmark: cfg.clients HTTP clients POST
 // /documents with cfg.docSize bytes of inline text and a path each.
-func quireCreate(ctx context.Context, srv *server, cfg config) (loadResult, error) {
-	op := createOp(srv, cfg, "c", nil, nil)
-	res := runLoad(ctx, cfg.clients, cfg.warmup, cfg.window, op)
+func quireCreate(ctx context.Context, srv *Server, cfg Config) (LoadResult, error) {
+	op := CreateOp(srv, cfg, "c", nil, nil)
+	res := RunLoad(ctx, cfg.Clients, cfg.Warmup, cfg.Window, op)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, res.err()
+	return res, res.Err()
 }
 
 // badgerBaseline runs the baseline of the creation benchmark.
-func (s *session) badgerBaseline(ctx context.Context) (loadResult, error) {
-	s.logf("badger baseline: %d goroutines, %s", s.cfg.clients, s.cfg.window)
-	dir := filepath.Join(s.root, "badger")
+func (s *Session) badgerBaseline(ctx context.Context) (LoadResult, error) {
+	s.Logf("badger baseline: %d goroutines, %s", s.Cfg.Clients, s.Cfg.Window)
+	dir := filepath.Join(s.Root, "badger")
 	defer os.RemoveAll(dir)
-	cpu := startCPU(os.Getpid())
-	base, err := badgerCreate(ctx, dir, s.cfg)
+	cpu := StartCPU(os.Getpid())
+	base, err := badgerCreate(ctx, dir, s.Cfg)
 	if err != nil {
 		return base, fmt.Errorf("badger baseline: %w", err)
 	}
-	s.rep.note("CPU, badger baseline: %.2f cores", cpu.cores()[0])
+	s.Rep.Note("CPU, badger baseline: %.2f cores", cpu.Cores()[0])
 	return base, nil
 }
 
 // create runs the creation benchmark against srv; idle is the server's
 // memory before it.
-func (s *session) create(ctx context.Context, srv *server, base loadResult, idle procStatus) error {
-	s.logf("quire create: %d clients, %s", s.cfg.clients, s.cfg.window)
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	q, err := quireCreate(ctx, srv, s.cfg)
+func (s *Session) create(ctx context.Context, srv *Server, base LoadResult, idle ProcStatus) error {
+	s.Logf("quire create: %d clients, %s", s.Cfg.Clients, s.Cfg.Window)
+	srv.RSS.ResetPeak()
+	cpu := StartCPU(srv.PID(), os.Getpid())
+	q, err := quireCreate(ctx, srv, s.Cfg)
 	if err != nil {
 		return fmt.Errorf("quire create: %w", err)
 	}
-	c := cpu.cores()
-	s.rep.addCreate(s.cfg, q, base)
-	s.rep.addAnon("server peak anonymous memory, create", idle, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
+	c := cpu.Cores()
+	s.Rep.AddCreate(s.Cfg, q, base)
+	s.Rep.AddAnon("server peak anonymous memory, create", idle, srv.RSS.ResetPeak(), AnonTarget)
+	s.Rep.Note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
 	return nil
 }
 
 // upload runs the streamed-upload benchmark and its baseline, then checks
 // the uploaded content.
-func (s *session) upload(ctx context.Context, srv *server) error {
-	size := s.cfg.uploadSize
-	seed := uploadSeed()
-	src, dst := filepath.Join(s.root, "source.bin"), filepath.Join(s.root, "dd.out")
-	s.logf("writing %s source file for the disk baseline", sizeName(size))
-	sum, err := writeSource(src, size, seed)
+func (s *Session) upload(ctx context.Context, srv *Server) error {
+	size := s.Cfg.UploadSize
+	seed := UploadSeed()
+	src, dst := filepath.Join(s.Root, "source.bin"), filepath.Join(s.Root, "dd.out")
+	s.Logf("writing %s source file for the disk baseline", SizeName(size))
+	sum, err := WriteSource(src, size, seed)
 	if err != nil {
 		return fmt.Errorf("source file: %w", err)
 	}
-	s.logf("disk baseline")
-	disk, err := diskBaseline(ctx, src, dst, size)
-	var ceil diskResult
+	s.Logf("disk baseline")
+	disk, err := DiskBaseline(ctx, src, dst, size)
+	var ceil DiskResult
 	if err == nil {
-		s.logf("badger value-log ceiling")
-		ceil, err = badgerVlogCeiling(src, filepath.Join(s.root, "badger-vlog"))
+		s.Logf("badger value-log ceiling")
+		ceil, err = badgerVlogCeiling(src, filepath.Join(s.Root, "badger-vlog"))
 	}
 	// Free the space now; removing root catches anything left.
 	os.Remove(src)
@@ -102,23 +102,23 @@ func (s *session) upload(ctx context.Context, srv *server) error {
 		return fmt.Errorf("disk baseline: %w", err)
 	}
 
-	s.logf("quire upload: %s", sizeName(size))
-	before := srv.rss.current()
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	up, err := quireUpload(ctx, srv, size, seed)
+	s.Logf("quire upload: %s", SizeName(size))
+	before := srv.RSS.Current()
+	srv.RSS.ResetPeak()
+	cpu := StartCPU(srv.PID(), os.Getpid())
+	up, err := QuireUpload(ctx, srv, size, seed)
 	if err != nil {
 		return fmt.Errorf("quire upload: %w", err)
 	}
-	c := cpu.cores()
-	s.rep.addUpload(s.cfg, up, disk)
-	s.rep.addCeiling(ceil, disk)
-	s.rep.addAnon("server peak anonymous memory, upload", before, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
+	c := cpu.Cores()
+	s.Rep.AddUpload(s.Cfg, up, disk)
+	s.Rep.AddCeiling(ceil, disk)
+	s.Rep.AddAnon("server peak anonymous memory, upload", before, srv.RSS.ResetPeak(), AnonTarget)
+	s.Rep.Note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
 
-	s.logf("verifying the upload")
-	dl, err := verifyUpload(ctx, srv, up.documentID, size, sum)
-	s.rep.addVerify(dl, err)
+	s.Logf("verifying the upload")
+	dl, err := VerifyUpload(ctx, srv, up.DocumentID, size, sum)
+	s.Rep.AddVerify(dl, err)
 	if err != nil {
 		return fmt.Errorf("verify upload: %w", err)
 	}
@@ -131,16 +131,16 @@ func (s *session) upload(ctx context.Context, srv *server) error {
 // mmapped value log and msyncs it on every commit, which bounds what any
 // Badger-backed upload can reach on this disk; the report shows it beside
 // dd so a low upload ratio can be told apart from a slow Quire.
-func badgerVlogCeiling(src, dir string) (diskResult, error) {
+func badgerVlogCeiling(src, dir string) (DiskResult, error) {
 	defer os.RemoveAll(dir)
 	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithValueThreshold(8 << 10))
 	if err != nil {
-		return diskResult{}, err
+		return DiskResult{}, err
 	}
 	defer db.Close()
 	f, err := os.Open(src)
 	if err != nil {
-		return diskResult{}, err
+		return DiskResult{}, err
 	}
 	defer f.Close()
 	const chunk, perTxn = 1 << 20, 8
@@ -174,9 +174,9 @@ func badgerVlogCeiling(src, dir string) (diskResult, error) {
 			return nil
 		})
 		if err != nil {
-			return diskResult{}, err
+			return DiskResult{}, err
 		}
 	}
 	d := time.Since(t0)
-	return diskResult{tool: "raw Badger, 1 MiB values, 8 per synced txn", elapsed: d, rate: mbps(total, d)}, nil
+	return DiskResult{Tool: "raw Badger, 1 MiB values, 8 per synced txn", Elapsed: d, Rate: Mbps(total, d)}, nil
 }

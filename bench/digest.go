@@ -20,7 +20,7 @@ import (
 // record and the content's keys and sizes, never its bytes. The row has
 // no goal: it says what a verification costs, which decides how often
 // cluster.verify_interval can run on a large store.
-func (s *session) scaleDigest(ctx context.Context, dataDir string, n int) error {
+func (s *Session) scaleDigest(ctx context.Context, dataDir string, n int) error {
 	db, err := storage.Open(storage.Config{Dir: filepath.Join(dataDir, "db")})
 	if err != nil {
 		return err
@@ -42,9 +42,9 @@ func (s *session) scaleDigest(ctx context.Context, dataDir string, n int) error 
 	}
 	stream := time.Since(start)
 	ratio := d.Took.Seconds() / stream.Seconds()
-	s.rep.rows = append(s.rep.rows, row{name: fmt.Sprintf("replica digest walk of one member, %dk docs (vs a Raft snapshot stream of the store)", n/1000),
-		quire: millis(d.Took), baseline: millis(stream), ratio: fmt.Sprintf("%.2f", ratio), target: "-", status: "info"})
-	s.rep.note("replica digest at %dk docs: %d documents, %d versions, %d tags, %d attributes, %d chunks, %d keys in %s (%.0f keys/s); the snapshot stream of the same read transaction: %d bytes in %s; a verification walks every member at once, in the background, every cluster.verify_interval (default 10m)",
+	s.Rep.Rows = append(s.Rep.Rows, Row{Name: fmt.Sprintf("replica digest walk of one member, %dk docs (vs a Raft snapshot stream of the store)", n/1000),
+		Quire: Millis(d.Took), Baseline: Millis(stream), Ratio: fmt.Sprintf("%.2f", ratio), Target: "-", Status: "info"})
+	s.Rep.Note("replica digest at %dk docs: %d documents, %d versions, %d tags, %d attributes, %d chunks, %d keys in %s (%.0f keys/s); the snapshot stream of the same read transaction: %d bytes in %s; a verification walks every member at once, in the background, every cluster.verify_interval (default 10m)",
 		n/1000, d.Documents, d.Versions, d.Tags, d.Attributes, d.Chunks, d.Keys, d.Took.Round(time.Millisecond), float64(d.Keys)/d.Took.Seconds(), bytes, stream.Round(time.Millisecond))
 	return nil
 }

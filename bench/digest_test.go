@@ -17,15 +17,15 @@ func TestScaleDigest_Row(t *testing.T) {
 	if err := loadCorpus(ctx, dir, newCorpus(), 200); err != nil {
 		t.Fatal(err)
 	}
-	s := &session{rep: &report{}, root: t.TempDir(), progress: io.Discard}
+	s := &Session{Rep: &Report{}, Root: t.TempDir(), Progress: io.Discard}
 	if err := s.scaleDigest(ctx, dir, 200); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.rep.rows) != 1 || !strings.HasPrefix(s.rep.rows[0].name, "replica digest walk") || s.rep.rows[0].ratio == "" {
-		t.Fatalf("rows %+v", s.rep.rows)
+	if len(s.Rep.Rows) != 1 || !strings.HasPrefix(s.Rep.Rows[0].Name, "replica digest walk") || s.Rep.Rows[0].Ratio == "" {
+		t.Fatalf("rows %+v", s.Rep.Rows)
 	}
-	if len(s.rep.notes) != 1 || !strings.Contains(s.rep.notes[0], ": 200 documents,") {
-		t.Fatalf("notes %q", s.rep.notes)
+	if len(s.Rep.Notes) != 1 || !strings.Contains(s.Rep.Notes[0], ": 200 documents,") {
+		t.Fatalf("notes %q", s.Rep.Notes)
 	}
-	t.Logf("%+v; %s", s.rep.rows[0], s.rep.notes[0])
+	t.Logf("%+v; %s", s.Rep.Rows[0], s.Rep.Notes[0])
 }

@@ -37,22 +37,22 @@ type faultWriters struct {
 
 var faultPathRE = regexp.MustCompile(`^fault/([a-z]+)/([kp]\d+)/(\d+)`)
 
-func startFaultWriters(ctx context.Context, tag string, srvs []*server) *faultWriters {
+func startFaultWriters(ctx context.Context, tag string, srvs []*Server) *faultWriters {
 	fw := &faultWriters{tag: tag, keyedErrs: map[string]int{}, plainErrs: map[string]int{}, acked: map[string]bool{}, stop: make(chan struct{})}
-	post := func(srv *server, key, name string) string {
+	post := func(srv *Server, key, name string) string {
 		b, _ := json.Marshal(map[string]any{"path": "fault/" + tag + "/" + name + ".txt", "content": name, "contentType": "text/plain"})
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodPost, srv.base+"/documents", bytes.NewReader(b))
+		req, err := http.NewRequestWithContext(rctx, http.MethodPost, srv.Base+"/documents", bytes.NewReader(b))
 		if err != nil {
 			return "request"
 		}
-		req.Header.Set("Authorization", srv.token)
+		req.Header.Set("Authorization", srv.Token)
 		req.Header.Set("Content-Type", "application/json")
 		if key != "" {
 			req.Header.Set("Idempotency-Key", key)
 		}
-		resp, err := srv.client.Do(req)
+		resp, err := srv.Client.Do(req)
 		if err != nil {
 			return "transport"
 		}
@@ -128,11 +128,11 @@ func (fw *faultWriters) finish() {
 
 // duplicates lists the documents of srv and counts the logical writes
 // stored more than once and the acknowledged ones missing.
-func (fw *faultWriters) duplicates(ctx context.Context, srv *server) (dups, lost int, err error) {
+func (fw *faultWriters) duplicates(ctx context.Context, srv *Server) (dups, lost int, err error) {
 	seen := map[string]int{}
 	next := ""
 	for pages := 0; pages < 10000; pages++ {
-		u := srv.base + "/documents?limit=100"
+		u := srv.Base + "/documents?limit=100"
 		if next != "" {
 			u += "&next=" + url.QueryEscape(next)
 		}
@@ -140,8 +140,8 @@ func (fw *faultWriters) duplicates(ctx context.Context, srv *server) (dups, lost
 		if err != nil {
 			return 0, 0, err
 		}
-		req.Header.Set("Authorization", srv.token)
-		resp, err := srv.client.Do(req)
+		req.Header.Set("Authorization", srv.Token)
+		resp, err := srv.Client.Do(req)
 		if err != nil {
 			return 0, 0, err
 		}

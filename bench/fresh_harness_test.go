@@ -38,7 +38,7 @@ func BenchmarkFreshnessProcessing(b *testing.B) {
 		dur = time.Duration(n) * time.Second
 	}
 	profDir := os.Getenv("QUIRE_HARNESS_PROFILE")
-	cfg := config{bin: bin, clients: 64, docSize: 4096}
+	cfg := Config{Bin: bin, Clients: 64, DocSize: 4096}
 	type variant struct {
 		name string
 		want []string
@@ -81,31 +81,31 @@ func (h harnessResult) values() map[string]float64 {
 }
 
 // harnessRun is one run of BenchmarkFreshnessProcessing.
-func harnessRun(ctx context.Context, dir string, cfg config, want []string, dur time.Duration, profDir, label string) (harnessResult, error) {
+func harnessRun(ctx context.Context, dir string, cfg Config, want []string, dur time.Duration, profDir, label string) (harnessResult, error) {
 	var h harnessResult
-	var o serverOpts
+	var o ServerOpts
 	pprofAt := ""
 	if profDir != "" {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return h, err
 		}
 		pprofAt = fmt.Sprintf("127.0.0.1:%d", port)
-		o.env = []string{"QUIRE_PPROF=" + pprofAt}
+		o.Env = []string{"QUIRE_PPROF=" + pprofAt}
 	}
-	srv, err := startServerWith(ctx, cfg.bin, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"), o)
+	srv, err := StartServerWith(ctx, cfg.Bin, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"), o)
 	if err != nil {
 		return h, err
 	}
-	defer srv.stop()
-	st, err := setProcessing(ctx, srv, "default", want, map[string]any{"contentType": "text/plain", "content": "default processing probe"})
+	defer srv.Stop()
+	st, err := SetProcessing(ctx, srv, "default", want, map[string]any{"contentType": "text/plain", "content": "default processing probe"})
 	if err != nil {
 		return h, err
 	}
-	if ok, why := st.measurable(); !ok {
+	if ok, why := st.Measurable(); !ok {
 		return h, fmt.Errorf("not measurable: %s", why)
 	}
-	if len(want) > 0 && len(st.applied) == 0 {
+	if len(want) > 0 && len(st.Applied) == 0 {
 		return h, fmt.Errorf("processing on, but a document got no actions")
 	}
 	profDone := make(chan error, 1)
@@ -119,18 +119,18 @@ func harnessRun(ctx context.Context, dir string, cfg config, want []string, dur 
 				return
 			case <-time.After(max(dur/4-time.Second, 0)):
 			}
-			profDone <- cpuProfile(ctx, pprofAt, dur/2, filepath.Join(profDir, "cpu-"+label+".pprof"))
+			profDone <- CPUProfile(ctx, pprofAt, dur/2, filepath.Join(profDir, "cpu-"+label+".pprof"))
 		}()
 	} else {
 		profDone <- nil
 	}
 	fs := newFreshSampler(ctx, srv)
 	defer fs.cancel()
-	cpu := startCPU(srv.pid())
-	q := runLoad(ctx, cfg.clients, 0, dur, createOp(srv, cfg, "f", fs.word, fs.created))
+	cpu := StartCPU(srv.PID())
+	q := RunLoad(ctx, cfg.Clients, 0, dur, CreateOp(srv, cfg, "f", fs.word, fs.created))
 	stopped := time.Now()
-	cores := cpu.cores()[0]
-	if err := q.err(); err != nil {
+	cores := cpu.Cores()[0]
+	if err := q.Err(); err != nil {
 		return h, err
 	}
 	lag, _, err := waitLagZero(ctx, srv, stopped, 2*time.Minute)
@@ -145,7 +145,7 @@ func harnessRun(ctx context.Context, dir string, cfg config, want []string, dur 
 		return h, fmt.Errorf("profile: %w", err)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	h = harnessResult{rate: q.rate(), cores: cores, cpuPerDoc: cores * 1000 / q.rate(), createP99: ms(q.percentile(0.99)),
-		freshP50: ms(pr.percentile(0.5)), freshP99: ms(pr.percentile(0.99)), lagZero: ms(lag), samples: len(pr.lat)}
+	h = harnessResult{rate: q.Rate(), cores: cores, cpuPerDoc: cores * 1000 / q.Rate(), createP99: ms(q.Percentile(0.99)),
+		freshP50: ms(pr.Percentile(0.5)), freshP99: ms(pr.Percentile(0.99)), lagZero: ms(lag), samples: len(pr.Lat)}
 	return h, nil
 }

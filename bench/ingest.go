@@ -40,7 +40,7 @@ import (
 //     during the burst, and every answer's status (does the index gate
 //     refuse, or make creates wait?).
 const (
-	sustainedDocs      = 30000
+	SustainedDocs      = 30000
 	sustainedTarget    = 0.5                    // quire docs/s / badger txn/s
 	sustainedP99Target = 250 * time.Millisecond // create p99 (issue 34)
 	sustainedSpread    = 0.2                    // ±, of the median docs/s
@@ -52,7 +52,7 @@ const (
 
 // ingestBench runs the sustained-ingest and freshness benchmarks.
 // ingestBench runs the sustained-ingest and freshness benchmarks.
-func (s *session) ingestBench(ctx context.Context) error {
+func (s *Session) ingestBench(ctx context.Context) error {
 	if err := s.sustainedBench(ctx); err != nil {
 		return err
 	}
@@ -67,9 +67,9 @@ func (s *session) ingestBench(ctx context.Context) error {
 // the write path: OCR and FULLTEXT run in the pipeline after the create
 // is acknowledged.
 const (
-	procBoth = "both"
-	procOff  = "off"
-	procOn   = "on"
+	ProcBoth = "both"
+	ProcOff  = "off"
+	ProcOn   = "on"
 )
 
 // processingOn is the site's default processing of the "on" rows.
@@ -82,34 +82,34 @@ type sustainedVariant struct {
 	want    []string // processing.defaultActions set before the creates
 	skip    string   // why the variant cannot be measured on this server
 	applied []string // the actions a document created without any got
-	qs      []loadResult
+	qs      []LoadResult
 	fresh   []time.Duration // create to searchable, sampled in every run
 	catchUp []time.Duration // index empty after the last create
 	drain   []time.Duration // pipeline idle after the last create (on)
 	cores   [][]float64
-	peak    procStatus
-	idle    procStatus
+	peak    ProcStatus
+	idle    ProcStatus
 }
 
 // sustainedBench alternates raw Badger and a fresh quire server per
 // variant, each writing n documents, cfg.ingestRuns times.
-func (s *session) sustainedBench(ctx context.Context) error {
-	n, runs := sustainedDocs, max(s.cfg.ingestRuns, 1)
-	if s.cfg.quick {
+func (s *Session) sustainedBench(ctx context.Context) error {
+	n, runs := SustainedDocs, max(s.Cfg.IngestRuns, 1)
+	if s.Cfg.Quick {
 		n = 6000
 	}
 	var vs []*sustainedVariant
-	if s.cfg.ingestProc != procOn {
+	if s.Cfg.IngestProc != ProcOn {
 		vs = append(vs, &sustainedVariant{want: []string{}})
 	}
-	if s.cfg.ingestProc != procOff {
+	if s.Cfg.IngestProc != ProcOff {
 		vs = append(vs, &sustainedVariant{label: "default processing " + strings.Join(processingOn, ", "), want: processingOn})
 	}
-	var bs []loadResult
+	var bs []LoadResult
 	for r := range runs {
-		s.logf("sustained ingest %d/%d: badger, %d goroutines, %d synced txns", r+1, runs, s.cfg.clients, n)
-		dir := filepath.Join(s.root, "badger-sustained")
-		b, err := badgerCount(ctx, dir, s.cfg, n)
+		s.Logf("sustained ingest %d/%d: badger, %d goroutines, %d synced txns", r+1, runs, s.Cfg.Clients, n)
+		dir := filepath.Join(s.Root, "badger-sustained")
+		b, err := badgerCount(ctx, dir, s.Cfg, n)
 		os.RemoveAll(dir)
 		if err != nil {
 			return fmt.Errorf("sustained baseline: %w", err)
@@ -134,7 +134,7 @@ func (s *session) sustainedBench(ctx context.Context) error {
 	var off *sustainedVariant
 	for _, v := range vs {
 		if v.skip != "" {
-			s.rep.notMeasured(fmt.Sprintf("sustained create %d x %s docs, %s", n, sizeName(int64(s.cfg.docSize)), v.label), v.skip)
+			s.Rep.NotMeasured(fmt.Sprintf("sustained create %d x %s docs, %s", n, SizeName(int64(s.Cfg.DocSize)), v.label), v.skip)
 			continue
 		}
 		s.addSustainedRows(v, bs, n, runs)
@@ -144,11 +144,11 @@ func (s *session) sustainedBench(ctx context.Context) error {
 		}
 		if off != nil {
 			on, was := median(rates(v.qs)), median(rates(off.qs))
-			s.rep.rows = append(s.rep.rows, row{name: "  sustained create, default processing on / off", quire: fmt.Sprintf("%.0f docs/s", on),
-				baseline: fmt.Sprintf("%.0f docs/s", was), ratio: fmt.Sprintf("%.2f", on/was), target: "-", status: "info"})
+			s.Rep.Rows = append(s.Rep.Rows, Row{Name: "  sustained create, default processing on / off", Quire: fmt.Sprintf("%.0f docs/s", on),
+				Baseline: fmt.Sprintf("%.0f docs/s", was), Ratio: fmt.Sprintf("%.2f", on/was), Target: "-", Status: "info"})
 		}
 	}
-	s.rep.note("sustained baseline: Badger SyncWrites, default options, %d goroutines, %d txns of a 4 KiB value and a small key; spread = largest distance from the median", s.cfg.clients, n)
+	s.Rep.Note("sustained baseline: Badger SyncWrites, default options, %d goroutines, %d txns of a 4 KiB value and a small key; spread = largest distance from the median", s.Cfg.Clients, n)
 	return nil
 }
 
@@ -156,61 +156,61 @@ func (s *session) sustainedBench(ctx context.Context) error {
 // processing set as v asks (the first run checks that the server keeps
 // and applies it, and marks v not measurable if not), n creates with
 // freshness samples, then the index (and the pipeline) caught up.
-func (s *session) sustainedRun(ctx context.Context, v *sustainedVariant, r, runs, n int, b loadResult) error {
-	data := filepath.Join(s.root, "sustained")
-	srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "sustained.log"))
+func (s *Session) sustainedRun(ctx context.Context, v *sustainedVariant, r, runs, n int, b LoadResult) error {
+	data := filepath.Join(s.Root, "sustained")
+	srv, err := StartServer(ctx, s.Cfg.Bin, data, filepath.Join(s.Root, "sustained.log"))
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(data)
-	defer srv.stop()
-	st, err := setProcessing(ctx, srv, "default", v.want, map[string]any{"contentType": "text/plain", "content": "default processing probe"})
+	defer srv.Stop()
+	st, err := SetProcessing(ctx, srv, "default", v.want, map[string]any{"contentType": "text/plain", "content": "default processing probe"})
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	if ok, why := st.measurable(); !ok {
+	if ok, why := st.Measurable(); !ok {
 		v.skip = why
 		return nil
 	}
-	v.applied = st.applied
+	v.applied = st.Applied
 	what := "quire"
 	if v.label != "" {
 		what += ", " + v.label
 	}
-	s.logf("sustained ingest %d/%d: %s, %d clients, %d documents", r+1, runs, what, s.cfg.clients, n)
-	v.idle = srv.rss.current()
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
+	s.Logf("sustained ingest %d/%d: %s, %d clients, %d documents", r+1, runs, what, s.Cfg.Clients, n)
+	v.idle = srv.RSS.Current()
+	srv.RSS.ResetPeak()
+	cpu := StartCPU(srv.PID(), os.Getpid())
 	fs := newFreshSampler(ctx, srv)
-	q, err := quireCountSampled(ctx, srv, s.cfg, n, fs)
+	q, err := quireCountSampled(ctx, srv, s.Cfg, n, fs)
 	stopped := time.Now()
-	v.cores = append(v.cores, cpu.cores())
+	v.cores = append(v.cores, cpu.Cores())
 	if err == nil {
-		var fr loadResult
+		var fr LoadResult
 		fr, err = fs.finish()
-		v.fresh = append(v.fresh, fr.lat...)
+		v.fresh = append(v.fresh, fr.Lat...)
 	}
 	fs.cancel()
 	if err == nil {
 		var took time.Duration
-		took, err = srv.waitIndexed(ctx, 10*time.Minute)
+		took, err = srv.WaitIndexed(ctx, 10*time.Minute)
 		v.catchUp = append(v.catchUp, took)
 	}
 	if err == nil && len(v.applied) > 0 {
-		_, err = waitPipelineIdle(ctx, srv, 30*time.Minute)
+		_, err = WaitPipelineIdle(ctx, srv, 30*time.Minute)
 		v.drain = append(v.drain, time.Since(stopped))
 	}
-	v.peak = maxOf(v.peak, srv.rss.resetPeak())
+	v.peak = MaxOf(v.peak, srv.RSS.ResetPeak())
 	if err != nil {
-		return srv.withLog(fmt.Errorf("sustained quire: %w", err))
+		return srv.WithLog(fmt.Errorf("sustained quire: %w", err))
 	}
 	v.qs = append(v.qs, q)
-	s.logf("  quire %.0f docs/s p99 %s; badger %.0f txn/s; ratio %.2f", q.rate(), millis(q.percentile(0.99)), b.rate(), q.rate()/b.rate())
+	s.Logf("  quire %.0f docs/s p99 %s; badger %.0f txn/s; ratio %.2f", q.Rate(), Millis(q.Percentile(0.99)), b.Rate(), q.Rate()/b.Rate())
 	return nil
 }
 
 // addSustainedRows adds a variant's rows against the baselines bs.
-func (s *session) addSustainedRows(v *sustainedVariant, bs []loadResult, n, runs int) {
+func (s *Session) addSustainedRows(v *sustainedVariant, bs []LoadResult, n, runs int) {
 	qs := v.qs
 	with := ""
 	if v.label != "" {
@@ -222,68 +222,68 @@ func (s *session) addSustainedRows(v *sustainedVariant, bs []loadResult, n, runs
 		ratios[i] = qr[i] / br[i]
 	}
 	ratio := median(ratios)
-	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("sustained create %d x %s docs, %d clients (median of %d)%s", n, sizeName(int64(s.cfg.docSize)), s.cfg.clients, runs, with),
-		quire:    fmt.Sprintf("%.0f docs/s", median(qr)),
-		baseline: fmt.Sprintf("%.0f txn/s", median(br)),
-		ratio:    fmt.Sprintf("%.2f", ratio),
-		target:   fmt.Sprintf(">= %.1f", sustainedTarget),
-		status:   status(ratio >= sustainedTarget),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     fmt.Sprintf("sustained create %d x %s docs, %d clients (median of %d)%s", n, SizeName(int64(s.Cfg.DocSize)), s.Cfg.Clients, runs, with),
+		Quire:    fmt.Sprintf("%.0f docs/s", median(qr)),
+		Baseline: fmt.Sprintf("%.0f txn/s", median(br)),
+		Ratio:    fmt.Sprintf("%.2f", ratio),
+		Target:   fmt.Sprintf(">= %.1f", sustainedTarget),
+		Status:   Status(ratio >= sustainedTarget),
 	})
 	var qp99, bp99 time.Duration
 	var qp50s, bp50s []float64
 	for i := range qs {
-		qp99, bp99 = max(qp99, qs[i].percentile(0.99)), max(bp99, bs[i].percentile(0.99))
-		qp50s, bp50s = append(qp50s, qs[i].percentile(0.5).Seconds()), append(bp50s, bs[i].percentile(0.5).Seconds())
+		qp99, bp99 = max(qp99, qs[i].Percentile(0.99)), max(bp99, bs[i].Percentile(0.99))
+		qp50s, bp50s = append(qp50s, qs[i].Percentile(0.5).Seconds()), append(bp50s, bs[i].Percentile(0.5).Seconds())
 	}
-	s.rep.rows = append(s.rep.rows, row{
-		name:     "  sustained create p50 (median run)" + with,
-		quire:    millis(time.Duration(median(qp50s) * float64(time.Second))),
-		baseline: millis(time.Duration(median(bp50s) * float64(time.Second))),
-		ratio:    fmt.Sprintf("%.2f", median(qp50s)/median(bp50s)),
-		target:   "-",
-		status:   "info",
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     "  sustained create p50 (median run)" + with,
+		Quire:    Millis(time.Duration(median(qp50s) * float64(time.Second))),
+		Baseline: Millis(time.Duration(median(bp50s) * float64(time.Second))),
+		Ratio:    fmt.Sprintf("%.2f", median(qp50s)/median(bp50s)),
+		Target:   "-",
+		Status:   "info",
 	})
-	s.rep.rows = append(s.rep.rows, row{
-		name:     "  sustained create p99 (worst run)" + with,
-		quire:    millis(qp99),
-		baseline: millis(bp99),
-		ratio:    fmt.Sprintf("%.2f", qp99.Seconds()/bp99.Seconds()),
-		target:   "< " + millis(sustainedP99Target),
-		status:   status(qp99 < sustainedP99Target),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     "  sustained create p99 (worst run)" + with,
+		Quire:    Millis(qp99),
+		Baseline: Millis(bp99),
+		Ratio:    fmt.Sprintf("%.2f", qp99.Seconds()/bp99.Seconds()),
+		Target:   "< " + Millis(sustainedP99Target),
+		Status:   Status(qp99 < sustainedP99Target),
 	})
 	sp := spread(qr)
-	srow := row{name: "  sustained run-to-run spread (docs/s)" + with, quire: fmt.Sprintf("±%.0f%%", sp*100),
-		baseline: fmt.Sprintf("±%.0f%%", spread(br)*100), ratio: "-", target: fmt.Sprintf("±%.0f%%", sustainedSpread*100), status: status(sp <= sustainedSpread)}
+	srow := Row{Name: "  sustained run-to-run spread (docs/s)" + with, Quire: fmt.Sprintf("±%.0f%%", sp*100),
+		Baseline: fmt.Sprintf("±%.0f%%", spread(br)*100), Ratio: "-", Target: fmt.Sprintf("±%.0f%%", sustainedSpread*100), Status: Status(sp <= sustainedSpread)}
 	if runs < 2 {
-		srow.quire, srow.baseline, srow.status = "n/a", "n/a", "info"
+		srow.Quire, srow.Baseline, srow.Status = "n/a", "n/a", "info"
 	}
-	s.rep.rows = append(s.rep.rows, srow)
+	s.Rep.Rows = append(s.Rep.Rows, srow)
 	fresh := slices.Sorted(slices.Values(v.fresh))
-	fr := loadResult{lat: fresh}
-	s.rep.rows = append(s.rep.rows,
-		row{name: fmt.Sprintf("  sustained freshness p99 (%d sampled in all runs)%s", len(fresh), with), quire: millis(fr.percentile(0.99)), baseline: "-", ratio: "-",
-			target: "<= " + millis(freshnessTarget), status: status(len(fresh) > 0 && fr.percentile(0.99) <= freshnessTarget)},
-		row{name: "  sustained create to searchable p50" + with, quire: millis(fr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
+	fr := LoadResult{Lat: fresh}
+	s.Rep.Rows = append(s.Rep.Rows,
+		Row{Name: fmt.Sprintf("  sustained freshness p99 (%d sampled in all runs)%s", len(fresh), with), Quire: Millis(fr.Percentile(0.99)), Baseline: "-", Ratio: "-",
+			Target: "<= " + Millis(freshnessTarget), Status: Status(len(fresh) > 0 && fr.Percentile(0.99) <= freshnessTarget)},
+		Row{Name: "  sustained create to searchable p50" + with, Quire: Millis(fr.Percentile(0.5)), Baseline: "-", Ratio: "-", Target: "-", Status: "info"},
 	)
 	if len(v.drain) > 0 {
-		s.rep.rows = append(s.rep.rows, row{name: "  pipeline idle after the last create (worst run)" + with, quire: secs(slices.Max(v.drain)),
-			baseline: "-", ratio: "-", target: "-", status: "info"})
+		s.Rep.Rows = append(s.Rep.Rows, Row{Name: "  pipeline idle after the last create (worst run)" + with, Quire: Secs(slices.Max(v.drain)),
+			Baseline: "-", Ratio: "-", Target: "-", Status: "info"})
 	}
-	s.rep.addAnon("server peak anonymous memory, sustained create"+with, v.idle, v.peak, anonTarget)
+	s.Rep.AddAnon("server peak anonymous memory, sustained create"+with, v.idle, v.peak, AnonTarget)
 	for i := range qs {
-		s.rep.note("sustained run %d%s: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
-			i+1, with, qr[i], millis(qs[i].percentile(0.5)), millis(qs[i].percentile(0.99)), qs[i].errors, v.cores[i][0], v.cores[i][1], v.catchUp[i].Seconds(), br[i], millis(bs[i].percentile(0.99)))
+		s.Rep.Note("sustained run %d%s: quire %.0f docs/s (p50 %s, p99 %s, %d errors, server %.2f cores, clients %.2f cores, index empty %.1fs after the last create); badger %.0f txn/s (p99 %s)",
+			i+1, with, qr[i], Millis(qs[i].Percentile(0.5)), Millis(qs[i].Percentile(0.99)), qs[i].Errors, v.cores[i][0], v.cores[i][1], v.catchUp[i].Seconds(), br[i], Millis(bs[i].Percentile(0.99)))
 	}
 	if v.label != "" {
-		s.rep.note("sustained%s: the site's processing.defaultActions set to %s through PATCH /sites/default/configuration and read back; a document created without actions got %s; the creates name no actions, so each gets them (OCR skips text); the pipeline's drain is timed from the last create until /readyz shows no queued or running action",
+		s.Rep.Note("sustained%s: the site's processing.defaultActions set to %s through PATCH /sites/default/configuration and read back; a document created without actions got %s; the creates name no actions, so each gets them (OCR skips text); the pipeline's drain is timed from the last create until /readyz shows no queued or running action",
 			with, strings.Join(v.want, ", "), strings.Join(v.applied, ", "))
 	}
 }
-func rates(rs []loadResult) []float64 {
+func rates(rs []LoadResult) []float64 {
 	out := make([]float64, len(rs))
 	for i, r := range rs {
-		out[i] = r.rate()
+		out[i] = r.Rate()
 	}
 	return out
 }
@@ -315,90 +315,90 @@ func spread(xs []float64) float64 {
 }
 
 // badgerCount writes n baseline transactions into a new Badger in dir.
-func badgerCount(ctx context.Context, dir string, cfg config, n int) (loadResult, error) {
+func badgerCount(ctx context.Context, dir string, cfg Config, n int) (LoadResult, error) {
 	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil))
 	if err != nil {
-		return loadResult{}, err
+		return LoadResult{}, err
 	}
 	defer db.Close()
-	res := runCount(ctx, cfg.clients, n, badgerOp(db, cfg))
+	res := RunCount(ctx, cfg.Clients, n, BadgerOp(db, cfg))
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, res.err()
+	return res, res.Err()
 }
 
 // quireCountSampled is quireCount with freshness samples taken by fs.
-func quireCountSampled(ctx context.Context, srv *server, cfg config, n int, fs *freshSampler) (loadResult, error) {
-	res := runCount(ctx, cfg.clients, n, createOp(srv, cfg, "s", fs.word, fs.created))
+func quireCountSampled(ctx context.Context, srv *Server, cfg Config, n int, fs *freshSampler) (LoadResult, error) {
+	res := RunCount(ctx, cfg.Clients, n, CreateOp(srv, cfg, "s", fs.word, fs.created))
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, res.err()
+	return res, res.Err()
 }
 
 // freshnessBench loads a fresh server with creates for freshnessFor and
 // samples how long created documents take to become searchable by text.
-func (s *session) freshnessBench(ctx context.Context) error {
+func (s *Session) freshnessBench(ctx context.Context) error {
 	dur := freshnessFor
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		dur = 15 * time.Second
 	}
-	data := filepath.Join(s.root, "freshness")
+	data := filepath.Join(s.Root, "freshness")
 	defer os.RemoveAll(data)
-	srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "freshness.log"))
+	srv, err := StartServer(ctx, s.Cfg.Bin, data, filepath.Join(s.Root, "freshness.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	idle := srv.rss.current()
-	srv.rss.resetPeak()
-	s.logf("fulltext freshness: %d clients creating for %s, a sample every %s", s.cfg.clients, dur, freshnessEvery)
+	defer srv.Stop()
+	idle := srv.RSS.Current()
+	srv.RSS.ResetPeak()
+	s.Logf("fulltext freshness: %d clients creating for %s, a sample every %s", s.Cfg.Clients, dur, freshnessEvery)
 
 	fs := newFreshSampler(ctx, srv)
 	defer fs.cancel()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	q := runLoad(ctx, s.cfg.clients, 0, dur, createOp(srv, s.cfg, "f", fs.word, fs.created))
+	cpu := StartCPU(srv.PID(), os.Getpid())
+	q := RunLoad(ctx, s.Cfg.Clients, 0, dur, CreateOp(srv, s.Cfg, "f", fs.word, fs.created))
 	stopped := time.Now()
-	c := cpu.cores()
+	c := cpu.Cores()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := q.err(); err != nil {
-		return srv.withLog(fmt.Errorf("freshness load: %w", err))
+	if err := q.Err(); err != nil {
+		return srv.WithLog(fmt.Errorf("freshness load: %w", err))
 	}
 	lagLeft, lagAtStop, err := waitLagZero(ctx, srv, stopped, 10*time.Minute)
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	pr, err := fs.finish()
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	p99 := pr.percentile(0.99)
-	s.rep.rows = append(s.rep.rows,
-		row{name: fmt.Sprintf("fulltext freshness p99, %s of creates (%d sampled)", dur, len(pr.lat)), quire: millis(p99), baseline: "-", ratio: "-",
-			target: "<= " + millis(freshnessTarget), status: status(p99 <= freshnessTarget)},
-		row{name: "  create to searchable p50", quire: millis(pr.percentile(0.5)), baseline: "-", ratio: "-", target: "-", status: "info"},
-		row{name: "  index lag to 0 after the load stops", quire: millis(lagLeft), baseline: "-", ratio: "-",
-			target: "<= " + millis(lagZeroTarget), status: status(lagLeft <= lagZeroTarget)},
+	p99 := pr.Percentile(0.99)
+	s.Rep.Rows = append(s.Rep.Rows,
+		Row{Name: fmt.Sprintf("fulltext freshness p99, %s of creates (%d sampled)", dur, len(pr.Lat)), Quire: Millis(p99), Baseline: "-", Ratio: "-",
+			Target: "<= " + Millis(freshnessTarget), Status: Status(p99 <= freshnessTarget)},
+		Row{Name: "  create to searchable p50", Quire: Millis(pr.Percentile(0.5)), Baseline: "-", Ratio: "-", Target: "-", Status: "info"},
+		Row{Name: "  index lag to 0 after the load stops", Quire: Millis(lagLeft), Baseline: "-", Ratio: "-",
+			Target: "<= " + Millis(lagZeroTarget), Status: Status(lagLeft <= lagZeroTarget)},
 	)
-	s.rep.addAnon("server peak anonymous memory, freshness", idle, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("freshness: %d documents created in %s (%.0f docs/s, p99 %s), server %.2f cores, clients %.2f cores; index lag %.1fs when the load stopped",
-		q.ops, dur, q.rate(), millis(q.percentile(0.99)), c[0], c[1], lagAtStop.Seconds())
-	s.rep.note("freshness: create to searchable counts from the 201 of POST /documents until POST /search for a word only that document holds finds it (polled every 20 ms for 2 s, then every 200 ms); lag to 0 counts from the last create's answer until /readyz reports an empty index queue")
+	s.Rep.AddAnon("server peak anonymous memory, freshness", idle, srv.RSS.ResetPeak(), AnonTarget)
+	s.Rep.Note("freshness: %d documents created in %s (%.0f docs/s, p99 %s), server %.2f cores, clients %.2f cores; index lag %.1fs when the load stopped",
+		q.Ops, dur, q.Rate(), Millis(q.Percentile(0.99)), c[0], c[1], lagAtStop.Seconds())
+	s.Rep.Note("freshness: create to searchable counts from the 201 of POST /documents until POST /search for a word only that document holds finds it (polled every 20 ms for 2 s, then every 200 ms); lag to 0 counts from the last create's answer until /readyz reports an empty index queue")
 	return nil
 }
 
 // pollSearchable polls a text search for word until it finds a document;
 // the latency counts from created.
-func pollSearchable(ctx context.Context, srv *server, word string, created time.Time) (time.Duration, error) {
+func pollSearchable(ctx context.Context, srv *Server, word string, created time.Time) (time.Duration, error) {
 	deadline := created.Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		var out struct {
 			Documents []json.RawMessage `json:"documents"`
 		}
-		if err := srv.doJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
 			return 0, err
 		}
 		if len(out.Documents) > 0 {
@@ -419,10 +419,10 @@ func pollSearchable(ctx context.Context, srv *server, word string, created time.
 
 // waitLagZero polls /readyz until the index queue is empty and returns
 // how long after stopped that was, and the lag /readyz first reported.
-func waitLagZero(ctx context.Context, srv *server, stopped time.Time, limit time.Duration) (took, lagAtStop time.Duration, err error) {
+func waitLagZero(ctx context.Context, srv *Server, stopped time.Time, limit time.Duration) (took, lagAtStop time.Duration, err error) {
 	first := true
 	for time.Since(stopped) < limit {
-		if err := srv.checkAlive(); err != nil {
+		if err := srv.CheckAlive(); err != nil {
 			return 0, 0, err
 		}
 		var body struct {
@@ -431,9 +431,9 @@ func waitLagZero(ctx context.Context, srv *server, stopped time.Time, limit time
 				LagSeconds float64 `json:"lagSeconds"`
 			} `json:"index"`
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.base+"/readyz", nil)
-		if resp, err := srv.client.Do(req); err == nil {
-			err := jsonDecode(resp, &body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.Base+"/readyz", nil)
+		if resp, err := srv.Client.Do(req); err == nil {
+			err := JSONDecode(resp, &body)
 			if err == nil {
 				if first {
 					first = false
@@ -458,7 +458,7 @@ func waitLagZero(ctx context.Context, srv *server, stopped time.Time, limit time
 // freshnessEvery one just-created document (its 201 received) is polled
 // by that word until /search finds it.
 type freshSampler struct {
-	srv        *server
+	srv        *Server
 	ctx        context.Context
 	cancel     context.CancelFunc
 	seq        atomic.Int64
@@ -469,7 +469,7 @@ type freshSampler struct {
 	lat        []time.Duration
 }
 
-func newFreshSampler(ctx context.Context, srv *server) *freshSampler {
+func newFreshSampler(ctx context.Context, srv *Server) *freshSampler {
 	f := &freshSampler{srv: srv, errc: make(chan error, 1)}
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	return f
@@ -502,15 +502,15 @@ func (f *freshSampler) created(w string) {
 }
 
 // finish waits for the probes and returns their latencies, sorted.
-func (f *freshSampler) finish() (loadResult, error) {
+func (f *freshSampler) finish() (LoadResult, error) {
 	f.probes.Wait()
 	select {
 	case err := <-f.errc:
-		return loadResult{}, fmt.Errorf("freshness probe: %w", err)
+		return LoadResult{}, fmt.Errorf("freshness probe: %w", err)
 	default:
 	}
 	slices.Sort(f.lat)
-	return loadResult{lat: f.lat}, nil
+	return LoadResult{Lat: f.lat}, nil
 }
 
 // The burst benchmark: 64 clients create as fast as they can for
@@ -530,19 +530,19 @@ const (
 )
 
 // burstBench runs the burst benchmark.
-func (s *session) burstBench(ctx context.Context) error {
+func (s *Session) burstBench(ctx context.Context) error {
 	dur := burstFor
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		dur = 5 * time.Second
 	}
-	data := filepath.Join(s.root, "burst")
+	data := filepath.Join(s.Root, "burst")
 	defer os.RemoveAll(data)
-	srv, err := startServer(ctx, s.cfg.bin, data, filepath.Join(s.root, "burst.log"))
+	srv, err := StartServer(ctx, s.Cfg.Bin, data, filepath.Join(s.Root, "burst.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	s.logf("burst: %d clients creating unthrottled for %s", s.cfg.clients, dur)
+	defer srv.Stop()
+	s.Logf("burst: %d clients creating unthrottled for %s", s.Cfg.Clients, dur)
 
 	type sample struct {
 		at     time.Duration
@@ -555,7 +555,7 @@ func (s *session) burstBench(ctx context.Context) error {
 	var mon sync.WaitGroup
 	mon.Go(func() {
 		for mctx.Err() == nil {
-			q, lag, err := srv.indexState(mctx)
+			q, lag, err := srv.IndexState(mctx)
 			if err == nil {
 				samples = append(samples, sample{time.Since(start), q, lag})
 			}
@@ -568,9 +568,9 @@ func (s *session) burstBench(ctx context.Context) error {
 	var codeMu sync.Mutex
 	codes := map[int]int{}
 	retryAfter := 0
-	gens := newTextGens(s.cfg.clients)
+	gens := NewTextGens(s.Cfg.Clients)
 	op := func(ctx context.Context, w, i int) error {
-		code, ra, err := createStatus(ctx, srv, gens[w].text(s.cfg.docSize), w, i)
+		code, ra, err := createStatus(ctx, srv, gens[w].Text(s.Cfg.DocSize), w, i)
 		if err != nil {
 			return err
 		}
@@ -585,20 +585,20 @@ func (s *session) burstBench(ctx context.Context) error {
 		}
 		return nil
 	}
-	cpu := startCPU(srv.pid(), os.Getpid())
-	q := runLoad(ctx, s.cfg.clients, 0, dur, op)
+	cpu := StartCPU(srv.PID(), os.Getpid())
+	q := RunLoad(ctx, s.Cfg.Clients, 0, dur, op)
 	stopped := time.Now()
-	c := cpu.cores()
+	c := cpu.Cores()
 	if err := ctx.Err(); err != nil {
 		mcancel()
 		return err
 	}
-	queuedAtStop, lagAtStop, _ := srv.indexState(ctx)
+	queuedAtStop, lagAtStop, _ := srv.IndexState(ctx)
 	drain, _, err := waitLagZero(ctx, srv, stopped, 10*time.Minute)
 	mcancel()
 	mon.Wait()
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	var peakQ uint64
 	var peakLag time.Duration
@@ -619,32 +619,32 @@ func (s *session) burstBench(ctx context.Context) error {
 		drainRate = float64(queuedAtStop) / drain.Seconds()
 	}
 	maxLat := time.Duration(0)
-	if len(q.lat) > 0 {
-		maxLat = q.lat[len(q.lat)-1]
+	if len(q.Lat) > 0 {
+		maxLat = q.Lat[len(q.Lat)-1]
 	}
 	codeList := ""
 	for _, code := range slices.Sorted(maps.Keys(codes)) {
 		codeList += fmt.Sprintf(" %d x%d", code, codes[code])
 	}
-	s.rep.rows = append(s.rep.rows,
-		row{name: fmt.Sprintf("burst: %d clients creating for %s, peak index lag", s.cfg.clients, dur), quire: millis(peakLag), baseline: "-", ratio: "-",
-			target: "<= " + millis(burstLagTarget), status: status(peakLag <= burstLagTarget)},
-		row{name: "  burst create p99 / longest", quire: millis(q.percentile(0.99)) + " / " + millis(maxLat), baseline: "-", ratio: "-",
-			target: "< " + millis(burstWaitTarget), status: status(maxLat < burstWaitTarget)},
-		row{name: "  burst drain after the last create", quire: millis(drain), baseline: "-", ratio: "-", target: "-", status: "info"},
-		row{name: "  burst answers other than 201", quire: fmt.Sprint(q.errors), baseline: "-", ratio: "-", target: "0", status: status(q.errors == 0)},
+	s.Rep.Rows = append(s.Rep.Rows,
+		Row{Name: fmt.Sprintf("burst: %d clients creating for %s, peak index lag", s.Cfg.Clients, dur), Quire: Millis(peakLag), Baseline: "-", Ratio: "-",
+			Target: "<= " + Millis(burstLagTarget), Status: Status(peakLag <= burstLagTarget)},
+		Row{Name: "  burst create p99 / longest", Quire: Millis(q.Percentile(0.99)) + " / " + Millis(maxLat), Baseline: "-", Ratio: "-",
+			Target: "< " + Millis(burstWaitTarget), Status: Status(maxLat < burstWaitTarget)},
+		Row{Name: "  burst drain after the last create", Quire: Millis(drain), Baseline: "-", Ratio: "-", Target: "-", Status: "info"},
+		Row{Name: "  burst answers other than 201", Quire: fmt.Sprint(q.Errors), Baseline: "-", Ratio: "-", Target: "0", Status: Status(q.Errors == 0)},
 	)
-	s.rep.note("burst: %d documents created in %s (%.0f docs/s, p50 %s, p99 %s, longest %s), server %.2f cores, clients %.2f cores; answers:%s (%d with Retry-After)",
-		created, dur, q.rate(), millis(q.percentile(0.5)), millis(q.percentile(0.99)), millis(maxLat), c[0], c[1], codeList, retryAfter)
-	s.rep.note("burst: peak index queue %d changes, peak lag %s (sampled every %s); at the last create %d queued, lag %s; drained in %s: %.0f docs/s against %.0f docs/s indexed while the burst ran",
-		peakQ, millis(peakLag), burstSample, queuedAtStop, millis(lagAtStop), millis(drain), drainRate, indexRate)
+	s.Rep.Note("burst: %d documents created in %s (%.0f docs/s, p50 %s, p99 %s, longest %s), server %.2f cores, clients %.2f cores; answers:%s (%d with Retry-After)",
+		created, dur, q.Rate(), Millis(q.Percentile(0.5)), Millis(q.Percentile(0.99)), Millis(maxLat), c[0], c[1], codeList, retryAfter)
+	s.Rep.Note("burst: peak index queue %d changes, peak lag %s (sampled every %s); at the last create %d queued, lag %s; drained in %s: %.0f docs/s against %.0f docs/s indexed while the burst ran",
+		peakQ, Millis(peakLag), burstSample, queuedAtStop, Millis(lagAtStop), Millis(drain), drainRate, indexRate)
 	return nil
 }
 
 // createStatus is createOp returning the answer's status and whether it
 // carried Retry-After, instead of failing on a status other than 201.
-func createStatus(ctx context.Context, srv *server, text []byte, w, i int) (int, bool, error) {
-	body, err := json.Marshal(createRequest{
+func createStatus(ctx context.Context, srv *Server, text []byte, w, i int) (int, bool, error) {
+	body, err := json.Marshal(CreateRequest{
 		Path:        fmt.Sprintf("bench/b%02d/doc-%07d.txt", w, i),
 		ContentType: "text/plain",
 		Content:     string(text),
@@ -652,7 +652,7 @@ func createStatus(ctx context.Context, srv *server, text []byte, w, i int) (int,
 	if err != nil {
 		return 0, false, err
 	}
-	resp, err := srv.request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
+	resp, err := srv.Request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
 	if err != nil {
 		return 0, false, err
 	}

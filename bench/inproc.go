@@ -13,16 +13,16 @@ import (
 	"quire/storage"
 )
 
-// inproc is a node running in the benchmark process.
-type inproc struct {
-	n   *node.Node
-	srv *server // base, token and clients; no child process
-	dir string
+// Inproc is a node running in the benchmark process.
+type Inproc struct {
+	Node   *node.Node
+	Server *Server // base, token and clients; no child process
+	Dir    string
 }
 
-// startInproc opens and starts a node on dir with the cluster settings cc
+// StartInproc opens and starts a node on dir with the cluster settings cc
 // (none: a single server).
-func startInproc(dir string, cc node.ClusterConfig) (*inproc, error) {
+func StartInproc(dir string, cc node.ClusterConfig) (*Inproc, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -49,17 +49,17 @@ func startInproc(dir string, cc node.ClusterConfig) (*inproc, error) {
 		return nil, err
 	}
 	tr := newTransport()
-	return &inproc{n: n, dir: dir, srv: &server{base: base, token: tok,
-		client: &http.Client{Transport: tr, Timeout: apiTimeout}, transfer: &http.Client{Transport: tr}}}, nil
+	return &Inproc{Node: n, Dir: dir, Server: &Server{Base: base, Token: tok,
+		Client: &http.Client{Transport: tr, Timeout: apiTimeout}, transfer: &http.Client{Transport: tr}}}, nil
 }
 
-func (p *inproc) close() {
-	if p == nil || p.n == nil {
+func (p *Inproc) Close() {
+	if p == nil || p.Node == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p.n.Close(ctx)
-	p.srv.client.CloseIdleConnections()
-	p.n = nil
+	p.Node.Close(ctx)
+	p.Server.Client.CloseIdleConnections()
+	p.Node = nil
 }

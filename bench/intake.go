@@ -42,38 +42,38 @@ func intakeBody(seed uint64, i int) []byte {
 	return b
 }
 
-func (s *session) intakeBench(ctx context.Context) error {
+func (s *Session) intakeBench(ctx context.Context) error {
 	n := intakeFiles
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		n = intakeFilesQuick
 	}
-	scans := filepath.Join(s.root, "scans")
-	srv, err := startServerWith(ctx, s.cfg.bin, filepath.Join(s.root, "intake"), filepath.Join(s.root, "intake.log"),
-		serverOpts{args: []string{"--intake-folder-root", scans, "--intake-poll", "100ms"}})
+	scans := filepath.Join(s.Root, "scans")
+	srv, err := StartServerWith(ctx, s.Cfg.Bin, filepath.Join(s.Root, "intake"), filepath.Join(s.Root, "intake.log"),
+		ServerOpts{Args: []string{"--intake-folder-root", scans, "--intake-poll", "100ms"}})
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	if err := s.intakeRun(ctx, srv, scans, n); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	return srv.checkAlive()
+	return srv.CheckAlive()
 }
 
-func (s *session) intakeRun(ctx context.Context, srv *server, scans string, n int) error {
+func (s *Session) intakeRun(ctx context.Context, srv *Server, scans string, n int) error {
 	// The baseline: one client, one POST /documents per file.
-	s.logf("intake baseline: %d x %s files through POST /documents, one client", n, sizeName(intakeFileSize))
+	s.Logf("intake baseline: %d x %s files through POST /documents, one client", n, SizeName(intakeFileSize))
 	start := time.Now()
 	for i := range n {
 		body := map[string]any{"path": fmt.Sprintf("api/f%04d.pdf", i), "content": base64.StdEncoding.EncodeToString(intakeBody(1, i)),
 			"isBase64": true, "contentType": "application/pdf"}
-		if err := srv.doJSON(ctx, http.MethodPost, "/documents", body, http.StatusCreated, nil); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodPost, "/documents", body, http.StatusCreated, nil); err != nil {
 			return fmt.Errorf("intake baseline: %w", err)
 		}
 	}
 	apiTook := time.Since(start)
 	apiRate := float64(n) / apiTook.Seconds()
-	if _, err := srv.waitIndexed(ctx, 10*time.Minute); err != nil {
+	if _, err := srv.WaitIndexed(ctx, 10*time.Minute); err != nil {
 		return err
 	}
 
@@ -81,7 +81,7 @@ func (s *session) intakeRun(ctx context.Context, srv *server, scans string, n in
 	// none), each file a new document.
 	profile := map[string]any{"intakeProfile": map[string]any{"name": "bench", "pathTemplate": "intake/{filename}", "actions": []any{},
 		"duplicates": "KEEP_BOTH", "watchFolder": map[string]any{"stableSeconds": 1}}}
-	if err := srv.doJSON(ctx, http.MethodPost, "/sites/default/intakeProfiles", profile, http.StatusCreated, nil); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/sites/default/intakeProfiles", profile, http.StatusCreated, nil); err != nil {
 		return err
 	}
 	dir := filepath.Join(scans, "default", "bench")
@@ -94,7 +94,7 @@ func (s *session) intakeRun(ctx context.Context, srv *server, scans string, n in
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	s.logf("intake: %d x %s files into a watched folder", n, sizeName(intakeFileSize))
+	s.Logf("intake: %d x %s files into a watched folder", n, SizeName(intakeFileSize))
 	// Each file appears whole: written under a name the poller ignores
 	// (.part), then renamed, as a careful scanner does.
 	for i := range n {
@@ -147,15 +147,15 @@ func (s *session) intakeRun(ctx context.Context, srv *server, scans string, n in
 	}
 	folderRate := float64(n-1) / last.Sub(first).Seconds()
 	ratio := folderRate / apiRate
-	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("intake %d x %s files, watched folder vs POST /documents (1 client)", n, sizeName(intakeFileSize)),
-		quire:    fmt.Sprintf("%.0f files/s", folderRate),
-		baseline: fmt.Sprintf("%.0f files/s", apiRate),
-		ratio:    fmt.Sprintf("%.2f", ratio),
-		target:   fmt.Sprintf(">= %.1f", intakeTarget),
-		status:   status(ratio >= intakeTarget),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     fmt.Sprintf("intake %d x %s files, watched folder vs POST /documents (1 client)", n, SizeName(intakeFileSize)),
+		Quire:    fmt.Sprintf("%.0f files/s", folderRate),
+		Baseline: fmt.Sprintf("%.0f files/s", apiRate),
+		Ratio:    fmt.Sprintf("%.2f", ratio),
+		Target:   fmt.Sprintf(">= %.1f", intakeTarget),
+		Status:   Status(ratio >= intakeTarget),
 	})
-	s.rep.note("intake: the watched folder took %d files in %.2fs from the first to the last (poll 100ms); %.2fs from the last file written to the last taken, stableSeconds 1 included; the baseline made %d documents in %.2fs",
+	s.Rep.Note("intake: the watched folder took %d files in %.2fs from the first to the last (poll 100ms); %.2fs from the last file written to the last taken, stableSeconds 1 included; the baseline made %d documents in %.2fs",
 		n, last.Sub(first).Seconds(), last.Sub(written).Seconds(), n, apiTook.Seconds())
 	return nil
 }

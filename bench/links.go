@@ -34,25 +34,25 @@ const (
 
 // linksBench adds the signed-links row. docs is the documents to read
 // back (0: linksDocs, or 500 in a quick run).
-func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
+func (s *Session) linksBench(ctx context.Context, srv *Server, docs int) error {
 	if docs <= 0 {
 		docs = linksDocs
-		if s.cfg.quick {
+		if s.Cfg.Quick {
 			docs = 500
 		}
 	}
-	s.logf("signed links: %d documents of %s, %d clients of one address", docs, sizeName(linksDocSize), linksClients)
+	s.Logf("signed links: %d documents of %s, %d clients of one address", docs, SizeName(linksDocSize), linksClients)
 	body := strings.Repeat("signed link bench ", linksDocSize/18+1)[:linksDocSize]
 	ids := make([]string, docs)
 	urls := make([]string, docs)
-	err := parallel(ctx, docs, linksClients, func(i int) error {
+	err := Parallel(ctx, docs, linksClients, func(i int) error {
 		var c struct{ DocumentID string }
-		if err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("bench/links/%05d.txt", i),
+		if err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("bench/links/%05d.txt", i),
 			"content": body, "contentType": "text/plain"}, http.StatusCreated, &c); err != nil {
 			return err
 		}
 		var u struct{ URL string }
-		if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+c.DocumentID+"/url", nil, http.StatusOK, &u); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+c.DocumentID+"/url", nil, http.StatusOK, &u); err != nil {
 			return err
 		}
 		ids[i], urls[i] = c.DocumentID, u.URL
@@ -64,9 +64,9 @@ func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
 	var limited atomic.Int64
 	content := func() (time.Duration, error) {
 		t0 := time.Now()
-		err := parallel(ctx, docs, linksClients, func(i int) error {
+		err := Parallel(ctx, docs, linksClients, func(i int) error {
 			var c struct{ Content string }
-			if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+ids[i]+"/content", nil, http.StatusOK, &c); err != nil {
+			if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+ids[i]+"/content", nil, http.StatusOK, &c); err != nil {
 				return err
 			}
 			if len(c.Content) != linksDocSize {
@@ -78,8 +78,8 @@ func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
 	}
 	signed := func() (time.Duration, error) {
 		t0 := time.Now()
-		err := parallel(ctx, docs, linksClients, func(i int) error {
-			resp, err := srv.request(ctx, http.MethodGet, urls[i], nil, 0, "")
+		err := Parallel(ctx, docs, linksClients, func(i int) error {
+			resp, err := srv.Request(ctx, http.MethodGet, urls[i], nil, 0, "")
 			if err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
 			if resp.StatusCode == http.StatusTooManyRequests {
 				limited.Add(1)
 			}
-			if err := checkStatus(resp, http.StatusOK); err != nil {
+			if err := CheckStatus(resp, http.StatusOK); err != nil {
 				return fmt.Errorf("signed link %d: %w", i, err)
 			}
 			n, err := io.Copy(io.Discard, resp.Body)
@@ -118,14 +118,14 @@ func (s *session) linksBench(ctx context.Context, srv *server, docs int) error {
 	}
 	rate := func(d time.Duration) float64 { return float64(docs) / d.Seconds() }
 	ratio := rate(bestSigned) / rate(bestContent)
-	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("signed links: %d downloads, %d clients of one address", docs, linksClients),
-		quire:    fmt.Sprintf("%.0f docs/s", rate(bestSigned)),
-		baseline: fmt.Sprintf("%.0f docs/s", rate(bestContent)),
-		ratio:    fmt.Sprintf("%.2f", ratio),
-		target:   fmt.Sprintf(">= %.1f", linksTarget),
-		status:   status(ratio >= linksTarget),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     fmt.Sprintf("signed links: %d downloads, %d clients of one address", docs, linksClients),
+		Quire:    fmt.Sprintf("%.0f docs/s", rate(bestSigned)),
+		Baseline: fmt.Sprintf("%.0f docs/s", rate(bestContent)),
+		Ratio:    fmt.Sprintf("%.2f", ratio),
+		Target:   fmt.Sprintf(">= %.1f", linksTarget),
+		Status:   Status(ratio >= linksTarget),
 	})
-	s.rep.note("signed links: baseline is GET /documents/{id}/content (inline text) of the same documents with a token, same clients; best of 2 rounds each; default rate limits (links 20/s per address), no 429 allowed")
+	s.Rep.Note("signed links: baseline is GET /documents/{id}/content (inline text) of the same documents with a token, same clients; best of 2 rounds each; default rate limits (links 20/s per address), no 429 allowed")
 	return nil
 }

@@ -19,48 +19,48 @@ import (
 // maxLoadErrors ends a load early: past it the figures mean nothing.
 const maxLoadErrors = 100
 
-// loadOp is one operation of a load: worker w's i-th.
-type loadOp func(ctx context.Context, w, i int) error
+// LoadOp is one operation of a load: worker w's i-th.
+type LoadOp func(ctx context.Context, w, i int) error
 
-// loadResult is what a timed closed-loop load measured.
-type loadResult struct {
-	ops      int             // operations completed inside the window
-	errors   int             // failed operations over the whole run
-	firstErr error           // the first failure, for the report
-	window   time.Duration   // length of the measured window
-	lat      []time.Duration // latencies of the counted operations, sorted
+// LoadResult is what a timed closed-loop load measured.
+type LoadResult struct {
+	Ops      int             // operations completed inside the window
+	Errors   int             // failed operations over the whole run
+	FirstErr error           // the first failure, for the report
+	Window   time.Duration   // length of the measured window
+	Lat      []time.Duration // latencies of the counted operations, sorted
 }
 
-// rate returns operations per second inside the window.
-func (r loadResult) rate() float64 { return float64(r.ops) / r.window.Seconds() }
+// Rate returns operations per second inside the window.
+func (r LoadResult) Rate() float64 { return float64(r.Ops) / r.Window.Seconds() }
 
-// percentile returns the p-th (0..1) latency percentile, nearest rank.
-func (r loadResult) percentile(p float64) time.Duration {
-	if len(r.lat) == 0 {
+// Percentile returns the p-th (0..1) latency percentile, nearest rank.
+func (r LoadResult) Percentile(p float64) time.Duration {
+	if len(r.Lat) == 0 {
 		return 0
 	}
-	i := int(math.Ceil(p*float64(len(r.lat)))) - 1
-	return r.lat[min(max(i, 0), len(r.lat)-1)]
+	i := int(math.Ceil(p*float64(len(r.Lat)))) - 1
+	return r.Lat[min(max(i, 0), len(r.Lat)-1)]
 }
 
-// err returns an error if the load failed often enough to be meaningless.
-func (r loadResult) err() error {
+// Err returns an error if the load failed often enough to be meaningless.
+func (r LoadResult) Err() error {
 	switch {
-	case r.errors >= maxLoadErrors:
-		return fmt.Errorf("aborted after %d errors, first: %w", r.errors, r.firstErr)
-	case r.ops == 0 && r.firstErr != nil:
-		return fmt.Errorf("no operation succeeded: %w", r.firstErr)
-	case r.ops == 0:
-		return fmt.Errorf("no operation completed in %s", r.window)
+	case r.Errors >= maxLoadErrors:
+		return fmt.Errorf("aborted after %d errors, first: %w", r.Errors, r.FirstErr)
+	case r.Ops == 0 && r.FirstErr != nil:
+		return fmt.Errorf("no operation succeeded: %w", r.FirstErr)
+	case r.Ops == 0:
+		return fmt.Errorf("no operation completed in %s", r.Window)
 	}
 	return nil
 }
 
-// runLoad runs op in a closed loop on workers goroutines for warmup+window
+// RunLoad runs op in a closed loop on workers goroutines for warmup+window
 // and counts the operations that complete inside the window (the last
 // warmup-free stretch). Workers start no operation after the window ends;
 // operations in flight then finish but do not count.
-func runLoad(ctx context.Context, workers int, warmup, window time.Duration, op loadOp) loadResult {
+func RunLoad(ctx context.Context, workers int, warmup, window time.Duration, op LoadOp) LoadResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
@@ -71,7 +71,7 @@ func runLoad(ctx context.Context, workers int, warmup, window time.Duration, op 
 	}
 	wg.Wait()
 	slices.Sort(w.lat)
-	return loadResult{ops: len(w.lat), errors: int(w.errors.Load()), firstErr: w.firstErr, window: window, lat: w.lat}
+	return LoadResult{Ops: len(w.lat), Errors: int(w.errors.Load()), FirstErr: w.firstErr, Window: window, Lat: w.lat}
 }
 
 // loadWindow is the state the workers of one runLoad share.
@@ -86,7 +86,7 @@ type loadWindow struct {
 }
 
 // work is one worker's loop, bounded by the window's end.
-func (w *loadWindow) work(ctx context.Context, id int, op loadOp) {
+func (w *loadWindow) work(ctx context.Context, id int, op LoadOp) {
 	var lat []time.Duration
 	var first error
 	for i := 0; ctx.Err() == nil; i++ {
@@ -117,9 +117,9 @@ func (w *loadWindow) work(ctx context.Context, id int, op loadOp) {
 	}
 }
 
-// runCount runs op on workers goroutines until n operations have
+// RunCount runs op on workers goroutines until n operations have
 // succeeded (or failed past maxLoadErrors); its window is the whole run.
-func runCount(ctx context.Context, workers, n int, op loadOp) loadResult {
+func RunCount(ctx context.Context, workers, n int, op LoadOp) LoadResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next, errs atomic.Int64
@@ -157,16 +157,16 @@ func runCount(ctx context.Context, workers, n int, op loadOp) loadResult {
 	}
 	wg.Wait()
 	slices.Sort(lat)
-	return loadResult{ops: len(lat), errors: int(errs.Load()), firstErr: firstErr, window: time.Since(start), lat: lat}
+	return LoadResult{Ops: len(lat), Errors: int(errs.Load()), FirstErr: firstErr, Window: time.Since(start), Lat: lat}
 }
 
-// badgerOp returns the baseline's operation on db: one synced transaction
+// BadgerOp returns the baseline's operation on db: one synced transaction
 // of a 4 KiB value and a small key.
-func badgerOp(db *badger.DB, cfg config) loadOp {
-	gens := newTextGens(cfg.clients)
+func BadgerOp(db *badger.DB, cfg Config) LoadOp {
+	gens := NewTextGens(cfg.Clients)
 	return func(_ context.Context, w, i int) error {
 		key := fmt.Appendf(nil, "d/%02d/%08d", w, i)
-		val := gens[w].text(cfg.docSize)
+		val := gens[w].Text(cfg.DocSize)
 		return db.Update(func(txn *badger.Txn) error {
 			if err := txn.Set(key, val); err != nil {
 				return err
@@ -176,19 +176,19 @@ func badgerOp(db *badger.DB, cfg config) loadOp {
 	}
 }
 
-// createOp returns the operation of the creation benchmarks: POST
+// CreateOp returns the operation of the creation benchmarks: POST
 // /documents with cfg.docSize bytes of text; word, when it returns one,
 // is put in front of the text.
-func createOp(srv *server, cfg config, prefix string, word func() string, created func(word string)) loadOp {
-	gens := newTextGens(cfg.clients)
+func CreateOp(srv *Server, cfg Config, prefix string, word func() string, created func(word string)) LoadOp {
+	gens := NewTextGens(cfg.Clients)
 	return func(ctx context.Context, w, i int) error {
-		text := gens[w].text(cfg.docSize)
+		text := gens[w].Text(cfg.DocSize)
 		var wd string
 		if word != nil {
 			wd = word()
 			text = append([]byte(wd+" "), text[:len(text)-len(wd)-1]...)
 		}
-		body, err := json.Marshal(createRequest{
+		body, err := json.Marshal(CreateRequest{
 			Path:        fmt.Sprintf("bench/%s%02d/doc-%07d.txt", prefix, w, i),
 			ContentType: "text/plain",
 			Content:     string(text),
@@ -196,12 +196,12 @@ func createOp(srv *server, cfg config, prefix string, word func() string, create
 		if err != nil {
 			return err
 		}
-		resp, err := srv.request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
+		resp, err := srv.Request(ctx, http.MethodPost, "/documents", bytes.NewReader(body), int64(len(body)), "application/json")
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
-		if err := checkStatus(resp, http.StatusCreated); err != nil {
+		if err := CheckStatus(resp, http.StatusCreated); err != nil {
 			return err
 		}
 		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
@@ -214,18 +214,18 @@ func createOp(srv *server, cfg config, prefix string, word func() string, create
 	}
 }
 
-// quireCount creates n documents from cfg.clients clients.
-func quireCount(ctx context.Context, srv *server, cfg config, n int) (loadResult, error) {
-	res := runCount(ctx, cfg.clients, n, createOp(srv, cfg, "s", nil, nil))
+// QuireCount creates n documents from cfg.clients clients.
+func QuireCount(ctx context.Context, srv *Server, cfg Config, n int) (LoadResult, error) {
+	res := RunCount(ctx, cfg.Clients, n, CreateOp(srv, cfg, "s", nil, nil))
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, res.err()
+	return res, res.Err()
 }
 
-// parallel runs fn(0..n-1) on workers goroutines and returns the first
+// Parallel runs fn(0..n-1) on workers goroutines and returns the first
 // error (the others stop taking work).
-func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+func Parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	var next atomic.Int64
 	var once sync.Once
 	var first error
@@ -254,8 +254,8 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return first
 }
 
-// createRequest is the body of POST /documents.
-type createRequest struct {
+// CreateRequest is the body of POST /documents.
+type CreateRequest struct {
 	Path        string `json:"path"`
 	ContentType string `json:"contentType"`
 	Content     string `json:"content"`

@@ -82,18 +82,18 @@ import (
 )
 
 // newConfig returns the parameters of a full or a quick run.
-func newConfig(bin, out string, quick bool) config {
-	c := config{
-		bin: bin, out: out, quick: quick,
-		clients: 64, docSize: 4 << 10,
-		warmup: time.Second, window: 10 * time.Second,
-		uploadSize:  1 << 30,
-		ingestRuns:  3,
-		ocrDefaults: ocrDefaultsAuto, ingestProc: procBoth,
+func newConfig(bin, out string, quick bool) Config {
+	c := Config{
+		Bin: bin, Out: out, Quick: quick,
+		Clients: 64, DocSize: 4 << 10,
+		Warmup: time.Second, Window: 10 * time.Second,
+		UploadSize:  1 << 30,
+		IngestRuns:  3,
+		OCRDefaults: DefaultsAuto, IngestProc: ProcBoth,
 	}
 	if quick {
-		c.window = 3 * time.Second
-		c.uploadSize = 64 << 20
+		c.Window = 3 * time.Second
+		c.UploadSize = 64 << 20
 	}
 	return c
 }
@@ -106,11 +106,11 @@ func main() {
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
-	ingestProc := flag.String("ingest-processing", procBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
+	ingestProc := flag.String("ingest-processing", ProcBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
 	ocrOnly := flag.Bool("ocr-only", false, "run the OCR benchmarks alone (pages/min beside tesseract, upload to searchable of a 10-page scan)")
 	ocrPagesF := flag.Int("ocr-pages", 0, "pages of each of the OCR throughput row's 4 scans (0: 5, or 1 with -quick)")
 	ocrScanPagesF := flag.Int("ocr-scan-pages", 0, "pages of the upload-to-searchable scan (0: 10, or 3 with -quick)")
-	ocrDefaults := flag.String("ocr-defaults", ocrDefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
+	ocrDefaults := flag.String("ocr-defaults", DefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
 	bulkDocs := flag.Int("bulk-docs", 0, "documents of the console's bulk-tag row (0: 1,000, or 200 with -quick)")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
@@ -128,15 +128,15 @@ func main() {
 	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
 	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
 	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
-	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
+	scaleIngest := flag.Int("scale-ingest", SustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
 	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
-	if !slices.Contains([]string{ocrDefaultsAuto, ocrDefaultsNamed, ocrDefaultsDefault}, *ocrDefaults) {
+	if !slices.Contains([]string{DefaultsAuto, DefaultsNamed, DefaultsDefault}, *ocrDefaults) {
 		fmt.Fprintf(os.Stderr, "bench: -ocr-defaults: %q is not auto, named or default\n", *ocrDefaults)
 		os.Exit(2)
 	}
-	if !slices.Contains([]string{procBoth, procOff, procOn}, *ingestProc) {
+	if !slices.Contains([]string{ProcBoth, ProcOff, ProcOn}, *ingestProc) {
 		fmt.Fprintf(os.Stderr, "bench: -ingest-processing: %q is not both, off or on\n", *ingestProc)
 		os.Exit(2)
 	}
@@ -146,35 +146,35 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
-	cfg.skipSearch = *noSearch
-	cfg.searchOnly = *searchOnly
-	cfg.pipelineOnly = *pipelineOnly
-	cfg.ocrOnly = *ocrOnly
-	cfg.ocrPages = *ocrPagesF
-	cfg.ocrScanPages = *ocrScanPagesF
-	cfg.ocrDefaults = *ocrDefaults
-	cfg.ingestProc = *ingestProc
-	cfg.bulkDocs = *bulkDocs
-	cfg.ingestOnly = *ingestOnly
-	cfg.clusterOnly = *clusterOnly
-	cfg.versionsOnly = *versionsOnly
-	cfg.consoleOnly = *consoleOnly
-	cfg.intakeOnly = *intakeOnly
-	cfg.linksOnly = *linksOnly
-	cfg.linksDocs = *linksDocs
-	cfg.ingestRuns = *ingestRuns
-	cfg.searchDocs = *searchDocs
-	cfg.searchData = *searchData
-	cfg.cpuProfile = *cpuProfile
-	cfg.scaleOnly = *scaleOnly || *scaleLoad
-	cfg.scaleLoad = *scaleLoad
-	cfg.scaleDocs = *scaleDocs
-	cfg.scaleData = *scaleData
-	cfg.scaleReindex = *scaleReindex
-	cfg.scaleIngest = *scaleIngest
-	cfg.scaleProfile = *scaleProfile
+	cfg.SkipSearch = *noSearch
+	cfg.SearchOnly = *searchOnly
+	cfg.PipelineOnly = *pipelineOnly
+	cfg.OCROnly = *ocrOnly
+	cfg.OCRPages = *ocrPagesF
+	cfg.OCRScanPages = *ocrScanPagesF
+	cfg.OCRDefaults = *ocrDefaults
+	cfg.IngestProc = *ingestProc
+	cfg.BulkDocs = *bulkDocs
+	cfg.IngestOnly = *ingestOnly
+	cfg.ClusterOnly = *clusterOnly
+	cfg.VersionsOnly = *versionsOnly
+	cfg.ConsoleOnly = *consoleOnly
+	cfg.IntakeOnly = *intakeOnly
+	cfg.LinksOnly = *linksOnly
+	cfg.LinksDocs = *linksDocs
+	cfg.IngestRuns = *ingestRuns
+	cfg.SearchDocs = *searchDocs
+	cfg.SearchData = *searchData
+	cfg.CPUProfile = *cpuProfile
+	cfg.ScaleOnly = *scaleOnly || *scaleLoad
+	cfg.ScaleLoad = *scaleLoad
+	cfg.ScaleDocs = *scaleDocs
+	cfg.ScaleData = *scaleData
+	cfg.ScaleReindex = *scaleReindex
+	cfg.ScaleIngest = *scaleIngest
+	cfg.ScaleProfile = *scaleProfile
 	if *serverEnv != "" {
-		cfg.serverEnv = strings.Split(*serverEnv, ",")
+		cfg.ServerEnv = strings.Split(*serverEnv, ",")
 	}
 	for _, f := range strings.Split(*scaleLimits, ",") {
 		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
@@ -182,7 +182,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bench: -scale-limits: %q is not a number of MiB\n", f)
 			os.Exit(2)
 		}
-		cfg.scaleLimits = append(cfg.scaleLimits, n)
+		cfg.ScaleLimits = append(cfg.ScaleLimits, n)
 	}
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
@@ -191,15 +191,15 @@ func main() {
 
 // run runs every benchmark, prints the report (also a partial one when a
 // benchmark failed) and returns the exit code.
-func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
-	rep := newReport(cfg)
+func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
+	rep := NewReport(cfg)
 	err := runAll(ctx, cfg, rep, stderr)
 	if err != nil {
-		rep.note("FAILED: %v", err)
+		rep.Note("FAILED: %v", err)
 	}
-	rep.writeText(stdout)
-	if cfg.out != "" {
-		if werr := writeMarkdown(cfg.out, rep); werr != nil {
+	rep.WriteText(stdout)
+	if cfg.Out != "" {
+		if werr := WriteMarkdown(cfg.Out, rep); werr != nil {
 			fmt.Fprintln(stderr, "bench:", werr)
 			return 1
 		}
@@ -214,8 +214,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 // runAll runs the benchmarks in order, adding rows to rep as results come.
 // Deferred calls stop the server and remove the temporary directory on
 // every return, a panic in this goroutine included.
-func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) error {
-	if _, err := os.Stat(cfg.bin); err != nil {
+func runAll(ctx context.Context, cfg Config, rep *Report, progress io.Writer) error {
+	if _, err := os.Stat(cfg.Bin); err != nil {
 		return fmt.Errorf("quire binary: %w (run make build first)", err)
 	}
 	root, err := os.MkdirTemp("", "quire-bench-")
@@ -223,58 +223,58 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	defer os.RemoveAll(root)
-	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
-	if cfg.scaleOnly {
+	s := &Session{Cfg: cfg, Rep: rep, Root: root, Progress: progress}
+	if cfg.ScaleOnly {
 		return s.scaleBench(ctx)
 	}
-	if cfg.searchOnly {
+	if cfg.SearchOnly {
 		return s.searchBench(ctx)
 	}
-	if cfg.pipelineOnly {
+	if cfg.PipelineOnly {
 		return s.pipelineBench(ctx)
 	}
-	if cfg.ocrOnly {
+	if cfg.OCROnly {
 		return s.ocrBench(ctx)
 	}
-	if cfg.ingestOnly {
+	if cfg.IngestOnly {
 		return s.ingestBench(ctx)
 	}
-	if cfg.clusterOnly {
+	if cfg.ClusterOnly {
 		return s.clusterBench(ctx)
 	}
-	if cfg.consoleOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.ConsoleOnly {
+		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
+		defer srv.Stop()
 		if err := s.consoleBench(ctx, srv); err != nil {
-			return srv.withLog(err)
+			return srv.WithLog(err)
 		}
 		return nil
 	}
-	if cfg.intakeOnly {
+	if cfg.IntakeOnly {
 		return s.intakeBench(ctx)
 	}
-	if cfg.linksOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.LinksOnly {
+		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
-			return srv.withLog(err)
+		defer srv.Stop()
+		if err := s.linksBench(ctx, srv, cfg.LinksDocs); err != nil {
+			return srv.WithLog(err)
 		}
 		return nil
 	}
-	if cfg.versionsOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.VersionsOnly {
+		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
+		defer srv.Stop()
 		if err := s.versionsBench(ctx, srv); err != nil {
-			return srv.withLog(err)
+			return srv.WithLog(err)
 		}
 		return nil
 	}
@@ -283,47 +283,47 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	idle := srv.rss.current()
+	defer srv.Stop()
+	idle := srv.RSS.Current()
 	if err := s.create(ctx, srv, base, idle); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	// The index works behind the writes; the upload is measured on its
 	// own once it has caught up.
-	took, err := srv.waitIndexed(ctx, 10*time.Minute)
+	took, err := srv.WaitIndexed(ctx, 10*time.Minute)
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	s.rep.note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
+	s.Rep.Note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
 	if err := s.upload(ctx, srv); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	if err := s.backupBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	if err := s.versionsBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
-		return srv.withLog(err)
+	if err := s.linksBench(ctx, srv, cfg.LinksDocs); err != nil {
+		return srv.WithLog(err)
 	}
 	if err := s.consoleBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	// Anonymous memory has no high-water mark in /proc; the samples' peak
 	// is judged, and the total RSS beside it includes VmHWM, which also
 	// catches peaks between two samples.
-	whole := srv.rss.maxEver()
-	whole.rss = max(whole.rss, whole.hwm)
-	rep.addAnon("server peak anonymous memory, whole run", idle, whole, anonTarget)
-	if err := srv.checkAlive(); err != nil {
+	whole := srv.RSS.MaxEver()
+	whole.RSS = max(whole.RSS, whole.HWM)
+	rep.AddAnon("server peak anonymous memory, whole run", idle, whole, AnonTarget)
+	if err := srv.CheckAlive(); err != nil {
 		return err
 	}
-	srv.stop()
+	srv.Stop()
 	if err := s.pipelineBench(ctx); err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 	if err := s.clusterBench(ctx); err != nil {
 		return err
 	}
-	if cfg.skipSearch {
+	if cfg.SkipSearch {
 		return nil
 	}
 	return s.searchBench(ctx)

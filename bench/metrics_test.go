@@ -13,15 +13,15 @@ import (
 // must be the ones the server exports. The search phase of make bench once
 // failed on a third best-hits series the server had gained.
 func TestMetrics_NamesAgreeWithServer(t *testing.T) {
-	p, err := startInproc(t.TempDir(), node.ClusterConfig{})
+	p, err := StartInproc(t.TempDir(), node.ClusterConfig{})
 	if err != nil {
 		t.Fatalf("start a node: %v", err)
 	}
-	t.Cleanup(p.close)
+	t.Cleanup(p.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	best, err := bestHits(ctx, p.srv)
+	best, err := bestHits(ctx, p.Server)
 	if err != nil {
 		t.Fatalf("bestHits: %v", err)
 	}
@@ -31,7 +31,7 @@ func TestMetrics_NamesAgreeWithServer(t *testing.T) {
 		}
 	}
 
-	st, err := indexSegments(ctx, p.srv)
+	st, err := indexSegments(ctx, p.Server)
 	if err != nil {
 		t.Fatalf("indexSegments: %v", err)
 	}

@@ -54,7 +54,7 @@ import (
 // be in the text (GET /documents/{id}/ocr; tesseract's and ocrmypdf's
 // output for the baselines).
 const (
-	ocrDocs       = pipelineWorkers // throughput documents: one per worker
+	ocrDocs       = PipelineWorkers // throughput documents: one per worker
 	ocrPages      = 5               // pages per throughput document
 	ocrPagesQuick = 1
 	ocrScanPages  = 10 // pages of the upload-to-searchable scan
@@ -96,32 +96,32 @@ func ocrLanguages(ctx context.Context) string {
 func ocrEnv() []string { return append(os.Environ(), "OMP_THREAD_LIMIT=1") }
 
 // ocrBench runs the OCR rows on a server of its own.
-func (s *session) ocrBench(ctx context.Context) error {
+func (s *Session) ocrBench(ctx context.Context) error {
 	for _, p := range []string{"tesseract", "ocrmypdf", "pdftotext"} {
 		if _, err := exec.LookPath(p); err != nil {
-			s.rep.notMeasured("OCR rows", fmt.Sprintf("no %s on PATH (make deps installs it)", p))
+			s.Rep.NotMeasured("OCR rows", fmt.Sprintf("no %s on PATH (make deps installs it)", p))
 			return nil
 		}
 	}
-	pages, scanPages := s.cfg.ocrPages, s.cfg.ocrScanPages
+	pages, scanPages := s.Cfg.OCRPages, s.Cfg.OCRScanPages
 	if pages <= 0 {
 		pages = ocrPages
-		if s.cfg.quick {
+		if s.Cfg.Quick {
 			pages = ocrPagesQuick
 		}
 	}
 	if scanPages <= 0 {
 		scanPages = ocrScanPages
-		if s.cfg.quick {
+		if s.Cfg.Quick {
 			scanPages = ocrScanQuick
 		}
 	}
-	dir := filepath.Join(s.root, "ocr-pages")
+	dir := filepath.Join(s.Root, "ocr-pages")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s.logf("ocr: generating %d scans of %d pages and one of %d (A4, 300 dpi)", ocrDocs, pages, scanPages)
+	s.Logf("ocr: generating %d scans of %d pages and one of %d (A4, 300 dpi)", ocrDocs, pages, scanPages)
 	docs := make([]scanDoc, ocrDocs)
 	var jpegs []string // every page of docs, for tesseract
 	var markers []string
@@ -148,27 +148,27 @@ func (s *session) ocrBench(ctx context.Context) error {
 	}
 	total := ocrDocs * pages
 
-	s.logf("ocr baseline: tesseract on %d pages, %d at a time", total, pipelineWorkers)
-	tessTook, tessText, tessCPU, err := tesseractPagesCPU(ctx, dir, jpegs, pipelineWorkers)
+	s.Logf("ocr baseline: tesseract on %d pages, %d at a time", total, PipelineWorkers)
+	tessTook, tessText, tessCPU, err := tesseractPagesCPU(ctx, dir, jpegs, PipelineWorkers)
 	if err != nil {
 		return fmt.Errorf("tesseract baseline: %w", err)
 	}
 	tessFound, tessMissing := markersIn(tessText, markers)
 
-	srv, err := startServer(ctx, s.cfg.bin, filepath.Join(s.root, "ocr"), filepath.Join(s.root, "ocr.log"))
+	srv, err := StartServer(ctx, s.Cfg.Bin, filepath.Join(s.Root, "ocr"), filepath.Join(s.Root, "ocr.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	idle := srv.rss.current()
-	srv.rss.resetPeak()
-	s.logf("quire ocr: %d PDFs of %d pages with an OCR action", ocrDocs, pages)
+	defer srv.Stop()
+	idle := srv.RSS.Current()
+	srv.RSS.ResetPeak()
+	s.Logf("quire ocr: %d PDFs of %d pages with an OCR action", ocrDocs, pages)
 	q, err := quireOCR(ctx, srv, docs)
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	s.logf("ocr: ocrmypdf on the same %d PDFs, %d at a time", ocrDocs, pipelineWorkers)
-	myTook, myText, err := ocrmypdfDocs(ctx, dir, docs, pipelineWorkers)
+	s.Logf("ocr: ocrmypdf on the same %d PDFs, %d at a time", ocrDocs, PipelineWorkers)
+	myTook, myText, err := ocrmypdfDocs(ctx, dir, docs, PipelineWorkers)
 	if err != nil {
 		return fmt.Errorf("ocrmypdf run directly: %w", err)
 	}
@@ -177,31 +177,31 @@ func (s *session) ocrBench(ctx context.Context) error {
 	perMin := func(d time.Duration) float64 { return float64(total) / d.Minutes() }
 	name := fmt.Sprintf("OCR throughput, %d scanned pages (%d PDFs of %d), OCR action", total, ocrDocs, pages)
 	if q.failed != "" {
-		s.rep.rows = append(s.rep.rows, row{name: name, quire: "failed", baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)), ratio: "-",
-			target: fmt.Sprintf(">= %.1f", ocrTarget), status: "MISS"})
-		s.rep.note("OCR throughput: %s", q.failed)
+		s.Rep.Rows = append(s.Rep.Rows, Row{Name: name, Quire: "failed", Baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)), Ratio: "-",
+			Target: fmt.Sprintf(">= %.1f", ocrTarget), Status: "MISS"})
+		s.Rep.Note("OCR throughput: %s", q.failed)
 	} else {
 		ratio := perMin(q.took) / perMin(tessTook)
-		s.rep.rows = append(s.rep.rows, row{name: name,
-			quire: fmt.Sprintf("%.1f pages/min", perMin(q.took)), baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)),
-			ratio: fmt.Sprintf("%.2f", ratio), target: fmt.Sprintf(">= %.1f", ocrTarget), status: status(ratio >= ocrTarget && q.found == total)})
+		s.Rep.Rows = append(s.Rep.Rows, Row{Name: name,
+			Quire: fmt.Sprintf("%.1f pages/min", perMin(q.took)), Baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)),
+			Ratio: fmt.Sprintf("%.2f", ratio), Target: fmt.Sprintf(">= %.1f", ocrTarget), Status: Status(ratio >= ocrTarget && q.found == total)})
 	}
 	if q.cpuAll > 0 && tessCPU > 0 {
 		// CPU time moves less than wall time with the load of a shared
 		// machine: what each page cost, whatever else ran.
-		s.rep.rows = append(s.rep.rows, row{name: "  CPU per page: server and engines, OCR actions done (PDF/A kept too)",
-			quire:    fmt.Sprintf("%.2f s (%.2f s)", q.cpu.Seconds()/float64(total), q.cpuAll.Seconds()/float64(total)),
-			baseline: fmt.Sprintf("%.2f s", tessCPU.Seconds()/float64(total)),
-			ratio:    fmt.Sprintf("%.2f (%.2f)", q.cpu.Seconds()/tessCPU.Seconds(), q.cpuAll.Seconds()/tessCPU.Seconds()), target: "-", status: "info"})
+		s.Rep.Rows = append(s.Rep.Rows, Row{Name: "  CPU per page: server and engines, OCR actions done (PDF/A kept too)",
+			Quire:    fmt.Sprintf("%.2f s (%.2f s)", q.cpu.Seconds()/float64(total), q.cpuAll.Seconds()/float64(total)),
+			Baseline: fmt.Sprintf("%.2f s", tessCPU.Seconds()/float64(total)),
+			Ratio:    fmt.Sprintf("%.2f (%.2f)", q.cpu.Seconds()/tessCPU.Seconds(), q.cpuAll.Seconds()/tessCPU.Seconds()), Target: "-", Status: "info"})
 	}
-	s.rep.rows = append(s.rep.rows, row{name: "  ocrmypdf run directly (the pipeline's options before issue 46)",
-		quire: fmt.Sprintf("%.1f pages/min", perMin(myTook)), baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)),
-		ratio: fmt.Sprintf("%.2f", perMin(myTook)/perMin(tessTook)), target: "-", status: "info"})
-	s.rep.note("OCR throughput: quire %.1fs from the first create to the last OCR action done (the searchable PDF/A renditions, built after the actions, were all kept at %s), tesseract %.1fs, ocrmypdf %.1fs; markers read (one made-up word per page): quire %d/%d, tesseract %d/%d, ocrmypdf %d/%d%s",
+	s.Rep.Rows = append(s.Rep.Rows, Row{Name: "  ocrmypdf run directly (the pipeline's options before issue 46)",
+		Quire: fmt.Sprintf("%.1f pages/min", perMin(myTook)), Baseline: fmt.Sprintf("%.1f pages/min", perMin(tessTook)),
+		Ratio: fmt.Sprintf("%.2f", perMin(myTook)/perMin(tessTook)), Target: "-", Status: "info"})
+	s.Rep.Note("OCR throughput: quire %.1fs from the first create to the last OCR action done (the searchable PDF/A renditions, built after the actions, were all kept at %s), tesseract %.1fs, ocrmypdf %.1fs; markers read (one made-up word per page): quire %d/%d, tesseract %d/%d, ocrmypdf %d/%d%s",
 		q.took.Seconds(), q.renditions, tessTook.Seconds(), myTook.Seconds(), q.found, total, tessFound, total, myFound, total, missingNote(q.missing, tessMissing, myMissing))
-	s.rep.note("OCR baselines: %s (txt, -l %s: the server's default languages, --dpi %d) on each page's JPEG, %d processes at a time (the pipeline's workers), OMP_THREAD_LIMIT=1 as ocrmypdf sets it; ocrmypdf %s on each PDF, then pdftotext, %d at a time",
-		tesseractVersion(ctx), ocrLanguages(ctx), scanDPI, pipelineWorkers, strings.Join(ocrmypdfArgs, " "), pipelineWorkers)
-	s.rep.addAnon("server peak anonymous memory, OCR", idle, srv.rss.resetPeak(), anonTarget)
+	s.Rep.Note("OCR baselines: %s (txt, -l %s: the server's default languages, --dpi %d) on each page's JPEG, %d processes at a time (the pipeline's workers), OMP_THREAD_LIMIT=1 as ocrmypdf sets it; ocrmypdf %s on each PDF, then pdftotext, %d at a time",
+		tesseractVersion(ctx), ocrLanguages(ctx), scanDPI, PipelineWorkers, strings.Join(ocrmypdfArgs, " "), PipelineWorkers)
+	s.Rep.AddAnon("server peak anonymous memory, OCR", idle, srv.RSS.ResetPeak(), AnonTarget)
 	return s.scanToSearchable(ctx, srv, dir, scan, scanFiles)
 }
 
@@ -247,12 +247,12 @@ func tesseractPagesCPU(ctx context.Context, dir string, pages []string, workers 
 	var mu sync.Mutex
 	var cpu time.Duration
 	t0 := time.Now()
-	err := parallel(ctx, len(pages), workers, func(i int) error {
+	err := Parallel(ctx, len(pages), workers, func(i int) error {
 		out := strings.TrimSuffix(pages[i], ".jpg") + "-tess"
 		cmd := exec.CommandContext(ctx, "tesseract", pages[i], out, "-l", ocrLanguages(ctx), "--dpi", strconv.Itoa(scanDPI))
 		cmd.Dir, cmd.Env = dir, ocrEnv()
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("tesseract %s: %w: %s", filepath.Base(pages[i]), err, tail(b))
+			return fmt.Errorf("tesseract %s: %w: %s", filepath.Base(pages[i]), err, Tail(b))
 		}
 		mu.Lock()
 		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
@@ -275,17 +275,17 @@ func ocrmypdfDocs(ctx context.Context, dir string, docs []scanDoc, workers int) 
 		}
 	}
 	t0 := time.Now()
-	err := parallel(ctx, len(docs), workers, func(i int) error {
+	err := Parallel(ctx, len(docs), workers, func(i int) error {
 		in, out := filepath.Join(dir, fmt.Sprintf("in-%d.pdf", i)), filepath.Join(dir, fmt.Sprintf("out-%d.pdf", i))
 		cmd := exec.CommandContext(ctx, "ocrmypdf", append(slices.Clone(ocrmypdfArgs), in, out)...)
 		cmd.Dir, cmd.Env = dir, os.Environ()
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("ocrmypdf: %w: %s", err, tail(b))
+			return fmt.Errorf("ocrmypdf: %w: %s", err, Tail(b))
 		}
 		cmd = exec.CommandContext(ctx, "pdftotext", "-enc", "UTF-8", out, out+".txt")
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("pdftotext: %w: %s", err, tail(b))
+			return fmt.Errorf("pdftotext: %w: %s", err, Tail(b))
 		}
 		b, err := os.ReadFile(out + ".txt")
 		texts[i] = string(b)
@@ -322,16 +322,16 @@ type ocrRun struct {
 // waits until every OCR action has finished; it checks the outcome (every
 // page read, none past the per-page limit, no text layer taken instead)
 // and reads the OCR text back.
-func quireOCR(ctx context.Context, srv *server, docs []scanDoc) (ocrRun, error) {
+func quireOCR(ctx context.Context, srv *Server, docs []scanDoc) (ocrRun, error) {
 	var r ocrRun
 	ids := make([]string, len(docs))
-	cpu0, cpuErr := processCPU(srv.pid())
+	cpu0, cpuErr := ProcessCPU(srv.PID())
 	t0 := time.Now()
-	err := parallel(ctx, len(docs), len(docs), func(i int) error {
+	err := Parallel(ctx, len(docs), len(docs), func(i int) error {
 		var c struct {
 			DocumentID string `json:"documentId"`
 		}
-		err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("scans/ocr-%02d.pdf", i), "contentType": "application/pdf",
+		err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": fmt.Sprintf("scans/ocr-%02d.pdf", i), "contentType": "application/pdf",
 			"isBase64": true, "content": base64.StdEncoding.EncodeToString(docs[i].pdf), "actions": []map[string]any{{"type": "OCR"}}}, http.StatusCreated, &c)
 		ids[i] = c.DocumentID
 		return err
@@ -339,19 +339,19 @@ func quireOCR(ctx context.Context, srv *server, docs []scanDoc) (ocrRun, error) 
 	if err != nil {
 		return r, err
 	}
-	acts := make([][]actionInfo, len(docs))
+	acts := make([][]ActionInfo, len(docs))
 	for i, id := range ids {
-		if acts[i], err = waitActions(ctx, srv, id, ocrWait); err != nil {
+		if acts[i], err = WaitActions(ctx, srv, id, ocrWait); err != nil {
 			return r, err
 		}
 	}
 	r.took = time.Since(t0)
-	cpu1, err1 := processCPU(srv.pid())
+	cpu1, err1 := ProcessCPU(srv.PID())
 	var markers []string
 	var texts []string
 	for i, id := range ids {
 		markers = append(markers, docs[i].markers...)
-		a := findAction(acts[i], "OCR")
+		a := FindAction(acts[i], "OCR")
 		if why := ocrProblem(a, len(docs[i].pages)); why != "" {
 			r.failed = fmt.Sprintf("document %d: %s", i, why)
 			continue
@@ -364,7 +364,7 @@ func quireOCR(ctx context.Context, srv *server, docs []scanDoc) (ocrRun, error) 
 	}
 	r.found, r.missing = markersIn(strings.Join(texts, "\f"), markers)
 	r.renditions = waitRenditions(ctx, srv, ids, acts, t0)
-	cpu2, err2 := processCPU(srv.pid())
+	cpu2, err2 := ProcessCPU(srv.PID())
 	if cpuErr == nil && err1 == nil && err2 == nil {
 		r.cpu, r.cpuAll = cpu1-cpu0, cpu2-cpu0
 	}
@@ -378,10 +378,10 @@ type artifactInfo struct {
 
 // waitRenditions waits until the OCR artifact each OCR action names
 // (metadata artifactId) is kept, and says when that was, from t0.
-func waitRenditions(ctx context.Context, srv *server, ids []string, acts [][]actionInfo, t0 time.Time) string {
+func waitRenditions(ctx context.Context, srv *Server, ids []string, acts [][]ActionInfo, t0 time.Time) string {
 	deadline := time.Now().Add(ocrWait)
 	for i, id := range ids {
-		a := findAction(acts[i], "OCR")
+		a := FindAction(acts[i], "OCR")
 		if a == nil || a.Metadata["artifactId"] == "" {
 			return fmt.Sprintf("never: document %d's OCR names no artifact", i)
 		}
@@ -389,7 +389,7 @@ func waitRenditions(ctx context.Context, srv *server, ids []string, acts [][]act
 			var out struct {
 				Documents []artifactInfo `json:"documents"`
 			}
-			if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/artifacts", nil, http.StatusOK, &out); err != nil {
+			if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/artifacts", nil, http.StatusOK, &out); err != nil {
 				return "not known: " + err.Error()
 			}
 			if slices.ContainsFunc(out.Documents, func(x artifactInfo) bool { return x.ArtifactID == a.Metadata["artifactId"] }) {
@@ -405,12 +405,12 @@ func waitRenditions(ctx context.Context, srv *server, ids []string, acts [][]act
 			}
 		}
 	}
-	return secs(time.Since(t0))
+	return Secs(time.Since(t0))
 }
 
 // ocrProblem says what is wrong with a finished OCR action of a scan of
 // pages pages, "" when nothing is.
-func ocrProblem(a *actionInfo, pages int) string {
+func ocrProblem(a *ActionInfo, pages int) string {
 	switch {
 	case a == nil:
 		return "no OCR action"
@@ -427,11 +427,11 @@ func ocrProblem(a *actionInfo, pages int) string {
 }
 
 // ocrText reads a document's OCR text (GET /documents/{id}/ocr).
-func ocrText(ctx context.Context, srv *server, id string) (string, error) {
+func ocrText(ctx context.Context, srv *Server, id string) (string, error) {
 	var out struct {
 		Data *string `json:"data"`
 	}
-	if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/ocr", nil, http.StatusOK, &out); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(id)+"/ocr", nil, http.StatusOK, &out); err != nil {
 		return "", err
 	}
 	if out.Data == nil {
@@ -442,9 +442,9 @@ func ocrText(ctx context.Context, srv *server, id string) (string, error) {
 
 // ocrDefaults says how the upload-to-searchable row asks for OCR.
 const (
-	ocrDefaultsAuto    = "auto"    // the server's default processing when it gives OCR and FULLTEXT, else named actions
-	ocrDefaultsNamed   = "named"   // the request names OCR and FULLTEXT
-	ocrDefaultsDefault = "default" // the server's default processing, or the row is not measured
+	DefaultsAuto    = "auto"    // the server's default processing when it gives OCR and FULLTEXT, else named actions
+	DefaultsNamed   = "named"   // the request names OCR and FULLTEXT
+	DefaultsDefault = "default" // the server's default processing, or the row is not measured
 )
 
 // givesOCRThenFulltext reports whether types has OCR and, after it,
@@ -457,40 +457,40 @@ func givesOCRThenFulltext(types []string) bool {
 // scanToSearchable measures the time from the create of a scan until a
 // word printed on its last page finds it, beside tesseract reading its
 // pages one after another.
-func (s *session) scanToSearchable(ctx context.Context, srv *server, dir string, scan scanDoc, files []string) error {
+func (s *Session) scanToSearchable(ctx context.Context, srv *Server, dir string, scan scanDoc, files []string) error {
 	pages := len(scan.pages)
 	name := fmt.Sprintf("OCR: upload to searchable, a %d-page scan", pages)
 	useDefault := false
 	how := "the request names OCR and FULLTEXT with characterMax -1"
-	if s.cfg.ocrDefaults != ocrDefaultsNamed {
+	if s.Cfg.OCRDefaults != DefaultsNamed {
 		// A one-page scan created without actions shows what default
 		// processing gives a scan on this server.
 		probe, err := makeScan(ocrSeed+1, 0, 1)
 		if err != nil {
 			return err
 		}
-		id, types, err := probeDefaults(ctx, srv, "default", map[string]any{"contentType": "application/pdf", "isBase64": true,
+		id, types, err := ProbeDefaults(ctx, srv, "default", map[string]any{"contentType": "application/pdf", "isBase64": true,
 			"content": base64.StdEncoding.EncodeToString(probe.pdf)})
 		if err != nil {
-			return srv.withLog(err)
+			return srv.WithLog(err)
 		}
 		if len(types) > 0 {
 			// Let the probe's own processing end before the measured scan.
-			if _, err := waitActions(ctx, srv, id, ocrWait); err != nil {
-				return srv.withLog(err)
+			if _, err := WaitActions(ctx, srv, id, ocrWait); err != nil {
+				return srv.WithLog(err)
 			}
 		}
 		switch {
 		case givesOCRThenFulltext(types):
 			useDefault, how = true, fmt.Sprintf("no actions named: the server's default processing gave %s", strings.Join(types, ", "))
-		case s.cfg.ocrDefaults == ocrDefaultsDefault:
-			s.rep.notMeasured(name+" (default processing)", fmt.Sprintf("a scan created without actions got [%s], not OCR then FULLTEXT: default processing (processing.defaultActions) is not in force yet", strings.Join(types, ", ")))
+		case s.Cfg.OCRDefaults == DefaultsDefault:
+			s.Rep.NotMeasured(name+" (default processing)", fmt.Sprintf("a scan created without actions got [%s], not OCR then FULLTEXT: default processing (processing.defaultActions) is not in force yet", strings.Join(types, ", ")))
 			return nil
 		default:
 			how = fmt.Sprintf("the request names OCR and FULLTEXT with characterMax -1 (a scan created without actions got [%s]: no default processing yet)", strings.Join(types, ", "))
 		}
 	}
-	s.logf("ocr baseline: tesseract on the %d pages one after another", pages)
+	s.Logf("ocr baseline: tesseract on the %d pages one after another", pages)
 	seq, _, err := tesseractPages(ctx, dir, files, 1)
 	if err != nil {
 		return fmt.Errorf("tesseract baseline: %w", err)
@@ -504,14 +504,14 @@ func (s *session) scanToSearchable(ctx context.Context, srv *server, dir string,
 		// (FormKiQ's characterMax): a word on page 10 needs them all.
 		body["actions"] = []map[string]any{{"type": "OCR"}, {"type": "FULLTEXT", "parameters": map[string]any{"characterMax": "-1"}}}
 	}
-	s.logf("quire: a %d-page scan until %q finds it", pages, word)
+	s.Logf("quire: a %d-page scan until %q finds it", pages, word)
 	t0 := time.Now()
-	var c uploadResponse
-	if err := srv.doJSON(ctx, http.MethodPost, "/documents/upload", body, http.StatusCreated, &c); err != nil {
-		return srv.withLog(err)
+	var c UploadResponse
+	if err := srv.DoJSON(ctx, http.MethodPost, "/documents/upload", body, http.StatusCreated, &c); err != nil {
+		return srv.WithLog(err)
 	}
-	if err := putUpload(ctx, srv, c.URL, scan.pdf, "application/pdf"); err != nil {
-		return srv.withLog(err)
+	if err := PutUpload(ctx, srv, c.URL, scan.pdf, "application/pdf"); err != nil {
+		return srv.WithLog(err)
 	}
 	answered := time.Since(t0)
 	// Poll the search, and the actions until they are all done; the
@@ -519,31 +519,31 @@ func (s *session) scanToSearchable(ctx context.Context, srv *server, dir string,
 	// of index lag is the bound, SERVICE-SPEC's read-your-writes).
 	const searchGrace = 10 * time.Second
 	var ocrDone, allDone time.Duration
-	var acts []actionInfo
+	var acts []ActionInfo
 	for {
 		if time.Since(t0) > ocrWait {
-			return srv.withLog(fmt.Errorf("%d-page scan: actions not done after %s: %+v", pages, ocrWait, acts))
+			return srv.WithLog(fmt.Errorf("%d-page scan: actions not done after %s: %+v", pages, ocrWait, acts))
 		}
 		if allDone == 0 {
 			var err error
-			if acts, err = documentActions(ctx, srv, c.DocumentID); err != nil {
-				return srv.withLog(err)
+			if acts, err = DocumentActions(ctx, srv, c.DocumentID); err != nil {
+				return srv.WithLog(err)
 			}
-			if a := findAction(acts, "OCR"); a != nil && finalAction(a.Status) && ocrDone == 0 {
+			if a := FindAction(acts, "OCR"); a != nil && FinalAction(a.Status) && ocrDone == 0 {
 				ocrDone = time.Since(t0)
 				if why := ocrProblem(a, pages); why != "" {
-					s.rep.rows = append(s.rep.rows, row{name: name, quire: "failed", baseline: secs(seq), ratio: "-", target: "-", status: "MISS"})
-					s.rep.note("upload to searchable (%s): %s", how, why)
+					s.Rep.Rows = append(s.Rep.Rows, Row{Name: name, Quire: "failed", Baseline: Secs(seq), Ratio: "-", Target: "-", Status: "MISS"})
+					s.Rep.Note("upload to searchable (%s): %s", how, why)
 					return nil
 				}
 			}
-			if len(acts) > 0 && !slices.ContainsFunc(acts, func(a actionInfo) bool { return !finalAction(a.Status) }) {
+			if len(acts) > 0 && !slices.ContainsFunc(acts, func(a ActionInfo) bool { return !FinalAction(a.Status) }) {
 				allDone = time.Since(t0)
 			}
 		}
 		found, err := searchFinds(ctx, srv, word, c.DocumentID)
 		if err != nil {
-			return srv.withLog(err)
+			return srv.WithLog(err)
 		}
 		if found {
 			break
@@ -553,8 +553,8 @@ func (s *session) scanToSearchable(ctx context.Context, srv *server, dir string,
 			for _, a := range acts {
 				done = append(done, fmt.Sprintf("%s %s %v", a.Type, a.Status, a.Metadata))
 			}
-			s.rep.rows = append(s.rep.rows, row{name: name, quire: "not found", baseline: secs(seq), ratio: "-", target: "-", status: "MISS"})
-			s.rep.note("upload to searchable (%s): %q (page %d) found nothing %s after every action was done: %s", how, word, pages, searchGrace, strings.Join(done, "; "))
+			s.Rep.Rows = append(s.Rep.Rows, Row{Name: name, Quire: "not found", Baseline: Secs(seq), Ratio: "-", Target: "-", Status: "MISS"})
+			s.Rep.Note("upload to searchable (%s): %q (page %d) found nothing %s after every action was done: %s", how, word, pages, searchGrace, strings.Join(done, "; "))
 			return nil
 		}
 		select {
@@ -564,22 +564,22 @@ func (s *session) scanToSearchable(ctx context.Context, srv *server, dir string,
 		}
 	}
 	took := time.Since(t0)
-	s.rep.rows = append(s.rep.rows, row{name: name, quire: secs(took), baseline: secs(seq),
-		ratio: fmt.Sprintf("%.2f", took.Seconds()/seq.Seconds()), target: "-", status: "info"})
-	s.rep.note("upload to searchable: %s; POST /documents/upload and the PUT of the scan answered in %s, the OCR action was done at %s, POST /searchFulltext found the document by %q (printed on page %d only) at %s (polled every 100 ms); baseline: tesseract reading the %d pages one after another (OMP_THREAD_LIMIT=1; the pipeline reads a document's pages in parallel, up to the cores)",
-		how, millis(answered), secs(ocrDone), word, pages, secs(took), pages)
+	s.Rep.Rows = append(s.Rep.Rows, Row{Name: name, Quire: Secs(took), Baseline: Secs(seq),
+		Ratio: fmt.Sprintf("%.2f", took.Seconds()/seq.Seconds()), Target: "-", Status: "info"})
+	s.Rep.Note("upload to searchable: %s; POST /documents/upload and the PUT of the scan answered in %s, the OCR action was done at %s, POST /searchFulltext found the document by %q (printed on page %d only) at %s (polled every 100 ms); baseline: tesseract reading the %d pages one after another (OMP_THREAD_LIMIT=1; the pipeline reads a document's pages in parallel, up to the cores)",
+		how, Millis(answered), Secs(ocrDone), word, pages, Secs(took), pages)
 	return nil
 }
 
 // searchFinds reports whether POST /searchFulltext for word finds the
 // document id.
-func searchFinds(ctx context.Context, srv *server, word, id string) (bool, error) {
+func searchFinds(ctx context.Context, srv *Server, word, id string) (bool, error) {
 	var out struct {
 		Documents []struct {
 			DocumentID string `json:"documentId"`
 		} `json:"documents"`
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/searchFulltext", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
 		return false, err
 	}
 	for _, d := range out.Documents {

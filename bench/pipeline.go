@@ -36,7 +36,7 @@ func badgerCreateN(ctx context.Context, dir string, clients, n, size int) (float
 		return 0, err
 	}
 	defer db.Close()
-	gens := newTextGens(clients)
+	gens := NewTextGens(clients)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
@@ -51,7 +51,7 @@ func badgerCreateN(ctx context.Context, dir string, clients, n, size int) (float
 					return
 				}
 				key := fmt.Appendf(nil, "d/%08d", i)
-				val := gens[c].text(size)
+				val := gens[c].Text(size)
 				if err := db.Update(func(txn *badger.Txn) error {
 					if err := txn.Set(key, val); err != nil {
 						return err
@@ -80,9 +80,9 @@ func badgerActions(ctx context.Context, dir string, n int) (float64, error) {
 		return 0, err
 	}
 	defer db.Close()
-	gen := newTextGens(1)[0]
+	gen := NewTextGens(1)[0]
 	for i := 0; i < n; i++ {
-		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(fmt.Appendf(nil, "d/%06d", i), gen.text(4<<10)) }); err != nil {
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(fmt.Appendf(nil, "d/%06d", i), gen.Text(4<<10)) }); err != nil {
 			return 0, err
 		}
 	}
@@ -90,7 +90,7 @@ func badgerActions(ctx context.Context, dir string, n int) (float64, error) {
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
 	start := time.Now()
-	for w := 0; w < pipelineWorkers; w++ {
+	for w := 0; w < PipelineWorkers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -132,34 +132,34 @@ func badgerActions(ctx context.Context, dir string, n int) (float64, error) {
 // measures actions/s until the pipeline is idle, and times sampled
 // documents from their creation until a search for a word only they hold
 // finds them.
-func (s *session) pipelineBench(ctx context.Context) error {
+func (s *Session) pipelineBench(ctx context.Context) error {
 	n := pipelineDocs
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		n = 400
 	}
-	s.logf("pipeline baseline: badger, %d workers, %d actions", pipelineWorkers, 2*n)
-	bdir := filepath.Join(s.root, "badger-actions")
+	s.Logf("pipeline baseline: badger, %d workers, %d actions", PipelineWorkers, 2*n)
+	bdir := filepath.Join(s.Root, "badger-actions")
 	base, err := badgerActions(ctx, bdir, 2*n)
 	os.RemoveAll(bdir)
 	if err != nil {
 		return fmt.Errorf("pipeline baseline: %w", err)
 	}
-	s.logf("create baseline: badger, %d goroutines, %d transactions", pipelineClients, n)
-	cdir := filepath.Join(s.root, "badger-creates")
+	s.Logf("create baseline: badger, %d goroutines, %d transactions", pipelineClients, n)
+	cdir := filepath.Join(s.Root, "badger-creates")
 	createBase, err := badgerCreateN(ctx, cdir, pipelineClients, n, 4<<10)
 	os.RemoveAll(cdir)
 	if err != nil {
 		return fmt.Errorf("create baseline: %w", err)
 	}
-	srv, err := startServer(ctx, s.cfg.bin, filepath.Join(s.root, "pipeline"), filepath.Join(s.root, "pipeline.log"))
+	srv, err := StartServer(ctx, s.Cfg.Bin, filepath.Join(s.Root, "pipeline"), filepath.Join(s.Root, "pipeline.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	idle := srv.rss.current()
-	srv.rss.resetPeak()
-	s.logf("quire pipeline: %d documents with CHECKSUM and FULLTEXT", n)
-	gen := newTextGens(pipelineClients)
+	defer srv.Stop()
+	idle := srv.RSS.Current()
+	srv.RSS.ResetPeak()
+	s.Logf("quire pipeline: %d documents with CHECKSUM and FULLTEXT", n)
+	gen := NewTextGens(pipelineClients)
 	var next atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -178,13 +178,13 @@ func (s *session) pipelineBench(ctx context.Context) error {
 				}
 				word := fmt.Sprintf("qtok%06dz", i)
 				body := map[string]any{"path": fmt.Sprintf("pipeline/doc-%06d.txt", i), "contentType": "text/plain",
-					"content": word + " " + string(gen[c].text(4<<10)),
+					"content": word + " " + string(gen[c].Text(4<<10)),
 					"actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}, {"type": "FULLTEXT"}}}
 				created := time.Now()
 				var resp struct {
 					DocumentID string `json:"documentId"`
 				}
-				if err := srv.doJSON(ctx, http.MethodPost, "/documents", body, http.StatusCreated, &resp); err != nil {
+				if err := srv.DoJSON(ctx, http.MethodPost, "/documents", body, http.StatusCreated, &resp); err != nil {
 					errc <- err
 					return
 				}
@@ -208,38 +208,38 @@ func (s *session) pipelineBench(ctx context.Context) error {
 	}
 	wg.Wait()
 	createdIn := time.Since(start)
-	_, err = waitPipelineIdle(ctx, srv, 10*time.Minute)
+	_, err = WaitPipelineIdle(ctx, srv, 10*time.Minute)
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	took := time.Since(start)
 	probes.Wait()
 	close(errc)
 	if err := <-errc; err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
 	rate := float64(2*n) / took.Seconds()
-	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("pipeline CHECKSUM+FULLTEXT, %d docs", n),
-		quire:    fmt.Sprintf("%.0f actions/s", rate),
-		baseline: fmt.Sprintf("%.0f actions/s", base),
-		ratio:    fmt.Sprintf("%.2f", rate/base),
-		target:   fmt.Sprintf(">= %.1f", pipelineTarget),
-		status:   status(rate/base >= pipelineTarget),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     fmt.Sprintf("pipeline CHECKSUM+FULLTEXT, %d docs", n),
+		Quire:    fmt.Sprintf("%.0f actions/s", rate),
+		Baseline: fmt.Sprintf("%.0f actions/s", base),
+		Ratio:    fmt.Sprintf("%.2f", rate/base),
+		Target:   fmt.Sprintf(">= %.1f", pipelineTarget),
+		Status:   Status(rate/base >= pipelineTarget),
 	})
 	createRate := float64(n) / createdIn.Seconds()
-	s.rep.rows = append(s.rep.rows, row{
-		name:     fmt.Sprintf("  create while the pipeline runs, %d clients", pipelineClients),
-		quire:    fmt.Sprintf("%.0f docs/s", createRate),
-		baseline: fmt.Sprintf("%.0f txn/s", createBase),
-		ratio:    fmt.Sprintf("%.2f", createRate/createBase),
-		target:   fmt.Sprintf(">= %.1f", createTarget),
-		status:   status(createRate/createBase >= createTarget),
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     fmt.Sprintf("  create while the pipeline runs, %d clients", pipelineClients),
+		Quire:    fmt.Sprintf("%.0f docs/s", createRate),
+		Baseline: fmt.Sprintf("%.0f txn/s", createBase),
+		Ratio:    fmt.Sprintf("%.2f", createRate/createBase),
+		Target:   fmt.Sprintf(">= %.1f", CreateTarget),
+		Status:   Status(createRate/createBase >= CreateTarget),
 	})
 	// The same actions once more on the same documents, added by the same
 	// clients: adding actions costs the server a small commit and no
 	// indexing, so this is the pipeline's own rate, apart from ingest.
-	s.logf("quire pipeline alone: CHECKSUM and FULLTEXT added to %d existing documents", n)
+	s.Logf("quire pipeline alone: CHECKSUM and FULLTEXT added to %d existing documents", n)
 	next.Store(0)
 	errc2 := make(chan error, pipelineClients)
 	again := time.Now()
@@ -253,7 +253,7 @@ func (s *session) pipelineBench(ctx context.Context) error {
 					return
 				}
 				body := map[string]any{"actions": []map[string]any{{"type": "CHECKSUM", "parameters": map[string]any{"checksumType": "SHA256"}}, {"type": "FULLTEXT"}}}
-				if err := srv.doJSON(ctx, http.MethodPost, "/documents/"+ids[i]+"/actions", body, http.StatusOK, nil); err != nil {
+				if err := srv.DoJSON(ctx, http.MethodPost, "/documents/"+ids[i]+"/actions", body, http.StatusOK, nil); err != nil {
 					errc2 <- err
 					return
 				}
@@ -264,21 +264,21 @@ func (s *session) pipelineBench(ctx context.Context) error {
 	addedIn := time.Since(again)
 	close(errc2)
 	if err := <-errc2; err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	if _, err := waitPipelineIdle(ctx, srv, 10*time.Minute); err != nil {
-		return srv.withLog(err)
+	if _, err := WaitPipelineIdle(ctx, srv, 10*time.Minute); err != nil {
+		return srv.WithLog(err)
 	}
 	alone := float64(2*n) / time.Since(again).Seconds()
-	s.rep.rows = append(s.rep.rows, row{
-		name:     "  pipeline alone (actions added to those documents)",
-		quire:    fmt.Sprintf("%.0f actions/s", alone),
-		baseline: fmt.Sprintf("%.0f actions/s", base),
-		ratio:    fmt.Sprintf("%.2f", alone/base),
-		target:   "-",
-		status:   "info",
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name:     "  pipeline alone (actions added to those documents)",
+		Quire:    fmt.Sprintf("%.0f actions/s", alone),
+		Baseline: fmt.Sprintf("%.0f actions/s", base),
+		Ratio:    fmt.Sprintf("%.2f", alone/base),
+		Target:   "-",
+		Status:   "info",
 	})
-	s.rep.note("pipeline alone: the same two actions added to each of the %d documents by %d clients in %.1fs (one small commit each, nothing to index); actions/s until the pipeline was idle again", n, pipelineClients, addedIn.Seconds())
+	s.Rep.Note("pipeline alone: the same two actions added to each of the %d documents by %d clients in %.1fs (one small commit each, nothing to index); actions/s until the pipeline was idle again", n, pipelineClients, addedIn.Seconds())
 	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
 	pct := func(p float64) time.Duration {
 		if len(lat) == 0 {
@@ -287,29 +287,29 @@ func (s *session) pipelineBench(ctx context.Context) error {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
 	for _, p := range []float64{0.5, 0.99} {
-		s.rep.rows = append(s.rep.rows, row{
-			name:     fmt.Sprintf("create to searchable p%.0f (%d sampled)", p*100, len(lat)),
-			quire:    millis(pct(p)),
-			baseline: "-", ratio: "-", target: "-", status: "info",
+		s.Rep.Rows = append(s.Rep.Rows, Row{
+			Name:     fmt.Sprintf("create to searchable p%.0f (%d sampled)", p*100, len(lat)),
+			Quire:    Millis(pct(p)),
+			Baseline: "-", Ratio: "-", Target: "-", Status: "info",
 		})
 	}
-	s.rep.addAnon("server peak anonymous memory, pipeline", idle, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("pipeline: %d documents created in %.1fs by %d clients; all %d actions done %.1fs after the first create", n, createdIn.Seconds(), pipelineClients, 2*n, took.Seconds())
-	s.rep.note("pipeline baseline: Badger with SyncWrites, %d goroutines, per action: read a 4 KiB value, hash it, two synced transactions (the durable minimum of recording an action's start and its outcome apart)", pipelineWorkers)
-	s.rep.note("create while the pipeline runs: the %d documents with actions over the time their creation took (%d clients, the pipeline working meanwhile); baseline: Badger with SyncWrites writing %d transactions of a 4 KiB value and a small key from %d goroutines", n, pipelineClients, n, pipelineClients)
-	s.rep.note("create to searchable: from the 201 of POST /documents until POST /search with a word only that document holds finds it (polled every 50 ms)")
+	s.Rep.AddAnon("server peak anonymous memory, pipeline", idle, srv.RSS.ResetPeak(), AnonTarget)
+	s.Rep.Note("pipeline: %d documents created in %.1fs by %d clients; all %d actions done %.1fs after the first create", n, createdIn.Seconds(), pipelineClients, 2*n, took.Seconds())
+	s.Rep.Note("pipeline baseline: Badger with SyncWrites, %d goroutines, per action: read a 4 KiB value, hash it, two synced transactions (the durable minimum of recording an action's start and its outcome apart)", PipelineWorkers)
+	s.Rep.Note("create while the pipeline runs: the %d documents with actions over the time their creation took (%d clients, the pipeline working meanwhile); baseline: Badger with SyncWrites writing %d transactions of a 4 KiB value and a small key from %d goroutines", n, pipelineClients, n, pipelineClients)
+	s.Rep.Note("create to searchable: from the 201 of POST /documents until POST /search with a word only that document holds finds it (polled every 50 ms)")
 	return nil
 }
 
 // waitSearchable polls a fulltext search for word until it finds a
 // document; the latency counts from created.
-func waitSearchable(ctx context.Context, srv *server, word string, created time.Time) (time.Duration, error) {
+func waitSearchable(ctx context.Context, srv *Server, word string, created time.Time) (time.Duration, error) {
 	deadline := created.Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		var out struct {
 			Documents []map[string]any `json:"documents"`
 		}
-		if err := srv.doJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": word}}, http.StatusOK, &out); err != nil {
 			return 0, err
 		}
 		if len(out.Documents) > 0 {

@@ -9,28 +9,28 @@ import (
 	"time"
 )
 
-// procStatus holds the memory figures of /proc/<pid>/status, in bytes.
-type procStatus struct {
-	rss  int64 // VmRSS: resident now
-	hwm  int64 // VmHWM: the kernel's resident high-water mark
+// ProcStatus holds the memory figures of /proc/<pid>/status, in bytes.
+type ProcStatus struct {
+	RSS  int64 // VmRSS: resident now
+	HWM  int64 // VmHWM: the kernel's resident high-water mark
 	anon int64 // RssAnon: heap, stacks (what the Go runtime holds)
 	file int64 // RssFile: mapped files (Badger's tables and logs, Bleve's segments)
 	shm  int64 // RssShmem: shared memory (none expected)
 }
 
-// maxOf returns the field-wise maximum of a and b.
-func maxOf(a, b procStatus) procStatus {
-	return procStatus{rss: max(a.rss, b.rss), hwm: max(a.hwm, b.hwm), anon: max(a.anon, b.anon), file: max(a.file, b.file), shm: max(a.shm, b.shm)}
+// MaxOf returns the field-wise maximum of a and b.
+func MaxOf(a, b ProcStatus) ProcStatus {
+	return ProcStatus{RSS: max(a.RSS, b.RSS), HWM: max(a.HWM, b.HWM), anon: max(a.anon, b.anon), file: max(a.file, b.file), shm: max(a.shm, b.shm)}
 }
 
 // readStatus reads the memory lines of /proc/<pid>/status (Linux only).
-func readStatus(pid int) (procStatus, error) {
+func readStatus(pid int) (ProcStatus, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return procStatus{}, err
+		return ProcStatus{}, err
 	}
-	var st procStatus
-	fields := map[string]*int64{"VmRSS": &st.rss, "VmHWM": &st.hwm, "RssAnon": &st.anon, "RssFile": &st.file, "RssShmem": &st.shm}
+	var st ProcStatus
+	fields := map[string]*int64{"VmRSS": &st.RSS, "VmHWM": &st.HWM, "RssAnon": &st.anon, "RssFile": &st.file, "RssShmem": &st.shm}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		dst := fields[k]
@@ -40,36 +40,36 @@ func readStatus(pid int) (procStatus, error) {
 		kb, _, _ := strings.Cut(strings.TrimSpace(v), " ")
 		n, err := strconv.ParseInt(kb, 10, 64)
 		if err != nil {
-			return procStatus{}, fmt.Errorf("parse %s in /proc/%d/status: %w", k, pid, err)
+			return ProcStatus{}, fmt.Errorf("parse %s in /proc/%d/status: %w", k, pid, err)
 		}
 		*dst = n << 10 // the kernel's "kB" is KiB
 	}
 	return st, nil
 }
 
-// rssSampler polls a process's memory figures and keeps their peaks: the
+// RSSSampler polls a process's memory figures and keeps their peaks: the
 // peak since the last resetPeak (one benchmark phase) and over the whole
 // run. VmHWM alone cannot tell the phases apart.
-type rssSampler struct {
+type RSSSampler struct {
 	pid  int
 	quit chan struct{}
 	done chan struct{}
 
 	mu   sync.Mutex
-	last procStatus
-	peak procStatus // since the last resetPeak
-	ever procStatus // field-wise peak over the whole run
+	last ProcStatus
+	peak ProcStatus // since the last resetPeak
+	ever ProcStatus // field-wise peak over the whole run
 }
 
 // startRSS starts sampling pid every period.
-func startRSS(pid int, period time.Duration) *rssSampler {
-	r := &rssSampler{pid: pid, quit: make(chan struct{}), done: make(chan struct{})}
+func startRSS(pid int, period time.Duration) *RSSSampler {
+	r := &RSSSampler{pid: pid, quit: make(chan struct{}), done: make(chan struct{})}
 	r.sample()
 	go r.loop(period)
 	return r
 }
 
-func (r *rssSampler) loop(period time.Duration) {
+func (r *RSSSampler) loop(period time.Duration) {
 	defer close(r.done)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -85,7 +85,7 @@ func (r *rssSampler) loop(period time.Duration) {
 
 // sample reads the figures once and updates the peaks. A failed read (the
 // process is gone) keeps the previous figures.
-func (r *rssSampler) sample() procStatus {
+func (r *RSSSampler) sample() ProcStatus {
 	st, err := readStatus(r.pid)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -93,22 +93,22 @@ func (r *rssSampler) sample() procStatus {
 		return r.last
 	}
 	r.last = st
-	r.peak = maxOf(r.peak, st)
-	r.ever = maxOf(r.ever, st)
+	r.peak = MaxOf(r.peak, st)
+	r.ever = MaxOf(r.ever, st)
 	return st
 }
 
 // split formats the parts of a reading: RssAnon, RssFile, RssShmem.
-func (p procStatus) split() string {
-	return fmt.Sprintf("RssAnon %s, RssFile %s, RssShmem %s", megabytes(p.anon), megabytes(p.file), megabytes(p.shm))
+func (p ProcStatus) split() string {
+	return fmt.Sprintf("RssAnon %s, RssFile %s, RssShmem %s", Megabytes(p.anon), Megabytes(p.file), Megabytes(p.shm))
 }
 
-// current returns a fresh reading.
-func (r *rssSampler) current() procStatus { return r.sample() }
+// Current returns a fresh reading.
+func (r *RSSSampler) Current() ProcStatus { return r.sample() }
 
-// resetPeak returns the peak since the previous reset and starts a new
+// ResetPeak returns the peak since the previous reset and starts a new
 // phase at the current figures.
-func (r *rssSampler) resetPeak() procStatus {
+func (r *RSSSampler) ResetPeak() ProcStatus {
 	st := r.sample()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -117,9 +117,9 @@ func (r *rssSampler) resetPeak() procStatus {
 	return p
 }
 
-// maxEver returns the peaks over the whole run; its hwm is the kernel's
+// MaxEver returns the peaks over the whole run; its hwm is the kernel's
 // VmHWM as of now.
-func (r *rssSampler) maxEver() procStatus {
+func (r *RSSSampler) MaxEver() ProcStatus {
 	r.sample()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -127,7 +127,7 @@ func (r *rssSampler) maxEver() procStatus {
 }
 
 // stop ends sampling; call it once.
-func (r *rssSampler) stop() {
+func (r *RSSSampler) stop() {
 	close(r.quit)
 	<-r.done
 }
@@ -136,8 +136,8 @@ func (r *rssSampler) stop() {
 // at 100 for user space.
 const userHZ = 100
 
-// readCPU returns the user+system CPU time pid has used (Linux only).
-func readCPU(pid int) (time.Duration, error) {
+// ReadCPU returns the user+system CPU time pid has used (Linux only).
+func ReadCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -163,39 +163,39 @@ func readCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
-// cpuSpan measures the CPU the server and the benchmark itself use over
+// CPUSpan measures the CPU the server and the benchmark itself use over
 // a phase, to show who had the machine's cores.
-type cpuSpan struct {
+type CPUSpan struct {
 	at    time.Time
 	pids  []int
 	start []time.Duration
 }
 
-// startCPU starts measuring the given processes.
-func startCPU(pids ...int) cpuSpan {
-	c := cpuSpan{at: time.Now(), pids: pids}
+// StartCPU starts measuring the given processes.
+func StartCPU(pids ...int) CPUSpan {
+	c := CPUSpan{at: time.Now(), pids: pids}
 	for _, p := range pids {
-		t, _ := readCPU(p)
+		t, _ := ReadCPU(p)
 		c.start = append(c.start, t)
 	}
 	return c
 }
 
-// cores returns the average number of cores each process used since start.
-func (c cpuSpan) cores() []float64 {
+// Cores returns the average number of cores each process used since start.
+func (c CPUSpan) Cores() []float64 {
 	wall := time.Since(c.at).Seconds()
 	out := make([]float64, len(c.pids))
 	for i, p := range c.pids {
-		t, _ := readCPU(p)
+		t, _ := ReadCPU(p)
 		out[i] = (t - c.start[i]).Seconds() / wall
 	}
 	return out
 }
 
-// majorFaults returns the major page faults of process pid so far (field
+// MajorFaults returns the major page faults of process pid so far (field
 // 12 of /proc/<pid>/stat): reads of mapped pages that had to come from
 // the disk.
-func majorFaults(pid int) (uint64, error) {
+func MajorFaults(pid int) (uint64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -209,10 +209,10 @@ func majorFaults(pid int) (uint64, error) {
 	return strconv.ParseUint(f[9], 10, 64)
 }
 
-// processCPU is the CPU time a process used and that of its children it
+// ProcessCPU is the CPU time a process used and that of its children it
 // has waited for (/proc/<pid>/stat: utime, stime, cutime, cstime; Linux
 // only): for the server, its own work and its engines'.
-func processCPU(pid int) (time.Duration, error) {
+func ProcessCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err

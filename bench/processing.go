@@ -23,13 +23,13 @@ import (
 
 // siteProcessing reads a site's processing.defaultActions; set is false
 // when the configuration has no such list.
-func siteProcessing(ctx context.Context, srv *server, site string) (actions []string, set bool, err error) {
+func siteProcessing(ctx context.Context, srv *Server, site string) (actions []string, set bool, err error) {
 	var c struct {
 		Processing *struct {
 			DefaultActions *[]string `json:"defaultActions"`
 		} `json:"processing"`
 	}
-	if err := srv.doJSON(ctx, http.MethodGet, "/sites/"+url.PathEscape(site)+"/configuration", nil, http.StatusOK, &c); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodGet, "/sites/"+url.PathEscape(site)+"/configuration", nil, http.StatusOK, &c); err != nil {
 		return nil, false, err
 	}
 	if c.Processing == nil || c.Processing.DefaultActions == nil {
@@ -40,12 +40,12 @@ func siteProcessing(ctx context.Context, srv *server, site string) (actions []st
 
 var probeSeq atomic.Int64
 
-// probeDefaults creates a document in site the way the measured rows
+// ProbeDefaults creates a document in site the way the measured rows
 // create theirs but naming no actions (the body of doc, to which a path
 // is added), and returns its id and the types of the actions the server
 // gave it: what default processing does on this server for such a
 // document.
-func probeDefaults(ctx context.Context, srv *server, site string, doc map[string]any) (string, []string, error) {
+func ProbeDefaults(ctx context.Context, srv *Server, site string, doc map[string]any) (string, []string, error) {
 	body := map[string]any{}
 	for k, v := range doc {
 		body[k] = v
@@ -54,7 +54,7 @@ func probeDefaults(ctx context.Context, srv *server, site string, doc map[string
 	var c struct {
 		DocumentID string `json:"documentId"`
 	}
-	if err := srv.doJSON(ctx, http.MethodPost, "/documents?siteId="+url.QueryEscape(site), body, http.StatusCreated, &c); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/documents?siteId="+url.QueryEscape(site), body, http.StatusCreated, &c); err != nil {
 		return "", nil, fmt.Errorf("default processing probe: %w", err)
 	}
 	var out struct {
@@ -62,7 +62,7 @@ func probeDefaults(ctx context.Context, srv *server, site string, doc map[string
 			Type string `json:"type"`
 		} `json:"actions"`
 	}
-	if err := srv.doJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(c.DocumentID)+"/actions?siteId="+url.QueryEscape(site), nil, http.StatusOK, &out); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodGet, "/documents/"+url.PathEscape(c.DocumentID)+"/actions?siteId="+url.QueryEscape(site), nil, http.StatusOK, &out); err != nil {
 		return "", nil, fmt.Errorf("default processing probe: %w", err)
 	}
 	types := make([]string, len(out.Actions))
@@ -80,41 +80,41 @@ func probeExt(doc map[string]any) string {
 	return ".txt"
 }
 
-// processingState is what a server does with a site's default processing
+// ProcessingState is what a server does with a site's default processing
 // after the bench asked for want.
-type processingState struct {
+type ProcessingState struct {
 	want     []string // what the bench set
 	stored   bool     // GET reads want back
 	readBack string   // what GET read back, for the report
-	applied  []string // the actions a document created without any got
+	Applied  []string // the actions a document created without any got
 }
 
-// measurable says whether rows that need want in force can run, and if
+// Measurable says whether rows that need want in force can run, and if
 // not, why.
-func (p processingState) measurable() (bool, string) {
+func (p ProcessingState) Measurable() (bool, string) {
 	switch {
-	case len(p.want) == 0 && len(p.applied) > 0:
-		return false, fmt.Sprintf("processing.defaultActions [] did not turn default processing off: a document created without actions still got %s (configuration reads back %s)", strings.Join(p.applied, ", "), p.readBack)
+	case len(p.want) == 0 && len(p.Applied) > 0:
+		return false, fmt.Sprintf("processing.defaultActions [] did not turn default processing off: a document created without actions still got %s (configuration reads back %s)", strings.Join(p.Applied, ", "), p.readBack)
 	case len(p.want) == 0:
 		return true, ""
 	case !p.stored:
 		return false, fmt.Sprintf("PATCH /sites/{siteId}/configuration answered 200 but did not keep the processing section (GET reads back %s)", p.readBack)
-	case len(p.applied) == 0:
+	case len(p.Applied) == 0:
 		return false, "processing.defaultActions is stored, but a document created without actions got none (POST /documents does not apply it yet)"
 	}
 	return true, ""
 }
 
-// setProcessing asks for want as site's default actions (PATCH the site
+// SetProcessing asks for want as site's default actions (PATCH the site
 // configuration), reads back what the server kept, and probes what a
 // document created like doc without actions gets.
-func setProcessing(ctx context.Context, srv *server, site string, want []string, doc map[string]any) (processingState, error) {
-	st := processingState{want: want}
+func SetProcessing(ctx context.Context, srv *Server, site string, want []string, doc map[string]any) (ProcessingState, error) {
+	st := ProcessingState{want: want}
 	if want == nil {
 		want = []string{}
 	}
 	body := map[string]any{"processing": map[string]any{"defaultActions": want}}
-	if err := srv.doJSON(ctx, http.MethodPatch, "/sites/"+url.PathEscape(site)+"/configuration", body, http.StatusOK, nil); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPatch, "/sites/"+url.PathEscape(site)+"/configuration", body, http.StatusOK, nil); err != nil {
 		return st, fmt.Errorf("set processing.defaultActions: %w", err)
 	}
 	got, set, err := siteProcessing(ctx, srv, site)
@@ -127,7 +127,7 @@ func setProcessing(ctx context.Context, srv *server, site string, want []string,
 		b, _ := json.Marshal(got)
 		st.readBack = string(b)
 	}
-	if _, st.applied, err = probeDefaults(ctx, srv, site, doc); err != nil {
+	if _, st.Applied, err = ProbeDefaults(ctx, srv, site, doc); err != nil {
 		return st, err
 	}
 	return st, nil

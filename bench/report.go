@@ -10,154 +10,154 @@ import (
 )
 
 const (
-	// createTarget is the lowest acceptable quire docs/s / badger txn/s.
-	createTarget = 0.5
+	// CreateTarget is the lowest acceptable quire docs/s / badger txn/s.
+	CreateTarget = 0.5
 	// uploadTarget is the lowest acceptable quire MB/s / dd MB/s.
 	uploadTarget = 0.7
-	// anonTarget is the highest acceptable anonymous memory of the
+	// AnonTarget is the highest acceptable anonymous memory of the
 	// server (RssAnon: heap, stacks), in bytes, in every phase. Mapped
 	// file pages (RssFile: Badger's tables, Bleve's segments) are clean
 	// page cache the kernel reclaims under pressure and are not judged;
 	// the scale rows measure what the server needs inside a memory limit
 	// (issue 34).
-	anonTarget = 150e6
+	AnonTarget = 150e6
 )
 
-// row is one line of the report table.
-type row struct {
-	name, quire, baseline, ratio, target, status string
+// Row is one line of the report table.
+type Row struct {
+	Name, Quire, Baseline, Ratio, Target, Status string
 }
 
-// report collects the results of a run.
-type report struct {
+// Report collects the results of a run.
+type Report struct {
 	header []string
-	rows   []row
-	notes  []string
+	Rows   []Row
+	Notes  []string
 }
 
-// newReport starts a report describing cfg and the machine.
-func newReport(cfg config) *report {
+// NewReport starts a report describing cfg and the machine.
+func NewReport(cfg Config) *Report {
 	mode := "full"
-	if cfg.quick {
+	if cfg.Quick {
 		mode = "quick"
 	}
-	return &report{header: []string{
+	return &Report{header: []string{
 		"Quire benchmark, " + time.Now().UTC().Format(time.RFC3339),
 		"host: " + hostInfo(),
 		fmt.Sprintf("mode: %s; create: %d clients, %s docs, %s warm-up + %s; upload: %s",
-			mode, cfg.clients, sizeName(int64(cfg.docSize)), cfg.warmup, cfg.window, sizeName(cfg.uploadSize)),
+			mode, cfg.Clients, SizeName(int64(cfg.DocSize)), cfg.Warmup, cfg.Window, SizeName(cfg.UploadSize)),
 	}}
 }
 
-// note adds a line under the table.
-func (r *report) note(format string, args ...any) {
-	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+// Note adds a line under the table.
+func (r *Report) Note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
 }
 
-// addCreate adds the creation benchmark's rows.
-func (r *report) addCreate(cfg config, q, b loadResult) {
-	ratio := q.rate() / b.rate()
-	r.rows = append(r.rows, row{
-		name:     fmt.Sprintf("create %s docs, %d clients", sizeName(int64(cfg.docSize)), cfg.clients),
-		quire:    fmt.Sprintf("%.0f docs/s", q.rate()),
-		baseline: fmt.Sprintf("%.0f txn/s", b.rate()),
-		ratio:    fmt.Sprintf("%.2f", ratio),
-		target:   fmt.Sprintf(">= %.1f", createTarget),
-		status:   status(ratio >= createTarget),
+// AddCreate adds the creation benchmark's rows.
+func (r *Report) AddCreate(cfg Config, q, b LoadResult) {
+	ratio := q.Rate() / b.Rate()
+	r.Rows = append(r.Rows, Row{
+		Name:     fmt.Sprintf("create %s docs, %d clients", SizeName(int64(cfg.DocSize)), cfg.Clients),
+		Quire:    fmt.Sprintf("%.0f docs/s", q.Rate()),
+		Baseline: fmt.Sprintf("%.0f txn/s", b.Rate()),
+		Ratio:    fmt.Sprintf("%.2f", ratio),
+		Target:   fmt.Sprintf(">= %.1f", CreateTarget),
+		Status:   Status(ratio >= CreateTarget),
 	})
 	for _, p := range []float64{0.50, 0.99} {
-		ql, bl := q.percentile(p), b.percentile(p)
-		r.rows = append(r.rows, row{
-			name:     fmt.Sprintf("  create latency p%.0f", p*100),
-			quire:    millis(ql),
-			baseline: millis(bl),
-			ratio:    fmt.Sprintf("%.2f", ql.Seconds()/bl.Seconds()),
-			target:   "-",
-			status:   "info",
+		ql, bl := q.Percentile(p), b.Percentile(p)
+		r.Rows = append(r.Rows, Row{
+			Name:     fmt.Sprintf("  create latency p%.0f", p*100),
+			Quire:    Millis(ql),
+			Baseline: Millis(bl),
+			Ratio:    fmt.Sprintf("%.2f", ql.Seconds()/bl.Seconds()),
+			Target:   "-",
+			Status:   "info",
 		})
 	}
-	r.note("create: quire %d docs in %s, %d errors; badger %d txns, %d errors (baseline: Badger SyncWrites, default options, 1 txn = 4 KiB value + small key)",
-		q.ops, q.window, q.errors, b.ops, b.errors)
-	if q.firstErr != nil {
-		r.note("create: first quire error: %v", q.firstErr)
+	r.Note("create: quire %d docs in %s, %d errors; badger %d txns, %d errors (baseline: Badger SyncWrites, default options, 1 txn = 4 KiB value + small key)",
+		q.Ops, q.Window, q.Errors, b.Ops, b.Errors)
+	if q.FirstErr != nil {
+		r.Note("create: first quire error: %v", q.FirstErr)
 	}
 }
 
-// addUpload adds the streamed upload's row.
-func (r *report) addUpload(cfg config, up transferResult, disk diskResult) {
-	ratio := up.rate / disk.rate
-	r.rows = append(r.rows, row{
-		name:     fmt.Sprintf("upload %s stream (PUT)", sizeName(cfg.uploadSize)),
-		quire:    fmt.Sprintf("%.1f MB/s", up.rate),
-		baseline: fmt.Sprintf("%.1f MB/s", disk.rate),
-		ratio:    fmt.Sprintf("%.2f", ratio),
-		target:   fmt.Sprintf(">= %.1f", uploadTarget),
-		status:   status(ratio >= uploadTarget),
+// AddUpload adds the streamed upload's row.
+func (r *Report) AddUpload(cfg Config, up TransferResult, disk DiskResult) {
+	ratio := up.Rate / disk.Rate
+	r.Rows = append(r.Rows, Row{
+		Name:     fmt.Sprintf("upload %s stream (PUT)", SizeName(cfg.UploadSize)),
+		Quire:    fmt.Sprintf("%.1f MB/s", up.Rate),
+		Baseline: fmt.Sprintf("%.1f MB/s", disk.Rate),
+		Ratio:    fmt.Sprintf("%.2f", ratio),
+		Target:   fmt.Sprintf(">= %.1f", uploadTarget),
+		Status:   Status(ratio >= uploadTarget),
 	})
-	r.note("upload: quire PUT took %s; baseline %s took %s", up.elapsed.Round(time.Millisecond), disk.tool, disk.elapsed.Round(time.Millisecond))
+	r.Note("upload: quire PUT took %s; baseline %s took %s", up.Elapsed.Round(time.Millisecond), disk.Tool, disk.Elapsed.Round(time.Millisecond))
 }
 
-// addCeiling adds the raw-Badger content write as an info row against dd.
-func (r *report) addCeiling(c, disk diskResult) {
-	r.rows = append(r.rows, row{
-		name:     "  raw Badger content write",
-		quire:    fmt.Sprintf("%.1f MB/s", c.rate),
-		baseline: fmt.Sprintf("%.1f MB/s", disk.rate),
-		ratio:    fmt.Sprintf("%.2f", c.rate/disk.rate),
-		target:   "-",
-		status:   "info",
+// AddCeiling adds the raw-Badger content write as an info row against dd.
+func (r *Report) AddCeiling(c, disk DiskResult) {
+	r.Rows = append(r.Rows, Row{
+		Name:     "  raw Badger content write",
+		Quire:    fmt.Sprintf("%.1f MB/s", c.Rate),
+		Baseline: fmt.Sprintf("%.1f MB/s", disk.Rate),
+		Ratio:    fmt.Sprintf("%.2f", c.Rate/disk.Rate),
+		Target:   "-",
+		Status:   "info",
 	})
-	r.note("raw Badger ceiling: %s took %s", c.tool, c.elapsed.Round(time.Millisecond))
+	r.Note("raw Badger ceiling: %s took %s", c.Tool, c.Elapsed.Round(time.Millisecond))
 }
 
 // memRow judges a peak of memory (bytes) against target, beside the
 // same measure at rest.
-func memRow(name string, peak, idle int64, target float64) row {
-	return row{
-		name:     name,
-		quire:    megabytes(peak),
-		baseline: "at rest " + megabytes(idle),
-		ratio:    fmt.Sprintf("%.2f", float64(peak)/float64(max(idle, 1))),
-		target:   fmt.Sprintf("< %s", megabytes(target)),
-		status:   status(float64(peak) < target),
+func memRow(name string, peak, idle int64, target float64) Row {
+	return Row{
+		Name:     name,
+		Quire:    Megabytes(peak),
+		Baseline: "at rest " + Megabytes(idle),
+		Ratio:    fmt.Sprintf("%.2f", float64(peak)/float64(max(idle, 1))),
+		Target:   fmt.Sprintf("< %s", Megabytes(target)),
+		Status:   Status(float64(peak) < target),
 	}
 }
 
-// addAnon adds a row judging the server's anonymous memory (RssAnon:
+// AddAnon adds a row judging the server's anonymous memory (RssAnon:
 // heap, stacks) at its peak against target; total RSS, which counts
 // mapped file pages the kernel reclaims, is shown beside it.
-func (r *report) addAnon(name string, idle, peak procStatus, target float64) {
-	if peak.rss == 0 {
-		r.rows = append(r.rows, row{name: name, quire: "n/a", baseline: "n/a", ratio: "-", target: "-", status: "info"})
+func (r *Report) AddAnon(name string, idle, peak ProcStatus, target float64) {
+	if peak.RSS == 0 {
+		r.Rows = append(r.Rows, Row{Name: name, Quire: "n/a", Baseline: "n/a", Ratio: "-", Target: "-", Status: "info"})
 		return
 	}
-	r.rows = append(r.rows, memRow(name, peak.anon, idle.anon, target))
-	r.note("%s: peaks of %s, RSS %s; at rest before: %s (RssAnon judged; RssFile is mapped files, reclaimable page cache)", name, peak.split(), megabytes(peak.rss), idle.split())
+	r.Rows = append(r.Rows, memRow(name, peak.anon, idle.anon, target))
+	r.Note("%s: peaks of %s, RSS %s; at rest before: %s (RssAnon judged; RssFile is mapped files, reclaimable page cache)", name, peak.split(), Megabytes(peak.RSS), idle.split())
 }
 
-// addRestAnon adds the server's anonymous memory at rest after a phase.
-func (r *report) addRestAnon(name string, rest procStatus, settle time.Duration, target float64) {
-	r.rows = append(r.rows, row{
-		name: name, quire: megabytes(rest.anon), baseline: "-", ratio: "-",
-		target: fmt.Sprintf("< %s", megabytes(target)), status: status(float64(rest.anon) < target),
+// AddRestAnon adds the server's anonymous memory at rest after a phase.
+func (r *Report) AddRestAnon(name string, rest ProcStatus, settle time.Duration, target float64) {
+	r.Rows = append(r.Rows, Row{
+		Name: name, Quire: Megabytes(rest.anon), Baseline: "-", Ratio: "-",
+		Target: fmt.Sprintf("< %s", Megabytes(target)), Status: Status(float64(rest.anon) < target),
 	})
-	r.note("%s, %s after the last request: %s, RSS %s", name, settle, rest.split(), megabytes(rest.rss))
+	r.Note("%s, %s after the last request: %s, RSS %s", name, settle, rest.split(), Megabytes(rest.RSS))
 }
 
-// addVerify adds the read-back check of the upload.
-func (r *report) addVerify(dl transferResult, err error) {
+// AddVerify adds the read-back check of the upload.
+func (r *Report) AddVerify(dl TransferResult, err error) {
 	got := "match"
 	if err != nil {
 		got = "MISMATCH"
 	}
-	r.rows = append(r.rows, row{name: "upload read-back (size, SHA-256)", quire: got, baseline: "-", ratio: "-", target: "match", status: status(err == nil)})
+	r.Rows = append(r.Rows, Row{Name: "upload read-back (size, SHA-256)", Quire: got, Baseline: "-", Ratio: "-", Target: "match", Status: Status(err == nil)})
 	if err == nil {
-		r.note("read-back: download through the signed URL at %.1f MB/s (%s)", dl.rate, dl.elapsed.Round(time.Millisecond))
+		r.Note("read-back: download through the signed URL at %.1f MB/s (%s)", dl.Rate, dl.Elapsed.Round(time.Millisecond))
 	}
 }
 
-// writeText prints the report as an aligned table.
-func (r *report) writeText(w io.Writer) {
+// WriteText prints the report as an aligned table.
+func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintln(w)
 	for _, h := range r.header {
 		fmt.Fprintln(w, h)
@@ -165,54 +165,54 @@ func (r *report) writeText(w io.Writer) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "benchmark\tquire\tbaseline\tratio\ttarget\tstatus")
-	for _, x := range r.rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.name, x.quire, x.baseline, x.ratio, x.target, x.status)
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.Name, x.Quire, x.Baseline, x.Ratio, x.Target, x.Status)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, n := range r.notes {
+	for _, n := range r.Notes {
 		fmt.Fprintln(w, "- "+n)
 	}
 	fmt.Fprintln(w, "- ratio = quire / baseline (latency and RSS: lower is better); MB = 10^6 bytes")
 }
 
-// writeMarkdown writes the report to path as Markdown.
-func writeMarkdown(path string, r *report) error {
+// WriteMarkdown writes the report to path as Markdown.
+func WriteMarkdown(path string, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", r.header[0])
 	for _, h := range r.header[1:] {
 		fmt.Fprintf(&b, "%s  \n", h)
 	}
 	b.WriteString("\n| benchmark | quire | baseline | ratio | target | status |\n|---|---:|---:|---:|---|---|\n")
-	for _, x := range r.rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", strings.TrimSpace(x.name), x.quire, x.baseline, x.ratio, x.target, x.status)
+	for _, x := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", strings.TrimSpace(x.Name), x.Quire, x.Baseline, x.Ratio, x.Target, x.Status)
 	}
 	b.WriteString("\n")
-	for _, n := range r.notes {
+	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
 	b.WriteString("- ratio = quire / baseline (latency and RSS: lower is better); MB = 10^6 bytes\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// status labels a target check.
-func status(ok bool) string {
+// Status labels a target check.
+func Status(ok bool) string {
 	if ok {
 		return "ok"
 	}
 	return "MISS"
 }
 
-// millis formats d in milliseconds.
-func millis(d time.Duration) string {
+// Millis formats d in milliseconds.
+func Millis(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
 
-// megabytes formats n bytes in MB (10^6 bytes).
-func megabytes[T int64 | float64](n T) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
+// Megabytes formats n bytes in MB (10^6 bytes).
+func Megabytes[T int64 | float64](n T) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
 
-// sizeName formats a power-of-two size: 4 KiB, 64 MiB, 1 GiB.
-func sizeName(n int64) string {
+// SizeName formats a power-of-two size: 4 KiB, 64 MiB, 1 GiB.
+func SizeName(n int64) string {
 	for _, u := range []struct {
 		shift int
 		name  string
@@ -224,12 +224,12 @@ func sizeName(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// secs formats d in seconds.
-func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+// Secs formats d in seconds.
+func Secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
-// notMeasured adds a row that could not be measured on this server or
+// NotMeasured adds a row that could not be measured on this server or
 // machine, and why.
-func (r *report) notMeasured(name, why string) {
-	r.rows = append(r.rows, row{name: name, quire: "not measured", baseline: "-", ratio: "-", target: "-", status: "n/a"})
-	r.note("%s: not measured: %s", strings.TrimSpace(name), why)
+func (r *Report) NotMeasured(name, why string) {
+	r.Rows = append(r.Rows, Row{Name: name, Quire: "not measured", Baseline: "-", Ratio: "-", Target: "-", Status: "n/a"})
+	r.Note("%s: not measured: %s", strings.TrimSpace(name), why)
 }

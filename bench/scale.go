@@ -51,10 +51,10 @@ type scaleRow struct {
 	ingestP  time.Duration
 	reindex  time.Duration
 	ooms     uint64
-	peak     cgroupStat // over the whole row
-	queryPk  cgroupStat // over the queries
-	ingestPk cgroupStat
-	reindxPk cgroupStat
+	peak     CgroupStat // over the whole row
+	queryPk  CgroupStat // over the queries
+	ingestPk CgroupStat
+	reindxPk CgroupStat
 	// segments is the index's state when the queries began, after
 	// mergeWait waiting for the idle merge.
 	segments  segmentState
@@ -62,16 +62,16 @@ type scaleRow struct {
 }
 
 // scaleBench runs the scale rows.
-func (s *session) scaleBench(ctx context.Context) error {
-	n := s.cfg.scaleDocs
+func (s *Session) scaleBench(ctx context.Context) error {
+	n := s.Cfg.ScaleDocs
 	window := 5 * time.Second
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		window = 2 * time.Second
 	}
 	c := newCorpus()
-	base := s.cfg.scaleData
+	base := s.Cfg.ScaleData
 	if base == "" {
-		base = filepath.Join(s.root, "scale")
+		base = filepath.Join(s.Root, "scale")
 	}
 	dataDir := filepath.Join(base, fmt.Sprintf("docs-%d", n))
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -85,25 +85,25 @@ func (s *session) scaleBench(ctx context.Context) error {
 	if err := s.scaleCorpus(ctx, c, dataDir, n); err != nil {
 		return err
 	}
-	if s.cfg.scaleLoad {
+	if s.Cfg.ScaleLoad {
 		return nil
 	}
 	var rows []*scaleRow
-	for _, lim := range s.cfg.scaleLimits {
+	for _, lim := range s.Cfg.ScaleLimits {
 		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-			s.rep.note("scale %s: load average at the start of the row %s (the machine's other work competes for its cores: compare a row with the unlimited row of the same run)", limitName(lim), strings.Join(strings.Fields(string(b))[:3], " "))
+			s.Rep.Note("scale %s: load average at the start of the row %s (the machine's other work competes for its cores: compare a row with the unlimited row of the same run)", limitName(lim), strings.Join(strings.Fields(string(b))[:3], " "))
 		}
 		r := &scaleRow{limit: lim, p50: map[string]time.Duration{}, p99: map[string]time.Duration{}, faults: map[string]float64{}, qps: map[string]float64{}}
 		rows = append(rows, r)
 		r.err = s.scaleRow(ctx, c, dataDir, window, r)
 		if r.err != nil {
-			s.logf("scale: row %s: %v", limitName(lim), r.err)
+			s.Logf("scale: row %s: %v", limitName(lim), r.err)
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	addScale(s.rep, s.cfg, n, rows)
+	addScale(s.Rep, s.Cfg, n, rows)
 	var errs []error
 	if ctx.Err() == nil {
 		if err := s.scaleDigest(ctx, dataDir, n); err != nil {
@@ -120,35 +120,35 @@ func (s *session) scaleBench(ctx context.Context) error {
 
 // scaleCorpus loads n documents into dataDir and indexes them, unless a
 // previous run did (marker files scale-loaded and scale-indexed).
-func (s *session) scaleCorpus(ctx context.Context, c *corpus, dataDir string, n int) error {
+func (s *Session) scaleCorpus(ctx context.Context, c *corpus, dataDir string, n int) error {
 	loaded, indexed := filepath.Join(dataDir, "scale-loaded"), filepath.Join(dataDir, "scale-indexed")
-	if !fileExists(loaded) {
+	if !FileExists(loaded) {
 		// An interrupted load is resumed (loadCorpus finds where it
 		// stopped), not started over.
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
 			return err
 		}
-		s.logf("scale: loading %d documents into %s", n, dataDir)
+		s.Logf("scale: loading %d documents into %s", n, dataDir)
 		t0 := time.Now()
 		if err := loadCorpus(ctx, dataDir, c, n); err != nil {
 			return fmt.Errorf("load corpus: %w", err)
 		}
-		s.rep.note("scale: %d documents loaded into %s in %s", n, dataDir, time.Since(t0).Round(time.Second))
+		s.Rep.Note("scale: %d documents loaded into %s in %s", n, dataDir, time.Since(t0).Round(time.Second))
 		if err := os.WriteFile(loaded, nil, 0o644); err != nil {
 			return err
 		}
 	} else {
-		s.rep.note("scale: %d documents reused from %s", n, dataDir)
+		s.Rep.Note("scale: %d documents reused from %s", n, dataDir)
 	}
-	if fileExists(indexed) {
+	if FileExists(indexed) {
 		return nil
 	}
-	s.logf("scale: indexing %d documents (quire reindex, no limit)", n)
+	s.Logf("scale: indexing %d documents (quire reindex, no limit)", n)
 	t0 := time.Now()
-	if out, err := exec.CommandContext(ctx, s.cfg.bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
-		return fmt.Errorf("quire reindex: %w: %s", err, tail(out))
+	if out, err := exec.CommandContext(ctx, s.Cfg.Bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
+		return fmt.Errorf("quire reindex: %w: %s", err, Tail(out))
 	}
-	s.rep.note("scale: corpus indexed (quire reindex, outside any cgroup) in %s", time.Since(t0).Round(time.Second))
+	s.Rep.Note("scale: corpus indexed (quire reindex, outside any cgroup) in %s", time.Since(t0).Round(time.Second))
 	return os.WriteFile(indexed, nil, 0o644)
 }
 
@@ -161,70 +161,70 @@ func limitName(mib int64) string {
 }
 
 // scaleRow runs one row in a cgroup of its own.
-func (s *session) scaleRow(ctx context.Context, c *corpus, dataDir string, window time.Duration, r *scaleRow) error {
+func (s *Session) scaleRow(ctx context.Context, c *corpus, dataDir string, window time.Duration, r *scaleRow) error {
 	name := fmt.Sprintf("quire-bench-%d-%s", os.Getpid(), strings.ReplaceAll(limitName(r.limit), " ", ""))
-	cg, err := newCgroup(name, r.limit<<20)
+	cg, err := NewCgroup(name, r.limit<<20)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := cg.remove(); err != nil {
-			s.logf("scale: %v", err)
+		if err := cg.Remove(); err != nil {
+			s.Logf("scale: %v", err)
 		}
 	}()
 	defer func() {
-		if st, err := cg.stat(); err == nil {
-			r.ooms = st.oomKills
+		if st, err := cg.Stat(); err == nil {
+			r.ooms = st.OOMKills
 		}
-		r.peak.anon = max(r.queryPk.anon, r.reindxPk.anon, r.ingestPk.anon)
-		r.peak.file = max(r.queryPk.file, r.reindxPk.file, r.ingestPk.file)
-		r.peak.usage = max(r.queryPk.usage, r.reindxPk.usage, r.ingestPk.usage)
+		r.peak.Anon = max(r.queryPk.Anon, r.reindxPk.Anon, r.ingestPk.Anon)
+		r.peak.File = max(r.queryPk.File, r.reindxPk.File, r.ingestPk.File)
+		r.peak.Usage = max(r.queryPk.Usage, r.reindxPk.Usage, r.ingestPk.Usage)
 	}()
-	env := s.cfg.serverEnv
+	env := s.Cfg.ServerEnv
 	pprofAt := ""
-	if s.cfg.scaleProfile != "" {
-		port, err := freePort()
+	if s.Cfg.ScaleProfile != "" {
+		port, err := FreePort()
 		if err != nil {
 			return err
 		}
 		pprofAt = fmt.Sprintf("127.0.0.1:%d", port)
 		env = append(slices.Clip(env), "QUIRE_PPROF="+pprofAt)
 	}
-	opts := serverOpts{cg: cg, env: env, ready: scaleReady}
+	opts := ServerOpts{Cgroup: cg, Env: env, Ready: scaleReady}
 
 	// 1. Queries over the corpus.
 	if err := dropCache(dataDir); err != nil {
 		return fmt.Errorf("drop the corpus's page cache: %w", err)
 	}
-	cg.resetPeak()
-	s.logf("scale %s: queries", limitName(r.limit))
-	srv, err := startServerWith(ctx, s.cfg.bin, dataDir, filepath.Join(s.root, "scale.log"), opts)
+	cg.ResetPeak()
+	s.Logf("scale %s: queries", limitName(r.limit))
+	srv, err := StartServerWith(ctx, s.Cfg.Bin, dataDir, filepath.Join(s.Root, "scale.log"), opts)
 	if err != nil {
 		return err
 	}
-	s.rep.note("scale %s: the server answered %s after it started on the corpus (page cache dropped)", limitName(r.limit), srv.readyIn.Round(100*time.Millisecond))
+	s.Rep.Note("scale %s: the server answered %s after it started on the corpus (page cache dropped)", limitName(r.limit), srv.ReadyIn.Round(100*time.Millisecond))
 	err = s.scaleQueries(ctx, srv, cg, c, window, pprofAt, r)
 	if err == nil {
-		err = srv.checkAlive()
+		err = srv.CheckAlive()
 	}
 	if err != nil {
-		err = srv.withLog(err)
+		err = srv.WithLog(err)
 	}
-	srv.stop()
-	r.queryPk = cg.resetPeak()
+	srv.Stop()
+	r.queryPk = cg.ResetPeak()
 	if err != nil {
 		return err
 	}
 
 	// 2. Reindex of a copy of the corpus.
-	if s.cfg.scaleReindex {
+	if s.Cfg.ScaleReindex {
 		if err := s.scaleReindex(ctx, cg, dataDir, r); err != nil {
 			return err
 		}
 	}
 
 	// 3. Ingest into an empty server.
-	if s.cfg.scaleIngest <= 0 {
+	if s.Cfg.ScaleIngest <= 0 {
 		return nil
 	}
 	return s.scaleIngest(ctx, opts, r)
@@ -251,7 +251,7 @@ const firstPass = "rare word, first pass after the start"
 
 // scaleQueryList is what a scale row runs: the first pass, then every
 // query type of the search benchmark.
-func scaleQueryList(srv *server, c *corpus) (func(path string) loadOp, []searchQuery) {
+func scaleQueryList(srv *Server, c *corpus) (func(path string) LoadOp, []searchQuery) {
 	get, queries := searchQueries(srv, c)
 	for _, q := range queries {
 		if q.name == "fulltext word" {
@@ -262,120 +262,120 @@ func scaleQueryList(srv *server, c *corpus) (func(path string) loadOp, []searchQ
 }
 
 // scaleQueries runs every query type against srv.
-func (s *session) scaleQueries(ctx context.Context, srv *server, cg *cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
+func (s *Session) scaleQueries(ctx context.Context, srv *Server, cg *Cgroup, c *corpus, window time.Duration, pprofAt string, r *scaleRow) error {
 	get, queries := scaleQueryList(srv, c)
 	// The segments the idle merge leaves, not those of the last load.
 	var err error
-	r.segments, r.mergeWait, err = waitIdleMerge(ctx, srv, func(f string, a ...any) { s.logf("scale %s: "+f, append([]any{limitName(r.limit)}, a...)...) })
+	r.segments, r.mergeWait, err = waitIdleMerge(ctx, srv, func(f string, a ...any) { s.Logf("scale %s: "+f, append([]any{limitName(r.limit)}, a...)...) })
 	if err != nil {
 		return err
 	}
-	s.logf("scale %s: index segments %s after %s waiting for the idle merge and warm pass", limitName(r.limit), r.segments, r.mergeWait.Round(time.Second))
+	s.Logf("scale %s: index segments %s after %s waiting for the idle merge and warm pass", limitName(r.limit), r.segments, r.mergeWait.Round(time.Second))
 	// The HTTP floor, which also brings the server up to speed.
-	if res := runLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.err() != nil {
-		return fmt.Errorf("healthz load: %w", res.err())
+	if res := RunLoad(ctx, searchClients, time.Second, window, get("/healthz")); res.Err() != nil {
+		return fmt.Errorf("healthz load: %w", res.Err())
 	}
 	for _, q := range queries {
-		s.logf("scale %s: %s", limitName(r.limit), q.name)
-		st0, err := cg.stat()
+		s.Logf("scale %s: %s", limitName(r.limit), q.name)
+		st0, err := cg.Stat()
 		if err != nil {
 			return err
 		}
 		prof := make(chan error, 1)
 		if pprofAt != "" {
-			f := filepath.Join(s.cfg.scaleProfile, strings.ReplaceAll(fmt.Sprintf("%s-%s.cpu", limitName(r.limit), q.name), " ", "-"))
-			go func() { prof <- cpuProfile(ctx, pprofAt, window, f) }()
+			f := filepath.Join(s.Cfg.ScaleProfile, strings.ReplaceAll(fmt.Sprintf("%s-%s.cpu", limitName(r.limit), q.name), " ", "-"))
+			go func() { prof <- CPUProfile(ctx, pprofAt, window, f) }()
 		} else {
 			prof <- nil
 		}
-		res := runLoad(ctx, searchClients, time.Second, window, q.op)
-		if err := errors.Join(res.err(), <-prof); err != nil {
+		res := RunLoad(ctx, searchClients, time.Second, window, q.op)
+		if err := errors.Join(res.Err(), <-prof); err != nil {
 			return fmt.Errorf("%s: %w", q.name, err)
 		}
-		st1, err := cg.stat()
+		st1, err := cg.Stat()
 		if err != nil {
 			return err
 		}
-		r.p50[q.name], r.p99[q.name] = res.percentile(0.50), res.percentile(0.99)
-		r.qps[q.name] = res.rate()
+		r.p50[q.name], r.p99[q.name] = res.Percentile(0.50), res.Percentile(0.99)
+		r.qps[q.name] = res.Rate()
 		// The faults of the warm-up second count too: divide by every
 		// query of the phase, not only the window's.
-		all := res.ops + int(res.rate()*time.Second.Seconds())
-		r.faults[q.name] = float64(st1.majFault-st0.majFault) / float64(max(all, 1))
+		all := res.Ops + int(res.Rate()*time.Second.Seconds())
+		r.faults[q.name] = float64(st1.MajFault-st0.MajFault) / float64(max(all, 1))
 	}
 	return nil
 }
 
 // scaleReindex times quire reindex of a copy of the corpus's documents
 // inside cg.
-func (s *session) scaleReindex(ctx context.Context, cg *cgroup, dataDir string, r *scaleRow) error {
-	scratch := filepath.Join(scaleScratch(s.cfg, s.root), "reindex")
+func (s *Session) scaleReindex(ctx context.Context, cg *Cgroup, dataDir string, r *scaleRow) error {
+	scratch := filepath.Join(scaleScratch(s.Cfg, s.Root), "reindex")
 	defer os.RemoveAll(scratch)
 	os.RemoveAll(scratch)
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return err
 	}
-	s.logf("scale %s: copying the documents for the reindex", limitName(r.limit))
+	s.Logf("scale %s: copying the documents for the reindex", limitName(r.limit))
 	if out, err := exec.CommandContext(ctx, "cp", "-r", filepath.Join(dataDir, "db"), filepath.Join(scratch, "db")).CombinedOutput(); err != nil {
-		return fmt.Errorf("copy the corpus: %w: %s", err, tail(out))
+		return fmt.Errorf("copy the corpus: %w: %s", err, Tail(out))
 	}
 	if err := dropCache(scratch); err != nil {
 		return err
 	}
-	cg.resetPeak()
-	s.logf("scale %s: reindex", limitName(r.limit))
+	cg.ResetPeak()
+	s.Logf("scale %s: reindex", limitName(r.limit))
 	t0 := time.Now()
-	out, err := cg.command(ctx, s.cfg.bin, "reindex", "--data-dir", scratch).CombinedOutput()
+	out, err := cg.Command(ctx, s.Cfg.Bin, "reindex", "--data-dir", scratch).CombinedOutput()
 	r.reindex = time.Since(t0)
-	r.reindxPk = cg.resetPeak()
+	r.reindxPk = cg.ResetPeak()
 	if err != nil {
 		r.reindex = 0
-		return fmt.Errorf("quire reindex: %w: %s", err, tail(out))
+		return fmt.Errorf("quire reindex: %w: %s", err, Tail(out))
 	}
 	return nil
 }
 
 // scaleScratch is where a row's copies go: beside the kept corpus, on
 // the same disk.
-func scaleScratch(c config, root string) string {
-	if c.scaleData != "" {
-		return filepath.Join(c.scaleData, "scratch")
+func scaleScratch(c Config, root string) string {
+	if c.ScaleData != "" {
+		return filepath.Join(c.ScaleData, "scratch")
 	}
 	return root
 }
 
 // scaleIngest creates cfg.scaleIngest documents in an empty server
 // inside the row's cgroup.
-func (s *session) scaleIngest(ctx context.Context, opts serverOpts, r *scaleRow) error {
-	data := filepath.Join(scaleScratch(s.cfg, s.root), "ingest")
+func (s *Session) scaleIngest(ctx context.Context, opts ServerOpts, r *scaleRow) error {
+	data := filepath.Join(scaleScratch(s.Cfg, s.Root), "ingest")
 	os.RemoveAll(data)
 	defer os.RemoveAll(data)
-	opts.cg.resetPeak()
-	s.logf("scale %s: ingest of %d documents", limitName(r.limit), s.cfg.scaleIngest)
-	srv, err := startServerWith(ctx, s.cfg.bin, data, filepath.Join(s.root, "scale-ingest.log"), opts)
+	opts.Cgroup.ResetPeak()
+	s.Logf("scale %s: ingest of %d documents", limitName(r.limit), s.Cfg.ScaleIngest)
+	srv, err := StartServerWith(ctx, s.Cfg.Bin, data, filepath.Join(s.Root, "scale-ingest.log"), opts)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	q, err := quireCount(ctx, srv, s.cfg, s.cfg.scaleIngest)
+	defer srv.Stop()
+	q, err := QuireCount(ctx, srv, s.Cfg, s.Cfg.ScaleIngest)
 	if err == nil {
-		_, err = srv.waitIndexed(ctx, 10*time.Minute)
+		_, err = srv.WaitIndexed(ctx, 10*time.Minute)
 	}
 	if err == nil {
-		err = srv.checkAlive()
+		err = srv.CheckAlive()
 	}
 	if err != nil {
-		return srv.withLog(fmt.Errorf("ingest: %w", err))
+		return srv.WithLog(fmt.Errorf("ingest: %w", err))
 	}
-	r.ingest, r.ingestP = q.rate(), q.percentile(0.99)
-	srv.stop()
-	r.ingestPk = opts.cg.resetPeak()
+	r.ingest, r.ingestP = q.Rate(), q.Percentile(0.99)
+	srv.Stop()
+	r.ingestPk = opts.Cgroup.ResetPeak()
 	return nil
 }
 
 // addScale adds the scale benchmark's rows: one line per figure, each
 // limit's value against the unlimited row's.
-func addScale(r *report, cfg config, n int, rows []*scaleRow) {
+func addScale(r *Report, cfg Config, n int, rows []*scaleRow) {
 	var free *scaleRow
 	for _, x := range rows {
 		if x.limit == 0 && x.err == nil {
@@ -388,8 +388,8 @@ func addScale(r *report, cfg config, n int, rows []*scaleRow) {
 		lim := limitName(x.limit)
 		goal := x.limit == scaleGoalLimit
 		if x.err != nil {
-			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s, %s", lim, k), quire: "FAILED", baseline: "-", ratio: "-", target: "complete", status: "MISS"})
-			r.note("scale %s: %v", lim, x.err)
+			r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("scale %s, %s", lim, k), Quire: "FAILED", Baseline: "-", Ratio: "-", Target: "complete", Status: "MISS"})
+			r.Note("scale %s: %v", lim, x.err)
 		}
 		for _, q := range queries {
 			p99, ok := x.p99[q.name]
@@ -398,16 +398,16 @@ func addScale(r *report, cfg config, n int, rows []*scaleRow) {
 			}
 			base, ratio := "-", "-"
 			if free != nil && free != x {
-				base = millis(free.p99[q.name])
+				base = Millis(free.p99[q.name])
 				ratio = fmt.Sprintf("%.2f", p99.Seconds()/free.p99[q.name].Seconds())
 			}
 			tgt, st := "-", "info"
 			if goal && q.name != firstPass {
-				tgt, st = "< "+millis(scaleQueryTarget), status(p99 < scaleQueryTarget)
+				tgt, st = "< "+Millis(scaleQueryTarget), Status(p99 < scaleQueryTarget)
 			}
-			r.rows = append(r.rows, row{
-				name:  fmt.Sprintf("scale %s: %s p99 (p50 %s, %.2f maj. faults/query)", lim, q.name, millis(x.p50[q.name]), x.faults[q.name]),
-				quire: millis(p99), baseline: base, ratio: ratio, target: tgt, status: st,
+			r.Rows = append(r.Rows, Row{
+				Name:  fmt.Sprintf("scale %s: %s p99 (p50 %s, %.2f maj. faults/query)", lim, q.name, Millis(x.p50[q.name]), x.faults[q.name]),
+				Quire: Millis(p99), Baseline: base, Ratio: ratio, Target: tgt, Status: st,
 			})
 		}
 		if x.reindex > 0 {
@@ -417,9 +417,9 @@ func addScale(r *report, cfg config, n int, rows []*scaleRow) {
 			}
 			tgt, st := "-", "info"
 			if goal {
-				tgt, st = "< "+scaleReindexMax.String(), status(x.reindex < scaleReindexMax)
+				tgt, st = "< "+scaleReindexMax.String(), Status(x.reindex < scaleReindexMax)
 			}
-			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: reindex %s", lim, k), quire: x.reindex.Round(time.Second).String(), baseline: base, ratio: ratio, target: tgt, status: st})
+			r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("scale %s: reindex %s", lim, k), Quire: x.reindex.Round(time.Second).String(), Baseline: base, Ratio: ratio, Target: tgt, Status: st})
 		}
 		if x.ingest > 0 {
 			base, ratio := "-", "-"
@@ -427,31 +427,31 @@ func addScale(r *report, cfg config, n int, rows []*scaleRow) {
 			if free != nil && free != x && free.ingest > 0 {
 				base, ratio = fmt.Sprintf("%.0f docs/s", free.ingest), fmt.Sprintf("%.2f", x.ingest/free.ingest)
 				if goal {
-					tgt, st = fmt.Sprintf(">= %.1f", scaleIngestRatio), status(x.ingest/free.ingest >= scaleIngestRatio)
+					tgt, st = fmt.Sprintf(">= %.1f", scaleIngestRatio), Status(x.ingest/free.ingest >= scaleIngestRatio)
 				}
 			}
-			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: ingest %d docs (create p99 %s)", lim, cfg.scaleIngest, millis(x.ingestP)), quire: fmt.Sprintf("%.0f docs/s", x.ingest), baseline: base, ratio: ratio, target: tgt, status: st})
+			r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("scale %s: ingest %d docs (create p99 %s)", lim, cfg.ScaleIngest, Millis(x.ingestP)), Quire: fmt.Sprintf("%.0f docs/s", x.ingest), Baseline: base, Ratio: ratio, Target: tgt, Status: st})
 		}
 		if x.segments.known {
-			r.rows = append(r.rows, row{name: fmt.Sprintf("scale %s: index segments during the queries (text, names)", lim),
-				quire: fmt.Sprintf("%d, %d", x.segments.text, x.segments.names), baseline: "-", ratio: "-", target: "-", status: "info"})
-			r.note("scale %s: queries began after %s waiting for the idle merge and warm pass (%.0f merge steps so far, %.0f best-hits entries warmed)", lim, x.mergeWait.Round(time.Second), x.segments.merged, x.segments.warmed)
+			r.Rows = append(r.Rows, Row{Name: fmt.Sprintf("scale %s: index segments during the queries (text, names)", lim),
+				Quire: fmt.Sprintf("%d, %d", x.segments.text, x.segments.names), Baseline: "-", Ratio: "-", Target: "-", Status: "info"})
+			r.Note("scale %s: queries began after %s waiting for the idle merge and warm pass (%.0f merge steps so far, %.0f best-hits entries warmed)", lim, x.mergeWait.Round(time.Second), x.segments.merged, x.segments.warmed)
 		}
-		r.rows = append(r.rows,
-			row{name: fmt.Sprintf("scale %s: OOM kills", lim), quire: fmt.Sprint(x.ooms), baseline: "-", ratio: "-", target: "0", status: status(x.ooms == 0)},
-			row{name: fmt.Sprintf("scale %s: peak anonymous (queries/reindex/ingest %s/%s/%s)", lim, megabytes(x.queryPk.anon), megabytes(x.reindxPk.anon), megabytes(x.ingestPk.anon)),
-				quire: megabytes(x.peak.anon), baseline: "-", ratio: "-", target: "< " + megabytes(anonTarget), status: status(x.peak.anon < anonTarget)},
-			row{name: fmt.Sprintf("scale %s: peak charged (page cache peak %s)", lim, megabytes(x.peak.file)), quire: megabytes(x.peak.usage), baseline: "-", ratio: "-", target: "-", status: "info"},
+		r.Rows = append(r.Rows,
+			Row{Name: fmt.Sprintf("scale %s: OOM kills", lim), Quire: fmt.Sprint(x.ooms), Baseline: "-", Ratio: "-", Target: "0", Status: Status(x.ooms == 0)},
+			Row{Name: fmt.Sprintf("scale %s: peak anonymous (queries/reindex/ingest %s/%s/%s)", lim, Megabytes(x.queryPk.Anon), Megabytes(x.reindxPk.Anon), Megabytes(x.ingestPk.Anon)),
+				Quire: Megabytes(x.peak.Anon), Baseline: "-", Ratio: "-", Target: "< " + Megabytes(AnonTarget), Status: Status(x.peak.Anon < AnonTarget)},
+			Row{Name: fmt.Sprintf("scale %s: peak charged (page cache peak %s)", lim, Megabytes(x.peak.File)), Quire: Megabytes(x.peak.Usage), Baseline: "-", Ratio: "-", Target: "-", Status: "info"},
 		)
 		for _, q := range queries {
 			if qps, ok := x.qps[q.name]; ok {
-				r.note("scale %s: %s %.0f queries/s with %d clients", lim, q.name, qps, searchClients)
+				r.Note("scale %s: %s %.0f queries/s with %d clients", lim, q.name, qps, searchClients)
 			}
 		}
 	}
-	r.note("scale: the server runs in a memory cgroup per row (limit: v1 memory.limit_in_bytes or v2 memory.max); the corpus's page cache is dropped before each row so its pages are charged to the row; peaks are sampled every %s from memory.stat (anonymous: total_rss / anon; page cache: total_cache / file) and the kernel's max_usage_in_bytes / memory.peak; major faults are the cgroup's pgmajfault over the queries of a phase (warm-up included)", cgroupEvery)
-	r.note("scale: ingest runs on an empty data directory inside the row's limit, 64 clients creating 4 KiB documents, until the index has caught up; reindex is quire reindex of a copy of the corpus's Badger directory inside the limit")
-	if len(cfg.serverEnv) > 0 {
-		r.note("scale: server environment %s", strings.Join(cfg.serverEnv, " "))
+	r.Note("scale: the server runs in a memory cgroup per row (limit: v1 memory.limit_in_bytes or v2 memory.max); the corpus's page cache is dropped before each row so its pages are charged to the row; peaks are sampled every %s from memory.stat (anonymous: total_rss / anon; page cache: total_cache / file) and the kernel's max_usage_in_bytes / memory.peak; major faults are the cgroup's pgmajfault over the queries of a phase (warm-up included)", CgroupEvery)
+	r.Note("scale: ingest runs on an empty data directory inside the row's limit, 64 clients creating 4 KiB documents, until the index has caught up; reindex is quire reindex of a copy of the corpus's Badger directory inside the limit")
+	if len(cfg.ServerEnv) > 0 {
+		r.Note("scale: server environment %s", strings.Join(cfg.ServerEnv, " "))
 	}
 }

@@ -228,54 +228,54 @@ func rawBleve(dir string, c *corpus, n int) (float64, error) {
 
 // loadAndReindex loads n documents of c into dataDir and measures quire
 // reindex of them against raw Bleve.
-func (s *session) loadAndReindex(ctx context.Context, c *corpus, dataDir string, n int) error {
-	s.logf("search: loading %d documents", n)
+func (s *Session) loadAndReindex(ctx context.Context, c *corpus, dataDir string, n int) error {
+	s.Logf("search: loading %d documents", n)
 	if err := loadCorpus(ctx, dataDir, c, n); err != nil {
 		return fmt.Errorf("load corpus: %w", err)
 	}
-	s.logf("search: raw Bleve baseline")
-	raw, err := rawBleve(filepath.Join(s.root, "bleve-raw"), c, n)
-	os.RemoveAll(filepath.Join(s.root, "bleve-raw"))
+	s.Logf("search: raw Bleve baseline")
+	raw, err := rawBleve(filepath.Join(s.Root, "bleve-raw"), c, n)
+	os.RemoveAll(filepath.Join(s.Root, "bleve-raw"))
 	if err != nil {
 		return fmt.Errorf("raw bleve: %w", err)
 	}
-	s.logf("search: quire reindex")
+	s.Logf("search: quire reindex")
 	t0 := time.Now()
-	if out, err := exec.CommandContext(ctx, s.cfg.bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, s.Cfg.Bin, "reindex", "--data-dir", dataDir).CombinedOutput(); err != nil {
 		return fmt.Errorf("quire reindex: %w: %s", err, out)
 	}
 	rate := float64(n) / time.Since(t0).Seconds()
-	s.rep.rows = append(s.rep.rows, row{
-		name: fmt.Sprintf("index %dk docs (quire reindex)", n/1000), quire: fmt.Sprintf("%.0f docs/s", rate),
-		baseline: fmt.Sprintf("%.0f docs/s", raw), ratio: fmt.Sprintf("%.2f", rate/raw), target: "-", status: "info",
+	s.Rep.Rows = append(s.Rep.Rows, Row{
+		Name: fmt.Sprintf("index %dk docs (quire reindex)", n/1000), Quire: fmt.Sprintf("%.0f docs/s", rate),
+		Baseline: fmt.Sprintf("%.0f docs/s", raw), Ratio: fmt.Sprintf("%.2f", rate/raw), Target: "-", Status: "info",
 	})
-	s.rep.note("index baseline: raw Bleve, default mapping, batches of 1000, same documents from memory; quire reads them from Badger, extracts text and indexes %d fields", 11)
+	s.Rep.Note("index baseline: raw Bleve, default mapping, batches of 1000, same documents from memory; quire reads them from Badger, extracts text and indexes %d fields", 11)
 	return nil
 }
 
 // searchBench loads the corpus, measures quire reindex against raw Bleve,
 // then query latencies under searchClients clients.
-func (s *session) searchBench(ctx context.Context) error {
+func (s *Session) searchBench(ctx context.Context) error {
 	n := 100000
 	window := 5 * time.Second
-	if s.cfg.quick {
+	if s.Cfg.Quick {
 		n, window = 10000, 2*time.Second
 	}
-	if s.cfg.searchDocs > 0 {
-		n = s.cfg.searchDocs
+	if s.Cfg.SearchDocs > 0 {
+		n = s.Cfg.SearchDocs
 	}
 	c := newCorpus()
-	dataDir := filepath.Join(s.root, "search")
+	dataDir := filepath.Join(s.Root, "search")
 	// With -search-data the loaded and indexed documents outlive the run,
 	// marked complete by a file named for their number.
 	var done string
-	if s.cfg.searchData != "" {
-		dataDir = s.cfg.searchData
+	if s.Cfg.SearchData != "" {
+		dataDir = s.Cfg.SearchData
 		done = filepath.Join(dataDir, fmt.Sprintf("bench-loaded-%d", n))
 	}
 	if _, err := os.Stat(done); done != "" && err == nil {
-		s.logf("search: reusing %d documents in %s", n, dataDir)
-		s.rep.note("search documents reused from %s: no loading and reindex rows", dataDir)
+		s.Logf("search: reusing %d documents in %s", n, dataDir)
+		s.Rep.Note("search documents reused from %s: no loading and reindex rows", dataDir)
 	} else {
 		if done != "" {
 			if err := os.RemoveAll(dataDir); err != nil {
@@ -292,75 +292,75 @@ func (s *session) searchBench(ctx context.Context) error {
 		}
 	}
 
-	srv, err := startServer(ctx, s.cfg.bin, dataDir, filepath.Join(s.root, "search.log"))
+	srv, err := StartServer(ctx, s.Cfg.Bin, dataDir, filepath.Join(s.Root, "search.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer srv.Stop()
 	// Measure the segments the idle merge leaves, not the load's.
-	segs, waited, err := waitIdleMerge(ctx, srv, s.logf)
+	segs, waited, err := waitIdleMerge(ctx, srv, s.Logf)
 	if err != nil {
 		return err
 	}
 	if segs.known {
-		s.rep.note("search (%dk docs): queries began after %s waiting for the idle merge and warm pass; index segments %s", n/1000, waited.Round(time.Second), segs)
+		s.Rep.Note("search (%dk docs): queries began after %s waiting for the idle merge and warm pass; index segments %s", n/1000, waited.Round(time.Second), segs)
 	}
-	idle := srv.rss.current()
-	srv.rss.resetPeak()
+	idle := srv.RSS.Current()
+	srv.RSS.ResetPeak()
 	get, queries := searchQueries(srv, c)
 	if err := s.commonWordsNote(ctx, srv, c, n); err != nil {
 		return err
 	}
-	floor := runLoad(ctx, searchClients, time.Second, window, get("/healthz"))
-	if err := floor.err(); err != nil {
+	floor := RunLoad(ctx, searchClients, time.Second, window, get("/healthz"))
+	if err := floor.Err(); err != nil {
 		return fmt.Errorf("healthz load: %w", err)
 	}
 	for _, qq := range queries {
-		s.logf("search: %s, %d clients", qq.name, searchClients)
-		faults0, ferr0 := majorFaults(srv.pid())
+		s.Logf("search: %s, %d clients", qq.name, searchClients)
+		faults0, ferr0 := MajorFaults(srv.PID())
 		best0, berr0 := bestHits(ctx, srv)
-		res := runLoad(ctx, searchClients, time.Second, window, qq.op)
-		if err := res.err(); err != nil {
+		res := RunLoad(ctx, searchClients, time.Second, window, qq.op)
+		if err := res.Err(); err != nil {
 			return fmt.Errorf("%s: %w", qq.name, err)
 		}
-		faults1, ferr1 := majorFaults(srv.pid())
+		faults1, ferr1 := MajorFaults(srv.PID())
 		best1, berr1 := bestHits(ctx, srv)
 		if err := errors.Join(ferr0, ferr1, berr0, berr1); err != nil {
 			return fmt.Errorf("%s: %w", qq.name, err)
 		}
-		s.rep.note("%s: %d major page faults in the server; segments answered from cached best hits %.0f, best hits computed %.0f",
+		s.Rep.Note("%s: %d major page faults in the server; segments answered from cached best hits %.0f, best hits computed %.0f",
 			qq.name, faults1-faults0, best1["used"]-best0["used"], best1["built"]-best0["built"])
 		for _, p := range []float64{0.50, 0.99} {
-			ql, bl := res.percentile(p), floor.percentile(p)
+			ql, bl := res.Percentile(p), floor.Percentile(p)
 			st, tgt := "info", "-"
 			if p == 0.99 && qq.target > 0 {
-				tgt, st = "< "+millis(qq.target), status(ql < qq.target)
+				tgt, st = "< "+Millis(qq.target), Status(ql < qq.target)
 			}
-			s.rep.rows = append(s.rep.rows, row{
-				name:     fmt.Sprintf("%s p%.0f (%dk docs)", qq.name, p*100, n/1000),
-				quire:    millis(ql),
-				baseline: millis(bl),
-				ratio:    fmt.Sprintf("%.1f", ql.Seconds()/bl.Seconds()),
-				target:   tgt, status: st,
+			s.Rep.Rows = append(s.Rep.Rows, Row{
+				Name:     fmt.Sprintf("%s p%.0f (%dk docs)", qq.name, p*100, n/1000),
+				Quire:    Millis(ql),
+				Baseline: Millis(bl),
+				Ratio:    fmt.Sprintf("%.1f", ql.Seconds()/bl.Seconds()),
+				Target:   tgt, Status: st,
 			})
 		}
-		s.rep.note("%s: %.0f queries/s with %d clients", qq.name, res.rate(), searchClients)
+		s.Rep.Note("%s: %.0f queries/s with %d clients", qq.name, res.Rate(), searchClients)
 	}
-	s.rep.note("query latency baseline: GET /healthz under the same %d clients (the HTTP round trip on this machine)", searchClients)
-	peak := srv.rss.resetPeak()
-	s.rep.addAnon(fmt.Sprintf("server peak anonymous memory, search (%dk docs)", n/1000), idle, peak, anonTarget)
+	s.Rep.Note("query latency baseline: GET /healthz under the same %d clients (the HTTP round trip on this machine)", searchClients)
+	peak := srv.RSS.ResetPeak()
+	s.Rep.AddAnon(fmt.Sprintf("server peak anonymous memory, search (%dk docs)", n/1000), idle, peak, AnonTarget)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(restSettle):
 	}
-	s.rep.addRestAnon(fmt.Sprintf("server anonymous memory at rest after search (%dk docs)", n/1000), srv.rss.current(), restSettle, restAnonTarget)
+	s.Rep.AddRestAnon(fmt.Sprintf("server anonymous memory at rest after search (%dk docs)", n/1000), srv.RSS.Current(), restSettle, restAnonTarget)
 	// Search as you type over the same documents (issue 47), after the
 	// memory rows: the browser's queries are not theirs to count.
 	if err := s.consoleSearchRow(ctx, srv, c.words, n); err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	return srv.checkAlive()
+	return srv.CheckAlive()
 }
 
 // commonWords is how many of the most frequent words the common-word
@@ -369,11 +369,11 @@ const commonWords = 4
 
 // commonWordsNote reports how many documents the common words match by
 // the server's totalCount (exact since issue 14; 1,000 at most before).
-func (s *session) commonWordsNote(ctx context.Context, srv *server, c *corpus, n int) error {
+func (s *Session) commonWordsNote(ctx context.Context, srv *Server, c *corpus, n int) error {
 	var counts []string
 	for _, w := range c.words[:commonWords] {
 		b, _ := json.Marshal(map[string]any{"query": map[string]any{"text": w}})
-		resp, err := srv.request(ctx, http.MethodPost, "/searchFulltext", strings.NewReader(string(b)), int64(len(b)), "application/json")
+		resp, err := srv.Request(ctx, http.MethodPost, "/searchFulltext", strings.NewReader(string(b)), int64(len(b)), "application/json")
 		if err != nil {
 			return err
 		}
@@ -387,7 +387,7 @@ func (s *session) commonWordsNote(ctx context.Context, srv *server, c *corpus, n
 		}
 		counts = append(counts, fmt.Sprintf("%s %d", w, out.TotalCount))
 	}
-	s.rep.note("common words (totalCount of /searchFulltext, of %d documents): %s", n, strings.Join(counts, ", "))
+	s.Rep.Note("common words (totalCount of /searchFulltext, of %d documents): %s", n, strings.Join(counts, ", "))
 	return nil
 }
 
@@ -408,8 +408,8 @@ func drainOK(resp *http.Response) error {
 
 // bestHits reads the server's quire_index_best_hits_total counters by
 // their result label.
-func bestHits(ctx context.Context, srv *server) (map[string]float64, error) {
-	resp, err := srv.request(ctx, http.MethodGet, "/metrics", nil, 0, "")
+func bestHits(ctx context.Context, srv *Server) (map[string]float64, error) {
+	resp, err := srv.Request(ctx, http.MethodGet, "/metrics", nil, 0, "")
 	if err != nil {
 		return nil, err
 	}
@@ -451,33 +451,33 @@ func bestHits(ctx context.Context, srv *server) (map[string]float64, error) {
 type searchQuery struct {
 	name   string
 	target time.Duration // p99 goal at 100,000 documents, 0 for none
-	op     loadOp
+	op     LoadOp
 }
 
 // searchQueries returns a GET of a path against srv (for the HTTP floor)
 // and every query type the search benchmarks measure over corpus c.
-func searchQueries(srv *server, c *corpus) (func(path string) loadOp, []searchQuery) {
-	get := func(path string) loadOp {
+func searchQueries(srv *Server, c *corpus) (func(path string) LoadOp, []searchQuery) {
+	get := func(path string) LoadOp {
 		return func(ctx context.Context, w, i int) error {
-			resp, err := srv.request(ctx, http.MethodGet, path, nil, 0, "")
+			resp, err := srv.Request(ctx, http.MethodGet, path, nil, 0, "")
 			if err != nil {
 				return err
 			}
 			return drainOK(resp)
 		}
 	}
-	postTo := func(path string, body func(r *rand.Rand) any) loadOp {
+	postTo := func(path string, body func(r *rand.Rand) any) LoadOp {
 		return func(ctx context.Context, w, i int) error {
 			r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
 			b, _ := json.Marshal(body(r))
-			resp, err := srv.request(ctx, http.MethodPost, path, strings.NewReader(string(b)), int64(len(b)), "application/json")
+			resp, err := srv.Request(ctx, http.MethodPost, path, strings.NewReader(string(b)), int64(len(b)), "application/json")
 			if err != nil {
 				return err
 			}
 			return drainOK(resp)
 		}
 	}
-	post := func(body func(r *rand.Rand) any) loadOp { return postTo("/search", body) }
+	post := func(body func(r *rand.Rand) any) LoadOp { return postTo("/search", body) }
 	// Rare words: ranks 20 to 420 of the Zipf vocabulary, each in 0.2% to
 	// 22% of the documents. Common words: ranks 0 to 3, each in 52% to 66%
 	// of them (a query's cost must not grow with its matches).

@@ -59,8 +59,8 @@ func (s segmentState) String() string {
 }
 
 // indexSegments reads the segment gauges from the server's /metrics.
-func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
-	resp, err := srv.request(ctx, http.MethodGet, "/metrics", nil, 0, "")
+func indexSegments(ctx context.Context, srv *Server) (segmentState, error) {
+	resp, err := srv.Request(ctx, http.MethodGet, "/metrics", nil, 0, "")
 	if err != nil {
 		return segmentState{}, err
 	}
@@ -113,7 +113,7 @@ func indexSegments(ctx context.Context, srv *server) (segmentState, error) {
 // they are evidently not going to run (none ran for
 // mergeNotStarted), for at most mergeWaitMax. It returns the state it
 // ended at and how long it waited.
-func waitIdleMerge(ctx context.Context, srv *server, logf func(string, ...any)) (segmentState, time.Duration, error) {
+func waitIdleMerge(ctx context.Context, srv *Server, logf func(string, ...any)) (segmentState, time.Duration, error) {
 	began := time.Now()
 	lastActive := began
 	first := true

@@ -37,45 +37,45 @@ const (
 // /readyz and /metrics: high enough never to answer 429 to the bench.
 const benchProbeLimit = "100000/s burst 1000000, global 100000/s burst 1000000"
 
-// server is a bin/quire child process serving on a loopback port.
-type server struct {
+// Server is a bin/quire child process serving on a loopback port.
+type Server struct {
 	cmd      *exec.Cmd
 	cancel   context.CancelFunc // stops the child: SIGTERM, then kill
 	exited   chan struct{}      // closed when the child has exited
 	waitErr  error              // the child's exit status, set before exited closes
 	logPath  string
 	logFile  *os.File
-	base     string // http://127.0.0.1:<port>
-	token    string
-	client   *http.Client // API calls, with a timeout
+	Base     string // http://127.0.0.1:<port>
+	Token    string
+	Client   *http.Client // API calls, with a timeout
 	transfer *http.Client // signed-URL transfers, bounded by their ctx
-	rss      *rssSampler
+	RSS      *RSSSampler
 	once     sync.Once
-	readyIn  time.Duration // from the start to the first answer of /healthz
+	ReadyIn  time.Duration // from the start to the first answer of /healthz
 }
 
-// startServer starts bin serving dataDir on a free loopback port, waits
+// StartServer starts bin serving dataDir on a free loopback port, waits
 // until it answers, and gets an admin token. On error nothing is left
 // running.
-func startServer(ctx context.Context, bin, dataDir, logPath string) (*server, error) {
-	return startServerWith(ctx, bin, dataDir, logPath, serverOpts{})
+func StartServer(ctx context.Context, bin, dataDir, logPath string) (*Server, error) {
+	return StartServerWith(ctx, bin, dataDir, logPath, ServerOpts{})
 }
 
-// serverOpts are the ways a benchmark may start the server differently.
-type serverOpts struct {
-	cg   *cgroup  // run it inside this memory cgroup, nil for none
-	env  []string // added to the benchmark's environment
-	args []string // added to serve's flags
-	// ready bounds the wait for the server to answer (0: readyTimeout).
+// ServerOpts are the ways a benchmark may start the server differently.
+type ServerOpts struct {
+	Cgroup *Cgroup  // run it inside this memory cgroup, nil for none
+	Env    []string // added to the benchmark's environment
+	Args   []string // added to serve's flags
+	// Ready bounds the wait for the server to answer (0: readyTimeout).
 	// A million documents in a memory limit with a cold page cache take
 	// tens of seconds before the first answer (storage/DESIGN.md,
 	// "Counting at a million").
-	ready time.Duration
+	Ready time.Duration
 }
 
-// startServerWith is startServer with o.
-func startServerWith(ctx context.Context, bin, dataDir, logPath string, o serverOpts) (*server, error) {
-	port, err := freePort()
+// StartServerWith is startServer with o.
+func StartServerWith(ctx context.Context, bin, dataDir, logPath string, o ServerOpts) (*Server, error) {
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -88,10 +88,10 @@ func startServerWith(ctx context.Context, bin, dataDir, logPath string, o server
 	// The HTTP floor of the query rows is GET /healthz from 8 clients,
 	// far over the probe class's default rate limit (10/s per client).
 	args := append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--public-url", "http://" + addr,
-		"--ratelimit-probe", benchProbeLimit}, o.args...)
-	cmd := o.cg.command(cctx, bin, args...)
-	if len(o.env) > 0 {
-		cmd.Env = append(os.Environ(), o.env...)
+		"--ratelimit-probe", benchProbeLimit}, o.Args...)
+	cmd := o.Cgroup.Command(cctx, bin, args...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -103,26 +103,26 @@ func startServerWith(ctx context.Context, bin, dataDir, logPath string, o server
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	tr := newTransport()
-	s := &server{
+	s := &Server{
 		cmd: cmd, cancel: cancel, exited: make(chan struct{}),
-		logPath: logPath, logFile: logFile, base: "http://" + addr,
-		client:   &http.Client{Transport: tr, Timeout: apiTimeout},
+		logPath: logPath, logFile: logFile, Base: "http://" + addr,
+		Client:   &http.Client{Transport: tr, Timeout: apiTimeout},
 		transfer: &http.Client{Transport: tr},
 	}
 	go func() {
 		s.waitErr = cmd.Wait()
 		close(s.exited)
 	}()
-	s.rss = startRSS(cmd.Process.Pid, rssEvery)
-	if err := s.init(ctx, bin, dataDir, cmp.Or(o.ready, readyTimeout)); err != nil {
-		s.stop()
-		return nil, s.withLog(err)
+	s.RSS = startRSS(cmd.Process.Pid, rssEvery)
+	if err := s.init(ctx, bin, dataDir, cmp.Or(o.Ready, readyTimeout)); err != nil {
+		s.Stop()
+		return nil, s.WithLog(err)
 	}
 	return s, nil
 }
 
 // init waits for the server to answer and mints a token.
-func (s *server) init(ctx context.Context, bin, dataDir string, ready time.Duration) error {
+func (s *Server) init(ctx context.Context, bin, dataDir string, ready time.Duration) error {
 	if err := s.waitReady(ctx, ready); err != nil {
 		return err
 	}
@@ -130,8 +130,8 @@ func (s *server) init(ctx context.Context, bin, dataDir string, ready time.Durat
 	if err != nil {
 		return fmt.Errorf("quire token: %w", exitDetail(err))
 	}
-	s.token = strings.TrimSpace(string(out))
-	if s.token == "" {
+	s.Token = strings.TrimSpace(string(out))
+	if s.Token == "" {
 		return errors.New("quire token printed nothing")
 	}
 	return nil
@@ -150,9 +150,9 @@ func newTransport() *http.Transport {
 	}
 }
 
-// freePort asks the kernel for a free loopback port. Another process could
+// FreePort asks the kernel for a free loopback port. Another process could
 // take it before the server binds it; startServer then fails loudly.
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -162,19 +162,19 @@ func freePort() (int, error) {
 }
 
 // waitReady polls GET /healthz until it answers 200, for at most limit.
-func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
+func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 	began := time.Now()
 	deadline := began.Add(limit)
 	for time.Now().Before(deadline) {
-		if err := s.checkAlive(); err != nil {
+		if err := s.CheckAlive(); err != nil {
 			return err
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
-		if resp, err := s.client.Do(req); err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+"/healthz", nil)
+		if resp, err := s.Client.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				s.readyIn = time.Since(began)
+				s.ReadyIn = time.Since(began)
 				return nil
 			}
 		}
@@ -187,16 +187,16 @@ func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
 	return fmt.Errorf("server not ready after %s", limit)
 }
 
-// waitIndexed polls GET /readyz until the server's index queue is empty
+// WaitIndexed polls GET /readyz until the server's index queue is empty
 // and returns how long that took.
-func (s *server) waitIndexed(ctx context.Context, limit time.Duration) (time.Duration, error) {
+func (s *Server) WaitIndexed(ctx context.Context, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
 	for time.Since(start) < limit {
-		if err := s.checkAlive(); err != nil {
+		if err := s.CheckAlive(); err != nil {
 			return 0, err
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
-		if resp, err := s.client.Do(req); err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+"/readyz", nil)
+		if resp, err := s.Client.Do(req); err == nil {
 			var body struct {
 				Index struct {
 					Queued uint64 `json:"queued"`
@@ -217,8 +217,8 @@ func (s *server) waitIndexed(ctx context.Context, limit time.Duration) (time.Dur
 	return 0, fmt.Errorf("index queue not empty after %s", limit)
 }
 
-// checkAlive returns an error if the child has exited.
-func (s *server) checkAlive() error {
+// CheckAlive returns an error if the child has exited.
+func (s *Server) CheckAlive() error {
 	select {
 	case <-s.exited:
 		return fmt.Errorf("server exited: %v", s.waitErr)
@@ -227,23 +227,23 @@ func (s *server) checkAlive() error {
 	}
 }
 
-// pid returns the child's process id.
-func (s *server) pid() int { return s.cmd.Process.Pid }
+// PID returns the child's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// stop shuts the child down (SIGTERM, then kill after stopGrace) and waits
+// Stop shuts the child down (SIGTERM, then kill after stopGrace) and waits
 // for it. It is safe to call more than once.
-func (s *server) stop() {
+func (s *Server) Stop() {
 	s.once.Do(func() {
-		s.rss.stop()
+		s.RSS.stop()
 		s.cancel()
 		<-s.exited
-		s.client.CloseIdleConnections()
+		s.Client.CloseIdleConnections()
 		s.logFile.Close()
 	})
 }
 
-// withLog appends the tail of the server log to err.
-func (s *server) withLog(err error) error {
+// WithLog appends the tail of the server log to err.
+func (s *Server) WithLog(err error) error {
 	b, rerr := os.ReadFile(s.logPath)
 	if rerr != nil || len(b) == 0 {
 		return err
@@ -254,16 +254,16 @@ func (s *server) withLog(err error) error {
 	return fmt.Errorf("%w\n--- server log (tail) ---\n%s", err, b)
 }
 
-// request sends a request to path. An API path ("/documents") gets the
+// Request sends a request to path. An API path ("/documents") gets the
 // token and the API client's timeout; a signed URL the server returned
 // (which must point back at it) is its own credential, and transfers to
 // it are bounded by ctx alone, as they can take minutes.
-func (s *server) request(ctx context.Context, method, path string, body io.Reader, size int64, ctype string) (*http.Response, error) {
+func (s *Server) Request(ctx context.Context, method, path string, body io.Reader, size int64, ctype string) (*http.Response, error) {
 	signed := strings.Contains(path, "://")
-	if signed && !strings.HasPrefix(path, s.base+"/") {
+	if signed && !strings.HasPrefix(path, s.Base+"/") {
 		return nil, fmt.Errorf("refusing a URL outside the server: %s", path)
 	}
-	u, client := s.base+path, s.client
+	u, client := s.Base+path, s.Client
 	if signed {
 		u, client = path, s.transfer
 	}
@@ -278,14 +278,14 @@ func (s *server) request(ctx context.Context, method, path string, body io.Reade
 		req.Header.Set("Content-Type", ctype)
 	}
 	if !signed {
-		req.Header.Set("Authorization", s.token)
+		req.Header.Set("Authorization", s.Token)
 	}
 	return client.Do(req)
 }
 
-// doJSON sends in (if not nil) as JSON, checks the status is want and
+// DoJSON sends in (if not nil) as JSON, checks the status is want and
 // decodes the response into out (if not nil).
-func (s *server) doJSON(ctx context.Context, method, path string, in any, want int, out any) error {
+func (s *Server) DoJSON(ctx context.Context, method, path string, in any, want int, out any) error {
 	var body io.Reader
 	var size int64
 	ctype := ""
@@ -297,12 +297,12 @@ func (s *server) doJSON(ctx context.Context, method, path string, in any, want i
 		}
 		body, size = bytes.NewReader(b), int64(len(b))
 	}
-	resp, err := s.request(ctx, method, path, body, size, ctype)
+	resp, err := s.Request(ctx, method, path, body, size, ctype)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if err := checkStatus(resp, want); err != nil {
+	if err := CheckStatus(resp, want); err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if out == nil {
@@ -312,9 +312,9 @@ func (s *server) doJSON(ctx context.Context, method, path string, in any, want i
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// checkStatus returns an error quoting the start of the body if resp's
+// CheckStatus returns an error quoting the start of the body if resp's
 // status is not want; it drains the body so the connection can be reused.
-func checkStatus(resp *http.Response, want int) error {
+func CheckStatus(resp *http.Response, want int) error {
 	if resp.StatusCode == want {
 		return nil
 	}
@@ -332,42 +332,42 @@ func exitDetail(err error) error {
 	return err
 }
 
-// jsonDecode decodes a response body and closes it.
-func jsonDecode(resp *http.Response, out any) error {
+// JSONDecode decodes a response body and closes it.
+func JSONDecode(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// indexState reads the index queue and lag from /readyz.
-func (s *server) indexState(ctx context.Context) (uint64, time.Duration, error) {
+// IndexState reads the index queue and lag from /readyz.
+func (s *Server) IndexState(ctx context.Context) (uint64, time.Duration, error) {
 	var body struct {
 		Index struct {
 			Queued     uint64  `json:"queued"`
 			LagSeconds float64 `json:"lagSeconds"`
 		} `json:"index"`
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
-	resp, err := s.client.Do(req)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Base+"/readyz", nil)
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := jsonDecode(resp, &body); err != nil {
+	if err := JSONDecode(resp, &body); err != nil {
 		return 0, 0, err
 	}
 	return body.Index.Queued, time.Duration(body.Index.LagSeconds * float64(time.Second)), nil
 }
 
-// tail returns the end of a command's output.
-func tail(b []byte) string {
+// Tail returns the end of a command's output.
+func Tail(b []byte) string {
 	if len(b) > logTail {
 		b = b[len(b)-logTail:]
 	}
 	return strings.TrimSpace(string(b))
 }
 
-// cpuProfile writes a CPU profile of the server at pprofAt over d
+// CPUProfile writes a CPU profile of the server at pprofAt over d
 // (starting after the load's warm-up second) to path.
-func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
+func CPUProfile(ctx context.Context, pprofAt string, d time.Duration, path string) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -386,7 +386,7 @@ func cpuProfile(ctx context.Context, pprofAt string, d time.Duration, path strin
 		return fmt.Errorf("cpu profile: %w", err)
 	}
 	defer resp.Body.Close()
-	if err := checkStatus(resp, http.StatusOK); err != nil {
+	if err := CheckStatus(resp, http.StatusOK); err != nil {
 		return fmt.Errorf("cpu profile: %w", err)
 	}
 	f, err := os.Create(path)

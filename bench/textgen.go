@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// textGen makes text of realistic words: a Zipf-distributed vocabulary of
+// TextGen makes text of realistic words: a Zipf-distributed vocabulary of
 // 20,000 made-up words, like the search benchmark's corpus. Every document
 // differs, so neither the server's content deduplication nor a cache
 // flatters the figures. (Random letter soup would make every word a new
 // term, the worst case of any fulltext index and unlike any office's
 // documents.)
-type textGen struct {
+type TextGen struct {
 	r     *rand.Rand
 	z     *rand.Zipf
 	vocab []string
@@ -36,18 +36,18 @@ var benchVocab = func() []string {
 	return out
 }()
 
-// newTextGens returns one generator per worker, each seeded differently.
-func newTextGens(n int) []*textGen {
-	gs := make([]*textGen, n)
+// NewTextGens returns one generator per worker, each seeded differently.
+func NewTextGens(n int) []*TextGen {
+	gs := make([]*TextGen, n)
 	for i := range gs {
 		r := rand.New(rand.NewPCG(rand.Uint64(), uint64(i)))
-		gs[i] = &textGen{r: r, z: rand.NewZipf(r, 1.1, 4, uint64(len(benchVocab)-1)), vocab: benchVocab}
+		gs[i] = &TextGen{r: r, z: rand.NewZipf(r, 1.1, 4, uint64(len(benchVocab)-1)), vocab: benchVocab}
 	}
 	return gs
 }
 
-// text returns n new bytes of text.
-func (g *textGen) text(n int) []byte {
+// Text returns n new bytes of text.
+func (g *TextGen) Text(n int) []byte {
 	b := make([]byte, 0, n+32)
 	for len(b) < n {
 		w := g.vocab[g.z.Uint64()]

@@ -12,16 +12,16 @@ import (
 // document with 1,000 earlier versions, listing all of them (10 pages of
 // 100) and reading its oldest version's content, each against reading the
 // current content of the same document in the same run.
-func (s *session) versionsBench(ctx context.Context, srv *server) error {
+func (s *Session) versionsBench(ctx context.Context, srv *Server) error {
 	const versions, rounds = 1000, 30
-	s.logf("versions: one document, %d content changes", versions)
+	s.Logf("versions: one document, %d content changes", versions)
 	var created struct{ DocumentID string }
-	if err := srv.doJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": "bench/versions.txt", "content": "version 0", "contentType": "text/plain"}, http.StatusCreated, &created); err != nil {
+	if err := srv.DoJSON(ctx, http.MethodPost, "/documents", map[string]any{"path": "bench/versions.txt", "content": "version 0", "contentType": "text/plain"}, http.StatusCreated, &created); err != nil {
 		return err
 	}
 	doc := "/documents/" + created.DocumentID
 	for i := 1; i <= versions; i++ {
-		if err := srv.doJSON(ctx, http.MethodPatch, doc, map[string]any{"content": fmt.Sprintf("version %d", i), "contentType": "text/plain"}, http.StatusOK, nil); err != nil {
+		if err := srv.DoJSON(ctx, http.MethodPatch, doc, map[string]any{"content": fmt.Sprintf("version %d", i), "contentType": "text/plain"}, http.StatusOK, nil); err != nil {
 			return err
 		}
 	}
@@ -38,7 +38,7 @@ func (s *session) versionsBench(ctx context.Context, srv *server) error {
 				Documents []struct{ VersionKey string }
 				Next      string
 			}
-			if err := srv.doJSON(ctx, http.MethodGet, p, nil, http.StatusOK, &page); err != nil {
+			if err := srv.DoJSON(ctx, http.MethodGet, p, nil, http.StatusOK, &page); err != nil {
 				return n, err
 			}
 			n += len(page.Documents)
@@ -72,7 +72,7 @@ func (s *session) versionsBench(ctx context.Context, srv *server) error {
 	read := func(q string) func() error {
 		return func() error {
 			var c struct{ Content string }
-			return srv.doJSON(ctx, http.MethodGet, doc+"/content"+q, nil, http.StatusOK, &c)
+			return srv.DoJSON(ctx, http.MethodGet, doc+"/content"+q, nil, http.StatusOK, &c)
 		}
 	}
 	current, err := timeIt(read(""))
@@ -84,12 +84,12 @@ func (s *session) versionsBench(ctx context.Context, srv *server) error {
 		return err
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-	s.rep.rows = append(s.rep.rows,
-		row{name: fmt.Sprintf("versions: list all %d states (pages of 100), median", listed), quire: ms(list), baseline: ms(current),
-			ratio: fmt.Sprintf("%.1f", float64(list)/float64(current)), target: "-", status: "info"},
-		row{name: "versions: read the oldest version's content, median", quire: ms(old), baseline: ms(current),
-			ratio: fmt.Sprintf("%.2f", float64(old)/float64(current)), target: "-", status: "info"},
+	s.Rep.Rows = append(s.Rep.Rows,
+		Row{Name: fmt.Sprintf("versions: list all %d states (pages of 100), median", listed), Quire: ms(list), Baseline: ms(current),
+			Ratio: fmt.Sprintf("%.1f", float64(list)/float64(current)), Target: "-", Status: "info"},
+		Row{Name: "versions: read the oldest version's content, median", Quire: ms(old), Baseline: ms(current),
+			Ratio: fmt.Sprintf("%.2f", float64(old)/float64(current)), Target: "-", Status: "info"},
 	)
-	s.rep.note("versions: baseline is reading the current content of the same document (%d rounds each)", rounds)
+	s.Rep.Note("versions: baseline is reading the current content of the same document (%d rounds each)", rounds)
 	return nil
 }
