@@ -25,33 +25,33 @@
 //     actions/s until the pipeline is idle beside raw Badger doing the
 //     durable minimum per action (read, hash, two synced transactions) with
 //     the same 4 workers, and sampled create-to-searchable latency;
-//   - OCR (ocr.go, scan.go): scanned pages generated in the run (A4,
+//   - OCR (internal/ocr): scanned pages generated in the run (A4,
 //     300 dpi, image-only PDFs) read by the pipeline's OCR action in
 //     pages/min beside tesseract run directly on the same pages, and the
 //     time from the upload of a 10-page scan until a word printed on its
 //     last page finds it;
-//   - sustained ingest and fulltext freshness (ingest.go): 30,000 creates
-//     beside raw Badger writing as many synced transactions, repeated for
+//   - sustained ingest and fulltext freshness (internal/ingest): 30,000
+//     creates beside raw Badger writing as many synced transactions, repeated for
 //     the run-to-run spread, without and with a site's default processing
 //     (processing.defaultActions; measured once the server keeps it); 60 s
 //     of creates while sampled documents are polled until a text search
 //     finds them;
-//   - scanner intake (intake.go): files per second taken from a watched
-//     folder beside plain POST /documents creates of files of the same
+//   - scanner intake (internal/intake): files per second taken from a
+//     watched folder beside plain POST /documents creates of files of the same
 //     sizes, one after another;
-//   - cluster (cluster.go): three in-process nodes beside one: ingest,
+//   - cluster (internal/cluster): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
-//   - signed links (links.go): 64 clients of one address download 5,000
-//     documents through their signed URLs beside the same downloads
+//   - signed links (internal/links): 64 clients of one address download
+//     5,000 documents through their signed URLs beside the same downloads
 //     through GET /documents/{id}/content, with the default rate limits;
-//   - console (console.go): the web console in headless Chromium: first
-//     load, opening a folder of 10,000 documents (in the open console, and
+//   - console (internal/console): the web console in headless Chromium:
+//     first load, opening a folder of 10,000 documents (in the open console, and
 //     as a first load with the cache off), bulk-tagging 1,000 documents
 //     through the bulk bar, search as you type (at 10,000 documents here,
 //     and at the search benchmark's 100,000);
-//   - scale (scale.go, -scale-only, make bench-scale, as root): the search
-//     corpus at 1,000,000 documents served from inside a memory cgroup,
+//   - scale (internal/search, -scale-only, make bench-scale, as root): the
+//     search corpus at 1,000,000 documents served from inside a memory cgroup,
 //     one row per limit beside the unlimited row, the rare words' first
 //     pass on the cold cache reported apart from the measured phases;
 //   - search: 100,000 generated documents indexed by quire reindex beside
@@ -64,6 +64,20 @@
 // (heap, stacks) in every phase, and checks that the upload reads back
 // intact. Temporary files and the child process are removed on
 // every exit path the process survives.
+//
+// This package only parses the flags and runs the rows in order. What
+// every row shares (the run's Config and Session, starting bin/quire or
+// an in-process node, the memory, CPU and cgroup samplers, the loads, the
+// upload's baselines, the Report) is bench/internal/harness; the rows are
+// in bench/internal/ingest (create, upload, pipeline, sustained ingest,
+// freshness, burst), search (search, the idle-merge wait, scale, the
+// replica digest walk), ocr, console, cluster (with the exactly-once
+// writers), backup, versions, links and intake. A scaled-down freshness
+// row for engineers who may not run the bench on a shared machine is
+// BenchmarkFreshnessProcessing:
+//
+//	go test -c -o freshness.test ./bench/internal/ingest/
+//	QUIRE_BIN=$PWD/bin/quire QUIRE_HARNESS_SECS=20 ./freshness.test -test.run '^$' -test.bench BenchmarkFreshnessProcessing
 package main
 
 import (
@@ -79,17 +93,28 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"quire/bench/internal/backup"
+	"quire/bench/internal/cluster"
+	"quire/bench/internal/console"
+	"quire/bench/internal/harness"
+	"quire/bench/internal/ingest"
+	"quire/bench/internal/intake"
+	"quire/bench/internal/links"
+	"quire/bench/internal/ocr"
+	"quire/bench/internal/search"
+	"quire/bench/internal/versions"
 )
 
 // newConfig returns the parameters of a full or a quick run.
-func newConfig(bin, out string, quick bool) Config {
-	c := Config{
+func newConfig(bin, out string, quick bool) harness.Config {
+	c := harness.Config{
 		Bin: bin, Out: out, Quick: quick,
 		Clients: 64, DocSize: 4 << 10,
 		Warmup: time.Second, Window: 10 * time.Second,
 		UploadSize:  1 << 30,
 		IngestRuns:  3,
-		OCRDefaults: DefaultsAuto, IngestProc: ProcBoth,
+		OCRDefaults: ocr.DefaultsAuto, IngestProc: ingest.ProcBoth,
 	}
 	if quick {
 		c.Window = 3 * time.Second
@@ -106,11 +131,11 @@ func main() {
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
-	ingestProc := flag.String("ingest-processing", ProcBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
+	ingestProc := flag.String("ingest-processing", ingest.ProcBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
 	ocrOnly := flag.Bool("ocr-only", false, "run the OCR benchmarks alone (pages/min beside tesseract, upload to searchable of a 10-page scan)")
 	ocrPagesF := flag.Int("ocr-pages", 0, "pages of each of the OCR throughput row's 4 scans (0: 5, or 1 with -quick)")
 	ocrScanPagesF := flag.Int("ocr-scan-pages", 0, "pages of the upload-to-searchable scan (0: 10, or 3 with -quick)")
-	ocrDefaults := flag.String("ocr-defaults", DefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
+	ocrDefaults := flag.String("ocr-defaults", ocr.DefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
 	bulkDocs := flag.Int("bulk-docs", 0, "documents of the console's bulk-tag row (0: 1,000, or 200 with -quick)")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
@@ -128,15 +153,15 @@ func main() {
 	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
 	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
 	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
-	scaleIngest := flag.Int("scale-ingest", SustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
+	scaleIngest := flag.Int("scale-ingest", ingest.SustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
 	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
-	if !slices.Contains([]string{DefaultsAuto, DefaultsNamed, DefaultsDefault}, *ocrDefaults) {
+	if !slices.Contains([]string{ocr.DefaultsAuto, ocr.DefaultsNamed, ocr.DefaultsDefault}, *ocrDefaults) {
 		fmt.Fprintf(os.Stderr, "bench: -ocr-defaults: %q is not auto, named or default\n", *ocrDefaults)
 		os.Exit(2)
 	}
-	if !slices.Contains([]string{ProcBoth, ProcOff, ProcOn}, *ingestProc) {
+	if !slices.Contains([]string{ingest.ProcBoth, ingest.ProcOff, ingest.ProcOn}, *ingestProc) {
 		fmt.Fprintf(os.Stderr, "bench: -ingest-processing: %q is not both, off or on\n", *ingestProc)
 		os.Exit(2)
 	}
@@ -191,15 +216,15 @@ func main() {
 
 // run runs every benchmark, prints the report (also a partial one when a
 // benchmark failed) and returns the exit code.
-func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
-	rep := NewReport(cfg)
+func run(ctx context.Context, cfg harness.Config, stdout, stderr io.Writer) int {
+	rep := harness.NewReport(cfg)
 	err := runAll(ctx, cfg, rep, stderr)
 	if err != nil {
 		rep.Note("FAILED: %v", err)
 	}
 	rep.WriteText(stdout)
 	if cfg.Out != "" {
-		if werr := WriteMarkdown(cfg.Out, rep); werr != nil {
+		if werr := harness.WriteMarkdown(cfg.Out, rep); werr != nil {
 			fmt.Fprintln(stderr, "bench:", werr)
 			return 1
 		}
@@ -214,7 +239,7 @@ func run(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
 // runAll runs the benchmarks in order, adding rows to rep as results come.
 // Deferred calls stop the server and remove the temporary directory on
 // every return, a panic in this goroutine included.
-func runAll(ctx context.Context, cfg Config, rep *Report, progress io.Writer) error {
+func runAll(ctx context.Context, cfg harness.Config, rep *harness.Report, progress io.Writer) error {
 	if _, err := os.Stat(cfg.Bin); err != nil {
 		return fmt.Errorf("quire binary: %w (run make build first)", err)
 	}
@@ -223,73 +248,73 @@ func runAll(ctx context.Context, cfg Config, rep *Report, progress io.Writer) er
 		return err
 	}
 	defer os.RemoveAll(root)
-	s := &Session{Cfg: cfg, Rep: rep, Root: root, Progress: progress}
+	s := &harness.Session{Cfg: cfg, Rep: rep, Root: root, Progress: progress}
 	if cfg.ScaleOnly {
-		return s.scaleBench(ctx)
+		return search.Scale(ctx, s)
 	}
 	if cfg.SearchOnly {
-		return s.searchBench(ctx)
+		return search.Run(ctx, s)
 	}
 	if cfg.PipelineOnly {
-		return s.pipelineBench(ctx)
+		return ingest.Pipeline(ctx, s)
 	}
 	if cfg.OCROnly {
-		return s.ocrBench(ctx)
+		return ocr.Run(ctx, s)
 	}
 	if cfg.IngestOnly {
-		return s.ingestBench(ctx)
+		return ingest.Run(ctx, s)
 	}
 	if cfg.ClusterOnly {
-		return s.clusterBench(ctx)
+		return cluster.Run(ctx, s)
 	}
 	if cfg.ConsoleOnly {
-		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
-		if err := s.consoleBench(ctx, srv); err != nil {
+		if err := console.Run(ctx, s, srv); err != nil {
 			return srv.WithLog(err)
 		}
 		return nil
 	}
 	if cfg.IntakeOnly {
-		return s.intakeBench(ctx)
+		return intake.Run(ctx, s)
 	}
 	if cfg.LinksOnly {
-		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
-		if err := s.linksBench(ctx, srv, cfg.LinksDocs); err != nil {
+		if err := links.Run(ctx, s, srv, cfg.LinksDocs); err != nil {
 			return srv.WithLog(err)
 		}
 		return nil
 	}
 	if cfg.VersionsOnly {
-		srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
-		if err := s.versionsBench(ctx, srv); err != nil {
+		if err := versions.Run(ctx, s, srv); err != nil {
 			return srv.WithLog(err)
 		}
 		return nil
 	}
 
-	base, err := s.badgerBaseline(ctx)
+	base, err := ingest.BadgerBaseline(ctx, s)
 	if err != nil {
 		return err
 	}
-	srv, err := StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	idle := srv.RSS.Current()
-	if err := s.create(ctx, srv, base, idle); err != nil {
+	if err := ingest.Create(ctx, s, srv, base, idle); err != nil {
 		return srv.WithLog(err)
 	}
 	// The index works behind the writes; the upload is measured on its
@@ -299,19 +324,19 @@ func runAll(ctx context.Context, cfg Config, rep *Report, progress io.Writer) er
 		return srv.WithLog(err)
 	}
 	s.Rep.Note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
-	if err := s.upload(ctx, srv); err != nil {
+	if err := ingest.Upload(ctx, s, srv); err != nil {
 		return srv.WithLog(err)
 	}
-	if err := s.backupBench(ctx, srv); err != nil {
+	if err := backup.Run(ctx, s, srv); err != nil {
 		return srv.WithLog(err)
 	}
-	if err := s.versionsBench(ctx, srv); err != nil {
+	if err := versions.Run(ctx, s, srv); err != nil {
 		return srv.WithLog(err)
 	}
-	if err := s.linksBench(ctx, srv, cfg.LinksDocs); err != nil {
+	if err := links.Run(ctx, s, srv, cfg.LinksDocs); err != nil {
 		return srv.WithLog(err)
 	}
-	if err := s.consoleBench(ctx, srv); err != nil {
+	if err := console.Run(ctx, s, srv); err != nil {
 		return srv.WithLog(err)
 	}
 	// Anonymous memory has no high-water mark in /proc; the samples' peak
@@ -319,28 +344,28 @@ func runAll(ctx context.Context, cfg Config, rep *Report, progress io.Writer) er
 	// catches peaks between two samples.
 	whole := srv.RSS.MaxEver()
 	whole.RSS = max(whole.RSS, whole.HWM)
-	rep.AddAnon("server peak anonymous memory, whole run", idle, whole, AnonTarget)
+	rep.AddAnon("server peak anonymous memory, whole run", idle, whole, harness.AnonTarget)
 	if err := srv.CheckAlive(); err != nil {
 		return err
 	}
 	srv.Stop()
-	if err := s.pipelineBench(ctx); err != nil {
+	if err := ingest.Pipeline(ctx, s); err != nil {
 		return err
 	}
-	if err := s.ocrBench(ctx); err != nil {
+	if err := ocr.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.ingestBench(ctx); err != nil {
+	if err := ingest.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.intakeBench(ctx); err != nil {
+	if err := intake.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.clusterBench(ctx); err != nil {
+	if err := cluster.Run(ctx, s); err != nil {
 		return err
 	}
 	if cfg.SkipSearch {
 		return nil
 	}
-	return s.searchBench(ctx)
+	return search.Run(ctx, s)
 }
