@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// pipelineWorkers is quire's default number of pipeline workers.
+// PipelineWorkers is quire's default number of pipeline workers.
 const PipelineWorkers = 4
 
 // ActionInfo is one action as GET /documents/{id}/actions shows it.

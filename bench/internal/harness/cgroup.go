@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// Memory cgroups for the scale benchmark (scale.go). The server runs in
-// a cgroup of its own with a memory limit, as on a small box: its page
-// cache (Badger's tables, Bleve's segments) is charged to the cgroup and
-// reclaimed under pressure, and an allocation past the limit that
-// reclaim cannot satisfy is an OOM kill.
+// Memory cgroups for the scale benchmark (bench/internal/search/scale.go).
+// The server runs in a cgroup of its own with a memory limit, as on a
+// small box: its page cache (Badger's tables, Bleve's segments) is
+// charged to the cgroup and reclaimed under pressure, and an allocation
+// past the limit that reclaim cannot satisfy is an OOM kill.
 //
 // cgroup v1 (a memory hierarchy at /sys/fs/cgroup/memory) and v2 (the
 // unified hierarchy at /sys/fs/cgroup with the memory controller) are
@@ -39,7 +39,7 @@ type Cgroup struct {
 	quit chan struct{}
 	done chan struct{}
 	mu   sync.Mutex
-	peak CgroupStat // field-wise peak since the last resetPeak
+	peak CgroupStat // field-wise peak since the last ResetPeak
 }
 
 // CgroupStat is what the benchmark reads of a cgroup, in bytes and counts.
@@ -97,6 +97,7 @@ func NewCgroup(name string, limit int64) (*Cgroup, error) {
 	return c, nil
 }
 
+// FileExists reports whether path can be stat'ed.
 func FileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -168,7 +169,7 @@ func readKV(path string) (map[string]uint64, error) {
 }
 
 // kernelPeak is the kernel's own high-water mark of the cgroup's charged
-// memory since the last resetPeak (v1 max_usage_in_bytes; v2 memory.peak,
+// memory since the last ResetPeak (v1 max_usage_in_bytes; v2 memory.peak,
 // Linux 5.19 and later), 0 when there is none.
 func (c *Cgroup) kernelPeak() int64 {
 	f := "memory.max_usage_in_bytes"

@@ -53,6 +53,8 @@ func StartInproc(dir string, cc node.ClusterConfig) (*Inproc, error) {
 		Client: &http.Client{Transport: tr, Timeout: apiTimeout}, transfer: &http.Client{Transport: tr}}}, nil
 }
 
+// Close closes the node (30 s at most) and the client's idle
+// connections; it is safe to call more than once.
 func (p *Inproc) Close() {
 	if p == nil || p.Node == nil {
 		return

@@ -74,7 +74,7 @@ func RunLoad(ctx context.Context, workers int, warmup, window time.Duration, op 
 	return LoadResult{Ops: len(w.lat), Errors: int(w.errors.Load()), FirstErr: w.firstErr, Window: window, Lat: w.lat}
 }
 
-// loadWindow is the state the workers of one runLoad share.
+// loadWindow is the state the workers of one RunLoad share.
 type loadWindow struct {
 	from, until time.Time
 	cancel      context.CancelFunc // ends the load after maxLoadErrors
@@ -177,7 +177,7 @@ func BadgerOp(db *badger.DB, cfg Config) LoadOp {
 }
 
 // CreateOp returns the operation of the creation benchmarks: POST
-// /documents with cfg.docSize bytes of text; word, when it returns one,
+// /documents with cfg.DocSize bytes of text; word, when it returns one,
 // is put in front of the text.
 func CreateOp(srv *Server, cfg Config, prefix string, word func() string, created func(word string)) LoadOp {
 	gens := NewTextGens(cfg.Clients)

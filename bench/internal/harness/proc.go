@@ -48,7 +48,7 @@ func readStatus(pid int) (ProcStatus, error) {
 }
 
 // RSSSampler polls a process's memory figures and keeps their peaks: the
-// peak since the last resetPeak (one benchmark phase) and over the whole
+// peak since the last ResetPeak (one benchmark phase) and over the whole
 // run. VmHWM alone cannot tell the phases apart.
 type RSSSampler struct {
 	pid  int
@@ -57,7 +57,7 @@ type RSSSampler struct {
 
 	mu   sync.Mutex
 	last ProcStatus
-	peak ProcStatus // since the last resetPeak
+	peak ProcStatus // since the last ResetPeak
 	ever ProcStatus // field-wise peak over the whole run
 }
 

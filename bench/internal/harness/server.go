@@ -73,7 +73,7 @@ type ServerOpts struct {
 	Ready time.Duration
 }
 
-// StartServerWith is startServer with o.
+// StartServerWith is StartServer with o.
 func StartServerWith(ctx context.Context, bin, dataDir, logPath string, o ServerOpts) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
@@ -151,7 +151,7 @@ func newTransport() *http.Transport {
 }
 
 // FreePort asks the kernel for a free loopback port. Another process could
-// take it before the server binds it; startServer then fails loudly.
+// take it before the server binds it; StartServer then fails loudly.
 func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

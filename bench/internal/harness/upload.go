@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// copyBuf is the buffer size of local copies: dd's bs=1M.
+// CopyBuf is the buffer size of local copies: dd's bs=1M.
 const CopyBuf = 1 << 20
 
 // UploadSeed returns a fresh seed for the upload stream.

@@ -38,7 +38,7 @@ func badgerCreate(ctx context.Context, dir string, cfg harness.Config) (harness.
 }
 
 // quireCreate is the creation benchmark: cfg.clients HTTP clients POST
-// /documents with cfg.docSize bytes of inline text and a path each.
+// /documents with cfg.DocSize bytes of inline text and a path each.
 func quireCreate(ctx context.Context, srv *harness.Server, cfg harness.Config) (harness.LoadResult, error) {
 	op := harness.CreateOp(srv, cfg, "c", nil, nil)
 	res := harness.RunLoad(ctx, cfg.Clients, cfg.Warmup, cfg.Window, op)

@@ -119,7 +119,7 @@ func harnessRun(ctx context.Context, dir string, cfg harness.Config, want []stri
 	profDone := make(chan error, 1)
 	if pprofAt != "" {
 		go func() {
-			// The middle of the load: from a quarter in (cpuProfile
+			// The middle of the load: from a quarter in (harness.CPUProfile
 			// waits its first second), for half of it.
 			select {
 			case <-ctx.Done():

@@ -94,7 +94,7 @@ type sustainedVariant struct {
 }
 
 // sustainedBench alternates raw Badger and a fresh quire server per
-// variant, each writing n documents, cfg.ingestRuns times.
+// variant, each writing n documents, cfg.IngestRuns times.
 func (s *session) sustainedBench(ctx context.Context) error {
 	n, runs := SustainedDocs, max(s.Cfg.IngestRuns, 1)
 	if s.Cfg.Quick {
@@ -330,7 +330,7 @@ func badgerCount(ctx context.Context, dir string, cfg harness.Config, n int) (ha
 	return res, res.Err()
 }
 
-// quireCountSampled is quireCount with freshness samples taken by fs.
+// quireCountSampled is harness.QuireCount with freshness samples taken by fs.
 func quireCountSampled(ctx context.Context, srv *harness.Server, cfg harness.Config, n int, fs *freshSampler) (harness.LoadResult, error) {
 	res := harness.RunCount(ctx, cfg.Clients, n, harness.CreateOp(srv, cfg, "s", fs.word, fs.created))
 	if err := ctx.Err(); err != nil {
@@ -456,7 +456,7 @@ func waitLagZero(ctx context.Context, srv *harness.Server, stopped time.Time, li
 }
 
 // freshSampler samples create-to-searchable latency under a creation
-// load: createOp puts word() in front of each document's text, and every
+// load: harness.CreateOp puts word() in front of each document's text, and every
 // freshnessEvery one just-created document (its 201 received) is polled
 // by that word until /search finds it.
 type freshSampler struct {
@@ -480,7 +480,7 @@ func newFreshSampler(ctx context.Context, srv *harness.Server) *freshSampler {
 // word returns the next word only one document holds.
 func (f *freshSampler) word() string { return fmt.Sprintf("qfr%09dz", f.seq.Add(1)) }
 
-// created is createOp's hook: it starts a probe at most every
+// created is harness.CreateOp's hook: it starts a probe at most every
 // freshnessEvery.
 func (f *freshSampler) created(w string) {
 	now := time.Now()
@@ -643,7 +643,7 @@ func (s *session) burstBench(ctx context.Context) error {
 	return nil
 }
 
-// createStatus is createOp returning the answer's status and whether it
+// createStatus is harness.CreateOp returning the answer's status and whether it
 // carried Retry-After, instead of failing on a status other than 201.
 func createStatus(ctx context.Context, srv *harness.Server, text []byte, w, i int) (int, bool, error) {
 	body, err := json.Marshal(harness.CreateRequest{

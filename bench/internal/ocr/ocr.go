@@ -442,7 +442,7 @@ func ocrText(ctx context.Context, srv *harness.Server, id string) (string, error
 	return *out.Data, nil
 }
 
-// ocrDefaults says how the upload-to-searchable row asks for OCR.
+// The values of -ocr-defaults: how the upload-to-searchable row asks for OCR.
 const (
 	DefaultsAuto    = "auto"    // the server's default processing when it gives OCR and FULLTEXT, else named actions
 	DefaultsNamed   = "named"   // the request names OCR and FULLTEXT

@@ -346,7 +346,7 @@ func scaleScratch(c harness.Config, root string) string {
 	return root
 }
 
-// scaleIngest creates cfg.scaleIngest documents in an empty server
+// scaleIngest creates cfg.ScaleIngest documents in an empty server
 // inside the row's cgroup.
 func (s *session) scaleIngest(ctx context.Context, opts harness.ServerOpts, r *scaleRow) error {
 	data := filepath.Join(scaleScratch(s.Cfg, s.Root), "ingest")
