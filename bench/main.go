@@ -25,33 +25,33 @@
 //     actions/s until the pipeline is idle beside raw Badger doing the
 //     durable minimum per action (read, hash, two synced transactions) with
 //     the same 4 workers, and sampled create-to-searchable latency;
-//   - OCR (ocr.go, scan.go): scanned pages generated in the run (A4,
+//   - OCR (internal/ocr): scanned pages generated in the run (A4,
 //     300 dpi, image-only PDFs) read by the pipeline's OCR action in
 //     pages/min beside tesseract run directly on the same pages, and the
 //     time from the upload of a 10-page scan until a word printed on its
 //     last page finds it;
-//   - sustained ingest and fulltext freshness (ingest.go): 30,000 creates
-//     beside raw Badger writing as many synced transactions, repeated for
+//   - sustained ingest and fulltext freshness (internal/ingest): 30,000
+//     creates beside raw Badger writing as many synced transactions, repeated for
 //     the run-to-run spread, without and with a site's default processing
 //     (processing.defaultActions; measured once the server keeps it); 60 s
 //     of creates while sampled documents are polled until a text search
 //     finds them;
-//   - scanner intake (intake.go): files per second taken from a watched
-//     folder beside plain POST /documents creates of files of the same
+//   - scanner intake (internal/intake): files per second taken from a
+//     watched folder beside plain POST /documents creates of files of the same
 //     sizes, one after another;
-//   - cluster (cluster.go): three in-process nodes beside one: ingest,
+//   - cluster (internal/cluster): three in-process nodes beside one: ingest,
 //     an upload through a follower, and the time from a leader kill to
 //     the first acknowledged write;
-//   - signed links (links.go): 64 clients of one address download 5,000
-//     documents through their signed URLs beside the same downloads
+//   - signed links (internal/links): 64 clients of one address download
+//     5,000 documents through their signed URLs beside the same downloads
 //     through GET /documents/{id}/content, with the default rate limits;
-//   - console (console.go): the web console in headless Chromium: first
-//     load, opening a folder of 10,000 documents (in the open console, and
+//   - console (internal/console): the web console in headless Chromium:
+//     first load, opening a folder of 10,000 documents (in the open console, and
 //     as a first load with the cache off), bulk-tagging 1,000 documents
 //     through the bulk bar, search as you type (at 10,000 documents here,
 //     and at the search benchmark's 100,000);
-//   - scale (scale.go, -scale-only, make bench-scale, as root): the search
-//     corpus at 1,000,000 documents served from inside a memory cgroup,
+//   - scale (internal/search, -scale-only, make bench-scale, as root): the
+//     search corpus at 1,000,000 documents served from inside a memory cgroup,
 //     one row per limit beside the unlimited row, the rare words' first
 //     pass on the cold cache reported apart from the measured phases;
 //   - search: 100,000 generated documents indexed by quire reindex beside
@@ -64,6 +64,20 @@
 // (heap, stacks) in every phase, and checks that the upload reads back
 // intact. Temporary files and the child process are removed on
 // every exit path the process survives.
+//
+// This package only parses the flags and runs the rows in order. What
+// every row shares (the run's Config and Session, starting bin/quire or
+// an in-process node, the memory, CPU and cgroup samplers, the loads, the
+// upload's baselines, the Report) is bench/internal/harness; the rows are
+// in bench/internal/ingest (create, upload, pipeline, sustained ingest,
+// freshness, burst), search (search, the idle-merge wait, scale, the
+// replica digest walk), ocr, console, cluster (with the exactly-once
+// writers), backup, versions, links and intake. A scaled-down freshness
+// row for engineers who may not run the bench on a shared machine is
+// BenchmarkFreshnessProcessing:
+//
+//	go test -c -o freshness.test ./bench/internal/ingest/
+//	QUIRE_BIN=$PWD/bin/quire QUIRE_HARNESS_SECS=20 ./freshness.test -test.run '^$' -test.bench BenchmarkFreshnessProcessing
 package main
 
 import (
@@ -74,68 +88,37 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"quire/bench/internal/backup"
+	"quire/bench/internal/cluster"
+	"quire/bench/internal/console"
+	"quire/bench/internal/harness"
+	"quire/bench/internal/ingest"
+	"quire/bench/internal/intake"
+	"quire/bench/internal/links"
+	"quire/bench/internal/ocr"
+	"quire/bench/internal/search"
+	"quire/bench/internal/versions"
 )
 
-// config holds the benchmark parameters, set from the flags.
-type config struct {
-	bin          string        // the quire binary
-	out          string        // Markdown report file, "" for none
-	quick        bool          // smoke-run sizes
-	cpuProfile   string        // CPU profiles of the 3-node rows: PREFIX.ingest, PREFIX.upload
-	clients      int           // concurrent creators
-	docSize      int           // bytes of inline content per document
-	warmup       time.Duration // load before the measured window
-	window       time.Duration // measured window of the creation benchmark
-	uploadSize   int64         // bytes of the streamed upload
-	skipSearch   bool          // leave out the search benchmark
-	searchOnly   bool          // run the search benchmark alone
-	pipelineOnly bool          // run the pipeline benchmark alone
-	ocrOnly      bool          // run the OCR benchmarks alone
-	ocrPages     int           // pages per document of the OCR throughput row, 0 for its default
-	ocrScanPages int           // pages of the upload-to-searchable scan, 0 for its default
-	ocrDefaults  string        // how that scan asks for OCR: auto, named, default
-	ingestProc   string        // sustained rows without (off), with (on) a site's default processing, or both
-	bulkDocs     int           // documents of the console's bulk-tag row, 0 for its default
-	ingestOnly   bool          // run the sustained-ingest and freshness benchmarks alone
-	clusterOnly  bool          // run the three-node cluster benchmarks alone
-	versionsOnly bool          // run the versions benchmark alone
-	consoleOnly  bool          // run the web console benchmark (Chromium) alone
-	intakeOnly   bool          // run the scanner intake benchmark alone
-	linksOnly    bool          // run the signed-links benchmark alone
-	linksDocs    int           // documents of the signed-links benchmark, 0 for its default
-	ingestRuns   int           // repetitions of the sustained-ingest benchmark
-	searchDocs   int           // documents of the search benchmark, 0 for its default
-	searchData   string        // where the search benchmark keeps its documents between runs, "" for none
-	scaleOnly    bool          // run the scale benchmark (memory cgroups) alone
-	scaleLoad    bool          // only load and index the scale corpus
-	scaleDocs    int           // documents of the scale benchmark
-	scaleData    string        // where the scale corpus is kept between runs, "" for a temporary one
-	scaleLimits  []int64       // the rows' memory limits, MiB, 0 for none
-	scaleReindex bool          // time a reindex inside each row's limit
-	scaleIngest  int           // documents created in each row's ingest
-	serverEnv    []string      // KEY=VALUE added to the scale rows' server environment
-	scaleProfile string        // directory for CPU profiles of the scale rows' query phases, "" for none
-}
-
 // newConfig returns the parameters of a full or a quick run.
-func newConfig(bin, out string, quick bool) config {
-	c := config{
-		bin: bin, out: out, quick: quick,
-		clients: 64, docSize: 4 << 10,
-		warmup: time.Second, window: 10 * time.Second,
-		uploadSize:  1 << 30,
-		ingestRuns:  3,
-		ocrDefaults: ocrDefaultsAuto, ingestProc: procBoth,
+func newConfig(bin, out string, quick bool) harness.Config {
+	c := harness.Config{
+		Bin: bin, Out: out, Quick: quick,
+		Clients: 64, DocSize: 4 << 10,
+		Warmup: time.Second, Window: 10 * time.Second,
+		UploadSize:  1 << 30,
+		IngestRuns:  3,
+		OCRDefaults: ocr.DefaultsAuto, IngestProc: ingest.ProcBoth,
 	}
 	if quick {
-		c.window = 3 * time.Second
-		c.uploadSize = 64 << 20
+		c.Window = 3 * time.Second
+		c.UploadSize = 64 << 20
 	}
 	return c
 }
@@ -148,11 +131,11 @@ func main() {
 	searchOnly := flag.Bool("search-only", false, "run the search benchmark alone")
 	pipelineOnly := flag.Bool("pipeline-only", false, "run the pipeline benchmark alone")
 	ingestOnly := flag.Bool("ingest-only", false, "run the sustained-ingest and fulltext-freshness benchmarks alone")
-	ingestProc := flag.String("ingest-processing", procBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
+	ingestProc := flag.String("ingest-processing", ingest.ProcBoth, "sustained-ingest rows without a site's default processing (off), with it (on: processing.defaultActions OCR, FULLTEXT), or both")
 	ocrOnly := flag.Bool("ocr-only", false, "run the OCR benchmarks alone (pages/min beside tesseract, upload to searchable of a 10-page scan)")
 	ocrPagesF := flag.Int("ocr-pages", 0, "pages of each of the OCR throughput row's 4 scans (0: 5, or 1 with -quick)")
 	ocrScanPagesF := flag.Int("ocr-scan-pages", 0, "pages of the upload-to-searchable scan (0: 10, or 3 with -quick)")
-	ocrDefaults := flag.String("ocr-defaults", ocrDefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
+	ocrDefaults := flag.String("ocr-defaults", ocr.DefaultsAuto, "how the upload-to-searchable scan asks for OCR: auto (the server's default processing when a scan created without actions gets OCR and FULLTEXT, else named), named (the request names them), default (the server's default processing, or the row is not measured)")
 	bulkDocs := flag.Int("bulk-docs", 0, "documents of the console's bulk-tag row (0: 1,000, or 200 with -quick)")
 	clusterOnly := flag.Bool("cluster-only", false, "run the three-node cluster benchmarks alone (ingest, upload through a follower, failover)")
 	consoleOnly := flag.Bool("console-only", false, "run the web console benchmark alone (headless Chromium: first load, a folder of 10,000, search as you type)")
@@ -170,15 +153,15 @@ func main() {
 	scaleData := flag.String("scale-data", "", "keep the scale corpus in `DIR`/docs-N between runs (keep it outside the repository)")
 	scaleLimits := flag.String("scale-limits", "0,512,256", "memory limits of the scale rows in MiB, comma-separated; 0 is the unlimited row the others are compared with")
 	scaleReindex := flag.Bool("scale-reindex", true, "time quire reindex of a copy of the corpus inside each scale row's limit")
-	scaleIngest := flag.Int("scale-ingest", sustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
+	scaleIngest := flag.Int("scale-ingest", ingest.SustainedDocs, "documents created in an empty server inside each scale row's limit (0: no ingest)")
 	serverEnv := flag.String("server-env", "", "KEY=VALUE[,KEY=VALUE] added to the environment of the scale rows' servers (A/B runs)")
 	scaleProfile := flag.String("scale-profile", "", "write a CPU profile of the server during each scale query phase into `DIR` (through QUIRE_PPROF on a loopback port)")
 	flag.Parse()
-	if !slices.Contains([]string{ocrDefaultsAuto, ocrDefaultsNamed, ocrDefaultsDefault}, *ocrDefaults) {
+	if !slices.Contains([]string{ocr.DefaultsAuto, ocr.DefaultsNamed, ocr.DefaultsDefault}, *ocrDefaults) {
 		fmt.Fprintf(os.Stderr, "bench: -ocr-defaults: %q is not auto, named or default\n", *ocrDefaults)
 		os.Exit(2)
 	}
-	if !slices.Contains([]string{procBoth, procOff, procOn}, *ingestProc) {
+	if !slices.Contains([]string{ingest.ProcBoth, ingest.ProcOff, ingest.ProcOn}, *ingestProc) {
 		fmt.Fprintf(os.Stderr, "bench: -ingest-processing: %q is not both, off or on\n", *ingestProc)
 		os.Exit(2)
 	}
@@ -188,35 +171,35 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	cfg := newConfig(*bin, *out, *quick)
-	cfg.skipSearch = *noSearch
-	cfg.searchOnly = *searchOnly
-	cfg.pipelineOnly = *pipelineOnly
-	cfg.ocrOnly = *ocrOnly
-	cfg.ocrPages = *ocrPagesF
-	cfg.ocrScanPages = *ocrScanPagesF
-	cfg.ocrDefaults = *ocrDefaults
-	cfg.ingestProc = *ingestProc
-	cfg.bulkDocs = *bulkDocs
-	cfg.ingestOnly = *ingestOnly
-	cfg.clusterOnly = *clusterOnly
-	cfg.versionsOnly = *versionsOnly
-	cfg.consoleOnly = *consoleOnly
-	cfg.intakeOnly = *intakeOnly
-	cfg.linksOnly = *linksOnly
-	cfg.linksDocs = *linksDocs
-	cfg.ingestRuns = *ingestRuns
-	cfg.searchDocs = *searchDocs
-	cfg.searchData = *searchData
-	cfg.cpuProfile = *cpuProfile
-	cfg.scaleOnly = *scaleOnly || *scaleLoad
-	cfg.scaleLoad = *scaleLoad
-	cfg.scaleDocs = *scaleDocs
-	cfg.scaleData = *scaleData
-	cfg.scaleReindex = *scaleReindex
-	cfg.scaleIngest = *scaleIngest
-	cfg.scaleProfile = *scaleProfile
+	cfg.SkipSearch = *noSearch
+	cfg.SearchOnly = *searchOnly
+	cfg.PipelineOnly = *pipelineOnly
+	cfg.OCROnly = *ocrOnly
+	cfg.OCRPages = *ocrPagesF
+	cfg.OCRScanPages = *ocrScanPagesF
+	cfg.OCRDefaults = *ocrDefaults
+	cfg.IngestProc = *ingestProc
+	cfg.BulkDocs = *bulkDocs
+	cfg.IngestOnly = *ingestOnly
+	cfg.ClusterOnly = *clusterOnly
+	cfg.VersionsOnly = *versionsOnly
+	cfg.ConsoleOnly = *consoleOnly
+	cfg.IntakeOnly = *intakeOnly
+	cfg.LinksOnly = *linksOnly
+	cfg.LinksDocs = *linksDocs
+	cfg.IngestRuns = *ingestRuns
+	cfg.SearchDocs = *searchDocs
+	cfg.SearchData = *searchData
+	cfg.CPUProfile = *cpuProfile
+	cfg.ScaleOnly = *scaleOnly || *scaleLoad
+	cfg.ScaleLoad = *scaleLoad
+	cfg.ScaleDocs = *scaleDocs
+	cfg.ScaleData = *scaleData
+	cfg.ScaleReindex = *scaleReindex
+	cfg.ScaleIngest = *scaleIngest
+	cfg.ScaleProfile = *scaleProfile
 	if *serverEnv != "" {
-		cfg.serverEnv = strings.Split(*serverEnv, ",")
+		cfg.ServerEnv = strings.Split(*serverEnv, ",")
 	}
 	for _, f := range strings.Split(*scaleLimits, ",") {
 		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
@@ -224,7 +207,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bench: -scale-limits: %q is not a number of MiB\n", f)
 			os.Exit(2)
 		}
-		cfg.scaleLimits = append(cfg.scaleLimits, n)
+		cfg.ScaleLimits = append(cfg.ScaleLimits, n)
 	}
 	code := run(ctx, cfg, os.Stdout, os.Stderr)
 	stop()
@@ -233,15 +216,15 @@ func main() {
 
 // run runs every benchmark, prints the report (also a partial one when a
 // benchmark failed) and returns the exit code.
-func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
-	rep := newReport(cfg)
+func run(ctx context.Context, cfg harness.Config, stdout, stderr io.Writer) int {
+	rep := harness.NewReport(cfg)
 	err := runAll(ctx, cfg, rep, stderr)
 	if err != nil {
-		rep.note("FAILED: %v", err)
+		rep.Note("FAILED: %v", err)
 	}
-	rep.writeText(stdout)
-	if cfg.out != "" {
-		if werr := writeMarkdown(cfg.out, rep); werr != nil {
+	rep.WriteText(stdout)
+	if cfg.Out != "" {
+		if werr := harness.WriteMarkdown(cfg.Out, rep); werr != nil {
 			fmt.Fprintln(stderr, "bench:", werr)
 			return 1
 		}
@@ -253,25 +236,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// session is one run of the benchmarks: its parameters, the report being
-// filled and the temporary directory everything lives in.
-type session struct {
-	cfg      config
-	rep      *report
-	root     string
-	progress io.Writer
-}
-
-// logf prints a progress line.
-func (s *session) logf(format string, args ...any) {
-	fmt.Fprintf(s.progress, "bench: "+format+"\n", args...)
-}
-
 // runAll runs the benchmarks in order, adding rows to rep as results come.
 // Deferred calls stop the server and remove the temporary directory on
 // every return, a panic in this goroutine included.
-func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) error {
-	if _, err := os.Stat(cfg.bin); err != nil {
+func runAll(ctx context.Context, cfg harness.Config, rep *harness.Report, progress io.Writer) error {
+	if _, err := os.Stat(cfg.Bin); err != nil {
 		return fmt.Errorf("quire binary: %w (run make build first)", err)
 	}
 	root, err := os.MkdirTemp("", "quire-bench-")
@@ -279,209 +248,124 @@ func runAll(ctx context.Context, cfg config, rep *report, progress io.Writer) er
 		return err
 	}
 	defer os.RemoveAll(root)
-	s := &session{cfg: cfg, rep: rep, root: root, progress: progress}
-	if cfg.scaleOnly {
-		return s.scaleBench(ctx)
+	s := &harness.Session{Cfg: cfg, Rep: rep, Root: root, Progress: progress}
+	if cfg.ScaleOnly {
+		return search.Scale(ctx, s)
 	}
-	if cfg.searchOnly {
-		return s.searchBench(ctx)
+	if cfg.SearchOnly {
+		return search.Run(ctx, s)
 	}
-	if cfg.pipelineOnly {
-		return s.pipelineBench(ctx)
+	if cfg.PipelineOnly {
+		return ingest.Pipeline(ctx, s)
 	}
-	if cfg.ocrOnly {
-		return s.ocrBench(ctx)
+	if cfg.OCROnly {
+		return ocr.Run(ctx, s)
 	}
-	if cfg.ingestOnly {
-		return s.ingestBench(ctx)
+	if cfg.IngestOnly {
+		return ingest.Run(ctx, s)
 	}
-	if cfg.clusterOnly {
-		return s.clusterBench(ctx)
+	if cfg.ClusterOnly {
+		return cluster.Run(ctx, s)
 	}
-	if cfg.consoleOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.ConsoleOnly {
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		if err := s.consoleBench(ctx, srv); err != nil {
-			return srv.withLog(err)
+		defer srv.Stop()
+		if err := console.Run(ctx, s, srv); err != nil {
+			return srv.WithLog(err)
 		}
 		return nil
 	}
-	if cfg.intakeOnly {
-		return s.intakeBench(ctx)
+	if cfg.IntakeOnly {
+		return intake.Run(ctx, s)
 	}
-	if cfg.linksOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.LinksOnly {
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
-			return srv.withLog(err)
+		defer srv.Stop()
+		if err := links.Run(ctx, s, srv, cfg.LinksDocs); err != nil {
+			return srv.WithLog(err)
 		}
 		return nil
 	}
-	if cfg.versionsOnly {
-		srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	if cfg.VersionsOnly {
+		srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		if err := s.versionsBench(ctx, srv); err != nil {
-			return srv.withLog(err)
+		defer srv.Stop()
+		if err := versions.Run(ctx, s, srv); err != nil {
+			return srv.WithLog(err)
 		}
 		return nil
 	}
 
-	base, err := s.badgerBaseline(ctx)
+	base, err := ingest.BadgerBaseline(ctx, s)
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(ctx, cfg.bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
+	srv, err := harness.StartServer(ctx, cfg.Bin, filepath.Join(root, "quire"), filepath.Join(root, "quire.log"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	idle := srv.rss.current()
-	if err := s.create(ctx, srv, base, idle); err != nil {
-		return srv.withLog(err)
+	defer srv.Stop()
+	idle := srv.RSS.Current()
+	if err := ingest.Create(ctx, s, srv, base, idle); err != nil {
+		return srv.WithLog(err)
 	}
 	// The index works behind the writes; the upload is measured on its
 	// own once it has caught up.
-	took, err := srv.waitIndexed(ctx, 10*time.Minute)
+	took, err := srv.WaitIndexed(ctx, 10*time.Minute)
 	if err != nil {
-		return srv.withLog(err)
+		return srv.WithLog(err)
 	}
-	s.rep.note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
-	if err := s.upload(ctx, srv); err != nil {
-		return srv.withLog(err)
+	s.Rep.Note("index catch-up after the creation load: %.1fs until the index queue was empty", took.Seconds())
+	if err := ingest.Upload(ctx, s, srv); err != nil {
+		return srv.WithLog(err)
 	}
-	if err := s.backupBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+	if err := backup.Run(ctx, s, srv); err != nil {
+		return srv.WithLog(err)
 	}
-	if err := s.versionsBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+	if err := versions.Run(ctx, s, srv); err != nil {
+		return srv.WithLog(err)
 	}
-	if err := s.linksBench(ctx, srv, cfg.linksDocs); err != nil {
-		return srv.withLog(err)
+	if err := links.Run(ctx, s, srv, cfg.LinksDocs); err != nil {
+		return srv.WithLog(err)
 	}
-	if err := s.consoleBench(ctx, srv); err != nil {
-		return srv.withLog(err)
+	if err := console.Run(ctx, s, srv); err != nil {
+		return srv.WithLog(err)
 	}
 	// Anonymous memory has no high-water mark in /proc; the samples' peak
 	// is judged, and the total RSS beside it includes VmHWM, which also
 	// catches peaks between two samples.
-	whole := srv.rss.maxEver()
-	whole.rss = max(whole.rss, whole.hwm)
-	rep.addAnon("server peak anonymous memory, whole run", idle, whole, anonTarget)
-	if err := srv.checkAlive(); err != nil {
+	whole := srv.RSS.MaxEver()
+	whole.RSS = max(whole.RSS, whole.HWM)
+	rep.AddAnon("server peak anonymous memory, whole run", idle, whole, harness.AnonTarget)
+	if err := srv.CheckAlive(); err != nil {
 		return err
 	}
-	srv.stop()
-	if err := s.pipelineBench(ctx); err != nil {
+	srv.Stop()
+	if err := ingest.Pipeline(ctx, s); err != nil {
 		return err
 	}
-	if err := s.ocrBench(ctx); err != nil {
+	if err := ocr.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.ingestBench(ctx); err != nil {
+	if err := ingest.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.intakeBench(ctx); err != nil {
+	if err := intake.Run(ctx, s); err != nil {
 		return err
 	}
-	if err := s.clusterBench(ctx); err != nil {
+	if err := cluster.Run(ctx, s); err != nil {
 		return err
 	}
-	if cfg.skipSearch {
+	if cfg.SkipSearch {
 		return nil
 	}
-	return s.searchBench(ctx)
-}
-
-// badgerBaseline runs the baseline of the creation benchmark.
-func (s *session) badgerBaseline(ctx context.Context) (loadResult, error) {
-	s.logf("badger baseline: %d goroutines, %s", s.cfg.clients, s.cfg.window)
-	dir := filepath.Join(s.root, "badger")
-	defer os.RemoveAll(dir)
-	cpu := startCPU(os.Getpid())
-	base, err := badgerCreate(ctx, dir, s.cfg)
-	if err != nil {
-		return base, fmt.Errorf("badger baseline: %w", err)
-	}
-	s.rep.note("CPU, badger baseline: %.2f cores", cpu.cores()[0])
-	return base, nil
-}
-
-// create runs the creation benchmark against srv; idle is the server's
-// memory before it.
-func (s *session) create(ctx context.Context, srv *server, base loadResult, idle procStatus) error {
-	s.logf("quire create: %d clients, %s", s.cfg.clients, s.cfg.window)
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	q, err := quireCreate(ctx, srv, s.cfg)
-	if err != nil {
-		return fmt.Errorf("quire create: %w", err)
-	}
-	c := cpu.cores()
-	s.rep.addCreate(s.cfg, q, base)
-	s.rep.addAnon("server peak anonymous memory, create", idle, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire create: server %.2f cores, benchmark clients %.2f cores", c[0], c[1])
-	return nil
-}
-
-// upload runs the streamed-upload benchmark and its baseline, then checks
-// the uploaded content.
-func (s *session) upload(ctx context.Context, srv *server) error {
-	size := s.cfg.uploadSize
-	seed := uploadSeed()
-	src, dst := filepath.Join(s.root, "source.bin"), filepath.Join(s.root, "dd.out")
-	s.logf("writing %s source file for the disk baseline", sizeName(size))
-	sum, err := writeSource(src, size, seed)
-	if err != nil {
-		return fmt.Errorf("source file: %w", err)
-	}
-	s.logf("disk baseline")
-	disk, err := diskBaseline(ctx, src, dst, size)
-	var ceil diskResult
-	if err == nil {
-		s.logf("badger value-log ceiling")
-		ceil, err = badgerVlogCeiling(src, filepath.Join(s.root, "badger-vlog"))
-	}
-	// Free the space now; removing root catches anything left.
-	os.Remove(src)
-	os.Remove(dst)
-	if err != nil {
-		return fmt.Errorf("disk baseline: %w", err)
-	}
-
-	s.logf("quire upload: %s", sizeName(size))
-	before := srv.rss.current()
-	srv.rss.resetPeak()
-	cpu := startCPU(srv.pid(), os.Getpid())
-	up, err := quireUpload(ctx, srv, size, seed)
-	if err != nil {
-		return fmt.Errorf("quire upload: %w", err)
-	}
-	c := cpu.cores()
-	s.rep.addUpload(s.cfg, up, disk)
-	s.rep.addCeiling(ceil, disk)
-	s.rep.addAnon("server peak anonymous memory, upload", before, srv.rss.resetPeak(), anonTarget)
-	s.rep.note("CPU, quire upload: server %.2f cores, benchmark client %.2f cores", c[0], c[1])
-
-	s.logf("verifying the upload")
-	dl, err := verifyUpload(ctx, srv, up.documentID, size, sum)
-	s.rep.addVerify(dl, err)
-	if err != nil {
-		return fmt.Errorf("verify upload: %w", err)
-	}
-	return nil
-}
-
-// hostInfo describes the machine for the report header.
-func hostInfo() string {
-	h, _ := os.Hostname()
-	return fmt.Sprintf("%s, %s/%s, %d CPUs, %s", h, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	return search.Run(ctx, s)
 }
