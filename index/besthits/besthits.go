@@ -273,6 +273,14 @@ type segRanks struct {
 	err   error
 }
 
+// IDRanks returns every document's rank in the order of ss's external ids
+// (read once per segment, kept while the segment lives; live is the
+// snapshot's segments), so a collector breaks ties inside a segment
+// without reading ids.
+func (b *Cache) IDRanks(ss *scorch.SegmentSnapshot, live []*scorch.SegmentSnapshot) ([]uint32, error) {
+	return b.ranks.of(ss, live)
+}
+
 func newIDRanks() *idRanks { return &idRanks{segs: map[uint64]*segRanks{}} }
 
 // of returns the ranks of ss's documents, reading them on first use.
