@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -79,7 +80,7 @@ func (j *Job) clamScan(ctx context.Context) (string, string, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, address)
 	if err != nil {
-		return "", "", retryable(fmt.Errorf("clamd not reachable at %s: %v (install and start the Debian package clamav-daemon)", addr, err))
+		return "", "", engine.Retryable(fmt.Errorf("clamd not reachable at %s: %v (install and start the Debian package clamav-daemon)", addr, err))
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -96,7 +97,7 @@ func (j *Job) clamScan(ctx context.Context) (string, string, error) {
 	defer rc.Close()
 	w := bufio.NewWriterSize(conn, 64<<10)
 	if _, err := w.WriteString("zINSTREAM\x00"); err != nil {
-		return "", "", retryable(err)
+		return "", "", engine.Retryable(err)
 	}
 	buf := make([]byte, 32<<10)
 	var hdr [4]byte
@@ -105,7 +106,7 @@ func (j *Job) clamScan(ctx context.Context) (string, string, error) {
 		if n > 0 {
 			binary.BigEndian.PutUint32(hdr[:], uint32(n))
 			if _, err := w.Write(hdr[:]); err != nil {
-				return "", "", retryable(fmt.Errorf("send to clamd: %v", err))
+				return "", "", engine.Retryable(fmt.Errorf("send to clamd: %v", err))
 			}
 			if _, err := w.Write(buf[:n]); err != nil {
 				// clamd closes the stream when it exceeds StreamMaxLength;
@@ -131,7 +132,7 @@ func (j *Job) clamScan(ctx context.Context) (string, string, error) {
 		if ctx.Err() != nil {
 			return "", "", ctx.Err()
 		}
-		return "", "", retryable(fmt.Errorf("read clamd reply: %v", err))
+		return "", "", engine.Retryable(fmt.Errorf("read clamd reply: %v", err))
 	}
 	reply = strings.TrimRight(reply, "\x00\n")
 	reply = strings.TrimPrefix(reply, "stream: ")

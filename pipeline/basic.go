@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"quire/outbound"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -196,7 +197,7 @@ func (p *Pipeline) post(ctx context.Context, client *http.Client, url, contentTy
 		if errors.As(err, new(*outbound.RefusedError)) {
 			return 0, refusedError{msg}
 		}
-		return 0, retryable(msg)
+		return 0, engine.Retryable(msg)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -204,7 +205,7 @@ func (p *Pipeline) post(ctx context.Context, client *http.Client, url, contentTy
 	case resp.StatusCode < 300:
 		return resp.StatusCode, nil
 	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return resp.StatusCode, retryable(fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode)))
+		return resp.StatusCode, engine.Retryable(fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode)))
 	default:
 		return resp.StatusCode, fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode))
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"quire/pipeline/engine"
 )
 
 // EngineStatus is what Check found out about one engine.
@@ -30,7 +32,7 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 	var out []EngineStatus
 	prog := func(name, configured, pkg, actions string, args ...string) {
 		st := EngineStatus{Name: name, Actions: actions, Configured: true}
-		p, err := program(configured, name, pkg)
+		p, err := engine.Find(configured, name, pkg)
 		if err != nil {
 			st.Detail = err.Error()
 			out = append(out, st)
@@ -38,8 +40,8 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 		}
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		buf := limitedBuffer{n: 64 << 10}
-		err = runEngine(c, "", &buf, &buf, p, args...)
+		buf := engine.NewLimitedBuffer(64 << 10)
+		err = engine.Stream(c, "", buf, buf, p, args...)
 		first, _, _ := strings.Cut(strings.TrimSpace(string(buf.Bytes())), "\n")
 		if err != nil {
 			st.Detail = fmt.Sprintf("%s does not run: %v %s", p, err, first)
@@ -47,8 +49,8 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 			st.OK, st.Detail = true, p+": "+first
 		}
 		if name == "tesseract" && st.OK {
-			langs := limitedBuffer{n: 64 << 10}
-			runEngine(c, "", &langs, &langs, p, "--list-langs")
+			langs := engine.NewLimitedBuffer(64 << 10)
+			engine.Stream(c, "", langs, langs, p, "--list-langs")
 			if !strings.Contains(string(langs.Bytes()), "\neng") {
 				st.OK, st.Detail = false, "tesseract has no English language data: install tesseract-ocr-eng"
 			}

@@ -22,6 +22,7 @@ import (
 	_ "golang.org/x/image/tiff" // read TIFF headers (OCR)
 	_ "golang.org/x/image/webp" // decode WebP sources
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -205,7 +206,7 @@ func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta 
 		// it is served stamped as the source is (API.md "Watermarks").
 		keys, kerr := j.p.db.DocumentWatermarkKeys(j.Site, j.Doc.DocumentID)
 		if kerr != nil {
-			return nil, retryable(kerr)
+			return nil, engine.Retryable(kerr)
 		}
 		for _, k := range keys {
 			attrs = append(attrs, storage.AttributeInput{Key: k})
@@ -224,7 +225,7 @@ func (j *Job) rendition(ctx context.Context, r io.Reader, ctype, p string, meta 
 // (headless) and stores the PDF as a RENDITION artifact of this document
 // (with the `path` parameter: a new document, see rendition).
 func runPDFExport(ctx context.Context, j *Job) (*Outcome, error) {
-	prog, err := program(j.p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
+	prog, err := engine.Find(j.p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +246,7 @@ func runPDFExport(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := runProgram(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, in); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, in); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(filepath.Join(dir, "document.pdf"))

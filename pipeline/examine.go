@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"quire/pipeline/engine"
 )
 
 // PDF examination (GET /objects/examine/{id}/pdf): what a PDF holds, read
@@ -51,11 +53,11 @@ var pdfinfoInfoKeys = []string{"Title", "Subject", "Keywords", "Author", "Creato
 
 // ExaminePDF reads the PDF in r (size bytes) and reports what it holds.
 func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, error) {
-	pdfinfo, err := program("", "pdfinfo", "poppler-utils")
+	pdfinfo, err := engine.Find("", "pdfinfo", "poppler-utils")
 	if err != nil {
 		return nil, err
 	}
-	qpdf, err := program("", "qpdf", "qpdf")
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, err
 		}
 		return err
 	}
-	out, err := runProgram(ctx, dir, pdfinfo, "-isodates", fn)
+	out, err := engine.Run(ctx, dir, pdfinfo, "-isodates", fn)
 	if err != nil {
 		if e := timedOut(err); e != err {
 			return nil, e
@@ -124,7 +126,7 @@ func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, err
 			}
 		}
 	}
-	js, err := runProgram(ctx, dir, qpdf, "--json=2", "--json-key=acroform", fn)
+	js, err := engine.Run(ctx, dir, qpdf, "--json=2", "--json-key=acroform", fn)
 	if err != nil && !strings.Contains(err.Error(), "exit status 3") { // 3: warnings, the JSON is there
 		if e := timedOut(err); e != err {
 			return nil, e

@@ -1,7 +1,9 @@
 package pipeline
 
+import "quire/pipeline/engine"
+
 // IsRetryable tells the external tests whether an error is retried.
-var IsRetryable = isRetryable
+var IsRetryable = engine.IsRetryable
 
 // HoldBackground keeps the pipeline's background work (the OCR PDF/A)
 // from starting until release is called.

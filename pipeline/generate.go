@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"quire/pipeline/engine"
 )
 
 // Document generation (POST /documents/{id}/generate; API.md "Document
@@ -147,7 +149,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 	if req.PDF && req.Kind == TemplatePDF {
 		g.ContentType, g.Ext = "application/pdf", ".pdf"
 	} else if req.PDF {
-		prog, err := program(p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
+		prog, err := engine.Find(p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +157,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 		if err != nil {
 			return nil, err
 		}
-		if _, err := runProgram(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, out); err != nil {
+		if _, err := engine.Run(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, out); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -169,7 +171,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 	}
 	if req.PDF {
 		if len(req.Inserts) > 0 {
-			qpdf, err := program("", "qpdf", "qpdf")
+			qpdf, err := engine.Find("", "qpdf", "qpdf")
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +203,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 			}
 			args := append(append(append([]string{"--empty", "--pages"}, before...), out), after...)
 			merged := filepath.Join(dir, "merged.pdf")
-			if _, err := runProgram(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
+			if _, err := engine.Run(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
 				if req.Kind == TemplatePDF {
 					return nil, &GenerateError{Msg: "the source document or a document to insert is not a PDF qpdf can read"}
 				}

@@ -6,14 +6,13 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -109,7 +108,7 @@ func (j *Job) command(op storage.Op, payload any) (*storage.Command, error) {
 func (j *Job) checkRights() error {
 	set, err := j.p.db.FolderPermissions(j.Site)
 	if err != nil {
-		return retryable(err)
+		return engine.Retryable(err)
 	}
 	return storage.CheckActionRights(j.Site, j.Action, j.Doc.DocumentID, j.Doc.Path, set)
 }
@@ -149,21 +148,8 @@ func (o *Outcome) discardWork() {
 }
 
 // Engine runs one action type. An error fails the action (FAILED), or,
-// when marked with retryable, schedules another attempt.
+// when marked with engine.Retryable, schedules another attempt.
 type Engine func(ctx context.Context, j *Job) (*Outcome, error)
-
-type retryableError struct{ err error }
-
-func (e retryableError) Error() string { return e.err.Error() }
-func (e retryableError) Unwrap() error { return e.err }
-
-// retryable marks err as transient: the action is tried again later.
-func retryable(err error) error { return retryableError{err} }
-
-func isRetryable(err error) bool {
-	var r retryableError
-	return errors.As(err, &r)
-}
 
 // Engines configures the external programs and services engines use.
 // Empty program names are looked up on PATH under their usual names.
@@ -230,35 +216,4 @@ func (e *Engines) defaults() {
 	if e.Clamd == "" {
 		e.Clamd = "unix:/run/clamav/clamd.ctl"
 	}
-}
-
-// MissingProgramError is an external program (an engine) that is not
-// installed or not where the configuration says: the server answers it as
-// 503 naming the program and its Debian package, never as a 500.
-type MissingProgramError struct {
-	Name, Pkg  string
-	Configured string // the configured path, "" when looked up on PATH
-}
-
-func (e *MissingProgramError) Error() string {
-	if e.Configured != "" {
-		return fmt.Sprintf("%s not found at %s: install the Debian package %s or fix the configured path", e.Name, e.Configured, e.Pkg)
-	}
-	return fmt.Sprintf("%s not found: install the Debian package %s (apt-get install %s)", e.Name, e.Pkg, e.Pkg)
-}
-
-// program finds an external program: the configured path, or name on PATH.
-// Its error (a *MissingProgramError) names the Debian package to install.
-func program(configured, name, pkg string) (string, error) {
-	if configured != "" {
-		if _, err := os.Stat(configured); err != nil {
-			return "", &MissingProgramError{Name: name, Pkg: pkg, Configured: configured}
-		}
-		return configured, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", &MissingProgramError{Name: name, Pkg: pkg}
-	}
-	return p, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"quire/outbound"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -75,7 +76,7 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 	if j.p.cfg.Engines.LLM.RequireAgreement {
 		ok, err := j.p.db.ModelAgreed(model)
 		if err != nil {
-			return "", "", retryable(err)
+			return "", "", engine.Retryable(err)
 		}
 		if !ok {
 			return "", "", fmt.Errorf("model '%s' has no usage agreement: an admin accepts it with POST /system/inferenceModels/agreement", model)
@@ -108,15 +109,15 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 		if errors.As(err, new(*outbound.RefusedError)) {
 			return "", "", msg
 		}
-		return "", "", retryable(msg)
+		return "", "", engine.Retryable(msg)
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return "", "", retryable(err)
+		return "", "", engine.Retryable(err)
 	}
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return "", "", retryable(fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode)))
+		return "", "", engine.Retryable(fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode)))
 	}
 	if resp.StatusCode >= 300 {
 		return "", "", fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode))

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"quire/outbound"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -226,7 +227,7 @@ func SendMail(ctx context.Context, cfg SMTPConfig, m Mail) error {
 		if errors.As(err, new(*outbound.RefusedError)) {
 			return msg
 		}
-		return retryable(msg)
+		return engine.Retryable(msg)
 	}
 	defer conn.Close()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -313,9 +314,9 @@ func smtpErr(err error) error {
 		if tp.Code >= 500 {
 			return e
 		}
-		return retryable(e)
+		return engine.Retryable(e)
 	}
-	return retryable(fmt.Errorf("mail server: %s", outbound.Reason(err)))
+	return engine.Retryable(fmt.Errorf("mail server: %s", outbound.Reason(err)))
 }
 
 // buildMessage writes m as a MIME message: text, HTML, or both as

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -57,7 +58,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	}
 	conf, err := j.p.db.SiteConfig(j.Site)
 	if err != nil {
-		return nil, retryable(err)
+		return nil, engine.Retryable(err)
 	}
 	langs, err := j.p.SiteOCRLanguages(ctx, conf)
 	if err != nil {
@@ -71,11 +72,11 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 	} else if !ok {
 		return nil, fmt.Errorf("invalid ocrLanguages '%s'", j.Param("ocrLanguages"))
 	}
-	tess, err := program(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
+	tess, err := engine.Find(j.p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
 	}
-	totext, err := program(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
+	totext, err := engine.Find(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		list = []*ocrPage{{n: 1, src: in, dpi: dpi}}
 		in = ""
 	} else {
-		if tools.pdftoppm, err = program(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils"); err != nil {
+		if tools.pdftoppm, err = engine.Find(j.p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils"); err != nil {
 			return nil, err
 		}
 		if in == "" {
@@ -167,9 +168,9 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 			}, nil
 		}
 		layers := strings.Split(text, "\f")
-		pdfimages, err := program(filepath.Join(filepath.Dir(tools.pdftoppm), "pdfimages"), "pdfimages", "poppler-utils")
+		pdfimages, err := engine.Find(filepath.Join(filepath.Dir(tools.pdftoppm), "pdfimages"), "pdfimages", "poppler-utils")
 		if err != nil {
-			pdfimages, _ = program("", "pdfimages", "poppler-utils")
+			pdfimages, _ = engine.Find("", "pdfimages", "poppler-utils")
 		}
 		scans := map[int]*ocrPage{}
 		if pdfimages != "" {
@@ -337,7 +338,7 @@ var langCache = struct {
 
 // installedLanguages lists tesseract's languages (--list-langs).
 func installedLanguages(ctx context.Context, dir, tess string) ([]string, error) {
-	out, err := runProgram(ctx, dir, tess, "--list-langs")
+	out, err := engine.Run(ctx, dir, tess, "--list-langs")
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +387,7 @@ func pdfPagesText(ctx context.Context, dir, prog, fn string, pages int) (string,
 	if pages > 0 {
 		args = append(args, "-l", strconv.Itoa(pages))
 	}
-	if _, err := runProgram(ctx, dir, prog, append(args, fn, dst)...); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, append(args, fn, dst)...); err != nil {
 		return "", err
 	}
 	f, err := os.Open(dst)
@@ -428,9 +429,9 @@ const maxOCRPixels = 100_000_000
 // all) becomes the number of pages to render. It returns the page count,
 // and the sizes (points) and /Rotate of the pages to render.
 func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, [][2]float64, []int, error) {
-	info, err := program(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
+	info, err := engine.Find(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
 	if err != nil {
-		if info, err = program("", "pdfinfo", "poppler-utils"); err != nil {
+		if info, err = engine.Find("", "pdfinfo", "poppler-utils"); err != nil {
 			return 0, nil, nil, err
 		}
 	}
@@ -439,13 +440,13 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 	if *pages > 0 {
 		last = min(*pages, last)
 	}
-	out, err := runProgram(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
-	if ee := (*engineError)(nil); errors.As(err, &ee) && ctx.Err() == nil {
+	out, err := engine.Run(ctx, dir, info, "-f", "1", "-l", strconv.Itoa(last), fn)
+	if ee := (*engine.Error)(nil); errors.As(err, &ee) && ctx.Err() == nil {
 		// The reasons a person can act on, as the action's message.
-		if strings.Contains(ee.stderr, "Incorrect password") {
+		if strings.Contains(ee.Stderr, "Incorrect password") {
 			return 0, nil, nil, errors.New("the PDF is encrypted: OCR cannot read it without its password")
 		}
-		return 0, nil, nil, fmt.Errorf("the scan cannot be read as a PDF: %s", ee.stderr)
+		return 0, nil, nil, fmt.Errorf("the scan cannot be read as a PDF: %s", ee.Stderr)
 	}
 	if err != nil {
 		return 0, nil, nil, err
@@ -470,7 +471,7 @@ func (j *Job) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, page
 		need += px // a gray PNG holds at most about a byte per pixel
 	}
 	if free, _, err := storage.DiskFree(dir); err == nil && free < uint64(need)+ocrTempReserve {
-		return 0, nil, nil, retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
+		return 0, nil, nil, engine.Retryable(fmt.Errorf("rendering %d pages for OCR needs about %d MB in the temp dir, which has %d MB free", n, need>>20, free>>20))
 	}
 	*pages = n
 	return total, sizes, parsePDFRots(string(out)), nil

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"quire/pipeline/engine"
 )
 
 // OCR page by page (issue 46, OCR speed). Each page is read by one
@@ -129,7 +131,7 @@ func (j *Job) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage)
 		base := filepath.Join(dir, fmt.Sprintf("page-%d", pg.n))
 		n := strconv.Itoa(pg.n)
 		prog, args := lowPriority(t.bg, t.pdftoppm, []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-f", n, "-l", n, "-singlefile", t.pdf, base})
-		if _, err := runProgram(ctx, dir, prog, args...); err != nil {
+		if _, err := engine.Run(ctx, dir, prog, args...); err != nil {
 			return err
 		}
 		pg.src, pg.dpi = base+".pgm", ocrDPI
@@ -184,7 +186,7 @@ func tesseractPass(ctx context.Context, dir string, t ocrTools, img string, dpi 
 		args = append(args, "pdf")
 	}
 	prog, args := lowPriority(t.bg, t.tess, args)
-	if _, _, err := runProgramLogEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
+	if _, _, err := engine.RunEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
 		return nil, err
 	}
 	text, err := readLimited(base+".txt", maxText)
@@ -374,7 +376,7 @@ func osdRotation(ctx context.Context, dir, tess, img string, dpi int) int {
 	if dpi > 0 {
 		args = append(args, "--dpi", strconv.Itoa(dpi))
 	}
-	out, _, err := runProgramLogEnv(ctx, dir, ocrEnv, tess, 4096, args...)
+	out, _, err := engine.RunEnv(ctx, dir, ocrEnv, tess, 4096, args...)
 	if err != nil {
 		return 0 // too few characters to tell
 	}
@@ -413,7 +415,7 @@ const ocrOSDConfidence = 2
 // rendered. sizes are the pages' sizes in points (pdfinfo), rots their
 // /Rotate.
 func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes [][2]float64, rots []int) (map[int]*ocrPage, error) {
-	out, err := runProgram(ctx, dir, pdfimages, "-list", "-f", "1", "-l", strconv.Itoa(n), fn)
+	out, err := engine.Run(ctx, dir, pdfimages, "-list", "-f", "1", "-l", strconv.Itoa(n), fn)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +470,7 @@ func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes 
 		return pages, nil
 	}
 	prefix := filepath.Join(dir, "img")
-	if _, err := runProgram(ctx, dir, pdfimages, "-j", "-f", "1", "-l", strconv.Itoa(n), fn, prefix); err != nil {
+	if _, err := engine.Run(ctx, dir, pdfimages, "-j", "-f", "1", "-l", strconv.Itoa(n), fn, prefix); err != nil {
 		return nil, err
 	}
 	for page, m := range use {
@@ -623,12 +625,12 @@ func tiffPages(fn string) int {
 
 // tiffToPDF makes a PDF of a multi-page TIFF's pages (img2pdf).
 func tiffToPDF(ctx context.Context, dir, fn string) (string, error) {
-	img2pdf, err := program("", "img2pdf", "img2pdf")
+	img2pdf, err := engine.Find("", "img2pdf", "img2pdf")
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "in.pdf")
-	if _, err := runProgram(ctx, dir, img2pdf, "-o", out, fn); err != nil {
+	if _, err := engine.Run(ctx, dir, img2pdf, "-o", out, fn); err != nil {
 		return "", fmt.Errorf("the TIFF cannot be read: %w", err)
 	}
 	return out, nil

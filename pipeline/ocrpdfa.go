@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"quire/pipeline/engine"
 )
 
 // The searchable PDF/A rendition of an OCR run (issue 46): tesseract's
@@ -27,7 +29,7 @@ import (
 // the configured engines.ocrmypdf ("": the one on PATH), used only
 // without an sRGB profile (pdfA).
 func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []*ocrPage, bg bool, ocrmypdf string) (string, error) {
-	qpdf, err := program("", "qpdf", "qpdf")
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return "", err
 	}
@@ -52,7 +54,7 @@ func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []
 	joined := filepath.Join(dir, "joined.pdf")
 	args = append(append(args, "--"), rotate...)
 	prog, args := lowPriority(bg, qpdf, append(args, joined))
-	if _, err := runProgram(ctx, dir, prog, args...); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, args...); err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "searchable.pdf")
@@ -64,7 +66,7 @@ func lowPriority(bg bool, prog string, args []string) (string, []string) {
 	if !bg {
 		return prog, args
 	}
-	nice, err := program("", "nice", "coreutils")
+	nice, err := engine.Find("", "nice", "coreutils")
 	if err != nil {
 		return prog, args
 	}
@@ -77,15 +79,15 @@ func lowPriority(bg bool, prog string, args []string) (string, []string) {
 func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) error {
 	icc := srgbProfile()
 	if icc == "" {
-		ocrmypdf, err := program(configured, "ocrmypdf", "ocrmypdf")
+		ocrmypdf, err := engine.Find(configured, "ocrmypdf", "ocrmypdf")
 		if err != nil {
 			return err
 		}
 		prog, args := lowPriority(bg, ocrmypdf, []string{"--skip-text", "--output-type", "pdfa", "--optimize", "0", in, out})
-		_, err = runProgram(ctx, dir, prog, args...)
+		_, err = engine.Run(ctx, dir, prog, args...)
 		return err
 	}
-	gs, err := program("", "gs", "ghostscript")
+	gs, err := engine.Find("", "gs", "ghostscript")
 	if err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) 
 	prog, args := lowPriority(bg, gs, []string{"-q", "-dPDFA=2", "-dBATCH", "-dNOPAUSE", "-dSAFER", "--permit-file-read=" + icc,
 		"-sColorConversionStrategy=RGB", "-dPDFACompatibilityPolicy=1", "-sDEVICE=pdfwrite", "-dAutoRotatePages=/None",
 		"-sOutputFile=" + out, def, in})
-	_, err = runProgram(ctx, dir, prog, args...)
+	_, err = engine.Run(ctx, dir, prog, args...)
 	return err
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"quire/guard"
 	"quire/outbound"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -123,7 +124,7 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		cfg.TempDir = os.TempDir()
 	}
 	// Engines run with their scratch directory as working directory, so
-	// every path they are given must be absolute (runEngine also makes
+	// every path they are given must be absolute (engine.Stream also makes
 	// them so).
 	if abs, err := filepath.Abs(cfg.TempDir); err == nil {
 		cfg.TempDir = abs
@@ -734,7 +735,7 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 		return out
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
-		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
+		err = engine.Retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
 	}
 	if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
 		// The engine's own writes (new content) were refused: not the
@@ -744,13 +745,13 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 		return &Outcome{Status: storage.ActionWaitingForRetry, Message: errorMessage(err), NextAttempt: &next, Uncounted: true}
 	}
 	msg := errorMessage(err)
-	if noSpace(err) {
+	if engine.NoSpace(err) {
 		// A full disk is no fault of the action: it runs again later
 		// without using up a retry, however long the disk stays full.
 		next := p.cfg.Now().Add(spaceRetryDelay(p.cfg))
 		return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next, Uncounted: true}
 	}
-	if !isRetryable(err) {
+	if !engine.IsRetryable(err) {
 		return &Outcome{Status: storage.ActionFailed, Message: msg}
 	}
 	if a.RetryCount >= a.MaxRetries {
@@ -759,6 +760,10 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 	next := p.cfg.Now().Add(p.cfg.RetryBase << (a.RetryCount - 1))
 	return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next}
 }
+
+// spaceRetryDelay is how long an action waits after a full disk stopped
+// it: six times the first retry's wait (a minute by default).
+func spaceRetryDelay(cfg Config) time.Duration { return 6 * cfg.RetryBase }
 
 // errorMessage is the message an action records for err: its text, cut
 // to a length a client can show.

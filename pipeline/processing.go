@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -80,7 +81,7 @@ func checkLanguageList(ctx context.Context, key string, langs []string, installe
 // InstalledOCRLanguages lists the languages the configured tesseract has
 // (its --list-langs, osd among them), within 30 s.
 func (p *Pipeline) InstalledOCRLanguages(ctx context.Context) ([]string, error) {
-	tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
+	tess, err := engine.Find(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (p *Pipeline) SiteOCRLanguages(ctx context.Context, c *storage.SiteConfig) 
 	if set {
 		return langs, nil
 	}
-	tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
+	tess, err := engine.Find(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
 // maxText bounds the text an action keeps (characterMax -1 included): the
 // text is stored with the document and indexed in one piece.
-const maxText = 8 << 20
+const maxText = engine.MaxText
 
 // defaultCharacterMax is FormKiQ's default for FULLTEXT.
 const defaultCharacterMax = 2048
@@ -139,7 +140,7 @@ func isPlainText(mt string) bool {
 
 // pdfText runs pdftotext on the content.
 func (j *Job) pdfText(ctx context.Context) (string, error) {
-	prog, err := program(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
+	prog, err := engine.Find(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +154,7 @@ func (j *Job) pdfText(ctx context.Context) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "out.txt")
-	if _, err := runProgram(ctx, dir, prog, "-enc", "UTF-8", in, out); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, "-enc", "UTF-8", in, out); err != nil {
 		return "", err
 	}
 	f, err := os.Open(out)

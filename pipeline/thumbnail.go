@@ -20,6 +20,7 @@ import (
 	_ "golang.org/x/image/tiff"
 
 	"quire/guard"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -284,11 +285,11 @@ func (p *Pipeline) renderThumbnail(ctx context.Context, site string, src *storag
 	if err != nil {
 		return nil, err
 	}
-	prog, err := program(p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
+	prog, err := engine.Find(p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := runProgram(ctx, dir, prog, "-f", "1", "-l", "1", "-png", "-scale-to", fmt.Sprint(ThumbnailSize), "-singlefile", in, filepath.Join(dir, "page")); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, "-f", "1", "-l", "1", "-png", "-scale-to", fmt.Sprint(ThumbnailSize), "-singlefile", in, filepath.Join(dir, "page")); err != nil {
 		return nil, err
 	}
 	out, err := os.Open(filepath.Join(dir, "page.png"))

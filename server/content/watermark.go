@@ -12,6 +12,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/pipeline/engine"
 	"quire/server/internal/api"
 )
 
@@ -98,7 +99,7 @@ func Stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline
 	if errors.As(err, &we) {
 		return nil, api.ErrStatus(http.StatusBadRequest, "the document carries a watermark: "+we.Msg)
 	}
-	var mp *pipeline.MissingProgramError
+	var mp *engine.MissingProgramError
 	if errors.As(err, &mp) {
 		return nil, api.ErrStatus(http.StatusServiceUnavailable, "the document carries a watermark and this server cannot stamp it: "+mp.Error())
 	}
