@@ -3,16 +3,16 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"quire/pipeline/engine"
+	"quire/pipeline/llmchat"
+	"quire/pipeline/mailer"
 	"quire/storage"
 )
 
@@ -164,7 +164,7 @@ type Engines struct {
 	Clamd string
 	// SMTP is the default mail server for NOTIFICATION actions; a site's
 	// notification configuration overrides it.
-	SMTP SMTPConfig
+	SMTP mailer.Config
 	// EventBuses maps an EVENTBRIDGE action's eventBusName to the URL its
 	// CloudEvents are posted to.
 	EventBuses map[string]string
@@ -172,44 +172,7 @@ type Engines struct {
 	WebhookSecret string
 	// LLM is the default OpenAI-compatible chat endpoint for LLM actions;
 	// a site's configuration overrides it.
-	LLM LLMConfig
-}
-
-// SMTPConfig is a mail server.
-type SMTPConfig struct {
-	Host string
-	Port int
-	// Security is "", "STARTTLS" or "IMPLICIT_TLS".
-	Security string
-	Username string
-	Password string
-	From     string
-	// RootCAs are the authorities the server's TLS certificate must be
-	// issued by (nil: the system's).
-	RootCAs *x509.CertPool
-	// CAFile, when set, holds them as PEM (smtp.ca_file); it is read at
-	// each delivery, so a renewed CA needs no restart.
-	CAFile string
-	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
-	// relays; tests).
-	InsecureSkipVerify bool
-	// Dialer connects to the server (nil: a plain dialer, for the
-	// operator's relay); a site's own server is dialed through the
-	// outbound policy's.
-	Dialer *net.Dialer
-	// Dial, when set, connects instead of Dialer (tests: a relay's name
-	// resolved to loopback). A site's own server never uses it.
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-}
-
-// LLMConfig is an OpenAI-compatible chat completions endpoint.
-type LLMConfig struct {
-	URL     string // base URL, e.g. http://127.0.0.1:11434/v1
-	APIKey  string
-	ModelID string
-	// RequireAgreement makes LLM actions use only models whose usage
-	// agreement an admin accepted (POST /system/inferenceModels/agreement).
-	RequireAgreement bool
+	LLM llmchat.Config
 }
 
 func (e *Engines) defaults() {

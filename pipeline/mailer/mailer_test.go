@@ -1,4 +1,4 @@
-package pipeline_test
+package mailer_test
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"quire/pipeline"
+	"quire/pipeline/engine"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 )
 
@@ -105,13 +106,13 @@ func TestSendMail_TLS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := quiretest.NewMailServer(t, c.server...)
 			d := &nameDialer{}
-			cfg := pipeline.SMTPConfig{Host: relayName, Port: srv.Port, Security: c.security, From: "dms@office.lan",
+			cfg := mailer.Config{Host: relayName, Port: srv.Port, Security: c.security, From: "dms@office.lan",
 				Username: c.user, Password: "relay-secret", RootCAs: c.roots, CAFile: c.caFile, InsecureSkipVerify: c.insecure, Dial: d.dial}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			m := pipeline.Mail{From: cfg.From, To: []string{"it@office.lan"}, Cc: []string{"boss@office.lan"}, Bcc: []string{"audit@office.lan"},
+			m := mailer.Message{From: cfg.From, To: []string{"it@office.lan"}, Cc: []string{"boss@office.lan"}, Bcc: []string{"audit@office.lan"},
 				Subject: "Invoice 2026-117 ready", Text: "Please review the invoice."}
-			err := pipeline.SendMail(ctx, cfg, m)
+			err := mailer.Send(ctx, cfg, m)
 			want := []string{relayName + ":" + strconv.Itoa(srv.Port)}
 			if c.caFile == junk {
 				want = nil // a configuration error: no connection
@@ -124,7 +125,7 @@ func TestSendMail_TLS(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want one containing %q", err, c.err)
 				}
-				if got := pipeline.IsRetryable(err); got != c.retried {
+				if got := engine.IsRetryable(err); got != c.retried {
 					t.Fatalf("err %q retried %v, want %v", err, got, c.retried)
 				}
 				if len(msgs) != 0 || len(logins) != 0 {
