@@ -67,7 +67,7 @@ func runChecksum(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	if _, err := io.Copy(h, ctxReader{ctx, rc}); err != nil {
+	if _, err := io.Copy(h, engine.ContextReader(ctx, rc)); err != nil {
 		return nil, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -76,19 +76,6 @@ func runChecksum(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{Then: []*storage.Command{c}, Metadata: map[string]string{"checksum": sum}}, nil
-}
-
-// ctxReader stops a long copy when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // runMove moves the document into the folder given by path (ending in

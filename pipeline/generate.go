@@ -153,7 +153,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 		if err != nil {
 			return nil, err
 		}
-		profile, err := sofficeProfile(dir)
+		profile, err := engine.SofficeProfile(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,34 +1,6 @@
 package pipeline
 
-import (
-	"strings"
-	"testing"
-)
-
-func TestTargetSize_Limits(t *testing.T) {
-	for _, tc := range []struct {
-		w, h   string
-		sw, sh int
-		want   string // "" or part of the error
-		ow, oh int
-	}{
-		{"100", "auto", 200, 100, "", 100, 50},
-		{"auto", "20000", 1, 50_000_000, "", 1, 20000},
-		{"auto", "20000", 50_000_000, 1, "too large", 0, 0},
-		{"20000", "auto", 2, 2000, "too large", 0, 0},
-		{"9000", "9000", 10, 10, "too large", 0, 0},
-		{"20001", "10", 10, 10, "invalid size", 0, 0},
-		{"auto", "auto", 10, 10, "cannot both be 'auto'", 0, 0},
-	} {
-		w, h, err := targetSize(tc.w, tc.h, tc.sw, tc.sh)
-		if tc.want == "" && (err != nil || w != tc.ow || h != tc.oh) {
-			t.Errorf("targetSize(%s, %s, %d, %d) = %d, %d, %v; want %d, %d", tc.w, tc.h, tc.sw, tc.sh, w, h, err, tc.ow, tc.oh)
-		}
-		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("targetSize(%s, %s, %d, %d) = %d, %d, %v; want an error with %q", tc.w, tc.h, tc.sw, tc.sh, w, h, err, tc.want)
-		}
-	}
-}
+import "testing"
 
 func TestParsePDFInfo(t *testing.T) {
 	out := "Producer:        x\nPages:           10000\nEncrypted:       no\nPage    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  595.276 x 841.89 pts (A4)\nFile size:       1 bytes\n"

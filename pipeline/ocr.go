@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"quire/pipeline/convert"
 	"quire/pipeline/engine"
 	"quire/storage"
 )
@@ -128,7 +129,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 				return nil, err
 			}
 		}
-		if err := checkImageFile(in, maxOCRPixels); err != nil {
+		if err := convert.CheckImageFile(in, maxOCRPixels); err != nil {
 			return nil, err
 		}
 		if in, err = ocrInputImage(in); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/pipeline/convert"
 	"quire/storage"
 )
 
@@ -245,7 +246,7 @@ func checkResize(c *ParamCheck) {
 		if v == "auto" {
 			return
 		}
-		if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n <= 0 || n > maxResizeSide {
+		if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n <= 0 || n > convert.MaxResizeSide {
 			c.add("parameters."+k, "invalid '"+k+"' parameter")
 		}
 	}

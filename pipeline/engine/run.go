@@ -192,3 +192,18 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	_, err := l.w.Write(p)
 	return n, err
 }
+
+// ContextReader reads r until ctx ends: a long copy stops with ctx's error.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
