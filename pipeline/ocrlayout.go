@@ -2,17 +2,10 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/google/uuid"
-
-	"quire/storage"
 )
 
 // OCR layouts (issue 48 item 4): with ocrOutputType CSV, or ocrParseTypes
@@ -232,12 +225,14 @@ func ocrCSV(lines []ocrLine) []byte {
 	return b.Bytes()
 }
 
-// ocrLayout reads the lines of the pages tesseract read (its TSV, in
-// pixels at ocrDPI: a page read at another resolution is scaled) and adds
-// what ocrOutputType CSV and ocrParseTypes TABLES and FORMS ask for to out.
-func (j *Job) ocrLayout(ctx context.Context, pages []*ocrPage, csvOut, tables, forms bool, out *Outcome) error {
+// ocrLines are the lines of a reading's pages (Lines).
+type ocrLines []ocrLine
+
+// Lines reads the lines of the pages tesseract read (its TSV, in
+// pixels at ocrDPI: a page read at another resolution is scaled).
+func (r *ocrReading) Lines() ocrLines {
 	var lines []ocrLine
-	for _, pg := range pages {
+	for _, pg := range r.pages {
 		ls := parseTSV(pg.n, pg.tsv)
 		if pg.dpi > 0 && pg.dpi != ocrDPI {
 			f := float64(ocrDPI) / float64(pg.dpi)
@@ -253,35 +248,14 @@ func (j *Job) ocrLayout(ctx context.Context, pages []*ocrPage, csvOut, tables, f
 		}
 		lines = append(lines, ls...)
 	}
-	if tables {
-		t := ocrTables(lines)
-		if t == nil {
-			t = []OCRTable{}
-		}
-		v, _ := json.Marshal(t)
-		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "tables", Value: v})
-		out.Metadata["tables"] = strconv.Itoa(len(t))
-	}
-	if forms {
-		kv := ocrKeyValues(lines)
-		v, _ := json.Marshal(kv)
-		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "keyValues", Value: v})
-		out.Metadata["keyValues"] = strconv.Itoa(len(kv))
-	}
-	if csvOut && j.Doc.ArtifactOf == "" {
-		m, tail, err := storage.WriteContent(ctx, j.p.apply, bytes.NewReader(ocrCSV(lines)), 0, nil)
-		if err != nil {
-			return fmt.Errorf("store OCR CSV: %w", err)
-		}
-		id := uuid.NewString()
-		art := storage.Document{DocumentID: id, ContentType: "text/csv", UserID: j.Action.UserID, ArtifactCategory: OCRArtifactCategory}
-		add, err := j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
-			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})
-		if err != nil {
-			return err
-		}
-		out.Then = append(out.Then, add)
-		out.Metadata["csvArtifactId"] = id
-	}
-	return nil
+	return lines
 }
+
+// Tables are the tables found in the lines (ocrTables).
+func (ls ocrLines) Tables() []OCRTable { return ocrTables(ls) }
+
+// KeyValues are the key-value pairs found in the lines (ocrKeyValues).
+func (ls ocrLines) KeyValues() []OCRKeyValue { return ocrKeyValues(ls) }
+
+// CSV is the lines as CSV (ocrCSV).
+func (ls ocrLines) CSV() []byte { return ocrCSV(ls) }

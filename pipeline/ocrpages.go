@@ -31,7 +31,7 @@ import (
 // is kept. A page turned by 90 degrees that tesseract read as it was
 // (tesseract 5 reads vertical lines) keeps its text and is turned upright
 // in the searchable PDF only. Pages run in parallel (up to the cores per
-// document, and ocrSlots across the pipeline), each within
+// document, and the engine's slots across the pipeline), each within
 // pipeline.ocr_page_timeout.
 
 // ocrPage is one page OCR reads.
@@ -63,7 +63,7 @@ type ocrTools struct {
 var ocrEnv = []string{"OMP_THREAD_LIMIT=1"}
 
 // readPages reads every page, in parallel, each within the per-page limit.
-func (j *Job) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
+func (e *ocrEngine) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
 	par := max(1, min(runtime.NumCPU(), len(pages)))
 	work := make(chan *ocrPage)
 	errs := make(chan error, par)
@@ -73,7 +73,7 @@ func (j *Job) readPages(ctx context.Context, dir string, t ocrTools, pages []*oc
 		go func() {
 			defer wg.Done()
 			for pg := range work {
-				if err := j.readPageSlot(ctx, dir, t, pg); err != nil {
+				if err := e.readPageSlot(ctx, dir, t, pg); err != nil {
 					errs <- err
 					return
 				}
@@ -101,22 +101,22 @@ feed:
 	return err
 }
 
-// readPageSlot reads a page once one of the pipeline's OCR slots is free.
-func (j *Job) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+// readPageSlot reads a page once one of the engine's slots is free.
+func (e *ocrEngine) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.keep {
 		pg.text = pg.layer
 		return nil
 	}
-	slots := j.p.ocrSlots
+	slots := e.slots
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-slots }()
-	pctx, cancel := context.WithTimeout(ctx, j.p.cfg.OCRPageTimeout)
+	pctx, cancel := context.WithTimeout(ctx, e.cfg.PageTimeout)
 	defer cancel()
-	err := j.readPage(pctx, dir, t, pg)
+	err := e.readPage(pctx, dir, t, pg)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 		// Past the per-page limit: the page is left without text.
 		pg.text, pg.tsv, pg.pdf, pg.turn, pg.timedOut = "", "", "", 0, true
@@ -126,7 +126,7 @@ func (j *Job) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrP
 }
 
 // readPage reads one page (see above).
-func (j *Job) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+func (e *ocrEngine) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.src == "" {
 		base := filepath.Join(dir, fmt.Sprintf("page-%d", pg.n))
 		n := strconv.Itoa(pg.n)

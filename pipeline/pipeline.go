@@ -96,11 +96,13 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed when workers must take no more work
 	wg       sync.WaitGroup
-	// ocrSlots bounds the OCR pages read at once across the pipeline
-	// (ocrpages.go); bgSlots the background work (OCR renditions) done
-	// at once, counted by bg.
-	ocrSlots, bgSlots chan struct{}
-	bg                sync.WaitGroup
+	// ocr reads scans (OCR actions), at most max(cores, workers) pages
+	// at once across the pipeline.
+	ocr *ocrEngine
+	// bgSlots bounds the background work (OCR renditions) done at once,
+	// counted by bg.
+	bgSlots chan struct{}
+	bg      sync.WaitGroup
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
@@ -148,7 +150,9 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		unrecorded: map[storage.DocRef]unrecorded{},
 		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
-		ocrSlots: make(chan struct{}, max(runtime.NumCPU(), cfg.Workers)), bgSlots: make(chan struct{}, ocrBackground)}
+		bgSlots: make(chan struct{}, ocrBackground)}
+	p.ocr = newOCREngine(ocrConfig{Tesseract: cfg.Engines.Tesseract, Pdftotext: cfg.Engines.Pdftotext, Pdftoppm: cfg.Engines.Pdftoppm,
+		Ocrmypdf: cfg.Engines.Ocrmypdf, MaxPages: cfg.OCRMaxPages, PageTimeout: cfg.OCRPageTimeout, Slots: max(runtime.NumCPU(), cfg.Workers)})
 	p.thumbs.wake = make(chan struct{}, 1)
 	db.OnCommit(p.onCommit)
 	db.OnCommit(p.onEventCommit)

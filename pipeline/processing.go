@@ -6,10 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
-	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -81,63 +78,20 @@ func checkLanguageList(ctx context.Context, key string, langs []string, installe
 // InstalledOCRLanguages lists the languages the configured tesseract has
 // (its --list-langs, osd among them), within 30 s.
 func (p *Pipeline) InstalledOCRLanguages(ctx context.Context) ([]string, error) {
-	tess, err := engine.Find(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	have, err := installedLanguages(cctx, "", tess)
-	if err != nil {
-		return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
-	}
-	return have, nil
+	return p.ocr.InstalledLanguages(ctx)
 }
 
 // SiteOCRLanguages returns the languages a site's scans are read in: its
 // processing.languages, or, when it chose none, those of
 // storage.DefaultOCRLanguages tesseract has, in that order (English alone
 // when it has none of them: the OCR then says which package is missing).
-// tesseract's list is asked again at most every defaultLangsTTL, so a
-// language package installed later is used without a restart.
 func (p *Pipeline) SiteOCRLanguages(ctx context.Context, c *storage.SiteConfig) ([]string, error) {
 	langs, set := c.OCRLanguages()
 	if set {
 		return langs, nil
 	}
-	tess, err := engine.Find(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
-	if err != nil {
-		return nil, err
-	}
-	defaultLangs.Lock()
-	defer defaultLangs.Unlock()
-	if defaultLangs.tess != tess || time.Since(defaultLangs.at) > defaultLangsTTL {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		have, err := installedLanguages(cctx, "", tess)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
-		}
-		defaultLangs.tess, defaultLangs.at = tess, time.Now()
-		defaultLangs.langs = slices.DeleteFunc(langs, func(l string) bool { return !slices.Contains(have, l) })
-		if len(defaultLangs.langs) == 0 {
-			defaultLangs.langs = []string{"eng"}
-		}
-	}
-	return slices.Clone(defaultLangs.langs), nil
+	return p.ocr.Available(ctx, langs)
 }
-
-// defaultLangs are the default OCR languages tesseract has, as last asked.
-var defaultLangs struct {
-	sync.Mutex
-	tess  string
-	at    time.Time
-	langs []string
-}
-
-// defaultLangsTTL is how long defaultLangs is used before tesseract's list
-// is asked again.
-const defaultLangsTTL = 5 * time.Minute
 
 // CheckProcessing validates a site's processing section: languages are
 // tesseract codes the server has (not osd, which is no language), at most
