@@ -52,7 +52,7 @@ func (e *ExamineError) Error() string { return e.Msg }
 var pdfinfoInfoKeys = []string{"Title", "Subject", "Keywords", "Author", "Creator", "Producer", "CreationDate", "ModDate"}
 
 // ExaminePDF reads the PDF in r (size bytes) and reports what it holds.
-func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, error) {
+func examinePDF(ctx context.Context, tempDir string, r io.Reader) (*PDFReport, error) {
 	pdfinfo, err := engine.Find("", "pdfinfo", "poppler-utils")
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, err
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "examine-")
+	dir, err := os.MkdirTemp(tempDir, "examine-")
 	if err != nil {
 		return nil, err
 	}

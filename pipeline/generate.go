@@ -111,14 +111,14 @@ const (
 )
 
 // Generate runs req and returns its output.
-func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generated, error) {
+func generate(ctx context.Context, tempDir, soffice string, req GenerateRequest) (*Generated, error) {
 	select {
 	case genSlots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-genSlots }()
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "generate-")
+	dir, err := os.MkdirTemp(tempDir, "generate-")
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 	if req.PDF && req.Kind == TemplatePDF {
 		g.ContentType, g.Ext = "application/pdf", ".pdf"
 	} else if req.PDF {
-		prog, err := engine.Find(p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
+		prog, err := engine.Find(soffice, "soffice", "libreoffice-writer-nogui")
 		if err != nil {
 			return nil, err
 		}

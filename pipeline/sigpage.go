@@ -38,12 +38,12 @@ const maxDrawingPixels = 4 << 20
 
 // SignedCopy appends the signature page to the PDF in src (qpdf) and
 // returns the result. A src qpdf cannot read is a GenerateError.
-func (p *Pipeline) SignedCopy(ctx context.Context, src io.Reader, page SignaturePage) (*Generated, error) {
+func signedCopy(ctx context.Context, tempDir string, src io.Reader, page SignaturePage) (*Generated, error) {
 	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "signed-")
+	dir, err := os.MkdirTemp(tempDir, "signed-")
 	if err != nil {
 		return nil, err
 	}
