@@ -14,16 +14,17 @@ import (
 	"github.com/google/uuid"
 
 	"quire/pipeline/engine"
+	"quire/pipeline/ocr"
 	"quire/storage"
 )
 
 // runOCR reads the text of a scan, an image or a PDF, with tesseract in
 // the site's languages (processing.languages), one pass per page, pages
-// in parallel (ocrpages.go): a page that reads badly is turned upright
-// (tesseract's OSD) and straightened (ocrimage.go) and read again, pages
+// in parallel (package ocr: pages.go): a page that reads badly is turned upright
+// (tesseract's OSD) and straightened (ocr/image.go) and read again, pages
 // that already carry text keep it, and each page gets
 // pipeline.ocr_page_timeout. The text, pages separated by form feeds, is
-// the result. A searchable PDF/A of the pages (ocrpdfa.go) is kept as an
+// the result. A searchable PDF/A of the pages (ocr/pdfa.go) is kept as an
 // OCR artifact of the document: built after the action is recorded, so
 // FULLTEXT and search do not wait for it; with
 // addPdfDetectedCharactersAsText it is built within the action and
@@ -42,7 +43,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		pages = n
 	}
 	mt, _, _ := mime.ParseMediaType(j.Doc.ContentType)
-	if !ocrReads(mt) {
+	if !ocr.Reads(mt) {
 		return &Outcome{Status: storage.ActionSkipped, Message: fmt.Sprintf("OCR reads images and PDFs, not '%s'", j.Doc.ContentType)}, nil
 	}
 	conf, err := j.p.db.SiteConfig(j.Site)
@@ -68,7 +69,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 		tables = tables || strings.EqualFold(t, "TABLES")
 		forms = forms || strings.EqualFold(t, "FORMS")
 	}
-	rd, err := j.p.ocr.read(ctx, ocrRequest{
+	rd, err := j.p.ocr.Read(ctx, ocr.Request{
 		TempDir: j.p.cfg.TempDir, ContentType: mt, Content: j.ContentFile, Languages: langs, Pages: pages,
 		// A searchable PDF is kept of a whole document, by a document
 		// that may have artifacts (or promotes it as its new content).
@@ -153,7 +154,7 @@ func runOCR(ctx context.Context, j *Job) (*Outcome, error) {
 
 // keepRendition builds the searchable PDF/A after the OCR action and adds
 // it as the OCR artifact id, unless the document has new content since.
-func (j *Job) keepRendition(ctx context.Context, rd *ocrReading, id string) error {
+func (j *Job) keepRendition(ctx context.Context, rd *ocr.Reading, id string) error {
 	pdf, err := rd.SearchablePDF(ctx, true)
 	if err != nil {
 		return err
@@ -182,11 +183,11 @@ func (j *Job) keepRendition(ctx context.Context, rd *ocrReading, id string) erro
 
 // ocrLayout adds what ocrOutputType CSV and ocrParseTypes TABLES and
 // FORMS ask for to out, from the lines of the pages tesseract read.
-func (j *Job) ocrLayout(ctx context.Context, lines ocrLines, csvOut, tables, forms bool, out *Outcome) error {
+func (j *Job) ocrLayout(ctx context.Context, lines ocr.Lines, csvOut, tables, forms bool, out *Outcome) error {
 	if tables {
 		t := lines.Tables()
 		if t == nil {
-			t = []OCRTable{}
+			t = []ocr.Table{}
 		}
 		v, _ := json.Marshal(t)
 		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "tables", Value: v})

@@ -110,7 +110,7 @@ func checkOCR(c *ParamCheck) {
 		}
 	}
 	// ocrOutputType CSV: the recognized lines as a CSV artifact
-	// (ocrlayout.go, issue 48 item 4).
+	// (ocr/layout.go, issue 48 item 4).
 	switch v := c.get("ocrOutputType"); strings.ToUpper(v) {
 	case "", "CSV":
 	default:

@@ -27,6 +27,7 @@ import (
 	"quire/guard"
 	"quire/outbound"
 	"quire/pipeline/engine"
+	"quire/pipeline/ocr"
 	"quire/storage"
 )
 
@@ -98,7 +99,7 @@ type Pipeline struct {
 	wg       sync.WaitGroup
 	// ocr reads scans (OCR actions), at most max(cores, workers) pages
 	// at once across the pipeline.
-	ocr *ocrEngine
+	ocr *ocr.Engine
 	// bgSlots bounds the background work (OCR renditions) done at once,
 	// counted by bg.
 	bgSlots chan struct{}
@@ -151,7 +152,7 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		unrecorded: map[storage.DocRef]unrecorded{},
 		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
 		bgSlots: make(chan struct{}, ocrBackground)}
-	p.ocr = newOCREngine(ocrConfig{Tesseract: cfg.Engines.Tesseract, Pdftotext: cfg.Engines.Pdftotext, Pdftoppm: cfg.Engines.Pdftoppm,
+	p.ocr = ocr.New(ocr.Config{Tesseract: cfg.Engines.Tesseract, Pdftotext: cfg.Engines.Pdftotext, Pdftoppm: cfg.Engines.Pdftoppm,
 		Ocrmypdf: cfg.Engines.Ocrmypdf, MaxPages: cfg.OCRMaxPages, PageTimeout: cfg.OCRPageTimeout, Slots: max(runtime.NumCPU(), cfg.Workers)})
 	p.thumbs.wake = make(chan struct{}, 1)
 	db.OnCommit(p.onCommit)

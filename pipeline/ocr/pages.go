@@ -1,4 +1,4 @@
-package pipeline
+package ocr
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ import (
 // rendering (pdftoppm). Only a page that reads badly costs more: little
 // confidence, no words, or text lines much taller than its words (a
 // skewed page, whose lines tesseract merges) gets its orientation from
-// tesseract's OSD and its skew from the page image (ocrimage.go), is
+// tesseract's OSD and its skew from the page image (image.go), is
 // turned and straightened in Go, and is read again; the better reading
 // is kept. A page turned by 90 degrees that tesseract read as it was
 // (tesseract 5 reads vertical lines) keeps its text and is turned upright
@@ -63,7 +63,7 @@ type ocrTools struct {
 var ocrEnv = []string{"OMP_THREAD_LIMIT=1"}
 
 // readPages reads every page, in parallel, each within the per-page limit.
-func (e *ocrEngine) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
+func (e *Engine) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
 	par := max(1, min(runtime.NumCPU(), len(pages)))
 	work := make(chan *ocrPage)
 	errs := make(chan error, par)
@@ -102,7 +102,7 @@ feed:
 }
 
 // readPageSlot reads a page once one of the engine's slots is free.
-func (e *ocrEngine) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+func (e *Engine) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.keep {
 		pg.text = pg.layer
 		return nil
@@ -126,7 +126,7 @@ func (e *ocrEngine) readPageSlot(ctx context.Context, dir string, t ocrTools, pg
 }
 
 // readPage reads one page (see above).
-func (e *ocrEngine) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+func (e *Engine) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.src == "" {
 		base := filepath.Join(dir, fmt.Sprintf("page-%d", pg.n))
 		n := strconv.Itoa(pg.n)
@@ -189,11 +189,11 @@ func tesseractPass(ctx context.Context, dir string, t ocrTools, img string, dpi 
 	if _, _, err := engine.RunEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
 		return nil, err
 	}
-	text, err := readLimited(base+".txt", maxText)
+	text, err := readLimited(base+".txt", engine.MaxText)
 	if err != nil {
 		return nil, err
 	}
-	tsv, err := readLimited(base+".tsv", 4*maxText)
+	tsv, err := readLimited(base+".tsv", 4*engine.MaxText)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package ocr
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // taken from the original PDF, pages tesseract read turned by 90 degrees
 // turned upright (/Rotate), then made PDF/A-2b by ghostscript with an sRGB
 // output intent. Without promotion it is built after the OCR action is
-// recorded (Pipeline.background), so FULLTEXT and search have the text
+// recorded (the pipeline's background work), so FULLTEXT and search have the text
 // without waiting for it.
 
 // buildSearchablePDF writes the PDF/A rendition of pages to dir and
@@ -110,15 +110,15 @@ func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) 
 	return err
 }
 
-// srgbProfiles are where srgbProfile looks (tests empty it to take the
+// SRGBProfiles are where srgbProfile looks (tests empty it to take the
 // ocrmypdf path).
-var srgbProfiles = []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
+var SRGBProfiles = []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
 	"/usr/share/color/icc/sRGB.icc", "/usr/share/color/icc/colord/sRGB.icc"}
 
 // srgbProfile finds an sRGB ICC profile on the machine (ghostscript's
 // own, then the usual colour profile packages), "" when none.
 func srgbProfile() string {
-	for _, pat := range srgbProfiles {
+	for _, pat := range SRGBProfiles {
 		if m, _ := filepath.Glob(pat); len(m) > 0 {
 			return m[len(m)-1]
 		}

@@ -1,4 +1,15 @@
-package pipeline
+// Package ocr reads the text of scans with tesseract (issue 46): an image
+// or a PDF, one tesseract pass per page, pages in parallel within the
+// engine's slots and a per-page limit (pages.go); a page that reads badly
+// is turned upright by tesseract's OSD and straightened in Go (image.go)
+// and read again; a PDF page that is one scanned image is read from that
+// image, others are rendered; pages with a text layer keep it. It also
+// reads the layout of the words (CSV, tables, key-values: layout.go),
+// builds the searchable PDF/A of the pages (pdfa.go) and knows tesseract's
+// languages. It runs programs through engine and keeps nothing in the
+// store: what a reading becomes (text records, artifacts, a pending
+// rendition) the pipeline's OCR action decides.
+package ocr
 
 import (
 	"context"
@@ -21,8 +32,8 @@ import (
 	"quire/storage"
 )
 
-// ocrConfig configures an ocrEngine.
-type ocrConfig struct {
+// Config configures an Engine.
+type Config struct {
 	// Tesseract, Pdftotext, Pdftoppm and Ocrmypdf are the configured
 	// programs ("": looked up on PATH).
 	Tesseract, Pdftotext, Pdftoppm, Ocrmypdf string
@@ -36,29 +47,29 @@ type ocrConfig struct {
 	Slots int
 }
 
-// ocrEngine reads scans: one per pipeline, whose slots bound the pages
+// Engine reads scans: one per pipeline, whose slots bound the pages
 // read at once across its actions.
-type ocrEngine struct {
-	cfg   ocrConfig
+type Engine struct {
+	cfg   Config
 	slots chan struct{}
 }
 
-// newOCREngine makes an engine of cfg.
-func newOCREngine(cfg ocrConfig) *ocrEngine {
-	return &ocrEngine{cfg: cfg, slots: make(chan struct{}, max(1, cfg.Slots))}
+// New makes an engine of cfg.
+func New(cfg Config) *Engine {
+	return &Engine{cfg: cfg, slots: make(chan struct{}, max(1, cfg.Slots))}
 }
 
-// ocrReads reports whether OCR reads content of media type mt (an image
+// Reads reports whether OCR reads content of media type mt (an image
 // type tesseract reads, or a PDF).
-func ocrReads(mt string) bool {
+func Reads(mt string) bool {
 	return ocrImageTypes[mt] != "" || mt == "application/pdf"
 }
 
-// ocrRequest is one scan to read.
-type ocrRequest struct {
+// Request is one scan to read.
+type Request struct {
 	// TempDir is where the reading's scratch directory is made.
 	TempDir string
-	// ContentType is the content's media type (ocrReads is true of it).
+	// ContentType is the content's media type (Reads is true of it).
 	ContentType string
 	// Content writes the content to a file named name in dir and returns
 	// its path.
@@ -76,9 +87,9 @@ type ocrRequest struct {
 	Background bool
 }
 
-// ocrReading is what a reading found. Its scratch directory Dir holds
+// Reading is what a reading found. Its scratch directory Dir holds
 // what SearchablePDF needs; the caller removes it.
-type ocrReading struct {
+type Reading struct {
 	Dir string
 	// Text is the pages' text, each page ending with a form feed.
 	Text string
@@ -103,7 +114,7 @@ type ocrReading struct {
 
 // InstalledLanguages lists the languages the configured tesseract has
 // (its --list-langs, osd among them), within 30 s.
-func (e *ocrEngine) InstalledLanguages(ctx context.Context) ([]string, error) {
+func (e *Engine) InstalledLanguages(ctx context.Context) ([]string, error) {
 	tess, err := engine.Find(e.cfg.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
@@ -122,7 +133,7 @@ func (e *ocrEngine) InstalledLanguages(ctx context.Context) ([]string, error) {
 // package is missing). tesseract's list is asked again at most every
 // defaultLangsTTL, so a language package installed later is used without
 // a restart.
-func (e *ocrEngine) Available(ctx context.Context, langs []string) ([]string, error) {
+func (e *Engine) Available(ctx context.Context, langs []string) ([]string, error) {
 	tess, err := engine.Find(e.cfg.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
@@ -157,8 +168,8 @@ var defaultLangs struct {
 // is asked again.
 const defaultLangsTTL = 5 * time.Minute
 
-// read reads the scan req names (see runOCR).
-func (e *ocrEngine) read(ctx context.Context, req ocrRequest) (*ocrReading, error) {
+// Read reads the scan req names.
+func (e *Engine) Read(ctx context.Context, req Request) (*Reading, error) {
 	tess, err := engine.Find(e.cfg.Tesseract, "tesseract", "tesseract-ocr")
 	if err != nil {
 		return nil, err
@@ -239,7 +250,7 @@ func (e *ocrEngine) read(ctx context.Context, req ocrRequest) (*ocrReading, erro
 		text, err := pdfPagesText(ctx, dir, totext, in, pages)
 		if err == nil && allPagesHaveText(text) {
 			ok = true
-			return &ocrReading{Dir: dir, Text: text, TextLayer: true}, nil
+			return &Reading{Dir: dir, Text: text, TextLayer: true}, nil
 		}
 		layers := strings.Split(text, "\f")
 		pdfimages, err := engine.Find(filepath.Join(filepath.Dir(tools.pdftoppm), "pdfimages"), "pdfimages", "poppler-utils")
@@ -279,7 +290,7 @@ func (e *ocrEngine) read(ctx context.Context, req ocrRequest) (*ocrReading, erro
 		}
 		return nil, err
 	}
-	rd := &ocrReading{Dir: dir, Text: joinPageTexts(list), Pages: len(list),
+	rd := &Reading{Dir: dir, Text: joinPageTexts(list), Pages: len(list),
 		pages: list, in: in, total: total, keep: keep, ocrmypdf: e.cfg.Ocrmypdf}
 	for _, pg := range list {
 		if pg.timedOut {
@@ -298,13 +309,13 @@ func (e *ocrEngine) read(ctx context.Context, req ocrRequest) (*ocrReading, erro
 // MakesPDF reports whether the reading makes a searchable PDF: one was
 // asked for, of the whole document, and a page was recognized or the PDF
 // has pages of its own.
-func (r *ocrReading) MakesPDF() bool {
+func (r *Reading) MakesPDF() bool {
 	return r.keep && !(r.read == 0 && r.in == "")
 }
 
-// SearchablePDF builds the searchable PDF/A of the reading (ocrpdfa.go)
+// SearchablePDF builds the searchable PDF/A of the reading (pdfa.go)
 // in its Dir and returns its path; bg builds it at a low priority.
-func (r *ocrReading) SearchablePDF(ctx context.Context, bg bool) (string, error) {
+func (r *Reading) SearchablePDF(ctx context.Context, bg bool) (string, error) {
 	return buildSearchablePDF(ctx, r.Dir, r.in, r.total, r.pages, bg, r.ocrmypdf)
 }
 
@@ -406,7 +417,7 @@ func pdfPagesText(ctx context.Context, dir, prog, fn string, pages int) (string,
 		return "", err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxText))
+	b, err := io.ReadAll(io.LimitReader(f, engine.MaxText))
 	return strings.ToValidUTF8(string(b), ""), err
 }
 
@@ -439,7 +450,7 @@ const maxOCRPixels = 100_000_000
 // to hold in memory, or more than the temp dir has room for. pages (-1:
 // all) becomes the number of pages to render. It returns the page count,
 // and the sizes (points) and /Rotate of the pages to render.
-func (e *ocrEngine) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, [][2]float64, []int, error) {
+func (e *Engine) checkPDFRender(ctx context.Context, dir, pdftoppm, fn string, pages *int) (int, [][2]float64, []int, error) {
 	info, err := engine.Find(filepath.Join(filepath.Dir(pdftoppm), "pdfinfo"), "pdfinfo", "poppler-utils")
 	if err != nil {
 		if info, err = engine.Find("", "pdfinfo", "poppler-utils"); err != nil {

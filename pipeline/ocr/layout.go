@@ -1,4 +1,4 @@
-package pipeline
+package ocr
 
 import (
 	"bytes"
@@ -143,21 +143,21 @@ func cells(l ocrLine) []string {
 	return append(out, cur)
 }
 
-// OCRTable is FormKiQ's OcrTable.
-type OCRTable struct {
+// Table is FormKiQ's OcrTable.
+type Table struct {
 	Headers []string              `json:"headers"`
 	Data    [][]map[string]string `json:"data"`
 }
 
 // ocrTables finds tables: runs of at least two rows of the same page with
 // the same number (at least two) of cells.
-func ocrTables(lines []ocrLine) []OCRTable {
-	var out []OCRTable
+func ocrTables(lines []ocrLine) []Table {
+	var out []Table
 	var run [][]string
 	page := 0
 	flush := func() {
 		if len(run) >= 2 {
-			t := OCRTable{Headers: run[0]}
+			t := Table{Headers: run[0]}
 			for _, r := range run {
 				row := make([]map[string]string, len(r))
 				for i, c := range r {
@@ -183,16 +183,16 @@ func ocrTables(lines []ocrLine) []OCRTable {
 	return out
 }
 
-// OCRKeyValue is FormKiQ's OcrKeyValues.
-type OCRKeyValue struct {
+// KeyValue is FormKiQ's OcrKeyValues.
+type KeyValue struct {
 	Key    string   `json:"key"`
 	Values []string `json:"values"`
 }
 
 // ocrKeyValues reads "Key: value" lines and two-cell rows whose first
 // cell ends with a colon.
-func ocrKeyValues(lines []ocrLine) []OCRKeyValue {
-	out := []OCRKeyValue{}
+func ocrKeyValues(lines []ocrLine) []KeyValue {
+	out := []KeyValue{}
 	for _, l := range rows(lines) {
 		c := cells(l)
 		var k, v string
@@ -206,7 +206,7 @@ func ocrKeyValues(lines []ocrLine) []OCRKeyValue {
 			}
 		}
 		if k, v = strings.TrimSpace(k), strings.TrimSpace(v); k != "" && v != "" && len(k) <= 64 {
-			out = append(out, OCRKeyValue{Key: k, Values: []string{v}})
+			out = append(out, KeyValue{Key: k, Values: []string{v}})
 		}
 	}
 	return out
@@ -225,12 +225,12 @@ func ocrCSV(lines []ocrLine) []byte {
 	return b.Bytes()
 }
 
-// ocrLines are the lines of a reading's pages (Lines).
-type ocrLines []ocrLine
+// Lines are the lines of a reading's pages (Lines).
+type Lines []ocrLine
 
 // Lines reads the lines of the pages tesseract read (its TSV, in
 // pixels at ocrDPI: a page read at another resolution is scaled).
-func (r *ocrReading) Lines() ocrLines {
+func (r *Reading) Lines() Lines {
 	var lines []ocrLine
 	for _, pg := range r.pages {
 		ls := parseTSV(pg.n, pg.tsv)
@@ -252,10 +252,10 @@ func (r *ocrReading) Lines() ocrLines {
 }
 
 // Tables are the tables found in the lines (ocrTables).
-func (ls ocrLines) Tables() []OCRTable { return ocrTables(ls) }
+func (ls Lines) Tables() []Table { return ocrTables(ls) }
 
 // KeyValues are the key-value pairs found in the lines (ocrKeyValues).
-func (ls ocrLines) KeyValues() []OCRKeyValue { return ocrKeyValues(ls) }
+func (ls Lines) KeyValues() []KeyValue { return ocrKeyValues(ls) }
 
 // CSV is the lines as CSV (ocrCSV).
-func (ls ocrLines) CSV() []byte { return ocrCSV(ls) }
+func (ls Lines) CSV() []byte { return ocrCSV(ls) }
