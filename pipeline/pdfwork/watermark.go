@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 // Watermarks (API.md "Watermarks"): a document carrying a WATERMARK
 // attribute is served stamped with the attribute definition's text. PDFs

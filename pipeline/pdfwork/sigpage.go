@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"bytes"
@@ -36,9 +36,9 @@ type SignaturePage struct {
 // maxDrawingPixels bounds a drawn signature decoded for the page.
 const maxDrawingPixels = 4 << 20
 
-// SignedCopy appends the signature page to the PDF in src (qpdf) and
-// returns the result. A src qpdf cannot read is a GenerateError.
-func signedCopy(ctx context.Context, tempDir string, src io.Reader, page SignaturePage) (*Generated, error) {
+// SignedCopy appends the signature page to the PDF in src (qpdf), in a
+// scratch directory under tempDir, and returns the result. A src qpdf cannot read is a GenerateError.
+func SignedCopy(ctx context.Context, tempDir string, src io.Reader, page SignaturePage) (*Generated, error) {
 	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return nil, err

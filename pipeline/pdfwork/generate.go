@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"archive/zip"
@@ -110,8 +110,10 @@ const (
 	maxImageInsertBytes = 20 << 20
 )
 
-// Generate runs req and returns its output.
-func generate(ctx context.Context, tempDir, soffice string, req GenerateRequest) (*Generated, error) {
+// Generate runs req in a scratch directory under tempDir, rendering with
+// the LibreOffice soffice names (configured; "": on PATH), and returns
+// its output.
+func Generate(ctx context.Context, tempDir, soffice string, req GenerateRequest) (*Generated, error) {
 	select {
 	case genSlots <- struct{}{}:
 	case <-ctx.Done():

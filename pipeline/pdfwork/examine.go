@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"context"
@@ -51,8 +51,9 @@ func (e *ExamineError) Error() string { return e.Msg }
 // pdfinfoInfoKeys are the document info entries pdfinfo prints.
 var pdfinfoInfoKeys = []string{"Title", "Subject", "Keywords", "Author", "Creator", "Producer", "CreationDate", "ModDate"}
 
-// ExaminePDF reads the PDF in r (size bytes) and reports what it holds.
-func examinePDF(ctx context.Context, tempDir string, r io.Reader) (*PDFReport, error) {
+// ExaminePDF reads the PDF in r, in a scratch directory under tempDir,
+// and reports what it holds.
+func ExaminePDF(ctx context.Context, tempDir string, r io.Reader) (*PDFReport, error) {
 	pdfinfo, err := engine.Find("", "pdfinfo", "poppler-utils")
 	if err != nil {
 		return nil, err
