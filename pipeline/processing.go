@@ -3,10 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
+	"quire/pipeline/ocr"
 	"quire/storage"
 )
 
@@ -38,39 +38,13 @@ func DefaultActions(c *storage.SiteConfig, user string) []storage.Action {
 	return storage.DefaultActionsOf(c, user)
 }
 
-// maxLanguages bounds processing.languages: tesseract reads a page once
-// per language model it is given.
-const maxLanguages = 5
-
-var langCode = regexp.MustCompile(`^[a-z]{3}(_[a-z]+)?$`)
-
 // checkLanguageList checks OCR languages given under key (a site's
-// processing.languages, an action's ocrLanguages): tesseract codes (not
-// osd, which is no language), at most maxLanguages, each once, each one
-// tesseract has (installed lists them; asked only when langs is not
-// empty).
+// processing.languages, an action's ocrLanguages): ocr.LanguageProblems,
+// as validation items.
 func checkLanguageList(ctx context.Context, key string, langs []string, installed func(context.Context) ([]string, error)) []storage.ValidationItem {
 	var items []storage.ValidationItem
-	add := func(msg string) { items = append(items, storage.ValidationItem{Key: key, Msg: msg}) }
-	if len(langs) > maxLanguages {
-		add(fmt.Sprintf("at most %d languages", maxLanguages))
-	}
-	var have []string
-	if len(langs) > 0 {
-		var err error
-		if have, err = installed(ctx); err != nil {
-			add(err.Error())
-		}
-	}
-	for i, l := range langs {
-		switch {
-		case !langCode.MatchString(l) || l == "osd":
-			add(fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
-		case slices.Contains(langs[:i], l):
-			add(fmt.Sprintf("language '%s' is listed twice", l))
-		case have != nil && !slices.Contains(have, l):
-			add(fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
-		}
+	for _, msg := range ocr.LanguageProblems(ctx, langs, installed) {
+		items = append(items, storage.ValidationItem{Key: key, Msg: msg})
 	}
 	return items
 }
@@ -95,7 +69,7 @@ func (p *Pipeline) SiteOCRLanguages(ctx context.Context, c *storage.SiteConfig) 
 
 // CheckProcessing validates a site's processing section: languages are
 // tesseract codes the server has (not osd, which is no language), at most
-// maxLanguages of them, each once; default actions are among
+// ocr.MaxLanguages of them, each once; default actions are among
 // DefaultActionChoices, each once. Its items use the configuration's keys.
 func (p *Pipeline) CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem {
 	if c == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	_ "image/gif" // decoders for image.Decode
 	_ "image/jpeg"
 	"io"
@@ -282,13 +281,5 @@ func (p *Pipeline) renderThumbnail(ctx context.Context, site string, src *storag
 	if err != nil {
 		return nil, err
 	}
-	if _, err := engine.Run(ctx, dir, prog, "-f", "1", "-l", "1", "-png", "-scale-to", fmt.Sprint(convert.ThumbnailSize), "-singlefile", in, filepath.Join(dir, "page")); err != nil {
-		return nil, err
-	}
-	out, err := os.Open(filepath.Join(dir, "page.png"))
-	if err != nil {
-		return nil, err
-	}
-	defer out.Close()
-	return convert.Thumbnail(io.LimitReader(out, 16<<20))
+	return convert.PDFThumbnail(ctx, dir, prog, in)
 }

@@ -96,3 +96,27 @@ func Scan(ctx context.Context, addr string, open func() (io.ReadCloser, error)) 
 	}
 	return "", "", fmt.Errorf("unexpected clamd reply %q", reply)
 }
+
+// Check pings clamd at addr ("": the Debian socket) and reports whether
+// it answered, with its version or why not (quire doctor).
+func Check(ctx context.Context, addr string) (bool, string) {
+	if addr == "" {
+		addr = "unix:/run/clamav/clamd.ctl"
+	}
+	network, address, _ := strings.Cut(addr, ":")
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return false, fmt.Sprintf("not reachable at %s: %v (install and start clamav-daemon)", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte("zVERSION\x00")); err != nil {
+		return false, err.Error()
+	}
+	v, err := bufio.NewReader(conn).ReadString(0)
+	if err != nil && v == "" {
+		return false, fmt.Sprintf("no answer from %s: %v", addr, err)
+	}
+	return true, addr + ": " + strings.TrimRight(v, "\x00\n")
+}

@@ -17,6 +17,7 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -196,4 +197,18 @@ func Thumbnail(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// PDFThumbnail is the thumbnail of the first page of the PDF in (in dir,
+// the engine's scratch directory), rendered by pdftoppm (prog).
+func PDFThumbnail(ctx context.Context, dir, prog, in string) ([]byte, error) {
+	if _, err := engine.Run(ctx, dir, prog, "-f", "1", "-l", "1", "-png", "-scale-to", fmt.Sprint(ThumbnailSize), "-singlefile", in, filepath.Join(dir, "page")); err != nil {
+		return nil, err
+	}
+	out, err := os.Open(filepath.Join(dir, "page.png"))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	return Thumbnail(io.LimitReader(out, 16<<20))
 }

@@ -167,3 +167,26 @@ func scalar(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Check asks the endpoint ep for its model list (within 10 s) and
+// reports whether it answered 200, or why not (quire doctor).
+func Check(ctx context.Context, ep Config) (bool, string) {
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(c, http.MethodGet, strings.TrimRight(ep.URL, "/")+"/models", nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	if ep.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+ep.APIKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, fmt.Sprintf("%s not reachable: %v", ep.URL, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Sprintf("%s/models answered %s", ep.URL, resp.Status)
+	}
+	return true, ep.URL + ": models listed"
+}

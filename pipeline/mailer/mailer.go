@@ -6,6 +6,7 @@
 package mailer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -253,4 +254,26 @@ func buildMessage(m Message) []byte {
 		part("text/plain", m.Text)
 	}
 	return b.Bytes()
+}
+
+// Check connects to the mail server of cfg and reports whether it
+// greets as one (or takes a connection, for implicit TLS), with its
+// greeting or why not (quire doctor).
+func Check(ctx context.Context, cfg Config) (bool, string) {
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false, fmt.Sprintf("%s not reachable: %v", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if cfg.Security == "IMPLICIT_TLS" {
+		return true, addr + ": reachable (implicit TLS)"
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "220") {
+		return false, fmt.Sprintf("%s did not greet as a mail server: %q %v", addr, strings.TrimSpace(line), err)
+	}
+	return true, addr + ": " + strings.TrimSpace(line)
 }

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,42 @@ func (e *Engine) InstalledLanguages(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
 	}
 	return have, nil
+}
+
+// MaxLanguages bounds processing.languages: tesseract reads a page once
+// per language model it is given.
+const MaxLanguages = 5
+
+var langCode = regexp.MustCompile(`^[a-z]{3}(_[a-z]+)?$`)
+
+// LanguageProblems checks OCR languages a site or an action gives:
+// tesseract codes (not osd, which is no language), at most MaxLanguages,
+// each once, each one tesseract has (installed lists them; asked only
+// when langs is not empty). It returns what is wrong, in order.
+func LanguageProblems(ctx context.Context, langs []string, installed func(context.Context) ([]string, error)) []string {
+	var items []string
+	add := func(msg string) { items = append(items, msg) }
+	if len(langs) > MaxLanguages {
+		add(fmt.Sprintf("at most %d languages", MaxLanguages))
+	}
+	var have []string
+	if len(langs) > 0 {
+		var err error
+		if have, err = installed(ctx); err != nil {
+			add(err.Error())
+		}
+	}
+	for i, l := range langs {
+		switch {
+		case !langCode.MatchString(l) || l == "osd":
+			add(fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
+		case slices.Contains(langs[:i], l):
+			add(fmt.Sprintf("language '%s' is listed twice", l))
+		case have != nil && !slices.Contains(have, l):
+			add(fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
+		}
+	}
+	return items
 }
 
 // Available returns those of langs tesseract has, in that order
