@@ -9,6 +9,11 @@
 // again, and an outcome is recorded at most once (OpFinishAction refuses an
 // action that is no longer RUNNING). Actions of one document run one after
 // the other in order; a FAILED action stops its chain until it is retried.
+//
+// What an engine hands off that needs no store (reading scans, converting
+// content, mail, LLM, clamd and webhook clients, running external
+// programs) and the PDF work the server asks for are in packages below
+// this one (DESIGN.md, "Packages").
 package pipeline
 
 import (

@@ -46,12 +46,12 @@ func (d *nameDialer) dial(ctx context.Context, network, addr string) (net.Conn, 
 	return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, net.JoinHostPort(host, port))
 }
 
-// TestSendMail_TLS: STARTTLS and implicit TLS to a relay addressed by
+// TestSend_TLS: STARTTLS and implicit TLS to a relay addressed by
 // name deliver with the credentials sent over TLS; a certificate from
 // another authority or for another name is refused for good (not
 // retried) before any credentials are sent; a password is never sent
 // over a plain connection.
-func TestSendMail_TLS(t *testing.T) {
+func TestSend_TLS(t *testing.T) {
 	good, trusted := quiretest.TestCert(t, relayName)
 	other, otherCA := quiretest.TestCert(t, relayName) // same name, another key
 	pemFile := func(name string, c *tls.Config) string {
@@ -134,7 +134,7 @@ func TestSendMail_TLS(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("SendMail: %v", err)
+				t.Fatalf("Send: %v", err)
 			}
 			tlsWanted := c.security != ""
 			wantLogins := []quiretest.Login{}
