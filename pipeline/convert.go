@@ -13,9 +13,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	_ "golang.org/x/image/bmp"  // read BMP headers (OCR)
-	_ "golang.org/x/image/tiff" // read TIFF headers (OCR)
-	_ "golang.org/x/image/webp" // decode WebP sources
 
 	"quire/pipeline/convert"
 	"quire/pipeline/engine"

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	_ "image/gif" // decoders for image.Decode
-	_ "image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	_ "golang.org/x/image/tiff"
 
 	"quire/guard"
 	"quire/pipeline/convert"
