@@ -22,6 +22,8 @@ import (
 	"quire/node"
 	"quire/outbound"
 	"quire/pipeline"
+	"quire/pipeline/llmchat"
+	"quire/pipeline/mailer"
 )
 
 // cmdServe runs the server until SIGINT or SIGTERM, or under the Windows
@@ -146,9 +148,9 @@ func nodeConfig(c *config.Config, log *slog.Logger) node.Config {
 				Pdftoppm:  c.Engines.Pdftoppm,
 				Soffice:   c.Engines.Soffice,
 				Clamd:     c.Engines.Clamd,
-				SMTP: pipeline.SMTPConfig{Host: c.SMTP.Host, Port: c.SMTP.Port, Security: c.SMTP.Security, CAFile: c.SMTP.CAFile,
+				SMTP: mailer.Config{Host: c.SMTP.Host, Port: c.SMTP.Port, Security: c.SMTP.Security, CAFile: c.SMTP.CAFile,
 					Username: c.SMTP.Username, Password: c.SMTP.Password, From: c.SMTP.From},
-				LLM:           pipeline.LLMConfig{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey, RequireAgreement: c.LLM.RequireAgreement},
+				LLM:           llmchat.Config{URL: c.LLM.URL, ModelID: c.LLM.Model, APIKey: c.LLM.APIKey, RequireAgreement: c.LLM.RequireAgreement},
 				EventBuses:    c.EventBuses,
 				WebhookSecret: c.Webhooks.Secret,
 			},

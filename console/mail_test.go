@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 )
 
@@ -53,7 +53,7 @@ func TestConsole_MailSettings(t *testing.T) {
 	server := quiretest.NewMailServer(t)
 	relay := quiretest.NewMailServer(t)
 	e := newEnv(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: server.Host, Port: server.Port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: server.Host, Port: server.Port, From: "quire@example.com"}
 	})
 	e.adminUser(t, "mia")
 	e.must(t, "POST", "/groups", map[string]any{"group": map[string]any{"name": "default_govern"}}, http.StatusOK)

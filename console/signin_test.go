@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 )
 
@@ -113,7 +113,7 @@ func TestConsole_ForgottenPassword(t *testing.T) {
 	t.Parallel()
 	mail := quiretest.NewMailServer(t)
 	e := newEnv(t, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	e.user(t, "fay@example.com", "default", "temporary-1", true)
 	var code string

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -20,7 +18,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"quire/outbound"
+	"quire/pipeline/engine"
+	"quire/pipeline/webhook"
 	"quire/storage"
 )
 
@@ -66,7 +65,7 @@ func runChecksum(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	if _, err := io.Copy(h, ctxReader{ctx, rc}); err != nil {
+	if _, err := io.Copy(h, engine.ContextReader(ctx, rc)); err != nil {
 		return nil, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -75,19 +74,6 @@ func runChecksum(ctx context.Context, j *Job) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{Then: []*storage.Command{c}, Metadata: map[string]string{"checksum": sum}}, nil
-}
-
-// ctxReader stops a long copy when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // runMove moves the document into the folder given by path (ending in
@@ -134,15 +120,6 @@ func runDelete(ctx context.Context, j *Job) (*Outcome, error) {
 	return &Outcome{Then: []*storage.Command{c}}, nil
 }
 
-// httpClient posts events to the operator's event buses. Redirects are
-// not followed: a receiver that moved must be reconfigured, not silently
-// chased. Webhooks, whose urls users give, go through the outbound
-// policy's client instead (Pipeline.userHTTP).
-var httpClient = &http.Client{
-	Timeout:       30 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
 // documentEvent is the document as webhooks and events carry it, with a
 // download URL valid for a day.
 func (j *Job) documentEvent() map[string]any {
@@ -168,46 +145,9 @@ func (j *Job) post(ctx context.Context, client *http.Client, url, contentType st
 	return j.p.post(ctx, client, url, contentType, body)
 }
 
-// refusedError is a post the outbound policy refused.
-type refusedError struct{ error }
-
 // post is Job.post, for the event delivery too.
 func (p *Pipeline) post(ctx context.Context, client *http.Client, url, contentType string, body []byte) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, fmt.Errorf("invalid url: %v", err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("User-Agent", "Quire")
-	if secret := p.cfg.Engines.WebhookSecret; secret != "" {
-		ts := strconv.FormatInt(p.cfg.Now().Unix(), 10)
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte(ts + "."))
-		m.Write(body)
-		req.Header.Set("X-Quire-Timestamp", ts)
-		req.Header.Set("X-Quire-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		msg := fmt.Errorf("post to %s: %s", url, outbound.Reason(err))
-		if errors.As(err, new(*outbound.RefusedError)) {
-			return 0, refusedError{msg}
-		}
-		return 0, retryable(msg)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch {
-	case resp.StatusCode < 300:
-		return resp.StatusCode, nil
-	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return resp.StatusCode, retryable(fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode)))
-	default:
-		return resp.StatusCode, fmt.Errorf("%s answered %s", url, outbound.Status(resp.StatusCode))
-	}
+	return webhook.Post(ctx, client, url, contentType, body, p.cfg.Engines.WebhookSecret, p.cfg.Now)
 }
 
 // runWebhook posts the document to the action's url.
@@ -245,7 +185,7 @@ func runEventBus(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := j.post(ctx, httpClient, url, "application/cloudevents+json", body); err != nil {
+	if _, err := j.post(ctx, webhook.BusClient, url, "application/cloudevents+json", body); err != nil {
 		return nil, err
 	}
 	return &Outcome{Metadata: map[string]string{"eventId": ev["id"].(string)}}, nil

@@ -1,14 +1,15 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"quire/pipeline/clamd"
+	"quire/pipeline/engine"
+	"quire/pipeline/llmchat"
+	"quire/pipeline/mailer"
 )
 
 // EngineStatus is what Check found out about one engine.
@@ -30,7 +31,7 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 	var out []EngineStatus
 	prog := func(name, configured, pkg, actions string, args ...string) {
 		st := EngineStatus{Name: name, Actions: actions, Configured: true}
-		p, err := program(configured, name, pkg)
+		p, err := engine.Find(configured, name, pkg)
 		if err != nil {
 			st.Detail = err.Error()
 			out = append(out, st)
@@ -38,8 +39,8 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 		}
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		buf := limitedBuffer{n: 64 << 10}
-		err = runEngine(c, "", &buf, &buf, p, args...)
+		buf := engine.NewLimitedBuffer(64 << 10)
+		err = engine.Stream(c, "", buf, buf, p, args...)
 		first, _, _ := strings.Cut(strings.TrimSpace(string(buf.Bytes())), "\n")
 		if err != nil {
 			st.Detail = fmt.Sprintf("%s does not run: %v %s", p, err, first)
@@ -47,8 +48,8 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 			st.OK, st.Detail = true, p+": "+first
 		}
 		if name == "tesseract" && st.OK {
-			langs := limitedBuffer{n: 64 << 10}
-			runEngine(c, "", &langs, &langs, p, "--list-langs")
+			langs := engine.NewLimitedBuffer(64 << 10)
+			engine.Stream(c, "", langs, langs, p, "--list-langs")
 			if !strings.Contains(string(langs.Bytes()), "\neng") {
 				st.OK, st.Detail = false, "tesseract has no English language data: install tesseract-ocr-eng"
 			}
@@ -70,29 +71,7 @@ func (e Engines) Check(ctx context.Context) []EngineStatus {
 
 func (e Engines) checkClamd(ctx context.Context) EngineStatus {
 	st := EngineStatus{Name: "clamd", Actions: "ANTIVIRUS, MALWARE_SCAN", Configured: true}
-	addr := e.Clamd
-	if addr == "" {
-		addr = "unix:/run/clamav/clamd.ctl"
-	}
-	network, address, _ := strings.Cut(addr, ":")
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, network, address)
-	if err != nil {
-		st.Detail = fmt.Sprintf("not reachable at %s: %v (install and start clamav-daemon)", addr, err)
-		return st
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := conn.Write([]byte("zVERSION\x00")); err != nil {
-		st.Detail = err.Error()
-		return st
-	}
-	v, err := bufio.NewReader(conn).ReadString(0)
-	if err != nil && v == "" {
-		st.Detail = fmt.Sprintf("no answer from %s: %v", addr, err)
-		return st
-	}
-	st.OK, st.Detail = true, addr+": "+strings.TrimRight(v, "\x00\n")
+	st.OK, st.Detail = clamd.Check(ctx, e.Clamd)
 	return st
 }
 
@@ -103,25 +82,7 @@ func (e Engines) checkSMTP(ctx context.Context) EngineStatus {
 		return st
 	}
 	st.Configured = true
-	addr := net.JoinHostPort(e.SMTP.Host, strconv.Itoa(e.SMTP.Port))
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		st.Detail = fmt.Sprintf("%s not reachable: %v", addr, err)
-		return st
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if e.SMTP.Security == "IMPLICIT_TLS" {
-		st.OK, st.Detail = true, addr+": reachable (implicit TLS)"
-		return st
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "220") {
-		st.Detail = fmt.Sprintf("%s did not greet as a mail server: %q %v", addr, strings.TrimSpace(line), err)
-		return st
-	}
-	st.OK, st.Detail = true, addr+": "+strings.TrimSpace(line)
+	st.OK, st.Detail = mailer.Check(ctx, e.SMTP)
 	return st
 }
 
@@ -132,26 +93,6 @@ func (e Engines) checkLLM(ctx context.Context) EngineStatus {
 		return st
 	}
 	st.Configured = true
-	c, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(c, http.MethodGet, strings.TrimRight(e.LLM.URL, "/")+"/models", nil)
-	if err != nil {
-		st.Detail = err.Error()
-		return st
-	}
-	if e.LLM.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+e.LLM.APIKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		st.Detail = fmt.Sprintf("%s not reachable: %v", e.LLM.URL, err)
-		return st
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		st.Detail = fmt.Sprintf("%s/models answered %s", e.LLM.URL, resp.Status)
-		return st
-	}
-	st.OK, st.Detail = true, e.LLM.URL+": models listed"
+	st.OK, st.Detail = llmchat.Check(ctx, e.LLM)
 	return st
 }

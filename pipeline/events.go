@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"quire/guard"
+	"quire/pipeline/webhook"
 	"quire/storage"
 )
 
@@ -266,7 +267,7 @@ func (p *Pipeline) deliverTarget(ctx context.Context, r *targetRun) {
 // deliverEvent posts e to one target.
 func (p *Pipeline) deliverEvent(ctx context.Context, target string, e *storage.Event) error {
 	kind, name, _ := strings.Cut(target, ":")
-	client, url := httpClient, ""
+	client, url := webhook.BusClient, ""
 	switch kind {
 	case "sub":
 		s, err := p.db.GetEventSubscription(e.Site, name)
@@ -293,7 +294,7 @@ func (p *Pipeline) deliverEvent(ctx context.Context, target string, e *storage.E
 		return errGiveUp{err}
 	}
 	_, err = p.post(ctx, client, url, "application/cloudevents+json", body)
-	if err != nil && errors.As(err, new(refusedError)) {
+	if err != nil && errors.As(err, new(webhook.RefusedError)) {
 		return errGiveUp{err}
 	}
 	return err

@@ -1,7 +1,12 @@
 package pipeline
 
+import (
+	"quire/pipeline/engine"
+	"quire/pipeline/ocr"
+)
+
 // IsRetryable tells the external tests whether an error is retried.
-var IsRetryable = isRetryable
+var IsRetryable = engine.IsRetryable
 
 // HoldBackground keeps the pipeline's background work (the OCR PDF/A)
 // from starting until release is called.
@@ -23,7 +28,7 @@ func Successor(p *Pipeline) *Pipeline { return New(p.db, p.apply, p.cfg) }
 // NoSRGBProfile makes the PDF/A rendition find no sRGB profile, so that
 // ocrmypdf makes it (the fallback), until the test ends.
 func NoSRGBProfile(t interface{ Cleanup(func()) }) {
-	old := srgbProfiles
-	srgbProfiles = nil
-	t.Cleanup(func() { srgbProfiles = old })
+	old := ocr.SRGBProfiles
+	ocr.SRGBProfiles = nil
+	t.Cleanup(func() { ocr.SRGBProfiles = old })
 }

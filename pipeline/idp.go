@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"quire/pipeline/textmatch"
 	"quire/storage"
 )
 
@@ -83,7 +83,7 @@ func (j *Job) idpValues(ma storage.MappingAttribute, text string) ([]string, err
 		if ma.SourceType == "CONTENT_KEY_VALUE" && match == "" {
 			match = "EXACT"
 		}
-		if v := labelValue(text, ma.LabelTexts, match, ma.ValidationRegex); v != "" {
+		if v := textmatch.LabelValue(text, ma.LabelTexts, match, ma.ValidationRegex); v != "" {
 			vals = []string{v}
 		}
 	case "METADATA":
@@ -123,86 +123,6 @@ func (j *Job) idpValues(ma storage.MappingAttribute, text string) ([]string, err
 		return nil, nil
 	}
 	return vals, nil
-}
-
-// labelValue finds a line with one of the labels and returns what follows
-// the label on that line (or the next non-empty line). With a validation
-// regex, the first match in that text is the value.
-func labelValue(text string, labels []string, matching, validation string) string {
-	var re *regexp.Regexp
-	if validation != "" {
-		re, _ = regexp.Compile(validation)
-	}
-	lines := strings.Split(text, "\n")
-	for _, label := range labels {
-		ll := strings.ToLower(strings.TrimSpace(label))
-		if ll == "" {
-			continue
-		}
-		for i, line := range lines {
-			l := strings.ToLower(line)
-			at, end := -1, -1
-			switch matching {
-			case "EXACT":
-				k, _, ok := strings.Cut(l, ":")
-				if ok && strings.TrimSpace(k) == ll {
-					at = strings.Index(l, ll)
-				}
-			case "BEGINS_WITH":
-				if strings.HasPrefix(strings.TrimSpace(l), ll) {
-					at = strings.Index(l, ll)
-				}
-			default: // CONTAINS, FUZZY (case and spacing insensitive)
-				at = strings.Index(l, ll)
-				if at < 0 && matching == "FUZZY" {
-					end = fuzzyEnd(l, ll)
-				}
-			}
-			if at >= 0 {
-				end = at + len(ll)
-			}
-			if end < 0 || end > len(line) {
-				continue
-			}
-			rest := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line[end:]), ":#-= \t"))
-			if rest == "" && i+1 < len(lines) {
-				rest = strings.TrimSpace(lines[i+1])
-			}
-			if re != nil {
-				rest = re.FindString(rest)
-			}
-			if rest != "" {
-				return rest
-			}
-		}
-	}
-	return ""
-}
-
-// fuzzyEnd finds label in line ignoring spaces and punctuation (OCR
-// splits and garbles labels) and returns where it ends in line, or -1.
-func fuzzyEnd(line, label string) int {
-	norm := func(s string) (string, []int) {
-		var b strings.Builder
-		var pos []int
-		for i, r := range s {
-			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-				b.WriteRune(r)
-				pos = append(pos, i)
-			}
-		}
-		return b.String(), pos
-	}
-	nl, pos := norm(line)
-	nlab, _ := norm(label)
-	if nlab == "" {
-		return -1
-	}
-	k := strings.Index(nl, nlab)
-	if k < 0 {
-		return -1
-	}
-	return pos[k+len(nlab)-1] + 1
 }
 
 // resultField reads a field of an earlier result of the document.
@@ -271,23 +191,12 @@ func (j *Job) conditionsHold(conds []storage.MappingCondition, text string) bool
 			}
 			subject, want = strings.ToLower(v), strings.ToLower(firstNonEmpty(c.ResultValue, c.Text))
 		}
-		ok := false
-		switch c.MatchingType {
-		case "EXACT":
-			ok = strings.TrimSpace(subject) == strings.TrimSpace(want)
-		case "BEGINS_WITH":
-			ok = strings.HasPrefix(strings.TrimSpace(subject), want)
-		default:
-			ok = strings.Contains(subject, want)
-		}
-		if !ok {
+		if !textmatch.Holds(subject, want, c.MatchingType) {
 			return false
 		}
 	}
 	return true
 }
-
-var numberRe = regexp.MustCompile(`-?[0-9][0-9,]*(\.[0-9]+)?`)
 
 // typedInput builds an attribute value of key's data type from strings.
 func (j *Job) typedInput(key string, vals []string) (storage.AttributeInput, error) {
@@ -300,7 +209,7 @@ func (j *Job) typedInput(key string, vals []string) (storage.AttributeInput, err
 	case storage.DataNumber:
 		for _, v := range vals {
 			// The first number in the text: "due: 1,250.50 EUR" is 1250.5.
-			f, err := strconv.ParseFloat(strings.ReplaceAll(numberRe.FindString(v), ",", ""), 64)
+			f, err := textmatch.Number(v)
 			if err != nil {
 				return in, fmt.Errorf("attribute '%s': '%s' is not a number", key, v)
 			}

@@ -3,17 +3,16 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
+	"quire/pipeline/engine"
+	"quire/pipeline/llmchat"
+	"quire/pipeline/mailer"
 	"quire/storage"
 )
 
@@ -109,7 +108,7 @@ func (j *Job) command(op storage.Op, payload any) (*storage.Command, error) {
 func (j *Job) checkRights() error {
 	set, err := j.p.db.FolderPermissions(j.Site)
 	if err != nil {
-		return retryable(err)
+		return engine.Retryable(err)
 	}
 	return storage.CheckActionRights(j.Site, j.Action, j.Doc.DocumentID, j.Doc.Path, set)
 }
@@ -149,21 +148,8 @@ func (o *Outcome) discardWork() {
 }
 
 // Engine runs one action type. An error fails the action (FAILED), or,
-// when marked with retryable, schedules another attempt.
+// when marked with engine.Retryable, schedules another attempt.
 type Engine func(ctx context.Context, j *Job) (*Outcome, error)
-
-type retryableError struct{ err error }
-
-func (e retryableError) Error() string { return e.err.Error() }
-func (e retryableError) Unwrap() error { return e.err }
-
-// retryable marks err as transient: the action is tried again later.
-func retryable(err error) error { return retryableError{err} }
-
-func isRetryable(err error) bool {
-	var r retryableError
-	return errors.As(err, &r)
-}
 
 // Engines configures the external programs and services engines use.
 // Empty program names are looked up on PATH under their usual names.
@@ -178,7 +164,7 @@ type Engines struct {
 	Clamd string
 	// SMTP is the default mail server for NOTIFICATION actions; a site's
 	// notification configuration overrides it.
-	SMTP SMTPConfig
+	SMTP mailer.Config
 	// EventBuses maps an EVENTBRIDGE action's eventBusName to the URL its
 	// CloudEvents are posted to.
 	EventBuses map[string]string
@@ -186,79 +172,11 @@ type Engines struct {
 	WebhookSecret string
 	// LLM is the default OpenAI-compatible chat endpoint for LLM actions;
 	// a site's configuration overrides it.
-	LLM LLMConfig
-}
-
-// SMTPConfig is a mail server.
-type SMTPConfig struct {
-	Host string
-	Port int
-	// Security is "", "STARTTLS" or "IMPLICIT_TLS".
-	Security string
-	Username string
-	Password string
-	From     string
-	// RootCAs are the authorities the server's TLS certificate must be
-	// issued by (nil: the system's).
-	RootCAs *x509.CertPool
-	// CAFile, when set, holds them as PEM (smtp.ca_file); it is read at
-	// each delivery, so a renewed CA needs no restart.
-	CAFile string
-	// InsecureSkipVerify accepts any TLS certificate (self-signed LAN
-	// relays; tests).
-	InsecureSkipVerify bool
-	// Dialer connects to the server (nil: a plain dialer, for the
-	// operator's relay); a site's own server is dialed through the
-	// outbound policy's.
-	Dialer *net.Dialer
-	// Dial, when set, connects instead of Dialer (tests: a relay's name
-	// resolved to loopback). A site's own server never uses it.
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-}
-
-// LLMConfig is an OpenAI-compatible chat completions endpoint.
-type LLMConfig struct {
-	URL     string // base URL, e.g. http://127.0.0.1:11434/v1
-	APIKey  string
-	ModelID string
-	// RequireAgreement makes LLM actions use only models whose usage
-	// agreement an admin accepted (POST /system/inferenceModels/agreement).
-	RequireAgreement bool
+	LLM llmchat.Config
 }
 
 func (e *Engines) defaults() {
 	if e.Clamd == "" {
 		e.Clamd = "unix:/run/clamav/clamd.ctl"
 	}
-}
-
-// MissingProgramError is an external program (an engine) that is not
-// installed or not where the configuration says: the server answers it as
-// 503 naming the program and its Debian package, never as a 500.
-type MissingProgramError struct {
-	Name, Pkg  string
-	Configured string // the configured path, "" when looked up on PATH
-}
-
-func (e *MissingProgramError) Error() string {
-	if e.Configured != "" {
-		return fmt.Sprintf("%s not found at %s: install the Debian package %s or fix the configured path", e.Name, e.Configured, e.Pkg)
-	}
-	return fmt.Sprintf("%s not found: install the Debian package %s (apt-get install %s)", e.Name, e.Pkg, e.Pkg)
-}
-
-// program finds an external program: the configured path, or name on PATH.
-// Its error (a *MissingProgramError) names the Debian package to install.
-func program(configured, name, pkg string) (string, error) {
-	if configured != "" {
-		if _, err := os.Stat(configured); err != nil {
-			return "", &MissingProgramError{Name: name, Pkg: pkg, Configured: configured}
-		}
-		return configured, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", &MissingProgramError{Name: name, Pkg: pkg}
-	}
-	return p, nil
 }

@@ -1,18 +1,15 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"sort"
 	"strings"
-	"time"
 
-	"quire/outbound"
+	"quire/pipeline/engine"
+	"quire/pipeline/llmchat"
 	"quire/storage"
 )
 
@@ -24,7 +21,7 @@ const maxPromptText = 48 << 10
 // site names no other. own reports an endpoint the site chose (not the
 // server's): the server's key is never sent there, and it is called
 // through the outbound policy.
-func (p *Pipeline) llmEndpoint(site string) (c LLMConfig, own bool, err error) {
+func (p *Pipeline) llmEndpoint(site string) (c llmchat.Config, own bool, err error) {
 	c = p.cfg.Engines.LLM
 	sc, err := p.db.SiteConfig(site)
 	if err != nil {
@@ -55,13 +52,8 @@ func (p *Pipeline) llmEndpoint(site string) (c LLMConfig, own bool, err error) {
 // sameURL reports whether two endpoint URLs name the same endpoint.
 func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
 
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // chat asks the site's model and returns its answer.
-func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chatMessage) (string, string, error) {
+func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []llmchat.Message) (string, string, error) {
 	ep, own, err := j.p.llmEndpoint(j.Site)
 	if err != nil {
 		return "", "", err
@@ -75,61 +67,21 @@ func (j *Job) chat(ctx context.Context, model string, maxTokens int, msgs []chat
 	if j.p.cfg.Engines.LLM.RequireAgreement {
 		ok, err := j.p.db.ModelAgreed(model)
 		if err != nil {
-			return "", "", retryable(err)
+			return "", "", engine.Retryable(err)
 		}
 		if !ok {
 			return "", "", fmt.Errorf("model '%s' has no usage agreement: an admin accepts it with POST /system/inferenceModels/agreement", model)
 		}
 	}
-	req := map[string]any{"model": model, "messages": msgs, "temperature": 0, "stream": false}
-	if maxTokens > 0 {
-		req["max_tokens"] = maxTokens
+	client := j.p.userLLM
+	if !own {
+		client = nil // the operator's endpoint
 	}
-	body, _ := json.Marshal(req)
-	url := strings.TrimRight(ep.URL, "/") + "/chat/completions"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	answer, err := llmchat.Complete(ctx, client, ep, model, maxTokens, msgs)
 	if err != nil {
-		return "", "", fmt.Errorf("invalid LLM url: %v", err)
+		return "", "", err
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	if ep.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+ep.APIKey)
-	}
-	client := llmClient
-	if own {
-		client = j.p.userLLM
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", "", ctx.Err()
-		}
-		msg := fmt.Errorf("LLM endpoint %s: %s", ep.URL, outbound.Reason(err))
-		if errors.As(err, new(*outbound.RefusedError)) {
-			return "", "", msg
-		}
-		return "", "", retryable(msg)
-	}
-	defer resp.Body.Close()
-	rb, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return "", "", retryable(err)
-	}
-	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return "", "", retryable(fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode)))
-	}
-	if resp.StatusCode >= 300 {
-		return "", "", fmt.Errorf("LLM endpoint answered %s", outbound.Status(resp.StatusCode))
-	}
-	var out struct {
-		Choices []struct {
-			Message chatMessage `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(rb, &out); err != nil || len(out.Choices) == 0 {
-		return "", "", errors.New("LLM endpoint gave no chat completion answer")
-	}
-	return out.Choices[0].Message.Content, model, nil
+	return answer, model, nil
 }
 
 // Models lists the model ids of the server's LLM endpoint (GET
@@ -139,44 +91,8 @@ func (p *Pipeline) Models(ctx context.Context) ([]string, error) {
 	if ep.URL == "" {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(ep.URL, "/")+"/models", nil)
-	if err != nil {
-		return nil, fmt.Errorf("invalid LLM url: %v", err)
-	}
-	if ep.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+ep.APIKey)
-	}
-	resp, err := llmClient.Do(hr)
-	if err != nil {
-		return nil, fmt.Errorf("LLM endpoint %s: %s", ep.URL, outbound.Reason(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("LLM endpoint %s answered %s to GET /models", ep.URL, outbound.Status(resp.StatusCode))
-	}
-	var out struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&out); err != nil {
-		return nil, fmt.Errorf("LLM endpoint %s: GET /models gave no model list", ep.URL)
-	}
-	ids := make([]string, 0, len(out.Data))
-	for _, m := range out.Data {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
-		}
-	}
-	sort.Strings(ids)
-	return ids, nil
+	return llmchat.Models(ctx, ep)
 }
-
-// llmClient calls the operator's LLM endpoint. It has no overall timeout:
-// local models can take minutes; the action timeout bounds it.
-var llmClient = &http.Client{}
 
 // documentText is the document's text for a prompt.
 func (j *Job) documentText(ctx context.Context) (string, error) {
@@ -191,40 +107,6 @@ func (j *Job) documentText(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("no text can be read from content of type '%s'; add OCR or FULLTEXT before this action", j.Doc.ContentType)
 	}
 	return truncateChars(t, maxPromptText), nil
-}
-
-// jsonObject reads the first JSON object in a model's answer as keys with
-// string values (lists for arrays).
-func jsonObject(s string) map[string][]string {
-	i, k := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
-	if i < 0 || k < i {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal([]byte(s[i:k+1]), &m) != nil {
-		return nil
-	}
-	out := map[string][]string{}
-	for key, v := range m {
-		switch x := v.(type) {
-		case []any:
-			for _, e := range x {
-				out[key] = append(out[key], scalar(e))
-			}
-		case nil:
-		default:
-			out[key] = []string{scalar(x)}
-		}
-	}
-	return out
-}
-
-func scalar(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func sortedKeys(m map[string][]string) []string {
@@ -269,14 +151,14 @@ func runLLMPrompt(ctx context.Context, j *Job) (*Outcome, error) {
 	if maxTokens == 0 {
 		maxTokens = int(e.Number("LlmMaxTokens"))
 	}
-	answer, usedModel, err := j.chat(ctx, model, maxTokens, []chatMessage{
+	answer, usedModel, err := j.chat(ctx, model, maxTokens, []llmchat.Message{
 		{Role: "system", Content: system},
 		{Role: "user", Content: user + "\n\nDocument:\n" + text},
 	})
 	if err != nil {
 		return nil, err
 	}
-	fields := jsonObject(answer)
+	fields := llmchat.Fields(answer)
 	now := j.Now().UTC().Format("2006-01-02T15:04:05+0000")
 	var kind string
 	var value map[string]any
@@ -332,7 +214,7 @@ func runDocumentTagging(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	answer, model, err := j.chat(ctx, j.Param("modelId"), 0, []chatMessage{
+	answer, model, err := j.chat(ctx, j.Param("modelId"), 0, []llmchat.Message{
 		{Role: "system", Content: "You tag documents of an office. Answer with one JSON object and nothing else."},
 		{Role: "user", Content: "Find values in the document for these tags: " + strings.Join(keys, ", ") +
 			". Answer with a JSON object whose keys are these tags and whose values are lists of strings found in the document; leave out tags with no value.\n\nDocument:\n" + text},
@@ -340,7 +222,7 @@ func runDocumentTagging(ctx context.Context, j *Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	fields := jsonObject(answer)
+	fields := llmchat.Fields(answer)
 	if fields == nil {
 		return nil, errors.New("the model did not answer with a JSON object")
 	}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -59,22 +58,5 @@ func TestNoSpace_ActionWaitsAndRunsAgain(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		})
-	}
-}
-
-func TestNoSpace_Classification(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{fmt.Errorf("render: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}), true},
-		{retryable(&os.PathError{Op: "write", Path: "x", Err: syscall.EDQUOT}), true},
-		{errors.New("pdftoppm: No space left on device"), true},
-		{errors.New("unsupported file"), false},
-		{&os.PathError{Op: "open", Path: "x", Err: syscall.ENOENT}, false},
-	} {
-		if got := noSpace(c.err); got != c.want {
-			t.Errorf("noSpace(%v) = %v, want %v", c.err, got, c.want)
-		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"quire/pipeline/convert"
 	"quire/storage"
 )
 
@@ -109,7 +110,7 @@ func checkOCR(c *ParamCheck) {
 		}
 	}
 	// ocrOutputType CSV: the recognized lines as a CSV artifact
-	// (ocrlayout.go, issue 48 item 4).
+	// (ocr/layout.go, issue 48 item 4).
 	switch v := c.get("ocrOutputType"); strings.ToUpper(v) {
 	case "", "CSV":
 	default:
@@ -245,7 +246,7 @@ func checkResize(c *ParamCheck) {
 		if v == "auto" {
 			return
 		}
-		if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n <= 0 || n > maxResizeSide {
+		if n, err := strconv.Atoi(strings.Trim(v, `"`)); err != nil || n <= 0 || n > convert.MaxResizeSide {
 			c.add("parameters."+k, "invalid '"+k+"' parameter")
 		}
 	}

@@ -9,6 +9,11 @@
 // again, and an outcome is recorded at most once (OpFinishAction refuses an
 // action that is no longer RUNNING). Actions of one document run one after
 // the other in order; a FAILED action stops its chain until it is retried.
+//
+// What an engine hands off that needs no store (reading scans, converting
+// content, mail, LLM, clamd and webhook clients, running external
+// programs) and the PDF work the server asks for are in packages below
+// this one (DESIGN.md, "Packages").
 package pipeline
 
 import (
@@ -26,6 +31,8 @@ import (
 
 	"quire/guard"
 	"quire/outbound"
+	"quire/pipeline/engine"
+	"quire/pipeline/ocr"
 	"quire/storage"
 )
 
@@ -95,11 +102,13 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	stopping chan struct{} // closed when workers must take no more work
 	wg       sync.WaitGroup
-	// ocrSlots bounds the OCR pages read at once across the pipeline
-	// (ocrpages.go); bgSlots the background work (OCR renditions) done
-	// at once, counted by bg.
-	ocrSlots, bgSlots chan struct{}
-	bg                sync.WaitGroup
+	// ocr reads scans (OCR actions), at most max(cores, workers) pages
+	// at once across the pipeline.
+	ocr *ocr.Engine
+	// bgSlots bounds the background work (OCR renditions) done at once,
+	// counted by bg.
+	bgSlots chan struct{}
+	bg      sync.WaitGroup
 	// started: workers run (Start to Stop); accepting: commits are queued
 	// (from the start of Start to Stop); closed: Close was called.
 	started, accepting, closed bool
@@ -123,7 +132,7 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		cfg.TempDir = os.TempDir()
 	}
 	// Engines run with their scratch directory as working directory, so
-	// every path they are given must be absolute (runEngine also makes
+	// every path they are given must be absolute (engine.Stream also makes
 	// them so).
 	if abs, err := filepath.Abs(cfg.TempDir); err == nil {
 		cfg.TempDir = abs
@@ -147,7 +156,9 @@ func New(db *storage.DB, apply storage.Applier, cfg Config) *Pipeline {
 		queued: map[storage.DocRef]time.Time{}, running: map[storage.DocRef]bool{}, again: map[storage.DocRef]time.Time{},
 		unrecorded: map[storage.DocRef]unrecorded{},
 		wake:       make(chan struct{}, 1), evWake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, stopping: make(chan struct{}),
-		ocrSlots: make(chan struct{}, max(runtime.NumCPU(), cfg.Workers)), bgSlots: make(chan struct{}, ocrBackground)}
+		bgSlots: make(chan struct{}, ocrBackground)}
+	p.ocr = ocr.New(ocr.Config{Tesseract: cfg.Engines.Tesseract, Pdftotext: cfg.Engines.Pdftotext, Pdftoppm: cfg.Engines.Pdftoppm,
+		Ocrmypdf: cfg.Engines.Ocrmypdf, MaxPages: cfg.OCRMaxPages, PageTimeout: cfg.OCRPageTimeout, Slots: max(runtime.NumCPU(), cfg.Workers)})
 	p.thumbs.wake = make(chan struct{}, 1)
 	db.OnCommit(p.onCommit)
 	db.OnCommit(p.onEventCommit)
@@ -734,7 +745,7 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 		return out
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ctx.Err() == nil {
-		err = retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
+		err = engine.Retryable(fmt.Errorf("%s did not finish within %s", a.Type, p.cfg.ActionTimeout))
 	}
 	if wr := (*storage.WriteRefusedError)(nil); errors.As(err, &wr) {
 		// The engine's own writes (new content) were refused: not the
@@ -744,13 +755,13 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 		return &Outcome{Status: storage.ActionWaitingForRetry, Message: errorMessage(err), NextAttempt: &next, Uncounted: true}
 	}
 	msg := errorMessage(err)
-	if noSpace(err) {
+	if engine.NoSpace(err) {
 		// A full disk is no fault of the action: it runs again later
 		// without using up a retry, however long the disk stays full.
 		next := p.cfg.Now().Add(spaceRetryDelay(p.cfg))
 		return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next, Uncounted: true}
 	}
-	if !isRetryable(err) {
+	if !engine.IsRetryable(err) {
 		return &Outcome{Status: storage.ActionFailed, Message: msg}
 	}
 	if a.RetryCount >= a.MaxRetries {
@@ -759,6 +770,10 @@ func (p *Pipeline) run(job *Job) (out *Outcome) {
 	next := p.cfg.Now().Add(p.cfg.RetryBase << (a.RetryCount - 1))
 	return &Outcome{Status: storage.ActionWaitingForRetry, Message: msg, NextAttempt: &next}
 }
+
+// spaceRetryDelay is how long an action waits after a full disk stopped
+// it: six times the first retry's wait (a minute by default).
+func spaceRetryDelay(cfg Config) time.Duration { return 6 * cfg.RetryBase }
 
 // errorMessage is the message an action records for err: its text, cut
 // to a length a client can show.

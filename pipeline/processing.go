@@ -3,12 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
+	"quire/pipeline/ocr"
 	"quire/storage"
 )
 
@@ -40,39 +38,13 @@ func DefaultActions(c *storage.SiteConfig, user string) []storage.Action {
 	return storage.DefaultActionsOf(c, user)
 }
 
-// maxLanguages bounds processing.languages: tesseract reads a page once
-// per language model it is given.
-const maxLanguages = 5
-
-var langCode = regexp.MustCompile(`^[a-z]{3}(_[a-z]+)?$`)
-
 // checkLanguageList checks OCR languages given under key (a site's
-// processing.languages, an action's ocrLanguages): tesseract codes (not
-// osd, which is no language), at most maxLanguages, each once, each one
-// tesseract has (installed lists them; asked only when langs is not
-// empty).
+// processing.languages, an action's ocrLanguages): ocr.LanguageProblems,
+// as validation items.
 func checkLanguageList(ctx context.Context, key string, langs []string, installed func(context.Context) ([]string, error)) []storage.ValidationItem {
 	var items []storage.ValidationItem
-	add := func(msg string) { items = append(items, storage.ValidationItem{Key: key, Msg: msg}) }
-	if len(langs) > maxLanguages {
-		add(fmt.Sprintf("at most %d languages", maxLanguages))
-	}
-	var have []string
-	if len(langs) > 0 {
-		var err error
-		if have, err = installed(ctx); err != nil {
-			add(err.Error())
-		}
-	}
-	for i, l := range langs {
-		switch {
-		case !langCode.MatchString(l) || l == "osd":
-			add(fmt.Sprintf("invalid language '%s': a tesseract language code such as eng, deu or fra", l))
-		case slices.Contains(langs[:i], l):
-			add(fmt.Sprintf("language '%s' is listed twice", l))
-		case have != nil && !slices.Contains(have, l):
-			add(fmt.Sprintf("language '%s' is not installed: install the Debian package tesseract-ocr-%s", l, strings.ReplaceAll(l, "_", "-")))
-		}
+	for _, msg := range ocr.LanguageProblems(ctx, langs, installed) {
+		items = append(items, storage.ValidationItem{Key: key, Msg: msg})
 	}
 	return items
 }
@@ -80,67 +52,24 @@ func checkLanguageList(ctx context.Context, key string, langs []string, installe
 // InstalledOCRLanguages lists the languages the configured tesseract has
 // (its --list-langs, osd among them), within 30 s.
 func (p *Pipeline) InstalledOCRLanguages(ctx context.Context) ([]string, error) {
-	tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	have, err := installedLanguages(cctx, "", tess)
-	if err != nil {
-		return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
-	}
-	return have, nil
+	return p.ocr.InstalledLanguages(ctx)
 }
 
 // SiteOCRLanguages returns the languages a site's scans are read in: its
 // processing.languages, or, when it chose none, those of
 // storage.DefaultOCRLanguages tesseract has, in that order (English alone
 // when it has none of them: the OCR then says which package is missing).
-// tesseract's list is asked again at most every defaultLangsTTL, so a
-// language package installed later is used without a restart.
 func (p *Pipeline) SiteOCRLanguages(ctx context.Context, c *storage.SiteConfig) ([]string, error) {
 	langs, set := c.OCRLanguages()
 	if set {
 		return langs, nil
 	}
-	tess, err := program(p.cfg.Engines.Tesseract, "tesseract", "tesseract-ocr")
-	if err != nil {
-		return nil, err
-	}
-	defaultLangs.Lock()
-	defer defaultLangs.Unlock()
-	if defaultLangs.tess != tess || time.Since(defaultLangs.at) > defaultLangsTTL {
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		have, err := installedLanguages(cctx, "", tess)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("tesseract does not list its languages: %w", err)
-		}
-		defaultLangs.tess, defaultLangs.at = tess, time.Now()
-		defaultLangs.langs = slices.DeleteFunc(langs, func(l string) bool { return !slices.Contains(have, l) })
-		if len(defaultLangs.langs) == 0 {
-			defaultLangs.langs = []string{"eng"}
-		}
-	}
-	return slices.Clone(defaultLangs.langs), nil
+	return p.ocr.Available(ctx, langs)
 }
-
-// defaultLangs are the default OCR languages tesseract has, as last asked.
-var defaultLangs struct {
-	sync.Mutex
-	tess  string
-	at    time.Time
-	langs []string
-}
-
-// defaultLangsTTL is how long defaultLangs is used before tesseract's list
-// is asked again.
-const defaultLangsTTL = 5 * time.Minute
 
 // CheckProcessing validates a site's processing section: languages are
 // tesseract codes the server has (not osd, which is no language), at most
-// maxLanguages of them, each once; default actions are among
+// ocr.MaxLanguages of them, each once; default actions are among
 // DefaultActionChoices, each once. Its items use the configuration's keys.
 func (p *Pipeline) CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem {
 	if c == nil {

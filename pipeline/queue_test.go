@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"quire/pipeline/mailer"
 	"quire/storage"
 )
 
@@ -259,7 +260,7 @@ func TestPipeline_RetryBackoff(t *testing.T) {
 			clk := newClock()
 			db := diskDB(t)
 			p := startPipeline(t, db, db, Config{Workers: 1, RetryBase: base, Now: clk.Now,
-				Engines: Engines{SMTP: SMTPConfig{Host: "127.0.0.1", Port: stub.addr.Port, From: "quire@office.lan"}}})
+				Engines: Engines{SMTP: mailer.Config{Host: "127.0.0.1", Port: stub.addr.Port, From: "quire@office.lan"}}})
 			// The store refuses NOTIFICATION actions on a site without a
 			// sender address.
 			if _, err := db.Apply(context.Background(), storage.MustCommand(storage.OpSetSiteConfig, "default", "joe", time.Now(),

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/quiretest"
 )
 
@@ -119,8 +119,8 @@ func TestEngines_RelativeDataDir(t *testing.T) {
 		if err := os.Mkdir("wm", 0o700); err != nil {
 			t.Fatal(err)
 		}
-		st, err := pipeline.Watermark(context.Background(), "wm", bytes.NewReader(quiretest.TextPDF("Contract")), "application/pdf",
-			[]pipeline.Mark{{Text: "DRAFT", FontSize: 48, Opacity: 0.5, XAnchor: "CENTER", YAnchor: "CENTER"}})
+		st, err := pdfwork.Watermark(context.Background(), "wm", bytes.NewReader(quiretest.TextPDF("Contract")), "application/pdf",
+			[]pdfwork.Mark{{Text: "DRAFT", FontSize: 48, Opacity: 0.5, XAnchor: "CENTER", YAnchor: "CENTER"}})
 		if err != nil {
 			t.Fatal(err)
 		}

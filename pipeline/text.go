@@ -1,27 +1,24 @@
 package pipeline
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"quire/pipeline/convert"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
 // maxText bounds the text an action keeps (characterMax -1 included): the
 // text is stored with the document and indexed in one piece.
-const maxText = 8 << 20
+const maxText = engine.MaxText
 
 // defaultCharacterMax is FormKiQ's default for FULLTEXT.
 const defaultCharacterMax = 2048
@@ -103,13 +100,13 @@ func (j *Job) text(ctx context.Context) (string, string, error) {
 	}
 	mt, _, _ := mime.ParseMediaType(j.Doc.ContentType)
 	switch {
-	case isPlainText(mt):
+	case convert.IsPlainText(mt):
 		rc, err := j.Open()
 		if err != nil {
 			return "", "", err
 		}
 		defer rc.Close()
-		b, err := io.ReadAll(io.LimitReader(ctxReader{ctx, rc}, maxText))
+		b, err := io.ReadAll(io.LimitReader(engine.ContextReader(ctx, rc), maxText))
 		if err != nil {
 			return "", "", err
 		}
@@ -119,27 +116,16 @@ func (j *Job) text(ctx context.Context) (string, string, error) {
 	case mt == "application/pdf":
 		t, err := j.pdfText(ctx)
 		return t, "pdftotext", err
-	case officeTextParts(mt) != nil:
+	case convert.IsOffice(mt):
 		t, err := j.officeText(ctx, mt)
 		return t, "office", err
 	}
 	return "", "", nil
 }
 
-func isPlainText(mt string) bool {
-	if strings.HasPrefix(mt, "text/") {
-		return true
-	}
-	switch mt {
-	case "application/json", "application/xml", "application/x-yaml", "application/yaml", "application/javascript":
-		return true
-	}
-	return strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")
-}
-
 // pdfText runs pdftotext on the content.
 func (j *Job) pdfText(ctx context.Context) (string, error) {
-	prog, err := program(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
+	prog, err := engine.Find(j.p.cfg.Engines.Pdftotext, "pdftotext", "poppler-utils")
 	if err != nil {
 		return "", err
 	}
@@ -152,39 +138,7 @@ func (j *Job) pdfText(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "out.txt")
-	if _, err := runProgram(ctx, dir, prog, "-enc", "UTF-8", in, out); err != nil {
-		return "", err
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxText))
-	return strings.ToValidUTF8(string(b), ""), err
-}
-
-// officeTextParts returns the archive members holding the text of an
-// Office document type, nil for other types.
-func officeTextParts(mt string) func(name string) bool {
-	switch mt {
-	case "application/vnd.openxmlformats-officedocument.wordprocessingml.document":
-		return func(n string) bool {
-			return n == "word/document.xml" || strings.HasPrefix(n, "word/header") || strings.HasPrefix(n, "word/footer") || n == "word/footnotes.xml"
-		}
-	case "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":
-		return func(n string) bool {
-			return n == "xl/sharedStrings.xml" || (strings.HasPrefix(n, "xl/worksheets/sheet") && strings.HasSuffix(n, ".xml"))
-		}
-	case "application/vnd.openxmlformats-officedocument.presentationml.presentation":
-		return func(n string) bool {
-			return strings.HasPrefix(n, "ppt/slides/slide") && strings.HasSuffix(n, ".xml")
-		}
-	case "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet", "application/vnd.oasis.opendocument.presentation":
-		return func(n string) bool { return n == "content.xml" }
-	}
-	return nil
+	return convert.PDFText(ctx, dir, prog, in)
 }
 
 // officeText reads the character data of an Office document's XML parts,
@@ -199,77 +153,7 @@ func (j *Job) officeText(ctx context.Context, mt string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	zr, err := zip.OpenReader(fn)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %v", mt, err)
-	}
-	defer zr.Close()
-	want := officeTextParts(mt)
-	var files []*zip.File
-	for _, f := range zr.File {
-		if want(f.Name) {
-			files = append(files, f)
-		}
-	}
-	// slide10 after slide9: order parts by the number in their name.
-	sort.SliceStable(files, func(a, b int) bool { return partOrder(files[a].Name) < partOrder(files[b].Name) })
-	var out bytes.Buffer
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return "", err
-		}
-		err = xmlText(io.LimitReader(rc, 64<<20), &out)
-		rc.Close()
-		if err != nil {
-			return "", fmt.Errorf("read %s: %v", f.Name, err)
-		}
-		if out.Len() > maxText {
-			break
-		}
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
-func partOrder(name string) string {
-	base := strings.TrimSuffix(filepath.Base(name), ".xml")
-	i := strings.LastIndexFunc(base, func(r rune) bool { return r < '0' || r > '9' })
-	num := base[i+1:]
-	return filepath.Dir(name) + "/" + base[:i+1] + fmt.Sprintf("%08s", num)
-}
-
-// xmlText writes the character data of an XML document; paragraphs, rows,
-// cells and line breaks of OOXML and ODF become whitespace.
-func xmlText(r io.Reader, w *bytes.Buffer) error {
-	d := xml.NewDecoder(r)
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			w.Write(t)
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "tab", "c", "table-cell":
-				w.WriteByte('\t')
-			case "br", "line-break":
-				w.WriteByte('\n')
-			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "p", "h", "row", "table-row", "si":
-				w.WriteByte('\n')
-			}
-		}
-	}
+	return convert.OfficeText(ctx, fn, mt)
 }
 
 // hasAction reports whether the document has an action of type typ (in

@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"image"
-	_ "image/gif" // decoders for image.Decode
-	_ "image/jpeg"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,15 +11,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/image/draw"
-	_ "golang.org/x/image/tiff"
 
 	"quire/guard"
+	"quire/pipeline/convert"
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
 // First-page thumbnails (issue 47). A document's thumbnail is an artifact
-// of artifactCategory THUMBNAIL: a PNG of at most ThumbnailSize pixels a
+// of artifactCategory THUMBNAIL: a PNG of at most convert.ThumbnailSize pixels a
 // side of the first page (a PDF, through pdftoppm), of the image (PNG,
 // JPEG, GIF, TIFF, decoded here), or of an office file's PDF rendition
 // (an artifact of category RENDITION, which CONVERT makes). The store
@@ -38,15 +33,10 @@ import (
 // ThumbnailCategory is the artifactCategory of a thumbnail.
 const ThumbnailCategory = storage.ThumbnailCategory
 
-// ThumbnailSize bounds a thumbnail's width and height, in pixels.
-const ThumbnailSize = 256
-
 const (
 	// thumbnailMaxBytes: larger content gets no thumbnail (it would be
 	// copied to the scratch dir first).
 	thumbnailMaxBytes = 256 << 20
-	// thumbnailMaxPixels bounds an image decoded whole.
-	thumbnailMaxPixels = 50_000_000
 	// thumbnailBatch is how many pending records one pass reads.
 	thumbnailBatch = 64
 	// thumbnailTimeout bounds one thumbnail's work.
@@ -270,7 +260,7 @@ func (p *Pipeline) renderThumbnail(ctx context.Context, site string, src *storag
 	}
 	defer rd.Close()
 	if src.ContentType != "application/pdf" {
-		return scaleImage(io.LimitReader(rd, thumbnailMaxBytes))
+		return convert.Thumbnail(io.LimitReader(rd, thumbnailMaxBytes))
 	}
 	in := filepath.Join(dir, "in.pdf")
 	f, err := os.Create(in)
@@ -284,50 +274,9 @@ func (p *Pipeline) renderThumbnail(ctx context.Context, site string, src *storag
 	if err != nil {
 		return nil, err
 	}
-	prog, err := program(p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
+	prog, err := engine.Find(p.cfg.Engines.Pdftoppm, "pdftoppm", "poppler-utils")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := runProgram(ctx, dir, prog, "-f", "1", "-l", "1", "-png", "-scale-to", fmt.Sprint(ThumbnailSize), "-singlefile", in, filepath.Join(dir, "page")); err != nil {
-		return nil, err
-	}
-	out, err := os.Open(filepath.Join(dir, "page.png"))
-	if err != nil {
-		return nil, err
-	}
-	defer out.Close()
-	return scaleImage(io.LimitReader(out, 16<<20))
-}
-
-// scaleImage decodes an image (its pixels bounded before it is decoded)
-// and encodes it as a PNG that fits ThumbnailSize×ThumbnailSize, keeping
-// its proportions.
-func scaleImage(r io.Reader) ([]byte, error) {
-	var head bytes.Buffer
-	cfg, _, err := image.DecodeConfig(io.TeeReader(r, &head))
-	if err != nil {
-		return nil, fmt.Errorf("read image: %w", err)
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width*cfg.Height > thumbnailMaxPixels {
-		return nil, fmt.Errorf("image of %d×%d pixels: too large for a thumbnail", cfg.Width, cfg.Height)
-	}
-	src, _, err := image.Decode(io.MultiReader(&head, r))
-	if err != nil {
-		return nil, fmt.Errorf("decode image: %w", err)
-	}
-	w, h := cfg.Width, cfg.Height
-	if w > ThumbnailSize || h > ThumbnailSize {
-		if w >= h {
-			w, h = ThumbnailSize, max(1, h*ThumbnailSize/w)
-		} else {
-			w, h = max(1, w*ThumbnailSize/h), ThumbnailSize
-		}
-	}
-	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	draw.CatmullRom.Scale(dst, dst.Bounds(), src, src.Bounds(), draw.Over, nil)
-	var out bytes.Buffer
-	if err := png.Encode(&out, dst); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return convert.PDFThumbnail(ctx, dir, prog, in)
 }

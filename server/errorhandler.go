@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
-	"quire/pipeline"
+	"quire/pipeline/engine"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -47,7 +47,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		re *storage.RequestError
 		se *json.SyntaxError
 		te *json.UnmarshalTypeError
-		mp *pipeline.MissingProgramError
+		mp *engine.MissingProgramError
 		pb *api.ErrPasswordBusy
 	)
 	status, body := http.StatusInternalServerError, any(api.MessageBody{Message: "Internal Server Error"})

@@ -13,7 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
-	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -241,7 +241,7 @@ func (s *Handlers) SendIfMarked(c *fiber.Ctx, site, doc string, rd io.ReadCloser
 
 // sendStamped answers a download of watermarked content: the whole
 // stamped copy (no ranges), with its own ETag, never cached.
-func (s *Handlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pipeline.Mark) error {
+func (s *Handlers) sendStamped(c *fiber.Ctx, rd io.ReadCloser, ctype string, marks []pdfwork.Mark) error {
 	st, err := Stamp(c.UserContext(), rd, ctype, marks)
 	if err != nil {
 		return err

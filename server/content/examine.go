@@ -13,7 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"quire/auth"
-	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -72,7 +72,7 @@ func (s *Handlers) HandleGetExaminePdf(r *api.Request) error {
 	}
 	defer rd.Close()
 	rep, err := s.Deps.Pipeline.ExaminePDF(r.UserContext(), rd)
-	var ee *pipeline.ExamineError
+	var ee *pdfwork.ExamineError
 	if errors.As(err, &ee) {
 		return api.BadRequest(ee.Msg)
 	}

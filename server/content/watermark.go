@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"quire/auth"
-	"quire/pipeline"
+	"quire/pipeline/engine"
+	"quire/pipeline/pdfwork"
 	"quire/server/internal/api"
 )
 
@@ -35,10 +36,10 @@ func WatermarkBypass(r *api.Request) (bool, error) {
 }
 
 // ParseMarks turns stored watermark definitions into marks.
-func ParseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
-	marks := make([]pipeline.Mark, 0, len(raw))
+func ParseMarks(raw []json.RawMessage) ([]pdfwork.Mark, error) {
+	marks := make([]pdfwork.Mark, 0, len(raw))
 	for _, w := range raw {
-		m, probs := pipeline.ParseMark(w)
+		m, probs := pdfwork.ParseMark(w)
 		if len(probs) > 0 {
 			return nil, fmt.Errorf("stored watermark definition is invalid: %s", probs[0].Msg)
 		}
@@ -49,7 +50,7 @@ func ParseMarks(raw []json.RawMessage) ([]pipeline.Mark, error) {
 
 // DocMarks returns the marks doc's content is served with (none: as
 // stored).
-func (s *Handlers) DocMarks(site, doc string) ([]pipeline.Mark, error) {
+func (s *Handlers) DocMarks(site, doc string) ([]pdfwork.Mark, error) {
 	raw, err := s.DB.DocumentWatermarks(site, doc)
 	if err != nil || len(raw) == 0 {
 		return nil, err
@@ -82,23 +83,23 @@ func (s *Handlers) CheckStampable(site, doc, ctype string, bypass bool) error {
 	if err != nil || len(marks) == 0 {
 		return err
 	}
-	if !pipeline.CanWatermark(ctype) {
+	if !pdfwork.CanWatermark(ctype) {
 		return api.ErrStatus(http.StatusBadRequest, fmt.Sprintf("document %s carries a watermark and its content of type '%s' cannot be watermarked (PDF, PNG and JPEG can); 'bypassWatermark' (GOVERN) serves it as stored", doc, ctype))
 	}
 	return nil
 }
 
 // Stamp returns rd's content stamped with marks; rd is closed.
-func Stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pipeline.Mark) (*pipeline.Stamped, error) {
+func Stamp(ctx context.Context, rd io.ReadCloser, ctype string, marks []pdfwork.Mark) (*pdfwork.Stamped, error) {
 	defer rd.Close()
 	ctx, cancel := context.WithTimeout(ctx, watermarkTimeout)
 	defer cancel()
-	st, err := pipeline.Watermark(ctx, "", rd, ctype, marks)
-	var we *pipeline.WatermarkError
+	st, err := pdfwork.Watermark(ctx, "", rd, ctype, marks)
+	var we *pdfwork.WatermarkError
 	if errors.As(err, &we) {
 		return nil, api.ErrStatus(http.StatusBadRequest, "the document carries a watermark: "+we.Msg)
 	}
-	var mp *pipeline.MissingProgramError
+	var mp *engine.MissingProgramError
 	if errors.As(err, &mp) {
 		return nil, api.ErrStatus(http.StatusServiceUnavailable, "the document carries a watermark and this server cannot stamp it: "+mp.Error())
 	}

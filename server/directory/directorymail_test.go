@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -43,7 +44,7 @@ func TestDirectoryMail_OnlyServerSettings(t *testing.T) {
 	server := quiretest.NewMailServer(t)
 	relay := quiretest.NewMailServer(t)
 	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: server.Host, Port: server.Port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: server.Host, Port: server.Port, From: "quire@example.com"}
 	})
 	admin := s.Admin()
 	governSiteMail(t, s, relay)
@@ -136,7 +137,7 @@ func TestDirectoryMail_SendFailureLeavesNoUser(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close() // nothing listens there now: the connection is refused
 	s := quiretest.NewServer(t, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: "127.0.0.1", Port: port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: "127.0.0.1", Port: port, From: "quire@example.com"}
 	})
 	admin := s.Admin()
 	r := s.Do(http.MethodPost, "/users", map[string]any{"user": map[string]any{"username": "dee@example.com"}}, admin)
@@ -159,7 +160,7 @@ func TestServerMail_HealthAndTest(t *testing.T) {
 	server := quiretest.NewMailServer(t)
 	relay := quiretest.NewMailServer(t)
 	s := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: server.Host, Port: server.Port, From: "quire@example.com", Username: "u", Password: "server-secret"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: server.Host, Port: server.Port, From: "quire@example.com", Username: "u", Password: "server-secret"}
 	})
 	bare := quiretest.NewServer(t, quiretest.AllowLoopbackOutbound)
 	governSiteMail(t, s, relay)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -27,7 +27,7 @@ func TestSignInInfo_ResetAndBranding(t *testing.T) {
 	}{
 		{"no mail settings", nil, false},
 		{"the server's own mail", []quiretest.Option{quiretest.AllowLoopbackOutbound, func(c *quiretest.Config) {
-			c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+			c.Pipeline.Engines.SMTP = mailer.Config{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 		}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

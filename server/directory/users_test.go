@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -100,7 +100,7 @@ func TestUsers_Lockout(t *testing.T) {
 func TestUsers_ForgotPasswordByMail(t *testing.T) {
 	mail := quiretest.NewMailServer(t)
 	s := quiretest.NewServer(t, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	admin := s.Admin()
 	// Without a temporary password the user gets one by mail.

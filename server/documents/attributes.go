@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"quire/auth"
-	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -396,7 +396,7 @@ func (s *Handlers) HandleDeleteDocumentAttribute(r *api.Request) error {
 // checkWatermark validates a watermark definition (API.md "Watermarks").
 func checkWatermark(raw json.RawMessage) []storage.ValidationItem {
 	var errs []storage.ValidationItem
-	_, probs := pipeline.ParseMark(raw)
+	_, probs := pdfwork.ParseMark(raw)
 	for _, p := range probs {
 		errs = append(errs, storage.ValidationItem{Key: p.Key, Msg: p.Msg})
 	}

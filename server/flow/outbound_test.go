@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"quire/pipeline"
+	"quire/pipeline/llmchat"
 	"quire/quiretest"
 	"quire/server/internal/servertest"
 )
@@ -133,7 +133,7 @@ func TestOutbound_RemoteTextNotEchoed(t *testing.T) {
 func TestOutbound_ServerLLMKeyStaysHome(t *testing.T) {
 	operators, governors := servertest.NewLLMServer(t), servertest.NewLLMServer(t)
 	s := servertest.PipelineServer(t, func(c *quiretest.Config) {
-		c.Pipeline.Engines.LLM = pipeline.LLMConfig{URL: operators.URL + "/v1", APIKey: "server-wide-key", ModelID: "m"}
+		c.Pipeline.Engines.LLM = llmchat.Config{URL: operators.URL + "/v1", APIKey: "server-wide-key", ModelID: "m"}
 	})
 	admin := s.Admin()
 	gov := s.Token("gov", "finance_govern")

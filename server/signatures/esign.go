@@ -21,6 +21,7 @@ import (
 
 	"quire/auth"
 	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/server/content"
 	"quire/server/internal/api"
 	"quire/storage"
@@ -695,10 +696,10 @@ func (s *Handlers) completeEnvelope(ctx context.Context, site string, e *storage
 		return s.changeEnvelope(ctx, site, e.UserID, v, storage.EnvelopeChange{EnvelopeID: e.EnvelopeID, Action: storage.EnvelopeActionComplete})
 	}
 	defer rd.Close()
-	page := pipeline.SignaturePage{Title: e.EmailSubject, Reference: fmt.Sprintf("Envelope %s, document %s", e.EnvelopeID, d.Path),
+	page := pdfwork.SignaturePage{Title: e.EmailSubject, Reference: fmt.Sprintf("Envelope %s, document %s", e.EnvelopeID, d.Path),
 		Development: e.Environment == "DEVELOPMENT"}
 	for _, sg := range e.Signers {
-		entry := pipeline.SignatureEntry{Name: sg.Name, Email: sg.Email, TypedName: sg.TypedName, Drawing: sg.Drawing}
+		entry := pdfwork.SignatureEntry{Name: sg.Name, Email: sg.Email, TypedName: sg.TypedName, Drawing: sg.Drawing}
 		if sg.SignedDate != nil {
 			entry.SignedDate = *sg.SignedDate
 		}

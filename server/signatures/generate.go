@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/server/internal/api"
 	"quire/storage"
 )
@@ -64,11 +64,11 @@ func templateKind(d *storage.Document) string {
 	ct, ext := strings.ToLower(d.ContentType), strings.ToLower(path.Ext(d.Path))
 	switch {
 	case strings.Contains(ct, "wordprocessingml.document") || ext == ".docx":
-		return pipeline.TemplateDOCX
+		return pdfwork.TemplateDOCX
 	case strings.Contains(ct, "opendocument.text") || ext == ".odt":
-		return pipeline.TemplateODT
+		return pdfwork.TemplateODT
 	case ct == "application/pdf" || ct == "" && ext == ".pdf":
-		return pipeline.TemplatePDF
+		return pdfwork.TemplatePDF
 	}
 	return ""
 }
@@ -125,7 +125,7 @@ func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 	// A PDF source document is package generation (SERVICE-SPEC.md §4.5):
 	// the inserted PDFs and images go before and after it; it has no
 	// placeholders, so data sources are refused rather than ignored.
-	pdfSource := templateKind(tmpl) == pipeline.TemplatePDF
+	pdfSource := templateKind(tmpl) == pdfwork.TemplatePDF
 	switch {
 	case pdfSource && out == "":
 		out = "PDF"
@@ -201,7 +201,7 @@ func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 		return err
 	}
 	defer tr.Close()
-	req := pipeline.GenerateRequest{Template: tr, Kind: kind, Data: data, PDF: out == "PDF"}
+	req := pdfwork.GenerateRequest{Template: tr, Kind: kind, Data: data, PDF: out == "PDF"}
 	for i, ins := range in.InsertDocuments {
 		id := ins.DocumentID
 		if ins.ArtifactID != "" {
@@ -220,10 +220,10 @@ func (s *Handlers) HandleGenerateDocument(r *api.Request) error {
 		if d.ContentLength > maxAppendBytes || (!strings.Contains(d.ContentType, "pdf") && !image) {
 			return api.Invalid(fmt.Sprintf("insertDocuments[%d].documentId", i), fmt.Sprintf("document '%s' is not a PDF, PNG or JPEG under %d MiB", ins.DocumentID, maxAppendBytes>>20))
 		}
-		req.Inserts = append(req.Inserts, pipeline.Insert{R: rd, Image: image, Prepend: ins.Position == "PREPEND"})
+		req.Inserts = append(req.Inserts, pdfwork.Insert{R: rd, Image: image, Prepend: ins.Position == "PREPEND"})
 	}
 	g, err := s.Deps.Pipeline.Generate(r.UserContext(), req)
-	var ge *pipeline.GenerateError
+	var ge *pdfwork.GenerateError
 	if errors.As(err, &ge) {
 		return api.Invalid("documentId", ge.Msg)
 	}

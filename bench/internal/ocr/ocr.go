@@ -30,8 +30,8 @@ import (
 //     text is recorded and FULLTEXT can run), beside tesseract run
 //     directly on the same page images in the same run, as many at a time
 //     as the pipeline has workers. Quire's OCR reads each page with one
-//     tesseract pass (pipeline/ocrpages.go) and builds the searchable
-//     PDF/A after the action (pipeline/ocrpdfa.go): the note gives the
+//     tesseract pass (pipeline/ocr/pages.go) and builds the searchable
+//     PDF/A after the action (pipeline/ocr/pdfa.go): the note gives the
 //     time until every rendition was kept too. An info row gives the CPU
 //     time per page (the server and its engines, /proc's utime+stime with
 //     cutime+cstime, to the actions done and to the renditions kept)

@@ -14,6 +14,7 @@ import (
 	"quire/cluster"
 	"quire/index"
 	"quire/pipeline"
+	"quire/pipeline/pdfwork"
 	"quire/storage"
 )
 
@@ -196,7 +197,7 @@ type Pipeline interface {
 	// Models lists the model ids of the server's LLM endpoint.
 	Models(ctx context.Context) ([]string, error)
 	// ExaminePDF reports what a PDF holds (GET /objects/examine/{id}/pdf).
-	ExaminePDF(ctx context.Context, r io.Reader) (*pipeline.PDFReport, error)
+	ExaminePDF(ctx context.Context, r io.Reader) (*pdfwork.PDFReport, error)
 	// SendUserMail mails a directory user (a temporary password, a reset
 	// code) through the server's own mail settings only, never a site's.
 	SendUserMail(ctx context.Context, to, subject, text string) error
@@ -212,9 +213,9 @@ type Pipeline interface {
 	// SendSiteMail sends one mail through a site's mail settings.
 	SendSiteMail(ctx context.Context, site, to, subject, text string) error
 	// SignedCopy appends a signature page to a PDF (e-signature).
-	SignedCopy(ctx context.Context, src io.Reader, page pipeline.SignaturePage) (*pipeline.Generated, error)
+	SignedCopy(ctx context.Context, src io.Reader, page pdfwork.SignaturePage) (*pdfwork.Generated, error)
 	// Generate fills a template and renders it (POST .../generate).
-	Generate(ctx context.Context, req pipeline.GenerateRequest) (*pipeline.Generated, error)
+	Generate(ctx context.Context, req pdfwork.GenerateRequest) (*pdfwork.Generated, error)
 	// CheckProcessing validates a site's processing section (its OCR
 	// languages against the installed ones, its default actions).
 	CheckProcessing(ctx context.Context, c *storage.ProcessingConfig) []storage.ValidationItem

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/pipeline"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 )
 
@@ -30,7 +30,7 @@ func LinksTo(mail *quiretest.MailServer, addr string) []string {
 func EsignServer(t *testing.T) (*quiretest.Server, *quiretest.MailServer) {
 	mail := quiretest.NewMailServer(t)
 	s := quiretest.NewServer(t, func(c *quiretest.Config) {
-		c.Pipeline.Engines.SMTP = pipeline.SMTPConfig{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
+		c.Pipeline.Engines.SMTP = mailer.Config{Host: mail.Host, Port: mail.Port, From: "quire@example.com"}
 	})
 	return s, mail
 }

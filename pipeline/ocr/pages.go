@@ -1,4 +1,4 @@
-package pipeline
+package ocr
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"quire/pipeline/engine"
 )
 
 // OCR page by page (issue 46, OCR speed). Each page is read by one
@@ -24,12 +26,12 @@ import (
 // rendering (pdftoppm). Only a page that reads badly costs more: little
 // confidence, no words, or text lines much taller than its words (a
 // skewed page, whose lines tesseract merges) gets its orientation from
-// tesseract's OSD and its skew from the page image (ocrimage.go), is
+// tesseract's OSD and its skew from the page image (image.go), is
 // turned and straightened in Go, and is read again; the better reading
 // is kept. A page turned by 90 degrees that tesseract read as it was
 // (tesseract 5 reads vertical lines) keeps its text and is turned upright
 // in the searchable PDF only. Pages run in parallel (up to the cores per
-// document, and ocrSlots across the pipeline), each within
+// document, and the engine's slots across the pipeline), each within
 // pipeline.ocr_page_timeout.
 
 // ocrPage is one page OCR reads.
@@ -61,7 +63,7 @@ type ocrTools struct {
 var ocrEnv = []string{"OMP_THREAD_LIMIT=1"}
 
 // readPages reads every page, in parallel, each within the per-page limit.
-func (j *Job) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
+func (e *Engine) readPages(ctx context.Context, dir string, t ocrTools, pages []*ocrPage) error {
 	par := max(1, min(runtime.NumCPU(), len(pages)))
 	work := make(chan *ocrPage)
 	errs := make(chan error, par)
@@ -71,7 +73,7 @@ func (j *Job) readPages(ctx context.Context, dir string, t ocrTools, pages []*oc
 		go func() {
 			defer wg.Done()
 			for pg := range work {
-				if err := j.readPageSlot(ctx, dir, t, pg); err != nil {
+				if err := e.readPageSlot(ctx, dir, t, pg); err != nil {
 					errs <- err
 					return
 				}
@@ -99,22 +101,22 @@ feed:
 	return err
 }
 
-// readPageSlot reads a page once one of the pipeline's OCR slots is free.
-func (j *Job) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+// readPageSlot reads a page once one of the engine's slots is free.
+func (e *Engine) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.keep {
 		pg.text = pg.layer
 		return nil
 	}
-	slots := j.p.ocrSlots
+	slots := e.slots
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-slots }()
-	pctx, cancel := context.WithTimeout(ctx, j.p.cfg.OCRPageTimeout)
+	pctx, cancel := context.WithTimeout(ctx, e.cfg.PageTimeout)
 	defer cancel()
-	err := j.readPage(pctx, dir, t, pg)
+	err := e.readPage(pctx, dir, t, pg)
 	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 		// Past the per-page limit: the page is left without text.
 		pg.text, pg.tsv, pg.pdf, pg.turn, pg.timedOut = "", "", "", 0, true
@@ -124,12 +126,12 @@ func (j *Job) readPageSlot(ctx context.Context, dir string, t ocrTools, pg *ocrP
 }
 
 // readPage reads one page (see above).
-func (j *Job) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
+func (e *Engine) readPage(ctx context.Context, dir string, t ocrTools, pg *ocrPage) error {
 	if pg.src == "" {
 		base := filepath.Join(dir, fmt.Sprintf("page-%d", pg.n))
 		n := strconv.Itoa(pg.n)
 		prog, args := lowPriority(t.bg, t.pdftoppm, []string{"-r", strconv.Itoa(ocrDPI), "-gray", "-f", n, "-l", n, "-singlefile", t.pdf, base})
-		if _, err := runProgram(ctx, dir, prog, args...); err != nil {
+		if _, err := engine.Run(ctx, dir, prog, args...); err != nil {
 			return err
 		}
 		pg.src, pg.dpi = base+".pgm", ocrDPI
@@ -184,14 +186,14 @@ func tesseractPass(ctx context.Context, dir string, t ocrTools, img string, dpi 
 		args = append(args, "pdf")
 	}
 	prog, args := lowPriority(t.bg, t.tess, args)
-	if _, _, err := runProgramLogEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
+	if _, _, err := engine.RunEnv(ctx, dir, ocrEnv, prog, 4096, args...); err != nil {
 		return nil, err
 	}
-	text, err := readLimited(base+".txt", maxText)
+	text, err := readLimited(base+".txt", engine.MaxText)
 	if err != nil {
 		return nil, err
 	}
-	tsv, err := readLimited(base+".tsv", 4*maxText)
+	tsv, err := readLimited(base+".tsv", 4*engine.MaxText)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +376,7 @@ func osdRotation(ctx context.Context, dir, tess, img string, dpi int) int {
 	if dpi > 0 {
 		args = append(args, "--dpi", strconv.Itoa(dpi))
 	}
-	out, _, err := runProgramLogEnv(ctx, dir, ocrEnv, tess, 4096, args...)
+	out, _, err := engine.RunEnv(ctx, dir, ocrEnv, tess, 4096, args...)
 	if err != nil {
 		return 0 // too few characters to tell
 	}
@@ -413,7 +415,7 @@ const ocrOSDConfidence = 2
 // rendered. sizes are the pages' sizes in points (pdfinfo), rots their
 // /Rotate.
 func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes [][2]float64, rots []int) (map[int]*ocrPage, error) {
-	out, err := runProgram(ctx, dir, pdfimages, "-list", "-f", "1", "-l", strconv.Itoa(n), fn)
+	out, err := engine.Run(ctx, dir, pdfimages, "-list", "-f", "1", "-l", strconv.Itoa(n), fn)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +470,7 @@ func pdfPageImages(ctx context.Context, dir, pdfimages, fn string, n int, sizes 
 		return pages, nil
 	}
 	prefix := filepath.Join(dir, "img")
-	if _, err := runProgram(ctx, dir, pdfimages, "-j", "-f", "1", "-l", strconv.Itoa(n), fn, prefix); err != nil {
+	if _, err := engine.Run(ctx, dir, pdfimages, "-j", "-f", "1", "-l", strconv.Itoa(n), fn, prefix); err != nil {
 		return nil, err
 	}
 	for page, m := range use {
@@ -623,12 +625,12 @@ func tiffPages(fn string) int {
 
 // tiffToPDF makes a PDF of a multi-page TIFF's pages (img2pdf).
 func tiffToPDF(ctx context.Context, dir, fn string) (string, error) {
-	img2pdf, err := program("", "img2pdf", "img2pdf")
+	img2pdf, err := engine.Find("", "img2pdf", "img2pdf")
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "in.pdf")
-	if _, err := runProgram(ctx, dir, img2pdf, "-o", out, fn); err != nil {
+	if _, err := engine.Run(ctx, dir, img2pdf, "-o", out, fn); err != nil {
 		return "", fmt.Errorf("the TIFF cannot be read: %w", err)
 	}
 	return out, nil

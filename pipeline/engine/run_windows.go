@@ -1,6 +1,6 @@
 //go:build windows
 
-package pipeline
+package engine
 
 import (
 	"os/exec"

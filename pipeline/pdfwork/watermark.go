@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 // Watermarks (API.md "Watermarks"): a document carrying a WATERMARK
 // attribute is served stamped with the attribute definition's text. PDFs
@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"quire/pipeline/engine"
 	"quire/storage"
 )
 
@@ -335,17 +336,17 @@ type pageBox struct {
 // page has the page's trim box size (as displayed, /Rotate applied) and
 // qpdf places it upright over the page.
 func stampPDF(ctx context.Context, dir, in, out string, marks []Mark) error {
-	qpdf, err := program("", "qpdf", "qpdf")
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return err
 	}
-	pdfinfo, err := program("", "pdfinfo", "poppler-utils")
+	pdfinfo, err := engine.Find("", "pdfinfo", "poppler-utils")
 	if err != nil {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	info, err := runProgram(cctx, dir, pdfinfo, "-box", "-f", "1", "-l", strconv.Itoa(MaxWatermarkPages+1), in)
+	info, err := engine.Run(cctx, dir, pdfinfo, "-box", "-f", "1", "-l", strconv.Itoa(MaxWatermarkPages+1), in)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -390,7 +391,7 @@ func stampPDF(ctx context.Context, dir, in, out string, marks []Mark) error {
 	if err := os.WriteFile(sp, stamp.Bytes(), 0o600); err != nil {
 		return err
 	}
-	if _, err := runProgram(cctx, dir, qpdf, "--warning-exit-0", in, "--overlay", sp, "--", out); err != nil {
+	if _, err := engine.Run(cctx, dir, qpdf, "--warning-exit-0", in, "--overlay", sp, "--", out); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package pipeline
+package engine
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 	"time"
 )
 
-// TestRunEngine_KillsItsGroup runs fake engines that leave a child
+// TestRun_KillsItsGroup runs fake engines that leave a child
 // holding stdout: one that waits for the child (only the timeout ends
 // it) and one that exits at once (as LibreOffice's launcher does). Both
 // runs return promptly and the child is gone.
-func TestRunEngine_KillsItsGroup(t *testing.T) {
-	old := engineWaitDelay
-	engineWaitDelay = 300 * time.Millisecond
-	t.Cleanup(func() { engineWaitDelay = old })
+func TestRun_KillsItsGroup(t *testing.T) {
+	old := waitDelay
+	waitDelay = 300 * time.Millisecond
+	t.Cleanup(func() { waitDelay = old })
 	for _, tc := range []struct {
 		name, tail string
 		timeout    time.Duration
@@ -39,7 +39,7 @@ func TestRunEngine_KillsItsGroup(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
 			defer cancel()
 			start := time.Now()
-			runProgram(ctx, dir, script)
+			Run(ctx, dir, script)
 			if took := time.Since(start); took > 10*time.Second {
 				t.Fatalf("run took %s", took)
 			}

@@ -1,4 +1,4 @@
-package pipeline_test
+package convert_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/pipeline"
+	"quire/pipeline/convert"
 )
 
 // pngOf encodes a w×h image.
@@ -56,7 +56,7 @@ func TestThumbnail_Scale(t *testing.T) {
 		{"not an image", []byte("%PDF-1.4 not an image"), 0, 0, "read image"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := pipeline.ScaleImage(bytes.NewReader(tt.in))
+			out, err := convert.Thumbnail(bytes.NewReader(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

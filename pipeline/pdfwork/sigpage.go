@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"quire/pipeline/engine"
 )
 
 // SignatureEntry is one signer on the signature page of a signed copy.
@@ -34,14 +36,14 @@ type SignaturePage struct {
 // maxDrawingPixels bounds a drawn signature decoded for the page.
 const maxDrawingPixels = 4 << 20
 
-// SignedCopy appends the signature page to the PDF in src (qpdf) and
-// returns the result. A src qpdf cannot read is a GenerateError.
-func (p *Pipeline) SignedCopy(ctx context.Context, src io.Reader, page SignaturePage) (*Generated, error) {
-	qpdf, err := program("", "qpdf", "qpdf")
+// SignedCopy appends the signature page to the PDF in src (qpdf), in a
+// scratch directory under tempDir, and returns the result. A src qpdf cannot read is a GenerateError.
+func SignedCopy(ctx context.Context, tempDir string, src io.Reader, page SignaturePage) (*Generated, error) {
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "signed-")
+	dir, err := os.MkdirTemp(tempDir, "signed-")
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (p *Pipeline) SignedCopy(ctx context.Context, src io.Reader, page Signature
 		return nil, err
 	}
 	out := filepath.Join(dir, "signed.pdf")
-	if _, err := runProgram(ctx, dir, qpdf, "--empty", "--pages", in, sig, "--", out); err != nil {
+	if _, err := engine.Run(ctx, dir, qpdf, "--empty", "--pages", in, sig, "--", out); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

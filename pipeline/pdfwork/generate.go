@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"archive/zip"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"quire/pipeline/engine"
 )
 
 // Document generation (POST /documents/{id}/generate; API.md "Document
@@ -108,15 +110,17 @@ const (
 	maxImageInsertBytes = 20 << 20
 )
 
-// Generate runs req and returns its output.
-func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generated, error) {
+// Generate runs req in a scratch directory under tempDir, rendering with
+// the LibreOffice soffice names (configured; "": on PATH), and returns
+// its output.
+func Generate(ctx context.Context, tempDir, soffice string, req GenerateRequest) (*Generated, error) {
 	select {
 	case genSlots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-genSlots }()
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "generate-")
+	dir, err := os.MkdirTemp(tempDir, "generate-")
 	if err != nil {
 		return nil, err
 	}
@@ -147,15 +151,15 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 	if req.PDF && req.Kind == TemplatePDF {
 		g.ContentType, g.Ext = "application/pdf", ".pdf"
 	} else if req.PDF {
-		prog, err := program(p.cfg.Engines.Soffice, "soffice", "libreoffice-writer-nogui")
+		prog, err := engine.Find(soffice, "soffice", "libreoffice-writer-nogui")
 		if err != nil {
 			return nil, err
 		}
-		profile, err := sofficeProfile(dir)
+		profile, err := engine.SofficeProfile(dir)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := runProgram(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, out); err != nil {
+		if _, err := engine.Run(ctx, dir, prog, profile, "--headless", "--norestore", "--convert-to", "pdf", "--outdir", dir, out); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -169,7 +173,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 	}
 	if req.PDF {
 		if len(req.Inserts) > 0 {
-			qpdf, err := program("", "qpdf", "qpdf")
+			qpdf, err := engine.Find("", "qpdf", "qpdf")
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +205,7 @@ func (p *Pipeline) Generate(ctx context.Context, req GenerateRequest) (*Generate
 			}
 			args := append(append(append([]string{"--empty", "--pages"}, before...), out), after...)
 			merged := filepath.Join(dir, "merged.pdf")
-			if _, err := runProgram(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
+			if _, err := engine.Run(ctx, dir, qpdf, append(args, "--", merged)...); err != nil {
 				if req.Kind == TemplatePDF {
 					return nil, &GenerateError{Msg: "the source document or a document to insert is not a PDF qpdf can read"}
 				}

@@ -1,4 +1,4 @@
-package pipeline
+package ocr
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"quire/pipeline/engine"
 )
 
 // The searchable PDF/A rendition of an OCR run (issue 46): tesseract's
@@ -16,7 +18,7 @@ import (
 // taken from the original PDF, pages tesseract read turned by 90 degrees
 // turned upright (/Rotate), then made PDF/A-2b by ghostscript with an sRGB
 // output intent. Without promotion it is built after the OCR action is
-// recorded (Pipeline.background), so FULLTEXT and search have the text
+// recorded (the pipeline's background work), so FULLTEXT and search have the text
 // without waiting for it.
 
 // buildSearchablePDF writes the PDF/A rendition of pages to dir and
@@ -27,7 +29,7 @@ import (
 // the configured engines.ocrmypdf ("": the one on PATH), used only
 // without an sRGB profile (pdfA).
 func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []*ocrPage, bg bool, ocrmypdf string) (string, error) {
-	qpdf, err := program("", "qpdf", "qpdf")
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return "", err
 	}
@@ -52,7 +54,7 @@ func buildSearchablePDF(ctx context.Context, dir, in string, total int, pages []
 	joined := filepath.Join(dir, "joined.pdf")
 	args = append(append(args, "--"), rotate...)
 	prog, args := lowPriority(bg, qpdf, append(args, joined))
-	if _, err := runProgram(ctx, dir, prog, args...); err != nil {
+	if _, err := engine.Run(ctx, dir, prog, args...); err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "searchable.pdf")
@@ -64,7 +66,7 @@ func lowPriority(bg bool, prog string, args []string) (string, []string) {
 	if !bg {
 		return prog, args
 	}
-	nice, err := program("", "nice", "coreutils")
+	nice, err := engine.Find("", "nice", "coreutils")
 	if err != nil {
 		return prog, args
 	}
@@ -77,15 +79,15 @@ func lowPriority(bg bool, prog string, args []string) (string, []string) {
 func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) error {
 	icc := srgbProfile()
 	if icc == "" {
-		ocrmypdf, err := program(configured, "ocrmypdf", "ocrmypdf")
+		ocrmypdf, err := engine.Find(configured, "ocrmypdf", "ocrmypdf")
 		if err != nil {
 			return err
 		}
 		prog, args := lowPriority(bg, ocrmypdf, []string{"--skip-text", "--output-type", "pdfa", "--optimize", "0", in, out})
-		_, err = runProgram(ctx, dir, prog, args...)
+		_, err = engine.Run(ctx, dir, prog, args...)
 		return err
 	}
-	gs, err := program("", "gs", "ghostscript")
+	gs, err := engine.Find("", "gs", "ghostscript")
 	if err != nil {
 		return err
 	}
@@ -104,19 +106,19 @@ func pdfA(ctx context.Context, dir, in, out string, bg bool, configured string) 
 	prog, args := lowPriority(bg, gs, []string{"-q", "-dPDFA=2", "-dBATCH", "-dNOPAUSE", "-dSAFER", "--permit-file-read=" + icc,
 		"-sColorConversionStrategy=RGB", "-dPDFACompatibilityPolicy=1", "-sDEVICE=pdfwrite", "-dAutoRotatePages=/None",
 		"-sOutputFile=" + out, def, in})
-	_, err = runProgram(ctx, dir, prog, args...)
+	_, err = engine.Run(ctx, dir, prog, args...)
 	return err
 }
 
-// srgbProfiles are where srgbProfile looks (tests empty it to take the
+// SRGBProfiles are where srgbProfile looks (tests empty it to take the
 // ocrmypdf path).
-var srgbProfiles = []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
+var SRGBProfiles = []string{"/usr/share/ghostscript/*/iccprofiles/srgb.icc", "/usr/share/color/icc/ghostscript/srgb.icc",
 	"/usr/share/color/icc/sRGB.icc", "/usr/share/color/icc/colord/sRGB.icc"}
 
 // srgbProfile finds an sRGB ICC profile on the machine (ghostscript's
 // own, then the usual colour profile packages), "" when none.
 func srgbProfile() string {
-	for _, pat := range srgbProfiles {
+	for _, pat := range SRGBProfiles {
 		if m, _ := filepath.Glob(pat); len(m) > 0 {
 			return m[len(m)-1]
 		}

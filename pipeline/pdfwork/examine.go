@@ -1,4 +1,4 @@
-package pipeline
+package pdfwork
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"quire/pipeline/engine"
 )
 
 // PDF examination (GET /objects/examine/{id}/pdf): what a PDF holds, read
@@ -49,17 +51,18 @@ func (e *ExamineError) Error() string { return e.Msg }
 // pdfinfoInfoKeys are the document info entries pdfinfo prints.
 var pdfinfoInfoKeys = []string{"Title", "Subject", "Keywords", "Author", "Creator", "Producer", "CreationDate", "ModDate"}
 
-// ExaminePDF reads the PDF in r (size bytes) and reports what it holds.
-func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, error) {
-	pdfinfo, err := program("", "pdfinfo", "poppler-utils")
+// ExaminePDF reads the PDF in r, in a scratch directory under tempDir,
+// and reports what it holds.
+func ExaminePDF(ctx context.Context, tempDir string, r io.Reader) (*PDFReport, error) {
+	pdfinfo, err := engine.Find("", "pdfinfo", "poppler-utils")
 	if err != nil {
 		return nil, err
 	}
-	qpdf, err := program("", "qpdf", "qpdf")
+	qpdf, err := engine.Find("", "qpdf", "qpdf")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(p.cfg.TempDir, "examine-")
+	dir, err := os.MkdirTemp(tempDir, "examine-")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +95,7 @@ func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, err
 		}
 		return err
 	}
-	out, err := runProgram(ctx, dir, pdfinfo, "-isodates", fn)
+	out, err := engine.Run(ctx, dir, pdfinfo, "-isodates", fn)
 	if err != nil {
 		if e := timedOut(err); e != err {
 			return nil, e
@@ -124,7 +127,7 @@ func (p *Pipeline) ExaminePDF(ctx context.Context, r io.Reader) (*PDFReport, err
 			}
 		}
 	}
-	js, err := runProgram(ctx, dir, qpdf, "--json=2", "--json-key=acroform", fn)
+	js, err := engine.Run(ctx, dir, qpdf, "--json=2", "--json-key=acroform", fn)
 	if err != nil && !strings.Contains(err.Error(), "exit status 3") { // 3: warnings, the JSON is there
 		if e := timedOut(err); e != err {
 			return nil, e

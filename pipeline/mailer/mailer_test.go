@@ -1,4 +1,4 @@
-package pipeline_test
+package mailer_test
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"quire/pipeline"
+	"quire/pipeline/engine"
+	"quire/pipeline/mailer"
 	"quire/quiretest"
 )
 
@@ -45,12 +46,12 @@ func (d *nameDialer) dial(ctx context.Context, network, addr string) (net.Conn, 
 	return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, net.JoinHostPort(host, port))
 }
 
-// TestSendMail_TLS: STARTTLS and implicit TLS to a relay addressed by
+// TestSend_TLS: STARTTLS and implicit TLS to a relay addressed by
 // name deliver with the credentials sent over TLS; a certificate from
 // another authority or for another name is refused for good (not
 // retried) before any credentials are sent; a password is never sent
 // over a plain connection.
-func TestSendMail_TLS(t *testing.T) {
+func TestSend_TLS(t *testing.T) {
 	good, trusted := quiretest.TestCert(t, relayName)
 	other, otherCA := quiretest.TestCert(t, relayName) // same name, another key
 	pemFile := func(name string, c *tls.Config) string {
@@ -105,13 +106,13 @@ func TestSendMail_TLS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := quiretest.NewMailServer(t, c.server...)
 			d := &nameDialer{}
-			cfg := pipeline.SMTPConfig{Host: relayName, Port: srv.Port, Security: c.security, From: "dms@office.lan",
+			cfg := mailer.Config{Host: relayName, Port: srv.Port, Security: c.security, From: "dms@office.lan",
 				Username: c.user, Password: "relay-secret", RootCAs: c.roots, CAFile: c.caFile, InsecureSkipVerify: c.insecure, Dial: d.dial}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			m := pipeline.Mail{From: cfg.From, To: []string{"it@office.lan"}, Cc: []string{"boss@office.lan"}, Bcc: []string{"audit@office.lan"},
+			m := mailer.Message{From: cfg.From, To: []string{"it@office.lan"}, Cc: []string{"boss@office.lan"}, Bcc: []string{"audit@office.lan"},
 				Subject: "Invoice 2026-117 ready", Text: "Please review the invoice."}
-			err := pipeline.SendMail(ctx, cfg, m)
+			err := mailer.Send(ctx, cfg, m)
 			want := []string{relayName + ":" + strconv.Itoa(srv.Port)}
 			if c.caFile == junk {
 				want = nil // a configuration error: no connection
@@ -124,7 +125,7 @@ func TestSendMail_TLS(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want one containing %q", err, c.err)
 				}
-				if got := pipeline.IsRetryable(err); got != c.retried {
+				if got := engine.IsRetryable(err); got != c.retried {
 					t.Fatalf("err %q retried %v, want %v", err, got, c.retried)
 				}
 				if len(msgs) != 0 || len(logins) != 0 {
@@ -133,7 +134,7 @@ func TestSendMail_TLS(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("SendMail: %v", err)
+				t.Fatalf("Send: %v", err)
 			}
 			tlsWanted := c.security != ""
 			wantLogins := []quiretest.Login{}

@@ -1,18 +1,11 @@
-package pipeline
+package ocr
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/google/uuid"
-
-	"quire/storage"
 )
 
 // OCR layouts (issue 48 item 4): with ocrOutputType CSV, or ocrParseTypes
@@ -150,21 +143,21 @@ func cells(l ocrLine) []string {
 	return append(out, cur)
 }
 
-// OCRTable is FormKiQ's OcrTable.
-type OCRTable struct {
+// Table is FormKiQ's OcrTable.
+type Table struct {
 	Headers []string              `json:"headers"`
 	Data    [][]map[string]string `json:"data"`
 }
 
 // ocrTables finds tables: runs of at least two rows of the same page with
 // the same number (at least two) of cells.
-func ocrTables(lines []ocrLine) []OCRTable {
-	var out []OCRTable
+func ocrTables(lines []ocrLine) []Table {
+	var out []Table
 	var run [][]string
 	page := 0
 	flush := func() {
 		if len(run) >= 2 {
-			t := OCRTable{Headers: run[0]}
+			t := Table{Headers: run[0]}
 			for _, r := range run {
 				row := make([]map[string]string, len(r))
 				for i, c := range r {
@@ -190,16 +183,16 @@ func ocrTables(lines []ocrLine) []OCRTable {
 	return out
 }
 
-// OCRKeyValue is FormKiQ's OcrKeyValues.
-type OCRKeyValue struct {
+// KeyValue is FormKiQ's OcrKeyValues.
+type KeyValue struct {
 	Key    string   `json:"key"`
 	Values []string `json:"values"`
 }
 
 // ocrKeyValues reads "Key: value" lines and two-cell rows whose first
 // cell ends with a colon.
-func ocrKeyValues(lines []ocrLine) []OCRKeyValue {
-	out := []OCRKeyValue{}
+func ocrKeyValues(lines []ocrLine) []KeyValue {
+	out := []KeyValue{}
 	for _, l := range rows(lines) {
 		c := cells(l)
 		var k, v string
@@ -213,7 +206,7 @@ func ocrKeyValues(lines []ocrLine) []OCRKeyValue {
 			}
 		}
 		if k, v = strings.TrimSpace(k), strings.TrimSpace(v); k != "" && v != "" && len(k) <= 64 {
-			out = append(out, OCRKeyValue{Key: k, Values: []string{v}})
+			out = append(out, KeyValue{Key: k, Values: []string{v}})
 		}
 	}
 	return out
@@ -232,12 +225,14 @@ func ocrCSV(lines []ocrLine) []byte {
 	return b.Bytes()
 }
 
-// ocrLayout reads the lines of the pages tesseract read (its TSV, in
-// pixels at ocrDPI: a page read at another resolution is scaled) and adds
-// what ocrOutputType CSV and ocrParseTypes TABLES and FORMS ask for to out.
-func (j *Job) ocrLayout(ctx context.Context, pages []*ocrPage, csvOut, tables, forms bool, out *Outcome) error {
+// Lines are the lines of a reading's pages (Lines).
+type Lines []ocrLine
+
+// Lines reads the lines of the pages tesseract read (its TSV, in
+// pixels at ocrDPI: a page read at another resolution is scaled).
+func (r *Reading) Lines() Lines {
 	var lines []ocrLine
-	for _, pg := range pages {
+	for _, pg := range r.pages {
 		ls := parseTSV(pg.n, pg.tsv)
 		if pg.dpi > 0 && pg.dpi != ocrDPI {
 			f := float64(ocrDPI) / float64(pg.dpi)
@@ -253,35 +248,14 @@ func (j *Job) ocrLayout(ctx context.Context, pages []*ocrPage, csvOut, tables, f
 		}
 		lines = append(lines, ls...)
 	}
-	if tables {
-		t := ocrTables(lines)
-		if t == nil {
-			t = []OCRTable{}
-		}
-		v, _ := json.Marshal(t)
-		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "tables", Value: v})
-		out.Metadata["tables"] = strconv.Itoa(len(t))
-	}
-	if forms {
-		kv := ocrKeyValues(lines)
-		v, _ := json.Marshal(kv)
-		out.Results = append(out.Results, storage.ActionResult{Kind: "ocr", Name: "keyValues", Value: v})
-		out.Metadata["keyValues"] = strconv.Itoa(len(kv))
-	}
-	if csvOut && j.Doc.ArtifactOf == "" {
-		m, tail, err := storage.WriteContent(ctx, j.p.apply, bytes.NewReader(ocrCSV(lines)), 0, nil)
-		if err != nil {
-			return fmt.Errorf("store OCR CSV: %w", err)
-		}
-		id := uuid.NewString()
-		art := storage.Document{DocumentID: id, ContentType: "text/csv", UserID: j.Action.UserID, ArtifactCategory: OCRArtifactCategory}
-		add, err := j.command(storage.OpAddArtifact, storage.AddArtifact{DocumentID: j.Doc.DocumentID,
-			Artifact: storage.NewDocument{Document: art, Content: &m, Chunks: tail}})
-		if err != nil {
-			return err
-		}
-		out.Then = append(out.Then, add)
-		out.Metadata["csvArtifactId"] = id
-	}
-	return nil
+	return lines
 }
+
+// Tables are the tables found in the lines (ocrTables).
+func (ls Lines) Tables() []Table { return ocrTables(ls) }
+
+// KeyValues are the key-value pairs found in the lines (ocrKeyValues).
+func (ls Lines) KeyValues() []KeyValue { return ocrKeyValues(ls) }
+
+// CSV is the lines as CSV (ocrCSV).
+func (ls Lines) CSV() []byte { return ocrCSV(ls) }

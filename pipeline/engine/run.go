@@ -1,4 +1,11 @@
-package pipeline
+// Package engine is what the pipeline's action engines, and the packages
+// that do their work (ocr, pdfwork, convert, mail, ...), share: external
+// programs (tesseract, qpdf, LibreOffice, ...) found and run in a process
+// group of their own with bounded output, and the marks on an engine's
+// error the pipeline reads (Retryable: try the action again later;
+// NoSpace: a full disk, no fault of the action). It imports nothing of
+// Quire's.
+package engine
 
 import (
 	"context"
@@ -12,68 +19,69 @@ import (
 	"time"
 )
 
-// engineWaitDelay is how long an engine's output pipes stay open after
+// waitDelay is how long an engine's output pipes stay open after
 // the engine exited or was killed. A descendant that escaped the group
 // kill (or a launcher that exits and leaves its worker holding stdout,
 // as LibreOffice's does) cannot hold the run open longer than this.
-var engineWaitDelay = 5 * time.Second
+var waitDelay = 5 * time.Second
 
-// runProgram runs an external engine and returns its stdout; a failure
+// Run runs an external engine and returns its stdout; a failure
 // carries the end of its stderr.
-func runProgram(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
-	out, _, err := runProgramLog(ctx, dir, prog, 4096, args...)
+func Run(ctx context.Context, dir, prog string, args ...string) ([]byte, error) {
+	out, _, err := runLog(ctx, dir, prog, 4096, args...)
 	return out, err
 }
 
-// runProgramLog is runProgram that also returns the first stderrMax bytes
+// runLog is Run that also returns the first stderrMax bytes
 // of the engine's stderr (its warnings: ocrmypdf names the pages it gave
 // up on there); a failure carries them too.
-func runProgramLog(ctx context.Context, dir, prog string, stderrMax int, args ...string) ([]byte, string, error) {
-	return runProgramLogEnv(ctx, dir, nil, prog, stderrMax, args...)
+func runLog(ctx context.Context, dir, prog string, stderrMax int, args ...string) ([]byte, string, error) {
+	return RunEnv(ctx, dir, nil, prog, stderrMax, args...)
 }
 
-// runProgramLogEnv is runProgramLog with variables added to the engine's
-// environment.
-func runProgramLogEnv(ctx context.Context, dir string, env []string, prog string, stderrMax int, args ...string) ([]byte, string, error) {
-	stdout := limitedBuffer{n: maxEngineOutput}
+// RunEnv is Run with variables added to the engine's environment; it also
+// returns the first stderrMax bytes of the engine's stderr, and a failure
+// carries them.
+func RunEnv(ctx context.Context, dir string, env []string, prog string, stderrMax int, args ...string) ([]byte, string, error) {
+	stdout := LimitedBuffer{n: maxOutput}
 	var stderr strings.Builder
-	err := runEngineEnv(ctx, dir, env, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
+	err := streamEnv(ctx, dir, env, &stdout, &limitedWriter{w: &stderr, n: stderrMax}, prog, args...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stderr.String(), ctx.Err()
 		}
-		return nil, stderr.String(), &engineError{prog: filepath.Base(prog), err: err, stderr: strings.TrimSpace(stderr.String())}
+		return nil, stderr.String(), &Error{Prog: filepath.Base(prog), Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	return stdout.Bytes(), stderr.String(), nil
 }
 
-// engineError is an engine that exited with an error; its message is the
+// Error is an engine that exited with an error; its message is the
 // program's name, the exit status and the end of its stderr.
-type engineError struct {
-	prog   string
-	err    error
-	stderr string
+type Error struct {
+	Prog   string
+	Err    error
+	Stderr string
 }
 
-func (e *engineError) Error() string {
-	return fmt.Sprintf("%s failed: %v: %s", e.prog, e.err, e.stderr)
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s failed: %v: %s", e.Prog, e.Err, e.Stderr)
 }
-func (e *engineError) Unwrap() error { return e.err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// runEngine runs an external engine (tesseract, pdftoppm, pdfinfo,
+// Stream runs an external engine (tesseract, pdftoppm, pdfinfo,
 // ocrmypdf, soffice, pdftotext) with its output going to stdout and
 // stderr. Every engine run goes through here: the engine gets its own
 // process group, the whole group is killed when ctx ends and again when
-// the engine exits, and the output pipes are closed engineWaitDelay after
+// the engine exits, and the output pipes are closed waitDelay after
 // either, so no helper process it started outlives the run or holds the
 // run open (LibreOffice's launcher leaves soffice.bin holding stdout).
-func runEngine(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
-	return runEngineEnv(ctx, dir, nil, stdout, stderr, prog, args...)
+func Stream(ctx context.Context, dir string, stdout, stderr io.Writer, prog string, args ...string) error {
+	return streamEnv(ctx, dir, nil, stdout, stderr, prog, args...)
 }
 
-// runEngineEnv is runEngine with variables added to the engine's
+// streamEnv is Stream with variables added to the engine's
 // environment (OMP_THREAD_LIMIT for tesseract).
-func runEngineEnv(ctx context.Context, dir string, env []string, stdout, stderr io.Writer, prog string, args ...string) error {
+func streamEnv(ctx context.Context, dir string, env []string, stdout, stderr io.Writer, prog string, args ...string) error {
 	dir, args = absArgs(dir, args)
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
@@ -89,7 +97,7 @@ func runEngineEnv(ctx context.Context, dir string, env []string, stdout, stderr 
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	ownGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = engineWaitDelay
+	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -140,24 +148,32 @@ func absArgs(dir string, args []string) (string, []string) {
 	return abs, out
 }
 
-// maxEngineOutput bounds the stdout of an engine kept in memory (the text
-// of one OCR page, a version line).
-const maxEngineOutput = 2 * maxText
+// MaxText bounds the text an action keeps (characterMax -1 included): the
+// text is stored with the document and indexed in one piece.
+const MaxText = 8 << 20
 
-// limitedBuffer keeps the first n bytes written and drops the rest.
-type limitedBuffer struct {
+// maxOutput bounds the stdout of an engine kept in memory (the text
+// of one OCR page, a version line).
+const maxOutput = 2 * MaxText
+
+// LimitedBuffer keeps the first n bytes written and drops the rest.
+type LimitedBuffer struct {
 	b []byte
 	n int
 }
 
-func (l *limitedBuffer) Write(p []byte) (int, error) {
+// NewLimitedBuffer is a LimitedBuffer that keeps n bytes.
+func NewLimitedBuffer(n int) *LimitedBuffer { return &LimitedBuffer{n: n} }
+
+func (l *LimitedBuffer) Write(p []byte) (int, error) {
 	if room := l.n - len(l.b); room > 0 {
 		l.b = append(l.b, p[:min(len(p), room)]...)
 	}
 	return len(p), nil
 }
 
-func (l *limitedBuffer) Bytes() []byte { return l.b }
+// Bytes returns the bytes kept.
+func (l *LimitedBuffer) Bytes() []byte { return l.b }
 
 type limitedWriter struct {
 	w io.Writer
@@ -175,4 +191,19 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	l.n -= len(p)
 	_, err := l.w.Write(p)
 	return n, err
+}
+
+// ContextReader reads r until ctx ends: a long copy stops with ctx's error.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

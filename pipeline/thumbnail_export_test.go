@@ -1,4 +1,0 @@
-package pipeline
-
-// ScaleImage is scaleImage, for the external thumbnail tests.
-var ScaleImage = scaleImage
