@@ -233,6 +233,23 @@ func checkEntityAttributes(et *EntityType, attrs []EntityAttribute) error {
 	return nil
 }
 
+// checkEntityFields bounds an entity as it is stored after the command
+// (RulesDefinitionFields): its id, at most MaxAttributesPerRequest
+// attributes (an update adds to those it has), each attribute's key and
+// at most MaxValuesPerKey values of MaxValueBytes.
+func checkEntityFields(c *Command, e *Entity) error {
+	f := newDefFields(c)
+	f.name("entityId", e.EntityID)
+	if f.count("attributes", len(e.Attributes), MaxAttributesPerRequest) {
+		for _, a := range e.Attributes {
+			f.name("key", a.Key)
+			f.values("stringValues", a.Strings, MaxValuesPerKey)
+			f.count("numberValues", len(a.Numbers), MaxValuesPerKey)
+		}
+	}
+	return f.err()
+}
+
 func lower(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -300,6 +317,9 @@ func applyPutEntity(t *tx, c *Command) (any, error) {
 	}
 	sort.Slice(e.Attributes, func(i, j int) bool { return e.Attributes[i].Key < e.Attributes[j].Key })
 	if err := checkEntityAttributes(et, e.Attributes); err != nil {
+		return nil, err
+	}
+	if err := checkEntityFields(c, &e); err != nil {
 		return nil, err
 	}
 	if err := t.setJSON(k, e); err != nil {

@@ -54,6 +54,9 @@ func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 	if len(p.Roles) == 0 {
 		return nil, t.del(folderPermKey(c.Site, p.Path))
 	}
+	if err := checkFolderRoles(c, p.Roles); err != nil {
+		return nil, err
+	}
 	return nil, t.setJSON(folderPermKey(c.Site, p.Path), FolderPermissions{Path: p.Path, Roles: p.Roles, InsertedDate: c.At, UserID: c.User})
 }
 
@@ -127,4 +130,19 @@ func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
 		return nil
 	})
 	return out, err
+}
+
+// checkFolderRoles bounds a folder's roles (RulesDefinitionFields): at
+// most MaxFolderRoles, each roleName within MaxKeyBytes and at most
+// MaxValuesPerKey permissions (READ, WRITE, DELETE; the handler checks
+// each).
+func checkFolderRoles(c *Command, roles []FolderRole) error {
+	f := newDefFields(c)
+	if f.count("roles", len(roles), MaxFolderRoles) {
+		for _, r := range roles {
+			f.name("roleName", r.RoleName)
+			f.count("permissions", len(r.Permissions), MaxValuesPerKey)
+		}
+	}
+	return f.err()
 }
