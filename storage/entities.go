@@ -180,6 +180,10 @@ func applyAddEntityType(t *tx, c *Command) (any, error) {
 	if ok {
 		return nil, Invalid("name", fmt.Sprintf("EntityType '%s' already exists", et.Name))
 	}
+	f := newDefFields(c) // RulesDefinitionFields: PUT /entityTypes/{id} names the id
+	if f.name("entityTypeId", et.EntityTypeID); f.err() != nil {
+		return nil, f.err()
+	}
 	et.InsertedDate, et.UserID = c.At, c.User
 	if err := t.setJSON(entityTypeKey(c.Site, et.EntityTypeID), et); err != nil {
 		return nil, err

@@ -133,15 +133,13 @@ func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
 }
 
 // checkFolderRoles bounds a folder's roles (RulesDefinitionFields): at
-// most MaxFolderRoles, each roleName within MaxKeyBytes and at most
-// MaxValuesPerKey permissions (READ, WRITE, DELETE; the handler checks
-// each).
+// most MaxFolderRoles, each roleName within MaxKeyBytes. Their permissions
+// are READ, WRITE and DELETE each at most once (the handler's check).
 func checkFolderRoles(c *Command, roles []FolderRole) error {
 	f := newDefFields(c)
 	if f.count("roles", len(roles), MaxFolderRoles) {
 		for _, r := range roles {
 			f.name("roleName", r.RoleName)
-			f.count("permissions", len(r.Permissions), MaxValuesPerKey)
 		}
 	}
 	return f.err()
