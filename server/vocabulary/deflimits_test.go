@@ -30,6 +30,7 @@ func TestDefinitionFieldLimits(t *testing.T) {
 		servertest.DefineAttr(t, s, tok, "", fmt.Sprintf("a%d", i), "STRING", nil)
 	}
 	servertest.DefineAttr(t, s, tok, "", "color", "STRING", nil)
+	servertest.DefineAttr(t, s, tok, "", "invoiceNumber", "STRING", nil)
 	opt := []map[string]any{{"attributeKey": "color"}}
 	r := do(http.MethodPost, site+"/classifications", map[string]any{"classification": map[string]any{"name": "invoice", "attributes": map[string]any{"optional": opt}}})
 	servertest.MustStatus(t, r, http.StatusOK)
@@ -217,6 +218,10 @@ func TestDefinitionFieldLimits(t *testing.T) {
 		}},
 		{"attribute validationRegex update", "PATCH", "/attributes/color", "/attributes/color", "validationRegex", func(o bool) any {
 			return map[string]any{"attribute": map[string]any{"validationRegex": str(o, storage.MaxValueBytes)}}
+		}},
+		// numbering sequences
+		{"sequence pattern", "POST", site + "/sequences", site + "/sequences", "pattern", func(o bool) any {
+			return map[string]any{"sequence": map[string]any{"attributeKey": "invoiceNumber", "pattern": "{SEQUENCE}" + str(o, storage.MaxKeyBytes-len("{SEQUENCE}"))}}
 		}},
 		// API keys
 		{"API key groups", "POST", site + "/apiKeys", site + "/apiKeys", "groups", func(o bool) any {
