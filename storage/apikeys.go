@@ -42,6 +42,16 @@ func applyAddAPIKey(t *tx, c *Command) (any, error) {
 			return nil, err
 		}
 	}
+	f := newDefFields(c) // RulesDefinitionFields
+	if f.count("groups", len(k.Groups), MaxValuesPerKey) {
+		for _, g := range k.Groups {
+			f.name("groups", g)
+		}
+	}
+	f.count("permissions", len(k.Permissions), MaxValuesPerKey)
+	if err := f.err(); err != nil {
+		return nil, err
+	}
 	k.SiteID, k.InsertedDate = c.Site, c.At
 	if k.UserID == "" {
 		k.UserID = c.User

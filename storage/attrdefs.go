@@ -195,11 +195,24 @@ func applyAddAttribute(t *tx, c *Command) (any, error) {
 	if d.Type == "" {
 		d.Type = AttrStandard
 	}
+	if err := checkAttributeDefFields(c, &d); err != nil {
+		return nil, err
+	}
 	d.InsertedDate, d.UserID = c.At, c.User
 	if err := t.setJSON(attrDefKey(c.Site, d.Key), d); err != nil {
 		return nil, err
 	}
 	return nil, ensureSite(t, c)
+}
+
+// checkAttributeDefFields bounds an attribute definition
+// (RulesDefinitionFields): its key (the handler bounds it too) and its
+// validationRegex, which every value written is matched against.
+func checkAttributeDefFields(c *Command, d *AttributeDef) error {
+	f := newDefFields(c)
+	f.name("key", d.Key)
+	f.value("validationRegex", d.ValidationRegex)
+	return f.err()
 }
 
 func applyUpdateAttribute(t *tx, c *Command) (any, error) {
@@ -225,6 +238,11 @@ func applyUpdateAttribute(t *tx, c *Command) (any, error) {
 			return nil, Invalid("watermark", "'watermark' is only for 'WATERMARK' attributes")
 		}
 		d.Watermark = p.Watermark
+	}
+	if p.ValidationRegex != nil {
+		if err := checkAttributeDefFields(c, &AttributeDef{Key: d.Key, ValidationRegex: *p.ValidationRegex}); err != nil {
+			return nil, err
+		}
 	}
 	return nil, t.setJSON(attrDefKey(c.Site, p.Key), d)
 }

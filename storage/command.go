@@ -410,8 +410,14 @@ const (
 	// (limits.go): a command that adds or retries past it is refused;
 	// before it nothing bounded them.
 	RulesActionCap = 3
+	// RulesDefinitionFields: the names, values and lists inside a
+	// definition (schemas and classifications, entities, folder
+	// permissions, mappings, attribute definitions, API keys) are bounded
+	// one by one (limits.go, defFields); before it only the encoded
+	// definition as a whole was (MaxDefinitionBytes).
+	RulesDefinitionFields = 4
 
-	Rules = RulesActionCap
+	Rules = RulesDefinitionFields
 )
 
 // inMemoryPayload marks payload types that Apply may take without a JSON

@@ -180,6 +180,10 @@ func applyAddEntityType(t *tx, c *Command) (any, error) {
 	if ok {
 		return nil, Invalid("name", fmt.Sprintf("EntityType '%s' already exists", et.Name))
 	}
+	f := newDefFields(c) // RulesDefinitionFields: PUT /entityTypes/{id} names the id
+	if f.name("entityTypeId", et.EntityTypeID); f.err() != nil {
+		return nil, f.err()
+	}
 	et.InsertedDate, et.UserID = c.At, c.User
 	if err := t.setJSON(entityTypeKey(c.Site, et.EntityTypeID), et); err != nil {
 		return nil, err
@@ -231,6 +235,23 @@ func checkEntityAttributes(et *EntityType, attrs []EntityAttribute) error {
 		return &ValidationError{Items: items}
 	}
 	return nil
+}
+
+// checkEntityFields bounds an entity as it is stored after the command
+// (RulesDefinitionFields): its id, at most MaxAttributesPerRequest
+// attributes (an update adds to those it has), each attribute's key and
+// at most MaxValuesPerKey values of MaxValueBytes.
+func checkEntityFields(c *Command, e *Entity) error {
+	f := newDefFields(c)
+	f.name("entityId", e.EntityID)
+	if f.count("attributes", len(e.Attributes), MaxAttributesPerRequest) {
+		for _, a := range e.Attributes {
+			f.name("key", a.Key)
+			f.values("stringValues", a.Strings, MaxValuesPerKey)
+			f.count("numberValues", len(a.Numbers), MaxValuesPerKey)
+		}
+	}
+	return f.err()
 }
 
 func lower(s string) string {
@@ -300,6 +321,9 @@ func applyPutEntity(t *tx, c *Command) (any, error) {
 	}
 	sort.Slice(e.Attributes, func(i, j int) bool { return e.Attributes[i].Key < e.Attributes[j].Key })
 	if err := checkEntityAttributes(et, e.Attributes); err != nil {
+		return nil, err
+	}
+	if err := checkEntityFields(c, &e); err != nil {
 		return nil, err
 	}
 	if err := t.setJSON(k, e); err != nil {

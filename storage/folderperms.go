@@ -54,6 +54,9 @@ func applySetFolderPermissions(t *tx, c *Command) (any, error) {
 	if len(p.Roles) == 0 {
 		return nil, t.del(folderPermKey(c.Site, p.Path))
 	}
+	if err := checkFolderRoles(c, p.Roles); err != nil {
+		return nil, err
+	}
 	return nil, t.setJSON(folderPermKey(c.Site, p.Path), FolderPermissions{Path: p.Path, Roles: p.Roles, InsertedDate: c.At, UserID: c.User})
 }
 
@@ -127,4 +130,17 @@ func loadFolderPermissions(t *tx, site string) (FolderPermissionSet, error) {
 		return nil
 	})
 	return out, err
+}
+
+// checkFolderRoles bounds a folder's roles (RulesDefinitionFields): at
+// most MaxFolderRoles, each roleName within MaxKeyBytes. Their permissions
+// are READ, WRITE and DELETE each at most once (the handler's check).
+func checkFolderRoles(c *Command, roles []FolderRole) error {
+	f := newDefFields(c)
+	if f.count("roles", len(roles), MaxFolderRoles) {
+		for _, r := range roles {
+			f.name("roleName", r.RoleName)
+		}
+	}
+	return f.err()
 }

@@ -33,6 +33,14 @@ const (
 	MaxArtifacts            = 1000 // artifacts of one document (artifacts.go)
 	MaxEventSubscriptions   = 20   // event subscriptions of one site (events.go)
 	MaxEventURLBytes        = 2048 // the url of an event subscription
+	// MaxAllowedValues bounds the allowedValues of one attribute of a
+	// schema or classification: a pick list (countries, currencies) is
+	// often longer than MaxValuesPerKey, and the definition as a whole
+	// stays within MaxDefinitionBytes anyway.
+	MaxAllowedValues = 1000
+	// MaxFolderRoles bounds the roles of one folder's permissions: every
+	// access check of a document below the folder reads them all.
+	MaxFolderRoles = 100
 	// MaxValuesPerRequest and MaxRequestValueBytes bound the tag and
 	// attribute values of a whole request (a document and its children, or
 	// the tags of one PATCH /documents/tags batch), which each become a
@@ -70,6 +78,60 @@ func checkDefinition(c *Command) error {
 	}
 	return nil
 }
+
+// defFields collects the field checks of a definition that
+// RulesDefinitionFields added: a name or id (MaxKeyBytes), a value
+// (MaxValueBytes) or a list (a count). Commands of earlier rules skip them
+// all (on), so a log entry of a release before them applies as it did.
+type defFields struct {
+	on    bool
+	items []ValidationItem
+}
+
+// newDefFields starts the checks for c.
+func newDefFields(c *Command) *defFields { return &defFields{on: c.Rules >= RulesDefinitionFields} }
+
+// name bounds a name, id or key to MaxKeyBytes of printable UTF-8.
+func (f *defFields) name(key, v string) {
+	if f.on {
+		f.items = append(f.items, CheckText(key, v, MaxKeyBytes)...)
+	}
+}
+
+// value bounds a value to MaxValueBytes (line breaks and tabs allowed).
+func (f *defFields) value(key, v string) {
+	if f.on {
+		f.items = append(f.items, checkValue(key, v)...)
+	}
+}
+
+// values bounds a list of values to most entries of MaxValueBytes each.
+func (f *defFields) values(key string, vs []string, most int) {
+	if f.count(key, len(vs), most) {
+		for _, v := range vs {
+			f.value(key, v)
+		}
+	}
+}
+
+// text bounds free text (a description) to max bytes.
+func (f *defFields) text(key, v string, max int) {
+	if f.on {
+		f.items = append(f.items, CheckText(key, v, max)...)
+	}
+}
+
+// count bounds the length of a list; false when it is over.
+func (f *defFields) count(key string, n, most int) bool {
+	if f.on && n > most {
+		f.items = append(f.items, ValidationItem{Key: key, Msg: fmt.Sprintf("'%s' can hold at most %d entries", key, most)})
+		return false
+	}
+	return true
+}
+
+// err is the checks' outcome for an applier.
+func (f *defFields) err() error { return limitsErr(f.items) }
 
 // checkName bounds a name or id of a definition to MaxKeyBytes of
 // printable UTF-8.

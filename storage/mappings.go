@@ -157,6 +157,44 @@ func checkMapping(t *tx, site string, m *Mapping) error {
 	return nil
 }
 
+// checkMappingFields bounds a mapping's fields (RulesDefinitionFields),
+// with the keys of checkMapping: its description, at most
+// MaxAttributesPerRequest attributes (what one document gets in a
+// request) and MaxValuesPerKey classifications, conditions, label texts
+// and default values; texts and values within MaxValueBytes, names
+// within MaxKeyBytes.
+func checkMappingFields(c *Command, m *Mapping) error {
+	f := newDefFields(c)
+	f.text("description", m.Description, MaxDescriptionBytes)
+	ok := f.count("attributes", len(m.Attributes), MaxAttributesPerRequest)
+	ok = f.count("classifications", len(m.Classifications), MaxValuesPerKey) && ok
+	if !ok {
+		return f.err()
+	}
+	for i, a := range m.Attributes {
+		k := fmt.Sprintf("attributes[%d]", i)
+		f.value(k+".defaultValue", a.DefaultValue)
+		f.values(k+".defaultValues", a.DefaultValues, MaxValuesPerKey)
+		f.values(k+".labelTexts", a.LabelTexts, MaxValuesPerKey)
+		f.value(k+".validationRegex", a.ValidationRegex)
+		f.name(k+".llmPromptEntityName", a.LlmPromptEntityName)
+	}
+	for i, cl := range m.Classifications {
+		k := fmt.Sprintf("classifications[%d]", i)
+		if !f.count(k+".conditions", len(cl.Conditions), MaxValuesPerKey) {
+			continue
+		}
+		for j, cd := range cl.Conditions {
+			ck := fmt.Sprintf("%s.conditions[%d]", k, j)
+			f.value(ck+".text", cd.Text)
+			f.name(ck+".resultKey", cd.ResultKey)
+			f.value(ck+".resultValue", cd.ResultValue)
+			f.name(ck+".llmPromptEntityName", cd.LlmPromptEntityName)
+		}
+	}
+	return f.err()
+}
+
 func applyPutMapping(t *tx, c *Command) (any, error) {
 	p, err := decode[PutMapping](c)
 	if err != nil {
@@ -175,6 +213,9 @@ func applyPutMapping(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if err := checkMapping(t, c.Site, &m); err != nil {
+		return nil, err
+	}
+	if err := checkMappingFields(c, &m); err != nil {
 		return nil, err
 	}
 	m.InsertedDate, m.UserID = c.At, c.User

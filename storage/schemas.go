@@ -198,6 +198,34 @@ func checkSchemaDefinition(t *tx, site string, s *Schema) error {
 	return nil
 }
 
+// checkSchemaFields bounds the fields of a schema (RulesDefinitionFields):
+// its name, at most MaxAttributesPerRequest required and optional
+// attributes and composite keys (a document gets no more attributes in a
+// request), each attribute's defaults and allowed values. The attribute
+// keys are bounded already: each names an existing definition.
+func checkSchemaFields(c *Command, s *Schema) error {
+	f := newDefFields(c)
+	f.name("name", s.Name)
+	at := &s.Attributes
+	f.count("required", len(at.Required), MaxAttributesPerRequest)
+	f.count("optional", len(at.Optional), MaxAttributesPerRequest)
+	f.count("compositeKeys", len(at.CompositeKeys), MaxAttributesPerRequest)
+	if f.err() != nil {
+		return f.err()
+	}
+	for _, ck := range at.CompositeKeys {
+		f.count("attributeKeys", len(ck.AttributeKeys), MaxAttributesPerRequest)
+	}
+	for _, l := range [][]SchemaAttribute{at.Required, at.Optional} {
+		for _, a := range l {
+			f.value("defaultValue", a.DefaultValue)
+			f.values("defaultValues", a.DefaultValues, MaxValuesPerKey)
+			f.values("allowedValues", a.AllowedValues, MaxAllowedValues)
+		}
+	}
+	return f.err()
+}
+
 // SetSchema is the payload of OpSetSchema.
 type SetSchema struct {
 	Schema Schema `json:"schema"`
@@ -222,6 +250,9 @@ func applySetSchema(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if err := checkSchemaDefinition(t, c.Site, &p.Schema); err != nil {
+		return nil, err
+	}
+	if err := checkSchemaFields(c, &p.Schema); err != nil {
 		return nil, err
 	}
 	if err := t.setJSON(schemaKey(c.Site), p.Schema); err != nil {
@@ -255,6 +286,9 @@ func applySetClassification(t *tx, c *Command) (any, error) {
 		return nil, err
 	}
 	if err := checkSchemaDefinition(t, c.Site, &cl.Schema); err != nil {
+		return nil, err
+	}
+	if err := checkSchemaFields(c, &cl.Schema); err != nil {
 		return nil, err
 	}
 	// Names are unique within a site.

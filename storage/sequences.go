@@ -146,6 +146,12 @@ func applyAddSequence(t *tx, c *Command) (any, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
+	// RulesDefinitionFields: a pattern within MaxKeyBytes keeps its values
+	// ({SEQUENCE:99} pads to 99 digits) within MaxValueBytes.
+	f := newDefFields(c)
+	if f.name("pattern", s.Pattern); f.err() != nil {
+		return nil, f.err()
+	}
 	s.InsertedDate, s.UserID = c.At, c.User
 	if err := t.setJSON(sequenceKey(c.Site, s.SequenceID), s); err != nil {
 		return nil, err
