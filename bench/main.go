@@ -7,11 +7,13 @@
 // both):
 //
 //	go run ./bench [-quick] [-out report.md] [-bin bin/quire]
-//	               [-no-search | -search-only | -pipeline-only | -ocr-only | -ingest-only | -cluster-only | -console-only | -intake-only | -links-only]
-//	               [-ingest-runs 3] [-ingest-processing both|off|on] [-search-docs N] [-cpuprofile PREFIX]
-//	               [-ocr-pages N] [-ocr-scan-pages N] [-ocr-defaults auto|named|default] [-bulk-docs N]
+//	               [-no-search | -search-only | -pipeline-only | -ocr-only | -ingest-only | -cluster-only | -console-only
+//	                | -intake-only | -links-only | -versions-only]
+//	               [-ingest-runs 3] [-ingest-processing both|off|on] [-search-docs N] [-search-data DIR] [-cpuprofile PREFIX]
+//	               [-ocr-pages N] [-ocr-scan-pages N] [-ocr-defaults auto|named|default] [-bulk-docs N] [-links-docs N]
 //	go run ./bench -scale-only -scale-data DIR [-scale-docs N] [-scale-limits 0,512,256]
 //	               [-scale-reindex=false] [-scale-ingest N] [-scale-profile DIR] [-server-env K=V]
+//	go run ./bench -scale-load-only -scale-data DIR [-scale-docs N]
 //
 // It runs these benchmarks against a bin/quire child process on a loopback
 // port with its data in a temporary directory:
